@@ -1,0 +1,2 @@
+//! Offload bundles.
+#![forbid(unsafe_code)]

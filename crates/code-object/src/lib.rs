@@ -1,0 +1,2 @@
+//! AMDGPU code objects.
+#![forbid(unsafe_code)]

@@ -1,0 +1,91 @@
+//! One module per subcommand. Each defines `Args` (clap derive, doc comment as help) and
+//! `run(args) -> Result<ExitCode>`.
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+pub mod bundle;
+pub mod compress;
+pub mod doctor;
+pub mod extract;
+pub mod inspect;
+pub mod list;
+pub mod memmodel;
+pub mod offload_bundler;
+pub mod prune;
+pub mod recompress;
+pub mod select;
+pub mod size;
+pub mod target;
+pub mod unbundle;
+pub mod verify;
+
+/// Inspect, bundle, prune and explain AMD GPU device code.
+#[derive(Parser, Debug)]
+#[command(name = "gfxkit", version, about, long_about = None)]
+#[command(after_help = "Exit codes: 0 success; 1 a negative answer (incompatible, nothing selected, \
+cannot run, verification failed); 2 an error.")]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Target IDs and the processor table.
+    Target(target::Args),
+    /// Show an AMDGPU code object: version, e_flags, target ID, kernels.
+    Inspect(inspect::Args),
+    /// Print the code sequences of the AMDGPU memory model.
+    Memmodel(memmodel::Args),
+    /// List the offload bundles and entries in files.
+    List(list::Args),
+    /// Extract bundle entries (code objects) to files.
+    Extract(extract::Args),
+    /// Make an offload bundle from code objects.
+    Bundle(bundle::Args),
+    /// Split an offload bundle into its entries.
+    Unbundle(unbundle::Args),
+    /// Compress a bundle (CCOB).
+    Compress(compress::CompressArgs),
+    /// Decompress a CCOB bundle.
+    Decompress(compress::DecompressArgs),
+    /// Check bundles and host binaries for damage and loader problems.
+    Verify(verify::Args),
+    /// clang-offload-bundler, option for option.
+    #[command(name = "offload-bundler", disable_help_flag = true)]
+    OffloadBundler(offload_bundler::Args),
+    /// Which code object the HIP runtime would load on a device.
+    Select(select::Args),
+    /// Which libraries can run on this machine's (or a named) GPU.
+    Doctor(doctor::Args),
+    /// Where device bytes go: per architecture, file and bundle.
+    Size(size::Args),
+    /// Keep or drop architectures in host binaries and bundles.
+    Prune(prune::Args),
+    /// Convert the compression of every bundle in a file.
+    Recompress(recompress::Args),
+}
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Target(a) => target::run(a),
+        Command::Inspect(a) => inspect::run(a),
+        Command::Memmodel(a) => memmodel::run(a),
+        Command::List(a) => list::run(a),
+        Command::Extract(a) => extract::run(a),
+        Command::Bundle(a) => bundle::run(a),
+        Command::Unbundle(a) => unbundle::run(a),
+        Command::Compress(a) => compress::run_compress(a),
+        Command::Decompress(a) => compress::run_decompress(a),
+        Command::Verify(a) => verify::run(a),
+        Command::OffloadBundler(a) => offload_bundler::run(a),
+        Command::Select(a) => select::run(a),
+        Command::Doctor(a) => doctor::run(a),
+        Command::Size(a) => size::run(a),
+        Command::Prune(a) => prune::run(a),
+        Command::Recompress(a) => recompress::run(a),
+    }
+}

@@ -1,0 +1,2 @@
+//! Device code inside host binaries.
+#![forbid(unsafe_code)]

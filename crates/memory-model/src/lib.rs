@@ -1,0 +1,2 @@
+//! The AMDGPU memory model as data.
+#![forbid(unsafe_code)]

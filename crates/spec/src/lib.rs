@@ -1,0 +1,27 @@
+//! Specification data for AMD GPU device code, as tables.
+//!
+//! This crate holds facts, not logic: the processor table (one row per processor, every lookup
+//! derived from the rows), the target features, and the `EF_AMDGPU_*` ELF header constants per
+//! code-object version. Sources: LLVM's `AMDGPUUsage.rst` ("Processors", "ELF Header"),
+//! `llvm/include/llvm/BinaryFormat/ELF.h` and `AMDGPUTargetParser.def` as of LLVM 19/20.
+//!
+//! Module map:
+//! - [`processor`]: the [`Processor`] row type and its lookups.
+//! - [`processors`]: the table itself ([`PROCESSORS`]).
+//! - [`elf`]: `EF_AMDGPU_*` constants and code-object versions.
+//!
+//! ```
+//! use gfxkit_spec::{Processor, Feature};
+//! let p = Processor::by_name("vega20").unwrap();
+//! assert_eq!(p.name, "gfx906");
+//! assert!(p.supports(Feature::Xnack));
+//! ```
+
+#![forbid(unsafe_code)]
+
+pub mod elf;
+pub mod processor;
+pub mod processors;
+
+pub use processor::{Arch, DeviceKind, Feature, MemoryModelFamily, Processor};
+pub use processors::PROCESSORS;

@@ -1,0 +1,192 @@
+//! The processor row type and the lookups derived from the table.
+
+use crate::processors::PROCESSORS;
+use serde::Serialize;
+
+/// Target triple architecture of a processor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arch {
+    /// `r600`: the pre-GCN Radeon HD families.
+    R600,
+    /// `amdgcn`: GCN, CDNA and RDNA.
+    Amdgcn,
+}
+
+impl Arch {
+    /// The triple architecture component (`r600` or `amdgcn`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Arch::R600 => "r600",
+            Arch::Amdgcn => "amdgcn",
+        }
+    }
+}
+
+/// Whether a processor is found in discrete GPUs, APUs, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceKind {
+    /// Discrete GPU.
+    Dgpu,
+    /// Accelerated processing unit (GPU integrated with a CPU).
+    Apu,
+    /// Shipped both as dGPU and APU (for example gfx940 family parts).
+    Both,
+    /// A generic target: not a device, a code-object family.
+    Generic,
+}
+
+/// A target feature a processor may support (`-mattr` / target ID features).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Feature {
+    /// `cumode`: compute-unit mode instead of workgroup-processor mode (GFX10+).
+    Cumode,
+    /// `sramecc`: SRAM ECC enabled. Takes part in target IDs.
+    Sramecc,
+    /// `tgsplit`: a work-group's waves may be split across compute units (GFX90A, GFX94x).
+    Tgsplit,
+    /// `wavefrontsize64`: run in wave64 mode (GFX10+ defaults to wave32).
+    Wavefrontsize64,
+    /// `xnack`: replay of memory accesses after a page fault. Takes part in target IDs.
+    Xnack,
+}
+
+impl Feature {
+    /// Every feature, in alphabetical order of its name (the canonical target-ID order).
+    pub const ALL: [Feature; 5] = [
+        Feature::Cumode,
+        Feature::Sramecc,
+        Feature::Tgsplit,
+        Feature::Wavefrontsize64,
+        Feature::Xnack,
+    ];
+
+    /// The feature's name as written in target IDs and `-mattr`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Feature::Cumode => "cumode",
+            Feature::Sramecc => "sramecc",
+            Feature::Tgsplit => "tgsplit",
+            Feature::Wavefrontsize64 => "wavefrontsize64",
+            Feature::Xnack => "xnack",
+        }
+    }
+
+    /// Looks a feature up by name. `sram-ecc` (the spelling of code-object V2/V3 era tools) is
+    /// accepted as `sramecc`.
+    pub fn by_name(name: &str) -> Option<Feature> {
+        if name == "sram-ecc" {
+            return Some(Feature::Sramecc);
+        }
+        Feature::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+/// The memory-model family whose code sequences a processor uses (AMDGPUUsage "Memory Model").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum MemoryModelFamily {
+    /// R600 processors: no memory model is defined for them.
+    R600,
+    /// GFX6 (Southern Islands): no flat address space; `buffer_wbinvl1`.
+    Gfx6,
+    /// GFX7, GFX8 and GFX9 except GFX90A/GFX94x: `buffer_wbinvl1_vol`.
+    Gfx7,
+    /// GFX90A: coherent L2 across agents is not assumed; `tgsplit` mode.
+    Gfx90a,
+    /// GFX940 and GFX941: `sc0`/`sc1`/`nt` bits; stores forced to `sc0 sc1`.
+    Gfx940,
+    /// GFX942 and GFX950: `sc0`/`sc1`/`nt` bits.
+    Gfx942,
+    /// GFX10 (RDNA1/RDNA2): WGP and CU modes, `buffer_gl0_inv`/`buffer_gl1_inv`.
+    Gfx10,
+    /// GFX11 (RDNA3): as GFX10 with separate `vscnt`.
+    Gfx11,
+    /// GFX12 (RDNA4): `th`/`scope` bits, `s_wait_*cnt`, `global_inv`/`global_wb`.
+    Gfx12,
+}
+
+/// One row of the processor table: everything gfxkit knows about one processor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Processor {
+    /// Primary name (`gfx90a`, `gfx9-generic`, `r600`).
+    pub name: &'static str,
+    /// Alternative names accepted as input (`vega20` for `gfx906`).
+    pub aliases: &'static [&'static str],
+    /// Triple architecture.
+    pub arch: Arch,
+    /// dGPU, APU, both, or a generic target.
+    pub kind: DeviceKind,
+    /// Target features the processor supports (in [`Feature::ALL`] order).
+    pub features: &'static [Feature],
+    /// The subset of `features` that take part in target IDs (`xnack`, `sramecc`).
+    pub target_id_features: &'static [Feature],
+    /// `EF_AMDGPU_MACH` value in the ELF header (`e_flags & 0xff`); 0 for processors without one.
+    pub mach: u8,
+    /// For a member of a generic family, the generic target's name (`gfx9-generic` for `gfx906`).
+    pub generic_family: Option<&'static str>,
+    /// For a generic target itself, its `EF_AMDGPU_GENERIC_VERSION` (code object V6); 0 otherwise.
+    pub generic_version: u8,
+    /// The memory-model family used to pick code sequences.
+    pub memory_model: MemoryModelFamily,
+    /// Whether LLVM 19 (the oracle gfxkit tests against) knows this processor.
+    pub in_llvm19: bool,
+}
+
+impl Processor {
+    /// Finds a processor by its primary or alternative name (exact, case-sensitive like LLVM).
+    pub fn by_name(name: &str) -> Option<&'static Processor> {
+        PROCESSORS
+            .iter()
+            .find(|p| p.name == name || p.aliases.contains(&name))
+    }
+
+    /// Finds the amdgcn processor with the given `EF_AMDGPU_MACH` value. R600 processors share
+    /// mach values with nothing in amdgcn code objects, so only `amdgcn` rows are searched.
+    pub fn by_mach(mach: u8) -> Option<&'static Processor> {
+        if mach == 0 {
+            return None;
+        }
+        PROCESSORS
+            .iter()
+            .find(|p| p.arch == Arch::Amdgcn && p.mach == mach)
+    }
+
+    /// Finds the r600 processor with the given `EF_AMDGPU_MACH` value.
+    pub fn by_r600_mach(mach: u8) -> Option<&'static Processor> {
+        if mach == 0 {
+            return None;
+        }
+        PROCESSORS
+            .iter()
+            .find(|p| p.arch == Arch::R600 && p.mach == mach)
+    }
+
+    /// Whether the processor supports `feature`.
+    pub fn supports(&self, feature: Feature) -> bool {
+        self.features.contains(&feature)
+    }
+
+    /// Whether `feature` takes part in this processor's target IDs.
+    pub fn has_target_id_feature(&self, feature: Feature) -> bool {
+        self.target_id_features.contains(&feature)
+    }
+
+    /// Whether this row is a generic target (`gfx9-generic`, ...).
+    pub fn is_generic(&self) -> bool {
+        self.kind == DeviceKind::Generic
+    }
+
+    /// The generic target whose code objects this processor can run, if any.
+    pub fn generic(&self) -> Option<&'static Processor> {
+        self.generic_family.and_then(Processor::by_name)
+    }
+
+    /// For a generic target, the processors it covers, in table order; empty otherwise.
+    pub fn generic_members(&self) -> impl Iterator<Item = &'static Processor> + '_ {
+        PROCESSORS
+            .iter()
+            .filter(move |p| self.is_generic() && p.generic_family == Some(self.name))
+    }
+}

@@ -1,0 +1,1 @@
+//! Target IDs (placeholder until written).
