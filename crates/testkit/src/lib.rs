@@ -1,0 +1,93 @@
+//! Test support shared by gfxkit's crates: locating the llvm-19 reference tools (clang++,
+//! clang-offload-bundler, llc, llvm-readelf, ...) and building fixtures with them.
+//!
+//! A missing tool is a test failure with a message that says how to install it, never a skip:
+//! `scripts/ensure-llvm19` (run by the README's test command) installs them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Directory holding Debian's llvm-19 tools.
+pub const LLVM19_BIN: &str = "/usr/lib/llvm-19/bin";
+
+/// Path of an llvm-19 tool such as `clang-offload-bundler` or `llc`. Panics, naming the fix,
+/// when the tool is not installed.
+pub fn llvm_tool(name: &str) -> PathBuf {
+    let path = Path::new(LLVM19_BIN).join(name);
+    assert!(
+        path.is_file(),
+        "{} is missing: run `bash scripts/ensure-llvm19` (installs clang-19 llvm-19 lld-19)",
+        path.display()
+    );
+    path
+}
+
+/// Runs `cmd` and returns its output, panicking with stderr when it fails to start or exits
+/// non-zero.
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd
+        .env("LLVM_DISABLE_SYMBOLIZATION", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed with {}:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// A HIP translation unit compiled for device only by clang-19 into an offload bundle.
+pub struct HipBuild<'a> {
+    /// HIP source; `__global__` is defined by the harness.
+    pub source: &'a str,
+    /// `--offload-arch` values, such as `gfx90a:xnack+`.
+    pub archs: &'a [&'a str],
+    /// Pass `--offload-compress` (CCOB output).
+    pub compress: bool,
+    /// Extra clang arguments.
+    pub extra: &'a [&'a str],
+}
+
+impl HipBuild<'_> {
+    /// Compiles into `dir/<stem>.hipfb` and returns the path. A fixed `-cuid` keeps the output
+    /// independent of paths.
+    pub fn build(&self, dir: &Path, stem: &str) -> PathBuf {
+        let src = dir.join(format!("{stem}.hip"));
+        std::fs::write(
+            &src,
+            format!(
+                "#define __global__ __attribute__((global))\n{}",
+                self.source
+            ),
+        )
+        .expect("write HIP source");
+        let out = dir.join(format!("{stem}.hipfb"));
+        let mut cmd = Command::new(llvm_tool("clang++"));
+        cmd.args(["-x", "hip", "-nogpulib", "-nogpuinc", "--cuda-device-only", "-O1"])
+            .arg(format!("-cuid={stem}"));
+        for a in self.archs {
+            cmd.arg(format!("--offload-arch={a}"));
+        }
+        if self.compress {
+            cmd.arg("--offload-compress");
+        }
+        cmd.args(self.extra).arg("-c").arg(&src).arg("-o").arg(&out);
+        run_ok(&mut cmd);
+        out
+    }
+}
+
+/// A small HIP source with `n` kernels of varied shape.
+pub fn hip_kernels(n: usize) -> String {
+    let mut s = String::new();
+    for i in 0..n {
+        s.push_str(&format!(
+            "extern \"C\" __global__ void k{i}(float *a, const float *b, int n) {{\n\
+             int t = __builtin_amdgcn_workitem_id_x();\n\
+             if (t < n) a[t] = b[t] * {i}.5f + (float)t;\n}}\n"
+        ));
+    }
+    s
+}
