@@ -1,1 +1,653 @@
-//! Target IDs (placeholder until written).
+//! Target IDs: `<processor>(:<feature>(+|-))*`, as defined by LLVM's AMDGPU documentation
+//! ("Target IDs") and used by clang, the offload bundler, comgr and the HIP runtime.
+//!
+//! A [`TargetId`] names a processor from the [processor table](gfxkit_spec::PROCESSORS) and the
+//! setting of each target-ID feature it supports (`xnack`, `sramecc`): absent means *any*, `+`
+//! means *on*, `-` means *off*. Parsing accepts alternative processor names and features in any
+//! order; [`Display`](std::fmt::Display) always prints the canonical form (primary processor
+//! name, features in alphabetical order).
+//!
+//! - [`TargetId::parse`] / [`FromStr`]: parse with errors that name the bad token and its byte
+//!   position.
+//! - [`TargetId::check_compatible`]: may a code object built for one ID run on a device with another.
+//! - [`check_conflicts`]: the rule the bundler applies to the set of IDs it bundles together.
+//!
+//! ```
+//! use gfxkit_target_id::{TargetId, FeatureSetting};
+//! use gfxkit_spec::Feature;
+//!
+//! let id: TargetId = "gfx90a:xnack-:sramecc+".parse().unwrap();
+//! assert_eq!(id.to_string(), "gfx90a:sramecc+:xnack-");
+//! assert_eq!(id.setting(Feature::Xnack), FeatureSetting::Off);
+//!
+//! let device: TargetId = "gfx90a:sramecc+:xnack-".parse().unwrap();
+//! let any: TargetId = "gfx90a".parse().unwrap();
+//! assert!(any.is_compatible(&device));
+//! assert!(id.is_compatible(&device));
+//! ```
+
+#![forbid(unsafe_code)]
+
+use gfxkit_spec::{Feature, Processor};
+use std::fmt;
+use std::str::FromStr;
+
+/// The setting of one target-ID feature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum FeatureSetting {
+    /// Not named in the ID: code works with the feature on or off.
+    #[default]
+    Any,
+    /// `feature+`.
+    On,
+    /// `feature-`.
+    Off,
+}
+
+impl FeatureSetting {
+    /// The sign written after the feature name, or `None` for [`FeatureSetting::Any`].
+    pub fn sign(self) -> Option<char> {
+        match self {
+            FeatureSetting::Any => None,
+            FeatureSetting::On => Some('+'),
+            FeatureSetting::Off => Some('-'),
+        }
+    }
+
+    /// A word for messages: `any`, `on`, `off`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FeatureSetting::Any => "any",
+            FeatureSetting::On => "on",
+            FeatureSetting::Off => "off",
+        }
+    }
+}
+
+impl fmt::Display for FeatureSetting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+const NFEATURES: usize = Feature::ALL.len();
+
+fn feature_index(feature: Feature) -> usize {
+    Feature::ALL
+        .iter()
+        .position(|f| *f == feature)
+        .expect("Feature::ALL lists every feature")
+}
+
+/// A processor and the settings of its target-ID features.
+///
+/// Equality and hashing are on the canonical form: `gfx906:xnack+` parsed from `vega20:xnack+`
+/// is equal to one parsed from `gfx906:xnack+`.
+#[derive(Clone, Copy)]
+pub struct TargetId {
+    processor: &'static Processor,
+    settings: [FeatureSetting; NFEATURES],
+}
+
+impl PartialEq for TargetId {
+    fn eq(&self, other: &TargetId) -> bool {
+        self.processor.name == other.processor.name && self.settings == other.settings
+    }
+}
+
+impl Eq for TargetId {}
+
+impl std::hash::Hash for TargetId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.processor.name.hash(state);
+        self.settings.hash(state);
+    }
+}
+
+impl fmt::Debug for TargetId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TargetId({self})")
+    }
+}
+
+/// What was wrong with a target ID string. Positions are byte offsets into the parsed string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TargetIdErrorKind {
+    /// The string is empty.
+    Empty,
+    /// The processor name is not in the processor table.
+    UnknownProcessor {
+        /// The name as written.
+        name: String,
+    },
+    /// A `:` is followed by nothing, or by a lone sign.
+    EmptyFeature,
+    /// The feature has no `+` or `-` after its name.
+    MissingSign {
+        /// The feature as written.
+        feature: String,
+    },
+    /// The feature name is not a known target feature.
+    UnknownFeature {
+        /// The feature as written.
+        feature: String,
+    },
+    /// The feature exists but the processor does not support it in target IDs.
+    UnsupportedFeature {
+        /// Primary processor name.
+        processor: &'static str,
+        /// The feature.
+        feature: Feature,
+    },
+    /// The feature is a target feature but never part of a target ID (`cumode`, `tgsplit`, ...).
+    NotATargetIdFeature {
+        /// The feature.
+        feature: Feature,
+    },
+    /// The feature is named twice.
+    DuplicateFeature {
+        /// The feature.
+        feature: Feature,
+    },
+}
+
+/// An invalid target ID: the string, what was wrong and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetIdError {
+    /// The whole string that failed to parse (empty for [`TargetId::with_setting`] errors).
+    pub input: String,
+    /// Byte offset of the offending token in `input`.
+    pub position: usize,
+    /// What was wrong.
+    pub kind: TargetIdErrorKind,
+}
+
+impl fmt::Display for TargetIdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use TargetIdErrorKind::*;
+        if !self.input.is_empty() {
+            write!(f, "invalid target ID '{}': ", self.input)?;
+        }
+        match &self.kind {
+            Empty => write!(f, "empty target ID, expected a processor name such as gfx90a"),
+            UnknownProcessor { name } => write!(
+                f,
+                "unknown processor '{name}' at position {} (see `gfxkit target list`)",
+                self.position
+            ),
+            EmptyFeature => write!(
+                f,
+                "empty feature at position {}, expected a feature such as xnack+ after ':'",
+                self.position
+            ),
+            MissingSign { feature } => write!(
+                f,
+                "feature '{feature}' at position {} has no sign, expected '{feature}+' or '{feature}-'",
+                self.position
+            ),
+            UnknownFeature { feature } => write!(
+                f,
+                "unknown feature '{feature}' at position {}, expected xnack or sramecc",
+                self.position
+            ),
+            UnsupportedFeature { processor, feature } => {
+                let supported = Processor::by_name(processor)
+                    .map(|p| {
+                        p.target_id_features
+                            .iter()
+                            .map(|f| f.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    })
+                    .unwrap_or_default();
+                write!(
+                    f,
+                    "processor {processor} does not support feature '{}' (position {}); ",
+                    feature.name(),
+                    self.position
+                )?;
+                if supported.is_empty() {
+                    write!(f, "it takes no target-ID features")
+                } else {
+                    write!(f, "its target-ID features are: {supported}")
+                }
+            }
+            NotATargetIdFeature { feature } => write!(
+                f,
+                "feature '{}' at position {} is not a target-ID feature (only xnack and sramecc are)",
+                feature.name(),
+                self.position
+            ),
+            DuplicateFeature { feature } => write!(
+                f,
+                "feature '{}' given twice (second at position {})",
+                feature.name(),
+                self.position
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TargetIdError {}
+
+impl TargetId {
+    /// A target ID for `processor` with every feature set to [`FeatureSetting::Any`].
+    pub fn new(processor: &'static Processor) -> TargetId {
+        TargetId {
+            processor,
+            settings: [FeatureSetting::Any; NFEATURES],
+        }
+    }
+
+    /// Parses a target ID. The processor may be a primary or alternative name; features may come
+    /// in any order; `sram-ecc` is accepted for `sramecc`.
+    pub fn parse(input: &str) -> Result<TargetId, TargetIdError> {
+        let err = |position: usize, kind: TargetIdErrorKind| TargetIdError {
+            input: input.to_owned(),
+            position,
+            kind,
+        };
+        if input.is_empty() {
+            return Err(err(0, TargetIdErrorKind::Empty));
+        }
+        let mut parts = input.split(':');
+        let name = parts.next().unwrap_or_default();
+        if name.is_empty() {
+            return Err(err(0, TargetIdErrorKind::Empty));
+        }
+        let processor = Processor::by_name(name).ok_or_else(|| {
+            err(
+                0,
+                TargetIdErrorKind::UnknownProcessor {
+                    name: name.to_owned(),
+                },
+            )
+        })?;
+        let mut id = TargetId::new(processor);
+        let mut position = name.len() + 1;
+        for token in parts {
+            let here = position;
+            position += token.len() + 1;
+            let (feature_name, setting) = match token.as_bytes().last() {
+                None => return Err(err(here, TargetIdErrorKind::EmptyFeature)),
+                Some(b'+') => (&token[..token.len() - 1], FeatureSetting::On),
+                Some(b'-') => (&token[..token.len() - 1], FeatureSetting::Off),
+                Some(_) => {
+                    return Err(err(
+                        here,
+                        TargetIdErrorKind::MissingSign {
+                            feature: token.to_owned(),
+                        },
+                    ))
+                }
+            };
+            if feature_name.is_empty() {
+                return Err(err(here, TargetIdErrorKind::EmptyFeature));
+            }
+            let feature = Feature::by_name(feature_name).ok_or_else(|| {
+                err(
+                    here,
+                    TargetIdErrorKind::UnknownFeature {
+                        feature: feature_name.to_owned(),
+                    },
+                )
+            })?;
+            if id.setting(feature) != FeatureSetting::Any {
+                return Err(err(here, TargetIdErrorKind::DuplicateFeature { feature }));
+            }
+            id = id
+                .with_setting(feature, setting)
+                .map_err(|e| TargetIdError {
+                    input: input.to_owned(),
+                    position: here,
+                    kind: e.kind,
+                })?;
+        }
+        Ok(id)
+    }
+
+    /// Returns this ID with `feature` set to `setting`. Fails when the processor does not take
+    /// `feature` in its target IDs (setting [`FeatureSetting::Any`] never fails for a known
+    /// target-ID feature the processor supports, and is a no-op otherwise).
+    pub fn with_setting(
+        mut self,
+        feature: Feature,
+        setting: FeatureSetting,
+    ) -> Result<TargetId, TargetIdError> {
+        let fail = |kind| TargetIdError {
+            input: String::new(),
+            position: 0,
+            kind,
+        };
+        if !matches!(feature, Feature::Xnack | Feature::Sramecc) {
+            if setting == FeatureSetting::Any {
+                return Ok(self);
+            }
+            return Err(fail(TargetIdErrorKind::NotATargetIdFeature { feature }));
+        }
+        if !self.processor.has_target_id_feature(feature) {
+            if setting == FeatureSetting::Any {
+                return Ok(self);
+            }
+            return Err(fail(TargetIdErrorKind::UnsupportedFeature {
+                processor: self.processor.name,
+                feature,
+            }));
+        }
+        self.settings[feature_index(feature)] = setting;
+        Ok(self)
+    }
+
+    /// The processor's table row.
+    pub fn processor(&self) -> &'static Processor {
+        self.processor
+    }
+
+    /// The setting of `feature` (Any for features the processor does not take).
+    pub fn setting(&self, feature: Feature) -> FeatureSetting {
+        self.settings[feature_index(feature)]
+    }
+
+    /// The features set to on or off, in canonical (alphabetical) order.
+    pub fn features(&self) -> impl Iterator<Item = (Feature, FeatureSetting)> + '_ {
+        Feature::ALL
+            .iter()
+            .map(|f| (*f, self.setting(*f)))
+            .filter(|(_, s)| *s != FeatureSetting::Any)
+    }
+
+    /// Whether some feature is set to on or off.
+    pub fn has_features(&self) -> bool {
+        self.features().next().is_some()
+    }
+
+    /// The same processor with every feature set to any.
+    pub fn without_features(&self) -> TargetId {
+        TargetId::new(self.processor)
+    }
+
+    /// Whether the processor is a generic target (`gfx9-generic`, ...).
+    pub fn is_generic(&self) -> bool {
+        self.processor.is_generic()
+    }
+
+    /// Whether a code object built for `self` may run on a device whose ID is `device`; on
+    /// failure, the reason. The rule of the offload bundler and comgr: the processors are the
+    /// same, and every feature the code object sets to on or off has the same setting on the
+    /// device (a device that leaves it at any does not match). Features the code object leaves
+    /// at any match every device.
+    pub fn check_compatible(&self, device: &TargetId) -> Result<(), Incompatibility> {
+        if self.processor.name != device.processor.name {
+            return Err(Incompatibility::Processor {
+                code_object: self.processor.name,
+                device: device.processor.name,
+            });
+        }
+        for (feature, wanted) in self.features() {
+            let have = device.setting(feature);
+            if have != wanted {
+                return Err(Incompatibility::Feature {
+                    feature,
+                    code_object: wanted,
+                    device: have,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether [`check_compatible`](Self::check_compatible) succeeds.
+    pub fn is_compatible(&self, device: &TargetId) -> bool {
+        self.check_compatible(device).is_ok()
+    }
+}
+
+impl fmt::Display for TargetId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.processor.name)?;
+        for (feature, setting) in self.features() {
+            let sign = setting.sign().unwrap_or('?');
+            write!(f, ":{}{sign}", feature.name())?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for TargetId {
+    type Err = TargetIdError;
+    fn from_str(s: &str) -> Result<TargetId, TargetIdError> {
+        TargetId::parse(s)
+    }
+}
+
+impl serde::Serialize for TargetId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Why a code object's target ID does not fit a device's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Incompatibility {
+    /// Different processors.
+    Processor {
+        /// The code object's processor.
+        code_object: &'static str,
+        /// The device's processor.
+        device: &'static str,
+    },
+    /// A feature the code object requires on or off differs on the device.
+    Feature {
+        /// The feature.
+        feature: Feature,
+        /// What the code object requires (on or off).
+        code_object: FeatureSetting,
+        /// What the device has.
+        device: FeatureSetting,
+    },
+}
+
+impl fmt::Display for Incompatibility {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Incompatibility::Processor {
+                code_object,
+                device,
+            } => write!(f, "code object is for {code_object}, device is {device}"),
+            Incompatibility::Feature {
+                feature,
+                code_object,
+                device,
+            } => {
+                let name = feature.name();
+                let sign = code_object.sign().unwrap_or('?');
+                match device.sign() {
+                    Some(d) => write!(f, "code object requires {name}{sign}, device has {name}{d}"),
+                    None => write!(
+                        f,
+                        "code object requires {name}{sign}, device does not specify {name}"
+                    ),
+                }
+            }
+        }
+    }
+}
+
+impl std::error::Error for Incompatibility {}
+
+/// Two target IDs that may not be bundled together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Conflict {
+    /// The first ID, in input order.
+    pub first: TargetId,
+    /// The ID that conflicts with it.
+    pub second: TargetId,
+}
+
+impl fmt::Display for Conflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "conflicting target IDs {} and {}: for one processor, either every ID names features or none does",
+            self.first, self.second
+        )
+    }
+}
+
+impl std::error::Error for Conflict {}
+
+/// The bundler's conflict rule: for one processor, either every ID sets some feature or none
+/// does (`gfx90a` with `gfx90a:xnack+` conflicts; `gfx90a:xnack+` with `gfx90a:xnack-` does
+/// not). Returns the first conflicting pair in input order.
+pub fn check_conflicts<'a>(ids: impl IntoIterator<Item = &'a TargetId>) -> Result<(), Conflict> {
+    let mut seen: Vec<&TargetId> = Vec::new();
+    for id in ids {
+        if let Some(first) = seen.iter().find(|s| s.processor.name == id.processor.name) {
+            if first.has_features() != id.has_features() {
+                return Err(Conflict {
+                    first: **first,
+                    second: *id,
+                });
+            }
+        } else {
+            seen.push(id);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(s: &str) -> TargetId {
+        TargetId::parse(s).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn kind(s: &str) -> (usize, TargetIdErrorKind) {
+        let e = TargetId::parse(s).unwrap_err();
+        (e.position, e.kind)
+    }
+
+    #[test]
+    fn canonical_form_sorts_features_and_uses_primary_name() {
+        assert_eq!(
+            id("gfx90a:xnack-:sramecc+").to_string(),
+            "gfx90a:sramecc+:xnack-"
+        );
+        assert_eq!(id("tonga:xnack+").to_string(), "gfx802:xnack+");
+        assert_eq!(id("gfx906:sram-ecc-").to_string(), "gfx906:sramecc-");
+        assert_eq!(id("gfx1030").to_string(), "gfx1030");
+        assert_eq!(id("tahiti"), id("gfx600"));
+        assert_eq!(id("carrizo"), id("gfx801"));
+    }
+
+    #[test]
+    fn parse_errors_name_token_and_position() {
+        assert_eq!(kind(""), (0, TargetIdErrorKind::Empty));
+        assert_eq!(
+            kind("gfx9999"),
+            (
+                0,
+                TargetIdErrorKind::UnknownProcessor {
+                    name: "gfx9999".into()
+                }
+            )
+        );
+        assert_eq!(
+            kind("gfx90a:xnack"),
+            (
+                7,
+                TargetIdErrorKind::MissingSign {
+                    feature: "xnack".into()
+                }
+            )
+        );
+        assert_eq!(
+            kind("gfx90a:xnack+:xnack-"),
+            (
+                14,
+                TargetIdErrorKind::DuplicateFeature {
+                    feature: Feature::Xnack
+                }
+            )
+        );
+        assert_eq!(
+            kind("gfx90a:foo+"),
+            (
+                7,
+                TargetIdErrorKind::UnknownFeature {
+                    feature: "foo".into()
+                }
+            )
+        );
+        assert_eq!(
+            kind("gfx1030:xnack+"),
+            (
+                8,
+                TargetIdErrorKind::UnsupportedFeature {
+                    processor: "gfx1030",
+                    feature: Feature::Xnack
+                }
+            )
+        );
+        assert_eq!(
+            kind("gfx1030:cumode+"),
+            (
+                8,
+                TargetIdErrorKind::NotATargetIdFeature {
+                    feature: Feature::Cumode
+                }
+            )
+        );
+        assert_eq!(kind("gfx90a:"), (7, TargetIdErrorKind::EmptyFeature));
+        assert_eq!(kind("gfx90a:+"), (7, TargetIdErrorKind::EmptyFeature));
+        assert_eq!(kind(":xnack+"), (0, TargetIdErrorKind::Empty));
+        let msg = TargetId::parse("gfx90a:xnack").unwrap_err().to_string();
+        assert!(
+            msg.contains("'xnack'") && msg.contains("position 7"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn compatibility_follows_the_bundler_rule() {
+        let dev = id("gfx90a:sramecc+:xnack-");
+        assert!(id("gfx90a").is_compatible(&dev));
+        assert!(id("gfx90a:xnack-").is_compatible(&dev));
+        assert!(id("gfx90a:sramecc+:xnack-").is_compatible(&dev));
+        assert_eq!(
+            id("gfx90a:xnack+").check_compatible(&dev),
+            Err(Incompatibility::Feature {
+                feature: Feature::Xnack,
+                code_object: FeatureSetting::On,
+                device: FeatureSetting::Off
+            })
+        );
+        assert!(!id("gfx906").is_compatible(&dev));
+        // A device that does not specify a feature does not satisfy a code object that does.
+        assert!(!id("gfx90a:xnack+").is_compatible(&id("gfx90a")));
+        let msg = id("gfx90a:xnack+")
+            .check_compatible(&id("gfx90a"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            msg,
+            "code object requires xnack+, device does not specify xnack"
+        );
+    }
+
+    #[test]
+    fn conflicts() {
+        let a = id("gfx90a");
+        let b = id("gfx90a:xnack+");
+        let c = id("gfx90a:xnack-");
+        let d = id("gfx906:xnack+");
+        assert!(check_conflicts([&b, &c, &d]).is_ok());
+        assert!(check_conflicts([&a, &id("gfx906")]).is_ok());
+        let e = check_conflicts([&d, &a, &b]).unwrap_err();
+        assert_eq!((e.first, e.second), (a, b));
+    }
+}

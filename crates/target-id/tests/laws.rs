@@ -1,0 +1,104 @@
+//! Property tests: canonical form and round-trip laws over the whole processor table.
+
+use gfxkit_spec::{Feature, PROCESSORS};
+use gfxkit_target_id::{check_conflicts, FeatureSetting, TargetId};
+use proptest::prelude::*;
+
+const SETTINGS: [FeatureSetting; 3] =
+    [FeatureSetting::Any, FeatureSetting::On, FeatureSetting::Off];
+
+/// Every processor with every combination of its target-ID feature settings.
+fn all_ids() -> Vec<TargetId> {
+    let mut out = Vec::new();
+    for p in PROCESSORS {
+        let mut ids = vec![TargetId::new(p)];
+        for f in p.target_id_features {
+            ids = ids
+                .into_iter()
+                .flat_map(|id| SETTINGS.map(|s| id.with_setting(*f, s).unwrap()))
+                .collect();
+        }
+        out.extend(ids);
+    }
+    out
+}
+
+fn written(id: &TargetId, name: &str, order: &[usize]) -> String {
+    let feats: Vec<(Feature, FeatureSetting)> = id.features().collect();
+    let mut s = name.to_owned();
+    for i in order {
+        if let Some((f, v)) = feats.get(*i) {
+            s.push(':');
+            s.push_str(f.name());
+            s.push(v.sign().unwrap());
+        }
+    }
+    s
+}
+
+#[test]
+fn display_parse_round_trip_for_every_processor_and_setting() {
+    let ids = all_ids();
+    assert!(ids.len() > PROCESSORS.len());
+    for id in &ids {
+        let text = id.to_string();
+        let back = TargetId::parse(&text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(&back, id, "{text}");
+        assert_eq!(back.to_string(), text);
+        // Every alternative name parses to the same canonical ID.
+        for alias in id.processor().aliases {
+            let aliased = text.replacen(id.processor().name, alias, 1);
+            assert_eq!(TargetId::parse(&aliased).unwrap(), *id, "{aliased}");
+        }
+    }
+}
+
+#[test]
+fn compatibility_laws() {
+    let ids = all_ids();
+    for co in &ids {
+        // A fully specified ID is compatible with itself; the featureless ID of a processor fits
+        // every device of that processor.
+        let full = co.features().count() == co.processor().target_id_features.len();
+        if full {
+            assert!(co.is_compatible(co), "{co}");
+        }
+        assert!(co.without_features().is_compatible(co), "{co}");
+        for dev in &ids {
+            if co.is_compatible(dev) {
+                assert_eq!(co.processor().name, dev.processor().name);
+                for (f, s) in co.features() {
+                    assert_eq!(dev.setting(f), s, "{co} on {dev}");
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn feature_order_does_not_matter(i in 0usize..10_000, rev in any::<bool>()) {
+        let ids = all_ids();
+        let id = ids[i % ids.len()];
+        let n = id.features().count();
+        let order: Vec<usize> = if rev { (0..n).rev().collect() } else { (0..n).collect() };
+        let text = written(&id, id.processor().name, &order);
+        prop_assert_eq!(TargetId::parse(&text).unwrap(), id);
+    }
+
+    #[test]
+    fn arbitrary_strings_never_panic(s in "[a-z0-9:+\\-]{0,24}") {
+        if let Ok(id) = TargetId::parse(&s) {
+            prop_assert_eq!(TargetId::parse(&id.to_string()).unwrap(), id);
+        }
+    }
+
+    #[test]
+    fn conflict_rule_is_about_featured_versus_plain(i in 0usize..10_000, j in 0usize..10_000) {
+        let ids = all_ids();
+        let (a, b) = (ids[i % ids.len()], ids[j % ids.len()]);
+        let conflict = check_conflicts([&a, &b]).is_err();
+        let expected = a.processor().name == b.processor().name && a.has_features() != b.has_features();
+        prop_assert_eq!(conflict, expected);
+    }
+}
