@@ -12,9 +12,12 @@
 //!
 //! ```
 //! use gfxkit_spec::{Processor, Feature};
-//! let p = Processor::by_name("vega20").unwrap();
-//! assert_eq!(p.name, "gfx906");
+//! let p = Processor::by_name("carrizo").unwrap();
+//! assert_eq!(p.name, "gfx801");
 //! assert!(p.supports(Feature::Xnack));
+//! assert_eq!(Processor::by_mach(0x2f).unwrap().name, "gfx906");
+//! let generic = Processor::by_name("gfx1030").unwrap().generic().unwrap();
+//! assert_eq!(generic.name, "gfx10-3-generic");
 //! ```
 
 #![forbid(unsafe_code)]
@@ -23,5 +26,6 @@ pub mod elf;
 pub mod processor;
 pub mod processors;
 
+pub use elf::{CodeObjectVersion, EFlagsLayout, OsAbi};
 pub use processor::{Arch, DeviceKind, Feature, MemoryModelFamily, Processor};
 pub use processors::PROCESSORS;

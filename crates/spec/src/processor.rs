@@ -37,6 +37,18 @@ pub enum DeviceKind {
     Generic,
 }
 
+impl DeviceKind {
+    /// Short name: `dgpu`, `apu`, `both`, `generic`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeviceKind::Dgpu => "dgpu",
+            DeviceKind::Apu => "apu",
+            DeviceKind::Both => "both",
+            DeviceKind::Generic => "generic",
+        }
+    }
+}
+
 /// A target feature a processor may support (`-mattr` / target ID features).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -107,6 +119,36 @@ pub enum MemoryModelFamily {
     Gfx12,
 }
 
+impl MemoryModelFamily {
+    /// Every family, oldest first.
+    pub const ALL: [MemoryModelFamily; 9] = [
+        MemoryModelFamily::R600,
+        MemoryModelFamily::Gfx6,
+        MemoryModelFamily::Gfx7,
+        MemoryModelFamily::Gfx90a,
+        MemoryModelFamily::Gfx940,
+        MemoryModelFamily::Gfx942,
+        MemoryModelFamily::Gfx10,
+        MemoryModelFamily::Gfx11,
+        MemoryModelFamily::Gfx12,
+    ];
+
+    /// The family's name as printed (`GFX90A`, `R600`).
+    pub fn name(self) -> &'static str {
+        match self {
+            MemoryModelFamily::R600 => "R600",
+            MemoryModelFamily::Gfx6 => "GFX6",
+            MemoryModelFamily::Gfx7 => "GFX7",
+            MemoryModelFamily::Gfx90a => "GFX90A",
+            MemoryModelFamily::Gfx940 => "GFX940",
+            MemoryModelFamily::Gfx942 => "GFX942",
+            MemoryModelFamily::Gfx10 => "GFX10",
+            MemoryModelFamily::Gfx11 => "GFX11",
+            MemoryModelFamily::Gfx12 => "GFX12",
+        }
+    }
+}
+
 /// One row of the processor table: everything gfxkit knows about one processor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Processor {
@@ -161,6 +203,24 @@ impl Processor {
         PROCESSORS
             .iter()
             .find(|p| p.arch == Arch::R600 && p.mach == mach)
+    }
+
+    /// Finds the processor of the given architecture with the given `EF_AMDGPU_MACH` value.
+    pub fn by_arch_mach(arch: Arch, mach: u8) -> Option<&'static Processor> {
+        match arch {
+            Arch::Amdgcn => Processor::by_mach(mach),
+            Arch::R600 => Processor::by_r600_mach(mach),
+        }
+    }
+
+    /// Every row of the table, in table order.
+    pub fn all() -> &'static [Processor] {
+        PROCESSORS
+    }
+
+    /// Every name the processor answers to: its primary name, then its aliases.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> {
+        std::iter::once(self.name).chain(self.aliases.iter().copied())
     }
 
     /// Whether the processor supports `feature`.

@@ -1,65 +1,436 @@
-//! The processor table. Source: LLVM `AMDGPUUsage.rst` "Processors" table and
-//! `AMDGPUTargetParser.def` / `ELF.h` (`EF_AMDGPU_MACH_*`), LLVM 19/20.
+//! The processor table: one row per processor, everything else is derived from it.
+//!
+//! Sources: AMDGPUUsage.rst "Processors" and "Generic Processors" tables, `ELF.h`
+//! (`EF_AMDGPU_MACH_*`), `AMDGPUTargetParser` / `GCNProcessors.td` (aliases) as of LLVM 19-21;
+//! `in_llvm19` is what `llc -mtriple=amdgcn -mcpu=help` (and `-mtriple=r600`) of LLVM 19.1 lists,
+//! checked by a test.
+//!
+//! Where the original specification and today's LLVM differ, the table follows LLVM:
+//! - `hainan` and `oland` are aliases of `gfx602` (the specification lists them under `gfx601`,
+//!   which was split in LLVM 12); `tongapro` names `gfx805`.
+//! - `sram-ecc` is spelled `sramecc`; `gfx908` and later also support `sramecc` in target IDs.
+//! - `gfx940` and `gfx941` were removed from LLVM after release 19; they are kept here so old code
+//!   objects still decode.
 
 use crate::processor::{Arch, DeviceKind, Feature, MemoryModelFamily, Processor};
 
+use DeviceKind::{Apu, Both, Dgpu};
 use Feature::{Cumode, Sramecc, Tgsplit, Wavefrontsize64, Xnack};
+use MemoryModelFamily as Mm;
 
+const NONE: &[Feature] = &[];
 const XNACK: &[Feature] = &[Xnack];
-const XNACK_SRAMECC: &[Feature] = &[Sramecc, Xnack];
+const SRAMECC_XNACK: &[Feature] = &[Sramecc, Xnack];
+const SRAMECC_TGSPLIT_XNACK: &[Feature] = &[Sramecc, Tgsplit, Xnack];
+const GFX10_1: &[Feature] = &[Cumode, Wavefrontsize64, Xnack];
+const RDNA: &[Feature] = &[Cumode, Wavefrontsize64];
 
-/// Every processor gfxkit knows, one row each. Order: families oldest first, generic targets last.
-pub static PROCESSORS: &[Processor] = &[
+const G9: Option<&str> = Some("gfx9-generic");
+const G9_4: Option<&str> = Some("gfx9-4-generic");
+const G10_1: Option<&str> = Some("gfx10-1-generic");
+const G10_3: Option<&str> = Some("gfx10-3-generic");
+const G11: Option<&str> = Some("gfx11-generic");
+const G12: Option<&str> = Some("gfx12-generic");
+const G12_5: Option<&str> = Some("gfx12-5-generic");
+
+/// An r600 row: 32-bit ELF, no target features, no memory model.
+const fn r600(name: &'static str, mach: u8) -> Processor {
     Processor {
-        name: "gfx906",
-        aliases: &["vega20"],
-        arch: Arch::Amdgcn,
-        kind: DeviceKind::Dgpu,
-        features: XNACK_SRAMECC,
-        target_id_features: XNACK_SRAMECC,
-        mach: 0x2f,
-        generic_family: Some("gfx9-generic"),
-        generic_version: 0,
-        memory_model: MemoryModelFamily::Gfx7,
-        in_llvm19: true,
-    },
-    Processor {
-        name: "gfx90a",
+        name,
         aliases: &[],
-        arch: Arch::Amdgcn,
-        kind: DeviceKind::Dgpu,
-        features: &[Sramecc, Tgsplit, Xnack],
-        target_id_features: XNACK_SRAMECC,
-        mach: 0x3f,
+        arch: Arch::R600,
+        kind: Dgpu,
+        features: NONE,
+        target_id_features: NONE,
+        mach,
         generic_family: None,
         generic_version: 0,
-        memory_model: MemoryModelFamily::Gfx90a,
+        memory_model: Mm::R600,
         in_llvm19: true,
-    },
+    }
+}
+
+/// An amdgcn processor row. Columns: name, aliases, dGPU/APU, supported features, target-ID
+/// features, `EF_AMDGPU_MACH`, generic family, memory-model family, known to LLVM 19.
+#[allow(clippy::too_many_arguments)]
+const fn gcn(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    kind: DeviceKind,
+    features: &'static [Feature],
+    target_id_features: &'static [Feature],
+    mach: u8,
+    generic_family: Option<&'static str>,
+    memory_model: MemoryModelFamily,
+    in_llvm19: bool,
+) -> Processor {
     Processor {
-        name: "gfx1030",
-        aliases: &[],
+        name,
+        aliases,
         arch: Arch::Amdgcn,
-        kind: DeviceKind::Dgpu,
-        features: &[Cumode, Wavefrontsize64],
-        target_id_features: &[],
-        mach: 0x36,
-        generic_family: Some("gfx10-3-generic"),
+        kind,
+        features,
+        target_id_features,
+        mach,
+        generic_family,
         generic_version: 0,
-        memory_model: MemoryModelFamily::Gfx10,
-        in_llvm19: true,
-    },
+        memory_model,
+        in_llvm19,
+    }
+}
+
+/// A generic target row (code object V6+). Columns: name, supported features, target-ID
+/// features, `EF_AMDGPU_MACH`, generic version, memory-model family, known to LLVM 19.
+const fn generic(
+    name: &'static str,
+    features: &'static [Feature],
+    target_id_features: &'static [Feature],
+    mach: u8,
+    generic_version: u8,
+    memory_model: MemoryModelFamily,
+    in_llvm19: bool,
+) -> Processor {
     Processor {
-        name: "gfx9-generic",
+        name,
         aliases: &[],
         arch: Arch::Amdgcn,
         kind: DeviceKind::Generic,
-        features: XNACK,
-        target_id_features: XNACK,
-        mach: 0x51,
+        features,
+        target_id_features,
+        mach,
         generic_family: None,
-        generic_version: 1,
-        memory_model: MemoryModelFamily::Gfx7,
-        in_llvm19: true,
-    },
+        generic_version,
+        memory_model,
+        in_llvm19,
+    }
+}
+
+/// Every processor gfxkit knows, one row each. Order: families oldest first, generic targets last.
+#[rustfmt::skip]
+pub static PROCESSORS: &[Processor] = &[
+    // Radeon HD 2000/3000 (R600), HD 4000 (R700), HD 5000 (Evergreen), HD 6000 (Northern Islands).
+    r600("r600", 0x01),
+    r600("r630", 0x02),
+    r600("rs880", 0x03),
+    r600("rv670", 0x04),
+    r600("rv710", 0x05),
+    r600("rv730", 0x06),
+    r600("rv770", 0x07),
+    r600("cedar", 0x08),
+    r600("cypress", 0x09),
+    r600("juniper", 0x0a),
+    r600("redwood", 0x0b),
+    r600("sumo", 0x0c),
+    r600("barts", 0x0d),
+    r600("caicos", 0x0e),
+    r600("cayman", 0x0f),
+    r600("turks", 0x10),
+    // GCN GFX6 (Southern Islands).
+    gcn("gfx600", &["tahiti"], Dgpu, NONE, NONE, 0x20, None, Mm::Gfx6, true),
+    gcn("gfx601", &["pitcairn", "verde"], Dgpu, NONE, NONE, 0x21, None, Mm::Gfx6, true),
+    gcn("gfx602", &["hainan", "oland"], Dgpu, NONE, NONE, 0x3a, None, Mm::Gfx6, true),
+    // GCN GFX7 (Sea Islands).
+    gcn("gfx700", &["kaveri"], Apu, NONE, NONE, 0x22, None, Mm::Gfx7, true),
+    gcn("gfx701", &["hawaii"], Dgpu, NONE, NONE, 0x23, None, Mm::Gfx7, true),
+    gcn("gfx702", &[], Dgpu, NONE, NONE, 0x24, None, Mm::Gfx7, true),
+    gcn("gfx703", &["kabini", "mullins"], Apu, NONE, NONE, 0x25, None, Mm::Gfx7, true),
+    gcn("gfx704", &["bonaire"], Dgpu, NONE, NONE, 0x26, None, Mm::Gfx7, true),
+    gcn("gfx705", &[], Apu, NONE, NONE, 0x3b, None, Mm::Gfx7, true),
+    // GCN GFX8 (Volcanic Islands).
+    gcn("gfx801", &["carrizo"], Apu, XNACK, XNACK, 0x28, None, Mm::Gfx7, true),
+    gcn("gfx802", &["iceland", "tonga"], Dgpu, XNACK, XNACK, 0x29, None, Mm::Gfx7, true),
+    gcn("gfx803", &["fiji", "polaris10", "polaris11"], Dgpu, XNACK, XNACK, 0x2a, None, Mm::Gfx7, true),
+    gcn("gfx805", &["tongapro"], Dgpu, XNACK, XNACK, 0x3c, None, Mm::Gfx7, true),
+    gcn("gfx810", &["stoney"], Apu, XNACK, XNACK, 0x2b, None, Mm::Gfx7, true),
+    // GCN GFX9 (Vega), CDNA 1-4.
+    gcn("gfx900", &[], Dgpu, XNACK, XNACK, 0x2c, G9, Mm::Gfx7, true),
+    gcn("gfx902", &[], Apu, XNACK, XNACK, 0x2d, G9, Mm::Gfx7, true),
+    gcn("gfx904", &[], Dgpu, XNACK, XNACK, 0x2e, G9, Mm::Gfx7, true),
+    gcn("gfx906", &[], Dgpu, SRAMECC_XNACK, SRAMECC_XNACK, 0x2f, G9, Mm::Gfx7, true),
+    gcn("gfx908", &[], Dgpu, SRAMECC_XNACK, SRAMECC_XNACK, 0x30, None, Mm::Gfx7, true),
+    gcn("gfx909", &[], Apu, XNACK, XNACK, 0x31, G9, Mm::Gfx7, true),
+    gcn("gfx90a", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x3f, None, Mm::Gfx90a, true),
+    gcn("gfx90c", &[], Apu, XNACK, XNACK, 0x32, G9, Mm::Gfx7, true),
+    gcn("gfx940", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x40, G9_4, Mm::Gfx940, true),
+    gcn("gfx941", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x4b, G9_4, Mm::Gfx940, true),
+    gcn("gfx942", &[], Both, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x4c, G9_4, Mm::Gfx942, true),
+    gcn("gfx950", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x4f, G9_4, Mm::Gfx942, false),
+    // GCN GFX10.1 (RDNA 1).
+    gcn("gfx1010", &[], Dgpu, GFX10_1, XNACK, 0x33, G10_1, Mm::Gfx10, true),
+    gcn("gfx1011", &[], Dgpu, GFX10_1, XNACK, 0x34, G10_1, Mm::Gfx10, true),
+    gcn("gfx1012", &[], Dgpu, GFX10_1, XNACK, 0x35, G10_1, Mm::Gfx10, true),
+    gcn("gfx1013", &[], Apu, GFX10_1, XNACK, 0x42, G10_1, Mm::Gfx10, true),
+    // GCN GFX10.3 (RDNA 2).
+    gcn("gfx1030", &[], Dgpu, RDNA, NONE, 0x36, G10_3, Mm::Gfx10, true),
+    gcn("gfx1031", &[], Dgpu, RDNA, NONE, 0x37, G10_3, Mm::Gfx10, true),
+    gcn("gfx1032", &[], Dgpu, RDNA, NONE, 0x38, G10_3, Mm::Gfx10, true),
+    gcn("gfx1033", &[], Apu, RDNA, NONE, 0x39, G10_3, Mm::Gfx10, true),
+    gcn("gfx1034", &[], Dgpu, RDNA, NONE, 0x3e, G10_3, Mm::Gfx10, true),
+    gcn("gfx1035", &[], Apu, RDNA, NONE, 0x3d, G10_3, Mm::Gfx10, true),
+    gcn("gfx1036", &[], Apu, RDNA, NONE, 0x45, G10_3, Mm::Gfx10, true),
+    // GCN GFX11 (RDNA 3, RDNA 3.5).
+    gcn("gfx1100", &[], Dgpu, RDNA, NONE, 0x41, G11, Mm::Gfx11, true),
+    gcn("gfx1101", &[], Dgpu, RDNA, NONE, 0x46, G11, Mm::Gfx11, true),
+    gcn("gfx1102", &[], Dgpu, RDNA, NONE, 0x47, G11, Mm::Gfx11, true),
+    gcn("gfx1103", &[], Apu, RDNA, NONE, 0x44, G11, Mm::Gfx11, true),
+    gcn("gfx1150", &[], Apu, RDNA, NONE, 0x43, G11, Mm::Gfx11, true),
+    gcn("gfx1151", &[], Apu, RDNA, NONE, 0x4a, G11, Mm::Gfx11, true),
+    gcn("gfx1152", &[], Apu, RDNA, NONE, 0x55, G11, Mm::Gfx11, true),
+    gcn("gfx1153", &[], Apu, RDNA, NONE, 0x58, G11, Mm::Gfx11, false),
+    // GCN GFX12 (RDNA 4) and GFX12.5.
+    gcn("gfx1200", &[], Dgpu, RDNA, NONE, 0x48, G12, Mm::Gfx12, true),
+    gcn("gfx1201", &[], Dgpu, RDNA, NONE, 0x4e, G12, Mm::Gfx12, true),
+    gcn("gfx1250", &[], Apu, SRAMECC_XNACK, SRAMECC_XNACK, 0x49, G12_5, Mm::Gfx12, false),
+    gcn("gfx1251", &[], Apu, SRAMECC_XNACK, SRAMECC_XNACK, 0x5a, G12_5, Mm::Gfx12, false),
+    // Generic targets (code object V6 and later).
+    generic("gfx9-generic", XNACK, XNACK, 0x51, 1, Mm::Gfx7, true),
+    generic("gfx9-4-generic", SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x5f, 1, Mm::Gfx942, false),
+    generic("gfx10-1-generic", GFX10_1, XNACK, 0x52, 1, Mm::Gfx10, true),
+    generic("gfx10-3-generic", RDNA, NONE, 0x53, 1, Mm::Gfx10, true),
+    generic("gfx11-generic", RDNA, NONE, 0x54, 1, Mm::Gfx11, true),
+    generic("gfx12-generic", RDNA, NONE, 0x59, 1, Mm::Gfx12, true),
+    generic("gfx12-5-generic", SRAMECC_XNACK, SRAMECC_XNACK, 0x5b, 1, Mm::Gfx12, false),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn names_and_aliases_are_unique() {
+        let mut seen = HashSet::new();
+        for p in PROCESSORS {
+            for n in p.names() {
+                assert!(seen.insert(n), "name {n} appears twice");
+            }
+        }
+    }
+
+    #[test]
+    fn mach_values_are_unique_per_arch_and_in_range() {
+        let mut gcn = HashSet::new();
+        let mut r6 = HashSet::new();
+        for p in PROCESSORS {
+            assert_ne!(p.mach, 0, "{} has no mach value", p.name);
+            match p.arch {
+                Arch::Amdgcn => {
+                    assert!(p.mach >= 0x20, "{}: amdgcn mach in r600 range", p.name);
+                    assert!(gcn.insert(p.mach), "amdgcn mach {:#x} twice", p.mach);
+                }
+                Arch::R600 => {
+                    assert!(p.mach < 0x20, "{}: r600 mach out of range", p.name);
+                    assert!(r6.insert(p.mach), "r600 mach {:#x} twice", p.mach);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_lookup_finds_its_row() {
+        for p in PROCESSORS {
+            for n in p.names() {
+                assert_eq!(Processor::by_name(n), Some(p), "by_name({n})");
+            }
+            assert_eq!(Processor::by_arch_mach(p.arch, p.mach), Some(p));
+            match p.arch {
+                Arch::Amdgcn => assert_eq!(Processor::by_mach(p.mach), Some(p)),
+                Arch::R600 => {
+                    assert_eq!(Processor::by_r600_mach(p.mach), Some(p));
+                    assert!(Processor::by_mach(p.mach).map_or(true, |q| q.arch == Arch::Amdgcn));
+                }
+            }
+        }
+        assert!(Processor::by_name("gfx9999").is_none());
+        assert!(
+            Processor::by_name("GFX906").is_none(),
+            "names are case-sensitive"
+        );
+        assert!(Processor::by_mach(0).is_none());
+        assert!(Processor::by_mach(0x27).is_none(), "0x27 is reserved");
+    }
+
+    #[test]
+    fn features_are_sorted_and_target_id_features_are_a_subset() {
+        for p in PROCESSORS {
+            assert!(p.features.windows(2).all(|w| w[0] < w[1]), "{}", p.name);
+            assert!(p.target_id_features.windows(2).all(|w| w[0] < w[1]));
+            for f in p.target_id_features {
+                assert!(
+                    p.supports(*f),
+                    "{}: {f:?} in target ID but unsupported",
+                    p.name
+                );
+                assert!(matches!(f, Feature::Xnack | Feature::Sramecc), "{}", p.name);
+                assert!(p.has_target_id_feature(*f));
+            }
+            for f in [Feature::Xnack, Feature::Sramecc] {
+                assert_eq!(
+                    p.supports(f),
+                    p.has_target_id_feature(f),
+                    "{}: {f:?}",
+                    p.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn generic_families_point_at_generic_rows() {
+        for p in PROCESSORS {
+            assert_eq!(p.is_generic(), p.kind == DeviceKind::Generic);
+            assert_eq!(p.is_generic(), p.generic_version != 0, "{}", p.name);
+            if let Some(family) = p.generic_family {
+                let g = p
+                    .generic()
+                    .unwrap_or_else(|| panic!("{}: no row {family}", p.name));
+                assert!(g.is_generic(), "{} -> {} is not generic", p.name, g.name);
+                assert!(!p.is_generic());
+                assert!(g.generic_members().any(|m| m == p));
+                // A generic target supports only features all its members support.
+                for f in g.target_id_features {
+                    assert!(
+                        p.has_target_id_feature(*f),
+                        "{} lacks {f:?} of {}",
+                        p.name,
+                        g.name
+                    );
+                }
+            }
+            if p.is_generic() {
+                assert!(
+                    p.generic_members().count() >= 2,
+                    "{} has no members",
+                    p.name
+                );
+                assert!(p.generic_family.is_none());
+                assert!(p.aliases.is_empty());
+            } else {
+                assert_eq!(p.generic_members().count(), 0);
+            }
+        }
+    }
+
+    #[test]
+    fn known_values() {
+        let mach = |n: &str| Processor::by_name(n).unwrap().mach;
+        for (name, value) in [
+            ("r600", 0x01),
+            ("turks", 0x10),
+            ("gfx600", 0x20),
+            ("gfx602", 0x3a),
+            ("gfx801", 0x28),
+            ("gfx900", 0x2c),
+            ("gfx906", 0x2f),
+            ("gfx908", 0x30),
+            ("gfx90a", 0x3f),
+            ("gfx90c", 0x32),
+            ("gfx940", 0x40),
+            ("gfx941", 0x4b),
+            ("gfx942", 0x4c),
+            ("gfx950", 0x4f),
+            ("gfx1013", 0x42),
+            ("gfx1030", 0x36),
+            ("gfx1036", 0x45),
+            ("gfx1100", 0x41),
+            ("gfx1151", 0x4a),
+            ("gfx1152", 0x55),
+            ("gfx1153", 0x58),
+            ("gfx1200", 0x48),
+            ("gfx1201", 0x4e),
+            ("gfx1250", 0x49),
+            ("gfx9-generic", 0x51),
+            ("gfx9-4-generic", 0x5f),
+            ("gfx10-1-generic", 0x52),
+            ("gfx10-3-generic", 0x53),
+            ("gfx11-generic", 0x54),
+            ("gfx12-generic", 0x59),
+        ] {
+            assert_eq!(mach(name), value, "{name}");
+        }
+        let g9 = Processor::by_name("gfx9-generic").unwrap();
+        assert_eq!(g9.generic_version, 1);
+        let members: Vec<_> = g9.generic_members().map(|p| p.name).collect();
+        assert_eq!(
+            members,
+            ["gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"]
+        );
+        assert_eq!(Processor::by_name("tonga").unwrap().name, "gfx802");
+        assert_eq!(Processor::by_name("oland").unwrap().name, "gfx602");
+        assert_eq!(Processor::by_name("tongapro").unwrap().name, "gfx805");
+        let mm = |n: &str| Processor::by_name(n).unwrap().memory_model;
+        assert_eq!(mm("gfx601"), MemoryModelFamily::Gfx6);
+        assert_eq!(mm("gfx803"), MemoryModelFamily::Gfx7);
+        assert_eq!(mm("gfx9-generic"), MemoryModelFamily::Gfx7);
+        assert_eq!(mm("gfx90a"), MemoryModelFamily::Gfx90a);
+        assert_eq!(mm("gfx941"), MemoryModelFamily::Gfx940);
+        assert_eq!(mm("gfx9-4-generic"), MemoryModelFamily::Gfx942);
+        assert_eq!(mm("gfx1036"), MemoryModelFamily::Gfx10);
+        assert_eq!(mm("gfx11-generic"), MemoryModelFamily::Gfx11);
+        assert_eq!(mm("gfx1201"), MemoryModelFamily::Gfx12);
+        assert_eq!(mm("cayman"), MemoryModelFamily::R600);
+    }
+
+    #[test]
+    fn families_of_the_brief() {
+        // Every processor of the original specification's table is present.
+        for name in [
+            "r600",
+            "r630",
+            "rs880",
+            "rv670",
+            "rv710",
+            "rv730",
+            "rv770",
+            "cedar",
+            "cypress",
+            "juniper",
+            "redwood",
+            "sumo",
+            "barts",
+            "caicos",
+            "cayman",
+            "turks",
+            "gfx600",
+            "tahiti",
+            "gfx601",
+            "hainan",
+            "oland",
+            "pitcairn",
+            "verde",
+            "gfx700",
+            "kaveri",
+            "gfx701",
+            "hawaii",
+            "gfx702",
+            "gfx703",
+            "kabini",
+            "mullins",
+            "gfx704",
+            "bonaire",
+            "gfx801",
+            "carrizo",
+            "gfx802",
+            "iceland",
+            "tonga",
+            "gfx803",
+            "fiji",
+            "polaris10",
+            "polaris11",
+            "gfx810",
+            "stoney",
+            "gfx900",
+            "gfx902",
+            "gfx904",
+            "gfx906",
+            "gfx908",
+            "gfx909",
+            "gfx1010",
+            "gfx1011",
+            "gfx1012",
+            "gfx1030",
+        ] {
+            assert!(Processor::by_name(name).is_some(), "{name} missing");
+        }
+    }
+}
