@@ -1,0 +1,312 @@
+//! Reading an AMDGPU ELF code object: header, `e_flags`, metadata note.
+
+use crate::eflags::{EFlags, EFlagsIssue, TargetIdFromFlagsError};
+use crate::error::{Error, ErrorKind};
+use crate::metadata::{Kernel, Metadata};
+use gfxkit_spec::elf::{ELFOSABI_AMDGPU_HSA, EM_AMDGPU, NOTE_OWNER_AMDGPU, NT_AMDGPU_METADATA};
+use gfxkit_spec::{Arch, CodeObjectVersion, EFlagsLayout, OsAbi, Processor};
+use gfxkit_target_id::TargetId;
+use object::elf::{FileHeader32, FileHeader64, ELFCLASS32, ELFCLASS64, ELFDATA2LSB};
+use object::read::elf::{FileHeader, ProgramHeader, SectionHeader};
+use object::LittleEndian;
+use std::fmt;
+
+/// Size of `e_ident` plus the fields up to `e_flags` in a 32-bit header (the smallest one).
+const EHDR32_SIZE: u64 = 52;
+const EHDR64_SIZE: u64 = 64;
+
+/// An AMDGPU code object: the ELF header decoded, and the `NT_AMDGPU_METADATA` note if present.
+/// Borrows from the input bytes.
+#[derive(Debug, Clone)]
+pub struct CodeObject<'data> {
+    data: &'data [u8],
+    arch: Arch,
+    os_abi: OsAbi,
+    abi_version: u8,
+    e_type: u16,
+    flags: EFlags,
+    version: Option<CodeObjectVersion>,
+    metadata: Option<Metadata<'data>>,
+    metadata_offset: Option<u64>,
+}
+
+/// Something about a code object that does not fit the rules, found by [`CodeObject::issues`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Issue {
+    /// From `e_flags`.
+    EFlags(EFlagsIssue),
+    /// `amdhsa.target` names another target ID than `e_flags`.
+    TargetMismatch {
+        /// From `e_flags`.
+        e_flags: String,
+        /// From the metadata.
+        metadata: String,
+    },
+    /// An HSA code object of a version gfxkit does not know.
+    UnknownVersion(CodeObjectVersion),
+}
+
+impl fmt::Display for Issue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Issue::EFlags(i) => i.fmt(f),
+            Issue::TargetMismatch { e_flags, metadata } => {
+                write!(f, "e_flags say {e_flags} but amdhsa.target says {metadata}")
+            }
+            Issue::UnknownVersion(v) => write!(f, "unknown code object version {v}"),
+        }
+    }
+}
+
+impl<'data> CodeObject<'data> {
+    /// Parses an AMDGPU code object: 64-bit little-endian ELF for amdgcn, 32-bit for r600.
+    pub fn parse(data: &'data [u8]) -> Result<CodeObject<'data>, Error> {
+        if data.len() < 4 || &data[..4] != b"\x7fELF" {
+            if data.len() < 4 && b"\x7fELF".starts_with(data) && !data.is_empty() {
+                return Err(truncated("ELF identification", 0, 16, data.len()));
+            }
+            return Err(Error::new(ErrorKind::NotElf, 0));
+        }
+        if data.len() < 16 {
+            return Err(truncated("ELF identification", 0, 16, data.len()));
+        }
+        let class = data[4];
+        let encoding = data[5];
+        if encoding != ELFDATA2LSB {
+            return Err(Error::new(
+                ErrorKind::BadIdent {
+                    detail: format!(
+                        "EI_DATA is {encoding}, AMDGPU code objects are little-endian (1)"
+                    ),
+                },
+                5,
+            ));
+        }
+        match class {
+            ELFCLASS64 => {
+                check_len(data, EHDR64_SIZE)?;
+                let header = FileHeader64::<LittleEndian>::parse(data)
+                    .map_err(|e| bad_elf(format!("ELF header: {e}"), 0))?;
+                CodeObject::from_header(data, header, Arch::Amdgcn)
+            }
+            ELFCLASS32 => {
+                check_len(data, EHDR32_SIZE)?;
+                let header = FileHeader32::<LittleEndian>::parse(data)
+                    .map_err(|e| bad_elf(format!("ELF header: {e}"), 0))?;
+                CodeObject::from_header(data, header, Arch::R600)
+            }
+            other => Err(Error::new(
+                ErrorKind::BadIdent {
+                    detail: format!("EI_CLASS is {other}, expected 1 (32-bit) or 2 (64-bit)"),
+                },
+                4,
+            )),
+        }
+    }
+
+    fn from_header<H: FileHeader<Endian = LittleEndian>>(
+        data: &'data [u8],
+        header: &'data H,
+        arch: Arch,
+    ) -> Result<CodeObject<'data>, Error> {
+        let e = LittleEndian;
+        let machine = header.e_machine(e);
+        if machine != EM_AMDGPU {
+            return Err(Error::new(ErrorKind::NotAmdgpu { machine }, 18));
+        }
+        let ident = header.e_ident();
+        let os_abi = OsAbi(ident.os_abi);
+        let abi_version = ident.abi_version;
+        let version = if ident.os_abi == ELFOSABI_AMDGPU_HSA && arch == Arch::Amdgcn {
+            CodeObjectVersion::from_abi_version(abi_version)
+        } else {
+            None
+        };
+        // HSA objects follow their version's layout; PAL, Mesa and others use the V3 bits.
+        let layout = version.map_or(EFlagsLayout::V3, CodeObjectVersion::eflags_layout);
+        let flags = EFlags::decode_layout(header.e_flags(e), layout);
+
+        let (metadata_desc, metadata_offset) = find_metadata_note(data, header)?;
+        let metadata = match (metadata_desc, metadata_offset) {
+            (Some(desc), Some(off)) => Some(Metadata::parse(desc, off)?),
+            _ => None,
+        };
+        Ok(CodeObject {
+            data,
+            arch,
+            os_abi,
+            abi_version,
+            e_type: header.e_type(e),
+            flags,
+            version,
+            metadata,
+            metadata_offset,
+        })
+    }
+
+    /// The bytes the code object was parsed from.
+    pub fn data(&self) -> &'data [u8] {
+        self.data
+    }
+
+    /// `amdgcn` for 64-bit code objects, `r600` for 32-bit ones.
+    pub fn arch(&self) -> Arch {
+        self.arch
+    }
+
+    /// `EI_OSABI`.
+    pub fn os_abi(&self) -> OsAbi {
+        self.os_abi
+    }
+
+    /// `EI_ABIVERSION` as found.
+    pub fn abi_version(&self) -> u8 {
+        self.abi_version
+    }
+
+    /// The HSA code-object version (from `EI_ABIVERSION`); `None` for non-HSA objects.
+    pub fn code_object_version(&self) -> Option<CodeObjectVersion> {
+        self.version
+    }
+
+    /// `e_type` (1 relocatable, 3 shared object: what the HSA loader takes).
+    pub fn elf_type(&self) -> u16 {
+        self.e_type
+    }
+
+    /// The raw `e_flags`.
+    pub fn e_flags(&self) -> u32 {
+        self.flags.raw()
+    }
+
+    /// `e_flags` decoded with the layout of this object's version.
+    pub fn flags(&self) -> &EFlags {
+        &self.flags
+    }
+
+    /// The processor `e_flags` names, if known.
+    pub fn processor(&self) -> Option<&'static Processor> {
+        self.flags.processor()
+    }
+
+    /// The target ID `e_flags` describe.
+    pub fn target_id(&self) -> Result<TargetId, TargetIdFromFlagsError> {
+        self.flags.target_id()
+    }
+
+    /// The decoded `NT_AMDGPU_METADATA` note, if the object has one (V3 and later).
+    pub fn metadata(&self) -> Option<&Metadata<'data>> {
+        self.metadata.as_ref()
+    }
+
+    /// Byte offset of the metadata note's descriptor in the code object.
+    pub fn metadata_offset(&self) -> Option<u64> {
+        self.metadata_offset
+    }
+
+    /// The kernels listed in the metadata (empty without metadata).
+    pub fn kernels(&self) -> &[Kernel<'data>] {
+        self.metadata.as_ref().map_or(&[], |m| m.kernels())
+    }
+
+    /// Everything that does not fit the rules: `e_flags` issues, a metadata target that names
+    /// another target ID, an unknown code-object version. Empty for objects LLVM writes.
+    pub fn issues(&self) -> Vec<Issue> {
+        let mut out: Vec<Issue> = self.flags.issues().into_iter().map(Issue::EFlags).collect();
+        if let Some(v) = self.version {
+            if !v.is_known() {
+                out.push(Issue::UnknownVersion(v));
+            }
+        }
+        // Code object V4+ metadata spells the target ID as e_flags do; V3 used another syntax.
+        let v4_or_later = self.version.is_some_and(|v| v >= CodeObjectVersion::V4);
+        if let (true, Ok(id), Some(meta)) = (
+            v4_or_later,
+            self.target_id(),
+            self.metadata().and_then(|m| m.target_id_str()),
+        ) {
+            match TargetId::parse(meta) {
+                Ok(m) if m == id => {}
+                _ => out.push(Issue::TargetMismatch {
+                    e_flags: id.to_string(),
+                    metadata: meta.to_owned(),
+                }),
+            }
+        }
+        out
+    }
+}
+
+fn truncated(what: &'static str, offset: u64, needed: u64, available: usize) -> Error {
+    Error::new(
+        ErrorKind::Truncated {
+            what,
+            needed,
+            available: available as u64,
+        },
+        offset,
+    )
+}
+
+fn check_len(data: &[u8], needed: u64) -> Result<(), Error> {
+    if (data.len() as u64) < needed {
+        return Err(truncated("ELF header", 0, needed, data.len()));
+    }
+    Ok(())
+}
+
+fn bad_elf(detail: String, offset: u64) -> Error {
+    Error::new(ErrorKind::BadElf { detail }, offset)
+}
+
+/// The `NT_AMDGPU_METADATA` note's descriptor and its offset: from `SHT_NOTE` sections, or from
+/// `PT_NOTE` segments when the object has no section headers.
+#[allow(clippy::type_complexity)]
+fn find_metadata_note<'data, H: FileHeader<Endian = LittleEndian>>(
+    data: &'data [u8],
+    header: &'data H,
+) -> Result<(Option<&'data [u8]>, Option<u64>), Error> {
+    let e = LittleEndian;
+    let shoff: u64 = header.e_shoff(e).into();
+    let sections = header
+        .section_headers(e, data)
+        .map_err(|err| bad_elf(format!("section header table: {err}"), shoff))?;
+    let mut regions: Vec<(
+        u64,
+        Option<Result<object::read::elf::NoteIterator<'data, H>, object::Error>>,
+    )> = Vec::new();
+    for sh in sections {
+        let off: u64 = sh.sh_offset(e).into();
+        regions.push((off, sh.notes(e, data).transpose()));
+    }
+    if sections.is_empty() {
+        let phoff: u64 = header.e_phoff(e).into();
+        let segments = header
+            .program_headers(e, data)
+            .map_err(|err| bad_elf(format!("program header table: {err}"), phoff))?;
+        for ph in segments {
+            let off: u64 = ph.p_offset(e).into();
+            regions.push((off, ph.notes(e, data).transpose()));
+        }
+    }
+    for (region_offset, notes) in regions {
+        let Some(notes) = notes else { continue };
+        let mut notes =
+            notes.map_err(|err| bad_elf(format!("note section: {err}"), region_offset))?;
+        loop {
+            let note = match notes.next() {
+                Ok(Some(n)) => n,
+                Ok(None) => break,
+                Err(err) => return Err(bad_elf(format!("note: {err}"), region_offset)),
+            };
+            if note.n_type(e) == NT_AMDGPU_METADATA && note.name() == NOTE_OWNER_AMDGPU.as_bytes() {
+                let desc = note.desc();
+                // The descriptor is a sub-slice of `data`: its offset is the pointer difference.
+                let offset = (desc.as_ptr() as usize).wrapping_sub(data.as_ptr() as usize) as u64;
+                return Ok((Some(desc), Some(offset)));
+            }
+        }
+    }
+    Ok((None, None))
+}

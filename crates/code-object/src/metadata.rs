@@ -1,0 +1,370 @@
+//! The `NT_AMDGPU_METADATA` note (code object V3 and later): a MessagePack map with
+//! `amdhsa.version`, `amdhsa.target` and `amdhsa.kernels`. Source: AMDGPUUsage "Code Object V3
+//! Metadata" and later sections.
+//!
+//! The decoded tree borrows its strings from the code object; [`Metadata::to_json`] gives a
+//! serializable view of the whole tree for `--json` output.
+
+use crate::error::{Error, ErrorKind};
+use rmpv::ValueRef;
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
+
+/// Largest metadata note gfxkit decodes (the MessagePack of a code object with thousands of
+/// kernels is a few MiB).
+pub const MAX_METADATA_SIZE: usize = 64 << 20;
+/// Deepest nesting of MessagePack arrays and maps accepted (the schema needs 4).
+pub const MAX_METADATA_DEPTH: usize = 32;
+
+/// One kernel of `amdhsa.kernels`. Fields other than `name` are `None` when the metadata does
+/// not have them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Kernel<'data> {
+    /// `.name`: the source-level kernel name.
+    pub name: &'data str,
+    /// `.symbol`: the kernel-descriptor symbol (`<name>.kd`).
+    pub symbol: Option<&'data str>,
+    /// `.kernarg_segment_size` in bytes.
+    pub kernarg_segment_size: Option<u64>,
+    /// `.kernarg_segment_align` in bytes.
+    pub kernarg_segment_align: Option<u64>,
+    /// `.group_segment_fixed_size`: LDS bytes.
+    pub group_segment_fixed_size: Option<u64>,
+    /// `.private_segment_fixed_size`: scratch bytes per work-item.
+    pub private_segment_fixed_size: Option<u64>,
+    /// `.sgpr_count`.
+    pub sgpr_count: Option<u64>,
+    /// `.vgpr_count`.
+    pub vgpr_count: Option<u64>,
+    /// `.agpr_count` (GFX90A and later).
+    pub agpr_count: Option<u64>,
+    /// `.sgpr_spill_count`.
+    pub sgpr_spill_count: Option<u64>,
+    /// `.vgpr_spill_count`.
+    pub vgpr_spill_count: Option<u64>,
+    /// `.wavefront_size`.
+    pub wavefront_size: Option<u64>,
+    /// `.max_flat_workgroup_size`.
+    pub max_flat_workgroup_size: Option<u64>,
+    /// `.uses_dynamic_stack`.
+    pub uses_dynamic_stack: Option<bool>,
+}
+
+/// The decoded metadata note.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metadata<'data> {
+    root: ValueRef<'data>,
+    version: Option<[u64; 2]>,
+    target: Option<&'data str>,
+    kernels: Vec<Kernel<'data>>,
+}
+
+impl<'data> Metadata<'data> {
+    /// Decodes the note descriptor `desc`, found at byte `offset` of the code object (used in
+    /// errors).
+    pub fn parse(desc: &'data [u8], offset: u64) -> Result<Metadata<'data>, Error> {
+        let bad = |detail: String| Error::new(ErrorKind::BadMetadata { detail }, offset);
+        if desc.len() > MAX_METADATA_SIZE {
+            return Err(Error::new(
+                ErrorKind::TooLarge {
+                    what: "metadata note",
+                    value: desc.len() as u64,
+                    limit: MAX_METADATA_SIZE as u64,
+                },
+                offset,
+            ));
+        }
+        if desc.is_empty() {
+            return Err(bad("the note is empty".into()));
+        }
+        let mut rd = desc;
+        let root = rmpv::decode::read_value_ref_with_max_depth(&mut rd, MAX_METADATA_DEPTH)
+            .map_err(|e| bad(format!("invalid MessagePack: {e}")))?;
+        let map = match &root {
+            ValueRef::Map(m) => m,
+            other => return Err(bad(format!("top level is {}, expected a map", kind(other)))),
+        };
+        let version = match lookup(map, "amdhsa.version") {
+            None => None,
+            Some(ValueRef::Array(a)) if a.len() == 2 => match (a[0].as_u64(), a[1].as_u64()) {
+                (Some(major), Some(minor)) => Some([major, minor]),
+                _ => return Err(bad("amdhsa.version is not two integers".into())),
+            },
+            Some(_) => return Err(bad("amdhsa.version is not a [major, minor] array".into())),
+        };
+        let target = match lookup(map, "amdhsa.target") {
+            None => None,
+            Some(v) => Some(str_of(v).ok_or_else(|| bad("amdhsa.target is not a string".into()))?),
+        };
+        let mut kernels = Vec::new();
+        match lookup(map, "amdhsa.kernels") {
+            None => {}
+            Some(ValueRef::Array(list)) => {
+                for (i, k) in list.iter().enumerate() {
+                    kernels.push(kernel(k).map_err(|d| bad(format!("kernel {i}: {d}")))?);
+                }
+            }
+            Some(_) => return Err(bad("amdhsa.kernels is not an array".into())),
+        }
+        Ok(Metadata {
+            root,
+            version,
+            target,
+            kernels,
+        })
+    }
+
+    /// `amdhsa.version` (`[1, 2]` for code object V5 metadata).
+    pub fn version(&self) -> Option<[u64; 2]> {
+        self.version
+    }
+
+    /// `amdhsa.target`: `amdgcn-amd-amdhsa--<target ID>`.
+    pub fn target(&self) -> Option<&'data str> {
+        self.target
+    }
+
+    /// The target ID part of `amdhsa.target` (after `--`), when present.
+    pub fn target_id_str(&self) -> Option<&'data str> {
+        self.target
+            .and_then(|t| t.split_once("--").map(|(_, id)| id))
+            .filter(|id| !id.is_empty())
+    }
+
+    /// `amdhsa.kernels`, in file order.
+    pub fn kernels(&self) -> &[Kernel<'data>] {
+        &self.kernels
+    }
+
+    /// The whole decoded tree.
+    pub fn root(&self) -> &ValueRef<'data> {
+        &self.root
+    }
+
+    /// A serializable view of the whole tree (maps become JSON objects with string keys,
+    /// binary data becomes an array of bytes).
+    pub fn to_json(&self) -> MetadataJson<'_, 'data> {
+        MetadataJson(&self.root)
+    }
+}
+
+/// Serializes a MessagePack value as JSON-like data (see [`Metadata::to_json`]).
+#[derive(Debug, Clone, Copy)]
+pub struct MetadataJson<'a, 'data>(pub &'a ValueRef<'data>);
+
+impl Serialize for MetadataJson<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            ValueRef::Nil => s.serialize_unit(),
+            ValueRef::Boolean(b) => s.serialize_bool(*b),
+            ValueRef::Integer(i) => match (i.as_u64(), i.as_i64()) {
+                (Some(u), _) => s.serialize_u64(u),
+                (None, Some(v)) => s.serialize_i64(v),
+                _ => s.serialize_unit(),
+            },
+            ValueRef::F32(f) => s.serialize_f32(*f),
+            ValueRef::F64(f) => s.serialize_f64(*f),
+            ValueRef::String(st) => match st.as_str() {
+                Some(t) => s.serialize_str(t),
+                None => s.serialize_str(&String::from_utf8_lossy(st.as_bytes())),
+            },
+            ValueRef::Binary(b) | ValueRef::Ext(_, b) => s.collect_seq(b.iter()),
+            ValueRef::Array(a) => {
+                let mut seq = s.serialize_seq(Some(a.len()))?;
+                for v in a {
+                    seq.serialize_element(&MetadataJson(v))?;
+                }
+                seq.end()
+            }
+            ValueRef::Map(m) => {
+                let mut map = s.serialize_map(Some(m.len()))?;
+                for (k, v) in m {
+                    match str_of(k) {
+                        Some(key) => map.serialize_entry(key, &MetadataJson(v))?,
+                        None => map.serialize_entry(&k.to_string(), &MetadataJson(v))?,
+                    }
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+fn kind(v: &ValueRef<'_>) -> &'static str {
+    match v {
+        ValueRef::Nil => "nil",
+        ValueRef::Boolean(_) => "a boolean",
+        ValueRef::Integer(_) => "an integer",
+        ValueRef::F32(_) | ValueRef::F64(_) => "a float",
+        ValueRef::String(_) => "a string",
+        ValueRef::Binary(_) => "binary data",
+        ValueRef::Array(_) => "an array",
+        ValueRef::Map(_) => "a map",
+        ValueRef::Ext(..) => "an extension value",
+    }
+}
+
+fn str_of<'data>(v: &ValueRef<'data>) -> Option<&'data str> {
+    match v {
+        ValueRef::String(s) => s.into_str(),
+        _ => None,
+    }
+}
+
+fn lookup<'v, 'data>(
+    map: &'v [(ValueRef<'data>, ValueRef<'data>)],
+    key: &str,
+) -> Option<&'v ValueRef<'data>> {
+    map.iter()
+        .find(|(k, _)| str_of(k) == Some(key))
+        .map(|(_, v)| v)
+}
+
+fn kernel<'data>(v: &ValueRef<'data>) -> Result<Kernel<'data>, String> {
+    let ValueRef::Map(map) = v else {
+        return Err(format!("is {}, expected a map", kind(v)));
+    };
+    let string = |key: &str| -> Result<Option<&'data str>, String> {
+        match lookup(map, key) {
+            None => Ok(None),
+            Some(v) => str_of(v)
+                .map(Some)
+                .ok_or_else(|| format!("{key} is {}, expected a string", kind(v))),
+        }
+    };
+    let int = |key: &str| -> Result<Option<u64>, String> {
+        match lookup(map, key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| format!("{key} is {}, expected an unsigned integer", kind(v))),
+        }
+    };
+    let boolean = |key: &str| -> Result<Option<bool>, String> {
+        match lookup(map, key) {
+            None => Ok(None),
+            Some(ValueRef::Boolean(b)) => Ok(Some(*b)),
+            Some(v) => Err(format!("{key} is {}, expected a boolean", kind(v))),
+        }
+    };
+    let name = string(".name")?.ok_or_else(|| "has no .name".to_owned())?;
+    Ok(Kernel {
+        name,
+        symbol: string(".symbol")?,
+        kernarg_segment_size: int(".kernarg_segment_size")?,
+        kernarg_segment_align: int(".kernarg_segment_align")?,
+        group_segment_fixed_size: int(".group_segment_fixed_size")?,
+        private_segment_fixed_size: int(".private_segment_fixed_size")?,
+        sgpr_count: int(".sgpr_count")?,
+        vgpr_count: int(".vgpr_count")?,
+        agpr_count: int(".agpr_count")?,
+        sgpr_spill_count: int(".sgpr_spill_count")?,
+        vgpr_spill_count: int(".vgpr_spill_count")?,
+        wavefront_size: int(".wavefront_size")?,
+        max_flat_workgroup_size: int(".max_flat_workgroup_size")?,
+        uses_dynamic_stack: boolean(".uses_dynamic_stack")?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmpv::Value;
+
+    fn encode(v: &Value) -> Vec<u8> {
+        let mut out = Vec::new();
+        rmpv::encode::write_value(&mut out, v).unwrap();
+        out
+    }
+
+    fn s(x: &str) -> Value {
+        Value::from(x)
+    }
+
+    fn sample() -> Value {
+        Value::Map(vec![
+            (
+                s("amdhsa.version"),
+                Value::Array(vec![Value::from(1u8), Value::from(2u8)]),
+            ),
+            (s("amdhsa.target"), s("amdgcn-amd-amdhsa--gfx90a:xnack-")),
+            (
+                s("amdhsa.kernels"),
+                Value::Array(vec![Value::Map(vec![
+                    (s(".name"), s("k")),
+                    (s(".symbol"), s("k.kd")),
+                    (s(".kernarg_segment_size"), Value::from(16u8)),
+                    (s(".sgpr_count"), Value::from(10u8)),
+                    (s(".vgpr_count"), Value::from(3u8)),
+                    (s(".agpr_count"), Value::from(0u8)),
+                    (s(".wavefront_size"), Value::from(64u8)),
+                    (s(".uses_dynamic_stack"), Value::from(false)),
+                ])]),
+            ),
+        ])
+    }
+
+    #[test]
+    fn decodes_kernels_and_header() {
+        let bytes = encode(&sample());
+        let m = Metadata::parse(&bytes, 0x40).unwrap();
+        assert_eq!(m.version(), Some([1, 2]));
+        assert_eq!(m.target_id_str(), Some("gfx90a:xnack-"));
+        let k = &m.kernels()[0];
+        assert_eq!(k.name, "k");
+        assert_eq!(k.symbol, Some("k.kd"));
+        assert_eq!(k.kernarg_segment_size, Some(16));
+        assert_eq!(k.vgpr_count, Some(3));
+        assert_eq!(k.agpr_count, Some(0));
+        assert_eq!(k.group_segment_fixed_size, None);
+        assert_eq!(k.uses_dynamic_stack, Some(false));
+        let json = serde_json::to_value(m.to_json()).unwrap();
+        assert_eq!(json["amdhsa.kernels"][0][".name"], "k");
+        assert_eq!(json["amdhsa.version"][1], 2);
+    }
+
+    #[test]
+    fn bad_shapes_are_typed_errors_with_offset() {
+        let cases: Vec<(Vec<u8>, &str)> = vec![
+            (vec![0xa5, b'a'], "invalid MessagePack"),
+            (vec![], "the note is empty"),
+            (encode(&Value::from(3u8)), "top level is an integer"),
+            (
+                encode(&Value::Map(vec![(s("amdhsa.kernels"), Value::from(1u8))])),
+                "amdhsa.kernels is not an array",
+            ),
+            (
+                encode(&Value::Map(vec![(
+                    s("amdhsa.kernels"),
+                    Value::Array(vec![Value::Map(vec![])]),
+                )])),
+                "kernel 0: has no .name",
+            ),
+            (
+                encode(&Value::Map(vec![(
+                    s("amdhsa.kernels"),
+                    Value::Array(vec![Value::Map(vec![
+                        (s(".name"), s("a")),
+                        (s(".sgpr_count"), s("many")),
+                    ])]),
+                )])),
+                "kernel 0: .sgpr_count is a string, expected an unsigned integer",
+            ),
+            // A declared array of 2^32-1 elements in 5 bytes: fails on the missing data.
+            (vec![0xdd, 0xff, 0xff, 0xff, 0xff], "invalid MessagePack"),
+        ];
+        for (bytes, want) in cases {
+            let e = Metadata::parse(&bytes, 0x1234).unwrap_err();
+            assert_eq!(e.offset(), 0x1234);
+            assert!(e.to_string().contains(want), "{e} does not contain {want}");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_refused() {
+        let mut bytes = vec![0x91; 10_000]; // fixarray(1) nested 10000 deep
+        bytes.push(0xc0);
+        assert!(Metadata::parse(&bytes, 0).is_err());
+    }
+}
