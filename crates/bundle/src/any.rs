@@ -1,0 +1,272 @@
+//! Either kind of bundle, and bundles laid back to back (a dumped `.hip_fatbin`).
+
+use crate::compressed::{self, DecompressOptions, Header};
+use crate::error::{Error, ErrorKind, Result};
+use crate::limits::MAX_CONCATENATED;
+use crate::read::{self, Bundle};
+use std::borrow::Cow;
+
+/// The container format of one bundle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// `__CLANG_OFFLOAD_BUNDLE__`.
+    Uncompressed,
+    /// `CCOB`.
+    Ccob,
+}
+
+impl Format {
+    /// `uncompressed` or `ccob`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Uncompressed => "uncompressed",
+            Format::Ccob => "ccob",
+        }
+    }
+}
+
+/// Which format `data` starts with, if any.
+pub fn detect(data: &[u8]) -> Option<Format> {
+    if read::is_bundle(data) {
+        Some(Format::Uncompressed)
+    } else if compressed::is_ccob(data) {
+        Some(Format::Ccob)
+    } else {
+        None
+    }
+}
+
+/// A bundle of either format, with its uncompressed bytes (borrowed for an uncompressed bundle,
+/// owned after decompression).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnyBundle<'data> {
+    /// Format in the input.
+    pub format: Format,
+    /// Offset of the bundle in the input handed to [`iter_concatenated`] (0 for
+    /// [`AnyBundle::parse`]).
+    pub offset: u64,
+    /// Bytes the bundle occupies in the input (compressed size for CCOB).
+    pub extent: u64,
+    /// The CCOB header, for compressed bundles.
+    pub ccob: Option<Header>,
+    /// Whether the CCOB hash matched (always true unless [`HashCheck::Warn`] let a mismatch
+    /// through); `None` for uncompressed bundles.
+    ///
+    /// [`HashCheck::Warn`]: crate::compressed::HashCheck::Warn
+    pub hash_ok: Option<bool>,
+    data: Cow<'data, [u8]>,
+}
+
+impl<'data> AnyBundle<'data> {
+    /// Parses the bundle at the start of `data`, decompressing a CCOB one. `data` may extend
+    /// past the bundle; [`extent`](Self::extent) says where it ends.
+    pub fn parse(data: &'data [u8], opts: &DecompressOptions) -> Result<AnyBundle<'data>> {
+        match detect(data) {
+            Some(Format::Uncompressed) => {
+                let b = Bundle::parse(data)?;
+                Ok(AnyBundle {
+                    format: Format::Uncompressed,
+                    offset: 0,
+                    extent: b.extent(),
+                    ccob: None,
+                    hash_ok: None,
+                    data: Cow::Borrowed(b.as_bytes()),
+                })
+            }
+            Some(Format::Ccob) => {
+                let d = compressed::decompress_ccob(data, opts)?;
+                let hash_ok = d.hash_ok();
+                // The content must itself be an uncompressed bundle.
+                Bundle::parse(&d.data).map_err(|e| {
+                    Error::new(ErrorKind::Invalid(format!(
+                        "decompressed content is not a valid bundle: {e}"
+                    )))
+                })?;
+                Ok(AnyBundle {
+                    format: Format::Ccob,
+                    offset: 0,
+                    extent: d.extent,
+                    ccob: Some(d.header),
+                    hash_ok: Some(hash_ok),
+                    data: Cow::Owned(d.data),
+                })
+            }
+            None => Err(Error::at(
+                ErrorKind::BadMagic {
+                    expected: "__CLANG_OFFLOAD_BUNDLE__ or CCOB",
+                },
+                0,
+            )),
+        }
+    }
+
+    /// The uncompressed bundle bytes.
+    pub fn uncompressed(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// The uncompressed bundle bytes, by value.
+    pub fn into_uncompressed(self) -> Cow<'data, [u8]> {
+        self.data
+    }
+
+    /// The parsed uncompressed bundle (cheap: reads the header only).
+    pub fn bundle(&self) -> Result<Bundle<'_>> {
+        Bundle::parse(&self.data)
+    }
+}
+
+/// Where a bundle lies in a buffer of bundles laid back to back, found without decompressing
+/// (except a v1 zlib bundle, whose end is known only by decoding it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// Offset in the input.
+    pub offset: u64,
+    /// Bytes the bundle occupies.
+    pub len: u64,
+    /// Format.
+    pub format: Format,
+    /// CCOB header, for compressed bundles.
+    pub ccob: Option<Header>,
+}
+
+fn span_at(data: &[u8], offset: u64) -> Result<Span> {
+    let here = &data[offset as usize..];
+    match detect(here) {
+        Some(Format::Uncompressed) => {
+            let b = Bundle::parse(here).map_err(|e| e.shifted(offset))?;
+            Ok(Span {
+                offset,
+                len: b.extent(),
+                format: Format::Uncompressed,
+                ccob: None,
+            })
+        }
+        Some(Format::Ccob) => {
+            let h = Header::parse(here).map_err(|e| e.shifted(offset))?;
+            let len = h.extent(here).map_err(|e| e.shifted(offset))?;
+            Ok(Span {
+                offset,
+                len,
+                format: Format::Ccob,
+                ccob: Some(h),
+            })
+        }
+        None => Err(Error::at(
+            ErrorKind::Garbage {
+                byte: here.first().copied().unwrap_or(0),
+            },
+            offset,
+        )),
+    }
+}
+
+/// Skips zero padding from `pos`; returns the next non-zero offset or `None` at the end.
+fn skip_padding(data: &[u8], pos: u64) -> Option<u64> {
+    data.get(pos as usize..)?
+        .iter()
+        .position(|&b| b != 0)
+        .map(|i| pos + i as u64)
+}
+
+/// Finds every bundle in `data`, laid back to back with zero padding between (a dumped
+/// `.hip_fatbin`), without decompressing v2/v3 bundles. Non-zero bytes that do not start a
+/// bundle are an error naming their offset. An input holding no bundle yields no span.
+pub fn scan_concatenated(data: &[u8]) -> Result<Vec<Span>> {
+    let mut spans = Vec::new();
+    let mut pos = 0u64;
+    while let Some(start) = skip_padding(data, pos) {
+        if spans.len() >= MAX_CONCATENATED {
+            return Err(Error::at(
+                ErrorKind::TooManyEntries {
+                    count: spans.len() as u64 + 1,
+                    limit: MAX_CONCATENATED as u64,
+                },
+                start,
+            ));
+        }
+        let s = span_at(data, start)?;
+        pos = start + s.len.max(1);
+        spans.push(s);
+    }
+    Ok(spans)
+}
+
+/// Iterator over bundles laid back to back; see [`iter_concatenated`].
+#[derive(Debug, Clone)]
+pub struct Concatenated<'data> {
+    data: &'data [u8],
+    pos: u64,
+    align: u64,
+    opts: DecompressOptions,
+    done: bool,
+    count: usize,
+}
+
+impl<'data> Iterator for Concatenated<'data> {
+    type Item = Result<AnyBundle<'data>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let start = skip_padding(self.data, self.pos)?;
+        let fail = |me: &mut Self, e: Error| {
+            me.done = true;
+            Some(Err(e))
+        };
+        if self.count >= MAX_CONCATENATED {
+            let e = Error::at(
+                ErrorKind::TooManyEntries {
+                    count: self.count as u64 + 1,
+                    limit: MAX_CONCATENATED as u64,
+                },
+                start,
+            );
+            return fail(self, e);
+        }
+        if self.align > 1 && start % self.align != 0 {
+            let e = Error::at(
+                ErrorKind::Invalid(format!(
+                    "bundle at {start:#x} is not aligned to {} bytes",
+                    self.align
+                )),
+                start,
+            );
+            return fail(self, e);
+        }
+        let here = &self.data[start as usize..];
+        if detect(here).is_none() {
+            let e = Error::at(ErrorKind::Garbage { byte: here[0] }, start);
+            return fail(self, e);
+        }
+        match AnyBundle::parse(here, &self.opts) {
+            Ok(mut b) => {
+                b.offset = start;
+                self.pos = start + b.extent.max(1);
+                self.count += 1;
+                Some(Ok(b))
+            }
+            Err(e) => {
+                let e = e.shifted(start);
+                fail(self, e)
+            }
+        }
+    }
+}
+
+/// Iterates over the bundles in `data` laid back to back with zero padding between (a dumped
+/// `.hip_fatbin`): uncompressed bundles end at their largest payload end, CCOB v2/v3 at their
+/// total size, v1 where their frame ends. `align` > 1 also checks that each bundle starts at a
+/// multiple of it (1 = no check). CCOB bundles are decompressed as they are reached; the
+/// iterator stops after the first error.
+pub fn iter_concatenated(data: &[u8], align: u64, opts: DecompressOptions) -> Concatenated<'_> {
+    Concatenated {
+        data,
+        pos: 0,
+        align,
+        opts,
+        done: false,
+        count: 0,
+    }
+}

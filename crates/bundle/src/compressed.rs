@@ -1,0 +1,381 @@
+//! Compressed offload bundles ("CCOB", written by clang 18 and later with `--offload-compress`).
+//!
+//! | field | v1 | v2 | v3 |
+//! |---|---|---|---|
+//! | magic `CCOB` | 0 | 0 | 0 |
+//! | u16 version | 4 | 4 | 4 |
+//! | u16 method (0 zlib, 1 zstd) | 6 | 6 | 6 |
+//! | total size incl. header | none | u32 @8 | u64 @8 |
+//! | uncompressed size | u32 @8 | u32 @12 | u64 @16 |
+//! | hash: first 8 bytes of MD5(uncompressed), LE | @12 | @16 | @24 |
+//! | payload starts | 20 | 24 | 32 |
+//!
+//! The payload is one zstd frame or zlib stream holding a whole uncompressed bundle. A v2/v3
+//! bundle is bounded by its total size (never by scanning for the next magic: compressed data
+//! may contain the bytes `CCOB`); a v1 bundle ends where its frame or stream ends.
+
+use crate::codec::{self, Method};
+use crate::error::{Error, ErrorKind, Result};
+use crate::limits::MAX_UNCOMPRESSED_SIZE;
+use std::borrow::Cow;
+
+/// Magic at the start of a compressed bundle.
+pub const MAGIC: &[u8; 4] = b"CCOB";
+
+/// Version clang 19 writes, and the default here.
+pub const DEFAULT_VERSION: u16 = 2;
+
+/// Whether `data` starts with the CCOB magic.
+pub fn is_ccob(data: &[u8]) -> bool {
+    data.starts_with(MAGIC)
+}
+
+/// A parsed CCOB header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    /// Format version (1, 2 or 3).
+    pub version: u16,
+    /// Compression method.
+    pub method: Method,
+    /// Total size including the header (v2, v3).
+    pub total_size: Option<u64>,
+    /// Size of the uncompressed bundle.
+    pub uncompressed_size: u64,
+    /// Stored hash (first 8 bytes of the MD5 of the uncompressed bundle, little-endian).
+    pub hash: u64,
+}
+
+/// Header length of a version (20, 24 or 32 bytes).
+pub fn header_len(version: u16) -> Option<u64> {
+    match version {
+        1 => Some(20),
+        2 => Some(24),
+        3 => Some(32),
+        _ => None,
+    }
+}
+
+fn le16(d: &[u8], p: usize) -> u16 {
+    u16::from_le_bytes([d[p], d[p + 1]])
+}
+fn le32(d: &[u8], p: usize) -> u64 {
+    u32::from_le_bytes([d[p], d[p + 1], d[p + 2], d[p + 3]]) as u64
+}
+fn le64(d: &[u8], p: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&d[p..p + 8]);
+    u64::from_le_bytes(b)
+}
+
+impl Header {
+    /// Parses the header at the start of `data` without decompressing. Checks the magic,
+    /// version, method, and for v2/v3 that the total size covers the header and fits in `data`.
+    pub fn parse(data: &[u8]) -> Result<Header> {
+        if !is_ccob(data) {
+            if data.len() < 4 && MAGIC.starts_with(data) {
+                return Err(Error::at(
+                    ErrorKind::Truncated {
+                        what: "compressed bundle magic",
+                        needed: 4,
+                        available: data.len() as u64,
+                    },
+                    0,
+                ));
+            }
+            return Err(Error::at(ErrorKind::BadMagic { expected: "CCOB" }, 0));
+        }
+        if data.len() < 8 {
+            return Err(Error::at(
+                ErrorKind::Truncated {
+                    what: "compressed bundle header",
+                    needed: 8,
+                    available: data.len() as u64,
+                },
+                0,
+            ));
+        }
+        let version = le16(data, 4);
+        let hlen = header_len(version)
+            .ok_or_else(|| Error::at(ErrorKind::UnsupportedCcobVersion(version), 4))?;
+        let method_raw = le16(data, 6);
+        let method = Method::from_u16(method_raw)
+            .ok_or_else(|| Error::at(ErrorKind::UnknownMethod(method_raw), 6))?;
+        if (data.len() as u64) < hlen {
+            return Err(Error::at(
+                ErrorKind::Truncated {
+                    what: "compressed bundle header",
+                    needed: hlen,
+                    available: data.len() as u64,
+                },
+                0,
+            ));
+        }
+        let (total_size, uncompressed_size, hash) = match version {
+            1 => (None, le32(data, 8), le64(data, 12)),
+            2 => (Some(le32(data, 8)), le32(data, 12), le64(data, 16)),
+            _ => (Some(le64(data, 8)), le64(data, 16), le64(data, 24)),
+        };
+        if let Some(total) = total_size {
+            if total < hlen || total > data.len() as u64 {
+                return Err(Error::at(
+                    ErrorKind::BadTotalSize {
+                        total,
+                        header_len: hlen,
+                        available: data.len() as u64,
+                    },
+                    8,
+                ));
+            }
+        }
+        Ok(Header {
+            version,
+            method,
+            total_size,
+            uncompressed_size,
+            hash,
+        })
+    }
+
+    /// This header's length.
+    pub fn header_len(&self) -> u64 {
+        header_len(self.version).unwrap_or(32)
+    }
+
+    /// The compressed payload: up to the total size for v2/v3, the rest of `data` for v1.
+    pub fn payload<'d>(&self, data: &'d [u8]) -> &'d [u8] {
+        let start = (self.header_len() as usize).min(data.len());
+        let end = self
+            .total_size
+            .map_or(data.len(), |t| (t as usize).min(data.len()))
+            .max(start);
+        &data[start..end]
+    }
+
+    /// Bytes this compressed bundle occupies in `data`: the total size for v2/v3; for v1 the
+    /// header plus the zstd frame (read from block headers) or zlib stream (decoded, bounded by
+    /// the declared size).
+    pub fn extent(&self, data: &[u8]) -> Result<u64> {
+        if let Some(t) = self.total_size {
+            return Ok(t);
+        }
+        let payload = self.payload(data);
+        let n = match self.method {
+            Method::Zstd => codec::zstd_frame_len(payload),
+            Method::Zlib => {
+                self.check_limit(MAX_UNCOMPRESSED_SIZE)?;
+                codec::decompress(self.method, payload, self.uncompressed_size, None)
+                    .map(|(_, n)| n)
+            }
+        }
+        .map_err(|e| e.shifted(self.header_len()))?;
+        Ok(self.header_len() + n)
+    }
+
+    fn check_limit(&self, limit: u64) -> Result<()> {
+        if self.uncompressed_size > limit {
+            return Err(Error::at(
+                ErrorKind::TooLarge {
+                    declared: self.uncompressed_size,
+                    limit,
+                },
+                if self.version == 3 { 16 } else { 12 },
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What to do when the stored hash does not match the decompressed data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HashCheck {
+    /// A mismatch is an error (default).
+    #[default]
+    Error,
+    /// A mismatch is reported in [`Decompressed::hash_ok`] only.
+    Warn,
+}
+
+/// Options for decompression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecompressOptions {
+    /// Hash mismatch handling.
+    pub hash: HashCheck,
+    /// Largest declared uncompressed size accepted.
+    pub max_uncompressed: u64,
+}
+
+impl Default for DecompressOptions {
+    fn default() -> Self {
+        DecompressOptions {
+            hash: HashCheck::Error,
+            max_uncompressed: MAX_UNCOMPRESSED_SIZE,
+        }
+    }
+}
+
+/// A decompressed CCOB bundle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decompressed {
+    /// The header.
+    pub header: Header,
+    /// The uncompressed bundle.
+    pub data: Vec<u8>,
+    /// Bytes the compressed bundle occupies in the input (header and payload).
+    pub extent: u64,
+    /// Hash of `data` computed the same way as the stored one.
+    pub computed_hash: u64,
+}
+
+impl Decompressed {
+    /// Whether the stored hash matches the data.
+    pub fn hash_ok(&self) -> bool {
+        self.computed_hash == self.header.hash
+    }
+}
+
+/// Decompresses the CCOB bundle at the start of `data`. The output is bounded by the declared
+/// size, whose exactness is checked; the hash is verified (see [`HashCheck`]).
+pub fn decompress_ccob(data: &[u8], opts: &DecompressOptions) -> Result<Decompressed> {
+    let header = Header::parse(data)?;
+    header.check_limit(opts.max_uncompressed)?;
+    let payload = header.payload(data);
+    let (out, used) = codec::decompress(header.method, payload, header.uncompressed_size, None)
+        .map_err(|e| e.shifted(header.header_len()))?;
+    if let Some(total) = header.total_size {
+        if header.header_len() + used != total {
+            return Err(Error::at(
+                ErrorKind::Decompress {
+                    method: header.method.name(),
+                    message: format!(
+                        "payload ends at {:#x} but the header's total size is {total:#x}",
+                        header.header_len() + used
+                    ),
+                },
+                header.header_len() + used,
+            ));
+        }
+    }
+    let computed_hash = codec::truncated_md5(&out);
+    if computed_hash != header.hash && opts.hash == HashCheck::Error {
+        return Err(Error::at(
+            ErrorKind::HashMismatch {
+                stored: header.hash,
+                computed: computed_hash,
+            },
+            if header.version == 3 {
+                24
+            } else if header.version == 2 {
+                16
+            } else {
+                12
+            },
+        ));
+    }
+    Ok(Decompressed {
+        header,
+        data: out,
+        extent: header.header_len() + used,
+        computed_hash,
+    })
+}
+
+/// Returns `data` decompressed if it is a CCOB bundle, or `data` itself otherwise (as clang does
+/// with any input).
+pub fn decompress<'d>(data: &'d [u8], opts: &DecompressOptions) -> Result<Cow<'d, [u8]>> {
+    if is_ccob(data) {
+        Ok(Cow::Owned(decompress_ccob(data, opts)?.data))
+    } else {
+        Ok(Cow::Borrowed(data))
+    }
+}
+
+/// Decompresses only the first `len` bytes (or fewer, if the bundle is smaller) of the CCOB
+/// bundle at the start of `data`: enough to read an uncompressed bundle header without
+/// decompressing the payloads. The hash cannot be checked.
+pub fn decompress_prefix(
+    data: &[u8],
+    len: usize,
+    opts: &DecompressOptions,
+) -> Result<(Header, Vec<u8>)> {
+    let header = Header::parse(data)?;
+    header.check_limit(opts.max_uncompressed)?;
+    let payload = header.payload(data);
+    let (out, _) = codec::decompress(header.method, payload, header.uncompressed_size, Some(len))
+        .map_err(|e| e.shifted(header.header_len()))?;
+    Ok((header, out))
+}
+
+/// Options for compression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompressOptions {
+    /// Method (default zstd).
+    pub method: Method,
+    /// Level; `None` = the method's default (3 for zstd, 6 for zlib).
+    pub level: Option<i32>,
+    /// CCOB version, 2 (default) or 3. A v2 request is written as v3 when a size does not fit
+    /// v2's 32-bit fields.
+    pub version: u16,
+    /// zstd worker threads; 0 (default) compresses on the calling thread, which reproduces
+    /// clang's bytes exactly. Ignored for zlib.
+    pub threads: u32,
+}
+
+impl Default for CompressOptions {
+    fn default() -> Self {
+        CompressOptions {
+            method: Method::Zstd,
+            level: None,
+            version: DEFAULT_VERSION,
+            threads: 0,
+        }
+    }
+}
+
+/// Parses the value of `COMPRESSED_BUNDLE_FORMAT_VERSION` as clang does: `2` or `3`; anything
+/// else is an error message (clang warns and keeps its default).
+pub fn version_from_env_value(value: &str) -> std::result::Result<u16, String> {
+    match value.parse::<u16>() {
+        Ok(v @ (2 | 3)) => Ok(v),
+        Ok(v) => Err(format!(
+            "invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: {v}; valid values are 2 or 3"
+        )),
+        Err(_) => Err(format!(
+            "invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: {value}"
+        )),
+    }
+}
+
+/// Compresses an uncompressed bundle (or any bytes) into a CCOB bundle.
+pub fn compress(bundle: &[u8], opts: &CompressOptions) -> Result<Vec<u8>> {
+    if !matches!(opts.version, 2 | 3) {
+        return Err(Error::new(ErrorKind::UnwritableVersion(opts.version)));
+    }
+    let level = opts.level.unwrap_or(opts.method.default_level());
+    let hash = codec::truncated_md5(bundle);
+    let body = codec::compress(opts.method, level, opts.threads, bundle)?;
+    let size = bundle.len() as u64;
+    let total_v2 = 24u64 + body.len() as u64;
+    let version = if opts.version == 2 && (size > u32::MAX as u64 || total_v2 > u32::MAX as u64) {
+        3
+    } else {
+        opts.version
+    };
+    let hlen = header_len(version).unwrap_or(32);
+    let total = hlen
+        .checked_add(body.len() as u64)
+        .ok_or(Error::new(ErrorKind::Overflow))?;
+    let mut out = Vec::with_capacity(total as usize);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&version.to_le_bytes());
+    out.extend_from_slice(&opts.method.as_u16().to_le_bytes());
+    if version == 2 {
+        out.extend_from_slice(&(total as u32).to_le_bytes());
+        out.extend_from_slice(&(size as u32).to_le_bytes());
+    } else {
+        out.extend_from_slice(&total.to_le_bytes());
+        out.extend_from_slice(&size.to_le_bytes());
+    }
+    out.extend_from_slice(&hash.to_le_bytes());
+    out.extend_from_slice(&body);
+    Ok(out)
+}

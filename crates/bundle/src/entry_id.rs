@@ -1,0 +1,612 @@
+//! Bundle entry IDs: `<kind>-<arch>-<vendor>-<os>-<env>[-<target id>]`.
+//!
+//! Accepted spellings (the raw string is always kept exactly as stored):
+//! - the 5-part form `hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+` (canonical for AMD targets),
+//! - the legacy 3-part triple `hip-amdgcn-amd-amdhsa-gfx906` (read as an empty environment),
+//! - host IDs `host-x86_64-unknown-linux-gnu`, `host-x86_64-unknown-linux--` and the old
+//!   `host-x86_64-unknown-linux`.
+//!
+//! The target part is a [`TargetId`] when its processor is in the processor table; otherwise it
+//! is kept intact as text (`gfx1999:xnack+`, `sm_70`, `amdgcnspirv`), never truncated.
+
+use gfxkit_target_id::TargetId;
+use std::fmt;
+use std::str::FromStr;
+
+/// The offload kind: the first component of an entry ID.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OffloadKind {
+    /// `host`: the host object (usually empty in device-only bundles).
+    Host,
+    /// `hip`: HIP device code (code object V2/V3 era spelling).
+    Hip,
+    /// `hipv4`: HIP device code, code object V4 and later.
+    HipV4,
+    /// `openmp`: OpenMP offload device code.
+    OpenMp,
+}
+
+impl OffloadKind {
+    /// Every kind.
+    pub const ALL: [OffloadKind; 4] = [
+        OffloadKind::Host,
+        OffloadKind::Hip,
+        OffloadKind::HipV4,
+        OffloadKind::OpenMp,
+    ];
+
+    /// The kind as written in entry IDs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OffloadKind::Host => "host",
+            OffloadKind::Hip => "hip",
+            OffloadKind::HipV4 => "hipv4",
+            OffloadKind::OpenMp => "openmp",
+        }
+    }
+
+    /// Looks a kind up by name (exact).
+    pub fn by_name(s: &str) -> Option<OffloadKind> {
+        OffloadKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// Whether an entry of kind `self` may serve a request of kind `requested`: equal kinds,
+    /// `hip` with `hipv4`, and (when `hip_openmp` is set, like `-hip-openmp-compatible`) a HIP
+    /// kind with `openmp`.
+    pub fn is_compatible(self, requested: OffloadKind, hip_openmp: bool) -> bool {
+        use OffloadKind::*;
+        match (self, requested) {
+            (a, b) if a == b => true,
+            (Hip, HipV4) | (HipV4, Hip) => true,
+            (Hip | HipV4, OpenMp) | (OpenMp, Hip | HipV4) => hip_openmp,
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for OffloadKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Triple architectures accepted in entry IDs (those a clang 19 offload or host compile names).
+const KNOWN_ARCHES: &[&str] = &[
+    "amdgcn",
+    "r600",
+    "spirv",
+    "spirv32",
+    "spirv64",
+    "nvptx",
+    "nvptx64",
+    "x86_64",
+    "i386",
+    "i486",
+    "i586",
+    "i686",
+    "aarch64",
+    "aarch64_be",
+    "arm",
+    "armv7",
+    "armv7l",
+    "armv8",
+    "powerpc64",
+    "powerpc64le",
+    "ppc64",
+    "ppc64le",
+    "riscv32",
+    "riscv64",
+    "s390x",
+    "loongarch64",
+    "mips64",
+    "mips64el",
+    "sparcv9",
+    "wasm32",
+    "wasm64",
+];
+
+/// A target triple `<arch>-<vendor>-<os>-<env>` as written in an entry ID. The environment is
+/// empty for AMD device code (`amdgcn-amd-amdhsa-`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Triple {
+    /// Architecture (`amdgcn`, `x86_64`).
+    pub arch: String,
+    /// Vendor (`amd`, `unknown`, `pc`).
+    pub vendor: String,
+    /// Operating system (`amdhsa`, `linux`).
+    pub os: String,
+    /// Environment (`gnu`, or empty).
+    pub env: String,
+}
+
+impl Triple {
+    /// Whether two triples may name the same target: equal architectures, and vendor, OS and
+    /// environment equal or left unknown/empty on one side.
+    pub fn is_compatible(&self, other: &Triple) -> bool {
+        fn loose(a: &str, b: &str) -> bool {
+            a == b || a.is_empty() || b.is_empty() || a == "unknown" || b == "unknown"
+        }
+        self.arch == other.arch
+            && loose(&self.vendor, &other.vendor)
+            && loose(&self.os, &other.os)
+            && loose(&self.env, &other.env)
+    }
+
+    /// Whether this is an AMD HSA triple (`*-*-amdhsa`).
+    pub fn is_amdhsa(&self) -> bool {
+        self.os == "amdhsa"
+    }
+}
+
+impl fmt::Display for Triple {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-{}-{}-{}", self.arch, self.vendor, self.os, self.env)
+    }
+}
+
+/// The target part of an entry ID.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum EntryTarget {
+    /// No target part (host entries, or an empty last component).
+    None,
+    /// A target ID whose processor is in the processor table.
+    Known(TargetId),
+    /// A target whose processor gfxkit does not know, kept exactly as written.
+    Unknown(String),
+}
+
+impl EntryTarget {
+    /// The known target ID, if any.
+    pub fn target_id(&self) -> Option<&TargetId> {
+        match self {
+            EntryTarget::Known(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Whether there is no target part.
+    pub fn is_none(&self) -> bool {
+        matches!(self, EntryTarget::None)
+    }
+}
+
+impl fmt::Display for EntryTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EntryTarget::None => Ok(()),
+            EntryTarget::Known(t) => write!(f, "{t}"),
+            EntryTarget::Unknown(s) => f.write_str(s),
+        }
+    }
+}
+
+/// A parsed bundle entry ID. [`raw`](EntryId::raw) is the string exactly as stored;
+/// [`Display`](fmt::Display) prints the canonical form.
+#[derive(Debug, Clone)]
+pub struct EntryId {
+    raw: String,
+    kind: OffloadKind,
+    triple: Triple,
+    target: EntryTarget,
+}
+
+/// Equality is on the canonical parts, not the raw spelling.
+impl PartialEq for EntryId {
+    fn eq(&self, other: &EntryId) -> bool {
+        self.kind == other.kind && self.triple == other.triple && self.target == other.target
+    }
+}
+
+impl Eq for EntryId {}
+
+impl std::hash::Hash for EntryId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.kind.hash(state);
+        self.triple.hash(state);
+        self.target.hash(state);
+    }
+}
+
+/// Why an entry ID does not parse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EntryIdErrorKind {
+    /// The ID is empty.
+    Empty,
+    /// Too few `-`-separated components.
+    TooFewComponents {
+        /// Components found.
+        found: usize,
+    },
+    /// The kind is not `host`, `hip`, `hipv4` or `openmp`.
+    BadKind {
+        /// The kind as written.
+        kind: String,
+    },
+    /// The triple's architecture is unknown or a component is empty.
+    BadTriple {
+        /// The triple as written.
+        triple: String,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// The target part names a known processor but is not a valid target ID.
+    BadTargetId(gfxkit_target_id::TargetIdError),
+    /// The target part holds characters no target ID uses.
+    BadTargetText {
+        /// The text.
+        text: String,
+    },
+}
+
+/// An entry ID that does not parse: the ID and what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryIdError {
+    /// The ID as given.
+    pub input: String,
+    /// What was wrong.
+    pub kind: EntryIdErrorKind,
+}
+
+impl fmt::Display for EntryIdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid bundle entry ID '{}': ", self.input)?;
+        match &self.kind {
+            EntryIdErrorKind::Empty => write!(f, "empty, expected <kind>-<arch>-<vendor>-<os>-<env>[-<target id>]"),
+            EntryIdErrorKind::TooFewComponents { found } => write!(
+                f,
+                "{found} '-'-separated components, expected <kind>-<arch>-<vendor>-<os>-<env>[-<target id>]"
+            ),
+            EntryIdErrorKind::BadKind { kind } => write!(
+                f,
+                "unknown offload kind '{kind}', expected host, hip, hipv4 or openmp"
+            ),
+            EntryIdErrorKind::BadTriple { triple, reason } => {
+                write!(f, "bad triple '{triple}': {reason}")
+            }
+            EntryIdErrorKind::BadTargetId(e) => write!(f, "{e}"),
+            EntryIdErrorKind::BadTargetText { text } => write!(
+                f,
+                "target '{text}' holds characters no target ID uses"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for EntryIdError {}
+
+fn looks_like_processor(s: &str) -> bool {
+    let name = s.split(':').next().unwrap_or("");
+    gfxkit_spec::Processor::by_name(name).is_some()
+        || (name.starts_with("gfx") && name.len() > 3)
+        || name.starts_with("sm_")
+}
+
+fn valid_target_text(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b':' | b'+' | b'-' | b'.'))
+}
+
+impl EntryId {
+    /// Parses an entry ID; see the [module documentation](self) for the accepted forms.
+    pub fn parse(input: &str) -> Result<EntryId, EntryIdError> {
+        let err = |kind| EntryIdError {
+            input: input.to_owned(),
+            kind,
+        };
+        if input.is_empty() {
+            return Err(err(EntryIdErrorKind::Empty));
+        }
+        let parts: Vec<&str> = input.splitn(6, '-').collect();
+        if parts.len() < 4 {
+            return Err(err(EntryIdErrorKind::TooFewComponents {
+                found: parts.len(),
+            }));
+        }
+        let kind = OffloadKind::by_name(parts[0]).ok_or_else(|| {
+            err(EntryIdErrorKind::BadKind {
+                kind: parts[0].to_owned(),
+            })
+        })?;
+        // Everything after the fourth '-' (the environment and target, or a legacy target).
+        let after_os = parts[0].len() + parts[1].len() + parts[2].len() + parts[3].len() + 4;
+        let rest = input.get(after_os..).unwrap_or("");
+        let (env, target_text) = if parts.len() == 4 {
+            // `host-x86_64-unknown-linux`: a 3-part triple and no target.
+            ("", "")
+        } else if kind != OffloadKind::Host && looks_like_processor(parts[4]) {
+            // Legacy 3-part triple: `hip-amdgcn-amd-amdhsa-gfx906[:features]`.
+            ("", rest)
+        } else if parts.len() == 5 {
+            (parts[4], "")
+        } else {
+            (parts[4], parts[5])
+        };
+        let triple = Triple {
+            arch: parts[1].to_owned(),
+            vendor: parts[2].to_owned(),
+            os: parts[3].to_owned(),
+            env: env.to_owned(),
+        };
+        let triple_text = parts[1..4].join("-");
+        if !KNOWN_ARCHES.contains(&triple.arch.as_str()) {
+            return Err(err(EntryIdErrorKind::BadTriple {
+                triple: triple_text,
+                reason: "unknown architecture",
+            }));
+        }
+        if triple.vendor.is_empty() || triple.os.is_empty() {
+            return Err(err(EntryIdErrorKind::BadTriple {
+                triple: triple_text,
+                reason: "empty vendor or OS",
+            }));
+        }
+        let ok_component = |s: &str| {
+            s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+        };
+        if !ok_component(&triple.vendor) || !ok_component(&triple.os) || !ok_component(&triple.env)
+        {
+            return Err(err(EntryIdErrorKind::BadTriple {
+                triple: triple_text,
+                reason: "unexpected character in vendor, OS or environment",
+            }));
+        }
+        let target = if target_text.is_empty() {
+            EntryTarget::None
+        } else {
+            let name = target_text.split(':').next().unwrap_or("");
+            if gfxkit_spec::Processor::by_name(name).is_some() {
+                EntryTarget::Known(
+                    TargetId::parse(target_text)
+                        .map_err(|e| err(EntryIdErrorKind::BadTargetId(e)))?,
+                )
+            } else if valid_target_text(target_text) {
+                EntryTarget::Unknown(target_text.to_owned())
+            } else {
+                return Err(err(EntryIdErrorKind::BadTargetText {
+                    text: target_text.to_owned(),
+                }));
+            }
+        };
+        Ok(EntryId {
+            raw: input.to_owned(),
+            kind,
+            triple,
+            target,
+        })
+    }
+
+    /// Builds an ID from parts; its raw form is the canonical one.
+    pub fn new(kind: OffloadKind, triple: Triple, target: EntryTarget) -> EntryId {
+        let mut id = EntryId {
+            raw: String::new(),
+            kind,
+            triple,
+            target,
+        };
+        id.raw = id.canonical();
+        id
+    }
+
+    /// The HIP device ID clang 19 writes for `target`: `hipv4-amdgcn-amd-amdhsa--<target>`.
+    pub fn hip(target: TargetId) -> EntryId {
+        EntryId::new(
+            OffloadKind::HipV4,
+            Triple {
+                arch: target.processor().arch.as_str().to_owned(),
+                vendor: "amd".into(),
+                os: "amdhsa".into(),
+                env: String::new(),
+            },
+            EntryTarget::Known(target),
+        )
+    }
+
+    /// The string exactly as stored in the bundle or given on input.
+    pub fn raw(&self) -> &str {
+        &self.raw
+    }
+
+    /// The offload kind.
+    pub fn kind(&self) -> OffloadKind {
+        self.kind
+    }
+
+    /// The triple.
+    pub fn triple(&self) -> &Triple {
+        &self.triple
+    }
+
+    /// The target part.
+    pub fn target(&self) -> &EntryTarget {
+        &self.target
+    }
+
+    /// The target ID, when the target part names a known processor.
+    pub fn target_id(&self) -> Option<&TargetId> {
+        self.target.target_id()
+    }
+
+    /// Whether this is a host entry.
+    pub fn is_host(&self) -> bool {
+        self.kind == OffloadKind::Host
+    }
+
+    /// The canonical form: `<kind>-<arch>-<vendor>-<os>-<env>-<target>` with the target ID in
+    /// canonical form and, for `amdhsa` triples, an empty environment.
+    pub fn canonical(&self) -> String {
+        let env = if self.triple.is_amdhsa() {
+            ""
+        } else {
+            self.triple.env.as_str()
+        };
+        format!(
+            "{}-{}-{}-{}-{}-{}",
+            self.kind, self.triple.arch, self.triple.vendor, self.triple.os, env, self.target
+        )
+    }
+
+    /// Whether this ID is the canonical spelling.
+    pub fn is_canonical(&self) -> bool {
+        self.raw == self.canonical()
+    }
+
+    /// Whether an entry with this ID (a code object) may be unbundled for the `requested` ID,
+    /// following clang-offload-bundler: compatible kinds ([`OffloadKind::is_compatible`]),
+    /// compatible triples ([`Triple::is_compatible`]) and compatible targets
+    /// ([`TargetId::check_compatible`], the entry being the code object and the request the
+    /// device). Targets unknown to gfxkit match only the same text; two IDs without a target
+    /// match each other.
+    pub fn is_compatible_with(&self, requested: &EntryId, hip_openmp: bool) -> bool {
+        if self.kind == requested.kind
+            && self.triple.is_compatible(&requested.triple)
+            && self.target == requested.target
+        {
+            return true;
+        }
+        if !self.kind.is_compatible(requested.kind, hip_openmp)
+            || !self.triple.is_compatible(&requested.triple)
+        {
+            return false;
+        }
+        match (&self.target, &requested.target) {
+            (EntryTarget::Known(a), EntryTarget::Known(b)) => a.is_compatible(b),
+            (EntryTarget::Unknown(a), EntryTarget::Unknown(b)) => a == b,
+            (EntryTarget::None, EntryTarget::None) => true,
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for EntryId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.canonical())
+    }
+}
+
+impl FromStr for EntryId {
+    type Err = EntryIdError;
+    fn from_str(s: &str) -> Result<EntryId, EntryIdError> {
+        EntryId::parse(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(s: &str) -> EntryId {
+        EntryId::parse(s).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn five_part_form_is_canonical() {
+        let e = id("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+");
+        assert_eq!(e.kind(), OffloadKind::HipV4);
+        assert_eq!(e.triple().to_string(), "amdgcn-amd-amdhsa-");
+        assert_eq!(e.target_id().unwrap().to_string(), "gfx90a:xnack+");
+        assert!(e.is_canonical());
+    }
+
+    #[test]
+    fn legacy_three_part_triple_is_normalised() {
+        let e = id("hip-amdgcn-amd-amdhsa-gfx906");
+        assert_eq!(e.raw(), "hip-amdgcn-amd-amdhsa-gfx906");
+        assert_eq!(e.to_string(), "hip-amdgcn-amd-amdhsa--gfx906");
+        assert!(!e.is_canonical());
+        let e = id("hipv4-amdgcn-amd-amdhsa-gfx906:sram-ecc+");
+        assert_eq!(e.to_string(), "hipv4-amdgcn-amd-amdhsa--gfx906:sramecc+");
+    }
+
+    #[test]
+    fn host_spellings() {
+        for s in [
+            "host-x86_64-unknown-linux-gnu",
+            "host-x86_64-unknown-linux--",
+            "host-x86_64-unknown-linux-gnu-",
+            "host-x86_64-unknown-linux",
+        ] {
+            let e = id(s);
+            assert!(e.is_host(), "{s}");
+            assert!(e.target().is_none(), "{s}");
+            assert_eq!(e.raw(), s);
+        }
+        assert_eq!(
+            id("host-x86_64-unknown-linux").to_string(),
+            "host-x86_64-unknown-linux--"
+        );
+        assert_eq!(
+            id("host-x86_64-unknown-linux-gnu").to_string(),
+            "host-x86_64-unknown-linux-gnu-"
+        );
+    }
+
+    #[test]
+    fn unknown_processors_are_kept_intact() {
+        let e = id("hipv4-amdgcn-amd-amdhsa--gfx1999:xnack+");
+        assert_eq!(e.target(), &EntryTarget::Unknown("gfx1999:xnack+".into()));
+        assert_eq!(e.to_string(), "hipv4-amdgcn-amd-amdhsa--gfx1999:xnack+");
+        let e = id("hipv4-spirv64-amd-amdhsa--amdgcnspirv");
+        assert_eq!(e.target(), &EntryTarget::Unknown("amdgcnspirv".into()));
+        let e = id("hipv4-amdgcn-amd-amdhsa--gfx9-generic");
+        assert_eq!(e.target_id().unwrap().to_string(), "gfx9-generic");
+    }
+
+    #[test]
+    fn errors_name_the_bad_part() {
+        let k = |s: &str| EntryId::parse(s).unwrap_err().kind;
+        assert!(matches!(
+            k("hipx-amdgcn-amd-amdhsa--gfx906"),
+            EntryIdErrorKind::BadKind { .. }
+        ));
+        assert!(matches!(
+            k("hip-foo-amd-amdhsa--gfx906"),
+            EntryIdErrorKind::BadTriple { .. }
+        ));
+        assert!(matches!(
+            k("hip-amdgcn--amdhsa--gfx906"),
+            EntryIdErrorKind::BadTriple { .. }
+        ));
+        assert!(matches!(
+            k("hip-amdgcn-amd-amdhsa--gfx906:foo+"),
+            EntryIdErrorKind::BadTargetId(_)
+        ));
+        assert!(matches!(
+            k("hip-amdgcn-amd-amdhsa--gfx1030:xnack+"),
+            EntryIdErrorKind::BadTargetId(_)
+        ));
+        assert!(matches!(
+            k("hip-amdgcn"),
+            EntryIdErrorKind::TooFewComponents { found: 2 }
+        ));
+        assert!(matches!(k(""), EntryIdErrorKind::Empty));
+        assert!(matches!(
+            k("hip-amdgcn-amd-amdhsa--gfx 90a"),
+            EntryIdErrorKind::BadTargetText { .. }
+        ));
+        let msg = EntryId::parse("hipx-amdgcn-amd-amdhsa--gfx906")
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("unknown offload kind 'hipx'"), "{msg}");
+    }
+
+    #[test]
+    fn unbundle_compatibility() {
+        let code = id("hipv4-amdgcn-amd-amdhsa--gfx90a");
+        assert!(code.is_compatible_with(&id("hip-amdgcn-amd-amdhsa--gfx90a:xnack+"), false));
+        let xp = id("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+");
+        assert!(!xp.is_compatible_with(&id("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"), false));
+        assert!(!xp.is_compatible_with(&id("hipv4-amdgcn-amd-amdhsa--gfx90a"), false));
+        assert!(!code.is_compatible_with(&id("openmp-amdgcn-amd-amdhsa--gfx90a"), false));
+        assert!(code.is_compatible_with(&id("openmp-amdgcn-amd-amdhsa--gfx90a"), true));
+        assert!(!code.is_compatible_with(&id("hipv4-amdgcn-amd-amdhsa--gfx908"), false));
+        let host = id("host-x86_64-unknown-linux--");
+        assert!(host.is_compatible_with(&id("host-x86_64-unknown-linux-gnu"), false));
+        assert!(!host.is_compatible_with(&code, false));
+        let unk = id("hipv4-amdgcn-amd-amdhsa--gfx1999");
+        assert!(unk.is_compatible_with(&id("hipv4-amdgcn-amd-amdhsa--gfx1999"), false));
+        assert!(!unk.is_compatible_with(&code, false));
+    }
+}

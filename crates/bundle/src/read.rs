@@ -1,0 +1,400 @@
+//! Reading uncompressed offload bundles (`__CLANG_OFFLOAD_BUNDLE__`), zero-copy and bounded.
+//!
+//! Layout (all integers little-endian):
+//!
+//! ```text
+//! 0   24  "__CLANG_OFFLOAD_BUNDLE__"
+//! 24   8  N entries
+//! 32      N x { u64 offset (from bundle start); u64 size; u64 id_len; id_len bytes of ID }
+//! ...     payloads at their offsets, gaps zero-filled
+//! ```
+
+use crate::entry_id::EntryId;
+use crate::error::{Error, ErrorKind, Result};
+use crate::limits::{HIP_HEADER_READ_LIMIT, MAX_ENTRIES, MAX_ID_LEN};
+use std::collections::HashMap;
+
+/// Magic at the start of an uncompressed bundle.
+pub const MAGIC: &[u8; 24] = b"__CLANG_OFFLOAD_BUNDLE__";
+
+/// Size of the fixed part of the header (magic and entry count).
+pub const FIXED_HEADER_LEN: u64 = 32;
+
+/// Size of an entry record without its ID (offset, size, ID length).
+pub const ENTRY_RECORD_LEN: u64 = 24;
+
+/// Whether `data` starts with the uncompressed bundle magic.
+pub fn is_bundle(data: &[u8]) -> bool {
+    data.starts_with(MAGIC)
+}
+
+/// One entry of a bundle: its ID, where its payload lies, and the payload itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry<'data> {
+    /// Index in header order.
+    pub index: usize,
+    /// The ID bytes exactly as stored (checked to be UTF-8).
+    pub id: &'data str,
+    /// Payload offset from the bundle start.
+    pub offset: u64,
+    /// Payload size.
+    pub size: u64,
+    /// Offset of this entry's record in the header.
+    pub record_offset: u64,
+    /// The payload.
+    pub payload: &'data [u8],
+}
+
+impl<'data> Entry<'data> {
+    /// Parses the ID ([`EntryId::parse`]).
+    pub fn parse_id(&self) -> Result<EntryId> {
+        EntryId::parse(self.id).map_err(|e| {
+            Error::at(
+                ErrorKind::InvalidEntryId(e),
+                self.record_offset + ENTRY_RECORD_LEN,
+            )
+            .in_entry(self.index)
+        })
+    }
+
+    /// End of the payload (offset + size) from the bundle start.
+    pub fn end(&self) -> u64 {
+        self.offset + self.size
+    }
+}
+
+/// An uncompressed offload bundle, borrowing its input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bundle<'data> {
+    data: &'data [u8],
+    header_len: u64,
+    extent: u64,
+    entries: Vec<Entry<'data>>,
+}
+
+/// One problem found by [`Bundle::parse_lenient`].
+pub type Problem = Error;
+
+/// Reads one entry record at `pos`. Returns the record's parts and the position after it.
+fn read_record(data: &[u8], pos: u64, index: usize) -> Result<(u64, u64, &[u8], u64)> {
+    let avail = (data.len() as u64).saturating_sub(pos);
+    if avail < ENTRY_RECORD_LEN {
+        return Err(Error::at(
+            ErrorKind::Truncated {
+                what: "entry record",
+                needed: ENTRY_RECORD_LEN,
+                available: avail,
+            },
+            pos,
+        )
+        .in_entry(index));
+    }
+    let p = pos as usize;
+    let offset = u64_at(data, p);
+    let size = u64_at(data, p + 8);
+    let id_len = u64_at(data, p + 16);
+    if id_len > MAX_ID_LEN {
+        return Err(Error::at(
+            ErrorKind::IdTooLong {
+                len: id_len,
+                limit: MAX_ID_LEN,
+            },
+            pos + 16,
+        )
+        .in_entry(index));
+    }
+    let id_pos = pos + ENTRY_RECORD_LEN;
+    let avail = (data.len() as u64).saturating_sub(id_pos);
+    if avail < id_len {
+        return Err(Error::at(
+            ErrorKind::Truncated {
+                what: "entry ID",
+                needed: id_len,
+                available: avail,
+            },
+            id_pos,
+        )
+        .in_entry(index));
+    }
+    let id = &data[id_pos as usize..(id_pos + id_len) as usize];
+    Ok((offset, size, id, id_pos + id_len))
+}
+
+fn u64_at(data: &[u8], p: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&data[p..p + 8]);
+    u64::from_le_bytes(b)
+}
+
+/// Checks the magic and reads the entry count, bounded by the data length and [`MAX_ENTRIES`].
+fn read_count_bounded(data: &[u8], require_fit: bool) -> Result<u64> {
+    if !data.starts_with(MAGIC) {
+        let n = data.len().min(MAGIC.len());
+        if data.len() < MAGIC.len() && MAGIC.starts_with(data) {
+            return Err(Error::at(
+                ErrorKind::Truncated {
+                    what: "bundle magic",
+                    needed: MAGIC.len() as u64,
+                    available: n as u64,
+                },
+                0,
+            ));
+        }
+        return Err(Error::at(
+            ErrorKind::BadMagic {
+                expected: "__CLANG_OFFLOAD_BUNDLE__",
+            },
+            0,
+        ));
+    }
+    if data.len() < FIXED_HEADER_LEN as usize {
+        return Err(Error::at(
+            ErrorKind::Truncated {
+                what: "entry count",
+                needed: 8,
+                available: data.len() as u64 - 24,
+            },
+            24,
+        ));
+    }
+    let count = u64_at(data, 24);
+    let fits = (data.len() as u64 - FIXED_HEADER_LEN) / ENTRY_RECORD_LEN;
+    if count > MAX_ENTRIES {
+        return Err(Error::at(
+            ErrorKind::TooManyEntries {
+                count,
+                limit: MAX_ENTRIES,
+            },
+            24,
+        ));
+    }
+    if require_fit && count > fits {
+        return Err(Error::at(
+            ErrorKind::Truncated {
+                what: "entry table",
+                needed: count * ENTRY_RECORD_LEN,
+                available: data.len() as u64 - FIXED_HEADER_LEN,
+            },
+            FIXED_HEADER_LEN,
+        ));
+    }
+    Ok(count)
+}
+
+impl<'data> Bundle<'data> {
+    /// Parses an uncompressed bundle at the start of `data`. `data` may extend past the bundle
+    /// (bundles back to back); [`extent`](Self::extent) tells where this one ends.
+    ///
+    /// Strict: any truncated record, payload out of range or inside the header, overlapping
+    /// payloads (of non-zero size), a duplicate or non-UTF-8 ID is an error naming the entry and
+    /// offset. Entry IDs are not parsed here; see [`Entry::parse_id`].
+    pub fn parse(data: &'data [u8]) -> Result<Bundle<'data>> {
+        let (bundle, problems) = Self::parse_inner(data, true)?;
+        debug_assert!(problems.is_empty());
+        Ok(bundle)
+    }
+
+    /// Parses as much of a damaged bundle as can be read: every entry whose record and payload
+    /// are readable, in header order, and the problems found. Fails only when the magic or the
+    /// entry count cannot be read.
+    pub fn parse_lenient(data: &'data [u8]) -> Result<(Bundle<'data>, Vec<Problem>)> {
+        Self::parse_inner(data, false)
+    }
+
+    fn parse_inner(data: &'data [u8], strict: bool) -> Result<(Bundle<'data>, Vec<Problem>)> {
+        let mut problems = Vec::new();
+        let count = match read_count_bounded(data, true) {
+            Ok(c) => c,
+            Err(e)
+                if !strict
+                    && matches!(
+                        e.kind,
+                        ErrorKind::Truncated {
+                            what: "entry table",
+                            ..
+                        }
+                    ) =>
+            {
+                problems.push(e);
+                (data.len() as u64 - FIXED_HEADER_LEN) / ENTRY_RECORD_LEN
+            }
+            Err(e) => return Err(e),
+        };
+        let mut records = Vec::with_capacity(count as usize);
+        let mut pos = FIXED_HEADER_LEN;
+        for index in 0..count as usize {
+            match read_record(data, pos, index) {
+                Ok((offset, size, id, next)) => {
+                    records.push((index, pos, offset, size, id));
+                    pos = next;
+                }
+                Err(e) => {
+                    if strict {
+                        return Err(e);
+                    }
+                    problems.push(e);
+                    break;
+                }
+            }
+        }
+        let header_len = pos;
+        let len = data.len() as u64;
+        let mut entries: Vec<Entry<'data>> = Vec::with_capacity(records.len());
+        let mut seen: HashMap<&[u8], usize> = HashMap::with_capacity(records.len());
+        for (index, record_offset, offset, size, id) in records {
+            let fail = |kind| Error::at(kind, record_offset).in_entry(index);
+            let check = (|| {
+                let id_str = std::str::from_utf8(id)
+                    .map_err(|_| fail(ErrorKind::IdNotUtf8).shifted(ENTRY_RECORD_LEN))?;
+                if id.is_empty() {
+                    return Err(fail(ErrorKind::EmptyId).shifted(16));
+                }
+                let end = offset.checked_add(size);
+                if end.map_or(true, |end| end > len) {
+                    return Err(fail(ErrorKind::PayloadOutOfRange { offset, size, len }));
+                }
+                if offset < header_len {
+                    return Err(fail(ErrorKind::PayloadInHeader { offset, header_len }));
+                }
+                if let Some(&first) = seen.get(id) {
+                    return Err(fail(ErrorKind::DuplicateId {
+                        id: id_str.to_owned(),
+                        first,
+                    })
+                    .shifted(ENTRY_RECORD_LEN));
+                }
+                Ok(id_str)
+            })();
+            match check {
+                Ok(id_str) => {
+                    seen.insert(id, index);
+                    entries.push(Entry {
+                        index,
+                        id: id_str,
+                        offset,
+                        size,
+                        record_offset,
+                        payload: &data[offset as usize..(offset + size) as usize],
+                    });
+                }
+                Err(e) => {
+                    if strict {
+                        return Err(e);
+                    }
+                    problems.push(e);
+                }
+            }
+        }
+        // Overlaps between non-empty payloads.
+        let mut by_offset: Vec<&Entry<'data>> = entries.iter().filter(|e| e.size > 0).collect();
+        by_offset.sort_by_key(|e| (e.offset, e.index));
+        for pair in by_offset.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            if b.offset < a.end() {
+                let (first, second) = if a.index < b.index { (a, b) } else { (b, a) };
+                let e = Error::at(
+                    ErrorKind::Overlap { other: first.index },
+                    second.record_offset,
+                )
+                .in_entry(second.index);
+                if strict {
+                    return Err(e);
+                }
+                problems.push(e);
+            }
+        }
+        let extent = entries
+            .iter()
+            .map(|e| e.end())
+            .max()
+            .unwrap_or(0)
+            .max(header_len);
+        Ok((
+            Bundle {
+                data: &data[..extent as usize],
+                header_len,
+                extent,
+                entries,
+            },
+            problems,
+        ))
+    }
+
+    /// The entries in header order.
+    pub fn entries(&self) -> &[Entry<'data>] {
+        &self.entries
+    }
+
+    /// The entry whose stored ID is exactly `id`.
+    pub fn entry(&self, id: &str) -> Option<&Entry<'data>> {
+        self.entries.iter().find(|e| e.id == id)
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the bundle has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Header length: magic, count and every entry record.
+    pub fn header_len(&self) -> u64 {
+        self.header_len
+    }
+
+    /// Whether the header is longer than the 4096 bytes comgr reads when the HIP runtime looks
+    /// a code object up (such a bundle cannot be loaded by HIP).
+    pub fn header_exceeds_hip_limit(&self) -> bool {
+        self.header_len > HIP_HEADER_READ_LIMIT
+    }
+
+    /// End of the bundle from its start: the largest payload end, at least the header length.
+    pub fn extent(&self) -> u64 {
+        self.extent
+    }
+
+    /// The bundle's bytes (`extent` bytes from its start).
+    pub fn as_bytes(&self) -> &'data [u8] {
+        self.data
+    }
+}
+
+/// An entry as listed by [`parse_header`]: its ID and where its payload lies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeaderEntry {
+    /// Index in header order.
+    pub index: usize,
+    /// The ID exactly as stored.
+    pub id: String,
+    /// Payload offset from the bundle start.
+    pub offset: u64,
+    /// Payload size.
+    pub size: u64,
+}
+
+/// Reads only the header of an uncompressed bundle (IDs, offsets, sizes) from `prefix`, which
+/// may be just the start of the bundle: payloads are not looked at or range-checked. For
+/// listing a bundle whose payloads are not at hand (the first bytes of a decompression).
+/// Returns the entries and the header length.
+pub fn parse_header(prefix: &[u8]) -> Result<(Vec<HeaderEntry>, u64)> {
+    let count = read_count_bounded(prefix, false)?;
+    let fits = (prefix.len() as u64 - FIXED_HEADER_LEN) / ENTRY_RECORD_LEN;
+    let mut out = Vec::with_capacity(count.min(fits) as usize);
+    let mut pos = FIXED_HEADER_LEN;
+    for index in 0..count as usize {
+        let (offset, size, id, next) = read_record(prefix, pos, index)?;
+        let id = std::str::from_utf8(id)
+            .map_err(|_| Error::at(ErrorKind::IdNotUtf8, pos + ENTRY_RECORD_LEN).in_entry(index))?;
+        out.push(HeaderEntry {
+            index,
+            id: id.to_owned(),
+            offset,
+            size,
+        });
+        pos = next;
+    }
+    Ok((out, pos))
+}
