@@ -640,11 +640,11 @@ mod tests {
         assert_eq!(d.target_id().unwrap().to_string(), "gfx906:sramecc-:xnack+");
         let v2 = CodeObjectVersion::V2;
         // V2 as LLVM 8+ wrote it: the V3 bits next to the processor.
-        assert_eq!(EFlags::encode(&id("gfx803:xnack+"), v2), Ok(0x12a));
-        let d = EFlags::decode(0x12a, v2);
-        assert_eq!(d.target_id().unwrap().to_string(), "gfx803:xnack+");
+        assert_eq!(EFlags::encode(&id("gfx801:xnack+"), v2), Ok(0x128));
+        let d = EFlags::decode(0x128, v2);
+        assert_eq!(d.target_id().unwrap().to_string(), "gfx801:xnack+");
         assert!(!d.trap_handler());
-        assert_eq!(EFlags::decode(0x2a, v2).xnack(), FeatureFlag::Off);
+        assert_eq!(EFlags::decode(0x28, v2).xnack(), FeatureFlag::Off);
         // The first V2 layout: xnack 0x01, trap handler 0x02, no processor.
         let d = EFlags::decode(0x03, v2);
         assert!(d.trap_handler());

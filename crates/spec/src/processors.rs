@@ -9,6 +9,8 @@
 //! - `hainan` and `oland` are aliases of `gfx602` (the specification lists them under `gfx601`,
 //!   which was split in LLVM 12); `tongapro` names `gfx805`.
 //! - `sram-ecc` is spelled `sramecc`; `gfx908` and later also support `sramecc` in target IDs.
+//! - The specification lists `xnack` for the dGPUs `gfx802`, `gfx803` (and `gfx805`); LLVM does not
+//!   support it there (`llc -mattr=+xnack` warns and writes no xnack field), so neither does gfxkit.
 //! - `gfx940` and `gfx941` were removed from LLVM after release 19; they are kept here so old code
 //!   objects still decode.
 
@@ -138,9 +140,9 @@ pub static PROCESSORS: &[Processor] = &[
     gcn("gfx705", &[], Apu, NONE, NONE, 0x3b, None, Mm::Gfx7, true),
     // GCN GFX8 (Volcanic Islands).
     gcn("gfx801", &["carrizo"], Apu, XNACK, XNACK, 0x28, None, Mm::Gfx7, true),
-    gcn("gfx802", &["iceland", "tonga"], Dgpu, XNACK, XNACK, 0x29, None, Mm::Gfx7, true),
-    gcn("gfx803", &["fiji", "polaris10", "polaris11"], Dgpu, XNACK, XNACK, 0x2a, None, Mm::Gfx7, true),
-    gcn("gfx805", &["tongapro"], Dgpu, XNACK, XNACK, 0x3c, None, Mm::Gfx7, true),
+    gcn("gfx802", &["iceland", "tonga"], Dgpu, NONE, NONE, 0x29, None, Mm::Gfx7, true),
+    gcn("gfx803", &["fiji", "polaris10", "polaris11"], Dgpu, NONE, NONE, 0x2a, None, Mm::Gfx7, true),
+    gcn("gfx805", &["tongapro"], Dgpu, NONE, NONE, 0x3c, None, Mm::Gfx7, true),
     gcn("gfx810", &["stoney"], Apu, XNACK, XNACK, 0x2b, None, Mm::Gfx7, true),
     // GCN GFX9 (Vega), CDNA 1-4.
     gcn("gfx900", &[], Dgpu, XNACK, XNACK, 0x2c, G9, Mm::Gfx7, true),

@@ -79,3 +79,51 @@ fn amdgcn_rows_match_llc19() {
 fn r600_rows_match_llc19() {
     check("r600", Arch::R600);
 }
+
+/// For every amdgcn row LLVM 19 knows: an object built by llc-19 for the processor (code object
+/// V6) carries the row's `EF_AMDGPU_MACH`, an xnack / sramecc field exactly when the row lists
+/// the feature in target IDs, and the row's generic version.
+#[test]
+fn llc19_e_flags_match_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let ir = dir.path().join("k.ll");
+    std::fs::write(&ir, "define amdgpu_kernel void @k() {\n  ret void\n}\n").unwrap();
+    let rows: Vec<&Processor> = PROCESSORS
+        .iter()
+        .filter(|p| p.arch == Arch::Amdgcn && p.in_llvm19)
+        .collect();
+    for p in rows {
+        let obj = dir.path().join(format!("{}.o", p.name));
+        run_ok(
+            Command::new(llvm_tool("llc"))
+                .args(["-filetype=obj", "-mtriple=amdgcn-amd-amdhsa"])
+                .arg(format!("-mcpu={}", p.name))
+                .arg("--amdhsa-code-object-version=6")
+                .arg(&ir)
+                .arg("-o")
+                .arg(&obj),
+        );
+        let bytes = std::fs::read(&obj).unwrap();
+        assert!(bytes.len() >= 64 && bytes[4] == 2, "{}: not ELF64", p.name);
+        let flags = u32::from_le_bytes(bytes[48..52].try_into().unwrap());
+        assert_eq!(flags & 0xff, u32::from(p.mach), "{}: mach", p.name);
+        assert_eq!(
+            flags & 0x300 != 0,
+            p.has_target_id_feature(gfxkit_spec::Feature::Xnack),
+            "{}: xnack field in {flags:#x}",
+            p.name
+        );
+        assert_eq!(
+            flags & 0xc00 != 0,
+            p.has_target_id_feature(gfxkit_spec::Feature::Sramecc),
+            "{}: sramecc field in {flags:#x}",
+            p.name
+        );
+        assert_eq!(
+            flags >> 24,
+            u32::from(p.generic_version),
+            "{}: generic version",
+            p.name
+        );
+    }
+}

@@ -1,0 +1,365 @@
+//! Conformance with LLVM 19: objects produced by `llc` for a matrix of processors x target-ID
+//! feature settings x code-object versions 4, 5 and 6 are inspected by gfxkit and compared with
+//! what `llvm-readelf` reports (`e_flags`, ABI version, kernels of the metadata note) and with the
+//! target ID they were built for.
+
+use gfxkit_code_object::{CodeObject, EFlags};
+use gfxkit_spec::{CodeObjectVersion, Feature, Processor};
+use gfxkit_target_id::{FeatureSetting, TargetId};
+use gfxkit_testkit::{llvm_tool, run_ok};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const IR: &str = include_str!("data/two_kernels.ll");
+
+/// At least one processor of each family, and every generic target llc-19 knows.
+const MATRIX: &[&str] = &[
+    "gfx601",
+    "gfx704",
+    "gfx803",
+    "gfx900",
+    "gfx906",
+    "gfx908",
+    "gfx90a",
+    "gfx90c",
+    "gfx940",
+    "gfx942",
+    "gfx1010",
+    "gfx1013",
+    "gfx1030",
+    "gfx1036",
+    "gfx1100",
+    "gfx1151",
+    "gfx1201",
+    "gfx9-generic",
+    "gfx10-1-generic",
+    "gfx10-3-generic",
+    "gfx11-generic",
+    "gfx12-generic",
+];
+
+/// Every target ID of `p`: each target-ID feature any / on / off.
+fn ids_of(p: &'static Processor) -> Vec<TargetId> {
+    let mut ids = vec![TargetId::new(p)];
+    for f in p.target_id_features {
+        ids = ids
+            .into_iter()
+            .flat_map(|i| {
+                [FeatureSetting::Any, FeatureSetting::On, FeatureSetting::Off]
+                    .map(|s| i.with_setting(*f, s).unwrap())
+            })
+            .collect();
+    }
+    ids
+}
+
+fn mattr(id: &TargetId) -> String {
+    let mut parts = Vec::new();
+    for f in [Feature::Sramecc, Feature::Xnack] {
+        match id.setting(f) {
+            FeatureSetting::On => parts.push(format!("+{}", f.name())),
+            FeatureSetting::Off => parts.push(format!("-{}", f.name())),
+            FeatureSetting::Any => {}
+        }
+    }
+    parts.join(",")
+}
+
+struct Case {
+    id: TargetId,
+    cov: CodeObjectVersion,
+    path: PathBuf,
+}
+
+/// What llvm-readelf says about one file.
+#[derive(Default, Debug)]
+struct Readelf {
+    flags: Option<u32>,
+    abi_version: Option<u8>,
+    /// Kernel name -> top-level kernel keys (`.sgpr_count` -> `12`).
+    kernels: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// Parses `llvm-readelf -h --notes f1 f2 ...` output into one record per file.
+fn parse_readelf(text: &str, files: &[&Path]) -> BTreeMap<PathBuf, Readelf> {
+    let mut out: BTreeMap<PathBuf, Readelf> = BTreeMap::new();
+    let mut current: Option<PathBuf> = if files.len() == 1 {
+        Some(files[0].to_path_buf())
+    } else {
+        None
+    };
+    let mut kernel: Option<BTreeMap<String, String>> = None;
+    let mut in_kernels = false;
+    let flush = |out: &mut BTreeMap<PathBuf, Readelf>,
+                 cur: &Option<PathBuf>,
+                 k: &mut Option<BTreeMap<String, String>>| {
+        if let (Some(c), Some(k)) = (cur, k.take()) {
+            let name = k
+                .get(".name")
+                .cloned()
+                .expect("kernel without .name in readelf output");
+            out.entry(c.clone()).or_default().kernels.insert(name, k);
+        }
+    };
+    for line in text.lines() {
+        if let Some(f) = line.strip_prefix("File: ") {
+            flush(&mut out, &current, &mut kernel);
+            current = Some(PathBuf::from(f.trim()));
+            in_kernels = false;
+            continue;
+        }
+        let Some(cur) = current.clone() else { continue };
+        let rec = out.entry(cur.clone()).or_default();
+        let t = line.trim();
+        if let Some(v) = t.strip_prefix("Flags:") {
+            let hex = v.trim().split(',').next().unwrap().trim();
+            rec.flags = Some(u32::from_str_radix(hex.trim_start_matches("0x"), 16).unwrap());
+        } else if let Some(v) = t.strip_prefix("ABI Version:") {
+            rec.abi_version = Some(v.trim().parse().unwrap());
+        } else if line.starts_with("amdhsa.kernels:") {
+            in_kernels = true;
+        } else if in_kernels && !line.starts_with(' ') {
+            flush(&mut out, &current, &mut kernel);
+            in_kernels = false;
+        } else if in_kernels {
+            // Kernel-level keys are at indent 4 (the first one after "  - ").
+            let key_line = if let Some(rest) = line.strip_prefix("  - ") {
+                flush(&mut out, &current, &mut kernel);
+                kernel = Some(BTreeMap::new());
+                Some(rest)
+            } else if line.starts_with("    .") {
+                Some(&line[4..])
+            } else {
+                None
+            };
+            if let (Some(kl), Some(k)) = (key_line, kernel.as_mut()) {
+                if let Some((key, value)) = kl.split_once(':') {
+                    k.insert(key.trim().to_owned(), value.trim().to_owned());
+                }
+            }
+        }
+    }
+    flush(&mut out, &current, &mut kernel);
+    out
+}
+
+#[test]
+fn llc19_objects_match_readelf_and_their_target_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let ir = dir.path().join("two_kernels.ll");
+    std::fs::write(&ir, IR).unwrap();
+    let llc = llvm_tool("llc");
+    let readelf = llvm_tool("llvm-readelf");
+
+    let mut cases = Vec::new();
+    for name in MATRIX {
+        let p = Processor::by_name(name).unwrap();
+        assert!(p.in_llvm19, "{name} is not in LLVM 19");
+        for cov in [
+            CodeObjectVersion::V4,
+            CodeObjectVersion::V5,
+            CodeObjectVersion::V6,
+        ] {
+            if p.is_generic() && cov != CodeObjectVersion::V6 {
+                continue;
+            }
+            for id in ids_of(p) {
+                let file = format!(
+                    "{}-v{}.o",
+                    id.to_string()
+                        .replace(':', "_")
+                        .replace('+', "on")
+                        .replace('-', "off"),
+                    cov.number()
+                );
+                cases.push(Case {
+                    id,
+                    cov,
+                    path: dir.path().join(file),
+                });
+            }
+        }
+    }
+    assert!(cases.len() > 150, "matrix has {} cases", cases.len());
+
+    // Two workers: CI has two cores.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        cases.par_iter().for_each(|c| {
+            let mut cmd = Command::new(&llc);
+            cmd.args(["-filetype=obj", "-mtriple=amdgcn-amd-amdhsa", "-O1"])
+                .arg(format!("-mcpu={}", c.id.processor().name))
+                .arg(format!("--amdhsa-code-object-version={}", c.cov.number()));
+            let attrs = mattr(&c.id);
+            if !attrs.is_empty() {
+                cmd.arg(format!("-mattr={attrs}"));
+            }
+            cmd.arg(&ir).arg("-o").arg(&c.path);
+            run_ok(&mut cmd);
+        });
+    });
+
+    // llvm-readelf over batches of files (one process per batch).
+    let mut reports = BTreeMap::new();
+    let chunks: Vec<&[Case]> = cases.chunks(40).collect();
+    let parsed: Vec<_> = pool.install(|| {
+        chunks
+            .par_iter()
+            .map(|chunk| {
+                let files: Vec<&Path> = chunk.iter().map(|c| c.path.as_path()).collect();
+                let out = run_ok(Command::new(&readelf).args(["-h", "--notes"]).args(&files));
+                parse_readelf(&String::from_utf8_lossy(&out.stdout), &files)
+            })
+            .collect()
+    });
+    for p in parsed {
+        reports.extend(p);
+    }
+
+    let mut kernels_checked = 0;
+    for c in &cases {
+        let what = format!("{} {}", c.id, c.cov);
+        let r = reports
+            .get(&c.path)
+            .unwrap_or_else(|| panic!("{what}: no readelf output"));
+        let bytes = std::fs::read(&c.path).unwrap();
+        let co = CodeObject::parse(&bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
+
+        assert_eq!(Some(co.e_flags()), r.flags, "{what}: e_flags");
+        assert_eq!(Some(co.abi_version()), r.abi_version, "{what}: ABI version");
+        assert_eq!(co.code_object_version(), Some(c.cov), "{what}");
+        assert_eq!(co.target_id().as_ref(), Ok(&c.id), "{what}: target ID");
+        assert_eq!(
+            EFlags::encode(&c.id, c.cov),
+            Ok(co.e_flags()),
+            "{what}: encode"
+        );
+        assert!(co.issues().is_empty(), "{what}: {:?}", co.issues());
+        let meta = co
+            .metadata()
+            .unwrap_or_else(|| panic!("{what}: no metadata"));
+        assert_eq!(
+            meta.target_id_str().map(|s| TargetId::parse(s).unwrap()),
+            Some(c.id),
+            "{what}: amdhsa.target"
+        );
+
+        assert_eq!(co.kernels().len(), r.kernels.len(), "{what}: kernel count");
+        assert_eq!(co.kernels().len(), 2, "{what}");
+        for k in co.kernels() {
+            let want = r
+                .kernels
+                .get(k.name)
+                .unwrap_or_else(|| panic!("{what}: readelf has no kernel {}", k.name));
+            let num = |key: &str| want.get(key).map(|v| v.parse::<u64>().unwrap());
+            assert_eq!(
+                k.kernarg_segment_size,
+                num(".kernarg_segment_size"),
+                "{what} {}",
+                k.name
+            );
+            assert_eq!(k.sgpr_count, num(".sgpr_count"), "{what} {}", k.name);
+            assert_eq!(k.vgpr_count, num(".vgpr_count"), "{what} {}", k.name);
+            assert_eq!(k.agpr_count, num(".agpr_count"), "{what} {}", k.name);
+            assert_eq!(
+                k.group_segment_fixed_size,
+                num(".group_segment_fixed_size"),
+                "{what} {}",
+                k.name
+            );
+            assert_eq!(
+                k.wavefront_size,
+                num(".wavefront_size"),
+                "{what} {}",
+                k.name
+            );
+            assert_eq!(k.symbol, want.get(".symbol").map(String::as_str));
+            assert!(k.sgpr_count.is_some() && k.vgpr_count.is_some());
+            kernels_checked += 1;
+        }
+        // The LDS kernel has a group segment, the other one has none.
+        let shared = co.kernels().iter().find(|k| k.name == "shared").unwrap();
+        assert_eq!(shared.group_segment_fixed_size, Some(256), "{what}");
+    }
+    assert_eq!(kernels_checked, cases.len() * 2);
+}
+
+/// llc-19 refuses code object V2 and V3, so these layouts are checked against values derived
+/// from the specification's tables instead (see `v2_v3_flags_from_the_spec_tables`).
+#[test]
+fn llc19_cannot_emit_v2_or_v3() {
+    let dir = tempfile::tempdir().unwrap();
+    let ir = dir.path().join("k.ll");
+    std::fs::write(&ir, IR).unwrap();
+    for v in [2, 3] {
+        let out = Command::new(llvm_tool("llc"))
+            .args([
+                "-filetype=obj",
+                "-mtriple=amdgcn-amd-amdhsa",
+                "-mcpu=gfx906",
+            ])
+            .arg(format!("--amdhsa-code-object-version={v}"))
+            .arg(&ir)
+            .arg("-o")
+            .arg(dir.path().join("k.o"))
+            .env("LLVM_DISABLE_SYMBOLIZATION", "1")
+            .output()
+            .unwrap();
+        assert!(
+            !out.status.success(),
+            "llc-19 now emits V{v}: extend the conformance matrix"
+        );
+    }
+}
+
+/// V2/V3 `e_flags` of every amdgcn processor, built from the table and the constants of the
+/// specification's "ELF Header" section (xnack 0x100, sram-ecc 0x200, mach in bits 0..7).
+#[test]
+fn v2_v3_flags_from_the_spec_tables() {
+    for p in Processor::all().iter().filter(|p| !p.is_generic()) {
+        if p.arch != gfxkit_spec::Arch::Amdgcn {
+            continue;
+        }
+        for cov in [CodeObjectVersion::V2, CodeObjectVersion::V3] {
+            for xnack_bit in [false, true] {
+                for sramecc_bit in [false, true] {
+                    let raw = u32::from(p.mach)
+                        | if xnack_bit { 0x100 } else { 0 }
+                        | if sramecc_bit { 0x200 } else { 0 };
+                    let d = EFlags::decode(raw, cov);
+                    assert_eq!(d.processor(), Some(p));
+                    let bit_ok = |f: Feature, set: bool| {
+                        if !p.has_target_id_feature(f) {
+                            !set
+                        } else {
+                            true
+                        }
+                    };
+                    let valid =
+                        bit_ok(Feature::Xnack, xnack_bit) && bit_ok(Feature::Sramecc, sramecc_bit);
+                    let id = d.target_id();
+                    assert_eq!(id.is_ok(), valid, "{} {cov} {raw:#x}", p.name);
+                    if let Ok(id) = id {
+                        for (f, set) in
+                            [(Feature::Xnack, xnack_bit), (Feature::Sramecc, sramecc_bit)]
+                        {
+                            let want = match (p.has_target_id_feature(f), set) {
+                                (false, _) => FeatureSetting::Any,
+                                (true, true) => FeatureSetting::On,
+                                (true, false) => FeatureSetting::Off,
+                            };
+                            assert_eq!(id.setting(f), want, "{} {cov} {raw:#x}", p.name);
+                        }
+                        // Writing the ID back gives the same word.
+                        assert_eq!(EFlags::encode(&id, cov), Ok(raw), "{id} {cov}");
+                    }
+                }
+            }
+        }
+    }
+}
