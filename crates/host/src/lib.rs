@@ -1,2 +1,64 @@
-//! Device code inside host binaries.
+//! Device code inside host files: finding it, and choosing what the HIP runtime would load.
+//!
+//! gfxkit-host reads any input as `&[u8]` (the binary memory-maps files) and reports every
+//! piece of AMD GPU device code in it with where it was found, borrowing from the input:
+//!
+//! - ELF executables, shared objects and relocatable objects: every bundle in `.hip_fatbin`
+//!   (uncompressed or CCOB, whatever the padding between them), the `.hipFatBinSegment`
+//!   wrapper records (`HIPF`/`HIPK`) and the bundle each one points to after relocation
+//!   (`R_X86_64_RELATIVE` addends in shared objects and PIE, absolute pointers in non-PIC
+//!   executables, symbol relocations in relocatable objects), `__CLANG_OFFLOAD_BUNDLE__*`
+//!   object-bundle sections, `.llvm.offloading` OffloadBinary images;
+//! - `ar` archives, each member recursively;
+//! - standalone bundles (one or several back to back), OffloadBinaries and code objects.
+//!
+//! It also models how the HIP runtime picks a code object for a device ([`select`]) and reads
+//! the Linux KFD topology and HSA environment variables that name the GPUs ([`kfd`]).
+//!
+//! Module map:
+//! - [`discover`]: [`discover()`](discover::discover) and the result types.
+//! - [`entries`]: the entry list of a found bundle, from its header only.
+//! - [`fatbin`]: splitting a section into back-to-back bundles; bundle extents.
+//! - [`offloading`]: OffloadBinary (`.llvm.offloading`) images.
+//! - [`problem`]: [`Location`] and typed [`Problem`]s.
+//! - [`select`]: the runtime's choice of entry for a device.
+//! - [`kfd`]: `gfx_target_version`, `HSA_OVERRIDE_GFX_VERSION`, `HSA_XNACK`.
+//! - [`limits`]: bounds on counts read from files.
+//!
+//! ```
+//! use gfxkit_host::{discover, InputKind};
+//! // A tiny uncompressed bundle with one (fake) entry.
+//! let id = b"hipv4-amdgcn-amd-amdhsa--gfx90a";
+//! let mut b = b"__CLANG_OFFLOAD_BUNDLE__".to_vec();
+//! b.extend_from_slice(&1u64.to_le_bytes());
+//! let payload_at = 32 + 24 + id.len() as u64;
+//! b.extend_from_slice(&payload_at.to_le_bytes());
+//! b.extend_from_slice(&4u64.to_le_bytes());
+//! b.extend_from_slice(&(id.len() as u64).to_le_bytes());
+//! b.extend_from_slice(id);
+//! b.extend_from_slice(b"\x7fELF");
+//! let found = discover(&b);
+//! assert_eq!(found.kind, InputKind::Bundle);
+//! assert_eq!(found.bundles.len(), 1);
+//! assert_eq!(found.bundles[0].bytes.len(), b.len());
+//! assert!(found.problems.is_empty());
+//! ```
 #![forbid(unsafe_code)]
+
+pub mod discover;
+mod elf;
+pub mod entries;
+pub mod fatbin;
+pub mod kfd;
+pub mod limits;
+pub mod offloading;
+pub mod problem;
+mod read;
+pub mod select;
+
+pub use discover::{
+    discover, Discovery, FoundBundle, FoundCodeObject, FoundImage, InputKind, ObjectBundle,
+    ObjectBundleEntry, Wrapper, WrapperMagic, WrapperTarget,
+};
+pub use fatbin::{BundleFormat, CompressionMethod};
+pub use problem::{Location, Problem, ProblemKind, Severity};

@@ -1,0 +1,512 @@
+//! Discovery: every piece of device code in a file's bytes, with where it was found.
+
+use crate::fatbin::{self, BundleFormat, SplitStop};
+use crate::limits;
+use crate::offloading::{self, ImageKind, OffloadKind, OFFLOAD_BINARY_MAGIC};
+use crate::problem::{Location, Problem, ProblemKind};
+use crate::read::offset_within;
+use serde::Serialize;
+
+/// What kind of file the input is, judged from its first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InputKind {
+    /// ELF executable (`ET_EXEC`, non-PIE).
+    ElfExecutable,
+    /// ELF shared object or PIE executable (`ET_DYN`).
+    ElfSharedObject,
+    /// ELF relocatable object (`ET_REL`).
+    ElfRelocatable,
+    /// Another host ELF file (core file, 32-bit or big-endian ELF): not searched.
+    ElfOther,
+    /// An AMDGPU code object (`e_machine` = `EM_AMDGPU`).
+    CodeObject,
+    /// An `ar` archive.
+    Archive,
+    /// One or more offload bundles back to back (uncompressed or CCOB).
+    Bundle,
+    /// One or more OffloadBinary images back to back.
+    OffloadBinary,
+    /// Anything else.
+    Other,
+}
+
+impl InputKind {
+    /// Guesses the kind of a file from its first bytes (at least 20 are needed to tell ELF
+    /// kinds apart). Fast enough to skip unrelated files in a directory walk.
+    pub fn sniff(prefix: &[u8]) -> InputKind {
+        if prefix.starts_with(b"\x7fELF") {
+            let machine = prefix.get(18..20).map(|b| u16::from_le_bytes([b[0], b[1]]));
+            if machine == Some(object::elf::EM_AMDGPU) {
+                return InputKind::CodeObject;
+            }
+            if prefix.get(4) != Some(&2) || prefix.get(5) != Some(&1) {
+                return InputKind::ElfOther;
+            }
+            return match prefix.get(16..18).map(|b| u16::from_le_bytes([b[0], b[1]])) {
+                Some(1) => InputKind::ElfRelocatable,
+                Some(2) => InputKind::ElfExecutable,
+                Some(3) => InputKind::ElfSharedObject,
+                _ => InputKind::ElfOther,
+            };
+        }
+        if prefix.starts_with(b"!<arch>\n") || prefix.starts_with(b"!<thin>\n") {
+            return InputKind::Archive;
+        }
+        if fatbin::starts_with_bundle(prefix) {
+            return InputKind::Bundle;
+        }
+        if prefix.starts_with(&OFFLOAD_BINARY_MAGIC) {
+            return InputKind::OffloadBinary;
+        }
+        InputKind::Other
+    }
+
+    /// Whether a file of this kind can hold device code.
+    pub fn may_hold_device_code(self) -> bool {
+        !matches!(self, InputKind::Other | InputKind::ElfOther)
+    }
+}
+
+/// A bundle found in the input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundBundle<'data> {
+    /// Where: archive member, section, file offset and size.
+    pub location: Location,
+    /// Uncompressed or CCOB (version, method).
+    pub format: BundleFormat,
+    /// The bundle's bytes (exactly its extent), borrowed from the input.
+    pub bytes: &'data [u8],
+    /// Indexes into [`Discovery::wrappers`] of the wrappers that point to this bundle.
+    pub wrappers: Vec<usize>,
+}
+
+/// One entry of an object bundle: a `__CLANG_OFFLOAD_BUNDLE__<entry id>` section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectBundleEntry<'data> {
+    /// The entry ID (the section name after the prefix), exactly as stored.
+    pub id: &'data str,
+    /// Where the section's contents are.
+    pub location: Location,
+    /// The section's contents (the entry payload).
+    pub bytes: &'data [u8],
+}
+
+/// An object bundle (`clang-offload-bundler -type=o` output): a host ELF object whose
+/// `__CLANG_OFFLOAD_BUNDLE__<entry id>` sections are the entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectBundle<'data> {
+    /// Where the host object is (its offset and size; no section).
+    pub location: Location,
+    /// The entries in section order.
+    pub entries: Vec<ObjectBundleEntry<'data>>,
+}
+
+/// A standalone AMDGPU code object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundCodeObject<'data> {
+    /// Where.
+    pub location: Location,
+    /// The ELF bytes.
+    pub bytes: &'data [u8],
+}
+
+/// An image from an OffloadBinary (`.llvm.offloading` section or standalone).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundImage<'data> {
+    /// Where the image bytes are.
+    pub location: Location,
+    /// File offset of the OffloadBinary header holding it.
+    pub binary_offset: u64,
+    /// Image kind (object, bitcode, ...).
+    pub image_kind: ImageKind,
+    /// Offload kind (HIP is 3 or 4).
+    pub offload_kind: OffloadKind,
+    /// Flags.
+    pub flags: u32,
+    /// The `triple` string.
+    pub triple: Option<&'data str>,
+    /// The `arch` string (a target ID).
+    pub arch: Option<&'data str>,
+    /// All key/value strings.
+    pub strings: Vec<(&'data str, &'data str)>,
+    /// The image bytes.
+    pub bytes: &'data [u8],
+}
+
+/// The magic of a `.hipFatBinSegment` wrapper record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WrapperMagic {
+    /// `HIPF` (0x48495046): the pointer leads to an offload bundle.
+    Hipf,
+    /// `HIPK` (0x4B504948): device code moved to separate files; the pointer leads to
+    /// MessagePack metadata.
+    Hipk,
+    /// Anything else.
+    Other(u32),
+}
+
+impl WrapperMagic {
+    /// `HIPF` magic value.
+    pub const HIPF: u32 = 0x4849_5046;
+    /// `HIPK` magic value.
+    pub const HIPK: u32 = 0x4B50_4948;
+
+    fn from_u32(v: u32) -> WrapperMagic {
+        match v {
+            Self::HIPF => WrapperMagic::Hipf,
+            Self::HIPK => WrapperMagic::Hipk,
+            n => WrapperMagic::Other(n),
+        }
+    }
+
+    /// `HIPF`, `HIPK` or the hex value.
+    pub fn name(self) -> String {
+        match self {
+            WrapperMagic::Hipf => "HIPF".into(),
+            WrapperMagic::Hipk => "HIPK".into(),
+            WrapperMagic::Other(n) => format!("{n:#010x}"),
+        }
+    }
+}
+
+impl Serialize for WrapperMagic {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
+}
+
+/// Where a wrapper's pointer leads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum WrapperTarget {
+    /// The start of a found bundle (index into [`Discovery::bundles`]).
+    Bundle {
+        /// Index into [`Discovery::bundles`].
+        index: usize,
+    },
+    /// An address in the file where no bundle starts (HIPK metadata, or a problem).
+    Address {
+        /// The pointer value (virtual address, or section offset in relocatable objects).
+        address: u64,
+        /// Its file offset, when it lands in the file.
+        file_offset: Option<u64>,
+    },
+    /// A null pointer with no relocation.
+    Nowhere,
+}
+
+/// A `.hipFatBinSegment` record `{u32 magic, u32 version, u64 pointer, u64 unused}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wrapper {
+    /// Where the 24-byte record is.
+    pub location: Location,
+    /// Its magic.
+    pub magic: WrapperMagic,
+    /// Its version field (1).
+    pub version: u32,
+    /// Where its pointer leads, after relocation.
+    pub target: WrapperTarget,
+}
+
+/// Everything found in one input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Discovery<'data> {
+    /// What the input is.
+    pub kind: InputKind,
+    /// Offload bundles (in `.hip_fatbin` sections, standalone, in archive members), in file order.
+    pub bundles: Vec<FoundBundle<'data>>,
+    /// Object bundles (`__CLANG_OFFLOAD_BUNDLE__*` sections).
+    pub object_bundles: Vec<ObjectBundle<'data>>,
+    /// Standalone AMDGPU code objects (the input itself or archive members).
+    pub code_objects: Vec<FoundCodeObject<'data>>,
+    /// OffloadBinary images.
+    pub offload_images: Vec<FoundImage<'data>>,
+    /// `.hipFatBinSegment` wrapper records.
+    pub wrappers: Vec<Wrapper>,
+    /// Problems found on the way (damaged or suspicious data), in file order per container.
+    pub problems: Vec<Problem>,
+}
+
+impl Discovery<'_> {
+    /// Whether anything holding device code was found.
+    pub fn has_device_code(&self) -> bool {
+        !self.bundles.is_empty()
+            || !self.object_bundles.is_empty()
+            || !self.code_objects.is_empty()
+            || !self.offload_images.is_empty()
+    }
+
+    /// Total bytes of device code found (bundles as stored, object-bundle entries, code objects,
+    /// images).
+    pub fn device_bytes(&self) -> u64 {
+        let b: u64 = self.bundles.iter().map(|b| b.bytes.len() as u64).sum();
+        let o: u64 = self
+            .object_bundles
+            .iter()
+            .flat_map(|o| &o.entries)
+            .map(|e| e.bytes.len() as u64)
+            .sum();
+        let c: u64 = self.code_objects.iter().map(|c| c.bytes.len() as u64).sum();
+        let i: u64 = self
+            .offload_images
+            .iter()
+            .map(|i| i.bytes.len() as u64)
+            .sum();
+        b + o + c + i
+    }
+
+    /// Whether some problem has error severity.
+    pub fn has_errors(&self) -> bool {
+        self.problems
+            .iter()
+            .any(|p| p.severity == crate::problem::Severity::Error)
+    }
+}
+
+/// Finds every piece of device code in `data`: the bundles of `.hip_fatbin` sections (each one,
+/// whatever the padding between them), `.hipFatBinSegment` wrappers and where they point,
+/// `__CLANG_OFFLOAD_BUNDLE__*` object-bundle sections, `.llvm.offloading` images, the members
+/// of `ar` archives (recursively), standalone bundles (several back to back are allowed),
+/// standalone OffloadBinaries and standalone code objects.
+///
+/// Never fails: damage is reported in [`Discovery::problems`] with its location, and whatever
+/// could be read is returned. Nothing is copied or decompressed (except that a CCOB v1 bundle,
+/// which records no size, has its stream walked to find where it ends).
+pub fn discover(data: &[u8]) -> Discovery<'_> {
+    let mut w = Walker {
+        file: data,
+        out: Discovery {
+            kind: InputKind::sniff(data),
+            bundles: Vec::new(),
+            object_bundles: Vec::new(),
+            code_objects: Vec::new(),
+            offload_images: Vec::new(),
+            wrappers: Vec::new(),
+            problems: Vec::new(),
+        },
+    };
+    w.walk(data, None, 0);
+    w.out
+}
+
+pub(crate) struct Walker<'data> {
+    pub(crate) file: &'data [u8],
+    pub(crate) out: Discovery<'data>,
+}
+
+impl<'data> Walker<'data> {
+    /// File offset of a sub-slice of the input.
+    pub(crate) fn base(&self, data: &[u8]) -> u64 {
+        offset_within(self.file, data).unwrap_or(0)
+    }
+
+    pub(crate) fn problem(&mut self, p: Problem) {
+        if self.out.problems.len() < limits::MAX_PROBLEMS {
+            self.out.problems.push(p);
+        }
+    }
+
+    pub(crate) fn walk(&mut self, data: &'data [u8], member: Option<String>, depth: usize) {
+        match InputKind::sniff(data) {
+            InputKind::CodeObject => {
+                let location = Location {
+                    member,
+                    section: None,
+                    offset: self.base(data),
+                    size: data.len() as u64,
+                };
+                self.out.code_objects.push(FoundCodeObject {
+                    location,
+                    bytes: data,
+                });
+            }
+            InputKind::ElfExecutable | InputKind::ElfSharedObject | InputKind::ElfRelocatable => {
+                self.walk_elf(data, member);
+            }
+            InputKind::Archive => self.walk_archive(data, member, depth),
+            InputKind::Bundle => {
+                self.split_section(data, member, None);
+            }
+            InputKind::OffloadBinary => self.read_offloading(data, member, None),
+            InputKind::ElfOther | InputKind::Other => {}
+        }
+    }
+
+    fn walk_archive(&mut self, data: &'data [u8], member: Option<String>, depth: usize) {
+        let here = Location {
+            member: member.clone(),
+            section: None,
+            offset: self.base(data),
+            size: data.len() as u64,
+        };
+        if depth >= limits::MAX_ARCHIVE_DEPTH {
+            self.problem(Problem::warning(
+                here,
+                ProblemKind::NestingTooDeep {
+                    limit: limits::MAX_ARCHIVE_DEPTH,
+                },
+            ));
+            return;
+        }
+        let archive = match object::read::archive::ArchiveFile::parse(data) {
+            Ok(a) => a,
+            Err(e) => {
+                self.problem(Problem::error(
+                    here,
+                    ProblemKind::MalformedArchive(e.to_string()),
+                ));
+                return;
+            }
+        };
+        if archive.is_thin() {
+            self.problem(Problem::warning(here, ProblemKind::ThinArchive));
+            return;
+        }
+        for (i, m) in archive.members().enumerate() {
+            if i >= limits::MAX_ARCHIVE_MEMBERS {
+                self.problem(Problem::warning(
+                    here.clone(),
+                    ProblemKind::TooMany {
+                        what: "archive members",
+                        limit: limits::MAX_ARCHIVE_MEMBERS,
+                    },
+                ));
+                break;
+            }
+            let m = match m {
+                Ok(m) => m,
+                Err(e) => {
+                    self.problem(Problem::error(
+                        here.clone(),
+                        ProblemKind::MalformedArchive(format!("member {i}: {e}")),
+                    ));
+                    break;
+                }
+            };
+            let name = String::from_utf8_lossy(m.name()).into_owned();
+            let path = match &member {
+                Some(outer) => format!("{outer}/{name}"),
+                None => name,
+            };
+            match m.data(data) {
+                Ok(bytes) => self.walk(bytes, Some(path), depth + 1),
+                Err(e) => self.problem(Problem::error(
+                    here.clone(),
+                    ProblemKind::MalformedArchive(format!("member {i} ({path}): {e}")),
+                )),
+            }
+        }
+    }
+
+    /// Splits a section (or a standalone file) holding bundles back to back. Returns the
+    /// indexes of the bundles found.
+    pub(crate) fn split_section(
+        &mut self,
+        data: &'data [u8],
+        member: Option<String>,
+        section: Option<&str>,
+    ) -> std::ops::Range<usize> {
+        let base = self.base(data);
+        let first = self.out.bundles.len();
+        let (found, stop) = fatbin::split_bundles(data);
+        for b in found {
+            // In range: split_bundles only returns bundles inside `data`.
+            let start = b.offset as usize;
+            let end = start + b.len as usize;
+            let bytes = &data[start..end];
+            self.out.bundles.push(FoundBundle {
+                location: Location {
+                    member: member.clone(),
+                    section: section.map(str::to_owned),
+                    offset: base + b.offset,
+                    size: b.len,
+                },
+                format: b.format,
+                bytes,
+                wrappers: Vec::new(),
+            });
+        }
+        if let Some(stop) = stop {
+            let at = |offset: u64| Location {
+                member: member.clone(),
+                section: section.map(str::to_owned),
+                offset: base + offset,
+                size: 0,
+            };
+            let p = match stop {
+                SplitStop::BadBundle { offset, error } => Problem::error(
+                    at(offset + error.offset),
+                    ProblemKind::BadBundle(error.what),
+                ),
+                SplitStop::PastEnd {
+                    offset,
+                    size,
+                    available,
+                } => Problem::error(
+                    at(offset),
+                    ProblemKind::BundlePastSection {
+                        size,
+                        excess: size - available,
+                    },
+                ),
+                SplitStop::UnknownBytes { offset, found } => {
+                    Problem::error(at(offset), ProblemKind::UnknownBytes { found })
+                }
+                SplitStop::TooMany => Problem::warning(
+                    at(0),
+                    ProblemKind::TooMany {
+                        what: "bundles in one section",
+                        limit: limits::MAX_BUNDLES_PER_SECTION,
+                    },
+                ),
+            };
+            self.problem(p);
+        }
+        first..self.out.bundles.len()
+    }
+
+    /// Reads OffloadBinaries back to back (an `.llvm.offloading` section or a standalone file).
+    pub(crate) fn read_offloading(
+        &mut self,
+        data: &'data [u8],
+        member: Option<String>,
+        section: Option<&str>,
+    ) {
+        let base = self.base(data);
+        let (entries, stop) = offloading::parse_offloading(data);
+        for e in entries {
+            self.out.offload_images.push(FoundImage {
+                location: Location {
+                    member: member.clone(),
+                    section: section.map(str::to_owned),
+                    offset: base + e.image_offset,
+                    size: e.image.len() as u64,
+                },
+                binary_offset: base + e.binary_offset,
+                image_kind: e.image_kind,
+                offload_kind: e.offload_kind,
+                flags: e.flags,
+                triple: e.triple(),
+                arch: e.arch(),
+                strings: e.strings.clone(),
+                bytes: e.image,
+            });
+        }
+        if let Some(e) = stop {
+            self.problem(Problem::error(
+                Location {
+                    member,
+                    section: section.map(str::to_owned),
+                    offset: base + e.offset,
+                    size: 0,
+                },
+                ProblemKind::BadOffloadBinary(e.what),
+            ));
+        }
+    }
+
+    pub(crate) fn wrapper_magic(v: u32) -> WrapperMagic {
+        WrapperMagic::from_u32(v)
+    }
+}

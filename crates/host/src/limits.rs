@@ -1,0 +1,16 @@
+//! Limits on counts read from untrusted files.
+
+/// Archives inside archives are read this deep.
+pub const MAX_ARCHIVE_DEPTH: usize = 4;
+/// Members read from one archive.
+pub const MAX_ARCHIVE_MEMBERS: usize = 1 << 20;
+/// Bundles read from one section.
+pub const MAX_BUNDLES_PER_SECTION: usize = 1 << 20;
+/// Wrapper records read from one `.hipFatBinSegment` section.
+pub const MAX_WRAPPERS: usize = 1 << 20;
+/// OffloadBinary images read from one section.
+pub const MAX_OFFLOAD_IMAGES: usize = 1 << 16;
+/// Key/value strings read from one OffloadBinary entry.
+pub const MAX_OFFLOAD_STRINGS: u64 = 4096;
+/// Problems recorded for one input before further ones are dropped.
+pub const MAX_PROBLEMS: usize = 10_000;

@@ -1,0 +1,190 @@
+//! Where things are found and what is wrong with them.
+
+use serde::Serialize;
+use std::fmt;
+
+/// Where an item was found in an input file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Location {
+    /// Archive member path, outermost first, joined with `/` (`libfoo.a` holding `bar.o` gives
+    /// `bar.o`; an archive inside an archive gives `inner.a/bar.o`). `None` for the file itself.
+    pub member: Option<String>,
+    /// ELF section name (`.hip_fatbin`, `.hipFatBinSegment`, `.llvm.offloading`,
+    /// `__CLANG_OFFLOAD_BUNDLE__<id>`), or `None` outside any section.
+    pub section: Option<String>,
+    /// Byte offset in the input file.
+    pub offset: u64,
+    /// Size in bytes (0 when a problem concerns a single position).
+    pub size: u64,
+}
+
+impl Location {
+    /// A location at `offset` in the file itself, outside any section.
+    pub fn at(offset: u64, size: u64) -> Location {
+        Location {
+            member: None,
+            section: None,
+            offset,
+            size,
+        }
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(m) = &self.member {
+            write!(f, "member {m}, ")?;
+        }
+        if let Some(s) = &self.section {
+            write!(f, "section {s}, ")?;
+        }
+        write!(f, "offset {:#x}", self.offset)
+    }
+}
+
+/// How serious a problem is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing; the device code is still usable.
+    Warning,
+    /// Something is damaged or unreadable.
+    Error,
+}
+
+/// What is wrong, found while looking for device code.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProblemKind {
+    /// The ELF headers or section table cannot be read.
+    #[error("malformed ELF file: {0}")]
+    MalformedElf(String),
+    /// The `ar` archive cannot be read.
+    #[error("malformed archive: {0}")]
+    MalformedArchive(String),
+    /// A thin archive: members live in other files, which are not read.
+    #[error("thin archive: members are separate files and were not read")]
+    ThinArchive,
+    /// Archives nested deeper than the limit.
+    #[error("archives nested more than {limit} deep")]
+    NestingTooDeep {
+        /// The nesting limit.
+        limit: usize,
+    },
+    /// More items than gfxkit reads from one container.
+    #[error("more than {limit} {what}; the rest were not read")]
+    TooMany {
+        /// What was counted.
+        what: &'static str,
+        /// The limit.
+        limit: usize,
+    },
+    /// A section's contents run past the end of the file.
+    #[error("section data runs past the end of the file")]
+    SectionOutsideFile,
+    /// A bundle that cannot be read; the rest of its section was not read either.
+    #[error("bundle cannot be read: {0}")]
+    BadBundle(String),
+    /// Bytes in a bundle section that are neither zero padding nor the start of a bundle.
+    #[error("unrecognised bytes {found:02x?} where a bundle or zero padding was expected; the rest of the section was not read")]
+    UnknownBytes {
+        /// The first bytes found.
+        found: Vec<u8>,
+    },
+    /// A bundle ends past the end of its section.
+    #[error("bundle of {size} bytes runs {excess} bytes past the end of the section")]
+    BundlePastSection {
+        /// The bundle's size.
+        size: u64,
+        /// How far it runs past.
+        excess: u64,
+    },
+    /// The wrapper section's size is not a multiple of 24 bytes.
+    #[error("section size {size} is not a multiple of the 24-byte wrapper record")]
+    WrapperSectionSize {
+        /// The section size.
+        size: u64,
+    },
+    /// A wrapper record without the `HIPF` or `HIPK` magic.
+    #[error("wrapper has magic {magic:#010x}, expected 0x48495046 (HIPF) or 0x4b504948 (HIPK)")]
+    WrapperMagic {
+        /// The magic found.
+        magic: u32,
+    },
+    /// A wrapper whose pointer is null and not relocated.
+    #[error("wrapper points nowhere (null pointer, no relocation)")]
+    WrapperPointsNowhere,
+    /// A wrapper whose pointer lands in no section of the file, or in a relocation against
+    /// an undefined symbol.
+    #[error("wrapper points outside the file's sections (address {address:#x})")]
+    WrapperPointsOutside {
+        /// The address the wrapper holds.
+        address: u64,
+    },
+    /// A `HIPF` wrapper whose pointer lands in a section but not on the start of a bundle.
+    #[error(
+        "wrapper points to {address:#x} (file offset {file_offset:#x}), where no bundle starts"
+    )]
+    WrapperMissesBundle {
+        /// The address the wrapper holds.
+        address: u64,
+        /// Its file offset.
+        file_offset: u64,
+    },
+    /// A bundle in `.hip_fatbin` that no wrapper points to (the runtime never registers it).
+    #[error("no wrapper points to this bundle")]
+    BundleWithoutWrapper,
+    /// An `.llvm.offloading` image that cannot be read.
+    #[error("offload binary cannot be read: {0}")]
+    BadOffloadBinary(String),
+}
+
+/// A problem found while looking for device code, with where it was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Where.
+    pub location: Location,
+    /// How serious.
+    pub severity: Severity,
+    /// What.
+    pub kind: ProblemKind,
+}
+
+impl Problem {
+    /// An error-level problem.
+    pub fn error(location: Location, kind: ProblemKind) -> Problem {
+        Problem {
+            location,
+            severity: Severity::Error,
+            kind,
+        }
+    }
+
+    /// A warning-level problem.
+    pub fn warning(location: Location, kind: ProblemKind) -> Problem {
+        Problem {
+            location,
+            severity: Severity::Warning,
+            kind,
+        }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.location, self.kind)
+    }
+}
+
+impl std::error::Error for Problem {}
+
+impl Serialize for Problem {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Problem", 3)?;
+        st.serialize_field("location", &self.location)?;
+        st.serialize_field("severity", &self.severity)?;
+        st.serialize_field("message", &self.kind.to_string())?;
+        st.end()
+    }
+}

@@ -1,0 +1,414 @@
+//! Which bundle entry the HIP runtime loads on a device.
+//!
+//! The order follows ROCm clr (`hipamd/src/hip_fatbin.cpp`, `FatBinaryInfo::ExtractFatBinaryUsingCOMGR`):
+//!
+//! 1. a native entry: `hip`/`hipv4` kind, `amdgcn-amd-amdhsa` triple, target ID compatible with
+//!    the device's ISA (same processor; every feature the entry sets equals the device's).
+//!    Among several, the first in header order;
+//! 2. the family's generic target (`gfx9-generic` for gfx906, ...), carrying the device's
+//!    feature settings;
+//! 3. SPIR-V: `spirv64-amd-amdhsa--amdgcnspirv` (or `spirv64-amd-amdhsa-unknown-amdgcnspirv`),
+//!    compiled for the device at load time;
+//! 4. otherwise the runtime reports `No compatible code objects found for: <target id>`.
+//!
+//! A device ID may leave `xnack` or `sramecc` at *any* when the setting cannot be known (no
+//! GPU to ask). Then an entry that sets the feature still fits, and the [`Selection`] records
+//! the setting the device must have ([`Selection::needs`]). [`select_each_setting`] evaluates
+//! every concrete setting separately.
+
+use gfxkit_bundle::{EntryId, EntryTarget, OffloadKind};
+use gfxkit_spec::{Feature, Processor};
+use gfxkit_target_id::{FeatureSetting, TargetId};
+use serde::Serialize;
+use std::fmt;
+
+/// How an entry was chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Via {
+    /// A code object for the device's own processor.
+    Native,
+    /// A code object for the family's generic target.
+    Generic,
+    /// SPIR-V, compiled for the device when loaded.
+    Spirv,
+}
+
+impl fmt::Display for Via {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Via::Native => "native",
+            Via::Generic => "generic",
+            Via::Spirv => "spirv",
+        })
+    }
+}
+
+/// The result of selecting an entry for a device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    /// Index of the chosen entry in the list given, or `None`.
+    pub index: Option<usize>,
+    /// How it was chosen.
+    pub via: Option<Via>,
+    /// Feature settings the choice relies on that the device ID left at any
+    /// (`[(Xnack, On)]` for an `xnack+` entry chosen for a device of unknown xnack mode).
+    pub needs: Vec<(Feature, FeatureSetting)>,
+    /// Why: what was chosen and why earlier candidates were passed over, or why nothing fits.
+    pub reason: String,
+    /// When nothing fits: the targets present that come closest to the device, nearest first.
+    pub nearest: Vec<String>,
+}
+
+impl Selection {
+    /// Whether an entry was chosen.
+    pub fn is_selected(&self) -> bool {
+        self.index.is_some()
+    }
+
+    /// The needed settings as target-ID features (`xnack+`, `sramecc-`), joined with `:`.
+    pub fn needs_text(&self) -> String {
+        settings_text(&self.needs)
+    }
+}
+
+/// `xnack+:sramecc-` style text for a list of settings.
+pub fn settings_text(settings: &[(Feature, FeatureSetting)]) -> String {
+    settings
+        .iter()
+        .map(|(f, s)| format!("{}{}", f.name(), s.sign().unwrap_or('?')))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// The entry ID kinds the runtime asks comgr for: `hip` and `hipv4` are interchangeable.
+fn is_hip_kind(k: OffloadKind) -> bool {
+    matches!(k, OffloadKind::Hip | OffloadKind::HipV4)
+}
+
+/// Whether an entry is an AMDGPU HSA code object entry, and its target ID.
+fn amdgcn_target(e: &EntryId) -> Option<&TargetId> {
+    let t = e.triple();
+    if !is_hip_kind(e.kind()) || t.arch != "amdgcn" || !t.is_amdhsa() {
+        return None;
+    }
+    e.target_id()
+}
+
+/// Whether an entry is SPIR-V for AMD GPUs (`spirv64-amd-amdhsa--amdgcnspirv`).
+pub fn is_spirv_entry(e: &EntryId) -> bool {
+    let t = e.triple();
+    is_hip_kind(e.kind())
+        && t.arch == "spirv64"
+        && t.vendor == "amd"
+        && t.is_amdhsa()
+        && (t.env.is_empty() || t.env == "unknown")
+        && matches!(e.target(), EntryTarget::Unknown(s) if s == "amdgcnspirv")
+}
+
+/// Whether code for `code` may run on `device`, where a device feature at any means "unknown":
+/// `Ok(needs)` with the settings the device must have, or the first mismatch.
+fn fits(code: &TargetId, device: &TargetId) -> Result<Vec<(Feature, FeatureSetting)>, String> {
+    if code.processor().name != device.processor().name {
+        return Err(format!(
+            "code object is for {}, device is {}",
+            code.processor().name,
+            device.processor().name
+        ));
+    }
+    let mut needs = Vec::new();
+    for (f, want) in code.features() {
+        match device.setting(f) {
+            FeatureSetting::Any => needs.push((f, want)),
+            have if have == want => {}
+            have => {
+                return Err(format!(
+                    "code object requires {}{}, device has {}{}",
+                    f.name(),
+                    want.sign().unwrap_or('?'),
+                    f.name(),
+                    have.sign().unwrap_or('?')
+                ))
+            }
+        }
+    }
+    Ok(needs)
+}
+
+/// The generic target a device can also run, with the device's feature settings carried over
+/// for the features the generic target takes (like the runtime appends `:sramecc±:xnack±`).
+pub fn generic_device(device: &TargetId) -> Option<TargetId> {
+    let g = device.processor().generic()?;
+    let mut id = TargetId::new(g);
+    for (f, s) in device.features() {
+        if g.has_target_id_feature(f) {
+            id = id.with_setting(f, s).ok()?;
+        }
+    }
+    Some(id)
+}
+
+/// The device ISA name as the runtime prints it (`amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`).
+pub fn isa_name(device: &TargetId) -> String {
+    format!("amdgcn-amd-amdhsa--{device}")
+}
+
+/// Chooses the entry the HIP runtime would load on `device` from a bundle's `entries` (in
+/// header order). See the [module documentation](self).
+pub fn select(device: &TargetId, entries: &[EntryId]) -> Selection {
+    let mut passed = Vec::new();
+    // 1. Native.
+    for (i, e) in entries.iter().enumerate() {
+        let Some(t) = amdgcn_target(e) else { continue };
+        if t.processor().name != device.processor().name {
+            continue;
+        }
+        match fits(t, device) {
+            Ok(needs) => {
+                let mut reason = format!("{} is compatible with {device}", e.raw());
+                if !needs.is_empty() {
+                    reason.push_str(&format!(
+                        " if the device runs with {}",
+                        settings_text(&needs)
+                    ));
+                }
+                if !passed.is_empty() {
+                    reason.push_str(&format!(" (passed over: {})", passed.join("; ")));
+                }
+                return Selection {
+                    index: Some(i),
+                    via: Some(Via::Native),
+                    needs,
+                    reason,
+                    nearest: Vec::new(),
+                };
+            }
+            Err(why) => passed.push(format!("{}: {why}", e.raw())),
+        }
+    }
+    // 2. Generic.
+    if let Some(gdev) = generic_device(device) {
+        for (i, e) in entries.iter().enumerate() {
+            let Some(t) = amdgcn_target(e) else { continue };
+            if t.processor().name != gdev.processor().name {
+                continue;
+            }
+            match fits(t, &gdev) {
+                Ok(needs) => {
+                    let mut reason = format!(
+                        "no native code object for {device}; {} is the generic target of its family",
+                        e.raw()
+                    );
+                    if !needs.is_empty() {
+                        reason.push_str(&format!(
+                            ", if the device runs with {}",
+                            settings_text(&needs)
+                        ));
+                    }
+                    return Selection {
+                        index: Some(i),
+                        via: Some(Via::Generic),
+                        needs,
+                        reason,
+                        nearest: Vec::new(),
+                    };
+                }
+                Err(why) => passed.push(format!("{}: {why}", e.raw())),
+            }
+        }
+    }
+    // 3. SPIR-V.
+    if let Some(i) = entries.iter().position(is_spirv_entry) {
+        return Selection {
+            index: Some(i),
+            via: Some(Via::Spirv),
+            needs: Vec::new(),
+            reason: format!(
+                "no native or generic code object for {device}; SPIR-V {} is compiled for it when loaded",
+                entries[i].raw()
+            ),
+            nearest: Vec::new(),
+        };
+    }
+    let nearest = nearest_targets(device, entries);
+    let mut reason = format!("No compatible code objects found for: {device}");
+    if !passed.is_empty() {
+        reason.push_str(&format!(" ({})", passed.join("; ")));
+    } else if nearest.is_empty() {
+        reason.push_str(" (the bundle holds no AMDGPU code objects)");
+    } else {
+        reason.push_str(&format!(" (present: {})", nearest.join(", ")));
+    }
+    Selection {
+        index: None,
+        via: None,
+        needs: Vec::new(),
+        reason,
+        nearest,
+    }
+}
+
+/// Every concrete setting of the target-ID features `device` leaves at any (at most four for
+/// `sramecc` and `xnack`), in a fixed order (off before on); just `device` when all are known.
+pub fn concrete_settings(device: &TargetId) -> Vec<TargetId> {
+    let mut out = vec![*device];
+    for &f in device.processor().target_id_features {
+        if device.setting(f) != FeatureSetting::Any {
+            continue;
+        }
+        let mut next = Vec::with_capacity(out.len() * 2);
+        for d in &out {
+            for s in [FeatureSetting::Off, FeatureSetting::On] {
+                if let Ok(x) = d.with_setting(f, s) {
+                    next.push(x);
+                }
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+/// [`select`] for every concrete setting of the features `device` leaves unknown.
+pub fn select_each_setting(device: &TargetId, entries: &[EntryId]) -> Vec<(TargetId, Selection)> {
+    concrete_settings(device)
+        .into_iter()
+        .map(|d| {
+            let s = select(&d, entries);
+            (d, s)
+        })
+        .collect()
+}
+
+/// A rough distance between processors for "nearest target" hints: same processor, then same
+/// generic family, then same memory-model family, then the numeric distance of the names.
+fn distance(device: &Processor, other: &Processor) -> (u8, u64) {
+    let num = |p: &Processor| -> u64 {
+        let digits = p.name.trim_start_matches("gfx");
+        u64::from_str_radix(digits.split('-').next().unwrap_or(""), 16).unwrap_or(u64::MAX / 2)
+    };
+    let d = num(device).abs_diff(num(other));
+    if device.name == other.name {
+        (0, 0)
+    } else if device.generic_family.is_some() && device.generic_family == other.generic_family {
+        (1, d)
+    } else if device.generic_family == Some(other.name) {
+        (1, 0)
+    } else if device.memory_model == other.memory_model {
+        (2, d)
+    } else {
+        (3, d)
+    }
+}
+
+/// The AMDGPU targets present in `entries`, nearest to `device` first (at most 3).
+pub fn nearest_targets(device: &TargetId, entries: &[EntryId]) -> Vec<String> {
+    let mut present: Vec<(u8, u64, String)> = entries
+        .iter()
+        .filter_map(amdgcn_target)
+        .map(|t| {
+            let (a, b) = distance(device.processor(), t.processor());
+            (a, b, t.to_string())
+        })
+        .collect();
+    present.sort();
+    present.dedup_by(|a, b| a.2 == b.2);
+    present.into_iter().take(3).map(|(_, _, s)| s).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(list: &[&str]) -> Vec<EntryId> {
+        list.iter().map(|s| EntryId::parse(s).unwrap()).collect()
+    }
+
+    fn dev(s: &str) -> TargetId {
+        TargetId::parse(s).unwrap()
+    }
+
+    #[test]
+    fn first_compatible_native_entry_in_header_order() {
+        let e = ids(&[
+            "host-x86_64-unknown-linux--",
+            "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
+            "hipv4-amdgcn-amd-amdhsa--gfx90a",
+            "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-",
+        ]);
+        let s = select(&dev("gfx90a:sramecc+:xnack-"), &e);
+        assert_eq!(s.index, Some(2));
+        assert_eq!(s.via, Some(Via::Native));
+        assert!(s.needs.is_empty());
+        assert!(s.reason.contains("xnack+"), "{}", s.reason);
+        let s = select(&dev("gfx90a:sramecc+:xnack+"), &e);
+        assert_eq!(s.index, Some(1));
+    }
+
+    #[test]
+    fn unknown_device_setting_is_recorded_as_a_need() {
+        let e = ids(&["hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"]);
+        let s = select(&dev("gfx90a"), &e);
+        assert_eq!(s.index, Some(0));
+        assert_eq!(s.needs, vec![(Feature::Xnack, FeatureSetting::On)]);
+        assert_eq!(s.needs_text(), "xnack+");
+        let each = select_each_setting(&dev("gfx90a"), &e);
+        assert_eq!(each.len(), 4);
+        let ok: Vec<String> = each
+            .iter()
+            .filter(|(_, s)| s.is_selected())
+            .map(|(d, _)| d.to_string())
+            .collect();
+        assert_eq!(ok, ["gfx90a:sramecc-:xnack+", "gfx90a:sramecc+:xnack+"]);
+    }
+
+    #[test]
+    fn generic_then_spirv_then_nothing() {
+        let e = ids(&[
+            "hipv4-amdgcn-amd-amdhsa--gfx9-generic:xnack-",
+            "hipv4-amdgcn-amd-amdhsa--gfx1030",
+            "hipv4-spirv64-amd-amdhsa--amdgcnspirv",
+        ]);
+        let s = select(&dev("gfx906:sramecc+:xnack-"), &e);
+        assert_eq!((s.index, s.via), (Some(0), Some(Via::Generic)));
+        // xnack+ device: the generic entry is xnack-, so SPIR-V.
+        let s = select(&dev("gfx906:sramecc+:xnack+"), &e);
+        assert_eq!((s.index, s.via), (Some(2), Some(Via::Spirv)));
+        // gfx90a has no generic family.
+        let e2 = ids(&[
+            "hipv4-amdgcn-amd-amdhsa--gfx9-generic",
+            "hipv4-amdgcn-amd-amdhsa--gfx906",
+        ]);
+        let s = select(&dev("gfx90a:sramecc+:xnack-"), &e2);
+        assert_eq!(s.index, None);
+        assert!(
+            s.reason
+                .starts_with("No compatible code objects found for: gfx90a:sramecc+:xnack-"),
+            "{}",
+            s.reason
+        );
+        assert_eq!(s.nearest[0], "gfx906");
+    }
+
+    #[test]
+    fn mismatched_feature_names_nearest_same_processor() {
+        let e = ids(&[
+            "hipv4-amdgcn-amd-amdhsa--gfx1030",
+            "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
+        ]);
+        let s = select(&dev("gfx90a:sramecc+:xnack-"), &e);
+        assert_eq!(s.index, None);
+        assert_eq!(s.nearest, ["gfx90a:xnack+", "gfx1030"]);
+        assert!(s.reason.contains("requires xnack+"), "{}", s.reason);
+    }
+
+    #[test]
+    fn legacy_hip_kind_and_openmp() {
+        let e = ids(&[
+            "openmp-amdgcn-amd-amdhsa--gfx906",
+            "hip-amdgcn-amd-amdhsa-gfx906",
+        ]);
+        let s = select(&dev("gfx906"), &e);
+        assert_eq!(s.index, Some(1));
+    }
+}
