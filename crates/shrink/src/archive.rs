@@ -1,0 +1,205 @@
+//! `ar` archives: each member holding device code is rewritten, the others are copied, and the
+//! symbol index (GNU `/` or `/SYM64/`) is fixed to the members' new offsets.
+
+use crate::error::{fail, Error, ErrorKind, Result};
+use crate::limits;
+use crate::rewrite::{FileKind, Report, Rewritten};
+use crate::plan::Transform;
+
+const MAGIC: &[u8; 8] = b"!<arch>\n";
+const THIN: &[u8; 8] = b"!<thin>\n";
+const HDR: usize = 60;
+
+/// Whether `data` is an `ar` archive (regular or thin).
+pub fn is_archive(data: &[u8]) -> bool {
+    data.starts_with(MAGIC) || data.starts_with(THIN)
+}
+
+/// A member of an archive.
+#[derive(Debug, Clone)]
+pub(crate) struct Member<'a> {
+    /// Offset of the 60-byte header.
+    pub header_at: usize,
+    /// The raw header.
+    pub header: &'a [u8],
+    /// The member name (long names resolved).
+    pub name: String,
+    /// The member's contents.
+    pub data: &'a [u8],
+}
+
+fn bad(at: usize, msg: impl Into<String>) -> Error {
+    Error::at(at as u64, ErrorKind::BadArchive(msg.into()))
+}
+
+/// Reads the members of an archive.
+pub(crate) fn members(data: &[u8]) -> Result<Vec<Member<'_>>> {
+    if data.starts_with(THIN) {
+        return fail(
+            0,
+            ErrorKind::Unsupported("thin archive: the members are separate files".into()),
+        );
+    }
+    if !data.starts_with(MAGIC) {
+        return Err(bad(0, "no !<arch> magic"));
+    }
+    let mut out = Vec::new();
+    let mut pos = MAGIC.len();
+    let mut long_names: &[u8] = &[];
+    while pos < data.len() {
+        if data[pos] == b'\n' && pos + 1 == data.len() {
+            break;
+        }
+        if out.len() >= limits::MAX_MEMBERS {
+            return Err(bad(pos, "too many members"));
+        }
+        let header = data
+            .get(pos..pos + HDR)
+            .ok_or_else(|| bad(pos, "member header runs past the end"))?;
+        if &header[58..60] != b"`\n" {
+            return Err(bad(pos + 58, "member header does not end with `\\n"));
+        }
+        let size_txt = std::str::from_utf8(&header[48..58])
+            .map_err(|_| bad(pos + 48, "member size is not text"))?
+            .trim();
+        let size: usize = size_txt
+            .parse()
+            .map_err(|_| bad(pos + 48, format!("member size {size_txt:?} is not a number")))?;
+        let start = pos + HDR;
+        let body = start
+            .checked_add(size)
+            .and_then(|end| data.get(start..end))
+            .ok_or_else(|| bad(pos + 48, format!("member of {size} bytes runs past the end")))?;
+        let raw_name = String::from_utf8_lossy(&header[..16]).trim_end().to_owned();
+        let name = if raw_name == "//" {
+            long_names = body;
+            raw_name
+        } else if raw_name == "/" || raw_name == "/SYM64/" {
+            raw_name
+        } else if let Some(n) = raw_name.strip_prefix('/') {
+            let off: usize = n
+                .parse()
+                .map_err(|_| bad(pos, format!("member name {raw_name:?} is not understood")))?;
+            let rest = long_names
+                .get(off..)
+                .ok_or_else(|| bad(pos, format!("long name offset {off} is out of range")))?;
+            let end = rest
+                .iter()
+                .position(|&c| c == b'\n')
+                .unwrap_or(rest.len());
+            String::from_utf8_lossy(&rest[..end])
+                .trim_end_matches('/')
+                .to_owned()
+        } else if raw_name.starts_with("#1/") {
+            return fail(
+                pos as u64,
+                ErrorKind::Unsupported("BSD-style archive member names".into()),
+            );
+        } else {
+            raw_name.trim_end_matches('/').to_owned()
+        };
+        out.push(Member {
+            header_at: pos,
+            header,
+            name,
+            data: body,
+        });
+        pos = start + size + (size & 1);
+    }
+    Ok(out)
+}
+
+/// Rewrites an archive member by member.
+pub(crate) fn rewrite_archive(data: &[u8], t: &Transform) -> Result<Rewritten> {
+    let ms = members(data)?;
+    let mut regions = Vec::new();
+    // New bodies.
+    let mut bodies: Vec<Option<Vec<u8>>> = Vec::with_capacity(ms.len());
+    for m in &ms {
+        if m.name == "/" || m.name == "/SYM64/" || m.name == "//" || m.name == "__.SYMDEF" {
+            bodies.push(None);
+            continue;
+        }
+        if !crate::elf::is_elf(m.data) {
+            bodies.push(None);
+            continue;
+        }
+        let base = (m.header_at + HDR) as u64;
+        let (bytes, kind, region) = crate::rewrite::rewrite_one(m.data, t)
+            .map_err(|e| e.shifted(base).in_member(&m.name))?;
+        if let Some(mut r) = region {
+            r.member = Some(m.name.clone());
+            regions.push(r);
+        }
+        bodies.push(if kind == FileKind::NoDeviceCode || bytes == m.data {
+            None
+        } else {
+            Some(bytes)
+        });
+    }
+    // Lay out again and map old header offsets to new ones.
+    let mut out = Vec::with_capacity(data.len());
+    out.extend_from_slice(MAGIC);
+    let mut moved = std::collections::HashMap::new();
+    let mut index_at = Vec::new();
+    for (m, body) in ms.iter().zip(&bodies) {
+        moved.insert(m.header_at as u64, out.len() as u64);
+        let body: &[u8] = body.as_deref().unwrap_or(m.data);
+        let mut header = m.header.to_vec();
+        if body.len() != m.data.len() {
+            let size = format!("{:<10}", body.len());
+            if size.len() > 10 {
+                return Err(bad(m.header_at, "member too large for an ar header"));
+            }
+            header[48..58].copy_from_slice(size.as_bytes());
+        }
+        if m.name == "/" || m.name == "/SYM64/" {
+            index_at.push((out.len() + HDR, m.name == "/SYM64/", m.header_at + HDR));
+        }
+        out.extend_from_slice(&header);
+        out.extend_from_slice(body);
+        if body.len() % 2 == 1 {
+            out.push(b'\n');
+        }
+    }
+    if ms.iter().any(|m| m.name == "__.SYMDEF") && out.len() != data.len() {
+        return fail(
+            0,
+            ErrorKind::Unsupported("BSD symbol index (__.SYMDEF) cannot be updated".into()),
+        );
+    }
+    // Symbol index: big-endian count, then that many member header offsets.
+    for (at, wide, old_at) in index_at {
+        let w = if wide { 8 } else { 4 };
+        let rd = |d: &[u8], o: usize| -> Option<u64> {
+            let b = d.get(o..o + w)?;
+            Some(b.iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x)))
+        };
+        let count = rd(data, old_at).ok_or_else(|| bad(old_at, "symbol index truncated"))?;
+        if count.saturating_mul(w as u64) > data.len() as u64 {
+            return Err(bad(old_at, format!("symbol index claims {count} symbols")));
+        }
+        for k in 0..count as usize {
+            let o = old_at + w + k * w;
+            let old = rd(data, o).ok_or_else(|| bad(o, "symbol index truncated"))?;
+            let new = *moved.get(&old).ok_or_else(|| {
+                bad(o, format!("symbol index entry {k} points to {old:#x}, not a member"))
+            })?;
+            let b = new.to_be_bytes();
+            let n = at + w + k * w;
+            out[n..n + w].copy_from_slice(&b[8 - w..]);
+            if w == 4 && new > u64::from(u32::MAX) {
+                return Err(bad(o, "archive grew past 4 GiB; a 32-bit index cannot hold it"));
+            }
+        }
+    }
+    Ok(Rewritten {
+        report: Report {
+            kind: FileKind::Archive,
+            size_before: data.len() as u64,
+            size_after: out.len() as u64,
+            regions,
+        },
+        bytes: out,
+    })
+}

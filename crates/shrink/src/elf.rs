@@ -1,0 +1,409 @@
+//! A precise view of the parts of a 64-bit little-endian ELF file the rewrite touches: program
+//! headers, section headers, symbols, RELA relocations and the `.hipFatBinSegment` wrappers.
+//! Headers are read with `object`'s low-level ELF types; fields are written back at their
+//! fixed ELF64 offsets.
+
+use crate::bundle::{u32_at, u64_at};
+use crate::error::{fail, Error, ErrorKind, Result};
+use crate::limits;
+use object::read::elf::{FileHeader as _, ProgramHeader as _, SectionHeader as _};
+use object::LittleEndian as LE;
+
+/// `ET_REL`.
+pub const ET_REL: u16 = 1;
+/// `ET_EXEC`.
+pub const ET_EXEC: u16 = 2;
+/// `ET_DYN`.
+pub const ET_DYN: u16 = 3;
+pub(crate) const EM_X86_64: u16 = 62;
+pub(crate) const PT_LOAD: u32 = 1;
+pub(crate) const PT_INTERP: u32 = 3;
+pub(crate) const PT_PHDR: u32 = 6;
+pub(crate) const SHT_SYMTAB: u32 = 2;
+pub(crate) const SHT_RELA: u32 = 4;
+pub(crate) const SHT_NOBITS: u32 = 8;
+pub(crate) const SHT_REL: u32 = 9;
+pub(crate) const SHT_DYNSYM: u32 = 11;
+pub(crate) const R_X86_64_RELATIVE: u32 = 8;
+pub(crate) const PHENT: usize = 56;
+pub(crate) const SHENT: usize = 64;
+/// Wrapper magic `HIPF`: the pointer leads to a bundle.
+pub const HIPF: u32 = 0x4849_5046;
+/// Wrapper magic `HIPK`: device code moved out to pack files.
+pub const HIPK: u32 = 0x4B50_4948;
+
+/// A program header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Phdr {
+    pub p_type: u32,
+    pub flags: u32,
+    pub offset: u64,
+    pub vaddr: u64,
+    pub paddr: u64,
+    pub filesz: u64,
+    pub memsz: u64,
+    pub align: u64,
+}
+
+impl Phdr {
+    pub fn encode(&self) -> [u8; PHENT] {
+        let mut b = [0u8; PHENT];
+        b[0..4].copy_from_slice(&self.p_type.to_le_bytes());
+        b[4..8].copy_from_slice(&self.flags.to_le_bytes());
+        for (i, v) in [
+            self.offset,
+            self.vaddr,
+            self.paddr,
+            self.filesz,
+            self.memsz,
+            self.align,
+        ]
+        .iter()
+        .enumerate()
+        {
+            b[8 + 8 * i..16 + 8 * i].copy_from_slice(&v.to_le_bytes());
+        }
+        b
+    }
+}
+
+/// A section header with its name.
+#[derive(Debug, Clone)]
+pub(crate) struct Shdr {
+    pub name: String,
+    pub sh_type: u32,
+    pub addr: u64,
+    pub offset: u64,
+    pub size: u64,
+    pub link: u32,
+    pub info: u32,
+    pub addralign: u64,
+}
+
+impl Shdr {
+    /// Whether the section occupies bytes in the file.
+    pub fn has_file_bytes(&self) -> bool {
+        self.sh_type != SHT_NOBITS && self.sh_type != 0 && self.size > 0
+    }
+}
+
+/// The parsed headers of an ELF file.
+#[derive(Debug, Clone)]
+pub(crate) struct Elf {
+    pub e_type: u16,
+    pub machine: u16,
+    pub phoff: u64,
+    pub phnum_raw: u16,
+    pub shoff: u64,
+    pub phdrs: Vec<Phdr>,
+    pub shdrs: Vec<Shdr>,
+}
+
+/// Whether `data` starts like an ELF file.
+pub fn is_elf(data: &[u8]) -> bool {
+    data.starts_with(b"\x7fELF")
+}
+
+fn bad(msg: impl Into<String>) -> Error {
+    Error::at(0, ErrorKind::BadElf(msg.into()))
+}
+
+impl Elf {
+    pub fn parse(data: &[u8]) -> Result<Elf> {
+        if data.get(4) != Some(&2) || data.get(5) != Some(&1) {
+            return fail(
+                4,
+                ErrorKind::Unsupported("only 64-bit little-endian ELF files are handled".into()),
+            );
+        }
+        let hdr = object::elf::FileHeader64::<LE>::parse(data).map_err(|e| bad(e.to_string()))?;
+        let e = LE;
+        if hdr.e_phnum.get(e) != 0 && usize::from(hdr.e_phentsize.get(e)) != PHENT {
+            return fail(54, ErrorKind::BadElf("e_phentsize is not 56".into()));
+        }
+        if hdr.e_shnum.get(e) != 0 && usize::from(hdr.e_shentsize.get(e)) != SHENT {
+            return fail(58, ErrorKind::BadElf("e_shentsize is not 64".into()));
+        }
+        let phdrs = hdr
+            .program_headers(e, data)
+            .map_err(|err| Error::at(32, ErrorKind::BadElf(format!("program headers: {err}"))))?
+            .iter()
+            .map(|p| Phdr {
+                p_type: p.p_type(e),
+                flags: p.p_flags(e),
+                offset: p.p_offset(e),
+                vaddr: p.p_vaddr(e),
+                paddr: p.p_paddr(e),
+                filesz: p.p_filesz(e),
+                memsz: p.p_memsz(e),
+                align: p.p_align(e),
+            })
+            .collect();
+        let table = hdr
+            .sections(e, data)
+            .map_err(|err| Error::at(40, ErrorKind::BadElf(format!("section headers: {err}"))))?;
+        let mut shdrs = Vec::with_capacity(table.len());
+        for (i, s) in table.iter().enumerate() {
+            let name = table
+                .section_name(e, s)
+                .map(|n| String::from_utf8_lossy(n).into_owned())
+                .map_err(|err| {
+                    Error::at(
+                        hdr.e_shoff.get(e).saturating_add((i * SHENT) as u64),
+                        ErrorKind::BadElf(format!("section {i} name: {err}")),
+                    )
+                })?;
+            let sh = Shdr {
+                name,
+                sh_type: s.sh_type(e),
+                addr: s.sh_addr(e),
+                offset: s.sh_offset(e),
+                size: s.sh_size(e),
+                link: s.sh_link(e),
+                info: s.sh_info(e),
+                addralign: s.sh_addralign(e),
+            };
+            if sh.has_file_bytes()
+                && sh
+                    .offset
+                    .checked_add(sh.size)
+                    .map_or(true, |end| end > data.len() as u64)
+            {
+                return fail(
+                    sh.offset,
+                    ErrorKind::BadElf(format!(
+                        "section {i} ({}) runs past the end of the file",
+                        sh.name
+                    )),
+                );
+            }
+            shdrs.push(sh);
+        }
+        Ok(Elf {
+            e_type: hdr.e_type.get(e),
+            machine: hdr.e_machine.get(e),
+            phoff: hdr.e_phoff.get(e),
+            phnum_raw: hdr.e_phnum.get(e),
+            shoff: hdr.e_shoff.get(e),
+            phdrs,
+            shdrs,
+        })
+    }
+
+    /// Index of the one section called `name`; an error when there are several.
+    pub fn section_named(&self, name: &str) -> Result<Option<usize>> {
+        let mut found = None;
+        for (i, s) in self.shdrs.iter().enumerate() {
+            if s.name == name {
+                if found.is_some() {
+                    return fail(
+                        self.shoff,
+                        ErrorKind::Unsupported(format!("more than one {name} section")),
+                    );
+                }
+                found = Some(i);
+            }
+        }
+        Ok(found)
+    }
+
+    /// The bytes of section `i`.
+    pub fn section_data<'a>(&self, data: &'a [u8], i: usize) -> &'a [u8] {
+        let s = &self.shdrs[i];
+        if !s.has_file_bytes() {
+            return &[];
+        }
+        // Bounds were checked in `parse`.
+        &data[s.offset as usize..(s.offset + s.size) as usize]
+    }
+}
+
+/// A symbol table entry and where it sits in the file.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sym {
+    /// File offset of the 24-byte record.
+    pub at: u64,
+    pub shndx: u16,
+    pub value: u64,
+    pub size: u64,
+}
+
+/// The symbols of symbol table section `i`.
+pub(crate) fn symbols(elf: &Elf, data: &[u8], i: usize) -> Result<Vec<Sym>> {
+    let s = &elf.shdrs[i];
+    let d = elf.section_data(data, i);
+    let n = d.len() / 24;
+    if n as u64 > limits::MAX_RECORDS {
+        return fail(s.offset, ErrorKind::BadElf("too many symbols".into()));
+    }
+    let mut out = Vec::with_capacity(n);
+    for k in 0..n {
+        let o = k * 24;
+        out.push(Sym {
+            at: s.offset + o as u64,
+            shndx: u16::from_le_bytes([d[o + 6], d[o + 7]]),
+            value: u64_at(d, o + 8).unwrap_or(0),
+            size: u64_at(d, o + 16).unwrap_or(0),
+        });
+    }
+    Ok(out)
+}
+
+/// A RELA relocation and where it sits in the file.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Rela {
+    /// File offset of the 24-byte record.
+    pub at: u64,
+    /// Index of the relocation in its section.
+    pub index: usize,
+    pub r_offset: u64,
+    pub r_type: u32,
+    pub r_sym: u32,
+    pub addend: i64,
+}
+
+/// The relocations of RELA section `i`.
+pub(crate) fn relas(elf: &Elf, data: &[u8], i: usize) -> Result<Vec<Rela>> {
+    let s = &elf.shdrs[i];
+    let d = elf.section_data(data, i);
+    let n = d.len() / 24;
+    if n as u64 > limits::MAX_RECORDS {
+        return fail(s.offset, ErrorKind::BadElf("too many relocations".into()));
+    }
+    let mut out = Vec::with_capacity(n);
+    for k in 0..n {
+        let o = k * 24;
+        let info = u64_at(d, o + 8).unwrap_or(0);
+        out.push(Rela {
+            at: s.offset + o as u64,
+            index: k,
+            r_offset: u64_at(d, o).unwrap_or(0),
+            r_type: (info & 0xffff_ffff) as u32,
+            r_sym: (info >> 32) as u32,
+            addend: u64_at(d, o + 16).unwrap_or(0) as i64,
+        });
+    }
+    Ok(out)
+}
+
+/// Where a wrapper's bundle pointer comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PointerSource {
+    /// The 8 bytes in the wrapper itself (non-PIC files, RELR, or applied relocations).
+    InPlace,
+    /// A RELA relocation: its file offset.
+    Rela {
+        at: u64,
+        /// The symbol's value when the relocation names one (0 for RELATIVE).
+        sym_value: u64,
+    },
+}
+
+/// One `.hipFatBinSegment` wrapper.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Wrapper {
+    /// File offset of the 24-byte record.
+    pub at: u64,
+    pub magic: u32,
+    /// The address the pointer resolves to (section-relative to `.hip_fatbin` in relocatable
+    /// objects), or `None` when nothing sets it.
+    pub target: Option<u64>,
+    pub source: PointerSource,
+}
+
+/// The wrappers of `.hipFatBinSegment` (section `seg`), with their pointers resolved.
+/// `fatbin` is the `.hip_fatbin` section index.
+pub(crate) fn wrappers(elf: &Elf, data: &[u8], seg: usize, fatbin: usize) -> Result<Vec<Wrapper>> {
+    let s = &elf.shdrs[seg];
+    let d = elf.section_data(data, seg);
+    if d.len() % 24 != 0 {
+        return fail(
+            s.offset,
+            ErrorKind::BadElf(format!(
+                ".hipFatBinSegment size {} is not a multiple of the 24-byte wrapper",
+                d.len()
+            )),
+        );
+    }
+    let relocatable = elf.e_type == ET_REL;
+    // Relocations that apply to the wrapper section: in a relocatable object the RELA section
+    // whose sh_info names it; in a linked file every RELA section (r_offset is an address).
+    let mut by_offset = std::collections::HashMap::new();
+    for (ri, r) in elf.shdrs.iter().enumerate() {
+        if r.sh_type != SHT_RELA {
+            continue;
+        }
+        if relocatable && r.info as usize != seg {
+            continue;
+        }
+        let syms = if r.link != 0 && (r.link as usize) < elf.shdrs.len() {
+            symbols(elf, data, r.link as usize)?
+        } else {
+            Vec::new()
+        };
+        for rel in relas(elf, data, ri)? {
+            let key = if relocatable {
+                rel.r_offset
+            } else {
+                match rel.r_offset.checked_sub(s.addr) {
+                    Some(k) if k < s.size => k,
+                    _ => continue,
+                }
+            };
+            if key % 24 != 8 {
+                continue;
+            }
+            let sym_value = if rel.r_type == R_X86_64_RELATIVE || rel.r_sym == 0 {
+                0
+            } else {
+                let sym = syms.get(rel.r_sym as usize).ok_or_else(|| {
+                    Error::at(
+                        rel.at,
+                        ErrorKind::BadElf(format!(
+                            "relocation {} names symbol {} past the end of its table",
+                            rel.index, rel.r_sym
+                        )),
+                    )
+                })?;
+                if relocatable && sym.shndx as usize != fatbin {
+                    // Points at some other section: not a bundle.
+                    by_offset.insert(key, (rel, None));
+                    continue;
+                }
+                sym.value
+            };
+            by_offset.insert(key, (rel, Some(sym_value)));
+        }
+    }
+    let mut out = Vec::with_capacity(d.len() / 24);
+    for k in 0..d.len() / 24 {
+        let o = k * 24;
+        let magic = u32_at(d, o).unwrap_or(0);
+        let in_place = u64_at(d, o + 8).unwrap_or(0);
+        let (target, source) = match by_offset.get(&(o as u64 + 8)) {
+            Some((rel, Some(sv))) => (
+                Some(sv.wrapping_add(rel.addend as u64)),
+                PointerSource::Rela {
+                    at: rel.at,
+                    sym_value: *sv,
+                },
+            ),
+            Some((rel, None)) => (
+                None,
+                PointerSource::Rela {
+                    at: rel.at,
+                    sym_value: 0,
+                },
+            ),
+            None if relocatable || in_place == 0 => (None, PointerSource::InPlace),
+            None => (Some(in_place), PointerSource::InPlace),
+        };
+        out.push(Wrapper {
+            at: s.offset + o as u64,
+            magic,
+            target,
+            source,
+        });
+    }
+    Ok(out)
+}

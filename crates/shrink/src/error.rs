@@ -1,0 +1,101 @@
+//! Typed errors: what went wrong and where (byte offset in the input file, plus the archive
+//! member when there is one).
+
+use std::fmt;
+
+/// What went wrong while reading or rewriting a file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The input is too short or a structure runs past its end.
+    #[error("{what} runs past the end of the data")]
+    Truncated {
+        /// What was being read.
+        what: &'static str,
+    },
+    /// A malformed offload bundle.
+    #[error("bad bundle: {0}")]
+    BadBundle(String),
+    /// A malformed compressed (CCOB) bundle, or one whose contents do not decompress.
+    #[error("bad compressed bundle: {0}")]
+    BadCompressed(String),
+    /// Bytes that are neither zero padding nor the start of a bundle.
+    #[error("unrecognised bytes {found:02x?} where a bundle or zero padding was expected")]
+    UnknownBytes {
+        /// The first bytes found.
+        found: Vec<u8>,
+    },
+    /// A malformed ELF file.
+    #[error("malformed ELF file: {0}")]
+    BadElf(String),
+    /// A malformed `ar` archive.
+    #[error("malformed archive: {0}")]
+    BadArchive(String),
+    /// A file gfxkit understands but will not rewrite, with the reason.
+    #[error("cannot rewrite: {0}")]
+    Unsupported(String),
+    /// A value does not fit the field it must be written to.
+    #[error("{0}")]
+    TooLarge(String),
+    /// Compression failed.
+    #[error("compression failed: {0}")]
+    Compress(String),
+    /// The rewritten file failed verification.
+    #[error("verification of the rewritten file failed: {0}")]
+    Verify(String),
+}
+
+/// An error with the place it concerns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    /// What went wrong.
+    pub kind: ErrorKind,
+    /// Byte offset in the file (or archive member) the error concerns.
+    pub offset: u64,
+    /// Archive member name, when the error is inside one.
+    pub member: Option<String>,
+}
+
+impl Error {
+    /// An error at `offset`.
+    pub fn at(offset: u64, kind: ErrorKind) -> Error {
+        Error {
+            kind,
+            offset,
+            member: None,
+        }
+    }
+
+    /// The same error, moved `base` bytes further into the file.
+    pub(crate) fn shifted(mut self, base: u64) -> Error {
+        self.offset = self.offset.saturating_add(base);
+        self
+    }
+
+    /// The same error, placed inside archive member `name`.
+    pub(crate) fn in_member(mut self, name: &str) -> Error {
+        if self.member.is_none() {
+            self.member = Some(name.to_owned());
+        }
+        self
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(m) = &self.member {
+            write!(f, "member {m}: ")?;
+        }
+        write!(f, "{} (at offset {:#x})", self.kind, self.offset)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Result with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Shorthand for `Err(Error::at(offset, kind))`.
+pub(crate) fn fail<T>(offset: u64, kind: ErrorKind) -> Result<T> {
+    Err(Error::at(offset, kind))
+}

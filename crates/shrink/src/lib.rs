@@ -1,0 +1,111 @@
+//! Shrinking host binaries: prune GPU architectures from, and recompress, the offload bundles
+//! inside standalone bundle files, relocatable objects, shared objects, executables and `ar`
+//! archives, making the file smaller on disk while keeping every segment's address.
+//!
+//! # Module map
+//!
+//! - [`select`]: entry IDs, target patterns, and the keep/drop rule ([`Selection`]).
+//! - [`plan`]: what happens to each bundle ([`Transform`], [`Conversion`]) and the outcomes.
+//! - [`bundle`]: finding bundles in bytes, reading entries, writing bundles, CCOB v1-v3.
+//! - [`rewrite`]: the file rewrite ([`rewrite()`]) and its [`Report`].
+//! - [`survey`]: reading a file's device code ([`survey()`]) and checking a rewrite
+//!   ([`verify()`]).
+//! - `elf`, `archive`: the ELF and `ar` views the rewrite works on.
+//!
+//! # The ELF layout rewrite
+//!
+//! In a linked file every byte after `.hip_fatbin` has a fixed virtual address, and a loadable
+//! segment maps its file bytes with one constant offset-to-address difference. Shrinking the
+//! file therefore means moving everything after `.hip_fatbin` down in the *file* by `shift`
+//! bytes while its addresses stay put. `shift` is a multiple of the largest alignment of every
+//! later segment (and of 4096), so `p_offset ≡ p_vaddr (mod p_align)` keeps holding; it is the
+//! freed space rounded down to that unit. When fewer bytes than one unit are freed, the section
+//! is rewritten in place and zero-filled (the file length does not change; the report says so).
+//!
+//! - **`.hip_fatbin` last in its `PT_LOAD`** (nothing with file bytes after it in the segment):
+//!   the segment's `p_filesz`/`p_memsz` end at the new end of the section; later segments,
+//!   sections and the section header table move down by `shift`.
+//! - **`.hip_fatbin` inside its `PT_LOAD`** (what GNU ld and lld both produce: `.eh_frame_hdr`
+//!   and `.eh_frame` follow it in the read-only segment): the segment is split in two with the
+//!   same addresses: `[start, new end of .hip_fatbin)` and `[old end of .hip_fatbin, end)`,
+//!   the second moved down by `shift`. The address range between them is no longer mapped
+//!   (the dynamic loader leaves holes between segments inaccessible); nothing refers to it,
+//!   since every reference into `.hip_fatbin` is rewritten. The split needs one more program
+//!   header:
+//!   1. unused zero bytes right after the program header table, when the next section or
+//!      segment starts far enough away and the table stays inside its segment; else
+//!   2. the whole table moves to just after the new `.hip_fatbin`, inside the first half of
+//!      the split segment (so it is mapped), `e_phoff` and `PT_PHDR` follow it and the old
+//!      table is zeroed. glibc's loader reads the table at `e_phoff` and finds it in memory
+//!      through the segment that covers it (or `PT_PHDR`); the kernel reads it at `e_phoff`
+//!      too, but kernels before 5.18 pass `AT_PHDR` = first segment's load address +
+//!      `e_phoff` to a program, which is right only when the segment holding the table has
+//!      the first segment's offset-to-address difference. Executables (with `PT_INTERP`) where
+//!      that does not hold are refused with that reason. Neither GNU ld nor lld leaves spare
+//!      slots, and both put `.hip_fatbin` in a segment with the first segment's difference.
+//!
+//!   Non-essential headers (`PT_NOTE`) are never converted: moving the table loses nothing.
+//! - Within the new section each bundle starts at an offset aligned to the section's
+//!   alignment (4096 from the classic HIP driver), in the original order.
+//! - References into `.hip_fatbin` are rewritten: `R_X86_64_RELATIVE` addends (PIC files), the
+//!   8-byte pointers stored in `.hipFatBinSegment` wrappers (non-PIC files, RELR, applied
+//!   relocations), symbol-relative relocations (`R_X86_64_64` against the section symbol or a
+//!   symbol in the section, as relocatable objects have) and symbols in the section (`value`,
+//!   and `size` when it covered a bundle or the whole section). A reference that does not land
+//!   on the start of a bundle is refused rather than guessed.
+//! - Relocatable objects have no segments: later sections move down by a multiple of the
+//!   largest later section alignment. Archives are rewritten member by member and the GNU
+//!   symbol index (`/`, `/SYM64/`) is updated to the new member offsets.
+//! - Refused with a reason: fully stripped files (no section headers), files whose device code
+//!   is elsewhere (`.llvm.offloading`, object-bundle sections, `HIPK` pack wrappers), non-x86-64
+//!   or big-endian or 32-bit ELF, thin and BSD archives, and a rewritten section that would
+//!   grow (only possible with `recompress` to a weaker encoding inside a linked file).
+//!
+//! # Example
+//!
+//! ```
+//! use gfxkit_shrink::{bundle, rewrite, Conversion, Pattern, Selection, Transform};
+//! let a = vec![1u8; 64];
+//! let b = vec![2u8; 64];
+//! let input = bundle::write_uncompressed(
+//!     &[
+//!         ("host-x86_64-unknown-linux--", &[]),
+//!         ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+", &a),
+//!         ("hipv4-amdgcn-amd-amdhsa--gfx1030", &b),
+//!     ],
+//!     4096,
+//! );
+//! let t = Transform {
+//!     selection: Selection::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
+//!     conversion: Conversion::Keep,
+//! };
+//! let out = rewrite(&input, &t).unwrap();
+//! assert!(out.bytes.len() < input.len());
+//! let kept = &out.report.regions[0].bundles[0].kept;
+//! assert_eq!(kept.len(), 2);
+//! assert_eq!(kept[1].target, "gfx90a:xnack+");
+//! gfxkit_shrink::verify(&input, &out).unwrap();
+//! ```
+//!
+//! This crate reads and decodes bundles itself (a compact reader/writer in [`bundle`]) rather
+//! than through `gfxkit-bundle`, so that it does not depend on that crate's API while it is
+//! being written.
+
+#![forbid(unsafe_code)]
+
+pub mod archive;
+pub mod bundle;
+pub mod elf;
+pub mod error;
+pub mod limits;
+pub mod plan;
+pub mod rewrite;
+pub mod select;
+pub mod survey;
+
+pub use bundle::Method;
+pub use error::{Error, ErrorKind};
+pub use plan::{BundleOutcome, Conversion, EntryRecord, Transform};
+pub use rewrite::{rewrite, FileKind, Layout, RegionReport, Report, Rewritten};
+pub use select::{classify, EntryTarget, Pattern, Selection};
+pub use survey::{survey, verify, Survey, SurveyBundle, SurveyRegion};

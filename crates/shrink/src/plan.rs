@@ -1,0 +1,246 @@
+//! What to do to each bundle, and doing it to a region of back-to-back bundles.
+
+use crate::bundle::{self, Encoding, Found, Method};
+use crate::error::{Error, Result};
+use crate::select::{classify, Selection};
+use md5::{Digest, Md5};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::borrow::Cow;
+
+/// How each rewritten bundle is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Conversion {
+    /// As it was: same encoding; a compressed bundle whose entries change is recompressed with
+    /// the same version and method (zstd level 3, zlib level 6).
+    Keep,
+    /// Uncompressed.
+    Uncompressed,
+    /// Compressed as CCOB.
+    Compressed {
+        /// CCOB version (1, 2 or 3).
+        version: u16,
+        /// Method.
+        method: Method,
+        /// Level; `None` is the method's default. A bundle already stored with this version
+        /// and method is left alone unless a level is given.
+        level: Option<i32>,
+    },
+}
+
+/// A prune and/or a conversion, applied to every bundle of a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transform {
+    /// Which entries stay.
+    pub selection: Selection,
+    /// How bundles are stored afterwards.
+    pub conversion: Conversion,
+}
+
+/// An entry of a bundle: its ID, size and the MD5 of its payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EntryRecord {
+    /// Entry ID.
+    pub id: String,
+    /// Target label (`host`, `gfx90a:xnack+`, ...).
+    pub target: String,
+    /// Payload size in bytes.
+    pub size: u64,
+    /// MD5 of the payload, hex.
+    pub md5: String,
+}
+
+impl EntryRecord {
+    pub(crate) fn of(e: &bundle::Entry<'_>) -> EntryRecord {
+        EntryRecord {
+            id: e.id.to_owned(),
+            target: classify(e.id).label(),
+            size: e.data.len() as u64,
+            md5: hex(&Md5::digest(e.data)),
+        }
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// What happened to one bundle.
+#[derive(Debug, Clone, Serialize)]
+pub struct BundleOutcome {
+    /// Offset of the bundle in the input file.
+    pub offset: u64,
+    /// Offset of the bundle in the output file.
+    pub new_offset: u64,
+    /// Bytes before.
+    pub size_before: u64,
+    /// Bytes after.
+    pub size_after: u64,
+    /// Encoding before (`uncompressed`, `ccob-v2-zstd`, ...).
+    pub encoding_before: String,
+    /// Encoding after.
+    pub encoding_after: String,
+    /// Whether the bundle's bytes changed.
+    pub changed: bool,
+    /// Entries kept, in order.
+    pub kept: Vec<EntryRecord>,
+    /// Entries dropped.
+    pub dropped: Vec<EntryRecord>,
+}
+
+/// A rewritten bundle.
+pub(crate) struct NewBundle<'a> {
+    pub bytes: Cow<'a, [u8]>,
+    pub outcome: BundleOutcome,
+}
+
+/// Applies `t` to one bundle.
+pub(crate) fn transform_bundle<'a>(found: &Found<'a>, t: &Transform) -> Result<NewBundle<'a>> {
+    let at = found.offset as u64;
+    let raw = bundle::uncompressed(found).map_err(|e| e.shifted(at))?;
+    let (entries, _) = bundle::parse_header(&raw).map_err(|e| {
+        if matches!(found.encoding, Encoding::Uncompressed) {
+            e.shifted(at)
+        } else {
+            Error::at(at, e.kind)
+        }
+    })?;
+    let mut kept = Vec::new();
+    let mut dropped = Vec::new();
+    let mut keep_entries = Vec::new();
+    for e in &entries {
+        if t.selection.keeps(e.id) {
+            kept.push(EntryRecord::of(e));
+            keep_entries.push((e.id, e.data));
+        } else {
+            dropped.push(EntryRecord::of(e));
+        }
+    }
+    let target = match t.conversion {
+        Conversion::Keep => found.encoding,
+        Conversion::Uncompressed => Encoding::Uncompressed,
+        Conversion::Compressed {
+            version, method, ..
+        } => Encoding::Compressed { version, method },
+    };
+    let forced_level = match t.conversion {
+        Conversion::Compressed { level, .. } => level,
+        _ => None,
+    };
+    let unchanged =
+        dropped.is_empty() && target == found.encoding && forced_level.is_none();
+    let bytes: Cow<'a, [u8]> = if unchanged {
+        Cow::Borrowed(found.bytes)
+    } else {
+        let inner: Cow<'_, [u8]> = if dropped.is_empty() {
+            Cow::Borrowed(&raw[..])
+        } else {
+            let align = bundle::infer_alignment(&entries);
+            Cow::Owned(bundle::write_uncompressed(&keep_entries, align))
+        };
+        match target {
+            Encoding::Uncompressed => match (inner, &raw) {
+                (Cow::Owned(v), _) => Cow::Owned(v),
+                (Cow::Borrowed(_), Cow::Borrowed(b)) => Cow::Borrowed(*b),
+                (Cow::Borrowed(_), Cow::Owned(v)) => Cow::Owned(v.clone()),
+            },
+            Encoding::Compressed { version, method } => {
+                let level = forced_level.unwrap_or_else(|| method.default_level());
+                Cow::Owned(
+                    bundle::compress(&inner, version, method, level)
+                        .map_err(|e| e.shifted(at))?,
+                )
+            }
+        }
+    };
+    let changed = bytes.as_ref() != found.bytes;
+    Ok(NewBundle {
+        outcome: BundleOutcome {
+            offset: at,
+            new_offset: 0,
+            size_before: found.bytes.len() as u64,
+            size_after: bytes.len() as u64,
+            encoding_before: found.encoding.to_string(),
+            encoding_after: target.to_string(),
+            changed,
+            kept,
+            dropped,
+        },
+        bytes,
+    })
+}
+
+/// A region of bundles rewritten.
+pub(crate) struct NewRegion {
+    /// The new region bytes (bundles at aligned offsets, zero gaps, no trailing padding).
+    pub bytes: Vec<u8>,
+    /// Per bundle, in order: (old offset in region, new offset in region, old length, new length).
+    pub moves: Vec<(u64, u64, u64, u64)>,
+    /// Per bundle outcome (offsets relative to the region until the caller rebases them).
+    pub outcomes: Vec<BundleOutcome>,
+}
+
+impl NewRegion {
+    /// Maps an offset in the old region that starts a bundle (or is the region's end, `old_len`)
+    /// to the new region.
+    pub fn map(&self, old: u64, old_len: u64) -> Option<u64> {
+        if old == old_len {
+            return Some(self.bytes.len() as u64);
+        }
+        self.moves
+            .binary_search_by_key(&old, |m| m.0)
+            .ok()
+            .map(|i| self.moves[i].1)
+    }
+}
+
+/// Applies `t` to every bundle of `region` (bundles back to back, zero padding between) and lays
+/// them out again, each at an offset aligned to `align`.
+pub(crate) fn transform_region(region: &[u8], align: u64, t: &Transform) -> Result<NewRegion> {
+    let found = bundle::scan(region)?;
+    let news: Vec<NewBundle<'_>> = found
+        .par_iter()
+        .map(|f| transform_bundle(f, t))
+        .collect::<Result<_>>()?;
+    let align = align.max(1);
+    let mut len = 0u64;
+    let mut moves = Vec::with_capacity(news.len());
+    for (f, n) in found.iter().zip(&news) {
+        let off = len.div_ceil(align) * align;
+        moves.push((
+            f.offset as u64,
+            off,
+            f.bytes.len() as u64,
+            n.bytes.len() as u64,
+        ));
+        len = off + n.bytes.len() as u64;
+    }
+    let mut bytes = vec![0u8; len as usize];
+    let mut outcomes = Vec::with_capacity(news.len());
+    for (n, m) in news.into_iter().zip(&moves) {
+        bytes[m.1 as usize..(m.1 + m.3) as usize].copy_from_slice(&n.bytes);
+        let mut o = n.outcome;
+        o.new_offset = m.1;
+        outcomes.push(o);
+    }
+    Ok(NewRegion {
+        bytes,
+        moves,
+        outcomes,
+    })
+}
+
+/// The alignment bundles in a standalone file were laid out with: the largest power of two
+/// up to 4096 dividing every bundle offset (1 for a single bundle).
+pub(crate) fn region_alignment(found: &[Found<'_>]) -> u64 {
+    if found.len() < 2 {
+        return 1;
+    }
+    let mut a = 4096usize;
+    for f in found {
+        while a > 1 && f.offset % a != 0 {
+            a /= 2;
+        }
+    }
+    a as u64
+}

@@ -1,0 +1,786 @@
+//! The layout rewrite: a new `.hip_fatbin`, every reference to it fixed, and the file made
+//! smaller by moving what follows the device code down by whole alignment units.
+
+use crate::bundle::{self, u64_at};
+use crate::elf::{self, Elf, Phdr, PointerSource, Shdr};
+use crate::error::{fail, Error, ErrorKind, Result};
+use crate::plan::{self, BundleOutcome, NewRegion, Transform};
+use serde::Serialize;
+
+/// What kind of file was rewritten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileKind {
+    /// One or more offload bundles back to back.
+    Bundle,
+    /// A relocatable object.
+    Object,
+    /// A shared object or position-independent executable (`ET_DYN`).
+    SharedObject,
+    /// A fixed-address executable (`ET_EXEC`).
+    Executable,
+    /// An `ar` archive.
+    Archive,
+    /// An ELF file without `.hip_fatbin`, or another file with no device code.
+    NoDeviceCode,
+}
+
+/// How the file layout changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Layout {
+    /// Nothing changed.
+    Unchanged,
+    /// The bundles were rewritten and the file length follows (standalone bundles, objects,
+    /// archives).
+    Rebuilt,
+    /// `.hip_fatbin` was last in its segment: the segment was shortened and what follows moved
+    /// down by `shift` bytes.
+    SegmentShortened {
+        /// Bytes everything after `.hip_fatbin` moved down in the file.
+        shift: u64,
+    },
+    /// `.hip_fatbin` was inside its segment: the segment was split in two at the same
+    /// addresses, and what follows moved down by `shift` bytes.
+    SegmentSplit {
+        /// Bytes everything after `.hip_fatbin` moved down in the file.
+        shift: u64,
+        /// Where the extra program header came from.
+        phdr_slot: String,
+    },
+    /// The freed bytes were fewer than one alignment unit: the section was rewritten and
+    /// zero-filled, the file length is unchanged.
+    ZeroFilled {
+        /// The alignment unit the shift would have needed.
+        unit: u64,
+    },
+}
+
+/// One region of bundles that was rewritten.
+#[derive(Debug, Clone, Serialize)]
+pub struct RegionReport {
+    /// Archive member, when inside one.
+    pub member: Option<String>,
+    /// Section name, when inside an ELF file.
+    pub section: Option<String>,
+    /// Layout change of the file (or member) holding the region.
+    pub layout: Layout,
+    /// Wrappers whose pointer was fixed.
+    pub wrappers: usize,
+    /// Relocations whose addend was fixed.
+    pub relocations: usize,
+    /// Symbols whose value or size was fixed.
+    pub symbols: usize,
+    /// Bundles, in order.
+    pub bundles: Vec<BundleOutcome>,
+}
+
+/// The result of a rewrite.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The kind of file.
+    pub kind: FileKind,
+    /// File size before.
+    pub size_before: u64,
+    /// File size after.
+    pub size_after: u64,
+    /// Regions rewritten.
+    pub regions: Vec<RegionReport>,
+}
+
+impl Report {
+    /// Whether any bundle changed.
+    pub fn changed(&self) -> bool {
+        self.regions
+            .iter()
+            .any(|r| r.bundles.iter().any(|b| b.changed))
+    }
+}
+
+/// A rewritten file.
+#[derive(Debug, Clone)]
+pub struct Rewritten {
+    /// The new file.
+    pub bytes: Vec<u8>,
+    /// What was done.
+    pub report: Report,
+}
+
+/// Rewrites `data` (a standalone bundle file, relocatable object, shared object, executable or
+/// `ar` archive): every bundle gets `t` applied, references are fixed and the layout shrinks.
+pub fn rewrite(data: &[u8], t: &Transform) -> Result<Rewritten> {
+    if crate::archive::is_archive(data) {
+        return crate::archive::rewrite_archive(data, t);
+    }
+    let (bytes, kind, region) = rewrite_one(data, t)?;
+    Ok(Rewritten {
+        report: Report {
+            kind,
+            size_before: data.len() as u64,
+            size_after: bytes.len() as u64,
+            regions: region.into_iter().collect(),
+        },
+        bytes,
+    })
+}
+
+/// Rewrites one non-archive file.
+pub(crate) fn rewrite_one(
+    data: &[u8],
+    t: &Transform,
+) -> Result<(Vec<u8>, FileKind, Option<RegionReport>)> {
+    if elf::is_elf(data) {
+        return rewrite_elf(data, t);
+    }
+    if data.starts_with(bundle::BUNDLE_MAGIC) || data.starts_with(bundle::CCOB_MAGIC) {
+        let found = bundle::scan(data)?;
+        let align = plan::region_alignment(&found);
+        drop(found);
+        let region = plan::transform_region(data, align, t)?;
+        let NewRegion {
+            bytes, outcomes, ..
+        } = region;
+        let layout = if bytes == data {
+            Layout::Unchanged
+        } else {
+            Layout::Rebuilt
+        };
+        return Ok((
+            bytes,
+            FileKind::Bundle,
+            Some(RegionReport {
+                member: None,
+                section: None,
+                layout,
+                wrappers: 0,
+                relocations: 0,
+                symbols: 0,
+                bundles: outcomes,
+            }),
+        ));
+    }
+    fail(
+        0,
+        ErrorKind::Unsupported(
+            "not an ELF file, an ar archive or an offload bundle (no known magic)".into(),
+        ),
+    )
+}
+
+fn unsupported(at: u64, msg: impl Into<String>) -> Error {
+    Error::at(at, ErrorKind::Unsupported(msg.into()))
+}
+
+fn put_u64(out: &mut [u8], at: u64, v: u64) -> Result<()> {
+    let a = at as usize;
+    match out.get_mut(a..a + 8) {
+        Some(s) => {
+            s.copy_from_slice(&v.to_le_bytes());
+            Ok(())
+        }
+        None => fail(at, ErrorKind::Truncated { what: "patched field" }),
+    }
+}
+
+fn put_u16(out: &mut [u8], at: u64, v: u16) -> Result<()> {
+    let a = at as usize;
+    match out.get_mut(a..a + 2) {
+        Some(s) => {
+            s.copy_from_slice(&v.to_le_bytes());
+            Ok(())
+        }
+        None => fail(at, ErrorKind::Truncated { what: "patched field" }),
+    }
+}
+
+/// Sections that carry device code gfxkit does not rewrite.
+fn foreign_device_sections(e: &Elf) -> Option<&Shdr> {
+    e.shdrs.iter().find(|s| {
+        s.name == ".llvm.offloading"
+            || s.name.starts_with("__CLANG_OFFLOAD_BUNDLE__")
+            || s.name == ".hip_fatbin_pack"
+    })
+}
+
+fn rewrite_elf(
+    data: &[u8],
+    t: &Transform,
+) -> Result<(Vec<u8>, FileKind, Option<RegionReport>)> {
+    let e = Elf::parse(data)?;
+    let kind = match e.e_type {
+        elf::ET_REL => FileKind::Object,
+        elf::ET_DYN => FileKind::SharedObject,
+        elf::ET_EXEC => FileKind::Executable,
+        other => {
+            return fail(
+                16,
+                ErrorKind::Unsupported(format!(
+                    "ELF type {other} (only relocatable objects, shared objects and executables)"
+                )),
+            )
+        }
+    };
+    if e.shdrs.is_empty() {
+        return fail(
+            40,
+            ErrorKind::Unsupported(
+                "no section headers (fully stripped): .hip_fatbin cannot be found".into(),
+            ),
+        );
+    }
+    let Some(fb) = e.section_named(".hip_fatbin")? else {
+        if let Some(s) = foreign_device_sections(&e) {
+            return fail(
+                s.offset,
+                ErrorKind::Unsupported(format!(
+                    "device code in section {} is not rewritten (only .hip_fatbin is)",
+                    s.name
+                )),
+            );
+        }
+        return Ok((data.to_vec(), FileKind::NoDeviceCode, None));
+    };
+    if let Some(s) = foreign_device_sections(&e) {
+        return fail(
+            s.offset,
+            ErrorKind::Unsupported(format!(
+                "device code in section {} besides .hip_fatbin is not rewritten",
+                s.name
+            )),
+        );
+    }
+    if e.machine != elf::EM_X86_64 {
+        return fail(
+            18,
+            ErrorKind::Unsupported(format!(
+                "machine {} (only x86-64 relocations are understood)",
+                e.machine
+            )),
+        );
+    }
+    let fsec = e.shdrs[fb].clone();
+    if !fsec.has_file_bytes() {
+        return Ok((data.to_vec(), kind, None));
+    }
+    let fo = fsec.offset;
+    let fs = fsec.size;
+    let old_end = fo + fs;
+    let region_bytes = e.section_data(data, fb);
+    let region = plan::transform_region(region_bytes, fsec.addralign.max(1), t)
+        .map_err(|err| err.shifted(fo))?;
+    let ns = region.bytes.len() as u64;
+    if ns > fs {
+        return fail(
+            fo,
+            ErrorKind::Unsupported(format!(
+                "the rewritten .hip_fatbin ({ns} bytes) is larger than the original ({fs} bytes); \
+                 growing a section inside a linked file is not supported"
+            )),
+        );
+    }
+    let relocatable = e.e_type == elf::ET_REL;
+    // Addresses: section-relative in relocatable objects, virtual addresses otherwise.
+    let base = if relocatable { 0 } else { fsec.addr };
+    let remap = |addr: u64, at: u64, what: &str| -> Result<u64> {
+        let rel = addr.checked_sub(base).filter(|r| *r <= fs);
+        match rel.and_then(|r| region.map(r, fs)) {
+            Some(n) => Ok(base + n),
+            None => Err(unsupported(
+                at,
+                format!(
+                    "{what} refers to {addr:#x} in .hip_fatbin, which is not the start of a bundle"
+                ),
+            )),
+        }
+    };
+    // In a linked file an address equal to the end of .hip_fatbin belongs to what follows,
+    // whose address does not change.
+    let in_fatbin = |addr: u64| {
+        addr >= base && (if relocatable { addr <= base + fs } else { addr < base + fs })
+    };
+
+    // Patches, at old file offsets.
+    let mut patches: Vec<(u64, u64)> = Vec::new();
+    let mut n_wrappers = 0usize;
+    let mut n_relocs = 0usize;
+    let mut n_syms = 0usize;
+
+    // Symbols in .hip_fatbin.
+    let mut new_sym_value = std::collections::HashMap::new();
+    for (si, s) in e.shdrs.iter().enumerate() {
+        if s.sh_type != elf::SHT_SYMTAB && s.sh_type != elf::SHT_DYNSYM {
+            continue;
+        }
+        for (k, sym) in elf::symbols(&e, data, si)?.into_iter().enumerate() {
+            if sym.shndx as usize != fb {
+                continue;
+            }
+            let what = format!("symbol {k} of {}", s.name);
+            let nv = remap(sym.value, sym.at, &what)?;
+            let rel = sym.value - base;
+            let new_size = if sym.size == 0 {
+                0
+            } else if rel == 0 && sym.size == fs {
+                ns
+            } else {
+                match region.moves.iter().find(|m| m.0 == rel && m.2 == sym.size) {
+                    Some(m) => m.3,
+                    None => {
+                        return Err(unsupported(
+                            sym.at,
+                            format!("{what} covers part of .hip_fatbin that is rewritten"),
+                        ))
+                    }
+                }
+            };
+            new_sym_value.insert((si, k), nv);
+            if nv != sym.value || new_size != sym.size {
+                patches.push((sym.at + 8, nv));
+                patches.push((sym.at + 16, new_size));
+                n_syms += 1;
+            }
+        }
+    }
+
+    // Relocations whose target lies in .hip_fatbin.
+    for (ri, r) in e.shdrs.iter().enumerate() {
+        if r.sh_type == elf::SHT_REL {
+            if relocatable && r.info as usize == fb {
+                return Err(unsupported(r.offset, "relocations apply to .hip_fatbin"));
+            }
+            continue;
+        }
+        if r.sh_type != elf::SHT_RELA {
+            continue;
+        }
+        if relocatable && r.info as usize == fb {
+            return Err(unsupported(r.offset, "relocations apply to .hip_fatbin"));
+        }
+        let symtab = r.link as usize;
+        let syms = if symtab != 0 && symtab < e.shdrs.len() {
+            elf::symbols(&e, data, symtab)?
+        } else {
+            Vec::new()
+        };
+        for rel in elf::relas(&e, data, ri)? {
+            let what = format!("relocation {} of {}", rel.index, r.name);
+            if !relocatable && rel.r_type == elf::R_X86_64_RELATIVE {
+                let a = rel.addend as u64;
+                if in_fatbin(a) {
+                    let n = remap(a, rel.at, &what)?;
+                    if n != a {
+                        patches.push((rel.at + 16, n));
+                        n_relocs += 1;
+                    }
+                }
+                continue;
+            }
+            if rel.r_sym == 0 {
+                continue;
+            }
+            let Some(sym) = syms.get(rel.r_sym as usize) else {
+                return Err(Error::at(
+                    rel.at,
+                    ErrorKind::BadElf(format!(
+                        "{what} names symbol {} past the end of its table",
+                        rel.r_sym
+                    )),
+                ));
+            };
+            if sym.shndx as usize != fb {
+                continue;
+            }
+            let target = sym.value.wrapping_add(rel.addend as u64);
+            let n = remap(target, rel.at, &what)?;
+            let s_new = new_sym_value
+                .get(&(symtab, rel.r_sym as usize))
+                .copied()
+                .unwrap_or(sym.value);
+            let addend = n.wrapping_sub(s_new);
+            if addend != rel.addend as u64 {
+                patches.push((rel.at + 16, addend));
+                n_relocs += 1;
+            }
+        }
+    }
+
+    // Wrapper pointers stored in place (non-PIC files, RELR, applied relocations).
+    if let Some(seg) = e.section_named(".hipFatBinSegment")? {
+        for w in elf::wrappers(&e, data, seg, fb)? {
+            if w.magic == elf::HIPK {
+                return Err(unsupported(
+                    w.at,
+                    "wrapper magic HIPK: the device code lives in separate pack files",
+                ));
+            }
+            if w.magic != elf::HIPF {
+                return fail(
+                    w.at,
+                    ErrorKind::BadElf(format!(
+                        "wrapper magic {:#010x}, expected HIPF (0x48495046)",
+                        w.magic
+                    )),
+                );
+            }
+            n_wrappers += 1;
+            if relocatable {
+                continue;
+            }
+            let in_place = u64_at(data, (w.at + 8) as usize).unwrap_or(0);
+            if in_place != 0 && in_fatbin(in_place) {
+                let n = remap(in_place, w.at + 8, "wrapper pointer")?;
+                if n != in_place {
+                    patches.push((w.at + 8, n));
+                }
+            }
+            if w.target.is_none() && !matches!(w.source, PointerSource::Rela { .. }) {
+                return Err(unsupported(
+                    w.at,
+                    "a wrapper's bundle pointer is null and no relocation sets it",
+                ));
+            }
+        }
+    }
+
+    // Layout.
+    let plan = plan_layout(&e, data, fo, fs, ns, &fsec)?;
+    let delta = plan.delta;
+    let new_len = data.len() as u64 - delta;
+    let map_off = |x: u64| -> Result<u64> {
+        if x < fo {
+            Ok(x)
+        } else if x >= old_end {
+            Ok(x - delta)
+        } else {
+            Err(unsupported(x, "a patched field lies inside .hip_fatbin"))
+        }
+    };
+    let mut out = Vec::with_capacity(new_len as usize);
+    out.extend_from_slice(&data[..fo as usize]);
+    out.extend_from_slice(&region.bytes);
+    if let Some(tab) = &plan.moved_table {
+        out.resize(tab.0 as usize, 0);
+        out.extend_from_slice(&tab.1);
+    }
+    out.resize((old_end - delta) as usize, 0);
+    out.extend_from_slice(&data[old_end as usize..]);
+    debug_assert_eq!(out.len() as u64, new_len);
+
+    // Program headers.
+    if let Some(phdrs) = &plan.phdrs {
+        let table_at = plan.phoff;
+        if plan.moved_table.is_none() {
+            for (i, p) in phdrs.iter().enumerate() {
+                let at = (table_at as usize) + i * elf::PHENT;
+                out[at..at + elf::PHENT].copy_from_slice(&p.encode());
+            }
+        } else {
+            // The old table is no longer used.
+            let old = map_off(e.phoff)? as usize;
+            let n = e.phdrs.len() * elf::PHENT;
+            out[old..old + n].fill(0);
+        }
+        put_u64(&mut out, 32, table_at)?;
+        put_u16(&mut out, 56, phdrs.len() as u16)?;
+    }
+    // Section headers.
+    if e.shoff != 0 {
+        let new_shoff = map_off(e.shoff)?;
+        put_u64(&mut out, 40, new_shoff)?;
+        for (i, s) in e.shdrs.iter().enumerate() {
+            let at = new_shoff + (i * elf::SHENT) as u64;
+            if i == fb {
+                put_u64(&mut out, at + 32, ns)?;
+            } else if s.offset >= old_end {
+                put_u64(&mut out, at + 24, s.offset - delta)?;
+            } else if s.has_file_bytes() && s.offset + s.size > fo {
+                return Err(unsupported(
+                    s.offset,
+                    format!("section {} overlaps .hip_fatbin", s.name),
+                ));
+            }
+        }
+    }
+    for (at, v) in patches {
+        put_u64(&mut out, map_off(at)?, v)?;
+    }
+    let mut bundles = region.outcomes;
+    for b in &mut bundles {
+        b.offset += fo;
+        b.new_offset += fo;
+    }
+    Ok((
+        out,
+        kind,
+        Some(RegionReport {
+            member: None,
+            section: Some(".hip_fatbin".into()),
+            layout: plan.layout,
+            wrappers: n_wrappers,
+            relocations: n_relocs,
+            symbols: n_syms,
+            bundles,
+        }),
+    ))
+}
+
+struct LayoutPlan {
+    /// Bytes everything after the old `.hip_fatbin` moves down.
+    delta: u64,
+    /// New program header table, when it changes.
+    phdrs: Option<Vec<Phdr>>,
+    /// File offset of the program header table in the output.
+    phoff: u64,
+    /// A program header table placed after the new `.hip_fatbin`: (output offset, bytes).
+    moved_table: Option<(u64, Vec<u8>)>,
+    layout: Layout,
+}
+
+fn align_down(v: u64, a: u64) -> u64 {
+    v / a * a
+}
+
+fn plan_layout(
+    e: &Elf,
+    data: &[u8],
+    fo: u64,
+    fs: u64,
+    ns: u64,
+    fsec: &Shdr,
+) -> Result<LayoutPlan> {
+    let old_end = fo + fs;
+    let unchanged = |layout| LayoutPlan {
+        delta: 0,
+        phdrs: None,
+        phoff: e.phoff,
+        moved_table: None,
+        layout,
+    };
+    if ns == fs {
+        return Ok(unchanged(Layout::Unchanged));
+    }
+    // The unit everything after the section may move by: it must keep every later segment's
+    // offset congruent to its address modulo its alignment, and every later section aligned.
+    let mut unit = 8u64;
+    for s in &e.shdrs {
+        if s.offset >= old_end {
+            unit = unit.max(s.addralign);
+        }
+    }
+    if e.e_type == elf::ET_REL {
+        let delta = align_down(fs - ns, unit.max(1));
+        if delta == 0 {
+            return Ok(unchanged(Layout::ZeroFilled { unit }));
+        }
+        return Ok(LayoutPlan {
+            delta,
+            phdrs: None,
+            phoff: e.phoff,
+            moved_table: None,
+            layout: Layout::Rebuilt,
+        });
+    }
+    let loads: Vec<(usize, &Phdr)> = e
+        .phdrs
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.p_type == elf::PT_LOAD)
+        .collect();
+    let Some(&(si, seg)) = loads
+        .iter()
+        .find(|(_, p)| p.offset <= fo && old_end <= p.offset.saturating_add(p.filesz))
+    else {
+        return Err(unsupported(
+            fo,
+            ".hip_fatbin is not inside a loadable segment (PT_LOAD)",
+        ));
+    };
+    if fsec.addr.wrapping_sub(seg.vaddr) != fo - seg.offset {
+        return Err(unsupported(
+            fo,
+            ".hip_fatbin's address and file offset disagree with its segment",
+        ));
+    }
+    unit = unit.max(4096).max(seg.align);
+    for p in &e.phdrs {
+        if p.offset >= old_end {
+            unit = unit.max(p.align);
+        }
+    }
+    for (i, p) in &loads {
+        if *i != si && p.filesz > 0 && p.offset < old_end && p.offset + p.filesz > fo {
+            return Err(unsupported(
+                p.offset,
+                format!("segment {i} overlaps the segment holding .hip_fatbin"),
+            ));
+        }
+    }
+    for (i, p) in e.phdrs.iter().enumerate() {
+        if i != si
+            && p.p_type != elf::PT_LOAD
+            && p.filesz > 0
+            && p.offset < old_end
+            && p.offset + p.filesz > fo
+        {
+            return Err(unsupported(
+                p.offset,
+                format!(
+                    "program header {i} (type {:#x}) overlaps .hip_fatbin",
+                    p.p_type
+                ),
+            ));
+        }
+    }
+    let seg_end = seg.offset + seg.filesz;
+    let last_in_segment = seg_end == old_end;
+    let shift_others = |phdrs: &mut Vec<Phdr>, delta: u64, skip: usize| {
+        for (i, p) in phdrs.iter_mut().enumerate() {
+            if i != skip && p.offset >= old_end {
+                p.offset -= delta;
+            }
+        }
+    };
+    if last_in_segment {
+        let delta = align_down(fs - ns, unit);
+        if delta == 0 {
+            return Ok(unchanged(Layout::ZeroFilled { unit }));
+        }
+        let mut phdrs = e.phdrs.clone();
+        shift_others(&mut phdrs, delta, si);
+        let s = &mut phdrs[si];
+        let new_filesz = fo + ns - s.offset;
+        if s.memsz == s.filesz {
+            s.memsz = new_filesz;
+        }
+        s.filesz = new_filesz;
+        return Ok(LayoutPlan {
+            delta,
+            phdrs: Some(phdrs),
+            phoff: e.phoff,
+            moved_table: None,
+            layout: Layout::SegmentShortened { shift: delta },
+        });
+    }
+    // Split: the segment becomes [start, new end of .hip_fatbin) and [old end, segment end),
+    // both at their old addresses. That needs one more program header.
+    if e.phnum_raw == 0xffff || e.phdrs.len() + 1 >= 0xffff {
+        return Err(unsupported(
+            32,
+            "too many program headers to add one (PN_XNUM)",
+        ));
+    }
+    let table_len = ((e.phdrs.len() + 1) * elf::PHENT) as u64;
+    let phend = e.phoff + (e.phdrs.len() * elf::PHENT) as u64;
+    // (1) Unused bytes right after the table.
+    let mut next_used = data.len() as u64;
+    for s in &e.shdrs {
+        if s.has_file_bytes() && s.offset >= phend {
+            next_used = next_used.min(s.offset);
+        }
+    }
+    for p in &e.phdrs {
+        if p.filesz > 0 && p.offset >= phend {
+            next_used = next_used.min(p.offset);
+        }
+    }
+    if e.shoff >= phend {
+        next_used = next_used.min(e.shoff);
+    }
+    let table_load = loads.iter().find(|(_, p)| {
+        p.offset <= e.phoff && e.phoff + table_len <= p.offset + p.filesz
+    });
+    let slack_ok = phend + elf::PHENT as u64 <= next_used
+        && table_load.is_some()
+        && data
+            .get(phend as usize..phend as usize + elf::PHENT)
+            .is_some_and(|b| b.iter().all(|&x| x == 0));
+    let (tail_end, slot, table_at) = if slack_ok {
+        (fo + ns, "unused bytes after the program header table".to_owned(), e.phoff)
+    } else {
+        // (2) Move the table into the freed part of the segment, right after the new
+        // .hip_fatbin. The kernel and ld.so read it at e_phoff; PT_PHDR is moved with it. An
+        // executable started by the kernel needs AT_PHDR = first segment's load address +
+        // e_phoff on older kernels, so the segment must share the first segment's
+        // address-offset difference.
+        let interp = e.phdrs.iter().any(|p| p.p_type == elf::PT_INTERP);
+        if interp {
+            if let Some((_, first)) = loads.first() {
+                if first.vaddr.wrapping_sub(first.offset) != seg.vaddr.wrapping_sub(seg.offset) {
+                    return Err(unsupported(
+                        seg.offset,
+                        ".hip_fatbin is not last in its segment, the program header table has \
+                         no spare slot, and it cannot move next to .hip_fatbin in this \
+                         executable (its segment's address-offset difference differs from the \
+                         first segment's)",
+                    ));
+                }
+            }
+        }
+        let at = (fo + ns).div_ceil(8) * 8;
+        (
+            at + table_len,
+            "program header table moved after .hip_fatbin".to_owned(),
+            at,
+        )
+    };
+    if tail_end > old_end {
+        return Ok(unchanged(Layout::ZeroFilled { unit }));
+    }
+    let delta = align_down(old_end - tail_end, unit);
+    if delta == 0 {
+        return Ok(unchanged(Layout::ZeroFilled { unit }));
+    }
+    let mut phdrs = e.phdrs.clone();
+    shift_others(&mut phdrs, delta, si);
+    let s = e.phdrs[si];
+    let head = old_end - s.offset;
+    let first = Phdr {
+        filesz: tail_end - s.offset,
+        memsz: tail_end - s.offset,
+        ..s
+    };
+    let second = Phdr {
+        offset: old_end - delta,
+        vaddr: s.vaddr + head,
+        paddr: s.paddr + head,
+        filesz: s.filesz - head,
+        memsz: s.memsz.saturating_sub(head),
+        ..s
+    };
+    phdrs[si] = first;
+    phdrs.insert(si + 1, second);
+    let moved_table = if table_at != e.phoff {
+        for p in phdrs.iter_mut() {
+            if p.p_type == elf::PT_PHDR {
+                p.offset = table_at;
+                p.vaddr = s.vaddr + (table_at - s.offset);
+                p.paddr = s.paddr + (table_at - s.offset);
+                p.filesz = table_len;
+                p.memsz = table_len;
+            }
+        }
+        let mut bytes = Vec::with_capacity(table_len as usize);
+        for p in &phdrs {
+            bytes.extend_from_slice(&p.encode());
+        }
+        Some((table_at, bytes))
+    } else {
+        for p in phdrs.iter_mut() {
+            if p.p_type == elf::PT_PHDR {
+                p.filesz = table_len;
+                p.memsz = table_len;
+            }
+        }
+        None
+    };
+    Ok(LayoutPlan {
+        delta,
+        phdrs: Some(phdrs),
+        phoff: table_at,
+        moved_table,
+        layout: Layout::SegmentSplit {
+            shift: delta,
+            phdr_slot: slot,
+        },
+    })
+}
