@@ -6,9 +6,12 @@
 //! Exit codes: 0 success; 1 a negative answer (incompatible target, no code object selected,
 //! a library that cannot run, a failed verification); 2 an error (bad input, bad usage).
 
+mod bundler_cl;
+mod bundles;
 mod cmd;
 mod input;
 mod output;
+mod scan;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -1,7 +1,21 @@
-//! `gfxkit offload-bundler`: clang-offload-bundler's command line (not written yet).
+//! `gfxkit offload-bundler`: clang-offload-bundler's command line, option for option.
+//!
+//! Also what runs when gfxkit is invoked through a link named `clang-offload-bundler`. The
+//! options, the checks between them, their order and the error wording follow
+//! clang-offload-bundler 19, so build systems can swap the tools. Exit code 1 on every error,
+//! as clang's tool. Intentional differences (documented in `docs/offload-bundler.md`):
+//! damaged bundles and CCOB hash mismatches are errors; unknown processors are never mangled;
+//! outputs are written only once every check passed, each atomically; `-list` prints entries
+//! in header order; CCOB v3 is read and (with `COMPRESSED_BUNDLE_FORMAT_VERSION=3`) written.
 
+use crate::bundler_cl::{self, Options};
+use crate::bundles;
 use anyhow::Result;
+use gfxkit_bundle::EntryId;
+use std::collections::BTreeSet;
 use std::ffi::OsString;
+use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
 /// Arguments of `gfxkit offload-bundler`, passed through unparsed to clang's option syntax.
@@ -17,7 +31,785 @@ pub fn run(args: Args) -> Result<ExitCode> {
     run_raw(&args.args)
 }
 
+/// An error as clang-offload-bundler reports it: `<program>: error: <message>`, exit code 1.
+struct Fail(String);
+
+impl<T: std::fmt::Display> From<T> for Fail {
+    fn from(m: T) -> Fail {
+        Fail(m.to_string())
+    }
+}
+
+type Res<T> = std::result::Result<T, Fail>;
+
+/// How the program names itself in messages.
+struct Names {
+    /// argv\[0\] as given (`error:` lines), or `gfxkit offload-bundler`.
+    full: String,
+    /// Its file name (option-parser messages).
+    short: String,
+}
+
+fn names() -> Names {
+    let argv0 = std::env::args_os().next().unwrap_or_default();
+    let argv0 = argv0.to_string_lossy().into_owned();
+    let short = Path::new(&argv0)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if short.starts_with("clang-offload-bundler") {
+        Names { full: argv0, short }
+    } else {
+        let me = "gfxkit offload-bundler".to_owned();
+        Names {
+            full: me.clone(),
+            short: me,
+        }
+    }
+}
+
 /// Runs clang-offload-bundler's command line on `args` (without the program name).
-pub fn run_raw(_args: &[OsString]) -> Result<ExitCode> {
-    anyhow::bail!("gfxkit offload-bundler is not written yet")
+pub fn run_raw(args: &[OsString]) -> Result<ExitCode> {
+    let n = names();
+    let opts = match bundler_cl::parse(args) {
+        Ok(o) => o,
+        Err(msgs) => {
+            let mut err = std::io::stderr().lock();
+            for m in msgs {
+                writeln!(err, "{}: {}", n.short, m.replace("{prog}", &n.full))?;
+            }
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if opts.help {
+        let mut out = std::io::stdout().lock();
+        out.write_all(bundler_cl::HELP.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if opts.version {
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
+            "gfxkit offload-bundler {} (clang-offload-bundler 19 compatible)",
+            env!("CARGO_PKG_VERSION")
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    match drive(&n, opts) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(Fail(msg)) => {
+            let mut err = std::io::stderr().lock();
+            writeln!(err, "{}: error: {msg}", n.full)?;
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+/// Settings the environment adds, read the way clang reads them.
+#[derive(Debug, Clone)]
+struct EnvSettings {
+    compress: Option<bool>,
+    level: Option<i32>,
+    verbose: Option<bool>,
+    ccob_version: Option<u16>,
+}
+
+fn env_settings(warn: &mut dyn FnMut(String)) -> EnvSettings {
+    let get = |k: &str| std::env::var(k).ok();
+    let mut s = EnvSettings {
+        compress: None,
+        level: None,
+        verbose: None,
+        ccob_version: None,
+    };
+    if get("OFFLOAD_BUNDLER_IGNORE_ENV_VAR").as_deref() == Some("1") {
+        return s;
+    }
+    if let Some(v) = get("COMPRESSED_BUNDLE_FORMAT_VERSION") {
+        match v.parse::<u16>() {
+            Ok(n @ 2..=3) => s.ccob_version = Some(n),
+            _ => warn(format!(
+                "Warning: Invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: {v}. Valid values are 2 or 3. Using default version 2."
+            )),
+        }
+    }
+    if let Some(v) = get("OFFLOAD_BUNDLER_VERBOSE") {
+        s.verbose = Some(v == "1");
+    }
+    if let Some(v) = get("OFFLOAD_BUNDLER_COMPRESS") {
+        s.compress = Some(v == "1");
+    }
+    if let Some(v) = get("OFFLOAD_BUNDLER_COMPRESSION_LEVEL") {
+        match v.parse::<i32>() {
+            Ok(l) => s.level = Some(l),
+            Err(_) => warn(format!(
+                "Warning: Invalid value for OFFLOAD_BUNDLER_COMPRESSION_LEVEL: {v}. Ignoring it."
+            )),
+        }
+    }
+    s
+}
+
+/// A `-targets` item as clang 19 standardizes it before use.
+#[derive(Debug, Clone)]
+pub(crate) struct StdTarget {
+    /// As given on the command line.
+    pub given: String,
+    /// What is written into bundles and compared against entries.
+    pub written: String,
+    /// Offload kind.
+    pub kind: String,
+    /// `<arch>-<vendor>-<os>-<env>`.
+    pub triple: String,
+    /// Target ID text (possibly empty).
+    pub target_id: String,
+    kind_valid: bool,
+    triple_valid: bool,
+}
+
+/// Triple architectures LLVM's `Triple` recognises that matter for offloading and hosts.
+const ARCHES: &[&str] = &[
+    "amdgcn",
+    "r600",
+    "spirv",
+    "spirv32",
+    "spirv64",
+    "nvptx",
+    "nvptx64",
+    "x86_64",
+    "amd64",
+    "x86-64",
+    "i386",
+    "i486",
+    "i586",
+    "i686",
+    "aarch64",
+    "arm64",
+    "aarch64_be",
+    "arm",
+    "armeb",
+    "thumb",
+    "powerpc",
+    "powerpc64",
+    "powerpc64le",
+    "ppc",
+    "ppc64",
+    "ppc64le",
+    "riscv32",
+    "riscv64",
+    "s390x",
+    "systemz",
+    "loongarch32",
+    "loongarch64",
+    "mips",
+    "mipsel",
+    "mips64",
+    "mips64el",
+    "sparc",
+    "sparcv9",
+    "wasm32",
+    "wasm64",
+    "ve",
+    "hexagon",
+    "bpf",
+    "bpfel",
+    "bpfeb",
+];
+
+fn looks_like_processor(s: &str) -> bool {
+    gfxkit_spec::Processor::by_name(s).is_some()
+        || (s.len() > 3 && s.starts_with("gfx"))
+        || (s.len() > 3 && s.starts_with("sm_"))
+        || s == "amdgcnspirv"
+        || s == "generic"
+}
+
+/// Standardizes a `-targets` item like clang 19 (`<kind>-<arch>-<vendor>-<os>-<env>-<id>`,
+/// legacy 3-part triples get an empty environment), except that an unknown processor keeps
+/// its target ID (clang 19 turns `gfx1250:xnack+` into `gfx1250-`) and trailing empty
+/// components are not doubled (clang 19 writes `host-x86_64-unknown-linux--` as
+/// `host-x86_64-unknown-linux--host-x86_64-unknown-linux--`).
+pub(crate) fn standardize(given: &str) -> StdTarget {
+    let mut t = given;
+    while t.len() > 1 && t.ends_with('-') && !t.contains(':') {
+        t = &t[..t.len() - 1];
+    }
+    let head = t.split(':').next().unwrap_or("");
+    let (pre, last) = head.rsplit_once('-').unwrap_or((head, ""));
+    let (kind, triple_src, target_id) = if looks_like_processor(last) {
+        let (kind, triple) = pre.split_once('-').unwrap_or((pre, ""));
+        (kind, triple, &t[pre.len() + 1..])
+    } else {
+        let (kind, triple) = head.split_once('-').unwrap_or((head, ""));
+        (kind, triple, "")
+    };
+    let mut parts = triple_src.splitn(4, '-');
+    let arch = parts.next().unwrap_or("");
+    let vendor = parts.next().unwrap_or("");
+    let os = parts.next().unwrap_or("");
+    let env = parts.next().unwrap_or("");
+    let triple = format!("{arch}-{vendor}-{os}-{env}");
+    StdTarget {
+        given: given.to_owned(),
+        written: format!("{kind}-{triple}-{target_id}"),
+        kind: kind.to_owned(),
+        kind_valid: matches!(kind, "host" | "openmp" | "hip" | "hipv4"),
+        triple_valid: ARCHES.contains(&arch),
+        triple,
+        target_id: target_id.to_owned(),
+    }
+}
+
+/// clang's `Can't find bundles for A, B, and C` list (sorted).
+fn missing_list(names: &BTreeSet<&str>) -> String {
+    let mut msg = String::from("Can't find bundles for");
+    let last = names.len().saturating_sub(1);
+    for (i, e) in names.iter().enumerate() {
+        if i != 0 && last > 1 {
+            msg.push(',');
+        }
+        msg.push(' ');
+        if i == last && i != 0 {
+            msg.push_str("and ");
+        }
+        msg.push_str(e);
+    }
+    msg
+}
+
+/// The whole tool after option parsing: clang's checks in clang's order, then the work.
+fn drive(n: &Names, mut o: Options) -> Res<()> {
+    let mut warnings = Vec::new();
+    let env = env_settings(&mut |w| warnings.push(w));
+    {
+        let mut err = std::io::stderr().lock();
+        for w in &warnings {
+            let _ = writeln!(err, "{w}");
+        }
+    }
+    let warn = |m: &str| {
+        let _ = writeln!(std::io::stderr().lock(), "{}: warning: {m}", n.full);
+    };
+    if o.input_count != 0 && o.inputs_count != 0 {
+        return Err("-inputs and -input cannot be used together, use only -input instead".into());
+    }
+    if !o.inputs_deprecated.is_empty() {
+        warn("-inputs is deprecated, use -input instead");
+        let extra = std::mem::take(&mut o.inputs_deprecated);
+        o.input.extend(extra);
+    }
+    if o.output_count != 0 && o.outputs_count != 0 {
+        return Err(
+            "-outputs and -output cannot be used together, use only -output instead".into(),
+        );
+    }
+    if !o.outputs_deprecated.is_empty() {
+        warn("-outputs is deprecated, use -output instead");
+        let extra = std::mem::take(&mut o.outputs_deprecated);
+        o.output.extend(extra);
+    }
+    let files_type = o.files_type.clone().unwrap_or_default();
+    let verbose = o.verbose.or(env.verbose).unwrap_or(false);
+    if o.list {
+        if o.unbundle {
+            return Err("-unbundle and -list cannot be used together".into());
+        }
+        if o.input.len() != 1 {
+            return Err("only one input file supported for -list".into());
+        }
+        if !o.output.is_empty() {
+            return Err("-outputs option is invalid for -list".into());
+        }
+        if !o.targets.is_empty() {
+            return Err("-targets option is invalid for -list".into());
+        }
+        return list(&o.input[0], &files_type, verbose);
+    }
+    if o.check_input_archive {
+        if !o.unbundle {
+            return Err("-check-input-archive cannot be used while bundling".into());
+        }
+        if files_type != "a" {
+            return Err(
+                "-check-input-archive can only be used for unbundling archives (-type=a)".into(),
+            );
+        }
+    }
+    if o.output.is_empty() {
+        return Err("no output file specified!".into());
+    }
+    if o.targets_count == 0 {
+        return Err("for the --targets option: must be specified at least once!".into());
+    }
+    if o.unbundle {
+        if o.input.len() != 1 {
+            return Err("only one input file supported in unbundling mode".into());
+        }
+        if o.output.len() != o.targets.len() {
+            return Err(
+                "number of output files and targets should match in unbundling mode".into(),
+            );
+        }
+    } else {
+        if files_type == "a" {
+            return Err("Archive files are only supported for unbundling".into());
+        }
+        if o.output.len() != 1 {
+            return Err("only one output file supported in bundling mode".into());
+        }
+        if o.input.len() != o.targets.len() {
+            return Err("number of input files and targets should match in bundling mode".into());
+        }
+    }
+    let mut seen = BTreeSet::new();
+    let mut targets = Vec::with_capacity(o.targets.len());
+    let mut host_index = None;
+    let mut host_count = 0usize;
+    let mut hip_only = true;
+    for t in &o.targets {
+        if !seen.insert(t.as_str()) {
+            return Err("Duplicate targets are not allowed".into());
+        }
+        let s = standardize(t);
+        if !s.kind_valid || !s.triple_valid {
+            let mut msg = format!("invalid target '{t}'");
+            if !s.kind_valid {
+                msg.push_str(&format!(", unknown offloading kind '{}'", s.kind));
+            }
+            if !s.triple_valid {
+                msg.push_str(&format!(", unknown target triple '{}'", s.triple));
+            }
+            return Err(msg.into());
+        }
+        if s.kind == "host" {
+            host_count += 1;
+            host_index = Some(targets.len());
+        }
+        if s.kind != "hip" && s.kind != "hipv4" {
+            hip_only = false;
+        }
+        targets.push(s);
+    }
+    check_conflicts(&targets)?;
+    if (o.unbundle && host_count > 1) || (!o.unbundle && host_count != 1 && !hip_only) {
+        return Err(format!("expecting exactly one host target but got {host_count}").into());
+    }
+    // gfxkit parses every target as an entry ID up front: clang 19 accepts malformed ones and
+    // fails later (or writes them into the bundle).
+    let mut ids = Vec::with_capacity(targets.len());
+    for t in &targets {
+        let id =
+            EntryId::parse(&t.written).map_err(|e| format!("invalid target '{}': {e}", t.given))?;
+        ids.push(id);
+    }
+    let job = Job {
+        files_type,
+        targets,
+        ids,
+        inputs: o.input.clone(),
+        outputs: o.output.clone(),
+        host_index,
+        allow_missing: o.allow_missing_bundles,
+        hip_openmp: o.hip_openmp_compatible,
+        align: o.bundle_align,
+        compress: o.compress.or(env.compress).unwrap_or(false),
+        level: o.compression_level.or(env.level),
+        ccob_version: env.ccob_version,
+        verbose,
+        check_archive: o.check_input_archive,
+    };
+    if o.unbundle {
+        if job.files_type == "a" {
+            unbundle_archive(&job)
+        } else {
+            unbundle(&job)
+        }
+    } else {
+        bundle(&job)
+    }
+}
+
+/// clang's conflict rule per `<kind>-<triple>`, over the sorted target IDs: for one processor
+/// either every ID names a feature or none does.
+fn check_conflicts(targets: &[StdTarget]) -> Res<()> {
+    let mut groups: std::collections::BTreeMap<String, BTreeSet<&str>> = Default::default();
+    for t in targets {
+        groups
+            .entry(format!("{}-{}", t.kind, t.triple))
+            .or_default()
+            .insert(t.target_id.as_str());
+    }
+    for (key, ids) in groups {
+        let mut first: std::collections::HashMap<&str, (&str, bool)> = Default::default();
+        for id in ids {
+            let proc_ = id.split(':').next().unwrap_or("");
+            let has = id.contains(':');
+            match first.get(proc_) {
+                None => {
+                    first.insert(proc_, (id, has));
+                }
+                Some(&(a, a_has)) if a_has != has => {
+                    return Err(format!(
+                        "Cannot bundle inputs with conflicting targets: '{key}-{a}' and '{key}-{id}'"
+                    )
+                    .into());
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Everything a bundling or unbundling run needs, checked.
+struct Job {
+    files_type: String,
+    targets: Vec<StdTarget>,
+    ids: Vec<EntryId>,
+    inputs: Vec<String>,
+    outputs: Vec<String>,
+    host_index: Option<usize>,
+    allow_missing: bool,
+    hip_openmp: bool,
+    align: u32,
+    compress: bool,
+    level: Option<i32>,
+    ccob_version: Option<u16>,
+    verbose: bool,
+    check_archive: bool,
+}
+
+/// The container format `-type` selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// Text with comment markers.
+    Text(&'static str),
+    /// The binary bundle format.
+    Binary,
+    /// `-type=o`/`-type=a`: sections of a host object when the reference input is one,
+    /// else binary.
+    ObjectOrBinary,
+}
+
+fn format_of(files_type: &str) -> Res<Format> {
+    Ok(match files_type {
+        "i" | "ii" | "cui" | "hipi" => Format::Text("//"),
+        "d" | "s" => Format::Text("#"),
+        "ll" => Format::Text(";"),
+        "bc" | "gch" | "ast" => Format::Binary,
+        "o" | "a" => Format::ObjectOrBinary,
+        other => return Err(format!("'{other}': invalid file type specified").into()),
+    })
+}
+
+/// Reads an input file as clang does (`-` is standard input); errors in clang's wording.
+fn read_input(path: &str) -> Res<crate::input::Input> {
+    let p = if path == "-" { "/dev/stdin" } else { path };
+    crate::input::Input::open(Path::new(p)).map_err(|e| Fail(io_message(path, &e)))
+}
+
+/// `'<path>': <system message>` like LLVM's file errors.
+fn io_message(path: &str, e: &anyhow::Error) -> String {
+    for c in e.chain() {
+        if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            return format!("'{path}': {}", bundles::strerror(io));
+        }
+    }
+    format!("'{path}': {e}")
+}
+
+/// Writes one output (`-` is standard output) atomically.
+fn write_output(path: &str, bytes: &[u8]) -> Res<()> {
+    if path == "-" {
+        let mut out = std::io::stdout().lock();
+        out.write_all(bytes)
+            .and_then(|()| out.flush())
+            .map_err(|e| Fail(format!("'{path}': {}", bundles::strerror(&e))))?;
+        return Ok(());
+    }
+    crate::output::write_atomic(Path::new(path), bytes).map_err(|e| Fail(io_message(path, &e)))
+}
+
+/// Checks that every output can be created before any is written, so that a failing run
+/// leaves nothing behind.
+fn check_outputs_writable(paths: &[String]) -> Res<()> {
+    for p in paths {
+        if p == "-" {
+            continue;
+        }
+        let path = Path::new(p);
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        match std::fs::metadata(dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(format!("'{p}': Not a directory").into()),
+            Err(e) => return Err(format!("'{p}': {}", bundles::strerror(&e)).into()),
+        }
+        if std::fs::metadata(path).map(|m| m.is_dir()).unwrap_or(false) {
+            return Err(format!("'{p}': Is a directory").into());
+        }
+    }
+    Ok(())
+}
+
+fn list(input: &str, files_type: &str, verbose: bool) -> Res<()> {
+    let data = read_input(input)?;
+    let format = format_of(files_type)?;
+    let ids = bundles::list_ids(&data, to_container(format, &data), verbose)
+        .map_err(|e| Fail(format!("{input}: {e:#}")))?;
+    let mut out = std::io::stdout().lock();
+    for id in ids {
+        writeln!(out, "{id}").map_err(|e| Fail(e.to_string()))?;
+    }
+    Ok(())
+}
+
+fn to_container(format: Format, reference: &[u8]) -> bundles::Container {
+    match format {
+        Format::Text(c) => bundles::Container::Text(c),
+        Format::Binary => bundles::Container::Binary,
+        Format::ObjectOrBinary => {
+            if bundles::is_object(reference) {
+                bundles::Container::Object
+            } else {
+                bundles::Container::Binary
+            }
+        }
+    }
+}
+
+fn unbundle(job: &Job) -> Res<()> {
+    let input = &job.inputs[0];
+    let data = read_input(input)?;
+    let format = format_of(&job.files_type)?;
+    let contents = bundles::open_for_unbundling(&data, job.verbose)
+        .map_err(|e| Fail(format!("{input}: {e:#}")))?;
+    let container = to_container(format, &contents);
+    let entries = bundles::entries(&contents, container, input)
+        .map_err(|e| Fail(format!("{input}: {e:#}")))?;
+    // Each entry in file order serves the first requested target it is compatible with that
+    // is still waiting; one entry per target.
+    let mut served: Vec<Option<usize>> = vec![None; job.targets.len()];
+    let mut found_host = false;
+    for (ei, e) in entries.iter().enumerate() {
+        let id = EntryId::parse(&e.id).map_err(|err| {
+            Fail(format!(
+                "{input}: invalid bundle id read from the bundle: {err}"
+            ))
+        })?;
+        let want = (0..job.ids.len())
+            .find(|&t| served[t].is_none() && id.is_compatible_with(&job.ids[t], job.hip_openmp));
+        if let Some(t) = want {
+            served[t] = Some(ei);
+            if id.is_host() {
+                found_host = true;
+            }
+        }
+    }
+    let missing: BTreeSet<&str> = (0..job.targets.len())
+        .filter(|&t| served[t].is_none())
+        .map(|t| job.targets[t].written.as_str())
+        .collect();
+    if !job.allow_missing && !missing.is_empty() {
+        return Err(missing_list(&missing).into());
+    }
+    check_outputs_writable(&job.outputs)?;
+    if served.iter().all(Option::is_none) {
+        // No bundle at all: the input is the host file.
+        for (t, out) in job.outputs.iter().enumerate() {
+            if job.ids[t].is_host() {
+                write_output(out, &contents)?;
+            } else {
+                write_output(out, &[])?;
+            }
+        }
+        return Ok(());
+    }
+    if !(found_host || job.host_index.is_none() || job.allow_missing) {
+        return Err("Can't find bundle for the host target".into());
+    }
+    for (t, out) in job.outputs.iter().enumerate() {
+        match served[t] {
+            Some(ei) => {
+                let bytes = bundles::entry_payload(&contents, container, &entries[ei], input)
+                    .map_err(|e| Fail(format!("{input}: {e:#}")))?;
+                write_output(out, &bytes)?;
+            }
+            None => write_output(out, &[])?,
+        }
+    }
+    Ok(())
+}
+
+fn bundle(job: &Job) -> Res<()> {
+    let mut inputs = Vec::with_capacity(job.inputs.len());
+    for p in &job.inputs {
+        inputs.push(read_input(p)?);
+    }
+    let format = format_of(&job.files_type)?;
+    let reference = job.host_index.unwrap_or(0);
+    let container = match format {
+        // The object form needs a host object to add sections to.
+        Format::ObjectOrBinary if job.host_index.is_none() => bundles::Container::Binary,
+        f => to_container(f, &inputs[reference]),
+    };
+    let entries: Vec<(&str, &[u8])> = job
+        .targets
+        .iter()
+        .zip(&inputs)
+        .map(|(t, d)| (t.written.as_str(), &d[..]))
+        .collect();
+    check_outputs_writable(&job.outputs)?;
+    let bytes = bundles::write(container, &entries, job.host_index, u64::from(job.align))
+        .map_err(|e| Fail(format!("{e:#}")))?;
+    let bytes = if job.compress {
+        let opts = bundles::CompressSettings {
+            version: job.ccob_version,
+            zlib: false,
+            level: job.level,
+        };
+        let packed = bundles::compress(&bytes, &opts).map_err(|e| Fail(format!("{e:#}")))?;
+        if job.verbose {
+            bundles::print_compression_stats(&bytes, &packed);
+        }
+        packed
+    } else {
+        bytes
+    };
+    write_output(&job.outputs[0], &bytes)
+}
+
+fn unbundle_archive(job: &Job) -> Res<()> {
+    let input = &job.inputs[0];
+    let data = read_input(input)?;
+    let requests: Vec<(&str, &EntryId)> = job
+        .targets
+        .iter()
+        .zip(&job.ids)
+        .map(|(t, id)| (t.written.as_str(), id))
+        .collect();
+    let archives = bundles::unbundle_archive(
+        &data,
+        input,
+        &requests,
+        job.hip_openmp,
+        job.allow_missing,
+        job.check_archive,
+    )
+    .map_err(|e| Fail(format!("{e:#}")))?;
+    check_outputs_writable(&job.outputs)?;
+    for (out, bytes) in job.outputs.iter().zip(&archives) {
+        write_output(out, bytes)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(s: &str) -> String {
+        standardize(s).written
+    }
+
+    #[test]
+    fn standard_forms_match_clang_19() {
+        // Observed with clang-offload-bundler 19.1.7.
+        assert_eq!(
+            w("host-x86_64-unknown-linux"),
+            "host-x86_64-unknown-linux--"
+        );
+        assert_eq!(
+            w("host-x86_64-unknown-linux-gnu"),
+            "host-x86_64-unknown-linux-gnu-"
+        );
+        assert_eq!(
+            w("hip-amdgcn-amd-amdhsa-gfx906"),
+            "hip-amdgcn-amd-amdhsa--gfx906"
+        );
+        assert_eq!(
+            w("hip-amdgcn-amd-amdhsa--gfx906:xnack-:sramecc+"),
+            "hip-amdgcn-amd-amdhsa--gfx906:xnack-:sramecc+"
+        );
+        assert_eq!(
+            w("hip-amdgcn-amd-amdhsa-unknown-gfx906"),
+            "hip-amdgcn-amd-amdhsa-unknown-gfx906"
+        );
+        assert_eq!(
+            w("hipv4-amdgcn-amd-amdhsa--gfx9-generic"),
+            "hipv4-amdgcn-amd-amdhsa--gfx9-generic"
+        );
+        assert_eq!(
+            w("openmp-x86_64-pc-linux-gnu"),
+            "openmp-x86_64-pc-linux-gnu-"
+        );
+        assert_eq!(
+            w("hip-spirv64-amd-amdhsa--amdgcnspirv"),
+            "hip-spirv64-amd-amdhsa--amdgcnspirv"
+        );
+        assert_eq!(
+            w("hipv4-amdgcn--amdhsa--gfx906"),
+            "hipv4-amdgcn--amdhsa--gfx906"
+        );
+        assert_eq!(w("hip-amdgcn"), "hip-amdgcn----");
+        assert_eq!(
+            standardize("hip-foo-amd-amdhsa--gfx906").triple,
+            "foo-amd-amdhsa-"
+        );
+    }
+
+    #[test]
+    fn where_clang_19_mangles_gfxkit_keeps_the_id() {
+        assert_eq!(
+            w("hipv4-amdgcn-amd-amdhsa--gfx1250:xnack+"),
+            "hipv4-amdgcn-amd-amdhsa--gfx1250:xnack+"
+        );
+        assert_eq!(
+            w("host-x86_64-unknown-linux--"),
+            "host-x86_64-unknown-linux--"
+        );
+        assert_eq!(
+            w("host-x86_64-unknown-linux-"),
+            "host-x86_64-unknown-linux--"
+        );
+        assert_eq!(w("hipv4-amdgcn-amd-amdhsa-"), "hipv4-amdgcn-amd-amdhsa--");
+        assert_eq!(
+            w("hipv4-amdgcn-amd-amdhsa--carrizo"),
+            "hipv4-amdgcn-amd-amdhsa--carrizo"
+        );
+    }
+
+    #[test]
+    fn missing_lists_read_like_clang() {
+        let s = |v: &[&'static str]| missing_list(&v.iter().copied().collect());
+        assert_eq!(s(&["a"]), "Can't find bundles for a");
+        assert_eq!(s(&["b", "a"]), "Can't find bundles for a and b");
+        assert_eq!(s(&["c", "a", "b"]), "Can't find bundles for a, b, and c");
+    }
+
+    #[test]
+    fn conflicts_name_the_pair_like_clang() {
+        let t = |v: &[&str]| check_conflicts(&v.iter().map(|s| standardize(s)).collect::<Vec<_>>());
+        let e = t(&[
+            "hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
+            "hip-amdgcn-amd-amdhsa--gfx90a",
+        ])
+        .unwrap_err();
+        assert_eq!(
+            e.0,
+            "Cannot bundle inputs with conflicting targets: 'hip-amdgcn-amd-amdhsa--gfx90a' and 'hip-amdgcn-amd-amdhsa--gfx90a:xnack+'"
+        );
+        assert!(t(&[
+            "hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
+            "hip-amdgcn-amd-amdhsa--gfx90a:xnack-"
+        ])
+        .is_ok());
+        assert!(t(&[
+            "hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
+            "hipv4-amdgcn-amd-amdhsa--gfx90a"
+        ])
+        .is_ok());
+    }
 }

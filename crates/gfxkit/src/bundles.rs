@@ -1,0 +1,398 @@
+//! Bundles as the bundle commands see them: finding every bundle in a file's bytes, reading
+//! entries out of the containers `clang-offload-bundler -type` selects (binary, text, host
+//! object), and the pieces `list`, `extract`, `bundle`, `unbundle`, `compress`, `verify` and
+//! the drop-in `offload-bundler` share.
+//!
+//! [`find_bundles`] is the one place that decides where bundles are in a file. Today it reads
+//! standalone bundle files (one, or several back to back like a dumped `.hip_fatbin`); host
+//! binaries will plug in here.
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use gfxkit_bundle::compressed::{self as ccob, DecompressOptions, HashCheck};
+use gfxkit_bundle::read::{parse_header, Bundle, MAGIC};
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// Where a bundle was found in a file and what kind it is.
+#[derive(Debug, Clone)]
+pub struct Located<'a> {
+    /// Index among the bundles of the file.
+    pub index: usize,
+    /// Byte offset of the bundle in the file.
+    pub offset: u64,
+    /// The bundle's bytes (compressed ones included).
+    pub bytes: &'a [u8],
+    /// The CCOB header, for compressed bundles.
+    pub ccob: Option<ccob::Header>,
+}
+
+/// Finds every bundle in `data`: a bundle at offset 0 and any that follow it back to back
+/// (zero padding between them is skipped). Returns an empty list when `data` does not start
+/// with a bundle. Bytes after the last bundle that are neither padding nor a bundle are an
+/// error naming their offset.
+pub fn find_bundles(data: &[u8]) -> Result<Vec<Located<'_>>> {
+    if gfxkit_bundle::detect(data).is_none() {
+        return Ok(Vec::new());
+    }
+    let spans = gfxkit_bundle::scan_concatenated(data)?;
+    spans
+        .into_iter()
+        .enumerate()
+        .map(|(index, s)| {
+            let start = usize::try_from(s.offset)?;
+            let end = usize::try_from(s.offset.saturating_add(s.len))?;
+            let bytes = data
+                .get(start..end)
+                .ok_or_else(|| anyhow!("bundle {index} at offset {start:#x} runs past the end"))?;
+            Ok(Located {
+                index,
+                offset: s.offset,
+                bytes,
+                ccob: s.ccob,
+            })
+        })
+        .collect()
+}
+
+/// An entry as listed without decompressing payloads.
+#[derive(Debug, Clone)]
+pub struct ListedEntry {
+    /// The ID exactly as stored.
+    pub id: String,
+    /// Payload offset within the (uncompressed) bundle.
+    pub offset: u64,
+    /// Payload size.
+    pub size: u64,
+}
+
+/// The header of a located bundle: entries and header length. Compressed bundles are
+/// decompressed only as far as their header reaches, unless `full` is set, in which case the
+/// whole bundle is decompressed and its hash checked (the result says whether it matched).
+pub fn read_header(b: &Located<'_>, full: bool) -> Result<(Vec<ListedEntry>, u64, Option<bool>)> {
+    let to_listed = |v: Vec<gfxkit_bundle::read::HeaderEntry>| {
+        v.into_iter()
+            .map(|e| ListedEntry {
+                id: e.id,
+                offset: e.offset,
+                size: e.size,
+            })
+            .collect::<Vec<_>>()
+    };
+    match &b.ccob {
+        None => {
+            let bundle = Bundle::parse(b.bytes)?;
+            let entries = bundle
+                .entries()
+                .iter()
+                .map(|e| ListedEntry {
+                    id: e.id.to_owned(),
+                    offset: e.offset,
+                    size: e.size,
+                })
+                .collect();
+            Ok((entries, bundle.header_len(), None))
+        }
+        Some(h) if full => {
+            let opts = DecompressOptions {
+                hash: HashCheck::Warn,
+                ..DecompressOptions::default()
+            };
+            let d = ccob::decompress_ccob(b.bytes, &opts)?;
+            let ok = d.hash_ok();
+            let bundle = Bundle::parse(&d.data).context("inside the compressed bundle")?;
+            let entries = bundle
+                .entries()
+                .iter()
+                .map(|e| ListedEntry {
+                    id: e.id.to_owned(),
+                    offset: e.offset,
+                    size: e.size,
+                })
+                .collect();
+            let _ = h;
+            Ok((entries, bundle.header_len(), Some(ok)))
+        }
+        Some(h) => {
+            // Decompress a growing prefix until the header fits.
+            let total = usize::try_from(h.uncompressed_size).unwrap_or(usize::MAX);
+            let mut want = 64 * 1024usize;
+            loop {
+                let n = want.min(total);
+                let (_, prefix) =
+                    ccob::decompress_prefix(b.bytes, n, &DecompressOptions::default())?;
+                match parse_header(&prefix) {
+                    Ok((v, hl)) => return Ok((to_listed(v), hl, None)),
+                    Err(e) if n < total && is_truncation(&e) => want = want.saturating_mul(4),
+                    Err(e) => return Err(anyhow!("inside the compressed bundle: {e}")),
+                }
+            }
+        }
+    }
+}
+
+fn is_truncation(e: &gfxkit_bundle::Error) -> bool {
+    matches!(e.kind, gfxkit_bundle::ErrorKind::Truncated { .. })
+}
+
+/// The uncompressed bytes of a located bundle (borrowed when it is not compressed). The
+/// CCOB hash is checked: a mismatch is an error unless `hash` is [`HashCheck::Warn`].
+pub fn uncompressed<'a>(b: &Located<'a>, hash: HashCheck) -> Result<Cow<'a, [u8]>> {
+    if b.ccob.is_some() {
+        let opts = DecompressOptions {
+            hash,
+            ..DecompressOptions::default()
+        };
+        Ok(Cow::Owned(ccob::decompress_ccob(b.bytes, &opts)?.data))
+    } else {
+        Ok(Cow::Borrowed(b.bytes))
+    }
+}
+
+/// The text of an I/O error without Rust's ` (os error N)` suffix, as C's `strerror` says it.
+pub fn strerror(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_owned(),
+        None => s,
+    }
+}
+
+/// Whether `data` is an object file clang's bundler would treat as a host object (ELF).
+pub fn is_object(data: &[u8]) -> bool {
+    data.starts_with(b"\x7fELF")
+}
+
+/// A container format of `clang-offload-bundler -type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Container {
+    /// Text with entries between comment markers (`//`, `#` or `;`).
+    Text(&'static str),
+    /// The binary bundle format (CCOB-compressed or not).
+    Binary,
+    /// Sections `__CLANG_OFFLOAD_BUNDLE__<id>` of a host object.
+    Object,
+}
+
+/// An entry found by [`entries`], in file order.
+#[derive(Debug, Clone)]
+pub struct FoundEntry {
+    /// The ID exactly as stored.
+    pub id: String,
+    /// Where the payload lies in the container's bytes.
+    pub range: Range<usize>,
+}
+
+/// Decompresses `data` when it is a CCOB bundle (hash checked), as clang does with any input
+/// before unbundling; otherwise returns it as is.
+pub fn open_for_unbundling(data: &[u8], verbose: bool) -> Result<Cow<'_, [u8]>> {
+    if !ccob::is_ccob(data) {
+        return Ok(Cow::Borrowed(data));
+    }
+    let d = ccob::decompress_ccob(data, &DecompressOptions::default())
+        .map_err(|e| anyhow!("Failed to decompress input: {e}"))?;
+    if verbose {
+        print_decompression_stats(&d);
+    }
+    Ok(Cow::Owned(d.data))
+}
+
+/// The entries of `data` read as `container`, in file order. A binary input that is not a
+/// bundle has no entries (clang then treats it as the host file).
+pub fn entries(data: &[u8], container: Container, _name: &str) -> Result<Vec<FoundEntry>> {
+    match container {
+        Container::Binary => {
+            if !data.starts_with(MAGIC) {
+                return Ok(Vec::new());
+            }
+            let b = Bundle::parse(data)?;
+            Ok(b.entries()
+                .iter()
+                .map(|e| FoundEntry {
+                    id: e.id.to_owned(),
+                    range: e.offset as usize..(e.offset + e.size) as usize,
+                })
+                .collect())
+        }
+        Container::Text(comment) => text_entries(data, comment),
+        Container::Object => object_entries(data),
+    }
+}
+
+/// The payload of an entry found by [`entries`].
+pub fn entry_payload<'a>(
+    data: &'a [u8],
+    container: Container,
+    e: &FoundEntry,
+    _name: &str,
+) -> Result<Cow<'a, [u8]>> {
+    let bytes = data
+        .get(e.range.clone())
+        .ok_or_else(|| anyhow!("entry {}: payload out of range", e.id))?;
+    if container == Container::Object && bytes == [0] {
+        return object_host(data);
+    }
+    Ok(Cow::Borrowed(bytes))
+}
+
+/// The entry IDs `-list` prints, in file order: every bundle of a binary input (back to
+/// back ones included), the markers of a text input, the sections of a host object.
+pub fn list_ids(data: &[u8], container: Container, verbose: bool) -> Result<Vec<String>> {
+    match container {
+        Container::Binary => {
+            let mut ids = Vec::new();
+            for b in find_bundles(data)? {
+                let contents = match &b.ccob {
+                    Some(_) => {
+                        let d = ccob::decompress_ccob(b.bytes, &DecompressOptions::default())
+                            .map_err(|e| {
+                                anyhow!(
+                                    "Failed to decompress input: bundle {} at offset {:#x}: {e}",
+                                    b.index,
+                                    b.offset
+                                )
+                            })?;
+                        if verbose {
+                            print_decompression_stats(&d);
+                        }
+                        Cow::Owned(d.data)
+                    }
+                    None => Cow::Borrowed(b.bytes),
+                };
+                if !contents.starts_with(MAGIC) {
+                    continue;
+                }
+                let bundle = Bundle::parse(&contents)
+                    .map_err(|e| anyhow!("bundle {} at offset {:#x}: {e}", b.index, b.offset))?;
+                ids.extend(bundle.entries().iter().map(|e| e.id.to_owned()));
+            }
+            Ok(ids)
+        }
+        other => Ok(entries(data, other, "")?
+            .into_iter()
+            .map(|e| e.id)
+            .collect()),
+    }
+}
+
+/// Settings for compressing a bundle.
+#[derive(Debug, Clone, Copy)]
+pub struct CompressSettings {
+    /// CCOB version (default 2).
+    pub version: Option<u16>,
+    /// zlib instead of zstd.
+    pub zlib: bool,
+    /// Level (the method's default when absent).
+    pub level: Option<i32>,
+}
+
+/// Compresses an uncompressed bundle into CCOB.
+pub fn compress(bytes: &[u8], s: &CompressSettings) -> Result<Vec<u8>> {
+    let opts = ccob::CompressOptions {
+        method: if s.zlib {
+            gfxkit_bundle::codec::Method::Zlib
+        } else {
+            gfxkit_bundle::codec::Method::Zstd
+        },
+        level: s.level,
+        version: s.version.unwrap_or(ccob::DEFAULT_VERSION),
+        threads: 0,
+    };
+    Ok(ccob::compress(bytes, &opts)?)
+}
+
+fn with_commas(v: u64) -> String {
+    let s = v.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `-verbose` statistics after compressing, in clang's words (without its timer report).
+pub fn print_compression_stats(before: &[u8], after: &[u8]) {
+    let Ok(h) = ccob::Header::parse(after) else {
+        return;
+    };
+    let body = after.len() as u64 - h.header_len();
+    let rate = before.len() as f64 / body.max(1) as f64;
+    eprintln!(
+        "Compressed bundle format version: {}\nTotal file size (including headers): {} bytes\n\
+         Compression method used: {}\nBinary size before compression: {} bytes\n\
+         Binary size after compression: {} bytes\nCompression rate: {:.2}\nCompression ratio: {:.2}%\n\
+         Truncated MD5 hash: {:#018x}",
+        h.version,
+        with_commas(after.len() as u64),
+        h.method.name(),
+        with_commas(before.len() as u64),
+        with_commas(body),
+        rate,
+        100.0 / rate,
+        h.hash
+    );
+}
+
+fn print_decompression_stats(d: &ccob::Decompressed) {
+    let h = &d.header;
+    let body = d.extent - h.header_len();
+    let rate = h.uncompressed_size as f64 / body.max(1) as f64;
+    let mut s = format!("Compressed bundle format version: {}\n", h.version);
+    if let Some(t) = h.total_size {
+        s.push_str(&format!(
+            "Total file size (from header): {} bytes\n",
+            with_commas(t)
+        ));
+    }
+    s.push_str(&format!(
+        "Decompression method: {}\nSize before decompression: {} bytes\nSize after decompression: {} bytes\n\
+         Compression rate: {:.2}\nCompression ratio: {:.2}%\nStored hash: {:#018x}\nRecalculated hash: {:#018x}\nHashes match: {}",
+        h.method.name(),
+        with_commas(body),
+        with_commas(h.uncompressed_size),
+        rate,
+        100.0 / rate,
+        h.hash,
+        d.computed_hash,
+        if d.hash_ok() { "Yes" } else { "No" }
+    ));
+    eprintln!("{s}");
+}
+
+fn text_entries(_data: &[u8], _comment: &str) -> Result<Vec<FoundEntry>> {
+    bail!("text bundles: not yet wired")
+}
+fn object_entries(_data: &[u8]) -> Result<Vec<FoundEntry>> {
+    bail!("object bundles: not yet wired")
+}
+fn object_host(_data: &[u8]) -> Result<Cow<'static, [u8]>> {
+    bail!("object bundles: not yet wired")
+}
+
+/// Writes a bundle of `entries` in `container` form.
+pub fn write(
+    container: Container,
+    entries: &[(&str, &[u8])],
+    _host: Option<usize>,
+    align: u64,
+) -> Result<Vec<u8>> {
+    match container {
+        Container::Binary => Ok(gfxkit_bundle::write_bundle(entries, align)?),
+        _ => bail!("not yet wired"),
+    }
+}
+
+/// Unbundles an archive.
+pub fn unbundle_archive(
+    _data: &[u8],
+    _name: &str,
+    _requests: &[(&str, &gfxkit_bundle::EntryId)],
+    _hip_openmp: bool,
+    _allow_missing: bool,
+    _check: bool,
+) -> Result<Vec<Vec<u8>>> {
+    bail!("archives: not yet wired")
+}

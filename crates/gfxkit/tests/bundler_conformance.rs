@@ -1,0 +1,793 @@
+//! Conformance of the drop-in `clang-offload-bundler` against Debian's clang-offload-bundler 19.
+//!
+//! Every case runs both tools in twin directories holding the same fixtures, with the same
+//! arguments, and compares the exit code, standard output and every file left in the
+//! directory byte for byte. Standard error must carry clang's message (gfxkit may add the file
+//! name or offset after it). Cases where gfxkit deliberately differs (docs/offload-bundler.md)
+//! are tested separately at the end.
+//!
+//! The same matrix runs through `gfxkit offload-bundler` and through a symlink named
+//! `clang-offload-bundler` pointing at the gfxkit binary.
+
+use gfxkit_testkit::{hip_kernels, llvm_tool, run_ok, HipBuild};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+const GFXKIT: &str = env!("CARGO_BIN_EXE_gfxkit");
+
+const ARCHS: &[&str] = &[
+    "gfx906",
+    "gfx90a:xnack+",
+    "gfx90a:xnack-",
+    "gfx1030",
+    "gfx1100",
+];
+
+struct Fixtures {
+    _dir: tempfile::TempDir,
+    /// File name -> bytes, copied into every case directory.
+    files: BTreeMap<String, Vec<u8>>,
+    /// A directory holding a `clang-offload-bundler` symlink to gfxkit.
+    link: PathBuf,
+}
+
+fn fixtures() -> &'static Fixtures {
+    static F: OnceLock<Fixtures> = OnceLock::new();
+    F.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let src = hip_kernels(6);
+        let plain = HipBuild {
+            source: &src,
+            archs: ARCHS,
+            compress: false,
+            extra: &[],
+        }
+        .build(d, "k");
+        let packed = HipBuild {
+            source: &src,
+            archs: ARCHS,
+            compress: true,
+            extra: &[],
+        }
+        .build(d, "kz");
+        let mut files = BTreeMap::new();
+        files.insert("k.hipfb".to_owned(), std::fs::read(&plain).unwrap());
+        files.insert("kz.hipfb".to_owned(), std::fs::read(&packed).unwrap());
+        // Code objects unbundled by clang itself.
+        for (t, name) in [
+            ("hipv4-amdgcn-amd-amdhsa--gfx906", "gfx906.co"),
+            ("hipv4-amdgcn-amd-amdhsa--gfx1030", "gfx1030.co"),
+            ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+", "gfx90a_xnack+.co"),
+        ] {
+            let out = d.join(name);
+            run_ok(
+                Command::new(llvm_tool("clang-offload-bundler"))
+                    .arg("-type=o")
+                    .arg(format!("-targets={t}"))
+                    .arg(format!("-input={}", plain.display()))
+                    .arg(format!("-output={}", out.display()))
+                    .arg("-unbundle"),
+            );
+            files.insert(name.to_owned(), std::fs::read(&out).unwrap());
+        }
+        // Text inputs and a host object.
+        files.insert(
+            "host.ll".to_owned(),
+            b"; host module\ndefine i32 @main() {\n  ret i32 0\n}\n".to_vec(),
+        );
+        files.insert(
+            "dev.ll".to_owned(),
+            b"; device module\ntarget triple = \"amdgcn-amd-amdhsa\"\n".to_vec(),
+        );
+        files.insert("host.i".to_owned(), b"int main() { return 0; }\n".to_vec());
+        files.insert("dev.i".to_owned(), b"__global__ void k() {}\n".to_vec());
+        files.insert("garbage.bin".to_owned(), b"not a bundle at all\n".to_vec());
+        files.insert("empty".to_owned(), Vec::new());
+        let link_dir = d.join("link");
+        std::fs::create_dir(&link_dir).unwrap();
+        std::os::unix::fs::symlink(GFXKIT, link_dir.join("clang-offload-bundler")).unwrap();
+        Fixtures {
+            link: link_dir.join("clang-offload-bundler"),
+            _dir: dir,
+            files,
+        }
+    })
+}
+
+/// How the drop-in is invoked.
+#[derive(Clone, Copy, Debug)]
+enum Route {
+    Subcommand,
+    Symlink,
+}
+
+struct Run {
+    code: Option<i32>,
+    stdout: Vec<u8>,
+    stderr: String,
+    files: BTreeMap<String, Vec<u8>>,
+}
+
+fn run_in(dir: &Path, program: &Path, pre: &[&str], args: &[&str], env: &[(&str, &str)]) -> Run {
+    for (name, bytes) in &fixtures().files {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+    let mut cmd = Command::new(program);
+    cmd.current_dir(dir)
+        .args(pre)
+        .args(args)
+        .env("LLVM_DISABLE_SYMBOLIZATION", "1")
+        .env_remove("COMPRESSED_BUNDLE_FORMAT_VERSION")
+        .env_remove("OFFLOAD_BUNDLER_COMPRESS")
+        .env_remove("OFFLOAD_BUNDLER_VERBOSE")
+        .env_remove("OFFLOAD_BUNDLER_COMPRESSION_LEVEL");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let mut files = BTreeMap::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            files.insert(
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            );
+        }
+    }
+    Run {
+        code: out.status.code(),
+        stdout: out.stdout,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        files,
+    }
+}
+
+/// The messages of a run's stderr without the program-name prefixes.
+fn messages(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .map(|l| {
+            let l = l.trim();
+            for marker in ["error: ", "warning: "] {
+                if let Some(i) = l.find(marker) {
+                    return l[i + marker.len()..].to_owned();
+                }
+            }
+            match l.find(": ") {
+                Some(i) => l[i + 2..].to_owned(),
+                None => l.to_owned(),
+            }
+        })
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+fn sorted_lines(b: &[u8]) -> Vec<String> {
+    let mut v: Vec<String> = String::from_utf8_lossy(b)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    v.sort();
+    v
+}
+
+fn gfxkit_run(route: Route, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    match route {
+        Route::Subcommand => run_in(dir, Path::new(GFXKIT), &["offload-bundler"], args, env),
+        Route::Symlink => run_in(dir, &fixtures().link, &[], args, env),
+    }
+}
+
+/// Runs `args` with both tools and checks they agree.
+fn same(args: &[&str]) {
+    same_env(args, &[]);
+}
+
+fn same_env(args: &[&str], env: &[(&str, &str)]) {
+    let fx = fixtures();
+    let a = tempfile::tempdir().unwrap();
+    let clang = run_in(
+        a.path(),
+        &llvm_tool("clang-offload-bundler"),
+        &[],
+        args,
+        env,
+    );
+    for route in [Route::Subcommand, Route::Symlink] {
+        let b = tempfile::tempdir().unwrap();
+        let ours = gfxkit_run(route, b.path(), args, env);
+        let ctx = format!(
+            "{route:?} {args:?}\n-- clang stderr:\n{}\n-- gfxkit stderr:\n{}",
+            clang.stderr, ours.stderr
+        );
+        assert_eq!(ours.code, clang.code, "exit code differs: {ctx}");
+        let listing = args.iter().any(|a| a.trim_start_matches('-') == "list");
+        if listing {
+            // clang lists in hash order; gfxkit in header order. Same IDs.
+            assert_eq!(
+                sorted_lines(&ours.stdout),
+                sorted_lines(&clang.stdout),
+                "{ctx}"
+            );
+        } else {
+            assert_eq!(
+                String::from_utf8_lossy(&ours.stdout),
+                String::from_utf8_lossy(&clang.stdout),
+                "stdout differs: {ctx}"
+            );
+        }
+        if clang.code != Some(0) {
+            // On failure clang may leave some outputs behind; gfxkit checks everything
+            // first and writes nothing (docs/offload-bundler.md).
+            let extra: Vec<&String> = ours
+                .files
+                .keys()
+                .filter(|n| !fx.files.contains_key(*n))
+                .collect();
+            assert!(
+                extra.is_empty(),
+                "gfxkit left {extra:?} after failing: {ctx}"
+            );
+        } else {
+            let names_a: Vec<&String> = clang.files.keys().collect();
+            let names_b: Vec<&String> = ours.files.keys().collect();
+            assert_eq!(names_b, names_a, "files left differ: {ctx}");
+        }
+        for (name, bytes) in clang.files.iter().filter(|_| clang.code == Some(0)) {
+            assert!(
+                ours.files[name] == *bytes,
+                "file {name} differs ({} vs {} bytes): {ctx}",
+                ours.files[name].len(),
+                bytes.len()
+            );
+        }
+        // Every message of clang's appears in ours (ours may say more).
+        let ours_msgs = messages(&ours.stderr).join("\n");
+        for m in messages(&clang.stderr) {
+            if m.starts_with("Did you mean") || m.starts_with("Unknown command line argument") {
+                let head = m.split("  Try:").next().unwrap();
+                if m.starts_with("Unknown") {
+                    assert!(ours_msgs.contains(head), "missing message {m:?}: {ctx}");
+                }
+                continue;
+            }
+            assert!(ours_msgs.contains(&m), "missing message {m:?}: {ctx}");
+        }
+        assert_eq!(
+            clang.stderr.is_empty(),
+            ours.stderr.is_empty(),
+            "stderr emptiness differs: {ctx}"
+        );
+    }
+}
+
+const G906: &str = "hipv4-amdgcn-amd-amdhsa--gfx906";
+const G1030: &str = "hipv4-amdgcn-amd-amdhsa--gfx1030";
+const HOST: &str = "host-x86_64-unknown-linux";
+
+fn t(parts: &[&str]) -> String {
+    format!("-targets={}", parts.join(","))
+}
+
+#[test]
+fn usage_errors() {
+    same(&["-type=o"]);
+    same(&["-type=o", "-input=k.hipfb", "-output=x", "-unbundle"]);
+    same(&[]);
+    same(&["-input=k.hipfb", "-output=x", &t(&[G906]), "-unbundle"]);
+    same(&[
+        "-type=zz",
+        &t(&[G906]),
+        "-input=k.hipfb",
+        "-output=x",
+        "-unbundle",
+    ]);
+    same(&[
+        "-type=o",
+        &t(&[G906, G1030]),
+        "-input=k.hipfb",
+        "-output=x",
+        "-unbundle",
+    ]);
+    same(&[
+        "-type=o",
+        &t(&[G906]),
+        "-input=k.hipfb",
+        "-input=k.hipfb",
+        "-output=x",
+    ]);
+    same(&[
+        "-type=o",
+        &t(&[G906]),
+        "-input=k.hipfb",
+        "-output=x",
+        "-output=y",
+    ]);
+    same(&["-type=a", &t(&[G906]), "-input=gfx906.co", "-output=x"]);
+    same(&["-list", "-unbundle", "-type=o", "-input=k.hipfb"]);
+    same(&["-list", "-type=o", "-input=k.hipfb", "-input=k.hipfb"]);
+    same(&["-list", "-type=o", "-input=k.hipfb", "-output=a"]);
+    same(&["-list", "-type=o", "-input=k.hipfb", "-targets=a"]);
+    same(&[
+        "-type=o",
+        "-input=k.hipfb",
+        "-inputs=a,b",
+        "-targets=a",
+        "-output=x",
+    ]);
+    same(&[
+        "-type=o",
+        "-input=k.hipfb",
+        "-output=x",
+        "-outputs=a,b",
+        "-targets=a",
+    ]);
+    same(&[
+        "-type=o",
+        "-input=k.hipfb",
+        "-output=x",
+        "-targets=a",
+        "-check-input-archive",
+    ]);
+    same(&[
+        "-type=o",
+        "-input=k.hipfb",
+        "-output=x",
+        "-targets=a",
+        "-check-input-archive",
+        "-unbundle",
+    ]);
+    same(&[
+        "-type=o",
+        "-input=k.hipfb",
+        "-output=x",
+        &t(&[G906]),
+        "-unbundle",
+        "-bogus",
+    ]);
+    same(&[
+        "-type=o",
+        "-input=k.hipfb",
+        "-output=x",
+        &t(&[G906]),
+        "-unbundle",
+        "positional",
+    ]);
+    same(&[
+        "-type=o",
+        "-input=k.hipfb",
+        "-output=x",
+        &t(&[G906]),
+        "-unbundle=maybe",
+    ]);
+    same(&[
+        "-type=o",
+        "-input=k.hipfb",
+        "-output=x",
+        &t(&[G906]),
+        "-bundle-align=abc",
+    ]);
+    same(&[
+        "-type=o",
+        "-input=k.hipfb",
+        "-output=x",
+        &t(&[G906]),
+        "-compression-level=x",
+    ]);
+    same(&[
+        "-type=o",
+        "-input=k.hipfb",
+        "-output=x",
+        &t(&[G906]),
+        "-unbundle",
+        "-type",
+    ]);
+    same(&[
+        "---type=o",
+        "-input=k.hipfb",
+        "-output=x",
+        &t(&[G906]),
+        "-unbundle",
+    ]);
+}
+
+#[test]
+fn target_errors() {
+    let u = |targets: &str| {
+        same(&[
+            "-type=o",
+            targets,
+            "-input=k.hipfb",
+            "-output=x",
+            "-unbundle",
+        ]);
+    };
+    u("-targets=foo-amdgcn-amd-amdhsa--gfx906");
+    u("-targets=hip-foo-amd-amdhsa--gfx906");
+    u("-targets=hip-AMDGCN-amd-amdhsa--gfx906");
+    same(&[
+        "-type=o",
+        &t(&[G906, G906]),
+        "-input=k.hipfb",
+        "-output=x",
+        "-output=y",
+        "-unbundle",
+    ]);
+    same(&[
+        "-type=o",
+        "-targets=hip-amdgcn-amd-amdhsa--gfx90a,hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
+        "-input=gfx906.co",
+        "-input=gfx906.co",
+        "-output=x",
+    ]);
+    same(&[
+        "-type=o",
+        "-targets=openmp-amdgcn-amd-amdhsa--gfx906",
+        "-input=gfx906.co",
+        "-output=x",
+    ]);
+    same(&[
+        "-type=o",
+        &t(&[HOST, G906, "host-x86_64-unknown-linux-gnu"]),
+        "-input=empty",
+        "-input=gfx906.co",
+        "-input=gfx906.co",
+        "-output=x",
+    ]);
+    same(&[
+        "-type=o",
+        &t(&[HOST, "host-x86_64-unknown-linux-gnu"]),
+        "-input=empty",
+        "-output=x",
+        "-output=y",
+        "-unbundle",
+    ]);
+}
+
+#[test]
+fn list() {
+    same(&["-list", "-type=o", "-input=k.hipfb"]);
+    same(&["--list", "--type=o", "--input=kz.hipfb"]);
+    same(&["-list", "-type=bc", "-input", "k.hipfb"]);
+    same(&["-list", "-type=o", "-input=gfx906.co"]);
+    same(&["-list", "-type=o", "-input=garbage.bin"]);
+    same(&["-list", "-type=o", "-input=nonexist"]);
+}
+
+#[test]
+fn unbundle_binary() {
+    for input in ["-input=k.hipfb", "-input=kz.hipfb"] {
+        same(&[
+            "-type=o",
+            &t(&[G906, G1030]),
+            input,
+            "-output=a",
+            "-output=b",
+            "-unbundle",
+        ]);
+        same(&[
+            "-type=o",
+            "-targets=hip-amdgcn-amd-amdhsa--gfx906",
+            input,
+            "-output=a",
+            "-unbundle",
+        ]);
+        // Legacy 3-part triple, compatible feature matching.
+        same(&[
+            "-type=o",
+            "-targets=hip-amdgcn-amd-amdhsa-gfx906",
+            input,
+            "-output=a",
+            "-unbundle",
+        ]);
+        same(&[
+            "-type=o",
+            "-targets=hip-amdgcn-amd-amdhsa--gfx906:xnack+",
+            input,
+            "-output=a",
+            "-unbundle",
+        ]);
+        same(&[
+            "-type=o",
+            "-targets=hipv4-amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack+",
+            input,
+            "-output=a",
+            "-unbundle",
+        ]);
+        same(&[
+            "-type=o",
+            "-targets=hipv4-amdgcn-amd-amdhsa--gfx90a",
+            input,
+            "-output=a",
+            "-unbundle",
+        ]);
+        // Missing bundles, with and without -allow-missing-bundles.
+        same(&[
+            "-type=o",
+            "-targets=hip-amdgcn-amd-amdhsa--gfx803",
+            input,
+            "-output=a",
+            "-unbundle",
+        ]);
+        same(&[
+            "-type=o",
+            "-targets=hip-amdgcn-amd-amdhsa--gfx803,hipv4-amdgcn-amd-amdhsa--gfx1151,hip-amdgcn-amd-amdhsa--gfx1030",
+            input,
+            "-output=a",
+            "-output=b",
+            "-output=c",
+            "-unbundle",
+        ]);
+        same(&[
+            "-type=o",
+            "-targets=hip-amdgcn-amd-amdhsa--gfx803",
+            input,
+            "-output=a",
+            "-unbundle",
+            "-allow-missing-bundles",
+        ]);
+        // openmp matches hip entries only when asked.
+        same(&[
+            "-type=o",
+            "-targets=openmp-amdgcn-amd-amdhsa--gfx906",
+            input,
+            "-output=a",
+            "-unbundle",
+        ]);
+        same(&[
+            "-type=o",
+            "-targets=openmp-amdgcn-amd-amdhsa--gfx906",
+            input,
+            "-output=a",
+            "-unbundle",
+            "-hip-openmp-compatible",
+        ]);
+        // The host entry.
+        same(&[
+            "-type=o",
+            &t(&[HOST, G906]),
+            input,
+            "-output=h",
+            "-output=a",
+            "-unbundle",
+        ]);
+    }
+    // Option spellings.
+    same(&[
+        "--type",
+        "o",
+        "-input",
+        "k.hipfb",
+        "-output",
+        "a",
+        "-targets",
+        G906,
+        "-unbundle",
+    ]);
+    same(&[
+        "-type=o",
+        "-type=bc",
+        "-input=k.hipfb",
+        "-output=a",
+        &t(&[G906]),
+        "-unbundle",
+        "-unbundle",
+    ]);
+    same(&[
+        "-type=o",
+        "-inputs=k.hipfb",
+        "-outputs=a,b",
+        &t(&[G906, G1030]),
+        "-unbundle",
+    ]);
+    same(&[
+        "-type=o",
+        "-input=k.hipfb",
+        "-output=a",
+        &t(&[G906]),
+        "-unbundle=true",
+        "-list=false",
+    ]);
+}
+
+#[test]
+fn unbundle_host_only_and_bad_inputs() {
+    // A plain ELF or any non-bundle: no bundles found.
+    same(&[
+        "-type=o",
+        &t(&[G906]),
+        "-input=gfx906.co",
+        "-output=a",
+        "-unbundle",
+    ]);
+    same(&[
+        "-type=o",
+        &t(&[HOST, G906]),
+        "-input=gfx906.co",
+        "-output=h",
+        "-output=a",
+        "-unbundle",
+        "-allow-missing-bundles",
+    ]);
+    same(&[
+        "-type=bc",
+        &t(&[HOST, G906]),
+        "-input=garbage.bin",
+        "-output=h",
+        "-output=a",
+        "-unbundle",
+        "-allow-missing-bundles",
+    ]);
+    same(&[
+        "-type=o",
+        &t(&[G906]),
+        "-input=nonexist",
+        "-output=a",
+        "-unbundle",
+    ]);
+    same(&[
+        "-type=o",
+        &t(&[G906]),
+        "-input=k.hipfb",
+        "-output=/nonexistent-dir/a",
+        "-unbundle",
+    ]);
+}
+
+#[test]
+fn bundle_binary() {
+    let co = ["-input=empty", "-input=gfx906.co", "-input=gfx1030.co"];
+    for align in [
+        "-bundle-align=1",
+        "-bundle-align=4096",
+        "-bundle-align=0x10",
+    ] {
+        let mut a = vec!["-type=o", "-output=out.hipfb", align];
+        let targets = t(&[HOST, G906, G1030]);
+        a.push(&targets);
+        a.extend(co);
+        same(&a);
+    }
+    // Device-only HIP bundles need no host.
+    same(&[
+        "-type=o",
+        &t(&[G906, "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"]),
+        "-input=gfx906.co",
+        "-input=gfx90a_xnack+.co",
+        "-output=out",
+    ]);
+    // bc, gch, ast use the binary format whatever the inputs are.
+    same(&[
+        "-type=bc",
+        &t(&[HOST, "openmp-amdgcn-amd-amdhsa--gfx906"]),
+        "-input=host.ll",
+        "-input=dev.ll",
+        "-output=out.bc",
+    ]);
+    // Legacy triple and 4-part host spellings are written in clang's standard form.
+    same(&[
+        "-type=o",
+        "-targets=host-x86_64-unknown-linux,hip-amdgcn-amd-amdhsa-gfx906,openmp-x86_64-pc-linux-gnu",
+        "-input=empty",
+        "-input=gfx906.co",
+        "-input=gfx1030.co",
+        "-output=out",
+    ]);
+    same(&[
+        "-type=o",
+        &t(&[HOST, G906]),
+        "-input=empty",
+        "-input=nonexist",
+        "-output=x",
+    ]);
+    same(&[
+        "-type=o",
+        &t(&[HOST, G906]),
+        "-input=empty",
+        "-input=gfx906.co",
+        "-output=/nonexistent-dir/x",
+    ]);
+}
+
+#[test]
+fn bundle_compressed_decompresses_to_the_same_bundle() {
+    // Compressed bytes may differ between zstd builds; what must agree is the exit code and the
+    // bundle inside. clang 19 itself unbundles gfxkit's output.
+    for level in [None, Some("-compression-level=9")] {
+        let mut args = vec!["-type=o", "-output=out", "-compress"];
+        let targets = t(&[HOST, G906, G1030]);
+        args.push(&targets);
+        args.extend([
+            "-input=empty",
+            "-input=gfx906.co",
+            "-input=gfx1030.co",
+            "-bundle-align=4096",
+        ]);
+        if let Some(l) = level {
+            args.push(l);
+        }
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        let clang = run_in(
+            a.path(),
+            &llvm_tool("clang-offload-bundler"),
+            &[],
+            &args,
+            &[],
+        );
+        let ours = gfxkit_run(Route::Subcommand, b.path(), &args, &[]);
+        assert_eq!(clang.code, Some(0), "{}", clang.stderr);
+        assert_eq!(ours.code, Some(0), "{}", ours.stderr);
+        assert_eq!(
+            &ours.files["out"][..8],
+            &clang.files["out"][..8],
+            "CCOB v2 zstd header"
+        );
+        let unpack = |dir: &Path| {
+            for (t, o) in [(G906, "u906"), (G1030, "u1030")] {
+                run_ok(
+                    Command::new(llvm_tool("clang-offload-bundler"))
+                        .current_dir(dir)
+                        .args(["-type=o", "-input=out", "-unbundle"])
+                        .arg(format!("-targets={t}"))
+                        .arg(format!("-output={o}")),
+                );
+            }
+        };
+        unpack(a.path());
+        unpack(b.path());
+        for f in ["u906", "u1030"] {
+            assert_eq!(
+                std::fs::read(a.path().join(f)).unwrap(),
+                std::fs::read(b.path().join(f)).unwrap()
+            );
+        }
+        // The uncompressed sizes agree (same bundle inside).
+        assert_eq!(&ours.files["out"][12..16], &clang.files["out"][12..16]);
+    }
+}
+
+#[test]
+fn text_bundles() {
+    for (ty, host, dev) in [("ll", "host.ll", "dev.ll"), ("i", "host.i", "dev.i")] {
+        let targets = t(&[HOST, "openmp-amdgcn-amd-amdhsa--gfx906"]);
+        let ty = format!("-type={ty}");
+        let (hi, di) = (format!("-input={host}"), format!("-input={dev}"));
+        same(&[&ty, &targets, &hi, &di, "-output=bundled"]);
+        // Unbundle clang's bundled file with both tools.
+        let a = tempfile::tempdir().unwrap();
+        let made = run_in(
+            a.path(),
+            &llvm_tool("clang-offload-bundler"),
+            &[],
+            &[&ty, &targets, &hi, &di, "-output=bundled"],
+            &[],
+        );
+        assert_eq!(made.code, Some(0));
+        let bytes = &made.files["bundled"];
+        for route in [Route::Subcommand, Route::Symlink] {
+            let b = tempfile::tempdir().unwrap();
+            std::fs::write(b.path().join("bundled"), bytes).unwrap();
+            let r = gfxkit_run(
+                route,
+                b.path(),
+                &[
+                    &ty,
+                    &targets,
+                    "-input=bundled",
+                    "-output=h",
+                    "-output=d",
+                    "-unbundle",
+                ],
+                &[],
+            );
+            assert_eq!(r.code, Some(0), "{}", r.stderr);
+            assert_eq!(r.files["h"], fixtures().files[host]);
+            assert_eq!(r.files["d"], fixtures().files[dev]);
+        }
+    }
+}
