@@ -160,3 +160,67 @@ mod tests {
         assert!(header_entries(f, &c).is_err());
     }
 }
+
+/// What a loadable unit is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnitKind {
+    /// An offload bundle (`.hip_fatbin`, standalone, archive member).
+    Bundle,
+    /// An object bundle (`__CLANG_OFFLOAD_BUNDLE__*` sections).
+    ObjectBundle,
+    /// A standalone code object: the runtime loads it as it is.
+    CodeObject,
+}
+
+/// One unit the HIP runtime would consider loading, with its entries in header order.
+#[derive(Debug, Clone)]
+pub struct Unit {
+    /// What it is.
+    pub kind: UnitKind,
+    /// Where it is.
+    pub location: crate::Location,
+    /// Its entries (for a code object, one entry made from its `e_flags`), or why they could
+    /// not be read.
+    pub entries: Result<Vec<EntryId>, EntriesError>,
+}
+
+/// Every loadable unit of a discovery, in order: bundles, object bundles, code objects.
+/// OffloadBinary images (`.llvm.offloading`, not yet linked) are not loadable and not listed.
+pub fn units(found: &crate::Discovery<'_>) -> Vec<Unit> {
+    let mut out = Vec::new();
+    for b in &found.bundles {
+        out.push(Unit {
+            kind: UnitKind::Bundle,
+            location: b.location.clone(),
+            entries: entry_ids(b.format, b.bytes),
+        });
+    }
+    for o in &found.object_bundles {
+        let entries = o
+            .entries
+            .iter()
+            .filter_map(|e| EntryId::parse(e.id).ok())
+            .collect();
+        out.push(Unit {
+            kind: UnitKind::ObjectBundle,
+            location: o.location.clone(),
+            entries: Ok(entries),
+        });
+    }
+    for c in &found.code_objects {
+        let entries = gfxkit_code_object::CodeObject::parse(c.bytes)
+            .map_err(|e| EntriesError(format!("code object: {e}")))
+            .and_then(|co| {
+                co.target_id()
+                    .map_err(|e| EntriesError(format!("code object target ID: {e}")))
+            })
+            .map(|t| vec![EntryId::hip(t)]);
+        out.push(Unit {
+            kind: UnitKind::CodeObject,
+            location: c.location.clone(),
+            entries,
+        });
+    }
+    out
+}

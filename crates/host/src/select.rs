@@ -234,10 +234,11 @@ pub fn select(device: &TargetId, entries: &[EntryId]) -> Selection {
     let mut reason = format!("No compatible code objects found for: {device}");
     if !passed.is_empty() {
         reason.push_str(&format!(" ({})", passed.join("; ")));
-    } else if nearest.is_empty() {
-        reason.push_str(" (the bundle holds no AMDGPU code objects)");
+    }
+    if nearest.is_empty() {
+        reason.push_str("; the bundle holds no AMDGPU code objects");
     } else {
-        reason.push_str(&format!(" (present: {})", nearest.join(", ")));
+        reason.push_str(&format!("; nearest present: {}", nearest.join(", ")));
     }
     Selection {
         index: None,
