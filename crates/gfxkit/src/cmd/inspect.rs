@@ -1,13 +1,214 @@
-//! `gfxkit inspect` (not written yet).
+//! `gfxkit inspect`: one AMDGPU code object: version, e_flags, target ID, kernels.
 
-use anyhow::Result;
+use crate::input::Input;
+use anyhow::{Context, Result};
+use gfxkit_code_object::{CodeObject, FeatureFlag, Kernel, MetadataJson};
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Options of `gfxkit inspect`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+#[command(after_help = "\
+Reads an AMDGPU ELF code object (a .co / .hsaco file, or an entry extracted from a bundle):
+the OS ABI and code-object version (EI_OSABI, EI_ABIVERSION), e_flags decoded for that version,
+the processor and target ID they name, and the kernels of the NT_AMDGPU_METADATA note.
+
+JSON keys: file, elf_type, os_abi, abi_version, code_object_version (number, null when not
+HSA), e_flags (number), e_flags_hex, mach, processor, target_id (null when e_flags name no
+known processor), xnack, sramecc (unsupported/any/off/on), generic_version, metadata_version,
+metadata_target, kernels [{name, symbol, kernarg_segment_size, kernarg_segment_align,
+group_segment_fixed_size, private_segment_fixed_size, sgpr_count, vgpr_count, agpr_count,
+sgpr_spill_count, vgpr_spill_count, wavefront_size, max_flat_workgroup_size,
+uses_dynamic_stack}], issues [string], metadata (the whole note, or null).
+
+Examples:
+  gfxkit inspect kernel-gfx90a.co
+  gfxkit inspect --json kernel-gfx90a.co | jq '.kernels[].name'
+
+Exit codes: 0 inspected; 2 not a readable AMDGPU code object.")]
+pub struct Args {
+    /// The code object.
+    file: PathBuf,
+    /// Print JSON (keys above).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct InspectJson<'a> {
+    file: String,
+    elf_type: &'static str,
+    os_abi: String,
+    abi_version: u8,
+    code_object_version: Option<u8>,
+    e_flags: u32,
+    e_flags_hex: String,
+    mach: u8,
+    processor: String,
+    target_id: Option<String>,
+    xnack: FeatureFlag,
+    sramecc: FeatureFlag,
+    generic_version: u8,
+    metadata_version: Option<[u64; 2]>,
+    metadata_target: Option<&'a str>,
+    kernels: &'a [Kernel<'a>],
+    issues: Vec<String>,
+    metadata: Option<MetadataJson<'a, 'a>>,
+}
+
+fn elf_type_name(t: u16) -> &'static str {
+    match t {
+        1 => "rel",
+        2 => "exec",
+        3 => "dyn",
+        4 => "core",
+        _ => "other",
+    }
+}
 
 /// Runs `gfxkit inspect`.
-pub fn run(_args: Args) -> Result<ExitCode> {
-    anyhow::bail!("gfxkit inspect is not written yet")
+pub fn run(args: Args) -> Result<ExitCode> {
+    let input = Input::open(&args.file)?;
+    let co = CodeObject::parse(&input)
+        .with_context(|| format!("{}: not a readable AMDGPU code object", args.file.display()))?;
+    let target_id = co.target_id();
+    let issues: Vec<String> = co.issues().iter().map(ToString::to_string).collect();
+    let flags = co.flags();
+    if args.json {
+        let meta = co.metadata();
+        print_json(&InspectJson {
+            file: args.file.display().to_string(),
+            elf_type: elf_type_name(co.elf_type()),
+            os_abi: co.os_abi().to_string(),
+            abi_version: co.abi_version(),
+            code_object_version: co.code_object_version().map(|v| v.number()),
+            e_flags: co.e_flags(),
+            e_flags_hex: format!("0x{:x}", co.e_flags()),
+            mach: flags.mach().0,
+            processor: flags.mach().to_string(),
+            target_id: target_id.as_ref().ok().map(ToString::to_string),
+            xnack: flags.xnack(),
+            sramecc: flags.sramecc(),
+            generic_version: flags.generic_version(),
+            metadata_version: meta.and_then(|m| m.version()),
+            metadata_target: meta.and_then(|m| m.target()),
+            kernels: co.kernels(),
+            issues,
+            metadata: meta.map(|m| m.to_json()),
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let mut rows: Vec<(&str, String)> = vec![
+        ("file", args.file.display().to_string()),
+        (
+            "elf type",
+            format!(
+                "{} ({}-bit)",
+                elf_type_name(co.elf_type()),
+                match co.arch() {
+                    gfxkit_spec::Arch::Amdgcn => 64,
+                    gfxkit_spec::Arch::R600 => 32,
+                }
+            ),
+        ),
+        (
+            "os abi",
+            format!("{} (abi version {})", co.os_abi(), co.abi_version()),
+        ),
+        (
+            "code object",
+            co.code_object_version()
+                .map_or_else(|| "- (not HSA)".to_owned(), |v| v.to_string()),
+        ),
+        ("e_flags", flags.to_string()),
+        ("processor", flags.mach().to_string()),
+        (
+            "target id",
+            match &target_id {
+                Ok(id) => id.to_string(),
+                Err(e) => format!("- ({e})"),
+            },
+        ),
+    ];
+    if let Some(meta) = co.metadata() {
+        if let Some([major, minor]) = meta.version() {
+            rows.push(("amdhsa.version", format!("{major}.{minor}")));
+        }
+        if let Some(t) = meta.target() {
+            rows.push(("amdhsa.target", t.to_owned()));
+        }
+    } else {
+        rows.push(("metadata", "- (no NT_AMDGPU_METADATA note)".to_owned()));
+    }
+    rows.push(("kernels", co.kernels().len().to_string()));
+    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0) + 1;
+
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for (k, v) in &rows {
+        writeln!(out, "{:<width$} {v}", format!("{k}:"))?;
+    }
+    if !co.kernels().is_empty() {
+        writeln!(out)?;
+        write_kernel_table(&mut out, co.kernels())?;
+    }
+    out.flush()?;
+    for issue in &issues {
+        eprintln!("gfxkit: warning: {}: {issue}", args.file.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_kernel_table(out: &mut impl Write, kernels: &[Kernel<'_>]) -> std::io::Result<()> {
+    let header = [
+        "NAME", "KERNARG", "SGPR", "VGPR", "AGPR", "LDS", "SCRATCH", "WAVE",
+    ];
+    let num = |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
+    let rows: Vec<[String; 8]> = kernels
+        .iter()
+        .map(|k| {
+            [
+                k.name.to_owned(),
+                num(k.kernarg_segment_size),
+                num(k.sgpr_count),
+                num(k.vgpr_count),
+                num(k.agpr_count),
+                num(k.group_segment_fixed_size),
+                num(k.private_segment_fixed_size),
+                num(k.wavefront_size),
+            ]
+        })
+        .collect();
+    let mut widths = header.map(str::len);
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.len());
+        }
+    }
+    let line = |out: &mut dyn Write, cells: [&str; 8]| -> std::io::Result<()> {
+        // Name left-aligned, numbers right-aligned.
+        let mut s = format!("{:<w$}", cells[0], w = widths[0]);
+        for (c, w) in cells.iter().zip(widths).skip(1) {
+            s.push_str(&format!("  {c:>w$}"));
+        }
+        writeln!(out, "{s}")
+    };
+    line(out, header)?;
+    for r in &rows {
+        line(out, r.each_ref().map(String::as_str))?;
+    }
+    Ok(())
+}
+
+/// Pretty JSON on stdout. Serialized first, then written with `writeln!`, so a closed pipe is an
+/// `io::Error` the error reporter recognises (and exits quietly).
+fn print_json<T: Serialize>(value: &T) -> Result<()> {
+    let text = serde_json::to_string_pretty(value)?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    writeln!(out, "{text}")?;
+    Ok(())
 }
