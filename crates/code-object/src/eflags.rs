@@ -479,9 +479,6 @@ impl EFlags {
             });
             return out;
         };
-        if p.arch == Arch::R600 {
-            return out;
-        }
         for f in [Feature::Sramecc, Feature::Xnack] {
             let flag = self.feature(f);
             let supported = p.has_target_id_feature(f);

@@ -363,3 +363,93 @@ fn v2_v3_flags_from_the_spec_tables() {
         }
     }
 }
+
+/// 32-bit r600 objects (every r600 processor) and amdgcn objects for PAL and Mesa (which use the
+/// V3 bits): gfxkit names the processor llvm-readelf names and reads the flags LLVM wrote.
+#[test]
+fn r600_pal_and_mesa_objects() {
+    let dir = tempfile::tempdir().unwrap();
+    let ir = dir.path().join("empty.ll");
+    std::fs::write(&ir, "define amdgpu_kernel void @k() {\n  ret void\n}\n").unwrap();
+    let mut cases: Vec<(String, String, String, &str)> = Processor::all()
+        .iter()
+        .filter(|p| p.arch == gfxkit_spec::Arch::R600)
+        .map(|p| ("r600".to_owned(), p.name.to_owned(), String::new(), p.name))
+        .collect();
+    cases.extend([
+        (
+            "amdgcn-amd-amdpal".to_owned(),
+            "gfx1030".to_owned(),
+            String::new(),
+            "gfx1030",
+        ),
+        (
+            "amdgcn-amd-amdpal".to_owned(),
+            "gfx90a".to_owned(),
+            "-xnack".to_owned(),
+            "gfx90a:sramecc+:xnack-",
+        ),
+        (
+            "amdgcn-mesa-mesa3d".to_owned(),
+            "gfx906".to_owned(),
+            "+xnack".to_owned(),
+            "gfx906:sramecc+:xnack+",
+        ),
+        (
+            "amdgcn-mesa-mesa3d".to_owned(),
+            "gfx900".to_owned(),
+            "-xnack".to_owned(),
+            "gfx900:xnack-",
+        ),
+    ]);
+    for (triple, cpu, attrs, want) in &cases {
+        let obj = dir
+            .path()
+            .join(format!("{cpu}-{}.o", triple.replace('-', "_")));
+        let mut cmd = Command::new(llvm_tool("llc"));
+        cmd.arg("-filetype=obj")
+            .arg(format!("-mtriple={triple}"))
+            .arg(format!("-mcpu={cpu}"));
+        if !attrs.is_empty() {
+            cmd.arg(format!("-mattr={attrs}"));
+        }
+        run_ok(cmd.arg(&ir).arg("-o").arg(&obj));
+        let out = run_ok(Command::new(llvm_tool("llvm-readelf")).arg("-h").arg(&obj));
+        let text = String::from_utf8_lossy(&out.stdout);
+        let flags_line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("Flags:"))
+            .unwrap();
+        let mut parts = flags_line
+            .split(':')
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .map(str::trim);
+        let raw = u32::from_str_radix(parts.next().unwrap().trim_start_matches("0x"), 16).unwrap();
+        let readelf_cpu = parts.next().unwrap();
+
+        let bytes = std::fs::read(&obj).unwrap();
+        let co = CodeObject::parse(&bytes).unwrap_or_else(|e| panic!("{triple} {cpu}: {e}"));
+        assert_eq!(co.e_flags(), raw, "{triple} {cpu}");
+        assert_eq!(co.code_object_version(), None, "{triple} {cpu}");
+        assert_eq!(
+            co.processor().map(|p| p.name),
+            Some(readelf_cpu),
+            "{triple} {cpu}"
+        );
+        assert_eq!(co.target_id().unwrap().to_string(), *want, "{triple} {cpu}");
+        assert!(
+            co.flags().issues().is_empty(),
+            "{triple} {cpu}: {:?}",
+            co.flags().issues()
+        );
+        let arch = if triple == "r600" {
+            gfxkit_spec::Arch::R600
+        } else {
+            gfxkit_spec::Arch::Amdgcn
+        };
+        assert_eq!(co.arch(), arch);
+    }
+    assert_eq!(cases.len(), 20);
+}

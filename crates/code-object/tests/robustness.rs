@@ -1,0 +1,108 @@
+//! Damaged input never panics, hangs or allocates without bound: every prefix of a real code
+//! object and random corruptions of it give a result (usually a typed error), and every e_flags
+//! word of every version decodes.
+
+use gfxkit_code_object::{CodeObject, EFlags};
+use gfxkit_spec::CodeObjectVersion;
+use gfxkit_testkit::{llvm_tool, run_ok};
+use proptest::prelude::*;
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// A gfx90a code object V5 with two kernels, built once by llc-19.
+fn sample() -> &'static [u8] {
+    static SAMPLE: OnceLock<Vec<u8>> = OnceLock::new();
+    SAMPLE.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let ir = dir.path().join("k.ll");
+        std::fs::write(&ir, include_str!("data/two_kernels.ll")).unwrap();
+        let obj = dir.path().join("k.o");
+        run_ok(
+            Command::new(llvm_tool("llc"))
+                .args([
+                    "-filetype=obj",
+                    "-mtriple=amdgcn-amd-amdhsa",
+                    "-mcpu=gfx90a",
+                ])
+                .arg("--amdhsa-code-object-version=5")
+                .arg(&ir)
+                .arg("-o")
+                .arg(&obj),
+        );
+        std::fs::read(obj).unwrap()
+    })
+}
+
+/// Exercises every accessor of a parsed object.
+fn touch(co: &CodeObject<'_>) {
+    let _ = co.target_id();
+    let _ = co.issues();
+    let _ = co.flags().to_string();
+    for k in co.kernels() {
+        let _ = (k.name.len(), k.symbol, k.sgpr_count);
+    }
+    if let Some(m) = co.metadata() {
+        let _ = serde_json::to_string(&m.to_json()).unwrap();
+    }
+}
+
+#[test]
+fn every_prefix_is_handled() {
+    let data = sample();
+    let full = CodeObject::parse(data).unwrap();
+    assert_eq!(full.kernels().len(), 2);
+    let mut errors = 0;
+    for len in 0..data.len() {
+        match CodeObject::parse(&data[..len]) {
+            Ok(co) => touch(&co),
+            Err(e) => {
+                assert!(e.offset() <= data.len() as u64, "{len}: {e}");
+                errors += 1;
+            }
+        }
+    }
+    // The section headers are at the end: nearly every prefix loses them.
+    assert!(
+        errors > data.len() * 9 / 10,
+        "{errors} errors for {} prefixes",
+        data.len()
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn corrupted_objects_do_not_panic(edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8)) {
+        let mut data = sample().to_vec();
+        for (at, byte) in edits {
+            let i = at.index(data.len());
+            data[i] = byte;
+        }
+        if let Ok(co) = CodeObject::parse(&data) {
+            touch(&co);
+        }
+    }
+
+    #[test]
+    fn any_flags_decode_and_clean_ones_round_trip(raw in any::<u32>(), n in 2u8..9) {
+        let cov = CodeObjectVersion(n);
+        let d = EFlags::decode(raw, cov);
+        let _ = d.to_string();
+        prop_assert_eq!(d.raw(), raw);
+        if let (Ok(id), true) = (d.target_id(), d.issues().is_empty()) {
+            // Flags without issues are exactly what gfxkit (and LLVM) write for their target ID.
+            prop_assert_eq!(EFlags::encode(&id, cov), Ok(raw), "{} {}", id, cov);
+        }
+    }
+
+    #[test]
+    fn small_mach_values_round_trip_in_every_version(mach in 0u32..0x70, feat in 0u32..16, n in 2u8..7) {
+        let raw = mach | (feat << 8);
+        let cov = CodeObjectVersion(n);
+        let d = EFlags::decode(raw, cov);
+        if let (Ok(id), true) = (d.target_id(), d.issues().is_empty()) {
+            prop_assert_eq!(EFlags::encode(&id, cov), Ok(raw), "{} {}", id, cov);
+        }
+    }
+}
