@@ -284,6 +284,24 @@ pub struct CompressSettings {
     pub zlib: bool,
     /// Level (the method's default when absent).
     pub level: Option<i32>,
+    /// zstd worker threads (0 = on the calling thread, clang's exact bytes).
+    pub threads: u32,
+}
+
+/// Worker threads for zstd: the number of cores.
+pub fn default_threads() -> u32 {
+    std::thread::available_parallelism()
+        .map(|n| u32::try_from(n.get()).unwrap_or(1))
+        .unwrap_or(1)
+}
+
+/// Prints `value` as pretty JSON on stdout; a closed pipe ends quietly.
+pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
+    use std::io::Write;
+    let text = serde_json::to_string_pretty(value)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}")?;
+    Ok(())
 }
 
 /// Compresses an uncompressed bundle into CCOB.
@@ -296,7 +314,7 @@ pub fn compress(bytes: &[u8], s: &CompressSettings) -> Result<Vec<u8>> {
         },
         level: s.level,
         version: s.version.unwrap_or(ccob::DEFAULT_VERSION),
-        threads: 0,
+        threads: s.threads,
     };
     Ok(ccob::compress(bytes, &opts)?)
 }
@@ -362,14 +380,104 @@ fn print_decompression_stats(d: &ccob::Decompressed) {
     eprintln!("{s}");
 }
 
-fn text_entries(_data: &[u8], _comment: &str) -> Result<Vec<FoundEntry>> {
-    bail!("text bundles: not yet wired")
+/// The start and end marker prefixes of a text bundle with comment string `c`.
+fn text_markers(c: &str) -> (String, String) {
+    (
+        format!("\n{c} __CLANG_OFFLOAD_BUNDLE____START__ "),
+        format!("\n{c} __CLANG_OFFLOAD_BUNDLE____END__ "),
+    )
 }
-fn object_entries(_data: &[u8]) -> Result<Vec<FoundEntry>> {
-    bail!("object bundles: not yet wired")
+
+fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
+    if from > hay.len() || needle.is_empty() {
+        return None;
+    }
+    hay[from..]
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|i| i + from)
 }
+
+/// Entries of a text bundle: `"\n" C " __CLANG_OFFLOAD_BUNDLE____START__ " ID "\n"`, the
+/// payload, `"\n" C " __CLANG_OFFLOAD_BUNDLE____END__ " ID "\n"`. A start marker without an
+/// end marker is an error naming its offset.
+fn text_entries(data: &[u8], comment: &str) -> Result<Vec<FoundEntry>> {
+    let (start, end) = text_markers(comment);
+    let mut out = Vec::new();
+    let mut pos = 0usize;
+    while let Some(s) = find(data, start.as_bytes(), pos) {
+        let id_start = s + start.len();
+        let Some(nl) = find(data, b"\n", id_start) else {
+            break;
+        };
+        let id = std::str::from_utf8(&data[id_start..nl])
+            .map_err(|_| anyhow!("entry ID at offset {id_start:#x} is not UTF-8 text"))?;
+        let payload = nl + 1;
+        let Some(e) = find(data, end.as_bytes(), payload) else {
+            bail!("entry '{id}' (marker at offset {s:#x}) has no end marker");
+        };
+        if out.len() >= gfxkit_bundle::limits::MAX_ENTRIES as usize {
+            bail!("more than {} entries", gfxkit_bundle::limits::MAX_ENTRIES);
+        }
+        out.push(FoundEntry {
+            id: id.to_owned(),
+            range: payload..e,
+        });
+        pos = match find(data, b"\n", e + 1) {
+            Some(n) => n + 1,
+            None => data.len(),
+        };
+    }
+    Ok(out)
+}
+
+/// Writes a text bundle.
+fn write_text(comment: &str, entries: &[(&str, &[u8])]) -> Vec<u8> {
+    let (start, end) = text_markers(comment);
+    let mut out = Vec::new();
+    for (id, payload) in entries {
+        out.extend_from_slice(start.as_bytes());
+        out.extend_from_slice(id.as_bytes());
+        out.push(b'\n');
+        out.extend_from_slice(payload);
+        out.extend_from_slice(end.as_bytes());
+        out.extend_from_slice(id.as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+/// Entries of an object bundle: its `__CLANG_OFFLOAD_BUNDLE__<id>` sections, in section order.
+fn object_entries(data: &[u8]) -> Result<Vec<FoundEntry>> {
+    let found = gfxkit_host::discover(data);
+    let Some(ob) = found
+        .object_bundles
+        .into_iter()
+        .find(|o| o.location.member.is_none())
+    else {
+        return Ok(Vec::new());
+    };
+    ob.entries
+        .into_iter()
+        .map(|e| {
+            let start = usize::try_from(e.location.offset)?;
+            let end = start
+                .checked_add(e.bytes.len())
+                .ok_or_else(|| anyhow!("section of entry '{}' out of range", e.id))?;
+            Ok(FoundEntry {
+                id: e.id.to_owned(),
+                range: start..end,
+            })
+        })
+        .collect()
+}
+
+/// The host object of an object bundle without its bundle sections (what clang's
+/// `llvm-objcopy --remove-section` step gives).
 fn object_host(_data: &[u8]) -> Result<Cow<'static, [u8]>> {
-    bail!("object bundles: not yet wired")
+    bail!(
+        "extracting the host object of an object bundle (removing its __CLANG_OFFLOAD_BUNDLE__ sections) is not supported yet"
+    )
 }
 
 /// Writes a bundle of `entries` in `container` form.
@@ -381,7 +489,10 @@ pub fn write(
 ) -> Result<Vec<u8>> {
     match container {
         Container::Binary => Ok(gfxkit_bundle::write_bundle(entries, align)?),
-        _ => bail!("not yet wired"),
+        Container::Text(c) => Ok(write_text(c, entries)),
+        Container::Object => bail!(
+            "bundling into a host object (-type=o with an ELF host input) is not supported yet; use a non-object host input such as /dev/null for the binary format"
+        ),
     }
 }
 

@@ -652,11 +652,11 @@ fn bundle_binary() {
         a.extend(co);
         same(&a);
     }
-    // Device-only HIP bundles need no host.
+    // Device-only HIP bundles need no host (non-object first input).
     same(&[
         "-type=o",
         &t(&[G906, "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"]),
-        "-input=gfx906.co",
+        "-input=garbage.bin",
         "-input=gfx90a_xnack+.co",
         "-output=out",
     ]);
@@ -790,4 +790,222 @@ fn text_bundles() {
             assert_eq!(r.files["d"], fixtures().files[dev]);
         }
     }
+}
+
+// ---- Intentional differences (docs/offload-bundler.md) ----
+
+fn ours(args: &[&str], env: &[(&str, &str)]) -> (tempfile::TempDir, Run) {
+    let d = tempfile::tempdir().unwrap();
+    let r = gfxkit_run(Route::Symlink, d.path(), args, env);
+    (d, r)
+}
+
+fn clangs(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(llvm_tool("clang-offload-bundler"))
+        .current_dir(dir)
+        .args(args)
+        .env("LLVM_DISABLE_SYMBOLIZATION", "1")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn device_only_bundle_with_a_code_object_first_where_clang_crashes() {
+    let args = [
+        "-type=o",
+        "-targets=hipv4-amdgcn-amd-amdhsa--gfx906,hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
+        "-input=gfx906.co",
+        "-input=gfx90a_xnack+.co",
+        "-output=out",
+    ];
+    let (d, r) = ours(&args, &[]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    // clang 19 dies on a signal here; gfxkit writes the binary format, which clang reads.
+    let c = clangs(
+        d.path(),
+        &[
+            "-type=o",
+            "-targets=hipv4-amdgcn-amd-amdhsa--gfx906",
+            "-input=out",
+            "-output=u",
+            "-unbundle",
+        ],
+    );
+    assert!(c.status.success());
+    assert_eq!(
+        std::fs::read(d.path().join("u")).unwrap(),
+        fixtures().files["gfx906.co"]
+    );
+    let a = tempfile::tempdir().unwrap();
+    let crashed = run_in(
+        a.path(),
+        &llvm_tool("clang-offload-bundler"),
+        &[],
+        &args,
+        &[],
+    );
+    assert_eq!(
+        crashed.code, None,
+        "clang 19 was expected to crash (signal)"
+    );
+}
+
+#[test]
+fn unknown_processors_keep_their_target_id() {
+    let args = [
+        "-type=o",
+        "-targets=host-x86_64-unknown-linux,hipv4-amdgcn-amd-amdhsa--gfx1250:xnack+",
+        "-input=empty",
+        "-input=gfx906.co",
+        "-output=out",
+    ];
+    let (d, r) = ours(&args, &[]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let list = gfxkit_run(
+        Route::Subcommand,
+        d.path(),
+        &["-list", "-type=o", "-input=out"],
+        &[],
+    );
+    assert_eq!(
+        sorted_lines(&list.stdout),
+        [
+            "hipv4-amdgcn-amd-amdhsa--gfx1250:xnack+",
+            "host-x86_64-unknown-linux--"
+        ]
+    );
+    let a = tempfile::tempdir().unwrap();
+    run_in(
+        a.path(),
+        &llvm_tool("clang-offload-bundler"),
+        &[],
+        &args,
+        &[],
+    );
+    let c = clangs(a.path(), &["-list", "-type=o", "-input=out"]);
+    assert!(sorted_lines(&c.stdout).contains(&"hipv4-amdgcn-amd-amdhsa--gfx1250-".to_owned()));
+}
+
+#[test]
+fn host_ids_with_empty_components_are_not_doubled() {
+    let args = [
+        "-type=o",
+        "-targets=host-x86_64-unknown-linux--,hipv4-amdgcn-amd-amdhsa--gfx906",
+        "-input=empty",
+        "-input=gfx906.co",
+        "-output=out",
+    ];
+    let (d, r) = ours(&args, &[]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let c = clangs(d.path(), &["-list", "-type=o", "-input=out"]);
+    assert!(sorted_lines(&c.stdout).contains(&"host-x86_64-unknown-linux--".to_owned()));
+}
+
+#[test]
+fn damaged_bundles_are_errors_with_offsets() {
+    let d = tempfile::tempdir().unwrap();
+    let whole = &fixtures().files["k.hipfb"];
+    std::fs::write(d.path().join("trunc"), &whole[..whole.len() / 2]).unwrap();
+    let r = gfxkit_run(
+        Route::Subcommand,
+        d.path(),
+        &["-list", "-type=o", "-input=trunc"],
+        &[],
+    );
+    assert_eq!(r.code, Some(1));
+    assert!(
+        r.stderr.contains("trunc") && r.stderr.contains("offset"),
+        "{}",
+        r.stderr
+    );
+    let r = gfxkit_run(
+        Route::Subcommand,
+        d.path(),
+        &[
+            "-type=o",
+            &t(&[G906]),
+            "-input=trunc",
+            "-output=x",
+            "-unbundle",
+        ],
+        &[],
+    );
+    assert_eq!(r.code, Some(1));
+    assert!(!d.path().join("x").exists());
+}
+
+#[test]
+fn compressed_hash_mismatch_is_an_error() {
+    let d = tempfile::tempdir().unwrap();
+    let mut z = fixtures().files["kz.hipfb"].clone();
+    z[16] ^= 0xff; // the v2 hash field
+    std::fs::write(d.path().join("bad"), &z).unwrap();
+    let args = [
+        "-type=o",
+        &t(&[G906]),
+        "-input=bad",
+        "-output=x",
+        "-unbundle",
+    ];
+    let r = gfxkit_run(Route::Subcommand, d.path(), &args, &[]);
+    assert_eq!(r.code, Some(1));
+    assert!(r.stderr.contains("hash"), "{}", r.stderr);
+    assert!(!d.path().join("x").exists());
+    // clang 19 never checks the hash.
+    assert!(clangs(d.path(), &args).status.success());
+}
+
+#[test]
+fn ccob_v3_on_request() {
+    let args = [
+        "-type=o",
+        &t(&[HOST, G906]),
+        "-input=empty",
+        "-input=gfx906.co",
+        "-output=out",
+        "-compress",
+    ];
+    let (d, r) = ours(&args, &[("COMPRESSED_BUNDLE_FORMAT_VERSION", "3")]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let out = std::fs::read(d.path().join("out")).unwrap();
+    assert_eq!(&out[..6], b"CCOB\x03\x00");
+    let u = gfxkit_run(
+        Route::Subcommand,
+        d.path(),
+        &[
+            "-type=o",
+            &t(&[G906]),
+            "-input=out",
+            "-output=u",
+            "-unbundle",
+        ],
+        &[],
+    );
+    assert_eq!(u.code, Some(0), "{}", u.stderr);
+    assert_eq!(u.files["u"], fixtures().files["gfx906.co"]);
+    // Without the variable: v2, as clang 19 writes.
+    let (d2, r2) = ours(&args, &[]);
+    assert_eq!(r2.code, Some(0));
+    assert_eq!(
+        &std::fs::read(d2.path().join("out")).unwrap()[..6],
+        b"CCOB\x02\x00"
+    );
+}
+
+#[test]
+fn zero_alignment_is_an_error() {
+    let (d, r) = ours(
+        &[
+            "-type=o",
+            &t(&[HOST, G906]),
+            "-input=empty",
+            "-input=gfx906.co",
+            "-output=out",
+            "-bundle-align=0",
+        ],
+        &[],
+    );
+    assert_eq!(r.code, Some(1));
+    assert!(r.stderr.contains("alignment"), "{}", r.stderr);
+    assert!(!d.path().join("out").exists());
 }

@@ -191,7 +191,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     }
     if args.json {
-        crate::output::print_json(&serde_json::json!({ "written": written }))?;
+        crate::bundles::print_json(&serde_json::json!({ "written": written }))?;
     } else {
         let stdout = std::io::stdout();
         let mut out = stdout.lock();

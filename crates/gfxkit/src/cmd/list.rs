@@ -208,7 +208,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .flat_map(|f| &f.bundles)
         .any(|b| b.ccob.as_ref().and_then(|c| c.hash_ok) == Some(false));
     if args.json {
-        crate::output::print_json(&listing)?;
+        crate::bundles::print_json(&listing)?;
     } else {
         print_text(&listing)?;
     }

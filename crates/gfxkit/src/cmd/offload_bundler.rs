@@ -669,6 +669,7 @@ fn bundle(job: &Job) -> Res<()> {
             version: job.ccob_version,
             zlib: false,
             level: job.level,
+            threads: 0,
         };
         let packed = bundles::compress(&bytes, &opts).map_err(|e| Fail(format!("{e:#}")))?;
         if job.verbose {

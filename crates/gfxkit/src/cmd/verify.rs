@@ -1,13 +1,320 @@
-//! `gfxkit verify` (not written yet).
+//! `gfxkit verify`: check bundles for damage and for what keeps the HIP runtime from loading
+//! them.
 
-use anyhow::Result;
+use crate::bundles::{self, Located};
+use anyhow::{bail, Context, Result};
+use gfxkit_bundle::ccob::{self, DecompressOptions, HashCheck};
+use gfxkit_bundle::{Bundle, EntryId, EntryTarget};
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Options of `gfxkit verify`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+#[command(after_help = "\
+Checks, for every bundle in each file: the structure (entry table, payload ranges, overlaps,
+duplicate IDs), the compressed bundle's declared sizes and MD5 hash (decompressing it), the
+syntax of every entry ID (device entries must use the 5-part form comgr reads), target IDs
+the bundler would refuse together (gfx90a with gfx90a:xnack+), a header larger than the 4096
+bytes the HIP runtime reads, and that each device payload is an AMDGPU code object built for
+the target its ID names.
+
+Examples:
+  gfxkit verify app.hipfb
+  gfxkit verify --json build/*.hipfb
+
+Exit codes: 0 no problem; 1 a problem found; 2 a file that cannot be read or holds no bundle.")]
+pub struct Args {
+    /// Bundle files.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Print JSON: {"files":[{"path", "ok", "bundles", "entries", "problems":[...]}]}.
+    #[arg(long)]
+    json: bool,
+}
+
+/// JSON: one problem.
+#[derive(Serialize, Debug)]
+pub struct Problem {
+    /// Bundle index in the file.
+    pub bundle: Option<usize>,
+    /// Bundle offset in the file.
+    pub bundle_offset: Option<u64>,
+    /// Entry index in header order.
+    pub entry: Option<usize>,
+    /// Entry ID as stored.
+    pub id: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// JSON: one file.
+#[derive(Serialize, Debug)]
+pub struct FileReport {
+    /// The path as given.
+    pub path: String,
+    /// No problem found.
+    pub ok: bool,
+    /// Bundles found.
+    pub bundles: usize,
+    /// Entries found.
+    pub entries: usize,
+    /// Problems found.
+    pub problems: Vec<Problem>,
+}
+
+struct Ctx<'p> {
+    problems: &'p mut Vec<Problem>,
+    bundle: usize,
+    offset: u64,
+}
+
+impl Ctx<'_> {
+    fn add(&mut self, entry: Option<usize>, id: Option<&str>, message: impl Into<String>) {
+        self.problems.push(Problem {
+            bundle: Some(self.bundle),
+            bundle_offset: Some(self.offset),
+            entry,
+            id: id.map(str::to_owned),
+            message: message.into(),
+        });
+    }
+}
+
+fn check_bundle(b: &Located<'_>, problems: &mut Vec<Problem>) -> usize {
+    let mut cx = Ctx {
+        problems,
+        bundle: b.index,
+        offset: b.offset,
+    };
+    let contents: std::borrow::Cow<'_, [u8]> = match &b.ccob {
+        None => std::borrow::Cow::Borrowed(b.bytes),
+        Some(_) => {
+            let opts = DecompressOptions {
+                hash: HashCheck::Warn,
+                ..DecompressOptions::default()
+            };
+            match ccob::decompress_ccob(b.bytes, &opts) {
+                Ok(d) => {
+                    if !d.hash_ok() {
+                        cx.add(
+                            None,
+                            None,
+                            format!(
+                                "compressed bundle hash mismatch: stored {:#018x}, computed {:#018x}",
+                                d.header.hash, d.computed_hash
+                            ),
+                        );
+                    }
+                    std::borrow::Cow::Owned(d.data)
+                }
+                Err(e) => {
+                    cx.add(None, None, format!("cannot decompress: {e}"));
+                    return 0;
+                }
+            }
+        }
+    };
+    let (bundle, damage) = match Bundle::parse_lenient(&contents) {
+        Ok(x) => x,
+        Err(e) => {
+            cx.add(None, None, e.to_string());
+            return 0;
+        }
+    };
+    for d in damage {
+        let msg = match d.offset {
+            Some(o) => format!("{} (at offset {o:#x})", d.kind),
+            None => d.kind.to_string(),
+        };
+        cx.add(d.entry, None, msg);
+    }
+    if bundle.header_exceeds_hip_limit() {
+        cx.add(
+            None,
+            None,
+            format!(
+                "header is {} bytes; the HIP runtime reads only the first {} bytes of a bundle and cannot load it",
+                bundle.header_len(),
+                gfxkit_bundle::limits::HIP_HEADER_READ_LIMIT
+            ),
+        );
+    }
+    let mut known: Vec<(usize, EntryId)> = Vec::new();
+    for e in bundle.entries() {
+        let id = match EntryId::parse(e.id) {
+            Ok(id) => id,
+            Err(err) => {
+                cx.add(Some(e.index), Some(e.id), err.to_string());
+                continue;
+            }
+        };
+        if !id.is_host() && !id.is_canonical() && id.triple().is_amdhsa() {
+            cx.add(
+                Some(e.index),
+                Some(e.id),
+                format!(
+                    "not in the 5-part form the HIP runtime (comgr) matches; canonical: {}",
+                    id.canonical()
+                ),
+            );
+        }
+        if let EntryTarget::Known(tid) = id.target() {
+            if id.triple().arch == "amdgcn" {
+                match gfxkit_code_object::CodeObject::parse(e.payload) {
+                    Err(err) => cx.add(
+                        Some(e.index),
+                        Some(e.id),
+                        format!("payload is not an AMDGPU code object: {err}"),
+                    ),
+                    Ok(co) => match co.target_id() {
+                        Ok(actual) if actual.to_string() != tid.to_string() => cx.add(
+                            Some(e.index),
+                            Some(e.id),
+                            format!("the ID says {tid} but the code object is built for {actual}"),
+                        ),
+                        Ok(_) => {}
+                        Err(err) => cx.add(
+                            Some(e.index),
+                            Some(e.id),
+                            format!("cannot read the code object's target: {err}"),
+                        ),
+                    },
+                }
+            }
+        }
+        known.push((e.index, id));
+    }
+    // The bundler's conflict rule, per kind family and triple.
+    for (i, (ia, a)) in known.iter().enumerate() {
+        for (ib, b) in &known[..i] {
+            let family = |k: gfxkit_bundle::OffloadKind| {
+                k.is_compatible(gfxkit_bundle::OffloadKind::Hip, false)
+            };
+            let same_kind = a.kind() == b.kind() || (family(a.kind()) && family(b.kind()));
+            if !same_kind || a.triple() != b.triple() {
+                continue;
+            }
+            if let (EntryTarget::Known(x), EntryTarget::Known(y)) = (a.target(), b.target()) {
+                if let Err(c) = gfxkit_target_id::check_conflicts([y, x]) {
+                    cx.add(
+                        Some(*ia),
+                        Some(a.raw()),
+                        format!("conflicts with entry {ib} ({}): {c}", b.raw()),
+                    );
+                } else if x == y && a.kind() != b.kind() {
+                    cx.add(
+                        Some(*ia),
+                        Some(a.raw()),
+                        format!(
+                            "same target as entry {ib} ({}); only one can be picked",
+                            b.raw()
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    bundle.entries().len()
+}
+
+/// Verifies one file. Errors are for unreadable files and files without a bundle.
+pub fn verify_file(path: &std::path::Path) -> Result<FileReport> {
+    let data = crate::input::Input::open(path)?;
+    let name = data.path().display().to_string();
+    let mut problems = Vec::new();
+    let found = match bundles::find_bundles(&data) {
+        Ok(f) => f,
+        Err(e) => {
+            problems.push(Problem {
+                bundle: None,
+                bundle_offset: None,
+                entry: None,
+                id: None,
+                message: format!("{e:#}"),
+            });
+            return Ok(FileReport {
+                path: name,
+                ok: false,
+                bundles: 0,
+                entries: 0,
+                problems,
+            });
+        }
+    };
+    if found.is_empty() {
+        bail!("{name}: no offload bundle in this file");
+    }
+    let mut entries = 0;
+    for b in &found {
+        entries += check_bundle(b, &mut problems);
+    }
+    Ok(FileReport {
+        path: name,
+        ok: problems.is_empty(),
+        bundles: found.len(),
+        entries,
+        problems,
+    })
+}
 
 /// Runs `gfxkit verify`.
-pub fn run(_args: Args) -> Result<ExitCode> {
-    anyhow::bail!("gfxkit verify is not written yet")
+pub fn run(args: Args) -> Result<ExitCode> {
+    let mut reports = Vec::new();
+    let mut errors = Vec::new();
+    for f in &args.files {
+        match verify_file(f).with_context(|| format!("cannot verify {}", f.display())) {
+            Ok(r) => reports.push(r),
+            Err(e) => errors.push(e),
+        }
+    }
+    if args.json {
+        bundles::print_json(&serde_json::json!({ "files": reports }))?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        for r in &reports {
+            if r.ok {
+                writeln!(
+                    out,
+                    "{}: ok ({} bundles, {} entries)",
+                    r.path, r.bundles, r.entries
+                )?;
+                continue;
+            }
+            writeln!(
+                out,
+                "{}: {} problem{} ({} bundles, {} entries)",
+                r.path,
+                r.problems.len(),
+                if r.problems.len() == 1 { "" } else { "s" },
+                r.bundles,
+                r.entries
+            )?;
+            for p in &r.problems {
+                let mut at = String::new();
+                if let (Some(b), Some(o)) = (p.bundle, p.bundle_offset) {
+                    at.push_str(&format!("bundle {b} at {o:#x}: "));
+                }
+                if let Some(e) = p.entry {
+                    at.push_str(&format!("entry {e}"));
+                    if let Some(id) = &p.id {
+                        at.push_str(&format!(" ({id})"));
+                    }
+                    at.push_str(": ");
+                }
+                writeln!(out, "  {at}{}", p.message)?;
+            }
+        }
+    }
+    for e in &errors {
+        eprintln!("gfxkit: error: {e:#}");
+    }
+    Ok(if !errors.is_empty() {
+        ExitCode::from(2)
+    } else if reports.iter().any(|r| !r.ok) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
