@@ -1,0 +1,337 @@
+//! Target configurations: processor (or family), mode, OS and options.
+
+use gfxkit_spec::{MemoryModelFamily, Processor};
+use std::fmt;
+
+/// The OS component of the target triple, which selects the memory model's defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Os {
+    /// `amdhsa` (ROCm).
+    Amdhsa,
+    /// `amdpal` (graphics PAL).
+    Amdpal,
+    /// `mesa3d`.
+    Mesa3d,
+}
+
+impl Os {
+    /// Every OS.
+    pub const ALL: [Os; 3] = [Os::Amdhsa, Os::Amdpal, Os::Mesa3d];
+
+    /// The triple component.
+    pub fn name(self) -> &'static str {
+        match self {
+            Os::Amdhsa => "amdhsa",
+            Os::Amdpal => "amdpal",
+            Os::Mesa3d => "mesa3d",
+        }
+    }
+
+    /// Looks an OS up by triple component.
+    pub fn by_name(s: &str) -> Option<Os> {
+        Os::ALL.into_iter().find(|o| o.name() == s)
+    }
+}
+
+/// A configuration that cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The processor is not in the processor table.
+    #[error("unknown processor `{0}`")]
+    UnknownProcessor(String),
+    /// The processor has no memory model (R600) or is not a name gfxkit can place in a
+    /// generation.
+    #[error("processor `{0}` has no AMDGPU memory model")]
+    NoMemoryModel(String),
+    /// A mode the family does not have.
+    #[error("{family} has no `{mode}` mode")]
+    NoSuchMode {
+        /// Family name.
+        family: &'static str,
+        /// `cumode` or `tgsplit`.
+        mode: &'static str,
+    },
+    /// A family name that is not known.
+    #[error("unknown memory-model family `{0}` (expected one of gfx6, gfx7, gfx90a, gfx940, gfx942, gfx10, gfx11, gfx12)")]
+    UnknownFamily(String),
+}
+
+/// Short name of a family, as accepted by [`family_by_name`].
+pub fn family_name(f: MemoryModelFamily) -> &'static str {
+    match f {
+        MemoryModelFamily::R600 => "r600",
+        MemoryModelFamily::Gfx6 => "gfx6",
+        MemoryModelFamily::Gfx7 => "gfx7",
+        MemoryModelFamily::Gfx90a => "gfx90a",
+        MemoryModelFamily::Gfx940 => "gfx940",
+        MemoryModelFamily::Gfx942 => "gfx942",
+        MemoryModelFamily::Gfx10 => "gfx10",
+        MemoryModelFamily::Gfx11 => "gfx11",
+        MemoryModelFamily::Gfx12 => "gfx12",
+    }
+}
+
+/// The families that have a memory model, oldest first.
+pub const FAMILIES: [MemoryModelFamily; 8] = [
+    MemoryModelFamily::Gfx6,
+    MemoryModelFamily::Gfx7,
+    MemoryModelFamily::Gfx90a,
+    MemoryModelFamily::Gfx940,
+    MemoryModelFamily::Gfx942,
+    MemoryModelFamily::Gfx10,
+    MemoryModelFamily::Gfx11,
+    MemoryModelFamily::Gfx12,
+];
+
+/// Looks a family up by its short name (`gfx6`, `gfx7` (GFX7-GFX9), `gfx90a`, `gfx940`,
+/// `gfx942`, `gfx10`, `gfx11`, `gfx12`; `gfx9` is accepted for `gfx7`).
+pub fn family_by_name(s: &str) -> Result<MemoryModelFamily, ConfigError> {
+    let s = s.to_ascii_lowercase();
+    if s == "gfx9" || s == "gfx8" {
+        return Ok(MemoryModelFamily::Gfx7);
+    }
+    FAMILIES
+        .into_iter()
+        .find(|f| family_name(*f) == s)
+        .ok_or(ConfigError::UnknownFamily(s))
+}
+
+/// A target configuration: everything besides the case that decides a code sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Config {
+    /// Processor name (`gfx90a`); for a family configuration, the family's representative.
+    pub cpu: &'static str,
+    /// Memory-model family.
+    pub family: MemoryModelFamily,
+    /// ISA major version (6..=12), which decides instruction names.
+    pub major: u8,
+    /// `cumode` (GFX10+): work-groups run on one CU; otherwise WGP mode.
+    pub cumode: bool,
+    /// `tgsplit` (GFX90A, GFX94x): a work-group's waves may be on different CUs.
+    pub tgsplit: bool,
+    /// The OS of the triple.
+    pub os: Os,
+    /// llc's `-amdgcn-skip-cache-invalidations`: no acquire invalidates.
+    pub skip_cache_invalidations: bool,
+}
+
+/// ISA major version from a processor name (`gfx90a` -> 9, `gfx1030` -> 10, `gfx9-generic` -> 9).
+fn isa_major(name: &str) -> Option<u8> {
+    let digits = name.strip_prefix("gfx")?;
+    if let Some((m, _)) = digits.split_once('-') {
+        return m.parse().ok();
+    }
+    match digits.len() {
+        3 => digits[..1].parse().ok(),
+        4 => digits[..2].parse().ok(),
+        _ => None,
+    }
+}
+
+impl Config {
+    /// The configuration of a processor from the processor table, in its default mode on
+    /// `amdhsa`.
+    pub fn for_processor(name: &str) -> Result<Config, ConfigError> {
+        let p =
+            Processor::by_name(name).ok_or_else(|| ConfigError::UnknownProcessor(name.into()))?;
+        let major = isa_major(p.name).ok_or_else(|| ConfigError::NoMemoryModel(p.name.into()))?;
+        if p.memory_model == MemoryModelFamily::R600 {
+            return Err(ConfigError::NoMemoryModel(p.name.into()));
+        }
+        Ok(Config::new(p.name, p.memory_model, major))
+    }
+
+    /// The configuration of a family, using a representative processor for instruction names
+    /// (`gfx600`, `gfx900`, `gfx90a`, `gfx940`, `gfx942`, `gfx1030`, `gfx1100`, `gfx1200`).
+    pub fn for_family(family: MemoryModelFamily) -> Result<Config, ConfigError> {
+        let (cpu, major) = match family {
+            MemoryModelFamily::R600 => return Err(ConfigError::NoMemoryModel("r600".into())),
+            MemoryModelFamily::Gfx6 => ("gfx600", 6),
+            MemoryModelFamily::Gfx7 => ("gfx900", 9),
+            MemoryModelFamily::Gfx90a => ("gfx90a", 9),
+            MemoryModelFamily::Gfx940 => ("gfx940", 9),
+            MemoryModelFamily::Gfx942 => ("gfx942", 9),
+            MemoryModelFamily::Gfx10 => ("gfx1030", 10),
+            MemoryModelFamily::Gfx11 => ("gfx1100", 11),
+            MemoryModelFamily::Gfx12 => ("gfx1200", 12),
+        };
+        Ok(Config::new(cpu, family, major))
+    }
+
+    /// A configuration from its parts, in the default mode on `amdhsa`.
+    pub fn new(cpu: &'static str, family: MemoryModelFamily, major: u8) -> Config {
+        Config {
+            cpu,
+            family,
+            major,
+            cumode: false,
+            tgsplit: false,
+            os: Os::Amdhsa,
+            skip_cache_invalidations: false,
+        }
+    }
+
+    /// Sets `cumode`; an error for families without WGP/CU modes.
+    pub fn with_cumode(mut self, on: bool) -> Result<Config, ConfigError> {
+        if on
+            && !matches!(
+                self.family,
+                MemoryModelFamily::Gfx10 | MemoryModelFamily::Gfx11 | MemoryModelFamily::Gfx12
+            )
+        {
+            return Err(ConfigError::NoSuchMode {
+                family: family_name(self.family),
+                mode: "cumode",
+            });
+        }
+        self.cumode = on;
+        Ok(self)
+    }
+
+    /// Sets `tgsplit`; an error for families without it.
+    pub fn with_tgsplit(mut self, on: bool) -> Result<Config, ConfigError> {
+        if on
+            && !matches!(
+                self.family,
+                MemoryModelFamily::Gfx90a | MemoryModelFamily::Gfx940 | MemoryModelFamily::Gfx942
+            )
+        {
+            return Err(ConfigError::NoSuchMode {
+                family: family_name(self.family),
+                mode: "tgsplit",
+            });
+        }
+        self.tgsplit = on;
+        Ok(self)
+    }
+
+    /// Sets the OS.
+    pub fn with_os(mut self, os: Os) -> Config {
+        self.os = os;
+        self
+    }
+
+    /// Sets the "skip cache invalidations" option.
+    pub fn with_skip_cache_invalidations(mut self, on: bool) -> Config {
+        self.skip_cache_invalidations = on;
+        self
+    }
+
+    /// A short label: `gfx90a`, `gfx90a+tgsplit`, `gfx1030+cumode`, `gfx700-amdpal`,
+    /// `gfx700-skipinv`.
+    pub fn label(&self) -> String {
+        let mut s = self.cpu.to_owned();
+        if self.cumode {
+            s.push_str("+cumode");
+        }
+        if self.tgsplit {
+            s.push_str("+tgsplit");
+        }
+        if self.os != Os::Amdhsa {
+            s.push('-');
+            s.push_str(self.os.name());
+        }
+        if self.skip_cache_invalidations {
+            s.push_str("-skipinv");
+        }
+        s
+    }
+
+    /// The llc arguments that select this configuration.
+    pub fn llc_args(&self) -> Vec<String> {
+        let mut v = vec![
+            format!("-mtriple=amdgcn-amd-{}", self.os.name()),
+            format!("-mcpu={}", self.cpu),
+        ];
+        let mut attrs = Vec::new();
+        if self.cumode {
+            attrs.push("+cumode");
+        }
+        if self.tgsplit {
+            attrs.push("+tgsplit");
+        }
+        if !attrs.is_empty() {
+            v.push(format!("-mattr={}", attrs.join(",")));
+        }
+        if self.skip_cache_invalidations {
+            v.push("-amdgcn-skip-cache-invalidations".into());
+        }
+        v
+    }
+}
+
+impl fmt::Display for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.label())
+    }
+}
+
+/// The configurations checked against llc: each processor in its modes, three on `amdpal`,
+/// and one with cache invalidations skipped. Built without the processor table, so they exist
+/// however far the table has been filled.
+pub fn conformance_configs() -> Vec<Config> {
+    use MemoryModelFamily as F;
+    let mut v = Vec::new();
+    let base: [(&'static str, F, u8); 13] = [
+        ("gfx600", F::Gfx6, 6),
+        ("gfx700", F::Gfx7, 7),
+        ("gfx803", F::Gfx7, 8),
+        ("gfx900", F::Gfx7, 9),
+        ("gfx906", F::Gfx7, 9),
+        ("gfx908", F::Gfx7, 9),
+        ("gfx90a", F::Gfx90a, 9),
+        ("gfx940", F::Gfx940, 9),
+        ("gfx942", F::Gfx942, 9),
+        ("gfx1010", F::Gfx10, 10),
+        ("gfx1030", F::Gfx10, 10),
+        ("gfx1100", F::Gfx11, 11),
+        ("gfx1200", F::Gfx12, 12),
+    ];
+    for (cpu, fam, major) in base {
+        let c = Config::new(cpu, fam, major);
+        v.push(c);
+        if matches!(fam, F::Gfx90a | F::Gfx940 | F::Gfx942) {
+            v.push(Config { tgsplit: true, ..c });
+        }
+        if matches!(fam, F::Gfx10 | F::Gfx11 | F::Gfx12) {
+            v.push(Config { cumode: true, ..c });
+        }
+    }
+    v.push(Config::new("gfx700", F::Gfx7, 7).with_os(Os::Amdpal));
+    v.push(Config::new("gfx900", F::Gfx7, 9).with_os(Os::Amdpal));
+    v.push(Config::new("gfx1030", F::Gfx10, 10).with_os(Os::Amdpal));
+    v.push(Config::new("gfx700", F::Gfx7, 7).with_skip_cache_invalidations(true));
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn isa_major_from_names() {
+        assert_eq!(isa_major("gfx90a"), Some(9));
+        assert_eq!(isa_major("gfx1030"), Some(10));
+        assert_eq!(isa_major("gfx1200"), Some(12));
+        assert_eq!(isa_major("gfx600"), Some(6));
+        assert_eq!(isa_major("gfx10-3-generic"), Some(10));
+        assert_eq!(isa_major("r600"), None);
+    }
+
+    #[test]
+    fn labels_are_unique() {
+        let v = conformance_configs();
+        let labels: std::collections::HashSet<_> = v.iter().map(|c| c.label()).collect();
+        assert_eq!(labels.len(), v.len());
+        assert_eq!(v.len(), 24);
+    }
+
+    #[test]
+    fn unknown_processor_is_an_error() {
+        assert_eq!(
+            Config::for_processor("gfx9999").unwrap_err(),
+            ConfigError::UnknownProcessor("gfx9999".into())
+        );
+    }
+}

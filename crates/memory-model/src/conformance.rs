@@ -1,0 +1,313 @@
+//! Text side of the llc conformance harness: LLVM IR for a batch of cases, and the
+//! normalization of llc's assembly (or of a [`Sequence`](crate::Sequence) rendered as
+//! assembly) into a comparable form.
+//!
+//! Each case becomes one `amdgpu_kernel` whose instruction sits between two side-effecting
+//! inline-asm markers; the first takes every operand (so waits for kernel arguments fall
+//! before it) and a loaded value is used only after the second. Compiled at `-O0`, stopped
+//! after `si-memory-legalizer` and resumed after `si-insert-waitcnts`, what llc prints between
+//! the markers is the memory instruction and the legalizer's own waits and cache operations.
+//!
+//! The normal form keeps, in order: each memory instruction as its mnemonic plus cache-policy
+//! modifiers; each run of consecutive waits as the set of counters it brings to zero; each
+//! cache invalidate or write-back with its modifiers. Register moves and other instructions are
+//! dropped.
+
+use crate::case::{Case, Kind, Mmra};
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+/// The marker comment that opens a case in the assembly (followed by the case index).
+pub const BEGIN: &str = "MMBEGIN";
+/// The marker comment that closes a case.
+pub const END: &str = "MMEND";
+
+/// LLVM IR for one module holding one kernel per `(index, case)`; kernel `k<index>`.
+pub fn ir_module(cases: &[(usize, Case)]) -> String {
+    let mut m = String::new();
+    let mut needs_nt = false;
+    let mut needs_lu = false;
+    for &(i, c) in cases {
+        needs_nt |= c.flags.nontemporal;
+        needs_lu |= c.flags.last_use;
+        kernel(&mut m, i, &c);
+    }
+    m.push_str("!0 = !{i32 1}\n!1 = !{}\n");
+    m.push_str(
+        "!2 = !{!\"amdgpu-as\", !\"global\"}\n!3 = !{!\"amdgpu-as\", !\"local\"}\n!4 = !{!2, !3}\n",
+    );
+    let _ = (needs_nt, needs_lu);
+    m
+}
+
+fn kernel(m: &mut String, i: usize, c: &Case) {
+    let ptr = match c.addr_space {
+        None | Some(crate::AddrSpace::Generic) => "ptr".to_owned(),
+        Some(a) => format!("ptr addrspace({})", a.number()),
+    };
+    let _ = writeln!(
+        m,
+        "define amdgpu_kernel void @k{i}({ptr} %p, i32 %v, i32 %c) {{"
+    );
+    let _ = writeln!(
+        m,
+        "  call void asm sideeffect \"; {BEGIN} {i}\", \"s,s,s\"({ptr} %p, i32 %v, i32 %c)"
+    );
+    let vol = if c.flags.volatile { " volatile" } else { "" };
+    let mut md = String::new();
+    if c.flags.nontemporal {
+        md.push_str(", !nontemporal !0");
+    }
+    if c.flags.last_use {
+        md.push_str(", !amdgpu.last.use !1");
+    }
+    let scope = c.scope.map(|s| s.llvm_syncscope()).unwrap_or_default();
+    let ord = c.ordering.map(|o| o.name()).unwrap_or_default();
+    let mut used = false;
+    match c.kind {
+        Kind::Load => {
+            let _ = writeln!(m, "  %x = load{vol} i32, {ptr} %p, align 4{md}");
+            used = true;
+        }
+        Kind::Store => {
+            let _ = writeln!(m, "  store{vol} i32 %v, {ptr} %p, align 4{md}");
+        }
+        Kind::LoadAtomic => {
+            let _ = writeln!(
+                m,
+                "  %x = load atomic{vol} i32, {ptr} %p{scope} {ord}, align 4{md}"
+            );
+            used = true;
+        }
+        Kind::StoreAtomic => {
+            let _ = writeln!(
+                m,
+                "  store atomic{vol} i32 %v, {ptr} %p{scope} {ord}, align 4{md}"
+            );
+        }
+        Kind::AtomicRmw => {
+            let _ = writeln!(
+                m,
+                "  %x = atomicrmw add {ptr} %p, i32 %v{scope} {ord}, align 4"
+            );
+            used = c.ret == Some(true);
+        }
+        Kind::Cmpxchg => {
+            let ford = c.failure.map(|o| o.name()).unwrap_or_default();
+            let _ = writeln!(
+                m,
+                "  %r = cmpxchg {ptr} %p, i32 %c, i32 %v{scope} {ord} {ford}, align 4"
+            );
+            if c.ret == Some(true) {
+                let _ = writeln!(m, "  %x = extractvalue {{ i32, i1 }} %r, 0");
+                used = true;
+            }
+        }
+        Kind::Fence => {
+            let mmra = match c.mmra {
+                None | Some(Mmra::None) => "",
+                Some(Mmra::Global) => ", !mmra !2",
+                Some(Mmra::Local) => ", !mmra !3",
+                Some(Mmra::GlobalLocal) => ", !mmra !4",
+            };
+            let _ = writeln!(m, "  fence{scope} {ord}{mmra}");
+        }
+    }
+    let _ = writeln!(m, "  call void asm sideeffect \"; {END} {i}\", \"\"()");
+    if used {
+        let _ = writeln!(m, "  call void asm sideeffect \"; USE\", \"v\"(i32 %x)");
+    }
+    m.push_str("  ret void\n}\n");
+}
+
+/// One item of the normal form.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Item {
+    /// A run of consecutive waits: the counters it brings to zero, sorted.
+    Wait(BTreeSet<String>),
+    /// Any other kept instruction: mnemonic and cache-policy modifiers, space separated.
+    Insn(String),
+}
+
+/// Renders a normal form as one line: items separated by ` ; `, a wait run as
+/// `wait(c1,c2)`. The empty sequence is `-`.
+pub fn render_normal(items: &[Item]) -> String {
+    if items.is_empty() {
+        return "-".to_owned();
+    }
+    items
+        .iter()
+        .map(|i| match i {
+            Item::Wait(s) => format!("wait({})", s.iter().cloned().collect::<Vec<_>>().join(",")),
+            Item::Insn(s) => s.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ; ")
+}
+
+/// Modifiers that are cache policy (kept); every other operand is dropped.
+fn is_policy(tok: &str) -> bool {
+    matches!(
+        tok,
+        "glc" | "slc" | "dlc" | "sc0" | "sc1" | "nt" | "gds" | "scc"
+    ) || tok.starts_with("th:")
+        || tok.starts_with("scope:")
+}
+
+/// Whether a mnemonic is a memory instruction or cache operation to keep.
+fn is_kept(mn: &str) -> bool {
+    const PREFIXES: [&str; 9] = [
+        "global_",
+        "flat_",
+        "buffer_",
+        "ds_",
+        "scratch_",
+        "s_load",
+        "s_buffer_load",
+        "s_store",
+        "s_dcache",
+    ];
+    PREFIXES.iter().any(|p| mn.starts_with(p)) || mn.starts_with("s_gl") || mn == "s_sleep"
+}
+
+/// Parses the counters a wait instruction brings to zero; `None` if `line` is not a wait.
+fn wait_counters(mn: &str, rest: &str) -> Option<Vec<String>> {
+    if mn == "s_waitcnt" {
+        // s_waitcnt vmcnt(0) expcnt(0) lgkmcnt(0)   (or a raw immediate)
+        let mut out = Vec::new();
+        for tok in rest.split(|c: char| c.is_whitespace() || c == '&') {
+            if let Some((name, v)) = tok.split_once('(') {
+                if v.trim_end_matches(')') == "0" {
+                    out.push(name.to_owned());
+                }
+            }
+        }
+        return Some(out);
+    }
+    if let Some(cnt) = mn.strip_prefix("s_waitcnt_") {
+        // s_waitcnt_vscnt null, 0x0
+        let v = rest.rsplit(',').next().unwrap_or("").trim();
+        let zero = v == "0" || v == "0x0";
+        return Some(if zero {
+            vec![cnt.to_owned()]
+        } else {
+            Vec::new()
+        });
+    }
+    if let Some(cnt) = mn.strip_prefix("s_wait_") {
+        // s_wait_loadcnt 0x0
+        let v = rest.trim();
+        let zero = v == "0" || v == "0x0";
+        return Some(if zero {
+            vec![cnt.to_owned()]
+        } else {
+            Vec::new()
+        });
+    }
+    None
+}
+
+/// Normalizes assembly lines (instruction text, one per line; comments, labels and
+/// directives are ignored).
+pub fn normalize<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<Item> {
+    let mut out: Vec<Item> = Vec::new();
+    for raw in lines {
+        let line = raw.split(';').next().unwrap_or("").trim();
+        if line.is_empty() || line.starts_with('.') || line.ends_with(':') {
+            continue;
+        }
+        let (mn, rest) = match line.split_once(char::is_whitespace) {
+            Some((a, b)) => (a, b.trim()),
+            None => (line, ""),
+        };
+        if let Some(cnts) = wait_counters(mn, rest) {
+            match out.last_mut() {
+                Some(Item::Wait(set)) => set.extend(cnts),
+                _ => out.push(Item::Wait(cnts.into_iter().collect())),
+            }
+            continue;
+        }
+        if !is_kept(mn) {
+            continue;
+        }
+        let mut s = mn.to_owned();
+        for tok in rest.split(|c: char| c.is_whitespace() || c == ',') {
+            if is_policy(tok) {
+                s.push(' ');
+                s.push_str(tok);
+            }
+        }
+        out.push(Item::Insn(s));
+    }
+    // A run that brings nothing to zero is no wait at all.
+    out.retain(|i| !matches!(i, Item::Wait(s) if s.is_empty()));
+    // Merge wait runs that became adjacent.
+    let mut merged: Vec<Item> = Vec::new();
+    for i in out {
+        match (merged.last_mut(), i) {
+            (Some(Item::Wait(a)), Item::Wait(b)) => a.extend(b),
+            (_, i) => merged.push(i),
+        }
+    }
+    merged
+}
+
+/// Splits llc's assembly into the text between the markers of each case:
+/// `(index, lines)` in the order found.
+pub fn split_asm(asm: &str) -> Vec<(usize, Vec<&str>)> {
+    let mut out = Vec::new();
+    let mut cur: Option<(usize, Vec<&str>)> = None;
+    for line in asm.lines() {
+        let t = line.trim();
+        if let Some(rest) = t.strip_prefix("; ").and_then(|r| r.strip_prefix(BEGIN)) {
+            if let Ok(i) = rest.trim().parse() {
+                cur = Some((i, Vec::new()));
+                continue;
+            }
+        }
+        if let Some(rest) = t.strip_prefix("; ").and_then(|r| r.strip_prefix(END)) {
+            if let (Some((i, lines)), Ok(j)) = (cur.take(), rest.trim().parse::<usize>()) {
+                if i == j {
+                    out.push((i, lines));
+                }
+            }
+            continue;
+        }
+        if let Some((_, lines)) = cur.as_mut() {
+            if !t.starts_with(";;#ASM") {
+                lines.push(t);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalizes_waits_and_policy_bits() {
+        let asm = "\tv_mov_b32_e32 v1, s6\n\ts_waitcnt vmcnt(0) lgkmcnt(0)\n\ts_waitcnt_vscnt null, 0x0\n\
+                   \tglobal_atomic_cmpswap v0, v[1:2], s[4:5] glc dlc offset:16\n\tbuffer_gl1_inv\n\
+                   \ts_wait_loadcnt 0x0\n\ts_wait_dscnt 0x3f\n\tglobal_inv scope:SCOPE_SYS\n";
+        let n = normalize(asm.lines());
+        assert_eq!(
+            render_normal(&n),
+            "wait(lgkmcnt,vmcnt,vscnt) ; global_atomic_cmpswap glc dlc ; buffer_gl1_inv ; \
+             wait(loadcnt) ; global_inv scope:SCOPE_SYS"
+        );
+    }
+
+    #[test]
+    fn splits_by_markers() {
+        let asm = "\t;;#ASMSTART\n\t; MMBEGIN 7\n\t;;#ASMEND\n\tds_read_b32 v0, v0\n\t;;#ASMSTART\n\t; MMEND 7\n";
+        let s = split_asm(asm);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].0, 7);
+        assert_eq!(
+            render_normal(&normalize(s[0].1.iter().copied())),
+            "ds_read_b32"
+        );
+    }
+}

@@ -1,0 +1,643 @@
+//! Per-family facts as tables: which cache-policy bits an atomic at each scope sets, which
+//! invalidates an acquire needs and which write-backs a release needs, how volatile and
+//! nontemporal accesses are marked, and which instruction each access becomes.
+//!
+//! Source: LLVM `AMDGPUUsage.rst`, "Memory Model GFX6-GFX9", "GFX90A, GFX942",
+//! "GFX10-GFX11" and "GFX12" code-sequence tables, as implemented by llc 19
+//! (`SIMemoryLegalizer.cpp`). Where the 2020 tables differ from llc 19, llc is followed (for
+//! example GFX10 acquire invalidates `buffer_gl1_inv` before `buffer_gl0_inv`, outer cache first).
+
+use crate::case::{AddrSpace, Case, Kind, ScopeLevel};
+use crate::config::Config;
+use crate::model::Invalid;
+use gfxkit_spec::MemoryModelFamily;
+
+/// Cache-policy bits of a memory instruction.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Bits {
+    glc: bool,
+    slc: bool,
+    dlc: bool,
+    sc0: bool,
+    sc1: bool,
+    nt: bool,
+    th: Option<&'static str>,
+    scope: Option<&'static str>,
+}
+
+impl Bits {
+    /// Sets a bit by its assembly name (`glc`, `sc1`, `th:TH_NT`, `scope:SCOPE_DEV`).
+    pub fn set(&mut self, name: &'static str) {
+        match name {
+            "glc" => self.glc = true,
+            "slc" => self.slc = true,
+            "dlc" => self.dlc = true,
+            "sc0" => self.sc0 = true,
+            "sc1" => self.sc1 = true,
+            "nt" => self.nt = true,
+            _ if name.starts_with("th:") => self.th = Some(name),
+            _ if name.starts_with("scope:") => self.scope = Some(name),
+            _ => {}
+        }
+    }
+
+    /// Whether a bit is set.
+    pub fn has(&self, name: &str) -> bool {
+        self.render(12)
+            .iter()
+            .chain(self.render(9).iter())
+            .any(|b| *b == name)
+    }
+
+    /// The bits in the order llc prints them.
+    pub fn render(&self, _major: u8) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if let Some(t) = self.th {
+            v.push(t);
+        }
+        if let Some(s) = self.scope {
+            v.push(s);
+        }
+        for (on, n) in [
+            (self.glc, "glc"),
+            (self.sc0, "sc0"),
+            (self.slc, "slc"),
+            (self.nt, "nt"),
+            (self.dlc, "dlc"),
+            (self.sc1, "sc1"),
+        ] {
+            if on {
+                v.push(n);
+            }
+        }
+        v
+    }
+}
+
+/// A cache operation: mnemonic, modifiers, and what it acts on.
+pub type CacheOp = (&'static str, &'static [&'static str], &'static str);
+
+/// The facts of one family.
+pub struct FamilyRules {
+    /// Family.
+    pub family: MemoryModelFamily,
+    /// Work-group scope reaches the per-CU L0 unless in CU mode (GFX10+ WGP mode).
+    pub wgp_mode: bool,
+    /// `tgsplit` turns work-group scope into agent scope for global memory and drops LDS.
+    pub tgsplit_mode: bool,
+    /// Stores have their own counter (`vscnt`, `storecnt`).
+    pub split_store_counter: bool,
+    /// GDS takes part in waits at agent and system scope.
+    pub has_gds_waits: bool,
+    /// A release does nothing unless global memory is ordered, and nothing below work-group
+    /// scope (GFX12).
+    pub release_needs_global: bool,
+    /// Every store to global, scratch or constant memory gets `sc0 sc1` (GFX940, GFX941).
+    pub force_store_sc0_sc1: bool,
+    /// Bits of an atomic load (monotonic or stronger) at a scope.
+    pub load_bypass: fn(&mut Bits, ScopeLevel, &Config),
+    /// Bits of an atomic store (monotonic or stronger) at a scope.
+    pub store_bypass: fn(&mut Bits, ScopeLevel, &Config),
+    /// Bits of an atomicrmw or cmpxchg at a scope.
+    pub rmw_bypass: fn(&mut Bits, ScopeLevel, &Config),
+    /// Bits of a non-atomic access: (is load, volatile, nontemporal, last use).
+    pub volatile_nontemporal: fn(&mut Bits, bool, bool, bool, bool),
+    /// Invalidates of an acquire at a scope (`pal`: amdpal/mesa3d OS).
+    pub invalidate: fn(ScopeLevel, &Config, bool) -> &'static [CacheOp],
+    /// Write-backs of a release at a scope.
+    pub writeback: fn(ScopeLevel, &Config) -> &'static [CacheOp],
+}
+
+fn none(_: &mut Bits, _: ScopeLevel, _: &Config) {}
+
+fn glc_at_agent(b: &mut Bits, s: ScopeLevel, _: &Config) {
+    if matches!(s, ScopeLevel::System | ScopeLevel::Agent) {
+        b.set("glc");
+    }
+}
+
+fn glc_at_agent_or_tgsplit_wg(b: &mut Bits, s: ScopeLevel, c: &Config) {
+    if matches!(s, ScopeLevel::System | ScopeLevel::Agent)
+        || (s == ScopeLevel::Workgroup && c.tgsplit)
+    {
+        b.set("glc");
+    }
+}
+
+fn sc_bits(b: &mut Bits, s: ScopeLevel, _: &Config) {
+    match s {
+        ScopeLevel::System => {
+            b.set("sc0");
+            b.set("sc1");
+        }
+        ScopeLevel::Agent => b.set("sc1"),
+        ScopeLevel::Workgroup => b.set("sc0"),
+        _ => {}
+    }
+}
+
+fn sc1_at_system(b: &mut Bits, s: ScopeLevel, _: &Config) {
+    if s == ScopeLevel::System {
+        b.set("sc1");
+    }
+}
+
+fn gfx10_load(b: &mut Bits, s: ScopeLevel, c: &Config) {
+    match s {
+        ScopeLevel::System | ScopeLevel::Agent => {
+            b.set("glc");
+            b.set("dlc");
+        }
+        ScopeLevel::Workgroup if !c.cumode => b.set("glc"),
+        _ => {}
+    }
+}
+
+fn gfx11_load(b: &mut Bits, s: ScopeLevel, c: &Config) {
+    match s {
+        ScopeLevel::System | ScopeLevel::Agent => b.set("glc"),
+        ScopeLevel::Workgroup if !c.cumode => b.set("glc"),
+        _ => {}
+    }
+}
+
+fn gfx12_scope(b: &mut Bits, s: ScopeLevel, c: &Config) {
+    match s {
+        ScopeLevel::System => b.set("scope:SCOPE_SYS"),
+        ScopeLevel::Agent => b.set("scope:SCOPE_DEV"),
+        ScopeLevel::Workgroup if !c.cumode => b.set("scope:SCOPE_SE"),
+        _ => {}
+    }
+}
+
+fn vnt_gfx6(b: &mut Bits, load: bool, vol: bool, nt: bool, _lu: bool) {
+    if vol {
+        if load {
+            b.set("glc");
+        }
+    } else if nt {
+        b.set("glc");
+        b.set("slc");
+    }
+}
+
+fn vnt_gfx940(b: &mut Bits, _load: bool, vol: bool, nt: bool, _lu: bool) {
+    if vol {
+        b.set("sc0");
+        b.set("sc1");
+    } else if nt {
+        b.set("nt");
+    }
+}
+
+fn vnt_gfx10(b: &mut Bits, load: bool, vol: bool, nt: bool, _lu: bool) {
+    if vol {
+        if load {
+            b.set("glc");
+            b.set("dlc");
+        }
+    } else if nt {
+        if !load {
+            b.set("glc");
+        }
+        b.set("slc");
+    }
+}
+
+fn vnt_gfx11(b: &mut Bits, load: bool, vol: bool, nt: bool, _lu: bool) {
+    if vol {
+        if load {
+            b.set("glc");
+        }
+        b.set("dlc");
+    } else if nt {
+        if !load {
+            b.set("glc");
+        }
+        b.set("slc");
+        b.set("dlc");
+    }
+}
+
+fn vnt_gfx12(b: &mut Bits, load: bool, vol: bool, nt: bool, lu: bool) {
+    if lu {
+        b.set(if load {
+            "th:TH_LOAD_LU"
+        } else {
+            "th:TH_STORE_BYPASS"
+        });
+    } else if nt {
+        b.set(if load {
+            "th:TH_LOAD_NT"
+        } else {
+            "th:TH_STORE_NT"
+        });
+    }
+    if vol {
+        b.set("scope:SCOPE_SYS");
+    }
+}
+
+fn no_ops(_: ScopeLevel, _: &Config) -> &'static [CacheOp] {
+    &[]
+}
+
+const L1: &str = "the L1 cache";
+const L2: &str = "the L2 cache";
+
+fn inv_gfx6(s: ScopeLevel, _: &Config, _pal: bool) -> &'static [CacheOp] {
+    match s {
+        ScopeLevel::System | ScopeLevel::Agent => &[("buffer_wbinvl1", &[], L1)],
+        _ => &[],
+    }
+}
+
+fn inv_gfx7(s: ScopeLevel, _: &Config, pal: bool) -> &'static [CacheOp] {
+    match (s, pal) {
+        (ScopeLevel::System | ScopeLevel::Agent, false) => &[("buffer_wbinvl1_vol", &[], L1)],
+        (ScopeLevel::System | ScopeLevel::Agent, true) => &[("buffer_wbinvl1", &[], L1)],
+        _ => &[],
+    }
+}
+
+fn inv_gfx90a(s: ScopeLevel, c: &Config, pal: bool) -> &'static [CacheOp] {
+    match (s, pal) {
+        (ScopeLevel::System, false) => {
+            &[("buffer_invl2", &[], L2), ("buffer_wbinvl1_vol", &[], L1)]
+        }
+        (ScopeLevel::System, true) => &[("buffer_invl2", &[], L2), ("buffer_wbinvl1", &[], L1)],
+        (ScopeLevel::Workgroup, _) if !c.tgsplit => &[],
+        (ScopeLevel::Agent | ScopeLevel::Workgroup, false) => &[("buffer_wbinvl1_vol", &[], L1)],
+        (ScopeLevel::Agent | ScopeLevel::Workgroup, true) => &[("buffer_wbinvl1", &[], L1)],
+        _ => &[],
+    }
+}
+
+fn inv_gfx940(s: ScopeLevel, c: &Config, _pal: bool) -> &'static [CacheOp] {
+    match s {
+        ScopeLevel::System => &[("buffer_inv", &["sc0", "sc1"], "the L1 and L2 caches")],
+        ScopeLevel::Agent => &[("buffer_inv", &["sc1"], "the L1 and L2 caches (agent)")],
+        ScopeLevel::Workgroup if c.tgsplit => &[("buffer_inv", &["sc0"], L1)],
+        _ => &[],
+    }
+}
+
+fn inv_gfx10(s: ScopeLevel, c: &Config, _pal: bool) -> &'static [CacheOp] {
+    match s {
+        ScopeLevel::System | ScopeLevel::Agent => &[
+            ("buffer_gl1_inv", &[], "the GL1 cache"),
+            ("buffer_gl0_inv", &[], "the GL0 cache"),
+        ],
+        ScopeLevel::Workgroup if !c.cumode => &[("buffer_gl0_inv", &[], "the GL0 cache")],
+        _ => &[],
+    }
+}
+
+fn inv_gfx12(s: ScopeLevel, c: &Config, _pal: bool) -> &'static [CacheOp] {
+    match s {
+        ScopeLevel::System => &[(
+            "global_inv",
+            &["scope:SCOPE_SYS"],
+            "caches up to system scope",
+        )],
+        ScopeLevel::Agent => &[(
+            "global_inv",
+            &["scope:SCOPE_DEV"],
+            "caches up to device scope",
+        )],
+        ScopeLevel::Workgroup if !c.cumode => &[(
+            "global_inv",
+            &["scope:SCOPE_SE"],
+            "the CU-local caches (WGP mode)",
+        )],
+        _ => &[],
+    }
+}
+
+fn wb_gfx90a(s: ScopeLevel, _: &Config) -> &'static [CacheOp] {
+    match s {
+        ScopeLevel::System => &[("buffer_wbl2", &[], L2)],
+        _ => &[],
+    }
+}
+
+fn wb_gfx940(s: ScopeLevel, _: &Config) -> &'static [CacheOp] {
+    match s {
+        ScopeLevel::System => &[("buffer_wbl2", &["sc0", "sc1"], L2)],
+        ScopeLevel::Agent => &[("buffer_wbl2", &["sc1"], L2)],
+        _ => &[],
+    }
+}
+
+fn wb_gfx12(s: ScopeLevel, c: &Config) -> &'static [CacheOp] {
+    match s {
+        ScopeLevel::System => &[(
+            "global_wb",
+            &["scope:SCOPE_SYS"],
+            "dirty lines to system scope",
+        )],
+        ScopeLevel::Agent => &[(
+            "global_wb",
+            &["scope:SCOPE_DEV"],
+            "dirty lines to device scope",
+        )],
+        ScopeLevel::Workgroup if !c.cumode => &[(
+            "global_wb",
+            &["scope:SCOPE_SE"],
+            "dirty lines to the shared L1 (WGP mode)",
+        )],
+        _ => &[],
+    }
+}
+
+const BASE: FamilyRules = FamilyRules {
+    family: MemoryModelFamily::Gfx6,
+    wgp_mode: false,
+    tgsplit_mode: false,
+    split_store_counter: false,
+    has_gds_waits: true,
+    release_needs_global: false,
+    force_store_sc0_sc1: false,
+    load_bypass: glc_at_agent,
+    store_bypass: none,
+    rmw_bypass: none,
+    volatile_nontemporal: vnt_gfx6,
+    invalidate: inv_gfx6,
+    writeback: no_ops,
+};
+
+/// The table: one row per family.
+pub static FAMILY_RULES: [FamilyRules; 8] = [
+    BASE,
+    FamilyRules {
+        family: MemoryModelFamily::Gfx7,
+        invalidate: inv_gfx7,
+        ..BASE
+    },
+    FamilyRules {
+        family: MemoryModelFamily::Gfx90a,
+        tgsplit_mode: true,
+        load_bypass: glc_at_agent_or_tgsplit_wg,
+        invalidate: inv_gfx90a,
+        writeback: wb_gfx90a,
+        ..BASE
+    },
+    FamilyRules {
+        family: MemoryModelFamily::Gfx940,
+        tgsplit_mode: true,
+        force_store_sc0_sc1: true,
+        load_bypass: sc_bits,
+        store_bypass: sc_bits,
+        rmw_bypass: sc1_at_system,
+        volatile_nontemporal: vnt_gfx940,
+        invalidate: inv_gfx940,
+        writeback: wb_gfx940,
+        ..BASE
+    },
+    FamilyRules {
+        family: MemoryModelFamily::Gfx942,
+        tgsplit_mode: true,
+        load_bypass: sc_bits,
+        store_bypass: sc_bits,
+        rmw_bypass: sc1_at_system,
+        volatile_nontemporal: vnt_gfx940,
+        invalidate: inv_gfx940,
+        writeback: wb_gfx940,
+        ..BASE
+    },
+    FamilyRules {
+        family: MemoryModelFamily::Gfx10,
+        wgp_mode: true,
+        split_store_counter: true,
+        load_bypass: gfx10_load,
+        volatile_nontemporal: vnt_gfx10,
+        invalidate: inv_gfx10,
+        ..BASE
+    },
+    FamilyRules {
+        family: MemoryModelFamily::Gfx11,
+        wgp_mode: true,
+        split_store_counter: true,
+        load_bypass: gfx11_load,
+        volatile_nontemporal: vnt_gfx11,
+        invalidate: inv_gfx10,
+        ..BASE
+    },
+    FamilyRules {
+        family: MemoryModelFamily::Gfx12,
+        wgp_mode: true,
+        split_store_counter: true,
+        has_gds_waits: false,
+        release_needs_global: true,
+        load_bypass: gfx12_scope,
+        store_bypass: gfx12_scope,
+        rmw_bypass: gfx12_scope,
+        volatile_nontemporal: vnt_gfx12,
+        invalidate: inv_gfx12,
+        writeback: wb_gfx12,
+        ..BASE
+    },
+];
+
+/// The rules of a family; `None` for R600.
+pub fn rules(f: MemoryModelFamily) -> Option<&'static FamilyRules> {
+    FAMILY_RULES.iter().find(|r| r.family == f)
+}
+
+/// How an access is carried out.
+pub enum Selected {
+    /// Non-atomic instructions: (operation, mnemonic, has a cache-policy operand).
+    Plain {
+        /// The instructions in order.
+        ops: Vec<(crate::model::OpsPublic, String, bool)>,
+    },
+    /// One atomic instruction.
+    Atomic {
+        /// Mnemonic.
+        mnemonic: String,
+        /// Whether it has a cache-policy operand.
+        cpol: bool,
+        /// The bit that marks a returning atomic.
+        ret_bit: Option<&'static str>,
+    },
+    /// A fence: no memory instruction.
+    Fence,
+}
+
+/// The instruction family used for an address space, or why there is none.
+fn prefix(cfg: &Config, a: AddrSpace, scalar_ok: bool) -> Result<(&'static str, bool), Invalid> {
+    let m = cfg.major;
+    let f = cfg.family;
+    Ok(match a {
+        AddrSpace::Global => match m {
+            // amdhsa on GFX7 uses flat instructions for global memory.
+            7 if cfg.os == crate::config::Os::Amdhsa => ("flat", true),
+            6 | 7 => ("buffer", true),
+            8 => ("flat", true),
+            _ => ("global", true),
+        },
+        AddrSpace::Generic => {
+            if m < 7 {
+                return Err(Invalid::NoInstruction(format!(
+                    "{} has no flat instructions, so generic addresses cannot be accessed",
+                    cfg.cpu
+                )));
+            }
+            ("flat", true)
+        }
+        AddrSpace::Local => ("ds", false),
+        AddrSpace::Region => {
+            if !has_gds(cfg) {
+                return Err(Invalid::NoInstruction(format!(
+                    "{} has no GDS, so the region address space cannot be accessed",
+                    cfg.cpu
+                )));
+            }
+            ("ds_gds", false)
+        }
+        AddrSpace::Private => {
+            if m >= 11 || matches!(f, MemoryModelFamily::Gfx940 | MemoryModelFamily::Gfx942) {
+                ("scratch", true)
+            } else {
+                ("buffer", true)
+            }
+        }
+        AddrSpace::Constant => {
+            if scalar_ok {
+                ("s", false)
+            } else {
+                match m {
+                    6 | 7 => ("buffer", true),
+                    8 => ("flat", true),
+                    _ => ("global", true),
+                }
+            }
+        }
+    })
+}
+
+/// Whether the processor has GDS (global data share).
+pub fn has_gds(cfg: &Config) -> bool {
+    cfg.major < 12
+        && !matches!(
+            cfg.family,
+            MemoryModelFamily::Gfx90a | MemoryModelFamily::Gfx940 | MemoryModelFamily::Gfx942
+        )
+}
+
+fn load_name(cfg: &Config, p: &str) -> String {
+    let new = cfg.major >= 11;
+    match p {
+        "ds" => if new { "ds_load_b32" } else { "ds_read_b32" }.to_owned(),
+        "ds_gds" => if new {
+            "ds_load_b32 gds"
+        } else {
+            "ds_read_b32 gds"
+        }
+        .to_owned(),
+        "s" => if new { "s_load_b32" } else { "s_load_dword" }.to_owned(),
+        _ => format!("{p}_load_{}", if new { "b32" } else { "dword" }),
+    }
+}
+
+fn store_name(cfg: &Config, p: &str) -> String {
+    let new = cfg.major >= 11;
+    match p {
+        "ds" => if new { "ds_store_b32" } else { "ds_write_b32" }.to_owned(),
+        "ds_gds" => if new {
+            "ds_store_b32 gds"
+        } else {
+            "ds_write_b32 gds"
+        }
+        .to_owned(),
+        _ => format!("{p}_store_{}", if new { "b32" } else { "dword" }),
+    }
+}
+
+fn rmw_name(cfg: &Config, p: &str, cmpxchg: bool, ret: bool) -> String {
+    let new = cfg.major >= 11;
+    match (p, cmpxchg) {
+        ("ds" | "ds_gds", false) => {
+            let gds = if p == "ds_gds" { " gds" } else { "" };
+            format!("ds_add{}_u32{gds}", if ret { "_rtn" } else { "" })
+        }
+        ("ds" | "ds_gds", true) => {
+            let gds = if p == "ds_gds" { " gds" } else { "" };
+            let base = if new { "ds_cmpstore" } else { "ds_cmpst" };
+            format!("{base}{}_b32{gds}", if ret { "_rtn" } else { "" })
+        }
+        (_, false) => format!("{p}_atomic_add{}", if new { "_u32" } else { "" }),
+        (_, true) => format!("{p}_atomic_cmpswap{}", if new { "_b32" } else { "" }),
+    }
+}
+
+/// Chooses the instructions for a case.
+pub fn select(cfg: &Config, case: &Case) -> Result<Selected, Invalid> {
+    use crate::model::{OPS_LOAD, OPS_STORE};
+    let Some(a) = case.addr_space else {
+        return Ok(Selected::Fence);
+    };
+    let ret_bit = match (cfg.major, cfg.family) {
+        (12, _) => Some("th:TH_ATOMIC_RETURN"),
+        (_, MemoryModelFamily::Gfx940 | MemoryModelFamily::Gfx942) => Some("sc0"),
+        _ => Some("glc"),
+    };
+    if a == AddrSpace::Constant && case.kind.is_atomic() {
+        return Err(Invalid::Unsupported(
+            "atomics on the constant address space are not supported (Unsupported atomic address space)"
+                .into(),
+        ));
+    }
+    if a == AddrSpace::Constant && case.kind == Kind::Store {
+        return Err(Invalid::NoInstruction(
+            "the constant address space cannot be stored to".into(),
+        ));
+    }
+    if a == AddrSpace::Region && !matches!(case.kind, Kind::AtomicRmw | Kind::Cmpxchg) {
+        return Err(Invalid::NoInstruction(
+            "llc 19 selects no GDS load or store for the region address space (only atomicrmw and cmpxchg)"
+                .into(),
+        ));
+    }
+    let (p, cpol) = prefix(cfg, a, true)?;
+    let private_atomic = a == AddrSpace::Private && case.kind.is_atomic();
+    Ok(match case.kind {
+        Kind::Load => Selected::Plain {
+            ops: vec![(OPS_LOAD, load_name(cfg, p), cpol)],
+        },
+        Kind::Store => Selected::Plain {
+            ops: vec![(OPS_STORE, store_name(cfg, p), cpol)],
+        },
+        Kind::LoadAtomic if private_atomic => Selected::Plain {
+            ops: vec![(OPS_LOAD, load_name(cfg, p), cpol)],
+        },
+        Kind::StoreAtomic if private_atomic => Selected::Plain {
+            ops: vec![(OPS_STORE, store_name(cfg, p), cpol)],
+        },
+        Kind::AtomicRmw | Kind::Cmpxchg if private_atomic => Selected::Plain {
+            ops: vec![
+                (OPS_LOAD, load_name(cfg, p), cpol),
+                (OPS_STORE, store_name(cfg, p), cpol),
+            ],
+        },
+        Kind::LoadAtomic => Selected::Atomic {
+            mnemonic: load_name(cfg, p),
+            cpol,
+            ret_bit: None,
+        },
+        Kind::StoreAtomic => Selected::Atomic {
+            mnemonic: store_name(cfg, p),
+            cpol,
+            ret_bit: None,
+        },
+        Kind::AtomicRmw | Kind::Cmpxchg => {
+            let ret = case.ret == Some(true);
+            Selected::Atomic {
+                mnemonic: rmw_name(cfg, p, case.kind == Kind::Cmpxchg, ret),
+                cpol,
+                ret_bit: if cpol { ret_bit } else { None },
+            }
+        }
+        Kind::Fence => Selected::Fence,
+    })
+}

@@ -1,0 +1,699 @@
+//! The code-sequence rules: for a [`Config`] and a [`Case`], the ordered steps.
+//!
+//! Source: LLVM `AMDGPUUsage.rst` "Memory Model" sections and the memory legalizer of LLVM 19
+//! (`SIMemoryLegalizer.cpp`), checked against llc-19 by the conformance harness. The per-family
+//! facts are the tables in [`crate::family`]; this module applies them the same way for
+//! every family: cache bypass bits on the instruction, waits, invalidates before or after.
+
+use crate::case::{AddrSpace, Case, Kind, Mmra, Ordering, ScopeLevel};
+use crate::config::{Config, Os};
+use crate::family::{self, Bits, FamilyRules};
+use gfxkit_spec::MemoryModelFamily;
+use std::fmt;
+
+/// A set of the legalizer's address-space classes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AsSet(u8);
+
+impl AsSet {
+    /// Global memory (and constant, as far as caches go).
+    pub const GLOBAL: AsSet = AsSet(1);
+    /// LDS.
+    pub const LDS: AsSet = AsSet(2);
+    /// Scratch.
+    pub const SCRATCH: AsSet = AsSet(4);
+    /// GDS.
+    pub const GDS: AsSet = AsSet(8);
+    /// Anything else (constant memory).
+    pub const OTHER: AsSet = AsSet(16);
+    /// The address spaces atomics can order.
+    pub const ATOMIC: AsSet = AsSet(1 | 2 | 4 | 8);
+    /// What a flat (generic) address may point to.
+    pub const FLAT: AsSet = AsSet(1 | 2 | 4);
+    /// Nothing.
+    pub const NONE: AsSet = AsSet(0);
+
+    /// Whether any class is shared.
+    pub fn any(self, other: AsSet) -> bool {
+        self.0 & other.0 != 0
+    }
+    /// Intersection.
+    pub fn and(self, other: AsSet) -> AsSet {
+        AsSet(self.0 & other.0)
+    }
+    /// Union.
+    pub fn or(self, other: AsSet) -> AsSet {
+        AsSet(self.0 | other.0)
+    }
+    /// Without `other`.
+    pub fn minus(self, other: AsSet) -> AsSet {
+        AsSet(self.0 & !other.0)
+    }
+    /// Whether empty.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    fn of(a: AddrSpace) -> AsSet {
+        match a {
+            AddrSpace::Global => AsSet::GLOBAL,
+            AddrSpace::Local => AsSet::LDS,
+            AddrSpace::Generic => AsSet::FLAT,
+            AddrSpace::Private => AsSet::SCRATCH,
+            AddrSpace::Region => AsSet::GDS,
+            AddrSpace::Constant => AsSet::OTHER,
+        }
+    }
+}
+
+/// A hardware counter a wait brings to zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Counter {
+    /// Vector memory loads (and, before GFX10, stores).
+    Vmcnt,
+    /// LDS, GDS, scalar memory and messages.
+    Lgkmcnt,
+    /// Vector memory stores (GFX10, GFX11).
+    Vscnt,
+    /// GFX12: vector memory loads.
+    Loadcnt,
+    /// GFX12: image sample loads.
+    Samplecnt,
+    /// GFX12: BVH loads.
+    Bvhcnt,
+    /// GFX12: vector memory stores.
+    Storecnt,
+    /// GFX12: LDS.
+    Dscnt,
+    /// GFX12: scalar memory.
+    Kmcnt,
+}
+
+impl Counter {
+    /// The counter's name in assembly.
+    pub fn name(self) -> &'static str {
+        match self {
+            Counter::Vmcnt => "vmcnt",
+            Counter::Lgkmcnt => "lgkmcnt",
+            Counter::Vscnt => "vscnt",
+            Counter::Loadcnt => "loadcnt",
+            Counter::Samplecnt => "samplecnt",
+            Counter::Bvhcnt => "bvhcnt",
+            Counter::Storecnt => "storecnt",
+            Counter::Dscnt => "dscnt",
+            Counter::Kmcnt => "kmcnt",
+        }
+    }
+}
+
+/// What a step does.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum StepKind {
+    /// The memory instruction itself (or one of the instructions it becomes).
+    Memory {
+        /// Mnemonic.
+        mnemonic: String,
+        /// Cache-policy modifiers, in assembly order.
+        bits: Vec<&'static str>,
+    },
+    /// A wait instruction bringing these counters to zero.
+    Wait(Vec<Counter>),
+    /// A cache invalidate or write-back, with its modifiers.
+    Cache {
+        /// Mnemonic.
+        mnemonic: &'static str,
+        /// Modifiers (`sc1`, `scope:SCOPE_SYS`).
+        modifiers: Vec<&'static str>,
+    },
+}
+
+/// One step of a code sequence, with why it is there.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Step {
+    /// What the step is.
+    pub kind: StepKind,
+    /// Why it is there.
+    pub reason: String,
+}
+
+impl Step {
+    /// The step as llc prints it, operands left out but cache-policy modifiers kept.
+    pub fn asm(&self, major: u8) -> String {
+        match &self.kind {
+            StepKind::Memory { mnemonic, bits } => join(mnemonic, bits),
+            StepKind::Cache {
+                mnemonic,
+                modifiers,
+            } => join(mnemonic, modifiers),
+            StepKind::Wait(cs) => {
+                if major >= 12 {
+                    format!(
+                        "s_wait_{} 0x0",
+                        cs.first().map(|c| c.name()).unwrap_or("loadcnt")
+                    )
+                } else if cs == &[Counter::Vscnt] {
+                    "s_waitcnt_vscnt null, 0x0".to_owned()
+                } else {
+                    let parts: Vec<String> =
+                        cs.iter().map(|c| format!("{}(0)", c.name())).collect();
+                    format!("s_waitcnt {}", parts.join(" "))
+                }
+            }
+        }
+    }
+}
+
+fn join(m: &str, bits: &[&str]) -> String {
+    let mut s = m.to_owned();
+    for b in bits {
+        s.push(' ');
+        s.push_str(b);
+    }
+    s
+}
+
+/// The code sequence of one case.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Sequence {
+    /// The steps in program order.
+    pub steps: Vec<Step>,
+    /// ISA major version the sequence is written for (decides wait syntax).
+    pub major: u8,
+}
+
+impl Sequence {
+    /// The steps as assembly lines.
+    pub fn asm(&self) -> Vec<String> {
+        self.steps.iter().map(|s| s.asm(self.major)).collect()
+    }
+}
+
+/// Why a case has no code sequence.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Invalid {
+    /// The processor has no instruction for the access.
+    #[error("{0}")]
+    NoInstruction(String),
+    /// The memory model does not support the combination.
+    #[error("{0}")]
+    Unsupported(String),
+    /// The case itself is malformed.
+    #[error("{0}")]
+    BadCase(String),
+}
+
+impl fmt::Display for Sequence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for s in &self.steps {
+            writeln!(f, "{:<36} ; {}", s.asm(self.major), s.reason)?;
+        }
+        Ok(())
+    }
+}
+
+/// Where a step goes relative to the memory instruction.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pos {
+    Before,
+    After,
+}
+
+/// Memory operations a wait covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ops {
+    load: bool,
+    store: bool,
+}
+
+/// Public name of [`Ops`] for the selection table.
+pub type OpsPublic = Ops;
+/// A load.
+pub const OPS_LOAD: Ops = Ops {
+    load: true,
+    store: false,
+};
+/// A store.
+pub const OPS_STORE: Ops = Ops {
+    load: false,
+    store: true,
+};
+const LOAD: Ops = OPS_LOAD;
+const STORE: Ops = OPS_STORE;
+const LOAD_STORE: Ops = Ops {
+    load: true,
+    store: true,
+};
+
+/// The sequence being built.
+struct Builder<'a> {
+    cfg: &'a Config,
+    rules: &'static FamilyRules,
+    before: Vec<Step>,
+    after: Vec<Step>,
+    bits: Bits,
+}
+
+impl Builder<'_> {
+    fn push(&mut self, pos: Pos, kind: StepKind, reason: String) {
+        let s = Step { kind, reason };
+        match pos {
+            Pos::Before => self.before.push(s),
+            Pos::After => self.after.push(s),
+        }
+    }
+
+    /// Effective scope of waits and invalidates for global memory, after the mode.
+    fn wait(
+        &mut self,
+        scope: ScopeLevel,
+        mut aspace: AsSet,
+        ops: Ops,
+        cross: bool,
+        pos: Pos,
+        why: &str,
+    ) {
+        let mut scope = scope;
+        let r = self.rules;
+        let mut gscope = scope;
+        if r.tgsplit_mode && self.cfg.tgsplit {
+            if aspace.any(AsSet::GLOBAL.or(AsSet::SCRATCH).or(AsSet::GDS))
+                && scope == ScopeLevel::Workgroup
+            {
+                scope = ScopeLevel::Agent;
+            }
+            // No LDS can be allocated in tgsplit mode.
+            aspace = aspace.minus(AsSet::LDS);
+            gscope = scope;
+        }
+        let mut vm = false;
+        let mut vs = false;
+        let mut lgkm = false;
+        if aspace.any(AsSet::GLOBAL.or(AsSet::SCRATCH)) {
+            let reach = match gscope {
+                ScopeLevel::System | ScopeLevel::Agent => true,
+                ScopeLevel::Workgroup => r.wgp_mode && !self.cfg.cumode,
+                _ => false,
+            };
+            if reach {
+                if r.split_store_counter {
+                    vm |= ops.load;
+                    vs |= ops.store;
+                } else {
+                    vm = true;
+                }
+            }
+        }
+        if aspace.any(AsSet::LDS)
+            && matches!(
+                scope,
+                ScopeLevel::System | ScopeLevel::Agent | ScopeLevel::Workgroup
+            )
+        {
+            lgkm |= cross;
+        }
+        if r.has_gds_waits
+            && aspace.any(AsSet::GDS)
+            && matches!(scope, ScopeLevel::System | ScopeLevel::Agent)
+        {
+            lgkm |= cross;
+        }
+        let why = why.to_owned();
+        if self.cfg.major >= 12 {
+            if vm {
+                for c in [Counter::Bvhcnt, Counter::Samplecnt, Counter::Loadcnt] {
+                    self.push(pos, StepKind::Wait(vec![c]), why.clone());
+                }
+            }
+            if vs {
+                self.push(pos, StepKind::Wait(vec![Counter::Storecnt]), why.clone());
+            }
+            if lgkm {
+                self.push(pos, StepKind::Wait(vec![Counter::Dscnt]), why);
+            }
+            return;
+        }
+        if vm || lgkm {
+            let mut cs = Vec::new();
+            if vm {
+                cs.push(Counter::Vmcnt);
+            }
+            if lgkm {
+                cs.push(Counter::Lgkmcnt);
+            }
+            self.push(pos, StepKind::Wait(cs), why.clone());
+        }
+        if vs {
+            self.push(pos, StepKind::Wait(vec![Counter::Vscnt]), why);
+        }
+    }
+
+    fn acquire(&mut self, scope: ScopeLevel, aspace: AsSet, pos: Pos) {
+        if self.cfg.skip_cache_invalidations || !aspace.any(AsSet::GLOBAL) {
+            return;
+        }
+        let pal = matches!(self.cfg.os, Os::Amdpal | Os::Mesa3d);
+        for inv in (self.rules.invalidate)(scope, self.cfg, pal) {
+            self.push(
+                pos,
+                StepKind::Cache {
+                    mnemonic: inv.0,
+                    modifiers: inv.1.to_vec(),
+                },
+                format!(
+                    "acquire: invalidate {} so later loads see other waves' writes",
+                    inv.2
+                ),
+            );
+        }
+    }
+
+    fn release(&mut self, scope: ScopeLevel, aspace: AsSet, cross: bool, pos: Pos) {
+        if self.rules.release_needs_global && !aspace.any(AsSet::GLOBAL) {
+            return;
+        }
+        if self.rules.release_needs_global
+            && matches!(scope, ScopeLevel::Wavefront | ScopeLevel::SingleThread)
+        {
+            return;
+        }
+        if aspace.any(AsSet::GLOBAL) {
+            for wb in (self.rules.writeback)(scope, self.cfg) {
+                self.push(
+                    pos,
+                    StepKind::Cache {
+                        mnemonic: wb.0,
+                        modifiers: wb.1.to_vec(),
+                    },
+                    format!("release: write back {} before the release", wb.2),
+                );
+            }
+        }
+        self.wait(
+            scope,
+            aspace,
+            LOAD_STORE,
+            cross,
+            pos,
+            "release: earlier memory operations complete before the release",
+        );
+    }
+}
+
+/// Facts about the memory operation, after the address space and scope are resolved.
+struct Info {
+    scope: ScopeLevel,
+    instr_as: AsSet,
+    order_as: AsSet,
+    cross: bool,
+}
+
+fn info(case: &Case) -> Result<Info, Invalid> {
+    let instr_as = case.addr_space.map(AsSet::of).unwrap_or(AsSet::ATOMIC);
+    let scope = case
+        .scope
+        .ok_or_else(|| Invalid::BadCase("atomic without scope".into()))?;
+    let (order_as, cross) = if instr_as == AsSet::LDS {
+        // llc 19 orders only LDS for an atomic that can only access LDS.
+        (AsSet::LDS, !scope.one_as)
+    } else if scope.one_as {
+        (AsSet::ATOMIC.and(instr_as), false)
+    } else {
+        (AsSet::ATOMIC, true)
+    };
+    if order_as.is_empty() || !instr_as.any(AsSet::ATOMIC) {
+        return Err(Invalid::Unsupported(format!(
+            "atomics on the {} address space are not supported (Unsupported atomic address space)",
+            case.addr_space.map(|a| a.name()).unwrap_or("?")
+        )));
+    }
+    Ok(Info {
+        scope: scope.level,
+        instr_as,
+        order_as,
+        cross,
+    })
+}
+
+/// The code sequence for `case` on `cfg`, or why there is none.
+pub fn sequence(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
+    case.validate().map_err(Invalid::BadCase)?;
+    let rules = family::rules(cfg.family)
+        .ok_or_else(|| Invalid::Unsupported(format!("{} has no memory model", cfg.cpu)))?;
+    let mut b = Builder {
+        cfg,
+        rules,
+        before: Vec::new(),
+        after: Vec::new(),
+        bits: Bits::default(),
+    };
+    let sel = family::select(cfg, case)?;
+    let a = case.addr_space;
+    match sel {
+        family::Selected::Plain { ops } => {
+            // Non-atomic (or an atomic on private memory, which LLVM makes non-atomic).
+            let mut steps = Vec::new();
+            for (op, mnemonic, cpol) in ops {
+                let mut bb = Builder {
+                    cfg,
+                    rules,
+                    before: Vec::new(),
+                    after: Vec::new(),
+                    bits: Bits::default(),
+                };
+                let aspace = a.map(AsSet::of).unwrap_or(AsSet::NONE);
+                if cpol {
+                    volatile_nontemporal(&mut bb, aspace, op, case);
+                } else if case.flags.volatile {
+                    // No cache-policy operand: only the wait.
+                    bb.wait(
+                        ScopeLevel::System,
+                        aspace,
+                        op,
+                        false,
+                        Pos::After,
+                        "volatile: complete before going on",
+                    );
+                }
+                if op == STORE && cpol {
+                    force_store_bits(&mut bb, aspace);
+                    if cfg.major >= 12 && bb.bits.has("scope:SCOPE_SYS") {
+                        system_scope_store_waits(&mut bb);
+                    }
+                }
+                steps.extend(bb.before);
+                steps.push(Step {
+                    kind: StepKind::Memory {
+                        mnemonic: mnemonic.clone(),
+                        bits: bb.bits.render(cfg.major),
+                    },
+                    reason: memory_reason(case),
+                });
+                steps.extend(bb.after);
+            }
+            return Ok(Sequence {
+                steps,
+                major: cfg.major,
+            });
+        }
+        family::Selected::Atomic {
+            mnemonic,
+            cpol,
+            ret_bit,
+        } => {
+            let i = info(case)?;
+            let ord = case.ordering.unwrap_or(Ordering::Monotonic);
+            match case.kind {
+                Kind::LoadAtomic => {
+                    if matches!(
+                        ord,
+                        Ordering::Monotonic | Ordering::Acquire | Ordering::SeqCst
+                    ) && cpol
+                    {
+                        if i.order_as.any(AsSet::GLOBAL) {
+                            (rules.load_bypass)(&mut b.bits, i.scope, cfg);
+                        }
+                    }
+                    if ord == Ordering::SeqCst {
+                        b.wait(
+                            i.scope,
+                            i.order_as,
+                            LOAD_STORE,
+                            i.cross,
+                            Pos::Before,
+                            "seq_cst: earlier memory operations complete first",
+                        );
+                    }
+                    if ord.acquires() {
+                        b.wait(
+                            i.scope,
+                            i.instr_as,
+                            LOAD,
+                            i.cross,
+                            Pos::After,
+                            "acquire: the load completes before later accesses",
+                        );
+                        b.acquire(i.scope, i.order_as, Pos::After);
+                    }
+                }
+                Kind::StoreAtomic => {
+                    if matches!(
+                        ord,
+                        Ordering::Monotonic | Ordering::Release | Ordering::SeqCst
+                    ) && cpol
+                    {
+                        if i.order_as.any(AsSet::GLOBAL) {
+                            (rules.store_bypass)(&mut b.bits, i.scope, cfg);
+                        }
+                    }
+                    if ord.releases() {
+                        b.release(i.scope, i.order_as, i.cross, Pos::Before);
+                    }
+                    if cpol {
+                        force_store_bits(&mut b, i.instr_as);
+                    }
+                }
+                Kind::AtomicRmw | Kind::Cmpxchg => {
+                    if cpol {
+                        if i.instr_as.any(AsSet::GLOBAL) {
+                            (rules.rmw_bypass)(&mut b.bits, i.scope, cfg);
+                        }
+                    }
+                    let fail = case.failure;
+                    if ord.releases() || fail == Some(Ordering::SeqCst) {
+                        b.release(i.scope, i.order_as, i.cross, Pos::Before);
+                    }
+                    if ord.acquires() || matches!(fail, Some(Ordering::Acquire | Ordering::SeqCst))
+                    {
+                        let ops = if case.ret == Some(true) { LOAD } else { STORE };
+                        b.wait(
+                            i.scope,
+                            i.instr_as,
+                            ops,
+                            i.cross,
+                            Pos::After,
+                            "acquire: the atomic completes before later accesses",
+                        );
+                        b.acquire(i.scope, i.order_as, Pos::After);
+                    }
+                    if case.ret == Some(true) {
+                        if let Some(rb) = ret_bit {
+                            b.bits.set(rb);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            let mut steps = std::mem::take(&mut b.before);
+            steps.push(Step {
+                kind: StepKind::Memory {
+                    mnemonic,
+                    bits: b.bits.render(cfg.major),
+                },
+                reason: memory_reason(case),
+            });
+            steps.extend(b.after);
+            Ok(Sequence {
+                steps,
+                major: cfg.major,
+            })
+        }
+        family::Selected::Fence => {
+            let i = info(case)?;
+            let order_as = match case.mmra {
+                Some(Mmra::Global) => AsSet::GLOBAL,
+                Some(Mmra::Local) => AsSet::LDS,
+                Some(Mmra::GlobalLocal) => AsSet::GLOBAL.or(AsSet::LDS),
+                _ => i.order_as,
+            };
+            let ord = case.ordering.unwrap_or(Ordering::SeqCst);
+            if ord == Ordering::Acquire {
+                b.wait(
+                    i.scope,
+                    order_as,
+                    LOAD_STORE,
+                    i.cross,
+                    Pos::Before,
+                    "acquire fence: earlier atomics complete first",
+                );
+            }
+            if ord.releases() {
+                b.release(i.scope, order_as, i.cross, Pos::Before);
+            }
+            if ord.acquires() {
+                b.acquire(i.scope, order_as, Pos::Before);
+            }
+            Ok(Sequence {
+                steps: b.before,
+                major: cfg.major,
+            })
+        }
+    }
+}
+
+fn memory_reason(case: &Case) -> String {
+    let mut s = format!("the {}", case.kind.name().replace('_', " "));
+    if let Some(o) = case.ordering {
+        s.push(' ');
+        s.push_str(o.name());
+    }
+    if let Some(sc) = case.scope {
+        s.push_str(" at ");
+        s.push_str(sc.name());
+    }
+    s.push_str(" scope");
+    s
+}
+
+fn volatile_nontemporal(b: &mut Builder<'_>, aspace: AsSet, op: Ops, case: &Case) {
+    let f = case.flags;
+    (b.rules.volatile_nontemporal)(
+        &mut b.bits,
+        op == LOAD,
+        f.volatile,
+        f.nontemporal,
+        f.last_use,
+    );
+    if f.volatile {
+        if b.cfg.major >= 12 && op == STORE {
+            system_scope_store_waits(b);
+        }
+        b.wait(
+            ScopeLevel::System,
+            aspace,
+            op,
+            false,
+            Pos::After,
+            "volatile: complete before going on",
+        );
+    }
+}
+
+fn system_scope_store_waits(b: &mut Builder<'_>) {
+    for c in [
+        Counter::Loadcnt,
+        Counter::Samplecnt,
+        Counter::Bvhcnt,
+        Counter::Kmcnt,
+        Counter::Storecnt,
+    ] {
+        b.push(
+            Pos::Before,
+            StepKind::Wait(vec![c]),
+            "system-scope store: earlier loads and stores complete first".into(),
+        );
+    }
+}
+
+fn force_store_bits(b: &mut Builder<'_>, aspace: AsSet) {
+    if b.rules.force_store_sc0_sc1 && aspace.any(AsSet::SCRATCH.or(AsSet::GLOBAL).or(AsSet::OTHER))
+    {
+        b.bits.set("sc0");
+        b.bits.set("sc1");
+    }
+}
+
+/// Whether the family is one with a defined memory model.
+pub fn has_model(f: MemoryModelFamily) -> bool {
+    family::rules(f).is_some()
+}

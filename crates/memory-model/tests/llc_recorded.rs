@@ -1,0 +1,115 @@
+//! Every case of every conformance configuration against llc-19's recorded outcomes
+//! (`expected/<config>.txt`, written by `scripts/memmodel-sweep`). A disagreement fails the
+//! test unless `disagreements.txt` lists it with its reason; a listed case that agrees fails
+//! too, so the list stays exact.
+
+mod common;
+
+use gfxkit_memory_model::config::conformance_configs;
+use gfxkit_memory_model::conformance::{normalize, render_normal};
+use gfxkit_memory_model::{sequence, Case, Config};
+use std::collections::BTreeMap;
+
+/// The model's outcome in the harness's normal form.
+pub fn model_outcome(cfg: &Config, case: &Case) -> Result<String, String> {
+    match sequence(cfg, case) {
+        Ok(seq) => {
+            let lines = seq.asm();
+            Ok(render_normal(&normalize(lines.iter().map(String::as_str))))
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn listed() -> BTreeMap<(String, String), String> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("disagreements.txt");
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let mut m = BTreeMap::new();
+    for line in text.lines() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let mut it = line.splitn(3, '\t');
+        let (c, k, r) = (
+            it.next().unwrap(),
+            it.next().unwrap_or(""),
+            it.next().unwrap_or(""),
+        );
+        assert!(
+            !r.trim().is_empty(),
+            "disagreements.txt: `{line}` has no reason"
+        );
+        m.insert((c.to_owned(), k.to_owned()), r.to_owned());
+    }
+    m
+}
+
+#[test]
+fn model_agrees_with_recorded_llc_outcomes() {
+    let cases = Case::all();
+    let listed = listed();
+    let mut problems = Vec::new();
+    let mut summary = String::new();
+    let show = std::env::var("GFXKIT_MEMMODEL_SHOW").ok();
+    let only = std::env::var("GFXKIT_MEMMODEL_ONLY").ok();
+    for cfg in conformance_configs() {
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|x| x == cfg.label()))
+        {
+            continue;
+        }
+        let expected = common::read_expected(&cfg, &cases);
+        let (mut agree, mut valid, mut rejected, mut known) = (0, 0, 0, 0);
+        for (case, exp) in cases.iter().zip(&expected) {
+            let got = model_outcome(&cfg, case);
+            let same = match (&got, exp) {
+                (Ok(a), Ok(b)) => a == b,
+                (Err(_), Err(_)) => true,
+                _ => false,
+            };
+            if exp.is_ok() {
+                valid += 1;
+            } else {
+                rejected += 1;
+            }
+            let key = (cfg.label(), case.to_string());
+            if same {
+                if exp.is_ok() {
+                    agree += 1;
+                }
+                if listed.contains_key(&key) {
+                    problems.push(format!(
+                        "{} {}: listed as a disagreement but agrees",
+                        key.0, key.1
+                    ));
+                }
+            } else if listed.contains_key(&key) {
+                known += 1;
+            } else {
+                if show.as_deref().map_or(true, |s| cfg.label() == s) {
+                    problems.push(format!(
+                        "{}\t{}\n    llc:   {:?}\n    model: {:?}",
+                        key.0, key.1, exp, got
+                    ));
+                } else {
+                    problems.push(format!("{} {}", key.0, key.1));
+                }
+            }
+        }
+        summary.push_str(&format!(
+            "{:<16} valid {:>5}  agree {:>5}  known disagreements {:>3}  rejected by llc {:>5}\n",
+            cfg.label(),
+            valid,
+            agree,
+            known,
+            rejected
+        ));
+    }
+    eprintln!("{summary}");
+    if !problems.is_empty() {
+        let n = problems.len();
+        problems.truncate(60);
+        panic!("{n} problems:\n{}", problems.join("\n"));
+    }
+}
