@@ -1,0 +1,445 @@
+//! Discovery of device code in host binaries built by clang-19, checked against what
+//! clang-offload-bundler-19 lists and unbundles from the dumped sections.
+
+mod host_fixtures;
+
+use gfxkit_bundle::compressed::DecompressOptions;
+use gfxkit_bundle::AnyBundle;
+use gfxkit_host::{
+    discover, BundleFormat, CompressionMethod, InputKind, ProblemKind, WrapperMagic, WrapperTarget,
+};
+use gfxkit_testkit::{llvm_tool, run_ok};
+use host_fixtures::{section, Fixture};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+use std::sync::OnceLock;
+
+fn fixture() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(host_fixtures::build)
+}
+
+fn read(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap()
+}
+
+/// Entry IDs of a bundle file as clang-offload-bundler-19 lists them (hash order: sorted here).
+fn clang_list(bundle: &Path) -> BTreeSet<String> {
+    let out = run_ok(
+        Command::new(llvm_tool("clang-offload-bundler"))
+            .args(["-list", "-type=o"])
+            .arg(format!("-input={}", bundle.display())),
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+fn clang_unbundle(bundle: &Path, id: &str, out: &Path) -> Vec<u8> {
+    run_ok(
+        Command::new(llvm_tool("clang-offload-bundler"))
+            .args(["-unbundle", "-type=o"])
+            .arg(format!("-input={}", bundle.display()))
+            .arg(format!("-targets={id}"))
+            .arg(format!("-output={}", out.display())),
+    );
+    read(out)
+}
+
+/// Checks every bundle gfxkit found in `file` against the dumped `.hip_fatbin` and clang's
+/// listing and unbundling of each bundle on its own. Returns the number of bundles.
+fn check_against_clang(file: &Path, tag: &str) -> usize {
+    let data = read(file);
+    let found = discover(&data);
+    let dir = fixture().dir.path().join(format!("check-{tag}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dumped = dir.join("fatbin.bin");
+    run_ok(
+        Command::new(llvm_tool("llvm-objcopy"))
+            .arg(format!("--dump-section=.hip_fatbin={}", dumped.display()))
+            .arg(file)
+            .arg(dir.join("copy.out")),
+    );
+    let fatbin = read(&dumped);
+    let sec = section(&data, ".hip_fatbin");
+    let mut covered = 0usize;
+    for (i, b) in found.bundles.iter().enumerate() {
+        assert_eq!(b.location.section.as_deref(), Some(".hip_fatbin"));
+        let at = (b.location.offset - sec.offset) as usize;
+        assert_eq!(&fatbin[at..at + b.bytes.len()], b.bytes, "bundle {i} bytes");
+        assert!(
+            fatbin[covered..at].iter().all(|&x| x == 0),
+            "gap before bundle {i} is padding"
+        );
+        covered = at + b.bytes.len();
+        let path = dir.join(format!("b{i}.bin"));
+        std::fs::write(&path, b.bytes).unwrap();
+        let any = AnyBundle::parse(b.bytes, &DecompressOptions::default()).unwrap();
+        let bundle = any.bundle().unwrap();
+        let ours: BTreeSet<String> = bundle.entries().iter().map(|e| e.id.to_owned()).collect();
+        assert_eq!(ours, clang_list(&path), "bundle {i} entry IDs");
+        // The header-only reader agrees with the full reader, in header order.
+        let header: Vec<String> = gfxkit_host::entries::header_entries(b.format, b.bytes)
+            .unwrap()
+            .into_iter()
+            .map(|h| h.header.id)
+            .collect();
+        let full: Vec<String> = bundle.entries().iter().map(|e| e.id.to_owned()).collect();
+        assert_eq!(header, full);
+        for e in bundle.entries() {
+            if e.id.starts_with("host-") {
+                continue;
+            }
+            let theirs = clang_unbundle(&path, e.id, &dir.join(format!("b{i}-{}.co", e.index)));
+            assert_eq!(e.payload, &theirs[..], "bundle {i} entry {}", e.id);
+        }
+    }
+    assert!(
+        fatbin[covered..].iter().all(|&x| x == 0),
+        "tail of the section is padding"
+    );
+    found.bundles.len()
+}
+
+fn expected_formats() -> Vec<BundleFormat> {
+    host_fixtures::TUS
+        .iter()
+        .map(|t| {
+            if t.compress {
+                BundleFormat::Compressed {
+                    version: 2,
+                    method: CompressionMethod::ZSTD,
+                }
+            } else {
+                BundleFormat::Uncompressed
+            }
+        })
+        .collect()
+}
+
+fn assert_wrappers_tie_every_bundle(found: &gfxkit_host::Discovery<'_>) {
+    assert_eq!(found.wrappers.len(), found.bundles.len());
+    let mut targets = BTreeSet::new();
+    for w in &found.wrappers {
+        assert_eq!(w.magic, WrapperMagic::Hipf);
+        assert_eq!(w.version, 1);
+        match w.target {
+            WrapperTarget::Bundle { index } => assert!(targets.insert(index)),
+            other => panic!("wrapper at {} points to {other:?}", w.location),
+        }
+    }
+    for (i, b) in found.bundles.iter().enumerate() {
+        assert_eq!(b.wrappers.len(), 1, "bundle {i}");
+    }
+}
+
+#[test]
+fn shared_object_every_bundle_matches_clang() {
+    let f = fixture();
+    let data = read(&f.shared);
+    let found = discover(&data);
+    assert_eq!(found.kind, InputKind::ElfSharedObject);
+    assert!(found.problems.is_empty(), "{:?}", found.problems);
+    let formats: Vec<BundleFormat> = found.bundles.iter().map(|b| b.format).collect();
+    assert_eq!(formats, expected_formats());
+    assert_wrappers_tie_every_bundle(&found);
+    assert_eq!(
+        check_against_clang(&f.shared, "so"),
+        host_fixtures::TUS.len()
+    );
+}
+
+#[test]
+fn executables_pie_and_non_pie() {
+    let f = fixture();
+    for (path, kind) in [
+        (&f.exe, InputKind::ElfExecutable),
+        (&f.pie, InputKind::ElfSharedObject),
+    ] {
+        let data = read(path);
+        let found = discover(&data);
+        assert_eq!(found.kind, kind, "{}", path.display());
+        assert!(found.problems.is_empty(), "{:?}", found.problems);
+        assert_eq!(found.bundles.len(), host_fixtures::TUS.len());
+        assert_wrappers_tie_every_bundle(&found);
+    }
+    assert_eq!(check_against_clang(&f.exe, "exe"), host_fixtures::TUS.len());
+}
+
+#[test]
+fn relocatable_objects_resolve_wrappers_through_symbols() {
+    let f = fixture();
+    for (obj, tu) in f.objects.iter().zip(host_fixtures::TUS) {
+        let data = read(obj);
+        let found = discover(&data);
+        assert_eq!(found.kind, InputKind::ElfRelocatable);
+        assert!(found.problems.is_empty(), "{:?}", found.problems);
+        assert_eq!(found.bundles.len(), 1);
+        assert_wrappers_tie_every_bundle(&found);
+        let ids = gfxkit_host::entries::entry_ids(found.bundles[0].format, found.bundles[0].bytes)
+            .unwrap();
+        let targets: BTreeSet<String> = ids
+            .iter()
+            .filter(|e| !e.is_host())
+            .map(|e| e.target().to_string())
+            .collect();
+        let want: BTreeSet<String> = tu
+            .archs
+            .iter()
+            .map(|a| gfxkit_target_id::TargetId::parse(a).unwrap().to_string())
+            .collect();
+        assert_eq!(targets, want);
+    }
+}
+
+#[test]
+fn archive_members_are_searched() {
+    let f = fixture();
+    let data = read(&f.archive);
+    let found = discover(&data);
+    assert_eq!(found.kind, InputKind::Archive);
+    assert!(found.problems.is_empty(), "{:?}", found.problems);
+    let members: Vec<Option<&str>> = found
+        .bundles
+        .iter()
+        .map(|b| b.location.member.as_deref())
+        .collect();
+    assert_eq!(members, [Some("t0.o"), Some("t1.o")]);
+    assert_wrappers_tie_every_bundle(&found);
+    // Each member's bundle equals the one found in the object file itself.
+    for (b, obj) in found.bundles.iter().zip(&f.objects) {
+        let o = read(obj);
+        let alone = discover(&o);
+        assert_eq!(b.bytes, alone.bundles[0].bytes);
+        assert_eq!(
+            &data[b.location.offset as usize..][..b.bytes.len()],
+            b.bytes
+        );
+    }
+}
+
+#[test]
+fn new_driver_object_offloading_images() {
+    let f = fixture();
+    let d = f.dir.path();
+    let src = d.join("nd.hip");
+    std::fs::write(&src, host_fixtures::kernels("nd", 2)).unwrap();
+    let obj = d.join("nd.o");
+    run_ok(
+        Command::new(llvm_tool("clang++"))
+            .args([
+                "-x",
+                "hip",
+                "--offload-new-driver",
+                "-fgpu-rdc",
+                "-nogpulib",
+                "-nogpuinc",
+            ])
+            .args([
+                "--offload-arch=gfx90a:xnack+",
+                "--offload-arch=gfx1030",
+                "-c",
+            ])
+            .arg(&src)
+            .arg("-o")
+            .arg(&obj),
+    );
+    let data = read(&obj);
+    let found = discover(&data);
+    assert!(found.problems.is_empty(), "{:?}", found.problems);
+    assert_eq!(found.offload_images.len(), 2);
+    let archs: BTreeSet<&str> = found.offload_images.iter().filter_map(|i| i.arch).collect();
+    assert_eq!(archs, BTreeSet::from(["gfx90a:xnack+", "gfx1030"]));
+    for img in &found.offload_images {
+        assert!(img.offload_kind.is_hip(), "{}", img.offload_kind);
+        assert_eq!(img.triple, Some("amdgcn-amd-amdhsa"));
+        assert_eq!(img.location.section.as_deref(), Some(".llvm.offloading"));
+        let arch = img.arch.unwrap();
+        let out = d.join(format!("nd-{}.img", arch.replace(':', "_")));
+        run_ok(
+            Command::new(llvm_tool("clang-offload-packager"))
+                .arg(&obj)
+                .arg(format!("--image=file={},arch={arch}", out.display())),
+        );
+        assert_eq!(img.bytes, &read(&out)[..], "image for {arch}");
+    }
+}
+
+// ---- Damaged inputs: typed problems with locations, never a panic. ----
+
+fn set_u64(d: &mut [u8], at: usize, v: u64) {
+    d[at..at + 8].copy_from_slice(&v.to_le_bytes());
+}
+
+/// Offset in the file of the `.rela.dyn` entry relocating the pointer of wrapper `i`.
+fn wrapper_rela(d: &[u8], i: u64) -> usize {
+    let seg = section(d, ".hipFatBinSegment");
+    let rela = section(d, ".rela.dyn");
+    let slot = seg.addr + i * 24 + 8;
+    (0..rela.size / 24)
+        .map(|k| (rela.offset + k * 24) as usize)
+        .find(|&at| host_fixtures::u64le(d, at) == slot)
+        .expect("a relocation for the wrapper")
+}
+
+#[test]
+fn wrapper_pointing_outside_or_inside_a_bundle() {
+    let data = read(&fixture().shared);
+    let found = discover(&data);
+    let b1 = &found.bundles[1];
+    let fatbin = section(&data, ".hip_fatbin");
+
+    let mut outside = data.clone();
+    let r = wrapper_rela(&outside, 0);
+    set_u64(&mut outside, r + 16, 0x7fff_0000_0000);
+    let got = discover(&outside);
+    assert!(
+        got.problems.iter().any(|p| matches!(
+            p.kind,
+            ProblemKind::WrapperPointsOutside {
+                address: 0x7fff_0000_0000
+            }
+        ) && p.location.section.as_deref()
+            == Some(".hipFatBinSegment")),
+        "{:?}",
+        got.problems
+    );
+    assert!(got
+        .problems
+        .iter()
+        .any(|p| p.kind == ProblemKind::BundleWithoutWrapper));
+
+    let mut inside = data.clone();
+    let r = wrapper_rela(&inside, 1);
+    let addr = fatbin.addr + (b1.location.offset - fatbin.offset) + 16;
+    set_u64(&mut inside, r + 16, addr);
+    let got = discover(&inside);
+    let p = got
+        .problems
+        .iter()
+        .find(|p| matches!(p.kind, ProblemKind::WrapperMissesBundle { .. }))
+        .expect("misses bundle");
+    assert_eq!(
+        p.location.offset,
+        section(&data, ".hipFatBinSegment").offset + 24
+    );
+    assert!(p.to_string().contains("where no bundle starts"), "{p}");
+
+    let mut magic = data.clone();
+    let seg = section(&data, ".hipFatBinSegment");
+    magic[seg.offset as usize..][..4].copy_from_slice(b"XXXX");
+    let got = discover(&magic);
+    assert!(got
+        .problems
+        .iter()
+        .any(|p| matches!(p.kind, ProblemKind::WrapperMagic { .. })));
+}
+
+#[test]
+fn truncated_sections_and_bad_ccob_sizes() {
+    let data = read(&fixture().shared);
+    let found = discover(&data);
+    let fatbin = section(&data, ".hip_fatbin");
+
+    // The section claims fewer bytes than its last bundle needs.
+    let mut short = data.clone();
+    let last = found.bundles.last().unwrap();
+    let new_size = last.location.offset - fatbin.offset + last.bytes.len() as u64 - 10;
+    set_u64(&mut short, fatbin.header_at + 0x20, new_size);
+    let got = discover(&short);
+    assert_eq!(got.bundles.len(), found.bundles.len() - 1);
+    let p = got
+        .problems
+        .iter()
+        .find(|p| matches!(p.kind, ProblemKind::BundlePastSection { excess: 10, .. }))
+        .unwrap_or_else(|| panic!("{:?}", got.problems));
+    assert_eq!(p.location.offset, last.location.offset);
+
+    // The file ends inside `.hip_fatbin`.
+    let cut = &data[..(fatbin.offset + fatbin.size / 2) as usize];
+    let got = discover(cut);
+    assert!(
+        got.problems
+            .iter()
+            .any(|p| p.kind == ProblemKind::SectionOutsideFile
+                || matches!(p.kind, ProblemKind::MalformedElf(_))),
+        "{:?}",
+        got.problems
+    );
+
+    // A CCOB v2 total size far past the section; then one smaller than its header.
+    let ccob = &found.bundles[1];
+    assert!(matches!(
+        ccob.format,
+        BundleFormat::Compressed { version: 2, .. }
+    ));
+    let at = ccob.location.offset as usize + 8;
+    let mut big = data.clone();
+    big[at..at + 4].copy_from_slice(&0x7fff_ffffu32.to_le_bytes());
+    let got = discover(&big);
+    assert!(
+        got.problems.iter().any(|p| matches!(
+            p.kind,
+            ProblemKind::BundlePastSection {
+                size: 0x7fff_ffff,
+                ..
+            }
+        ) && p.location.offset == ccob.location.offset),
+        "{:?}",
+        got.problems
+    );
+    let mut small = data.clone();
+    small[at..at + 4].copy_from_slice(&5u32.to_le_bytes());
+    let got = discover(&small);
+    let p = got
+        .problems
+        .iter()
+        .find(|p| matches!(p.kind, ProblemKind::BadBundle(_)))
+        .expect("bad bundle");
+    assert!(
+        p.to_string().contains("smaller than its 24-byte header"),
+        "{p}"
+    );
+
+    // A wrong hash is not visible to discovery (nothing is decompressed) but decompressing
+    // the found bundle reports it.
+    let mut hash = data.clone();
+    hash[ccob.location.offset as usize + 16] ^= 0xff;
+    let got = discover(&hash);
+    assert!(got.problems.is_empty());
+    let err = AnyBundle::parse(got.bundles[1].bytes, &DecompressOptions::default()).unwrap_err();
+    assert!(err.to_string().to_lowercase().contains("hash"), "{err}");
+}
+
+#[test]
+fn bit_flips_in_headers_and_sections_never_panic() {
+    let data = read(&fixture().shared);
+    let mut spots: Vec<usize> = (0..0x40).collect();
+    let shoff = host_fixtures::u64le(&data, 0x28) as usize;
+    spots.extend(shoff..data.len());
+    for name in [".hipFatBinSegment", ".rela.dyn"] {
+        let s = section(&data, name);
+        spots.extend(s.offset as usize..(s.offset + s.size) as usize);
+    }
+    for b in &discover(&data).bundles {
+        let o = b.location.offset as usize;
+        spots.extend(o..o + 64);
+    }
+    for &i in &spots {
+        for bit in [0x01u8, 0x80] {
+            let mut d = data.clone();
+            d[i] ^= bit;
+            let got = discover(&d);
+            for p in &got.problems {
+                let _ = p.to_string();
+            }
+        }
+    }
+    // Every prefix of the ELF header and section table region.
+    for n in (0..data.len()).step_by(97) {
+        let _ = discover(&data[..n]);
+    }
+}
