@@ -3,8 +3,8 @@
 
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::limits;
-use crate::rewrite::{FileKind, Report, Rewritten};
 use crate::plan::Transform;
+use crate::rewrite::{FileKind, Report, Rewritten};
 
 const MAGIC: &[u8; 8] = b"!<arch>\n";
 const THIN: &[u8; 8] = b"!<thin>\n";
@@ -62,14 +62,22 @@ pub(crate) fn members(data: &[u8]) -> Result<Vec<Member<'_>>> {
         let size_txt = std::str::from_utf8(&header[48..58])
             .map_err(|_| bad(pos + 48, "member size is not text"))?
             .trim();
-        let size: usize = size_txt
-            .parse()
-            .map_err(|_| bad(pos + 48, format!("member size {size_txt:?} is not a number")))?;
+        let size: usize = size_txt.parse().map_err(|_| {
+            bad(
+                pos + 48,
+                format!("member size {size_txt:?} is not a number"),
+            )
+        })?;
         let start = pos + HDR;
         let body = start
             .checked_add(size)
             .and_then(|end| data.get(start..end))
-            .ok_or_else(|| bad(pos + 48, format!("member of {size} bytes runs past the end")))?;
+            .ok_or_else(|| {
+                bad(
+                    pos + 48,
+                    format!("member of {size} bytes runs past the end"),
+                )
+            })?;
         let raw_name = String::from_utf8_lossy(&header[..16]).trim_end().to_owned();
         let name = if raw_name == "//" {
             long_names = body;
@@ -83,10 +91,7 @@ pub(crate) fn members(data: &[u8]) -> Result<Vec<Member<'_>>> {
             let rest = long_names
                 .get(off..)
                 .ok_or_else(|| bad(pos, format!("long name offset {off} is out of range")))?;
-            let end = rest
-                .iter()
-                .position(|&c| c == b'\n')
-                .unwrap_or(rest.len());
+            let end = rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len());
             String::from_utf8_lossy(&rest[..end])
                 .trim_end_matches('/')
                 .to_owned()
@@ -183,13 +188,19 @@ pub(crate) fn rewrite_archive(data: &[u8], t: &Transform) -> Result<Rewritten> {
             let o = old_at + w + k * w;
             let old = rd(data, o).ok_or_else(|| bad(o, "symbol index truncated"))?;
             let new = *moved.get(&old).ok_or_else(|| {
-                bad(o, format!("symbol index entry {k} points to {old:#x}, not a member"))
+                bad(
+                    o,
+                    format!("symbol index entry {k} points to {old:#x}, not a member"),
+                )
             })?;
             let b = new.to_be_bytes();
             let n = at + w + k * w;
             out[n..n + w].copy_from_slice(&b[8 - w..]);
             if w == 4 && new > u64::from(u32::MAX) {
-                return Err(bad(o, "archive grew past 4 GiB; a 32-bit index cannot hold it"));
+                return Err(bad(
+                    o,
+                    "archive grew past 4 GiB; a 32-bit index cannot hold it",
+                ));
             }
         }
     }

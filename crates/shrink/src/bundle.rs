@@ -143,19 +143,19 @@ fn ccob_header(b: &[u8]) -> Result<CcobHeader> {
     })?;
     let h = |v: Option<u64>| v.ok_or_else(|| trunc("CCOB header"));
     let (total, uncompressed, hash, payload) = match version {
-        1 => (
-            None,
-            h(u32_at(b, 8).map(u64::from))?,
-            h(u64_at(b, 12))?,
-            20,
-        ),
+        1 => (None, h(u32_at(b, 8).map(u64::from))?, h(u64_at(b, 12))?, 20),
         2 => (
             Some(h(u32_at(b, 8).map(u64::from))?),
             h(u32_at(b, 12).map(u64::from))?,
             h(u64_at(b, 16))?,
             24,
         ),
-        3 => (Some(h(u64_at(b, 8))?), h(u64_at(b, 16))?, h(u64_at(b, 24))?, 32),
+        3 => (
+            Some(h(u64_at(b, 8))?),
+            h(u64_at(b, 16))?,
+            h(u64_at(b, 24))?,
+            32,
+        ),
         v => {
             return fail(
                 4,
@@ -400,7 +400,8 @@ pub fn decompress(b: &[u8]) -> Result<Vec<u8>> {
             let mut dec = zstd::stream::read::Decoder::new(payload)
                 .map_err(|e| bad(format!("zstd: {e}")))?
                 .single_frame();
-            dec.window_log_max(31).map_err(|e| bad(format!("zstd: {e}")))?;
+            dec.window_log_max(31)
+                .map_err(|e| bad(format!("zstd: {e}")))?;
             dec.take(declared.saturating_add(1))
                 .read_to_end(&mut out)
                 .map_err(|e| bad(format!("zstd: {e}")))?;

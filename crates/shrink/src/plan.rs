@@ -127,8 +127,7 @@ pub(crate) fn transform_bundle<'a>(found: &Found<'a>, t: &Transform) -> Result<N
         Conversion::Compressed { level, .. } => level,
         _ => None,
     };
-    let unchanged =
-        dropped.is_empty() && target == found.encoding && forced_level.is_none();
+    let unchanged = dropped.is_empty() && target == found.encoding && forced_level.is_none();
     let bytes: Cow<'a, [u8]> = if unchanged {
         Cow::Borrowed(found.bytes)
     } else {
@@ -147,8 +146,7 @@ pub(crate) fn transform_bundle<'a>(found: &Found<'a>, t: &Transform) -> Result<N
             Encoding::Compressed { version, method } => {
                 let level = forced_level.unwrap_or_else(|| method.default_level());
                 Cow::Owned(
-                    bundle::compress(&inner, version, method, level)
-                        .map_err(|e| e.shifted(at))?,
+                    bundle::compress(&inner, version, method, level).map_err(|e| e.shifted(at))?,
                 )
             }
         }

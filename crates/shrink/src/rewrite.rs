@@ -178,7 +178,12 @@ fn put_u64(out: &mut [u8], at: u64, v: u64) -> Result<()> {
             s.copy_from_slice(&v.to_le_bytes());
             Ok(())
         }
-        None => fail(at, ErrorKind::Truncated { what: "patched field" }),
+        None => fail(
+            at,
+            ErrorKind::Truncated {
+                what: "patched field",
+            },
+        ),
     }
 }
 
@@ -189,7 +194,12 @@ fn put_u16(out: &mut [u8], at: u64, v: u16) -> Result<()> {
             s.copy_from_slice(&v.to_le_bytes());
             Ok(())
         }
-        None => fail(at, ErrorKind::Truncated { what: "patched field" }),
+        None => fail(
+            at,
+            ErrorKind::Truncated {
+                what: "patched field",
+            },
+        ),
     }
 }
 
@@ -202,10 +212,7 @@ fn foreign_device_sections(e: &Elf) -> Option<&Shdr> {
     })
 }
 
-fn rewrite_elf(
-    data: &[u8],
-    t: &Transform,
-) -> Result<(Vec<u8>, FileKind, Option<RegionReport>)> {
+fn rewrite_elf(data: &[u8], t: &Transform) -> Result<(Vec<u8>, FileKind, Option<RegionReport>)> {
     let e = Elf::parse(data)?;
     let kind = match e.e_type {
         elf::ET_REL => FileKind::Object,
@@ -296,7 +303,12 @@ fn rewrite_elf(
     // In a linked file an address equal to the end of .hip_fatbin belongs to what follows,
     // whose address does not change.
     let in_fatbin = |addr: u64| {
-        addr >= base && (if relocatable { addr <= base + fs } else { addr < base + fs })
+        addr >= base
+            && (if relocatable {
+                addr <= base + fs
+            } else {
+                addr < base + fs
+            })
     };
 
     // Patches, at old file offsets.
@@ -540,14 +552,7 @@ fn align_down(v: u64, a: u64) -> u64 {
     v / a * a
 }
 
-fn plan_layout(
-    e: &Elf,
-    data: &[u8],
-    fo: u64,
-    fs: u64,
-    ns: u64,
-    fsec: &Shdr,
-) -> Result<LayoutPlan> {
+fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> Result<LayoutPlan> {
     let old_end = fo + fs;
     let unchanged = |layout| LayoutPlan {
         delta: 0,
@@ -686,16 +691,20 @@ fn plan_layout(
     if e.shoff >= phend {
         next_used = next_used.min(e.shoff);
     }
-    let table_load = loads.iter().find(|(_, p)| {
-        p.offset <= e.phoff && e.phoff + table_len <= p.offset + p.filesz
-    });
+    let table_load = loads
+        .iter()
+        .find(|(_, p)| p.offset <= e.phoff && e.phoff + table_len <= p.offset + p.filesz);
     let slack_ok = phend + elf::PHENT as u64 <= next_used
         && table_load.is_some()
         && data
             .get(phend as usize..phend as usize + elf::PHENT)
             .is_some_and(|b| b.iter().all(|&x| x == 0));
     let (tail_end, slot, table_at) = if slack_ok {
-        (fo + ns, "unused bytes after the program header table".to_owned(), e.phoff)
+        (
+            fo + ns,
+            "unused bytes after the program header table".to_owned(),
+            e.phoff,
+        )
     } else {
         // (2) Move the table into the freed part of the segment, right after the new
         // .hip_fatbin. The kernel and ld.so read it at e_phoff; PT_PHDR is moved with it. An

@@ -142,7 +142,10 @@ mod tests {
     #[test]
     fn entry_ids_classify() {
         assert_eq!(classify("host-x86_64-unknown-linux--"), EntryTarget::Host);
-        assert_eq!(classify("host-x86_64-unknown-linux-gnu-"), EntryTarget::Host);
+        assert_eq!(
+            classify("host-x86_64-unknown-linux-gnu-"),
+            EntryTarget::Host
+        );
         assert_eq!(
             classify("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+").label(),
             "gfx90a:xnack+"

@@ -264,7 +264,9 @@ fn check_segments(data: &[u8]) -> Result<()> {
     for (i, p) in e.phdrs.iter().enumerate() {
         let bad = |m: String| Err(Error::at(0, ErrorKind::Verify(format!("segment {i}: {m}"))));
         if p.filesz > 0
-            && p.offset.checked_add(p.filesz).map_or(true, |end| end > data.len() as u64)
+            && p.offset
+                .checked_add(p.filesz)
+                .map_or(true, |end| end > data.len() as u64)
         {
             return bad("runs past the end of the file".into());
         }

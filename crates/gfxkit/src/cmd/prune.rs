@@ -1,13 +1,368 @@
-//! `gfxkit prune` (not written yet).
+//! `gfxkit prune`: keep or drop GPU architectures in host binaries and bundles, making the file
+//! smaller.
 
-use anyhow::Result;
+use crate::input::Input;
+use anyhow::{bail, Context, Result};
+use gfxkit_shrink::{Conversion, Method, Pattern, Report, Selection, Transform};
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Options of `gfxkit prune`.
+/// Keep or drop architectures in an executable, shared object, relocatable object, archive or
+/// standalone bundle. Every bundle is rewritten with only the kept entries (the host entry is
+/// always kept), in its original format and compression unless a conversion is asked for;
+/// wrappers, relocations and symbols are fixed, and what follows the device code moves down
+/// by whole pages so the file gets smaller while every segment keeps its address.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+#[command(after_help = "Examples:\n  \
+gfxkit prune --keep gfx90a librocsparse.so -o librocsparse-gfx90a.so\n  \
+gfxkit prune --drop gfx906 --drop gfx908 libfoo.so --in-place\n  \
+gfxkit prune --keep gfx1030 --dry-run app\n\n\
+--keep gfx90a keeps gfx90a, gfx90a:xnack+ and gfx90a:xnack- entries; --keep gfx90a:xnack+ keeps \
+gfx90a:xnack+ and gfx90a (which runs on such devices). --drop drops the entries a pattern names.")]
+pub struct Args {
+    /// Keep only entries for these targets (repeatable, or comma-separated).
+    #[arg(
+        long,
+        value_name = "TARGET_ID",
+        value_delimiter = ',',
+        required_unless_present = "drop",
+        conflicts_with = "drop"
+    )]
+    pub keep: Vec<String>,
+    /// Drop entries for these targets (repeatable, or comma-separated).
+    #[arg(long, value_name = "TARGET_ID", value_delimiter = ',')]
+    pub drop: Vec<String>,
+    #[command(flatten)]
+    pub convert: ConvertArgs,
+    #[command(flatten)]
+    pub io: IoArgs,
+}
+
+/// How bundles are stored after the rewrite.
+#[derive(clap::Args, Debug, Default)]
+pub struct ConvertArgs {
+    /// Store every bundle uncompressed.
+    #[arg(long, conflicts_with_all = ["ccob_version", "method", "level"])]
+    pub uncompressed: bool,
+    /// Compress every bundle as CCOB version 2 or 3 (1 is accepted for very old readers).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=3))]
+    pub ccob_version: Option<u16>,
+    /// Compression method.
+    #[arg(long, value_enum)]
+    pub method: Option<MethodArg>,
+    /// Compression level (zstd 1-22, zlib 0-9).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub level: Option<i32>,
+}
+
+/// A compression method on the command line.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum MethodArg {
+    /// zstd (CCOB method 1).
+    Zstd,
+    /// zlib (CCOB method 0).
+    Zlib,
+}
+
+impl ConvertArgs {
+    /// The conversion asked for; `Keep` when no option is given.
+    pub fn conversion(&self) -> Result<Conversion> {
+        if self.uncompressed {
+            return Ok(Conversion::Uncompressed);
+        }
+        if self.ccob_version.is_none() && self.method.is_none() && self.level.is_none() {
+            return Ok(Conversion::Keep);
+        }
+        let method = match self.method {
+            Some(MethodArg::Zlib) => Method::Zlib,
+            _ => Method::Zstd,
+        };
+        if let Some(l) = self.level {
+            let ok = match method {
+                Method::Zstd => (1..=22).contains(&l),
+                Method::Zlib => (0..=9).contains(&l),
+            };
+            if !ok {
+                bail!("--level {l} is out of range for {method:?} (zstd 1-22, zlib 0-9)");
+            }
+        }
+        Ok(Conversion::Compressed {
+            version: self.ccob_version.unwrap_or(2),
+            method,
+            level: self.level,
+        })
+    }
+}
+
+/// Input, output and safety options shared by `prune` and `recompress`.
+#[derive(clap::Args, Debug)]
+pub struct IoArgs {
+    /// Input file.
+    #[arg(value_name = "IN")]
+    pub input: PathBuf,
+    /// Output file (may not name the input; use --in-place for that).
+    #[arg(short, long, value_name = "OUT", required_unless_present_any = ["in_place", "dry_run"])]
+    pub output: Option<PathBuf>,
+    /// Replace the input: written to a temporary file beside it, verified, then renamed.
+    #[arg(long, conflicts_with = "output")]
+    pub in_place: bool,
+    /// Print what would change; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// Runs `gfxkit prune`.
-pub fn run(_args: Args) -> Result<ExitCode> {
-    anyhow::bail!("gfxkit prune is not written yet")
+pub fn run(args: Args) -> Result<ExitCode> {
+    let parse = |v: &[String]| -> Result<Vec<Pattern>> {
+        v.iter()
+            .map(|s| Pattern::parse(s).map_err(|e| anyhow::anyhow!("bad target: {e}")))
+            .collect()
+    };
+    let selection = if !args.keep.is_empty() {
+        Selection::Keep(parse(&args.keep)?)
+    } else {
+        Selection::Drop(parse(&args.drop)?)
+    };
+    let transform = Transform {
+        selection,
+        conversion: args.convert.conversion()?,
+    };
+    execute(&args.io, &transform)
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => {
+            if x == y {
+                return true;
+            }
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                if let (Ok(m), Ok(n)) = (std::fs::metadata(&x), std::fs::metadata(&y)) {
+                    return m.dev() == n.dev() && m.ino() == n.ino();
+                }
+            }
+            false
+        }
+        _ => false,
+    }
+}
+
+/// Rewrites `io.input` with `t`, verifies the result and writes it (or only reports it).
+pub fn execute(io: &IoArgs, t: &Transform) -> Result<ExitCode> {
+    if let Some(out) = &io.output {
+        if same_file(&io.input, out) {
+            bail!(
+                "-o {} names the input file; use --in-place to replace it",
+                out.display()
+            );
+        }
+    }
+    let input = Input::open(&io.input)?;
+    let name = io.input.display().to_string();
+    let started = std::time::Instant::now();
+    let rewritten =
+        gfxkit_shrink::rewrite(&input, t).with_context(|| format!("cannot rewrite {name}"))?;
+    gfxkit_shrink::verify(&input, &rewritten).with_context(|| {
+        format!("{name}: the rewritten file failed verification; nothing written")
+    })?;
+    let target = if io.dry_run {
+        None
+    } else if io.in_place {
+        Some(io.input.clone())
+    } else {
+        io.output.clone()
+    };
+    if let Some(path) = &target {
+        write_verified(path, &io.input, &input, &rewritten)?;
+    }
+    let elapsed = started.elapsed();
+    report(&name, target.as_deref(), &rewritten.report, io, elapsed)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the rewritten bytes to a temporary file beside `path`, reads the temporary file back
+/// and verifies it against the originals, then renames it over `path`. On any failure the
+/// temporary file is removed and `path` is untouched.
+fn write_verified(
+    path: &Path,
+    input_path: &Path,
+    original: &[u8],
+    rewritten: &gfxkit_shrink::Rewritten,
+) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".gfxkit-")
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    tmp.as_file_mut()
+        .write_all(&rewritten.bytes)
+        .and_then(|_| tmp.as_file().sync_all())
+        .with_context(|| format!("cannot write {}", tmp.path().display()))?;
+    {
+        let back = Input::open(tmp.path())?;
+        if back.len() != rewritten.bytes.len() || *back != rewritten.bytes[..] {
+            bail!(
+                "{}: the temporary file does not read back as written",
+                path.display()
+            );
+        }
+        let reread = gfxkit_shrink::Rewritten {
+            bytes: back.to_vec(),
+            report: rewritten.report.clone(),
+        };
+        gfxkit_shrink::verify(original, &reread).with_context(|| {
+            format!(
+                "{}: the written file failed verification; input untouched",
+                path.display()
+            )
+        })?;
+    }
+    // Keep the permissions of the file replaced, or take the input's for a new file.
+    let perms = std::fs::metadata(path)
+        .or_else(|_| std::fs::metadata(input_path))
+        .map(|m| m.permissions());
+    if let Ok(p) = perms {
+        let _ = std::fs::set_permissions(tmp.path(), p);
+    }
+    tmp.persist(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+fn human(n: u64) -> String {
+    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < U.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", U[i])
+    }
+}
+
+fn report(
+    name: &str,
+    written: Option<&Path>,
+    r: &Report,
+    io: &IoArgs,
+    elapsed: std::time::Duration,
+) -> Result<()> {
+    if io.json {
+        #[derive(serde::Serialize)]
+        struct Out<'a> {
+            input: &'a str,
+            output: Option<String>,
+            dry_run: bool,
+            seconds: f64,
+            #[serde(flatten)]
+            report: &'a Report,
+        }
+        return crate::output::print_json(&Out {
+            input: name,
+            output: written.map(|p| p.display().to_string()),
+            dry_run: io.dry_run,
+            seconds: elapsed.as_secs_f64(),
+            report: r,
+        });
+    }
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let saved = r.size_before as i64 - r.size_after as i64;
+    let pct = if r.size_before > 0 {
+        saved as f64 * 100.0 / r.size_before as f64
+    } else {
+        0.0
+    };
+    let verb = if io.dry_run { "would be" } else { "is" };
+    writeln!(
+        out,
+        "{name}: {:?}, {} -> {} ({} {}, {pct:.1}% smaller){}",
+        r.kind,
+        human(r.size_before),
+        human(r.size_after),
+        human(saved.unsigned_abs()),
+        if saved >= 0 { "saved" } else { "added" },
+        match written {
+            Some(p) => format!(", written to {}", p.display()),
+            None => format!(
+                " [dry run: nothing written; the file {verb} {} bytes]",
+                r.size_after
+            ),
+        }
+    )?;
+    if !r.changed() {
+        writeln!(out, "  no bundle changes")?;
+    }
+    for g in &r.regions {
+        let place = match (&g.member, &g.section) {
+            (Some(m), Some(s)) => format!("{m}({s})"),
+            (Some(m), None) => m.clone(),
+            (None, Some(s)) => s.clone(),
+            (None, None) => "bundles".to_owned(),
+        };
+        writeln!(
+            out,
+            "  {place}: {} bundles, {} wrappers, {} relocations and {} symbols fixed; layout: {}",
+            g.bundles.len(),
+            g.wrappers,
+            g.relocations,
+            g.symbols,
+            match &g.layout {
+                gfxkit_shrink::Layout::Unchanged => "unchanged".to_owned(),
+                gfxkit_shrink::Layout::Rebuilt => "rebuilt".to_owned(),
+                gfxkit_shrink::Layout::SegmentShortened { shift } => format!(
+                    "segment shortened, later bytes moved down {}",
+                    human(*shift)
+                ),
+                gfxkit_shrink::Layout::SegmentSplit { shift, phdr_slot } => format!(
+                    "segment split ({phdr_slot}), later bytes moved down {}",
+                    human(*shift)
+                ),
+                gfxkit_shrink::Layout::ZeroFilled { unit } => format!(
+                    "rewritten in place and zero-filled (freed bytes under one {} unit)",
+                    human(*unit)
+                ),
+            }
+        )?;
+        for (i, b) in g.bundles.iter().enumerate() {
+            let kept: Vec<&str> = b.kept.iter().map(|e| e.target.as_str()).collect();
+            let dropped: Vec<&str> = b.dropped.iter().map(|e| e.target.as_str()).collect();
+            writeln!(
+                out,
+                "    bundle {i} at {:#x}: {} {} -> {} {}; kept {}{}",
+                b.offset,
+                b.encoding_before,
+                human(b.size_before),
+                b.encoding_after,
+                human(b.size_after),
+                kept.join(", "),
+                if dropped.is_empty() {
+                    String::new()
+                } else {
+                    format!("; dropped {}", dropped.join(", "))
+                }
+            )?;
+            if !b.kept.iter().any(|e| e.target != "host") {
+                writeln!(
+                    out,
+                    "      note: only the host entry is left; this bundle's kernels cannot run on any GPU"
+                )?;
+            }
+        }
+    }
+    writeln!(out, "  took {:.2} s", elapsed.as_secs_f64())?;
+    Ok(())
 }

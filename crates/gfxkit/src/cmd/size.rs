@@ -1,13 +1,562 @@
-//! `gfxkit size` (not written yet).
+//! `gfxkit size`: where device bytes go, per architecture, file and bundle, and what a prune
+//! would save.
 
-use anyhow::Result;
+use crate::input::Input;
+use anyhow::{Context, Result};
+use gfxkit_shrink::{Pattern, Selection, Survey};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Options of `gfxkit size`.
+/// Device bytes per architecture, per file and per bundle, compressed (stored) and
+/// uncompressed, over files and directory trees. Stored bytes of a compressed bundle are
+/// shared out among its entries in proportion to their uncompressed sizes (marked
+/// "estimated"). With --keep, also what `gfxkit prune --keep ...` would save.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+#[command(after_help = "Examples:\n  \
+gfxkit size /usr/lib/x86_64-linux-gnu/librocsparse.so\n  \
+gfxkit size /opt/rocm/lib --by file --keep gfx90a\n  \
+gfxkit size /opt/rocm/lib --html report.html")]
+pub struct Args {
+    /// Files or directories (searched recursively; files without device code are skipped).
+    #[arg(value_name = "PATH", default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    /// Group the table by architecture, file or bundle.
+    #[arg(long, value_enum, default_value_t = By::Arch)]
+    pub by: By,
+    /// Show what keeping only these targets would save (repeatable, or comma-separated).
+    #[arg(long, value_name = "TARGET_ID", value_delimiter = ',')]
+    pub keep: Vec<String>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write a self-contained HTML page (chart per architecture, sortable table per file).
+    #[arg(long, value_name = "OUT")]
+    pub html: Option<PathBuf>,
+}
+
+/// How the table is grouped.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum By {
+    /// One row per architecture (target ID).
+    Arch,
+    /// One row per file.
+    File,
+    /// One row per bundle.
+    Bundle,
+}
+
+/// Bytes attributed to one architecture.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ArchRow {
+    /// Target label (`gfx90a:xnack+`, `host`, ...).
+    pub arch: String,
+    /// Number of entries.
+    pub entries: u64,
+    /// Bytes stored in files (estimated share for compressed bundles).
+    pub stored: u64,
+    /// Uncompressed bytes.
+    pub uncompressed: u64,
+    /// Whether part of `stored` is an estimate.
+    pub estimated: bool,
+    /// Whether `--keep` keeps this architecture (absent without --keep).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kept: Option<bool>,
+}
+
+/// One file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileRow {
+    /// Path.
+    pub path: String,
+    /// Kind of file.
+    pub kind: gfxkit_shrink::FileKind,
+    /// File size.
+    pub file_size: u64,
+    /// Bundles.
+    pub bundles: u64,
+    /// Device bytes stored.
+    pub stored: u64,
+    /// Device bytes uncompressed.
+    pub uncompressed: u64,
+    /// What `--keep` would save in stored bytes (estimated for compressed bundles).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prune_saves: Option<u64>,
+    /// Per architecture within this file.
+    pub archs: Vec<ArchRow>,
+}
+
+/// One bundle.
+#[derive(Debug, Clone, Serialize)]
+pub struct BundleRow {
+    /// File path.
+    pub path: String,
+    /// Archive member.
+    pub member: Option<String>,
+    /// File offset.
+    pub offset: u64,
+    /// Encoding.
+    pub encoding: String,
+    /// Stored bytes.
+    pub stored: u64,
+    /// Uncompressed bytes.
+    pub uncompressed: u64,
+    /// Targets, in entry order.
+    pub targets: Vec<String>,
+}
+
+/// The whole report (`--json` prints this).
+#[derive(Debug, Clone, Serialize)]
+pub struct SizeReport {
+    /// Totals per architecture, largest first.
+    pub archs: Vec<ArchRow>,
+    /// Per file.
+    pub files: Vec<FileRow>,
+    /// Per bundle.
+    pub bundles: Vec<BundleRow>,
+    /// Sum of device bytes stored.
+    pub stored: u64,
+    /// Sum of device bytes uncompressed.
+    pub uncompressed: u64,
+    /// `--keep` targets, when given.
+    pub keep: Vec<String>,
+    /// What `--keep` would save in total (stored bytes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prune_saves: Option<u64>,
+    /// Files that could not be read, with the reason.
+    pub errors: Vec<String>,
+}
+
+fn add(map: &mut BTreeMap<String, ArchRow>, arch: &str, stored: u64, unc: u64, est: bool) {
+    let r = map.entry(arch.to_owned()).or_insert_with(|| ArchRow {
+        arch: arch.to_owned(),
+        ..ArchRow::default()
+    });
+    r.entries += 1;
+    r.stored += stored;
+    r.uncompressed += unc;
+    r.estimated |= est;
+}
+
+fn sorted(map: BTreeMap<String, ArchRow>, sel: Option<&Selection>) -> Vec<ArchRow> {
+    let mut v: Vec<ArchRow> = map.into_values().collect();
+    for r in &mut v {
+        r.kept = sel
+            .map(|s| r.arch == "host" || s.keeps(&format!("hipv4-amdgcn-amd-amdhsa--{}", r.arch)));
+    }
+    v.sort_by(|a, b| b.stored.cmp(&a.stored).then(a.arch.cmp(&b.arch)));
+    v
+}
+
+/// Builds the report from surveyed files.
+pub fn build_report(files: &[(String, Survey)], keep: &[String]) -> Result<SizeReport> {
+    let sel = if keep.is_empty() {
+        None
+    } else {
+        Some(Selection::Keep(
+            keep.iter()
+                .map(|k| Pattern::parse(k).map_err(|e| anyhow::anyhow!("bad target: {e}")))
+                .collect::<Result<_>>()?,
+        ))
+    };
+    let mut total = BTreeMap::new();
+    let mut file_rows = Vec::new();
+    let mut bundle_rows = Vec::new();
+    let (mut all_stored, mut all_unc, mut all_saves) = (0u64, 0u64, 0u64);
+    for (path, s) in files {
+        let mut per = BTreeMap::new();
+        let (mut stored, mut unc, mut saves, mut nb) = (0u64, 0u64, 0u64, 0u64);
+        for r in &s.regions {
+            for b in &r.bundles {
+                nb += 1;
+                stored += b.stored;
+                unc += b.uncompressed;
+                let compressed = b.encoding != "uncompressed";
+                let payload: u64 = b.entries.iter().map(|e| e.size).sum();
+                for e in &b.entries {
+                    // Share out the stored bytes in proportion to payload sizes.
+                    let share = if payload == 0 {
+                        0
+                    } else {
+                        (u128::from(b.stored) * u128::from(e.size) / u128::from(payload)) as u64
+                    };
+                    add(&mut per, &e.target, share, e.size, compressed);
+                    add(&mut total, &e.target, share, e.size, compressed);
+                    if let Some(sel) = &sel {
+                        if !sel.keeps(&e.id) {
+                            saves += share;
+                        }
+                    }
+                }
+                bundle_rows.push(BundleRow {
+                    path: path.clone(),
+                    member: r.member.clone(),
+                    offset: b.offset,
+                    encoding: b.encoding.clone(),
+                    stored: b.stored,
+                    uncompressed: b.uncompressed,
+                    targets: b.entries.iter().map(|e| e.target.clone()).collect(),
+                });
+            }
+        }
+        all_stored += stored;
+        all_unc += unc;
+        all_saves += saves;
+        file_rows.push(FileRow {
+            path: path.clone(),
+            kind: s.kind,
+            file_size: s.size,
+            bundles: nb,
+            stored,
+            uncompressed: unc,
+            prune_saves: sel.as_ref().map(|_| saves),
+            archs: sorted(per, sel.as_ref()),
+        });
+    }
+    Ok(SizeReport {
+        archs: sorted(total, sel.as_ref()),
+        files: file_rows,
+        bundles: bundle_rows,
+        stored: all_stored,
+        uncompressed: all_unc,
+        keep: keep.to_vec(),
+        prune_saves: sel.as_ref().map(|_| all_saves),
+        errors: Vec::new(),
+    })
+}
+
+fn walk(path: &Path, out: &mut Vec<PathBuf>, explicit: bool) -> Result<()> {
+    let meta = std::fs::symlink_metadata(path)
+        .with_context(|| format!("cannot stat {}", path.display()))?;
+    if meta.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+            .with_context(|| format!("cannot read directory {}", path.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for e in entries {
+            walk(&e, out, false)?;
+        }
+    } else if meta.is_file() || (explicit && meta.file_type().is_symlink()) {
+        out.push(path.to_owned());
+    }
+    Ok(())
+}
 
 /// Runs `gfxkit size`.
-pub fn run(_args: Args) -> Result<ExitCode> {
-    anyhow::bail!("gfxkit size is not written yet")
+pub fn run(args: Args) -> Result<ExitCode> {
+    let mut paths = Vec::new();
+    for p in &args.paths {
+        walk(p, &mut paths, true)?;
+    }
+    let explicit: Vec<&PathBuf> = args.paths.iter().collect();
+    let mut surveyed = Vec::new();
+    let mut errors = Vec::new();
+    for p in &paths {
+        let named = explicit.contains(&p);
+        let input = match Input::open(p) {
+            Ok(i) => i,
+            Err(e) if !named => {
+                errors.push(format!("{}: {e:#}", p.display()));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        match gfxkit_shrink::survey(&input) {
+            Ok(s) if s.regions.iter().any(|r| !r.bundles.is_empty()) => {
+                surveyed.push((p.display().to_string(), s))
+            }
+            Ok(_) => {}
+            Err(e) if matches!(e.kind, gfxkit_shrink::ErrorKind::Unsupported(_)) && !named => {}
+            Err(e) => errors.push(format!("{}: {e}", p.display())),
+        }
+    }
+    let mut report = build_report(&surveyed, &args.keep)?;
+    report.errors = errors;
+    if let Some(html) = &args.html {
+        let page = render_html(&report);
+        crate::output::write_atomic(html, page.as_bytes())?;
+    }
+    if args.json {
+        crate::output::print_json(&report)?;
+    } else {
+        print_text(&report, args.by)?;
+    }
+    for e in &report.errors {
+        eprintln!("gfxkit: warning: {e}");
+    }
+    Ok(if report.errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
+}
+
+fn human(n: u64) -> String {
+    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < U.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", U[i])
+    }
+}
+
+fn pct(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        "-".into()
+    } else {
+        format!("{:.1}%", part as f64 * 100.0 / whole as f64)
+    }
+}
+
+fn print_text(r: &SizeReport, by: By) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match by {
+        By::Arch => {
+            writeln!(
+                out,
+                "{:<24} {:>8} {:>12} {:>7} {:>14}{}",
+                "ARCH",
+                "ENTRIES",
+                "STORED",
+                "SHARE",
+                "UNCOMPRESSED",
+                if r.keep.is_empty() { "" } else { "  KEEP" }
+            )?;
+            for a in &r.archs {
+                writeln!(
+                    out,
+                    "{:<24} {:>8} {:>12} {:>7} {:>14}{}",
+                    a.arch,
+                    a.entries,
+                    format!("{}{}", human(a.stored), if a.estimated { "*" } else { "" }),
+                    pct(a.stored, r.stored),
+                    human(a.uncompressed),
+                    match a.kept {
+                        Some(true) => "  yes",
+                        Some(false) => "  no",
+                        None => "",
+                    }
+                )?;
+            }
+        }
+        By::File => {
+            writeln!(
+                out,
+                "{:>12} {:>12} {:>12} {:>8}{}  FILE",
+                "FILE SIZE",
+                "STORED",
+                "UNCOMPRESSED",
+                "BUNDLES",
+                if r.keep.is_empty() {
+                    ""
+                } else {
+                    "  PRUNE SAVES"
+                }
+            )?;
+            for f in &r.files {
+                writeln!(
+                    out,
+                    "{:>12} {:>12} {:>12} {:>8}{}  {}",
+                    human(f.file_size),
+                    human(f.stored),
+                    human(f.uncompressed),
+                    f.bundles,
+                    match f.prune_saves {
+                        Some(s) => format!("  {:>11}", human(s)),
+                        None => String::new(),
+                    },
+                    f.path
+                )?;
+            }
+        }
+        By::Bundle => {
+            writeln!(
+                out,
+                "{:>12} {:<14} {:>12} {:>12}  FILE / TARGETS",
+                "OFFSET", "ENCODING", "STORED", "UNCOMPRESSED"
+            )?;
+            for b in &r.bundles {
+                writeln!(
+                    out,
+                    "{:>#12x} {:<14} {:>12} {:>12}  {}{}: {}",
+                    b.offset,
+                    b.encoding,
+                    human(b.stored),
+                    human(b.uncompressed),
+                    b.path,
+                    b.member
+                        .as_ref()
+                        .map(|m| format!("({m})"))
+                        .unwrap_or_default(),
+                    b.targets.join(" ")
+                )?;
+            }
+        }
+    }
+    writeln!(
+        out,
+        "total: {} device bytes stored ({} uncompressed) in {} files, {} bundles",
+        human(r.stored),
+        human(r.uncompressed),
+        r.files.len(),
+        r.bundles.len()
+    )?;
+    if r.archs.iter().any(|a| a.estimated) {
+        writeln!(
+            out,
+            "* stored bytes of compressed bundles are shared out in proportion to uncompressed sizes"
+        )?;
+    }
+    if let Some(s) = r.prune_saves {
+        writeln!(
+            out,
+            "prune --keep {} would save about {} ({} of device bytes)",
+            r.keep.join(","),
+            human(s),
+            pct(s, r.stored)
+        )?;
+    }
+    Ok(())
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+/// Renders the report as one self-contained HTML page: an inline SVG bar chart of stored bytes
+/// per architecture and a sortable table per file. No external assets, no network.
+pub fn render_html(r: &SizeReport) -> String {
+    let mut h = String::new();
+    h.push_str(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<title>gfxkit size</title>\n<style>\
+body{font:14px system-ui,sans-serif;margin:24px;color:#222}\
+h1{font-size:20px}h2{font-size:16px;margin-top:28px;word-break:break-all}\
+table{border-collapse:collapse;margin:8px 0}\
+th,td{padding:3px 10px;border-bottom:1px solid #ddd;text-align:right}\
+th:first-child,td:first-child{text-align:left}\
+th{cursor:pointer;background:#f3f3f3;user-select:none}\
+th[data-dir=asc]::after{content:' \\25B2'}th[data-dir=desc]::after{content:' \\25BC'}\
+.bar{fill:#4a7fd6}.bar.drop{fill:#d65a4a}.muted{color:#777}\
+</style></head><body>\n<h1>Device code size</h1>\n",
+    );
+    h.push_str(&format!(
+        "<p id=\"summary\">{} device bytes stored ({} uncompressed) in {} files, {} bundles.{}</p>\n",
+        esc(&human(r.stored)),
+        esc(&human(r.uncompressed)),
+        r.files.len(),
+        r.bundles.len(),
+        match r.prune_saves {
+            Some(s) => format!(
+                " <strong>prune --keep {} would save about {} ({}).</strong>",
+                esc(&r.keep.join(",")),
+                esc(&human(s)),
+                pct(s, r.stored)
+            ),
+            None => String::new(),
+        }
+    ));
+    // Chart: one horizontal bar per architecture.
+    let max = r.archs.iter().map(|a| a.stored).max().unwrap_or(0).max(1);
+    let row_h = 22u64;
+    let label_w = 170u64;
+    let bar_w = 520u64;
+    let height = row_h * r.archs.len() as u64 + 10;
+    h.push_str(&format!(
+        "<h2>Stored bytes per architecture</h2>\n<svg id=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" \
+width=\"{}\" height=\"{height}\" role=\"img\" aria-label=\"stored bytes per architecture\">\n",
+        label_w + bar_w + 140
+    ));
+    for (i, a) in r.archs.iter().enumerate() {
+        let y = i as u64 * row_h + 4;
+        let w = ((a.stored as u128 * bar_w as u128) / max as u128) as u64;
+        let class = if a.kept == Some(false) {
+            "bar drop"
+        } else {
+            "bar"
+        };
+        h.push_str(&format!(
+            "<g class=\"arch\" data-arch=\"{arch}\" data-bytes=\"{b}\">\
+<text x=\"{tx}\" y=\"{ty}\" text-anchor=\"end\" font-size=\"13\">{arch}</text>\
+<rect class=\"{class}\" x=\"{label_w}\" y=\"{y}\" width=\"{w}\" height=\"{bh}\"><title>{arch}: {b} bytes</title></rect>\
+<text x=\"{vx}\" y=\"{ty}\" font-size=\"12\">{hb} ({p})</text></g>\n",
+            arch = esc(&a.arch),
+            b = a.stored,
+            tx = label_w - 8,
+            ty = y + 14,
+            bh = row_h - 6,
+            vx = label_w + w + 6,
+            hb = esc(&human(a.stored)),
+            p = pct(a.stored, r.stored),
+        ));
+    }
+    h.push_str("</svg>\n");
+    if r.archs.iter().any(|a| a.kept == Some(false)) {
+        h.push_str("<p class=\"muted\">Red bars: removed by the prune.</p>\n");
+    }
+    // One sortable table per file.
+    for (fi, f) in r.files.iter().enumerate() {
+        h.push_str(&format!(
+            "<h2>{}</h2>\n<p class=\"muted\">{} file, {} bundles, {} stored, {} uncompressed{}</p>\n",
+            esc(&f.path),
+            esc(&human(f.file_size)),
+            f.bundles,
+            esc(&human(f.stored)),
+            esc(&human(f.uncompressed)),
+            match f.prune_saves {
+                Some(s) => format!(", prune saves about {}", esc(&human(s))),
+                None => String::new(),
+            }
+        ));
+        h.push_str(&format!(
+            "<table class=\"sortable\" id=\"file-{fi}\" data-file=\"{}\"><thead><tr>\
+<th data-type=\"text\">Architecture</th><th data-type=\"num\">Entries</th>\
+<th data-type=\"num\">Stored bytes</th><th data-type=\"num\">Uncompressed bytes</th>\
+<th data-type=\"num\">Share</th></tr></thead><tbody>\n",
+            esc(&f.path)
+        ));
+        for a in &f.archs {
+            h.push_str(&format!(
+                "<tr data-arch=\"{arch}\"><td>{arch}</td><td data-v=\"{e}\">{e}</td>\
+<td data-v=\"{s}\">{s}</td><td data-v=\"{u}\">{u}</td><td data-v=\"{s}\">{p}</td></tr>\n",
+                arch = esc(&a.arch),
+                e = a.entries,
+                s = a.stored,
+                u = a.uncompressed,
+                p = pct(a.stored, f.stored),
+            ));
+        }
+        h.push_str("</tbody></table>\n");
+    }
+    h.push_str(
+        "<script>\n\
+function sortTable(t,col,dir){var b=t.tBodies[0];var rows=Array.prototype.slice.call(b.rows);\
+var num=t.tHead.rows[0].cells[col].getAttribute('data-type')==='num';\
+rows.sort(function(x,y){var a=x.cells[col],c=y.cells[col];\
+var va=num?Number(a.getAttribute('data-v')):a.textContent,vc=num?Number(c.getAttribute('data-v')):c.textContent;\
+var r=va<vc?-1:va>vc?1:0;return dir==='asc'?r:-r;});\
+rows.forEach(function(r){b.appendChild(r);});\
+Array.prototype.forEach.call(t.tHead.rows[0].cells,function(h,i){if(i===col){h.setAttribute('data-dir',dir);}else{h.removeAttribute('data-dir');}});\
+t.setAttribute('data-sorted',col+'-'+dir);}\n\
+document.querySelectorAll('table.sortable').forEach(function(t){\
+Array.prototype.forEach.call(t.tHead.rows[0].cells,function(h,i){h.addEventListener('click',function(){\
+sortTable(t,i,h.getAttribute('data-dir')==='desc'?'asc':'desc');});});\
+sortTable(t,2,'desc');});\n\
+</script>\n</body></html>\n",
+    );
+    h
 }
