@@ -188,6 +188,7 @@ pub struct EntryId {
     kind: OffloadKind,
     triple: Triple,
     target: EntryTarget,
+    target_text: String,
 }
 
 /// Equality is on the canonical parts, not the raw spelling.
@@ -375,16 +376,19 @@ impl EntryId {
             kind,
             triple,
             target,
+            target_text: target_text.to_owned(),
         })
     }
 
     /// Builds an ID from parts; its raw form is the canonical one.
     pub fn new(kind: OffloadKind, triple: Triple, target: EntryTarget) -> EntryId {
+        let target_text = target.to_string();
         let mut id = EntryId {
             raw: String::new(),
             kind,
             triple,
             target,
+            target_text,
         };
         id.raw = id.canonical();
         id
@@ -446,6 +450,29 @@ impl EntryId {
             "{}-{}-{}-{}-{}-{}",
             self.kind, self.triple.arch, self.triple.vendor, self.triple.os, env, self.target
         )
+    }
+
+    /// The ID as clang-offload-bundler 19 writes it into a bundle when given this ID on its
+    /// command line: kind, triple (a 3-part triple gains an empty environment) and the target
+    /// exactly as written (feature order and processor
+    /// alias kept). clang 19 mangles processors it does not know (`gfx1999:xnack+` becomes
+    /// `gfx1999-`) and doubles a host ID that ends in `-` (writing
+    /// `host-x86_64-unknown-linux--host-x86_64-unknown-linux--`); gfxkit does not copy that.
+    pub fn clang_form(&self) -> String {
+        format!(
+            "{}-{}-{}-{}-{}-{}",
+            self.kind,
+            self.triple.arch,
+            self.triple.vendor,
+            self.triple.os,
+            self.triple.env,
+            self.target_text
+        )
+    }
+
+    /// The target part exactly as written (empty when there is none).
+    pub fn target_text(&self) -> &str {
+        &self.target_text
     }
 
     /// Whether this ID is the canonical spelling.
@@ -518,6 +545,36 @@ mod tests {
         assert!(!e.is_canonical());
         let e = id("hipv4-amdgcn-amd-amdhsa-gfx906:sram-ecc+");
         assert_eq!(e.to_string(), "hipv4-amdgcn-amd-amdhsa--gfx906:sramecc+");
+    }
+
+    #[test]
+    fn clang_form_matches_what_clang_19_writes() {
+        // Observed with clang-offload-bundler 19.1.7 (bundling with these -targets).
+        for (given, written) in [
+            (
+                "host-x86_64-unknown-linux-gnu",
+                "host-x86_64-unknown-linux-gnu-",
+            ),
+            ("host-x86_64-unknown-linux", "host-x86_64-unknown-linux--"),
+            (
+                "hip-amdgcn-amd-amdhsa-gfx1030",
+                "hip-amdgcn-amd-amdhsa--gfx1030",
+            ),
+            (
+                "hipv4-amdgcn-amd-amdhsa--gfx906",
+                "hipv4-amdgcn-amd-amdhsa--gfx906",
+            ),
+            (
+                "hipv4-amdgcn-amd-amdhsa-unknown-gfx906",
+                "hipv4-amdgcn-amd-amdhsa-unknown-gfx906",
+            ),
+        ] {
+            assert_eq!(id(given).clang_form(), written);
+        }
+        assert_eq!(
+            id("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-:sramecc+").clang_form(),
+            "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-:sramecc+"
+        );
     }
 
     #[test]

@@ -45,12 +45,16 @@
 #![warn(missing_docs)]
 
 pub mod any;
+pub mod archive;
 pub mod codec;
 pub mod compressed;
 pub mod entry_id;
 pub mod error;
 pub mod limits;
+pub mod object;
 pub mod read;
+pub mod text;
+pub mod unbundle;
 pub mod write;
 
 /// Short name for [`compressed`].
