@@ -1,0 +1,232 @@
+//! `gfxkit select` on clang-19 built host binaries: the entry the HIP runtime would load, per
+//! bundle, in text and JSON, and the exit codes.
+
+mod host_fixtures;
+
+use gfxkit_testkit::{llvm_tool, run_ok};
+use host_fixtures::Tu;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+struct Built {
+    dir: tempfile::TempDir,
+    so: PathBuf,
+    generic: PathBuf,
+}
+
+fn built() -> &'static Built {
+    static B: OnceLock<Built> = OnceLock::new();
+    B.get_or_init(|| {
+        let (dir, so) = host_fixtures::build_shared();
+        let tu = Tu {
+            name: "g",
+            archs: &["gfx9-generic"],
+            compress: false,
+            kernels: 1,
+        };
+        let src = dir.path().join("g.hip");
+        std::fs::write(&src, host_fixtures::kernels(tu.name, tu.kernels)).unwrap();
+        let generic = dir.path().join("g.o");
+        run_ok(
+            Command::new(llvm_tool("clang++"))
+                .args([
+                    "-x",
+                    "hip",
+                    "-nogpulib",
+                    "-nogpuinc",
+                    "-fPIC",
+                    "-mcode-object-version=6",
+                ])
+                .args(tu.archs.iter().map(|a| format!("--offload-arch={a}")))
+                .arg("-c")
+                .arg(&src)
+                .arg("-o")
+                .arg(&generic),
+        );
+        Built { dir, so, generic }
+    })
+}
+
+fn gfxkit(args: &[&str], files: &[&Path]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gfxkit"))
+        .args(args)
+        .args(files)
+        .output()
+        .unwrap()
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn selections(v: &Value) -> Vec<(Option<String>, Option<String>)> {
+    v["files"][0]["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["selected"].as_str().map(str::to_owned),
+                b["via"].as_str().map(str::to_owned),
+            )
+        })
+        .collect()
+}
+
+fn some(id: &str) -> (Option<String>, Option<String>) {
+    (Some(id.to_owned()), Some("native".to_owned()))
+}
+
+#[test]
+fn native_selection_per_bundle_and_exit_code() {
+    let b = built();
+    let out = gfxkit(
+        &["select", "--device", "gfx906:sramecc+:xnack-", "--json"],
+        &[&b.so],
+    );
+    assert_eq!(out.status.code(), Some(1), "a bundle has no gfx906 code");
+    let v = json(&out);
+    assert_eq!(v["device"], "gfx906:sramecc+:xnack-");
+    assert_eq!(
+        selections(&v),
+        [
+            some("hipv4-amdgcn-amd-amdhsa--gfx906"),
+            (None, None),
+            some("hipv4-amdgcn-amd-amdhsa--gfx906"),
+        ]
+    );
+    let b1 = &v["files"][0]["bundles"][1];
+    assert_eq!(b1["index"], 1);
+    assert_eq!(b1["section"], ".hip_fatbin");
+    let reason = b1["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("No compatible code objects found for: gfx906:sramecc+:xnack-"),
+        "{reason}"
+    );
+    assert_eq!(b1["nearest"], serde_json::json!(["gfx1030"]));
+
+    let out = gfxkit(
+        &["select", "--device", "gfx90a:sramecc+:xnack+", "--json"],
+        &[&b.so],
+    );
+    assert_eq!(
+        selections(&json(&out)),
+        [
+            some("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"),
+            (None, None),
+            (None, None)
+        ]
+    );
+    let out = gfxkit(&["select", "--device", "gfx1030", "--json"], &[&b.so]);
+    assert_eq!(
+        selections(&json(&out)),
+        [
+            (None, None),
+            some("hipv4-amdgcn-amd-amdhsa--gfx1030"),
+            (None, None)
+        ]
+    );
+}
+
+#[test]
+fn unknown_xnack_reports_the_needed_setting() {
+    let b = built();
+    let out = gfxkit(&["select", "--device", "gfx90a", "--json"], &[&b.so]);
+    let v = json(&out);
+    let bundles = v["files"][0]["bundles"].as_array().unwrap();
+    assert_eq!(
+        bundles[0]["selected"],
+        "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"
+    );
+    assert_eq!(bundles[0]["needs"], "xnack+");
+    assert!(bundles[1]["selected"].is_null());
+    assert_eq!(
+        bundles[2]["selected"],
+        "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"
+    );
+    assert_eq!(bundles[2]["needs"], "xnack-");
+}
+
+#[test]
+fn every_bundle_selected_exits_zero_and_generic_fallback() {
+    let b = built();
+    let t0 = b.dir.path().join("t0.o");
+    let t2 = b.dir.path().join("t2.o");
+    let out = gfxkit(&["select", "--device", "gfx906:xnack-"], &[&t0, &t2]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("t0.o: 1 of 1 bundles have a code object for the device"),
+        "{text}"
+    );
+    assert!(
+        text.contains("hipv4-amdgcn-amd-amdhsa--gfx906 (native)"),
+        "{text}"
+    );
+
+    let out = gfxkit(
+        &["select", "--device", "gfx900:xnack-", "--json"],
+        &[&b.generic],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        selections(&json(&out)),
+        [(
+            Some("hipv4-amdgcn-amd-amdhsa--gfx9-generic".to_owned()),
+            Some("generic".to_owned())
+        )]
+    );
+    // gfx90a has no generic family.
+    let out = gfxkit(
+        &["select", "--device", "gfx90a:xnack-", "--json"],
+        &[&b.generic],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        json(&out)["files"][0]["bundles"][0]["nearest"],
+        serde_json::json!(["gfx9-generic"])
+    );
+}
+
+#[test]
+fn bad_inputs_are_errors() {
+    let b = built();
+    let missing = b.dir.path().join("missing.so");
+    let out = gfxkit(&["select", "--device", "gfx906"], &[&missing]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.so"));
+    let out = gfxkit(&["select", "--device", "gfx9000"], &[&b.so]);
+    assert_eq!(out.status.code(), Some(2));
+    // A compressed bundle whose payload is garbage: reported, exit 2.
+    let mut data = std::fs::read(&b.so).unwrap();
+    let found = gfxkit_host::discover(&data);
+    let ccob = found.bundles[1].location.offset as usize;
+    let len = found.bundles[1].bytes.len();
+    drop(found);
+    for x in &mut data[ccob + 24..ccob + len] {
+        *x = 0x55;
+    }
+    let bad = b.dir.path().join("bad.so");
+    std::fs::write(&bad, &data).unwrap();
+    let out = gfxkit(&["select", "--device", "gfx1030", "--json"], &[&bad]);
+    assert_eq!(out.status.code(), Some(2));
+    let v = json(&out);
+    let reason = v["files"][0]["bundles"][1]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("cannot read the bundle's entries"),
+        "{reason}"
+    );
+}
