@@ -417,6 +417,36 @@ pub fn strip_bundle_sections(data: &[u8]) -> Result<Vec<u8>> {
         }
         kept.push(h);
     }
+    // Names of the removed sections at the end of the name table (where gfxkit's writer puts
+    // them) are dropped when nothing kept refers past them.
+    let cutoff = headers
+        .iter()
+        .zip(&removed)
+        .filter(|(_, r)| **r)
+        .map(|(h, _)| h.name as u64)
+        .min();
+    if let Some(cut) = cutoff {
+        let mut used_past = kept.iter().any(|h| h.name as u64 >= cut);
+        for h in headers
+            .iter()
+            .filter(|h| h.ty == SHT_SYMTAB && h.link == elf.shstrndx)
+        {
+            let entsize = if elf.is64 { 24u64 } else { 16 };
+            for k in 0..h.size / entsize {
+                if rd(data, h.offset + k * entsize, 4, elf.le)? >= cut {
+                    used_past = true;
+                }
+            }
+        }
+        let new_strndx = remap(elf.shstrndx) as usize;
+        if !used_past {
+            if let Some(h) = kept.get_mut(new_strndx) {
+                if cut < h.size {
+                    h.size = cut;
+                }
+            }
+        }
+    }
     align_vec(&mut out, if elf.is64 { 8 } else { 4 });
     let shoff = out.len() as u64;
     for h in &kept {
