@@ -295,6 +295,40 @@ pub fn default_threads() -> u32 {
         .unwrap_or(1)
 }
 
+/// Writes an output file atomically. A file that did not exist gets the permissions a plain
+/// create would give (0666 less the umask), not the private mode of the temporary file.
+pub fn write_file(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    write_file_with(path, |w| w.write_all(bytes).map_err(Into::into))
+}
+
+/// Like [`write_file`], with the content produced by `fill`.
+pub fn write_file_with(
+    path: &std::path::Path,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> Result<()>,
+) -> Result<()> {
+    let existed = path.exists();
+    crate::output::write_atomic_with(path, fill)?;
+    if !existed {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = 0o666 & !umask();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+            .with_context(|| format!("cannot set the permissions of {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The process umask, read from `/proc/self/status` (0o022 when unavailable).
+fn umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(0o022)
+}
+
 /// Prints `value` as pretty JSON on stdout; a closed pipe ends quietly.
 pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
     use std::io::Write;

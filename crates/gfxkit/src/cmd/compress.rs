@@ -79,17 +79,20 @@ pub fn run_compress(args: CompressArgs) -> Result<ExitCode> {
         level: args.level,
         threads: args.threads.unwrap_or_else(bundles::default_threads),
     };
+    // Everything is checked and compressed before the output is written.
+    let mut packed_all = Vec::with_capacity(found.len());
     let mut total_in = 0u64;
-    let mut total_out = 0u64;
-    crate::output::write_atomic_with(&args.output, |w| {
-        for b in &found {
-            let ctx = || format!("{name}: bundle {} at offset {:#x}", b.index, b.offset);
-            let plain = bundles::uncompressed(b, HashCheck::Error).with_context(ctx)?;
-            gfxkit_bundle::Bundle::parse(&plain).with_context(ctx)?;
-            let packed = bundles::compress(&plain, &settings).with_context(ctx)?;
-            total_in += plain.len() as u64;
-            total_out += packed.len() as u64;
-            w.write_all(&packed)?;
+    for b in &found {
+        let ctx = || format!("{name}: bundle {} at offset {:#x}", b.index, b.offset);
+        let plain = bundles::uncompressed(b, HashCheck::Error).with_context(ctx)?;
+        gfxkit_bundle::Bundle::parse(&plain).with_context(ctx)?;
+        total_in += plain.len() as u64;
+        packed_all.push(bundles::compress(&plain, &settings).with_context(ctx)?);
+    }
+    let total_out: u64 = packed_all.iter().map(|p| p.len() as u64).sum();
+    bundles::write_file_with(&args.output, |w| {
+        for p in &packed_all {
+            w.write_all(p)?;
         }
         Ok(())
     })?;
@@ -110,21 +113,24 @@ pub fn run_decompress(args: DecompressArgs) -> Result<ExitCode> {
     } else {
         HashCheck::Error
     };
+    // Everything is decompressed and checked before the output is written.
+    let mut plain_all = Vec::with_capacity(found.len());
     let mut total_in = 0u64;
-    let mut total_out = 0u64;
-    crate::output::write_atomic_with(&args.output, |w| {
-        for b in &found {
-            let ctx = || format!("{name}: bundle {} at offset {:#x}", b.index, b.offset);
-            if args.ignore_hash && b.ccob.is_some() {
-                let (_, _, ok) = bundles::read_header(b, true).with_context(ctx)?;
-                if ok == Some(false) {
-                    eprintln!("gfxkit: warning: {}: hash mismatch", ctx());
-                }
+    for b in &found {
+        let ctx = || format!("{name}: bundle {} at offset {:#x}", b.index, b.offset);
+        if args.ignore_hash && b.ccob.is_some() {
+            let (_, _, ok) = bundles::read_header(b, true).with_context(ctx)?;
+            if ok == Some(false) {
+                eprintln!("gfxkit: warning: {}: hash mismatch", ctx());
             }
-            let plain = bundles::uncompressed(b, hash).with_context(ctx)?;
-            total_in += b.bytes.len() as u64;
-            total_out += plain.len() as u64;
-            w.write_all(&plain)?;
+        }
+        total_in += b.bytes.len() as u64;
+        plain_all.push(bundles::uncompressed(b, hash).with_context(ctx)?);
+    }
+    let total_out: u64 = plain_all.iter().map(|p| p.len() as u64).sum();
+    bundles::write_file_with(&args.output, |w| {
+        for p in &plain_all {
+            w.write_all(p)?;
         }
         Ok(())
     })?;
@@ -136,14 +142,14 @@ fn report(out: &std::path::Path, before: u64, after: u64) -> Result<()> {
     let mut err = std::io::stderr().lock();
     writeln!(
         err,
-        "{}: {} -> {} bytes ({:.2}x)",
+        "{}: {} -> {} bytes ({:.1}%)",
         out.display(),
         before,
         after,
         if before == 0 {
             0.0
         } else {
-            after as f64 / before as f64
+            100.0 * after as f64 / before as f64
         }
     )?;
     Ok(())

@@ -180,7 +180,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let path = args
                 .out_dir
                 .join(format!("{stem}.{}.{}.co", b.index, sanitize(id)));
-            crate::output::write_atomic(&path, e.payload)?;
+            crate::bundles::write_file(&path, e.payload)?;
             written.push(Written {
                 path: path.display().to_string(),
                 bundle: b.index,

@@ -170,10 +170,11 @@ pub fn list_file(path: &std::path::Path, check: bool) -> FileListing {
             return out;
         }
     };
+    let name = out.path.clone();
     let found = match bundles::find_bundles(&data) {
         Ok(f) => f,
         Err(e) => {
-            out.error = Some(format!("{e:#}"));
+            out.error = Some(format!("{name}: {e:#}"));
             return out;
         }
     };
@@ -246,6 +247,11 @@ fn print_text(listing: &Listing) -> Result<()> {
         let entries: usize = f.bundles.iter().map(|b| b.entries.len()).sum();
         let bytes: u64 = f.bundles.iter().map(|b| b.size).sum();
         let nb = f.bundles.len();
+        if let (Some(e), true) = (&f.error, f.bundles.is_empty()) {
+            out.flush()?;
+            eprintln!("gfxkit: error: {e}");
+            continue;
+        }
         writeln!(
             out,
             "{}: {} bundle{}, {} entr{}, {}",
@@ -316,7 +322,7 @@ fn print_text(listing: &Listing) -> Result<()> {
         }
         if let Some(e) = &f.error {
             out.flush()?;
-            eprintln!("gfxkit: error: {}: {e}", f.path);
+            eprintln!("gfxkit: error: {e}");
         }
     }
     Ok(())

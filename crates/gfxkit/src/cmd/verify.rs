@@ -259,6 +259,16 @@ pub fn verify_file(path: &std::path::Path) -> Result<FileReport> {
     })
 }
 
+fn counts(r: &FileReport) -> String {
+    format!(
+        "{} bundle{}, {} entr{}",
+        r.bundles,
+        if r.bundles == 1 { "" } else { "s" },
+        r.entries,
+        if r.entries == 1 { "y" } else { "ies" }
+    )
+}
+
 /// Runs `gfxkit verify`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let mut reports = Vec::new();
@@ -275,21 +285,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let mut out = std::io::stdout().lock();
         for r in &reports {
             if r.ok {
-                writeln!(
-                    out,
-                    "{}: ok ({} bundles, {} entries)",
-                    r.path, r.bundles, r.entries
-                )?;
+                writeln!(out, "{}: ok ({})", r.path, counts(r))?;
                 continue;
             }
             writeln!(
                 out,
-                "{}: {} problem{} ({} bundles, {} entries)",
+                "{}: {} problem{} ({})",
                 r.path,
                 r.problems.len(),
                 if r.problems.len() == 1 { "" } else { "s" },
-                r.bundles,
-                r.entries
+                counts(r)
             )?;
             for p in &r.problems {
                 let mut at = String::new();
