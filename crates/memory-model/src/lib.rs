@@ -1,13 +1,42 @@
-//! The AMDGPU memory model as data.
+//! The AMDGPU memory model as data: for a target configuration and an LLVM memory
+//! instruction, the ordered code sequence llc 19 emits (the memory instruction with its
+//! cache-policy bits, the waits, the cache invalidates and write-backs), each step with the
+//! reason it is there.
+//!
+//! Module map:
+//! - [`case`]: the dimensions of a case (instruction, ordering, scope, address space, flags,
+//!   fence restriction) and their text form `kind;as=..;ord=..;...`.
+//! - [`config`]: target configurations (processor or family, `cumode`, `tgsplit`, OS,
+//!   "skip cache invalidations").
+//! - [`family`]: the per-family facts as a table (bits per scope, invalidates, write-backs,
+//!   instruction names).
+//! - [`model`]: applies the facts to a case: [`sequence`].
+//! - [`table`]: every case of a configuration; Markdown rendering.
+//! - [`reorder`]: the single-thread optimization constraints.
+//! - [`conformance`]: LLVM IR generation and assembly normalization for the llc harness.
+//!
+//! ```
+//! use gfxkit_memory_model::{sequence, Case, Config};
+//! use gfxkit_spec::MemoryModelFamily;
+//! let cfg = Config::for_family(MemoryModelFamily::Gfx10).unwrap();
+//! let case: Case = "load_atomic;as=global;ord=acquire;scope=agent".parse().unwrap();
+//! let seq = sequence(&cfg, &case).unwrap();
+//! assert_eq!(
+//!     seq.asm(),
+//!     ["global_load_dword glc dlc", "s_waitcnt vmcnt(0)", "buffer_gl1_inv", "buffer_gl0_inv"]
+//! );
+//! ```
 #![forbid(unsafe_code)]
 
 pub mod case;
 pub mod config;
 pub mod conformance;
+pub mod family;
+pub mod model;
+pub mod reorder;
+pub mod table;
 
 pub use case::{AddrSpace, Case, Flags, Kind, Mmra, Ordering, Scope, ScopeLevel};
 pub use config::{Config, ConfigError, Os};
-pub mod family;
-pub mod model;
-
 pub use model::{sequence, Invalid, Sequence, Step, StepKind};
+pub use reorder::{may_move_before, Constraint};

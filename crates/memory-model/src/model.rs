@@ -413,10 +413,7 @@ fn info(case: &Case) -> Result<Info, Invalid> {
     let scope = case
         .scope
         .ok_or_else(|| Invalid::BadCase("atomic without scope".into()))?;
-    let (order_as, cross) = if instr_as == AsSet::LDS {
-        // llc 19 orders only LDS for an atomic that can only access LDS.
-        (AsSet::LDS, !scope.one_as)
-    } else if scope.one_as {
+    let (order_as, mut cross) = if scope.one_as {
         (AsSet::ATOMIC.and(instr_as), false)
     } else {
         (AsSet::ATOMIC, true)
@@ -427,8 +424,31 @@ fn info(case: &Case) -> Result<Info, Invalid> {
             case.addr_space.map(|a| a.name()).unwrap_or("?")
         )));
     }
+    // Ordering one address space with an instruction on that same single address space is
+    // never cross-address-space ordering.
+    if order_as == instr_as && instr_as.0.is_power_of_two() {
+        cross = false;
+    }
+    // The scope is limited to what the instruction's address spaces can be shared with:
+    // scratch with no one, LDS with the work-group, GDS with the agent.
+    let mut level = scope.level;
+    let cap = if instr_as.minus(AsSet::SCRATCH).is_empty() {
+        Some(ScopeLevel::SingleThread)
+    } else if instr_as.minus(AsSet::SCRATCH.or(AsSet::LDS)).is_empty() {
+        Some(ScopeLevel::Workgroup)
+    } else if instr_as
+        .minus(AsSet::SCRATCH.or(AsSet::LDS).or(AsSet::GDS))
+        .is_empty()
+    {
+        Some(ScopeLevel::Agent)
+    } else {
+        None
+    };
+    if let Some(c) = cap {
+        level = level.min(c);
+    }
     Ok(Info {
-        scope: scope.level,
+        scope: level,
         instr_as,
         order_as,
         cross,

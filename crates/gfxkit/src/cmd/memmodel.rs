@@ -1,13 +1,157 @@
-//! `gfxkit memmodel` (not written yet).
+//! `gfxkit memmodel`: the AMDGPU memory model's code sequences, as llc 19 emits them.
 
-use anyhow::Result;
+use anyhow::{bail, Context, Result};
+use gfxkit_memory_model::config::{family_by_name, Os};
+use gfxkit_memory_model::{sequence, table, Case, Config};
+use std::io::Write;
 use std::process::ExitCode;
 
-/// Options of `gfxkit memmodel`.
+/// Print the code sequences of the AMDGPU memory model.
+///
+/// A case is written `kind;as=<as>;ord=<ord>;ford=<ord>;scope=<scope>;ret=<ret|noret>;op=add;
+/// flags=<f>;mmra=<m>` with only the keys that apply, in that order. Kinds: load store
+/// load_atomic store_atomic atomicrmw cmpxchg fence. Address spaces: global local generic
+/// private constant region. Scopes: singlethread wavefront workgroup agent system and their
+/// `-one-as` forms (`one-as` is system's). Non-atomic load/store carry
+/// `flags=plain|volatile|nontemporal|volatile+nontemporal|lastuse`; fences carry
+/// `mmra=none|global|local|global+local`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+#[command(after_help = "Examples:
+  gfxkit memmodel --cpu gfx90a 'load_atomic;as=global;ord=acquire;scope=agent'
+  gfxkit memmodel --cpu gfx1030 --cumode 'fence;ord=release;scope=workgroup;mmra=none'
+  gfxkit memmodel --cpu gfx942 --tgsplit --all --json
+  gfxkit memmodel --table gfx10 --format markdown
+
+Exit codes: 0 the sequence was printed; 1 the case is not valid on the target (the reason is
+printed); 2 an error (unknown processor, malformed case).")]
+pub struct Args {
+    /// Processor (gfx90a, gfx1100, ...).
+    #[arg(long, required_unless_present = "table")]
+    cpu: Option<String>,
+    /// CU mode instead of WGP mode (GFX10 and later).
+    #[arg(long)]
+    cumode: bool,
+    /// Threadgroup split mode (GFX90A, GFX94x).
+    #[arg(long)]
+    tgsplit: bool,
+    /// OS of the target triple: amdhsa, amdpal or mesa3d.
+    #[arg(long, default_value = "amdhsa")]
+    os: String,
+    /// As llc's -amdgcn-skip-cache-invalidations: acquires do not invalidate caches.
+    #[arg(long)]
+    skip_cache_invalidations: bool,
+    /// Print every case.
+    #[arg(long, conflicts_with = "case")]
+    all: bool,
+    /// JSON output (with --all, or for one case).
+    #[arg(long)]
+    json: bool,
+    /// Render the whole table of a family (gfx6, gfx7, gfx90a, gfx940, gfx942, gfx10, gfx11,
+    /// gfx12), in the mode given by --cumode/--tgsplit.
+    #[arg(long, conflicts_with_all = ["cpu", "all", "case"])]
+    table: Option<String>,
+    /// Table format (markdown).
+    #[arg(long, default_value = "markdown", requires = "table")]
+    format: String,
+    /// The case.
+    #[arg(required_unless_present_any = ["all", "table"])]
+    case: Option<String>,
+}
+
+fn config(args: &Args) -> Result<Config> {
+    let os = Os::by_name(&args.os).with_context(|| {
+        format!(
+            "unknown OS `{}` (expected amdhsa, amdpal or mesa3d)",
+            args.os
+        )
+    })?;
+    let base = match (&args.table, &args.cpu) {
+        (Some(f), _) => Config::for_family(family_by_name(f)?)?,
+        (None, Some(cpu)) => Config::for_processor(cpu)?,
+        (None, None) => bail!("--cpu or --table is required"),
+    };
+    Ok(base
+        .with_cumode(args.cumode)?
+        .with_tgsplit(args.tgsplit)?
+        .with_os(os)
+        .with_skip_cache_invalidations(args.skip_cache_invalidations))
+}
 
 /// Runs `gfxkit memmodel`.
-pub fn run(_args: Args) -> Result<ExitCode> {
-    anyhow::bail!("gfxkit memmodel is not written yet")
+pub fn run(args: Args) -> Result<ExitCode> {
+    let cfg = config(&args)?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.table.is_some() {
+        if args.format != "markdown" {
+            bail!("unknown table format `{}` (expected markdown)", args.format);
+        }
+        out.write_all(table::markdown(&cfg).as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.all {
+        let mut cases = serde_json::Map::new();
+        let mut text = String::new();
+        for (case, res) in table::table(&cfg) {
+            let v = match &res {
+                Ok(seq) => serde_json::json!({ "asm": seq.asm() }),
+                Err(e) => serde_json::json!({ "error": e.to_string() }),
+            };
+            if !args.json {
+                match &res {
+                    Ok(seq) => {
+                        text.push_str(&format!("{case}\n    {}\n", seq.asm().join("\n    ")))
+                    }
+                    Err(e) => text.push_str(&format!("{case}\n    invalid: {e}\n")),
+                }
+            }
+            cases.insert(case.to_string(), v);
+        }
+        if args.json {
+            let doc = serde_json::json!({ "config": cfg.label(), "cases": cases });
+            serde_json::to_writer_pretty(&mut out, &doc)?;
+            writeln!(out)?;
+        } else {
+            out.write_all(text.as_bytes())?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let text = args.case.as_deref().unwrap_or_default();
+    let case: Case = text.parse()?;
+    match sequence(&cfg, &case) {
+        Ok(seq) => {
+            if args.json {
+                let doc = serde_json::json!({
+                    "config": cfg.label(),
+                    "case": case.to_string(),
+                    "asm": seq.asm(),
+                    "reasons": seq.steps.iter().map(|s| s.reason.clone()).collect::<Vec<_>>(),
+                });
+                serde_json::to_writer_pretty(&mut out, &doc)?;
+                writeln!(out)?;
+            } else {
+                writeln!(out, "; {} on {}", case, cfg.label())?;
+                if seq.steps.is_empty() {
+                    writeln!(out, "; (no instructions)")?;
+                }
+                let width = seq.asm().iter().map(String::len).max().unwrap_or(0).max(24);
+                for s in &seq.steps {
+                    writeln!(out, "{:<width$}  ; {}", s.asm(seq.major), s.reason)?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            if args.json {
+                let doc = serde_json::json!({
+                    "config": cfg.label(), "case": case.to_string(), "error": e.to_string()
+                });
+                serde_json::to_writer_pretty(&mut out, &doc)?;
+                writeln!(out)?;
+            }
+            drop(out);
+            eprintln!("gfxkit: {case} is not valid on {}: {e}", cfg.label());
+            Ok(ExitCode::from(1))
+        }
+    }
 }

@@ -1,0 +1,119 @@
+//! The whole table of one configuration: every [`Case`] with its sequence or the reason it
+//! has none, and its rendering as a Markdown table in the layout of AMDGPUUsage's
+//! code-sequence tables.
+
+use crate::case::Case;
+use crate::config::Config;
+use crate::model::{sequence, Invalid, Sequence};
+use std::fmt::Write as _;
+
+/// Every case of a configuration with its answer, in case-enumeration order.
+pub fn table(cfg: &Config) -> Vec<(Case, Result<Sequence, Invalid>)> {
+    Case::all()
+        .into_iter()
+        .map(|c| (c, sequence(cfg, &c)))
+        .collect()
+}
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// Renders the table as Markdown: one row per instruction, ordering, address space and
+/// flags, with the scopes that share a sequence merged into one row. Invalid combinations
+/// are left out; the note under the table says how many.
+pub fn markdown(cfg: &Config) -> String {
+    let rows = table(cfg);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "AMDGPU memory model code sequences for {} (llc 19 conformant)\n",
+        cfg.label()
+    );
+    out.push_str(
+        "| LLVM instr | Ordering | Sync scope | Address space | Other | AMDGPU machine code |\n",
+    );
+    out.push_str("|---|---|---|---|---|---|\n");
+    let mut invalid = 0usize;
+    // Group cases that differ only in scope and share the same sequence.
+    let mut i = 0;
+    while i < rows.len() {
+        let (case, res) = &rows[i];
+        let Ok(seq) = res else {
+            invalid += 1;
+            i += 1;
+            continue;
+        };
+        let mut scopes = vec![case.scope];
+        let mut j = i + 1;
+        while j < rows.len() {
+            let (c2, r2) = &rows[j];
+            let same_key = Case {
+                scope: case.scope,
+                ..*c2
+            } == *case;
+            if !same_key {
+                break;
+            }
+            match r2 {
+                Ok(s2) if s2.asm() == seq.asm() => scopes.push(c2.scope),
+                _ => break,
+            }
+            j += 1;
+        }
+        let ord = match (case.ordering, case.failure) {
+            (Some(o), Some(f)) => format!("{} / {}", o.name(), f.name()),
+            (Some(o), None) => o.name().to_owned(),
+            _ => "-".to_owned(),
+        };
+        let scope_text = if scopes.iter().all(Option::is_none) {
+            "-".to_owned()
+        } else {
+            scopes
+                .iter()
+                .flatten()
+                .map(|s| s.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut other = Vec::new();
+        if let Some(r) = case.ret {
+            other.push(if r { "returns" } else { "no return" }.to_owned());
+        }
+        if !case.flags.is_empty() {
+            let t = case.to_string();
+            if let Some(f) = t.split(';').find_map(|p| p.strip_prefix("flags=")) {
+                other.push(f.to_owned());
+            }
+        }
+        if let Some(m) = case.mmra {
+            other.push(format!("amdgpu-as: {}", m.name()));
+        }
+        let code: Vec<String> = seq
+            .steps
+            .iter()
+            .map(|s| format!("`{}` ({})", s.asm(seq.major), s.reason))
+            .collect();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            case.kind.name(),
+            ord,
+            scope_text,
+            case.addr_space.map(|a| a.name()).unwrap_or("-"),
+            cell(&other.join(", ")),
+            if code.is_empty() {
+                "none".to_owned()
+            } else {
+                cell(&code.join("<br>"))
+            }
+        );
+        i = j;
+    }
+    let _ = writeln!(
+        out,
+        "\n{invalid} combinations are not valid on {} and are not shown.",
+        cfg.label()
+    );
+    out
+}
