@@ -117,3 +117,62 @@ pub fn markdown(cfg: &Config) -> String {
     );
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{conformance_configs, FAMILIES};
+    use crate::model::StepKind;
+    use crate::{AddrSpace, Kind};
+
+    /// Every key of every family and mode has an answer: a sequence with the right number of
+    /// memory instructions, or a reason.
+    #[test]
+    fn every_key_has_an_answer() {
+        let mut configs: Vec<Config> = conformance_configs();
+        for f in FAMILIES {
+            let c = Config::for_family(f).unwrap();
+            configs.push(c);
+            if let Ok(c2) = c.with_cumode(true) {
+                configs.push(c2);
+            }
+            if let Ok(c2) = c.with_tgsplit(true) {
+                configs.push(c2);
+            }
+        }
+        let mut answered = 0;
+        for cfg in &configs {
+            for (case, res) in table(cfg) {
+                match res {
+                    Ok(seq) => {
+                        let mem = seq
+                            .steps
+                            .iter()
+                            .filter(|s| matches!(s.kind, StepKind::Memory { .. }))
+                            .count();
+                        let want = match (case.kind, case.addr_space) {
+                            (Kind::Fence, _) => 0,
+                            (Kind::AtomicRmw | Kind::Cmpxchg, Some(AddrSpace::Private)) => 2,
+                            _ => 1,
+                        };
+                        assert_eq!(mem, want, "{} {case}", cfg.label());
+                        assert!(seq.steps.iter().all(|s| !s.reason.is_empty()));
+                    }
+                    Err(e) => assert!(!e.to_string().is_empty(), "{} {case}", cfg.label()),
+                }
+                answered += 1;
+            }
+        }
+        assert_eq!(answered, configs.len() * Case::all().len());
+    }
+
+    #[test]
+    fn markdown_has_a_row_per_valid_group() {
+        let cfg = Config::for_family(gfxkit_spec::MemoryModelFamily::Gfx10).unwrap();
+        let md = markdown(&cfg);
+        assert!(md.contains("| LLVM instr | Ordering |"));
+        assert!(md.contains("`buffer_gl1_inv`"));
+        assert!(md.contains("`s_waitcnt_vscnt null, 0x0`"));
+        assert!(md.lines().count() > 300);
+    }
+}

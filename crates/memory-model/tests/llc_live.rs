@@ -1,0 +1,51 @@
+//! A live sample against llc-19 (about a minute on 2 cores): in every conformance
+//! configuration, a spread of cases compiled now, compared with the recorded outcome and with
+//! the model. Catches a recording that no longer matches the installed llc, and a harness
+//! change that no longer reproduces the recording.
+
+mod common;
+
+use gfxkit_memory_model::config::conformance_configs;
+use gfxkit_memory_model::conformance::{normalize, render_normal};
+use gfxkit_memory_model::{sequence, Case};
+
+#[test]
+fn live_llc_sample_matches_recording_and_model() {
+    let cases = Case::all();
+    let dir = std::env::temp_dir().join(format!("gfxkit-memmodel-live-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (n, cfg) in conformance_configs().into_iter().enumerate() {
+        let recorded = common::read_expected(&cfg, &cases);
+        // Every 47th valid case, starting at a different place in each configuration.
+        let sample: Vec<(usize, Case)> = cases
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|(i, _)| recorded[*i].is_ok() && (i + n * 7) % 47 == 0)
+            .collect();
+        let live = common::llc_outcomes(&cfg, &sample, &dir);
+        for (i, case) in &sample {
+            checked += 1;
+            let got = &live[i];
+            if got != &recorded[*i] {
+                failures.push(format!(
+                    "{} {case}: llc now gives {got:?}, recorded {:?}",
+                    cfg.label(),
+                    recorded[*i]
+                ));
+            }
+            let model = sequence(&cfg, case).map(|s| {
+                let lines = s.asm();
+                render_normal(&normalize(lines.iter().map(String::as_str)))
+            });
+            if model.as_ref().ok() != got.as_ref().ok() {
+                failures.push(format!("{} {case}: model {model:?}, llc {got:?}", cfg.label()));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(checked > 1000, "only {checked} cases sampled");
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
