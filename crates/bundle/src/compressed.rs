@@ -345,6 +345,17 @@ pub fn version_from_env_value(value: &str) -> std::result::Result<u16, String> {
     }
 }
 
+/// The version actually written for a request: v2 becomes v3 when the uncompressed size or the
+/// total size (24-byte header plus `compressed_len`) does not fit v2's 32-bit fields.
+pub fn effective_version(requested: u16, uncompressed_len: u64, compressed_len: u64) -> u16 {
+    let total_v2 = compressed_len.saturating_add(24);
+    if requested == 2 && (uncompressed_len > u32::MAX as u64 || total_v2 > u32::MAX as u64) {
+        3
+    } else {
+        requested
+    }
+}
+
 /// Compresses an uncompressed bundle (or any bytes) into a CCOB bundle.
 pub fn compress(bundle: &[u8], opts: &CompressOptions) -> Result<Vec<u8>> {
     if !matches!(opts.version, 2 | 3) {
@@ -354,12 +365,7 @@ pub fn compress(bundle: &[u8], opts: &CompressOptions) -> Result<Vec<u8>> {
     let hash = codec::truncated_md5(bundle);
     let body = codec::compress(opts.method, level, opts.threads, bundle)?;
     let size = bundle.len() as u64;
-    let total_v2 = 24u64 + body.len() as u64;
-    let version = if opts.version == 2 && (size > u32::MAX as u64 || total_v2 > u32::MAX as u64) {
-        3
-    } else {
-        opts.version
-    };
+    let version = effective_version(opts.version, size, body.len() as u64);
     let hlen = header_len(version).unwrap_or(32);
     let total = hlen
         .checked_add(body.len() as u64)
@@ -378,4 +384,27 @@ pub fn compress(bundle: &[u8], opts: &CompressOptions) -> Result<Vec<u8>> {
     out.extend_from_slice(&hash.to_le_bytes());
     out.extend_from_slice(&body);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v2_becomes_v3_when_a_size_does_not_fit_32_bits() {
+        assert_eq!(effective_version(2, 1000, 100), 2);
+        assert_eq!(effective_version(2, u32::MAX as u64, 100), 2);
+        assert_eq!(effective_version(2, u32::MAX as u64 + 1, 100), 3);
+        assert_eq!(effective_version(2, 100, u32::MAX as u64 - 24), 2);
+        assert_eq!(effective_version(2, 100, u32::MAX as u64 - 23), 3);
+        assert_eq!(effective_version(3, 1, 1), 3);
+    }
+
+    #[test]
+    fn env_value_like_clang() {
+        assert_eq!(version_from_env_value("2"), Ok(2));
+        assert_eq!(version_from_env_value("3"), Ok(3));
+        assert!(version_from_env_value("1").is_err());
+        assert!(version_from_env_value("x").is_err());
+    }
 }

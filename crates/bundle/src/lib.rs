@@ -50,6 +50,8 @@ pub mod codec;
 pub mod compressed;
 pub mod entry_id;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod limits;
 pub mod object;
 pub mod read;

@@ -343,7 +343,7 @@ fn text_bundles_are_identical() {
         b"; device module\ntarget triple = \"amdgcn-amd-amdhsa\"\n",
     );
     let dev2 = write(d, "dev2.ll", b"no trailing newline");
-    let targets = vec![
+    let targets = [
         "host-x86_64-unknown-linux-gnu".to_owned(),
         "hipv4-amdgcn-amd-amdhsa--gfx906".to_owned(),
         "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+".to_owned(),

@@ -1,0 +1,119 @@
+//! Bodies of the fuzz targets in `fuzz/`, also run as ordinary tests on truncated and
+//! bit-flipped fixtures (`tests/robustness.rs`). Each feeds arbitrary bytes to a reader and
+//! checks the invariants of whatever it accepts; none may panic, hang or allocate without
+//! bound.
+
+use crate::compressed::{self, DecompressOptions, HashCheck};
+use crate::read::Bundle;
+use crate::{any, archive, entry_id::EntryId, object, text};
+
+/// The uncompressed reader, strict and lenient.
+pub fn bundle(data: &[u8]) {
+    let strict = Bundle::parse(data);
+    let lenient = Bundle::parse_lenient(data);
+    if let Ok(b) = &strict {
+        assert!(b.header_len() <= b.extent() && b.extent() <= data.len() as u64);
+        for e in b.entries() {
+            assert_eq!(
+                e.payload,
+                &data[e.offset as usize..(e.offset + e.size) as usize]
+            );
+            let _ = e.parse_id();
+        }
+        let (l, problems) = lenient
+            .as_ref()
+            .expect("lenient accepts what strict accepts");
+        assert!(problems.is_empty());
+        assert_eq!(l.entries(), b.entries());
+    }
+    if let Ok((l, _)) = lenient {
+        for e in l.entries() {
+            assert!(e.offset + e.size <= data.len() as u64);
+        }
+    }
+    let _ = crate::read::parse_header(data);
+}
+
+/// The CCOB reader: header, extent, full and prefix decompression.
+pub fn ccob(data: &[u8]) {
+    let opts = DecompressOptions {
+        hash: HashCheck::Warn,
+        max_uncompressed: 1 << 24,
+    };
+    if let Ok(h) = compressed::Header::parse(data) {
+        let _ = h.extent(data);
+        if let Ok(d) = compressed::decompress_ccob(data, &opts) {
+            assert_eq!(d.data.len() as u64, h.uncompressed_size);
+            assert!(d.extent <= data.len() as u64);
+        }
+        if let Ok((_, p)) = compressed::decompress_prefix(data, 64, &opts) {
+            assert!(p.len() <= 64);
+        }
+    }
+}
+
+/// Either format and bundles back to back.
+pub fn concatenated(data: &[u8]) {
+    let opts = DecompressOptions {
+        hash: HashCheck::Error,
+        max_uncompressed: 1 << 24,
+    };
+    let _ = any::AnyBundle::parse(data, &opts);
+    let mut last_end = 0u64;
+    for b in any::iter_concatenated(data, 1, opts).take(64) {
+        match b {
+            Ok(b) => {
+                assert!(b.offset >= last_end);
+                last_end = b.offset + b.extent;
+                assert!(last_end <= data.len() as u64);
+            }
+            Err(_) => break,
+        }
+    }
+    if let Ok(spans) = any::scan_concatenated(data) {
+        for s in spans {
+            assert!(s.offset + s.len <= data.len() as u64);
+        }
+    }
+}
+
+/// Entry IDs, text bundles, object files and archives.
+pub fn other_formats(data: &[u8]) {
+    if let Ok(s) = std::str::from_utf8(data) {
+        if let Ok(id) = EntryId::parse(s) {
+            assert_eq!(id.raw(), s);
+            let again = EntryId::parse(&id.canonical()).expect("canonical form parses");
+            assert_eq!(again, id);
+        }
+    }
+    for c in ["//", "#", ";"] {
+        if let Ok(entries) = text::read_text(data, c) {
+            let pairs: Vec<(&str, &[u8])> = entries.iter().map(|e| (e.id, e.payload)).collect();
+            let rewritten = text::write_text(&pairs, c);
+            let again = text::read_text(&rewritten, c).expect("written text bundle reads");
+            assert_eq!(again.len(), entries.len());
+        }
+    }
+    if object::is_object(data) {
+        let _ = object::read_object(data);
+        let _ = object::strip_bundle_sections(data);
+        let _ = object::write_object(
+            data,
+            &[("hipv4-amdgcn-amd-amdhsa--gfx906", b"x")],
+            usize::MAX,
+        );
+    }
+    if data.starts_with(b"!<arch>\n") {
+        if let Ok(req) = EntryId::parse("hipv4-amdgcn-amd-amdhsa--gfx906") {
+            let _ = archive::unbundle_archive(
+                data,
+                &[req],
+                "fuzz.a",
+                &archive::ArchiveOptions {
+                    allow_missing: true,
+                    ..Default::default()
+                },
+            );
+        }
+    }
+}
