@@ -7,12 +7,11 @@
 //! standalone bundle files (one, or several back to back like a dumped `.hip_fatbin`); host
 //! binaries will plug in here.
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 
 use gfxkit_bundle::compressed::{self as ccob, DecompressOptions, HashCheck};
 use gfxkit_bundle::read::{parse_header, Bundle, MAGIC};
 use std::borrow::Cow;
-use std::ops::Range;
 
 /// Where a bundle was found in a file and what kind it is.
 #[derive(Debug, Clone)]
@@ -158,9 +157,10 @@ pub fn strerror(e: &std::io::Error) -> String {
     }
 }
 
-/// Whether `data` is an object file clang's bundler would treat as a host object (ELF).
+/// Whether `data` is a host object the bundler reads and writes sections of (a relocatable
+/// ELF file); anything else uses the binary format.
 pub fn is_object(data: &[u8]) -> bool {
-    data.starts_with(b"\x7fELF")
+    gfxkit_bundle::object::is_object(data)
 }
 
 /// A container format of `clang-offload-bundler -type`.
@@ -176,11 +176,14 @@ pub enum Container {
 
 /// An entry found by [`entries`], in file order.
 #[derive(Debug, Clone)]
-pub struct FoundEntry {
+pub struct FoundEntry<'a> {
     /// The ID exactly as stored.
     pub id: String,
-    /// Where the payload lies in the container's bytes.
-    pub range: Range<usize>,
+    /// The payload as stored.
+    pub payload: &'a [u8],
+    /// The host placeholder of an object bundle (one zero byte standing for the host
+    /// object itself).
+    pub host_placeholder: bool,
 }
 
 /// Decompresses `data` when it is a CCOB bundle (hash checked), as clang does with any input
@@ -199,7 +202,7 @@ pub fn open_for_unbundling(data: &[u8], verbose: bool) -> Result<Cow<'_, [u8]>> 
 
 /// The entries of `data` read as `container`, in file order. A binary input that is not a
 /// bundle has no entries (clang then treats it as the host file).
-pub fn entries(data: &[u8], container: Container, _name: &str) -> Result<Vec<FoundEntry>> {
+pub fn entries(data: &[u8], container: Container) -> Result<Vec<FoundEntry<'_>>> {
     match container {
         Container::Binary => {
             if !data.starts_with(MAGIC) {
@@ -210,29 +213,39 @@ pub fn entries(data: &[u8], container: Container, _name: &str) -> Result<Vec<Fou
                 .iter()
                 .map(|e| FoundEntry {
                     id: e.id.to_owned(),
-                    range: e.offset as usize..(e.offset + e.size) as usize,
+                    payload: e.payload,
+                    host_placeholder: false,
                 })
                 .collect())
         }
-        Container::Text(comment) => text_entries(data, comment),
-        Container::Object => object_entries(data),
+        Container::Text(comment) => Ok(gfxkit_bundle::text::read_text(data, comment)?
+            .into_iter()
+            .map(|e| FoundEntry {
+                id: e.id.to_owned(),
+                payload: e.payload,
+                host_placeholder: false,
+            })
+            .collect()),
+        Container::Object => Ok(gfxkit_bundle::object::read_object(data)?
+            .into_iter()
+            .map(|e| FoundEntry {
+                id: e.id.to_owned(),
+                payload: e.payload,
+                host_placeholder: e.is_host_placeholder(),
+            })
+            .collect()),
     }
 }
 
-/// The payload of an entry found by [`entries`].
-pub fn entry_payload<'a>(
-    data: &'a [u8],
-    container: Container,
-    e: &FoundEntry,
-    _name: &str,
-) -> Result<Cow<'a, [u8]>> {
-    let bytes = data
-        .get(e.range.clone())
-        .ok_or_else(|| anyhow!("entry {}: payload out of range", e.id))?;
-    if container == Container::Object && bytes == [0] {
-        return object_host(data);
+/// The payload of an entry found by [`entries`]: for the host placeholder of an object
+/// bundle, the host object without its bundle sections.
+pub fn entry_payload<'a>(data: &'a [u8], e: &FoundEntry<'a>) -> Result<Cow<'a, [u8]>> {
+    if e.host_placeholder {
+        return Ok(Cow::Owned(gfxkit_bundle::object::strip_bundle_sections(
+            data,
+        )?));
     }
-    Ok(Cow::Borrowed(bytes))
+    Ok(Cow::Borrowed(e.payload))
 }
 
 /// The entry IDs `-list` prints, in file order: every bundle of a binary input (back to
@@ -268,7 +281,7 @@ pub fn list_ids(data: &[u8], container: Container, verbose: bool) -> Result<Vec<
             }
             Ok(ids)
         }
-        other => Ok(entries(data, other, "")?
+        other => Ok(entries(data, other)?
             .into_iter()
             .map(|e| e.id)
             .collect()),
@@ -414,130 +427,40 @@ fn print_decompression_stats(d: &ccob::Decompressed) {
     eprintln!("{s}");
 }
 
-/// The start and end marker prefixes of a text bundle with comment string `c`.
-fn text_markers(c: &str) -> (String, String) {
-    (
-        format!("\n{c} __CLANG_OFFLOAD_BUNDLE____START__ "),
-        format!("\n{c} __CLANG_OFFLOAD_BUNDLE____END__ "),
-    )
-}
-
-fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
-    if from > hay.len() || needle.is_empty() {
-        return None;
-    }
-    hay[from..]
-        .windows(needle.len())
-        .position(|w| w == needle)
-        .map(|i| i + from)
-}
-
-/// Entries of a text bundle: `"\n" C " __CLANG_OFFLOAD_BUNDLE____START__ " ID "\n"`, the
-/// payload, `"\n" C " __CLANG_OFFLOAD_BUNDLE____END__ " ID "\n"`. A start marker without an
-/// end marker is an error naming its offset.
-fn text_entries(data: &[u8], comment: &str) -> Result<Vec<FoundEntry>> {
-    let (start, end) = text_markers(comment);
-    let mut out = Vec::new();
-    let mut pos = 0usize;
-    while let Some(s) = find(data, start.as_bytes(), pos) {
-        let id_start = s + start.len();
-        let Some(nl) = find(data, b"\n", id_start) else {
-            break;
-        };
-        let id = std::str::from_utf8(&data[id_start..nl])
-            .map_err(|_| anyhow!("entry ID at offset {id_start:#x} is not UTF-8 text"))?;
-        let payload = nl + 1;
-        let Some(e) = find(data, end.as_bytes(), payload) else {
-            bail!("entry '{id}' (marker at offset {s:#x}) has no end marker");
-        };
-        if out.len() >= gfxkit_bundle::limits::MAX_ENTRIES as usize {
-            bail!("more than {} entries", gfxkit_bundle::limits::MAX_ENTRIES);
-        }
-        out.push(FoundEntry {
-            id: id.to_owned(),
-            range: payload..e,
-        });
-        pos = match find(data, b"\n", e + 1) {
-            Some(n) => n + 1,
-            None => data.len(),
-        };
-    }
-    Ok(out)
-}
-
-/// Writes a text bundle.
-fn write_text(comment: &str, entries: &[(&str, &[u8])]) -> Vec<u8> {
-    let (start, end) = text_markers(comment);
-    let mut out = Vec::new();
-    for (id, payload) in entries {
-        out.extend_from_slice(start.as_bytes());
-        out.extend_from_slice(id.as_bytes());
-        out.push(b'\n');
-        out.extend_from_slice(payload);
-        out.extend_from_slice(end.as_bytes());
-        out.extend_from_slice(id.as_bytes());
-        out.push(b'\n');
-    }
-    out
-}
-
-/// Entries of an object bundle: its `__CLANG_OFFLOAD_BUNDLE__<id>` sections, in section order.
-fn object_entries(data: &[u8]) -> Result<Vec<FoundEntry>> {
-    let found = gfxkit_host::discover(data);
-    let Some(ob) = found
-        .object_bundles
-        .into_iter()
-        .find(|o| o.location.member.is_none())
-    else {
-        return Ok(Vec::new());
-    };
-    ob.entries
-        .into_iter()
-        .map(|e| {
-            let start = usize::try_from(e.location.offset)?;
-            let end = start
-                .checked_add(e.bytes.len())
-                .ok_or_else(|| anyhow!("section of entry '{}' out of range", e.id))?;
-            Ok(FoundEntry {
-                id: e.id.to_owned(),
-                range: start..end,
-            })
-        })
-        .collect()
-}
-
-/// The host object of an object bundle without its bundle sections (what clang's
-/// `llvm-objcopy --remove-section` step gives).
-fn object_host(_data: &[u8]) -> Result<Cow<'static, [u8]>> {
-    bail!(
-        "extracting the host object of an object bundle (removing its __CLANG_OFFLOAD_BUNDLE__ sections) is not supported yet"
-    )
-}
-
-/// Writes a bundle of `entries` in `container` form.
+/// Writes a bundle of `entries` in `container` form; `host` is the index of the host entry
+/// (whose input is the host object for [`Container::Object`]).
 pub fn write(
     container: Container,
     entries: &[(&str, &[u8])],
-    _host: Option<usize>,
+    host: Option<usize>,
     align: u64,
 ) -> Result<Vec<u8>> {
     match container {
         Container::Binary => Ok(gfxkit_bundle::write_bundle(entries, align)?),
-        Container::Text(c) => Ok(write_text(c, entries)),
-        Container::Object => bail!(
-            "bundling into a host object (-type=o with an ELF host input) is not supported yet; use a non-object host input such as /dev/null for the binary format"
-        ),
+        Container::Text(c) => Ok(gfxkit_bundle::text::write_text(entries, c)),
+        Container::Object => {
+            let h = host.ok_or_else(|| anyhow!("an object bundle needs a host input"))?;
+            Ok(gfxkit_bundle::object::write_object(entries[h].1, entries, h)?)
+        }
     }
 }
 
-/// Unbundles an archive.
+/// Unbundles an archive (`-type=a`): one GNU archive per requested target.
 pub fn unbundle_archive(
-    _data: &[u8],
-    _name: &str,
-    _requests: &[(&str, &gfxkit_bundle::EntryId)],
-    _hip_openmp: bool,
-    _allow_missing: bool,
-    _check: bool,
+    data: &[u8],
+    name: &str,
+    requests: &[gfxkit_bundle::EntryId],
+    hip_openmp: bool,
+    allow_missing: bool,
+    check: bool,
 ) -> Result<Vec<Vec<u8>>> {
-    bail!("archives: not yet wired")
+    let opts = gfxkit_bundle::archive::ArchiveOptions {
+        allow_missing,
+        hip_openmp_compatible: hip_openmp,
+        check_input: check,
+        decompress: DecompressOptions::default(),
+    };
+    Ok(gfxkit_bundle::archive::unbundle_archive(
+        data, requests, name, &opts,
+    )?)
 }

@@ -86,6 +86,40 @@ fn fixtures() -> &'static Fixtures {
         files.insert("dev.i".to_owned(), b"__global__ void k() {}\n".to_vec());
         files.insert("garbage.bin".to_owned(), b"not a bundle at all\n".to_vec());
         files.insert("empty".to_owned(), Vec::new());
+        // A host relocatable object, an object bundle made by clang from it, and an archive.
+        std::fs::write(d.join("h.c"), "int main(void) { return 0; }\n").unwrap();
+        run_ok(
+            Command::new(llvm_tool("clang"))
+                .current_dir(d)
+                .args(["-c", "h.c", "-o", "h.o"]),
+        );
+        run_ok(
+            Command::new(llvm_tool("clang-offload-bundler"))
+                .current_dir(d)
+                .arg("-type=o")
+                .arg(format!("-targets={HOST},{G1030},{G906}"))
+                .args([
+                    "-input=h.o",
+                    "-input=gfx1030.co",
+                    "-input=gfx906.co",
+                    "-output=m.o",
+                ]),
+        );
+        run_ok(
+            Command::new(llvm_tool("clang-offload-bundler"))
+                .current_dir(d)
+                .arg("-type=o")
+                .arg(format!("-targets={HOST},{G906}"))
+                .args(["-input=h.o", "-input=gfx906.co", "-output=m1.o"]),
+        );
+        run_ok(
+            Command::new(llvm_tool("llvm-ar"))
+                .current_dir(d)
+                .args(["rc", "lib.a", "m1.o", "m.o"]),
+        );
+        for f in ["h.o", "m.o", "lib.a"] {
+            files.insert(f.to_owned(), std::fs::read(d.join(f)).unwrap());
+        }
         let link_dir = d.join("link");
         std::fs::create_dir(&link_dir).unwrap();
         std::os::unix::fs::symlink(GFXKIT, link_dir.join("clang-offload-bundler")).unwrap();
@@ -1008,4 +1042,151 @@ fn zero_alignment_is_an_error() {
     assert_eq!(r.code, Some(1));
     assert!(r.stderr.contains("alignment"), "{}", r.stderr);
     assert!(!d.path().join("out").exists());
+}
+
+#[test]
+fn object_bundles() {
+    same(&["-list", "-type=o", "-input=m.o"]);
+    same(&[
+        "-type=o",
+        &t(&[G906, G1030]),
+        "-input=m.o",
+        "-output=a",
+        "-output=b",
+        "-unbundle",
+    ]);
+    same(&[
+        "-type=o",
+        &t(&[G906, "hipv4-amdgcn-amd-amdhsa--gfx1100"]),
+        "-input=m.o",
+        "-output=a",
+        "-output=b",
+        "-unbundle",
+    ]);
+    // The host entry: the object without its bundle sections. clang rewrites the file with
+    // llvm-objcopy; gfxkit keeps the layout and drops the section headers, so the bytes
+    // differ but the sections agree.
+    let args = [
+        "-type=o",
+        &t(&[HOST, G906]),
+        "-input=m.o",
+        "-output=h",
+        "-output=a",
+        "-unbundle",
+    ];
+    let (d, r) = ours(&args, &[]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let a = tempfile::tempdir().unwrap();
+    let c = run_in(
+        a.path(),
+        &llvm_tool("clang-offload-bundler"),
+        &[],
+        &args,
+        &[],
+    );
+    assert_eq!(c.code, Some(0));
+    assert_eq!(r.files["a"], c.files["a"]);
+    let sections = |dir: &Path| {
+        let o = run_ok(
+            Command::new(llvm_tool("llvm-readelf"))
+                .current_dir(dir)
+                .args(["-S", "-W", "h"]),
+        );
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        let mut names: Vec<String> = text
+            .lines()
+            .filter_map(|l| l.split(']').nth(1))
+            .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+            .filter(|n| n != "Name")
+            .collect();
+        names.sort();
+        names
+    };
+    let ours_s = sections(d.path());
+    assert_eq!(ours_s, sections(a.path()));
+    assert!(!ours_s
+        .iter()
+        .any(|n| n.starts_with("__CLANG_OFFLOAD_BUNDLE__")));
+}
+
+#[test]
+fn bundling_into_a_host_object() {
+    let args = [
+        "-type=o",
+        &t(&[HOST, G906, G1030]),
+        "-input=h.o",
+        "-input=gfx906.co",
+        "-input=gfx1030.co",
+        "-output=out.o",
+    ];
+    let (d, r) = ours(&args, &[]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    // clang reads gfxkit's object bundle back entry for entry.
+    let c = clangs(d.path(), &["-list", "-type=o", "-input=out.o"]);
+    assert_eq!(
+        sorted_lines(&c.stdout),
+        [G1030, G906, "host-x86_64-unknown-linux--"]
+    );
+    let c = clangs(
+        d.path(),
+        &[
+            "-type=o",
+            &t(&[G906, G1030]),
+            "-input=out.o",
+            "-output=a",
+            "-output=b",
+            "-unbundle",
+        ],
+    );
+    assert!(c.status.success());
+    assert_eq!(
+        std::fs::read(d.path().join("a")).unwrap(),
+        fixtures().files["gfx906.co"]
+    );
+    assert_eq!(
+        std::fs::read(d.path().join("b")).unwrap(),
+        fixtures().files["gfx1030.co"]
+    );
+}
+
+#[test]
+fn archives() {
+    same(&[
+        "-type=a",
+        &t(&[G906, G1030]),
+        "-input=lib.a",
+        "-output=a.a",
+        "-output=b.a",
+        "-unbundle",
+    ]);
+    same(&[
+        "-type=a",
+        "-targets=hipv4-amdgcn-amd-amdhsa--gfx1100",
+        "-input=lib.a",
+        "-output=a.a",
+        "-unbundle",
+    ]);
+    same(&[
+        "-type=a",
+        "-targets=hipv4-amdgcn-amd-amdhsa--gfx1100",
+        "-input=lib.a",
+        "-output=a.a",
+        "-unbundle",
+        "-allow-missing-bundles",
+    ]);
+    same(&[
+        "-type=a",
+        &t(&[G906]),
+        "-input=lib.a",
+        "-output=a.a",
+        "-unbundle",
+        "-check-input-archive",
+    ]);
+    same(&[
+        "-type=a",
+        &t(&[G906]),
+        "-input=nonexist.a",
+        "-output=a.a",
+        "-unbundle",
+    ]);
 }

@@ -587,8 +587,8 @@ fn unbundle(job: &Job) -> Res<()> {
     let contents = bundles::open_for_unbundling(&data, job.verbose)
         .map_err(|e| Fail(format!("{input}: {e:#}")))?;
     let container = to_container(format, &contents);
-    let entries = bundles::entries(&contents, container, input)
-        .map_err(|e| Fail(format!("{input}: {e:#}")))?;
+    let entries =
+        bundles::entries(&contents, container).map_err(|e| Fail(format!("{input}: {e:#}")))?;
     // Each entry in file order serves the first requested target it is compatible with that
     // is still waiting; one entry per target.
     let mut served: Vec<Option<usize>> = vec![None; job.targets.len()];
@@ -633,7 +633,7 @@ fn unbundle(job: &Job) -> Res<()> {
     for (t, out) in job.outputs.iter().enumerate() {
         match served[t] {
             Some(ei) => {
-                let bytes = bundles::entry_payload(&contents, container, &entries[ei], input)
+                let bytes = bundles::entry_payload(&contents, &entries[ei])
                     .map_err(|e| Fail(format!("{input}: {e:#}")))?;
                 write_output(out, &bytes)?;
             }
@@ -685,16 +685,10 @@ fn bundle(job: &Job) -> Res<()> {
 fn unbundle_archive(job: &Job) -> Res<()> {
     let input = &job.inputs[0];
     let data = read_input(input)?;
-    let requests: Vec<(&str, &EntryId)> = job
-        .targets
-        .iter()
-        .zip(&job.ids)
-        .map(|(t, id)| (t.written.as_str(), id))
-        .collect();
     let archives = bundles::unbundle_archive(
         &data,
         input,
-        &requests,
+        &job.ids,
         job.hip_openmp,
         job.allow_missing,
         job.check_archive,
