@@ -281,10 +281,7 @@ pub fn list_ids(data: &[u8], container: Container, verbose: bool) -> Result<Vec<
             }
             Ok(ids)
         }
-        other => Ok(entries(data, other)?
-            .into_iter()
-            .map(|e| e.id)
-            .collect()),
+        other => Ok(entries(data, other)?.into_iter().map(|e| e.id).collect()),
     }
 }
 
@@ -440,7 +437,11 @@ pub fn write(
         Container::Text(c) => Ok(gfxkit_bundle::text::write_text(entries, c)),
         Container::Object => {
             let h = host.ok_or_else(|| anyhow!("an object bundle needs a host input"))?;
-            Ok(gfxkit_bundle::object::write_object(entries[h].1, entries, h)?)
+            Ok(gfxkit_bundle::object::write_object(
+                entries[h].1,
+                entries,
+                h,
+            )?)
         }
     }
 }
