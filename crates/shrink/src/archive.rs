@@ -120,6 +120,7 @@ pub(crate) fn rewrite_archive(data: &[u8], t: &Transform) -> Result<Rewritten> {
     let mut regions = Vec::new();
     // New bodies.
     let mut bodies: Vec<Option<Vec<u8>>> = Vec::with_capacity(ms.len());
+    let mut pending = Vec::new();
     for m in &ms {
         if m.name == "/" || m.name == "/SYM64/" || m.name == "//" || m.name == "__.SYMDEF" {
             bodies.push(None);
@@ -134,6 +135,8 @@ pub(crate) fn rewrite_archive(data: &[u8], t: &Transform) -> Result<Rewritten> {
             .map_err(|e| e.shifted(base).in_member(&m.name))?;
         if let Some(mut r) = region {
             r.member = Some(m.name.clone());
+            // Offsets within the member become offsets in the archive (old and new layout).
+            pending.push((regions.len(), base));
             regions.push(r);
         }
         bodies.push(if kind == FileKind::NoDeviceCode || bytes == m.data {
@@ -165,6 +168,15 @@ pub(crate) fn rewrite_archive(data: &[u8], t: &Transform) -> Result<Rewritten> {
         out.extend_from_slice(body);
         if body.len() % 2 == 1 {
             out.push(b'\n');
+        }
+    }
+    for (ri, base) in pending {
+        let new_base = moved
+            .get(&(base - HDR as u64))
+            .map_or(base, |h| h + HDR as u64);
+        for b in &mut regions[ri].bundles {
+            b.offset += base;
+            b.new_offset += new_base;
         }
     }
     if ms.iter().any(|m| m.name == "__.SYMDEF") && out.len() != data.len() {

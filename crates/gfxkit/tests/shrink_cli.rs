@@ -1,0 +1,307 @@
+//! `gfxkit prune`, `recompress` and `size` from the command line: the safety rules (`-o` may
+//! not name the input, `--in-place` replaces only after verification, `--dry-run` writes
+//! nothing, a failure leaves the input untouched), conversions that clang-offload-bundler-19
+//! reads back, and the size report.
+
+use gfxkit_testkit::{llvm_tool, run_ok, HipBuild};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+struct Bundles {
+    dir: tempfile::TempDir,
+    /// Uncompressed, four targets.
+    plain: PathBuf,
+    /// CCOB v2 zstd, three targets.
+    packed: PathBuf,
+}
+
+fn bundles() -> &'static Bundles {
+    static B: OnceLock<Bundles> = OnceLock::new();
+    B.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let src = gfxkit_testkit::hip_kernels(4);
+        let plain = HipBuild {
+            source: &src,
+            archs: &["gfx90a:xnack+", "gfx90a:xnack-", "gfx1030", "gfx906"],
+            compress: false,
+            extra: &[],
+        }
+        .build(dir.path(), "plain");
+        let packed = HipBuild {
+            source: &src,
+            archs: &["gfx90a", "gfx1030", "gfx1100"],
+            compress: true,
+            extra: &[],
+        }
+        .build(dir.path(), "packed");
+        Bundles { dir, plain, packed }
+    })
+}
+
+fn gfxkit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gfxkit"))
+        .args(args)
+        .output()
+        .expect("run gfxkit")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn scratch(name: &str, from: &Path) -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join(name);
+    std::fs::copy(from, &p).unwrap();
+    (d, p)
+}
+
+fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".gfxkit-"))
+        .collect()
+}
+
+fn clang_list(p: &Path) -> Vec<String> {
+    let o = run_ok(
+        Command::new(llvm_tool("clang-offload-bundler"))
+            .args(["-list", "-type=o"])
+            .arg(format!("-input={}", p.display())),
+    );
+    let mut v: Vec<String> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    v.sort();
+    v
+}
+
+fn clang_unbundle(p: &Path, id: &str, out: &Path) -> Vec<u8> {
+    run_ok(
+        Command::new(llvm_tool("clang-offload-bundler"))
+            .args(["-unbundle", "-type=o"])
+            .arg(format!("-input={}", p.display()))
+            .arg(format!("-targets={id}"))
+            .arg(format!("-output={}", out.display())),
+    );
+    std::fs::read(out).unwrap()
+}
+
+#[test]
+fn output_may_not_name_the_input() {
+    let (d, p) = scratch("b.hipfb", &bundles().plain);
+    let before = std::fs::read(&p).unwrap();
+    let dotted = d.path().join(".").join("b.hipfb");
+    let link = d.path().join("link.hipfb");
+    std::os::unix::fs::symlink(&p, &link).unwrap();
+    for out in [&p, &dotted, &link] {
+        let o = gfxkit(&["prune", "--keep", "gfx90a", s(&p), "-o", s(out)]);
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("names the input") && err.contains("--in-place"),
+            "{err}"
+        );
+    }
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+    assert!(leftovers(d.path()).is_empty());
+}
+
+#[test]
+fn in_place_replaces_after_verification_and_keeps_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let b = bundles();
+    let (d, p) = scratch("b.hipfb", &b.plain);
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o751)).unwrap();
+    let before = std::fs::read(&p).unwrap();
+    let o = gfxkit(&["prune", "--keep", "gfx1030", "--in-place", s(&p)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let after = std::fs::read(&p).unwrap();
+    assert!(after.len() < before.len());
+    assert_eq!(
+        std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+        0o751
+    );
+    assert!(leftovers(d.path()).is_empty());
+    assert_eq!(
+        clang_list(&p),
+        [
+            "hipv4-amdgcn-amd-amdhsa--gfx1030",
+            "host-x86_64-unknown-linux--"
+        ]
+    );
+    // The kept entry is byte-identical to the original's.
+    let id = "hipv4-amdgcn-amd-amdhsa--gfx1030";
+    assert_eq!(
+        clang_unbundle(&p, id, &d.path().join("new.co")),
+        clang_unbundle(&b.plain, id, &d.path().join("old.co"))
+    );
+}
+
+#[test]
+fn dry_run_writes_nothing() {
+    let (d, p) = scratch("b.hipfb", &bundles().plain);
+    let before = std::fs::read(&p).unwrap();
+    let out = d.path().join("out.hipfb");
+    let o = gfxkit(&[
+        "prune",
+        "--drop",
+        "gfx906",
+        "--dry-run",
+        s(&p),
+        "-o",
+        s(&out),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("dry run") && text.contains("dropped gfx906"),
+        "{text}"
+    );
+    assert!(!out.exists());
+    let o = gfxkit(&[
+        "prune",
+        "--drop",
+        "gfx906",
+        "--dry-run",
+        "--in-place",
+        s(&p),
+    ]);
+    assert!(o.status.success());
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+    assert!(leftovers(d.path()).is_empty());
+}
+
+#[test]
+fn a_failure_leaves_the_input_untouched() {
+    let b = bundles();
+    // Two bundles back to back; the second's CCOB hash is damaged.
+    let mut data = std::fs::read(&b.plain).unwrap();
+    data.resize(data.len().div_ceil(4096) * 4096, 0);
+    let mut packed = std::fs::read(&b.packed).unwrap();
+    packed[16] ^= 0xff;
+    data.extend_from_slice(&packed);
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("two.hipfb");
+    std::fs::write(&p, &data).unwrap();
+    let o = gfxkit(&["prune", "--keep", "gfx1030", "--in-place", s(&p)]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("hash"), "{err}");
+    assert_eq!(std::fs::read(&p).unwrap(), data);
+    assert!(leftovers(d.path()).is_empty());
+    // Not a bundle, ELF or archive at all.
+    std::fs::write(&p, b"hello world").unwrap();
+    let o = gfxkit(&["prune", "--keep", "gfx1030", "--in-place", s(&p)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no known magic"));
+    assert_eq!(std::fs::read(&p).unwrap(), b"hello world");
+}
+
+#[test]
+fn recompress_round_trips_and_clang_reads_the_result() {
+    let b = bundles();
+    let d = tempfile::tempdir().unwrap();
+    let z = d.path().join("z.hipfb");
+    let o = gfxkit(&[
+        "recompress",
+        "--ccob-version",
+        "2",
+        "--method",
+        "zstd",
+        s(&b.plain),
+        "-o",
+        s(&z),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::metadata(&z).unwrap().len() < std::fs::metadata(&b.plain).unwrap().len());
+    assert!(std::fs::read(&z)
+        .unwrap()
+        .starts_with(b"CCOB\x02\x00\x01\x00"));
+    assert_eq!(clang_list(&z), clang_list(&b.plain));
+    for id in clang_list(&b.plain)
+        .iter()
+        .filter(|i| !i.starts_with("host"))
+    {
+        assert_eq!(
+            clang_unbundle(&z, id, &d.path().join("a.co")),
+            clang_unbundle(&b.plain, id, &d.path().join("b.co")),
+            "{id}"
+        );
+    }
+    // Back to uncompressed: the original bytes.
+    let u = d.path().join("u.hipfb");
+    let o = gfxkit(&["recompress", "--uncompressed", s(&z), "-o", s(&u)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&u).unwrap(), std::fs::read(&b.plain).unwrap());
+    // v3 and zlib verify and report their encoding.
+    for (args, enc) in [
+        (&["--ccob-version", "3"][..], "ccob-v3-zstd"),
+        (&["--method", "zlib", "--level", "9"][..], "ccob-v2-zlib"),
+    ] {
+        let out = d.path().join("c.hipfb");
+        let mut v = vec!["recompress", "--json"];
+        v.extend_from_slice(args);
+        v.extend_from_slice(&[s(&b.packed), "-o", s(&out)]);
+        let o = gfxkit(&v);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(j["regions"][0]["bundles"][0]["encoding_after"], enc);
+        assert_eq!(j["size_after"], std::fs::metadata(&out).unwrap().len());
+    }
+}
+
+#[test]
+fn size_reports_per_arch_file_and_bundle_with_prune_savings() {
+    let b = bundles();
+    let o = gfxkit(&["size", "--json", "--keep", "gfx90a", s(b.dir.path())]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["files"].as_array().unwrap().len(), 2);
+    assert_eq!(j["bundles"].as_array().unwrap().len(), 2);
+    let plain_len = std::fs::metadata(&b.plain).unwrap().len();
+    let packed_len = std::fs::metadata(&b.packed).unwrap().len();
+    assert_eq!(j["stored"], plain_len + packed_len);
+    let archs = j["archs"].as_array().unwrap();
+    let sum: u64 = archs.iter().map(|a| a["stored"].as_u64().unwrap()).sum();
+    // Shares are rounded down per entry.
+    assert!(sum <= plain_len + packed_len && sum + 16 > plain_len + packed_len - 8192);
+    let row = |name: &str| archs.iter().find(|a| a["arch"] == name).unwrap().clone();
+    assert_eq!(row("gfx1030")["entries"], 2);
+    assert_eq!(row("gfx1030")["kept"], false);
+    assert_eq!(row("gfx90a:xnack+")["kept"], true);
+    assert_eq!(row("gfx90a")["kept"], true);
+    // The plain bundle's saving is exact: what prune actually removes is close to it.
+    let plain_saves = j["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"].as_str().unwrap().ends_with("plain.hipfb"))
+        .unwrap()["prune_saves"]
+        .as_u64()
+        .unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("p.hipfb");
+    let o = gfxkit(&["prune", "--keep", "gfx90a", s(&b.plain), "-o", s(&out)]);
+    assert!(o.status.success());
+    let removed = plain_len - std::fs::metadata(&out).unwrap().len();
+    assert!(
+        removed.abs_diff(plain_saves) <= 8192,
+        "{removed} vs {plain_saves}"
+    );
+    for by in ["arch", "file", "bundle"] {
+        let o = gfxkit(&["size", "--by", by, s(&b.plain)]);
+        assert!(o.status.success());
+        let t = String::from_utf8_lossy(&o.stdout);
+        assert!(t.contains("total:"), "{t}");
+        if by != "arch" {
+            assert!(t.contains("plain.hipfb"), "{t}");
+        } else {
+            assert!(t.contains("gfx906"), "{t}");
+        }
+    }
+}

@@ -1,0 +1,437 @@
+//! `gfxkit prune` and `gfxkit recompress` on shared libraries, executables, objects and an
+//! archive built by clang-19 (linked by lld and by GNU ld): the results still load and run
+//! against a stub HIP runtime that checks every registered bundle, hold only the kept
+//! targets with entries identical to the originals (as clang-offload-bundler-19 unbundles
+//! them), read cleanly with llvm-readelf, keep their host code, symbols and addresses, and
+//! are smaller.
+
+mod shrink_fixtures;
+
+use gfxkit_testkit::{llvm_tool, run_ok};
+use shrink_fixtures::{gfxkit, run_program, Fixture};
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+fn fixture() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(shrink_fixtures::build)
+}
+
+fn out_dir(tag: &str) -> PathBuf {
+    let d = fixture().dir.path().join(format!("out-{tag}"));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs `gfxkit <args> <input> -o <out>` and returns `out`, asserting success.
+fn rewrite(args: &[&str], input: &Path, out: &Path) -> String {
+    let mut v: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    v.push(input.as_os_str());
+    v.push(OsStr::new("-o"));
+    v.push(out.as_os_str());
+    let o = gfxkit(&v);
+    assert!(
+        o.status.success(),
+        "gfxkit {args:?} {} failed:\n{}{}",
+        input.display(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// Entries of every bundle of the file's `.hip_fatbin`, as clang-offload-bundler-19 lists and
+/// unbundles them from the dumped section: per bundle, entry ID -> payload.
+fn clang_entries(file: &Path, tag: &str) -> Vec<BTreeMap<String, Vec<u8>>> {
+    let dir = out_dir(&format!("entries-{tag}"));
+    let dumped = dir.join("fatbin.bin");
+    run_ok(
+        Command::new(llvm_tool("llvm-objcopy"))
+            .arg(format!("--dump-section=.hip_fatbin={}", dumped.display()))
+            .arg(file)
+            .arg(dir.join("scratch")),
+    );
+    let section = std::fs::read(&dumped).unwrap();
+    let mut out = Vec::new();
+    for (i, b) in gfxkit_shrink::bundle::scan(&section)
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let path = dir.join(format!("b{i}.bin"));
+        std::fs::write(&path, b.bytes).unwrap();
+        let listed = run_ok(
+            Command::new(llvm_tool("clang-offload-bundler"))
+                .args(["-list", "-type=o"])
+                .arg(format!("-input={}", path.display())),
+        );
+        let mut entries = BTreeMap::new();
+        for id in String::from_utf8(listed.stdout).unwrap().lines() {
+            if id.starts_with("host-") {
+                entries.insert(id.to_owned(), Vec::new());
+                continue;
+            }
+            let target = dir.join(format!("b{i}-{}.co", id.replace([':', '+'], "_")));
+            run_ok(
+                Command::new(llvm_tool("clang-offload-bundler"))
+                    .args(["-unbundle", "-type=o"])
+                    .arg(format!("-input={}", path.display()))
+                    .arg(format!("-targets={id}"))
+                    .arg(format!("-output={}", target.display())),
+            );
+            entries.insert(id.to_owned(), std::fs::read(&target).unwrap());
+        }
+        out.push(entries);
+    }
+    out
+}
+
+fn readelf(args: &[&str], file: &Path) -> (String, String) {
+    let o = Command::new(llvm_tool("llvm-readelf"))
+        .args(args)
+        .arg(file)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8(o.stdout).unwrap(),
+        String::from_utf8(o.stderr).unwrap(),
+    )
+}
+
+/// `.hip_fatbin`'s address and size from `llvm-readelf -S`.
+fn fatbin_range(file: &Path) -> (u64, u64) {
+    let (s, _) = readelf(&["-S", "-W"], file);
+    let line = s.lines().find(|l| l.contains(".hip_fatbin")).unwrap();
+    let f: Vec<&str> = line.split_whitespace().collect();
+    let i = f.iter().position(|x| *x == ".hip_fatbin").unwrap();
+    (
+        u64::from_str_radix(f[i + 2], 16).unwrap(),
+        u64::from_str_radix(f[i + 4], 16).unwrap(),
+    )
+}
+
+/// Section headers without file offsets (and without `.hip_fatbin`'s size).
+fn sections_sans_offsets(file: &Path) -> Vec<String> {
+    let (s, _) = readelf(&["-S", "-W"], file);
+    s.lines()
+        .filter(|l| l.trim_start().starts_with('['))
+        .map(|l| {
+            let (nr, rest) = l.split_once(']').unwrap();
+            let mut f: Vec<&str> = rest.split_whitespace().collect();
+            if f.len() >= 5 && f[0] != "Name" {
+                f[3] = "-";
+                if f[0] == ".hip_fatbin" {
+                    f[4] = "-";
+                }
+            }
+            format!("{nr}] {}", f.join(" "))
+        })
+        .collect()
+}
+
+/// Relocations with file offsets masked and the addends that point into `.hip_fatbin`
+/// replaced by a marker.
+fn relocs_masked(file: &Path) -> Vec<String> {
+    let (lo, size) = fatbin_range(file);
+    let (s, _) = readelf(&["-r", "-W"], file);
+    s.lines()
+        .map(|l| {
+            if l.starts_with("Relocation section") {
+                return l.split(" at offset").next().unwrap().to_owned();
+            }
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.len() == 4 && f[2] == "R_X86_64_RELATIVE" {
+                let a = u64::from_str_radix(f[3], 16).unwrap();
+                if a >= lo && a < lo + size {
+                    return format!("{} {} {} <fatbin>", f[0], f[1], f[2]);
+                }
+            }
+            f.join(" ")
+        })
+        .collect()
+}
+
+/// Replaces the hex number after every "offset " (file offsets move; addresses do not).
+fn mask_offsets(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("offset 0x") {
+        out.push_str(&rest[..i + 7]);
+        out.push('X');
+        rest = rest[i + 9..].trim_start_matches(|c: char| c.is_ascii_hexdigit());
+    }
+    out.push_str(rest);
+    out
+}
+
+fn tool_out(tool: &str, args: &[&str], file: &Path) -> String {
+    let o = run_ok(Command::new(llvm_tool(tool)).args(args).arg(file));
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .replace(&file.display().to_string(), "FILE")
+}
+
+/// Everything that must hold for a pruned linked file.
+fn check_pruned_elf(orig: &Path, pruned: &Path, kept: &[&str], tag: &str) {
+    let before = std::fs::metadata(orig).unwrap().len();
+    let after = std::fs::metadata(pruned).unwrap().len();
+    assert!(
+        after < before,
+        "{tag}: {after} is not smaller than {before}"
+    );
+    // Reads cleanly.
+    let (_, err) = readelf(&["-a", "-W"], pruned);
+    assert!(err.is_empty(), "{tag}: llvm-readelf -a complains:\n{err}");
+    // Unchanged apart from offsets and sizes.
+    assert_eq!(
+        sections_sans_offsets(orig),
+        sections_sans_offsets(pruned),
+        "{tag}: sections"
+    );
+    for args in [
+        &["-s", "-W"][..],
+        &["--dyn-syms", "-W"],
+        &["-d", "-W"],
+        &["-n"],
+    ] {
+        assert_eq!(
+            mask_offsets(&readelf(args, orig).0),
+            mask_offsets(&readelf(args, pruned).0),
+            "{tag}: llvm-readelf {args:?} differs"
+        );
+    }
+    assert_eq!(
+        relocs_masked(orig),
+        relocs_masked(pruned),
+        "{tag}: relocations"
+    );
+    assert_eq!(
+        tool_out(
+            "llvm-objdump",
+            &["-d", "--no-show-raw-insn", "-j", ".text"],
+            orig
+        ),
+        tool_out(
+            "llvm-objdump",
+            &["-d", "--no-show-raw-insn", "-j", ".text"],
+            pruned
+        ),
+        "{tag}: host code differs"
+    );
+    assert_eq!(
+        tool_out("llvm-nm", &["-D"], orig),
+        tool_out("llvm-nm", &["-D"], pruned),
+        "{tag}: dynamic symbols differ"
+    );
+    // Only the kept targets (plus host), with entries identical to the originals.
+    let old = clang_entries(orig, &format!("{tag}-old"));
+    let new = clang_entries(pruned, &format!("{tag}-new"));
+    assert_eq!(old.len(), new.len(), "{tag}: bundle count");
+    for (i, (o, n)) in old.iter().zip(&new).enumerate() {
+        for (id, bytes) in n {
+            let target = id.rsplit("--").next().unwrap();
+            assert!(
+                id.starts_with("host-") || kept.contains(&target),
+                "{tag}: bundle {i} still holds {id}"
+            );
+            assert_eq!(
+                Some(bytes),
+                o.get(id),
+                "{tag}: bundle {i} entry {id} changed"
+            );
+        }
+        let expected: Vec<&String> = o
+            .keys()
+            .filter(|id| id.starts_with("host-") || kept.contains(&id.rsplit("--").next().unwrap()))
+            .collect();
+        assert_eq!(
+            expected,
+            n.keys().collect::<Vec<_>>(),
+            "{tag}: bundle {i} entries"
+        );
+    }
+}
+
+#[test]
+fn shared_libraries_pruned_still_load_and_hold_only_kept_targets() {
+    let f = fixture();
+    let kept = ["gfx90a:xnack+", "gfx90a:xnack-", "gfx90a"];
+    let stub_dir = f.dir.path().display().to_string();
+    for (name, lib) in &f.libs {
+        let dir = out_dir(&format!("lib-{name}"));
+        let pruned = dir.join("libt.so");
+        let report = rewrite(&["prune", "--keep", "gfx90a"], lib, &pruned);
+        assert!(report.contains("segment split"), "{report}");
+        check_pruned_elf(lib, &pruned, &kept, name);
+        // The original holds gfx1030 code, so the strict stub refuses it...
+        let orig_dir = out_dir(&format!("lib-{name}-orig"));
+        std::fs::copy(lib, orig_dir.join("libt.so")).unwrap();
+        let path = format!("{}:{stub_dir}", orig_dir.display());
+        let o = run_program(&f.lib_main, Some(&path), Some(&kept.join(",")));
+        assert_eq!(
+            o.status.code(),
+            Some(3),
+            "{name}: stub accepted gfx1030 code"
+        );
+        let o = run_program(&f.lib_main, Some(&path), None);
+        assert!(o.status.success(), "{name}: original does not run");
+        // ...and accepts the pruned library, which still works.
+        let path = format!("{}:{stub_dir}", dir.display());
+        let o = run_program(&f.lib_main, Some(&path), Some(&kept.join(",")));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{name}: pruned library fails: {stdout}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(stdout.contains("fa=1 fb=2 fc=3 registered=3"), "{stdout}");
+        assert_eq!(stdout.matches("stub-hip: bundle").count(), 3, "{stdout}");
+    }
+}
+
+#[test]
+fn executables_pruned_still_run() {
+    let f = fixture();
+    for (name, exe) in &f.exes {
+        let dir = out_dir(&format!("exe-{name}"));
+        let pruned = dir.join(format!("app-{name}"));
+        rewrite(&["prune", "--drop", "gfx1030"], exe, &pruned);
+        let kept = ["gfx90a:xnack+", "gfx90a:xnack-", "gfx90a"];
+        check_pruned_elf(exe, &pruned, &kept, name);
+        let o = run_program(&pruned, None, Some(&kept.join(",")));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{name}: pruned executable fails: {stdout}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(stdout.contains("fa=1 fb=2 fc=3 registered=4"), "{stdout}");
+    }
+}
+
+#[test]
+fn keep_with_a_feature_keeps_that_variant_and_the_any_entry() {
+    let f = fixture();
+    let (_, exe) = &f.exes[0];
+    let dir = out_dir("keep-xnack");
+    let pruned = dir.join("app");
+    rewrite(&["prune", "--keep", "gfx90a:xnack+"], exe, &pruned);
+    let kept = ["gfx90a:xnack+", "gfx90a"];
+    check_pruned_elf(exe, &pruned, &kept, "keep-xnack");
+    let o = run_program(&pruned, None, Some(&kept.join(",")));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn recompressed_libraries_load_with_every_encoding() {
+    let f = fixture();
+    let stub_dir = f.dir.path().display().to_string();
+    let (_, lib) = &f.libs[0];
+    for (tag, args, enc) in [
+        (
+            "v3",
+            &["recompress", "--ccob-version", "3"][..],
+            "ccob-v3-zstd",
+        ),
+        (
+            "zlib",
+            &["recompress", "--method", "zlib"][..],
+            "ccob-v2-zlib",
+        ),
+    ] {
+        let dir = out_dir(&format!("recompress-{tag}"));
+        let out = dir.join("libt.so");
+        rewrite(args, lib, &out);
+        assert!(std::fs::metadata(&out).unwrap().len() < std::fs::metadata(lib).unwrap().len());
+        let path = format!("{}:{stub_dir}", dir.display());
+        let o = run_program(&f.lib_main, Some(&path), None);
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{tag}: {stdout}");
+        assert_eq!(stdout.matches(enc).count(), 3, "{tag}: {stdout}");
+        let (_, err) = readelf(&["-a"], &out);
+        assert!(err.is_empty(), "{tag}: {err}");
+        // Same entries as before.
+        let data = std::fs::read(&out).unwrap();
+        let orig = std::fs::read(lib).unwrap();
+        let s_new = gfxkit_shrink::survey(&data).unwrap();
+        let s_old = gfxkit_shrink::survey(&orig).unwrap();
+        let ids = |s: &gfxkit_shrink::Survey| -> Vec<Vec<(String, String)>> {
+            s.regions[0]
+                .bundles
+                .iter()
+                .map(|b| {
+                    b.entries
+                        .iter()
+                        .map(|e| (e.id.clone(), e.md5.clone()))
+                        .collect()
+                })
+                .collect()
+        };
+        assert_eq!(ids(&s_old), ids(&s_new), "{tag}");
+    }
+}
+
+#[test]
+fn pruned_objects_and_archive_still_link_and_run() {
+    let f = fixture();
+    let dir = out_dir("objects");
+    let mut pruned = Vec::new();
+    for (i, o) in f.objs.iter().enumerate() {
+        let out = dir.join(format!("o{i}.o"));
+        rewrite(&["prune", "--keep", "gfx1030"], o, &out);
+        assert!(std::fs::metadata(&out).unwrap().len() < std::fs::metadata(o).unwrap().len());
+        let (_, err) = readelf(&["-a"], &out);
+        assert!(err.is_empty(), "{err}");
+        pruned.push(out);
+    }
+    // Link the pruned objects into a library and run it.
+    let lib = dir.join("libt.so");
+    run_ok(
+        Command::new(llvm_tool("clang++"))
+            .args(["-shared", "-fuse-ld=lld", "-o"])
+            .arg(&lib)
+            .args(&pruned)
+            .arg(format!("-L{}", f.dir.path().display()))
+            .arg("-lamdhip64"),
+    );
+    let path = format!("{}:{}", dir.display(), f.dir.path().display());
+    let o = run_program(&f.lib_main, Some(&path), Some("gfx1030"));
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // The archive: pruned, its index still leads the linker to the right members.
+    let adir = out_dir("archive");
+    let archive = adir.join("libobjs.a");
+    rewrite(&["prune", "--keep", "gfx1030"], &f.archive, &archive);
+    assert!(
+        std::fs::metadata(&archive).unwrap().len() < std::fs::metadata(&f.archive).unwrap().len()
+    );
+    let lib = adir.join("libt.so");
+    run_ok(
+        Command::new(llvm_tool("clang++"))
+            .args(["-shared", "-fuse-ld=lld", "-o"])
+            .arg(&lib)
+            .arg("-Wl,--undefined=fa,--undefined=fb,--undefined=fc")
+            .arg(format!("-L{}", adir.display()))
+            .arg("-lobjs")
+            .arg(format!("-L{}", f.dir.path().display()))
+            .arg("-lamdhip64"),
+    );
+    let path = format!("{}:{}", adir.display(), f.dir.path().display());
+    let o = run_program(&f.lib_main, Some(&path), Some("gfx1030"));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains("registered=3"), "{stdout}");
+    let listed = run_ok(Command::new(llvm_tool("llvm-ar")).arg("t").arg(&archive));
+    assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 3);
+}

@@ -1,0 +1,214 @@
+//! Property tests: random keep-sets on generated multi-bundle inputs (standalone bundle
+//! regions in every encoding, and relocatable objects built once by clang-19). Invariants:
+//! the rewrite verifies, every bundle keeps exactly the entries the selection keeps, in order
+//! and byte-identical, in its original encoding; the file does not grow (uncompressed) and
+//! llvm-readelf reads rewritten objects cleanly.
+
+use gfxkit_shrink::bundle::{self, Method};
+use gfxkit_shrink::{rewrite, survey, verify, Conversion, Pattern, Selection, Transform};
+use gfxkit_testkit::{llvm_tool, run_ok};
+use proptest::prelude::*;
+use std::process::Command;
+use std::sync::OnceLock;
+
+const POOL: [&str; 6] = [
+    "gfx90a:xnack+",
+    "gfx90a:xnack-",
+    "gfx1030",
+    "gfx906",
+    "gfx942:sramecc+",
+    "gfx1100",
+];
+
+#[derive(Debug, Clone)]
+struct GenBundle {
+    targets: Vec<usize>,
+    sizes: Vec<usize>,
+    encoding: u8,
+}
+
+fn gen_bundle() -> impl Strategy<Value = GenBundle> {
+    (
+        proptest::sample::subsequence((0..POOL.len()).collect::<Vec<_>>(), 1..=POOL.len()),
+        proptest::collection::vec(0usize..3000, POOL.len()),
+        0u8..6,
+    )
+        .prop_map(|(targets, sizes, encoding)| GenBundle {
+            targets,
+            sizes,
+            encoding,
+        })
+}
+
+fn payload(seed: usize, len: usize) -> Vec<u8> {
+    let mut x = (seed as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Mostly small values so compression has something to do.
+            (x % 7) as u8
+        })
+        .collect()
+}
+
+fn build_region(bundles: &[GenBundle], align: usize) -> Vec<u8> {
+    let mut region = Vec::new();
+    for (bi, b) in bundles.iter().enumerate() {
+        let payloads: Vec<Vec<u8>> = b
+            .targets
+            .iter()
+            .map(|&t| payload(bi * 31 + t, b.sizes[t]))
+            .collect();
+        let ids: Vec<String> = b
+            .targets
+            .iter()
+            .map(|&t| format!("hipv4-amdgcn-amd-amdhsa--{}", POOL[t]))
+            .collect();
+        let mut entries: Vec<(&str, &[u8])> = vec![("host-x86_64-unknown-linux--", &[])];
+        for (id, p) in ids.iter().zip(&payloads) {
+            entries.push((id, p));
+        }
+        let plain = bundle::write_uncompressed(&entries, 4096);
+        let bytes = match b.encoding {
+            0 | 1 => plain,
+            2 => bundle::compress(&plain, 1, Method::Zstd, 3).unwrap(),
+            3 => bundle::compress(&plain, 2, Method::Zstd, 3).unwrap(),
+            4 => bundle::compress(&plain, 2, Method::Zlib, 6).unwrap(),
+            _ => bundle::compress(&plain, 3, Method::Zstd, 3).unwrap(),
+        };
+        let at = region.len().div_ceil(align) * align;
+        region.resize(at, 0);
+        region.extend_from_slice(&bytes);
+    }
+    region
+}
+
+fn selection(keep: &[usize]) -> Selection {
+    Selection::Keep(
+        keep.iter()
+            .map(|&k| Pattern::parse(POOL[k]).unwrap())
+            .collect(),
+    )
+}
+
+/// Checks the invariants of a rewrite of `input` that keeps `keep`.
+fn check(input: &[u8], keep: &[usize]) -> gfxkit_shrink::Rewritten {
+    let sel = selection(keep);
+    let t = Transform {
+        selection: sel.clone(),
+        conversion: Conversion::Keep,
+    };
+    let out = rewrite(input, &t).unwrap();
+    verify(input, &out).unwrap();
+    let before = survey(input).unwrap();
+    let after = survey(&out.bytes).unwrap();
+    let old: Vec<_> = before.regions.iter().flat_map(|r| &r.bundles).collect();
+    let new: Vec<_> = after.regions.iter().flat_map(|r| &r.bundles).collect();
+    assert_eq!(old.len(), new.len());
+    for (o, n) in old.iter().zip(&new) {
+        // Every pool target carries its features, so a kept entry is one named exactly.
+        let expect: Vec<_> = o
+            .entries
+            .iter()
+            .filter(|e| {
+                e.id.starts_with("host-")
+                    || keep
+                        .iter()
+                        .any(|&k| e.id.rsplit("--").next() == Some(POOL[k]))
+            })
+            .collect();
+        assert_eq!(expect, n.entries.iter().collect::<Vec<_>>());
+        assert_eq!(o.encoding, n.encoding);
+        for e in &n.entries {
+            let target = e.id.rsplit("--").next().unwrap();
+            assert!(
+                e.id.starts_with("host-") || keep.iter().any(|&k| POOL[k] == target),
+                "{} kept",
+                e.id
+            );
+        }
+    }
+    if old.iter().all(|b| b.encoding == "uncompressed") {
+        assert!(out.bytes.len() <= input.len());
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn standalone_regions_keep_exactly_the_selection(
+        bundles in proptest::collection::vec(gen_bundle(), 1..5),
+        align in prop_oneof![Just(1usize), Just(8), Just(4096)],
+        keep in proptest::sample::subsequence((0..POOL.len()).collect::<Vec<_>>(), 0..=3),
+    ) {
+        let region = build_region(&bundles, align);
+        check(&region, &keep);
+    }
+}
+
+struct Objects {
+    _dir: tempfile::TempDir,
+    plain: Vec<u8>,
+    compressed: Vec<u8>,
+}
+
+fn objects() -> &'static Objects {
+    static O: OnceLock<Objects> = OnceLock::new();
+    O.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let src = format!(
+            "typedef struct {{ unsigned x, y, z; }} dim3;\n\
+             extern \"C\" int hipLaunchKernel(const void *, dim3, dim3, void **, unsigned long, void *);\n{}",
+            gfxkit_testkit::hip_kernels(3)
+        );
+        let build = |compress: bool, stem: &str| {
+            let src_path = dir.path().join(format!("{stem}.hip"));
+            std::fs::write(&src_path, format!("#define __global__ __attribute__((global))\n{src}")).unwrap();
+            let out = dir.path().join(format!("{stem}.o"));
+            let mut cmd = Command::new(llvm_tool("clang++"));
+            cmd.args(["-x", "hip", "-nogpulib", "-nogpuinc", "-O1", "-fPIC", "-c"])
+                .arg(format!("-cuid={stem}"));
+            for a in POOL {
+                cmd.arg(format!("--offload-arch={a}"));
+            }
+            if compress {
+                cmd.arg("--offload-compress");
+            }
+            cmd.arg(&src_path).arg("-o").arg(&out);
+            run_ok(&mut cmd);
+            std::fs::read(out).unwrap()
+        };
+        Objects {
+            plain: build(false, "plain"),
+            compressed: build(true, "packed"),
+            _dir: dir,
+        }
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    #[test]
+    fn objects_keep_exactly_the_selection_and_stay_valid(
+        keep in proptest::sample::subsequence((0..POOL.len()).collect::<Vec<_>>(), 0..=4),
+        compressed in any::<bool>(),
+    ) {
+        let o = objects();
+        let input = if compressed { &o.compressed } else { &o.plain };
+        let out = check(input, &keep);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("out.o");
+        std::fs::write(&p, &out.bytes).unwrap();
+        let r = Command::new(llvm_tool("llvm-readelf")).args(["-a", "-W"]).arg(&p).output().unwrap();
+        prop_assert!(r.status.success());
+        prop_assert!(r.stderr.is_empty(), "{}", String::from_utf8_lossy(&r.stderr));
+        if !compressed && keep.len() < POOL.len() - 1 {
+            prop_assert!(out.bytes.len() < input.len());
+        }
+    }
+}
