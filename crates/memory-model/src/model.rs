@@ -457,6 +457,10 @@ fn info(case: &Case) -> Result<Info, Invalid> {
 
 /// The code sequence for `case` on `cfg`, or why there is none.
 pub fn sequence(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
+    build(cfg, case).map(|s| explain(case, s))
+}
+
+fn build(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
     case.validate().map_err(Invalid::BadCase)?;
     let rules = family::rules(cfg.family)
         .ok_or_else(|| Invalid::Unsupported(format!("{} has no memory model", cfg.cpu)))?;
@@ -507,14 +511,14 @@ pub fn sequence(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
                         mnemonic: mnemonic.clone(),
                         bits: bb.bits.render(cfg.major),
                     },
-                    reason: memory_reason(case),
+                    reason: String::new(),
                 });
                 steps.extend(bb.after);
             }
-            return Ok(Sequence {
+            Ok(Sequence {
                 steps,
                 major: cfg.major,
-            });
+            })
         }
         family::Selected::Atomic {
             mnemonic,
@@ -529,10 +533,9 @@ pub fn sequence(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
                         ord,
                         Ordering::Monotonic | Ordering::Acquire | Ordering::SeqCst
                     ) && cpol
+                        && i.order_as.any(AsSet::GLOBAL)
                     {
-                        if i.order_as.any(AsSet::GLOBAL) {
-                            (rules.load_bypass)(&mut b.bits, i.scope, cfg);
-                        }
+                        (rules.load_bypass)(&mut b.bits, i.scope, cfg);
                     }
                     if ord == Ordering::SeqCst {
                         b.wait(
@@ -561,10 +564,9 @@ pub fn sequence(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
                         ord,
                         Ordering::Monotonic | Ordering::Release | Ordering::SeqCst
                     ) && cpol
+                        && i.order_as.any(AsSet::GLOBAL)
                     {
-                        if i.order_as.any(AsSet::GLOBAL) {
-                            (rules.store_bypass)(&mut b.bits, i.scope, cfg);
-                        }
+                        (rules.store_bypass)(&mut b.bits, i.scope, cfg);
                     }
                     if ord.releases() {
                         b.release(i.scope, i.order_as, i.cross, Pos::Before);
@@ -574,10 +576,8 @@ pub fn sequence(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
                     }
                 }
                 Kind::AtomicRmw | Kind::Cmpxchg => {
-                    if cpol {
-                        if i.instr_as.any(AsSet::GLOBAL) {
-                            (rules.rmw_bypass)(&mut b.bits, i.scope, cfg);
-                        }
+                    if cpol && i.instr_as.any(AsSet::GLOBAL) {
+                        (rules.rmw_bypass)(&mut b.bits, i.scope, cfg);
                     }
                     let fail = case.failure;
                     if ord.releases() || fail == Some(Ordering::SeqCst) {
@@ -610,7 +610,7 @@ pub fn sequence(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
                     mnemonic,
                     bits: b.bits.render(cfg.major),
                 },
-                reason: memory_reason(case),
+                reason: String::new(),
             });
             steps.extend(b.after);
             Ok(Sequence {
@@ -651,7 +651,7 @@ pub fn sequence(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
     }
 }
 
-fn memory_reason(case: &Case) -> String {
+fn memory_reason(case: &Case, bits: &[&'static str]) -> String {
     let mut s = format!("the {}", case.kind.name().replace('_', " "));
     if let Some(o) = case.ordering {
         s.push(' ');
@@ -660,9 +660,45 @@ fn memory_reason(case: &Case) -> String {
     if let Some(sc) = case.scope {
         s.push_str(" at ");
         s.push_str(sc.name());
+        s.push_str(" scope");
     }
-    s.push_str(" scope");
-    s
+    if bits.is_empty() {
+        return s;
+    }
+    let mut causes = Vec::new();
+    if case.kind.is_atomic() && case.ordering != Some(Ordering::Unordered) {
+        if case.addr_space == Some(AddrSpace::Private) {
+            causes.push("private atomics become plain accesses".to_owned());
+        } else {
+            causes.push("cache policy for coherence at the scope".to_owned());
+        }
+    }
+    if case.ret == Some(true) {
+        causes.push("returns the old value".to_owned());
+    }
+    if case.flags.volatile {
+        causes.push("volatile: bypass caches not coherent at system scope".to_owned());
+    }
+    if case.flags.nontemporal {
+        causes.push("nontemporal: streaming policy".to_owned());
+    }
+    if case.flags.last_use {
+        causes.push("last use: the line may be dropped after this access".to_owned());
+    }
+    if causes.is_empty() {
+        causes.push("stores always write through to memory".to_owned());
+    }
+    format!("{s}; {}: {}", bits.join(" "), causes.join(", "))
+}
+
+/// Fills in the reason of each memory step from its bits.
+fn explain(case: &Case, mut seq: Sequence) -> Sequence {
+    for st in &mut seq.steps {
+        if let StepKind::Memory { bits, .. } = &st.kind {
+            st.reason = memory_reason(case, bits);
+        }
+    }
+    seq
 }
 
 fn volatile_nontemporal(b: &mut Builder<'_>, aspace: AsSet, op: Ops, case: &Case) {

@@ -89,6 +89,14 @@ pub fn markdown(cfg: &Config) -> String {
         if let Some(m) = case.mmra {
             other.push(format!("amdgpu-as: {}", m.name()));
         }
+        let asm = seq.asm();
+        if asm.iter().any(|l| l == "buffer_gl1_inv") && asm.iter().any(|l| l == "buffer_gl0_inv") {
+            other.push(
+                "note: the 2020 spec table lists buffer_gl0_inv first; llc 19 invalidates GL1 \
+                 then GL0 (outer cache first), followed here"
+                    .to_owned(),
+            );
+        }
         let code: Vec<String> = seq
             .steps
             .iter()
