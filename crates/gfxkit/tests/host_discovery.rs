@@ -209,6 +209,28 @@ fn archive_members_are_searched() {
         .collect();
     assert_eq!(members, [Some("t0.o"), Some("t1.o")]);
     assert_wrappers_tie_every_bundle(&found);
+    // An archive inside an archive: member paths name both levels.
+    let outer = f.dir.path().join("outer.a");
+    run_ok(
+        Command::new(llvm_tool("llvm-ar"))
+            .arg("rcs")
+            .arg(&outer)
+            .arg(&f.archive)
+            .arg(&f.objects[2]),
+    );
+    let outer_data = read(&outer);
+    let nested = discover(&outer_data);
+    assert!(nested.problems.is_empty(), "{:?}", nested.problems);
+    let members: Vec<Option<&str>> = nested
+        .bundles
+        .iter()
+        .map(|b| b.location.member.as_deref())
+        .collect();
+    assert_eq!(
+        members,
+        [Some("libt.a/t0.o"), Some("libt.a/t1.o"), Some("t2.o")]
+    );
+    assert_wrappers_tie_every_bundle(&nested);
     // Each member's bundle equals the one found in the object file itself.
     for (b, obj) in found.bundles.iter().zip(&f.objects) {
         let o = read(obj);
@@ -266,6 +288,39 @@ fn new_driver_object_offloading_images() {
         );
         assert_eq!(img.bytes, &read(&out)[..], "image for {arch}");
     }
+
+    // Linked by the new driver: one bundle in `.hip_fatbin` (16-byte aligned), tied to its
+    // wrapper, listing what clang lists.
+    let stub = d.join("stub.o");
+    let so = host_fixtures::link(
+        d,
+        "libnd.so",
+        &[
+            "--offload-new-driver",
+            "-fgpu-rdc",
+            "--offload-arch=gfx90a:xnack+",
+            "--offload-arch=gfx1030",
+            "-shared",
+        ],
+        &[obj.clone(), stub],
+    );
+    let data = read(&so);
+    let found = discover(&data);
+    assert!(found.problems.is_empty(), "{:?}", found.problems);
+    assert_eq!(found.bundles.len(), 1);
+    assert_wrappers_tie_every_bundle(&found);
+    assert_eq!(check_against_clang(&so, "nd"), 1);
+    let ids =
+        gfxkit_host::entries::entry_ids(found.bundles[0].format, found.bundles[0].bytes).unwrap();
+    let targets: BTreeSet<String> = ids
+        .iter()
+        .filter(|e| !e.is_host())
+        .map(|e| e.target().to_string())
+        .collect();
+    assert_eq!(
+        targets,
+        BTreeSet::from(["gfx90a:xnack+".to_owned(), "gfx1030".to_owned()])
+    );
 }
 
 // ---- Damaged inputs: typed problems with locations, never a panic. ----
@@ -327,6 +382,24 @@ fn wrapper_pointing_outside_or_inside_a_bundle() {
         section(&data, ".hipFatBinSegment").offset + 24
     );
     assert!(p.to_string().contains("where no bundle starts"), "{p}");
+
+    // HIPK: the pointer leads to metadata, not necessarily a bundle; no problem is reported.
+    let mut hipk = inside.clone();
+    let seg = section(&data, ".hipFatBinSegment");
+    hipk[(seg.offset + 24) as usize..][..4].copy_from_slice(&WrapperMagic::HIPK.to_le_bytes());
+    let got = discover(&hipk);
+    assert_eq!(got.wrappers[1].magic, WrapperMagic::Hipk);
+    assert!(matches!(
+        got.wrappers[1].target,
+        WrapperTarget::Address {
+            file_offset: Some(_),
+            ..
+        }
+    ));
+    assert!(!got
+        .problems
+        .iter()
+        .any(|p| matches!(p.kind, ProblemKind::WrapperMissesBundle { .. })));
 
     let mut magic = data.clone();
     let seg = section(&data, ".hipFatBinSegment");
