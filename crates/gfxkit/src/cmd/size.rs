@@ -277,7 +277,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
     report.errors = errors;
     if let Some(html) = &args.html {
         let page = render_html(&report);
+        let existed = html.exists();
         crate::output::write_atomic(html, page.as_bytes())?;
+        if !existed {
+            // A report is for reading: world-readable like any file the user creates.
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(html, std::fs::Permissions::from_mode(0o644));
+            }
+        }
     }
     if args.json {
         crate::output::print_json(&report)?;
@@ -429,6 +438,19 @@ fn print_text(r: &SizeReport, by: By) -> Result<()> {
     Ok(())
 }
 
+/// `1234567` as `1,234,567`.
+fn group(n: u64) -> String {
+    let d = n.to_string();
+    let mut out = String::with_capacity(d.len() + d.len() / 3);
+    for (i, c) in d.chars().enumerate() {
+        if i > 0 && (d.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -529,14 +551,22 @@ width=\"{}\" height=\"{height}\" role=\"img\" aria-label=\"stored bytes per arch
 <th data-type=\"num\">Share</th></tr></thead><tbody>\n",
             esc(&f.path)
         ));
-        for a in &f.archs {
+        // Rows go out in name order; the page's script sorts them by stored bytes on load.
+        let mut rows: Vec<&ArchRow> = f.archs.iter().collect();
+        rows.sort_by(|a, b| a.arch.cmp(&b.arch));
+        for a in rows {
             h.push_str(&format!(
                 "<tr data-arch=\"{arch}\"><td>{arch}</td><td data-v=\"{e}\">{e}</td>\
-<td data-v=\"{s}\">{s}</td><td data-v=\"{u}\">{u}</td><td data-v=\"{s}\">{p}</td></tr>\n",
+<td data-v=\"{s}\" title=\"{hs}\">{gs}</td><td data-v=\"{u}\" title=\"{hu}\">{gu}</td>\
+<td data-v=\"{s}\">{p}</td></tr>\n",
                 arch = esc(&a.arch),
                 e = a.entries,
                 s = a.stored,
                 u = a.uncompressed,
+                gs = group(a.stored),
+                gu = group(a.uncompressed),
+                hs = esc(&human(a.stored)),
+                hu = esc(&human(a.uncompressed)),
                 p = pct(a.stored, f.stored),
             ));
         }
