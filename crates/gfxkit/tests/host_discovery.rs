@@ -126,8 +126,8 @@ fn assert_wrappers_tie_every_bundle(found: &gfxkit_host::Discovery<'_>) {
     for w in &found.wrappers {
         assert_eq!(w.magic, WrapperMagic::Hipf);
         assert_eq!(w.version, 1);
-        match w.target {
-            WrapperTarget::Bundle { index } => assert!(targets.insert(index)),
+        match &w.target {
+            WrapperTarget::Bundle { index } => assert!(targets.insert(*index)),
             other => panic!("wrapper at {} points to {other:?}", w.location),
         }
     }
@@ -515,4 +515,51 @@ fn bit_flips_in_headers_and_sections_never_panic() {
     for n in (0..data.len()).step_by(97) {
         let _ = discover(&data[..n]);
     }
+}
+
+#[test]
+fn rdc_object_bundle_sections_and_external_wrapper() {
+    let f = fixture();
+    let d = f.dir.path();
+    let src = d.join("rdc.hip");
+    std::fs::write(&src, host_fixtures::kernels("rdc", 2)).unwrap();
+    let obj = d.join("rdc.o");
+    run_ok(
+        Command::new(llvm_tool("clang++"))
+            .args(["-x", "hip", "-fgpu-rdc", "-nogpulib", "-nogpuinc", "-fPIC"])
+            .args(["--offload-arch=gfx906", "--offload-arch=gfx1030", "-c"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&obj),
+    );
+    let data = read(&obj);
+    let found = discover(&data);
+    assert!(found.problems.is_empty(), "{:?}", found.problems);
+    assert!(found.bundles.is_empty());
+    assert_eq!(found.object_bundles.len(), 1);
+    let entries = &found.object_bundles[0].entries;
+    let ours: BTreeSet<String> = entries.iter().map(|e| e.id.to_owned()).collect();
+    assert_eq!(ours, clang_list(&obj));
+    for e in entries {
+        assert_eq!(
+            &data[e.location.offset as usize..][..e.bytes.len()],
+            e.bytes
+        );
+        if e.id.starts_with("host-") {
+            continue;
+        }
+        let theirs = clang_unbundle(&obj, e.id, &d.join(format!("rdc-{}.co", e.id.len())));
+        assert_eq!(e.bytes, &theirs[..], "{}", e.id);
+    }
+    // The wrapper points to `__hip_fatbin`, defined only when the device code is linked.
+    assert_eq!(found.wrappers.len(), 1);
+    match &found.wrappers[0].target {
+        WrapperTarget::External { symbol } => {
+            assert!(symbol.starts_with("__hip_fatbin"), "{symbol}")
+        }
+        other => panic!("{other:?}"),
+    }
+    let units = gfxkit_host::entries::units(&found);
+    assert_eq!(units.len(), 1);
+    assert_eq!(units[0].entries.as_ref().unwrap().len(), 3);
 }

@@ -177,7 +177,7 @@ impl Serialize for WrapperMagic {
 }
 
 /// Where a wrapper's pointer leads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum WrapperTarget {
     /// The start of a found bundle (index into [`Discovery::bundles`]).
@@ -194,6 +194,12 @@ pub enum WrapperTarget {
     },
     /// A null pointer with no relocation.
     Nowhere,
+    /// A relocation against an undefined symbol, resolved only when linking (a relocatable
+    /// object built with `-fgpu-rdc`, whose device code is linked later) or loading.
+    External {
+        /// The symbol's name (`__hip_fatbin` for `-fgpu-rdc` objects).
+        symbol: String,
+    },
 }
 
 /// A `.hipFatBinSegment` record `{u32 magic, u32 version, u64 pointer, u64 unused}`.

@@ -21,14 +21,16 @@ pub const WRAPPER_SIZE: u64 = 24;
 type Shdr = elf::SectionHeader64<LE>;
 
 /// How a wrapper's pointer slot is relocated.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum SlotValue {
     /// An address (virtual address in linked files).
     Address(u64),
     /// A section-relative offset in a relocatable object: (section index, offset).
     SectionOffset(usize, u64),
-    /// Relocated against an undefined or absolute symbol.
+    /// Relocated against an absolute symbol, or unreadable relocation data.
     Unresolved(u64),
+    /// Relocated against an undefined symbol (resolved when linking or loading).
+    External(String),
 }
 
 impl<'data> Walker<'data> {
@@ -198,7 +200,7 @@ impl<'data> Walker<'data> {
                 }
                 let slot = slots
                     .get(&(rec + 8))
-                    .copied()
+                    .cloned()
                     .unwrap_or(if e_type == elf::ET_REL {
                         SlotValue::Unresolved(in_place)
                     } else {
@@ -218,11 +220,14 @@ impl<'data> Walker<'data> {
                         (off, fo)
                     }
                     SlotValue::Unresolved(a) => (a, None),
+                    SlotValue::External(_) => (0, None),
                 };
                 let file_offset = file_offset.map(|f| base + f);
                 let is_null = matches!(slot, SlotValue::Address(0) | SlotValue::Unresolved(0))
                     && !slots.contains_key(&(rec + 8));
-                let target = if is_null {
+                let target = if let SlotValue::External(symbol) = slot {
+                    WrapperTarget::External { symbol }
+                } else if is_null {
                     WrapperTarget::Nowhere
                 } else if let Some(&b) = file_offset.as_ref().and_then(|f| by_offset.get(f)) {
                     WrapperTarget::Bundle { index: b }
@@ -256,11 +261,12 @@ impl<'data> Walker<'data> {
                                 file_offset: f,
                             },
                         )),
-                        WrapperTarget::Bundle { .. } => {}
+                        WrapperTarget::Bundle { .. } | WrapperTarget::External { .. } => {}
                     }
                 }
                 let wi = self.out.wrappers.len();
-                if let WrapperTarget::Bundle { index } = target {
+                if let WrapperTarget::Bundle { index } = &target {
+                    let index = *index;
                     self.out.bundles[index].wrappers.push(wi);
                 }
                 self.out.wrappers.push(Wrapper {
@@ -310,7 +316,10 @@ fn rel_slot_values(
                 Ok(s) if sym != 0 => {
                     let shndx = s.st_shndx(endian);
                     let v = s.st_value(endian).wrapping_add_signed(addend);
-                    if shndx == elf::SHN_UNDEF || shndx >= elf::SHN_LORESERVE {
+                    if shndx == elf::SHN_UNDEF {
+                        let name = symtab.symbol_name(endian, s).unwrap_or_default();
+                        SlotValue::External(String::from_utf8_lossy(name).into_owned())
+                    } else if shndx >= elf::SHN_LORESERVE {
                         SlotValue::Unresolved(v)
                     } else {
                         SlotValue::SectionOffset(shndx as usize, v)
@@ -390,6 +399,13 @@ fn dyn_slot_values(
                 {
                     Some(s) if sym != 0 && !s.is_undefined(endian) => {
                         SlotValue::Address(s.st_value(endian).wrapping_add_signed(addend))
+                    }
+                    Some(s) if sym != 0 => {
+                        let name = symtab
+                            .as_ref()
+                            .and_then(|t| t.symbol_name(endian, s).ok())
+                            .unwrap_or_default();
+                        SlotValue::External(String::from_utf8_lossy(name).into_owned())
                     }
                     _ => SlotValue::Unresolved(addend as u64),
                 }
