@@ -226,6 +226,18 @@ fn check_pruned_elf(orig: &Path, pruned: &Path, kept: &[&str], tag: &str) {
         tool_out("llvm-nm", &["-D"], pruned),
         "{tag}: dynamic symbols differ"
     );
+    // gfxkit's host-binary reader (a separate implementation) finds every bundle through
+    // its wrapper, with no problem.
+    let data = std::fs::read(pruned).unwrap();
+    let found = gfxkit_host::discover(&data);
+    assert!(found.problems.is_empty(), "{tag}: {:?}", found.problems);
+    let orig_data = std::fs::read(orig).unwrap();
+    let orig_found = gfxkit_host::discover(&orig_data);
+    assert_eq!(found.bundles.len(), orig_found.bundles.len(), "{tag}");
+    assert_eq!(found.wrappers.len(), orig_found.wrappers.len(), "{tag}");
+    for b in &found.bundles {
+        assert_eq!(b.wrappers.len(), 1, "{tag}: bundle at {:?}", b.location);
+    }
     // Only the kept targets (plus host), with entries identical to the originals.
     let old = clang_entries(orig, &format!("{tag}-old"));
     let new = clang_entries(pruned, &format!("{tag}-new"));
