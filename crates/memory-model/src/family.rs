@@ -220,12 +220,9 @@ fn vnt_gfx11(b: &mut Bits, load: bool, vol: bool, nt: bool, _lu: bool) {
 }
 
 fn vnt_gfx12(b: &mut Bits, load: bool, vol: bool, nt: bool, lu: bool) {
-    if lu {
-        b.set(if load {
-            "th:TH_LOAD_LU"
-        } else {
-            "th:TH_STORE_BYPASS"
-        });
+    // Last use is a load hint: llc passes it for loads only.
+    if lu && load {
+        b.set("th:TH_LOAD_LU");
     } else if nt {
         b.set(if load {
             "th:TH_LOAD_NT"

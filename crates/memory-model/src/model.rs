@@ -486,18 +486,10 @@ fn build(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
                     bits: Bits::default(),
                 };
                 let aspace = a.map(AsSet::of).unwrap_or(AsSet::NONE);
-                if cpol {
-                    volatile_nontemporal(&mut bb, aspace, op, case);
-                } else if case.flags.volatile {
-                    // No cache-policy operand: only the wait.
-                    bb.wait(
-                        ScopeLevel::System,
-                        aspace,
-                        op,
-                        false,
-                        Pos::After,
-                        "volatile: complete before going on",
-                    );
+                volatile_nontemporal(&mut bb, aspace, op, case);
+                if !cpol {
+                    // No cache-policy operand: the waits stay, the bits have nowhere to go.
+                    bb.bits = Bits::default();
                 }
                 if op == STORE && cpol {
                     force_store_bits(&mut bb, aspace);
