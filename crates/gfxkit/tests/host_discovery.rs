@@ -563,3 +563,57 @@ fn rdc_object_bundle_sections_and_external_wrapper() {
     assert_eq!(units.len(), 1);
     assert_eq!(units[0].entries.as_ref().unwrap().len(), 3);
 }
+
+#[test]
+fn bit_flips_in_archives_and_offloading_sections_never_panic() {
+    let f = fixture();
+    let archive = read(&f.archive);
+    let baseline = discover(&archive).bundles.len();
+    assert_eq!(baseline, 2);
+    for i in (0..archive.len()).step_by(5) {
+        let mut d = archive.clone();
+        d[i] ^= 0x41;
+        let got = discover(&d);
+        assert!(got.bundles.len() <= baseline + 1, "flip at {i}");
+        for p in &got.problems {
+            let _ = p.to_string();
+        }
+    }
+    // The `.llvm.offloading` section of a new-driver object.
+    let d = f.dir.path();
+    let src = d.join("flip.hip");
+    std::fs::write(&src, host_fixtures::kernels("flip", 1)).unwrap();
+    let obj = d.join("flip.o");
+    run_ok(
+        Command::new(llvm_tool("clang++"))
+            .args([
+                "-x",
+                "hip",
+                "--offload-new-driver",
+                "-fgpu-rdc",
+                "-nogpulib",
+                "-nogpuinc",
+            ])
+            .args(["--offload-arch=gfx906", "-c"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&obj),
+    );
+    let data = read(&obj);
+    let sec = section(&data, ".llvm.offloading");
+    for i in sec.offset as usize..(sec.offset as usize + 256).min(data.len()) {
+        for bit in [0x01u8, 0x10, 0x80] {
+            let mut c = data.clone();
+            c[i] ^= bit;
+            let got = discover(&c);
+            if got.offload_images.is_empty() {
+                assert!(
+                    got.problems
+                        .iter()
+                        .any(|p| matches!(p.kind, ProblemKind::BadOffloadBinary(_))),
+                    "flip at {i}: no image and no problem"
+                );
+            }
+        }
+    }
+}

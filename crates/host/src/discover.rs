@@ -417,10 +417,9 @@ impl<'data> Walker<'data> {
         let first = self.out.bundles.len();
         let (found, stop) = fatbin::split_bundles(data);
         for b in found {
-            // In range: split_bundles only returns bundles inside `data`.
-            let start = b.offset as usize;
-            let end = start + b.len as usize;
-            let bytes = &data[start..end];
+            let Some(bytes) = crate::read::bytes_at(data, b.offset, b.len) else {
+                continue; // Not reached: split_bundles returns only bundles inside `data`.
+            };
             self.out.bundles.push(FoundBundle {
                 location: Location {
                     member: member.clone(),
