@@ -7,7 +7,8 @@
 //!   (uncompressed or CCOB, whatever the padding between them), the `.hipFatBinSegment`
 //!   wrapper records (`HIPF`/`HIPK`) and the bundle each one points to after relocation
 //!   (`R_X86_64_RELATIVE` addends in shared objects and PIE, absolute pointers in non-PIC
-//!   executables, symbol relocations in relocatable objects), `__CLANG_OFFLOAD_BUNDLE__*`
+//!   executables, symbol relocations in relocatable objects; a relocation against an undefined
+//!   symbol, as in `-fgpu-rdc` objects, is reported as external), `__CLANG_OFFLOAD_BUNDLE__*`
 //!   object-bundle sections, `.llvm.offloading` OffloadBinary images;
 //! - `ar` archives, each member recursively;
 //! - standalone bundles (one or several back to back), OffloadBinaries and code objects.
@@ -16,7 +17,7 @@
 //! the Linux KFD topology and HSA environment variables that name the GPUs ([`kfd`]).
 //!
 //! Module map:
-//! - [`discover`]: [`discover()`](discover::discover) and the result types.
+//! - [`mod@discover`]: [`discover()`](discover::discover()) and the result types.
 //! - [`entries`]: the entry list of a found bundle, from its header only.
 //! - [`fatbin`]: splitting a section into back-to-back bundles; bundle extents.
 //! - [`offloading`]: OffloadBinary (`.llvm.offloading`) images.
@@ -42,7 +43,21 @@
 //! assert_eq!(found.bundles.len(), 1);
 //! assert_eq!(found.bundles[0].bytes.len(), b.len());
 //! assert!(found.problems.is_empty());
+//!
+//! // What the HIP runtime would load from it on a device.
+//! let b = &found.bundles[0];
+//! let entries = gfxkit_host::entries::entry_ids(b.format, b.bytes).unwrap();
+//! let device = gfxkit_target_id::TargetId::parse("gfx90a:sramecc+:xnack-").unwrap();
+//! let choice = gfxkit_host::select::select(&device, &entries);
+//! assert_eq!(choice.index, Some(0));
+//! assert_eq!(choice.via, Some(gfxkit_host::select::Via::Native));
 //! ```
+//!
+//! For tools that list or extract: [`discover()`](discover::discover()) gives every bundle with
+//! its [`Location`] (archive member, section, file offset, size) and bytes;
+//! [`entries::header_entries`] lists a bundle's entries without decompressing more than its
+//! header; [`entries::units`] gives, per loadable unit (bundle, object bundle, code object),
+//! the parsed entry IDs; [`Discovery::problems`] holds what `verify` should report.
 #![forbid(unsafe_code)]
 
 pub mod discover;
