@@ -447,3 +447,73 @@ fn pruned_objects_and_archive_still_link_and_run() {
     let listed = run_ok(Command::new(llvm_tool("llvm-ar")).arg("t").arg(&archive));
     assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 3);
 }
+
+/// Survey entries (ID, MD5) per bundle.
+fn entry_digests(file: &Path) -> Vec<Vec<(String, String)>> {
+    let data = std::fs::read(file).unwrap();
+    gfxkit_shrink::survey(&data).unwrap().regions[0]
+        .bundles
+        .iter()
+        .map(|b| {
+            b.entries
+                .iter()
+                .map(|e| (e.id.clone(), e.md5.clone()))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn uncompressing_grows_the_section_into_a_new_segment_and_still_runs() {
+    let f = fixture();
+    for (name, exe) in &f.exes {
+        let dir = out_dir(&format!("grow-{name}"));
+        let z = dir.join("z");
+        let u = dir.join("u");
+        rewrite(&["recompress", "--ccob-version", "3"], exe, &z);
+        let report = rewrite(&["recompress", "--uncompressed"], &z, &u);
+        assert!(report.contains("section grew"), "{report}");
+        let (_, err) = readelf(&["-a", "-W"], &u);
+        assert!(err.is_empty(), "{name}: {err}");
+        assert_eq!(
+            sections_sans_offsets(exe).len(),
+            sections_sans_offsets(&u).len()
+        );
+        assert_eq!(entry_digests(exe), entry_digests(&u), "{name}");
+        let found = gfxkit_host::discover(&std::fs::read(&u).unwrap()).problems;
+        assert!(found.is_empty(), "{name}: {found:?}");
+        let o = run_program(&u, None, None);
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{name}: {stdout}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(stdout.matches("(uncompressed)").count(), 4, "{stdout}");
+    }
+    // A library, through the C program.
+    let (_, lib) = &f.libs[1];
+    let dir = out_dir("grow-lib");
+    let z = dir.join("z.so");
+    rewrite(&["recompress", "--ccob-version", "2"], lib, &z);
+    rewrite(&["recompress", "--uncompressed"], &z, &dir.join("libt.so"));
+    let path = format!("{}:{}", dir.display(), f.dir.path().display());
+    let o = run_program(&f.lib_main, Some(&path), None);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{stdout}");
+    assert_eq!(stdout.matches("(uncompressed)").count(), 3, "{stdout}");
+    // A relocatable object grows too, and still links.
+    let obj = dir.join("b.o");
+    rewrite(&["recompress", "--uncompressed"], &f.objs[1], &obj);
+    assert!(std::fs::metadata(&obj).unwrap().len() > std::fs::metadata(&f.objs[1]).unwrap().len());
+    let (_, err) = readelf(&["-a"], &obj);
+    assert!(err.is_empty(), "{err}");
+    run_ok(
+        Command::new(llvm_tool("clang++"))
+            .args(["-shared", "-fuse-ld=lld", "-o"])
+            .arg(dir.join("libb.so"))
+            .arg(&obj)
+            .arg(format!("-L{}", f.dir.path().display()))
+            .arg("-lamdhip64"),
+    );
+}

@@ -56,10 +56,19 @@
 //! - Relocatable objects have no segments: later sections move down by a multiple of the
 //!   largest later section alignment. Archives are rewritten member by member and the GNU
 //!   symbol index (`/`, `/SYM64/`) is updated to the new member offsets.
+//! - **A section that grows** (`recompress --uncompressed` of compressed bundles, or a
+//!   recompression that comes out larger): what follows `.hip_fatbin` has fixed addresses,
+//!   so the new section goes into a new read-only `PT_LOAD` after the last segment, at the end
+//!   of the file and of the address space; every reference is pointed there and the old bytes
+//!   are zeroed (they stay in the file: the old segment is not split for them). The extra
+//!   program header comes from slack after the table or by moving the table into the new
+//!   segment, with the same executable rule as above (an executable's new segment takes the
+//!   first segment's address-offset difference; the file is padded up to 64 MiB for it, else
+//!   refused). Relocatable objects simply move later sections up.
 //! - Refused with a reason: fully stripped files (no section headers), files whose device code
 //!   is elsewhere (`.llvm.offloading`, object-bundle sections, `HIPK` pack wrappers), non-x86-64
-//!   or big-endian or 32-bit ELF, thin and BSD archives, and a rewritten section that would
-//!   grow (only possible with `recompress` to a weaker encoding inside a linked file).
+//!   or big-endian or 32-bit ELF, thin and BSD archives, references into `.hip_fatbin` that
+//!   do not land on a bundle start, and `.hip_fatbin` outside a loadable segment.
 //!
 //! # Example
 //!

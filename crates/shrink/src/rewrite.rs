@@ -48,6 +48,16 @@ pub enum Layout {
         /// Where the extra program header came from.
         phdr_slot: String,
     },
+    /// `.hip_fatbin` grew: it moved to a new read-only segment at the end of the file and of
+    /// the address space; its old bytes are zeroed.
+    Relocated {
+        /// File offset of the new section.
+        offset: u64,
+        /// Address of the new section.
+        address: u64,
+        /// Where the extra program header came from.
+        phdr_slot: String,
+    },
     /// The freed bytes were fewer than one alignment unit: the section was rewritten and
     /// zero-filled, the file length is unchanged.
     ZeroFilled {
@@ -276,22 +286,20 @@ fn rewrite_elf(data: &[u8], t: &Transform) -> Result<(Vec<u8>, FileKind, Option<
     let region = plan::transform_region(region_bytes, fsec.addralign.max(1), t)
         .map_err(|err| err.shifted(fo))?;
     let ns = region.bytes.len() as u64;
-    if ns > fs {
-        return fail(
-            fo,
-            ErrorKind::Unsupported(format!(
-                "the rewritten .hip_fatbin ({ns} bytes) is larger than the original ({fs} bytes); \
-                 growing a section inside a linked file is not supported"
-            )),
-        );
-    }
     let relocatable = e.e_type == elf::ET_REL;
     // Addresses: section-relative in relocatable objects, virtual addresses otherwise.
     let base = if relocatable { 0 } else { fsec.addr };
+    let plan = if ns > fs {
+        plan_growth(&e, data, fo, fs, ns, &fsec)?
+    } else {
+        plan_layout(&e, data, fo, fs, ns, &fsec)?
+    };
+    // Where the new section's bytes are addressed from.
+    let new_base = plan.relocated.as_ref().map_or(base, |r| r.vaddr);
     let remap = |addr: u64, at: u64, what: &str| -> Result<u64> {
         let rel = addr.checked_sub(base).filter(|r| *r <= fs);
         match rel.and_then(|r| region.map(r, fs)) {
-            Some(n) => Ok(base + n),
+            Some(n) => Ok(new_base + n),
             None => Err(unsupported(
                 at,
                 format!(
@@ -455,28 +463,43 @@ fn rewrite_elf(data: &[u8], t: &Transform) -> Result<(Vec<u8>, FileKind, Option<
     }
 
     // Layout.
-    let plan = plan_layout(&e, data, fo, fs, ns, &fsec)?;
     let delta = plan.delta;
-    let new_len = data.len() as u64 - delta;
+    let grow = plan.grow;
     let map_off = |x: u64| -> Result<u64> {
         if x < fo {
             Ok(x)
         } else if x >= old_end {
-            Ok(x - delta)
+            Ok(x - delta + grow)
         } else {
             Err(unsupported(x, "a patched field lies inside .hip_fatbin"))
         }
     };
-    let mut out = Vec::with_capacity(new_len as usize);
-    out.extend_from_slice(&data[..fo as usize]);
-    out.extend_from_slice(&region.bytes);
-    if let Some(tab) = &plan.moved_table {
-        out.resize(tab.0 as usize, 0);
-        out.extend_from_slice(&tab.1);
+    let mut out;
+    if let Some(r) = &plan.relocated {
+        // The old section's bytes are zeroed in place; the new section goes in a new segment
+        // at the end of the file.
+        out = Vec::with_capacity((r.offset + ns) as usize + 4096);
+        out.extend_from_slice(data);
+        out[fo as usize..old_end as usize].fill(0);
+        out.resize(r.offset as usize, 0);
+        out.extend_from_slice(&region.bytes);
+        if let Some(tab) = &plan.moved_table {
+            out.resize(tab.0 as usize, 0);
+            out.extend_from_slice(&tab.1);
+        }
+    } else {
+        let new_len = data.len() as u64 - delta + grow;
+        out = Vec::with_capacity(new_len as usize);
+        out.extend_from_slice(&data[..fo as usize]);
+        out.extend_from_slice(&region.bytes);
+        if let Some(tab) = &plan.moved_table {
+            out.resize(tab.0 as usize, 0);
+            out.extend_from_slice(&tab.1);
+        }
+        out.resize((old_end - delta + grow) as usize, 0);
+        out.extend_from_slice(&data[old_end as usize..]);
+        debug_assert_eq!(out.len() as u64, new_len);
     }
-    out.resize((old_end - delta) as usize, 0);
-    out.extend_from_slice(&data[old_end as usize..]);
-    debug_assert_eq!(out.len() as u64, new_len);
 
     // Program headers.
     if let Some(phdrs) = &plan.phdrs {
@@ -503,8 +526,12 @@ fn rewrite_elf(data: &[u8], t: &Transform) -> Result<(Vec<u8>, FileKind, Option<
             let at = new_shoff + (i * elf::SHENT) as u64;
             if i == fb {
                 put_u64(&mut out, at + 32, ns)?;
+                if let Some(r) = &plan.relocated {
+                    put_u64(&mut out, at + 16, r.vaddr)?;
+                    put_u64(&mut out, at + 24, r.offset)?;
+                }
             } else if s.offset >= old_end {
-                put_u64(&mut out, at + 24, s.offset - delta)?;
+                put_u64(&mut out, at + 24, s.offset - delta + grow)?;
             } else if s.has_file_bytes() && s.offset + s.size > fo {
                 return Err(unsupported(
                     s.offset,
@@ -516,10 +543,11 @@ fn rewrite_elf(data: &[u8], t: &Transform) -> Result<(Vec<u8>, FileKind, Option<
     for (at, v) in patches {
         put_u64(&mut out, map_off(at)?, v)?;
     }
+    let new_fo = plan.relocated.as_ref().map_or(fo, |r| r.offset);
     let mut bundles = region.outcomes;
     for b in &mut bundles {
         b.offset += fo;
-        b.new_offset += fo;
+        b.new_offset += new_fo;
     }
     Ok((
         out,
@@ -539,6 +567,10 @@ fn rewrite_elf(data: &[u8], t: &Transform) -> Result<(Vec<u8>, FileKind, Option<
 struct LayoutPlan {
     /// Bytes everything after the old `.hip_fatbin` moves down.
     delta: u64,
+    /// Bytes everything after the old `.hip_fatbin` moves up (a growing relocatable object).
+    grow: u64,
+    /// The new `.hip_fatbin` placed in a new segment at the end of the file.
+    relocated: Option<Relocated>,
     /// New program header table, when it changes.
     phdrs: Option<Vec<Phdr>>,
     /// File offset of the program header table in the output.
@@ -556,6 +588,8 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
     let old_end = fo + fs;
     let unchanged = |layout| LayoutPlan {
         delta: 0,
+        grow: 0,
+        relocated: None,
         phdrs: None,
         phoff: e.phoff,
         moved_table: None,
@@ -579,6 +613,8 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
         }
         return Ok(LayoutPlan {
             delta,
+            grow: 0,
+            relocated: None,
             phdrs: None,
             phoff: e.phoff,
             moved_table: None,
@@ -660,6 +696,8 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
         s.filesz = new_filesz;
         return Ok(LayoutPlan {
             delta,
+            grow: 0,
+            relocated: None,
             phdrs: Some(phdrs),
             phoff: e.phoff,
             moved_table: None,
@@ -675,30 +713,8 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
         ));
     }
     let table_len = ((e.phdrs.len() + 1) * elf::PHENT) as u64;
-    let phend = e.phoff + (e.phdrs.len() * elf::PHENT) as u64;
     // (1) Unused bytes right after the table.
-    let mut next_used = data.len() as u64;
-    for s in &e.shdrs {
-        if s.has_file_bytes() && s.offset >= phend {
-            next_used = next_used.min(s.offset);
-        }
-    }
-    for p in &e.phdrs {
-        if p.filesz > 0 && p.offset >= phend {
-            next_used = next_used.min(p.offset);
-        }
-    }
-    if e.shoff >= phend {
-        next_used = next_used.min(e.shoff);
-    }
-    let table_load = loads
-        .iter()
-        .find(|(_, p)| p.offset <= e.phoff && e.phoff + table_len <= p.offset + p.filesz);
-    let slack_ok = phend + elf::PHENT as u64 <= next_used
-        && table_load.is_some()
-        && data
-            .get(phend as usize..phend as usize + elf::PHENT)
-            .is_some_and(|b| b.iter().all(|&x| x == 0));
+    let slack_ok = table_has_slack(e, data);
     let (tail_end, slot, table_at) = if slack_ok {
         (
             fo + ns,
@@ -784,12 +800,194 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
     };
     Ok(LayoutPlan {
         delta,
+        grow: 0,
+        relocated: None,
         phdrs: Some(phdrs),
         phoff: table_at,
         moved_table,
         layout: Layout::SegmentSplit {
             shift: delta,
             phdr_slot: slot,
+        },
+    })
+}
+
+/// Whether one more program header fits in zero bytes right after the table, inside the
+/// segment that maps the table, before any section, segment or the section header table.
+fn table_has_slack(e: &Elf, data: &[u8]) -> bool {
+    let table_len = ((e.phdrs.len() + 1) * elf::PHENT) as u64;
+    let phend = e.phoff + (e.phdrs.len() * elf::PHENT) as u64;
+    let mut next_used = data.len() as u64;
+    for s in &e.shdrs {
+        if s.has_file_bytes() && s.offset >= phend {
+            next_used = next_used.min(s.offset);
+        }
+    }
+    for p in &e.phdrs {
+        if p.filesz > 0 && p.offset >= phend {
+            next_used = next_used.min(p.offset);
+        }
+    }
+    if e.shoff >= phend {
+        next_used = next_used.min(e.shoff);
+    }
+    let mapped = e.phdrs.iter().any(|p| {
+        p.p_type == elf::PT_LOAD
+            && p.offset <= e.phoff
+            && e.phoff + table_len <= p.offset + p.filesz
+    });
+    phend + elf::PHENT as u64 <= next_used
+        && mapped
+        && data
+            .get(phend as usize..phend as usize + elf::PHENT)
+            .is_some_and(|b| b.iter().all(|&x| x == 0))
+}
+
+/// Where a growing `.hip_fatbin` goes in a linked file.
+#[derive(Debug, Clone, Copy)]
+struct Relocated {
+    /// File offset of the new section.
+    offset: u64,
+    /// Its address.
+    vaddr: u64,
+}
+
+/// Most zero bytes a relocation may pad the file with to satisfy an executable's
+/// address-offset rule.
+const MAX_RELOCATION_PAD: u64 = 64 << 20;
+
+/// Plans a `.hip_fatbin` that grows (a conversion to a weaker encoding). A relocatable object
+/// moves what follows up by a multiple of the later alignments. A linked file cannot grow the
+/// section in place (what follows has fixed addresses): the new section goes into a new
+/// read-only segment after the last one, at the end of the file and of the address space; the
+/// old bytes are zeroed. The extra program header comes from slack after the table or by
+/// moving the table into the new segment (after the section).
+fn plan_growth(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> Result<LayoutPlan> {
+    let old_end = fo + fs;
+    if e.e_type == elf::ET_REL {
+        let mut unit = 8u64;
+        for s in &e.shdrs {
+            if s.offset >= old_end {
+                unit = unit.max(s.addralign);
+            }
+        }
+        let grow = (ns - fs).div_ceil(unit) * unit;
+        return Ok(LayoutPlan {
+            delta: 0,
+            grow,
+            relocated: None,
+            phdrs: None,
+            phoff: e.phoff,
+            moved_table: None,
+            layout: Layout::Rebuilt,
+        });
+    }
+    if e.phnum_raw == 0xffff || e.phdrs.len() + 1 >= 0xffff {
+        return Err(unsupported(
+            32,
+            "too many program headers to add one (PN_XNUM)",
+        ));
+    }
+    let loads: Vec<(usize, &Phdr)> = e
+        .phdrs
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.p_type == elf::PT_LOAD)
+        .collect();
+    let (Some(&(_, first)), Some(&(last_i, _))) = (loads.first(), loads.last()) else {
+        return Err(unsupported(32, "no loadable segment"));
+    };
+    let mut unit = 4096u64.max(fsec.addralign);
+    let mut max_end = 0u64;
+    for (_, p) in &loads {
+        unit = unit.max(p.align);
+        max_end = max_end.max(p.vaddr.saturating_add(p.memsz));
+    }
+    let slack_ok = table_has_slack(e, data);
+    let interp = e.phdrs.iter().any(|p| p.p_type == elf::PT_INTERP);
+    let file_end = (data.len() as u64).div_ceil(unit) * unit;
+    let mut offset = file_end;
+    let mut vaddr = max_end.div_ceil(unit) * unit;
+    if interp && !slack_ok {
+        // Older kernels pass AT_PHDR = first segment's load address + e_phoff: the new segment
+        // (which will hold the table) must share the first segment's address-offset difference.
+        let d0 = first.vaddr.wrapping_sub(first.offset);
+        if d0 % unit != 0 {
+            return Err(unsupported(
+                32,
+                "the grown .hip_fatbin needs a new segment and the program header table must \
+                 move into it, but this executable's first segment has an unaligned \
+                 address-offset difference",
+            ));
+        }
+        if offset.wrapping_add(d0) < vaddr {
+            offset = vaddr.wrapping_sub(d0).div_ceil(unit) * unit;
+        }
+        vaddr = offset.wrapping_add(d0);
+        if offset - file_end > MAX_RELOCATION_PAD {
+            return Err(unsupported(
+                32,
+                "the grown .hip_fatbin would need more than 64 MiB of padding to keep this \
+                 executable's program headers where older kernels look for them",
+            ));
+        }
+    }
+    let table_len = ((e.phdrs.len() + 1) * elf::PHENT) as u64;
+    let table_at = if slack_ok {
+        e.phoff
+    } else {
+        (offset + ns).div_ceil(8) * 8
+    };
+    let seg_end = if slack_ok {
+        offset + ns
+    } else {
+        table_at + table_len
+    };
+    let seg = Phdr {
+        p_type: elf::PT_LOAD,
+        flags: 4, // PF_R
+        offset,
+        vaddr,
+        paddr: vaddr,
+        filesz: seg_end - offset,
+        memsz: seg_end - offset,
+        align: unit,
+    };
+    let mut phdrs = e.phdrs.clone();
+    phdrs.insert(last_i + 1, seg);
+    for p in phdrs.iter_mut() {
+        if p.p_type == elf::PT_PHDR {
+            p.filesz = table_len;
+            p.memsz = table_len;
+            if !slack_ok {
+                p.offset = table_at;
+                p.vaddr = vaddr + (table_at - offset);
+                p.paddr = p.vaddr;
+            }
+        }
+    }
+    let moved_table = (!slack_ok).then(|| {
+        let mut bytes = Vec::with_capacity(table_len as usize);
+        for p in &phdrs {
+            bytes.extend_from_slice(&p.encode());
+        }
+        (table_at, bytes)
+    });
+    Ok(LayoutPlan {
+        delta: 0,
+        grow: 0,
+        relocated: Some(Relocated { offset, vaddr }),
+        phdrs: Some(phdrs),
+        phoff: table_at,
+        moved_table,
+        layout: Layout::Relocated {
+            offset,
+            address: vaddr,
+            phdr_slot: if slack_ok {
+                "unused bytes after the program header table".to_owned()
+            } else {
+                "program header table moved after .hip_fatbin".to_owned()
+            },
         },
     })
 }

@@ -289,12 +289,14 @@ fn report(
     let verb = if io.dry_run { "would be" } else { "is" };
     writeln!(
         out,
-        "{name}: {:?}, {} -> {} ({} {}, {pct:.1}% smaller){}",
+        "{name}: {:?}, {} -> {} ({} {}, {:.1}% {}){}",
         r.kind,
         human(r.size_before),
         human(r.size_after),
         human(saved.unsigned_abs()),
         if saved >= 0 { "saved" } else { "added" },
+        pct.abs(),
+        if saved >= 0 { "smaller" } else { "larger" },
         match written {
             Some(p) => format!(", written to {}", p.display()),
             None => format!(
@@ -330,6 +332,14 @@ fn report(
                 gfxkit_shrink::Layout::SegmentSplit { shift, phdr_slot } => format!(
                     "segment split ({phdr_slot}), later bytes moved down {}",
                     human(*shift)
+                ),
+                gfxkit_shrink::Layout::Relocated {
+                    offset,
+                    address,
+                    phdr_slot,
+                } => format!(
+                    "section grew: moved to a new segment at address {address:#x}, file offset \
+                     {offset:#x} ({phdr_slot}); its old bytes are zeroed"
                 ),
                 gfxkit_shrink::Layout::ZeroFilled { unit } => format!(
                     "rewritten in place and zero-filled (freed bytes under one {} unit)",
