@@ -145,7 +145,10 @@ pub fn decompress(
             message,
         })
     };
-    let mut out: Vec<u8> = Vec::new();
+    // Start with room for a plausible expansion of the payload (bounded by the payload's own
+    // length, not by the untrusted declared size), then grow with the data produced.
+    let plausible = payload.len().saturating_mul(16).max(1 << 24);
+    let mut out: Vec<u8> = Vec::with_capacity(target.min(plausible));
     match method {
         Method::Zstd => {
             use zstd::zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer};
@@ -322,4 +325,25 @@ pub fn truncated_md5(data: &[u8]) -> u64 {
     let mut b = [0u8; 8];
     b.copy_from_slice(&d[..8]);
     u64::from_le_bytes(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn growth_never_passes_the_declared_size() {
+        let mut v = vec![0u8; 10];
+        grow(&mut v, 12);
+        assert!(v.capacity() >= 11);
+        let data = vec![5u8; 3 << 20];
+        for m in [Method::Zstd, Method::Zlib] {
+            let z = compress(m, m.default_level(), 0, &data).unwrap();
+            let (out, used) = decompress(m, &z, data.len() as u64, None).unwrap();
+            assert_eq!(out, data);
+            assert_eq!(used, z.len() as u64);
+            let (p, _) = decompress(m, &z, data.len() as u64, Some(100)).unwrap();
+            assert_eq!(p, &data[..100]);
+        }
+    }
 }

@@ -386,6 +386,23 @@ pub fn compress(bundle: &[u8], opts: &CompressOptions) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Compresses several bundles at once, one per core (rayon), each as [`compress`] would: for
+/// the many bundles of a `.hip_fatbin`, where per-bundle threads would not keep every core busy.
+/// Results are in input order.
+pub fn compress_all(bundles: &[&[u8]], opts: &CompressOptions) -> Vec<Result<Vec<u8>>> {
+    use rayon::prelude::*;
+    bundles.par_iter().map(|b| compress(b, opts)).collect()
+}
+
+/// Decompresses several CCOB bundles at once, one per core (rayon). Results are in input order.
+pub fn decompress_all(bundles: &[&[u8]], opts: &DecompressOptions) -> Vec<Result<Decompressed>> {
+    use rayon::prelude::*;
+    bundles
+        .par_iter()
+        .map(|b| decompress_ccob(b, opts))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -398,6 +415,22 @@ mod tests {
         assert_eq!(effective_version(2, 100, u32::MAX as u64 - 24), 2);
         assert_eq!(effective_version(2, 100, u32::MAX as u64 - 23), 3);
         assert_eq!(effective_version(3, 1, 1), 3);
+    }
+
+    #[test]
+    fn many_at_once_in_order() {
+        let inputs: Vec<Vec<u8>> = (0..8u8).map(|i| vec![i; 1000 + i as usize]).collect();
+        let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+        let z = compress_all(&refs, &CompressOptions::default());
+        let zs: Vec<Vec<u8>> = z.into_iter().map(|r| r.unwrap()).collect();
+        for (a, b) in zs.iter().zip(&refs) {
+            assert_eq!(a, &compress(b, &CompressOptions::default()).unwrap());
+        }
+        let zr: Vec<&[u8]> = zs.iter().map(Vec::as_slice).collect();
+        let d = decompress_all(&zr, &DecompressOptions::default());
+        for (r, want) in d.into_iter().zip(&inputs) {
+            assert_eq!(&r.unwrap().data, want);
+        }
     }
 
     #[test]
