@@ -7,18 +7,38 @@
 //! (`__CLANG_OFFLOAD_BUNDLE__`) or, with `--offload-compress`, compressed (`CCOB`).
 //!
 //! Module map:
-//! - [`entry_id`]: [`EntryId`] — parse, canonical form, unbundling compatibility.
-//! - [`read`]: [`Bundle::parse`] — zero-copy, bounded reader of uncompressed bundles (strict
-//!   and lenient), [`read::parse_header`] for header-only listing.
-//! - [`write`]: [`write_bundle`], [`write_bundle_to`], [`BundleWriter`] — clang's layout,
-//!   byte for byte.
-//! - [`compressed`] (alias [`ccob`]): CCOB v1/v2/v3 headers, [`ccob::decompress`] (bounded,
-//!   hash-checked), [`ccob::compress`] (v2/v3, zstd or zlib).
-//! - [`codec`]: the zlib and zstd codecs and the MD5-based hash.
-//! - [`any`]: [`AnyBundle`] (either format) and [`iter_concatenated`] / [`scan_concatenated`]
-//!   for bundles laid back to back (a dumped `.hip_fatbin`).
+//! - [`entry_id`]: [`EntryId`] — parse (5-part, legacy 3-part triple, host spellings), canonical
+//!   form, the form clang 19 writes ([`EntryId::clang_form`]), unbundling compatibility.
+//! - [`read`]: [`Bundle::parse`] — zero-copy, bounded reader of uncompressed bundles (strict,
+//!   and [`Bundle::parse_lenient`] listing what is readable plus the problems);
+//!   [`read::parse_header`] for header-only listing from a prefix.
+//! - [`write`](mod@write): [`write_bundle`], [`write_bundle_to`] (streaming), [`BundleWriter`], [`layout`]
+//!   — clang-offload-bundler 19's layout, byte for byte.
+//! - [`compressed`] (alias [`ccob`]): CCOB v1/v2/v3 headers ([`ccob::Header::parse`], no
+//!   decompression), [`ccob::decompress_ccob`] / [`ccob::decompress`] (bounded by the declared
+//!   size, exact length, MD5 hash checked), [`ccob::decompress_prefix`] (just the header),
+//!   [`ccob::compress`] (v2 default, v3 on request or when sizes need it; zstd level 3 with
+//!   long-distance matching like clang, or zlib), [`ccob::compress_all`] (rayon across bundles),
+//!   [`ccob::version_from_env_value`] for `COMPRESSED_BUNDLE_FORMAT_VERSION`.
+//! - [`codec`]: the zlib and zstd codecs, [`Method`], and the MD5-based hash.
+//! - [`any`]: [`AnyBundle`] (either format), [`iter_concatenated`] / [`scan_concatenated`] for
+//!   bundles laid back to back (a dumped `.hip_fatbin`), [`detect`].
+//! - [`unbundle`]: clang's rules — [`unbundle::check_targets`] (duplicates, host count,
+//!   conflicts), [`unbundle::unbundle`] (one entry per requested target, missing bundles,
+//!   host-only inputs).
+//! - [`text`]: text bundles (`-type=i ii cui hipi d ll s`).
+//! - [`object`]: object bundles (`-type=o`): read `__CLANG_OFFLOAD_BUNDLE__*` sections, write
+//!   them into a host relocatable ELF without llvm-objcopy, strip them for the host entry.
+//! - [`archive`]: archives (`-type=a`): unbundle each member into one archive per target;
+//!   a GNU `ar` writer byte-identical to clang 19's output.
 //! - [`limits`]: bounds applied to untrusted counts and sizes.
 //! - [`error`]: [`Error`] = [`ErrorKind`] + entry index + byte offset.
+//!
+//! Differences from clang-offload-bundler 19, on purpose: entries are listed in header order
+//! (clang: hash order); truncated, overlapping, out-of-range or duplicate entries are errors
+//! (clang: silently dropped); processors unknown to LLVM 19 are kept intact; CCOB v3 is read
+//! and the hash is always verified; the host entry can be unbundled (clang 19 fails on IDs
+//! ending in `-`).
 //!
 //! ```
 //! use gfxkit_bundle::{write_bundle, Bundle, AnyBundle, EntryId, ccob};
