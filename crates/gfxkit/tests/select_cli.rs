@@ -230,3 +230,51 @@ fn bad_inputs_are_errors() {
         "{reason}"
     );
 }
+
+/// A standalone bundle with `pads` extra entries before a gfx906 one (and a zero-size gfx906
+/// entry first, which the runtime skips).
+fn padded_bundle(name: &str, pads: usize) -> PathBuf {
+    let names: Vec<String> = (0..pads)
+        .map(|i| format!("hipv4-amdgcn-amd-amdhsa--gfxpadding{i:04}"))
+        .collect();
+    let mut entries: Vec<(&str, &[u8])> = vec![
+        ("host-x86_64-unknown-linux--", b""),
+        ("hipv4-amdgcn-amd-amdhsa--gfx906:xnack-", b""),
+    ];
+    for n in &names {
+        entries.push((n.as_str(), b"pad"));
+    }
+    entries.push(("hipv4-amdgcn-amd-amdhsa--gfx906", b"\x7fELF-for-gfx906"));
+    let bytes = gfxkit_bundle::write_bundle(&entries, 4096).unwrap();
+    let path = built().dir.path().join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn header_beyond_4096_bytes_cannot_be_loaded_and_empty_entries_are_skipped() {
+    let small = padded_bundle("small.hipfb", 3);
+    let out = gfxkit(
+        &["select", "--device", "gfx906:xnack-", "--json"],
+        &[&small],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let v = json(&out);
+    let b = &v["files"][0]["bundles"][0];
+    assert_eq!(b["selected"], "hipv4-amdgcn-amd-amdhsa--gfx906");
+    assert_eq!(b["index"], 0);
+
+    let big = padded_bundle("big.hipfb", 100);
+    let out = gfxkit(&["select", "--device", "gfx906:xnack-", "--json"], &[&big]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = json(&out);
+    let reason = v["files"][0]["bundles"][0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("reads only the first 4096 bytes"),
+        "{reason}"
+    );
+    assert_eq!(
+        v["files"][0]["bundles"][0]["nearest"],
+        serde_json::json!(["gfx906", "gfx906:xnack-"])
+    );
+}

@@ -30,22 +30,34 @@ pub struct HeaderItem {
 
 /// Reads the entry list of the bundle in `bytes` (exactly one bundle, uncompressed or CCOB).
 pub fn header_entries(format: BundleFormat, bytes: &[u8]) -> Result<Vec<HeaderItem>, EntriesError> {
-    let list = match format {
+    Ok(read_header(format, bytes)?.0)
+}
+
+/// Like [`header_entries`], also returning the length of the (uncompressed) bundle header:
+/// the HIP runtime reads only the first [`HIP_HEADER_LIMIT`] bytes of an uncompressed bundle.
+pub fn read_header(
+    format: BundleFormat,
+    bytes: &[u8],
+) -> Result<(Vec<HeaderItem>, u64), EntriesError> {
+    let (list, header_len) = match format {
         BundleFormat::Uncompressed => {
-            parse_header(bytes)
-                .map_err(|e| EntriesError(e.to_string()))?
-                .0
+            parse_header(bytes).map_err(|e| EntriesError(e.to_string()))?
         }
         BundleFormat::Compressed { version, method } => compressed_header(version, method, bytes)?,
     };
-    Ok(list
+    let items = list
         .into_iter()
         .map(|h| {
             let id = EntryId::parse(&h.id).map_err(|e| e.to_string());
             HeaderItem { header: h, id }
         })
-        .collect())
+        .collect();
+    Ok((items, header_len))
 }
+
+/// Bytes of an uncompressed bundle the HIP runtime hands to comgr to find a code object: a
+/// header longer than this cannot be read, and nothing in the bundle can be loaded.
+pub const HIP_HEADER_LIMIT: u64 = 4096;
 
 /// The parsed entry IDs of a bundle, in header order, skipping IDs that do not parse.
 pub fn entry_ids(format: BundleFormat, bytes: &[u8]) -> Result<Vec<EntryId>, EntriesError> {
@@ -59,7 +71,7 @@ fn compressed_header(
     version: u16,
     method: CompressionMethod,
     bytes: &[u8],
-) -> Result<Vec<HeaderEntry>, EntriesError> {
+) -> Result<(Vec<HeaderEntry>, u64), EntriesError> {
     let (header_len, declared) = match version {
         1 => (20usize, crate::read::u32_at(bytes, 8).map(u64::from)),
         2 => (24, crate::read::u32_at(bytes, 12).map(u64::from)),
@@ -92,7 +104,7 @@ fn compressed_header(
             .read_to_end(&mut buf)
             .map_err(|e| EntriesError(format!("decompressing the bundle header: {e}")))?;
         match parse_header(&buf) {
-            Ok((list, _)) => return Ok(list),
+            Ok(found) => return Ok(found),
             Err(e) => {
                 let exhausted = got == 0 || buf.len() as u64 >= limit;
                 if exhausted {
@@ -173,6 +185,15 @@ pub enum UnitKind {
     CodeObject,
 }
 
+/// One entry of a loadable unit.
+#[derive(Debug, Clone)]
+pub struct UnitEntry {
+    /// The parsed entry ID.
+    pub id: EntryId,
+    /// Payload size in bytes (the runtime skips empty entries).
+    pub size: u64,
+}
+
 /// One unit the HIP runtime would consider loading, with its entries in header order.
 #[derive(Debug, Clone)]
 pub struct Unit {
@@ -180,9 +201,30 @@ pub struct Unit {
     pub kind: UnitKind,
     /// Where it is.
     pub location: crate::Location,
-    /// Its entries (for a code object, one entry made from its `e_flags`), or why they could
-    /// not be read.
-    pub entries: Result<Vec<EntryId>, EntriesError>,
+    /// For bundles, how they are stored.
+    pub format: Option<BundleFormat>,
+    /// For bundles, the length of the (uncompressed) header.
+    pub header_len: Option<u64>,
+    /// Its entries whose IDs parse (for a code object, one entry made from its `e_flags`), or
+    /// why they could not be read.
+    pub entries: Result<Vec<UnitEntry>, EntriesError>,
+}
+
+impl Unit {
+    /// The entry IDs, in order (empty when the entries could not be read).
+    pub fn ids(&self) -> Vec<EntryId> {
+        match &self.entries {
+            Ok(e) => e.iter().map(|e| e.id.clone()).collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Whether the HIP runtime can read this unit's header: an uncompressed bundle whose header
+    /// is longer than [`HIP_HEADER_LIMIT`] cannot be read.
+    pub fn header_readable_by_hip(&self) -> bool {
+        !(self.format == Some(BundleFormat::Uncompressed)
+            && self.header_len.is_some_and(|h| h > HIP_HEADER_LIMIT))
+    }
 }
 
 /// Every loadable unit of a discovery, in order: bundles, object bundles, code objects.
@@ -190,21 +232,41 @@ pub struct Unit {
 pub fn units(found: &crate::Discovery<'_>) -> Vec<Unit> {
     let mut out = Vec::new();
     for b in &found.bundles {
+        let read = read_header(b.format, b.bytes);
+        let header_len = read.as_ref().ok().map(|r| r.1);
+        let entries = read.map(|(items, _)| {
+            items
+                .into_iter()
+                .filter_map(|h| {
+                    let size = h.header.size;
+                    h.id.ok().map(|id| UnitEntry { id, size })
+                })
+                .collect()
+        });
         out.push(Unit {
             kind: UnitKind::Bundle,
             location: b.location.clone(),
-            entries: entry_ids(b.format, b.bytes),
+            format: Some(b.format),
+            header_len,
+            entries,
         });
     }
     for o in &found.object_bundles {
         let entries = o
             .entries
             .iter()
-            .filter_map(|e| EntryId::parse(e.id).ok())
+            .filter_map(|e| {
+                EntryId::parse(e.id).ok().map(|id| UnitEntry {
+                    id,
+                    size: e.bytes.len() as u64,
+                })
+            })
             .collect();
         out.push(Unit {
             kind: UnitKind::ObjectBundle,
             location: o.location.clone(),
+            format: None,
+            header_len: None,
             entries: Ok(entries),
         });
     }
@@ -215,10 +277,17 @@ pub fn units(found: &crate::Discovery<'_>) -> Vec<Unit> {
                 co.target_id()
                     .map_err(|e| EntriesError(format!("code object target ID: {e}")))
             })
-            .map(|t| vec![EntryId::hip(t)]);
+            .map(|t| {
+                vec![UnitEntry {
+                    id: EntryId::hip(t),
+                    size: c.bytes.len() as u64,
+                }]
+            });
         out.push(Unit {
             kind: UnitKind::CodeObject,
             location: c.location.clone(),
+            format: None,
+            header_len: None,
             entries,
         });
     }

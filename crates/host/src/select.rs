@@ -16,6 +16,7 @@
 //! the setting the device must have ([`Selection::needs`]). [`select_each_setting`] evaluates
 //! every concrete setting separately.
 
+use crate::entries::{Unit, HIP_HEADER_LIMIT};
 use gfxkit_bundle::{EntryId, EntryTarget, OffloadKind};
 use gfxkit_spec::{Feature, Processor};
 use gfxkit_target_id::{FeatureSetting, TargetId};
@@ -247,6 +248,38 @@ pub fn select(device: &TargetId, entries: &[EntryId]) -> Selection {
         reason,
         nearest,
     }
+}
+
+/// [`select`] over a loadable unit, with the runtime's further rules: an uncompressed bundle
+/// whose header is longer than the 4096 bytes the runtime reads cannot be loaded at all, and
+/// empty entries are skipped. [`Selection::index`] indexes [`Unit::entries`].
+pub fn select_unit(device: &TargetId, unit: &Unit) -> Selection {
+    let none = |reason: String| Selection {
+        index: None,
+        via: None,
+        needs: Vec::new(),
+        reason,
+        nearest: Vec::new(),
+    };
+    let entries = match &unit.entries {
+        Ok(e) => e,
+        Err(e) => return none(format!("cannot read the bundle's entries: {e}")),
+    };
+    if !unit.header_readable_by_hip() {
+        let mut s = none(format!(
+            "the bundle header is {} bytes; the HIP runtime reads only the first {HIP_HEADER_LIMIT} bytes of an uncompressed bundle and cannot load any entry",
+            unit.header_len.unwrap_or(0)
+        ));
+        s.nearest = nearest_targets(device, &unit.ids());
+        return s;
+    }
+    let kept: Vec<usize> = (0..entries.len())
+        .filter(|&i| entries[i].size > 0)
+        .collect();
+    let ids: Vec<EntryId> = kept.iter().map(|&i| entries[i].id.clone()).collect();
+    let mut s = select(device, &ids);
+    s.index = s.index.map(|i| kept[i]);
+    s
 }
 
 /// Every concrete setting of the target-ID features `device` leaves at any (at most four for

@@ -3,10 +3,9 @@
 use crate::output;
 use crate::scan;
 use anyhow::{bail, Context, Result};
-use gfxkit_bundle::EntryId;
-use gfxkit_host::entries::units;
+use gfxkit_host::entries::{units, Unit};
 use gfxkit_host::kfd;
-use gfxkit_host::select::{concrete_settings, nearest_targets, select, settings_text};
+use gfxkit_host::select::{concrete_settings, nearest_targets, select_unit, settings_text};
 use gfxkit_host::InputKind;
 use gfxkit_spec::Feature;
 use gfxkit_target_id::{FeatureSetting, TargetId};
@@ -125,26 +124,26 @@ struct Verdict {
 
 /// Whether a library whose bundles hold `bundles` entries can run on `device`. Every bundle
 /// must have a selection under one common concrete setting of the device's unknown features.
-fn verdict(device: &TargetId, bundles: &[Vec<EntryId>]) -> Verdict {
+fn verdict(device: &TargetId, bundles: &[Unit]) -> Verdict {
     let settings = concrete_settings(device);
     let working: Vec<&TargetId> = settings
         .iter()
-        .filter(|d| bundles.iter().all(|e| select(d, e).is_selected()))
+        .filter(|d| bundles.iter().all(|e| select_unit(d, e).is_selected()))
         .collect();
     if working.is_empty() {
         // Report against the first concrete setting that leaves the fewest bundles without
         // code, naming the targets present in one that fails.
         let failing = bundles
             .iter()
-            .find(|e| settings.iter().all(|d| !select(d, e).is_selected()))
+            .find(|e| settings.iter().all(|d| !select_unit(d, e).is_selected()))
             .or_else(|| bundles.first());
         let nearest = failing
-            .map(|e| nearest_targets(device, e))
+            .map(|e| nearest_targets(device, &e.ids()))
             .unwrap_or_default();
         let total = bundles.len();
         let without = bundles
             .iter()
-            .filter(|e| settings.iter().all(|d| !select(d, e).is_selected()))
+            .filter(|e| settings.iter().all(|d| !select_unit(d, e).is_selected()))
             .count();
         let mut msg = if without > 0 {
             format!("no code object for {device} in {without} of {total} bundles")
@@ -249,8 +248,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         let mut errors = Vec::new();
         for u in units(&found) {
-            match u.entries {
-                Ok(e) => bundles.push(e),
+            match &u.entries {
+                Ok(_) => bundles.push(u),
                 Err(e) => errors.push(format!("{}: {e}", u.location)),
             }
         }
@@ -278,7 +277,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         let mut targets: Vec<String> = bundles
             .iter()
-            .flatten()
+            .flat_map(Unit::ids)
             .filter(|e| !e.is_host())
             .map(|e| e.target().to_string())
             .filter(|t| !t.is_empty())
@@ -369,8 +368,24 @@ fn print_text(r: &Report, devices: &[TargetId]) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn ids(list: &[&str]) -> Vec<EntryId> {
-        list.iter().map(|s| EntryId::parse(s).unwrap()).collect()
+    use gfxkit_bundle::EntryId;
+    use gfxkit_host::entries::{UnitEntry, UnitKind};
+
+    fn ids(list: &[&str]) -> Unit {
+        let entries = list
+            .iter()
+            .map(|s| UnitEntry {
+                id: EntryId::parse(s).unwrap(),
+                size: 1,
+            })
+            .collect();
+        Unit {
+            kind: UnitKind::Bundle,
+            location: gfxkit_host::Location::at(0, 0),
+            format: None,
+            header_len: None,
+            entries: Ok(entries),
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@ use crate::output;
 use crate::scan;
 use anyhow::{Context, Result};
 use gfxkit_host::entries::{units, UnitKind};
-use gfxkit_host::select::{select, Via};
+use gfxkit_host::select::{select_unit, Via};
 use gfxkit_target_id::TargetId;
 use serde::Serialize;
 use std::io::Write;
@@ -88,23 +88,19 @@ fn report_file(device: &TargetId, bytes: &[u8]) -> Vec<BundleReport> {
                 nearest: Vec::new(),
                 unreadable: false,
             };
-            match u.entries {
-                Err(e) => BundleReport {
-                    reason: format!("cannot read the bundle's entries: {e}"),
-                    unreadable: true,
-                    ..base
-                },
-                Ok(entries) => {
-                    let s = select(device, &entries);
-                    BundleReport {
-                        selected: s.index.map(|i| entries[i].raw().to_owned()),
-                        via: s.via,
-                        needs: (!s.needs.is_empty()).then(|| s.needs_text()),
-                        reason: s.reason.clone(),
-                        nearest: s.nearest.clone(),
-                        ..base
-                    }
-                }
+            let s = select_unit(device, &u);
+            let selected = match (&u.entries, s.index) {
+                (Ok(e), Some(i)) => e.get(i).map(|e| e.id.raw().to_owned()),
+                _ => None,
+            };
+            BundleReport {
+                selected,
+                via: s.via,
+                needs: (!s.needs.is_empty()).then(|| s.needs_text()),
+                reason: s.reason.clone(),
+                nearest: s.nearest.clone(),
+                unreadable: u.entries.is_err(),
+                ..base
             }
         })
         .collect()
