@@ -136,10 +136,54 @@ fn fits(code: &TargetId, device: &TargetId) -> Result<Vec<(Feature, FeatureSetti
     Ok(needs)
 }
 
+/// The processors the HIP runtime looks up a generic code object for, and that target. Source:
+/// ROCm clr `hipamd/src/hip_fatbin.cpp` (`TargetGenericMap`). It is narrower than LLVM's
+/// generic families: gfx940 and gfx941 belong to `gfx9-4-generic` and gfx1250/gfx1251 to
+/// `gfx12-5-generic` in LLVM, but the runtime does not fall back to those for them.
+pub const RUNTIME_GENERIC: &[(&str, &str)] = &[
+    ("gfx900", "gfx9-generic"),
+    ("gfx902", "gfx9-generic"),
+    ("gfx904", "gfx9-generic"),
+    ("gfx906", "gfx9-generic"),
+    ("gfx909", "gfx9-generic"),
+    ("gfx90c", "gfx9-generic"),
+    ("gfx942", "gfx9-4-generic"),
+    ("gfx950", "gfx9-4-generic"),
+    ("gfx1010", "gfx10-1-generic"),
+    ("gfx1011", "gfx10-1-generic"),
+    ("gfx1012", "gfx10-1-generic"),
+    ("gfx1013", "gfx10-1-generic"),
+    ("gfx1030", "gfx10-3-generic"),
+    ("gfx1031", "gfx10-3-generic"),
+    ("gfx1032", "gfx10-3-generic"),
+    ("gfx1033", "gfx10-3-generic"),
+    ("gfx1034", "gfx10-3-generic"),
+    ("gfx1035", "gfx10-3-generic"),
+    ("gfx1036", "gfx10-3-generic"),
+    ("gfx1100", "gfx11-generic"),
+    ("gfx1101", "gfx11-generic"),
+    ("gfx1102", "gfx11-generic"),
+    ("gfx1103", "gfx11-generic"),
+    ("gfx1150", "gfx11-generic"),
+    ("gfx1151", "gfx11-generic"),
+    ("gfx1152", "gfx11-generic"),
+    ("gfx1153", "gfx11-generic"),
+    ("gfx1200", "gfx12-generic"),
+    ("gfx1201", "gfx12-generic"),
+];
+
+/// The generic target the HIP runtime falls back to for `processor` ([`RUNTIME_GENERIC`]).
+pub fn runtime_generic(processor: &Processor) -> Option<&'static Processor> {
+    RUNTIME_GENERIC
+        .iter()
+        .find(|(p, _)| *p == processor.name)
+        .and_then(|(_, g)| Processor::by_name(g))
+}
+
 /// The generic target a device can also run, with the device's feature settings carried over
 /// for the features the generic target takes (like the runtime appends `:sramecc±:xnack±`).
 pub fn generic_device(device: &TargetId) -> Option<TargetId> {
-    let g = device.processor().generic()?;
+    let g = runtime_generic(device.processor())?;
     let mut id = TargetId::new(g);
     for (f, s) in device.features() {
         if g.has_target_id_feature(f) {
@@ -434,6 +478,31 @@ mod tests {
         assert_eq!(s.index, None);
         assert_eq!(s.nearest, ["gfx90a:xnack+", "gfx1030"]);
         assert!(s.reason.contains("requires xnack+"), "{}", s.reason);
+    }
+
+    #[test]
+    fn runtime_generic_map_agrees_with_the_processor_table() {
+        for (p, g) in RUNTIME_GENERIC {
+            let proc = Processor::by_name(p).unwrap_or_else(|| panic!("{p} not in the table"));
+            let gen = Processor::by_name(g).unwrap_or_else(|| panic!("{g} not in the table"));
+            assert!(gen.is_generic());
+            assert_eq!(proc.generic_family, Some(*g), "{p}");
+        }
+        // Members of LLVM's families the runtime does not map.
+        let unmapped: Vec<&str> = gfxkit_spec::PROCESSORS
+            .iter()
+            .filter(|p| p.generic_family.is_some())
+            .filter(|p| !RUNTIME_GENERIC.iter().any(|(n, _)| *n == p.name))
+            .map(|p| p.name)
+            .collect();
+        let known_gaps = ["gfx940", "gfx941", "gfx1250", "gfx1251"];
+        assert!(
+            unmapped.iter().all(|n| known_gaps.contains(n)),
+            "{unmapped:?}"
+        );
+        let e = ids(&["hipv4-amdgcn-amd-amdhsa--gfx9-4-generic"]);
+        assert_eq!(select(&dev("gfx942"), &e).via, Some(Via::Generic));
+        assert_eq!(select(&dev("gfx940"), &e).index, None);
     }
 
     #[test]
