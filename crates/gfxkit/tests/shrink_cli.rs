@@ -305,3 +305,50 @@ fn size_reports_per_arch_file_and_bundle_with_prune_savings() {
         }
     }
 }
+
+#[test]
+fn recompress_compresses_like_clang_offload_compress() {
+    // Same format, method, level and parameters as clang 19's --offload-compress: the same
+    // header fields and hash, and a payload within 1% of clang's size (the zstd library
+    // versions may differ, so the payload bytes are not compared).
+    let src = gfxkit_testkit::hip_kernels(2);
+    let archs = ["gfx90a:xnack+", "gfx1030"];
+    let d1 = tempfile::tempdir().unwrap();
+    let d2 = tempfile::tempdir().unwrap();
+    let build = |dir: &Path, compress: bool| {
+        HipBuild {
+            source: &src,
+            archs: &archs,
+            compress,
+            extra: &[],
+        }
+        .build(dir, "same")
+    };
+    let plain = build(d1.path(), false);
+    let packed = build(d2.path(), true);
+    let out = d1.path().join("z.hipfb");
+    let o = gfxkit(&[
+        "recompress",
+        "--ccob-version",
+        "2",
+        s(&plain),
+        "-o",
+        s(&out),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ours = std::fs::read(&out).unwrap();
+    let clangs = std::fs::read(&packed).unwrap();
+    // Magic, version, method, uncompressed size and hash agree.
+    assert_eq!(ours[..8], clangs[..8]);
+    assert_eq!(ours[12..24], clangs[12..24]);
+    assert!(
+        ours.len().abs_diff(clangs.len()) * 100 <= clangs.len(),
+        "{} vs {}",
+        ours.len(),
+        clangs.len()
+    );
+    assert_eq!(
+        gfxkit_shrink::bundle::decompress(&ours).unwrap(),
+        gfxkit_shrink::bundle::decompress(&clangs).unwrap()
+    );
+}

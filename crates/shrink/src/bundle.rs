@@ -439,31 +439,21 @@ pub fn hash(data: &[u8]) -> u64 {
 
 /// Compresses the uncompressed bundle `data` into a CCOB bundle.
 pub fn compress(data: &[u8], version: u16, method: Method, level: i32) -> Result<Vec<u8>> {
-    let payload = match method {
-        Method::Zstd => {
-            let mut c = zstd::bulk::Compressor::new(level)
-                .map_err(|e| Error::at(0, ErrorKind::Compress(format!("zstd: {e}"))))?;
-            if data.len() > 1 << 20 {
-                c.set_parameter(zstd::zstd_safe::CParameter::EnableLongDistanceMatching(
-                    true,
-                ))
-                .map_err(|e| Error::at(0, ErrorKind::Compress(format!("zstd: {e}"))))?;
-            }
-            c.compress(data)
-                .map_err(|e| Error::at(0, ErrorKind::Compress(format!("zstd: {e}"))))?
-        }
-        Method::Zlib => {
-            use std::io::Write;
-            let lvl = u32::try_from(level.clamp(0, 9)).unwrap_or(6);
-            let mut enc = flate2::write::ZlibEncoder::new(
-                Vec::with_capacity(data.len() / 4),
-                flate2::Compression::new(lvl),
-            );
-            enc.write_all(data)
-                .and_then(|_| enc.finish())
-                .map_err(|e| Error::at(0, ErrorKind::Compress(format!("zlib: {e}"))))?
-        }
+    // The payload comes from gfxkit-bundle's codec, with the parameters clang's bundler uses
+    // (zstd with long-distance matching).
+    // A large bundle is compressed by zstd's worker threads; zstd's output does not depend on
+    // how many workers there are (any number from one up), so it is the same on every machine.
+    let threads = if data.len() >= 16 << 20 {
+        std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+    } else {
+        0
     };
+    let m = match method {
+        Method::Zstd => gfxkit_bundle::Method::Zstd,
+        Method::Zlib => gfxkit_bundle::Method::Zlib,
+    };
+    let payload = gfxkit_bundle::codec::compress(m, level, threads, data)
+        .map_err(|e| Error::at(0, ErrorKind::Compress(e.to_string())))?;
     let too_large = |what: &str| {
         Error::at(
             0,
