@@ -517,3 +517,31 @@ fn uncompressing_grows_the_section_into_a_new_segment_and_still_runs() {
             .arg("-lamdhip64"),
     );
 }
+
+#[test]
+fn files_without_section_headers_are_refused_with_the_reason() {
+    let f = fixture();
+    let dir = out_dir("strip-sections");
+    let bare = dir.join("bare");
+    run_ok(
+        Command::new(llvm_tool("llvm-objcopy"))
+            .arg("--strip-sections")
+            .arg(&f.exes[0].1)
+            .arg(&bare),
+    );
+    let before = std::fs::read(&bare).unwrap();
+    let out = dir.join("out");
+    let o = gfxkit(&[
+        OsStr::new("prune"),
+        OsStr::new("--keep"),
+        OsStr::new("gfx90a"),
+        bare.as_os_str(),
+        OsStr::new("-o"),
+        out.as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no section headers"), "{err}");
+    assert!(!out.exists());
+    assert_eq!(std::fs::read(&bare).unwrap(), before);
+}

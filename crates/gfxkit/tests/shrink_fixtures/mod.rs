@@ -27,7 +27,8 @@ pub struct Fixture {
     pub objs: Vec<PathBuf>,
     /// Shared libraries: (name, path) linked by lld and by GNU ld from a, b, c.
     pub libs: Vec<(String, PathBuf)>,
-    /// Executables: (name, path): PIE by lld, PIE by GNU ld, non-PIE by GNU ld, non-PIE by lld.
+    /// Executables: (name, path): PIE by lld, PIE by GNU ld, non-PIE by GNU ld, non-PIE by lld,
+    /// and the GNU ld PIE stripped of its symbols.
     pub exes: Vec<(String, PathBuf)>,
     /// A C program calling the shared library's functions (`fa`, `fb`, `fc`).
     pub lib_main: PathBuf,
@@ -170,6 +171,17 @@ pub fn build() -> Fixture {
             ),
         ),
     ];
+    let mut exes = exes;
+    // Stripped: no .symtab, section headers kept.
+    let stripped = d.join("app-stripped");
+    run_ok(
+        Command::new(llvm_tool("llvm-strip"))
+            .arg("--strip-all")
+            .arg(&exes[1].1)
+            .arg("-o")
+            .arg(&stripped),
+    );
+    exes.push(("stripped-bfd".to_owned(), stripped));
     let main_c = d.join("libmain.c");
     std::fs::write(
         &main_c,
