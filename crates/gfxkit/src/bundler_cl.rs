@@ -96,6 +96,8 @@ const OPTIONS: &[(&str, Kind)] = &[
 /// Parses `args` (without the program name). On failure returns the messages LLVM's option
 /// parser would print, each without the `<program>: ` prefix.
 pub fn parse(args: &[OsString]) -> Result<Options, Vec<String>> {
+    let args = expand_response_files(args, 0);
+    let args = &args[..];
     let mut o = Options {
         bundle_align: 1,
         ..Options::default()
@@ -223,6 +225,71 @@ pub fn parse(args: &[OsString]) -> Result<Options, Vec<String>> {
     } else {
         Err(errors)
     }
+}
+
+/// Replaces each `@file` argument by the arguments in `file`, split like a GNU shell line
+/// (whitespace, quotes, backslash escapes), as LLVM's option parser does. An unreadable file
+/// leaves the argument as it is; nesting stops at 20 levels.
+pub fn expand_response_files(args: &[OsString], depth: usize) -> Vec<OsString> {
+    let mut out = Vec::with_capacity(args.len());
+    for a in args {
+        let text = a.to_string_lossy();
+        match text.strip_prefix('@') {
+            Some(path) if depth < 20 => match std::fs::read_to_string(path) {
+                Ok(body) => {
+                    let inner: Vec<OsString> = tokenize_gnu(&body)
+                        .into_iter()
+                        .map(OsString::from)
+                        .collect();
+                    out.extend(expand_response_files(&inner, depth + 1));
+                }
+                Err(_) => out.push(a.clone()),
+            },
+            _ => out.push(a.clone()),
+        }
+    }
+    out
+}
+
+/// GNU-style splitting of a response file.
+fn tokenize_gnu(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut in_token = false;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+                in_token = true;
+            }
+            '\'' | '"' => {
+                in_token = true;
+                for n in chars.by_ref() {
+                    if n == c {
+                        break;
+                    }
+                    cur.push(n);
+                }
+            }
+            c if c.is_whitespace() => {
+                if in_token {
+                    out.push(std::mem::take(&mut cur));
+                    in_token = false;
+                }
+            }
+            c => {
+                cur.push(c);
+                in_token = true;
+            }
+        }
+    }
+    if in_token {
+        out.push(cur);
+    }
+    out
 }
 
 /// LLVM's comma-separated list: every comma separates, empty items are kept.
@@ -421,6 +488,20 @@ mod tests {
         );
         assert!(p(&["-help"]).unwrap().help);
         assert!(p(&["--version"]).unwrap().version);
+    }
+
+    #[test]
+    fn response_files_expand() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("args");
+        std::fs::write(&f, "-type=o \"-input=a b\" -targets='x,y'\n-unbundle").unwrap();
+        let o = p(&[&format!("@{}", f.display())]).unwrap();
+        assert_eq!(o.files_type.as_deref(), Some("o"));
+        assert_eq!(o.input, ["a b"]);
+        assert_eq!(o.targets, ["x", "y"]);
+        assert!(o.unbundle);
+        let e = p(&["-type=o", "@/nonexistent/file"]).unwrap_err();
+        assert!(e[0].contains("'@/nonexistent/file'"));
     }
 
     #[test]

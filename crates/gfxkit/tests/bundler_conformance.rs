@@ -86,6 +86,10 @@ fn fixtures() -> &'static Fixtures {
         files.insert("dev.i".to_owned(), b"__global__ void k() {}\n".to_vec());
         files.insert("garbage.bin".to_owned(), b"not a bundle at all\n".to_vec());
         files.insert("empty".to_owned(), Vec::new());
+        files.insert(
+            "args.rsp".to_owned(),
+            b"-type=o\n-targets=hipv4-amdgcn-amd-amdhsa--gfx906 \"-input=k.hipfb\"\n-output=a -unbundle\n".to_vec(),
+        );
         // A host relocatable object, an object bundle made by clang from it, and an archive.
         std::fs::write(d.join("h.c"), "int main(void) { return 0; }\n").unwrap();
         run_ok(
@@ -490,6 +494,9 @@ fn list() {
     same(&["-list", "-type=o", "-input=gfx906.co"]);
     same(&["-list", "-type=o", "-input=garbage.bin"]);
     same(&["-list", "-type=o", "-input=nonexist"]);
+    // Response files.
+    same(&["@args.rsp"]);
+    same(&["@missing.rsp"]);
 }
 
 #[test]
