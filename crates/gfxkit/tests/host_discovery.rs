@@ -167,6 +167,24 @@ fn executables_pie_and_non_pie() {
         assert_wrappers_tie_every_bundle(&found);
     }
     assert_eq!(check_against_clang(&f.exe, "exe"), host_fixtures::TUS.len());
+
+    // Packed relative relocations (RELR): the addend stays in the wrapper's pointer slot.
+    let mut objs = f.objects.clone();
+    objs.push(f.dir.path().join("stub.o"));
+    let relr = host_fixtures::link(
+        f.dir.path(),
+        "librelr.so",
+        &["-shared", "-Wl,-z,pack-relative-relocs"],
+        &objs,
+    );
+    let data = read(&relr);
+    assert!(host_fixtures::sections(&data)
+        .iter()
+        .any(|s| s.name == ".relr.dyn"));
+    let found = discover(&data);
+    assert!(found.problems.is_empty(), "{:?}", found.problems);
+    assert_eq!(found.bundles.len(), host_fixtures::TUS.len());
+    assert_wrappers_tie_every_bundle(&found);
 }
 
 #[test]
