@@ -268,8 +268,8 @@ impl fmt::Display for Config {
 }
 
 /// The configurations checked against llc: each processor in its modes, three on `amdpal`,
-/// and one with cache invalidations skipped. Built without the processor table, so they exist
-/// however far the table has been filled.
+/// one on `mesa3d`, and one with cache invalidations skipped. Built without the processor
+/// table, so they exist however far the table has been filled.
 pub fn conformance_configs() -> Vec<Config> {
     use MemoryModelFamily as F;
     let mut v = Vec::new();
@@ -301,6 +301,7 @@ pub fn conformance_configs() -> Vec<Config> {
     v.push(Config::new("gfx700", F::Gfx7, 7).with_os(Os::Amdpal));
     v.push(Config::new("gfx900", F::Gfx7, 9).with_os(Os::Amdpal));
     v.push(Config::new("gfx1030", F::Gfx10, 10).with_os(Os::Amdpal));
+    v.push(Config::new("gfx700", F::Gfx7, 7).with_os(Os::Mesa3d));
     v.push(Config::new("gfx700", F::Gfx7, 7).with_skip_cache_invalidations(true));
     v
 }
@@ -324,7 +325,7 @@ mod tests {
         let v = conformance_configs();
         let labels: std::collections::HashSet<_> = v.iter().map(|c| c.label()).collect();
         assert_eq!(labels.len(), v.len());
-        assert_eq!(v.len(), 24);
+        assert_eq!(v.len(), 25);
     }
 
     #[test]
