@@ -478,3 +478,49 @@ fn list_json_shape() {
     assert_eq!(e[1]["triple"], "amdgcn-amd-amdhsa-");
     assert_eq!(e[1]["target_id"], "gfx906");
 }
+
+/// Damaged inputs (truncated at, or with a bit flipped at, positions spread over the file)
+/// give an answer or an error, never a panic or a signal.
+#[test]
+fn damaged_inputs_never_panic() {
+    let d = tempfile::tempdir().unwrap();
+    let files = &fixtures().files;
+    let get = |n: &str| files.iter().find(|(f, _)| f == n).unwrap().1.clone();
+    let mut cases: Vec<Vec<u8>> = Vec::new();
+    for src in [get("app.hipfb"), get("app.z.hipfb"), get("lib.hip_fatbin")] {
+        let step = (src.len() / 40).max(1);
+        for pos in (0..src.len()).step_by(step).chain([1, 7, 24, 31, 33, 40]) {
+            if pos < src.len() {
+                cases.push(src[..pos].to_vec());
+                let mut flipped = src.clone();
+                flipped[pos] ^= 1 << (pos % 8);
+                cases.push(flipped);
+            }
+        }
+    }
+    let f = d.path().join("damaged");
+    let commands: [&[&str]; 5] = [
+        &["list", "damaged"],
+        &["list", "--check", "--json", "damaged"],
+        &["verify", "damaged"],
+        &["extract", "damaged", "-o", "x"],
+        &["offload-bundler", "-list", "-type=o", "-input=damaged"],
+    ];
+    for (i, bytes) in cases.iter().enumerate() {
+        std::fs::write(&f, bytes).unwrap();
+        for args in commands {
+            let out = Command::new(GFXKIT)
+                .current_dir(d.path())
+                .args(args)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                matches!(out.status.code(), Some(0..=2)) && !err.contains("panicked"),
+                "case {i} ({} bytes), gfxkit {args:?}: {:?}\n{err}",
+                bytes.len(),
+                out.status
+            );
+        }
+    }
+}
