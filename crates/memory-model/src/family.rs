@@ -43,14 +43,11 @@ impl Bits {
 
     /// Whether a bit is set.
     pub fn has(&self, name: &str) -> bool {
-        self.render(12)
-            .iter()
-            .chain(self.render(9).iter())
-            .any(|b| *b == name)
+        self.render().contains(&name)
     }
 
     /// The bits in the order llc prints them.
-    pub fn render(&self, _major: u8) -> Vec<&'static str> {
+    pub fn render(&self) -> Vec<&'static str> {
         let mut v = Vec::new();
         if let Some(t) = self.th {
             v.push(t);
@@ -446,7 +443,7 @@ pub enum Selected {
     /// Non-atomic instructions: (operation, mnemonic, has a cache-policy operand).
     Plain {
         /// The instructions in order.
-        ops: Vec<(crate::model::OpsPublic, String, bool)>,
+        ops: Vec<(crate::model::Ops, String, bool)>,
     },
     /// One atomic instruction.
     Atomic {
@@ -570,7 +567,9 @@ fn rmw_name(cfg: &Config, p: &str, cmpxchg: bool, ret: bool) -> String {
 
 /// Chooses the instructions for a case.
 pub fn select(cfg: &Config, case: &Case) -> Result<Selected, Invalid> {
-    use crate::model::{OPS_LOAD, OPS_STORE};
+    use crate::model::Ops;
+    const OPS_LOAD: Ops = Ops::LOAD;
+    const OPS_STORE: Ops = Ops::STORE;
     let Some(a) = case.addr_space else {
         return Ok(Selected::Fence);
     };

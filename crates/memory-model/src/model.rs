@@ -8,7 +8,6 @@
 use crate::case::{AddrSpace, Case, Kind, Mmra, Ordering, ScopeLevel};
 use crate::config::{Config, Os};
 use crate::family::{self, Bits, FamilyRules};
-use gfxkit_spec::MemoryModelFamily;
 use std::fmt;
 
 /// A set of the legalizer's address-space classes.
@@ -219,31 +218,34 @@ enum Pos {
     After,
 }
 
-/// Memory operations a wait covers.
+/// The memory operations a wait must cover (loads, stores or both).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ops {
     load: bool,
     store: bool,
 }
 
-/// Public name of [`Ops`] for the selection table.
-pub type OpsPublic = Ops;
-/// A load.
-pub const OPS_LOAD: Ops = Ops {
-    load: true,
-    store: false,
-};
-/// A store.
-pub const OPS_STORE: Ops = Ops {
-    load: false,
-    store: true,
-};
-const LOAD: Ops = OPS_LOAD;
-const STORE: Ops = OPS_STORE;
-const LOAD_STORE: Ops = Ops {
-    load: true,
-    store: true,
-};
+impl Ops {
+    /// Loads.
+    pub const LOAD: Ops = Ops {
+        load: true,
+        store: false,
+    };
+    /// Stores.
+    pub const STORE: Ops = Ops {
+        load: false,
+        store: true,
+    };
+    /// Loads and stores.
+    pub const LOAD_STORE: Ops = Ops {
+        load: true,
+        store: true,
+    };
+}
+
+const LOAD: Ops = Ops::LOAD;
+const STORE: Ops = Ops::STORE;
+const LOAD_STORE: Ops = Ops::LOAD_STORE;
 
 /// The sequence being built.
 struct Builder<'a> {
@@ -263,20 +265,22 @@ impl Builder<'_> {
         }
     }
 
-    /// Effective scope of waits and invalidates for global memory, after the mode.
+    /// Waits for the operations of `ops` on `aspace` to complete as far as `scope` needs:
+    /// global and scratch at agent scope and above (and work-group scope in WGP mode), LDS
+    /// and GDS only when ordering across address spaces (`cross`).
     fn wait(
         &mut self,
-        scope: ScopeLevel,
+        mut scope: ScopeLevel,
         mut aspace: AsSet,
         ops: Ops,
         cross: bool,
         pos: Pos,
         why: &str,
     ) {
-        let mut scope = scope;
         let r = self.rules;
-        let mut gscope = scope;
         if r.tgsplit_mode && self.cfg.tgsplit {
+            // The waves of a work-group may be on different CUs: work-group scope is agent
+            // scope for global, scratch and GDS memory.
             if aspace.any(AsSet::GLOBAL.or(AsSet::SCRATCH).or(AsSet::GDS))
                 && scope == ScopeLevel::Workgroup
             {
@@ -284,13 +288,12 @@ impl Builder<'_> {
             }
             // No LDS can be allocated in tgsplit mode.
             aspace = aspace.minus(AsSet::LDS);
-            gscope = scope;
         }
         let mut vm = false;
         let mut vs = false;
         let mut lgkm = false;
         if aspace.any(AsSet::GLOBAL.or(AsSet::SCRATCH)) {
-            let reach = match gscope {
+            let reach = match scope {
                 ScopeLevel::System | ScopeLevel::Agent => true,
                 ScopeLevel::Workgroup => r.wgp_mode && !self.cfg.cumode,
                 _ => false,
@@ -501,7 +504,7 @@ fn build(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
                 steps.push(Step {
                     kind: StepKind::Memory {
                         mnemonic: mnemonic.clone(),
-                        bits: bb.bits.render(cfg.major),
+                        bits: bb.bits.render(),
                     },
                     reason: String::new(),
                 });
@@ -600,7 +603,7 @@ fn build(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
             steps.push(Step {
                 kind: StepKind::Memory {
                     mnemonic,
-                    bits: b.bits.render(cfg.major),
+                    bits: b.bits.render(),
                 },
                 reason: String::new(),
             });
@@ -739,9 +742,4 @@ fn force_store_bits(b: &mut Builder<'_>, aspace: AsSet) {
         b.bits.set("sc0");
         b.bits.set("sc1");
     }
-}
-
-/// Whether the family is one with a defined memory model.
-pub fn has_model(f: MemoryModelFamily) -> bool {
-    family::rules(f).is_some()
 }
