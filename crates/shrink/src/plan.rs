@@ -46,17 +46,26 @@ pub struct EntryRecord {
     pub target: String,
     /// Payload size in bytes.
     pub size: u64,
-    /// MD5 of the payload, hex.
+    /// MD5 of the payload, hex (empty when not computed).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub md5: String,
 }
 
 impl EntryRecord {
     pub(crate) fn of(e: &bundle::Entry<'_>) -> EntryRecord {
+        EntryRecord::of_with(e, true)
+    }
+
+    pub(crate) fn of_with(e: &bundle::Entry<'_>, digest: bool) -> EntryRecord {
         EntryRecord {
             id: e.id.to_owned(),
             target: classify(e.id).label(),
             size: e.data.len() as u64,
-            md5: hex(&Md5::digest(e.data)),
+            md5: if digest {
+                hex(&Md5::digest(e.data))
+            } else {
+                String::new()
+            },
         }
     }
 }

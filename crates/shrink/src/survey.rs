@@ -55,7 +55,7 @@ pub struct Survey {
     pub regions: Vec<SurveyRegion>,
 }
 
-fn survey_bundles(region: &[u8], base: u64) -> Result<Vec<SurveyBundle>> {
+fn survey_bundles(region: &[u8], base: u64, digests: bool) -> Result<Vec<SurveyBundle>> {
     let found = bundle::scan(region).map_err(|e| e.shifted(base))?;
     found
         .par_iter()
@@ -68,14 +68,24 @@ fn survey_bundles(region: &[u8], base: u64) -> Result<Vec<SurveyBundle>> {
                 stored: f.bytes.len() as u64,
                 encoding: f.encoding.to_string(),
                 uncompressed: raw.len() as u64,
-                entries: entries.iter().map(EntryRecord::of).collect(),
+                entries: entries
+                    .iter()
+                    .map(|e| EntryRecord::of_with(e, digests))
+                    .collect(),
             })
         })
         .collect()
 }
 
-/// Reads every bundle of `data`: a standalone bundle file, an ELF file, or an archive.
+/// Reads every bundle of `data`: a standalone bundle file, an ELF file, or an archive, with
+/// the MD5 of every entry.
 pub fn survey(data: &[u8]) -> Result<Survey> {
+    survey_with(data, true)
+}
+
+/// Like [`survey`]; without `digests` the entries' `md5` fields are left empty (much faster
+/// over gigabytes when only sizes are wanted).
+pub fn survey_with(data: &[u8], digests: bool) -> Result<Survey> {
     if archive::is_archive(data) {
         let mut regions = Vec::new();
         for m in archive::members(data)? {
@@ -83,7 +93,8 @@ pub fn survey(data: &[u8]) -> Result<Survey> {
                 continue;
             }
             let base = (m.header_at + 60) as u64;
-            let (_, rs) = survey_one(m.data).map_err(|e| e.shifted(base).in_member(&m.name))?;
+            let (_, rs) =
+                survey_one(m.data, digests).map_err(|e| e.shifted(base).in_member(&m.name))?;
             for mut r in rs {
                 r.member = Some(m.name.clone());
                 r.offset += base;
@@ -99,7 +110,7 @@ pub fn survey(data: &[u8]) -> Result<Survey> {
             regions,
         });
     }
-    let (kind, regions) = survey_one(data)?;
+    let (kind, regions) = survey_one(data, digests)?;
     Ok(Survey {
         kind,
         size: data.len() as u64,
@@ -107,9 +118,9 @@ pub fn survey(data: &[u8]) -> Result<Survey> {
     })
 }
 
-fn survey_one(data: &[u8]) -> Result<(FileKind, Vec<SurveyRegion>)> {
+fn survey_one(data: &[u8], digests: bool) -> Result<(FileKind, Vec<SurveyRegion>)> {
     if data.starts_with(bundle::BUNDLE_MAGIC) || data.starts_with(bundle::CCOB_MAGIC) {
-        let bundles = survey_bundles(data, 0)?;
+        let bundles = survey_bundles(data, 0, digests)?;
         return Ok((
             FileKind::Bundle,
             vec![SurveyRegion {
@@ -142,7 +153,7 @@ fn survey_one(data: &[u8]) -> Result<(FileKind, Vec<SurveyRegion>)> {
     };
     let s = e.shdrs[fb].clone();
     let region = e.section_data(data, fb);
-    let bundles = survey_bundles(region, s.offset)?;
+    let bundles = survey_bundles(region, s.offset, digests)?;
     let mut problems = Vec::new();
     let mut wrappers = 0;
     if let Some(seg) = e.section_named(".hipFatBinSegment")? {

@@ -166,8 +166,18 @@ pub fn execute(io: &IoArgs, t: &Transform) -> Result<ExitCode> {
     let input = Input::open(&io.input)?;
     let name = io.input.display().to_string();
     let started = std::time::Instant::now();
+    // A spinner with the current phase on a terminal; nothing when stderr is not one.
+    let progress =
+        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    progress.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    progress.enable_steady_tick(std::time::Duration::from_millis(120));
+    progress.set_message(format!("rewriting {name}"));
     let rewritten =
         gfxkit_shrink::rewrite(&input, t).with_context(|| format!("cannot rewrite {name}"))?;
+    progress.set_message(format!("verifying the rewrite of {name}"));
     gfxkit_shrink::verify(&input, &rewritten).with_context(|| {
         format!("{name}: the rewritten file failed verification; nothing written")
     })?;
@@ -179,8 +189,10 @@ pub fn execute(io: &IoArgs, t: &Transform) -> Result<ExitCode> {
         io.output.clone()
     };
     if let Some(path) = &target {
+        progress.set_message(format!("writing and re-verifying {}", path.display()));
         write_verified(path, &io.input, &input, &rewritten)?;
     }
+    progress.finish_and_clear();
     let elapsed = started.elapsed();
     report(&name, target.as_deref(), &rewritten.report, io, elapsed)?;
     Ok(ExitCode::SUCCESS)

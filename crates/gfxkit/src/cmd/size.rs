@@ -264,7 +264,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
             Err(e) => return Err(e),
         };
-        match gfxkit_shrink::survey(&input) {
+        match gfxkit_shrink::survey_with(&input, false) {
             Ok(s) if s.regions.iter().any(|r| !r.bundles.is_empty()) => {
                 surveyed.push((p.display().to_string(), s))
             }
