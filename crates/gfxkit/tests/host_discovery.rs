@@ -101,6 +101,18 @@ fn check_against_clang(file: &Path, tag: &str) -> usize {
         fatbin[covered..].iter().all(|&x| x == 0),
         "tail of the section is padding"
     );
+    // The bundle library delimits the dumped section the same way.
+    let spans: Vec<(u64, u64)> = gfxkit_bundle::scan_concatenated(&fatbin)
+        .unwrap()
+        .iter()
+        .map(|s| (s.offset, s.len))
+        .collect();
+    let ours: Vec<(u64, u64)> = found
+        .bundles
+        .iter()
+        .map(|b| (b.location.offset - sec.offset, b.bytes.len() as u64))
+        .collect();
+    assert_eq!(ours, spans);
     found.bundles.len()
 }
 
