@@ -305,6 +305,18 @@ pub fn decompress(
     }
 }
 
+/// Version of the zstd library linked in, as `major * 10000 + minor * 100 + patch` (10507 for
+/// the copy bundled with the `zstd` crate). clang's `--offload-compress` output is reproduced
+/// byte for byte only with the same zstd release clang links (Debian 12's clang 19 links
+/// 1.5.4 = 10504); build with `ZSTD_SYS_USE_PKG_CONFIG=1` (and `libzstd-dev`) to link the
+/// system library. Other releases give a different but equally valid frame.
+pub fn zstd_version() -> u32 {
+    zstd::zstd_safe::version_number()
+}
+
+/// The zstd release Debian 12's clang 19 links, whose output gfxkit then reproduces exactly.
+pub const CLANG19_DEBIAN_ZSTD_VERSION: u32 = 10504;
+
 /// Bytes the zstd frame at the start of `payload` occupies, read from its block headers
 /// without decompressing.
 pub fn zstd_frame_len(payload: &[u8]) -> Result<u64> {

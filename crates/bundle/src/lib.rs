@@ -40,6 +40,11 @@
 //! and the hash is always verified; the host entry can be unbundled (clang 19 fails on IDs
 //! ending in `-`).
 //!
+//! Compressed output is clang's byte for byte when the zstd library linked in is the release
+//! clang links (see [`codec::zstd_version`]; build with `ZSTD_SYS_USE_PKG_CONFIG=1` to use the
+//! system libzstd); with the zstd crate's bundled release the frame differs but decompresses
+//! to the same bundle.
+//!
 //! ```
 //! use gfxkit_bundle::{write_bundle, Bundle, AnyBundle, EntryId, ccob};
 //!

@@ -216,6 +216,13 @@ fn bundling_the_same_inputs_is_byte_identical() {
     let a = ccob::decompress_ccob(&theirs, &Default::default()).unwrap();
     let b = ccob::decompress_ccob(&ours, &Default::default()).unwrap();
     assert!(a.data == b.data && b.data == f.plain);
+    if gfxkit_bundle::codec::zstd_version() == gfxkit_bundle::codec::CLANG19_DEBIAN_ZSTD_VERSION {
+        // Linked against the zstd release clang links: the very same bytes.
+        assert!(
+            ours == theirs,
+            "CCOB differs from clang's with the same zstd release"
+        );
+    }
     assert_eq!(&ours[..8], &theirs[..8], "same magic, version and method");
     assert_eq!(
         &ours[12..24],
