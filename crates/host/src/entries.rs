@@ -11,6 +11,9 @@ use gfxkit_bundle::read::{parse_header, HeaderEntry};
 use gfxkit_bundle::EntryId;
 use std::io::Read;
 
+/// Largest zstd window (log2 bytes) accepted when reading a compressed bundle's header.
+pub const MAX_WINDOW_LOG: u32 = 27;
+
 /// Most bytes of a compressed bundle decompressed to read its header.
 pub const MAX_HEADER_PREFIX: u64 = 16 << 20;
 
@@ -87,7 +90,9 @@ fn compressed_header(
         CompressionMethod::ZSTD => {
             let mut d = zstd::stream::read::Decoder::with_buffer(payload)
                 .map_err(|e| EntriesError(format!("zstd: {e}")))?;
-            d.window_log_max(31)
+            // At most a 128 MiB window (zstd's default limit; clang writes 2^27 with long
+            // distance matching): a hostile frame header cannot make the decoder allocate more.
+            d.window_log_max(MAX_WINDOW_LOG)
                 .map_err(|e| EntriesError(format!("zstd: {e}")))?;
             Box::new(d)
         }
