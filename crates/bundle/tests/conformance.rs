@@ -565,3 +565,61 @@ fn archive_unbundling_is_byte_identical() {
     let empty = archive::unbundle_archive(&lib_bytes, &req, "libk.a", &opts).unwrap();
     assert_eq!(empty[0], b"!<arch>\n");
 }
+
+#[test]
+fn hip_openmp_compatibility_matches_clang() {
+    let f = fixture();
+    let d = f.dir.path();
+    let b = Bundle::parse(&f.plain).unwrap();
+    let code = b.entry("hipv4-amdgcn-amd-amdhsa--gfx906").unwrap().payload;
+    let code_path = write(d, "omp-in", code);
+    let targets = [
+        "host-x86_64-unknown-linux".to_owned(),
+        "openmp-amdgcn-amd-amdhsa--gfx906".to_owned(),
+    ];
+    let bundle_path = d.join("omp.b");
+    let theirs = clang_bundle(
+        &targets,
+        &[PathBuf::from("/dev/null"), code_path],
+        &[],
+        &bundle_path,
+        &[],
+    );
+    let ours = write_bundle(
+        &[
+            ("host-x86_64-unknown-linux--", b""),
+            ("openmp-amdgcn-amd-amdhsa--gfx906", code),
+        ],
+        1,
+    )
+    .unwrap();
+    assert!(ours == theirs);
+    let entries: Vec<(&str, &[u8])> = Bundle::parse(&ours)
+        .unwrap()
+        .entries()
+        .iter()
+        .map(|e| (e.id, e.payload))
+        .collect();
+    let req = [EntryId::parse("hipv4-amdgcn-amd-amdhsa--gfx906").unwrap()];
+    for flag in [false, true] {
+        let opts = unbundle::UnbundleOptions {
+            hip_openmp_compatible: flag,
+            ..Default::default()
+        };
+        let ours = unbundle::unbundle(&entries, &ours, &req, &opts);
+        let out = d.join("omp-out");
+        let mut c = bundler();
+        c.args(["-unbundle", "-type=o"])
+            .arg(format!("-input={}", bundle_path.display()))
+            .arg("-targets=hipv4-amdgcn-amd-amdhsa--gfx906")
+            .arg(format!("-output={}", out.display()));
+        if flag {
+            c.arg("-hip-openmp-compatible");
+        }
+        let status = c.output().unwrap().status;
+        assert_eq!(ours.is_ok(), status.success(), "flag {flag}");
+        if let Ok(r) = ours {
+            assert!(r[0].bytes() == std::fs::read(&out).unwrap().as_slice());
+        }
+    }
+}
