@@ -278,3 +278,28 @@ fn header_beyond_4096_bytes_cannot_be_loaded_and_empty_entries_are_skipped() {
         serde_json::json!(["gfx906", "gfx906:xnack-"])
     );
 }
+
+#[test]
+fn damage_found_on_the_way_is_reported() {
+    let b = built();
+    let mut data = std::fs::read(&b.so).unwrap();
+    let seg = host_fixtures::section(&data, ".hipFatBinSegment");
+    data[seg.offset as usize..][..4].copy_from_slice(b"JUNK");
+    let bad = b.dir.path().join("badmagic.so");
+    std::fs::write(&bad, &data).unwrap();
+    let out = gfxkit(&["select", "--device", "gfx906", "--json"], &[&bad]);
+    assert_eq!(out.status.code(), Some(2));
+    let v = json(&out);
+    let problems = v["files"][0]["problems"].as_array().unwrap();
+    assert_eq!(problems[0]["severity"], "error");
+    assert_eq!(problems[0]["location"]["section"], ".hipFatBinSegment");
+    let msg = problems[0]["message"].as_str().unwrap();
+    assert!(msg.starts_with("wrapper has magic 0x4b4e554a"), "{msg}");
+    let out = gfxkit(&["select", "--device", "gfx906"], &[&bad]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("gfxkit: error: ") && err.contains("section .hipFatBinSegment"),
+        "{err}"
+    );
+}

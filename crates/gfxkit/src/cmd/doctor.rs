@@ -246,7 +246,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         if !loaded_at_run_time(found.kind) {
             return Ok((bundles, Vec::new()));
         }
-        let mut errors = Vec::new();
+        let mut errors: Vec<String> = found
+            .problems
+            .iter()
+            .filter(|p| p.severity == gfxkit_host::Severity::Error)
+            .map(|p| p.to_string())
+            .collect();
         for u in units(&found) {
             match &u.entries {
                 Ok(_) => bundles.push(u),

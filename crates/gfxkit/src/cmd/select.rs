@@ -5,6 +5,7 @@ use crate::scan;
 use anyhow::{Context, Result};
 use gfxkit_host::entries::{units, UnitKind};
 use gfxkit_host::select::{select_unit, Via};
+use gfxkit_host::Severity;
 use gfxkit_target_id::TargetId;
 use serde::Serialize;
 use std::io::Write;
@@ -22,7 +23,7 @@ use std::process::ExitCode;
 #[command(
     after_help = "Examples:\n  gfxkit select --device gfx90a:sramecc+:xnack- /opt/rocm/lib/librocsparse.so\n  \
 gfxkit select --device gfx1100 --json build/\n\n\
-Exit codes: 0 every bundle has a selection; 1 some bundle has none; 2 an error (unreadable file or bundle)."
+Exit codes: 0 every bundle has a selection; 1 some bundle has none; 2 an error (unreadable file or bundle, damaged file: the problems are listed)."
 )]
 pub struct Args {
     /// Device target ID, such as `gfx90a:sramecc+:xnack-` or `gfx1100`.
@@ -48,6 +49,9 @@ struct FileReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
     bundles: Vec<BundleReport>,
+    /// Damage or oddities found while looking for device code.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    problems: Vec<gfxkit_host::Problem>,
 }
 
 #[derive(Serialize)]
@@ -69,9 +73,9 @@ struct BundleReport {
     unreadable: bool,
 }
 
-fn report_file(device: &TargetId, bytes: &[u8]) -> Vec<BundleReport> {
+fn report_file(device: &TargetId, bytes: &[u8]) -> (Vec<BundleReport>, Vec<gfxkit_host::Problem>) {
     let found = gfxkit_host::discover(bytes);
-    units(&found)
+    let bundles = units(&found)
         .into_iter()
         .enumerate()
         .map(|(index, u)| {
@@ -103,7 +107,8 @@ fn report_file(device: &TargetId, bytes: &[u8]) -> Vec<BundleReport> {
                 ..base
             }
         })
-        .collect()
+        .collect();
+    (bundles, found.problems)
 }
 
 /// Runs `gfxkit select`.
@@ -121,8 +126,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     for s in scanned {
         let path = s.path.display().to_string();
         match s.result {
-            Ok(bundles) => {
-                if bundles.iter().any(|b| b.unreadable) {
+            Ok((bundles, problems)) => {
+                let damaged = problems.iter().any(|p| p.severity == Severity::Error);
+                if bundles.iter().any(|b| b.unreadable) || damaged {
                     code = 2;
                 } else if bundles.iter().any(|b| b.selected.is_none()) {
                     code = code.max(1);
@@ -131,6 +137,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     path,
                     error: None,
                     bundles,
+                    problems,
                 });
             }
             Err(e) => {
@@ -139,6 +146,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     path,
                     error: Some(format!("{e:#}")),
                     bundles: Vec::new(),
+                    problems: Vec::new(),
                 });
             }
         }
@@ -159,6 +167,9 @@ fn print_text(r: &Report) -> Result<()> {
         if let Some(e) = &f.error {
             writeln!(out, "{}: error: {e}", f.path)?;
             continue;
+        }
+        for p in &f.problems {
+            eprintln!("gfxkit: {}: {}: {p}", p.severity, f.path);
         }
         if f.bundles.is_empty() {
             writeln!(out, "{}: no device code", f.path)?;
