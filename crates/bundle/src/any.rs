@@ -25,6 +25,13 @@ impl Format {
     }
 }
 
+/// Serializes as `uncompressed` or `ccob`.
+impl serde::Serialize for Format {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 /// Which format `data` starts with, if any.
 pub fn detect(data: &[u8]) -> Option<Format> {
     if read::is_bundle(data) {

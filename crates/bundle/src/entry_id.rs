@@ -513,6 +513,20 @@ impl fmt::Display for EntryId {
     }
 }
 
+/// Serializes as the canonical string.
+impl serde::Serialize for EntryId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Serializes as the kind's name (`hipv4`).
+impl serde::Serialize for OffloadKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 impl FromStr for EntryId {
     type Err = EntryIdError;
     fn from_str(s: &str) -> Result<EntryId, EntryIdError> {
