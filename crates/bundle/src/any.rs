@@ -199,6 +199,58 @@ pub fn scan_concatenated(data: &[u8]) -> Result<Vec<Span>> {
     Ok(spans)
 }
 
+/// Finds the next offset at or after `from` that starts something that looks like a bundle:
+/// the full uncompressed magic, or `CCOB` followed by a version 1-3 and method 0-1.
+fn resync(data: &[u8], from: u64) -> Option<u64> {
+    let start = usize::try_from(from).ok()?;
+    let rest = data.get(start..)?;
+    (0..rest.len())
+        .find(|&i| {
+            let r = &rest[i..];
+            read::is_bundle(r)
+                || (r.len() >= 8
+                    && r.starts_with(compressed::MAGIC)
+                    && matches!(u16::from_le_bytes([r[4], r[5]]), 1..=3)
+                    && matches!(u16::from_le_bytes([r[6], r[7]]), 0 | 1))
+        })
+        .map(|i| from + i as u64)
+}
+
+/// Like [`scan_concatenated`], but keeps going after a damaged bundle or garbage: the problem
+/// is recorded and the scan resumes at the next offset that starts with a bundle magic (for
+/// `verify`-style reports of everything wrong in a file). Spans are those that read cleanly.
+pub fn scan_concatenated_lenient(data: &[u8]) -> (Vec<Span>, Vec<Error>) {
+    let mut spans = Vec::new();
+    let mut problems = Vec::new();
+    let mut pos = 0u64;
+    while let Some(start) = skip_padding(data, pos) {
+        if spans.len() + problems.len() >= MAX_CONCATENATED {
+            problems.push(Error::at(
+                ErrorKind::TooManyEntries {
+                    count: (spans.len() + problems.len()) as u64 + 1,
+                    limit: MAX_CONCATENATED as u64,
+                },
+                start,
+            ));
+            break;
+        }
+        match span_at(data, start) {
+            Ok(s) => {
+                pos = start + s.len.max(1);
+                spans.push(s);
+            }
+            Err(e) => {
+                problems.push(e);
+                match resync(data, start + 1) {
+                    Some(next) => pos = next,
+                    None => break,
+                }
+            }
+        }
+    }
+    (spans, problems)
+}
+
 /// Iterator over bundles laid back to back; see [`iter_concatenated`].
 #[derive(Debug, Clone)]
 pub struct Concatenated<'data> {

@@ -70,6 +70,10 @@ pub fn concatenated(data: &[u8]) {
             Err(_) => break,
         }
     }
+    let (spans, _) = any::scan_concatenated_lenient(data);
+    for s in spans {
+        assert!(s.offset + s.len <= data.len() as u64);
+    }
     if let Ok(spans) = any::scan_concatenated(data) {
         for s in spans {
             assert!(s.offset + s.len <= data.len() as u64);

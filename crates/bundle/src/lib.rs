@@ -21,7 +21,8 @@
 //!   long-distance matching like clang, or zlib), [`ccob::compress_all`] (rayon across bundles),
 //!   [`ccob::version_from_env_value`] for `COMPRESSED_BUNDLE_FORMAT_VERSION`.
 //! - [`codec`]: the zlib and zstd codecs, [`Method`], and the MD5-based hash.
-//! - [`any`]: [`AnyBundle`] (either format), [`iter_concatenated`] / [`scan_concatenated`] for
+//! - [`any`]: [`AnyBundle`] (either format), [`iter_concatenated`] / [`scan_concatenated`] /
+//!   [`scan_concatenated_lenient`] (goes on after damage) for
 //!   bundles laid back to back (a dumped `.hip_fatbin`), [`detect`].
 //! - [`unbundle`]: clang's rules — [`unbundle::check_targets`] (duplicates, host count,
 //!   conflicts), [`unbundle::unbundle`] (one entry per requested target, missing bundles,
@@ -88,7 +89,8 @@ pub mod write;
 pub use compressed as ccob;
 
 pub use any::{
-    detect, iter_concatenated, scan_concatenated, AnyBundle, Concatenated, Format, Span,
+    detect, iter_concatenated, scan_concatenated, scan_concatenated_lenient, AnyBundle,
+    Concatenated, Format, Span,
 };
 pub use codec::Method;
 pub use entry_id::{EntryId, EntryIdError, EntryIdErrorKind, EntryTarget, OffloadKind, Triple};

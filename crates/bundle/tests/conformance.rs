@@ -81,7 +81,10 @@ fn clang_list(path: &Path, ty: &str) -> BTreeSet<String> {
 }
 
 fn clang_unbundle(path: &Path, ty: &str, target: &str, dir: &Path) -> Vec<u8> {
-    let out = dir.join(format!("u-{}", target.replace(':', "_")));
+    // Tests run in parallel on one fixture directory: every output gets its own name.
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out = dir.join(format!("u{n}-{}", target.replace(':', "_")));
     run_ok(
         bundler()
             .args(["-unbundle", &format!("-type={ty}")])
@@ -415,13 +418,13 @@ fn readobj_sections(path: &Path) -> String {
         .join("\n")
 }
 
-fn host_object(d: &Path) -> PathBuf {
+fn host_object(d: &Path, stem: &str) -> PathBuf {
     let src = write(
         d,
-        "h.c",
+        &format!("{stem}.c"),
         b"int foo(int x){return x+1;} static int y = 3; int bar(){return y;}\n",
     );
-    let obj = d.join("h.o");
+    let obj = d.join(format!("{stem}.o"));
     run_ok(
         Command::new(llvm_tool("clang"))
             .args(["-c", "-O1", "-ffunction-sections"])
@@ -436,7 +439,7 @@ fn host_object(d: &Path) -> PathBuf {
 fn object_bundles_have_equivalent_sections() {
     let f = fixture();
     let d = f.dir.path();
-    let host = host_object(d);
+    let host = host_object(d, &format!("host{}", line!()));
     let b = Bundle::parse(&f.plain).unwrap();
     let devs: Vec<_> = b
         .entries()
@@ -503,7 +506,7 @@ fn object_bundles_have_equivalent_sections() {
 fn archive_unbundling_is_byte_identical() {
     let f = fixture();
     let d = f.dir.path();
-    let host = host_object(d);
+    let host = host_object(d, &format!("host{}", line!()));
     let b = Bundle::parse(&f.plain).unwrap();
     // Two members: an object bundle and a plain binary bundle, plus a member with no bundle.
     let mut targets = vec!["host-x86_64-unknown-linux-gnu".to_owned()];

@@ -140,6 +140,42 @@ fn fixtures_read_back() {
 }
 
 #[test]
+fn lenient_scan_reports_damage_and_finds_the_bundles_after_it() {
+    let (_, cat) = fixtures()
+        .into_iter()
+        .find(|(n, _)| *n == "back to back")
+        .unwrap();
+    let clean = gfxkit_bundle::scan_concatenated(&cat).unwrap();
+    // Damage the second bundle's CCOB version: strict scanning stops, lenient goes on.
+    let mut bad = cat.clone();
+    let second = clean[1].offset as usize;
+    bad[second + 4] = 9;
+    let e = gfxkit_bundle::scan_concatenated(&bad).unwrap_err();
+    assert_eq!(e.offset, Some(second as u64 + 4));
+    let (spans, problems) = gfxkit_bundle::scan_concatenated_lenient(&bad);
+    // The first problem is the damage; resynchronising inside the damaged compressed payload
+    // may trip over more (its bytes can hold a bundle magic), but every intact bundle is found.
+    assert_eq!(problems[0].kind, ErrorKind::UnsupportedCcobVersion(9));
+    assert!(
+        problems.iter().all(|p| p.offset.unwrap() < clean[2].offset),
+        "{problems:?}"
+    );
+    assert_eq!(
+        spans.iter().map(|s| s.offset).collect::<Vec<_>>(),
+        [clean[0].offset, clean[2].offset, clean[3].offset]
+    );
+    // Garbage between bundles.
+    let mut junk = cat.clone();
+    junk[clean[0].len as usize + 3] = 0x55;
+    let (spans, problems) = gfxkit_bundle::scan_concatenated_lenient(&junk);
+    assert_eq!(spans.len(), 4);
+    assert!(matches!(
+        problems[0].kind,
+        ErrorKind::Garbage { byte: 0x55 }
+    ));
+}
+
+#[test]
 fn every_truncation_is_an_error_or_a_valid_parse() {
     for (_, data) in fixtures() {
         for n in 0..data.len() {
