@@ -13,8 +13,10 @@ const ARCHS: &[&str] = &[
     "gfx906",
     "gfx90a:xnack+",
     "gfx90a:xnack-",
+    "gfx942",
     "gfx1030",
     "gfx1100",
+    "gfx1201",
 ];
 
 struct Fixture {
@@ -315,8 +317,8 @@ fn unbundle_rules_match_clang() {
     }
     // Missing targets: same message as clang.
     let req: Vec<EntryId> = [
-        "hipv4-amdgcn-amd-amdhsa--gfx942",
-        "hipv4-amdgcn-amd-amdhsa--gfx1201",
+        "hipv4-amdgcn-amd-amdhsa--gfx1036",
+        "hipv4-amdgcn-amd-amdhsa--gfx1151",
         "hipv4-amdgcn-amd-amdhsa--gfx908",
     ]
     .iter()
@@ -326,7 +328,7 @@ fn unbundle_rules_match_clang() {
     let out = bundler()
         .args(["-unbundle", "-type=o"])
         .arg(format!("-input={}", path.display()))
-        .arg("-targets=hipv4-amdgcn-amd-amdhsa--gfx942,hipv4-amdgcn-amd-amdhsa--gfx1201,hipv4-amdgcn-amd-amdhsa--gfx908")
+        .arg("-targets=hipv4-amdgcn-amd-amdhsa--gfx1036,hipv4-amdgcn-amd-amdhsa--gfx1151,hipv4-amdgcn-amd-amdhsa--gfx908")
         .args(["-output=/dev/null", "-output=/dev/null", "-output=/dev/null"])
         .output()
         .unwrap();
@@ -358,7 +360,8 @@ fn text_bundles_are_identical() {
         "hipv4-amdgcn-amd-amdhsa--gfx906".to_owned(),
         "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+".to_owned(),
     ];
-    for (ty, comment) in [("ll", ";"), ("i", "//"), ("s", "#")] {
+    for ty in ["i", "ii", "cui", "hipi", "d", "ll", "s"] {
+        let comment = text::comment_for_type(ty).unwrap();
         let out = d.join(format!("tb.{ty}"));
         let mut c = bundler();
         c.arg(format!("-type={ty}"))
@@ -556,7 +559,7 @@ fn archive_unbundling_is_byte_identical() {
         );
     }
     // A target nothing matches: clang's error, or an empty archive when allowed.
-    let req = [EntryId::parse("hipv4-amdgcn-amd-amdhsa--gfx942").unwrap()];
+    let req = [EntryId::parse("hipv4-amdgcn-amd-amdhsa--gfx1036").unwrap()];
     let e = archive::unbundle_archive(&lib_bytes, &req, "libk.a", &Default::default()).unwrap_err();
     assert!(e
         .to_string()
