@@ -307,7 +307,13 @@ impl<'data> Iterator for Concatenated<'data> {
                 Some(Ok(b))
             }
             Err(e) => {
-                let e = e.shifted(start);
+                let e = match e.offset {
+                    Some(_) => e.shifted(start),
+                    None => Error {
+                        offset: Some(start),
+                        ..e
+                    },
+                };
                 fail(self, e)
             }
         }
