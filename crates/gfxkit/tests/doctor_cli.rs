@@ -187,7 +187,7 @@ fn named_device_text_report_and_errors() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("ok    "), "{text}");
     assert!(
-        text.contains("1 libraries with device code; 1 run on every device; 0 do not"),
+        text.contains("1 libraries with device code: 1 run on every device, 0 do not"),
         "{text}"
     );
 
@@ -216,4 +216,33 @@ fn named_device_text_report_and_errors() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("HSA_OVERRIDE_GFX_VERSION"));
+}
+
+#[test]
+fn kpack_split_library_is_noted() {
+    let d = built().dir.path().join("kpack");
+    std::fs::create_dir_all(&d).unwrap();
+    host_fixtures::kpack_binary(
+        &built().libs.join("libtwo.so"),
+        &d.join("libk.so"),
+        "../.kpack/y.kpack",
+    );
+    let out = doctor(&["--device", "gfx1030", "--json"], &[], &d);
+    assert_eq!(out.status.code(), Some(0));
+    let v = json_of(&out);
+    let f = file(&v, "libk.so");
+    assert_eq!(f["runs_on"], json!({}));
+    assert_eq!(f["kpack"], json!(["../.kpack/y.kpack"]));
+    let out = doctor(&["--device", "gfx1030"], &[], &d);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("NOTE  ") && text.contains("../.kpack/y.kpack"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "1 libraries with device code: 0 run on every device, 0 do not, 1 not examined"
+        ),
+        "{text}"
+    );
 }

@@ -414,8 +414,8 @@ fn wrapper_pointing_outside_or_inside_a_bundle() {
     assert!(p.to_string().contains("where no bundle starts"), "{p}");
 
     // HIPK: the pointer leads to metadata, not necessarily a bundle; no problem is reported.
-    let mut hipk = inside.clone();
     let seg = section(&data, ".hipFatBinSegment");
+    let mut hipk = inside.clone();
     hipk[(seg.offset + 24) as usize..][..4].copy_from_slice(&WrapperMagic::HIPK.to_le_bytes());
     let got = discover(&hipk);
     assert_eq!(got.wrappers[1].magic, WrapperMagic::Hipk);
@@ -430,6 +430,37 @@ fn wrapper_pointing_outside_or_inside_a_bundle() {
         .problems
         .iter()
         .any(|p| matches!(p.kind, ProblemKind::WrapperMissesBundle { .. })));
+
+    // HIPK pointing to kpack metadata (MessagePack), placed in an allocated section.
+    let mut kp = data.clone();
+    let frame = section(&data, ".eh_frame");
+    let mut msg = vec![0x82u8, 0xab];
+    msg.extend_from_slice(b"kernel_name");
+    msg.push(0xab);
+    msg.extend_from_slice(b"lib/libt.so");
+    msg.push(0xb2);
+    msg.extend_from_slice(b"kpack_search_paths");
+    msg.extend_from_slice(&[0x91, 0xbc]);
+    msg.extend_from_slice(b"../.kpack/rocm-gfx1100.kpack");
+    assert!(msg.len() as u64 <= frame.size);
+    kp[frame.offset as usize..][..msg.len()].copy_from_slice(&msg);
+    kp[(seg.offset + 24) as usize..][..4].copy_from_slice(&WrapperMagic::HIPK.to_le_bytes());
+    let r = wrapper_rela(&kp, 1);
+    set_u64(&mut kp, r + 16, frame.addr);
+    let got = discover(&kp);
+    let k = got.wrappers[1].kpack.as_ref().expect("kpack metadata");
+    assert_eq!(k.kernel_name.as_deref(), Some("lib/libt.so"));
+    assert_eq!(k.search_paths, ["../.kpack/rocm-gfx1100.kpack"]);
+    // Garbage where the metadata should be: a warning naming the wrapper.
+    kp[frame.offset as usize] = 0xc1; // never used in MessagePack
+    let got = discover(&kp);
+    assert!(got.wrappers[1].kpack.is_none());
+    let p = got
+        .problems
+        .iter()
+        .find(|p| matches!(p.kind, ProblemKind::BadKpackMetadata(_)))
+        .expect("bad kpack metadata");
+    assert_eq!(p.location.offset, seg.offset + 24);
 
     let mut magic = data.clone();
     let seg = section(&data, ".hipFatBinSegment");

@@ -303,3 +303,27 @@ fn damage_found_on_the_way_is_reported() {
         "{err}"
     );
 }
+
+#[test]
+fn kpack_split_binaries_are_named_not_judged() {
+    let b = built();
+    let k = host_fixtures::kpack_binary(&b.so, &b.dir.path().join("libk.so"), "../.kpack/x.kpack");
+    let out = gfxkit(&["select", "--device", "gfx906", "--json"], &[&k]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out);
+    assert_eq!(v["files"][0]["bundles"], serde_json::json!([]));
+    let one =
+        serde_json::json!({"kernel_name": "lib/libt.so", "search_paths": ["../.kpack/x.kpack"]});
+    assert_eq!(v["files"][0]["kpack"], serde_json::json!([one, one, one]));
+    let out = gfxkit(&["select", "--device", "gfx906"], &[&k]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("device code moved to kpack archives, not examined: ../.kpack/x.kpack"),
+        "{text}"
+    );
+}

@@ -213,6 +213,51 @@ pub struct Wrapper {
     pub version: u32,
     /// Where its pointer leads, after relocation.
     pub target: WrapperTarget,
+    /// For a `HIPK` wrapper, the kpack reference its pointer leads to (when it decodes).
+    pub kpack: Option<KpackRef>,
+}
+
+/// The MessagePack metadata a `HIPK` wrapper points to (a `.rocm_kpack_ref` section): where
+/// the device code moved to. Keys gfxkit does not know are ignored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KpackRef {
+    /// `kernel_name`: the key of this binary in the kpack archives' table of contents.
+    pub kernel_name: Option<String>,
+    /// `kpack_search_paths`: archives to search, relative to the binary's directory.
+    pub search_paths: Vec<String>,
+}
+
+/// Most bytes read as kpack metadata.
+const MAX_KPACK_METADATA: u64 = 64 * 1024;
+
+/// Decodes the kpack reference at the start of `data` (MessagePack map).
+pub fn decode_kpack_ref(data: &[u8]) -> Result<KpackRef, String> {
+    let len = (data.len() as u64).min(MAX_KPACK_METADATA) as usize;
+    let mut rd = &data[..len];
+    let value = rmpv::decode::read_value_with_max_depth(&mut rd, 8)
+        .map_err(|e| format!("MessagePack: {e}"))?;
+    let rmpv::Value::Map(map) = value else {
+        return Err(format!("expected a MessagePack map, found {value}"));
+    };
+    let mut out = KpackRef {
+        kernel_name: None,
+        search_paths: Vec::new(),
+    };
+    for (k, v) in map {
+        match k.as_str() {
+            Some("kernel_name") => out.kernel_name = v.as_str().map(str::to_owned),
+            Some("kpack_search_paths") => {
+                if let rmpv::Value::Array(a) = v {
+                    out.search_paths = a
+                        .iter()
+                        .filter_map(|x| x.as_str().map(str::to_owned))
+                        .collect();
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
 }
 
 /// Everything found in one input.

@@ -1,7 +1,7 @@
 //! Host ELF files: sections holding device code, wrapper records and their relocations.
 
 use crate::discover::{
-    ObjectBundle, ObjectBundleEntry, Walker, Wrapper, WrapperMagic, WrapperTarget,
+    decode_kpack_ref, ObjectBundle, ObjectBundleEntry, Walker, Wrapper, WrapperMagic, WrapperTarget,
 };
 use crate::limits;
 use crate::problem::{Location, Problem, ProblemKind};
@@ -269,11 +269,35 @@ impl<'data> Walker<'data> {
                     let index = *index;
                     self.out.bundles[index].wrappers.push(wi);
                 }
+                let kpack = match (&magic, &target) {
+                    (
+                        WrapperMagic::Hipk,
+                        WrapperTarget::Address {
+                            file_offset: Some(f),
+                            ..
+                        },
+                    ) => {
+                        let at = usize::try_from(*f).ok();
+                        match at.and_then(|a| self.file.get(a..)).map(decode_kpack_ref) {
+                            Some(Ok(k)) => Some(k),
+                            Some(Err(e)) => {
+                                self.problem(Problem::warning(
+                                    record_loc.clone(),
+                                    ProblemKind::BadKpackMetadata(e),
+                                ));
+                                None
+                            }
+                            None => None,
+                        }
+                    }
+                    _ => None,
+                };
                 self.out.wrappers.push(Wrapper {
                     location: record_loc,
                     magic,
                     version,
                     target,
+                    kpack,
                 });
             }
         }

@@ -72,8 +72,8 @@ mod read;
 pub mod select;
 
 pub use discover::{
-    discover, Discovery, FoundBundle, FoundCodeObject, FoundImage, InputKind, ObjectBundle,
-    ObjectBundleEntry, Wrapper, WrapperMagic, WrapperTarget,
+    discover, Discovery, FoundBundle, FoundCodeObject, FoundImage, InputKind, KpackRef,
+    ObjectBundle, ObjectBundleEntry, Wrapper, WrapperMagic, WrapperTarget,
 };
 pub use fatbin::{BundleFormat, CompressionMethod};
 pub use problem::{Location, Problem, ProblemKind, Severity};

@@ -143,6 +143,9 @@ pub enum ProblemKind {
     /// A bundle in `.hip_fatbin` that no wrapper points to (the runtime never registers it).
     #[error("no wrapper points to this bundle")]
     BundleWithoutWrapper,
+    /// The metadata a `HIPK` wrapper points to cannot be decoded.
+    #[error("HIPK wrapper metadata cannot be read: {0}")]
+    BadKpackMetadata(String),
     /// An `.llvm.offloading` image that cannot be read.
     #[error("offload binary cannot be read: {0}")]
     BadOffloadBinary(String),

@@ -204,6 +204,9 @@ struct FileReport {
     missing: BTreeMap<String, String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     errors: Vec<String>,
+    /// Kpack archives holding device code moved out of the file (`HIPK`): not examined.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    kpack: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -244,7 +247,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let found = gfxkit_host::discover(bytes);
         let mut bundles = Vec::new();
         if !loaded_at_run_time(found.kind) {
-            return Ok((bundles, Vec::new()));
+            return Ok((bundles, Vec::new(), Vec::new()));
         }
         let mut errors: Vec<String> = found
             .problems
@@ -258,7 +261,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 Err(e) => errors.push(format!("{}: {e}", u.location)),
             }
         }
-        Ok((bundles, errors))
+        let kpack: Vec<String> = found
+            .wrappers
+            .iter()
+            .filter_map(|w| w.kpack.as_ref())
+            .flat_map(|k| k.search_paths.iter().cloned())
+            .collect();
+        Ok((bundles, errors, kpack))
     })?;
     let mut report = Report {
         devices: devices.iter().map(|d| d.to_string()).collect(),
@@ -267,14 +276,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut code = 0u8;
     for s in scanned {
         let path = s.path.display().to_string();
-        let (bundles, errors) = match s.result {
+        let (bundles, errors, kpack) = match s.result {
             Ok(r) => r,
             Err(e) => {
                 code = 2;
-                (Vec::new(), vec![format!("{e:#}")])
+                (Vec::new(), vec![format!("{e:#}")], Vec::new())
             }
         };
-        if bundles.is_empty() && errors.is_empty() {
+        if bundles.is_empty() && errors.is_empty() && kpack.is_empty() {
             continue; // No device code: not a GPU library.
         }
         if !errors.is_empty() {
@@ -297,8 +306,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             needs: BTreeMap::new(),
             missing: BTreeMap::new(),
             errors,
+            kpack,
         };
-        for d in &devices {
+        // Without readable bundles there is nothing to judge (errors or kpack only).
+        let judged: &[TargetId] = if bundles.is_empty() { &[] } else { &devices };
+        for d in judged {
             let v = verdict(d, &bundles);
             let key = d.to_string();
             if !v.runs {
@@ -359,13 +371,30 @@ fn print_text(r: &Report, devices: &[TargetId]) -> Result<()> {
         for e in &f.errors {
             writeln!(out, "ERROR {}: {e}", f.path)?;
         }
+        if !f.kpack.is_empty() {
+            writeln!(
+                out,
+                "NOTE  {}: device code moved to kpack archives, not examined: {}",
+                f.path,
+                f.kpack.join(" ")
+            )?;
+        }
     }
-    writeln!(
+    let ok = r
+        .files
+        .iter()
+        .filter(|f| !f.runs_on.is_empty() && f.runs_on.values().all(|v| *v))
+        .count();
+    let unjudged = r.files.iter().filter(|f| f.runs_on.is_empty()).count();
+    write!(
         out,
-        "{} libraries with device code; {} run on every device; {bad} do not",
-        r.files.len(),
-        r.files.len() - bad
+        "{} libraries with device code: {ok} run on every device, {bad} do not",
+        r.files.len()
     )?;
+    if unjudged > 0 {
+        write!(out, ", {unjudged} not examined")?;
+    }
+    writeln!(out)?;
     Ok(())
 }
 

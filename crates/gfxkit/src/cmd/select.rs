@@ -52,6 +52,9 @@ struct FileReport {
     /// Damage or oddities found while looking for device code.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     problems: Vec<gfxkit_host::Problem>,
+    /// Device code moved out to kpack archives (`HIPK` wrappers): not examined.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    kpack: Vec<gfxkit_host::KpackRef>,
 }
 
 #[derive(Serialize)]
@@ -73,7 +76,13 @@ struct BundleReport {
     unreadable: bool,
 }
 
-fn report_file(device: &TargetId, bytes: &[u8]) -> (Vec<BundleReport>, Vec<gfxkit_host::Problem>) {
+type FileFindings = (
+    Vec<BundleReport>,
+    Vec<gfxkit_host::Problem>,
+    Vec<gfxkit_host::KpackRef>,
+);
+
+fn report_file(device: &TargetId, bytes: &[u8]) -> FileFindings {
     let found = gfxkit_host::discover(bytes);
     let bundles = units(&found)
         .into_iter()
@@ -108,7 +117,12 @@ fn report_file(device: &TargetId, bytes: &[u8]) -> (Vec<BundleReport>, Vec<gfxki
             }
         })
         .collect();
-    (bundles, found.problems)
+    let kpack = found
+        .wrappers
+        .iter()
+        .filter_map(|w| w.kpack.clone())
+        .collect();
+    (bundles, found.problems, kpack)
 }
 
 /// Runs `gfxkit select`.
@@ -126,7 +140,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     for s in scanned {
         let path = s.path.display().to_string();
         match s.result {
-            Ok((bundles, problems)) => {
+            Ok((bundles, problems, kpack)) => {
                 let damaged = problems.iter().any(|p| p.severity == Severity::Error);
                 if bundles.iter().any(|b| b.unreadable) || damaged {
                     code = 2;
@@ -138,6 +152,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     error: None,
                     bundles,
                     problems,
+                    kpack,
                 });
             }
             Err(e) => {
@@ -147,6 +162,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     error: Some(format!("{e:#}")),
                     bundles: Vec::new(),
                     problems: Vec::new(),
+                    kpack: Vec::new(),
                 });
             }
         }
@@ -171,8 +187,18 @@ fn print_text(r: &Report) -> Result<()> {
         for p in &f.problems {
             eprintln!("gfxkit: {}: {}: {p}", p.severity, f.path);
         }
+        for k in &f.kpack {
+            writeln!(
+                out,
+                "{}: device code moved to kpack archives, not examined: {}",
+                f.path,
+                k.search_paths.join(" ")
+            )?;
+        }
         if f.bundles.is_empty() {
-            writeln!(out, "{}: no device code", f.path)?;
+            if f.kpack.is_empty() {
+                writeln!(out, "{}: no device code", f.path)?;
+            }
             continue;
         }
         let chosen = f.bundles.iter().filter(|b| b.selected.is_some()).count();

@@ -225,3 +225,39 @@ pub fn section(d: &[u8], name: &str) -> Shdr {
         .find(|s| s.name == name)
         .unwrap_or_else(|| panic!("no section {name}"))
 }
+
+/// Rewrites the shared library at `so` the way kpack splitting does: `.hip_fatbin` zeroed,
+/// every wrapper's magic `HIPK` and its pointer (the `R_X86_64_RELATIVE` addend) aimed at
+/// MessagePack metadata naming `archive`, written into `.eh_frame` (any allocated section
+/// does for discovery). Returns the new file's path.
+pub fn kpack_binary(so: &Path, out: &Path, archive: &str) -> PathBuf {
+    let mut d = std::fs::read(so).unwrap();
+    let fatbin = section(&d, ".hip_fatbin");
+    d[fatbin.offset as usize..(fatbin.offset + fatbin.size) as usize].fill(0);
+    let frame = section(&d, ".eh_frame");
+    let mut msg = vec![0x82u8, 0xab];
+    msg.extend_from_slice(b"kernel_name");
+    msg.push(0xab);
+    msg.extend_from_slice(b"lib/libt.so");
+    msg.push(0xb2);
+    msg.extend_from_slice(b"kpack_search_paths");
+    msg.push(0x91);
+    assert!(archive.len() < 32);
+    msg.push(0xa0 | archive.len() as u8);
+    msg.extend_from_slice(archive.as_bytes());
+    d[frame.offset as usize..][..msg.len()].copy_from_slice(&msg);
+    let seg = section(&d, ".hipFatBinSegment");
+    let rela = section(&d, ".rela.dyn");
+    for i in 0..seg.size / 24 {
+        let rec = (seg.offset + i * 24) as usize;
+        d[rec..rec + 4].copy_from_slice(&0x4B50_4948u32.to_le_bytes());
+        let slot = seg.addr + i * 24 + 8;
+        let at = (0..rela.size / 24)
+            .map(|k| (rela.offset + k * 24) as usize)
+            .find(|&at| u64le(&d, at) == slot)
+            .expect("a relocation for the wrapper");
+        d[at + 16..at + 24].copy_from_slice(&frame.addr.to_le_bytes());
+    }
+    std::fs::write(out, &d).unwrap();
+    out.to_path_buf()
+}
