@@ -7,7 +7,6 @@ use crate::compressed::{self, DecompressOptions};
 use crate::entry_id::EntryId;
 use crate::error::{Error, ErrorKind, Result};
 use crate::read::{self, Bundle};
-use crate::unbundle::compatible_targets;
 use object::read::archive::ArchiveFile;
 use object::{Object, ObjectSymbol, SymbolKind};
 use std::borrow::Cow;
@@ -249,12 +248,10 @@ pub fn unbundle_archive(
                 .map_err(|e| ar_err(format!("{e} in {mname} of {archive_name}")))?;
         }
         for ((_, payload), id) in entries.iter().zip(&ids) {
-            for target in compatible_targets(id, requested, opts.hip_openmp_compatible) {
-                let ti = requested
-                    .iter()
-                    .position(|r| std::ptr::eq(r, target))
-                    .unwrap_or(0);
-                per_target[ti].push((device_member_name(mname, id), payload.to_vec()));
+            for (ti, target) in requested.iter().enumerate() {
+                if id.is_compatible_with(target, opts.hip_openmp_compatible) {
+                    per_target[ti].push((device_member_name(mname, id), payload.to_vec()));
+                }
             }
         }
     }

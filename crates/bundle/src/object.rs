@@ -283,9 +283,9 @@ fn align_vec(out: &mut Vec<u8>, align: usize) {
 }
 
 /// Writes an object bundle: the host relocatable ELF `host` with one section per entry added
-/// (`entries` in order; the host's own entry is given with its ID and gets the one-byte
-/// placeholder, as clang writes it). Sections are `SHT_PROGBITS`, flags `SHF_EXCLUDE`,
-/// alignment 1.
+/// (`entries` in order). The entry at `host_index` is the host's own: its section gets the
+/// one-byte placeholder, as clang writes it (an index past the end means no host entry).
+/// Sections are `SHT_PROGBITS`, flags `SHF_EXCLUDE`, alignment 1.
 pub fn write_object(host: &[u8], entries: &[(&str, &[u8])], host_index: usize) -> Result<Vec<u8>> {
     let elf = Elf::parse(host)?;
     if elf.e_type != 1 {
