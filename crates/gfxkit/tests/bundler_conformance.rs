@@ -1197,3 +1197,28 @@ fn archives() {
         "-unbundle",
     ]);
 }
+
+#[test]
+fn back_to_back_bundles_are_all_listed() {
+    let d = tempfile::tempdir().unwrap();
+    let one = &fixtures().files["k.hipfb"];
+    let mut two = one.clone();
+    two.resize(one.len().div_ceil(4096) * 4096, 0);
+    two.extend_from_slice(one);
+    std::fs::write(d.path().join("two"), &two).unwrap();
+    let r = gfxkit_run(
+        Route::Symlink,
+        d.path(),
+        &["-list", "-type=o", "-input=two"],
+        &[],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let ours = sorted_lines(&r.stdout);
+    let c = clangs(d.path(), &["-list", "-type=o", "-input=two"]);
+    let theirs = sorted_lines(&c.stdout);
+    // clang 19 stops after the first bundle; gfxkit lists both.
+    assert_eq!(ours.len(), 2 * theirs.len());
+    let mut doubled: Vec<String> = theirs.iter().flat_map(|l| [l.clone(), l.clone()]).collect();
+    doubled.sort();
+    assert_eq!(ours, doubled);
+}
