@@ -492,6 +492,22 @@ fn truncated_sections_and_bad_ccob_sizes() {
         .unwrap_or_else(|| panic!("{:?}", got.problems));
     assert_eq!(p.location.offset, last.location.offset);
 
+    // Section offsets and sizes near the top of the u64 range.
+    for (off, size) in [(u64::MAX - 7, 16u64), (16, u64::MAX), (u64::MAX, u64::MAX)] {
+        let mut huge = data.clone();
+        set_u64(&mut huge, fatbin.header_at + 0x18, off);
+        set_u64(&mut huge, fatbin.header_at + 0x20, size);
+        let got = discover(&huge);
+        assert!(
+            got.problems
+                .iter()
+                .any(|p| p.kind == ProblemKind::SectionOutsideFile
+                    && p.location.section.as_deref() == Some(".hip_fatbin")),
+            "{:?}",
+            got.problems
+        );
+    }
+
     // The file ends inside `.hip_fatbin`.
     let cut = &data[..(fatbin.offset + fatbin.size / 2) as usize];
     let got = discover(cut);

@@ -469,7 +469,7 @@ impl<'data> Walker<'data> {
                 location: Location {
                     member: member.clone(),
                     section: section.map(str::to_owned),
-                    offset: base + b.offset,
+                    offset: base.saturating_add(b.offset),
                     size: b.len,
                 },
                 format: b.format,
@@ -481,12 +481,12 @@ impl<'data> Walker<'data> {
             let at = |offset: u64| Location {
                 member: member.clone(),
                 section: section.map(str::to_owned),
-                offset: base + offset,
+                offset: base.saturating_add(offset),
                 size: 0,
             };
             let p = match stop {
                 SplitStop::BadBundle { offset, error } => Problem::error(
-                    at(offset + error.offset),
+                    at(offset.saturating_add(error.offset)),
                     ProblemKind::BadBundle(error.what),
                 ),
                 SplitStop::PastEnd {
@@ -530,10 +530,10 @@ impl<'data> Walker<'data> {
                 location: Location {
                     member: member.clone(),
                     section: section.map(str::to_owned),
-                    offset: base + e.image_offset,
+                    offset: base.saturating_add(e.image_offset),
                     size: e.image.len() as u64,
                 },
-                binary_offset: base + e.binary_offset,
+                binary_offset: base.saturating_add(e.binary_offset),
                 image_kind: e.image_kind,
                 offload_kind: e.offload_kind,
                 flags: e.flags,
@@ -548,7 +548,7 @@ impl<'data> Walker<'data> {
                 Location {
                     member,
                     section: section.map(str::to_owned),
-                    offset: base + e.offset,
+                    offset: base.saturating_add(e.offset),
                     size: 0,
                 },
                 ProblemKind::BadOffloadBinary(e.what),

@@ -66,17 +66,15 @@ impl<'data> Walker<'data> {
         let e_type = header.e_type(endian);
         let machine = header.e_machine(endian);
 
-        // Section contents, read once. `None` for sections without file data.
+        // The sections that hold device code or wrappers, with their contents.
         let mut fatbins: Vec<(usize, &'data [u8])> = Vec::new();
         let mut wrapper_sections: Vec<(usize, &'data Shdr, &'data [u8])> = Vec::new();
         let mut object_entries: Vec<ObjectBundleEntry<'data>> = Vec::new();
-        let mut names: Vec<String> = Vec::with_capacity(sections.len());
         for (index, sh) in sections.enumerate() {
             let name = sections
                 .section_name(endian, sh)
                 .map(|n| String::from_utf8_lossy(n).into_owned())
                 .unwrap_or_default();
-            names.push(name.clone());
             let sh_type = sh.sh_type(endian);
             let interesting = name == ".hip_fatbin"
                 || name == ".hipFatBinSegment"
@@ -93,7 +91,7 @@ impl<'data> Walker<'data> {
                         Location {
                             member: member.clone(),
                             section: Some(name),
-                            offset: base + sh.sh_offset(endian),
+                            offset: base.saturating_add(sh.sh_offset(endian)),
                             size: sh.sh_size(endian),
                         },
                         ProblemKind::SectionOutsideFile,
@@ -216,13 +214,14 @@ impl<'data> Walker<'data> {
                                 (s.sh_type(endian) != elf::SHT_NOBITS && off < s.sh_size(endian))
                                     .then(|| s.sh_offset(endian).checked_add(off))
                                     .flatten()
+                                    .filter(|&fo| fo < data.len() as u64)
                             });
                         (off, fo)
                     }
                     SlotValue::Unresolved(a) => (a, None),
                     SlotValue::External(_) => (0, None),
                 };
-                let file_offset = file_offset.map(|f| base + f);
+                let file_offset = file_offset.map(|f| base.saturating_add(f));
                 let is_null = matches!(slot, SlotValue::Address(0) | SlotValue::Unresolved(0))
                     && !slots.contains_key(&(rec + 8));
                 let target = if let SlotValue::External(symbol) = slot {

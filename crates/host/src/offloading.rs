@@ -255,7 +255,12 @@ pub fn parse_binary(data: &[u8], at: u64) -> Result<OffloadEntry<'_>, OffloadErr
     }
     let mut strings = Vec::with_capacity(num_strings as usize);
     for i in 0..num_strings {
-        let so = string_offset + i * 16; // bounded: num_strings is small, offsets checked below
+        let Some(so) = i.checked_mul(16).and_then(|d| string_offset.checked_add(d)) else {
+            return Err(err(
+                at + e + 8,
+                format!("string table offset {string_offset:#x} overflows"),
+            ));
+        };
         let key_off = u64_at(bin, so);
         let val_off = so.checked_add(8).and_then(|p| u64_at(bin, p));
         let (Some(k), Some(v)) = (key_off, val_off) else {
@@ -272,7 +277,7 @@ pub fn parse_binary(data: &[u8], at: u64) -> Result<OffloadEntry<'_>, OffloadErr
         })?;
         let value = c_str(bin, v).ok_or_else(|| {
             err(
-                at.saturating_add(so) + 8,
+                at.saturating_add(so).saturating_add(8),
                 format!("string {i}: value at {v:#x} is not a terminated UTF-8 string"),
             )
         })?;
@@ -370,6 +375,19 @@ pub(crate) mod tests {
                 c[i] ^= bit;
                 let _ = parse_offloading(&c);
             }
+        }
+    }
+
+    #[test]
+    fn offsets_near_the_top_of_the_range_are_errors() {
+        let b = make_binary(3, "gfx906", b"img");
+        // string_offset (entry + 8) and image_offset (entry + 24) at u64::MAX - 4.
+        for field in [32 + 8, 32 + 24] {
+            let mut c = b.clone();
+            c[field..field + 8].copy_from_slice(&(u64::MAX - 4).to_le_bytes());
+            let (entries, e) = parse_offloading(&c);
+            assert!(entries.is_empty());
+            assert!(e.is_some());
         }
     }
 
