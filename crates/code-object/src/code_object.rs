@@ -1,6 +1,6 @@
 //! Reading an AMDGPU ELF code object: header, `e_flags`, metadata note.
 
-use crate::eflags::{EFlags, EFlagsIssue, TargetIdFromFlagsError};
+use crate::eflags::{EFlags, EFlagsIssue, TargetIdFromFlagsError, TargetMismatch};
 use crate::error::{Error, ErrorKind};
 use crate::metadata::{Kernel, Metadata};
 use gfxkit_spec::elf::{ELFOSABI_AMDGPU_HSA, EM_AMDGPU, NOTE_OWNER_AMDGPU, NT_AMDGPU_METADATA};
@@ -15,17 +15,24 @@ use std::fmt;
 const EHDR32_SIZE: u64 = 52;
 const EHDR64_SIZE: u64 = 64;
 
-/// An AMDGPU code object: the ELF header decoded, and the `NT_AMDGPU_METADATA` note if present.
-/// Borrows from the input bytes.
-#[derive(Debug, Clone)]
-pub struct CodeObject<'data> {
-    data: &'data [u8],
+/// The ELF header of an AMDGPU code object, read without its notes: cheap (the first 64 bytes),
+/// enough to check that a bundle entry's `e_flags` agree with its ID.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
     arch: Arch,
     os_abi: OsAbi,
     abi_version: u8,
     e_type: u16,
     flags: EFlags,
     version: Option<CodeObjectVersion>,
+}
+
+/// An AMDGPU code object: the ELF header decoded, and the `NT_AMDGPU_METADATA` note if present.
+/// Borrows from the input bytes.
+#[derive(Debug, Clone)]
+pub struct CodeObject<'data> {
+    data: &'data [u8],
+    header: Header,
     metadata: Option<Metadata<'data>>,
     metadata_offset: Option<u64>,
 }
@@ -59,95 +66,40 @@ impl fmt::Display for Issue {
     }
 }
 
-impl<'data> CodeObject<'data> {
-    /// Parses an AMDGPU code object: 64-bit little-endian ELF for amdgcn, 32-bit for r600.
-    pub fn parse(data: &'data [u8]) -> Result<CodeObject<'data>, Error> {
-        if data.len() < 4 || &data[..4] != b"\x7fELF" {
-            if data.len() < 4 && b"\x7fELF".starts_with(data) && !data.is_empty() {
-                return Err(truncated("ELF identification", 0, 16, data.len()));
-            }
-            return Err(Error::new(ErrorKind::NotElf, 0));
-        }
-        if data.len() < 16 {
-            return Err(truncated("ELF identification", 0, 16, data.len()));
-        }
-        let class = data[4];
-        let encoding = data[5];
-        if encoding != ELFDATA2LSB {
-            return Err(Error::new(
-                ErrorKind::BadIdent {
-                    detail: format!(
-                        "EI_DATA is {encoding}, AMDGPU code objects are little-endian (1)"
-                    ),
-                },
-                5,
-            ));
-        }
-        match class {
-            ELFCLASS64 => {
-                check_len(data, EHDR64_SIZE)?;
-                let header = FileHeader64::<LittleEndian>::parse(data)
-                    .map_err(|e| bad_elf(format!("ELF header: {e}"), 0))?;
-                CodeObject::from_header(data, header, Arch::Amdgcn)
-            }
-            ELFCLASS32 => {
-                check_len(data, EHDR32_SIZE)?;
-                let header = FileHeader32::<LittleEndian>::parse(data)
-                    .map_err(|e| bad_elf(format!("ELF header: {e}"), 0))?;
-                CodeObject::from_header(data, header, Arch::R600)
-            }
-            other => Err(Error::new(
-                ErrorKind::BadIdent {
-                    detail: format!("EI_CLASS is {other}, expected 1 (32-bit) or 2 (64-bit)"),
-                },
-                4,
-            )),
+impl Header {
+    /// Reads the ELF header: 64-bit little-endian for amdgcn, 32-bit for r600.
+    pub fn parse(data: &[u8]) -> Result<Header, Error> {
+        match elf_class(data)? {
+            ELFCLASS64 => Header::from_elf(header64(data)?, Arch::Amdgcn),
+            _ => Header::from_elf(header32(data)?, Arch::R600),
         }
     }
 
-    fn from_header<H: FileHeader<Endian = LittleEndian>>(
-        data: &'data [u8],
-        header: &'data H,
+    fn from_elf<H: FileHeader<Endian = LittleEndian>>(
+        header: &H,
         arch: Arch,
-    ) -> Result<CodeObject<'data>, Error> {
+    ) -> Result<Header, Error> {
         let e = LittleEndian;
         let machine = header.e_machine(e);
         if machine != EM_AMDGPU {
             return Err(Error::new(ErrorKind::NotAmdgpu { machine }, 18));
         }
         let ident = header.e_ident();
-        let os_abi = OsAbi(ident.os_abi);
-        let abi_version = ident.abi_version;
         let version = if ident.os_abi == ELFOSABI_AMDGPU_HSA && arch == Arch::Amdgcn {
-            CodeObjectVersion::from_abi_version(abi_version)
+            CodeObjectVersion::from_abi_version(ident.abi_version)
         } else {
             None
         };
         // HSA objects follow their version's layout; PAL, Mesa and others use the V3 bits.
         let layout = version.map_or(EFlagsLayout::V3, CodeObjectVersion::eflags_layout);
-        let flags = EFlags::decode_layout(header.e_flags(e), layout);
-
-        let (metadata_desc, metadata_offset) = find_metadata_note(data, header)?;
-        let metadata = match (metadata_desc, metadata_offset) {
-            (Some(desc), Some(off)) => Some(Metadata::parse(desc, off)?),
-            _ => None,
-        };
-        Ok(CodeObject {
-            data,
+        Ok(Header {
             arch,
-            os_abi,
-            abi_version,
+            os_abi: OsAbi(ident.os_abi),
+            abi_version: ident.abi_version,
             e_type: header.e_type(e),
-            flags,
+            flags: EFlags::decode_layout(header.e_flags(e), layout),
             version,
-            metadata,
-            metadata_offset,
         })
-    }
-
-    /// The bytes the code object was parsed from.
-    pub fn data(&self) -> &'data [u8] {
-        self.data
     }
 
     /// `amdgcn` for 64-bit code objects, `r600` for 32-bit ones.
@@ -195,6 +147,94 @@ impl<'data> CodeObject<'data> {
         self.flags.target_id()
     }
 
+    /// Whether the object's `e_flags` are those of a code object built for `id`
+    /// (see [`EFlags::check_target`]).
+    pub fn check_target(&self, id: &TargetId) -> Result<(), TargetMismatch> {
+        self.flags.check_target(id)
+    }
+}
+
+impl<'data> CodeObject<'data> {
+    /// Parses an AMDGPU code object: 64-bit little-endian ELF for amdgcn, 32-bit for r600.
+    pub fn parse(data: &'data [u8]) -> Result<CodeObject<'data>, Error> {
+        let header = Header::parse(data)?;
+        let (desc, offset) = match elf_class(data)? {
+            ELFCLASS64 => find_metadata_note(data, header64(data)?)?,
+            _ => find_metadata_note(data, header32(data)?)?,
+        };
+        let metadata = match (desc, offset) {
+            (Some(desc), Some(off)) => Some(Metadata::parse(desc, off)?),
+            _ => None,
+        };
+        Ok(CodeObject {
+            data,
+            header,
+            metadata,
+            metadata_offset: offset,
+        })
+    }
+
+    /// The ELF header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Whether the object's `e_flags` are those of a code object built for `id`
+    /// (see [`EFlags::check_target`]).
+    pub fn check_target(&self, id: &TargetId) -> Result<(), TargetMismatch> {
+        self.header.check_target(id)
+    }
+
+    /// The bytes the code object was parsed from.
+    pub fn data(&self) -> &'data [u8] {
+        self.data
+    }
+
+    /// `amdgcn` for 64-bit code objects, `r600` for 32-bit ones.
+    pub fn arch(&self) -> Arch {
+        self.header.arch
+    }
+
+    /// `EI_OSABI`.
+    pub fn os_abi(&self) -> OsAbi {
+        self.header.os_abi
+    }
+
+    /// `EI_ABIVERSION` as found.
+    pub fn abi_version(&self) -> u8 {
+        self.header.abi_version
+    }
+
+    /// The HSA code-object version (from `EI_ABIVERSION`); `None` for non-HSA objects.
+    pub fn code_object_version(&self) -> Option<CodeObjectVersion> {
+        self.header.version
+    }
+
+    /// `e_type` (1 relocatable, 3 shared object: what the HSA loader takes).
+    pub fn elf_type(&self) -> u16 {
+        self.header.e_type
+    }
+
+    /// The raw `e_flags`.
+    pub fn e_flags(&self) -> u32 {
+        self.header.flags.raw()
+    }
+
+    /// `e_flags` decoded with the layout of this object's version.
+    pub fn flags(&self) -> &EFlags {
+        &self.header.flags
+    }
+
+    /// The processor `e_flags` names, if known.
+    pub fn processor(&self) -> Option<&'static Processor> {
+        self.header.flags.processor()
+    }
+
+    /// The target ID `e_flags` describe.
+    pub fn target_id(&self) -> Result<TargetId, TargetIdFromFlagsError> {
+        self.header.flags.target_id()
+    }
+
     /// The decoded `NT_AMDGPU_METADATA` note, if the object has one (V3 and later).
     pub fn metadata(&self) -> Option<&Metadata<'data>> {
         self.metadata.as_ref()
@@ -213,14 +253,23 @@ impl<'data> CodeObject<'data> {
     /// Everything that does not fit the rules: `e_flags` issues, a metadata target that names
     /// another target ID, an unknown code-object version. Empty for objects LLVM writes.
     pub fn issues(&self) -> Vec<Issue> {
-        let mut out: Vec<Issue> = self.flags.issues().into_iter().map(Issue::EFlags).collect();
-        if let Some(v) = self.version {
+        let mut out: Vec<Issue> = self
+            .header
+            .flags
+            .issues()
+            .into_iter()
+            .map(Issue::EFlags)
+            .collect();
+        if let Some(v) = self.header.version {
             if !v.is_known() {
                 out.push(Issue::UnknownVersion(v));
             }
         }
         // Code object V4+ metadata spells the target ID as e_flags do; V3 used another syntax.
-        let v4_or_later = self.version.is_some_and(|v| v >= CodeObjectVersion::V4);
+        let v4_or_later = self
+            .header
+            .version
+            .is_some_and(|v| v >= CodeObjectVersion::V4);
         if let (true, Ok(id), Some(meta)) = (
             v4_or_later,
             self.target_id(),
@@ -236,6 +285,47 @@ impl<'data> CodeObject<'data> {
         }
         out
     }
+}
+
+/// Checks the identification bytes and returns `EI_CLASS` (32- or 64-bit).
+fn elf_class(data: &[u8]) -> Result<u8, Error> {
+    if data.len() < 4 || &data[..4] != b"\x7fELF" {
+        if !data.is_empty() && b"\x7fELF".starts_with(data) {
+            return Err(truncated("ELF identification", 0, 16, data.len()));
+        }
+        return Err(Error::new(ErrorKind::NotElf, 0));
+    }
+    if data.len() < 16 {
+        return Err(truncated("ELF identification", 0, 16, data.len()));
+    }
+    let encoding = data[5];
+    if encoding != ELFDATA2LSB {
+        return Err(Error::new(
+            ErrorKind::BadIdent {
+                detail: format!("EI_DATA is {encoding}, AMDGPU code objects are little-endian (1)"),
+            },
+            5,
+        ));
+    }
+    match data[4] {
+        c @ (ELFCLASS32 | ELFCLASS64) => Ok(c),
+        other => Err(Error::new(
+            ErrorKind::BadIdent {
+                detail: format!("EI_CLASS is {other}, expected 1 (32-bit) or 2 (64-bit)"),
+            },
+            4,
+        )),
+    }
+}
+
+fn header64(data: &[u8]) -> Result<&FileHeader64<LittleEndian>, Error> {
+    check_len(data, EHDR64_SIZE)?;
+    FileHeader64::<LittleEndian>::parse(data).map_err(|e| bad_elf(format!("ELF header: {e}"), 0))
+}
+
+fn header32(data: &[u8]) -> Result<&FileHeader32<LittleEndian>, Error> {
+    check_len(data, EHDR32_SIZE)?;
+    FileHeader32::<LittleEndian>::parse(data).map_err(|e| bad_elf(format!("ELF header: {e}"), 0))
 }
 
 fn truncated(what: &'static str, offset: u64, needed: u64, available: usize) -> Error {

@@ -551,6 +551,71 @@ impl EFlags {
     }
 }
 
+/// How `e_flags` disagree with a target ID (see [`EFlags::check_target`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TargetMismatch {
+    /// The flags name another processor (or none gfxkit knows).
+    #[error("e_flags name processor {flags}, the target ID names {id}")]
+    Processor {
+        /// What `EF_AMDGPU_MACH` names.
+        flags: ElfMach,
+        /// The target ID's processor.
+        id: &'static str,
+    },
+    /// A feature setting differs.
+    #[error("e_flags record {feature} {flags}, the target ID says {feature} {id}", feature = .feature.name())]
+    Feature {
+        /// The feature.
+        feature: Feature,
+        /// What the flags record.
+        flags: FeatureFlag,
+        /// What the target ID says (`any`, `on`, `off`).
+        id: &'static str,
+    },
+}
+
+impl EFlags {
+    /// Whether these flags are what a code object built for `id` carries. V4 and later must
+    /// match setting for setting (*any* included). V2/V3 flags cannot record *any* (LLVM writes
+    /// the bit for *any* as for *on*), so there an *any* in `id` matches either value.
+    pub fn check_target(&self, id: &TargetId) -> Result<(), TargetMismatch> {
+        let p = id.processor();
+        if self.processor() != Some(p) {
+            return Err(TargetMismatch::Processor {
+                flags: self.mach,
+                id: p.name,
+            });
+        }
+        let exact = matches!(self.layout, EFlagsLayout::V4 | EFlagsLayout::V6);
+        for f in [Feature::Sramecc, Feature::Xnack] {
+            if !p.has_target_id_feature(f) {
+                continue;
+            }
+            let flag = self.feature(f);
+            let want = id.setting(f);
+            let ok = match (flag.setting(), want) {
+                // Recorded as unsupported for a processor that has it: read as any.
+                (None, w) => w == FeatureSetting::Any || !exact,
+                (Some(_), FeatureSetting::Any) if !exact => true,
+                (Some(s), w) => s == w,
+            };
+            if !ok {
+                return Err(TargetMismatch::Feature {
+                    feature: f,
+                    flags: flag,
+                    id: match want {
+                        FeatureSetting::Any => "any",
+                        FeatureSetting::On => "on",
+                        FeatureSetting::Off => "off",
+                    },
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Display for EFlags {
     /// `0x0000052f (gfx906, xnack any, sramecc any)`, in the style of `llvm-readelf -h`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -690,6 +755,45 @@ mod tests {
         let d = EFlags::decode(0x0100_0151, CodeObjectVersion::V5);
         assert_eq!(d.reserved_bits(), 0x0100_0000);
         assert_eq!(d.generic_version(), 0);
+    }
+
+    #[test]
+    fn check_target_is_exact_from_v4_and_lenient_for_any_before() {
+        let v5 = EFlags::decode(0xe3f, CodeObjectVersion::V5);
+        assert_eq!(v5.check_target(&id("gfx90a:sramecc+:xnack-")), Ok(()));
+        assert!(matches!(
+            v5.check_target(&id("gfx90a")),
+            Err(TargetMismatch::Feature { .. })
+        ));
+        assert!(matches!(
+            v5.check_target(&id("gfx906")),
+            Err(TargetMismatch::Processor { .. })
+        ));
+        let e = v5.check_target(&id("gfx90a:xnack+")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "e_flags record sramecc on, the target ID says sramecc any"
+        );
+        // V3: "gfx906" (any) was written as both bits set.
+        let v3 = EFlags::decode(0x32f, CodeObjectVersion::V3);
+        assert_eq!(v3.check_target(&id("gfx906")), Ok(()));
+        assert_eq!(v3.check_target(&id("gfx906:xnack+")), Ok(()));
+        assert!(v3.check_target(&id("gfx906:xnack-")).is_err());
+        for i in all_ids() {
+            for cov in [
+                CodeObjectVersion::V3,
+                CodeObjectVersion::V5,
+                CodeObjectVersion::V6,
+            ] {
+                if let Ok(raw) = EFlags::encode(&i, cov) {
+                    assert_eq!(
+                        EFlags::decode(raw, cov).check_target(&i),
+                        Ok(()),
+                        "{i} {cov}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -42,8 +42,10 @@ pub mod eflags;
 pub mod error;
 pub mod metadata;
 
-pub use code_object::{CodeObject, Issue};
-pub use eflags::{EFlags, EFlagsIssue, ElfMach, EncodeError, FeatureFlag, TargetIdFromFlagsError};
+pub use code_object::{CodeObject, Header, Issue};
+pub use eflags::{
+    EFlags, EFlagsIssue, ElfMach, EncodeError, FeatureFlag, TargetIdFromFlagsError, TargetMismatch,
+};
 pub use error::{Error, ErrorKind};
 pub use gfxkit_spec::{CodeObjectVersion, EFlagsLayout, OsAbi};
 pub use gfxkit_target_id::TargetId;

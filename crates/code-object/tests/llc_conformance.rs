@@ -3,7 +3,7 @@
 //! what `llvm-readelf` reports (`e_flags`, ABI version, kernels of the metadata note) and with the
 //! target ID they were built for.
 
-use gfxkit_code_object::{CodeObject, EFlags};
+use gfxkit_code_object::{CodeObject, EFlags, Header};
 use gfxkit_spec::{CodeObjectVersion, Feature, Processor};
 use gfxkit_target_id::{FeatureSetting, TargetId};
 use gfxkit_testkit::{llvm_tool, run_ok};
@@ -238,6 +238,12 @@ fn llc19_objects_match_readelf_and_their_target_id() {
             EFlags::encode(&c.id, c.cov),
             Ok(co.e_flags()),
             "{what}: encode"
+        );
+        assert_eq!(co.check_target(&c.id), Ok(()), "{what}: check_target");
+        assert_eq!(
+            Header::parse(&bytes).as_ref(),
+            Ok(co.header()),
+            "{what}: header"
         );
         assert!(co.issues().is_empty(), "{what}: {:?}", co.issues());
         let meta = co

@@ -2,7 +2,7 @@
 //! object and random corruptions of it give a result (usually a typed error), and every e_flags
 //! word of every version decodes.
 
-use gfxkit_code_object::{CodeObject, EFlags};
+use gfxkit_code_object::{CodeObject, EFlags, Header};
 use gfxkit_spec::CodeObjectVersion;
 use gfxkit_testkit::{llvm_tool, run_ok};
 use proptest::prelude::*;
@@ -53,6 +53,8 @@ fn every_prefix_is_handled() {
     assert_eq!(full.kernels().len(), 2);
     let mut errors = 0;
     for len in 0..data.len() {
+        let header = Header::parse(&data[..len]);
+        assert_eq!(header.is_ok(), len >= 64, "{len}");
         match CodeObject::parse(&data[..len]) {
             Ok(co) => touch(&co),
             Err(e) => {
