@@ -340,6 +340,22 @@ fn umask() -> u32 {
         .unwrap_or(0o022)
 }
 
+/// A progress bar over `len` steps on a terminal; hidden when stderr is not a terminal.
+pub fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() || len < 2 {
+        return indicatif::ProgressBar::hidden();
+    }
+    let pb = indicatif::ProgressBar::new(len);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {elapsed}")
+    {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb.set_message(what.to_owned());
+    pb
+}
+
 /// Prints `value` as pretty JSON on stdout; a closed pipe ends quietly.
 pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
     use std::io::Write;

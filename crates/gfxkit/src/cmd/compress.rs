@@ -82,13 +82,16 @@ pub fn run_compress(args: CompressArgs) -> Result<ExitCode> {
     // Everything is checked and compressed before the output is written.
     let mut packed_all = Vec::with_capacity(found.len());
     let mut total_in = 0u64;
+    let bar = bundles::progress(found.len() as u64, "compressing");
     for b in &found {
+        bar.inc(1);
         let ctx = || format!("{name}: bundle {} at offset {:#x}", b.index, b.offset);
         let plain = bundles::uncompressed(b, HashCheck::Error).with_context(ctx)?;
         gfxkit_bundle::Bundle::parse(&plain).with_context(ctx)?;
         total_in += plain.len() as u64;
         packed_all.push(bundles::compress(&plain, &settings).with_context(ctx)?);
     }
+    bar.finish_and_clear();
     let total_out: u64 = packed_all.iter().map(|p| p.len() as u64).sum();
     bundles::write_file_with(&args.output, |w| {
         for p in &packed_all {
@@ -116,7 +119,9 @@ pub fn run_decompress(args: DecompressArgs) -> Result<ExitCode> {
     // Everything is decompressed and checked before the output is written.
     let mut plain_all = Vec::with_capacity(found.len());
     let mut total_in = 0u64;
+    let bar = bundles::progress(found.len() as u64, "decompressing");
     for b in &found {
+        bar.inc(1);
         let ctx = || format!("{name}: bundle {} at offset {:#x}", b.index, b.offset);
         if args.ignore_hash && b.ccob.is_some() {
             let (_, _, ok) = bundles::read_header(b, true).with_context(ctx)?;
@@ -127,6 +132,7 @@ pub fn run_decompress(args: DecompressArgs) -> Result<ExitCode> {
         total_in += b.bytes.len() as u64;
         plain_all.push(bundles::uncompressed(b, hash).with_context(ctx)?);
     }
+    bar.finish_and_clear();
     let total_out: u64 = plain_all.iter().map(|p| p.len() as u64).sum();
     bundles::write_file_with(&args.output, |w| {
         for p in &plain_all {

@@ -157,6 +157,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     std::fs::create_dir_all(&args.out_dir)
         .with_context(|| format!("cannot create {}", args.out_dir.display()))?;
     let mut written = Vec::new();
+    let bar = bundles::progress(plan.iter().map(|p| p.len() as u64).sum(), "extracting");
     for (b, picks) in found.iter().zip(&plan) {
         if picks.is_empty() {
             continue;
@@ -181,6 +182,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 .out_dir
                 .join(format!("{stem}.{}.{}.co", b.index, sanitize(id)));
             crate::bundles::write_file(&path, e.payload)?;
+            bar.inc(1);
             written.push(Written {
                 path: path.display().to_string(),
                 bundle: b.index,
@@ -190,6 +192,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             });
         }
     }
+    bar.finish_and_clear();
     if args.json {
         crate::bundles::print_json(&serde_json::json!({ "written": written }))?;
     } else {
