@@ -393,7 +393,7 @@ fn with_commas(v: u64) -> String {
 }
 
 /// `-verbose` statistics after compressing, in clang's words (without its timer report).
-pub fn print_compression_stats(before: &[u8], after: &[u8]) {
+pub fn print_compression_stats(before: &[u8], after: &[u8], level: i32) {
     let Ok(h) = ccob::Header::parse(after) else {
         return;
     };
@@ -401,7 +401,7 @@ pub fn print_compression_stats(before: &[u8], after: &[u8]) {
     let rate = before.len() as f64 / body.max(1) as f64;
     eprintln!(
         "Compressed bundle format version: {}\nTotal file size (including headers): {} bytes\n\
-         Compression method used: {}\nBinary size before compression: {} bytes\n\
+         Compression method used: {}\nCompression level: {level}\nBinary size before compression: {} bytes\n\
          Binary size after compression: {} bytes\nCompression rate: {:.2}\nCompression ratio: {:.2}%\n\
          Truncated MD5 hash: {:#018x}",
         h.version,

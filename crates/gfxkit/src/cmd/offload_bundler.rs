@@ -673,7 +673,7 @@ fn bundle(job: &Job) -> Res<()> {
         };
         let packed = bundles::compress(&bytes, &opts).map_err(|e| Fail(format!("{e:#}")))?;
         if job.verbose {
-            bundles::print_compression_stats(&bytes, &packed);
+            bundles::print_compression_stats(&bytes, &packed, job.level.unwrap_or(3));
         }
         packed
     } else {
