@@ -18,6 +18,7 @@ const IR: &str = include_str!("data/two_kernels.ll");
 const MATRIX: &[&str] = &[
     "gfx601",
     "gfx704",
+    "gfx801",
     "gfx803",
     "gfx900",
     "gfx906",
