@@ -1,0 +1,58 @@
+//! Fuzz smoke tests: arbitrary bytes behind each magic gfxkit-host recognises never panic,
+//! and whatever is reported lies inside the input.
+
+use gfxkit_host::{discover, entries, select};
+use proptest::prelude::*;
+
+const PREFIXES: &[&[u8]] = &[
+    b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x03\x00\x3e\x00",
+    b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x3e\x00",
+    b"!<arch>\n",
+    b"__CLANG_OFFLOAD_BUNDLE__",
+    b"CCOB\x01\x00\x01\x00",
+    b"CCOB\x02\x00\x00\x00",
+    b"CCOB\x03\x00\x01\x00",
+    b"\x10\xff\x10\xad\x01\x00\x00\x00",
+];
+
+fn check(data: &[u8]) {
+    let found = discover(data);
+    let len = data.len() as u64;
+    for b in &found.bundles {
+        assert!(b.location.offset + b.bytes.len() as u64 <= len);
+        if let Ok(ids) = entries::entry_ids(b.format, b.bytes) {
+            let device = gfxkit_target_id::TargetId::parse("gfx90a:sramecc+:xnack-").unwrap();
+            let _ = select::select(&device, &ids);
+        }
+    }
+    for i in &found.offload_images {
+        assert!(i.location.offset + i.bytes.len() as u64 <= len);
+    }
+    for u in entries::units(&found) {
+        let _ = u.header_readable_by_hip();
+    }
+    for p in &found.problems {
+        let _ = p.to_string();
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn arbitrary_bytes_behind_each_magic(which in 0..PREFIXES.len(), tail in proptest::collection::vec(any::<u8>(), 0..600)) {
+        let mut data = PREFIXES[which].to_vec();
+        data.extend_from_slice(&tail);
+        check(&data);
+    }
+
+    #[test]
+    fn small_counts_and_offsets(which in 0..PREFIXES.len(), words in proptest::collection::vec(0u64..512, 0..40)) {
+        // Small numbers make the readers follow offsets and counts instead of rejecting them.
+        let mut data = PREFIXES[which].to_vec();
+        for w in words {
+            data.extend_from_slice(&w.to_le_bytes());
+        }
+        check(&data);
+    }
+}
