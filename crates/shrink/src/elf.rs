@@ -99,6 +99,20 @@ pub(crate) struct Elf {
     pub shdrs: Vec<Shdr>,
 }
 
+/// An alignment must be 0, 1 or a power of two up to [`limits::MAX_ALIGN`].
+fn check_align(a: u64) -> std::result::Result<(), String> {
+    if a > 1 && !a.is_power_of_two() {
+        return Err(format!("alignment {a:#x} is not a power of two"));
+    }
+    if a > limits::MAX_ALIGN {
+        return Err(format!(
+            "alignment {a:#x} is larger than {:#x}",
+            limits::MAX_ALIGN
+        ));
+    }
+    Ok(())
+}
+
 /// Whether `data` starts like an ELF file.
 pub fn is_elf(data: &[u8]) -> bool {
     data.starts_with(b"\x7fELF")
@@ -124,7 +138,7 @@ impl Elf {
         if hdr.e_shnum.get(e) != 0 && usize::from(hdr.e_shentsize.get(e)) != SHENT {
             return fail(58, ErrorKind::BadElf("e_shentsize is not 64".into()));
         }
-        let phdrs = hdr
+        let phdrs: Vec<Phdr> = hdr
             .program_headers(e, data)
             .map_err(|err| Error::at(32, ErrorKind::BadElf(format!("program headers: {err}"))))?
             .iter()
@@ -139,6 +153,14 @@ impl Elf {
                 align: p.p_align(e),
             })
             .collect();
+        for (i, p) in phdrs.iter().enumerate() {
+            check_align(p.align).map_err(|m| {
+                Error::at(
+                    hdr.e_phoff.get(e).saturating_add((i * PHENT) as u64),
+                    ErrorKind::BadElf(format!("program header {i}: {m}")),
+                )
+            })?;
+        }
         let table = hdr
             .sections(e, data)
             .map_err(|err| Error::at(40, ErrorKind::BadElf(format!("section headers: {err}"))))?;
@@ -163,6 +185,12 @@ impl Elf {
                 info: s.sh_info(e),
                 addralign: s.sh_addralign(e),
             };
+            check_align(sh.addralign).map_err(|m| {
+                Error::at(
+                    hdr.e_shoff.get(e).saturating_add((i * SHENT) as u64),
+                    ErrorKind::BadElf(format!("section {i} ({}): {m}", sh.name)),
+                )
+            })?;
             if sh.has_file_bytes()
                 && sh
                     .offset

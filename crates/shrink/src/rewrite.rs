@@ -649,7 +649,8 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
         }
     }
     for (i, p) in &loads {
-        if *i != si && p.filesz > 0 && p.offset < old_end && p.offset + p.filesz > fo {
+        if *i != si && p.filesz > 0 && p.offset < old_end && p.offset.saturating_add(p.filesz) > fo
+        {
             return Err(unsupported(
                 p.offset,
                 format!("segment {i} overlaps the segment holding .hip_fatbin"),
@@ -661,7 +662,7 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
             && p.p_type != elf::PT_LOAD
             && p.filesz > 0
             && p.offset < old_end
-            && p.offset + p.filesz > fo
+            && p.offset.saturating_add(p.filesz) > fo
         {
             return Err(unsupported(
                 p.offset,
@@ -672,7 +673,7 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
             ));
         }
     }
-    let seg_end = seg.offset + seg.filesz;
+    let seg_end = seg.offset.saturating_add(seg.filesz);
     let last_in_segment = seg_end == old_end;
     let shift_others = |phdrs: &mut Vec<Phdr>, delta: u64, skip: usize| {
         for (i, p) in phdrs.iter_mut().enumerate() {
@@ -766,8 +767,8 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
     };
     let second = Phdr {
         offset: old_end - delta,
-        vaddr: s.vaddr + head,
-        paddr: s.paddr + head,
+        vaddr: s.vaddr.wrapping_add(head),
+        paddr: s.paddr.wrapping_add(head),
         filesz: s.filesz - head,
         memsz: s.memsz.saturating_sub(head),
         ..s
@@ -778,8 +779,8 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
         for p in phdrs.iter_mut() {
             if p.p_type == elf::PT_PHDR {
                 p.offset = table_at;
-                p.vaddr = s.vaddr + (table_at - s.offset);
-                p.paddr = s.paddr + (table_at - s.offset);
+                p.vaddr = s.vaddr.wrapping_add(table_at - s.offset);
+                p.paddr = s.paddr.wrapping_add(table_at - s.offset);
                 p.filesz = table_len;
                 p.memsz = table_len;
             }
@@ -834,7 +835,7 @@ fn table_has_slack(e: &Elf, data: &[u8]) -> bool {
     let mapped = e.phdrs.iter().any(|p| {
         p.p_type == elf::PT_LOAD
             && p.offset <= e.phoff
-            && e.phoff + table_len <= p.offset + p.filesz
+            && e.phoff.saturating_add(table_len) <= p.offset.saturating_add(p.filesz)
     });
     phend + elf::PHENT as u64 <= next_used
         && mapped
@@ -907,7 +908,10 @@ fn plan_growth(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
     let interp = e.phdrs.iter().any(|p| p.p_type == elf::PT_INTERP);
     let file_end = (data.len() as u64).div_ceil(unit) * unit;
     let mut offset = file_end;
-    let mut vaddr = max_end.div_ceil(unit) * unit;
+    let mut vaddr = max_end
+        .div_ceil(unit)
+        .checked_mul(unit)
+        .ok_or_else(|| unsupported(32, "segments reach the top of the address space"))?;
     if interp && !slack_ok {
         // Older kernels pass AT_PHDR = first segment's load address + e_phoff: the new segment
         // (which will hold the table) must share the first segment's address-offset difference.
@@ -921,10 +925,10 @@ fn plan_growth(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
             ));
         }
         if offset.wrapping_add(d0) < vaddr {
-            offset = vaddr.wrapping_sub(d0).div_ceil(unit) * unit;
+            offset = vaddr.wrapping_sub(d0).div_ceil(unit).saturating_mul(unit);
         }
         vaddr = offset.wrapping_add(d0);
-        if offset - file_end > MAX_RELOCATION_PAD {
+        if offset.saturating_sub(file_end) > MAX_RELOCATION_PAD {
             return Err(unsupported(
                 32,
                 "the grown .hip_fatbin would need more than 64 MiB of padding to keep this \
@@ -961,7 +965,7 @@ fn plan_growth(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
             p.memsz = table_len;
             if !slack_ok {
                 p.offset = table_at;
-                p.vaddr = vaddr + (table_at - offset);
+                p.vaddr = vaddr.wrapping_add(table_at - offset);
                 p.paddr = p.vaddr;
             }
         }

@@ -171,7 +171,7 @@ fn survey_one(data: &[u8], digests: bool) -> Result<(FileKind, Vec<SurveyRegion>
             let hit = w
                 .target
                 .and_then(|t| t.checked_sub(base))
-                .map(|r| r + s.offset)
+                .and_then(|r| r.checked_add(s.offset))
                 .and_then(|off| bundles.iter().position(|b| b.offset == off));
             match hit {
                 Some(k) => pointed[k] = true,

@@ -154,6 +154,10 @@ struct Objects {
     _dir: tempfile::TempDir,
     plain: Vec<u8>,
     compressed: Vec<u8>,
+    /// A shared library linked by lld from both objects.
+    shared: Vec<u8>,
+    /// An archive of both objects (llvm-ar, with a symbol index).
+    archive: Vec<u8>,
 }
 
 fn objects() -> &'static Objects {
@@ -167,7 +171,13 @@ fn objects() -> &'static Objects {
         );
         let build = |compress: bool, stem: &str| {
             let src_path = dir.path().join(format!("{stem}.hip"));
-            std::fs::write(&src_path, format!("#define __global__ __attribute__((global))\n{src}")).unwrap();
+            // Distinct kernel names per object, so both link into one library.
+            let named = src.replace("void k", &format!("void {stem}_k"));
+            std::fs::write(
+                &src_path,
+                format!("#define __global__ __attribute__((global))\n{named}"),
+            )
+            .unwrap();
             let out = dir.path().join(format!("{stem}.o"));
             let mut cmd = Command::new(llvm_tool("clang++"));
             cmd.args(["-x", "hip", "-nogpulib", "-nogpuinc", "-O1", "-fPIC", "-c"])
@@ -182,9 +192,29 @@ fn objects() -> &'static Objects {
             run_ok(&mut cmd);
             std::fs::read(out).unwrap()
         };
+        let plain = build(false, "plain");
+        let compressed = build(true, "packed");
+        let lib = dir.path().join("lib.so");
+        run_ok(
+            Command::new(llvm_tool("clang++"))
+                .args(["-shared", "-fuse-ld=lld", "-o"])
+                .arg(&lib)
+                .arg(dir.path().join("plain.o"))
+                .arg(dir.path().join("packed.o")),
+        );
+        let ar = dir.path().join("libboth.a");
+        run_ok(
+            Command::new(llvm_tool("llvm-ar"))
+                .arg("rcs")
+                .arg(&ar)
+                .arg(dir.path().join("plain.o"))
+                .arg(dir.path().join("packed.o")),
+        );
         Objects {
-            plain: build(false, "plain"),
-            compressed: build(true, "packed"),
+            plain,
+            compressed,
+            shared: std::fs::read(lib).unwrap(),
+            archive: std::fs::read(ar).unwrap(),
             _dir: dir,
         }
     })
@@ -209,6 +239,57 @@ proptest! {
         prop_assert!(r.stderr.is_empty(), "{}", String::from_utf8_lossy(&r.stderr));
         if !compressed && keep.len() < POOL.len() - 1 {
             prop_assert!(out.bytes.len() < input.len());
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// Damaged headers, tables and bundles give errors, never panics; whatever is rewritten
+    /// still verifies or is reported as failing verification.
+    #[test]
+    fn damaged_files_are_errors_not_panics(
+        which in 0usize..4,
+        flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 1..6),
+        cut in proptest::option::of(any::<prop::sample::Index>()),
+    ) {
+        let o = objects();
+        let mut data = match which {
+            0 => o.plain.clone(),
+            1 => o.compressed.clone(),
+            2 => o.shared.clone(),
+            _ => o.archive.clone(),
+        };
+        for (at, v, place) in flips {
+            // Most damage goes where it matters: the ELF and program headers at the start,
+            // the section header table at the end.
+            let len = data.len();
+            let i = match place {
+                0 => at.index(len.min(1024)),
+                1 => len - 1 - at.index(len.min(2048)),
+                _ => at.index(len),
+            };
+            data[i] ^= v | 1;
+        }
+        if let Some(c) = cut {
+            let n = c.index(data.len());
+            data.truncate(n);
+        }
+        let t = Transform {
+            selection: selection(&[0, 2]),
+            conversion: Conversion::Keep,
+        };
+        let _ = survey(&data);
+        if let Ok(out) = rewrite(&data, &t) {
+            let _ = verify(&data, &out);
+        }
+        let t = Transform {
+            selection: Selection::All,
+            conversion: Conversion::Uncompressed,
+        };
+        if let Ok(out) = rewrite(&data, &t) {
+            let _ = verify(&data, &out);
         }
     }
 }
