@@ -41,6 +41,8 @@ pub struct Candidate {
 pub struct Scanned<T> {
     /// The path.
     pub path: PathBuf,
+    /// Named on the command line rather than found in a directory.
+    pub explicit: bool,
     /// What `f` returned, or why the file could not be read.
     pub result: Result<T>,
 }
@@ -145,6 +147,7 @@ where
                 let result = Input::open(&c.path).and_then(|input| f(&c.path, &input));
                 Some(Scanned {
                     path: c.path.clone(),
+                    explicit: c.explicit,
                     result,
                 })
             } else {

@@ -141,6 +141,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let path = s.path.display().to_string();
         match s.result {
             Ok((bundles, problems, kpack)) => {
+                if !s.explicit && bundles.is_empty() && problems.is_empty() && kpack.is_empty() {
+                    continue; // Found in a directory and holds no device code.
+                }
                 let damaged = problems.iter().any(|p| p.severity == Severity::Error);
                 if bundles.iter().any(|b| b.unreadable) || damaged {
                     code = 2;
