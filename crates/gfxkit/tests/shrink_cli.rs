@@ -352,3 +352,19 @@ fn recompress_compresses_like_clang_offload_compress() {
         gfxkit_shrink::bundle::decompress(&clangs).unwrap()
     );
 }
+
+#[test]
+fn in_place_through_a_symlink_replaces_the_target() {
+    let (d, p) = scratch("b.hipfb", &bundles().plain);
+    let link = d.path().join("link.hipfb");
+    std::os::unix::fs::symlink(&p, &link).unwrap();
+    let before = std::fs::metadata(&p).unwrap().len();
+    let o = gfxkit(&["prune", "--keep", "gfx906", "--in-place", s(&link)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::metadata(&p).unwrap().len() < before);
+    assert!(leftovers(d.path()).is_empty());
+}

@@ -184,7 +184,8 @@ pub fn execute(io: &IoArgs, t: &Transform) -> Result<ExitCode> {
     let target = if io.dry_run {
         None
     } else if io.in_place {
-        Some(io.input.clone())
+        // Through a symbolic link, replace the file it names, not the link.
+        Some(std::fs::canonicalize(&io.input).unwrap_or_else(|_| io.input.clone()))
     } else {
         io.output.clone()
     };
