@@ -460,3 +460,87 @@ fn r600_pal_and_mesa_objects() {
     }
     assert_eq!(cases.len(), 20);
 }
+
+/// llvm-readelf (LLVM 19) reads V2 and V3 `e_flags` too: objects whose ABI version and flags are
+/// rewritten to every amdgcn processor x xnack/sramecc bit x V2/V3 decode as llvm-readelf says
+/// (processor name, and `xnack` / `sramecc` exactly when gfxkit reads the feature as on).
+#[test]
+fn v2_v3_decode_agrees_with_llvm_readelf() {
+    let dir = tempfile::tempdir().unwrap();
+    let ir = dir.path().join("empty.ll");
+    std::fs::write(&ir, "define amdgpu_kernel void @k() {\n  ret void\n}\n").unwrap();
+    let base = dir.path().join("base.o");
+    run_ok(
+        Command::new(llvm_tool("llc"))
+            .args([
+                "-filetype=obj",
+                "-mtriple=amdgcn-amd-amdhsa",
+                "-mcpu=gfx906",
+            ])
+            .arg("--amdhsa-code-object-version=4")
+            .arg(&ir)
+            .arg("-o")
+            .arg(&base),
+    );
+    let base = std::fs::read(&base).unwrap();
+    let mut files = Vec::new();
+    for p in Processor::all()
+        .iter()
+        .filter(|p| p.arch == gfxkit_spec::Arch::Amdgcn && !p.is_generic() && p.in_llvm19)
+    {
+        for (abi, cov) in [(0u8, CodeObjectVersion::V2), (1, CodeObjectVersion::V3)] {
+            for bits in [0u32, 0x100, 0x200, 0x300] {
+                let raw = u32::from(p.mach) | bits;
+                let mut bytes = base.clone();
+                bytes[8] = abi;
+                bytes[48..52].copy_from_slice(&raw.to_le_bytes());
+                let path = dir.path().join(format!("{}-{abi}-{bits:x}.o", p.name));
+                std::fs::write(&path, &bytes).unwrap();
+                files.push((path, cov, raw, p.name));
+            }
+        }
+    }
+    let mut checked = 0;
+    for chunk in files.chunks(100) {
+        let out = run_ok(
+            Command::new(llvm_tool("llvm-readelf"))
+                .arg("-h")
+                .args(chunk.iter().map(|f| &f.0)),
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        let flag_lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.trim_start().starts_with("Flags:"))
+            .collect();
+        assert_eq!(flag_lines.len(), chunk.len());
+        for ((path, cov, raw, name), line) in chunk.iter().zip(flag_lines) {
+            let tokens: Vec<&str> = line
+                .split(':')
+                .nth(1)
+                .unwrap()
+                .split(',')
+                .map(str::trim)
+                .collect();
+            let bytes = std::fs::read(path).unwrap();
+            let co = CodeObject::parse(&bytes).unwrap();
+            assert_eq!(co.code_object_version(), Some(*cov));
+            assert_eq!(co.e_flags(), *raw);
+            assert_eq!(tokens[1], *name, "{line}");
+            assert_eq!(co.processor().map(|p| p.name), Some(*name));
+            let on = |f| co.flags().feature(f) == gfxkit_code_object::FeatureFlag::On;
+            assert_eq!(
+                tokens.contains(&"xnack"),
+                on(Feature::Xnack),
+                "{name} {cov}: {line}"
+            );
+            assert_eq!(
+                tokens.contains(&"sramecc"),
+                on(Feature::Sramecc),
+                "{name} {cov}: {line}"
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, files.len());
+    assert!(checked >= 300, "{checked}");
+}
