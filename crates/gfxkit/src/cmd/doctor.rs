@@ -25,11 +25,17 @@ use std::process::ExitCode;
 /// under some common setting, and the report names the setting it needs. Files without device
 /// code are not listed, nor are relocatable objects and archives (build inputs, never loaded).
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Examples:\n  gfxkit doctor /opt/rocm/lib\n  \
+#[command(
+    after_help = "With --device auto the GPUs come from the KFD topology (gfx_target_version, and the \
+SRAM ECC capability bit), honouring HSA_OVERRIDE_GFX_VERSION and HSA_XNACK (1 on, 0 off, unset unknown). \
+Where a device's xnack or sramecc setting is unknown, a library runs if all its bundles fit under one \
+setting, and the report names that setting. Relocatable objects and archives are not checked; device \
+code moved to kpack archives (HIPK) is named, not examined.\n\nExamples:\n  gfxkit doctor /opt/rocm/lib\n  \
 gfxkit doctor --device gfx90a:sramecc+:xnack- --json ./build\n  \
 HSA_OVERRIDE_GFX_VERSION=10.3.0 gfxkit doctor /usr/lib/x86_64-linux-gnu\n\n\
 Exit codes: 0 every library can run on every device; 1 some library cannot run on some device; \
-2 an error (no GPU found, unreadable input).")]
+2 an error (no GPU found, unreadable input)."
+)]
 pub struct Args {
     /// Device target ID (`gfx90a:sramecc+:xnack-`), or `auto` to read the machine's GPUs.
     /// Repeat for several devices.

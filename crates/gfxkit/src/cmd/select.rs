@@ -21,7 +21,11 @@ use std::process::ExitCode;
 /// need. Directories are searched recursively.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Examples:\n  gfxkit select --device gfx90a:sramecc+:xnack- /opt/rocm/lib/librocsparse.so\n  \
+    after_help = "The HIP runtime's order: the first compatible native entry in header order, then the \
+family's generic target (gfx9-generic, gfx10-3-generic, ...), then SPIR-V (amdgcnspirv). A feature left \
+out of the device ID (gfx90a rather than gfx90a:sramecc+:xnack-) is unknown: entries that set it still fit, \
+and the report says which setting they need. An uncompressed bundle whose header exceeds the 4096 bytes \
+the runtime reads cannot be loaded.\n\nExamples:\n  gfxkit select --device gfx90a:sramecc+:xnack- /opt/rocm/lib/librocsparse.so\n  \
 gfxkit select --device gfx1100 --json build/\n\n\
 Exit codes: 0 every bundle has a selection; 1 some bundle has none; 2 an error (unreadable file or bundle, damaged file: the problems are listed)."
 )]
