@@ -11,8 +11,9 @@ use object::read::elf::{FileHeader, ProgramHeader, SectionHeader};
 use object::LittleEndian;
 use std::fmt;
 
-/// Size of `e_ident` plus the fields up to `e_flags` in a 32-bit header (the smallest one).
+/// Size of the ELF header of a 32-bit (r600) object.
 const EHDR32_SIZE: u64 = 52;
+/// Size of the ELF header of a 64-bit (amdgcn) object.
 const EHDR64_SIZE: u64 = 64;
 
 /// The ELF header of an AMDGPU code object, read without its notes: cheap (the first 64 bytes),
@@ -158,19 +159,19 @@ impl<'data> CodeObject<'data> {
     /// Parses an AMDGPU code object: 64-bit little-endian ELF for amdgcn, 32-bit for r600.
     pub fn parse(data: &'data [u8]) -> Result<CodeObject<'data>, Error> {
         let header = Header::parse(data)?;
-        let (desc, offset) = match elf_class(data)? {
+        let note = match elf_class(data)? {
             ELFCLASS64 => find_metadata_note(data, header64(data)?)?,
             _ => find_metadata_note(data, header32(data)?)?,
         };
-        let metadata = match (desc, offset) {
-            (Some(desc), Some(off)) => Some(Metadata::parse(desc, off)?),
-            _ => None,
+        let metadata = match note {
+            Some((desc, offset)) => Some(Metadata::parse(desc, offset)?),
+            None => None,
         };
         Ok(CodeObject {
             data,
             header,
             metadata,
-            metadata_offset: offset,
+            metadata_offset: note.map(|(_, offset)| offset),
         })
     }
 
@@ -352,23 +353,20 @@ fn bad_elf(detail: String, offset: u64) -> Error {
 
 /// The `NT_AMDGPU_METADATA` note's descriptor and its offset: from `SHT_NOTE` sections, or from
 /// `PT_NOTE` segments when the object has no section headers.
-#[allow(clippy::type_complexity)]
 fn find_metadata_note<'data, H: FileHeader<Endian = LittleEndian>>(
     data: &'data [u8],
     header: &'data H,
-) -> Result<(Option<&'data [u8]>, Option<u64>), Error> {
+) -> Result<Option<(&'data [u8], u64)>, Error> {
     let e = LittleEndian;
     let shoff: u64 = header.e_shoff(e).into();
     let sections = header
         .section_headers(e, data)
         .map_err(|err| bad_elf(format!("section header table: {err}"), shoff))?;
-    let mut regions: Vec<(
-        u64,
-        Option<Result<object::read::elf::NoteIterator<'data, H>, object::Error>>,
-    )> = Vec::new();
     for sh in sections {
-        let off: u64 = sh.sh_offset(e).into();
-        regions.push((off, sh.notes(e, data).transpose()));
+        let found = scan_notes(data, sh.sh_offset(e).into(), sh.notes(e, data))?;
+        if found.is_some() {
+            return Ok(found);
+        }
     }
     if sections.is_empty() {
         let phoff: u64 = header.e_phoff(e).into();
@@ -376,27 +374,39 @@ fn find_metadata_note<'data, H: FileHeader<Endian = LittleEndian>>(
             .program_headers(e, data)
             .map_err(|err| bad_elf(format!("program header table: {err}"), phoff))?;
         for ph in segments {
-            let off: u64 = ph.p_offset(e).into();
-            regions.push((off, ph.notes(e, data).transpose()));
-        }
-    }
-    for (region_offset, notes) in regions {
-        let Some(notes) = notes else { continue };
-        let mut notes =
-            notes.map_err(|err| bad_elf(format!("note section: {err}"), region_offset))?;
-        loop {
-            let note = match notes.next() {
-                Ok(Some(n)) => n,
-                Ok(None) => break,
-                Err(err) => return Err(bad_elf(format!("note: {err}"), region_offset)),
-            };
-            if note.n_type(e) == NT_AMDGPU_METADATA && note.name() == NOTE_OWNER_AMDGPU.as_bytes() {
-                let desc = note.desc();
-                // The descriptor is a sub-slice of `data`: its offset is the pointer difference.
-                let offset = (desc.as_ptr() as usize).wrapping_sub(data.as_ptr() as usize) as u64;
-                return Ok((Some(desc), Some(offset)));
+            let found = scan_notes(data, ph.p_offset(e).into(), ph.notes(e, data))?;
+            if found.is_some() {
+                return Ok(found);
             }
         }
     }
-    Ok((None, None))
+    Ok(None)
+}
+
+/// Looks for the metadata note in one note section or segment (`notes` is `None` for regions
+/// that hold no notes) starting at `region_offset`.
+fn scan_notes<'data, H: FileHeader<Endian = LittleEndian>>(
+    data: &'data [u8],
+    region_offset: u64,
+    notes: object::read::Result<Option<object::read::elf::NoteIterator<'data, H>>>,
+) -> Result<Option<(&'data [u8], u64)>, Error> {
+    let Some(mut notes) =
+        notes.map_err(|err| bad_elf(format!("note section: {err}"), region_offset))?
+    else {
+        return Ok(None);
+    };
+    while let Some(note) = notes
+        .next()
+        .map_err(|err| bad_elf(format!("note: {err}"), region_offset))?
+    {
+        if note.n_type(LittleEndian) == NT_AMDGPU_METADATA
+            && note.name() == NOTE_OWNER_AMDGPU.as_bytes()
+        {
+            let desc = note.desc();
+            // The descriptor is a sub-slice of `data`: its offset is the pointer difference.
+            let offset = (desc.as_ptr() as usize).wrapping_sub(data.as_ptr() as usize) as u64;
+            return Ok(Some((desc, offset)));
+        }
+    }
+    Ok(None)
 }
