@@ -694,3 +694,98 @@ fn bit_flips_in_archives_and_offloading_sections_never_panic() {
         }
     }
 }
+
+#[test]
+fn rocm7_style_section_of_ccob_v3_bundles_back_to_back() {
+    use gfxkit_bundle::codec::Method;
+    use gfxkit_bundle::compressed::{compress, CompressOptions};
+    // Three of the fixture's bundles, uncompressed, then recompressed as v3 (zstd and zlib)
+    // and v2, laid out at 4096-byte offsets like a ROCm 7 `.hip_fatbin`.
+    let data = read(&fixture().shared);
+    let found = discover(&data);
+    let plain: Vec<Vec<u8>> = found
+        .bundles
+        .iter()
+        .map(|b| {
+            AnyBundle::parse(b.bytes, &DecompressOptions::default())
+                .unwrap()
+                .uncompressed()
+                .to_vec()
+        })
+        .collect();
+    let opts = |method, version| CompressOptions {
+        method,
+        level: None,
+        version,
+        threads: 0,
+    };
+    let parts = [
+        compress(&plain[0], &opts(Method::Zstd, 3)).unwrap(),
+        compress(&plain[1], &opts(Method::Zlib, 3)).unwrap(),
+        plain[2].clone(),
+        compress(&plain[2], &opts(Method::Zstd, 2)).unwrap(),
+    ];
+    let mut section = Vec::new();
+    let mut offsets = Vec::new();
+    for p in &parts {
+        section.resize(section.len().div_ceil(4096) * 4096, 0);
+        offsets.push(section.len() as u64);
+        section.extend_from_slice(p);
+    }
+    let got = discover(&section);
+    assert!(got.problems.is_empty(), "{:?}", got.problems);
+    let seen: Vec<(u64, BundleFormat)> = got
+        .bundles
+        .iter()
+        .map(|b| (b.location.offset, b.format))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (
+                offsets[0],
+                BundleFormat::Compressed {
+                    version: 3,
+                    method: CompressionMethod::ZSTD
+                }
+            ),
+            (
+                offsets[1],
+                BundleFormat::Compressed {
+                    version: 3,
+                    method: CompressionMethod::ZLIB
+                }
+            ),
+            (offsets[2], BundleFormat::Uncompressed),
+            (
+                offsets[3],
+                BundleFormat::Compressed {
+                    version: 2,
+                    method: CompressionMethod::ZSTD
+                }
+            ),
+        ]
+    );
+    for (b, p) in got.bundles.iter().zip(&parts) {
+        assert_eq!(b.bytes, &p[..]);
+    }
+    // Header-only entry lists equal the full decompression's.
+    for (b, full) in got
+        .bundles
+        .iter()
+        .zip([&plain[0], &plain[1], &plain[2], &plain[2]])
+    {
+        let ours: Vec<String> = gfxkit_host::entries::header_entries(b.format, b.bytes)
+            .unwrap()
+            .into_iter()
+            .map(|h| h.header.id)
+            .collect();
+        let theirs: Vec<String> = gfxkit_bundle::Bundle::parse(full)
+            .unwrap()
+            .entries()
+            .iter()
+            .map(|e| e.id.to_owned())
+            .collect();
+        assert_eq!(ours, theirs);
+    }
+}
