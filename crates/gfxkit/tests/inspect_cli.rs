@@ -317,6 +317,14 @@ fn bad_inputs_are_errors_naming_the_file() {
         &dir.path().join("bad_metadata.co").display().to_string(),
     ]);
     assert!(err.contains("(at offset 0x54)"), "{err}");
+    let bundle = write(
+        dir.path(),
+        "b.hipfb",
+        b"__CLANG_OFFLOAD_BUNDLE__\x01\0\0\0\0\0\0\0",
+    );
+    let (code, _, err) = gfxkit(&["inspect", &bundle]);
+    assert_eq!(code, 2);
+    assert!(err.contains("it is an offload bundle"), "{err}");
     let (code, _, err) = gfxkit(&["inspect", dir.path().to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(err.contains("is a directory"), "{err}");

@@ -71,8 +71,17 @@ fn elf_type_name(t: u16) -> &'static str {
 /// Runs `gfxkit inspect`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let input = Input::open(&args.file)?;
-    let co = CodeObject::parse(&input)
-        .with_context(|| format!("{}: not a readable AMDGPU code object", args.file.display()))?;
+    let co = CodeObject::parse(&input).with_context(|| {
+        let hint = if input.starts_with(b"__CLANG_OFFLOAD_BUNDLE__") || input.starts_with(b"CCOB") {
+            " (it is an offload bundle: see `gfxkit list` and `gfxkit extract`)"
+        } else {
+            ""
+        };
+        format!(
+            "{}: not a readable AMDGPU code object{hint}",
+            args.file.display()
+        )
+    })?;
     let target_id = co.target_id();
     let issues: Vec<String> = co.issues().iter().map(ToString::to_string).collect();
     let flags = co.flags();
