@@ -544,3 +544,58 @@ fn v2_v3_decode_agrees_with_llvm_readelf() {
     assert_eq!(checked, files.len());
     assert!(checked >= 300, "{checked}");
 }
+
+/// Linked code objects (what the HIP runtime loads): `ld.lld -shared` output, and the same with
+/// its section headers stripped, so the metadata note is found through the `PT_NOTE` segment.
+#[test]
+fn linked_and_stripped_objects() {
+    let dir = tempfile::tempdir().unwrap();
+    let ir = dir.path().join("two_kernels.ll");
+    std::fs::write(&ir, IR).unwrap();
+    for (cpu, attrs, cov, want) in [
+        ("gfx90a", "+xnack", 5, "gfx90a:xnack+"),
+        ("gfx1100", "", 6, "gfx1100"),
+        ("gfx9-generic", "-xnack", 6, "gfx9-generic:xnack-"),
+    ] {
+        let obj = dir.path().join(format!("{cpu}.o"));
+        let so = dir.path().join(format!("{cpu}.so"));
+        let stripped = dir.path().join(format!("{cpu}.stripped.so"));
+        let mut cmd = Command::new(llvm_tool("llc"));
+        cmd.args(["-filetype=obj", "-mtriple=amdgcn-amd-amdhsa"])
+            .arg(format!("-mcpu={cpu}"))
+            .arg(format!("--amdhsa-code-object-version={cov}"));
+        if !attrs.is_empty() {
+            cmd.arg(format!("-mattr={attrs}"));
+        }
+        run_ok(cmd.arg(&ir).arg("-o").arg(&obj));
+        run_ok(
+            Command::new(llvm_tool("ld.lld"))
+                .arg("-shared")
+                .arg(&obj)
+                .arg("-o")
+                .arg(&so),
+        );
+        run_ok(
+            Command::new(llvm_tool("llvm-objcopy"))
+                .arg("--strip-sections")
+                .arg(&so)
+                .arg(&stripped),
+        );
+        let relocatable = std::fs::read(&obj).unwrap();
+        let reloc = CodeObject::parse(&relocatable).unwrap();
+        for path in [&so, &stripped] {
+            let bytes = std::fs::read(path).unwrap();
+            let co = CodeObject::parse(&bytes).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+            assert_eq!(co.elf_type(), 3, "{path:?}");
+            assert_eq!(co.target_id().unwrap().to_string(), want, "{path:?}");
+            assert_eq!(co.e_flags(), reloc.e_flags(), "{path:?}");
+            assert!(co.issues().is_empty(), "{path:?}: {:?}", co.issues());
+            // The linker keeps the metadata note as is.
+            assert_eq!(co.kernels(), reloc.kernels(), "{path:?}");
+            assert_eq!(co.kernels().len(), 2);
+        }
+        // Stripping really removed the section headers.
+        let stripped = std::fs::read(&stripped).unwrap();
+        assert_eq!(u16::from_le_bytes([stripped[60], stripped[61]]), 0);
+    }
+}
