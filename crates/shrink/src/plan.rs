@@ -122,7 +122,8 @@ pub(crate) fn transform_bundle<'a>(found: &Found<'a>, t: &Transform) -> Result<N
             kept.push(EntryRecord::of(e));
             keep_entries.push((e.id, e.data));
         } else {
-            dropped.push(EntryRecord::of(e));
+            // Dropped payloads are never compared: no digest.
+            dropped.push(EntryRecord::of_with(e, false));
         }
     }
     let target = match t.conversion {
