@@ -29,7 +29,7 @@
 //!   host-only inputs).
 //! - [`text`]: text bundles (`-type=i ii cui hipi d ll s`).
 //! - [`object`]: object bundles (`-type=o`): read `__CLANG_OFFLOAD_BUNDLE__*` sections, write
-//!   them into a host relocatable ELF without llvm-objcopy, strip them for the host entry.
+//!   them into a host ELF object without llvm-objcopy, strip them for the host entry.
 //! - [`archive`]: archives (`-type=a`): unbundle each member into one archive per target;
 //!   a GNU `ar` writer byte-identical to clang 19's output.
 //! - [`limits`]: bounds applied to untrusted counts and sizes.

@@ -13,6 +13,9 @@ use object::{Object, ObjectSection};
 pub const SECTION_PREFIX: &str = "__CLANG_OFFLOAD_BUNDLE__";
 
 const SHF_EXCLUDE: u64 = 0x8000_0000;
+const ET_REL: u16 = 1;
+const ET_EXEC: u16 = 2;
+const ET_DYN: u16 = 3;
 const SHT_PROGBITS: u32 = 1;
 const SHT_SYMTAB: u32 = 2;
 const SHT_RELA: u32 = 4;
@@ -27,14 +30,14 @@ fn obj_err(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::Object(msg.into()))
 }
 
-/// Whether `data` is an object file gfxkit reads as an object bundle (a relocatable ELF file;
-/// anything else is read in the binary bundle format, as clang does with inputs that are not
-/// object files).
+/// Whether `data` is an object file gfxkit reads as an object bundle: an ELF file (relocatable,
+/// executable or shared object) with a section header table. Anything else is read in the
+/// binary bundle format, as clang does with inputs that are not object files.
 pub fn is_object(data: &[u8]) -> bool {
     matches!(
         object::FileKind::parse(data),
         Ok(object::FileKind::Elf32 | object::FileKind::Elf64)
-    ) && Elf::parse(data).is_ok_and(|e| e.e_type == 1)
+    ) && Elf::parse(data).is_ok_and(|e| matches!(e.e_type, ET_REL | ET_EXEC | ET_DYN))
 }
 
 /// One entry found in an object file.
@@ -282,14 +285,18 @@ fn align_vec(out: &mut Vec<u8>, align: usize) {
     }
 }
 
-/// Writes an object bundle: the host relocatable ELF `host` with one section per entry added
-/// (`entries` in order). The entry at `host_index` is the host's own: its section gets the
+/// Writes an object bundle: the host ELF file `host` (relocatable object, executable or shared
+/// object; sections that are not loaded leave its program headers alone) with one section per
+/// entry added (`entries` in order). The entry at `host_index` is the host's own: its section gets the
 /// one-byte placeholder, as clang writes it (an index past the end means no host entry).
 /// Sections are `SHT_PROGBITS`, flags `SHF_EXCLUDE`, alignment 1.
 pub fn write_object(host: &[u8], entries: &[(&str, &[u8])], host_index: usize) -> Result<Vec<u8>> {
     let elf = Elf::parse(host)?;
-    if elf.e_type != 1 {
-        return Err(obj_err("host input is not a relocatable object (ET_REL)"));
+    if !matches!(elf.e_type, ET_REL | ET_EXEC | ET_DYN) {
+        return Err(obj_err(format!(
+            "host input is not an object file (ELF type {})",
+            elf.e_type
+        )));
     }
     let mut headers = elf.headers(host)?;
     let strndx = elf.shstrndx as usize;

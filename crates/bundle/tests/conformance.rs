@@ -629,3 +629,67 @@ fn hip_openmp_compatibility_matches_clang() {
         }
     }
 }
+
+#[test]
+fn object_bundle_on_a_shared_object_host_matches_clang() {
+    let f = fixture();
+    let d = f.dir.path();
+    let src = write(d, "so.c", b"int api(int x) { return x * 3; }\n");
+    let so = d.join("libhost.so");
+    run_ok(
+        Command::new(llvm_tool("clang"))
+            .args(["-shared", "-fPIC", "-fuse-ld=lld", "-O1"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&so),
+    );
+    let b = Bundle::parse(&f.plain).unwrap();
+    let dev = b.entry("hipv4-amdgcn-amd-amdhsa--gfx1030").unwrap();
+    let dev_path = write(d, "so-dev", dev.payload);
+    let targets = [
+        "host-x86_64-unknown-linux-gnu".to_owned(),
+        dev.id.to_owned(),
+    ];
+    let theirs_path = d.join("fat-clang.so");
+    clang_bundle(&targets, &[so.clone(), dev_path], &[], &theirs_path, &[]);
+    let host = std::fs::read(&so).unwrap();
+    let ours = object::write_object(
+        &host,
+        &[
+            ("host-x86_64-unknown-linux-gnu-", &host),
+            (dev.id, dev.payload),
+        ],
+        0,
+    )
+    .unwrap();
+    let ours_path = write(d, "fat-ours.so", &ours);
+    let bundle_sections = |p: &Path| -> Vec<String> {
+        readobj_sections(p)
+            .split("Section {")
+            .filter(|s| s.contains("__CLANG_OFFLOAD_BUNDLE__"))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(bundle_sections(&ours_path), bundle_sections(&theirs_path));
+    assert!(object::is_object(&ours));
+    assert_eq!(clang_list(&ours_path, "o"), clang_list(&theirs_path, "o"));
+    assert!(clang_unbundle(&ours_path, "o", dev.id, d) == dev.payload);
+    // The library still loads and runs its code: the loaded segments are untouched.
+    let ours_program = run_ok(
+        Command::new(llvm_tool("llvm-readelf"))
+            .arg("-l")
+            .arg(&ours_path),
+    );
+    let host_program = run_ok(Command::new(llvm_tool("llvm-readelf")).arg("-l").arg(&so));
+    let segments = |o: &[u8]| {
+        String::from_utf8_lossy(o)
+            .lines()
+            .filter(|l| l.trim_start().starts_with("LOAD") || l.trim_start().starts_with("DYNAMIC"))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        segments(&ours_program.stdout),
+        segments(&host_program.stdout)
+    );
+}
