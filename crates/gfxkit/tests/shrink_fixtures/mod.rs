@@ -27,8 +27,8 @@ pub struct Fixture {
     pub objs: Vec<PathBuf>,
     /// Shared libraries: (name, path) linked by lld and by GNU ld from a, b, c.
     pub libs: Vec<(String, PathBuf)>,
-    /// Executables: (name, path): PIE by lld, PIE by GNU ld, non-PIE by GNU ld, non-PIE by lld,
-    /// and the GNU ld PIE stripped of its symbols.
+    /// Executables: (name, path): PIE by lld, PIE by GNU ld, non-PIE by GNU ld, PIE by lld with
+    /// RELR relocations, non-PIE by lld, and the GNU ld PIE stripped of its symbols.
     pub exes: Vec<(String, PathBuf)>,
     /// A C program calling the shared library's functions (`fa`, `fb`, `fc`).
     pub lib_main: PathBuf,
@@ -161,6 +161,15 @@ pub fn build() -> Fixture {
         (
             "nopie-bfd".to_owned(),
             link("app-nopie-bfd", &[&mn, &an, &bn, &cn], &["-no-pie"]),
+        ),
+        (
+            // RELR: the wrapper pointers are stored in place, not in RELA addends.
+            "pie-lld-relr".to_owned(),
+            link(
+                "app-pie-lld-relr",
+                &[&m, &a, &b, &c],
+                &["-fuse-ld=lld", "-pie", "-Wl,-z,pack-relative-relocs"],
+            ),
         ),
         (
             "nopie-lld".to_owned(),
