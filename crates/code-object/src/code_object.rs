@@ -1,5 +1,6 @@
 //! Reading an AMDGPU ELF code object: header, `e_flags`, metadata note.
 
+use crate::descriptor::{self, KernelDescriptor};
 use crate::eflags::{EFlags, EFlagsIssue, TargetIdFromFlagsError, TargetMismatch};
 use crate::error::{Error, ErrorKind};
 use crate::metadata::{Kernel, Metadata};
@@ -53,6 +54,26 @@ pub enum Issue {
     },
     /// An HSA code object of a version gfxkit does not know.
     UnknownVersion(CodeObjectVersion),
+    /// The kernel descriptors cannot be read.
+    Descriptors(String),
+    /// A metadata kernel's `.symbol` names no kernel descriptor.
+    MissingDescriptor {
+        /// Kernel name.
+        kernel: String,
+        /// The symbol the metadata names.
+        symbol: String,
+    },
+    /// The metadata and the kernel descriptor disagree.
+    DescriptorMismatch {
+        /// Kernel name.
+        kernel: String,
+        /// Metadata field name.
+        field: &'static str,
+        /// Value in the metadata.
+        metadata: u64,
+        /// Value in the descriptor.
+        descriptor: u64,
+    },
 }
 
 impl fmt::Display for Issue {
@@ -63,6 +84,19 @@ impl fmt::Display for Issue {
                 write!(f, "e_flags say {e_flags} but amdhsa.target says {metadata}")
             }
             Issue::UnknownVersion(v) => write!(f, "unknown code object version {v}"),
+            Issue::Descriptors(e) => write!(f, "kernel descriptors: {e}"),
+            Issue::MissingDescriptor { kernel, symbol } => {
+                write!(f, "kernel {kernel}: no kernel descriptor {symbol}")
+            }
+            Issue::DescriptorMismatch {
+                kernel,
+                field,
+                metadata,
+                descriptor,
+            } => write!(
+                f,
+                "kernel {kernel}: metadata {field} is {metadata}, the kernel descriptor says {descriptor}"
+            ),
         }
     }
 }
@@ -251,6 +285,15 @@ impl<'data> CodeObject<'data> {
         self.metadata.as_ref().map_or(&[], |m| m.kernels())
     }
 
+    /// The kernel descriptors (`<kernel>.kd` symbols), read on demand. Empty for r600 objects
+    /// and for objects without section headers.
+    pub fn kernel_descriptors(&self) -> Result<Vec<KernelDescriptor<'data>>, Error> {
+        if self.header.arch != Arch::Amdgcn {
+            return Ok(Vec::new());
+        }
+        descriptor::find(self.data, header64(self.data)?)
+    }
+
     /// Everything that does not fit the rules: `e_flags` issues, a metadata target that names
     /// another target ID, an unknown code-object version. Empty for objects LLVM writes.
     pub fn issues(&self) -> Vec<Issue> {
@@ -284,7 +327,64 @@ impl<'data> CodeObject<'data> {
                 }),
             }
         }
+        self.descriptor_issues(&mut out);
         out
+    }
+
+    /// Metadata kernels against their kernel descriptors.
+    fn descriptor_issues(&self, out: &mut Vec<Issue>) {
+        if self.kernels().is_empty() {
+            return;
+        }
+        let descriptors = match self.kernel_descriptors() {
+            Ok(d) => d,
+            Err(e) => {
+                out.push(Issue::Descriptors(e.to_string()));
+                return;
+            }
+        };
+        if descriptors.is_empty() {
+            // No symbol table (a stripped object): nothing to compare.
+            return;
+        }
+        for k in self.kernels() {
+            let Some(symbol) = k.symbol else { continue };
+            let Some(d) = descriptors.iter().find(|d| d.symbol == symbol) else {
+                out.push(Issue::MissingDescriptor {
+                    kernel: k.name.to_owned(),
+                    symbol: symbol.to_owned(),
+                });
+                continue;
+            };
+            for (field, meta, desc) in [
+                (
+                    "group_segment_fixed_size",
+                    k.group_segment_fixed_size,
+                    d.group_segment_fixed_size,
+                ),
+                (
+                    "private_segment_fixed_size",
+                    k.private_segment_fixed_size,
+                    d.private_segment_fixed_size,
+                ),
+                (
+                    "kernarg_segment_size",
+                    k.kernarg_segment_size,
+                    d.kernarg_size,
+                ),
+            ] {
+                if let Some(meta) = meta {
+                    if meta != u64::from(desc) {
+                        out.push(Issue::DescriptorMismatch {
+                            kernel: k.name.to_owned(),
+                            field,
+                            metadata: meta,
+                            descriptor: desc.into(),
+                        });
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -8,6 +8,8 @@
 //! - [`eflags`]: [`EFlags`] decodes `e_flags` of every version (V2 to V6; never fails, unknown
 //!   values are kept as [`ElfMach`] and reported) and encodes a [`TargetId`] for a version.
 //! - [`metadata`]: the MessagePack metadata note: [`Metadata`], [`Kernel`].
+//! - [`descriptor`]: kernel descriptors (`<kernel>.kd`): [`KernelDescriptor`], read on demand by
+//!   [`CodeObject::kernel_descriptors`] and compared with the metadata by [`CodeObject::issues`].
 //! - [`error`]: [`Error`]: a typed [`ErrorKind`] plus the byte offset where it was found.
 //!
 //! The constants come from [`gfxkit_spec::elf`]; processors from [`gfxkit_spec::PROCESSORS`].
@@ -38,11 +40,13 @@
 #![forbid(unsafe_code)]
 
 pub mod code_object;
+pub mod descriptor;
 pub mod eflags;
 pub mod error;
 pub mod metadata;
 
 pub use code_object::{CodeObject, Header, Issue};
+pub use descriptor::KernelDescriptor;
 pub use eflags::{
     EFlags, EFlagsIssue, ElfMach, EncodeError, FeatureFlag, TargetIdFromFlagsError, TargetMismatch,
 };

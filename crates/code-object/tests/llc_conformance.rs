@@ -292,6 +292,15 @@ fn llc19_objects_match_readelf_and_their_target_id() {
         // The LDS kernel has a group segment, the other one has none.
         let shared = co.kernels().iter().find(|k| k.name == "shared").unwrap();
         assert_eq!(shared.group_segment_fixed_size, Some(256), "{what}");
+        let kds = co.kernel_descriptors().unwrap();
+        let names: Vec<&str> = kds.iter().map(|d| d.kernel_name()).collect();
+        assert_eq!(names, ["scale", "shared"], "{what}");
+        assert_eq!(kds[1].group_segment_fixed_size, 256, "{what}");
+        assert_eq!(
+            Some(u64::from(kds[0].kernarg_size)),
+            co.kernels()[0].kernarg_segment_size,
+            "{what}"
+        );
     }
     assert_eq!(kernels_checked, cases.len() * 2);
 }
@@ -593,6 +602,22 @@ fn linked_and_stripped_objects() {
             // The linker keeps the metadata note as is.
             assert_eq!(co.kernels(), reloc.kernels(), "{path:?}");
             assert_eq!(co.kernels().len(), 2);
+            let kds = co.kernel_descriptors().unwrap();
+            let want = if path == &stripped { 0 } else { 2 };
+            assert_eq!(kds.len(), want, "{path:?}");
+            for d in &kds {
+                let k = co
+                    .kernels()
+                    .iter()
+                    .find(|k| k.symbol == Some(d.symbol))
+                    .unwrap();
+                assert_eq!(
+                    Some(u64::from(d.group_segment_fixed_size)),
+                    k.group_segment_fixed_size
+                );
+                // Linked: the descriptor points at the kernel's code (before it, in .text).
+                assert_ne!(d.kernel_code_entry_byte_offset, 0, "{path:?}");
+            }
         }
         // Stripping really removed the section headers.
         let stripped = std::fs::read(&stripped).unwrap();

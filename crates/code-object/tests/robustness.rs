@@ -37,6 +37,7 @@ fn sample() -> &'static [u8] {
 fn touch(co: &CodeObject<'_>) {
     let _ = co.target_id();
     let _ = co.issues();
+    let _ = co.kernel_descriptors();
     let _ = co.flags().to_string();
     for k in co.kernels() {
         let _ = (k.name.len(), k.symbol, k.sgpr_count);

@@ -390,6 +390,10 @@ fn llc19_objects_inspect_like_readelf() {
             .collect();
         assert_eq!(names, ["fill", "lds_copy"], "{cpu}");
         assert_eq!(v["kernels"][1]["group_segment_fixed_size"], 128, "{cpu}");
+        let kds = v["kernel_descriptors"].as_array().unwrap();
+        assert_eq!(kds.len(), 2, "{cpu}");
+        assert_eq!(kds[1]["symbol"], "lds_copy.kd", "{cpu}");
+        assert_eq!(kds[1]["group_segment_fixed_size"], 128, "{cpu}");
 
         let (code, text, _) = gfxkit(&["inspect", obj.to_str().unwrap()]);
         assert_eq!(code, 0);

@@ -2,7 +2,7 @@
 
 use crate::input::Input;
 use anyhow::{Context, Result};
-use gfxkit_code_object::{CodeObject, FeatureFlag, Kernel, MetadataJson};
+use gfxkit_code_object::{CodeObject, FeatureFlag, Kernel, KernelDescriptor, MetadataJson};
 use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
@@ -21,7 +21,10 @@ known processor), xnack, sramecc (unsupported/any/off/on), generic_version, meta
 metadata_target, kernels [{name, symbol, kernarg_segment_size, kernarg_segment_align,
 group_segment_fixed_size, private_segment_fixed_size, sgpr_count, vgpr_count, agpr_count,
 sgpr_spill_count, vgpr_spill_count, wavefront_size, max_flat_workgroup_size,
-uses_dynamic_stack}], issues [string], metadata (the whole note, or null).
+uses_dynamic_stack}], kernel_descriptors [{symbol, offset, group_segment_fixed_size,
+private_segment_fixed_size, kernarg_size, kernel_code_entry_byte_offset, compute_pgm_rsrc1,
+compute_pgm_rsrc2, compute_pgm_rsrc3, kernel_code_properties, kernarg_preload}], issues [string],
+metadata (the whole note, or null).
 
 Examples:
   gfxkit inspect kernel-gfx90a.co
@@ -54,6 +57,7 @@ struct InspectJson<'a> {
     metadata_version: Option<[u64; 2]>,
     metadata_target: Option<&'a str>,
     kernels: &'a [Kernel<'a>],
+    kernel_descriptors: Vec<KernelDescriptor<'a>>,
     issues: Vec<String>,
     metadata: Option<MetadataJson<'a, 'a>>,
 }
@@ -104,6 +108,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
             metadata_version: meta.and_then(|m| m.version()),
             metadata_target: meta.and_then(|m| m.target()),
             kernels: co.kernels(),
+            // A damaged symbol table is listed under issues; the descriptors are then left out.
+            kernel_descriptors: co.kernel_descriptors().unwrap_or_default(),
             issues,
             metadata: meta.map(|m| m.to_json()),
         })?;
