@@ -223,6 +223,19 @@ pub(crate) fn transform_region(region: &[u8], align: u64, t: &Transform) -> Resu
         ));
         len = off + n.bytes.len() as u64;
     }
+    // Padding between bundles is bounded by the data itself (or 64 MiB): a damaged file with
+    // many tiny "bundles" cannot make the rewrite allocate without bound.
+    let data: u64 = moves.iter().map(|m| m.3).sum();
+    if len - data > data.max(64 << 20) {
+        return Err(Error::at(
+            0,
+            crate::error::ErrorKind::Unsupported(format!(
+                "{} bundles aligned to {align} bytes would need {} bytes of padding",
+                moves.len(),
+                len - data
+            )),
+        ));
+    }
     let mut bytes = vec![0u8; len as usize];
     let mut outcomes = Vec::with_capacity(news.len());
     for (n, m) in news.into_iter().zip(&moves) {

@@ -283,7 +283,8 @@ fn rewrite_elf(data: &[u8], t: &Transform) -> Result<(Vec<u8>, FileKind, Option<
     let fs = fsec.size;
     let old_end = fo + fs;
     let region_bytes = e.section_data(data, fb);
-    let region = plan::transform_region(region_bytes, fsec.addralign.max(1), t)
+    // Bundles keep the section's alignment (at most 64 KiB; 4096 in files from the HIP driver).
+    let region = plan::transform_region(region_bytes, fsec.addralign.clamp(1, 1 << 16), t)
         .map_err(|err| err.shifted(fo))?;
     let ns = region.bytes.len() as u64;
     let relocatable = e.e_type == elf::ET_REL;
@@ -299,7 +300,7 @@ fn rewrite_elf(data: &[u8], t: &Transform) -> Result<(Vec<u8>, FileKind, Option<
     let remap = |addr: u64, at: u64, what: &str| -> Result<u64> {
         let rel = addr.checked_sub(base).filter(|r| *r <= fs);
         match rel.and_then(|r| region.map(r, fs)) {
-            Some(n) => Ok(new_base + n),
+            Some(n) => Ok(new_base.wrapping_add(n)),
             None => Err(unsupported(
                 at,
                 format!(
@@ -313,9 +314,9 @@ fn rewrite_elf(data: &[u8], t: &Transform) -> Result<(Vec<u8>, FileKind, Option<
     let in_fatbin = |addr: u64| {
         addr >= base
             && (if relocatable {
-                addr <= base + fs
+                addr <= base.saturating_add(fs)
             } else {
-                addr < base + fs
+                addr < base.saturating_add(fs)
             })
     };
 
