@@ -10,6 +10,7 @@ use gfxkit_target_id::TargetId;
 use object::elf::{FileHeader32, FileHeader64, ELFCLASS32, ELFCLASS64, ELFDATA2LSB};
 use object::read::elf::{FileHeader, ProgramHeader, SectionHeader};
 use object::LittleEndian;
+use std::collections::HashMap;
 use std::fmt;
 
 /// Size of the ELF header of a 32-bit (r600) object.
@@ -347,9 +348,11 @@ impl<'data> CodeObject<'data> {
             // No symbol table (a stripped object): nothing to compare.
             return;
         }
+        let by_symbol: HashMap<&str, &KernelDescriptor<'_>> =
+            descriptors.iter().map(|d| (d.symbol, d)).collect();
         for k in self.kernels() {
             let Some(symbol) = k.symbol else { continue };
-            let Some(d) = descriptors.iter().find(|d| d.symbol == symbol) else {
+            let Some(d) = by_symbol.get(symbol) else {
                 out.push(Issue::MissingDescriptor {
                     kernel: k.name.to_owned(),
                     symbol: symbol.to_owned(),
