@@ -172,6 +172,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         };
         let contents = bundles::uncompressed(b, hash).with_context(ctx)?;
         let bundle = Bundle::parse(&contents).with_context(ctx)?;
+        let mut jobs = Vec::with_capacity(picks.len());
         for (i, id, _, size) in picks {
             let e = bundle
                 .entries()
@@ -181,14 +182,26 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let path = args
                 .out_dir
                 .join(format!("{stem}.{}.{}.co", b.index, sanitize(id)));
-            crate::bundles::write_file(&path, e.payload)?;
-            bar.inc(1);
+            jobs.push((path, e.payload, *i, id, *size));
+        }
+        // Distinct files: written in parallel, each atomically; errors in entry order.
+        use rayon::prelude::*;
+        let results: Vec<Result<()>> = jobs
+            .par_iter()
+            .map(|(path, payload, ..)| {
+                let r = crate::bundles::write_file(path, payload);
+                bar.inc(1);
+                r
+            })
+            .collect();
+        for ((path, _, i, id, size), r) in jobs.into_iter().zip(results) {
+            r?;
             written.push(Written {
                 path: path.display().to_string(),
                 bundle: b.index,
-                entry: *i,
+                entry: i,
                 id: id.clone(),
-                size: *size,
+                size,
             });
         }
     }

@@ -618,29 +618,45 @@ fn unbundle(job: &Job) -> Res<()> {
     check_outputs_writable(&job.outputs)?;
     if served.iter().all(Option::is_none) {
         // No bundle at all: the input is the host file.
-        for (t, out) in job.outputs.iter().enumerate() {
-            if job.ids[t].is_host() {
-                write_output(out, &contents)?;
-            } else {
-                write_output(out, &[])?;
-            }
-        }
-        return Ok(());
+        let writes = job
+            .outputs
+            .iter()
+            .enumerate()
+            .map(|(t, out)| {
+                let bytes: &[u8] = if job.ids[t].is_host() { &contents } else { &[] };
+                (out.as_str(), std::borrow::Cow::Borrowed(bytes))
+            })
+            .collect();
+        return write_outputs(writes);
     }
     if !(found_host || job.host_index.is_none() || job.allow_missing) {
         return Err("Can't find bundle for the host target".into());
     }
+    let mut writes = Vec::with_capacity(job.outputs.len());
     for (t, out) in job.outputs.iter().enumerate() {
-        match served[t] {
-            Some(ei) => {
-                let bytes = bundles::entry_payload(&contents, &entries[ei])
-                    .map_err(|e| Fail(format!("{input}: {e:#}")))?;
-                write_output(out, &bytes)?;
-            }
-            None => write_output(out, &[])?,
-        }
+        let bytes = match served[t] {
+            Some(ei) => bundles::entry_payload(&contents, &entries[ei])
+                .map_err(|e| Fail(format!("{input}: {e:#}")))?,
+            None => std::borrow::Cow::Borrowed(&[][..]),
+        };
+        writes.push((out.as_str(), bytes));
     }
-    Ok(())
+    write_outputs(writes)
+}
+
+/// Writes several outputs, in parallel when they are distinct files (each still atomic);
+/// the first failure in output order is reported.
+fn write_outputs(writes: Vec<(&str, std::borrow::Cow<'_, [u8]>)>) -> Res<()> {
+    let distinct: BTreeSet<&str> = writes.iter().map(|(p, _)| *p).collect();
+    if distinct.len() != writes.len() || distinct.contains("-") {
+        for (p, b) in &writes {
+            write_output(p, b)?;
+        }
+        return Ok(());
+    }
+    use rayon::prelude::*;
+    let results: Vec<Res<()>> = writes.par_iter().map(|(p, b)| write_output(p, b)).collect();
+    results.into_iter().collect()
 }
 
 fn bundle(job: &Job) -> Res<()> {
