@@ -44,10 +44,11 @@ pub fn write_atomic_with(
 
 /// Prints `value` as pretty JSON on stdout followed by a newline.
 pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    serde_json::to_writer_pretty(&mut out, value)?;
-    writeln!(out)?;
+    // Serialize first: an I/O error inside serde_json would hide a broken pipe from
+    // `report_error`, which must see the plain `std::io::Error`.
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(())
 }
 

@@ -154,7 +154,7 @@ impl MemoryModelFamily {
 pub struct Processor {
     /// Primary name (`gfx90a`, `gfx9-generic`, `r600`).
     pub name: &'static str,
-    /// Alternative names accepted as input (`vega20` for `gfx906`).
+    /// Alternative names accepted as input (`carrizo` for `gfx801`).
     pub aliases: &'static [&'static str],
     /// Triple architecture.
     pub arch: Arch,
