@@ -117,4 +117,4 @@ pub use error::{Error, ErrorKind};
 pub use plan::{BundleOutcome, Conversion, EntryRecord, Transform};
 pub use rewrite::{rewrite, FileKind, Layout, RegionReport, Report, Rewritten};
 pub use select::{classify, EntryTarget, Pattern, Selection};
-pub use survey::{survey, survey_with, verify, Survey, SurveyBundle, SurveyRegion};
+pub use survey::{survey, survey_with, verify, verify_bytes, Survey, SurveyBundle, SurveyRegion};

@@ -6,7 +6,7 @@ use crate::bundle;
 use crate::elf::{self, Elf};
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::plan::EntryRecord;
-use crate::rewrite::{FileKind, Rewritten};
+use crate::rewrite::{FileKind, Report, Rewritten};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -209,10 +209,15 @@ fn survey_one(data: &[u8], digests: bool) -> Result<(FileKind, Vec<SurveyRegion>
 /// congruent to its address and in address order.
 /// `original` is the input the rewrite was made from.
 pub fn verify(original: &[u8], rewritten: &Rewritten) -> Result<()> {
+    verify_bytes(original, &rewritten.bytes, &rewritten.report)
+}
+
+/// Like [`verify`], for the bytes of a rewritten file read back from disk: `bytes` must hold
+/// what `report` says (the report of the rewrite of `original`).
+pub fn verify_bytes(original: &[u8], bytes: &[u8], report: &Report) -> Result<()> {
     let fail_v = |msg: String| Err(Error::at(0, ErrorKind::Verify(msg)));
-    let s = survey(&rewritten.bytes)?;
-    let want: Vec<_> = rewritten
-        .report
+    let s = survey(bytes)?;
+    let want: Vec<_> = report
         .regions
         .iter()
         .filter(|r| !r.bundles.is_empty())
@@ -257,10 +262,10 @@ pub fn verify(original: &[u8], rewritten: &Rewritten) -> Result<()> {
             }
         }
     }
-    if elf::is_elf(&rewritten.bytes) {
-        check_segments(&rewritten.bytes)?;
+    if elf::is_elf(bytes) {
+        check_segments(bytes)?;
         let before = page_conflicts(original);
-        let after = page_conflicts(&rewritten.bytes);
+        let after = page_conflicts(bytes);
         if after > before {
             return fail_v(format!(
                 "{after} pairs of loadable segments share a page or are out of order (were {before})"
