@@ -124,7 +124,7 @@ row "extract all (gfxkit extract)" \
 row "bundle (align 4096)" \
   "$CLANG_BUNDLER -type=o -targets=$TARGETS ${INS[*]} -output=b.hipfb -bundle-align=4096" \
   "$G offload-bundler -type=o -targets=$TARGETS ${INS[*]} -output=b.hipfb -bundle-align=4096"
-row "bundle + compress (1 thread, clang's bytes)" \
+row "bundle + compress (1 thread)" \
   "$CLANG_BUNDLER -type=o -targets=$TARGETS ${INS[*]} -output=c.hipfb -bundle-align=4096 -compress" \
   "$G offload-bundler -type=o -targets=$TARGETS ${INS[*]} -output=c.hipfb -bundle-align=4096 -compress"
 row "compress (gfxkit compress, all cores)" \
