@@ -293,3 +293,46 @@ proptest! {
         }
     }
 }
+
+/// Verification is what stands between a bad rewrite and a replaced input: it must notice
+/// a changed payload, a damaged bundle and a wrapper that no longer leads to its bundle.
+#[test]
+fn verification_catches_damaged_output() {
+    let o = objects();
+    let t = Transform {
+        selection: selection(&[0, 2]),
+        conversion: Conversion::Keep,
+    };
+    let out = rewrite(&o.shared, &t).unwrap();
+    verify(&o.shared, &out).unwrap();
+    let b = &out.report.regions[0].bundles[1];
+    // A byte of the last kept payload (uncompressed bundle: payloads are stored as is).
+    let plain = &out.report.regions[0].bundles[0];
+    assert_eq!(plain.encoding_after, "uncompressed");
+    let mut bad = out.clone();
+    let at = (plain.new_offset + plain.size_after - 1) as usize;
+    bad.bytes[at] ^= 0x40;
+    let e = verify(&o.shared, &bad).unwrap_err();
+    assert!(e.to_string().contains("entries differ"), "{e}");
+    // The second bundle's magic.
+    let mut bad = out.clone();
+    bad.bytes[b.new_offset as usize] = b'X';
+    assert!(verify(&o.shared, &bad).is_err());
+    // The relocation of the wrapper that leads to the second bundle: its addend is the
+    // bundle's address, which in this lld layout (first segment at offset 0, address 0)
+    // equals its file offset. Find the RELA record by value (r_info 8 = R_X86_64_RELATIVE).
+    let addr_new = b.new_offset;
+    let needle = addr_new.to_le_bytes();
+    let pos = out
+        .bytes
+        .windows(8)
+        .enumerate()
+        .filter(|(i, w)| *w == needle && i % 8 == 0)
+        .map(|(i, _)| i)
+        .find(|&i| i >= 16 && u64::from_le_bytes(out.bytes[i - 8..i].try_into().unwrap()) == 8)
+        .expect("R_X86_64_RELATIVE addend of the second wrapper");
+    let mut bad = out.clone();
+    bad.bytes[pos..pos + 8].copy_from_slice(&(addr_new + 4096).to_le_bytes());
+    let e = verify(&o.shared, &bad).unwrap_err();
+    assert!(e.to_string().contains("wrapper"), "{e}");
+}
