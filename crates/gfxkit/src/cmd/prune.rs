@@ -19,7 +19,11 @@ gfxkit prune --keep gfx90a librocsparse.so -o librocsparse-gfx90a.so\n  \
 gfxkit prune --drop gfx906 --drop gfx908 libfoo.so --in-place\n  \
 gfxkit prune --keep gfx1030 --dry-run app\n\n\
 --keep gfx90a keeps gfx90a, gfx90a:xnack+ and gfx90a:xnack- entries; --keep gfx90a:xnack+ keeps \
-gfx90a:xnack+ and gfx90a (which runs on such devices). --drop drops the entries a pattern names.")]
+gfx90a:xnack+ and gfx90a (which runs on such devices). --drop drops the entries a pattern names.\n\n\
+--json prints {input, output, dry_run, seconds, kind, size_before, size_after, regions: [{member, \
+section, layout: {kind, ...}, wrappers, relocations, symbols, bundles: [{offset, new_offset, \
+size_before, size_after, encoding_before, encoding_after, changed, kept: [{id, target, size, md5}], \
+dropped: [{id, target, size}]}]}]}.")]
 pub struct Args {
     /// Keep only entries for these targets (repeatable, or comma-separated).
     #[arg(

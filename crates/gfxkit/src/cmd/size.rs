@@ -18,7 +18,11 @@ use std::process::ExitCode;
 #[command(after_help = "Examples:\n  \
 gfxkit size /usr/lib/x86_64-linux-gnu/librocsparse.so\n  \
 gfxkit size /opt/rocm/lib --by file --keep gfx90a\n  \
-gfxkit size /opt/rocm/lib --html report.html")]
+gfxkit size /opt/rocm/lib --html report.html\n\n\
+--json prints {archs: [{arch, entries, stored, uncompressed, estimated, kept?}], \
+files: [{path, kind, file_size, bundles, stored, uncompressed, prune_saves?, archs}], \
+bundles: [{path, member, offset, encoding, stored, uncompressed, targets}], stored, \
+uncompressed, keep, prune_saves?, errors}; sizes in bytes, `?` fields only with --keep.")]
 pub struct Args {
     /// Files or directories (searched recursively; files without device code are skipped).
     #[arg(value_name = "PATH", default_value = ".")]
