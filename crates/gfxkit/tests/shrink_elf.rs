@@ -154,16 +154,21 @@ fn relocs_masked(file: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Replaces the hex number after every "offset " (file offsets move; addresses do not).
+/// Replaces the hex number after every "offset " and "Offset: " (file offsets move;
+/// addresses do not).
 fn mask_offsets(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find("offset 0x") {
-        out.push_str(&rest[..i + 7]);
-        out.push('X');
-        rest = rest[i + 9..].trim_start_matches(|c: char| c.is_ascii_hexdigit());
+    let mut out = s.to_owned();
+    for key in ["offset 0x", "Offset: 0x"] {
+        let mut masked = String::with_capacity(out.len());
+        let mut rest = out.as_str();
+        while let Some(i) = rest.find(key) {
+            masked.push_str(&rest[..i + key.len() - 2]);
+            masked.push('X');
+            rest = rest[i + key.len()..].trim_start_matches(|c: char| c.is_ascii_hexdigit());
+        }
+        masked.push_str(rest);
+        out = masked;
     }
-    out.push_str(rest);
     out
 }
 
@@ -196,6 +201,8 @@ fn check_pruned_elf(orig: &Path, pruned: &Path, kept: &[&str], tag: &str) {
         &["--dyn-syms", "-W"],
         &["-d", "-W"],
         &["-n"],
+        &["-V"],
+        &["--unwind"],
     ] {
         assert_eq!(
             mask_offsets(&readelf(args, orig).0),
