@@ -79,7 +79,7 @@ fn all_json_has_every_case() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["config"], "gfx90a+tgsplit");
     let cases = v["cases"].as_object().unwrap();
-    assert_eq!(cases.len(), 4060);
+    assert_eq!(cases.len(), 5260);
     let c = &cases["atomicrmw;as=global;ord=acq_rel;scope=workgroup;ret=ret;op=add"];
     assert_eq!(
         c["asm"],

@@ -88,7 +88,7 @@ fn kernel(m: &mut String, i: usize, c: &Case) {
         Kind::AtomicRmw => {
             let _ = writeln!(
                 m,
-                "  %x = atomicrmw add {ptr} %p, i32 %v{scope} {ord}, align 4"
+                "  %x = atomicrmw{vol} add {ptr} %p, i32 %v{scope} {ord}, align 4{md}"
             );
             used = c.ret == Some(true);
         }
@@ -96,7 +96,7 @@ fn kernel(m: &mut String, i: usize, c: &Case) {
             let ford = c.failure.map(|o| o.name()).unwrap_or_default();
             let _ = writeln!(
                 m,
-                "  %r = cmpxchg {ptr} %p, i32 %c, i32 %v{scope} {ord} {ford}, align 4"
+                "  %r = cmpxchg{vol} {ptr} %p, i32 %c, i32 %v{scope} {ord} {ford}, align 4{md}"
             );
             if c.ret == Some(true) {
                 let _ = writeln!(m, "  %x = extractvalue {{ i32, i1 }} %r, 0");
@@ -170,10 +170,11 @@ fn is_kept(mn: &str) -> bool {
     PREFIXES.iter().any(|p| mn.starts_with(p)) || mn.starts_with("s_gl") || mn == "s_sleep"
 }
 
-/// Parses the counters a wait instruction brings to zero; `None` if `line` is not a wait.
+/// Parses the counters a wait instruction brings to zero, in printed order; `None` if the
+/// mnemonic is not a wait.
 fn wait_counters(mn: &str, rest: &str) -> Option<Vec<String>> {
     if mn == "s_waitcnt" {
-        // s_waitcnt vmcnt(0) expcnt(0) lgkmcnt(0)   (or a raw immediate)
+        // s_waitcnt vmcnt(0) expcnt(0) lgkmcnt(0)
         let mut out = Vec::new();
         for tok in rest.split(|c: char| c.is_whitespace() || c == '&') {
             if let Some((name, v)) = tok.split_once('(') {
@@ -207,10 +208,13 @@ fn wait_counters(mn: &str, rest: &str) -> Option<Vec<String>> {
     None
 }
 
-/// Normalizes assembly lines (instruction text, one per line; comments, labels and
-/// directives are ignored).
-pub fn normalize<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<Item> {
-    let mut out: Vec<Item> = Vec::new();
+/// Normalizes assembly lines strictly: one token per kept instruction, in order. A wait is
+/// `wait(c1,c2)` with the counters it zeroes in printed order (a wait that zeroes nothing is
+/// dropped); other instructions are the mnemonic and cache-policy modifiers. Comments,
+/// labels, directives and instructions that are neither waits, cache operations nor memory
+/// instructions are dropped.
+pub fn normalize_strict<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut out = Vec::new();
     for raw in lines {
         let line = raw.split(';').next().unwrap_or("").trim();
         if line.is_empty() || line.starts_with('.') || line.ends_with(':') {
@@ -221,9 +225,8 @@ pub fn normalize<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<Item> {
             None => (line, ""),
         };
         if let Some(cnts) = wait_counters(mn, rest) {
-            match out.last_mut() {
-                Some(Item::Wait(set)) => set.extend(cnts),
-                _ => out.push(Item::Wait(cnts.into_iter().collect())),
+            if !cnts.is_empty() {
+                out.push(format!("wait({})", cnts.join(",")));
             }
             continue;
         }
@@ -237,19 +240,51 @@ pub fn normalize<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<Item> {
                 s.push_str(tok);
             }
         }
-        out.push(Item::Insn(s));
+        out.push(s);
     }
-    // A run that brings nothing to zero is no wait at all.
-    out.retain(|i| !matches!(i, Item::Wait(s) if s.is_empty()));
-    // Merge wait runs that became adjacent.
-    let mut merged: Vec<Item> = Vec::new();
-    for i in out {
-        match (merged.last_mut(), i) {
-            (Some(Item::Wait(a)), Item::Wait(b)) => a.extend(b),
-            (_, i) => merged.push(i),
+    out
+}
+
+/// Renders a strict form as one line, tokens separated by ` ; ` (`-` when empty).
+pub fn render_strict(tokens: &[String]) -> String {
+    if tokens.is_empty() {
+        "-".to_owned()
+    } else {
+        tokens.join(" ; ")
+    }
+}
+
+/// The normal form of the agreement criterion from a strict form: each run of consecutive
+/// waits becomes the set of counters it brings to zero.
+pub fn merge_waits(tokens: &[String]) -> Vec<Item> {
+    let mut out: Vec<Item> = Vec::new();
+    for t in tokens {
+        if let Some(list) = t.strip_prefix("wait(").and_then(|r| r.strip_suffix(')')) {
+            let set = list.split(',').map(str::to_owned);
+            match out.last_mut() {
+                Some(Item::Wait(s)) => s.extend(set),
+                _ => out.push(Item::Wait(set.collect())),
+            }
+        } else {
+            out.push(Item::Insn(t.clone()));
         }
     }
-    merged
+    out
+}
+
+/// Parses a rendered strict form back into tokens.
+pub fn parse_strict(line: &str) -> Vec<String> {
+    if line == "-" {
+        Vec::new()
+    } else {
+        line.split(" ; ").map(str::to_owned).collect()
+    }
+}
+
+/// Normalizes assembly lines into the criterion's normal form (strict form with wait runs
+/// merged into counter sets).
+pub fn normalize<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<Item> {
+    merge_waits(&normalize_strict(lines))
 }
 
 /// Splits llc's assembly into the text between the markers of each case:
@@ -296,6 +331,21 @@ mod tests {
             render_normal(&n),
             "wait(lgkmcnt,vmcnt,vscnt) ; global_atomic_cmpswap glc dlc ; buffer_gl1_inv ; \
              wait(loadcnt) ; global_inv scope:SCOPE_SYS"
+        );
+    }
+
+    #[test]
+    fn strict_form_keeps_each_wait() {
+        let asm = "\ts_wait_loadcnt 0x0\n\ts_wait_loadcnt 0x0\n\tglobal_store_b32 v0, v1, s[0:1] scope:SCOPE_SYS\n";
+        let strict = normalize_strict(asm.lines());
+        assert_eq!(
+            render_strict(&strict),
+            "wait(loadcnt) ; wait(loadcnt) ; global_store_b32 scope:SCOPE_SYS"
+        );
+        assert_eq!(parse_strict(&render_strict(&strict)), strict);
+        assert_eq!(
+            render_normal(&merge_waits(&strict)),
+            "wait(loadcnt) ; global_store_b32 scope:SCOPE_SYS"
         );
     }
 

@@ -5,7 +5,7 @@
 //! facts are the tables in [`crate::family`]; this module applies them the same way for
 //! every family: cache bypass bits on the instruction, waits, invalidates before or after.
 
-use crate::case::{AddrSpace, Case, Kind, Mmra, Ordering, ScopeLevel};
+use crate::case::{AddrSpace, Case, Flags, Kind, Mmra, Ordering, ScopeLevel};
 use crate::config::{Config, Os};
 use crate::family::{self, Bits, FamilyRules};
 use std::fmt;
@@ -489,16 +489,21 @@ fn build(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
                     bits: Bits::default(),
                 };
                 let aspace = a.map(AsSet::of).unwrap_or(AsSet::NONE);
-                volatile_nontemporal(&mut bb, aspace, op, case);
+                // An atomicrmw or cmpxchg on private memory becomes a plain load and store
+                // without its volatile or nontemporal marks; loads and stores keep theirs.
+                let mut plain = *case;
+                if matches!(case.kind, Kind::AtomicRmw | Kind::Cmpxchg) {
+                    plain.flags = Flags::default();
+                }
+                volatile_nontemporal(&mut bb, aspace, op, &plain);
                 if !cpol {
                     // No cache-policy operand: the waits stay, the bits have nowhere to go.
                     bb.bits = Bits::default();
                 }
+                // (A volatile store already waited as a system-scope store: llc 19 does not
+                // wait twice.)
                 if op == STORE && cpol {
                     force_store_bits(&mut bb, aspace);
-                    if cfg.major >= 12 && bb.bits.has("scope:SCOPE_SYS") {
-                        system_scope_store_waits(&mut bb);
-                    }
                 }
                 steps.extend(bb.before);
                 steps.push(Step {
@@ -647,16 +652,7 @@ fn build(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
 }
 
 fn memory_reason(case: &Case, bits: &[&'static str]) -> String {
-    let mut s = format!("the {}", case.kind.name().replace('_', " "));
-    if let Some(o) = case.ordering {
-        s.push(' ');
-        s.push_str(o.name());
-    }
-    if let Some(sc) = case.scope {
-        s.push_str(" at ");
-        s.push_str(sc.name());
-        s.push_str(" scope");
-    }
+    let s = format!("the {}", case.kind.name().replace('_', " "));
     if bits.is_empty() {
         return s;
     }
@@ -671,13 +667,18 @@ fn memory_reason(case: &Case, bits: &[&'static str]) -> String {
     if case.ret == Some(true) {
         causes.push("returns the old value".to_owned());
     }
-    if case.flags.volatile {
+    // Flags only matter where the access is not atomic (an atomic on private memory is a
+    // plain access, but an atomicrmw or cmpxchg there drops its flags).
+    let plain = !case.kind.is_atomic()
+        || (case.addr_space == Some(AddrSpace::Private)
+            && matches!(case.kind, Kind::LoadAtomic | Kind::StoreAtomic));
+    if plain && case.flags.volatile {
         causes.push("volatile: bypass caches not coherent at system scope".to_owned());
     }
-    if case.flags.nontemporal {
+    if plain && case.flags.nontemporal {
         causes.push("nontemporal: streaming policy".to_owned());
     }
-    if case.flags.last_use {
+    if plain && case.flags.last_use {
         causes.push("last use: the line may be dropped after this access".to_owned());
     }
     if causes.is_empty() {

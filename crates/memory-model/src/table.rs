@@ -35,32 +35,32 @@ pub fn markdown(cfg: &Config) -> String {
     );
     out.push_str("|---|---|---|---|---|---|\n");
     let mut invalid = 0usize;
-    // Group cases that differ only in scope and share the same sequence.
-    let mut i = 0;
-    while i < rows.len() {
-        let (case, res) = &rows[i];
+    // Group the cases that differ only in scope and share the same sequence, keeping the
+    // order in which each group first appears.
+    let mut groups: Vec<(Case, Vec<Option<crate::Scope>>, Sequence)> = Vec::new();
+    let mut index: std::collections::HashMap<(Case, Vec<String>), usize> =
+        std::collections::HashMap::new();
+    for (case, res) in rows {
         let Ok(seq) = res else {
             invalid += 1;
-            i += 1;
             continue;
         };
-        let mut scopes = vec![case.scope];
-        let mut j = i + 1;
-        while j < rows.len() {
-            let (c2, r2) = &rows[j];
-            let same_key = Case {
-                scope: case.scope,
-                ..*c2
-            } == *case;
-            if !same_key {
-                break;
+        let key = (
+            Case {
+                scope: None,
+                ..case
+            },
+            seq.asm(),
+        );
+        match index.get(&key) {
+            Some(&g) => groups[g].1.push(case.scope),
+            None => {
+                index.insert(key, groups.len());
+                groups.push((case, vec![case.scope], seq));
             }
-            match r2 {
-                Ok(s2) if s2.asm() == seq.asm() => scopes.push(c2.scope),
-                _ => break,
-            }
-            j += 1;
         }
+    }
+    for (case, scopes, seq) in &groups {
         let ord = match (case.ordering, case.failure) {
             (Some(o), Some(f)) => format!("{} / {}", o.name(), f.name()),
             (Some(o), None) => o.name().to_owned(),
@@ -116,7 +116,6 @@ pub fn markdown(cfg: &Config) -> String {
                 cell(&code.join("<br>"))
             }
         );
-        i = j;
     }
     let _ = writeln!(
         out,

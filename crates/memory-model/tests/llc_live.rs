@@ -6,7 +6,7 @@
 mod common;
 
 use gfxkit_memory_model::config::conformance_configs;
-use gfxkit_memory_model::conformance::{normalize, render_normal};
+use gfxkit_memory_model::conformance::{normalize_strict, render_strict};
 use gfxkit_memory_model::{sequence, Case};
 
 #[test]
@@ -48,7 +48,7 @@ fn live_llc_sample_matches_recording_and_model() {
             }
             let model = sequence(&cfg, case).map(|s| {
                 let lines = s.asm();
-                render_normal(&normalize(lines.iter().map(String::as_str)))
+                render_strict(&normalize_strict(lines.iter().map(String::as_str)))
             });
             if model.as_ref().ok() != got.as_ref().ok() || model.is_err() != got.is_err() {
                 failures.push(format!(

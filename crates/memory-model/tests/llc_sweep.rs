@@ -33,7 +33,10 @@ fn sweep_all_configurations() {
                 let outcomes = common::llc_outcomes(config, &indexed, &sub);
                 let text = common::write_expected(config, &cases, &outcomes);
                 let path = common::expected_dir().join(format!("{}.txt", config.label()));
-                std::fs::write(&path, text).unwrap();
+                // Written beside and renamed, so an interrupted sweep leaves the old recording.
+                let tmp = path.with_extension("txt.tmp");
+                std::fs::write(&tmp, text).unwrap();
+                std::fs::rename(&tmp, &path).unwrap();
                 let errors = outcomes.values().filter(|o| o.is_err()).count();
                 eprintln!(
                     "{}: {} cases, {} rejected by llc, {:.1}s",

@@ -1,13 +1,13 @@
 //! Running llc-19 over batches of cases, and the recorded-expectation files.
 #![allow(dead_code)]
 
-use gfxkit_memory_model::conformance::{self, render_normal};
+use gfxkit_memory_model::conformance::{self, render_strict};
 use gfxkit_memory_model::{Case, Config};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// What llc made of one case: the normal form, or an error (llc rejected the kernel).
+/// What llc made of one case: the strict normal form, or an error (llc rejected the kernel).
 pub type Outcome = Result<String, String>;
 
 /// Directory of the recorded expectations.
@@ -128,7 +128,7 @@ pub fn llc_outcomes(
             Ok(asm) => {
                 let mut found: BTreeMap<usize, String> = BTreeMap::new();
                 for (i, lines) in conformance::split_asm(&asm) {
-                    found.insert(i, render_normal(&conformance::normalize(lines)));
+                    found.insert(i, render_strict(&conformance::normalize_strict(lines)));
                 }
                 for (i, _) in &batch {
                     let o = found
