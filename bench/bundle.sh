@@ -22,6 +22,9 @@ if ! command -v hyperfine >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v ap
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hyperfine >/dev/null 2>&1 || true
 fi
 
+# Link the zstd release clang links (Debian's libzstd) when it is installed, so that both tools
+# run the same compressor.
+if pkg-config --exists libzstd 2>/dev/null; then export ZSTD_SYS_USE_PKG_CONFIG=1; fi
 echo "== building gfxkit (release)"
 cargo build --release -q -p gfxkit
 G=$ROOT/target/release/gfxkit

@@ -768,6 +768,21 @@ fn bundle_compressed_decompresses_to_the_same_bundle() {
             &clang.files["out"][..8],
             "CCOB v2 zstd header"
         );
+        // Linked against the zstd release clang links (scripts/test builds so), the very same
+        // bytes; with another zstd, the same bundle inside (checked below).
+        let same_zstd = gfxkit_bundle::codec::zstd_version()
+            == gfxkit_bundle::codec::CLANG19_DEBIAN_ZSTD_VERSION;
+        assert!(
+            same_zstd || std::env::var_os("GFXKIT_EXPECT_CLANG_ZSTD").is_none(),
+            "GFXKIT_EXPECT_CLANG_ZSTD is set but zstd {} is linked",
+            gfxkit_bundle::codec::zstd_version()
+        );
+        if same_zstd {
+            assert!(
+                ours.files["out"] == clang.files["out"],
+                "compressed bundle differs from clang's"
+            );
+        }
         let unpack = |dir: &Path| {
             for (t, o) in [(G906, "u906"), (G1030, "u1030")] {
                 run_ok(
