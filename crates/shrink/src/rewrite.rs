@@ -215,11 +215,9 @@ fn put_u16(out: &mut [u8], at: u64, v: u16) -> Result<()> {
 
 /// Sections that carry device code gfxkit does not rewrite.
 fn foreign_device_sections(e: &Elf) -> Option<&Shdr> {
-    e.shdrs.iter().find(|s| {
-        s.name == ".llvm.offloading"
-            || s.name.starts_with("__CLANG_OFFLOAD_BUNDLE__")
-            || s.name == ".hip_fatbin_pack"
-    })
+    e.shdrs
+        .iter()
+        .find(|s| s.name == ".llvm.offloading" || s.name.starts_with("__CLANG_OFFLOAD_BUNDLE__"))
 }
 
 fn rewrite_elf(data: &[u8], t: &Transform) -> Result<(Vec<u8>, FileKind, Option<RegionReport>)> {
