@@ -25,18 +25,13 @@ pub const END: &str = "MMEND";
 /// LLVM IR for one module holding one kernel per `(index, case)`; kernel `k<index>`.
 pub fn ir_module(cases: &[(usize, Case)]) -> String {
     let mut m = String::new();
-    let mut needs_nt = false;
-    let mut needs_lu = false;
     for &(i, c) in cases {
-        needs_nt |= c.flags.nontemporal;
-        needs_lu |= c.flags.last_use;
         kernel(&mut m, i, &c);
     }
+    // !0 nontemporal, !1 last use, !2-!4 the `amdgpu-as` fence restrictions.
     m.push_str("!0 = !{i32 1}\n!1 = !{}\n");
-    m.push_str(
-        "!2 = !{!\"amdgpu-as\", !\"global\"}\n!3 = !{!\"amdgpu-as\", !\"local\"}\n!4 = !{!2, !3}\n",
-    );
-    let _ = (needs_nt, needs_lu);
+    m.push_str("!2 = !{!\"amdgpu-as\", !\"global\"}\n");
+    m.push_str("!3 = !{!\"amdgpu-as\", !\"local\"}\n!4 = !{!2, !3}\n");
     m
 }
 

@@ -48,6 +48,7 @@ fn sweep_all_configurations() {
             });
         }
     });
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn tempfile_dir() -> std::path::PathBuf {
