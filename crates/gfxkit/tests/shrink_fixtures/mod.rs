@@ -66,8 +66,11 @@ fn source(name: &str, with_main: bool) -> String {
              int main() { printf(\"fa=%d fb=%d fc=%d registered=%d\\n\", fa(), fb(), fc(), stub_hip_registered()); return 0; }\n",
         );
     } else {
+        // The value comes back through a C++ exception: unwinding finds this code's frame
+        // description through the program headers (PT_GNU_EH_FRAME), which a rewrite moves.
         s.push_str(&format!(
-            "extern \"C\" int f{name}(void) {{ return {}; }}\n",
+            "static int raise_{name}(int v) {{ if (v > 0) throw v; return -1; }}\n\
+             extern \"C\" int f{name}(void) {{ try {{ return raise_{name}({}); }} catch (int x) {{ return x; }} }}\n",
             name.as_bytes()[0] - b'a' + 1
         ));
     }
