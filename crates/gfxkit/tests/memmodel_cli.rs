@@ -133,3 +133,15 @@ fn malformed_case_and_unknown_processor_exit_2() {
     ]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn may_move_answers_with_the_constraint() {
+    let acq = "load_atomic;as=global;ord=acquire;scope=agent";
+    let plain = "load;as=global;flags=plain";
+    let o = gfxkit(&["memmodel", "--may-move", acq, plain]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).starts_with("no: acquire"), "{}", stdout(&o));
+    let o = gfxkit(&["memmodel", "--may-move", plain, acq]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).starts_with("yes"));
+}

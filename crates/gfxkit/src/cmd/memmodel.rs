@@ -21,12 +21,14 @@ use std::process::ExitCode;
   gfxkit memmodel --cpu gfx1030 --cumode 'fence;ord=release;scope=workgroup;mmra=none'
   gfxkit memmodel --cpu gfx942 --tgsplit --all --json
   gfxkit memmodel --table gfx10 --format markdown
+  gfxkit memmodel --may-move 'load_atomic;as=global;ord=acquire;scope=agent' 'load;as=global;flags=plain'
 
-Exit codes: 0 the sequence was printed; 1 the case is not valid on the target (the reason is
-printed); 2 an error (unknown processor, malformed case).")]
+Exit codes: 0 the sequence was printed (or the move is allowed); 1 the case is not valid on the
+target, or the move is not allowed (the reason is printed); 2 an error (unknown processor,
+malformed case).")]
 pub struct Args {
     /// Processor (gfx90a, gfx1100, ...).
-    #[arg(long, required_unless_present = "table")]
+    #[arg(long, required_unless_present_any = ["table", "may_move"])]
     cpu: Option<String>,
     /// CU mode instead of WGP mode (GFX10 and later).
     #[arg(long)]
@@ -53,8 +55,12 @@ pub struct Args {
     /// Table format (markdown).
     #[arg(long, default_value = "markdown", requires = "table")]
     format: String,
+    /// Whether LATER may be moved before EARLIER (two cases, in program order) under the
+    /// single-thread optimization constraints. Exit code 1 when it may not.
+    #[arg(long, num_args = 2, value_names = ["EARLIER", "LATER"], conflicts_with_all = ["all", "table", "case"])]
+    may_move: Option<Vec<String>>,
     /// The case.
-    #[arg(required_unless_present_any = ["all", "table"])]
+    #[arg(required_unless_present_any = ["all", "table", "may_move"])]
     case: Option<String>,
 }
 
@@ -79,6 +85,27 @@ fn config(args: &Args) -> Result<Config> {
 
 /// Runs `gfxkit memmodel`.
 pub fn run(args: Args) -> Result<ExitCode> {
+    if let Some(pair) = &args.may_move {
+        let earlier: Case = pair[0].parse()?;
+        let later: Case = pair[1].parse()?;
+        let stdout = std::io::stdout();
+        let mut out = stdout.lock();
+        return Ok(
+            match gfxkit_memory_model::may_move_before(&earlier, &later) {
+                Ok(()) => {
+                    writeln!(
+                        out,
+                        "yes: no memory-model constraint keeps {later} after {earlier}"
+                    )?;
+                    ExitCode::SUCCESS
+                }
+                Err(c) => {
+                    writeln!(out, "no: {c}")?;
+                    ExitCode::from(1)
+                }
+            },
+        );
+    }
     let cfg = config(&args)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
