@@ -59,7 +59,15 @@ pub struct Args {
     /// single-thread optimization constraints. Exit code 1 when it may not.
     #[arg(long, num_args = 2, value_names = ["EARLIER", "LATER"], conflicts_with_all = ["all", "table", "case"])]
     may_move: Option<Vec<String>>,
-    /// The case.
+    /// The case: `kind;as=<as>;ord=<ord>;ford=<ord>;scope=<scope>;ret=<ret|noret>;op=add;flags=<f>;mmra=<m>`
+    /// with only the keys that apply, in that order.
+    ///
+    /// Kinds: load store load_atomic store_atomic atomicrmw cmpxchg fence. Address spaces:
+    /// global local generic private constant region. Scopes: singlethread wavefront workgroup
+    /// agent system and their `-one-as` forms (`one-as` is system's). Non-atomic load/store
+    /// carry `flags=plain|volatile|nontemporal|volatile+nontemporal|lastuse`; atomics carry
+    /// `flags=volatile|nontemporal` only when set; fences carry
+    /// `mmra=none|global|local|global+local`.
     #[arg(required_unless_present_any = ["all", "table", "may_move"])]
     case: Option<String>,
 }
