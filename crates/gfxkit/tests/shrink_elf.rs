@@ -283,7 +283,12 @@ fn shared_libraries_pruned_still_load_and_hold_only_kept_targets() {
         let dir = out_dir(&format!("lib-{name}"));
         let pruned = dir.join("libt.so");
         let report = rewrite(&["prune", "--keep", "gfx90a"], lib, &pruned);
-        assert!(report.contains("segment split"), "{report}");
+        let layout = if name.ends_with("-last") {
+            "segment shortened"
+        } else {
+            "segment split"
+        };
+        assert!(report.contains(layout), "{report}");
         check_pruned_elf(lib, &pruned, &kept, name);
         // The original holds gfx1030 code, so the strict stub refuses it...
         let orig_dir = out_dir(&format!("lib-{name}-orig"));
@@ -551,4 +556,43 @@ fn files_without_section_headers_are_refused_with_the_reason() {
     assert!(err.contains("no section headers"), "{err}");
     assert!(!out.exists());
     assert_eq!(std::fs::read(&bare).unwrap(), before);
+}
+
+#[test]
+fn savings_under_the_segment_alignment_are_zero_filled() {
+    let f = fixture();
+    let dir = out_dir("zero-filled");
+    // 2 MiB segment alignment: the few KiB freed cannot move what follows.
+    let lib = dir.join("libbig.so");
+    run_ok(
+        Command::new(llvm_tool("clang++"))
+            .args([
+                "-shared",
+                "-fuse-ld=lld",
+                "-Wl,-z,max-page-size=0x200000",
+                "-o",
+            ])
+            .arg(&lib)
+            .args(&f.objs)
+            .arg(format!("-L{}", f.dir.path().display()))
+            .arg("-lamdhip64"),
+    );
+    let libdir = out_dir("zero-filled-lib");
+    let pruned = libdir.join("libt.so");
+    let report = rewrite(&["prune", "--keep", "gfx1030"], &lib, &pruned);
+    assert!(report.contains("zero-filled"), "{report}");
+    assert_eq!(
+        std::fs::metadata(&lib).unwrap().len(),
+        std::fs::metadata(&pruned).unwrap().len()
+    );
+    let (_, err) = readelf(&["-a"], &pruned);
+    assert!(err.is_empty(), "{err}");
+    let path = format!("{}:{}", libdir.display(), f.dir.path().display());
+    let o = run_program(&f.lib_main, Some(&path), Some("gfx1030"));
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
 }

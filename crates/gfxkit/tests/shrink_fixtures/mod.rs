@@ -25,7 +25,8 @@ pub struct Fixture {
     pub stub: PathBuf,
     /// PIC objects: a (uncompressed), b (compressed), c (uncompressed, two targets).
     pub objs: Vec<PathBuf>,
-    /// Shared libraries: (name, path) linked by lld and by GNU ld from a, b, c.
+    /// Shared libraries: (name, path) linked by lld and by GNU ld from a, b, c, and by lld with
+    /// `.hip_fatbin` last in its segment.
     pub libs: Vec<(String, PathBuf)>,
     /// Executables: (name, path): PIE by lld, PIE by GNU ld, non-PIE by GNU ld, PIE by lld with
     /// RELR relocations, non-PIE by lld, and the GNU ld PIE stripped of its symbols.
@@ -129,6 +130,12 @@ pub fn build() -> Fixture {
     let cn = compile(d, "c", &two, false, false, false);
     let mn = compile(d, "main", &ARCHS, true, false, true);
     let rpath = format!("-Wl,-rpath,{}", d.display());
+    let last_ld = d.join("fatbin-last.ld");
+    std::fs::write(
+        &last_ld,
+        "SECTIONS { .hip_fatbin : { *(.hip_fatbin) } } INSERT AFTER .eh_frame;\n",
+    )
+    .unwrap();
     let link = |out: &str, objs: &[&PathBuf], extra: &[&str]| -> PathBuf {
         let p = d.join(out);
         let mut cmd = Command::new(&clangxx);
@@ -150,6 +157,19 @@ pub fn build() -> Fixture {
         (
             "bfd".to_owned(),
             link("libt-bfd.so", &[&a, &b, &c], &["-shared"]),
+        ),
+        (
+            // .hip_fatbin placed last in its segment (after .eh_frame) by a linker script.
+            "lld-last".to_owned(),
+            link(
+                "libt-lld-last.so",
+                &[&a, &b, &c],
+                &[
+                    "-shared",
+                    "-fuse-ld=lld",
+                    &format!("-Wl,-T,{}", last_ld.display()),
+                ],
+            ),
         ),
     ];
     let exes = vec![
