@@ -7,8 +7,8 @@
 //! - [`select`]: entry IDs, target patterns, and the keep/drop rule ([`Selection`]).
 //! - [`plan`]: what happens to each bundle ([`Transform`], [`Conversion`]) and the outcomes.
 //! - [`bundle`]: finding bundles in bytes, reading entries, writing bundles, CCOB v1-v3.
-//! - [`rewrite`]: the file rewrite ([`rewrite()`]) and its [`Report`].
-//! - [`survey`]: reading a file's device code ([`survey()`]) and checking a rewrite
+//! - [`mod@rewrite`]: the file rewrite ([`rewrite()`]) and its [`Report`].
+//! - [`mod@survey`]: reading a file's device code ([`survey()`]) and checking a rewrite
 //!   ([`verify()`]).
 //! - `elf`, `archive`: the ELF and `ar` views the rewrite works on.
 //!
