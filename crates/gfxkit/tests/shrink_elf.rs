@@ -596,3 +596,47 @@ fn savings_under_the_segment_alignment_are_zero_filled() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[test]
+fn a_spare_pt_null_header_is_reused_and_the_table_stays() {
+    let f = fixture();
+    let (_, lib) = &f.libs[0];
+    let dir = out_dir("pt-null");
+    // Turn the PT_NOTE entry into PT_NULL: a spare slot, as some tools leave.
+    let mut data = std::fs::read(lib).unwrap();
+    let phoff = u64::from_le_bytes(data[32..40].try_into().unwrap()) as usize;
+    let phnum = u16::from_le_bytes(data[56..58].try_into().unwrap()) as usize;
+    let note = (0..phnum)
+        .map(|i| phoff + i * 56)
+        .find(|&at| u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) == 4)
+        .expect("a PT_NOTE entry");
+    data[note..note + 4].copy_from_slice(&0u32.to_le_bytes());
+    let spare = dir.join("spare.so");
+    std::fs::write(&spare, &data).unwrap();
+    let pruned = dir.join("libt.so");
+    let report = rewrite(&["prune", "--keep", "gfx90a"], &spare, &pruned);
+    assert!(report.contains("spare PT_NULL"), "{report}");
+    let (header, err) = readelf(&["-h", "-l", "-W"], &pruned);
+    assert!(err.is_empty(), "{err}");
+    assert!(
+        header.contains("Start of program headers:          64 "),
+        "{header}"
+    );
+    assert!(
+        header.contains(&format!("Number of program headers:         {phnum}\n")),
+        "{header}"
+    );
+    assert!(!header.contains("NULL"), "{header}");
+    let path = format!("{}:{}", dir.display(), f.dir.path().display());
+    let o = run_program(
+        &f.lib_main,
+        Some(&path),
+        Some("gfx90a:xnack+,gfx90a:xnack-,gfx90a"),
+    );
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

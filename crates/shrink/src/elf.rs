@@ -16,6 +16,7 @@ pub const ET_EXEC: u16 = 2;
 /// `ET_DYN`.
 pub const ET_DYN: u16 = 3;
 pub(crate) const EM_X86_64: u16 = 62;
+pub(crate) const PT_NULL: u32 = 0;
 pub(crate) const PT_LOAD: u32 = 1;
 pub(crate) const PT_INTERP: u32 = 3;
 pub(crate) const PT_PHDR: u32 = 6;

@@ -32,9 +32,10 @@
 //!   (the dynamic loader leaves holes between segments inaccessible); nothing refers to it,
 //!   since every reference into `.hip_fatbin` is rewritten. The split needs one more program
 //!   header:
-//!   1. unused zero bytes right after the program header table, when the next section or
+//!   1. a `PT_NULL` entry (a spare slot some tools leave) is reused; else
+//!   2. unused zero bytes right after the program header table, when the next section or
 //!      segment starts far enough away and the table stays inside its segment; else
-//!   2. the whole table moves to just after the new `.hip_fatbin`, inside the first half of
+//!   3. the whole table moves to just after the new `.hip_fatbin`, inside the first half of
 //!      the split segment (so it is mapped), `e_phoff` and `PT_PHDR` follow it and the old
 //!      table is zeroed. glibc's loader reads the table at `e_phoff` and finds it in memory
 //!      through the segment that covers it (or `PT_PHDR`); the kernel reads it at `e_phoff`

@@ -713,16 +713,22 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
         ));
     }
     let table_len = ((e.phdrs.len() + 1) * elf::PHENT) as u64;
-    // (1) Unused bytes right after the table.
-    let slack_ok = table_has_slack(e, data);
+    // (1) A PT_NULL entry (a spare slot some tools leave), else (2) unused bytes right after
+    // the table.
+    let null_slot = e.phdrs.iter().position(|p| p.p_type == elf::PT_NULL);
+    let slack_ok = null_slot.is_some() || table_has_slack(e, data);
     let (tail_end, slot, table_at) = if slack_ok {
         (
             fo + ns,
-            "unused bytes after the program header table".to_owned(),
+            if null_slot.is_some() {
+                "a spare PT_NULL program header".to_owned()
+            } else {
+                "unused bytes after the program header table".to_owned()
+            },
             e.phoff,
         )
     } else {
-        // (2) Move the table into the freed part of the segment, right after the new
+        // (3) Move the table into the freed part of the segment, right after the new
         // .hip_fatbin. The kernel and ld.so read it at e_phoff; PT_PHDR is moved with it. An
         // executable started by the kernel needs AT_PHDR = first segment's load address +
         // e_phoff on older kernels, so the segment must share the first segment's
@@ -774,6 +780,10 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
     };
     phdrs[si] = first;
     phdrs.insert(si + 1, second);
+    if let Some(ni) = null_slot {
+        phdrs.remove(if ni > si { ni + 1 } else { ni });
+    }
+    let in_place_len = (phdrs.len() * elf::PHENT) as u64;
     let moved_table = if table_at != e.phoff {
         for p in phdrs.iter_mut() {
             if p.p_type == elf::PT_PHDR {
@@ -792,8 +802,8 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
     } else {
         for p in phdrs.iter_mut() {
             if p.p_type == elf::PT_PHDR {
-                p.filesz = table_len;
-                p.memsz = table_len;
+                p.filesz = in_place_len;
+                p.memsz = in_place_len;
             }
         }
         None
@@ -903,7 +913,8 @@ fn plan_growth(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
         unit = unit.max(p.align);
         max_end = max_end.max(p.vaddr.saturating_add(p.memsz));
     }
-    let slack_ok = table_has_slack(e, data);
+    let null_slot = e.phdrs.iter().position(|p| p.p_type == elf::PT_NULL);
+    let slack_ok = null_slot.is_some() || table_has_slack(e, data);
     let interp = e.phdrs.iter().any(|p| p.p_type == elf::PT_INTERP);
     let file_end = (data.len() as u64).div_ceil(unit) * unit;
     let mut offset = file_end;
@@ -958,6 +969,10 @@ fn plan_growth(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
     };
     let mut phdrs = e.phdrs.clone();
     phdrs.insert(last_i + 1, seg);
+    if let Some(ni) = null_slot {
+        phdrs.remove(if ni > last_i { ni + 1 } else { ni });
+    }
+    let table_len = (phdrs.len() * elf::PHENT) as u64;
     for p in phdrs.iter_mut() {
         if p.p_type == elf::PT_PHDR {
             p.filesz = table_len;
@@ -986,7 +1001,9 @@ fn plan_growth(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
         layout: Layout::Relocated {
             offset,
             address: vaddr,
-            phdr_slot: if slack_ok {
+            phdr_slot: if null_slot.is_some() {
+                "a spare PT_NULL program header".to_owned()
+            } else if slack_ok {
                 "unused bytes after the program header table".to_owned()
             } else {
                 "program header table moved after .hip_fatbin".to_owned()
