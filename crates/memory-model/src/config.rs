@@ -273,7 +273,7 @@ impl fmt::Display for Config {
 pub fn conformance_configs() -> Vec<Config> {
     use MemoryModelFamily as F;
     let mut v = Vec::new();
-    let base: [(&'static str, F, u8); 13] = [
+    let base: [(&'static str, F, u8); 15] = [
         ("gfx600", F::Gfx6, 6),
         ("gfx700", F::Gfx7, 7),
         ("gfx803", F::Gfx7, 8),
@@ -282,10 +282,12 @@ pub fn conformance_configs() -> Vec<Config> {
         ("gfx908", F::Gfx7, 9),
         ("gfx90a", F::Gfx90a, 9),
         ("gfx940", F::Gfx940, 9),
+        ("gfx941", F::Gfx940, 9),
         ("gfx942", F::Gfx942, 9),
         ("gfx1010", F::Gfx10, 10),
         ("gfx1030", F::Gfx10, 10),
         ("gfx1100", F::Gfx11, 11),
+        ("gfx1151", F::Gfx11, 11),
         ("gfx1200", F::Gfx12, 12),
     ];
     for (cpu, fam, major) in base {
@@ -325,7 +327,7 @@ mod tests {
         let v = conformance_configs();
         let labels: std::collections::HashSet<_> = v.iter().map(|c| c.label()).collect();
         assert_eq!(labels.len(), v.len());
-        assert_eq!(v.len(), 25);
+        assert_eq!(v.len(), 29);
     }
 
     #[test]

@@ -15,7 +15,7 @@
 //! - [`reorder`]: the single-thread optimization constraints.
 //! - [`conformance`]: LLVM IR generation and assembly normalization for the llc harness.
 //!
-//! Conformance: `scripts/memmodel-sweep` compiles every case of 25 configurations with
+//! Conformance: `scripts/memmodel-sweep` compiles every case of 29 configurations with
 //! llc 19 and records the outcomes in `expected/`; the `llc_recorded` test compares the model
 //! with every recorded outcome (disagreements must be listed in `disagreements.txt` with a
 //! reason), and the `llc_live` test compiles a sample with llc again in every run.
