@@ -331,6 +331,15 @@ mod tests {
     }
 
     #[test]
+    fn conformance_configs_match_the_processor_table() {
+        for c in conformance_configs() {
+            let from_table = Config::for_processor(c.cpu).unwrap();
+            assert_eq!(from_table.family, c.family, "{}", c.cpu);
+            assert_eq!(from_table.major, c.major, "{}", c.cpu);
+        }
+    }
+
+    #[test]
     fn unknown_processor_is_an_error() {
         assert_eq!(
             Config::for_processor("gfx9999").unwrap_err(),
