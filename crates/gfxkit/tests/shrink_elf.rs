@@ -640,3 +640,63 @@ fn a_spare_pt_null_header_is_reused_and_the_table_stays() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[test]
+fn unused_bytes_after_the_table_take_the_extra_header() {
+    let f = fixture();
+    let (_, lib) = &f.libs[0];
+    let dir = out_dir("slack");
+    // Drop the PT_NOTE entry from the table (later entries move up, the last slot is zeroed,
+    // PT_PHDR shrinks): 56 unused bytes now follow the table.
+    let mut data = std::fs::read(lib).unwrap();
+    let phoff = u64::from_le_bytes(data[32..40].try_into().unwrap()) as usize;
+    let phnum = u16::from_le_bytes(data[56..58].try_into().unwrap()) as usize;
+    let ty = |d: &[u8], i: usize| u32::from_le_bytes(d[phoff + i * 56..][..4].try_into().unwrap());
+    let note = (0..phnum)
+        .find(|&i| ty(&data, i) == 4)
+        .expect("a PT_NOTE entry");
+    let end = phoff + phnum * 56;
+    data.copy_within(phoff + (note + 1) * 56..end, phoff + note * 56);
+    data[end - 56..end].fill(0);
+    data[56..58].copy_from_slice(&((phnum - 1) as u16).to_le_bytes());
+    for i in 0..phnum - 1 {
+        if ty(&data, i) == 6 {
+            let at = phoff + i * 56;
+            let len = ((phnum - 1) * 56) as u64;
+            data[at + 32..at + 40].copy_from_slice(&len.to_le_bytes());
+            data[at + 40..at + 48].copy_from_slice(&len.to_le_bytes());
+        }
+    }
+    let slack = dir.join("slack.so");
+    std::fs::write(&slack, &data).unwrap();
+    let (_, err) = readelf(&["-a"], &slack);
+    assert!(err.is_empty(), "the prepared file is not clean: {err}");
+    let pruned = dir.join("libt.so");
+    let report = rewrite(&["prune", "--keep", "gfx90a"], &slack, &pruned);
+    assert!(
+        report.contains("unused bytes after the program header table"),
+        "{report}"
+    );
+    let (header, err) = readelf(&["-h", "-W"], &pruned);
+    assert!(err.is_empty(), "{err}");
+    assert!(
+        header.contains("Start of program headers:          64 "),
+        "{header}"
+    );
+    assert!(
+        header.contains(&format!("Number of program headers:         {phnum}\n")),
+        "{header}"
+    );
+    let path = format!("{}:{}", dir.display(), f.dir.path().display());
+    let o = run_program(
+        &f.lib_main,
+        Some(&path),
+        Some("gfx90a:xnack+,gfx90a:xnack-,gfx90a"),
+    );
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
