@@ -144,8 +144,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         if args.json {
             let doc = serde_json::json!({ "config": cfg.label(), "cases": cases });
-            serde_json::to_writer_pretty(&mut out, &doc)?;
-            writeln!(out)?;
+            write_json(&mut out, &doc)?;
         } else {
             out.write_all(text.as_bytes())?;
         }
@@ -162,8 +161,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     "asm": seq.asm(),
                     "reasons": seq.steps.iter().map(|s| s.reason.clone()).collect::<Vec<_>>(),
                 });
-                serde_json::to_writer_pretty(&mut out, &doc)?;
-                writeln!(out)?;
+                write_json(&mut out, &doc)?;
             } else {
                 writeln!(out, "; {} on {}", case, cfg.label())?;
                 if seq.steps.is_empty() {
@@ -181,12 +179,20 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 let doc = serde_json::json!({
                     "config": cfg.label(), "case": case.to_string(), "error": e.to_string()
                 });
-                serde_json::to_writer_pretty(&mut out, &doc)?;
-                writeln!(out)?;
+                write_json(&mut out, &doc)?;
             }
             drop(out);
             eprintln!("gfxkit: {case} is not valid on {}: {e}", cfg.label());
             Ok(ExitCode::from(1))
         }
     }
+}
+
+/// Writes `doc` as pretty JSON and a newline. Serialized first, so that a closed pipe reaches
+/// the error report as the plain I/O error it is (and ends the command quietly).
+fn write_json(out: &mut impl Write, doc: &serde_json::Value) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(doc)?;
+    text.push('\n');
+    out.write_all(text.as_bytes())?;
+    Ok(())
 }
