@@ -3,27 +3,87 @@
 //! object), and the pieces `list`, `extract`, `bundle`, `unbundle`, `compress`, `verify` and
 //! the drop-in `offload-bundler` share.
 //!
-//! [`find_bundles`] is the one place that decides where bundles are in a file. Today it reads
-//! standalone bundle files (one, or several back to back like a dumped `.hip_fatbin`); host
-//! binaries will plug in here.
+//! [`locate`] is the one place that decides where device code is in a file for `list`,
+//! `extract` and `verify`: standalone bundle files go through [`find_bundles`] (one bundle, or
+//! several back to back like a dumped `.hip_fatbin`); everything else (ELF executables, shared
+//! objects, relocatable objects, `ar` archives, OffloadBinaries, code objects) through host
+//! discovery ([`gfxkit_host::discover`]), which also reports damage with its location.
 
 use anyhow::{anyhow, Context, Result};
 
 use gfxkit_bundle::compressed::{self as ccob, DecompressOptions, HashCheck};
 use gfxkit_bundle::read::{parse_header, Bundle, MAGIC};
+use gfxkit_host::InputKind;
 use std::borrow::Cow;
 
-/// Where a bundle was found in a file and what kind it is.
+/// What a located unit of device code is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Form {
+    /// An offload bundle, uncompressed or CCOB (see [`Located::ccob`]).
+    Bundle,
+    /// `__CLANG_OFFLOAD_BUNDLE__<id>` sections of a host object; entries in [`Located::loose`].
+    ObjectBundle,
+    /// A standalone AMDGPU code object: one entry named from its `e_flags`.
+    CodeObject,
+    /// An OffloadBinary image (`.llvm.offloading`): one entry named from its triple and arch.
+    OffloadImage,
+}
+
+/// An entry of a unit that is not a bundle, with its payload in place.
+#[derive(Debug, Clone)]
+pub struct LooseEntry<'a> {
+    /// The entry ID (as stored for object bundles; made from the image or code object
+    /// otherwise).
+    pub id: String,
+    /// Offset of the payload from the start of the unit.
+    pub offset: u64,
+    /// The payload.
+    pub payload: &'a [u8],
+    /// File-name extension when extracted (`co`, or `bc` for bitcode images).
+    pub ext: &'static str,
+}
+
+/// Where a bundle (or another unit of device code) was found in a file and what kind it is.
 #[derive(Debug, Clone)]
 pub struct Located<'a> {
-    /// Index among the bundles of the file.
+    /// Index among the units of the file (bundles first, in file order).
     pub index: usize,
-    /// Byte offset of the bundle in the file.
+    /// Byte offset of the unit in the file.
     pub offset: u64,
-    /// The bundle's bytes (compressed ones included).
+    /// The unit's bytes (compressed ones included).
     pub bytes: &'a [u8],
     /// The CCOB header, for compressed bundles.
     pub ccob: Option<ccob::Header>,
+    /// Archive member path (outermost first, joined with `/`), if inside an archive.
+    pub member: Option<String>,
+    /// ELF section holding it (`.hip_fatbin`, `.llvm.offloading`, ...), if any.
+    pub section: Option<String>,
+    /// What it is.
+    pub form: Form,
+    /// The entries of a unit that is not a bundle (empty for bundles: read their header).
+    pub loose: Vec<LooseEntry<'a>>,
+}
+
+impl Located<'_> {
+    /// `bundle 3 at offset 0x1000` with the member and section when known.
+    pub fn describe(&self) -> String {
+        let what = match self.form {
+            Form::Bundle => "bundle",
+            Form::ObjectBundle => "object bundle",
+            Form::CodeObject => "code object",
+            Form::OffloadImage => "offload image",
+        };
+        let mut s = format!("{what} {}", self.index);
+        if let Some(m) = &self.member {
+            s.push_str(&format!(" in member {m}"));
+        }
+        if let Some(sec) = &self.section {
+            s.push_str(&format!(" in section {sec}"));
+        }
+        s.push_str(&format!(" at offset {:#x}", self.offset));
+        s
+    }
 }
 
 /// Finds every bundle in `data`: a bundle at offset 0 and any that follow it back to back
@@ -49,9 +109,148 @@ pub fn find_bundles(data: &[u8]) -> Result<Vec<Located<'_>>> {
                 offset: s.offset,
                 bytes,
                 ccob: s.ccob,
+                member: None,
+                section: None,
+                form: Form::Bundle,
+                loose: Vec::new(),
             })
         })
         .collect()
+}
+
+/// Everything [`locate`] found in one file.
+#[derive(Debug, Clone)]
+pub struct Found<'a> {
+    /// Units of device code: bundles in file order, then object bundles, code objects and
+    /// offload images.
+    pub units: Vec<Located<'a>>,
+    /// Damage or oddities host discovery found (wrappers pointing nowhere, bundles running
+    /// past their section, ...), with where.
+    pub problems: Vec<gfxkit_host::Problem>,
+}
+
+impl Found<'_> {
+    /// Whether some problem is an error (damaged data) rather than a warning.
+    pub fn has_errors(&self) -> bool {
+        self.problems
+            .iter()
+            .any(|p| p.severity == gfxkit_host::Severity::Error)
+    }
+}
+
+/// Finds the device code in a file's bytes. A standalone bundle file is read exactly as
+/// [`find_bundles`] reads it (its damage is an error); any other file goes through host
+/// discovery, whose damage reports are returned as problems beside what could be read.
+/// Nothing is decompressed or copied.
+pub fn locate(data: &[u8]) -> Result<Found<'_>> {
+    let kind = InputKind::sniff(data.get(..64).unwrap_or(data));
+    if kind == InputKind::Bundle {
+        return Ok(Found {
+            units: find_bundles(data)?,
+            problems: Vec::new(),
+        });
+    }
+    let d = gfxkit_host::discover(data);
+    let mut units = Vec::new();
+    for b in &d.bundles {
+        let header = match b.format {
+            gfxkit_host::BundleFormat::Uncompressed => None,
+            gfxkit_host::BundleFormat::Compressed { .. } => Some(
+                ccob::Header::parse(b.bytes)
+                    .with_context(|| format!("{}: compressed bundle header", b.location))?,
+            ),
+        };
+        units.push(Located {
+            index: units.len(),
+            offset: b.location.offset,
+            bytes: b.bytes,
+            ccob: header,
+            member: b.location.member.clone(),
+            section: b.location.section.clone(),
+            form: Form::Bundle,
+            loose: Vec::new(),
+        });
+    }
+    for o in &d.object_bundles {
+        let base = o.location.offset;
+        units.push(Located {
+            index: units.len(),
+            offset: base,
+            bytes: &[],
+            ccob: None,
+            member: o.location.member.clone(),
+            section: None,
+            form: Form::ObjectBundle,
+            loose: o
+                .entries
+                .iter()
+                .map(|e| LooseEntry {
+                    id: e.id.to_owned(),
+                    offset: e.location.offset.saturating_sub(base),
+                    payload: e.bytes,
+                    ext: "co",
+                })
+                .collect(),
+        });
+    }
+    for c in &d.code_objects {
+        let id = gfxkit_code_object::Header::parse(c.bytes)
+            .ok()
+            .and_then(|h| h.target_id().ok())
+            .map(|t| gfxkit_bundle::EntryId::hip(t).raw().to_owned())
+            .unwrap_or_else(|| "hipv4-amdgcn-amd-amdhsa--unknown".to_owned());
+        units.push(Located {
+            index: units.len(),
+            offset: c.location.offset,
+            bytes: c.bytes,
+            ccob: None,
+            member: c.location.member.clone(),
+            section: c.location.section.clone(),
+            form: Form::CodeObject,
+            loose: vec![LooseEntry {
+                id,
+                offset: 0,
+                payload: c.bytes,
+                ext: "co",
+            }],
+        });
+    }
+    for i in &d.offload_images {
+        let kind = if i.offload_kind.is_hip() {
+            "hipv4".to_owned()
+        } else {
+            i.offload_kind.name()
+        };
+        let id = format!(
+            "{kind}-{}--{}",
+            i.triple.unwrap_or("unknown"),
+            i.arch.unwrap_or("unknown")
+        );
+        let ext = if i.image_kind == gfxkit_host::offloading::ImageKind::BITCODE {
+            "bc"
+        } else {
+            "co"
+        };
+        units.push(Located {
+            index: units.len(),
+            offset: i.location.offset,
+            bytes: i.bytes,
+            ccob: None,
+            member: i.location.member.clone(),
+            section: i.location.section.clone(),
+            form: Form::OffloadImage,
+            loose: vec![LooseEntry {
+                id,
+                offset: 0,
+                payload: i.bytes,
+                ext,
+            }],
+        });
+    }
+    Ok(Found {
+        units,
+        problems: d.problems,
+    })
 }
 
 /// An entry as listed without decompressing payloads.
@@ -78,6 +277,18 @@ pub fn read_header(b: &Located<'_>, full: bool) -> Result<(Vec<ListedEntry>, u64
             })
             .collect::<Vec<_>>()
     };
+    if b.form != Form::Bundle {
+        let entries = b
+            .loose
+            .iter()
+            .map(|e| ListedEntry {
+                id: e.id.clone(),
+                offset: e.offset,
+                size: e.payload.len() as u64,
+            })
+            .collect();
+        return Ok((entries, 0, None));
+    }
     match &b.ccob {
         None => {
             let bundle = Bundle::parse(b.bytes)?;
@@ -146,6 +357,50 @@ pub fn uncompressed<'a>(b: &Located<'a>, hash: HashCheck) -> Result<Cow<'a, [u8]
     } else {
         Ok(Cow::Borrowed(b.bytes))
     }
+}
+
+/// An entry with its payload, as handed out by [`with_payloads`].
+#[derive(Debug, Clone, Copy)]
+pub struct PayloadEntry<'p> {
+    /// The ID exactly as stored.
+    pub id: &'p str,
+    /// The payload.
+    pub payload: &'p [u8],
+    /// File-name extension when extracted.
+    pub ext: &'static str,
+}
+
+/// Calls `f` with the entries of a located unit and their payloads. A compressed bundle is
+/// decompressed first (hash checked as `hash` says); nothing else is copied.
+pub fn with_payloads<R>(
+    b: &Located<'_>,
+    hash: HashCheck,
+    f: impl FnOnce(&[PayloadEntry<'_>]) -> R,
+) -> Result<R> {
+    if b.form != Form::Bundle {
+        let list: Vec<PayloadEntry<'_>> = b
+            .loose
+            .iter()
+            .map(|e| PayloadEntry {
+                id: &e.id,
+                payload: e.payload,
+                ext: e.ext,
+            })
+            .collect();
+        return Ok(f(&list));
+    }
+    let contents = uncompressed(b, hash)?;
+    let bundle = Bundle::parse(&contents)?;
+    let list: Vec<PayloadEntry<'_>> = bundle
+        .entries()
+        .iter()
+        .map(|e| PayloadEntry {
+            id: e.id,
+            payload: e.payload,
+            ext: "co",
+        })
+        .collect();
+    Ok(f(&list))
 }
 
 /// The text of an I/O error without Rust's ` (os error N)` suffix, as C's `strerror` says it.
@@ -306,65 +561,6 @@ pub fn default_threads() -> u32 {
         .unwrap_or(1)
 }
 
-/// Writes an output file atomically. A file that did not exist gets the permissions a plain
-/// create would give (0666 less the umask), not the private mode of the temporary file.
-pub fn write_file(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    write_file_with(path, |w| w.write_all(bytes).map_err(Into::into))
-}
-
-/// Like [`write_file`], with the content produced by `fill`.
-pub fn write_file_with(
-    path: &std::path::Path,
-    fill: impl FnOnce(&mut dyn std::io::Write) -> Result<()>,
-) -> Result<()> {
-    let existed = path.exists();
-    crate::output::write_atomic_with(path, fill)?;
-    if !existed {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = 0o666 & !umask();
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-            .with_context(|| format!("cannot set the permissions of {}", path.display()))?;
-    }
-    Ok(())
-}
-
-/// The process umask, read from `/proc/self/status` (0o022 when unavailable).
-fn umask() -> u32 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Umask:"))
-                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
-        })
-        .unwrap_or(0o022)
-}
-
-/// A progress bar over `len` steps on a terminal; hidden when stderr is not a terminal.
-pub fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
-    use std::io::IsTerminal;
-    if !std::io::stderr().is_terminal() || len < 2 {
-        return indicatif::ProgressBar::hidden();
-    }
-    let pb = indicatif::ProgressBar::new(len);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {elapsed}")
-    {
-        pb.set_style(style.progress_chars("=> "));
-    }
-    pb.set_message(what.to_owned());
-    pb
-}
-
-/// Prints `value` as pretty JSON on stdout; a closed pipe ends quietly.
-pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
-    use std::io::Write;
-    let text = serde_json::to_string_pretty(value)?;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{text}")?;
-    Ok(())
-}
-
 /// Compresses an uncompressed bundle into CCOB.
 pub fn compress(bytes: &[u8], s: &CompressSettings) -> Result<Vec<u8>> {
     let opts = ccob::CompressOptions {
@@ -481,4 +677,65 @@ pub fn unbundle_archive(
     Ok(gfxkit_bundle::archive::unbundle_archive(
         data, requests, name, &opts,
     )?)
+}
+
+/// What an entry's payload says about itself, from its ELF header alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PayloadCheck {
+    /// The ID names no AMDGPU target ID (host entries, other triples, IDs that do not parse).
+    NotApplicable,
+    /// The payload is not an AMDGPU code object.
+    NotCodeObject(String),
+    /// The code object's header was read and its `e_flags` checked against the ID.
+    Checked {
+        /// The HSA code-object version (`EI_ABIVERSION`), when it is an HSA object.
+        version: Option<gfxkit_spec::CodeObjectVersion>,
+        /// Why the `e_flags` do not fit the ID's target ID (none when they do).
+        mismatch: Option<String>,
+    },
+}
+
+impl PayloadCheck {
+    /// Whether the `e_flags` agree with the ID; `None` when unknown.
+    pub fn agrees(&self) -> Option<bool> {
+        match self {
+            PayloadCheck::Checked { mismatch, .. } => Some(mismatch.is_none()),
+            _ => None,
+        }
+    }
+
+    /// The code-object version number, when known.
+    pub fn version(&self) -> Option<u8> {
+        match self {
+            PayloadCheck::Checked { version, .. } => version.map(|v| v.number()),
+            _ => None,
+        }
+    }
+}
+
+/// Reads the ELF header of an entry's payload and checks its `e_flags` against the target ID
+/// the entry ID names, with the rules of the object's own version (a V2/V3 object cannot say
+/// "any", so `gfx90a` fits either setting there).
+pub fn check_payload(id: &str, payload: &[u8]) -> PayloadCheck {
+    let Ok(id) = gfxkit_bundle::EntryId::parse(id) else {
+        return PayloadCheck::NotApplicable;
+    };
+    let Some(tid) = id.target_id() else {
+        return PayloadCheck::NotApplicable;
+    };
+    if id.triple().arch != "amdgcn" {
+        return PayloadCheck::NotApplicable;
+    }
+    match gfxkit_code_object::Header::parse(payload) {
+        Err(e) => PayloadCheck::NotCodeObject(e.to_string()),
+        Ok(h) => PayloadCheck::Checked {
+            version: h.code_object_version(),
+            mismatch: h.check_target(tid).err().map(|e| match h.target_id() {
+                Ok(actual) => {
+                    format!("the ID says {tid} but the code object is built for {actual} ({e})")
+                }
+                Err(_) => format!("the ID says {tid} but {e}"),
+            }),
+        },
+    }
 }

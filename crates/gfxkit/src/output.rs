@@ -1,4 +1,4 @@
-//! Output helpers: atomic file writes, JSON printing, error reporting.
+//! Output helpers: atomic file writes, JSON printing, progress bars, error reporting.
 
 use anyhow::{Context, Result};
 use std::io::Write;
@@ -6,7 +6,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 /// Writes `bytes` to `path` atomically: into a temporary file in the same directory, flushed to
-/// disk, then renamed over `path`. An interrupted or failed write leaves `path` as it was.
+/// disk, then renamed over `path`. An interrupted or failed write leaves `path` as it was. A
+/// file being replaced keeps its permissions; a new file gets those a plain create gives
+/// (0666 less the umask), not the private mode of the temporary file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     write_atomic_with(path, |w| w.write_all(bytes).map_err(Into::into))
 }
@@ -33,13 +35,48 @@ pub fn write_atomic_with(
     tmp.as_file()
         .sync_all()
         .with_context(|| format!("cannot write {}", path.display()))?;
-    if let Ok(meta) = std::fs::metadata(path) {
+    let permissions = match std::fs::metadata(path) {
         // Keep the permissions of a file being replaced (executables stay executable).
-        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
-    }
+        Ok(meta) => meta.permissions(),
+        Err(_) => {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::Permissions::from_mode(0o666 & !umask())
+        }
+    };
+    std::fs::set_permissions(tmp.path(), permissions)
+        .with_context(|| format!("cannot set the permissions of {}", path.display()))?;
     tmp.persist(path)
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
+}
+
+/// The process umask, read from `/proc/self/status` (0o022 when unavailable).
+fn umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(0o022)
+}
+
+/// A progress bar over `len` steps on a terminal, labelled `what`; hidden when stderr is not
+/// a terminal, when `quiet`, or for fewer than two steps.
+pub fn progress(len: u64, what: &str, quiet: bool) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if quiet || !std::io::stderr().is_terminal() || len < 2 {
+        return indicatif::ProgressBar::hidden();
+    }
+    let pb = indicatif::ProgressBar::new(len);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {elapsed}")
+    {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb.set_message(what.to_owned());
+    pb
 }
 
 /// Prints `value` as pretty JSON on stdout followed by a newline.

@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use gfxkit_host::InputKind;
 use rayon::prelude::*;
 use std::collections::HashSet;
-use std::io::{IsTerminal, Read};
+use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -115,7 +115,7 @@ fn walk_dir(
 }
 
 /// Reads the first bytes of `path` and tells whether it may hold device code.
-fn worth_reading(path: &Path) -> bool {
+pub fn worth_reading(path: &Path) -> bool {
     let mut prefix = [0u8; 64];
     let Ok(mut f) = std::fs::File::open(path) else {
         return true; // Let the real open report the error.
@@ -139,7 +139,7 @@ where
     F: Fn(&Path, &[u8]) -> Result<T> + Sync,
 {
     let candidates = collect(paths)?;
-    let bar = progress_bar(candidates.len() as u64, opts);
+    let bar = crate::output::progress(candidates.len() as u64, "scanning", opts.quiet);
     let results: Vec<Option<Scanned<T>>> = candidates
         .par_iter()
         .map(|c| {
@@ -159,20 +159,6 @@ where
         .collect();
     bar.finish_and_clear();
     Ok(results.into_iter().flatten().collect())
-}
-
-fn progress_bar(len: u64, opts: &Options) -> indicatif::ProgressBar {
-    if opts.quiet || !std::io::stderr().is_terminal() || len < 2 {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(len);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} scanning {pos}/{len} files {wide_bar} {elapsed}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    bar
 }
 
 #[cfg(test)]

@@ -189,7 +189,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         bytes
     };
-    crate::bundles::write_file(&args.output, &bytes)?;
+    crate::output::write_atomic(&args.output, &bytes)?;
     let mut err = std::io::stderr().lock();
     use std::io::Write;
     writeln!(

@@ -82,7 +82,7 @@ pub fn run_compress(args: CompressArgs) -> Result<ExitCode> {
     // Everything is checked and compressed before the output is written.
     let mut packed_all = Vec::with_capacity(found.len());
     let mut total_in = 0u64;
-    let bar = bundles::progress(found.len() as u64, "compressing");
+    let bar = crate::output::progress(found.len() as u64, "compressing", false);
     for b in &found {
         bar.inc(1);
         let ctx = || format!("{name}: bundle {} at offset {:#x}", b.index, b.offset);
@@ -93,7 +93,7 @@ pub fn run_compress(args: CompressArgs) -> Result<ExitCode> {
     }
     bar.finish_and_clear();
     let total_out: u64 = packed_all.iter().map(|p| p.len() as u64).sum();
-    bundles::write_file_with(&args.output, |w| {
+    crate::output::write_atomic_with(&args.output, |w| {
         for p in &packed_all {
             w.write_all(p)?;
         }
@@ -119,7 +119,7 @@ pub fn run_decompress(args: DecompressArgs) -> Result<ExitCode> {
     // Everything is decompressed and checked before the output is written.
     let mut plain_all = Vec::with_capacity(found.len());
     let mut total_in = 0u64;
-    let bar = bundles::progress(found.len() as u64, "decompressing");
+    let bar = crate::output::progress(found.len() as u64, "decompressing", false);
     for b in &found {
         bar.inc(1);
         let ctx = || format!("{name}: bundle {} at offset {:#x}", b.index, b.offset);
@@ -134,7 +134,7 @@ pub fn run_decompress(args: DecompressArgs) -> Result<ExitCode> {
     }
     bar.finish_and_clear();
     let total_out: u64 = plain_all.iter().map(|p| p.len() as u64).sum();
-    bundles::write_file_with(&args.output, |w| {
+    crate::output::write_atomic_with(&args.output, |w| {
         for p in &plain_all {
             w.write_all(p)?;
         }

@@ -3,7 +3,7 @@
 use crate::bundles;
 use anyhow::{bail, Context, Result};
 use gfxkit_bundle::ccob::HashCheck;
-use gfxkit_bundle::{Bundle, EntryId};
+use gfxkit_bundle::EntryId;
 use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
@@ -12,22 +12,32 @@ use std::process::ExitCode;
 /// Options of `gfxkit extract`.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
+Inputs: standalone bundles (one, or several back to back), ELF executables, shared objects and
+relocatable objects (the bundles of .hip_fatbin, __CLANG_OFFLOAD_BUNDLE__* sections,
+.llvm.offloading images), ar archives (each member) and code objects; directories with -r.
+
 Files are named <file stem>.<bundle index>.<entry id>.co, the entry ID with every character
 other than letters, digits, '.', '_', '+' and '-' replaced by '_' (':' becomes '_'):
   app.0.hipv4-amdgcn-amd-amdhsa--gfx90a_xnack+.co
-Empty host entries are skipped. With --target, each bundle gives the first entry compatible
-with each target, following clang-offload-bundler's matching (a bare target ID such as
-gfx90a:xnack+ means hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+).
+Bundle indexes count the bundles of the file in file order (then object bundles, code objects
+and offload images). Files found under a directory with -r are named by their path below it
+('/' becomes '_'). Bitcode images get .bc. Empty host entries are skipped.
+
+With --target, each bundle gives the first entry compatible with each target, following
+clang-offload-bundler's matching: the target is a device (gfx90a:xnack+ means
+hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+) and every entry that can run on it qualifies.
 
 Examples:
   gfxkit extract app.hipfb -o out/
+  gfxkit extract /opt/rocm/lib/librocsparse.so --target gfx90a:xnack- -o co/
   gfxkit extract app.hipfb --target gfx90a:xnack+ --target gfx1100
-  gfxkit extract --json librocsparse.so.hip_fatbin -o co/
+  gfxkit extract -r build/ --json -o co/
 
 Exit codes: 0 written; 1 a --target matched no entry (nothing written); 2 an error.")]
 pub struct Args {
-    /// A bundle file (or several bundles back to back).
-    file: PathBuf,
+    /// Bundle files, host binaries, archives or code objects (directories with -r).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
     /// Extract only entries compatible with this target ID or entry ID (repeatable).
     #[arg(long = "target", short = 't', value_name = "ID")]
     targets: Vec<String>,
@@ -39,21 +49,29 @@ pub struct Args {
         default_value = "."
     )]
     out_dir: PathBuf,
-    /// Print what was written as JSON.
+    /// Print what was written as JSON: {"written":[{"file", "bundle", "entry", "id", "path", "size"}]}.
     #[arg(long)]
     json: bool,
     /// Extract even when a compressed bundle's hash does not match (warns).
     #[arg(long)]
     ignore_hash: bool,
+    /// Search directories recursively (files that cannot hold device code are skipped).
+    #[arg(short = 'r', long)]
+    recursive: bool,
 }
 
 /// JSON: one written file.
 #[derive(Serialize)]
 struct Written {
-    path: String,
+    file: String,
     bundle: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    member: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    section: Option<String>,
     entry: usize,
     id: String,
+    path: String,
     size: u64,
 }
 
@@ -80,6 +98,59 @@ pub fn sanitize(id: &str) -> String {
         .collect()
 }
 
+/// An input file and the name its outputs start with.
+struct Source {
+    path: PathBuf,
+    explicit: bool,
+    stem: String,
+    data: crate::input::Input,
+}
+
+/// The files to read: those named, and with -r those below named directories that may hold
+/// device code, each with the stem its outputs are named by.
+fn sources(args: &Args) -> Result<Vec<Source>> {
+    let mut out = Vec::new();
+    for root in &args.files {
+        if !root.is_dir() {
+            let stem = root
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "bundle".to_owned());
+            out.push((root.clone(), stem, true));
+            continue;
+        }
+        if !args.recursive {
+            bail!("{} is a directory (use -r to search it)", root.display());
+        }
+        for c in crate::scan::collect(std::slice::from_ref(root))? {
+            if !crate::scan::worth_reading(&c.path) {
+                continue;
+            }
+            let rel = c.path.strip_prefix(root).unwrap_or(&c.path);
+            let stem = sanitize(&rel.with_extension("").to_string_lossy().replace('/', "_"));
+            out.push((c.path, stem, false));
+        }
+    }
+    out.into_iter()
+        .map(|(path, stem, explicit)| {
+            let data = crate::input::Input::open(&path)?;
+            Ok(Source {
+                path,
+                explicit,
+                stem,
+                data,
+            })
+        })
+        .collect()
+}
+
+/// One entry to write.
+struct Pick {
+    entry: usize,
+    id: String,
+    size: u64,
+}
+
 /// Runs `gfxkit extract`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let wanted: Vec<EntryId> = args
@@ -87,127 +158,146 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .iter()
         .map(|t| requested_id(t))
         .collect::<Result<_>>()?;
-    let data = crate::input::Input::open(&args.file)?;
-    let found = bundles::find_bundles(&data)
-        .with_context(|| format!("cannot read {}", args.file.display()))?;
-    if found.is_empty() {
-        bail!("{}: no offload bundle in this file", data.path().display());
-    }
-    let stem = args
-        .file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "bundle".to_owned());
     let hash = if args.ignore_hash {
         HashCheck::Warn
     } else {
         HashCheck::Error
     };
+    let sources = sources(&args)?;
     // Plan from the headers alone (no payload decompressed), so that nothing is written when
     // a target matches nothing; then write bundle by bundle.
-    let mut plan: Vec<Vec<(usize, String, u64, u64)>> = Vec::with_capacity(found.len());
     let mut matched = vec![false; wanted.len()];
-    for b in &found {
-        let ctx = || {
-            format!(
-                "{}: bundle {} at offset {:#x}",
-                args.file.display(),
-                b.index,
-                b.offset
-            )
-        };
-        let (entries, _, _) = bundles::read_header(b, false).with_context(ctx)?;
-        let mut picked: Vec<usize> = Vec::new();
-        if wanted.is_empty() {
-            picked = (0..entries.len())
-                .filter(|&i| !(entries[i].size == 0 && entries[i].id.starts_with("host-")))
-                .collect();
-        } else {
-            let ids: Vec<Option<EntryId>> =
-                entries.iter().map(|e| EntryId::parse(&e.id).ok()).collect();
-            for (wi, w) in wanted.iter().enumerate() {
-                let hit = ids.iter().enumerate().find(|(i, id)| {
-                    !picked.contains(i)
-                        && id
-                            .as_ref()
-                            .is_some_and(|id| id.is_compatible_with(w, false))
-                });
-                if let Some((i, _)) = hit {
-                    picked.push(i);
-                    matched[wi] = true;
-                }
-            }
-            picked.sort_unstable();
+    let mut plans = Vec::with_capacity(sources.len());
+    for src in &sources {
+        let name = src.path.display();
+        let found = bundles::locate(&src.data).with_context(|| format!("cannot read {name}"))?;
+        for p in &found.problems {
+            eprintln!("gfxkit: {}: {name}: {p}", p.severity);
         }
-        plan.push(
-            picked
-                .into_iter()
-                .map(|i| (i, entries[i].id.clone(), entries[i].offset, entries[i].size))
-                .collect(),
-        );
+        if found.units.is_empty() {
+            if src.explicit || found.has_errors() {
+                bail!("{name}: no offload bundle in this file");
+            }
+            continue;
+        }
+        let mut plan: Vec<Vec<Pick>> = Vec::with_capacity(found.units.len());
+        for b in &found.units {
+            let ctx = || format!("{name}: {}", describe(b));
+            let (entries, _, _) = bundles::read_header(b, false).with_context(ctx)?;
+            let mut picked: Vec<usize> = Vec::new();
+            if wanted.is_empty() {
+                picked = (0..entries.len())
+                    .filter(|&i| !(entries[i].size == 0 && entries[i].id.starts_with("host-")))
+                    .collect();
+            } else {
+                let ids: Vec<Option<EntryId>> =
+                    entries.iter().map(|e| EntryId::parse(&e.id).ok()).collect();
+                for (wi, w) in wanted.iter().enumerate() {
+                    let hit = ids.iter().enumerate().find(|(i, id)| {
+                        !picked.contains(i)
+                            && id
+                                .as_ref()
+                                .is_some_and(|id| id.is_compatible_with(w, false))
+                    });
+                    if let Some((i, _)) = hit {
+                        picked.push(i);
+                        matched[wi] = true;
+                    }
+                }
+                picked.sort_unstable();
+            }
+            plan.push(
+                picked
+                    .into_iter()
+                    .map(|i| Pick {
+                        entry: i,
+                        id: entries[i].id.clone(),
+                        size: entries[i].size,
+                    })
+                    .collect(),
+            );
+        }
+        plans.push((src, found, plan));
     }
     if let Some(wi) = matched.iter().position(|m| !m) {
+        let what = match sources.as_slice() {
+            [one] => one.path.display().to_string(),
+            _ => "the files".to_owned(),
+        };
         eprintln!(
-            "gfxkit: no entry of {} is compatible with {}",
-            args.file.display(),
+            "gfxkit: no entry of {what} is compatible with {}",
             args.targets[wi]
         );
         return Ok(ExitCode::from(1));
     }
     std::fs::create_dir_all(&args.out_dir)
         .with_context(|| format!("cannot create {}", args.out_dir.display()))?;
+    let total: u64 = plans
+        .iter()
+        .flat_map(|(_, _, p)| p)
+        .map(|p| p.len() as u64)
+        .sum();
+    let bar = crate::output::progress(total, "extracting", false);
     let mut written = Vec::new();
-    let bar = bundles::progress(plan.iter().map(|p| p.len() as u64).sum(), "extracting");
-    for (b, picks) in found.iter().zip(&plan) {
-        if picks.is_empty() {
-            continue;
-        }
-        let ctx = || {
-            format!(
-                "{}: bundle {} at offset {:#x}",
-                args.file.display(),
-                b.index,
-                b.offset
-            )
-        };
-        let contents = bundles::uncompressed(b, hash).with_context(ctx)?;
-        let bundle = Bundle::parse(&contents).with_context(ctx)?;
-        let mut jobs = Vec::with_capacity(picks.len());
-        for (i, id, _, size) in picks {
-            let e = bundle
-                .entries()
-                .get(*i)
-                .filter(|e| e.id == id)
-                .with_context(|| format!("{}: entry {i} changed while reading", ctx()))?;
-            let path = args
-                .out_dir
-                .join(format!("{stem}.{}.{}.co", b.index, sanitize(id)));
-            jobs.push((path, e.payload, *i, id, *size));
-        }
-        // Distinct files: written in parallel, each atomically; errors in entry order.
-        use rayon::prelude::*;
-        let results: Vec<Result<()>> = jobs
-            .par_iter()
-            .map(|(path, payload, ..)| {
-                let r = crate::bundles::write_file(path, payload);
-                bar.inc(1);
-                r
+    for (src, found, plan) in &plans {
+        for (b, picks) in found.units.iter().zip(plan) {
+            if picks.is_empty() {
+                continue;
+            }
+            let ctx = || format!("{}: {}", src.path.display(), describe(b));
+            let results = bundles::with_payloads(b, hash, |entries| {
+                let mut jobs = Vec::with_capacity(picks.len());
+                for p in picks {
+                    let e = entries
+                        .get(p.entry)
+                        .filter(|e| e.id == p.id)
+                        .with_context(|| format!("entry {} changed while reading", p.entry))?;
+                    let path = args.out_dir.join(format!(
+                        "{}.{}.{}.{}",
+                        src.stem,
+                        b.index,
+                        sanitize(&p.id),
+                        e.ext
+                    ));
+                    jobs.push((path, e.payload));
+                }
+                // Distinct files: written in parallel, each atomically; errors in entry order.
+                use rayon::prelude::*;
+                let results: Vec<Result<()>> = jobs
+                    .par_iter()
+                    .map(|(path, payload)| {
+                        let r = crate::output::write_atomic(path, payload);
+                        bar.inc(1);
+                        r
+                    })
+                    .collect();
+                Ok::<_, anyhow::Error>(
+                    jobs.into_iter()
+                        .map(|(path, _)| path)
+                        .zip(results)
+                        .collect::<Vec<_>>(),
+                )
             })
-            .collect();
-        for ((path, _, i, id, size), r) in jobs.into_iter().zip(results) {
-            r?;
-            written.push(Written {
-                path: path.display().to_string(),
-                bundle: b.index,
-                entry: i,
-                id: id.clone(),
-                size,
-            });
+            .with_context(ctx)?
+            .with_context(ctx)?;
+            for (p, (path, r)) in picks.iter().zip(results) {
+                r?;
+                written.push(Written {
+                    file: src.path.display().to_string(),
+                    bundle: b.index,
+                    member: b.member.clone(),
+                    section: b.section.clone(),
+                    entry: p.entry,
+                    id: p.id.clone(),
+                    path: path.display().to_string(),
+                    size: p.size,
+                });
+            }
         }
     }
     bar.finish_and_clear();
     if args.json {
-        crate::bundles::print_json(&serde_json::json!({ "written": written }))?;
+        crate::output::print_json(&serde_json::json!({ "written": written }))?;
     } else {
         let stdout = std::io::stdout();
         let mut out = stdout.lock();
@@ -216,4 +306,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How a unit is named in messages: `bundle 0 at offset 0x0` for standalone bundles (as
+/// before), with member and section for host binaries.
+fn describe(b: &bundles::Located<'_>) -> String {
+    if b.form == bundles::Form::Bundle && b.member.is_none() && b.section.is_none() {
+        format!("bundle {} at offset {:#x}", b.index, b.offset)
+    } else {
+        b.describe()
+    }
 }

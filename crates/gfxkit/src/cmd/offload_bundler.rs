@@ -527,7 +527,7 @@ fn write_output(path: &str, bytes: &[u8]) -> Res<()> {
             .map_err(|e| Fail(format!("'{path}': {}", bundles::strerror(&e))))?;
         return Ok(());
     }
-    crate::bundles::write_file(Path::new(path), bytes).map_err(|e| Fail(io_message(path, &e)))
+    crate::output::write_atomic(Path::new(path), bytes).map_err(|e| Fail(io_message(path, &e)))
 }
 
 /// Checks that every output can be created before any is written, so that a failing run

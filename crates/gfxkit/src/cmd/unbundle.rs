@@ -106,7 +106,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     for (t, out) in args.outputs.iter().enumerate() {
         let bytes: &[u8] = served[t].map_or(&[], |ei| bundle.entries()[ei].payload);
-        crate::bundles::write_file(out, bytes)?;
+        crate::output::write_atomic(out, bytes)?;
     }
     Ok(ExitCode::SUCCESS)
 }

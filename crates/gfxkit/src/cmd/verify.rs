@@ -1,7 +1,7 @@
-//! `gfxkit verify`: check bundles for damage and for what keeps the HIP runtime from loading
-//! them.
+//! `gfxkit verify`: check bundles, standalone or inside host binaries, for damage and for
+//! what keeps the HIP runtime from loading them.
 
-use crate::bundles::{self, Located};
+use crate::bundles::{self, Form, Located, PayloadCheck};
 use anyhow::{bail, Context, Result};
 use gfxkit_bundle::ccob::{self, DecompressOptions, HashCheck};
 use gfxkit_bundle::{Bundle, EntryId, EntryTarget};
@@ -18,20 +18,30 @@ duplicate IDs), the compressed bundle's declared sizes and MD5 hash (decompressi
 syntax of every entry ID (device entries must use the 5-part form comgr reads), target IDs
 the bundler would refuse together (gfx90a with gfx90a:xnack+), a header larger than the 4096
 bytes the HIP runtime reads, and that each device payload is an AMDGPU code object built for
-the target its ID names.
+the target its ID names (its e_flags read with the rules of its own code-object version).
+
+In host binaries it also checks what host discovery finds: .hipFatBinSegment wrappers that
+point nowhere, outside the file or not at a bundle, bundles no wrapper registers, bundles that
+run past their section or leave unreadable bytes, damaged archives and .llvm.offloading images.
 
 Examples:
   gfxkit verify app.hipfb
   gfxkit verify --json build/*.hipfb
+  gfxkit verify /opt/rocm/lib/librocsparse.so
+  gfxkit verify -r /opt/rocm/lib
 
 Exit codes: 0 no problem; 1 a problem found; 2 a file that cannot be read or holds no bundle.")]
 pub struct Args {
-    /// Bundle files.
+    /// Bundle files, host binaries (executables, shared objects, objects), archives, code
+    /// objects; directories with -r.
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// Print JSON: {"files":[{"path", "ok", "bundles", "entries", "problems":[...]}]}.
     #[arg(long)]
     json: bool,
+    /// Search directories recursively (files without device code are skipped).
+    #[arg(short = 'r', long)]
+    recursive: bool,
 }
 
 /// JSON: one problem.
@@ -39,8 +49,14 @@ pub struct Args {
 pub struct Problem {
     /// Bundle index in the file.
     pub bundle: Option<usize>,
-    /// Bundle offset in the file.
+    /// Bundle offset in the file (for problems outside a bundle, where the problem is).
     pub bundle_offset: Option<u64>,
+    /// Archive member, for archives.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
+    /// ELF section, for host binaries.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
     /// Entry index in header order.
     pub entry: Option<usize>,
     /// Entry ID as stored.
@@ -68,6 +84,8 @@ struct Ctx<'p> {
     problems: &'p mut Vec<Problem>,
     bundle: usize,
     offset: u64,
+    member: Option<String>,
+    section: Option<String>,
 }
 
 impl Ctx<'_> {
@@ -75,6 +93,8 @@ impl Ctx<'_> {
         self.problems.push(Problem {
             bundle: Some(self.bundle),
             bundle_offset: Some(self.offset),
+            member: self.member.clone(),
+            section: self.section.clone(),
             entry,
             id: id.map(str::to_owned),
             message: message.into(),
@@ -87,7 +107,19 @@ fn check_bundle(b: &Located<'_>, problems: &mut Vec<Problem>) -> usize {
         problems,
         bundle: b.index,
         offset: b.offset,
+        member: b.member.clone(),
+        section: b.section.clone(),
     };
+    if b.form != Form::Bundle {
+        let entries: Vec<(usize, &str, &[u8])> = b
+            .loose
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (i, e.id.as_str(), e.payload))
+            .collect();
+        check_entries(&mut cx, &entries);
+        return entries.len();
+    }
     let contents: std::borrow::Cow<'_, [u8]> = match &b.ccob {
         None => std::borrow::Cow::Borrowed(b.bytes),
         Some(_) => {
@@ -141,50 +173,49 @@ fn check_bundle(b: &Located<'_>, problems: &mut Vec<Problem>) -> usize {
             ),
         );
     }
+    let entries: Vec<(usize, &str, &[u8])> = bundle
+        .entries()
+        .iter()
+        .map(|e| (e.index, e.id, e.payload))
+        .collect();
+    check_entries(&mut cx, &entries);
+    bundle.entries().len()
+}
+
+/// Checks entry IDs (syntax, the 5-part form, the bundler's conflict rule) and that each
+/// device payload's `e_flags` fit the target ID its entry names.
+fn check_entries(cx: &mut Ctx<'_>, entries: &[(usize, &str, &[u8])]) {
     let mut known: Vec<(usize, EntryId)> = Vec::new();
-    for e in bundle.entries() {
-        let id = match EntryId::parse(e.id) {
+    for &(index, raw, payload) in entries {
+        let id = match EntryId::parse(raw) {
             Ok(id) => id,
             Err(err) => {
-                cx.add(Some(e.index), Some(e.id), err.to_string());
+                cx.add(Some(index), Some(raw), err.to_string());
                 continue;
             }
         };
         if !id.is_host() && !id.is_canonical() && id.triple().is_amdhsa() {
             cx.add(
-                Some(e.index),
-                Some(e.id),
+                Some(index),
+                Some(raw),
                 format!(
                     "not in the 5-part form the HIP runtime (comgr) matches; canonical: {}",
                     id.canonical()
                 ),
             );
         }
-        if let EntryTarget::Known(tid) = id.target() {
-            if id.triple().arch == "amdgcn" {
-                match gfxkit_code_object::CodeObject::parse(e.payload) {
-                    Err(err) => cx.add(
-                        Some(e.index),
-                        Some(e.id),
-                        format!("payload is not an AMDGPU code object: {err}"),
-                    ),
-                    Ok(co) => match co.target_id() {
-                        Ok(actual) if actual.to_string() != tid.to_string() => cx.add(
-                            Some(e.index),
-                            Some(e.id),
-                            format!("the ID says {tid} but the code object is built for {actual}"),
-                        ),
-                        Ok(_) => {}
-                        Err(err) => cx.add(
-                            Some(e.index),
-                            Some(e.id),
-                            format!("cannot read the code object's target: {err}"),
-                        ),
-                    },
-                }
-            }
+        match bundles::check_payload(raw, payload) {
+            PayloadCheck::NotApplicable | PayloadCheck::Checked { mismatch: None, .. } => {}
+            PayloadCheck::NotCodeObject(err) => cx.add(
+                Some(index),
+                Some(raw),
+                format!("payload is not an AMDGPU code object: {err}"),
+            ),
+            PayloadCheck::Checked {
+                mismatch: Some(m), ..
+            } => cx.add(Some(index), Some(raw), m),
         }
-        known.push((e.index, id));
+        known.push((index, id));
     }
     // The bundler's conflict rule, per kind family and triple.
     for (i, (ia, a)) in known.iter().enumerate() {
@@ -216,20 +247,20 @@ fn check_bundle(b: &Located<'_>, problems: &mut Vec<Problem>) -> usize {
             }
         }
     }
-    bundle.entries().len()
 }
 
-/// Verifies one file. Errors are for unreadable files and files without a bundle.
-pub fn verify_file(path: &std::path::Path) -> Result<FileReport> {
-    let data = crate::input::Input::open(path)?;
-    let name = data.path().display().to_string();
+/// Verifies one file's bytes. Errors are for files without device code.
+pub fn verify_bytes(name: &str, data: &[u8]) -> Result<FileReport> {
+    let name = name.to_owned();
     let mut problems = Vec::new();
-    let found = match bundles::find_bundles(&data) {
+    let found = match bundles::locate(data) {
         Ok(f) => f,
         Err(e) => {
             problems.push(Problem {
                 bundle: None,
                 bundle_offset: None,
+                member: None,
+                section: None,
                 entry: None,
                 id: None,
                 message: format!("{e:#}"),
@@ -243,20 +274,39 @@ pub fn verify_file(path: &std::path::Path) -> Result<FileReport> {
             });
         }
     };
-    if found.is_empty() {
+    if found.units.is_empty() && found.problems.is_empty() {
         bail!("{name}: no offload bundle in this file");
     }
+    // What host discovery found: wrappers pointing nowhere or outside the file, bundles
+    // running past their section, bundles no wrapper registers, unreadable sections.
+    for p in &found.problems {
+        problems.push(Problem {
+            bundle: None,
+            bundle_offset: Some(p.location.offset),
+            member: p.location.member.clone(),
+            section: p.location.section.clone(),
+            entry: None,
+            id: None,
+            message: format!("{}: {}", p.severity, p.kind),
+        });
+    }
     let mut entries = 0;
-    for b in &found {
+    for b in &found.units {
         entries += check_bundle(b, &mut problems);
     }
     Ok(FileReport {
         path: name,
         ok: problems.is_empty(),
-        bundles: found.len(),
+        bundles: found.units.len(),
         entries,
         problems,
     })
+}
+
+/// Verifies one file. Errors are for unreadable files and files without device code.
+pub fn verify_file(path: &std::path::Path) -> Result<FileReport> {
+    let data = crate::input::Input::open(path)?;
+    verify_bytes(&data.path().display().to_string(), &data)
 }
 
 fn counts(r: &FileReport) -> String {
@@ -273,14 +323,34 @@ fn counts(r: &FileReport) -> String {
 pub fn run(args: Args) -> Result<ExitCode> {
     let mut reports = Vec::new();
     let mut errors = Vec::new();
-    for f in &args.files {
-        match verify_file(f).with_context(|| format!("cannot verify {}", f.display())) {
-            Ok(r) => reports.push(r),
-            Err(e) => errors.push(e),
+    if args.recursive {
+        for s in crate::scan::scan(&args.files, &crate::scan::Options::default(), |p, d| {
+            // The only error is a file without device code: skipped when found in a directory.
+            Ok(verify_bytes(&p.display().to_string(), d).ok())
+        })? {
+            match s.result {
+                Ok(Some(r)) => reports.push(r),
+                Ok(None) if s.explicit => errors.push(anyhow::anyhow!(
+                    "cannot verify {}: no offload bundle in this file",
+                    s.path.display()
+                )),
+                Ok(None) => {}
+                Err(e) => errors.push(e.context(format!("cannot verify {}", s.path.display()))),
+            }
+        }
+    } else {
+        for f in &args.files {
+            if f.is_dir() {
+                bail!("{} is a directory (use -r to search it)", f.display());
+            }
+            match verify_file(f).with_context(|| format!("cannot verify {}", f.display())) {
+                Ok(r) => reports.push(r),
+                Err(e) => errors.push(e),
+            }
         }
     }
     if args.json {
-        bundles::print_json(&serde_json::json!({ "files": reports }))?;
+        crate::output::print_json(&serde_json::json!({ "files": reports }))?;
     } else {
         let mut out = std::io::stdout().lock();
         for r in &reports {
@@ -298,8 +368,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
             )?;
             for p in &r.problems {
                 let mut at = String::new();
-                if let (Some(b), Some(o)) = (p.bundle, p.bundle_offset) {
-                    at.push_str(&format!("bundle {b} at {o:#x}: "));
+                let mut place = String::new();
+                if let Some(m) = &p.member {
+                    place.push_str(&format!(" in {m}"));
+                }
+                if let Some(s) = &p.section {
+                    let sep = if p.member.is_some() { "," } else { " in" };
+                    place.push_str(&format!("{sep} {s}"));
+                }
+                match (p.bundle, p.bundle_offset) {
+                    (Some(b), Some(o)) => at.push_str(&format!("bundle {b}{place} at {o:#x}: ")),
+                    (None, Some(o)) => at.push_str(&format!("{}at {o:#x}: ", place.trim_start())),
+                    _ => {}
                 }
                 if let Some(e) = p.entry {
                     at.push_str(&format!("entry {e}"));
