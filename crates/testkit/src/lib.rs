@@ -65,8 +65,15 @@ impl HipBuild<'_> {
         .expect("write HIP source");
         let out = dir.join(format!("{stem}.hipfb"));
         let mut cmd = Command::new(llvm_tool("clang++"));
-        cmd.args(["-x", "hip", "-nogpulib", "-nogpuinc", "--cuda-device-only", "-O1"])
-            .arg(format!("-cuid={stem}"));
+        cmd.args([
+            "-x",
+            "hip",
+            "-nogpulib",
+            "-nogpuinc",
+            "--cuda-device-only",
+            "-O1",
+        ])
+        .arg(format!("-cuid={stem}"));
         for a in self.archs {
             cmd.arg(format!("--offload-arch={a}"));
         }

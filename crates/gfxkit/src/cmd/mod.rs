@@ -24,8 +24,10 @@ pub mod verify;
 /// Inspect, bundle, prune and explain AMD GPU device code.
 #[derive(Parser, Debug)]
 #[command(name = "gfxkit", version, about, long_about = None)]
-#[command(after_help = "Exit codes: 0 success; 1 a negative answer (incompatible, nothing selected, \
-cannot run, verification failed); 2 an error.")]
+#[command(
+    after_help = "Exit codes: 0 success; 1 a negative answer (incompatible, nothing selected, \
+cannot run, verification failed); 2 an error."
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
