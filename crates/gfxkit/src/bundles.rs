@@ -713,6 +713,15 @@ impl PayloadCheck {
     }
 }
 
+/// [`check_payload`] for an entry of a unit that is not a bundle: bitcode images are not
+/// code objects and are not checked.
+pub fn check_loose(e: &LooseEntry<'_>) -> PayloadCheck {
+    if e.ext == "bc" {
+        return PayloadCheck::NotApplicable;
+    }
+    check_payload(&e.id, e.payload)
+}
+
 /// Reads the ELF header of an entry's payload and checks its `e_flags` against the target ID
 /// the entry ID names, with the rules of the object's own version (a V2/V3 object cannot say
 /// "any", so `gfx90a` fits either setting there).

@@ -287,7 +287,7 @@ fn read_entries(b: &Located<'_>, check: bool) -> Result<(Vec<EntryListing>, u64,
                             offset: e.offset,
                             size: e.payload.len() as u64,
                         },
-                        Some(bundles::check_payload(&e.id, e.payload)),
+                        Some(bundles::check_loose(e)),
                     )
                 })
                 .collect(),

@@ -111,11 +111,12 @@ fn check_bundle(b: &Located<'_>, problems: &mut Vec<Problem>) -> usize {
         section: b.section.clone(),
     };
     if b.form != Form::Bundle {
-        let entries: Vec<(usize, &str, &[u8])> = b
+        let entries: Vec<(usize, &str, Option<&[u8]>)> = b
             .loose
             .iter()
             .enumerate()
-            .map(|(i, e)| (i, e.id.as_str(), e.payload))
+            // Bitcode images are not code objects: nothing to check in their payload.
+            .map(|(i, e)| (i, e.id.as_str(), (e.ext != "bc").then_some(e.payload)))
             .collect();
         check_entries(&mut cx, &entries);
         return entries.len();
@@ -173,10 +174,10 @@ fn check_bundle(b: &Located<'_>, problems: &mut Vec<Problem>) -> usize {
             ),
         );
     }
-    let entries: Vec<(usize, &str, &[u8])> = bundle
+    let entries: Vec<(usize, &str, Option<&[u8]>)> = bundle
         .entries()
         .iter()
-        .map(|e| (e.index, e.id, e.payload))
+        .map(|e| (e.index, e.id, Some(e.payload)))
         .collect();
     check_entries(&mut cx, &entries);
     bundle.entries().len()
@@ -184,7 +185,8 @@ fn check_bundle(b: &Located<'_>, problems: &mut Vec<Problem>) -> usize {
 
 /// Checks entry IDs (syntax, the 5-part form, the bundler's conflict rule) and that each
 /// device payload's `e_flags` fit the target ID its entry names.
-fn check_entries(cx: &mut Ctx<'_>, entries: &[(usize, &str, &[u8])]) {
+/// A payload of `None` is not checked (bitcode images).
+fn check_entries(cx: &mut Ctx<'_>, entries: &[(usize, &str, Option<&[u8]>)]) {
     let mut known: Vec<(usize, EntryId)> = Vec::new();
     for &(index, raw, payload) in entries {
         let id = match EntryId::parse(raw) {
@@ -204,7 +206,10 @@ fn check_entries(cx: &mut Ctx<'_>, entries: &[(usize, &str, &[u8])]) {
                 ),
             );
         }
-        match bundles::check_payload(raw, payload) {
+        let check = payload.map_or(PayloadCheck::NotApplicable, |p| {
+            bundles::check_payload(raw, p)
+        });
+        match check {
             PayloadCheck::NotApplicable | PayloadCheck::Checked { mismatch: None, .. } => {}
             PayloadCheck::NotCodeObject(err) => cx.add(
                 Some(index),
@@ -378,7 +383,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 }
                 match (p.bundle, p.bundle_offset) {
                     (Some(b), Some(o)) => at.push_str(&format!("bundle {b}{place} at {o:#x}: ")),
-                    (None, Some(o)) => at.push_str(&format!("{}at {o:#x}: ", place.trim_start())),
+                    (None, Some(o)) => {
+                        at.push_str(format!("{} at {o:#x}: ", place.trim_start()).trim_start())
+                    }
                     _ => {}
                 }
                 if let Some(e) = p.entry {
