@@ -262,21 +262,29 @@ pub struct ListedEntry {
     pub offset: u64,
     /// Payload size.
     pub size: u64,
+    /// What the payload's ELF header says, when the payload was at hand (uncompressed
+    /// bundles, compressed ones read in full, units that are not bundles).
+    pub check: Option<PayloadCheck>,
 }
 
-/// The header of a located bundle: entries and header length. Compressed bundles are
+fn listed(bundle: &Bundle<'_>) -> Vec<ListedEntry> {
+    bundle
+        .entries()
+        .iter()
+        .map(|e| ListedEntry {
+            id: e.id.to_owned(),
+            offset: e.offset,
+            size: e.size,
+            check: Some(check_payload(e.id, e.payload)),
+        })
+        .collect()
+}
+
+/// The header of a located unit: entries and header length. Compressed bundles are
 /// decompressed only as far as their header reaches, unless `full` is set, in which case the
 /// whole bundle is decompressed and its hash checked (the result says whether it matched).
+/// Entries carry the check of their payload's ELF header whenever the payload is at hand.
 pub fn read_header(b: &Located<'_>, full: bool) -> Result<(Vec<ListedEntry>, u64, Option<bool>)> {
-    let to_listed = |v: Vec<gfxkit_bundle::read::HeaderEntry>| {
-        v.into_iter()
-            .map(|e| ListedEntry {
-                id: e.id,
-                offset: e.offset,
-                size: e.size,
-            })
-            .collect::<Vec<_>>()
-    };
     if b.form != Form::Bundle {
         let entries = b
             .loose
@@ -285,6 +293,7 @@ pub fn read_header(b: &Located<'_>, full: bool) -> Result<(Vec<ListedEntry>, u64
                 id: e.id.clone(),
                 offset: e.offset,
                 size: e.payload.len() as u64,
+                check: Some(check_loose(e)),
             })
             .collect();
         return Ok((entries, 0, None));
@@ -292,36 +301,16 @@ pub fn read_header(b: &Located<'_>, full: bool) -> Result<(Vec<ListedEntry>, u64
     match &b.ccob {
         None => {
             let bundle = Bundle::parse(b.bytes)?;
-            let entries = bundle
-                .entries()
-                .iter()
-                .map(|e| ListedEntry {
-                    id: e.id.to_owned(),
-                    offset: e.offset,
-                    size: e.size,
-                })
-                .collect();
-            Ok((entries, bundle.header_len(), None))
+            Ok((listed(&bundle), bundle.header_len(), None))
         }
-        Some(h) if full => {
+        Some(_) if full => {
             let opts = DecompressOptions {
                 hash: HashCheck::Warn,
                 ..DecompressOptions::default()
             };
             let d = ccob::decompress_ccob(b.bytes, &opts)?;
-            let ok = d.hash_ok();
             let bundle = Bundle::parse(&d.data).context("inside the compressed bundle")?;
-            let entries = bundle
-                .entries()
-                .iter()
-                .map(|e| ListedEntry {
-                    id: e.id.to_owned(),
-                    offset: e.offset,
-                    size: e.size,
-                })
-                .collect();
-            let _ = h;
-            Ok((entries, bundle.header_len(), Some(ok)))
+            Ok((listed(&bundle), bundle.header_len(), Some(d.hash_ok())))
         }
         Some(h) => {
             // Decompress a growing prefix until the header fits.
@@ -332,7 +321,18 @@ pub fn read_header(b: &Located<'_>, full: bool) -> Result<(Vec<ListedEntry>, u64
                 let (_, prefix) =
                     ccob::decompress_prefix(b.bytes, n, &DecompressOptions::default())?;
                 match parse_header(&prefix) {
-                    Ok((v, hl)) => return Ok((to_listed(v), hl, None)),
+                    Ok((v, hl)) => {
+                        let entries = v
+                            .into_iter()
+                            .map(|e| ListedEntry {
+                                id: e.id,
+                                offset: e.offset,
+                                size: e.size,
+                                check: None,
+                            })
+                            .collect();
+                        return Ok((entries, hl, None));
+                    }
                     Err(e) if n < total && is_truncation(&e) => want = want.saturating_mul(4),
                     Err(e) => return Err(anyhow!("inside the compressed bundle: {e}")),
                 }

@@ -257,28 +257,13 @@ fn clang_entries(obj: &Path, tag: &str) -> Vec<(String, Vec<u8>)> {
             .arg(obj)
             .arg(dir.join("scratch.o")),
     );
-    let out = run_ok(
-        Command::new(llvm_tool("clang-offload-bundler"))
-            .args(["-list", "-type=o"])
-            .arg(format!("-input={}", dumped.display())),
-    );
-    let ids: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.starts_with("host-"))
-        .map(str::to_owned)
-        .collect();
-    ids.into_iter()
+    gfxkit_testkit::bundler_list(&dumped)
+        .into_iter()
+        .filter(|id| !id.starts_with("host-"))
         .map(|id| {
             let o = dir.join(id.replace(':', "_"));
-            run_ok(
-                Command::new(llvm_tool("clang-offload-bundler"))
-                    .args(["-unbundle", "-type=o"])
-                    .arg(format!("-input={}", dumped.display()))
-                    .arg(format!("-targets={id}"))
-                    .arg(format!("-output={}", o.display())),
-            );
-            (id, std::fs::read(&o).unwrap())
+            let bytes = gfxkit_testkit::bundler_unbundle(&dumped, &id, &o);
+            (id, bytes)
         })
         .collect()
 }
@@ -485,12 +470,7 @@ fn damaged_binaries_name_file_and_offset() {
 
     // A wrapper pointing outside the file's sections.
     let seg = section(&data, ".hipFatBinSegment");
-    let rela = section(&data, ".rela.dyn");
-    let slot = seg.addr + 8;
-    let r = (0..rela.size / 24)
-        .map(|k| (rela.offset + k * 24) as usize)
-        .find(|&at| host_fixtures::u64le(&data, at) == slot)
-        .unwrap();
+    let r = host_fixtures::wrapper_rela(&data, 0);
     let mut outside = data.clone();
     set_u64(&mut outside, r + 16, 0x7fff_0000_0000);
     let p = write_copy("outside.so", &outside);

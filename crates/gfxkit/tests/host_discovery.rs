@@ -26,28 +26,10 @@ fn read(p: &Path) -> Vec<u8> {
 
 /// Entry IDs of a bundle file as clang-offload-bundler-19 lists them (hash order: sorted here).
 fn clang_list(bundle: &Path) -> BTreeSet<String> {
-    let out = run_ok(
-        Command::new(llvm_tool("clang-offload-bundler"))
-            .args(["-list", "-type=o"])
-            .arg(format!("-input={}", bundle.display())),
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
-        .collect()
+    gfxkit_testkit::bundler_list(bundle).into_iter().collect()
 }
 
-fn clang_unbundle(bundle: &Path, id: &str, out: &Path) -> Vec<u8> {
-    run_ok(
-        Command::new(llvm_tool("clang-offload-bundler"))
-            .args(["-unbundle", "-type=o"])
-            .arg(format!("-input={}", bundle.display()))
-            .arg(format!("-targets={id}"))
-            .arg(format!("-output={}", out.display())),
-    );
-    read(out)
-}
+use gfxkit_testkit::bundler_unbundle as clang_unbundle;
 
 /// Checks every bundle gfxkit found in `file` against the dumped `.hip_fatbin` and clang's
 /// listing and unbundling of each bundle on its own. Returns the number of bundles.
@@ -359,16 +341,7 @@ fn set_u64(d: &mut [u8], at: usize, v: u64) {
     d[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
 
-/// Offset in the file of the `.rela.dyn` entry relocating the pointer of wrapper `i`.
-fn wrapper_rela(d: &[u8], i: u64) -> usize {
-    let seg = section(d, ".hipFatBinSegment");
-    let rela = section(d, ".rela.dyn");
-    let slot = seg.addr + i * 24 + 8;
-    (0..rela.size / 24)
-        .map(|k| (rela.offset + k * 24) as usize)
-        .find(|&at| host_fixtures::u64le(d, at) == slot)
-        .expect("a relocation for the wrapper")
-}
+use host_fixtures::wrapper_rela;
 
 #[test]
 fn wrapper_pointing_outside_or_inside_a_bundle() {

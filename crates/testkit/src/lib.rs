@@ -98,3 +98,31 @@ pub fn hip_kernels(n: usize) -> String {
     }
     s
 }
+
+/// The entry IDs clang-offload-bundler-19 lists for `input` (a bundle, or a host object with
+/// bundle sections: `-type=o` reads both), in the order it prints them.
+pub fn bundler_list(input: &Path) -> Vec<String> {
+    let out = run_ok(
+        Command::new(llvm_tool("clang-offload-bundler"))
+            .args(["-list", "-type=o"])
+            .arg(format!("-input={}", input.display())),
+    );
+    String::from_utf8(out.stdout)
+        .expect("clang-offload-bundler lists UTF-8 IDs")
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Unbundles entry `id` of `input` with clang-offload-bundler-19 (`-type=o`) into `out` and
+/// returns the bytes written.
+pub fn bundler_unbundle(input: &Path, id: &str, out: &Path) -> Vec<u8> {
+    run_ok(
+        Command::new(llvm_tool("clang-offload-bundler"))
+            .args(["-unbundle", "-type=o"])
+            .arg(format!("-input={}", input.display()))
+            .arg(format!("-targets={id}"))
+            .arg(format!("-output={}", out.display())),
+    );
+    std::fs::read(out).unwrap_or_else(|e| panic!("cannot read {}: {e}", out.display()))
+}

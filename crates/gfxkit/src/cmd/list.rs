@@ -3,8 +3,7 @@
 
 use crate::bundles::{self, Form, Located};
 use anyhow::{bail, Result};
-use gfxkit_bundle::ccob::{self, DecompressOptions, HashCheck};
-use gfxkit_bundle::{Bundle, EntryId, EntryTarget};
+use gfxkit_bundle::{EntryId, EntryTarget};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -183,8 +182,8 @@ pub struct EntryListing {
     processor: Option<String>,
 }
 
-fn entry_listing(e: bundles::ListedEntry, check: Option<bundles::PayloadCheck>) -> EntryListing {
-    let (code_object_version, eflags_agree, eflags_mismatch) = match &check {
+fn entry_listing(e: bundles::ListedEntry) -> EntryListing {
+    let (code_object_version, eflags_agree, eflags_mismatch) = match &e.check {
         Some(c) => (
             c.version(),
             c.agrees(),
@@ -230,75 +229,9 @@ fn entry_listing(e: bundles::ListedEntry, check: Option<bundles::PayloadCheck>) 
     }
 }
 
-/// Entries with their payload checks, decompressing a CCOB bundle in full only with `check`.
-fn read_entries(b: &Located<'_>, check: bool) -> Result<(Vec<EntryListing>, u64, Option<bool>)> {
-    let listed = |entries: &[gfxkit_bundle::read::Entry<'_>]| {
-        entries
-            .iter()
-            .map(|e| {
-                entry_listing(
-                    bundles::ListedEntry {
-                        id: e.id.to_owned(),
-                        offset: e.offset,
-                        size: e.size,
-                    },
-                    Some(bundles::check_payload(e.id, e.payload)),
-                )
-            })
-            .collect::<Vec<_>>()
-    };
-    match (b.form, &b.ccob) {
-        (Form::Bundle, None) => {
-            let bundle = Bundle::parse(b.bytes)?;
-            Ok((listed(bundle.entries()), bundle.header_len(), None))
-        }
-        (Form::Bundle, Some(_)) if check => {
-            let opts = DecompressOptions {
-                hash: HashCheck::Warn,
-                ..DecompressOptions::default()
-            };
-            let d = ccob::decompress_ccob(b.bytes, &opts)?;
-            let bundle = Bundle::parse(&d.data)
-                .map_err(|e| anyhow::anyhow!("inside the compressed bundle: {e}"))?;
-            Ok((
-                listed(bundle.entries()),
-                bundle.header_len(),
-                Some(d.hash_ok()),
-            ))
-        }
-        (Form::Bundle, Some(_)) => {
-            let (entries, header_len, _) = bundles::read_header(b, false)?;
-            Ok((
-                entries
-                    .into_iter()
-                    .map(|e| entry_listing(e, None))
-                    .collect(),
-                header_len,
-                None,
-            ))
-        }
-        _ => Ok((
-            b.loose
-                .iter()
-                .map(|e| {
-                    entry_listing(
-                        bundles::ListedEntry {
-                            id: e.id.clone(),
-                            offset: e.offset,
-                            size: e.payload.len() as u64,
-                        },
-                        Some(bundles::check_loose(e)),
-                    )
-                })
-                .collect(),
-            0,
-            None,
-        )),
-    }
-}
-
 fn bundle_listing(b: &Located<'_>, check: bool) -> Result<BundleListing> {
-    let (entries, header_size, hash_ok) = read_entries(b, check)?;
+    let (entries, header_size, hash_ok) = bundles::read_header(b, check)?;
+    let entries: Vec<EntryListing> = entries.into_iter().map(entry_listing).collect();
     let size = match b.form {
         Form::ObjectBundle => b.loose.iter().map(|e| e.payload.len() as u64).sum(),
         _ => b.bytes.len() as u64,

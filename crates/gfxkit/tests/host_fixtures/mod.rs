@@ -226,6 +226,18 @@ pub fn section(d: &[u8], name: &str) -> Shdr {
         .unwrap_or_else(|| panic!("no section {name}"))
 }
 
+/// Offset in the file of the `.rela.dyn` entry relocating the pointer of wrapper `i` (a
+/// shared library's `.hipFatBinSegment` record).
+pub fn wrapper_rela(d: &[u8], i: u64) -> usize {
+    let seg = section(d, ".hipFatBinSegment");
+    let rela = section(d, ".rela.dyn");
+    let slot = seg.addr + i * 24 + 8;
+    (0..rela.size / 24)
+        .map(|k| (rela.offset + k * 24) as usize)
+        .find(|&at| u64le(d, at) == slot)
+        .expect("a relocation for the wrapper")
+}
+
 /// Rewrites the shared library at `so` the way kpack splitting does: `.hip_fatbin` zeroed,
 /// every wrapper's magic `HIPK` and its pointer (the `R_X86_64_RELATIVE` addend) aimed at
 /// MessagePack metadata naming `archive`, written into `.eh_frame` (any allocated section
@@ -247,15 +259,10 @@ pub fn kpack_binary(so: &Path, out: &Path, archive: &str) -> PathBuf {
     msg.extend_from_slice(archive.as_bytes());
     d[frame.offset as usize..][..msg.len()].copy_from_slice(&msg);
     let seg = section(&d, ".hipFatBinSegment");
-    let rela = section(&d, ".rela.dyn");
     for i in 0..seg.size / 24 {
         let rec = (seg.offset + i * 24) as usize;
         d[rec..rec + 4].copy_from_slice(&0x4B50_4948u32.to_le_bytes());
-        let slot = seg.addr + i * 24 + 8;
-        let at = (0..rela.size / 24)
-            .map(|k| (rela.offset + k * 24) as usize)
-            .find(|&at| u64le(&d, at) == slot)
-            .expect("a relocation for the wrapper");
+        let at = wrapper_rela(&d, i);
         d[at + 16..at + 24].copy_from_slice(&frame.addr.to_le_bytes());
     }
     std::fs::write(out, &d).unwrap();
