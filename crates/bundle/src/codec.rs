@@ -127,6 +127,15 @@ pub fn compress(method: Method, level: i32, threads: u32, data: &[u8]) -> Result
     }
 }
 
+/// zstd worker threads to compress with on this machine: one per core (at least 1). zstd's
+/// output is the same for any number of workers from one up, so it does not depend on the
+/// machine; 0 workers (the calling thread, as clang does) gives different bytes.
+pub fn all_cores() -> u32 {
+    std::thread::available_parallelism()
+        .map(|n| u32::try_from(n.get()).unwrap_or(u32::MAX))
+        .unwrap_or(1)
+}
+
 /// Growth step for output buffers: at least 1 MiB, doubling, never past `declared`.
 fn grow(out: &mut Vec<u8>, declared: usize) {
     let have = out.len();

@@ -313,7 +313,8 @@ pub struct CompressOptions {
     /// Level; `None` = the method's default (3 for zstd, 6 for zlib).
     pub level: Option<i32>,
     /// CCOB version, 2 (default) or 3. A v2 request is written as v3 when a size does not fit
-    /// v2's 32-bit fields.
+    /// v2's 32-bit fields. 1 (no total size; for very old readers) is written on request only,
+    /// and refused when the bundle does not fit its 32-bit size field.
     pub version: u16,
     /// zstd worker threads; 0 (default) compresses on the calling thread, which reproduces
     /// clang's bytes exactly. Ignored for zlib.
@@ -358,13 +359,21 @@ pub fn effective_version(requested: u16, uncompressed_len: u64, compressed_len: 
 
 /// Compresses an uncompressed bundle (or any bytes) into a CCOB bundle.
 pub fn compress(bundle: &[u8], opts: &CompressOptions) -> Result<Vec<u8>> {
-    if !matches!(opts.version, 2 | 3) {
+    if !matches!(opts.version, 1..=3) {
         return Err(Error::new(ErrorKind::UnwritableVersion(opts.version)));
+    }
+    let size = bundle.len() as u64;
+    // v1 has no larger form to move to: its one 32-bit size field must hold the bundle.
+    if opts.version == 1 && size > u32::MAX as u64 {
+        return Err(Error::new(ErrorKind::SizeExceedsVersion {
+            what: "uncompressed size",
+            size,
+            version: 1,
+        }));
     }
     let level = opts.level.unwrap_or(opts.method.default_level());
     let hash = codec::truncated_md5(bundle);
     let body = codec::compress(opts.method, level, opts.threads, bundle)?;
-    let size = bundle.len() as u64;
     let version = effective_version(opts.version, size, body.len() as u64);
     let hlen = header_len(version).unwrap_or(32);
     let total = hlen
@@ -374,7 +383,9 @@ pub fn compress(bundle: &[u8], opts: &CompressOptions) -> Result<Vec<u8>> {
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&version.to_le_bytes());
     out.extend_from_slice(&opts.method.as_u16().to_le_bytes());
-    if version == 2 {
+    if version == 1 {
+        out.extend_from_slice(&(size as u32).to_le_bytes());
+    } else if version == 2 {
         out.extend_from_slice(&(total as u32).to_le_bytes());
         out.extend_from_slice(&(size as u32).to_le_bytes());
     } else {
@@ -431,6 +442,33 @@ mod tests {
         for (r, want) in d.into_iter().zip(&inputs) {
             assert_eq!(&r.unwrap().data, want);
         }
+    }
+
+    #[test]
+    fn v1_is_written_on_request_and_reads_back() {
+        let data = crate::write_bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx90a", &[7u8; 5000])], 4096)
+            .unwrap();
+        for method in [Method::Zstd, Method::Zlib] {
+            let opts = CompressOptions {
+                method,
+                version: 1,
+                ..CompressOptions::default()
+            };
+            let z = compress(&data, &opts).unwrap();
+            let h = Header::parse(&z).unwrap();
+            assert_eq!((h.version, h.total_size), (1, None));
+            assert_eq!(h.extent(&z).unwrap(), z.len() as u64);
+            let d = decompress_ccob(&z, &DecompressOptions::default()).unwrap();
+            assert_eq!(d.data, data);
+        }
+        let four = CompressOptions {
+            version: 4,
+            ..CompressOptions::default()
+        };
+        assert_eq!(
+            compress(&data, &four).unwrap_err().kind,
+            ErrorKind::UnwritableVersion(4)
+        );
     }
 
     #[test]

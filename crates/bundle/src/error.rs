@@ -226,8 +226,8 @@ pub enum ErrorKind {
         /// The version asked for.
         version: u16,
     },
-    /// A CCOB version gfxkit does not write (only 2 and 3 are written).
-    #[error("cannot write compressed bundle version {0} (expected 2 or 3)")]
+    /// A CCOB version gfxkit does not write (1, 2 and 3 are written).
+    #[error("cannot write compressed bundle version {0} (expected 1, 2 or 3)")]
     UnwritableVersion(u16),
     /// A compression level outside the codec's range.
     #[error("compression level {level} is out of range for {method} ({min}..={max})")]

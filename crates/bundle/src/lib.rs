@@ -13,7 +13,8 @@
 //!   and [`Bundle::parse_lenient`] listing what is readable plus the problems);
 //!   [`read::parse_header`] for header-only listing from a prefix.
 //! - [`write`](mod@write): [`write_bundle`], [`write_bundle_to`] (streaming), [`BundleWriter`], [`layout`]
-//!   — clang-offload-bundler 19's layout, byte for byte.
+//!   — clang-offload-bundler 19's layout, byte for byte; [`infer_alignment`] reads the
+//!   alignment back from payload offsets.
 //! - [`compressed`] (alias [`ccob`]): CCOB v1/v2/v3 headers ([`ccob::Header::parse`], no
 //!   decompression), [`ccob::decompress_ccob`] / [`ccob::decompress`] (bounded by the declared
 //!   size, exact length, MD5 hash checked), [`ccob::decompress_prefix`] (just the header),
@@ -96,4 +97,4 @@ pub use codec::Method;
 pub use entry_id::{EntryId, EntryIdError, EntryIdErrorKind, EntryTarget, OffloadKind, Triple};
 pub use error::{Error, ErrorKind, Result};
 pub use read::{Bundle, Entry};
-pub use write::{layout, write_bundle, write_bundle_to, BundleWriter, Layout};
+pub use write::{infer_alignment, layout, write_bundle, write_bundle_to, BundleWriter, Layout};

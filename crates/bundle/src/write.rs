@@ -72,6 +72,20 @@ pub fn layout<'a>(entries: impl IntoIterator<Item = (&'a str, u64)>, align: u64)
     })
 }
 
+/// The payload alignment a bundle was written with, read back from its payload offsets: the
+/// largest power of two up to 4096 (the HIP driver's `-bundle-align`) dividing every offset (4096
+/// when there are none). Rewriting a bundle with [`write_bundle`] at this alignment keeps its
+/// layout. The same rule gives the alignment of bundles laid back to back, from their offsets.
+pub fn infer_alignment(offsets: impl IntoIterator<Item = u64>) -> u64 {
+    let mut align = 4096u64;
+    for off in offsets {
+        while align > 1 && off % align != 0 {
+            align /= 2;
+        }
+    }
+    align
+}
+
 /// Writes a bundle of `(id, payload)` entries, in the order given, with payloads aligned to
 /// `align` bytes (clang's `-bundle-align`, default 1; the HIP driver uses 4096).
 pub fn write_bundle(entries: &[(&str, &[u8])], align: u64) -> Result<Vec<u8>> {
@@ -170,5 +184,35 @@ impl<'a> BundleWriter<'a> {
     /// Streams the bundle to `w`; returns its length.
     pub fn write_to<W: Write>(&self, w: &mut W) -> io::Result<u64> {
         write_bundle_to(w, &self.entries, self.align)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alignment_reads_back_from_offsets() {
+        for align in [1u64, 8, 64, 4096] {
+            let b = write_bundle(
+                &[
+                    ("host-x86_64-unknown-linux--", b""),
+                    ("hipv4-amdgcn-amd-amdhsa--gfx90a", &[1u8; 77]),
+                    ("hipv4-amdgcn-amd-amdhsa--gfx1030", &[2u8; 5]),
+                ],
+                align,
+            )
+            .unwrap();
+            let parsed = crate::Bundle::parse(&b).unwrap();
+            let got = infer_alignment(parsed.entries().iter().map(|e| e.offset));
+            // At least the alignment written with (offsets may happen to be aligned further).
+            assert_eq!(got % align, 0, "{align} -> {got}");
+            let offsets: Vec<(&str, &[u8])> =
+                parsed.entries().iter().map(|e| (e.id, e.payload)).collect();
+            assert_eq!(write_bundle(&offsets, got).unwrap(), b);
+        }
+        assert_eq!(infer_alignment([4096, 8192 + 64]), 64);
+        assert_eq!(infer_alignment([3]), 1);
+        assert_eq!(infer_alignment(std::iter::empty()), 4096);
     }
 }

@@ -354,6 +354,57 @@ fn recompress_compresses_like_clang_offload_compress() {
 }
 
 #[test]
+fn recompress_and_prune_compress_exactly_like_gfxkit_compress() {
+    // One compressor: the CCOB bytes `recompress` and `prune --ccob-version` write equal those
+    // of `gfxkit compress` with the same version, method and level.
+    let d = tempfile::tempdir().unwrap();
+    let plain = &bundles().plain;
+    for (version, method, level) in [("2", "zstd", "3"), ("3", "zstd", "9"), ("2", "zlib", "6")] {
+        let opts = [
+            "--ccob-version",
+            version,
+            "--method",
+            method,
+            "--level",
+            level,
+        ];
+        let re = d.path().join(format!("re-{version}-{method}"));
+        let co = d.path().join(format!("co-{version}-{method}"));
+        let mut a = vec!["recompress"];
+        a.extend(opts);
+        a.extend([s(plain), "-o", s(&re)]);
+        let o = gfxkit(&a);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut a = vec!["compress"];
+        a.extend(opts);
+        a.extend([s(plain), "-o", s(&co)]);
+        let o = gfxkit(&a);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(std::fs::read(&re).unwrap(), std::fs::read(&co).unwrap());
+    }
+    // Pruned, then compressed, is what compressing the pruned bundle gives.
+    let pruned = d.path().join("pruned");
+    let packed = d.path().join("pruned.z");
+    let o = gfxkit(&["prune", "--keep", "gfx1030", s(plain), "-o", s(&pruned)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = gfxkit(&[
+        "prune",
+        "--keep",
+        "gfx1030",
+        "--ccob-version",
+        "2",
+        s(plain),
+        "-o",
+        s(&packed),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let co = d.path().join("pruned.co");
+    let o = gfxkit(&["compress", s(&pruned), "-o", s(&co)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&packed).unwrap(), std::fs::read(&co).unwrap());
+}
+
+#[test]
 fn in_place_through_a_symlink_replaces_the_target() {
     let (d, p) = scratch("b.hipfb", &bundles().plain);
     let link = d.path().join("link.hipfb");

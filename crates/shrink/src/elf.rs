@@ -3,7 +3,6 @@
 //! Headers are read with `object`'s low-level ELF types; fields are written back at their
 //! fixed ELF64 offsets.
 
-use crate::bundle::{u32_at, u64_at};
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::limits;
 use object::read::elf::{FileHeader as _, ProgramHeader as _, SectionHeader as _};
@@ -32,6 +31,16 @@ pub(crate) const SHENT: usize = 64;
 pub const HIPF: u32 = 0x4849_5046;
 /// Wrapper magic `HIPK`: device code moved out to pack files.
 pub const HIPK: u32 = 0x4B50_4948;
+
+pub(crate) fn u32_at(d: &[u8], off: usize) -> Option<u32> {
+    let b = d.get(off..off.checked_add(4)?)?;
+    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+pub(crate) fn u64_at(d: &[u8], off: usize) -> Option<u64> {
+    let b = d.get(off..off.checked_add(8)?)?;
+    Some(u64::from_le_bytes(b.try_into().ok()?))
+}
 
 /// A program header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

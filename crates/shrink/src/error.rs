@@ -13,17 +13,19 @@ pub enum ErrorKind {
         /// What was being read.
         what: &'static str,
     },
-    /// A malformed offload bundle.
-    #[error("bad bundle: {0}")]
-    BadBundle(String),
-    /// A malformed compressed (CCOB) bundle, or one whose contents do not decompress.
-    #[error("bad compressed bundle: {0}")]
-    BadCompressed(String),
     /// Bytes that are neither zero padding nor the start of a bundle.
     #[error("unrecognised bytes {found:02x?} where a bundle or zero padding was expected")]
     UnknownBytes {
         /// The first bytes found.
         found: Vec<u8>,
+    },
+    /// A bundle the bundle reader or codec refused (`gfxkit-bundle`'s reason).
+    #[error("bad bundle: {}{kind}", entry.map(|i| format!("entry {i}: ")).unwrap_or_default())]
+    Bundle {
+        /// Index of the entry concerned, in header order.
+        entry: Option<usize>,
+        /// What was wrong.
+        kind: Box<gfxkit_bundle::ErrorKind>,
     },
     /// A malformed ELF file.
     #[error("malformed ELF file: {0}")]

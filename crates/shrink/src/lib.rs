@@ -6,7 +6,7 @@
 //!
 //! - [`select`]: entry IDs, target patterns, and the keep/drop rule ([`Selection`]).
 //! - [`plan`]: what happens to each bundle ([`Transform`], [`Conversion`]) and the outcomes.
-//! - [`bundle`]: finding bundles in bytes, reading entries, writing bundles, CCOB v1-v3.
+//! - [`bundle`]: finding bundles in bytes, decompressing and writing them (via `gfxkit-bundle`).
 //! - [`mod@rewrite`]: the file rewrite ([`rewrite()`]) and its [`Report`].
 //! - [`mod@survey`]: reading a file's device code ([`survey()`]) and checking a rewrite
 //!   ([`verify()`]).
@@ -84,7 +84,8 @@
 //!         ("hipv4-amdgcn-amd-amdhsa--gfx1030", &b),
 //!     ],
 //!     4096,
-//! );
+//! )
+//! .unwrap();
 //! let t = Transform {
 //!     selection: Selection::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
 //!     conversion: Conversion::Keep,
@@ -97,9 +98,8 @@
 //! gfxkit_shrink::verify(&input, &out).unwrap();
 //! ```
 //!
-//! This crate reads and decodes bundles itself (a compact reader/writer in [`bundle`]) rather
-//! than through `gfxkit-bundle`, so that it does not depend on that crate's API while it is
-//! being written.
+//! Bundles are read, decompressed, compressed and written by `gfxkit-bundle`; [`bundle`] adapts
+//! it to the rewrite (encodings, errors at file offsets).
 
 #![forbid(unsafe_code)]
 

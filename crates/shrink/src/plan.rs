@@ -3,6 +3,7 @@
 use crate::bundle::{self, Encoding, Found, Method};
 use crate::error::{Error, Result};
 use crate::select::{classify, Selection};
+use gfxkit_bundle::{Bundle, Entry};
 use md5::{Digest, Md5};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -52,17 +53,17 @@ pub struct EntryRecord {
 }
 
 impl EntryRecord {
-    pub(crate) fn of(e: &bundle::Entry<'_>) -> EntryRecord {
+    pub(crate) fn of(e: &Entry<'_>) -> EntryRecord {
         EntryRecord::of_with(e, true)
     }
 
-    pub(crate) fn of_with(e: &bundle::Entry<'_>, digest: bool) -> EntryRecord {
+    pub(crate) fn of_with(e: &Entry<'_>, digest: bool) -> EntryRecord {
         EntryRecord {
             id: e.id.to_owned(),
             target: classify(e.id).label(),
-            size: e.data.len() as u64,
+            size: e.size,
             md5: if digest {
-                hex(&Md5::digest(e.data))
+                hex(&Md5::digest(e.payload))
             } else {
                 String::new()
             },
@@ -107,20 +108,15 @@ pub(crate) struct NewBundle<'a> {
 pub(crate) fn transform_bundle<'a>(found: &Found<'a>, t: &Transform) -> Result<NewBundle<'a>> {
     let at = found.offset as u64;
     let raw = bundle::uncompressed(found).map_err(|e| e.shifted(at))?;
-    let (entries, _) = bundle::parse_header(&raw).map_err(|e| {
-        if matches!(found.encoding, Encoding::Uncompressed) {
-            e.shifted(at)
-        } else {
-            Error::at(at, e.kind)
-        }
-    })?;
+    let parsed = parse(&raw, found, at)?;
+    let entries = parsed.entries();
     let mut kept = Vec::new();
     let mut dropped = Vec::new();
     let mut keep_entries = Vec::new();
-    for e in &entries {
+    for e in entries {
         if t.selection.keeps(e.id) {
             kept.push(EntryRecord::of(e));
-            keep_entries.push((e.id, e.data));
+            keep_entries.push((e.id, e.payload));
         } else {
             // Dropped payloads are never compared: no digest.
             dropped.push(EntryRecord::of_with(e, false));
@@ -144,8 +140,8 @@ pub(crate) fn transform_bundle<'a>(found: &Found<'a>, t: &Transform) -> Result<N
         let inner: Cow<'_, [u8]> = if dropped.is_empty() {
             Cow::Borrowed(&raw[..])
         } else {
-            let align = bundle::infer_alignment(&entries);
-            Cow::Owned(bundle::write_uncompressed(&keep_entries, align))
+            let align = gfxkit_bundle::infer_alignment(entries.iter().map(|e| e.offset));
+            Cow::Owned(bundle::write_uncompressed(&keep_entries, align).map_err(|e| e.shifted(at))?)
         };
         match target {
             Encoding::Uncompressed => match (inner, &raw) {
@@ -161,6 +157,11 @@ pub(crate) fn transform_bundle<'a>(found: &Found<'a>, t: &Transform) -> Result<N
             }
         }
     };
+    // What was written: a v2 request whose sizes do not fit 32 bits is stored as v3.
+    let target = match target {
+        Encoding::Compressed { .. } if !unchanged => bundle::encoding_of(&bytes),
+        t => t,
+    };
     let changed = bytes.as_ref() != found.bytes;
     Ok(NewBundle {
         outcome: BundleOutcome {
@@ -175,6 +176,16 @@ pub(crate) fn transform_bundle<'a>(found: &Found<'a>, t: &Transform) -> Result<N
             dropped,
         },
         bytes,
+    })
+}
+
+/// Reads the uncompressed bundle `raw` held in `found` (at file offset `at`). Errors in a
+/// stored uncompressed bundle name their offset in the file; errors in a decompressed one name
+/// the compressed bundle's offset.
+pub(crate) fn parse<'r>(raw: &'r [u8], found: &Found<'_>, at: u64) -> Result<Bundle<'r>> {
+    Bundle::parse(raw).map_err(|e| match found.encoding {
+        Encoding::Uncompressed => bundle::error_at(e, at),
+        Encoding::Compressed { .. } => Error::at(at, bundle::error_at(e, 0).kind),
     })
 }
 
@@ -257,11 +268,5 @@ pub(crate) fn region_alignment(found: &[Found<'_>]) -> u64 {
     if found.len() < 2 {
         return 1;
     }
-    let mut a = 4096usize;
-    for f in found {
-        while a > 1 && f.offset % a != 0 {
-            a /= 2;
-        }
-    }
-    a as u64
+    gfxkit_bundle::infer_alignment(found.iter().map(|f| f.offset as u64))
 }

@@ -1,7 +1,8 @@
 //! The layout rewrite: a new `.hip_fatbin`, every reference to it fixed, and the file made
 //! smaller by moving what follows the device code down by whole alignment units.
 
-use crate::bundle::{self, u64_at};
+use crate::bundle;
+use crate::elf::u64_at;
 use crate::elf::{self, Elf, Phdr, PointerSource, Shdr};
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::plan::{self, BundleOutcome, NewRegion, Transform};

@@ -62,7 +62,8 @@ fn survey_bundles(region: &[u8], base: u64, digests: bool) -> Result<Vec<SurveyB
         .map(|f| {
             let at = base + f.offset as u64;
             let raw = bundle::uncompressed(f).map_err(|e| e.shifted(at))?;
-            let (entries, _) = bundle::parse_header(&raw).map_err(|e| Error::at(at, e.kind))?;
+            let parsed = crate::plan::parse(&raw, f, at)?;
+            let entries = parsed.entries();
             Ok(SurveyBundle {
                 offset: at,
                 stored: f.bytes.len() as u64,

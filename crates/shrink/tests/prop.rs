@@ -70,7 +70,7 @@ fn build_region(bundles: &[GenBundle], align: usize) -> Vec<u8> {
         for (id, p) in ids.iter().zip(&payloads) {
             entries.push((id, p));
         }
-        let plain = bundle::write_uncompressed(&entries, 4096);
+        let plain = bundle::write_uncompressed(&entries, 4096).unwrap();
         let bytes = match b.encoding {
             0 | 1 => plain,
             2 => bundle::compress(&plain, 1, Method::Zstd, 3).unwrap(),
