@@ -106,3 +106,37 @@ pub fn report_error(err: &anyhow::Error) -> ExitCode {
     eprintln!("{msg}");
     ExitCode::from(2)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn new_files_get_default_permissions_and_replaced_files_keep_theirs() {
+        let dir = tempfile::tempdir().unwrap();
+        let new = dir.path().join("new.bin");
+        write_atomic(&new, b"one").unwrap();
+        let mode = std::fs::metadata(&new).unwrap().permissions().mode() & 0o777;
+        assert_eq!(
+            mode,
+            0o666 & !umask(),
+            "a plain create's mode, not the temporary 0600"
+        );
+        assert_eq!(std::fs::read(&new).unwrap(), b"one");
+
+        let exe = dir.path().join("tool");
+        std::fs::write(&exe, b"old").unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o751)).unwrap();
+        write_atomic_with(&exe, |w| w.write_all(b"new").map_err(Into::into)).unwrap();
+        let mode = std::fs::metadata(&exe).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o751);
+        assert_eq!(std::fs::read(&exe).unwrap(), b"new");
+
+        // A failed fill leaves the old file and no temporary behind.
+        let err = write_atomic_with(&exe, |_| Err(anyhow::anyhow!("stop")));
+        assert!(err.is_err());
+        assert_eq!(std::fs::read(&exe).unwrap(), b"new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+}
