@@ -150,15 +150,23 @@ pub fn locate(data: &[u8]) -> Result<Found<'_>> {
             problems: Vec::new(),
         });
     }
-    let d = gfxkit_host::discover(data);
+    let mut d = gfxkit_host::discover(data);
     let mut units = Vec::new();
     for b in &d.bundles {
         let header = match b.format {
             gfxkit_host::BundleFormat::Uncompressed => None,
-            gfxkit_host::BundleFormat::Compressed { .. } => Some(
-                ccob::Header::parse(b.bytes)
-                    .with_context(|| format!("{}: compressed bundle header", b.location))?,
-            ),
+            gfxkit_host::BundleFormat::Compressed { .. } => match ccob::Header::parse(b.bytes) {
+                Ok(h) => Some(h),
+                Err(e) => {
+                    // Delimited by discovery but unreadable here (an unknown method, say):
+                    // reported with where it is, the other bundles are still listed.
+                    d.problems.push(gfxkit_host::Problem::error(
+                        b.location.clone(),
+                        gfxkit_host::ProblemKind::BadBundle(e.to_string()),
+                    ));
+                    continue;
+                }
+            },
         };
         units.push(Located {
             index: units.len(),
