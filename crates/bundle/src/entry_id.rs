@@ -70,7 +70,8 @@ impl fmt::Display for OffloadKind {
     }
 }
 
-/// Triple architectures accepted in entry IDs (those a clang 19 offload or host compile names).
+/// Triple architectures accepted in entry IDs and `-targets`: the names LLVM's `Triple` parses
+/// that an offload or host compile uses (with their aliases, such as `amd64` and `arm64`).
 const KNOWN_ARCHES: &[&str] = &[
     "amdgcn",
     "r600",
@@ -103,7 +104,29 @@ const KNOWN_ARCHES: &[&str] = &[
     "sparcv9",
     "wasm32",
     "wasm64",
+    "amd64",
+    "x86-64",
+    "arm64",
+    "armeb",
+    "thumb",
+    "powerpc",
+    "ppc",
+    "systemz",
+    "loongarch32",
+    "mips",
+    "mipsel",
+    "sparc",
+    "ve",
+    "hexagon",
+    "bpf",
+    "bpfel",
+    "bpfeb",
 ];
+
+/// Whether `arch` is a triple architecture entry IDs may name (see [`EntryId::parse`]).
+pub fn is_known_arch(arch: &str) -> bool {
+    KNOWN_ARCHES.contains(&arch)
+}
 
 /// A target triple `<arch>-<vendor>-<os>-<env>` as written in an entry ID. The environment is
 /// empty for AMD device code (`amdgcn-amd-amdhsa-`).
@@ -331,7 +354,7 @@ impl EntryId {
             env: env.to_owned(),
         };
         let triple_text = parts[1..4].join("-");
-        if !KNOWN_ARCHES.contains(&triple.arch.as_str()) {
+        if !is_known_arch(&triple.arch) {
             return Err(err(EntryIdErrorKind::BadTriple {
                 triple: triple_text,
                 reason: "unknown architecture",
@@ -537,6 +560,23 @@ impl FromStr for EntryId {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_list_of_triple_architectures() {
+        // The drop-in's `-targets` check and entry ID parsing share this list.
+        for a in [
+            "amdgcn", "x86_64", "amd64", "arm64", "armv7", "riscv64", "nvptx64",
+        ] {
+            assert!(is_known_arch(a), "{a}");
+            assert!(
+                EntryId::parse(&format!("host-{a}-unknown-linux-gnu")).is_ok(),
+                "{a}"
+            );
+        }
+        for a in ["", "gfx90a", "amdgpu", "x86"] {
+            assert!(!is_known_arch(a), "{a}");
+        }
+    }
 
     fn id(s: &str) -> EntryId {
         EntryId::parse(s).unwrap_or_else(|e| panic!("{e}"))

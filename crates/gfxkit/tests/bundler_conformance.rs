@@ -447,6 +447,9 @@ fn target_errors() {
     u("-targets=foo-amdgcn-amd-amdhsa--gfx906");
     u("-targets=hip-foo-amd-amdhsa--gfx906");
     u("-targets=hip-AMDGCN-amd-amdhsa--gfx906");
+    // Architectures LLVM knows under other names are valid triples.
+    u("-targets=host-armv7-unknown-linux-gnueabihf");
+    u("-targets=host-amd64-unknown-linux-gnu");
     same(&[
         "-type=o",
         &t(&[G906, G906]),
@@ -502,6 +505,12 @@ fn list() {
 #[test]
 fn unbundle_binary() {
     for input in ["-input=k.hipfb", "-input=kz.hipfb"] {
+        // One target, one output.
+        let one = |targets: &str, extra: &[&str]| {
+            let mut args = vec!["-type=o", targets, input, "-output=a", "-unbundle"];
+            args.extend_from_slice(extra);
+            same(&args);
+        };
         same(&[
             "-type=o",
             &t(&[G906, G1030]),
@@ -510,50 +519,17 @@ fn unbundle_binary() {
             "-output=b",
             "-unbundle",
         ]);
-        same(&[
-            "-type=o",
-            "-targets=hip-amdgcn-amd-amdhsa--gfx906",
-            input,
-            "-output=a",
-            "-unbundle",
-        ]);
+        one("-targets=hip-amdgcn-amd-amdhsa--gfx906", &[]);
         // Legacy 3-part triple, compatible feature matching.
-        same(&[
-            "-type=o",
-            "-targets=hip-amdgcn-amd-amdhsa-gfx906",
-            input,
-            "-output=a",
-            "-unbundle",
-        ]);
-        same(&[
-            "-type=o",
-            "-targets=hip-amdgcn-amd-amdhsa--gfx906:xnack+",
-            input,
-            "-output=a",
-            "-unbundle",
-        ]);
-        same(&[
-            "-type=o",
+        one("-targets=hip-amdgcn-amd-amdhsa-gfx906", &[]);
+        one("-targets=hip-amdgcn-amd-amdhsa--gfx906:xnack+", &[]);
+        one(
             "-targets=hipv4-amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack+",
-            input,
-            "-output=a",
-            "-unbundle",
-        ]);
-        same(&[
-            "-type=o",
-            "-targets=hipv4-amdgcn-amd-amdhsa--gfx90a",
-            input,
-            "-output=a",
-            "-unbundle",
-        ]);
+            &[],
+        );
+        one("-targets=hipv4-amdgcn-amd-amdhsa--gfx90a", &[]);
         // Missing bundles, with and without -allow-missing-bundles.
-        same(&[
-            "-type=o",
-            "-targets=hip-amdgcn-amd-amdhsa--gfx803",
-            input,
-            "-output=a",
-            "-unbundle",
-        ]);
+        one("-targets=hip-amdgcn-amd-amdhsa--gfx803", &[]);
         same(&[
             "-type=o",
             "-targets=hip-amdgcn-amd-amdhsa--gfx803,hipv4-amdgcn-amd-amdhsa--gfx1151,hip-amdgcn-amd-amdhsa--gfx1030",
@@ -563,30 +539,16 @@ fn unbundle_binary() {
             "-output=c",
             "-unbundle",
         ]);
-        same(&[
-            "-type=o",
+        one(
             "-targets=hip-amdgcn-amd-amdhsa--gfx803",
-            input,
-            "-output=a",
-            "-unbundle",
-            "-allow-missing-bundles",
-        ]);
+            &["-allow-missing-bundles"],
+        );
         // openmp matches hip entries only when asked.
-        same(&[
-            "-type=o",
+        one("-targets=openmp-amdgcn-amd-amdhsa--gfx906", &[]);
+        one(
             "-targets=openmp-amdgcn-amd-amdhsa--gfx906",
-            input,
-            "-output=a",
-            "-unbundle",
-        ]);
-        same(&[
-            "-type=o",
-            "-targets=openmp-amdgcn-amd-amdhsa--gfx906",
-            input,
-            "-output=a",
-            "-unbundle",
-            "-hip-openmp-compatible",
-        ]);
+            &["-hip-openmp-compatible"],
+        );
         // The host entry.
         same(&[
             "-type=o",

@@ -11,6 +11,7 @@
 use crate::bundler_cl::{self, Options};
 use crate::bundles;
 use anyhow::Result;
+use gfxkit_bundle::unbundle::{Extracted, UnbundleOptions};
 use gfxkit_bundle::EntryId;
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -167,55 +168,6 @@ pub(crate) struct StdTarget {
     triple_valid: bool,
 }
 
-/// Triple architectures LLVM's `Triple` recognises that matter for offloading and hosts.
-const ARCHES: &[&str] = &[
-    "amdgcn",
-    "r600",
-    "spirv",
-    "spirv32",
-    "spirv64",
-    "nvptx",
-    "nvptx64",
-    "x86_64",
-    "amd64",
-    "x86-64",
-    "i386",
-    "i486",
-    "i586",
-    "i686",
-    "aarch64",
-    "arm64",
-    "aarch64_be",
-    "arm",
-    "armeb",
-    "thumb",
-    "powerpc",
-    "powerpc64",
-    "powerpc64le",
-    "ppc",
-    "ppc64",
-    "ppc64le",
-    "riscv32",
-    "riscv64",
-    "s390x",
-    "systemz",
-    "loongarch32",
-    "loongarch64",
-    "mips",
-    "mipsel",
-    "mips64",
-    "mips64el",
-    "sparc",
-    "sparcv9",
-    "wasm32",
-    "wasm64",
-    "ve",
-    "hexagon",
-    "bpf",
-    "bpfel",
-    "bpfeb",
-];
-
 fn looks_like_processor(s: &str) -> bool {
     gfxkit_spec::Processor::by_name(s).is_some()
         || (s.len() > 3 && s.starts_with("gfx"))
@@ -254,7 +206,7 @@ pub(crate) fn standardize(given: &str) -> StdTarget {
         written: format!("{kind}-{triple}-{target_id}"),
         kind: kind.to_owned(),
         kind_valid: matches!(kind, "host" | "openmp" | "hip" | "hipv4"),
-        triple_valid: ARCHES.contains(&arch),
+        triple_valid: gfxkit_bundle::entry_id::is_known_arch(arch),
         triple,
         target_id: target_id.to_owned(),
     }
@@ -589,25 +541,29 @@ fn unbundle(job: &Job) -> Res<()> {
     let container = to_container(format, &contents);
     let entries =
         bundles::entries(&contents, container).map_err(|e| Fail(format!("{input}: {e:#}")))?;
-    // Each entry in file order serves the first requested target it is compatible with that
-    // is still waiting; one entry per target.
-    let mut served: Vec<Option<usize>> = vec![None; job.targets.len()];
-    let mut found_host = false;
-    for (ei, e) in entries.iter().enumerate() {
-        let id = EntryId::parse(&e.id).map_err(|err| {
-            Fail(format!(
+    // Which entry serves which requested target, and what a host-only input gives each
+    // target, is the library's rule. It runs with missing bundles allowed so that the missing
+    // ones can be named here in the form the drop-in wrote them (`-targets` standardized).
+    let listed: Vec<(&str, &[u8])> = entries.iter().map(|e| (e.id.as_str(), e.payload)).collect();
+    let opts = UnbundleOptions {
+        allow_missing: true,
+        hip_openmp_compatible: job.hip_openmp,
+    };
+    let got = gfxkit_bundle::unbundle::unbundle(&listed, &contents, &job.ids, &opts).map_err(
+        |e| match e.kind {
+            gfxkit_bundle::ErrorKind::InvalidEntryId(err) => Fail(format!(
                 "{input}: invalid bundle id read from the bundle: {err}"
-            ))
-        })?;
-        let want = (0..job.ids.len())
-            .find(|&t| served[t].is_none() && id.is_compatible_with(&job.ids[t], job.hip_openmp));
-        if let Some(t) = want {
-            served[t] = Some(ei);
-            if id.is_host() {
-                found_host = true;
-            }
-        }
-    }
+            )),
+            _ => Fail(format!("{input}: {e}")),
+        },
+    )?;
+    let served: Vec<Option<usize>> = got
+        .iter()
+        .map(|x| match x {
+            Extracted::Entry { index, .. } => Some(*index),
+            _ => None,
+        })
+        .collect();
     let missing: BTreeSet<&str> = (0..job.targets.len())
         .filter(|&t| served[t].is_none())
         .map(|t| job.targets[t].written.as_str())
@@ -617,19 +573,19 @@ fn unbundle(job: &Job) -> Res<()> {
     }
     check_outputs_writable(&job.outputs)?;
     if served.iter().all(Option::is_none) {
-        // No bundle at all: the input is the host file.
+        // No bundle at all: the input is the host file (the library gave it to the host
+        // target whole, nothing to the others).
         let writes = job
             .outputs
             .iter()
-            .enumerate()
-            .map(|(t, out)| {
-                let bytes: &[u8] = if job.ids[t].is_host() { &contents } else { &[] };
-                (out.as_str(), std::borrow::Cow::Borrowed(bytes))
-            })
+            .zip(&got)
+            .map(|(out, x)| (out.as_str(), std::borrow::Cow::Borrowed(x.bytes())))
             .collect();
         return write_outputs(writes);
     }
-    if !(found_host || job.host_index.is_none() || job.allow_missing) {
+    // Only a host entry serves the host target.
+    let host_served = job.host_index.map_or(true, |h| served[h].is_some());
+    if !(host_served || job.allow_missing) {
         return Err("Can't find bundle for the host target".into());
     }
     let mut writes = Vec::with_capacity(job.outputs.len());
