@@ -166,6 +166,15 @@ fn list_archive_members_and_new_driver_images() {
     assert_eq!(bundles[0]["format"], "uncompressed");
     assert_eq!(bundles[1]["format"], "ccob");
     assert!(bundles.iter().all(|b| b["section"] == ".hip_fatbin"));
+    let (out, _) = text(&gfxkit(&["list", s(&b.f.archive)]));
+    assert!(
+        out.contains("\n  bundle 0 in t0.o, .hip_fatbin at 0x"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n  bundle 1 in t1.o, .hip_fatbin at 0x"),
+        "{out}"
+    );
 
     let (code, v) = json(&["list", "--json", s(&b.new_driver)]);
     assert_eq!(code, 0, "{v}");

@@ -479,7 +479,7 @@ fn print_bundle(out: &mut impl Write, bi: usize, b: &BundleListing) -> Result<()
             }
         ),
         (None, "uncompressed") => format!("uncompressed, {}", human(b.size)),
-        (None, other) => format!("{other}, {}", human(b.size)),
+        (None, _) => human(b.size),
     };
     let what = match b.format {
         "object-bundle" => "object bundle",
@@ -492,10 +492,8 @@ fn print_bundle(out: &mut impl Write, bi: usize, b: &BundleListing) -> Result<()
         place.push_str(&format!(" in {m}"));
     }
     if let Some(s) = &b.section {
-        place.push_str(&format!(
-            " {} {s}",
-            if b.member.is_some() { "," } else { "in" }
-        ));
+        place.push_str(if b.member.is_some() { ", " } else { " in " });
+        place.push_str(s);
     }
     let header = if b.header_size > 0 {
         format!(", header {} bytes", b.header_size)
