@@ -350,6 +350,24 @@ fn extract_by_device_target() {
     let out = gfxkit(&["extract", s(&f.exe), "--target", "gfx1100", "-o", s(&dir)]);
     assert_eq!(out.status.code(), Some(1));
     assert!(!dir.exists());
+    // Two inputs with one stem would overwrite each other's outputs: refused.
+    let other = f.dir.path().join("again");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::copy(&f.exe, other.join("t_nopie")).unwrap();
+    let out = gfxkit(&[
+        "extract",
+        s(&f.exe),
+        s(&other.join("t_nopie")),
+        "-o",
+        s(&dir),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).1.contains("would both write"),
+        "{:?}",
+        text(&out)
+    );
+    assert!(!dir.exists());
     // From an archive: names say member bundle index.
     let dir = f.dir.path().join("sel-ar");
     let (code, v) = json(&[

@@ -164,6 +164,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
         HashCheck::Error
     };
     let sources = sources(&args)?;
+    // Output names start with the stem: two inputs with one stem would overwrite each other.
+    let mut stems = std::collections::HashMap::new();
+    for src in &sources {
+        if let Some(other) = stems.insert(src.stem.as_str(), &src.path) {
+            bail!(
+                "{} and {} would both write {}.*; extract them to different directories",
+                other.display(),
+                src.path.display(),
+                args.out_dir.join(&src.stem).display()
+            );
+        }
+    }
     // Plan from the headers alone (no payload decompressed), so that nothing is written when
     // a target matches nothing; then write bundle by bundle.
     let mut matched = vec![false; wanted.len()];
