@@ -260,12 +260,7 @@ fn clang_entries(obj: &Path, tag: &str) -> Vec<(String, Vec<u8>)> {
     let dir = built().f.dir.path().join(format!("clang-{tag}"));
     std::fs::create_dir_all(&dir).unwrap();
     let dumped = dir.join("fatbin.bin");
-    run_ok(
-        Command::new(llvm_tool("llvm-objcopy"))
-            .arg(format!("--dump-section=.hip_fatbin={}", dumped.display()))
-            .arg(obj)
-            .arg(dir.join("scratch.o")),
-    );
+    gfxkit_testkit::dump_section(obj, ".hip_fatbin", &dumped);
     gfxkit_testkit::bundler_list(&dumped)
         .into_iter()
         .filter(|id| !id.starts_with("host-"))

@@ -39,13 +39,7 @@ fn check_against_clang(file: &Path, tag: &str) -> usize {
     let dir = fixture().dir.path().join(format!("check-{tag}"));
     std::fs::create_dir_all(&dir).unwrap();
     let dumped = dir.join("fatbin.bin");
-    run_ok(
-        Command::new(llvm_tool("llvm-objcopy"))
-            .arg(format!("--dump-section=.hip_fatbin={}", dumped.display()))
-            .arg(file)
-            .arg(dir.join("copy.out")),
-    );
-    let fatbin = read(&dumped);
+    let fatbin = gfxkit_testkit::dump_section(file, ".hip_fatbin", &dumped);
     let sec = section(&data, ".hip_fatbin");
     let mut covered = 0usize;
     for (i, b) in found.bundles.iter().enumerate() {

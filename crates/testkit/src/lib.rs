@@ -126,3 +126,19 @@ pub fn bundler_unbundle(input: &Path, id: &str, out: &Path) -> Vec<u8> {
     );
     std::fs::read(out).unwrap_or_else(|e| panic!("cannot read {}: {e}", out.display()))
 }
+
+/// Dumps section `name` of the ELF file `file` into `out` with llvm-objcopy-19 (the way a user
+/// gets a `.hip_fatbin` out of a library) and returns its bytes. llvm-objcopy's rewritten copy
+/// of `file` goes to `out` with `.scratch` appended.
+pub fn dump_section(file: &Path, name: &str, out: &Path) -> Vec<u8> {
+    let mut scratch = out.as_os_str().to_owned();
+    scratch.push(".scratch");
+    run_ok(
+        Command::new(llvm_tool("llvm-objcopy"))
+            .arg(format!("--dump-section={name}={}", out.display()))
+            .arg(file)
+            .arg(&scratch),
+    );
+    let _ = std::fs::remove_file(&scratch);
+    std::fs::read(out).unwrap_or_else(|e| panic!("cannot read {}: {e}", out.display()))
+}
