@@ -132,9 +132,18 @@ pub struct Fixture {
     pub archive: PathBuf,
 }
 
+/// A directory for fixtures under Cargo's per-target scratch directory: fixtures held in
+/// statics are never dropped, so they stay below `target/` rather than piling up in `/tmp`.
+fn fixture_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("host-fixture-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap()
+}
+
 /// Builds the standard fixture.
 pub fn build() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = fixture_dir();
     let d = dir.path();
     let objects: Vec<PathBuf> = TUS.iter().map(|t| compile_tu(d, t)).collect();
     let stub = compile_c(d, "stub", STUB);
@@ -166,7 +175,7 @@ pub fn build() -> Fixture {
 
 /// Builds just the shared library (for select and doctor tests).
 pub fn build_shared() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = fixture_dir();
     let d = dir.path();
     let mut objs: Vec<PathBuf> = TUS.iter().map(|t| compile_tu(d, t)).collect();
     objs.push(compile_c(d, "stub", STUB));
