@@ -12,7 +12,7 @@
 use anyhow::{anyhow, Context, Result};
 
 use gfxkit_bundle::compressed::{self as ccob, DecompressOptions, HashCheck};
-use gfxkit_bundle::read::{parse_header, Bundle, MAGIC};
+use gfxkit_bundle::read::{Bundle, MAGIC};
 use gfxkit_host::InputKind;
 use std::borrow::Cow;
 
@@ -321,36 +321,28 @@ pub fn read_header(b: &Located<'_>, full: bool) -> Result<(Vec<ListedEntry>, u64
             Ok((listed(&bundle), bundle.header_len(), Some(d.hash_ok())))
         }
         Some(h) => {
-            // Decompress a growing prefix until the header fits.
-            let total = usize::try_from(h.uncompressed_size).unwrap_or(usize::MAX);
-            let mut want = 64 * 1024usize;
-            loop {
-                let n = want.min(total);
-                let (_, prefix) =
-                    ccob::decompress_prefix(b.bytes, n, &DecompressOptions::default())?;
-                match parse_header(&prefix) {
-                    Ok((v, hl)) => {
-                        let entries = v
-                            .into_iter()
-                            .map(|e| ListedEntry {
-                                id: e.id,
-                                offset: e.offset,
-                                size: e.size,
-                                check: None,
-                            })
-                            .collect();
-                        return Ok((entries, hl, None));
-                    }
-                    Err(e) if n < total && is_truncation(&e) => want = want.saturating_mul(4),
-                    Err(e) => return Err(anyhow!("inside the compressed bundle: {e}")),
-                }
-            }
+            // Only as much is decompressed as the header needs (host discovery's reader).
+            let format = gfxkit_host::BundleFormat::Compressed {
+                version: h.version,
+                method: match h.method {
+                    gfxkit_bundle::codec::Method::Zlib => gfxkit_host::CompressionMethod::ZLIB,
+                    gfxkit_bundle::codec::Method::Zstd => gfxkit_host::CompressionMethod::ZSTD,
+                },
+            };
+            let (items, header_len) = gfxkit_host::entries::read_header(format, b.bytes)
+                .map_err(|e| anyhow!("inside the compressed bundle: {e}"))?;
+            let entries = items
+                .into_iter()
+                .map(|e| ListedEntry {
+                    id: e.header.id,
+                    offset: e.header.offset,
+                    size: e.header.size,
+                    check: None,
+                })
+                .collect();
+            Ok((entries, header_len, None))
         }
     }
-}
-
-fn is_truncation(e: &gfxkit_bundle::Error) -> bool {
-    matches!(e.kind, gfxkit_bundle::ErrorKind::Truncated { .. })
 }
 
 /// The uncompressed bytes of a located bundle (borrowed when it is not compressed). The
