@@ -204,33 +204,44 @@ impl Elf {
 
     fn shdr(&self, data: &[u8], i: u64) -> Result<Shdr> {
         let b = self.shoff + i * self.shentsize;
-        let le = self.le;
-        Ok(if self.is64 {
-            Shdr {
-                name: rd(data, b, 4, le)? as u32,
-                ty: rd(data, b + 4, 4, le)? as u32,
-                flags: rd(data, b + 8, 8, le)?,
-                addr: rd(data, b + 16, 8, le)?,
-                offset: rd(data, b + 24, 8, le)?,
-                size: rd(data, b + 32, 8, le)?,
-                link: rd(data, b + 40, 4, le)? as u32,
-                info: rd(data, b + 44, 4, le)? as u32,
-                align: rd(data, b + 48, 8, le)?,
-                entsize: rd(data, b + 56, 8, le)?,
-            }
-        } else {
-            Shdr {
-                name: rd(data, b, 4, le)? as u32,
-                ty: rd(data, b + 4, 4, le)? as u32,
-                flags: rd(data, b + 8, 4, le)?,
-                addr: rd(data, b + 12, 4, le)?,
-                offset: rd(data, b + 16, 4, le)?,
-                size: rd(data, b + 20, 4, le)?,
-                link: rd(data, b + 24, 4, le)? as u32,
-                info: rd(data, b + 28, 4, le)? as u32,
-                align: rd(data, b + 32, 4, le)?,
-                entsize: rd(data, b + 36, 4, le)?,
-            }
+        // (offset, width) of name, type, flags, addr, offset, size, link, info, align, entsize.
+        const SHDR64: [(u64, usize); 10] = [
+            (0, 4),
+            (4, 4),
+            (8, 8),
+            (16, 8),
+            (24, 8),
+            (32, 8),
+            (40, 4),
+            (44, 4),
+            (48, 8),
+            (56, 8),
+        ];
+        const SHDR32: [(u64, usize); 10] = [
+            (0, 4),
+            (4, 4),
+            (8, 4),
+            (12, 4),
+            (16, 4),
+            (20, 4),
+            (24, 4),
+            (28, 4),
+            (32, 4),
+            (36, 4),
+        ];
+        let fields = if self.is64 { &SHDR64 } else { &SHDR32 };
+        let f = |k: usize| rd(data, b + fields[k].0, fields[k].1, self.le);
+        Ok(Shdr {
+            name: f(0)? as u32,
+            ty: f(1)? as u32,
+            flags: f(2)?,
+            addr: f(3)?,
+            offset: f(4)?,
+            size: f(5)?,
+            link: f(6)? as u32,
+            info: f(7)? as u32,
+            align: f(8)?,
+            entsize: f(9)?,
         })
     }
 

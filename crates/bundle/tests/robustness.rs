@@ -21,6 +21,18 @@ fn small_bundle(align: u64) -> Vec<u8> {
     .unwrap()
 }
 
+/// `b` compressed with `method` and the other options at their defaults.
+fn compress_with(b: &[u8], method: Method) -> Vec<u8> {
+    ccob::compress(
+        b,
+        &ccob::CompressOptions {
+            method,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
 /// A CCOB v1 bundle (the clang 18 layout; gfxkit writes only v2 and v3).
 fn v1(method: Method, data: &[u8]) -> Vec<u8> {
     let z = ccob::compress(
@@ -222,14 +234,7 @@ fn corrupted_ccob_is_rejected_by_hash_unless_downgraded() {
 fn declared_sizes_are_checked_exactly_and_bounded() {
     let b = small_bundle(1);
     for method in [Method::Zstd, Method::Zlib] {
-        let z = ccob::compress(
-            &b,
-            &ccob::CompressOptions {
-                method,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let z = compress_with(&b, method);
         for (declared, more) in [(b.len() as u32 - 1, true), (b.len() as u32 + 1, false)] {
             let mut bad = z.clone();
             bad[12..16].copy_from_slice(&declared.to_le_bytes());
@@ -369,14 +374,7 @@ fn prefix_decompression_lists_without_decompressing_everything() {
     let payload = vec![7u8; 1 << 20];
     let b = write_bundle(&[(H, b""), (A, &payload), (B, &payload)], 4096).unwrap();
     for method in [Method::Zstd, Method::Zlib] {
-        let z = ccob::compress(
-            &b,
-            &ccob::CompressOptions {
-                method,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let z = compress_with(&b, method);
         let (h, prefix) = ccob::decompress_prefix(&z, 4096, &Default::default()).unwrap();
         assert_eq!(h.uncompressed_size, b.len() as u64);
         assert_eq!(prefix, &b[..4096]);

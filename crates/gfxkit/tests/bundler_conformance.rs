@@ -818,6 +818,26 @@ fn ours(args: &[&str], env: &[(&str, &str)]) -> (tempfile::TempDir, Run) {
     (d, r)
 }
 
+/// [`ours`], which must succeed.
+fn ours_ok(args: &[&str], env: &[(&str, &str)]) -> (tempfile::TempDir, Run) {
+    let (d, r) = ours(args, env);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    (d, r)
+}
+
+/// clang-offload-bundler 19 run in a fresh directory holding the fixtures.
+fn theirs(args: &[&str]) -> (tempfile::TempDir, Run) {
+    let d = tempfile::tempdir().unwrap();
+    let r = run_in(
+        d.path(),
+        &llvm_tool("clang-offload-bundler"),
+        &[],
+        args,
+        &[],
+    );
+    (d, r)
+}
+
 fn clangs(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new(llvm_tool("clang-offload-bundler"))
         .current_dir(dir)
@@ -836,8 +856,7 @@ fn device_only_bundle_with_a_code_object_first_where_clang_crashes() {
         "-input=gfx90a_xnack+.co",
         "-output=out",
     ];
-    let (d, r) = ours(&args, &[]);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let (d, _) = ours_ok(&args, &[]);
     // clang 19 dies on a signal here; gfxkit writes the binary format, which clang reads.
     let c = clangs(
         d.path(),
@@ -854,14 +873,7 @@ fn device_only_bundle_with_a_code_object_first_where_clang_crashes() {
         std::fs::read(d.path().join("u")).unwrap(),
         fixtures().files["gfx906.co"]
     );
-    let a = tempfile::tempdir().unwrap();
-    let crashed = run_in(
-        a.path(),
-        &llvm_tool("clang-offload-bundler"),
-        &[],
-        &args,
-        &[],
-    );
+    let (_a, crashed) = theirs(&args);
     assert_eq!(
         crashed.code, None,
         "clang 19 was expected to crash (signal)"
@@ -877,8 +889,7 @@ fn unknown_processors_keep_their_target_id() {
         "-input=gfx906.co",
         "-output=out",
     ];
-    let (d, r) = ours(&args, &[]);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let (d, _) = ours_ok(&args, &[]);
     let list = gfxkit_run(
         Route::Subcommand,
         d.path(),
@@ -892,14 +903,7 @@ fn unknown_processors_keep_their_target_id() {
             "host-x86_64-unknown-linux--"
         ]
     );
-    let a = tempfile::tempdir().unwrap();
-    run_in(
-        a.path(),
-        &llvm_tool("clang-offload-bundler"),
-        &[],
-        &args,
-        &[],
-    );
+    let (a, _) = theirs(&args);
     let c = clangs(a.path(), &["-list", "-type=o", "-input=out"]);
     assert!(sorted_lines(&c.stdout).contains(&"hipv4-amdgcn-amd-amdhsa--gfx1250-".to_owned()));
 }
@@ -913,8 +917,7 @@ fn host_ids_with_empty_components_are_not_doubled() {
         "-input=gfx906.co",
         "-output=out",
     ];
-    let (d, r) = ours(&args, &[]);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let (d, _) = ours_ok(&args, &[]);
     let c = clangs(d.path(), &["-list", "-type=o", "-input=out"]);
     assert!(sorted_lines(&c.stdout).contains(&"host-x86_64-unknown-linux--".to_owned()));
 }
@@ -983,8 +986,7 @@ fn ccob_v3_on_request() {
         "-output=out",
         "-compress",
     ];
-    let (d, r) = ours(&args, &[("COMPRESSED_BUNDLE_FORMAT_VERSION", "3")]);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let (d, _) = ours_ok(&args, &[("COMPRESSED_BUNDLE_FORMAT_VERSION", "3")]);
     let out = std::fs::read(d.path().join("out")).unwrap();
     assert_eq!(&out[..6], b"CCOB\x03\x00");
     let u = gfxkit_run(
@@ -1058,16 +1060,8 @@ fn object_bundles() {
         "-output=a",
         "-unbundle",
     ];
-    let (d, r) = ours(&args, &[]);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    let a = tempfile::tempdir().unwrap();
-    let c = run_in(
-        a.path(),
-        &llvm_tool("clang-offload-bundler"),
-        &[],
-        &args,
-        &[],
-    );
+    let (d, r) = ours_ok(&args, &[]);
+    let (a, c) = theirs(&args);
     assert_eq!(c.code, Some(0));
     assert_eq!(r.files["a"], c.files["a"]);
     let sections = |dir: &Path| {
@@ -1103,8 +1097,7 @@ fn bundling_into_a_host_object() {
         "-input=gfx1030.co",
         "-output=out.o",
     ];
-    let (d, r) = ours(&args, &[]);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let (d, _) = ours_ok(&args, &[]);
     // clang reads gfxkit's object bundle back entry for entry.
     let c = clangs(d.path(), &["-list", "-type=o", "-input=out.o"]);
     assert_eq!(

@@ -101,6 +101,39 @@ fn readelf(args: &[&str], file: &Path) -> (String, String) {
     )
 }
 
+/// Runs `program` ([`run_program`]), which must succeed; its standard output.
+fn run_program_ok(program: &Path, lib_path: Option<&str>, expect: Option<&str>) -> String {
+    let o = run_program(program, lib_path, expect);
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{}: {stdout}{}",
+        program.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout
+}
+
+/// `e_phoff` and `e_phnum` of an ELF64 file.
+fn phdr_table(data: &[u8]) -> (usize, usize) {
+    let phoff = u64::from_le_bytes(data[32..40].try_into().unwrap()) as usize;
+    let phnum = u16::from_le_bytes(data[56..58].try_into().unwrap()) as usize;
+    (phoff, phnum)
+}
+
+/// The program header table (as `llvm-readelf -h` prints it) is still right after the ELF
+/// header, with `phnum` entries.
+fn assert_table_unmoved(header: &str, phnum: usize) {
+    assert!(
+        header.contains("Start of program headers:          64 "),
+        "{header}"
+    );
+    assert!(
+        header.contains(&format!("Number of program headers:         {phnum}\n")),
+        "{header}"
+    );
+}
+
 /// `.hip_fatbin`'s address and size from `llvm-readelf -S`.
 fn fatbin_range(file: &Path) -> (u64, u64) {
     let (s, _) = readelf(&["-S", "-W"], file);
@@ -422,13 +455,7 @@ fn pruned_objects_and_archive_still_link_and_run() {
             .arg("-lamdhip64"),
     );
     let path = format!("{}:{}", dir.display(), f.dir.path().display());
-    let o = run_program(&f.lib_main, Some(&path), Some("gfx1030"));
-    assert!(
-        o.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    run_program_ok(&f.lib_main, Some(&path), Some("gfx1030"));
     // The archive: pruned, its index still leads the linker to the right members.
     let adir = out_dir("archive");
     let archive = adir.join("libobjs.a");
@@ -448,13 +475,7 @@ fn pruned_objects_and_archive_still_link_and_run() {
             .arg("-lamdhip64"),
     );
     let path = format!("{}:{}", adir.display(), f.dir.path().display());
-    let o = run_program(&f.lib_main, Some(&path), Some("gfx1030"));
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let stdout = run_program_ok(&f.lib_main, Some(&path), Some("gfx1030"));
     assert!(stdout.contains("registered=3"), "{stdout}");
     let listed = run_ok(Command::new(llvm_tool("llvm-ar")).arg("t").arg(&archive));
     assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 3);
@@ -588,13 +609,7 @@ fn savings_under_the_segment_alignment_are_zero_filled() {
     let (_, err) = readelf(&["-a"], &pruned);
     assert!(err.is_empty(), "{err}");
     let path = format!("{}:{}", libdir.display(), f.dir.path().display());
-    let o = run_program(&f.lib_main, Some(&path), Some("gfx1030"));
-    assert!(
-        o.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    run_program_ok(&f.lib_main, Some(&path), Some("gfx1030"));
 }
 
 #[test]
@@ -604,8 +619,7 @@ fn a_spare_pt_null_header_is_reused_and_the_table_stays() {
     let dir = out_dir("pt-null");
     // Turn the PT_NOTE entry into PT_NULL: a spare slot, as some tools leave.
     let mut data = std::fs::read(lib).unwrap();
-    let phoff = u64::from_le_bytes(data[32..40].try_into().unwrap()) as usize;
-    let phnum = u16::from_le_bytes(data[56..58].try_into().unwrap()) as usize;
+    let (phoff, phnum) = phdr_table(&data);
     let note = (0..phnum)
         .map(|i| phoff + i * 56)
         .find(|&at| u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) == 4)
@@ -618,26 +632,13 @@ fn a_spare_pt_null_header_is_reused_and_the_table_stays() {
     assert!(report.contains("spare PT_NULL"), "{report}");
     let (header, err) = readelf(&["-h", "-l", "-W"], &pruned);
     assert!(err.is_empty(), "{err}");
-    assert!(
-        header.contains("Start of program headers:          64 "),
-        "{header}"
-    );
-    assert!(
-        header.contains(&format!("Number of program headers:         {phnum}\n")),
-        "{header}"
-    );
+    assert_table_unmoved(&header, phnum);
     assert!(!header.contains("NULL"), "{header}");
     let path = format!("{}:{}", dir.display(), f.dir.path().display());
-    let o = run_program(
+    run_program_ok(
         &f.lib_main,
         Some(&path),
         Some("gfx90a:xnack+,gfx90a:xnack-,gfx90a"),
-    );
-    assert!(
-        o.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
     );
 }
 
@@ -649,8 +650,7 @@ fn unused_bytes_after_the_table_take_the_extra_header() {
     // Drop the PT_NOTE entry from the table (later entries move up, the last slot is zeroed,
     // PT_PHDR shrinks): 56 unused bytes now follow the table.
     let mut data = std::fs::read(lib).unwrap();
-    let phoff = u64::from_le_bytes(data[32..40].try_into().unwrap()) as usize;
-    let phnum = u16::from_le_bytes(data[56..58].try_into().unwrap()) as usize;
+    let (phoff, phnum) = phdr_table(&data);
     let ty = |d: &[u8], i: usize| u32::from_le_bytes(d[phoff + i * 56..][..4].try_into().unwrap());
     let note = (0..phnum)
         .find(|&i| ty(&data, i) == 4)
@@ -679,24 +679,11 @@ fn unused_bytes_after_the_table_take_the_extra_header() {
     );
     let (header, err) = readelf(&["-h", "-W"], &pruned);
     assert!(err.is_empty(), "{err}");
-    assert!(
-        header.contains("Start of program headers:          64 "),
-        "{header}"
-    );
-    assert!(
-        header.contains(&format!("Number of program headers:         {phnum}\n")),
-        "{header}"
-    );
+    assert_table_unmoved(&header, phnum);
     let path = format!("{}:{}", dir.display(), f.dir.path().display());
-    let o = run_program(
+    run_program_ok(
         &f.lib_main,
         Some(&path),
         Some("gfx90a:xnack+,gfx90a:xnack-,gfx90a"),
-    );
-    assert!(
-        o.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
     );
 }

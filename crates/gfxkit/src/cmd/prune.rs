@@ -1,6 +1,7 @@
 //! `gfxkit prune`: keep or drop GPU architectures in host binaries and bundles, making the file
 //! smaller.
 
+use crate::cmd::size::human;
 use crate::input::Input;
 use anyhow::{bail, Context, Result};
 use gfxkit_shrink::{Conversion, Method, Pattern, Report, Selection, Transform};
@@ -253,21 +254,6 @@ fn write_verified(
     tmp.persist(path)
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
-}
-
-fn human(n: u64) -> String {
-    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < U.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", U[i])
-    }
 }
 
 fn report(

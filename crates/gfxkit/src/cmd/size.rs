@@ -307,7 +307,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     })
 }
 
-fn human(n: u64) -> String {
+/// A byte count for people: `512 B`, `1.5 MiB` (binary units, one decimal).
+pub(crate) fn human(n: u64) -> String {
     const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = n as f64;
     let mut i = 0;
