@@ -249,8 +249,14 @@ fn extract() {
     );
     golden(
         "extract_no_match",
-        &["extract", "app.hipfb", "-t", "gfx90a", "-o", "none"],
+        &["extract", "app.hipfb", "-t", "gfx1030", "-o", "none"],
         &[&["list", "none"]],
+    );
+    // A bare processor selects every variant of it.
+    golden(
+        "extract_bare_processor",
+        &["extract", "app.hipfb", "-t", "gfx90a", "-o", "bare"],
+        &[],
     );
     golden("extract_not_a_bundle", &["extract", "notabundle.txt"], &[]);
     golden(

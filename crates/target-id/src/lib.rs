@@ -401,6 +401,19 @@ impl TargetId {
     pub fn is_compatible(&self, device: &TargetId) -> bool {
         self.check_compatible(device).is_ok()
     }
+
+    /// Whether two IDs can describe the same configuration: the same processor, and no
+    /// feature set to on in one and off in the other. This is the rule for IDs a user writes
+    /// to *select* code objects (`gfxkit extract --target`, `gfxkit prune --keep`): `gfx90a`
+    /// selects `gfx90a:xnack+` and `gfx90a:xnack-`; `gfx90a:xnack+` selects `gfx90a` and
+    /// `gfx90a:sramecc+:xnack+` but not `gfx90a:xnack-`.
+    pub fn overlaps(&self, other: &TargetId) -> bool {
+        self.processor.name == other.processor.name
+            && Feature::ALL.iter().all(|f| {
+                let (a, b) = (self.setting(*f), other.setting(*f));
+                a == FeatureSetting::Any || b == FeatureSetting::Any || a == b
+            })
+    }
 }
 
 impl fmt::Display for TargetId {
@@ -638,6 +651,15 @@ mod tests {
             msg,
             "code object requires xnack+, device does not specify xnack"
         );
+    }
+
+    #[test]
+    fn overlap_is_the_selection_rule() {
+        assert!(id("gfx90a").overlaps(&id("gfx90a:xnack+")));
+        assert!(id("gfx90a:xnack+").overlaps(&id("gfx90a")));
+        assert!(id("gfx90a:sramecc+").overlaps(&id("gfx90a:xnack+")));
+        assert!(!id("gfx90a:xnack+").overlaps(&id("gfx90a:sramecc-:xnack-")));
+        assert!(!id("gfx90a").overlaps(&id("gfx906")));
     }
 
     #[test]

@@ -75,6 +75,22 @@ fn compatibility_laws() {
     }
 }
 
+#[test]
+fn overlap_is_symmetric_and_implied_by_compatibility() {
+    let ids = all_ids();
+    for a in &ids {
+        for b in ids
+            .iter()
+            .filter(|b| b.processor().name == a.processor().name)
+        {
+            assert_eq!(a.overlaps(b), b.overlaps(a), "{a} {b}");
+            if a.is_compatible(b) {
+                assert!(a.overlaps(b), "{a} runs on {b} but does not overlap it");
+            }
+        }
+    }
+}
+
 proptest! {
     #[test]
     fn feature_order_does_not_matter(i in 0usize..10_000, rev in any::<bool>()) {

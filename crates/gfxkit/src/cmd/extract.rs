@@ -23,9 +23,11 @@ Bundle indexes count the bundles of the file in file order (then object bundles,
 and offload images). Files found under a directory with -r are named by their path below it
 ('/' becomes '_'). Bitcode images get .bc. Empty host entries are skipped.
 
-With --target, each bundle gives the first entry compatible with each target, following
-clang-offload-bundler's matching: the target is a device (gfx90a:xnack+ means
-hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+) and every entry that can run on it qualifies.
+With --target, only the entries each target selects are written: an entry is selected when
+its kind and triple fit (a bare target ID means a HIP entry) and its target ID can describe
+the same configuration: gfx90a selects gfx90a:xnack+ and gfx90a:xnack-; gfx90a:xnack+
+selects gfx90a:xnack+ and a plain gfx90a, not gfx90a:xnack-. (`gfxkit unbundle` and
+`gfxkit offload-bundler` keep clang's rule: one entry per target, which must run on it.)
 
 Examples:
   gfxkit extract app.hipfb -o out/
@@ -83,6 +85,22 @@ pub fn requested_id(s: &str) -> Result<EntryId> {
     let tid = gfxkit_target_id::TargetId::parse(s)
         .with_context(|| format!("'{s}' is neither an entry ID nor a target ID"))?;
     Ok(EntryId::hip(tid))
+}
+
+/// Whether the ID a user asked for selects an entry: compatible kinds and triples, and target
+/// IDs that can describe the same configuration ([`gfxkit_target_id::TargetId::overlaps`]).
+/// Entries whose target gfxkit does not know match only the same text.
+fn selects(wanted: &EntryId, entry: &EntryId) -> bool {
+    use gfxkit_bundle::EntryTarget;
+    if !entry.kind().is_compatible(wanted.kind(), false)
+        || !entry.triple().is_compatible(wanted.triple())
+    {
+        return false;
+    }
+    match (entry.target(), wanted.target()) {
+        (EntryTarget::Known(a), EntryTarget::Known(b)) => a.overlaps(b),
+        (a, b) => a == b,
+    }
 }
 
 /// A file-name-safe form of an entry ID.
@@ -204,19 +222,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
             } else {
                 let ids: Vec<Option<EntryId>> =
                     entries.iter().map(|e| EntryId::parse(&e.id).ok()).collect();
-                for (wi, w) in wanted.iter().enumerate() {
-                    let hit = ids.iter().enumerate().find(|(i, id)| {
-                        !picked.contains(i)
-                            && id
-                                .as_ref()
-                                .is_some_and(|id| id.is_compatible_with(w, false))
-                    });
-                    if let Some((i, _)) = hit {
-                        picked.push(i);
-                        matched[wi] = true;
+                for (i, id) in ids.iter().enumerate() {
+                    let Some(id) = id else { continue };
+                    for (wi, w) in wanted.iter().enumerate() {
+                        if selects(w, id) {
+                            matched[wi] = true;
+                            if !picked.contains(&i) {
+                                picked.push(i);
+                            }
+                        }
                     }
                 }
-                picked.sort_unstable();
             }
             plan.push(
                 picked
@@ -237,7 +253,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             _ => "the files".to_owned(),
         };
         eprintln!(
-            "gfxkit: no entry of {what} is compatible with {}",
+            "gfxkit: no entry of {what} is selected by {}",
             args.targets[wi]
         );
         return Ok(ExitCode::from(1));
