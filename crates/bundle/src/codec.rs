@@ -1,8 +1,11 @@
 //! The two codecs of compressed bundles, zlib and zstd, with bounded decompression.
 //!
-//! Decompression never trusts a size read from the file for allocation: the output buffer grows
-//! with the bytes the codec actually produces, up to the declared size, and producing more (or
-//! fewer) than declared is an error.
+//! Decompression trusts a size read from the file for allocation only within bounds: output of
+//! up to 1 GiB, and at most 1024 times the compressed payload, is one zeroed allocation whose
+//! pages the system provides as the codec writes them (a lying header costs address space, not
+//! memory); beyond that the buffer grows with the bytes the codec actually produces. Producing
+//! more (or fewer) bytes than declared is an error. The CCOB hash is computed on a second thread
+//! while decoding goes on ([`decompress_hashed`]).
 
 use crate::error::{Error, ErrorKind, Result};
 use std::io::Write;
@@ -136,189 +139,311 @@ pub fn all_cores() -> u32 {
         .unwrap_or(1)
 }
 
-/// Growth step for output buffers: at least 1 MiB, doubling, never past `declared`.
-fn grow(out: &mut Vec<u8>, declared: usize) {
-    let have = out.len();
-    let step = have.max(1 << 20).min(declared.saturating_sub(have).max(1));
-    out.reserve_exact(step);
+/// A zstd frame or zlib stream being decoded into caller-provided slices.
+enum Decoder<'p> {
+    Zstd {
+        dctx: zstd::zstd_safe::DCtx<'static>,
+        input: &'p [u8],
+        pos: usize,
+    },
+    Zlib {
+        d: flate2::Decompress,
+        input: &'p [u8],
+    },
+}
+
+impl<'p> Decoder<'p> {
+    fn new(method: Method, payload: &'p [u8], declared: u64) -> Result<Decoder<'p>> {
+        match method {
+            Method::Zstd => {
+                use zstd::zstd_safe::{DCtx, DParameter};
+                let mut dctx = DCtx::try_create()
+                    .ok_or_else(|| decode_error(method, "cannot create context".into()))?;
+                // The window a frame of the declared size can need, at least zstd's default
+                // limit and at most its largest.
+                let wlog = (64 - declared.max(1).saturating_sub(1).leading_zeros()).clamp(27, 31);
+                dctx.set_parameter(DParameter::WindowLogMax(wlog))
+                    .map_err(zstd_error)?;
+                Ok(Decoder::Zstd {
+                    dctx,
+                    input: payload,
+                    pos: 0,
+                })
+            }
+            Method::Zlib => Ok(Decoder::Zlib {
+                d: flate2::Decompress::new(true),
+                input: payload,
+            }),
+        }
+    }
+
+    fn method(&self) -> Method {
+        match self {
+            Decoder::Zstd { .. } => Method::Zstd,
+            Decoder::Zlib { .. } => Method::Zlib,
+        }
+    }
+
+    /// Length of the payload.
+    fn input_len(&self) -> usize {
+        match self {
+            Decoder::Zstd { input, .. } | Decoder::Zlib { input, .. } => input.len(),
+        }
+    }
+
+    /// Payload bytes consumed so far.
+    fn consumed(&self) -> u64 {
+        match self {
+            Decoder::Zstd { pos, .. } => *pos as u64,
+            Decoder::Zlib { d, .. } => d.total_in(),
+        }
+    }
+
+    /// Decodes into `out` until it is full or the frame or stream ends. Returns the bytes
+    /// written and whether the end was reached; input that runs out first is an error.
+    fn fill(&mut self, out: &mut [u8]) -> Result<(usize, bool)> {
+        let method = self.method();
+        let mut written = 0usize;
+        match self {
+            Decoder::Zstd { dctx, input, pos } => {
+                use zstd::zstd_safe::{InBuffer, OutBuffer};
+                loop {
+                    if written == out.len() && !out.is_empty() {
+                        return Ok((written, false));
+                    }
+                    let mut ib = InBuffer::around(input);
+                    ib.set_pos(*pos);
+                    let mut ob = OutBuffer::around(&mut out[written..]);
+                    let r = dctx
+                        .decompress_stream(&mut ob, &mut ib)
+                        .map_err(zstd_error)?;
+                    let produced = ob.pos();
+                    let progressed = produced > 0 || ib.pos() > *pos;
+                    written += produced;
+                    *pos = ib.pos();
+                    if r == 0 {
+                        return Ok((written, true));
+                    }
+                    if out.is_empty() && written == 0 && !progressed {
+                        return Ok((0, false));
+                    }
+                    if !progressed && *pos == input.len() {
+                        return Err(decode_error(
+                            method,
+                            "frame is truncated (the payload ends before the frame)".into(),
+                        ));
+                    }
+                }
+            }
+            Decoder::Zlib { d, input } => {
+                use flate2::{FlushDecompress, Status};
+                loop {
+                    if written == out.len() && !out.is_empty() {
+                        return Ok((written, false));
+                    }
+                    let consumed = d.total_in() as usize;
+                    let before_out = d.total_out();
+                    let rest = input.get(consumed..).unwrap_or(&[]);
+                    let st = d
+                        .decompress(rest, &mut out[written..], FlushDecompress::None)
+                        .map_err(|e| decode_error(method, e.to_string()))?;
+                    written += (d.total_out() - before_out) as usize;
+                    if st == Status::StreamEnd {
+                        return Ok((written, true));
+                    }
+                    let progressed = d.total_out() > before_out || d.total_in() as usize > consumed;
+                    if out.is_empty() && !progressed {
+                        return Ok((0, false));
+                    }
+                    if !progressed {
+                        return Err(decode_error(
+                            method,
+                            "stream is truncated (the payload ends before the stream)".into(),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    /// After the declared bytes: the frame or stream must end without producing more.
+    fn expect_end(&mut self, declared: u64) -> Result<()> {
+        let mut extra = [0u8; 1];
+        let (n, _) = self.fill(&mut extra)?;
+        if n > 0 {
+            return Err(Error::new(ErrorKind::SizeMismatch {
+                declared,
+                produced: declared + 1,
+                more: true,
+            }));
+        }
+        Ok(())
+    }
+}
+
+fn decode_error(method: Method, message: String) -> Error {
+    Error::new(ErrorKind::Decompress {
+        method: method.name(),
+        message,
+    })
+}
+
+fn zstd_error(code: usize) -> Error {
+    decode_error(
+        Method::Zstd,
+        zstd::zstd_safe::get_error_name(code).to_owned(),
+    )
+}
+
+/// Bytes decoded per step; each finished step is handed on (to the hash) while the next is
+/// decoded.
+const CHUNK: usize = 4 << 20;
+
+/// Output up to this size is allocated at once (zeroed pages come from the system lazily, so
+/// only the bytes actually produced take memory); a larger declared size grows with the data.
+const PRESIZE_LIMIT: usize = 1 << 30;
+
+/// Output more than this many times the compressed payload grows with the data too (real
+/// bundles compress 5-100 fold).
+const PRESIZE_RATIO: usize = 1024;
+
+/// Decodes exactly `target` bytes (the whole output when `target` is the declared size, a
+/// prefix otherwise), handing each finished chunk to `on_chunk` in order. Ending early is an
+/// error; for the whole output, so is producing more than declared.
+fn decode<'o>(
+    dec: &mut Decoder<'_>,
+    declared: u64,
+    target: usize,
+    out: &'o mut Vec<u8>,
+    mut on_chunk: impl FnMut(&'o [u8]),
+) -> Result<()> {
+    let whole = target as u64 == declared;
+    let mut finished = false;
+    if target <= PRESIZE_LIMIT.min(dec.input_len().saturating_mul(PRESIZE_RATIO)) {
+        *out = vec![0u8; target];
+        let mut rest: &'o mut [u8] = &mut out[..];
+        while !rest.is_empty() {
+            if finished {
+                return Err(Error::new(ErrorKind::SizeMismatch {
+                    declared,
+                    produced: (target - rest.len()) as u64,
+                    more: false,
+                }));
+            }
+            let step = CHUNK.min(rest.len());
+            let (chunk, tail) = std::mem::take(&mut rest).split_at_mut(step);
+            let (n, end) = dec.fill(chunk)?;
+            if n < chunk.len() {
+                let produced = (target - tail.len() - chunk.len() + n) as u64;
+                return Err(Error::new(ErrorKind::SizeMismatch {
+                    declared,
+                    produced,
+                    more: false,
+                }));
+            }
+            finished = end;
+            on_chunk(chunk);
+            rest = tail;
+        }
+    } else {
+        // Grow with the data produced, never from the declared size alone.
+        let mut len = 0usize;
+        while len < target {
+            if finished {
+                return Err(Error::new(ErrorKind::SizeMismatch {
+                    declared,
+                    produced: len as u64,
+                    more: false,
+                }));
+            }
+            let next = target.min(len.max(64 << 20).saturating_mul(2));
+            out.resize(next, 0);
+            let (n, end) = dec.fill(&mut out[len..next])?;
+            len += n;
+            finished = end;
+            if len < next {
+                out.truncate(len);
+                return Err(Error::new(ErrorKind::SizeMismatch {
+                    declared,
+                    produced: len as u64,
+                    more: false,
+                }));
+            }
+        }
+        let out: &'o [u8] = out;
+        for c in out.chunks(CHUNK) {
+            on_chunk(c);
+        }
+    }
+    if whole && !finished {
+        dec.expect_end(declared)?;
+    }
+    Ok(())
+}
+
+fn declared_len(declared: u64) -> Result<usize> {
+    usize::try_from(declared).map_err(|_| Error::new(ErrorKind::Overflow))
 }
 
 /// Decompresses the single zstd frame or zlib stream at the start of `payload`, which must
 /// produce exactly `declared` bytes. Returns the data and the number of payload bytes the frame
 /// or stream occupies. When `stop_after` is given, stops once that many bytes are out (a
 /// prefix; no exactness check).
+///
+/// Output up to 1 GiB (and 1024 times the payload) is one allocation of the declared size,
+/// whose pages the system provides as the data is written; a larger declared size grows with
+/// the data actually produced.
 pub fn decompress(
     method: Method,
     payload: &[u8],
     declared: u64,
     stop_after: Option<usize>,
 ) -> Result<(Vec<u8>, u64)> {
-    let declared_usize = usize::try_from(declared).map_err(|_| Error::new(ErrorKind::Overflow))?;
+    let declared_usize = declared_len(declared)?;
     let target = stop_after.map_or(declared_usize, |s| s.min(declared_usize));
-    let fail = |message: String| {
-        Error::new(ErrorKind::Decompress {
-            method: method.name(),
-            message,
-        })
-    };
-    // Start with room for a plausible expansion of the payload (bounded by the payload's own
-    // length, not by the untrusted declared size), then grow with the data produced.
-    let plausible = payload.len().saturating_mul(16).max(1 << 24);
-    let mut out: Vec<u8> = Vec::with_capacity(target.min(plausible));
-    match method {
-        Method::Zstd => {
-            use zstd::zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer};
-            let mut dctx =
-                DCtx::try_create().ok_or_else(|| fail("cannot create context".into()))?;
-            let wlog = (64 - declared.max(1).saturating_sub(1).leading_zeros()).clamp(27, 31);
-            dctx.set_parameter(DParameter::WindowLogMax(wlog))
-                .map_err(|c| fail(zstd::zstd_safe::get_error_name(c).to_owned()))?;
-            let mut input = InBuffer::around(payload);
-            let mut finished = false;
-            let mut extra = [0u8; 1];
-            loop {
-                if out.len() >= target {
-                    if stop_after.is_some() && target < declared_usize {
-                        out.truncate(target);
-                        break;
-                    }
-                    if out.len() > declared_usize {
-                        return Err(Error::new(ErrorKind::SizeMismatch {
-                            declared,
-                            produced: out.len() as u64,
-                            more: true,
-                        }));
-                    }
-                    if finished {
-                        break;
-                    }
-                    // All declared bytes are out; the frame must end without producing more.
-                    let mut ob = OutBuffer::around(&mut extra[..]);
-                    let r = dctx
-                        .decompress_stream(&mut ob, &mut input)
-                        .map_err(|c| fail(zstd::zstd_safe::get_error_name(c).to_owned()))?;
-                    if ob.pos() > 0 {
-                        return Err(Error::new(ErrorKind::SizeMismatch {
-                            declared,
-                            produced: declared + 1,
-                            more: true,
-                        }));
-                    }
-                    if r == 0 {
-                        break;
-                    }
-                    if input.pos() == payload.len() {
-                        return Err(fail("frame is truncated".into()));
-                    }
-                    continue;
-                }
-                if out.len() == out.capacity() {
-                    grow(&mut out, target);
-                }
-                let before_in = input.pos();
-                let len = out.len();
-                let mut ob = OutBuffer::around_pos(&mut out, len);
-                let r = dctx
-                    .decompress_stream(&mut ob, &mut input)
-                    .map_err(|c| fail(zstd::zstd_safe::get_error_name(c).to_owned()))?;
-                let produced = ob.pos() - len;
-                if r == 0 {
-                    finished = true;
-                    if out.len() < target {
-                        return Err(Error::new(ErrorKind::SizeMismatch {
-                            declared,
-                            produced: out.len() as u64,
-                            more: false,
-                        }));
-                    }
-                }
-                if !finished
-                    && produced == 0
-                    && input.pos() == before_in
-                    && input.pos() == payload.len()
-                {
-                    return Err(fail(format!(
-                        "frame is truncated after {} bytes of output",
-                        out.len()
-                    )));
-                }
-            }
-            Ok((out, input.pos() as u64))
-        }
-        Method::Zlib => {
-            use flate2::{Decompress, FlushDecompress, Status};
-            let mut d = Decompress::new(true);
-            let mut extra = [0u8; 1];
-            loop {
-                let consumed = d.total_in() as usize;
-                let rest = payload.get(consumed..).unwrap_or(&[]);
-                if out.len() >= target {
-                    if stop_after.is_some() && target < declared_usize {
-                        out.truncate(target);
-                        break;
-                    }
-                    if out.len() > declared_usize {
-                        return Err(Error::new(ErrorKind::SizeMismatch {
-                            declared,
-                            produced: out.len() as u64,
-                            more: true,
-                        }));
-                    }
-                    let before = d.total_out();
-                    let st = d
-                        .decompress(rest, &mut extra, FlushDecompress::Finish)
-                        .map_err(|e| fail(e.to_string()))?;
-                    if d.total_out() > before {
-                        return Err(Error::new(ErrorKind::SizeMismatch {
-                            declared,
-                            produced: declared + 1,
-                            more: true,
-                        }));
-                    }
-                    match st {
-                        Status::StreamEnd => break,
-                        _ if d.total_in() as usize == consumed => {
-                            return Err(fail("stream is truncated".into()))
-                        }
-                        _ => continue,
-                    }
-                }
-                if out.len() == out.capacity() {
-                    grow(&mut out, target);
-                }
-                let before_out = out.len();
-                let st = d
-                    .decompress_vec(rest, &mut out, FlushDecompress::None)
-                    .map_err(|e| fail(e.to_string()))?;
-                match st {
-                    Status::StreamEnd => {
-                        if out.len() < target {
-                            return Err(Error::new(ErrorKind::SizeMismatch {
-                                declared,
-                                produced: out.len() as u64,
-                                more: false,
-                            }));
-                        }
-                        if out.len() >= declared_usize {
-                            break;
-                        }
-                    }
-                    _ => {
-                        if out.len() == before_out && d.total_in() as usize == consumed {
-                            // No progress with room to write: the input is exhausted.
-                            if out.len() < out.capacity() {
-                                return Err(fail(format!(
-                                    "stream is truncated after {} bytes of output",
-                                    out.len()
-                                )));
-                            }
-                        }
-                    }
-                }
-            }
-            Ok((out, d.total_in()))
-        }
+    let mut dec = Decoder::new(method, payload, declared)?;
+    let mut out = Vec::new();
+    decode(&mut dec, declared, target, &mut out, |_| {})?;
+    Ok((out, dec.consumed()))
+}
+
+/// Like [`decompress`] of the whole output, also returning its [`truncated_md5`]. The hash is
+/// computed while the data is decoded: each finished chunk is hashed on a second thread while
+/// the next is decoded, so a large bundle costs about the longer of the two, not their sum.
+pub fn decompress_hashed(
+    method: Method,
+    payload: &[u8],
+    declared: u64,
+) -> Result<(Vec<u8>, u64, u64)> {
+    use md5::{Digest, Md5};
+    let target = declared_len(declared)?;
+    let mut dec = Decoder::new(method, payload, declared)?;
+    let mut out = Vec::new();
+    if target < 2 * CHUNK {
+        decode(&mut dec, declared, target, &mut out, |_| {})?;
+        let hash = truncated_md5(&out);
+        return Ok((out, dec.consumed(), hash));
     }
+    let digest = std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<&[u8]>(4);
+        let hasher = s.spawn(move || {
+            let mut m = Md5::new();
+            for c in rx {
+                m.update(c);
+            }
+            m.finalize()
+        });
+        let decoded = decode(&mut dec, declared, target, &mut out, |c| {
+            // The receiver lives until the sender is dropped.
+            let _ = tx.send(c);
+        });
+        drop(tx);
+        let digest = hasher
+            .join()
+            .map_err(|_| Error::new(ErrorKind::Invalid("the hashing thread failed".into())))?;
+        decoded.map(|()| digest)
+    })?;
+    Ok((out, dec.consumed(), md5_prefix(&digest)))
 }
 
 /// Version of the zstd library linked in, as `major * 10000 + minor * 100 + patch` (10507 for
@@ -349,9 +474,13 @@ pub fn zstd_frame_len(payload: &[u8]) -> Result<u64> {
 /// The hash stored in CCOB headers: the first 8 bytes of the MD5 digest, little-endian.
 pub fn truncated_md5(data: &[u8]) -> u64 {
     use md5::{Digest, Md5};
-    let d = Md5::digest(data);
+    md5_prefix(&Md5::digest(data))
+}
+
+/// The first 8 bytes of an MD5 digest, little-endian.
+fn md5_prefix(digest: &[u8]) -> u64 {
     let mut b = [0u8; 8];
-    b.copy_from_slice(&d[..8]);
+    b.copy_from_slice(&digest[..8]);
     u64::from_le_bytes(b)
 }
 
@@ -360,10 +489,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn growth_never_passes_the_declared_size() {
-        let mut v = vec![0u8; 10];
-        grow(&mut v, 12);
-        assert!(v.capacity() >= 11);
+    fn round_trips_whole_and_prefix() {
         let data = vec![5u8; 3 << 20];
         for m in [Method::Zstd, Method::Zlib] {
             let z = compress(m, m.default_level(), 0, &data).unwrap();
@@ -372,6 +498,59 @@ mod tests {
             assert_eq!(used, z.len() as u64);
             let (p, _) = decompress(m, &z, data.len() as u64, Some(100)).unwrap();
             assert_eq!(p, &data[..100]);
+        }
+    }
+
+    #[test]
+    fn hashed_while_decoding_across_chunks() {
+        // Sizes around the chunk size and the threaded threshold, ending mid-chunk and on a
+        // chunk boundary.
+        for len in [0usize, 1, CHUNK - 1, 2 * CHUNK, 3 * CHUNK + 17] {
+            let data: Vec<u8> = (0..len)
+                .map(|i| (i % 251) as u8 ^ (i >> 12) as u8)
+                .collect();
+            for m in [Method::Zstd, Method::Zlib] {
+                let z = compress(m, 1.max(m.level_range().0), 0, &data).unwrap();
+                let (out, used, hash) = decompress_hashed(m, &z, len as u64).unwrap();
+                assert_eq!(out, data, "{m} {len}");
+                assert_eq!(used, z.len() as u64);
+                assert_eq!(hash, truncated_md5(&data), "{m} {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn output_past_the_presize_ratio_grows_with_the_data() {
+        // Zeros compress far beyond 1024 fold: the growth path decodes and hashes them.
+        let data = vec![0u8; 3 * CHUNK + 5];
+        for m in [Method::Zstd, Method::Zlib] {
+            let z = compress(m, m.default_level(), 0, &data).unwrap();
+            assert!(z.len() * PRESIZE_RATIO < data.len(), "{m}: {}", z.len());
+            let (out, used, hash) = decompress_hashed(m, &z, data.len() as u64).unwrap();
+            assert_eq!(out, data);
+            assert_eq!(used, z.len() as u64);
+            assert_eq!(hash, truncated_md5(&data));
+            for declared in [data.len() - 1, data.len() + 1] {
+                assert!(decompress_hashed(m, &z, declared as u64).is_err(), "{m}");
+            }
+        }
+    }
+
+    #[test]
+    fn wrong_declared_sizes_and_truncation_are_errors() {
+        let len = 2 * CHUNK;
+        let data: Vec<u8> = (0..len).map(|i| (i * 7 % 256) as u8).collect();
+        for m in [Method::Zstd, Method::Zlib] {
+            let z = compress(m, m.default_level(), 0, &data).unwrap();
+            for (declared, more) in [(len - 1, true), (len + 1, false), (len + CHUNK, false)] {
+                let e = decompress_hashed(m, &z, declared as u64).unwrap_err();
+                assert!(
+                    matches!(e.kind, ErrorKind::SizeMismatch { more: x, .. } if x == more),
+                    "{m} {declared}: {e}"
+                );
+            }
+            let e = decompress_hashed(m, &z[..z.len() / 2], len as u64).unwrap_err();
+            assert!(matches!(e.kind, ErrorKind::Decompress { .. }), "{m}: {e}");
         }
     }
 }

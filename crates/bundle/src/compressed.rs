@@ -239,8 +239,9 @@ pub fn decompress_ccob(data: &[u8], opts: &DecompressOptions) -> Result<Decompre
     let header = Header::parse(data)?;
     header.check_limit(opts.max_uncompressed)?;
     let payload = header.payload(data);
-    let (out, used) = codec::decompress(header.method, payload, header.uncompressed_size, None)
-        .map_err(|e| e.shifted(header.header_len()))?;
+    let (out, used, computed_hash) =
+        codec::decompress_hashed(header.method, payload, header.uncompressed_size)
+            .map_err(|e| e.shifted(header.header_len()))?;
     if let Some(total) = header.total_size {
         if header.header_len() + used != total {
             return Err(Error::at(
@@ -255,7 +256,6 @@ pub fn decompress_ccob(data: &[u8], opts: &DecompressOptions) -> Result<Decompre
             ));
         }
     }
-    let computed_hash = codec::truncated_md5(&out);
     if computed_hash != header.hash && opts.hash == HashCheck::Error {
         return Err(Error::at(
             ErrorKind::HashMismatch {
