@@ -182,11 +182,14 @@ fn unsupported(at: u64, msg: impl Into<String>) -> Error {
     Error::at(at, ErrorKind::Unsupported(msg.into()))
 }
 
-fn put_u64(out: &mut [u8], at: u64, v: u64) -> Result<()> {
-    let a = at as usize;
-    match out.get_mut(a..a + 8) {
+/// Overwrites the bytes at `at` with `bytes` (a field being patched).
+fn put(out: &mut [u8], at: u64, bytes: &[u8]) -> Result<()> {
+    let field = usize::try_from(at)
+        .ok()
+        .and_then(|a| out.get_mut(a..a.checked_add(bytes.len())?));
+    match field {
         Some(s) => {
-            s.copy_from_slice(&v.to_le_bytes());
+            s.copy_from_slice(bytes);
             Ok(())
         }
         None => fail(
@@ -198,20 +201,12 @@ fn put_u64(out: &mut [u8], at: u64, v: u64) -> Result<()> {
     }
 }
 
+fn put_u64(out: &mut [u8], at: u64, v: u64) -> Result<()> {
+    put(out, at, &v.to_le_bytes())
+}
+
 fn put_u16(out: &mut [u8], at: u64, v: u16) -> Result<()> {
-    let a = at as usize;
-    match out.get_mut(a..a + 2) {
-        Some(s) => {
-            s.copy_from_slice(&v.to_le_bytes());
-            Ok(())
-        }
-        None => fail(
-            at,
-            ErrorKind::Truncated {
-                what: "patched field",
-            },
-        ),
-    }
+    put(out, at, &v.to_le_bytes())
 }
 
 /// Sections that carry device code gfxkit does not rewrite.

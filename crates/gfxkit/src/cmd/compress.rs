@@ -3,8 +3,9 @@
 use crate::bundles;
 use anyhow::{bail, Context, Result};
 use gfxkit_bundle::ccob::HashCheck;
+use std::borrow::Cow;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Options of `gfxkit compress`.
@@ -67,80 +68,72 @@ pub struct DecompressArgs {
 
 /// Runs `gfxkit compress`.
 pub fn run_compress(args: CompressArgs) -> Result<ExitCode> {
-    let data = crate::input::Input::open(&args.input)?;
-    let name = data.path().display().to_string();
-    let found = bundles::find_bundles(&data).with_context(|| format!("cannot read {name}"))?;
-    if found.is_empty() {
-        bail!("{name}: no offload bundle in this file");
-    }
     let settings = bundles::CompressSettings {
         version: args.ccob_version,
         zlib: args.method == "zlib",
         level: args.level,
         threads: args.threads.unwrap_or_else(bundles::default_threads),
     };
-    // Everything is checked and compressed before the output is written.
-    let mut packed_all = Vec::with_capacity(found.len());
-    let mut total_in = 0u64;
-    let bar = crate::output::progress(found.len() as u64, "compressing", false);
-    for b in &found {
-        bar.inc(1);
-        let ctx = || format!("{name}: bundle {} at offset {:#x}", b.index, b.offset);
-        let plain = bundles::uncompressed(b, HashCheck::Error).with_context(ctx)?;
-        gfxkit_bundle::Bundle::parse(&plain).with_context(ctx)?;
-        total_in += plain.len() as u64;
-        packed_all.push(bundles::compress(&plain, &settings).with_context(ctx)?);
-    }
-    bar.finish_and_clear();
-    let total_out: u64 = packed_all.iter().map(|p| p.len() as u64).sum();
-    crate::output::write_atomic_with(&args.output, |w| {
-        for p in &packed_all {
-            w.write_all(p)?;
-        }
-        Ok(())
-    })?;
-    report(&args.output, total_in, total_out)?;
-    Ok(ExitCode::SUCCESS)
+    convert_all(&args.input, &args.output, "compressing", |b, _| {
+        let plain = bundles::uncompressed(b, HashCheck::Error)?;
+        gfxkit_bundle::Bundle::parse(&plain)?;
+        let packed = bundles::compress(&plain, &settings)?;
+        Ok((plain.len() as u64, Cow::Owned(packed)))
+    })
 }
 
 /// Runs `gfxkit decompress`.
 pub fn run_decompress(args: DecompressArgs) -> Result<ExitCode> {
-    let data = crate::input::Input::open(&args.input)?;
-    let name = data.path().display().to_string();
-    let found = bundles::find_bundles(&data).with_context(|| format!("cannot read {name}"))?;
-    if found.is_empty() {
-        bail!("{name}: no offload bundle in this file");
-    }
     let hash = if args.ignore_hash {
         HashCheck::Warn
     } else {
         HashCheck::Error
     };
-    // Everything is decompressed and checked before the output is written.
-    let mut plain_all = Vec::with_capacity(found.len());
-    let mut total_in = 0u64;
-    let bar = crate::output::progress(found.len() as u64, "decompressing", false);
-    for b in &found {
-        bar.inc(1);
-        let ctx = || format!("{name}: bundle {} at offset {:#x}", b.index, b.offset);
+    convert_all(&args.input, &args.output, "decompressing", |b, ctx| {
         if args.ignore_hash && b.ccob.is_some() {
-            let (_, _, ok) = bundles::read_header(b, true).with_context(ctx)?;
+            let (_, _, ok) = bundles::read_header(b, true)?;
             if ok == Some(false) {
-                eprintln!("gfxkit: warning: {}: hash mismatch", ctx());
+                eprintln!("gfxkit: warning: {ctx}: hash mismatch");
             }
         }
-        total_in += b.bytes.len() as u64;
-        plain_all.push(bundles::uncompressed(b, hash).with_context(ctx)?);
+        Ok((b.bytes.len() as u64, bundles::uncompressed(b, hash)?))
+    })
+}
+
+/// Converts every bundle of `input` with `convert` (given the bundle and how errors name it;
+/// returns the bytes counted as input and the converted bundle), all before anything is
+/// written; then writes them back to back to `output` and reports the sizes.
+fn convert_all(
+    input: &Path,
+    output: &Path,
+    verb: &str,
+    mut convert: impl for<'d> FnMut(&bundles::Located<'d>, &str) -> Result<(u64, Cow<'d, [u8]>)>,
+) -> Result<ExitCode> {
+    let data = crate::input::Input::open(input)?;
+    let name = data.path().display().to_string();
+    let found = bundles::find_bundles(&data).with_context(|| format!("cannot read {name}"))?;
+    if found.is_empty() {
+        bail!("{name}: no offload bundle in this file");
+    }
+    let mut out_all = Vec::with_capacity(found.len());
+    let mut total_in = 0u64;
+    let bar = crate::output::progress(found.len() as u64, verb, false);
+    for b in &found {
+        bar.inc(1);
+        let ctx = format!("{name}: bundle {} at offset {:#x}", b.index, b.offset);
+        let (counted, converted) = convert(b, &ctx).with_context(|| ctx.clone())?;
+        total_in += counted;
+        out_all.push(converted);
     }
     bar.finish_and_clear();
-    let total_out: u64 = plain_all.iter().map(|p| p.len() as u64).sum();
-    crate::output::write_atomic_with(&args.output, |w| {
-        for p in &plain_all {
+    let total_out: u64 = out_all.iter().map(|p| p.len() as u64).sum();
+    crate::output::write_atomic_with(output, |w| {
+        for p in &out_all {
             w.write_all(p)?;
         }
         Ok(())
     })?;
-    report(&args.output, total_in, total_out)?;
+    report(output, total_in, total_out)?;
     Ok(ExitCode::SUCCESS)
 }
 
