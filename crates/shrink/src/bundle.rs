@@ -13,11 +13,6 @@ use std::borrow::Cow;
 
 pub use gfxkit_bundle::Method;
 
-/// Magic of an uncompressed bundle.
-pub const BUNDLE_MAGIC: &[u8; 24] = gfxkit_bundle::read::MAGIC;
-/// Magic of a compressed bundle.
-pub const CCOB_MAGIC: &[u8; 4] = ccob::MAGIC;
-
 /// How a bundle is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Encoding {
@@ -114,11 +109,6 @@ pub fn decompress(b: &[u8]) -> Result<Vec<u8>> {
         .map_err(|e| error_at(e, 0))
 }
 
-/// The CCOB hash of `data`: the first 8 bytes of its MD5, little-endian.
-pub fn hash(data: &[u8]) -> u64 {
-    gfxkit_bundle::codec::truncated_md5(data)
-}
-
 /// Compresses the uncompressed bundle `data` into a CCOB bundle, exactly as `gfxkit compress`
 /// does with the same version, method and level (zstd with long-distance matching, on one
 /// worker thread per core; a v2 request whose sizes do not fit 32 bits is written as v3).
@@ -204,6 +194,39 @@ mod tests {
             compress(&b, 2, Method::Zstd, 3).unwrap(),
             ccob::compress(&b, &opts).unwrap()
         );
+    }
+
+    #[test]
+    fn damaged_headers_are_refused_with_the_entry_and_file_offset() {
+        // Two entries whose IDs are made equal after writing: the bundle reader refuses it,
+        // and the rewrite reports the entry and where its ID lies in the file.
+        let a = [1u8; 16];
+        let b = write_uncompressed(
+            &[
+                ("hipv4-amdgcn-amd-amdhsa--gfx906", &a),
+                ("hipv4-amdgcn-amd-amdhsa--gfx908", &a),
+            ],
+            8,
+        )
+        .unwrap();
+        let mut dup = vec![0u8; 64];
+        dup.extend_from_slice(&b);
+        let second_id = 64 + 32 + 24 + 31 + 24;
+        dup[second_id + 30] = b'6';
+        let t = crate::Transform {
+            selection: crate::Selection::All,
+            conversion: crate::Conversion::Uncompressed,
+        };
+        let e = crate::plan::transform_region(&dup, 1, &t).err().unwrap();
+        assert!(
+            matches!(
+                &e.kind,
+                ErrorKind::Bundle { entry: Some(1), kind }
+                    if matches!(**kind, gfxkit_bundle::ErrorKind::DuplicateId { first: 0, .. })
+            ),
+            "{e}"
+        );
+        assert_eq!(e.offset, second_id as u64);
     }
 
     #[test]

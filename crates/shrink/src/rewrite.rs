@@ -143,7 +143,7 @@ pub(crate) fn rewrite_one(
     if elf::is_elf(data) {
         return rewrite_elf(data, t);
     }
-    if data.starts_with(bundle::BUNDLE_MAGIC) || data.starts_with(bundle::CCOB_MAGIC) {
+    if gfxkit_bundle::detect(data).is_some() {
         let found = bundle::scan(data)?;
         let align = plan::region_alignment(&found);
         drop(found);

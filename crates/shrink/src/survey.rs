@@ -120,7 +120,7 @@ pub fn survey_with(data: &[u8], digests: bool) -> Result<Survey> {
 }
 
 fn survey_one(data: &[u8], digests: bool) -> Result<(FileKind, Vec<SurveyRegion>)> {
-    if data.starts_with(bundle::BUNDLE_MAGIC) || data.starts_with(bundle::CCOB_MAGIC) {
+    if gfxkit_bundle::detect(data).is_some() {
         let bundles = survey_bundles(data, 0, digests)?;
         return Ok((
             FileKind::Bundle,
