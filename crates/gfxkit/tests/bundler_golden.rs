@@ -530,3 +530,55 @@ fn damaged_inputs_never_panic() {
         }
     }
 }
+
+#[test]
+fn unbundle_matches_like_clang_and_writes_allowed_missing_targets_empty() {
+    // Each entry serves the first compatible request still waiting: the xnack- entry serves
+    // the xnack- request, the xnack+ entry the sramecc+:xnack+ one (code with sramecc left
+    // open runs either way); nothing serves gfx1030, which --allow-missing writes empty.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("s.hipfb"), synthetic()).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(GFXKIT)
+            .current_dir(d.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let read = |n: &str| std::fs::read(d.path().join(n)).unwrap();
+    let o = run(&[
+        "unbundle",
+        "s.hipfb",
+        "-t",
+        "gfx90a:xnack-",
+        "-o",
+        "m.co",
+        "-t",
+        "gfx90a:sramecc+:xnack+",
+        "-o",
+        "p.co",
+        "-t",
+        "gfx1030",
+        "-o",
+        "none.co",
+        "--allow-missing",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(read("m.co"), payload(3, 4000));
+    assert_eq!(read("p.co"), payload(2, 5000));
+    assert!(read("none.co").is_empty());
+    // Without --allow-missing: exit 1, nothing written. Code built for xnack+ or xnack- does
+    // not serve a request that leaves xnack open.
+    for (t, missing) in [("gfx1030", "gfx1030"), ("gfx90a", "gfx90a")] {
+        let o = run(&[
+            "unbundle", "s.hipfb", "-t", "gfx906", "-o", "a.co", "-t", t, "-o", "b.co",
+        ]);
+        assert_eq!(o.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("no compatible entry for {missing} ")),
+            "{err}"
+        );
+        assert!(!d.path().join("a.co").exists());
+    }
+}

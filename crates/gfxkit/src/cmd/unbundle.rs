@@ -3,6 +3,7 @@
 use crate::bundles;
 use anyhow::{bail, Context, Result};
 use gfxkit_bundle::ccob::HashCheck;
+use gfxkit_bundle::unbundle::{unbundle, Extracted, UnbundleOptions};
 use gfxkit_bundle::{Bundle, EntryId};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -78,15 +79,24 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let ctx = || format!("{name}: bundle {} at offset {:#x}", b.index, b.offset);
     let contents = bundles::uncompressed(b, HashCheck::Error).with_context(ctx)?;
     let bundle = Bundle::parse(&contents).with_context(ctx)?;
-    let mut served: Vec<Option<usize>> = vec![None; wanted.len()];
-    for (ei, e) in bundle.entries().iter().enumerate() {
-        let id = e.parse_id().with_context(ctx)?;
-        if let Some(t) = (0..wanted.len()).find(|&t| {
-            served[t].is_none() && id.is_compatible_with(&wanted[t], args.hip_openmp_compatible)
-        }) {
-            served[t] = Some(ei);
-        }
+    // Every ID must parse (the error names the entry and where its ID lies).
+    for e in bundle.entries() {
+        e.parse_id().with_context(ctx)?;
     }
+    // clang's matching rule; missing targets are reported here, so they are allowed there.
+    let listed: Vec<(&str, &[u8])> = bundle.entries().iter().map(|e| (e.id, e.payload)).collect();
+    let opts = UnbundleOptions {
+        allow_missing: true,
+        hip_openmp_compatible: args.hip_openmp_compatible,
+    };
+    let served: Vec<Option<usize>> = unbundle(&listed, &contents, &wanted, &opts)
+        .with_context(ctx)?
+        .into_iter()
+        .map(|x| match x {
+            Extracted::Entry { index, .. } => Some(index),
+            _ => None,
+        })
+        .collect();
     let missing: Vec<&str> = (0..wanted.len())
         .filter(|&t| served[t].is_none())
         .map(|t| args.targets[t].as_str())
