@@ -63,34 +63,31 @@ pub struct Args {
     level: Option<i32>,
 }
 
+/// Whether `s` starts like an entry ID or a target ID (an offload kind, or a known processor).
+fn starts_id(s: &str) -> bool {
+    ["host-", "hip-", "hipv4-", "openmp-"]
+        .iter()
+        .any(|k| s.starts_with(k))
+        || gfxkit_spec::Processor::by_name(s.split(':').next().unwrap_or("")).is_some()
+}
+
 /// Splits `FILE:ID` at the last ':' that starts an ID.
 fn split_input(s: &str) -> (&str, Option<&str>) {
     for (i, _) in s.match_indices(':').collect::<Vec<_>>().into_iter().rev() {
         let rest = &s[i + 1..];
-        if rest.is_empty() {
+        if rest.is_empty() || !starts_id(rest) {
             continue;
         }
-        let looks_id = ["host-", "hip-", "hipv4-", "openmp-"]
-            .iter()
-            .any(|k| rest.starts_with(k))
-            || gfxkit_spec::Processor::by_name(rest.split(':').next().unwrap_or("")).is_some();
-        if looks_id {
-            // The earliest such ':' wins for IDs with features (gfx90a:xnack+).
-            let mut j = i;
-            while let Some(k) = s[..j].rfind(':') {
-                let r = &s[k + 1..];
-                let is_id = ["host-", "hip-", "hipv4-", "openmp-"]
-                    .iter()
-                    .any(|p| r.starts_with(p))
-                    || gfxkit_spec::Processor::by_name(r.split(':').next().unwrap_or("")).is_some();
-                if is_id {
-                    j = k;
-                } else {
-                    break;
-                }
+        // The earliest such ':' wins for IDs with features (gfx90a:xnack+).
+        let mut j = i;
+        while let Some(k) = s[..j].rfind(':') {
+            if starts_id(&s[k + 1..]) {
+                j = k;
+            } else {
+                break;
             }
-            return (&s[..j], Some(&s[j + 1..]));
         }
+        return (&s[..j], Some(&s[j + 1..]));
     }
     (s, None)
 }
