@@ -311,26 +311,24 @@ fn t(parts: &[&str]) -> String {
     format!("-targets={}", parts.join(","))
 }
 
+/// [`same`] for an unbundling run: `-type=<ty> -targets=<targets> -input=<input>
+/// -output=<each output> -unbundle <extra...>`, in that order.
+fn unbundle_same(ty: &str, targets: &[&str], input: &str, outputs: &[&str], extra: &[&str]) {
+    let mut args = vec![format!("-type={ty}"), t(targets), format!("-input={input}")];
+    args.extend(outputs.iter().map(|o| format!("-output={o}")));
+    args.push("-unbundle".to_owned());
+    args.extend(extra.iter().map(|e| (*e).to_owned()));
+    same(&args.iter().map(String::as_str).collect::<Vec<_>>());
+}
+
 #[test]
 fn usage_errors() {
     same(&["-type=o"]);
     same(&["-type=o", "-input=k.hipfb", "-output=x", "-unbundle"]);
     same(&[]);
     same(&["-input=k.hipfb", "-output=x", &t(&[G906]), "-unbundle"]);
-    same(&[
-        "-type=zz",
-        &t(&[G906]),
-        "-input=k.hipfb",
-        "-output=x",
-        "-unbundle",
-    ]);
-    same(&[
-        "-type=o",
-        &t(&[G906, G1030]),
-        "-input=k.hipfb",
-        "-output=x",
-        "-unbundle",
-    ]);
+    unbundle_same("zz", &[G906], "k.hipfb", &["x"], &[]);
+    unbundle_same("o", &[G906, G1030], "k.hipfb", &["x"], &[]);
     same(&[
         "-type=o",
         &t(&[G906]),
@@ -450,14 +448,7 @@ fn target_errors() {
     // Architectures LLVM knows under other names are valid triples.
     u("-targets=host-armv7-unknown-linux-gnueabihf");
     u("-targets=host-amd64-unknown-linux-gnu");
-    same(&[
-        "-type=o",
-        &t(&[G906, G906]),
-        "-input=k.hipfb",
-        "-output=x",
-        "-output=y",
-        "-unbundle",
-    ]);
+    unbundle_same("o", &[G906, G906], "k.hipfb", &["x", "y"], &[]);
     same(&[
         "-type=o",
         "-targets=hip-amdgcn-amd-amdhsa--gfx90a,hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
@@ -479,14 +470,13 @@ fn target_errors() {
         "-input=gfx906.co",
         "-output=x",
     ]);
-    same(&[
-        "-type=o",
-        &t(&[HOST, "host-x86_64-unknown-linux-gnu"]),
-        "-input=empty",
-        "-output=x",
-        "-output=y",
-        "-unbundle",
-    ]);
+    unbundle_same(
+        "o",
+        &[HOST, "host-x86_64-unknown-linux-gnu"],
+        "empty",
+        &["x", "y"],
+        &[],
+    );
 }
 
 #[test]
@@ -600,45 +590,23 @@ fn unbundle_binary() {
 #[test]
 fn unbundle_host_only_and_bad_inputs() {
     // A plain ELF or any non-bundle: no bundles found.
-    same(&[
-        "-type=o",
-        &t(&[G906]),
-        "-input=gfx906.co",
-        "-output=a",
-        "-unbundle",
-    ]);
-    same(&[
-        "-type=o",
-        &t(&[HOST, G906]),
-        "-input=gfx906.co",
-        "-output=h",
-        "-output=a",
-        "-unbundle",
-        "-allow-missing-bundles",
-    ]);
-    same(&[
-        "-type=bc",
-        &t(&[HOST, G906]),
-        "-input=garbage.bin",
-        "-output=h",
-        "-output=a",
-        "-unbundle",
-        "-allow-missing-bundles",
-    ]);
-    same(&[
-        "-type=o",
-        &t(&[G906]),
-        "-input=nonexist",
-        "-output=a",
-        "-unbundle",
-    ]);
-    same(&[
-        "-type=o",
-        &t(&[G906]),
-        "-input=k.hipfb",
-        "-output=/nonexistent-dir/a",
-        "-unbundle",
-    ]);
+    unbundle_same("o", &[G906], "gfx906.co", &["a"], &[]);
+    unbundle_same(
+        "o",
+        &[HOST, G906],
+        "gfx906.co",
+        &["h", "a"],
+        &["-allow-missing-bundles"],
+    );
+    unbundle_same(
+        "bc",
+        &[HOST, G906],
+        "garbage.bin",
+        &["h", "a"],
+        &["-allow-missing-bundles"],
+    );
+    unbundle_same("o", &[G906], "nonexist", &["a"], &[]);
+    unbundle_same("o", &[G906], "k.hipfb", &["/nonexistent-dir/a"], &[]);
 }
 
 #[test]
@@ -1039,22 +1007,14 @@ fn zero_alignment_is_an_error() {
 #[test]
 fn object_bundles() {
     same(&["-list", "-type=o", "-input=m.o"]);
-    same(&[
-        "-type=o",
-        &t(&[G906, G1030]),
-        "-input=m.o",
-        "-output=a",
-        "-output=b",
-        "-unbundle",
-    ]);
-    same(&[
-        "-type=o",
-        &t(&[G906, "hipv4-amdgcn-amd-amdhsa--gfx1100"]),
-        "-input=m.o",
-        "-output=a",
-        "-output=b",
-        "-unbundle",
-    ]);
+    unbundle_same("o", &[G906, G1030], "m.o", &["a", "b"], &[]);
+    unbundle_same(
+        "o",
+        &[G906, "hipv4-amdgcn-amd-amdhsa--gfx1100"],
+        "m.o",
+        &["a", "b"],
+        &[],
+    );
     // The host entry: the object without its bundle sections. clang rewrites the file with
     // llvm-objcopy; gfxkit keeps the layout and drops the section headers, so the bytes
     // differ but the sections agree.
@@ -1119,44 +1079,23 @@ fn bundling_into_a_host_object() {
 
 #[test]
 fn archives() {
-    same(&[
-        "-type=a",
-        &t(&[G906, G1030]),
-        "-input=lib.a",
-        "-output=a.a",
-        "-output=b.a",
-        "-unbundle",
-    ]);
-    same(&[
-        "-type=a",
-        "-targets=hipv4-amdgcn-amd-amdhsa--gfx1100",
-        "-input=lib.a",
-        "-output=a.a",
-        "-unbundle",
-    ]);
-    same(&[
-        "-type=a",
-        "-targets=hipv4-amdgcn-amd-amdhsa--gfx1100",
-        "-input=lib.a",
-        "-output=a.a",
-        "-unbundle",
-        "-allow-missing-bundles",
-    ]);
-    same(&[
-        "-type=a",
-        &t(&[G906]),
-        "-input=lib.a",
-        "-output=a.a",
-        "-unbundle",
-        "-check-input-archive",
-    ]);
-    same(&[
-        "-type=a",
-        &t(&[G906]),
-        "-input=nonexist.a",
-        "-output=a.a",
-        "-unbundle",
-    ]);
+    unbundle_same("a", &[G906, G1030], "lib.a", &["a.a", "b.a"], &[]);
+    unbundle_same(
+        "a",
+        &["hipv4-amdgcn-amd-amdhsa--gfx1100"],
+        "lib.a",
+        &["a.a"],
+        &[],
+    );
+    unbundle_same(
+        "a",
+        &["hipv4-amdgcn-amd-amdhsa--gfx1100"],
+        "lib.a",
+        &["a.a"],
+        &["-allow-missing-bundles"],
+    );
+    unbundle_same("a", &[G906], "lib.a", &["a.a"], &["-check-input-archive"]);
+    unbundle_same("a", &[G906], "nonexist.a", &["a.a"], &[]);
 }
 
 #[test]

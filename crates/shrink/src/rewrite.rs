@@ -239,27 +239,23 @@ fn rewrite_elf(data: &[u8], t: &Transform) -> Result<(Vec<u8>, FileKind, Option<
             ),
         );
     }
-    let Some(fb) = e.section_named(".hip_fatbin")? else {
-        if let Some(s) = foreign_device_sections(&e) {
-            return fail(
-                s.offset,
-                ErrorKind::Unsupported(format!(
-                    "device code in section {} is not rewritten (only .hip_fatbin is)",
-                    s.name
-                )),
-            );
-        }
-        return Ok((data.to_vec(), FileKind::NoDeviceCode, None));
-    };
+    let fatbin = e.section_named(".hip_fatbin")?;
     if let Some(s) = foreign_device_sections(&e) {
-        return fail(
-            s.offset,
-            ErrorKind::Unsupported(format!(
+        let msg = match fatbin {
+            None => format!(
+                "device code in section {} is not rewritten (only .hip_fatbin is)",
+                s.name
+            ),
+            Some(_) => format!(
                 "device code in section {} besides .hip_fatbin is not rewritten",
                 s.name
-            )),
-        );
+            ),
+        };
+        return fail(s.offset, ErrorKind::Unsupported(msg));
     }
+    let Some(fb) = fatbin else {
+        return Ok((data.to_vec(), FileKind::NoDeviceCode, None));
+    };
     if e.machine != elf::EM_X86_64 {
         return fail(
             18,
