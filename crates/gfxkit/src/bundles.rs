@@ -554,13 +554,6 @@ pub struct CompressSettings {
     pub threads: u32,
 }
 
-/// Worker threads for zstd: the number of cores.
-pub fn default_threads() -> u32 {
-    std::thread::available_parallelism()
-        .map(|n| u32::try_from(n.get()).unwrap_or(1))
-        .unwrap_or(1)
-}
-
 /// Compresses an uncompressed bundle into CCOB.
 pub fn compress(bytes: &[u8], s: &CompressSettings) -> Result<Vec<u8>> {
     let opts = ccob::CompressOptions {

@@ -89,12 +89,13 @@ impl Pattern {
         }
     }
 
-    /// Whether an entry is needed on a device the pattern describes: named by it, or a code
-    /// object that runs on it (a `gfx90a` entry, with xnack left open, runs on a
-    /// `gfx90a:xnack+` device).
+    /// Whether an entry may be needed on a device the pattern describes: the two target IDs
+    /// can describe the same configuration ([`TargetId::overlaps`]: a `gfx90a` entry, with
+    /// xnack left open, runs on a `gfx90a:xnack+` device; `gfx90a:sramecc+` keeps a
+    /// `gfx90a:xnack+` entry, which runs on a `gfx90a:sramecc+:xnack+` device).
     pub fn serves(&self, entry: &EntryTarget) -> bool {
         match (self, entry) {
-            (Pattern::Target(p), EntryTarget::Amd(t)) => p.is_compatible(t) || t.is_compatible(p),
+            (Pattern::Target(p), EntryTarget::Amd(t)) => p.overlaps(t),
             _ => self.names(entry),
         }
     }
@@ -174,6 +175,10 @@ mod tests {
         assert!(plus.keeps("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"));
         assert!(plus.keeps("hipv4-amdgcn-amd-amdhsa--gfx90a"));
         assert!(!plus.keeps("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"));
+        // Features the pattern leaves open may be set either way by the entry.
+        let ecc = Selection::Keep(vec![Pattern::parse("gfx90a:sramecc+").unwrap()]);
+        assert!(ecc.keeps("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"));
+        assert!(!ecc.keeps("hipv4-amdgcn-amd-amdhsa--gfx90a:sramecc-:xnack+"));
         let drop = Selection::Drop(vec![Pattern::parse("gfx90a:xnack+").unwrap()]);
         assert!(!drop.keeps("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"));
         assert!(drop.keeps("hipv4-amdgcn-amd-amdhsa--gfx90a"));

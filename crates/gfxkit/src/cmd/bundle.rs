@@ -177,7 +177,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 version: args.ccob_version,
                 zlib: args.method.as_deref() == Some("zlib"),
                 level: args.level,
-                threads: bundles::default_threads(),
+                threads: gfxkit_bundle::codec::all_cores(),
             },
         )?
     } else {

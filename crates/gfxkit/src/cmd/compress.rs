@@ -72,7 +72,7 @@ pub fn run_compress(args: CompressArgs) -> Result<ExitCode> {
         version: args.ccob_version,
         zlib: args.method == "zlib",
         level: args.level,
-        threads: args.threads.unwrap_or_else(bundles::default_threads),
+        threads: args.threads.unwrap_or_else(gfxkit_bundle::codec::all_cores),
     };
     convert_all(&args.input, &args.output, "compressing", |b, _| {
         let plain = bundles::uncompressed(b, HashCheck::Error)?;
