@@ -18,6 +18,21 @@ pub fn write_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> Result<()>,
 ) -> Result<()> {
+    write_atomic_checked(path, fill, |_| Ok(()), None)
+}
+
+/// The general atomic write: `fill` writes the temporary file, which is synced to disk; then
+/// `check` runs on it (to read it back and verify it before anything is replaced); only then
+/// is it renamed over `path`. On any failure the temporary file is removed and `path` is
+/// untouched. A file being replaced keeps its permissions; a new file takes those of
+/// `permissions_like` when given (a pruned executable stays executable), else 0666 less the
+/// umask.
+pub fn write_atomic_checked(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> Result<()>,
+    check: impl FnOnce(&Path) -> Result<()>,
+    permissions_like: Option<&Path>,
+) -> Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -35,7 +50,10 @@ pub fn write_atomic_with(
     tmp.as_file()
         .sync_all()
         .with_context(|| format!("cannot write {}", path.display()))?;
-    let permissions = match std::fs::metadata(path) {
+    check(tmp.path())?;
+    let permissions = match std::fs::metadata(path)
+        .or_else(|e| permissions_like.map_or(Err(e), std::fs::metadata))
+    {
         // Keep the permissions of a file being replaced (executables stay executable).
         Ok(meta) => meta.permissions(),
         Err(_) => {

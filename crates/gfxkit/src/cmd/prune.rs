@@ -210,50 +210,34 @@ pub fn execute(io: &IoArgs, t: &Transform) -> Result<ExitCode> {
 
 /// Writes the rewritten bytes to a temporary file beside `path`, reads the temporary file back
 /// and verifies it against the originals, then renames it over `path`. On any failure the
-/// temporary file is removed and `path` is untouched.
+/// temporary file is removed and `path` is untouched. A new output takes the input's
+/// permissions.
 fn write_verified(
     path: &Path,
     input_path: &Path,
     original: &[u8],
     rewritten: &gfxkit_shrink::Rewritten,
 ) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".gfxkit-")
-        .tempfile_in(dir)
-        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    tmp.as_file_mut()
-        .write_all(&rewritten.bytes)
-        .and_then(|_| tmp.as_file().sync_all())
-        .with_context(|| format!("cannot write {}", tmp.path().display()))?;
-    {
-        let back = Input::open(tmp.path())?;
-        if back.len() != rewritten.bytes.len() || *back != rewritten.bytes[..] {
-            bail!(
-                "{}: the temporary file does not read back as written",
-                path.display()
-            );
-        }
-        gfxkit_shrink::verify_bytes(original, &back, &rewritten.report).with_context(|| {
-            format!(
-                "{}: the written file failed verification; nothing replaced",
-                path.display()
-            )
-        })?;
-    }
-    // Keep the permissions of the file replaced, or take the input's for a new file.
-    let perms = std::fs::metadata(path)
-        .or_else(|_| std::fs::metadata(input_path))
-        .map(|m| m.permissions());
-    if let Ok(p) = perms {
-        let _ = std::fs::set_permissions(tmp.path(), p);
-    }
-    tmp.persist(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+    crate::output::write_atomic_checked(
+        path,
+        |w| w.write_all(&rewritten.bytes).map_err(Into::into),
+        |tmp| {
+            let back = Input::open(tmp)?;
+            if back.len() != rewritten.bytes.len() || *back != rewritten.bytes[..] {
+                bail!(
+                    "{}: the temporary file does not read back as written",
+                    path.display()
+                );
+            }
+            gfxkit_shrink::verify_bytes(original, &back, &rewritten.report).with_context(|| {
+                format!(
+                    "{}: the written file failed verification; nothing replaced",
+                    path.display()
+                )
+            })
+        },
+        Some(input_path),
+    )
 }
 
 fn report(
