@@ -278,6 +278,30 @@ fn check_pruned_elf(orig: &Path, pruned: &Path, kept: &[&str], tag: &str) {
     for b in &found.bundles {
         assert_eq!(b.wrappers.len(), 1, "{tag}: bundle at {:?}", b.location);
     }
+    // `gfxkit list` shows only the kept targets (plus host) in every bundle.
+    let listed = Command::new(env!("CARGO_BIN_EXE_gfxkit"))
+        .args(["list", "--json"])
+        .arg(pruned)
+        .output()
+        .unwrap();
+    assert!(listed.status.success(), "{tag}: gfxkit list failed");
+    let json: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let bundles = json["files"][0]["bundles"].as_array().unwrap();
+    assert_eq!(
+        bundles.len(),
+        orig_found.bundles.len(),
+        "{tag}: gfxkit list"
+    );
+    for b in bundles {
+        for e in b["entries"].as_array().unwrap() {
+            let id = e["id"].as_str().unwrap();
+            let target = id.rsplit("--").next().unwrap();
+            assert!(
+                id.starts_with("host-") || kept.contains(&target),
+                "{tag}: gfxkit list shows {id}"
+            );
+        }
+    }
     // Only the kept targets (plus host), with entries identical to the originals.
     let old = clang_entries(orig, &format!("{tag}-old"));
     let new = clang_entries(pruned, &format!("{tag}-new"));
