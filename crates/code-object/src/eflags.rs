@@ -809,19 +809,7 @@ mod tests {
 
     /// Every row x every setting of its target-ID features.
     fn all_ids() -> Vec<TargetId> {
-        let settings = [FeatureSetting::Any, FeatureSetting::On, FeatureSetting::Off];
-        let mut out = Vec::new();
-        for p in PROCESSORS {
-            let mut ids = vec![TargetId::new(p)];
-            for f in p.target_id_features {
-                ids = ids
-                    .into_iter()
-                    .flat_map(|i| settings.map(|s| i.with_setting(*f, s).unwrap()))
-                    .collect();
-            }
-            out.extend(ids);
-        }
-        out
+        PROCESSORS.iter().flat_map(TargetId::variants).collect()
     }
 
     #[test]

@@ -240,6 +240,26 @@ impl TargetId {
         }
     }
 
+    /// Every target ID `processor` can take: each combination of [`FeatureSetting::Any`],
+    /// [`FeatureSetting::On`] and [`FeatureSetting::Off`] over its target-ID features
+    /// (3^n IDs for n features; the first feature varies slowest, `Any` first).
+    pub fn variants(processor: &'static Processor) -> Vec<TargetId> {
+        let mut ids = vec![TargetId::new(processor)];
+        for &feature in processor.target_id_features {
+            ids = ids
+                .into_iter()
+                .flat_map(|id| {
+                    [FeatureSetting::Any, FeatureSetting::On, FeatureSetting::Off].map(|s| {
+                        let mut v = id;
+                        v.settings[feature_index(feature)] = s;
+                        v
+                    })
+                })
+                .collect();
+        }
+        ids
+    }
+
     /// Parses a target ID. The processor may be a primary or alternative name; features may come
     /// in any order; `sram-ecc` is accepted for `sramecc`.
     pub fn parse(input: &str) -> Result<TargetId, TargetIdError> {
@@ -542,6 +562,37 @@ mod tests {
     fn kind(s: &str) -> (usize, TargetIdErrorKind) {
         let e = TargetId::parse(s).unwrap_err();
         (e.position, e.kind)
+    }
+
+    #[test]
+    fn variants_cover_every_setting_of_every_target_id_feature() {
+        let ids = TargetId::variants(Processor::by_name("gfx90a").unwrap());
+        let text: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
+        assert_eq!(
+            text,
+            [
+                "gfx90a",
+                "gfx90a:xnack+",
+                "gfx90a:xnack-",
+                "gfx90a:sramecc+",
+                "gfx90a:sramecc+:xnack+",
+                "gfx90a:sramecc+:xnack-",
+                "gfx90a:sramecc-",
+                "gfx90a:sramecc-:xnack+",
+                "gfx90a:sramecc-:xnack-",
+            ]
+        );
+        assert_eq!(
+            TargetId::variants(Processor::by_name("gfx1030").unwrap()),
+            [id("gfx1030")]
+        );
+        for p in gfxkit_spec::PROCESSORS {
+            let ids = TargetId::variants(p);
+            assert_eq!(ids.len(), 3usize.pow(p.target_id_features.len() as u32));
+            for i in &ids {
+                assert_eq!(&TargetId::parse(&i.to_string()).unwrap(), i);
+            }
+        }
     }
 
     #[test]

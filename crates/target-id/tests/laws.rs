@@ -4,23 +4,9 @@ use gfxkit_spec::{Feature, PROCESSORS};
 use gfxkit_target_id::{check_conflicts, FeatureSetting, TargetId};
 use proptest::prelude::*;
 
-const SETTINGS: [FeatureSetting; 3] =
-    [FeatureSetting::Any, FeatureSetting::On, FeatureSetting::Off];
-
 /// Every processor with every combination of its target-ID feature settings.
 fn all_ids() -> Vec<TargetId> {
-    let mut out = Vec::new();
-    for p in PROCESSORS {
-        let mut ids = vec![TargetId::new(p)];
-        for f in p.target_id_features {
-            ids = ids
-                .into_iter()
-                .flat_map(|id| SETTINGS.map(|s| id.with_setting(*f, s).unwrap()))
-                .collect();
-        }
-        out.extend(ids);
-    }
-    out
+    PROCESSORS.iter().flat_map(TargetId::variants).collect()
 }
 
 fn written(id: &TargetId, name: &str, order: &[usize]) -> String {
