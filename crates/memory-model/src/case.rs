@@ -283,52 +283,30 @@ pub struct Flags {
 }
 
 impl Flags {
+    /// Flags from their three settings.
+    const fn of(volatile: bool, nontemporal: bool, last_use: bool) -> Flags {
+        Flags {
+            volatile,
+            nontemporal,
+            last_use,
+        }
+    }
+
     /// The flag sets enumerated for non-atomic loads and stores.
     pub const PLAIN_SETS: [Flags; 5] = [
-        Flags {
-            volatile: false,
-            nontemporal: false,
-            last_use: false,
-        },
-        Flags {
-            volatile: true,
-            nontemporal: false,
-            last_use: false,
-        },
-        Flags {
-            volatile: false,
-            nontemporal: true,
-            last_use: false,
-        },
-        Flags {
-            volatile: true,
-            nontemporal: true,
-            last_use: false,
-        },
-        Flags {
-            volatile: false,
-            nontemporal: false,
-            last_use: true,
-        },
+        Flags::of(false, false, false),
+        Flags::of(true, false, false),
+        Flags::of(false, true, false),
+        Flags::of(true, true, false),
+        Flags::of(false, false, true),
     ];
 
-    /// The flag sets enumerated for atomic loads and stores.
+    /// The flag sets enumerated for atomic loads and stores: the plain sets without last use
+    /// or volatile together with nontemporal.
     pub const ATOMIC_SETS: [Flags; 3] = [
-        Flags {
-            volatile: false,
-            nontemporal: false,
-            last_use: false,
-        },
-        Flags {
-            volatile: true,
-            nontemporal: false,
-            last_use: false,
-        },
-        Flags {
-            volatile: false,
-            nontemporal: true,
-            last_use: false,
-        },
+        Flags::PLAIN_SETS[0],
+        Flags::PLAIN_SETS[1],
+        Flags::PLAIN_SETS[2],
     ];
 
     /// Whether no flag is set.

@@ -48,7 +48,7 @@ pub enum ConfigError {
     #[error("{family} has no `{mode}` mode")]
     NoSuchMode {
         /// Family name.
-        family: &'static str,
+        family: String,
         /// `cumode` or `tgsplit`.
         mode: &'static str,
     },
@@ -57,32 +57,18 @@ pub enum ConfigError {
     UnknownFamily(String),
 }
 
-/// Short name of a family, as accepted by [`family_by_name`].
-pub fn family_name(f: MemoryModelFamily) -> &'static str {
-    match f {
-        MemoryModelFamily::R600 => "r600",
-        MemoryModelFamily::Gfx6 => "gfx6",
-        MemoryModelFamily::Gfx7 => "gfx7",
-        MemoryModelFamily::Gfx90a => "gfx90a",
-        MemoryModelFamily::Gfx940 => "gfx940",
-        MemoryModelFamily::Gfx942 => "gfx942",
-        MemoryModelFamily::Gfx10 => "gfx10",
-        MemoryModelFamily::Gfx11 => "gfx11",
-        MemoryModelFamily::Gfx12 => "gfx12",
-    }
+/// Short name of a family, as accepted by [`family_by_name`]: its printed name in lower case
+/// (`gfx90a`).
+pub fn family_name(f: MemoryModelFamily) -> String {
+    f.name().to_ascii_lowercase()
 }
 
-/// The families that have a memory model, oldest first.
-pub const FAMILIES: [MemoryModelFamily; 8] = [
-    MemoryModelFamily::Gfx6,
-    MemoryModelFamily::Gfx7,
-    MemoryModelFamily::Gfx90a,
-    MemoryModelFamily::Gfx940,
-    MemoryModelFamily::Gfx942,
-    MemoryModelFamily::Gfx10,
-    MemoryModelFamily::Gfx11,
-    MemoryModelFamily::Gfx12,
-];
+/// The families that have a memory model (every family but R600), oldest first.
+pub fn families() -> impl Iterator<Item = MemoryModelFamily> {
+    MemoryModelFamily::ALL
+        .into_iter()
+        .filter(|f| *f != MemoryModelFamily::R600)
+}
 
 /// Looks a family up by its short name (`gfx6`, `gfx7` (GFX7-GFX9), `gfx90a`, `gfx940`,
 /// `gfx942`, `gfx10`, `gfx11`, `gfx12`; `gfx9` is accepted for `gfx7`).
@@ -91,8 +77,7 @@ pub fn family_by_name(s: &str) -> Result<MemoryModelFamily, ConfigError> {
     if s == "gfx9" || s == "gfx8" {
         return Ok(MemoryModelFamily::Gfx7);
     }
-    FAMILIES
-        .into_iter()
+    families()
         .find(|f| family_name(*f) == s)
         .ok_or(ConfigError::UnknownFamily(s))
 }
