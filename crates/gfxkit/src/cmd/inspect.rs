@@ -91,7 +91,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let flags = co.flags();
     if args.json {
         let meta = co.metadata();
-        print_json(&InspectJson {
+        crate::output::print_json(&InspectJson {
             file: args.file.display().to_string(),
             elf_type: elf_type_name(co.elf_type()),
             os_abi: co.os_abi().to_string(),
@@ -215,15 +215,5 @@ fn write_kernel_table(out: &mut impl Write, kernels: &[Kernel<'_>]) -> std::io::
     for r in &rows {
         line(out, r.each_ref().map(String::as_str))?;
     }
-    Ok(())
-}
-
-/// Pretty JSON on stdout. Serialized first, then written with `writeln!`, so a closed pipe is an
-/// `io::Error` the error reporter recognises (and exits quietly).
-fn print_json<T: Serialize>(value: &T) -> Result<()> {
-    let text = serde_json::to_string_pretty(value)?;
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    writeln!(out, "{text}")?;
     Ok(())
 }

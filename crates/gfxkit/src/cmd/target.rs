@@ -198,7 +198,7 @@ fn features_text(p: &Processor) -> String {
 fn list(json: bool) -> Result<ExitCode> {
     if json {
         let rows: Vec<ProcessorJson> = PROCESSORS.iter().map(ProcessorJson::of).collect();
-        print_json(&rows)?;
+        crate::output::print_json(&rows)?;
         return Ok(ExitCode::SUCCESS);
     }
     let header = [
@@ -286,7 +286,7 @@ fn show(s: &str, json: bool) -> Result<ExitCode> {
         v6: enc(CodeObjectVersion::V6),
     };
     if json {
-        print_json(&ShowJson {
+        crate::output::print_json(&ShowJson {
             processor: ProcessorJson::of(p),
             target_id: id.to_string(),
             e_flags: flags,
@@ -410,14 +410,4 @@ fn eflags(id: Option<&str>, decode: Option<&str>, cov: u32) -> Result<ExitCode> 
     let raw = EFlags::encode(&id, version)?;
     writeln!(out, "0x{raw:x}")?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Pretty JSON on stdout. Serialized first, then written with `writeln!`, so a closed pipe is an
-/// `io::Error` the error reporter recognises (and exits quietly).
-fn print_json<T: Serialize>(value: &T) -> Result<()> {
-    let text = serde_json::to_string_pretty(value)?;
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    writeln!(out, "{text}")?;
-    Ok(())
 }
