@@ -133,6 +133,15 @@ fn bad(msg: impl Into<String>) -> Error {
 }
 
 impl Elf {
+    /// The `PT_LOAD` program headers with their indices, in table order.
+    pub fn loads(&self) -> Vec<(usize, &Phdr)> {
+        self.phdrs
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.p_type == object::elf::PT_LOAD)
+            .collect()
+    }
+
     pub fn parse(data: &[u8]) -> Result<Elf> {
         if data.get(4) != Some(&2) || data.get(5) != Some(&1) {
             return fail(

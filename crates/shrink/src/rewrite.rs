@@ -612,12 +612,7 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
             layout: Layout::Rebuilt,
         });
     }
-    let loads: Vec<(usize, &Phdr)> = e
-        .phdrs
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p.p_type == elf::PT_LOAD)
-        .collect();
+    let loads = e.loads();
     let Some(&(si, seg)) = loads
         .iter()
         .find(|(_, p)| p.offset <= fo && old_end <= p.offset.saturating_add(p.filesz))
@@ -890,12 +885,7 @@ fn plan_growth(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
             "too many program headers to add one (PN_XNUM)",
         ));
     }
-    let loads: Vec<(usize, &Phdr)> = e
-        .phdrs
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p.p_type == elf::PT_LOAD)
-        .collect();
+    let loads = e.loads();
     let (Some(&(_, first)), Some(&(last_i, _))) = (loads.first(), loads.last()) else {
         return Err(unsupported(32, "no loadable segment"));
     };
