@@ -73,24 +73,20 @@ impl Header {
     pub fn parse(data: &[u8]) -> Result<Header> {
         if !is_ccob(data) {
             if data.len() < 4 && MAGIC.starts_with(data) {
-                return Err(Error::at(
-                    ErrorKind::Truncated {
-                        what: "compressed bundle magic",
-                        needed: 4,
-                        available: data.len() as u64,
-                    },
+                return Err(Error::truncated(
+                    "compressed bundle magic",
+                    4,
+                    data.len() as u64,
                     0,
                 ));
             }
             return Err(Error::at(ErrorKind::BadMagic { expected: "CCOB" }, 0));
         }
         if data.len() < 8 {
-            return Err(Error::at(
-                ErrorKind::Truncated {
-                    what: "compressed bundle header",
-                    needed: 8,
-                    available: data.len() as u64,
-                },
+            return Err(Error::truncated(
+                "compressed bundle header",
+                8,
+                data.len() as u64,
                 0,
             ));
         }
@@ -101,12 +97,10 @@ impl Header {
         let method = Method::from_u16(method_raw)
             .ok_or_else(|| Error::at(ErrorKind::UnknownMethod(method_raw), 6))?;
         if (data.len() as u64) < hlen {
-            return Err(Error::at(
-                ErrorKind::Truncated {
-                    what: "compressed bundle header",
-                    needed: hlen,
-                    available: data.len() as u64,
-                },
+            return Err(Error::truncated(
+                "compressed bundle header",
+                hlen,
+                data.len() as u64,
                 0,
             ));
         }

@@ -38,6 +38,19 @@ impl Error {
         }
     }
 
+    /// `what` (a field starting at byte `offset`) needs `needed` bytes but only `available`
+    /// remain.
+    pub(crate) fn truncated(what: &'static str, needed: u64, available: u64, offset: u64) -> Error {
+        Error::at(
+            ErrorKind::Truncated {
+                what,
+                needed,
+                available,
+            },
+            offset,
+        )
+    }
+
     /// Sets the entry index.
     pub fn in_entry(mut self, entry: usize) -> Error {
         self.entry = Some(entry);

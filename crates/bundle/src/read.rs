@@ -79,15 +79,7 @@ pub type Problem = Error;
 fn read_record(data: &[u8], pos: u64, index: usize) -> Result<(u64, u64, &[u8], u64)> {
     let avail = (data.len() as u64).saturating_sub(pos);
     if avail < ENTRY_RECORD_LEN {
-        return Err(Error::at(
-            ErrorKind::Truncated {
-                what: "entry record",
-                needed: ENTRY_RECORD_LEN,
-                available: avail,
-            },
-            pos,
-        )
-        .in_entry(index));
+        return Err(Error::truncated("entry record", ENTRY_RECORD_LEN, avail, pos).in_entry(index));
     }
     let p = pos as usize;
     let offset = u64_at(data, p);
@@ -106,15 +98,7 @@ fn read_record(data: &[u8], pos: u64, index: usize) -> Result<(u64, u64, &[u8], 
     let id_pos = pos + ENTRY_RECORD_LEN;
     let avail = (data.len() as u64).saturating_sub(id_pos);
     if avail < id_len {
-        return Err(Error::at(
-            ErrorKind::Truncated {
-                what: "entry ID",
-                needed: id_len,
-                available: avail,
-            },
-            id_pos,
-        )
-        .in_entry(index));
+        return Err(Error::truncated("entry ID", id_len, avail, id_pos).in_entry(index));
     }
     let id = &data[id_pos as usize..(id_pos + id_len) as usize];
     Ok((offset, size, id, id_pos + id_len))
@@ -131,12 +115,10 @@ fn read_count_bounded(data: &[u8], require_fit: bool) -> Result<u64> {
     if !data.starts_with(MAGIC) {
         let n = data.len().min(MAGIC.len());
         if data.len() < MAGIC.len() && MAGIC.starts_with(data) {
-            return Err(Error::at(
-                ErrorKind::Truncated {
-                    what: "bundle magic",
-                    needed: MAGIC.len() as u64,
-                    available: n as u64,
-                },
+            return Err(Error::truncated(
+                "bundle magic",
+                MAGIC.len() as u64,
+                n as u64,
                 0,
             ));
         }
@@ -148,12 +130,10 @@ fn read_count_bounded(data: &[u8], require_fit: bool) -> Result<u64> {
         ));
     }
     if data.len() < FIXED_HEADER_LEN as usize {
-        return Err(Error::at(
-            ErrorKind::Truncated {
-                what: "entry count",
-                needed: 8,
-                available: data.len() as u64 - 24,
-            },
+        return Err(Error::truncated(
+            "entry count",
+            8,
+            data.len() as u64 - 24,
             24,
         ));
     }
@@ -169,12 +149,10 @@ fn read_count_bounded(data: &[u8], require_fit: bool) -> Result<u64> {
         ));
     }
     if require_fit && count > fits {
-        return Err(Error::at(
-            ErrorKind::Truncated {
-                what: "entry table",
-                needed: count * ENTRY_RECORD_LEN,
-                available: data.len() as u64 - FIXED_HEADER_LEN,
-            },
+        return Err(Error::truncated(
+            "entry table",
+            count * ENTRY_RECORD_LEN,
+            data.len() as u64 - FIXED_HEADER_LEN,
             FIXED_HEADER_LEN,
         ));
     }
