@@ -6,7 +6,7 @@
 use gfxkit_code_object::{CodeObject, EFlags, Header};
 use gfxkit_spec::{CodeObjectVersion, Feature, Processor};
 use gfxkit_target_id::{FeatureSetting, TargetId};
-use gfxkit_testkit::{llvm_tool, run_ok};
+use gfxkit_testkit::{llc_object, llvm_tool, run_ok};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -479,18 +479,7 @@ fn v2_v3_decode_agrees_with_llvm_readelf() {
     let ir = dir.path().join("empty.ll");
     std::fs::write(&ir, "define amdgpu_kernel void @k() {\n  ret void\n}\n").unwrap();
     let base = dir.path().join("base.o");
-    run_ok(
-        Command::new(llvm_tool("llc"))
-            .args([
-                "-filetype=obj",
-                "-mtriple=amdgcn-amd-amdhsa",
-                "-mcpu=gfx906",
-            ])
-            .arg("--amdhsa-code-object-version=4")
-            .arg(&ir)
-            .arg("-o")
-            .arg(&base),
-    );
+    llc_object(&ir, &base, "gfx906", 4, "");
     let base = std::fs::read(&base).unwrap();
     let mut files = Vec::new();
     for p in Processor::all()
@@ -569,14 +558,7 @@ fn linked_and_stripped_objects() {
         let obj = dir.path().join(format!("{cpu}.o"));
         let so = dir.path().join(format!("{cpu}.so"));
         let stripped = dir.path().join(format!("{cpu}.stripped.so"));
-        let mut cmd = Command::new(llvm_tool("llc"));
-        cmd.args(["-filetype=obj", "-mtriple=amdgcn-amd-amdhsa"])
-            .arg(format!("-mcpu={cpu}"))
-            .arg(format!("--amdhsa-code-object-version={cov}"));
-        if !attrs.is_empty() {
-            cmd.arg(format!("-mattr={attrs}"));
-        }
-        run_ok(cmd.arg(&ir).arg("-o").arg(&obj));
+        llc_object(&ir, &obj, cpu, cov, attrs);
         run_ok(
             Command::new(llvm_tool("ld.lld"))
                 .arg("-shared")

@@ -4,9 +4,8 @@
 
 use gfxkit_code_object::{CodeObject, EFlags, Header};
 use gfxkit_spec::CodeObjectVersion;
-use gfxkit_testkit::{llvm_tool, run_ok};
+use gfxkit_testkit::llc_object;
 use proptest::prelude::*;
-use std::process::Command;
 use std::sync::OnceLock;
 
 /// A gfx90a code object V5 with two kernels, built once by llc-19.
@@ -17,18 +16,7 @@ fn sample() -> &'static [u8] {
         let ir = dir.path().join("k.ll");
         std::fs::write(&ir, include_str!("data/two_kernels.ll")).unwrap();
         let obj = dir.path().join("k.o");
-        run_ok(
-            Command::new(llvm_tool("llc"))
-                .args([
-                    "-filetype=obj",
-                    "-mtriple=amdgcn-amd-amdhsa",
-                    "-mcpu=gfx90a",
-                ])
-                .arg("--amdhsa-code-object-version=5")
-                .arg(&ir)
-                .arg("-o")
-                .arg(&obj),
-        );
+        llc_object(&ir, &obj, "gfx90a", 5, "");
         std::fs::read(obj).unwrap()
     })
 }

@@ -6,6 +6,9 @@
 //! Fixtures are built in code from synthetic payloads (deterministic whatever compiler is
 //! installed), plus a few code objects compiled by clang-19 where a real one is needed.
 
+mod common;
+
+use common::check_golden;
 use gfxkit_bundle::ccob::{self, CompressOptions};
 use gfxkit_bundle::{write_bundle, Method};
 use gfxkit_testkit::{hip_kernels, llvm_tool, run_ok, HipBuild};
@@ -159,26 +162,7 @@ fn golden(name: &str, args: &[&str], after: &[&[&str]]) {
     for a in std::iter::once(args).chain(after.iter().copied()) {
         text.push_str(&run_case(d.path(), a));
     }
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(format!("{name}.txt"));
-    if std::env::var_os("GFXKIT_BLESS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, &text).unwrap();
-        return;
-    }
-    let want = std::fs::read_to_string(&path).unwrap_or_else(|_| {
-        panic!(
-            "{} is missing: run with GFXKIT_BLESS=1 to create it. Output:\n{text}",
-            path.display()
-        )
-    });
-    if want != text {
-        panic!(
-            "golden output of {name} drifted ({}); re-bless with GFXKIT_BLESS=1 if intended.\n--- want\n{want}\n--- got\n{text}",
-            path.display()
-        );
-    }
+    check_golden("golden", name, &text);
 }
 
 fn run_case(dir: &Path, args: &[&str]) -> String {

@@ -2,37 +2,12 @@
 //! object with hand-written metadata (golden text and JSON, re-blessed with `GFXKIT_BLESS=1`),
 //! and bad inputs (typed errors naming the file, exit 2).
 
-use gfxkit_testkit::{llvm_tool, run_ok};
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{check_golden, gfxkit};
+use gfxkit_testkit::{llc_object, llvm_tool, run_ok};
+use std::path::Path;
 use std::process::Command;
-
-fn gfxkit(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gfxkit"))
-        .args(args)
-        .output()
-        .expect("run gfxkit");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-fn check_golden(case: &str, got: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/inspect_golden")
-        .join(format!("{case}.txt"));
-    if std::env::var_os("GFXKIT_BLESS").is_some() {
-        std::fs::write(&path, got).unwrap();
-        return;
-    }
-    let want = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (GFXKIT_BLESS=1 creates it)", path.display()));
-    assert_eq!(
-        got, want,
-        "golden {case} drifted (GFXKIT_BLESS=1 re-blesses)"
-    );
-}
 
 // ---- a tiny MessagePack writer and ELF64 generator for synthetic code objects ----
 
@@ -190,7 +165,7 @@ fn synthetic_object_golden_text_and_json() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(err, "");
     let shown = out.replace(&path, "<FILE>");
-    check_golden("synthetic_text", &shown);
+    check_golden("inspect_golden", "synthetic_text", &shown);
 
     let (code, out, err) = gfxkit(&["inspect", "--json", &path]);
     assert_eq!(code, 0, "{err}");
@@ -215,7 +190,7 @@ fn synthetic_object_golden_text_and_json() {
     assert_eq!(v["issues"].as_array().unwrap().len(), 0);
     assert_eq!(v["metadata"]["amdhsa.kernels"][0][".symbol"], "saxpy.kd");
     let shown = out.replace(&path, "<FILE>");
-    check_golden("synthetic_json", &shown);
+    check_golden("inspect_golden", "synthetic_json", &shown);
 }
 
 #[test]
@@ -351,14 +326,7 @@ fn llc19_objects_inspect_like_readelf() {
         ("gfx9-generic", "-xnack", 6, "gfx9-generic:xnack-"),
     ] {
         let obj = dir.path().join(format!("{cpu}.o"));
-        let mut cmd = Command::new(llvm_tool("llc"));
-        cmd.args(["-filetype=obj", "-mtriple=amdgcn-amd-amdhsa"])
-            .arg(format!("-mcpu={cpu}"))
-            .arg(format!("--amdhsa-code-object-version={cov}"));
-        if !attrs.is_empty() {
-            cmd.arg(format!("-mattr={attrs}"));
-        }
-        run_ok(cmd.arg(&ir).arg("-o").arg(&obj));
+        llc_object(&ir, &obj, cpu, cov, attrs);
         let readelf = run_ok(Command::new(llvm_tool("llvm-readelf")).arg("-h").arg(&obj));
         let readelf = String::from_utf8_lossy(&readelf.stdout).into_owned();
         let flags_line = readelf

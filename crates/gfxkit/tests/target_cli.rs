@@ -2,21 +2,10 @@
 //! stdout and stderr with `tests/target_cli_golden/<case>.txt`. Re-bless after an intended
 //! change with `GFXKIT_BLESS=1 cargo test -p gfxkit --test target_cli`; drift fails.
 
-use gfxkit_spec::PROCESSORS;
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
-fn gfxkit(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gfxkit"))
-        .args(args)
-        .output()
-        .expect("run gfxkit");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+use common::{check_golden, gfxkit};
+use gfxkit_spec::PROCESSORS;
 
 fn render(args: &[&str], code: i32, stdout: &str, stderr: &str) -> String {
     format!(
@@ -29,23 +18,7 @@ fn render(args: &[&str], code: i32, stdout: &str, stderr: &str) -> String {
 fn golden(case: &str, args: &[&str]) -> (i32, String) {
     let (code, stdout, stderr) = gfxkit(args);
     let got = render(args, code, &stdout, &stderr);
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/target_cli_golden")
-        .join(format!("{case}.txt"));
-    if std::env::var_os("GFXKIT_BLESS").is_some() {
-        std::fs::write(&path, &got).unwrap();
-    } else {
-        let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-            panic!(
-                "{}: {e} (run with GFXKIT_BLESS=1 to create it)",
-                path.display()
-            )
-        });
-        assert_eq!(
-            got, want,
-            "golden {case} drifted (GFXKIT_BLESS=1 re-blesses)"
-        );
-    }
+    check_golden("target_cli_golden", case, &got);
     (code, stdout)
 }
 

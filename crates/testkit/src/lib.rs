@@ -38,6 +38,20 @@ pub fn run_ok(cmd: &mut Command) -> Output {
     out
 }
 
+/// Compiles LLVM IR at `ir` with llc-19 into an `amdgcn-amd-amdhsa` code object at `obj` for
+/// processor `cpu` and code-object version `cov`; `attrs` (such as `+xnack,-sramecc`) becomes
+/// `-mattr` when not empty.
+pub fn llc_object(ir: &Path, obj: &Path, cpu: &str, cov: u8, attrs: &str) {
+    let mut cmd = Command::new(llvm_tool("llc"));
+    cmd.args(["-filetype=obj", "-mtriple=amdgcn-amd-amdhsa"])
+        .arg(format!("-mcpu={cpu}"))
+        .arg(format!("--amdhsa-code-object-version={cov}"));
+    if !attrs.is_empty() {
+        cmd.arg(format!("-mattr={attrs}"));
+    }
+    run_ok(cmd.arg(ir).arg("-o").arg(obj));
+}
+
 /// A HIP translation unit compiled for device only by clang-19 into an offload bundle.
 pub struct HipBuild<'a> {
     /// HIP source; `__global__` is defined by the harness.
