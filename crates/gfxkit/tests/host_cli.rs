@@ -6,7 +6,6 @@
 
 mod host_fixtures;
 
-use gfxkit_testkit::{llvm_tool, run_ok};
 use host_fixtures::{section, Fixture, TUS};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -26,18 +25,8 @@ fn built() -> &'static Built {
     B.get_or_init(|| {
         let f = host_fixtures::build();
         let d = f.dir.path();
-        let src = d.join("nd.hip");
-        std::fs::write(&src, host_fixtures::kernels("nd", 1)).unwrap();
-        let new_driver = d.join("nd.o");
-        run_ok(
-            Command::new(llvm_tool("clang++"))
-                .args(["-x", "hip", "--offload-new-driver", "-fgpu-rdc"])
-                .args(["-nogpulib", "-nogpuinc", "-O1", "-c"])
-                .args(["--offload-arch=gfx90a:xnack+", "--offload-arch=gfx1030"])
-                .arg(&src)
-                .arg("-o")
-                .arg(&new_driver),
-        );
+        let new_driver =
+            host_fixtures::new_driver_object(d, "nd", 1, &["gfx90a:xnack+", "gfx1030"], &["-O1"]);
         Built { f, new_driver }
     })
 }

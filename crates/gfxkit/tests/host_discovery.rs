@@ -253,28 +253,7 @@ fn archive_members_are_searched() {
 fn new_driver_object_offloading_images() {
     let f = fixture();
     let d = f.dir.path();
-    let src = d.join("nd.hip");
-    std::fs::write(&src, host_fixtures::kernels("nd", 2)).unwrap();
-    let obj = d.join("nd.o");
-    run_ok(
-        Command::new(llvm_tool("clang++"))
-            .args([
-                "-x",
-                "hip",
-                "--offload-new-driver",
-                "-fgpu-rdc",
-                "-nogpulib",
-                "-nogpuinc",
-            ])
-            .args([
-                "--offload-arch=gfx90a:xnack+",
-                "--offload-arch=gfx1030",
-                "-c",
-            ])
-            .arg(&src)
-            .arg("-o")
-            .arg(&obj),
-    );
+    let obj = host_fixtures::new_driver_object(d, "nd", 2, &["gfx90a:xnack+", "gfx1030"], &[]);
     let data = read(&obj);
     let found = discover(&data);
     assert!(found.problems.is_empty(), "{:?}", found.problems);
@@ -401,14 +380,7 @@ fn wrapper_pointing_outside_or_inside_a_bundle() {
     // HIPK pointing to kpack metadata (MessagePack), placed in an allocated section.
     let mut kp = data.clone();
     let frame = section(&data, ".eh_frame");
-    let mut msg = vec![0x82u8, 0xab];
-    msg.extend_from_slice(b"kernel_name");
-    msg.push(0xab);
-    msg.extend_from_slice(b"lib/libt.so");
-    msg.push(0xb2);
-    msg.extend_from_slice(b"kpack_search_paths");
-    msg.extend_from_slice(&[0x91, 0xbc]);
-    msg.extend_from_slice(b"../.kpack/rocm-gfx1100.kpack");
+    let msg = host_fixtures::kpack_metadata("../.kpack/rocm-gfx1100.kpack");
     assert!(msg.len() as u64 <= frame.size);
     kp[frame.offset as usize..][..msg.len()].copy_from_slice(&msg);
     kp[(seg.offset + 24) as usize..][..4].copy_from_slice(&WrapperMagic::HIPK.to_le_bytes());
@@ -625,24 +597,7 @@ fn bit_flips_in_archives_and_offloading_sections_never_panic() {
     }
     // The `.llvm.offloading` section of a new-driver object.
     let d = f.dir.path();
-    let src = d.join("flip.hip");
-    std::fs::write(&src, host_fixtures::kernels("flip", 1)).unwrap();
-    let obj = d.join("flip.o");
-    run_ok(
-        Command::new(llvm_tool("clang++"))
-            .args([
-                "-x",
-                "hip",
-                "--offload-new-driver",
-                "-fgpu-rdc",
-                "-nogpulib",
-                "-nogpuinc",
-            ])
-            .args(["--offload-arch=gfx906", "-c"])
-            .arg(&src)
-            .arg("-o")
-            .arg(&obj),
-    );
+    let obj = host_fixtures::new_driver_object(d, "flip", 1, &["gfx906"], &[]);
     let data = read(&obj);
     let sec = section(&data, ".llvm.offloading");
     for i in sec.offset as usize..(sec.offset as usize + 256).min(data.len()) {

@@ -69,6 +69,32 @@ pub fn kernels(prefix: &str, n: usize) -> String {
     s
 }
 
+/// Compiles `n` kernels (named `<stem>_k<i>`) with the new offload driver (`-fgpu-rdc`) into
+/// `dir/<stem>.o`, whose `.llvm.offloading` section holds one image per `--offload-arch`;
+/// `extra` goes to clang as well.
+pub fn new_driver_object(
+    dir: &Path,
+    stem: &str,
+    n: usize,
+    archs: &[&str],
+    extra: &[&str],
+) -> PathBuf {
+    let src = dir.join(format!("{stem}.hip"));
+    std::fs::write(&src, kernels(stem, n)).unwrap();
+    let obj = dir.join(format!("{stem}.o"));
+    run_ok(
+        Command::new(llvm_tool("clang++"))
+            .args(["-x", "hip", "--offload-new-driver", "-fgpu-rdc"])
+            .args(["-nogpulib", "-nogpuinc", "-c"])
+            .args(extra)
+            .args(archs.iter().map(|a| format!("--offload-arch={a}")))
+            .arg(&src)
+            .arg("-o")
+            .arg(&obj),
+    );
+    obj
+}
+
 /// Compiles one TU for host and device into `dir/<name>.o` (position independent).
 pub fn compile_tu(dir: &Path, tu: &Tu) -> PathBuf {
     let src = dir.join(format!("{}.hip", tu.name));
@@ -247,15 +273,10 @@ pub fn wrapper_rela(d: &[u8], i: u64) -> usize {
         .expect("a relocation for the wrapper")
 }
 
-/// Rewrites the shared library at `so` the way kpack splitting does: `.hip_fatbin` zeroed,
-/// every wrapper's magic `HIPK` and its pointer (the `R_X86_64_RELATIVE` addend) aimed at
-/// MessagePack metadata naming `archive`, written into `.eh_frame` (any allocated section
-/// does for discovery). Returns the new file's path.
-pub fn kpack_binary(so: &Path, out: &Path, archive: &str) -> PathBuf {
-    let mut d = std::fs::read(so).unwrap();
-    let fatbin = section(&d, ".hip_fatbin");
-    d[fatbin.offset as usize..(fatbin.offset + fatbin.size) as usize].fill(0);
-    let frame = section(&d, ".eh_frame");
+/// The MessagePack metadata a kpack-split library's wrappers point to:
+/// `{"kernel_name": "lib/libt.so", "kpack_search_paths": [archive]}` (`archive` shorter than 32
+/// bytes).
+pub fn kpack_metadata(archive: &str) -> Vec<u8> {
     let mut msg = vec![0x82u8, 0xab];
     msg.extend_from_slice(b"kernel_name");
     msg.push(0xab);
@@ -266,6 +287,19 @@ pub fn kpack_binary(so: &Path, out: &Path, archive: &str) -> PathBuf {
     assert!(archive.len() < 32);
     msg.push(0xa0 | archive.len() as u8);
     msg.extend_from_slice(archive.as_bytes());
+    msg
+}
+
+/// Rewrites the shared library at `so` the way kpack splitting does: `.hip_fatbin` zeroed,
+/// every wrapper's magic `HIPK` and its pointer (the `R_X86_64_RELATIVE` addend) aimed at
+/// MessagePack metadata naming `archive`, written into `.eh_frame` (any allocated section
+/// does for discovery). Returns the new file's path.
+pub fn kpack_binary(so: &Path, out: &Path, archive: &str) -> PathBuf {
+    let mut d = std::fs::read(so).unwrap();
+    let fatbin = section(&d, ".hip_fatbin");
+    d[fatbin.offset as usize..(fatbin.offset + fatbin.size) as usize].fill(0);
+    let frame = section(&d, ".eh_frame");
+    let msg = kpack_metadata(archive);
     d[frame.offset as usize..][..msg.len()].copy_from_slice(&msg);
     let seg = section(&d, ".hipFatBinSegment");
     for i in 0..seg.size / 24 {
