@@ -10,6 +10,7 @@
 # else a loop with `date +%s%N` keeping the best of RUNS runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROOT=$PWD
 KERNELS=${KERNELS:-5000}
 RUNS=${RUNS:-5}
@@ -83,16 +84,7 @@ measure() { # prints seconds (best of RUNS, or hyperfine's mean) for a shell com
       hyperfine --warmup 1 --runs "$RUNS" --export-json t.json "$cmd" >/dev/null
     python3 -c 'import json;print(json.load(open("t.json"))["results"][0]["mean"])'
   else
-    local best=""
-    for ((r = 0; r < RUNS; r++)); do
-      local s e
-      s=$(date +%s%N)
-      bash -c "$cmd" >/dev/null 2>&1
-      e=$(date +%s%N)
-      local d=$(((e - s) / 1000))
-      if [ -z "$best" ] || [ "$d" -lt "$best" ]; then best=$d; fi
-    done
-    python3 -c "print($best/1e6)"
+    best_of "$cmd"
   fi
 }
 row() { # name, clang command, gfxkit command
@@ -102,7 +94,7 @@ row() { # name, clang command, gfxkit command
   NAMES+=("$1")
   CLANG_T+=("$c")
   GFX_T+=("$g")
-  python3 -c "import sys; c,g=float('$c'),float('$g'); print(f'{sys.argv[1]:<44} clang {c*1000:9.1f} ms   gfxkit {g*1000:9.1f} ms   ratio {c/g:7.2f}x')" "$1"
+  ratio_line "$1" 44 clang "$c" "$g"
 }
 
 echo "== timings ($RUNS runs each; ratio = clang time / gfxkit time, above 1 = gfxkit faster)"

@@ -14,6 +14,7 @@
 # bundler's target-ID rule).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROOT=$PWD
 CORPUS=${1:-/work/corpus}
 LIB=${LIB:-$CORPUS/debian/librocsparse.so}
@@ -65,24 +66,14 @@ else
 fi
 rm -rf x clang.co
 
-measure() { # best wall time of RUNS runs of a shell command, in seconds
-  local cmd=$1 best=""
-  for ((r = 0; r < RUNS; r++)); do
-    local s e d
-    rm -rf x out.co fatbin.bin
-    s=$(date +%s%N)
-    bash -c "$cmd" >/dev/null 2>&1
-    e=$(date +%s%N)
-    d=$(((e - s) / 1000))
-    if [ -z "$best" ] || [ "$d" -lt "$best" ]; then best=$d; fi
-  done
-  python3 -c "print($best/1e6)"
+measure() { # best wall time of RUNS runs of a shell command, in seconds (fresh outputs each run)
+  best_of "$1" "rm -rf x out.co fatbin.bin"
 }
 row() { # name, clang command, gfxkit command
   local c g
   c=$(measure "$2")
   g=$(measure "$3")
-  python3 -c "import sys; c,g=float('$c'),float('$g'); print(f'{sys.argv[1]:<34} clang route {c*1000:9.1f} ms   gfxkit {g*1000:9.1f} ms   ratio {c/g:7.2f}x')" "$1"
+  ratio_line "$1" 34 "clang route" "$c" "$g"
 }
 
 DUMP="$OBJCOPY --dump-section=.hip_fatbin=fatbin.bin $LIB /dev/null"
