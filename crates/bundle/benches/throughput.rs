@@ -37,13 +37,7 @@ fn main() {
         "gfx1201",
     ];
     let src = hip_kernels(50);
-    let path = HipBuild {
-        source: &src,
-        archs: &archs,
-        compress: false,
-        extra: &[],
-    }
-    .build(dir.path(), "bench");
+    let path = HipBuild::new(&src, &archs).build(dir.path(), "bench");
     let small = std::fs::read(path).expect("bundle");
     let b = Bundle::parse(&small).expect("clang bundle");
     // Each device payload: every code object, twelve times, each copy XORed with its own byte so

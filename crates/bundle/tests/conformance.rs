@@ -33,20 +33,8 @@ fn fixture() -> &'static Fixture {
         // Same stem (the stem is the -cuid, which lands in the code) in two directories.
         let zdir = dir.path().join("z");
         std::fs::create_dir(&zdir).unwrap();
-        let plain = HipBuild {
-            source: &src,
-            archs: ARCHS,
-            compress: false,
-            extra: &[],
-        }
-        .build(dir.path(), "k");
-        let compressed = HipBuild {
-            source: &src,
-            archs: ARCHS,
-            compress: true,
-            extra: &[],
-        }
-        .build(&zdir, "k");
+        let plain = HipBuild::new(&src, ARCHS).build(dir.path(), "k");
+        let compressed = HipBuild::new(&src, ARCHS).compressed().build(&zdir, "k");
         Fixture {
             plain: std::fs::read(plain).unwrap(),
             compressed: std::fs::read(compressed).unwrap(),

@@ -9,7 +9,7 @@
 //! The same matrix runs through `gfxkit offload-bundler` and through a symlink named
 //! `clang-offload-bundler` pointing at the gfxkit binary.
 
-use gfxkit_testkit::{hip_kernels, llvm_tool, run_ok, HipBuild};
+use gfxkit_testkit::{bundler_unbundle, hip_kernels, llvm_tool, run_ok, HipBuild};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -39,20 +39,8 @@ fn fixtures() -> &'static Fixtures {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let src = hip_kernels(6);
-        let plain = HipBuild {
-            source: &src,
-            archs: ARCHS,
-            compress: false,
-            extra: &[],
-        }
-        .build(d, "k");
-        let packed = HipBuild {
-            source: &src,
-            archs: ARCHS,
-            compress: true,
-            extra: &[],
-        }
-        .build(d, "kz");
+        let plain = HipBuild::new(&src, ARCHS).build(d, "k");
+        let packed = HipBuild::new(&src, ARCHS).compressed().build(d, "kz");
         let mut files = BTreeMap::new();
         files.insert("k.hipfb".to_owned(), std::fs::read(&plain).unwrap());
         files.insert("kz.hipfb".to_owned(), std::fs::read(&packed).unwrap());
@@ -62,16 +50,7 @@ fn fixtures() -> &'static Fixtures {
             ("hipv4-amdgcn-amd-amdhsa--gfx1030", "gfx1030.co"),
             ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+", "gfx90a_xnack+.co"),
         ] {
-            let out = d.join(name);
-            run_ok(
-                Command::new(llvm_tool("clang-offload-bundler"))
-                    .arg("-type=o")
-                    .arg(format!("-targets={t}"))
-                    .arg(format!("-input={}", plain.display()))
-                    .arg(format!("-output={}", out.display()))
-                    .arg("-unbundle"),
-            );
-            files.insert(name.to_owned(), std::fs::read(&out).unwrap());
+            files.insert(name.to_owned(), bundler_unbundle(&plain, t, &d.join(name)));
         }
         // Text inputs and a host object.
         files.insert(
@@ -826,6 +805,12 @@ fn clang_unbundles(dir: &Path, input: &str, expect: &[(&str, &str)]) {
     }
 }
 
+/// The entry IDs clang-offload-bundler lists for `input` (in `dir`), sorted.
+fn clang_list(dir: &Path, input: &str) -> Vec<String> {
+    let c = clangs(dir, &["-list", "-type=o", &format!("-input={input}")]);
+    sorted_lines(&c.stdout)
+}
+
 fn clangs(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new(llvm_tool("clang-offload-bundler"))
         .current_dir(dir)
@@ -878,8 +863,7 @@ fn unknown_processors_keep_their_target_id() {
         ]
     );
     let (a, _) = theirs(&args);
-    let c = clangs(a.path(), &["-list", "-type=o", "-input=out"]);
-    assert!(sorted_lines(&c.stdout).contains(&"hipv4-amdgcn-amd-amdhsa--gfx1250-".to_owned()));
+    assert!(clang_list(a.path(), "out").contains(&"hipv4-amdgcn-amd-amdhsa--gfx1250-".to_owned()));
 }
 
 #[test]
@@ -892,8 +876,7 @@ fn host_ids_with_empty_components_are_not_doubled() {
         "-output=out",
     ];
     let (d, _) = ours_ok(&args, &[]);
-    let c = clangs(d.path(), &["-list", "-type=o", "-input=out"]);
-    assert!(sorted_lines(&c.stdout).contains(&"host-x86_64-unknown-linux--".to_owned()));
+    assert!(clang_list(d.path(), "out").contains(&"host-x86_64-unknown-linux--".to_owned()));
 }
 
 #[test]
@@ -1065,9 +1048,8 @@ fn bundling_into_a_host_object() {
     ];
     let (d, _) = ours_ok(&args, &[]);
     // clang reads gfxkit's object bundle back entry for entry.
-    let c = clangs(d.path(), &["-list", "-type=o", "-input=out.o"]);
     assert_eq!(
-        sorted_lines(&c.stdout),
+        clang_list(d.path(), "out.o"),
         [G1030, G906, "host-x86_64-unknown-linux--"]
     );
     clang_unbundles(
@@ -1114,8 +1096,7 @@ fn back_to_back_bundles_are_all_listed() {
     );
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let ours = sorted_lines(&r.stdout);
-    let c = clangs(d.path(), &["-list", "-type=o", "-input=two"]);
-    let theirs = sorted_lines(&c.stdout);
+    let theirs = clang_list(d.path(), "two");
     // clang 19 stops after the first bundle; gfxkit lists both.
     assert_eq!(ours.len(), 2 * theirs.len());
     let mut doubled: Vec<String> = theirs.iter().flat_map(|l| [l.clone(), l.clone()]).collect();

@@ -127,13 +127,7 @@ fn fixtures() -> &'static Fixtures {
         // Real code objects from clang-19, for verify and bundle.
         let dir = tempfile::tempdir().unwrap();
         let src = hip_kernels(2);
-        let fb = HipBuild {
-            source: &src,
-            archs: &["gfx906", "gfx90a:xnack+"],
-            compress: false,
-            extra: &[],
-        }
-        .build(dir.path(), "real");
+        let fb = HipBuild::new(&src, &["gfx906", "gfx90a:xnack+"]).build(dir.path(), "real");
         files.push(("real.hipfb".to_owned(), std::fs::read(&fb).unwrap()));
         for (t, name) in [(G906, "gfx906.co"), (G90AP, "gfx90a.co")] {
             let out = dir.path().join(name);

@@ -21,20 +21,14 @@ fn bundles() -> &'static Bundles {
     B.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let src = gfxkit_testkit::hip_kernels(4);
-        let plain = HipBuild {
-            source: &src,
-            archs: &["gfx90a:xnack+", "gfx90a:xnack-", "gfx1030", "gfx906"],
-            compress: false,
-            extra: &[],
-        }
+        let plain = HipBuild::new(
+            &src,
+            &["gfx90a:xnack+", "gfx90a:xnack-", "gfx1030", "gfx906"],
+        )
         .build(dir.path(), "plain");
-        let packed = HipBuild {
-            source: &src,
-            archs: &["gfx90a", "gfx1030", "gfx1100"],
-            compress: true,
-            extra: &[],
-        }
-        .build(dir.path(), "packed");
+        let packed = HipBuild::new(&src, &["gfx90a", "gfx1030", "gfx1100"])
+            .compressed()
+            .build(dir.path(), "packed");
         Bundles { dir, plain, packed }
     })
 }

@@ -66,20 +66,14 @@ fn html_report_renders_chart_and_sorted_tables() {
     let src = gfxkit_testkit::hip_kernels(3);
     let bundles = dir.path().join("bundles");
     std::fs::create_dir(&bundles).unwrap();
-    HipBuild {
-        source: &src,
-        archs: &["gfx90a:xnack+", "gfx90a:xnack-", "gfx1030", "gfx906"],
-        compress: false,
-        extra: &[],
-    }
+    HipBuild::new(
+        &src,
+        &["gfx90a:xnack+", "gfx90a:xnack-", "gfx1030", "gfx906"],
+    )
     .build(&bundles, "plain");
-    HipBuild {
-        source: &src,
-        archs: &["gfx90a", "gfx1100"],
-        compress: true,
-        extra: &[],
-    }
-    .build(&bundles, "packed");
+    HipBuild::new(&src, &["gfx90a", "gfx1100"])
+        .compressed()
+        .build(&bundles, "packed");
     std::fs::remove_file(bundles.join("plain.hip")).unwrap();
     std::fs::remove_file(bundles.join("packed.hip")).unwrap();
     let page = dir.path().join("size.html");

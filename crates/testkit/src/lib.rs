@@ -64,7 +64,25 @@ pub struct HipBuild<'a> {
     pub extra: &'a [&'a str],
 }
 
-impl HipBuild<'_> {
+impl<'a> HipBuild<'a> {
+    /// An uncompressed build of `source` for `archs` without extra arguments.
+    pub fn new(source: &'a str, archs: &'a [&'a str]) -> HipBuild<'a> {
+        HipBuild {
+            source,
+            archs,
+            compress: false,
+            extra: &[],
+        }
+    }
+
+    /// The same build with `--offload-compress`.
+    pub fn compressed(self) -> HipBuild<'a> {
+        HipBuild {
+            compress: true,
+            ..self
+        }
+    }
+
     /// Compiles into `dir/<stem>.hipfb` and returns the path. A fixed `-cuid` keeps the output
     /// independent of paths.
     pub fn build(&self, dir: &Path, stem: &str) -> PathBuf {
