@@ -1,7 +1,9 @@
 //! `gfxkit doctor` with a fake KFD sysfs tree and clang-19 built libraries.
 
+mod common;
 mod host_fixtures;
 
+use common::json_stdout;
 use host_fixtures::Tu;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -81,16 +83,6 @@ fn doctor(args: &[&str], env: &[(&str, &str)], path: &Path) -> Output {
     c.output().unwrap()
 }
 
-fn json_of(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
 fn file<'a>(v: &'a Value, name: &str) -> &'a Value {
     v["files"]
         .as_array()
@@ -109,7 +101,7 @@ fn auto_devices_with_unknown_xnack() {
         &built().libs,
     );
     assert_eq!(out.status.code(), Some(1), "libone cannot run on gfx1030");
-    let v = json_of(&out);
+    let v = json_stdout(&out);
     assert_eq!(v["devices"], json!(["gfx90a:sramecc+", "gfx1030"]));
     assert_eq!(
         v["files"].as_array().unwrap().len(),
@@ -152,7 +144,7 @@ fn hsa_xnack_and_override() {
         &built().libs,
     );
     assert_eq!(out.status.code(), Some(1));
-    let v = json_of(&out);
+    let v = json_stdout(&out);
     assert_eq!(v["devices"], json!(["gfx90a:sramecc+:xnack+"]));
     assert_eq!(
         file(&v, "libtwo.so")["runs_on"],
@@ -165,14 +157,17 @@ fn hsa_xnack_and_override() {
         &built().libs,
     );
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(json_of(&out)["devices"], json!(["gfx90a:sramecc+:xnack-"]));
+    assert_eq!(
+        json_stdout(&out)["devices"],
+        json!(["gfx90a:sramecc+:xnack-"])
+    );
 
     let out = doctor(
         &["--sysfs-root", r, "--json"],
         &[("HSA_OVERRIDE_GFX_VERSION", "10.3.0")],
         &built().libs,
     );
-    let v = json_of(&out);
+    let v = json_stdout(&out);
     assert_eq!(v["devices"], json!(["gfx1030"]));
     assert_eq!(file(&v, "libtwo.so")["runs_on"], json!({"gfx1030": true}));
     assert_eq!(file(&v, "libone.so")["runs_on"], json!({"gfx1030": false}));
@@ -229,7 +224,7 @@ fn kpack_split_library_is_noted() {
     );
     let out = doctor(&["--device", "gfx1030", "--json"], &[], &d);
     assert_eq!(out.status.code(), Some(0));
-    let v = json_of(&out);
+    let v = json_stdout(&out);
     let f = file(&v, "libk.so");
     assert_eq!(f["runs_on"], json!({}));
     assert_eq!(f["kpack"], json!(["../.kpack/y.kpack"]));

@@ -400,6 +400,16 @@ fn first_bundle(d: &[u8]) -> usize {
     start + at
 }
 
+/// Writes `d` as `name` and runs `gfxkit verify` on it, which must find problems (exit 1).
+/// Returns the path and what verify printed.
+fn verify_damaged(name: &str, d: &[u8]) -> (PathBuf, String) {
+    let p = write_copy(name, d);
+    let out = gfxkit(&["verify", s(&p)]);
+    let (o, _) = text(&out);
+    assert_eq!(out.status.code(), Some(1));
+    (p, o)
+}
+
 fn write_copy(name: &str, d: &[u8]) -> PathBuf {
     let p = built().f.dir.path().join(name);
     std::fs::write(&p, d).unwrap();
@@ -459,10 +469,7 @@ fn damaged_binaries_name_file_and_offset() {
         fatbin.header_at + 0x20,
         last_off - fatbin.offset + last_size - 10,
     );
-    let p = write_copy("short.so", &short);
-    let out = gfxkit(&["verify", s(&p)]);
-    let (o, _) = text(&out);
-    assert_eq!(out.status.code(), Some(1));
+    let (p, o) = verify_damaged("short.so", &short);
     assert!(
         o.contains(&format!(".hip_fatbin at {last_off:#x}: error: bundle of {last_size} bytes runs 10 bytes past the end of the section")),
         "{o}"
@@ -484,10 +491,7 @@ fn damaged_binaries_name_file_and_offset() {
     let r = host_fixtures::wrapper_rela(&data, 0);
     let mut outside = data.clone();
     set_u64(&mut outside, r + 16, 0x7fff_0000_0000);
-    let p = write_copy("outside.so", &outside);
-    let out = gfxkit(&["verify", s(&p)]);
-    let (o, _) = text(&out);
-    assert_eq!(out.status.code(), Some(1));
+    let (_, o) = verify_damaged("outside.so", &outside);
     assert!(
         o.contains(&format!(
             "in .hipFatBinSegment at {:#x}: error: wrapper points outside the file's sections (address 0x7fff00000000)",
@@ -502,10 +506,7 @@ fn damaged_binaries_name_file_and_offset() {
     assert_eq!(&data[ccob..ccob + 4], b"CCOB");
     let mut hash = data.clone();
     hash[ccob + 16] ^= 0x01; // v2: u64 hash at offset 16
-    let p = write_copy("hash.so", &hash);
-    let out = gfxkit(&["verify", s(&p)]);
-    let (o, _) = text(&out);
-    assert_eq!(out.status.code(), Some(1));
+    let (p, o) = verify_damaged("hash.so", &hash);
     assert!(
         o.contains(&format!(
             "bundle 1 in .hip_fatbin at {ccob:#x}: compressed bundle hash mismatch"
@@ -533,10 +534,7 @@ fn damaged_binaries_name_file_and_offset() {
     let mut size = data.clone();
     let declared = u32::from_le_bytes(size[ccob + 12..ccob + 16].try_into().unwrap());
     size[ccob + 12..ccob + 16].copy_from_slice(&(declared + 1000).to_le_bytes());
-    let p = write_copy("size.so", &size);
-    let out = gfxkit(&["verify", s(&p)]);
-    let (o, _) = text(&out);
-    assert_eq!(out.status.code(), Some(1));
+    let (_, o) = verify_damaged("size.so", &size);
     assert!(
         o.contains(&format!("bundle 1 in .hip_fatbin at {ccob:#x}: ")),
         "{o}"

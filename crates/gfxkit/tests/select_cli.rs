@@ -1,8 +1,10 @@
 //! `gfxkit select` on clang-19 built host binaries: the entry the HIP runtime would load, per
 //! bundle, in text and JSON, and the exit codes.
 
+mod common;
 mod host_fixtures;
 
+use common::json_stdout;
 use gfxkit_testkit::{llvm_tool, run_ok};
 use host_fixtures::Tu;
 use serde_json::Value;
@@ -57,16 +59,6 @@ fn gfxkit(args: &[&str], files: &[&Path]) -> Output {
         .unwrap()
 }
 
-fn json(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
 fn selections(v: &Value) -> Vec<(Option<String>, Option<String>)> {
     v["files"][0]["bundles"]
         .as_array()
@@ -93,7 +85,7 @@ fn native_selection_per_bundle_and_exit_code() {
         &[&b.so],
     );
     assert_eq!(out.status.code(), Some(1), "a bundle has no gfx906 code");
-    let v = json(&out);
+    let v = json_stdout(&out);
     assert_eq!(v["device"], "gfx906:sramecc+:xnack-");
     assert_eq!(
         selections(&v),
@@ -118,7 +110,7 @@ fn native_selection_per_bundle_and_exit_code() {
         &[&b.so],
     );
     assert_eq!(
-        selections(&json(&out)),
+        selections(&json_stdout(&out)),
         [
             some("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"),
             (None, None),
@@ -127,7 +119,7 @@ fn native_selection_per_bundle_and_exit_code() {
     );
     let out = gfxkit(&["select", "--device", "gfx1030", "--json"], &[&b.so]);
     assert_eq!(
-        selections(&json(&out)),
+        selections(&json_stdout(&out)),
         [
             (None, None),
             some("hipv4-amdgcn-amd-amdhsa--gfx1030"),
@@ -140,7 +132,7 @@ fn native_selection_per_bundle_and_exit_code() {
 fn unknown_xnack_reports_the_needed_setting() {
     let b = built();
     let out = gfxkit(&["select", "--device", "gfx90a", "--json"], &[&b.so]);
-    let v = json(&out);
+    let v = json_stdout(&out);
     let bundles = v["files"][0]["bundles"].as_array().unwrap();
     assert_eq!(
         bundles[0]["selected"],
@@ -183,7 +175,7 @@ fn every_bundle_selected_exits_zero_and_generic_fallback() {
     );
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
-        selections(&json(&out)),
+        selections(&json_stdout(&out)),
         [(
             Some("hipv4-amdgcn-amd-amdhsa--gfx9-generic".to_owned()),
             Some("generic".to_owned())
@@ -196,7 +188,7 @@ fn every_bundle_selected_exits_zero_and_generic_fallback() {
     );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
-        json(&out)["files"][0]["bundles"][0]["nearest"],
+        json_stdout(&out)["files"][0]["bundles"][0]["nearest"],
         serde_json::json!(["gfx9-generic"])
     );
 }
@@ -223,7 +215,7 @@ fn bad_inputs_are_errors() {
     std::fs::write(&bad, &data).unwrap();
     let out = gfxkit(&["select", "--device", "gfx1030", "--json"], &[&bad]);
     assert_eq!(out.status.code(), Some(2));
-    let v = json(&out);
+    let v = json_stdout(&out);
     let reason = v["files"][0]["bundles"][1]["reason"].as_str().unwrap();
     assert!(
         reason.starts_with("cannot read the bundle's entries"),
@@ -259,7 +251,7 @@ fn header_beyond_4096_bytes_cannot_be_loaded_and_empty_entries_are_skipped() {
         &[&small],
     );
     assert_eq!(out.status.code(), Some(0));
-    let v = json(&out);
+    let v = json_stdout(&out);
     let b = &v["files"][0]["bundles"][0];
     assert_eq!(b["selected"], "hipv4-amdgcn-amd-amdhsa--gfx906");
     assert_eq!(b["index"], 0);
@@ -267,7 +259,7 @@ fn header_beyond_4096_bytes_cannot_be_loaded_and_empty_entries_are_skipped() {
     let big = padded_bundle("big.hipfb", 100);
     let out = gfxkit(&["select", "--device", "gfx906:xnack-", "--json"], &[&big]);
     assert_eq!(out.status.code(), Some(1));
-    let v = json(&out);
+    let v = json_stdout(&out);
     let reason = v["files"][0]["bundles"][0]["reason"].as_str().unwrap();
     assert!(
         reason.contains("reads only the first 4096 bytes"),
@@ -289,7 +281,7 @@ fn damage_found_on_the_way_is_reported() {
     std::fs::write(&bad, &data).unwrap();
     let out = gfxkit(&["select", "--device", "gfx906", "--json"], &[&bad]);
     assert_eq!(out.status.code(), Some(2));
-    let v = json(&out);
+    let v = json_stdout(&out);
     let problems = v["files"][0]["problems"].as_array().unwrap();
     assert_eq!(problems[0]["severity"], "error");
     assert_eq!(problems[0]["location"]["section"], ".hipFatBinSegment");
@@ -315,7 +307,7 @@ fn kpack_split_binaries_are_named_not_judged() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v = json(&out);
+    let v = json_stdout(&out);
     assert_eq!(v["files"][0]["bundles"], serde_json::json!([]));
     let one =
         serde_json::json!({"kernel_name": "lib/libt.so", "search_paths": ["../.kpack/x.kpack"]});

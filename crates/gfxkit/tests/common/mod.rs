@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 
 /// Runs the built `gfxkit` with `args`: exit code (-1 for a signal), stdout, stderr.
 pub fn gfxkit(args: &[&str]) -> (i32, String, String) {
@@ -42,4 +42,15 @@ pub fn check_golden(dir: &str, case: &str, got: &str) {
         "golden {case} drifted ({}); re-bless with GFXKIT_BLESS=1 if intended",
         path.display()
     );
+}
+
+/// A command's stdout as JSON; panics with its stdout and stderr when it is not JSON.
+pub fn json_stdout(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
 }
