@@ -114,6 +114,15 @@ fn run_program_ok(program: &Path, lib_path: Option<&str>, expect: Option<&str>) 
     stdout
 }
 
+/// Runs the fixture's `lib_main` ([`run_program_ok`]) with the libraries in `dir` first on
+/// the library path, then the fixture's own; `expect` lists the targets every registered bundle
+/// may hold. Its standard output.
+fn run_main_with_libs_in(dir: &Path, expect: &str) -> String {
+    let f = fixture();
+    let path = format!("{}:{}", dir.display(), f.dir.path().display());
+    run_program_ok(&f.lib_main, Some(&path), Some(expect))
+}
+
 /// `e_phoff` and `e_phnum` of an ELF64 file.
 fn phdr_table(data: &[u8]) -> (usize, usize) {
     let phoff = u64::from_le_bytes(data[32..40].try_into().unwrap()) as usize;
@@ -462,8 +471,7 @@ fn pruned_objects_and_archive_still_link_and_run() {
             .arg(format!("-L{}", f.dir.path().display()))
             .arg("-lamdhip64"),
     );
-    let path = format!("{}:{}", dir.display(), f.dir.path().display());
-    run_program_ok(&f.lib_main, Some(&path), Some("gfx1030"));
+    run_main_with_libs_in(&dir, "gfx1030");
     // The archive: pruned, its index still leads the linker to the right members.
     let adir = out_dir("archive");
     let archive = adir.join("libobjs.a");
@@ -482,8 +490,7 @@ fn pruned_objects_and_archive_still_link_and_run() {
             .arg(format!("-L{}", f.dir.path().display()))
             .arg("-lamdhip64"),
     );
-    let path = format!("{}:{}", adir.display(), f.dir.path().display());
-    let stdout = run_program_ok(&f.lib_main, Some(&path), Some("gfx1030"));
+    let stdout = run_main_with_libs_in(&adir, "gfx1030");
     assert!(stdout.contains("registered=3"), "{stdout}");
     let listed = run_ok(Command::new(llvm_tool("llvm-ar")).arg("t").arg(&archive));
     assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 3);
@@ -616,8 +623,7 @@ fn savings_under_the_segment_alignment_are_zero_filled() {
     );
     let (_, err) = readelf(&["-a"], &pruned);
     assert!(err.is_empty(), "{err}");
-    let path = format!("{}:{}", libdir.display(), f.dir.path().display());
-    run_program_ok(&f.lib_main, Some(&path), Some("gfx1030"));
+    run_main_with_libs_in(&libdir, "gfx1030");
 }
 
 #[test]
@@ -642,12 +648,7 @@ fn a_spare_pt_null_header_is_reused_and_the_table_stays() {
     assert!(err.is_empty(), "{err}");
     assert_table_unmoved(&header, phnum);
     assert!(!header.contains("NULL"), "{header}");
-    let path = format!("{}:{}", dir.display(), f.dir.path().display());
-    run_program_ok(
-        &f.lib_main,
-        Some(&path),
-        Some("gfx90a:xnack+,gfx90a:xnack-,gfx90a"),
-    );
+    run_main_with_libs_in(&dir, "gfx90a:xnack+,gfx90a:xnack-,gfx90a");
 }
 
 #[test]
@@ -688,10 +689,5 @@ fn unused_bytes_after_the_table_take_the_extra_header() {
     let (header, err) = readelf(&["-h", "-W"], &pruned);
     assert!(err.is_empty(), "{err}");
     assert_table_unmoved(&header, phnum);
-    let path = format!("{}:{}", dir.display(), f.dir.path().display());
-    run_program_ok(
-        &f.lib_main,
-        Some(&path),
-        Some("gfx90a:xnack+,gfx90a:xnack-,gfx90a"),
-    );
+    run_main_with_libs_in(&dir, "gfx90a:xnack+,gfx90a:xnack-,gfx90a");
 }
