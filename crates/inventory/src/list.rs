@@ -47,6 +47,9 @@ pub struct FileListing {
     /// Damage or oddities found in a host binary, with where.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<gfxkit_host::Problem>,
+    /// The typed error behind `error`, when the inventory produced one.
+    #[serde(skip)]
+    pub failure: Option<crate::Error>,
 }
 
 impl FileListing {
@@ -238,9 +241,11 @@ pub fn list(name: &str, inv: &Inventory<'_>, check: bool) -> FileListing {
         bundles: Vec::new(),
         error: None,
         problems: Vec::new(),
+        failure: None,
     };
     if let Some(e) = &inv.error {
         out.error = Some(format!("{name}: {e}"));
+        out.failure = Some(e.clone());
         return out;
     }
     out.problems = inv.problems.clone();
@@ -254,6 +259,7 @@ pub fn list(name: &str, inv: &Inventory<'_>, check: bool) -> FileListing {
                     }
                     _ => format!("{name}: {}: {e}", b.describe()),
                 });
+                out.failure = Some(e);
                 break;
             }
         }
@@ -268,6 +274,7 @@ pub fn unreadable(name: &str, error: String) -> FileListing {
         bundles: Vec::new(),
         error: Some(error),
         problems: Vec::new(),
+        failure: None,
     }
 }
 
