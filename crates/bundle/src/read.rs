@@ -104,10 +104,9 @@ fn read_record(data: &[u8], pos: u64, index: usize) -> Result<(u64, u64, &[u8], 
     Ok((offset, size, id, id_pos + id_len))
 }
 
+/// A `u64` whose bytes the caller has checked are present (0 otherwise, never a panic).
 fn u64_at(data: &[u8], p: usize) -> u64 {
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&data[p..p + 8]);
-    u64::from_le_bytes(b)
+    crate::le::u64_at(data, p as u64).unwrap_or(0)
 }
 
 /// Checks the magic and reads the entry count, bounded by the data length and [`MAX_ENTRIES`].

@@ -8,7 +8,7 @@
 //! payload is ever searched for a magic.
 
 use crate::limits;
-use crate::read::{u16_at, u32_at, u64_at};
+use gfxkit_bundle::le::{u16_at, u32_at, u64_at};
 use serde::Serialize;
 use std::fmt;
 
