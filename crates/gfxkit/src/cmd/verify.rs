@@ -149,3 +149,29 @@ pub fn print_text(reports: &[Verification], out: &mut dyn Write) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_report_names_bundle_place_and_entry() {
+        let bundle = gfxkit_bundle::write_bundle(
+            &[
+                ("host-x86_64-unknown-linux--", b""),
+                ("hipv4-amdgcn-amd-amdhsa--gfx90a", b"not elf"),
+            ],
+            4096,
+        )
+        .unwrap();
+        let ok = verify::verify_bytes("a.hipfb", &bundle).unwrap();
+        let mut out = Vec::new();
+        print_text(&[ok], &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "a.hipfb: 1 problem (1 bundle, 2 entries)\n  bundle 0 at 0x0: entry 1 \
+             (hipv4-amdgcn-amd-amdhsa--gfx90a): payload is not an AMDGPU code object: not an \
+             ELF file (no \\x7fELF magic) (at offset 0x0)\n"
+        );
+    }
+}
