@@ -92,9 +92,38 @@ pub struct FileListing {
     /// Damage or oddities found in a host binary, with where.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<gfxkit_host::Problem>,
+    /// Set for a package in which no member holds device code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl FileListing {
+    /// An empty listing of `path` with `error`.
+    fn failed(path: String, error: String) -> FileListing {
+        FileListing {
+            path,
+            bundles: Vec::new(),
+            error: Some(error),
+            problems: Vec::new(),
+            note: None,
+        }
+    }
+
+    /// The listing of one input as `crate::input::for_each` or a scan returned it.
+    fn from_result(path: &Path, r: Result<FileListing>) -> FileListing {
+        match r {
+            Ok(l) => l,
+            Err(e) if e.downcast_ref::<crate::input::NoDeviceCode>().is_some() => FileListing {
+                path: path.display().to_string(),
+                bundles: Vec::new(),
+                error: None,
+                problems: Vec::new(),
+                note: Some(e.to_string()),
+            },
+            Err(e) => FileListing::failed(path.display().to_string(), format!("{e:#}")),
+        }
+    }
+
     fn device_bytes(&self) -> u64 {
         self.bundles.iter().map(|b| b.size).sum()
     }
@@ -272,6 +301,7 @@ pub fn list_bytes(name: &str, data: &[u8], check: bool) -> FileListing {
         bundles: Vec::new(),
         error: None,
         problems: Vec::new(),
+        note: None,
     };
     let found = match bundles::locate(data) {
         Ok(f) => f,
@@ -298,17 +328,20 @@ pub fn list_bytes(name: &str, data: &[u8], check: bool) -> FileListing {
     out
 }
 
-/// Lists one file; errors are kept in the listing.
-pub fn list_file(path: &Path, check: bool) -> FileListing {
-    let name = path.display().to_string();
-    match crate::input::Input::open(path) {
-        Ok(data) => list_bytes(&name, &data, check),
-        Err(e) => FileListing {
-            path: name,
-            bundles: Vec::new(),
-            error: Some(format!("{e:#}")),
-            problems: Vec::new(),
-        },
+/// Lists one file, or each member of a package that may hold device code; errors are kept
+/// in the listing.
+pub fn list_file(path: &Path, check: bool) -> Vec<FileListing> {
+    match crate::input::for_each(path, |data| {
+        Ok(list_bytes(&data.path().display().to_string(), &data, check))
+    }) {
+        Ok(items) => items
+            .into_iter()
+            .map(|(p, r)| FileListing::from_result(&p, r))
+            .collect(),
+        Err(e) => vec![FileListing::failed(
+            path.display().to_string(),
+            format!("{e:#}"),
+        )],
     }
 }
 
@@ -325,12 +358,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .filter_map(|s| match s.result {
             Ok(l) if s.explicit || !l.bundles.is_empty() || l.error.is_some() => Some(l),
             Ok(_) => None,
-            Err(e) => Some(FileListing {
-                path: s.path.display().to_string(),
-                bundles: Vec::new(),
-                error: Some(format!("{e:#}")),
-                problems: Vec::new(),
-            }),
+            r => Some(FileListing::from_result(&s.path, r)),
         })
         .collect()
     } else {
@@ -339,7 +367,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         args.files
             .iter()
-            .map(|p| list_file(p, args.check))
+            .flat_map(|p| list_file(p, args.check))
             .collect::<Vec<_>>()
     };
     let summary = args.recursive.then(|| summarize(&files));
@@ -431,7 +459,9 @@ fn print_text(listing: &Listing) -> Result<()> {
         for (bi, b) in f.bundles.iter().enumerate() {
             print_bundle(&mut out, bi, b)?;
         }
-        if f.bundles.is_empty() && f.error.is_none() {
+        if let Some(note) = &f.note {
+            writeln!(out, "  ({note})")?;
+        } else if f.bundles.is_empty() && f.error.is_none() {
             writeln!(out, "  (no offload bundle)")?;
         }
         if !f.problems.is_empty() || f.error.is_some() {

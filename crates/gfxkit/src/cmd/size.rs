@@ -1,7 +1,6 @@
 //! `gfxkit size`: where device bytes go, per architecture, file and bundle, and what a prune
 //! would save.
 
-use crate::input::Input;
 use anyhow::{Context, Result};
 use gfxkit_shrink::{Pattern, Selection, Survey};
 use serde::Serialize;
@@ -260,7 +259,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut errors = Vec::new();
     for p in &paths {
         let named = explicit.contains(&p);
-        let input = match Input::open(p) {
+        let items = match crate::input::for_each(p, |input| {
+            Ok((
+                input.path().display().to_string(),
+                gfxkit_shrink::survey_with(&input, false),
+            ))
+        }) {
             Ok(i) => i,
             Err(e) if !named => {
                 errors.push(format!("{}: {e:#}", p.display()));
@@ -268,13 +272,27 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
             Err(e) => return Err(e),
         };
-        match gfxkit_shrink::survey_with(&input, false) {
-            Ok(s) if s.regions.iter().any(|r| !r.bundles.is_empty()) => {
-                surveyed.push((p.display().to_string(), s))
+        for (member, r) in items {
+            let (name, survey) = match r {
+                Ok(x) => x,
+                Err(e) if e.downcast_ref::<crate::input::NoDeviceCode>().is_some() && !named => {
+                    continue
+                }
+                Err(e) => {
+                    errors.push(format!("{}: {e:#}", member.display()));
+                    continue;
+                }
+            };
+            match survey {
+                Ok(s) if s.regions.iter().any(|r| !r.bundles.is_empty()) => {
+                    surveyed.push((name, s))
+                }
+                Ok(_) => {}
+                Err(e)
+                    if matches!(e.kind, gfxkit_shrink::ErrorKind::Unsupported(_))
+                        && (!named || member != *p) => {}
+                Err(e) => errors.push(format!("{name}: {e}")),
             }
-            Ok(_) => {}
-            Err(e) if matches!(e.kind, gfxkit_shrink::ErrorKind::Unsupported(_)) && !named => {}
-            Err(e) => errors.push(format!("{}: {e}", p.display())),
         }
     }
     let mut report = build_report(&surveyed, &args.keep)?;

@@ -308,12 +308,6 @@ pub fn verify_bytes(name: &str, data: &[u8]) -> Result<FileReport> {
     })
 }
 
-/// Verifies one file. Errors are for unreadable files and files without device code.
-pub fn verify_file(path: &std::path::Path) -> Result<FileReport> {
-    let data = crate::input::Input::open(path)?;
-    verify_bytes(&data.path().display().to_string(), &data)
-}
-
 fn counts(r: &FileReport) -> String {
     format!(
         "{} bundle{}, {} entr{}",
@@ -348,8 +342,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
             if f.is_dir() {
                 bail!("{} is a directory (use -r to search it)", f.display());
             }
-            match verify_file(f).with_context(|| format!("cannot verify {}", f.display())) {
-                Ok(r) => reports.push(r),
+            let each = crate::input::for_each(f, |data| {
+                verify_bytes(&data.path().display().to_string(), &data)
+            });
+            match each.with_context(|| format!("cannot verify {}", f.display())) {
+                Ok(items) => {
+                    for (p, r) in items {
+                        match r.with_context(|| format!("cannot verify {}", p.display())) {
+                            Ok(r) => reports.push(r),
+                            Err(e) => errors.push(e),
+                        }
+                    }
+                }
                 Err(e) => errors.push(e),
             }
         }
