@@ -608,3 +608,82 @@ fn pad(w: &mut dyn Write, n: u64) -> io::Result<()> {
     let r = (512 - n % 512) % 512;
     w.write_all(&[0u8; 512][..r as usize])
 }
+
+/// Checks a wheel's `*.dist-info/RECORD` entry by entry: every row with a hash names a member
+/// whose SHA-256 and size match it, and every member but `RECORD` itself (and signature
+/// files) has a row. A zip without a `RECORD` passes.
+pub fn check_record(name: &str, data: &[u8]) -> Result<()> {
+    let mut archive = open_zip(name, data)?;
+    let Some(ri) = (0..archive.len()).find(|&i| {
+        archive
+            .name_for_index(i)
+            .is_some_and(|n| n.ends_with(".dist-info/RECORD") && n.matches('/').count() == 1)
+    }) else {
+        return Ok(());
+    };
+    let rname = archive.name_for_index(ri).unwrap_or("").to_owned();
+    let rpath = format!("{name}!{rname}");
+    let mut text = String::new();
+    archive
+        .by_index(ri)
+        .map_err(|e| zip_err(&rpath, e))?
+        .read_to_string(&mut text)
+        .map_err(|e| Error::from_read(&rpath, &e))?;
+    let mut rows = std::collections::HashMap::new();
+    for line in text.lines().filter(|l| !l.is_empty()) {
+        let f = record::split_row(line);
+        if f.len() != 3 {
+            return Err(Error::new(
+                &rpath,
+                ErrorKind::Corrupt(format!("row {line:?}")),
+            ));
+        }
+        rows.insert(f[0].clone(), (f[1].clone(), f[2].clone()));
+    }
+    for i in 0..archive.len() {
+        let mut file = archive.by_index(i).map_err(|e| zip_err(name, e))?;
+        let mname = file.name().to_owned();
+        if file.is_dir()
+            || mname == rname
+            || mname.ends_with(".dist-info/RECORD.jws")
+            || mname.ends_with(".dist-info/RECORD.p7s")
+        {
+            continue;
+        }
+        let path = format!("{name}!{mname}");
+        let (hash, size) = rows
+            .get(&mname)
+            .ok_or_else(|| Error::new(&rpath, ErrorKind::Corrupt(format!("no row for {mname}"))))?;
+        if hash.is_empty() {
+            continue;
+        }
+        let mut h = <sha2::Sha256 as sha2::Digest>::new();
+        let mut n = 0u64;
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let k = file
+                .read(&mut buf)
+                .map_err(|e| Error::from_read(&path, &e))?;
+            if k == 0 {
+                break;
+            }
+            sha2::Digest::update(&mut h, &buf[..k]);
+            n += k as u64;
+        }
+        let digest = sha2::Digest::finalize(h);
+        use base64::Engine;
+        let got = format!(
+            "sha256={}",
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest)
+        );
+        if &got != hash || size.parse::<u64>().ok() != Some(n) {
+            return Err(Error::new(
+                &path,
+                ErrorKind::Checksum(format!(
+                    "RECORD says {hash},{size}; the member is {got},{n}"
+                )),
+            ));
+        }
+    }
+    Ok(())
+}

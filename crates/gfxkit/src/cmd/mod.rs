@@ -14,6 +14,7 @@ pub mod list;
 pub mod memmodel;
 pub mod offload_bundler;
 pub mod prune;
+pub mod prune_package;
 pub mod recompress;
 pub mod select;
 pub mod size;

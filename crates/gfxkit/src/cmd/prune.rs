@@ -169,6 +169,9 @@ pub fn execute(io: &IoArgs, t: &Transform) -> Result<ExitCode> {
         }
     }
     let input = Input::open(&io.input)?;
+    if crate::input::is_package(&input) {
+        return crate::cmd::prune_package::execute(io, t, &input);
+    }
     let name = io.input.display().to_string();
     let started = std::time::Instant::now();
     // A spinner with the current phase on a terminal; nothing when stderr is not one.
