@@ -35,6 +35,13 @@ Examples:
   gfxkit list --json librocsparse.so.hip_fatbin
   gfxkit list -r /opt/rocm/lib
   gfxkit list --check *.hipfb
+  gfxkit list torch-2.5.1+rocm6.2-cp312-cp312-linux_x86_64.whl
+  gfxkit list --summary --json venv/lib/python3.12/site-packages
+
+Packages (wheels and zip files, .conda and .tar.bz2 conda packages, .deb, .rpm, .tar{,.gz,.xz,
+.zst,.bz2}, archives inside archives) are read in place, detected by their magic bytes: each
+member that holds device code is listed as its own file, path PACKAGE!MEMBER (nested
+archives chain with '!'). A package without device code says so (a note in JSON).
 
 Exit codes: 0 listed; 1 a --check hash mismatch; 2 an unreadable or damaged file.")]
 pub struct Args {
@@ -52,6 +59,12 @@ pub struct Args {
     /// Search directories recursively (files that cannot hold device code are skipped).
     #[arg(short = 'r', long)]
     recursive: bool,
+    /// Print per package (or per site-packages distribution, from its *.dist-info/RECORD,
+    /// or per file) the targets it ships and the bytes of each; searches directories. JSON:
+    /// {"packages":[{"name", "kind", "files", "targets":{TARGET: BYTES}, "architectures",
+    /// "device_bytes"}], "without_device_code":[PATH]}.
+    #[arg(long)]
+    summary: bool,
 }
 
 /// JSON: the whole listing.
@@ -347,7 +360,7 @@ pub fn list_file(path: &Path, check: bool) -> Vec<FileListing> {
 
 /// Runs `gfxkit list`.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let files = if args.recursive {
+    let files = if args.recursive || args.summary {
         let check = args.check;
         crate::scan::scan(
             &args.files,
@@ -370,6 +383,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .flat_map(|p| list_file(p, args.check))
             .collect::<Vec<_>>()
     };
+    if args.summary {
+        let failed = files.iter().any(|f| f.error.is_some());
+        crate::cmd::list_summary::print(&files, args.json)?;
+        return Ok(ExitCode::from(if failed { 2 } else { 0 }));
+    }
     let summary = args.recursive.then(|| summarize(&files));
     let listing = Listing { files, summary };
     let failed = listing.files.iter().any(|f| {

@@ -11,6 +11,7 @@ pub mod doctor;
 pub mod extract;
 pub mod inspect;
 pub mod list;
+pub mod list_summary;
 pub mod memmodel;
 pub mod offload_bundler;
 pub mod prune;
