@@ -73,11 +73,13 @@ fn distribution(file: &Path, cache: &mut HashMap<PathBuf, Dists>) -> Option<Stri
     None
 }
 
+/// One group's files and bytes per target.
+type Group = (HashSet<String>, BTreeMap<String, u64>);
+
 /// Groups listings by package, distribution or file.
 pub fn summarize(files: &[FileListing]) -> Vec<Shipped> {
     let mut cache = HashMap::new();
-    let mut groups: BTreeMap<(String, &'static str), (HashSet<String>, BTreeMap<String, u64>)> =
-        BTreeMap::new();
+    let mut groups: BTreeMap<(String, &'static str), Group> = BTreeMap::new();
     for f in files.iter().filter(|f| !f.bundles.is_empty()) {
         let key = match f.path.split_once('!') {
             Some((pkg, _)) => (pkg.to_owned(), "package"),
