@@ -259,7 +259,7 @@ fn rewrite_zip(
                 Bytes::Spilled(w.finish().map_err(|e| {
                     Error::new(&path, ErrorKind::Io(format!("temporary file: {e}")))
                 })?);
-            if !got.is_empty() {
+            if !got.is_empty() || !paths_json.is_empty() {
                 if !is_info {
                     inner_changes.extend(hashes);
                 }
