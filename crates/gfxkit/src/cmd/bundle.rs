@@ -1,6 +1,6 @@
 //! `gfxkit bundle`: make an offload bundle from code objects.
 
-use crate::bundles;
+use crate::containers;
 use anyhow::{bail, Context, Result};
 use gfxkit_bundle::{EntryId, EntryTarget};
 use std::path::PathBuf;
@@ -95,7 +95,7 @@ fn split_input(s: &str) -> (&str, Option<&str>) {
 /// The entry ID for a code object: the one given, or one read from its ELF header.
 fn entry_id(file: &str, given: Option<&str>, data: &[u8]) -> Result<EntryId> {
     match given {
-        Some(id) => super::extract::requested_id(id),
+        Some(id) => Ok(gfxkit_inventory::extract::requested_id(id)?),
         None => {
             let co = gfxkit_code_object::CodeObject::parse(data).with_context(|| {
                 format!("{file}: not an AMDGPU code object; give its ID as {file}:<ID>")
@@ -171,9 +171,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .collect();
     let bytes = gfxkit_bundle::write_bundle(&entries, args.align)?;
     let bytes = if args.compress {
-        bundles::compress(
+        containers::compress(
             &bytes,
-            &bundles::CompressSettings {
+            &containers::CompressSettings {
                 version: args.ccob_version,
                 zlib: args.method.as_deref() == Some("zlib"),
                 level: args.level,

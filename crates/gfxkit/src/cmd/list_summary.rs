@@ -2,8 +2,9 @@
 //! `*.dist-info/RECORD` that lists a file), or per file otherwise, which GPU targets it ships
 //! and how many bytes of code objects each.
 
-use crate::cmd::list::{human, FileListing};
+use crate::cmd::list::human;
 use anyhow::Result;
+use gfxkit_inventory::list::FileListing;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;

@@ -9,7 +9,7 @@
 //! in header order; CCOB v3 is read and (with `COMPRESSED_BUNDLE_FORMAT_VERSION=3`) written.
 
 use crate::bundler_cl::{self, Options};
-use crate::bundles;
+use crate::containers as bundles;
 use anyhow::Result;
 use gfxkit_bundle::unbundle::{Extracted, UnbundleOptions};
 use gfxkit_bundle::EntryId;

@@ -3,11 +3,9 @@
 use crate::output;
 use crate::scan;
 use anyhow::{Context, Result};
-use gfxkit_host::entries::{units, UnitKind};
-use gfxkit_host::select::{select_unit, Via};
-use gfxkit_host::Severity;
+use gfxkit_inventory::select::{self, SelectReport};
+use gfxkit_inventory::Inventory;
 use gfxkit_target_id::TargetId;
-use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -41,150 +39,42 @@ pub struct Args {
     pub json: bool,
 }
 
-#[derive(Serialize)]
-struct Report {
-    device: String,
-    files: Vec<FileReport>,
-}
-
-#[derive(Serialize)]
-struct FileReport {
-    path: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-    bundles: Vec<BundleReport>,
-    /// Damage or oddities found while looking for device code.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    problems: Vec<gfxkit_host::Problem>,
-    /// Device code moved out to kpack archives (`HIPK` wrappers): not examined.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    kpack: Vec<gfxkit_host::KpackRef>,
-}
-
-#[derive(Serialize)]
-struct BundleReport {
-    index: usize,
-    kind: UnitKind,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    member: Option<String>,
-    section: Option<String>,
-    offset: u64,
-    selected: Option<String>,
-    via: Option<Via>,
-    reason: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    needs: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    nearest: Vec<String>,
-    #[serde(skip)]
-    unreadable: bool,
-}
-
-type FileFindings = (
-    Vec<BundleReport>,
-    Vec<gfxkit_host::Problem>,
-    Vec<gfxkit_host::KpackRef>,
-);
-
-fn report_file(device: &TargetId, bytes: &[u8]) -> FileFindings {
-    let found = gfxkit_host::discover(bytes);
-    let bundles = units(&found)
-        .into_iter()
-        .enumerate()
-        .map(|(index, u)| {
-            let base = BundleReport {
-                index,
-                kind: u.kind,
-                member: u.location.member.clone(),
-                section: u.location.section.clone(),
-                offset: u.location.offset,
-                selected: None,
-                via: None,
-                reason: String::new(),
-                needs: None,
-                nearest: Vec::new(),
-                unreadable: false,
-            };
-            let s = select_unit(device, &u);
-            let selected = match (&u.entries, s.index) {
-                (Ok(e), Some(i)) => e.get(i).map(|e| e.id.raw().to_owned()),
-                _ => None,
-            };
-            BundleReport {
-                selected,
-                via: s.via,
-                needs: (!s.needs.is_empty()).then(|| s.needs_text()),
-                reason: s.reason.clone(),
-                nearest: s.nearest.clone(),
-                unreadable: u.entries.is_err(),
-                ..base
-            }
-        })
-        .collect();
-    let kpack = found
-        .wrappers
-        .iter()
-        .filter_map(|w| w.kpack.clone())
-        .collect();
-    (bundles, found.problems, kpack)
-}
-
 /// Runs `gfxkit select`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let device = args.device;
-    let scanned = scan::scan(&args.files, &scan::Options::default(), |_, bytes| {
-        Ok(report_file(&device, bytes))
+    let scanned = scan::scan(&args.files, &scan::Options::default(), |path, bytes| {
+        Ok(select::select(
+            &path.display().to_string(),
+            &Inventory::of(bytes),
+            &device,
+        ))
     })
     .context("cannot list the inputs")?;
-    let mut report = Report {
+    let mut report = SelectReport {
         device: device.to_string(),
         files: Vec::new(),
     };
     let mut code = 0u8;
     for s in scanned {
         let path = s.path.display().to_string();
-        match s.result {
-            Ok((bundles, problems, kpack)) => {
-                if !s.explicit && bundles.is_empty() && problems.is_empty() && kpack.is_empty() {
-                    continue; // Found in a directory and holds no device code.
-                }
-                let damaged = problems.iter().any(|p| p.severity == Severity::Error);
-                if bundles.iter().any(|b| b.unreadable) || damaged {
-                    code = 2;
-                } else if bundles.iter().any(|b| b.selected.is_none()) {
-                    code = code.max(1);
-                }
-                report.files.push(FileReport {
-                    path,
-                    error: None,
-                    bundles,
-                    problems,
-                    kpack,
-                });
-            }
-            Err(e) => {
-                code = 2;
-                report.files.push(FileReport {
-                    path,
-                    error: Some(format!("{e:#}")),
-                    bundles: Vec::new(),
-                    problems: Vec::new(),
-                    kpack: Vec::new(),
-                });
-            }
-        }
+        let file = match s.result {
+            Ok(f) if !s.explicit && f.is_empty() => continue, // Found in a directory, no device code.
+            Ok(f) => f,
+            Err(e) => select::unreadable(&path, format!("{e:#}")),
+        };
+        code = code.max(file.status());
+        report.files.push(file);
     }
     if args.json {
         output::print_json(&report)?;
     } else {
-        print_text(&report)?;
+        print_text(&report, &mut std::io::stdout().lock())?;
     }
     Ok(ExitCode::from(code))
 }
 
-fn print_text(r: &Report) -> Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+/// Prints the report as text on `out` (problems go to stderr).
+pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
     writeln!(out, "device {}", r.device)?;
     for f in &r.files {
         if let Some(e) = &f.error {
