@@ -16,6 +16,7 @@
 //!   `info/paths.json` updated.
 //! - [`record`]: wheel `RECORD` files (hash and size of every member).
 //! - [`rpm`]: the RPM lead and headers and the cpio payload.
+//! - [`fuzzing`]: the body of the `package` fuzz target.
 //!
 //! This crate does no file I/O: packages are byte slices, large members go through [`Spill`],
 //! outputs are written to a `Write + Seek` the caller opens.
@@ -40,6 +41,7 @@
 
 pub mod detect;
 pub mod error;
+pub mod fuzzing;
 pub mod record;
 pub mod rewrite;
 pub mod rpm;
