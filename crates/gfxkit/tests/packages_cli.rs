@@ -306,6 +306,36 @@ print('ok')
     // -o is required.
     let out = gfxkit(&["prune", "--keep", "gfx90a", src.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
+    // recompress --in-place: through a verified temporary file, RECORD updated again.
+    let inplace = outdir.join("inplace.whl");
+    std::fs::copy(&dst, &inplace).unwrap();
+    let out = gfxkit(&["recompress", "--in-place", inplace.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed = json_stdout(&gfxkit(&["list", "--json", inplace.to_str().unwrap()]));
+    let formats: Vec<&str> = listed["files"][0]["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["format"].as_str().unwrap())
+        .collect();
+    assert!(
+        !formats.is_empty() && formats.iter().all(|f| *f == "ccob"),
+        "{formats:?}"
+    );
+    sh(
+        d,
+        &format!("python3 check.py {} {}", dst.display(), inplace.display()),
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(&outdir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".gfxkit"))
+        .collect();
+    assert!(leftovers.is_empty());
 }
 
 #[test]
