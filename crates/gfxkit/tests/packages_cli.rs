@@ -82,6 +82,18 @@ fn built() -> &'static Built {
         drop(fdir);
         std::fs::write(d.join("wheel.py"), WHEEL_PY).unwrap();
         std::fs::write(d.join("conda.py"), CONDA_PY).unwrap();
+        std::fs::create_dir_all(d.join("rpmtop/SPECS")).unwrap();
+        std::fs::write(
+            d.join("rpmtop/SPECS/t.spec"),
+            format!(
+                "Name: gfxt\nVersion: 1.0\nRelease: 1\nSummary: t\nLicense: MIT\n\
+                 BuildArch: x86_64\n%description\nt\n%install\n\
+                 mkdir -p %{{buildroot}}/usr/lib64\ncp {} %{{buildroot}}/usr/lib64/\n\
+                 %files\n/usr/lib64/libt.so\n",
+                lib.display()
+            ),
+        )
+        .unwrap();
         sh(
             d,
             "python3 wheel.py gfxt-1.0-py3-none-linux_x86_64.whl libt.so deflated
@@ -97,7 +109,12 @@ fn built() -> &'static Built {
              printf 'Package: gfxt\\nVersion: 1.0\\nArchitecture: amd64\\nMaintainer: t <t@t>\\nDescription: t\\n' > deb/DEBIAN/control
              dpkg-deb -Zxz --build deb gfxt_1.0_amd64.deb >/dev/null
              python3 -c \"import zipfile; z=zipfile.ZipFile('nested.zip','w'); z.write('t.tar.gz','inner/t.tar.gz'); z.close()\"
-             python3 -c \"import zipfile; z=zipfile.ZipFile('empty.whl','w'); z.writestr('a/__init__.py','x=1'); z.close()\"",
+             python3 -c \"import zipfile; z=zipfile.ZipFile('empty.whl','w'); z.writestr('a/__init__.py','x=1'); z.close()\"
+             top=$PWD/rpmtop
+             for c in w6.xzdio w19.zstdio; do
+               rpmbuild -bb --define \"_topdir $top\" --define \"_binary_payload $c\" --define '__strip /bin/true' --define '__os_install_post %{nil}' --define 'debug_package %{nil}' $top/SPECS/t.spec >/dev/null 2>&1
+               mv $top/RPMS/x86_64/gfxt-1.0-1.x86_64.rpm gfxt-$c.rpm
+             done",
         );
         Built { dir, lib }
     })
@@ -139,6 +156,8 @@ fn packages_list_in_place_like_their_members() {
         ("t.tar.bz2", "usr/lib/libt.so"),
         ("gfxt_1.0_amd64.deb", "data.tar.xz!usr/lib/libt.so"),
         ("nested.zip", "inner/t.tar.gz!usr/lib/libt.so"),
+        ("gfxt-w6.xzdio.rpm", "usr/lib64/libt.so"),
+        ("gfxt-w19.zstdio.rpm", "usr/lib64/libt.so"),
     ] {
         let p = d.join(pkg);
         let out = gfxkit(&["list", "--json", p.to_str().unwrap()]);
@@ -165,7 +184,7 @@ fn packages_list_in_place_like_their_members() {
         .iter()
         .filter(|(p, _)| p.contains('!'))
         .count();
-    assert!(n >= 10, "{n} package members found with -r");
+    assert!(n >= 12, "{n} package members found with -r");
 }
 
 #[test]
