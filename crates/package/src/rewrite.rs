@@ -241,7 +241,6 @@ fn rewrite_zip(
                 Vec::new()
             };
             {
-                let mut cw = CountingSeek(&mut w, 0);
                 rewrite_tar(
                     &path,
                     &open,
@@ -250,7 +249,7 @@ fn rewrite_zip(
                     f,
                     &paths_json,
                     Some(Compression::Zstd),
-                    &mut cw,
+                    &mut w,
                     &mut got,
                     &mut hashes,
                 )?;
@@ -348,29 +347,6 @@ fn rewrite_zip(
     w.set_raw_comment(archive.comment().to_vec().into_boxed_slice());
     w.finish().map_err(werr)?;
     Ok(changed)
-}
-
-/// A writer that counts and claims to seek (tar output is written front to back only).
-struct CountingSeek<'w>(&'w mut dyn Write, u64);
-
-impl Write for CountingSeek<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.0.write(buf)?;
-        self.1 += n as u64;
-        Ok(n)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.0.flush()
-    }
-}
-
-impl Seek for CountingSeek<'_> {
-    fn seek(&mut self, pos: io::SeekFrom) -> io::Result<u64> {
-        match pos {
-            io::SeekFrom::Current(0) => Ok(self.1),
-            _ => Err(io::Error::other("tar output is not seekable")),
-        }
-    }
 }
 
 fn encoder<'w>(c: Option<Compression>, w: &'w mut dyn Write) -> io::Result<Box<dyn Finish + 'w>> {

@@ -442,7 +442,7 @@ pub(crate) fn read_member(
         Bytes::Memory(buf)
     } else {
         let io = |e: io::Error| Error::new(path, ErrorKind::Io(format!("temporary file: {e}")));
-        let mut w = ctx_spill(spill).map_err(io)?;
+        let mut w = spill.create().map_err(io)?;
         w.write_all(&buf).map_err(io)?;
         drop(buf);
         let mut chunk = vec![0u8; 1 << 20];
@@ -490,10 +490,6 @@ pub(crate) fn read_member(
         }
     }
     Ok(bytes)
-}
-
-fn ctx_spill(spill: &dyn Spill) -> io::Result<Box<dyn SpillWriter>> {
-    spill.create()
 }
 
 fn too_big(path: &str, declared: Option<u64>, limit: u64) -> Error {
