@@ -4,7 +4,7 @@ use crate::fatbin::{self, BundleFormat, SplitStop};
 use crate::limits;
 use crate::offloading::{self, ImageKind, OffloadKind, OFFLOAD_BINARY_MAGIC};
 use crate::problem::{Location, Problem, ProblemKind};
-use crate::read::offset_within;
+use gfxkit_bundle::le::offset_within;
 use serde::Serialize;
 
 /// What kind of file the input is, judged from its first bytes.
@@ -462,7 +462,7 @@ impl<'data> Walker<'data> {
         let first = self.out.bundles.len();
         let (found, stop) = fatbin::split_bundles(data);
         for b in found {
-            let Some(bytes) = crate::read::bytes_at(data, b.offset, b.len) else {
+            let Some(bytes) = gfxkit_bundle::le::bytes_at(data, b.offset, b.len) else {
                 continue; // Not reached: split_bundles returns only bundles inside `data`.
             };
             self.out.bundles.push(FoundBundle {

@@ -5,7 +5,7 @@ use crate::discover::{
 };
 use crate::limits;
 use crate::problem::{Location, Problem, ProblemKind};
-use crate::read::{u32_at, u64_at};
+use gfxkit_bundle::le::{u32_at, u64_at};
 use object::elf::{self, FileHeader64};
 use object::read::elf::{FileHeader, ProgramHeader, Rel, Rela, SectionHeader, Sym};
 use object::LittleEndian as LE;

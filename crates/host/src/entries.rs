@@ -59,8 +59,9 @@ pub fn read_header(
 }
 
 /// Bytes of an uncompressed bundle the HIP runtime hands to comgr to find a code object: a
-/// header longer than this cannot be read, and nothing in the bundle can be loaded.
-pub const HIP_HEADER_LIMIT: u64 = 4096;
+/// header longer than this cannot be read, and nothing in the bundle can be loaded (the bundle
+/// crate's [`HIP_HEADER_READ_LIMIT`](gfxkit_bundle::limits::HIP_HEADER_READ_LIMIT)).
+pub const HIP_HEADER_LIMIT: u64 = gfxkit_bundle::limits::HIP_HEADER_READ_LIMIT;
 
 /// The parsed entry IDs of a bundle, in header order, skipping IDs that do not parse.
 pub fn entry_ids(format: BundleFormat, bytes: &[u8]) -> Result<Vec<EntryId>, EntriesError> {
@@ -75,16 +76,19 @@ fn compressed_header(
     method: CompressionMethod,
     bytes: &[u8],
 ) -> Result<(Vec<HeaderEntry>, u64), EntriesError> {
-    let (header_len, declared) = match version {
-        1 => (20usize, crate::read::u32_at(bytes, 8).map(u64::from)),
-        2 => (24, crate::read::u32_at(bytes, 12).map(u64::from)),
-        3 => (32, crate::read::u64_at(bytes, 16)),
-        v => return Err(EntriesError(format!("unknown CCOB version {v}"))),
-    };
-    let declared = declared.ok_or_else(|| EntriesError("truncated CCOB header".into()))?;
-    let payload = bytes
-        .get(header_len..)
-        .ok_or_else(|| EntriesError("truncated CCOB header".into()))?;
+    // The CCOB header as the bundle crate reads it (version, method, declared sizes).
+    let header = gfxkit_bundle::ccob::Header::parse(bytes)
+        .map_err(|e| EntriesError(format!("CCOB header: {e}")))?;
+    if header.version != version || header.method.as_u16() != method.0 {
+        return Err(EntriesError(format!(
+            "CCOB header says v{} {}, not {}",
+            header.version,
+            header.method.name(),
+            BundleFormat::Compressed { version, method }
+        )));
+    }
+    let declared = header.uncompressed_size;
+    let payload = header.payload(bytes);
     let limit = declared.min(MAX_HEADER_PREFIX);
     let mut reader: Box<dyn Read + '_> = match method {
         CompressionMethod::ZSTD => {

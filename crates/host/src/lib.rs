@@ -68,7 +68,6 @@ pub mod kfd;
 pub mod limits;
 pub mod offloading;
 pub mod problem;
-mod read;
 pub mod select;
 
 pub use discover::{

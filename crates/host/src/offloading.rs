@@ -8,7 +8,7 @@
 //! binary. Several binaries may follow each other in one section, each starting 8-aligned.
 
 use crate::limits;
-use crate::read::{bytes_at, u16_at, u32_at, u64_at};
+use gfxkit_bundle::le::{bytes_at, u16_at, u32_at, u64_at};
 use serde::Serialize;
 use std::fmt;
 

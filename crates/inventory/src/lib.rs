@@ -22,6 +22,7 @@
 //! - [`verify`](mod@verify): the verification rules, as typed [`verify::Finding`]s.
 //! - [`select`](mod@select): the code object the HIP runtime would load per unit.
 //! - [`doctor`](mod@doctor): whether a library runs on a device ([`doctor::verdict`]).
+//! - [`inspect`](mod@inspect): one code object, as `gfxkit inspect --json` prints it.
 //! - [`size`]: device bytes per architecture, file and bundle ([`size::build_report`]).
 //! - [`error`]: [`Error`] = [`ErrorKind`] + context, with the entry and offset it names.
 //!
@@ -56,6 +57,7 @@
 pub mod doctor;
 pub mod error;
 pub mod extract;
+pub mod inspect;
 pub mod inventory;
 pub mod list;
 pub mod locate;

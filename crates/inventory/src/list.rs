@@ -50,6 +50,9 @@ pub struct FileListing {
     /// A remark in place of bundles: set for a package in which no member holds device code.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The typed error behind `error`, when the inventory produced one.
+    #[serde(skip)]
+    pub failure: Option<crate::Error>,
 }
 
 impl FileListing {
@@ -242,9 +245,11 @@ pub fn list(name: &str, inv: &Inventory<'_>, check: bool) -> FileListing {
         error: None,
         problems: Vec::new(),
         note: None,
+        failure: None,
     };
     if let Some(e) = &inv.error {
         out.error = Some(format!("{name}: {e}"));
+        out.failure = Some(e.clone());
         return out;
     }
     out.problems = inv.problems.clone();
@@ -258,6 +263,7 @@ pub fn list(name: &str, inv: &Inventory<'_>, check: bool) -> FileListing {
                     }
                     _ => format!("{name}: {}: {e}", b.describe()),
                 });
+                out.failure = Some(e);
                 break;
             }
         }
@@ -273,6 +279,7 @@ pub fn unreadable(name: &str, error: String) -> FileListing {
         error: Some(error),
         problems: Vec::new(),
         note: None,
+        failure: None,
     }
 }
 

@@ -279,25 +279,37 @@ fn check_entries(cx: &mut Ctx<'_>, entries: &[(usize, &str, Option<&[u8]>)]) {
             if !same_kind || a.triple() != b.triple() {
                 continue;
             }
-            if let (EntryTarget::Known(x), EntryTarget::Known(y)) = (a.target(), b.target()) {
-                if let Err(c) = gfxkit_target_id::check_conflicts([y, x]) {
-                    cx.add(
-                        Some(*ia),
-                        Some(a.raw()),
-                        FindingKind::Conflict { other: *ib },
-                        format!("conflicts with entry {ib} ({}): {c}", b.raw()),
-                    );
-                } else if x == y && a.kind() != b.kind() {
-                    cx.add(
-                        Some(*ia),
-                        Some(a.raw()),
-                        FindingKind::SameTarget { other: *ib },
-                        format!(
-                            "same target as entry {ib} ({}); only one can be picked",
-                            b.raw()
-                        ),
-                    );
+            if gfxkit_bundle::unbundle::targets_conflict(b.target(), a.target()) {
+                let why = match (a.target(), b.target()) {
+                    (EntryTarget::Known(x), EntryTarget::Known(y)) => {
+                        gfxkit_target_id::check_conflicts([y, x])
+                            .err()
+                            .map(|c| c.to_string())
+                    }
+                    _ => None,
                 }
+                .unwrap_or_else(|| {
+                    "for one processor, either every ID names features or none does".to_owned()
+                });
+                cx.add(
+                    Some(*ia),
+                    Some(a.raw()),
+                    FindingKind::Conflict { other: *ib },
+                    format!("conflicts with entry {ib} ({}): {why}", b.raw()),
+                );
+            } else if matches!(a.target(), EntryTarget::Known(_))
+                && a.target() == b.target()
+                && a.kind() != b.kind()
+            {
+                cx.add(
+                    Some(*ia),
+                    Some(a.raw()),
+                    FindingKind::SameTarget { other: *ib },
+                    format!(
+                        "same target as entry {ib} ({}); only one can be picked",
+                        b.raw()
+                    ),
+                );
             }
         }
     }

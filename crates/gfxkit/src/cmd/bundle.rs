@@ -149,18 +149,25 @@ pub fn run(args: Args) -> Result<ExitCode> {
         ids.push(entry_id(file, id.as_deref(), &data)?);
         files.push(Some(data));
     }
-    // The bundler's conflict rule, per kind and triple.
-    for (i, a) in ids.iter().enumerate() {
-        for b in &ids[..i] {
-            if a.kind() == b.kind() && a.triple() == b.triple() {
-                if let (EntryTarget::Known(x), EntryTarget::Known(y)) = (a.target(), b.target()) {
-                    gfxkit_target_id::check_conflicts([y, x])
-                        .with_context(|| format!("cannot bundle {b} with {a}"))?;
-                }
-                if a == b {
-                    bail!("{a} is given twice");
-                }
+    // The bundler's conflict rule, per kind and triple (the library's).
+    if let Some((b, a)) = gfxkit_bundle::unbundle::find_conflict(ids.iter().enumerate()) {
+        let (a, b) = (&ids[a], &ids[b]);
+        let why = match (a.target(), b.target()) {
+            (EntryTarget::Known(x), EntryTarget::Known(y)) => {
+                gfxkit_target_id::check_conflicts([y, x])
+                    .err()
+                    .map(|c| c.to_string())
             }
+            _ => None,
+        }
+        .unwrap_or_else(|| {
+            "for one processor, either every ID names features or none does".to_owned()
+        });
+        return Err(anyhow::anyhow!(why).context(format!("cannot bundle {b} with {a}")));
+    }
+    for (i, a) in ids.iter().enumerate() {
+        if let Some(b) = ids[..i].iter().find(|b| *b == a) {
+            bail!("{b} is given twice");
         }
     }
     let written: Vec<String> = ids.iter().map(EntryId::canonical).collect();

@@ -1,19 +1,20 @@
-//! Bounds-checked little-endian reads over untrusted bytes.
+//! The bounds-checked little-endian reader over untrusted bytes: every read is `None` past
+//! the end, never a panic. Used by this crate and by gfxkit-host.
 
 /// Reads a little-endian `u16` at `offset`, or `None` past the end.
-pub(crate) fn u16_at(data: &[u8], offset: u64) -> Option<u16> {
+pub fn u16_at(data: &[u8], offset: u64) -> Option<u16> {
     let b = bytes_at(data, offset, 2)?;
     Some(u16::from_le_bytes([b[0], b[1]]))
 }
 
 /// Reads a little-endian `u32` at `offset`, or `None` past the end.
-pub(crate) fn u32_at(data: &[u8], offset: u64) -> Option<u32> {
+pub fn u32_at(data: &[u8], offset: u64) -> Option<u32> {
     let b = bytes_at(data, offset, 4)?;
     Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }
 
 /// Reads a little-endian `u64` at `offset`, or `None` past the end.
-pub(crate) fn u64_at(data: &[u8], offset: u64) -> Option<u64> {
+pub fn u64_at(data: &[u8], offset: u64) -> Option<u64> {
     let b = bytes_at(data, offset, 8)?;
     let mut a = [0u8; 8];
     a.copy_from_slice(b);
@@ -21,7 +22,7 @@ pub(crate) fn u64_at(data: &[u8], offset: u64) -> Option<u64> {
 }
 
 /// The `len` bytes at `offset`, or `None` when they run past the end.
-pub(crate) fn bytes_at(data: &[u8], offset: u64, len: u64) -> Option<&[u8]> {
+pub fn bytes_at(data: &[u8], offset: u64, len: u64) -> Option<&[u8]> {
     let start = usize::try_from(offset).ok()?;
     let len = usize::try_from(len).ok()?;
     let end = start.checked_add(len)?;
@@ -29,7 +30,7 @@ pub(crate) fn bytes_at(data: &[u8], offset: u64, len: u64) -> Option<&[u8]> {
 }
 
 /// Offset of `inner` within `outer`, when `inner` is a sub-slice of it.
-pub(crate) fn offset_within(outer: &[u8], inner: &[u8]) -> Option<u64> {
+pub fn offset_within(outer: &[u8], inner: &[u8]) -> Option<u64> {
     let o = outer.as_ptr() as usize;
     let i = inner.as_ptr() as usize;
     let off = i.checked_sub(o)?;
