@@ -116,7 +116,7 @@ fn walk_dir(
 
 /// Reads the first bytes of `path` and tells whether it may hold device code.
 pub fn worth_reading(path: &Path) -> bool {
-    let mut prefix = [0u8; 64];
+    let mut prefix = [0u8; gfxkit_package::detect::PREFIX_LEN];
     let Ok(mut f) = std::fs::File::open(path) else {
         return true; // Let the real open report the error.
     };
@@ -128,11 +128,14 @@ pub fn worth_reading(path: &Path) -> bool {
             Err(_) => return true,
         }
     }
-    InputKind::sniff(&prefix[..n]).may_hold_device_code()
+    InputKind::sniff(&prefix[..n]).may_hold_device_code() || crate::input::is_package(&prefix[..n])
 }
 
 /// Runs `f` over the bytes of every file under `paths` that may hold device code (files named
-/// directly are always read), in parallel. Results are in path order.
+/// directly are always read), in parallel. Results are in path order. Packages (wheels,
+/// conda, deb, rpm, tarballs) give one result per member that may hold device code, with the
+/// path `package!member`; a package named directly that has none gives an error of
+/// [`crate::input::NoDeviceCode`] (one found in a directory is left out).
 pub fn scan<T, F>(paths: &[PathBuf], opts: &Options, f: F) -> Result<Vec<Scanned<T>>>
 where
     T: Send,
@@ -140,18 +143,31 @@ where
 {
     let candidates = collect(paths)?;
     let bar = crate::output::progress(candidates.len() as u64, "scanning", opts.quiet);
-    let results: Vec<Option<Scanned<T>>> = candidates
+    let results: Vec<Vec<Scanned<T>>> = candidates
         .par_iter()
         .map(|c| {
             let out = if c.explicit || worth_reading(&c.path) {
-                let result = Input::open(&c.path).and_then(|input| f(&c.path, &input));
-                Some(Scanned {
-                    path: c.path.clone(),
-                    explicit: c.explicit,
-                    result,
-                })
+                match crate::input::for_each(&c.path, |input: Input| f(input.path(), &input)) {
+                    Ok(items) => items
+                        .into_iter()
+                        .filter(|(_, r)| {
+                            c.explicit
+                                || !matches!(r, Err(e) if e.downcast_ref::<crate::input::NoDeviceCode>().is_some())
+                        })
+                        .map(|(path, result)| Scanned {
+                            path,
+                            explicit: c.explicit,
+                            result,
+                        })
+                        .collect(),
+                    Err(e) => vec![Scanned {
+                        path: c.path.clone(),
+                        explicit: c.explicit,
+                        result: Err(e),
+                    }],
+                }
             } else {
-                None
+                Vec::new()
             };
             bar.inc(1);
             out

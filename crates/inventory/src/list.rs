@@ -47,6 +47,9 @@ pub struct FileListing {
     /// Damage or oddities found in a host binary, with where.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<gfxkit_host::Problem>,
+    /// A remark in place of bundles: set for a package in which no member holds device code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// The typed error behind `error`, when the inventory produced one.
     #[serde(skip)]
     pub failure: Option<crate::Error>,
@@ -241,6 +244,7 @@ pub fn list(name: &str, inv: &Inventory<'_>, check: bool) -> FileListing {
         bundles: Vec::new(),
         error: None,
         problems: Vec::new(),
+        note: None,
         failure: None,
     };
     if let Some(e) = &inv.error {
@@ -274,6 +278,7 @@ pub fn unreadable(name: &str, error: String) -> FileListing {
         bundles: Vec::new(),
         error: Some(error),
         problems: Vec::new(),
+        note: None,
         failure: None,
     }
 }

@@ -112,17 +112,38 @@ fn sources(args: &Args) -> Result<Vec<Source>> {
             out.push((c.path, stem, false));
         }
     }
-    out.into_iter()
-        .map(|(path, stem, explicit)| {
-            let data = crate::input::Input::open(&path)?;
-            Ok(Source {
-                path,
+    let mut sources = Vec::new();
+    for (path, stem, explicit) in out {
+        let items = crate::input::for_each(&path, Ok)?;
+        let package = items.len() > 1 || items.first().is_some_and(|(p, _)| *p != path);
+        for (member, r) in items {
+            let data = match r {
+                Ok(d) => d,
+                Err(e) if e.downcast_ref::<crate::input::NoDeviceCode>().is_some() && !explicit => {
+                    continue
+                }
+                Err(e) => return Err(e.context(format!("cannot read {}", member.display()))),
+            };
+            // Members of a package are named after the package and the member's path.
+            let stem = if package {
+                let inner = member
+                    .to_string_lossy()
+                    .split_once('!')
+                    .map(|(_, m)| m.to_owned())
+                    .unwrap_or_default();
+                sanitize(&format!("{stem}_{}", inner.replace(['/', '!'], "_")))
+            } else {
+                stem.clone()
+            };
+            sources.push(Source {
+                path: member,
                 explicit,
                 stem,
                 data,
-            })
-        })
-        .collect()
+            });
+        }
+    }
+    Ok(sources)
 }
 
 /// One entry to write.

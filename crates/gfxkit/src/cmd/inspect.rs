@@ -45,6 +45,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let co = CodeObject::parse(&input).with_context(|| {
         let hint = if input.starts_with(b"__CLANG_OFFLOAD_BUNDLE__") || input.starts_with(b"CCOB") {
             " (it is an offload bundle: see `gfxkit list` and `gfxkit extract`)"
+        } else if crate::input::is_package(&input) {
+            " (it is a package: `gfxkit list` names its members, PACKAGE!MEMBER)"
         } else {
             ""
         };

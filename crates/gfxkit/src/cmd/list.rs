@@ -32,6 +32,13 @@ Examples:
   gfxkit list --json librocsparse.so.hip_fatbin
   gfxkit list -r /opt/rocm/lib
   gfxkit list --check *.hipfb
+  gfxkit list torch-2.5.1+rocm6.2-cp312-cp312-linux_x86_64.whl
+  gfxkit list --summary --json venv/lib/python3.12/site-packages
+
+Packages (wheels and zip files, .conda and .tar.bz2 conda packages, .deb, .rpm, .tar{,.gz,.xz,
+.zst,.bz2}, archives inside archives) are read in place, detected by their magic bytes: each
+member that holds device code is listed as its own file, path PACKAGE!MEMBER (nested
+archives chain with '!'). A package without device code says so (a note in JSON).
 
 Exit codes: 0 listed; 1 a --check hash mismatch; 2 an unreadable or damaged file.")]
 pub struct Args {
@@ -49,20 +56,47 @@ pub struct Args {
     /// Search directories recursively (files that cannot hold device code are skipped).
     #[arg(short = 'r', long)]
     recursive: bool,
+    /// Print per package (or per site-packages distribution, from its *.dist-info/RECORD,
+    /// or per file) the targets it ships and the bytes of each; searches directories. JSON:
+    /// {"packages":[{"name", "kind", "files", "targets":{TARGET: BYTES}, "architectures",
+    /// "device_bytes"}], "without_device_code":[PATH]}.
+    #[arg(long)]
+    summary: bool,
 }
 
-/// Lists one file; errors are kept in the listing.
-pub fn list_file(path: &Path, check: bool) -> FileListing {
-    let name = path.display().to_string();
-    match crate::input::Input::open(path) {
-        Ok(data) => list::list_bytes(&name, &data, check),
-        Err(e) => list::unreadable(&name, format!("{e:#}")),
+/// The listing of one input as `crate::input::for_each` or a scan returned it.
+fn from_result(path: &Path, r: Result<FileListing>) -> FileListing {
+    match r {
+        Ok(l) => l,
+        Err(e) if e.downcast_ref::<crate::input::NoDeviceCode>().is_some() => FileListing {
+            note: Some(e.to_string()),
+            ..list::list_bytes(&path.display().to_string(), &[], false)
+        },
+        Err(e) => list::unreadable(&path.display().to_string(), format!("{e:#}")),
+    }
+}
+
+/// Lists one file, or each member of a package that may hold device code; errors are kept
+/// in the listing.
+pub fn list_file(path: &Path, check: bool) -> Vec<FileListing> {
+    match crate::input::for_each(path, |data| {
+        Ok(list::list_bytes(
+            &data.path().display().to_string(),
+            &data,
+            check,
+        ))
+    }) {
+        Ok(items) => items.into_iter().map(|(p, r)| from_result(&p, r)).collect(),
+        Err(e) => vec![list::unreadable(
+            &path.display().to_string(),
+            format!("{e:#}"),
+        )],
     }
 }
 
 /// Runs `gfxkit list`.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let files = if args.recursive {
+    let files = if args.recursive || args.summary {
         let check = args.check;
         crate::scan::scan(
             &args.files,
@@ -73,10 +107,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .filter_map(|s| match s.result {
             Ok(l) if s.explicit || !l.bundles.is_empty() || l.error.is_some() => Some(l),
             Ok(_) => None,
-            Err(e) => Some(list::unreadable(
-                &s.path.display().to_string(),
-                format!("{e:#}"),
-            )),
+            r => Some(from_result(&s.path, r)),
         })
         .collect()
     } else {
@@ -85,9 +116,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         args.files
             .iter()
-            .map(|p| list_file(p, args.check))
+            .flat_map(|p| list_file(p, args.check))
             .collect::<Vec<_>>()
     };
+    if args.summary {
+        let failed = files.iter().any(|f| f.error.is_some());
+        crate::cmd::list_summary::print(&files, args.json)?;
+        return Ok(ExitCode::from(if failed { 2 } else { 0 }));
+    }
     let summary = args.recursive.then(|| list::summarize(&files));
     let listing = Listing { files, summary };
     let (failed, bad_hash) = (listing.failed(), listing.bad_hash());
@@ -153,7 +189,9 @@ pub fn print_text(listing: &Listing, out: &mut dyn Write) -> Result<()> {
         for (bi, b) in f.bundles.iter().enumerate() {
             print_bundle(out, bi, b)?;
         }
-        if f.bundles.is_empty() && f.error.is_none() {
+        if let Some(note) = &f.note {
+            writeln!(out, "  ({note})")?;
+        } else if f.bundles.is_empty() && f.error.is_none() {
             writeln!(out, "  (no offload bundle)")?;
         }
         if !f.problems.is_empty() || f.error.is_some() {

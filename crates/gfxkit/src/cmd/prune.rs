@@ -18,7 +18,15 @@ use std::process::ExitCode;
 #[command(after_help = "Examples:\n  \
 gfxkit prune --keep gfx90a librocsparse.so -o librocsparse-gfx90a.so\n  \
 gfxkit prune --drop gfx906 --drop gfx908 libfoo.so --in-place\n  \
-gfxkit prune --keep gfx1030 --dry-run app\n\n\
+gfxkit prune --keep gfx1030 --dry-run app\n  \
+gfxkit prune --keep gfx942 torch-2.5.1+rocm6.2-cp312-cp312-linux_x86_64.whl -o out/\
+torch-2.5.1+rocm6.2-cp312-cp312-linux_x86_64.whl\n\n\
+Packages: each member of a wheel, .conda, .tar.bz2 conda package or tarball that holds device \
+code is rewritten; the package is written again with every other member copied as it was and \
+*.dist-info/RECORD (wheels) or info/paths.json (conda) updated, read back and checked before the \
+rename. .deb and .rpm packages are refused (their checksums and signatures need the \
+distribution's tools). --json then prints {input, output, dry_run, members: [{path, \
+size_before, size_after, ...the report of that member}]}.\n\n\
 --keep gfx90a keeps gfx90a, gfx90a:xnack+ and gfx90a:xnack- entries; --keep gfx90a:xnack+ keeps \
 gfx90a:xnack+ and gfx90a (which runs on such devices). --drop drops the entries a pattern names.\n\n\
 --json prints {input, output, dry_run, seconds, kind, size_before, size_after, regions: [{member, \
@@ -169,6 +177,9 @@ pub fn execute(io: &IoArgs, t: &Transform) -> Result<ExitCode> {
         }
     }
     let input = Input::open(&io.input)?;
+    if crate::input::is_package(&input) {
+        return crate::cmd::prune_package::execute(io, t, &input);
+    }
     let name = io.input.display().to_string();
     let started = std::time::Instant::now();
     // A spinner with the current phase on a terminal; nothing when stderr is not one.

@@ -1,7 +1,6 @@
 //! `gfxkit size`: where device bytes go, per architecture, file and bundle, and what a prune
 //! would save.
 
-use crate::input::Input;
 use anyhow::{Context, Result};
 use gfxkit_inventory::size::{self, ArchRow, SizeReport};
 use std::io::Write;
@@ -79,7 +78,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut errors = Vec::new();
     for p in &paths {
         let named = explicit.contains(&p);
-        let input = match Input::open(p) {
+        let items = match crate::input::for_each(p, |input| {
+            Ok((input.path().display().to_string(), size::survey(&input)))
+        }) {
             Ok(i) => i,
             Err(e) if !named => {
                 errors.push(format!("{}: {e:#}", p.display()));
@@ -87,13 +88,27 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
             Err(e) => return Err(e),
         };
-        match size::survey(&input) {
-            Ok(s) if s.regions.iter().any(|r| !r.bundles.is_empty()) => {
-                surveyed.push((p.display().to_string(), s))
+        for (member, r) in items {
+            let (name, survey) = match r {
+                Ok(x) => x,
+                Err(e) if e.downcast_ref::<crate::input::NoDeviceCode>().is_some() && !named => {
+                    continue
+                }
+                Err(e) => {
+                    errors.push(format!("{}: {e:#}", member.display()));
+                    continue;
+                }
+            };
+            match survey {
+                Ok(s) if s.regions.iter().any(|r| !r.bundles.is_empty()) => {
+                    surveyed.push((name, s))
+                }
+                Ok(_) => {}
+                Err(e)
+                    if matches!(e.kind, gfxkit_shrink::ErrorKind::Unsupported(_))
+                        && (!named || member != *p) => {}
+                Err(e) => errors.push(format!("{name}: {e}")),
             }
-            Ok(_) => {}
-            Err(e) if matches!(e.kind, gfxkit_shrink::ErrorKind::Unsupported(_)) && !named => {}
-            Err(e) => errors.push(format!("{}: {e}", p.display())),
         }
     }
     let mut report = size::build_report(&surveyed, &args.keep)?;

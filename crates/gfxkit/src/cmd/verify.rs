@@ -41,13 +41,6 @@ pub struct Args {
     recursive: bool,
 }
 
-/// Verifies one file. Errors are for unreadable files and files without device code.
-pub fn verify_file(path: &std::path::Path) -> Result<Verification> {
-    let data = crate::input::Input::open(path)?;
-    let name = data.path().display().to_string();
-    verify::verify_bytes(&name, &data).map_err(|e| anyhow::anyhow!("{name}: {e}"))
-}
-
 fn counts(r: &Verification) -> String {
     format!(
         "{} bundle{}, {} entr{}",
@@ -82,8 +75,19 @@ pub fn run(args: Args) -> Result<ExitCode> {
             if f.is_dir() {
                 bail!("{} is a directory (use -r to search it)", f.display());
             }
-            match verify_file(f).with_context(|| format!("cannot verify {}", f.display())) {
-                Ok(r) => reports.push(r),
+            let each = crate::input::for_each(f, |data| {
+                let name = data.path().display().to_string();
+                verify::verify_bytes(&name, &data).map_err(|e| anyhow::anyhow!("{name}: {e}"))
+            });
+            match each.with_context(|| format!("cannot verify {}", f.display())) {
+                Ok(items) => {
+                    for (p, r) in items {
+                        match r.with_context(|| format!("cannot verify {}", p.display())) {
+                            Ok(r) => reports.push(r),
+                            Err(e) => errors.push(e),
+                        }
+                    }
+                }
                 Err(e) => errors.push(e),
             }
         }

@@ -1,0 +1,416 @@
+//! Packages read in place: wheels, conda packages (`.conda`, `.tar.bz2`), tarballs, a `.deb`
+//! and a nested archive around a clang-19 built shared library, listed as `package!member` and
+//! compared with listing the library itself; damaged packages; a pruned wheel that pip
+//! installs.
+
+mod common;
+mod host_fixtures;
+
+use common::json_stdout;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+struct Built {
+    dir: tempfile::TempDir,
+    lib: PathBuf,
+}
+
+fn gfxkit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gfxkit"))
+        .args(args)
+        .output()
+        .expect("run gfxkit")
+}
+
+fn sh(dir: &Path, script: &str) {
+    let out = Command::new("sh")
+        .arg("-ec")
+        .arg(script)
+        .current_dir(dir)
+        .output()
+        .expect("run sh");
+    assert!(
+        out.status.success(),
+        "{script}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+const WHEEL_PY: &str = r#"
+import zipfile, hashlib, base64, sys
+def h(b): return 'sha256=' + base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b'=').decode()
+out, lib, method = sys.argv[1], sys.argv[2], sys.argv[3]
+files = {
+  'gfxt/__init__.py': b'import os\nHERE = os.path.dirname(__file__)\n',
+  'gfxt/lib/libt.so': open(lib, 'rb').read(),
+  'gfxt-1.0.dist-info/METADATA': b'Metadata-Version: 2.1\nName: gfxt\nVersion: 1.0\n',
+  'gfxt-1.0.dist-info/WHEEL': b'Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: py3-none-linux_x86_64\n',
+}
+rec = ''.join(f'{n},{h(b)},{len(b)}\n' for n, b in files.items()) + 'gfxt-1.0.dist-info/RECORD,,\n'
+m = zipfile.ZIP_STORED if method == 'stored' else zipfile.ZIP_DEFLATED
+with zipfile.ZipFile(out, 'w', m) as z:
+    for n, b in files.items(): z.writestr(n, b)
+    z.writestr('gfxt-1.0.dist-info/RECORD', rec)
+"#;
+
+const CONDA_PY: &str = r#"
+import zipfile, sys, subprocess, json, hashlib, os
+out, lib = sys.argv[1], sys.argv[2]
+os.makedirs('conda/pkg/lib', exist_ok=True); os.makedirs('conda/info/info', exist_ok=True)
+data = open(lib, 'rb').read()
+open('conda/pkg/lib/libt.so', 'wb').write(data)
+paths = {'paths': [{'_path': 'lib/libt.so', 'path_type': 'hardlink', 'sha256': hashlib.sha256(data).hexdigest(), 'size_in_bytes': len(data)}], 'paths_version': 1}
+open('conda/info/info/paths.json', 'w').write(json.dumps(paths, indent=2, sort_keys=True))
+subprocess.check_call(['tar', '--zstd', '-cf', 'conda/pkg-gfxt-1.0-0.tar.zst', '-C', 'conda/pkg', 'lib'])
+subprocess.check_call(['tar', '--zstd', '-cf', 'conda/info-gfxt-1.0-0.tar.zst', '-C', 'conda/info', 'info'])
+with zipfile.ZipFile(out, 'w', zipfile.ZIP_STORED) as z:
+    z.writestr('metadata.json', '{"conda_pkg_format_version": 2}')
+    z.write('conda/info-gfxt-1.0-0.tar.zst', 'info-gfxt-1.0-0.tar.zst')
+    z.write('conda/pkg-gfxt-1.0-0.tar.zst', 'pkg-gfxt-1.0-0.tar.zst')
+"#;
+
+fn built() -> &'static Built {
+    static B: OnceLock<Built> = OnceLock::new();
+    B.get_or_init(|| {
+        let (fdir, so) = host_fixtures::build_shared();
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let lib = d.join("libt.so");
+        std::fs::copy(&so, &lib).unwrap();
+        drop(fdir);
+        std::fs::write(d.join("wheel.py"), WHEEL_PY).unwrap();
+        std::fs::write(d.join("conda.py"), CONDA_PY).unwrap();
+        std::fs::create_dir_all(d.join("rpmtop/SPECS")).unwrap();
+        std::fs::write(
+            d.join("rpmtop/SPECS/t.spec"),
+            format!(
+                "Name: gfxt\nVersion: 1.0\nRelease: 1\nSummary: t\nLicense: MIT\n\
+                 BuildArch: x86_64\n%description\nt\n%install\n\
+                 mkdir -p %{{buildroot}}/usr/lib64\ncp {} %{{buildroot}}/usr/lib64/\n\
+                 %files\n/usr/lib64/libt.so\n",
+                lib.display()
+            ),
+        )
+        .unwrap();
+        sh(
+            d,
+            "python3 wheel.py gfxt-1.0-py3-none-linux_x86_64.whl libt.so deflated
+             python3 wheel.py stored.whl libt.so stored
+             python3 conda.py gfxt-1.0-0.conda libt.so
+             mkdir -p root/usr/lib && cp libt.so root/usr/lib/ && echo 'x = 1' > root/usr/lib/a.py
+             tar -cf t.tar -C root usr
+             tar -czf t.tar.gz -C root usr
+             tar -cJf t.tar.xz -C root usr
+             tar --zstd -cf t.tar.zst -C root usr
+             tar -cjf t.tar.bz2 -C root usr
+             mkdir -p deb/DEBIAN && cp -r root/usr deb/
+             printf 'Package: gfxt\\nVersion: 1.0\\nArchitecture: amd64\\nMaintainer: t <t@t>\\nDescription: t\\n' > deb/DEBIAN/control
+             dpkg-deb -Zxz --build deb gfxt_1.0_amd64.deb >/dev/null
+             python3 -c \"import zipfile; z=zipfile.ZipFile('nested.zip','w'); z.write('t.tar.gz','inner/t.tar.gz'); z.close()\"
+             python3 -c \"import zipfile; z=zipfile.ZipFile('empty.whl','w'); z.writestr('a/__init__.py','x=1'); z.close()\"
+             top=$PWD/rpmtop
+             for c in w6.xzdio w19.zstdio; do
+               rpmbuild -bb --define \"_topdir $top\" --define \"_binary_payload $c\" --define '__strip /bin/true' --define '__os_install_post %{nil}' --define 'debug_package %{nil}' $top/SPECS/t.spec >/dev/null 2>&1
+               mv $top/RPMS/x86_64/gfxt-1.0-1.x86_64.rpm gfxt-$c.rpm
+             done",
+        );
+        Built { dir, lib }
+    })
+}
+
+/// The entries of every bundle of each listed file, keyed by path.
+fn entries(json: &Value) -> Vec<(String, Vec<Value>)> {
+    json["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let mut bundles = f["bundles"].clone();
+            (f["path"].as_str().unwrap().to_owned(), {
+                bundles.as_array_mut().unwrap().iter_mut().for_each(|b| {
+                    b.as_object_mut().unwrap().remove("member");
+                });
+                bundles.as_array().unwrap().clone()
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn packages_list_in_place_like_their_members() {
+    let b = built();
+    let d = b.dir.path();
+    let lib = json_stdout(&gfxkit(&["list", "--json", b.lib.to_str().unwrap()]));
+    let want = entries(&lib).remove(0).1;
+    assert!(!want.is_empty());
+    for (pkg, member) in [
+        ("gfxt-1.0-py3-none-linux_x86_64.whl", "gfxt/lib/libt.so"),
+        ("stored.whl", "gfxt/lib/libt.so"),
+        ("gfxt-1.0-0.conda", "pkg-gfxt-1.0-0.tar.zst!lib/libt.so"),
+        ("t.tar", "usr/lib/libt.so"),
+        ("t.tar.gz", "usr/lib/libt.so"),
+        ("t.tar.xz", "usr/lib/libt.so"),
+        ("t.tar.zst", "usr/lib/libt.so"),
+        ("t.tar.bz2", "usr/lib/libt.so"),
+        ("gfxt_1.0_amd64.deb", "data.tar.xz!usr/lib/libt.so"),
+        ("nested.zip", "inner/t.tar.gz!usr/lib/libt.so"),
+        ("gfxt-w6.xzdio.rpm", "usr/lib64/libt.so"),
+        ("gfxt-w19.zstdio.rpm", "usr/lib64/libt.so"),
+    ] {
+        let p = d.join(pkg);
+        let out = gfxkit(&["list", "--json", p.to_str().unwrap()]);
+        assert!(
+            out.status.success(),
+            "{pkg}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got = entries(&json_stdout(&out));
+        assert_eq!(got.len(), 1, "{pkg}: {got:?}");
+        assert_eq!(got[0].0, format!("{}!{member}", p.display()), "{pkg}");
+        assert_eq!(got[0].1, want, "{pkg}: entries differ from the library's");
+        // The member can be named directly.
+        let out = gfxkit(&["verify", &got[0].0]);
+        assert!(
+            out.status.success(),
+            "{pkg}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // -r over a directory of packages finds every one.
+    let out = gfxkit(&["list", "-r", "--json", d.to_str().unwrap()]);
+    let n = entries(&json_stdout(&out))
+        .iter()
+        .filter(|(p, _)| p.contains('!'))
+        .count();
+    assert!(n >= 12, "{n} package members found with -r");
+}
+
+#[test]
+fn package_without_device_code_says_so() {
+    let p = built().dir.path().join("empty.whl");
+    let out = gfxkit(&["list", p.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no device code in this package"));
+    let out = gfxkit(&["doctor", "--device", "gfx90a", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no device code in this package"));
+}
+
+#[test]
+fn damaged_packages_name_the_member() {
+    let d = built().dir.path();
+    let good = std::fs::read(d.join("stored.whl")).unwrap();
+    // Truncated: the central directory is gone.
+    let t = d.join("truncated.whl");
+    std::fs::write(&t, &good[..good.len() / 2]).unwrap();
+    let out = gfxkit(&["list", t.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("truncated.whl"));
+    // A byte of the stored library flipped: the CRC no longer matches.
+    let lib = std::fs::read(&built().lib).unwrap();
+    let at = good
+        .windows(64)
+        .position(|w| w == &lib[..64])
+        .expect("stored library in the wheel")
+        + lib.len() / 2;
+    let mut bad = good.clone();
+    bad[at] ^= 0xff;
+    let c = d.join("crc.whl");
+    std::fs::write(&c, &bad).unwrap();
+    let out = gfxkit(&["list", c.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("crc.whl!gfxt/lib/libt.so") && err.contains("checksum"),
+        "{err}"
+    );
+    // A truncated tarball.
+    let tz = std::fs::read(d.join("t.tar.gz")).unwrap();
+    let tt = d.join("cut.tar.gz");
+    std::fs::write(&tt, &tz[..tz.len() / 2]).unwrap();
+    let out = gfxkit(&["list", tt.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cut.tar.gz!usr/lib/libt.so") || err.contains("cut.tar.gz"),
+        "{err}"
+    );
+}
+
+#[test]
+fn pruned_wheel_installs_with_only_kept_targets() {
+    let d = built().dir.path();
+    let src = d.join("gfxt-1.0-py3-none-linux_x86_64.whl");
+    let outdir = d.join("pruned");
+    std::fs::create_dir_all(&outdir).unwrap();
+    let dst = outdir.join("gfxt-1.0-py3-none-linux_x86_64.whl");
+    let out = gfxkit(&[
+        "prune",
+        "--keep",
+        "gfx90a",
+        src.to_str().unwrap(),
+        "-o",
+        dst.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Only gfx90a targets are left.
+    let listed = json_stdout(&gfxkit(&["list", "--json", dst.to_str().unwrap()]));
+    let ids: Vec<String> = listed["files"][0]["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|b| b["entries"].as_array().unwrap().clone())
+        .filter_map(|e| e["target_id"].as_str().map(str::to_owned))
+        .collect();
+    assert!(
+        !ids.is_empty() && ids.iter().all(|t| t.starts_with("gfx90a")),
+        "{ids:?}"
+    );
+    // zipfile's own test, RECORD entry by entry, other members raw-identical, pip install.
+    std::fs::write(
+        d.join("check.py"),
+        r#"
+import zipfile, hashlib, base64, sys, csv, io
+src, dst = zipfile.ZipFile(sys.argv[1]), zipfile.ZipFile(sys.argv[2])
+assert dst.testzip() is None
+assert [i.filename for i in src.infolist()] == [i.filename for i in dst.infolist()]
+rec = dst.read('gfxt-1.0.dist-info/RECORD').decode()
+rows = list(csv.reader(io.StringIO(rec)))
+assert len(rows) == len(dst.infolist())
+for name, h, size in rows:
+    if not h: continue
+    b = dst.read(name)
+    assert h == 'sha256=' + base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b'=').decode(), name
+    assert int(size) == len(b), name
+for a, b in zip(src.infolist(), dst.infolist()):
+    if a.filename in ('gfxt/lib/libt.so', 'gfxt-1.0.dist-info/RECORD'): continue
+    assert (a.CRC, a.compress_type, a.compress_size) == (b.CRC, b.compress_type, b.compress_size), a.filename
+    assert src.open(a).read() == dst.open(b).read()
+print('ok')
+"#,
+    )
+    .unwrap();
+    sh(
+        d,
+        &format!(
+            "python3 check.py {} {}
+             python3 -m zipfile -t {}
+             python3 -m venv venv
+             venv/bin/pip install -q --no-index --no-deps {}
+             venv/bin/python -c 'import gfxt, os; assert os.path.exists(gfxt.HERE + \"/lib/libt.so\")'",
+            src.display(),
+            dst.display(),
+            dst.display(),
+            dst.display()
+        ),
+    );
+    // The summary of the installed environment shows the kept targets only.
+    let out = gfxkit(&[
+        "list",
+        "--summary",
+        "--json",
+        d.join("venv").to_str().unwrap(),
+    ]);
+    let s = json_stdout(&out);
+    assert_eq!(s["packages"][0]["name"], "gfxt 1.0");
+    assert_eq!(
+        s["packages"][0]["architectures"],
+        serde_json::json!(["gfx90a"])
+    );
+    // -o is required.
+    let out = gfxkit(&["prune", "--keep", "gfx90a", src.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    // recompress --in-place: through a verified temporary file, RECORD updated again.
+    let inplace = outdir.join("inplace.whl");
+    std::fs::copy(&dst, &inplace).unwrap();
+    let out = gfxkit(&["recompress", "--in-place", inplace.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed = json_stdout(&gfxkit(&["list", "--json", inplace.to_str().unwrap()]));
+    let formats: Vec<&str> = listed["files"][0]["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["format"].as_str().unwrap())
+        .collect();
+    assert!(
+        !formats.is_empty() && formats.iter().all(|f| *f == "ccob"),
+        "{formats:?}"
+    );
+    sh(
+        d,
+        &format!("python3 check.py {} {}", dst.display(), inplace.display()),
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(&outdir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".gfxkit"))
+        .collect();
+    assert!(leftovers.is_empty());
+}
+
+#[test]
+fn pruned_conda_package_updates_paths_json() {
+    let d = built().dir.path();
+    let src = d.join("gfxt-1.0-0.conda");
+    let dst = d.join("pruned-gfxt-1.0-0.conda");
+    let out = gfxkit(&[
+        "prune",
+        "--keep",
+        "gfx1030",
+        src.to_str().unwrap(),
+        "-o",
+        dst.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(
+        d.join("conda_check.py"),
+        r#"
+import zipfile, tarfile, io, json, hashlib, sys, subprocess
+z = zipfile.ZipFile(sys.argv[1])
+def tar(n):
+    raw = subprocess.run(['zstd', '-dc'], input=z.read(n), capture_output=True, check=True).stdout
+    return tarfile.open(fileobj=io.BytesIO(raw))
+lib = tar('pkg-gfxt-1.0-0.tar.zst').extractfile('lib/libt.so').read()
+paths = json.load(tar('info-gfxt-1.0-0.tar.zst').extractfile('info/paths.json'))
+p = paths['paths'][0]
+assert p['sha256'] == hashlib.sha256(lib).hexdigest() and p['size_in_bytes'] == len(lib), p
+print('ok')
+"#,
+    )
+    .unwrap();
+    sh(d, &format!("python3 conda_check.py {}", dst.display()));
+    let listed = json_stdout(&gfxkit(&["list", "--json", dst.to_str().unwrap()]));
+    let ids: Vec<String> = listed["files"][0]["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|b| b["entries"].as_array().unwrap().clone())
+        .filter_map(|e| e["target_id"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(ids, ["gfx1030"]);
+    // Debian packages are refused with the reason.
+    let deb = d.join("gfxt_1.0_amd64.deb");
+    let out = gfxkit(&[
+        "prune",
+        "--keep",
+        "gfx1030",
+        deb.to_str().unwrap(),
+        "-o",
+        "/tmp/x.deb",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("dpkg-deb"));
+}

@@ -1,0 +1,665 @@
+//! Writing a package with some members replaced.
+//!
+//! - **Zip and wheels**: members the function rewrites are compressed again with their
+//!   original method, name, time and permissions; every other member is copied raw (local
+//!   header and compressed bytes unchanged), in the original order. A wheel's
+//!   `*.dist-info/RECORD` gets the new SHA-256 and size of each rewritten member (its other
+//!   rows are kept byte for byte); a rewritten member without a row is refused.
+//! - **`.conda`**: the `pkg-*.tar.zst` member is rewritten as a tarball (below) and the
+//!   `info-*.tar.zst` member's `info/paths.json` gets the new `sha256` and `size_in_bytes`.
+//! - **Tarballs** (`.tar`, `.tar.gz`, `.tar.xz`, `.tar.zst`, `.tar.bz2`, so `.tar.bz2` conda
+//!   packages too): entries are copied header for header, rewritten ones with their new size;
+//!   an `info/paths.json` in the tarball is updated; the stream is compressed again with the
+//!   same codec.
+//! - `.deb` and `.rpm` are refused with the reason (their control data and signatures would
+//!   need rebuilding with the distribution's tools).
+
+use crate::detect::{detect, is_tar, Compression, Format, PREFIX_LEN};
+use crate::error::{Error, ErrorKind, Result};
+use crate::record;
+use crate::walk::{open_zip, read_member, read_prefix, Bytes, Member, Options, Spill};
+use std::io::{self, Cursor, Read, Seek, Write};
+
+/// The function that rewrites one member: `Ok(None)` leaves it as it is, `Ok(Some(bytes))`
+/// replaces it, `Err(reason)` stops the rewrite.
+pub type RewriteFn<'a> =
+    dyn Fn(Member<'_>) -> std::result::Result<Option<Vec<u8>>, String> + Sync + 'a;
+
+/// A member that was replaced.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Changed {
+    /// `package!member`.
+    pub path: String,
+    /// Bytes before.
+    pub size_before: u64,
+    /// Bytes after.
+    pub size_after: u64,
+}
+
+/// Anything that can be written and sought (a temporary file, a `Cursor<Vec<u8>>`).
+pub trait WriteSeek: Write + Seek {}
+impl<T: Write + Seek> WriteSeek for T {}
+
+/// Rewrites the package `data` named `name` into `out`, calling `f` on every member that may
+/// hold device code. Returns the members replaced (none: `out` still gets a valid copy).
+pub fn rewrite(
+    name: &str,
+    data: &[u8],
+    opts: &Options,
+    spill: &dyn Spill,
+    f: &RewriteFn<'_>,
+    out: &mut dyn WriteSeek,
+) -> Result<Vec<Changed>> {
+    let prefix = data.get(..PREFIX_LEN).unwrap_or(data);
+    match detect(prefix) {
+        Some(Format::Zip) => rewrite_zip(name, data, opts, spill, f, out),
+        Some(Format::Tar) => {
+            let mut changed = Vec::new();
+            let open = || -> io::Result<Box<dyn Read + '_>> { Ok(Box::new(data)) };
+            rewrite_tar(
+                name,
+                &open,
+                opts,
+                spill,
+                f,
+                &[],
+                None,
+                out,
+                &mut changed,
+                &mut Vec::new(),
+            )?;
+            Ok(changed)
+        }
+        Some(Format::Compressed(c)) => {
+            let open = || -> io::Result<Box<dyn Read + '_>> { c.decoder(data) };
+            let head = read_prefix(
+                &mut open().map_err(|e| Error::from_read(name, &e))?,
+                PREFIX_LEN,
+            )
+            .map_err(|e| Error::from_read(name, &e))?;
+            if !is_tar(&head) {
+                return Err(Error::new(
+                    name,
+                    ErrorKind::CannotRewrite(format!(
+                        "a {}-compressed file that is not a tarball",
+                        c.suffix()
+                    )),
+                ));
+            }
+            let mut changed = Vec::new();
+            rewrite_tar(
+                name,
+                &open,
+                opts,
+                spill,
+                f,
+                &[],
+                Some(c),
+                out,
+                &mut changed,
+                &mut Vec::new(),
+            )?;
+            Ok(changed)
+        }
+        Some(Format::Deb) => Err(Error::new(
+            name,
+            ErrorKind::CannotRewrite(
+                "Debian packages are not rewritten (md5sums and signatures would need \
+                 rebuilding): extract, rewrite the libraries and rebuild with dpkg-deb"
+                    .into(),
+            ),
+        )),
+        Some(Format::Rpm) => Err(Error::new(
+            name,
+            ErrorKind::CannotRewrite(
+                "RPM packages are not rewritten (header digests and signatures would need \
+                 rebuilding): rebuild with rpmbuild"
+                    .into(),
+            ),
+        )),
+        None => Err(Error::new(name, ErrorKind::NotAPackage)),
+    }
+}
+
+fn zip_err(path: &str, e: zip::result::ZipError) -> Error {
+    match e {
+        zip::result::ZipError::Io(io) => Error::from_read(path, &io),
+        other => Error::new(path, ErrorKind::Corrupt(format!("zip: {other}"))),
+    }
+}
+
+fn keep_bytes(v: Vec<u8>, opts: &Options, spill: &dyn Spill, path: &str) -> Result<Bytes> {
+    if v.len() as u64 <= opts.memory_limit {
+        return Ok(Bytes::Memory(v));
+    }
+    let io = |e: io::Error| Error::new(path, ErrorKind::Io(format!("temporary file: {e}")));
+    let mut w = spill.create().map_err(io)?;
+    w.write_all(&v).map_err(io)?;
+    drop(v);
+    Ok(Bytes::Spilled(w.finish().map_err(io)?))
+}
+
+/// Runs `f` on one member read from `r` if its first bytes may start device code.
+fn transform(
+    path: &str,
+    name: &str,
+    declared: Option<u64>,
+    r: &mut dyn Read,
+    opts: &Options,
+    spill: &dyn Spill,
+    f: &RewriteFn<'_>,
+) -> Result<Option<(Bytes, u64)>> {
+    let prefix = read_prefix(r, PREFIX_LEN).map_err(|e| Error::from_read(path, &e))?;
+    let sniff = prefix.get(..64).unwrap_or(&prefix);
+    if !gfxkit_host::InputKind::sniff(sniff).may_hold_device_code() {
+        return Ok(None);
+    }
+    let mut whole = Cursor::new(&prefix[..]).chain(r);
+    let bytes = read_member(path, declared, &mut whole, opts, spill, None)?;
+    let before = bytes.len() as u64;
+    let new =
+        f(Member { path, name, bytes }).map_err(|why| Error::new(path, ErrorKind::Rewrite(why)))?;
+    match new {
+        None => Ok(None),
+        Some(v) => Ok(Some((keep_bytes(v, opts, spill, path)?, before))),
+    }
+}
+
+fn rewrite_zip(
+    name: &str,
+    data: &[u8],
+    opts: &Options,
+    spill: &dyn Spill,
+    f: &RewriteFn<'_>,
+    out: &mut dyn WriteSeek,
+) -> Result<Vec<Changed>> {
+    let mut archive = open_zip(name, data)?;
+    let names: Vec<String> = (0..archive.len())
+        .map(|i| archive.name_for_index(i).unwrap_or("").to_owned())
+        .collect();
+    let mut order: Vec<usize> = (0..archive.len()).collect();
+    let name_of = |i: usize| names[i].clone();
+    let is_conda = names.iter().any(|n| n == "metadata.json")
+        && names
+            .iter()
+            .any(|n| n.starts_with("pkg-") && n.ends_with(".tar.zst"));
+    // A .conda's info tarball is rewritten after its pkg tarball (it needs the new hashes).
+    if is_conda {
+        order.sort_by_key(|&i| name_of(i).starts_with("info-"));
+    }
+    let record_idx = (0..archive.len()).find(|&i| {
+        let n = name_of(i);
+        n.ends_with(".dist-info/RECORD") && n.matches('/').count() == 1
+    });
+    let mut new: Vec<Option<Bytes>> = (0..archive.len()).map(|_| None).collect();
+    let mut changed = Vec::new();
+    let mut inner_changes: Vec<(String, String, u64)> = Vec::new();
+    for &i in &order {
+        let mname = name_of(i);
+        let path = format!("{name}!{mname}");
+        let mut file = archive.by_index(i).map_err(|e| zip_err(&path, e))?;
+        if file.is_dir() || Some(i) == record_idx {
+            continue;
+        }
+        let size = file.size();
+        if is_conda && mname.ends_with(".tar.zst") {
+            drop(file);
+            let is_info = mname.starts_with("info-");
+            let stored = archive
+                .by_index_raw(i)
+                .map(|f| f.compression() == zip::CompressionMethod::Stored)
+                .unwrap_or(false);
+            let archive_ref = &archive;
+            let open = || -> io::Result<Box<dyn Read + '_>> {
+                let mut a = archive_ref.clone();
+                // The .tar.zst members of a .conda are stored; read the raw bytes lazily.
+                let file = a.by_index(i).map_err(io::Error::other)?;
+                let start = file.data_start();
+                let len = file.compressed_size();
+                drop(file);
+                let s = usize::try_from(start).map_err(io::Error::other)?;
+                let e = usize::try_from(start.saturating_add(len)).map_err(io::Error::other)?;
+                let raw = data
+                    .get(s..e)
+                    .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+                Compression::Zstd.decoder(raw)
+            };
+            if !stored {
+                return Err(Error::new(
+                    &path,
+                    ErrorKind::CannotRewrite("a .conda tarball member that is not stored".into()),
+                ));
+            }
+            let mut w = spill
+                .create()
+                .map_err(|e| Error::new(&path, ErrorKind::Io(format!("temporary file: {e}"))))?;
+            let mut got = Vec::new();
+            let mut hashes = Vec::new();
+            let paths_json = if is_info {
+                inner_changes.clone()
+            } else {
+                Vec::new()
+            };
+            {
+                rewrite_tar(
+                    &path,
+                    &open,
+                    opts,
+                    spill,
+                    f,
+                    &paths_json,
+                    Some(Compression::Zstd),
+                    &mut w,
+                    &mut got,
+                    &mut hashes,
+                )?;
+            }
+            let bytes =
+                Bytes::Spilled(w.finish().map_err(|e| {
+                    Error::new(&path, ErrorKind::Io(format!("temporary file: {e}")))
+                })?);
+            if !got.is_empty() || !paths_json.is_empty() {
+                if !is_info {
+                    inner_changes.extend(hashes);
+                }
+                changed.extend(
+                    got.into_iter()
+                        .filter(|c| !c.path.ends_with("!info/paths.json")),
+                );
+                new[i] = Some(bytes);
+            }
+            continue;
+        }
+        if let Some((b, before)) = transform(&path, &mname, Some(size), &mut file, opts, spill, f)?
+        {
+            changed.push(Changed {
+                path: path.clone(),
+                size_before: before,
+                size_after: b.len() as u64,
+            });
+            new[i] = Some(b);
+        }
+    }
+    // The RECORD rows.
+    let mut new_record = None;
+    if let Some(ri) = record_idx {
+        let rows: Vec<(String, String, u64)> = (0..archive.len())
+            .filter_map(|i| {
+                new[i]
+                    .as_ref()
+                    .map(|b| (name_of(i), record::hash_field(b), b.len() as u64))
+            })
+            .collect();
+        if !rows.is_empty() {
+            let rpath = format!("{name}!{}", name_of(ri));
+            let mut text = String::new();
+            archive
+                .by_index(ri)
+                .map_err(|e| zip_err(&rpath, e))?
+                .read_to_string(&mut text)
+                .map_err(|e| Error::from_read(&rpath, &e))?;
+            let (updated, missing) = record::update(&text, &rows);
+            if let Some(m) = missing.first() {
+                return Err(Error::new(
+                    &rpath,
+                    ErrorKind::CannotRewrite(format!("RECORD has no row for {m}")),
+                ));
+            }
+            new_record = Some(updated.into_bytes());
+        }
+    }
+    let mut w = zip::ZipWriter::new(out);
+    let werr = |e: zip::result::ZipError| Error::new(name, ErrorKind::Io(format!("writing: {e}")));
+    for (i, new_bytes) in new.iter().enumerate() {
+        let replacement: Option<&[u8]> = if Some(i) == record_idx {
+            new_record.as_deref()
+        } else {
+            new_bytes.as_deref()
+        };
+        match replacement {
+            None => {
+                let file = archive.by_index_raw(i).map_err(|e| zip_err(name, e))?;
+                w.raw_copy_file(file).map_err(werr)?;
+            }
+            Some(bytes) => {
+                let file = archive.by_index_raw(i).map_err(|e| zip_err(name, e))?;
+                let method = match file.compression() {
+                    zip::CompressionMethod::Stored => zip::CompressionMethod::Stored,
+                    _ => zip::CompressionMethod::Deflated,
+                };
+                let mut o = zip::write::SimpleFileOptions::default()
+                    .compression_method(method)
+                    .large_file(bytes.len() as u64 >= u32::MAX as u64);
+                if let Some(t) = file.last_modified() {
+                    o = o.last_modified_time(t);
+                }
+                if let Some(m) = file.unix_mode() {
+                    o = o.unix_permissions(m);
+                }
+                let fname = file.name().to_owned();
+                drop(file);
+                w.start_file(fname, o).map_err(werr)?;
+                w.write_all(bytes)
+                    .map_err(|e| Error::new(name, ErrorKind::Io(format!("writing: {e}"))))?;
+            }
+        }
+    }
+    w.set_raw_comment(archive.comment().to_vec().into_boxed_slice());
+    w.finish().map_err(werr)?;
+    Ok(changed)
+}
+
+fn encoder<'w>(c: Option<Compression>, w: &'w mut dyn Write) -> io::Result<Box<dyn Finish + 'w>> {
+    Ok(match c {
+        None => Box::new(Plain(w)),
+        Some(Compression::Gzip) => Box::new(flate2::write::GzEncoder::new(
+            w,
+            flate2::Compression::default(),
+        )),
+        Some(Compression::Xz) => Box::new(xz2::write::XzEncoder::new(w, 6)),
+        Some(Compression::Bzip2) => {
+            Box::new(bzip2::write::BzEncoder::new(w, bzip2::Compression::best()))
+        }
+        Some(Compression::Zstd) => {
+            let mut e = zstd::stream::write::Encoder::new(w, 10)?;
+            let threads = u32::try_from(rayon::current_num_threads()).unwrap_or(1);
+            if threads > 1 {
+                e.multithread(threads)?;
+            }
+            Box::new(e)
+        }
+    })
+}
+
+/// A compressing writer that must be finished.
+trait Finish: Write {
+    fn done(self: Box<Self>) -> io::Result<()>;
+}
+struct Plain<'w>(&'w mut dyn Write);
+impl Write for Plain<'_> {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.0.write(b)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+impl Finish for Plain<'_> {
+    fn done(self: Box<Self>) -> io::Result<()> {
+        Ok(())
+    }
+}
+impl<W: Write> Finish for flate2::write::GzEncoder<W> {
+    fn done(self: Box<Self>) -> io::Result<()> {
+        self.finish().map(drop)
+    }
+}
+impl<W: Write> Finish for xz2::write::XzEncoder<W> {
+    fn done(self: Box<Self>) -> io::Result<()> {
+        self.finish().map(drop)
+    }
+}
+impl<W: Write> Finish for bzip2::write::BzEncoder<W> {
+    fn done(self: Box<Self>) -> io::Result<()> {
+        self.finish().map(drop)
+    }
+}
+impl<W: Write> Finish for zstd::stream::write::Encoder<'_, W> {
+    fn done(self: Box<Self>) -> io::Result<()> {
+        self.finish().map(drop)
+    }
+}
+
+/// One raw tar entry as read: its header block, the logical name, and its index.
+fn entry_name(pending: &mut Option<String>, header: &tar::Header) -> String {
+    pending
+        .take()
+        .unwrap_or_else(|| String::from_utf8_lossy(&header.path_bytes()).into_owned())
+}
+
+fn pax_path(data: &[u8]) -> Option<String> {
+    // Records are "<len> <key>=<value>\n".
+    let mut rest = data;
+    let mut found = None;
+    while !rest.is_empty() {
+        let sp = rest.iter().position(|&b| b == b' ')?;
+        let len: usize = std::str::from_utf8(&rest[..sp]).ok()?.parse().ok()?;
+        let rec = rest.get(..len)?;
+        let kv = rec.get(sp + 1..len.checked_sub(1)?)?;
+        if let Some(v) = kv.strip_prefix(b"path=") {
+            found = Some(String::from_utf8_lossy(v).into_owned());
+        }
+        rest = &rest[len..];
+    }
+    found
+}
+
+fn clean(name: &str) -> String {
+    let mut n = name;
+    while let Some(r) = n.strip_prefix("./") {
+        n = r;
+    }
+    n.to_owned()
+}
+
+/// Rewrites a tarball read from `open()` (called twice: once to rewrite members, once to
+/// write) into `out`, compressed with `compression`. `paths_json` holds (member, hex SHA-256,
+/// size) of members changed elsewhere (a `.conda`'s pkg tarball) for this tarball's
+/// `info/paths.json`; `hashes` gets the same for the members replaced here.
+#[allow(clippy::too_many_arguments)]
+fn rewrite_tar<'d>(
+    chain: &str,
+    open: &dyn Fn() -> io::Result<Box<dyn Read + 'd>>,
+    opts: &Options,
+    spill: &dyn Spill,
+    f: &RewriteFn<'_>,
+    paths_json: &[(String, String, u64)],
+    compression: Option<Compression>,
+    out: &mut dyn Write,
+    changed: &mut Vec<Changed>,
+    hashes: &mut Vec<(String, String, u64)>,
+) -> Result<()> {
+    let rd = |e: io::Error| Error::from_read(chain, &e);
+    // Pass 1: the new bytes of each rewritten entry, by entry index.
+    let mut new: std::collections::HashMap<usize, (Bytes, String)> = Default::default();
+    let mut local_changes: Vec<(String, String, u64)> = paths_json.to_vec();
+    let mut paths_json_at = None;
+    {
+        let mut archive = tar::Archive::new(open().map_err(rd)?);
+        let mut pending = None;
+        for (i, entry) in archive.entries().map_err(rd)?.raw(true).enumerate() {
+            let mut entry = entry.map_err(rd)?;
+            let kind = entry.header().entry_type();
+            if kind == tar::EntryType::GNULongName || kind == tar::EntryType::XHeader {
+                let mut d = Vec::new();
+                (&mut entry).take(1 << 20).read_to_end(&mut d).map_err(rd)?;
+                pending = if kind == tar::EntryType::GNULongName {
+                    Some(
+                        String::from_utf8_lossy(d.split(|&b| b == 0).next().unwrap_or(&d))
+                            .into_owned(),
+                    )
+                } else {
+                    pax_path(&d).or(pending)
+                };
+                continue;
+            }
+            let name = clean(&entry_name(&mut pending, entry.header()));
+            if !(kind.is_file() || kind == tar::EntryType::Continuous) {
+                continue;
+            }
+            if name == "info/paths.json" {
+                paths_json_at = Some(i);
+                continue;
+            }
+            let path = format!("{chain}!{name}");
+            let size = entry.size();
+            if let Some((b, before)) =
+                transform(&path, &name, Some(size), &mut entry, opts, spill, f)?
+            {
+                let hex = record::sha256_hex(&b);
+                local_changes.push((name.clone(), hex.clone(), b.len() as u64));
+                hashes.push((name.clone(), hex, b.len() as u64));
+                changed.push(Changed {
+                    path,
+                    size_before: before,
+                    size_after: b.len() as u64,
+                });
+                new.insert(i, (b, name));
+            }
+        }
+    }
+    // info/paths.json, when this tarball has one and something changed.
+    let mut new_paths_json: Option<Vec<u8>> = None;
+    if let (Some(at), false) = (paths_json_at, local_changes.is_empty()) {
+        let mut archive = tar::Archive::new(open().map_err(rd)?);
+        let mut entry = archive
+            .entries()
+            .map_err(rd)?
+            .raw(true)
+            .nth(at)
+            .ok_or_else(|| Error::new(chain, ErrorKind::Truncated("info/paths.json".into())))?
+            .map_err(rd)?;
+        let mut text = Vec::new();
+        (&mut entry)
+            .take(256 << 20)
+            .read_to_end(&mut text)
+            .map_err(rd)?;
+        let pj = format!("{chain}!info/paths.json");
+        let mut json: serde_json::Value = serde_json::from_slice(&text)
+            .map_err(|e| Error::new(&pj, ErrorKind::Corrupt(format!("JSON: {e}"))))?;
+        let items = json
+            .get_mut("paths")
+            .and_then(|p| p.as_array_mut())
+            .ok_or_else(|| Error::new(&pj, ErrorKind::Corrupt("no \"paths\" array".into())))?;
+        for (p, hex, size) in &local_changes {
+            let item = items
+                .iter_mut()
+                .find(|it| it.get("_path").and_then(|v| v.as_str()) == Some(p.as_str()))
+                .ok_or_else(|| {
+                    Error::new(&pj, ErrorKind::CannotRewrite(format!("no entry for {p}")))
+                })?;
+            item["sha256"] = serde_json::Value::String(hex.clone());
+            item["size_in_bytes"] = serde_json::Value::from(*size);
+        }
+        let mut s = serde_json::to_vec_pretty(&json)
+            .map_err(|e| Error::new(&pj, ErrorKind::Io(e.to_string())))?;
+        if text.ends_with(b"\n") {
+            s.push(b'\n');
+        }
+        new_paths_json = Some(s);
+    }
+    // Pass 2: copy every entry, replacing the rewritten ones.
+    let werr = |e: io::Error| Error::new(chain, ErrorKind::Io(format!("writing: {e}")));
+    let mut enc = encoder(compression, out).map_err(werr)?;
+    let mut archive = tar::Archive::new(open().map_err(rd)?);
+    for (i, entry) in archive.entries().map_err(rd)?.raw(true).enumerate() {
+        let mut entry = entry.map_err(rd)?;
+        let mut header = entry.header().clone();
+        let replacement: Option<&[u8]> = if Some(i) == paths_json_at {
+            new_paths_json.as_deref()
+        } else {
+            new.get(&i).map(|(b, _)| &b[..])
+        };
+        match replacement {
+            Some(bytes) => {
+                header.set_size(bytes.len() as u64);
+                header.set_cksum();
+                enc.write_all(header.as_bytes()).map_err(werr)?;
+                enc.write_all(bytes).map_err(werr)?;
+                pad(&mut *enc, bytes.len() as u64).map_err(werr)?;
+            }
+            None => {
+                enc.write_all(header.as_bytes()).map_err(werr)?;
+                let n = io::copy(&mut entry, &mut *enc).map_err(rd)?;
+                pad(&mut *enc, n).map_err(werr)?;
+            }
+        }
+    }
+    enc.write_all(&[0u8; 1024]).map_err(werr)?;
+    enc.done().map_err(werr)?;
+    Ok(())
+}
+
+fn pad(w: &mut dyn Write, n: u64) -> io::Result<()> {
+    let r = (512 - n % 512) % 512;
+    w.write_all(&[0u8; 512][..r as usize])
+}
+
+/// Checks a wheel's `*.dist-info/RECORD` entry by entry: every row with a hash names a member
+/// whose SHA-256 and size match it, and every member but `RECORD` itself (and signature
+/// files) has a row. A zip without a `RECORD` passes.
+pub fn check_record(name: &str, data: &[u8]) -> Result<()> {
+    let mut archive = open_zip(name, data)?;
+    let Some(ri) = (0..archive.len()).find(|&i| {
+        archive
+            .name_for_index(i)
+            .is_some_and(|n| n.ends_with(".dist-info/RECORD") && n.matches('/').count() == 1)
+    }) else {
+        return Ok(());
+    };
+    let rname = archive.name_for_index(ri).unwrap_or("").to_owned();
+    let rpath = format!("{name}!{rname}");
+    let mut text = String::new();
+    archive
+        .by_index(ri)
+        .map_err(|e| zip_err(&rpath, e))?
+        .read_to_string(&mut text)
+        .map_err(|e| Error::from_read(&rpath, &e))?;
+    let mut rows = std::collections::HashMap::new();
+    for line in text.lines().filter(|l| !l.is_empty()) {
+        let f = record::split_row(line);
+        if f.len() != 3 {
+            return Err(Error::new(
+                &rpath,
+                ErrorKind::Corrupt(format!("row {line:?}")),
+            ));
+        }
+        rows.insert(f[0].clone(), (f[1].clone(), f[2].clone()));
+    }
+    for i in 0..archive.len() {
+        let mut file = archive.by_index(i).map_err(|e| zip_err(name, e))?;
+        let mname = file.name().to_owned();
+        if file.is_dir()
+            || mname == rname
+            || mname.ends_with(".dist-info/RECORD.jws")
+            || mname.ends_with(".dist-info/RECORD.p7s")
+        {
+            continue;
+        }
+        let path = format!("{name}!{mname}");
+        let (hash, size) = rows
+            .get(&mname)
+            .ok_or_else(|| Error::new(&rpath, ErrorKind::Corrupt(format!("no row for {mname}"))))?;
+        if hash.is_empty() {
+            continue;
+        }
+        let mut h = <sha2::Sha256 as sha2::Digest>::new();
+        let mut n = 0u64;
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let k = file
+                .read(&mut buf)
+                .map_err(|e| Error::from_read(&path, &e))?;
+            if k == 0 {
+                break;
+            }
+            sha2::Digest::update(&mut h, &buf[..k]);
+            n += k as u64;
+        }
+        let digest = sha2::Digest::finalize(h);
+        use base64::Engine;
+        let got = format!(
+            "sha256={}",
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest)
+        );
+        if &got != hash || size.parse::<u64>().ok() != Some(n) {
+            return Err(Error::new(
+                &path,
+                ErrorKind::Checksum(format!(
+                    "RECORD says {hash},{size}; the member is {got},{n}"
+                )),
+            ));
+        }
+    }
+    Ok(())
+}

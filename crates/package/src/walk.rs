@@ -1,0 +1,500 @@
+//! Walking a package's members lazily: each member is decompressed once, streaming; those
+//! whose first bytes cannot start device code are skipped after reading those bytes, nested
+//! archives are walked in turn (to [`Options::max_depth`]), and the rest are handed to the
+//! caller's function one by one, held in memory when small and otherwise in a
+//! [`Spill`] (a temporary file the caller maps).
+
+use crate::detect::{detect, is_tar, Format, PREFIX_LEN};
+use crate::error::{Error, ErrorKind, Result};
+use crate::rpm;
+use rayon::prelude::*;
+use std::io::{self, Cursor, Read, Write};
+use std::ops::Deref;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Limits and choices of a walk.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Archives inside archives are walked this deep (the package itself is depth 0).
+    pub max_depth: u32,
+    /// Members of at most this many bytes are held in memory; larger ones go to a [`Spill`].
+    pub memory_limit: u64,
+    /// The largest member accepted, in bytes.
+    pub max_member: u64,
+    /// The most bytes all members of one package may decompress to together (guards against
+    /// zip bombs whose members overlap or repeat).
+    pub max_total: u64,
+    /// Hand every regular member to the function, not only those that may hold device code.
+    pub all_members: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            max_depth: 4,
+            memory_limit: 16 << 20,
+            max_member: 64 << 30,
+            max_total: 256 << 30,
+            all_members: false,
+        }
+    }
+}
+
+/// Where members too large for memory go: a temporary file, typically, that the caller maps
+/// once written (this crate does no file I/O of its own).
+pub trait Spill: Sync {
+    /// A new, empty writer for one member.
+    fn create(&self) -> io::Result<Box<dyn SpillWriter>>;
+}
+
+/// A member being written out; [`SpillWriter::finish`] hands back its bytes.
+pub trait SpillWriter: Write + Send {
+    /// Ends the write and returns a view of everything written.
+    fn finish(self: Box<Self>) -> io::Result<Box<dyn Deref<Target = [u8]> + Send + Sync>>;
+}
+
+/// A [`Spill`] that keeps everything in memory (for tests and small inputs).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct MemorySpill;
+
+struct VecWriter(Vec<u8>);
+
+impl Write for VecWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl SpillWriter for VecWriter {
+    fn finish(self: Box<Self>) -> io::Result<Box<dyn Deref<Target = [u8]> + Send + Sync>> {
+        Ok(Box::new(self.0))
+    }
+}
+
+impl Spill for MemorySpill {
+    fn create(&self) -> io::Result<Box<dyn SpillWriter>> {
+        Ok(Box::new(VecWriter(Vec::new())))
+    }
+}
+
+/// The decompressed bytes of one member.
+pub enum Bytes {
+    /// Held in memory.
+    Memory(Vec<u8>),
+    /// Written to a [`Spill`].
+    Spilled(Box<dyn Deref<Target = [u8]> + Send + Sync>),
+}
+
+impl Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Memory(v) => v,
+            Bytes::Spilled(s) => s,
+        }
+    }
+}
+
+/// One member handed to the walk's function (which may keep its bytes).
+pub struct Member<'a> {
+    /// `package!member`, nested archives chained with `!`.
+    pub path: &'a str,
+    /// The member's name inside its innermost archive.
+    pub name: &'a str,
+    /// Its decompressed bytes.
+    pub bytes: Bytes,
+}
+
+/// What the function returned for one member.
+#[derive(Debug)]
+pub struct Visited<T> {
+    /// `package!member`.
+    pub path: String,
+    /// The member's size in bytes.
+    pub size: u64,
+    /// The function's value.
+    pub value: T,
+}
+
+/// The outcome of a walk, in archive order: the members visited and, in place, the errors
+/// met (a damaged member; a damaged stream ends the walk of that stream).
+pub type Walk<T> = Vec<Result<Visited<T>>>;
+
+struct Ctx<'a, T> {
+    opts: &'a Options,
+    spill: &'a dyn Spill,
+    visit: &'a (dyn Fn(Member<'_>) -> T + Sync),
+    total: AtomicU64,
+}
+
+/// Walks the package `data` named `name` (which starts every member path). Zip members are
+/// read in parallel; stream formats in order. Errors for the package as a whole (not a
+/// package, an unreadable directory) are returned; errors of members are in the list.
+pub fn walk<T: Send>(
+    name: &str,
+    data: &[u8],
+    opts: &Options,
+    spill: &dyn Spill,
+    visit: &(dyn Fn(Member<'_>) -> T + Sync),
+) -> Result<Walk<T>> {
+    let prefix = data.get(..PREFIX_LEN).unwrap_or(data);
+    let format = detect(prefix).ok_or_else(|| Error::new(name, ErrorKind::NotAPackage))?;
+    let ctx = Ctx {
+        opts,
+        spill,
+        visit,
+        total: AtomicU64::new(0),
+    };
+    match format {
+        Format::Zip => walk_zip(&ctx, name, data, 0),
+        _ => {
+            let mut r: &[u8] = data;
+            Ok(walk_stream(&ctx, name, &mut r, format, 0))
+        }
+    }
+}
+
+/// Reads up to `n` bytes (fewer only at the end of the data).
+pub(crate) fn read_prefix(r: &mut dyn Read, n: usize) -> io::Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(n);
+    r.take(n as u64).read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+fn zip_error(path: &str, e: zip::result::ZipError) -> Error {
+    use zip::result::ZipError as Z;
+    match e {
+        Z::Io(io) => Error::from_read(path, &io),
+        Z::InvalidArchive(m) => Error::new(path, ErrorKind::Corrupt(format!("zip: {m}"))),
+        Z::UnsupportedArchive(m) => Error::new(path, ErrorKind::Unsupported(format!("zip: {m}"))),
+        other => Error::new(path, ErrorKind::Corrupt(format!("zip: {other}"))),
+    }
+}
+
+/// Opens a zip archive over bytes, with a clear error.
+pub(crate) fn open_zip<'d>(
+    name: &str,
+    data: &'d [u8],
+) -> Result<zip::ZipArchive<Cursor<&'d [u8]>>> {
+    zip::ZipArchive::new(Cursor::new(data)).map_err(|e| zip_error(name, e))
+}
+
+fn walk_zip<T: Send>(ctx: &Ctx<'_, T>, chain: &str, data: &[u8], depth: u32) -> Result<Walk<T>> {
+    let archive = open_zip(chain, data)?;
+    let out: Vec<Walk<T>> = (0..archive.len())
+        .into_par_iter()
+        .map(|i| {
+            let mut a = archive.clone();
+            let name = archive.name_for_index(i).unwrap_or("?").to_owned();
+            let mut f = match a.by_index(i) {
+                Ok(f) => f,
+                Err(e) => return vec![Err(zip_error(&format!("{chain}!{name}"), e))],
+            };
+            if f.is_dir() || f.is_symlink() {
+                return Vec::new();
+            }
+            let size = f.size();
+            let offset = f.header_start();
+            let mut out = member(ctx, chain, &name, Some(size), &mut f, depth);
+            for r in &mut out {
+                if let Err(e) = r {
+                    if e.offset.is_none() && e.path == format!("{chain}!{name}") {
+                        e.offset = Some(offset);
+                    }
+                }
+            }
+            out
+        })
+        .collect();
+    Ok(out.into_iter().flatten().collect())
+}
+
+/// Walks a stream-format container (`format` was detected from its first bytes).
+fn walk_stream<T: Send>(
+    ctx: &Ctx<'_, T>,
+    chain: &str,
+    r: &mut dyn Read,
+    format: Format,
+    depth: u32,
+) -> Walk<T> {
+    match format {
+        Format::Zip => match materialize(ctx, chain, None, r) {
+            Ok(bytes) => walk_zip(ctx, chain, &bytes, depth).unwrap_or_else(|e| vec![Err(e)]),
+            Err(e) => vec![Err(e)],
+        },
+        Format::Tar => walk_tar(ctx, chain, r, depth),
+        Format::Deb => walk_ar(ctx, chain, r, depth),
+        Format::Rpm => match rpm::payload(chain, r) {
+            Ok(payload) => {
+                let body = Cursor::new(payload.prefix).chain(r);
+                let mut dec = match payload.compression.decoder(body) {
+                    Ok(d) => d,
+                    Err(e) => return vec![Err(Error::from_read(chain, &e))],
+                };
+                rpm::walk_cpio(chain, &mut dec, &mut |name, size, body| {
+                    member(ctx, chain, name, Some(size), body, depth)
+                })
+            }
+            Err(e) => vec![Err(e)],
+        },
+        Format::Compressed(c) => {
+            let mut dec = match c.decoder(r) {
+                Ok(d) => d,
+                Err(e) => return vec![Err(Error::from_read(chain, &e))],
+            };
+            let prefix = match read_prefix(&mut dec, PREFIX_LEN) {
+                Ok(p) => p,
+                Err(e) => return vec![Err(Error::from_read(chain, &e))],
+            };
+            let mut whole = Cursor::new(&prefix[..]).chain(dec);
+            if is_tar(&prefix) {
+                walk_tar(ctx, chain, &mut whole, depth)
+            } else {
+                // One compressed file: its member is named after the package without the
+                // compression suffix.
+                let last = chain.rsplit('!').next().unwrap_or(chain);
+                let base = last.rsplit('/').next().unwrap_or(last);
+                let stem = base
+                    .strip_suffix(&format!(".{}", c.suffix()))
+                    .unwrap_or(base)
+                    .to_owned();
+                member(ctx, chain, &stem, None, &mut whole, depth)
+            }
+        }
+    }
+}
+
+/// Tar member names without a leading `./`.
+fn clean_name(name: &str) -> &str {
+    let mut n = name;
+    while let Some(rest) = n.strip_prefix("./") {
+        n = rest;
+    }
+    n
+}
+
+fn walk_tar<T: Send>(ctx: &Ctx<'_, T>, chain: &str, r: &mut dyn Read, depth: u32) -> Walk<T> {
+    let mut out = Vec::new();
+    let mut archive = tar::Archive::new(r);
+    let entries = match archive.entries() {
+        Ok(e) => e,
+        Err(e) => return vec![Err(Error::from_read(chain, &e))],
+    };
+    for entry in entries {
+        let mut entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                out.push(Err(Error::from_read(chain, &e).with_tar_note()));
+                break;
+            }
+        };
+        let kind = entry.header().entry_type();
+        if !(kind.is_file() || kind == tar::EntryType::Continuous) {
+            continue;
+        }
+        let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        let name = clean_name(&name).to_owned();
+        let size = entry.size();
+        let offset = entry.raw_header_position();
+        let mut got = member(ctx, chain, &name, Some(size), &mut entry, depth);
+        let fatal = got.iter().any(|r| matches!(r, Err(e) if e.path == format!("{chain}!{name}") && matches!(e.kind, ErrorKind::Truncated(_) | ErrorKind::Io(_))));
+        for r in &mut got {
+            if let Err(e) = r {
+                if e.offset.is_none() && e.path == format!("{chain}!{name}") {
+                    e.offset = Some(offset);
+                }
+            }
+        }
+        out.extend(got);
+        if fatal {
+            break;
+        }
+    }
+    out
+}
+
+impl Error {
+    fn with_tar_note(mut self) -> Error {
+        if let ErrorKind::Corrupt(m) = &mut self.kind {
+            *m = format!("tar: {m}");
+        }
+        self
+    }
+}
+
+fn walk_ar<T: Send>(ctx: &Ctx<'_, T>, chain: &str, r: &mut dyn Read, depth: u32) -> Walk<T> {
+    let mut out = Vec::new();
+    let mut archive = ar::Archive::new(r);
+    while let Some(entry) = archive.next_entry() {
+        let mut entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                out.push(Err(Error::from_read(chain, &e)));
+                break;
+            }
+        };
+        let name = String::from_utf8_lossy(entry.header().identifier())
+            .trim_end_matches('/')
+            .to_owned();
+        let size = entry.header().size();
+        let got = member(ctx, chain, &name, Some(size), &mut entry, depth);
+        let fatal = got.iter().any(|r| {
+            matches!(r, Err(e) if e.path == format!("{chain}!{name}") && matches!(e.kind, ErrorKind::Truncated(_)))
+        });
+        out.extend(got);
+        if fatal {
+            break;
+        }
+    }
+    out
+}
+
+/// One member: read its first bytes, then walk it (a nested archive), skip it (cannot hold
+/// device code) or read it whole and visit it.
+fn member<T: Send>(
+    ctx: &Ctx<'_, T>,
+    chain: &str,
+    name: &str,
+    declared: Option<u64>,
+    r: &mut dyn Read,
+    depth: u32,
+) -> Walk<T> {
+    let path = format!("{chain}!{name}");
+    let prefix = match read_prefix(r, PREFIX_LEN) {
+        Ok(p) => p,
+        Err(e) => return vec![Err(Error::from_read(&path, &e))],
+    };
+    if let Some(format) = detect(&prefix) {
+        if depth >= ctx.opts.max_depth {
+            return vec![Err(Error::new(
+                &path,
+                ErrorKind::TooDeep {
+                    limit: ctx.opts.max_depth,
+                },
+            ))];
+        }
+        let mut whole = Cursor::new(&prefix[..]).chain(r);
+        return walk_stream(ctx, &path, &mut whole, format, depth + 1);
+    }
+    let sniff = prefix.get(..64).unwrap_or(&prefix);
+    if !ctx.opts.all_members && !gfxkit_host::InputKind::sniff(sniff).may_hold_device_code() {
+        return Vec::new();
+    }
+    let mut whole = Cursor::new(&prefix[..]).chain(r);
+    match materialize(ctx, &path, declared, &mut whole) {
+        Ok(bytes) => {
+            let size = bytes.len() as u64;
+            let value = (ctx.visit)(Member {
+                path: &path,
+                name,
+                bytes,
+            });
+            vec![Ok(Visited { path, size, value })]
+        }
+        Err(e) => vec![Err(e)],
+    }
+}
+
+/// Reads a whole member: into memory up to the memory limit, else into a spill; checks the
+/// size against the declared one and the limits.
+fn materialize<T>(
+    ctx: &Ctx<'_, T>,
+    path: &str,
+    declared: Option<u64>,
+    r: &mut dyn Read,
+) -> Result<Bytes> {
+    read_member(path, declared, r, ctx.opts, ctx.spill, Some(&ctx.total))
+}
+
+/// Reads a whole member (see [`Options`] for the limits); `total`, when given, counts bytes
+/// across members against [`Options::max_total`].
+pub(crate) fn read_member(
+    path: &str,
+    declared: Option<u64>,
+    r: &mut dyn Read,
+    opts: &Options,
+    spill: &dyn Spill,
+    total: Option<&AtomicU64>,
+) -> Result<Bytes> {
+    let limit = opts.max_member;
+    if let Some(d) = declared {
+        if d > limit {
+            return Err(Error::new(path, ErrorKind::TooLarge { limit }));
+        }
+    }
+    let cap = declared.unwrap_or(limit);
+    let mut buf = Vec::new();
+    let in_memory = opts.memory_limit.min(cap);
+    if let Some(d) = declared.filter(|d| *d <= opts.memory_limit) {
+        buf.reserve_exact(usize::try_from(d).unwrap_or(0));
+    }
+    // One byte past the limit tells a member that runs past it.
+    let mut r = r.take(cap.saturating_add(1));
+    (&mut r)
+        .take(in_memory.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::from_read(path, &e))?;
+    let mut n = buf.len() as u64;
+    let bytes = if n <= in_memory {
+        Bytes::Memory(buf)
+    } else {
+        let io = |e: io::Error| Error::new(path, ErrorKind::Io(format!("temporary file: {e}")));
+        let mut w = spill.create().map_err(io)?;
+        w.write_all(&buf).map_err(io)?;
+        drop(buf);
+        let mut chunk = vec![0u8; 1 << 20];
+        loop {
+            let k = match r.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(k) => k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::from_read(path, &e)),
+            };
+            n += k as u64;
+            if n > cap {
+                break;
+            }
+            w.write_all(&chunk[..k]).map_err(io)?;
+        }
+        if n > cap {
+            return Err(too_big(path, declared, limit));
+        }
+        Bytes::Spilled(w.finish().map_err(io)?)
+    };
+    if n > cap {
+        return Err(too_big(path, declared, limit));
+    }
+    if let Some(d) = declared {
+        if n < d {
+            return Err(Error::new(
+                path,
+                ErrorKind::SmallerThanDeclared {
+                    declared: d,
+                    actual: n,
+                },
+            ));
+        }
+    }
+    if let Some(t) = total {
+        let sum = t.fetch_add(n, Ordering::Relaxed).saturating_add(n);
+        if sum > opts.max_total {
+            return Err(Error::new(
+                path,
+                ErrorKind::TooLarge {
+                    limit: opts.max_total,
+                },
+            ));
+        }
+    }
+    Ok(bytes)
+}
+
+fn too_big(path: &str, declared: Option<u64>, limit: u64) -> Error {
+    match declared {
+        Some(d) => Error::new(path, ErrorKind::LargerThanDeclared { declared: d }),
+        None => Error::new(path, ErrorKind::TooLarge { limit }),
+    }
+}

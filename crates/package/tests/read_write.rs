@@ -1,0 +1,422 @@
+//! Walking and rewriting packages built here with the crates' writers: every format, nested
+//! archives, and damaged or hostile ones (sizes that lie, zip bombs, depth, bad RPM headers).
+
+use gfxkit_package::rewrite::{check_record, rewrite};
+use gfxkit_package::{walk, ErrorKind, MemorySpill, Options};
+use std::io::{Cursor, Write};
+
+/// Bytes that sniff as an x86-64 shared object, then `n` bytes of filler.
+fn elf(n: usize, fill: u8) -> Vec<u8> {
+    let mut v = b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0\x3e\0".to_vec();
+    v.resize(20 + n, fill);
+    v
+}
+
+fn zip_of(members: &[(&str, &[u8])], method: zip::CompressionMethod) -> Vec<u8> {
+    let mut z = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    for (n, b) in members {
+        z.start_file(
+            *n,
+            zip::write::SimpleFileOptions::default().compression_method(method),
+        )
+        .unwrap();
+        z.write_all(b).unwrap();
+    }
+    z.finish().unwrap().into_inner()
+}
+
+fn tar_of(members: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut t = tar::Builder::new(Vec::new());
+    for (n, b) in members {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(b.len() as u64);
+        h.set_mode(0o644);
+        h.set_cksum();
+        t.append_data(&mut h, n, *b).unwrap();
+    }
+    t.into_inner().unwrap()
+}
+
+fn paths(name: &str, data: &[u8], opts: &Options) -> Vec<Result<(String, usize), ErrorKind>> {
+    walk(name, data, opts, &MemorySpill, &|m| m.bytes.len())
+        .unwrap()
+        .into_iter()
+        .map(|r| r.map(|v| (v.path, v.value)).map_err(|e| e.kind))
+        .collect()
+}
+
+fn cpio_newc(members: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut entry = |name: &str, mode: u32, data: &[u8]| {
+        let fields = [
+            1,
+            mode,
+            0,
+            0,
+            1,
+            0,
+            data.len() as u32,
+            0,
+            0,
+            0,
+            0,
+            name.len() as u32 + 1,
+            0,
+        ];
+        out.extend_from_slice(b"070701");
+        for f in fields {
+            out.extend_from_slice(format!("{f:08x}").as_bytes());
+        }
+        out.extend_from_slice(name.as_bytes());
+        out.push(0);
+        while out.len() % 4 != 0 {
+            out.push(0);
+        }
+        out.extend_from_slice(data);
+        while out.len() % 4 != 0 {
+            out.push(0);
+        }
+    };
+    entry("./usr", 0o040755, b"");
+    for (n, d) in members {
+        entry(n, 0o100644, d);
+    }
+    entry("TRAILER!!!", 0, b"");
+    out
+}
+
+/// A minimal RPM v3 file: lead, an empty signature header, a main header with
+/// PAYLOADFORMAT = "cpio", and a gzip-compressed cpio payload.
+fn rpm_of(members: &[(&str, &[u8])], nindex_override: Option<u32>) -> Vec<u8> {
+    let mut v = vec![0u8; 96];
+    v[..4].copy_from_slice(&[0xed, 0xab, 0xee, 0xdb]);
+    v[4] = 3;
+    v[78..80].copy_from_slice(&5u16.to_be_bytes());
+    // Signature header: no entries.
+    v.extend_from_slice(&[0x8e, 0xad, 0xe8, 0x01, 0, 0, 0, 0]);
+    v.extend_from_slice(&0u32.to_be_bytes());
+    v.extend_from_slice(&0u32.to_be_bytes());
+    // Main header: one string entry.
+    let data = b"cpio\0";
+    v.extend_from_slice(&[0x8e, 0xad, 0xe8, 0x01, 0, 0, 0, 0]);
+    v.extend_from_slice(&nindex_override.unwrap_or(1).to_be_bytes());
+    v.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    for x in [1124u32, 6, 0, 1] {
+        v.extend_from_slice(&x.to_be_bytes());
+    }
+    v.extend_from_slice(data);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&cpio_newc(members)).unwrap();
+    v.extend_from_slice(&gz.finish().unwrap());
+    v
+}
+
+#[test]
+fn every_format_yields_its_device_code_members() {
+    let lib = elf(3000, 7);
+    let py: &[u8] = b"print('hi')\n";
+    let members: &[(&str, &[u8])] = &[("pkg/lib.so", &lib), ("pkg/x.py", py)];
+    let opts = Options::default();
+    let want = vec![Ok(("p!pkg/lib.so".to_owned(), lib.len()))];
+    for method in [
+        zip::CompressionMethod::Stored,
+        zip::CompressionMethod::Deflated,
+    ] {
+        assert_eq!(paths("p", &zip_of(members, method), &opts), want);
+    }
+    let tar = tar_of(members);
+    assert_eq!(paths("p", &tar, &opts), want);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&tar).unwrap();
+    assert_eq!(paths("p", &gz.finish().unwrap(), &opts), want);
+    let mut xz = xz2::write::XzEncoder::new(Vec::new(), 1);
+    xz.write_all(&tar).unwrap();
+    assert_eq!(paths("p", &xz.finish().unwrap(), &opts), want);
+    let zst = zstd::encode_all(&tar[..], 3).unwrap();
+    assert_eq!(paths("p", &zst, &opts), want);
+    let mut bz = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+    bz.write_all(&tar).unwrap();
+    assert_eq!(paths("p", &bz.finish().unwrap(), &opts), want);
+    // A .deb: ar with debian-binary, control.tar.zst, data.tar.zst.
+    let mut deb = ar::Builder::new(Vec::new());
+    for (n, d) in [
+        ("debian-binary", b"2.0\n".to_vec()),
+        (
+            "control.tar.zst",
+            zstd::encode_all(&tar_of(&[("control", b"x")])[..], 3).unwrap(),
+        ),
+        ("data.tar.zst", zst.clone()),
+    ] {
+        deb.append(
+            &ar::Header::new(n.as_bytes().to_vec(), d.len() as u64),
+            &d[..],
+        )
+        .unwrap();
+    }
+    assert_eq!(
+        paths("p.deb", &deb.into_inner().unwrap(), &opts),
+        vec![Ok(("p.deb!data.tar.zst!pkg/lib.so".to_owned(), lib.len()))]
+    );
+    // An RPM.
+    assert_eq!(
+        paths(
+            "p.rpm",
+            &rpm_of(&[("./usr/lib/lib.so", &lib), ("./usr/a.py", py)], None),
+            &opts
+        ),
+        vec![Ok(("p.rpm!usr/lib/lib.so".to_owned(), lib.len()))]
+    );
+    // A .conda-like zip of a .tar.zst, inside a tar.
+    let conda = zip_of(&[("pkg-x.tar.zst", &zst)], zip::CompressionMethod::Stored);
+    let outer = tar_of(&[("x.conda", &conda)]);
+    assert_eq!(
+        paths("o.tar", &outer, &opts),
+        vec![Ok((
+            "o.tar!x.conda!pkg-x.tar.zst!pkg/lib.so".to_owned(),
+            lib.len()
+        ))]
+    );
+}
+
+#[test]
+fn large_members_spill_and_keep_their_bytes() {
+    let lib = elf(3 << 20, 1);
+    let z = zip_of(&[("big.so", &lib)], zip::CompressionMethod::Deflated);
+    let opts = Options {
+        memory_limit: 1 << 20,
+        ..Options::default()
+    };
+    let got = walk("p", &z, &opts, &MemorySpill, &|m| {
+        matches!(m.bytes, gfxkit_package::Bytes::Spilled(_)) && m.bytes[..] == lib[..]
+    })
+    .unwrap();
+    assert!(got[0].as_ref().unwrap().value);
+}
+
+#[test]
+fn member_larger_than_declared_is_refused() {
+    let lib = elf(4000, 3);
+    let mut z = zip_of(&[("lib.so", &lib)], zip::CompressionMethod::Deflated);
+    // Declare 100 bytes in the local header (offset 22) and the central directory entry.
+    let declared = 100u32.to_le_bytes();
+    z[22..26].copy_from_slice(&declared);
+    let cd = z.windows(4).rposition(|w| w == b"PK\x01\x02").unwrap();
+    z[cd + 24..cd + 28].copy_from_slice(&declared);
+    let got = paths("p.whl", &z, &Options::default());
+    assert_eq!(got.len(), 1);
+    assert!(
+        matches!(got[0], Err(ErrorKind::LargerThanDeclared { declared: 100 })),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn zip_bomb_stops_at_the_limit() {
+    // 24 MiB that deflate to ~24 KiB, starting like a shared object.
+    let lib = elf(24 << 20, 0);
+    let z = zip_of(&[("bomb.so", &lib)], zip::CompressionMethod::Deflated);
+    assert!(z.len() < 1 << 20);
+    let opts = Options {
+        max_member: 8 << 20,
+        memory_limit: 1 << 20,
+        ..Options::default()
+    };
+    let got = paths("bomb.whl", &z, &opts);
+    assert!(
+        matches!(got[0], Err(ErrorKind::TooLarge { limit }) if limit == 8 << 20),
+        "{got:?}"
+    );
+    // Many members together: the total limit.
+    let many: Vec<(String, Vec<u8>)> = (0..4)
+        .map(|i| (format!("m{i}.so"), elf(3 << 20, 0)))
+        .collect();
+    let refs: Vec<(&str, &[u8])> = many.iter().map(|(n, b)| (n.as_str(), &b[..])).collect();
+    let z = zip_of(&refs, zip::CompressionMethod::Deflated);
+    let opts = Options {
+        max_total: 8 << 20,
+        ..Options::default()
+    };
+    let got = paths("many.whl", &z, &opts);
+    assert!(
+        got.iter()
+            .any(|r| matches!(r, Err(ErrorKind::TooLarge { .. }))),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn nesting_stops_at_the_depth_limit() {
+    let mut inner = zip_of(&[("lib.so", &elf(100, 1))], zip::CompressionMethod::Stored);
+    for i in 0..6 {
+        inner = zip_of(
+            &[(&format!("l{i}.zip"), &inner)],
+            zip::CompressionMethod::Stored,
+        );
+    }
+    let got = paths("deep.zip", &inner, &Options::default());
+    assert!(
+        matches!(got[0], Err(ErrorKind::TooDeep { limit: 4 })),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn damaged_rpm_and_cpio_are_errors_with_the_place() {
+    let lib = elf(500, 2);
+    // An index count far past the limit.
+    let bad = rpm_of(&[("./lib.so", &lib)], Some(u32::MAX));
+    let e = walk("b.rpm", &bad, &Options::default(), &MemorySpill, &|_| ()).unwrap();
+    let e = e[0].as_ref().unwrap_err();
+    assert!(
+        matches!(e.kind, ErrorKind::Corrupt(_)) && e.offset.is_some(),
+        "{e}"
+    );
+    // A lead cut short.
+    let cut = &rpm_of(&[], None)[..50];
+    let e = walk("c.rpm", cut, &Options::default(), &MemorySpill, &|_| ()).unwrap();
+    assert!(matches!(
+        e[0].as_ref().unwrap_err().kind,
+        ErrorKind::Truncated(_)
+    ));
+    // A cpio payload cut inside a member.
+    let cpio = cpio_newc(&[("./lib.so", &lib)]);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&cpio[..300]).unwrap();
+    let mut rpm = rpm_of(&[], None);
+    let payload_at = rpm.len() - {
+        let mut g = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        g.write_all(&cpio_newc(&[])).unwrap();
+        g.finish().unwrap().len()
+    };
+    rpm.truncate(payload_at);
+    rpm.extend_from_slice(&gz.finish().unwrap());
+    let got = paths("t.rpm", &rpm, &Options::default());
+    assert!(
+        got.iter().any(|r| matches!(
+            r,
+            Err(ErrorKind::SmallerThanDeclared { .. }) | Err(ErrorKind::Truncated(_))
+        )),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn zip_rewrite_updates_record_and_copies_the_rest_raw() {
+    let lib = elf(5000, 9);
+    let init: &[u8] = b"x = 1\n";
+    let rows = format!(
+        "p/lib.so,{},{}\np/__init__.py,{},{}\np-1.dist-info/RECORD,,\n",
+        gfxkit_package::record::hash_field(&lib),
+        lib.len(),
+        gfxkit_package::record::hash_field(init),
+        init.len()
+    );
+    let whl = zip_of(
+        &[
+            ("p/lib.so", &lib),
+            ("p/__init__.py", init),
+            ("p-1.dist-info/RECORD", rows.as_bytes()),
+        ],
+        zip::CompressionMethod::Deflated,
+    );
+    check_record("in.whl", &whl).unwrap();
+    let mut out = Cursor::new(Vec::new());
+    let changed = rewrite(
+        "in.whl",
+        &whl,
+        &Options::default(),
+        &MemorySpill,
+        &|m| Ok(Some(m.bytes[..100].to_vec())),
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(changed.len(), 1);
+    assert_eq!(changed[0].size_after, 100);
+    let new = out.into_inner();
+    check_record("out.whl", &new).unwrap();
+    let mut a = zip::ZipArchive::new(Cursor::new(&whl[..])).unwrap();
+    let mut b = zip::ZipArchive::new(Cursor::new(&new[..])).unwrap();
+    let names =
+        |z: &zip::ZipArchive<Cursor<&[u8]>>| z.file_names().map(str::to_owned).collect::<Vec<_>>();
+    assert_eq!(names(&a), names(&b));
+    let raw = |z: &mut zip::ZipArchive<Cursor<&[u8]>>, n: &str| {
+        let f = z.by_name(n).unwrap();
+        (
+            f.compression(),
+            f.crc32(),
+            f.compressed_size(),
+            f.data_start(),
+        )
+    };
+    let (ma, ca, sa, da) = raw(&mut a, "p/__init__.py");
+    let (mb, cb, sb, db) = raw(&mut b, "p/__init__.py");
+    assert_eq!((ma, ca, sa), (mb, cb, sb));
+    assert_eq!(
+        whl[da as usize..(da + sa) as usize],
+        new[db as usize..(db + sb) as usize]
+    );
+    // A RECORD that lies is caught, naming the member.
+    let lying = rows.replace(
+        &gfxkit_package::record::hash_field(init),
+        &gfxkit_package::record::hash_field(b"y"),
+    );
+    let bad = zip_of(
+        &[
+            ("p/lib.so", &lib),
+            ("p/__init__.py", init),
+            ("p-1.dist-info/RECORD", lying.as_bytes()),
+        ],
+        zip::CompressionMethod::Deflated,
+    );
+    let e = check_record("bad.whl", &bad).unwrap_err();
+    assert_eq!(e.path, "bad.whl!p/__init__.py");
+    assert!(matches!(e.kind, ErrorKind::Checksum(_)));
+}
+
+#[test]
+fn tarball_rewrite_replaces_members_and_paths_json() {
+    let lib = elf(2000, 4);
+    let pj = format!(
+        "{{\"paths\": [{{\"_path\": \"lib/lib.so\", \"sha256\": \"{}\", \"size_in_bytes\": {}}}], \"paths_version\": 1}}",
+        gfxkit_package::record::sha256_hex(&lib),
+        lib.len()
+    );
+    let tar = tar_of(&[
+        ("info/paths.json", pj.as_bytes()),
+        ("lib/lib.so", &lib),
+        ("lib/a.py", b"x"),
+    ]);
+    let mut bz = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+    bz.write_all(&tar).unwrap();
+    let pkg = bz.finish().unwrap();
+    let mut out = Cursor::new(Vec::new());
+    let changed = rewrite(
+        "x.tar.bz2",
+        &pkg,
+        &Options::default(),
+        &MemorySpill,
+        &|m| Ok(Some(m.bytes[..64].to_vec())),
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(changed.len(), 1);
+    let new = out.into_inner();
+    let mut plain = Vec::new();
+    std::io::Read::read_to_end(&mut bzip2::read::BzDecoder::new(&new[..]), &mut plain).unwrap();
+    let mut ar = tar::Archive::new(&plain[..]);
+    let mut seen = std::collections::BTreeMap::new();
+    for e in ar.entries().unwrap() {
+        let mut e = e.unwrap();
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut e, &mut b).unwrap();
+        seen.insert(e.path().unwrap().display().to_string(), b);
+    }
+    assert_eq!(seen["lib/lib.so"], lib[..64]);
+    assert_eq!(seen["lib/a.py"], b"x");
+    let json: serde_json::Value = serde_json::from_slice(&seen["info/paths.json"]).unwrap();
+    assert_eq!(json["paths"][0]["size_in_bytes"], 64);
+    assert_eq!(
+        json["paths"][0]["sha256"],
+        gfxkit_package::record::sha256_hex(&lib[..64])
+    );
+}
