@@ -157,7 +157,7 @@ fn llc19_objects_match_readelf_and_their_target_id() {
     let mut cases = Vec::new();
     for name in MATRIX {
         let p = Processor::by_name(name).unwrap();
-        assert!(p.in_llvm19, "{name} is not in LLVM 19");
+        assert!(p.in_llvm19(), "{name} is not in LLVM 19");
         for cov in [
             CodeObjectVersion::V4,
             CodeObjectVersion::V5,
@@ -484,7 +484,7 @@ fn v2_v3_decode_agrees_with_llvm_readelf() {
     let mut files = Vec::new();
     for p in Processor::all()
         .iter()
-        .filter(|p| p.arch == gfxkit_spec::Arch::Amdgcn && !p.is_generic() && p.in_llvm19)
+        .filter(|p| p.arch == gfxkit_spec::Arch::Amdgcn && !p.is_generic() && p.in_llvm19())
     {
         for (abi, cov) in [(0u8, CodeObjectVersion::V2), (1, CodeObjectVersion::V3)] {
             for bits in [0u32, 0x100, 0x200, 0x300] {
