@@ -15,9 +15,10 @@ Subcommands:
   asm IR -o OUT         compile IR to AMDGPU assembly text
   batch                 compile many inputs in one process: reads JSON lines from stdin,
                         {"ir": TEXT, "cpu": NAME, "features": "", "triple": "", "opt": 2,
-                        "kind": "asm"|"obj"}, writes one JSON line each, {"ok": true,
-                        "asm": TEXT} or {"ok": true, "obj": BASE64}, or {"ok": false,
-                        "error": TEXT}; --option applies to the whole batch
+                        "kind": "asm"|"obj", "output": PATH}, writes one JSON line each,
+                        {"ok": true, "asm": TEXT} or {"ok": true, "obj": BASE64} (with
+                        "output", the bytes go to that file: {"ok": true, "output": PATH}),
+                        or {"ok": false, "error": TEXT}; --option applies to the whole batch
 
 obj and asm options: --cpu NAME (required), --features +xnack,-sramecc, --triple
 (default amdgcn-amd-amdhsa), -O 0..3 (default 2), --option ARG (an LLVM command-line option
@@ -38,6 +39,7 @@ Examples:
 import argparse
 import base64
 import ctypes
+import fcntl
 import json
 import os
 import subprocess
@@ -74,6 +76,16 @@ def install(quiet=False):
     if os.path.isfile(lib):
         return lib
     d = cache_dir()
+    os.makedirs(d, exist_ok=True)
+    # Tests run in parallel processes: one installs, the others wait for it.
+    with open(os.path.join(d, ".install.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.isfile(lib):
+            return lib
+        return install_locked(d, lib, quiet)
+
+
+def install_locked(d, lib, quiet):
     wheels = os.path.join(d, "wheel")
     os.makedirs(wheels, exist_ok=True)
     if not quiet:
@@ -226,9 +238,14 @@ def write_out(path, data):
         return
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".llvm22.")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def batch(llvm, options):
@@ -252,8 +269,14 @@ def batch(llvm, options):
                 job["ir"].encode(), triple, cpu, job.get("features", ""),
                 int(job.get("opt", 2)), 1 if kind == "obj" else 0,
             )
-            out = {"ok": True, kind: base64.b64encode(data).decode() if kind == "obj" else data.decode()}
-        except (Fail, KeyError, ValueError, TypeError) as e:
+            if job.get("output"):
+                write_out(job["output"], data)
+                out = {"ok": True, "output": job["output"]}
+            elif kind == "obj":
+                out = {"ok": True, "obj": base64.b64encode(data).decode()}
+            else:
+                out = {"ok": True, "asm": data.decode()}
+        except (Fail, KeyError, ValueError, TypeError, OSError) as e:
             out = {"ok": False, "error": str(e)}
         sys.stdout.write(json.dumps(out) + "\n")
         sys.stdout.flush()
