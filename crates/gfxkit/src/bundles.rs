@@ -725,7 +725,7 @@ pub fn check_payload(id: &str, payload: &[u8]) -> PayloadCheck {
     let Some(tid) = id.target_id() else {
         return PayloadCheck::NotApplicable;
     };
-    if id.triple().arch != "amdgcn" {
+    if !id.triple().is_amdgpu() {
         return PayloadCheck::NotApplicable;
     }
     match gfxkit_code_object::Header::parse(payload) {

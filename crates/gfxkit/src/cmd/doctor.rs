@@ -107,7 +107,8 @@ fn resolve_devices(args: &Args) -> Result<Vec<TargetId>> {
                 }
             }
         } else {
-            let id = TargetId::parse(d).with_context(|| format!("--device {d}"))?;
+            let id = gfxkit_target_id::triple::parse_device(d)
+                .with_context(|| format!("--device {d}"))?;
             if !out.contains(&id) {
                 out.push(id);
             }

@@ -79,8 +79,15 @@ struct Written {
 
 /// The entry ID a user wrote: a full entry ID, or a bare target ID meaning a HIP entry.
 pub fn requested_id(s: &str) -> Result<EntryId> {
-    if let Ok(id) = EntryId::parse(s) {
-        return Ok(id);
+    match EntryId::parse(s) {
+        Ok(id) => return Ok(id),
+        // Something that starts like an entry ID is reported as one.
+        Err(e)
+            if gfxkit_bundle::OffloadKind::by_name(s.split('-').next().unwrap_or("")).is_some() =>
+        {
+            return Err(e.into())
+        }
+        Err(_) => {}
     }
     let tid = gfxkit_target_id::TargetId::parse(s)
         .with_context(|| format!("'{s}' is neither an entry ID nor a target ID"))?;
