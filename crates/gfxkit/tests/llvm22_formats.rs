@@ -234,3 +234,77 @@ fn spirv_entries_in_bundles() {
         assert_eq!(std::fs::read(dir.join(path)).unwrap(), SPIRV);
     }
 }
+
+/// ROCm 7's `.hip_fatbin` layout: CCOB bundles (v3 as LLVM 22 writes by default, v2 as LLVM 19)
+/// back to back at 4096-byte offsets. `list` shows each, `unbundle` walks them all (each bounded
+/// by its header's size) and takes each target from the one bundle holding it.
+#[test]
+fn unbundle_walks_concatenated_compressed_bundles() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let ir = dir.join("k.ll");
+    std::fs::write(&ir, "define amdgpu_kernel void @k() {\n  ret void\n}\n").unwrap();
+    let mut cat = Vec::new();
+    let mut objects = Vec::new();
+    for (cpu, extra) in [
+        ("gfx906", &["--ccob-version", "3"][..]),
+        ("gfx90a", &[][..]),
+        ("gfx1100", &["--ccob-version", "3", "--method", "zlib"][..]),
+    ] {
+        let co = dir.join(format!("{cpu}.co"));
+        llc_object(&ir, &co, cpu, 5, "");
+        let hipfb = format!("{cpu}.hipfb");
+        let mut args = vec!["bundle", "-o", &hipfb, "--compress"];
+        args.extend_from_slice(extra);
+        let co_arg = format!("{cpu}.co");
+        args.push(&co_arg);
+        assert!(gfxkit(dir, &args).status.success());
+        cat.resize(cat.len().div_ceil(4096) * 4096, 0);
+        cat.extend(std::fs::read(dir.join(&hipfb)).unwrap());
+        objects.push((cpu, std::fs::read(&co).unwrap()));
+    }
+    std::fs::write(dir.join("cat.bin"), &cat).unwrap();
+    let j = ok_json(dir, &["list", "--json", "cat.bin"]);
+    let bundles = j["files"][0]["bundles"].as_array().unwrap();
+    let versions: Vec<u64> = bundles
+        .iter()
+        .map(|b| b["ccob"]["version"].as_u64().unwrap())
+        .collect();
+    assert_eq!(versions, [3, 2, 3], "{j}");
+    let offsets: Vec<u64> = bundles
+        .iter()
+        .map(|b| b["offset"].as_u64().unwrap())
+        .collect();
+    assert_eq!(offsets, [0, 4096, 8192]);
+    let out = gfxkit(
+        dir,
+        &[
+            "unbundle", "cat.bin", "-t", "gfx1100", "-o", "a.co", "-t", "gfx906", "-o", "b.co",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(dir.join("a.co")).unwrap(), objects[2].1);
+    assert_eq!(std::fs::read(dir.join("b.co")).unwrap(), objects[0].1);
+    // The same target in two bundles has no single answer without --bundle.
+    let mut dup = cat.clone();
+    dup.resize(dup.len().div_ceil(4096) * 4096, 0);
+    dup.extend(std::fs::read(dir.join("gfx90a.hipfb")).unwrap());
+    std::fs::write(dir.join("dup.bin"), &dup).unwrap();
+    let out = gfxkit(dir, &["unbundle", "dup.bin", "-t", "gfx90a", "-o", "c.co"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("gfx90a (bundles 1, 3)"), "{err}");
+    assert!(!dir.join("c.co").exists());
+    let out = gfxkit(
+        dir,
+        &[
+            "unbundle", "dup.bin", "-t", "gfx90a", "-o", "c.co", "--bundle", "3",
+        ],
+    );
+    assert!(out.status.success());
+    assert_eq!(std::fs::read(dir.join("c.co")).unwrap(), objects[1].1);
+}
