@@ -89,7 +89,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         for e in bundle.entries() {
             e.parse_id().with_context(ctx)?;
         }
-        all_ids.extend(bundle.entries().iter().map(|e| e.id.to_owned()));
+        for e in bundle.entries() {
+            // Each ID once: bundles of one file usually hold the same targets.
+            if !all_ids.iter().any(|i| i == e.id) {
+                all_ids.push(e.id.to_owned());
+            }
+        }
         // clang's matching rule; missing targets are reported below, so they are allowed here.
         let listed: Vec<(&str, &[u8])> =
             bundle.entries().iter().map(|e| (e.id, e.payload)).collect();
@@ -111,7 +116,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let ambiguous: Vec<String> = (0..wanted.len())
         .filter(|&t| holders[t].len() > 1)
         .map(|t| {
-            let list: Vec<String> = holders[t].iter().map(usize::to_string).collect();
+            let h = &holders[t];
+            let mut list: Vec<String> = h.iter().take(8).map(usize::to_string).collect();
+            if h.len() > 8 {
+                list.push(format!("... {} in all", h.len()));
+            }
             format!("{} (bundles {})", args.targets[t], list.join(", "))
         })
         .collect();
