@@ -156,14 +156,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
         ids.push(entry_id(file, id.as_deref(), &data)?);
         files.push(Some(data));
     }
-    // LLVM 22's rules: one entry per target, whatever its spelling (hip/hipv4, amdgcn or
-    // amdgpu<subarch>), and the conflict rule per kind and triple.
+    // One entry per target, whatever its spelling (hip/hipv4, amdgcn or amdgpu<subarch>): the
+    // runtime takes hip and hipv4 alike, so both would be ambiguous. clang's conflict rule
+    // applies per kind and triple (amdgcn and amdgpu<subarch> being one triple).
     for (i, a) in ids.iter().enumerate() {
         for b in &ids[..i] {
             if a.same_target(b) {
                 bail!("duplicate target: {a} and {b} name the same code object target");
             }
-            if a.kind().is_compatible(b.kind(), false) && a.triple().is_compatible(b.triple()) {
+            if a.kind() == b.kind() && a.triple().is_compatible(b.triple()) {
                 if let (EntryTarget::Known(x), EntryTarget::Known(y)) = (a.target(), b.target()) {
                     gfxkit_target_id::check_conflicts([y, x])
                         .with_context(|| format!("cannot bundle {b} with {a}"))?;
