@@ -101,6 +101,17 @@ pub enum ProblemKind {
         /// File offset of the first byte that is not valid UTF-8.
         bad_byte_offset: u64,
     },
+    /// An archive member whose name is not UTF-8. The member is read and named by its escaped
+    /// form; the location is the name's bytes.
+    #[error("archive member {index} name \"{name}\" is not UTF-8 (invalid byte at offset {bad_byte_offset:#x}); shown escaped")]
+    MemberNameNotUtf8 {
+        /// The member's index.
+        index: usize,
+        /// The name with bytes that are not printable ASCII escaped (`\xff`).
+        name: String,
+        /// File offset of the first byte that is not valid UTF-8.
+        bad_byte_offset: u64,
+    },
     /// A section's contents run past the end of the file.
     #[error("section data runs past the end of the file")]
     SectionOutsideFile,
