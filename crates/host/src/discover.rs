@@ -435,7 +435,28 @@ impl<'data> Walker<'data> {
                     break;
                 }
             };
-            let name = String::from_utf8_lossy(m.name()).into_owned();
+            let name = match std::str::from_utf8(m.name()) {
+                Ok(n) => n.to_owned(),
+                Err(e) => {
+                    // Read on under the escaped name (`k\xff.o`), with a problem saying so.
+                    let escaped = m.name().escape_ascii().to_string();
+                    let at = self.base(m.name());
+                    self.problem(Problem::warning(
+                        Location {
+                            member: member.clone(),
+                            section: None,
+                            offset: at,
+                            size: m.name().len() as u64,
+                        },
+                        ProblemKind::MemberNameNotUtf8 {
+                            index: i,
+                            name: escaped.clone(),
+                            bad_byte_offset: at + e.valid_up_to() as u64,
+                        },
+                    ));
+                    escaped
+                }
+            };
             let path = match &member {
                 Some(outer) => format!("{outer}/{name}"),
                 None => name,
