@@ -586,3 +586,33 @@ impl<'data> Walker<'data> {
         WrapperMagic::from_u32(v)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::offloading::{write_v2, Image, OIF_NO_IMAGE};
+
+    /// A standalone version-2 OffloadBinary: its images are found, a metadata-only entry
+    /// (`OIF_NoImage`, no bytes) is not.
+    #[test]
+    fn offload_binary_v2_images_without_metadata_only_entries() {
+        let hip = |arch: &'static str, image: &'static [u8], flags: u32| Image {
+            image_kind: 1,
+            offload_kind: 4,
+            flags,
+            strings: vec![("triple", b"amdgcn-amd-amdhsa"), ("arch", arch.as_bytes())],
+            image,
+        };
+        let bin = write_v2(&[
+            hip("gfx90a", b"\x7fELF-a", 0),
+            hip("gfx942", b"", OIF_NO_IMAGE),
+            hip("gfx1100", b"\x7fELF-c", 0),
+        ]);
+        let d = discover(&bin);
+        let archs: Vec<_> = d.offload_images.iter().map(|i| i.arch).collect();
+        assert_eq!(archs, [Some("gfx90a"), Some("gfx1100")]);
+        assert!(d.problems.is_empty(), "{:?}", d.problems);
+        assert_eq!(d.offload_images[1].bytes, b"\x7fELF-c");
+        assert!(d.offload_images.iter().all(|i| i.offload_kind.is_hip()));
+    }
+}
