@@ -7,7 +7,7 @@
 //!   compatible request not yet served; missing targets are an error unless allowed; an input
 //!   with no bundle at all is host-only (the host target gets the whole input, others nothing).
 
-use crate::entry_id::{EntryId, EntryTarget, OffloadKind};
+use crate::entry_id::{EntryId, EntryTarget, OffloadKind, Triple};
 use crate::error::{Error, ErrorKind, Result};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -120,6 +120,16 @@ fn processor_key(t: &EntryTarget) -> String {
     }
 }
 
+/// The triple as the conflict rule groups IDs: `amdgcn` and `amdgpu<subarch>` are one
+/// architecture (LLVM main's triples name the same code objects), other triples as written.
+fn triple_key(t: &Triple) -> String {
+    if t.is_amdgpu() {
+        format!("amdgpu-{}-{}-{}", t.vendor, t.os, t.env)
+    } else {
+        t.to_string()
+    }
+}
+
 /// The first pair of IDs the bundler refuses together, walking `ids` in the order given: per
 /// kind and triple, the first ID of each processor is compared with every later one
 /// ([`targets_conflict`]). Returns the items' indexes as `(first, later)`. clang walks the
@@ -132,11 +142,7 @@ pub fn find_conflict<'a>(
         if id.target().is_none() {
             continue;
         }
-        let key = (
-            id.kind(),
-            id.triple().to_string(),
-            processor_key(id.target()),
-        );
+        let key = (id.kind(), triple_key(id.triple()), processor_key(id.target()));
         match first.get(&key) {
             None => {
                 first.insert(key, (i, id));

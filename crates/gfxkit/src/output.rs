@@ -24,7 +24,8 @@ pub fn write_atomic_with(
 /// The general atomic write: `fill` writes the temporary file, which is synced to disk; then
 /// `check` runs on it (to read it back and verify it before anything is replaced); only then
 /// is it renamed over `path`. On any failure the temporary file is removed and `path` is
-/// untouched. A file being replaced keeps its permissions; a new file takes those of
+/// untouched. A symbolic link is written through (the file it names is replaced); a path that
+/// is a device, FIFO or socket is written to directly, without the check. A file being replaced keeps its permissions; a new file takes those of
 /// `permissions_like` when given (a pruned executable stays executable), else 0666 less the
 /// umask.
 pub fn write_atomic_checked(
@@ -33,12 +34,45 @@ pub fn write_atomic_checked(
     check: impl FnOnce(&Path) -> Result<()>,
     permissions_like: Option<&Path>,
 ) -> Result<()> {
+    // Through a symbolic link, replace the file it names, not the link.
+    let resolved;
+    let path = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(path) {
+            Ok(p) => {
+                resolved = p;
+                resolved.as_path()
+            }
+            Err(_) => path,
+        },
+        _ => path,
+    };
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => anyhow::bail!("cannot write {}: it is a directory", path.display()),
+        // A device, FIFO or socket (`-o /dev/null`, `-o /dev/stdout`) is written to, never
+        // replaced by a renamed file; what was written cannot be read back to be checked.
+        Ok(m) if !m.is_file() => {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+            fill(&mut w).with_context(|| format!("cannot write {}", path.display()))?;
+            return w
+                .flush()
+                .with_context(|| format!("cannot write {}", path.display()));
+        }
+        _ => {}
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    remove_stale_temps(dir, path);
+    let (prefix, suffix) = temp_affixes(path);
     let mut tmp = tempfile::Builder::new()
-        .prefix(".gfxkit-")
+        .prefix(&prefix)
+        .rand_bytes(TEMP_RANDOM)
+        .suffix(&suffix)
         .tempfile_in(dir)
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
     {
@@ -66,6 +100,71 @@ pub fn write_atomic_checked(
     tmp.persist(path)
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
+}
+
+/// Start of the name of every temporary file gfxkit writes: `.gfxkit-<pid>.<random>.<name>`
+/// beside the file `<name>` it becomes. Directory scans skip such files ([`is_temp_name`]),
+/// and the next write of `<name>` removes those whose process is gone (a run killed before
+/// its rename).
+pub const TEMP_PREFIX: &str = ".gfxkit-";
+
+/// Random characters in a temporary file's name.
+const TEMP_RANDOM: usize = 6;
+
+/// Whether `name` is that of a gfxkit temporary file (see [`TEMP_PREFIX`]).
+pub fn is_temp_name(name: &std::ffi::OsStr) -> bool {
+    temp_parts(name).is_some()
+}
+
+/// The process ID and target name of a temporary file's name.
+fn temp_parts(name: &std::ffi::OsStr) -> Option<(u32, &[u8])> {
+    use std::os::unix::ffi::OsStrExt;
+    let rest = name.as_bytes().strip_prefix(TEMP_PREFIX.as_bytes())?;
+    let dot = rest.iter().position(|&b| b == b'.')?;
+    let pid = std::str::from_utf8(&rest[..dot]).ok()?.parse().ok()?;
+    let rest = &rest[dot + 1..];
+    if rest.len() <= TEMP_RANDOM || rest[TEMP_RANDOM] != b'.' {
+        return None;
+    }
+    Some((pid, &rest[TEMP_RANDOM + 1..]))
+}
+
+/// Longest part of the target's name kept in a temporary file's name (names are limited to
+/// 255 bytes).
+const TEMP_NAME_MAX: usize = 200;
+
+fn target_name(path: &Path) -> &[u8] {
+    use std::os::unix::ffi::OsStrExt;
+    let name = path.file_name().map_or(&b""[..], |n| n.as_bytes());
+    &name[..name.len().min(TEMP_NAME_MAX)]
+}
+
+/// Removes from `dir` the temporary files of `path` whose process is gone.
+fn remove_stale_temps(dir: &Path, path: &Path) {
+    // Without /proc nothing tells a live writer from a dead one: leave everything alone.
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let name = target_name(path);
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let file_name = e.file_name();
+        if let Some((pid, target)) = temp_parts(&file_name) {
+            if target == name && !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+/// Prefix and suffix of a new temporary file's name for `path`.
+fn temp_affixes(path: &Path) -> (String, std::ffi::OsString) {
+    use std::os::unix::ffi::OsStrExt;
+    let mut suffix = std::ffi::OsString::from(".");
+    suffix.push(std::ffi::OsStr::from_bytes(target_name(path)));
+    (format!("{TEMP_PREFIX}{}.", std::process::id()), suffix)
 }
 
 /// The process umask, read from `/proc/self/status` (0o022 when unavailable).
@@ -156,5 +255,79 @@ mod tests {
         assert!(err.is_err());
         assert_eq!(std::fs::read(&exe).unwrap(), b"new");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn stale_temporary_files_of_the_target_are_removed_and_scans_skip_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let lib = d.join("libx.so");
+        std::fs::write(&lib, b"old").unwrap();
+        // Left by a killed run (no such process), by a live one (this process), and by a
+        // killed run writing another file.
+        let dead = d.join(format!("{TEMP_PREFIX}4294967295.AbCdEf.libx.so"));
+        let live = d.join(format!(
+            "{TEMP_PREFIX}{}.AbCdEf.libx.so",
+            std::process::id()
+        ));
+        let other = d.join(format!("{TEMP_PREFIX}4294967295.AbCdEf.liby.so"));
+        for p in [&dead, &live, &other] {
+            std::fs::write(p, b"partial").unwrap();
+            assert!(is_temp_name(p.file_name().unwrap()), "{}", p.display());
+        }
+        for n in [
+            "libx.so",
+            ".gfxkit-",
+            ".gfxkit-12.short",
+            ".gfxkit-x.AbCdEf.libx.so",
+        ] {
+            assert!(!is_temp_name(std::ffi::OsStr::new(n)), "{n}");
+        }
+        let scanned: Vec<_> = crate::scan::collect(&[d.to_path_buf()])
+            .unwrap()
+            .into_iter()
+            .map(|c| c.path)
+            .collect();
+        assert_eq!(scanned, std::slice::from_ref(&lib));
+        write_atomic(&lib, b"new").unwrap();
+        assert_eq!(std::fs::read(&lib).unwrap(), b"new");
+        assert!(!dead.exists());
+        assert!(live.exists() && other.exists());
+    }
+
+    #[test]
+    fn devices_and_fifos_are_written_to_and_links_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        write_atomic(&fifo, b"through the pipe").unwrap();
+        assert_eq!(reader.join().unwrap(), b"through the pipe");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
+
+        let target = dir.path().join("real.bin");
+        std::fs::write(&target, b"old").unwrap();
+        let link = dir.path().join("link.bin");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        write_atomic(&link, b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+
+        let err = write_atomic(dir.path(), b"x").unwrap_err();
+        assert!(err.to_string().contains("is a directory"), "{err}");
     }
 }

@@ -22,6 +22,8 @@ pub struct Verdict {
     /// Why not, naming what is missing and the nearest targets present.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub missing: Option<String>,
+    /// Some bundle has only SPIR-V for the device (compiled by the runtime when loaded).
+    pub spirv: bool,
 }
 
 /// Whether a library whose bundles hold `bundles` entries can run on `device`. Every bundle
@@ -59,6 +61,7 @@ pub fn verdict(device: &TargetId, bundles: &[Unit]) -> Verdict {
             runs: false,
             needs: None,
             missing: Some(msg),
+            spirv: false,
         };
     }
     // Settings common to every working concrete device, among those the device left unknown.
@@ -87,10 +90,14 @@ pub fn verdict(device: &TargetId, bundles: &[Unit]) -> Verdict {
     } else {
         Some(settings_text(&needs))
     };
+    let spirv = bundles
+        .iter()
+        .any(|e| select_unit(working[0], e).via == Some(gfxkit_host::select::Via::Spirv));
     Verdict {
         runs: true,
         needs,
         missing: None,
+        spirv,
     }
 }
 
@@ -111,6 +118,9 @@ pub struct DoctorFile {
     /// Per device: why it does not run.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub missing: BTreeMap<String, String>,
+    /// Devices some bundle serves only through SPIR-V (amdgcnspirv, compiled when loaded).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub spirv: Vec<String>,
     /// Damage found (units whose entries cannot be read, damaged data).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
@@ -202,6 +212,7 @@ pub fn judge(name: &str, examined: Examined, devices: &[TargetId]) -> Option<Doc
         bundles: units.len(),
         needs: BTreeMap::new(),
         missing: BTreeMap::new(),
+        spirv: Vec::new(),
         errors,
         kpack,
     };
@@ -213,6 +224,9 @@ pub fn judge(name: &str, examined: Examined, devices: &[TargetId]) -> Option<Doc
         f.runs_on.insert(key.clone(), v.runs);
         if let Some(n) = v.needs {
             f.needs.insert(key.clone(), n);
+        }
+        if v.spirv {
+            f.spirv.push(key.clone());
         }
         if let Some(m) = v.missing {
             f.missing.insert(key, m);

@@ -24,6 +24,8 @@ pub enum ErrorKind {
     NoDeviceCode,
     /// A target or device ID that does not parse.
     BadTarget(String),
+    /// What a user wrote as an entry ID does not parse as one.
+    BadEntryId(gfxkit_bundle::EntryIdError),
     /// What a user wrote for a target is neither an entry ID nor a target ID.
     NotATarget {
         /// What was written.
@@ -43,6 +45,7 @@ impl fmt::Display for ErrorKind {
             }
             ErrorKind::NoDeviceCode => f.write_str("no offload bundle in this file"),
             ErrorKind::BadTarget(m) => f.write_str(m),
+            ErrorKind::BadEntryId(e) => write!(f, "{e}"),
             ErrorKind::NotATarget { given, .. } => {
                 write!(f, "'{given}' is neither an entry ID nor a target ID")
             }
@@ -107,6 +110,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &*self.kind {
             ErrorKind::NotATarget { error, .. } => Some(error),
+            ErrorKind::BadEntryId(e) => Some(e),
             _ => None,
         }
     }
@@ -115,6 +119,12 @@ impl std::error::Error for Error {
 impl From<gfxkit_bundle::Error> for Error {
     fn from(e: gfxkit_bundle::Error) -> Error {
         Error::new(ErrorKind::Bundle(e))
+    }
+}
+
+impl From<gfxkit_bundle::EntryIdError> for Error {
+    fn from(e: gfxkit_bundle::EntryIdError) -> Error {
+        Error::new(ErrorKind::BadEntryId(e))
     }
 }
 

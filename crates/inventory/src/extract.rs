@@ -11,9 +11,22 @@ use crate::locate::ListedEntry;
 use gfxkit_bundle::{EntryId, EntryTarget};
 
 /// The entry ID a user wrote: a full entry ID, or a bare target ID meaning a HIP entry.
+///
+/// `amdgcnspirv` (the name `--offload-arch` takes) means the SPIR-V entry for AMD GPUs. Text
+/// that starts with an offload kind (`hip-`, `hipv4-`, ...) is an entry ID, and its parse error
+/// is the one reported.
 pub fn requested_id(s: &str) -> Result<EntryId> {
-    if let Ok(id) = EntryId::parse(s) {
-        return Ok(id);
+    if s == "amdgcnspirv" {
+        return Ok(EntryId::parse("hipv4-spirv64-amd-amdhsa--amdgcnspirv")?);
+    }
+    match EntryId::parse(s) {
+        Ok(id) => return Ok(id),
+        Err(e)
+            if gfxkit_bundle::OffloadKind::by_name(s.split('-').next().unwrap_or("")).is_some() =>
+        {
+            return Err(e.into())
+        }
+        Err(_) => {}
     }
     let tid = gfxkit_target_id::TargetId::parse(s).map_err(|error| {
         Error::new(ErrorKind::NotATarget {

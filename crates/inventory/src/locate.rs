@@ -38,7 +38,7 @@ pub struct LooseEntry<'a> {
     pub offset: u64,
     /// The payload.
     pub payload: &'a [u8],
-    /// File-name extension when extracted (`co`, or `bc` for bitcode images).
+    /// File-name extension when extracted (`co`, `bc` for bitcode images, `spv` for SPIR-V).
     pub ext: &'static str,
 }
 
@@ -204,7 +204,7 @@ pub fn units_of<'a>(d: &gfxkit_host::Discovery<'a>) -> Found<'a> {
                     id: e.id.to_owned(),
                     offset: e.location.offset.saturating_sub(base),
                     payload: e.bytes,
-                    ext: "co",
+                    ext: entry_ext(e.id),
                 })
                 .collect(),
         });
@@ -242,10 +242,10 @@ pub fn units_of<'a>(d: &gfxkit_host::Discovery<'a>) -> Found<'a> {
             i.triple.unwrap_or("unknown"),
             i.arch.unwrap_or("unknown")
         );
-        let ext = if i.image_kind == gfxkit_host::offloading::ImageKind::BITCODE {
-            "bc"
-        } else {
-            "co"
+        let ext = match i.image_kind {
+            gfxkit_host::offloading::ImageKind::BITCODE => "bc",
+            gfxkit_host::offloading::ImageKind::SPIRV => "spv",
+            _ => "co",
         };
         units.push(Located {
             index: units.len(),
@@ -403,10 +403,19 @@ pub fn with_payloads<R>(
         .map(|e| PayloadEntry {
             id: e.id,
             payload: e.payload,
-            ext: "co",
+            ext: entry_ext(e.id),
         })
         .collect();
     Ok(f(&list))
+}
+
+/// File-name extension of a bundle entry's payload: `spv` for SPIR-V entries
+/// (`hip-spirv64-amd-amdhsa--amdgcnspirv`), `co` for everything else.
+pub fn entry_ext(id: &str) -> &'static str {
+    match gfxkit_bundle::EntryId::parse(id) {
+        Ok(e) if gfxkit_host::select::is_spirv_entry(&e) => "spv",
+        _ => "co",
+    }
 }
 
 /// What an entry's payload says about itself, from its ELF header alone.
@@ -462,7 +471,7 @@ pub fn check_payload(id: &str, payload: &[u8]) -> PayloadCheck {
     let Some(tid) = id.target_id() else {
         return PayloadCheck::NotApplicable;
     };
-    if id.triple().arch != "amdgcn" {
+    if !id.triple().is_amdgpu() {
         return PayloadCheck::NotApplicable;
     }
     match gfxkit_code_object::Header::parse(payload) {

@@ -764,7 +764,9 @@ fn processors(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
                 "generic_version": p.generic_version,
                 "generic_members": p.generic_members().map(|m| m.name).collect::<Vec<_>>(),
                 "memory_model": p.memory_model.name(),
-                "in_llvm19": p.in_llvm19,
+                "in_llvm19": p.in_llvm19(),
+                "llvm": p.llvm.to_string(),
+                "xnack_always": p.xnack_always(),
             })
         })
         .collect();

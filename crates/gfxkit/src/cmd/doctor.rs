@@ -43,7 +43,8 @@ pub struct Args {
     /// Libraries or directories to check (default: `$ROCM_PATH/lib` or `/opt/rocm/lib`).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Print JSON: `{"devices": [...], "files": [{"path", "runs_on": {"<device>": bool}, "targets": [...]}]}`.
+    /// Print JSON: `{"devices": [...], "files": [{"path", "runs_on": {"<device>": bool},
+    /// "targets": [...], "needs", "missing", "spirv": [devices served only through SPIR-V]}]}`.
     #[arg(long)]
     pub json: bool,
 }
@@ -103,7 +104,8 @@ fn resolve_devices(args: &Args) -> Result<Vec<TargetId>> {
                 }
             }
         } else {
-            let id = TargetId::parse(d).with_context(|| format!("--device {d}"))?;
+            let id = gfxkit_target_id::triple::parse_device(d)
+                .with_context(|| format!("--device {d}"))?;
             if !out.contains(&id) {
                 out.push(id);
             }
@@ -183,9 +185,14 @@ pub fn print_text(r: &DoctorReport, devices: &[TargetId], out: &mut dyn Write) -
     for f in &r.files {
         for (dev, runs) in &f.runs_on {
             if *runs {
+                let spirv = if f.spirv.contains(dev) {
+                    " (through SPIR-V, compiled when loaded)"
+                } else {
+                    ""
+                };
                 match f.needs.get(dev) {
-                    Some(n) => writeln!(out, "ok    {}  on {dev}, needs {n}", f.path)?,
-                    None => writeln!(out, "ok    {}  on {dev}", f.path)?,
+                    Some(n) => writeln!(out, "ok    {}  on {dev}, needs {n}{spirv}", f.path)?,
+                    None => writeln!(out, "ok    {}  on {dev}{spirv}", f.path)?,
                 }
             } else {
                 let why = f.missing.get(dev).map(String::as_str).unwrap_or("");

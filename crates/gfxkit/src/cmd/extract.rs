@@ -23,13 +23,16 @@ other than letters, digits, '.', '_', '+' and '-' replaced by '_' (':' becomes '
   app.0.hipv4-amdgcn-amd-amdhsa--gfx90a_xnack+.co
 Bundle indexes count the bundles of the file in file order (then object bundles, code objects
 and offload images). Files found under a directory with -r are named by their path below it
-('/' becomes '_'). Bitcode images get .bc. Empty host entries are skipped.
+('/' becomes '_'). Bitcode images get .bc, SPIR-V entries (hip-spirv64-amd-amdhsa--amdgcnspirv,
+also spelled with -unknown-) get .spv. Empty host entries are skipped.
 
 With --target, only the entries each target selects are written: an entry is selected when
 its kind and triple fit (a bare target ID means a HIP entry) and its target ID can describe
 the same configuration: gfx90a selects gfx90a:xnack+ and gfx90a:xnack-; gfx90a:xnack+
 selects gfx90a:xnack+ and a plain gfx90a, not gfx90a:xnack-. (`gfxkit unbundle` and
 `gfxkit offload-bundler` keep clang's rule: one entry per target, which must run on it.)
+--target amdgcnspirv selects the SPIR-V entries. Entry IDs may use the legacy amdgcn triple
+or LLVM main's amdgpu one (hip-amdgpu9.0a-amd-amdhsa--gfx90a); either selects both.
 
 Examples:
   gfxkit extract app.hipfb -o out/
