@@ -39,8 +39,8 @@ pub fn run(data: &[u8]) {
     }
     if let Some(w) = data.get(..4) {
         let raw = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+        // Not V2: its layout is ambiguous (an old V2 object's xnack bit is r600's mach value).
         for cov in [
-            CodeObjectVersion::V2,
             CodeObjectVersion::V3,
             CodeObjectVersion::V4,
             CodeObjectVersion::V5,

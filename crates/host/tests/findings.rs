@@ -95,3 +95,29 @@ fn archive_member_name_not_utf8_is_reported_with_its_offset() {
     );
     assert_eq!(p.location.offset, 8);
 }
+
+#[test]
+fn section_data_past_the_end() {
+    // Found by fuzzing `host`: an object-bundle section whose `sh_offset` (0x16000000) lies
+    // past the end of the 1558-byte file was reported at that offset, outside the file.
+    let data = regression("section-data-past-the-end.bin");
+    let found = discover(&data);
+    let p = found
+        .problems
+        .iter()
+        .find(|p| matches!(p.kind, ProblemKind::SectionOutsideFile { .. }))
+        .expect("reported");
+    assert_eq!(
+        p.kind,
+        ProblemKind::SectionOutsideFile {
+            offset: 0x1600_0000,
+            size: 0,
+            file_size: 1558,
+        }
+    );
+    // The section header that claims it.
+    assert_eq!(p.location.offset, 0x588);
+    for p in &found.problems {
+        assert!(p.location.offset < data.len() as u64, "{p}");
+    }
+}
