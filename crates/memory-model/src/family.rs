@@ -10,6 +10,7 @@
 use crate::case::{AddrSpace, Case, Kind, ScopeLevel};
 use crate::config::Config;
 use crate::model::Invalid;
+use crate::release::Llvm;
 use gfxkit_spec::MemoryModelFamily;
 
 /// Cache-policy bits of a memory instruction.
@@ -74,10 +75,12 @@ impl Bits {
 /// A cache operation: mnemonic, modifiers, and what it acts on.
 pub type CacheOp = (&'static str, &'static [&'static str], &'static str);
 
-/// The facts of one family.
+/// The facts of one family, as the releases in `llvm` lower it.
 pub struct FamilyRules {
     /// Family.
     pub family: MemoryModelFamily,
+    /// The LLVM releases the row holds for.
+    pub llvm: &'static [Llvm],
     /// Work-group scope reaches the per-CU L0 unless in CU mode (GFX10+ WGP mode).
     pub wgp_mode: bool,
     /// `tgsplit` turns work-group scope into agent scope for global memory and drops LDS.
@@ -344,8 +347,12 @@ fn wb_gfx12(s: ScopeLevel, c: &Config) -> &'static [CacheOp] {
     }
 }
 
+/// Rows that hold for every release.
+const ALL_RELEASES: &[Llvm] = &Llvm::ALL;
+
 const BASE: FamilyRules = FamilyRules {
     family: MemoryModelFamily::Gfx6,
+    llvm: ALL_RELEASES,
     wgp_mode: false,
     tgsplit_mode: false,
     split_store_counter: false,
@@ -378,6 +385,8 @@ pub static FAMILY_RULES: [FamilyRules; 8] = [
     },
     FamilyRules {
         family: MemoryModelFamily::Gfx940,
+        // gfx940 and gfx941 were removed in LLVM 20.
+        llvm: &[Llvm::V19],
         tgsplit_mode: true,
         force_store_sc0_sc1: true,
         load_bypass: sc_bits,
@@ -433,9 +442,12 @@ pub static FAMILY_RULES: [FamilyRules; 8] = [
     },
 ];
 
-/// The rules of a family; `None` for R600.
-pub fn rules(f: MemoryModelFamily) -> Option<&'static FamilyRules> {
-    FAMILY_RULES.iter().find(|r| r.family == f)
+/// The rules of a family as release `llvm` lowers it; `None` for R600 and for a family the
+/// release no longer supports.
+pub fn rules(f: MemoryModelFamily, llvm: Llvm) -> Option<&'static FamilyRules> {
+    FAMILY_RULES
+        .iter()
+        .find(|r| r.family == f && r.llvm.contains(&llvm))
 }
 
 /// How an access is carried out.

@@ -38,10 +38,12 @@ pub mod config;
 pub mod conformance;
 pub mod family;
 pub mod model;
+pub mod release;
 pub mod reorder;
 pub mod table;
 
 pub use case::{AddrSpace, Case, Flags, Kind, Mmra, Ordering, Scope, ScopeLevel};
 pub use config::{Config, ConfigError, Os};
 pub use model::{sequence, Invalid, Sequence, Step, StepKind};
+pub use release::Llvm;
 pub use reorder::{may_move_before, Constraint};

@@ -465,8 +465,9 @@ pub fn sequence(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
 
 fn build(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
     case.validate().map_err(Invalid::BadCase)?;
-    let rules = family::rules(cfg.family)
-        .ok_or_else(|| Invalid::Unsupported(format!("{} has no memory model", cfg.cpu)))?;
+    let rules = family::rules(cfg.family, cfg.llvm).ok_or_else(|| {
+        Invalid::Unsupported(format!("{} has no memory model in {}", cfg.cpu, cfg.llvm))
+    })?;
     let mut b = Builder {
         cfg,
         rules,
