@@ -214,10 +214,11 @@ pub struct EntryId {
     target_text: String,
 }
 
-/// Equality is on the canonical parts, not the raw spelling.
+/// Equality and hashing are on the canonical form ([`EntryId::canonical`]), not the raw
+/// spelling: two IDs are equal exactly when their canonical strings are.
 impl PartialEq for EntryId {
     fn eq(&self, other: &EntryId) -> bool {
-        self.kind == other.kind && self.triple == other.triple && self.target == other.target
+        self.canonical_parts() == other.canonical_parts()
     }
 }
 
@@ -225,9 +226,7 @@ impl Eq for EntryId {}
 
 impl std::hash::Hash for EntryId {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.kind.hash(state);
-        self.triple.hash(state);
-        self.target.hash(state);
+        self.canonical_parts().hash(state);
     }
 }
 
@@ -464,15 +463,16 @@ impl EntryId {
     /// The canonical form: `<kind>-<arch>-<vendor>-<os>-<env>-<target>` with the target ID in
     /// canonical form and, for `amdhsa` triples, an empty environment.
     pub fn canonical(&self) -> String {
-        let env = if self.triple.is_amdhsa() {
-            ""
-        } else {
-            self.triple.env.as_str()
-        };
-        format!(
-            "{}-{}-{}-{}-{}-{}",
-            self.kind, self.triple.arch, self.triple.vendor, self.triple.os, env, self.target
-        )
+        let (kind, arch, vendor, os, env, target) = self.canonical_parts();
+        format!("{kind}-{arch}-{vendor}-{os}-{env}-{target}")
+    }
+
+    /// The parts the canonical form is made of; the one place the canonical rules live, used
+    /// by [`canonical`](EntryId::canonical), equality and hashing alike.
+    fn canonical_parts(&self) -> (OffloadKind, &str, &str, &str, &str, &EntryTarget) {
+        let t = &self.triple;
+        let env = if t.is_amdhsa() { "" } else { t.env.as_str() };
+        (self.kind, &t.arch, &t.vendor, &t.os, env, &self.target)
     }
 
     /// The ID as clang-offload-bundler 19 writes it into a bundle when given this ID on its
@@ -701,6 +701,40 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(msg.contains("unknown offload kind 'hipx'"), "{msg}");
+    }
+
+    fn hash_of(e: &EntryId) -> u64 {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(e)
+    }
+
+    #[test]
+    fn f2_entry_id_env_equality() {
+        // Found by fuzzing: `canonical()` drops the environment of amdhsa triples, so equality
+        // and hashing must too (fuzz/regressions/target_id/f2-entry-id-env-equality.bin).
+        for (a, b) in [
+            (
+                "hip-amdgcn-amd-amdhsa-gnu-gfx906",
+                "hip-amdgcn-amd-amdhsa--gfx906",
+            ),
+            (
+                "openmp-amdgcn-amd-amdhsa-gFxmec-:xnack+",
+                "openmp-amdgcn-amd-amdhsa--:xnack+",
+            ),
+        ] {
+            let (a, b) = (id(a), id(b));
+            assert_eq!(a.canonical(), b.canonical());
+            assert_eq!(a, b);
+            assert_eq!(hash_of(&a), hash_of(&b));
+            assert_eq!(id(&a.canonical()), a);
+        }
+        // Where the canonical form keeps the environment, so does equality.
+        let (gnu, none) = (
+            id("host-x86_64-unknown-linux-gnu"),
+            id("host-x86_64-unknown-linux--"),
+        );
+        assert_ne!(gnu.canonical(), none.canonical());
+        assert_ne!(gnu, none);
     }
 
     #[test]
