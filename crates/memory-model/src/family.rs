@@ -72,6 +72,18 @@ impl Bits {
     }
 }
 
+/// When a volatile store, which is a system-scope store, first waits for every counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SystemStoreWaits {
+    /// Never (before GFX12).
+    Never,
+    /// Always, even an LDS store (GFX12 in LLVM 19).
+    Always,
+    /// When the store has a cache-policy operand to carry `scope:SCOPE_SYS` (GFX12 from
+    /// LLVM 22: not LDS).
+    WithCachePolicy,
+}
+
 /// A cache operation: mnemonic, modifiers, and what it acts on.
 pub type CacheOp = (&'static str, &'static [&'static str], &'static str);
 
@@ -89,9 +101,15 @@ pub struct FamilyRules {
     pub split_store_counter: bool,
     /// GDS takes part in waits at agent and system scope.
     pub has_gds_waits: bool,
-    /// A release does nothing unless global memory is ordered, and nothing below work-group
-    /// scope (GFX12).
+    /// A release does nothing unless global memory is ordered (GFX12 in LLVM 19).
     pub release_needs_global: bool,
+    /// A release does nothing below work-group scope (GFX12).
+    pub release_from_workgroup: bool,
+    /// An acquire waits only for the counters atomics use: `loadcnt`, not `bvhcnt` or
+    /// `samplecnt` (GFX12 from LLVM 22).
+    pub acquire_waits_atomics_only: bool,
+    /// When a volatile store (a system-scope store) first waits for every earlier access.
+    pub system_store_waits: SystemStoreWaits,
     /// Every store to global, scratch or constant memory gets `sc0 sc1` (GFX940, GFX941).
     pub force_store_sc0_sc1: bool,
     /// Bits of an atomic load (monotonic or stronger) at a scope.
@@ -350,6 +368,19 @@ fn wb_gfx12(s: ScopeLevel, c: &Config) -> &'static [CacheOp] {
 /// Rows that hold for every release.
 const ALL_RELEASES: &[Llvm] = &Llvm::ALL;
 
+/// GFX12 release write-backs from LLVM 20 on: `global_wb scope:SCOPE_SYS` at system scope only
+/// (LLVM 22 `SIGfx12CacheControl::insertRelease`; AMDGPUUsage.rst GFX12 table of release/22.x).
+fn wb_gfx12_system(s: ScopeLevel, _: &Config) -> &'static [CacheOp] {
+    match s {
+        ScopeLevel::System => &[(
+            "global_wb",
+            &["scope:SCOPE_SYS"],
+            "dirty lines to system scope",
+        )],
+        _ => &[],
+    }
+}
+
 const BASE: FamilyRules = FamilyRules {
     family: MemoryModelFamily::Gfx6,
     llvm: ALL_RELEASES,
@@ -358,6 +389,9 @@ const BASE: FamilyRules = FamilyRules {
     split_store_counter: false,
     has_gds_waits: true,
     release_needs_global: false,
+    release_from_workgroup: false,
+    acquire_waits_atomics_only: false,
+    system_store_waits: SystemStoreWaits::Never,
     force_store_sc0_sc1: false,
     load_bypass: glc_at_agent,
     store_bypass: none,
@@ -367,8 +401,25 @@ const BASE: FamilyRules = FamilyRules {
     writeback: no_ops,
 };
 
-/// The table: one row per family.
-pub static FAMILY_RULES: [FamilyRules; 8] = [
+const GFX12: FamilyRules = FamilyRules {
+    family: MemoryModelFamily::Gfx12,
+    wgp_mode: true,
+    split_store_counter: true,
+    has_gds_waits: false,
+    release_needs_global: true,
+    release_from_workgroup: true,
+    system_store_waits: SystemStoreWaits::Always,
+    load_bypass: gfx12_scope,
+    store_bypass: gfx12_scope,
+    rmw_bypass: gfx12_scope,
+    volatile_nontemporal: vnt_gfx12,
+    invalidate: inv_gfx12,
+    writeback: wb_gfx12,
+    ..BASE
+};
+
+/// The table: one row per family and range of LLVM releases.
+pub static FAMILY_RULES: [FamilyRules; 9] = [
     BASE,
     FamilyRules {
         family: MemoryModelFamily::Gfx7,
@@ -426,19 +477,20 @@ pub static FAMILY_RULES: [FamilyRules; 8] = [
         invalidate: inv_gfx10,
         ..BASE
     },
+    // LLVM 19 writes back at device and work-group scope as well.
     FamilyRules {
-        family: MemoryModelFamily::Gfx12,
-        wgp_mode: true,
-        split_store_counter: true,
-        has_gds_waits: false,
-        release_needs_global: true,
-        load_bypass: gfx12_scope,
-        store_bypass: gfx12_scope,
-        rmw_bypass: gfx12_scope,
-        volatile_nontemporal: vnt_gfx12,
-        invalidate: inv_gfx12,
-        writeback: wb_gfx12,
-        ..BASE
+        llvm: &[Llvm::V19],
+        ..GFX12
+    },
+    // LLVM 22: a release writes back only at system scope (from LLVM 20) and orders LDS alone
+    // too; an acquire waits for loadcnt only; a volatile LDS store does not wait first.
+    FamilyRules {
+        llvm: &[Llvm::V22],
+        writeback: wb_gfx12_system,
+        release_needs_global: false,
+        acquire_waits_atomics_only: true,
+        system_store_waits: SystemStoreWaits::WithCachePolicy,
+        ..GFX12
     },
 ];
 
@@ -596,10 +648,15 @@ pub fn select(cfg: &Config, case: &Case) -> Result<Selected, Invalid> {
                 .into(),
         ));
     }
-    if a == AddrSpace::Constant && case.kind == Kind::Store {
-        return Err(Invalid::NoInstruction(
-            "the constant address space cannot be stored to".into(),
-        ));
+    let constant_store = a == AddrSpace::Constant && case.kind == Kind::Store;
+    if constant_store
+        && (!cfg.llvm.selects_constant_stores()
+            || prefix(cfg, AddrSpace::Global, false)?.0 == "flat")
+    {
+        return Err(Invalid::NoInstruction(format!(
+            "{} selects no store to the constant address space on {}",
+            cfg.llvm, cfg.cpu
+        )));
     }
     if a == AddrSpace::Region && !matches!(case.kind, Kind::AtomicRmw | Kind::Cmpxchg) {
         return Err(Invalid::NoInstruction(
@@ -607,7 +664,12 @@ pub fn select(cfg: &Config, case: &Case) -> Result<Selected, Invalid> {
                 .into(),
         ));
     }
-    let (p, cpol) = prefix(cfg, a, true)?;
+    // A constant store is selected as a global store.
+    let (p, cpol) = if constant_store {
+        prefix(cfg, AddrSpace::Global, false)?
+    } else {
+        prefix(cfg, a, true)?
+    };
     let private_atomic = a == AddrSpace::Private && case.kind.is_atomic();
     Ok(match case.kind {
         Kind::Load => Selected::Plain {
@@ -648,4 +710,30 @@ pub fn select(cfg: &Config, case: &Case) -> Result<Selected, Invalid> {
         }
         Kind::Fence => Selected::Fence,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each family has exactly one row per release it is supported in; only GFX940 (gfx940,
+    /// gfx941, removed in LLVM 20) lacks one for LLVM 22, and R600 has none.
+    #[test]
+    fn one_row_per_family_and_release() {
+        for f in MemoryModelFamily::ALL {
+            for llvm in Llvm::ALL {
+                let n = FAMILY_RULES
+                    .iter()
+                    .filter(|r| r.family == f && r.llvm.contains(&llvm))
+                    .count();
+                let want = match (f, llvm) {
+                    (MemoryModelFamily::R600, _) => 0,
+                    (MemoryModelFamily::Gfx940, Llvm::V22) => 0,
+                    _ => 1,
+                };
+                assert_eq!(n, want, "{f:?} {llvm}");
+                assert_eq!(rules(f, llvm).is_some(), want == 1);
+            }
+        }
+    }
 }

@@ -37,6 +37,7 @@ pub mod case;
 pub mod config;
 pub mod conformance;
 pub mod family;
+pub mod ir;
 pub mod model;
 pub mod release;
 pub mod reorder;
@@ -44,6 +45,7 @@ pub mod table;
 
 pub use case::{AddrSpace, Case, Flags, Kind, Mmra, Ordering, Scope, ScopeLevel};
 pub use config::{Config, ConfigError, Os};
+pub use ir::{parse_instruction, IrParseError};
 pub use model::{sequence, Invalid, Sequence, Step, StepKind};
 pub use release::Llvm;
 pub use reorder::{may_move_before, Constraint};

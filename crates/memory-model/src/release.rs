@@ -24,24 +24,31 @@ struct ReleaseRow {
     name: &'static str,
     /// The MMRA tag that restricts a fence to some address spaces.
     mmra_tag: &'static str,
+    /// Stores to the constant address space are selected as global stores (where global
+    /// memory has buffer or global instructions; flat-only targets still select none).
+    constant_stores: bool,
     /// Where the facts were read.
     source: &'static str,
 }
 
 /// Sources: LLVM 19 `AMDGPUUsage.rst` "Memory Model" (tag `amdgpu-as`); LLVM 22 renamed the
 /// tag `amdgpu-synchronize-as` (AMDGPUUsage.rst "Memory Model" of release/22.x,
-/// `SIMemoryLegalizer.cpp`), and the LLVM 22 oracle ignores the old spelling.
+/// `SIMemoryLegalizer.cpp`). Constant-address-space stores: measured by the sweeps (llc 19
+/// cannot select them; LLVM 22 selects `buffer_store_dword`/`global_store_dword` on GFX6 and
+/// GFX9+, still nothing on the flat-only GFX7 amdhsa and GFX8).
 static RELEASES: [ReleaseRow; 2] = [
     ReleaseRow {
         llvm: Llvm::V19,
         name: "19",
         mmra_tag: "amdgpu-as",
+        constant_stores: false,
         source: "llc 19 (Debian llvm-19)",
     },
     ReleaseRow {
         llvm: Llvm::V22,
         name: "22",
         mmra_tag: "amdgpu-synchronize-as",
+        constant_stores: true,
         source: "LLVM 22 (ROCm 7.2.2 rocm-llvm-python 7.2.2.562.46)",
     },
 ];
@@ -69,6 +76,11 @@ impl Llvm {
     /// `amdgpu-synchronize-as` in LLVM 22).
     pub fn mmra_tag(self) -> &'static str {
         self.row().mmra_tag
+    }
+
+    /// Whether a store to the constant address space is selected (as a global store).
+    pub fn selects_constant_stores(self) -> bool {
+        self.row().constant_stores
     }
 
     /// The compiler the release's rows were checked against.

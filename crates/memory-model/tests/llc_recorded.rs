@@ -125,6 +125,10 @@ fn model_agrees_with_recorded_llc_outcomes() {
         ));
     }
     eprintln!("{summary}");
+    // GFXKIT_MEMMODEL_PROBLEMS=<file> writes every problem there (the panic shows 60).
+    if let Ok(path) = std::env::var("GFXKIT_MEMMODEL_PROBLEMS") {
+        std::fs::write(path, problems.join("\n")).unwrap();
+    }
     if !problems.is_empty() {
         let n = problems.len();
         problems.truncate(60);

@@ -1,5 +1,5 @@
 //! Running the oracle of a configuration's LLVM release over batches of cases (llc-19, or
-//! ROCm's LLVM 22 through `scripts/rocm-llc.py`), and the recorded-expectation files.
+//! ROCm's LLVM 22 through `scripts/llvm22-memmodel.py`), and the recorded-expectation files.
 #![allow(dead_code)]
 
 use gfxkit_memory_model::conformance::{self, render_strict};
@@ -107,7 +107,7 @@ struct Compiled {
     mir: Option<String>,
 }
 
-/// A `scripts/rocm-llc.py --serve` process: LLVM 22 loaded once, one forked compile per job.
+/// A `scripts/llvm22-memmodel.py --serve` process: LLVM 22 loaded once, one forked compile per job.
 pub struct Rocm {
     child: std::process::Child,
     stdin: std::process::ChildStdin,
@@ -119,12 +119,12 @@ impl Rocm {
     pub fn start() -> Rocm {
         ensure_llvm22();
         let mut child = Command::new("python3")
-            .arg(root().join("scripts/rocm-llc.py"))
+            .arg(root().join("scripts/llvm22-memmodel.py"))
             .arg("--serve")
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot run scripts/rocm-llc.py: {e}"));
+            .unwrap_or_else(|e| panic!("cannot run scripts/llvm22-memmodel.py: {e}"));
         let stdin = child.stdin.take().unwrap();
         let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
         Rocm {
@@ -137,15 +137,15 @@ impl Rocm {
     /// Runs one job; its exit status.
     fn run(&mut self, args: &[String]) -> i32 {
         use std::io::{BufRead, Write};
-        writeln!(self.stdin, "{}", args.join("\t")).expect("write to rocm-llc");
-        self.stdin.flush().expect("write to rocm-llc");
+        writeln!(self.stdin, "{}", args.join("\t")).expect("write to llvm22-memmodel");
+        self.stdin.flush().expect("write to llvm22-memmodel");
         let mut line = String::new();
         self.stdout
             .read_line(&mut line)
-            .expect("read from rocm-llc");
+            .expect("read from llvm22-memmodel");
         line.trim()
             .parse()
-            .unwrap_or_else(|_| panic!("rocm-llc --serve answered `{line}`"))
+            .unwrap_or_else(|_| panic!("llvm22-memmodel --serve answered `{line}`"))
     }
 }
 
@@ -202,7 +202,7 @@ fn compile22(
             kernels: named_kernels(&err),
         });
     }
-    let asm = std::fs::read_to_string(&s).expect("read rocm-llc output");
+    let asm = std::fs::read_to_string(&s).expect("read llvm22-memmodel output");
     for p in [&ll, &mir, &s] {
         let _ = std::fs::remove_file(p);
     }
