@@ -45,6 +45,14 @@ pub enum ConfigError {
     /// generation.
     #[error("processor `{0}` has no AMDGPU memory model")]
     NoMemoryModel(String),
+    /// The processor's family is not supported by the chosen LLVM release.
+    #[error("{cpu} is not supported by {llvm} (gfx940 and gfx941 were removed in LLVM 20; GFX12.5 needs LLVM 22)")]
+    NotInRelease {
+        /// Processor.
+        cpu: String,
+        /// The release.
+        llvm: Llvm,
+    },
     /// A mode the family does not have.
     #[error("{family} has no `{mode}` mode")]
     NoSuchMode {
@@ -54,7 +62,7 @@ pub enum ConfigError {
         mode: &'static str,
     },
     /// A family name that is not known.
-    #[error("unknown memory-model family `{0}` (expected one of gfx6, gfx7, gfx90a, gfx940, gfx942, gfx10, gfx11, gfx12)")]
+    #[error("unknown memory-model family `{0}` (expected one of gfx6, gfx7, gfx90a, gfx940, gfx942, gfx10, gfx11, gfx12, gfx1250)")]
     UnknownFamily(String),
 }
 
@@ -143,6 +151,7 @@ impl Config {
             MemoryModelFamily::Gfx10 => ("gfx1030", 10),
             MemoryModelFamily::Gfx11 => ("gfx1100", 11),
             MemoryModelFamily::Gfx12 => ("gfx1200", 12),
+            MemoryModelFamily::Gfx1250 => ("gfx1250", 12),
         };
         Ok(Config::new(cpu, family, major))
     }
@@ -166,6 +175,18 @@ impl Config {
     pub fn with_llvm(mut self, llvm: Llvm) -> Config {
         self.llvm = llvm;
         self
+    }
+
+    /// Chooses the LLVM release, refusing a processor the release does not support (its
+    /// family has no row for the release).
+    pub fn for_llvm(self, llvm: Llvm) -> Result<Config, ConfigError> {
+        if crate::family::rules(self.family, llvm).is_none() {
+            return Err(ConfigError::NotInRelease {
+                cpu: self.cpu.to_owned(),
+                llvm,
+            });
+        }
+        Ok(self.with_llvm(llvm))
     }
 
     /// The name of the configuration's recorded oracle outcomes: the label for LLVM 19
@@ -275,8 +296,8 @@ impl fmt::Display for Config {
 
 /// The processors of the conformance configurations, with the releases that know them.
 /// Source: LLVM 19 and LLVM 22 `AMDGPUUsage.rst` processor tables (gfx940 and gfx941 were
-/// removed in LLVM 20; gfx950 and gfx1201 are checked from LLVM 22 on).
-const CONFORMANCE_PROCESSORS: [(&str, MemoryModelFamily, u8, &[Llvm]); 17] = {
+/// removed in LLVM 20; gfx950, gfx1201, gfx1250 and gfx1251 are checked from LLVM 22 on).
+const CONFORMANCE_PROCESSORS: [(&str, MemoryModelFamily, u8, &[Llvm]); 19] = {
     use Llvm::*;
     use MemoryModelFamily as F;
     const BOTH: &[Llvm] = &[V19, V22];
@@ -298,6 +319,8 @@ const CONFORMANCE_PROCESSORS: [(&str, MemoryModelFamily, u8, &[Llvm]); 17] = {
         ("gfx1151", F::Gfx11, 11, BOTH),
         ("gfx1200", F::Gfx12, 12, BOTH),
         ("gfx1201", F::Gfx12, 12, &[V22]),
+        ("gfx1250", F::Gfx1250, 12, &[V22]),
+        ("gfx1251", F::Gfx1250, 12, &[V22]),
     ]
 };
 
@@ -360,13 +383,13 @@ mod tests {
             all.extend(v.iter().map(|c| c.recording()));
         }
         assert_eq!(conformance_configs(Llvm::V19).len(), 29);
-        assert_eq!(conformance_configs(Llvm::V22).len(), 29);
-        assert_eq!(all.len(), 58);
+        assert_eq!(conformance_configs(Llvm::V22).len(), 31);
+        assert_eq!(all.len(), 60);
     }
 
     #[test]
     fn conformance_configs_match_the_processor_table() {
-        for c in conformance_configs(Llvm::V19) {
+        for c in Llvm::ALL.into_iter().flat_map(conformance_configs) {
             let from_table = Config::for_processor(c.cpu).unwrap();
             assert_eq!(from_table.family, c.family, "{}", c.cpu);
             assert_eq!(from_table.major, c.major, "{}", c.cpu);

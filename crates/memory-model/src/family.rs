@@ -419,7 +419,7 @@ const GFX12: FamilyRules = FamilyRules {
 };
 
 /// The table: one row per family and range of LLVM releases.
-pub static FAMILY_RULES: [FamilyRules; 9] = [
+pub static FAMILY_RULES: [FamilyRules; 10] = [
     BASE,
     FamilyRules {
         family: MemoryModelFamily::Gfx7,
@@ -480,6 +480,17 @@ pub static FAMILY_RULES: [FamilyRules; 9] = [
     // LLVM 19 writes back at device and work-group scope as well.
     FamilyRules {
         llvm: &[Llvm::V19],
+        ..GFX12
+    },
+    // GFX12.5 (LLVM 22 only): to be measured; the GFX12 row of LLVM 22 without WGP mode.
+    FamilyRules {
+        family: MemoryModelFamily::Gfx1250,
+        llvm: &[Llvm::V22],
+        wgp_mode: false,
+        writeback: wb_gfx12_system,
+        release_needs_global: false,
+        acquire_waits_atomics_only: true,
+        system_store_waits: SystemStoreWaits::WithCachePolicy,
         ..GFX12
     },
     // LLVM 22: a release writes back only at system scope (from LLVM 20) and orders LDS alone
@@ -729,6 +740,7 @@ mod tests {
                 let want = match (f, llvm) {
                     (MemoryModelFamily::R600, _) => 0,
                     (MemoryModelFamily::Gfx940, Llvm::V22) => 0,
+                    (MemoryModelFamily::Gfx1250, Llvm::V19) => 0,
                     _ => 1,
                 };
                 assert_eq!(n, want, "{f:?} {llvm}");

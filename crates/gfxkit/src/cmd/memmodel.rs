@@ -59,7 +59,7 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// Render the whole table of a family (gfx6, gfx7, gfx90a, gfx940, gfx942, gfx10, gfx11,
-    /// gfx12), in the mode given by --cumode/--tgsplit.
+    /// gfx12, gfx1250), in the mode given by --cumode/--tgsplit.
     #[arg(long, conflicts_with_all = ["cpu", "all", "case"])]
     table: Option<String>,
     /// Table format (markdown).
@@ -97,7 +97,7 @@ fn config(args: &Args) -> Result<Config> {
     };
     let llvm: Llvm = args.llvm.parse()?;
     Ok(base
-        .with_llvm(llvm)
+        .for_llvm(llvm)?
         .with_cumode(args.cumode)?
         .with_tgsplit(args.tgsplit)?
         .with_os(os)
