@@ -101,6 +101,8 @@ pub struct FamilyRules {
     pub split_store_counter: bool,
     /// GDS takes part in waits at agent and system scope.
     pub has_gds_waits: bool,
+    /// Region (GDS) atomics are selected.
+    pub gds: bool,
     /// A release does nothing unless global memory is ordered (GFX12 in LLVM 19).
     pub release_needs_global: bool,
     /// A release does nothing below work-group scope (GFX12).
@@ -368,6 +370,16 @@ fn wb_gfx12(s: ScopeLevel, c: &Config) -> &'static [CacheOp] {
 /// Rows that hold for every release.
 const ALL_RELEASES: &[Llvm] = &Llvm::ALL;
 
+const GFX10: FamilyRules = FamilyRules {
+    family: MemoryModelFamily::Gfx10,
+    wgp_mode: true,
+    split_store_counter: true,
+    load_bypass: gfx10_load,
+    volatile_nontemporal: vnt_gfx10,
+    invalidate: inv_gfx10,
+    ..BASE
+};
+
 /// GFX12 release write-backs from LLVM 20 on: `global_wb scope:SCOPE_SYS` at system scope only
 /// (LLVM 22 `SIGfx12CacheControl::insertRelease`; AMDGPUUsage.rst GFX12 table of release/22.x).
 fn wb_gfx12_system(s: ScopeLevel, _: &Config) -> &'static [CacheOp] {
@@ -388,6 +400,7 @@ const BASE: FamilyRules = FamilyRules {
     tgsplit_mode: false,
     split_store_counter: false,
     has_gds_waits: true,
+    gds: true,
     release_needs_global: false,
     release_from_workgroup: false,
     acquire_waits_atomics_only: false,
@@ -403,6 +416,7 @@ const BASE: FamilyRules = FamilyRules {
 
 const GFX12: FamilyRules = FamilyRules {
     family: MemoryModelFamily::Gfx12,
+    gds: false,
     wgp_mode: true,
     split_store_counter: true,
     has_gds_waits: false,
@@ -419,7 +433,7 @@ const GFX12: FamilyRules = FamilyRules {
 };
 
 /// The table: one row per family and range of LLVM releases.
-pub static FAMILY_RULES: [FamilyRules; 10] = [
+pub static FAMILY_RULES: [FamilyRules; 11] = [
     BASE,
     FamilyRules {
         family: MemoryModelFamily::Gfx7,
@@ -428,6 +442,7 @@ pub static FAMILY_RULES: [FamilyRules; 10] = [
     },
     FamilyRules {
         family: MemoryModelFamily::Gfx90a,
+        gds: false,
         tgsplit_mode: true,
         load_bypass: glc_at_agent_or_tgsplit_wg,
         invalidate: inv_gfx90a,
@@ -436,6 +451,7 @@ pub static FAMILY_RULES: [FamilyRules; 10] = [
     },
     FamilyRules {
         family: MemoryModelFamily::Gfx940,
+        gds: false,
         // gfx940 and gfx941 were removed in LLVM 20.
         llvm: &[Llvm::V19],
         tgsplit_mode: true,
@@ -450,6 +466,7 @@ pub static FAMILY_RULES: [FamilyRules; 10] = [
     },
     FamilyRules {
         family: MemoryModelFamily::Gfx942,
+        gds: false,
         tgsplit_mode: true,
         load_bypass: sc_bits,
         store_bypass: sc_bits,
@@ -460,13 +477,14 @@ pub static FAMILY_RULES: [FamilyRules; 10] = [
         ..BASE
     },
     FamilyRules {
-        family: MemoryModelFamily::Gfx10,
-        wgp_mode: true,
-        split_store_counter: true,
-        load_bypass: gfx10_load,
-        volatile_nontemporal: vnt_gfx10,
-        invalidate: inv_gfx10,
-        ..BASE
+        llvm: &[Llvm::V19],
+        ..GFX10
+    },
+    // LLVM 22 selects no GDS atomics on GFX10 (the region address space is gone).
+    FamilyRules {
+        llvm: &[Llvm::V22],
+        gds: false,
+        ..GFX10
     },
     FamilyRules {
         family: MemoryModelFamily::Gfx11,
@@ -585,13 +603,10 @@ fn prefix(cfg: &Config, a: AddrSpace, scalar_ok: bool) -> Result<(&'static str, 
     })
 }
 
-/// Whether the processor has GDS (global data share).
+/// Whether the region address space (GDS, global data share) can be accessed: the family
+/// has GDS in the configuration's release.
 pub fn has_gds(cfg: &Config) -> bool {
-    cfg.major < 12
-        && !matches!(
-            cfg.family,
-            MemoryModelFamily::Gfx90a | MemoryModelFamily::Gfx940 | MemoryModelFamily::Gfx942
-        )
+    rules(cfg.family, cfg.llvm).is_some_and(|r| r.gds)
 }
 
 fn load_name(cfg: &Config, p: &str) -> String {

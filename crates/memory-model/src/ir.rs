@@ -204,6 +204,12 @@ impl<'a> Parser<'a> {
             .strip_prefix('"')
             .and_then(|s| s.strip_suffix('"'))
             .ok_or_else(|| self.err_at(Some(t), "expected a quoted scope name"))?;
+        if name == "cluster" || name == "cluster-one-as" {
+            return Err(self.err_at(
+                Some(t),
+                "the cluster scope (LLVM 22; GFX12.5) is not modelled yet",
+            ));
+        }
         let s = Scope::ALL
             .into_iter()
             .find(|s| s.name() == name)

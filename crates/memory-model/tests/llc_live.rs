@@ -83,5 +83,5 @@ fn live_llc19_sample_matches_recording_and_model() {
 
 #[test]
 fn live_llvm22_sample_matches_recording_and_model() {
-    live_sample(Llvm::V22, 13, 5000);
+    live_sample(Llvm::V22, 29, 2500);
 }
