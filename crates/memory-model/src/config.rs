@@ -45,13 +45,15 @@ pub enum ConfigError {
     /// generation.
     #[error("processor `{0}` has no AMDGPU memory model")]
     NoMemoryModel(String),
-    /// The processor's family is not supported by the chosen LLVM release.
-    #[error("{cpu} is not supported by {llvm} (gfx940 and gfx941 were removed in LLVM 20; GFX12.5 needs LLVM 22)")]
+    /// The processor's family has no rows for the chosen LLVM release.
+    #[error("{cpu} is not modelled for {llvm}: {why}")]
     NotInRelease {
         /// Processor.
         cpu: String,
         /// The release.
         llvm: Llvm,
+        /// Why (removed from the release, newer than it, not modelled yet).
+        why: &'static str,
     },
     /// A mode the family does not have.
     #[error("{family} has no `{mode}` mode")]
@@ -184,6 +186,7 @@ impl Config {
             return Err(ConfigError::NotInRelease {
                 cpu: self.cpu.to_owned(),
                 llvm,
+                why: crate::family::unmodelled(self.family, llvm).unwrap_or("no memory model"),
             });
         }
         Ok(self.with_llvm(llvm))

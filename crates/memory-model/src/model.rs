@@ -476,7 +476,12 @@ pub fn sequence(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
 fn build(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
     case.validate().map_err(Invalid::BadCase)?;
     let rules = family::rules(cfg.family, cfg.llvm).ok_or_else(|| {
-        Invalid::Unsupported(format!("{} has no memory model in {}", cfg.cpu, cfg.llvm))
+        Invalid::Unsupported(format!(
+            "{} is not modelled for {}: {}",
+            cfg.cpu,
+            cfg.llvm,
+            family::unmodelled(cfg.family, cfg.llvm).unwrap_or("no memory model")
+        ))
     })?;
     let mut b = Builder {
         cfg,
