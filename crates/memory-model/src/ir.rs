@@ -538,11 +538,19 @@ impl fmt::Display for IrText<'_> {
         let vol = if c.flags.volatile { " volatile" } else { "" };
         let scope = c.scope.map(|s| s.llvm_syncscope()).unwrap_or_default();
         let ord = c.ordering.map(|o| o.name()).unwrap_or_default();
-        let result = if c.ret == Some(true) { "%x = " } else { "" };
+        // Result names: a load's value `%x`, a returning atomicrmw's `%x`, a returning
+        // cmpxchg's pair `%r`.
+        let result = match (c.kind, c.ret) {
+            (Kind::Cmpxchg, Some(true)) => "%r = ",
+            (_, Some(true)) => "%x = ",
+            _ => "",
+        };
         match c.kind {
-            Kind::Load => write!(f, "load{vol} i32, {ptr}, align 4")?,
+            Kind::Load => write!(f, "%x = load{vol} i32, {ptr}, align 4")?,
             Kind::Store => write!(f, "store{vol} i32 %v, {ptr}, align 4")?,
-            Kind::LoadAtomic => write!(f, "load atomic{vol} i32, {ptr}{scope} {ord}, align 4")?,
+            Kind::LoadAtomic => {
+                write!(f, "%x = load atomic{vol} i32, {ptr}{scope} {ord}, align 4")?
+            }
             Kind::StoreAtomic => {
                 write!(f, "store atomic{vol} i32 %v, {ptr}{scope} {ord}, align 4")?
             }
