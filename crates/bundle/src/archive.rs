@@ -15,13 +15,30 @@ fn ar_err(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::Archive(msg.into()))
 }
 
-/// The members of an `ar` archive, in order: name and contents.
+/// The members of an `ar` archive, in order: name and contents. A member name that is not
+/// UTF-8 is an error at the offset of its first bad byte (unbundled archives would otherwise
+/// hold renamed members).
 pub fn read_members(data: &[u8]) -> Result<Vec<(String, &[u8])>> {
     let ar = ArchiveFile::parse(data).map_err(|e| ar_err(e.to_string()))?;
     let mut out = Vec::new();
-    for m in ar.members() {
+    for (i, m) in ar.members().enumerate() {
         let m = m.map_err(|e| ar_err(e.to_string()))?;
-        let name = String::from_utf8_lossy(m.name()).into_owned();
+        let name = match std::str::from_utf8(m.name()) {
+            Ok(n) => n.to_owned(),
+            Err(e) => {
+                let err = ar_err(format!(
+                    "member {i} name \"{}\" is not UTF-8",
+                    m.name().escape_ascii()
+                ));
+                let at = (m.name().as_ptr() as usize)
+                    .checked_sub(data.as_ptr() as usize)
+                    .filter(|o| *o < data.len());
+                return Err(match at {
+                    Some(o) => Error::at(err.kind, (o + e.valid_up_to()) as u64),
+                    None => err,
+                });
+            }
+        };
         let body = m
             .data(data)
             .map_err(|e| ar_err(format!("member {name}: {e}")))?;

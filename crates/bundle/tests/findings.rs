@@ -61,3 +61,20 @@ fn f4_section_table_over_the_elf_header_is_refused() {
     let stripped = object::strip_bundle_sections(&ok).unwrap();
     assert_eq!(&stripped[..0x28], &ok[..0x28]);
 }
+
+#[test]
+fn archive_member_name_not_utf8_is_refused_with_its_offset() {
+    let mut ar = b"!<arch>\n".to_vec();
+    let mut header = b"k\xff.o/".to_vec();
+    header.resize(16, b' ');
+    header.extend_from_slice(format!("{:<12}{:<6}{:<6}{:<8}{:<10}`\n", 0, 0, 0, 644, 2).as_bytes());
+    ar.extend_from_slice(&header);
+    ar.extend_from_slice(b"xx");
+    let e = gfxkit_bundle::archive::read_members(&ar).unwrap_err();
+    assert_eq!(e.offset, Some(9));
+    assert!(
+        e.to_string()
+            .contains(r#"member 0 name "k\xff.o" is not UTF-8"#),
+        "{e}"
+    );
+}

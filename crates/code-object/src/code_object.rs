@@ -461,23 +461,41 @@ fn find_metadata_note<'data, H: FileHeader<Endian = LittleEndian>>(
     header: &'data H,
 ) -> Result<Option<(&'data [u8], u64)>, Error> {
     let e = LittleEndian;
+    // Offsets of the `e_shoff` and `e_phoff` fields: where an error about a table that does not
+    // fit in the file is reported (the table's own offset may lie past the end).
+    let (shoff_field, phoff_field) = if header.is_type_64() {
+        (0x28, 0x20)
+    } else {
+        (0x20, 0x1c)
+    };
     let shoff: u64 = header.e_shoff(e).into();
-    let sections = header
-        .section_headers(e, data)
-        .map_err(|err| bad_elf(format!("section header table: {err}"), shoff))?;
-    for sh in sections {
-        let found = scan_notes(data, sh.sh_offset(e).into(), sh.notes(e, data))?;
+    let sections = header.section_headers(e, data).map_err(|err| {
+        bad_elf(
+            format!("section header table at {shoff:#x}: {err}"),
+            shoff_field,
+        )
+    })?;
+    let shentsize = u64::from(header.e_shentsize(e));
+    for (i, sh) in sections.iter().enumerate() {
+        // Inside the file: the table was read.
+        let entry_at = shoff + i as u64 * shentsize;
+        let found = scan_notes(data, sh.sh_offset(e).into(), entry_at, sh.notes(e, data))?;
         if found.is_some() {
             return Ok(found);
         }
     }
     if sections.is_empty() {
         let phoff: u64 = header.e_phoff(e).into();
-        let segments = header
-            .program_headers(e, data)
-            .map_err(|err| bad_elf(format!("program header table: {err}"), phoff))?;
-        for ph in segments {
-            let found = scan_notes(data, ph.p_offset(e).into(), ph.notes(e, data))?;
+        let segments = header.program_headers(e, data).map_err(|err| {
+            bad_elf(
+                format!("program header table at {phoff:#x}: {err}"),
+                phoff_field,
+            )
+        })?;
+        let phentsize = u64::from(header.e_phentsize(e));
+        for (i, ph) in segments.iter().enumerate() {
+            let entry_at = phoff + i as u64 * phentsize;
+            let found = scan_notes(data, ph.p_offset(e).into(), entry_at, ph.notes(e, data))?;
             if found.is_some() {
                 return Ok(found);
             }
@@ -487,14 +505,22 @@ fn find_metadata_note<'data, H: FileHeader<Endian = LittleEndian>>(
 }
 
 /// Looks for the metadata note in one note section or segment (`notes` is `None` for regions
-/// that hold no notes) starting at `region_offset`.
+/// that hold no notes) starting at `region_offset`, described by the header at `header_at`.
 fn scan_notes<'data, H: FileHeader<Endian = LittleEndian>>(
     data: &'data [u8],
     region_offset: u64,
+    header_at: u64,
     notes: object::read::Result<Option<object::read::elf::NoteIterator<'data, H>>>,
 ) -> Result<Option<(&'data [u8], u64)>, Error> {
-    let Some(mut notes) =
-        notes.map_err(|err| bad_elf(format!("note section: {err}"), region_offset))?
+    let Some(mut notes) = notes.map_err(|err| {
+        // A region that does not fit in the file is reported at the header that claims it.
+        let at = if region_offset < data.len() as u64 {
+            region_offset
+        } else {
+            header_at
+        };
+        bad_elf(format!("note region at {region_offset:#x}: {err}"), at)
+    })?
     else {
         return Ok(None);
     };

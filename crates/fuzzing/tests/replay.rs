@@ -58,6 +58,26 @@ fn seeds_replay() {
 }
 
 #[test]
+fn generated_seeds_replay() {
+    // The seeds `scripts/fuzz` starts from, built by clang-19 (host objects, libraries and
+    // archives, bundles, code objects; the zlib and v3 variants need the gfxkit binary and are
+    // committed small instead).
+    gfxkit_testkit::llvm_tool("clang++");
+    let dir = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("bash")
+        .arg(fuzz_dir().join("../scripts/fuzz-seeds"))
+        .arg(dir.path())
+        .arg(dir.path().join("no-corpus"))
+        .env("GFXKIT", "/nonexistent")
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "scripts/fuzz-seeds failed");
+    let n = replay(dir.path());
+    assert!(n >= 60, "only {n} generated seeds");
+}
+
+#[test]
 fn every_target_has_a_fuzz_target_file_and_seeds() {
     for (name, _) in gfxkit_fuzzing::TARGETS {
         let src = fuzz_dir().join("fuzz_targets").join(format!("{name}.rs"));

@@ -24,7 +24,8 @@ pub fn write_atomic_with(
 /// The general atomic write: `fill` writes the temporary file, which is synced to disk; then
 /// `check` runs on it (to read it back and verify it before anything is replaced); only then
 /// is it renamed over `path`. On any failure the temporary file is removed and `path` is
-/// untouched. A file being replaced keeps its permissions; a new file takes those of
+/// untouched. A symbolic link is written through (the file it names is replaced); a path that
+/// is a device, FIFO or socket is written to directly, without the check. A file being replaced keeps its permissions; a new file takes those of
 /// `permissions_like` when given (a pruned executable stays executable), else 0666 less the
 /// umask.
 pub fn write_atomic_checked(
@@ -33,6 +34,35 @@ pub fn write_atomic_checked(
     check: impl FnOnce(&Path) -> Result<()>,
     permissions_like: Option<&Path>,
 ) -> Result<()> {
+    // Through a symbolic link, replace the file it names, not the link.
+    let resolved;
+    let path = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(path) {
+            Ok(p) => {
+                resolved = p;
+                resolved.as_path()
+            }
+            Err(_) => path,
+        },
+        _ => path,
+    };
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => anyhow::bail!("cannot write {}: it is a directory", path.display()),
+        // A device, FIFO or socket (`-o /dev/null`, `-o /dev/stdout`) is written to, never
+        // replaced by a renamed file; what was written cannot be read back to be checked.
+        Ok(m) if !m.is_file() => {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+            fill(&mut w).with_context(|| format!("cannot write {}", path.display()))?;
+            return w
+                .flush()
+                .with_context(|| format!("cannot write {}", path.display()));
+        }
+        _ => {}
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -263,5 +293,41 @@ mod tests {
         assert_eq!(std::fs::read(&lib).unwrap(), b"new");
         assert!(!dead.exists());
         assert!(live.exists() && other.exists());
+    }
+
+    #[test]
+    fn devices_and_fifos_are_written_to_and_links_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        write_atomic(&fifo, b"through the pipe").unwrap();
+        assert_eq!(reader.join().unwrap(), b"through the pipe");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
+
+        let target = dir.path().join("real.bin");
+        std::fs::write(&target, b"old").unwrap();
+        let link = dir.path().join("link.bin");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        write_atomic(&link, b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+
+        let err = write_atomic(dir.path(), b"x").unwrap_err();
+        assert!(err.to_string().contains("is a directory"), "{err}");
     }
 }

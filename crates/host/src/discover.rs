@@ -435,7 +435,28 @@ impl<'data> Walker<'data> {
                     break;
                 }
             };
-            let name = String::from_utf8_lossy(m.name()).into_owned();
+            let name = match std::str::from_utf8(m.name()) {
+                Ok(n) => n.to_owned(),
+                Err(e) => {
+                    // Read on under the escaped name (`k\xff.o`), with a problem saying so.
+                    let escaped = m.name().escape_ascii().to_string();
+                    let at = self.base(m.name());
+                    self.problem(Problem::warning(
+                        Location {
+                            member: member.clone(),
+                            section: None,
+                            offset: at,
+                            size: m.name().len() as u64,
+                        },
+                        ProblemKind::MemberNameNotUtf8 {
+                            index: i,
+                            name: escaped.clone(),
+                            bad_byte_offset: at + e.valid_up_to() as u64,
+                        },
+                    ));
+                    escaped
+                }
+            };
             let path = match &member {
                 Some(outer) => format!("{outer}/{name}"),
                 None => name,
@@ -525,7 +546,12 @@ impl<'data> Walker<'data> {
     ) {
         let base = self.base(data);
         let (entries, stop) = offloading::parse_offloading(data);
-        for e in entries {
+        // Metadata-only entries (version 2, `OIF_NoImage`, no image bytes) hold no device code;
+        // one flagged so that still has bytes is listed, bytes being what matters.
+        for e in entries
+            .into_iter()
+            .filter(|e| !(e.has_no_image() && e.image.is_empty()))
+        {
             self.out.offload_images.push(FoundImage {
                 location: Location {
                     member: member.clone(),
@@ -558,5 +584,35 @@ impl<'data> Walker<'data> {
 
     pub(crate) fn wrapper_magic(v: u32) -> WrapperMagic {
         WrapperMagic::from_u32(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::offloading::{write_v2, Image, OIF_NO_IMAGE};
+
+    /// A standalone version-2 OffloadBinary: its images are found, a metadata-only entry
+    /// (`OIF_NoImage`, no bytes) is not.
+    #[test]
+    fn offload_binary_v2_images_without_metadata_only_entries() {
+        let hip = |arch: &'static str, image: &'static [u8], flags: u32| Image {
+            image_kind: 1,
+            offload_kind: 4,
+            flags,
+            strings: vec![("triple", b"amdgcn-amd-amdhsa"), ("arch", arch.as_bytes())],
+            image,
+        };
+        let bin = write_v2(&[
+            hip("gfx90a", b"\x7fELF-a", 0),
+            hip("gfx942", b"", OIF_NO_IMAGE),
+            hip("gfx1100", b"\x7fELF-c", 0),
+        ]);
+        let d = discover(&bin);
+        let archs: Vec<_> = d.offload_images.iter().map(|i| i.arch).collect();
+        assert_eq!(archs, [Some("gfx90a"), Some("gfx1100")]);
+        assert!(d.problems.is_empty(), "{:?}", d.problems);
+        assert_eq!(d.offload_images[1].bytes, b"\x7fELF-c");
+        assert!(d.offload_images.iter().all(|i| i.offload_kind.is_hip()));
     }
 }

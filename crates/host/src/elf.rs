@@ -20,6 +20,9 @@ pub const WRAPPER_SIZE: u64 = 24;
 
 type Shdr = elf::SectionHeader64<LE>;
 
+/// Size of a 64-bit section header.
+const SHDR_SIZE: u64 = std::mem::size_of::<Shdr>() as u64;
+
 /// How a wrapper's pointer slot is relocated.
 #[derive(Debug, Clone)]
 enum SlotValue {
@@ -107,14 +110,22 @@ impl<'data> Walker<'data> {
             let contents = match sh.data(endian, data) {
                 Ok(c) => c,
                 Err(_) => {
+                    // The place is the section header that makes the claim (inside the file).
+                    let shdr_at = header
+                        .e_shoff(endian)
+                        .saturating_add((index.0 as u64).saturating_mul(SHDR_SIZE));
                     self.problem(Problem::error(
                         Location {
                             member: member.clone(),
                             section: Some(name.to_owned()),
-                            offset: base.saturating_add(sh.sh_offset(endian)),
-                            size: sh.sh_size(endian),
+                            offset: base.saturating_add(shdr_at),
+                            size: SHDR_SIZE,
                         },
-                        ProblemKind::SectionOutsideFile,
+                        ProblemKind::SectionOutsideFile {
+                            offset: sh.sh_offset(endian),
+                            size: sh.sh_size(endian),
+                            file_size: data.len() as u64,
+                        },
                     ));
                     continue;
                 }

@@ -101,9 +101,27 @@ pub enum ProblemKind {
         /// File offset of the first byte that is not valid UTF-8.
         bad_byte_offset: u64,
     },
-    /// A section's contents run past the end of the file.
-    #[error("section data runs past the end of the file")]
-    SectionOutsideFile,
+    /// An archive member whose name is not UTF-8. The member is read and named by its escaped
+    /// form; the location is the name's bytes.
+    #[error("archive member {index} name \"{name}\" is not UTF-8 (invalid byte at offset {bad_byte_offset:#x}); shown escaped")]
+    MemberNameNotUtf8 {
+        /// The member's index.
+        index: usize,
+        /// The name with bytes that are not printable ASCII escaped (`\xff`).
+        name: String,
+        /// File offset of the first byte that is not valid UTF-8.
+        bad_byte_offset: u64,
+    },
+    /// A section's contents run past the end of the file (the location is its section header).
+    #[error("section data ({size} bytes at {offset:#x}) runs past the end of the file ({file_size} bytes)")]
+    SectionOutsideFile {
+        /// `sh_offset`, from the start of the ELF file.
+        offset: u64,
+        /// `sh_size`.
+        size: u64,
+        /// Size of the ELF file (the archive member, for one inside an archive).
+        file_size: u64,
+    },
     /// A bundle that cannot be read; the rest of its section was not read either.
     #[error("bundle cannot be read: {0}")]
     BadBundle(String),

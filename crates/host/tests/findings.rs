@@ -57,3 +57,41 @@ fn f1_host_discover_crash() {
         }
     }
 }
+
+#[test]
+fn archive_member_name_not_utf8_is_reported_with_its_offset() {
+    // A GNU archive with one member, `k\xff.o`, holding a small bundle.
+    let id = b"hipv4-amdgcn-amd-amdhsa--gfx90a";
+    let mut bundle = b"__CLANG_OFFLOAD_BUNDLE__".to_vec();
+    bundle.extend_from_slice(&1u64.to_le_bytes());
+    bundle.extend_from_slice(&(32 + 24 + id.len() as u64).to_le_bytes());
+    bundle.extend_from_slice(&4u64.to_le_bytes());
+    bundle.extend_from_slice(&(id.len() as u64).to_le_bytes());
+    bundle.extend_from_slice(id);
+    bundle.extend_from_slice(b"\x7fELF");
+    let mut ar = b"!<arch>\n".to_vec();
+    let mut header = b"k\xff.o/".to_vec();
+    header.resize(16, b' ');
+    header.extend_from_slice(
+        format!("{:<12}{:<6}{:<6}{:<8}{:<10}`\n", 0, 0, 0, 644, bundle.len()).as_bytes(),
+    );
+    assert_eq!(header.len(), 60);
+    ar.extend_from_slice(&header);
+    ar.extend_from_slice(&bundle);
+    let found = discover(&ar);
+    assert_eq!(found.bundles.len(), 1, "{:?}", found.problems);
+    assert_eq!(
+        found.bundles[0].location.member.as_deref(),
+        Some(r"k\xff.o")
+    );
+    let p = &found.problems[0];
+    assert_eq!(
+        p.kind,
+        ProblemKind::MemberNameNotUtf8 {
+            index: 0,
+            name: r"k\xff.o".into(),
+            bad_byte_offset: 9,
+        }
+    );
+    assert_eq!(p.location.offset, 8);
+}

@@ -11,6 +11,8 @@
 //!   position.
 //! - [`TargetId::check_compatible`]: may a code object built for one ID run on a device with another.
 //! - [`check_conflicts`]: the rule the bundler applies to the set of IDs it bundles together.
+//! - [`triple`]: AMDGPU triple architectures (`amdgcn`, `amdgpu9.0a`) and ISA names
+//!   (`amdgpu9.0a-amd-amdhsa--gfx90a`).
 //!
 //! ```
 //! use gfxkit_target_id::{TargetId, FeatureSetting};
@@ -27,6 +29,8 @@
 //! ```
 
 #![forbid(unsafe_code)]
+
+pub mod triple;
 
 use gfxkit_spec::{Feature, Processor};
 use std::fmt;
