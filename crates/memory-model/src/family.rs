@@ -3,8 +3,9 @@
 //! nontemporal accesses are marked, and which instruction each access becomes.
 //!
 //! Source: LLVM `AMDGPUUsage.rst`, "Memory Model GFX6-GFX9", "GFX90A, GFX942",
-//! "GFX10-GFX11" and "GFX12" code-sequence tables, as implemented by llc 19
-//! (`SIMemoryLegalizer.cpp`). Where the 2020 tables differ from llc 19, llc is followed (for
+//! "GFX10-GFX11" and "GFX12" code-sequence tables, as implemented by llc 19 and by ROCm
+//! 7.2.2's LLVM 22 (`SIMemoryLegalizer.cpp`); where the releases differ, a family has one row
+//! per release (measured by the two sweeps, see `docs/memory-model.md`). Where the 2020 tables differ from llc 19, llc is followed (for
 //! example GFX10 acquire invalidates `buffer_gl1_inv` before `buffer_gl0_inv`, outer cache first).
 
 use crate::case::{AddrSpace, Case, Kind, ScopeLevel};

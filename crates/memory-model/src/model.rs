@@ -1,7 +1,8 @@
 //! The code-sequence rules: for a [`Config`] and a [`Case`], the ordered steps.
 //!
 //! Source: LLVM `AMDGPUUsage.rst` "Memory Model" sections and the memory legalizer of LLVM 19
-//! (`SIMemoryLegalizer.cpp`), checked against llc-19 by the conformance harness. The per-family
+//! and LLVM 22 (`SIMemoryLegalizer.cpp`), checked against llc-19 and ROCm's LLVM 22 by the
+//! conformance harness. The rules never test the release: the family rows differ instead. The per-family
 //! facts are the tables in [`crate::family`]; this module applies them the same way for
 //! every family: cache bypass bits on the instruction, waits, invalidates before or after.
 
