@@ -1,5 +1,5 @@
 //! `gfxkit memmodel`: one case as annotated assembly, every case as JSON, a family's table as
-//! Markdown, and the exit codes.
+//! Markdown, LLVM IR input, the LLVM release chosen with --llvm, and the exit codes.
 
 use std::process::{Command, Output};
 
@@ -72,12 +72,15 @@ fn all_json_has_every_case() {
         "--cpu",
         "gfx90a",
         "--tgsplit",
+        "--llvm",
+        "19",
         "--all",
         "--json",
     ]);
     assert_eq!(o.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["config"], "gfx90a+tgsplit");
+    assert_eq!(v["llvm"], "19");
     let cases = v["cases"].as_object().unwrap();
     assert_eq!(cases.len(), 5260);
     let c = &cases["atomicrmw;as=global;ord=acq_rel;scope=workgroup;ret=ret;op=add"];
@@ -92,6 +95,14 @@ fn all_json_has_every_case() {
     );
     assert!(cases["load;as=constant;flags=plain"]["asm"].is_array());
     assert!(cases["store;as=constant;flags=plain"]["error"].is_string());
+    // LLVM 22 (the default) selects a store to the constant address space.
+    let o = gfxkit(&["memmodel", "--cpu", "gfx90a", "--all", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["llvm"], "22");
+    assert_eq!(
+        v["cases"]["store;as=constant;flags=plain"]["asm"],
+        serde_json::json!(["global_store_dword"])
+    );
 }
 
 #[test]
@@ -110,10 +121,110 @@ fn invalid_case_says_why_and_exits_1() {
         "memmodel",
         "--cpu",
         "gfx90a",
+        "--llvm",
+        "19",
         "store;as=constant;flags=plain",
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("constant"));
+}
+
+/// The lowering of the chosen release: a GFX12 agent-scope release writes back to device
+/// scope in LLVM 19 only.
+#[test]
+fn llvm_release_chooses_the_rows() {
+    let fence = "fence syncscope(\"agent\") release";
+    let asm = |llvm: &str| {
+        let o = gfxkit(&[
+            "memmodel", "--cpu", "gfx1200", "--llvm", llvm, "--json", fence,
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["llvm"], llvm);
+        assert_eq!(v["case"], "fence;ord=release;scope=agent;mmra=none");
+        v["asm"].clone()
+    };
+    let v19 = asm("19");
+    let v22 = asm("22");
+    assert_eq!(v19[0], "global_wb scope:SCOPE_DEV");
+    assert!(v22
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|l| l != "global_wb scope:SCOPE_DEV"));
+    assert_eq!(v22[0], "s_wait_bvhcnt 0x0");
+    // The default is the newest release.
+    let o = gfxkit(&["memmodel", "--cpu", "gfx1200", "--json", fence]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["asm"], v22);
+    // gfx940 is gone from LLVM 22; LLVM 19 still has it.
+    let o = gfxkit(&["memmodel", "--cpu", "gfx940", fence]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("removed in LLVM 20"));
+    let o = gfxkit(&["memmodel", "--cpu", "gfx940", "--llvm", "19", fence]);
+    assert_eq!(o.status.code(), Some(0));
+    let o = gfxkit(&["memmodel", "--cpu", "gfx940", "--llvm", "20", fence]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn llvm_ir_input_is_the_same_case_as_its_key() {
+    let ir = gfxkit(&[
+        "memmodel",
+        "--cpu",
+        "gfx90a",
+        "load atomic i32, ptr addrspace(1) %p syncscope(\"agent\") acquire, align 4",
+    ]);
+    let key = gfxkit(&[
+        "memmodel",
+        "--cpu",
+        "gfx90a",
+        "load_atomic;as=global;ord=acquire;scope=agent",
+    ]);
+    assert_eq!(
+        ir.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ir.stderr)
+    );
+    assert_eq!(stdout(&ir), stdout(&key));
+    assert!(stdout(&ir)
+        .starts_with("; load_atomic;as=global;ord=acquire;scope=agent on gfx90a (LLVM 22)"));
+    // A result makes atomicrmw return the old value.
+    let o = gfxkit(&[
+        "memmodel",
+        "--cpu",
+        "gfx950",
+        "--json",
+        "%old = atomicrmw add ptr %p, i32 %v syncscope(\"workgroup\") acq_rel",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["case"],
+        "atomicrmw;as=generic;ord=acq_rel;scope=workgroup;ret=ret;op=add"
+    );
+    // A bad token is named with its byte position; exit 2.
+    let o = gfxkit(&[
+        "memmodel",
+        "--cpu",
+        "gfx90a",
+        "load atomic i32, ptr addrspace(1) %p syncscope(\"agent\") release, align 4",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("at byte 56 (`release`)"), "{err}");
+    assert!(err.contains("cannot have ordering"), "{err}");
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Target configurations: processor (or family), mode, OS and options.
 
+use crate::release::Llvm;
 use gfxkit_spec::{MemoryModelFamily, Processor};
 use std::fmt;
 
@@ -44,6 +45,16 @@ pub enum ConfigError {
     /// generation.
     #[error("processor `{0}` has no AMDGPU memory model")]
     NoMemoryModel(String),
+    /// The processor's family has no rows for the chosen LLVM release.
+    #[error("{cpu} is not modelled for {llvm}: {why}")]
+    NotInRelease {
+        /// Processor.
+        cpu: String,
+        /// The release.
+        llvm: Llvm,
+        /// Why (removed from the release, newer than it, not modelled yet).
+        why: &'static str,
+    },
     /// A mode the family does not have.
     #[error("{family} has no `{mode}` mode")]
     NoSuchMode {
@@ -53,7 +64,7 @@ pub enum ConfigError {
         mode: &'static str,
     },
     /// A family name that is not known.
-    #[error("unknown memory-model family `{0}` (expected one of gfx6, gfx7, gfx90a, gfx940, gfx942, gfx10, gfx11, gfx12)")]
+    #[error("unknown memory-model family `{0}` (expected one of gfx6, gfx7, gfx90a, gfx940, gfx942, gfx10, gfx11, gfx12, gfx1250)")]
     UnknownFamily(String),
 }
 
@@ -99,6 +110,8 @@ pub struct Config {
     pub os: Os,
     /// llc's `-amdgcn-skip-cache-invalidations`: no acquire invalidates.
     pub skip_cache_invalidations: bool,
+    /// The LLVM release whose lowering is reproduced.
+    pub llvm: Llvm,
 }
 
 /// ISA major version from a processor name (`gfx90a` -> 9, `gfx1030` -> 10, `gfx9-generic` -> 9).
@@ -140,11 +153,13 @@ impl Config {
             MemoryModelFamily::Gfx10 => ("gfx1030", 10),
             MemoryModelFamily::Gfx11 => ("gfx1100", 11),
             MemoryModelFamily::Gfx12 => ("gfx1200", 12),
+            MemoryModelFamily::Gfx1250 => ("gfx1250", 12),
         };
         Ok(Config::new(cpu, family, major))
     }
 
-    /// A configuration from its parts, in the default mode on `amdhsa`.
+    /// A configuration from its parts, in the default mode on `amdhsa`, for the newest LLVM
+    /// release.
     pub fn new(cpu: &'static str, family: MemoryModelFamily, major: u8) -> Config {
         Config {
             cpu,
@@ -154,6 +169,36 @@ impl Config {
             tgsplit: false,
             os: Os::Amdhsa,
             skip_cache_invalidations: false,
+            llvm: Llvm::LATEST,
+        }
+    }
+
+    /// Chooses the LLVM release whose lowering is reproduced.
+    pub fn with_llvm(mut self, llvm: Llvm) -> Config {
+        self.llvm = llvm;
+        self
+    }
+
+    /// Chooses the LLVM release, refusing a processor the release does not support (its
+    /// family has no row for the release).
+    pub fn for_llvm(self, llvm: Llvm) -> Result<Config, ConfigError> {
+        if crate::family::rules(self.family, llvm).is_none() {
+            return Err(ConfigError::NotInRelease {
+                cpu: self.cpu.to_owned(),
+                llvm,
+                why: crate::family::unmodelled(self.family, llvm).unwrap_or("no memory model"),
+            });
+        }
+        Ok(self.with_llvm(llvm))
+    }
+
+    /// The name of the configuration's recorded oracle outcomes: the label for LLVM 19
+    /// (`gfx90a+tgsplit`), under the release's directory for later ones
+    /// (`llvm22/gfx90a+tgsplit`).
+    pub fn recording(&self) -> String {
+        match self.llvm {
+            Llvm::V19 => self.label(),
+            r => format!("llvm{}/{}", r.name(), self.label()),
         }
     }
 
@@ -252,31 +297,47 @@ impl fmt::Display for Config {
     }
 }
 
-/// The configurations checked against llc: each processor in its modes, three on `amdpal`,
-/// one on `mesa3d`, and one with cache invalidations skipped. Built without the processor
-/// table, so they exist however far the table has been filled.
-pub fn conformance_configs() -> Vec<Config> {
+/// The processors of the conformance configurations, with the releases that know them.
+/// Source: LLVM 19 and LLVM 22 `AMDGPUUsage.rst` processor tables (gfx940 and gfx941 were
+/// removed in LLVM 20; gfx950, gfx1201, gfx1250 and gfx1251 are checked from LLVM 22 on).
+const CONFORMANCE_PROCESSORS: [(&str, MemoryModelFamily, u8, &[Llvm]); 19] = {
+    use Llvm::*;
+    use MemoryModelFamily as F;
+    const BOTH: &[Llvm] = &[V19, V22];
+    [
+        ("gfx600", F::Gfx6, 6, BOTH),
+        ("gfx700", F::Gfx7, 7, BOTH),
+        ("gfx803", F::Gfx7, 8, BOTH),
+        ("gfx900", F::Gfx7, 9, BOTH),
+        ("gfx906", F::Gfx7, 9, BOTH),
+        ("gfx908", F::Gfx7, 9, BOTH),
+        ("gfx90a", F::Gfx90a, 9, BOTH),
+        ("gfx940", F::Gfx940, 9, &[V19]),
+        ("gfx941", F::Gfx940, 9, &[V19]),
+        ("gfx942", F::Gfx942, 9, BOTH),
+        ("gfx950", F::Gfx942, 9, &[V22]),
+        ("gfx1010", F::Gfx10, 10, BOTH),
+        ("gfx1030", F::Gfx10, 10, BOTH),
+        ("gfx1100", F::Gfx11, 11, BOTH),
+        ("gfx1151", F::Gfx11, 11, BOTH),
+        ("gfx1200", F::Gfx12, 12, BOTH),
+        ("gfx1201", F::Gfx12, 12, &[V22]),
+        ("gfx1250", F::Gfx1250, 12, &[V22]),
+        ("gfx1251", F::Gfx1250, 12, &[V22]),
+    ]
+};
+
+/// The configurations checked against a release's compiler: each processor it knows in its
+/// modes, three on `amdpal`, one on `mesa3d`, and one with cache invalidations skipped.
+/// Built without the processor table, so they exist however far the table has been filled.
+pub fn conformance_configs(llvm: Llvm) -> Vec<Config> {
     use MemoryModelFamily as F;
     let mut v = Vec::new();
-    let base: [(&'static str, F, u8); 15] = [
-        ("gfx600", F::Gfx6, 6),
-        ("gfx700", F::Gfx7, 7),
-        ("gfx803", F::Gfx7, 8),
-        ("gfx900", F::Gfx7, 9),
-        ("gfx906", F::Gfx7, 9),
-        ("gfx908", F::Gfx7, 9),
-        ("gfx90a", F::Gfx90a, 9),
-        ("gfx940", F::Gfx940, 9),
-        ("gfx941", F::Gfx940, 9),
-        ("gfx942", F::Gfx942, 9),
-        ("gfx1010", F::Gfx10, 10),
-        ("gfx1030", F::Gfx10, 10),
-        ("gfx1100", F::Gfx11, 11),
-        ("gfx1151", F::Gfx11, 11),
-        ("gfx1200", F::Gfx12, 12),
-    ];
-    for (cpu, fam, major) in base {
-        let c = Config::new(cpu, fam, major);
+    for (cpu, fam, major, releases) in CONFORMANCE_PROCESSORS {
+        if !releases.contains(&llvm) {
+            continue;
+        }
+        let c = Config::new(cpu, fam, major).with_llvm(llvm);
         v.push(c);
         if matches!(fam, F::Gfx90a | F::Gfx940 | F::Gfx942) {
             v.push(Config { tgsplit: true, ..c });
@@ -285,11 +346,19 @@ pub fn conformance_configs() -> Vec<Config> {
             v.push(Config { cumode: true, ..c });
         }
     }
-    v.push(Config::new("gfx700", F::Gfx7, 7).with_os(Os::Amdpal));
-    v.push(Config::new("gfx900", F::Gfx7, 9).with_os(Os::Amdpal));
-    v.push(Config::new("gfx1030", F::Gfx10, 10).with_os(Os::Amdpal));
-    v.push(Config::new("gfx700", F::Gfx7, 7).with_os(Os::Mesa3d));
-    v.push(Config::new("gfx700", F::Gfx7, 7).with_skip_cache_invalidations(true));
+    for (cpu, fam, major, os) in [
+        ("gfx700", F::Gfx7, 7, Os::Amdpal),
+        ("gfx900", F::Gfx7, 9, Os::Amdpal),
+        ("gfx1030", F::Gfx10, 10, Os::Amdpal),
+        ("gfx700", F::Gfx7, 7, Os::Mesa3d),
+    ] {
+        v.push(Config::new(cpu, fam, major).with_os(os).with_llvm(llvm));
+    }
+    v.push(
+        Config::new("gfx700", F::Gfx7, 7)
+            .with_skip_cache_invalidations(true)
+            .with_llvm(llvm),
+    );
     v
 }
 
@@ -309,15 +378,21 @@ mod tests {
 
     #[test]
     fn labels_are_unique() {
-        let v = conformance_configs();
-        let labels: std::collections::HashSet<_> = v.iter().map(|c| c.label()).collect();
-        assert_eq!(labels.len(), v.len());
-        assert_eq!(v.len(), 29);
+        let mut all = std::collections::HashSet::new();
+        for llvm in Llvm::ALL {
+            let v = conformance_configs(llvm);
+            let labels: std::collections::HashSet<_> = v.iter().map(|c| c.label()).collect();
+            assert_eq!(labels.len(), v.len());
+            all.extend(v.iter().map(|c| c.recording()));
+        }
+        assert_eq!(conformance_configs(Llvm::V19).len(), 29);
+        assert_eq!(conformance_configs(Llvm::V22).len(), 31);
+        assert_eq!(all.len(), 60);
     }
 
     #[test]
     fn conformance_configs_match_the_processor_table() {
-        for c in conformance_configs() {
+        for c in Llvm::ALL.into_iter().flat_map(conformance_configs) {
             let from_table = Config::for_processor(c.cpu).unwrap();
             assert_eq!(from_table.family, c.family, "{}", c.cpu);
             assert_eq!(from_table.major, c.major, "{}", c.cpu);

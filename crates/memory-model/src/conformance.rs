@@ -14,6 +14,7 @@
 //! dropped.
 
 use crate::case::{Case, Kind, Mmra};
+use crate::release::Llvm;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
@@ -22,16 +23,18 @@ pub const BEGIN: &str = "MMBEGIN";
 /// The marker comment that closes a case.
 pub const END: &str = "MMEND";
 
-/// LLVM IR for one module holding one kernel per `(index, case)`; kernel `k<index>`.
-pub fn ir_module(cases: &[(usize, Case)]) -> String {
+/// LLVM IR for one module holding one kernel per `(index, case)`; kernel `k<index>`. The
+/// fence restrictions are spelled with the release's MMRA tag.
+pub fn ir_module(cases: &[(usize, Case)], llvm: Llvm) -> String {
     let mut m = String::new();
     for &(i, c) in cases {
         kernel(&mut m, i, &c);
     }
-    // !0 nontemporal, !1 last use, !2-!4 the `amdgpu-as` fence restrictions.
+    // !0 nontemporal, !1 last use, !2-!4 the fence restrictions.
+    let tag = llvm.mmra_tag();
     m.push_str("!0 = !{i32 1}\n!1 = !{}\n");
-    m.push_str("!2 = !{!\"amdgpu-as\", !\"global\"}\n");
-    m.push_str("!3 = !{!\"amdgpu-as\", !\"local\"}\n!4 = !{!2, !3}\n");
+    let _ = writeln!(m, "!2 = !{{!\"{tag}\", !\"global\"}}");
+    let _ = writeln!(m, "!3 = !{{!\"{tag}\", !\"local\"}}\n!4 = !{{!2, !3}}");
     m
 }
 
@@ -312,6 +315,173 @@ pub fn split_asm(asm: &str) -> Vec<(usize, Vec<&str>)> {
     out
 }
 
+/// One instruction of the machine code the memory legalizer leaves between a case's markers
+/// (LLVM's `-print-after=si-memory-legalizer` dump), as far as the comparison needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MirItem {
+    /// A wait: the counters it brings to zero, in the order the assembly printer names them
+    /// (empty for a wait that zeroes nothing).
+    Wait(Vec<String>),
+    /// A memory instruction or cache operation (one the assembly normalizer keeps): its opcode.
+    Kept(String),
+}
+
+/// Splits a `-print-after=si-memory-legalizer` dump into the instructions between the markers
+/// of each case: `(index, lines)` in the order found.
+pub fn split_mir(text: &str) -> Vec<(usize, Vec<&str>)> {
+    let marker = |line: &str, which: &str| -> Option<usize> {
+        let rest = line.split_once(&format!("INLINEASM &\"; {which} "))?.1;
+        rest.split('"').next()?.trim().parse().ok()
+    };
+    let mut out = Vec::new();
+    let mut cur: Option<(usize, Vec<&str>)> = None;
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(i) = marker(t, BEGIN) {
+            cur = Some((i, Vec::new()));
+            continue;
+        }
+        if let Some(j) = marker(t, END) {
+            if let Some((i, lines)) = cur.take() {
+                if i == j {
+                    out.push((i, lines));
+                }
+            }
+            continue;
+        }
+        if let Some((_, lines)) = cur.as_mut() {
+            lines.push(t);
+        }
+    }
+    out
+}
+
+/// The opcode of a machine instruction line (`renamable $vgpr0 = GLOBAL_LOAD_DWORD_SADDR ...`
+/// gives `GLOBAL_LOAD_DWORD_SADDR`): the first word after the definitions that starts with a
+/// capital letter.
+fn mir_opcode(line: &str) -> Option<&str> {
+    let rest = line.split_once(" = ").map_or(line, |(_, r)| r);
+    rest.split_whitespace()
+        .find(|w| w.starts_with(|c: char| c.is_ascii_uppercase()))
+        .map(|w| w.trim_end_matches(','))
+}
+
+/// The counters an `S_WAITCNT` immediate brings to zero on ISA major version `major`, in
+/// printed order (vmcnt, expcnt, lgkmcnt). Field layout from AMDGPUBaseInfo: GFX6-GFX8 vmcnt
+/// \[3:0\], expcnt \[6:4\], lgkmcnt \[11:8\]; GFX9 and GFX10 add vmcnt \[15:14\] and GFX10 widens
+/// lgkmcnt to \[13:8\]; GFX11 vmcnt \[15:10\], expcnt \[2:0\], lgkmcnt \[9:4\].
+pub fn waitcnt_zeroes(imm: u32, major: u8) -> Vec<String> {
+    let field = |shift: u32, width: u32| (imm >> shift) & ((1 << width) - 1);
+    let (vm, exp, lgkm) = if major >= 11 {
+        (field(10, 6), field(0, 3), field(4, 6))
+    } else {
+        let hi = if major == 9 || major == 10 {
+            field(14, 2)
+        } else {
+            0
+        };
+        let lgkm_width = if major >= 10 { 6 } else { 4 };
+        (field(0, 4) | hi, field(4, 3), field(8, lgkm_width))
+    };
+    [(vm, "vmcnt"), (exp, "expcnt"), (lgkm, "lgkmcnt")]
+        .into_iter()
+        .filter(|(v, _)| *v == 0)
+        .map(|(_, n)| n.to_owned())
+        .collect()
+}
+
+/// Reads the legalizer's machine code of one case (lines from [`split_mir`]) on ISA major
+/// version `major`: its waits and kept instructions, in order.
+pub fn mir_items<'a>(lines: impl IntoIterator<Item = &'a str>, major: u8) -> Vec<MirItem> {
+    let mut out = Vec::new();
+    for line in lines {
+        let Some(op) = mir_opcode(line) else { continue };
+        let base = op.strip_suffix("_soft").unwrap_or(op);
+        let operands = line.split_once(op).map_or("", |(_, r)| r);
+        let last_imm = || -> Option<u32> {
+            let t = operands.split(',').next_back()?.trim();
+            t.parse().ok()
+        };
+        if base == "S_WAITCNT" {
+            let imm = operands
+                .split(',')
+                .next()
+                .and_then(|t| t.trim().parse().ok());
+            out.push(MirItem::Wait(
+                imm.map(|i| waitcnt_zeroes(i, major)).unwrap_or_default(),
+            ));
+            continue;
+        }
+        let counter = base
+            .strip_prefix("S_WAITCNT_")
+            .or_else(|| base.strip_prefix("S_WAIT_"));
+        if let Some(cnt) = counter {
+            let zero = last_imm() == Some(0);
+            out.push(MirItem::Wait(if zero {
+                vec![cnt.to_ascii_lowercase()]
+            } else {
+                Vec::new()
+            }));
+            continue;
+        }
+        if is_kept(&op.to_ascii_lowercase()) {
+            out.push(MirItem::Kept(op.to_owned()));
+        }
+    }
+    out
+}
+
+/// The strict form of a case from the full pipeline's assembly and the legalizer's machine
+/// code: the assembly's memory instructions and cache operations (mnemonics and cache-policy
+/// modifiers as printed) with the waits the legalizer itself placed, one token per wait
+/// instruction, where it placed them. (The full pipeline's wait insertion merges and reorders
+/// those waits; the llc-19 recordings were taken before it ran.) An error when the two do not
+/// hold the same kept instructions.
+pub fn with_legalizer_waits(asm_strict: &[String], mir: &[MirItem]) -> Result<Vec<String>, String> {
+    let insns: Vec<&String> = asm_strict
+        .iter()
+        .filter(|t| !t.starts_with("wait("))
+        .collect();
+    let kept: Vec<&String> = mir
+        .iter()
+        .filter_map(|m| match m {
+            MirItem::Kept(op) => Some(op),
+            MirItem::Wait(_) => None,
+        })
+        .collect();
+    if insns.len() != kept.len() {
+        return Err(format!(
+            "oracle: the legalizer left {} memory instructions ({}), the assembly has {} ({})",
+            kept.len(),
+            kept.iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            insns.len(),
+            render_strict(&insns.iter().map(|s| (*s).clone()).collect::<Vec<_>>())
+        ));
+    }
+    let mut next = insns.into_iter();
+    let mut out = Vec::new();
+    for item in mir {
+        match item {
+            MirItem::Wait(cs) if cs.is_empty() => {}
+            MirItem::Wait(cs) => out.push(format!("wait({})", cs.join(","))),
+            MirItem::Kept(op) => {
+                let insn = next.next().expect("counted above");
+                let family = |s: &str| s.split('_').next().unwrap_or("").to_ascii_lowercase();
+                if family(op) != family(insn) {
+                    return Err(format!(
+                        "oracle: legalizer instruction {op} does not match assembly `{insn}`"
+                    ));
+                }
+                out.push(insn.clone());
+            }
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -342,6 +512,45 @@ mod tests {
             render_normal(&merge_waits(&strict)),
             "wait(loadcnt) ; global_store_b32 scope:SCOPE_SYS"
         );
+    }
+
+    #[test]
+    fn waitcnt_fields_per_generation() {
+        // Immediates the GFX9, GFX10 and GFX11 legalizers write (from llc's machine code).
+        assert_eq!(waitcnt_zeroes(112, 9), ["vmcnt", "lgkmcnt"]);
+        assert_eq!(waitcnt_zeroes(3952, 9), ["vmcnt"]);
+        assert_eq!(waitcnt_zeroes(16240, 10), ["vmcnt"]);
+        assert_eq!(waitcnt_zeroes(7, 11), ["vmcnt", "lgkmcnt"]);
+        assert_eq!(waitcnt_zeroes(1015, 11), ["vmcnt"]);
+        // Bits 15:14 are vmcnt from GFX9 on only.
+        assert_eq!(waitcnt_zeroes(0xc070, 8), ["vmcnt", "lgkmcnt"]);
+        assert_eq!(waitcnt_zeroes(0xc070, 9), ["lgkmcnt"]);
+    }
+
+    #[test]
+    fn legalizer_waits_replace_the_pipelines() {
+        let mir = "  INLINEASM &\"; MMBEGIN 4\" [sideeffect] [attdialect], $0:[reguse:SGPR_64]\n\
+                   \x20 S_WAIT_BVHCNT_soft 0\n  S_WAIT_LOADCNT_soft 0\n  S_WAIT_DSCNT_soft 0\n\
+                   \x20 renamable $vgpr0 = GLOBAL_LOAD_DWORD_SADDR killed renamable $sgpr0_sgpr1, 0, 16, implicit $exec\n\
+                   \x20 S_WAITCNT_VSCNT_soft undef $sgpr_null, 0\n  GLOBAL_INV 16, implicit $exec\n\
+                   \x20 INLINEASM &\"; MMEND 4\" [sideeffect] [attdialect]\n";
+        let regions = split_mir(mir);
+        assert_eq!(regions.len(), 1);
+        assert_eq!(regions[0].0, 4);
+        let items = mir_items(regions[0].1.iter().copied(), 12);
+        let asm = normalize_strict(
+            "\ts_wait_bvhcnt 0x0\n\ts_wait_loadcnt_dscnt 0x0\n\tglobal_load_b32 v0, v0, s[0:1] scope:SCOPE_DEV\n\
+             \ts_wait_storecnt 0x0\n\tglobal_inv scope:SCOPE_DEV\n"
+                .lines(),
+        );
+        let merged = with_legalizer_waits(&asm, &items).unwrap();
+        assert_eq!(
+            render_strict(&merged),
+            "wait(bvhcnt) ; wait(loadcnt) ; wait(dscnt) ; global_load_b32 scope:SCOPE_DEV ; \
+             wait(vscnt) ; global_inv scope:SCOPE_DEV"
+        );
+        // A different instruction count is an error, not a guess.
+        assert!(with_legalizer_waits(&asm[..2], &items).is_err());
     }
 
     #[test]

@@ -3,13 +3,15 @@
 //! nontemporal accesses are marked, and which instruction each access becomes.
 //!
 //! Source: LLVM `AMDGPUUsage.rst`, "Memory Model GFX6-GFX9", "GFX90A, GFX942",
-//! "GFX10-GFX11" and "GFX12" code-sequence tables, as implemented by llc 19
-//! (`SIMemoryLegalizer.cpp`). Where the 2020 tables differ from llc 19, llc is followed (for
+//! "GFX10-GFX11" and "GFX12" code-sequence tables, as implemented by llc 19 and by ROCm
+//! 7.2.2's LLVM 22 (`SIMemoryLegalizer.cpp`); where the releases differ, a family has one row
+//! per release (measured by the two sweeps, see `docs/memory-model.md`). Where the 2020 tables differ from llc 19, llc is followed (for
 //! example GFX10 acquire invalidates `buffer_gl1_inv` before `buffer_gl0_inv`, outer cache first).
 
 use crate::case::{AddrSpace, Case, Kind, ScopeLevel};
 use crate::config::Config;
 use crate::model::Invalid;
+use crate::release::Llvm;
 use gfxkit_spec::MemoryModelFamily;
 
 /// Cache-policy bits of a memory instruction.
@@ -71,13 +73,27 @@ impl Bits {
     }
 }
 
+/// When a volatile store, which is a system-scope store, first waits for every counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SystemStoreWaits {
+    /// Never (before GFX12).
+    Never,
+    /// Always, even an LDS store (GFX12 in LLVM 19).
+    Always,
+    /// When the store has a cache-policy operand to carry `scope:SCOPE_SYS` (GFX12 from
+    /// LLVM 22: not LDS).
+    WithCachePolicy,
+}
+
 /// A cache operation: mnemonic, modifiers, and what it acts on.
 pub type CacheOp = (&'static str, &'static [&'static str], &'static str);
 
-/// The facts of one family.
+/// The facts of one family, as the releases in `llvm` lower it.
 pub struct FamilyRules {
     /// Family.
     pub family: MemoryModelFamily,
+    /// The LLVM releases the row holds for.
+    pub llvm: &'static [Llvm],
     /// Work-group scope reaches the per-CU L0 unless in CU mode (GFX10+ WGP mode).
     pub wgp_mode: bool,
     /// `tgsplit` turns work-group scope into agent scope for global memory and drops LDS.
@@ -86,9 +102,17 @@ pub struct FamilyRules {
     pub split_store_counter: bool,
     /// GDS takes part in waits at agent and system scope.
     pub has_gds_waits: bool,
-    /// A release does nothing unless global memory is ordered, and nothing below work-group
-    /// scope (GFX12).
+    /// Region (GDS) atomics are selected.
+    pub gds: bool,
+    /// A release does nothing unless global memory is ordered (GFX12 in LLVM 19).
     pub release_needs_global: bool,
+    /// A release does nothing below work-group scope (GFX12).
+    pub release_from_workgroup: bool,
+    /// An acquire waits only for the counters atomics use: `loadcnt`, not `bvhcnt` or
+    /// `samplecnt` (GFX12 from LLVM 22).
+    pub acquire_waits_atomics_only: bool,
+    /// When a volatile store (a system-scope store) first waits for every earlier access.
+    pub system_store_waits: SystemStoreWaits,
     /// Every store to global, scratch or constant memory gets `sc0 sc1` (GFX940, GFX941).
     pub force_store_sc0_sc1: bool,
     /// Bits of an atomic load (monotonic or stronger) at a scope.
@@ -344,13 +368,54 @@ fn wb_gfx12(s: ScopeLevel, c: &Config) -> &'static [CacheOp] {
     }
 }
 
+/// Rows that hold for every release.
+const ALL_RELEASES: &[Llvm] = &Llvm::ALL;
+
+const GFX10: FamilyRules = FamilyRules {
+    family: MemoryModelFamily::Gfx10,
+    wgp_mode: true,
+    split_store_counter: true,
+    load_bypass: gfx10_load,
+    volatile_nontemporal: vnt_gfx10,
+    invalidate: inv_gfx10,
+    ..BASE
+};
+
+const GFX11: FamilyRules = FamilyRules {
+    family: MemoryModelFamily::Gfx11,
+    wgp_mode: true,
+    split_store_counter: true,
+    load_bypass: gfx11_load,
+    volatile_nontemporal: vnt_gfx11,
+    invalidate: inv_gfx10,
+    ..BASE
+};
+
+/// GFX12 release write-backs from LLVM 20 on: `global_wb scope:SCOPE_SYS` at system scope only
+/// (LLVM 22 `SIGfx12CacheControl::insertRelease`; AMDGPUUsage.rst GFX12 table of release/22.x).
+fn wb_gfx12_system(s: ScopeLevel, _: &Config) -> &'static [CacheOp] {
+    match s {
+        ScopeLevel::System => &[(
+            "global_wb",
+            &["scope:SCOPE_SYS"],
+            "dirty lines to system scope",
+        )],
+        _ => &[],
+    }
+}
+
 const BASE: FamilyRules = FamilyRules {
     family: MemoryModelFamily::Gfx6,
+    llvm: ALL_RELEASES,
     wgp_mode: false,
     tgsplit_mode: false,
     split_store_counter: false,
     has_gds_waits: true,
+    gds: true,
     release_needs_global: false,
+    release_from_workgroup: false,
+    acquire_waits_atomics_only: false,
+    system_store_waits: SystemStoreWaits::Never,
     force_store_sc0_sc1: false,
     load_bypass: glc_at_agent,
     store_bypass: none,
@@ -360,8 +425,26 @@ const BASE: FamilyRules = FamilyRules {
     writeback: no_ops,
 };
 
-/// The table: one row per family.
-pub static FAMILY_RULES: [FamilyRules; 8] = [
+const GFX12: FamilyRules = FamilyRules {
+    family: MemoryModelFamily::Gfx12,
+    gds: false,
+    wgp_mode: true,
+    split_store_counter: true,
+    has_gds_waits: false,
+    release_needs_global: true,
+    release_from_workgroup: true,
+    system_store_waits: SystemStoreWaits::Always,
+    load_bypass: gfx12_scope,
+    store_bypass: gfx12_scope,
+    rmw_bypass: gfx12_scope,
+    volatile_nontemporal: vnt_gfx12,
+    invalidate: inv_gfx12,
+    writeback: wb_gfx12,
+    ..BASE
+};
+
+/// The table: one row per family and range of LLVM releases.
+pub static FAMILY_RULES: [FamilyRules; 11] = [
     BASE,
     FamilyRules {
         family: MemoryModelFamily::Gfx7,
@@ -370,6 +453,7 @@ pub static FAMILY_RULES: [FamilyRules; 8] = [
     },
     FamilyRules {
         family: MemoryModelFamily::Gfx90a,
+        gds: false,
         tgsplit_mode: true,
         load_bypass: glc_at_agent_or_tgsplit_wg,
         invalidate: inv_gfx90a,
@@ -378,6 +462,9 @@ pub static FAMILY_RULES: [FamilyRules; 8] = [
     },
     FamilyRules {
         family: MemoryModelFamily::Gfx940,
+        gds: false,
+        // gfx940 and gfx941 were removed in LLVM 20.
+        llvm: &[Llvm::V19],
         tgsplit_mode: true,
         force_store_sc0_sc1: true,
         load_bypass: sc_bits,
@@ -390,6 +477,7 @@ pub static FAMILY_RULES: [FamilyRules; 8] = [
     },
     FamilyRules {
         family: MemoryModelFamily::Gfx942,
+        gds: false,
         tgsplit_mode: true,
         load_bypass: sc_bits,
         store_bypass: sc_bits,
@@ -400,42 +488,76 @@ pub static FAMILY_RULES: [FamilyRules; 8] = [
         ..BASE
     },
     FamilyRules {
-        family: MemoryModelFamily::Gfx10,
-        wgp_mode: true,
-        split_store_counter: true,
-        load_bypass: gfx10_load,
-        volatile_nontemporal: vnt_gfx10,
-        invalidate: inv_gfx10,
-        ..BASE
+        llvm: &[Llvm::V19],
+        ..GFX10
+    },
+    // LLVM 22 selects no GDS atomics on GFX10.
+    FamilyRules {
+        llvm: &[Llvm::V22],
+        gds: false,
+        ..GFX10
     },
     FamilyRules {
-        family: MemoryModelFamily::Gfx11,
-        wgp_mode: true,
-        split_store_counter: true,
-        load_bypass: gfx11_load,
-        volatile_nontemporal: vnt_gfx11,
-        invalidate: inv_gfx10,
-        ..BASE
+        llvm: &[Llvm::V19],
+        ..GFX11
     },
+    // LLVM 22 selects no GDS atomics on GFX11 either.
     FamilyRules {
-        family: MemoryModelFamily::Gfx12,
-        wgp_mode: true,
-        split_store_counter: true,
-        has_gds_waits: false,
-        release_needs_global: true,
-        load_bypass: gfx12_scope,
-        store_bypass: gfx12_scope,
-        rmw_bypass: gfx12_scope,
-        volatile_nontemporal: vnt_gfx12,
-        invalidate: inv_gfx12,
-        writeback: wb_gfx12,
-        ..BASE
+        llvm: &[Llvm::V22],
+        gds: false,
+        ..GFX11
+    },
+    // LLVM 19 writes back at device and work-group scope as well.
+    FamilyRules {
+        llvm: &[Llvm::V19],
+        ..GFX12
+    },
+    // LLVM 22: a release writes back only at system scope (from LLVM 20) and orders LDS alone
+    // too; an acquire waits for loadcnt only; a volatile LDS store does not wait first.
+    FamilyRules {
+        llvm: &[Llvm::V22],
+        writeback: wb_gfx12_system,
+        release_needs_global: false,
+        acquire_waits_atomics_only: true,
+        system_store_waits: SystemStoreWaits::WithCachePolicy,
+        ..GFX12
     },
 ];
 
-/// The rules of a family; `None` for R600.
-pub fn rules(f: MemoryModelFamily) -> Option<&'static FamilyRules> {
-    FAMILY_RULES.iter().find(|r| r.family == f)
+/// The families a release lowers that have no row, and why: (family, release, reason).
+pub static UNMODELLED: [(MemoryModelFamily, Llvm, &str); 3] = [
+    (
+        MemoryModelFamily::Gfx940,
+        Llvm::V22,
+        "gfx940 and gfx941 were removed in LLVM 20",
+    ),
+    (
+        MemoryModelFamily::Gfx1250,
+        Llvm::V19,
+        "GFX12.5 is new in LLVM 21",
+    ),
+    (
+        MemoryModelFamily::Gfx1250,
+        Llvm::V22,
+        "GFX12.5's lowering (xcnt waits, private atomics as flat atomics, work-group scope \
+         without WGP mode, agent-scope write-back) is recorded from LLVM 22 but not modelled yet",
+    ),
+];
+
+/// Why a family has no row for a release (`None` when it has one, or for R600).
+pub fn unmodelled(f: MemoryModelFamily, llvm: Llvm) -> Option<&'static str> {
+    UNMODELLED
+        .iter()
+        .find(|(uf, ul, _)| *uf == f && *ul == llvm)
+        .map(|u| u.2)
+}
+
+/// The rules of a family as release `llvm` lowers it; `None` for R600 and for a family the
+/// release no longer supports.
+pub fn rules(f: MemoryModelFamily, llvm: Llvm) -> Option<&'static FamilyRules> {
+    FAMILY_RULES
+        .iter()
+        .find(|r| r.family == f && r.llvm.contains(&llvm))
 }
 
 /// How an access is carried out.
@@ -510,13 +632,10 @@ fn prefix(cfg: &Config, a: AddrSpace, scalar_ok: bool) -> Result<(&'static str, 
     })
 }
 
-/// Whether the processor has GDS (global data share).
+/// Whether the region address space (GDS, global data share) can be accessed: the family
+/// has GDS in the configuration's release.
 pub fn has_gds(cfg: &Config) -> bool {
-    cfg.major < 12
-        && !matches!(
-            cfg.family,
-            MemoryModelFamily::Gfx90a | MemoryModelFamily::Gfx940 | MemoryModelFamily::Gfx942
-        )
+    rules(cfg.family, cfg.llvm).is_some_and(|r| r.gds)
 }
 
 fn load_name(cfg: &Config, p: &str) -> String {
@@ -584,10 +703,15 @@ pub fn select(cfg: &Config, case: &Case) -> Result<Selected, Invalid> {
                 .into(),
         ));
     }
-    if a == AddrSpace::Constant && case.kind == Kind::Store {
-        return Err(Invalid::NoInstruction(
-            "the constant address space cannot be stored to".into(),
-        ));
+    let constant_store = a == AddrSpace::Constant && case.kind == Kind::Store;
+    if constant_store
+        && (!cfg.llvm.selects_constant_stores()
+            || prefix(cfg, AddrSpace::Global, false)?.0 == "flat")
+    {
+        return Err(Invalid::NoInstruction(format!(
+            "{} selects no store to the constant address space on {}",
+            cfg.llvm, cfg.cpu
+        )));
     }
     if a == AddrSpace::Region && !matches!(case.kind, Kind::AtomicRmw | Kind::Cmpxchg) {
         return Err(Invalid::NoInstruction(
@@ -595,7 +719,12 @@ pub fn select(cfg: &Config, case: &Case) -> Result<Selected, Invalid> {
                 .into(),
         ));
     }
-    let (p, cpol) = prefix(cfg, a, true)?;
+    // A constant store is selected as a global store.
+    let (p, cpol) = if constant_store {
+        prefix(cfg, AddrSpace::Global, false)?
+    } else {
+        prefix(cfg, a, true)?
+    };
     let private_atomic = a == AddrSpace::Private && case.kind.is_atomic();
     Ok(match case.kind {
         Kind::Load => Selected::Plain {
@@ -636,4 +765,30 @@ pub fn select(cfg: &Config, case: &Case) -> Result<Selected, Invalid> {
         }
         Kind::Fence => Selected::Fence,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each family has exactly one row per release, or a reason in [`UNMODELLED`] (R600 has
+    /// no memory model at all).
+    #[test]
+    fn one_row_per_family_and_release() {
+        for f in MemoryModelFamily::ALL {
+            for llvm in Llvm::ALL {
+                let n = FAMILY_RULES
+                    .iter()
+                    .filter(|r| r.family == f && r.llvm.contains(&llvm))
+                    .count();
+                let want = match (f, llvm) {
+                    (MemoryModelFamily::R600, _) => 0,
+                    _ if unmodelled(f, llvm).is_some() => 0,
+                    _ => 1,
+                };
+                assert_eq!(n, want, "{f:?} {llvm}");
+                assert_eq!(rules(f, llvm).is_some(), want == 1);
+            }
+        }
+    }
 }

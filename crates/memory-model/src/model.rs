@@ -1,13 +1,14 @@
 //! The code-sequence rules: for a [`Config`] and a [`Case`], the ordered steps.
 //!
 //! Source: LLVM `AMDGPUUsage.rst` "Memory Model" sections and the memory legalizer of LLVM 19
-//! (`SIMemoryLegalizer.cpp`), checked against llc-19 by the conformance harness. The per-family
+//! and LLVM 22 (`SIMemoryLegalizer.cpp`), checked against llc-19 and ROCm's LLVM 22 by the
+//! conformance harness. The rules never test the release: the family rows differ instead. The per-family
 //! facts are the tables in [`crate::family`]; this module applies them the same way for
 //! every family: cache bypass bits on the instruction, waits, invalidates before or after.
 
 use crate::case::{AddrSpace, Case, Flags, Kind, Mmra, Ordering, ScopeLevel};
 use crate::config::{Config, Os};
-use crate::family::{self, Bits, FamilyRules};
+use crate::family::{self, Bits, FamilyRules, SystemStoreWaits};
 use std::fmt;
 
 /// A set of the legalizer's address-space classes.
@@ -268,6 +269,7 @@ impl Builder<'_> {
     /// Waits for the operations of `ops` on `aspace` to complete as far as `scope` needs:
     /// global and scratch at agent scope and above (and work-group scope in WGP mode), LDS
     /// and GDS only when ordering across address spaces (`cross`).
+    #[allow(clippy::too_many_arguments)]
     fn wait(
         &mut self,
         mut scope: ScopeLevel,
@@ -276,6 +278,7 @@ impl Builder<'_> {
         cross: bool,
         pos: Pos,
         why: &str,
+        acquire: bool,
     ) {
         let r = self.rules;
         if r.tgsplit_mode && self.cfg.tgsplit {
@@ -324,7 +327,14 @@ impl Builder<'_> {
         let why = why.to_owned();
         if self.cfg.major >= 12 {
             if vm {
-                for c in [Counter::Bvhcnt, Counter::Samplecnt, Counter::Loadcnt] {
+                // A plain acquire (not acq_rel or seq_cst, and for cmpxchg the success ordering)
+                // orders atomics only, which never use the BVH or sample counters.
+                let counters: &[Counter] = if acquire && r.acquire_waits_atomics_only {
+                    &[Counter::Loadcnt]
+                } else {
+                    &[Counter::Bvhcnt, Counter::Samplecnt, Counter::Loadcnt]
+                };
+                for &c in counters {
                     self.push(pos, StepKind::Wait(vec![c]), why.clone());
                 }
             }
@@ -375,7 +385,7 @@ impl Builder<'_> {
         if self.rules.release_needs_global && !aspace.any(AsSet::GLOBAL) {
             return;
         }
-        if self.rules.release_needs_global
+        if self.rules.release_from_workgroup
             && matches!(scope, ScopeLevel::Wavefront | ScopeLevel::SingleThread)
         {
             return;
@@ -399,6 +409,7 @@ impl Builder<'_> {
             cross,
             pos,
             "release: earlier memory operations complete before the release",
+            false,
         );
     }
 }
@@ -465,8 +476,14 @@ pub fn sequence(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
 
 fn build(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
     case.validate().map_err(Invalid::BadCase)?;
-    let rules = family::rules(cfg.family)
-        .ok_or_else(|| Invalid::Unsupported(format!("{} has no memory model", cfg.cpu)))?;
+    let rules = family::rules(cfg.family, cfg.llvm).ok_or_else(|| {
+        Invalid::Unsupported(format!(
+            "{} is not modelled for {}: {}",
+            cfg.cpu,
+            cfg.llvm,
+            family::unmodelled(cfg.family, cfg.llvm).unwrap_or("no memory model")
+        ))
+    })?;
     let mut b = Builder {
         cfg,
         rules,
@@ -495,7 +512,7 @@ fn build(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
                 if matches!(case.kind, Kind::AtomicRmw | Kind::Cmpxchg) {
                     plain.flags = Flags::default();
                 }
-                volatile_nontemporal(&mut bb, aspace, op, &plain);
+                volatile_nontemporal(&mut bb, aspace, op, &plain, cpol);
                 if !cpol {
                     // No cache-policy operand: the waits stay, the bits have nowhere to go.
                     bb.bits = Bits::default();
@@ -545,6 +562,7 @@ fn build(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
                             i.cross,
                             Pos::Before,
                             "seq_cst: earlier memory operations complete first",
+                            false,
                         );
                     }
                     if ord.acquires() {
@@ -555,6 +573,7 @@ fn build(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
                             i.cross,
                             Pos::After,
                             "acquire: the load completes before later accesses",
+                            ord == Ordering::Acquire,
                         );
                         b.acquire(i.scope, i.order_as, Pos::After);
                     }
@@ -593,6 +612,7 @@ fn build(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
                             i.cross,
                             Pos::After,
                             "acquire: the atomic completes before later accesses",
+                            ord == Ordering::Acquire,
                         );
                         b.acquire(i.scope, i.order_as, Pos::After);
                     }
@@ -635,6 +655,7 @@ fn build(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
                     i.cross,
                     Pos::Before,
                     "acquire fence: earlier atomics complete first",
+                    ord == Ordering::Acquire,
                 );
             }
             if ord.releases() {
@@ -697,7 +718,7 @@ fn explain(case: &Case, mut seq: Sequence) -> Sequence {
     seq
 }
 
-fn volatile_nontemporal(b: &mut Builder<'_>, aspace: AsSet, op: Ops, case: &Case) {
+fn volatile_nontemporal(b: &mut Builder<'_>, aspace: AsSet, op: Ops, case: &Case, cpol: bool) {
     let f = case.flags;
     (b.rules.volatile_nontemporal)(
         &mut b.bits,
@@ -707,7 +728,12 @@ fn volatile_nontemporal(b: &mut Builder<'_>, aspace: AsSet, op: Ops, case: &Case
         f.last_use,
     );
     if f.volatile {
-        if b.cfg.major >= 12 && op == STORE {
+        let waits = match b.rules.system_store_waits {
+            SystemStoreWaits::Never => false,
+            SystemStoreWaits::Always => true,
+            SystemStoreWaits::WithCachePolicy => cpol,
+        };
+        if waits && op == STORE {
             system_scope_store_waits(b);
         }
         b.wait(
@@ -717,6 +743,7 @@ fn volatile_nontemporal(b: &mut Builder<'_>, aspace: AsSet, op: Ops, case: &Case
             false,
             Pos::After,
             "volatile: complete before going on",
+            false,
         );
     }
 }

@@ -27,8 +27,9 @@ pub fn markdown(cfg: &Config) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "AMDGPU memory model code sequences for {} (llc 19 conformant)\n",
-        cfg.label()
+        "AMDGPU memory model code sequences for {} ({} conformant)\n",
+        cfg.label(),
+        cfg.llvm
     );
     out.push_str(
         "| LLVM instr | Ordering | Sync scope | Address space | Other | AMDGPU machine code |\n",
@@ -92,7 +93,7 @@ pub fn markdown(cfg: &Config) -> String {
         let asm = seq.asm();
         if asm.iter().any(|l| l == "buffer_gl1_inv") && asm.iter().any(|l| l == "buffer_gl0_inv") {
             other.push(
-                "note: the 2020 spec table lists buffer_gl0_inv first; llc 19 invalidates GL1 \
+                "note: the 2020 spec table lists buffer_gl0_inv first; LLVM invalidates GL1 \
                  then GL0 (outer cache first), followed here"
                     .to_owned(),
             );
@@ -136,7 +137,10 @@ mod tests {
     /// memory instructions, or a reason.
     #[test]
     fn every_key_has_an_answer() {
-        let mut configs: Vec<Config> = conformance_configs();
+        let mut configs: Vec<Config> = crate::Llvm::ALL
+            .into_iter()
+            .flat_map(conformance_configs)
+            .collect();
         for f in families() {
             let c = Config::for_family(f).unwrap();
             configs.push(c);

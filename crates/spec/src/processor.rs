@@ -117,11 +117,14 @@ pub enum MemoryModelFamily {
     Gfx11,
     /// GFX12 (RDNA4): `th`/`scope` bits, `s_wait_*cnt`, `global_inv`/`global_wb`.
     Gfx12,
+    /// GFX12.5 (gfx1250, gfx1251): as GFX12 without WGP mode, BVH or sample counters;
+    /// the `cluster` scope (LLVM 22).
+    Gfx1250,
 }
 
 impl MemoryModelFamily {
     /// Every family, oldest first.
-    pub const ALL: [MemoryModelFamily; 9] = [
+    pub const ALL: [MemoryModelFamily; 10] = [
         MemoryModelFamily::R600,
         MemoryModelFamily::Gfx6,
         MemoryModelFamily::Gfx7,
@@ -131,6 +134,7 @@ impl MemoryModelFamily {
         MemoryModelFamily::Gfx10,
         MemoryModelFamily::Gfx11,
         MemoryModelFamily::Gfx12,
+        MemoryModelFamily::Gfx1250,
     ];
 
     /// The family's name as printed (`GFX90A`, `R600`).
@@ -145,6 +149,7 @@ impl MemoryModelFamily {
             MemoryModelFamily::Gfx10 => "GFX10",
             MemoryModelFamily::Gfx11 => "GFX11",
             MemoryModelFamily::Gfx12 => "GFX12",
+            MemoryModelFamily::Gfx1250 => "GFX1250",
         }
     }
 }

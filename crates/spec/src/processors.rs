@@ -218,12 +218,12 @@ pub static PROCESSORS: &[Processor] = &[
     // target IDs. gfx1250: llvm-project#144965 (June 2025), LLVM 21; gfx1251: LLVM 22 (in
     // ROCm 7.2.2's LLVM 22); gfx1250-strict (mach 0xeb): llvm-project#218543 (August 2026),
     // LLVM main only so far.
-    gcn("gfx1250", &[], Apu, SRAMECC_XNACK, SRAMECC, 0x49, G12_5, Mm::Gfx12, L21),
-    gcn("gfx1251", &[], Apu, SRAMECC_XNACK, SRAMECC, 0x5a, G12_5, Mm::Gfx12, L22),
-    gcn("gfx1250-strict", &[], Apu, SRAMECC_XNACK, SRAMECC, 0xeb, None, Mm::Gfx12, MAIN),
+    gcn("gfx1250", &[], Apu, SRAMECC_XNACK, SRAMECC, 0x49, G12_5, Mm::Gfx1250, L21),
+    gcn("gfx1251", &[], Apu, SRAMECC_XNACK, SRAMECC, 0x5a, G12_5, Mm::Gfx1250, L22),
+    gcn("gfx1250-strict", &[], Apu, SRAMECC_XNACK, SRAMECC, 0xeb, None, Mm::Gfx1250, MAIN),
     // GCN GFX13: gfx1310 llvm-project#177355 (January 2026, after the LLVM 22 branch), LLVM 23;
     // "for now identical to gfx1250", so the same features and memory-model family.
-    gcn("gfx1310", &[], Apu, SRAMECC_XNACK, SRAMECC, 0x50, G13, Mm::Gfx12, L23),
+    gcn("gfx1310", &[], Apu, SRAMECC_XNACK, SRAMECC, 0x50, G13, Mm::Gfx1250, L23),
     // Generic targets (code object V6 and later).
     generic("gfx9-generic", XNACK, XNACK, 0x51, 1, Mm::Gfx7, L19),
     // gfx9-4-generic: LLVM 20.
@@ -236,9 +236,9 @@ pub static PROCESSORS: &[Processor] = &[
     generic("gfx12-generic", RDNA, NONE, 0x59, 1, Mm::Gfx12, L19),
     // gfx12-5-generic: llvm-project#183381 (February 2026), LLVM 23 (not in ROCm 7.2.2's
     // LLVM 22); xnack "any" only (llvm-project#198437).
-    generic("gfx12-5-generic", SRAMECC_XNACK, SRAMECC, 0x5b, 1, Mm::Gfx12, L23),
+    generic("gfx12-5-generic", SRAMECC_XNACK, SRAMECC, 0x5b, 1, Mm::Gfx1250, L23),
     // gfx13-generic (0x63), like gfx11-7-generic: llvm-project#205363 (June 2026), LLVM 23.
-    generic("gfx13-generic", SRAMECC_XNACK, SRAMECC, 0x63, 1, Mm::Gfx12, L23),
+    generic("gfx13-generic", SRAMECC_XNACK, SRAMECC, 0x63, 1, Mm::Gfx1250, L23),
 ];
 
 #[cfg(test)]
@@ -435,6 +435,8 @@ mod tests {
         assert_eq!(mm("gfx1036"), MemoryModelFamily::Gfx10);
         assert_eq!(mm("gfx11-generic"), MemoryModelFamily::Gfx11);
         assert_eq!(mm("gfx1201"), MemoryModelFamily::Gfx12);
+        assert_eq!(mm("gfx1250"), MemoryModelFamily::Gfx1250);
+        assert_eq!(mm("gfx1251"), MemoryModelFamily::Gfx1250);
         assert_eq!(mm("cayman"), MemoryModelFamily::R600);
     }
 

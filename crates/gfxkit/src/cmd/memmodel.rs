@@ -1,14 +1,18 @@
-//! `gfxkit memmodel`: the AMDGPU memory model's code sequences, as llc 19 emits them.
+//! `gfxkit memmodel`: the AMDGPU memory model's code sequences, as LLVM 22 (default) or
+//! llc 19 emits them.
 
 use anyhow::{bail, Context, Result};
 use gfxkit_memory_model::config::{family_by_name, Os};
-use gfxkit_memory_model::{sequence, table, Case, Config};
+use gfxkit_memory_model::{sequence, table, Case, Config, Llvm};
 use std::io::Write;
 use std::process::ExitCode;
 
-/// Print the code sequences of the AMDGPU memory model.
+/// Print the code sequences of the AMDGPU memory model, as LLVM 22 (default) or LLVM 19
+/// lowers them.
 ///
-/// A case is written `kind;as=<as>;ord=<ord>;ford=<ord>;scope=<scope>;ret=<ret|noret>;op=add;
+/// A case is an LLVM IR instruction (`load atomic i32, ptr addrspace(1) %p syncscope("agent")
+/// acquire, align 4`; an atomicrmw or cmpxchg with a result, `%old = ...`, returns the old value)
+/// or a case key written `kind;as=<as>;ord=<ord>;ford=<ord>;scope=<scope>;ret=<ret|noret>;op=add;
 /// flags=<f>;mmra=<m>` with only the keys that apply, in that order. Kinds: load store
 /// load_atomic store_atomic atomicrmw cmpxchg fence. Address spaces: global local generic
 /// private constant region. Scopes: singlethread wavefront workgroup agent system and their
@@ -18,6 +22,9 @@ use std::process::ExitCode;
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:
   gfxkit memmodel --cpu gfx90a 'load_atomic;as=global;ord=acquire;scope=agent'
+  gfxkit memmodel --cpu gfx1200 'load atomic i32, ptr addrspace(1) %p syncscope(\"agent\") acquire, align 4'
+  gfxkit memmodel --cpu gfx1200 --llvm 19 'fence syncscope(\"agent\") release'
+  gfxkit memmodel --cpu gfx950 '%old = atomicrmw add ptr %p, i32 %v syncscope(\"workgroup\") acq_rel'
   gfxkit memmodel --cpu gfx1030 --cumode 'fence;ord=release;scope=workgroup;mmra=none'
   gfxkit memmodel --cpu gfx942 --tgsplit --all --json
   gfxkit memmodel --table gfx10 --format markdown
@@ -42,6 +49,9 @@ pub struct Args {
     /// As llc's -amdgcn-skip-cache-invalidations: acquires do not invalidate caches.
     #[arg(long)]
     skip_cache_invalidations: bool,
+    /// The LLVM release whose lowering is printed: 22 (ROCm 7.2.2's LLVM 22) or 19.
+    #[arg(long, default_value = "22", value_parser = ["19", "22"])]
+    llvm: String,
     /// Print every case.
     #[arg(long, conflicts_with = "case")]
     all: bool,
@@ -49,7 +59,7 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// Render the whole table of a family (gfx6, gfx7, gfx90a, gfx940, gfx942, gfx10, gfx11,
-    /// gfx12), in the mode given by --cumode/--tgsplit.
+    /// gfx12, gfx1250), in the mode given by --cumode/--tgsplit.
     #[arg(long, conflicts_with_all = ["cpu", "all", "case"])]
     table: Option<String>,
     /// Table format (markdown).
@@ -59,7 +69,8 @@ pub struct Args {
     /// single-thread optimization constraints. Exit code 1 when it may not.
     #[arg(long, num_args = 2, value_names = ["EARLIER", "LATER"], conflicts_with_all = ["all", "table", "case"])]
     may_move: Option<Vec<String>>,
-    /// The case: `kind;as=<as>;ord=<ord>;ford=<ord>;scope=<scope>;ret=<ret|noret>;op=add;flags=<f>;mmra=<m>`
+    /// The case: an LLVM IR instruction, or
+    /// `kind;as=<as>;ord=<ord>;ford=<ord>;scope=<scope>;ret=<ret|noret>;op=add;flags=<f>;mmra=<m>`
     /// with only the keys that apply, in that order.
     ///
     /// Kinds: load store load_atomic store_atomic atomicrmw cmpxchg fence. Address spaces:
@@ -84,7 +95,9 @@ fn config(args: &Args) -> Result<Config> {
         (None, Some(cpu)) => Config::for_processor(cpu)?,
         (None, None) => bail!("--cpu or --table is required"),
     };
+    let llvm: Llvm = args.llvm.parse()?;
     Ok(base
+        .for_llvm(llvm)?
         .with_cumode(args.cumode)?
         .with_tgsplit(args.tgsplit)?
         .with_os(os)
@@ -94,8 +107,8 @@ fn config(args: &Args) -> Result<Config> {
 /// Runs `gfxkit memmodel`.
 pub fn run(args: Args) -> Result<ExitCode> {
     if let Some(pair) = &args.may_move {
-        let earlier: Case = pair[0].parse()?;
-        let later: Case = pair[1].parse()?;
+        let earlier = parse_case(&pair[0])?;
+        let later = parse_case(&pair[1])?;
         let stdout = std::io::stdout();
         let mut out = stdout.lock();
         return Ok(
@@ -143,7 +156,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             cases.insert(case.to_string(), v);
         }
         if args.json {
-            let doc = serde_json::json!({ "config": cfg.label(), "cases": cases });
+            let doc = serde_json::json!({
+                "config": cfg.label(), "llvm": cfg.llvm.name(), "cases": cases
+            });
             write_json(&mut out, &doc)?;
         } else {
             out.write_all(text.as_bytes())?;
@@ -151,19 +166,20 @@ pub fn run(args: Args) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let text = args.case.as_deref().unwrap_or_default();
-    let case: Case = text.parse()?;
+    let case = parse_case(text)?;
     match sequence(&cfg, &case) {
         Ok(seq) => {
             if args.json {
                 let doc = serde_json::json!({
                     "config": cfg.label(),
+                    "llvm": cfg.llvm.name(),
                     "case": case.to_string(),
                     "asm": seq.asm(),
                     "reasons": seq.steps.iter().map(|s| s.reason.clone()).collect::<Vec<_>>(),
                 });
                 write_json(&mut out, &doc)?;
             } else {
-                writeln!(out, "; {} on {}", case, cfg.label())?;
+                writeln!(out, "; {} on {} ({})", case, cfg.label(), cfg.llvm)?;
                 if seq.steps.is_empty() {
                     writeln!(out, "; (no instructions)")?;
                 }
@@ -177,14 +193,30 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Err(e) => {
             if args.json {
                 let doc = serde_json::json!({
-                    "config": cfg.label(), "case": case.to_string(), "error": e.to_string()
+                    "config": cfg.label(), "llvm": cfg.llvm.name(),
+                    "case": case.to_string(), "error": e.to_string()
                 });
                 write_json(&mut out, &doc)?;
             }
             drop(out);
-            eprintln!("gfxkit: {case} is not valid on {}: {e}", cfg.label());
+            eprintln!(
+                "gfxkit: {case} is not valid on {} ({}): {e}",
+                cfg.label(),
+                cfg.llvm
+            );
             Ok(ExitCode::from(1))
         }
+    }
+}
+
+/// A case from the command line: an LLVM IR instruction (it has spaces or a `%result =`), or a
+/// case key.
+fn parse_case(text: &str) -> Result<Case> {
+    let t = text.trim();
+    if t.contains(char::is_whitespace) || t.starts_with('%') {
+        Ok(Case::from_llvm_ir(t).with_context(|| format!("in `{t}`"))?)
+    } else {
+        Ok(t.parse()?)
     }
 }
 
