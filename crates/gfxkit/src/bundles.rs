@@ -403,6 +403,51 @@ pub fn with_payloads<R>(
     Ok(f(&list))
 }
 
+/// Like [`with_payloads`], for a caller that needs only the bytes before `upto` (the end of
+/// the last entry it wants): a compressed bundle larger than that is decoded only so far, its
+/// entries ending past `upto` are handed on with an empty payload and its hash cannot be
+/// checked. Returns `f`'s
+/// result and, for a compressed bundle, whether its hash was checked (`Some(false)`: decoded
+/// in part, not checked; the caller must say so).
+pub fn with_payloads_upto<R>(
+    b: &Located<'_>,
+    hash: HashCheck,
+    upto: u64,
+    f: impl FnOnce(&[PayloadEntry<'_>]) -> R,
+) -> Result<(R, Option<bool>)> {
+    let compressed = b.ccob.is_some() && b.form == Form::Bundle;
+    if !b
+        .ccob
+        .is_some_and(|h| compressed && upto < h.uncompressed_size)
+    {
+        return Ok((with_payloads(b, hash, f)?, compressed.then_some(true)));
+    }
+    let len = usize::try_from(upto)?;
+    let (_, prefix) = ccob::decompress_prefix(b.bytes, len, &DecompressOptions::default())?;
+    if prefix.len() != len {
+        anyhow::bail!(
+            "the compressed bundle holds {} bytes, fewer than the {upto} its header needs",
+            prefix.len()
+        );
+    }
+    let (records, _) = gfxkit_bundle::read::parse_header(&prefix)?;
+    let mut list = Vec::with_capacity(records.len());
+    for r in &records {
+        let payload = r
+            .offset
+            .checked_add(r.size)
+            .filter(|&e| e <= upto)
+            .and_then(|e| prefix.get(r.offset as usize..e as usize))
+            .unwrap_or(&[]);
+        list.push(PayloadEntry {
+            id: &r.id,
+            payload,
+            ext: "co",
+        });
+    }
+    Ok((f(&list), Some(false)))
+}
+
 /// The text of an I/O error without Rust's ` (os error N)` suffix, as C's `strerror` says it.
 pub fn strerror(e: &std::io::Error) -> String {
     let s = e.to_string();

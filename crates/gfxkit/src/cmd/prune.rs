@@ -200,7 +200,12 @@ pub fn execute(io: &IoArgs, t: &Transform) -> Result<ExitCode> {
     };
     if let Some(path) = &target {
         progress.set_message(format!("writing and re-verifying {}", path.display()));
-        write_verified(path, &io.input, &input, &rewritten)?;
+        let durability = if io.in_place {
+            crate::output::Durability::Synced
+        } else {
+            crate::output::Durability::Rename
+        };
+        write_verified(path, &io.input, &input, &rewritten, durability)?;
     }
     progress.finish_and_clear();
     let elapsed = started.elapsed();
@@ -217,6 +222,7 @@ fn write_verified(
     input_path: &Path,
     original: &[u8],
     rewritten: &gfxkit_shrink::Rewritten,
+    durability: crate::output::Durability,
 ) -> Result<()> {
     crate::output::write_atomic_checked(
         path,
@@ -237,6 +243,7 @@ fn write_verified(
             })
         },
         Some(input_path),
+        durability,
     )
 }
 
