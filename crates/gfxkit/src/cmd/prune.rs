@@ -226,10 +226,13 @@ fn write_verified(
 ) -> Result<()> {
     crate::output::write_atomic_checked(
         path,
-        |w| w.write_all(&rewritten.bytes).map_err(Into::into),
+        |w| {
+            rewritten.output.write_to(w)?;
+            Ok(())
+        },
         |tmp| {
             let back = Input::open(tmp)?;
-            if back.len() != rewritten.bytes.len() || *back != rewritten.bytes[..] {
+            if !rewritten.output.equals(&back) {
                 bail!(
                     "{}: the temporary file does not read back as written",
                     path.display()
