@@ -3,9 +3,11 @@
 //! Decompression trusts a size read from the file for allocation only within bounds: output of
 //! up to 1 GiB, and at most 1024 times the compressed payload, is one zeroed allocation whose
 //! pages the system provides as the codec writes them (a lying header costs address space, not
-//! memory); beyond that the buffer grows with the bytes the codec actually produces. Producing
-//! more (or fewer) bytes than declared is an error. The CCOB hash is computed on a second thread
-//! while decoding goes on ([`decompress_hashed`]).
+//! memory); beyond that the buffer grows with the bytes the codec actually produces, from 16
+//! times the payload (at least 64 KiB) doubling. Producing more (or fewer) bytes than declared
+//! is an error. The CCOB hash is computed on a second thread while decoding goes on
+//! ([`decompress_hashed`]). [`decompress_to`] streams the output to a sink instead of keeping
+//! it, and [`decoded_extent`] finds where a frame ends keeping nothing.
 
 use crate::error::{Error, ErrorKind, Result};
 use std::io::Write;

@@ -201,7 +201,7 @@ pub(crate) fn transform_bundle<'a>(
         }
     };
     let target = written;
-    let changed = !out.equals(found.bytes);
+    let changed = !unchanged && !out.equals(found.bytes);
     Ok(NewBundle {
         outcome: BundleOutcome {
             offset: at,
