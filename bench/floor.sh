@@ -11,6 +11,8 @@
 # for the 1.3 GB library) and keeps the best wall time of each, so that load from other
 # processes hits every side alike. Memory is the peak RssAnon of the process and its children,
 # sampled every millisecond (bench/peak.py): mapped input files and the page cache do not count.
+# CPU time (user + system, least over the runs) is reported beside: on a loaded machine it is
+# what a side costs, as wall time then mostly measures the wait for a core.
 # The 93 MB bundle is the largest of librocsparse's 111 (8 entries: gfx803 ... gfx1030).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -76,20 +78,20 @@ echo "bundle: $BIG bytes, ${#IDS[@]} entries; compressed by clang: $(stat -c %s 
 # run NAME PREP CMD...: one alternation slot; appends "NAME wall peak" to the results.
 RES=$W/results.tsv
 : >"$RES"
-best() { # NAME -> best wall and its max peak over the runs so far
+best() { # NAME -> best wall, max peak and least CPU time over the runs
   python3 - "$RES" "$1" <<'PY'
 import sys
 rows = [l.split("\t") for l in open(sys.argv[1]) if l.split("\t")[0] == sys.argv[2]]
-print(min(float(r[1]) for r in rows), max(int(r[2]) for r in rows))
+print(min(float(r[1]) for r in rows), max(int(r[2]) for r in rows), min(float(r[3]) for r in rows))
 PY
 }
 run() { # NAME PREP CMD: untimed PREP, then CMD timed
   local name=$1 prep=$2
   shift 2
   bash -c "$prep" || true
-  read -r wall peak rc < <($PEAK "$@")
+  read -r wall peak rc cpu < <($PEAK "$@")
   [ "$rc" = 0 ] || { echo "bench: $name failed (exit $rc): $*" >&2; exit 1; }
-  printf '%s\t%s\t%s\n' "$name" "$wall" "$peak" >>"$RES"
+  printf '%s\t%s\t%s\t%s\n' "$name" "$wall" "$peak" "$cpu" >>"$RES"
 }
 
 echo "== small rows ($RUNS runs each, alternating)"

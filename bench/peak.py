@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Runs a command and prints its wall time in seconds and its peak anonymous memory in KiB.
 
-    peak.py CMD [ARG...]        prints "<seconds> <peak RssAnon KiB> <exit code>"
+    peak.py CMD [ARG...]        prints "<seconds> <peak RssAnon KiB> <exit code> <CPU seconds>"
 
 Peak anonymous memory is sampled from /proc/<pid>/status (RssAnon) every millisecond, summed
 over the command and its children; file-backed pages (memory-mapped inputs, the page cache)
-are not counted. The command's own output goes to /dev/null.
+are not counted. CPU seconds are user plus system time of the command (getrusage of the child,
+its threads included). The command's own output goes to /dev/null.
 """
 import os
 import subprocess
@@ -40,11 +41,15 @@ def main():
     start = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     peak = 0
-    while p.poll() is None:
+    while True:
+        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+        if pid == p.pid:
+            break
         peak = max(peak, sum(rss_anon(q) for q in tree(p.pid)))
         time.sleep(0.001)
     wall = time.perf_counter() - start
-    print(f"{wall:.4f} {peak} {p.returncode}")
+    rc = os.waitstatus_to_exitcode(status)
+    print(f"{wall:.4f} {peak} {rc} {ru.ru_utime + ru.ru_stime:.4f}")
 
 
 if __name__ == "__main__":
