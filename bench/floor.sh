@@ -128,6 +128,9 @@ rm -f cp.so p.so r.so fb.zst
     echo "$n $(best $n)"
   done
 } >best.txt
+mkdir -p "$ROOT/target/bench"
+cp "$RES" "$ROOT/target/bench/floor-results.tsv" # every run, for the record
+cp best.txt "$ROOT/target/bench/floor-best.txt"
 python3 "$ROOT/bench/report.py" best.txt "$ROOT/docs" \
   "bundle=$BIG" "out=$BIG" "gz=$GZ" "cz=$CZ" "zz=$ZZ" "lib=$(stat -c %s "$LIB")" \
   "fatbin=$(stat -c %s "$FATBIN")" "pruned=$PS" "recompressed=$RS" "fz=$FZ" "ident=$IDENT" \
