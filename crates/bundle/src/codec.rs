@@ -461,6 +461,9 @@ pub fn decompress(
 /// Like [`decompress`] of the whole output, also returning its [`truncated_md5`]. The hash is
 /// computed while the data is decoded: each finished chunk is hashed on a second thread while
 /// the next is decoded, so a large bundle costs about the longer of the two, not their sum.
+/// Called on a rayon worker (bundles decompressed in parallel, one per core), a zstd frame is
+/// decoded in one call straight into the output and hashed after: the same result with half
+/// the memory.
 pub fn decompress_hashed(
     method: Method,
     payload: &[u8],
@@ -468,6 +471,11 @@ pub fn decompress_hashed(
 ) -> Result<(Vec<u8>, u64, u64)> {
     use md5::{Digest, Md5};
     let target = declared_len(declared)?;
+    if rayon::current_thread_index().is_some() {
+        if let Some(done) = decompress_hashed_compact(method, payload, declared) {
+            return Ok(done);
+        }
+    }
     let mut dec = Decoder::new(method, payload, declared)?;
     let mut out = Vec::new();
     if target < 2 * CHUNK {
@@ -495,6 +503,35 @@ pub fn decompress_hashed(
         decoded.map(|()| digest)
     })?;
     Ok((out, dec.consumed(), md5_prefix(&digest)))
+}
+
+/// Like [`decompress_hashed`], for a caller that already decompresses several bundles at once,
+/// one per core (it runs on a rayon worker): a zstd frame is decoded in one call straight into
+/// the output (no window buffer beside it, so memory is the output alone, not twice it) and
+/// hashed afterwards on the same thread. Anything else (zlib, sizes past the presize bounds, a
+/// frame that does not decode to exactly the declared size) goes the general way, which also
+/// gives the exact error.
+fn decompress_hashed_compact(
+    method: Method,
+    payload: &[u8],
+    declared: u64,
+) -> Option<(Vec<u8>, u64, u64)> {
+    let target = usize::try_from(declared).ok()?;
+    if method != Method::Zstd
+        || target > PRESIZE_LIMIT.min(payload.len().saturating_mul(PRESIZE_RATIO))
+    {
+        return None;
+    }
+    let frame = usize::try_from(zstd_frame_len(payload).ok()?).ok()?;
+    let mut dctx = zstd::zstd_safe::DCtx::try_create()?;
+    let mut out = Vec::with_capacity(target);
+    match dctx.decompress(&mut out, payload.get(..frame)?) {
+        Ok(n) if n == target && out.len() == target => {
+            let hash = truncated_md5(&out);
+            Some((out, frame as u64, hash))
+        }
+        _ => None,
+    }
 }
 
 /// Decodes the single zstd frame or zlib stream at the start of `payload`, which must produce
@@ -856,6 +893,38 @@ mod tests {
                 .unwrap()
                 .0,
             data
+        );
+    }
+
+    #[test]
+    fn on_a_rayon_worker_the_compact_path_gives_the_same_answers() {
+        let len = 3 * CHUNK + 11;
+        let data: Vec<u8> = (0..len)
+            .map(|i| (i * 31 % 256) as u8 ^ (i >> 14) as u8)
+            .collect();
+        let z = compress(Method::Zstd, 3, 0, &data).unwrap();
+        let mut padded = z.clone();
+        padded.extend_from_slice(b"trailing bytes");
+        let here = |p: &[u8], d: u64| decompress_hashed(Method::Zstd, p, d);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        for (p, d) in [
+            (&z[..], len as u64),
+            (&padded[..], len as u64),
+            (&z[..], len as u64 - 1),
+            (&z[..], len as u64 + 1),
+            (&z[..z.len() / 2], len as u64),
+        ] {
+            assert!(decompress_hashed_compact(Method::Zstd, p, d).is_none() || d == len as u64);
+            let worker = pool.install(|| here(p, d));
+            assert_eq!(worker, here(p, d), "declared {d}");
+        }
+        let (out, used, hash) = pool.install(|| here(&padded, len as u64)).unwrap();
+        assert_eq!(
+            (out, used, hash),
+            (data.clone(), z.len() as u64, truncated_md5(&data))
         );
     }
 
