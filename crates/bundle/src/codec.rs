@@ -921,6 +921,7 @@ mod tests {
             let worker = pool.install(|| here(p, d));
             assert_eq!(worker, here(p, d), "declared {d}");
         }
+        assert!(decompress_hashed_compact(Method::Zstd, &padded, len as u64).is_some());
         let (out, used, hash) = pool.install(|| here(&padded, len as u64)).unwrap();
         assert_eq!(
             (out, used, hash),
