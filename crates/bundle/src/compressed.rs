@@ -156,9 +156,10 @@ impl Header {
         let n = match self.method {
             Method::Zstd => codec::zstd_frame_len(payload),
             Method::Zlib => {
+                // Decoded without keeping the output: a small scratch buffer, whatever the
+                // header declares.
                 self.check_limit(MAX_UNCOMPRESSED_SIZE)?;
-                codec::decompress(self.method, payload, self.uncompressed_size, None)
-                    .map(|(_, n)| n)
+                codec::decoded_extent(self.method, payload, self.uncompressed_size)
             }
         }
         .map_err(|e| e.shifted(self.header_len()))?;
@@ -236,39 +237,90 @@ pub fn decompress_ccob(data: &[u8], opts: &DecompressOptions) -> Result<Decompre
     let (out, used, computed_hash) =
         codec::decompress_hashed(header.method, payload, header.uncompressed_size)
             .map_err(|e| e.shifted(header.header_len()))?;
-    if let Some(total) = header.total_size {
-        if header.header_len() + used != total {
-            return Err(Error::at(
-                ErrorKind::Decompress {
-                    method: header.method.name(),
-                    message: format!(
-                        "payload ends at {:#x} but the header's total size is {total:#x}",
-                        header.header_len() + used
-                    ),
-                },
-                header.header_len() + used,
-            ));
-        }
-    }
-    if computed_hash != header.hash && opts.hash == HashCheck::Error {
-        return Err(Error::at(
-            ErrorKind::HashMismatch {
-                stored: header.hash,
-                computed: computed_hash,
-            },
-            if header.version == 3 {
-                24
-            } else if header.version == 2 {
-                16
-            } else {
-                12
-            },
-        ));
-    }
+    let extent = header.checked_end(used, computed_hash, opts)?;
     Ok(Decompressed {
         header,
         data: out,
-        extent: header.header_len() + used,
+        extent,
+        computed_hash,
+    })
+}
+
+impl Header {
+    /// After decoding: the payload must end at the total size (v2, v3) and, unless `opts`
+    /// says warn, the hash must match. Returns the extent.
+    fn checked_end(&self, used: u64, computed_hash: u64, opts: &DecompressOptions) -> Result<u64> {
+        let end = self.header_len() + used;
+        if let Some(total) = self.total_size {
+            if end != total {
+                return Err(Error::at(
+                    ErrorKind::Decompress {
+                        method: self.method.name(),
+                        message: format!(
+                            "payload ends at {end:#x} but the header's total size is {total:#x}"
+                        ),
+                    },
+                    end,
+                ));
+            }
+        }
+        if computed_hash != self.hash && opts.hash == HashCheck::Error {
+            return Err(Error::at(
+                ErrorKind::HashMismatch {
+                    stored: self.hash,
+                    computed: computed_hash,
+                },
+                match self.version {
+                    3 => 24,
+                    2 => 16,
+                    _ => 12,
+                },
+            ));
+        }
+        Ok(end)
+    }
+}
+
+/// What [`decompress_ccob_to`] found: everything of [`Decompressed`] but the data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Streamed {
+    /// The header.
+    pub header: Header,
+    /// Bytes the compressed bundle occupies in the input (header and payload).
+    pub extent: u64,
+    /// Hash of the output computed the same way as the stored one.
+    pub computed_hash: u64,
+}
+
+impl Streamed {
+    /// Whether the stored hash matches the data.
+    pub fn hash_ok(&self) -> bool {
+        self.computed_hash == self.header.hash
+    }
+}
+
+/// Decompresses the CCOB bundle at the start of `data` into `sink`, chunk by chunk, with the
+/// checks of [`decompress_ccob`] (declared size exact, total size, hash as `opts` says).
+///
+/// The output is not kept: memory is the codec's window plus a few chunks, so a bundle is
+/// written out with about its own size in memory, not twice that. The checks that need the
+/// whole output (size, hash) can only fail after `sink` got bytes: write to a temporary file
+/// and keep it only when this returns `Ok`. See [`codec::decompress_to`].
+pub fn decompress_ccob_to(
+    data: &[u8],
+    opts: &DecompressOptions,
+    sink: &mut dyn FnMut(&[u8]) -> std::io::Result<()>,
+) -> Result<Streamed> {
+    let header = Header::parse(data)?;
+    header.check_limit(opts.max_uncompressed)?;
+    let payload = header.payload(data);
+    let (used, computed_hash) =
+        codec::decompress_to(header.method, payload, header.uncompressed_size, sink)
+            .map_err(|e| e.shifted(header.header_len()))?;
+    let extent = header.checked_end(used, computed_hash, opts)?;
+    Ok(Streamed {
+        header,
+        extent,
         computed_hash,
     })
 }
@@ -351,6 +403,9 @@ pub fn effective_version(requested: u16, uncompressed_len: u64, compressed_len: 
     }
 }
 
+/// Bundles at least this large are hashed on a second thread while they are compressed.
+const PARALLEL_HASH_MIN: usize = 1 << 20;
+
 /// Compresses an uncompressed bundle (or any bytes) into a CCOB bundle.
 pub fn compress(bundle: &[u8], opts: &CompressOptions) -> Result<Vec<u8>> {
     if !matches!(opts.version, 1..=3) {
@@ -366,8 +421,24 @@ pub fn compress(bundle: &[u8], opts: &CompressOptions) -> Result<Vec<u8>> {
         }));
     }
     let level = opts.level.unwrap_or(opts.method.default_level());
-    let hash = codec::truncated_md5(bundle);
-    let body = codec::compress(opts.method, level, opts.threads, bundle)?;
+    // The hash on a second thread while the bundle is compressed: one read of the input each,
+    // at the same time.
+    let (hash, body) = if bundle.len() < PARALLEL_HASH_MIN {
+        (
+            codec::truncated_md5(bundle),
+            codec::compress(opts.method, level, opts.threads, bundle),
+        )
+    } else {
+        std::thread::scope(|s| {
+            let hasher = s.spawn(|| codec::truncated_md5(bundle));
+            let body = codec::compress(opts.method, level, opts.threads, bundle);
+            let hash = hasher
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (hash, body)
+        })
+    };
+    let body = body?;
     let version = effective_version(opts.version, size, body.len() as u64);
     let hlen = header_len(version).unwrap_or(32);
     let total = hlen

@@ -221,6 +221,12 @@ pub enum ErrorKind {
         /// Hash of the decompressed data.
         computed: u64,
     },
+    /// The decompressed data could not be handed on (the writer it streams to failed).
+    #[error("cannot write the decompressed data: {message}")]
+    Output {
+        /// The writer's message.
+        message: String,
+    },
     /// The codec failed to compress.
     #[error("{method} compression failed: {message}")]
     Compress {

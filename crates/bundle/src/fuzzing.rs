@@ -42,9 +42,24 @@ pub fn ccob(data: &[u8]) {
     };
     if let Ok(h) = compressed::Header::parse(data) {
         let _ = h.extent(data);
-        if let Ok(d) = compressed::decompress_ccob(data, &opts) {
+        let whole = compressed::decompress_ccob(data, &opts);
+        if let Ok(d) = &whole {
             assert_eq!(d.data.len() as u64, h.uncompressed_size);
             assert!(d.extent <= data.len() as u64);
+        }
+        // Streamed: the same verdict and the same bytes.
+        let mut streamed = Vec::new();
+        let s = compressed::decompress_ccob_to(data, &opts, &mut |c| {
+            streamed.extend_from_slice(c);
+            Ok(())
+        });
+        match (&whole, s) {
+            (Ok(d), Ok(s)) => {
+                assert_eq!(streamed, d.data);
+                assert_eq!((s.extent, s.computed_hash), (d.extent, d.computed_hash));
+            }
+            (Err(a), Err(b)) => assert_eq!(a.kind, b.kind),
+            (a, b) => panic!("in memory {a:?}, streamed {b:?}"),
         }
         if let Ok((_, p)) = compressed::decompress_prefix(data, 64, &opts) {
             assert!(p.len() <= 64);

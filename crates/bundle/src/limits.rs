@@ -13,8 +13,10 @@ pub const MAX_ENTRIES: u64 = 65_536;
 pub const MAX_ID_LEN: u64 = 4096;
 
 /// Largest uncompressed size a CCOB header may declare before decompression is refused
-/// (64 GiB). The output buffer grows with the data actually produced, so this bounds memory
-/// even when a header lies.
+/// (64 GiB); override it per call with
+/// [`DecompressOptions::max_uncompressed`](crate::ccob::DecompressOptions::max_uncompressed).
+/// Below it, memory follows the data actually produced, never the declared size alone (see
+/// [`codec`](crate::codec)), so a header that lies costs what its payload holds.
 pub const MAX_UNCOMPRESSED_SIZE: u64 = 64 << 30;
 
 /// Size of the part of an uncompressed bundle that comgr reads when the HIP runtime looks a

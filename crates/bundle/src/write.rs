@@ -110,16 +110,27 @@ pub fn write_bundle_to<W: Write>(
     Ok(plan.total_len)
 }
 
-fn emit<W: Write>(w: &mut W, entries: &[(&str, &[u8])], plan: &Layout) -> io::Result<()> {
-    let mut header = Vec::with_capacity(plan.header_len as usize);
-    header.extend_from_slice(MAGIC);
-    header.extend_from_slice(&(entries.len() as u64).to_le_bytes());
-    for ((id, payload), off) in entries.iter().zip(&plan.offsets) {
-        header.extend_from_slice(&off.to_le_bytes());
-        header.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        header.extend_from_slice(&(id.len() as u64).to_le_bytes());
-        header.extend_from_slice(id.as_bytes());
+impl Layout {
+    /// The header (magic, count, entry records) of a bundle with this layout, for the entries
+    /// (ID, payload size) it was planned from, in the same order. What follows it is each
+    /// payload at its offset, zero bytes between: a caller that has the payloads elsewhere (a
+    /// memory-mapped input) can write them from there without copying them into one buffer.
+    pub fn header<'a>(&self, entries: impl IntoIterator<Item = (&'a str, u64)>) -> Vec<u8> {
+        let mut header = Vec::with_capacity(self.header_len as usize);
+        header.extend_from_slice(MAGIC);
+        header.extend_from_slice(&(self.offsets.len() as u64).to_le_bytes());
+        for ((id, size), off) in entries.into_iter().zip(&self.offsets) {
+            header.extend_from_slice(&off.to_le_bytes());
+            header.extend_from_slice(&size.to_le_bytes());
+            header.extend_from_slice(&(id.len() as u64).to_le_bytes());
+            header.extend_from_slice(id.as_bytes());
+        }
+        header
     }
+}
+
+fn emit<W: Write>(w: &mut W, entries: &[(&str, &[u8])], plan: &Layout) -> io::Result<()> {
+    let header = plan.header(entries.iter().map(|(id, p)| (*id, p.len() as u64)));
     w.write_all(&header)?;
     let mut pos = plan.header_len;
     const ZEROS: [u8; 4096] = [0; 4096];

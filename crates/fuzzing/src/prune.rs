@@ -41,7 +41,7 @@ pub fn run(data: &[u8]) {
     let t = transform(selector);
     if let Ok(out) = rewrite(input, &t) {
         assert_eq!(out.report.size_before, input.len() as u64);
-        assert_eq!(out.report.size_after, out.bytes.len() as u64);
+        assert_eq!(out.report.size_after, out.output.len());
         if let Err(e) = verify(input, &out) {
             panic!("a rewrite that does not verify: {e}");
         }

@@ -5,10 +5,25 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// Writes `bytes` to `path` atomically: into a temporary file in the same directory, flushed to
-/// disk, then renamed over `path`. An interrupted or failed write leaves `path` as it was. A
-/// file being replaced keeps its permissions; a new file gets those a plain create gives
-/// (0666 less the umask), not the private mode of the temporary file.
+/// Whether an atomic write waits for the data to reach the disk before it renames.
+///
+/// gfxkit's policy (docs/durability.md): every output is written to a temporary file beside
+/// it and renamed into place, so a failed or interrupted command never leaves a half-written
+/// output. Only the replacement of an input (`--in-place`) is also synced to disk, file and
+/// directory, before and after the rename, since there a crash must not lose the only copy;
+/// a fresh output is as durable as any file a compiler writes (the system flushes it soon).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// Atomic rename only (fresh outputs).
+    Rename,
+    /// Synced to disk before the rename, directory synced after (in-place replacement).
+    Synced,
+}
+
+/// Writes `bytes` to `path` atomically: into a temporary file in the same directory, then
+/// renamed over `path` (not synced to disk: see [`Durability`]). An interrupted or failed write
+/// leaves `path` as it was. A file being replaced keeps its permissions; a new file gets those
+/// a plain create gives (0666 less the umask), not the private mode of the temporary file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     write_atomic_with(path, |w| w.write_all(bytes).map_err(Into::into))
 }
@@ -18,14 +33,15 @@ pub fn write_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> Result<()>,
 ) -> Result<()> {
-    write_atomic_checked(path, fill, |_| Ok(()), None)
+    write_atomic_checked(path, fill, |_| Ok(()), None, Durability::Rename)
 }
 
-/// The general atomic write: `fill` writes the temporary file, which is synced to disk; then
-/// `check` runs on it (to read it back and verify it before anything is replaced); only then
-/// is it renamed over `path`. On any failure the temporary file is removed and `path` is
-/// untouched. A symbolic link is written through (the file it names is replaced); a path that
-/// is a device, FIFO or socket is written to directly, without the check. A file being replaced keeps its permissions; a new file takes those of
+/// The general atomic write: `fill` writes the temporary file (synced to disk when
+/// `durability` says so); then `check` runs on it (to read it back and verify it before
+/// anything is replaced); only then is it renamed over `path`. On any failure the temporary
+/// file is removed and `path` is untouched. A symbolic link is written through (the file it
+/// names is replaced); a path that is a device, FIFO or socket is written to directly, without
+/// the check. A file being replaced keeps its permissions; a new file takes those of
 /// `permissions_like` when given (a pruned executable stays executable), else 0666 less the
 /// umask.
 pub fn write_atomic_checked(
@@ -33,6 +49,7 @@ pub fn write_atomic_checked(
     fill: impl FnOnce(&mut dyn Write) -> Result<()>,
     check: impl FnOnce(&Path) -> Result<()>,
     permissions_like: Option<&Path>,
+    durability: Durability,
 ) -> Result<()> {
     // Through a symbolic link, replace the file it names, not the link.
     let resolved;
@@ -81,9 +98,11 @@ pub fn write_atomic_checked(
         w.flush()
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    tmp.as_file()
-        .sync_all()
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    if durability == Durability::Synced {
+        tmp.as_file()
+            .sync_all()
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
     check(tmp.path())?;
     let permissions = match std::fs::metadata(path)
         .or_else(|e| permissions_like.map_or(Err(e), std::fs::metadata))
@@ -99,6 +118,12 @@ pub fn write_atomic_checked(
         .with_context(|| format!("cannot set the permissions of {}", path.display()))?;
     tmp.persist(path)
         .with_context(|| format!("cannot write {}", path.display()))?;
+    if durability == Durability::Synced {
+        // The rename itself reaches the disk with the directory.
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .with_context(|| format!("cannot sync {}", dir.display()))?;
+    }
     Ok(())
 }
 

@@ -242,6 +242,13 @@ fn extract() {
         &["extract", "badhash.hipfb", "-o", "bh"],
         &[],
     );
+    // One target: decoded only up to its entry, so the hash is not checked, and the output
+    // says so; verify still refuses the bundle.
+    golden(
+        "extract_target_bad_hash",
+        &["extract", "badhash.hipfb", "-t", "gfx906", "-o", "bh"],
+        &[&["verify", "badhash.hipfb"]],
+    );
 }
 
 #[test]

@@ -20,6 +20,17 @@ pub enum ErrorKind {
         /// Its byte offset.
         offset: u64,
     },
+    /// A compressed bundle decoded in part holds fewer bytes than its header needs.
+    ShortPrefix {
+        /// Index of the bundle in the file.
+        index: usize,
+        /// Its byte offset.
+        offset: u64,
+        /// Bytes the bundle decoded to.
+        got: u64,
+        /// Bytes its header needs.
+        needed: u64,
+    },
     /// The file holds no device code (a verification needs some).
     NoDeviceCode,
     /// A target or device ID that does not parse.
@@ -43,6 +54,16 @@ impl fmt::Display for ErrorKind {
             ErrorKind::PastEnd { index, offset } => {
                 write!(f, "bundle {index} at offset {offset:#x} runs past the end")
             }
+            ErrorKind::ShortPrefix {
+                index,
+                offset,
+                got,
+                needed,
+            } => write!(
+                f,
+                "bundle {index} at offset {offset:#x}: the compressed bundle holds {got} bytes, \
+                 fewer than the {needed} its header needs"
+            ),
             ErrorKind::NoDeviceCode => f.write_str("no offload bundle in this file"),
             ErrorKind::BadTarget(m) => f.write_str(m),
             ErrorKind::BadEntryId(e) => write!(f, "{e}"),

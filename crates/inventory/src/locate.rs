@@ -418,6 +418,52 @@ pub fn entry_ext(id: &str) -> &'static str {
     }
 }
 
+/// Like [`with_payloads`], for a caller that needs only the bytes before `upto` (the end of
+/// the last entry it wants): a compressed bundle larger than that is decoded only so far, its
+/// entries ending past `upto` are handed on with an empty payload and its hash cannot be
+/// checked. Returns `f`'s result and, for a compressed bundle, whether its hash was checked
+/// (`Some(false)`: decoded in part, not checked; the caller must say so).
+pub fn with_payloads_upto<R>(
+    b: &Located<'_>,
+    hash: HashCheck,
+    upto: u64,
+    f: impl FnOnce(&[PayloadEntry<'_>]) -> R,
+) -> Result<(R, Option<bool>)> {
+    let compressed = b.ccob.is_some() && b.form == Form::Bundle;
+    if !b
+        .ccob
+        .is_some_and(|h| compressed && upto < h.uncompressed_size)
+    {
+        return Ok((with_payloads(b, hash, f)?, compressed.then_some(true)));
+    }
+    let len = usize::try_from(upto).unwrap_or(usize::MAX);
+    let (_, prefix) = ccob::decompress_prefix(b.bytes, len, &DecompressOptions::default())?;
+    if prefix.len() != len {
+        return Err(Error::new(ErrorKind::ShortPrefix {
+            index: b.index,
+            offset: b.offset,
+            got: prefix.len() as u64,
+            needed: upto,
+        }));
+    }
+    let (records, _) = gfxkit_bundle::read::parse_header(&prefix)?;
+    let mut list = Vec::with_capacity(records.len());
+    for r in &records {
+        let payload = r
+            .offset
+            .checked_add(r.size)
+            .filter(|&e| e <= upto)
+            .and_then(|e| prefix.get(usize::try_from(r.offset).ok()?..usize::try_from(e).ok()?))
+            .unwrap_or(&[]);
+        list.push(PayloadEntry {
+            id: &r.id,
+            payload,
+            ext: entry_ext(&r.id),
+        });
+    }
+    Ok((f(&list), Some(false)))
+}
+
 /// What an entry's payload says about itself, from its ELF header alone.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PayloadCheck {

@@ -478,12 +478,17 @@ fn write_verified(
         .prefix(".gfxkit-")
         .tempfile_in(dir)
         .map_err(Fail::Io)?;
-    tmp.as_file_mut()
-        .write_all(&rewritten.bytes)
-        .and_then(|()| tmp.as_file().sync_all())
-        .map_err(Fail::Io)?;
+    {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+        rewritten
+            .output
+            .write_to(&mut w)
+            .and_then(|_| w.flush())
+            .map_err(Fail::Io)?;
+    }
+    tmp.as_file().sync_all().map_err(Fail::Io)?;
     let back = std::fs::read(tmp.path()).map_err(Fail::Io)?;
-    if back != rewritten.bytes {
+    if !rewritten.output.equals(&back) {
         return Err(Fail::format(format!(
             "{}: the temporary file does not read back as written",
             path.display()

@@ -3,6 +3,7 @@
 
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::limits;
+use crate::output::Output;
 use crate::plan::Transform;
 use crate::rewrite::{FileKind, Report, Rewritten};
 
@@ -115,11 +116,11 @@ pub(crate) fn members(data: &[u8]) -> Result<Vec<Member<'_>>> {
 }
 
 /// Rewrites an archive member by member.
-pub(crate) fn rewrite_archive(data: &[u8], t: &Transform) -> Result<Rewritten> {
+pub(crate) fn rewrite_archive<'a>(data: &'a [u8], t: &Transform) -> Result<Rewritten<'a>> {
     let ms = members(data)?;
     let mut regions = Vec::new();
     // New bodies.
-    let mut bodies: Vec<Option<Vec<u8>>> = Vec::with_capacity(ms.len());
+    let mut bodies: Vec<Option<Output<'a>>> = Vec::with_capacity(ms.len());
     let mut pending = Vec::new();
     for m in &ms {
         if m.name == "/" || m.name == "/SYM64/" || m.name == "//" || m.name == "__.SYMDEF" {
@@ -139,35 +140,42 @@ pub(crate) fn rewrite_archive(data: &[u8], t: &Transform) -> Result<Rewritten> {
             pending.push((regions.len(), base));
             regions.push(r);
         }
-        bodies.push(if kind == FileKind::NoDeviceCode || bytes == m.data {
+        bodies.push(if kind == FileKind::NoDeviceCode || bytes.equals(m.data) {
             None
         } else {
             Some(bytes)
         });
     }
     // Lay out again and map old header offsets to new ones.
-    let mut out = Vec::with_capacity(data.len());
-    out.extend_from_slice(MAGIC);
+    let mut out = Output::new();
+    out.push(&MAGIC[..]);
     let mut moved = std::collections::HashMap::new();
     let mut index_at = Vec::new();
-    for (m, body) in ms.iter().zip(&bodies) {
-        moved.insert(m.header_at as u64, out.len() as u64);
-        let body: &[u8] = body.as_deref().unwrap_or(m.data);
+    for (m, body) in ms.iter().zip(bodies) {
+        moved.insert(m.header_at as u64, out.len());
+        let body_len = body.as_ref().map_or(m.data.len() as u64, |b| b.len());
         let mut header = m.header.to_vec();
-        if body.len() != m.data.len() {
-            let size = format!("{:<10}", body.len());
+        if body_len != m.data.len() as u64 {
+            let size = format!("{body_len:<10}");
             if size.len() > 10 {
                 return Err(bad(m.header_at, "member too large for an ar header"));
             }
             header[48..58].copy_from_slice(size.as_bytes());
         }
         if m.name == "/" || m.name == "/SYM64/" {
-            index_at.push((out.len() + HDR, m.name == "/SYM64/", m.header_at + HDR));
+            index_at.push((
+                out.len() + HDR as u64,
+                m.name == "/SYM64/",
+                m.header_at + HDR,
+            ));
         }
-        out.extend_from_slice(&header);
-        out.extend_from_slice(body);
-        if body.len() % 2 == 1 {
-            out.push(b'\n');
+        out.push(header);
+        match body {
+            Some(b) => out.append(b),
+            None => out.push(m.data),
+        }
+        if body_len % 2 == 1 {
+            out.push(&b"\n"[..]);
         }
     }
     for (ri, base) in pending {
@@ -179,7 +187,7 @@ pub(crate) fn rewrite_archive(data: &[u8], t: &Transform) -> Result<Rewritten> {
             b.new_offset += new_base;
         }
     }
-    if ms.iter().any(|m| m.name == "__.SYMDEF") && out.len() != data.len() {
+    if ms.iter().any(|m| m.name == "__.SYMDEF") && out.len() != data.len() as u64 {
         return fail(
             0,
             ErrorKind::Unsupported("BSD symbol index (__.SYMDEF) cannot be updated".into()),
@@ -206,8 +214,8 @@ pub(crate) fn rewrite_archive(data: &[u8], t: &Transform) -> Result<Rewritten> {
                 )
             })?;
             let b = new.to_be_bytes();
-            let n = at + w + k * w;
-            out[n..n + w].copy_from_slice(&b[8 - w..]);
+            let n = at + (w + k * w) as u64;
+            out.put(n, &b[8 - w..])?;
             if w == 4 && new > u64::from(u32::MAX) {
                 return Err(bad(
                     o,
@@ -220,9 +228,9 @@ pub(crate) fn rewrite_archive(data: &[u8], t: &Transform) -> Result<Rewritten> {
         report: Report {
             kind: FileKind::Archive,
             size_before: data.len() as u64,
-            size_after: out.len() as u64,
+            size_after: out.len(),
             regions,
         },
-        bytes: out,
+        output: out,
     })
 }

@@ -110,14 +110,21 @@ pub fn decompress(b: &[u8]) -> Result<Vec<u8>> {
 }
 
 /// Compresses the uncompressed bundle `data` into a CCOB bundle, exactly as `gfxkit compress`
-/// does with the same version, method and level (zstd with long-distance matching, on one
-/// worker thread per core; a v2 request whose sizes do not fit 32 bits is written as v3).
-pub fn compress(data: &[u8], version: u16, method: Method, level: i32) -> Result<Vec<u8>> {
+/// does with the same version, method, level and zstd worker threads (zstd with long-distance
+/// matching; 0 threads gives clang's bytes; a v2 request whose sizes do not fit 32 bits is
+/// written as v3).
+pub fn compress(
+    data: &[u8],
+    version: u16,
+    method: Method,
+    level: i32,
+    threads: u32,
+) -> Result<Vec<u8>> {
     let opts = CompressOptions {
         method,
         level: Some(level),
         version,
-        threads: gfxkit_bundle::codec::all_cores(),
+        threads,
     };
     ccob::compress(data, &opts).map_err(|e| {
         let message = e.to_string();
@@ -166,7 +173,7 @@ mod tests {
         let b = write_uncompressed(&entries, 4096).unwrap();
         assert_eq!(b.len(), 4096 + 100);
         for (version, method) in [(1, Method::Zstd), (2, Method::Zlib), (3, Method::Zstd)] {
-            let c = compress(&b, version, method, 3).unwrap();
+            let c = compress(&b, version, method, 3, 0).unwrap();
             assert_eq!(encoding_of(&c), Encoding::Compressed { version, method });
             let mut region = c.clone();
             region.extend_from_slice(&[0; 13]);
@@ -191,7 +198,7 @@ mod tests {
             ..CompressOptions::default()
         };
         assert_eq!(
-            compress(&b, 2, Method::Zstd, 3).unwrap(),
+            compress(&b, 2, Method::Zstd, 3, opts.threads).unwrap(),
             ccob::compress(&b, &opts).unwrap()
         );
     }
@@ -236,7 +243,7 @@ mod tests {
         for cut in 0..b.len() {
             let _ = scan(&b[..cut]);
         }
-        let c = compress(&b, 2, Method::Zstd, 3).unwrap();
+        let c = compress(&b, 2, Method::Zstd, 3, 0).unwrap();
         for cut in 0..c.len() {
             if let Ok(f) = scan(&c[..cut]) {
                 for x in f {
@@ -259,7 +266,7 @@ mod tests {
                 found: b"xyz".to_vec()
             }
         );
-        let e = compress(&b, 4, Method::Zstd, 3).unwrap_err();
+        let e = compress(&b, 4, Method::Zstd, 3, 0).unwrap_err();
         assert!(matches!(e.kind, ErrorKind::Unsupported(_)), "{e}");
     }
 }

@@ -10,6 +10,8 @@
 //! - [`mod@rewrite`]: the file rewrite ([`rewrite()`]) and its [`Report`].
 //! - [`mod@survey`]: reading a file's device code ([`survey()`]) and checking a rewrite
 //!   ([`verify()`]).
+//! - [`output`]: the rewritten file as pieces borrowed from the input plus patches, written
+//!   out sequentially ([`Output`]).
 //! - `elf`, `archive`: the ELF and `ar` views the rewrite works on.
 //!
 //! # The ELF layout rewrite
@@ -91,7 +93,7 @@
 //!     conversion: Conversion::Keep,
 //! };
 //! let out = rewrite(&input, &t).unwrap();
-//! assert!(out.bytes.len() < input.len());
+//! assert!(out.output.len() < input.len() as u64);
 //! let kept = &out.report.regions[0].bundles[0].kept;
 //! assert_eq!(kept.len(), 2);
 //! assert_eq!(kept[1].target, "gfx90a:xnack+");
@@ -108,6 +110,7 @@ pub mod bundle;
 pub mod elf;
 pub mod error;
 pub mod limits;
+pub mod output;
 pub mod plan;
 pub mod rewrite;
 pub mod select;
@@ -115,6 +118,7 @@ pub mod survey;
 
 pub use bundle::Method;
 pub use error::{Error, ErrorKind};
+pub use output::Output;
 pub use plan::{BundleOutcome, Conversion, EntryRecord, Transform};
 pub use rewrite::{rewrite, FileKind, Layout, RegionReport, Report, Rewritten};
 pub use select::{classify, EntryTarget, Pattern, Selection};

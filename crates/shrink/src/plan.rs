@@ -2,6 +2,7 @@
 
 use crate::bundle::{self, Encoding, Found, Method};
 use crate::error::{Error, Result};
+use crate::output::Output;
 use crate::select::{classify, Selection};
 use gfxkit_bundle::{Bundle, Entry};
 use md5::{Digest, Md5};
@@ -100,12 +101,32 @@ pub struct BundleOutcome {
 
 /// A rewritten bundle.
 pub(crate) struct NewBundle<'a> {
-    pub bytes: Cow<'a, [u8]>,
+    pub out: Output<'a>,
     pub outcome: BundleOutcome,
 }
 
+/// The kept entries of an uncompressed bundle stored in the input, laid out as
+/// [`bundle::write_uncompressed`] would, with the payloads left where they are: a new header,
+/// zero gaps, and the payloads borrowed from the input.
+fn pruned_in_place<'a>(kept: &[(&'a str, &'a [u8])], align: u64) -> Result<Output<'a>> {
+    let sizes = || kept.iter().map(|(id, p)| (*id, p.len() as u64));
+    let layout =
+        gfxkit_bundle::layout(sizes(), align.max(1)).map_err(|e| bundle::error_at(e, 0))?;
+    let mut out = Output::of(layout.header(sizes()));
+    for ((_, payload), off) in kept.iter().zip(&layout.offsets) {
+        out.pad_to(*off)?;
+        out.push(*payload);
+    }
+    debug_assert_eq!(out.len(), layout.total_len);
+    Ok(out)
+}
+
 /// Applies `t` to one bundle.
-pub(crate) fn transform_bundle<'a>(found: &Found<'a>, t: &Transform) -> Result<NewBundle<'a>> {
+pub(crate) fn transform_bundle<'a>(
+    found: &Found<'a>,
+    t: &Transform,
+    threads: u32,
+) -> Result<NewBundle<'a>> {
     let at = found.offset as u64;
     let raw = bundle::uncompressed(found).map_err(|e| e.shifted(at))?;
     let parsed = parse(&raw, found, at)?;
@@ -134,48 +155,66 @@ pub(crate) fn transform_bundle<'a>(found: &Found<'a>, t: &Transform) -> Result<N
         _ => None,
     };
     let unchanged = dropped.is_empty() && target == found.encoding && forced_level.is_none();
-    let bytes: Cow<'a, [u8]> = if unchanged {
-        Cow::Borrowed(found.bytes)
+    let align = gfxkit_bundle::infer_alignment(entries.iter().map(|e| e.offset));
+    let mut written = target;
+    let out: Output<'a> = if unchanged {
+        Output::of(found.bytes)
     } else {
-        let inner: Cow<'_, [u8]> = if dropped.is_empty() {
-            Cow::Borrowed(&raw[..])
-        } else {
-            let align = gfxkit_bundle::infer_alignment(entries.iter().map(|e| e.offset));
-            Cow::Owned(bundle::write_uncompressed(&keep_entries, align).map_err(|e| e.shifted(at))?)
-        };
-        match target {
-            Encoding::Uncompressed => match (inner, &raw) {
-                (Cow::Owned(v), _) => Cow::Owned(v),
-                (Cow::Borrowed(_), Cow::Borrowed(b)) => Cow::Borrowed(*b),
-                (Cow::Borrowed(_), Cow::Owned(v)) => Cow::Owned(v.clone()),
-            },
-            Encoding::Compressed { version, method } => {
-                let level = forced_level.unwrap_or_else(|| method.default_level());
-                Cow::Owned(
-                    bundle::compress(&inner, version, method, level).map_err(|e| e.shifted(at))?,
-                )
+        match (target, &raw) {
+            // Stored uncompressed and kept so: the payloads stay in the input.
+            (Encoding::Uncompressed, Cow::Borrowed(r)) => {
+                if dropped.is_empty() {
+                    Output::of(*r)
+                } else {
+                    let b = parse(r, found, at)?;
+                    let kept: Vec<(&'a str, &'a [u8])> = b
+                        .entries()
+                        .iter()
+                        .filter(|e| t.selection.keeps(e.id))
+                        .map(|e| (e.id, e.payload))
+                        .collect();
+                    pruned_in_place(&kept, align).map_err(|e| e.shifted(at))?
+                }
+            }
+            _ => {
+                let inner: Cow<'_, [u8]> = if dropped.is_empty() {
+                    Cow::Borrowed(&raw[..])
+                } else {
+                    Cow::Owned(
+                        bundle::write_uncompressed(&keep_entries, align)
+                            .map_err(|e| e.shifted(at))?,
+                    )
+                };
+                match target {
+                    Encoding::Uncompressed => Output::of(inner.into_owned()),
+                    Encoding::Compressed { version, method } => {
+                        let level = forced_level.unwrap_or_else(|| method.default_level());
+                        let z = bundle::compress(&inner, version, method, level, threads)
+                            .map_err(|e| e.shifted(at))?;
+                        // What was written: a v2 request whose sizes do not fit 32 bits is
+                        // stored as v3.
+                        written = bundle::encoding_of(&z);
+                        Output::of(z)
+                    }
+                }
             }
         }
     };
-    // What was written: a v2 request whose sizes do not fit 32 bits is stored as v3.
-    let target = match target {
-        Encoding::Compressed { .. } if !unchanged => bundle::encoding_of(&bytes),
-        t => t,
-    };
-    let changed = bytes.as_ref() != found.bytes;
+    let target = written;
+    let changed = !unchanged && !out.equals(found.bytes);
     Ok(NewBundle {
         outcome: BundleOutcome {
             offset: at,
             new_offset: 0,
             size_before: found.bytes.len() as u64,
-            size_after: bytes.len() as u64,
+            size_after: out.len(),
             encoding_before: found.encoding.to_string(),
             encoding_after: target.to_string(),
             changed,
             kept,
             dropped,
         },
-        bytes,
+        out,
     })
 }
 
@@ -190,21 +229,21 @@ pub(crate) fn parse<'r>(raw: &'r [u8], found: &Found<'_>, at: u64) -> Result<Bun
 }
 
 /// A region of bundles rewritten.
-pub(crate) struct NewRegion {
-    /// The new region bytes (bundles at aligned offsets, zero gaps, no trailing padding).
-    pub bytes: Vec<u8>,
+pub(crate) struct NewRegion<'a> {
+    /// The new region (bundles at aligned offsets, zero gaps, no trailing padding).
+    pub out: Output<'a>,
     /// Per bundle, in order: (old offset in region, new offset in region, old length, new length).
     pub moves: Vec<(u64, u64, u64, u64)>,
     /// Per bundle outcome (offsets relative to the region until the caller rebases them).
     pub outcomes: Vec<BundleOutcome>,
 }
 
-impl NewRegion {
+impl NewRegion<'_> {
     /// Maps an offset in the old region that starts a bundle (or is the region's end, `old_len`)
     /// to the new region.
     pub fn map(&self, old: u64, old_len: u64) -> Option<u64> {
         if old == old_len {
-            return Some(self.bytes.len() as u64);
+            return Some(self.out.len());
         }
         self.moves
             .binary_search_by_key(&old, |m| m.0)
@@ -215,24 +254,34 @@ impl NewRegion {
 
 /// Applies `t` to every bundle of `region` (bundles back to back, zero padding between) and lays
 /// them out again, each at an offset aligned to `align`.
-pub(crate) fn transform_region(region: &[u8], align: u64, t: &Transform) -> Result<NewRegion> {
+///
+/// Bundles are rewritten in parallel, one per core. A region of one bundle compresses it with
+/// zstd's workers on every core instead; several bundles are each compressed on one thread
+/// (clang's exact bytes for each), which keeps every core busy without oversubscribing them.
+/// Which of the two applies depends on the file only, so the output does not depend on the
+/// machine.
+pub(crate) fn transform_region<'a>(
+    region: &'a [u8],
+    align: u64,
+    t: &Transform,
+) -> Result<NewRegion<'a>> {
     let found = bundle::scan(region)?;
-    let news: Vec<NewBundle<'_>> = found
+    let threads = if found.len() == 1 {
+        gfxkit_bundle::codec::all_cores()
+    } else {
+        0
+    };
+    let news: Vec<NewBundle<'a>> = found
         .par_iter()
-        .map(|f| transform_bundle(f, t))
+        .map(|f| transform_bundle(f, t, threads))
         .collect::<Result<_>>()?;
     let align = align.max(1);
     let mut len = 0u64;
     let mut moves = Vec::with_capacity(news.len());
     for (f, n) in found.iter().zip(&news) {
         let off = len.div_ceil(align) * align;
-        moves.push((
-            f.offset as u64,
-            off,
-            f.bytes.len() as u64,
-            n.bytes.len() as u64,
-        ));
-        len = off + n.bytes.len() as u64;
+        moves.push((f.offset as u64, off, f.bytes.len() as u64, n.out.len()));
+        len = off + n.out.len();
     }
     // Padding between bundles is bounded by the data itself (or 64 MiB): a damaged file with
     // many tiny "bundles" cannot make the rewrite allocate without bound.
@@ -247,16 +296,18 @@ pub(crate) fn transform_region(region: &[u8], align: u64, t: &Transform) -> Resu
             )),
         ));
     }
-    let mut bytes = vec![0u8; len as usize];
+    let mut out = Output::new();
     let mut outcomes = Vec::with_capacity(news.len());
     for (n, m) in news.into_iter().zip(&moves) {
-        bytes[m.1 as usize..(m.1 + m.3) as usize].copy_from_slice(&n.bytes);
+        out.pad_to(m.1)?;
+        out.append(n.out);
         let mut o = n.outcome;
         o.new_offset = m.1;
         outcomes.push(o);
     }
+    debug_assert_eq!(out.len(), len);
     Ok(NewRegion {
-        bytes,
+        out,
         moves,
         outcomes,
     })

@@ -5,6 +5,7 @@ use crate::bundle;
 use crate::elf::u64_at;
 use crate::elf::{self, Elf, Phdr, PointerSource, Shdr};
 use crate::error::{fail, Error, ErrorKind, Result};
+use crate::output::Output;
 use crate::plan::{self, BundleOutcome, NewRegion, Transform};
 use serde::Serialize;
 
@@ -110,36 +111,47 @@ impl Report {
 
 /// A rewritten file.
 #[derive(Debug, Clone)]
-pub struct Rewritten {
-    /// The new file.
-    pub bytes: Vec<u8>,
+pub struct Rewritten<'a> {
+    /// The new file: pieces of the input, new bundles and patches, to be written out
+    /// ([`Output::write_to`]); it borrows the input.
+    pub output: Output<'a>,
     /// What was done.
     pub report: Report,
 }
 
+impl Rewritten<'_> {
+    /// The new file in memory (for tests and small files; [`Output::write_to`] streams it).
+    pub fn bytes(&self) -> Vec<u8> {
+        self.output.to_vec()
+    }
+}
+
 /// Rewrites `data` (a standalone bundle file, relocatable object, shared object, executable or
 /// `ar` archive): every bundle gets `t` applied, references are fixed and the layout shrinks.
-pub fn rewrite(data: &[u8], t: &Transform) -> Result<Rewritten> {
+///
+/// Nothing is assembled in memory: the result holds the plan (new headers, compressed bundles,
+/// patched fields) and borrows everything else from `data`.
+pub fn rewrite<'a>(data: &'a [u8], t: &Transform) -> Result<Rewritten<'a>> {
     if crate::archive::is_archive(data) {
         return crate::archive::rewrite_archive(data, t);
     }
-    let (bytes, kind, region) = rewrite_one(data, t)?;
+    let (output, kind, region) = rewrite_one(data, t)?;
     Ok(Rewritten {
         report: Report {
             kind,
             size_before: data.len() as u64,
-            size_after: bytes.len() as u64,
+            size_after: output.len(),
             regions: region.into_iter().collect(),
         },
-        bytes,
+        output,
     })
 }
 
 /// Rewrites one non-archive file.
-pub(crate) fn rewrite_one(
-    data: &[u8],
+pub(crate) fn rewrite_one<'a>(
+    data: &'a [u8],
     t: &Transform,
-) -> Result<(Vec<u8>, FileKind, Option<RegionReport>)> {
+) -> Result<(Output<'a>, FileKind, Option<RegionReport>)> {
     if elf::is_elf(data) {
         return rewrite_elf(data, t);
     }
@@ -148,16 +160,14 @@ pub(crate) fn rewrite_one(
         let align = plan::region_alignment(&found);
         drop(found);
         let region = plan::transform_region(data, align, t)?;
-        let NewRegion {
-            bytes, outcomes, ..
-        } = region;
-        let layout = if bytes == data {
+        let NewRegion { out, outcomes, .. } = region;
+        let layout = if out.equals(data) {
             Layout::Unchanged
         } else {
             Layout::Rebuilt
         };
         return Ok((
-            bytes,
+            out,
             FileKind::Bundle,
             Some(RegionReport {
                 member: None,
@@ -182,31 +192,12 @@ fn unsupported(at: u64, msg: impl Into<String>) -> Error {
     Error::at(at, ErrorKind::Unsupported(msg.into()))
 }
 
-/// Overwrites the bytes at `at` with `bytes` (a field being patched).
-fn put(out: &mut [u8], at: u64, bytes: &[u8]) -> Result<()> {
-    let field = usize::try_from(at)
-        .ok()
-        .and_then(|a| out.get_mut(a..a.checked_add(bytes.len())?));
-    match field {
-        Some(s) => {
-            s.copy_from_slice(bytes);
-            Ok(())
-        }
-        None => fail(
-            at,
-            ErrorKind::Truncated {
-                what: "patched field",
-            },
-        ),
-    }
+fn put_u64(out: &mut Output<'_>, at: u64, v: u64) -> Result<()> {
+    out.put(at, &v.to_le_bytes())
 }
 
-fn put_u64(out: &mut [u8], at: u64, v: u64) -> Result<()> {
-    put(out, at, &v.to_le_bytes())
-}
-
-fn put_u16(out: &mut [u8], at: u64, v: u16) -> Result<()> {
-    put(out, at, &v.to_le_bytes())
+fn put_u16(out: &mut Output<'_>, at: u64, v: u16) -> Result<()> {
+    out.put(at, &v.to_le_bytes())
 }
 
 /// Sections that carry device code gfxkit does not rewrite.
@@ -216,7 +207,10 @@ fn foreign_device_sections(e: &Elf) -> Option<&Shdr> {
         .find(|s| s.name == ".llvm.offloading" || s.name.starts_with("__CLANG_OFFLOAD_BUNDLE__"))
 }
 
-fn rewrite_elf(data: &[u8], t: &Transform) -> Result<(Vec<u8>, FileKind, Option<RegionReport>)> {
+fn rewrite_elf<'a>(
+    data: &'a [u8],
+    t: &Transform,
+) -> Result<(Output<'a>, FileKind, Option<RegionReport>)> {
     let e = Elf::parse(data)?;
     let kind = match e.e_type {
         elf::ET_REL => FileKind::Object,
@@ -254,7 +248,7 @@ fn rewrite_elf(data: &[u8], t: &Transform) -> Result<(Vec<u8>, FileKind, Option<
         return fail(s.offset, ErrorKind::Unsupported(msg));
     }
     let Some(fb) = fatbin else {
-        return Ok((data.to_vec(), FileKind::NoDeviceCode, None));
+        return Ok((Output::of(data), FileKind::NoDeviceCode, None));
     };
     if e.machine != elf::EM_X86_64 {
         return fail(
@@ -267,7 +261,7 @@ fn rewrite_elf(data: &[u8], t: &Transform) -> Result<(Vec<u8>, FileKind, Option<
     }
     let fsec = e.shdrs[fb].clone();
     if !fsec.has_file_bytes() {
-        return Ok((data.to_vec(), kind, None));
+        return Ok((Output::of(data), kind, None));
     }
     let fo = fsec.offset;
     let fs = fsec.size;
@@ -276,7 +270,7 @@ fn rewrite_elf(data: &[u8], t: &Transform) -> Result<(Vec<u8>, FileKind, Option<
     // Bundles keep the section's alignment (at most 64 KiB; 4096 in files from the HIP driver).
     let region = plan::transform_region(region_bytes, fsec.addralign.clamp(1, 1 << 16), t)
         .map_err(|err| err.shifted(fo))?;
-    let ns = region.bytes.len() as u64;
+    let ns = region.out.len();
     let relocatable = e.e_type == elf::ET_REL;
     // Addresses: section-relative in relocatable objects, virtual addresses otherwise.
     let base = if relocatable { 0 } else { fsec.addr };
@@ -465,31 +459,36 @@ fn rewrite_elf(data: &[u8], t: &Transform) -> Result<(Vec<u8>, FileKind, Option<
             Err(unsupported(x, "a patched field lies inside .hip_fatbin"))
         }
     };
-    let mut out;
+    let mut out = Output::new();
+    let new_fo = plan.relocated.as_ref().map_or(fo, |r| r.offset);
+    let NewRegion {
+        out: region_out,
+        outcomes: region_outcomes,
+        ..
+    } = region;
     if let Some(r) = &plan.relocated {
         // The old section's bytes are zeroed in place; the new section goes in a new segment
         // at the end of the file.
-        out = Vec::with_capacity((r.offset + ns) as usize + 4096);
-        out.extend_from_slice(data);
-        out[fo as usize..old_end as usize].fill(0);
-        out.resize(r.offset as usize, 0);
-        out.extend_from_slice(&region.bytes);
+        out.push(&data[..fo as usize]);
+        out.push_zeros(fs);
+        out.push(&data[old_end as usize..]);
+        out.pad_to(r.offset)?;
+        out.append(region_out);
         if let Some(tab) = &plan.moved_table {
-            out.resize(tab.0 as usize, 0);
-            out.extend_from_slice(&tab.1);
+            out.pad_to(tab.0)?;
+            out.push(tab.1.clone());
         }
     } else {
         let new_len = data.len() as u64 - delta + grow;
-        out = Vec::with_capacity(new_len as usize);
-        out.extend_from_slice(&data[..fo as usize]);
-        out.extend_from_slice(&region.bytes);
+        out.push(&data[..fo as usize]);
+        out.append(region_out);
         if let Some(tab) = &plan.moved_table {
-            out.resize(tab.0 as usize, 0);
-            out.extend_from_slice(&tab.1);
+            out.pad_to(tab.0)?;
+            out.push(tab.1.clone());
         }
-        out.resize((old_end - delta + grow) as usize, 0);
-        out.extend_from_slice(&data[old_end as usize..]);
-        debug_assert_eq!(out.len() as u64, new_len);
+        out.pad_to(old_end - delta + grow)?;
+        out.push(&data[old_end as usize..]);
+        debug_assert_eq!(out.len(), new_len);
     }
 
     // Program headers.
@@ -497,14 +496,14 @@ fn rewrite_elf(data: &[u8], t: &Transform) -> Result<(Vec<u8>, FileKind, Option<
         let table_at = plan.phoff;
         if plan.moved_table.is_none() {
             for (i, p) in phdrs.iter().enumerate() {
-                let at = (table_at as usize) + i * elf::PHENT;
-                out[at..at + elf::PHENT].copy_from_slice(&p.encode());
+                let at = table_at + (i * elf::PHENT) as u64;
+                out.put(at, &p.encode())?;
             }
         } else {
             // The old table is no longer used.
-            let old = map_off(e.phoff)? as usize;
+            let old = map_off(e.phoff)?;
             let n = e.phdrs.len() * elf::PHENT;
-            out[old..old + n].fill(0);
+            out.put(old, &vec![0u8; n])?;
         }
         put_u64(&mut out, 32, table_at)?;
         put_u16(&mut out, 56, phdrs.len() as u16)?;
@@ -534,8 +533,7 @@ fn rewrite_elf(data: &[u8], t: &Transform) -> Result<(Vec<u8>, FileKind, Option<
     for (at, v) in patches {
         put_u64(&mut out, map_off(at)?, v)?;
     }
-    let new_fo = plan.relocated.as_ref().map_or(fo, |r| r.offset);
-    let mut bundles = region.outcomes;
+    let mut bundles = region_outcomes;
     for b in &mut bundles {
         b.offset += fo;
         b.new_offset += new_fo;

@@ -210,7 +210,7 @@ fn survey_one(data: &[u8], digests: bool) -> Result<(FileKind, Vec<SurveyRegion>
 /// congruent to its address and in address order.
 /// `original` is the input the rewrite was made from.
 pub fn verify(original: &[u8], rewritten: &Rewritten) -> Result<()> {
-    verify_bytes(original, &rewritten.bytes, &rewritten.report)
+    verify_bytes(original, &rewritten.bytes(), &rewritten.report)
 }
 
 /// Like [`verify`], for the bytes of a rewritten file read back from disk: `bytes` must hold

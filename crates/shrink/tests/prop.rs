@@ -73,10 +73,10 @@ fn build_region(bundles: &[GenBundle], align: usize) -> Vec<u8> {
         let plain = bundle::write_uncompressed(&entries, 4096).unwrap();
         let bytes = match b.encoding {
             0 | 1 => plain,
-            2 => bundle::compress(&plain, 1, Method::Zstd, 3).unwrap(),
-            3 => bundle::compress(&plain, 2, Method::Zstd, 3).unwrap(),
-            4 => bundle::compress(&plain, 2, Method::Zlib, 6).unwrap(),
-            _ => bundle::compress(&plain, 3, Method::Zstd, 3).unwrap(),
+            2 => bundle::compress(&plain, 1, Method::Zstd, 3, 0).unwrap(),
+            3 => bundle::compress(&plain, 2, Method::Zstd, 3, 0).unwrap(),
+            4 => bundle::compress(&plain, 2, Method::Zlib, 6, 0).unwrap(),
+            _ => bundle::compress(&plain, 3, Method::Zstd, 3, 0).unwrap(),
         };
         let at = region.len().div_ceil(align) * align;
         region.resize(at, 0);
@@ -94,7 +94,7 @@ fn selection(keep: &[usize]) -> Selection {
 }
 
 /// Checks the invariants of a rewrite of `input` that keeps `keep`.
-fn check(input: &[u8], keep: &[usize]) -> gfxkit_shrink::Rewritten {
+fn check<'a>(input: &'a [u8], keep: &[usize]) -> gfxkit_shrink::Rewritten<'a> {
     let sel = selection(keep);
     let t = Transform {
         selection: sel.clone(),
@@ -103,7 +103,7 @@ fn check(input: &[u8], keep: &[usize]) -> gfxkit_shrink::Rewritten {
     let out = rewrite(input, &t).unwrap();
     verify(input, &out).unwrap();
     let before = survey(input).unwrap();
-    let after = survey(&out.bytes).unwrap();
+    let after = survey(&out.bytes()).unwrap();
     let old: Vec<_> = before.regions.iter().flat_map(|r| &r.bundles).collect();
     let new: Vec<_> = after.regions.iter().flat_map(|r| &r.bundles).collect();
     assert_eq!(old.len(), new.len());
@@ -131,7 +131,7 @@ fn check(input: &[u8], keep: &[usize]) -> gfxkit_shrink::Rewritten {
         }
     }
     if old.iter().all(|b| b.encoding == "uncompressed") {
-        assert!(out.bytes.len() <= input.len());
+        assert!(out.output.len() <= input.len() as u64);
     }
     out
 }
@@ -233,12 +233,12 @@ proptest! {
         let out = check(input, &keep);
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("out.o");
-        std::fs::write(&p, &out.bytes).unwrap();
+        std::fs::write(&p, out.bytes()).unwrap();
         let r = Command::new(llvm_tool("llvm-readelf")).args(["-a", "-W"]).arg(&p).output().unwrap();
         prop_assert!(r.status.success());
         prop_assert!(r.stderr.is_empty(), "{}", String::from_utf8_lossy(&r.stderr));
         if !compressed && keep.len() < POOL.len() - 1 {
-            prop_assert!(out.bytes.len() < input.len());
+            prop_assert!(out.output.len() < input.len() as u64);
         }
     }
 }
@@ -309,30 +309,32 @@ fn verification_catches_damaged_output() {
     // A byte of the last kept payload (uncompressed bundle: payloads are stored as is).
     let plain = &out.report.regions[0].bundles[0];
     assert_eq!(plain.encoding_after, "uncompressed");
+    let bytes = out.bytes();
     let mut bad = out.clone();
     let at = (plain.new_offset + plain.size_after - 1) as usize;
-    bad.bytes[at] ^= 0x40;
+    bad.output.put(at as u64, &[bytes[at] ^ 0x40]).unwrap();
     let e = verify(&o.shared, &bad).unwrap_err();
     assert!(e.to_string().contains("entries differ"), "{e}");
     // The second bundle's magic.
     let mut bad = out.clone();
-    bad.bytes[b.new_offset as usize] = b'X';
+    bad.output.put(b.new_offset, b"X").unwrap();
     assert!(verify(&o.shared, &bad).is_err());
     // The relocation of the wrapper that leads to the second bundle: its addend is the
     // bundle's address, which in this lld layout (first segment at offset 0, address 0)
     // equals its file offset. Find the RELA record by value (r_info 8 = R_X86_64_RELATIVE).
     let addr_new = b.new_offset;
     let needle = addr_new.to_le_bytes();
-    let pos = out
-        .bytes
+    let pos = bytes
         .windows(8)
         .enumerate()
         .filter(|(i, w)| *w == needle && i % 8 == 0)
         .map(|(i, _)| i)
-        .find(|&i| i >= 16 && u64::from_le_bytes(out.bytes[i - 8..i].try_into().unwrap()) == 8)
+        .find(|&i| i >= 16 && u64::from_le_bytes(bytes[i - 8..i].try_into().unwrap()) == 8)
         .expect("R_X86_64_RELATIVE addend of the second wrapper");
     let mut bad = out.clone();
-    bad.bytes[pos..pos + 8].copy_from_slice(&(addr_new + 4096).to_le_bytes());
+    bad.output
+        .put(pos as u64, &(addr_new + 4096).to_le_bytes())
+        .unwrap();
     let e = verify(&o.shared, &bad).unwrap_err();
     assert!(e.to_string().contains("wrapper"), "{e}");
 }

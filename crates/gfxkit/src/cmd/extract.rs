@@ -40,6 +40,10 @@ Examples:
   gfxkit extract app.hipfb --target gfx90a:xnack+ --target gfx1100
   gfxkit extract -r build/ --json -o co/
 
+A compressed bundle is decompressed and its hash checked; with --target, it is decoded only up
+to the end of the last selected entry, and the output notes that its hash was not checked
+(`gfxkit verify` always checks it).
+
 Exit codes: 0 written; 1 a --target matched no entry (nothing written); 2 an error.")]
 pub struct Args {
     /// Bundle files, host binaries, archives or code objects (directories with -r).
@@ -56,7 +60,8 @@ pub struct Args {
         default_value = "."
     )]
     out_dir: PathBuf,
-    /// Print what was written as JSON: {"written":[{"file", "bundle", "entry", "id", "path", "size"}]}.
+    /// Print what was written as JSON: {"written":[{"file", "bundle", "entry", "id", "path", "size", "hash_checked"}]}
+    /// (hash_checked only for compressed bundles).
     #[arg(long)]
     json: bool,
     /// Extract even when a compressed bundle's hash does not match (warns).
@@ -80,6 +85,10 @@ struct Written {
     id: String,
     path: String,
     size: u64,
+    /// For an entry of a compressed bundle: whether the bundle's hash was checked (false when
+    /// only the part up to the last wanted entry was decoded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hash_checked: Option<bool>,
 }
 
 /// An input file and the name its outputs start with.
@@ -154,6 +163,8 @@ struct Pick {
     entry: usize,
     id: String,
     size: u64,
+    /// End of the payload in the uncompressed bundle.
+    end: u64,
 }
 
 /// Runs `gfxkit extract`.
@@ -212,6 +223,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                         entry: i,
                         id: entries[i].id.clone(),
                         size: entries[i].size,
+                        end: entries[i].offset.saturating_add(entries[i].size),
                     })
                     .collect(),
             );
@@ -238,13 +250,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .sum();
     let bar = crate::output::progress(total, "extracting", false);
     let mut written = Vec::new();
+    let mut notes = Vec::new();
     for (src, found, plan) in &plans {
         for (b, picks) in found.units.iter().zip(plan) {
             if picks.is_empty() {
                 continue;
             }
             let ctx = || format!("{}: {}", src.path.display(), describe(b));
-            let results = locate::with_payloads(b, hash, |entries| {
+            // Decoded only up to the end of the last wanted entry (a compressed bundle's hash
+            // is then not checked, and the output says so).
+            let upto = picks.iter().map(|p| p.end).max().unwrap_or(0);
+            let (results, hash_checked) = locate::with_payloads_upto(b, hash, upto, |entries| {
                 let mut jobs = Vec::with_capacity(picks.len());
                 for p in picks {
                     let e = entries
@@ -277,8 +293,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
                         .collect::<Vec<_>>(),
                 )
             })
-            .with_context(ctx)?
             .with_context(ctx)?;
+            let results = results.with_context(ctx)?;
             for (p, (path, r)) in picks.iter().zip(results) {
                 r?;
                 written.push(Written {
@@ -290,7 +306,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     id: p.id.clone(),
                     path: path.display().to_string(),
                     size: p.size,
+                    hash_checked,
                 });
+            }
+            if hash_checked == Some(false) {
+                notes.push(format!(
+                    "{}: decoded only up to the last wanted entry; its hash was not checked \
+                     (gfxkit verify checks it)",
+                    ctx()
+                ));
             }
         }
     }
@@ -302,6 +326,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let mut out = stdout.lock();
         for w in &written {
             writeln!(out, "{}  {} bytes  ({})", w.path, w.size, w.id)?;
+        }
+        for n in &notes {
+            writeln!(out, "note: {n}")?;
         }
     }
     Ok(ExitCode::SUCCESS)

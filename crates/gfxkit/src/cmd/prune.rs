@@ -211,7 +211,12 @@ pub fn execute(io: &IoArgs, t: &Transform) -> Result<ExitCode> {
     };
     if let Some(path) = &target {
         progress.set_message(format!("writing and re-verifying {}", path.display()));
-        write_verified(path, &io.input, &input, &rewritten)?;
+        let durability = if io.in_place {
+            crate::output::Durability::Synced
+        } else {
+            crate::output::Durability::Rename
+        };
+        write_verified(path, &io.input, &input, &rewritten, durability)?;
     }
     progress.finish_and_clear();
     let elapsed = started.elapsed();
@@ -228,13 +233,17 @@ fn write_verified(
     input_path: &Path,
     original: &[u8],
     rewritten: &gfxkit_shrink::Rewritten,
+    durability: crate::output::Durability,
 ) -> Result<()> {
     crate::output::write_atomic_checked(
         path,
-        |w| w.write_all(&rewritten.bytes).map_err(Into::into),
+        |w| {
+            rewritten.output.write_to(w)?;
+            Ok(())
+        },
         |tmp| {
             let back = Input::open(tmp)?;
-            if back.len() != rewritten.bytes.len() || *back != rewritten.bytes[..] {
+            if !rewritten.output.equals(&back) {
                 bail!(
                     "{}: the temporary file does not read back as written",
                     path.display()
@@ -248,6 +257,7 @@ fn write_verified(
             })
         },
         Some(input_path),
+        durability,
     )
 }
 

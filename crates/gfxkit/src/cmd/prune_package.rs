@@ -49,15 +49,16 @@ pub fn execute(io: &IoArgs, t: &Transform, input: &Input) -> Result<ExitCode> {
         }
         gfxkit_shrink::verify(&m.bytes, &rewritten)
             .map_err(|e| format!("the rewritten member failed verification: {e}"))?;
+        let bytes = rewritten.bytes();
         hashes.lock().unwrap_or_else(|e| e.into_inner()).insert(
             m.path.to_owned(),
-            gfxkit_package::record::sha256_hex(&rewritten.bytes),
+            gfxkit_package::record::sha256_hex(&bytes),
         );
         reports
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(m.path.to_owned(), rewritten.report);
-        Ok(Some(rewritten.bytes))
+        Ok(Some(bytes))
     };
     let opts = gfxkit_package::Options::default();
     let target = if io.dry_run {
@@ -92,6 +93,12 @@ pub fn execute(io: &IoArgs, t: &Transform, input: &Input) -> Result<ExitCode> {
             },
             |tmp| check_written(tmp, &name, &changed, &hashes),
             Some(&io.input),
+            // Only the replacement of an input must reach the disk before the rename.
+            if io.in_place {
+                crate::output::Durability::Synced
+            } else {
+                crate::output::Durability::Rename
+            },
         )?;
     }
     let reports = reports.into_inner().unwrap_or_else(|e| e.into_inner());

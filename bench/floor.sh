@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Benchmark: gfxkit's heavy operations against their floor (cp, zstd) and clang-offload-bundler
+# 19, on real ROCm bundles, with peak anonymous memory. Not a test. Writes docs/performance.md
+# (a Markdown table) and docs/performance.svg (a chart of the ratios).
+#
+#   bash bench/floor.sh                  # corpus in /work/corpus
+#   bash bench/floor.sh /path/to/corpus  # uses <corpus>/debian/librocsparse.so (+ .hip_fatbin)
+#   RUNS=5 BIG_RUNS=3 bash bench/floor.sh
+#
+# Each row runs its commands alternately (gfxkit, floor, clang, gfxkit, ...) RUNS times (BIG_RUNS
+# for the 1.3 GB library) and keeps the best wall time of each, so that load from other
+# processes hits every side alike. Memory is the peak RssAnon of the process and its children,
+# sampled every millisecond (bench/peak.py): mapped input files and the page cache do not count.
+# CPU time (user + system, least over the runs) is reported beside: on a loaded machine it is
+# what a side costs, as wall time then mostly measures the wait for a core.
+# The 93 MB bundle is the largest of librocsparse's 111 (8 entries: gfx803 ... gfx1030).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+CORPUS=${1:-/work/corpus}
+LIB=$CORPUS/debian/librocsparse.so
+FATBIN=$CORPUS/debian/librocsparse.so.hip_fatbin
+RUNS=${RUNS:-5}
+BIG_RUNS=${BIG_RUNS:-2}
+L19=/usr/lib/llvm-19/bin
+CB=$L19/clang-offload-bundler
+PEAK="python3 $ROOT/bench/peak.py"
+for f in "$LIB" "$FATBIN"; do
+  [ -s "$f" ] || { echo "bench/floor.sh: $f not found (corpus path as the first argument)" >&2; exit 2; }
+done
+command -v zstd >/dev/null || { echo "bench/floor.sh: zstd missing (apt-get install zstd)" >&2; exit 2; }
+bash scripts/ensure-llvm19 >/dev/null
+
+if pkg-config --exists libzstd 2>/dev/null; then export ZSTD_SYS_USE_PKG_CONFIG=1; fi
+echo "== building gfxkit (release)"
+cargo build --release -q -p gfxkit
+G=$ROOT/target/release/gfxkit
+
+W=$(mktemp -d "${TMPDIR:-/tmp}/gfxkit-bench.XXXX")
+trap 'rm -rf "$W"' EXIT
+cd "$W"
+
+echo "== inputs"
+# The largest bundle of the library, cut out of it.
+read -r OFF SIZE < <("$G" list --json "$LIB" | python3 -c '
+import json, sys
+b = max(json.load(sys.stdin)["files"][0]["bundles"], key=lambda b: b["size"])
+print(b["offset"], b["size"])')
+python3 - "$LIB" "$OFF" "$SIZE" <<'PY'
+import sys
+with open(sys.argv[1], "rb") as f:
+    f.seek(int(sys.argv[2]))
+    open("lib.hipfb", "wb").write(f.read(int(sys.argv[3])))
+PY
+# Its entries, and clang's own uncompressed and compressed bundles of them (the host entry is
+# empty; clang 19 cannot unbundle it by its stored 3-part ID).
+mapfile -t IDS < <($CB -list -type=o -input=lib.hipfb)
+INS=()
+for i in "${!IDS[@]}"; do
+  INS+=("-input=e$i")
+  case ${IDS[$i]} in
+  host-*) : >"e$i" ;;
+  *) $CB -type=o -targets="${IDS[$i]}" -input=lib.hipfb -output="e$i" -unbundle ;;
+  esac
+done
+TARGETS=$(IFS=,; echo "${IDS[*]}")
+DEVICE=$(printf '%s\n' "${IDS[@]}" | grep -v '^host-' | paste -sd,)
+DOUTS=()
+for i in "${!IDS[@]}"; do case ${IDS[$i]} in host-*) ;; *) DOUTS+=("-output=u$i") ;; esac; done
+$CB -type=o -targets="$TARGETS" "${INS[@]}" -output=big.hipfb
+$CB -type=o -targets="$TARGETS" "${INS[@]}" -output=clang.z.hipfb -compress
+tail -c +25 clang.z.hipfb >frame.zst # the zstd frame of clang's CCOB v2 (24-byte header)
+"$G" compress --threads 0 big.hipfb -o g0.z.hipfb
+if cmp -s g0.z.hipfb clang.z.hipfb; then IDENT=yes; else IDENT=no; fi
+BIG=$(stat -c %s big.hipfb)
+echo "bundle: $BIG bytes, ${#IDS[@]} entries; compressed by clang: $(stat -c %s clang.z.hipfb) bytes; gfxkit --threads 0 identical: $IDENT"
+
+# run NAME PREP CMD...: one alternation slot; appends "NAME wall peak" to the results.
+RES=$W/results.tsv
+: >"$RES"
+best() { # NAME -> best wall, max peak and least CPU time over the runs
+  python3 - "$RES" "$1" <<'PY'
+import sys
+rows = [l.split("\t") for l in open(sys.argv[1]) if l.split("\t")[0] == sys.argv[2]]
+print(min(float(r[1]) for r in rows), max(int(r[2]) for r in rows), min(float(r[3]) for r in rows))
+PY
+}
+run() { # NAME PREP CMD: untimed PREP, then CMD timed
+  local name=$1 prep=$2
+  shift 2
+  bash -c "$prep" || true
+  read -r wall peak rc cpu < <($PEAK "$@")
+  [ "$rc" = 0 ] || { echo "bench: $name failed (exit $rc): $*" >&2; exit 1; }
+  printf '%s\t%s\t%s\t%s\n' "$name" "$wall" "$peak" "$cpu" >>"$RES"
+}
+
+echo "== small rows ($RUNS runs each, alternating)"
+for ((r = 0; r < RUNS; r++)); do
+  run dec.gfxkit "rm -f d.hipfb" "$G" decompress clang.z.hipfb -o d.hipfb
+  run dec.zstd "rm -f d.zst.out" zstd -q -d frame.zst -o d.zst.out
+  run ext.gfxkit "rm -rf x" "$G" extract big.hipfb -o x
+  run ext.cp "rm -f cp.out" cp big.hipfb cp.out
+  run ext.clang "rm -f u[0-9]*" "$CB" -type=o -targets="$DEVICE" -input=big.hipfb "${DOUTS[@]}" -unbundle
+  run cmp.gfxkit "rm -f g.z.hipfb" "$G" compress big.hipfb -o g.z.hipfb
+  run cmp.zstd "rm -f z.zst" zstd -q -3 --long=27 -T0 big.hipfb -o z.zst
+  run cmp.clang "rm -f c.z.hipfb" "$CB" -type=o -targets="$TARGETS" "${INS[@]}" -output=c.z.hipfb -compress
+done
+cmp -s d.hipfb big.hipfb || { echo "bench: decompressed bundle differs" >&2; exit 1; }
+GZ=$(stat -c %s g.z.hipfb)
+CZ=$(stat -c %s c.z.hipfb)
+ZZ=$(stat -c %s z.zst)
+
+echo "== librocsparse rows ($BIG_RUNS runs each, alternating)"
+for ((r = 0; r < BIG_RUNS; r++)); do
+  run prune.gfxkit "rm -f p.so" "$G" prune --keep gfx90a "$LIB" -o p.so
+  run prune.cp "rm -f cp.so" cp "$LIB" cp.so
+  run rec.gfxkit "rm -f r.so" "$G" recompress "$LIB" -o r.so
+  run rec.zstd "rm -f fb.zst" zstd -q -3 --long=27 -T0 "$FATBIN" -o fb.zst
+done
+PS=$(stat -c %s p.so)
+RS=$(stat -c %s r.so)
+FZ=$(stat -c %s fb.zst)
+rm -f cp.so p.so r.so fb.zst
+
+{
+  for n in dec.gfxkit dec.zstd ext.gfxkit ext.cp ext.clang cmp.gfxkit cmp.zstd cmp.clang \
+    prune.gfxkit prune.cp rec.gfxkit rec.zstd; do
+    echo "$n $(best $n)"
+  done
+} >best.txt
+mkdir -p "$ROOT/target/bench"
+cp "$RES" "$ROOT/target/bench/floor-results.tsv" # every run, for the record
+cp best.txt "$ROOT/target/bench/floor-best.txt"
+python3 "$ROOT/bench/report.py" best.txt "$ROOT/docs" \
+  "bundle=$BIG" "out=$BIG" "gz=$GZ" "cz=$CZ" "zz=$ZZ" "lib=$(stat -c %s "$LIB")" \
+  "fatbin=$(stat -c %s "$FATBIN")" "pruned=$PS" "recompressed=$RS" "fz=$FZ" "ident=$IDENT" \
+  "runs=$RUNS" "big_runs=$BIG_RUNS" "load=$(cut -d' ' -f1-3 /proc/loadavg)" "cores=$(nproc)"
+echo "== wrote docs/performance.md and docs/performance.svg"

@@ -1,0 +1,97 @@
+//! Compressed-bundle inputs found by fuzzing (kept under `fuzz/regressions/ccob/`), each with
+//! the answer gfxkit must give for it.
+
+use gfxkit_bundle::ccob::{self, DecompressOptions, HashCheck, Header};
+use gfxkit_bundle::ErrorKind;
+use gfxkit_bundle::Method;
+
+fn regression(name: &str) -> Vec<u8> {
+    let path =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/regressions/ccob/").to_owned() + name;
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn f3_ccob_v1_zlib_claims_huge_size() {
+    // 31 bytes: a v1 zlib header declaring 0xf0000000 bytes over a stream of a few. Finding
+    // where it ends decodes what the stream holds into a small scratch buffer (it used to
+    // zero a 128 MiB buffer first) and refuses the size.
+    let data = regression("f3-ccob-v1-zlib-claims-huge-size.ccob");
+    assert_eq!(data.len(), 31);
+    let h = Header::parse(&data).unwrap();
+    assert_eq!((h.version, h.uncompressed_size), (1, 0xf000_0000));
+    let e = h.extent(&data).unwrap_err();
+    assert!(
+        matches!(
+            e.kind,
+            ErrorKind::SizeMismatch {
+                declared: 0xf000_0000,
+                more: false,
+                produced,
+            } if produced < 64
+        ),
+        "{e}"
+    );
+    // Decompressing refuses it the same way, in memory and streamed.
+    let opts = DecompressOptions {
+        hash: HashCheck::Warn,
+        ..DecompressOptions::default()
+    };
+    let whole = ccob::decompress_ccob(&data, &opts).unwrap_err();
+    assert_eq!(whole.kind, e.kind);
+    let mut got = 0usize;
+    let streamed = ccob::decompress_ccob_to(&data, &opts, &mut |c| {
+        got += c.len();
+        Ok(())
+    })
+    .unwrap_err();
+    assert_eq!(streamed.kind, e.kind);
+    assert!(got < 64);
+}
+
+#[test]
+fn a_64_byte_ccob_claiming_4_gib_is_refused_from_its_payload() {
+    // v3 (64-bit sizes) and v2 (the 32-bit maximum), zstd and zlib, each 64 bytes or less.
+    for method in [Method::Zstd, Method::Zlib] {
+        for version in [2u16, 3] {
+            let small = ccob::compress(
+                b"sixteen bytes!!!",
+                &ccob::CompressOptions {
+                    method,
+                    version,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            assert!(small.len() <= 64, "{}", small.len());
+            let mut lie = small.clone();
+            let claim: u64 = if version == 3 {
+                4 << 30
+            } else {
+                u32::MAX as u64
+            };
+            if version == 3 {
+                lie[16..24].copy_from_slice(&claim.to_le_bytes());
+            } else {
+                lie[12..16].copy_from_slice(&(claim as u32).to_le_bytes());
+            }
+            let e = ccob::decompress_ccob(&lie, &DecompressOptions::default()).unwrap_err();
+            assert_eq!(
+                e.kind,
+                ErrorKind::SizeMismatch {
+                    declared: claim,
+                    produced: 16,
+                    more: false
+                },
+                "{method} v{version}"
+            );
+            // Above the global limit, refused before decoding (the limit is an option).
+            let strict = DecompressOptions {
+                max_uncompressed: 1 << 20,
+                ..DecompressOptions::default()
+            };
+            let e = ccob::decompress_ccob(&lie, &strict).unwrap_err();
+            assert!(matches!(e.kind, ErrorKind::TooLarge { .. }), "{e}");
+        }
+    }
+}
