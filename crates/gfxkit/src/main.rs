@@ -10,6 +10,7 @@ mod bundler_cl;
 mod bundles;
 mod cmd;
 mod input;
+mod kpack_files;
 mod output;
 mod scan;
 

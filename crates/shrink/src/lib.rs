@@ -11,6 +11,7 @@
 //! - [`mod@survey`]: reading a file's device code ([`survey()`]) and checking a rewrite
 //!   ([`verify()`]).
 //! - `elf`, `archive`: the ELF and `ar` views the rewrite works on.
+//! - [`kpack`]: the ELF layout of ROCm's kpack split and its inverse.
 //!
 //! # The ELF layout rewrite
 //!
@@ -107,6 +108,7 @@ pub mod archive;
 pub mod bundle;
 pub mod elf;
 pub mod error;
+pub mod kpack;
 pub mod limits;
 pub mod plan;
 pub mod rewrite;

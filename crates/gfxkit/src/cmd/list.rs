@@ -92,6 +92,12 @@ pub struct FileListing {
     /// Damage or oddities found in a host binary, with where.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<gfxkit_host::Problem>,
+    /// For a kpack-split binary (`HIPK` wrappers): the archives found.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kpack_archives: Vec<String>,
+    /// For a kpack-split binary: archive paths and patterns searched and not found.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kpack_not_found: Vec<String>,
 }
 
 impl FileListing {
@@ -133,6 +139,9 @@ pub struct BundleListing {
     pub header_size: u64,
     /// Entries in header order.
     pub entries: Vec<EntryListing>,
+    /// For `kpack` units: the TOC key (`<kernel_name>#<N>`) the wrapper looks up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kpack_key: Option<String>,
 }
 
 /// JSON: a CCOB header.
@@ -180,6 +189,27 @@ pub struct EntryListing {
     pub eflags_mismatch: Option<String>,
     #[serde(skip)]
     processor: Option<String>,
+    /// For entries in kpack archives: the archive holding the code object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archive: Option<String>,
+    /// For entries in kpack archives: the bytes stored (compressed) in the archive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stored_size: Option<u64>,
+}
+
+impl EntryListing {
+    /// An entry listed from a kpack archive.
+    pub fn kpack(
+        e: bundles::ListedEntry,
+        archive: Option<String>,
+        stored_size: Option<u64>,
+    ) -> EntryListing {
+        EntryListing {
+            archive,
+            stored_size,
+            ..entry_listing(e)
+        }
+    }
 }
 
 fn entry_listing(e: bundles::ListedEntry) -> EntryListing {
@@ -211,6 +241,8 @@ fn entry_listing(e: bundles::ListedEntry) -> EntryListing {
             code_object_version,
             eflags_agree,
             eflags_mismatch,
+            archive: None,
+            stored_size: None,
         },
         Err(err) => EntryListing {
             kind: None,
@@ -225,6 +257,8 @@ fn entry_listing(e: bundles::ListedEntry) -> EntryListing {
             code_object_version,
             eflags_agree,
             eflags_mismatch,
+            archive: None,
+            stored_size: None,
         },
     }
 }
@@ -257,6 +291,7 @@ fn bundle_listing(b: &Located<'_>, check: bool) -> Result<BundleListing> {
         }),
         header_size,
         entries,
+        kpack_key: None,
     })
 }
 
@@ -272,7 +307,13 @@ pub fn list_bytes(name: &str, data: &[u8], check: bool) -> FileListing {
         bundles: Vec::new(),
         error: None,
         problems: Vec::new(),
+        kpack_archives: Vec::new(),
+        kpack_not_found: Vec::new(),
     };
+    if gfxkit_kpack::archive::is_kpack(data) {
+        crate::cmd::kpack::list_archive_units(data, check, &mut out);
+        return out;
+    }
     let found = match bundles::locate(data) {
         Ok(f) => f,
         Err(e) => {
@@ -281,6 +322,9 @@ pub fn list_bytes(name: &str, data: &[u8], check: bool) -> FileListing {
         }
     };
     out.problems = found.problems;
+    if found.units.is_empty() {
+        crate::cmd::kpack::list_split_units(Path::new(name), data, check, &mut out);
+    }
     for b in &found.units {
         match bundle_listing(b, check) {
             Ok(l) => out.bundles.push(l),
@@ -308,6 +352,8 @@ pub fn list_file(path: &Path, check: bool) -> FileListing {
             bundles: Vec::new(),
             error: Some(format!("{e:#}")),
             problems: Vec::new(),
+            kpack_archives: Vec::new(),
+            kpack_not_found: Vec::new(),
         },
     }
 }
@@ -330,6 +376,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 bundles: Vec::new(),
                 error: Some(format!("{e:#}")),
                 problems: Vec::new(),
+                kpack_archives: Vec::new(),
+                kpack_not_found: Vec::new(),
             }),
         })
         .collect()
@@ -434,6 +482,12 @@ fn print_text(listing: &Listing) -> Result<()> {
         if f.bundles.is_empty() && f.error.is_none() {
             writeln!(out, "  (no offload bundle)")?;
         }
+        for a in &f.kpack_archives {
+            writeln!(out, "  archive {a}")?;
+        }
+        for a in &f.kpack_not_found {
+            writeln!(out, "  archive not found: {a}")?;
+        }
         if !f.problems.is_empty() || f.error.is_some() {
             out.flush()?;
         }
@@ -485,6 +539,7 @@ fn print_bundle(out: &mut impl Write, bi: usize, b: &BundleListing) -> Result<()
         "object-bundle" => "object bundle",
         "code-object" => "code object",
         "offload-image" => "offload image",
+        "kpack" => "kpack",
         _ => "bundle",
     };
     let mut place = String::new();
@@ -494,6 +549,9 @@ fn print_bundle(out: &mut impl Write, bi: usize, b: &BundleListing) -> Result<()
     if let Some(s) = &b.section {
         place.push_str(if b.member.is_some() { ", " } else { " in " });
         place.push_str(s);
+    }
+    if let Some(k) = &b.kpack_key {
+        place.push_str(&format!(" key {k}"));
     }
     let header = if b.header_size > 0 {
         format!(", header {} bytes", b.header_size)
@@ -532,6 +590,9 @@ fn print_bundle(out: &mut impl Write, bi: usize, b: &BundleListing) -> Result<()
         };
         if let Some(m) = &e.eflags_mismatch {
             note.push_str(&format!("  ({m})"));
+        }
+        if let Some(a) = &e.archive {
+            note.push_str(&format!("  in {a}"));
         }
         let cov = e
             .code_object_version

@@ -36,9 +36,15 @@ pub struct Args {
     /// Files or directories to examine.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Print JSON: `{"device", "files": [{"path", "bundles": [{"index", "selected", "via", "reason", ...}]}]}`.
+    /// Print JSON: `{"device", "files": [{"path", "bundles": [{"index", "selected", "via", "reason", ...}],
+    /// "kpack_units": [{"index", "selected", "key", "archive", "arch", "reason", "missing", "package", ...}]}]}`.
     #[arg(long)]
     pub json: bool,
+    /// Which kpack loader to model for split binaries: `current` tries every candidate
+    /// archive; `old` (earlier ROCm 7) stops at the first archive listing a matching
+    /// architecture, so a variant archive without the kernel shadows the plain one.
+    #[arg(long, value_enum, default_value = "current")]
+    pub kpack_loader: crate::kpack_files::LoaderArg,
 }
 
 #[derive(Serialize)]
@@ -56,9 +62,12 @@ struct FileReport {
     /// Damage or oddities found while looking for device code.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     problems: Vec<gfxkit_host::Problem>,
-    /// Device code moved out to kpack archives (`HIPK` wrappers): not examined.
+    /// The markers of `HIPK` wrappers (device code moved out to kpack archives).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     kpack: Vec<gfxkit_host::KpackRef>,
+    /// What the kpack loader finds for each `HIPK` wrapper.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    kpack_units: Vec<crate::cmd::kpack::KpackUnit>,
 }
 
 #[derive(Serialize)]
@@ -84,9 +93,15 @@ type FileFindings = (
     Vec<BundleReport>,
     Vec<gfxkit_host::Problem>,
     Vec<gfxkit_host::KpackRef>,
+    Vec<crate::cmd::kpack::KpackUnit>,
 );
 
-fn report_file(device: &TargetId, bytes: &[u8]) -> FileFindings {
+fn report_file(
+    device: &TargetId,
+    path: &std::path::Path,
+    bytes: &[u8],
+    loader: gfxkit_kpack::search::Loader,
+) -> FileFindings {
     let found = gfxkit_host::discover(bytes);
     let bundles = units(&found)
         .into_iter()
@@ -126,14 +141,16 @@ fn report_file(device: &TargetId, bytes: &[u8]) -> FileFindings {
         .iter()
         .filter_map(|w| w.kpack.clone())
         .collect();
-    (bundles, found.problems, kpack)
+    let kpack_units = crate::cmd::kpack::select_units(path, &found, device, loader);
+    (bundles, found.problems, kpack, kpack_units)
 }
 
 /// Runs `gfxkit select`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let device = args.device;
-    let scanned = scan::scan(&args.files, &scan::Options::default(), |_, bytes| {
-        Ok(report_file(&device, bytes))
+    let loader = args.kpack_loader.into();
+    let scanned = scan::scan(&args.files, &scan::Options::default(), |path, bytes| {
+        Ok(report_file(&device, path, bytes, loader))
     })
     .context("cannot list the inputs")?;
     let mut report = Report {
@@ -144,14 +161,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
     for s in scanned {
         let path = s.path.display().to_string();
         match s.result {
-            Ok((bundles, problems, kpack)) => {
+            Ok((bundles, problems, kpack, kpack_units)) => {
                 if !s.explicit && bundles.is_empty() && problems.is_empty() && kpack.is_empty() {
                     continue; // Found in a directory and holds no device code.
                 }
                 let damaged = problems.iter().any(|p| p.severity == Severity::Error);
                 if bundles.iter().any(|b| b.unreadable) || damaged {
                     code = 2;
-                } else if bundles.iter().any(|b| b.selected.is_none()) {
+                } else if bundles.iter().any(|b| b.selected.is_none())
+                    || kpack_units.iter().any(|u| u.selected.is_none())
+                {
                     code = code.max(1);
                 }
                 report.files.push(FileReport {
@@ -160,6 +179,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     bundles,
                     problems,
                     kpack,
+                    kpack_units,
                 });
             }
             Err(e) => {
@@ -170,6 +190,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     bundles: Vec::new(),
                     problems: Vec::new(),
                     kpack: Vec::new(),
+                    kpack_units: Vec::new(),
                 });
             }
         }
@@ -194,13 +215,35 @@ fn print_text(r: &Report) -> Result<()> {
         for p in &f.problems {
             eprintln!("gfxkit: {}: {}: {p}", p.severity, f.path);
         }
-        for k in &f.kpack {
+        if !f.kpack_units.is_empty() {
+            let chosen = f
+                .kpack_units
+                .iter()
+                .filter(|u| u.selected.is_some())
+                .count();
             writeln!(
                 out,
-                "{}: device code moved to kpack archives, not examined: {}",
+                "{}: {chosen} of {} kpack wrappers have a code object for the device",
                 f.path,
-                k.search_paths.join(" ")
+                f.kpack_units.len()
             )?;
+            for u in &f.kpack_units {
+                let key = u.lookup.key.as_deref().unwrap_or("?");
+                match &u.selected {
+                    Some(id) => writeln!(
+                        out,
+                        "  [{:>3}] {key:<28} {id} (kpack: {})",
+                        u.index,
+                        u.lookup.archive.as_deref().unwrap_or("")
+                    )?,
+                    None => writeln!(
+                        out,
+                        "  [{:>3}] {key:<28} none: {}",
+                        u.index,
+                        crate::cmd::kpack::unit_failure_text(u)
+                    )?,
+                }
+            }
         }
         if f.bundles.is_empty() {
             if f.kpack.is_empty() {

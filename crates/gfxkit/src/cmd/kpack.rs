@@ -1,0 +1,925 @@
+//! `gfxkit kpack split|inline|list`: write and read ROCm's kpack split layout.
+
+use crate::input::Input;
+use crate::kpack_files;
+use anyhow::{bail, Context, Result};
+use gfxkit_kpack::split::{self, KernelOut};
+use gfxkit_kpack::write::{write_archive, ArchiveMeta, Compression, KernelIn};
+use gfxkit_kpack::Archive;
+use serde::Serialize;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+use std::process::ExitCode;
+
+/// Options of `gfxkit kpack`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Sub,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Sub {
+    /// Split fat binaries into host-only binaries and one .kpack archive per architecture.
+    Split(SplitArgs),
+    /// Turn a split binary and its archives back into a fat binary.
+    Inline(InlineArgs),
+    /// List the kernels of .kpack archives (key, architecture, sizes).
+    List(ListArgs),
+}
+
+/// How kernels are stored in written archives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum CompressionArg {
+    /// `zstd-per-kernel`, level 3 (what TheRock writes).
+    Zstd,
+    /// `none`: stored as they are.
+    None,
+}
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Each input (an x86-64 shared object or executable with .hip_fatbin) becomes a host-only binary:
+its .hipFatBinSegment wrappers get magic HIPK, their index N at +16 and a pointer to a new
+.rocm_kpack_ref section (its own read-only PT_LOAD) holding the marker
+{kpack_search_paths: [\"<rel>/<group>_@GFXARCH@.kpack\"], kernel_name}; .hip_fatbin is emptied
+and the file shrinks. Every code object goes to <kpack dir>/<group>_<arch>.kpack under the key
+<kernel_name>#<N> (an archive that already exists there keeps its other kernels).
+
+With one FILE, OUT is the output binary and the kpack dir defaults to <dir of OUT>/../.kpack;
+with several FILEs, OUT is a directory receiving each binary by its file name. With -r DIR,
+OUT mirrors the tree (files without device code copied, symbolic links kept) and the
+archives go to OUT/.kpack. kernel_name is the binary's path relative to the parent of the
+kpack dir (lib/libfoo.so), or --kernel-name.
+
+Examples:
+  gfxkit kpack split build/lib/libfoo.so --group foo -o dist/lib/libfoo.so
+  gfxkit kpack split -r install/ --group rocm -o split/
+  gfxkit kpack split libfoo.so --group foo -o out/libfoo.so --kpack-dir out/.kpack --compression none
+
+Exit codes: 0 written; 2 an error (nothing is left half-written).")]
+struct SplitArgs {
+    /// Fat binaries (a directory with -r).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Archive group name (archives are <group>_<arch>.kpack).
+    #[arg(long)]
+    group: String,
+    /// Output binary (one FILE) or directory (several FILEs, -r).
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    out: PathBuf,
+    /// Where the archives go.
+    #[arg(long, value_name = "DIR")]
+    kpack_dir: Option<PathBuf>,
+    /// Split every binary under the directory given, mirroring the tree at OUT.
+    #[arg(short = 'r', long)]
+    recursive: bool,
+    /// How kernels are stored.
+    #[arg(long, value_enum, default_value = "zstd")]
+    compression: CompressionArg,
+    /// zstd level.
+    #[arg(long, default_value_t = 3)]
+    level: i32,
+    /// The TOC key name (one FILE only).
+    #[arg(long)]
+    kernel_name: Option<String>,
+    /// Print a JSON report.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+The archives are found through the binary's marker as the runtime would (every architecture
+the @GFXARCH@ pattern matches in its directory; ROCM_KPACK_PATH and ROCM_KPACK_PATH_PREFIX
+honoured), plus any --archive. Each HIPK wrapper gets magic HIPF and points to a bundle
+(host-x86_64-unknown-linux-- plus hipv4-amdgcn-amd-amdhsa--<arch> for every architecture any
+archive holds for its key) in a new .hip_fatbin, in a new read-only PT_LOAD at the end.
+
+Examples:
+  gfxkit kpack inline dist/lib/libfoo.so -o libfoo-fat.so
+
+Exit codes: 0 written; 2 an error (a key no archive holds is named).")]
+struct InlineArgs {
+    /// A split binary.
+    file: PathBuf,
+    /// The fat binary to write.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    out: PathBuf,
+    /// More archives to take kernels from (searched first).
+    #[arg(long = "archive", value_name = "KPACK")]
+    archives: Vec<PathBuf>,
+    /// Print a JSON report.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Examples:
+  gfxkit kpack list .kpack/foo_gfx942.kpack
+  gfxkit kpack list --json .kpack/*.kpack --check
+
+Exit codes: 0 listed; 1 --check found a kernel that does not decode; 2 an unreadable archive.")]
+struct ListArgs {
+    /// .kpack archives.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Decode every kernel and check its size.
+    #[arg(long)]
+    check: bool,
+    /// JSON: {"archives":[{"path","group","family","arches","scheme","kernels":[{"key","arch","ordinal","size","stored_size"}]}]}.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `gfxkit kpack`.
+pub fn run(args: Args) -> Result<ExitCode> {
+    match args.command {
+        Sub::Split(a) => run_split(a),
+        Sub::Inline(a) => run_inline(a),
+        Sub::List(a) => run_list(a),
+    }
+}
+
+fn absolute(p: &Path) -> Result<PathBuf> {
+    let p = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir()?.join(p)
+    };
+    Ok(gfxkit_kpack::search::resolve_path(
+        Path::new("/"),
+        &p.to_string_lossy(),
+    ))
+}
+
+/// `to` relative to directory `from` (both absolute, normalised).
+fn relative(from: &Path, to: &Path) -> String {
+    let f: Vec<Component> = from.components().collect();
+    let t: Vec<Component> = to.components().collect();
+    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".into(); f.len() - common];
+    parts.extend(
+        t[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    if parts.is_empty() {
+        ".".into()
+    } else {
+        parts.join("/")
+    }
+}
+
+/// Refuses `-o` naming an input.
+fn refuse_same(input: &Path, out: &Path) -> Result<()> {
+    if let (Ok(a), Ok(b)) = (std::fs::canonicalize(input), std::fs::canonicalize(out)) {
+        if a == b {
+            bail!(
+                "-o {} names the input; write elsewhere (inputs are never modified)",
+                out.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct SplitReport {
+    binaries: Vec<BinaryReport>,
+    archives: Vec<ArchiveReport>,
+    copied: usize,
+}
+
+#[derive(Serialize)]
+struct BinaryReport {
+    input: String,
+    output: String,
+    kernel_name: String,
+    wrappers: usize,
+    code_objects: usize,
+    size_before: u64,
+    size_after: u64,
+}
+
+#[derive(Serialize)]
+struct ArchiveReport {
+    path: String,
+    arch: String,
+    kernels: usize,
+    uncompressed: u64,
+    size: u64,
+}
+
+struct Job {
+    input: PathBuf,
+    output: PathBuf,
+    kernel_name: String,
+}
+
+fn run_split(a: SplitArgs) -> Result<ExitCode> {
+    if a.group.is_empty() || a.group.contains('/') {
+        bail!("--group {:?} must be a non-empty name without '/'", a.group);
+    }
+    let mut jobs = Vec::new();
+    let mut copies: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let mut links: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let kpack_dir;
+    if a.recursive {
+        let [root] = a.files.as_slice() else {
+            bail!("-r takes one directory");
+        };
+        if !root.is_dir() {
+            bail!("{} is not a directory", root.display());
+        }
+        let root_abs = absolute(root)?;
+        let out_abs = absolute(&a.out)?;
+        if out_abs.starts_with(&root_abs) {
+            bail!(
+                "-o {} lies inside the input tree {}",
+                a.out.display(),
+                root.display()
+            );
+        }
+        kpack_dir = match &a.kpack_dir {
+            Some(d) => absolute(d)?,
+            None => out_abs.join(".kpack"),
+        };
+        let name_root = kpack_dir.parent().unwrap_or(&out_abs).to_path_buf();
+        let mut stack = vec![root_abs.clone()];
+        while let Some(d) = stack.pop() {
+            let mut entries: Vec<_> = std::fs::read_dir(&d)
+                .with_context(|| format!("cannot read {}", d.display()))?
+                .flatten()
+                .collect();
+            entries.sort_by_key(|e| e.file_name());
+            for e in entries {
+                let p = e.path();
+                let rel = p.strip_prefix(&root_abs).unwrap_or(&p).to_path_buf();
+                let dst = out_abs.join(&rel);
+                let ft = e.file_type()?;
+                if ft.is_symlink() {
+                    links.push((std::fs::read_link(&p)?, dst));
+                } else if ft.is_dir() {
+                    stack.push(p);
+                } else if ft.is_file() {
+                    if splittable(&p) {
+                        let kernel_name = relative(&name_root, &dst);
+                        jobs.push(Job {
+                            input: p,
+                            output: dst,
+                            kernel_name,
+                        });
+                    } else {
+                        copies.push((p, dst));
+                    }
+                }
+            }
+        }
+    } else if a.files.len() == 1 {
+        let out_abs = absolute(&a.out)?;
+        let out_dir = out_abs.parent().unwrap_or(Path::new("/")).to_path_buf();
+        kpack_dir = match &a.kpack_dir {
+            Some(d) => absolute(d)?,
+            None => out_dir.join("../.kpack"),
+        };
+        let kpack_dir =
+            gfxkit_kpack::search::resolve_path(Path::new("/"), &kpack_dir.to_string_lossy());
+        let kernel_name = match &a.kernel_name {
+            Some(k) => k.clone(),
+            None => kernel_name_for(&out_abs, &kpack_dir),
+        };
+        jobs.push(Job {
+            input: a.files[0].clone(),
+            output: out_abs,
+            kernel_name,
+        });
+    } else {
+        if a.kernel_name.is_some() {
+            bail!("--kernel-name takes one FILE");
+        }
+        let out_abs = absolute(&a.out)?;
+        kpack_dir = match &a.kpack_dir {
+            Some(d) => absolute(d)?,
+            None => out_abs.join("../.kpack"),
+        };
+        for f in &a.files {
+            let name = f
+                .file_name()
+                .with_context(|| format!("{} has no file name", f.display()))?;
+            let dst = out_abs.join(name);
+            let kernel_name = kernel_name_for(&dst, &kpack_dir);
+            jobs.push(Job {
+                input: f.clone(),
+                output: dst,
+                kernel_name,
+            });
+        }
+    }
+    let kpack_dir =
+        gfxkit_kpack::search::resolve_path(Path::new("/"), &kpack_dir.to_string_lossy());
+    let compression = match a.compression {
+        CompressionArg::Zstd => Compression::Zstd { level: a.level },
+        CompressionArg::None => Compression::None,
+    };
+    let mut names = std::collections::HashSet::new();
+    for j in &jobs {
+        refuse_same(&j.input, &j.output)?;
+        if !names.insert(j.kernel_name.clone()) {
+            bail!("two inputs would both be stored as {}", j.kernel_name);
+        }
+    }
+    // Split every binary (kept in memory: the kernels borrow from the mapped inputs).
+    let inputs: Vec<Input> = jobs
+        .iter()
+        .map(|j| Input::open(&j.input))
+        .collect::<Result<_>>()?;
+    let mut splits = Vec::with_capacity(jobs.len());
+    for (j, data) in jobs.iter().zip(&inputs) {
+        let out_dir = j.output.parent().unwrap_or(Path::new("/"));
+        let pattern =
+            gfxkit_kpack::marker::search_pattern(&relative(out_dir, &kpack_dir), &a.group);
+        let s = split::split_binary(data, &j.kernel_name, &[pattern])
+            .with_context(|| format!("cannot split {}", j.input.display()))?;
+        splits.push(s);
+    }
+    // Archives: one per architecture, merged with one already there.
+    let mut by_arch: BTreeMap<String, Vec<&KernelOut<'_>>> = BTreeMap::new();
+    for s in &splits {
+        for k in &s.kernels {
+            by_arch.entry(k.arch.clone()).or_default().push(k);
+        }
+    }
+    std::fs::create_dir_all(&kpack_dir)
+        .with_context(|| format!("cannot create {}", kpack_dir.display()))?;
+    let new_names: std::collections::HashSet<&str> =
+        jobs.iter().map(|j| j.kernel_name.as_str()).collect();
+    let mut archives = Vec::new();
+    let mut planned = Vec::new();
+    for (arch, kernels) in &by_arch {
+        let path = kpack_dir.join(format!("{}_{arch}.kpack", a.group));
+        let old = if path.is_file() {
+            Some(Input::open(&path)?)
+        } else {
+            None
+        };
+        let old_parsed = match &old {
+            Some(i) => Some(Archive::parse(i).with_context(|| {
+                format!("{} exists and is not a readable archive", path.display())
+            })?),
+            None => None,
+        };
+        let mut kept: Vec<(String, String, Cow<'_, [u8]>)> = Vec::new();
+        if let Some(o) = &old_parsed {
+            for k in &o.kernels {
+                if !new_names.contains(k.kernel_name()) {
+                    let p = o
+                        .payload(k)
+                        .with_context(|| format!("{}: kernel {}", path.display(), k.key))?;
+                    kept.push((k.key.clone(), k.arch.clone(), p));
+                }
+            }
+        }
+        let mut ins: Vec<KernelIn<'_>> = kept
+            .iter()
+            .map(|(key, arch, p)| KernelIn {
+                key,
+                arch,
+                bytes: p,
+            })
+            .collect();
+        ins.extend(kernels.iter().map(|k| KernelIn {
+            key: &k.key,
+            arch: &k.arch,
+            bytes: &k.bytes,
+        }));
+        let meta = ArchiveMeta {
+            group_name: a.group.clone(),
+            arch_family: arch.clone(),
+            arches: vec![arch.clone()],
+        };
+        let bytes = write_archive(&meta, &ins, compression)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        archives.push(ArchiveReport {
+            path: path.display().to_string(),
+            arch: arch.clone(),
+            kernels: ins.len(),
+            uncompressed: ins.iter().map(|k| k.bytes.len() as u64).sum(),
+            size: bytes.len() as u64,
+        });
+        planned.push((path, bytes));
+    }
+    // Write: archives first, then binaries (a binary never names an archive not yet there).
+    for (path, bytes) in &planned {
+        crate::output::write_atomic(path, bytes)?;
+    }
+    let mut binaries = Vec::new();
+    for ((j, s), data) in jobs.iter().zip(&splits).zip(&inputs) {
+        if let Some(d) = j.output.parent() {
+            std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+        }
+        crate::output::write_atomic_checked(
+            &j.output,
+            |w| w.write_all(&s.host).map_err(Into::into),
+            |_| Ok(()),
+            Some(&j.input),
+        )?;
+        binaries.push(BinaryReport {
+            input: j.input.display().to_string(),
+            output: j.output.display().to_string(),
+            kernel_name: j.kernel_name.clone(),
+            wrappers: s.wrappers,
+            code_objects: s.kernels.len(),
+            size_before: data.len() as u64,
+            size_after: s.host.len() as u64,
+        });
+    }
+    for (src, dst) in &copies {
+        if let Some(d) = dst.parent() {
+            std::fs::create_dir_all(d)?;
+        }
+        let bytes = std::fs::read(src).with_context(|| format!("cannot read {}", src.display()))?;
+        crate::output::write_atomic_checked(
+            dst,
+            |w| w.write_all(&bytes).map_err(Into::into),
+            |_| Ok(()),
+            Some(src),
+        )?;
+    }
+    for (target, dst) in &links {
+        if let Some(d) = dst.parent() {
+            std::fs::create_dir_all(d)?;
+        }
+        let _ = std::fs::remove_file(dst);
+        std::os::unix::fs::symlink(target, dst)
+            .with_context(|| format!("cannot create the link {}", dst.display()))?;
+    }
+    let report = SplitReport {
+        binaries,
+        archives,
+        copied: copies.len(),
+    };
+    if a.json {
+        crate::output::print_json(&report)?;
+    } else {
+        let stdout = std::io::stdout();
+        let mut o = stdout.lock();
+        for b in &report.binaries {
+            writeln!(
+                o,
+                "{}: {} wrappers, {} code objects, {} -> {} bytes ({})",
+                b.output, b.wrappers, b.code_objects, b.size_before, b.size_after, b.kernel_name
+            )?;
+        }
+        for r in &report.archives {
+            writeln!(
+                o,
+                "{}: {} kernels, {} bytes ({} uncompressed)",
+                r.path, r.kernels, r.size, r.uncompressed
+            )?;
+        }
+        if report.copied > 0 {
+            writeln!(o, "{} files without device code copied", report.copied)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The TOC name of a binary written at `out`: its path below the parent of the kpack dir, or
+/// `<dir name>/<file name>` when it is elsewhere.
+fn kernel_name_for(out: &Path, kpack_dir: &Path) -> String {
+    if let Some(root) = kpack_dir.parent() {
+        if let Ok(rel) = out.strip_prefix(root) {
+            return rel.to_string_lossy().into_owned();
+        }
+    }
+    let file = out
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match out.parent().and_then(|p| p.file_name()) {
+        Some(d) => format!("{}/{file}", d.to_string_lossy()),
+        None => file,
+    }
+}
+
+/// Whether a file is a fat ELF binary `split` should handle (HIPF wrappers and bundles).
+fn splittable(p: &Path) -> bool {
+    let Ok(data) = Input::open(p) else {
+        return false;
+    };
+    let kind = gfxkit_host::InputKind::sniff(data.get(..64).unwrap_or(&data));
+    if !matches!(
+        kind,
+        gfxkit_host::InputKind::ElfSharedObject | gfxkit_host::InputKind::ElfExecutable
+    ) {
+        return false;
+    }
+    let found = gfxkit_host::discover(&data);
+    !found.bundles.is_empty()
+        && found
+            .wrappers
+            .iter()
+            .any(|w| w.magic == gfxkit_host::WrapperMagic::Hipf)
+}
+
+#[derive(Serialize)]
+struct InlineReport {
+    input: String,
+    output: String,
+    archives: Vec<String>,
+    bundles: Vec<InlineBundle>,
+    size_before: u64,
+    size_after: u64,
+}
+
+#[derive(Serialize)]
+struct InlineBundle {
+    key: String,
+    arches: Vec<String>,
+}
+
+fn run_inline(a: InlineArgs) -> Result<ExitCode> {
+    refuse_same(&a.file, &a.out)?;
+    let data = Input::open(&a.file)?;
+    let found = gfxkit_host::discover(&data);
+    if !kpack_files::has_hipk(&found) {
+        bail!(
+            "{}: no HIPK wrapper (not a kpack-split binary)",
+            a.file.display()
+        );
+    }
+    let mut extra = Vec::new();
+    for p in &a.archives {
+        extra.push((p.clone(), Input::open(p)?));
+    }
+    let opened = kpack_files::all_archives(&a.file, &found, &kpack_files::env());
+    let mut parsed = Vec::new();
+    let mut used = Vec::new();
+    for (p, i) in extra.iter().chain(&opened.files) {
+        let ar = Archive::parse(i).with_context(|| format!("cannot read {}", p.display()))?;
+        used.push(p.display().to_string());
+        parsed.push(ar);
+    }
+    let refs: Vec<&Archive<'_>> = parsed.iter().collect();
+    let out = split::inline_binary(&data, &refs).with_context(|| {
+        let mut m = format!("cannot inline {}", a.file.display());
+        if !opened.not_found.is_empty() {
+            m.push_str(&format!(" (not found: {})", opened.not_found.join(", ")));
+        }
+        m
+    })?;
+    crate::output::write_atomic_checked(
+        &a.out,
+        |w| w.write_all(&out.bytes).map_err(Into::into),
+        |_| Ok(()),
+        Some(&a.file),
+    )?;
+    let report = InlineReport {
+        input: a.file.display().to_string(),
+        output: a.out.display().to_string(),
+        archives: used,
+        bundles: out
+            .bundles
+            .into_iter()
+            .map(|(key, arches)| InlineBundle { key, arches })
+            .collect(),
+        size_before: data.len() as u64,
+        size_after: out.bytes.len() as u64,
+    };
+    if a.json {
+        crate::output::print_json(&report)?;
+    } else {
+        println!(
+            "{}: {} bundles from {} archives, {} -> {} bytes",
+            report.output,
+            report.bundles.len(),
+            report.archives.len(),
+            report.size_before,
+            report.size_after
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// JSON: one archive.
+#[derive(Serialize)]
+pub struct ArchiveListing {
+    /// Path.
+    pub path: String,
+    /// `group_name`.
+    pub group: Option<String>,
+    /// `gfx_arch_family`.
+    pub family: Option<String>,
+    /// `gfx_arches`.
+    pub arches: Vec<String>,
+    /// `zstd-per-kernel` or `none`.
+    pub scheme: &'static str,
+    /// Archive size.
+    pub size: u64,
+    /// Kernels sorted by key, then architecture.
+    pub kernels: Vec<KernelListing>,
+}
+
+/// JSON: one kernel.
+#[derive(Serialize)]
+pub struct KernelListing {
+    /// `<kernel_name>#<N>`.
+    pub key: String,
+    /// Architecture.
+    pub arch: String,
+    /// Ordinal.
+    pub ordinal: u64,
+    /// Uncompressed size.
+    pub size: Option<u64>,
+    /// Stored bytes.
+    pub stored_size: u64,
+    /// With --check: whether it decodes to its size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ok: Option<bool>,
+    /// With --check: why not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Lists one archive's bytes.
+pub fn list_archive(path: &str, data: &[u8], check: bool) -> Result<ArchiveListing> {
+    let a =
+        Archive::parse(data).with_context(|| format!("{path}: not a readable kpack archive"))?;
+    let kernels = a
+        .kernels
+        .iter()
+        .map(|k| {
+            let (ok, error) = if check {
+                match a.payload(k) {
+                    Ok(_) => (Some(true), None),
+                    Err(e) => (Some(false), Some(e.to_string())),
+                }
+            } else {
+                (None, None)
+            };
+            KernelListing {
+                key: k.key.clone(),
+                arch: k.arch.clone(),
+                ordinal: k.ordinal,
+                size: a.size_of(k),
+                stored_size: k.stored_size,
+                ok,
+                error,
+            }
+        })
+        .collect();
+    Ok(ArchiveListing {
+        path: path.to_owned(),
+        group: a.group_name.clone(),
+        family: a.arch_family.clone(),
+        arches: a.arches.clone(),
+        scheme: a.scheme.name(),
+        size: data.len() as u64,
+        kernels,
+    })
+}
+
+fn run_list(a: ListArgs) -> Result<ExitCode> {
+    let mut out = Vec::new();
+    for p in &a.files {
+        let data = Input::open(p)?;
+        out.push(list_archive(&p.display().to_string(), &data, a.check)?);
+    }
+    let bad = out
+        .iter()
+        .flat_map(|l| &l.kernels)
+        .any(|k| k.ok == Some(false));
+    if a.json {
+        crate::output::print_json(&serde_json::json!({ "archives": out }))?;
+    } else {
+        let stdout = std::io::stdout();
+        let mut o = stdout.lock();
+        for l in &out {
+            writeln!(
+                o,
+                "{}: group {}, arches {}, {}, {} kernels",
+                l.path,
+                l.group.as_deref().unwrap_or("-"),
+                l.arches.join(" "),
+                l.scheme,
+                l.kernels.len()
+            )?;
+            for k in &l.kernels {
+                let size = k.size.map_or("-".to_owned(), |s| s.to_string());
+                write!(
+                    o,
+                    "  {:<40} {:<16} {:>10} bytes  stored {:>10}",
+                    k.key, k.arch, size, k.stored_size
+                )?;
+                if let Some(e) = &k.error {
+                    write!(o, "  ERROR {e}")?;
+                }
+                writeln!(o)?;
+            }
+        }
+    }
+    Ok(if bad {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn kpack_entry(
+    a: &Archive<'_>,
+    k: &gfxkit_kpack::Kernel,
+    check: bool,
+    archive: Option<String>,
+) -> crate::cmd::list::EntryListing {
+    let id = format!("hipv4-amdgcn-amd-amdhsa--{}", k.arch);
+    let check = if check {
+        a.payload(k)
+            .ok()
+            .map(|p| crate::bundles::check_payload(&id, &p))
+    } else {
+        None
+    };
+    crate::cmd::list::EntryListing::kpack(
+        crate::bundles::ListedEntry {
+            offset: 0,
+            size: a.size_of(k).unwrap_or(0),
+            check,
+            id,
+        },
+        archive,
+        Some(k.stored_size),
+    )
+}
+
+/// `list` of a `.kpack` file: one unit per TOC key, its architectures as entries.
+pub fn list_archive_units(data: &[u8], check: bool, out: &mut crate::cmd::list::FileListing) {
+    let a = match Archive::parse(data) {
+        Ok(a) => a,
+        Err(e) => {
+            out.error = Some(format!("{}: {e}", out.path));
+            return;
+        }
+    };
+    let mut by_key: BTreeMap<&str, Vec<&gfxkit_kpack::Kernel>> = BTreeMap::new();
+    for k in &a.kernels {
+        by_key.entry(&k.key).or_default().push(k);
+    }
+    for (key, ks) in by_key {
+        out.bundles.push(crate::cmd::list::BundleListing {
+            member: None,
+            section: None,
+            offset: ks.iter().map(|k| k.stored_offset).min().unwrap_or(0),
+            size: ks.iter().map(|k| k.stored_size).sum(),
+            format: "kpack",
+            ccob: None,
+            header_size: 0,
+            entries: ks.iter().map(|k| kpack_entry(&a, k, check, None)).collect(),
+            kpack_key: Some(key.to_owned()),
+        });
+    }
+}
+
+/// `list` of a kpack-split binary: one unit per `HIPK` wrapper, with the code objects its key
+/// finds in the archives its marker names.
+pub fn list_split_units(
+    path: &Path,
+    data: &[u8],
+    check: bool,
+    out: &mut crate::cmd::list::FileListing,
+) {
+    let found = gfxkit_host::discover(data);
+    if !kpack_files::has_hipk(&found) {
+        return;
+    }
+    let opened = kpack_files::all_archives(path, &found, &kpack_files::env());
+    let parsed = opened.parse();
+    let mut errors: Vec<String> = opened.unreadable.clone();
+    for a in &parsed {
+        if let Err(e) = &a.parsed {
+            errors.push(format!("{}: {e}", a.path.display()));
+        }
+    }
+    for v in gfxkit_kpack::view::view(&found, &parsed) {
+        let entries = v
+            .entries
+            .iter()
+            .filter_map(|e| {
+                let a = parsed[e.archive].parsed.as_ref().ok()?;
+                Some(kpack_entry(
+                    a,
+                    &e.kernel,
+                    check,
+                    Some(parsed[e.archive].path.display().to_string()),
+                ))
+            })
+            .collect::<Vec<_>>();
+        out.bundles.push(crate::cmd::list::BundleListing {
+            member: None,
+            section: Some(gfxkit_kpack::marker::SECTION.to_owned()),
+            offset: v.record_offset,
+            size: v.entries.iter().map(|e| e.kernel.stored_size).sum(),
+            format: "kpack",
+            ccob: None,
+            header_size: 0,
+            entries,
+            kpack_key: v.key.clone(),
+        });
+    }
+    out.kpack_archives = opened
+        .files
+        .iter()
+        .map(|(p, _)| p.display().to_string())
+        .collect();
+    out.kpack_not_found = opened.not_found;
+    if !errors.is_empty() {
+        out.error = Some(errors.join("; "));
+    }
+}
+
+/// JSON: what the kpack loader finds for one `HIPK` wrapper on a device.
+#[derive(Serialize, Clone)]
+pub struct KpackUnit {
+    /// Wrapper index N (at +16).
+    pub index: u32,
+    /// File offset of the wrapper record.
+    pub offset: u64,
+    /// The entry ID of the code object loaded (`hipv4-amdgcn-amd-amdhsa--<arch>`), or null.
+    pub selected: Option<String>,
+    /// The lookup, with the reason, the missing file or key and the package.
+    #[serde(flatten)]
+    pub lookup: gfxkit_kpack::select::Lookup,
+}
+
+/// Resolves every `HIPK` wrapper of a binary on `device` as the kpack loader does.
+pub fn select_units(
+    path: &Path,
+    found: &gfxkit_host::Discovery<'_>,
+    device: &gfxkit_target_id::TargetId,
+    loader: gfxkit_kpack::search::Loader,
+) -> Vec<KpackUnit> {
+    let env = kpack_files::env();
+    let arches = gfxkit_kpack::search::arch_list(device);
+    let mut out = Vec::new();
+    for w in gfxkit_kpack::view::hipk_wrappers(found) {
+        let index = w.kpack_index().unwrap_or(0);
+        let (files, not_found) = match &w.kpack {
+            Some(m) => {
+                let o = kpack_files::device_archives(path, m, &arches, &env);
+                (o.files, o.not_found)
+            }
+            None => (Vec::new(), Vec::new()),
+        };
+        let parsed: Vec<(PathBuf, Option<Archive<'_>>)> = files
+            .iter()
+            .map(|(p, i)| (p.clone(), Archive::parse(i).ok()))
+            .collect();
+        // Archives that do not open are skipped, as the runtime skips them.
+        let opened: Vec<gfxkit_kpack::search::Opened<'_, '_>> = parsed
+            .iter()
+            .filter_map(|(p, a)| {
+                a.as_ref()
+                    .map(|archive| gfxkit_kpack::search::Opened { path: p, archive })
+            })
+            .collect();
+        let lookup = gfxkit_kpack::select::lookup(
+            loader,
+            device,
+            w.kpack.as_ref(),
+            index,
+            &env,
+            &opened,
+            &not_found,
+        );
+        let selected = match &lookup.outcome {
+            gfxkit_kpack::search::Outcome::Found { arch, .. } => {
+                Some(format!("hipv4-amdgcn-amd-amdhsa--{arch}"))
+            }
+            _ => None,
+        };
+        out.push(KpackUnit {
+            index,
+            offset: w.location.offset,
+            selected,
+            lookup,
+        });
+    }
+    out
+}
+
+/// Text for a unit that loads nothing: the reason, the missing file or key and the package.
+pub fn unit_failure_text(u: &KpackUnit) -> String {
+    let mut s = u.lookup.reason.clone();
+    if let Some(m) = &u.lookup.missing {
+        s.push_str(&format!("; missing {m}"));
+    }
+    if let Some(p) = &u.lookup.package {
+        if u.lookup.error_code == Some(13) || u.lookup.error_code == Some(14) {
+            s.push_str(&format!(" (install {p})"));
+        }
+    }
+    s
+}
