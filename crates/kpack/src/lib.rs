@@ -15,6 +15,7 @@
 //! - [`select`]: what the runtime loads for a wrapper on a device, and why not.
 //! - [`split`]: splitting a fat binary into a host binary and archive contents, and inlining
 //!   them back (the ELF layout work is `gfxkit_shrink::kpack`).
+//! - [`verify`]: checks of archives and of split binaries against them.
 //! - [`view`]: what the wrappers of a split binary find in a set of archives.
 //! - [`limits`]: bounds on what is read from files.
 //!
@@ -44,6 +45,7 @@ pub mod marker;
 pub mod search;
 pub mod select;
 pub mod split;
+pub mod verify;
 pub mod view;
 pub mod write;
 

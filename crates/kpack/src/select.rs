@@ -28,6 +28,15 @@ pub struct Lookup {
     pub package: Option<String>,
     /// With the old loader: an archive the current loader would take it from (shadowing).
     pub shadowed: Option<String>,
+    /// The code object is found but does not decode (kpack error 6, or 3).
+    pub damaged: Option<String>,
+}
+
+impl Lookup {
+    /// Whether the runtime gets a code object.
+    pub fn loads(&self) -> bool {
+        matches!(self.outcome, Outcome::Found { .. }) && self.damaged.is_none()
+    }
 }
 
 /// Looks wrapper `index` with marker `marker` up on `device`. `opened` are the archives that
@@ -52,6 +61,7 @@ pub fn lookup(
         missing: None,
         package: None,
         shadowed: None,
+        damaged: None,
     };
     if env.disabled() {
         out.outcome = Outcome::Disabled;
@@ -79,9 +89,21 @@ pub fn lookup(
     let pkg = group.map(|g| view::package_hint(g, processor));
     match &outcome {
         Outcome::Found { archive, arch } => {
-            out.archive = Some(opened[*archive].path.display().to_string());
+            let o = &opened[*archive];
+            out.archive = Some(o.path.display().to_string());
             out.arch = Some(arch.clone());
-            out.reason = format!("{key} for {arch} in {}", opened[*archive].path.display());
+            out.reason = format!("{key} for {arch} in {}", o.path.display());
+            if let Some(k) = o.archive.kernel(&key, arch) {
+                if let Err(e) = o.archive.payload(k) {
+                    let code = e.runtime_code().unwrap_or(6);
+                    out.error_code = Some(code);
+                    out.damaged = Some(e.to_string());
+                    out.reason = format!(
+                        "{key} for {arch} in {} does not decode (kpack error {code}): {e}",
+                        o.path.display()
+                    );
+                }
+            }
         }
         Outcome::NoArchive => {
             let want = group

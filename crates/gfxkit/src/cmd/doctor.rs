@@ -29,8 +29,11 @@ use std::process::ExitCode;
     after_help = "With --device auto the GPUs come from the KFD topology (gfx_target_version, and the \
 SRAM ECC capability bit), honouring HSA_OVERRIDE_GFX_VERSION and HSA_XNACK (1 on, 0 off, unset unknown). \
 Where a device's xnack or sramecc setting is unknown, a library runs if all its bundles fit under one \
-setting, and the report names that setting. Relocatable objects and archives are not checked; device \
-code moved to kpack archives (HIPK) is named, not examined.\n\nExamples:\n  gfxkit doctor /opt/rocm/lib\n  \
+setting, and the report names that setting. Relocatable objects and archives are not checked; libraries \
+split by kpack (HIPK wrappers) are resolved as the kpack loader does: archives found through their \
+marker, @GFXARCH@ expanded for the device (ROCM_KPACK_PATH, ROCM_KPACK_PATH_PREFIX, ROCM_KPACK_DISABLE \
+honoured; --kpack-loader old for the first-match search of earlier ROCm 7); a missing archive names the \
+file and the package that provides it.\n\nExamples:\n  gfxkit doctor /opt/rocm/lib\n  \
 gfxkit doctor --device gfx90a:sramecc+:xnack- --json ./build\n  \
 HSA_OVERRIDE_GFX_VERSION=10.3.0 gfxkit doctor /usr/lib/x86_64-linux-gnu\n\n\
 Exit codes: 0 every library can run on every device; 1 some library cannot run on some device; \
@@ -50,6 +53,9 @@ pub struct Args {
     /// Print JSON: `{"devices": [...], "files": [{"path", "runs_on": {"<device>": bool}, "targets": [...]}]}`.
     #[arg(long)]
     pub json: bool,
+    /// Which kpack loader to model for split binaries (`current` or `old`; see `gfxkit select`).
+    #[arg(long, value_enum, default_value = "current")]
+    pub kpack_loader: crate::kpack_files::LoaderArg,
 }
 
 /// Reads the GPUs from the KFD topology under `root` (`/` normally).
@@ -210,9 +216,18 @@ struct FileReport {
     missing: BTreeMap<String, String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     errors: Vec<String>,
-    /// Kpack archives holding device code moved out of the file (`HIPK`): not examined.
+    /// The search paths of the file's kpack markers (`HIPK` wrappers), when it is split.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     kpack: Vec<String>,
+}
+
+/// A split binary judged as the kpack loader resolves it.
+#[derive(Default)]
+struct KpackVerdicts {
+    /// Per device: `None` when every `HIPK` wrapper finds its code object, else why not.
+    per_device: Vec<(String, Option<String>)>,
+    /// Architectures the archives found hold.
+    targets: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -249,11 +264,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         args.paths.clone()
     };
-    let scanned = scan::scan(&paths, &scan::Options::default(), |_, bytes| {
+    let loader: gfxkit_kpack::search::Loader = args.kpack_loader.into();
+    let scanned = scan::scan(&paths, &scan::Options::default(), |path, bytes| {
         let found = gfxkit_host::discover(bytes);
         let mut bundles = Vec::new();
         if !loaded_at_run_time(found.kind) {
-            return Ok((bundles, Vec::new(), Vec::new()));
+            return Ok((bundles, Vec::new(), Vec::new(), KpackVerdicts::default()));
         }
         let mut errors: Vec<String> = found
             .problems
@@ -273,7 +289,25 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .filter_map(|w| w.kpack.as_ref())
             .flat_map(|k| k.search_paths.iter().cloned())
             .collect();
-        Ok((bundles, errors, kpack))
+        let mut kpack = kpack;
+        kpack.dedup();
+        let mut verdicts = KpackVerdicts::default();
+        if crate::kpack_files::has_hipk(&found) {
+            for d in &devices {
+                let units = crate::cmd::kpack::select_units(path, &found, d, loader);
+                let why = units
+                    .iter()
+                    .find(|u| u.selected.is_none())
+                    .map(crate::cmd::kpack::unit_failure_text);
+                verdicts.per_device.push((d.to_string(), why));
+            }
+            let opened = crate::kpack_files::all_archives(path, &found, &crate::kpack_files::env());
+            let parsed = opened.parse();
+            for a in parsed.iter().filter_map(|a| a.parsed.as_ref().ok()) {
+                verdicts.targets.extend(a.arches.iter().cloned());
+            }
+        }
+        Ok((bundles, errors, kpack, verdicts))
     })?;
     let mut report = Report {
         devices: devices.iter().map(|d| d.to_string()).collect(),
@@ -282,11 +316,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut code = 0u8;
     for s in scanned {
         let path = s.path.display().to_string();
-        let (bundles, errors, kpack) = match s.result {
+        let (bundles, errors, kpack, verdicts) = match s.result {
             Ok(r) => r,
             Err(e) => {
                 code = 2;
-                (Vec::new(), vec![format!("{e:#}")], Vec::new())
+                (
+                    Vec::new(),
+                    vec![format!("{e:#}")],
+                    Vec::new(),
+                    KpackVerdicts::default(),
+                )
             }
         };
         if bundles.is_empty() && errors.is_empty() && kpack.is_empty() {
@@ -328,6 +367,19 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
             if let Some(m) = v.missing {
                 f.missing.insert(key, m);
+            }
+        }
+        // Split binaries: judged as the kpack loader resolves each wrapper.
+        f.targets.extend(verdicts.targets);
+        f.targets.sort();
+        f.targets.dedup();
+        for (dev, why) in verdicts.per_device {
+            if why.is_some() {
+                code = code.max(1);
+            }
+            f.runs_on.insert(dev.clone(), why.is_none());
+            if let Some(w) = why {
+                f.missing.insert(dev, w);
             }
         }
         report.files.push(f);
@@ -377,10 +429,10 @@ fn print_text(r: &Report, devices: &[TargetId]) -> Result<()> {
         for e in &f.errors {
             writeln!(out, "ERROR {}: {e}", f.path)?;
         }
-        if !f.kpack.is_empty() {
+        if !f.kpack.is_empty() && f.runs_on.is_empty() {
             writeln!(
                 out,
-                "NOTE  {}: device code moved to kpack archives, not examined: {}",
+                "NOTE  {}: device code moved to kpack archives: {}",
                 f.path,
                 f.kpack.join(" ")
             )?;

@@ -198,8 +198,30 @@ pub fn run(args: Args) -> Result<ExitCode> {
     // a target matches nothing; then write bundle by bundle.
     let mut matched = vec![false; wanted.len()];
     let mut plans = Vec::with_capacity(sources.len());
+    let mut kpack_plans = Vec::new();
     for src in &sources {
         let name = src.path.display();
+        // Split binaries (HIPK wrappers) and .kpack archives: code objects from the archives.
+        let mut select = |id: &str| {
+            let Ok(id) = EntryId::parse(id) else {
+                return false;
+            };
+            if wanted.is_empty() {
+                return true;
+            }
+            let mut any = false;
+            for (wi, w) in wanted.iter().enumerate() {
+                if selects(w, &id) {
+                    matched[wi] = true;
+                    any = true;
+                }
+            }
+            any
+        };
+        if let Some(picks) = crate::cmd::kpack::extract_picks(&src.path, &src.data, &mut select)? {
+            kpack_plans.push((src, picks));
+            continue;
+        }
         let found = bundles::locate(&src.data).with_context(|| format!("cannot read {name}"))?;
         for p in &found.problems {
             eprintln!("gfxkit: {}: {name}: {p}", p.severity);
@@ -267,6 +289,25 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .sum();
     let bar = crate::output::progress(total, "extracting", false);
     let mut written = Vec::new();
+    for (src, picks) in &kpack_plans {
+        let dest = |p: &crate::cmd::kpack::KpackPick| {
+            args.out_dir
+                .join(format!("{}.{}.{}.co", src.stem, p.bundle, sanitize(&p.id)))
+        };
+        crate::cmd::kpack::extract_write(picks, &dest)?;
+        for p in picks {
+            written.push(Written {
+                file: src.path.display().to_string(),
+                bundle: p.bundle,
+                member: None,
+                section: Some(p.archive.display().to_string()),
+                entry: p.entry,
+                id: p.id.clone(),
+                path: dest(p).display().to_string(),
+                size: p.size,
+            });
+        }
+    }
     for (src, found, plan) in &plans {
         for (b, picks) in found.units.iter().zip(plan) {
             if picks.is_empty() {

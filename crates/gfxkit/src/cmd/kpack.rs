@@ -895,7 +895,7 @@ pub fn select_units(
             &not_found,
         );
         let selected = match &lookup.outcome {
-            gfxkit_kpack::search::Outcome::Found { arch, .. } => {
+            gfxkit_kpack::search::Outcome::Found { arch, .. } if lookup.loads() => {
                 Some(format!("hipv4-amdgcn-amd-amdhsa--{arch}"))
             }
             _ => None,
@@ -922,4 +922,194 @@ pub fn unit_failure_text(u: &KpackUnit) -> String {
         }
     }
     s
+}
+
+/// One code object `extract` takes from a kpack archive.
+pub struct KpackPick {
+    /// Unit index (the wrapper's N for a split binary, the key's position for an archive).
+    pub bundle: usize,
+    /// Entry position within the unit.
+    pub entry: usize,
+    /// `hipv4-amdgcn-amd-amdhsa--<arch>`.
+    pub id: String,
+    /// Uncompressed size.
+    pub size: u64,
+    /// The archive.
+    pub archive: PathBuf,
+    /// TOC key.
+    pub key: String,
+    /// Architecture.
+    pub arch: String,
+}
+
+/// For `extract`: the code objects of a split binary (through its archives) or of a `.kpack`
+/// file, filtered by `wanted` (given each entry ID); `None` when the file is neither.
+pub fn extract_picks(
+    path: &Path,
+    data: &[u8],
+    wanted: &mut dyn FnMut(&str) -> bool,
+) -> Result<Option<Vec<KpackPick>>> {
+    let mut out = Vec::new();
+    if gfxkit_kpack::archive::is_kpack(data) {
+        let a = Archive::parse(data)
+            .with_context(|| format!("{}: not a readable kpack archive", path.display()))?;
+        let mut keys: Vec<&str> = a.kernels.iter().map(|k| k.key.as_str()).collect();
+        keys.dedup();
+        for (ki, key) in keys.iter().enumerate() {
+            for (ei, k) in a.kernels.iter().filter(|k| k.key == *key).enumerate() {
+                let id = format!("hipv4-amdgcn-amd-amdhsa--{}", k.arch);
+                if wanted(&id) {
+                    out.push(KpackPick {
+                        bundle: ki,
+                        entry: ei,
+                        size: a.size_of(k).unwrap_or(0),
+                        id,
+                        archive: path.to_path_buf(),
+                        key: k.key.clone(),
+                        arch: k.arch.clone(),
+                    });
+                }
+            }
+        }
+        return Ok(Some(out));
+    }
+    let found = gfxkit_host::discover(data);
+    if !kpack_files::has_hipk(&found) || !found.bundles.is_empty() {
+        return Ok(None);
+    }
+    let opened = kpack_files::all_archives(path, &found, &kpack_files::env());
+    let parsed = opened.parse();
+    for a in &parsed {
+        if let Err(e) = &a.parsed {
+            bail!("{}: {e}", a.path.display());
+        }
+    }
+    for v in gfxkit_kpack::view::view(&found, &parsed) {
+        let Some(key) = &v.key else {
+            bail!(
+                "{}: the HIPK wrapper at {:#x} has no readable marker",
+                path.display(),
+                v.record_offset
+            );
+        };
+        if v.entries.is_empty() {
+            bail!(
+                "{}: no archive holds {key} (searched: {}; not found: {})",
+                path.display(),
+                opened
+                    .files
+                    .iter()
+                    .map(|(p, _)| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                opened.not_found.join(", ")
+            );
+        }
+        for (ei, e) in v.entries.iter().enumerate() {
+            let id = format!("hipv4-amdgcn-amd-amdhsa--{}", e.arch);
+            if wanted(&id) {
+                let a = parsed[e.archive].parsed.as_ref().ok();
+                out.push(KpackPick {
+                    bundle: v.index as usize,
+                    entry: ei,
+                    size: a.and_then(|a| a.size_of(&e.kernel)).unwrap_or(0),
+                    id,
+                    archive: parsed[e.archive].path.to_path_buf(),
+                    key: key.clone(),
+                    arch: e.arch.clone(),
+                });
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+/// Writes each pick's code object to `dest(pick)`, decoding it from its archive.
+pub fn extract_write(
+    picks: &[KpackPick],
+    dest: &(dyn Fn(&KpackPick) -> PathBuf + Sync),
+) -> Result<()> {
+    let mut by_archive: BTreeMap<&Path, Vec<&KpackPick>> = BTreeMap::new();
+    for p in picks {
+        by_archive.entry(&p.archive).or_default().push(p);
+    }
+    for (path, ps) in by_archive {
+        let data = Input::open(path)?;
+        let a = Archive::parse(&data).with_context(|| format!("cannot read {}", path.display()))?;
+        use rayon::prelude::*;
+        ps.par_iter()
+            .map(|p| {
+                let k = a.kernel(&p.key, &p.arch).with_context(|| {
+                    format!("{}: {} {} vanished", path.display(), p.key, p.arch)
+                })?;
+                let bytes = a.payload(k).with_context(|| {
+                    format!("{}: kernel {} ({})", path.display(), p.key, p.arch)
+                })?;
+                crate::output::write_atomic(&dest(p), &bytes)
+            })
+            .collect::<Result<Vec<()>>>()?;
+    }
+    Ok(())
+}
+
+/// For `verify`: a `.kpack` archive, or a split binary (when `no_bundles`) with its archives;
+/// `None` for other files.
+pub fn verify_kpack(
+    name: &str,
+    data: &[u8],
+    no_bundles: bool,
+) -> Option<crate::cmd::verify::FileReport> {
+    let (findings, units, entries) = if gfxkit_kpack::archive::is_kpack(data) {
+        let f = gfxkit_kpack::verify::verify_archive(name, data);
+        let (u, e) = match Archive::parse(data) {
+            Ok(a) => {
+                let mut keys: Vec<&str> = a.kernels.iter().map(|k| k.key.as_str()).collect();
+                keys.dedup();
+                (keys.len(), a.kernels.len())
+            }
+            Err(_) => (0, 0),
+        };
+        (f, u, e)
+    } else {
+        if !no_bundles {
+            return None;
+        }
+        let found = gfxkit_host::discover(data);
+        if !kpack_files::has_hipk(&found) {
+            return None;
+        }
+        let opened = kpack_files::all_archives(Path::new(name), &found, &kpack_files::env());
+        let parsed = opened.parse();
+        let mut f = gfxkit_kpack::verify::verify_split(&found, &parsed, &opened.not_found);
+        for u in &opened.unreadable {
+            f.push(gfxkit_kpack::verify::Finding {
+                offset: None,
+                archive: None,
+                key: None,
+                message: u.clone(),
+            });
+        }
+        let views = gfxkit_kpack::view::view(&found, &parsed);
+        let entries = views.iter().map(|v| v.entries.len()).sum();
+        (f, views.len(), entries)
+    };
+    let problems: Vec<crate::cmd::verify::Problem> = findings
+        .into_iter()
+        .map(|f| crate::cmd::verify::Problem {
+            bundle: None,
+            bundle_offset: f.offset,
+            member: None,
+            section: f.archive,
+            entry: None,
+            id: f.key,
+            message: f.message,
+        })
+        .collect();
+    Some(crate::cmd::verify::FileReport {
+        path: name.to_owned(),
+        ok: problems.is_empty(),
+        bundles: units,
+        entries,
+        problems,
+    })
 }

@@ -20,6 +20,14 @@ the bundler would refuse together (gfx90a with gfx90a:xnack+), a header larger t
 bytes the HIP runtime reads, and that each device payload is an AMDGPU code object built for
 the target its ID names (its e_flags read with the rules of its own code-object version).
 
+For kpack: a .kpack archive is checked for a known version, a readable TOC and frame index,
+every kernel decoding to its original_size, and TOC architectures missing from gfx_arches. A
+binary split by kpack (HIPK wrappers) is checked against the archives its marker finds: the
+marker parses and names a kernel and paths, every wrapper's key <kernel_name>#<index at +16>
+is in some archive, no archive lacks a kernel the binary asks for, no TOC key of the binary
+matches no wrapper index, no variant archive (gfx90a:xnack-) shadows the plain one under the
+old first-match loader, and every archive passes the archive checks.
+
 In host binaries it also checks what host discovery finds: .hipFatBinSegment wrappers that
 point nowhere, outside the file or not at a bundle, bundles no wrapper registers, bundles that
 run past their section or leave unreadable bytes, damaged archives and .llvm.offloading images.
@@ -279,6 +287,9 @@ pub fn verify_bytes(name: &str, data: &[u8]) -> Result<FileReport> {
             });
         }
     };
+    if let Some(r) = crate::cmd::kpack::verify_kpack(&name, data, found.units.is_empty()) {
+        return Ok(r);
+    }
     if found.units.is_empty() && found.problems.is_empty() {
         bail!("{name}: no offload bundle in this file");
     }
