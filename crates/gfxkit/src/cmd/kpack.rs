@@ -1113,3 +1113,148 @@ pub fn verify_kpack(
         problems,
     })
 }
+
+/// For `size`: a `.kpack` archive (kind `bundle`) or a split binary seen through its
+/// archives, one bundle per (key, architecture) so that stored bytes are exact per
+/// architecture: stored = the frame (or blob) in the archive, uncompressed = the code object.
+/// `None` for other files.
+pub fn size_survey(path: &Path, data: &[u8]) -> Option<gfxkit_shrink::Survey> {
+    let record = |id: String, size: u64| gfxkit_shrink::EntryRecord {
+        target: gfxkit_shrink::classify(&id).label(),
+        id,
+        size,
+        md5: String::new(),
+    };
+    let bundle = |offset: u64, a: &Archive<'_>, k: &gfxkit_kpack::Kernel| {
+        let size = a.size_of(k).unwrap_or(0);
+        gfxkit_shrink::SurveyBundle {
+            offset,
+            stored: k.stored_size,
+            encoding: format!("kpack-{}", a.scheme.name()),
+            uncompressed: size,
+            entries: vec![record(format!("hipv4-amdgcn-amd-amdhsa--{}", k.arch), size)],
+        }
+    };
+    if gfxkit_kpack::archive::is_kpack(data) {
+        let a = Archive::parse(data).ok()?;
+        let bundles = a
+            .kernels
+            .iter()
+            .map(|k| bundle(k.stored_offset, &a, k))
+            .collect();
+        return Some(gfxkit_shrink::Survey {
+            kind: gfxkit_shrink::FileKind::Bundle,
+            size: data.len() as u64,
+            regions: vec![gfxkit_shrink::SurveyRegion {
+                member: None,
+                section: None,
+                offset: 0,
+                size: data.len() as u64,
+                bundles,
+                wrappers: 0,
+                problems: Vec::new(),
+            }],
+        });
+    }
+    let found = gfxkit_host::discover(data);
+    if !kpack_files::has_hipk(&found) || !found.bundles.is_empty() {
+        return None;
+    }
+    let opened = kpack_files::all_archives(path, &found, &kpack_files::env());
+    let parsed = opened.parse();
+    let mut bundles = Vec::new();
+    for v in gfxkit_kpack::view::view(&found, &parsed) {
+        for e in &v.entries {
+            if let Ok(a) = &parsed[e.archive].parsed {
+                bundles.push(bundle(v.record_offset, a, &e.kernel));
+            }
+        }
+    }
+    let kind = match found.kind {
+        gfxkit_host::InputKind::ElfExecutable => gfxkit_shrink::FileKind::Executable,
+        _ => gfxkit_shrink::FileKind::SharedObject,
+    };
+    Some(gfxkit_shrink::Survey {
+        kind,
+        size: data.len() as u64,
+        regions: vec![gfxkit_shrink::SurveyRegion {
+            member: None,
+            section: Some(gfxkit_kpack::marker::SECTION.to_owned()),
+            offset: 0,
+            size: 0,
+            wrappers: gfxkit_kpack::view::hipk_wrappers(&found).count(),
+            bundles,
+            problems: Vec::new(),
+        }],
+    })
+}
+
+/// `inspect` of a `.kpack` file: the header, the TOC fields and every kernel, each decoded
+/// (its size checked) and its code object's target read from its ELF header.
+pub fn inspect_archive(path: &Path, data: &[u8], json: bool) -> Result<ExitCode> {
+    let name = path.display().to_string();
+    let l = list_archive(&name, data, true)?;
+    let a = Archive::parse(data)?;
+    #[derive(Serialize)]
+    struct Inspected<'a> {
+        #[serde(flatten)]
+        listing: &'a ArchiveListing,
+        version: u32,
+        toc_offset: u64,
+        format_version: Option<u64>,
+        targets: Vec<Option<String>>,
+    }
+    let targets: Vec<Option<String>> = a
+        .kernels
+        .iter()
+        .map(|k| {
+            let p = a.payload(k).ok()?;
+            let co = gfxkit_code_object::CodeObject::parse(&p).ok()?;
+            co.target_id().ok().map(|t| t.to_string())
+        })
+        .collect();
+    let bad = l.kernels.iter().any(|k| k.ok == Some(false));
+    if json {
+        crate::output::print_json(&Inspected {
+            listing: &l,
+            version: a.version,
+            toc_offset: a.toc_offset,
+            format_version: a.format_version,
+            targets,
+        })?;
+    } else {
+        let stdout = std::io::stdout();
+        let mut o = stdout.lock();
+        writeln!(
+            o,
+            "{name}: kpack archive version {}, TOC at {:#x}",
+            a.version, a.toc_offset
+        )?;
+        writeln!(o, "  group         {}", l.group.as_deref().unwrap_or("-"))?;
+        writeln!(o, "  family        {}", l.family.as_deref().unwrap_or("-"))?;
+        writeln!(o, "  arches        {}", l.arches.join(" "))?;
+        writeln!(o, "  compression   {}", l.scheme)?;
+        writeln!(o, "  kernels       {}", l.kernels.len())?;
+        for (k, t) in l.kernels.iter().zip(&targets) {
+            let size = k.size.map_or("-".to_owned(), |s| s.to_string());
+            write!(
+                o,
+                "  {:<40} {:<16} {:>10} bytes  stored {:>10}  code object {}",
+                k.key,
+                k.arch,
+                size,
+                k.stored_size,
+                t.as_deref().unwrap_or("-")
+            )?;
+            if let Some(e) = &k.error {
+                write!(o, "  ERROR {e}")?;
+            }
+            writeln!(o)?;
+        }
+    }
+    Ok(if bad {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

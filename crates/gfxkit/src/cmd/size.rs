@@ -13,7 +13,8 @@ use std::process::ExitCode;
 /// Device bytes per architecture, per file and per bundle, compressed (stored) and
 /// uncompressed, over files and directory trees. Stored bytes of a compressed bundle are
 /// shared out among its entries in proportion to their uncompressed sizes (marked
-/// "estimated"). With --keep, also what `gfxkit prune --keep ...` would save.
+/// "estimated"). Binaries split by kpack count the bytes of their archives (frames as stored,
+/// code objects uncompressed); `.kpack` files count their kernels. With --keep, also what `gfxkit prune --keep ...` would save.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
 gfxkit size /usr/lib/x86_64-linux-gnu/librocsparse.so\n  \
@@ -177,7 +178,9 @@ pub fn build_report(files: &[(String, Survey)], keep: &[String]) -> Result<SizeR
                 nb += 1;
                 stored += b.stored;
                 unc += b.uncompressed;
-                let compressed = b.encoding != "uncompressed";
+                // A compressed bundle's stored bytes are shared out among its entries (an
+                // estimate), except when it has one entry (kpack frames).
+                let compressed = b.encoding != "uncompressed" && b.entries.len() > 1;
                 let payload: u64 = b.entries.iter().map(|e| e.size).sum();
                 for e in &b.entries {
                     // Share out the stored bytes in proportion to payload sizes.
@@ -268,6 +271,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
             Err(e) => return Err(e),
         };
+        if let Some(s) = crate::cmd::kpack::size_survey(p, &input) {
+            surveyed.push((p.display().to_string(), s));
+            continue;
+        }
         match gfxkit_shrink::survey_with(&input, false) {
             Ok(s) if s.regions.iter().any(|r| !r.bundles.is_empty()) => {
                 surveyed.push((p.display().to_string(), s))
