@@ -739,6 +739,8 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
     set_u64(&mut recs[fb], 24, offset);
     set_u64(&mut recs[fb], 32, ns);
     set_u64(&mut recs[fb], 48, align);
+    // TheRock's splitter leaves .hip_fatbin as SHT_NOBITS: it holds bytes again.
+    recs[fb][4..8].copy_from_slice(&SHT_PROGBITS.to_le_bytes());
     write_section_table(&mut out, data, &e, shstrndx, recs, None)?;
     Ok(out)
 }

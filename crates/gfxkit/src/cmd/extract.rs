@@ -21,7 +21,9 @@ other than letters, digits, '.', '_', '+' and '-' replaced by '_' (':' becomes '
   app.0.hipv4-amdgcn-amd-amdhsa--gfx90a_xnack+.co
 Bundle indexes count the bundles of the file in file order (then object bundles, code objects
 and offload images). Files found under a directory with -r are named by their path below it
-('/' becomes '_'). Bitcode images get .bc. Empty host entries are skipped.
+('/' becomes '_'). Bitcode images get .bc. Empty host entries are skipped. Binaries split by
+kpack (HIPK wrappers) give the code objects of their archives, named with the wrapper's index
+as the bundle index (the same names as for the fat binary); .kpack files give every kernel.
 
 With --target, only the entries each target selects are written: an entry is selected when
 its kind and triple fit (a bare target ID means a HIP entry) and its target ID can describe

@@ -29,6 +29,12 @@ always for uncompressed bundles, for compressed ones only with --check ('-' when
 Entry offsets are relative to the start of the (uncompressed) bundle; bundle offsets are
 relative to the file.
 
+Binaries split by kpack (HIPK wrappers) list one unit per wrapper, \"format\": \"kpack\", with
+\"kpack_key\" and the code objects that key finds in the archives the marker names (each entry
+with \"archive\" and \"stored_size\"; the file with \"kpack_archives\" and \"kpack_not_found\":
+archives found, and paths or patterns that match no file). Only the archives' headers and
+tables of contents are read. A .kpack file lists one unit per TOC key.
+
 Examples:
   gfxkit list app.hipfb
   gfxkit list /opt/rocm/lib/librocsparse.so

@@ -25,8 +25,13 @@ use std::process::ExitCode;
 family's generic target (gfx9-generic, gfx10-3-generic, ...), then SPIR-V (amdgcnspirv). A feature left \
 out of the device ID (gfx90a rather than gfx90a:sramecc+:xnack-) is unknown: entries that set it still fit, \
 and the report says which setting they need. An uncompressed bundle whose header exceeds the 4096 bytes \
-the runtime reads cannot be loaded.\n\nExamples:\n  gfxkit select --device gfx90a:sramecc+:xnack- /opt/rocm/lib/librocsparse.so\n  \
-gfxkit select --device gfx1100 --json build/\n\n\
+the runtime reads cannot be loaded.\n\nBinaries split by kpack (HIPK wrappers) are resolved as the kpack loader \
+does: the device's target ID, each feature subset most specific first, then its generic target, expanded into \
+the marker's @GFXARCH@ paths (ROCM_KPACK_PATH, ROCM_KPACK_PATH_PREFIX, ROCM_KPACK_DISABLE honoured); with \
+--kpack-loader old, the first archive listing a matching architecture decides. A wrapper that loads nothing \
+names the kpack error, the missing file or key, and the package providing a missing archive.\n\nExamples:\n  gfxkit select --device gfx90a:sramecc+:xnack- /opt/rocm/lib/librocsparse.so\n  \
+gfxkit select --device gfx1100 --json build/\n  \
+gfxkit select --device gfx90a:sramecc+:xnack- --kpack-loader old lib/libtorch_hip.so\n\n\
 Exit codes: 0 every bundle has a selection; 1 some bundle has none; 2 an error (unreadable file or bundle, damaged file: the problems are listed)."
 )]
 pub struct Args {
