@@ -389,8 +389,7 @@ impl<'data> Archive<'data> {
     /// most `original_size` (+1 to detect excess) for `zstd-per-kernel`. The length produced
     /// must equal `original_size` when the TOC gives it.
     pub fn payload(&self, k: &Kernel) -> Result<Cow<'data, [u8]>> {
-        let stored =
-            &self.data[k.stored_offset as usize..(k.stored_offset + k.stored_size) as usize];
+        let stored = self.stored_bytes(k)?;
         let out: Cow<'data, [u8]> = match self.scheme {
             Scheme::None => Cow::Borrowed(stored),
             Scheme::ZstdPerKernel { .. } => {
@@ -434,11 +433,29 @@ impl<'data> Archive<'data> {
         match self.scheme {
             Scheme::None => Some(k.stored_size),
             Scheme::ZstdPerKernel { .. } => {
-                let s = &self.data
-                    [k.stored_offset as usize..(k.stored_offset + k.stored_size) as usize];
+                let s = self.stored_bytes(k).ok()?;
                 zstd::zstd_safe::get_frame_content_size(s).ok().flatten()
             }
         }
+    }
+
+    /// The stored bytes of `k` (checked against the archive, since a [`Kernel`] may come from
+    /// elsewhere).
+    pub fn stored_bytes(&self, k: &Kernel) -> Result<&'data [u8]> {
+        let range = usize::try_from(k.stored_offset).ok().and_then(|o| {
+            let n = usize::try_from(k.stored_size).ok()?;
+            self.data.get(o..o.checked_add(n)?)
+        });
+        range.ok_or_else(|| {
+            Error::at(
+                k.stored_offset,
+                ErrorKind::Truncated {
+                    what: "kernel",
+                    need: k.stored_size,
+                    have: (self.data.len() as u64).saturating_sub(k.stored_offset),
+                },
+            )
+        })
     }
 }
 

@@ -373,6 +373,95 @@ mod tests {
         }
     }
 
+    fn archive(arch: &str, keys: &[&str]) -> Vec<u8> {
+        use crate::write::{write_archive, ArchiveMeta, Compression, KernelIn};
+        let body = b"\x7fELF".to_vec();
+        let ks: Vec<KernelIn<'_>> = keys
+            .iter()
+            .map(|k| KernelIn {
+                key: k,
+                arch,
+                bytes: &body,
+            })
+            .collect();
+        let meta = ArchiveMeta {
+            group_name: "t".into(),
+            arch_family: arch.into(),
+            arches: vec![arch.into()],
+        };
+        write_archive(&meta, &ks, Compression::None).unwrap()
+    }
+
+    #[test]
+    fn the_old_loader_is_shadowed_by_a_variant_archive_the_current_one_is_not() {
+        let variant = archive("gfx90a:xnack-", &["lib/a.so#0"]);
+        let plain = archive("gfx90a", &["lib/a.so#0", "lib/a.so#1"]);
+        let (v, p) = (
+            Archive::parse(&variant).unwrap(),
+            Archive::parse(&plain).unwrap(),
+        );
+        let (pv, pp) = (Path::new("v"), Path::new("p"));
+        let opened = [
+            Opened {
+                path: pv,
+                archive: &v,
+            },
+            Opened {
+                path: pp,
+                archive: &p,
+            },
+        ];
+        let dev = arch_list(&TargetId::parse("gfx90a:sramecc+:xnack-").unwrap());
+        for l in [Loader::Old, Loader::Current] {
+            assert_eq!(
+                resolve(l, &dev, "lib/a.so#0", &opened),
+                Outcome::Found {
+                    archive: 0,
+                    arch: "gfx90a:xnack-".into()
+                }
+            );
+        }
+        assert_eq!(
+            resolve(Loader::Old, &dev, "lib/a.so#1", &opened),
+            Outcome::KernelNotFound {
+                archive: 0,
+                arch: "gfx90a:xnack-".into()
+            }
+        );
+        assert_eq!(
+            resolve(Loader::Current, &dev, "lib/a.so#1", &opened),
+            Outcome::Found {
+                archive: 1,
+                arch: "gfx90a".into()
+            }
+        );
+        assert_eq!(
+            resolve(Loader::Current, &dev, "lib/a.so#2", &opened),
+            Outcome::KernelNotFound {
+                archive: 0,
+                arch: "gfx90a:xnack-".into()
+            }
+        );
+        let other = arch_list(&TargetId::parse("gfx1100").unwrap());
+        assert_eq!(
+            resolve(Loader::Current, &other, "lib/a.so#0", &opened),
+            Outcome::ArchNotFound
+        );
+        assert_eq!(
+            resolve(Loader::Current, &other, "k", &[]),
+            Outcome::NoArchive
+        );
+        // An xnack+ device never takes the xnack- archive.
+        let plus = arch_list(&TargetId::parse("gfx90a:sramecc+:xnack+").unwrap());
+        assert_eq!(
+            resolve(Loader::Old, &plus, "lib/a.so#0", &opened),
+            Outcome::Found {
+                archive: 1,
+                arch: "gfx90a".into()
+            }
+        );
+    }
+
     #[test]
     fn pattern_parts_name_archives() {
         let (dir, pre, suf) =

@@ -74,6 +74,25 @@ fn put(out: &mut [u8], at: u64, bytes: &[u8]) -> Result<()> {
     }
 }
 
+/// Zeroes `len` bytes at `at`.
+fn zero(out: &mut [u8], at: u64, len: usize) -> Result<()> {
+    let field = usize::try_from(at)
+        .ok()
+        .and_then(|a| out.get_mut(a..a.checked_add(len)?));
+    match field {
+        Some(s) => {
+            s.fill(0);
+            Ok(())
+        }
+        None => fail(
+            at,
+            ErrorKind::Truncated {
+                what: "program header table",
+            },
+        ),
+    }
+}
+
 fn put_u64(out: &mut [u8], at: u64, v: u64) -> Result<()> {
     put(out, at, &v.to_le_bytes())
 }
@@ -458,7 +477,7 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
                     vaddr: s.vaddr.wrapping_add(head),
                     paddr: s.paddr.wrapping_add(head),
                     filesz: s.filesz.saturating_sub(head),
-                    memsz: s.memsz - head,
+                    memsz: s.memsz.saturating_sub(head),
                     ..s
                 });
             }
@@ -521,8 +540,7 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
         put(&mut out, map_off(*at)?, bytes)?;
     }
     // The old program header table is no longer used.
-    let old_tab = map_off(e.phoff)? as usize;
-    out[old_tab..old_tab + e.phdrs.len() * elf::PHENT].fill(0);
+    zero(&mut out, map_off(e.phoff)?, e.phdrs.len() * elf::PHENT)?;
     put_u64(&mut out, 32, t_off)?;
     put(&mut out, 56, &(phdrs.len() as u16).to_le_bytes())?;
     write_section_table(
@@ -672,8 +690,7 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
     let mut out = Vec::with_capacity((t_off + table_len) as usize + 4096);
     out.extend_from_slice(&data[..body_end as usize]);
     // Old program header table: no longer used.
-    let old_tab = e.phoff as usize;
-    out[old_tab..old_tab + e.phdrs.len() * elf::PHENT].fill(0);
+    zero(&mut out, e.phoff, e.phdrs.len() * elf::PHENT)?;
     out.resize(offset as usize, 0);
     out.extend_from_slice(&section);
     out.resize(t_off as usize, 0);
