@@ -340,6 +340,32 @@ impl<'data> Bundle<'data> {
     }
 }
 
+/// Where the uncompressed bundle at the start of `data` ends, from its header alone: the
+/// furthest of the header's end and every payload's end. Payloads are not range-checked (the
+/// result exceeds `data.len()` when the bundle is cut short) and IDs are not decoded, so a
+/// bundle whose entries are damaged can still be stepped over (host discovery splits sections
+/// of bundles laid back to back with it).
+pub fn header_extent(data: &[u8]) -> Result<u64> {
+    let count = read_count_bounded(data, false)?;
+    let mut pos = FIXED_HEADER_LEN;
+    let mut end = 0u64;
+    for index in 0..count as usize {
+        let (offset, size, _, next) = read_record(data, pos, index)?;
+        let payload_end = offset.checked_add(size).ok_or_else(|| {
+            Error::at(
+                ErrorKind::Invalid(format!(
+                    "payload offset {offset:#x} + size {size} overflows"
+                )),
+                pos,
+            )
+            .in_entry(index)
+        })?;
+        end = end.max(payload_end);
+        pos = next;
+    }
+    Ok(end.max(pos))
+}
+
 /// An entry as listed by [`parse_header`]: its ID and where its payload lies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeaderEntry {

@@ -9,7 +9,7 @@
 
 use crate::entry_id::{EntryId, EntryTarget, OffloadKind};
 use crate::error::{Error, ErrorKind, Result};
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// Options of an unbundling run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -93,36 +93,77 @@ pub fn check_targets<S: AsRef<str>>(targets: &[S], mode: Mode) -> Result<Vec<Ent
     Ok(ids)
 }
 
-/// The bundling conflict rule, per kind and triple: for one processor, either every target ID
-/// names a feature or none does.
-pub fn check_conflicts(ids: &[EntryId]) -> Result<()> {
-    let mut groups: BTreeMap<String, Vec<&EntryId>> = BTreeMap::new();
-    for id in ids {
-        groups
-            .entry(format!("{}-{}", id.kind(), id.triple()))
-            .or_default()
-            .push(id);
-    }
-    for members in groups.values() {
-        let tids: Vec<_> = members
-            .iter()
-            .filter_map(|m| m.target_id().copied())
-            .collect();
-        if let Err(c) = gfxkit_target_id::check_conflicts(tids.iter()) {
-            let find = |t: &gfxkit_target_id::TargetId| {
-                members
-                    .iter()
-                    .find(|m| m.target_id() == Some(t))
-                    .map_or_else(|| t.to_string(), |m| m.raw().to_owned())
-            };
-            return Err(Error::new(ErrorKind::Conflict(format!(
-                "cannot bundle inputs with conflicting targets: '{}' and '{}' (for one processor, either every ID names a feature or none does)",
-                find(&c.first),
-                find(&c.second)
-            ))));
+/// The bundling conflict rule for two targets: the same processor, one naming target-ID
+/// features and the other none (`gfx90a` with `gfx90a:xnack+`). Known target IDs follow
+/// [`gfxkit_target_id::check_conflicts`]; targets whose processor gfxkit does not know are
+/// compared by their text (the processor is what comes before the first `:`). Kinds and
+/// triples are not compared: callers group by them.
+pub fn targets_conflict(a: &EntryTarget, b: &EntryTarget) -> bool {
+    match (a, b) {
+        (EntryTarget::Known(x), EntryTarget::Known(y)) => {
+            gfxkit_target_id::check_conflicts([x, y]).is_err()
+        }
+        (EntryTarget::None, _) | (_, EntryTarget::None) => false,
+        _ => {
+            processor_key(a) == processor_key(b)
+                && a.to_string().contains(':') != b.to_string().contains(':')
         }
     }
-    Ok(())
+}
+
+/// The processor a target names, for grouping: the table's name, or the text before `:`.
+fn processor_key(t: &EntryTarget) -> String {
+    match t {
+        EntryTarget::Known(x) => x.processor().name.to_owned(),
+        EntryTarget::Unknown(s) => s.split(':').next().unwrap_or("").to_owned(),
+        EntryTarget::None => String::new(),
+    }
+}
+
+/// The first pair of IDs the bundler refuses together, walking `ids` in the order given: per
+/// kind and triple, the first ID of each processor is compared with every later one
+/// ([`targets_conflict`]). Returns the items' indexes as `(first, later)`. clang walks the
+/// target IDs of each kind and triple in sorted text order; pass them so to report its pair.
+pub fn find_conflict<'a>(
+    ids: impl IntoIterator<Item = (usize, &'a EntryId)>,
+) -> Option<(usize, usize)> {
+    let mut first: HashMap<(OffloadKind, String, String), (usize, &EntryId)> = HashMap::new();
+    for (i, id) in ids {
+        if id.target().is_none() {
+            continue;
+        }
+        let key = (
+            id.kind(),
+            id.triple().to_string(),
+            processor_key(id.target()),
+        );
+        match first.get(&key) {
+            None => {
+                first.insert(key, (i, id));
+            }
+            Some(&(f, fid)) if targets_conflict(fid.target(), id.target()) => return Some((f, i)),
+            Some(_) => {}
+        }
+    }
+    None
+}
+
+/// The bundling conflict rule over a list of IDs ([`find_conflict`] in the order given).
+pub fn check_conflicts(ids: &[EntryId]) -> Result<()> {
+    match find_conflict(ids.iter().enumerate()) {
+        None => Ok(()),
+        Some((a, b)) => Err(Error::new(ErrorKind::Conflict(format!(
+            "cannot bundle inputs with conflicting targets: '{}' and '{}' (for one processor, either every ID names a feature or none does)",
+            ids[a].raw(),
+            ids[b].raw()
+        )))),
+    }
+}
+
+/// clang's message for requested targets no entry serves: `Can't find bundles for a, b, and
+/// c` (names sorted).
+pub fn missing_message(names: &[&str]) -> String {
+    format!("Can't find bundles for {}", join_sorted(names))
 }
 
 /// Joins names the way clang's "Can't find bundles for" message does: sorted, then `a and b`
@@ -177,10 +218,7 @@ pub fn unbundle<'a>(
     let none_found = missing.len() == requested.len();
     if !opts.allow_missing && !missing.is_empty() {
         let names: Vec<&str> = missing.iter().map(String::as_str).collect();
-        return Err(Error::new(ErrorKind::Missing(format!(
-            "Can't find bundles for {}",
-            join_sorted(&names)
-        ))));
+        return Err(Error::new(ErrorKind::Missing(missing_message(&names))));
     }
     if none_found {
         return Ok(requested
@@ -236,6 +274,32 @@ mod tests {
     const A: &str = "hipv4-amdgcn-amd-amdhsa--gfx906";
     const XP: &str = "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+";
     const XM: &str = "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-";
+
+    #[test]
+    fn the_conflict_rule_pairs_the_first_of_a_processor_with_a_later_one() {
+        let v = ids(&[XM, XP, "hipv4-amdgcn-amd-amdhsa--gfx90a", A]);
+        // In the order given: gfx90a:xnack- is the first gfx90a, the plain one conflicts.
+        assert_eq!(find_conflict(v.iter().enumerate()), Some((0, 2)));
+        // In clang's sorted order the plain gfx90a comes first and meets gfx90a:xnack+.
+        let mut sorted: Vec<(usize, &EntryId)> = v.iter().enumerate().collect();
+        sorted.sort_by(|a, b| a.1.target_text().cmp(b.1.target_text()));
+        assert_eq!(find_conflict(sorted), Some((2, 1)));
+        // Another kind or triple, or settings on both sides, never conflict.
+        assert_eq!(find_conflict(ids(&[XP, XM, A]).iter().enumerate()), None);
+        let other_kind = ids(&[XP, "openmp-amdgcn-amd-amdhsa--gfx90a"]);
+        assert_eq!(find_conflict(other_kind.iter().enumerate()), None);
+        // Processors gfxkit does not know are compared by their text.
+        let unknown = ids(&[
+            "hipv4-amdgcn-amd-amdhsa--gfx1999:xnack+",
+            "hipv4-amdgcn-amd-amdhsa--gfx1999",
+        ]);
+        assert_eq!(find_conflict(unknown.iter().enumerate()), Some((0, 1)));
+        assert!(check_conflicts(&unknown).is_err());
+        assert_eq!(
+            missing_message(&["c", "a", "b"]),
+            "Can't find bundles for a, b, and c"
+        );
+    }
 
     #[test]
     fn each_entry_serves_one_request() {

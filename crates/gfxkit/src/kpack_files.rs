@@ -3,9 +3,10 @@
 
 use crate::input::Input;
 use gfxkit_host::Discovery;
+use gfxkit_inventory::kpack::Archives;
 use gfxkit_kpack::search::{self, Env, Loader};
-use gfxkit_kpack::view::{self, ArchiveFile};
-use gfxkit_kpack::Archive;
+use gfxkit_kpack::view;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The kpack environment of this process (`ROCM_KPACK_PATH`, `ROCM_KPACK_PATH_PREFIX`,
@@ -30,15 +31,17 @@ pub struct Opened {
 }
 
 impl Opened {
-    /// The archives parsed (cheap: header and TOC).
-    pub fn parse(&self) -> Vec<ArchiveFile<'_, '_>> {
-        self.files
-            .iter()
-            .map(|(p, i)| ArchiveFile {
-                path: p,
-                parsed: Archive::parse(i),
-            })
-            .collect()
+    /// The archives as the inventory takes them (borrowing the mapped files).
+    pub fn archives(&self) -> Archives<'_> {
+        Archives {
+            files: self
+                .files
+                .iter()
+                .map(|(p, i)| (p.clone(), &i[..]))
+                .collect(),
+            not_found: self.not_found.clone(),
+            unreadable: self.unreadable.clone(),
+        }
     }
 }
 
@@ -50,11 +53,6 @@ fn push_unique(out: &mut Vec<PathBuf>, p: PathBuf) {
     {
         out.push(p);
     }
-}
-
-fn binary_dir(binary: &Path) -> PathBuf {
-    let abs = std::fs::canonicalize(binary).unwrap_or_else(|_| binary.to_path_buf());
-    abs.parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
 /// Every archive the binary at `binary` may load from, for any device: each marker path, with
@@ -138,28 +136,25 @@ fn open(paths: Vec<PathBuf>, not_found: Vec<String>) -> Opened {
     }
 }
 
-/// The archives the runtime tries for one marker on a device with architecture list
-/// `arches`, in its order; paths that do not exist are listed in `not_found`.
-pub fn device_archives(
-    binary: &Path,
-    marker: &gfxkit_kpack::marker::KpackRef,
-    arches: &[String],
-    env: &Env,
-) -> Opened {
-    let dir = binary_dir(binary);
-    let mut paths = Vec::new();
-    let mut not_found = Vec::new();
-    for a in search::archive_paths(marker, &dir, arches, env) {
-        if a.path.is_file() {
-            push_unique(&mut paths, a.path);
-        } else {
-            let s = a.path.display().to_string();
-            if !not_found.contains(&s) {
-                not_found.push(s);
+/// Opens every path of `paths` that is a file (the archives the loader may try for some
+/// device, from `gfxkit_inventory::kpack::select_paths`).
+pub fn open_existing(paths: &[PathBuf]) -> HashMap<PathBuf, Input> {
+    let mut out = HashMap::new();
+    for p in paths {
+        if p.is_file() {
+            if let Ok(i) = Input::open(p) {
+                out.insert(p.clone(), i);
             }
         }
     }
-    open(paths, not_found)
+    out
+}
+
+/// The directory of the binary at `binary` (absolute, symbolic links resolved), against
+/// which marker paths are resolved.
+pub fn binary_dir(binary: &Path) -> PathBuf {
+    let abs = std::fs::canonicalize(binary).unwrap_or_else(|_| binary.to_path_buf());
+    abs.parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
 /// The loader chosen on the command line.
@@ -179,9 +174,4 @@ impl From<LoaderArg> for Loader {
             LoaderArg::Old => Loader::Old,
         }
     }
-}
-
-/// Whether `data` is a host binary with `HIPK` wrappers.
-pub fn has_hipk(found: &Discovery<'_>) -> bool {
-    view::hipk_wrappers(found).next().is_some()
 }

@@ -1,14 +1,16 @@
 //! `gfxkit`: inspect, bundle, prune and explain AMD GPU device code.
 //!
-//! A thin command line over the gfxkit library crates: one module per subcommand under
-//! [`cmd`], file access in [`input`], output helpers in [`output`].
+//! A thin command line over the gfxkit library crates (the answers come from
+//! [`gfxkit_inventory`]): one module per subcommand under [`cmd`], file access in [`input`]
+//! and [`scan`], output helpers in [`output`], `clang-offload-bundler -type` containers in
+//! [`containers`].
 //!
 //! Exit codes: 0 success; 1 a negative answer (incompatible target, no code object selected,
 //! a library that cannot run, a failed verification); 2 an error (bad input, bad usage).
 
 mod bundler_cl;
-mod bundles;
 mod cmd;
+mod containers;
 mod input;
 mod kpack_files;
 mod output;

@@ -59,8 +59,9 @@ pub fn read_header(
 }
 
 /// Bytes of an uncompressed bundle the HIP runtime hands to comgr to find a code object: a
-/// header longer than this cannot be read, and nothing in the bundle can be loaded.
-pub const HIP_HEADER_LIMIT: u64 = 4096;
+/// header longer than this cannot be read, and nothing in the bundle can be loaded (the bundle
+/// crate's [`HIP_HEADER_READ_LIMIT`](gfxkit_bundle::limits::HIP_HEADER_READ_LIMIT)).
+pub const HIP_HEADER_LIMIT: u64 = gfxkit_bundle::limits::HIP_HEADER_READ_LIMIT;
 
 /// The parsed entry IDs of a bundle, in header order, skipping IDs that do not parse.
 pub fn entry_ids(format: BundleFormat, bytes: &[u8]) -> Result<Vec<EntryId>, EntriesError> {

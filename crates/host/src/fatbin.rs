@@ -12,10 +12,10 @@ use crate::read::{u16_at, u32_at, u64_at};
 use serde::Serialize;
 use std::fmt;
 
-/// Magic of an uncompressed offload bundle.
-pub const BUNDLE_MAGIC: &[u8; 24] = b"__CLANG_OFFLOAD_BUNDLE__";
-/// Magic of a compressed offload bundle.
-pub const CCOB_MAGIC: &[u8; 4] = b"CCOB";
+/// Magic of an uncompressed offload bundle (the bundle crate's).
+pub const BUNDLE_MAGIC: &[u8; 24] = gfxkit_bundle::read::MAGIC;
+/// Magic of a compressed offload bundle (the bundle crate's).
+pub const CCOB_MAGIC: &[u8; 4] = gfxkit_bundle::compressed::MAGIC;
 
 /// Compression method of a CCOB bundle. Unknown values are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -95,7 +95,7 @@ fn extent_err(offset: u64, what: impl Into<String>) -> ExtentError {
 
 /// Whether `data` starts with a bundle magic (uncompressed or CCOB).
 pub fn starts_with_bundle(data: &[u8]) -> bool {
-    data.starts_with(BUNDLE_MAGIC) || data.starts_with(CCOB_MAGIC)
+    gfxkit_bundle::detect(data).is_some()
 }
 
 /// Finds the format and length of the bundle at the start of `data`, reading only headers
@@ -150,103 +150,33 @@ pub fn bundle_extent(data: &[u8]) -> Result<(BundleFormat, u64), ExtentError> {
     Ok((format, check(total)?))
 }
 
-/// End of an uncompressed bundle: the furthest of its header end and `offset + size` of every
-/// entry. Entry ranges are not checked against `data` here (the caller compares the extent).
+/// End of an uncompressed bundle: the bundle crate's header-only reader
+/// ([`gfxkit_bundle::read::header_extent`]). Entry ranges are not checked against `data`
+/// here (the caller compares the extent).
 fn uncompressed_extent(data: &[u8]) -> Result<u64, ExtentError> {
-    let n = u64_at(data, 24).ok_or_else(|| extent_err(24, "truncated bundle header"))?;
-    let avail = data.len() as u64;
-    // Every entry descriptor takes at least 24 bytes.
-    if n > avail.saturating_sub(32) / 24 {
+    gfxkit_bundle::read::header_extent(data).map_err(bundle_err)
+}
+
+/// An [`ExtentError`] from the bundle crate's error (its offset kept apart from the words).
+fn bundle_err(e: gfxkit_bundle::Error) -> ExtentError {
+    let what = match e.entry {
+        Some(i) => format!("entry {i}: {}", e.kind),
+        None => e.kind.to_string(),
+    };
+    extent_err(e.offset.unwrap_or(0), what)
+}
+
+/// End of a CCOB v1 bundle (20-byte header, no total size): where its compressed stream ends,
+/// as the bundle crate finds it ([`gfxkit_bundle::ccob::Header::extent`]).
+fn ccob_v1_extent(data: &[u8], method: CompressionMethod) -> Result<u64, ExtentError> {
+    if method != CompressionMethod::ZLIB && method != CompressionMethod::ZSTD {
         return Err(extent_err(
-            24,
-            format!("{n} entries cannot fit in the {avail} bytes available"),
+            6,
+            format!("unknown compression method {}", method.0),
         ));
     }
-    let mut pos: u64 = 32;
-    let mut end = 0u64;
-    for i in 0..n {
-        let off =
-            u64_at(data, pos).ok_or_else(|| extent_err(pos, format!("entry {i}: truncated")))?;
-        let size = u64_at(data, pos + 8)
-            .ok_or_else(|| extent_err(pos + 8, format!("entry {i}: truncated")))?;
-        let id_len = u64_at(data, pos + 16)
-            .ok_or_else(|| extent_err(pos + 16, format!("entry {i}: truncated")))?;
-        let id_end = (pos + 24)
-            .checked_add(id_len)
-            .filter(|&e| e <= avail)
-            .ok_or_else(|| {
-                extent_err(
-                    pos + 16,
-                    format!("entry {i}: ID of {id_len} bytes runs past the end"),
-                )
-            })?;
-        let entry_end = off.checked_add(size).ok_or_else(|| {
-            extent_err(
-                pos,
-                format!("entry {i}: offset {off:#x} + size {size} overflows"),
-            )
-        })?;
-        end = end.max(entry_end);
-        pos = id_end;
-    }
-    Ok(end.max(pos))
-}
-
-/// End of a CCOB v1 bundle (20-byte header, no total size): where its compressed stream ends.
-fn ccob_v1_extent(data: &[u8], method: CompressionMethod) -> Result<u64, ExtentError> {
-    const HEADER: u64 = 20;
-    let declared = u32_at(data, 8).ok_or_else(|| extent_err(8, "truncated CCOB v1 header"))?;
-    let payload = data
-        .get(HEADER as usize..)
-        .ok_or_else(|| extent_err(0, "truncated CCOB v1 header"))?;
-    let used = match method {
-        CompressionMethod::ZSTD => {
-            zstd::zstd_safe::find_frame_compressed_size(payload).map_err(|code| {
-                extent_err(
-                    HEADER,
-                    format!(
-                        "zstd frame cannot be delimited: {}",
-                        zstd::zstd_safe::get_error_name(code)
-                    ),
-                )
-            })? as u64
-        }
-        CompressionMethod::ZLIB => zlib_stream_len(payload, u64::from(declared))?,
-        m => return Err(extent_err(6, format!("unknown compression method {}", m.0))),
-    };
-    Ok(HEADER + used)
-}
-
-/// Length of the zlib stream at the start of `payload`, decoding into a small scratch buffer
-/// and stopping after `declared` output bytes plus one (a longer stream is an error).
-fn zlib_stream_len(payload: &[u8], declared: u64) -> Result<u64, ExtentError> {
-    use flate2::{Decompress, FlushDecompress, Status};
-    let mut d = Decompress::new(true);
-    let mut scratch = vec![0u8; 64 * 1024];
-    loop {
-        let in_before = d.total_in() as usize;
-        let out_before = d.total_out();
-        let input = payload.get(in_before..).unwrap_or(&[]);
-        let status = d
-            .decompress(input, &mut scratch, FlushDecompress::None)
-            .map_err(|e| extent_err(20 + in_before as u64, format!("zlib stream: {e}")))?;
-        if d.total_out() > declared {
-            return Err(extent_err(
-                8,
-                format!("zlib stream holds more than the declared {declared} bytes"),
-            ));
-        }
-        match status {
-            Status::StreamEnd => return Ok(d.total_in()),
-            _ if d.total_in() as usize == in_before && d.total_out() == out_before => {
-                return Err(extent_err(
-                    20 + in_before as u64,
-                    "zlib stream is truncated",
-                ));
-            }
-            _ => {}
-        }
-    }
+    let h = gfxkit_bundle::ccob::Header::parse(data).map_err(bundle_err)?;
+    h.extent(data).map_err(bundle_err)
 }
 
 /// One bundle found in a section, by offset from the start of the section.

@@ -1,6 +1,6 @@
 //! `gfxkit bundle`: make an offload bundle from code objects.
 
-use crate::bundles;
+use crate::containers;
 use anyhow::{bail, Context, Result};
 use gfxkit_bundle::{EntryId, EntryTarget};
 use std::path::PathBuf;
@@ -95,7 +95,7 @@ fn split_input(s: &str) -> (&str, Option<&str>) {
 /// The entry ID for a code object: the one given, or one read from its ELF header.
 fn entry_id(file: &str, given: Option<&str>, data: &[u8]) -> Result<EntryId> {
     match given {
-        Some(id) => super::extract::requested_id(id),
+        Some(id) => Ok(gfxkit_inventory::extract::requested_id(id)?),
         None => {
             let co = gfxkit_code_object::CodeObject::parse(data).with_context(|| {
                 format!("{file}: not an AMDGPU code object; give its ID as {file}:<ID>")
@@ -149,18 +149,25 @@ pub fn run(args: Args) -> Result<ExitCode> {
         ids.push(entry_id(file, id.as_deref(), &data)?);
         files.push(Some(data));
     }
-    // The bundler's conflict rule, per kind and triple.
-    for (i, a) in ids.iter().enumerate() {
-        for b in &ids[..i] {
-            if a.kind() == b.kind() && a.triple() == b.triple() {
-                if let (EntryTarget::Known(x), EntryTarget::Known(y)) = (a.target(), b.target()) {
-                    gfxkit_target_id::check_conflicts([y, x])
-                        .with_context(|| format!("cannot bundle {b} with {a}"))?;
-                }
-                if a == b {
-                    bail!("{a} is given twice");
-                }
+    // The bundler's conflict rule, per kind and triple (the library's).
+    if let Some((b, a)) = gfxkit_bundle::unbundle::find_conflict(ids.iter().enumerate()) {
+        let (a, b) = (&ids[a], &ids[b]);
+        let why = match (a.target(), b.target()) {
+            (EntryTarget::Known(x), EntryTarget::Known(y)) => {
+                gfxkit_target_id::check_conflicts([y, x])
+                    .err()
+                    .map(|c| c.to_string())
             }
+            _ => None,
+        }
+        .unwrap_or_else(|| {
+            "for one processor, either every ID names features or none does".to_owned()
+        });
+        return Err(anyhow::anyhow!(why).context(format!("cannot bundle {b} with {a}")));
+    }
+    for (i, a) in ids.iter().enumerate() {
+        if let Some(b) = ids[..i].iter().find(|b| *b == a) {
+            bail!("{b} is given twice");
         }
     }
     let written: Vec<String> = ids.iter().map(EntryId::canonical).collect();
@@ -171,9 +178,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .collect();
     let bytes = gfxkit_bundle::write_bundle(&entries, args.align)?;
     let bytes = if args.compress {
-        bundles::compress(
+        containers::compress(
             &bytes,
-            &bundles::CompressSettings {
+            &containers::CompressSettings {
                 version: args.ccob_version,
                 zlib: args.method.as_deref() == Some("zlib"),
                 level: args.level,

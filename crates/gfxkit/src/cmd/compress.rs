@@ -1,8 +1,9 @@
 //! `gfxkit compress` and `gfxkit decompress`: convert between uncompressed and CCOB bundles.
 
-use crate::bundles;
+use crate::containers;
 use anyhow::{bail, Context, Result};
 use gfxkit_bundle::ccob::HashCheck;
+use gfxkit_inventory::locate;
 use std::borrow::Cow;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -68,16 +69,16 @@ pub struct DecompressArgs {
 
 /// Runs `gfxkit compress`.
 pub fn run_compress(args: CompressArgs) -> Result<ExitCode> {
-    let settings = bundles::CompressSettings {
+    let settings = containers::CompressSettings {
         version: args.ccob_version,
         zlib: args.method == "zlib",
         level: args.level,
         threads: args.threads.unwrap_or_else(gfxkit_bundle::codec::all_cores),
     };
     convert_all(&args.input, &args.output, "compressing", |b, _| {
-        let plain = bundles::uncompressed(b, HashCheck::Error)?;
+        let plain = locate::uncompressed(b, HashCheck::Error)?;
         gfxkit_bundle::Bundle::parse(&plain)?;
-        let packed = bundles::compress(&plain, &settings)?;
+        let packed = containers::compress(&plain, &settings)?;
         Ok((plain.len() as u64, Cow::Owned(packed)))
     })
 }
@@ -91,12 +92,12 @@ pub fn run_decompress(args: DecompressArgs) -> Result<ExitCode> {
     };
     convert_all(&args.input, &args.output, "decompressing", |b, ctx| {
         if args.ignore_hash && b.ccob.is_some() {
-            let (_, _, ok) = bundles::read_header(b, true)?;
+            let (_, _, ok) = locate::read_header(b, true)?;
             if ok == Some(false) {
                 eprintln!("gfxkit: warning: {ctx}: hash mismatch");
             }
         }
-        Ok((b.bytes.len() as u64, bundles::uncompressed(b, hash)?))
+        Ok((b.bytes.len() as u64, locate::uncompressed(b, hash)?))
     })
 }
 
@@ -107,11 +108,11 @@ fn convert_all(
     input: &Path,
     output: &Path,
     verb: &str,
-    mut convert: impl for<'d> FnMut(&bundles::Located<'d>, &str) -> Result<(u64, Cow<'d, [u8]>)>,
+    mut convert: impl for<'d> FnMut(&locate::Located<'d>, &str) -> Result<(u64, Cow<'d, [u8]>)>,
 ) -> Result<ExitCode> {
     let data = crate::input::Input::open(input)?;
     let name = data.path().display().to_string();
-    let found = bundles::find_bundles(&data).with_context(|| format!("cannot read {name}"))?;
+    let found = locate::find_bundles(&data).with_context(|| format!("cannot read {name}"))?;
     if found.is_empty() {
         bail!("{name}: no offload bundle in this file");
     }

@@ -3,14 +3,10 @@
 use crate::output;
 use crate::scan;
 use anyhow::{bail, Context, Result};
-use gfxkit_host::entries::{units, Unit};
 use gfxkit_host::kfd;
-use gfxkit_host::select::{concrete_settings, nearest_targets, select_unit, settings_text};
-use gfxkit_host::InputKind;
-use gfxkit_spec::Feature;
+use gfxkit_inventory::doctor::{self, DoctorReport};
+use gfxkit_inventory::Inventory;
 use gfxkit_target_id::{FeatureSetting, TargetId};
-use serde::Serialize;
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -122,133 +118,6 @@ fn resolve_devices(args: &Args) -> Result<Vec<TargetId>> {
     Ok(out)
 }
 
-/// The verdict for one library on one device.
-#[derive(Debug, Clone, Serialize)]
-struct Verdict {
-    runs: bool,
-    /// Settings the device must have (when its own are unknown and only some work).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    needs: Option<String>,
-    /// Why not, naming what is missing and the nearest targets present.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    missing: Option<String>,
-}
-
-/// Whether a library whose bundles hold `bundles` entries can run on `device`. Every bundle
-/// must have a selection under one common concrete setting of the device's unknown features.
-fn verdict(device: &TargetId, bundles: &[Unit]) -> Verdict {
-    let settings = concrete_settings(device);
-    let working: Vec<&TargetId> = settings
-        .iter()
-        .filter(|d| bundles.iter().all(|e| select_unit(d, e).is_selected()))
-        .collect();
-    if working.is_empty() {
-        // Report against the first concrete setting that leaves the fewest bundles without
-        // code, naming the targets present in one that fails.
-        let failing = bundles
-            .iter()
-            .find(|e| settings.iter().all(|d| !select_unit(d, e).is_selected()))
-            .or_else(|| bundles.first());
-        let nearest = failing
-            .map(|e| nearest_targets(device, &e.ids()))
-            .unwrap_or_default();
-        let total = bundles.len();
-        let without = bundles
-            .iter()
-            .filter(|e| settings.iter().all(|d| !select_unit(d, e).is_selected()))
-            .count();
-        let mut msg = if without > 0 {
-            format!("no code object for {device} in {without} of {total} bundles")
-        } else {
-            format!("no single xnack/sramecc setting of {device} has code in all {total} bundles")
-        };
-        if !nearest.is_empty() {
-            msg.push_str(&format!("; nearest present: {}", nearest.join(", ")));
-        }
-        return Verdict {
-            runs: false,
-            needs: None,
-            missing: Some(msg),
-        };
-    }
-    // Settings common to every working concrete device, among those the device left unknown.
-    let mut needs: Vec<(Feature, FeatureSetting)> = Vec::new();
-    if working.len() < settings.len() {
-        for &f in device.processor().target_id_features {
-            if device.setting(f) != FeatureSetting::Any {
-                continue;
-            }
-            let first = working[0].setting(f);
-            if working.iter().all(|w| w.setting(f) == first) {
-                needs.push((f, first));
-            }
-        }
-    }
-    let needs = if needs.is_empty() && working.len() < settings.len() {
-        Some(
-            working
-                .iter()
-                .map(|w| w.to_string())
-                .collect::<Vec<_>>()
-                .join(" or "),
-        )
-    } else if needs.is_empty() {
-        None
-    } else {
-        Some(settings_text(&needs))
-    };
-    Verdict {
-        runs: true,
-        needs,
-        missing: None,
-    }
-}
-
-#[derive(Serialize)]
-struct FileReport {
-    path: String,
-    runs_on: BTreeMap<String, bool>,
-    targets: Vec<String>,
-    bundles: usize,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    needs: BTreeMap<String, String>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    missing: BTreeMap<String, String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    errors: Vec<String>,
-    /// The search paths of the file's kpack markers (`HIPK` wrappers), when it is split.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    kpack: Vec<String>,
-}
-
-/// A split binary judged as the kpack loader resolves it.
-#[derive(Default)]
-struct KpackVerdicts {
-    /// Per device: `None` when every `HIPK` wrapper finds its code object, else why not.
-    per_device: Vec<(String, Option<String>)>,
-    /// Architectures the archives found hold.
-    targets: Vec<String>,
-}
-
-#[derive(Serialize)]
-struct Report {
-    devices: Vec<String>,
-    files: Vec<FileReport>,
-}
-
-/// Whether the runtime loads files of this kind: shared objects and executables (their
-/// `.hip_fatbin`), and bundles or code objects given to `hipModuleLoad`. Relocatable objects
-/// and archives are build inputs, not loaded.
-fn loaded_at_run_time(kind: InputKind) -> bool {
-    matches!(
-        kind,
-        InputKind::ElfSharedObject
-            | InputKind::ElfExecutable
-            | InputKind::Bundle
-            | InputKind::CodeObject
-    )
-}
-
 fn default_paths() -> Vec<PathBuf> {
     let rocm = std::env::var_os("ROCM_PATH")
         .map(PathBuf::from)
@@ -266,135 +135,47 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let loader: gfxkit_kpack::search::Loader = args.kpack_loader.into();
     let scanned = scan::scan(&paths, &scan::Options::default(), |path, bytes| {
-        let found = gfxkit_host::discover(bytes);
-        let mut bundles = Vec::new();
-        if !loaded_at_run_time(found.kind) {
-            return Ok((bundles, Vec::new(), Vec::new(), KpackVerdicts::default()));
-        }
-        let mut errors: Vec<String> = found
-            .problems
-            .iter()
-            .filter(|p| p.severity == gfxkit_host::Severity::Error)
-            .map(|p| p.to_string())
-            .collect();
-        for u in units(&found) {
-            match &u.entries {
-                Ok(_) => bundles.push(u),
-                Err(e) => errors.push(format!("{}: {e}", u.location)),
-            }
-        }
-        let kpack: Vec<String> = found
-            .wrappers
-            .iter()
-            .filter_map(|w| w.kpack.as_ref())
-            .flat_map(|k| k.search_paths.iter().cloned())
-            .collect();
-        let mut kpack = kpack;
-        kpack.dedup();
-        let mut verdicts = KpackVerdicts::default();
-        if crate::kpack_files::has_hipk(&found) {
-            for d in &devices {
-                let units = crate::cmd::kpack::select_units(path, &found, d, loader);
-                let why = units
-                    .iter()
-                    .find(|u| u.selected.is_none())
-                    .map(crate::cmd::kpack::unit_failure_text);
-                verdicts.per_device.push((d.to_string(), why));
-            }
-            let opened = crate::kpack_files::all_archives(path, &found, &crate::kpack_files::env());
-            let parsed = opened.parse();
-            for a in parsed.iter().filter_map(|a| a.parsed.as_ref().ok()) {
-                verdicts.targets.extend(a.arches.iter().cloned());
-            }
-        }
-        Ok((bundles, errors, kpack, verdicts))
+        let inv = Inventory::of(bytes);
+        let mut e = doctor::examine(&inv);
+        (e.kpack_verdicts, e.kpack_targets) =
+            crate::cmd::kpack::doctor_verdicts(path, &inv, &devices, loader);
+        Ok(e)
     })?;
-    let mut report = Report {
+    let mut report = DoctorReport {
         devices: devices.iter().map(|d| d.to_string()).collect(),
         files: Vec::new(),
     };
     let mut code = 0u8;
     for s in scanned {
         let path = s.path.display().to_string();
-        let (bundles, errors, kpack, verdicts) = match s.result {
+        let examined = match s.result {
             Ok(r) => r,
-            Err(e) => {
-                code = 2;
-                (
-                    Vec::new(),
-                    vec![format!("{e:#}")],
-                    Vec::new(),
-                    KpackVerdicts::default(),
-                )
-            }
+            Err(e) => doctor::Examined {
+                errors: vec![format!("{e:#}")],
+                ..Default::default()
+            },
         };
-        if bundles.is_empty() && errors.is_empty() && kpack.is_empty() {
-            continue; // No device code: not a GPU library.
-        }
-        if !errors.is_empty() {
+        // No device code: not a GPU library.
+        let Some(f) = doctor::judge(&path, examined, &devices) else {
+            continue;
+        };
+        if !f.errors.is_empty() {
             code = 2;
-        }
-        let mut targets: Vec<String> = bundles
-            .iter()
-            .flat_map(Unit::ids)
-            .filter(|e| !e.is_host())
-            .map(|e| e.target().to_string())
-            .filter(|t| !t.is_empty())
-            .collect();
-        targets.sort();
-        targets.dedup();
-        let mut f = FileReport {
-            path,
-            runs_on: BTreeMap::new(),
-            targets,
-            bundles: bundles.len(),
-            needs: BTreeMap::new(),
-            missing: BTreeMap::new(),
-            errors,
-            kpack,
-        };
-        // Without readable bundles there is nothing to judge (errors or kpack only).
-        let judged: &[TargetId] = if bundles.is_empty() { &[] } else { &devices };
-        for d in judged {
-            let v = verdict(d, &bundles);
-            let key = d.to_string();
-            if !v.runs {
-                code = code.max(1);
-            }
-            f.runs_on.insert(key.clone(), v.runs);
-            if let Some(n) = v.needs {
-                f.needs.insert(key.clone(), n);
-            }
-            if let Some(m) = v.missing {
-                f.missing.insert(key, m);
-            }
-        }
-        // Split binaries: judged as the kpack loader resolves each wrapper.
-        f.targets.extend(verdicts.targets);
-        f.targets.sort();
-        f.targets.dedup();
-        for (dev, why) in verdicts.per_device {
-            if why.is_some() {
-                code = code.max(1);
-            }
-            f.runs_on.insert(dev.clone(), why.is_none());
-            if let Some(w) = why {
-                f.missing.insert(dev, w);
-            }
+        } else if f.fails() {
+            code = code.max(1);
         }
         report.files.push(f);
     }
     if args.json {
         output::print_json(&report)?;
     } else {
-        print_text(&report, &devices)?;
+        print_text(&report, &devices, &mut std::io::stdout().lock())?;
     }
     Ok(ExitCode::from(code))
 }
 
-fn print_text(r: &Report, devices: &[TargetId]) -> Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+/// Prints the report as text on `out`.
+pub fn print_text(r: &DoctorReport, devices: &[TargetId], out: &mut dyn Write) -> Result<()> {
     for d in devices {
         let unknown: Vec<&str> = d
             .processor()
@@ -454,60 +235,4 @@ fn print_text(r: &Report, devices: &[TargetId]) -> Result<()> {
     }
     writeln!(out)?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    use gfxkit_bundle::EntryId;
-    use gfxkit_host::entries::{UnitEntry, UnitKind};
-
-    fn ids(list: &[&str]) -> Unit {
-        let entries = list
-            .iter()
-            .map(|s| UnitEntry {
-                id: EntryId::parse(s).unwrap(),
-                size: 1,
-            })
-            .collect();
-        Unit {
-            kind: UnitKind::Bundle,
-            location: gfxkit_host::Location::at(0, 0),
-            format: None,
-            header_len: None,
-            entries: Ok(entries),
-        }
-    }
-
-    #[test]
-    fn unknown_xnack_needs_the_setting_every_bundle_shares() {
-        let d = TargetId::parse("gfx90a:sramecc+").unwrap();
-        let b = vec![
-            ids(&[
-                "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-",
-                "hipv4-amdgcn-amd-amdhsa--gfx906",
-            ]),
-            ids(&["hipv4-amdgcn-amd-amdhsa--gfx90a"]),
-        ];
-        let v = verdict(&d, &b);
-        assert!(v.runs);
-        assert_eq!(v.needs.as_deref(), Some("xnack-"));
-        // One bundle only xnack+, the other only xnack-: no common setting.
-        let b2 = vec![
-            ids(&["hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"]),
-            ids(&["hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"]),
-        ];
-        let v = verdict(&d, &b2);
-        assert!(!v.runs);
-        assert!(v.missing.unwrap().contains("no single"));
-        // Fully known device.
-        let d = TargetId::parse("gfx1030").unwrap();
-        let v = verdict(&d, &b);
-        assert!(!v.runs);
-        assert_eq!(
-            v.missing.as_deref(),
-            Some("no code object for gfx1030 in 2 of 2 bundles; nearest present: gfx90a:xnack-, gfx906")
-        );
-    }
 }

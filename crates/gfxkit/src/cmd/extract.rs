@@ -1,9 +1,11 @@
 //! `gfxkit extract`: bundle entries (code objects) to files with stable names.
 
-use crate::bundles;
 use anyhow::{bail, Context, Result};
 use gfxkit_bundle::ccob::HashCheck;
 use gfxkit_bundle::EntryId;
+use gfxkit_inventory::extract::{pick, requested_id, sanitize};
+use gfxkit_inventory::locate::{self, Form, Located};
+use gfxkit_inventory::Inventory;
 use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
@@ -79,45 +81,6 @@ struct Written {
     size: u64,
 }
 
-/// The entry ID a user wrote: a full entry ID, or a bare target ID meaning a HIP entry.
-pub fn requested_id(s: &str) -> Result<EntryId> {
-    if let Ok(id) = EntryId::parse(s) {
-        return Ok(id);
-    }
-    let tid = gfxkit_target_id::TargetId::parse(s)
-        .with_context(|| format!("'{s}' is neither an entry ID nor a target ID"))?;
-    Ok(EntryId::hip(tid))
-}
-
-/// Whether the ID a user asked for selects an entry: compatible kinds and triples, and target
-/// IDs that can describe the same configuration ([`gfxkit_target_id::TargetId::overlaps`]).
-/// Entries whose target gfxkit does not know match only the same text.
-fn selects(wanted: &EntryId, entry: &EntryId) -> bool {
-    use gfxkit_bundle::EntryTarget;
-    if !entry.kind().is_compatible(wanted.kind(), false)
-        || !entry.triple().is_compatible(wanted.triple())
-    {
-        return false;
-    }
-    match (entry.target(), wanted.target()) {
-        (EntryTarget::Known(a), EntryTarget::Known(b)) => a.overlaps(b),
-        (a, b) => a == b,
-    }
-}
-
-/// A file-name-safe form of an entry ID.
-pub fn sanitize(id: &str) -> String {
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// An input file and the name its outputs start with.
 struct Source {
     path: PathBuf,
@@ -177,7 +140,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .targets
         .iter()
         .map(|t| requested_id(t))
-        .collect::<Result<_>>()?;
+        .collect::<gfxkit_inventory::Result<_>>()?;
     let hash = if args.ignore_hash {
         HashCheck::Warn
     } else {
@@ -213,18 +176,21 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
             let mut any = false;
             for (wi, w) in wanted.iter().enumerate() {
-                if selects(w, &id) {
+                if gfxkit_inventory::extract::selects(w, &id) {
                     matched[wi] = true;
                     any = true;
                 }
             }
             any
         };
-        if let Some(picks) = crate::cmd::kpack::extract_picks(&src.path, &src.data, &mut select)? {
-            kpack_plans.push((src, picks));
+        if let Some(x) = crate::cmd::kpack::extract_picks(&src.path, &src.data, &mut select)? {
+            kpack_plans.push((src, x));
             continue;
         }
-        let found = bundles::locate(&src.data).with_context(|| format!("cannot read {name}"))?;
+        let found = Inventory::of(&src.data);
+        if let Some(e) = &found.error {
+            return Err(anyhow::Error::new(e.clone()).context(format!("cannot read {name}")));
+        }
         for p in &found.problems {
             eprintln!("gfxkit: {}: {name}: {p}", p.severity);
         }
@@ -237,27 +203,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let mut plan: Vec<Vec<Pick>> = Vec::with_capacity(found.units.len());
         for b in &found.units {
             let ctx = || format!("{name}: {}", describe(b));
-            let (entries, _, _) = bundles::read_header(b, false).with_context(ctx)?;
-            let mut picked: Vec<usize> = Vec::new();
-            if wanted.is_empty() {
-                picked = (0..entries.len())
-                    .filter(|&i| !(entries[i].size == 0 && entries[i].id.starts_with("host-")))
-                    .collect();
-            } else {
-                let ids: Vec<Option<EntryId>> =
-                    entries.iter().map(|e| EntryId::parse(&e.id).ok()).collect();
-                for (i, id) in ids.iter().enumerate() {
-                    let Some(id) = id else { continue };
-                    for (wi, w) in wanted.iter().enumerate() {
-                        if selects(w, id) {
-                            matched[wi] = true;
-                            if !picked.contains(&i) {
-                                picked.push(i);
-                            }
-                        }
-                    }
-                }
-            }
+            let (entries, _, _) = locate::read_header(b, false).with_context(ctx)?;
+            let picked = pick(&entries, &wanted, &mut matched);
             plan.push(
                 picked
                     .into_iter()
@@ -291,18 +238,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .sum();
     let bar = crate::output::progress(total, "extracting", false);
     let mut written = Vec::new();
-    for (src, picks) in &kpack_plans {
-        let dest = |p: &crate::cmd::kpack::KpackPick| {
+    for (src, x) in &kpack_plans {
+        let dest = |p: &gfxkit_inventory::kpack::Pick| {
             args.out_dir
                 .join(format!("{}.{}.{}.co", src.stem, p.bundle, sanitize(&p.id)))
         };
-        crate::cmd::kpack::extract_write(picks, &dest)?;
-        for p in picks {
+        crate::cmd::kpack::extract_write(x, &dest)?;
+        for p in &x.picks {
             written.push(Written {
                 file: src.path.display().to_string(),
                 bundle: p.bundle,
                 member: None,
-                section: Some(p.archive.display().to_string()),
+                section: Some(x.archives[p.archive].display().to_string()),
                 entry: p.entry,
                 id: p.id.clone(),
                 path: dest(p).display().to_string(),
@@ -316,7 +263,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 continue;
             }
             let ctx = || format!("{}: {}", src.path.display(), describe(b));
-            let results = bundles::with_payloads(b, hash, |entries| {
+            let results = locate::with_payloads(b, hash, |entries| {
                 let mut jobs = Vec::with_capacity(picks.len());
                 for p in picks {
                     let e = entries
@@ -381,8 +328,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
 
 /// How a unit is named in messages: `bundle 0 at offset 0x0` for standalone bundles (as
 /// before), with member and section for host binaries.
-fn describe(b: &bundles::Located<'_>) -> String {
-    if b.form == bundles::Form::Bundle && b.member.is_none() && b.section.is_none() {
+fn describe(b: &Located<'_>) -> String {
+    if b.form == Form::Bundle && b.member.is_none() && b.section.is_none() {
         format!("bundle {} at offset {:#x}", b.index, b.offset)
     } else {
         b.describe()

@@ -2,8 +2,8 @@
 
 use crate::input::Input;
 use anyhow::{Context, Result};
-use gfxkit_code_object::{CodeObject, FeatureFlag, Kernel, KernelDescriptor, MetadataJson};
-use serde::Serialize;
+use gfxkit_code_object::{CodeObject, Kernel};
+use gfxkit_inventory::inspect::{self, elf_type_name};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -39,39 +39,6 @@ pub struct Args {
     json: bool,
 }
 
-#[derive(Serialize)]
-struct InspectJson<'a> {
-    file: String,
-    elf_type: &'static str,
-    os_abi: String,
-    abi_version: u8,
-    code_object_version: Option<u8>,
-    e_flags: u32,
-    e_flags_hex: String,
-    mach: u8,
-    processor: String,
-    target_id: Option<String>,
-    xnack: FeatureFlag,
-    sramecc: FeatureFlag,
-    generic_version: u8,
-    metadata_version: Option<[u64; 2]>,
-    metadata_target: Option<&'a str>,
-    kernels: &'a [Kernel<'a>],
-    kernel_descriptors: Vec<KernelDescriptor<'a>>,
-    issues: Vec<String>,
-    metadata: Option<MetadataJson<'a, 'a>>,
-}
-
-fn elf_type_name(t: u16) -> &'static str {
-    match t {
-        1 => "rel",
-        2 => "exec",
-        3 => "dyn",
-        4 => "core",
-        _ => "other",
-    }
-}
-
 /// Runs `gfxkit inspect`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let input = Input::open(&args.file)?;
@@ -90,36 +57,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
             args.file.display()
         )
     })?;
-    let target_id = co.target_id();
-    let issues: Vec<String> = co.issues().iter().map(ToString::to_string).collect();
-    let flags = co.flags();
     if args.json {
-        let meta = co.metadata();
-        crate::output::print_json(&InspectJson {
-            file: args.file.display().to_string(),
-            elf_type: elf_type_name(co.elf_type()),
-            os_abi: co.os_abi().to_string(),
-            abi_version: co.abi_version(),
-            code_object_version: co.code_object_version().map(|v| v.number()),
-            e_flags: co.e_flags(),
-            e_flags_hex: format!("0x{:x}", co.e_flags()),
-            mach: flags.mach().0,
-            processor: flags.mach().to_string(),
-            target_id: target_id.as_ref().ok().map(ToString::to_string),
-            xnack: flags.xnack(),
-            sramecc: flags.sramecc(),
-            generic_version: flags.generic_version(),
-            metadata_version: meta.and_then(|m| m.version()),
-            metadata_target: meta.and_then(|m| m.target()),
-            kernels: co.kernels(),
-            // A damaged symbol table is listed under issues; the descriptors are then left out.
-            kernel_descriptors: co.kernel_descriptors().unwrap_or_default(),
-            issues,
-            metadata: meta.map(|m| m.to_json()),
-        })?;
+        crate::output::print_json(&inspect::inspect(&args.file.display().to_string(), &co))?;
         return Ok(ExitCode::SUCCESS);
     }
 
+    let target_id = co.target_id();
+    let issues: Vec<String> = co.issues().iter().map(ToString::to_string).collect();
+    let flags = co.flags();
     let mut rows: Vec<(&str, String)> = vec![
         ("file", args.file.display().to_string()),
         (

@@ -3,6 +3,7 @@
 use crate::input::Input;
 use crate::kpack_files;
 use anyhow::{bail, Context, Result};
+use gfxkit_inventory::kpack as inv_kpack;
 use gfxkit_kpack::split::{self, KernelOut};
 use gfxkit_kpack::write::{write_archive, ArchiveMeta, Compression, KernelIn};
 use gfxkit_kpack::Archive;
@@ -546,7 +547,7 @@ fn run_inline(a: InlineArgs) -> Result<ExitCode> {
     refuse_same(&a.file, &a.out)?;
     let data = Input::open(&a.file)?;
     let found = gfxkit_host::discover(&data);
-    if !kpack_files::has_hipk(&found) {
+    if gfxkit_kpack::view::hipk_wrappers(&found).next().is_none() {
         bail!(
             "{}: no HIPK wrapper (not a kpack-split binary)",
             a.file.display()
@@ -729,466 +730,6 @@ fn run_list(a: ListArgs) -> Result<ExitCode> {
     })
 }
 
-fn kpack_entry(
-    a: &Archive<'_>,
-    k: &gfxkit_kpack::Kernel,
-    check: bool,
-    archive: Option<String>,
-) -> crate::cmd::list::EntryListing {
-    let id = format!("hipv4-amdgcn-amd-amdhsa--{}", k.arch);
-    let check = if check {
-        a.payload(k)
-            .ok()
-            .map(|p| crate::bundles::check_payload(&id, &p))
-    } else {
-        None
-    };
-    crate::cmd::list::EntryListing::kpack(
-        crate::bundles::ListedEntry {
-            offset: 0,
-            size: a.size_of(k).unwrap_or(0),
-            check,
-            id,
-        },
-        archive,
-        Some(k.stored_size),
-    )
-}
-
-/// `list` of a `.kpack` file: one unit per TOC key, its architectures as entries.
-pub fn list_archive_units(data: &[u8], check: bool, out: &mut crate::cmd::list::FileListing) {
-    let a = match Archive::parse(data) {
-        Ok(a) => a,
-        Err(e) => {
-            out.error = Some(format!("{}: {e}", out.path));
-            return;
-        }
-    };
-    let mut by_key: BTreeMap<&str, Vec<&gfxkit_kpack::Kernel>> = BTreeMap::new();
-    for k in &a.kernels {
-        by_key.entry(&k.key).or_default().push(k);
-    }
-    for (key, ks) in by_key {
-        out.bundles.push(crate::cmd::list::BundleListing {
-            member: None,
-            section: None,
-            offset: ks.iter().map(|k| k.stored_offset).min().unwrap_or(0),
-            size: ks.iter().map(|k| k.stored_size).sum(),
-            format: "kpack",
-            ccob: None,
-            header_size: 0,
-            entries: ks.iter().map(|k| kpack_entry(&a, k, check, None)).collect(),
-            kpack_key: Some(key.to_owned()),
-        });
-    }
-}
-
-/// `list` of a kpack-split binary: one unit per `HIPK` wrapper, with the code objects its key
-/// finds in the archives its marker names.
-pub fn list_split_units(
-    path: &Path,
-    data: &[u8],
-    check: bool,
-    out: &mut crate::cmd::list::FileListing,
-) {
-    let found = gfxkit_host::discover(data);
-    if !kpack_files::has_hipk(&found) {
-        return;
-    }
-    let opened = kpack_files::all_archives(path, &found, &kpack_files::env());
-    let parsed = opened.parse();
-    let mut errors: Vec<String> = opened.unreadable.clone();
-    for a in &parsed {
-        if let Err(e) = &a.parsed {
-            errors.push(format!("{}: {e}", a.path.display()));
-        }
-    }
-    for v in gfxkit_kpack::view::view(&found, &parsed) {
-        let entries = v
-            .entries
-            .iter()
-            .filter_map(|e| {
-                let a = parsed[e.archive].parsed.as_ref().ok()?;
-                Some(kpack_entry(
-                    a,
-                    &e.kernel,
-                    check,
-                    Some(parsed[e.archive].path.display().to_string()),
-                ))
-            })
-            .collect::<Vec<_>>();
-        out.bundles.push(crate::cmd::list::BundleListing {
-            member: None,
-            section: Some(gfxkit_kpack::marker::SECTION.to_owned()),
-            offset: v.record_offset,
-            size: v.entries.iter().map(|e| e.kernel.stored_size).sum(),
-            format: "kpack",
-            ccob: None,
-            header_size: 0,
-            entries,
-            kpack_key: v.key.clone(),
-        });
-    }
-    out.kpack_archives = opened
-        .files
-        .iter()
-        .map(|(p, _)| p.display().to_string())
-        .collect();
-    out.kpack_not_found = opened.not_found;
-    if !errors.is_empty() {
-        out.error = Some(errors.join("; "));
-    }
-}
-
-/// JSON: what the kpack loader finds for one `HIPK` wrapper on a device.
-#[derive(Serialize, Clone)]
-pub struct KpackUnit {
-    /// Wrapper index N (at +16).
-    pub index: u32,
-    /// File offset of the wrapper record.
-    pub offset: u64,
-    /// The entry ID of the code object loaded (`hipv4-amdgcn-amd-amdhsa--<arch>`), or null.
-    pub selected: Option<String>,
-    /// The lookup, with the reason, the missing file or key and the package.
-    #[serde(flatten)]
-    pub lookup: gfxkit_kpack::select::Lookup,
-}
-
-/// Resolves every `HIPK` wrapper of a binary on `device` as the kpack loader does.
-pub fn select_units(
-    path: &Path,
-    found: &gfxkit_host::Discovery<'_>,
-    device: &gfxkit_target_id::TargetId,
-    loader: gfxkit_kpack::search::Loader,
-) -> Vec<KpackUnit> {
-    let env = kpack_files::env();
-    let arches = gfxkit_kpack::search::arch_list(device);
-    let mut out = Vec::new();
-    for w in gfxkit_kpack::view::hipk_wrappers(found) {
-        let index = w.kpack_index().unwrap_or(0);
-        let (files, not_found) = match &w.kpack {
-            Some(m) => {
-                let o = kpack_files::device_archives(path, m, &arches, &env);
-                (o.files, o.not_found)
-            }
-            None => (Vec::new(), Vec::new()),
-        };
-        let parsed: Vec<(PathBuf, Option<Archive<'_>>)> = files
-            .iter()
-            .map(|(p, i)| (p.clone(), Archive::parse(i).ok()))
-            .collect();
-        // Archives that do not open are skipped, as the runtime skips them.
-        let opened: Vec<gfxkit_kpack::search::Opened<'_, '_>> = parsed
-            .iter()
-            .filter_map(|(p, a)| {
-                a.as_ref()
-                    .map(|archive| gfxkit_kpack::search::Opened { path: p, archive })
-            })
-            .collect();
-        let lookup = gfxkit_kpack::select::lookup(
-            loader,
-            device,
-            w.kpack.as_ref(),
-            index,
-            &env,
-            &opened,
-            &not_found,
-        );
-        let selected = match &lookup.outcome {
-            gfxkit_kpack::search::Outcome::Found { arch, .. } if lookup.loads() => {
-                Some(format!("hipv4-amdgcn-amd-amdhsa--{arch}"))
-            }
-            _ => None,
-        };
-        out.push(KpackUnit {
-            index,
-            offset: w.location.offset,
-            selected,
-            lookup,
-        });
-    }
-    out
-}
-
-/// Text for a unit that loads nothing: the reason, the missing file or key and the package.
-pub fn unit_failure_text(u: &KpackUnit) -> String {
-    let mut s = u.lookup.reason.clone();
-    if let Some(m) = &u.lookup.missing {
-        s.push_str(&format!("; missing {m}"));
-    }
-    if let Some(p) = &u.lookup.package {
-        if u.lookup.error_code == Some(13) || u.lookup.error_code == Some(14) {
-            s.push_str(&format!(" (install {p})"));
-        }
-    }
-    s
-}
-
-/// One code object `extract` takes from a kpack archive.
-pub struct KpackPick {
-    /// Unit index (the wrapper's N for a split binary, the key's position for an archive).
-    pub bundle: usize,
-    /// Entry position within the unit.
-    pub entry: usize,
-    /// `hipv4-amdgcn-amd-amdhsa--<arch>`.
-    pub id: String,
-    /// Uncompressed size.
-    pub size: u64,
-    /// The archive.
-    pub archive: PathBuf,
-    /// TOC key.
-    pub key: String,
-    /// Architecture.
-    pub arch: String,
-}
-
-/// For `extract`: the code objects of a split binary (through its archives) or of a `.kpack`
-/// file, filtered by `wanted` (given each entry ID); `None` when the file is neither.
-pub fn extract_picks(
-    path: &Path,
-    data: &[u8],
-    wanted: &mut dyn FnMut(&str) -> bool,
-) -> Result<Option<Vec<KpackPick>>> {
-    let mut out = Vec::new();
-    if gfxkit_kpack::archive::is_kpack(data) {
-        let a = Archive::parse(data)
-            .with_context(|| format!("{}: not a readable kpack archive", path.display()))?;
-        let mut keys: Vec<&str> = a.kernels.iter().map(|k| k.key.as_str()).collect();
-        keys.dedup();
-        for (ki, key) in keys.iter().enumerate() {
-            for (ei, k) in a.kernels.iter().filter(|k| k.key == *key).enumerate() {
-                let id = format!("hipv4-amdgcn-amd-amdhsa--{}", k.arch);
-                if wanted(&id) {
-                    out.push(KpackPick {
-                        bundle: ki,
-                        entry: ei,
-                        size: a.size_of(k).unwrap_or(0),
-                        id,
-                        archive: path.to_path_buf(),
-                        key: k.key.clone(),
-                        arch: k.arch.clone(),
-                    });
-                }
-            }
-        }
-        return Ok(Some(out));
-    }
-    let found = gfxkit_host::discover(data);
-    if !kpack_files::has_hipk(&found) || !found.bundles.is_empty() {
-        return Ok(None);
-    }
-    let opened = kpack_files::all_archives(path, &found, &kpack_files::env());
-    let parsed = opened.parse();
-    for a in &parsed {
-        if let Err(e) = &a.parsed {
-            bail!("{}: {e}", a.path.display());
-        }
-    }
-    for v in gfxkit_kpack::view::view(&found, &parsed) {
-        let Some(key) = &v.key else {
-            bail!(
-                "{}: the HIPK wrapper at {:#x} has no readable marker",
-                path.display(),
-                v.record_offset
-            );
-        };
-        if v.entries.is_empty() {
-            bail!(
-                "{}: no archive holds {key} (searched: {}; not found: {})",
-                path.display(),
-                opened
-                    .files
-                    .iter()
-                    .map(|(p, _)| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                opened.not_found.join(", ")
-            );
-        }
-        for (ei, e) in v.entries.iter().enumerate() {
-            let id = format!("hipv4-amdgcn-amd-amdhsa--{}", e.arch);
-            if wanted(&id) {
-                let a = parsed[e.archive].parsed.as_ref().ok();
-                out.push(KpackPick {
-                    bundle: v.index as usize,
-                    entry: ei,
-                    size: a.and_then(|a| a.size_of(&e.kernel)).unwrap_or(0),
-                    id,
-                    archive: parsed[e.archive].path.to_path_buf(),
-                    key: key.clone(),
-                    arch: e.arch.clone(),
-                });
-            }
-        }
-    }
-    Ok(Some(out))
-}
-
-/// Writes each pick's code object to `dest(pick)`, decoding it from its archive.
-pub fn extract_write(
-    picks: &[KpackPick],
-    dest: &(dyn Fn(&KpackPick) -> PathBuf + Sync),
-) -> Result<()> {
-    let mut by_archive: BTreeMap<&Path, Vec<&KpackPick>> = BTreeMap::new();
-    for p in picks {
-        by_archive.entry(&p.archive).or_default().push(p);
-    }
-    for (path, ps) in by_archive {
-        let data = Input::open(path)?;
-        let a = Archive::parse(&data).with_context(|| format!("cannot read {}", path.display()))?;
-        use rayon::prelude::*;
-        ps.par_iter()
-            .map(|p| {
-                let k = a.kernel(&p.key, &p.arch).with_context(|| {
-                    format!("{}: {} {} vanished", path.display(), p.key, p.arch)
-                })?;
-                let bytes = a.payload(k).with_context(|| {
-                    format!("{}: kernel {} ({})", path.display(), p.key, p.arch)
-                })?;
-                crate::output::write_atomic(&dest(p), &bytes)
-            })
-            .collect::<Result<Vec<()>>>()?;
-    }
-    Ok(())
-}
-
-/// For `verify`: a `.kpack` archive, or a split binary (when `no_bundles`) with its archives;
-/// `None` for other files.
-pub fn verify_kpack(
-    name: &str,
-    data: &[u8],
-    no_bundles: bool,
-) -> Option<crate::cmd::verify::FileReport> {
-    let (findings, units, entries) = if gfxkit_kpack::archive::is_kpack(data) {
-        let f = gfxkit_kpack::verify::verify_archive(name, data);
-        let (u, e) = match Archive::parse(data) {
-            Ok(a) => {
-                let mut keys: Vec<&str> = a.kernels.iter().map(|k| k.key.as_str()).collect();
-                keys.dedup();
-                (keys.len(), a.kernels.len())
-            }
-            Err(_) => (0, 0),
-        };
-        (f, u, e)
-    } else {
-        if !no_bundles {
-            return None;
-        }
-        let found = gfxkit_host::discover(data);
-        if !kpack_files::has_hipk(&found) {
-            return None;
-        }
-        let opened = kpack_files::all_archives(Path::new(name), &found, &kpack_files::env());
-        let parsed = opened.parse();
-        let mut f = gfxkit_kpack::verify::verify_split(&found, &parsed, &opened.not_found);
-        for u in &opened.unreadable {
-            f.push(gfxkit_kpack::verify::Finding {
-                offset: None,
-                archive: None,
-                key: None,
-                message: u.clone(),
-            });
-        }
-        let views = gfxkit_kpack::view::view(&found, &parsed);
-        let entries = views.iter().map(|v| v.entries.len()).sum();
-        (f, views.len(), entries)
-    };
-    let problems: Vec<crate::cmd::verify::Problem> = findings
-        .into_iter()
-        .map(|f| crate::cmd::verify::Problem {
-            bundle: None,
-            bundle_offset: f.offset,
-            member: None,
-            section: f.archive,
-            entry: None,
-            id: f.key,
-            message: f.message,
-        })
-        .collect();
-    Some(crate::cmd::verify::FileReport {
-        path: name.to_owned(),
-        ok: problems.is_empty(),
-        bundles: units,
-        entries,
-        problems,
-    })
-}
-
-/// For `size`: a `.kpack` archive (kind `bundle`) or a split binary seen through its
-/// archives, one bundle per (key, architecture) so that stored bytes are exact per
-/// architecture: stored = the frame (or blob) in the archive, uncompressed = the code object.
-/// `None` for other files.
-pub fn size_survey(path: &Path, data: &[u8]) -> Option<gfxkit_shrink::Survey> {
-    let record = |id: String, size: u64| gfxkit_shrink::EntryRecord {
-        target: gfxkit_shrink::classify(&id).label(),
-        id,
-        size,
-        md5: String::new(),
-    };
-    let bundle = |offset: u64, a: &Archive<'_>, k: &gfxkit_kpack::Kernel| {
-        let size = a.size_of(k).unwrap_or(0);
-        gfxkit_shrink::SurveyBundle {
-            offset,
-            stored: k.stored_size,
-            encoding: format!("kpack-{}", a.scheme.name()),
-            uncompressed: size,
-            entries: vec![record(format!("hipv4-amdgcn-amd-amdhsa--{}", k.arch), size)],
-        }
-    };
-    if gfxkit_kpack::archive::is_kpack(data) {
-        let a = Archive::parse(data).ok()?;
-        let bundles = a
-            .kernels
-            .iter()
-            .map(|k| bundle(k.stored_offset, &a, k))
-            .collect();
-        return Some(gfxkit_shrink::Survey {
-            kind: gfxkit_shrink::FileKind::Bundle,
-            size: data.len() as u64,
-            regions: vec![gfxkit_shrink::SurveyRegion {
-                member: None,
-                section: None,
-                offset: 0,
-                size: data.len() as u64,
-                bundles,
-                wrappers: 0,
-                problems: Vec::new(),
-            }],
-        });
-    }
-    let found = gfxkit_host::discover(data);
-    if !kpack_files::has_hipk(&found) || !found.bundles.is_empty() {
-        return None;
-    }
-    let opened = kpack_files::all_archives(path, &found, &kpack_files::env());
-    let parsed = opened.parse();
-    let mut bundles = Vec::new();
-    for v in gfxkit_kpack::view::view(&found, &parsed) {
-        for e in &v.entries {
-            if let Ok(a) = &parsed[e.archive].parsed {
-                bundles.push(bundle(v.record_offset, a, &e.kernel));
-            }
-        }
-    }
-    let kind = match found.kind {
-        gfxkit_host::InputKind::ElfExecutable => gfxkit_shrink::FileKind::Executable,
-        _ => gfxkit_shrink::FileKind::SharedObject,
-    };
-    Some(gfxkit_shrink::Survey {
-        kind,
-        size: data.len() as u64,
-        regions: vec![gfxkit_shrink::SurveyRegion {
-            member: None,
-            section: Some(gfxkit_kpack::marker::SECTION.to_owned()),
-            offset: 0,
-            size: 0,
-            wrappers: gfxkit_kpack::view::hipk_wrappers(&found).count(),
-            bundles,
-            problems: Vec::new(),
-        }],
-    })
-}
-
 /// `inspect` of a `.kpack` file: the header, the TOC fields and every kernel, each decoded
 /// (its size checked) and its code object's target read from its ELF header.
 pub fn inspect_archive(path: &Path, data: &[u8], json: bool) -> Result<ExitCode> {
@@ -1257,4 +798,170 @@ pub fn inspect_archive(path: &Path, data: &[u8], json: bool) -> Result<ExitCode>
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `list` of any file: a `.kpack` archive, a split binary seen through the archives its
+/// markers find, or anything else as the inventory lists it.
+pub fn list_file_bytes(
+    path: &Path,
+    data: &[u8],
+    check: bool,
+) -> gfxkit_inventory::list::FileListing {
+    let name = path.display().to_string();
+    if inv_kpack::is_archive(data) {
+        return inv_kpack::list_archive(&name, data, check);
+    }
+    let inv = gfxkit_inventory::Inventory::of(data);
+    let mut l = gfxkit_inventory::list::list(&name, &inv, check);
+    if inv_kpack::is_split(&inv) {
+        let o = kpack_files::all_archives(path, &inv.discovery, &kpack_files::env());
+        inv_kpack::list_split(&mut l, &inv, &o.archives(), check);
+    }
+    l
+}
+
+/// `select` of a split binary: what the kpack loader finds for each wrapper on `device`
+/// (empty for other files).
+pub fn select_units(
+    path: &Path,
+    inv: &gfxkit_inventory::Inventory<'_>,
+    device: &gfxkit_target_id::TargetId,
+    loader: gfxkit_kpack::search::Loader,
+) -> Vec<inv_kpack::KpackUnit> {
+    if !inv_kpack::is_split(inv) {
+        return Vec::new();
+    }
+    let env = kpack_files::env();
+    let dir = kpack_files::binary_dir(path);
+    let paths = inv_kpack::select_paths(inv, &dir, std::slice::from_ref(device), &env);
+    let files = kpack_files::open_existing(&paths);
+    let open = |p: &Path| files.get(p).map(|i| &i[..]);
+    inv_kpack::select_units(inv, &dir, device, loader, &env, &open)
+}
+
+/// `doctor` of a split binary: per device, `None` when every wrapper loads, else why not;
+/// and the architectures its archives hold.
+pub fn doctor_verdicts(
+    path: &Path,
+    inv: &gfxkit_inventory::Inventory<'_>,
+    devices: &[gfxkit_target_id::TargetId],
+    loader: gfxkit_kpack::search::Loader,
+) -> (Vec<(String, Option<String>)>, Vec<String>) {
+    if !inv_kpack::is_split(inv) || !inv.loaded_at_run_time() {
+        return (Vec::new(), Vec::new());
+    }
+    let env = kpack_files::env();
+    let dir = kpack_files::binary_dir(path);
+    let paths = inv_kpack::select_paths(inv, &dir, devices, &env);
+    let files = kpack_files::open_existing(&paths);
+    let open = |p: &Path| files.get(p).map(|i| &i[..]);
+    let verdicts = devices
+        .iter()
+        .map(|d| {
+            let units = inv_kpack::select_units(inv, &dir, d, loader, &env, &open);
+            (d.to_string(), inv_kpack::doctor_verdict(&units))
+        })
+        .collect();
+    let o = kpack_files::all_archives(path, &inv.discovery, &env);
+    (verdicts, inv_kpack::targets(&o.archives()))
+}
+
+/// `verify` of a `.kpack` file or a split binary; `None` for other files.
+pub fn verify_file_bytes(
+    path: &Path,
+    data: &[u8],
+    inv: &gfxkit_inventory::Inventory<'_>,
+) -> Option<gfxkit_inventory::verify::Verification> {
+    let name = path.display().to_string();
+    if inv_kpack::is_archive(data) {
+        return Some(inv_kpack::verify_archive(&name, data));
+    }
+    if !inv_kpack::is_split(inv) {
+        return None;
+    }
+    let o = kpack_files::all_archives(path, &inv.discovery, &kpack_files::env());
+    Some(inv_kpack::verify_split(&name, inv, &o.archives()))
+}
+
+/// `size` of a `.kpack` file or a split binary; `None` for other files.
+pub fn size_survey(path: &Path, data: &[u8]) -> Option<gfxkit_shrink::Survey> {
+    if inv_kpack::is_archive(data) {
+        return inv_kpack::size_archive(data);
+    }
+    let inv = gfxkit_inventory::Inventory::of(data);
+    if !inv_kpack::is_split(&inv) {
+        return None;
+    }
+    let o = kpack_files::all_archives(path, &inv.discovery, &kpack_files::env());
+    Some(inv_kpack::size_split(
+        &inv,
+        data.len() as u64,
+        &o.archives(),
+    ))
+}
+
+/// Code objects `extract` takes from kpack archives: the picks and the archive files they
+/// come from.
+pub struct KpackExtract {
+    /// What to write.
+    pub picks: Vec<inv_kpack::Pick>,
+    /// Archive paths, indexed by [`inv_kpack::Pick::archive`].
+    pub archives: Vec<PathBuf>,
+}
+
+/// For `extract`: the code objects of a split binary (through its archives) or of a `.kpack`
+/// file that `wanted` selects; `None` for other files.
+pub fn extract_picks(
+    path: &Path,
+    data: &[u8],
+    wanted: &mut dyn FnMut(&str) -> bool,
+) -> Result<Option<KpackExtract>> {
+    if inv_kpack::is_archive(data) {
+        let picks = inv_kpack::extract_archive(data, wanted)
+            .with_context(|| format!("{}", path.display()))?;
+        return Ok(Some(KpackExtract {
+            picks,
+            archives: vec![path.to_path_buf()],
+        }));
+    }
+    let inv = gfxkit_inventory::Inventory::of(data);
+    if !inv_kpack::is_split(&inv) {
+        return Ok(None);
+    }
+    let o = kpack_files::all_archives(path, &inv.discovery, &kpack_files::env());
+    let picks = inv_kpack::extract_split(&inv, &o.archives(), wanted)
+        .with_context(|| format!("{}", path.display()))?;
+    Ok(Some(KpackExtract {
+        picks,
+        archives: o.files.iter().map(|(p, _)| p.clone()).collect(),
+    }))
+}
+
+/// Writes each pick's code object to `dest(pick)`, decoding it from its archive.
+pub fn extract_write(
+    x: &KpackExtract,
+    dest: &(dyn Fn(&inv_kpack::Pick) -> PathBuf + Sync),
+) -> Result<()> {
+    let mut by_archive: BTreeMap<usize, Vec<&inv_kpack::Pick>> = BTreeMap::new();
+    for p in &x.picks {
+        by_archive.entry(p.archive).or_default().push(p);
+    }
+    for (ai, ps) in by_archive {
+        let path = &x.archives[ai];
+        let data = Input::open(path)?;
+        let a = Archive::parse(&data).with_context(|| format!("cannot read {}", path.display()))?;
+        use rayon::prelude::*;
+        ps.par_iter()
+            .map(|p| {
+                let k = a.kernel(&p.key, &p.arch).with_context(|| {
+                    format!("{}: {} {} vanished", path.display(), p.key, p.arch)
+                })?;
+                let bytes = a.payload(k).with_context(|| {
+                    format!("{}: kernel {} ({})", path.display(), p.key, p.arch)
+                })?;
+                crate::output::write_atomic(&dest(p), &bytes)
+            })
+            .collect::<Result<Vec<()>>>()?;
+    }
+    Ok(())
 }

@@ -1,11 +1,8 @@
 //! `gfxkit list`: the device code in files: offload bundles and their entries, in standalone
 //! bundle files and inside host binaries (executables, shared objects, objects, archives).
 
-use crate::bundles::{self, Form, Located};
 use anyhow::{bail, Result};
-use gfxkit_bundle::{EntryId, EntryTarget};
-use serde::Serialize;
-use std::collections::BTreeSet;
+use gfxkit_inventory::list::{self, BundleListing, FileListing, Listing};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -60,307 +57,12 @@ pub struct Args {
     recursive: bool,
 }
 
-/// JSON: the whole listing.
-#[derive(Serialize)]
-pub struct Listing {
-    /// One per file, in the order given (by path within a directory).
-    pub files: Vec<FileListing>,
-    /// Totals over every file (with -r).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub summary: Option<Summary>,
-}
-
-/// JSON: totals over a tree.
-#[derive(Serialize, Default)]
-pub struct Summary {
-    /// Files holding device code.
-    pub files_with_device_code: usize,
-    /// Bundles (and other units of device code).
-    pub bundles: usize,
-    /// Entries.
-    pub entries: usize,
-    /// Bytes of device code as stored.
-    pub device_bytes: u64,
-    /// Processors named by entries, sorted.
-    pub architectures: Vec<String>,
-}
-
-/// JSON: one file.
-#[derive(Serialize)]
-pub struct FileListing {
-    /// The path as given.
-    pub path: String,
-    /// Bundles in file order (empty when the file holds none).
-    pub bundles: Vec<BundleListing>,
-    /// Why the file could not be listed (then `bundles` holds what was read before).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// Damage or oddities found in a host binary, with where.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub problems: Vec<gfxkit_host::Problem>,
-    /// For a kpack-split binary (`HIPK` wrappers): the archives found.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub kpack_archives: Vec<String>,
-    /// For a kpack-split binary: archive paths and patterns searched and not found.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub kpack_not_found: Vec<String>,
-}
-
-impl FileListing {
-    fn device_bytes(&self) -> u64 {
-        self.bundles.iter().map(|b| b.size).sum()
-    }
-
-    fn architectures(&self) -> BTreeSet<String> {
-        self.bundles
-            .iter()
-            .flat_map(|b| &b.entries)
-            .filter_map(|e| e.processor.clone())
-            .collect()
-    }
-
-    fn entries(&self) -> usize {
-        self.bundles.iter().map(|b| b.entries.len()).sum()
-    }
-}
-
-/// JSON: one bundle (or other unit of device code).
-#[derive(Serialize)]
-pub struct BundleListing {
-    /// Archive member holding it, for archives.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub member: Option<String>,
-    /// ELF section holding it, or null (standalone files).
-    pub section: Option<String>,
-    /// Byte offset in the file.
-    pub offset: u64,
-    /// Bytes the bundle occupies in the file.
-    pub size: u64,
-    /// `uncompressed` or `ccob`; `object-bundle`, `code-object` or `offload-image` for the
-    /// other units of device code.
-    pub format: &'static str,
-    /// The CCOB header, or null.
-    pub ccob: Option<CcobListing>,
-    /// Length of the uncompressed bundle header (0 for units that are not bundles).
-    pub header_size: u64,
-    /// Entries in header order.
-    pub entries: Vec<EntryListing>,
-    /// For `kpack` units: the TOC key (`<kernel_name>#<N>`) the wrapper looks up.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kpack_key: Option<String>,
-}
-
-/// JSON: a CCOB header.
-#[derive(Serialize)]
-pub struct CcobListing {
-    /// 1, 2 or 3.
-    pub version: u16,
-    /// `zlib` or `zstd`.
-    pub method: &'static str,
-    /// Declared size of the uncompressed bundle.
-    pub uncompressed_size: u64,
-    /// Uncompressed size over stored size.
-    pub ratio: f64,
-    /// Whether the stored hash matches; null unless the bundle was decompressed (--check).
-    pub hash_ok: Option<bool>,
-}
-
-/// JSON: one entry.
-#[derive(Serialize)]
-pub struct EntryListing {
-    /// The ID exactly as stored.
-    pub id: String,
-    /// Offload kind, or null when the ID does not parse.
-    pub kind: Option<String>,
-    /// Canonical triple (`amdgcn-amd-amdhsa-`), or null.
-    pub triple: Option<String>,
-    /// Canonical target ID (`gfx90a:xnack+`), null for host entries or unparsable IDs.
-    pub target_id: Option<String>,
-    /// Canonical entry ID, or null.
-    pub canonical_id: Option<String>,
-    /// Why the ID does not parse, when it does not.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub id_error: Option<String>,
-    /// Payload offset from the start of the uncompressed bundle.
-    pub offset: u64,
-    /// Payload size.
-    pub size: u64,
-    /// The code-object version from the payload's ELF header; null when not read.
-    pub code_object_version: Option<u8>,
-    /// Whether the payload's `e_flags` fit the target ID of the entry ID; null when unknown
-    /// (not read, not a code object, or no target ID).
-    pub eflags_agree: Option<bool>,
-    /// Why they do not fit.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub eflags_mismatch: Option<String>,
-    #[serde(skip)]
-    processor: Option<String>,
-    /// For entries in kpack archives: the archive holding the code object.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub archive: Option<String>,
-    /// For entries in kpack archives: the bytes stored (compressed) in the archive.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stored_size: Option<u64>,
-}
-
-impl EntryListing {
-    /// An entry listed from a kpack archive.
-    pub fn kpack(
-        e: bundles::ListedEntry,
-        archive: Option<String>,
-        stored_size: Option<u64>,
-    ) -> EntryListing {
-        EntryListing {
-            archive,
-            stored_size,
-            ..entry_listing(e)
-        }
-    }
-}
-
-fn entry_listing(e: bundles::ListedEntry) -> EntryListing {
-    let (code_object_version, eflags_agree, eflags_mismatch) = match &e.check {
-        Some(c) => (
-            c.version(),
-            c.agrees(),
-            match c {
-                bundles::PayloadCheck::Checked { mismatch, .. } => mismatch.clone(),
-                _ => None,
-            },
-        ),
-        None => (None, None, None),
-    };
-    match EntryId::parse(&e.id) {
-        Ok(id) => EntryListing {
-            kind: Some(id.kind().to_string()),
-            triple: Some(id.triple().to_string()),
-            target_id: match id.target() {
-                EntryTarget::None => None,
-                t => Some(t.to_string()),
-            },
-            processor: id.target_id().map(|t| t.processor().name.to_owned()),
-            canonical_id: Some(id.canonical()),
-            id_error: None,
-            id: e.id,
-            offset: e.offset,
-            size: e.size,
-            code_object_version,
-            eflags_agree,
-            eflags_mismatch,
-            archive: None,
-            stored_size: None,
-        },
-        Err(err) => EntryListing {
-            kind: None,
-            triple: None,
-            target_id: None,
-            processor: None,
-            canonical_id: None,
-            id_error: Some(err.to_string()),
-            id: e.id,
-            offset: e.offset,
-            size: e.size,
-            code_object_version,
-            eflags_agree,
-            eflags_mismatch,
-            archive: None,
-            stored_size: None,
-        },
-    }
-}
-
-fn bundle_listing(b: &Located<'_>, check: bool) -> Result<BundleListing> {
-    let (entries, header_size, hash_ok) = bundles::read_header(b, check)?;
-    let entries: Vec<EntryListing> = entries.into_iter().map(entry_listing).collect();
-    let size = match b.form {
-        Form::ObjectBundle => b.loose.iter().map(|e| e.payload.len() as u64).sum(),
-        _ => b.bytes.len() as u64,
-    };
-    Ok(BundleListing {
-        member: b.member.clone(),
-        section: b.section.clone(),
-        offset: b.offset,
-        size,
-        format: match b.form {
-            Form::Bundle if b.ccob.is_some() => "ccob",
-            Form::Bundle => "uncompressed",
-            Form::ObjectBundle => "object-bundle",
-            Form::CodeObject => "code-object",
-            Form::OffloadImage => "offload-image",
-        },
-        ccob: b.ccob.map(|h| CcobListing {
-            version: h.version,
-            method: h.method.name(),
-            uncompressed_size: h.uncompressed_size,
-            ratio: ratio(h.uncompressed_size, size),
-            hash_ok,
-        }),
-        header_size,
-        entries,
-        kpack_key: None,
-    })
-}
-
-fn ratio(uncompressed: u64, stored: u64) -> f64 {
-    let r = uncompressed as f64 / stored.max(1) as f64;
-    (r * 100.0).round() / 100.0
-}
-
-/// Lists the device code in one file's bytes; errors are kept in the listing.
-pub fn list_bytes(name: &str, data: &[u8], check: bool) -> FileListing {
-    let mut out = FileListing {
-        path: name.to_owned(),
-        bundles: Vec::new(),
-        error: None,
-        problems: Vec::new(),
-        kpack_archives: Vec::new(),
-        kpack_not_found: Vec::new(),
-    };
-    if gfxkit_kpack::archive::is_kpack(data) {
-        crate::cmd::kpack::list_archive_units(data, check, &mut out);
-        return out;
-    }
-    let found = match bundles::locate(data) {
-        Ok(f) => f,
-        Err(e) => {
-            out.error = Some(format!("{name}: {e:#}"));
-            return out;
-        }
-    };
-    out.problems = found.problems;
-    if found.units.is_empty() {
-        crate::cmd::kpack::list_split_units(Path::new(name), data, check, &mut out);
-    }
-    for b in &found.units {
-        match bundle_listing(b, check) {
-            Ok(l) => out.bundles.push(l),
-            Err(e) => {
-                out.error = Some(match b.form {
-                    Form::Bundle if b.section.is_none() && b.member.is_none() => {
-                        format!("bundle {} at offset {:#x}: {e:#}", b.index, b.offset)
-                    }
-                    _ => format!("{name}: {}: {e:#}", b.describe()),
-                });
-                break;
-            }
-        }
-    }
-    out
-}
-
 /// Lists one file; errors are kept in the listing.
 pub fn list_file(path: &Path, check: bool) -> FileListing {
     let name = path.display().to_string();
     match crate::input::Input::open(path) {
-        Ok(data) => list_bytes(&name, &data, check),
-        Err(e) => FileListing {
-            path: name,
-            bundles: Vec::new(),
-            error: Some(format!("{e:#}")),
-            problems: Vec::new(),
-            kpack_archives: Vec::new(),
-            kpack_not_found: Vec::new(),
-        },
+        Ok(data) => crate::cmd::kpack::list_file_bytes(path, &data, check),
+        Err(e) => list::unreadable(&name, format!("{e:#}")),
     }
 }
 
@@ -371,20 +73,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
         crate::scan::scan(
             &args.files,
             &crate::scan::Options::default(),
-            |path, data| Ok(list_bytes(&path.display().to_string(), data, check)),
+            |path, data| Ok(crate::cmd::kpack::list_file_bytes(path, data, check)),
         )?
         .into_iter()
         .filter_map(|s| match s.result {
             Ok(l) if s.explicit || !l.bundles.is_empty() || l.error.is_some() => Some(l),
             Ok(_) => None,
-            Err(e) => Some(FileListing {
-                path: s.path.display().to_string(),
-                bundles: Vec::new(),
-                error: Some(format!("{e:#}")),
-                problems: Vec::new(),
-                kpack_archives: Vec::new(),
-                kpack_not_found: Vec::new(),
-            }),
+            Err(e) => Some(list::unreadable(
+                &s.path.display().to_string(),
+                format!("{e:#}"),
+            )),
         })
         .collect()
     } else {
@@ -396,23 +94,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .map(|p| list_file(p, args.check))
             .collect::<Vec<_>>()
     };
-    let summary = args.recursive.then(|| summarize(&files));
+    let summary = args.recursive.then(|| list::summarize(&files));
     let listing = Listing { files, summary };
-    let failed = listing.files.iter().any(|f| {
-        f.error.is_some()
-            || f.problems
-                .iter()
-                .any(|p| p.severity == gfxkit_host::Severity::Error)
-    });
-    let bad_hash = listing
-        .files
-        .iter()
-        .flat_map(|f| &f.bundles)
-        .any(|b| b.ccob.as_ref().and_then(|c| c.hash_ok) == Some(false));
+    let (failed, bad_hash) = (listing.failed(), listing.bad_hash());
     if args.json {
         crate::output::print_json(&listing)?;
     } else {
-        print_text(&listing)?;
+        print_text(&listing, &mut std::io::stdout().lock())?;
     }
     Ok(if failed {
         ExitCode::from(2)
@@ -421,20 +109,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-fn summarize(files: &[FileListing]) -> Summary {
-    let mut s = Summary::default();
-    let mut archs = BTreeSet::new();
-    for f in files.iter().filter(|f| !f.bundles.is_empty()) {
-        s.files_with_device_code += 1;
-        s.bundles += f.bundles.len();
-        s.entries += f.entries();
-        s.device_bytes += f.device_bytes();
-        archs.extend(f.architectures());
-    }
-    s.architectures = archs.into_iter().collect();
-    s
 }
 
 /// `1.6 MiB`-style sizes.
@@ -456,9 +130,9 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-fn print_text(listing: &Listing) -> Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+/// Prints the listing as text on `out` (errors and problems go to stderr, after `out` is
+/// flushed so they interleave in order).
+pub fn print_text(listing: &Listing, out: &mut dyn Write) -> Result<()> {
     for (fi, f) in listing.files.iter().enumerate() {
         if fi > 0 {
             writeln!(out)?;
@@ -483,7 +157,7 @@ fn print_text(listing: &Listing) -> Result<()> {
             human(f.device_bytes())
         )?;
         for (bi, b) in f.bundles.iter().enumerate() {
-            print_bundle(&mut out, bi, b)?;
+            print_bundle(out, bi, b)?;
         }
         if f.bundles.is_empty() && f.error.is_none() {
             writeln!(out, "  (no offload bundle)")?;
@@ -523,7 +197,7 @@ fn print_text(listing: &Listing) -> Result<()> {
     Ok(())
 }
 
-fn print_bundle(out: &mut impl Write, bi: usize, b: &BundleListing) -> Result<()> {
+fn print_bundle(out: &mut dyn Write, bi: usize, b: &BundleListing) -> Result<()> {
     let form = match (&b.ccob, b.format) {
         (Some(c), _) => format!(
             "ccob v{} {}, {} -> {} ({:.2}x){}",

@@ -9,7 +9,7 @@
 //! in header order; CCOB v3 is read and (with `COMPRESSED_BUNDLE_FORMAT_VERSION=3`) written.
 
 use crate::bundler_cl::{self, Options};
-use crate::bundles;
+use crate::containers as bundles;
 use anyhow::Result;
 use gfxkit_bundle::unbundle::{Extracted, UnbundleOptions};
 use gfxkit_bundle::EntryId;
@@ -212,21 +212,10 @@ pub(crate) fn standardize(given: &str) -> StdTarget {
     }
 }
 
-/// clang's `Can't find bundles for A, B, and C` list (sorted).
+/// clang's `Can't find bundles for A, B, and C` list (sorted): the library's message.
 fn missing_list(names: &BTreeSet<&str>) -> String {
-    let mut msg = String::from("Can't find bundles for");
-    let last = names.len().saturating_sub(1);
-    for (i, e) in names.iter().enumerate() {
-        if i != 0 && last > 1 {
-            msg.push(',');
-        }
-        msg.push(' ');
-        if i == last && i != 0 {
-            msg.push_str("and ");
-        }
-        msg.push_str(e);
-    }
-    msg
+    let names: Vec<&str> = names.iter().copied().collect();
+    gfxkit_bundle::unbundle::missing_message(&names)
 }
 
 /// The whole tool after option parsing: clang's checks in clang's order, then the work.
@@ -381,36 +370,28 @@ fn drive(n: &Names, mut o: Options) -> Res<()> {
     }
 }
 
-/// clang's conflict rule per `<kind>-<triple>`, over the sorted target IDs: for one processor
-/// either every ID names a feature or none does.
+/// clang's conflict check: the library's rule ([`gfxkit_bundle::unbundle::find_conflict`])
+/// walked as clang walks it, per `<kind>-<triple>` over the sorted target IDs, and reported in
+/// clang's words. Targets that do not parse as entry IDs are refused later, by name.
 fn check_conflicts(targets: &[StdTarget]) -> Res<()> {
-    let mut groups: std::collections::BTreeMap<String, BTreeSet<&str>> = Default::default();
-    for t in targets {
-        groups
-            .entry(format!("{}-{}", t.kind, t.triple))
-            .or_default()
-            .insert(t.target_id.as_str());
+    let ids: Vec<(usize, EntryId)> = targets
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| EntryId::parse(&t.written).ok().map(|id| (i, id)))
+        .collect();
+    let mut order: Vec<(usize, &EntryId)> = ids.iter().map(|(i, id)| (*i, id)).collect();
+    order.sort_by(|(a, _), (b, _)| {
+        let (a, b) = (&targets[*a], &targets[*b]);
+        (&a.kind, &a.triple, &a.target_id).cmp(&(&b.kind, &b.triple, &b.target_id))
+    });
+    match gfxkit_bundle::unbundle::find_conflict(order) {
+        None => Ok(()),
+        Some((a, b)) => Err(format!(
+            "Cannot bundle inputs with conflicting targets: '{}' and '{}'",
+            targets[a].written, targets[b].written
+        )
+        .into()),
     }
-    for (key, ids) in groups {
-        let mut first: std::collections::HashMap<&str, (&str, bool)> = Default::default();
-        for id in ids {
-            let proc_ = id.split(':').next().unwrap_or("");
-            let has = id.contains(':');
-            match first.get(proc_) {
-                None => {
-                    first.insert(proc_, (id, has));
-                }
-                Some(&(a, a_has)) if a_has != has => {
-                    return Err(format!(
-                        "Cannot bundle inputs with conflicting targets: '{key}-{a}' and '{key}-{id}'"
-                    )
-                    .into());
-                }
-                Some(_) => {}
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Everything a bundling or unbundling run needs, checked.

@@ -3,11 +3,9 @@
 use crate::output;
 use crate::scan;
 use anyhow::{Context, Result};
-use gfxkit_host::entries::{units, UnitKind};
-use gfxkit_host::select::{select_unit, Via};
-use gfxkit_host::Severity;
+use gfxkit_inventory::select::{self, SelectReport};
+use gfxkit_inventory::Inventory;
 use gfxkit_target_id::TargetId;
-use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,7 +40,7 @@ pub struct Args {
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Print JSON: `{"device", "files": [{"path", "bundles": [{"index", "selected", "via", "reason", ...}],
-    /// "kpack_units": [{"index", "selected", "key", "archive", "arch", "reason", "missing", "package", ...}]}]}`.
+    /// "kpack_units": [{"index", "selected", "key", "archive", "arch", "error_code", "reason", "missing", "package", ...}]}]}`.
     #[arg(long)]
     pub json: bool,
     /// Which kpack loader to model for split binaries: `current` tries every candidate
@@ -52,165 +50,42 @@ pub struct Args {
     pub kpack_loader: crate::kpack_files::LoaderArg,
 }
 
-#[derive(Serialize)]
-struct Report {
-    device: String,
-    files: Vec<FileReport>,
-}
-
-#[derive(Serialize)]
-struct FileReport {
-    path: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-    bundles: Vec<BundleReport>,
-    /// Damage or oddities found while looking for device code.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    problems: Vec<gfxkit_host::Problem>,
-    /// The markers of `HIPK` wrappers (device code moved out to kpack archives).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    kpack: Vec<gfxkit_host::KpackRef>,
-    /// What the kpack loader finds for each `HIPK` wrapper.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    kpack_units: Vec<crate::cmd::kpack::KpackUnit>,
-}
-
-#[derive(Serialize)]
-struct BundleReport {
-    index: usize,
-    kind: UnitKind,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    member: Option<String>,
-    section: Option<String>,
-    offset: u64,
-    selected: Option<String>,
-    via: Option<Via>,
-    reason: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    needs: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    nearest: Vec<String>,
-    #[serde(skip)]
-    unreadable: bool,
-}
-
-type FileFindings = (
-    Vec<BundleReport>,
-    Vec<gfxkit_host::Problem>,
-    Vec<gfxkit_host::KpackRef>,
-    Vec<crate::cmd::kpack::KpackUnit>,
-);
-
-fn report_file(
-    device: &TargetId,
-    path: &std::path::Path,
-    bytes: &[u8],
-    loader: gfxkit_kpack::search::Loader,
-) -> FileFindings {
-    let found = gfxkit_host::discover(bytes);
-    let bundles = units(&found)
-        .into_iter()
-        .enumerate()
-        .map(|(index, u)| {
-            let base = BundleReport {
-                index,
-                kind: u.kind,
-                member: u.location.member.clone(),
-                section: u.location.section.clone(),
-                offset: u.location.offset,
-                selected: None,
-                via: None,
-                reason: String::new(),
-                needs: None,
-                nearest: Vec::new(),
-                unreadable: false,
-            };
-            let s = select_unit(device, &u);
-            let selected = match (&u.entries, s.index) {
-                (Ok(e), Some(i)) => e.get(i).map(|e| e.id.raw().to_owned()),
-                _ => None,
-            };
-            BundleReport {
-                selected,
-                via: s.via,
-                needs: (!s.needs.is_empty()).then(|| s.needs_text()),
-                reason: s.reason.clone(),
-                nearest: s.nearest.clone(),
-                unreadable: u.entries.is_err(),
-                ..base
-            }
-        })
-        .collect();
-    let kpack = found
-        .wrappers
-        .iter()
-        .filter_map(|w| w.kpack.clone())
-        .collect();
-    let kpack_units = crate::cmd::kpack::select_units(path, &found, device, loader);
-    (bundles, found.problems, kpack, kpack_units)
-}
-
 /// Runs `gfxkit select`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let device = args.device;
     let loader = args.kpack_loader.into();
     let scanned = scan::scan(&args.files, &scan::Options::default(), |path, bytes| {
-        Ok(report_file(&device, path, bytes, loader))
+        let inv = Inventory::of(bytes);
+        let mut s = select::select(&path.display().to_string(), &inv, &device);
+        s.kpack_units = crate::cmd::kpack::select_units(path, &inv, &device, loader);
+        Ok(s)
     })
     .context("cannot list the inputs")?;
-    let mut report = Report {
+    let mut report = SelectReport {
         device: device.to_string(),
         files: Vec::new(),
     };
     let mut code = 0u8;
     for s in scanned {
         let path = s.path.display().to_string();
-        match s.result {
-            Ok((bundles, problems, kpack, kpack_units)) => {
-                if !s.explicit && bundles.is_empty() && problems.is_empty() && kpack.is_empty() {
-                    continue; // Found in a directory and holds no device code.
-                }
-                let damaged = problems.iter().any(|p| p.severity == Severity::Error);
-                if bundles.iter().any(|b| b.unreadable) || damaged {
-                    code = 2;
-                } else if bundles.iter().any(|b| b.selected.is_none())
-                    || kpack_units.iter().any(|u| u.selected.is_none())
-                {
-                    code = code.max(1);
-                }
-                report.files.push(FileReport {
-                    path,
-                    error: None,
-                    bundles,
-                    problems,
-                    kpack,
-                    kpack_units,
-                });
-            }
-            Err(e) => {
-                code = 2;
-                report.files.push(FileReport {
-                    path,
-                    error: Some(format!("{e:#}")),
-                    bundles: Vec::new(),
-                    problems: Vec::new(),
-                    kpack: Vec::new(),
-                    kpack_units: Vec::new(),
-                });
-            }
-        }
+        let file = match s.result {
+            Ok(f) if !s.explicit && f.is_empty() => continue, // Found in a directory, no device code.
+            Ok(f) => f,
+            Err(e) => select::unreadable(&path, format!("{e:#}")),
+        };
+        code = code.max(file.status());
+        report.files.push(file);
     }
     if args.json {
         output::print_json(&report)?;
     } else {
-        print_text(&report)?;
+        print_text(&report, &mut std::io::stdout().lock())?;
     }
     Ok(ExitCode::from(code))
 }
 
-fn print_text(r: &Report) -> Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+/// Prints the report as text on `out` (problems go to stderr).
+pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
     writeln!(out, "device {}", r.device)?;
     for f in &r.files {
         if let Some(e) = &f.error {
@@ -245,7 +120,7 @@ fn print_text(r: &Report) -> Result<()> {
                         out,
                         "  [{:>3}] {key:<28} none: {}",
                         u.index,
-                        crate::cmd::kpack::unit_failure_text(u)
+                        u.failure_text()
                     )?,
                 }
             }

@@ -3,9 +3,7 @@
 
 use crate::input::Input;
 use anyhow::{Context, Result};
-use gfxkit_shrink::{Pattern, Selection, Survey};
-use serde::Serialize;
-use std::collections::BTreeMap;
+use gfxkit_inventory::size::{self, ArchRow, SizeReport};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -13,8 +11,7 @@ use std::process::ExitCode;
 /// Device bytes per architecture, per file and per bundle, compressed (stored) and
 /// uncompressed, over files and directory trees. Stored bytes of a compressed bundle are
 /// shared out among its entries in proportion to their uncompressed sizes (marked
-/// "estimated"). Binaries split by kpack count the bytes of their archives (frames as stored,
-/// code objects uncompressed); `.kpack` files count their kernels. With --keep, also what `gfxkit prune --keep ...` would save.
+/// "estimated"). With --keep, also what `gfxkit prune --keep ...` would save.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
 gfxkit size /usr/lib/x86_64-linux-gnu/librocsparse.so\n  \
@@ -51,187 +48,6 @@ pub enum By {
     File,
     /// One row per bundle.
     Bundle,
-}
-
-/// Bytes attributed to one architecture.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct ArchRow {
-    /// Target label (`gfx90a:xnack+`, `host`, ...).
-    pub arch: String,
-    /// Number of entries.
-    pub entries: u64,
-    /// Bytes stored in files (estimated share for compressed bundles).
-    pub stored: u64,
-    /// Uncompressed bytes.
-    pub uncompressed: u64,
-    /// Whether part of `stored` is an estimate.
-    pub estimated: bool,
-    /// Whether `--keep` keeps this architecture (absent without --keep).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kept: Option<bool>,
-}
-
-/// One file.
-#[derive(Debug, Clone, Serialize)]
-pub struct FileRow {
-    /// Path.
-    pub path: String,
-    /// Kind of file.
-    pub kind: gfxkit_shrink::FileKind,
-    /// File size.
-    pub file_size: u64,
-    /// Bundles.
-    pub bundles: u64,
-    /// Device bytes stored.
-    pub stored: u64,
-    /// Device bytes uncompressed.
-    pub uncompressed: u64,
-    /// What `--keep` would save in stored bytes (estimated for compressed bundles).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prune_saves: Option<u64>,
-    /// Per architecture within this file.
-    pub archs: Vec<ArchRow>,
-}
-
-/// One bundle.
-#[derive(Debug, Clone, Serialize)]
-pub struct BundleRow {
-    /// File path.
-    pub path: String,
-    /// Archive member.
-    pub member: Option<String>,
-    /// File offset.
-    pub offset: u64,
-    /// Encoding.
-    pub encoding: String,
-    /// Stored bytes.
-    pub stored: u64,
-    /// Uncompressed bytes.
-    pub uncompressed: u64,
-    /// Targets, in entry order.
-    pub targets: Vec<String>,
-}
-
-/// The whole report (`--json` prints this).
-#[derive(Debug, Clone, Serialize)]
-pub struct SizeReport {
-    /// Totals per architecture, largest first.
-    pub archs: Vec<ArchRow>,
-    /// Per file.
-    pub files: Vec<FileRow>,
-    /// Per bundle.
-    pub bundles: Vec<BundleRow>,
-    /// Sum of device bytes stored.
-    pub stored: u64,
-    /// Sum of device bytes uncompressed.
-    pub uncompressed: u64,
-    /// `--keep` targets, when given.
-    pub keep: Vec<String>,
-    /// What `--keep` would save in total (stored bytes).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prune_saves: Option<u64>,
-    /// Files that could not be read, with the reason.
-    pub errors: Vec<String>,
-}
-
-fn add(map: &mut BTreeMap<String, ArchRow>, arch: &str, stored: u64, unc: u64, est: bool) {
-    let r = map.entry(arch.to_owned()).or_insert_with(|| ArchRow {
-        arch: arch.to_owned(),
-        ..ArchRow::default()
-    });
-    r.entries += 1;
-    r.stored += stored;
-    r.uncompressed += unc;
-    r.estimated |= est;
-}
-
-fn sorted(map: BTreeMap<String, ArchRow>, sel: Option<&Selection>) -> Vec<ArchRow> {
-    let mut v: Vec<ArchRow> = map.into_values().collect();
-    for r in &mut v {
-        r.kept = sel
-            .map(|s| r.arch == "host" || s.keeps(&format!("hipv4-amdgcn-amd-amdhsa--{}", r.arch)));
-    }
-    v.sort_by(|a, b| b.stored.cmp(&a.stored).then(a.arch.cmp(&b.arch)));
-    v
-}
-
-/// Builds the report from surveyed files.
-pub fn build_report(files: &[(String, Survey)], keep: &[String]) -> Result<SizeReport> {
-    let sel = if keep.is_empty() {
-        None
-    } else {
-        Some(Selection::Keep(
-            keep.iter()
-                .map(|k| Pattern::parse(k).map_err(|e| anyhow::anyhow!("bad target: {e}")))
-                .collect::<Result<_>>()?,
-        ))
-    };
-    let mut total = BTreeMap::new();
-    let mut file_rows = Vec::new();
-    let mut bundle_rows = Vec::new();
-    let (mut all_stored, mut all_unc, mut all_saves) = (0u64, 0u64, 0u64);
-    for (path, s) in files {
-        let mut per = BTreeMap::new();
-        let (mut stored, mut unc, mut saves, mut nb) = (0u64, 0u64, 0u64, 0u64);
-        for r in &s.regions {
-            for b in &r.bundles {
-                nb += 1;
-                stored += b.stored;
-                unc += b.uncompressed;
-                // A compressed bundle's stored bytes are shared out among its entries (an
-                // estimate), except when it has one entry (kpack frames).
-                let compressed = b.encoding != "uncompressed" && b.entries.len() > 1;
-                let payload: u64 = b.entries.iter().map(|e| e.size).sum();
-                for e in &b.entries {
-                    // Share out the stored bytes in proportion to payload sizes.
-                    let share = if payload == 0 {
-                        0
-                    } else {
-                        (u128::from(b.stored) * u128::from(e.size) / u128::from(payload)) as u64
-                    };
-                    add(&mut per, &e.target, share, e.size, compressed);
-                    add(&mut total, &e.target, share, e.size, compressed);
-                    if let Some(sel) = &sel {
-                        if !sel.keeps(&e.id) {
-                            saves += share;
-                        }
-                    }
-                }
-                bundle_rows.push(BundleRow {
-                    path: path.clone(),
-                    member: r.member.clone(),
-                    offset: b.offset,
-                    encoding: b.encoding.clone(),
-                    stored: b.stored,
-                    uncompressed: b.uncompressed,
-                    targets: b.entries.iter().map(|e| e.target.clone()).collect(),
-                });
-            }
-        }
-        all_stored += stored;
-        all_unc += unc;
-        all_saves += saves;
-        file_rows.push(FileRow {
-            path: path.clone(),
-            kind: s.kind,
-            file_size: s.size,
-            bundles: nb,
-            stored,
-            uncompressed: unc,
-            prune_saves: sel.as_ref().map(|_| saves),
-            archs: sorted(per, sel.as_ref()),
-        });
-    }
-    Ok(SizeReport {
-        archs: sorted(total, sel.as_ref()),
-        files: file_rows,
-        bundles: bundle_rows,
-        stored: all_stored,
-        uncompressed: all_unc,
-        keep: keep.to_vec(),
-        prune_saves: sel.as_ref().map(|_| all_saves),
-        errors: Vec::new(),
-    })
 }
 
 fn walk(path: &Path, out: &mut Vec<PathBuf>, explicit: bool) -> Result<()> {
@@ -275,7 +91,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             surveyed.push((p.display().to_string(), s));
             continue;
         }
-        match gfxkit_shrink::survey_with(&input, false) {
+        match size::survey(&input) {
             Ok(s) if s.regions.iter().any(|r| !r.bundles.is_empty()) => {
                 surveyed.push((p.display().to_string(), s))
             }
@@ -284,7 +100,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             Err(e) => errors.push(format!("{}: {e}", p.display())),
         }
     }
-    let mut report = build_report(&surveyed, &args.keep)?;
+    let mut report = size::build_report(&surveyed, &args.keep)?;
     report.errors = errors;
     if let Some(html) = &args.html {
         let page = render_html(&report);
@@ -302,7 +118,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.json {
         crate::output::print_json(&report)?;
     } else {
-        print_text(&report, args.by)?;
+        print_text(&report, args.by, &mut std::io::stdout().lock())?;
     }
     for e in &report.errors {
         eprintln!("gfxkit: warning: {e}");
@@ -338,9 +154,8 @@ fn pct(part: u64, whole: u64) -> String {
     }
 }
 
-fn print_text(r: &SizeReport, by: By) -> Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+/// Prints the report as a table grouped `by` on `out`.
+pub fn print_text(r: &SizeReport, by: By, out: &mut dyn Write) -> Result<()> {
     match by {
         By::Arch => {
             writeln!(

@@ -1,10 +1,10 @@
 //! `gfxkit unbundle`: split an offload bundle into files, one per requested target.
 
-use crate::bundles;
 use anyhow::{bail, Context, Result};
 use gfxkit_bundle::ccob::HashCheck;
 use gfxkit_bundle::unbundle::{unbundle, Extracted, UnbundleOptions};
 use gfxkit_bundle::{Bundle, EntryId};
+use gfxkit_inventory::locate;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -58,11 +58,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let wanted: Vec<EntryId> = args
         .targets
         .iter()
-        .map(|t| super::extract::requested_id(t))
-        .collect::<Result<_>>()?;
+        .map(|t| gfxkit_inventory::extract::requested_id(t))
+        .collect::<gfxkit_inventory::Result<_>>()?;
     let data = crate::input::Input::open(&args.file)?;
     let name = data.path().display().to_string();
-    let found = bundles::find_bundles(&data).with_context(|| format!("cannot read {name}"))?;
+    let found = locate::find_bundles(&data).with_context(|| format!("cannot read {name}"))?;
     if found.is_empty() {
         bail!("{name}: no offload bundle in this file");
     }
@@ -77,7 +77,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .with_context(|| format!("{name} holds {n} bundles; --bundle {i} is out of range"))?,
     };
     let ctx = || format!("{name}: bundle {} at offset {:#x}", b.index, b.offset);
-    let contents = bundles::uncompressed(b, HashCheck::Error).with_context(ctx)?;
+    let contents = locate::uncompressed(b, HashCheck::Error).with_context(ctx)?;
     let bundle = Bundle::parse(&contents).with_context(ctx)?;
     // Every ID must parse (the error names the entry and where its ID lies).
     for e in bundle.entries() {

@@ -1,0 +1,302 @@
+//! The device verdict: whether a library can run on a GPU (what `gfxkit doctor` prints;
+//! `--json` is the serialised [`DoctorReport`]). Every unit the runtime would load must have a
+//! code object for the device under one common setting of the features the device leaves
+//! unknown; the per-unit choice is [`gfxkit_host::select`]'s rule.
+
+use crate::inventory::Inventory;
+use gfxkit_host::entries::Unit;
+use gfxkit_host::select::{concrete_settings, nearest_targets, select_unit, settings_text};
+use gfxkit_spec::Feature;
+use gfxkit_target_id::{FeatureSetting, TargetId};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The verdict for one library on one device.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdict {
+    /// Whether it runs.
+    pub runs: bool,
+    /// Settings the device must have (when its own are unknown and only some work).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needs: Option<String>,
+    /// Why not, naming what is missing and the nearest targets present.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing: Option<String>,
+}
+
+/// Whether a library whose bundles hold `bundles` entries can run on `device`. Every bundle
+/// must have a selection under one common concrete setting of the device's unknown features.
+pub fn verdict(device: &TargetId, bundles: &[Unit]) -> Verdict {
+    let settings = concrete_settings(device);
+    let working: Vec<&TargetId> = settings
+        .iter()
+        .filter(|d| bundles.iter().all(|e| select_unit(d, e).is_selected()))
+        .collect();
+    if working.is_empty() {
+        // Report against the first concrete setting that leaves the fewest bundles without
+        // code, naming the targets present in one that fails.
+        let failing = bundles
+            .iter()
+            .find(|e| settings.iter().all(|d| !select_unit(d, e).is_selected()))
+            .or_else(|| bundles.first());
+        let nearest = failing
+            .map(|e| nearest_targets(device, &e.ids()))
+            .unwrap_or_default();
+        let total = bundles.len();
+        let without = bundles
+            .iter()
+            .filter(|e| settings.iter().all(|d| !select_unit(d, e).is_selected()))
+            .count();
+        let mut msg = if without > 0 {
+            format!("no code object for {device} in {without} of {total} bundles")
+        } else {
+            format!("no single xnack/sramecc setting of {device} has code in all {total} bundles")
+        };
+        if !nearest.is_empty() {
+            msg.push_str(&format!("; nearest present: {}", nearest.join(", ")));
+        }
+        return Verdict {
+            runs: false,
+            needs: None,
+            missing: Some(msg),
+        };
+    }
+    // Settings common to every working concrete device, among those the device left unknown.
+    let mut needs: Vec<(Feature, FeatureSetting)> = Vec::new();
+    if working.len() < settings.len() {
+        for &f in device.processor().target_id_features {
+            if device.setting(f) != FeatureSetting::Any {
+                continue;
+            }
+            let first = working[0].setting(f);
+            if working.iter().all(|w| w.setting(f) == first) {
+                needs.push((f, first));
+            }
+        }
+    }
+    let needs = if needs.is_empty() && working.len() < settings.len() {
+        Some(
+            working
+                .iter()
+                .map(|w| w.to_string())
+                .collect::<Vec<_>>()
+                .join(" or "),
+        )
+    } else if needs.is_empty() {
+        None
+    } else {
+        Some(settings_text(&needs))
+    };
+    Verdict {
+        runs: true,
+        needs,
+        missing: None,
+    }
+}
+
+/// The verdict for one file on every device (the file object of `doctor --json`).
+#[derive(Serialize, Debug, Clone)]
+pub struct DoctorFile {
+    /// The path as given.
+    pub path: String,
+    /// Per device (canonical target ID): whether the file runs on it.
+    pub runs_on: BTreeMap<String, bool>,
+    /// The device targets present, sorted.
+    pub targets: Vec<String>,
+    /// Units judged.
+    pub bundles: usize,
+    /// Per device: settings it must have.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub needs: BTreeMap<String, String>,
+    /// Per device: why it does not run.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub missing: BTreeMap<String, String>,
+    /// Damage found (units whose entries cannot be read, damaged data).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+    /// The search paths of the file's kpack markers (`HIPK` wrappers), when it is split.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kpack: Vec<String>,
+}
+
+impl DoctorFile {
+    /// Whether the file cannot run on some device.
+    pub fn fails(&self) -> bool {
+        self.runs_on.values().any(|r| !r)
+    }
+}
+
+/// The whole report (`doctor --json`).
+#[derive(Serialize, Debug, Clone)]
+pub struct DoctorReport {
+    /// The devices, canonical.
+    pub devices: Vec<String>,
+    /// Files with device code, in path order.
+    pub files: Vec<DoctorFile>,
+}
+
+/// What the runtime would load from a file: its readable units, the errors found, and the
+/// kpack archives named (empty for files the runtime does not load, such as relocatable
+/// objects and archives).
+#[derive(Debug, Clone, Default)]
+pub struct Examined {
+    /// Units whose entries could be read.
+    pub units: Vec<Unit>,
+    /// Damage, one line each.
+    pub errors: Vec<String>,
+    /// Kpack search paths of `HIPK` wrappers.
+    pub kpack: Vec<String>,
+    /// For a split binary: per device (canonical), `None` when every wrapper loads, else why
+    /// not ([`crate::kpack::doctor_verdict`]).
+    pub kpack_verdicts: Vec<(String, Option<String>)>,
+    /// For a split binary: the architectures its archives hold.
+    pub kpack_targets: Vec<String>,
+}
+
+/// What the runtime would load from the file of `inv`.
+pub fn examine(inv: &Inventory<'_>) -> Examined {
+    let mut out = Examined::default();
+    if !inv.loaded_at_run_time() {
+        return out;
+    }
+    out.errors = inv
+        .discovery
+        .problems
+        .iter()
+        .filter(|p| p.severity == gfxkit_host::Severity::Error)
+        .map(|p| p.to_string())
+        .collect();
+    for u in inv.loadable() {
+        match &u.entries {
+            Ok(_) => out.units.push(u),
+            Err(e) => out.errors.push(format!("{}: {e}", u.location)),
+        }
+    }
+    out.kpack = inv
+        .kpack()
+        .into_iter()
+        .flat_map(|k| k.search_paths)
+        .collect();
+    out
+}
+
+/// The verdict on `devices` for a file named `name`; `None` when the file holds no device
+/// code the runtime loads (not a GPU library).
+pub fn judge(name: &str, examined: Examined, devices: &[TargetId]) -> Option<DoctorFile> {
+    let Examined {
+        units,
+        errors,
+        mut kpack,
+        kpack_verdicts,
+        kpack_targets,
+    } = examined;
+    if units.is_empty() && errors.is_empty() && kpack.is_empty() {
+        return None;
+    }
+    kpack.dedup();
+    let mut targets: Vec<String> = units
+        .iter()
+        .flat_map(Unit::ids)
+        .filter(|e| !e.is_host())
+        .map(|e| e.target().to_string())
+        .filter(|t| !t.is_empty())
+        .collect();
+    targets.sort();
+    targets.dedup();
+    let mut f = DoctorFile {
+        path: name.to_owned(),
+        runs_on: BTreeMap::new(),
+        targets,
+        bundles: units.len(),
+        needs: BTreeMap::new(),
+        missing: BTreeMap::new(),
+        errors,
+        kpack,
+    };
+    // Without readable units there is nothing to judge (errors or kpack only).
+    let judged: &[TargetId] = if units.is_empty() { &[] } else { devices };
+    for d in judged {
+        let v = verdict(d, &units);
+        let key = d.to_string();
+        f.runs_on.insert(key.clone(), v.runs);
+        if let Some(n) = v.needs {
+            f.needs.insert(key.clone(), n);
+        }
+        if let Some(m) = v.missing {
+            f.missing.insert(key, m);
+        }
+    }
+    // A split binary: judged as the kpack loader resolves each wrapper.
+    f.targets.extend(kpack_targets);
+    f.targets.sort();
+    f.targets.dedup();
+    for (dev, why) in kpack_verdicts {
+        f.runs_on.insert(dev.clone(), why.is_none());
+        if let Some(w) = why {
+            f.missing.insert(dev, w);
+        }
+    }
+    Some(f)
+}
+
+/// The verdict for the file of `inv` on `devices`, named `name`; `None` when it holds no device
+/// code the runtime loads.
+pub fn doctor(name: &str, inv: &Inventory<'_>, devices: &[TargetId]) -> Option<DoctorFile> {
+    judge(name, examine(inv), devices)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use gfxkit_bundle::EntryId;
+    use gfxkit_host::entries::{UnitEntry, UnitKind};
+
+    fn ids(list: &[&str]) -> Unit {
+        let entries = list
+            .iter()
+            .map(|s| UnitEntry {
+                id: EntryId::parse(s).unwrap(),
+                size: 1,
+            })
+            .collect();
+        Unit {
+            kind: UnitKind::Bundle,
+            location: gfxkit_host::Location::at(0, 0),
+            format: None,
+            header_len: None,
+            entries: Ok(entries),
+        }
+    }
+
+    #[test]
+    fn unknown_xnack_needs_the_setting_every_bundle_shares() {
+        let d = TargetId::parse("gfx90a:sramecc+").unwrap();
+        let b = vec![
+            ids(&[
+                "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-",
+                "hipv4-amdgcn-amd-amdhsa--gfx906",
+            ]),
+            ids(&["hipv4-amdgcn-amd-amdhsa--gfx90a"]),
+        ];
+        let v = verdict(&d, &b);
+        assert!(v.runs);
+        assert_eq!(v.needs.as_deref(), Some("xnack-"));
+        // One bundle only xnack+, the other only xnack-: no common setting.
+        let b2 = vec![
+            ids(&["hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"]),
+            ids(&["hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"]),
+        ];
+        let v = verdict(&d, &b2);
+        assert!(!v.runs);
+        assert!(v.missing.unwrap().contains("no single"));
+        // Fully known device.
+        let d = TargetId::parse("gfx1030").unwrap();
+        let v = verdict(&d, &b);
+        assert!(!v.runs);
+        assert_eq!(
+            v.missing.as_deref(),
+            Some("no code object for gfx1030 in 2 of 2 bundles; nearest present: gfx90a:xnack-, gfx906")
+        );
+    }
+}

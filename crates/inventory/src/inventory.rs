@@ -1,0 +1,91 @@
+//! [`Inventory`]: everything the commands report about one file, found once.
+
+use crate::error::Error;
+use crate::locate::{self, Located};
+use gfxkit_host::{Discovery, InputKind, KpackRef, Problem, Severity, Wrapper};
+
+/// Everything found in one file's bytes: what the file is, its units of device code (bundles,
+/// object bundles, code objects, offload images) with where they are, the wrapper records
+/// that register them, kpack references, and the problems found on the way. `list`,
+/// `extract`, `verify`, `select` and `doctor` all read their answers from it.
+///
+/// Nothing is decompressed or copied: units borrow from the input.
+#[derive(Debug, Clone)]
+pub struct Inventory<'a> {
+    /// What kind of file it is, judged from its first bytes.
+    pub kind: InputKind,
+    /// Units of device code: bundles in file order, then object bundles, code objects and
+    /// offload images (see [`locate::locate`]).
+    pub units: Vec<Located<'a>>,
+    /// Damage or oddities found beside the units, with where (empty for a standalone bundle
+    /// file, whose damage is [`error`](Self::error)).
+    pub problems: Vec<Problem>,
+    /// Why the device code of a standalone bundle file cannot be read (then `units` is empty).
+    pub error: Option<Error>,
+    /// The host discovery the units come from: wrappers, kpack references, and the units the
+    /// HIP runtime would consider loading ([`Inventory::loadable`]).
+    pub discovery: Discovery<'a>,
+}
+
+impl<'a> Inventory<'a> {
+    /// Takes the inventory of `data` (a whole file: a host binary, an archive, a bundle, a
+    /// code object, an OffloadBinary, or anything else, which holds nothing).
+    pub fn of(data: &'a [u8]) -> Inventory<'a> {
+        let discovery = gfxkit_host::discover(data);
+        let (units, problems, error) = if discovery.kind == InputKind::Bundle {
+            // A bundle file is read strictly: its damage is an error, not a problem beside.
+            match locate::find_bundles(data) {
+                Ok(units) => (units, Vec::new(), None),
+                Err(e) => (Vec::new(), Vec::new(), Some(e)),
+            }
+        } else {
+            let found = locate::units_of(&discovery);
+            (found.units, found.problems, None)
+        };
+        Inventory {
+            kind: discovery.kind,
+            units,
+            problems,
+            error,
+            discovery,
+        }
+    }
+
+    /// The `.hipFatBinSegment` wrapper records.
+    pub fn wrappers(&self) -> &[Wrapper] {
+        &self.discovery.wrappers
+    }
+
+    /// The kpack references of `HIPK` wrappers (device code moved out to kpack archives).
+    pub fn kpack(&self) -> Vec<KpackRef> {
+        self.discovery
+            .wrappers
+            .iter()
+            .filter_map(|w| w.kpack.clone())
+            .collect()
+    }
+
+    /// The units the HIP runtime would consider loading, with their parsed entry IDs (for
+    /// choosing a code object per device).
+    pub fn loadable(&self) -> Vec<gfxkit_host::entries::Unit> {
+        gfxkit_host::entries::units(&self.discovery)
+    }
+
+    /// Whether some problem is an error (damaged data) rather than a warning.
+    pub fn has_errors(&self) -> bool {
+        self.error.is_some() || self.problems.iter().any(|p| p.severity == Severity::Error)
+    }
+
+    /// Whether the runtime loads files of this kind: shared objects and executables (their
+    /// `.hip_fatbin`), and bundles or code objects given to `hipModuleLoad`. Relocatable
+    /// objects and archives are build inputs, not loaded.
+    pub fn loaded_at_run_time(&self) -> bool {
+        matches!(
+            self.kind,
+            InputKind::ElfSharedObject
+                | InputKind::ElfExecutable
+                | InputKind::Bundle
+                | InputKind::CodeObject
+        )
+    }
+}

@@ -1,0 +1,338 @@
+//! The listing of a file's device code: units, their CCOB headers and entries, each entry's
+//! ID parsed and its code object's header checked (what `gfxkit list` prints; `--json` is
+//! the serialised [`Listing`]).
+
+use crate::error::Result;
+use crate::inventory::Inventory;
+use crate::locate::{self, Form, Located};
+use gfxkit_bundle::{EntryId, EntryTarget};
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// The whole listing (`list --json`).
+#[derive(Serialize, Debug, Clone)]
+pub struct Listing {
+    /// One per file, in the order given (by path within a directory).
+    pub files: Vec<FileListing>,
+    /// Totals over every file (with -r).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<Summary>,
+}
+
+/// Totals over a tree.
+#[derive(Serialize, Default, Debug, Clone)]
+pub struct Summary {
+    /// Files holding device code.
+    pub files_with_device_code: usize,
+    /// Bundles (and other units of device code).
+    pub bundles: usize,
+    /// Entries.
+    pub entries: usize,
+    /// Bytes of device code as stored.
+    pub device_bytes: u64,
+    /// Processors named by entries, sorted.
+    pub architectures: Vec<String>,
+}
+
+/// The listing of one file (the file object of `list --json`).
+#[derive(Serialize, Debug, Clone)]
+pub struct FileListing {
+    /// The path as given.
+    pub path: String,
+    /// Bundles in file order (empty when the file holds none).
+    pub bundles: Vec<BundleListing>,
+    /// Why the file could not be listed (then `bundles` holds what was read before).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Damage or oddities found in a host binary, with where.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<gfxkit_host::Problem>,
+    /// The typed error behind `error`, when the inventory produced one.
+    #[serde(skip)]
+    pub failure: Option<crate::Error>,
+    /// For a kpack-split binary (`HIPK` wrappers): the archives found.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kpack_archives: Vec<String>,
+    /// For a kpack-split binary: archive paths and patterns searched and not found.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kpack_not_found: Vec<String>,
+}
+
+impl FileListing {
+    /// Bytes of device code as stored.
+    pub fn device_bytes(&self) -> u64 {
+        self.bundles.iter().map(|b| b.size).sum()
+    }
+
+    /// Processors named by entries, sorted.
+    pub fn architectures(&self) -> BTreeSet<String> {
+        self.bundles
+            .iter()
+            .flat_map(|b| &b.entries)
+            .filter_map(|e| e.processor.clone())
+            .collect()
+    }
+
+    /// Entries over every unit.
+    pub fn entries(&self) -> usize {
+        self.bundles.iter().map(|b| b.entries.len()).sum()
+    }
+}
+
+/// One bundle (or other unit of device code).
+#[derive(Serialize, Debug, Clone)]
+pub struct BundleListing {
+    /// Archive member holding it, for archives.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
+    /// ELF section holding it, or null (standalone files).
+    pub section: Option<String>,
+    /// Byte offset in the file.
+    pub offset: u64,
+    /// Bytes the bundle occupies in the file.
+    pub size: u64,
+    /// `uncompressed` or `ccob`; `object-bundle`, `code-object` or `offload-image` for the
+    /// other units of device code.
+    pub format: &'static str,
+    /// The CCOB header, or null.
+    pub ccob: Option<CcobListing>,
+    /// Length of the uncompressed bundle header (0 for units that are not bundles).
+    pub header_size: u64,
+    /// Entries in header order.
+    pub entries: Vec<EntryListing>,
+    /// For `kpack` units: the TOC key (`<kernel_name>#<N>`) the wrapper looks up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kpack_key: Option<String>,
+}
+
+/// A CCOB header.
+#[derive(Serialize, Debug, Clone)]
+pub struct CcobListing {
+    /// 1, 2 or 3.
+    pub version: u16,
+    /// `zlib` or `zstd`.
+    pub method: &'static str,
+    /// Declared size of the uncompressed bundle.
+    pub uncompressed_size: u64,
+    /// Uncompressed size over stored size.
+    pub ratio: f64,
+    /// Whether the stored hash matches; null unless the bundle was decompressed (--check).
+    pub hash_ok: Option<bool>,
+}
+
+/// One entry.
+#[derive(Serialize, Debug, Clone)]
+pub struct EntryListing {
+    /// The ID exactly as stored.
+    pub id: String,
+    /// Offload kind, or null when the ID does not parse.
+    pub kind: Option<String>,
+    /// Canonical triple (`amdgcn-amd-amdhsa-`), or null.
+    pub triple: Option<String>,
+    /// Canonical target ID (`gfx90a:xnack+`), null for host entries or unparsable IDs.
+    pub target_id: Option<String>,
+    /// Canonical entry ID, or null.
+    pub canonical_id: Option<String>,
+    /// Why the ID does not parse, when it does not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id_error: Option<String>,
+    /// Payload offset from the start of the uncompressed bundle.
+    pub offset: u64,
+    /// Payload size.
+    pub size: u64,
+    /// The code-object version from the payload's ELF header; null when not read.
+    pub code_object_version: Option<u8>,
+    /// Whether the payload's `e_flags` fit the target ID of the entry ID; null when unknown
+    /// (not read, not a code object, or no target ID).
+    pub eflags_agree: Option<bool>,
+    /// Why they do not fit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eflags_mismatch: Option<String>,
+    /// The processor its target ID names (for summaries; not printed).
+    #[serde(skip)]
+    pub processor: Option<String>,
+    /// For entries in kpack archives: the archive holding the code object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archive: Option<String>,
+    /// For entries in kpack archives: the bytes stored (compressed) in the archive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stored_size: Option<u64>,
+}
+
+pub(crate) fn entry_listing(e: locate::ListedEntry) -> EntryListing {
+    let (code_object_version, eflags_agree, eflags_mismatch) = match &e.check {
+        Some(c) => (
+            c.version(),
+            c.agrees(),
+            match c {
+                locate::PayloadCheck::Checked { mismatch, .. } => mismatch.clone(),
+                _ => None,
+            },
+        ),
+        None => (None, None, None),
+    };
+    match EntryId::parse(&e.id) {
+        Ok(id) => EntryListing {
+            kind: Some(id.kind().to_string()),
+            triple: Some(id.triple().to_string()),
+            target_id: match id.target() {
+                EntryTarget::None => None,
+                t => Some(t.to_string()),
+            },
+            processor: id.target_id().map(|t| t.processor().name.to_owned()),
+            canonical_id: Some(id.canonical()),
+            id_error: None,
+            id: e.id,
+            offset: e.offset,
+            size: e.size,
+            code_object_version,
+            eflags_agree,
+            eflags_mismatch,
+            archive: None,
+            stored_size: None,
+        },
+        Err(err) => EntryListing {
+            kind: None,
+            triple: None,
+            target_id: None,
+            processor: None,
+            canonical_id: None,
+            id_error: Some(err.to_string()),
+            id: e.id,
+            offset: e.offset,
+            size: e.size,
+            code_object_version,
+            eflags_agree,
+            eflags_mismatch,
+            archive: None,
+            stored_size: None,
+        },
+    }
+}
+
+fn bundle_listing(b: &Located<'_>, check: bool) -> Result<BundleListing> {
+    let (entries, header_size, hash_ok) = locate::read_header(b, check)?;
+    let entries: Vec<EntryListing> = entries.into_iter().map(entry_listing).collect();
+    let size = match b.form {
+        Form::ObjectBundle => b.loose.iter().map(|e| e.payload.len() as u64).sum(),
+        _ => b.bytes.len() as u64,
+    };
+    Ok(BundleListing {
+        member: b.member.clone(),
+        section: b.section.clone(),
+        offset: b.offset,
+        size,
+        format: match b.form {
+            Form::Bundle if b.ccob.is_some() => "ccob",
+            Form::Bundle => "uncompressed",
+            Form::ObjectBundle => "object-bundle",
+            Form::CodeObject => "code-object",
+            Form::OffloadImage => "offload-image",
+        },
+        ccob: b.ccob.map(|h| CcobListing {
+            version: h.version,
+            method: h.method.name(),
+            uncompressed_size: h.uncompressed_size,
+            ratio: ratio(h.uncompressed_size, size),
+            hash_ok,
+        }),
+        header_size,
+        entries,
+        kpack_key: None,
+    })
+}
+
+fn ratio(uncompressed: u64, stored: u64) -> f64 {
+    let r = uncompressed as f64 / stored.max(1) as f64;
+    (r * 100.0).round() / 100.0
+}
+
+/// Lists the device code in one file's bytes; errors are kept in the listing.
+pub fn list_bytes(name: &str, data: &[u8], check: bool) -> FileListing {
+    list(name, &Inventory::of(data), check)
+}
+
+/// The listing of an inventory, named `name`: every unit and its entries (compressed bundles
+/// read from their header only unless `check`, which decompresses them and checks their
+/// hash). Errors are kept in the listing.
+pub fn list(name: &str, inv: &Inventory<'_>, check: bool) -> FileListing {
+    let mut out = FileListing {
+        path: name.to_owned(),
+        bundles: Vec::new(),
+        error: None,
+        problems: Vec::new(),
+        failure: None,
+        kpack_archives: Vec::new(),
+        kpack_not_found: Vec::new(),
+    };
+    if let Some(e) = &inv.error {
+        out.error = Some(format!("{name}: {e}"));
+        out.failure = Some(e.clone());
+        return out;
+    }
+    out.problems = inv.problems.clone();
+    for b in &inv.units {
+        match bundle_listing(b, check) {
+            Ok(l) => out.bundles.push(l),
+            Err(e) => {
+                out.error = Some(match b.form {
+                    Form::Bundle if b.section.is_none() && b.member.is_none() => {
+                        format!("bundle {} at offset {:#x}: {e}", b.index, b.offset)
+                    }
+                    _ => format!("{name}: {}: {e}", b.describe()),
+                });
+                out.failure = Some(e);
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// A listing for a file that could not be read at all.
+pub fn unreadable(name: &str, error: String) -> FileListing {
+    FileListing {
+        path: name.to_owned(),
+        bundles: Vec::new(),
+        error: Some(error),
+        problems: Vec::new(),
+        failure: None,
+        kpack_archives: Vec::new(),
+        kpack_not_found: Vec::new(),
+    }
+}
+
+/// Totals over the listings of a tree (`list -r`).
+pub fn summarize(files: &[FileListing]) -> Summary {
+    let mut s = Summary::default();
+    let mut archs = BTreeSet::new();
+    for f in files.iter().filter(|f| !f.bundles.is_empty()) {
+        s.files_with_device_code += 1;
+        s.bundles += f.bundles.len();
+        s.entries += f.entries();
+        s.device_bytes += f.device_bytes();
+        archs.extend(f.architectures());
+    }
+    s.architectures = archs.into_iter().collect();
+    s
+}
+
+impl Listing {
+    /// Whether some file could not be listed or holds damaged data.
+    pub fn failed(&self) -> bool {
+        self.files.iter().any(|f| {
+            f.error.is_some()
+                || f.problems
+                    .iter()
+                    .any(|p| p.severity == gfxkit_host::Severity::Error)
+        })
+    }
+
+    /// Whether some compressed bundle's hash was checked and did not match.
+    pub fn bad_hash(&self) -> bool {
+        self.files
+            .iter()
+            .flat_map(|f| &f.bundles)
+            .any(|b| b.ccob.as_ref().and_then(|c| c.hash_ok) == Some(false))
+    }
+}

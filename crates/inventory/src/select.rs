@@ -1,0 +1,145 @@
+//! Which code object the HIP runtime would load on a device, per unit of a file (what
+//! `gfxkit select` prints; `--json` is the serialised [`SelectReport`]). The runtime's rule
+//! itself is [`gfxkit_host::select`]'s.
+
+use crate::inventory::Inventory;
+use gfxkit_host::entries::UnitKind;
+use gfxkit_host::select::{select_unit, Via};
+use gfxkit_host::{KpackRef, Problem, Severity};
+use gfxkit_target_id::TargetId;
+use serde::Serialize;
+
+/// The whole report (`select --json`).
+#[derive(Serialize, Debug, Clone)]
+pub struct SelectReport {
+    /// The device, canonical.
+    pub device: String,
+    /// One per file.
+    pub files: Vec<Selection>,
+}
+
+/// The choice for every unit of one file (the file object of `select --json`).
+#[derive(Serialize, Debug, Clone)]
+pub struct Selection {
+    /// The path as given.
+    pub path: String,
+    /// Why the file could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// One per loadable unit, in file order.
+    pub bundles: Vec<UnitChoice>,
+    /// Damage or oddities found while looking for device code.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<Problem>,
+    /// The markers of `HIPK` wrappers (device code moved out to kpack archives).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kpack: Vec<KpackRef>,
+    /// What the kpack loader finds for each `HIPK` wrapper ([`crate::kpack::select_units`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kpack_units: Vec<crate::kpack::KpackUnit>,
+}
+
+/// The choice for one unit.
+#[derive(Serialize, Debug, Clone)]
+pub struct UnitChoice {
+    /// Index among the file's loadable units.
+    pub index: usize,
+    /// What the unit is.
+    pub kind: UnitKind,
+    /// Archive member holding it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
+    /// ELF section holding it.
+    pub section: Option<String>,
+    /// File offset.
+    pub offset: u64,
+    /// The entry ID loaded, as stored; null when none fits.
+    pub selected: Option<String>,
+    /// How it was chosen (native, generic, SPIR-V).
+    pub via: Option<Via>,
+    /// Why this entry, or why none.
+    pub reason: String,
+    /// Feature settings the device must have for the choice (when it left them unknown).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needs: Option<String>,
+    /// The nearest targets present, when none fits.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nearest: Vec<String>,
+    /// Whether the unit's entries could not be read.
+    #[serde(skip)]
+    pub unreadable: bool,
+}
+
+impl Selection {
+    /// Whether the file holds nothing to report (no unit, problem or kpack reference).
+    pub fn is_empty(&self) -> bool {
+        self.bundles.is_empty() && self.problems.is_empty() && self.kpack.is_empty()
+    }
+
+    /// The exit status this file asks for: 2 damaged or unreadable, 1 some unit without a
+    /// selection, 0 otherwise.
+    pub fn status(&self) -> u8 {
+        let damaged = self.error.is_some()
+            || self.problems.iter().any(|p| p.severity == Severity::Error)
+            || self.bundles.iter().any(|b| b.unreadable);
+        if damaged {
+            2
+        } else if self.bundles.iter().any(|b| b.selected.is_none())
+            || self.kpack_units.iter().any(|u| u.selected.is_none())
+        {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+/// What the HIP runtime would load from each unit of `inv` on `device`; the file is named
+/// `name` in the report.
+pub fn select(name: &str, inv: &Inventory<'_>, device: &TargetId) -> Selection {
+    let bundles = inv
+        .loadable()
+        .into_iter()
+        .enumerate()
+        .map(|(index, u)| {
+            let s = select_unit(device, &u);
+            let selected = match (&u.entries, s.index) {
+                (Ok(e), Some(i)) => e.get(i).map(|e| e.id.raw().to_owned()),
+                _ => None,
+            };
+            UnitChoice {
+                index,
+                kind: u.kind,
+                member: u.location.member.clone(),
+                section: u.location.section.clone(),
+                offset: u.location.offset,
+                selected,
+                via: s.via,
+                needs: (!s.needs.is_empty()).then(|| s.needs_text()),
+                reason: s.reason.clone(),
+                nearest: s.nearest.clone(),
+                unreadable: u.entries.is_err(),
+            }
+        })
+        .collect();
+    Selection {
+        path: name.to_owned(),
+        error: None,
+        bundles,
+        problems: inv.discovery.problems.clone(),
+        kpack: inv.kpack(),
+        kpack_units: Vec::new(),
+    }
+}
+
+/// The report for a file that could not be read.
+pub fn unreadable(name: &str, error: String) -> Selection {
+    Selection {
+        path: name.to_owned(),
+        error: Some(error),
+        bundles: Vec::new(),
+        problems: Vec::new(),
+        kpack: Vec::new(),
+        kpack_units: Vec::new(),
+    }
+}

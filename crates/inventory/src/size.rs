@@ -1,0 +1,197 @@
+//! Where device bytes go: per architecture, file and bundle, stored and uncompressed, and
+//! what keeping only some targets would save (what `gfxkit size` prints; `--json` is the
+//! serialised [`SizeReport`]). Stored bytes of a compressed bundle are shared out among its
+//! entries in proportion to their uncompressed sizes (marked `estimated`).
+
+use crate::error::{Error, ErrorKind, Result};
+use gfxkit_shrink::{Pattern, Selection, Survey};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Surveys one file's bytes (its bundles, their entries and sizes) for [`build_report`].
+pub fn survey(data: &[u8]) -> std::result::Result<Survey, gfxkit_shrink::Error> {
+    gfxkit_shrink::survey_with(data, false)
+}
+
+/// Bytes attributed to one architecture.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ArchRow {
+    /// Target label (`gfx90a:xnack+`, `host`, ...).
+    pub arch: String,
+    /// Number of entries.
+    pub entries: u64,
+    /// Bytes stored in files (estimated share for compressed bundles).
+    pub stored: u64,
+    /// Uncompressed bytes.
+    pub uncompressed: u64,
+    /// Whether part of `stored` is an estimate.
+    pub estimated: bool,
+    /// Whether `--keep` keeps this architecture (absent without --keep).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kept: Option<bool>,
+}
+
+/// One file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileRow {
+    /// Path.
+    pub path: String,
+    /// Kind of file.
+    pub kind: gfxkit_shrink::FileKind,
+    /// File size.
+    pub file_size: u64,
+    /// Bundles.
+    pub bundles: u64,
+    /// Device bytes stored.
+    pub stored: u64,
+    /// Device bytes uncompressed.
+    pub uncompressed: u64,
+    /// What `--keep` would save in stored bytes (estimated for compressed bundles).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prune_saves: Option<u64>,
+    /// Per architecture within this file.
+    pub archs: Vec<ArchRow>,
+}
+
+/// One bundle.
+#[derive(Debug, Clone, Serialize)]
+pub struct BundleRow {
+    /// File path.
+    pub path: String,
+    /// Archive member.
+    pub member: Option<String>,
+    /// File offset.
+    pub offset: u64,
+    /// Encoding.
+    pub encoding: String,
+    /// Stored bytes.
+    pub stored: u64,
+    /// Uncompressed bytes.
+    pub uncompressed: u64,
+    /// Targets, in entry order.
+    pub targets: Vec<String>,
+}
+
+/// The whole report (`--json` prints this).
+#[derive(Debug, Clone, Serialize)]
+pub struct SizeReport {
+    /// Totals per architecture, largest first.
+    pub archs: Vec<ArchRow>,
+    /// Per file.
+    pub files: Vec<FileRow>,
+    /// Per bundle.
+    pub bundles: Vec<BundleRow>,
+    /// Sum of device bytes stored.
+    pub stored: u64,
+    /// Sum of device bytes uncompressed.
+    pub uncompressed: u64,
+    /// `--keep` targets, when given.
+    pub keep: Vec<String>,
+    /// What `--keep` would save in total (stored bytes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prune_saves: Option<u64>,
+    /// Files that could not be read, with the reason.
+    pub errors: Vec<String>,
+}
+
+fn add(map: &mut BTreeMap<String, ArchRow>, arch: &str, stored: u64, unc: u64, est: bool) {
+    let r = map.entry(arch.to_owned()).or_insert_with(|| ArchRow {
+        arch: arch.to_owned(),
+        ..ArchRow::default()
+    });
+    r.entries += 1;
+    r.stored += stored;
+    r.uncompressed += unc;
+    r.estimated |= est;
+}
+
+fn sorted(map: BTreeMap<String, ArchRow>, sel: Option<&Selection>) -> Vec<ArchRow> {
+    let mut v: Vec<ArchRow> = map.into_values().collect();
+    for r in &mut v {
+        r.kept = sel
+            .map(|s| r.arch == "host" || s.keeps(&format!("hipv4-amdgcn-amd-amdhsa--{}", r.arch)));
+    }
+    v.sort_by(|a, b| b.stored.cmp(&a.stored).then(a.arch.cmp(&b.arch)));
+    v
+}
+
+/// Builds the report from surveyed files, with what keeping only `keep` would save (when
+/// not empty). The only error is a `keep` item that is not a target.
+pub fn build_report(files: &[(String, Survey)], keep: &[String]) -> Result<SizeReport> {
+    let sel = if keep.is_empty() {
+        None
+    } else {
+        Some(Selection::Keep(
+            keep.iter()
+                .map(|k| {
+                    Pattern::parse(k)
+                        .map_err(|e| Error::new(ErrorKind::BadTarget(format!("bad target: {e}"))))
+                })
+                .collect::<Result<_>>()?,
+        ))
+    };
+    let mut total = BTreeMap::new();
+    let mut file_rows = Vec::new();
+    let mut bundle_rows = Vec::new();
+    let (mut all_stored, mut all_unc, mut all_saves) = (0u64, 0u64, 0u64);
+    for (path, s) in files {
+        let mut per = BTreeMap::new();
+        let (mut stored, mut unc, mut saves, mut nb) = (0u64, 0u64, 0u64, 0u64);
+        for r in &s.regions {
+            for b in &r.bundles {
+                nb += 1;
+                stored += b.stored;
+                unc += b.uncompressed;
+                let compressed = b.encoding != "uncompressed";
+                let payload: u64 = b.entries.iter().map(|e| e.size).sum();
+                for e in &b.entries {
+                    // Share out the stored bytes in proportion to payload sizes.
+                    let share = if payload == 0 {
+                        0
+                    } else {
+                        (u128::from(b.stored) * u128::from(e.size) / u128::from(payload)) as u64
+                    };
+                    add(&mut per, &e.target, share, e.size, compressed);
+                    add(&mut total, &e.target, share, e.size, compressed);
+                    if let Some(sel) = &sel {
+                        if !sel.keeps(&e.id) {
+                            saves += share;
+                        }
+                    }
+                }
+                bundle_rows.push(BundleRow {
+                    path: path.clone(),
+                    member: r.member.clone(),
+                    offset: b.offset,
+                    encoding: b.encoding.clone(),
+                    stored: b.stored,
+                    uncompressed: b.uncompressed,
+                    targets: b.entries.iter().map(|e| e.target.clone()).collect(),
+                });
+            }
+        }
+        all_stored += stored;
+        all_unc += unc;
+        all_saves += saves;
+        file_rows.push(FileRow {
+            path: path.clone(),
+            kind: s.kind,
+            file_size: s.size,
+            bundles: nb,
+            stored,
+            uncompressed: unc,
+            prune_saves: sel.as_ref().map(|_| saves),
+            archs: sorted(per, sel.as_ref()),
+        });
+    }
+    Ok(SizeReport {
+        archs: sorted(total, sel.as_ref()),
+        files: file_rows,
+        bundles: bundle_rows,
+        stored: all_stored,
+        uncompressed: all_unc,
+        keep: keep.to_vec(),
+        prune_saves: sel.as_ref().map(|_| all_saves),
+        errors: Vec::new(),
+    })
+}

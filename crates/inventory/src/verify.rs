@@ -1,0 +1,379 @@
+//! The verification rules: what `gfxkit verify` reports for a file, as typed findings.
+//!
+//! Checked for every unit of device code: the structure of each bundle (entry table, payload
+//! ranges, overlaps, duplicate IDs), a compressed bundle's declared sizes and MD5 hash (it is
+//! decompressed), the syntax of every entry ID (device entries must use the 5-part form comgr
+//! reads), target IDs the bundler would refuse together (`gfx90a` with `gfx90a:xnack+`), a
+//! header longer than the 4096 bytes the HIP runtime reads, and that each device payload is an
+//! AMDGPU code object built for the target its ID names. In host binaries, what host discovery
+//! found (wrappers pointing nowhere, bundles past their section, damaged archives, ...).
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::inventory::Inventory;
+use crate::locate::{self, Form, Located, PayloadCheck};
+use gfxkit_bundle::ccob::{self, DecompressOptions, HashCheck};
+use gfxkit_bundle::{Bundle, EntryId, EntryTarget};
+use serde::Serialize;
+
+/// What a finding is about, typed (the message says it in words).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FindingKind {
+    /// The file's device code cannot be located at all (a damaged standalone bundle).
+    Unreadable,
+    /// Host discovery found damage or an oddity (its own typed kind and severity).
+    Host(gfxkit_host::ProblemKind, gfxkit_host::Severity),
+    /// A compressed bundle whose stored hash differs from the hash of its contents.
+    HashMismatch {
+        /// Stored hash.
+        stored: u64,
+        /// Hash of the decompressed bytes.
+        computed: u64,
+    },
+    /// A compressed bundle that cannot be decompressed.
+    Decompress,
+    /// Damage in a bundle's structure (entry table, payload ranges, overlaps, duplicates).
+    Structure,
+    /// A bundle header longer than the HIP runtime reads.
+    HeaderTooLong {
+        /// The header's length.
+        len: u64,
+        /// What the runtime reads.
+        limit: u64,
+    },
+    /// An entry ID that does not parse.
+    BadId,
+    /// A device entry ID not in the 5-part form comgr matches.
+    NotCanonical {
+        /// Its canonical form.
+        canonical: String,
+    },
+    /// A device payload that is not an AMDGPU code object.
+    NotCodeObject,
+    /// A code object whose `e_flags` do not fit the target ID its entry names.
+    EflagsMismatch,
+    /// Two entries whose target IDs the bundler refuses together.
+    Conflict {
+        /// The other entry's index.
+        other: usize,
+    },
+    /// Two entries of different HIP kinds naming the same target: only one can be picked.
+    SameTarget {
+        /// The other entry's index.
+        other: usize,
+    },
+    /// A problem of a `.kpack` archive or of a split binary against its archives
+    /// ([`gfxkit_kpack::verify`]).
+    Kpack,
+}
+
+/// One finding, with where it is (its JSON form is what `verify --json` prints).
+#[derive(Serialize, Debug, Clone)]
+pub struct Finding {
+    /// Bundle index in the file.
+    pub bundle: Option<usize>,
+    /// Bundle offset in the file (for problems outside a bundle, where the problem is).
+    pub bundle_offset: Option<u64>,
+    /// Archive member, for archives.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
+    /// ELF section, for host binaries.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
+    /// Entry index in header order.
+    pub entry: Option<usize>,
+    /// Entry ID as stored.
+    pub id: Option<String>,
+    /// What is wrong.
+    pub message: String,
+    /// What is wrong, typed.
+    #[serde(skip)]
+    pub kind: FindingKind,
+}
+
+/// The verification of one file (its JSON form is the file object of `verify --json`).
+#[derive(Serialize, Debug, Clone)]
+pub struct Verification {
+    /// The path as given.
+    pub path: String,
+    /// No problem found.
+    pub ok: bool,
+    /// Bundles found.
+    pub bundles: usize,
+    /// Entries found.
+    pub entries: usize,
+    /// Problems found.
+    pub problems: Vec<Finding>,
+}
+
+struct Ctx<'p> {
+    problems: &'p mut Vec<Finding>,
+    bundle: usize,
+    offset: u64,
+    member: Option<String>,
+    section: Option<String>,
+}
+
+impl Ctx<'_> {
+    fn add(
+        &mut self,
+        entry: Option<usize>,
+        id: Option<&str>,
+        kind: FindingKind,
+        message: impl Into<String>,
+    ) {
+        self.problems.push(Finding {
+            bundle: Some(self.bundle),
+            bundle_offset: Some(self.offset),
+            member: self.member.clone(),
+            section: self.section.clone(),
+            entry,
+            id: id.map(str::to_owned),
+            message: message.into(),
+            kind,
+        });
+    }
+}
+
+fn check_bundle(b: &Located<'_>, problems: &mut Vec<Finding>) -> usize {
+    let mut cx = Ctx {
+        problems,
+        bundle: b.index,
+        offset: b.offset,
+        member: b.member.clone(),
+        section: b.section.clone(),
+    };
+    if b.form != Form::Bundle {
+        let entries: Vec<(usize, &str, Option<&[u8]>)> = b
+            .loose
+            .iter()
+            .enumerate()
+            // Bitcode images are not code objects: nothing to check in their payload.
+            .map(|(i, e)| (i, e.id.as_str(), (e.ext != "bc").then_some(e.payload)))
+            .collect();
+        check_entries(&mut cx, &entries);
+        return entries.len();
+    }
+    let contents: std::borrow::Cow<'_, [u8]> = match &b.ccob {
+        None => std::borrow::Cow::Borrowed(b.bytes),
+        Some(_) => {
+            let opts = DecompressOptions {
+                hash: HashCheck::Warn,
+                ..DecompressOptions::default()
+            };
+            match ccob::decompress_ccob(b.bytes, &opts) {
+                Ok(d) => {
+                    if !d.hash_ok() {
+                        cx.add(
+                            None,
+                            None,
+                            FindingKind::HashMismatch {
+                                stored: d.header.hash,
+                                computed: d.computed_hash,
+                            },
+                            format!(
+                                "compressed bundle hash mismatch: stored {:#018x}, computed {:#018x}",
+                                d.header.hash, d.computed_hash
+                            ),
+                        );
+                    }
+                    std::borrow::Cow::Owned(d.data)
+                }
+                Err(e) => {
+                    cx.add(
+                        None,
+                        None,
+                        FindingKind::Decompress,
+                        format!("cannot decompress: {e}"),
+                    );
+                    return 0;
+                }
+            }
+        }
+    };
+    let (bundle, damage) = match Bundle::parse_lenient(&contents) {
+        Ok(x) => x,
+        Err(e) => {
+            cx.add(None, None, FindingKind::Structure, e.to_string());
+            return 0;
+        }
+    };
+    for d in damage {
+        let msg = match d.offset {
+            Some(o) => format!("{} (at offset {o:#x})", d.kind),
+            None => d.kind.to_string(),
+        };
+        cx.add(d.entry, None, FindingKind::Structure, msg);
+    }
+    if bundle.header_exceeds_hip_limit() {
+        cx.add(
+            None,
+            None,
+            FindingKind::HeaderTooLong {
+                len: bundle.header_len(),
+                limit: gfxkit_bundle::limits::HIP_HEADER_READ_LIMIT,
+            },
+            format!(
+                "header is {} bytes; the HIP runtime reads only the first {} bytes of a bundle and cannot load it",
+                bundle.header_len(),
+                gfxkit_bundle::limits::HIP_HEADER_READ_LIMIT
+            ),
+        );
+    }
+    let entries: Vec<(usize, &str, Option<&[u8]>)> = bundle
+        .entries()
+        .iter()
+        .map(|e| (e.index, e.id, Some(e.payload)))
+        .collect();
+    check_entries(&mut cx, &entries);
+    bundle.entries().len()
+}
+
+/// Checks entry IDs (syntax, the 5-part form, the bundler's conflict rule) and that each
+/// device payload's `e_flags` fit the target ID its entry names.
+/// A payload of `None` is not checked (bitcode images).
+fn check_entries(cx: &mut Ctx<'_>, entries: &[(usize, &str, Option<&[u8]>)]) {
+    let mut known: Vec<(usize, EntryId)> = Vec::new();
+    for &(index, raw, payload) in entries {
+        let id = match EntryId::parse(raw) {
+            Ok(id) => id,
+            Err(err) => {
+                cx.add(Some(index), Some(raw), FindingKind::BadId, err.to_string());
+                continue;
+            }
+        };
+        if !id.is_host() && !id.is_canonical() && id.triple().is_amdhsa() {
+            cx.add(
+                Some(index),
+                Some(raw),
+                FindingKind::NotCanonical {
+                    canonical: id.canonical(),
+                },
+                format!(
+                    "not in the 5-part form the HIP runtime (comgr) matches; canonical: {}",
+                    id.canonical()
+                ),
+            );
+        }
+        let check = payload.map_or(PayloadCheck::NotApplicable, |p| {
+            locate::check_payload(raw, p)
+        });
+        match check {
+            PayloadCheck::NotApplicable | PayloadCheck::Checked { mismatch: None, .. } => {}
+            PayloadCheck::NotCodeObject(err) => cx.add(
+                Some(index),
+                Some(raw),
+                FindingKind::NotCodeObject,
+                format!("payload is not an AMDGPU code object: {err}"),
+            ),
+            PayloadCheck::Checked {
+                mismatch: Some(m), ..
+            } => cx.add(Some(index), Some(raw), FindingKind::EflagsMismatch, m),
+        }
+        known.push((index, id));
+    }
+    // The bundler's conflict rule, per kind family and triple.
+    for (i, (ia, a)) in known.iter().enumerate() {
+        for (ib, b) in &known[..i] {
+            let family = |k: gfxkit_bundle::OffloadKind| {
+                k.is_compatible(gfxkit_bundle::OffloadKind::Hip, false)
+            };
+            let same_kind = a.kind() == b.kind() || (family(a.kind()) && family(b.kind()));
+            if !same_kind || a.triple() != b.triple() {
+                continue;
+            }
+            if gfxkit_bundle::unbundle::targets_conflict(b.target(), a.target()) {
+                let why = match (a.target(), b.target()) {
+                    (EntryTarget::Known(x), EntryTarget::Known(y)) => {
+                        gfxkit_target_id::check_conflicts([y, x])
+                            .err()
+                            .map(|c| c.to_string())
+                    }
+                    _ => None,
+                }
+                .unwrap_or_else(|| {
+                    "for one processor, either every ID names features or none does".to_owned()
+                });
+                cx.add(
+                    Some(*ia),
+                    Some(a.raw()),
+                    FindingKind::Conflict { other: *ib },
+                    format!("conflicts with entry {ib} ({}): {why}", b.raw()),
+                );
+            } else if matches!(a.target(), EntryTarget::Known(_))
+                && a.target() == b.target()
+                && a.kind() != b.kind()
+            {
+                cx.add(
+                    Some(*ia),
+                    Some(a.raw()),
+                    FindingKind::SameTarget { other: *ib },
+                    format!(
+                        "same target as entry {ib} ({}); only one can be picked",
+                        b.raw()
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// Verifies the device code of one file's bytes, named `name` in the report. The only error
+/// is a file without device code.
+pub fn verify_bytes(name: &str, data: &[u8]) -> Result<Verification> {
+    verify(name, &Inventory::of(data))
+}
+
+/// Verifies an inventory, named `name` in the report. The only error is a file without
+/// device code.
+pub fn verify(name: &str, inv: &Inventory<'_>) -> Result<Verification> {
+    let name = name.to_owned();
+    let mut problems = Vec::new();
+    if let Some(e) = &inv.error {
+        problems.push(Finding {
+            bundle: None,
+            bundle_offset: None,
+            member: None,
+            section: None,
+            entry: None,
+            id: None,
+            message: e.to_string(),
+            kind: FindingKind::Unreadable,
+        });
+        return Ok(Verification {
+            path: name,
+            ok: false,
+            bundles: 0,
+            entries: 0,
+            problems,
+        });
+    }
+    if inv.units.is_empty() && inv.problems.is_empty() {
+        return Err(Error::new(ErrorKind::NoDeviceCode));
+    }
+    // What host discovery found: wrappers pointing nowhere or outside the file, bundles
+    // running past their section, bundles no wrapper registers, unreadable sections.
+    for p in &inv.problems {
+        problems.push(Finding {
+            bundle: None,
+            bundle_offset: Some(p.location.offset),
+            member: p.location.member.clone(),
+            section: p.location.section.clone(),
+            entry: None,
+            id: None,
+            message: format!("{}: {}", p.severity, p.kind),
+            kind: FindingKind::Host(p.kind.clone(), p.severity),
+        });
+    }
+    let mut entries = 0;
+    for b in &inv.units {
+        entries += check_bundle(b, &mut problems);
+    }
+    Ok(Verification {
+        path: name,
+        ok: problems.is_empty(),
+        bundles: inv.units.len(),
+        entries,
+        problems,
+    })
+}

@@ -1,0 +1,374 @@
+"""gfxkit: AMD GPU device code from Python.
+
+Read what device code a file holds (offload bundles, CCOB, code objects in host executables,
+shared libraries, archives), which code object the HIP runtime would load on a device,
+whether a library runs on a GPU, where device bytes go; extract entries; prune or recompress
+files; work with target IDs, the processor table and the AMDGPU memory model.
+
+Every function takes a path (``str`` or ``os.PathLike``, memory-mapped) or ``bytes`` (so an
+archive member can be read without writing it out). Results mirror the CLI: ``to_dict()``
+returns exactly the object ``gfxkit <command> --json`` prints for that file. Errors raise
+:class:`gfxkit.Error` subclasses carrying ``file``, ``entry`` and ``offset``.
+
+>>> import gfxkit
+>>> inv = gfxkit.list("libfoo.so")                      # doctest: +SKIP
+>>> [e["target_id"] for b in inv.bundles for e in b["entries"]]   # doctest: +SKIP
+>>> gfxkit.select("libfoo.so", "gfx90a:sramecc+:xnack-").bundles[0]["selected"]  # doctest: +SKIP
+>>> str(gfxkit.TargetId("gfx90a:xnack+:sramecc-"))
+'gfx90a:sramecc-:xnack+'
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+
+from . import _gfxkit
+from ._gfxkit import TargetId
+from .errors import Error, FormatError, NoDeviceCodeError, TargetError
+
+__version__: str = _gfxkit.__version__
+
+Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
+
+
+class _Report:
+    """A result: the CLI's JSON object for it, with attributes for its keys."""
+
+    _keys: Sequence[str] = ()
+
+    def __init__(self, data: Dict[str, Any]) -> None:
+        self._data = data
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The object ``gfxkit <command> --json`` prints (a deep copy)."""
+        return copy.deepcopy(self._data)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __getattr__(self, name: str) -> Any:
+        data = self.__dict__.get("_data")
+        if data is not None and name in data:
+            return data[name]
+        raise AttributeError(f"{type(self).__name__!s} has no attribute {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other._data == self._data  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        head = self._data.get("path", "")
+        return f"<gfxkit.{type(self).__name__} {head}>"
+
+
+class Inventory(_Report):
+    """The device code of one file: its units (bundles, object bundles, code objects, offload
+    images) with their entries, and the problems found (``gfxkit list``).
+
+    Keys: ``path``, ``bundles`` (each with ``member``, ``section``, ``offset``, ``size``,
+    ``format``, ``ccob``, ``header_size``, ``entries``), ``problems``, ``error``.
+    """
+
+    @property
+    def entries(self) -> List[Dict[str, Any]]:
+        """Every entry of every unit, in file order."""
+        return [e for b in self._data["bundles"] for e in b["entries"]]
+
+    @property
+    def architectures(self) -> List[str]:
+        """The processors entries are built for, sorted."""
+        out = set()
+        for e in self.entries:
+            t = e.get("target_id")
+            if t:
+                out.add(t.split(":")[0])
+        return sorted(out)
+
+
+class Selection(_Report):
+    """Per unit, the entry the HIP runtime would load on a device (``gfxkit select``).
+
+    Keys: ``path``, ``bundles`` (each with ``index``, ``kind``, ``section``, ``offset``,
+    ``selected``, ``via``, ``reason``, ``needs``, ``nearest``), ``problems``, ``kpack``.
+    """
+
+    @property
+    def selected(self) -> List[Optional[str]]:
+        """The entry ID chosen per unit (``None`` where none fits)."""
+        return [b["selected"] for b in self._data["bundles"]]
+
+
+class Verification(_Report):
+    """The verification of one file (``gfxkit verify``): ``ok``, ``bundles``, ``entries``
+    and ``problems`` (each with ``bundle``, ``bundle_offset``, ``entry``, ``id``,
+    ``message``)."""
+
+
+class DoctorReport(_Report):
+    """Whether each library runs on each device (``gfxkit doctor``): ``devices`` and
+    ``files`` (each with ``path``, ``runs_on``, ``targets``, ``needs``, ``missing``,
+    ``errors``)."""
+
+    def runs(self, path: str, device: str) -> Optional[bool]:
+        """Whether the library at ``path`` runs on ``device`` (``None`` if not judged)."""
+        for f in self._data["files"]:
+            if f["path"] == path:
+                return f["runs_on"].get(str(TargetId(device)))
+        return None
+
+
+class SizeReport(_Report):
+    """Device bytes per architecture, file and bundle (``gfxkit size``): ``archs``,
+    ``files``, ``bundles``, ``stored``, ``uncompressed``, ``keep``, ``prune_saves``,
+    ``errors``."""
+
+
+class Entry:
+    """One extracted entry: its ID, its bytes and where it was.
+
+    Attributes:
+        id: the entry ID exactly as stored (``hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+``).
+        data: the payload (a code object, or bitcode for ``.bc`` images).
+        offset: the payload's offset in its (uncompressed) bundle.
+        unit: the index of the bundle (or other unit) in the file.
+        entry: the index of the entry in its unit.
+        ext: ``co`` or ``bc``, the extension ``gfxkit extract`` names it with.
+        member: the archive member holding it, for archives.
+    """
+
+    __slots__ = ("id", "data", "offset", "unit", "entry", "ext", "member")
+
+    def __init__(
+        self,
+        id: str,
+        data: bytes,
+        offset: int,
+        unit: int,
+        entry: int,
+        ext: str,
+        member: Optional[str],
+    ) -> None:
+        self.id = id
+        self.data = data
+        self.offset = offset
+        self.unit = unit
+        self.entry = entry
+        self.ext = ext
+        self.member = member
+
+    @property
+    def target_id(self) -> Optional[TargetId]:
+        """The target ID the entry ID names, when it names one gfxkit knows."""
+        tail = self.id.rsplit("-", 1)[-1]
+        try:
+            return TargetId(tail)
+        except TargetError:
+            return None
+
+    def __repr__(self) -> str:
+        return f"<gfxkit.Entry {self.id} {len(self.data)} bytes>"
+
+
+class Processor:
+    """A row of the processor table (``gfxkit target list --json``).
+
+    Attributes: ``name``, ``aliases``, ``arch``, ``kind``, ``features``,
+    ``target_id_features``, ``mach``, ``generic_family``, ``generic_version``,
+    ``generic_members``, ``memory_model``, ``in_llvm19``.
+    """
+
+    def __init__(self, row: Dict[str, Any]) -> None:
+        self._row = row
+
+    def __getattr__(self, name: str) -> Any:
+        row = self.__dict__.get("_row")
+        if row is not None and name in row:
+            return row[name]
+        raise AttributeError(f"Processor has no attribute {name!r}")
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The row as ``gfxkit target list --json`` prints it."""
+        return copy.deepcopy(self._row)
+
+    def __repr__(self) -> str:
+        return f"<gfxkit.Processor {self._row['name']}>"
+
+
+def list(src: Source, *, check: bool = False, strict: bool = True) -> Inventory:  # noqa: A001
+    """The device code in one file, as ``gfxkit list --json`` lists it.
+
+    Args:
+        src: a path or the file's bytes.
+        check: decompress compressed bundles in full, verify their hash and read their code
+            objects' headers (``gfxkit list --check``).
+        strict: raise :class:`FormatError` when the device code cannot be read; with
+            ``strict=False`` the result carries ``error`` instead.
+    """
+    return Inventory(_gfxkit.list(src, check, strict))
+
+
+def select(src: Source, device: Union[str, TargetId]) -> Selection:
+    """Which code object the HIP runtime would load on ``device`` from each unit of a file
+    (``gfxkit select --device DEVICE --json``)."""
+    return Selection(_gfxkit.select(src, str(device)))
+
+
+def verify(src: Source) -> Verification:
+    """Checks a file's device code for damage and for what keeps the HIP runtime from loading
+    it (``gfxkit verify --json``). Raises :class:`NoDeviceCodeError` for a file without."""
+    return Verification(_gfxkit.verify(src))
+
+
+def doctor(
+    paths: Union[Source, Iterable[Union[str, "os.PathLike[str]"]]],
+    devices: Union[str, TargetId, Iterable[Union[str, TargetId]]],
+) -> DoctorReport:
+    """Whether the libraries under ``paths`` (files or directories) run on each of
+    ``devices`` (``gfxkit doctor --device ... --json``)."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    if isinstance(devices, (str, TargetId)):
+        devices = [devices]
+    return DoctorReport(_gfxkit.doctor([os.fspath(p) for p in paths], [str(d) for d in devices]))
+
+
+def size(src: Source, keep: Sequence[str] = ()) -> SizeReport:
+    """Device bytes of one file per architecture, file and bundle, and what keeping only
+    ``keep`` would save (``gfxkit size --json [--keep ...] FILE``)."""
+    return SizeReport(_gfxkit.size(src, [str(k) for k in keep]))
+
+
+def extract(
+    src: Source,
+    target: Union[None, str, TargetId, Sequence[Union[str, TargetId]]] = None,
+    *,
+    ignore_hash: bool = False,
+) -> List[Entry]:
+    """The entries of a file (every one but empty host entries), or those ``target`` selects
+    (a target ID or entry ID, or several), with their bytes: what ``gfxkit extract`` writes.
+
+    ``gfx90a`` selects ``gfx90a:xnack+`` and ``gfx90a:xnack-``; ``gfx90a:xnack+`` selects
+    ``gfx90a:xnack+`` and a plain ``gfx90a``. Compressed bundles are decompressed, their hash
+    checked unless ``ignore_hash``.
+    """
+    if target is None:
+        targets: List[str] = []
+    elif isinstance(target, (str, TargetId)):
+        targets = [str(target)]
+    else:
+        targets = [str(t) for t in target]
+    return [Entry(*t) for t in _gfxkit.extract(src, targets, ignore_hash)]
+
+
+def inspect(src: Source) -> Dict[str, Any]:
+    """One AMDGPU code object, as ``gfxkit inspect --json`` prints it (header, ``e_flags``,
+    target ID, kernels, descriptors, metadata)."""
+    return _gfxkit.inspect(src)
+
+
+def prune(
+    src: Source,
+    keep: Sequence[str] = (),
+    *,
+    drop: Sequence[str] = (),
+    output: Union[None, str, "os.PathLike[str]"] = None,
+    in_place: bool = False,
+    uncompressed: bool = False,
+    ccob_version: Optional[int] = None,
+    method: Optional[str] = None,
+    level: Optional[int] = None,
+) -> Dict[str, Any]:
+    """Keeps (``keep``) or drops (``drop``) architectures in a host binary, archive or
+    bundle (``gfxkit prune``). The result is written to ``output`` (or over the input with
+    ``in_place``) through a temporary file that is read back and verified first; with
+    neither, nothing is written. Returns the report ``prune --json`` prints (without
+    ``seconds``)."""
+    return _gfxkit.prune(
+        src,
+        [str(k) for k in keep],
+        [str(d) for d in drop],
+        None if output is None else os.fspath(output),
+        in_place,
+        uncompressed,
+        ccob_version,
+        method,
+        level,
+    )
+
+
+def recompress(
+    src: Source,
+    output: Union[None, str, "os.PathLike[str]"] = None,
+    *,
+    in_place: bool = False,
+    uncompressed: bool = False,
+    ccob_version: Optional[int] = None,
+    method: Optional[str] = None,
+    level: Optional[int] = None,
+) -> Dict[str, Any]:
+    """Converts the compression of every bundle (``gfxkit recompress``; CCOB v2 zstd unless
+    told otherwise), written as :func:`prune` writes."""
+    return _gfxkit.recompress(
+        src,
+        None if output is None else os.fspath(output),
+        in_place,
+        uncompressed,
+        ccob_version,
+        method,
+        level,
+    )
+
+
+def compatible(code_object_id: Union[str, TargetId], device_id: Union[str, TargetId]) -> bool:
+    """Whether code built for ``code_object_id`` runs on a device ``device_id``
+    (``gfxkit target compat``)."""
+    return _gfxkit.compatible(str(code_object_id), str(device_id))
+
+
+def processors() -> List[Processor]:
+    """The processor table, one :class:`Processor` per row."""
+    return [Processor(r) for r in _gfxkit.processors()]
+
+
+def memmodel(
+    cpu: str,
+    case: str,
+    *,
+    cumode: bool = False,
+    tgsplit: bool = False,
+    os: str = "amdhsa",  # noqa: A002
+    skip_cache_invalidations: bool = False,
+) -> List[str]:
+    """The AMDGPU memory model's code sequence for ``case``
+    (``load_atomic;as=global;ord=acquire;scope=agent``) on ``cpu``, one instruction per
+    string (``gfxkit memmodel --cpu CPU CASE``)."""
+    return _gfxkit.memmodel(cpu, case, cumode, tgsplit, os, skip_cache_invalidations)
+
+
+__all__ = [
+    "DoctorReport",
+    "Entry",
+    "Error",
+    "FormatError",
+    "Inventory",
+    "NoDeviceCodeError",
+    "Processor",
+    "Selection",
+    "SizeReport",
+    "TargetError",
+    "TargetId",
+    "Verification",
+    "compatible",
+    "doctor",
+    "extract",
+    "inspect",
+    "list",
+    "memmodel",
+    "processors",
+    "prune",
+    "recompress",
+    "select",
+    "size",
+    "verify",
+]

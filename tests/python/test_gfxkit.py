@@ -1,0 +1,167 @@
+"""The gfxkit Python package against the gfxkit CLI on files clang-19 builds."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import gfxkit
+
+from conftest import run, tool
+
+
+def file_object(doc: dict) -> dict:
+    (f,) = doc["files"]
+    return f
+
+
+@pytest.mark.parametrize("which", ["bundle", "ccob", "lib", "code_object"])
+def test_list_equals_the_cli(built, cli, which):
+    p = built[which]
+    code, doc = cli("list", "--json", str(p))
+    assert code == 0
+    inv = gfxkit.list(p)
+    assert inv.to_dict() == file_object(doc)
+    assert gfxkit.list(str(p), check=True).to_dict() == file_object(cli("list", "--check", "--json", str(p))[1])
+    # Bytes are read exactly as the file is (only the name differs).
+    from_bytes = gfxkit.list(Path(p).read_bytes()).to_dict()
+    assert from_bytes["path"] == "<bytes>"
+    assert {**from_bytes, "path": str(p)} == file_object(doc)
+
+
+def test_list_attributes(built):
+    inv = gfxkit.list(built["lib"])
+    assert len(inv.bundles) == 2
+    assert inv.architectures == ["gfx1030", "gfx1100", "gfx906", "gfx90a"]
+    assert inv.bundles[1]["format"] == "ccob"
+
+
+@pytest.mark.parametrize("device", ["gfx90a:sramecc+:xnack+", "gfx1100", "gfx942"])
+def test_select_equals_the_cli(built, cli, device):
+    for which in ("bundle", "lib"):
+        p = str(built[which])
+        code, doc = cli("select", "--device", device, "--json", p)
+        sel = gfxkit.select(p, device)
+        assert sel.to_dict() == file_object(doc)
+        assert (code == 0) == all(s is not None for s in sel.selected)
+
+
+def test_verify_equals_the_cli(built, cli):
+    for which in ("bundle", "ccob", "lib", "code_object"):
+        p = str(built[which])
+        code, doc = cli("verify", "--json", p)
+        v = gfxkit.verify(p)
+        assert v.to_dict() == file_object(doc)
+        assert v.ok and code == 0
+
+
+def test_size_equals_the_cli(built, cli):
+    p = str(built["lib"])
+    code, doc = cli("size", "--json", p)
+    assert code == 0
+    assert gfxkit.size(p).to_dict() == doc
+    code, doc = cli("size", "--json", "--keep", "gfx90a", p)
+    assert gfxkit.size(p, keep=["gfx90a"]).to_dict() == doc
+
+
+def test_inspect_equals_the_cli(built, cli):
+    p = str(built["code_object"])
+    code, doc = cli("inspect", "--json", p)
+    assert code == 0
+    assert gfxkit.inspect(p) == doc
+    assert gfxkit.inspect(Path(p).read_bytes())["target_id"] == "gfx90a:xnack+"
+
+
+def test_doctor_equals_the_cli(built, cli):
+    d = str(built["dir"])
+    code, doc = cli("doctor", "--device", "gfx1100", "--device", "gfx906", "--json", d)
+    rep = gfxkit.doctor([d], ["gfx1100", "gfx906"])
+    assert rep.to_dict() == doc
+    assert rep.runs(str(built["lib"]), "gfx1100") is False
+
+
+def test_extracted_bytes_equal_the_cli(built, gfxkit_bin, tmp_path):
+    for which in ("bundle", "ccob", "lib"):
+        p = built[which]
+        out = tmp_path / which
+        subprocess.run([gfxkit_bin, "extract", str(p), "-o", str(out)], check=True, capture_output=True)
+        written = sorted(out.iterdir())
+        entries = gfxkit.extract(p)
+        assert len(entries) == len(written) > 0
+        stem = Path(p).stem
+        for e in entries:
+            name = f"{stem}.{e.unit}.{''.join(c if c.isalnum() or c in '._+-' else '_' for c in e.id)}.{e.ext}"
+            assert (out / name).read_bytes() == e.data, name
+
+
+def test_extract_a_target_and_match_clang(built, tmp_path):
+    entries = gfxkit.extract(built["bundle"], target="gfx90a")
+    assert [e.id for e in entries] == [
+        "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
+        "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-",
+    ]
+    assert entries[0].offset % 4096 == 0
+    assert str(entries[0].target_id) == "gfx90a:xnack+"
+    ref = tmp_path / "ref.co"
+    run(tool("clang-offload-bundler"), "-type=o", f"-input={built['bundle']}", "-unbundle",
+        "-targets=hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+", f"-output={ref}")
+    assert entries[0].data == ref.read_bytes()
+    assert gfxkit.extract(built["bundle"], target="gfx1100") == []
+
+
+def test_damaged_input_raises_typed_errors(built):
+    data = Path(built["bundle"]).read_bytes()
+    with pytest.raises(gfxkit.FormatError) as e:
+        gfxkit.list(data[:100])
+    assert e.value.file == "<bytes>"
+    assert e.value.offset is not None
+    # A flipped byte in the compressed payload: the hash no longer matches.
+    z = bytearray(Path(built["ccob"]).read_bytes())
+    z[-40] ^= 0xFF
+    with pytest.raises(gfxkit.FormatError):
+        gfxkit.extract(bytes(z))
+    listed = gfxkit.list(data[:100], strict=False)
+    assert listed.error
+    with pytest.raises(gfxkit.NoDeviceCodeError):
+        gfxkit.verify(b"just text")
+    with pytest.raises(gfxkit.TargetError):
+        gfxkit.select(built["bundle"], "gfx90a:xnack*")
+    with pytest.raises(gfxkit.FormatError):
+        gfxkit.inspect(built["bundle"])
+    with pytest.raises(FileNotFoundError):
+        gfxkit.list(built["dir"] / "missing.so")
+    assert issubclass(gfxkit.TargetError, gfxkit.Error)
+
+
+def test_prune_and_recompress_write_verified_files(built, cli, tmp_path):
+    out = tmp_path / "libk-gfx90a.so"
+    rep = gfxkit.prune(built["lib"], keep=["gfx90a"], output=out)
+    assert rep["output"] == str(out)
+    assert gfxkit.list(out).architectures == ["gfx90a"]
+    assert cli("verify", "--json", str(out))[0] == 0
+    dry = gfxkit.prune(built["lib"], drop=["gfx906"])
+    assert dry["dry_run"] and dry["size_after"] <= dry["size_before"]
+    z = tmp_path / "k.z.hipfb"
+    gfxkit.recompress(built["bundle"], z)
+    assert gfxkit.list(z).bundles[0]["format"] == "ccob"
+    plain_ids = [e["id"] for e in gfxkit.list(built["bundle"]).entries]
+    assert [e["id"] for e in gfxkit.list(z).entries] == plain_ids
+
+
+def test_target_ids_processors_and_memory_model():
+    t = gfxkit.TargetId("gfx90a:xnack+:sramecc-")
+    assert str(t) == "gfx90a:sramecc-:xnack+"
+    assert t.processor == "gfx90a"
+    assert t.features == {"sramecc": False, "xnack": True}
+    assert t == gfxkit.TargetId("gfx90a:sramecc-:xnack+") and len({t, gfxkit.TargetId(str(t))}) == 1
+    assert gfxkit.compatible("gfx90a", "gfx90a:sramecc+:xnack-")
+    assert not gfxkit.compatible("gfx90a:xnack+", "gfx90a:xnack-")
+    rows = {p.name: p for p in gfxkit.processors()}
+    assert rows["gfx90a"].target_id_features == ["sramecc", "xnack"]
+    assert rows["gfx90a"].mach == 0x3F
+    seq = gfxkit.memmodel("gfx90a", "load_atomic;as=global;ord=acquire;scope=agent")
+    assert seq[-1] == "buffer_wbinvl1_vol"
+    with pytest.raises(gfxkit.Error):
+        gfxkit.memmodel("gfx90a", "load_atomic;as=global;ord=bogus")
