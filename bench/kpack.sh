@@ -22,6 +22,7 @@ L19=/usr/lib/llvm-19/bin
 command -v zstd >/dev/null || { echo "bench/kpack.sh: zstd missing (apt-get install zstd)" >&2; exit 2; }
 
 echo "== building gfxkit (release)"
+export ZSTD_SYS_USE_PKG_CONFIG=1
 cargo build --release -q -p gfxkit
 G=$ROOT/target/release/gfxkit
 
