@@ -142,7 +142,11 @@ pub fn find_conflict<'a>(
         if id.target().is_none() {
             continue;
         }
-        let key = (id.kind(), triple_key(id.triple()), processor_key(id.target()));
+        let key = (
+            id.kind(),
+            triple_key(id.triple()),
+            processor_key(id.target()),
+        );
         match first.get(&key) {
             None => {
                 first.insert(key, (i, id));

@@ -12,6 +12,7 @@ mod bundler_cl;
 mod cmd;
 mod containers;
 mod input;
+mod kpack_files;
 mod output;
 mod scan;
 

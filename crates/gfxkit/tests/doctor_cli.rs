@@ -214,7 +214,7 @@ fn named_device_text_report_and_errors() {
 }
 
 #[test]
-fn kpack_split_library_is_noted() {
+fn kpack_split_library_without_its_archive_fails_naming_it() {
     let d = built().dir.path().join("kpack");
     std::fs::create_dir_all(&d).unwrap();
     host_fixtures::kpack_binary(
@@ -223,21 +223,24 @@ fn kpack_split_library_is_noted() {
         "../.kpack/y.kpack",
     );
     let out = doctor(&["--device", "gfx1030", "--json"], &[], &d);
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(1));
     let v = json_stdout(&out);
     let f = file(&v, "libk.so");
-    assert_eq!(f["runs_on"], json!({}));
+    assert_eq!(f["runs_on"], json!({"gfx1030": false}));
     assert_eq!(f["kpack"], json!(["../.kpack/y.kpack"]));
+    let missing = f["missing"]["gfx1030"].as_str().unwrap();
+    assert!(
+        missing.contains("kpack error 13") && missing.contains(".kpack/y.kpack"),
+        "{missing}"
+    );
     let out = doctor(&["--device", "gfx1030"], &[], &d);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("NOTE  ") && text.contains("../.kpack/y.kpack"),
+        text.contains("FAIL  ") && text.contains(".kpack/y.kpack"),
         "{text}"
     );
     assert!(
-        text.contains(
-            "1 libraries with device code: 0 run on every device, 0 do not, 1 not examined"
-        ),
+        text.contains("1 libraries with device code: 0 run on every device, 1 do not"),
         "{text}"
     );
 }

@@ -297,13 +297,13 @@ fn damage_found_on_the_way_is_reported() {
 }
 
 #[test]
-fn kpack_split_binaries_are_named_not_judged() {
+fn kpack_split_binaries_without_their_archive_name_the_missing_file() {
     let b = built();
     let k = host_fixtures::kpack_binary(&b.so, &b.dir.path().join("libk.so"), "../.kpack/x.kpack");
     let out = gfxkit(&["select", "--device", "gfx906", "--json"], &[&k]);
     assert_eq!(
         out.status.code(),
-        Some(0),
+        Some(1),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -312,10 +312,23 @@ fn kpack_split_binaries_are_named_not_judged() {
     let one =
         serde_json::json!({"kernel_name": "lib/libt.so", "search_paths": ["../.kpack/x.kpack"]});
     assert_eq!(v["files"][0]["kpack"], serde_json::json!([one, one, one]));
+    let units = v["files"][0]["kpack_units"].as_array().unwrap();
+    assert_eq!(units.len(), 3);
+    for u in units {
+        assert_eq!(u["selected"], serde_json::Value::Null);
+        assert_eq!(u["error_code"], 13);
+        assert_eq!(u["key"], "lib/libt.so#0");
+        let m = std::fs::canonicalize(b.dir.path())
+            .unwrap()
+            .parent()
+            .unwrap()
+            .join(".kpack/x.kpack");
+        assert_eq!(u["missing"], m.display().to_string());
+    }
     let out = gfxkit(&["select", "--device", "gfx906"], &[&k]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("device code moved to kpack archives, not examined: ../.kpack/x.kpack"),
+        text.contains("no kpack archive found (kpack error 13"),
         "{text}"
     );
 }

@@ -213,8 +213,20 @@ pub struct Wrapper {
     pub version: u32,
     /// Where its pointer leads, after relocation.
     pub target: WrapperTarget,
+    /// The u64 at +16. Unused in `HIPF` wrappers; in `HIPK` wrappers its low 32 bits are the
+    /// index N the runtime looks the code object up by (`<kernel_name>#<N>`), see
+    /// [`Wrapper::kpack_index`].
+    pub reserved: u64,
     /// For a `HIPK` wrapper, the kpack reference its pointer leads to (when it decodes).
     pub kpack: Option<KpackRef>,
+}
+
+impl Wrapper {
+    /// For a `HIPK` wrapper, the index N of its code objects in the kpack archives: the u32
+    /// at +16, which the runtime passes as `co_index` (not any count a splitter kept).
+    pub fn kpack_index(&self) -> Option<u32> {
+        (self.magic == WrapperMagic::Hipk).then_some(self.reserved as u32)
+    }
 }
 
 /// The MessagePack metadata a `HIPK` wrapper points to (a `.rocm_kpack_ref` section): where

@@ -213,6 +213,7 @@ impl<'data> Walker<'data> {
                 let magic_v = u32_at(contents, rec).unwrap_or(0);
                 let version = u32_at(contents, rec + 4).unwrap_or(0);
                 let in_place = u64_at(contents, rec + 8).unwrap_or(0);
+                let reserved = u64_at(contents, rec + 16).unwrap_or(0);
                 let magic = Walker::wrapper_magic(magic_v);
                 let record_loc = loc(ws_offset + rec, WRAPPER_SIZE);
                 if let WrapperMagic::Other(m) = magic {
@@ -321,6 +322,7 @@ impl<'data> Walker<'data> {
                     magic,
                     version,
                     target,
+                    reserved,
                     kpack,
                 });
             }

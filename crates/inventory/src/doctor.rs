@@ -124,7 +124,7 @@ pub struct DoctorFile {
     /// Damage found (units whose entries cannot be read, damaged data).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
-    /// Kpack archives holding device code moved out of the file (`HIPK`): not examined.
+    /// The search paths of the file's kpack markers (`HIPK` wrappers), when it is split.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kpack: Vec<String>,
 }
@@ -156,6 +156,11 @@ pub struct Examined {
     pub errors: Vec<String>,
     /// Kpack search paths of `HIPK` wrappers.
     pub kpack: Vec<String>,
+    /// For a split binary: per device (canonical), `None` when every wrapper loads, else why
+    /// not ([`crate::kpack::doctor_verdict`]).
+    pub kpack_verdicts: Vec<(String, Option<String>)>,
+    /// For a split binary: the architectures its archives hold.
+    pub kpack_targets: Vec<String>,
 }
 
 /// What the runtime would load from the file of `inv`.
@@ -191,11 +196,14 @@ pub fn judge(name: &str, examined: Examined, devices: &[TargetId]) -> Option<Doc
     let Examined {
         units,
         errors,
-        kpack,
+        mut kpack,
+        kpack_verdicts,
+        kpack_targets,
     } = examined;
     if units.is_empty() && errors.is_empty() && kpack.is_empty() {
         return None;
     }
+    kpack.dedup();
     let mut targets: Vec<String> = units
         .iter()
         .flat_map(Unit::ids)
@@ -230,6 +238,16 @@ pub fn judge(name: &str, examined: Examined, devices: &[TargetId]) -> Option<Doc
         }
         if let Some(m) = v.missing {
             f.missing.insert(key, m);
+        }
+    }
+    // A split binary: judged as the kpack loader resolves each wrapper.
+    f.targets.extend(kpack_targets);
+    f.targets.sort();
+    f.targets.dedup();
+    for (dev, why) in kpack_verdicts {
+        f.runs_on.insert(dev.clone(), why.is_none());
+        if let Some(w) = why {
+            f.missing.insert(dev, w);
         }
     }
     Some(f)

@@ -44,6 +44,8 @@ pub enum ErrorKind {
         /// Why it is not a target ID.
         error: gfxkit_target_id::TargetIdError,
     },
+    /// A kpack archive, or a split binary's archives, cannot give what was asked.
+    Kpack(String),
 }
 
 impl fmt::Display for ErrorKind {
@@ -70,6 +72,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::NotATarget { given, .. } => {
                 write!(f, "'{given}' is neither an entry ID nor a target ID")
             }
+            ErrorKind::Kpack(m) => f.write_str(m),
         }
     }
 }

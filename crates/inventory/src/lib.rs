@@ -16,6 +16,8 @@
 //!   entries from the header alone ([`locate::read_header`]), their payloads
 //!   ([`locate::with_payloads`]), and the rule that a code object's `e_flags` must fit the
 //!   target ID its entry names ([`locate::check_payload`]).
+//! - [`kpack`]: binaries split by ROCm's kpack seen through their archives (opened by the
+//!   caller), and `.kpack` files: listing, the loader's choice, verification, sizes, extraction.
 //! - [`list`]: the listing `gfxkit list` prints ([`list::FileListing`]).
 //! - [`extract`]: which entries a requested target selects ([`extract::pick`]) and their
 //!   file names.
@@ -59,6 +61,7 @@ pub mod error;
 pub mod extract;
 pub mod inspect;
 pub mod inventory;
+pub mod kpack;
 pub mod list;
 pub mod locate;
 pub mod select;

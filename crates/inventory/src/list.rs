@@ -53,6 +53,12 @@ pub struct FileListing {
     /// The typed error behind `error`, when the inventory produced one.
     #[serde(skip)]
     pub failure: Option<crate::Error>,
+    /// For a kpack-split binary (`HIPK` wrappers): the archives found.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kpack_archives: Vec<String>,
+    /// For a kpack-split binary: archive paths and patterns searched and not found.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kpack_not_found: Vec<String>,
 }
 
 impl FileListing {
@@ -97,6 +103,9 @@ pub struct BundleListing {
     pub header_size: u64,
     /// Entries in header order.
     pub entries: Vec<EntryListing>,
+    /// For `kpack` units: the TOC key (`<kernel_name>#<N>`) the wrapper looks up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kpack_key: Option<String>,
 }
 
 /// A CCOB header.
@@ -145,9 +154,15 @@ pub struct EntryListing {
     /// The processor its target ID names (for summaries; not printed).
     #[serde(skip)]
     pub processor: Option<String>,
+    /// For entries in kpack archives: the archive holding the code object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archive: Option<String>,
+    /// For entries in kpack archives: the bytes stored (compressed) in the archive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stored_size: Option<u64>,
 }
 
-fn entry_listing(e: locate::ListedEntry) -> EntryListing {
+pub(crate) fn entry_listing(e: locate::ListedEntry) -> EntryListing {
     let (code_object_version, eflags_agree, eflags_mismatch) = match &e.check {
         Some(c) => (
             c.version(),
@@ -182,6 +197,8 @@ fn entry_listing(e: locate::ListedEntry) -> EntryListing {
             code_object_version,
             eflags_agree,
             eflags_mismatch,
+            archive: None,
+            stored_size: None,
         },
         Err(err) => EntryListing {
             kind: None,
@@ -196,6 +213,8 @@ fn entry_listing(e: locate::ListedEntry) -> EntryListing {
             code_object_version,
             eflags_agree,
             eflags_mismatch,
+            archive: None,
+            stored_size: None,
         },
     }
 }
@@ -228,6 +247,7 @@ fn bundle_listing(b: &Located<'_>, check: bool) -> Result<BundleListing> {
         }),
         header_size,
         entries,
+        kpack_key: None,
     })
 }
 
@@ -252,6 +272,8 @@ pub fn list(name: &str, inv: &Inventory<'_>, check: bool) -> FileListing {
         problems: Vec::new(),
         note: None,
         failure: None,
+        kpack_archives: Vec::new(),
+        kpack_not_found: Vec::new(),
     };
     if let Some(e) = &inv.error {
         out.error = Some(format!("{name}: {e}"));
@@ -286,6 +308,8 @@ pub fn unreadable(name: &str, error: String) -> FileListing {
         problems: Vec::new(),
         note: None,
         failure: None,
+        kpack_archives: Vec::new(),
+        kpack_not_found: Vec::new(),
     }
 }
 

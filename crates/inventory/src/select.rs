@@ -31,9 +31,12 @@ pub struct Selection {
     /// Damage or oddities found while looking for device code.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<Problem>,
-    /// Device code moved out to kpack archives (`HIPK` wrappers): not examined.
+    /// The markers of `HIPK` wrappers (device code moved out to kpack archives).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kpack: Vec<KpackRef>,
+    /// What the kpack loader finds for each `HIPK` wrapper ([`crate::kpack::select_units`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kpack_units: Vec<crate::kpack::KpackUnit>,
 }
 
 /// The choice for one unit.
@@ -81,7 +84,9 @@ impl Selection {
             || self.bundles.iter().any(|b| b.unreadable);
         if damaged {
             2
-        } else if self.bundles.iter().any(|b| b.selected.is_none()) {
+        } else if self.bundles.iter().any(|b| b.selected.is_none())
+            || self.kpack_units.iter().any(|u| u.selected.is_none())
+        {
             1
         } else {
             0
@@ -123,6 +128,7 @@ pub fn select(name: &str, inv: &Inventory<'_>, device: &TargetId) -> Selection {
         bundles,
         problems: inv.discovery.problems.clone(),
         kpack: inv.kpack(),
+        kpack_units: Vec::new(),
     }
 }
 
@@ -134,5 +140,6 @@ pub fn unreadable(name: &str, error: String) -> Selection {
         bundles: Vec::new(),
         problems: Vec::new(),
         kpack: Vec::new(),
+        kpack_units: Vec::new(),
     }
 }

@@ -62,6 +62,9 @@ pub enum FindingKind {
         /// The other entry's index.
         other: usize,
     },
+    /// A problem of a `.kpack` archive or of a split binary against its archives
+    /// ([`gfxkit_kpack::verify`]).
+    Kpack,
 }
 
 /// One finding, with where it is (its JSON form is what `verify --json` prints).

@@ -13,6 +13,7 @@
 //! - [`output`]: the rewritten file as pieces borrowed from the input plus patches, written
 //!   out sequentially ([`Output`]).
 //! - `elf`, `archive`: the ELF and `ar` views the rewrite works on.
+//! - [`kpack`]: the ELF layout of ROCm's kpack split and its inverse.
 //!
 //! # The ELF layout rewrite
 //!
@@ -109,6 +110,7 @@ pub mod archive;
 pub mod bundle;
 pub mod elf;
 pub mod error;
+pub mod kpack;
 pub mod limits;
 pub mod output;
 pub mod plan;

@@ -25,8 +25,11 @@ use std::process::ExitCode;
     after_help = "With --device auto the GPUs come from the KFD topology (gfx_target_version, and the \
 SRAM ECC capability bit), honouring HSA_OVERRIDE_GFX_VERSION and HSA_XNACK (1 on, 0 off, unset unknown). \
 Where a device's xnack or sramecc setting is unknown, a library runs if all its bundles fit under one \
-setting, and the report names that setting. Relocatable objects and archives are not checked; device \
-code moved to kpack archives (HIPK) is named, not examined.\n\nExamples:\n  gfxkit doctor /opt/rocm/lib\n  \
+setting, and the report names that setting. Relocatable objects and archives are not checked; libraries \
+split by kpack (HIPK wrappers) are resolved as the kpack loader does: archives found through their \
+marker, @GFXARCH@ expanded for the device (ROCM_KPACK_PATH, ROCM_KPACK_PATH_PREFIX, ROCM_KPACK_DISABLE \
+honoured; --kpack-loader old for the first-match search of earlier ROCm 7); a missing archive names the \
+file and the package that provides it.\n\nExamples:\n  gfxkit doctor /opt/rocm/lib\n  \
 gfxkit doctor --device gfx90a:sramecc+:xnack- --json ./build\n  \
 HSA_OVERRIDE_GFX_VERSION=10.3.0 gfxkit doctor /usr/lib/x86_64-linux-gnu\n\n\
 Exit codes: 0 every library can run on every device; 1 some library cannot run on some device; \
@@ -47,6 +50,9 @@ pub struct Args {
     /// "targets": [...], "needs", "missing", "spirv": [devices served only through SPIR-V]}]}`.
     #[arg(long)]
     pub json: bool,
+    /// Which kpack loader to model for split binaries (`current` or `old`; see `gfxkit select`).
+    #[arg(long, value_enum, default_value = "current")]
+    pub kpack_loader: crate::kpack_files::LoaderArg,
 }
 
 /// Reads the GPUs from the KFD topology under `root` (`/` normally).
@@ -129,8 +135,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         args.paths.clone()
     };
-    let scanned = scan::scan(&paths, &scan::Options::default(), |_, bytes| {
-        Ok(doctor::examine(&Inventory::of(bytes)))
+    let loader: gfxkit_kpack::search::Loader = args.kpack_loader.into();
+    let scanned = scan::scan(&paths, &scan::Options::default(), |path, bytes| {
+        let inv = Inventory::of(bytes);
+        let mut e = doctor::examine(&inv);
+        (e.kpack_verdicts, e.kpack_targets) =
+            crate::cmd::kpack::doctor_verdicts(path, &inv, &devices, loader);
+        Ok(e)
     })?;
     let mut report = DoctorReport {
         devices: devices.iter().map(|d| d.to_string()).collect(),
@@ -206,10 +217,10 @@ pub fn print_text(r: &DoctorReport, devices: &[TargetId], out: &mut dyn Write) -
         for e in &f.errors {
             writeln!(out, "ERROR {}: {e}", f.path)?;
         }
-        if !f.kpack.is_empty() {
+        if !f.kpack.is_empty() && f.runs_on.is_empty() {
             writeln!(
                 out,
-                "NOTE  {}: device code moved to kpack archives, not examined: {}",
+                "NOTE  {}: device code moved to kpack archives: {}",
                 f.path,
                 f.kpack.join(" ")
             )?;

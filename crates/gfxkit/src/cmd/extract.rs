@@ -24,7 +24,9 @@ other than letters, digits, '.', '_', '+' and '-' replaced by '_' (':' becomes '
 Bundle indexes count the bundles of the file in file order (then object bundles, code objects
 and offload images). Files found under a directory with -r are named by their path below it
 ('/' becomes '_'). Bitcode images get .bc, SPIR-V entries (hip-spirv64-amd-amdhsa--amdgcnspirv,
-also spelled with -unknown-) get .spv. Empty host entries are skipped.
+also spelled with -unknown-) get .spv. Empty host entries are skipped. Binaries split by
+kpack (HIPK wrappers) give the code objects of their archives, named with the wrapper's index
+as the bundle index (the same names as for the fat binary); .kpack files give every kernel.
 
 With --target, only the entries each target selects are written: an entry is selected when
 its kind and triple fit (a bare target ID means a HIP entry) and its target ID can describe
@@ -196,8 +198,30 @@ pub fn run(args: Args) -> Result<ExitCode> {
     // a target matches nothing; then write bundle by bundle.
     let mut matched = vec![false; wanted.len()];
     let mut plans = Vec::with_capacity(sources.len());
+    let mut kpack_plans = Vec::new();
     for src in &sources {
         let name = src.path.display();
+        // Split binaries (HIPK wrappers) and .kpack archives: code objects from the archives.
+        let mut select = |id: &str| {
+            let Ok(id) = EntryId::parse(id) else {
+                return false;
+            };
+            if wanted.is_empty() {
+                return true;
+            }
+            let mut any = false;
+            for (wi, w) in wanted.iter().enumerate() {
+                if gfxkit_inventory::extract::selects(w, &id) {
+                    matched[wi] = true;
+                    any = true;
+                }
+            }
+            any
+        };
+        if let Some(x) = crate::cmd::kpack::extract_picks(&src.path, &src.data, &mut select)? {
+            kpack_plans.push((src, x));
+            continue;
+        }
         let found = Inventory::of(&src.data);
         if let Some(e) = &found.error {
             return Err(anyhow::Error::new(e.clone()).context(format!("cannot read {name}")));
@@ -251,6 +275,26 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let bar = crate::output::progress(total, "extracting", false);
     let mut written = Vec::new();
     let mut notes = Vec::new();
+    for (src, x) in &kpack_plans {
+        let dest = |p: &gfxkit_inventory::kpack::Pick| {
+            args.out_dir
+                .join(format!("{}.{}.{}.co", src.stem, p.bundle, sanitize(&p.id)))
+        };
+        crate::cmd::kpack::extract_write(x, &dest)?;
+        for p in &x.picks {
+            written.push(Written {
+                file: src.path.display().to_string(),
+                bundle: p.bundle,
+                member: None,
+                section: Some(x.archives[p.archive].display().to_string()),
+                entry: p.entry,
+                id: p.id.clone(),
+                path: dest(p).display().to_string(),
+                size: p.size,
+                hash_checked: None,
+            });
+        }
+    }
     for (src, found, plan) in &plans {
         for (b, picks) in found.units.iter().zip(plan) {
             if picks.is_empty() {

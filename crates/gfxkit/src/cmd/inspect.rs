@@ -42,6 +42,10 @@ pub struct Args {
 /// Runs `gfxkit inspect`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let input = Input::open(&args.file)?;
+    if gfxkit_kpack::archive::is_kpack(&input) {
+        // A .kpack archive: its header, TOC and every kernel (key, architecture, sizes).
+        return crate::cmd::kpack::inspect_archive(&args.file, &input, args.json);
+    }
     let co = CodeObject::parse(&input).with_context(|| {
         let hint = if input.starts_with(b"__CLANG_OFFLOAD_BUNDLE__") || input.starts_with(b"CCOB") {
             " (it is an offload bundle: see `gfxkit list` and `gfxkit extract`)"

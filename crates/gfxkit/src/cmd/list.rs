@@ -26,6 +26,12 @@ always for uncompressed bundles, for compressed ones only with --check ('-' when
 Entry offsets are relative to the start of the (uncompressed) bundle; bundle offsets are
 relative to the file.
 
+Binaries split by kpack (HIPK wrappers) list one unit per wrapper, \"format\": \"kpack\", with
+\"kpack_key\" and the code objects that key finds in the archives the marker names (each entry
+with \"archive\" and \"stored_size\"; the file with \"kpack_archives\" and \"kpack_not_found\":
+archives found, and paths or patterns that match no file). Only the archives' headers and
+tables of contents are read. A .kpack file lists one unit per TOC key.
+
 Examples:
   gfxkit list app.hipfb
   gfxkit list /opt/rocm/lib/librocsparse.so
@@ -77,11 +83,12 @@ fn from_result(path: &Path, r: Result<FileListing>) -> FileListing {
 }
 
 /// Lists one file, or each member of a package that may hold device code; errors are kept
-/// in the listing.
+/// in the listing. Split binaries are seen through their kpack archives.
 pub fn list_file(path: &Path, check: bool) -> Vec<FileListing> {
     match crate::input::for_each(path, |data| {
-        Ok(list::list_bytes(
-            &data.path().display().to_string(),
+        // Split binaries are listed through their kpack archives; `.kpack` files by kernel.
+        Ok(crate::cmd::kpack::list_file_bytes(
+            data.path(),
             &data,
             check,
         ))
@@ -101,7 +108,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         crate::scan::scan(
             &args.files,
             &crate::scan::Options::default(),
-            |path, data| Ok(list::list_bytes(&path.display().to_string(), data, check)),
+            |path, data| Ok(crate::cmd::kpack::list_file_bytes(path, data, check)),
         )?
         .into_iter()
         .filter_map(|s| match s.result {
@@ -194,6 +201,12 @@ pub fn print_text(listing: &Listing, out: &mut dyn Write) -> Result<()> {
         } else if f.bundles.is_empty() && f.error.is_none() {
             writeln!(out, "  (no offload bundle)")?;
         }
+        for a in &f.kpack_archives {
+            writeln!(out, "  archive {a}")?;
+        }
+        for a in &f.kpack_not_found {
+            writeln!(out, "  archive not found: {a}")?;
+        }
         if !f.problems.is_empty() || f.error.is_some() {
             out.flush()?;
         }
@@ -245,6 +258,7 @@ fn print_bundle(out: &mut dyn Write, bi: usize, b: &BundleListing) -> Result<()>
         "object-bundle" => "object bundle",
         "code-object" => "code object",
         "offload-image" => "offload image",
+        "kpack" => "kpack",
         _ => "bundle",
     };
     let mut place = String::new();
@@ -254,6 +268,9 @@ fn print_bundle(out: &mut dyn Write, bi: usize, b: &BundleListing) -> Result<()>
     if let Some(s) = &b.section {
         place.push_str(if b.member.is_some() { ", " } else { " in " });
         place.push_str(s);
+    }
+    if let Some(k) = &b.kpack_key {
+        place.push_str(&format!(" key {k}"));
     }
     let header = if b.header_size > 0 {
         format!(", header {} bytes", b.header_size)
@@ -292,6 +309,9 @@ fn print_bundle(out: &mut dyn Write, bi: usize, b: &BundleListing) -> Result<()>
         };
         if let Some(m) = &e.eflags_mismatch {
             note.push_str(&format!("  ({m})"));
+        }
+        if let Some(a) = &e.archive {
+            note.push_str(&format!("  in {a}"));
         }
         let cov = e
             .code_object_version

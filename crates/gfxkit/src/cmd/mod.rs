@@ -10,6 +10,7 @@ pub mod compress;
 pub mod doctor;
 pub mod extract;
 pub mod inspect;
+pub mod kpack;
 pub mod list;
 pub mod list_summary;
 pub mod memmodel;
@@ -70,6 +71,8 @@ enum Command {
     Prune(prune::Args),
     /// Convert the compression of every bundle in a file.
     Recompress(recompress::Args),
+    /// ROCm's kpack split layout: split, inline, list archives.
+    Kpack(kpack::Args),
 }
 
 /// Runs the parsed command line.
@@ -91,5 +94,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Size(a) => size::run(a),
         Command::Prune(a) => prune::run(a),
         Command::Recompress(a) => recompress::run(a),
+        Command::Kpack(a) => kpack::run(a),
     }
 }

@@ -23,8 +23,13 @@ use std::process::ExitCode;
 family's generic target (gfx9-generic, gfx10-3-generic, ...), then SPIR-V (amdgcnspirv). A feature left \
 out of the device ID (gfx90a rather than gfx90a:sramecc+:xnack-) is unknown: entries that set it still fit, \
 and the report says which setting they need. An uncompressed bundle whose header exceeds the 4096 bytes \
-the runtime reads cannot be loaded.\n\nExamples:\n  gfxkit select --device gfx90a:sramecc+:xnack- /opt/rocm/lib/librocsparse.so\n  \
-gfxkit select --device gfx1100 --json build/\n\n\
+the runtime reads cannot be loaded.\n\nBinaries split by kpack (HIPK wrappers) are resolved as the kpack loader \
+does: the device's target ID, each feature subset most specific first, then its generic target, expanded into \
+the marker's @GFXARCH@ paths (ROCM_KPACK_PATH, ROCM_KPACK_PATH_PREFIX, ROCM_KPACK_DISABLE honoured); with \
+--kpack-loader old, the first archive listing a matching architecture decides. A wrapper that loads nothing \
+names the kpack error, the missing file or key, and the package providing a missing archive.\n\nExamples:\n  gfxkit select --device gfx90a:sramecc+:xnack- /opt/rocm/lib/librocsparse.so\n  \
+gfxkit select --device gfx1100 --json build/\n  \
+gfxkit select --device gfx90a:sramecc+:xnack- --kpack-loader old lib/libtorch_hip.so\n\n\
 Exit codes: 0 every bundle has a selection; 1 some bundle has none; 2 an error (unreadable file or bundle, damaged file: the problems are listed)."
 )]
 pub struct Args {
@@ -35,20 +40,26 @@ pub struct Args {
     /// Files or directories to examine.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Print JSON: `{"device", "files": [{"path", "bundles": [{"index", "selected", "via", "reason", ...}]}]}`.
+    /// Print JSON: `{"device", "files": [{"path", "bundles": [{"index", "selected", "via", "reason", ...}],
+    /// "kpack_units": [{"index", "selected", "key", "archive", "arch", "error_code", "reason", "missing", "package", ...}]}]}`.
     #[arg(long)]
     pub json: bool,
+    /// Which kpack loader to model for split binaries: `current` tries every candidate
+    /// archive; `old` (earlier ROCm 7) stops at the first archive listing a matching
+    /// architecture, so a variant archive without the kernel shadows the plain one.
+    #[arg(long, value_enum, default_value = "current")]
+    pub kpack_loader: crate::kpack_files::LoaderArg,
 }
 
 /// Runs `gfxkit select`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let device = args.device;
+    let loader = args.kpack_loader.into();
     let scanned = scan::scan(&args.files, &scan::Options::default(), |path, bytes| {
-        Ok(select::select(
-            &path.display().to_string(),
-            &Inventory::of(bytes),
-            &device,
-        ))
+        let inv = Inventory::of(bytes);
+        let mut s = select::select(&path.display().to_string(), &inv, &device);
+        s.kpack_units = crate::cmd::kpack::select_units(path, &inv, &device, loader);
+        Ok(s)
     })
     .context("cannot list the inputs")?;
     let mut report = SelectReport {
@@ -85,13 +96,35 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
         for p in &f.problems {
             eprintln!("gfxkit: {}: {}: {p}", p.severity, f.path);
         }
-        for k in &f.kpack {
+        if !f.kpack_units.is_empty() {
+            let chosen = f
+                .kpack_units
+                .iter()
+                .filter(|u| u.selected.is_some())
+                .count();
             writeln!(
                 out,
-                "{}: device code moved to kpack archives, not examined: {}",
+                "{}: {chosen} of {} kpack wrappers have a code object for the device",
                 f.path,
-                k.search_paths.join(" ")
+                f.kpack_units.len()
             )?;
+            for u in &f.kpack_units {
+                let key = u.lookup.key.as_deref().unwrap_or("?");
+                match &u.selected {
+                    Some(id) => writeln!(
+                        out,
+                        "  [{:>3}] {key:<28} {id} (kpack: {})",
+                        u.index,
+                        u.lookup.archive.as_deref().unwrap_or("")
+                    )?,
+                    None => writeln!(
+                        out,
+                        "  [{:>3}] {key:<28} none: {}",
+                        u.index,
+                        u.failure_text()
+                    )?,
+                }
+            }
         }
         if f.bundles.is_empty() {
             if f.kpack.is_empty() {

@@ -81,7 +81,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
     for p in &paths {
         let named = explicit.contains(&p);
         let items = match crate::input::for_each(p, |input| {
-            Ok((input.path().display().to_string(), size::survey(&input)))
+            // A split binary or a `.kpack` file counts the bytes of its archives.
+            let survey = match crate::cmd::kpack::size_survey(input.path(), &input) {
+                Some(s) => Ok(s),
+                None => size::survey(&input),
+            };
+            Ok((input.path().display().to_string(), survey))
         }) {
             Ok(i) => i,
             Err(e) if !named => {

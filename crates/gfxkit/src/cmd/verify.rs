@@ -17,6 +17,14 @@ the bundler would refuse together (gfx90a with gfx90a:xnack+), a header larger t
 bytes the HIP runtime reads, and that each device payload is an AMDGPU code object built for
 the target its ID names (its e_flags read with the rules of its own code-object version).
 
+For kpack: a .kpack archive is checked for a known version, a readable TOC and frame index,
+every kernel decoding to its original_size, and TOC architectures missing from gfx_arches. A
+binary split by kpack (HIPK wrappers) is checked against the archives its marker finds: the
+marker parses and names a kernel and paths, every wrapper's key <kernel_name>#<index at +16>
+is in some archive, no archive lacks a kernel the binary asks for, no TOC key of the binary
+matches no wrapper index, no variant archive (gfx90a:xnack-) shadows the plain one under the
+old first-match loader, and every archive passes the archive checks.
+
 In host binaries it also checks what host discovery finds: .hipFatBinSegment wrappers that
 point nowhere, outside the file or not at a bundle, bundles no wrapper registers, bundles that
 run past their section or leave unreadable bytes, damaged archives and .llvm.offloading images.
@@ -41,6 +49,16 @@ pub struct Args {
     recursive: bool,
 }
 
+/// Verifies one file's bytes: `.kpack` archives and split binaries through
+/// `gfxkit_inventory::kpack`, everything else through the inventory's rules.
+fn verify_any(path: &std::path::Path, data: &[u8]) -> gfxkit_inventory::Result<Verification> {
+    let inv = gfxkit_inventory::Inventory::of(data);
+    if let Some(v) = crate::cmd::kpack::verify_file_bytes(path, data, &inv) {
+        return Ok(v);
+    }
+    verify::verify(&path.display().to_string(), &inv)
+}
+
 fn counts(r: &Verification) -> String {
     format!(
         "{} bundle{}, {} entr{}",
@@ -58,7 +76,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.recursive {
         for s in crate::scan::scan(&args.files, &crate::scan::Options::default(), |p, d| {
             // The only error is a file without device code: skipped when found in a directory.
-            Ok(verify::verify_bytes(&p.display().to_string(), d).ok())
+            Ok(verify_any(p, d).ok())
         })? {
             match s.result {
                 Ok(Some(r)) => reports.push(r),
@@ -77,7 +95,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
             let each = crate::input::for_each(f, |data| {
                 let name = data.path().display().to_string();
-                verify::verify_bytes(&name, &data).map_err(|e| anyhow::anyhow!("{name}: {e}"))
+                verify_any(data.path(), &data).map_err(|e| anyhow::anyhow!("{name}: {e}"))
             });
             match each.with_context(|| format!("cannot verify {}", f.display())) {
                 Ok(items) => {

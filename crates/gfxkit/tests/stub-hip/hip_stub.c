@@ -5,6 +5,10 @@
  * "gfx90a:xnack+,gfx90a:xnack-"), every device entry must name one of them; any problem ends
  * the process with exit code 3.
  *
+ * With STUB_HIP_KPACK=1, HIPK wrappers (device code split out to kpack archives) are accepted
+ * instead: the wrapper's pointer must lead to a MessagePack map holding a kernel_name string and
+ * a non-empty kpack_search_paths array of strings, which is printed with the index at +16.
+ *
  * zstd and zlib are declared here and linked by path, so no development headers are needed. */
 #include <stdint.h>
 #include <stdio.h>
@@ -121,11 +125,68 @@ struct wrapper {
   uint32_t magic;
   uint32_t version;
   const unsigned char *binary;
-  void *unused;
+  uint64_t reserved;
 };
+
+/* A MessagePack string at p (fixstr, str8, str16): its length, or -1. */
+static long mp_str(const unsigned char **p) {
+  unsigned char c = **p;
+  long n;
+  if ((c & 0xe0) == 0xa0) { n = c & 0x1f; *p += 1; }
+  else if (c == 0xd9) { n = (*p)[1]; *p += 2; }
+  else if (c == 0xda) { n = ((long)(*p)[1] << 8) | (*p)[2]; *p += 3; }
+  else return -1;
+  return n;
+}
+
+/* Checks the kpack marker: {kernel_name: str, kpack_search_paths: [str, ...]} (fixmap). */
+static void check_marker(const unsigned char *m, uint64_t index) {
+  const unsigned char *p = m;
+  if ((*p & 0xf0) != 0x80) fail("kpack marker is not a MessagePack map");
+  int pairs = *p++ & 0x0f, have_name = 0, paths = 0;
+  printf("stub-hip: kpack %d index %llu:", registered, (unsigned long long)index);
+  for (int i = 0; i < pairs; i++) {
+    const unsigned char *k = p;
+    long kl = mp_str(&p);
+    if (kl < 0) fail("kpack marker key is not a string");
+    const unsigned char *key = p;
+    p += kl;
+    (void)k;
+    if (kl == 11 && memcmp(key, "kernel_name", 11) == 0) {
+      long n = mp_str(&p);
+      if (n <= 0) fail("kpack marker kernel_name is not a string");
+      printf(" kernel_name=%.*s", (int)n, (const char *)p);
+      p += n;
+      have_name = 1;
+    } else if (kl == 18 && memcmp(key, "kpack_search_paths", 18) == 0) {
+      if ((*p & 0xf0) != 0x90) fail("kpack_search_paths is not a short array");
+      int n = *p++ & 0x0f;
+      for (int j = 0; j < n; j++) {
+        long sl = mp_str(&p);
+        if (sl < 0) fail("a kpack search path is not a string");
+        printf(" path=%.*s", (int)sl, (const char *)p);
+        p += sl;
+        paths++;
+      }
+    } else {
+      fail("unexpected kpack marker key");
+    }
+  }
+  printf("\n");
+  if (!have_name || paths == 0) fail("kpack marker lacks kernel_name or search paths");
+}
 
 void **__hipRegisterFatBinary(const void *data) {
   const struct wrapper *w = data;
+  const char *kp = getenv("STUB_HIP_KPACK");
+  if (kp && kp[0] == '1') {
+    if (w->magic != 0x4B504948u) fail("wrapper magic is not HIPK");
+    if (!w->binary) fail("wrapper pointer is null");
+    check_marker(w->binary, w->reserved);
+    registered++;
+    static void *kh[256];
+    return &kh[registered % 256];
+  }
   if (w->magic != 0x48495046u) fail("wrapper magic is not HIPF");
   if (!w->binary) fail("wrapper pointer is null");
   check(w->binary);

@@ -1,0 +1,518 @@
+//! `gfxkit kpack split` and `inline` on shared libraries and executables built by clang-19
+//! (three translation units, xnack variants, one compressed; linked by lld and GNU ld, PIE,
+//! non-PIE, RELR, stripped), and every command seeing through the split layout: `list`,
+//! `extract`, `select` equal the fat binary's, `inline` gives back bundles with the same code
+//! objects, the stub HIP runtime registers HIPK wrappers with parseable markers, and damaged
+//! or missing archives and markers give clear errors, never a panic.
+
+mod shrink_fixtures;
+
+use serde_json::Value;
+use shrink_fixtures::{gfxkit, Fixture};
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn run(args: &[&OsStr]) -> Output {
+    let o = gfxkit(args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !err.contains("panicked"),
+        "gfxkit {args:?} panicked:\n{err}"
+    );
+    o
+}
+
+fn ok(args: &[&OsStr]) -> Output {
+    let o = run(args);
+    assert!(
+        o.status.success(),
+        "gfxkit {args:?} failed ({:?}):\n{}{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+fn os<S: AsRef<OsStr> + ?Sized>(s: &S) -> &OsStr {
+    s.as_ref()
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", String::from_utf8_lossy(&o.stdout)))
+}
+
+/// Per bundle (or kpack wrapper): the device entries (ID, size), sorted.
+fn device_entries(file: &Path) -> Vec<Vec<(String, u64)>> {
+    let v = json(&ok(&[os("list"), os("--json"), file.as_os_str()]));
+    v["files"][0]["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            let mut e: Vec<(String, u64)> = b["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|e| !e["id"].as_str().unwrap().starts_with("host-"))
+                .map(|e| {
+                    (
+                        e["id"].as_str().unwrap().to_owned(),
+                        e["size"].as_u64().unwrap(),
+                    )
+                })
+                .collect();
+            e.sort();
+            e
+        })
+        .collect()
+}
+
+/// `gfxkit extract FILE -o DIR`: file name -> bytes.
+fn extracted(file: &Path, dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    ok(&[os("extract"), file.as_os_str(), os("-o"), dir.as_os_str()]);
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        out.insert(
+            e.file_name().to_string_lossy().into_owned(),
+            std::fs::read(e.path()).unwrap(),
+        );
+    }
+    out
+}
+
+/// Per bundle / wrapper: the entry selected on `device` (null when none).
+fn selected(file: &Path, device: &str, loader: &str) -> (Option<i32>, Vec<Value>) {
+    let o = run(&[
+        os("select"),
+        os("--json"),
+        os("--kpack-loader"),
+        os(loader),
+        os("--device"),
+        os(device),
+        file.as_os_str(),
+    ]);
+    let v = json(&o);
+    let f = &v["files"][0];
+    let units = if f["kpack_units"].is_array() {
+        &f["kpack_units"]
+    } else {
+        &f["bundles"]
+    };
+    (
+        o.status.code(),
+        units
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u["selected"].clone())
+            .collect(),
+    )
+}
+
+/// Runs a program with the stub HIP runtime accepting HIPK wrappers.
+fn run_kpack(prog: &Path, lib_path: Option<&str>) -> String {
+    let mut cmd = Command::new(prog);
+    cmd.env("STUB_HIP_KPACK", "1").env_remove("STUB_HIP_EXPECT");
+    if let Some(d) = lib_path {
+        cmd.env("LD_LIBRARY_PATH", d);
+    }
+    let o = cmd.output().unwrap();
+    assert!(
+        o.status.success(),
+        "{} failed ({:?}):\n{}{}",
+        prog.display(),
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+fn split(f: &Path, out: &Path, extra: &[&str]) -> Value {
+    let mut a = vec![
+        os("kpack"),
+        os("split"),
+        f.as_os_str(),
+        os("--group"),
+        os("t"),
+        os("-o"),
+        out.as_os_str(),
+        os("--json"),
+    ];
+    a.extend(extra.iter().map(os));
+    json(&ok(&a))
+}
+
+fn check_binary(fx: &Fixture, name: &str, fat: &Path, is_lib: bool) {
+    let root = fx.dir.path().join(format!("kp-{name}"));
+    let file = fat.file_name().unwrap();
+    let out = root.join("lib").join(file);
+    let r = split(fat, &out, &[]);
+    let wrappers = r["binaries"][0]["wrappers"].as_u64().unwrap() as usize;
+    assert_eq!(wrappers, 3 + usize::from(!is_lib), "{name}: {r}");
+    // Smaller on disk: no stored .hip_fatbin payload.
+    let before = std::fs::metadata(fat).unwrap().len();
+    let after = std::fs::metadata(&out).unwrap().len();
+    assert!(after < before, "{name}: {before} -> {after}");
+    for a in std::fs::read_dir(root.join(".kpack")).unwrap() {
+        let p = a.unwrap().path();
+        assert!(p.file_name().unwrap().to_str().unwrap().starts_with("t_"));
+    }
+
+    // list, extract, select equal the fat binary's.
+    let fat_entries = device_entries(fat);
+    assert_eq!(device_entries(&out), fat_entries, "{name}: list");
+    let x_fat = extracted(fat, &root.join("x-fat"));
+    let x_split = extracted(&out, &root.join("x-split"));
+    assert!(!x_fat.is_empty());
+    assert_eq!(x_split, x_fat, "{name}: extract");
+    for device in [
+        "gfx90a:sramecc+:xnack+",
+        "gfx90a:sramecc-:xnack-",
+        "gfx1030",
+        "gfx1100",
+    ] {
+        let (fc, fs) = selected(fat, device, "current");
+        let (sc, ss) = selected(&out, device, "current");
+        assert_eq!(ss, fs, "{name} on {device}");
+        assert_eq!(sc, fc, "{name} on {device}");
+    }
+    // The third translation unit is built for plain gfx90a: under the old loader the
+    // gfx90a:xnack- archive, which lacks it, shadows t_gfx90a.kpack.
+    let (code, old) = selected(&out, "gfx90a:sramecc-:xnack-", "old");
+    assert_eq!(code, Some(1), "{name}: old loader");
+    assert_eq!(old.iter().filter(|s| s.is_null()).count(), 1, "{old:?}");
+    let v = run(&[os("verify"), out.as_os_str()]);
+    assert_eq!(v.status.code(), Some(1), "{name}: verify");
+    let text = String::from_utf8_lossy(&v.stdout);
+    assert!(
+        text.contains("shadows") && text.contains("t_gfx90a.kpack"),
+        "{text}"
+    );
+
+    // The runtime registers HIPK wrappers whose marker names the archives.
+    let marker_path = "kernel_name=lib/".to_owned() + file.to_str().unwrap();
+    let stub_out = if is_lib {
+        let lib_dir = root.join("run");
+        std::fs::create_dir_all(&lib_dir).unwrap();
+        std::fs::copy(&out, lib_dir.join("libt.so")).unwrap();
+        let path = format!("{}:{}", lib_dir.display(), fx.dir.path().display());
+        run_kpack(&fx.lib_main, Some(&path))
+    } else {
+        run_kpack(&out, Some(&fx.dir.path().display().to_string()))
+    };
+    let regs: Vec<&str> = stub_out
+        .lines()
+        .filter(|l| l.starts_with("stub-hip: kpack"))
+        .collect();
+    assert_eq!(regs.len(), wrappers, "{name}: {stub_out}");
+    for (i, l) in regs.iter().enumerate() {
+        if is_lib {
+            // The library's own wrappers only (lib_main has no device code).
+            assert!(l.contains(&format!("index {i}:")), "{l}");
+        }
+        assert!(l.contains("path=../.kpack/t_@GFXARCH@.kpack"), "{l}");
+        assert!(
+            l.contains("kernel_name=lib/") && (!is_lib || l.contains(&marker_path)),
+            "{l}"
+        );
+    }
+
+    // inline: back to HIPF wrappers and bundles holding every code object.
+    let fat2 = root.join("fat2");
+    ok(&[
+        os("kpack"),
+        os("inline"),
+        out.as_os_str(),
+        os("-o"),
+        fat2.as_os_str(),
+    ]);
+    assert_eq!(device_entries(&fat2), fat_entries, "{name}: inline list");
+    let x_inline = extracted(&fat2, &root.join("x-inline"));
+    let renamed: BTreeMap<String, Vec<u8>> = x_inline
+        .into_iter()
+        .map(|(k, v)| (k.replacen("fat2.", &format!("{}.", file_stem(fat)), 1), v))
+        .collect();
+    assert_eq!(renamed, x_fat, "{name}: inline extract");
+    let v = ok(&[os("verify"), fat2.as_os_str()]);
+    assert!(String::from_utf8_lossy(&v.stdout).contains("ok"));
+    let st = if is_lib {
+        let lib_dir = root.join("run2");
+        std::fs::create_dir_all(&lib_dir).unwrap();
+        std::fs::copy(&fat2, lib_dir.join("libt.so")).unwrap();
+        let path = format!("{}:{}", lib_dir.display(), fx.dir.path().display());
+        shrink_fixtures::run_program(&fx.lib_main, Some(&path), None)
+    } else {
+        std::fs::set_permissions(&fat2, std::fs::metadata(fat).unwrap().permissions()).unwrap();
+        shrink_fixtures::run_program(&fat2, Some(&fx.dir.path().display().to_string()), None)
+    };
+    assert!(
+        st.status.success(),
+        "{name}: inlined binary does not run:\n{}{}",
+        String::from_utf8_lossy(&st.stdout),
+        String::from_utf8_lossy(&st.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&st.stdout)
+            .lines()
+            .filter(|l| l.starts_with("stub-hip: bundle"))
+            .count(),
+        wrappers
+    );
+}
+
+fn file_stem(p: &Path) -> String {
+    p.file_stem().unwrap().to_string_lossy().into_owned()
+}
+
+#[test]
+fn split_binaries_read_select_run_and_inline_like_the_fat_ones() {
+    let fx = shrink_fixtures::build();
+    for (name, lib) in &fx.libs {
+        check_binary(&fx, &format!("lib-{name}"), lib, true);
+    }
+    for (name, exe) in &fx.exes {
+        check_binary(&fx, &format!("exe-{name}"), exe, false);
+    }
+}
+
+fn flip(p: &Path, at: usize, mask: u8) {
+    let mut d = std::fs::read(p).unwrap();
+    let at = at % d.len();
+    d[at] ^= mask;
+    std::fs::write(p, d).unwrap();
+}
+
+fn no_panic_codes(args: &[&OsStr]) -> i32 {
+    let o = run(args);
+    let c = o.status.code().expect("exit code (not a signal)");
+    assert!((0..=2).contains(&c), "{args:?}: exit {c}");
+    c
+}
+
+#[test]
+fn missing_damaged_archives_and_markers_are_explained() {
+    let fx = shrink_fixtures::build();
+    let fat = &fx.libs[0].1;
+    let root = fx.dir.path().join("damage");
+    let out = root.join("lib/libt-lld.so");
+    split(fat, &out, &[]);
+    let kdir = root.join(".kpack");
+
+    // -o naming the input is refused and the input is left alone.
+    let copy = root.join("copy.so");
+    std::fs::copy(fat, &copy).unwrap();
+    let o = run(&[
+        os("kpack"),
+        os("split"),
+        copy.as_os_str(),
+        os("--group"),
+        os("t"),
+        os("-o"),
+        copy.as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("names the input"));
+    assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(fat).unwrap());
+
+    // A missing archive: select and doctor exit 1 naming the file and the package.
+    let a1030 = kdir.join("t_gfx1030.kpack");
+    let saved = std::fs::read(&a1030).unwrap();
+    std::fs::remove_file(&a1030).unwrap();
+    let o = run(&[
+        os("select"),
+        os("--json"),
+        os("--device"),
+        os("gfx1030"),
+        out.as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let v = json(&o);
+    for u in v["files"][0]["kpack_units"].as_array().unwrap() {
+        assert_eq!(u["error_code"], 13);
+        assert_eq!(u["missing"], "t_gfx1030.kpack");
+        assert_eq!(u["package"], "rocm-sdk-device-gfx1030");
+    }
+    let o = run(&[os("doctor"), os("--device"), os("gfx1030"), out.as_os_str()]);
+    assert_eq!(o.status.code(), Some(1));
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        t.contains("FAIL")
+            && t.contains("t_gfx1030.kpack")
+            && t.contains("install rocm-sdk-device-gfx1030"),
+        "{t}"
+    );
+    // Other devices still load.
+    let o = run(&[
+        os("select"),
+        os("--device"),
+        os("gfx90a:sramecc+:xnack+"),
+        out.as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    std::fs::write(&a1030, &saved).unwrap();
+
+    // A truncated archive: clear errors naming it, for every length.
+    let step = (saved.len() / 23).max(1);
+    for cut in (0..saved.len()).step_by(step) {
+        std::fs::write(&a1030, &saved[..cut]).unwrap();
+        let c = no_panic_codes(&[os("verify"), out.as_os_str()]);
+        assert_eq!(c, 1, "cut at {cut}");
+        let o = run(&[os("list"), out.as_os_str()]);
+        assert_eq!(o.status.code(), Some(2), "cut at {cut}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("t_gfx1030.kpack"));
+        no_panic_codes(&[os("select"), os("--device"), os("gfx1030"), out.as_os_str()]);
+        no_panic_codes(&[
+            os("extract"),
+            out.as_os_str(),
+            os("-o"),
+            root.join("xt").as_os_str(),
+        ]);
+        no_panic_codes(&[os("kpack"), os("list"), os("--check"), a1030.as_os_str()]);
+    }
+    // Bit flips anywhere in an archive: never a panic; the frame header flip is named.
+    for (i, at) in (0..saved.len()).step_by(step).enumerate() {
+        std::fs::write(&a1030, &saved).unwrap();
+        flip(&a1030, at, 1 << (i % 8));
+        for cmd in [
+            vec![os("verify"), out.as_os_str()],
+            vec![os("list"), os("--check"), out.as_os_str()],
+            vec![os("select"), os("--device"), os("gfx1030"), out.as_os_str()],
+            vec![os("size"), out.as_os_str()],
+            vec![os("inspect"), a1030.as_os_str()],
+        ] {
+            no_panic_codes(&cmd);
+        }
+    }
+    std::fs::write(&a1030, &saved).unwrap();
+    flip(&a1030, 0x48, 0xff); // the first zstd frame's magic
+    let o = run(&[os("verify"), out.as_os_str()]);
+    assert_eq!(o.status.code(), Some(1));
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        t.contains("zstd frame does not decode") && t.contains("kpack error 6"),
+        "{t}"
+    );
+    let o = run(&[os("select"), os("--device"), os("gfx1030"), out.as_os_str()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("does not decode"));
+    std::fs::write(&a1030, &saved).unwrap();
+
+    // A damaged marker.
+    let good = std::fs::read(&out).unwrap();
+    let at = good
+        .windows(19)
+        .position(|w| w == b"\xb2kpack_search_paths")
+        .expect("marker")
+        - 1;
+    let mut bad = good.clone();
+    bad[at] = 0xc1; // never used in MessagePack
+    let damaged = root.join("lib/libt-bad.so");
+    std::fs::write(&damaged, &bad).unwrap();
+    let o = run(&[os("verify"), damaged.as_os_str()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("marker does not parse"));
+    let o = run(&[
+        os("select"),
+        os("--json"),
+        os("--device"),
+        os("gfx1030"),
+        damaged.as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(json(&o)["files"][0]["kpack_units"][0]["error_code"], 12);
+    // A truncated or bit-flipped split binary: never a panic.
+    for cut in (0..good.len()).step_by(good.len() / 17) {
+        std::fs::write(&damaged, &good[..cut]).unwrap();
+        no_panic_codes(&[os("list"), damaged.as_os_str()]);
+        no_panic_codes(&[os("verify"), damaged.as_os_str()]);
+        no_panic_codes(&[
+            os("kpack"),
+            os("inline"),
+            damaged.as_os_str(),
+            os("-o"),
+            root.join("i.so").as_os_str(),
+        ]);
+    }
+    for i in 0..40 {
+        let mut b = good.clone();
+        let at = (i * 7919 + 3) % b.len();
+        b[at] ^= 1 << (i % 8);
+        std::fs::write(&damaged, &b).unwrap();
+        no_panic_codes(&[os("list"), damaged.as_os_str()]);
+        no_panic_codes(&[
+            os("select"),
+            os("--device"),
+            os("gfx1030"),
+            damaged.as_os_str(),
+        ]);
+    }
+}
+
+#[test]
+fn split_of_a_tree_and_uncompressed_archives() {
+    let fx = shrink_fixtures::build();
+    let tree = fx.dir.path().join("tree");
+    std::fs::create_dir_all(tree.join("lib")).unwrap();
+    std::fs::create_dir_all(tree.join("share")).unwrap();
+    std::fs::copy(&fx.libs[0].1, tree.join("lib/libt.so.1")).unwrap();
+    std::os::unix::fs::symlink("libt.so.1", tree.join("lib/libt.so")).unwrap();
+    std::fs::copy(&fx.exes[0].1, tree.join("app")).unwrap();
+    std::fs::write(tree.join("share/readme"), "text\n").unwrap();
+    let out = fx.dir.path().join("tree-out");
+    let r = json(&ok(&[
+        os("kpack"),
+        os("split"),
+        os("-r"),
+        tree.as_os_str(),
+        os("--group"),
+        os("rocm"),
+        os("-o"),
+        out.as_os_str(),
+        os("--compression"),
+        os("none"),
+        os("--json"),
+    ]));
+    assert_eq!(r["binaries"].as_array().unwrap().len(), 2, "{r}");
+    assert_eq!(r["copied"], 1);
+    assert_eq!(
+        std::fs::read_link(out.join("lib/libt.so")).unwrap(),
+        PathBuf::from("libt.so.1")
+    );
+    assert_eq!(std::fs::read(out.join("share/readme")).unwrap(), b"text\n");
+    let names: Vec<&str> = r["binaries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["kernel_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["app", "lib/libt.so.1"]);
+    for a in std::fs::read_dir(out.join(".kpack")).unwrap() {
+        let p = a.unwrap().path();
+        let v = json(&ok(&[
+            os("kpack"),
+            os("list"),
+            os("--json"),
+            os("--check"),
+            p.as_os_str(),
+        ]));
+        assert_eq!(v["archives"][0]["scheme"], "none");
+        assert_eq!(v["archives"][0]["group"], "rocm");
+    }
+    assert_eq!(
+        device_entries(&out.join("lib/libt.so.1")),
+        device_entries(&fx.libs[0].1)
+    );
+    assert_eq!(
+        device_entries(&out.join("app")),
+        device_entries(&fx.exes[0].1)
+    );
+    // The executable at the root finds the archives through ./.kpack.
+    let t = run_kpack(&out.join("app"), Some(&fx.dir.path().display().to_string()));
+    assert!(t.contains("path=.kpack/rocm_@GFXARCH@.kpack"), "{t}");
+}

@@ -1,0 +1,568 @@
+//! Binaries split by ROCm's kpack (`HIPK` wrappers) seen through their `.kpack` archives, and
+//! `.kpack` files themselves, for every command: the listing, the loader's choice on a device,
+//! the doctor's verdict, verification, sizes and extraction. The rules are
+//! [`gfxkit_kpack`]'s; this module turns them into the answers the other modules give for fat
+//! binaries.
+//!
+//! No file I/O: the caller finds and opens the archives ([`Archives`]: every file a marker's
+//! `@GFXARCH@` pattern matches, for listing; [`select_paths`] for a device) and lends their
+//! bytes.
+
+use crate::inventory::Inventory;
+use crate::list::{self, BundleListing, EntryListing, FileListing};
+use crate::locate::{self, ListedEntry};
+use crate::verify::{Finding, FindingKind, Verification};
+use gfxkit_host::{InputKind, KpackRef};
+use gfxkit_kpack::search::{self, Env, Loader, Opened, Outcome};
+use gfxkit_kpack::view::{self, ArchiveFile};
+use gfxkit_kpack::{Archive, Kernel};
+use gfxkit_target_id::TargetId;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The archives a caller found and opened for a split binary, in search order.
+#[derive(Debug, Default)]
+pub struct Archives<'d> {
+    /// (path, bytes) of each archive that exists.
+    pub files: Vec<(PathBuf, &'d [u8])>,
+    /// Paths or patterns searched and not found.
+    pub not_found: Vec<String>,
+    /// Archives that exist but cannot be opened, with the reason.
+    pub unreadable: Vec<String>,
+}
+
+impl<'d> Archives<'d> {
+    /// The archives parsed (header and TOC only).
+    pub fn parse(&self) -> Vec<ArchiveFile<'_, 'd>> {
+        self.files
+            .iter()
+            .map(|(p, b)| ArchiveFile {
+                path: p,
+                parsed: Archive::parse(b),
+            })
+            .collect()
+    }
+}
+
+/// Whether the inventory is of a split binary: `HIPK` wrappers and no bundle.
+pub fn is_split(inv: &Inventory<'_>) -> bool {
+    inv.units.is_empty() && view::hipk_wrappers(&inv.discovery).next().is_some()
+}
+
+/// Whether `data` is a `.kpack` archive.
+pub fn is_archive(data: &[u8]) -> bool {
+    gfxkit_kpack::archive::is_kpack(data)
+}
+
+/// The entry ID a kpack code object is listed under.
+pub fn entry_id(arch: &str) -> String {
+    format!("hipv4-amdgcn-amd-amdhsa--{arch}")
+}
+
+fn entry(a: &Archive<'_>, k: &Kernel, check: bool, archive: Option<String>) -> EntryListing {
+    let id = entry_id(&k.arch);
+    let check = if check {
+        a.payload(k).ok().map(|p| locate::check_payload(&id, &p))
+    } else {
+        None
+    };
+    EntryListing {
+        archive,
+        stored_size: Some(k.stored_size),
+        ..list::entry_listing(ListedEntry {
+            offset: 0,
+            size: a.size_of(k).unwrap_or(0),
+            check,
+            id,
+        })
+    }
+}
+
+fn unit(
+    section: Option<String>,
+    offset: u64,
+    size: u64,
+    key: Option<String>,
+    entries: Vec<EntryListing>,
+) -> BundleListing {
+    BundleListing {
+        member: None,
+        section,
+        offset,
+        size,
+        format: "kpack",
+        ccob: None,
+        header_size: 0,
+        entries,
+        kpack_key: key,
+    }
+}
+
+/// The listing of a `.kpack` file: one unit per TOC key, its architectures as entries.
+pub fn list_archive(name: &str, data: &[u8], check: bool) -> FileListing {
+    let mut out = list::unreadable(name, String::new());
+    out.error = None;
+    let a = match Archive::parse(data) {
+        Ok(a) => a,
+        Err(e) => {
+            out.error = Some(format!("{name}: {e}"));
+            return out;
+        }
+    };
+    let mut by_key: BTreeMap<&str, Vec<&Kernel>> = BTreeMap::new();
+    for k in &a.kernels {
+        by_key.entry(&k.key).or_default().push(k);
+    }
+    for (key, ks) in by_key {
+        out.bundles.push(unit(
+            None,
+            ks.iter().map(|k| k.stored_offset).min().unwrap_or(0),
+            ks.iter().map(|k| k.stored_size).sum(),
+            Some(key.to_owned()),
+            ks.iter().map(|k| entry(&a, k, check, None)).collect(),
+        ));
+    }
+    out
+}
+
+/// Adds to `out` (the listing of a split binary) one unit per `HIPK` wrapper, with the code
+/// objects its key finds in `archives`, and the archives found and not found.
+pub fn list_split(
+    out: &mut FileListing,
+    inv: &Inventory<'_>,
+    archives: &Archives<'_>,
+    check: bool,
+) {
+    let parsed = archives.parse();
+    let mut errors: Vec<String> = archives.unreadable.clone();
+    for a in &parsed {
+        if let Err(e) = &a.parsed {
+            errors.push(format!("{}: {e}", a.path.display()));
+        }
+    }
+    for v in view::view(&inv.discovery, &parsed) {
+        let entries = v
+            .entries
+            .iter()
+            .filter_map(|e| {
+                let a = parsed[e.archive].parsed.as_ref().ok()?;
+                let path = parsed[e.archive].path.display().to_string();
+                Some(entry(a, &e.kernel, check, Some(path)))
+            })
+            .collect();
+        out.bundles.push(unit(
+            Some(gfxkit_kpack::marker::SECTION.to_owned()),
+            v.record_offset,
+            v.entries.iter().map(|e| e.kernel.stored_size).sum(),
+            v.key.clone(),
+            entries,
+        ));
+    }
+    out.kpack_archives = archives
+        .files
+        .iter()
+        .map(|(p, _)| p.display().to_string())
+        .collect();
+    out.kpack_not_found = archives.not_found.clone();
+    if !errors.is_empty() {
+        out.error = Some(errors.join("; "));
+    }
+}
+
+/// What the kpack loader finds for one `HIPK` wrapper on a device (`select --json`'s
+/// `kpack_units`).
+#[derive(Serialize, Debug, Clone)]
+pub struct KpackUnit {
+    /// Wrapper index N (at +16).
+    pub index: u32,
+    /// File offset of the wrapper record.
+    pub offset: u64,
+    /// The entry ID of the code object loaded (`hipv4-amdgcn-amd-amdhsa--<arch>`), or null.
+    pub selected: Option<String>,
+    /// The look-up: outcome, kpack error code, archive, architecture, reason, missing file or
+    /// key, package.
+    #[serde(flatten)]
+    pub lookup: gfxkit_kpack::select::Lookup,
+}
+
+impl KpackUnit {
+    /// One line for a unit that loads nothing: the reason, the missing file or key and the
+    /// package to install.
+    pub fn failure_text(&self) -> String {
+        let mut s = self.lookup.reason.clone();
+        if let Some(m) = &self.lookup.missing {
+            s.push_str(&format!("; missing {m}"));
+        }
+        if let Some(p) = &self.lookup.package {
+            if matches!(self.lookup.error_code, Some(13) | Some(14)) {
+                s.push_str(&format!(" (install {p})"));
+            }
+        }
+        s
+    }
+}
+
+/// Every archive path the loader tries for the split binary in `binary_dir` on `devices`, for
+/// a caller to open before [`select_units`].
+pub fn select_paths(
+    inv: &Inventory<'_>,
+    binary_dir: &Path,
+    devices: &[TargetId],
+    env: &Env,
+) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for m in view::markers(&inv.discovery) {
+        for d in devices {
+            for p in search::archive_paths(&m, binary_dir, &search::arch_list(d), env) {
+                if !out.contains(&p.path) {
+                    out.push(p.path);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Resolves every `HIPK` wrapper on `device` as the kpack loader does. `open` gives the bytes
+/// of an archive path the caller opened (`None`: it does not exist); archives that do not
+/// parse are skipped, as the runtime skips them.
+pub fn select_units<'d>(
+    inv: &Inventory<'_>,
+    binary_dir: &Path,
+    device: &TargetId,
+    loader: Loader,
+    env: &Env,
+    open: &dyn Fn(&Path) -> Option<&'d [u8]>,
+) -> Vec<KpackUnit> {
+    let arches = search::arch_list(device);
+    let mut out = Vec::new();
+    for w in view::hipk_wrappers(&inv.discovery) {
+        let index = w.kpack_index().unwrap_or(0);
+        let mut files: Vec<(PathBuf, &'d [u8])> = Vec::new();
+        let mut not_found: Vec<String> = Vec::new();
+        if let Some(m) = &w.kpack {
+            for p in search::archive_paths(m, binary_dir, &arches, env) {
+                match open(&p.path) {
+                    Some(b) if !files.iter().any(|(q, _)| *q == p.path) => files.push((p.path, b)),
+                    Some(_) => {}
+                    None => {
+                        let s = p.path.display().to_string();
+                        if !not_found.contains(&s) {
+                            not_found.push(s);
+                        }
+                    }
+                }
+            }
+        }
+        let parsed: Vec<(&Path, Option<Archive<'d>>)> = files
+            .iter()
+            .map(|(p, b)| (p.as_path(), Archive::parse(b).ok()))
+            .collect();
+        let opened: Vec<Opened<'_, 'd>> = parsed
+            .iter()
+            .filter_map(|(p, a)| a.as_ref().map(|archive| Opened { path: p, archive }))
+            .collect();
+        let lookup = gfxkit_kpack::select::lookup(
+            loader,
+            device,
+            w.kpack.as_ref(),
+            index,
+            env,
+            &opened,
+            &not_found,
+        );
+        let selected = match &lookup.outcome {
+            Outcome::Found { arch, .. } if lookup.loads() => Some(entry_id(arch)),
+            _ => None,
+        };
+        out.push(KpackUnit {
+            index,
+            offset: w.location.offset,
+            selected,
+            lookup,
+        });
+    }
+    out
+}
+
+/// The doctor's verdict from [`select_units`]: `None` when every wrapper loads, else why the
+/// first one does not.
+pub fn doctor_verdict(units: &[KpackUnit]) -> Option<String> {
+    units
+        .iter()
+        .find(|u| u.selected.is_none())
+        .map(KpackUnit::failure_text)
+}
+
+/// The architectures `archives` hold, sorted.
+pub fn targets(archives: &Archives<'_>) -> Vec<String> {
+    let mut t: Vec<String> = archives
+        .parse()
+        .iter()
+        .filter_map(|a| a.parsed.as_ref().ok())
+        .flat_map(|a| a.arches.iter().cloned())
+        .collect();
+    t.sort();
+    t.dedup();
+    t
+}
+
+fn findings(f: Vec<gfxkit_kpack::verify::Finding>) -> Vec<Finding> {
+    f.into_iter()
+        .map(|f| Finding {
+            bundle: None,
+            bundle_offset: f.offset,
+            member: None,
+            section: f.archive,
+            entry: None,
+            id: f.key,
+            message: f.message,
+            kind: FindingKind::Kpack,
+        })
+        .collect()
+}
+
+/// Verifies a `.kpack` file (named `name`).
+pub fn verify_archive(name: &str, data: &[u8]) -> Verification {
+    let problems = findings(gfxkit_kpack::verify::verify_archive(name, data));
+    let (units, entries) = match Archive::parse(data) {
+        Ok(a) => {
+            let mut keys: Vec<&str> = a.kernels.iter().map(|k| k.key.as_str()).collect();
+            keys.dedup();
+            (keys.len(), a.kernels.len())
+        }
+        Err(_) => (0, 0),
+    };
+    Verification {
+        path: name.to_owned(),
+        ok: problems.is_empty(),
+        bundles: units,
+        entries,
+        problems,
+    }
+}
+
+/// Verifies a split binary (named `name`) against `archives`.
+pub fn verify_split(name: &str, inv: &Inventory<'_>, archives: &Archives<'_>) -> Verification {
+    let parsed = archives.parse();
+    let mut f = gfxkit_kpack::verify::verify_split(&inv.discovery, &parsed, &archives.not_found);
+    for u in &archives.unreadable {
+        f.push(gfxkit_kpack::verify::Finding {
+            offset: None,
+            archive: None,
+            key: None,
+            message: u.clone(),
+        });
+    }
+    let problems = findings(f);
+    let views = view::view(&inv.discovery, &parsed);
+    Verification {
+        path: name.to_owned(),
+        ok: problems.is_empty(),
+        bundles: views.len(),
+        entries: views.iter().map(|v| v.entries.len()).sum(),
+        problems,
+    }
+}
+
+fn survey_bundle(offset: u64, a: &Archive<'_>, k: &Kernel) -> gfxkit_shrink::SurveyBundle {
+    let size = a.size_of(k).unwrap_or(0);
+    let id = entry_id(&k.arch);
+    gfxkit_shrink::SurveyBundle {
+        offset,
+        stored: k.stored_size,
+        encoding: format!("kpack-{}", a.scheme.name()),
+        uncompressed: size,
+        entries: vec![gfxkit_shrink::EntryRecord {
+            target: gfxkit_shrink::classify(&id).label(),
+            id,
+            size,
+            md5: String::new(),
+        }],
+    }
+}
+
+fn survey(
+    kind: gfxkit_shrink::FileKind,
+    size: u64,
+    section: Option<String>,
+    wrappers: usize,
+    bundles: Vec<gfxkit_shrink::SurveyBundle>,
+) -> gfxkit_shrink::Survey {
+    gfxkit_shrink::Survey {
+        kind,
+        size,
+        regions: vec![gfxkit_shrink::SurveyRegion {
+            member: None,
+            section,
+            offset: 0,
+            size: 0,
+            bundles,
+            wrappers,
+            problems: Vec::new(),
+        }],
+    }
+}
+
+/// For `size`: a `.kpack` file as one bundle per (key, architecture), so that stored bytes
+/// (the frame or blob) are exact per architecture; kind `bundle`.
+pub fn size_archive(data: &[u8]) -> Option<gfxkit_shrink::Survey> {
+    let a = Archive::parse(data).ok()?;
+    let bundles = a
+        .kernels
+        .iter()
+        .map(|k| survey_bundle(k.stored_offset, &a, k))
+        .collect();
+    Some(survey(
+        gfxkit_shrink::FileKind::Bundle,
+        data.len() as u64,
+        None,
+        0,
+        bundles,
+    ))
+}
+
+/// For `size`: a split binary seen through `archives`, one bundle per (wrapper, architecture).
+pub fn size_split(
+    inv: &Inventory<'_>,
+    size: u64,
+    archives: &Archives<'_>,
+) -> gfxkit_shrink::Survey {
+    let parsed = archives.parse();
+    let mut bundles = Vec::new();
+    for v in view::view(&inv.discovery, &parsed) {
+        for e in &v.entries {
+            if let Ok(a) = &parsed[e.archive].parsed {
+                bundles.push(survey_bundle(v.record_offset, a, &e.kernel));
+            }
+        }
+    }
+    let kind = match inv.kind {
+        InputKind::ElfExecutable => gfxkit_shrink::FileKind::Executable,
+        _ => gfxkit_shrink::FileKind::SharedObject,
+    };
+    survey(
+        kind,
+        size,
+        Some(gfxkit_kpack::marker::SECTION.to_owned()),
+        view::hipk_wrappers(&inv.discovery).count(),
+        bundles,
+    )
+}
+
+/// One code object `extract` takes from a kpack archive.
+#[derive(Debug, Clone)]
+pub struct Pick {
+    /// Unit index: the wrapper's N for a split binary (the fat binary's bundle index), the
+    /// key's position for an archive.
+    pub bundle: usize,
+    /// Entry position within the unit.
+    pub entry: usize,
+    /// `hipv4-amdgcn-amd-amdhsa--<arch>`.
+    pub id: String,
+    /// Uncompressed size.
+    pub size: u64,
+    /// Index into the archives (0 for a `.kpack` file).
+    pub archive: usize,
+    /// TOC key.
+    pub key: String,
+    /// Architecture.
+    pub arch: String,
+}
+
+/// For `extract`: every kernel of a `.kpack` file that `wanted` (given its entry ID) selects.
+pub fn extract_archive(
+    data: &[u8],
+    wanted: &mut dyn FnMut(&str) -> bool,
+) -> crate::Result<Vec<Pick>> {
+    let a = Archive::parse(data).map_err(|e| {
+        crate::Error::new(crate::ErrorKind::Kpack(format!(
+            "not a readable kpack archive: {e}"
+        )))
+    })?;
+    let mut keys: Vec<&str> = a.kernels.iter().map(|k| k.key.as_str()).collect();
+    keys.dedup();
+    let mut out = Vec::new();
+    for (ki, key) in keys.iter().enumerate() {
+        for (ei, k) in a.kernels.iter().filter(|k| k.key == *key).enumerate() {
+            let id = entry_id(&k.arch);
+            if wanted(&id) {
+                out.push(Pick {
+                    bundle: ki,
+                    entry: ei,
+                    size: a.size_of(k).unwrap_or(0),
+                    id,
+                    archive: 0,
+                    key: k.key.clone(),
+                    arch: k.arch.clone(),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// For `extract`: the code objects of a split binary found in `archives` that `wanted`
+/// selects. A wrapper whose key no archive holds, or an archive that does not parse, is an
+/// error naming it.
+pub fn extract_split(
+    inv: &Inventory<'_>,
+    archives: &Archives<'_>,
+    wanted: &mut dyn FnMut(&str) -> bool,
+) -> crate::Result<Vec<Pick>> {
+    let parsed = archives.parse();
+    let invalid = |m: String| crate::Error::new(crate::ErrorKind::Kpack(m));
+    for a in &parsed {
+        if let Err(e) = &a.parsed {
+            return Err(invalid(format!("{}: {e}", a.path.display())));
+        }
+    }
+    let mut out = Vec::new();
+    for v in view::view(&inv.discovery, &parsed) {
+        let Some(key) = &v.key else {
+            return Err(invalid(format!(
+                "the HIPK wrapper at {:#x} has no readable marker",
+                v.record_offset
+            )));
+        };
+        if v.entries.is_empty() {
+            return Err(invalid(format!(
+                "no archive holds {key} (found: {}; not found: {})",
+                archives
+                    .files
+                    .iter()
+                    .map(|(p, _)| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                archives.not_found.join(", ")
+            )));
+        }
+        for (ei, e) in v.entries.iter().enumerate() {
+            let id = entry_id(&e.arch);
+            if wanted(&id) {
+                let size = parsed[e.archive]
+                    .parsed
+                    .as_ref()
+                    .ok()
+                    .and_then(|a| a.size_of(&e.kernel))
+                    .unwrap_or(0);
+                out.push(Pick {
+                    bundle: v.index as usize,
+                    entry: ei,
+                    size,
+                    id,
+                    archive: e.archive,
+                    key: key.clone(),
+                    arch: e.arch.clone(),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The markers of the split binary's wrappers (for callers that find archives).
+pub fn markers(inv: &Inventory<'_>) -> Vec<KpackRef> {
+    view::markers(&inv.discovery)
+}

@@ -1,0 +1,550 @@
+//! Reading `.kpack` archives (format version 1).
+//!
+//! ```text
+//! 0x00 "KPAK"  0x04 u32 version = 1  0x08 u64 toc_offset (absolute)  zero padding to 0x40
+//! 0x40 blob    toc_offset..EOF: MessagePack table of contents
+//! ```
+//!
+//! The TOC is a map: `format_version`, `group_name`, `gfx_arch_family`, `gfx_arches`,
+//! `compression_scheme` and `toc` = `{"<kernel_name>#<N>": {"<arch>": {type, ordinal,
+//! original_size, metadata?}}}`. With `zstd-per-kernel` the blob at `zstd_offset` (size
+//! `zstd_size`) is `u32 count` then, per ordinal, `u32 frame_size` and one zstd frame; with
+//! `none` the TOC has `blobs: [{offset, size}]` indexed by ordinal. Keys gfxkit does not know
+//! are ignored, as the runtime does.
+//!
+//! [`Archive::parse`] reads the header and TOC and indexes the frames (no decompression);
+//! [`Archive::payload`] decodes one kernel on demand into a buffer bounded by its
+//! `original_size` and checks the length produced.
+
+use crate::error::{fail, Error, ErrorKind, Result};
+use crate::limits;
+use rmpv::Value;
+use serde::Serialize;
+use std::borrow::Cow;
+use std::io::Read;
+
+/// Archive magic.
+pub const MAGIC: &[u8; 4] = b"KPAK";
+/// The one format version in use.
+pub const VERSION: u32 = 1;
+/// Size of the fixed header (the blob starts here).
+pub const HEADER_SIZE: u64 = 64;
+
+/// Whether `data` starts like a kpack archive.
+pub fn is_kpack(data: &[u8]) -> bool {
+    data.starts_with(MAGIC)
+}
+
+/// How kernels are stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "scheme")]
+pub enum Scheme {
+    /// `zstd-per-kernel`: one zstd frame per kernel.
+    ZstdPerKernel {
+        /// `zstd_offset`: absolute offset of the frame blob.
+        offset: u64,
+        /// `zstd_size`: its size.
+        size: u64,
+    },
+    /// `none`: kernels stored as they are.
+    None,
+}
+
+impl Scheme {
+    /// The name written in the TOC.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Scheme::ZstdPerKernel { .. } => "zstd-per-kernel",
+            Scheme::None => "none",
+        }
+    }
+}
+
+/// One kernel (code object) listed in the TOC.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Kernel {
+    /// TOC key: `<kernel_name>#<N>`.
+    pub key: String,
+    /// Architecture (a target ID such as `gfx90a:xnack+`).
+    pub arch: String,
+    /// `type` (`hsaco`).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Index into the frames or blobs.
+    pub ordinal: u64,
+    /// `original_size`, when given.
+    pub original_size: Option<u64>,
+    /// Absolute offset of the stored bytes (frame or blob).
+    pub stored_offset: u64,
+    /// Stored bytes (compressed frame or raw blob).
+    pub stored_size: u64,
+}
+
+impl Kernel {
+    /// The part of the key before `#`.
+    pub fn kernel_name(&self) -> &str {
+        split_key(&self.key).0
+    }
+
+    /// The index after `#`, when it is a number.
+    pub fn index(&self) -> Option<u32> {
+        split_key(&self.key).1
+    }
+}
+
+/// Splits `name#N` into the name and N.
+pub fn split_key(key: &str) -> (&str, Option<u32>) {
+    match key.rsplit_once('#') {
+        Some((name, n)) => (name, n.parse().ok()),
+        None => (key, None),
+    }
+}
+
+/// A parsed archive, borrowing its bytes.
+#[derive(Debug, Clone)]
+pub struct Archive<'data> {
+    data: &'data [u8],
+    /// Header version (1).
+    pub version: u32,
+    /// Absolute offset of the TOC.
+    pub toc_offset: u64,
+    /// TOC `format_version`.
+    pub format_version: Option<u64>,
+    /// `group_name`.
+    pub group_name: Option<String>,
+    /// `gfx_arch_family`.
+    pub arch_family: Option<String>,
+    /// `gfx_arches`.
+    pub arches: Vec<String>,
+    /// How kernels are stored.
+    pub scheme: Scheme,
+    /// Frames or blobs, by ordinal: (absolute offset, size).
+    pub stored: Vec<(u64, u64)>,
+    /// Every kernel of the TOC, sorted by key, then architecture.
+    pub kernels: Vec<Kernel>,
+}
+
+fn truncated(what: &'static str, at: u64, need: u64, len: usize) -> Error {
+    Error::at(
+        at,
+        ErrorKind::Truncated {
+            what,
+            need,
+            have: (len as u64).saturating_sub(at),
+        },
+    )
+}
+
+fn u32_at(data: &[u8], at: u64, what: &'static str) -> Result<u32> {
+    let s = usize::try_from(at)
+        .ok()
+        .and_then(|a| data.get(a..a.checked_add(4)?))
+        .ok_or_else(|| truncated(what, at, 4, data.len()))?;
+    Ok(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+}
+
+fn u64_at(data: &[u8], at: u64, what: &'static str) -> Result<u64> {
+    let s = usize::try_from(at)
+        .ok()
+        .and_then(|a| data.get(a..a.checked_add(8)?))
+        .ok_or_else(|| truncated(what, at, 8, data.len()))?;
+    let mut b = [0u8; 8];
+    b.copy_from_slice(s);
+    Ok(u64::from_le_bytes(b))
+}
+
+fn bad_toc<T>(at: u64, msg: impl Into<String>) -> Result<T> {
+    fail(at, ErrorKind::BadToc(msg.into()))
+}
+
+fn get<'v>(map: &'v [(Value, Value)], key: &str) -> Option<&'v Value> {
+    map.iter()
+        .find(|(k, _)| k.as_str() == Some(key))
+        .map(|(_, v)| v)
+}
+
+fn uint(map: &[(Value, Value)], key: &str, at: u64) -> Result<Option<u64>> {
+    match get(map, key) {
+        None => Ok(None),
+        Some(v) => match v.as_u64() {
+            Some(n) => Ok(Some(n)),
+            None => bad_toc(at, format!("{key} is {v}, expected an unsigned integer")),
+        },
+    }
+}
+
+fn string(map: &[(Value, Value)], key: &str, at: u64) -> Result<Option<String>> {
+    match get(map, key) {
+        None => Ok(None),
+        Some(v) => match v.as_str() {
+            Some(s) => Ok(Some(s.to_owned())),
+            None => bad_toc(at, format!("{key} is {v}, expected a string")),
+        },
+    }
+}
+
+impl<'data> Archive<'data> {
+    /// Reads the header and TOC of `data` and indexes the stored kernels (frames are walked,
+    /// not decoded). Every offset and count is checked against the bytes present.
+    pub fn parse(data: &'data [u8]) -> Result<Archive<'data>> {
+        if !is_kpack(data) {
+            return fail(
+                0,
+                ErrorKind::BadMagic {
+                    found: data.iter().take(4).copied().collect(),
+                },
+            );
+        }
+        let version = u32_at(data, 4, "header")?;
+        if version != VERSION {
+            return fail(4, ErrorKind::UnsupportedVersion(version.into()));
+        }
+        let toc_offset = u64_at(data, 8, "header")?;
+        let len = data.len() as u64;
+        if len < HEADER_SIZE {
+            return Err(truncated("header", 0, HEADER_SIZE, data.len()));
+        }
+        if toc_offset < HEADER_SIZE || toc_offset >= len {
+            return bad_toc(
+                8,
+                format!(
+                    "toc_offset {toc_offset:#x} is outside the file (header ends at {HEADER_SIZE:#x}, \
+                     file is {len:#x} bytes)"
+                ),
+            );
+        }
+        let mut rd = &data[toc_offset as usize..];
+        let toc = rmpv::decode::read_value_with_max_depth(&mut rd, limits::MAX_TOC_DEPTH)
+            .map_err(|e| Error::at(toc_offset, ErrorKind::BadToc(format!("MessagePack: {e}"))))?;
+        let Value::Map(top) = toc else {
+            return bad_toc(toc_offset, format!("expected a map, found {toc}"));
+        };
+        let at = toc_offset;
+        let format_version = uint(&top, "format_version", at)?;
+        if let Some(v) = format_version {
+            if v != u64::from(VERSION) {
+                return fail(at, ErrorKind::UnsupportedVersion(v));
+            }
+        }
+        let group_name = string(&top, "group_name", at)?;
+        let arch_family = string(&top, "gfx_arch_family", at)?;
+        let arches = match get(&top, "gfx_arches") {
+            None => Vec::new(),
+            Some(Value::Array(a)) => {
+                let mut out = Vec::new();
+                for v in a {
+                    match v.as_str() {
+                        Some(s) => out.push(s.to_owned()),
+                        None => return bad_toc(at, format!("gfx_arches holds {v}, not a string")),
+                    }
+                }
+                out
+            }
+            Some(v) => return bad_toc(at, format!("gfx_arches is {v}, expected an array")),
+        };
+        let scheme_name = string(&top, "compression_scheme", at)?.unwrap_or_else(|| "none".into());
+        let (scheme, stored) = match scheme_name.as_str() {
+            "zstd-per-kernel" => {
+                let offset = uint(&top, "zstd_offset", at)?.ok_or_else(|| {
+                    Error::at(at, ErrorKind::BadToc("zstd_offset missing".into()))
+                })?;
+                let size = uint(&top, "zstd_size", at)?
+                    .ok_or_else(|| Error::at(at, ErrorKind::BadToc("zstd_size missing".into())))?;
+                let end = offset.checked_add(size).filter(|&e| e <= toc_offset);
+                if offset < HEADER_SIZE || end.is_none() {
+                    return bad_toc(
+                        at,
+                        format!(
+                            "zstd blob {offset:#x}+{size:#x} is outside {HEADER_SIZE:#x}..{toc_offset:#x} \
+                             (between the header and the TOC)"
+                        ),
+                    );
+                }
+                let frames = index_frames(data, offset, size)?;
+                (Scheme::ZstdPerKernel { offset, size }, frames)
+            }
+            "none" => {
+                let blobs = match get(&top, "blobs") {
+                    None => &[][..],
+                    Some(Value::Array(a)) => a.as_slice(),
+                    Some(v) => return bad_toc(at, format!("blobs is {v}, expected an array")),
+                };
+                let mut out = Vec::new();
+                for (i, b) in blobs.iter().enumerate() {
+                    let Value::Map(m) = b else {
+                        return bad_toc(at, format!("blobs[{i}] is {b}, expected a map"));
+                    };
+                    let (Some(o), Some(s)) = (uint(m, "offset", at)?, uint(m, "size", at)?) else {
+                        return bad_toc(at, format!("blobs[{i}] lacks offset or size"));
+                    };
+                    if o < HEADER_SIZE || !matches!(o.checked_add(s), Some(e) if e <= toc_offset) {
+                        return fail(
+                            o,
+                            ErrorKind::Truncated {
+                                what: "blob",
+                                need: s,
+                                have: toc_offset.saturating_sub(o),
+                            },
+                        );
+                    }
+                    out.push((o, s));
+                }
+                (Scheme::None, out)
+            }
+            other => return fail(at, ErrorKind::UnknownScheme(other.to_owned())),
+        };
+        let mut kernels = Vec::new();
+        match get(&top, "toc") {
+            None => {}
+            Some(Value::Map(entries)) => {
+                for (k, per_arch) in entries {
+                    let Some(key) = k.as_str() else {
+                        return bad_toc(at, format!("toc key {k} is not a string"));
+                    };
+                    let Value::Map(per_arch) = per_arch else {
+                        return bad_toc(at, format!("toc[{key:?}] is {per_arch}, expected a map"));
+                    };
+                    for (a, e) in per_arch {
+                        let Some(arch) = a.as_str() else {
+                            return bad_toc(at, format!("toc[{key:?}] has key {a}, not a string"));
+                        };
+                        let Value::Map(e) = e else {
+                            return bad_toc(at, format!("toc[{key:?}][{arch:?}] is not a map"));
+                        };
+                        let Some(ordinal) = uint(e, "ordinal", at)? else {
+                            return bad_toc(at, format!("toc[{key:?}][{arch:?}] has no ordinal"));
+                        };
+                        let Some(&(so, ss)) =
+                            usize::try_from(ordinal).ok().and_then(|o| stored.get(o))
+                        else {
+                            return fail(
+                                at,
+                                ErrorKind::OrdinalOutOfRange {
+                                    key: key.to_owned(),
+                                    arch: arch.to_owned(),
+                                    ordinal,
+                                    count: stored.len() as u64,
+                                },
+                            );
+                        };
+                        kernels.push(Kernel {
+                            key: key.to_owned(),
+                            arch: arch.to_owned(),
+                            kind: string(e, "type", at)?.unwrap_or_default(),
+                            ordinal,
+                            original_size: uint(e, "original_size", at)?,
+                            stored_offset: so,
+                            stored_size: ss,
+                        });
+                        if kernels.len() > limits::MAX_KERNELS {
+                            return bad_toc(
+                                at,
+                                format!("more than {} kernels", limits::MAX_KERNELS),
+                            );
+                        }
+                    }
+                }
+            }
+            Some(v) => return bad_toc(at, format!("toc is {v}, expected a map")),
+        }
+        kernels.sort_by(|a, b| (&a.key, &a.arch).cmp(&(&b.key, &b.arch)));
+        Ok(Archive {
+            data,
+            version,
+            toc_offset,
+            format_version,
+            group_name,
+            arch_family,
+            arches,
+            scheme,
+            stored,
+            kernels,
+        })
+    }
+
+    /// The archive's bytes.
+    pub fn bytes(&self) -> &'data [u8] {
+        self.data
+    }
+
+    /// Whether `gfx_arches` lists `arch` (exact string, as the runtime compares).
+    pub fn has_arch(&self, arch: &str) -> bool {
+        self.arches.iter().any(|a| a == arch)
+    }
+
+    /// The kernel stored for `key` and `arch`.
+    pub fn kernel(&self, key: &str, arch: &str) -> Option<&Kernel> {
+        self.kernels
+            .binary_search_by(|k| (k.key.as_str(), k.arch.as_str()).cmp(&(key, arch)))
+            .ok()
+            .map(|i| &self.kernels[i])
+    }
+
+    /// Whether the TOC has an entry for `key` (any architecture).
+    pub fn has_key(&self, key: &str) -> bool {
+        self.kernels.iter().any(|k| k.key == key)
+    }
+
+    /// The code object of `k`, decoded: borrowed for `none`, decompressed into a buffer of at
+    /// most `original_size` (+1 to detect excess) for `zstd-per-kernel`. The length produced
+    /// must equal `original_size` when the TOC gives it.
+    pub fn payload(&self, k: &Kernel) -> Result<Cow<'data, [u8]>> {
+        let stored = self.stored_bytes(k)?;
+        let out: Cow<'data, [u8]> = match self.scheme {
+            Scheme::None => Cow::Borrowed(stored),
+            Scheme::ZstdPerKernel { .. } => {
+                let declared = k.original_size.unwrap_or(limits::MAX_KERNEL_SIZE);
+                if declared > limits::MAX_KERNEL_SIZE {
+                    return fail(
+                        k.stored_offset,
+                        ErrorKind::TooLarge {
+                            key: k.key.clone(),
+                            arch: k.arch.clone(),
+                            size: declared,
+                            limit: limits::MAX_KERNEL_SIZE,
+                        },
+                    );
+                }
+                Cow::Owned(decode_frame(stored, declared, k)?)
+            }
+        };
+        if let Some(expected) = k.original_size {
+            if out.len() as u64 != expected {
+                return fail(
+                    k.stored_offset,
+                    ErrorKind::SizeMismatch {
+                        key: k.key.clone(),
+                        arch: k.arch.clone(),
+                        expected,
+                        got: out.len() as u64,
+                    },
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    /// The uncompressed size of `k`: `original_size`, else (for `none`) the blob size, else
+    /// the frame's declared content size.
+    pub fn size_of(&self, k: &Kernel) -> Option<u64> {
+        if let Some(s) = k.original_size {
+            return Some(s);
+        }
+        match self.scheme {
+            Scheme::None => Some(k.stored_size),
+            Scheme::ZstdPerKernel { .. } => {
+                let s = self.stored_bytes(k).ok()?;
+                zstd::zstd_safe::get_frame_content_size(s).ok().flatten()
+            }
+        }
+    }
+
+    /// The stored bytes of `k` (checked against the archive, since a [`Kernel`] may come from
+    /// elsewhere).
+    pub fn stored_bytes(&self, k: &Kernel) -> Result<&'data [u8]> {
+        let range = usize::try_from(k.stored_offset).ok().and_then(|o| {
+            let n = usize::try_from(k.stored_size).ok()?;
+            self.data.get(o..o.checked_add(n)?)
+        });
+        range.ok_or_else(|| {
+            Error::at(
+                k.stored_offset,
+                ErrorKind::Truncated {
+                    what: "kernel",
+                    need: k.stored_size,
+                    have: (self.data.len() as u64).saturating_sub(k.stored_offset),
+                },
+            )
+        })
+    }
+}
+
+/// Decodes one zstd frame, keeping at most `limit + 1` bytes of output.
+fn decode_frame(frame: &[u8], limit: u64, k: &Kernel) -> Result<Vec<u8>> {
+    let err = |why: String| {
+        Error::at(
+            k.stored_offset,
+            ErrorKind::Decompress {
+                key: k.key.clone(),
+                arch: k.arch.clone(),
+                why,
+            },
+        )
+    };
+    let dec = zstd::stream::read::Decoder::with_buffer(frame)
+        .map_err(|e| err(e.to_string()))?
+        .single_frame();
+    // Preallocate what is declared, within what the frame could plausibly produce.
+    let cap = limit.min((frame.len() as u64).saturating_mul(64).saturating_add(4096));
+    let mut out = Vec::with_capacity(cap as usize);
+    dec.take(limit.saturating_add(1))
+        .read_to_end(&mut out)
+        .map_err(|e| err(e.to_string()))?;
+    Ok(out)
+}
+
+/// Walks the `zstd-per-kernel` blob: `u32 count`, then `count` times `u32 size` + frame.
+fn index_frames(data: &[u8], offset: u64, size: u64) -> Result<Vec<(u64, u64)>> {
+    let end = offset + size;
+    let count = u32_at(data, offset, "frame count")?;
+    if offset + 4 > end {
+        return Err(truncated("frame count", offset, 4, end as usize));
+    }
+    let mut at = offset + 4;
+    let mut out = Vec::new();
+    for i in 0..count {
+        if at + 4 > end {
+            return fail(
+                at,
+                ErrorKind::BadToc(format!(
+                    "zstd blob holds {i} frames, but its count says {count}"
+                )),
+            );
+        }
+        let n = u64::from(u32_at(data, at, "frame size")?);
+        let start = at + 4;
+        if start + n > end {
+            return fail(
+                at,
+                ErrorKind::Truncated {
+                    what: "zstd frame",
+                    need: n,
+                    have: end - start,
+                },
+            );
+        }
+        out.push((start, n));
+        at = start + n;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_key_reads_the_index() {
+        assert_eq!(split_key("lib/libfoo.so#12"), ("lib/libfoo.so", Some(12)));
+        assert_eq!(split_key("a#b#3"), ("a#b", Some(3)));
+        assert_eq!(split_key("plain"), ("plain", None));
+    }
+
+    #[test]
+    fn short_and_foreign_inputs_are_refused() {
+        assert!(matches!(
+            Archive::parse(b"KPA").unwrap_err().kind,
+            ErrorKind::BadMagic { .. }
+        ));
+        assert!(matches!(
+            Archive::parse(b"KPAK\x01\0\0\0").unwrap_err().kind,
+            ErrorKind::Truncated { .. }
+        ));
+        let mut h = b"KPAK\x02\0\0\0".to_vec();
+        h.resize(80, 0);
+        assert_eq!(
+            Archive::parse(&h).unwrap_err().kind,
+            ErrorKind::UnsupportedVersion(2)
+        );
+    }
+}

@@ -1,0 +1,265 @@
+//! Splitting a fat binary into a host binary plus archive contents, and inlining them back.
+//!
+//! [`split_binary`] reads each wrapper's bundle (uncompressed or CCOB), moves every
+//! `hip`/`hipv4` `amdgcn-amd-amdhsa` entry to a kernel keyed `<kernel_name>#<N>` (N = the
+//! wrapper's index in `.hipFatBinSegment`) under its target ID, drops the host entries, and
+//! has `gfxkit_shrink::kpack::split_elf` lay the host binary out. [`group_by_arch`] and
+//! [`crate::write::write_archive`] make one archive per architecture. [`inline_binary`] looks
+//! each wrapper's key up in the archives given and builds one bundle per wrapper
+//! (`host-x86_64-unknown-linux--` plus `hipv4-amdgcn-amd-amdhsa--<arch>` entries, sorted by
+//! architecture, 4096-aligned like the HIP driver), then `inline_elf` puts them in a new
+//! `.hip_fatbin`.
+
+use crate::archive::Archive;
+use crate::error::{fail, Error, ErrorKind, Result};
+use crate::marker::{self, KpackRef};
+use gfxkit_bundle::ccob::DecompressOptions;
+use gfxkit_bundle::{AnyBundle, Bundle, Format};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+/// A code object of a bundle and its architecture.
+type ArchPayload<'data> = (String, Cow<'data, [u8]>);
+
+/// A kernel moved out of a binary.
+#[derive(Debug, Clone)]
+pub struct KernelOut<'data> {
+    /// `<kernel_name>#<N>`.
+    pub key: String,
+    /// Target ID.
+    pub arch: String,
+    /// The code object (borrowed from an uncompressed bundle, owned when decompressed).
+    pub bytes: Cow<'data, [u8]>,
+}
+
+/// The result of [`split_binary`].
+#[derive(Debug, Clone)]
+pub struct SplitBinary<'data> {
+    /// The host-only binary.
+    pub host: Vec<u8>,
+    /// Every code object, in wrapper order then entry order.
+    pub kernels: Vec<KernelOut<'data>>,
+    /// Number of wrappers (N runs from 0 to this, exclusive).
+    pub wrappers: usize,
+    /// The marker written.
+    pub marker: KpackRef,
+    /// Bytes the file shrank by in the ELF layout (the output is this much shorter than the
+    /// input, give or take the new headers).
+    pub shift: u64,
+}
+
+fn shrink_err(e: gfxkit_shrink::Error) -> Error {
+    Error::at(e.offset, ErrorKind::Rewrite(e.kind.to_string()))
+}
+
+/// The architecture of a device entry ID (`hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+` gives
+/// `gfx90a:xnack+`), `Ok(None)` for host entries, an error for device code that has no place
+/// in a kpack archive.
+pub fn entry_arch(id: &str) -> std::result::Result<Option<&str>, String> {
+    if id.starts_with("host-") {
+        return Ok(None);
+    }
+    let parsed = gfxkit_bundle::EntryId::parse(id).map_err(|e| format!("entry {id}: {e}"))?;
+    let kind_ok = id.starts_with("hip-") || id.starts_with("hipv4-");
+    let arch = id.rsplit_once("--").map(|(_, a)| a).unwrap_or("");
+    if !kind_ok || !id.contains("amdgcn-amd-amdhsa") || arch.is_empty() {
+        return Err(format!(
+            "entry {} is not HIP amdgcn code (kpack archives hold amdgcn-amd-amdhsa code objects)",
+            parsed.raw()
+        ));
+    }
+    Ok(Some(arch))
+}
+
+/// Splits `data` (a fat x86-64 shared object or executable): the host binary with a marker
+/// `{kernel_name, search_paths}`, and every code object keyed for the archives.
+pub fn split_binary<'data>(
+    data: &'data [u8],
+    kernel_name: &str,
+    search_paths: &[String],
+) -> Result<SplitBinary<'data>> {
+    if kernel_name.is_empty() || kernel_name.contains('#') {
+        return fail(
+            0,
+            ErrorKind::Unsupported(format!(
+                "kernel name {kernel_name:?} must be non-empty and without '#'"
+            )),
+        );
+    }
+    let r = KpackRef {
+        kernel_name: Some(kernel_name.to_owned()),
+        search_paths: search_paths.to_vec(),
+    };
+    if let Some(why) = marker::runtime_problem(&r) {
+        return fail(0, ErrorKind::BadMarker(why.into()));
+    }
+    let m = marker::encode(&r);
+    let split = gfxkit_shrink::kpack::split_elf(data, &m).map_err(shrink_err)?;
+    let opts = DecompressOptions::default();
+    let mut kernels = Vec::new();
+    // Bundles read once each (two wrappers may share one).
+    let mut seen: BTreeMap<u64, Vec<ArchPayload<'data>>> = BTreeMap::new();
+    for (n, &off) in split.wrapper_bundles.iter().enumerate() {
+        let key = format!("{kernel_name}#{n}");
+        #[allow(clippy::map_entry)] // The entry is built fallibly (`?`) before inserting.
+        if !seen.contains_key(&off) {
+            let at = &data[off as usize..];
+            let bad = |e: gfxkit_bundle::Error| Error::at(off, ErrorKind::Bundle(e.to_string()));
+            let mut entries = Vec::new();
+            match gfxkit_bundle::detect(at) {
+                Some(Format::Uncompressed) => {
+                    let b = Bundle::parse(at).map_err(bad)?;
+                    for e in b.entries() {
+                        if let Some(a) = entry_arch(e.id)
+                            .map_err(|m| Error::at(off, ErrorKind::Unsupported(m)))?
+                        {
+                            entries.push((a.to_owned(), Cow::Borrowed(e.payload)));
+                        }
+                    }
+                }
+                Some(Format::Ccob) => {
+                    let any = AnyBundle::parse(at, &opts).map_err(bad)?;
+                    let b = any.bundle().map_err(bad)?;
+                    for e in b.entries() {
+                        if let Some(a) = entry_arch(e.id)
+                            .map_err(|m| Error::at(off, ErrorKind::Unsupported(m)))?
+                        {
+                            entries.push((a.to_owned(), Cow::Owned(e.payload.to_vec())));
+                        }
+                    }
+                }
+                None => {
+                    return fail(
+                        off,
+                        ErrorKind::Bundle(format!(
+                            "wrapper {n} points to {off:#x}, where no offload bundle starts"
+                        )),
+                    )
+                }
+            }
+            let mut archs: Vec<&str> = entries.iter().map(|(a, _)| a.as_str()).collect();
+            archs.sort_unstable();
+            if archs.windows(2).any(|w| w[0] == w[1]) {
+                return fail(
+                    off,
+                    ErrorKind::Unsupported(format!(
+                        "the bundle of wrapper {n} holds two entries for one architecture"
+                    )),
+                );
+            }
+            seen.insert(off, entries);
+        }
+        for (arch, bytes) in &seen[&off] {
+            kernels.push(KernelOut {
+                key: key.clone(),
+                arch: arch.clone(),
+                bytes: bytes.clone(),
+            });
+        }
+    }
+    Ok(SplitBinary {
+        host: split.bytes,
+        kernels,
+        wrappers: split.wrapper_bundles.len(),
+        marker: r,
+        shift: split.shift,
+    })
+}
+
+/// Kernels grouped by architecture, architectures sorted, kernels in the order given.
+pub fn group_by_arch<'k, 'data>(
+    kernels: impl IntoIterator<Item = &'k KernelOut<'data>>,
+) -> BTreeMap<String, Vec<&'k KernelOut<'data>>>
+where
+    'data: 'k,
+{
+    let mut out: BTreeMap<String, Vec<&KernelOut>> = BTreeMap::new();
+    for k in kernels {
+        out.entry(k.arch.clone()).or_default().push(k);
+    }
+    out
+}
+
+/// The result of [`inline_binary`].
+#[derive(Debug, Clone)]
+pub struct Inlined {
+    /// The fat binary.
+    pub bytes: Vec<u8>,
+    /// Per wrapper: its key and the architectures put in its bundle.
+    pub bundles: Vec<(String, Vec<String>)>,
+}
+
+/// Inlines the split binary `data`: each `HIPK` wrapper's key is looked up in `archives`
+/// (first archive holding a (key, architecture) pair wins) and becomes an uncompressed bundle.
+/// A wrapper whose key no archive holds is an error naming it.
+pub fn inline_binary(data: &[u8], archives: &[&Archive<'_>]) -> Result<Inlined> {
+    let found = gfxkit_host::discover(data);
+    let wrappers = gfxkit_shrink::kpack::hipk_wrappers(data).map_err(shrink_err)?;
+    let mut bundles = Vec::with_capacity(wrappers.len());
+    let mut report = Vec::with_capacity(wrappers.len());
+    for (k, &(at, index, _)) in wrappers.iter().enumerate() {
+        let r = found
+            .wrappers
+            .iter()
+            .find(|w| w.location.offset == at)
+            .and_then(|w| w.kpack.clone())
+            .ok_or_else(|| {
+                Error::at(
+                    at,
+                    ErrorKind::BadMarker(format!("wrapper {k}: its marker does not decode")),
+                )
+            })?;
+        let Some(name) = r.kernel_name.as_deref() else {
+            return fail(at, ErrorKind::BadMarker("no kernel_name".into()));
+        };
+        let key = format!("{name}#{index}");
+        let mut by_arch: BTreeMap<&str, Cow<'_, [u8]>> = BTreeMap::new();
+        for a in archives {
+            for kern in a.kernels.iter().filter(|x| x.key == key) {
+                if by_arch.contains_key(kern.arch.as_str()) {
+                    continue;
+                }
+                let p = a.payload(kern)?;
+                by_arch.insert(kern.arch.as_str(), p);
+            }
+        }
+        if by_arch.is_empty() {
+            return fail(
+                at,
+                ErrorKind::Unsupported(format!("wrapper {k}: no archive given holds kernel {key}")),
+            );
+        }
+        let ids: Vec<String> = by_arch
+            .keys()
+            .map(|a| format!("hipv4-amdgcn-amd-amdhsa--{a}"))
+            .collect();
+        let mut entries: Vec<(&str, &[u8])> = vec![("host-x86_64-unknown-linux--", &[])];
+        for (id, p) in ids.iter().zip(by_arch.values()) {
+            entries.push((id.as_str(), p));
+        }
+        let b = gfxkit_bundle::write_bundle(&entries, 4096)
+            .map_err(|e| Error::at(at, ErrorKind::Bundle(e.to_string())))?;
+        bundles.push(b);
+        report.push((key, by_arch.keys().map(|a| a.to_string()).collect()));
+    }
+    let bytes = gfxkit_shrink::kpack::inline_elf(data, &bundles, 4096).map_err(shrink_err)?;
+    Ok(Inlined {
+        bytes,
+        bundles: report,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_arch_takes_the_target_id() {
+        assert_eq!(
+            entry_arch("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"),
+            Ok(Some("gfx90a:xnack+"))
+        );
+        assert_eq!(entry_arch("host-x86_64-unknown-linux--"), Ok(None));
+        assert!(entry_arch("openmp-amdgcn-amd-amdhsa--gfx90a").is_err());
+    }
+}

@@ -1,0 +1,763 @@
+//! The ELF layout of ROCm's kpack split, both ways.
+//!
+//! [`split_elf`] turns a fat shared object or executable into the host-only binary TheRock's
+//! splitter makes: every `.hipFatBinSegment` wrapper gets magic `HIPK`, its index N in the
+//! u64 at +16 and a pointer (the `R_X86_64_RELATIVE` addend, or the in-place pointer of a
+//! non-PIC file) to a new `.rocm_kpack_ref` section holding the marker. Unlike TheRock's
+//! splitter, which zeroes `.hip_fatbin` page by page and leaves its bytes in the file, the
+//! section is emptied (size 0 at its old address) and everything after it moves down in the
+//! file by whole alignment units, as [`crate::rewrite`] does for pruning:
+//!
+//! ```text
+//! before:  [ .. R segment: .rodata | .hip_fatbin ........ | .eh_frame .. ] [ RX ] [ RW ] ...
+//! after:   [ .. R: .rodata ] [ R: .rocm_kpack_ref + phdrs ] [ R: .eh_frame .. ] [ RX ] ...
+//! ```
+//!
+//! The segment holding `.hip_fatbin` is split: the part before it, a new read-only `PT_LOAD`
+//! for the marker (at the addresses the old section had, so nothing after it moves in
+//! memory), and the part after it, moved down in the file. The program header table, which
+//! grows by two entries, moves into the marker's segment (`e_phoff` and `PT_PHDR` follow);
+//! that segment keeps the offset-to-address difference of the segment that held
+//! `.hip_fatbin`, which for executables must be the first segment's (older kernels compute
+//! `AT_PHDR` from it). The section header table and `.shstrtab` are rewritten at the end of
+//! the file with one more section.
+//!
+//! [`inline_elf`] goes back: wrappers get `HIPF`, 0 at +16 and a pointer to their bundle in a
+//! new `.hip_fatbin` placed in a new read-only `PT_LOAD` after the last segment (the program
+//! header table moves there too).
+
+use crate::elf::{self, u32_at, u64_at, Elf, Phdr};
+use crate::error::{fail, Error, ErrorKind, Result};
+
+/// Name of the marker section.
+pub const MARKER_SECTION: &str = ".rocm_kpack_ref";
+
+const SHF_ALLOC: u64 = 2;
+const SHT_PROGBITS: u32 = 1;
+const PF_R: u32 = 4;
+
+/// What [`split_elf`] produced.
+#[derive(Debug, Clone)]
+pub struct Split {
+    /// The host-only binary.
+    pub bytes: Vec<u8>,
+    /// For each wrapper in `.hipFatBinSegment` order: the file offset (in the input) of the
+    /// bundle it pointed to.
+    pub wrapper_bundles: Vec<u64>,
+    /// File offset of the marker in the output.
+    pub marker_offset: u64,
+    /// Address of the marker.
+    pub marker_address: u64,
+    /// Bytes everything after the old `.hip_fatbin` moved down in the file.
+    pub shift: u64,
+}
+
+fn unsupported(at: u64, msg: impl Into<String>) -> Error {
+    Error::at(at, ErrorKind::Unsupported(msg.into()))
+}
+
+fn put(out: &mut [u8], at: u64, bytes: &[u8]) -> Result<()> {
+    let field = usize::try_from(at)
+        .ok()
+        .and_then(|a| out.get_mut(a..a.checked_add(bytes.len())?));
+    match field {
+        Some(s) => {
+            s.copy_from_slice(bytes);
+            Ok(())
+        }
+        None => fail(
+            at,
+            ErrorKind::Truncated {
+                what: "patched field",
+            },
+        ),
+    }
+}
+
+/// Zeroes `len` bytes at `at`.
+fn zero(out: &mut [u8], at: u64, len: usize) -> Result<()> {
+    let field = usize::try_from(at)
+        .ok()
+        .and_then(|a| out.get_mut(a..a.checked_add(len)?));
+    match field {
+        Some(s) => {
+            s.fill(0);
+            Ok(())
+        }
+        None => fail(
+            at,
+            ErrorKind::Truncated {
+                what: "program header table",
+            },
+        ),
+    }
+}
+
+fn put_u64(out: &mut [u8], at: u64, v: u64) -> Result<()> {
+    put(out, at, &v.to_le_bytes())
+}
+
+fn align_up(v: u64, a: u64) -> u64 {
+    v.div_ceil(a.max(1)) * a.max(1)
+}
+
+/// The checks both directions share; returns (the parsed file, `.hip_fatbin` index,
+/// `.hipFatBinSegment` index).
+fn linked_x86_64(data: &[u8]) -> Result<(Elf, Option<usize>, usize)> {
+    if !elf::is_elf(data) {
+        return fail(0, ErrorKind::Unsupported("not an ELF file".into()));
+    }
+    let e = Elf::parse(data)?;
+    if e.e_type != elf::ET_DYN && e.e_type != elf::ET_EXEC {
+        return fail(
+            16,
+            ErrorKind::Unsupported(format!(
+                "ELF type {} (only shared objects and executables are split; objects and \
+                 archives are linked first)",
+                e.e_type
+            )),
+        );
+    }
+    if e.machine != elf::EM_X86_64 {
+        return fail(
+            18,
+            ErrorKind::Unsupported(format!(
+                "machine {} (only x86-64 relocations are understood)",
+                e.machine
+            )),
+        );
+    }
+    if e.shdrs.is_empty() {
+        return fail(
+            40,
+            ErrorKind::Unsupported("no section headers (fully stripped)".into()),
+        );
+    }
+    if e.phnum_raw == 0xffff || e.phdrs.len() + 2 >= 0xffff {
+        return fail(
+            56,
+            ErrorKind::Unsupported("too many program headers".into()),
+        );
+    }
+    if e.shdrs.len() + 1 >= 0xff00 {
+        return fail(60, ErrorKind::Unsupported("too many sections".into()));
+    }
+    if let Some(s) = e
+        .shdrs
+        .iter()
+        .find(|s| s.name == ".llvm.offloading" || s.name.starts_with("__CLANG_OFFLOAD_BUNDLE__"))
+    {
+        return fail(
+            s.offset,
+            ErrorKind::Unsupported(format!(
+                "device code in section {} is not handled (only .hip_fatbin is)",
+                s.name
+            )),
+        );
+    }
+    let fb = e.section_named(".hip_fatbin")?;
+    let Some(seg) = e.section_named(".hipFatBinSegment")? else {
+        return fail(
+            0,
+            ErrorKind::Unsupported("no .hipFatBinSegment section (no HIP wrappers)".into()),
+        );
+    };
+    Ok((e, fb, seg))
+}
+
+/// Reads the `e_shstrndx` and raw section header records.
+fn raw_shdrs(e: &Elf, data: &[u8]) -> Result<(usize, Vec<[u8; elf::SHENT]>)> {
+    let shstrndx = u16::from_le_bytes([data[62], data[63]]) as usize;
+    if shstrndx == 0 || shstrndx >= e.shdrs.len() {
+        return fail(
+            62,
+            ErrorKind::Unsupported(format!(
+                "e_shstrndx {shstrndx} does not name a section (extended numbering is not handled)"
+            )),
+        );
+    }
+    let mut out = Vec::with_capacity(e.shdrs.len());
+    for i in 0..e.shdrs.len() {
+        let at = e.shoff as usize + i * elf::SHENT;
+        let rec = data.get(at..at + elf::SHENT).ok_or_else(|| {
+            Error::at(
+                at as u64,
+                ErrorKind::Truncated {
+                    what: "section header",
+                },
+            )
+        })?;
+        let mut b = [0u8; elf::SHENT];
+        b.copy_from_slice(rec);
+        out.push(b);
+    }
+    Ok((shstrndx, out))
+}
+
+fn set_u64(rec: &mut [u8; elf::SHENT], field: usize, v: u64) {
+    rec[field..field + 8].copy_from_slice(&v.to_le_bytes());
+}
+
+/// Appends `.shstrtab` with `extra` added and the section header table (with `new` added
+/// when given) at the end of `out`; updates the ELF header.
+fn write_section_table(
+    out: &mut Vec<u8>,
+    data: &[u8],
+    e: &Elf,
+    shstrndx: usize,
+    mut recs: Vec<[u8; elf::SHENT]>,
+    new: Option<(&str, [u8; elf::SHENT])>,
+) -> Result<()> {
+    if let Some((name, mut rec)) = new {
+        let old = e.section_data(data, shstrndx);
+        let name_at = old.len() as u32;
+        let str_off = out.len() as u64;
+        out.extend_from_slice(old);
+        out.extend_from_slice(name.as_bytes());
+        out.push(0);
+        let str_size = out.len() as u64 - str_off;
+        set_u64(&mut recs[shstrndx], 24, str_off);
+        set_u64(&mut recs[shstrndx], 32, str_size);
+        rec[0..4].copy_from_slice(&name_at.to_le_bytes());
+        recs.push(rec);
+    }
+    out.resize(align_up(out.len() as u64, 8) as usize, 0);
+    let shoff = out.len() as u64;
+    for r in &recs {
+        out.extend_from_slice(r);
+    }
+    put_u64(out, 40, shoff)?;
+    put(out, 60, &(recs.len() as u16).to_le_bytes())?;
+    Ok(())
+}
+
+/// The wrapper slots (address of each wrapper's pointer field) of section `seg`.
+fn wrapper_slot(e: &Elf, seg: usize, addr: u64) -> Option<usize> {
+    let s = &e.shdrs[seg];
+    let rel = addr.checked_sub(s.addr)?;
+    (rel < s.size && rel % 24 == 8).then_some((rel / 24) as usize)
+}
+
+/// Splits a fat shared object or executable: see the [module documentation](self). `marker`
+/// is the MessagePack marker every wrapper will point to.
+pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
+    let (e, fb, seg) = linked_x86_64(data)?;
+    let Some(fb) = fb else {
+        return fail(0, ErrorKind::Unsupported("no .hip_fatbin section".into()));
+    };
+    if e.section_named(MARKER_SECTION)?.is_some() {
+        return fail(
+            0,
+            ErrorKind::Unsupported(format!("already has a {MARKER_SECTION} section")),
+        );
+    }
+    let fsec = e.shdrs[fb].clone();
+    if !fsec.has_file_bytes() {
+        return fail(
+            fsec.offset,
+            ErrorKind::Unsupported(".hip_fatbin is empty".into()),
+        );
+    }
+    let (fo, fs, fa) = (fsec.offset, fsec.size, fsec.addr);
+    let old_end = fo + fs;
+    let ws = elf::wrappers(&e, data, seg, fb)?;
+    if ws.is_empty() {
+        return fail(
+            e.shdrs[seg].offset,
+            ErrorKind::Unsupported(".hipFatBinSegment holds no wrapper".into()),
+        );
+    }
+    let in_fatbin = |a: u64| a >= fa && a < fa + fs;
+    let mut wrapper_bundles = Vec::with_capacity(ws.len());
+    for w in &ws {
+        match w.magic {
+            elf::HIPF => {}
+            elf::HIPK => {
+                return Err(unsupported(
+                    w.at,
+                    "wrapper magic HIPK: the binary is already split",
+                ))
+            }
+            m => {
+                return fail(
+                    w.at,
+                    ErrorKind::BadElf(format!("wrapper magic {m:#010x}, expected HIPF")),
+                )
+            }
+        }
+        match w.target {
+            Some(t) if in_fatbin(t) => wrapper_bundles.push(fo + (t - fa)),
+            Some(t) => {
+                return Err(unsupported(
+                    w.at,
+                    format!("a wrapper points to {t:#x}, outside .hip_fatbin"),
+                ))
+            }
+            None => {
+                return Err(unsupported(
+                    w.at,
+                    "a wrapper's bundle pointer is null and no relocation sets it",
+                ))
+            }
+        }
+    }
+
+    // The segment holding .hip_fatbin.
+    let loads = e.loads();
+    let Some(&(si, s)) = loads
+        .iter()
+        .find(|(_, p)| p.offset <= fo && old_end <= p.offset.saturating_add(p.filesz))
+    else {
+        return Err(unsupported(
+            fo,
+            ".hip_fatbin is not inside a loadable segment (PT_LOAD)",
+        ));
+    };
+    let s = *s;
+    if fa.wrapping_sub(s.vaddr) != fo - s.offset {
+        return Err(unsupported(
+            fo,
+            ".hip_fatbin's address and file offset disagree with its segment",
+        ));
+    }
+    if fo == s.offset {
+        return Err(unsupported(
+            fo,
+            ".hip_fatbin starts its segment (nothing before it to keep mapped)",
+        ));
+    }
+    for (i, p) in e.phdrs.iter().enumerate() {
+        if i != si && p.filesz > 0 && p.offset < old_end && p.offset.saturating_add(p.filesz) > fo {
+            return Err(unsupported(
+                p.offset,
+                format!(
+                    "program header {i} (type {:#x}) overlaps .hip_fatbin",
+                    p.p_type
+                ),
+            ));
+        }
+    }
+    let delta_seg = s.vaddr.wrapping_sub(s.offset);
+    if e.phdrs.iter().any(|p| p.p_type == elf::PT_INTERP) {
+        if let Some((_, first)) = loads.first() {
+            if first.vaddr.wrapping_sub(first.offset) != delta_seg {
+                return Err(unsupported(
+                    s.offset,
+                    "the program header table must move next to the marker, but in this \
+                     executable the segment holding .hip_fatbin has another address-offset \
+                     difference than the first segment",
+                ));
+            }
+        }
+    }
+    let head = old_end - s.offset;
+    let has_tail = s.filesz > head || s.memsz > head;
+    let n_phdrs = e.phdrs.len() + 1 + usize::from(has_tail);
+    let table_len = (n_phdrs * elf::PHENT) as u64;
+    let m_off = align_up(fo, 8);
+    let t_off = align_up(m_off + marker.len() as u64, 8);
+    let t_end = t_off + table_len;
+    if t_end > old_end {
+        return Err(unsupported(
+            fo,
+            format!(
+                ".hip_fatbin ({fs} bytes) is too small to hold the marker ({} bytes) and the \
+                 program header table ({table_len} bytes)",
+                marker.len()
+            ),
+        ));
+    }
+    // Everything after .hip_fatbin moves down by a multiple of every later alignment.
+    let mut unit = 4096u64.max(s.align);
+    for sh in &e.shdrs {
+        if sh.offset >= old_end {
+            unit = unit.max(sh.addralign);
+        }
+    }
+    for p in &e.phdrs {
+        if p.offset >= old_end {
+            unit = unit.max(p.align);
+        }
+    }
+    let shift = (old_end - t_end) / unit * unit;
+    let m_va = s.vaddr.wrapping_add(m_off - s.offset);
+    let map_off = |x: u64| -> Result<u64> {
+        if x < fo {
+            Ok(x)
+        } else if x >= old_end {
+            Ok(x - shift)
+        } else {
+            Err(unsupported(x, "a patched field lies inside .hip_fatbin"))
+        }
+    };
+
+    // Patches at input offsets.
+    let mut patches: Vec<(u64, Vec<u8>)> = Vec::new();
+    for (k, w) in ws.iter().enumerate() {
+        patches.push((w.at, elf::HIPK.to_le_bytes().to_vec()));
+        patches.push((w.at + 16, (k as u64).to_le_bytes().to_vec()));
+        let in_place = u64_at(data, (w.at + 8) as usize).unwrap_or(0);
+        if in_place != 0 && in_fatbin(in_place) {
+            patches.push((w.at + 8, m_va.to_le_bytes().to_vec()));
+        }
+    }
+    // Relocations: RELATIVE addends into .hip_fatbin must be wrapper pointers.
+    for (ri, r) in e.shdrs.iter().enumerate() {
+        if r.sh_type != elf::SHT_RELA {
+            continue;
+        }
+        let syms = if r.link != 0 && (r.link as usize) < e.shdrs.len() {
+            elf::symbols(&e, data, r.link as usize)?
+        } else {
+            Vec::new()
+        };
+        for rel in elf::relas(&e, data, ri)? {
+            let slot = wrapper_slot(&e, seg, rel.r_offset);
+            let what = format!("relocation {} of {}", rel.index, r.name);
+            if rel.r_type == elf::R_X86_64_RELATIVE {
+                if in_fatbin(rel.addend as u64) {
+                    if slot.is_none() {
+                        return Err(unsupported(
+                            rel.at,
+                            format!("{what} points into .hip_fatbin but not from a wrapper"),
+                        ));
+                    }
+                    patches.push((rel.at + 16, m_va.to_le_bytes().to_vec()));
+                }
+                continue;
+            }
+            if rel.r_sym == 0 {
+                continue;
+            }
+            if let Some(sym) = syms.get(rel.r_sym as usize) {
+                if sym.shndx as usize == fb {
+                    return Err(unsupported(
+                        rel.at,
+                        format!("{what} refers to a symbol in .hip_fatbin (only RELATIVE relocations and in-place pointers are rewritten)"),
+                    ));
+                }
+            }
+        }
+    }
+    // Symbols in .hip_fatbin: at its (unchanged) address, now empty.
+    for (si2, sh) in e.shdrs.iter().enumerate() {
+        if sh.sh_type != elf::SHT_SYMTAB && sh.sh_type != elf::SHT_DYNSYM {
+            continue;
+        }
+        for sym in elf::symbols(&e, data, si2)? {
+            if sym.shndx as usize == fb {
+                patches.push((sym.at + 8, fa.to_le_bytes().to_vec()));
+                patches.push((sym.at + 16, 0u64.to_le_bytes().to_vec()));
+            }
+        }
+    }
+
+    // Program headers.
+    let mut phdrs: Vec<Phdr> = Vec::with_capacity(n_phdrs);
+    for (i, p) in e.phdrs.iter().enumerate() {
+        if i == si {
+            phdrs.push(Phdr {
+                filesz: fo - s.offset,
+                memsz: fo - s.offset,
+                ..s
+            });
+            phdrs.push(Phdr {
+                p_type: elf::PT_LOAD,
+                flags: PF_R,
+                offset: m_off,
+                vaddr: m_va,
+                paddr: s.paddr.wrapping_add(m_off - s.offset),
+                filesz: t_end - m_off,
+                memsz: t_end - m_off,
+                align: s.align,
+            });
+            if has_tail {
+                phdrs.push(Phdr {
+                    offset: old_end - shift,
+                    vaddr: s.vaddr.wrapping_add(head),
+                    paddr: s.paddr.wrapping_add(head),
+                    filesz: s.filesz.saturating_sub(head),
+                    memsz: s.memsz.saturating_sub(head),
+                    ..s
+                });
+            }
+            continue;
+        }
+        let mut q = *p;
+        if q.p_type == elf::PT_PHDR {
+            q.offset = t_off;
+            q.vaddr = m_va.wrapping_add(t_off - m_off);
+            q.paddr = q.vaddr;
+            q.filesz = table_len;
+            q.memsz = table_len;
+        } else if q.offset >= old_end {
+            q.offset -= shift;
+        }
+        phdrs.push(q);
+    }
+
+    // Section headers.
+    let (shstrndx, mut recs) = raw_shdrs(&e, data)?;
+    for (i, sh) in e.shdrs.iter().enumerate() {
+        if i == fb {
+            set_u64(&mut recs[i], 32, 0);
+        } else if sh.offset >= old_end {
+            set_u64(&mut recs[i], 24, sh.offset - shift);
+        } else if sh.has_file_bytes() && sh.offset + sh.size > fo {
+            return Err(unsupported(
+                sh.offset,
+                format!("section {} overlaps .hip_fatbin", sh.name),
+            ));
+        }
+    }
+    let mut marker_rec = [0u8; elf::SHENT];
+    marker_rec[4..8].copy_from_slice(&SHT_PROGBITS.to_le_bytes());
+    set_u64(&mut marker_rec, 8, SHF_ALLOC);
+    set_u64(&mut marker_rec, 16, m_va);
+    set_u64(&mut marker_rec, 24, m_off);
+    set_u64(&mut marker_rec, 32, marker.len() as u64);
+    set_u64(&mut marker_rec, 48, 1);
+
+    // The section header table is written again at the end: drop the old one when it ends
+    // the file.
+    let old_table_end = e.shoff + (e.shdrs.len() * elf::SHENT) as u64;
+    let tail_end = if old_table_end == data.len() as u64 && e.shoff >= old_end {
+        e.shoff
+    } else {
+        data.len() as u64
+    };
+    let mut out = Vec::with_capacity((tail_end - shift) as usize + 4096);
+    out.extend_from_slice(&data[..fo as usize]);
+    out.resize(m_off as usize, 0);
+    out.extend_from_slice(marker);
+    out.resize(t_off as usize, 0);
+    for p in &phdrs {
+        out.extend_from_slice(&p.encode());
+    }
+    out.resize((old_end - shift) as usize, 0);
+    out.extend_from_slice(&data[old_end as usize..tail_end as usize]);
+    for (at, bytes) in &patches {
+        put(&mut out, map_off(*at)?, bytes)?;
+    }
+    // The old program header table is no longer used.
+    zero(&mut out, map_off(e.phoff)?, e.phdrs.len() * elf::PHENT)?;
+    put_u64(&mut out, 32, t_off)?;
+    put(&mut out, 56, &(phdrs.len() as u16).to_le_bytes())?;
+    write_section_table(
+        &mut out,
+        data,
+        &e,
+        shstrndx,
+        recs,
+        Some((MARKER_SECTION, marker_rec)),
+    )?;
+    Ok(Split {
+        bytes: out,
+        wrapper_bundles,
+        marker_offset: m_off,
+        marker_address: m_va,
+        shift,
+    })
+}
+
+/// The `HIPK` wrappers of a split binary, in `.hipFatBinSegment` order: (file offset of the
+/// record, its u32 index at +16, the marker's file offset when the pointer resolves).
+pub fn hipk_wrappers(data: &[u8]) -> Result<Vec<(u64, u32, Option<u64>)>> {
+    let (e, fb, seg) = linked_x86_64(data)?;
+    let ws = elf::wrappers(&e, data, seg, fb.unwrap_or(usize::MAX))?;
+    let mut out = Vec::new();
+    for w in ws {
+        if w.magic != elf::HIPK {
+            return fail(
+                w.at,
+                ErrorKind::Unsupported(format!(
+                    "wrapper magic {:#010x}, expected HIPK (not a split binary)",
+                    w.magic
+                )),
+            );
+        }
+        let index = u32_at(data, (w.at + 16) as usize).unwrap_or(0);
+        let fo = w.target.and_then(|a| {
+            e.shdrs.iter().find_map(|s| {
+                (s.has_file_bytes() && s.addr != 0 && a >= s.addr && a < s.addr + s.size)
+                    .then(|| s.offset + (a - s.addr))
+            })
+        });
+        out.push((w.at, index, fo));
+    }
+    Ok(out)
+}
+
+/// Inlines a split binary: `bundles[k]` is the bundle wrapper `k` (in `.hipFatBinSegment`
+/// order) will point to. Bundles are placed at `align`-aligned offsets in a new
+/// `.hip_fatbin` inside a new read-only segment after the last one.
+pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8>> {
+    let (e, fb, seg) = linked_x86_64(data)?;
+    let Some(fb) = fb else {
+        return fail(
+            0,
+            ErrorKind::Unsupported("no .hip_fatbin section to refill".into()),
+        );
+    };
+    let ws = elf::wrappers(&e, data, seg, fb)?;
+    if ws.len() != bundles.len() {
+        return fail(
+            e.shdrs[seg].offset,
+            ErrorKind::Unsupported(format!(
+                "{} wrappers but {} bundles",
+                ws.len(),
+                bundles.len()
+            )),
+        );
+    }
+    let align = align.clamp(1, 1 << 16);
+    // The new section's contents.
+    let mut section = Vec::new();
+    let mut offsets = Vec::with_capacity(bundles.len());
+    for b in bundles {
+        section.resize(align_up(section.len() as u64, align) as usize, 0);
+        offsets.push(section.len() as u64);
+        section.extend_from_slice(b);
+    }
+    let ns = section.len() as u64;
+    let loads = e.loads();
+    let (Some(&(_, first)), Some(&(last_i, _))) = (loads.first(), loads.last()) else {
+        return fail(32, ErrorKind::Unsupported("no loadable segment".into()));
+    };
+    let mut unit = 4096u64.max(align);
+    let mut max_end = 0u64;
+    for (_, p) in &loads {
+        unit = unit.max(p.align);
+        max_end = max_end.max(p.vaddr.saturating_add(p.memsz));
+    }
+    let interp = e.phdrs.iter().any(|p| p.p_type == elf::PT_INTERP);
+    let old_table_end = e.shoff + (e.shdrs.len() * elf::SHENT) as u64;
+    let body_end = if old_table_end == data.len() as u64 {
+        e.shoff
+    } else {
+        data.len() as u64
+    };
+    let file_end = align_up(body_end, unit);
+    let mut offset = file_end;
+    let mut vaddr = align_up(max_end, unit);
+    if interp {
+        let d0 = first.vaddr.wrapping_sub(first.offset);
+        if d0 % unit != 0 {
+            return fail(
+                32,
+                ErrorKind::Unsupported(
+                    "the executable's first segment has an unaligned address-offset difference"
+                        .into(),
+                ),
+            );
+        }
+        if offset.wrapping_add(d0) < vaddr {
+            offset = align_up(vaddr.wrapping_sub(d0), unit);
+        }
+        vaddr = offset.wrapping_add(d0);
+    }
+    let n_phdrs = e.phdrs.len() + 1;
+    let table_len = (n_phdrs * elf::PHENT) as u64;
+    let t_off = align_up(offset + ns, 8);
+    let seg_len = t_off + table_len - offset;
+    let mut phdrs = e.phdrs.clone();
+    phdrs.insert(
+        last_i + 1,
+        Phdr {
+            p_type: elf::PT_LOAD,
+            flags: PF_R,
+            offset,
+            vaddr,
+            paddr: vaddr,
+            filesz: seg_len,
+            memsz: seg_len,
+            align: unit,
+        },
+    );
+    for p in phdrs.iter_mut() {
+        if p.p_type == elf::PT_PHDR {
+            p.offset = t_off;
+            p.vaddr = vaddr + (t_off - offset);
+            p.paddr = p.vaddr;
+            p.filesz = table_len;
+            p.memsz = table_len;
+        }
+    }
+    let marker = e.section_named(MARKER_SECTION)?;
+    let marker_range = marker.map(|m| (e.shdrs[m].addr, e.shdrs[m].addr + e.shdrs[m].size.max(1)));
+    let is_marker = |a: u64| marker_range.is_some_and(|(s, t)| a >= s && a < t);
+
+    let mut out = Vec::with_capacity((t_off + table_len) as usize + 4096);
+    out.extend_from_slice(&data[..body_end as usize]);
+    // Old program header table: no longer used.
+    zero(&mut out, e.phoff, e.phdrs.len() * elf::PHENT)?;
+    out.resize(offset as usize, 0);
+    out.extend_from_slice(&section);
+    out.resize(t_off as usize, 0);
+    for p in &phdrs {
+        out.extend_from_slice(&p.encode());
+    }
+    put_u64(&mut out, 32, t_off)?;
+    put(&mut out, 56, &(phdrs.len() as u16).to_le_bytes())?;
+    for (k, w) in ws.iter().enumerate() {
+        if w.magic != elf::HIPK {
+            return fail(
+                w.at,
+                ErrorKind::Unsupported(format!(
+                    "wrapper magic {:#010x}, expected HIPK (not a split binary)",
+                    w.magic
+                )),
+            );
+        }
+        let target = vaddr + offsets[k];
+        put(&mut out, w.at, &elf::HIPF.to_le_bytes())?;
+        put_u64(&mut out, w.at + 16, 0)?;
+        let in_place = u64_at(data, (w.at + 8) as usize).unwrap_or(0);
+        if in_place != 0 {
+            put_u64(&mut out, w.at + 8, target)?;
+        }
+        if let elf::PointerSource::Rela { at, sym_value } = w.source {
+            if sym_value != 0 {
+                return Err(unsupported(
+                    at,
+                    "a wrapper pointer is a symbol relocation (only RELATIVE is rewritten)",
+                ));
+            }
+            put_u64(&mut out, at + 16, target)?;
+        } else if in_place == 0 {
+            return Err(unsupported(
+                w.at,
+                "a wrapper pointer is null and not relocated",
+            ));
+        }
+        if let Some(t) = w.target {
+            if !is_marker(t) && marker.is_some() {
+                return Err(unsupported(
+                    w.at,
+                    format!("a wrapper points to {t:#x}, not into {MARKER_SECTION}"),
+                ));
+            }
+        }
+    }
+    // Symbols in .hip_fatbin cover the new section.
+    for (si2, sh) in e.shdrs.iter().enumerate() {
+        if sh.sh_type != elf::SHT_SYMTAB && sh.sh_type != elf::SHT_DYNSYM {
+            continue;
+        }
+        for sym in elf::symbols(&e, data, si2)? {
+            if sym.shndx as usize == fb {
+                put_u64(&mut out, sym.at + 8, vaddr)?;
+                put_u64(&mut out, sym.at + 16, ns)?;
+            }
+        }
+    }
+    let (shstrndx, mut recs) = raw_shdrs(&e, data)?;
+    set_u64(&mut recs[fb], 16, vaddr);
+    set_u64(&mut recs[fb], 24, offset);
+    set_u64(&mut recs[fb], 32, ns);
+    set_u64(&mut recs[fb], 48, align);
+    // TheRock's splitter leaves .hip_fatbin as SHT_NOBITS: it holds bytes again.
+    recs[fb][4..8].copy_from_slice(&SHT_PROGBITS.to_le_bytes());
+    write_section_table(&mut out, data, &e, shstrndx, recs, None)?;
+    Ok(out)
+}
