@@ -111,6 +111,19 @@ pub fn targets_conflict(a: &EntryTarget, b: &EntryTarget) -> bool {
     }
 }
 
+/// Why two targets that [`targets_conflict`] conflict, in words: the target-ID rule's own
+/// message for known processors (`earlier` first, as the bundler walks them), the general
+/// rule otherwise.
+pub fn conflict_reason(earlier: &EntryTarget, later: &EntryTarget) -> String {
+    match (earlier, later) {
+        (EntryTarget::Known(x), EntryTarget::Known(y)) => gfxkit_target_id::check_conflicts([x, y])
+            .err()
+            .map(|c| c.to_string()),
+        _ => None,
+    }
+    .unwrap_or_else(|| "for one processor, either every ID names features or none does".to_owned())
+}
+
 /// The processor a target names, for grouping: the table's name, or the text before `:`.
 fn processor_key(t: &EntryTarget) -> String {
     match t {

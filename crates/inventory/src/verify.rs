@@ -283,17 +283,7 @@ fn check_entries(cx: &mut Ctx<'_>, entries: &[(usize, &str, Option<&[u8]>)]) {
                 continue;
             }
             if gfxkit_bundle::unbundle::targets_conflict(b.target(), a.target()) {
-                let why = match (a.target(), b.target()) {
-                    (EntryTarget::Known(x), EntryTarget::Known(y)) => {
-                        gfxkit_target_id::check_conflicts([y, x])
-                            .err()
-                            .map(|c| c.to_string())
-                    }
-                    _ => None,
-                }
-                .unwrap_or_else(|| {
-                    "for one processor, either every ID names features or none does".to_owned()
-                });
+                let why = gfxkit_bundle::unbundle::conflict_reason(b.target(), a.target());
                 cx.add(
                     Some(*ia),
                     Some(a.raw()),

@@ -2,7 +2,7 @@
 
 use crate::containers;
 use anyhow::{bail, Context, Result};
-use gfxkit_bundle::{EntryId, EntryTarget};
+use gfxkit_bundle::EntryId;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -159,17 +159,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     // The bundler's conflict rule, per kind and triple (the library's).
     if let Some((b, a)) = gfxkit_bundle::unbundle::find_conflict(ids.iter().enumerate()) {
         let (a, b) = (&ids[a], &ids[b]);
-        let why = match (a.target(), b.target()) {
-            (EntryTarget::Known(x), EntryTarget::Known(y)) => {
-                gfxkit_target_id::check_conflicts([y, x])
-                    .err()
-                    .map(|c| c.to_string())
-            }
-            _ => None,
-        }
-        .unwrap_or_else(|| {
-            "for one processor, either every ID names features or none does".to_owned()
-        });
+        let why = gfxkit_bundle::unbundle::conflict_reason(b.target(), a.target());
         return Err(anyhow::anyhow!(why).context(format!("cannot bundle {b} with {a}")));
     }
     // One entry per target, whatever its spelling (hip/hipv4, amdgcn or amdgpu<subarch>): the
