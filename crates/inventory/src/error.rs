@@ -35,7 +35,8 @@ pub enum ErrorKind {
     NoDeviceCode,
     /// A target or device ID that does not parse.
     BadTarget(String),
-    /// What a user wrote as an entry ID does not parse as one.
+    /// What a user wrote as an entry ID does not parse as one (displayed as the parse error
+    /// itself, so it is not also a source).
     BadEntryId(gfxkit_bundle::EntryIdError),
     /// What a user wrote for a target is neither an entry ID nor a target ID.
     NotATarget {
@@ -134,7 +135,6 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &*self.kind {
             ErrorKind::NotATarget { error, .. } => Some(error),
-            ErrorKind::BadEntryId(e) => Some(e),
             _ => None,
         }
     }
