@@ -18,11 +18,14 @@
 //! | `code_object` | code objects: ELF header, `e_flags`, notes, MessagePack metadata, descriptors |
 //! | `target_id` | target IDs and bundle entry IDs |
 //! | `prune` | the prune/recompress planner: refuse, or produce a file that verifies |
+//! | `kpack` | `.kpack` archives: header, TOC, frames and blobs, kernels decoded within bounds, written back |
+//! | `package` | packages (zip/wheel, tar.*, conda, deb, rpm): walked, rewritten and walked again under small limits |
 
 #![forbid(unsafe_code)]
 
 pub mod code_object;
 pub mod host;
+pub mod kpack;
 pub mod prune;
 pub mod target_id;
 
@@ -42,6 +45,8 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("code_object", code_object::run),
     ("target_id", target_id::run),
     ("prune", prune::run),
+    ("kpack", kpack::run),
+    ("package", gfxkit_package::fuzzing::package),
 ];
 
 /// The body of the target called `name`.
