@@ -1,5 +1,6 @@
 //! The processor row type and the lookups derived from the table.
 
+use crate::hardware::HardwareLimits;
 use crate::processors::PROCESSORS;
 use serde::Serialize;
 
@@ -174,6 +175,9 @@ pub struct Processor {
     pub memory_model: MemoryModelFamily,
     /// Whether LLVM 19 (the oracle gfxkit tests against) knows this processor.
     pub in_llvm19: bool,
+    /// Hardware limits: register files, LDS, wave slots, descriptor generation
+    /// ([`crate::hardware`]).
+    pub hw: &'static HardwareLimits,
 }
 
 impl Processor {

@@ -14,6 +14,7 @@
 //! - `gfx940` and `gfx941` were removed from LLVM after release 19; they are kept here so old code
 //!   objects still decode.
 
+use crate::hardware::*;
 use crate::processor::{Arch, DeviceKind, Feature, MemoryModelFamily, Processor};
 
 use DeviceKind::{Apu, Both, Dgpu};
@@ -49,11 +50,13 @@ const fn r600(name: &'static str, mach: u8) -> Processor {
         generic_version: 0,
         memory_model: Mm::R600,
         in_llvm19: true,
+        hw: &HW_R600,
     }
 }
 
 /// An amdgcn processor row. Columns: name, aliases, dGPU/APU, supported features, target-ID
-/// features, `EF_AMDGPU_MACH`, generic family, memory-model family, known to LLVM 19.
+/// features, `EF_AMDGPU_MACH`, generic family, memory-model family, known to LLVM 19,
+/// hardware limits.
 #[allow(clippy::too_many_arguments)]
 const fn gcn(
     name: &'static str,
@@ -65,6 +68,7 @@ const fn gcn(
     generic_family: Option<&'static str>,
     memory_model: MemoryModelFamily,
     in_llvm19: bool,
+    hw: &'static HardwareLimits,
 ) -> Processor {
     Processor {
         name,
@@ -78,11 +82,14 @@ const fn gcn(
         generic_version: 0,
         memory_model,
         in_llvm19,
+        hw,
     }
 }
 
 /// A generic target row (code object V6+). Columns: name, supported features, target-ID
-/// features, `EF_AMDGPU_MACH`, generic version, memory-model family, known to LLVM 19.
+/// features, `EF_AMDGPU_MACH`, generic version, memory-model family, known to LLVM 19,
+/// hardware limits (those of its members).
+#[allow(clippy::too_many_arguments)]
 const fn generic(
     name: &'static str,
     features: &'static [Feature],
@@ -91,6 +98,7 @@ const fn generic(
     generic_version: u8,
     memory_model: MemoryModelFamily,
     in_llvm19: bool,
+    hw: &'static HardwareLimits,
 ) -> Processor {
     Processor {
         name,
@@ -104,6 +112,7 @@ const fn generic(
         generic_version,
         memory_model,
         in_llvm19,
+        hw,
     }
 }
 
@@ -128,70 +137,70 @@ pub static PROCESSORS: &[Processor] = &[
     r600("cayman", 0x0f),
     r600("turks", 0x10),
     // GCN GFX6 (Southern Islands).
-    gcn("gfx600", &["tahiti"], Dgpu, NONE, NONE, 0x20, None, Mm::Gfx6, true),
-    gcn("gfx601", &["pitcairn", "verde"], Dgpu, NONE, NONE, 0x21, None, Mm::Gfx6, true),
-    gcn("gfx602", &["hainan", "oland"], Dgpu, NONE, NONE, 0x3a, None, Mm::Gfx6, true),
+    gcn("gfx600", &["tahiti"], Dgpu, NONE, NONE, 0x20, None, Mm::Gfx6, true, &HW_GFX6),
+    gcn("gfx601", &["pitcairn", "verde"], Dgpu, NONE, NONE, 0x21, None, Mm::Gfx6, true, &HW_GFX6),
+    gcn("gfx602", &["hainan", "oland"], Dgpu, NONE, NONE, 0x3a, None, Mm::Gfx6, true, &HW_GFX6),
     // GCN GFX7 (Sea Islands).
-    gcn("gfx700", &["kaveri"], Apu, NONE, NONE, 0x22, None, Mm::Gfx7, true),
-    gcn("gfx701", &["hawaii"], Dgpu, NONE, NONE, 0x23, None, Mm::Gfx7, true),
-    gcn("gfx702", &[], Dgpu, NONE, NONE, 0x24, None, Mm::Gfx7, true),
-    gcn("gfx703", &["kabini", "mullins"], Apu, NONE, NONE, 0x25, None, Mm::Gfx7, true),
-    gcn("gfx704", &["bonaire"], Dgpu, NONE, NONE, 0x26, None, Mm::Gfx7, true),
-    gcn("gfx705", &[], Apu, NONE, NONE, 0x3b, None, Mm::Gfx7, true),
+    gcn("gfx700", &["kaveri"], Apu, NONE, NONE, 0x22, None, Mm::Gfx7, true, &HW_GFX7),
+    gcn("gfx701", &["hawaii"], Dgpu, NONE, NONE, 0x23, None, Mm::Gfx7, true, &HW_GFX7),
+    gcn("gfx702", &[], Dgpu, NONE, NONE, 0x24, None, Mm::Gfx7, true, &HW_GFX7),
+    gcn("gfx703", &["kabini", "mullins"], Apu, NONE, NONE, 0x25, None, Mm::Gfx7, true, &HW_GFX7),
+    gcn("gfx704", &["bonaire"], Dgpu, NONE, NONE, 0x26, None, Mm::Gfx7, true, &HW_GFX7),
+    gcn("gfx705", &[], Apu, NONE, NONE, 0x3b, None, Mm::Gfx7, true, &HW_GFX7),
     // GCN GFX8 (Volcanic Islands).
-    gcn("gfx801", &["carrizo"], Apu, XNACK, XNACK, 0x28, None, Mm::Gfx7, true),
-    gcn("gfx802", &["iceland", "tonga"], Dgpu, NONE, NONE, 0x29, None, Mm::Gfx7, true),
-    gcn("gfx803", &["fiji", "polaris10", "polaris11"], Dgpu, NONE, NONE, 0x2a, None, Mm::Gfx7, true),
-    gcn("gfx805", &["tongapro"], Dgpu, NONE, NONE, 0x3c, None, Mm::Gfx7, true),
-    gcn("gfx810", &["stoney"], Apu, XNACK, XNACK, 0x2b, None, Mm::Gfx7, true),
+    gcn("gfx801", &["carrizo"], Apu, XNACK, XNACK, 0x28, None, Mm::Gfx7, true, &HW_GFX8),
+    gcn("gfx802", &["iceland", "tonga"], Dgpu, NONE, NONE, 0x29, None, Mm::Gfx7, true, &HW_GFX8),
+    gcn("gfx803", &["fiji", "polaris10", "polaris11"], Dgpu, NONE, NONE, 0x2a, None, Mm::Gfx7, true, &HW_GFX8),
+    gcn("gfx805", &["tongapro"], Dgpu, NONE, NONE, 0x3c, None, Mm::Gfx7, true, &HW_GFX8),
+    gcn("gfx810", &["stoney"], Apu, XNACK, XNACK, 0x2b, None, Mm::Gfx7, true, &HW_GFX8),
     // GCN GFX9 (Vega), CDNA 1-4.
-    gcn("gfx900", &[], Dgpu, XNACK, XNACK, 0x2c, G9, Mm::Gfx7, true),
-    gcn("gfx902", &[], Apu, XNACK, XNACK, 0x2d, G9, Mm::Gfx7, true),
-    gcn("gfx904", &[], Dgpu, XNACK, XNACK, 0x2e, G9, Mm::Gfx7, true),
-    gcn("gfx906", &[], Dgpu, SRAMECC_XNACK, SRAMECC_XNACK, 0x2f, G9, Mm::Gfx7, true),
-    gcn("gfx908", &[], Dgpu, SRAMECC_XNACK, SRAMECC_XNACK, 0x30, None, Mm::Gfx7, true),
-    gcn("gfx909", &[], Apu, XNACK, XNACK, 0x31, G9, Mm::Gfx7, true),
-    gcn("gfx90a", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x3f, None, Mm::Gfx90a, true),
-    gcn("gfx90c", &[], Apu, XNACK, XNACK, 0x32, G9, Mm::Gfx7, true),
-    gcn("gfx940", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x40, G9_4, Mm::Gfx940, true),
-    gcn("gfx941", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x4b, G9_4, Mm::Gfx940, true),
-    gcn("gfx942", &[], Both, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x4c, G9_4, Mm::Gfx942, true),
-    gcn("gfx950", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x4f, G9_4, Mm::Gfx942, false),
+    gcn("gfx900", &[], Dgpu, XNACK, XNACK, 0x2c, G9, Mm::Gfx7, true, &HW_GFX9),
+    gcn("gfx902", &[], Apu, XNACK, XNACK, 0x2d, G9, Mm::Gfx7, true, &HW_GFX9),
+    gcn("gfx904", &[], Dgpu, XNACK, XNACK, 0x2e, G9, Mm::Gfx7, true, &HW_GFX9),
+    gcn("gfx906", &[], Dgpu, SRAMECC_XNACK, SRAMECC_XNACK, 0x2f, G9, Mm::Gfx7, true, &HW_GFX9),
+    gcn("gfx908", &[], Dgpu, SRAMECC_XNACK, SRAMECC_XNACK, 0x30, None, Mm::Gfx7, true, &HW_GFX9),
+    gcn("gfx909", &[], Apu, XNACK, XNACK, 0x31, G9, Mm::Gfx7, true, &HW_GFX9),
+    gcn("gfx90a", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x3f, None, Mm::Gfx90a, true, &HW_GFX90A),
+    gcn("gfx90c", &[], Apu, XNACK, XNACK, 0x32, G9, Mm::Gfx7, true, &HW_GFX9),
+    gcn("gfx940", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x40, G9_4, Mm::Gfx940, true, &HW_GFX940),
+    gcn("gfx941", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x4b, G9_4, Mm::Gfx940, true, &HW_GFX940),
+    gcn("gfx942", &[], Both, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x4c, G9_4, Mm::Gfx942, true, &HW_GFX940),
+    gcn("gfx950", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x4f, G9_4, Mm::Gfx942, false, &HW_GFX950),
     // GCN GFX10.1 (RDNA 1).
-    gcn("gfx1010", &[], Dgpu, GFX10_1, XNACK, 0x33, G10_1, Mm::Gfx10, true),
-    gcn("gfx1011", &[], Dgpu, GFX10_1, XNACK, 0x34, G10_1, Mm::Gfx10, true),
-    gcn("gfx1012", &[], Dgpu, GFX10_1, XNACK, 0x35, G10_1, Mm::Gfx10, true),
-    gcn("gfx1013", &[], Apu, GFX10_1, XNACK, 0x42, G10_1, Mm::Gfx10, true),
+    gcn("gfx1010", &[], Dgpu, GFX10_1, XNACK, 0x33, G10_1, Mm::Gfx10, true, &HW_GFX10_1),
+    gcn("gfx1011", &[], Dgpu, GFX10_1, XNACK, 0x34, G10_1, Mm::Gfx10, true, &HW_GFX10_1),
+    gcn("gfx1012", &[], Dgpu, GFX10_1, XNACK, 0x35, G10_1, Mm::Gfx10, true, &HW_GFX10_1),
+    gcn("gfx1013", &[], Apu, GFX10_1, XNACK, 0x42, G10_1, Mm::Gfx10, true, &HW_GFX10_1),
     // GCN GFX10.3 (RDNA 2).
-    gcn("gfx1030", &[], Dgpu, RDNA, NONE, 0x36, G10_3, Mm::Gfx10, true),
-    gcn("gfx1031", &[], Dgpu, RDNA, NONE, 0x37, G10_3, Mm::Gfx10, true),
-    gcn("gfx1032", &[], Dgpu, RDNA, NONE, 0x38, G10_3, Mm::Gfx10, true),
-    gcn("gfx1033", &[], Apu, RDNA, NONE, 0x39, G10_3, Mm::Gfx10, true),
-    gcn("gfx1034", &[], Dgpu, RDNA, NONE, 0x3e, G10_3, Mm::Gfx10, true),
-    gcn("gfx1035", &[], Apu, RDNA, NONE, 0x3d, G10_3, Mm::Gfx10, true),
-    gcn("gfx1036", &[], Apu, RDNA, NONE, 0x45, G10_3, Mm::Gfx10, true),
+    gcn("gfx1030", &[], Dgpu, RDNA, NONE, 0x36, G10_3, Mm::Gfx10, true, &HW_GFX10_3),
+    gcn("gfx1031", &[], Dgpu, RDNA, NONE, 0x37, G10_3, Mm::Gfx10, true, &HW_GFX10_3),
+    gcn("gfx1032", &[], Dgpu, RDNA, NONE, 0x38, G10_3, Mm::Gfx10, true, &HW_GFX10_3),
+    gcn("gfx1033", &[], Apu, RDNA, NONE, 0x39, G10_3, Mm::Gfx10, true, &HW_GFX10_3),
+    gcn("gfx1034", &[], Dgpu, RDNA, NONE, 0x3e, G10_3, Mm::Gfx10, true, &HW_GFX10_3),
+    gcn("gfx1035", &[], Apu, RDNA, NONE, 0x3d, G10_3, Mm::Gfx10, true, &HW_GFX10_3),
+    gcn("gfx1036", &[], Apu, RDNA, NONE, 0x45, G10_3, Mm::Gfx10, true, &HW_GFX10_3),
     // GCN GFX11 (RDNA 3, RDNA 3.5).
-    gcn("gfx1100", &[], Dgpu, RDNA, NONE, 0x41, G11, Mm::Gfx11, true),
-    gcn("gfx1101", &[], Dgpu, RDNA, NONE, 0x46, G11, Mm::Gfx11, true),
-    gcn("gfx1102", &[], Dgpu, RDNA, NONE, 0x47, G11, Mm::Gfx11, true),
-    gcn("gfx1103", &[], Apu, RDNA, NONE, 0x44, G11, Mm::Gfx11, true),
-    gcn("gfx1150", &[], Apu, RDNA, NONE, 0x43, G11, Mm::Gfx11, true),
-    gcn("gfx1151", &[], Apu, RDNA, NONE, 0x4a, G11, Mm::Gfx11, true),
-    gcn("gfx1152", &[], Apu, RDNA, NONE, 0x55, G11, Mm::Gfx11, true),
-    gcn("gfx1153", &[], Apu, RDNA, NONE, 0x58, G11, Mm::Gfx11, false),
+    gcn("gfx1100", &[], Dgpu, RDNA, NONE, 0x41, G11, Mm::Gfx11, true, &HW_GFX11_1_5X),
+    gcn("gfx1101", &[], Dgpu, RDNA, NONE, 0x46, G11, Mm::Gfx11, true, &HW_GFX11_1_5X),
+    gcn("gfx1102", &[], Dgpu, RDNA, NONE, 0x47, G11, Mm::Gfx11, true, &HW_GFX11),
+    gcn("gfx1103", &[], Apu, RDNA, NONE, 0x44, G11, Mm::Gfx11, true, &HW_GFX11),
+    gcn("gfx1150", &[], Apu, RDNA, NONE, 0x43, G11, Mm::Gfx11, true, &HW_GFX11),
+    gcn("gfx1151", &[], Apu, RDNA, NONE, 0x4a, G11, Mm::Gfx11, true, &HW_GFX11_1_5X),
+    gcn("gfx1152", &[], Apu, RDNA, NONE, 0x55, G11, Mm::Gfx11, true, &HW_GFX11),
+    gcn("gfx1153", &[], Apu, RDNA, NONE, 0x58, G11, Mm::Gfx11, false, &HW_GFX11),
     // GCN GFX12 (RDNA 4) and GFX12.5.
-    gcn("gfx1200", &[], Dgpu, RDNA, NONE, 0x48, G12, Mm::Gfx12, true),
-    gcn("gfx1201", &[], Dgpu, RDNA, NONE, 0x4e, G12, Mm::Gfx12, true),
-    gcn("gfx1250", &[], Apu, SRAMECC_XNACK, SRAMECC_XNACK, 0x49, G12_5, Mm::Gfx12, false),
-    gcn("gfx1251", &[], Apu, SRAMECC_XNACK, SRAMECC_XNACK, 0x5a, G12_5, Mm::Gfx12, false),
+    gcn("gfx1200", &[], Dgpu, RDNA, NONE, 0x48, G12, Mm::Gfx12, true, &HW_GFX12),
+    gcn("gfx1201", &[], Dgpu, RDNA, NONE, 0x4e, G12, Mm::Gfx12, true, &HW_GFX12),
+    gcn("gfx1250", &[], Apu, SRAMECC_XNACK, SRAMECC_XNACK, 0x49, G12_5, Mm::Gfx12, false, &HW_GFX1250),
+    gcn("gfx1251", &[], Apu, SRAMECC_XNACK, SRAMECC_XNACK, 0x5a, G12_5, Mm::Gfx12, false, &HW_GFX1250),
     // Generic targets (code object V6 and later).
-    generic("gfx9-generic", XNACK, XNACK, 0x51, 1, Mm::Gfx7, true),
-    generic("gfx9-4-generic", SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x5f, 1, Mm::Gfx942, false),
-    generic("gfx10-1-generic", GFX10_1, XNACK, 0x52, 1, Mm::Gfx10, true),
-    generic("gfx10-3-generic", RDNA, NONE, 0x53, 1, Mm::Gfx10, true),
-    generic("gfx11-generic", RDNA, NONE, 0x54, 1, Mm::Gfx11, true),
-    generic("gfx12-generic", RDNA, NONE, 0x59, 1, Mm::Gfx12, true),
-    generic("gfx12-5-generic", SRAMECC_XNACK, SRAMECC_XNACK, 0x5b, 1, Mm::Gfx12, false),
+    generic("gfx9-generic", XNACK, XNACK, 0x51, 1, Mm::Gfx7, true, &HW_GFX9),
+    generic("gfx9-4-generic", SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x5f, 1, Mm::Gfx942, false, &HW_GFX940),
+    generic("gfx10-1-generic", GFX10_1, XNACK, 0x52, 1, Mm::Gfx10, true, &HW_GFX10_1),
+    generic("gfx10-3-generic", RDNA, NONE, 0x53, 1, Mm::Gfx10, true, &HW_GFX10_3),
+    generic("gfx11-generic", RDNA, NONE, 0x54, 1, Mm::Gfx11, true, &HW_GFX11),
+    generic("gfx12-generic", RDNA, NONE, 0x59, 1, Mm::Gfx12, true, &HW_GFX12),
+    generic("gfx12-5-generic", SRAMECC_XNACK, SRAMECC_XNACK, 0x5b, 1, Mm::Gfx12, false, &HW_GFX1250),
 ];
 
 #[cfg(test)]
@@ -311,6 +320,61 @@ mod tests {
                 assert_eq!(p.generic_members().count(), 0);
             }
         }
+    }
+
+    #[test]
+    fn every_row_has_hardware_limits_of_its_family() {
+        use crate::hardware::Generation;
+        for p in PROCESSORS {
+            let hw = p.hw;
+            match p.arch {
+                Arch::R600 => assert_eq!(hw.generation, Generation::R600, "{}", p.name),
+                Arch::Amdgcn => {
+                    assert!(hw.generation >= Generation::Gfx6, "{}", p.name);
+                    assert!(hw.max_waves_per_eu > 0 && hw.simds_per_cu > 0, "{}", p.name);
+                    assert!(hw.vgprs_wave64 > 0 && hw.vgpr_granule_wave64 > 0, "{}", p.name);
+                    assert_eq!(hw.vgprs_wave64 % hw.vgpr_granule_wave64, 0, "{}", p.name);
+                    assert!(hw.lds_per_cu >= 32768, "{}", p.name);
+                    assert!(hw.addressable_sgprs > 0 && hw.sgpr_granule > 0, "{}", p.name);
+                    // Wave32 and the WGP mode come with GFX10, as do the cumode and
+                    // wavefrontsize64 features.
+                    let rdna = hw.generation >= Generation::Gfx10;
+                    assert_eq!(hw.supports_wave32, rdna, "{}", p.name);
+                    assert_eq!(hw.has_wgp_mode(), rdna, "{}", p.name);
+                    if rdna {
+                        assert!(hw.vgprs_wave32 > 0 && hw.vgpr_granule_wave32 > 0);
+                        assert!(hw.sgpr_occupancy.is_empty(), "{}", p.name);
+                    } else {
+                        assert!(!p.supports(Feature::Cumode), "{}", p.name);
+                    }
+                    // The unified register file is exactly the processors with tgsplit.
+                    assert_eq!(hw.unified_vgpr_file, p.supports(Feature::Tgsplit), "{}", p.name);
+                    let mm_generation = match p.memory_model {
+                        Mm::Gfx6 => Generation::Gfx6,
+                        Mm::Gfx7 => hw.generation.clamp(Generation::Gfx7, Generation::Gfx9),
+                        Mm::Gfx90a | Mm::Gfx940 | Mm::Gfx942 => Generation::Gfx9,
+                        Mm::Gfx10 => Generation::Gfx10,
+                        Mm::Gfx11 => Generation::Gfx11,
+                        Mm::Gfx12 => Generation::Gfx12,
+                        Mm::R600 => Generation::R600,
+                    };
+                    assert_eq!(hw.generation, mm_generation, "{}", p.name);
+                }
+            }
+            for m in p.generic_members() {
+                assert_eq!(m.hw.generation, hw.generation, "{} in {}", m.name, p.name);
+                assert_eq!(m.hw.unified_vgpr_file, hw.unified_vgpr_file);
+                assert_eq!(m.hw.architected_flat_scratch, hw.architected_flat_scratch);
+            }
+        }
+        let hw = |n: &str| Processor::by_name(n).unwrap().hw;
+        assert_eq!(hw("gfx942").max_waves_per_eu, 8);
+        assert_eq!(hw("gfx90a").vgprs_wave64, 512);
+        assert_eq!(hw("gfx1100").vgprs_wave32, 1536);
+        assert_eq!(hw("gfx1102").vgprs_wave32, 1024);
+        assert_eq!(hw("gfx1010").max_waves_per_eu, 20);
+        assert_eq!(hw("gfx601").lds_per_cu, 32768);
+        assert!(hw("gfx1030").has_wgp_mode());
     }
 
     #[test]
