@@ -310,7 +310,10 @@ mod tests {
     #[test]
     fn sgpr_tables_are_increasing() {
         for hw in [HW_GFX6, HW_GFX8] {
-            assert!(hw.sgpr_occupancy.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 > w[1].1));
+            assert!(hw
+                .sgpr_occupancy
+                .windows(2)
+                .all(|w| w[0].0 < w[1].0 && w[0].1 > w[1].1));
             assert!(hw.sgpr_occupancy.last().unwrap().1 > hw.sgpr_waves_beyond);
         }
     }

@@ -332,10 +332,18 @@ mod tests {
                 Arch::Amdgcn => {
                     assert!(hw.generation >= Generation::Gfx6, "{}", p.name);
                     assert!(hw.max_waves_per_eu > 0 && hw.simds_per_cu > 0, "{}", p.name);
-                    assert!(hw.vgprs_wave64 > 0 && hw.vgpr_granule_wave64 > 0, "{}", p.name);
+                    assert!(
+                        hw.vgprs_wave64 > 0 && hw.vgpr_granule_wave64 > 0,
+                        "{}",
+                        p.name
+                    );
                     assert_eq!(hw.vgprs_wave64 % hw.vgpr_granule_wave64, 0, "{}", p.name);
                     assert!(hw.lds_per_cu >= 32768, "{}", p.name);
-                    assert!(hw.addressable_sgprs > 0 && hw.sgpr_granule > 0, "{}", p.name);
+                    assert!(
+                        hw.addressable_sgprs > 0 && hw.sgpr_granule > 0,
+                        "{}",
+                        p.name
+                    );
                     // Wave32 and the WGP mode come with GFX10, as do the cumode and
                     // wavefrontsize64 features.
                     let rdna = hw.generation >= Generation::Gfx10;
@@ -348,7 +356,12 @@ mod tests {
                         assert!(!p.supports(Feature::Cumode), "{}", p.name);
                     }
                     // The unified register file is exactly the processors with tgsplit.
-                    assert_eq!(hw.unified_vgpr_file, p.supports(Feature::Tgsplit), "{}", p.name);
+                    assert_eq!(
+                        hw.unified_vgpr_file,
+                        p.supports(Feature::Tgsplit),
+                        "{}",
+                        p.name
+                    );
                     let mm_generation = match p.memory_model {
                         Mm::Gfx6 => Generation::Gfx6,
                         Mm::Gfx7 => hw.generation.clamp(Generation::Gfx7, Generation::Gfx9),
