@@ -9,6 +9,11 @@
 //! (`; SHARED_VGPR_COUNT 0`, keyed in lower case). Bits no applicable row covers are reserved:
 //! llvm-objdump refuses a descriptor with one set, and so does [`crate::descriptor`].
 //!
+//! One deliberate difference: from GFX10 on, `GRANULATED_WAVEFRONT_SGPR_COUNT` (RSRC1 bits 6..9)
+//! is reserved and llvm-objdump-19 refuses a descriptor that sets it, yet llc-19 itself sets it
+//! for kernels with more than 8 SGPRs. gfxkit decodes it as the hidden field
+//! `granulated_wavefront_sgpr_count` instead of refusing the compiler's own output.
+//!
 //! LLVM 19's disassembler has no GFX6/GFX7 support; the GFX6-GFX8 layout is the same, so those
 //! generations use the GFX8 rows.
 
@@ -238,6 +243,9 @@ pub static FIELDS: &[Field] = &[
     f("reserve_xnack_mask", Word::None, 0, 0, Gfx6, Gfx12, Any, Directive, Constant(0)),
     f("next_free_sgpr", Rsrc1, 6, 4, Gfx6, Gfx9, Any, Directive, Granules(8)),
     f("next_free_sgpr", Word::None, 0, 0, Gfx10, Gfx12, Any, Directive, Constant(8)),
+    // Reserved from GFX10 on, but llc-19 writes it (and llvm-objdump-19 then refuses the
+    // descriptor); decoded so such descriptors still read.
+    f("granulated_wavefront_sgpr_count", Rsrc1, 6, 4, Gfx10, Gfx12, Any, Hidden, Raw),
     all("float_round_mode_32", Rsrc1, 12, 2),
     all("float_round_mode_16_64", Rsrc1, 14, 2),
     all("float_denorm_mode_32", Rsrc1, 16, 2),
