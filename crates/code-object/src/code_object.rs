@@ -312,7 +312,7 @@ impl<'data> CodeObject<'data> {
         if self.header.arch != Arch::Amdgcn {
             return Ok(Vec::new());
         }
-        descriptor::find(self.data, header64(self.data)?)
+        descriptor::find(self.data, header64(self.data)?, self.header.version)
     }
 
     /// Everything that does not fit the rules: `e_flags` issues, a metadata target that names

@@ -15,7 +15,7 @@
 
 use crate::descriptor_table::{Field, Needs, Print, Value, Word, FIELDS};
 use crate::error::{Error, ErrorKind};
-use gfxkit_spec::{Generation, HardwareLimits};
+use gfxkit_spec::{CodeObjectVersion, Generation, HardwareLimits};
 use object::elf::{
     FileHeader64, SHN_LORESERVE, SHN_UNDEF, SHT_DYNSYM, SHT_NOBITS, SHT_SYMTAB, STT_OBJECT,
 };
@@ -54,6 +54,10 @@ pub struct KernelDescriptor<'data> {
     /// The 64 bytes as found.
     #[serde(skip)]
     pub raw: [u8; KERNEL_DESCRIPTOR_SIZE],
+    /// The code-object version of the object holding it (`None`: taken as V5 or later). Some
+    /// fields exist from V5 on (`uses_dynamic_stack`).
+    #[serde(skip)]
+    pub code_object_version: Option<CodeObjectVersion>,
 }
 
 /// One decoded field: its table row and the value llvm-objdump prints for it.
@@ -192,8 +196,19 @@ fn set_word(raw: &mut [u8; KERNEL_DESCRIPTOR_SIZE], word: Word, value: u64) {
     }
 }
 
-/// Whether `field` is part of the layout for `hw`, with the descriptor in `wave32` mode.
-pub fn applies(field: &Field, hw: &HardwareLimits, wave32: bool) -> bool {
+/// Whether a code-object version has the V5 descriptor fields (`None`: the latest).
+fn is_v5(cov: Option<CodeObjectVersion>) -> bool {
+    cov.map_or(true, |v| v >= CodeObjectVersion::V5)
+}
+
+/// Whether `field` is part of the layout for `hw` in a code object of version `cov` (`None`:
+/// the latest), with the descriptor in `wave32` mode.
+pub fn applies(
+    field: &Field,
+    hw: &HardwareLimits,
+    cov: Option<CodeObjectVersion>,
+    wave32: bool,
+) -> bool {
     hw.generation >= field.from
         && hw.generation <= field.to
         && match field.needs {
@@ -203,6 +218,8 @@ pub fn applies(field: &Field, hw: &HardwareLimits, wave32: bool) -> bool {
             Needs::NoArchitectedFlatScratch => !hw.architected_flat_scratch,
             Needs::Wave32 => wave32,
             Needs::Wave64 => !wave32,
+            Needs::CodeObjectV5 => is_v5(cov),
+            Needs::BeforeCodeObjectV5 => !is_v5(cov),
         }
 }
 
@@ -230,10 +247,12 @@ fn wave32_bit(raw: &[u8; KERNEL_DESCRIPTOR_SIZE], hw: &HardwareLimits) -> bool {
 }
 
 /// Encodes the field values `values` (names and values as llvm-objdump prints them, see
-/// [`KernelDescriptor::fields`]) into a descriptor for a processor with limits `hw`. Fields not
-/// given are zero; constants, when given, must have their value.
+/// [`KernelDescriptor::fields`]) into a descriptor for a processor with limits `hw`, in a code
+/// object of version `cov` (`None`: the latest). Fields not given are zero; constants, when
+/// given, must have their value.
 pub fn encode(
     hw: &HardwareLimits,
+    cov: Option<CodeObjectVersion>,
     values: &[(&str, u64)],
     kernel_code_entry_byte_offset: i64,
 ) -> Result<[u8; KERNEL_DESCRIPTOR_SIZE], EncodeDescriptorError> {
@@ -247,7 +266,7 @@ pub fn encode(
     for (name, value) in values {
         let field = FIELDS
             .iter()
-            .find(|f| f.name == *name && applies(f, &hw, wave32))
+            .find(|f| f.name == *name && applies(f, &hw, cov, wave32))
             .ok_or_else(|| EncodeDescriptorError::UnknownField((*name).to_owned()))?;
         let bad = |expected: String| EncodeDescriptorError::BadValue {
             field: field.name,
@@ -306,7 +325,14 @@ impl<'data> KernelDescriptor<'data> {
             kernel_code_properties: u16_at(56),
             kernarg_preload: u16_at(58),
             raw: *raw,
+            code_object_version: None,
         }
+    }
+
+    /// The same descriptor, read as part of a code object of version `cov`.
+    pub fn with_code_object_version(mut self, cov: Option<CodeObjectVersion>) -> Self {
+        self.code_object_version = cov;
+        self
     }
 
     /// Whether the descriptor selects wave32 (`wavefront_size32`, GFX10+ only).
@@ -319,6 +345,7 @@ impl<'data> KernelDescriptor<'data> {
     /// reserved bits set is refused, as llvm-objdump refuses it.
     pub fn fields(&self, hw: &HardwareLimits) -> Result<Vec<FieldValue>, ReservedBits> {
         let hw = layout_limits(hw);
+        let cov = self.code_object_version;
         let wave32 = wave32_bit(&self.raw, &hw);
         for (at, len) in RESERVED_BYTES {
             if let Some(i) = (at..at + len).find(|&i| self.raw[i] != 0) {
@@ -333,7 +360,7 @@ impl<'data> KernelDescriptor<'data> {
         for word in Word::ALL {
             let defined = FIELDS
                 .iter()
-                .filter(|f| f.word == word && applies(f, &hw, wave32))
+                .filter(|f| f.word == word && applies(f, &hw, cov, wave32))
                 .fold(0u64, |m, f| m | f.mask());
             let bits = word_value(&self.raw, word) & !defined;
             if bits != 0 {
@@ -347,7 +374,7 @@ impl<'data> KernelDescriptor<'data> {
         }
         Ok(FIELDS
             .iter()
-            .filter(|f| applies(f, &hw, wave32))
+            .filter(|f| applies(f, &hw, cov, wave32))
             .map(|field| {
                 let bits = (word_value(&self.raw, field.word) & field.mask()) >> field.shift;
                 let value = match (field.value, granule(field, &hw, wave32)) {
@@ -392,6 +419,7 @@ impl<'data> KernelDescriptor<'data> {
 pub(crate) fn find<'data>(
     data: &'data [u8],
     header: &'data FileHeader64<LittleEndian>,
+    cov: Option<CodeObjectVersion>,
 ) -> Result<Vec<KernelDescriptor<'data>>, Error> {
     let e = LittleEndian;
     let shoff = header.e_shoff(e);
@@ -471,7 +499,7 @@ pub(crate) fn find<'data>(
         let start = offset as usize;
         let mut raw = [0u8; KERNEL_DESCRIPTOR_SIZE];
         raw.copy_from_slice(&data[start..start + KERNEL_DESCRIPTOR_SIZE]);
-        out.push(KernelDescriptor::decode(name, offset, &raw));
+        out.push(KernelDescriptor::decode(name, offset, &raw).with_code_object_version(cov));
     }
     Ok(out)
 }

@@ -113,6 +113,10 @@ pub enum Needs {
     Wave32,
     /// The descriptor selects wave64.
     Wave64,
+    /// Code object V5 or later (llvm-objdump reads the version from `EI_ABIVERSION`).
+    CodeObjectV5,
+    /// Code object V4 or earlier.
+    BeforeCodeObjectV5,
 }
 
 /// How llvm-objdump shows a field.
@@ -287,7 +291,8 @@ pub static FIELDS: &[Field] = &[
     all("user_sgpr_private_segment_size", Kcp, 6, 1),
     f("wavefront_size32", Kcp, 10, 1, Gfx6, Generation::Gfx8, Any, Hidden, Raw),
     f("wavefront_size32", Kcp, 10, 1, Gfx10, Gfx12, Any, Directive, Raw),
-    all("uses_dynamic_stack", Kcp, 11, 1),
+    f("uses_dynamic_stack", Kcp, 11, 1, Gfx6, Gfx12, Needs::CodeObjectV5, Directive, Raw),
+    f("uses_dynamic_stack", Kcp, 11, 1, Gfx6, Gfx12, Needs::BeforeCodeObjectV5, Hidden, Raw),
     // KERNARG_PRELOAD.
     f("user_sgpr_kernarg_preload_length", KernargPreload, 0, 7, Gfx6, Gfx12, Any, DirectiveIfNonzero, Raw),
     f("user_sgpr_kernarg_preload_offset", KernargPreload, 7, 9, Gfx6, Gfx12, Any, DirectiveIfNonzero, Raw),
@@ -326,30 +331,34 @@ mod tests {
         // the rows that apply are disjoint.
         use Generation::*;
         for generation in [Gfx6, Gfx7, Gfx8, Gfx9, Gfx10, Gfx11, Gfx12] {
-            for unified in [false, true] {
-                for archfs in [false, true] {
-                    for wave32 in [false, true] {
-                        let mut seen: HashMap<(Word, u8), &str> = HashMap::new();
-                        for fd in FIELDS {
-                            let ok = fd.from <= generation
-                                && generation <= fd.to
-                                && match fd.needs {
-                                    Any => true,
-                                    UnifiedVgprFile => unified,
-                                    ArchFs => archfs,
-                                    NoArchFs => !archfs,
-                                    Needs::Wave32 => wave32,
-                                    Needs::Wave64 => !wave32,
-                                };
-                            if !ok {
-                                continue;
-                            }
-                            for bit in fd.shift..fd.shift + fd.width {
-                                if let Some(other) = seen.insert((fd.word, bit), fd.name) {
-                                    panic!(
-                                        "{generation:?}: bit {bit} of {:?} in {other} and {}",
-                                        fd.word, fd.name
-                                    );
+            for v5 in [false, true] {
+                for unified in [false, true] {
+                    for archfs in [false, true] {
+                        for wave32 in [false, true] {
+                            let mut seen: HashMap<(Word, u8), &str> = HashMap::new();
+                            for fd in FIELDS {
+                                let ok = fd.from <= generation
+                                    && generation <= fd.to
+                                    && match fd.needs {
+                                        Any => true,
+                                        UnifiedVgprFile => unified,
+                                        ArchFs => archfs,
+                                        NoArchFs => !archfs,
+                                        Needs::Wave32 => wave32,
+                                        Needs::Wave64 => !wave32,
+                                        Needs::CodeObjectV5 => v5,
+                                        Needs::BeforeCodeObjectV5 => !v5,
+                                    };
+                                if !ok {
+                                    continue;
+                                }
+                                for bit in fd.shift..fd.shift + fd.width {
+                                    if let Some(other) = seen.insert((fd.word, bit), fd.name) {
+                                        panic!(
+                                            "{generation:?}: bit {bit} of {:?} in {other} and {}",
+                                            fd.word, fd.name
+                                        );
+                                    }
                                 }
                             }
                         }

@@ -18,6 +18,9 @@ use gfxkit_code_object::{occupancy, summaries, CodeObject, OccupancyInput};
 use gfxkit_spec::{Generation, HardwareLimits, Processor};
 use gfxkit_testkit::{llvm_tool, run_ok};
 use rayon::prelude::*;
+
+mod common;
+use common::objdump_kds;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -192,52 +195,6 @@ fn parse_asm(text: &str) -> BTreeMap<String, AsmKernel> {
     out
 }
 
-/// llvm-objdump's output per `.kd` symbol: `Ok(lines between .amdhsa_kernel and
-/// .end_amdhsa_kernel)` or `Err(error text)`.
-fn objdump_kds(obj: &Path) -> BTreeMap<String, Result<Vec<String>, String>> {
-    let out = run_ok(
-        Command::new(llvm_tool("llvm-objdump"))
-            .args(["-d", "-j", ".rodata"])
-            .arg(obj),
-    );
-    let text = String::from_utf8(out.stdout).expect("objdump prints UTF-8");
-    let mut blocks: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut current: Option<String> = None;
-    for line in text.lines() {
-        if let Some(sym) = line
-            .split_once(" <")
-            .and_then(|(addr, rest)| {
-                (addr.len() == 16 && addr.chars().all(|c| c.is_ascii_hexdigit())).then_some(rest)
-            })
-            .and_then(|rest| rest.strip_suffix(">:"))
-        {
-            current = Some(sym.to_owned());
-            blocks.entry(sym.to_owned()).or_default();
-            continue;
-        }
-        if let Some(c) = &current {
-            blocks.get_mut(c).unwrap().push(line.trim().to_owned());
-        }
-    }
-    blocks
-        .into_iter()
-        .filter(|(s, _)| s.ends_with(".kd"))
-        .map(|(s, lines)| {
-            if let Some(e) = lines.iter().find(|l| l.starts_with("; error decoding")) {
-                return (s, Err(e.clone()));
-            }
-            let body: Vec<String> = lines
-                .iter()
-                .skip_while(|l| !l.starts_with(".amdhsa_kernel"))
-                .skip(1)
-                .take_while(|l| *l != ".end_amdhsa_kernel")
-                .cloned()
-                .collect();
-            (s, Ok(body))
-        })
-        .collect()
-}
-
 #[derive(Default, Debug)]
 struct Counts {
     kernels: usize,
@@ -284,7 +241,7 @@ fn random_fields(hw: &HardwareLimits, rng: &mut Rng) -> Vec<(&'static str, u64)>
     let wave32 = hw.generation >= Generation::Gfx10 && rng.next() % 2 == 0;
     let mut out = Vec::new();
     for f in FIELDS {
-        if !applies(f, hw, wave32) || f.word == Word::None {
+        if !applies(f, hw, None, wave32) || f.word == Word::None {
             continue;
         }
         if f.name == "wavefront_size32" && hw.generation >= Generation::Gfx10 {
@@ -318,7 +275,7 @@ fn random_reserved_bit(hw: &HardwareLimits, wave32: bool, rng: &mut Rng) -> (Wor
         let w = words[(rng.next() % words.len() as u64) as usize];
         let defined = FIELDS
             .iter()
-            .filter(|f| f.word == w && applies(f, hw, wave32))
+            .filter(|f| f.word == w && applies(f, hw, None, wave32))
             .fold(0u64, |m, f| m | f.mask());
         let bit = (rng.next() % (w.size() as u64 * 8)) as u32;
         if defined & (1 << bit) == 0 {
@@ -494,7 +451,13 @@ fn check_target(
             let mut expect_fail = BTreeMap::new();
             for (i, d) in descriptors.iter().enumerate() {
                 let values = random_fields(hw, &mut rng);
-                let mut raw = encode(hw, &values, d.kernel_code_entry_byte_offset).unwrap();
+                let mut raw = encode(
+                    hw,
+                    d.code_object_version,
+                    &values,
+                    d.kernel_code_entry_byte_offset,
+                )
+                .unwrap();
                 let reserved = (i + round) % 4 == 3;
                 if reserved {
                     let wave32 = values
