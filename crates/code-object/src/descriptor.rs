@@ -536,4 +536,132 @@ mod tests {
         assert_eq!(d.kernel_code_properties, 0x0409);
         assert_eq!(d.kernarg_preload, 2);
     }
+
+    use gfxkit_spec::hardware::*;
+
+    const LAYOUTS: [HardwareLimits; 10] = [
+        HW_GFX6, HW_GFX8, HW_GFX9, HW_GFX90A, HW_GFX940, HW_GFX10_1, HW_GFX10_3, HW_GFX11,
+        HW_GFX12, HW_GFX1250,
+    ];
+
+    /// Random bits in exactly the fields of a layout.
+    fn random_raw(hw: &HardwareLimits, cov: Option<CodeObjectVersion>, seed: &mut u64) -> [u8; 64] {
+        let mut next = || {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            *seed
+        };
+        let lhw = layout_limits(hw);
+        let wave32 = hw.generation >= Generation::Gfx10 && next() % 2 == 0;
+        let mut raw = [0u8; 64];
+        raw[16..24].copy_from_slice(&(next() as i64).to_le_bytes());
+        for f in FIELDS.iter().filter(|f| applies(f, &lhw, cov, wave32)) {
+            if f.word == Word::None {
+                continue;
+            }
+            let bits = if f.name == "wavefront_size32" && hw.generation >= Generation::Gfx10 {
+                u64::from(wave32)
+            } else {
+                next() & ((1u64 << f.width) - 1)
+            };
+            let w = word_value(&raw, f.word) | (bits << f.shift);
+            set_word(&mut raw, f.word, w);
+        }
+        raw
+    }
+
+    #[test]
+    fn encode_inverts_decode_for_every_layout() {
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        for hw in &LAYOUTS {
+            for cov in [
+                None,
+                Some(CodeObjectVersion::V4),
+                Some(CodeObjectVersion::V6),
+            ] {
+                for _ in 0..200 {
+                    let raw = random_raw(hw, cov, &mut seed);
+                    let d = KernelDescriptor::decode("k.kd", 0, &raw).with_code_object_version(cov);
+                    let fields = d.fields(hw).unwrap();
+                    let values: Vec<(&str, u64)> =
+                        fields.iter().map(|f| (f.field.name, f.value)).collect();
+                    let again = encode(hw, cov, &values, d.kernel_code_entry_byte_offset).unwrap();
+                    assert_eq!(again, raw, "{:?} {cov:?}", hw.generation);
+                    let d2 =
+                        KernelDescriptor::decode("k.kd", 0, &again).with_code_object_version(cov);
+                    assert_eq!(d2.fields(hw).unwrap(), fields);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reserved_bits_are_refused_naming_word_and_bits() {
+        let mut raw = [0u8; 64];
+        raw[48..52].copy_from_slice(&(1u32 << 10).to_le_bytes());
+        let d = KernelDescriptor::decode("k.kd", 0, &raw);
+        let e = d.fields(&HW_GFX9).unwrap_err();
+        assert_eq!(e.word, Word::Rsrc1);
+        assert_eq!(e.bits, 1 << 10);
+        assert_eq!(
+            e.to_string(),
+            "COMPUTE_PGM_RSRC1 (descriptor byte 48) has reserved bit 10 set (0x400), which GFX9 does not define"
+        );
+        // RSRC3 must be zero before GFX90A.
+        let mut raw = [0u8; 64];
+        raw[44] = 1;
+        let d = KernelDescriptor::decode("k.kd", 0, &raw);
+        assert!(d.fields(&HW_GFX9).is_err());
+        assert_eq!(d.fields(&HW_GFX90A).unwrap()[3].field.name, "accum_offset");
+        // Reserved bytes.
+        let mut raw = [0u8; 64];
+        raw[30] = 0x80;
+        let e = KernelDescriptor::decode("k.kd", 0, &raw)
+            .fields(&HW_GFX12)
+            .unwrap_err();
+        assert_eq!(e.offset, 30);
+        assert!(e.to_string().contains("reserved byte 30"), "{e}");
+        // wavefront_size32 is reserved on GFX9, ignored before.
+        let mut raw = [0u8; 64];
+        raw[57] = 1 << 2;
+        let d = KernelDescriptor::decode("k.kd", 0, &raw);
+        assert!(d.fields(&HW_GFX9).is_err());
+        assert!(d.fields(&HW_GFX8).is_ok());
+        assert!(d.wave32(&HW_GFX10_3) && !d.wave32(&HW_GFX8));
+    }
+
+    #[test]
+    fn encode_refuses_values_that_do_not_fit() {
+        let e = |values: &[(&str, u64)]| encode(&HW_GFX90A, None, values, 0).unwrap_err();
+        assert!(matches!(
+            e(&[("next_free_vgpr", 12)]),
+            EncodeDescriptorError::BadValue { .. }
+        ));
+        assert!(e(&[("next_free_vgpr", 520)])
+            .to_string()
+            .contains("at most 512"));
+        assert!(e(&[("accum_offset", 0)])
+            .to_string()
+            .contains("multiple of 4"));
+        assert!(e(&[("float_denorm_mode_32", 4)])
+            .to_string()
+            .contains("at most 3"));
+        assert!(e(&[("reserve_vcc", 1)]).to_string().contains("constant"));
+        assert_eq!(
+            e(&[("workgroup_processor_mode", 1)]),
+            EncodeDescriptorError::UnknownField("workgroup_processor_mode".into())
+        );
+        // Granules follow the wave size on GFX10+.
+        let w32 = encode(
+            &HW_GFX10_3,
+            None,
+            &[("wavefront_size32", 1), ("next_free_vgpr", 16)],
+            0,
+        )
+        .unwrap();
+        let w64 = encode(&HW_GFX10_3, None, &[("next_free_vgpr", 16)], 0).unwrap();
+        assert_eq!(w32[48] & 0x3f, 1);
+        assert_eq!(w64[48] & 0x3f, 3);
+    }
 }
