@@ -194,6 +194,8 @@ use Word::{
     PrivateSegmentFixedSize, Rsrc1, Rsrc2, Rsrc3,
 };
 
+/// A row: the columns of [`Field`] in order.
+#[allow(clippy::too_many_arguments)]
 const fn f(
     name: &'static str,
     word: Word,

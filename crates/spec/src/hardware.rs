@@ -298,9 +298,10 @@ mod tests {
 
     #[test]
     fn derived_limits_keep_their_base() {
+        let (gfx90a, gfx940) = (HW_GFX90A, HW_GFX940);
         assert_eq!(HW_GFX7.sgpr_occupancy, HW_GFX6.sgpr_occupancy);
-        assert_eq!(HW_GFX940.vgprs_wave64, 512);
-        assert!(HW_GFX940.architected_flat_scratch && !HW_GFX90A.architected_flat_scratch);
+        assert_eq!(gfx940.vgprs_wave64, 512);
+        assert!(gfx940.architected_flat_scratch && !gfx90a.architected_flat_scratch);
         assert_eq!(HW_GFX12.vgpr_granule(true), 24);
         assert_eq!(HW_GFX10_1.vgpr_encoding_granule(true), 8);
         assert_eq!(HW_GFX10_1.vgpr_encoding_granule(false), 4);
