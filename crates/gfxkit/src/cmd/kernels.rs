@@ -5,7 +5,7 @@ use crate::bundles;
 use crate::scan;
 use anyhow::{Context, Result};
 use gfxkit_bundle::ccob::HashCheck;
-use gfxkit_code_object::{summaries, CodeObject, KernelSummary};
+use gfxkit_code_object::{summaries, CodeObject, Header, KernelSummary};
 use gfxkit_target_id::TargetId;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -156,6 +156,12 @@ fn file_kernels(
                 .par_iter()
                 .filter(|e| !e.payload.is_empty() && e.payload.starts_with(b"\x7fELF"))
                 .map(|e| -> Result<Vec<Row>, String> {
+                    // Filter on the ELF header before reading notes and descriptors.
+                    if let (Some(w), Ok(h)) = (wanted, Header::parse(e.payload)) {
+                        if !h.target_id().is_ok_and(|t| t.overlaps(w)) {
+                            return Ok(Vec::new());
+                        }
+                    }
                     let co = CodeObject::parse(e.payload)
                         .map_err(|err| format!("{name}: {where_}: entry {}: {err}", e.id))?;
                     let target = co.target_id().ok();
