@@ -10,7 +10,7 @@
 //! - descriptors re-encoded with random field values (and with a reserved bit set) decode as
 //!   llvm-objdump-19 decodes (or refuses) them.
 //!
-//! `GFXKIT_KD_SWEEP=1` with `--ignored` runs the larger sweep (`scripts/kd-sweep`).
+//! `scripts/kd-sweep` runs the larger sweep (ignored here): every LLVM 19 processor.
 
 use gfxkit_code_object::descriptor::{applies, encode};
 use gfxkit_code_object::descriptor_table::{Value, Word, FIELDS};
