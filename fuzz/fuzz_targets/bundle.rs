@@ -1,7 +1,8 @@
-//! Fuzz target: `gfxkit_bundle::fuzzing::bundle` (the same body runs as a smoke test in
-//! crates/bundle/tests/robustness.rs).
+//! Fuzz target `bundle`: the body `gfxkit_fuzzing::body("bundle")` (see crates/fuzzing; the same
+//! body replays fuzz/regressions/bundle/ and fuzz/seeds/bundle/ in ordinary tests).
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    gfxkit_bundle::fuzzing::bundle(data);
+    let body = gfxkit_fuzzing::body("bundle").expect("a known fuzz target");
+    body(data);
 });

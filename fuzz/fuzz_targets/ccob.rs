@@ -1,7 +1,8 @@
-//! Fuzz target: `gfxkit_bundle::fuzzing::ccob` (the same body runs as a smoke test in
-//! crates/bundle/tests/robustness.rs).
+//! Fuzz target `ccob`: the body `gfxkit_fuzzing::body("ccob")` (see crates/fuzzing; the same
+//! body replays fuzz/regressions/ccob/ and fuzz/seeds/ccob/ in ordinary tests).
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    gfxkit_bundle::fuzzing::ccob(data);
+    let body = gfxkit_fuzzing::body("ccob").expect("a known fuzz target");
+    body(data);
 });

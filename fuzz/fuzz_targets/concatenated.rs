@@ -1,7 +1,8 @@
-//! Fuzz target: `gfxkit_bundle::fuzzing::concatenated` (the same body runs as a smoke test in
-//! crates/bundle/tests/robustness.rs).
+//! Fuzz target `concatenated`: the body `gfxkit_fuzzing::body("concatenated")` (see crates/fuzzing; the same
+//! body replays fuzz/regressions/concatenated/ and fuzz/seeds/concatenated/ in ordinary tests).
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    gfxkit_bundle::fuzzing::concatenated(data);
+    let body = gfxkit_fuzzing::body("concatenated").expect("a known fuzz target");
+    body(data);
 });

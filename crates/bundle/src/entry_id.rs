@@ -4,11 +4,17 @@
 //! - the 5-part form `hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+` (canonical for AMD targets),
 //! - the legacy 3-part triple `hip-amdgcn-amd-amdhsa-gfx906` (read as an empty environment),
 //! - host IDs `host-x86_64-unknown-linux-gnu`, `host-x86_64-unknown-linux--` and the old
-//!   `host-x86_64-unknown-linux`.
+//!   `host-x86_64-unknown-linux`,
+//! - LLVM main's `amdgpu` triples with a subarch naming the processor beside the legacy
+//!   `amdgcn`: `hip-amdgpu12.00-amd-amdhsa--gfx1200`, `hipv4-amdgpu9.0a-amd-amdhsa-unknown-gfx90a`
+//!   (the subarch must fit the target ID, see [`gfxkit_target_id::triple`]),
+//! - SPIR-V for AMD GPUs: `hip-spirv64-amd-amdhsa--amdgcnspirv` (and the `-unknown-` form the
+//!   runtime also accepts).
 //!
 //! The target part is a [`TargetId`] when its processor is in the processor table; otherwise it
 //! is kept intact as text (`gfx1999:xnack+`, `sm_70`, `amdgcnspirv`), never truncated.
 
+use gfxkit_target_id::triple::AmdArch;
 use gfxkit_target_id::TargetId;
 use std::fmt;
 use std::str::FromStr;
@@ -123,13 +129,21 @@ const KNOWN_ARCHES: &[&str] = &[
     "bpfeb",
 ];
 
-/// Whether `arch` is a triple architecture entry IDs may name (see [`EntryId::parse`]).
+/// Whether `arch` is a triple architecture entry IDs may name (see [`EntryId::parse`]): one of
+/// the list, or `amdgpu` with or without a subarch (`amdgpu9.0a`, LLVM main).
 pub fn is_known_arch(arch: &str) -> bool {
+    is_llvm19_arch(arch) || AmdArch::parse(arch).is_some()
+}
+
+/// Whether LLVM 19's `Triple` knows `arch`: [`is_known_arch`] without the `amdgpu` triples,
+/// which LLVM 19's tools (and gfxkit's drop-in `clang-offload-bundler`) refuse.
+pub fn is_llvm19_arch(arch: &str) -> bool {
     KNOWN_ARCHES.contains(&arch)
 }
 
 /// A target triple `<arch>-<vendor>-<os>-<env>` as written in an entry ID. The environment is
-/// empty for AMD device code (`amdgcn-amd-amdhsa-`).
+/// empty for AMD device code (`amdgcn-amd-amdhsa-`). `arch` keeps an `amdgpu` subarch
+/// (`amdgpu9.0a`); [`Triple::amd_arch`] reads it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Triple {
     /// Architecture (`amdgcn`, `x86_64`).
@@ -145,12 +159,17 @@ pub struct Triple {
 impl Triple {
     /// Whether two triples may name the same target: equal architectures, and vendor, OS and
     /// environment equal or left unknown/empty on one side.
+    /// `amdgcn` and `amdgpu` are one architecture; their subarches must be compatible
+    /// ([`AmdArch::is_compatible`]).
     pub fn is_compatible(&self, other: &Triple) -> bool {
         fn loose(a: &str, b: &str) -> bool {
             a == b || a.is_empty() || b.is_empty() || a == "unknown" || b == "unknown"
         }
-        self.arch == other.arch
-            && loose(&self.vendor, &other.vendor)
+        let arch = match (self.amd_arch(), other.amd_arch()) {
+            (Some(a), Some(b)) => a.is_compatible(&b),
+            _ => self.arch == other.arch,
+        };
+        arch && loose(&self.vendor, &other.vendor)
             && loose(&self.os, &other.os)
             && loose(&self.env, &other.env)
     }
@@ -158,6 +177,16 @@ impl Triple {
     /// Whether this is an AMD HSA triple (`*-*-amdhsa`).
     pub fn is_amdhsa(&self) -> bool {
         self.os == "amdhsa"
+    }
+
+    /// The architecture as an AMDGPU (GCN and later) one: `amdgcn`, `amdgpu`, `amdgpu9.0a`.
+    pub fn amd_arch(&self) -> Option<AmdArch<'_>> {
+        AmdArch::parse(&self.arch)
+    }
+
+    /// Whether the architecture is `amdgcn` or `amdgpu[<subarch>]`: AMDGPU code objects.
+    pub fn is_amdgpu(&self) -> bool {
+        self.amd_arch().is_some()
     }
 }
 
@@ -214,10 +243,11 @@ pub struct EntryId {
     target_text: String,
 }
 
-/// Equality is on the canonical parts, not the raw spelling.
+/// Equality and hashing are on the canonical form ([`EntryId::canonical`]), not the raw
+/// spelling: two IDs are equal exactly when their canonical strings are.
 impl PartialEq for EntryId {
     fn eq(&self, other: &EntryId) -> bool {
-        self.kind == other.kind && self.triple == other.triple && self.target == other.target
+        self.canonical_parts() == other.canonical_parts()
     }
 }
 
@@ -225,9 +255,7 @@ impl Eq for EntryId {}
 
 impl std::hash::Hash for EntryId {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.kind.hash(state);
-        self.triple.hash(state);
-        self.target.hash(state);
+        self.canonical_parts().hash(state);
     }
 }
 
@@ -256,6 +284,14 @@ pub enum EntryIdErrorKind {
     },
     /// The target part names a known processor but is not a valid target ID.
     BadTargetId(gfxkit_target_id::TargetIdError),
+    /// The `amdgpu` triple's subarch names another processor than the target ID
+    /// (`hip-amdgpu9.0a-amd-amdhsa--gfx908`).
+    SubarchMismatch {
+        /// The triple's architecture (`amdgpu9.0a`).
+        arch: String,
+        /// The target ID's processor.
+        processor: &'static str,
+    },
     /// The target part holds characters no target ID uses.
     BadTargetText {
         /// The text.
@@ -289,6 +325,10 @@ impl fmt::Display for EntryIdError {
                 write!(f, "bad triple '{triple}': {reason}")
             }
             EntryIdErrorKind::BadTargetId(e) => write!(f, "{e}"),
+            EntryIdErrorKind::SubarchMismatch { arch, processor } => write!(
+                f,
+                "triple architecture {arch} does not name processor {processor}"
+            ),
             EntryIdErrorKind::BadTargetText { text } => write!(
                 f,
                 "target '{text}' holds characters no target ID uses"
@@ -382,10 +422,15 @@ impl EntryId {
         } else {
             let name = target_text.split(':').next().unwrap_or("");
             if gfxkit_spec::Processor::by_name(name).is_some() {
-                EntryTarget::Known(
-                    TargetId::parse(target_text)
-                        .map_err(|e| err(EntryIdErrorKind::BadTargetId(e)))?,
-                )
+                let id = TargetId::parse(target_text)
+                    .map_err(|e| err(EntryIdErrorKind::BadTargetId(e)))?;
+                if triple.amd_arch().is_some_and(|a| !a.fits(id.processor())) {
+                    return Err(err(EntryIdErrorKind::SubarchMismatch {
+                        arch: triple.arch.clone(),
+                        processor: id.processor().name,
+                    }));
+                }
+                EntryTarget::Known(id)
             } else if valid_target_text(target_text) {
                 EntryTarget::Unknown(target_text.to_owned())
             } else {
@@ -464,15 +509,16 @@ impl EntryId {
     /// The canonical form: `<kind>-<arch>-<vendor>-<os>-<env>-<target>` with the target ID in
     /// canonical form and, for `amdhsa` triples, an empty environment.
     pub fn canonical(&self) -> String {
-        let env = if self.triple.is_amdhsa() {
-            ""
-        } else {
-            self.triple.env.as_str()
-        };
-        format!(
-            "{}-{}-{}-{}-{}-{}",
-            self.kind, self.triple.arch, self.triple.vendor, self.triple.os, env, self.target
-        )
+        let (kind, arch, vendor, os, env, target) = self.canonical_parts();
+        format!("{kind}-{arch}-{vendor}-{os}-{env}-{target}")
+    }
+
+    /// The parts the canonical form is made of; the one place the canonical rules live, used
+    /// by [`canonical`](EntryId::canonical), equality and hashing alike.
+    fn canonical_parts(&self) -> (OffloadKind, &str, &str, &str, &str, &EntryTarget) {
+        let t = &self.triple;
+        let env = if t.is_amdhsa() { "" } else { t.env.as_str() };
+        (self.kind, &t.arch, &t.vendor, &t.os, env, &self.target)
     }
 
     /// The ID as clang-offload-bundler 19 writes it into a bundle when given this ID on its
@@ -501,6 +547,16 @@ impl EntryId {
     /// Whether this ID is the canonical spelling.
     pub fn is_canonical(&self) -> bool {
         self.raw == self.canonical()
+    }
+
+    /// Whether two IDs name the same code object target, whatever their spelling: kinds that
+    /// serve each other (`hip` and `hipv4`), compatible triples (`amdgcn` and `amdgpu9.0a` for
+    /// gfx90a), equal targets. A bundle holding both is ambiguous; `gfxkit bundle` refuses it,
+    /// as LLVM 22's bundler refuses duplicate targets.
+    pub fn same_target(&self, other: &EntryId) -> bool {
+        self.kind.is_compatible(other.kind, false)
+            && self.triple.is_compatible(&other.triple)
+            && self.target == other.target
     }
 
     /// Whether an entry with this ID (a code object) may be unbundled for the `requested` ID,
@@ -573,8 +629,12 @@ mod tests {
                 "{a}"
             );
         }
-        for a in ["", "gfx90a", "amdgpu", "x86"] {
+        for a in ["", "gfx90a", "amdgpux", "x86"] {
             assert!(!is_known_arch(a), "{a}");
+        }
+        // LLVM main's amdgpu triples are read, but are not LLVM 19's.
+        for a in ["amdgpu", "amdgpu9.0a", "amdgpu12.00"] {
+            assert!(is_known_arch(a) && !is_llvm19_arch(a), "{a}");
         }
     }
 
@@ -703,6 +763,40 @@ mod tests {
         assert!(msg.contains("unknown offload kind 'hipx'"), "{msg}");
     }
 
+    fn hash_of(e: &EntryId) -> u64 {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(e)
+    }
+
+    #[test]
+    fn f2_entry_id_env_equality() {
+        // Found by fuzzing: `canonical()` drops the environment of amdhsa triples, so equality
+        // and hashing must too (fuzz/regressions/target_id/f2-entry-id-env-equality.bin).
+        for (a, b) in [
+            (
+                "hip-amdgcn-amd-amdhsa-gnu-gfx906",
+                "hip-amdgcn-amd-amdhsa--gfx906",
+            ),
+            (
+                "openmp-amdgcn-amd-amdhsa-gFxmec-:xnack+",
+                "openmp-amdgcn-amd-amdhsa--:xnack+",
+            ),
+        ] {
+            let (a, b) = (id(a), id(b));
+            assert_eq!(a.canonical(), b.canonical());
+            assert_eq!(a, b);
+            assert_eq!(hash_of(&a), hash_of(&b));
+            assert_eq!(id(&a.canonical()), a);
+        }
+        // Where the canonical form keeps the environment, so does equality.
+        let (gnu, none) = (
+            id("host-x86_64-unknown-linux-gnu"),
+            id("host-x86_64-unknown-linux--"),
+        );
+        assert_ne!(gnu.canonical(), none.canonical());
+        assert_ne!(gnu, none);
+    }
+
     #[test]
     fn unbundle_compatibility() {
         let code = id("hipv4-amdgcn-amd-amdhsa--gfx90a");
@@ -719,5 +813,57 @@ mod tests {
         let unk = id("hipv4-amdgcn-amd-amdhsa--gfx1999");
         assert!(unk.is_compatible_with(&id("hipv4-amdgcn-amd-amdhsa--gfx1999"), false));
         assert!(!unk.is_compatible_with(&code, false));
+    }
+
+    #[test]
+    fn amdgpu_triples_with_a_subarch() {
+        let e = id("hip-amdgpu12.00-amd-amdhsa--gfx1200");
+        assert_eq!(e.triple().arch, "amdgpu12.00");
+        assert!(e.triple().is_amdgpu() && e.triple().is_amdhsa());
+        assert_eq!(e.target_id().unwrap().to_string(), "gfx1200");
+        assert!(e.is_canonical(), "the spelling is kept");
+        let e = id("hipv4-amdgpu9.0a-amd-amdhsa-unknown-gfx90a:xnack-");
+        assert_eq!(e.to_string(), "hipv4-amdgpu9.0a-amd-amdhsa--gfx90a:xnack-");
+        let e = id("hipv4-amdgpu-amd-amdhsa--gfx1100");
+        assert_eq!(e.triple().amd_arch().unwrap().subarch(), None);
+        // A family subarch carries its members and the generic target.
+        assert!(EntryId::parse("hipv4-amdgpu9.4-amd-amdhsa--gfx950").is_ok());
+        assert!(EntryId::parse("hipv4-amdgpu9.4-amd-amdhsa--gfx9-4-generic").is_ok());
+        let e = EntryId::parse("hipv4-amdgpu9.0a-amd-amdhsa--gfx908").unwrap_err();
+        assert_eq!(
+            e.kind,
+            EntryIdErrorKind::SubarchMismatch {
+                arch: "amdgpu9.0a".into(),
+                processor: "gfx908"
+            }
+        );
+        assert!(
+            e.to_string()
+                .contains("amdgpu9.0a does not name processor gfx908"),
+            "{e}"
+        );
+        // A subarch of a newer LLVM with a processor gfxkit does not know stays readable.
+        let e = id("hipv4-amdgpu14.00-amd-amdhsa--gfx1400");
+        assert_eq!(e.target(), &EntryTarget::Unknown("gfx1400".into()));
+        assert!(EntryId::parse("hipv4-amdgpu9.x.y-amd-amdhsa--gfx90a").is_err());
+    }
+
+    #[test]
+    fn legacy_and_new_triples_name_the_same_target() {
+        let legacy = id("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+");
+        let new = id("hip-amdgpu9.0a-amd-amdhsa--gfx90a:xnack+");
+        assert_ne!(legacy, new, "equality follows the canonical spelling");
+        assert!(legacy.same_target(&new) && new.same_target(&legacy));
+        assert!(!legacy.same_target(&id("hipv4-amdgcn-amd-amdhsa--gfx90a")));
+        assert!(!legacy.same_target(&id("openmp-amdgcn-amd-amdhsa--gfx90a:xnack+")));
+        // Unbundling: a request in either spelling finds the entry.
+        assert!(new.is_compatible_with(&id("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"), false));
+        assert!(legacy.is_compatible_with(&id("hipv4-amdgpu9.0a-amd-amdhsa--gfx90a:xnack+"), false));
+        assert!(!id("hipv4-amdgpu9.00-amd-amdhsa--gfx900")
+            .is_compatible_with(&id("hipv4-amdgpu9.06-amd-amdhsa--gfx906"), false));
+        // SPIR-V, with an empty or `unknown` environment.
+        let s = id("hip-spirv64-amd-amdhsa-unknown-amdgcnspirv");
+        assert_eq!(s.to_string(), "hip-spirv64-amd-amdhsa--amdgcnspirv");
+        assert!(s.same_target(&id("hipv4-spirv64-amd-amdhsa--amdgcnspirv")));
     }
 }

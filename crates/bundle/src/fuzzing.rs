@@ -81,15 +81,46 @@ pub fn concatenated(data: &[u8]) {
     }
 }
 
-/// Entry IDs, text bundles, object files and archives.
+/// Entry IDs, text bundles, object files and archives (each body below in turn).
 pub fn other_formats(data: &[u8]) {
-    if let Ok(s) = std::str::from_utf8(data) {
-        if let Ok(id) = EntryId::parse(s) {
-            assert_eq!(id.raw(), s);
-            let again = EntryId::parse(&id.canonical()).expect("canonical form parses");
-            assert_eq!(again, id);
+    entry_ids(data);
+    text(data);
+    object(data);
+    archive(data);
+}
+
+/// Entry IDs: what parses keeps its raw spelling, its canonical form parses back to an equal
+/// ID, and two IDs (the input split at its first newline) are equal exactly when their
+/// canonical forms are, with equal hashes.
+pub fn entry_ids(data: &[u8]) {
+    let Ok(s) = std::str::from_utf8(data) else {
+        return;
+    };
+    let parsed = |s: &str| {
+        let id = EntryId::parse(s).ok()?;
+        assert_eq!(id.raw(), s);
+        let again = EntryId::parse(&id.canonical()).expect("canonical form parses");
+        assert_eq!(again, id);
+        assert_eq!(again.canonical(), id.canonical());
+        assert!(again.is_canonical());
+        let _ = id.clang_form();
+        Some(id)
+    };
+    let (a, b) = s.split_once('\n').unwrap_or((s, ""));
+    if let (Some(x), Some(y)) = (parsed(a), parsed(b)) {
+        use std::hash::BuildHasher;
+        let h = std::collections::hash_map::RandomState::new();
+        assert_eq!(x == y, x.canonical() == y.canonical(), "{a:?} vs {b:?}");
+        if x == y {
+            assert_eq!(h.hash_one(&x), h.hash_one(&y));
         }
+        let _ = x.is_compatible_with(&y, false);
+        let _ = x.is_compatible_with(&y, true);
     }
+}
+
+/// Text bundles with each comment style: what reads is written back and reads again.
+pub fn text(data: &[u8]) {
     for c in ["//", "#", ";"] {
         if let Ok(entries) = text::read_text(data, c) {
             let pairs: Vec<(&str, &[u8])> = entries.iter().map(|e| (e.id, e.payload)).collect();
@@ -98,16 +129,36 @@ pub fn other_formats(data: &[u8]) {
             assert_eq!(again.len(), entries.len());
         }
     }
+}
+
+/// Object bundles: listing the sections, stripping them for the host entry, adding one.
+pub fn object(data: &[u8]) {
     if object::is_object(data) {
-        let _ = object::read_object(data);
-        let _ = object::strip_bundle_sections(data);
+        if let Ok(entries) = object::read_object(data) {
+            for e in entries {
+                assert!(e.id.len() < data.len());
+                let _ = EntryId::parse(e.id);
+            }
+        }
+        if let Ok(stripped) = object::strip_bundle_sections(data) {
+            assert!(stripped.len() >= data.len());
+        }
         let _ = object::write_object(
             data,
             &[("hipv4-amdgcn-amd-amdhsa--gfx906", b"x")],
             usize::MAX,
         );
     }
+}
+
+/// Archives: members, and unbundling one target from every member.
+pub fn archive(data: &[u8]) {
     if data.starts_with(b"!<arch>\n") {
+        if let Ok(members) = archive::read_members(data) {
+            for (_, m) in members {
+                assert!(m.len() <= data.len());
+            }
+        }
         if let Ok(req) = EntryId::parse("hipv4-amdgcn-amd-amdhsa--gfx906") {
             let _ = archive::unbundle_archive(
                 data,

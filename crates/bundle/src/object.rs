@@ -63,7 +63,22 @@ pub fn read_object(data: &[u8]) -> Result<Vec<ObjectEntry<'_>>> {
     let file = object::File::parse(data).map_err(|e| obj_err(e.to_string()))?;
     let mut out = Vec::new();
     for s in file.sections() {
-        let name = s.name().map_err(|e| obj_err(e.to_string()))?;
+        let name_bytes = s.name_bytes().map_err(|e| obj_err(e.to_string()))?;
+        if !name_bytes.starts_with(SECTION_PREFIX.as_bytes()) {
+            continue;
+        }
+        let name = std::str::from_utf8(name_bytes).map_err(|e| {
+            let at = offset_in(data, name_bytes).map(|o| o + e.valid_up_to() as u64);
+            let err = ErrorKind::Object(format!(
+                "section {} name \"{}\" is not UTF-8",
+                s.index().0,
+                name_bytes.escape_ascii()
+            ));
+            match at {
+                Some(at) => Error::at(err, at),
+                None => Error::new(err),
+            }
+        })?;
         if let Some(id) = name.strip_prefix(SECTION_PREFIX) {
             let payload = s
                 .data()
@@ -290,6 +305,32 @@ fn section_bytes<'d>(data: &'d [u8], s: &Shdr) -> Result<&'d [u8]> {
         })
 }
 
+/// Start of section `index`, whose contents `strip_bundle_sections` rewrites in place: it must
+/// lie inside the file and clear of the ELF header.
+fn patched_range(data: &[u8], h: &Shdr, index: usize, elf: &Elf) -> Result<usize> {
+    let header_size = if elf.is64 { 64 } else { 52 };
+    let bytes = section_bytes(data, h).map_err(|_| {
+        obj_err(format!(
+            "section {index} (type {}): {} bytes at {:#x} run past the end of the file",
+            h.ty, h.size, h.offset
+        ))
+    })?;
+    if h.offset < header_size && !bytes.is_empty() {
+        return Err(obj_err(format!(
+            "section {index} (type {}) at {:#x} overlaps the ELF header",
+            h.ty, h.offset
+        )));
+    }
+    // `section_bytes` checked that the offset fits in the file, hence in `usize`.
+    Ok(h.offset as usize)
+}
+
+/// Offset of `inner` within `outer`, when `inner` is a sub-slice of it.
+fn offset_in(outer: &[u8], inner: &[u8]) -> Option<u64> {
+    let off = (inner.as_ptr() as usize).checked_sub(outer.as_ptr() as usize)?;
+    (off.checked_add(inner.len())? <= outer.len()).then_some(off as u64)
+}
+
 fn align_vec(out: &mut Vec<u8>, align: usize) {
     while out.len() % align != 0 {
         out.push(0);
@@ -402,36 +443,33 @@ pub fn strip_bundle_sections(data: &[u8]) -> Result<Vec<u8>> {
         if matches!(h.ty, SHT_REL | SHT_RELA) || h.flags & SHF_INFO_LINK != 0 {
             h.info = remap(h.info);
         }
-        match h.ty {
-            SHT_SYMTAB | SHT_DYNSYM => {
-                let (entsize, shndx_at) = if elf.is64 { (24u64, 6u64) } else { (16, 14) };
-                let count = h.size / entsize;
-                for k in 0..count {
-                    let at = h.offset + k * entsize + shndx_at;
-                    let v = rd(data, at, 2, elf.le)? as u32;
-                    let nv = remap(v);
-                    if nv != v {
-                        patch(&mut out, at as usize, nv as u64, 2, elf.le);
-                    }
+        // Section indices stored in section contents, rewritten in place: (entry size, offset of
+        // the index in an entry, its width, first entry).
+        let fields = match h.ty {
+            SHT_SYMTAB | SHT_DYNSYM if elf.is64 => Some((24, 6, 2, 0)),
+            SHT_SYMTAB | SHT_DYNSYM => Some((16, 14, 2, 0)),
+            // The first word of a group is its flags.
+            SHT_GROUP => Some((4, 0, 4, 1)),
+            SHT_SYMTAB_SHNDX => Some((4, 0, 4, 0)),
+            _ => None,
+        };
+        if let Some((entsize, field, width, first)) = fields {
+            let start = patched_range(data, &h, i, &elf)?;
+            let bytes = section_bytes(data, &h)?;
+            for (k, entry) in bytes.chunks_exact(entsize).enumerate().skip(first) {
+                let v = rd(entry, field as u64, width, elf.le)? as u32;
+                let nv = remap(v);
+                if nv != v {
+                    // In range: `entry` lies inside `data`, which `out` copies.
+                    patch(
+                        &mut out,
+                        start + k * entsize + field,
+                        nv as u64,
+                        width,
+                        elf.le,
+                    );
                 }
             }
-            SHT_GROUP => {
-                let count = h.size / 4;
-                for k in 1..count {
-                    let at = h.offset + k * 4;
-                    let v = rd(data, at, 4, elf.le)? as u32;
-                    patch(&mut out, at as usize, remap(v) as u64, 4, elf.le);
-                }
-            }
-            SHT_SYMTAB_SHNDX => {
-                let count = h.size / 4;
-                for k in 0..count {
-                    let at = h.offset + k * 4;
-                    let v = rd(data, at, 4, elf.le)? as u32;
-                    patch(&mut out, at as usize, remap(v) as u64, 4, elf.le);
-                }
-            }
-            _ => {}
         }
         kept.push(h);
     }
@@ -449,9 +487,9 @@ pub fn strip_bundle_sections(data: &[u8]) -> Result<Vec<u8>> {
             .iter()
             .filter(|h| h.ty == SHT_SYMTAB && h.link == elf.shstrndx)
         {
-            let entsize = if elf.is64 { 24u64 } else { 16 };
-            for k in 0..h.size / entsize {
-                if rd(data, h.offset + k * entsize, 4, elf.le)? >= cut {
+            let entsize = if elf.is64 { 24 } else { 16 };
+            for sym in section_bytes(data, h)?.chunks_exact(entsize) {
+                if rd(sym, 0, 4, elf.le)? >= cut {
                     used_past = true;
                 }
             }

@@ -156,6 +156,14 @@ pub enum EFlagsIssue {
         /// The feature.
         feature: Feature,
     },
+    /// xnack recorded as off or unsupported for a processor whose xnack is always on (GFX12.5
+    /// and later; LLVM 22 could still write `gfx1250:xnack-`).
+    XnackAlwaysOn {
+        /// The processor.
+        processor: &'static str,
+        /// The recorded value.
+        flag: FeatureFlag,
+    },
     /// A generic target without a generic version (V6), or below the one it needs.
     GenericVersionMissing {
         /// The generic processor.
@@ -196,6 +204,10 @@ impl fmt::Display for EFlagsIssue {
                 f,
                 "{processor} supports {} but e_flags record it as unsupported",
                 feature.name()
+            ),
+            EFlagsIssue::XnackAlwaysOn { processor, flag } => write!(
+                f,
+                "{processor} has xnack always on but e_flags record xnack as {flag}"
             ),
             EFlagsIssue::GenericVersionMissing { processor } => {
                 write!(f, "generic target {processor} without a generic version")
@@ -379,7 +391,7 @@ impl EFlags {
         };
         match layout {
             EFlagsLayout::V2 | EFlagsLayout::V3 => {
-                if on_or_any(Feature::Xnack) {
+                if on_or_any(Feature::Xnack) || p.xnack_always() {
                     raw |= EF_AMDGPU_FEATURE_XNACK_V3;
                 }
                 if on_or_any(Feature::Sramecc) {
@@ -393,6 +405,10 @@ impl EFlags {
                         FeatureSetting::Off => EF_AMDGPU_FEATURE_XNACK_OFF_V4,
                         FeatureSetting::On => EF_AMDGPU_FEATURE_XNACK_ON_V4,
                     };
+                }
+                if p.xnack_always() {
+                    // What LLVM 22 writes; LLVM main since late 2026 writes "on".
+                    raw |= EF_AMDGPU_FEATURE_XNACK_ANY_V4;
                 }
                 if p.has_target_id_feature(Feature::Sramecc) {
                     raw |= match id.setting(Feature::Sramecc) {
@@ -479,7 +495,20 @@ impl EFlags {
             });
             return out;
         };
+        let field_layout = matches!(self.layout, EFlagsLayout::V4 | EFlagsLayout::V6);
+        if p.xnack_always() {
+            let flag = self.xnack;
+            if !matches!(flag, FeatureFlag::Any | FeatureFlag::On) {
+                out.push(EFlagsIssue::XnackAlwaysOn {
+                    processor: p.name,
+                    flag,
+                });
+            }
+        }
         for f in [Feature::Sramecc, Feature::Xnack] {
+            if f == Feature::Xnack && p.xnack_always() {
+                continue;
+            }
             let flag = self.feature(f);
             let supported = p.has_target_id_feature(f);
             if !supported && flag != FeatureFlag::Unsupported {
@@ -489,7 +518,6 @@ impl EFlags {
                     flag,
                 });
             }
-            let field_layout = matches!(self.layout, EFlagsLayout::V4 | EFlagsLayout::V6);
             if supported && flag == FeatureFlag::Unsupported && field_layout {
                 out.push(EFlagsIssue::FeatureMissing {
                     processor: p.name,
@@ -517,7 +545,8 @@ impl EFlags {
 
     /// The target ID the flags describe. A feature recorded as unsupported for a processor that
     /// supports it is taken as *any* (and listed by [`EFlags::issues`]); a feature recorded for a
-    /// processor that does not support it is an error.
+    /// processor that does not support it is an error. Where xnack is always on (GFX12.5 and
+    /// later) the xnack field never reaches the target ID.
     pub fn target_id(&self) -> Result<TargetId, TargetIdFromFlagsError> {
         let p = self
             .processor()
@@ -528,6 +557,11 @@ impl EFlags {
         let mut id = TargetId::new(p);
         for f in [Feature::Sramecc, Feature::Xnack] {
             let flag = self.feature(f);
+            if f == Feature::Xnack && p.xnack_always() {
+                // Any (LLVM 22), on (LLVM main) or off (an LLVM 22 `xnack-` build, listed by
+                // `issues`): the target ID carries no xnack either way.
+                continue;
+            }
             if p.has_target_id_feature(f) {
                 let setting = flag.setting().unwrap_or(FeatureSetting::Any);
                 id = id.with_setting(f, setting).map_err(|_| {
@@ -861,5 +895,40 @@ mod tests {
             }
             assert_eq!(back.processor(), i.processor());
         }
+    }
+
+    /// The words ROCm 7.2.2's LLVM 22 writes for gfx1250 (code object V6): xnack any by default,
+    /// on/off when asked; LLVM main writes on. None of them puts xnack in the target ID.
+    #[test]
+    fn gfx1250_xnack_field_never_reaches_the_target_id() {
+        let gfx1250 = TargetId::parse("gfx1250").unwrap();
+        assert_eq!(EFlags::encode(&gfx1250, CodeObjectVersion::V6), Ok(0x549));
+        let ecc = TargetId::parse("gfx1250:sramecc+").unwrap();
+        assert_eq!(EFlags::encode(&ecc, CodeObjectVersion::V6), Ok(0xd49));
+        for (raw, want, clean) in [
+            (0x549, "gfx1250", true),
+            (0x749, "gfx1250", true),
+            (0xf49, "gfx1250:sramecc+", true),
+            (0x649, "gfx1250", false),
+            (0x049, "gfx1250", false),
+            (0x95a, "gfx1251:sramecc-", true),
+        ] {
+            let d = EFlags::decode(raw, CodeObjectVersion::V6);
+            assert_eq!(d.target_id().unwrap().to_string(), want, "{raw:#x}");
+            assert_eq!(d.issues().is_empty(), clean, "{raw:#x}: {:?}", d.issues());
+            assert!(d.check_target(&d.target_id().unwrap()).is_ok());
+        }
+        let issues = EFlags::decode(0x649, CodeObjectVersion::V6).issues();
+        assert_eq!(
+            issues,
+            [EFlagsIssue::XnackAlwaysOn {
+                processor: "gfx1250",
+                flag: FeatureFlag::Off
+            }]
+        );
+        assert!(issues[0].to_string().contains("always on"));
+        // gfx12-5-generic: generic version 1 in the top byte.
+        let g = TargetId::parse("gfx12-5-generic").unwrap();
+        assert_eq!(EFlags::encode(&g, CodeObjectVersion::V6), Ok(0x0100_055b));
     }
 }

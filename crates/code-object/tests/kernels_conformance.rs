@@ -551,7 +551,7 @@ fn descriptors_registers_and_occupancy_match_llc19_and_objdump19() {
 fn sweep_every_llvm19_processor() {
     let mut targets: Vec<(&str, &str, u8)> = Vec::new();
     for p in Processor::all() {
-        if !p.in_llvm19 || p.hw.generation == Generation::R600 {
+        if !p.in_llvm19() || p.hw.generation == Generation::R600 {
             continue;
         }
         let cov = if p.is_generic() { 6 } else { 5 };

@@ -40,7 +40,7 @@ pub struct LooseEntry<'a> {
     pub offset: u64,
     /// The payload.
     pub payload: &'a [u8],
-    /// File-name extension when extracted (`co`, or `bc` for bitcode images).
+    /// File-name extension when extracted (`co`, `bc` for bitcode images, `spv` for SPIR-V).
     pub ext: &'static str,
 }
 
@@ -196,7 +196,7 @@ pub fn locate(data: &[u8]) -> Result<Found<'_>> {
                     id: e.id.to_owned(),
                     offset: e.location.offset.saturating_sub(base),
                     payload: e.bytes,
-                    ext: "co",
+                    ext: entry_ext(e.id),
                 })
                 .collect(),
         });
@@ -234,10 +234,10 @@ pub fn locate(data: &[u8]) -> Result<Found<'_>> {
             i.triple.unwrap_or("unknown"),
             i.arch.unwrap_or("unknown")
         );
-        let ext = if i.image_kind == gfxkit_host::offloading::ImageKind::BITCODE {
-            "bc"
-        } else {
-            "co"
+        let ext = match i.image_kind {
+            gfxkit_host::offloading::ImageKind::BITCODE => "bc",
+            gfxkit_host::offloading::ImageKind::SPIRV => "spv",
+            _ => "co",
         };
         units.push(Located {
             index: units.len(),
@@ -397,10 +397,19 @@ pub fn with_payloads<R>(
         .map(|e| PayloadEntry {
             id: e.id,
             payload: e.payload,
-            ext: "co",
+            ext: entry_ext(e.id),
         })
         .collect();
     Ok(f(&list))
+}
+
+/// File-name extension of a bundle entry's payload: `spv` for SPIR-V entries
+/// (`hip-spirv64-amd-amdhsa--amdgcnspirv`), `co` for everything else.
+pub fn entry_ext(id: &str) -> &'static str {
+    match gfxkit_bundle::EntryId::parse(id) {
+        Ok(e) if gfxkit_host::select::is_spirv_entry(&e) => "spv",
+        _ => "co",
+    }
 }
 
 /// The text of an I/O error without Rust's ` (os error N)` suffix, as C's `strerror` says it.
@@ -725,7 +734,7 @@ pub fn check_payload(id: &str, payload: &[u8]) -> PayloadCheck {
     let Some(tid) = id.target_id() else {
         return PayloadCheck::NotApplicable;
     };
-    if id.triple().arch != "amdgcn" {
+    if !id.triple().is_amdgpu() {
         return PayloadCheck::NotApplicable;
     }
     match gfxkit_code_object::Header::parse(payload) {

@@ -37,8 +37,12 @@ pub fn write_atomic_checked(
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    remove_stale_temps(dir, path);
+    let (prefix, suffix) = temp_affixes(path);
     let mut tmp = tempfile::Builder::new()
-        .prefix(".gfxkit-")
+        .prefix(&prefix)
+        .rand_bytes(TEMP_RANDOM)
+        .suffix(&suffix)
         .tempfile_in(dir)
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
     {
@@ -66,6 +70,71 @@ pub fn write_atomic_checked(
     tmp.persist(path)
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
+}
+
+/// Start of the name of every temporary file gfxkit writes: `.gfxkit-<pid>.<random>.<name>`
+/// beside the file `<name>` it becomes. Directory scans skip such files ([`is_temp_name`]),
+/// and the next write of `<name>` removes those whose process is gone (a run killed before
+/// its rename).
+pub const TEMP_PREFIX: &str = ".gfxkit-";
+
+/// Random characters in a temporary file's name.
+const TEMP_RANDOM: usize = 6;
+
+/// Whether `name` is that of a gfxkit temporary file (see [`TEMP_PREFIX`]).
+pub fn is_temp_name(name: &std::ffi::OsStr) -> bool {
+    temp_parts(name).is_some()
+}
+
+/// The process ID and target name of a temporary file's name.
+fn temp_parts(name: &std::ffi::OsStr) -> Option<(u32, &[u8])> {
+    use std::os::unix::ffi::OsStrExt;
+    let rest = name.as_bytes().strip_prefix(TEMP_PREFIX.as_bytes())?;
+    let dot = rest.iter().position(|&b| b == b'.')?;
+    let pid = std::str::from_utf8(&rest[..dot]).ok()?.parse().ok()?;
+    let rest = &rest[dot + 1..];
+    if rest.len() <= TEMP_RANDOM || rest[TEMP_RANDOM] != b'.' {
+        return None;
+    }
+    Some((pid, &rest[TEMP_RANDOM + 1..]))
+}
+
+/// Longest part of the target's name kept in a temporary file's name (names are limited to
+/// 255 bytes).
+const TEMP_NAME_MAX: usize = 200;
+
+fn target_name(path: &Path) -> &[u8] {
+    use std::os::unix::ffi::OsStrExt;
+    let name = path.file_name().map_or(&b""[..], |n| n.as_bytes());
+    &name[..name.len().min(TEMP_NAME_MAX)]
+}
+
+/// Removes from `dir` the temporary files of `path` whose process is gone.
+fn remove_stale_temps(dir: &Path, path: &Path) {
+    // Without /proc nothing tells a live writer from a dead one: leave everything alone.
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let name = target_name(path);
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let file_name = e.file_name();
+        if let Some((pid, target)) = temp_parts(&file_name) {
+            if target == name && !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+/// Prefix and suffix of a new temporary file's name for `path`.
+fn temp_affixes(path: &Path) -> (String, std::ffi::OsString) {
+    use std::os::unix::ffi::OsStrExt;
+    let mut suffix = std::ffi::OsString::from(".");
+    suffix.push(std::ffi::OsStr::from_bytes(target_name(path)));
+    (format!("{TEMP_PREFIX}{}.", std::process::id()), suffix)
 }
 
 /// The process umask, read from `/proc/self/status` (0o022 when unavailable).
@@ -156,5 +225,43 @@ mod tests {
         assert!(err.is_err());
         assert_eq!(std::fs::read(&exe).unwrap(), b"new");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn stale_temporary_files_of_the_target_are_removed_and_scans_skip_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let lib = d.join("libx.so");
+        std::fs::write(&lib, b"old").unwrap();
+        // Left by a killed run (no such process), by a live one (this process), and by a
+        // killed run writing another file.
+        let dead = d.join(format!("{TEMP_PREFIX}4294967295.AbCdEf.libx.so"));
+        let live = d.join(format!(
+            "{TEMP_PREFIX}{}.AbCdEf.libx.so",
+            std::process::id()
+        ));
+        let other = d.join(format!("{TEMP_PREFIX}4294967295.AbCdEf.liby.so"));
+        for p in [&dead, &live, &other] {
+            std::fs::write(p, b"partial").unwrap();
+            assert!(is_temp_name(p.file_name().unwrap()), "{}", p.display());
+        }
+        for n in [
+            "libx.so",
+            ".gfxkit-",
+            ".gfxkit-12.short",
+            ".gfxkit-x.AbCdEf.libx.so",
+        ] {
+            assert!(!is_temp_name(std::ffi::OsStr::new(n)), "{n}");
+        }
+        let scanned: Vec<_> = crate::scan::collect(&[d.to_path_buf()])
+            .unwrap()
+            .into_iter()
+            .map(|c| c.path)
+            .collect();
+        assert_eq!(scanned, std::slice::from_ref(&lib));
+        write_atomic(&lib, b"new").unwrap();
+        assert_eq!(std::fs::read(&lib).unwrap(), b"new");
+        assert!(!dead.exists());
+        assert!(live.exists() && other.exists());
     }
 }

@@ -48,8 +48,9 @@ pub struct Scanned<T> {
 }
 
 /// Lists the files under `paths`: files named directly, and for directories every regular
-/// file below them (symbolic links followed; each directory and each file visited once, by
-/// device and inode, so links cannot loop or duplicate). Sorted by path.
+/// file below them except gfxkit's temporary files (symbolic links followed; each directory
+/// and each file visited once, by device and inode, so links cannot loop or duplicate).
+/// Sorted by path.
 pub fn collect(paths: &[PathBuf]) -> Result<Vec<Candidate>> {
     let seen_dirs = Mutex::new(HashSet::new());
     let found = Mutex::new(Vec::new());
@@ -103,7 +104,13 @@ fn walk_dir(
         };
         if m.is_dir() {
             walk_dir(path, &m, seen, found);
-        } else if m.is_file() && m.len() > 0 {
+        } else if m.is_file()
+            && m.len() > 0
+            // A temporary file of an interrupted write is not an input.
+            && !path
+                .file_name()
+                .is_some_and(crate::output::is_temp_name)
+        {
             found.lock().unwrap_or_else(|e| e.into_inner()).push((
                 path.clone(),
                 m.dev(),

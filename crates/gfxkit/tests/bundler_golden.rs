@@ -286,6 +286,40 @@ fn bundle_unbundle_compress() {
         ],
         &[],
     );
+    // LLVM main's amdgpu triples: kept as written, listed and verified like amdgcn ones.
+    golden(
+        "bundle_amdgpu_triple",
+        &[
+            "bundle",
+            "-o",
+            "new2.hipfb",
+            "gfx906.co:hipv4-amdgpu9.06-amd-amdhsa-unknown-gfx906",
+            "gfx90a.co:hip-amdgpu9.0a-amd-amdhsa--gfx90a:xnack+",
+        ],
+        &[&["list", "new2.hipfb"], &["verify", "new2.hipfb"]],
+    );
+    // One target twice, however spelled, is an error (LLVM 22's bundler rule).
+    golden(
+        "bundle_duplicate_target",
+        &[
+            "bundle",
+            "-o",
+            "bad.hipfb",
+            "gfx90a.co:hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
+            "gfx90a.co:hip-amdgpu9.0a-amd-amdhsa--gfx90a:xnack+",
+        ],
+        &[],
+    );
+    golden(
+        "bundle_subarch_mismatch",
+        &[
+            "bundle",
+            "-o",
+            "bad.hipfb",
+            "gfx906.co:hipv4-amdgpu9.0a-amd-amdhsa--gfx906",
+        ],
+        &[],
+    );
     golden(
         "bundle_needs_id",
         &["bundle", "-o", "bad.hipfb", "notabundle.txt"],

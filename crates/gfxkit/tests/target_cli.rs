@@ -134,7 +134,7 @@ fn list_text_and_json() {
     for (row, p) in rows.iter().zip(PROCESSORS) {
         assert_eq!(row["name"], p.name);
         assert_eq!(row["mach"], p.mach);
-        assert_eq!(row["in_llvm19"], p.in_llvm19);
+        assert_eq!(row["in_llvm19"], p.in_llvm19());
     }
 }
 

@@ -525,7 +525,12 @@ impl<'data> Walker<'data> {
     ) {
         let base = self.base(data);
         let (entries, stop) = offloading::parse_offloading(data);
-        for e in entries {
+        // Metadata-only entries (version 2, `OIF_NoImage`, no image bytes) hold no device code;
+        // one flagged so that still has bytes is listed, bytes being what matters.
+        for e in entries
+            .into_iter()
+            .filter(|e| !(e.has_no_image() && e.image.is_empty()))
+        {
             self.out.offload_images.push(FoundImage {
                 location: Location {
                     member: member.clone(),

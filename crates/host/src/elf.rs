@@ -71,26 +71,46 @@ impl<'data> Walker<'data> {
         let mut wrapper_sections: Vec<(usize, &'data Shdr, &'data [u8])> = Vec::new();
         let mut object_entries: Vec<ObjectBundleEntry<'data>> = Vec::new();
         for (index, sh) in sections.enumerate() {
-            let name = sections
-                .section_name(endian, sh)
-                .map(|n| String::from_utf8_lossy(n).into_owned())
-                .unwrap_or_default();
+            // Names are compared as bytes; only a name that is UTF-8 is carried further.
+            let name_bytes: &'data [u8] = sections.section_name(endian, sh).unwrap_or_default();
             let sh_type = sh.sh_type(endian);
-            let interesting = name == ".hip_fatbin"
-                || name == ".hipFatBinSegment"
-                || name.starts_with(OBJECT_BUNDLE_PREFIX)
+            let bundle_section = name_bytes.starts_with(OBJECT_BUNDLE_PREFIX.as_bytes());
+            let interesting = name_bytes == b".hip_fatbin"
+                || name_bytes == b".hipFatBinSegment"
+                || bundle_section
                 || sh_type == SHT_LLVM_OFFLOADING
-                || name == ".llvm.offloading";
+                || name_bytes == b".llvm.offloading";
             if !interesting || sh_type == elf::SHT_NOBITS {
                 continue;
             }
+            let name = match std::str::from_utf8(name_bytes) {
+                Ok(n) => n,
+                Err(e) => {
+                    // Never renamed (no lossy replacement) and never listed with an empty ID.
+                    let name_offset = self.base(name_bytes);
+                    self.problem(Problem::error(
+                        Location {
+                            member: member.clone(),
+                            section: None,
+                            offset: name_offset,
+                            size: name_bytes.len() as u64,
+                        },
+                        ProblemKind::SectionNameNotUtf8 {
+                            index: index.0,
+                            name: name_bytes.escape_ascii().to_string(),
+                            bad_byte_offset: name_offset + e.valid_up_to() as u64,
+                        },
+                    ));
+                    continue;
+                }
+            };
             let contents = match sh.data(endian, data) {
                 Ok(c) => c,
                 Err(_) => {
                     self.problem(Problem::error(
                         Location {
                             member: member.clone(),
-                            section: Some(name),
+                            section: Some(name.to_owned()),
                             offset: base.saturating_add(sh.sh_offset(endian)),
                             size: sh.sh_size(endian),
                         },
@@ -105,24 +125,18 @@ impl<'data> Walker<'data> {
                 wrapper_sections.push((index.0, sh, contents));
             } else if let Some(id) = name.strip_prefix(OBJECT_BUNDLE_PREFIX) {
                 // The ID is borrowed from the section-name table, which lives in `data`.
-                let id_bytes = sections.section_name(endian, sh).unwrap_or_default();
-                let id_str = std::str::from_utf8(id_bytes)
-                    .ok()
-                    .and_then(|s| s.strip_prefix(OBJECT_BUNDLE_PREFIX))
-                    .unwrap_or("");
-                debug_assert_eq!(id_str, id);
                 object_entries.push(ObjectBundleEntry {
-                    id: id_str,
+                    id,
                     location: Location {
                         member: member.clone(),
-                        section: Some(name.clone()),
+                        section: Some(name.to_owned()),
                         offset: self.base(contents),
                         size: contents.len() as u64,
                     },
                     bytes: contents,
                 });
             } else {
-                self.read_offloading(contents, member.clone(), Some(&name));
+                self.read_offloading(contents, member.clone(), Some(name));
             }
         }
         if !object_entries.is_empty() {

@@ -1,11 +1,21 @@
 //! `.llvm.offloading` sections: LLVM OffloadBinary images (new offload driver).
 //!
-//! Layout (LLVM `OffloadBinary.h`, version 1 as written by LLVM 19): a 32-byte header
-//! `{magic 0x10FF10AD, u32 version, u64 size, u64 entry_offset, u64 entry_size}`, one 40-byte
-//! entry `{u16 image_kind, u16 offload_kind, u32 flags, u64 string_offset, u64 num_strings,
-//! u64 image_offset, u64 image_size}`, `num_strings` pairs `{u64 key_offset, u64 value_offset}`
-//! into a NUL-terminated string table, then the image. All offsets are from the start of the
-//! binary. Several binaries may follow each other in one section, each starting 8-aligned.
+//! Layout (LLVM `OffloadBinary.h` / `OffloadBinary.cpp`). All integers little-endian, all
+//! offsets from the start of the binary:
+//! - header, 32 bytes: `{magic 0x10FF10AD, u32 version, u64 size, u64 entries_offset, u64 n}`;
+//!   in version 1 (LLVM 14-21) `n` is the size of the one entry (40), in version 2 (LLVM 22,
+//!   llvm-project#169425) it is the number of entries;
+//! - entries, 40 bytes each: `{u16 image_kind, u16 offload_kind, u32 flags, u64 string_offset,
+//!   u64 num_strings, u64 image_offset, u64 image_size}`;
+//! - per entry, `num_strings` string entries: version 1 `{u64 key_offset, u64 value_offset}`
+//!   (16 bytes, both NUL-terminated), version 2 `{u64 key_offset, u64 value_offset,
+//!   u64 value_size}` (24 bytes, the value sized rather than terminated);
+//! - the string table and the images.
+//!
+//! Several binaries may follow each other in one section, each starting 8-aligned. Offload
+//! kinds: OpenMP 1, CUDA 2, HIP 3 up to LLVM 20 and 4 from LLVM 21 (the kinds became bit flags,
+//! SYCL is 8), with the format version unchanged. Image kinds: object 1, bitcode 2, cubin 3,
+//! fatbinary 4, PTX 5, SPIR-V 6. Flag bit 0 (`OIF_NoImage`) marks a metadata-only entry.
 
 use crate::limits;
 use crate::read::{bytes_at, u16_at, u32_at, u64_at};
@@ -19,8 +29,14 @@ pub const OFFLOAD_BINARY_MAGIC: [u8; 4] = [0x10, 0xff, 0x10, 0xad];
 const HEADER_SIZE: u64 = 32;
 /// Size of one entry.
 const ENTRY_SIZE: u64 = 40;
+/// Size of a version-1 string entry `{key, value}`.
+const STRING_ENTRY_V1: u64 = 16;
+/// Size of a version-2 string entry `{key, value, value_size}`.
+const STRING_ENTRY_V2: u64 = 24;
 /// Alignment of binaries that follow each other in one section.
 const ALIGN: u64 = 8;
+/// Entry flag: the entry holds metadata only, no image (`OIF_NoImage`).
+pub const OIF_NO_IMAGE: u32 = 1;
 
 /// The kind of image an OffloadBinary carries (`IMG_*`). Unknown values are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -31,8 +47,10 @@ impl ImageKind {
     pub const OBJECT: ImageKind = ImageKind(1);
     /// LLVM bitcode (`-fgpu-rdc` / LTO).
     pub const BITCODE: ImageKind = ImageKind(2);
+    /// SPIR-V (`IMG_SPIRV`; for AMD GPUs the `amdgcnspirv` target).
+    pub const SPIRV: ImageKind = ImageKind(6);
 
-    /// Name as LLVM spells it (`o`, `bc`, `cubin`, `fatbin`, `s`), or `unknown(N)`.
+    /// Name as LLVM spells it (`o`, `bc`, `cubin`, `fatbin`, `s`, `spv`), or `unknown(N)`.
     pub fn name(self) -> String {
         match self.0 {
             0 => "none".into(),
@@ -41,6 +59,7 @@ impl ImageKind {
             3 => "cubin".into(),
             4 => "fatbin".into(),
             5 => "s".into(),
+            6 => "spv".into(),
             n => format!("unknown({n})"),
         }
     }
@@ -63,19 +82,26 @@ impl Serialize for ImageKind {
 pub struct OffloadKind(pub u16);
 
 impl OffloadKind {
+    /// HIP as LLVM 14 to 20 write it.
+    pub const HIP_LLVM20: OffloadKind = OffloadKind(3);
+    /// HIP as LLVM 21 and later write it (`OFK_HIP = 1 << 2`).
+    pub const HIP: OffloadKind = OffloadKind(4);
+
     /// Whether this is HIP: 3 up to LLVM 20, 4 from LLVM 21.
     pub fn is_hip(self) -> bool {
-        self.0 == 3 || self.0 == 4
+        self == Self::HIP_LLVM20 || self == Self::HIP
     }
 
-    /// Name: `openmp`, `cuda`, `hip`, or `unknown(N)`. LLVM 21 renumbered the kinds; gfxkit
-    /// reads both 3 and 4 as HIP because AMD GPU images of either era are HIP.
+    /// Name: `openmp`, `cuda`, `hip`, `sycl`, or `unknown(N)`. LLVM 21 renumbered the kinds
+    /// as bit flags without changing the format version; 3 (an old HIP) is no combination a
+    /// compiler writes, so both 3 and 4 read as HIP.
     pub fn name(self) -> String {
         match self.0 {
             0 => "none".into(),
             1 => "openmp".into(),
             2 => "cuda".into(),
             3 | 4 => "hip".into(),
+            8 => "sycl".into(),
             n => format!("unknown({n})"),
         }
     }
@@ -93,23 +119,28 @@ impl Serialize for OffloadKind {
     }
 }
 
-/// One image of an OffloadBinary, borrowing from the input.
+/// One entry (image) of an OffloadBinary, borrowing from the input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OffloadEntry<'data> {
     /// Offset of the OffloadBinary header in the parsed bytes.
     pub binary_offset: u64,
     /// Total size of the OffloadBinary (header `size`).
     pub binary_size: u64,
-    /// Header version.
+    /// Header version (1 or 2).
     pub version: u32,
+    /// Index of this entry in its binary (always 0 in version 1).
+    pub index: u64,
     /// Image kind.
     pub image_kind: ImageKind,
     /// Offload kind.
     pub offload_kind: OffloadKind,
-    /// Entry flags.
+    /// Entry flags ([`OIF_NO_IMAGE`]).
     pub flags: u32,
-    /// Key/value strings (`triple`, `arch`, ...), in stored order.
+    /// Key/value strings (`triple`, `arch`, ...), in stored order; values that are not UTF-8
+    /// (version 2 allows any bytes) are in `binary_strings`.
     pub strings: Vec<(&'data str, &'data str)>,
+    /// Key/value pairs whose value is not UTF-8 text.
+    pub binary_strings: Vec<(&'data str, &'data [u8])>,
     /// Offset of the image in the parsed bytes.
     pub image_offset: u64,
     /// The image bytes.
@@ -134,6 +165,11 @@ impl<'data> OffloadEntry<'data> {
     pub fn arch(&self) -> Option<&'data str> {
         self.string("arch")
     }
+
+    /// Whether the entry holds metadata only ([`OIF_NO_IMAGE`]).
+    pub fn has_no_image(&self) -> bool {
+        self.flags & OIF_NO_IMAGE != 0
+    }
 }
 
 /// An error reading an OffloadBinary, with the offset (in the parsed bytes) where it happened.
@@ -155,7 +191,8 @@ fn err(offset: u64, what: impl Into<String>) -> OffloadError {
 
 /// Reads every OffloadBinary in `data` (the contents of a `.llvm.offloading` section): each
 /// starts at an 8-aligned offset after the previous one. Zero padding between them is skipped.
-/// Returns the images read and, if reading stopped early, why.
+/// Returns the entries read (every entry of every binary, in order) and, if reading stopped
+/// early, why.
 pub fn parse_offloading(data: &[u8]) -> (Vec<OffloadEntry<'_>>, Option<OffloadError>) {
     let mut out = Vec::new();
     let mut pos: u64 = 0;
@@ -166,19 +203,19 @@ pub fn parse_offloading(data: &[u8]) -> (Vec<OffloadEntry<'_>>, Option<OffloadEr
             pos = pos.saturating_add(ALIGN);
             continue;
         }
-        if out.len() >= limits::MAX_OFFLOAD_IMAGES {
-            return (
-                out,
-                Some(err(
-                    pos,
-                    format!("more than {} images", limits::MAX_OFFLOAD_IMAGES),
-                )),
-            );
-        }
         match parse_binary(data, pos) {
-            Ok(entry) => {
-                let size = entry.binary_size;
-                out.push(entry);
+            Ok(entries) => {
+                let size = entries.first().map_or(HEADER_SIZE, |e| e.binary_size);
+                if out.len() + entries.len() > limits::MAX_OFFLOAD_IMAGES {
+                    return (
+                        out,
+                        Some(err(
+                            pos,
+                            format!("more than {} images", limits::MAX_OFFLOAD_IMAGES),
+                        )),
+                    );
+                }
+                out.extend(entries);
                 let next = pos
                     .checked_add(size)
                     .and_then(|n| n.checked_add(ALIGN - 1))
@@ -194,8 +231,9 @@ pub fn parse_offloading(data: &[u8]) -> (Vec<OffloadEntry<'_>>, Option<OffloadEr
     (out, None)
 }
 
-/// Reads one OffloadBinary starting at `at` in `data`.
-pub fn parse_binary(data: &[u8], at: u64) -> Result<OffloadEntry<'_>, OffloadError> {
+/// Reads the OffloadBinary starting at `at` in `data`: its entries, in order (one for a
+/// version-1 binary; none for a version-2 binary that declares none).
+pub fn parse_binary(data: &[u8], at: u64) -> Result<Vec<OffloadEntry<'_>>, OffloadError> {
     let magic = bytes_at(data, at, 4).ok_or_else(|| err(at, "truncated header"))?;
     if magic != OFFLOAD_BINARY_MAGIC {
         return Err(err(at, format!("magic {magic:02x?}, expected 10 ff 10 ad")));
@@ -206,13 +244,18 @@ pub fn parse_binary(data: &[u8], at: u64) -> Result<OffloadEntry<'_>, OffloadErr
     let rd64 = |o: u64| at.checked_add(o).and_then(|p| u64_at(data, p));
     let version = u32_at(data, at + 4).unwrap_or(0);
     let size = rd64(8).unwrap_or(0);
-    let entry_offset = rd64(16).unwrap_or(0);
-    if version != 1 {
-        return Err(err(
-            at + 4,
-            format!("OffloadBinary version {version}; gfxkit reads version 1"),
-        ));
-    }
+    let entries_offset = rd64(16).unwrap_or(0);
+    let last = rd64(24).unwrap_or(0);
+    let string_entry = match version {
+        1 => STRING_ENTRY_V1,
+        2 => STRING_ENTRY_V2,
+        _ => {
+            return Err(err(
+                at + 4,
+                format!("OffloadBinary version {version}; gfxkit reads versions 1 and 2"),
+            ))
+        }
+    };
     let avail = data.len() as u64 - at;
     if size < HEADER_SIZE || size > avail {
         return Err(err(
@@ -221,14 +264,51 @@ pub fn parse_binary(data: &[u8], at: u64) -> Result<OffloadEntry<'_>, OffloadErr
         ));
     }
     let bin = bytes_at(data, at, size).ok_or_else(|| err(at + 8, "size runs past the end"))?;
-    let entry_end = entry_offset.checked_add(ENTRY_SIZE);
-    if entry_end.map_or(true, |e| e > size) {
+    // Version 1: the last header field is the entry's size; version 2: the entry count.
+    // (LLVM writes 40 there and never reads it back; neither does gfxkit.)
+    let count = if version == 1 { 1 } else { last };
+    if count > limits::MAX_OFFLOAD_IMAGES as u64 {
         return Err(err(
-            at + 16,
-            format!("entry at {entry_offset:#x} runs past the binary's {size} bytes"),
+            at + 24,
+            format!("{count} entries (limit {})", limits::MAX_OFFLOAD_IMAGES),
         ));
     }
-    let e = entry_offset;
+    let table_end = count
+        .checked_mul(ENTRY_SIZE)
+        .and_then(|n| n.checked_add(entries_offset));
+    if table_end.map_or(true, |e| e > size) || (count > 0 && entries_offset < HEADER_SIZE) {
+        return Err(err(
+            at + 16,
+            format!(
+                "{count} entries of {ENTRY_SIZE} bytes at {entries_offset:#x} do not fit the binary's {size} bytes"
+            ),
+        ));
+    }
+    let mut out = Vec::with_capacity(count as usize);
+    for index in 0..count {
+        let e = entries_offset + index * ENTRY_SIZE;
+        out.push(parse_entry(bin, at, e, size, version, index, string_entry)?);
+    }
+    Ok(out)
+}
+
+/// Reads the entry at offset `e` of the binary `bin` (at `at` in the parsed bytes).
+fn parse_entry<'data>(
+    bin: &'data [u8],
+    at: u64,
+    e: u64,
+    size: u64,
+    version: u32,
+    index: u64,
+    string_entry: u64,
+) -> Result<OffloadEntry<'data>, OffloadError> {
+    let what = |s: String| {
+        if version == 1 {
+            s
+        } else {
+            format!("entry {index}: {s}")
+        }
+    };
     let image_kind = ImageKind(u16_at(bin, e).unwrap_or(0));
     let offload_kind = OffloadKind(u16_at(bin, e + 2).unwrap_or(0));
     let flags = u32_at(bin, e + 4).unwrap_or(0);
@@ -239,58 +319,88 @@ pub fn parse_binary(data: &[u8], at: u64) -> Result<OffloadEntry<'_>, OffloadErr
     let image = bytes_at(bin, image_offset, image_size).ok_or_else(|| {
         err(
             at + e + 24,
-            format!(
+            what(format!(
                 "image at {image_offset:#x} of {image_size} bytes runs past the binary's {size} bytes"
-            ),
+            )),
         )
     })?;
     if num_strings > limits::MAX_OFFLOAD_STRINGS {
         return Err(err(
             at + e + 16,
-            format!(
+            what(format!(
                 "{num_strings} strings (limit {})",
                 limits::MAX_OFFLOAD_STRINGS
-            ),
+            )),
         ));
     }
     let mut strings = Vec::with_capacity(num_strings as usize);
+    let mut binary_strings = Vec::new();
     for i in 0..num_strings {
-        let Some(so) = i.checked_mul(16).and_then(|d| string_offset.checked_add(d)) else {
+        let Some(so) = i
+            .checked_mul(string_entry)
+            .and_then(|d| string_offset.checked_add(d))
+        else {
             return Err(err(
                 at + e + 8,
-                format!("string table offset {string_offset:#x} overflows"),
+                what(format!("string table offset {string_offset:#x} overflows")),
             ));
         };
-        let key_off = u64_at(bin, so);
-        let val_off = so.checked_add(8).and_then(|p| u64_at(bin, p));
-        let (Some(k), Some(v)) = (key_off, val_off) else {
+        let field = |n: u64| so.checked_add(n).and_then(|p| u64_at(bin, p));
+        let (Some(k), Some(v)) = (field(0), field(8)) else {
             return Err(err(
                 at.saturating_add(so),
-                format!("string entry {i} runs past the binary"),
+                what(format!("string entry {i} runs past the binary")),
             ));
         };
         let key = c_str(bin, k).ok_or_else(|| {
             err(
                 at.saturating_add(so),
-                format!("string {i}: key at {k:#x} is not a terminated UTF-8 string"),
+                what(format!(
+                    "string {i}: key at {k:#x} is not a terminated UTF-8 string"
+                )),
             )
         })?;
-        let value = c_str(bin, v).ok_or_else(|| {
+        if version == 1 {
+            let value = c_str(bin, v).ok_or_else(|| {
+                err(
+                    at.saturating_add(so).saturating_add(8),
+                    what(format!(
+                        "string {i}: value at {v:#x} is not a terminated UTF-8 string"
+                    )),
+                )
+            })?;
+            strings.push((key, value));
+            continue;
+        }
+        let value_size = field(16).ok_or_else(|| {
+            err(
+                at.saturating_add(so),
+                what(format!("string entry {i} runs past the binary")),
+            )
+        })?;
+        let value = bytes_at(bin, v, value_size).ok_or_else(|| {
             err(
                 at.saturating_add(so).saturating_add(8),
-                format!("string {i}: value at {v:#x} is not a terminated UTF-8 string"),
+                what(format!(
+                    "string {i} ({key}): value at {v:#x} of {value_size} bytes runs past the binary"
+                )),
             )
         })?;
-        strings.push((key, value));
+        match std::str::from_utf8(value) {
+            Ok(text) => strings.push((key, text)),
+            Err(_) => binary_strings.push((key, value)),
+        }
     }
     Ok(OffloadEntry {
         binary_offset: at,
         binary_size: size,
         version,
+        index,
         image_kind,
         offload_kind,
         flags,
         strings,
+        binary_strings,
         image_offset: at + image_offset,
         image,
     })
@@ -302,6 +412,80 @@ fn c_str(data: &[u8], offset: u64) -> Option<&str> {
     let rest = data.get(start..)?;
     let end = rest.iter().position(|&b| b == 0)?;
     std::str::from_utf8(&rest[..end]).ok()
+}
+
+/// One image for [`write_v2`].
+#[derive(Debug, Clone)]
+pub struct Image<'a> {
+    /// `IMG_*` ([`ImageKind`]).
+    pub image_kind: u16,
+    /// `OFK_*` ([`OffloadKind`]).
+    pub offload_kind: u16,
+    /// Entry flags.
+    pub flags: u32,
+    /// Key/value strings, in order.
+    pub strings: Vec<(&'a str, &'a [u8])>,
+    /// The image.
+    pub image: &'a [u8],
+}
+
+/// Writes a version-2 OffloadBinary laid out as `OffloadBinary.cpp` describes it: header, the
+/// entries, every entry's string entries (24 bytes), the string table (keys and values
+/// NUL-terminated, values also sized), then the images, each 8-aligned, the whole padded to 8.
+///
+/// gfxkit packages nothing into OffloadBinaries; this exists so that tests can make the
+/// version-2 inputs LLVM 22 writes and LLVM 19 cannot, and read them back.
+pub fn write_v2(images: &[Image<'_>]) -> Vec<u8> {
+    let entries_size = images.len() as u64 * ENTRY_SIZE;
+    let nstrings: u64 = images.iter().map(|i| i.strings.len() as u64).sum();
+    let strtab_off = HEADER_SIZE + entries_size + nstrings * STRING_ENTRY_V2;
+    let mut strtab = Vec::new();
+    let mut string_entries = Vec::new();
+    let mut string_offsets = Vec::new();
+    for img in images {
+        string_offsets.push(HEADER_SIZE + entries_size + string_entries.len() as u64);
+        for (k, v) in &img.strings {
+            let ko = strtab_off + strtab.len() as u64;
+            strtab.extend_from_slice(k.as_bytes());
+            strtab.push(0);
+            let vo = strtab_off + strtab.len() as u64;
+            strtab.extend_from_slice(v);
+            strtab.push(0);
+            for x in [ko, vo, v.len() as u64] {
+                string_entries.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+    }
+    let mut pos = (strtab_off + strtab.len() as u64).div_ceil(8) * 8;
+    let mut image_offsets = Vec::new();
+    for img in images {
+        image_offsets.push(pos);
+        pos = (pos + img.image.len() as u64).div_ceil(8) * 8;
+    }
+    let size = pos;
+    let mut b = Vec::new();
+    b.extend_from_slice(&OFFLOAD_BINARY_MAGIC);
+    b.extend_from_slice(&2u32.to_le_bytes());
+    b.extend_from_slice(&size.to_le_bytes());
+    b.extend_from_slice(&HEADER_SIZE.to_le_bytes());
+    b.extend_from_slice(&(images.len() as u64).to_le_bytes());
+    for (i, img) in images.iter().enumerate() {
+        b.extend_from_slice(&img.image_kind.to_le_bytes());
+        b.extend_from_slice(&img.offload_kind.to_le_bytes());
+        b.extend_from_slice(&img.flags.to_le_bytes());
+        b.extend_from_slice(&string_offsets[i].to_le_bytes());
+        b.extend_from_slice(&(img.strings.len() as u64).to_le_bytes());
+        b.extend_from_slice(&image_offsets[i].to_le_bytes());
+        b.extend_from_slice(&(img.image.len() as u64).to_le_bytes());
+    }
+    b.extend_from_slice(&string_entries);
+    b.extend_from_slice(&strtab);
+    for (i, img) in images.iter().enumerate() {
+        b.resize(image_offsets[i] as usize, 0);
+        b.extend_from_slice(img.image);
+    }
+    b.resize(size as usize, 0);
+    b
 }
 
 #[cfg(test)]
@@ -346,6 +530,187 @@ pub(crate) mod tests {
         b.extend_from_slice(image);
         b.resize(size as usize, 0);
         b
+    }
+
+    /// A HIP image for `arch` with LLVM 22's kind (4) and triple.
+    pub(crate) fn hip_image<'a>(triple: &'a str, arch: &'a str, image: &'a [u8]) -> Image<'a> {
+        Image {
+            image_kind: 1,
+            offload_kind: 4,
+            flags: 0,
+            strings: vec![("triple", triple.as_bytes()), ("arch", arch.as_bytes())],
+            image,
+        }
+    }
+
+    #[test]
+    fn version_2_holds_many_entries() {
+        let images = [
+            hip_image("amdgcn-amd-amdhsa", "gfx90a:xnack+", b"\x7fELF-90a"),
+            hip_image("amdgpu9.42-amd-amdhsa", "gfx942", b"\x7fELF-942-longer"),
+            Image {
+                image_kind: 6,
+                offload_kind: 4,
+                flags: 0,
+                strings: vec![("triple", b"spirv64-amd-amdhsa"), ("arch", b"amdgcnspirv")],
+                image: b"\x03\x02\x23\x07spirv",
+            },
+        ];
+        let bin = write_v2(&images);
+        // The header's last field counts the entries.
+        assert_eq!(u32_at(&bin, 4), Some(2));
+        assert_eq!(u64_at(&bin, 24), Some(3));
+        assert_eq!(u64_at(&bin, 8), Some(bin.len() as u64));
+        let (entries, stop) = parse_offloading(&bin);
+        assert_eq!(stop, None);
+        assert_eq!(entries.len(), 3);
+        for (i, (e, want)) in entries.iter().zip(&images).enumerate() {
+            assert_eq!(e.index, i as u64);
+            assert_eq!(e.version, 2);
+            assert_eq!(e.binary_offset, 0);
+            assert_eq!(e.binary_size, bin.len() as u64);
+            assert_eq!(e.image, want.image);
+            assert_eq!(e.image_kind, ImageKind(want.image_kind));
+            assert!(e.offload_kind.is_hip());
+            assert_eq!(
+                &bin[e.image_offset as usize..][..e.image.len()],
+                want.image,
+                "image_offset is an offset in the parsed bytes"
+            );
+        }
+        assert_eq!(entries[1].triple(), Some("amdgpu9.42-amd-amdhsa"));
+        assert_eq!(entries[1].arch(), Some("gfx942"));
+        assert_eq!(entries[2].image_kind, ImageKind::SPIRV);
+        assert_eq!(entries[2].image_kind.name(), "spv");
+        assert_eq!(entries[2].arch(), Some("amdgcnspirv"));
+    }
+
+    #[test]
+    fn round_trip_through_the_writer() {
+        // write(read(b)) == b for binaries laid out canonically, several back to back, one V1.
+        let images_a = [
+            hip_image("amdgcn-amd-amdhsa", "gfx1100", b"\x7fELF-a"),
+            hip_image("amdgcn-amd-amdhsa", "gfx1201", b"\x7fELF-bb"),
+        ];
+        let images_b = [hip_image("amdgcn-amd-amdhsa", "gfx906:xnack-", &[9u8; 100])];
+        let a = write_v2(&images_a);
+        let b = write_v2(&images_b);
+        let mut sec = a.clone();
+        sec.extend(make_binary(3, "gfx803", b"\x7fELF-v1"));
+        sec.extend(&b);
+        let (entries, stop) = parse_offloading(&sec);
+        assert_eq!(stop, None);
+        assert_eq!(entries.len(), 4);
+        assert_eq!(entries[2].version, 1);
+        assert_eq!(entries[2].offload_kind, OffloadKind::HIP_LLVM20);
+        let rewrite = |es: &[OffloadEntry<'_>]| {
+            let imgs: Vec<Image<'_>> = es
+                .iter()
+                .map(|e| Image {
+                    image_kind: e.image_kind.0,
+                    offload_kind: e.offload_kind.0,
+                    flags: e.flags,
+                    strings: e.strings.iter().map(|(k, v)| (*k, v.as_bytes())).collect(),
+                    image: e.image,
+                })
+                .collect();
+            write_v2(&imgs)
+        };
+        assert_eq!(rewrite(&entries[..2]), a);
+        assert_eq!(rewrite(&entries[3..]), b);
+        assert_eq!(
+            entries[3].binary_offset,
+            (a.len() + make_binary(3, "gfx803", b"\x7fELF-v1").len()) as u64
+        );
+    }
+
+    #[test]
+    fn version_2_values_are_sized_not_terminated() {
+        let mut img = hip_image("amdgcn-amd-amdhsa", "gfx90a", b"code");
+        img.strings.push(("blob", &[0xff, 0x00, 0xfe]));
+        let bin = write_v2(&[img]);
+        let (entries, stop) = parse_offloading(&bin);
+        assert_eq!(stop, None);
+        assert_eq!(entries[0].arch(), Some("gfx90a"));
+        assert_eq!(
+            entries[0].binary_strings,
+            [("blob", &[0xff, 0x00, 0xfe][..])]
+        );
+        // A value size past the binary is an error naming the string.
+        let mut bad = bin.clone();
+        let size_field = (HEADER_SIZE + ENTRY_SIZE + 16) as usize;
+        bad[size_field..size_field + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+        let (entries, stop) = parse_offloading(&bad);
+        assert!(entries.is_empty());
+        let e = stop.unwrap();
+        assert!(e.what.contains("entry 0: string 0 (triple)"), "{e}");
+        assert_eq!(e.offset, HEADER_SIZE + ENTRY_SIZE + 8);
+    }
+
+    #[test]
+    fn version_2_damage_is_named() {
+        let bin = write_v2(&[
+            hip_image("amdgcn-amd-amdhsa", "gfx90a", b"one"),
+            hip_image("amdgcn-amd-amdhsa", "gfx942", b"two"),
+        ]);
+        // More entries than fit.
+        let mut c = bin.clone();
+        c[24..32].copy_from_slice(&1000u64.to_le_bytes());
+        let (_, e) = parse_offloading(&c);
+        assert!(e.unwrap().what.contains("1000 entries"));
+        // A huge count is refused before anything is allocated.
+        c[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
+        let (_, e) = parse_offloading(&c);
+        assert_eq!(e.unwrap().offset, 24);
+        // The second entry's image past the end names entry 1.
+        let mut c = bin.clone();
+        let f = (HEADER_SIZE + ENTRY_SIZE + 24) as usize;
+        c[f..f + 8].copy_from_slice(&(bin.len() as u64).to_le_bytes());
+        let (entries, e) = parse_offloading(&c);
+        assert!(entries.is_empty());
+        let e = e.unwrap();
+        assert!(e.what.starts_with("entry 1: image at"), "{e}");
+        assert_eq!(e.offset, f as u64);
+        // Every truncation and bit flip gives an error or a result, never a panic.
+        for n in 0..bin.len() {
+            let (entries, _) = parse_offloading(&bin[..n]);
+            assert!(entries.is_empty(), "truncated at {n}");
+        }
+        for i in 0..bin.len() {
+            for bit in [0x01u8, 0x40, 0x80] {
+                let mut c = bin.clone();
+                c[i] ^= bit;
+                let _ = parse_offloading(&c);
+            }
+        }
+        // Version 3 (compressed binaries, proposed for LLVM main) is named, not misread.
+        let mut c = bin.clone();
+        c[4] = 3;
+        let (_, e) = parse_offloading(&c);
+        assert!(e
+            .unwrap()
+            .what
+            .contains("version 3; gfxkit reads versions 1 and 2"));
+    }
+
+    #[test]
+    fn metadata_only_entries_and_kinds() {
+        let mut meta = hip_image("amdgcn-amd-amdhsa", "gfx90a", b"");
+        meta.flags = OIF_NO_IMAGE;
+        let bin = write_v2(&[meta, hip_image("amdgcn-amd-amdhsa", "gfx90a", b"code")]);
+        let (entries, _) = parse_offloading(&bin);
+        assert!(entries[0].has_no_image() && !entries[1].has_no_image());
+        for (k, name, hip) in [
+            (1, "openmp", false),
+            (2, "cuda", false),
+            (3, "hip", true),
+            (4, "hip", true),
+            (8, "sycl", false),
+            (16, "unknown(16)", false),
+        ] {
+            assert_eq!(OffloadKind(k).name(), name);
+            assert_eq!(OffloadKind(k).is_hip(), hip);
+        }
     }
 
     #[test]

@@ -88,6 +88,19 @@ pub enum ProblemKind {
         /// The limit.
         limit: usize,
     },
+    /// A device-code section (an object-bundle `__CLANG_OFFLOAD_BUNDLE__*` section, or one of
+    /// type `SHT_LLVM_OFFLOADING`) whose name is not UTF-8; it is not read, so an object-bundle
+    /// entry is never listed under a changed or empty ID. The location is the name's bytes in
+    /// the section-name table.
+    #[error("section {index} name \"{name}\" is not UTF-8 (invalid byte at offset {bad_byte_offset:#x}); the section was not read")]
+    SectionNameNotUtf8 {
+        /// The section's index.
+        index: usize,
+        /// The name with bytes that are not printable ASCII escaped (`\xff`).
+        name: String,
+        /// File offset of the first byte that is not valid UTF-8.
+        bad_byte_offset: u64,
+    },
     /// A section's contents run past the end of the file.
     #[error("section data runs past the end of the file")]
     SectionOutsideFile,

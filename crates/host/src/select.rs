@@ -90,7 +90,7 @@ fn is_hip_kind(k: OffloadKind) -> bool {
 /// Whether an entry is an AMDGPU HSA code object entry, and its target ID.
 fn amdgcn_target(e: &EntryId) -> Option<&TargetId> {
     let t = e.triple();
-    if !is_hip_kind(e.kind()) || t.arch != "amdgcn" || !t.is_amdhsa() {
+    if !is_hip_kind(e.kind()) || !t.is_amdgpu() || !t.is_amdhsa() {
         return None;
     }
     e.target_id()
@@ -495,7 +495,12 @@ mod tests {
             .filter(|p| !RUNTIME_GENERIC.iter().any(|(n, _)| *n == p.name))
             .map(|p| p.name)
             .collect();
-        let known_gaps = ["gfx940", "gfx941", "gfx1250", "gfx1251"];
+        // The runtime's map has not caught up with LLVM 23's families yet (gfx117x are added
+        // by rocm-systems#11715, still open).
+        let known_gaps = [
+            "gfx940", "gfx941", "gfx1154", "gfx1170", "gfx1171", "gfx1172", "gfx1250", "gfx1251",
+            "gfx1310",
+        ];
         assert!(
             unmapped.iter().all(|n| known_gaps.contains(n)),
             "{unmapped:?}"

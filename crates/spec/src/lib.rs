@@ -3,7 +3,7 @@
 //! This crate holds facts, not logic: the processor table (one row per processor, every lookup
 //! derived from the rows), the target features, and the `EF_AMDGPU_*` ELF header constants per
 //! code-object version. Sources: LLVM's `AMDGPUUsage.rst` ("Processors", "ELF Header"),
-//! `llvm/include/llvm/BinaryFormat/ELF.h` and `AMDGPUTargetParser.def` as of LLVM 19/20.
+//! `llvm/include/llvm/BinaryFormat/ELF.h` and `AMDGPUTargetParser.def` of LLVM 19 to LLVM main (late 2026).
 //!
 //! Module map:
 //! - [`processor`]: the [`Processor`] row type and its lookups.
@@ -31,5 +31,5 @@ pub mod processors;
 
 pub use elf::{CodeObjectVersion, EFlagsLayout, OsAbi};
 pub use hardware::{Generation, HardwareLimits};
-pub use processor::{Arch, DeviceKind, Feature, MemoryModelFamily, Processor};
+pub use processor::{Arch, DeviceKind, Feature, LlvmReleases, MemoryModelFamily, Processor};
 pub use processors::PROCESSORS;

@@ -173,11 +173,65 @@ pub struct Processor {
     pub generic_version: u8,
     /// The memory-model family used to pick code sequences.
     pub memory_model: MemoryModelFamily,
-    /// Whether LLVM 19 (the oracle gfxkit tests against) knows this processor.
-    pub in_llvm19: bool,
+    /// The LLVM releases that define this processor (`llc -mcpu=help` lists it).
+    pub llvm: LlvmReleases,
     /// Hardware limits: register files, LDS, wave slots, descriptor generation
     /// ([`crate::hardware`]).
     pub hw: &'static HardwareLimits,
+}
+
+/// The LLVM major releases that define a processor: from `added` up to, not including,
+/// `removed`. Rows LLVM 19 already had say `added: 19`, the oldest release gfxkit checks
+/// against, whatever release introduced them. [`LlvmReleases::MAIN`] stands for LLVM's main
+/// branch past the last release gfxkit knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct LlvmReleases {
+    /// First release defining the processor ([`LlvmReleases::MAIN`]: only LLVM main so far).
+    pub added: u16,
+    /// First release no longer defining it (the processor was removed), if any.
+    pub removed: Option<u16>,
+}
+
+impl LlvmReleases {
+    /// LLVM's main branch: later than every numbered release.
+    pub const MAIN: u16 = u16::MAX;
+
+    /// Defined from release `added` on.
+    pub const fn since(added: u16) -> LlvmReleases {
+        LlvmReleases {
+            added,
+            removed: None,
+        }
+    }
+
+    /// Defined from `added`, removed in `removed`.
+    pub const fn between(added: u16, removed: u16) -> LlvmReleases {
+        LlvmReleases {
+            added,
+            removed: Some(removed),
+        }
+    }
+
+    /// Whether LLVM major release `release` (or [`LlvmReleases::MAIN`]) defines the processor.
+    pub fn contains(self, release: u16) -> bool {
+        release >= self.added && self.removed.map_or(true, |r| release < r)
+    }
+
+    /// Whether LLVM main defines the processor (it was not removed).
+    pub fn in_main(self) -> bool {
+        self.removed.is_none()
+    }
+}
+
+/// `19+` (from 19 on), `19-20` (19 through 20, removed in 21), `main` (LLVM main only).
+impl std::fmt::Display for LlvmReleases {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.added, self.removed) {
+            (LlvmReleases::MAIN, _) => f.write_str("main"),
+            (a, None) => write!(f, "{a}+"),
+            (a, Some(r)) => write!(f, "{a}-{}", r.saturating_sub(1)),
+        }
+    }
 }
 
 impl Processor {
@@ -230,6 +284,24 @@ impl Processor {
     /// Whether the processor supports `feature`.
     pub fn supports(&self, feature: Feature) -> bool {
         self.features.contains(&feature)
+    }
+
+    /// Whether LLVM major release `release` defines this processor (19 is the release gfxkit's
+    /// conformance tests run; [`LlvmReleases::MAIN`] asks for LLVM main).
+    pub fn in_llvm(&self, release: u16) -> bool {
+        self.llvm.contains(release)
+    }
+
+    /// Whether LLVM 19 (the reference tools gfxkit is tested against) knows this processor.
+    pub fn in_llvm19(&self) -> bool {
+        self.in_llvm(19)
+    }
+
+    /// Whether xnack is always on (GFX12.5 and later): the processor supports `xnack` but its
+    /// target IDs never carry it. Code objects still encode the xnack field (LLVM 22 writes
+    /// "any"; LLVM main since late 2026 writes "on"); both decode to the bare processor.
+    pub fn xnack_always(&self) -> bool {
+        self.supports(Feature::Xnack) && !self.has_target_id_feature(Feature::Xnack)
     }
 
     /// Whether `feature` takes part in this processor's target IDs.

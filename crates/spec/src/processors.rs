@@ -1,9 +1,12 @@
 //! The processor table: one row per processor, everything else is derived from it.
 //!
 //! Sources: AMDGPUUsage.rst "Processors" and "Generic Processors" tables, `ELF.h`
-//! (`EF_AMDGPU_MACH_*`), `AMDGPUTargetParser` / `GCNProcessors.td` (aliases) as of LLVM 19-21;
-//! `in_llvm19` is what `llc -mtriple=amdgcn -mcpu=help` (and `-mtriple=r600`) of LLVM 19.1 lists,
-//! checked by a test.
+//! (`EF_AMDGPU_MACH_*`), `AMDGPUTargetParser.def` / `GCNProcessors.td` (aliases, features) from
+//! LLVM 19 to LLVM main (late 2026). The `llvm` column says which LLVM releases define a row:
+//! rows LLVM 19 has are checked against `llc -mcpu=help` of LLVM 19.1 (`-mtriple=amdgcn` and
+//! `-mtriple=r600`), rows LLVM 22 has against ROCm 7.2.2's LLVM 22 (`scripts/llvm22.py cpus`).
+//! Rows added after LLVM 19 name the LLVM pull request that defined them; the release is the
+//! first release branch cut after it was merged (LLVM branches in January and July).
 //!
 //! Where the original specification and today's LLVM differ, the table follows LLVM:
 //! - `hainan` and `oland` are aliases of `gfx602` (the specification lists them under `gfx601`,
@@ -11,11 +14,15 @@
 //! - `sram-ecc` is spelled `sramecc`; `gfx908` and later also support `sramecc` in target IDs.
 //! - The specification lists `xnack` for the dGPUs `gfx802`, `gfx803` (and `gfx805`); LLVM does not
 //!   support it there (`llc -mattr=+xnack` warns and writes no xnack field), so neither does gfxkit.
-//! - `gfx940` and `gfx941` were removed from LLVM after release 19; they are kept here so old code
-//!   objects still decode.
+//! - `gfx940` and `gfx941` were removed in LLVM 21 (their mach values 0x40 and 0x4b are reserved
+//!   since); they are kept here, marked, so old code objects still decode.
+//! - On GFX12.5 and later (`gfx1250`, `gfx1251`, `gfx1250-strict`, `gfx12-5-generic`, `gfx1310`,
+//!   `gfx13-generic`) xnack is always on: LLVM main rejects `:xnack+`/`:xnack-` for them, so
+//!   `xnack` is a supported feature but not a target-ID feature ([`Processor::xnack_always`]).
+//!   ROCm 7.2.2's LLVM 22 still accepted the setting for gfx1250/gfx1251.
 
 use crate::hardware::*;
-use crate::processor::{Arch, DeviceKind, Feature, MemoryModelFamily, Processor};
+use crate::processor::{Arch, DeviceKind, Feature, LlvmReleases, MemoryModelFamily, Processor};
 
 use DeviceKind::{Apu, Both, Dgpu};
 use Feature::{Cumode, Sramecc, Tgsplit, Wavefrontsize64, Xnack};
@@ -25,6 +32,7 @@ const NONE: &[Feature] = &[];
 const XNACK: &[Feature] = &[Xnack];
 const SRAMECC_XNACK: &[Feature] = &[Sramecc, Xnack];
 const SRAMECC_TGSPLIT_XNACK: &[Feature] = &[Sramecc, Tgsplit, Xnack];
+const SRAMECC: &[Feature] = &[Sramecc];
 const GFX10_1: &[Feature] = &[Cumode, Wavefrontsize64, Xnack];
 const RDNA: &[Feature] = &[Cumode, Wavefrontsize64];
 
@@ -34,7 +42,20 @@ const G10_1: Option<&str> = Some("gfx10-1-generic");
 const G10_3: Option<&str> = Some("gfx10-3-generic");
 const G11: Option<&str> = Some("gfx11-generic");
 const G12: Option<&str> = Some("gfx12-generic");
+const G11_7: Option<&str> = Some("gfx11-7-generic");
 const G12_5: Option<&str> = Some("gfx12-5-generic");
+const G13: Option<&str> = Some("gfx13-generic");
+
+/// Defined by LLVM 19 (and, unless a row says otherwise, every release since).
+const L19: LlvmReleases = LlvmReleases::since(19);
+const L20: LlvmReleases = LlvmReleases::since(20);
+const L21: LlvmReleases = LlvmReleases::since(21);
+const L22: LlvmReleases = LlvmReleases::since(22);
+const L23: LlvmReleases = LlvmReleases::since(23);
+/// Only on LLVM main so far.
+const MAIN: LlvmReleases = LlvmReleases::since(LlvmReleases::MAIN);
+/// In LLVM 19 and 20, removed in LLVM 21 (llvm-project commit 8615f9a, February 2025).
+const L19_TO_20: LlvmReleases = LlvmReleases::between(19, 21);
 
 /// An r600 row: 32-bit ELF, no target features, no memory model.
 const fn r600(name: &'static str, mach: u8) -> Processor {
@@ -49,14 +70,14 @@ const fn r600(name: &'static str, mach: u8) -> Processor {
         generic_family: None,
         generic_version: 0,
         memory_model: Mm::R600,
-        in_llvm19: true,
+        llvm: L19,
         hw: &HW_R600,
     }
 }
 
 /// An amdgcn processor row. Columns: name, aliases, dGPU/APU, supported features, target-ID
-/// features, `EF_AMDGPU_MACH`, generic family, memory-model family, known to LLVM 19,
-/// hardware limits.
+/// features, `EF_AMDGPU_MACH`, generic family, memory-model family, LLVM releases, hardware
+/// limits.
 #[allow(clippy::too_many_arguments)]
 const fn gcn(
     name: &'static str,
@@ -67,7 +88,7 @@ const fn gcn(
     mach: u8,
     generic_family: Option<&'static str>,
     memory_model: MemoryModelFamily,
-    in_llvm19: bool,
+    llvm: LlvmReleases,
     hw: &'static HardwareLimits,
 ) -> Processor {
     Processor {
@@ -81,14 +102,14 @@ const fn gcn(
         generic_family,
         generic_version: 0,
         memory_model,
-        in_llvm19,
+        llvm,
         hw,
     }
 }
 
 /// A generic target row (code object V6+). Columns: name, supported features, target-ID
-/// features, `EF_AMDGPU_MACH`, generic version, memory-model family, known to LLVM 19,
-/// hardware limits (those of its members).
+/// features, `EF_AMDGPU_MACH`, generic version, memory-model family, LLVM releases, hardware
+/// limits (those of its members).
 #[allow(clippy::too_many_arguments)]
 const fn generic(
     name: &'static str,
@@ -97,7 +118,7 @@ const fn generic(
     mach: u8,
     generic_version: u8,
     memory_model: MemoryModelFamily,
-    in_llvm19: bool,
+    llvm: LlvmReleases,
     hw: &'static HardwareLimits,
 ) -> Processor {
     Processor {
@@ -111,7 +132,7 @@ const fn generic(
         generic_family: None,
         generic_version,
         memory_model,
-        in_llvm19,
+        llvm,
         hw,
     }
 }
@@ -137,70 +158,96 @@ pub static PROCESSORS: &[Processor] = &[
     r600("cayman", 0x0f),
     r600("turks", 0x10),
     // GCN GFX6 (Southern Islands).
-    gcn("gfx600", &["tahiti"], Dgpu, NONE, NONE, 0x20, None, Mm::Gfx6, true, &HW_GFX6),
-    gcn("gfx601", &["pitcairn", "verde"], Dgpu, NONE, NONE, 0x21, None, Mm::Gfx6, true, &HW_GFX6),
-    gcn("gfx602", &["hainan", "oland"], Dgpu, NONE, NONE, 0x3a, None, Mm::Gfx6, true, &HW_GFX6),
+    gcn("gfx600", &["tahiti"], Dgpu, NONE, NONE, 0x20, None, Mm::Gfx6, L19, &HW_GFX6),
+    gcn("gfx601", &["pitcairn", "verde"], Dgpu, NONE, NONE, 0x21, None, Mm::Gfx6, L19, &HW_GFX6),
+    gcn("gfx602", &["hainan", "oland"], Dgpu, NONE, NONE, 0x3a, None, Mm::Gfx6, L19, &HW_GFX6),
     // GCN GFX7 (Sea Islands).
-    gcn("gfx700", &["kaveri"], Apu, NONE, NONE, 0x22, None, Mm::Gfx7, true, &HW_GFX7),
-    gcn("gfx701", &["hawaii"], Dgpu, NONE, NONE, 0x23, None, Mm::Gfx7, true, &HW_GFX7),
-    gcn("gfx702", &[], Dgpu, NONE, NONE, 0x24, None, Mm::Gfx7, true, &HW_GFX7),
-    gcn("gfx703", &["kabini", "mullins"], Apu, NONE, NONE, 0x25, None, Mm::Gfx7, true, &HW_GFX7),
-    gcn("gfx704", &["bonaire"], Dgpu, NONE, NONE, 0x26, None, Mm::Gfx7, true, &HW_GFX7),
-    gcn("gfx705", &[], Apu, NONE, NONE, 0x3b, None, Mm::Gfx7, true, &HW_GFX7),
+    gcn("gfx700", &["kaveri"], Apu, NONE, NONE, 0x22, None, Mm::Gfx7, L19, &HW_GFX7),
+    gcn("gfx701", &["hawaii"], Dgpu, NONE, NONE, 0x23, None, Mm::Gfx7, L19, &HW_GFX7),
+    gcn("gfx702", &[], Dgpu, NONE, NONE, 0x24, None, Mm::Gfx7, L19, &HW_GFX7),
+    gcn("gfx703", &["kabini", "mullins"], Apu, NONE, NONE, 0x25, None, Mm::Gfx7, L19, &HW_GFX7),
+    gcn("gfx704", &["bonaire"], Dgpu, NONE, NONE, 0x26, None, Mm::Gfx7, L19, &HW_GFX7),
+    gcn("gfx705", &[], Apu, NONE, NONE, 0x3b, None, Mm::Gfx7, L19, &HW_GFX7),
     // GCN GFX8 (Volcanic Islands).
-    gcn("gfx801", &["carrizo"], Apu, XNACK, XNACK, 0x28, None, Mm::Gfx7, true, &HW_GFX8),
-    gcn("gfx802", &["iceland", "tonga"], Dgpu, NONE, NONE, 0x29, None, Mm::Gfx7, true, &HW_GFX8),
-    gcn("gfx803", &["fiji", "polaris10", "polaris11"], Dgpu, NONE, NONE, 0x2a, None, Mm::Gfx7, true, &HW_GFX8),
-    gcn("gfx805", &["tongapro"], Dgpu, NONE, NONE, 0x3c, None, Mm::Gfx7, true, &HW_GFX8),
-    gcn("gfx810", &["stoney"], Apu, XNACK, XNACK, 0x2b, None, Mm::Gfx7, true, &HW_GFX8),
+    gcn("gfx801", &["carrizo"], Apu, XNACK, XNACK, 0x28, None, Mm::Gfx7, L19, &HW_GFX8),
+    gcn("gfx802", &["iceland", "tonga"], Dgpu, NONE, NONE, 0x29, None, Mm::Gfx7, L19, &HW_GFX8),
+    gcn("gfx803", &["fiji", "polaris10", "polaris11"], Dgpu, NONE, NONE, 0x2a, None, Mm::Gfx7, L19, &HW_GFX8),
+    gcn("gfx805", &["tongapro"], Dgpu, NONE, NONE, 0x3c, None, Mm::Gfx7, L19, &HW_GFX8),
+    gcn("gfx810", &["stoney"], Apu, XNACK, XNACK, 0x2b, None, Mm::Gfx7, L19, &HW_GFX8),
     // GCN GFX9 (Vega), CDNA 1-4.
-    gcn("gfx900", &[], Dgpu, XNACK, XNACK, 0x2c, G9, Mm::Gfx7, true, &HW_GFX9),
-    gcn("gfx902", &[], Apu, XNACK, XNACK, 0x2d, G9, Mm::Gfx7, true, &HW_GFX9),
-    gcn("gfx904", &[], Dgpu, XNACK, XNACK, 0x2e, G9, Mm::Gfx7, true, &HW_GFX9),
-    gcn("gfx906", &[], Dgpu, SRAMECC_XNACK, SRAMECC_XNACK, 0x2f, G9, Mm::Gfx7, true, &HW_GFX9),
-    gcn("gfx908", &[], Dgpu, SRAMECC_XNACK, SRAMECC_XNACK, 0x30, None, Mm::Gfx7, true, &HW_GFX9),
-    gcn("gfx909", &[], Apu, XNACK, XNACK, 0x31, G9, Mm::Gfx7, true, &HW_GFX9),
-    gcn("gfx90a", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x3f, None, Mm::Gfx90a, true, &HW_GFX90A),
-    gcn("gfx90c", &[], Apu, XNACK, XNACK, 0x32, G9, Mm::Gfx7, true, &HW_GFX9),
-    gcn("gfx940", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x40, G9_4, Mm::Gfx940, true, &HW_GFX940),
-    gcn("gfx941", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x4b, G9_4, Mm::Gfx940, true, &HW_GFX940),
-    gcn("gfx942", &[], Both, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x4c, G9_4, Mm::Gfx942, true, &HW_GFX940),
-    gcn("gfx950", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x4f, G9_4, Mm::Gfx942, false, &HW_GFX950),
+    gcn("gfx900", &[], Dgpu, XNACK, XNACK, 0x2c, G9, Mm::Gfx7, L19, &HW_GFX9),
+    gcn("gfx902", &[], Apu, XNACK, XNACK, 0x2d, G9, Mm::Gfx7, L19, &HW_GFX9),
+    gcn("gfx904", &[], Dgpu, XNACK, XNACK, 0x2e, G9, Mm::Gfx7, L19, &HW_GFX9),
+    gcn("gfx906", &[], Dgpu, SRAMECC_XNACK, SRAMECC_XNACK, 0x2f, G9, Mm::Gfx7, L19, &HW_GFX9),
+    gcn("gfx908", &[], Dgpu, SRAMECC_XNACK, SRAMECC_XNACK, 0x30, None, Mm::Gfx7, L19, &HW_GFX9),
+    gcn("gfx909", &[], Apu, XNACK, XNACK, 0x31, G9, Mm::Gfx7, L19, &HW_GFX9),
+    gcn("gfx90a", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x3f, None, Mm::Gfx90a, L19, &HW_GFX90A),
+    gcn("gfx90c", &[], Apu, XNACK, XNACK, 0x32, G9, Mm::Gfx7, L19, &HW_GFX9),
+    // gfx940, gfx941: removed in LLVM 21, kept so their code objects decode.
+    gcn("gfx940", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x40, G9_4, Mm::Gfx940, L19_TO_20, &HW_GFX940),
+    gcn("gfx941", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x4b, G9_4, Mm::Gfx940, L19_TO_20, &HW_GFX940),
+    gcn("gfx942", &[], Both, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x4c, G9_4, Mm::Gfx942, L19, &HW_GFX940),
+    // gfx950: LLVM 20 (release notes of LLVM 20).
+    gcn("gfx950", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x4f, G9_4, Mm::Gfx942, L20, &HW_GFX950),
     // GCN GFX10.1 (RDNA 1).
-    gcn("gfx1010", &[], Dgpu, GFX10_1, XNACK, 0x33, G10_1, Mm::Gfx10, true, &HW_GFX10_1),
-    gcn("gfx1011", &[], Dgpu, GFX10_1, XNACK, 0x34, G10_1, Mm::Gfx10, true, &HW_GFX10_1),
-    gcn("gfx1012", &[], Dgpu, GFX10_1, XNACK, 0x35, G10_1, Mm::Gfx10, true, &HW_GFX10_1),
-    gcn("gfx1013", &[], Apu, GFX10_1, XNACK, 0x42, G10_1, Mm::Gfx10, true, &HW_GFX10_1),
+    gcn("gfx1010", &[], Dgpu, GFX10_1, XNACK, 0x33, G10_1, Mm::Gfx10, L19, &HW_GFX10_1),
+    gcn("gfx1011", &[], Dgpu, GFX10_1, XNACK, 0x34, G10_1, Mm::Gfx10, L19, &HW_GFX10_1),
+    gcn("gfx1012", &[], Dgpu, GFX10_1, XNACK, 0x35, G10_1, Mm::Gfx10, L19, &HW_GFX10_1),
+    gcn("gfx1013", &[], Apu, GFX10_1, XNACK, 0x42, G10_1, Mm::Gfx10, L19, &HW_GFX10_1),
     // GCN GFX10.3 (RDNA 2).
-    gcn("gfx1030", &[], Dgpu, RDNA, NONE, 0x36, G10_3, Mm::Gfx10, true, &HW_GFX10_3),
-    gcn("gfx1031", &[], Dgpu, RDNA, NONE, 0x37, G10_3, Mm::Gfx10, true, &HW_GFX10_3),
-    gcn("gfx1032", &[], Dgpu, RDNA, NONE, 0x38, G10_3, Mm::Gfx10, true, &HW_GFX10_3),
-    gcn("gfx1033", &[], Apu, RDNA, NONE, 0x39, G10_3, Mm::Gfx10, true, &HW_GFX10_3),
-    gcn("gfx1034", &[], Dgpu, RDNA, NONE, 0x3e, G10_3, Mm::Gfx10, true, &HW_GFX10_3),
-    gcn("gfx1035", &[], Apu, RDNA, NONE, 0x3d, G10_3, Mm::Gfx10, true, &HW_GFX10_3),
-    gcn("gfx1036", &[], Apu, RDNA, NONE, 0x45, G10_3, Mm::Gfx10, true, &HW_GFX10_3),
+    gcn("gfx1030", &[], Dgpu, RDNA, NONE, 0x36, G10_3, Mm::Gfx10, L19, &HW_GFX10_3),
+    gcn("gfx1031", &[], Dgpu, RDNA, NONE, 0x37, G10_3, Mm::Gfx10, L19, &HW_GFX10_3),
+    gcn("gfx1032", &[], Dgpu, RDNA, NONE, 0x38, G10_3, Mm::Gfx10, L19, &HW_GFX10_3),
+    gcn("gfx1033", &[], Apu, RDNA, NONE, 0x39, G10_3, Mm::Gfx10, L19, &HW_GFX10_3),
+    gcn("gfx1034", &[], Dgpu, RDNA, NONE, 0x3e, G10_3, Mm::Gfx10, L19, &HW_GFX10_3),
+    gcn("gfx1035", &[], Apu, RDNA, NONE, 0x3d, G10_3, Mm::Gfx10, L19, &HW_GFX10_3),
+    gcn("gfx1036", &[], Apu, RDNA, NONE, 0x45, G10_3, Mm::Gfx10, L19, &HW_GFX10_3),
     // GCN GFX11 (RDNA 3, RDNA 3.5).
-    gcn("gfx1100", &[], Dgpu, RDNA, NONE, 0x41, G11, Mm::Gfx11, true, &HW_GFX11_1_5X),
-    gcn("gfx1101", &[], Dgpu, RDNA, NONE, 0x46, G11, Mm::Gfx11, true, &HW_GFX11_1_5X),
-    gcn("gfx1102", &[], Dgpu, RDNA, NONE, 0x47, G11, Mm::Gfx11, true, &HW_GFX11),
-    gcn("gfx1103", &[], Apu, RDNA, NONE, 0x44, G11, Mm::Gfx11, true, &HW_GFX11),
-    gcn("gfx1150", &[], Apu, RDNA, NONE, 0x43, G11, Mm::Gfx11, true, &HW_GFX11),
-    gcn("gfx1151", &[], Apu, RDNA, NONE, 0x4a, G11, Mm::Gfx11, true, &HW_GFX11_1_5X),
-    gcn("gfx1152", &[], Apu, RDNA, NONE, 0x55, G11, Mm::Gfx11, true, &HW_GFX11),
-    gcn("gfx1153", &[], Apu, RDNA, NONE, 0x58, G11, Mm::Gfx11, false, &HW_GFX11),
+    gcn("gfx1100", &[], Dgpu, RDNA, NONE, 0x41, G11, Mm::Gfx11, L19, &HW_GFX11_1_5X),
+    gcn("gfx1101", &[], Dgpu, RDNA, NONE, 0x46, G11, Mm::Gfx11, L19, &HW_GFX11_1_5X),
+    gcn("gfx1102", &[], Dgpu, RDNA, NONE, 0x47, G11, Mm::Gfx11, L19, &HW_GFX11),
+    gcn("gfx1103", &[], Apu, RDNA, NONE, 0x44, G11, Mm::Gfx11, L19, &HW_GFX11),
+    gcn("gfx1150", &[], Apu, RDNA, NONE, 0x43, G11, Mm::Gfx11, L19, &HW_GFX11),
+    gcn("gfx1151", &[], Apu, RDNA, NONE, 0x4a, G11, Mm::Gfx11, L19, &HW_GFX11_1_5X),
+    gcn("gfx1152", &[], Apu, RDNA, NONE, 0x55, G11, Mm::Gfx11, L19, &HW_GFX11),
+    // gfx1153: llvm-project#113138 (October 2024), LLVM 20.
+    gcn("gfx1153", &[], Apu, RDNA, NONE, 0x58, G11, Mm::Gfx11, L20, &HW_GFX11),
+    // gfx1154: llvm-project#204816 (June 2026), LLVM 23; an APU like the other gfx115x.
+    gcn("gfx1154", &[], Apu, RDNA, NONE, 0x57, G11, Mm::Gfx11, L23, &HW_GFX11),
+    // GCN GFX11.7 (RDNA 4m): gfx1170 llvm-project#180185 (February 2026), gfx1171 and gfx1172
+    // llvm-project#187735 (March 2026), LLVM 23. AMDGPUUsage lists gfx1170 as an APU with
+    // cumode and wavefrontsize64.
+    gcn("gfx1170", &[], Apu, RDNA, NONE, 0x5d, G11_7, Mm::Gfx11, L23, &HW_GFX11),
+    gcn("gfx1171", &[], Apu, RDNA, NONE, 0x5e, G11_7, Mm::Gfx11, L23, &HW_GFX11),
+    gcn("gfx1172", &[], Apu, RDNA, NONE, 0x5c, G11_7, Mm::Gfx11, L23, &HW_GFX11),
     // GCN GFX12 (RDNA 4) and GFX12.5.
-    gcn("gfx1200", &[], Dgpu, RDNA, NONE, 0x48, G12, Mm::Gfx12, true, &HW_GFX12),
-    gcn("gfx1201", &[], Dgpu, RDNA, NONE, 0x4e, G12, Mm::Gfx12, true, &HW_GFX12),
-    gcn("gfx1250", &[], Apu, SRAMECC_XNACK, SRAMECC_XNACK, 0x49, G12_5, Mm::Gfx12, false, &HW_GFX1250),
-    gcn("gfx1251", &[], Apu, SRAMECC_XNACK, SRAMECC_XNACK, 0x5a, G12_5, Mm::Gfx12, false, &HW_GFX1250),
+    gcn("gfx1200", &[], Dgpu, RDNA, NONE, 0x48, G12, Mm::Gfx12, L19, &HW_GFX12),
+    gcn("gfx1201", &[], Dgpu, RDNA, NONE, 0x4e, G12, Mm::Gfx12, L19, &HW_GFX12),
+    // GFX12.5: xnack always on (llvm-project#161457, #204523), so only sramecc takes part in
+    // target IDs. gfx1250: llvm-project#144965 (June 2025), LLVM 21; gfx1251: LLVM 22 (in
+    // ROCm 7.2.2's LLVM 22); gfx1250-strict (mach 0xeb): llvm-project#218543 (August 2026),
+    // LLVM main only so far.
+    gcn("gfx1250", &[], Apu, SRAMECC_XNACK, SRAMECC, 0x49, G12_5, Mm::Gfx12, L21, &HW_GFX1250),
+    gcn("gfx1251", &[], Apu, SRAMECC_XNACK, SRAMECC, 0x5a, G12_5, Mm::Gfx12, L22, &HW_GFX1250),
+    gcn("gfx1250-strict", &[], Apu, SRAMECC_XNACK, SRAMECC, 0xeb, None, Mm::Gfx12, MAIN, &HW_GFX1250),
+    // GCN GFX13: gfx1310 llvm-project#177355 (January 2026, after the LLVM 22 branch), LLVM 23;
+    // "for now identical to gfx1250", so the same features and memory-model family.
+    gcn("gfx1310", &[], Apu, SRAMECC_XNACK, SRAMECC, 0x50, G13, Mm::Gfx12, L23, &HW_GFX1250),
     // Generic targets (code object V6 and later).
-    generic("gfx9-generic", XNACK, XNACK, 0x51, 1, Mm::Gfx7, true, &HW_GFX9),
-    generic("gfx9-4-generic", SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x5f, 1, Mm::Gfx942, false, &HW_GFX940),
-    generic("gfx10-1-generic", GFX10_1, XNACK, 0x52, 1, Mm::Gfx10, true, &HW_GFX10_1),
-    generic("gfx10-3-generic", RDNA, NONE, 0x53, 1, Mm::Gfx10, true, &HW_GFX10_3),
-    generic("gfx11-generic", RDNA, NONE, 0x54, 1, Mm::Gfx11, true, &HW_GFX11),
-    generic("gfx12-generic", RDNA, NONE, 0x59, 1, Mm::Gfx12, true, &HW_GFX12),
-    generic("gfx12-5-generic", SRAMECC_XNACK, SRAMECC_XNACK, 0x5b, 1, Mm::Gfx12, false, &HW_GFX1250),
+    generic("gfx9-generic", XNACK, XNACK, 0x51, 1, Mm::Gfx7, L19, &HW_GFX9),
+    // gfx9-4-generic: LLVM 20.
+    generic("gfx9-4-generic", SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x5f, 1, Mm::Gfx942, L20, &HW_GFX940),
+    generic("gfx10-1-generic", GFX10_1, XNACK, 0x52, 1, Mm::Gfx10, L19, &HW_GFX10_1),
+    generic("gfx10-3-generic", RDNA, NONE, 0x53, 1, Mm::Gfx10, L19, &HW_GFX10_3),
+    generic("gfx11-generic", RDNA, NONE, 0x54, 1, Mm::Gfx11, L19, &HW_GFX11),
+    // gfx11-7-generic (0x62): llvm-project#205363 (June 2026), LLVM 23.
+    generic("gfx11-7-generic", RDNA, NONE, 0x62, 1, Mm::Gfx11, L23, &HW_GFX11),
+    generic("gfx12-generic", RDNA, NONE, 0x59, 1, Mm::Gfx12, L19, &HW_GFX12),
+    // gfx12-5-generic: llvm-project#183381 (February 2026), LLVM 23 (not in ROCm 7.2.2's
+    // LLVM 22); xnack "any" only (llvm-project#198437).
+    generic("gfx12-5-generic", SRAMECC_XNACK, SRAMECC, 0x5b, 1, Mm::Gfx12, L23, &HW_GFX1250),
+    // gfx13-generic (0x63), like gfx11-7-generic: llvm-project#205363 (June 2026), LLVM 23.
+    generic("gfx13-generic", SRAMECC_XNACK, SRAMECC, 0x63, 1, Mm::Gfx12, L23, &HW_GFX1250),
 ];
 
 #[cfg(test)]
@@ -275,13 +322,20 @@ mod tests {
                 assert!(matches!(f, Feature::Xnack | Feature::Sramecc), "{}", p.name);
                 assert!(p.has_target_id_feature(*f));
             }
-            for f in [Feature::Xnack, Feature::Sramecc] {
-                assert_eq!(
-                    p.supports(f),
-                    p.has_target_id_feature(f),
-                    "{}: {f:?}",
-                    p.name
-                );
+            assert_eq!(
+                p.supports(Feature::Sramecc),
+                p.has_target_id_feature(Feature::Sramecc),
+                "{}: sramecc",
+                p.name
+            );
+            // xnack leaves target IDs only where it is always on: GFX12.5 and later.
+            assert_eq!(
+                p.xnack_always(),
+                p.supports(Feature::Xnack) && !p.has_target_id_feature(Feature::Xnack)
+            );
+            if p.xnack_always() {
+                assert!(p.mach >= 0x49, "{}", p.name);
+                assert!(p.memory_model >= MemoryModelFamily::Gfx12, "{}", p.name);
             }
         }
     }
@@ -309,8 +363,9 @@ mod tests {
                 }
             }
             if p.is_generic() {
+                // gfx13-generic has one member so far.
                 assert!(
-                    p.generic_members().count() >= 2,
+                    p.generic_members().count() >= 1,
                     "{} has no members",
                     p.name
                 );
@@ -424,6 +479,16 @@ mod tests {
             ("gfx10-3-generic", 0x53),
             ("gfx11-generic", 0x54),
             ("gfx12-generic", 0x59),
+            ("gfx1154", 0x57),
+            ("gfx1170", 0x5d),
+            ("gfx1171", 0x5e),
+            ("gfx1172", 0x5c),
+            ("gfx11-7-generic", 0x62),
+            ("gfx1251", 0x5a),
+            ("gfx1250-strict", 0xeb),
+            ("gfx12-5-generic", 0x5b),
+            ("gfx1310", 0x50),
+            ("gfx13-generic", 0x63),
         ] {
             assert_eq!(mach(name), value, "{name}");
         }
@@ -448,6 +513,58 @@ mod tests {
         assert_eq!(mm("gfx11-generic"), MemoryModelFamily::Gfx11);
         assert_eq!(mm("gfx1201"), MemoryModelFamily::Gfx12);
         assert_eq!(mm("cayman"), MemoryModelFamily::R600);
+    }
+
+    #[test]
+    fn llvm_releases_of_rows() {
+        let p = |n: &str| Processor::by_name(n).unwrap();
+        // Removed from LLVM 21 on, kept for decoding.
+        for n in ["gfx940", "gfx941"] {
+            assert!(p(n).in_llvm19() && p(n).in_llvm(20), "{n}");
+            assert!(
+                !p(n).in_llvm(21) && !p(n).in_llvm(22) && !p(n).llvm.in_main(),
+                "{n}"
+            );
+        }
+        assert!(p("gfx942").in_llvm19() && p("gfx942").in_llvm(LlvmReleases::MAIN));
+        assert!(!p("gfx950").in_llvm19() && p("gfx950").in_llvm(20));
+        assert!(!p("gfx1251").in_llvm(21) && p("gfx1251").in_llvm(22));
+        assert!(!p("gfx1310").in_llvm(22) && p("gfx1310").in_llvm(23));
+        let strict = p("gfx1250-strict");
+        assert!(!strict.in_llvm(23) && strict.in_llvm(LlvmReleases::MAIN));
+        // Every row is either still in LLVM main or was removed after LLVM 19.
+        for row in PROCESSORS {
+            assert!(
+                row.llvm.removed.map_or(true, |r| r > row.llvm.added),
+                "{}",
+                row.name
+            );
+            assert!(row.llvm.added >= 19, "{}", row.name);
+        }
+    }
+
+    #[test]
+    fn xnack_is_always_on_from_gfx12_5() {
+        let always: Vec<_> = PROCESSORS
+            .iter()
+            .filter(|p| p.xnack_always())
+            .map(|p| p.name)
+            .collect();
+        assert_eq!(
+            always,
+            [
+                "gfx1250",
+                "gfx1251",
+                "gfx1250-strict",
+                "gfx1310",
+                "gfx12-5-generic",
+                "gfx13-generic"
+            ]
+        );
+        for name in ["gfx90a", "gfx942", "gfx950", "gfx1010", "gfx1100"] {
+            let p = Processor::by_name(name).unwrap();
+            assert!(!p.xnack_always(), "{name}");
+        }
     }
 
     #[test]

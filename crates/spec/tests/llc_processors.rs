@@ -52,12 +52,12 @@ fn check(triple: &str, arch: Arch) {
             .unwrap_or_else(|| panic!("llc-19 lists {cpu} for {triple} but the table has no row"));
         assert_eq!(p.arch, arch, "{cpu}");
         assert!(
-            p.in_llvm19,
+            p.in_llvm19(),
             "{cpu} is listed by llc-19 but in_llvm19 is false"
         );
     }
     for p in PROCESSORS.iter().filter(|p| p.arch == arch) {
-        if p.in_llvm19 {
+        if p.in_llvm19() {
             for n in p.names() {
                 assert!(
                     listed.contains(n),
@@ -90,7 +90,7 @@ fn llc19_e_flags_match_rows() {
     std::fs::write(&ir, "define amdgpu_kernel void @k() {\n  ret void\n}\n").unwrap();
     let rows: Vec<&Processor> = PROCESSORS
         .iter()
-        .filter(|p| p.arch == Arch::Amdgcn && p.in_llvm19)
+        .filter(|p| p.arch == Arch::Amdgcn && p.in_llvm19())
         .collect();
     for p in rows {
         let obj = dir.path().join(format!("{}.o", p.name));

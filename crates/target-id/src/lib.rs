@@ -11,6 +11,8 @@
 //!   position.
 //! - [`TargetId::check_compatible`]: may a code object built for one ID run on a device with another.
 //! - [`check_conflicts`]: the rule the bundler applies to the set of IDs it bundles together.
+//! - [`triple`]: AMDGPU triple architectures (`amdgcn`, `amdgpu9.0a`) and ISA names
+//!   (`amdgpu9.0a-amd-amdhsa--gfx90a`).
 //!
 //! ```
 //! use gfxkit_target_id::{TargetId, FeatureSetting};
@@ -27,6 +29,8 @@
 //! ```
 
 #![forbid(unsafe_code)]
+
+pub mod triple;
 
 use gfxkit_spec::{Feature, Processor};
 use std::fmt;
@@ -145,6 +149,12 @@ pub enum TargetIdErrorKind {
         /// The feature.
         feature: Feature,
     },
+    /// `xnack-` for a processor whose xnack is always on (GFX12.5 and later), where target IDs
+    /// never carry xnack. (`xnack+`, which LLVM 22 still wrote, is accepted and dropped.)
+    XnackAlwaysOn {
+        /// Primary processor name.
+        processor: &'static str,
+    },
     /// The feature is named twice.
     DuplicateFeature {
         /// The feature.
@@ -217,6 +227,12 @@ impl fmt::Display for TargetIdError {
                 f,
                 "feature '{}' at position {} is not a target-ID feature (only xnack and sramecc are)",
                 feature.name(),
+                self.position
+            ),
+            XnackAlwaysOn { processor } => write!(
+                f,
+                "processor {processor} has xnack always on (position {}): its target IDs carry \
+                 no xnack setting, and xnack- cannot be had",
                 self.position
             ),
             DuplicateFeature { feature } => write!(
@@ -329,7 +345,8 @@ impl TargetId {
 
     /// Returns this ID with `feature` set to `setting`. Fails when the processor does not take
     /// `feature` in its target IDs (setting [`FeatureSetting::Any`] never fails for a known
-    /// target-ID feature the processor supports, and is a no-op otherwise).
+    /// target-ID feature the processor supports, and is a no-op otherwise). Where xnack is
+    /// always on ([`Processor::xnack_always`]), xnack on is a no-op and xnack off an error.
     pub fn with_setting(
         mut self,
         feature: Feature,
@@ -345,6 +362,15 @@ impl TargetId {
                 return Ok(self);
             }
             return Err(fail(TargetIdErrorKind::NotATargetIdFeature { feature }));
+        }
+        if feature == Feature::Xnack && self.processor.xnack_always() {
+            // LLVM 22 still wrote `gfx1250:xnack+`; it names what the hardware always does.
+            if setting == FeatureSetting::Off {
+                return Err(fail(TargetIdErrorKind::XnackAlwaysOn {
+                    processor: self.processor.name,
+                }));
+            }
+            return Ok(self);
         }
         if !self.processor.has_target_id_feature(feature) {
             if setting == FeatureSetting::Any {
@@ -723,5 +749,34 @@ mod tests {
         assert!(check_conflicts([&a, &id("gfx906")]).is_ok());
         let e = check_conflicts([&d, &a, &b]).unwrap_err();
         assert_eq!((e.first, e.second), (a, b));
+    }
+
+    #[test]
+    fn xnack_is_never_part_of_gfx12_5_target_ids() {
+        let id: TargetId = "gfx1250:xnack+".parse().unwrap();
+        assert_eq!(
+            id.to_string(),
+            "gfx1250",
+            "LLVM 22's spelling is read and dropped"
+        );
+        assert_eq!(id, "gfx1250".parse().unwrap());
+        let e = TargetId::parse("gfx1250:sramecc+:xnack-").unwrap_err();
+        assert_eq!(
+            e.kind,
+            TargetIdErrorKind::XnackAlwaysOn {
+                processor: "gfx1250"
+            }
+        );
+        assert_eq!(e.position, 17);
+        assert!(e.to_string().contains("xnack always on"), "{e}");
+        let id: TargetId = "gfx1310:sramecc-".parse().unwrap();
+        assert_eq!(id.to_string(), "gfx1310:sramecc-");
+        let p = Processor::by_name("gfx12-5-generic").unwrap();
+        assert_eq!(TargetId::variants(p).len(), 3, "sramecc any/on/off only");
+        // Earlier processors keep the xnack setting.
+        assert_eq!(
+            "gfx950:xnack+".parse::<TargetId>().unwrap().to_string(),
+            "gfx950:xnack+"
+        );
     }
 }

@@ -7,6 +7,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub mod llvm22;
+pub mod readelf;
+
+pub use llvm22::{llvm22_batch, llvm22_command, llvm22_cpus, Llvm22Job};
+
 /// Directory holding Debian's llvm-19 tools.
 pub const LLVM19_BIN: &str = "/usr/lib/llvm-19/bin";
 

@@ -16,8 +16,15 @@ name, so file names may contain ':'.
 
 The bundle is laid out like clang's HIP driver does: an empty host entry first
 (host-x86_64-unknown-linux--, or the file given with --host), then the inputs in the order
-given, payloads aligned to 4096 bytes. IDs are written in canonical form; two entries that
-clang's bundler would refuse together (gfx90a with gfx90a:xnack+) are an error.
+given, payloads aligned to 4096 bytes. IDs are written in canonical form, with a four-field
+triple (hipv4-amdgcn-amd-amdhsa--gfx906, never the legacy hip-amdgcn-amd-amdhsa-gfx906). LLVM
+main's amdgpu triples are accepted (hip-amdgpu9.0a-amd-amdhsa--gfx90a) and kept as written.
+As with LLVM 22's bundler, two entries for one target are an error, however spelled (hip and
+hipv4, amdgcn and amdgpu9.0a), and so are two that clang's bundler would refuse together
+(gfx90a with gfx90a:xnack+). The drop-in clang-offload-bundler keeps LLVM 19's behaviour.
+
+--compress follows LLVM 19's defaults (CCOB v2, zstd level 3) so that every HIP runtime in the
+field reads the result; LLVM 22 and main write v3 by default: --ccob-version 3 for that.
 
 Examples:
   gfxkit bundle -o app.hipfb gfx906.co gfx90a.co:gfx90a:xnack+
@@ -52,7 +59,7 @@ pub struct Args {
     /// Compress the bundle (CCOB).
     #[arg(long)]
     compress: bool,
-    /// CCOB version when compressing.
+    /// CCOB version when compressing (default 2, as LLVM 19; LLVM 22 writes 3).
     #[arg(long, value_name = "2|3", value_parser = clap::value_parser!(u16).range(2..=3))]
     ccob_version: Option<u16>,
     /// Compression method.
@@ -149,16 +156,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
         ids.push(entry_id(file, id.as_deref(), &data)?);
         files.push(Some(data));
     }
-    // The bundler's conflict rule, per kind and triple.
+    // LLVM 22's rules: one entry per target, whatever its spelling (hip/hipv4, amdgcn or
+    // amdgpu<subarch>), and the conflict rule per kind and triple.
     for (i, a) in ids.iter().enumerate() {
         for b in &ids[..i] {
-            if a.kind() == b.kind() && a.triple() == b.triple() {
+            if a.same_target(b) {
+                bail!("duplicate target: {a} and {b} name the same code object target");
+            }
+            if a.kind().is_compatible(b.kind(), false) && a.triple().is_compatible(b.triple()) {
                 if let (EntryTarget::Known(x), EntryTarget::Known(y)) = (a.target(), b.target()) {
                     gfxkit_target_id::check_conflicts([y, x])
                         .with_context(|| format!("cannot bundle {b} with {a}"))?;
-                }
-                if a == b {
-                    bail!("{a} is given twice");
                 }
             }
         }

@@ -11,9 +11,11 @@ use std::process::ExitCode;
 /// Options of `gfxkit compress`.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
-Writes CCOB v2 with zstd level 3 by default, as clang 19's --offload-compress does and as the
-HIP runtimes in the field read. v3 is written when asked, or automatically when a size does
-not fit v2's 32-bit fields. A compressed input is decompressed (hash checked) and compressed
+Defaults follow LLVM 19: CCOB v2 with zstd level 3, as clang 19's --offload-compress writes
+and every HIP runtime in the field reads. LLVM 22 and main write v3 by default (and main can
+no longer write v1); --ccob-version 3 gives that format, which ROCm 6 runtimes and LLVM 19's
+tools cannot read. v3 is also written automatically when a size does not fit v2's 32-bit
+fields. A compressed input is decompressed (hash checked) and compressed
 again with the settings given. Every bundle of a file holding several back to back is
 compressed in turn.
 
@@ -31,7 +33,7 @@ pub struct CompressArgs {
     /// The compressed bundle to write.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: PathBuf,
-    /// CCOB version.
+    /// CCOB version (default 2, as LLVM 19; LLVM 22 writes 3).
     #[arg(long, value_name = "2|3", value_parser = clap::value_parser!(u16).range(2..=3))]
     ccob_version: Option<u16>,
     /// Compression method.

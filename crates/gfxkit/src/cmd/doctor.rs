@@ -47,7 +47,8 @@ pub struct Args {
     /// Libraries or directories to check (default: `$ROCM_PATH/lib` or `/opt/rocm/lib`).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Print JSON: `{"devices": [...], "files": [{"path", "runs_on": {"<device>": bool}, "targets": [...]}]}`.
+    /// Print JSON: `{"devices": [...], "files": [{"path", "runs_on": {"<device>": bool},
+    /// "targets": [...], "needs", "missing", "spirv": [devices served only through SPIR-V]}]}`.
     #[arg(long)]
     pub json: bool,
 }
@@ -107,7 +108,8 @@ fn resolve_devices(args: &Args) -> Result<Vec<TargetId>> {
                 }
             }
         } else {
-            let id = TargetId::parse(d).with_context(|| format!("--device {d}"))?;
+            let id = gfxkit_target_id::triple::parse_device(d)
+                .with_context(|| format!("--device {d}"))?;
             if !out.contains(&id) {
                 out.push(id);
             }
@@ -126,6 +128,8 @@ struct Verdict {
     /// Why not, naming what is missing and the nearest targets present.
     #[serde(skip_serializing_if = "Option::is_none")]
     missing: Option<String>,
+    /// Some bundle has only SPIR-V for the device (compiled by the runtime when loaded).
+    spirv: bool,
 }
 
 /// Whether a library whose bundles hold `bundles` entries can run on `device`. Every bundle
@@ -163,6 +167,7 @@ fn verdict(device: &TargetId, bundles: &[Unit]) -> Verdict {
             runs: false,
             needs: None,
             missing: Some(msg),
+            spirv: false,
         };
     }
     // Settings common to every working concrete device, among those the device left unknown.
@@ -191,10 +196,14 @@ fn verdict(device: &TargetId, bundles: &[Unit]) -> Verdict {
     } else {
         Some(settings_text(&needs))
     };
+    let spirv = bundles
+        .iter()
+        .any(|e| select_unit(working[0], e).via == Some(gfxkit_host::select::Via::Spirv));
     Verdict {
         runs: true,
         needs,
         missing: None,
+        spirv,
     }
 }
 
@@ -208,6 +217,9 @@ struct FileReport {
     needs: BTreeMap<String, String>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     missing: BTreeMap<String, String>,
+    /// Devices some bundle serves only through SPIR-V (amdgcnspirv, compiled when loaded).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    spirv: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     errors: Vec<String>,
     /// Kpack archives holding device code moved out of the file (`HIPK`): not examined.
@@ -311,6 +323,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             bundles: bundles.len(),
             needs: BTreeMap::new(),
             missing: BTreeMap::new(),
+            spirv: Vec::new(),
             errors,
             kpack,
         };
@@ -325,6 +338,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             f.runs_on.insert(key.clone(), v.runs);
             if let Some(n) = v.needs {
                 f.needs.insert(key.clone(), n);
+            }
+            if v.spirv {
+                f.spirv.push(key.clone());
             }
             if let Some(m) = v.missing {
                 f.missing.insert(key, m);
@@ -361,9 +377,14 @@ fn print_text(r: &Report, devices: &[TargetId]) -> Result<()> {
     for f in &r.files {
         for (dev, runs) in &f.runs_on {
             if *runs {
+                let spirv = if f.spirv.contains(dev) {
+                    " (through SPIR-V, compiled when loaded)"
+                } else {
+                    ""
+                };
                 match f.needs.get(dev) {
-                    Some(n) => writeln!(out, "ok    {}  on {dev}, needs {n}", f.path)?,
-                    None => writeln!(out, "ok    {}  on {dev}", f.path)?,
+                    Some(n) => writeln!(out, "ok    {}  on {dev}, needs {n}{spirv}", f.path)?,
+                    None => writeln!(out, "ok    {}  on {dev}{spirv}", f.path)?,
                 }
             } else {
                 let why = f.missing.get(dev).map(String::as_str).unwrap_or("");

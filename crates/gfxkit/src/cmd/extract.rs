@@ -21,13 +21,16 @@ other than letters, digits, '.', '_', '+' and '-' replaced by '_' (':' becomes '
   app.0.hipv4-amdgcn-amd-amdhsa--gfx90a_xnack+.co
 Bundle indexes count the bundles of the file in file order (then object bundles, code objects
 and offload images). Files found under a directory with -r are named by their path below it
-('/' becomes '_'). Bitcode images get .bc. Empty host entries are skipped.
+('/' becomes '_'). Bitcode images get .bc, SPIR-V entries (hip-spirv64-amd-amdhsa--amdgcnspirv,
+also spelled with -unknown-) get .spv. Empty host entries are skipped.
 
 With --target, only the entries each target selects are written: an entry is selected when
 its kind and triple fit (a bare target ID means a HIP entry) and its target ID can describe
 the same configuration: gfx90a selects gfx90a:xnack+ and gfx90a:xnack-; gfx90a:xnack+
 selects gfx90a:xnack+ and a plain gfx90a, not gfx90a:xnack-. (`gfxkit unbundle` and
 `gfxkit offload-bundler` keep clang's rule: one entry per target, which must run on it.)
+--target amdgcnspirv selects the SPIR-V entries. Entry IDs may use the legacy amdgcn triple
+or LLVM main's amdgpu one (hip-amdgpu9.0a-amd-amdhsa--gfx90a); either selects both.
 
 Examples:
   gfxkit extract app.hipfb -o out/
@@ -79,8 +82,19 @@ struct Written {
 
 /// The entry ID a user wrote: a full entry ID, or a bare target ID meaning a HIP entry.
 pub fn requested_id(s: &str) -> Result<EntryId> {
-    if let Ok(id) = EntryId::parse(s) {
-        return Ok(id);
+    // SPIR-V for AMD GPUs, named by its target as --offload-arch names it.
+    if s == "amdgcnspirv" {
+        return Ok(EntryId::parse("hipv4-spirv64-amd-amdhsa--amdgcnspirv")?);
+    }
+    match EntryId::parse(s) {
+        Ok(id) => return Ok(id),
+        // Something that starts like an entry ID is reported as one.
+        Err(e)
+            if gfxkit_bundle::OffloadKind::by_name(s.split('-').next().unwrap_or("")).is_some() =>
+        {
+            return Err(e.into())
+        }
+        Err(_) => {}
     }
     let tid = gfxkit_target_id::TargetId::parse(s)
         .with_context(|| format!("'{s}' is neither an entry ID nor a target ID"))?;

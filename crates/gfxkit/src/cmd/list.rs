@@ -202,7 +202,13 @@ fn entry_listing(e: bundles::ListedEntry) -> EntryListing {
                 EntryTarget::None => None,
                 t => Some(t.to_string()),
             },
-            processor: id.target_id().map(|t| t.processor().name.to_owned()),
+            // The summary line names SPIR-V (amdgcnspirv) beside the processors.
+            processor: id
+                .target_id()
+                .map(|t| t.processor().name.to_owned())
+                .or_else(|| {
+                    gfxkit_host::select::is_spirv_entry(&id).then(|| "amdgcnspirv".to_owned())
+                }),
             canonical_id: Some(id.canonical()),
             id_error: None,
             id: e.id,

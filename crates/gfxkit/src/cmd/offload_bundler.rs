@@ -206,7 +206,8 @@ pub(crate) fn standardize(given: &str) -> StdTarget {
         written: format!("{kind}-{triple}-{target_id}"),
         kind: kind.to_owned(),
         kind_valid: matches!(kind, "host" | "openmp" | "hip" | "hipv4"),
-        triple_valid: gfxkit_bundle::entry_id::is_known_arch(arch),
+        // LLVM 19's triples: the drop-in refuses LLVM main's `amdgpu` ones, as clang 19 does.
+        triple_valid: gfxkit_bundle::entry_id::is_llvm19_arch(arch),
         triple,
         target_id: target_id.to_owned(),
     }
@@ -746,6 +747,22 @@ mod tests {
             w("hipv4-amdgcn-amd-amdhsa--carrizo"),
             "hipv4-amdgcn-amd-amdhsa--carrizo"
         );
+    }
+
+    /// clang-offload-bundler 19 says "invalid target 'hip-amdgpu9.0a-amd-amdhsa--gfx90a',
+    /// unknown target triple 'amdgpu9.0a-amd-amdhsa-'": the drop-in keeps refusing LLVM main's
+    /// amdgpu triples, which `gfxkit bundle` accepts.
+    #[test]
+    fn llvm19_refuses_amdgpu_triples() {
+        for t in [
+            "hip-amdgpu9.0a-amd-amdhsa--gfx90a",
+            "hip-amdgpu-amd-amdhsa--gfx1100",
+        ] {
+            let s = standardize(t);
+            assert!(!s.triple_valid, "{t}");
+            assert!(s.kind_valid);
+        }
+        assert!(standardize("hip-amdgcn-amd-amdhsa--gfx90a").triple_valid);
     }
 
     #[test]

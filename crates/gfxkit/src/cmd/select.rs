@@ -30,8 +30,9 @@ gfxkit select --device gfx1100 --json build/\n\n\
 Exit codes: 0 every bundle has a selection; 1 some bundle has none; 2 an error (unreadable file or bundle, damaged file: the problems are listed)."
 )]
 pub struct Args {
-    /// Device target ID, such as `gfx90a:sramecc+:xnack-` or `gfx1100`.
-    #[arg(long, value_name = "TARGET_ID")]
+    /// Device target ID, such as `gfx90a:sramecc+:xnack-` or `gfx1100`, or its ISA name
+    /// (`amdgcn-amd-amdhsa--gfx90a:xnack-`, `amdgpu9.0a-amd-amdhsa--gfx90a`).
+    #[arg(long, value_name = "TARGET_ID", value_parser = gfxkit_target_id::triple::parse_device)]
     pub device: TargetId,
     /// Files or directories to examine.
     #[arg(required = true, value_name = "FILE")]

@@ -240,6 +240,8 @@ fn walk(path: &Path, out: &mut Vec<PathBuf>, explicit: bool) -> Result<()> {
             .filter_map(|e| e.ok().map(|e| e.path()))
             .collect();
         entries.sort();
+        // A temporary file of an interrupted write is not an input.
+        entries.retain(|e| !e.file_name().is_some_and(crate::output::is_temp_name));
         for e in entries {
             walk(&e, out, false)?;
         }

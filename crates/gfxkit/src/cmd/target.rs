@@ -62,7 +62,8 @@ enum Command {
         id: String,
         /// Print JSON: {"name", "aliases", "arch", "kind", "features", "target_id_features",
         /// "mach", "generic_family", "generic_version", "generic_members", "memory_model",
-        /// "in_llvm19"} plus "target_id" and "e_flags" {"v4","v5","v6"} for the ID given.
+        /// "in_llvm19", "llvm" (releases defining it: "19+", "19-20", "main"),
+        /// "xnack_always"} plus "target_id" and "e_flags" {"v4","v5","v6"} for the ID given.
         #[arg(long)]
         json: bool,
     },
@@ -156,6 +157,8 @@ struct ProcessorJson {
     generic_members: Vec<&'static str>,
     memory_model: &'static str,
     in_llvm19: bool,
+    llvm: String,
+    xnack_always: bool,
 }
 
 impl ProcessorJson {
@@ -172,7 +175,9 @@ impl ProcessorJson {
             generic_version: p.generic_version,
             generic_members: p.generic_members().map(|m| m.name).collect(),
             memory_model: p.memory_model.name(),
-            in_llvm19: p.in_llvm19,
+            in_llvm19: p.in_llvm19(),
+            llvm: p.llvm.to_string(),
+            xnack_always: p.xnack_always(),
         }
     }
 }
@@ -181,12 +186,14 @@ fn features_text(p: &Processor) -> String {
     if p.features.is_empty() {
         return "-".to_owned();
     }
-    // Target-ID features are marked with `*`.
+    // Target-ID features are marked with `*`; xnack that is always on with `(always)`.
     p.features
         .iter()
         .map(|f| {
             if p.has_target_id_feature(*f) {
                 format!("{}*", f.name())
+            } else if *f == gfxkit_spec::Feature::Xnack && p.xnack_always() {
+                "xnack(always)".to_owned()
             } else {
                 f.name().to_owned()
             }
@@ -202,7 +209,7 @@ fn list(json: bool) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let header = [
-        "NAME", "ALIASES", "ARCH", "KIND", "MACH", "FEATURES", "GENERIC", "MEMMODEL", "LLVM19",
+        "NAME", "ALIASES", "ARCH", "KIND", "MACH", "FEATURES", "GENERIC", "MEMMODEL", "LLVM",
     ];
     let rows: Vec<[String; 9]> = PROCESSORS
         .iter()
@@ -224,7 +231,7 @@ fn list(json: bool) -> Result<ExitCode> {
                     (None, false) => "-".to_owned(),
                 },
                 p.memory_model.name().to_owned(),
-                if p.in_llvm19 { "yes" } else { "no" }.to_owned(),
+                p.llvm.to_string(),
             ]
         })
         .collect();
@@ -340,8 +347,9 @@ fn show(s: &str, json: bool) -> Result<ExitCode> {
         ("memory model", p.memory_model.name().to_owned()),
         (
             "in llvm 19",
-            if p.in_llvm19 { "yes" } else { "no" }.to_owned(),
+            if p.in_llvm19() { "yes" } else { "no" }.to_owned(),
         ),
+        ("llvm releases", p.llvm.to_string()),
     ];
     if p.is_generic() {
         rows.push(("generic version", p.generic_version.to_string()));

@@ -19,7 +19,10 @@ serves one target, the first compatible in header order. A bare target ID means 
 
 A target without a compatible entry is an error (nothing is written) unless
 --allow-missing, which writes an empty file for it. Compressed bundles are decompressed and
-their hash checked. For files holding several bundles back to back, pick one with --bundle.
+their hash checked. A file holding several bundles back to back (CCOB v2/v3 bounded by the
+size in their header) is walked as LLVM main's bundler does: each target comes from the one
+bundle that has code for it; a target several bundles hold (one per translation unit) is an
+error naming them; --bundle N reads bundle N only.
 
 Examples:
   gfxkit unbundle app.hipfb -t gfx90a:xnack+ -o app-gfx90a.co
@@ -66,37 +69,69 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if found.is_empty() {
         bail!("{name}: no offload bundle in this file");
     }
-    let b = match (args.bundle, found.len()) {
-        (None, 1) => &found[0],
-        (None, n) => bail!(
-            "{name} holds {n} bundles back to back; choose one with --bundle (0-{})",
-            n - 1
-        ),
-        (Some(i), n) => found
+    let chosen: Vec<&bundles::Located<'_>> = match (args.bundle, found.len()) {
+        (None, _) => found.iter().collect(),
+        (Some(i), n) => vec![found
             .get(i)
-            .with_context(|| format!("{name} holds {n} bundles; --bundle {i} is out of range"))?,
+            .with_context(|| format!("{name} holds {n} bundles; --bundle {i} is out of range"))?],
     };
-    let ctx = || format!("{name}: bundle {} at offset {:#x}", b.index, b.offset);
-    let contents = bundles::uncompressed(b, HashCheck::Error).with_context(ctx)?;
-    let bundle = Bundle::parse(&contents).with_context(ctx)?;
-    // Every ID must parse (the error names the entry and where its ID lies).
-    for e in bundle.entries() {
-        e.parse_id().with_context(ctx)?;
+    // Each bundle in turn (several back to back are walked, each compressed one bounded by the
+    // size in its header, as LLVM main's bundler does): which entry serves which target.
+    // Payloads are copied out so that only one bundle is decompressed at a time.
+    let mut served: Vec<Option<(usize, Vec<u8>)>> = vec![None; wanted.len()];
+    let mut holders: Vec<Vec<usize>> = vec![Vec::new(); wanted.len()];
+    let mut all_ids: Vec<String> = Vec::new();
+    for b in &chosen {
+        let ctx = || format!("{name}: bundle {} at offset {:#x}", b.index, b.offset);
+        let contents = bundles::uncompressed(b, HashCheck::Error).with_context(ctx)?;
+        let bundle = Bundle::parse(&contents).with_context(ctx)?;
+        // Every ID must parse (the error names the entry and where its ID lies).
+        for e in bundle.entries() {
+            e.parse_id().with_context(ctx)?;
+        }
+        for e in bundle.entries() {
+            // Each ID once: bundles of one file usually hold the same targets.
+            if !all_ids.iter().any(|i| i == e.id) {
+                all_ids.push(e.id.to_owned());
+            }
+        }
+        // clang's matching rule; missing targets are reported below, so they are allowed here.
+        let listed: Vec<(&str, &[u8])> =
+            bundle.entries().iter().map(|e| (e.id, e.payload)).collect();
+        let opts = UnbundleOptions {
+            allow_missing: true,
+            hip_openmp_compatible: args.hip_openmp_compatible,
+        };
+        let got = unbundle(&listed, &contents, &wanted, &opts).with_context(ctx)?;
+        for (t, x) in got.into_iter().enumerate() {
+            if let Extracted::Entry { index, .. } = x {
+                holders[t].push(b.index);
+                if served[t].is_none() {
+                    served[t] = Some((b.index, bundle.entries()[index].payload.to_vec()));
+                }
+            }
+        }
     }
-    // clang's matching rule; missing targets are reported here, so they are allowed there.
-    let listed: Vec<(&str, &[u8])> = bundle.entries().iter().map(|e| (e.id, e.payload)).collect();
-    let opts = UnbundleOptions {
-        allow_missing: true,
-        hip_openmp_compatible: args.hip_openmp_compatible,
-    };
-    let served: Vec<Option<usize>> = unbundle(&listed, &contents, &wanted, &opts)
-        .with_context(ctx)?
-        .into_iter()
-        .map(|x| match x {
-            Extracted::Entry { index, .. } => Some(index),
-            _ => None,
+    // A target several bundles hold (one per translation unit, usually) has no one answer.
+    let ambiguous: Vec<String> = (0..wanted.len())
+        .filter(|&t| holders[t].len() > 1)
+        .map(|t| {
+            let h = &holders[t];
+            let mut list: Vec<String> = h.iter().take(8).map(usize::to_string).collect();
+            if h.len() > 8 {
+                list.push(format!("... {} in all", h.len()));
+            }
+            format!("{} (bundles {})", args.targets[t], list.join(", "))
         })
         .collect();
+    if !ambiguous.is_empty() {
+        bail!(
+            "{name} holds {} bundles back to back and several have code for {}: choose one \
+             with --bundle, or write them all with `gfxkit extract`",
+            found.len(),
+            ambiguous.join("; ")
+        );
+    }
     let missing: Vec<&str> = (0..wanted.len())
         .filter(|&t| served[t].is_none())
         .map(|t| args.targets[t].as_str())
@@ -105,17 +140,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         eprintln!(
             "gfxkit: {name}: no compatible entry for {} (entries: {})",
             missing.join(", "),
-            bundle
-                .entries()
-                .iter()
-                .map(|e| e.id)
-                .collect::<Vec<_>>()
-                .join(", ")
+            all_ids.join(", ")
         );
         return Ok(ExitCode::from(1));
     }
     for (t, out) in args.outputs.iter().enumerate() {
-        let bytes: &[u8] = served[t].map_or(&[], |ei| bundle.entries()[ei].payload);
+        let bytes: &[u8] = served[t].as_ref().map_or(&[], |(_, p)| p.as_slice());
         crate::output::write_atomic(out, bytes)?;
     }
     Ok(ExitCode::SUCCESS)

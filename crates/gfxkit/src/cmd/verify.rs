@@ -115,8 +115,8 @@ fn check_bundle(b: &Located<'_>, problems: &mut Vec<Problem>) -> usize {
             .loose
             .iter()
             .enumerate()
-            // Bitcode images are not code objects: nothing to check in their payload.
-            .map(|(i, e)| (i, e.id.as_str(), (e.ext != "bc").then_some(e.payload)))
+            // Bitcode and SPIR-V images are not code objects: nothing to check in their payload.
+            .map(|(i, e)| (i, e.id.as_str(), (e.ext == "co").then_some(e.payload)))
             .collect();
         check_entries(&mut cx, &entries);
         return entries.len();

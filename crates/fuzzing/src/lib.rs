@@ -1,0 +1,50 @@
+//! The bodies of gfxkit's fuzz targets: one per reader, each calling the library entry point
+//! the `gfxkit` command uses and checking the invariants of whatever it accepts. None may
+//! panic, hang or allocate without bound on any input.
+//!
+//! `fuzz/fuzz_targets/<name>.rs` runs [`TARGETS`]`[name]` under libFuzzer (`scripts/fuzz`,
+//! nightly); `tests/replay.rs` runs every file under `fuzz/regressions/<name>/` and
+//! `fuzz/seeds/<name>/` through the same body in ordinary `cargo test` on stable.
+//!
+//! | target | reads |
+//! |---|---|
+//! | `bundle` | uncompressed offload bundles, strict and lenient, header only |
+//! | `ccob` | CCOB v1/v2/v3 (zlib, zstd): header, extent, bounded decompression |
+//! | `concatenated` | either format, bundles back to back (a dumped `.hip_fatbin`) |
+//! | `bundle_text` | text bundles (`-type=i ii hipi ll s ...`) |
+//! | `bundle_object` | object bundles (`-type=o`): list, strip, write |
+//! | `bundle_archive` | archive bundles (`-type=a`): members, unbundling |
+//! | `host` | host discovery: ELF, `.hip_fatbin`, wrappers and relocations, `.llvm.offloading`, `ar` |
+//! | `code_object` | code objects: ELF header, `e_flags`, notes, MessagePack metadata, descriptors |
+//! | `target_id` | target IDs and bundle entry IDs |
+//! | `prune` | the prune/recompress planner: refuse, or produce a file that verifies |
+
+#![forbid(unsafe_code)]
+
+pub mod code_object;
+pub mod host;
+pub mod prune;
+pub mod target_id;
+
+/// A fuzz target body.
+pub type Body = fn(&[u8]);
+
+/// Every fuzz target by name (the names of `fuzz/fuzz_targets/*.rs` and of the directories
+/// under `fuzz/regressions/` and `fuzz/seeds/`).
+pub const TARGETS: &[(&str, Body)] = &[
+    ("bundle", gfxkit_bundle::fuzzing::bundle),
+    ("ccob", gfxkit_bundle::fuzzing::ccob),
+    ("concatenated", gfxkit_bundle::fuzzing::concatenated),
+    ("bundle_text", gfxkit_bundle::fuzzing::text),
+    ("bundle_object", gfxkit_bundle::fuzzing::object),
+    ("bundle_archive", gfxkit_bundle::fuzzing::archive),
+    ("host", host::run),
+    ("code_object", code_object::run),
+    ("target_id", target_id::run),
+    ("prune", prune::run),
+];
+
+/// The body of the target called `name`.
+pub fn body(name: &str) -> Option<Body> {
+    TARGETS.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
+}
