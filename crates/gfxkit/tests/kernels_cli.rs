@@ -106,3 +106,43 @@ fn damaged_inputs_are_errors_naming_the_file() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("cut.hipfb"), "{err}");
 }
+
+#[test]
+fn a_descriptor_with_reserved_bits_is_reported_not_fatal() {
+    let dir = tempfile::tempdir().unwrap();
+    let ir = dir.path().join("k.ll");
+    std::fs::write(
+        &ir,
+        "define amdgpu_kernel void @k(ptr addrspace(1) %p) {\n  store i32 0, ptr addrspace(1) %p\n  ret void\n}\n",
+    )
+    .unwrap();
+    let obj = dir.path().join("k.o");
+    gfxkit_testkit::llc_object(&ir, &obj, "gfx90a", 5, "");
+    let mut bytes = std::fs::read(&obj).unwrap();
+    let co = gfxkit_code_object::CodeObject::parse(&bytes).unwrap();
+    let at = co.kernel_descriptors().unwrap()[0].offset as usize;
+    bytes[at + 48 + 1] |= 1 << 2; // COMPUTE_PGM_RSRC1 bit 10: reserved (PRIORITY)
+    let bad = dir.path().join("bad.o");
+    std::fs::write(&bad, &bytes).unwrap();
+    let b = bad.to_str().unwrap();
+    let (code, out, err) = gfxkit(&["inspect", "--json", b]);
+    assert_eq!(code, 0, "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let k = &j["kernels"][0];
+    assert!(k["descriptor"].is_null());
+    let e = k["descriptor_error"].as_str().unwrap();
+    assert!(
+        e.contains("COMPUTE_PGM_RSRC1") && e.contains("bit 10"),
+        "{e}"
+    );
+    // Occupancy still follows from the metadata.
+    assert!(k["occupancy"].as_u64().unwrap() >= 1);
+    let (code, text, _) = gfxkit(&["inspect", b]);
+    assert_eq!(code, 0);
+    assert!(text.contains("cannot decode: COMPUTE_PGM_RSRC1"), "{text}");
+    let listing = listing(&["kernels", "--json", b]);
+    assert_eq!(
+        listing["kernels"][0]["descriptor_error"],
+        k["descriptor_error"]
+    );
+}
