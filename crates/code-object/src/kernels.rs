@@ -82,7 +82,8 @@ pub struct KernelSummary {
     pub descriptor: Option<DescriptorFields>,
     /// Why the descriptor did not decode.
     pub descriptor_error: Option<String>,
-    /// Architectural VGPRs.
+    /// VGPRs counted against the register file (`.vgpr_count`, llc's `TotalNumVgprs`): arch
+    /// VGPRs plus AGPRs on GFX90A-style unified files, the larger of the two on GFX908.
     pub vgpr_count: Option<u64>,
     /// AGPRs.
     pub agpr_count: Option<u64>,
@@ -299,9 +300,10 @@ fn complete(s: &mut KernelSummary, hw: Option<&'static HardwareLimits>) {
         }
     }
     let to32 = |v: Option<u64>| v.map_or(0, |v| u32::try_from(v).unwrap_or(u32::MAX));
+    // `.vgpr_count` already counts the AGPRs (LLVM's TotalNumVGPRs).
     let input = OccupancyInput {
         vgprs: to32(s.vgpr_count),
-        agprs: to32(s.agpr_count),
+        agprs: 0,
         sgprs: to32(s.sgpr_count),
         lds_bytes: to32(s.lds_bytes),
         wavefront_size: to32(s.wavefront_size),

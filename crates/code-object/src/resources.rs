@@ -48,9 +48,10 @@ impl Limiter {
 /// What occupancy depends on, for one kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct OccupancyInput {
-    /// Architectural VGPRs (`.vgpr_count`).
+    /// Architectural VGPRs (llc's `NumVgprs`). The metadata's `.vgpr_count` is llc's
+    /// `TotalNumVgprs`, which already counts the AGPRs: pass it here with `agprs` 0.
     pub vgprs: u32,
-    /// AGPRs (`.agpr_count`, GFX908+).
+    /// AGPRs (llc's `NumAgprs`, GFX908+).
     pub agprs: u32,
     /// SGPRs including VCC, FLAT_SCRATCH and XNACK_MASK (`.sgpr_count`).
     pub sgprs: u32,

@@ -395,8 +395,15 @@ fn check_target(
             }
         }
         // Registers and scratch.
+        // `.vgpr_count` is llc's TotalNumVgprs (arch VGPRs and AGPRs), printed as NumVgprs when
+        // there are no AGPRs.
+        let total_key = if a.info.contains_key("TotalNumVgprs") {
+            "TotalNumVgprs"
+        } else {
+            "NumVgprs"
+        };
         for (key, ours) in [
-            ("NumVgprs", meta.vgpr_count),
+            (total_key, meta.vgpr_count),
             ("NumSgprs", meta.sgpr_count),
             ("NumAgprs", meta.agpr_count),
             ("ScratchSize", meta.private_segment_fixed_size),
@@ -411,9 +418,11 @@ fn check_target(
             }
         }
         // Occupancy.
+        // Occupancy from llc's own split of arch VGPRs and AGPRs, and (below, through the
+        // summaries) from the metadata's total.
         let input = OccupancyInput {
-            vgprs: meta.vgpr_count.unwrap_or(0) as u32,
-            agprs: meta.agpr_count.unwrap_or(0) as u32,
+            vgprs: a.info.get("NumVgprs").copied().unwrap_or(0) as u32,
+            agprs: a.info.get("NumAgprs").copied().unwrap_or(0) as u32,
             sgprs: meta.sgpr_count.unwrap_or(0) as u32,
             lds_bytes: meta.group_segment_fixed_size.unwrap_or(0) as u32,
             wavefront_size: meta.wavefront_size.unwrap_or(0) as u32,
@@ -429,7 +438,8 @@ fn check_target(
                 "{name}: occupancy llc {theirs:?}, gfxkit {ours:?} ({input:?})"
             ));
         }
-        // Without the waves-per-eu bound (not in code objects), summaries agree too.
+        // Without the waves-per-eu bound (not in code objects), summaries (from the metadata)
+        // agree too.
         if spec.wpe.is_none() {
             let s = sums.iter().find(|s| s.name == name).unwrap();
             if s.occupancy != theirs {
