@@ -261,10 +261,11 @@ def extract(
     return [Entry(*t) for t in _gfxkit.extract(src, targets, ignore_hash)]
 
 
-def inspect(src: Source) -> Dict[str, Any]:
+def inspect(src: Source, demangle: bool = False) -> Dict[str, Any]:
     """One AMDGPU code object, as ``gfxkit inspect --json`` prints it (header, ``e_flags``,
-    target ID, kernels, descriptors, metadata)."""
-    return _gfxkit.inspect(src)
+    target ID, kernels with their descriptor, occupancy and arguments, metadata);
+    ``demangle=True`` as ``--demangle`` adds each kernel's demangled name."""
+    return _gfxkit.inspect(src, demangle)
 
 
 def prune(

@@ -4,7 +4,10 @@ use crate::descriptor::{self, KernelDescriptor};
 use crate::eflags::{EFlags, EFlagsIssue, TargetIdFromFlagsError, TargetMismatch};
 use crate::error::{Error, ErrorKind};
 use crate::metadata::{Kernel, Metadata};
-use gfxkit_spec::elf::{ELFOSABI_AMDGPU_HSA, EM_AMDGPU, NOTE_OWNER_AMDGPU, NT_AMDGPU_METADATA};
+use crate::metadata_v2::{self, V2Kernel, NT_AMD_HSA_METADATA};
+use gfxkit_spec::elf::{
+    ELFOSABI_AMDGPU_HSA, EM_AMDGPU, NOTE_OWNER_AMD, NOTE_OWNER_AMDGPU, NT_AMDGPU_METADATA,
+};
 use gfxkit_spec::{Arch, CodeObjectVersion, EFlagsLayout, OsAbi, Processor};
 use gfxkit_target_id::TargetId;
 use object::elf::{FileHeader32, FileHeader64, ELFCLASS32, ELFCLASS64, ELFDATA2LSB};
@@ -38,6 +41,7 @@ pub struct CodeObject<'data> {
     header: Header,
     metadata: Option<Metadata<'data>>,
     metadata_offset: Option<u64>,
+    v2_kernels: Vec<V2Kernel>,
 }
 
 /// Something about a code object that does not fit the rules, found by [`CodeObject::issues`].
@@ -194,19 +198,29 @@ impl<'data> CodeObject<'data> {
     /// Parses an AMDGPU code object: 64-bit little-endian ELF for amdgcn, 32-bit for r600.
     pub fn parse(data: &'data [u8]) -> Result<CodeObject<'data>, Error> {
         let header = Header::parse(data)?;
-        let note = match elf_class(data)? {
-            ELFCLASS64 => find_metadata_note(data, header64(data)?)?,
-            _ => find_metadata_note(data, header32(data)?)?,
+        let find = |owner: &str, n_type: u32| match elf_class(data)? {
+            ELFCLASS64 => find_note(data, header64(data)?, owner, n_type),
+            _ => find_note(data, header32(data)?, owner, n_type),
         };
+        let note = find(NOTE_OWNER_AMDGPU, NT_AMDGPU_METADATA)?;
         let metadata = match note {
             Some((desc, offset)) => Some(Metadata::parse(desc, offset)?),
             None => None,
+        };
+        // Code object V2: YAML metadata in an "AMD" note.
+        let v2_kernels = match note {
+            Some(_) => Vec::new(),
+            None => match find(NOTE_OWNER_AMD, NT_AMD_HSA_METADATA)? {
+                Some((desc, offset)) => metadata_v2::parse(desc, offset)?,
+                None => Vec::new(),
+            },
         };
         Ok(CodeObject {
             data,
             header,
             metadata,
             metadata_offset: note.map(|(_, offset)| offset),
+            v2_kernels,
         })
     }
 
@@ -281,6 +295,12 @@ impl<'data> CodeObject<'data> {
         self.metadata_offset
     }
 
+    /// The kernels of a code object V2 `NT_AMD_HSA_METADATA` YAML note (empty for V3+ objects,
+    /// which list theirs in [`CodeObject::kernels`]).
+    pub fn v2_kernels(&self) -> &[V2Kernel] {
+        &self.v2_kernels
+    }
+
     /// The kernels listed in the metadata (empty without metadata).
     pub fn kernels(&self) -> &[Kernel<'data>] {
         self.metadata.as_ref().map_or(&[], |m| m.kernels())
@@ -292,7 +312,7 @@ impl<'data> CodeObject<'data> {
         if self.header.arch != Arch::Amdgcn {
             return Ok(Vec::new());
         }
-        descriptor::find(self.data, header64(self.data)?)
+        descriptor::find(self.data, header64(self.data)?, self.header.version)
     }
 
     /// Everything that does not fit the rules: `e_flags` issues, a metadata target that names
@@ -454,11 +474,13 @@ fn bad_elf(detail: String, offset: u64) -> Error {
     Error::new(ErrorKind::BadElf { detail }, offset)
 }
 
-/// The `NT_AMDGPU_METADATA` note's descriptor and its offset: from `SHT_NOTE` sections, or from
-/// `PT_NOTE` segments when the object has no section headers.
-fn find_metadata_note<'data, H: FileHeader<Endian = LittleEndian>>(
+/// The descriptor of the first note of `owner` and `n_type` and its offset: from `SHT_NOTE`
+/// sections, or from `PT_NOTE` segments when the object has no section headers.
+fn find_note<'data, H: FileHeader<Endian = LittleEndian>>(
     data: &'data [u8],
     header: &'data H,
+    owner: &str,
+    n_type: u32,
 ) -> Result<Option<(&'data [u8], u64)>, Error> {
     let e = LittleEndian;
     // Offsets of the `e_shoff` and `e_phoff` fields: where an error about a table that does not
@@ -479,7 +501,14 @@ fn find_metadata_note<'data, H: FileHeader<Endian = LittleEndian>>(
     for (i, sh) in sections.iter().enumerate() {
         // Inside the file: the table was read.
         let entry_at = shoff + i as u64 * shentsize;
-        let found = scan_notes(data, sh.sh_offset(e).into(), entry_at, sh.notes(e, data))?;
+        let found = scan_notes(
+            data,
+            sh.sh_offset(e).into(),
+            entry_at,
+            sh.notes(e, data),
+            owner,
+            n_type,
+        )?;
         if found.is_some() {
             return Ok(found);
         }
@@ -495,7 +524,14 @@ fn find_metadata_note<'data, H: FileHeader<Endian = LittleEndian>>(
         let phentsize = u64::from(header.e_phentsize(e));
         for (i, ph) in segments.iter().enumerate() {
             let entry_at = phoff + i as u64 * phentsize;
-            let found = scan_notes(data, ph.p_offset(e).into(), entry_at, ph.notes(e, data))?;
+            let found = scan_notes(
+                data,
+                ph.p_offset(e).into(),
+                entry_at,
+                ph.notes(e, data),
+                owner,
+                n_type,
+            )?;
             if found.is_some() {
                 return Ok(found);
             }
@@ -504,13 +540,16 @@ fn find_metadata_note<'data, H: FileHeader<Endian = LittleEndian>>(
     Ok(None)
 }
 
-/// Looks for the metadata note in one note section or segment (`notes` is `None` for regions
-/// that hold no notes) starting at `region_offset`, described by the header at `header_at`.
+/// Looks for the note of `owner` and `n_type` in one note section or segment (`notes` is `None`
+/// for regions that hold no notes) starting at `region_offset`, described by the header at
+/// `header_at`.
 fn scan_notes<'data, H: FileHeader<Endian = LittleEndian>>(
     data: &'data [u8],
     region_offset: u64,
     header_at: u64,
     notes: object::read::Result<Option<object::read::elf::NoteIterator<'data, H>>>,
+    owner: &str,
+    n_type: u32,
 ) -> Result<Option<(&'data [u8], u64)>, Error> {
     let Some(mut notes) = notes.map_err(|err| {
         // A region that does not fit in the file is reported at the header that claims it.
@@ -528,9 +567,7 @@ fn scan_notes<'data, H: FileHeader<Endian = LittleEndian>>(
         .next()
         .map_err(|err| bad_elf(format!("note: {err}"), region_offset))?
     {
-        if note.n_type(LittleEndian) == NT_AMDGPU_METADATA
-            && note.name() == NOTE_OWNER_AMDGPU.as_bytes()
-        {
+        if note.n_type(LittleEndian) == n_type && note.name() == owner.as_bytes() {
             let desc = note.desc();
             // The descriptor is a sub-slice of `data`: its offset is the pointer difference.
             let offset = (desc.as_ptr() as usize).wrapping_sub(data.as_ptr() as usize) as u64;

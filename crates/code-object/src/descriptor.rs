@@ -13,7 +13,9 @@
 //! | 56     | 2    | `kernel_code_properties`         |
 //! | 58     | 2    | `kernarg_preload`                |
 
+use crate::descriptor_table::{Field, Needs, Print, Value, Word, FIELDS};
 use crate::error::{Error, ErrorKind};
+use gfxkit_spec::{CodeObjectVersion, Generation, HardwareLimits};
 use object::elf::{
     FileHeader64, SHN_LORESERVE, SHN_UNDEF, SHT_DYNSYM, SHT_NOBITS, SHT_SYMTAB, STT_OBJECT,
 };
@@ -49,6 +51,254 @@ pub struct KernelDescriptor<'data> {
     pub kernel_code_properties: u16,
     /// `KERNARG_PRELOAD`.
     pub kernarg_preload: u16,
+    /// The 64 bytes as found.
+    #[serde(skip)]
+    pub raw: [u8; KERNEL_DESCRIPTOR_SIZE],
+    /// The code-object version of the object holding it (`None`: taken as V5 or later). Some
+    /// fields exist from V5 on (`uses_dynamic_stack`).
+    #[serde(skip)]
+    pub code_object_version: Option<CodeObjectVersion>,
+}
+
+/// One decoded field: its table row and the value llvm-objdump prints for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldValue {
+    /// The row of [`FIELDS`].
+    pub field: &'static Field,
+    /// The value as printed (granules already multiplied out).
+    pub value: u64,
+}
+
+impl FieldValue {
+    /// Whether llvm-objdump prints this field for this value.
+    pub fn printed(&self) -> bool {
+        match self.field.print {
+            Print::Directive | Print::Comment(_) => true,
+            Print::DirectiveIfNonzero => self.value != 0,
+            Print::Hidden => false,
+        }
+    }
+
+    /// The line llvm-objdump prints (`.amdhsa_next_free_vgpr 8`, `; SHARED_VGPR_COUNT 0`), or
+    /// `None` when it prints none.
+    pub fn objdump_line(&self) -> Option<String> {
+        if !self.printed() {
+            return None;
+        }
+        Some(match self.field.print {
+            Print::Comment(name) => format!("; {name} {}", self.value),
+            _ => format!(".amdhsa_{} {}", self.field.name, self.value),
+        })
+    }
+}
+
+/// A descriptor llvm-objdump (and gfxkit) refuses to decode: bits set that the processor's
+/// layout reserves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReservedBits {
+    /// The word with the bits (`Word::None` for the reserved byte ranges).
+    pub word: Word,
+    /// Byte offset of the word (or of the first nonzero reserved byte) in the descriptor.
+    pub offset: usize,
+    /// The reserved bits that are set.
+    pub bits: u64,
+    /// The generation whose layout was applied.
+    pub generation: Generation,
+}
+
+impl std::fmt::Display for ReservedBits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.word == Word::None {
+            write!(
+                f,
+                "reserved byte {} of the kernel descriptor is 0x{:02x}, must be 0",
+                self.offset, self.bits
+            )
+        } else {
+            let low = self.bits.trailing_zeros();
+            let high = 63 - self.bits.leading_zeros();
+            let range = if low == high {
+                format!("bit {low}")
+            } else {
+                format!("bits {low}..={high}")
+            };
+            write!(
+                f,
+                "{} (descriptor byte {}) has reserved {range} set (0x{:x}), which {} does not define",
+                self.word.name(),
+                self.offset,
+                self.bits,
+                self.generation.name()
+            )
+        }
+    }
+}
+
+impl std::error::Error for ReservedBits {}
+
+/// Why a set of field values cannot be encoded as a descriptor for a processor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EncodeDescriptorError {
+    /// No field of that name exists for the processor.
+    UnknownField(String),
+    /// The value does not fit the field (too large, or not a multiple of its granule).
+    BadValue {
+        /// Field name.
+        field: &'static str,
+        /// The value given.
+        value: u64,
+        /// What the field accepts.
+        expected: String,
+    },
+}
+
+impl std::fmt::Display for EncodeDescriptorError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EncodeDescriptorError::UnknownField(n) => {
+                write!(f, "no kernel-descriptor field {n} for this processor")
+            }
+            EncodeDescriptorError::BadValue {
+                field,
+                value,
+                expected,
+            } => write!(f, "{field} = {value}: expected {expected}"),
+        }
+    }
+}
+
+impl std::error::Error for EncodeDescriptorError {}
+
+/// Reserved byte ranges of the descriptor (offset, length).
+const RESERVED_BYTES: [(usize, usize); 3] = [(12, 4), (24, 20), (60, 4)];
+
+fn word_value(raw: &[u8; KERNEL_DESCRIPTOR_SIZE], word: Word) -> u64 {
+    let at = word.offset();
+    match word.size() {
+        2 => u64::from(u16::from_le_bytes([raw[at], raw[at + 1]])),
+        4 => u64::from(u32::from_le_bytes([
+            raw[at],
+            raw[at + 1],
+            raw[at + 2],
+            raw[at + 3],
+        ])),
+        _ => 0,
+    }
+}
+
+fn set_word(raw: &mut [u8; KERNEL_DESCRIPTOR_SIZE], word: Word, value: u64) {
+    let at = word.offset();
+    match word.size() {
+        2 => raw[at..at + 2].copy_from_slice(&(value as u16).to_le_bytes()),
+        4 => raw[at..at + 4].copy_from_slice(&(value as u32).to_le_bytes()),
+        _ => {}
+    }
+}
+
+/// Whether a code-object version has the V5 descriptor fields (`None`: the latest).
+fn is_v5(cov: Option<CodeObjectVersion>) -> bool {
+    cov.map_or(true, |v| v >= CodeObjectVersion::V5)
+}
+
+/// Whether `field` is part of the layout for `hw` in a code object of version `cov` (`None`:
+/// the latest), with the descriptor in `wave32` mode.
+pub fn applies(
+    field: &Field,
+    hw: &HardwareLimits,
+    cov: Option<CodeObjectVersion>,
+    wave32: bool,
+) -> bool {
+    hw.generation >= field.from
+        && hw.generation <= field.to
+        && match field.needs {
+            Needs::Any => true,
+            Needs::UnifiedVgprFile => hw.unified_vgpr_file,
+            Needs::ArchitectedFlatScratch => hw.architected_flat_scratch,
+            Needs::NoArchitectedFlatScratch => !hw.architected_flat_scratch,
+            Needs::Wave32 => wave32,
+            Needs::Wave64 => !wave32,
+            Needs::CodeObjectV5 => is_v5(cov),
+            Needs::BeforeCodeObjectV5 => !is_v5(cov),
+        }
+}
+
+/// The generation whose layout applies: GFX6 and GFX7 share GFX8's.
+fn layout_limits(hw: &HardwareLimits) -> HardwareLimits {
+    let mut hw = *hw;
+    if hw.generation < Generation::Gfx8 && hw.generation > Generation::R600 {
+        hw.generation = Generation::Gfx8;
+    }
+    hw
+}
+
+fn granule(field: &Field, hw: &HardwareLimits, wave32: bool) -> Option<u64> {
+    match field.value {
+        Value::Granules(g) => Some(u64::from(g)),
+        Value::VgprGranules => Some(u64::from(hw.vgpr_encoding_granule(wave32))),
+        _ => None,
+    }
+}
+
+/// Whether a descriptor's `KERNEL_CODE_PROPERTIES` select wave32 (GFX10+).
+fn wave32_bit(raw: &[u8; KERNEL_DESCRIPTOR_SIZE], hw: &HardwareLimits) -> bool {
+    hw.generation >= Generation::Gfx10
+        && word_value(raw, Word::KernelCodeProperties) & (1 << 10) != 0
+}
+
+/// Encodes the field values `values` (names and values as llvm-objdump prints them, see
+/// [`KernelDescriptor::fields`]) into a descriptor for a processor with limits `hw`, in a code
+/// object of version `cov` (`None`: the latest). Fields not given are zero; constants, when
+/// given, must have their value.
+pub fn encode(
+    hw: &HardwareLimits,
+    cov: Option<CodeObjectVersion>,
+    values: &[(&str, u64)],
+    kernel_code_entry_byte_offset: i64,
+) -> Result<[u8; KERNEL_DESCRIPTOR_SIZE], EncodeDescriptorError> {
+    let hw = layout_limits(hw);
+    let wave32 = hw.generation >= Generation::Gfx10
+        && values
+            .iter()
+            .any(|(n, v)| *n == "wavefront_size32" && *v != 0);
+    let mut raw = [0u8; KERNEL_DESCRIPTOR_SIZE];
+    raw[16..24].copy_from_slice(&kernel_code_entry_byte_offset.to_le_bytes());
+    for (name, value) in values {
+        let field = FIELDS
+            .iter()
+            .find(|f| f.name == *name && applies(f, &hw, cov, wave32))
+            .ok_or_else(|| EncodeDescriptorError::UnknownField((*name).to_owned()))?;
+        let bad = |expected: String| EncodeDescriptorError::BadValue {
+            field: field.name,
+            value: *value,
+            expected,
+        };
+        let bits = match (field.value, granule(field, &hw, wave32)) {
+            (Value::Constant(c), _) => {
+                if *value != c {
+                    return Err(bad(format!("{c} (a constant)")));
+                }
+                continue;
+            }
+            (_, Some(g)) => {
+                if *value < g || *value % g != 0 {
+                    return Err(bad(format!("a positive multiple of {g}")));
+                }
+                *value / g - 1
+            }
+            _ => *value,
+        };
+        let max = (1u64 << field.width) - 1;
+        if bits > max {
+            return Err(bad(match granule(field, &hw, wave32) {
+                Some(g) => format!("at most {}", (max + 1) * g),
+                None => format!("at most {max}"),
+            }));
+        }
+        let word = word_value(&raw, field.word) | (bits << field.shift);
+        set_word(&mut raw, field.word, word);
+    }
+    Ok(raw)
 }
 
 impl<'data> KernelDescriptor<'data> {
@@ -74,7 +324,87 @@ impl<'data> KernelDescriptor<'data> {
             compute_pgm_rsrc2: u32_at(52),
             kernel_code_properties: u16_at(56),
             kernarg_preload: u16_at(58),
+            raw: *raw,
+            code_object_version: None,
         }
+    }
+
+    /// The same descriptor, read as part of a code object of version `cov`.
+    pub fn with_code_object_version(mut self, cov: Option<CodeObjectVersion>) -> Self {
+        self.code_object_version = cov;
+        self
+    }
+
+    /// Whether the descriptor selects wave32 (`wavefront_size32`, GFX10+ only).
+    pub fn wave32(&self, hw: &HardwareLimits) -> bool {
+        wave32_bit(&self.raw, hw)
+    }
+
+    /// Every field of the layout for a processor with limits `hw`, in llvm-objdump's print
+    /// order, with the values it prints (see [`crate::descriptor_table`]). A descriptor with
+    /// reserved bits set is refused, as llvm-objdump refuses it.
+    pub fn fields(&self, hw: &HardwareLimits) -> Result<Vec<FieldValue>, ReservedBits> {
+        let hw = layout_limits(hw);
+        let cov = self.code_object_version;
+        let wave32 = wave32_bit(&self.raw, &hw);
+        for (at, len) in RESERVED_BYTES {
+            if let Some(i) = (at..at + len).find(|&i| self.raw[i] != 0) {
+                return Err(ReservedBits {
+                    word: Word::None,
+                    offset: i,
+                    bits: u64::from(self.raw[i]),
+                    generation: hw.generation,
+                });
+            }
+        }
+        for word in Word::ALL {
+            let defined = FIELDS
+                .iter()
+                .filter(|f| f.word == word && applies(f, &hw, cov, wave32))
+                .fold(0u64, |m, f| m | f.mask());
+            let bits = word_value(&self.raw, word) & !defined;
+            if bits != 0 {
+                return Err(ReservedBits {
+                    word,
+                    offset: word.offset(),
+                    bits,
+                    generation: hw.generation,
+                });
+            }
+        }
+        Ok(FIELDS
+            .iter()
+            .filter(|f| applies(f, &hw, cov, wave32))
+            .map(|field| {
+                let bits = (word_value(&self.raw, field.word) & field.mask()) >> field.shift;
+                let value = match (field.value, granule(field, &hw, wave32)) {
+                    (Value::Constant(c), _) => c,
+                    (_, Some(g)) => (bits + 1) * g,
+                    _ => bits,
+                };
+                FieldValue { field, value }
+            })
+            .collect())
+    }
+
+    /// The value of field `name` (as [`KernelDescriptor::fields`] gives it), if the layout
+    /// for `hw` has it and the descriptor decodes.
+    pub fn field(&self, hw: &HardwareLimits, name: &str) -> Option<u64> {
+        self.fields(hw)
+            .ok()?
+            .into_iter()
+            .find(|f| f.field.name == name)
+            .map(|f| f.value)
+    }
+
+    /// The text llvm-objdump-19 prints for this descriptor between `.amdhsa_kernel <name>` and
+    /// `.end_amdhsa_kernel`, one line per printed field.
+    pub fn objdump_lines(&self, hw: &HardwareLimits) -> Result<Vec<String>, ReservedBits> {
+        Ok(self
+            .fields(hw)?
+            .iter()
+            .filter_map(FieldValue::objdump_line)
+            .collect())
     }
 
     /// The kernel's name: the symbol without `.kd`.
@@ -89,6 +419,7 @@ impl<'data> KernelDescriptor<'data> {
 pub(crate) fn find<'data>(
     data: &'data [u8],
     header: &'data FileHeader64<LittleEndian>,
+    cov: Option<CodeObjectVersion>,
 ) -> Result<Vec<KernelDescriptor<'data>>, Error> {
     let e = LittleEndian;
     let shoff = header.e_shoff(e);
@@ -168,7 +499,7 @@ pub(crate) fn find<'data>(
         let start = offset as usize;
         let mut raw = [0u8; KERNEL_DESCRIPTOR_SIZE];
         raw.copy_from_slice(&data[start..start + KERNEL_DESCRIPTOR_SIZE]);
-        out.push(KernelDescriptor::decode(name, offset, &raw));
+        out.push(KernelDescriptor::decode(name, offset, &raw).with_code_object_version(cov));
     }
     Ok(out)
 }
@@ -204,5 +535,133 @@ mod tests {
         assert_eq!(d.compute_pgm_rsrc2, 0x92);
         assert_eq!(d.kernel_code_properties, 0x0409);
         assert_eq!(d.kernarg_preload, 2);
+    }
+
+    use gfxkit_spec::hardware::*;
+
+    const LAYOUTS: [HardwareLimits; 10] = [
+        HW_GFX6, HW_GFX8, HW_GFX9, HW_GFX90A, HW_GFX940, HW_GFX10_1, HW_GFX10_3, HW_GFX11,
+        HW_GFX12, HW_GFX1250,
+    ];
+
+    /// Random bits in exactly the fields of a layout.
+    fn random_raw(hw: &HardwareLimits, cov: Option<CodeObjectVersion>, seed: &mut u64) -> [u8; 64] {
+        let mut next = || {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            *seed
+        };
+        let lhw = layout_limits(hw);
+        let wave32 = hw.generation >= Generation::Gfx10 && next() % 2 == 0;
+        let mut raw = [0u8; 64];
+        raw[16..24].copy_from_slice(&(next() as i64).to_le_bytes());
+        for f in FIELDS.iter().filter(|f| applies(f, &lhw, cov, wave32)) {
+            if f.word == Word::None {
+                continue;
+            }
+            let bits = if f.name == "wavefront_size32" && hw.generation >= Generation::Gfx10 {
+                u64::from(wave32)
+            } else {
+                next() & ((1u64 << f.width) - 1)
+            };
+            let w = word_value(&raw, f.word) | (bits << f.shift);
+            set_word(&mut raw, f.word, w);
+        }
+        raw
+    }
+
+    #[test]
+    fn encode_inverts_decode_for_every_layout() {
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        for hw in &LAYOUTS {
+            for cov in [
+                None,
+                Some(CodeObjectVersion::V4),
+                Some(CodeObjectVersion::V6),
+            ] {
+                for _ in 0..200 {
+                    let raw = random_raw(hw, cov, &mut seed);
+                    let d = KernelDescriptor::decode("k.kd", 0, &raw).with_code_object_version(cov);
+                    let fields = d.fields(hw).unwrap();
+                    let values: Vec<(&str, u64)> =
+                        fields.iter().map(|f| (f.field.name, f.value)).collect();
+                    let again = encode(hw, cov, &values, d.kernel_code_entry_byte_offset).unwrap();
+                    assert_eq!(again, raw, "{:?} {cov:?}", hw.generation);
+                    let d2 =
+                        KernelDescriptor::decode("k.kd", 0, &again).with_code_object_version(cov);
+                    assert_eq!(d2.fields(hw).unwrap(), fields);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reserved_bits_are_refused_naming_word_and_bits() {
+        let mut raw = [0u8; 64];
+        raw[48..52].copy_from_slice(&(1u32 << 10).to_le_bytes());
+        let d = KernelDescriptor::decode("k.kd", 0, &raw);
+        let e = d.fields(&HW_GFX9).unwrap_err();
+        assert_eq!(e.word, Word::Rsrc1);
+        assert_eq!(e.bits, 1 << 10);
+        assert_eq!(
+            e.to_string(),
+            "COMPUTE_PGM_RSRC1 (descriptor byte 48) has reserved bit 10 set (0x400), which GFX9 does not define"
+        );
+        // RSRC3 must be zero before GFX90A.
+        let mut raw = [0u8; 64];
+        raw[44] = 1;
+        let d = KernelDescriptor::decode("k.kd", 0, &raw);
+        assert!(d.fields(&HW_GFX9).is_err());
+        assert_eq!(d.fields(&HW_GFX90A).unwrap()[3].field.name, "accum_offset");
+        // Reserved bytes.
+        let mut raw = [0u8; 64];
+        raw[30] = 0x80;
+        let e = KernelDescriptor::decode("k.kd", 0, &raw)
+            .fields(&HW_GFX12)
+            .unwrap_err();
+        assert_eq!(e.offset, 30);
+        assert!(e.to_string().contains("reserved byte 30"), "{e}");
+        // wavefront_size32 is reserved on GFX9, ignored before.
+        let mut raw = [0u8; 64];
+        raw[57] = 1 << 2;
+        let d = KernelDescriptor::decode("k.kd", 0, &raw);
+        assert!(d.fields(&HW_GFX9).is_err());
+        assert!(d.fields(&HW_GFX8).is_ok());
+        assert!(d.wave32(&HW_GFX10_3) && !d.wave32(&HW_GFX8));
+    }
+
+    #[test]
+    fn encode_refuses_values_that_do_not_fit() {
+        let e = |values: &[(&str, u64)]| encode(&HW_GFX90A, None, values, 0).unwrap_err();
+        assert!(matches!(
+            e(&[("next_free_vgpr", 12)]),
+            EncodeDescriptorError::BadValue { .. }
+        ));
+        assert!(e(&[("next_free_vgpr", 520)])
+            .to_string()
+            .contains("at most 512"));
+        assert!(e(&[("accum_offset", 0)])
+            .to_string()
+            .contains("multiple of 4"));
+        assert!(e(&[("float_denorm_mode_32", 4)])
+            .to_string()
+            .contains("at most 3"));
+        assert!(e(&[("reserve_vcc", 1)]).to_string().contains("constant"));
+        assert_eq!(
+            e(&[("workgroup_processor_mode", 1)]),
+            EncodeDescriptorError::UnknownField("workgroup_processor_mode".into())
+        );
+        // Granules follow the wave size on GFX10+.
+        let w32 = encode(
+            &HW_GFX10_3,
+            None,
+            &[("wavefront_size32", 1), ("next_free_vgpr", 16)],
+            0,
+        )
+        .unwrap();
+        let w64 = encode(&HW_GFX10_3, None, &[("next_free_vgpr", 16)], 0).unwrap();
+        assert_eq!(w32[48] & 0x3f, 1);
+        assert_eq!(w64[48] & 0x3f, 3);
     }
 }

@@ -7,9 +7,17 @@
 //!   processor, target ID, metadata, kernels, and [`CodeObject::issues`].
 //! - [`eflags`]: [`EFlags`] decodes `e_flags` of every version (V2 to V6; never fails, unknown
 //!   values are kept as [`ElfMach`] and reported) and encodes a [`TargetId`] for a version.
-//! - [`metadata`]: the MessagePack metadata note: [`Metadata`], [`Kernel`].
+//! - [`metadata`]: the MessagePack metadata note: [`Metadata`], [`Kernel`], [`KernelArg`].
+//! - [`metadata_v2`]: code object V2 YAML metadata ([`V2Kernel`]).
 //! - [`descriptor`]: kernel descriptors (`<kernel>.kd`): [`KernelDescriptor`], read on demand by
 //!   [`CodeObject::kernel_descriptors`] and compared with the metadata by [`CodeObject::issues`].
+//! - [`descriptor_table`]: the descriptor's fields as data (word, bits, generations, how
+//!   llvm-objdump prints them); [`KernelDescriptor::fields`] decodes by it and
+//!   [`descriptor::encode`] is the inverse.
+//! - [`kernels`]: one owned record per kernel ([`KernelSummary`]: descriptor, resources,
+//!   occupancy, arguments) for listings; [`demangle`].
+//! - [`resources`]: register, LDS and scratch use and the occupancy they allow
+//!   ([`occupancy`]), from the processor's hardware limits.
 //! - [`error`]: [`Error`]: a typed [`ErrorKind`] plus the byte offset where it was found.
 //!
 //! The constants come from [`gfxkit_spec::elf`]; processors from [`gfxkit_spec::PROCESSORS`].
@@ -41,16 +49,23 @@
 
 pub mod code_object;
 pub mod descriptor;
+pub mod descriptor_table;
 pub mod eflags;
 pub mod error;
+pub mod kernels;
 pub mod metadata;
+pub mod metadata_v2;
+pub mod resources;
 
 pub use code_object::{CodeObject, Header, Issue};
-pub use descriptor::KernelDescriptor;
+pub use descriptor::{EncodeDescriptorError, FieldValue, KernelDescriptor, ReservedBits};
 pub use eflags::{
     EFlags, EFlagsIssue, ElfMach, EncodeError, FeatureFlag, TargetIdFromFlagsError, TargetMismatch,
 };
 pub use error::{Error, ErrorKind};
 pub use gfxkit_spec::{CodeObjectVersion, EFlagsLayout, OsAbi};
 pub use gfxkit_target_id::TargetId;
-pub use metadata::{Kernel, Metadata, MetadataJson};
+pub use kernels::{demangle, summaries, ArgSummary, DescriptorFields, KernelSource, KernelSummary};
+pub use metadata::{Kernel, KernelArg, Metadata, MetadataJson};
+pub use metadata_v2::{V2Arg, V2Kernel};
+pub use resources::{occupancy, Limiter, Occupancy, OccupancyInput};

@@ -48,6 +48,29 @@ pub struct Kernel<'data> {
     pub max_flat_workgroup_size: Option<u64>,
     /// `.uses_dynamic_stack`.
     pub uses_dynamic_stack: Option<bool>,
+    /// `.args`: the kernel arguments, in order.
+    pub args: Vec<KernelArg<'data>>,
+}
+
+/// One entry of a kernel's `.args`. Fields are `None` when the metadata does not have them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KernelArg<'data> {
+    /// `.name`: the source-level argument name.
+    pub name: Option<&'data str>,
+    /// `.type_name`: the source-level type.
+    pub type_name: Option<&'data str>,
+    /// `.offset`: byte offset in the kernarg segment.
+    pub offset: Option<u64>,
+    /// `.size` in bytes.
+    pub size: Option<u64>,
+    /// `.value_kind` (`by_value`, `global_buffer`, `hidden_block_count_x`, ...).
+    pub value_kind: Option<&'data str>,
+    /// `.address_space` of pointers (`global`, `constant`, `local`, ...).
+    pub address_space: Option<&'data str>,
+    /// `.access` qualifier (`read_only`, `write_only`, `read_write`).
+    pub access: Option<&'data str>,
+    /// `.actual_access` the compiler inferred.
+    pub actual_access: Option<&'data str>,
 }
 
 /// The decoded metadata note.
@@ -220,9 +243,59 @@ fn lookup<'v, 'data>(
         .map(|(_, v)| v)
 }
 
+/// Typed field getters over one MessagePack map.
+struct Fields<'m, 'data>(&'m [(ValueRef<'data>, ValueRef<'data>)]);
+
+impl<'data> Fields<'_, 'data> {
+    fn string(&self, key: &str) -> Result<Option<&'data str>, String> {
+        match lookup(self.0, key) {
+            None => Ok(None),
+            Some(v) => str_of(v)
+                .map(Some)
+                .ok_or_else(|| format!("{key} is {}, expected a string", kind(v))),
+        }
+    }
+
+    fn int(&self, key: &str) -> Result<Option<u64>, String> {
+        match lookup(self.0, key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| format!("{key} is {}, expected an unsigned integer", kind(v))),
+        }
+    }
+}
+
+fn kernel_arg<'data>(v: &ValueRef<'data>) -> Result<KernelArg<'data>, String> {
+    let ValueRef::Map(map) = v else {
+        return Err(format!("is {}, expected a map", kind(v)));
+    };
+    let f = Fields(map);
+    Ok(KernelArg {
+        name: f.string(".name")?,
+        type_name: f.string(".type_name")?,
+        offset: f.int(".offset")?,
+        size: f.int(".size")?,
+        value_kind: f.string(".value_kind")?,
+        address_space: f.string(".address_space")?,
+        access: f.string(".access")?,
+        actual_access: f.string(".actual_access")?,
+    })
+}
+
 fn kernel<'data>(v: &ValueRef<'data>) -> Result<Kernel<'data>, String> {
     let ValueRef::Map(map) = v else {
         return Err(format!("is {}, expected a map", kind(v)));
+    };
+    let args = match lookup(map, ".args") {
+        None => Vec::new(),
+        Some(ValueRef::Array(list)) => list
+            .iter()
+            .enumerate()
+            .map(|(i, a)| kernel_arg(a).map_err(|d| format!(".args[{i}]: {d}")))
+            .collect::<Result<_, _>>()?,
+        Some(v) => return Err(format!(".args is {}, expected an array", kind(v))),
     };
     let string = |key: &str| -> Result<Option<&'data str>, String> {
         match lookup(map, key) {
@@ -264,6 +337,7 @@ fn kernel<'data>(v: &ValueRef<'data>) -> Result<Kernel<'data>, String> {
         wavefront_size: int(".wavefront_size")?,
         max_flat_workgroup_size: int(".max_flat_workgroup_size")?,
         uses_dynamic_stack: boolean(".uses_dynamic_stack")?,
+        args,
     })
 }
 
@@ -300,6 +374,18 @@ mod tests {
                     (s(".agpr_count"), Value::from(0u8)),
                     (s(".wavefront_size"), Value::from(64u8)),
                     (s(".uses_dynamic_stack"), Value::from(false)),
+                    (
+                        s(".args"),
+                        Value::Array(vec![Value::Map(vec![
+                            (s(".name"), s("out")),
+                            (s(".type_name"), s("float*")),
+                            (s(".offset"), Value::from(0u8)),
+                            (s(".size"), Value::from(8u8)),
+                            (s(".value_kind"), s("global_buffer")),
+                            (s(".address_space"), s("global")),
+                            (s(".access"), s("write_only")),
+                        ])]),
+                    ),
                 ])]),
             ),
         ])
@@ -319,6 +405,14 @@ mod tests {
         assert_eq!(k.agpr_count, Some(0));
         assert_eq!(k.group_segment_fixed_size, None);
         assert_eq!(k.uses_dynamic_stack, Some(false));
+        assert_eq!(k.args.len(), 1);
+        assert_eq!(k.args[0].name, Some("out"));
+        assert_eq!(k.args[0].type_name, Some("float*"));
+        assert_eq!(k.args[0].size, Some(8));
+        assert_eq!(k.args[0].value_kind, Some("global_buffer"));
+        assert_eq!(k.args[0].address_space, Some("global"));
+        assert_eq!(k.args[0].access, Some("write_only"));
+        assert_eq!(k.args[0].actual_access, None);
         let json = serde_json::to_value(m.to_json()).unwrap();
         assert_eq!(json["amdhsa.kernels"][0][".name"], "k");
         assert_eq!(json["amdhsa.version"][1], 2);
@@ -350,6 +444,16 @@ mod tests {
                     ])]),
                 )])),
                 "kernel 0: .sgpr_count is a string, expected an unsigned integer",
+            ),
+            (
+                encode(&Value::Map(vec![(
+                    s("amdhsa.kernels"),
+                    Value::Array(vec![Value::Map(vec![
+                        (s(".name"), s("a")),
+                        (s(".args"), Value::Array(vec![Value::from(1u8)])),
+                    ])]),
+                )])),
+                "kernel 0: .args[0]: is an integer, expected a map",
             ),
             // A declared array of 2^32-1 elements in 5 bytes: fails on the missing data.
             (vec![0xdd, 0xff, 0xff, 0xff, 0xff], "invalid MessagePack"),

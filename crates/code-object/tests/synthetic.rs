@@ -130,3 +130,37 @@ fn identification_errors_name_the_byte() {
     let e = CodeObject::parse(b"MZ\x90\0").unwrap_err();
     assert_eq!(e.kind(), &ErrorKind::NotElf);
 }
+
+/// Code object V2 (`EI_ABIVERSION` 0) whose kernels are in a YAML `NT_AMD_HSA_METADATA` note
+/// (owner `AMD`, type 10), hand-built from AMDGPUUsage's "Code Object V2 Metadata" layout:
+/// llc-19 can no longer write V2.
+#[test]
+fn v2_yaml_metadata_lists_kernels() {
+    let yaml = b"---\nVersion: [ 1, 0 ]\nKernels:\n  - Name: _Z4testPf\n    SymbolName: '_Z4testPf@kd'\n    Args:\n      - Name: out\n        TypeName: 'float*'\n        Size: 8\n        Align: 8\n        ValueKind: GlobalBuffer\n        AddrSpaceQual: Global\n    CodeProps:\n      KernargSegmentSize: 8\n      GroupSegmentFixedSize: 0\n      PrivateSegmentFixedSize: 0\n      WavefrontSize: 64\n      NumSGPRs: 16\n      NumVGPRs: 24\n      MaxFlatWorkGroupSize: 256\n...\n";
+    let mut notes = note("AMD", 1, &[2, 0, 0, 0, 1, 0, 0, 0]); // NT_AMD_HSA_CODE_OBJECT_VERSION
+    notes.extend(note("AMD", 10, yaml));
+    let mut f = segment_only(&notes);
+    f[8] = 0; // EI_ABIVERSION: V2
+    f[48..52].copy_from_slice(&0u32.to_le_bytes());
+    let co = CodeObject::parse(&f).unwrap();
+    assert!(co.metadata().is_none());
+    let ks = co.v2_kernels();
+    assert_eq!(ks.len(), 1);
+    assert_eq!(ks[0].name, "_Z4testPf");
+    assert_eq!(ks[0].vgpr_count, Some(24));
+    assert_eq!(ks[0].args[0].type_name.as_deref(), Some("float*"));
+    let sums = gfxkit_code_object::summaries(&co, true);
+    assert_eq!(sums.len(), 1);
+    assert_eq!(sums[0].source, gfxkit_code_object::KernelSource::MetadataV2);
+    assert_eq!(sums[0].demangled.as_deref(), Some("test(float*)"));
+    assert_eq!(sums[0].max_flat_workgroup_size, Some(256));
+
+    // A damaged YAML note is an error naming its offset.
+    let mut notes = note("AMD", 10, b"Kernels: [ {");
+    notes.extend(note("GNU", 3, b"x"));
+    let mut f = segment_only(&notes);
+    f[8] = 0;
+    let e = CodeObject::parse(&f).unwrap_err();
+    assert!(e.to_string().contains("not valid YAML"), "{e}");
+    assert_eq!(e.offset(), 64 + 56 + 12 + 4);
+}

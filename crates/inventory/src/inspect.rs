@@ -1,8 +1,42 @@
 //! What `gfxkit inspect --json` prints for an AMDGPU code object: header, `e_flags`, target
 //! ID, kernels and their descriptors, metadata (read by [`gfxkit_code_object`]).
 
-use gfxkit_code_object::{CodeObject, FeatureFlag, Kernel, KernelDescriptor, MetadataJson};
+use gfxkit_code_object::{
+    summaries, CodeObject, DescriptorFields, FeatureFlag, Kernel, KernelDescriptor, Limiter,
+    MetadataJson, V2Kernel,
+};
 use serde::Serialize;
+
+/// A kernel's metadata: V3+ MessagePack or V2 YAML.
+#[derive(Serialize, Debug)]
+#[serde(untagged)]
+pub enum KernelMeta<'a> {
+    /// From the MessagePack note (code object V3 and later).
+    V3(&'a Kernel<'a>),
+    /// From the YAML note of a V2 code object.
+    V2(&'a V2Kernel),
+}
+
+/// One kernel in `inspect --json`: its metadata and what gfxkit derives from it.
+#[derive(Serialize, Debug)]
+pub struct InspectKernel<'a> {
+    /// The metadata's fields, flattened.
+    #[serde(flatten)]
+    pub meta: KernelMeta<'a>,
+    /// The kernel descriptor, keyed by llvm-objdump's directive names.
+    pub descriptor: Option<DescriptorFields>,
+    /// Why the descriptor could not be decoded.
+    pub descriptor_error: Option<String>,
+    /// Waves per SIMD (EU) on the object's processor.
+    pub occupancy: Option<u32>,
+    /// What limits the occupancy.
+    pub occupancy_limited_by: Option<Limiter>,
+    /// Whether the kernel spills registers.
+    pub spills: bool,
+    /// The demangled name (when asked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub demangled: Option<String>,
+}
 
 /// What `gfxkit inspect --json` prints for one code object.
 #[derive(Serialize, Debug)]
@@ -37,8 +71,8 @@ pub struct Inspection<'a> {
     pub metadata_version: Option<[u64; 2]>,
     /// `metadata_target`.
     pub metadata_target: Option<&'a str>,
-    /// `kernels`.
-    pub kernels: &'a [Kernel<'a>],
+    /// `kernels`: metadata, descriptor, occupancy.
+    pub kernels: Vec<InspectKernel<'a>>,
     /// `kernel_descriptors`.
     pub kernel_descriptors: Vec<KernelDescriptor<'a>>,
     /// `issues`.
@@ -58,10 +92,29 @@ pub fn elf_type_name(t: u16) -> &'static str {
     }
 }
 
-/// The inspection of a parsed code object, named `file` in the result.
-pub fn inspect<'a>(file: &str, co: &'a CodeObject<'a>) -> Inspection<'a> {
+/// The inspection of a parsed code object, named `file` in the result; kernel names demangled
+/// when `demangle` is set.
+pub fn inspect<'a>(file: &str, co: &'a CodeObject<'a>, demangle: bool) -> Inspection<'a> {
     let meta = co.metadata();
     let flags = co.flags();
+    let metas: Vec<KernelMeta<'a>> = if co.kernels().is_empty() {
+        co.v2_kernels().iter().map(KernelMeta::V2).collect()
+    } else {
+        co.kernels().iter().map(KernelMeta::V3).collect()
+    };
+    let kernels = metas
+        .into_iter()
+        .zip(summaries(co, demangle))
+        .map(|(meta, s)| InspectKernel {
+            meta,
+            descriptor: s.descriptor,
+            descriptor_error: s.descriptor_error,
+            occupancy: s.occupancy,
+            occupancy_limited_by: s.occupancy_limited_by,
+            spills: s.spills,
+            demangled: s.demangled,
+        })
+        .collect();
     Inspection {
         file: file.to_owned(),
         elf_type: elf_type_name(co.elf_type()),
@@ -78,7 +131,7 @@ pub fn inspect<'a>(file: &str, co: &'a CodeObject<'a>) -> Inspection<'a> {
         generic_version: flags.generic_version(),
         metadata_version: meta.and_then(|m| m.version()),
         metadata_target: meta.and_then(|m| m.target()),
-        kernels: co.kernels(),
+        kernels,
         // A damaged symbol table is listed under issues; the descriptors are then left out.
         kernel_descriptors: co.kernel_descriptors().unwrap_or_default(),
         issues: co.issues().iter().map(ToString::to_string).collect(),

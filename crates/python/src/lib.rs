@@ -447,9 +447,14 @@ fn extract<'py>(
         .collect())
 }
 
-/// One code object as `gfxkit inspect --json` prints it.
+/// One code object as `gfxkit inspect --json` prints it (`demangle`: as `--demangle`).
 #[pyfunction]
-fn inspect<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+#[pyo3(signature = (src, demangle = false))]
+fn inspect<'py>(
+    py: Python<'py>,
+    src: &Bound<'py, PyAny>,
+    demangle: bool,
+) -> PyResult<Bound<'py, PyAny>> {
     let s = source(src)?;
     let co = gfxkit_code_object::CodeObject::parse(s.data.bytes()).map_err(|e| {
         Fail::format(format!(
@@ -458,7 +463,10 @@ fn inspect<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py,
         ))
         .into_py(py, &s.name)
     })?;
-    json(py, &gfxkit_inventory::inspect::inspect(&s.name, &co))
+    json(
+        py,
+        &gfxkit_inventory::inspect::inspect(&s.name, &co, demangle),
+    )
 }
 
 /// Writes `bytes` to `path` through a temporary file in its directory, which is read back and

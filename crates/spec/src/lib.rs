@@ -9,6 +9,8 @@
 //! - [`processor`]: the [`Processor`] row type and its lookups.
 //! - [`processors`]: the table itself ([`PROCESSORS`]).
 //! - [`elf`]: `EF_AMDGPU_*` constants and code-object versions.
+//! - [`hardware`]: per-processor hardware limits (register files, LDS, wave slots), the
+//!   `hw` column of the table.
 //!
 //! ```
 //! use gfxkit_spec::{Processor, Feature};
@@ -23,9 +25,11 @@
 #![forbid(unsafe_code)]
 
 pub mod elf;
+pub mod hardware;
 pub mod processor;
 pub mod processors;
 
 pub use elf::{CodeObjectVersion, EFlagsLayout, OsAbi};
+pub use hardware::{Generation, HardwareLimits};
 pub use processor::{Arch, DeviceKind, Feature, LlvmReleases, MemoryModelFamily, Processor};
 pub use processors::PROCESSORS;

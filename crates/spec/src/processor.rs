@@ -1,5 +1,6 @@
 //! The processor row type and the lookups derived from the table.
 
+use crate::hardware::HardwareLimits;
 use crate::processors::PROCESSORS;
 use serde::Serialize;
 
@@ -179,6 +180,9 @@ pub struct Processor {
     pub memory_model: MemoryModelFamily,
     /// The LLVM releases that define this processor (`llc -mcpu=help` lists it).
     pub llvm: LlvmReleases,
+    /// Hardware limits: register files, LDS, wave slots, descriptor generation
+    /// ([`crate::hardware`]).
+    pub hw: &'static HardwareLimits,
 }
 
 /// The LLVM major releases that define a processor: from `added` up to, not including,

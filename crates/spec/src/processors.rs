@@ -21,6 +21,7 @@
 //!   `xnack` is a supported feature but not a target-ID feature ([`Processor::xnack_always`]).
 //!   ROCm 7.2.2's LLVM 22 still accepted the setting for gfx1250/gfx1251.
 
+use crate::hardware::*;
 use crate::processor::{Arch, DeviceKind, Feature, LlvmReleases, MemoryModelFamily, Processor};
 
 use DeviceKind::{Apu, Both, Dgpu};
@@ -70,11 +71,13 @@ const fn r600(name: &'static str, mach: u8) -> Processor {
         generic_version: 0,
         memory_model: Mm::R600,
         llvm: L19,
+        hw: &HW_R600,
     }
 }
 
 /// An amdgcn processor row. Columns: name, aliases, dGPU/APU, supported features, target-ID
-/// features, `EF_AMDGPU_MACH`, generic family, memory-model family, LLVM releases.
+/// features, `EF_AMDGPU_MACH`, generic family, memory-model family, LLVM releases, hardware
+/// limits.
 #[allow(clippy::too_many_arguments)]
 const fn gcn(
     name: &'static str,
@@ -86,6 +89,7 @@ const fn gcn(
     generic_family: Option<&'static str>,
     memory_model: MemoryModelFamily,
     llvm: LlvmReleases,
+    hw: &'static HardwareLimits,
 ) -> Processor {
     Processor {
         name,
@@ -99,11 +103,14 @@ const fn gcn(
         generic_version: 0,
         memory_model,
         llvm,
+        hw,
     }
 }
 
 /// A generic target row (code object V6+). Columns: name, supported features, target-ID
-/// features, `EF_AMDGPU_MACH`, generic version, memory-model family, LLVM releases.
+/// features, `EF_AMDGPU_MACH`, generic version, memory-model family, LLVM releases, hardware
+/// limits (those of its members).
+#[allow(clippy::too_many_arguments)]
 const fn generic(
     name: &'static str,
     features: &'static [Feature],
@@ -112,6 +119,7 @@ const fn generic(
     generic_version: u8,
     memory_model: MemoryModelFamily,
     llvm: LlvmReleases,
+    hw: &'static HardwareLimits,
 ) -> Processor {
     Processor {
         name,
@@ -125,6 +133,7 @@ const fn generic(
         generic_version,
         memory_model,
         llvm,
+        hw,
     }
 }
 
@@ -149,96 +158,96 @@ pub static PROCESSORS: &[Processor] = &[
     r600("cayman", 0x0f),
     r600("turks", 0x10),
     // GCN GFX6 (Southern Islands).
-    gcn("gfx600", &["tahiti"], Dgpu, NONE, NONE, 0x20, None, Mm::Gfx6, L19),
-    gcn("gfx601", &["pitcairn", "verde"], Dgpu, NONE, NONE, 0x21, None, Mm::Gfx6, L19),
-    gcn("gfx602", &["hainan", "oland"], Dgpu, NONE, NONE, 0x3a, None, Mm::Gfx6, L19),
+    gcn("gfx600", &["tahiti"], Dgpu, NONE, NONE, 0x20, None, Mm::Gfx6, L19, &HW_GFX6),
+    gcn("gfx601", &["pitcairn", "verde"], Dgpu, NONE, NONE, 0x21, None, Mm::Gfx6, L19, &HW_GFX6),
+    gcn("gfx602", &["hainan", "oland"], Dgpu, NONE, NONE, 0x3a, None, Mm::Gfx6, L19, &HW_GFX6),
     // GCN GFX7 (Sea Islands).
-    gcn("gfx700", &["kaveri"], Apu, NONE, NONE, 0x22, None, Mm::Gfx7, L19),
-    gcn("gfx701", &["hawaii"], Dgpu, NONE, NONE, 0x23, None, Mm::Gfx7, L19),
-    gcn("gfx702", &[], Dgpu, NONE, NONE, 0x24, None, Mm::Gfx7, L19),
-    gcn("gfx703", &["kabini", "mullins"], Apu, NONE, NONE, 0x25, None, Mm::Gfx7, L19),
-    gcn("gfx704", &["bonaire"], Dgpu, NONE, NONE, 0x26, None, Mm::Gfx7, L19),
-    gcn("gfx705", &[], Apu, NONE, NONE, 0x3b, None, Mm::Gfx7, L19),
+    gcn("gfx700", &["kaveri"], Apu, NONE, NONE, 0x22, None, Mm::Gfx7, L19, &HW_GFX7),
+    gcn("gfx701", &["hawaii"], Dgpu, NONE, NONE, 0x23, None, Mm::Gfx7, L19, &HW_GFX7),
+    gcn("gfx702", &[], Dgpu, NONE, NONE, 0x24, None, Mm::Gfx7, L19, &HW_GFX7),
+    gcn("gfx703", &["kabini", "mullins"], Apu, NONE, NONE, 0x25, None, Mm::Gfx7, L19, &HW_GFX7),
+    gcn("gfx704", &["bonaire"], Dgpu, NONE, NONE, 0x26, None, Mm::Gfx7, L19, &HW_GFX7),
+    gcn("gfx705", &[], Apu, NONE, NONE, 0x3b, None, Mm::Gfx7, L19, &HW_GFX7),
     // GCN GFX8 (Volcanic Islands).
-    gcn("gfx801", &["carrizo"], Apu, XNACK, XNACK, 0x28, None, Mm::Gfx7, L19),
-    gcn("gfx802", &["iceland", "tonga"], Dgpu, NONE, NONE, 0x29, None, Mm::Gfx7, L19),
-    gcn("gfx803", &["fiji", "polaris10", "polaris11"], Dgpu, NONE, NONE, 0x2a, None, Mm::Gfx7, L19),
-    gcn("gfx805", &["tongapro"], Dgpu, NONE, NONE, 0x3c, None, Mm::Gfx7, L19),
-    gcn("gfx810", &["stoney"], Apu, XNACK, XNACK, 0x2b, None, Mm::Gfx7, L19),
+    gcn("gfx801", &["carrizo"], Apu, XNACK, XNACK, 0x28, None, Mm::Gfx7, L19, &HW_GFX8),
+    gcn("gfx802", &["iceland", "tonga"], Dgpu, NONE, NONE, 0x29, None, Mm::Gfx7, L19, &HW_GFX8),
+    gcn("gfx803", &["fiji", "polaris10", "polaris11"], Dgpu, NONE, NONE, 0x2a, None, Mm::Gfx7, L19, &HW_GFX8),
+    gcn("gfx805", &["tongapro"], Dgpu, NONE, NONE, 0x3c, None, Mm::Gfx7, L19, &HW_GFX8),
+    gcn("gfx810", &["stoney"], Apu, XNACK, XNACK, 0x2b, None, Mm::Gfx7, L19, &HW_GFX8),
     // GCN GFX9 (Vega), CDNA 1-4.
-    gcn("gfx900", &[], Dgpu, XNACK, XNACK, 0x2c, G9, Mm::Gfx7, L19),
-    gcn("gfx902", &[], Apu, XNACK, XNACK, 0x2d, G9, Mm::Gfx7, L19),
-    gcn("gfx904", &[], Dgpu, XNACK, XNACK, 0x2e, G9, Mm::Gfx7, L19),
-    gcn("gfx906", &[], Dgpu, SRAMECC_XNACK, SRAMECC_XNACK, 0x2f, G9, Mm::Gfx7, L19),
-    gcn("gfx908", &[], Dgpu, SRAMECC_XNACK, SRAMECC_XNACK, 0x30, None, Mm::Gfx7, L19),
-    gcn("gfx909", &[], Apu, XNACK, XNACK, 0x31, G9, Mm::Gfx7, L19),
-    gcn("gfx90a", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x3f, None, Mm::Gfx90a, L19),
-    gcn("gfx90c", &[], Apu, XNACK, XNACK, 0x32, G9, Mm::Gfx7, L19),
+    gcn("gfx900", &[], Dgpu, XNACK, XNACK, 0x2c, G9, Mm::Gfx7, L19, &HW_GFX9),
+    gcn("gfx902", &[], Apu, XNACK, XNACK, 0x2d, G9, Mm::Gfx7, L19, &HW_GFX9),
+    gcn("gfx904", &[], Dgpu, XNACK, XNACK, 0x2e, G9, Mm::Gfx7, L19, &HW_GFX9),
+    gcn("gfx906", &[], Dgpu, SRAMECC_XNACK, SRAMECC_XNACK, 0x2f, G9, Mm::Gfx7, L19, &HW_GFX9),
+    gcn("gfx908", &[], Dgpu, SRAMECC_XNACK, SRAMECC_XNACK, 0x30, None, Mm::Gfx7, L19, &HW_GFX9),
+    gcn("gfx909", &[], Apu, XNACK, XNACK, 0x31, G9, Mm::Gfx7, L19, &HW_GFX9),
+    gcn("gfx90a", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x3f, None, Mm::Gfx90a, L19, &HW_GFX90A),
+    gcn("gfx90c", &[], Apu, XNACK, XNACK, 0x32, G9, Mm::Gfx7, L19, &HW_GFX9),
     // gfx940, gfx941: removed in LLVM 21, kept so their code objects decode.
-    gcn("gfx940", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x40, G9_4, Mm::Gfx940, L19_TO_20),
-    gcn("gfx941", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x4b, G9_4, Mm::Gfx940, L19_TO_20),
-    gcn("gfx942", &[], Both, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x4c, G9_4, Mm::Gfx942, L19),
+    gcn("gfx940", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x40, G9_4, Mm::Gfx940, L19_TO_20, &HW_GFX940),
+    gcn("gfx941", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x4b, G9_4, Mm::Gfx940, L19_TO_20, &HW_GFX940),
+    gcn("gfx942", &[], Both, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x4c, G9_4, Mm::Gfx942, L19, &HW_GFX940),
     // gfx950: LLVM 20 (release notes of LLVM 20).
-    gcn("gfx950", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x4f, G9_4, Mm::Gfx942, L20),
+    gcn("gfx950", &[], Dgpu, SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x4f, G9_4, Mm::Gfx942, L20, &HW_GFX950),
     // GCN GFX10.1 (RDNA 1).
-    gcn("gfx1010", &[], Dgpu, GFX10_1, XNACK, 0x33, G10_1, Mm::Gfx10, L19),
-    gcn("gfx1011", &[], Dgpu, GFX10_1, XNACK, 0x34, G10_1, Mm::Gfx10, L19),
-    gcn("gfx1012", &[], Dgpu, GFX10_1, XNACK, 0x35, G10_1, Mm::Gfx10, L19),
-    gcn("gfx1013", &[], Apu, GFX10_1, XNACK, 0x42, G10_1, Mm::Gfx10, L19),
+    gcn("gfx1010", &[], Dgpu, GFX10_1, XNACK, 0x33, G10_1, Mm::Gfx10, L19, &HW_GFX10_1),
+    gcn("gfx1011", &[], Dgpu, GFX10_1, XNACK, 0x34, G10_1, Mm::Gfx10, L19, &HW_GFX10_1),
+    gcn("gfx1012", &[], Dgpu, GFX10_1, XNACK, 0x35, G10_1, Mm::Gfx10, L19, &HW_GFX10_1),
+    gcn("gfx1013", &[], Apu, GFX10_1, XNACK, 0x42, G10_1, Mm::Gfx10, L19, &HW_GFX10_1),
     // GCN GFX10.3 (RDNA 2).
-    gcn("gfx1030", &[], Dgpu, RDNA, NONE, 0x36, G10_3, Mm::Gfx10, L19),
-    gcn("gfx1031", &[], Dgpu, RDNA, NONE, 0x37, G10_3, Mm::Gfx10, L19),
-    gcn("gfx1032", &[], Dgpu, RDNA, NONE, 0x38, G10_3, Mm::Gfx10, L19),
-    gcn("gfx1033", &[], Apu, RDNA, NONE, 0x39, G10_3, Mm::Gfx10, L19),
-    gcn("gfx1034", &[], Dgpu, RDNA, NONE, 0x3e, G10_3, Mm::Gfx10, L19),
-    gcn("gfx1035", &[], Apu, RDNA, NONE, 0x3d, G10_3, Mm::Gfx10, L19),
-    gcn("gfx1036", &[], Apu, RDNA, NONE, 0x45, G10_3, Mm::Gfx10, L19),
+    gcn("gfx1030", &[], Dgpu, RDNA, NONE, 0x36, G10_3, Mm::Gfx10, L19, &HW_GFX10_3),
+    gcn("gfx1031", &[], Dgpu, RDNA, NONE, 0x37, G10_3, Mm::Gfx10, L19, &HW_GFX10_3),
+    gcn("gfx1032", &[], Dgpu, RDNA, NONE, 0x38, G10_3, Mm::Gfx10, L19, &HW_GFX10_3),
+    gcn("gfx1033", &[], Apu, RDNA, NONE, 0x39, G10_3, Mm::Gfx10, L19, &HW_GFX10_3),
+    gcn("gfx1034", &[], Dgpu, RDNA, NONE, 0x3e, G10_3, Mm::Gfx10, L19, &HW_GFX10_3),
+    gcn("gfx1035", &[], Apu, RDNA, NONE, 0x3d, G10_3, Mm::Gfx10, L19, &HW_GFX10_3),
+    gcn("gfx1036", &[], Apu, RDNA, NONE, 0x45, G10_3, Mm::Gfx10, L19, &HW_GFX10_3),
     // GCN GFX11 (RDNA 3, RDNA 3.5).
-    gcn("gfx1100", &[], Dgpu, RDNA, NONE, 0x41, G11, Mm::Gfx11, L19),
-    gcn("gfx1101", &[], Dgpu, RDNA, NONE, 0x46, G11, Mm::Gfx11, L19),
-    gcn("gfx1102", &[], Dgpu, RDNA, NONE, 0x47, G11, Mm::Gfx11, L19),
-    gcn("gfx1103", &[], Apu, RDNA, NONE, 0x44, G11, Mm::Gfx11, L19),
-    gcn("gfx1150", &[], Apu, RDNA, NONE, 0x43, G11, Mm::Gfx11, L19),
-    gcn("gfx1151", &[], Apu, RDNA, NONE, 0x4a, G11, Mm::Gfx11, L19),
-    gcn("gfx1152", &[], Apu, RDNA, NONE, 0x55, G11, Mm::Gfx11, L19),
+    gcn("gfx1100", &[], Dgpu, RDNA, NONE, 0x41, G11, Mm::Gfx11, L19, &HW_GFX11_1_5X),
+    gcn("gfx1101", &[], Dgpu, RDNA, NONE, 0x46, G11, Mm::Gfx11, L19, &HW_GFX11_1_5X),
+    gcn("gfx1102", &[], Dgpu, RDNA, NONE, 0x47, G11, Mm::Gfx11, L19, &HW_GFX11),
+    gcn("gfx1103", &[], Apu, RDNA, NONE, 0x44, G11, Mm::Gfx11, L19, &HW_GFX11),
+    gcn("gfx1150", &[], Apu, RDNA, NONE, 0x43, G11, Mm::Gfx11, L19, &HW_GFX11),
+    gcn("gfx1151", &[], Apu, RDNA, NONE, 0x4a, G11, Mm::Gfx11, L19, &HW_GFX11_1_5X),
+    gcn("gfx1152", &[], Apu, RDNA, NONE, 0x55, G11, Mm::Gfx11, L19, &HW_GFX11),
     // gfx1153: llvm-project#113138 (October 2024), LLVM 20.
-    gcn("gfx1153", &[], Apu, RDNA, NONE, 0x58, G11, Mm::Gfx11, L20),
+    gcn("gfx1153", &[], Apu, RDNA, NONE, 0x58, G11, Mm::Gfx11, L20, &HW_GFX11),
     // gfx1154: llvm-project#204816 (June 2026), LLVM 23; an APU like the other gfx115x.
-    gcn("gfx1154", &[], Apu, RDNA, NONE, 0x57, G11, Mm::Gfx11, L23),
+    gcn("gfx1154", &[], Apu, RDNA, NONE, 0x57, G11, Mm::Gfx11, L23, &HW_GFX11),
     // GCN GFX11.7 (RDNA 4m): gfx1170 llvm-project#180185 (February 2026), gfx1171 and gfx1172
     // llvm-project#187735 (March 2026), LLVM 23. AMDGPUUsage lists gfx1170 as an APU with
     // cumode and wavefrontsize64.
-    gcn("gfx1170", &[], Apu, RDNA, NONE, 0x5d, G11_7, Mm::Gfx11, L23),
-    gcn("gfx1171", &[], Apu, RDNA, NONE, 0x5e, G11_7, Mm::Gfx11, L23),
-    gcn("gfx1172", &[], Apu, RDNA, NONE, 0x5c, G11_7, Mm::Gfx11, L23),
+    gcn("gfx1170", &[], Apu, RDNA, NONE, 0x5d, G11_7, Mm::Gfx11, L23, &HW_GFX11),
+    gcn("gfx1171", &[], Apu, RDNA, NONE, 0x5e, G11_7, Mm::Gfx11, L23, &HW_GFX11),
+    gcn("gfx1172", &[], Apu, RDNA, NONE, 0x5c, G11_7, Mm::Gfx11, L23, &HW_GFX11),
     // GCN GFX12 (RDNA 4) and GFX12.5.
-    gcn("gfx1200", &[], Dgpu, RDNA, NONE, 0x48, G12, Mm::Gfx12, L19),
-    gcn("gfx1201", &[], Dgpu, RDNA, NONE, 0x4e, G12, Mm::Gfx12, L19),
+    gcn("gfx1200", &[], Dgpu, RDNA, NONE, 0x48, G12, Mm::Gfx12, L19, &HW_GFX12),
+    gcn("gfx1201", &[], Dgpu, RDNA, NONE, 0x4e, G12, Mm::Gfx12, L19, &HW_GFX12),
     // GFX12.5: xnack always on (llvm-project#161457, #204523), so only sramecc takes part in
     // target IDs. gfx1250: llvm-project#144965 (June 2025), LLVM 21; gfx1251: LLVM 22 (in
     // ROCm 7.2.2's LLVM 22); gfx1250-strict (mach 0xeb): llvm-project#218543 (August 2026),
     // LLVM main only so far.
-    gcn("gfx1250", &[], Apu, SRAMECC_XNACK, SRAMECC, 0x49, G12_5, Mm::Gfx1250, L21),
-    gcn("gfx1251", &[], Apu, SRAMECC_XNACK, SRAMECC, 0x5a, G12_5, Mm::Gfx1250, L22),
-    gcn("gfx1250-strict", &[], Apu, SRAMECC_XNACK, SRAMECC, 0xeb, None, Mm::Gfx1250, MAIN),
+    gcn("gfx1250", &[], Apu, SRAMECC_XNACK, SRAMECC, 0x49, G12_5, Mm::Gfx1250, L21, &HW_GFX1250),
+    gcn("gfx1251", &[], Apu, SRAMECC_XNACK, SRAMECC, 0x5a, G12_5, Mm::Gfx1250, L22, &HW_GFX1250),
+    gcn("gfx1250-strict", &[], Apu, SRAMECC_XNACK, SRAMECC, 0xeb, None, Mm::Gfx1250, MAIN, &HW_GFX1250),
     // GCN GFX13: gfx1310 llvm-project#177355 (January 2026, after the LLVM 22 branch), LLVM 23;
     // "for now identical to gfx1250", so the same features and memory-model family.
-    gcn("gfx1310", &[], Apu, SRAMECC_XNACK, SRAMECC, 0x50, G13, Mm::Gfx1250, L23),
+    gcn("gfx1310", &[], Apu, SRAMECC_XNACK, SRAMECC, 0x50, G13, Mm::Gfx1250, L23, &HW_GFX1250),
     // Generic targets (code object V6 and later).
-    generic("gfx9-generic", XNACK, XNACK, 0x51, 1, Mm::Gfx7, L19),
+    generic("gfx9-generic", XNACK, XNACK, 0x51, 1, Mm::Gfx7, L19, &HW_GFX9),
     // gfx9-4-generic: LLVM 20.
-    generic("gfx9-4-generic", SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x5f, 1, Mm::Gfx942, L20),
-    generic("gfx10-1-generic", GFX10_1, XNACK, 0x52, 1, Mm::Gfx10, L19),
-    generic("gfx10-3-generic", RDNA, NONE, 0x53, 1, Mm::Gfx10, L19),
-    generic("gfx11-generic", RDNA, NONE, 0x54, 1, Mm::Gfx11, L19),
+    generic("gfx9-4-generic", SRAMECC_TGSPLIT_XNACK, SRAMECC_XNACK, 0x5f, 1, Mm::Gfx942, L20, &HW_GFX940),
+    generic("gfx10-1-generic", GFX10_1, XNACK, 0x52, 1, Mm::Gfx10, L19, &HW_GFX10_1),
+    generic("gfx10-3-generic", RDNA, NONE, 0x53, 1, Mm::Gfx10, L19, &HW_GFX10_3),
+    generic("gfx11-generic", RDNA, NONE, 0x54, 1, Mm::Gfx11, L19, &HW_GFX11),
     // gfx11-7-generic (0x62): llvm-project#205363 (June 2026), LLVM 23.
-    generic("gfx11-7-generic", RDNA, NONE, 0x62, 1, Mm::Gfx11, L23),
-    generic("gfx12-generic", RDNA, NONE, 0x59, 1, Mm::Gfx12, L19),
+    generic("gfx11-7-generic", RDNA, NONE, 0x62, 1, Mm::Gfx11, L23, &HW_GFX11),
+    generic("gfx12-generic", RDNA, NONE, 0x59, 1, Mm::Gfx12, L19, &HW_GFX12),
     // gfx12-5-generic: llvm-project#183381 (February 2026), LLVM 23 (not in ROCm 7.2.2's
     // LLVM 22); xnack "any" only (llvm-project#198437).
-    generic("gfx12-5-generic", SRAMECC_XNACK, SRAMECC, 0x5b, 1, Mm::Gfx1250, L23),
+    generic("gfx12-5-generic", SRAMECC_XNACK, SRAMECC, 0x5b, 1, Mm::Gfx1250, L23, &HW_GFX1250),
     // gfx13-generic (0x63), like gfx11-7-generic: llvm-project#205363 (June 2026), LLVM 23.
-    generic("gfx13-generic", SRAMECC_XNACK, SRAMECC, 0x63, 1, Mm::Gfx1250, L23),
+    generic("gfx13-generic", SRAMECC_XNACK, SRAMECC, 0x63, 1, Mm::Gfx1250, L23, &HW_GFX1250),
 ];
 
 #[cfg(test)]
@@ -366,6 +375,74 @@ mod tests {
                 assert_eq!(p.generic_members().count(), 0);
             }
         }
+    }
+
+    #[test]
+    fn every_row_has_hardware_limits_of_its_family() {
+        use crate::hardware::Generation;
+        for p in PROCESSORS {
+            let hw = p.hw;
+            match p.arch {
+                Arch::R600 => assert_eq!(hw.generation, Generation::R600, "{}", p.name),
+                Arch::Amdgcn => {
+                    assert!(hw.generation >= Generation::Gfx6, "{}", p.name);
+                    assert!(hw.max_waves_per_eu > 0 && hw.simds_per_cu > 0, "{}", p.name);
+                    assert!(
+                        hw.vgprs_wave64 > 0 && hw.vgpr_granule_wave64 > 0,
+                        "{}",
+                        p.name
+                    );
+                    assert_eq!(hw.vgprs_wave64 % hw.vgpr_granule_wave64, 0, "{}", p.name);
+                    assert!(hw.lds_per_cu >= 32768, "{}", p.name);
+                    assert!(
+                        hw.addressable_sgprs > 0 && hw.sgpr_granule > 0,
+                        "{}",
+                        p.name
+                    );
+                    // Wave32 and the WGP mode come with GFX10, as do the cumode and
+                    // wavefrontsize64 features.
+                    let rdna = hw.generation >= Generation::Gfx10;
+                    assert_eq!(hw.supports_wave32, rdna, "{}", p.name);
+                    assert_eq!(hw.has_wgp_mode(), rdna, "{}", p.name);
+                    if rdna {
+                        assert!(hw.vgprs_wave32 > 0 && hw.vgpr_granule_wave32 > 0);
+                        assert!(hw.sgpr_occupancy.is_empty(), "{}", p.name);
+                    } else {
+                        assert!(!p.supports(Feature::Cumode), "{}", p.name);
+                    }
+                    // The unified register file is exactly the processors with tgsplit.
+                    assert_eq!(
+                        hw.unified_vgpr_file,
+                        p.supports(Feature::Tgsplit),
+                        "{}",
+                        p.name
+                    );
+                    let mm_generation = match p.memory_model {
+                        Mm::Gfx6 => Generation::Gfx6,
+                        Mm::Gfx7 => hw.generation.clamp(Generation::Gfx7, Generation::Gfx9),
+                        Mm::Gfx90a | Mm::Gfx940 | Mm::Gfx942 => Generation::Gfx9,
+                        Mm::Gfx10 => Generation::Gfx10,
+                        Mm::Gfx11 => Generation::Gfx11,
+                        Mm::Gfx12 | Mm::Gfx1250 => Generation::Gfx12,
+                        Mm::R600 => Generation::R600,
+                    };
+                    assert_eq!(hw.generation, mm_generation, "{}", p.name);
+                }
+            }
+            for m in p.generic_members() {
+                assert_eq!(m.hw.generation, hw.generation, "{} in {}", m.name, p.name);
+                assert_eq!(m.hw.unified_vgpr_file, hw.unified_vgpr_file);
+                assert_eq!(m.hw.architected_flat_scratch, hw.architected_flat_scratch);
+            }
+        }
+        let hw = |n: &str| Processor::by_name(n).unwrap().hw;
+        assert_eq!(hw("gfx942").max_waves_per_eu, 8);
+        assert_eq!(hw("gfx90a").vgprs_wave64, 512);
+        assert_eq!(hw("gfx1100").vgprs_wave32, 1536);
+        assert_eq!(hw("gfx1102").vgprs_wave32, 1024);
+        assert_eq!(hw("gfx1010").max_waves_per_eu, 20);
+        assert_eq!(hw("gfx601").lds_per_cu, 32768);
+        assert!(hw("gfx1030").has_wgp_mode());
     }
 
     #[test]

@@ -2,7 +2,8 @@
 
 use crate::input::Input;
 use anyhow::{Context, Result};
-use gfxkit_code_object::{CodeObject, Kernel};
+use gfxkit_code_object::descriptor_table::Word;
+use gfxkit_code_object::{summaries, CodeObject, KernelDescriptor, KernelSummary};
 use gfxkit_inventory::inspect::{self, elf_type_name};
 use std::io::Write;
 use std::path::PathBuf;
@@ -21,10 +22,21 @@ known processor), xnack, sramecc (unsupported/any/off/on), generic_version, meta
 metadata_target, kernels [{name, symbol, kernarg_segment_size, kernarg_segment_align,
 group_segment_fixed_size, private_segment_fixed_size, sgpr_count, vgpr_count, agpr_count,
 sgpr_spill_count, vgpr_spill_count, wavefront_size, max_flat_workgroup_size,
-uses_dynamic_stack}], kernel_descriptors [{symbol, offset, group_segment_fixed_size,
+uses_dynamic_stack, args [{name, type_name, offset, size, value_kind, address_space, access,
+actual_access}], descriptor {<field>: value}, descriptor_error, occupancy, occupancy_limited_by
+(waves/workgroup/lds/vgpr/sgpr), spills, demangled}], kernel_descriptors [{symbol, offset, group_segment_fixed_size,
 private_segment_fixed_size, kernarg_size, kernel_code_entry_byte_offset, compute_pgm_rsrc1,
 compute_pgm_rsrc2, compute_pgm_rsrc3, kernel_code_properties, kernarg_preload}], issues [string],
 metadata (the whole note, or null).
+
+`descriptor` is the kernel descriptor decoded for the object's processor, keyed by the
+directive names llvm-objdump prints without `.amdhsa_` (next_free_vgpr, accum_offset,
+float_denorm_mode_32, workgroup_processor_mode, wavefront_size32, ...; its `; NAME` comment
+fields in lower case: shared_vgpr_count, inst_pref_size, ...) with the values it prints;
+user_sgpr_count, enable_trap_handler and granulated_wavefront_sgpr_count are decoded though
+llvm-objdump does not print them. `occupancy` is waves per SIMD as llc's `; Occupancy:`
+computes it (without any `amdgpu-waves-per-eu` bound, which code objects do not record).
+Code object V2 kernels (YAML metadata) are listed with V2's CodeProps and Args.
 
 Examples:
   gfxkit inspect kernel-gfx90a.co
@@ -37,6 +49,9 @@ pub struct Args {
     /// Print JSON (keys above).
     #[arg(long)]
     json: bool,
+    /// Demangle C++ kernel names.
+    #[arg(long)]
+    demangle: bool,
 }
 
 /// Runs `gfxkit inspect`.
@@ -60,13 +75,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
         )
     })?;
     if args.json {
-        crate::output::print_json(&inspect::inspect(&args.file.display().to_string(), &co))?;
+        crate::output::print_json(&inspect::inspect(
+            &args.file.display().to_string(),
+            &co,
+            args.demangle,
+        ))?;
         return Ok(ExitCode::SUCCESS);
     }
 
     let target_id = co.target_id();
     let issues: Vec<String> = co.issues().iter().map(ToString::to_string).collect();
     let flags = co.flags();
+    let sums = summaries(&co, args.demangle);
     let mut rows: Vec<(&str, String)> = vec![
         ("file", args.file.display().to_string()),
         (
@@ -109,7 +129,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         rows.push(("metadata", "- (no NT_AMDGPU_METADATA note)".to_owned()));
     }
-    rows.push(("kernels", co.kernels().len().to_string()));
+    rows.push(("kernels", sums.len().to_string()));
     let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0) + 1;
 
     let stdout = std::io::stdout();
@@ -117,9 +137,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     for (k, v) in &rows {
         writeln!(out, "{:<width$} {v}", format!("{k}:"))?;
     }
-    if !co.kernels().is_empty() {
+    if !sums.is_empty() {
         writeln!(out)?;
-        write_kernel_table(&mut out, co.kernels())?;
+        write_kernel_table(&mut out, &sums)?;
+        write_descriptors(&mut out, &co, &sums)?;
     }
     out.flush()?;
     for issue in &issues {
@@ -128,23 +149,24 @@ pub fn run(args: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn write_kernel_table(out: &mut impl Write, kernels: &[Kernel<'_>]) -> std::io::Result<()> {
+fn write_kernel_table(out: &mut impl Write, kernels: &[KernelSummary]) -> std::io::Result<()> {
     let header = [
-        "NAME", "KERNARG", "SGPR", "VGPR", "AGPR", "LDS", "SCRATCH", "WAVE",
+        "NAME", "KERNARG", "SGPR", "VGPR", "AGPR", "LDS", "SCRATCH", "WAVE", "OCC",
     ];
     let num = |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
-    let rows: Vec<[String; 8]> = kernels
+    let rows: Vec<[String; 9]> = kernels
         .iter()
         .map(|k| {
             [
-                k.name.to_owned(),
-                num(k.kernarg_segment_size),
+                k.demangled.clone().unwrap_or_else(|| k.name.clone()),
+                num(k.kernarg_size),
                 num(k.sgpr_count),
                 num(k.vgpr_count),
                 num(k.agpr_count),
-                num(k.group_segment_fixed_size),
-                num(k.private_segment_fixed_size),
+                num(k.lds_bytes),
+                num(k.scratch_bytes),
                 num(k.wavefront_size),
+                num(k.occupancy.map(u64::from)),
             ]
         })
         .collect();
@@ -154,17 +176,75 @@ fn write_kernel_table(out: &mut impl Write, kernels: &[Kernel<'_>]) -> std::io::
             *w = (*w).max(c.len());
         }
     }
-    let line = |out: &mut dyn Write, cells: [&str; 8]| -> std::io::Result<()> {
+    let line = |out: &mut dyn Write, cells: [&str; 9]| -> std::io::Result<()> {
         // Name left-aligned, numbers right-aligned.
         let mut s = format!("{:<w$}", cells[0], w = widths[0]);
         for (c, w) in cells.iter().zip(widths).skip(1) {
             s.push_str(&format!("  {c:>w$}"));
         }
-        writeln!(out, "{s}")
+        writeln!(out, "{}", s.trim_end())
     };
     line(out, header)?;
     for r in &rows {
         line(out, r.each_ref().map(String::as_str))?;
+    }
+    Ok(())
+}
+
+/// Each kernel's descriptor, one line per group (sizes, each register word), `name=value`.
+fn write_descriptors(
+    out: &mut impl Write,
+    co: &CodeObject<'_>,
+    sums: &[KernelSummary],
+) -> std::io::Result<()> {
+    let Some(hw) = co.processor().map(|p| p.hw) else {
+        return Ok(());
+    };
+    let descriptors: Vec<KernelDescriptor<'_>> = co.kernel_descriptors().unwrap_or_default();
+    for s in sums {
+        let Some(d) = s
+            .symbol
+            .as_deref()
+            .and_then(|sym| descriptors.iter().find(|d| d.symbol == sym))
+        else {
+            continue;
+        };
+        writeln!(out)?;
+        writeln!(out, "{} (at offset 0x{:x}):", d.symbol, d.offset)?;
+        let fields = match d.fields(hw) {
+            Ok(f) => f,
+            Err(e) => {
+                writeln!(out, "  cannot decode: {e}")?;
+                continue;
+            }
+        };
+        let groups: [(&str, &[Word]); 5] = [
+            (
+                "sizes",
+                &[
+                    Word::GroupSegmentFixedSize,
+                    Word::PrivateSegmentFixedSize,
+                    Word::KernargSize,
+                ],
+            ),
+            ("rsrc3", &[Word::Rsrc3]),
+            ("rsrc1", &[Word::Rsrc1, Word::None]),
+            ("rsrc2", &[Word::Rsrc2]),
+            (
+                "properties",
+                &[Word::KernelCodeProperties, Word::KernargPreload],
+            ),
+        ];
+        for (label, words) in groups {
+            let items: Vec<String> = fields
+                .iter()
+                .filter(|f| words.contains(&f.field.word))
+                .map(|f| format!("{}={}", f.field.name, f.value))
+                .collect();
+            if !items.is_empty() {
+                writeln!(out, "  {label:<10} {}", items.join(" "))?;
+            }
+        }
     }
     Ok(())
 }

@@ -10,6 +10,7 @@ pub mod compress;
 pub mod doctor;
 pub mod extract;
 pub mod inspect;
+pub mod kernels;
 pub mod kpack;
 pub mod list;
 pub mod list_summary;
@@ -42,6 +43,8 @@ enum Command {
     Target(target::Args),
     /// Show an AMDGPU code object: version, e_flags, target ID, kernels.
     Inspect(inspect::Args),
+    /// Every kernel in files: registers, LDS, scratch, spills, occupancy.
+    Kernels(kernels::Args),
     /// Print the code sequences of the AMDGPU memory model.
     Memmodel(memmodel::Args),
     /// List the offload bundles and entries in files.
@@ -80,6 +83,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Target(a) => target::run(a),
         Command::Inspect(a) => inspect::run(a),
+        Command::Kernels(a) => kernels::run(a),
         Command::Memmodel(a) => memmodel::run(a),
         Command::List(a) => list::run(a),
         Command::Extract(a) => extract::run(a),

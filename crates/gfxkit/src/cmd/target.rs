@@ -274,6 +274,8 @@ struct ShowJson {
     processor: ProcessorJson,
     target_id: String,
     e_flags: EFlagsByVersion,
+    /// Register files, LDS, wave slots (the processor table's hardware-limit columns).
+    hardware: &'static gfxkit_spec::HardwareLimits,
 }
 
 #[derive(Serialize)]
@@ -297,6 +299,7 @@ fn show(s: &str, json: bool) -> Result<ExitCode> {
             processor: ProcessorJson::of(p),
             target_id: id.to_string(),
             e_flags: flags,
+            hardware: p.hw,
         })?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -361,6 +364,48 @@ fn show(s: &str, json: bool) -> Result<ExitCode> {
         rows.push(("e_flags v4", hex(flags.v4)));
         rows.push(("e_flags v5", hex(flags.v5)));
         rows.push(("e_flags v6", hex(flags.v6)));
+        let hw = p.hw;
+        rows.push(("waves per simd", hw.max_waves_per_eu.to_string()));
+        let mut vgprs = format!(
+            "{} wave64 (granule {})",
+            hw.vgprs_wave64, hw.vgpr_granule_wave64
+        );
+        if hw.supports_wave32 {
+            vgprs += &format!(
+                ", {} wave32 (granule {})",
+                hw.vgprs_wave32, hw.vgpr_granule_wave32
+            );
+        }
+        if hw.unified_vgpr_file {
+            vgprs += ", VGPRs and AGPRs unified";
+        }
+        rows.push(("vgpr file", vgprs));
+        rows.push((
+            "sgprs",
+            if hw.sgpr_occupancy.is_empty() {
+                format!("{} addressable, no occupancy limit", hw.addressable_sgprs)
+            } else {
+                let steps: Vec<String> = hw
+                    .sgpr_occupancy
+                    .iter()
+                    .map(|(n, w)| format!("<={n}: {w}"))
+                    .collect();
+                format!(
+                    "{} addressable; waves {}, more: {}",
+                    hw.addressable_sgprs,
+                    steps.join(", "),
+                    hw.sgpr_waves_beyond
+                )
+            },
+        ));
+        rows.push((
+            "lds",
+            if hw.has_wgp_mode() {
+                format!("{} per CU, {} per WGP", hw.lds_per_cu, hw.lds_per_wgp)
+            } else {
+                format!("{} per CU", hw.lds_per_cu)
+            },
+        ));
     } else {
         rows.push(("e_flags", format!("0x{:x}", p.mach)));
     }
