@@ -171,6 +171,26 @@ fn check_binary(fx: &Fixture, name: &str, fat: &Path, is_lib: bool) {
     let x_split = extracted(&out, &root.join("x-split"));
     assert!(!x_fat.is_empty());
     assert_eq!(x_split, x_fat, "{name}: extract");
+    // gfxkit kernels sees the same kernels (by target, name and resources) through the archives.
+    let kernels = |f: &Path| {
+        let v = json(&ok(&[os("kernels"), f.as_os_str(), os("--json")]));
+        let mut k: Vec<String> = v["kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| {
+                format!(
+                    "{} {} {} {}",
+                    k["target_id"], k["name"], k["vgpr_count"], k["occupancy"]
+                )
+            })
+            .collect();
+        k.sort();
+        k
+    };
+    let fat_kernels = kernels(fat);
+    assert!(!fat_kernels.is_empty());
+    assert_eq!(kernels(&out), fat_kernels, "{name}: kernels");
     for device in [
         "gfx90a:sramecc+:xnack+",
         "gfx90a:sramecc-:xnack-",

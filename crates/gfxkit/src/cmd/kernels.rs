@@ -1,5 +1,6 @@
 //! `gfxkit kernels`: every kernel of every code object in files (bundles, host binaries,
-//! archives, code objects): registers, LDS, scratch, spills and occupancy.
+//! archives, packages, binaries split by kpack and `.kpack` files, code objects): registers,
+//! LDS, scratch, spills and occupancy.
 
 use crate::scan;
 use anyhow::{Context, Result};
@@ -18,6 +19,10 @@ use std::process::ExitCode;
 /// on the code object's processor.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
+Code objects are read from bundles, host binaries, archives, packages (wheel, conda, deb, rpm,
+tar: members named PACKAGE!MEMBER), binaries split by kpack (through the archives their HIPK
+markers name; `unit` is then the TOC key and the archive) and .kpack files.
+
 Occupancy is computed from the kernel's metadata and descriptor with the processor's hardware
 limits (`gfxkit target show`); an `amdgpu-waves-per-eu` attribute the kernel was compiled with
 is not recorded in code objects and so not taken into account.
@@ -133,6 +138,82 @@ fn rows_span_files(rows: &[Row]) -> bool {
     rows.windows(2).any(|w| w[0].file != w[1].file)
 }
 
+/// The kernels of one code object (`payload`, entry `id` of `unit` in file `name`), or none
+/// when it is not for `wanted`.
+fn entry_rows(
+    name: &str,
+    unit: &str,
+    id: &str,
+    payload: &[u8],
+    wanted: Option<&TargetId>,
+    demangle: bool,
+) -> Result<Vec<Row>, String> {
+    // Filter on the ELF header before reading notes and descriptors.
+    if let (Some(w), Ok(h)) = (wanted, Header::parse(payload)) {
+        if !h.target_id().is_ok_and(|t| t.overlaps(w)) {
+            return Ok(Vec::new());
+        }
+    }
+    let co =
+        CodeObject::parse(payload).map_err(|err| format!("{name}: {unit}: entry {id}: {err}"))?;
+    let target = co.target_id().ok();
+    if let Some(w) = wanted {
+        if !target.as_ref().is_some_and(|t| t.overlaps(w)) {
+            return Ok(Vec::new());
+        }
+    }
+    let target_id = target.map(|t| t.to_string());
+    Ok(summaries(&co, demangle)
+        .into_iter()
+        .map(|k| Row {
+            file: name.to_owned(),
+            unit: unit.to_owned(),
+            entry: id.to_owned(),
+            target_id: target_id.clone(),
+            kernel: k,
+        })
+        .collect())
+}
+
+/// The kernels of a binary split by kpack (through the archives its markers name) or of a
+/// `.kpack` file; `None` for other files.
+fn kpack_kernels(
+    path: &std::path::Path,
+    data: &[u8],
+    wanted: Option<&TargetId>,
+    demangle: bool,
+) -> Result<Option<(Vec<Row>, Vec<String>)>> {
+    let Some(x) = crate::cmd::kpack::extract_picks(path, data, &mut |_| true)? else {
+        return Ok(None);
+    };
+    let name = path.display().to_string();
+    let (mut rows, mut errors) = (Vec::new(), Vec::new());
+    for (ai, archive_path) in x.archives.iter().enumerate() {
+        let bytes = crate::input::Input::open(archive_path)?;
+        let a = gfxkit_kpack::Archive::parse(&bytes)
+            .with_context(|| format!("cannot read {}", archive_path.display()))?;
+        let picks: Vec<_> = x.picks.iter().filter(|p| p.archive == ai).collect();
+        let found: Vec<Result<Vec<Row>, String>> = picks
+            .par_iter()
+            .map(|p| {
+                let unit = format!("{} in {}", p.key, archive_path.display());
+                let k = a
+                    .kernel(&p.key, &p.arch)
+                    .ok_or_else(|| format!("{name}: {unit}: {} is not in the archive", p.arch))?;
+                let payload = a.payload(k).map_err(|e| format!("{name}: {unit}: {e}"))?;
+                entry_rows(&name, &unit, &p.id, &payload, wanted, demangle)
+            })
+            .collect();
+        for r in found {
+            match r {
+                Ok(r) => rows.extend(r),
+                Err(e) => errors.push(e),
+            }
+        }
+    }
+    Ok(Some((rows, errors)))
+}
+
 /// The kernels of one file, and the errors of its code objects.
 fn file_kernels(
     path: &std::path::Path,
@@ -140,6 +221,9 @@ fn file_kernels(
     wanted: Option<&TargetId>,
     demangle: bool,
 ) -> Result<(Vec<Row>, Vec<String>)> {
+    if let Some(found) = kpack_kernels(path, data, wanted, demangle)? {
+        return Ok(found);
+    }
     let name = path.display().to_string();
     let found = locate::locate(data).with_context(|| format!("cannot read {name}"))?;
     let mut errors: Vec<String> = found
@@ -155,33 +239,7 @@ fn file_kernels(
             entries
                 .par_iter()
                 .filter(|e| !e.payload.is_empty() && e.payload.starts_with(b"\x7fELF"))
-                .map(|e| -> Result<Vec<Row>, String> {
-                    // Filter on the ELF header before reading notes and descriptors.
-                    if let (Some(w), Ok(h)) = (wanted, Header::parse(e.payload)) {
-                        if !h.target_id().is_ok_and(|t| t.overlaps(w)) {
-                            return Ok(Vec::new());
-                        }
-                    }
-                    let co = CodeObject::parse(e.payload)
-                        .map_err(|err| format!("{name}: {where_}: entry {}: {err}", e.id))?;
-                    let target = co.target_id().ok();
-                    if let Some(w) = wanted {
-                        if !target.as_ref().is_some_and(|t| t.overlaps(w)) {
-                            return Ok(Vec::new());
-                        }
-                    }
-                    let target_id = target.map(|t| t.to_string());
-                    Ok(summaries(&co, demangle)
-                        .into_iter()
-                        .map(|k| Row {
-                            file: name.clone(),
-                            unit: where_.clone(),
-                            entry: e.id.to_owned(),
-                            target_id: target_id.clone(),
-                            kernel: k,
-                        })
-                        .collect())
-                })
+                .map(|e| entry_rows(&name, &where_, e.id, e.payload, wanted, demangle))
                 .collect::<Vec<_>>()
         });
         match result {
