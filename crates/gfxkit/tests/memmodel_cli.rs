@@ -227,6 +227,63 @@ fn llvm_ir_input_is_the_same_case_as_its_key() {
     assert!(err.contains("cannot have ordering"), "{err}");
 }
 
+/// The cluster scope (LLVM 22) belongs to GFX12.5: `SCOPE_SE` there, refused elsewhere.
+#[test]
+fn cluster_scope_only_where_clusters_exist() {
+    let ir = "load atomic i32, ptr addrspace(1) %p syncscope(\"cluster\") acquire, align 4";
+    let o = gfxkit(&["memmodel", "--cpu", "gfx1250", "--json", ir]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["case"], "load_atomic;as=global;ord=acquire;scope=cluster");
+    assert_eq!(
+        v["asm"],
+        serde_json::json!([
+            "global_load_b32 scope:SCOPE_SE",
+            "s_wait_loadcnt 0x0",
+            "global_inv scope:SCOPE_SE"
+        ])
+    );
+    // The key form and gfx1251 too; a release at cluster scope writes nothing back.
+    let o = gfxkit(&[
+        "memmodel",
+        "--cpu",
+        "gfx1251",
+        "--json",
+        "store_atomic;as=global;ord=release;scope=cluster-one-as",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["asm"],
+        serde_json::json!([
+            "s_wait_loadcnt 0x0",
+            "s_wait_storecnt 0x0",
+            "s_wait_xcnt 0x0",
+            "global_store_b32 scope:SCOPE_SE"
+        ])
+    );
+    // Every case of gfx1250 includes the cluster scopes.
+    let o = gfxkit(&["memmodel", "--cpu", "gfx1250", "--all", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["cases"].as_object().unwrap().len(), 6300);
+    // Elsewhere: not valid on the target, with the reason.
+    for cpu in ["gfx942", "gfx1200"] {
+        let o = gfxkit(&["memmodel", "--cpu", cpu, ir]);
+        assert_eq!(o.status.code(), Some(1), "{cpu}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("has no clusters"), "{cpu}: {err}");
+        assert!(err.contains("agent"), "{cpu}: {err}");
+    }
+    // GFX12.5 has no LLVM 19 rows.
+    let o = gfxkit(&["memmodel", "--cpu", "gfx1250", "--llvm", "19", ir]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("new in LLVM 21"));
+}
+
 #[test]
 fn malformed_case_and_unknown_processor_exit_2() {
     let o = gfxkit(&["memmodel", "--cpu", "gfx90a", "load;as=global"]);

@@ -180,6 +180,9 @@ pub enum ScopeLevel {
     Wavefront,
     /// `workgroup`.
     Workgroup,
+    /// `cluster` (LLVM 22): the work-groups of a cluster, which GFX12.5 schedules on one shader
+    /// engine. Only processors with clusters take it (see [`Case::all_with_cluster`]).
+    Cluster,
     /// `agent`.
     Agent,
     /// `system` (LLVM's default scope).
@@ -197,52 +200,47 @@ pub struct Scope {
 }
 
 impl Scope {
-    /// Every scope, in case-enumeration order.
-    pub const ALL: [Scope; 10] = {
-        use ScopeLevel::*;
-        [
-            Scope {
-                level: SingleThread,
-                one_as: false,
-            },
-            Scope {
-                level: Wavefront,
-                one_as: false,
-            },
-            Scope {
-                level: Workgroup,
-                one_as: false,
-            },
-            Scope {
-                level: Agent,
-                one_as: false,
-            },
-            Scope {
-                level: System,
-                one_as: false,
-            },
-            Scope {
-                level: SingleThread,
-                one_as: true,
-            },
-            Scope {
-                level: Wavefront,
-                one_as: true,
-            },
-            Scope {
-                level: Workgroup,
-                one_as: true,
-            },
-            Scope {
-                level: Agent,
-                one_as: true,
-            },
-            Scope {
-                level: System,
-                one_as: true,
-            },
-        ]
-    };
+    /// Every scope of a processor without clusters, in case-enumeration order.
+    pub const ALL: [Scope; 10] = [
+        Scope::of(ScopeLevel::SingleThread, false),
+        Scope::of(ScopeLevel::Wavefront, false),
+        Scope::of(ScopeLevel::Workgroup, false),
+        Scope::of(ScopeLevel::Agent, false),
+        Scope::of(ScopeLevel::System, false),
+        Scope::of(ScopeLevel::SingleThread, true),
+        Scope::of(ScopeLevel::Wavefront, true),
+        Scope::of(ScopeLevel::Workgroup, true),
+        Scope::of(ScopeLevel::Agent, true),
+        Scope::of(ScopeLevel::System, true),
+    ];
+
+    /// Every scope of a processor with clusters (GFX12.5), in case-enumeration order: the
+    /// scopes of [`Scope::ALL`] with `cluster` between `workgroup` and `agent`.
+    pub const WITH_CLUSTER: [Scope; 12] = [
+        Scope::of(ScopeLevel::SingleThread, false),
+        Scope::of(ScopeLevel::Wavefront, false),
+        Scope::of(ScopeLevel::Workgroup, false),
+        Scope::of(ScopeLevel::Cluster, false),
+        Scope::of(ScopeLevel::Agent, false),
+        Scope::of(ScopeLevel::System, false),
+        Scope::of(ScopeLevel::SingleThread, true),
+        Scope::of(ScopeLevel::Wavefront, true),
+        Scope::of(ScopeLevel::Workgroup, true),
+        Scope::of(ScopeLevel::Cluster, true),
+        Scope::of(ScopeLevel::Agent, true),
+        Scope::of(ScopeLevel::System, true),
+    ];
+
+    /// The scope at `level`, `one_as` or not.
+    pub const fn of(level: ScopeLevel, one_as: bool) -> Scope {
+        Scope { level, one_as }
+    }
+
+    /// Looks a scope up by its name in case text and in LLVM IR (`cluster-one-as`; `one-as`
+    /// is system's).
+    pub fn by_name(name: &str) -> Option<Scope> {
+        Scope::WITH_CLUSTER.into_iter().find(|s| s.name() == name)
+    }
 
     /// The name used in case text (`agent`, `agent-one-as`, `system`, `one-as`).
     pub fn name(self) -> &'static str {
@@ -251,11 +249,13 @@ impl Scope {
             (SingleThread, false) => "singlethread",
             (Wavefront, false) => "wavefront",
             (Workgroup, false) => "workgroup",
+            (Cluster, false) => "cluster",
             (Agent, false) => "agent",
             (System, false) => "system",
             (SingleThread, true) => "singlethread-one-as",
             (Wavefront, true) => "wavefront-one-as",
             (Workgroup, true) => "workgroup-one-as",
+            (Cluster, true) => "cluster-one-as",
             (Agent, true) => "agent-one-as",
             (System, true) => "one-as",
         }
@@ -394,9 +394,19 @@ pub struct CaseParseError {
 }
 
 impl Case {
-    /// Every case, in a fixed order: kind, address space, ordering, failure ordering, scope,
-    /// returned value, flags, fence restriction.
+    /// Every case of a processor without clusters, in a fixed order: kind, address space,
+    /// ordering, failure ordering, scope, returned value, flags, fence restriction.
     pub fn all() -> Vec<Case> {
+        Case::enumerate(&Scope::ALL)
+    }
+
+    /// Every case of a processor with clusters (GFX12.5): as [`Case::all`] with the
+    /// `cluster` scopes too.
+    pub fn all_with_cluster() -> Vec<Case> {
+        Case::enumerate(&Scope::WITH_CLUSTER)
+    }
+
+    fn enumerate(scopes: &[Scope]) -> Vec<Case> {
         let mut out = Vec::new();
         for kind in Kind::ALL {
             match kind {
@@ -410,7 +420,7 @@ impl Case {
                 Kind::LoadAtomic | Kind::StoreAtomic => {
                     for a in AddrSpace::ALL {
                         for &o in kind.orderings() {
-                            for s in Scope::ALL {
+                            for &s in scopes {
                                 for f in Flags::ATOMIC_SETS {
                                     out.push(Case::base(kind, Some(a), Some(o), Some(s), f));
                                 }
@@ -431,7 +441,7 @@ impl Case {
                     for a in AddrSpace::ALL {
                         for &o in kind.orderings() {
                             for &fo in fords {
-                                for s in Scope::ALL {
+                                for &s in scopes {
                                     for ret in [true, false] {
                                         // atomicrmw also with each flag; cmpxchg plain only
                                         // (the flags do the same to both).
@@ -455,7 +465,7 @@ impl Case {
                 }
                 Kind::Fence => {
                     for &o in kind.orderings() {
-                        for s in Scope::ALL {
+                        for &s in scopes {
                             for m in Mmra::ALL {
                                 let mut c =
                                     Case::base(kind, None, Some(o), Some(s), Flags::default());
@@ -626,9 +636,7 @@ impl FromStr for Case {
                 }
                 "scope" => {
                     case.scope = Some(
-                        Scope::ALL
-                            .into_iter()
-                            .find(|s| s.name() == value)
+                        Scope::by_name(value)
                             .ok_or_else(|| err(format!("unknown scope `{value}`")))?,
                     )
                 }
@@ -698,6 +706,19 @@ mod tests {
             assert!(seen.insert(t));
         }
         assert_eq!(all.len(), 60 + 720 * 2 + 600 * 3 + 1800 + 160);
+        // With the two cluster scopes: every atomic count grows by 12/10.
+        let cl = Case::all_with_cluster();
+        assert_eq!(cl.len(), 60 + 864 * 2 + 720 * 3 + 2160 + 192);
+        for c in &cl {
+            let t = c.to_string();
+            assert_eq!(t.parse::<Case>().unwrap(), *c, "{t}");
+        }
+        // The cases without a cluster scope, in the same order.
+        let without: Vec<Case> = cl
+            .into_iter()
+            .filter(|c| c.scope.map_or(true, |s| s.level != ScopeLevel::Cluster))
+            .collect();
+        assert_eq!(without, all);
     }
 
     #[test]

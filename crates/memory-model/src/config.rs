@@ -173,6 +173,22 @@ impl Config {
         }
     }
 
+    /// Whether the processor has clusters of work-groups, so the `cluster` scope is its own
+    /// (GFX12.5 in LLVM 22).
+    pub fn has_cluster_scope(&self) -> bool {
+        crate::family::rules(self.family, self.llvm).is_some_and(|r| r.cluster)
+    }
+
+    /// Every case of the configuration: [`Case::all_with_cluster`] on a processor with
+    /// clusters, [`Case::all`] elsewhere.
+    pub fn cases(&self) -> Vec<crate::Case> {
+        if self.has_cluster_scope() {
+            crate::Case::all_with_cluster()
+        } else {
+            crate::Case::all()
+        }
+    }
+
     /// Chooses the LLVM release whose lowering is reproduced.
     pub fn with_llvm(mut self, llvm: Llvm) -> Config {
         self.llvm = llvm;

@@ -115,6 +115,21 @@ pub struct FamilyRules {
     pub system_store_waits: SystemStoreWaits,
     /// Every store to global, scratch or constant memory gets `sc0 sc1` (GFX940, GFX941).
     pub force_store_sc0_sc1: bool,
+    /// The processors have clusters of work-groups: the `cluster` scope is their own
+    /// (GFX12.5, LLVM 22). Elsewhere LLVM lowers `cluster` as `agent`, and gfxkit refuses it.
+    pub cluster: bool,
+    /// Work-group scope waits for global and scratch memory even without WGP mode (GFX12.5:
+    /// the CU cache has two ports with no ordering between them).
+    pub workgroup_waits: bool,
+    /// The BVH and sample counters exist (GFX12 has image instructions; GFX12.5 has none).
+    pub image_counters: bool,
+    /// An atomic store, atomicrmw or cmpxchg on vector memory first waits for `xcnt` (GFX12.5:
+    /// the access must not be replayed after a translation fault).
+    pub xcnt_before_atomic_stores: bool,
+    /// Atomics on private memory stay atomic: LLVM casts the pointer to a generic one and
+    /// lowers them as flat atomics on a generic address (GFX12.5 in LLVM 22); elsewhere they
+    /// become plain scratch accesses.
+    pub private_atomics_are_flat: bool,
     /// Bits of an atomic load (monotonic or stronger) at a scope.
     pub load_bypass: fn(&mut Bits, ScopeLevel, &Config),
     /// Bits of an atomic store (monotonic or stronger) at a scope.
@@ -404,6 +419,59 @@ fn wb_gfx12_system(s: ScopeLevel, _: &Config) -> &'static [CacheOp] {
     }
 }
 
+/// GFX12.5 scope bits: agent and system as GFX12, `cluster` is `SCOPE_SE`, and work-group
+/// scope sets nothing (no WGP mode: the WGP cache is shared). LLVM 22
+/// `SIGfx12CacheControl::setAtomicScope`.
+fn gfx1250_scope(b: &mut Bits, s: ScopeLevel, _: &Config) {
+    match s {
+        ScopeLevel::System => b.set("scope:SCOPE_SYS"),
+        ScopeLevel::Agent => b.set("scope:SCOPE_DEV"),
+        ScopeLevel::Cluster => b.set("scope:SCOPE_SE"),
+        _ => {}
+    }
+}
+
+/// GFX12.5 acquire invalidates: `global_inv` at system, agent and cluster scope, none at
+/// work-group scope (the WGP cache is shared).
+fn inv_gfx1250(s: ScopeLevel, _: &Config, _pal: bool) -> &'static [CacheOp] {
+    match s {
+        ScopeLevel::System => &[(
+            "global_inv",
+            &["scope:SCOPE_SYS"],
+            "caches up to system scope",
+        )],
+        ScopeLevel::Agent => &[(
+            "global_inv",
+            &["scope:SCOPE_DEV"],
+            "caches up to device scope",
+        )],
+        ScopeLevel::Cluster => &[(
+            "global_inv",
+            &["scope:SCOPE_SE"],
+            "caches up to the cluster's shader engine",
+        )],
+        _ => &[],
+    }
+}
+
+/// GFX12.5 release write-backs: at system scope, and at agent scope too (a device may have
+/// more than one L2); none at cluster or work-group scope.
+fn wb_gfx1250(s: ScopeLevel, _: &Config) -> &'static [CacheOp] {
+    match s {
+        ScopeLevel::System => &[(
+            "global_wb",
+            &["scope:SCOPE_SYS"],
+            "dirty lines to system scope",
+        )],
+        ScopeLevel::Agent => &[(
+            "global_wb",
+            &["scope:SCOPE_DEV"],
+            "dirty lines to device scope (a device may have several L2 caches)",
+        )],
+        _ => &[],
+    }
+}
+
 const BASE: FamilyRules = FamilyRules {
     family: MemoryModelFamily::Gfx6,
     llvm: ALL_RELEASES,
@@ -417,6 +485,11 @@ const BASE: FamilyRules = FamilyRules {
     acquire_waits_atomics_only: false,
     system_store_waits: SystemStoreWaits::Never,
     force_store_sc0_sc1: false,
+    cluster: false,
+    workgroup_waits: false,
+    image_counters: false,
+    xcnt_before_atomic_stores: false,
+    private_atomics_are_flat: false,
     load_bypass: glc_at_agent,
     store_bypass: none,
     rmw_bypass: none,
@@ -434,6 +507,7 @@ const GFX12: FamilyRules = FamilyRules {
     release_needs_global: true,
     release_from_workgroup: true,
     system_store_waits: SystemStoreWaits::Always,
+    image_counters: true,
     load_bypass: gfx12_scope,
     store_bypass: gfx12_scope,
     rmw_bypass: gfx12_scope,
@@ -444,7 +518,7 @@ const GFX12: FamilyRules = FamilyRules {
 };
 
 /// The table: one row per family and range of LLVM releases.
-pub static FAMILY_RULES: [FamilyRules; 11] = [
+pub static FAMILY_RULES: [FamilyRules; 12] = [
     BASE,
     FamilyRules {
         family: MemoryModelFamily::Gfx7,
@@ -522,10 +596,34 @@ pub static FAMILY_RULES: [FamilyRules; 11] = [
         system_store_waits: SystemStoreWaits::WithCachePolicy,
         ..GFX12
     },
+    // GFX12.5 (gfx1250, gfx1251), new in LLVM 21, as LLVM 22 lowers it: GFX12's LLVM 22 rules
+    // with the cluster scope (`SCOPE_SE`), no WGP mode (work-group scope sets no scope bits
+    // and invalidates nothing, but still waits), a device-scope write-back at agent scope,
+    // no BVH or sample counters, `s_wait_xcnt` before atomic stores and read-modify-writes,
+    // no waits before a volatile store, and atomics on private memory as flat atomics.
+    FamilyRules {
+        family: MemoryModelFamily::Gfx1250,
+        llvm: &[Llvm::V22],
+        wgp_mode: false,
+        cluster: true,
+        workgroup_waits: true,
+        image_counters: false,
+        xcnt_before_atomic_stores: true,
+        private_atomics_are_flat: true,
+        release_needs_global: false,
+        acquire_waits_atomics_only: true,
+        system_store_waits: SystemStoreWaits::Never,
+        load_bypass: gfx1250_scope,
+        store_bypass: gfx1250_scope,
+        rmw_bypass: gfx1250_scope,
+        invalidate: inv_gfx1250,
+        writeback: wb_gfx1250,
+        ..GFX12
+    },
 ];
 
 /// The families a release lowers that have no row, and why: (family, release, reason).
-pub static UNMODELLED: [(MemoryModelFamily, Llvm, &str); 3] = [
+pub static UNMODELLED: [(MemoryModelFamily, Llvm, &str); 2] = [
     (
         MemoryModelFamily::Gfx940,
         Llvm::V22,
@@ -535,12 +633,6 @@ pub static UNMODELLED: [(MemoryModelFamily, Llvm, &str); 3] = [
         MemoryModelFamily::Gfx1250,
         Llvm::V19,
         "GFX12.5 is new in LLVM 21",
-    ),
-    (
-        MemoryModelFamily::Gfx1250,
-        Llvm::V22,
-        "GFX12.5's lowering (xcnt waits, private atomics as flat atomics, work-group scope \
-         without WGP mode, agent-scope write-back) is recorded from LLVM 22 but not modelled yet",
     ),
 ];
 
@@ -770,6 +862,56 @@ pub fn select(cfg: &Config, case: &Case) -> Result<Selected, Invalid> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `cluster` is GFX12.5's own scope (`SCOPE_SE`); other processors refuse it with the
+    /// reason, and their case lists do not hold it.
+    #[test]
+    fn cluster_scope_only_on_gfx12_5() {
+        use crate::{sequence, Case};
+        let fence: Case = "fence;ord=acq_rel;scope=cluster;mmra=none".parse().unwrap();
+        for cpu in ["gfx1250", "gfx1251"] {
+            let c = Config::for_processor(cpu).unwrap();
+            assert!(c.has_cluster_scope());
+            assert_eq!(c.cases().len(), 6300);
+            assert_eq!(
+                sequence(&c, &fence).unwrap().asm(),
+                [
+                    "s_wait_loadcnt 0x0",
+                    "s_wait_storecnt 0x0",
+                    "s_wait_dscnt 0x0",
+                    "global_inv scope:SCOPE_SE"
+                ]
+            );
+        }
+        for cpu in ["gfx90a", "gfx942", "gfx1100", "gfx1200"] {
+            let c = Config::for_processor(cpu).unwrap();
+            assert!(!c.has_cluster_scope());
+            assert_eq!(c.cases().len(), 5260);
+            let e = sequence(&c, &fence).unwrap_err();
+            assert!(matches!(e, Invalid::Unsupported(_)), "{cpu}: {e}");
+            assert!(e.to_string().contains("has no clusters"), "{cpu}: {e}");
+        }
+    }
+
+    /// What GFX12.5 changes against GFX12 is data in its row, applied by the same rules.
+    #[test]
+    fn gfx12_5_differs_from_gfx12_in_its_row() {
+        let g12 = rules(MemoryModelFamily::Gfx12, Llvm::V22).unwrap();
+        let g125 = rules(MemoryModelFamily::Gfx1250, Llvm::V22).unwrap();
+        assert!(g125.cluster && !g12.cluster);
+        assert!(g125.xcnt_before_atomic_stores && !g12.xcnt_before_atomic_stores);
+        assert!(g125.private_atomics_are_flat && !g12.private_atomics_are_flat);
+        assert!(g125.workgroup_waits && !g125.wgp_mode && g12.wgp_mode);
+        assert!(!g125.image_counters && g12.image_counters);
+        let cfg = Config::for_processor("gfx1250").unwrap();
+        assert_eq!(
+            (g125.writeback)(ScopeLevel::Agent, &cfg)[0].1,
+            ["scope:SCOPE_DEV"]
+        );
+        assert!((g12.writeback)(ScopeLevel::Agent, &cfg).is_empty());
+        assert!((g125.writeback)(ScopeLevel::Cluster, &cfg).is_empty());
+        assert!((g125.invalidate)(ScopeLevel::Workgroup, &cfg, false).is_empty());
+    }
 
     /// Each family has exactly one row per release, or a reason in [`UNMODELLED`] (R600 has
     /// no memory model at all).

@@ -18,8 +18,8 @@
 //! - [`conformance`]: LLVM IR generation and assembly normalization for the llc harness.
 //!
 //! Conformance: `scripts/memmodel-sweep` compiles every case of 29 configurations with
-//! llc 19 and of 31 with ROCm 7.2.2's LLVM 22 and records the outcomes in `expected/` and
-//! `expected/llvm22/`; the `llc_recorded` test compares the model with every recorded outcome
+//! llc 19 and of 31 with ROCm 7.2.2's LLVM 22 (GFX12.5 with its `cluster` scope:
+//! [`Config::cases`]) and records the outcomes in `expected/` and `expected/llvm22/`; the `llc_recorded` test compares the model with every recorded outcome
 //! (disagreements must be listed in `disagreements.txt` with a reason), and the `llc_live`
 //! test compiles a sample with each compiler again in every run.
 //!

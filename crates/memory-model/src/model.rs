@@ -87,6 +87,8 @@ pub enum Counter {
     Dscnt,
     /// GFX12: scalar memory.
     Kmcnt,
+    /// GFX12.5: memory instructions whose address translation is still outstanding.
+    Xcnt,
 }
 
 impl Counter {
@@ -102,6 +104,7 @@ impl Counter {
             Counter::Storecnt => "storecnt",
             Counter::Dscnt => "dscnt",
             Counter::Kmcnt => "kmcnt",
+            Counter::Xcnt => "xcnt",
         }
     }
 }
@@ -297,8 +300,8 @@ impl Builder<'_> {
         let mut lgkm = false;
         if aspace.any(AsSet::GLOBAL.or(AsSet::SCRATCH)) {
             let reach = match scope {
-                ScopeLevel::System | ScopeLevel::Agent => true,
-                ScopeLevel::Workgroup => r.wgp_mode && !self.cfg.cumode,
+                ScopeLevel::System | ScopeLevel::Agent | ScopeLevel::Cluster => true,
+                ScopeLevel::Workgroup => (r.wgp_mode && !self.cfg.cumode) || r.workgroup_waits,
                 _ => false,
             };
             if reach {
@@ -313,7 +316,10 @@ impl Builder<'_> {
         if aspace.any(AsSet::LDS)
             && matches!(
                 scope,
-                ScopeLevel::System | ScopeLevel::Agent | ScopeLevel::Workgroup
+                ScopeLevel::System
+                    | ScopeLevel::Agent
+                    | ScopeLevel::Cluster
+                    | ScopeLevel::Workgroup
             )
         {
             lgkm |= cross;
@@ -329,11 +335,12 @@ impl Builder<'_> {
             if vm {
                 // A plain acquire (not acq_rel or seq_cst, and for cmpxchg the success ordering)
                 // orders atomics only, which never use the BVH or sample counters.
-                let counters: &[Counter] = if acquire && r.acquire_waits_atomics_only {
-                    &[Counter::Loadcnt]
-                } else {
-                    &[Counter::Bvhcnt, Counter::Samplecnt, Counter::Loadcnt]
-                };
+                let counters: &[Counter] =
+                    if (acquire && r.acquire_waits_atomics_only) || !r.image_counters {
+                        &[Counter::Loadcnt]
+                    } else {
+                        &[Counter::Bvhcnt, Counter::Samplecnt, Counter::Loadcnt]
+                    };
                 for &c in counters {
                     self.push(pos, StepKind::Wait(vec![c]), why.clone());
                 }
@@ -358,6 +365,19 @@ impl Builder<'_> {
         }
         if vs {
             self.push(pos, StepKind::Wait(vec![Counter::Vscnt]), why);
+        }
+    }
+
+    /// GFX12.5: an atomic store or read-modify-write on vector memory (an instruction with a
+    /// cache-policy operand, not LDS) must not be replayed, so it first waits for `xcnt`.
+    fn xcnt_before_atomic_store(&mut self, vector_memory: bool) {
+        if self.rules.xcnt_before_atomic_stores && vector_memory {
+            self.push(
+                Pos::Before,
+                StepKind::Wait(vec![Counter::Xcnt]),
+                "atomic store: earlier address translations complete, so it is never replayed"
+                    .into(),
+            );
         }
     }
 
@@ -471,7 +491,23 @@ fn info(case: &Case) -> Result<Info, Invalid> {
 
 /// The code sequence for `case` on `cfg`, or why there is none.
 pub fn sequence(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
-    build(cfg, case).map(|s| explain(case, s))
+    let case = lowered_case(cfg, case);
+    build(cfg, &case).map(|s| explain(&case, s))
+}
+
+/// The case as the memory legalizer sees it: where a family keeps atomics on private memory
+/// atomic ([`FamilyRules::private_atomics_are_flat`]), LLVM has cast the pointer to a
+/// generic one, so the atomic is a generic-address atomic.
+fn lowered_case(cfg: &Config, case: &Case) -> Case {
+    let flat = family::rules(cfg.family, cfg.llvm).is_some_and(|r| r.private_atomics_are_flat);
+    if flat && case.kind.is_atomic() && case.addr_space == Some(AddrSpace::Private) {
+        Case {
+            addr_space: Some(AddrSpace::Generic),
+            ..*case
+        }
+    } else {
+        *case
+    }
 }
 
 fn build(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
@@ -484,6 +520,13 @@ fn build(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
             family::unmodelled(cfg.family, cfg.llvm).unwrap_or("no memory model")
         ))
     })?;
+    if case.scope.is_some_and(|s| s.level == ScopeLevel::Cluster) && !rules.cluster {
+        return Err(Invalid::Unsupported(format!(
+            "{} has no clusters of work-groups: the cluster scope belongs to GFX12.5 (gfx1250, \
+             gfx1251); {} lowers syncscope(\"cluster\") as agent scope here (ask for scope=agent)",
+            cfg.cpu, cfg.llvm
+        )));
+    }
     let mut b = Builder {
         cfg,
         rules,
@@ -593,6 +636,7 @@ fn build(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
                     if cpol {
                         force_store_bits(&mut b, i.instr_as);
                     }
+                    b.xcnt_before_atomic_store(cpol);
                 }
                 Kind::AtomicRmw | Kind::Cmpxchg => {
                     if cpol && i.instr_as.any(AsSet::GLOBAL) {
@@ -602,6 +646,7 @@ fn build(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
                     if ord.releases() || fail == Some(Ordering::SeqCst) {
                         b.release(i.scope, i.order_as, i.cross, Pos::Before);
                     }
+                    b.xcnt_before_atomic_store(cpol);
                     if ord.acquires() || matches!(fail, Some(Ordering::Acquire | Ordering::SeqCst))
                     {
                         let ops = if case.ret == Some(true) { LOAD } else { STORE };
@@ -756,6 +801,9 @@ fn system_scope_store_waits(b: &mut Builder<'_>) {
         Counter::Kmcnt,
         Counter::Storecnt,
     ] {
+        if !b.rules.image_counters && matches!(c, Counter::Samplecnt | Counter::Bvhcnt) {
+            continue;
+        }
         b.push(
             Pos::Before,
             StepKind::Wait(vec![c]),

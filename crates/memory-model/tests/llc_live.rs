@@ -14,7 +14,6 @@ use gfxkit_memory_model::{sequence, Case, Llvm};
 /// depends on what else is in the batch, so only the rejection is compared), starting at a
 /// different place in each configuration.
 fn live_sample(llvm: Llvm, valid_stride: usize, min_checked: usize) {
-    let cases = Case::all();
     let dir = std::env::temp_dir().join(format!(
         "gfxkit-memmodel-live{}-{}",
         llvm.name(),
@@ -24,6 +23,7 @@ fn live_sample(llvm: Llvm, valid_stride: usize, min_checked: usize) {
     let mut failures = Vec::new();
     let mut checked = 0;
     for (n, cfg) in conformance_configs(llvm).into_iter().enumerate() {
+        let cases = cfg.cases();
         let recorded = common::read_expected(&cfg, &cases);
         let sample: Vec<(usize, Case)> = cases
             .iter()

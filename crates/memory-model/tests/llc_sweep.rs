@@ -12,8 +12,6 @@ use gfxkit_memory_model::{Case, Llvm};
 #[test]
 #[ignore = "full llc sweep; run scripts/memmodel-sweep"]
 fn sweep_all_configurations() {
-    let cases = Case::all();
-    let indexed: Vec<(usize, Case)> = cases.iter().copied().enumerate().collect();
     let dir = tempfile_dir();
     std::fs::create_dir_all(common::expected_dir()).unwrap();
     let only = std::env::var("GFXKIT_MEMMODEL_ONLY").ok();
@@ -42,6 +40,8 @@ fn sweep_all_configurations() {
                 let sub = dir.join(config.recording().replace('/', "_"));
                 std::fs::create_dir_all(&sub).unwrap();
                 let t = std::time::Instant::now();
+                let cases = config.cases();
+                let indexed: Vec<(usize, Case)> = cases.iter().copied().enumerate().collect();
                 let outcomes = common::llc_outcomes(config, &indexed, &sub);
                 let text = common::write_expected(config, &cases, &outcomes);
                 let path = common::expected_path(config);

@@ -15,16 +15,17 @@ use std::process::ExitCode;
 /// or a case key written `kind;as=<as>;ord=<ord>;ford=<ord>;scope=<scope>;ret=<ret|noret>;op=add;
 /// flags=<f>;mmra=<m>` with only the keys that apply, in that order. Kinds: load store
 /// load_atomic store_atomic atomicrmw cmpxchg fence. Address spaces: global local generic
-/// private constant region. Scopes: singlethread wavefront workgroup agent system and their
-/// `-one-as` forms (`one-as` is system's). Non-atomic load/store carry
-/// `flags=plain|volatile|nontemporal|volatile+nontemporal|lastuse`; fences carry
-/// `mmra=none|global|local|global+local`.
+/// private constant region. Scopes: singlethread wavefront workgroup cluster agent system and
+/// their `-one-as` forms (`one-as` is system's); `cluster` only on GFX12.5 (gfx1250, gfx1251).
+/// Non-atomic load/store carry `flags=plain|volatile|nontemporal|volatile+nontemporal|lastuse`;
+/// fences carry `mmra=none|global|local|global+local`.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:
   gfxkit memmodel --cpu gfx90a 'load_atomic;as=global;ord=acquire;scope=agent'
   gfxkit memmodel --cpu gfx1200 'load atomic i32, ptr addrspace(1) %p syncscope(\"agent\") acquire, align 4'
   gfxkit memmodel --cpu gfx1200 --llvm 19 'fence syncscope(\"agent\") release'
   gfxkit memmodel --cpu gfx950 '%old = atomicrmw add ptr %p, i32 %v syncscope(\"workgroup\") acq_rel'
+  gfxkit memmodel --cpu gfx1250 'fence syncscope(\"cluster\") acq_rel'
   gfxkit memmodel --cpu gfx1030 --cumode 'fence;ord=release;scope=workgroup;mmra=none'
   gfxkit memmodel --cpu gfx942 --tgsplit --all --json
   gfxkit memmodel --table gfx10 --format markdown
@@ -75,8 +76,9 @@ pub struct Args {
     ///
     /// Kinds: load store load_atomic store_atomic atomicrmw cmpxchg fence. Address spaces:
     /// global local generic private constant region. Scopes: singlethread wavefront workgroup
-    /// agent system and their `-one-as` forms (`one-as` is system's). Non-atomic load/store
-    /// carry `flags=plain|volatile|nontemporal|volatile+nontemporal|lastuse`; atomics carry
+    /// cluster (GFX12.5 only) agent system and their `-one-as` forms (`one-as` is system's).
+    /// Non-atomic load/store carry
+    /// `flags=plain|volatile|nontemporal|volatile+nontemporal|lastuse`; atomics carry
     /// `flags=volatile|nontemporal` only when set; fences carry
     /// `mmra=none|global|local|global+local`.
     #[arg(required_unless_present_any = ["all", "table", "may_move"])]
