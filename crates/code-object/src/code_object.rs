@@ -342,6 +342,9 @@ impl<'data> CodeObject<'data> {
         ) {
             match TargetId::parse(meta) {
                 Ok(m) if m == id => {}
+                // LLVM 22's `gfx1250:xnack+`: e_flags "on" read as the bare processor (LLVM
+                // main's default writes "on" too), and the flags fit the metadata's ID.
+                Ok(m) if m.legacy_xnack().is_some() && self.header.check_target(&m).is_ok() => {}
                 _ => out.push(Issue::TargetMismatch {
                     e_flags: id.to_string(),
                     metadata: meta.to_owned(),

@@ -407,8 +407,13 @@ impl EFlags {
                     };
                 }
                 if p.xnack_always() {
-                    // What LLVM 22 writes; LLVM main since late 2026 writes "on".
-                    raw |= EF_AMDGPU_FEATURE_XNACK_ANY_V4;
+                    // What LLVM 22 writes: "any" by default (LLVM main since late 2026 writes
+                    // "on"), on or off for its `gfx1250:xnack+`/`gfx1250:xnack-`.
+                    raw |= match id.setting(Feature::Xnack) {
+                        FeatureSetting::Any => EF_AMDGPU_FEATURE_XNACK_ANY_V4,
+                        FeatureSetting::Off => EF_AMDGPU_FEATURE_XNACK_OFF_V4,
+                        FeatureSetting::On => EF_AMDGPU_FEATURE_XNACK_ON_V4,
+                    };
                 }
                 if p.has_target_id_feature(Feature::Sramecc) {
                     raw |= match id.setting(Feature::Sramecc) {
@@ -558,8 +563,19 @@ impl EFlags {
         for f in [Feature::Sramecc, Feature::Xnack] {
             let flag = self.feature(f);
             if f == Feature::Xnack && p.xnack_always() {
-                // Any (LLVM 22), on (LLVM main) or off (an LLVM 22 `xnack-` build, listed by
-                // `issues`): the target ID carries no xnack either way.
+                // Any (LLVM 22) and on (LLVM main's default, and LLVM 22's `+xnack`) give the
+                // bare processor; off is only ever LLVM 22's `-xnack` build, named
+                // `gfx1250:xnack-` by LLVM and listed by `issues`.
+                if flag == FeatureFlag::Off {
+                    id = id.with_setting(f, FeatureSetting::Off).map_err(|_| {
+                        TargetIdFromFlagsError::UnsupportedFeature {
+                            raw: self.raw,
+                            processor: p.name,
+                            feature: f,
+                            flag,
+                        }
+                    })?;
+                }
                 continue;
             }
             if p.has_target_id_feature(f) {
@@ -622,6 +638,23 @@ impl EFlags {
             });
         }
         let exact = matches!(self.layout, EFlagsLayout::V4 | EFlagsLayout::V6);
+        if p.xnack_always() {
+            // The bare ID fits "any" (LLVM 22), "on" (LLVM main) and a field recorded as
+            // unsupported (read as any, listed by `issues`); LLVM 22's `gfx1250:xnack±` fits
+            // only its own setting.
+            let flag = self.xnack;
+            let ok = match (id.setting(Feature::Xnack), flag.setting()) {
+                (FeatureSetting::Any, s) => !matches!(s, Some(FeatureSetting::Off)) || !exact,
+                (w, s) => s == Some(w),
+            };
+            if !ok {
+                return Err(TargetMismatch::Feature {
+                    feature: Feature::Xnack,
+                    flags: flag,
+                    id: id.setting(Feature::Xnack).as_str(),
+                });
+            }
+        }
         for f in [Feature::Sramecc, Feature::Xnack] {
             if !p.has_target_id_feature(f) {
                 continue;
@@ -898,9 +931,10 @@ mod tests {
     }
 
     /// The words ROCm 7.2.2's LLVM 22 writes for gfx1250 (code object V6): xnack any by default,
-    /// on/off when asked; LLVM main writes on. None of them puts xnack in the target ID.
+    /// on/off when asked; LLVM main writes on. Off, which only LLVM 22's `-xnack` writes, is the
+    /// `gfx1250:xnack-` LLVM names the object; any and on are the bare processor.
     #[test]
-    fn gfx1250_xnack_field_never_reaches_the_target_id() {
+    fn gfx1250_xnack_field_reaches_the_target_id_only_when_off() {
         let gfx1250 = TargetId::parse("gfx1250").unwrap();
         assert_eq!(EFlags::encode(&gfx1250, CodeObjectVersion::V6), Ok(0x549));
         let ecc = TargetId::parse("gfx1250:sramecc+").unwrap();
@@ -909,7 +943,8 @@ mod tests {
             (0x549, "gfx1250", true),
             (0x749, "gfx1250", true),
             (0xf49, "gfx1250:sramecc+", true),
-            (0x649, "gfx1250", false),
+            (0x649, "gfx1250:xnack-", false),
+            (0xe49, "gfx1250:sramecc+:xnack-", false),
             (0x049, "gfx1250", false),
             (0x95a, "gfx1251:sramecc-", true),
         ] {
@@ -927,6 +962,28 @@ mod tests {
             }]
         );
         assert!(issues[0].to_string().contains("always on"));
+        // Round trips of LLVM 22's spellings, and what each fits.
+        for (id, raw) in [
+            ("gfx1250:xnack-", 0x649),
+            ("gfx1250:xnack+", 0x749),
+            ("gfx1251:sramecc+:xnack-", 0xe5a),
+        ] {
+            let id = TargetId::parse(id).unwrap();
+            assert_eq!(EFlags::encode(&id, CodeObjectVersion::V6), Ok(raw), "{id}");
+            assert!(EFlags::decode(raw, CodeObjectVersion::V6)
+                .check_target(&id)
+                .is_ok());
+        }
+        let off = EFlags::decode(0x649, CodeObjectVersion::V6);
+        assert!(
+            off.check_target(&gfx1250).is_err(),
+            "bare gfx1250 is not an xnack- object"
+        );
+        let on = EFlags::decode(0x749, CodeObjectVersion::V6);
+        assert!(on.check_target(&gfx1250).is_ok());
+        assert!(on
+            .check_target(&TargetId::parse("gfx1250:xnack-").unwrap())
+            .is_err());
         // gfx12-5-generic: generic version 1 in the top byte.
         let g = TargetId::parse("gfx12-5-generic").unwrap();
         assert_eq!(EFlags::encode(&g, CodeObjectVersion::V6), Ok(0x0100_055b));

@@ -137,8 +137,10 @@ fn llvm22_code_objects_read_as_llvm_writes_them() {
             cases.push((id, features, CodeObjectVersion::V6, e_flags, false));
         }
         if p.xnack_always() {
-            // LLVM 22 still takes an xnack setting there: on is what the hardware does anyway;
-            // off is reported. Neither reaches the target ID.
+            // LLVM 22 still takes an xnack setting there and names the object
+            // `gfx1250:xnack+`/`gfx1250:xnack-`. e_flags "on" cannot tell its `+xnack` from
+            // LLVM main's default, so it reads as the bare processor; "off" is only ever its
+            // `-xnack`: `gfx1250:xnack-`, reported.
             let base = EFlags::encode(&TargetId::new(p), CodeObjectVersion::V6).unwrap();
             cases.push((
                 TargetId::new(p),
@@ -147,8 +149,15 @@ fn llvm22_code_objects_read_as_llvm_writes_them() {
                 base | 0x300,
                 false,
             ));
+            let off = TargetId::new(p)
+                .with_setting(Feature::Xnack, FeatureSetting::Off)
+                .unwrap();
+            assert_eq!(
+                EFlags::encode(&off, CodeObjectVersion::V6).unwrap(),
+                (base & !0x300) | 0x200
+            );
             cases.push((
-                TargetId::new(p),
+                off,
                 "-xnack".into(),
                 CodeObjectVersion::V6,
                 (base & !0x300) | 0x200,
@@ -262,11 +271,18 @@ fn llvm22_code_objects_read_as_llvm_writes_them() {
             );
         } else {
             assert!(issues.is_empty(), "{what}: {issues:?}");
-            // LLVM's metadata names the same target (LLVM 22 spells xnack+ on gfx1250).
-            let meta = j["metadata_target"].as_str().unwrap();
-            let id = meta.strip_prefix("amdgcn-amd-amdhsa--").unwrap();
-            assert_eq!(TargetId::parse(id).unwrap(), c.want, "{what}: {meta}");
         }
+        // LLVM's metadata names the same target (LLVM 22 spells xnack+ on gfx1250, which its
+        // e_flags "on" cannot tell from the bare processor).
+        let meta = j["metadata_target"].as_str().unwrap();
+        let id = meta.strip_prefix("amdgcn-amd-amdhsa--").unwrap();
+        let mut named = TargetId::parse(id).unwrap();
+        if named.legacy_xnack() == Some(FeatureSetting::On) {
+            named = named
+                .with_setting(Feature::Xnack, FeatureSetting::Any)
+                .unwrap();
+        }
+        assert_eq!(named, c.want, "{what}: {meta}");
         let ks = j["kernels"].as_array().unwrap();
         assert_eq!(ks.len(), 2, "{what}");
         assert_eq!(ks.len(), r.kernels.len(), "{what}");
@@ -306,5 +322,93 @@ fn llvm22_code_objects_read_as_llvm_writes_them() {
         "{} LLVM 22 code objects for {} processors checked",
         cases.len(),
         processors.len()
+    );
+}
+
+/// ROCm 7.2.2's LLVM 22 builds gfx1250 with `-xnack` and names the object
+/// `amdgcn-amd-amdhsa--gfx1250:xnack-`, so a bundle made from it carries
+/// `hipv4-amdgcn-amd-amdhsa--gfx1250:xnack-`. gfxkit reads that ID, notes it, finds the
+/// e_flags agree, and `select` passes it over (the runtime names a gfx1250 device without
+/// xnack) for the bare entry.
+#[test]
+fn llvm22_gfx1250_xnack_off_bundles_are_read_and_passed_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let jobs: Vec<Llvm22Job> = ["-xnack", ""]
+        .iter()
+        .enumerate()
+        .map(|(i, features)| Llvm22Job {
+            ir: IR.to_owned(),
+            cpu: "gfx1250".to_owned(),
+            features: (*features).to_owned(),
+            kind: "obj",
+            opt: 1,
+            output: dir.path().join(format!("k{i}.o")),
+        })
+        .collect();
+    for (job, result) in jobs.iter().zip(llvm22_batch(&jobs, &[])) {
+        result.unwrap_or_else(|e| panic!("{} {}: {e}", job.cpu, job.features));
+    }
+    // LLVM names the -xnack object gfx1250:xnack-.
+    let out = run_ok(
+        Command::new(env!("CARGO_BIN_EXE_gfxkit"))
+            .args(["inspect", "--json"])
+            .arg(&jobs[0].output),
+    );
+    let j = common::json_stdout(&out);
+    assert_eq!(j["metadata_target"], "amdgcn-amd-amdhsa--gfx1250:xnack-");
+    assert_eq!(j["target_id"], "gfx1250:xnack-");
+    let off = format!("{}:gfx1250:xnack-", jobs[0].output.display());
+    let bare = format!("{}:gfx1250", jobs[1].output.display());
+    let bundle = dir.path().join("b.hipfb");
+    run_ok(
+        Command::new(env!("CARGO_BIN_EXE_gfxkit"))
+            .args(["bundle", "-o"])
+            .arg(&bundle)
+            .arg(&off),
+    );
+    let out = run_ok(
+        Command::new(env!("CARGO_BIN_EXE_gfxkit"))
+            .args(["list", "--json"])
+            .arg(&bundle),
+    );
+    let j = common::json_stdout(&out);
+    let e = &j["files"][0]["bundles"][0]["entries"][1];
+    assert_eq!(e["id"], "hipv4-amdgcn-amd-amdhsa--gfx1250:xnack-", "{j}");
+    assert_eq!(e["target_id"], "gfx1250:xnack-");
+    assert_eq!(e["eflags_agree"], true, "{e}");
+    assert!(
+        e["id_note"].as_str().unwrap().contains("xnack always on"),
+        "{e}"
+    );
+    // The bare entry, in a bundle of its own (the bundler's rule: for one processor every ID
+    // names features or none does), is what loads.
+    let plain = dir.path().join("plain.hipfb");
+    run_ok(
+        Command::new(env!("CARGO_BIN_EXE_gfxkit"))
+            .args(["bundle", "-o"])
+            .arg(&plain)
+            .arg(&bare),
+    );
+    let out = run_ok(
+        Command::new(env!("CARGO_BIN_EXE_gfxkit"))
+            .args(["select", "--json", "--device", "gfx1250"])
+            .arg(&plain),
+    );
+    let j = common::json_stdout(&out);
+    let s = &j["files"][0]["bundles"][0];
+    assert_eq!(s["selected"], "hipv4-amdgcn-amd-amdhsa--gfx1250", "{s}");
+    // The xnack- entry does not load, and the reason says why.
+    let out = Command::new(env!("CARGO_BIN_EXE_gfxkit"))
+        .args(["select", "--json", "--device", "gfx1250"])
+        .arg(&bundle)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let j = common::json_stdout(&out);
+    let s = &j["files"][0]["bundles"][0];
+    assert!(s["selected"].is_null(), "{s}");
+    assert!(
+        s["reason"].as_str().unwrap().contains("xnack always on"),
+        "{s}"
     );
 }

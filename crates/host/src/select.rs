@@ -117,6 +117,17 @@ fn fits(code: &TargetId, device: &TargetId) -> Result<Vec<(Feature, FeatureSetti
             device.processor().name
         ));
     }
+    // gfx1250/gfx1251: the runtime names the device without xnack (ROCr registers them with
+    // xnack unsupported), so an entry naming xnack (LLVM 22's `gfx1250:xnack-`) never matches,
+    // whatever the device ID given here says.
+    if let Some(setting) = code.legacy_xnack() {
+        return Err(format!(
+            "code object names xnack{}, but {} has xnack always on and the runtime's ISA name \
+             for it carries no xnack, so it never matches",
+            setting.sign().unwrap_or('?'),
+            code.processor().name
+        ));
+    }
     let mut needs = Vec::new();
     for (f, want) in code.features() {
         match device.setting(f) {
@@ -137,9 +148,13 @@ fn fits(code: &TargetId, device: &TargetId) -> Result<Vec<(Feature, FeatureSetti
 }
 
 /// The processors the HIP runtime looks up a generic code object for, and that target. Source:
-/// ROCm clr `hipamd/src/hip_fatbin.cpp` (`TargetGenericMap`). It is narrower than LLVM's
-/// generic families: gfx940 and gfx941 belong to `gfx9-4-generic` and gfx1250/gfx1251 to
-/// `gfx12-5-generic` in LLVM, but the runtime does not fall back to those for them.
+/// ROCm clr `hipamd/src/hip_fatbin.cpp` (`TargetGenericMap`, rocm-systems, 2026), which HIP
+/// consults; ROCr's ISA registry (`isa.cpp`) agrees where both list a processor. It is
+/// narrower than LLVM's generic families: gfx940 and gfx941 belong to `gfx9-4-generic` in
+/// LLVM but not here; gfx1251 belongs to `gfx12-5-generic` in LLVM and in ROCr, but HIP's map
+/// lists only gfx1250; gfx1154 (gfx11-generic), gfx1170, gfx1171, gfx1172 (gfx11-7-generic)
+/// and gfx1310 (gfx13-generic) are in neither map (ROCr does not register them at all), so
+/// HIP loads only their native code objects or SPIR-V.
 pub const RUNTIME_GENERIC: &[(&str, &str)] = &[
     ("gfx900", "gfx9-generic"),
     ("gfx902", "gfx9-generic"),
@@ -170,6 +185,7 @@ pub const RUNTIME_GENERIC: &[(&str, &str)] = &[
     ("gfx1153", "gfx11-generic"),
     ("gfx1200", "gfx12-generic"),
     ("gfx1201", "gfx12-generic"),
+    ("gfx1250", "gfx12-5-generic"),
 ];
 
 /// The generic target the HIP runtime falls back to for `processor` ([`RUNTIME_GENERIC`]).
@@ -496,14 +512,13 @@ mod tests {
             .map(|p| p.name)
             .collect();
         // The runtime's map has not caught up with LLVM 23's families yet (gfx117x are added
-        // by rocm-systems#11715, still open).
-        let known_gaps = [
-            "gfx940", "gfx941", "gfx1154", "gfx1170", "gfx1171", "gfx1172", "gfx1250", "gfx1251",
-            "gfx1310",
-        ];
-        assert!(
-            unmapped.iter().all(|n| known_gaps.contains(n)),
-            "{unmapped:?}"
+        // by rocm-systems#11715, still open), nor with gfx1251.
+        assert_eq!(
+            unmapped,
+            [
+                "gfx940", "gfx941", "gfx1154", "gfx1170", "gfx1171", "gfx1172", "gfx1251",
+                "gfx1310"
+            ]
         );
         let e = ids(&["hipv4-amdgcn-amd-amdhsa--gfx9-4-generic"]);
         assert_eq!(select(&dev("gfx942"), &e).via, Some(Via::Generic));
@@ -518,5 +533,68 @@ mod tests {
         ]);
         let s = select(&dev("gfx906"), &e);
         assert_eq!(s.index, Some(1));
+    }
+
+    /// Which generic code object HIP loads on the newer processors, when no native one is
+    /// there: gfx1153 takes gfx11-generic and gfx1250 gfx12-5-generic; gfx1154, gfx1170-gfx1172,
+    /// gfx1251 and gfx1310 have no generic fallback in the runtime (LLVM's families
+    /// notwithstanding) and go to SPIR-V.
+    #[test]
+    fn generic_fallback_of_the_newer_processors() {
+        let e = ids(&[
+            "hipv4-amdgcn-amd-amdhsa--gfx11-generic",
+            "hipv4-amdgcn-amd-amdhsa--gfx11-7-generic",
+            "hipv4-amdgcn-amd-amdhsa--gfx12-5-generic",
+            "hipv4-amdgcn-amd-amdhsa--gfx13-generic",
+            "hipv4-spirv64-amd-amdhsa--amdgcnspirv",
+        ]);
+        for (cpu, want) in [
+            ("gfx1153", Some(0)),
+            ("gfx1154", None),
+            ("gfx1170", None),
+            ("gfx1171", None),
+            ("gfx1172", None),
+            ("gfx1250", Some(2)),
+            ("gfx1251", None),
+            ("gfx1310", None),
+        ] {
+            let s = select(&dev(cpu), &e);
+            match want {
+                Some(i) => {
+                    assert_eq!((s.index, s.via), (Some(i), Some(Via::Generic)), "{cpu}");
+                    assert!(s.reason.contains("generic target of its family"), "{cpu}");
+                }
+                None => assert_eq!((s.index, s.via), (Some(4), Some(Via::Spirv)), "{cpu}"),
+            }
+            // Without SPIR-V: nothing for the unmapped ones.
+            let s = select(&dev(cpu), &e[..4]);
+            assert_eq!(s.index, want, "{cpu}: {}", s.reason);
+        }
+        // A native code object still comes first.
+        let e = ids(&[
+            "hipv4-amdgcn-amd-amdhsa--gfx12-5-generic",
+            "hipv4-amdgcn-amd-amdhsa--gfx1250",
+        ]);
+        let s = select(&dev("gfx1250"), &e);
+        assert_eq!((s.index, s.via), (Some(1), Some(Via::Native)));
+    }
+
+    /// LLVM 22's `gfx1250:xnack-` (and `xnack+`) entries parse, but the runtime names a gfx1250
+    /// device without xnack and never loads them; the bare or generic entry is taken instead.
+    #[test]
+    fn gfx1250_entries_naming_xnack_are_passed_over() {
+        let e = ids(&[
+            "hipv4-amdgcn-amd-amdhsa--gfx1250:xnack-",
+            "hipv4-amdgcn-amd-amdhsa--gfx1250:xnack+",
+            "hipv4-amdgcn-amd-amdhsa--gfx12-5-generic",
+        ]);
+        for device in ["gfx1250", "gfx1250:xnack-"] {
+            let s = select(&dev(device), &e);
+            assert_eq!((s.index, s.via), (Some(2), Some(Via::Generic)), "{device}");
+        }
+        let s = select(&dev("gfx1250"), &e[..2]);
+        assert_eq!(s.index, None);
+        assert!(s.reason.contains("xnack always on"), "{}", s.reason);
+        assert!(s.reason.contains("gfx1250:xnack-"), "{}", s.reason);
     }
 }

@@ -136,6 +136,10 @@ pub struct EntryListing {
     pub target_id: Option<String>,
     /// Canonical entry ID, or null.
     pub canonical_id: Option<String>,
+    /// What is worth knowing about an ID that parses (LLVM 22's `gfx1250:xnack-`: an xnack
+    /// setting on a processor whose xnack is always on), when there is something.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id_note: Option<String>,
     /// Why the ID does not parse, when it does not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id_error: Option<String>,
@@ -190,6 +194,10 @@ pub(crate) fn entry_listing(e: locate::ListedEntry) -> EntryListing {
                     gfxkit_host::select::is_spirv_entry(&id).then(|| "amdgcnspirv".to_owned())
                 }),
             canonical_id: Some(id.canonical()),
+            id_note: id.target_id().and_then(|t| {
+                let notes: Vec<String> = t.notes().iter().map(ToString::to_string).collect();
+                (!notes.is_empty()).then(|| notes.join("; "))
+            }),
             id_error: None,
             id: e.id,
             offset: e.offset,
@@ -206,6 +214,7 @@ pub(crate) fn entry_listing(e: locate::ListedEntry) -> EntryListing {
             target_id: None,
             processor: None,
             canonical_id: None,
+            id_note: None,
             id_error: Some(err.to_string()),
             id: e.id,
             offset: e.offset,

@@ -303,8 +303,10 @@ impl Processor {
     }
 
     /// Whether xnack is always on (GFX12.5 and later): the processor supports `xnack` but its
-    /// target IDs never carry it. Code objects still encode the xnack field (LLVM 22 writes
-    /// "any"; LLVM main since late 2026 writes "on"); both decode to the bare processor.
+    /// target IDs do not carry it (LLVM 23 and later refuse it; ROCm 7.2.2's LLVM 22 still
+    /// wrote `gfx1250:xnack-` and `gfx1250:xnack+`, which gfxkit keeps as written). Code
+    /// objects still encode the xnack field (LLVM 22 writes "any", LLVM main since late 2026
+    /// "on"; both decode to the bare processor, "off" to LLVM 22's `gfx1250:xnack-`).
     pub fn xnack_always(&self) -> bool {
         self.supports(Feature::Xnack) && !self.has_target_id_feature(Feature::Xnack)
     }

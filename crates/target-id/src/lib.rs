@@ -149,8 +149,10 @@ pub enum TargetIdErrorKind {
         /// The feature.
         feature: Feature,
     },
-    /// `xnack-` for a processor whose xnack is always on (GFX12.5 and later), where target IDs
-    /// never carry xnack. (`xnack+`, which LLVM 22 still wrote, is accepted and dropped.)
+    /// `xnack+` or `xnack-` for a processor whose xnack is always on and that no LLVM release
+    /// wrote an xnack setting for (gfx12-5-generic, gfx1250-strict, gfx1310, gfx13-generic:
+    /// LLVM 23 and later refuse one). gfx1250 and gfx1251 take the setting ROCm 7.2.2's LLVM 22
+    /// still wrote ([`TargetId::legacy_xnack`]).
     XnackAlwaysOn {
         /// Primary processor name.
         processor: &'static str,
@@ -232,7 +234,7 @@ impl fmt::Display for TargetIdError {
             XnackAlwaysOn { processor } => write!(
                 f,
                 "processor {processor} has xnack always on (position {}): its target IDs carry \
-                 no xnack setting, and xnack- cannot be had",
+                 no xnack setting (only gfx1250 and gfx1251 IDs written by LLVM 22 do)",
                 self.position
             ),
             DuplicateFeature { feature } => write!(
@@ -346,7 +348,9 @@ impl TargetId {
     /// Returns this ID with `feature` set to `setting`. Fails when the processor does not take
     /// `feature` in its target IDs (setting [`FeatureSetting::Any`] never fails for a known
     /// target-ID feature the processor supports, and is a no-op otherwise). Where xnack is
-    /// always on ([`Processor::xnack_always`]), xnack on is a no-op and xnack off an error.
+    /// always on ([`Processor::xnack_always`]) an xnack setting is kept only for processors
+    /// LLVM 22 knows (gfx1250, gfx1251), which still wrote `:xnack+`/`:xnack-`
+    /// ([`TargetId::legacy_xnack`]); for the others it is an error.
     pub fn with_setting(
         mut self,
         feature: Feature,
@@ -364,12 +368,15 @@ impl TargetId {
             return Err(fail(TargetIdErrorKind::NotATargetIdFeature { feature }));
         }
         if feature == Feature::Xnack && self.processor.xnack_always() {
-            // LLVM 22 still wrote `gfx1250:xnack+`; it names what the hardware always does.
-            if setting == FeatureSetting::Off {
+            // ROCm 7.2.2's LLVM 22 still takes `+xnack`/`-xnack` for gfx1250 and gfx1251 and
+            // names the code object `gfx1250:xnack+`/`gfx1250:xnack-`; the setting is kept as
+            // written (it decides what the runtime matches). LLVM 23 and later refuse it.
+            if setting != FeatureSetting::Any && !self.processor.in_llvm(22) {
                 return Err(fail(TargetIdErrorKind::XnackAlwaysOn {
                     processor: self.processor.name,
                 }));
             }
+            self.settings[feature_index(feature)] = setting;
             return Ok(self);
         }
         if !self.processor.has_target_id_feature(feature) {
@@ -403,6 +410,26 @@ impl TargetId {
             .filter(|(_, s)| *s != FeatureSetting::Any)
     }
 
+    /// The xnack setting of an ID for a processor whose xnack is always on (gfx1250,
+    /// gfx1251), which only ROCm 7.2.2's LLVM 22 writes (`gfx1250:xnack-`); `None` when the
+    /// ID has none or the processor takes xnack in its target IDs.
+    pub fn legacy_xnack(&self) -> Option<FeatureSetting> {
+        let s = self.setting(Feature::Xnack);
+        (self.processor.xnack_always() && s != FeatureSetting::Any).then_some(s)
+    }
+
+    /// What is worth telling about an ID that parses: for now, an xnack setting on a processor
+    /// whose xnack is always on ([`TargetId::legacy_xnack`]).
+    pub fn notes(&self) -> Vec<TargetIdNote> {
+        self.legacy_xnack()
+            .map(|setting| TargetIdNote::XnackAlwaysOn {
+                processor: self.processor.name,
+                setting,
+            })
+            .into_iter()
+            .collect()
+    }
+
     /// Whether some feature is set to on or off.
     pub fn has_features(&self) -> bool {
         self.features().next().is_some()
@@ -432,6 +459,12 @@ impl TargetId {
         }
         for (feature, wanted) in self.features() {
             let have = device.setting(feature);
+            if have != wanted && feature == Feature::Xnack && self.processor.xnack_always() {
+                return Err(Incompatibility::XnackAlwaysOn {
+                    processor: self.processor.name,
+                    code_object: wanted,
+                });
+            }
             if have != wanted {
                 return Err(Incompatibility::Feature {
                     feature,
@@ -497,6 +530,15 @@ pub enum Incompatibility {
         /// The device's processor.
         device: &'static str,
     },
+    /// The code object names an xnack setting (LLVM 22's `gfx1250:xnack-`) for a processor
+    /// whose xnack is always on: devices of it never name one (the runtime's ISA name is the
+    /// bare `gfx1250`), so nothing matches it.
+    XnackAlwaysOn {
+        /// The processor.
+        processor: &'static str,
+        /// The setting the code object names (on or off).
+        code_object: FeatureSetting,
+    },
     /// A feature the code object requires on or off differs on the device.
     Feature {
         /// The feature.
@@ -515,6 +557,15 @@ impl fmt::Display for Incompatibility {
                 code_object,
                 device,
             } => write!(f, "code object is for {code_object}, device is {device}"),
+            Incompatibility::XnackAlwaysOn {
+                processor,
+                code_object,
+            } => write!(
+                f,
+                "code object names xnack{}, but {processor} has xnack always on and its devices \
+                 name no xnack setting, so no device matches it",
+                code_object.sign().unwrap_or('?')
+            ),
             Incompatibility::Feature {
                 feature,
                 code_object,
@@ -535,6 +586,35 @@ impl fmt::Display for Incompatibility {
 }
 
 impl std::error::Error for Incompatibility {}
+
+/// Something worth telling about a target ID that parses (shown by `list`, `select`,
+/// `doctor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TargetIdNote {
+    /// An xnack setting on a processor whose xnack is always on (`gfx1250:xnack-`, which
+    /// ROCm 7.2.2's LLVM 22 writes for `-xnack`).
+    XnackAlwaysOn {
+        /// The processor.
+        processor: &'static str,
+        /// The setting the ID names.
+        setting: FeatureSetting,
+    },
+}
+
+impl fmt::Display for TargetIdNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TargetIdNote::XnackAlwaysOn { processor, setting } => write!(
+                f,
+                "{processor} has xnack always on, so its target IDs normally carry no xnack; \
+                 xnack{} (written by LLVM 22) is kept, and the runtime, which names the device \
+                 {processor} without xnack, does not load this code object",
+                setting.sign().unwrap_or('?')
+            ),
+        }
+    }
+}
 
 /// Two target IDs that may not be bundled together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -752,31 +832,61 @@ mod tests {
     }
 
     #[test]
-    fn xnack_is_never_part_of_gfx12_5_target_ids() {
-        let id: TargetId = "gfx1250:xnack+".parse().unwrap();
-        assert_eq!(
-            id.to_string(),
-            "gfx1250",
-            "LLVM 22's spelling is read and dropped"
-        );
-        assert_eq!(id, "gfx1250".parse().unwrap());
-        let e = TargetId::parse("gfx1250:sramecc+:xnack-").unwrap_err();
-        assert_eq!(
-            e.kind,
-            TargetIdErrorKind::XnackAlwaysOn {
-                processor: "gfx1250"
-            }
-        );
+    fn gfx12_5_xnack_settings_are_kept_where_llvm_22_wrote_them() {
+        // What ROCm 7.2.2's LLVM 22 names a `-xnack` / `+xnack` gfx1250 code object.
+        for (text, setting) in [
+            ("gfx1250:xnack-", FeatureSetting::Off),
+            ("gfx1250:xnack+", FeatureSetting::On),
+            ("gfx1251:xnack-", FeatureSetting::Off),
+        ] {
+            let id: TargetId = text.parse().unwrap();
+            assert_eq!(id.to_string(), text);
+            assert_eq!(id.legacy_xnack(), Some(setting));
+            let notes = id.notes();
+            assert_eq!(notes.len(), 1, "{text}");
+            assert!(
+                notes[0].to_string().contains("xnack always on"),
+                "{}",
+                notes[0]
+            );
+            // The runtime names the device without xnack: nothing matches the entry.
+            let device = TargetId::new(id.processor());
+            let e = id.check_compatible(&device).unwrap_err();
+            assert!(
+                matches!(e, Incompatibility::XnackAlwaysOn { code_object, .. } if code_object == setting),
+                "{e}"
+            );
+            assert!(e.to_string().contains("no device matches"), "{e}");
+            assert_ne!(id, device);
+        }
+        let id: TargetId = "gfx1250:sramecc+:xnack-".parse().unwrap();
+        assert_eq!(id.to_string(), "gfx1250:sramecc+:xnack-");
+        // The bare processor has no note and fits its device.
+        let bare: TargetId = "gfx1250".parse().unwrap();
+        assert!(bare.notes().is_empty() && bare.legacy_xnack().is_none());
+        assert!(bare.is_compatible(&bare));
+        // Processors newer than LLVM 22 never had an xnack setting: a typed error.
+        for text in [
+            "gfx12-5-generic:xnack-",
+            "gfx1310:xnack+",
+            "gfx1250-strict:xnack-",
+        ] {
+            let e = TargetId::parse(text).unwrap_err();
+            assert!(
+                matches!(e.kind, TargetIdErrorKind::XnackAlwaysOn { .. }),
+                "{text}: {e}"
+            );
+            assert!(e.to_string().contains("xnack always on"), "{e}");
+        }
+        let e = TargetId::parse("gfx1310:sramecc+:xnack-").unwrap_err();
         assert_eq!(e.position, 17);
-        assert!(e.to_string().contains("xnack always on"), "{e}");
         let id: TargetId = "gfx1310:sramecc-".parse().unwrap();
         assert_eq!(id.to_string(), "gfx1310:sramecc-");
         let p = Processor::by_name("gfx12-5-generic").unwrap();
         assert_eq!(TargetId::variants(p).len(), 3, "sramecc any/on/off only");
-        // Earlier processors keep the xnack setting.
-        assert_eq!(
-            "gfx950:xnack+".parse::<TargetId>().unwrap().to_string(),
-            "gfx950:xnack+"
-        );
+        // Earlier processors keep the xnack setting, without a note.
+        let id: TargetId = "gfx950:xnack+".parse().unwrap();
+        assert_eq!(id.to_string(), "gfx950:xnack+");
+        assert!(id.notes().is_empty());
     }
 }

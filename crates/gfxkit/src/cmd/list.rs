@@ -307,6 +307,9 @@ fn print_bundle(out: &mut dyn Write, bi: usize, b: &BundleListing) -> Result<()>
             (Some(c), None) if *c != e.id => format!("  (= {c})"),
             _ => String::new(),
         };
+        if let Some(n) = &e.id_note {
+            note.push_str(&format!("  (note: {n})"));
+        }
         if let Some(m) = &e.eflags_mismatch {
             note.push_str(&format!("  ({m})"));
         }
