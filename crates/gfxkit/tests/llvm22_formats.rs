@@ -2,7 +2,8 @@
 //! HIP as offload kind 4, SPIR-V images) in `.llvm.offloading` and standalone, and SPIR-V
 //! entries in bundles (`hip-spirv64-amd-amdhsa--amdgcnspirv`). The version-2 binaries are made
 //! from the images of a real clang-19 new-driver object with `gfxkit_host::offloading::write_v2`;
-//! `list`, `extract`, `select` and `doctor` are run on them.
+//! `list`, `extract`, `select` and `doctor` are run on them. LLVM main's version 3 (40-byte
+//! header, optionally compressed) is made the same way with `write_v3`/`write_v3_compressed`.
 
 mod common;
 mod host_fixtures;
@@ -307,4 +308,97 @@ fn unbundle_walks_concatenated_compressed_bundles() {
     );
     assert!(out.status.success());
     assert_eq!(std::fs::read(dir.join("c.co")).unwrap(), objects[1].1);
+}
+
+/// LLVM main's OffloadBinary version 3 with clang-19's code objects in it: a plain binary is
+/// listed, extracted and verified like version 2; a compressed one next to it is a warning that
+/// names it, and `inflate` gives back the plain binary byte for byte.
+#[test]
+fn offload_binary_v3_plain_and_compressed() {
+    use gfxkit_host::offloading::{inflate, parse_binary, write_v3, write_v3_compressed};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let obj = host_fixtures::new_driver_object(dir, "nd3", 1, &["gfx942", "gfx1100"], &[]);
+    let v1 = dump_section(&obj, ".llvm.offloading", &dir.join("v1.bin"));
+    let (old, stop) = parse_offloading(&v1);
+    assert_eq!(stop, None);
+    let images: Vec<Image<'_>> = old
+        .iter()
+        .map(|e| Image {
+            image_kind: e.image_kind.0,
+            offload_kind: OffloadKind::HIP.0,
+            flags: 0,
+            strings: vec![
+                ("triple", b"amdgcn-amd-amdhsa"),
+                ("arch", e.arch().unwrap().as_bytes()),
+            ],
+            image: e.image,
+        })
+        .collect();
+    let plain = write_v3(&images);
+    std::fs::write(dir.join("v3.bin"), &plain).unwrap();
+    let j = ok_json(dir, &["list", "--json", "v3.bin"]);
+    let ids: Vec<&str> = j["files"][0]["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|u| u["entries"].as_array().unwrap())
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    let want: Vec<String> = old
+        .iter()
+        .map(|e| format!("hipv4-amdgcn-amd-amdhsa--{}", e.arch().unwrap()))
+        .collect();
+    assert_eq!(ids, want);
+    assert_eq!(ids.len(), 2);
+    assert!(gfxkit(dir, &["verify", "v3.bin"]).status.success());
+    let j = ok_json(dir, &["extract", "--json", "-o", "out3", "v3.bin"]);
+    let written = j["written"].as_array().unwrap();
+    assert_eq!(written.len(), 2, "{j}");
+    for (w, e) in written.iter().zip(&old) {
+        let path = w["path"].as_str().unwrap();
+        assert_eq!(std::fs::read(dir.join(path)).unwrap(), e.image, "{path}");
+    }
+
+    // Compressed (zstd), then the plain one after it, in one section of the object.
+    let packed = write_v3_compressed(&images, gfxkit_bundle::Method::Zstd, 3).unwrap();
+    assert!(packed.len() < plain.len());
+    assert_eq!(inflate(&packed, 0).unwrap(), plain);
+    assert_eq!(
+        parse_binary(&inflate(&packed, 0).unwrap(), 0)
+            .unwrap()
+            .len(),
+        2
+    );
+    let mut section = packed.clone();
+    section.extend_from_slice(&plain);
+    std::fs::write(dir.join("both.bin"), &section).unwrap();
+    run_ok(
+        Command::new(llvm_tool("llvm-objcopy"))
+            .arg(format!(
+                "--update-section=.llvm.offloading={}",
+                dir.join("both.bin").display()
+            ))
+            .arg(&obj)
+            .arg(dir.join("nd3z.o")),
+    );
+    let j = ok_json(dir, &["list", "--json", "nd3z.o"]);
+    let f = &j["files"][0];
+    let n: usize = f["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["entries"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(n, 2, "the plain binary's entries: {f}");
+    let problems = f["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{f}");
+    assert_eq!(problems[0]["severity"], "warning");
+    assert!(
+        problems[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("compressed OffloadBinary"),
+        "{f}"
+    );
 }

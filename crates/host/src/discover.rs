@@ -582,15 +582,17 @@ impl<'data> Walker<'data> {
             });
         }
         if let Some(e) = stop {
-            self.problem(Problem::error(
-                Location {
-                    member,
-                    section: section.map(str::to_owned),
-                    offset: base.saturating_add(e.offset),
-                    size: 0,
-                },
-                ProblemKind::BadOffloadBinary(e.what),
-            ));
+            let location = Location {
+                member,
+                section: section.map(str::to_owned),
+                offset: base.saturating_add(e.offset),
+                size: 0,
+            };
+            self.problem(match e.compressed {
+                // Well formed, just not inflated: a warning, not damage.
+                Some(_) => Problem::warning(location, ProblemKind::CompressedOffloadBinary(e.what)),
+                None => Problem::error(location, ProblemKind::BadOffloadBinary(e.what)),
+            });
         }
     }
 
@@ -626,5 +628,33 @@ mod tests {
         assert!(d.problems.is_empty(), "{:?}", d.problems);
         assert_eq!(d.offload_images[1].bytes, b"\x7fELF-c");
         assert!(d.offload_images.iter().all(|i| i.offload_kind.is_hip()));
+    }
+
+    /// A compressed version-3 OffloadBinary (LLVM main) is a warning naming it; the binaries
+    /// around it are listed.
+    #[test]
+    fn compressed_offload_binary_is_a_warning_and_the_rest_is_read() {
+        let img = |arch: &'static str| Image {
+            image_kind: 1,
+            offload_kind: 4,
+            flags: 0,
+            strings: vec![("triple", b"amdgcn-amd-amdhsa"), ("arch", arch.as_bytes())],
+            image: b"\x7fELF-code",
+        };
+        let mut bin = crate::offloading::write_v3_compressed(
+            &[img("gfx90a")],
+            gfxkit_bundle::Method::Zstd,
+            3,
+        )
+        .unwrap();
+        bin.extend_from_slice(&crate::offloading::write_v3(&[img("gfx942")]));
+        let d = discover(&bin);
+        let archs: Vec<_> = d.offload_images.iter().map(|i| i.arch).collect();
+        assert_eq!(archs, [Some("gfx942")]);
+        assert_eq!(d.problems.len(), 1, "{:?}", d.problems);
+        assert_eq!(d.problems[0].severity, crate::Severity::Warning);
+        assert!(d.problems[0]
+            .to_string()
+            .contains("compressed OffloadBinary"));
     }
 }

@@ -4,13 +4,22 @@
 //! offsets from the start of the binary:
 //! - header, 32 bytes: `{magic 0x10FF10AD, u32 version, u64 size, u64 entries_offset, u64 n}`;
 //!   in version 1 (LLVM 14-21) `n` is the size of the one entry (40), in version 2 (LLVM 22,
-//!   llvm-project#169425) it is the number of entries;
+//!   llvm-project#169425) it is the number of entries; version 3 (LLVM main) adds
+//!   `u64 inflated_size` (40 bytes), 0 for a plain binary laid out as version 2;
 //! - entries, 40 bytes each: `{u16 image_kind, u16 offload_kind, u32 flags, u64 string_offset,
 //!   u64 num_strings, u64 image_offset, u64 image_size}`;
 //! - per entry, `num_strings` string entries: version 1 `{u64 key_offset, u64 value_offset}`
 //!   (16 bytes, both NUL-terminated), version 2 `{u64 key_offset, u64 value_offset,
 //!   u64 value_size}` (24 bytes, the value sized rather than terminated);
 //! - the string table and the images.
+//!
+//! A version-3 binary whose `inflated_size` is not 0 is compressed: the header is kept, and the
+//! bytes from `entries_offset` to `size` are one zstd frame (recognised by its magic) or zlib
+//! stream of everything after the header of the plain binary; `size` is the compressed size
+//! and `inflated_size` the plain one. [`inflate`] restores the plain binary as LLVM does (the
+//! header with `size = inflated_size` and `inflated_size = 0`), which [`parse_binary`] reads;
+//! [`parse_offloading`] reports a compressed binary ([`OffloadError::compressed`]) and goes on
+//! with the next one.
 //!
 //! Several binaries may follow each other in one section, each starting 8-aligned. Offload
 //! kinds: OpenMP 1, CUDA 2, HIP 3 up to LLVM 20 and 4 from LLVM 21 (the kinds became bit flags,
@@ -25,8 +34,12 @@ use std::fmt;
 /// Magic bytes at the start of an OffloadBinary (`0x10FF10AD` stored little-endian).
 pub const OFFLOAD_BINARY_MAGIC: [u8; 4] = [0x10, 0xff, 0x10, 0xad];
 
-/// Size of the OffloadBinary header.
+/// Size of the OffloadBinary header in versions 1 and 2.
 const HEADER_SIZE: u64 = 32;
+/// Size of the version-3 header (`inflated_size` added).
+const HEADER_SIZE_V3: u64 = 40;
+/// The newest version gfxkit reads (LLVM main, `OffloadBinary::Version`).
+pub const LATEST_VERSION: u32 = 3;
 /// Size of one entry.
 const ENTRY_SIZE: u64 = 40;
 /// Size of a version-1 string entry `{key, value}`.
@@ -180,20 +193,43 @@ pub struct OffloadError {
     pub offset: u64,
     /// What is wrong.
     pub what: String,
+    /// For a compressed version-3 binary, which is well formed but must be inflated
+    /// ([`inflate`]) before its entries can be read: what it holds.
+    pub compressed: Option<Compressed>,
+}
+
+/// A compressed (version 3) OffloadBinary's header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compressed {
+    /// The codec of the body (zstd when it starts with the zstd magic, else zlib).
+    pub method: gfxkit_bundle::Method,
+    /// Bytes stored (header and compressed body).
+    pub size: u64,
+    /// Bytes of the plain binary.
+    pub inflated_size: u64,
+    /// Entries of the plain binary.
+    pub entries: u64,
 }
 
 fn err(offset: u64, what: impl Into<String>) -> OffloadError {
     OffloadError {
         offset,
         what: what.into(),
+        compressed: None,
     }
 }
+
+/// The zstd frame magic (`28 b5 2f fd`), which tells a zstd body from a zlib one.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
 /// Reads every OffloadBinary in `data` (the contents of a `.llvm.offloading` section): each
 /// starts at an 8-aligned offset after the previous one. Zero padding between them is skipped.
 /// Returns the entries read (every entry of every binary, in order) and, if reading stopped
-/// early, why.
+/// early, why. A compressed (version 3) binary is passed over, its entries unread, and
+/// reported as the error (the first such one; [`OffloadError::compressed`] is set) when
+/// nothing worse stopped the reading.
 pub fn parse_offloading(data: &[u8]) -> (Vec<OffloadEntry<'_>>, Option<OffloadError>) {
+    let mut first_compressed: Option<OffloadError> = None;
     let mut out = Vec::new();
     let mut pos: u64 = 0;
     let len = data.len() as u64;
@@ -225,10 +261,23 @@ pub fn parse_offloading(data: &[u8]) -> (Vec<OffloadEntry<'_>>, Option<OffloadEr
                     None => break,
                 }
             }
+            // A compressed binary is sized by its header: the next one may follow it.
+            Err(e) if e.compressed.is_some() => {
+                let size = e.compressed.map_or(0, |c| c.size);
+                first_compressed.get_or_insert(e);
+                match pos
+                    .checked_add(size)
+                    .and_then(|n| n.checked_add(ALIGN - 1))
+                    .map(|n| n / ALIGN * ALIGN)
+                {
+                    Some(n) => pos = n,
+                    None => break,
+                }
+            }
             Err(e) => return (out, Some(e)),
         }
     }
-    (out, None)
+    (out, first_compressed)
 }
 
 /// Reads the OffloadBinary starting at `at` in `data`: its entries, in order (one for a
@@ -246,25 +295,50 @@ pub fn parse_binary(data: &[u8], at: u64) -> Result<Vec<OffloadEntry<'_>>, Offlo
     let size = rd64(8).unwrap_or(0);
     let entries_offset = rd64(16).unwrap_or(0);
     let last = rd64(24).unwrap_or(0);
-    let string_entry = match version {
-        1 => STRING_ENTRY_V1,
-        2 => STRING_ENTRY_V2,
+    let (string_entry, header_size) = match version {
+        1 => (STRING_ENTRY_V1, HEADER_SIZE),
+        2 => (STRING_ENTRY_V2, HEADER_SIZE),
+        3 => (STRING_ENTRY_V2, HEADER_SIZE_V3),
         _ => {
             return Err(err(
                 at + 4,
-                format!("OffloadBinary version {version}; gfxkit reads versions 1 and 2"),
+                format!("OffloadBinary version {version}; gfxkit reads versions 1 to 3"),
             ))
         }
     };
-    let avail = data.len() as u64 - at;
-    if size < HEADER_SIZE || size > avail {
+    if bytes_at(data, at, header_size).is_none() {
         return Err(err(
-            at + 8,
-            format!("size {size} outside 32..={avail} (bytes left in the section)"),
+            at,
+            format!("truncated version-{version} header ({header_size} bytes needed)"),
         ));
     }
+    let avail = data.len() as u64 - at;
+    if size < header_size || size > avail {
+        return Err(err(
+            at + 8,
+            format!("size {size} outside {header_size}..={avail} (bytes left in the section)"),
+        ));
+    }
+    if version >= 3 {
+        let inflated = rd64(32).unwrap_or(0);
+        if inflated != 0 {
+            let c = compressed_header(data, at)?;
+            return Err(OffloadError {
+                offset: at,
+                what: format!(
+                    "compressed OffloadBinary ({} bytes of {}, {} bytes and {} entries inflated); \
+                     its entries are not read",
+                    c.size,
+                    c.method.name(),
+                    c.inflated_size,
+                    c.entries
+                ),
+                compressed: Some(c),
+            });
+        }
+    }
     let bin = bytes_at(data, at, size).ok_or_else(|| err(at + 8, "size runs past the end"))?;
-    // Version 1: the last header field is the entry's size; version 2: the entry count.
+    // Version 1: the last header field is the entry's size; versions 2 and 3: the entry count.
     // (LLVM writes 40 there and never reads it back; neither does gfxkit.)
     let count = if version == 1 { 1 } else { last };
     if count > limits::MAX_OFFLOAD_IMAGES as u64 {
@@ -276,7 +350,7 @@ pub fn parse_binary(data: &[u8], at: u64) -> Result<Vec<OffloadEntry<'_>>, Offlo
     let table_end = count
         .checked_mul(ENTRY_SIZE)
         .and_then(|n| n.checked_add(entries_offset));
-    if table_end.map_or(true, |e| e > size) || (count > 0 && entries_offset < HEADER_SIZE) {
+    if table_end.map_or(true, |e| e > size) || (count > 0 && entries_offset < header_size) {
         return Err(err(
             at + 16,
             format!(
@@ -414,6 +488,94 @@ fn c_str(data: &[u8], offset: u64) -> Option<&str> {
     std::str::from_utf8(&rest[..end]).ok()
 }
 
+/// The header of the compressed version-3 binary at `at` (checked: the body lies within
+/// `size`, `inflated_size` leaves room for the header).
+fn compressed_header(data: &[u8], at: u64) -> Result<Compressed, OffloadError> {
+    let rd64 = |o: u64| at.checked_add(o).and_then(|p| u64_at(data, p));
+    let size = rd64(8).unwrap_or(0);
+    let entries_offset = rd64(16).unwrap_or(0);
+    let entries = rd64(24).unwrap_or(0);
+    let inflated_size = rd64(32).unwrap_or(0);
+    if entries_offset < HEADER_SIZE_V3 || entries_offset > size || inflated_size < entries_offset {
+        return Err(err(
+            at + 16,
+            format!(
+                "compressed OffloadBinary: entries offset {entries_offset:#x} outside the header \
+                 and the {size} stored bytes, or past the {inflated_size} inflated bytes"
+            ),
+        ));
+    }
+    if inflated_size > gfxkit_bundle::limits::MAX_UNCOMPRESSED_SIZE {
+        return Err(err(
+            at + 32,
+            format!(
+                "compressed OffloadBinary inflating to {inflated_size} bytes (limit {})",
+                gfxkit_bundle::limits::MAX_UNCOMPRESSED_SIZE
+            ),
+        ));
+    }
+    let body = at
+        .checked_add(entries_offset)
+        .and_then(|b| bytes_at(data, b, 4));
+    let method = if body == Some(&ZSTD_MAGIC[..]) {
+        gfxkit_bundle::Method::Zstd
+    } else {
+        gfxkit_bundle::Method::Zlib
+    };
+    Ok(Compressed {
+        method,
+        size,
+        inflated_size,
+        entries,
+    })
+}
+
+/// Inflates the compressed version-3 OffloadBinary at `at` in `data` into the plain binary
+/// LLVM restores (`OffloadBinary.cpp`, `decompressOffloadBinary`): its header with `size` set
+/// to `inflated_size` and `inflated_size` to 0, then the decompressed body, which must be
+/// exactly `inflated_size - entries_offset` bytes. Offsets in the result are those of the plain
+/// binary; [`parse_binary`]`(&result, 0)` reads its entries.
+pub fn inflate(data: &[u8], at: u64) -> Result<Vec<u8>, OffloadError> {
+    let magic = bytes_at(data, at, 4).ok_or_else(|| err(at, "truncated header"))?;
+    if magic != OFFLOAD_BINARY_MAGIC {
+        return Err(err(at, format!("magic {magic:02x?}, expected 10 ff 10 ad")));
+    }
+    let version = u32_at(data, at + 4).unwrap_or(0);
+    let inflated = at.checked_add(32).and_then(|p| u64_at(data, p));
+    if version < 3 || inflated.unwrap_or(0) == 0 {
+        return Err(err(
+            at + 4,
+            format!("OffloadBinary version {version} is not compressed"),
+        ));
+    }
+    let c = compressed_header(data, at)?;
+    let entries_offset = at
+        .checked_add(16)
+        .and_then(|p| u64_at(data, p))
+        .unwrap_or(0);
+    let stored = bytes_at(data, at, c.size).ok_or_else(|| {
+        err(
+            at + 8,
+            format!("compressed size {} runs past the section", c.size),
+        )
+    })?;
+    let body = &stored[entries_offset as usize..];
+    let want = c.inflated_size - entries_offset;
+    let (plain, _) = gfxkit_bundle::codec::decompress(c.method, body, want, None).map_err(|e| {
+        err(
+            at + entries_offset,
+            format!("compressed OffloadBinary body ({}): {e}", c.method.name()),
+        )
+    })?;
+    // Sized from what was decoded (within the codec's bounds), never from the header alone.
+    let mut out = Vec::with_capacity(entries_offset as usize + plain.len());
+    out.extend_from_slice(&stored[..entries_offset as usize]);
+    out[8..16].copy_from_slice(&c.inflated_size.to_le_bytes());
+    out[32..40].copy_from_slice(&0u64.to_le_bytes());
+    out.extend_from_slice(&plain);
+    Ok(out)
+}
+
 /// One image for [`write_v2`].
 #[derive(Debug, Clone)]
 pub struct Image<'a> {
@@ -436,14 +598,50 @@ pub struct Image<'a> {
 /// gfxkit packages nothing into OffloadBinaries; this exists so that tests can make the
 /// version-2 inputs LLVM 22 writes and LLVM 19 cannot, and read them back.
 pub fn write_v2(images: &[Image<'_>]) -> Vec<u8> {
+    write_plain(images, 2)
+}
+
+/// Writes a plain version-3 OffloadBinary (LLVM main): the version-2 layout with the 40-byte
+/// header, `inflated_size` 0.
+pub fn write_v3(images: &[Image<'_>]) -> Vec<u8> {
+    write_plain(images, 3)
+}
+
+/// Writes a compressed version-3 OffloadBinary as LLVM main's
+/// `OffloadBinary::write(images, compression::Params)` does: the plain binary's header with
+/// `inflated_size` set to the plain size and `size` to the header plus the compressed body,
+/// then the body after the header compressed as one zstd frame or zlib stream (`level`), padded
+/// to 8 bytes. [`inflate`] gives back [`write_v3`]'s bytes.
+pub fn write_v3_compressed(
+    images: &[Image<'_>],
+    method: gfxkit_bundle::Method,
+    level: i32,
+) -> Result<Vec<u8>, gfxkit_bundle::Error> {
+    let plain = write_plain(images, 3);
+    let body = gfxkit_bundle::codec::compress(method, level, 0, &plain[HEADER_SIZE_V3 as usize..])?;
+    let size = HEADER_SIZE_V3 + body.len() as u64;
+    let mut b = plain[..HEADER_SIZE_V3 as usize].to_vec();
+    b[8..16].copy_from_slice(&size.to_le_bytes());
+    b[32..40].copy_from_slice(&(plain.len() as u64).to_le_bytes());
+    b.extend_from_slice(&body);
+    b.resize(size.div_ceil(ALIGN) as usize * ALIGN as usize, 0);
+    Ok(b)
+}
+
+fn write_plain(images: &[Image<'_>], version: u32) -> Vec<u8> {
+    let header = if version >= 3 {
+        HEADER_SIZE_V3
+    } else {
+        HEADER_SIZE
+    };
     let entries_size = images.len() as u64 * ENTRY_SIZE;
     let nstrings: u64 = images.iter().map(|i| i.strings.len() as u64).sum();
-    let strtab_off = HEADER_SIZE + entries_size + nstrings * STRING_ENTRY_V2;
+    let strtab_off = header + entries_size + nstrings * STRING_ENTRY_V2;
     let mut strtab = Vec::new();
     let mut string_entries = Vec::new();
     let mut string_offsets = Vec::new();
     for img in images {
-        string_offsets.push(HEADER_SIZE + entries_size + string_entries.len() as u64);
+        string_offsets.push(header + entries_size + string_entries.len() as u64);
         for (k, v) in &img.strings {
             let ko = strtab_off + strtab.len() as u64;
             strtab.extend_from_slice(k.as_bytes());
@@ -465,10 +663,13 @@ pub fn write_v2(images: &[Image<'_>]) -> Vec<u8> {
     let size = pos;
     let mut b = Vec::new();
     b.extend_from_slice(&OFFLOAD_BINARY_MAGIC);
-    b.extend_from_slice(&2u32.to_le_bytes());
+    b.extend_from_slice(&version.to_le_bytes());
     b.extend_from_slice(&size.to_le_bytes());
-    b.extend_from_slice(&HEADER_SIZE.to_le_bytes());
+    b.extend_from_slice(&header.to_le_bytes());
     b.extend_from_slice(&(images.len() as u64).to_le_bytes());
+    if version >= 3 {
+        b.extend_from_slice(&0u64.to_le_bytes());
+    }
     for (i, img) in images.iter().enumerate() {
         b.extend_from_slice(&img.image_kind.to_le_bytes());
         b.extend_from_slice(&img.offload_kind.to_le_bytes());
@@ -541,6 +742,150 @@ pub(crate) mod tests {
             strings: vec![("triple", triple.as_bytes()), ("arch", arch.as_bytes())],
             image,
         }
+    }
+
+    /// A plain version-3 binary written byte by byte from LLVM main's `OffloadBinary.h`: the
+    /// 40-byte header (`inflated_size` 0), one entry, two 24-byte string entries, the string
+    /// table, the image.
+    fn hand_made_v3() -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(&OFFLOAD_BINARY_MAGIC);
+        b.extend_from_slice(&3u32.to_le_bytes());
+        b.extend_from_slice(&0u64.to_le_bytes()); // size, patched below
+        b.extend_from_slice(&40u64.to_le_bytes()); // entries offset
+        b.extend_from_slice(&1u64.to_le_bytes()); // entry count
+        b.extend_from_slice(&0u64.to_le_bytes()); // inflated size: plain
+                                                  // Entry at 40: object, HIP (4), no flags, strings at 80 (2), image at 168 (8 bytes).
+        b.extend_from_slice(&1u16.to_le_bytes());
+        b.extend_from_slice(&4u16.to_le_bytes());
+        b.extend_from_slice(&0u32.to_le_bytes());
+        for v in [80u64, 2, 168, 8] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        // String entries at 80: {key, value, value size}; the table at 128.
+        for v in [128u64, 135, 17, 153, 158, 6] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        assert_eq!(b.len(), 128);
+        b.extend_from_slice(b"triple\0amdgcn-amd-amdhsa\0arch\0gfx950\0");
+        // The table ends at 165; the image starts 8-aligned.
+        b.resize(168, 0);
+        b.extend_from_slice(b"\x7fELF-950");
+        let size = b.len() as u64;
+        b[8..16].copy_from_slice(&size.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn version_3_plain_binaries_read_as_version_2() {
+        let bin = hand_made_v3();
+        let (entries, stop) = parse_offloading(&bin);
+        assert_eq!(stop, None);
+        assert_eq!(entries.len(), 1);
+        let e = &entries[0];
+        assert_eq!(e.version, 3);
+        assert_eq!(
+            (e.triple(), e.arch()),
+            (Some("amdgcn-amd-amdhsa"), Some("gfx950"))
+        );
+        assert_eq!(e.image, b"\x7fELF-950");
+        assert_eq!(e.image_offset, 168);
+        assert!(e.offload_kind.is_hip());
+        // gfxkit's writer lays it out the same way.
+        let img = hip_image("amdgcn-amd-amdhsa", "gfx950", b"\x7fELF-950");
+        assert_eq!(write_v3(&[img]), bin);
+        // A 32-byte header claiming version 3 is too short for it.
+        let e = parse_binary(&bin[..36], 0).unwrap_err();
+        assert!(e.what.contains("40 bytes needed"), "{e}");
+        // Entries inside the 40-byte header are refused.
+        let mut c = bin.clone();
+        c[16..24].copy_from_slice(&32u64.to_le_bytes());
+        assert!(parse_binary(&c, 0).is_err());
+    }
+
+    #[test]
+    fn version_3_compressed_binaries_inflate_to_the_plain_binary() {
+        let images = [
+            hip_image(
+                "amdgcn-amd-amdhsa",
+                "gfx90a:xnack-",
+                b"\x7fELF-90a-code-code-code",
+            ),
+            hip_image("amdgcn-amd-amdhsa", "gfx1250", b"\x7fELF-1250-code-code"),
+        ];
+        let plain = write_v3(&images);
+        for method in [gfxkit_bundle::Method::Zstd, gfxkit_bundle::Method::Zlib] {
+            let packed = write_v3_compressed(&images, method, 3).unwrap();
+            // The header as the format says: size is the stored size, inflated_size the plain.
+            assert_eq!(u32_at(&packed, 4), Some(3));
+            let size = u64_at(&packed, 8).unwrap();
+            assert_eq!(u64_at(&packed, 16), Some(40));
+            assert_eq!(u64_at(&packed, 24), Some(2));
+            assert_eq!(u64_at(&packed, 32), Some(plain.len() as u64));
+            assert_eq!(packed.len() as u64, size.div_ceil(8) * 8);
+            assert_eq!(
+                packed[40..44] == ZSTD_MAGIC,
+                method == gfxkit_bundle::Method::Zstd
+            );
+            assert_eq!(inflate(&packed, 0).unwrap(), plain, "{method:?}");
+            let e = parse_binary(&packed, 0).unwrap_err();
+            let c = e.compressed.unwrap();
+            assert_eq!((c.method, c.entries), (method, 2));
+            assert_eq!(c.inflated_size, plain.len() as u64);
+        }
+        // A body compressed by hand (zstd, from the format description) inflates too.
+        let body = zstd::encode_all(&plain[40..], 1).unwrap();
+        let mut b = plain[..40].to_vec();
+        b[8..16].copy_from_slice(&(40 + body.len() as u64).to_le_bytes());
+        b[32..40].copy_from_slice(&(plain.len() as u64).to_le_bytes());
+        b.extend_from_slice(&body);
+        assert_eq!(inflate(&b, 0).unwrap(), plain);
+        // In a section: the compressed binary is passed over (reported), the ones around it read.
+        let mut section = write_v2(&[hip_image("amdgcn-amd-amdhsa", "gfx906", b"\x7fELF-906")]);
+        section.extend_from_slice(
+            &write_v3_compressed(&images, gfxkit_bundle::Method::Zstd, 3).unwrap(),
+        );
+        section.extend_from_slice(&hand_made_v3());
+        let (entries, stop) = parse_offloading(&section);
+        let archs: Vec<_> = entries.iter().map(|e| e.arch().unwrap()).collect();
+        assert_eq!(archs, ["gfx906", "gfx950"]);
+        let stop = stop.unwrap();
+        assert!(stop.compressed.is_some());
+        assert!(stop.what.contains("compressed OffloadBinary"), "{stop}");
+    }
+
+    #[test]
+    fn damaged_compressed_binaries_are_errors() {
+        let images = [hip_image("amdgcn-amd-amdhsa", "gfx942", b"\x7fELF-942")];
+        let packed = write_v3_compressed(&images, gfxkit_bundle::Method::Zstd, 3).unwrap();
+        // Inflated size one byte off: the body does not decode to it.
+        let mut c = packed.clone();
+        let n = u64_at(&c, 32).unwrap();
+        c[32..40].copy_from_slice(&(n + 1).to_le_bytes());
+        assert!(inflate(&c, 0).is_err());
+        // An absurd inflated size is refused before anything is allocated.
+        c[32..40].copy_from_slice(&(1u64 << 60).to_le_bytes());
+        let e = inflate(&c, 0).unwrap_err();
+        assert!(e.what.contains("limit"), "{e}");
+        // Inflated size smaller than the header.
+        c[32..40].copy_from_slice(&8u64.to_le_bytes());
+        assert!(inflate(&c, 0).is_err());
+        // A cut body, every cut, never panics.
+        let size = u64_at(&packed, 8).unwrap() as usize;
+        for cut in 0..size {
+            let _ = inflate(&packed[..cut], 0);
+            let _ = parse_offloading(&packed[..cut]);
+        }
+        // Bit flips never panic.
+        for i in 0..packed.len() {
+            let mut c = packed.clone();
+            c[i] ^= 0x41;
+            let _ = inflate(&c, 0);
+            let _ = parse_offloading(&c);
+        }
+        // A plain binary is not inflated.
+        assert!(inflate(&write_v3(&images), 0).is_err());
+        assert!(inflate(&write_v2(&images), 0).is_err());
     }
 
     #[test]
@@ -683,14 +1028,14 @@ pub(crate) mod tests {
                 let _ = parse_offloading(&c);
             }
         }
-        // Version 3 (compressed binaries, proposed for LLVM main) is named, not misread.
+        // An unknown version is named, not misread.
         let mut c = bin.clone();
-        c[4] = 3;
+        c[4] = 4;
         let (_, e) = parse_offloading(&c);
         assert!(e
             .unwrap()
             .what
-            .contains("version 3; gfxkit reads versions 1 and 2"));
+            .contains("version 4; gfxkit reads versions 1 to 3"));
     }
 
     #[test]

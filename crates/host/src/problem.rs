@@ -180,6 +180,10 @@ pub enum ProblemKind {
     /// An `.llvm.offloading` image that cannot be read.
     #[error("offload binary cannot be read: {0}")]
     BadOffloadBinary(String),
+    /// A compressed (version 3, LLVM main) OffloadBinary: well formed, its entries not listed
+    /// (`gfxkit_host::offloading::inflate` restores it); the OffloadBinaries after it are read.
+    #[error("{0}")]
+    CompressedOffloadBinary(String),
 }
 
 /// A problem found while looking for device code, with where it was found.
