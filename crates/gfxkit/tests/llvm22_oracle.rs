@@ -411,4 +411,23 @@ fn llvm22_gfx1250_xnack_off_bundles_are_read_and_passed_over() {
         s["reason"].as_str().unwrap().contains("xnack always on"),
         "{s}"
     );
+    // doctor agrees: the library does not run on a gfx1250; the bare one does.
+    let out = Command::new(env!("CARGO_BIN_EXE_gfxkit"))
+        .args(["doctor", "--device", "gfx1250"])
+        .arg(&bundle)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("gfx1250:xnack-"));
+    let out = Command::new(env!("CARGO_BIN_EXE_gfxkit"))
+        .args(["doctor", "--device", "gfx1250"])
+        .arg(&plain)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
