@@ -337,7 +337,7 @@ fn run_split(a: SplitArgs) -> Result<ExitCode> {
     let inputs: Vec<Input> = jobs
         .iter()
         .map(|j| Input::open(&j.input))
-        .collect::<Result<_>>()?;
+        .collect::<Result<_, _>>()?;
     let mut splits = Vec::with_capacity(jobs.len());
     for (j, data) in jobs.iter().zip(&inputs) {
         let out_dir = j.output.parent().unwrap_or(Path::new("/"));
@@ -803,88 +803,7 @@ pub fn inspect_archive(path: &Path, data: &[u8], json: bool) -> Result<ExitCode>
     })
 }
 
-/// `list` of any file: a `.kpack` archive, a split binary seen through the archives its
-/// markers find, or anything else as the inventory lists it.
-pub fn list_file_bytes(
-    path: &Path,
-    data: &[u8],
-    check: bool,
-) -> gfxkit_inventory::list::FileListing {
-    let name = path.display().to_string();
-    if inv_kpack::is_archive(data) {
-        return inv_kpack::list_archive(&name, data, check);
-    }
-    let inv = gfxkit_inventory::Inventory::of(data);
-    let mut l = gfxkit_inventory::list::list(&name, &inv, check);
-    if inv_kpack::is_split(&inv) {
-        let o = kpack_files::all_archives(path, &inv.discovery, &kpack_files::env());
-        inv_kpack::list_split(&mut l, &inv, &o.archives(), check);
-    }
-    l
-}
-
-/// `select` of a split binary: what the kpack loader finds for each wrapper on `device`
-/// (empty for other files).
-pub fn select_units(
-    path: &Path,
-    inv: &gfxkit_inventory::Inventory<'_>,
-    device: &gfxkit_target_id::TargetId,
-    loader: gfxkit_kpack::search::Loader,
-) -> Vec<inv_kpack::KpackUnit> {
-    if !inv_kpack::is_split(inv) {
-        return Vec::new();
-    }
-    let env = kpack_files::env();
-    let dir = kpack_files::binary_dir(path);
-    let paths = inv_kpack::select_paths(inv, &dir, std::slice::from_ref(device), &env);
-    let files = kpack_files::open_existing(&paths);
-    let open = |p: &Path| files.get(p).map(|i| &i[..]);
-    inv_kpack::select_units(inv, &dir, device, loader, &env, &open)
-}
-
-/// `doctor` of a split binary: per device, `None` when every wrapper loads, else why not;
-/// and the architectures its archives hold.
-pub fn doctor_verdicts(
-    path: &Path,
-    inv: &gfxkit_inventory::Inventory<'_>,
-    devices: &[gfxkit_target_id::TargetId],
-    loader: gfxkit_kpack::search::Loader,
-) -> (Vec<(String, Option<String>)>, Vec<String>) {
-    if !inv_kpack::is_split(inv) || !inv.loaded_at_run_time() {
-        return (Vec::new(), Vec::new());
-    }
-    let env = kpack_files::env();
-    let dir = kpack_files::binary_dir(path);
-    let paths = inv_kpack::select_paths(inv, &dir, devices, &env);
-    let files = kpack_files::open_existing(&paths);
-    let open = |p: &Path| files.get(p).map(|i| &i[..]);
-    let verdicts = devices
-        .iter()
-        .map(|d| {
-            let units = inv_kpack::select_units(inv, &dir, d, loader, &env, &open);
-            (d.to_string(), inv_kpack::doctor_verdict(&units))
-        })
-        .collect();
-    let o = kpack_files::all_archives(path, &inv.discovery, &env);
-    (verdicts, inv_kpack::targets(&o.archives()))
-}
-
-/// `verify` of a `.kpack` file or a split binary; `None` for other files.
-pub fn verify_file_bytes(
-    path: &Path,
-    data: &[u8],
-    inv: &gfxkit_inventory::Inventory<'_>,
-) -> Option<gfxkit_inventory::verify::Verification> {
-    let name = path.display().to_string();
-    if inv_kpack::is_archive(data) {
-        return Some(inv_kpack::verify_archive(&name, data));
-    }
-    if !inv_kpack::is_split(inv) {
-        return None;
-    }
-    let o = kpack_files::all_archives(path, &inv.discovery, &kpack_files::env());
-    Some(inv_kpack::verify_split(&name, inv, &o.archives()))
-}
+pub use gfxkit_io::kpack::{doctor_verdicts, list_file_bytes, select_units, verify_file_bytes};
 
 /// `size` of a `.kpack` file or a split binary; `None` for other files.
 pub fn size_survey(path: &Path, data: &[u8]) -> Option<gfxkit_shrink::Survey> {
@@ -903,14 +822,7 @@ pub fn size_survey(path: &Path, data: &[u8]) -> Option<gfxkit_shrink::Survey> {
     ))
 }
 
-/// Code objects `extract` takes from kpack archives: the picks and the archive files they
-/// come from.
-pub struct KpackExtract {
-    /// What to write.
-    pub picks: Vec<inv_kpack::Pick>,
-    /// Archive paths, indexed by [`inv_kpack::Pick::archive`].
-    pub archives: Vec<PathBuf>,
-}
+pub use gfxkit_io::kpack::KpackExtract;
 
 /// For `extract`: the code objects of a split binary (through its archives) or of a `.kpack`
 /// file that `wanted` selects; `None` for other files.
@@ -919,25 +831,7 @@ pub fn extract_picks(
     data: &[u8],
     wanted: &mut dyn FnMut(&str) -> bool,
 ) -> Result<Option<KpackExtract>> {
-    if inv_kpack::is_archive(data) {
-        let picks = inv_kpack::extract_archive(data, wanted)
-            .with_context(|| format!("{}", path.display()))?;
-        return Ok(Some(KpackExtract {
-            picks,
-            archives: vec![path.to_path_buf()],
-        }));
-    }
-    let inv = gfxkit_inventory::Inventory::of(data);
-    if !inv_kpack::is_split(&inv) {
-        return Ok(None);
-    }
-    let o = kpack_files::all_archives(path, &inv.discovery, &kpack_files::env());
-    let picks = inv_kpack::extract_split(&inv, &o.archives(), wanted)
-        .with_context(|| format!("{}", path.display()))?;
-    Ok(Some(KpackExtract {
-        picks,
-        archives: o.files.iter().map(|(p, _)| p.clone()).collect(),
-    }))
+    Ok(gfxkit_io::kpack::extract_picks(path, data, wanted)?)
 }
 
 /// Writes each pick's code object to `dest(pick)`, decoding it from its archive.
