@@ -198,3 +198,14 @@ def test_kernels_equal_the_cli(built, wheel, split, gfxkit_bin):
     assert not bad.kernels
     with pytest.raises(gfxkit.TargetError):
         gfxkit.kernels(built["lib"], target="gfx90a:xnack*")
+
+
+def test_size_of_packages_archives_and_split_binaries_equals_the_cli(wheel, split, gfxkit_bin):
+    for p in [wheel, split["binary"], *split["archives"]]:
+        code, doc = cli_json(gfxkit_bin, "size", "--json", str(p))
+        assert code == 0, p
+        rep = gfxkit.size(p)
+        assert rep.to_dict() == doc, p
+        assert rep.stored > 0 and not rep.errors
+    code, doc = cli_json(gfxkit_bin, "size", "--json", "--keep", "gfx906", str(wheel))
+    assert gfxkit.size(wheel, keep=["gfx906"]).to_dict() == doc

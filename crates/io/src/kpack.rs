@@ -329,3 +329,20 @@ pub fn kernels(
         .map_err(|e| crate::Error::new(path, crate::ErrorKind::Locate(e)))?;
     Ok(KernelListing { kernels, errors })
 }
+
+/// `size` of a `.kpack` file or a split binary; `None` for other files.
+pub fn size_survey(path: &Path, data: &[u8]) -> Option<gfxkit_shrink::Survey> {
+    if inv_kpack::is_archive(data) {
+        return inv_kpack::size_archive(data);
+    }
+    let inv = gfxkit_inventory::Inventory::of(data);
+    if !inv_kpack::is_split(&inv) {
+        return None;
+    }
+    let o = all_archives(path, &inv.discovery, &env());
+    Some(inv_kpack::size_split(
+        &inv,
+        data.len() as u64,
+        &o.archives(),
+    ))
+}

@@ -529,16 +529,37 @@ fn size<'py>(
     keep: Vec<String>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let s = source(src)?;
-    let bytes = s.data.bytes();
     let name = s.name.clone();
+    let on_disk = s.path.is_some();
+    let (package, got) = per_file(py, &s, |p, d| {
+        // A split binary or a `.kpack` file counts the bytes of its archives.
+        let kpack = if on_disk {
+            gfxkit_io::kpack::size_survey(p, d)
+        } else if inv::kpack::is_archive(d) {
+            inv::kpack::size_archive(d)
+        } else {
+            None
+        };
+        match kpack {
+            Some(sv) => Ok(sv),
+            None => inv::size::survey(d),
+        }
+    })?;
     let mut errors = Vec::new();
     let mut surveyed = Vec::new();
-    match py.allow_threads(|| inv::size::survey(bytes)) {
-        Ok(sv) if sv.regions.iter().any(|r| !r.bundles.is_empty()) => {
-            surveyed.push((name.clone(), sv))
+    for (member, g) in got {
+        match g {
+            Got::Value(Ok(sv)) if sv.regions.iter().any(|r| !r.bundles.is_empty()) => {
+                surveyed.push((member, sv))
+            }
+            Got::Value(Ok(_)) => {}
+            // Package members that are not host binaries or bundles hold nothing to size.
+            Got::Value(Err(e))
+                if package && matches!(e.kind, gfxkit_shrink::ErrorKind::Unsupported(_)) => {}
+            Got::Value(Err(e)) => errors.push(format!("{member}: {e}")),
+            Got::NoDeviceCode => errors.push(format!("{member}: {}", gfxkit_io::NoDeviceCode)),
+            Got::Damaged(msg, _) => errors.push(format!("{member}: {msg}")),
         }
-        Ok(_) => {}
-        Err(e) => errors.push(format!("{name}: {e}")),
     }
     let mut report = inv::size::build_report(&surveyed, &keep)
         .map_err(|e| Fail::from_inventory(&e, e.to_string()).into_py(py, &name))?;

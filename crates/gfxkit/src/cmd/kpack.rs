@@ -803,24 +803,9 @@ pub fn inspect_archive(path: &Path, data: &[u8], json: bool) -> Result<ExitCode>
     })
 }
 
-pub use gfxkit_io::kpack::{doctor_verdicts, list_file_bytes, select_units, verify_file_bytes};
-
-/// `size` of a `.kpack` file or a split binary; `None` for other files.
-pub fn size_survey(path: &Path, data: &[u8]) -> Option<gfxkit_shrink::Survey> {
-    if inv_kpack::is_archive(data) {
-        return inv_kpack::size_archive(data);
-    }
-    let inv = gfxkit_inventory::Inventory::of(data);
-    if !inv_kpack::is_split(&inv) {
-        return None;
-    }
-    let o = kpack_files::all_archives(path, &inv.discovery, &kpack_files::env());
-    Some(inv_kpack::size_split(
-        &inv,
-        data.len() as u64,
-        &o.archives(),
-    ))
-}
+pub use gfxkit_io::kpack::{
+    doctor_verdicts, list_file_bytes, select_units, size_survey, verify_file_bytes,
+};
 
 pub use gfxkit_io::kpack::KpackExtract;
 
