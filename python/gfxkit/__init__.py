@@ -340,6 +340,46 @@ def kernels(
     return KernelListing(_gfxkit.kernels(src, None if target is None else str(target), demangle))
 
 
+def kpack_split(
+    src: Union[str, "os.PathLike[str]"],
+    output: Union[str, "os.PathLike[str]"],
+    group: str,
+    *,
+    kpack_dir: Union[None, str, "os.PathLike[str]"] = None,
+    kernel_name: Optional[str] = None,
+    compression: str = "zstd",
+    level: int = 3,
+) -> Dict[str, Any]:
+    """Splits a fat binary as ROCm's kpack does (``gfxkit kpack split``): every code object
+    goes to ``<kpack_dir>/<group>_<arch>.kpack`` (default ``kpack_dir``: ``<dir of
+    output>/../.kpack``; an archive already there keeps its other kernels) under the key
+    ``<kernel_name>#<N>``, and the host-only binary (HIPK wrappers pointing to a marker) to
+    ``output``. Everything is written atomically, archives first; the input is never
+    modified. ``compression`` is ``"zstd"`` (at ``level``) or ``"none"``. Returns the report
+    ``gfxkit kpack split --json`` prints."""
+    return _gfxkit.kpack_split(
+        os.fspath(src),
+        os.fspath(output),
+        group,
+        None if kpack_dir is None else os.fspath(kpack_dir),
+        kernel_name,
+        compression,
+        level,
+    )
+
+
+def kpack_inline(
+    src: Union[str, "os.PathLike[str]"],
+    output: Union[str, "os.PathLike[str]"],
+    archives: Sequence[Union[str, "os.PathLike[str]"]] = (),
+) -> Dict[str, Any]:
+    """Turns a binary split by kpack and its archives back into a fat binary at ``output``
+    (``gfxkit kpack inline``): archives are found through the binary's markers as the loader
+    finds them, after ``archives``. Written atomically. Returns the report
+    ``gfxkit kpack inline --json`` prints."""
+    return _gfxkit.kpack_inline(os.fspath(src), os.fspath(output), [os.fspath(a) for a in archives])
+
+
 def prune(
     src: Source,
     keep: Sequence[str] = (),
@@ -439,6 +479,8 @@ __all__ = [
     "extract",
     "inspect",
     "kernels",
+    "kpack_inline",
+    "kpack_split",
     "list",
     "memmodel",
     "processors",

@@ -49,6 +49,18 @@ def kernels(
     src: _Source, target: Optional[str] = None, demangle: bool = False
 ) -> Dict[str, Any]:
     """``gfxkit kernels --json FILE``'s object: ``{"kernels": [...], "errors": [...]}``."""
+def kpack_split(
+    src: str,
+    output: str,
+    group: str,
+    kpack_dir: Optional[str] = None,
+    kernel_name: Optional[str] = None,
+    compression: str = "zstd",
+    level: int = 3,
+) -> Dict[str, Any]:
+    """``gfxkit kpack split --json``'s report; archives and binary written atomically."""
+def kpack_inline(src: str, output: str, archives: List[str] = ...) -> Dict[str, Any]:
+    """``gfxkit kpack inline --json``'s report; the fat binary written atomically."""
 def prune(
     src: _Source,
     keep: List[str] = ...,

@@ -209,3 +209,33 @@ def test_size_of_packages_archives_and_split_binaries_equals_the_cli(wheel, spli
         assert rep.stored > 0 and not rep.errors
     code, doc = cli_json(gfxkit_bin, "size", "--json", "--keep", "gfx906", str(wheel))
     assert gfxkit.size(wheel, keep=["gfx906"]).to_dict() == doc
+
+
+def test_kpack_split_and_inline_write_what_the_cli_writes(built, gfxkit_bin, tmp_path):
+    mine, theirs = tmp_path / "py", tmp_path / "cli"
+    rep = gfxkit.kpack_split(built["lib"], mine / "lib" / "libk.so", "k")
+    code, doc = cli_json(gfxkit_bin, "kpack", "split", str(built["lib"]), "--group", "k",
+                         "-o", str(theirs / "lib" / "libk.so"), "--json")
+    assert code == 0
+    swap = lambda v: json.loads(json.dumps(v).replace(str(theirs), str(mine)))
+    assert rep == swap(doc)
+    assert (mine / "lib/libk.so").read_bytes() == (theirs / "lib/libk.so").read_bytes()
+    names = sorted(p.name for p in (theirs / ".kpack").iterdir())
+    assert names == sorted(p.name for p in (mine / ".kpack").iterdir()) and names
+    for n in names:
+        assert (mine / ".kpack" / n).read_bytes() == (theirs / ".kpack" / n).read_bytes(), n
+    assert not [p for p in mine.rglob(".gfxkit-*")], "no temporary file left behind"
+    fat = tmp_path / "fat-by-py.so"
+    rep = gfxkit.kpack_inline(mine / "lib" / "libk.so", fat)
+    code, doc = cli_json(gfxkit_bin, "kpack", "inline", str(theirs / "lib/libk.so"), "-o",
+                         str(tmp_path / "fat-by-cli.so"), "--json")
+    assert rep == swap(doc) | {"output": str(fat)}
+    assert fat.read_bytes() == (tmp_path / "fat-by-cli.so").read_bytes()
+    assert sorted(e.data for e in gfxkit.extract(fat)) == sorted(e.data for e in gfxkit.extract(built["lib"]))
+    with pytest.raises(gfxkit.FormatError) as e:
+        gfxkit.kpack_inline(built["lib"], tmp_path / "x.so")
+    assert "no HIPK wrapper" in str(e.value) and e.value.file == str(built["lib"])
+    with pytest.raises(ValueError):
+        gfxkit.kpack_split(built["lib"], tmp_path / "y.so", "a/b")
+    with pytest.raises(FileNotFoundError):
+        gfxkit.kpack_split(tmp_path / "missing.so", tmp_path / "z.so", "k")

@@ -1,7 +1,5 @@
 //! The `.kpack` archives of split binaries are found and opened by `gfxkit_io::kpack`; this
-//! module adds the loader choice of the command line.
-
-pub use gfxkit_io::kpack::{all_archives, env};
+//! module holds the loader choice of the command line.
 use gfxkit_kpack::search::Loader;
 
 /// The loader chosen on the command line.

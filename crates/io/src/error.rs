@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug)]
 pub struct Error {
     path: PathBuf,
-    kind: ErrorKind,
+    kind: Box<ErrorKind>,
 }
 
 /// What failed.
@@ -59,6 +59,36 @@ pub enum ErrorKind {
     Locate(gfxkit_inventory::Error),
     /// A `.kpack` archive does not parse (`cannot read PATH`).
     Kpack(gfxkit_kpack::Error),
+    /// An output names its input (inputs are never modified); the path is the output.
+    SameFile,
+    /// A kpack group name that is empty or holds `/`.
+    BadGroup(String),
+    /// Two binaries of one split would be stored under this TOC name.
+    DuplicateKernelName(String),
+    /// The binary cannot be split.
+    Split(gfxkit_kpack::Error),
+    /// An archive already at the path (to be merged with) does not parse.
+    BadArchive(gfxkit_kpack::Error),
+    /// A kernel of the archive at the path cannot be decoded.
+    ArchiveKernel {
+        /// Its TOC key.
+        key: String,
+        /// Why.
+        source: gfxkit_kpack::Error,
+    },
+    /// An archive cannot be encoded.
+    WriteArchive(gfxkit_kpack::Error),
+    /// A directory cannot be created.
+    CreateDir(std::io::Error),
+    /// The binary has no HIPK wrapper (it is not split by kpack).
+    NotSplit,
+    /// The split binary cannot be made fat again.
+    Inline {
+        /// Archive paths searched and not found.
+        not_found: Vec<String>,
+        /// Why.
+        source: gfxkit_kpack::Error,
+    },
 }
 
 impl Error {
@@ -66,7 +96,7 @@ impl Error {
     pub fn new(path: impl Into<PathBuf>, kind: ErrorKind) -> Error {
         Error {
             path: path.into(),
-            kind,
+            kind: Box::new(kind),
         }
     }
 
@@ -82,7 +112,7 @@ impl Error {
 
     /// The system's error behind this one, if any (to tell a missing file from a damaged one).
     pub fn io_error(&self) -> Option<&std::io::Error> {
-        match &self.kind {
+        match &*self.kind {
             ErrorKind::Open(e)
             | ErrorKind::Stat(e)
             | ErrorKind::Map(e)
@@ -91,7 +121,8 @@ impl Error {
             | ErrorKind::CreateTemp(e)
             | ErrorKind::SetPermissions(e)
             | ErrorKind::SyncDirectory(e)
-            | ErrorKind::Topology(e) => Some(e),
+            | ErrorKind::Topology(e)
+            | ErrorKind::CreateDir(e) => Some(e),
             _ => None,
         }
     }
@@ -100,7 +131,7 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let p = self.path.display();
-        match &self.kind {
+        match &*self.kind {
             ErrorKind::Open(_) => write!(f, "cannot open {p}"),
             ErrorKind::Stat(_) => write!(f, "cannot stat {p}"),
             ErrorKind::Map(_) => write!(f, "cannot map {p}"),
@@ -123,18 +154,46 @@ impl fmt::Display for Error {
             ErrorKind::NoGpu => write!(f, "no GPU in the KFD topology at {p}"),
             ErrorKind::Device(_) | ErrorKind::Found(_) => write!(f, "{p}"),
             ErrorKind::Locate(_) | ErrorKind::Kpack(_) => write!(f, "cannot read {p}"),
+            ErrorKind::SameFile => write!(
+                f,
+                "-o {p} names the input; write elsewhere (inputs are never modified)"
+            ),
+            ErrorKind::BadGroup(g) => {
+                write!(f, "--group {g:?} must be a non-empty name without '/'")
+            }
+            ErrorKind::DuplicateKernelName(k) => {
+                write!(f, "two inputs would both be stored as {k}")
+            }
+            ErrorKind::Split(_) => write!(f, "cannot split {p}"),
+            ErrorKind::BadArchive(_) => write!(f, "{p} exists and is not a readable archive"),
+            ErrorKind::ArchiveKernel { key, .. } => write!(f, "{p}: kernel {key}"),
+            ErrorKind::WriteArchive(_) => write!(f, "cannot write {p}"),
+            ErrorKind::CreateDir(_) => write!(f, "cannot create {p}"),
+            ErrorKind::NotSplit => write!(f, "{p}: no HIPK wrapper (not a kpack-split binary)"),
+            ErrorKind::Inline { not_found, .. } => {
+                write!(f, "cannot inline {p}")?;
+                if !not_found.is_empty() {
+                    write!(f, " (not found: {})", not_found.join(", "))?;
+                }
+                Ok(())
+            }
         }
     }
 }
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.kind {
+        match &*self.kind {
             ErrorKind::Member(e) => Some(e),
             ErrorKind::Package(e) => e.source(),
             ErrorKind::Device(e) => Some(e),
             ErrorKind::Found(e) | ErrorKind::Locate(e) => Some(e),
-            ErrorKind::Kpack(e) => Some(e),
+            ErrorKind::Kpack(e)
+            | ErrorKind::Split(e)
+            | ErrorKind::BadArchive(e)
+            | ErrorKind::WriteArchive(e)
+            | ErrorKind::ArchiveKernel { source: e, .. }
+            | ErrorKind::Inline { source: e, .. } => Some(e),
             _ => self.io_error().map(|e| e as _),
         }
     }

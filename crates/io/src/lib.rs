@@ -14,6 +14,8 @@
 //!   once, gfxkit's temporary files skipped) and [`scan::scan`] over many inputs;
 //! - [`kpack`]: the `.kpack` archives a split binary's markers name, found and opened as the
 //!   kpack loader searches (`ROCM_KPACK_PATH`...), and `doctor`'s verdicts through them;
+//! - [`split`]: `kpack split` and `kpack inline` on files (archives merged with those on
+//!   disk, everything written atomically, archives before binaries);
 //! - [`kfd`]: the GPUs of this machine, read from the KFD topology in sysfs;
 //! - [`Error`]: what failed, on which path, with the system's error as its source.
 //!
@@ -33,6 +35,7 @@ pub mod input;
 pub mod kfd;
 pub mod kpack;
 pub mod scan;
+pub mod split;
 pub mod write;
 
 pub use error::{Error, ErrorKind};

@@ -10,7 +10,7 @@
 //! - input: a path (memory-mapped), `bytes` (borrowed) or another buffer (copied);
 //! - errors: [`Fail`], raised as `gfxkit.errors.*` with `file`, `entry` and `offset`;
 //! - the functions `list`, `select`, `verify`, `doctor`, `size`, `extract`, `inspect`,
-//!   `kernels`, `prune`, `recompress`, `compatible`, `processors`, `memmodel`, and the class
+//!   `kernels`, `kpack_split`, `kpack_inline`, `prune`, `recompress`, `compatible`, `processors`, `memmodel`, and the class
 //!   `TargetId`.
 //!
 //! Files are opened, walked and written through `gfxkit_io` (as the CLI does): paths are
@@ -995,6 +995,86 @@ fn run_transform<'py>(
     )
 }
 
+/// Splits the fat binary `src` (a path) by kpack: its code objects go to
+/// `<kpack_dir>/<group>_<arch>.kpack` (merged with archives already there), the host-only
+/// binary to `output`; everything is written atomically, archives first. Returns the report
+/// `gfxkit kpack split --json` prints.
+#[pyfunction]
+#[pyo3(signature = (src, output, group, kpack_dir = None, kernel_name = None,
+    compression = "zstd", level = 3))]
+#[allow(clippy::too_many_arguments)]
+fn kpack_split<'py>(
+    py: Python<'py>,
+    src: PathBuf,
+    output: PathBuf,
+    group: &str,
+    kpack_dir: Option<PathBuf>,
+    kernel_name: Option<String>,
+    compression: &str,
+    level: i32,
+) -> PyResult<Bound<'py, PyAny>> {
+    use gfxkit_kpack::write::Compression;
+    let compression = match compression {
+        "zstd" => Compression::Zstd { level },
+        "none" => Compression::None,
+        c => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "unknown compression {c:?} (expected 'zstd' or 'none')"
+            )))
+        }
+    };
+    let done = py.allow_threads(|| {
+        let (job, dir) = gfxkit_io::split::single_job(
+            &src,
+            &output,
+            kpack_dir.as_deref(),
+            kernel_name.as_deref(),
+        )?;
+        gfxkit_io::split::split(&[job], group, &dir, compression)
+    });
+    match done {
+        Ok(r) => json(py, &r),
+        Err(e) => Err(kpack_error(py, &e)),
+    }
+}
+
+/// Turns a binary split by kpack (`src`, a path) and its archives (found through its markers
+/// as the loader finds them; `archives` are searched first) back into a fat binary at
+/// `output`, written atomically. Returns the report `gfxkit kpack inline --json` prints.
+#[pyfunction]
+#[pyo3(signature = (src, output, archives = Vec::new()))]
+fn kpack_inline<'py>(
+    py: Python<'py>,
+    src: PathBuf,
+    output: PathBuf,
+    archives: Vec<PathBuf>,
+) -> PyResult<Bound<'py, PyAny>> {
+    match py.allow_threads(|| gfxkit_io::split::inline(&src, &output, &archives)) {
+        Ok(r) => json(py, &r),
+        Err(e) => Err(kpack_error(py, &e)),
+    }
+}
+
+/// A `kpack split`/`inline` error: `FormatError` for device code or archives that cannot be
+/// read or rewritten, `ValueError` for bad arguments, else as [`io_error`].
+fn kpack_error(py: Python<'_>, e: &gfxkit_io::Error) -> PyErr {
+    use gfxkit_io::ErrorKind;
+    let file = e.path().display().to_string();
+    match e.kind() {
+        ErrorKind::SameFile | ErrorKind::BadGroup(_) | ErrorKind::DuplicateKernelName(_) => {
+            pyo3::exceptions::PyValueError::new_err(chain(e))
+        }
+        ErrorKind::Split(_)
+        | ErrorKind::BadArchive(_)
+        | ErrorKind::ArchiveKernel { .. }
+        | ErrorKind::WriteArchive(_)
+        | ErrorKind::NotSplit
+        | ErrorKind::Inline { .. }
+        | ErrorKind::Kpack(_) => Fail::format(chain(e)).into_py(py, &file),
+        _ => io_error(py, e),
+    }
+}
+
 /// Keeps (or drops) architectures: `gfxkit prune`. Without `output` or `in_place`, nothing is
 /// written (a dry run, verified in memory).
 #[pyfunction]
@@ -1176,6 +1256,8 @@ fn _gfxkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(extract, m)?)?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(kernels, m)?)?;
+    m.add_function(wrap_pyfunction!(kpack_split, m)?)?;
+    m.add_function(wrap_pyfunction!(kpack_inline, m)?)?;
     m.add_function(wrap_pyfunction!(prune, m)?)?;
     m.add_function(wrap_pyfunction!(recompress, m)?)?;
     m.add_function(wrap_pyfunction!(compatible, m)?)?;
