@@ -239,3 +239,19 @@ def test_kpack_split_and_inline_write_what_the_cli_writes(built, gfxkit_bin, tmp
         gfxkit.kpack_split(built["lib"], tmp_path / "y.so", "a/b")
     with pytest.raises(FileNotFoundError):
         gfxkit.kpack_split(tmp_path / "missing.so", tmp_path / "z.so", "k")
+
+
+def test_damaged_kpack_archives_raise_with_file_and_offset(split, tmp_path):
+    data = split["archives"][0].read_bytes()
+    for cut in (40, len(data) // 2):
+        damaged = tmp_path / f"cut{cut}.kpack"
+        damaged.write_bytes(data[:cut])
+        for src, name in ((damaged, str(damaged)), (data[:cut], "<bytes>")):
+            for fn in (gfxkit.list, gfxkit.extract):
+                with pytest.raises(gfxkit.FormatError) as e:
+                    fn(src)
+                assert e.value.file == name and e.value.offset is not None, (fn, cut)
+                assert f"offset 0x{e.value.offset:x}" in str(e.value)
+            listed = gfxkit.kernels(src)
+            assert not listed.kernels and listed.errors[0].startswith(name)
+            assert not gfxkit.verify(src).ok

@@ -313,15 +313,24 @@ fn list<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let s = source(src)?;
     let on_disk = s.path.is_some();
-    let (package, got) = per_file(py, &s, |p, d| list_one(p, d, check, on_disk))?;
+    let (package, got) = per_file(py, &s, |p, d| {
+        // Where a `.kpack` archive that does not parse is damaged (the listing has only text).
+        let kpack_at = inv::kpack::is_archive(d)
+            .then(|| gfxkit_kpack::Archive::parse(d).err().map(|e| e.offset))
+            .flatten();
+        (list_one(p, d, check, on_disk), kpack_at)
+    })?;
     let mut out = Vec::new();
     for (name, g) in got {
-        let listing = match g {
+        let (listing, kpack_at) = match g {
             Got::Value(l) => l,
-            Got::NoDeviceCode => inv::list::FileListing {
-                note: Some(gfxkit_io::NoDeviceCode.to_string()),
-                ..inv::list::list_bytes(&name, &[], false)
-            },
+            Got::NoDeviceCode => (
+                inv::list::FileListing {
+                    note: Some(gfxkit_io::NoDeviceCode.to_string()),
+                    ..inv::list::list_bytes(&name, &[], false)
+                },
+                None,
+            ),
             Got::Damaged(msg, offset) if strict => {
                 return Err(Fail::Format {
                     msg,
@@ -330,13 +339,17 @@ fn list<'py>(
                 }
                 .into_py(py, &name))
             }
-            Got::Damaged(msg, _) => inv::list::unreadable(&name, msg),
+            Got::Damaged(msg, _) => (inv::list::unreadable(&name, msg), None),
         };
         if strict {
             if let Some(msg) = &listing.error {
                 let fail = match &listing.failure {
                     Some(e) => Fail::from_inventory(e, msg.clone()),
-                    None => Fail::format(msg.clone()),
+                    None => Fail::Format {
+                        msg: msg.clone(),
+                        entry: None,
+                        offset: kpack_at,
+                    },
                 };
                 return Err(fail.into_py(py, &name));
             }
@@ -606,10 +619,13 @@ fn extract_one(
                 wanted.is_empty() || wanted.iter().any(|w| inv::extract::selects(w, &id))
             })
         };
+        let a = gfxkit_kpack::Archive::parse(bytes).map_err(|e| Fail::Format {
+            msg: format!("{name}: not a readable kpack archive: {e}"),
+            entry: None,
+            offset: Some(e.offset),
+        })?;
         let picks = inv::kpack::extract_archive(bytes, &mut select)
             .map_err(|e| Fail::from_inventory(&e, format!("{name}: {e}")))?;
-        let a = gfxkit_kpack::Archive::parse(bytes)
-            .map_err(|e| Fail::format(format!("{name}: not a readable kpack archive: {e}")))?;
         let mut out = Vec::new();
         for p in picks {
             let k = a.kernel(&p.key, &p.arch).ok_or_else(|| {
@@ -753,9 +769,9 @@ fn kernels_one(
     }
     let name = p.display().to_string();
     if inv::kpack::is_archive(d) {
-        let picks =
-            inv::kpack::extract_archive(d, &mut |_| true).map_err(|e| format!("{name}: {e}"))?;
-        let a = gfxkit_kpack::Archive::parse(d).map_err(|e| format!("cannot read {name}: {e}"))?;
+        let a = gfxkit_kpack::Archive::parse(d)
+            .map_err(|e| format!("not a readable kpack archive: {e}"))?;
+        let picks = inv::kpack::extract_archive(d, &mut |_| true).map_err(|e| e.to_string())?;
         let picks: Vec<&inv::kpack::Pick> = picks.iter().collect();
         let (kernels, errors) =
             inv::kernels::archive_rows(&name, &name, &a, &picks, wanted, demangle);
