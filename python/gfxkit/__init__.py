@@ -396,7 +396,9 @@ def prune(
     bundle (``gfxkit prune``). The result is written to ``output`` (or over the input with
     ``in_place``) through a temporary file that is read back and verified first; with
     neither, nothing is written. Returns the report ``prune --json`` prints (without
-    ``seconds``)."""
+    ``seconds``). A package (wheel, conda, deb, rpm, tarball) has every member with device
+    code rewritten and verified and is written again around them (a wheel's ``RECORD`` and
+    a conda package's ``info/paths.json`` updated); the report then lists ``members``."""
     return _gfxkit.prune(
         src,
         [str(k) for k in keep],

@@ -3,6 +3,8 @@ table and doctor with devices="auto", against the gfxkit CLI."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import subprocess
 import zipfile
@@ -23,11 +25,19 @@ def wheel(built, tmp_path_factory) -> Path:
     """A wheel holding the clang-built library and bundle, and a file without device code."""
     d = tmp_path_factory.mktemp("wheel")
     whl = d / "k-1.0-py3-none-linux_x86_64.whl"
+    members = {
+        "k/lib/libk.so": Path(built["lib"]).read_bytes(),
+        "k/kernels/k.hipfb": Path(built["bundle"]).read_bytes(),
+        "k/__init__.py": b"",
+    }
+    record = "".join(
+        f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}\n"
+        for name, data in members.items()
+    ) + "k-1.0.dist-info/RECORD,,\n"
     with zipfile.ZipFile(whl, "w", compression=zipfile.ZIP_DEFLATED) as z:
-        z.write(built["lib"], "k/lib/libk.so")
-        z.write(built["bundle"], "k/kernels/k.hipfb")
-        z.writestr("k/__init__.py", "")
-        z.writestr("k-1.0.dist-info/RECORD", "")
+        for name, data in members.items():
+            z.writestr(name, data)
+        z.writestr("k-1.0.dist-info/RECORD", record)
     return whl
 
 
@@ -255,3 +265,19 @@ def test_damaged_kpack_archives_raise_with_file_and_offset(split, tmp_path):
             listed = gfxkit.kernels(src)
             assert not listed.kernels and listed.errors[0].startswith(name)
             assert not gfxkit.verify(src).ok
+
+
+def test_prune_of_a_wheel_writes_what_the_cli_writes(wheel, gfxkit_bin, tmp_path):
+    mine, theirs = tmp_path / "py.whl", tmp_path / "cli.whl"
+    rep = gfxkit.prune(wheel, keep=["gfx90a"], output=mine)
+    code, doc = cli_json(gfxkit_bin, "prune", "--keep", "gfx90a", "--json", str(wheel), "-o", str(theirs))
+    assert code == 0
+    assert rep == {**doc, "output": str(mine)}
+    assert mine.read_bytes() == theirs.read_bytes()
+    assert {a for i in gfxkit.list(mine) for a in i.architectures} == {"gfx90a"}
+    assert all(v.ok for v in gfxkit.verify(mine))
+    with zipfile.ZipFile(mine) as z:
+        assert z.testzip() is None
+    dry = gfxkit.prune(wheel, drop=["gfx906"])
+    assert dry["dry_run"] and dry["output"] is None and dry["members"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".gfxkit-")]

@@ -4,7 +4,7 @@
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
-pub use gfxkit_io::input::{is_package, Input, NoDeviceCode, TempSpill};
+pub use gfxkit_io::input::{is_package, Input, NoDeviceCode};
 
 /// A failure of one input (or package member) as the commands report it; a package without
 /// device code is a [`NoDeviceCode`] error, which callers test for with `downcast_ref`.

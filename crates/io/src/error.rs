@@ -82,6 +82,14 @@ pub enum ErrorKind {
     CreateDir(std::io::Error),
     /// The binary has no HIPK wrapper (it is not split by kpack).
     NotSplit,
+    /// A package cannot be rewritten (the path is the package).
+    Rewrite(gfxkit_package::Error),
+    /// The written package does not read back.
+    ReadBack(gfxkit_package::Error),
+    /// A rewritten member (the path, `package!member`) reads back with other bytes.
+    ReadBackDiffers,
+    /// The written wheel's `RECORD` does not match its members.
+    Record(gfxkit_package::Error),
     /// The split binary cannot be made fat again.
     Inline {
         /// Archive paths searched and not found.
@@ -169,6 +177,12 @@ impl fmt::Display for Error {
             ErrorKind::ArchiveKernel { key, .. } => write!(f, "{p}: kernel {key}"),
             ErrorKind::WriteArchive(_) => write!(f, "cannot write {p}"),
             ErrorKind::CreateDir(_) => write!(f, "cannot create {p}"),
+            ErrorKind::Rewrite(_) => write!(f, "cannot rewrite {p}"),
+            ErrorKind::ReadBack(_) => write!(f, "{p}: the written package does not read back"),
+            ErrorKind::ReadBackDiffers => {
+                write!(f, "{p}: reads back with other bytes than written")
+            }
+            ErrorKind::Record(_) => write!(f, "{p}: the written wheel's RECORD does not match"),
             ErrorKind::NotSplit => write!(f, "{p}: no HIPK wrapper (not a kpack-split binary)"),
             ErrorKind::Inline { not_found, .. } => {
                 write!(f, "cannot inline {p}")?;
@@ -184,7 +198,10 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &*self.kind {
-            ErrorKind::Member(e) => Some(e),
+            ErrorKind::Member(e)
+            | ErrorKind::Rewrite(e)
+            | ErrorKind::ReadBack(e)
+            | ErrorKind::Record(e) => Some(e),
             ErrorKind::Package(e) => e.source(),
             ErrorKind::Device(e) => Some(e),
             ErrorKind::Found(e) | ErrorKind::Locate(e) => Some(e),

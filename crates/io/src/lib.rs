@@ -14,6 +14,8 @@
 //!   once, gfxkit's temporary files skipped) and [`scan::scan`] over many inputs;
 //! - [`kpack`]: the `.kpack` archives a split binary's markers name, found and opened as the
 //!   kpack loader searches (`ROCM_KPACK_PATH`...), and `doctor`'s verdicts through them;
+//! - [`package`]: `prune`/`recompress` of packages (each member rewritten and verified, the
+//!   package written again and read back before it replaces anything);
 //! - [`split`]: `kpack split` and `kpack inline` on files (archives merged with those on
 //!   disk, everything written atomically, archives before binaries);
 //! - [`kfd`]: the GPUs of this machine, read from the KFD topology in sysfs;
@@ -34,6 +36,7 @@ mod error;
 pub mod input;
 pub mod kfd;
 pub mod kpack;
+pub mod package;
 pub mod scan;
 pub mod split;
 pub mod write;

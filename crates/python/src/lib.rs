@@ -971,18 +971,53 @@ fn run_transform<'py>(
     };
     let bytes = s.data.bytes();
     let like = s.path.clone();
+    let durability = if in_place {
+        gfxkit_io::Durability::Synced
+    } else {
+        gfxkit_io::Durability::Rename
+    };
+    if gfxkit_io::input::is_package(bytes) {
+        // A package: each member with device code rewritten and verified, the package
+        // written again (RECORD / paths.json updated), read back and checked.
+        let done = py.allow_threads(|| {
+            gfxkit_io::package::rewrite_package(
+                &name,
+                bytes,
+                t,
+                target.as_deref(),
+                like.as_deref(),
+                durability,
+            )
+        });
+        let done = done.map_err(|e| match e.kind() {
+            gfxkit_io::ErrorKind::Rewrite(_)
+            | gfxkit_io::ErrorKind::ReadBack(_)
+            | gfxkit_io::ErrorKind::ReadBackDiffers
+            | gfxkit_io::ErrorKind::Record(_) => Fail::format(chain(&e)).into_py(py, &name),
+            _ => io_error(py, &e),
+        })?;
+        #[derive(serde::Serialize)]
+        struct PackageOut<'a> {
+            input: &'a str,
+            output: Option<String>,
+            dry_run: bool,
+            members: Vec<gfxkit_io::package::MemberReport<'a>>,
+        }
+        return json(
+            py,
+            &PackageOut {
+                input: &name,
+                output: target.as_ref().map(|p| p.display().to_string()),
+                dry_run: target.is_none(),
+                members: done.members(),
+            },
+        );
+    }
     let done: Result<gfxkit_shrink::Report, Fail> = py.allow_threads(|| {
         let rewritten = gfxkit_shrink::rewrite(bytes, t)
             .map_err(|e| Fail::format(format!("cannot rewrite {name}: {e}")))?;
         match &target {
-            Some(path) => {
-                let durability = if in_place {
-                    gfxkit_io::Durability::Synced
-                } else {
-                    gfxkit_io::Durability::Rename
-                };
-                write_verified(path, like.as_deref(), bytes, &rewritten, durability)?
-            }
+            Some(path) => write_verified(path, like.as_deref(), bytes, &rewritten, durability)?,
             None => gfxkit_shrink::verify(bytes, &rewritten).map_err(|e| {
                 Fail::format(format!(
                     "{name}: the rewritten file failed verification: {e}"
