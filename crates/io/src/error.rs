@@ -86,8 +86,12 @@ pub enum ErrorKind {
     Rewrite(gfxkit_package::Error),
     /// The written package does not read back.
     ReadBack(gfxkit_package::Error),
-    /// A rewritten member (the path, `package!member`) reads back with other bytes.
+    /// A rewritten package member (the path, `package!member`) reads back with other bytes.
     ReadBackDiffers,
+    /// The temporary file of the output does not read back as written.
+    TempDiffers,
+    /// The written file failed the verification of the rewrite; nothing was replaced.
+    Verify(gfxkit_shrink::Error),
     /// The written wheel's `RECORD` does not match its members.
     Record(gfxkit_package::Error),
     /// The split binary cannot be made fat again.
@@ -183,6 +187,13 @@ impl fmt::Display for Error {
                 write!(f, "{p}: reads back with other bytes than written")
             }
             ErrorKind::Record(_) => write!(f, "{p}: the written wheel's RECORD does not match"),
+            ErrorKind::TempDiffers => {
+                write!(f, "{p}: the temporary file does not read back as written")
+            }
+            ErrorKind::Verify(_) => write!(
+                f,
+                "{p}: the written file failed verification; nothing replaced"
+            ),
             ErrorKind::NotSplit => write!(f, "{p}: no HIPK wrapper (not a kpack-split binary)"),
             ErrorKind::Inline { not_found, .. } => {
                 write!(f, "cannot inline {p}")?;
@@ -204,6 +215,7 @@ impl std::error::Error for Error {
             | ErrorKind::Record(e) => Some(e),
             ErrorKind::Package(e) => e.source(),
             ErrorKind::Device(e) => Some(e),
+            ErrorKind::Verify(e) => Some(e),
             ErrorKind::Found(e) | ErrorKind::Locate(e) => Some(e),
             ErrorKind::Kpack(e)
             | ErrorKind::Split(e)

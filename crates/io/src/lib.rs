@@ -16,6 +16,7 @@
 //!   kpack loader searches (`ROCM_KPACK_PATH`...), and `doctor`'s verdicts through them;
 //! - [`package`]: `prune`/`recompress` of packages (each member rewritten and verified, the
 //!   package written again and read back before it replaces anything);
+//! - [`rewrite`]: writing a rewritten host binary or bundle, read back and verified first;
 //! - [`split`]: `kpack split` and `kpack inline` on files (archives merged with those on
 //!   disk, everything written atomically, archives before binaries);
 //! - [`kfd`]: the GPUs of this machine, read from the KFD topology in sysfs;
@@ -37,6 +38,7 @@ pub mod input;
 pub mod kfd;
 pub mod kpack;
 pub mod package;
+pub mod rewrite;
 pub mod scan;
 pub mod split;
 pub mod write;

@@ -849,9 +849,9 @@ fn inspect<'py>(
     )
 }
 
-/// Writes the rewrite to `path` atomically (`gfxkit_io::write`): the temporary file is read
-/// back and verified against the original before it is renamed over `path`; synced to disk
-/// when it replaces the input (`durability`), as `gfxkit prune --in-place` does.
+/// Writes the rewrite to `path` (`gfxkit_io::rewrite::write_verified`: read back and
+/// verified against the original before it replaces anything; synced when it replaces the
+/// input), as `gfxkit prune` does.
 fn write_verified(
     path: &Path,
     like: Option<&Path>,
@@ -859,37 +859,13 @@ fn write_verified(
     rewritten: &gfxkit_shrink::Rewritten,
     durability: gfxkit_io::Durability,
 ) -> Result<(), Fail> {
-    use gfxkit_io::WriteError;
-    gfxkit_io::write::write_atomic_checked(
-        path,
-        |w| {
-            rewritten
-                .output
-                .write_to(w)
-                .map(drop)
-                .map_err(|e| Fail::Io(gfxkit_io::Error::new(path, gfxkit_io::ErrorKind::Write(e))))
-        },
-        |tmp| {
-            let back = gfxkit_io::Input::open(tmp).map_err(Fail::Io)?;
-            if !rewritten.output.equals(&back) {
-                return Err(Fail::format(format!(
-                    "{}: the temporary file does not read back as written",
-                    path.display()
-                )));
+    gfxkit_io::rewrite::write_verified(path, like, original, rewritten, durability).map_err(|e| {
+        match e.kind() {
+            gfxkit_io::ErrorKind::TempDiffers | gfxkit_io::ErrorKind::Verify(_) => {
+                Fail::format(chain(&e))
             }
-            gfxkit_shrink::verify_bytes(original, &back, &rewritten.report).map_err(|e| {
-                Fail::format(format!(
-                    "{}: the written file failed verification; nothing replaced: {e}",
-                    path.display()
-                ))
-            })
-        },
-        like,
-        durability,
-    )
-    .map_err(|e| match e {
-        WriteError::Io(e) => Fail::Io(e),
-        WriteError::Fill { error, .. } | WriteError::Check(error) => error,
+            _ => Fail::Io(e),
+        }
     })
 }
 
