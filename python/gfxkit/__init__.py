@@ -6,7 +6,11 @@ whether a library runs on a GPU, where device bytes go; extract entries; prune o
 files; work with target IDs, the processor table and the AMDGPU memory model.
 
 Every function takes a path (``str`` or ``os.PathLike``, memory-mapped) or ``bytes`` (so an
-archive member can be read without writing it out). Results mirror the CLI: ``to_dict()``
+archive member can be read without writing it out). A path ``pkg.whl!lib/x.so`` names a member
+of a package (wheel, conda, deb, rpm, tarball); a package itself gives one result per member
+that may hold device code (a list), each named ``pkg!member`` as the CLI names it. ``.kpack``
+archives are listed, verified and extracted by kernel, and binaries split by kpack are seen
+through the archives their markers name. Results mirror the CLI: ``to_dict()``
 returns exactly the object ``gfxkit <command> --json`` prints for that file. Errors raise
 :class:`gfxkit.Error` subclasses carrying ``file``, ``entry`` and ``offset``.
 
@@ -26,7 +30,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _gfxkit
 from ._gfxkit import TargetId
-from .errors import Error, FormatError, NoDeviceCodeError, TargetError
+from .errors import DeviceError, Error, FormatError, NoDeviceCodeError, TargetError
 
 __version__: str = _gfxkit.__version__
 
@@ -124,6 +128,17 @@ class SizeReport(_Report):
     ``errors``."""
 
 
+class KernelListing(_Report):
+    """Every kernel of every code object in a file (``gfxkit kernels``): ``kernels`` (each
+    with ``file``, ``unit``, ``entry``, ``target_id``, ``name``, ``demangled``, ``symbol``,
+    ``descriptor``, register counts, ``lds_bytes``, ``scratch_bytes``, spills,
+    ``occupancy``, ``occupancy_limited_by``, ``args``, ...) and ``errors`` (code objects or
+    units that could not be read, each naming the file)."""
+
+    def __repr__(self) -> str:
+        return f"<gfxkit.KernelListing {len(self._data['kernels'])} kernels>"
+
+
 class Entry:
     """One extracted entry: its ID, its bytes and where it was.
 
@@ -134,10 +149,13 @@ class Entry:
         unit: the index of the bundle (or other unit) in the file.
         entry: the index of the entry in its unit.
         ext: ``co`` or ``bc``, the extension ``gfxkit extract`` names it with.
-        member: the archive member holding it, for archives.
+        member: the archive member holding it, for archives; the TOC key for a ``.kpack``
+            archive's kernel.
+        file: the file it came from: the path given, ``<bytes>``, or ``package!member`` for
+            a package's member.
     """
 
-    __slots__ = ("id", "data", "offset", "unit", "entry", "ext", "member")
+    __slots__ = ("id", "data", "offset", "unit", "entry", "ext", "member", "file")
 
     def __init__(
         self,
@@ -148,6 +166,7 @@ class Entry:
         entry: int,
         ext: str,
         member: Optional[str],
+        file: str,
     ) -> None:
         self.id = id
         self.data = data
@@ -156,6 +175,7 @@ class Entry:
         self.entry = entry
         self.ext = ext
         self.member = member
+        self.file = file
 
     @property
     def target_id(self) -> Optional[TargetId]:
@@ -175,7 +195,9 @@ class Processor:
 
     Attributes: ``name``, ``aliases``, ``arch``, ``kind``, ``features``,
     ``target_id_features``, ``mach``, ``generic_family``, ``generic_version``,
-    ``generic_members``, ``memory_model``, ``in_llvm19``.
+    ``generic_members``, ``memory_model``, ``in_llvm19``, ``llvm`` (the LLVM releases
+    defining it: ``19+``, ``19-20``, ``main``), ``xnack_always``, ``hardware`` (register
+    files, LDS, wave slots: the limits occupancy is computed from).
     """
 
     def __init__(self, row: Dict[str, Any]) -> None:
@@ -195,42 +217,79 @@ class Processor:
         return f"<gfxkit.Processor {self._row['name']}>"
 
 
-def list(src: Source, *, check: bool = False, strict: bool = True) -> Inventory:  # noqa: A001
-    """The device code in one file, as ``gfxkit list --json`` lists it.
+def _each(made: Any, cls: Any) -> Any:
+    """One result, or for a package a list of them (one per member)."""
+    if isinstance(made, dict):
+        return cls(made)
+    return [cls(d) for d in made]
+
+
+def list(  # noqa: A001
+    src: Source, *, check: bool = False, strict: bool = True
+) -> Union[Inventory, "List[Inventory]"]:
+    """The device code in one file, as ``gfxkit list --json`` lists it; for a package, a list
+    with one :class:`Inventory` per member that may hold device code (``path`` is
+    ``package!member``). A ``.kpack`` archive is listed by kernel; a binary split by kpack
+    through the archives its markers name.
 
     Args:
-        src: a path or the file's bytes.
+        src: a path (``pkg.whl!lib/x.so`` for a package member) or the file's bytes.
         check: decompress compressed bundles in full, verify their hash and read their code
             objects' headers (``gfxkit list --check``).
         strict: raise :class:`FormatError` when the device code cannot be read; with
             ``strict=False`` the result carries ``error`` instead.
     """
-    return Inventory(_gfxkit.list(src, check, strict))
+    return _each(_gfxkit.list(src, check, strict), Inventory)
 
 
-def select(src: Source, device: Union[str, TargetId]) -> Selection:
+def select(
+    src: Source, device: Union[str, TargetId], *, kpack_loader: str = "current"
+) -> Union[Selection, "List[Selection]"]:
     """Which code object the HIP runtime would load on ``device`` from each unit of a file
-    (``gfxkit select --device DEVICE --json``)."""
-    return Selection(_gfxkit.select(src, str(device)))
+    (``gfxkit select --device DEVICE --json``); for a package, one :class:`Selection` per
+    member with device code. Binaries split by kpack are resolved as the kpack loader does
+    (``kpack_loader="old"``: the first-match search of earlier ROCm 7 releases)."""
+    return _each(_gfxkit.select(src, str(device), kpack_loader), Selection)
 
 
-def verify(src: Source) -> Verification:
+def verify(src: Source) -> Union[Verification, "List[Verification]"]:
     """Checks a file's device code for damage and for what keeps the HIP runtime from loading
-    it (``gfxkit verify --json``). Raises :class:`NoDeviceCodeError` for a file without."""
-    return Verification(_gfxkit.verify(src))
+    it (``gfxkit verify --json``); for a package, one :class:`Verification` per member.
+    Raises :class:`NoDeviceCodeError` for a file without device code."""
+    return _each(_gfxkit.verify(src), Verification)
 
 
 def doctor(
-    paths: Union[Source, Iterable[Union[str, "os.PathLike[str]"]]],
-    devices: Union[str, TargetId, Iterable[Union[str, TargetId]]],
+    paths: Union[None, str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]] = None,
+    devices: Union[str, TargetId, Iterable[Union[str, TargetId]]] = "auto",
+    *,
+    sysfs_root: Union[None, str, "os.PathLike[str]"] = None,
+    kpack_loader: str = "current",
 ) -> DoctorReport:
-    """Whether the libraries under ``paths`` (files or directories) run on each of
-    ``devices`` (``gfxkit doctor --device ... --json``)."""
-    if isinstance(paths, (str, os.PathLike)):
+    """Whether the libraries under ``paths`` (files or directories; default
+    ``$ROCM_PATH/lib``, else ``/opt/rocm/lib``) run on each of ``devices``
+    (``gfxkit doctor --device ... --json``).
+
+    ``devices="auto"`` (the default) reads this machine's GPUs from the KFD topology
+    (``/sys/class/kfd/kfd/topology/nodes/*/properties``, or under ``sysfs_root``), honouring
+    ``HSA_OVERRIDE_GFX_VERSION`` and ``HSA_XNACK`` as the CLI does; raises
+    :class:`DeviceError` when it finds no GPU. Directories are searched as the CLI searches
+    them (symbolic links followed, packages by member); binaries split by kpack are judged
+    through their archives."""
+    if paths is None:
+        paths = []
+    elif isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     if isinstance(devices, (str, TargetId)):
         devices = [devices]
-    return DoctorReport(_gfxkit.doctor([os.fspath(p) for p in paths], [str(d) for d in devices]))
+    return DoctorReport(
+        _gfxkit.doctor(
+            [os.fspath(p) for p in paths],
+            [str(d) for d in devices],
+            None if sysfs_root is None else os.fspath(sysfs_root),
+            kpack_loader,
+        )
+    )
 
 
 def size(src: Source, keep: Sequence[str] = ()) -> SizeReport:
@@ -247,6 +306,8 @@ def extract(
 ) -> List[Entry]:
     """The entries of a file (every one but empty host entries), or those ``target`` selects
     (a target ID or entry ID, or several), with their bytes: what ``gfxkit extract`` writes.
+    For a package, the entries of every member (``Entry.file`` is ``package!member``); for a
+    ``.kpack`` archive, its kernels decoded (``Entry.member`` is the TOC key).
 
     ``gfx90a`` selects ``gfx90a:xnack+`` and ``gfx90a:xnack-``; ``gfx90a:xnack+`` selects
     ``gfx90a:xnack+`` and a plain ``gfx90a``. Compressed bundles are decompressed, their hash
@@ -268,6 +329,57 @@ def inspect(src: Source, demangle: bool = False) -> Dict[str, Any]:
     return _gfxkit.inspect(src, demangle)
 
 
+def kernels(
+    src: Source, target: Union[None, str, TargetId] = None, *, demangle: bool = False
+) -> KernelListing:
+    """Every kernel of every code object in a file: bundles, host binaries, archives,
+    packages (each member), binaries split by kpack (through their archives) and ``.kpack``
+    files, with registers, LDS, scratch, spills and occupancy (``gfxkit kernels --json``).
+    With ``target``, only code objects whose target ID overlaps it; ``demangle=True`` adds
+    the demangled names. Unreadable code objects are listed in ``errors``, not raised."""
+    return KernelListing(_gfxkit.kernels(src, None if target is None else str(target), demangle))
+
+
+def kpack_split(
+    src: Union[str, "os.PathLike[str]"],
+    output: Union[str, "os.PathLike[str]"],
+    group: str,
+    *,
+    kpack_dir: Union[None, str, "os.PathLike[str]"] = None,
+    kernel_name: Optional[str] = None,
+    compression: str = "zstd",
+    level: int = 3,
+) -> Dict[str, Any]:
+    """Splits a fat binary as ROCm's kpack does (``gfxkit kpack split``): every code object
+    goes to ``<kpack_dir>/<group>_<arch>.kpack`` (default ``kpack_dir``: ``<dir of
+    output>/../.kpack``; an archive already there keeps its other kernels) under the key
+    ``<kernel_name>#<N>``, and the host-only binary (HIPK wrappers pointing to a marker) to
+    ``output``. Everything is written atomically, archives first; the input is never
+    modified. ``compression`` is ``"zstd"`` (at ``level``) or ``"none"``. Returns the report
+    ``gfxkit kpack split --json`` prints."""
+    return _gfxkit.kpack_split(
+        os.fspath(src),
+        os.fspath(output),
+        group,
+        None if kpack_dir is None else os.fspath(kpack_dir),
+        kernel_name,
+        compression,
+        level,
+    )
+
+
+def kpack_inline(
+    src: Union[str, "os.PathLike[str]"],
+    output: Union[str, "os.PathLike[str]"],
+    archives: Sequence[Union[str, "os.PathLike[str]"]] = (),
+) -> Dict[str, Any]:
+    """Turns a binary split by kpack and its archives back into a fat binary at ``output``
+    (``gfxkit kpack inline``): archives are found through the binary's markers as the loader
+    finds them, after ``archives``. Written atomically. Returns the report
+    ``gfxkit kpack inline --json`` prints."""
+    return _gfxkit.kpack_inline(os.fspath(src), os.fspath(output), [os.fspath(a) for a in archives])
+
+
 def prune(
     src: Source,
     keep: Sequence[str] = (),
@@ -284,7 +396,9 @@ def prune(
     bundle (``gfxkit prune``). The result is written to ``output`` (or over the input with
     ``in_place``) through a temporary file that is read back and verified first; with
     neither, nothing is written. Returns the report ``prune --json`` prints (without
-    ``seconds``)."""
+    ``seconds``). A package (wheel, conda, deb, rpm, tarball) has every member with device
+    code rewritten and verified and is written again around them (a wheel's ``RECORD`` and
+    a conda package's ``info/paths.json`` updated); the report then lists ``members``."""
     return _gfxkit.prune(
         src,
         [str(k) for k in keep],
@@ -348,11 +462,13 @@ def memmodel(
 
 
 __all__ = [
+    "DeviceError",
     "DoctorReport",
     "Entry",
     "Error",
     "FormatError",
     "Inventory",
+    "KernelListing",
     "NoDeviceCodeError",
     "Processor",
     "Selection",
@@ -364,6 +480,9 @@ __all__ = [
     "doctor",
     "extract",
     "inspect",
+    "kernels",
+    "kpack_inline",
+    "kpack_split",
     "list",
     "memmodel",
     "processors",

@@ -24,15 +24,43 @@ class TargetId:
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
 
-def list(src: _Source, check: bool = False, strict: bool = True) -> Dict[str, Any]: ...
-def select(src: _Source, device: str) -> Dict[str, Any]: ...
-def verify(src: _Source) -> Dict[str, Any]: ...
-def doctor(paths: List[str], devices: List[str]) -> Dict[str, Any]: ...
+_OneOrMany = Union[Dict[str, Any], List[Dict[str, Any]]]
+
+def list(src: _Source, check: bool = False, strict: bool = True) -> _OneOrMany:
+    """The file object of ``gfxkit list --json``; a list of them for a package."""
+def select(src: _Source, device: str, kpack_loader: str = "current") -> _OneOrMany:
+    """The file object of ``gfxkit select --json``; a list of them for a package."""
+def verify(src: _Source) -> _OneOrMany:
+    """The file object of ``gfxkit verify --json``; a list of them for a package."""
+def doctor(
+    paths: List[str],
+    devices: List[str],
+    sysfs_root: Optional[str] = None,
+    kpack_loader: str = "current",
+) -> Dict[str, Any]:
+    """``gfxkit doctor --json``'s report; a device ``auto`` reads the KFD topology."""
 def size(src: _Source, keep: List[str] = ...) -> Dict[str, Any]: ...
 def extract(
     src: _Source, targets: List[str] = ..., ignore_hash: bool = False
-) -> List[Tuple[str, bytes, int, int, int, str, Optional[str]]]: ...
+) -> List[Tuple[str, bytes, int, int, int, str, Optional[str], str]]:
+    """(id, data, offset, unit, entry, ext, member, file) per extracted entry."""
 def inspect(src: _Source, demangle: bool = False) -> Dict[str, Any]: ...
+def kernels(
+    src: _Source, target: Optional[str] = None, demangle: bool = False
+) -> Dict[str, Any]:
+    """``gfxkit kernels --json FILE``'s object: ``{"kernels": [...], "errors": [...]}``."""
+def kpack_split(
+    src: str,
+    output: str,
+    group: str,
+    kpack_dir: Optional[str] = None,
+    kernel_name: Optional[str] = None,
+    compression: str = "zstd",
+    level: int = 3,
+) -> Dict[str, Any]:
+    """``gfxkit kpack split --json``'s report; archives and binary written atomically."""
+def kpack_inline(src: str, output: str, archives: List[str] = ...) -> Dict[str, Any]:
+    """``gfxkit kpack inline --json``'s report; the fat binary written atomically."""
 def prune(
     src: _Source,
     keep: List[str] = ...,
@@ -54,7 +82,8 @@ def recompress(
     level: Optional[int] = None,
 ) -> Dict[str, Any]: ...
 def compatible(code_object_id: str, device_id: str) -> bool: ...
-def processors() -> List[Dict[str, Any]]: ...
+def processors() -> List[Dict[str, Any]]:
+    """The rows ``gfxkit target list --json`` prints (with ``hardware`` and ``llvm``)."""
 def memmodel(
     cpu: str,
     case: str,

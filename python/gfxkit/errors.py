@@ -42,4 +42,9 @@ class NoDeviceCodeError(Error):
     """The file holds no device code where some is needed (``verify``)."""
 
 
-__all__ = ["Error", "FormatError", "TargetError", "NoDeviceCodeError"]
+class DeviceError(Error):
+    """No device to judge against: ``devices="auto"`` found no GPU in the KFD topology, or a
+    GPU node names a processor gfxkit does not know (``file`` is the topology path)."""
+
+
+__all__ = ["Error", "FormatError", "TargetError", "NoDeviceCodeError", "DeviceError"]

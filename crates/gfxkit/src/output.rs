@@ -1,31 +1,16 @@
-//! Output helpers: atomic file writes, JSON printing, progress bars, error reporting.
+//! Output helpers: atomic file writes (through `gfxkit_io::write`, with the errors as the
+//! command's error chain), JSON printing, progress bars, error reporting.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// Whether an atomic write waits for the data to reach the disk before it renames.
-///
-/// gfxkit's policy (docs/durability.md): every output is written to a temporary file beside
-/// it and renamed into place, so a failed or interrupted command never leaves a half-written
-/// output. Only the replacement of an input (`--in-place`) is also synced to disk, file and
-/// directory, before and after the rename, since there a crash must not lose the only copy;
-/// a fresh output is as durable as any file a compiler writes (the system flushes it soon).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Durability {
-    /// Atomic rename only (fresh outputs).
-    Rename,
-    /// Synced to disk before the rename, directory synced after (in-place replacement).
-    Synced,
-}
+pub use gfxkit_io::write::{is_temp_name, Durability};
 
-/// Writes `bytes` to `path` atomically: into a temporary file in the same directory, then
-/// renamed over `path` (not synced to disk: see [`Durability`]). An interrupted or failed write
-/// leaves `path` as it was. A file being replaced keeps its permissions; a new file gets those
-/// a plain create gives (0666 less the umask), not the private mode of the temporary file.
+/// Writes `bytes` to `path` atomically ([`gfxkit_io::write::write_atomic`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_atomic_with(path, |w| w.write_all(bytes).map_err(Into::into))
+    Ok(gfxkit_io::write::write_atomic(path, bytes)?)
 }
 
 /// Like [`write_atomic`], with the content produced by `fill` writing into the temporary file.
@@ -36,14 +21,9 @@ pub fn write_atomic_with(
     write_atomic_checked(path, fill, |_| Ok(()), None, Durability::Rename)
 }
 
-/// The general atomic write: `fill` writes the temporary file (synced to disk when
-/// `durability` says so); then `check` runs on it (to read it back and verify it before
-/// anything is replaced); only then is it renamed over `path`. On any failure the temporary
-/// file is removed and `path` is untouched. A symbolic link is written through (the file it
-/// names is replaced); a path that is a device, FIFO or socket is written to directly, without
-/// the check. A file being replaced keeps its permissions; a new file takes those of
-/// `permissions_like` when given (a pruned executable stays executable), else 0666 less the
-/// umask.
+/// The general atomic write ([`gfxkit_io::write::write_atomic_checked`]): `fill` writes the
+/// temporary file, `check` verifies it, then it is renamed over `path`; on any failure `path`
+/// is untouched. A failure of `fill` reads `cannot write PATH`, caused by its error.
 pub fn write_atomic_checked(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> Result<()>,
@@ -51,157 +31,16 @@ pub fn write_atomic_checked(
     permissions_like: Option<&Path>,
     durability: Durability,
 ) -> Result<()> {
-    // Through a symbolic link, replace the file it names, not the link.
-    let resolved;
-    let path = match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(path) {
-            Ok(p) => {
-                resolved = p;
-                resolved.as_path()
+    use gfxkit_io::WriteError;
+    gfxkit_io::write::write_atomic_checked(path, fill, check, permissions_like, durability).map_err(
+        |e| match e {
+            WriteError::Io(e) => anyhow::Error::new(e),
+            WriteError::Fill { path, error } => {
+                error.context(format!("cannot write {}", path.display()))
             }
-            Err(_) => path,
+            WriteError::Check(e) => e,
         },
-        _ => path,
-    };
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => anyhow::bail!("cannot write {}: it is a directory", path.display()),
-        // A device, FIFO or socket (`-o /dev/null`, `-o /dev/stdout`) is written to, never
-        // replaced by a renamed file; what was written cannot be read back to be checked.
-        Ok(m) if !m.is_file() => {
-            let f = std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .with_context(|| format!("cannot write {}", path.display()))?;
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-            fill(&mut w).with_context(|| format!("cannot write {}", path.display()))?;
-            return w
-                .flush()
-                .with_context(|| format!("cannot write {}", path.display()));
-        }
-        _ => {}
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    remove_stale_temps(dir, path);
-    let (prefix, suffix) = temp_affixes(path);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&prefix)
-        .rand_bytes(TEMP_RANDOM)
-        .suffix(&suffix)
-        .tempfile_in(dir)
-        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    {
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
-        fill(&mut w).with_context(|| format!("cannot write {}", path.display()))?;
-        w.flush()
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    if durability == Durability::Synced {
-        tmp.as_file()
-            .sync_all()
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    check(tmp.path())?;
-    let permissions = match std::fs::metadata(path)
-        .or_else(|e| permissions_like.map_or(Err(e), std::fs::metadata))
-    {
-        // Keep the permissions of a file being replaced (executables stay executable).
-        Ok(meta) => meta.permissions(),
-        Err(_) => {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::Permissions::from_mode(0o666 & !umask())
-        }
-    };
-    std::fs::set_permissions(tmp.path(), permissions)
-        .with_context(|| format!("cannot set the permissions of {}", path.display()))?;
-    tmp.persist(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    if durability == Durability::Synced {
-        // The rename itself reaches the disk with the directory.
-        std::fs::File::open(dir)
-            .and_then(|d| d.sync_all())
-            .with_context(|| format!("cannot sync {}", dir.display()))?;
-    }
-    Ok(())
-}
-
-/// Start of the name of every temporary file gfxkit writes: `.gfxkit-<pid>.<random>.<name>`
-/// beside the file `<name>` it becomes. Directory scans skip such files ([`is_temp_name`]),
-/// and the next write of `<name>` removes those whose process is gone (a run killed before
-/// its rename).
-pub const TEMP_PREFIX: &str = ".gfxkit-";
-
-/// Random characters in a temporary file's name.
-const TEMP_RANDOM: usize = 6;
-
-/// Whether `name` is that of a gfxkit temporary file (see [`TEMP_PREFIX`]).
-pub fn is_temp_name(name: &std::ffi::OsStr) -> bool {
-    temp_parts(name).is_some()
-}
-
-/// The process ID and target name of a temporary file's name.
-fn temp_parts(name: &std::ffi::OsStr) -> Option<(u32, &[u8])> {
-    use std::os::unix::ffi::OsStrExt;
-    let rest = name.as_bytes().strip_prefix(TEMP_PREFIX.as_bytes())?;
-    let dot = rest.iter().position(|&b| b == b'.')?;
-    let pid = std::str::from_utf8(&rest[..dot]).ok()?.parse().ok()?;
-    let rest = &rest[dot + 1..];
-    if rest.len() <= TEMP_RANDOM || rest[TEMP_RANDOM] != b'.' {
-        return None;
-    }
-    Some((pid, &rest[TEMP_RANDOM + 1..]))
-}
-
-/// Longest part of the target's name kept in a temporary file's name (names are limited to
-/// 255 bytes).
-const TEMP_NAME_MAX: usize = 200;
-
-fn target_name(path: &Path) -> &[u8] {
-    use std::os::unix::ffi::OsStrExt;
-    let name = path.file_name().map_or(&b""[..], |n| n.as_bytes());
-    &name[..name.len().min(TEMP_NAME_MAX)]
-}
-
-/// Removes from `dir` the temporary files of `path` whose process is gone.
-fn remove_stale_temps(dir: &Path, path: &Path) {
-    // Without /proc nothing tells a live writer from a dead one: leave everything alone.
-    if !Path::new("/proc/self").exists() {
-        return;
-    }
-    let name = target_name(path);
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let file_name = e.file_name();
-        if let Some((pid, target)) = temp_parts(&file_name) {
-            if target == name && !Path::new(&format!("/proc/{pid}")).exists() {
-                let _ = std::fs::remove_file(e.path());
-            }
-        }
-    }
-}
-
-/// Prefix and suffix of a new temporary file's name for `path`.
-fn temp_affixes(path: &Path) -> (String, std::ffi::OsString) {
-    use std::os::unix::ffi::OsStrExt;
-    let mut suffix = std::ffi::OsString::from(".");
-    suffix.push(std::ffi::OsStr::from_bytes(target_name(path)));
-    (format!("{TEMP_PREFIX}{}.", std::process::id()), suffix)
-}
-
-/// The process umask, read from `/proc/self/status` (0o022 when unavailable).
-fn umask() -> u32 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Umask:"))
-                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
-        })
-        .unwrap_or(0o022)
+    )
 }
 
 /// A progress bar over `len` steps on a terminal, labelled `what`; hidden when stderr is not
@@ -247,112 +86,4 @@ pub fn report_error(err: &anyhow::Error) -> ExitCode {
     }
     eprintln!("{msg}");
     ExitCode::from(2)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::fs::PermissionsExt;
-
-    #[test]
-    fn new_files_get_default_permissions_and_replaced_files_keep_theirs() {
-        let dir = tempfile::tempdir().unwrap();
-        let new = dir.path().join("new.bin");
-        write_atomic(&new, b"one").unwrap();
-        let mode = std::fs::metadata(&new).unwrap().permissions().mode() & 0o777;
-        assert_eq!(
-            mode,
-            0o666 & !umask(),
-            "a plain create's mode, not the temporary 0600"
-        );
-        assert_eq!(std::fs::read(&new).unwrap(), b"one");
-
-        let exe = dir.path().join("tool");
-        std::fs::write(&exe, b"old").unwrap();
-        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o751)).unwrap();
-        write_atomic_with(&exe, |w| w.write_all(b"new").map_err(Into::into)).unwrap();
-        let mode = std::fs::metadata(&exe).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o751);
-        assert_eq!(std::fs::read(&exe).unwrap(), b"new");
-
-        // A failed fill leaves the old file and no temporary behind.
-        let err = write_atomic_with(&exe, |_| Err(anyhow::anyhow!("stop")));
-        assert!(err.is_err());
-        assert_eq!(std::fs::read(&exe).unwrap(), b"new");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
-    }
-
-    #[test]
-    fn stale_temporary_files_of_the_target_are_removed_and_scans_skip_them() {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        let lib = d.join("libx.so");
-        std::fs::write(&lib, b"old").unwrap();
-        // Left by a killed run (no such process), by a live one (this process), and by a
-        // killed run writing another file.
-        let dead = d.join(format!("{TEMP_PREFIX}4294967295.AbCdEf.libx.so"));
-        let live = d.join(format!(
-            "{TEMP_PREFIX}{}.AbCdEf.libx.so",
-            std::process::id()
-        ));
-        let other = d.join(format!("{TEMP_PREFIX}4294967295.AbCdEf.liby.so"));
-        for p in [&dead, &live, &other] {
-            std::fs::write(p, b"partial").unwrap();
-            assert!(is_temp_name(p.file_name().unwrap()), "{}", p.display());
-        }
-        for n in [
-            "libx.so",
-            ".gfxkit-",
-            ".gfxkit-12.short",
-            ".gfxkit-x.AbCdEf.libx.so",
-        ] {
-            assert!(!is_temp_name(std::ffi::OsStr::new(n)), "{n}");
-        }
-        let scanned: Vec<_> = crate::scan::collect(&[d.to_path_buf()])
-            .unwrap()
-            .into_iter()
-            .map(|c| c.path)
-            .collect();
-        assert_eq!(scanned, std::slice::from_ref(&lib));
-        write_atomic(&lib, b"new").unwrap();
-        assert_eq!(std::fs::read(&lib).unwrap(), b"new");
-        assert!(!dead.exists());
-        assert!(live.exists() && other.exists());
-    }
-
-    #[test]
-    fn devices_and_fifos_are_written_to_and_links_written_through() {
-        let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("fifo");
-        let made = std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap();
-        assert!(made.success());
-        let reader = {
-            let fifo = fifo.clone();
-            std::thread::spawn(move || std::fs::read(fifo).unwrap())
-        };
-        write_atomic(&fifo, b"through the pipe").unwrap();
-        assert_eq!(reader.join().unwrap(), b"through the pipe");
-        use std::os::unix::fs::FileTypeExt;
-        assert!(std::fs::symlink_metadata(&fifo)
-            .unwrap()
-            .file_type()
-            .is_fifo());
-
-        let target = dir.path().join("real.bin");
-        std::fs::write(&target, b"old").unwrap();
-        let link = dir.path().join("link.bin");
-        std::os::unix::fs::symlink(&target, &link).unwrap();
-        write_atomic(&link, b"new").unwrap();
-        assert!(std::fs::symlink_metadata(&link)
-            .unwrap()
-            .file_type()
-            .is_symlink());
-        assert_eq!(std::fs::read(&target).unwrap(), b"new");
-
-        let err = write_atomic(dir.path(), b"x").unwrap_err();
-        assert!(err.to_string().contains("is a directory"), "{err}");
-    }
 }

@@ -1,7 +1,5 @@
-//! Finding and reading many input files: a recursive, parallel directory walk that follows
-//! symbolic links without looping, skips files that cannot hold device code by their first
-//! bytes, maps each file once and runs a function over its bytes on all cores. A progress bar
-//! shows on a terminal (stderr), nothing when piped.
+//! Finding and reading many input files through `gfxkit_io::scan` (the parallel directory
+//! walk), with a progress bar on a terminal (stderr), nothing when piped.
 //!
 //! ```ignore
 //! let results = scan::scan(&paths, &scan::Options::default(), |path, bytes| {
@@ -10,30 +8,16 @@
 //! })?;
 //! ```
 
-use crate::input::Input;
-use anyhow::{Context, Result};
-use gfxkit_host::InputKind;
-use rayon::prelude::*;
-use std::collections::HashSet;
-use std::io::Read;
-use std::os::unix::fs::MetadataExt;
+use anyhow::Result;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+
+pub use gfxkit_io::scan::{collect, worth_reading};
 
 /// Options of a scan.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     /// Never show a progress bar, even on a terminal.
     pub quiet: bool,
-}
-
-/// One file to read, with how it was reached.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Candidate {
-    /// The path as reached (through the named directory).
-    pub path: PathBuf,
-    /// Named on the command line (then it is read even if it holds no device code).
-    pub explicit: bool,
 }
 
 /// The outcome for one file.
@@ -47,162 +31,51 @@ pub struct Scanned<T> {
     pub result: Result<T>,
 }
 
-/// Lists the files under `paths`: files named directly, and for directories every regular
-/// file below them except gfxkit's temporary files (symbolic links followed; each directory
-/// and each file visited once, by device and inode, so links cannot loop or duplicate).
-/// Sorted by path.
-pub fn collect(paths: &[PathBuf]) -> Result<Vec<Candidate>> {
-    let seen_dirs = Mutex::new(HashSet::new());
-    let found = Mutex::new(Vec::new());
-    for p in paths {
-        let meta = std::fs::metadata(p).with_context(|| format!("cannot read {}", p.display()))?;
-        if meta.is_dir() {
-            walk_dir(p, &meta, &seen_dirs, &found);
-        } else {
-            found.lock().unwrap_or_else(|e| e.into_inner()).push((
-                p.clone(),
-                meta.dev(),
-                meta.ino(),
-                true,
-            ));
-        }
-    }
-    let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
-    // Explicit files first among equal paths, then by path; each inode once.
-    found.sort_by(|a, b| a.0.cmp(&b.0).then(b.3.cmp(&a.3)));
-    let mut seen_files = HashSet::new();
-    Ok(found
-        .into_iter()
-        .filter(|(_, dev, ino, explicit)| *explicit || seen_files.insert((*dev, *ino)))
-        .map(|(path, _, _, explicit)| Candidate { path, explicit })
-        .collect())
+/// The progress bar of a scan (created when the number of files is known).
+struct Bar {
+    quiet: bool,
+    bar: std::sync::OnceLock<indicatif::ProgressBar>,
 }
 
-type Found = Mutex<Vec<(PathBuf, u64, u64, bool)>>;
-
-fn walk_dir(
-    dir: &Path,
-    meta: &std::fs::Metadata,
-    seen: &Mutex<HashSet<(u64, u64)>>,
-    found: &Found,
-) {
-    if !seen
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert((meta.dev(), meta.ino()))
-    {
-        return; // Already walked (a link back up the tree, or two links to one directory).
+impl gfxkit_io::scan::Progress for Bar {
+    fn start(&self, total: u64) {
+        let _ = self
+            .bar
+            .set(crate::output::progress(total, "scanning", self.quiet));
     }
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return; // Unreadable directories are skipped, like `find` reports and goes on.
-    };
-    let entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.par_iter().for_each(|path| {
-        // `metadata` follows links; a dangling link fails and is skipped.
-        let Ok(m) = std::fs::metadata(path) else {
-            return;
-        };
-        if m.is_dir() {
-            walk_dir(path, &m, seen, found);
-        } else if m.is_file()
-            && m.len() > 0
-            // A temporary file of an interrupted write is not an input.
-            && !path
-                .file_name()
-                .is_some_and(crate::output::is_temp_name)
-        {
-            found.lock().unwrap_or_else(|e| e.into_inner()).push((
-                path.clone(),
-                m.dev(),
-                m.ino(),
-                false,
-            ));
-        }
-    });
-}
-
-/// Reads the first bytes of `path` and tells whether it may hold device code.
-pub fn worth_reading(path: &Path) -> bool {
-    let mut prefix = [0u8; gfxkit_package::detect::PREFIX_LEN];
-    let Ok(mut f) = std::fs::File::open(path) else {
-        return true; // Let the real open report the error.
-    };
-    let mut n = 0;
-    while n < prefix.len() {
-        match f.read(&mut prefix[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(_) => return true,
+    fn advance(&self) {
+        if let Some(b) = self.bar.get() {
+            b.inc(1);
         }
     }
-    InputKind::sniff(&prefix[..n]).may_hold_device_code() || crate::input::is_package(&prefix[..n])
+    fn finish(&self) {
+        if let Some(b) = self.bar.get() {
+            b.finish_and_clear();
+        }
+    }
 }
 
-/// Runs `f` over the bytes of every file under `paths` that may hold device code (files named
-/// directly are always read), in parallel. Results are in path order. Packages (wheels,
-/// conda, deb, rpm, tarballs) give one result per member that may hold device code, with the
-/// path `package!member`; a package named directly that has none gives an error of
-/// [`crate::input::NoDeviceCode`] (one found in a directory is left out).
+/// Runs `f` over the bytes of every file under `paths` that may hold device code, as
+/// [`gfxkit_io::scan::scan`] does (packages give one result per member, `package!member`).
 pub fn scan<T, F>(paths: &[PathBuf], opts: &Options, f: F) -> Result<Vec<Scanned<T>>>
 where
     T: Send,
     F: Fn(&Path, &[u8]) -> Result<T> + Sync,
 {
-    let candidates = collect(paths)?;
-    let bar = crate::output::progress(candidates.len() as u64, "scanning", opts.quiet);
-    let results: Vec<Vec<Scanned<T>>> = candidates
-        .par_iter()
-        .map(|c| {
-            let out = if c.explicit || worth_reading(&c.path) {
-                match crate::input::for_each(&c.path, |input: Input| f(input.path(), &input)) {
-                    Ok(items) => items
-                        .into_iter()
-                        .filter(|(_, r)| {
-                            c.explicit
-                                || !matches!(r, Err(e) if e.downcast_ref::<crate::input::NoDeviceCode>().is_some())
-                        })
-                        .map(|(path, result)| Scanned {
-                            path,
-                            explicit: c.explicit,
-                            result,
-                        })
-                        .collect(),
-                    Err(e) => vec![Scanned {
-                        path: c.path.clone(),
-                        explicit: c.explicit,
-                        result: Err(e),
-                    }],
-                }
-            } else {
-                Vec::new()
-            };
-            bar.inc(1);
-            out
+    use gfxkit_io::scan::ScanError;
+    let bar = Bar {
+        quiet: opts.quiet,
+        bar: std::sync::OnceLock::new(),
+    };
+    Ok(gfxkit_io::scan::scan(paths, &bar, f)?
+        .into_iter()
+        .map(|s| Scanned {
+            path: s.path,
+            explicit: s.explicit,
+            result: s.result.map_err(|e| match e {
+                ScanError::Input(e) => anyhow::Error::new(e),
+                ScanError::Member(f) => crate::input::failed(f),
+            }),
         })
-        .collect();
-    bar.finish_and_clear();
-    Ok(results.into_iter().flatten().collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn walks_without_looping_and_skips_duplicates() {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        std::fs::create_dir_all(d.join("a/b")).unwrap();
-        std::fs::write(d.join("a/b/lib.so"), b"\x7fELF").unwrap();
-        std::fs::write(d.join("a/empty"), b"").unwrap();
-        std::os::unix::fs::symlink(d.join("a"), d.join("a/b/up")).unwrap();
-        std::os::unix::fs::symlink(d.join("a/b/lib.so"), d.join("a/lib.so.1")).unwrap();
-        std::os::unix::fs::symlink(d.join("missing"), d.join("a/dangling")).unwrap();
-        let got = collect(&[d.to_path_buf()]).unwrap();
-        let names: Vec<String> = got
-            .iter()
-            .map(|c| c.path.strip_prefix(d).unwrap().display().to_string())
-            .collect();
-        assert_eq!(names, ["a/b/lib.so"]);
-    }
+        .collect())
 }

@@ -26,6 +26,8 @@
 //! - [`doctor`](mod@doctor): whether a library runs on a device ([`doctor::verdict`]).
 //! - [`inspect`](mod@inspect): one code object, as `gfxkit inspect --json` prints it.
 //! - [`size`]: device bytes per architecture, file and bundle ([`size::build_report`]).
+//! - [`kernels`]: every kernel of a file, one row each ([`kernels::KernelRow`]), as
+//!   `gfxkit kernels` lists them.
 //! - [`error`]: [`Error`] = [`ErrorKind`] + context, with the entry and offset it names.
 //!
 //! ```
@@ -61,6 +63,7 @@ pub mod error;
 pub mod extract;
 pub mod inspect;
 pub mod inventory;
+pub mod kernels;
 pub mod kpack;
 pub mod list;
 pub mod locate;

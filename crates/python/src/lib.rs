@@ -10,7 +10,12 @@
 //! - input: a path (memory-mapped), `bytes` (borrowed) or another buffer (copied);
 //! - errors: [`Fail`], raised as `gfxkit.errors.*` with `file`, `entry` and `offset`;
 //! - the functions `list`, `select`, `verify`, `doctor`, `size`, `extract`, `inspect`,
-//!   `prune`, `recompress`, `compatible`, `processors`, `memmodel`, and the class `TargetId`.
+//!   `kernels`, `kpack_split`, `kpack_inline`, `prune`, `recompress`, `compatible`, `processors`, `memmodel`, and the class
+//!   `TargetId`.
+//!
+//! Files are opened, walked and written through `gfxkit_io` (as the CLI does): paths are
+//! memory-mapped, `pkg!member` names a package member, a package gives one result per
+//! member, outputs are written atomically and verified before they replace anything.
 
 use gfxkit_inventory as inv;
 use gfxkit_inventory::{locate, Inventory};
@@ -34,8 +39,10 @@ enum Fail {
     Target(String),
     /// A file without device code where some is needed.
     NoDeviceCode(String),
-    /// A file that cannot be read or written.
-    Io(std::io::Error),
+    /// No device to judge against (no GPU in the KFD topology): the message and the file.
+    Device(String, String),
+    /// A file that cannot be read or written (or a damaged package).
+    Io(gfxkit_io::Error),
 }
 
 impl Fail {
@@ -62,10 +69,20 @@ impl Fail {
 
     fn into_py(self, py: Python<'_>, file: &str) -> PyErr {
         let (class, msg, entry, offset) = match self {
-            Fail::Io(e) => return PyErr::from(e),
+            Fail::Io(e) => return io_error(py, &e),
             Fail::Format { msg, entry, offset } => ("FormatError", msg, entry, offset),
             Fail::Target(msg) => ("TargetError", msg, None, None),
             Fail::NoDeviceCode(msg) => ("NoDeviceCodeError", msg, None, None),
+            Fail::Device(msg, path) => {
+                let made = py
+                    .import("gfxkit.errors")
+                    .and_then(|m| m.getattr("DeviceError"))
+                    .and_then(|c| c.call1((msg, path, None::<usize>, None::<u64>)));
+                return match made {
+                    Ok(v) => PyErr::from_value(v),
+                    Err(e) => e,
+                };
+            }
         };
         let made = py
             .import("gfxkit.errors")
@@ -78,20 +95,52 @@ impl Fail {
     }
 }
 
-/// The bytes of an input: borrowed from a Python `bytes`, memory-mapped from a file, or copied
-/// from another buffer.
+/// An error and its causes joined with `: `, as the CLI prints them.
+fn chain(e: &dyn std::error::Error) -> String {
+    gfxkit_io::kpack::chain(e)
+}
+
+/// A file error as Python raises it: the `OSError` subclass of the system's error
+/// (`FileNotFoundError`, `PermissionError`, ...) with the message and `filename`; a damaged
+/// package as `gfxkit.FormatError` with the byte offset; a missing package member as
+/// `FileNotFoundError`.
+fn io_error(py: Python<'_>, e: &gfxkit_io::Error) -> PyErr {
+    use gfxkit_io::ErrorKind;
+    let file = e.path().display().to_string();
+    let msg = chain(e);
+    let os = |errno: i32| pyo3::exceptions::PyOSError::new_err((errno, msg.clone(), file.clone()));
+    match e.kind() {
+        ErrorKind::Package(p) | ErrorKind::Member(p) => {
+            let made = py
+                .import("gfxkit.errors")
+                .and_then(|m| m.getattr("FormatError"))
+                .and_then(|c| c.call1((msg.clone(), file.clone(), None::<usize>, p.offset)));
+            match made {
+                Ok(v) => PyErr::from_value(v),
+                Err(err) => err,
+            }
+        }
+        ErrorKind::NoSuchMember { .. } => os(2),
+        ErrorKind::IsDirectory | ErrorKind::WriteDirectory => os(21),
+        _ => match e.io_error().and_then(|i| i.raw_os_error()) {
+            Some(errno) => os(errno),
+            None => pyo3::exceptions::PyOSError::new_err(msg),
+        },
+    }
+}
+
+/// The bytes of an input: borrowed from a Python `bytes`, or an opened file (memory-mapped; a
+/// package member `pkg!member` decompressed) or a copy of another buffer.
 enum Data<'py> {
     Bytes(Bound<'py, PyBytes>),
-    Mapped(memmap2::Mmap),
-    Owned(Vec<u8>),
+    Input(gfxkit_io::Input),
 }
 
 impl Data<'_> {
     fn bytes(&self) -> &[u8] {
         match self {
             Data::Bytes(b) => b.as_bytes(),
-            Data::Mapped(m) => m,
-            Data::Owned(v) => v,
+            Data::Input(i) => i,
         }
     }
 }
@@ -103,28 +152,6 @@ struct Source<'py> {
     data: Data<'py>,
 }
 
-/// Maps `path` read-only (empty and non-regular files are read instead).
-fn map_file(path: &Path) -> std::io::Result<Data<'static>> {
-    let file = std::fs::File::open(path)?;
-    let meta = file.metadata()?;
-    if meta.is_dir() {
-        return Err(std::io::Error::other(format!(
-            "{} is a directory",
-            path.display()
-        )));
-    }
-    if meta.is_file() && meta.len() > 0 {
-        // SAFETY: a private read-only map; gfxkit never writes to a mapped input (rewrites
-        // go to a new file renamed over it, which leaves the mapped inode as it was).
-        let map = unsafe { memmap2::Mmap::map(&file) }?;
-        Ok(Data::Mapped(map))
-    } else {
-        let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut &file, &mut buf)?;
-        Ok(Data::Owned(buf))
-    }
-}
-
 fn source<'py>(src: &Bound<'py, PyAny>) -> PyResult<Source<'py>> {
     if let Ok(b) = src.downcast::<PyBytes>() {
         return Ok(Source {
@@ -134,18 +161,18 @@ fn source<'py>(src: &Bound<'py, PyAny>) -> PyResult<Source<'py>> {
         });
     }
     if let Ok(path) = src.extract::<PathBuf>() {
-        let data = map_file(&path)?;
+        let input = gfxkit_io::Input::open(&path).map_err(|e| io_error(src.py(), &e))?;
         return Ok(Source {
             name: path.display().to_string(),
             path: Some(path),
-            data,
+            data: Data::Input(input),
         });
     }
     match src.extract::<Vec<u8>>() {
         Ok(v) => Ok(Source {
             name: "<bytes>".to_owned(),
             path: None,
-            data: Data::Owned(v),
+            data: Data::Input(gfxkit_io::Input::from_vec("<bytes>", v)),
         }),
         Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(
             "expected a path (str or os.PathLike) or bytes",
@@ -194,8 +221,88 @@ fn target_id(py: Python<'_>, s: &str) -> PyResult<gfxkit_target_id::TargetId> {
         .map_err(|e| Fail::Target(format!("'{s}' is not a target ID: {e}")).into_py(py, ""))
 }
 
-/// The listing of one file: the file object of `gfxkit list --json`. With `strict`, a file
-/// whose device code cannot be read raises `FormatError` instead of carrying `error`.
+/// What [`per_file`] has for one file or package member.
+enum Got<T> {
+    /// The function's value.
+    Value(T),
+    /// A package without any member that may hold device code.
+    NoDeviceCode,
+    /// A damaged package member (the message, and the byte offset when known).
+    Damaged(String, Option<u64>),
+}
+
+/// Each file's name and what [`per_file`] has for it, and whether the source is a package.
+type PerFile<T> = (bool, Vec<(String, Got<T>)>);
+
+/// Runs `one` on the source, or, when it is a package (wheel, conda, deb, rpm, tarball), on
+/// each member that may hold device code, named `package!member` as the CLI names it. The
+/// flag says whether the source is a package. `one` gets the name and the bytes.
+fn per_file<T: Send>(
+    py: Python<'_>,
+    s: &Source<'_>,
+    one: impl Fn(&Path, &[u8]) -> T + Sync,
+) -> PyResult<PerFile<T>> {
+    let bytes = s.data.bytes();
+    let name = Path::new(&s.name);
+    if !gfxkit_io::input::is_package(bytes) {
+        return Ok((false, vec![(s.name.clone(), Got::Value(one(name, bytes)))]));
+    }
+    use gfxkit_io::input::Failed;
+    let items = py
+        .allow_threads(|| {
+            gfxkit_io::input::members(name, bytes, |m| {
+                Ok::<_, std::convert::Infallible>(one(m.path(), &m))
+            })
+        })
+        .map_err(|e| io_error(py, &e))?;
+    Ok((
+        true,
+        items
+            .into_iter()
+            .map(|(p, r)| {
+                let got = match r {
+                    Ok(v) => Got::Value(v),
+                    Err(Failed::NoDeviceCode) => Got::NoDeviceCode,
+                    Err(Failed::Package(e)) => Got::Damaged(chain(&e), e.offset),
+                    Err(Failed::Visit(never)) => match never {},
+                };
+                (p.display().to_string(), got)
+            })
+            .collect(),
+    ))
+}
+
+/// One value, or for a package a list of them.
+fn one_or_list<'py>(
+    py: Python<'py>,
+    package: bool,
+    mut values: Vec<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    if !package && values.len() == 1 {
+        if let Some(v) = values.pop() {
+            return Ok(v);
+        }
+    }
+    Ok(PyList::new(py, values)?.into_any())
+}
+
+/// `list` of one file as the CLI lists it: a `.kpack` archive by kernel; a split binary through
+/// the archives its markers name (only for files on disk, whose directory is known); anything
+/// else as the inventory lists it.
+fn list_one(path: &Path, data: &[u8], check: bool, on_disk: bool) -> inv::list::FileListing {
+    if on_disk {
+        return gfxkit_io::kpack::list_file_bytes(path, data, check);
+    }
+    let name = path.display().to_string();
+    if inv::kpack::is_archive(data) {
+        return inv::kpack::list_archive(&name, data, check);
+    }
+    inv::list::list(&name, &Inventory::of(data), check)
+}
+
+/// The listing of one file: the file object of `gfxkit list --json` (for a package, a list of
+/// them, one per member that may hold device code). With `strict`, a file whose device code
+/// cannot be read raises `FormatError` instead of carrying `error`.
 #[pyfunction]
 #[pyo3(signature = (src, check = false, strict = true))]
 fn list<'py>(
@@ -205,114 +312,219 @@ fn list<'py>(
     strict: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let s = source(src)?;
-    let bytes = s.data.bytes();
-    let name = s.name.as_str();
-    let listing = py.allow_threads(|| inv::list::list(name, &Inventory::of(bytes), check));
-    if strict {
-        if let Some(msg) = &listing.error {
-            let fail = match &listing.failure {
-                Some(e) => Fail::from_inventory(e, msg.clone()),
-                None => Fail::format(msg.clone()),
-            };
-            return Err(fail.into_py(py, name));
+    let on_disk = s.path.is_some();
+    let (package, got) = per_file(py, &s, |p, d| {
+        // Where a `.kpack` archive that does not parse is damaged (the listing has only text).
+        let kpack_at = inv::kpack::is_archive(d)
+            .then(|| gfxkit_kpack::Archive::parse(d).err().map(|e| e.offset))
+            .flatten();
+        (list_one(p, d, check, on_disk), kpack_at)
+    })?;
+    let mut out = Vec::new();
+    for (name, g) in got {
+        let (listing, kpack_at) = match g {
+            Got::Value(l) => l,
+            Got::NoDeviceCode => (
+                inv::list::FileListing {
+                    note: Some(gfxkit_io::NoDeviceCode.to_string()),
+                    ..inv::list::list_bytes(&name, &[], false)
+                },
+                None,
+            ),
+            Got::Damaged(msg, offset) if strict => {
+                return Err(Fail::Format {
+                    msg,
+                    entry: None,
+                    offset,
+                }
+                .into_py(py, &name))
+            }
+            Got::Damaged(msg, _) => (inv::list::unreadable(&name, msg), None),
+        };
+        if strict {
+            if let Some(msg) = &listing.error {
+                let fail = match &listing.failure {
+                    Some(e) => Fail::from_inventory(e, msg.clone()),
+                    None => Fail::Format {
+                        msg: msg.clone(),
+                        entry: None,
+                        offset: kpack_at,
+                    },
+                };
+                return Err(fail.into_py(py, &name));
+            }
         }
+        out.push(json(py, &listing)?);
     }
-    json(py, &listing)
+    one_or_list(py, package, out)
 }
 
 /// What the HIP runtime would load on `device` from each unit: the file object of
-/// `gfxkit select --json`.
+/// `gfxkit select --json` (for a package, a list of them). Split binaries on disk are
+/// resolved through their kpack archives with the `kpack_loader` (`current` or `old`).
 #[pyfunction]
+#[pyo3(signature = (src, device, kpack_loader = "current"))]
 fn select<'py>(
     py: Python<'py>,
     src: &Bound<'py, PyAny>,
     device: &str,
+    kpack_loader: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let device = target_id(py, device)?;
+    let loader = self::kpack_loader(kpack_loader)?;
+    let device = gfxkit_target_id::triple::parse_device(device)
+        .map_err(|e| Fail::Target(format!("'{device}' is not a device: {e}")).into_py(py, ""))?;
     let s = source(src)?;
-    let bytes = s.data.bytes();
-    let name = s.name.as_str();
-    let sel = py.allow_threads(|| inv::select::select(name, &Inventory::of(bytes), &device));
-    json(py, &sel)
+    let on_disk = s.path.is_some();
+    let (package, got) = per_file(py, &s, |p, d| {
+        let name = p.display().to_string();
+        let inv = Inventory::of(d);
+        let mut sel = inv::select::select(&name, &inv, &device);
+        if on_disk {
+            sel.kpack_units = gfxkit_io::kpack::select_units(p, &inv, &device, loader);
+        }
+        sel
+    })?;
+    let mut out = Vec::new();
+    for (name, g) in got {
+        let sel = match g {
+            Got::Value(v) if package && v.is_empty() => continue,
+            Got::Value(v) => v,
+            Got::NoDeviceCode => continue,
+            Got::Damaged(msg, _) => inv::select::unreadable(&name, msg),
+        };
+        out.push(json(py, &sel)?);
+    }
+    one_or_list(py, package, out)
 }
 
-/// The verification of one file: the file object of `gfxkit verify --json`. Raises
-/// `NoDeviceCodeError` for a file without device code.
+/// The verification of one file: the file object of `gfxkit verify --json` (for a package, a
+/// list of them). Raises `NoDeviceCodeError` for a file without device code, `FormatError`
+/// for a damaged package member.
 #[pyfunction]
 fn verify<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let s = source(src)?;
-    let bytes = s.data.bytes();
-    let name = s.name.as_str();
-    let r = py.allow_threads(|| inv::verify::verify_bytes(name, bytes));
-    match r {
-        Ok(v) => json(py, &v),
-        Err(e) => Err(Fail::from_inventory(&e, format!("{name}: {e}")).into_py(py, name)),
+    let on_disk = s.path.is_some();
+    let (package, got) = per_file(py, &s, |p, d| {
+        let inv = Inventory::of(d);
+        if on_disk {
+            if let Some(v) = gfxkit_io::kpack::verify_file_bytes(p, d, &inv) {
+                return Ok(v);
+            }
+        } else if inv::kpack::is_archive(d) {
+            return Ok(inv::kpack::verify_archive(&p.display().to_string(), d));
+        }
+        inv::verify::verify(&p.display().to_string(), &inv)
+    })?;
+    let mut out = Vec::new();
+    for (name, g) in got {
+        match g {
+            Got::Value(Ok(v)) => out.push(json(py, &v)?),
+            Got::Value(Err(e)) => {
+                return Err(Fail::from_inventory(&e, format!("{name}: {e}")).into_py(py, &name))
+            }
+            Got::NoDeviceCode => {
+                return Err(
+                    Fail::NoDeviceCode(format!("{name}: {}", gfxkit_io::NoDeviceCode))
+                        .into_py(py, &name),
+                )
+            }
+            Got::Damaged(msg, offset) => {
+                return Err(Fail::Format {
+                    msg,
+                    entry: None,
+                    offset,
+                }
+                .into_py(py, &name))
+            }
+        }
+    }
+    one_or_list(py, package, out)
+}
+
+/// What a failed input of a scan reads as in a report (the CLI's `{:#}` of the error).
+fn scan_error_text(e: gfxkit_io::scan::ScanError<std::convert::Infallible>) -> String {
+    use gfxkit_io::input::Failed;
+    use gfxkit_io::scan::ScanError;
+    match e {
+        ScanError::Input(e) => chain(&e),
+        ScanError::Member(Failed::Package(e)) => chain(&e),
+        ScanError::Member(Failed::NoDeviceCode) => gfxkit_io::NoDeviceCode.to_string(),
+        ScanError::Member(Failed::Visit(never)) => match never {},
     }
 }
 
-/// Files under `paths` (directories searched, sorted, symbolic links to directories not
-/// followed), with whether each was named directly.
-fn walk(paths: &[PathBuf]) -> std::io::Result<Vec<(PathBuf, bool)>> {
-    fn dir(p: &Path, out: &mut Vec<(PathBuf, bool)>) -> std::io::Result<()> {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(p)?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        entries.sort();
-        for e in entries {
-            let Ok(m) = std::fs::symlink_metadata(&e) else {
-                continue;
-            };
-            if m.is_dir() {
-                dir(&e, out)?;
-            } else if m.is_file() && m.len() > 0 {
-                out.push((e, false));
-            }
-        }
-        Ok(())
+fn kpack_loader(name: &str) -> PyResult<gfxkit_kpack::search::Loader> {
+    match name {
+        "current" => Ok(gfxkit_kpack::search::Loader::Current),
+        "old" => Ok(gfxkit_kpack::search::Loader::Old),
+        _ => Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "unknown kpack loader {name:?} (expected 'current' or 'old')"
+        ))),
     }
-    let mut out = Vec::new();
-    for p in paths {
-        if std::fs::metadata(p)?.is_dir() {
-            dir(p, &mut out)?;
-        } else {
-            out.push((p.clone(), true));
-        }
-    }
-    Ok(out)
 }
 
 /// Whether each library under `paths` runs on each of `devices`: `gfxkit doctor --json`'s
-/// whole report (`{"devices", "files"}`).
+/// whole report (`{"devices", "files"}`). A device `auto` reads this machine's GPUs from the
+/// KFD topology under `sysfs_root` (`/`), honouring `HSA_OVERRIDE_GFX_VERSION` and
+/// `HSA_XNACK`; no paths means `$ROCM_PATH/lib` (`/opt/rocm/lib`). Directories are searched
+/// as the CLI searches them (the same walk), packages by member, split binaries through their
+/// kpack archives.
 #[pyfunction]
+#[pyo3(signature = (paths, devices, sysfs_root = None, kpack_loader = "current"))]
 fn doctor<'py>(
     py: Python<'py>,
     paths: Vec<PathBuf>,
     devices: Vec<String>,
+    sysfs_root: Option<PathBuf>,
+    kpack_loader: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let loader = self::kpack_loader(kpack_loader)?;
     let mut ids: Vec<gfxkit_target_id::TargetId> = Vec::new();
     for d in &devices {
-        let id = target_id(py, d)?;
-        if !ids.contains(&id) {
-            ids.push(id);
+        let found = if d == "auto" {
+            let root = sysfs_root.clone().unwrap_or_else(|| PathBuf::from("/"));
+            gfxkit_io::kfd::devices_from_environment(&root).map_err(|e| {
+                Fail::Device(chain(&e), e.path().display().to_string()).into_py(py, "")
+            })?
+        } else {
+            vec![gfxkit_target_id::triple::parse_device(d)
+                .map_err(|e| Fail::Target(format!("device {d}: {e}")).into_py(py, ""))?]
+        };
+        for id in found {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
         }
     }
-    let files = walk(&paths)?;
+    let paths = if paths.is_empty() {
+        let rocm = std::env::var_os("ROCM_PATH")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/opt/rocm"));
+        vec![rocm.join("lib")]
+    } else {
+        paths
+    };
+    let scanned = py
+        .allow_threads(|| {
+            gfxkit_io::scan::scan(&paths, &(), |path, bytes| {
+                let inv = Inventory::of(bytes);
+                let mut e = inv::doctor::examine(&inv);
+                (e.kpack_verdicts, e.kpack_targets) =
+                    gfxkit_io::kpack::doctor_verdicts(path, &inv, &ids, loader);
+                Ok::<_, std::convert::Infallible>(e)
+            })
+        })
+        .map_err(|e| io_error(py, &e))?;
     let mut report = inv::doctor::DoctorReport {
         devices: ids.iter().map(|d| d.to_string()).collect(),
         files: Vec::new(),
     };
-    for (path, _) in files {
-        let name = path.display().to_string();
-        let examined = match map_file(&path) {
-            Ok(data) => {
-                let bytes = data.bytes();
-                py.allow_threads(|| inv::doctor::examine(&Inventory::of(bytes)))
-            }
-            Err(e) => inv::doctor::Examined {
-                errors: vec![format!("cannot open {name}: {e}")],
-                ..Default::default()
-            },
-        };
+    for s in scanned {
+        let name = s.path.display().to_string();
+        let examined = s.result.unwrap_or_else(|e| inv::doctor::Examined {
+            errors: vec![scan_error_text(e)],
+            ..Default::default()
+        });
         if let Some(f) = inv::doctor::judge(&name, examined, &ids) {
             report.files.push(f);
         }
@@ -330,16 +542,37 @@ fn size<'py>(
     keep: Vec<String>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let s = source(src)?;
-    let bytes = s.data.bytes();
     let name = s.name.clone();
+    let on_disk = s.path.is_some();
+    let (package, got) = per_file(py, &s, |p, d| {
+        // A split binary or a `.kpack` file counts the bytes of its archives.
+        let kpack = if on_disk {
+            gfxkit_io::kpack::size_survey(p, d)
+        } else if inv::kpack::is_archive(d) {
+            inv::kpack::size_archive(d)
+        } else {
+            None
+        };
+        match kpack {
+            Some(sv) => Ok(sv),
+            None => inv::size::survey(d),
+        }
+    })?;
     let mut errors = Vec::new();
     let mut surveyed = Vec::new();
-    match py.allow_threads(|| inv::size::survey(bytes)) {
-        Ok(sv) if sv.regions.iter().any(|r| !r.bundles.is_empty()) => {
-            surveyed.push((name.clone(), sv))
+    for (member, g) in got {
+        match g {
+            Got::Value(Ok(sv)) if sv.regions.iter().any(|r| !r.bundles.is_empty()) => {
+                surveyed.push((member, sv))
+            }
+            Got::Value(Ok(_)) => {}
+            // Package members that are not host binaries or bundles hold nothing to size.
+            Got::Value(Err(e))
+                if package && matches!(e.kind, gfxkit_shrink::ErrorKind::Unsupported(_)) => {}
+            Got::Value(Err(e)) => errors.push(format!("{member}: {e}")),
+            Got::NoDeviceCode => errors.push(format!("{member}: {}", gfxkit_io::NoDeviceCode)),
+            Got::Damaged(msg, _) => errors.push(format!("{member}: {msg}")),
         }
-        Ok(_) => {}
-        Err(e) => errors.push(format!("{name}: {e}")),
     }
     let mut report = inv::size::build_report(&surveyed, &keep)
         .map_err(|e| Fail::from_inventory(&e, e.to_string()).into_py(py, &name))?;
@@ -347,7 +580,8 @@ fn size<'py>(
     json(py, &report)
 }
 
-/// One extracted entry, handed to Python as a tuple.
+/// One extracted entry, handed to Python as a tuple: id, data, offset, unit, entry, ext,
+/// archive member, file.
 type Extracted = (
     String,
     Vec<u8>,
@@ -356,6 +590,7 @@ type Extracted = (
     usize,
     &'static str,
     Option<String>,
+    String,
 );
 
 /// [`Extracted`] with its data as Python `bytes`.
@@ -367,11 +602,95 @@ type PyEntry<'py> = (
     usize,
     &'static str,
     Option<String>,
+    String,
 );
 
+/// The entries of one file (or package member) named `name` that `wanted` selects.
+fn extract_one(
+    name: &str,
+    bytes: &[u8],
+    wanted: &[gfxkit_bundle::EntryId],
+    hash: gfxkit_bundle::ccob::HashCheck,
+) -> Result<Vec<Extracted>, Fail> {
+    if inv::kpack::is_archive(bytes) {
+        // A `.kpack` archive: its kernels, decoded (offset 0: each is its own payload).
+        let mut select = |id: &str| {
+            gfxkit_bundle::EntryId::parse(id).is_ok_and(|id| {
+                wanted.is_empty() || wanted.iter().any(|w| inv::extract::selects(w, &id))
+            })
+        };
+        let a = gfxkit_kpack::Archive::parse(bytes).map_err(|e| Fail::Format {
+            msg: format!("{name}: not a readable kpack archive: {e}"),
+            entry: None,
+            offset: Some(e.offset),
+        })?;
+        let picks = inv::kpack::extract_archive(bytes, &mut select)
+            .map_err(|e| Fail::from_inventory(&e, format!("{name}: {e}")))?;
+        let mut out = Vec::new();
+        for p in picks {
+            let k = a.kernel(&p.key, &p.arch).ok_or_else(|| {
+                Fail::format(format!(
+                    "{name}: {} {} is not in the archive",
+                    p.key, p.arch
+                ))
+            })?;
+            let data = a
+                .payload(k)
+                .map_err(|e| Fail::format(format!("{name}: kernel {} ({}): {e}", p.key, p.arch)))?;
+            out.push((
+                p.id,
+                data.into_owned(),
+                0,
+                p.bundle,
+                p.entry,
+                "co",
+                Some(p.key),
+                name.to_owned(),
+            ));
+        }
+        return Ok(out);
+    }
+    let inv = Inventory::of(bytes);
+    if let Some(e) = &inv.error {
+        return Err(Fail::from_inventory(e, format!("{name}: {e}")));
+    }
+    let mut matched = vec![false; wanted.len()];
+    let mut out = Vec::new();
+    for u in &inv.units {
+        let (entries, _, _) = locate::read_header(u, false)
+            .map_err(|e| Fail::from_inventory(&e, format!("{name}: {}: {e}", u.describe())))?;
+        let picked = inv::extract::pick(&entries, wanted, &mut matched);
+        if picked.is_empty() {
+            continue;
+        }
+        let payloads = locate::with_payloads(u, hash, |list| {
+            picked
+                .iter()
+                .filter_map(|&i| list.get(i).map(|p| (i, p.payload.to_vec(), p.ext)))
+                .collect::<Vec<_>>()
+        })
+        .map_err(|e| Fail::from_inventory(&e, format!("{name}: {}: {e}", u.describe())))?;
+        for (i, data, ext) in payloads {
+            let Some(e) = entries.get(i) else { continue };
+            out.push((
+                e.id.clone(),
+                data,
+                e.offset,
+                u.index,
+                i,
+                ext,
+                u.member.clone(),
+                name.to_owned(),
+            ));
+        }
+    }
+    Ok(out)
+}
+
 /// The entries `targets` select (every entry but empty host entries when none is given), as
-/// `(id, data, offset, unit, entry, ext, member)` tuples, in file order. `gfxkit.extract`
-/// wraps them in `Entry` objects.
+/// `(id, data, offset, unit, entry, ext, member, file)` tuples, in file order; for a package,
+/// those of every member (`file` is `package!member`), for a `.kpack` archive its kernels
+/// (`member` is the TOC key). `gfxkit.extract` wraps them in `Entry` objects.
 #[pyfunction]
 #[pyo3(signature = (src, targets = Vec::new(), ignore_hash = false))]
 fn extract<'py>(
@@ -389,51 +708,40 @@ fn extract<'py>(
                 .map_err(|e| Fail::from_inventory(&e, e.to_string()).into_py(py, &name))?,
         );
     }
-    let bytes = s.data.bytes();
     let hash = if ignore_hash {
         gfxkit_bundle::ccob::HashCheck::Warn
     } else {
         gfxkit_bundle::ccob::HashCheck::Error
     };
-    let got: Result<Vec<Extracted>, Fail> = py.allow_threads(|| {
-        let inv = Inventory::of(bytes);
-        if let Some(e) = &inv.error {
-            return Err(Fail::from_inventory(e, format!("{name}: {e}")));
-        }
-        let mut matched = vec![false; wanted.len()];
-        let mut out = Vec::new();
-        for u in &inv.units {
-            let (entries, _, _) = locate::read_header(u, false)
-                .map_err(|e| Fail::from_inventory(&e, format!("{name}: {}: {e}", u.describe())))?;
-            let picked = inv::extract::pick(&entries, &wanted, &mut matched);
-            if picked.is_empty() {
-                continue;
-            }
-            let payloads = locate::with_payloads(u, hash, |list| {
-                picked
-                    .iter()
-                    .filter_map(|&i| list.get(i).map(|p| (i, p.payload.to_vec(), p.ext)))
-                    .collect::<Vec<_>>()
-            })
-            .map_err(|e| Fail::from_inventory(&e, format!("{name}: {}: {e}", u.describe())))?;
-            for (i, data, ext) in payloads {
-                out.push((
-                    entries[i].id.clone(),
-                    data,
-                    entries[i].offset,
-                    u.index,
-                    i,
-                    ext,
-                    u.member.clone(),
-                ));
+    let bytes = s.data.bytes();
+    let (package, got) = if gfxkit_io::input::is_package(bytes) {
+        per_file(py, &s, |p, d| {
+            extract_one(&p.display().to_string(), d, &wanted, hash)
+        })?
+    } else {
+        let one = py.allow_threads(|| extract_one(&name, bytes, &wanted, hash));
+        (false, vec![(name.clone(), Got::Value(one))])
+    };
+    let _ = package;
+    let mut out = Vec::new();
+    for (file, g) in got {
+        match g {
+            Got::Value(Ok(v)) => out.extend(v),
+            Got::Value(Err(f)) => return Err(f.into_py(py, &file)),
+            Got::NoDeviceCode => {}
+            Got::Damaged(msg, offset) => {
+                return Err(Fail::Format {
+                    msg,
+                    entry: None,
+                    offset,
+                }
+                .into_py(py, &file))
             }
         }
-        Ok(out)
-    });
-    let got = got.map_err(|f| f.into_py(py, &name))?;
-    Ok(got
+    }
+    Ok(out
         .into_iter()
-        .map(|(id, data, offset, unit, entry, ext, member)| {
+        .map(|(id, data, offset, unit, entry, ext, member, file)| {
             (
                 id,
                 PyBytes::new(py, &data),
@@ -442,9 +750,81 @@ fn extract<'py>(
                 entry,
                 ext,
                 member,
+                file,
             )
         })
         .collect())
+}
+
+/// The kernels of one file (`name`, bytes `d`): through kpack archives for files on disk.
+fn kernels_one(
+    p: &Path,
+    d: &[u8],
+    on_disk: bool,
+    wanted: Option<&gfxkit_target_id::TargetId>,
+    demangle: bool,
+) -> Result<inv::kernels::KernelListing, String> {
+    if on_disk {
+        return gfxkit_io::kpack::kernels(p, d, wanted, demangle).map_err(|e| chain(&e));
+    }
+    let name = p.display().to_string();
+    if inv::kpack::is_archive(d) {
+        let a = gfxkit_kpack::Archive::parse(d)
+            .map_err(|e| format!("not a readable kpack archive: {e}"))?;
+        let picks = inv::kpack::extract_archive(d, &mut |_| true).map_err(|e| e.to_string())?;
+        let picks: Vec<&inv::kpack::Pick> = picks.iter().collect();
+        let (kernels, errors) =
+            inv::kernels::archive_rows(&name, &name, &a, &picks, wanted, demangle);
+        return Ok(inv::kernels::KernelListing { kernels, errors });
+    }
+    let (kernels, errors) = inv::kernels::file_rows(&name, d, wanted, demangle)
+        .map_err(|e| format!("cannot read {name}: {}", chain(&e)))?;
+    Ok(inv::kernels::KernelListing { kernels, errors })
+}
+
+/// Every kernel of every code object in a file (bundles, host binaries, archives, packages,
+/// split binaries through their kpack archives, `.kpack` files): the object
+/// `gfxkit kernels --json FILE` prints (`{"kernels", "errors"}`). With `target`, only code
+/// objects whose target ID overlaps it; `demangle` as `--demangle`.
+#[pyfunction]
+#[pyo3(signature = (src, target = None, demangle = false))]
+fn kernels<'py>(
+    py: Python<'py>,
+    src: &Bound<'py, PyAny>,
+    target: Option<&str>,
+    demangle: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let wanted = match target {
+        Some(t) => Some(target_id(py, t)?),
+        None => None,
+    };
+    let s = source(src)?;
+    let on_disk = s.path.is_some();
+    let w = wanted.as_ref();
+    let (package, got) = if gfxkit_io::input::is_package(s.data.bytes()) {
+        per_file(py, &s, |p, d| kernels_one(p, d, on_disk, w, demangle))?
+    } else {
+        let bytes = s.data.bytes();
+        let name = Path::new(&s.name);
+        let one = py.allow_threads(|| kernels_one(name, bytes, on_disk, w, demangle));
+        (false, vec![(s.name.clone(), Got::Value(one))])
+    };
+    let _ = package;
+    let mut out = inv::kernels::KernelListing::default();
+    for (name, g) in got {
+        match g {
+            Got::Value(Ok(l)) => {
+                out.kernels.extend(l.kernels);
+                out.errors.extend(l.errors);
+            }
+            Got::Value(Err(e)) => out.errors.push(format!("{name}: {e}")),
+            Got::NoDeviceCode => out
+                .errors
+                .push(format!("{name}: {}", gfxkit_io::NoDeviceCode)),
+            Got::Damaged(msg, _) => out.errors.push(format!("{name}: {msg}")),
+        }
+    }
+    json(py, &out)
 }
 
 /// One code object as `gfxkit inspect --json` prints it (`demangle`: as `--demangle`).
@@ -469,53 +849,24 @@ fn inspect<'py>(
     )
 }
 
-/// Writes `bytes` to `path` through a temporary file in its directory, which is read back and
-/// verified against the original before it is renamed over `path`.
+/// Writes the rewrite to `path` (`gfxkit_io::rewrite::write_verified`: read back and
+/// verified against the original before it replaces anything; synced when it replaces the
+/// input), as `gfxkit prune` does.
 fn write_verified(
     path: &Path,
     like: Option<&Path>,
     original: &[u8],
     rewritten: &gfxkit_shrink::Rewritten,
+    durability: gfxkit_io::Durability,
 ) -> Result<(), Fail> {
-    use std::io::Write;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".gfxkit-")
-        .tempfile_in(dir)
-        .map_err(Fail::Io)?;
-    {
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
-        rewritten
-            .output
-            .write_to(&mut w)
-            .and_then(|_| w.flush())
-            .map_err(Fail::Io)?;
-    }
-    tmp.as_file().sync_all().map_err(Fail::Io)?;
-    let back = std::fs::read(tmp.path()).map_err(Fail::Io)?;
-    if !rewritten.output.equals(&back) {
-        return Err(Fail::format(format!(
-            "{}: the temporary file does not read back as written",
-            path.display()
-        )));
-    }
-    gfxkit_shrink::verify_bytes(original, &back, &rewritten.report).map_err(|e| {
-        Fail::format(format!(
-            "{}: the written file failed verification; nothing replaced: {e}",
-            path.display()
-        ))
-    })?;
-    if let Some(meta) = std::fs::metadata(path)
-        .ok()
-        .or_else(|| like.and_then(|l| std::fs::metadata(l).ok()))
-    {
-        std::fs::set_permissions(tmp.path(), meta.permissions()).map_err(Fail::Io)?;
-    }
-    tmp.persist(path).map_err(|e| Fail::Io(e.error))?;
-    Ok(())
+    gfxkit_io::rewrite::write_verified(path, like, original, rewritten, durability).map_err(|e| {
+        match e.kind() {
+            gfxkit_io::ErrorKind::TempDiffers | gfxkit_io::ErrorKind::Verify(_) => {
+                Fail::format(chain(&e))
+            }
+            _ => Fail::Io(e),
+        }
+    })
 }
 
 fn patterns(py: Python<'_>, v: &[String]) -> PyResult<Vec<Pattern>> {
@@ -596,11 +947,53 @@ fn run_transform<'py>(
     };
     let bytes = s.data.bytes();
     let like = s.path.clone();
+    let durability = if in_place {
+        gfxkit_io::Durability::Synced
+    } else {
+        gfxkit_io::Durability::Rename
+    };
+    if gfxkit_io::input::is_package(bytes) {
+        // A package: each member with device code rewritten and verified, the package
+        // written again (RECORD / paths.json updated), read back and checked.
+        let done = py.allow_threads(|| {
+            gfxkit_io::package::rewrite_package(
+                &name,
+                bytes,
+                t,
+                target.as_deref(),
+                like.as_deref(),
+                durability,
+            )
+        });
+        let done = done.map_err(|e| match e.kind() {
+            gfxkit_io::ErrorKind::Rewrite(_)
+            | gfxkit_io::ErrorKind::ReadBack(_)
+            | gfxkit_io::ErrorKind::ReadBackDiffers
+            | gfxkit_io::ErrorKind::Record(_) => Fail::format(chain(&e)).into_py(py, &name),
+            _ => io_error(py, &e),
+        })?;
+        #[derive(serde::Serialize)]
+        struct PackageOut<'a> {
+            input: &'a str,
+            output: Option<String>,
+            dry_run: bool,
+            members: Vec<gfxkit_io::package::MemberReport<'a>>,
+        }
+        return json(
+            py,
+            &PackageOut {
+                input: &name,
+                output: target.as_ref().map(|p| p.display().to_string()),
+                dry_run: target.is_none(),
+                members: done.members(),
+            },
+        );
+    }
     let done: Result<gfxkit_shrink::Report, Fail> = py.allow_threads(|| {
         let rewritten = gfxkit_shrink::rewrite(bytes, t)
             .map_err(|e| Fail::format(format!("cannot rewrite {name}: {e}")))?;
         match &target {
-            Some(path) => write_verified(path, like.as_deref(), bytes, &rewritten)?,
+            Some(path) => write_verified(path, like.as_deref(), bytes, &rewritten, durability)?,
             None => gfxkit_shrink::verify(bytes, &rewritten).map_err(|e| {
                 Fail::format(format!(
                     "{name}: the rewritten file failed verification: {e}"
@@ -627,6 +1020,86 @@ fn run_transform<'py>(
             report: &report,
         },
     )
+}
+
+/// Splits the fat binary `src` (a path) by kpack: its code objects go to
+/// `<kpack_dir>/<group>_<arch>.kpack` (merged with archives already there), the host-only
+/// binary to `output`; everything is written atomically, archives first. Returns the report
+/// `gfxkit kpack split --json` prints.
+#[pyfunction]
+#[pyo3(signature = (src, output, group, kpack_dir = None, kernel_name = None,
+    compression = "zstd", level = 3))]
+#[allow(clippy::too_many_arguments)]
+fn kpack_split<'py>(
+    py: Python<'py>,
+    src: PathBuf,
+    output: PathBuf,
+    group: &str,
+    kpack_dir: Option<PathBuf>,
+    kernel_name: Option<String>,
+    compression: &str,
+    level: i32,
+) -> PyResult<Bound<'py, PyAny>> {
+    use gfxkit_kpack::write::Compression;
+    let compression = match compression {
+        "zstd" => Compression::Zstd { level },
+        "none" => Compression::None,
+        c => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "unknown compression {c:?} (expected 'zstd' or 'none')"
+            )))
+        }
+    };
+    let done = py.allow_threads(|| {
+        let (job, dir) = gfxkit_io::split::single_job(
+            &src,
+            &output,
+            kpack_dir.as_deref(),
+            kernel_name.as_deref(),
+        )?;
+        gfxkit_io::split::split(&[job], group, &dir, compression)
+    });
+    match done {
+        Ok(r) => json(py, &r),
+        Err(e) => Err(kpack_error(py, &e)),
+    }
+}
+
+/// Turns a binary split by kpack (`src`, a path) and its archives (found through its markers
+/// as the loader finds them; `archives` are searched first) back into a fat binary at
+/// `output`, written atomically. Returns the report `gfxkit kpack inline --json` prints.
+#[pyfunction]
+#[pyo3(signature = (src, output, archives = Vec::new()))]
+fn kpack_inline<'py>(
+    py: Python<'py>,
+    src: PathBuf,
+    output: PathBuf,
+    archives: Vec<PathBuf>,
+) -> PyResult<Bound<'py, PyAny>> {
+    match py.allow_threads(|| gfxkit_io::split::inline(&src, &output, &archives)) {
+        Ok(r) => json(py, &r),
+        Err(e) => Err(kpack_error(py, &e)),
+    }
+}
+
+/// A `kpack split`/`inline` error: `FormatError` for device code or archives that cannot be
+/// read or rewritten, `ValueError` for bad arguments, else as [`io_error`].
+fn kpack_error(py: Python<'_>, e: &gfxkit_io::Error) -> PyErr {
+    use gfxkit_io::ErrorKind;
+    let file = e.path().display().to_string();
+    match e.kind() {
+        ErrorKind::SameFile | ErrorKind::BadGroup(_) | ErrorKind::DuplicateKernelName(_) => {
+            pyo3::exceptions::PyValueError::new_err(chain(e))
+        }
+        ErrorKind::Split(_)
+        | ErrorKind::BadArchive(_)
+        | ErrorKind::ArchiveKernel { .. }
+        | ErrorKind::WriteArchive(_)
+        | ErrorKind::NotSplit
+        | ErrorKind::Inline { .. }
+        | ErrorKind::Kpack(_) => Fail::format(chain(e)).into_py(py, &file),
+        _ => io_error(py, e),
+    }
 }
 
 /// Keeps (or drops) architectures: `gfxkit prune`. Without `output` or `in_place`, nothing is
@@ -759,31 +1232,11 @@ fn compatible(py: Python<'_>, code_object_id: &str, device_id: &str) -> PyResult
     Ok(co.check_compatible(&dev).is_ok())
 }
 
-/// The processor table, one dict per row (the objects `gfxkit target list --json` prints).
+/// The processor table, one dict per row: the objects `gfxkit target list --json` prints
+/// (one serialisation, `gfxkit_spec::ProcessorRow`).
 #[pyfunction]
 fn processors(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    let rows: Vec<serde_json::Value> = gfxkit_spec::PROCESSORS
-        .iter()
-        .map(|p| {
-            serde_json::json!({
-                "name": p.name,
-                "aliases": p.aliases,
-                "arch": p.arch.as_str(),
-                "kind": p.kind.as_str(),
-                "features": p.features.iter().map(|f| f.name()).collect::<Vec<_>>(),
-                "target_id_features": p.target_id_features.iter().map(|f| f.name()).collect::<Vec<_>>(),
-                "mach": p.mach,
-                "generic_family": p.generic_family,
-                "generic_version": p.generic_version,
-                "generic_members": p.generic_members().map(|m| m.name).collect::<Vec<_>>(),
-                "memory_model": p.memory_model.name(),
-                "in_llvm19": p.in_llvm19(),
-                "llvm": p.llvm.to_string(),
-                "xnack_always": p.xnack_always(),
-            })
-        })
-        .collect();
-    to_py(py, &serde_json::Value::Array(rows))
+    json(py, &gfxkit_spec::ProcessorRow::all())
 }
 
 /// The code sequence of a memory-model case (`load_atomic;as=global;ord=acquire;scope=agent`)
@@ -829,6 +1282,9 @@ fn _gfxkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(size, m)?)?;
     m.add_function(wrap_pyfunction!(extract, m)?)?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels, m)?)?;
+    m.add_function(wrap_pyfunction!(kpack_split, m)?)?;
+    m.add_function(wrap_pyfunction!(kpack_inline, m)?)?;
     m.add_function(wrap_pyfunction!(prune, m)?)?;
     m.add_function(wrap_pyfunction!(recompress, m)?)?;
     m.add_function(wrap_pyfunction!(compatible, m)?)?;

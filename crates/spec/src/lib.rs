@@ -11,6 +11,7 @@
 //! - [`elf`]: `EF_AMDGPU_*` constants and code-object versions.
 //! - [`hardware`]: per-processor hardware limits (register files, LDS, wave slots), the
 //!   `hw` column of the table.
+//! - [`row`]: a row as gfxkit serialises it ([`ProcessorRow`], `gfxkit target list --json`).
 //!
 //! ```
 //! use gfxkit_spec::{Processor, Feature};
@@ -28,8 +29,10 @@ pub mod elf;
 pub mod hardware;
 pub mod processor;
 pub mod processors;
+pub mod row;
 
 pub use elf::{CodeObjectVersion, EFlagsLayout, OsAbi};
 pub use hardware::{Generation, HardwareLimits};
 pub use processor::{Arch, DeviceKind, Feature, LlvmReleases, MemoryModelFamily, Processor};
 pub use processors::PROCESSORS;
+pub use row::ProcessorRow;

@@ -2,13 +2,12 @@
 
 use crate::output;
 use crate::scan;
-use anyhow::{bail, Context, Result};
-use gfxkit_host::kfd;
+use anyhow::{Context, Result};
 use gfxkit_inventory::doctor::{self, DoctorReport};
 use gfxkit_inventory::Inventory;
 use gfxkit_target_id::{FeatureSetting, TargetId};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// For every library under the paths, whether it carries code that can run on the GPUs.
@@ -55,45 +54,6 @@ pub struct Args {
     pub kpack_loader: crate::kpack_files::LoaderArg,
 }
 
-/// Reads the GPUs from the KFD topology under `root` (`/` normally).
-pub fn devices_from_sysfs(
-    root: &Path,
-    override_version: Option<&str>,
-    hsa_xnack: Option<&str>,
-) -> Result<Vec<TargetId>> {
-    let nodes = root.join("sys/class/kfd/kfd/topology/nodes");
-    let rd = std::fs::read_dir(&nodes)
-        .with_context(|| format!("cannot read the KFD topology at {}", nodes.display()))?;
-    let mut dirs: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    // Numeric node order (0, 1, ..., 10), as the runtime enumerates them.
-    dirs.sort_by_key(|p| {
-        p.file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.parse::<u64>().ok())
-            .unwrap_or(u64::MAX)
-    });
-    let mut out: Vec<TargetId> = Vec::new();
-    for d in dirs {
-        let props = d.join("properties");
-        let Ok(text) = std::fs::read_to_string(&props) else {
-            continue;
-        };
-        let node = kfd::parse_properties(&text);
-        if !node.is_gpu() {
-            continue;
-        }
-        let id = kfd::device_target_id(&node, override_version, hsa_xnack)
-            .with_context(|| format!("{}", props.display()))?;
-        if !out.contains(&id) {
-            out.push(id);
-        }
-    }
-    if out.is_empty() {
-        bail!("no GPU in the KFD topology at {}", nodes.display());
-    }
-    Ok(out)
-}
-
 fn resolve_devices(args: &Args) -> Result<Vec<TargetId>> {
     let mut out: Vec<TargetId> = Vec::new();
     for d in &args.device {
@@ -102,9 +62,7 @@ fn resolve_devices(args: &Args) -> Result<Vec<TargetId>> {
                 .sysfs_root
                 .clone()
                 .unwrap_or_else(|| PathBuf::from("/"));
-            let ov = std::env::var("HSA_OVERRIDE_GFX_VERSION").ok();
-            let xn = std::env::var("HSA_XNACK").ok();
-            for id in devices_from_sysfs(&root, ov.as_deref(), xn.as_deref())? {
+            for id in gfxkit_io::kfd::devices_from_environment(&root)? {
                 if !out.contains(&id) {
                     out.push(id);
                 }

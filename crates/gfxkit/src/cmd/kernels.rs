@@ -4,12 +4,8 @@
 
 use crate::scan;
 use anyhow::{Context, Result};
-use gfxkit_bundle::ccob::HashCheck;
-use gfxkit_code_object::{summaries, CodeObject, Header, KernelSummary};
-use gfxkit_inventory::locate;
+use gfxkit_inventory::kernels::{KernelListing, KernelRow};
 use gfxkit_target_id::TargetId;
-use rayon::prelude::*;
-use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -69,23 +65,6 @@ pub enum SortBy {
     Scratch,
 }
 
-/// One listed kernel.
-#[derive(Serialize)]
-struct Row {
-    file: String,
-    unit: String,
-    entry: String,
-    target_id: Option<String>,
-    #[serde(flatten)]
-    kernel: KernelSummary,
-}
-
-#[derive(Serialize)]
-struct Listing {
-    kernels: Vec<Row>,
-    errors: Vec<String>,
-}
-
 /// Runs `gfxkit kernels`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let wanted = match &args.target {
@@ -95,15 +74,22 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let scanned = scan::scan(
         &args.paths,
         &scan::Options { quiet: args.json },
-        |path, data| file_kernels(path, data, wanted.as_ref(), args.demangle),
+        |path, data| {
+            Ok(gfxkit_io::kpack::kernels(
+                path,
+                data,
+                wanted.as_ref(),
+                args.demangle,
+            )?)
+        },
     )?;
     let mut rows = Vec::new();
     let mut errors = Vec::new();
     for s in scanned {
         match s.result {
-            Ok((r, e)) => {
-                rows.extend(r);
-                errors.extend(e);
+            Ok(l) => {
+                rows.extend(l.kernels);
+                errors.extend(l.errors);
             }
             Err(e) if s.explicit => errors.push(format!("{}: {e:#}", s.path.display())),
             Err(_) => {}
@@ -114,7 +100,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     let found = !rows.is_empty();
     if args.json {
-        crate::output::print_json(&Listing {
+        crate::output::print_json(&KernelListing {
             kernels: rows,
             errors: errors.clone(),
         })?;
@@ -134,131 +120,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
     })
 }
 
-fn rows_span_files(rows: &[Row]) -> bool {
+fn rows_span_files(rows: &[KernelRow]) -> bool {
     rows.windows(2).any(|w| w[0].file != w[1].file)
 }
 
-/// The kernels of one code object (`payload`, entry `id` of `unit` in file `name`), or none
-/// when it is not for `wanted`.
-fn entry_rows(
-    name: &str,
-    unit: &str,
-    id: &str,
-    payload: &[u8],
-    wanted: Option<&TargetId>,
-    demangle: bool,
-) -> Result<Vec<Row>, String> {
-    // Filter on the ELF header before reading notes and descriptors.
-    if let (Some(w), Ok(h)) = (wanted, Header::parse(payload)) {
-        if !h.target_id().is_ok_and(|t| t.overlaps(w)) {
-            return Ok(Vec::new());
-        }
-    }
-    let co =
-        CodeObject::parse(payload).map_err(|err| format!("{name}: {unit}: entry {id}: {err}"))?;
-    let target = co.target_id().ok();
-    if let Some(w) = wanted {
-        if !target.as_ref().is_some_and(|t| t.overlaps(w)) {
-            return Ok(Vec::new());
-        }
-    }
-    let target_id = target.map(|t| t.to_string());
-    Ok(summaries(&co, demangle)
-        .into_iter()
-        .map(|k| Row {
-            file: name.to_owned(),
-            unit: unit.to_owned(),
-            entry: id.to_owned(),
-            target_id: target_id.clone(),
-            kernel: k,
-        })
-        .collect())
-}
-
-/// The kernels of a binary split by kpack (through the archives its markers name) or of a
-/// `.kpack` file; `None` for other files.
-fn kpack_kernels(
-    path: &std::path::Path,
-    data: &[u8],
-    wanted: Option<&TargetId>,
-    demangle: bool,
-) -> Result<Option<(Vec<Row>, Vec<String>)>> {
-    let Some(x) = crate::cmd::kpack::extract_picks(path, data, &mut |_| true)? else {
-        return Ok(None);
-    };
-    let name = path.display().to_string();
-    let (mut rows, mut errors) = (Vec::new(), Vec::new());
-    for (ai, archive_path) in x.archives.iter().enumerate() {
-        let bytes = crate::input::Input::open(archive_path)?;
-        let a = gfxkit_kpack::Archive::parse(&bytes)
-            .with_context(|| format!("cannot read {}", archive_path.display()))?;
-        let picks: Vec<_> = x.picks.iter().filter(|p| p.archive == ai).collect();
-        let found: Vec<Result<Vec<Row>, String>> = picks
-            .par_iter()
-            .map(|p| {
-                let unit = format!("{} in {}", p.key, archive_path.display());
-                let k = a
-                    .kernel(&p.key, &p.arch)
-                    .ok_or_else(|| format!("{name}: {unit}: {} is not in the archive", p.arch))?;
-                let payload = a.payload(k).map_err(|e| format!("{name}: {unit}: {e}"))?;
-                entry_rows(&name, &unit, &p.id, &payload, wanted, demangle)
-            })
-            .collect();
-        for r in found {
-            match r {
-                Ok(r) => rows.extend(r),
-                Err(e) => errors.push(e),
-            }
-        }
-    }
-    Ok(Some((rows, errors)))
-}
-
-/// The kernels of one file, and the errors of its code objects.
-fn file_kernels(
-    path: &std::path::Path,
-    data: &[u8],
-    wanted: Option<&TargetId>,
-    demangle: bool,
-) -> Result<(Vec<Row>, Vec<String>)> {
-    if let Some(found) = kpack_kernels(path, data, wanted, demangle)? {
-        return Ok(found);
-    }
-    let name = path.display().to_string();
-    let found = locate::locate(data).with_context(|| format!("cannot read {name}"))?;
-    let mut errors: Vec<String> = found
-        .problems
-        .iter()
-        .filter(|p| p.severity == gfxkit_host::Severity::Error)
-        .map(|p| format!("{name}: {p}"))
-        .collect();
-    let mut rows = Vec::new();
-    for unit in &found.units {
-        let where_ = unit.describe();
-        let result = locate::with_payloads(unit, HashCheck::Error, |entries| {
-            entries
-                .par_iter()
-                .filter(|e| !e.payload.is_empty() && e.payload.starts_with(b"\x7fELF"))
-                .map(|e| entry_rows(&name, &where_, e.id, e.payload, wanted, demangle))
-                .collect::<Vec<_>>()
-        });
-        match result {
-            Ok(per_entry) => {
-                for r in per_entry {
-                    match r {
-                        Ok(r) => rows.extend(r),
-                        Err(e) => errors.push(e),
-                    }
-                }
-            }
-            Err(e) => errors.push(format!("{name}: {where_}: {e:#}")),
-        }
-    }
-    Ok((rows, errors))
-}
-
-fn sort(rows: &mut [Row], key: SortBy) {
-    let vgprs = |r: &Row| r.kernel.vgpr_count.unwrap_or(0) + r.kernel.agpr_count.unwrap_or(0);
+fn sort(rows: &mut [KernelRow], key: SortBy) {
+    let vgprs = |r: &KernelRow| r.kernel.vgpr_count.unwrap_or(0) + r.kernel.agpr_count.unwrap_or(0);
     match key {
         SortBy::Occupancy => rows.sort_by_key(|r| r.kernel.occupancy.unwrap_or(u32::MAX)),
         SortBy::Vgpr => rows.sort_by_key(|r| std::cmp::Reverse(vgprs(r))),
@@ -269,7 +136,7 @@ fn sort(rows: &mut [Row], key: SortBy) {
     }
 }
 
-fn write_table(rows: &[Row], with_file: bool) -> std::io::Result<()> {
+fn write_table(rows: &[KernelRow], with_file: bool) -> std::io::Result<()> {
     let num = |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
     let mut header = vec![
         "TARGET", "OCC", "LIMIT", "VGPR", "AGPR", "SGPR", "LDS", "SCRATCH", "SPILLS", "WAVE",

@@ -1,17 +1,14 @@
 //! `gfxkit kpack split|inline|list`: write and read ROCm's kpack split layout.
 
 use crate::input::Input;
-use crate::kpack_files;
 use anyhow::{bail, Context, Result};
 use gfxkit_inventory::kpack as inv_kpack;
-use gfxkit_kpack::split::{self, KernelOut};
-use gfxkit_kpack::write::{write_archive, ArchiveMeta, Compression, KernelIn};
+use gfxkit_kpack::write::Compression;
 use gfxkit_kpack::Archive;
 use serde::Serialize;
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Options of `gfxkit kpack`.
@@ -145,86 +142,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
 }
 
-fn absolute(p: &Path) -> Result<PathBuf> {
-    let p = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir()?.join(p)
-    };
-    Ok(gfxkit_kpack::search::resolve_path(
-        Path::new("/"),
-        &p.to_string_lossy(),
-    ))
-}
-
-/// `to` relative to directory `from` (both absolute, normalised).
-fn relative(from: &Path, to: &Path) -> String {
-    let f: Vec<Component> = from.components().collect();
-    let t: Vec<Component> = to.components().collect();
-    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
-    let mut parts: Vec<String> = vec!["..".into(); f.len() - common];
-    parts.extend(
-        t[common..]
-            .iter()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
-    );
-    if parts.is_empty() {
-        ".".into()
-    } else {
-        parts.join("/")
-    }
-}
-
-/// Refuses `-o` naming an input.
-fn refuse_same(input: &Path, out: &Path) -> Result<()> {
-    if let (Ok(a), Ok(b)) = (std::fs::canonicalize(input), std::fs::canonicalize(out)) {
-        if a == b {
-            bail!(
-                "-o {} names the input; write elsewhere (inputs are never modified)",
-                out.display()
-            );
-        }
-    }
-    Ok(())
-}
-
-#[derive(Serialize)]
-struct SplitReport {
-    binaries: Vec<BinaryReport>,
-    archives: Vec<ArchiveReport>,
-    copied: usize,
-}
-
-#[derive(Serialize)]
-struct BinaryReport {
-    input: String,
-    output: String,
-    kernel_name: String,
-    wrappers: usize,
-    code_objects: usize,
-    size_before: u64,
-    size_after: u64,
-}
-
-#[derive(Serialize)]
-struct ArchiveReport {
-    path: String,
-    arch: String,
-    kernels: usize,
-    uncompressed: u64,
-    size: u64,
-}
-
-struct Job {
-    input: PathBuf,
-    output: PathBuf,
-    kernel_name: String,
-}
+use gfxkit_io::split::{absolute, kernel_name_for, relative, Job};
 
 fn run_split(a: SplitArgs) -> Result<ExitCode> {
-    if a.group.is_empty() || a.group.contains('/') {
-        bail!("--group {:?} must be a non-empty name without '/'", a.group);
-    }
     let mut jobs = Vec::new();
     let mut copies: Vec<(PathBuf, PathBuf)> = Vec::new();
     let mut links: Vec<(PathBuf, PathBuf)> = Vec::new();
@@ -281,23 +201,14 @@ fn run_split(a: SplitArgs) -> Result<ExitCode> {
             }
         }
     } else if a.files.len() == 1 {
-        let out_abs = absolute(&a.out)?;
-        let out_dir = out_abs.parent().unwrap_or(Path::new("/")).to_path_buf();
-        kpack_dir = match &a.kpack_dir {
-            Some(d) => absolute(d)?,
-            None => out_dir.join("../.kpack"),
-        };
-        let kpack_dir =
-            gfxkit_kpack::search::resolve_path(Path::new("/"), &kpack_dir.to_string_lossy());
-        let kernel_name = match &a.kernel_name {
-            Some(k) => k.clone(),
-            None => kernel_name_for(&out_abs, &kpack_dir),
-        };
-        jobs.push(Job {
-            input: a.files[0].clone(),
-            output: out_abs,
-            kernel_name,
-        });
+        let (job, dir) = gfxkit_io::split::single_job(
+            &a.files[0],
+            &a.out,
+            a.kpack_dir.as_deref(),
+            a.kernel_name.as_deref(),
+        )?;
+        kpack_dir = dir;
+        jobs.push(job);
     } else {
         if a.kernel_name.is_some() {
             bail!("--kernel-name takes one FILE");
@@ -320,137 +231,17 @@ fn run_split(a: SplitArgs) -> Result<ExitCode> {
             });
         }
     }
-    let kpack_dir =
-        gfxkit_kpack::search::resolve_path(Path::new("/"), &kpack_dir.to_string_lossy());
     let compression = match a.compression {
         CompressionArg::Zstd => Compression::Zstd { level: a.level },
         CompressionArg::None => Compression::None,
     };
-    let mut names = std::collections::HashSet::new();
-    for j in &jobs {
-        refuse_same(&j.input, &j.output)?;
-        if !names.insert(j.kernel_name.clone()) {
-            bail!("two inputs would both be stored as {}", j.kernel_name);
-        }
-    }
-    // Split every binary (kept in memory: the kernels borrow from the mapped inputs).
-    let inputs: Vec<Input> = jobs
-        .iter()
-        .map(|j| Input::open(&j.input))
-        .collect::<Result<_>>()?;
-    let mut splits = Vec::with_capacity(jobs.len());
-    for (j, data) in jobs.iter().zip(&inputs) {
-        let out_dir = j.output.parent().unwrap_or(Path::new("/"));
-        let pattern =
-            gfxkit_kpack::marker::search_pattern(&relative(out_dir, &kpack_dir), &a.group);
-        let s = split::split_binary(data, &j.kernel_name, &[pattern])
-            .with_context(|| format!("cannot split {}", j.input.display()))?;
-        splits.push(s);
-    }
-    // Archives: one per architecture, merged with one already there.
-    let mut by_arch: BTreeMap<String, Vec<&KernelOut<'_>>> = BTreeMap::new();
-    for s in &splits {
-        for k in &s.kernels {
-            by_arch.entry(k.arch.clone()).or_default().push(k);
-        }
-    }
-    std::fs::create_dir_all(&kpack_dir)
-        .with_context(|| format!("cannot create {}", kpack_dir.display()))?;
-    let new_names: std::collections::HashSet<&str> =
-        jobs.iter().map(|j| j.kernel_name.as_str()).collect();
-    let mut archives = Vec::new();
-    let mut planned = Vec::new();
-    for (arch, kernels) in &by_arch {
-        let path = kpack_dir.join(format!("{}_{arch}.kpack", a.group));
-        let old = if path.is_file() {
-            Some(Input::open(&path)?)
-        } else {
-            None
-        };
-        let old_parsed = match &old {
-            Some(i) => Some(Archive::parse(i).with_context(|| {
-                format!("{} exists and is not a readable archive", path.display())
-            })?),
-            None => None,
-        };
-        let mut kept: Vec<(String, String, Cow<'_, [u8]>)> = Vec::new();
-        if let Some(o) = &old_parsed {
-            for k in &o.kernels {
-                if !new_names.contains(k.kernel_name()) {
-                    let p = o
-                        .payload(k)
-                        .with_context(|| format!("{}: kernel {}", path.display(), k.key))?;
-                    kept.push((k.key.clone(), k.arch.clone(), p));
-                }
-            }
-        }
-        let mut ins: Vec<KernelIn<'_>> = kept
-            .iter()
-            .map(|(key, arch, p)| KernelIn {
-                key,
-                arch,
-                bytes: p,
-            })
-            .collect();
-        ins.extend(kernels.iter().map(|k| KernelIn {
-            key: &k.key,
-            arch: &k.arch,
-            bytes: &k.bytes,
-        }));
-        let meta = ArchiveMeta {
-            group_name: a.group.clone(),
-            arch_family: arch.clone(),
-            arches: vec![arch.clone()],
-        };
-        let bytes = write_archive(&meta, &ins, compression)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        archives.push(ArchiveReport {
-            path: path.display().to_string(),
-            arch: arch.clone(),
-            kernels: ins.len(),
-            uncompressed: ins.iter().map(|k| k.bytes.len() as u64).sum(),
-            size: bytes.len() as u64,
-        });
-        planned.push((path, bytes));
-    }
-    // Write: archives first, then binaries (a binary never names an archive not yet there).
-    for (path, bytes) in &planned {
-        crate::output::write_atomic(path, bytes)?;
-    }
-    let mut binaries = Vec::new();
-    for ((j, s), data) in jobs.iter().zip(&splits).zip(&inputs) {
-        if let Some(d) = j.output.parent() {
-            std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
-        }
-        crate::output::write_atomic_checked(
-            &j.output,
-            |w| w.write_all(&s.host).map_err(Into::into),
-            |_| Ok(()),
-            Some(&j.input),
-            crate::output::Durability::Rename,
-        )?;
-        binaries.push(BinaryReport {
-            input: j.input.display().to_string(),
-            output: j.output.display().to_string(),
-            kernel_name: j.kernel_name.clone(),
-            wrappers: s.wrappers,
-            code_objects: s.kernels.len(),
-            size_before: data.len() as u64,
-            size_after: s.host.len() as u64,
-        });
-    }
+    let mut report = gfxkit_io::split::split(&jobs, &a.group, &kpack_dir, compression)?;
     for (src, dst) in &copies {
         if let Some(d) = dst.parent() {
             std::fs::create_dir_all(d)?;
         }
         let bytes = std::fs::read(src).with_context(|| format!("cannot read {}", src.display()))?;
-        crate::output::write_atomic_checked(
-            dst,
-            |w| w.write_all(&bytes).map_err(Into::into),
-            |_| Ok(()),
-            Some(src),
-            crate::output::Durability::Rename,
-        )?;
+        gfxkit_io::split::write_file_like(dst, &bytes, src)?;
     }
     for (target, dst) in &links {
         if let Some(d) = dst.parent() {
@@ -460,11 +251,7 @@ fn run_split(a: SplitArgs) -> Result<ExitCode> {
         std::os::unix::fs::symlink(target, dst)
             .with_context(|| format!("cannot create the link {}", dst.display()))?;
     }
-    let report = SplitReport {
-        binaries,
-        archives,
-        copied: copies.len(),
-    };
+    report.copied = copies.len();
     if a.json {
         crate::output::print_json(&report)?;
     } else {
@@ -491,24 +278,6 @@ fn run_split(a: SplitArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The TOC name of a binary written at `out`: its path below the parent of the kpack dir, or
-/// `<dir name>/<file name>` when it is elsewhere.
-fn kernel_name_for(out: &Path, kpack_dir: &Path) -> String {
-    if let Some(root) = kpack_dir.parent() {
-        if let Ok(rel) = out.strip_prefix(root) {
-            return rel.to_string_lossy().into_owned();
-        }
-    }
-    let file = out
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    match out.parent().and_then(|p| p.file_name()) {
-        Some(d) => format!("{}/{file}", d.to_string_lossy()),
-        None => file,
-    }
-}
-
 /// Whether a file is a fat ELF binary `split` should handle (HIPF wrappers and bundles).
 fn splittable(p: &Path) -> bool {
     let Ok(data) = Input::open(p) else {
@@ -529,71 +298,8 @@ fn splittable(p: &Path) -> bool {
             .any(|w| w.magic == gfxkit_host::WrapperMagic::Hipf)
 }
 
-#[derive(Serialize)]
-struct InlineReport {
-    input: String,
-    output: String,
-    archives: Vec<String>,
-    bundles: Vec<InlineBundle>,
-    size_before: u64,
-    size_after: u64,
-}
-
-#[derive(Serialize)]
-struct InlineBundle {
-    key: String,
-    arches: Vec<String>,
-}
-
 fn run_inline(a: InlineArgs) -> Result<ExitCode> {
-    refuse_same(&a.file, &a.out)?;
-    let data = Input::open(&a.file)?;
-    let found = gfxkit_host::discover(&data);
-    if gfxkit_kpack::view::hipk_wrappers(&found).next().is_none() {
-        bail!(
-            "{}: no HIPK wrapper (not a kpack-split binary)",
-            a.file.display()
-        );
-    }
-    let mut extra = Vec::new();
-    for p in &a.archives {
-        extra.push((p.clone(), Input::open(p)?));
-    }
-    let opened = kpack_files::all_archives(&a.file, &found, &kpack_files::env());
-    let mut parsed = Vec::new();
-    let mut used = Vec::new();
-    for (p, i) in extra.iter().chain(&opened.files) {
-        let ar = Archive::parse(i).with_context(|| format!("cannot read {}", p.display()))?;
-        used.push(p.display().to_string());
-        parsed.push(ar);
-    }
-    let refs: Vec<&Archive<'_>> = parsed.iter().collect();
-    let out = split::inline_binary(&data, &refs).with_context(|| {
-        let mut m = format!("cannot inline {}", a.file.display());
-        if !opened.not_found.is_empty() {
-            m.push_str(&format!(" (not found: {})", opened.not_found.join(", ")));
-        }
-        m
-    })?;
-    crate::output::write_atomic_checked(
-        &a.out,
-        |w| w.write_all(&out.bytes).map_err(Into::into),
-        |_| Ok(()),
-        Some(&a.file),
-        crate::output::Durability::Rename,
-    )?;
-    let report = InlineReport {
-        input: a.file.display().to_string(),
-        output: a.out.display().to_string(),
-        archives: used,
-        bundles: out
-            .bundles
-            .into_iter()
-            .map(|(key, arches)| InlineBundle { key, arches })
-            .collect(),
-        size_before: data.len() as u64,
-        size_after: out.bytes.len() as u64,
-    };
+    let report = gfxkit_io::split::inline(&a.file, &a.out, &a.archives)?;
     if a.json {
         crate::output::print_json(&report)?;
     } else {
@@ -803,114 +509,11 @@ pub fn inspect_archive(path: &Path, data: &[u8], json: bool) -> Result<ExitCode>
     })
 }
 
-/// `list` of any file: a `.kpack` archive, a split binary seen through the archives its
-/// markers find, or anything else as the inventory lists it.
-pub fn list_file_bytes(
-    path: &Path,
-    data: &[u8],
-    check: bool,
-) -> gfxkit_inventory::list::FileListing {
-    let name = path.display().to_string();
-    if inv_kpack::is_archive(data) {
-        return inv_kpack::list_archive(&name, data, check);
-    }
-    let inv = gfxkit_inventory::Inventory::of(data);
-    let mut l = gfxkit_inventory::list::list(&name, &inv, check);
-    if inv_kpack::is_split(&inv) {
-        let o = kpack_files::all_archives(path, &inv.discovery, &kpack_files::env());
-        inv_kpack::list_split(&mut l, &inv, &o.archives(), check);
-    }
-    l
-}
+pub use gfxkit_io::kpack::{
+    doctor_verdicts, list_file_bytes, select_units, size_survey, verify_file_bytes,
+};
 
-/// `select` of a split binary: what the kpack loader finds for each wrapper on `device`
-/// (empty for other files).
-pub fn select_units(
-    path: &Path,
-    inv: &gfxkit_inventory::Inventory<'_>,
-    device: &gfxkit_target_id::TargetId,
-    loader: gfxkit_kpack::search::Loader,
-) -> Vec<inv_kpack::KpackUnit> {
-    if !inv_kpack::is_split(inv) {
-        return Vec::new();
-    }
-    let env = kpack_files::env();
-    let dir = kpack_files::binary_dir(path);
-    let paths = inv_kpack::select_paths(inv, &dir, std::slice::from_ref(device), &env);
-    let files = kpack_files::open_existing(&paths);
-    let open = |p: &Path| files.get(p).map(|i| &i[..]);
-    inv_kpack::select_units(inv, &dir, device, loader, &env, &open)
-}
-
-/// `doctor` of a split binary: per device, `None` when every wrapper loads, else why not;
-/// and the architectures its archives hold.
-pub fn doctor_verdicts(
-    path: &Path,
-    inv: &gfxkit_inventory::Inventory<'_>,
-    devices: &[gfxkit_target_id::TargetId],
-    loader: gfxkit_kpack::search::Loader,
-) -> (Vec<(String, Option<String>)>, Vec<String>) {
-    if !inv_kpack::is_split(inv) || !inv.loaded_at_run_time() {
-        return (Vec::new(), Vec::new());
-    }
-    let env = kpack_files::env();
-    let dir = kpack_files::binary_dir(path);
-    let paths = inv_kpack::select_paths(inv, &dir, devices, &env);
-    let files = kpack_files::open_existing(&paths);
-    let open = |p: &Path| files.get(p).map(|i| &i[..]);
-    let verdicts = devices
-        .iter()
-        .map(|d| {
-            let units = inv_kpack::select_units(inv, &dir, d, loader, &env, &open);
-            (d.to_string(), inv_kpack::doctor_verdict(&units))
-        })
-        .collect();
-    let o = kpack_files::all_archives(path, &inv.discovery, &env);
-    (verdicts, inv_kpack::targets(&o.archives()))
-}
-
-/// `verify` of a `.kpack` file or a split binary; `None` for other files.
-pub fn verify_file_bytes(
-    path: &Path,
-    data: &[u8],
-    inv: &gfxkit_inventory::Inventory<'_>,
-) -> Option<gfxkit_inventory::verify::Verification> {
-    let name = path.display().to_string();
-    if inv_kpack::is_archive(data) {
-        return Some(inv_kpack::verify_archive(&name, data));
-    }
-    if !inv_kpack::is_split(inv) {
-        return None;
-    }
-    let o = kpack_files::all_archives(path, &inv.discovery, &kpack_files::env());
-    Some(inv_kpack::verify_split(&name, inv, &o.archives()))
-}
-
-/// `size` of a `.kpack` file or a split binary; `None` for other files.
-pub fn size_survey(path: &Path, data: &[u8]) -> Option<gfxkit_shrink::Survey> {
-    if inv_kpack::is_archive(data) {
-        return inv_kpack::size_archive(data);
-    }
-    let inv = gfxkit_inventory::Inventory::of(data);
-    if !inv_kpack::is_split(&inv) {
-        return None;
-    }
-    let o = kpack_files::all_archives(path, &inv.discovery, &kpack_files::env());
-    Some(inv_kpack::size_split(
-        &inv,
-        data.len() as u64,
-        &o.archives(),
-    ))
-}
-
-/// Code objects `extract` takes from kpack archives: the picks and the archive files they
-/// come from.
-pub struct KpackExtract {
-    /// What to write.
-    pub picks: Vec<inv_kpack::Pick>,
-    /// Archive paths, indexed by [`inv_kpack::Pick::archive`].
-    pub archives: Vec<PathBuf>,
-}
+pub use gfxkit_io::kpack::KpackExtract;
 
 /// For `extract`: the code objects of a split binary (through its archives) or of a `.kpack`
 /// file that `wanted` selects; `None` for other files.
@@ -919,25 +522,7 @@ pub fn extract_picks(
     data: &[u8],
     wanted: &mut dyn FnMut(&str) -> bool,
 ) -> Result<Option<KpackExtract>> {
-    if inv_kpack::is_archive(data) {
-        let picks = inv_kpack::extract_archive(data, wanted)
-            .with_context(|| format!("{}", path.display()))?;
-        return Ok(Some(KpackExtract {
-            picks,
-            archives: vec![path.to_path_buf()],
-        }));
-    }
-    let inv = gfxkit_inventory::Inventory::of(data);
-    if !inv_kpack::is_split(&inv) {
-        return Ok(None);
-    }
-    let o = kpack_files::all_archives(path, &inv.discovery, &kpack_files::env());
-    let picks = inv_kpack::extract_split(&inv, &o.archives(), wanted)
-        .with_context(|| format!("{}", path.display()))?;
-    Ok(Some(KpackExtract {
-        picks,
-        archives: o.files.iter().map(|(p, _)| p.clone()).collect(),
-    }))
+    Ok(gfxkit_io::kpack::extract_picks(path, data, wanted)?)
 }
 
 /// Writes each pick's code object to `dest(pick)`, decoding it from its archive.

@@ -439,7 +439,7 @@ fn format_of(files_type: &str) -> Res<Format> {
 /// Reads an input file as clang does (`-` is standard input); errors in clang's wording.
 fn read_input(path: &str) -> Res<crate::input::Input> {
     let p = if path == "-" { "/dev/stdin" } else { path };
-    crate::input::Input::open(Path::new(p)).map_err(|e| Fail(io_message(path, &e)))
+    crate::input::Input::open(Path::new(p)).map_err(|e| Fail(io_message(path, &e.into())))
 }
 
 /// `'<path>': <system message>` like LLVM's file errors.

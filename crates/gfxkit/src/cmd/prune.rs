@@ -235,30 +235,13 @@ fn write_verified(
     rewritten: &gfxkit_shrink::Rewritten,
     durability: crate::output::Durability,
 ) -> Result<()> {
-    crate::output::write_atomic_checked(
+    Ok(gfxkit_io::rewrite::write_verified(
         path,
-        |w| {
-            rewritten.output.write_to(w)?;
-            Ok(())
-        },
-        |tmp| {
-            let back = Input::open(tmp)?;
-            if !rewritten.output.equals(&back) {
-                bail!(
-                    "{}: the temporary file does not read back as written",
-                    path.display()
-                );
-            }
-            gfxkit_shrink::verify_bytes(original, &back, &rewritten.report).with_context(|| {
-                format!(
-                    "{}: the written file failed verification; nothing replaced",
-                    path.display()
-                )
-            })
-        },
         Some(input_path),
+        original,
+        rewritten,
         durability,
-    )
+    )?)
 }
 
 fn report(

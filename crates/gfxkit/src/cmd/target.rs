@@ -2,7 +2,7 @@
 
 use anyhow::{bail, Context, Result};
 use gfxkit_code_object::{EFlags, TargetIdFromFlagsError};
-use gfxkit_spec::{CodeObjectVersion, Processor, PROCESSORS};
+use gfxkit_spec::{CodeObjectVersion, Processor, ProcessorRow, PROCESSORS};
 use gfxkit_target_id::TargetId;
 use serde::Serialize;
 use std::io::Write;
@@ -51,7 +51,8 @@ enum Command {
     },
     /// List the processor table.
     List {
-        /// Print JSON: an array of processor objects (see `target show --json`).
+        /// Print JSON: an array of processor objects, each as `target show --json` prints it
+        /// without "target_id" and "e_flags".
         #[arg(long)]
         json: bool,
     },
@@ -63,7 +64,8 @@ enum Command {
         /// Print JSON: {"name", "aliases", "arch", "kind", "features", "target_id_features",
         /// "mach", "generic_family", "generic_version", "generic_members", "memory_model",
         /// "in_llvm19", "llvm" (releases defining it: "19+", "19-20", "main"),
-        /// "xnack_always"} plus "target_id" and "e_flags" {"v4","v5","v6"} for the ID given.
+        /// "xnack_always", "hardware" (register files, LDS, wave slots)} plus "target_id" and
+        /// "e_flags" {"v4","v5","v6"} for the ID given.
         #[arg(long)]
         json: bool,
     },
@@ -142,46 +144,6 @@ fn compat(code_object: &str, device: &str) -> Result<ExitCode> {
     }
 }
 
-/// JSON view of one processor row (stable shape).
-#[derive(Serialize)]
-struct ProcessorJson {
-    name: &'static str,
-    aliases: &'static [&'static str],
-    arch: &'static str,
-    kind: &'static str,
-    features: Vec<&'static str>,
-    target_id_features: Vec<&'static str>,
-    mach: u8,
-    generic_family: Option<&'static str>,
-    generic_version: u8,
-    generic_members: Vec<&'static str>,
-    memory_model: &'static str,
-    in_llvm19: bool,
-    llvm: String,
-    xnack_always: bool,
-}
-
-impl ProcessorJson {
-    fn of(p: &'static Processor) -> ProcessorJson {
-        ProcessorJson {
-            name: p.name,
-            aliases: p.aliases,
-            arch: p.arch.as_str(),
-            kind: p.kind.as_str(),
-            features: p.features.iter().map(|f| f.name()).collect(),
-            target_id_features: p.target_id_features.iter().map(|f| f.name()).collect(),
-            mach: p.mach,
-            generic_family: p.generic_family,
-            generic_version: p.generic_version,
-            generic_members: p.generic_members().map(|m| m.name).collect(),
-            memory_model: p.memory_model.name(),
-            in_llvm19: p.in_llvm19(),
-            llvm: p.llvm.to_string(),
-            xnack_always: p.xnack_always(),
-        }
-    }
-}
-
 fn features_text(p: &Processor) -> String {
     if p.features.is_empty() {
         return "-".to_owned();
@@ -204,7 +166,7 @@ fn features_text(p: &Processor) -> String {
 
 fn list(json: bool) -> Result<ExitCode> {
     if json {
-        let rows: Vec<ProcessorJson> = PROCESSORS.iter().map(ProcessorJson::of).collect();
+        let rows = ProcessorRow::all();
         crate::output::print_json(&rows)?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -271,11 +233,9 @@ fn list(json: bool) -> Result<ExitCode> {
 #[derive(Serialize)]
 struct ShowJson {
     #[serde(flatten)]
-    processor: ProcessorJson,
+    processor: ProcessorRow,
     target_id: String,
     e_flags: EFlagsByVersion,
-    /// Register files, LDS, wave slots (the processor table's hardware-limit columns).
-    hardware: &'static gfxkit_spec::HardwareLimits,
 }
 
 #[derive(Serialize)]
@@ -296,10 +256,9 @@ fn show(s: &str, json: bool) -> Result<ExitCode> {
     };
     if json {
         crate::output::print_json(&ShowJson {
-            processor: ProcessorJson::of(p),
+            processor: ProcessorRow::of(p),
             target_id: id.to_string(),
             e_flags: flags,
-            hardware: p.hw,
         })?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -1,0 +1,278 @@
+//! Reading input files: memory-mapped, read-only, in one place.
+
+use crate::{Error, ErrorKind};
+use std::fs::File;
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
+
+/// The bytes of an input file, memory-mapped when possible, or of one member of a package
+/// (`pkg.whl!lib/x.so`: in memory when small, else in a mapped temporary file).
+pub struct Input {
+    path: PathBuf,
+    data: Data,
+}
+
+enum Data {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
+    Member(gfxkit_package::Bytes),
+}
+
+/// Maps `file` read-only; the one place gfxkit maps a file it did not write itself.
+fn map(file: &File) -> std::io::Result<memmap2::Mmap> {
+    // SAFETY: the map is read-only and private to this process. gfxkit never writes to its
+    // inputs while they are mapped: in-place rewrites go to a new file that is then renamed
+    // over the input, which leaves the mapped inode unchanged. (Another process truncating
+    // the file while it is mapped would make reads fault; that is the documented limit of
+    // reading files by mapping them, as every tool that maps its inputs has.)
+    #[allow(unsafe_code)]
+    unsafe {
+        memmap2::Mmap::map(file)
+    }
+}
+
+impl Input {
+    /// Opens and maps `path`. Empty files and non-regular files (pipes, `/dev/stdin`) are read
+    /// into memory instead, since they cannot be mapped. A path `pkg!member` (nested:
+    /// `pkg!a.tar.zst!lib/x.so`) that is not itself a file opens that member of the package
+    /// `pkg` when it may hold device code.
+    pub fn open(path: &Path) -> Result<Input, Error> {
+        if !path.exists() {
+            if let Some(member) = open_member(path)? {
+                return Ok(member);
+            }
+        }
+        let file = File::open(path).map_err(|e| Error::new(path, ErrorKind::Open(e)))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| Error::new(path, ErrorKind::Stat(e)))?;
+        let data = if meta.is_file() && meta.len() > 0 {
+            Data::Mapped(map(&file).map_err(|e| Error::new(path, ErrorKind::Map(e)))?)
+        } else if meta.is_dir() {
+            return Err(Error::new(path, ErrorKind::IsDirectory));
+        } else {
+            let mut buf = Vec::new();
+            std::io::Read::read_to_end(&mut &file, &mut buf)
+                .map_err(|e| Error::new(path, ErrorKind::Read(e)))?;
+            Data::Owned(buf)
+        };
+        Ok(Input {
+            path: path.to_owned(),
+            data,
+        })
+    }
+
+    /// Bytes that are already in memory, under the name `path` (for callers that hold a
+    /// file's contents, such as a Python `bytearray`).
+    pub fn from_vec(path: impl Into<PathBuf>, bytes: Vec<u8>) -> Input {
+        Input {
+            path: path.into(),
+            data: Data::Owned(bytes),
+        }
+    }
+
+    /// The path the input was opened from (`pkg!member` for a package member).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Deref for Input {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match &self.data {
+            Data::Mapped(m) => m,
+            Data::Owned(v) => v,
+            Data::Member(b) => b,
+        }
+    }
+}
+
+/// Large package members go to unnamed temporary files (in `TMPDIR`), mapped once written.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TempSpill;
+
+struct TempWriter(std::io::BufWriter<File>);
+
+impl std::io::Write for TempWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl gfxkit_package::SpillWriter for TempWriter {
+    fn finish(self: Box<Self>) -> std::io::Result<Box<dyn Deref<Target = [u8]> + Send + Sync>> {
+        let file = self.0.into_inner().map_err(|e| e.into_error())?;
+        if file.metadata()?.len() == 0 {
+            return Ok(Box::new(Vec::new()));
+        }
+        // The file is unnamed (no other process can open it), written to completion above
+        // and never written again: `map`'s argument holds.
+        Ok(Box::new(map(&file)?))
+    }
+}
+
+impl gfxkit_package::Spill for TempSpill {
+    fn create(&self) -> std::io::Result<Box<dyn gfxkit_package::SpillWriter>> {
+        let f = tempfile::tempfile()?;
+        Ok(Box::new(TempWriter(std::io::BufWriter::with_capacity(
+            1 << 20,
+            f,
+        ))))
+    }
+}
+
+/// Whether `data` starts like a package (wheel/zip, conda, deb, rpm, tarball).
+pub fn is_package(data: &[u8]) -> bool {
+    let prefix = data
+        .get(..gfxkit_package::detect::PREFIX_LEN)
+        .unwrap_or(data);
+    gfxkit_package::detect(prefix).is_some()
+}
+
+/// A package in which no member may hold device code: commands report it as such.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoDeviceCode;
+
+impl std::fmt::Display for NoDeviceCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "no device code in this package")
+    }
+}
+
+impl std::error::Error for NoDeviceCode {}
+
+/// Why [`for_each`] has no value for one input.
+#[derive(Debug)]
+pub enum Failed<E> {
+    /// The function returned this error.
+    Visit(E),
+    /// The package member (or the rest of its stream) is damaged.
+    Package(gfxkit_package::Error),
+    /// The input is a package without any member that may hold device code (reported under
+    /// the package's own path).
+    NoDeviceCode,
+}
+
+/// Opens `pkg!member` (nested: `pkg!a.tar.zst!lib/x.so`) when `pkg` is a package file and the
+/// member may hold device code. `None` when no prefix of `path` before a `!` is a file.
+fn open_member(path: &Path) -> Result<Option<Input>, Error> {
+    let Some(s) = path.to_str() else {
+        return Ok(None);
+    };
+    let Some(pkg) = s
+        .match_indices('!')
+        .map(|(i, _)| &s[..i])
+        .find(|p| Path::new(p).is_file())
+    else {
+        return Ok(None);
+    };
+    let found = for_each(Path::new(pkg), |input| {
+        Ok::<_, std::convert::Infallible>((input.path() == path).then_some(input))
+    })?;
+    for (p, r) in found {
+        match r {
+            Ok(Some(input)) => return Ok(Some(input)),
+            Ok(None) | Err(Failed::NoDeviceCode) => {}
+            Err(Failed::Package(e)) => return Err(Error::new(p, ErrorKind::Member(e))),
+            Err(Failed::Visit(never)) => match never {},
+        }
+    }
+    Err(Error::new(
+        path,
+        ErrorKind::NoSuchMember {
+            package: pkg.to_owned(),
+        },
+    ))
+}
+
+/// Runs `f` on an input: a file once, or for a package on every member that may hold device
+/// code (named `package!member`, nested archives chained with `!`), one member in memory or
+/// mapped at a time per thread. A package without such members gives one
+/// [`Failed::NoDeviceCode`] under the package's own path. The outer error is that of opening
+/// the input, or of a package that cannot be walked at all.
+#[allow(clippy::type_complexity)]
+pub fn for_each<T, E, F>(path: &Path, f: F) -> Result<Vec<(PathBuf, Result<T, Failed<E>>)>, Error>
+where
+    T: Send,
+    E: Send,
+    F: Fn(Input) -> Result<T, E> + Sync,
+{
+    let input = Input::open(path)?;
+    if !is_package(&input) {
+        let r = f(input).map_err(Failed::Visit);
+        return Ok(vec![(path.to_owned(), r)]);
+    }
+    members(path, &input, f)
+}
+
+/// Runs `f` on every member of the package `data` (named `path`) that may hold device code,
+/// as [`for_each`] does for a package file; for bytes already in memory.
+#[allow(clippy::type_complexity)]
+pub fn members<T, E, F>(
+    path: &Path,
+    data: &[u8],
+    f: F,
+) -> Result<Vec<(PathBuf, Result<T, Failed<E>>)>, Error>
+where
+    T: Send,
+    E: Send,
+    F: Fn(Input) -> Result<T, E> + Sync,
+{
+    let name = path.display().to_string();
+    let walked = gfxkit_package::walk(
+        &name,
+        data,
+        &gfxkit_package::Options::default(),
+        &TempSpill,
+        &|m| {
+            f(Input {
+                path: PathBuf::from(m.path),
+                data: Data::Member(m.bytes),
+            })
+        },
+    )
+    .map_err(|e| Error::new(path, ErrorKind::Package(e)))?;
+    let mut out = Vec::new();
+    for r in walked {
+        match r {
+            Ok(v) => out.push((PathBuf::from(v.path), v.value.map_err(Failed::Visit))),
+            Err(e) => out.push((PathBuf::from(&e.path), Err(Failed::Package(e)))),
+        }
+    }
+    if out.is_empty() {
+        out.push((path.to_owned(), Err(Failed::NoDeviceCode)));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_are_mapped_or_read_and_errors_name_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.bin");
+        std::fs::write(&p, b"abc").unwrap();
+        assert_eq!(&*Input::open(&p).unwrap(), b"abc");
+        let empty = dir.path().join("empty");
+        std::fs::write(&empty, b"").unwrap();
+        assert!(Input::open(&empty).unwrap().is_empty());
+        let missing = dir.path().join("missing");
+        let e = Input::open(&missing).err().unwrap();
+        assert_eq!(e.to_string(), format!("cannot open {}", missing.display()));
+        assert_eq!(
+            e.io_error().map(|e| e.kind()),
+            Some(std::io::ErrorKind::NotFound)
+        );
+        let e = Input::open(dir.path()).err().unwrap();
+        assert!(matches!(e.kind(), ErrorKind::IsDirectory), "{e}");
+        let plain = for_each(&p, |i| Ok::<_, ()>(i.len())).unwrap();
+        assert_eq!(plain.len(), 1);
+        assert!(matches!(plain[0].1, Ok(3)));
+    }
+}

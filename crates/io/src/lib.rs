@@ -1,0 +1,48 @@
+//! gfxkit's file I/O, shared by the `gfxkit` binary and the Python package: the only crate of
+//! the workspace that opens, maps, walks or writes files. The format crates take `&[u8]` and
+//! never touch the file system; this crate hands them the bytes and writes their results.
+//!
+//! Module map:
+//! - [`input`]: an input file memory-mapped read-only ([`Input`]), or one member of a package
+//!   (`pkg.whl!lib/x.so`); [`input::for_each`] runs a function on a file or on every member of
+//!   a package that may hold device code;
+//! - [`write`]: atomic writes through a temporary file `.gfxkit-<pid>.<random>.<name>` in the
+//!   target's directory, optionally read back and checked before the rename, synced to disk
+//!   when the [`Durability`] asks for it (docs/durability.md); stale temporary files of killed
+//!   runs are removed;
+//! - [`scan`]: the parallel directory walk (symbolic links followed without loops, each inode
+//!   once, gfxkit's temporary files skipped) and [`scan::scan`] over many inputs;
+//! - [`kpack`]: the `.kpack` archives a split binary's markers name, found and opened as the
+//!   kpack loader searches (`ROCM_KPACK_PATH`...), and `doctor`'s verdicts through them;
+//! - [`package`]: `prune`/`recompress` of packages (each member rewritten and verified, the
+//!   package written again and read back before it replaces anything);
+//! - [`rewrite`]: writing a rewritten host binary or bundle, read back and verified first;
+//! - [`split`]: `kpack split` and `kpack inline` on files (archives merged with those on
+//!   disk, everything written atomically, archives before binaries);
+//! - [`kfd`]: the GPUs of this machine, read from the KFD topology in sysfs;
+//! - [`Error`]: what failed, on which path, with the system's error as its source.
+//!
+//! ```
+//! let dir = tempfile::tempdir()?;
+//! let out = dir.path().join("out.bin");
+//! gfxkit_io::write::write_atomic(&out, b"device code")?;
+//! let input = gfxkit_io::Input::open(&out)?;
+//! assert_eq!(&*input, b"device code");
+//! let found = gfxkit_io::scan::collect(&[dir.path().to_path_buf()])?;
+//! assert_eq!(found.len(), 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod error;
+pub mod input;
+pub mod kfd;
+pub mod kpack;
+pub mod package;
+pub mod rewrite;
+pub mod scan;
+pub mod split;
+pub mod write;
+
+pub use error::{Error, ErrorKind};
+pub use input::{Input, NoDeviceCode};
+pub use write::{Durability, WriteError};

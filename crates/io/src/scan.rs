@@ -1,0 +1,232 @@
+//! Finding and reading many input files: a recursive, parallel directory walk that follows
+//! symbolic links without looping, skips files that cannot hold device code by their first
+//! bytes, maps each file once and runs a function over its bytes on all cores.
+//!
+//! ```
+//! # let dir = tempfile::tempdir()?;
+//! # std::fs::write(dir.path().join("k.hipfb"), b"__CLANG_OFFLOAD_BUNDLE__\0\0\0\0\0\0\0\0")?;
+//! let paths = [dir.path().to_path_buf()];
+//! let results = gfxkit_io::scan::scan(&paths, &(), |_path, bytes| {
+//!     Ok::<_, std::convert::Infallible>(bytes.len())
+//! })?;
+//! assert_eq!(results.len(), 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use crate::input::{for_each, is_package, Failed, Input};
+use crate::{Error, ErrorKind};
+use gfxkit_host::InputKind;
+use rayon::prelude::*;
+use std::collections::HashSet;
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Told how a scan advances (the CLI draws a progress bar; `()` ignores it).
+pub trait Progress: Sync {
+    /// The scan has `total` files to look at.
+    fn start(&self, total: u64) {
+        let _ = total;
+    }
+    /// One more file is done.
+    fn advance(&self) {}
+    /// The scan is over.
+    fn finish(&self) {}
+}
+
+impl Progress for () {}
+
+/// One file to read, with how it was reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    /// The path as reached (through the named directory).
+    pub path: PathBuf,
+    /// Named on the command line (then it is read even if it holds no device code).
+    pub explicit: bool,
+}
+
+/// The outcome for one file (or package member).
+#[derive(Debug)]
+pub struct Scanned<T, E> {
+    /// The path (`package!member` for a member).
+    pub path: PathBuf,
+    /// Named on the command line rather than found in a directory.
+    pub explicit: bool,
+    /// What `f` returned, or why the file could not be read.
+    pub result: Result<T, ScanError<E>>,
+}
+
+/// Why a scanned file has no value.
+#[derive(Debug)]
+pub enum ScanError<E> {
+    /// The file cannot be opened, or is a package that cannot be walked.
+    Input(Error),
+    /// The function failed, a package member is damaged, or a package named directly has no
+    /// member that may hold device code.
+    Member(Failed<E>),
+}
+
+/// Lists the files under `paths`: files named directly, and for directories every regular
+/// file below them except gfxkit's temporary files (symbolic links followed; each directory
+/// and each file visited once, by device and inode, so links cannot loop or duplicate).
+/// Sorted by path. A path that does not exist is an error (`cannot read PATH`).
+pub fn collect(paths: &[PathBuf]) -> Result<Vec<Candidate>, Error> {
+    let seen_dirs = Mutex::new(HashSet::new());
+    let found = Mutex::new(Vec::new());
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| Error::new(p, ErrorKind::Read(e)))?;
+        if meta.is_dir() {
+            walk_dir(p, &meta, &seen_dirs, &found);
+        } else {
+            found.lock().unwrap_or_else(|e| e.into_inner()).push((
+                p.clone(),
+                meta.dev(),
+                meta.ino(),
+                true,
+            ));
+        }
+    }
+    let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
+    // Explicit files first among equal paths, then by path; each inode once.
+    found.sort_by(|a, b| a.0.cmp(&b.0).then(b.3.cmp(&a.3)));
+    let mut seen_files = HashSet::new();
+    Ok(found
+        .into_iter()
+        .filter(|(_, dev, ino, explicit)| *explicit || seen_files.insert((*dev, *ino)))
+        .map(|(path, _, _, explicit)| Candidate { path, explicit })
+        .collect())
+}
+
+type Found = Mutex<Vec<(PathBuf, u64, u64, bool)>>;
+
+fn walk_dir(
+    dir: &Path,
+    meta: &std::fs::Metadata,
+    seen: &Mutex<HashSet<(u64, u64)>>,
+    found: &Found,
+) {
+    if !seen
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert((meta.dev(), meta.ino()))
+    {
+        return; // Already walked (a link back up the tree, or two links to one directory).
+    }
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return; // Unreadable directories are skipped, like `find` reports and goes on.
+    };
+    let entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.par_iter().for_each(|path| {
+        // `metadata` follows links; a dangling link fails and is skipped.
+        let Ok(m) = std::fs::metadata(path) else {
+            return;
+        };
+        if m.is_dir() {
+            walk_dir(path, &m, seen, found);
+        } else if m.is_file()
+            && m.len() > 0
+            // A temporary file of an interrupted write is not an input.
+            && !path
+                .file_name()
+                .is_some_and(crate::write::is_temp_name)
+        {
+            found.lock().unwrap_or_else(|e| e.into_inner()).push((
+                path.clone(),
+                m.dev(),
+                m.ino(),
+                false,
+            ));
+        }
+    });
+}
+
+/// Reads the first bytes of `path` and tells whether it may hold device code (a file that
+/// cannot be read is worth reading: the real open reports its error).
+pub fn worth_reading(path: &Path) -> bool {
+    let mut prefix = [0u8; gfxkit_package::detect::PREFIX_LEN];
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return true;
+    };
+    let mut n = 0;
+    while n < prefix.len() {
+        match f.read(&mut prefix[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(_) => return true,
+        }
+    }
+    InputKind::sniff(&prefix[..n]).may_hold_device_code() || is_package(&prefix[..n])
+}
+
+/// Runs `f` over the bytes of every file under `paths` that may hold device code (files named
+/// directly are always read), in parallel. Results are in path order. Packages (wheels,
+/// conda, deb, rpm, tarballs) give one result per member that may hold device code, with the
+/// path `package!member`; a package named directly that has none gives
+/// [`Failed::NoDeviceCode`] (one found in a directory is left out). The outer error is a path
+/// in `paths` that does not exist.
+pub fn scan<T, E, F>(
+    paths: &[PathBuf],
+    progress: &dyn Progress,
+    f: F,
+) -> Result<Vec<Scanned<T, E>>, Error>
+where
+    T: Send,
+    E: Send,
+    F: Fn(&Path, &[u8]) -> Result<T, E> + Sync,
+{
+    let candidates = collect(paths)?;
+    progress.start(candidates.len() as u64);
+    let results: Vec<Vec<Scanned<T, E>>> = candidates
+        .par_iter()
+        .map(|c| {
+            let out = if c.explicit || worth_reading(&c.path) {
+                match for_each(&c.path, |input: Input| f(input.path(), &input)) {
+                    Ok(items) => items
+                        .into_iter()
+                        .filter(|(_, r)| c.explicit || !matches!(r, Err(Failed::NoDeviceCode)))
+                        .map(|(path, result)| Scanned {
+                            path,
+                            explicit: c.explicit,
+                            result: result.map_err(ScanError::Member),
+                        })
+                        .collect(),
+                    Err(e) => vec![Scanned {
+                        path: c.path.clone(),
+                        explicit: c.explicit,
+                        result: Err(ScanError::Input(e)),
+                    }],
+                }
+            } else {
+                Vec::new()
+            };
+            progress.advance();
+            out
+        })
+        .collect();
+    progress.finish();
+    Ok(results.into_iter().flatten().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn walks_without_looping_and_skips_duplicates() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("a/b")).unwrap();
+        std::fs::write(d.join("a/b/lib.so"), b"\x7fELF").unwrap();
+        std::fs::write(d.join("a/empty"), b"").unwrap();
+        std::os::unix::fs::symlink(d.join("a"), d.join("a/b/up")).unwrap();
+        std::os::unix::fs::symlink(d.join("a/b/lib.so"), d.join("a/lib.so.1")).unwrap();
+        std::os::unix::fs::symlink(d.join("missing"), d.join("a/dangling")).unwrap();
+        let got = collect(&[d.to_path_buf()]).unwrap();
+        let names: Vec<String> = got
+            .iter()
+            .map(|c| c.path.strip_prefix(d).unwrap().display().to_string())
+            .collect();
+        assert_eq!(names, ["a/b/lib.so"]);
+    }
+}

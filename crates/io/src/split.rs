@@ -1,0 +1,388 @@
+//! `kpack split` and `kpack inline` on files: reading the binaries, merging with archives
+//! already on disk, and writing archives and binaries atomically (the byte rewriting is
+//! `gfxkit_kpack::split`'s).
+
+use crate::input::Input;
+use crate::write::{write_atomic, write_atomic_checked, Durability};
+use crate::{Error, ErrorKind};
+use gfxkit_kpack::split::{self, KernelOut};
+use gfxkit_kpack::write::{write_archive, ArchiveMeta, Compression, KernelIn};
+use gfxkit_kpack::Archive;
+use serde::Serialize;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+/// One binary to split.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    /// The fat binary.
+    pub input: PathBuf,
+    /// Where the host-only binary goes (absolute).
+    pub output: PathBuf,
+    /// Its TOC name in the archives (`lib/libfoo.so`).
+    pub kernel_name: String,
+}
+
+/// What a split wrote (`gfxkit kpack split --json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct SplitReport {
+    /// The binaries written.
+    pub binaries: Vec<BinaryReport>,
+    /// The archives written, one per architecture.
+    pub archives: Vec<ArchiveReport>,
+    /// Files without device code copied (`-r`).
+    pub copied: usize,
+}
+
+/// One split binary.
+#[derive(Debug, Clone, Serialize)]
+pub struct BinaryReport {
+    /// The fat binary read.
+    pub input: String,
+    /// The host-only binary written.
+    pub output: String,
+    /// Its TOC name.
+    pub kernel_name: String,
+    /// HIPF wrappers turned into HIPK ones.
+    pub wrappers: usize,
+    /// Code objects moved to archives.
+    pub code_objects: usize,
+    /// Bytes before.
+    pub size_before: u64,
+    /// Bytes after.
+    pub size_after: u64,
+}
+
+/// One archive written.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArchiveReport {
+    /// Path.
+    pub path: String,
+    /// Architecture.
+    pub arch: String,
+    /// Kernels it holds (those kept from an archive already there included).
+    pub kernels: usize,
+    /// Their uncompressed bytes.
+    pub uncompressed: u64,
+    /// The archive's size.
+    pub size: u64,
+}
+
+/// `p` made absolute (against the current directory) and normalised (`..` resolved).
+pub fn absolute(p: &Path) -> Result<PathBuf, Error> {
+    let p = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map_err(|e| Error::new(p, ErrorKind::Stat(e)))?
+            .join(p)
+    };
+    Ok(gfxkit_kpack::search::resolve_path(
+        Path::new("/"),
+        &p.to_string_lossy(),
+    ))
+}
+
+/// `to` relative to directory `from` (both absolute, normalised).
+pub fn relative(from: &Path, to: &Path) -> String {
+    let f: Vec<Component> = from.components().collect();
+    let t: Vec<Component> = to.components().collect();
+    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".into(); f.len() - common];
+    parts.extend(
+        t[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    if parts.is_empty() {
+        ".".into()
+    } else {
+        parts.join("/")
+    }
+}
+
+/// Refuses an output that is the input file (inputs are never modified).
+pub fn refuse_same(input: &Path, out: &Path) -> Result<(), Error> {
+    if let (Ok(a), Ok(b)) = (std::fs::canonicalize(input), std::fs::canonicalize(out)) {
+        if a == b {
+            return Err(Error::new(out, ErrorKind::SameFile));
+        }
+    }
+    Ok(())
+}
+
+/// The TOC name of a binary written at `out`: its path below the parent of the kpack dir, or
+/// `<dir name>/<file name>` when it is elsewhere.
+pub fn kernel_name_for(out: &Path, kpack_dir: &Path) -> String {
+    if let Some(root) = kpack_dir.parent() {
+        if let Ok(rel) = out.strip_prefix(root) {
+            return rel.to_string_lossy().into_owned();
+        }
+    }
+    let file = out
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match out.parent().and_then(|p| p.file_name()) {
+        Some(d) => format!("{}/{file}", d.to_string_lossy()),
+        None => file,
+    }
+}
+
+/// The job of splitting one binary to `out`, and the kpack directory: `kpack_dir`, or
+/// `<dir of out>/../.kpack`; the TOC name is `kernel_name` or the output's path below the
+/// kpack directory's parent.
+pub fn single_job(
+    input: &Path,
+    out: &Path,
+    kpack_dir: Option<&Path>,
+    kernel_name: Option<&str>,
+) -> Result<(Job, PathBuf), Error> {
+    let out_abs = absolute(out)?;
+    let out_dir = out_abs.parent().unwrap_or(Path::new("/")).to_path_buf();
+    let dir = match kpack_dir {
+        Some(d) => absolute(d)?,
+        None => out_dir.join("../.kpack"),
+    };
+    let dir = gfxkit_kpack::search::resolve_path(Path::new("/"), &dir.to_string_lossy());
+    let kernel_name = match kernel_name {
+        Some(k) => k.to_owned(),
+        None => kernel_name_for(&out_abs, &dir),
+    };
+    Ok((
+        Job {
+            input: input.to_path_buf(),
+            output: out_abs,
+            kernel_name,
+        },
+        dir,
+    ))
+}
+
+/// Splits every job's binary: its code objects go to `<kpack_dir>/<group>_<arch>.kpack` (one
+/// archive per architecture, merged with an archive already there: its kernels of other
+/// binaries are kept), the host-only binary to the job's output. Everything is planned in
+/// memory first; archives are written before binaries (a binary never names an archive not
+/// yet there), each atomically. Nothing is written when any binary cannot be split.
+pub fn split(
+    jobs: &[Job],
+    group: &str,
+    kpack_dir: &Path,
+    compression: Compression,
+) -> Result<SplitReport, Error> {
+    if group.is_empty() || group.contains('/') {
+        return Err(Error::new(kpack_dir, ErrorKind::BadGroup(group.to_owned())));
+    }
+    let kpack_dir =
+        gfxkit_kpack::search::resolve_path(Path::new("/"), &kpack_dir.to_string_lossy());
+    let mut names = std::collections::HashSet::new();
+    for j in jobs {
+        refuse_same(&j.input, &j.output)?;
+        if !names.insert(j.kernel_name.clone()) {
+            return Err(Error::new(
+                &j.input,
+                ErrorKind::DuplicateKernelName(j.kernel_name.clone()),
+            ));
+        }
+    }
+    // Split every binary (kept in memory: the kernels borrow from the mapped inputs).
+    let inputs: Vec<Input> = jobs
+        .iter()
+        .map(|j| Input::open(&j.input))
+        .collect::<Result<_, _>>()?;
+    let mut splits = Vec::with_capacity(jobs.len());
+    for (j, data) in jobs.iter().zip(&inputs) {
+        let out_dir = j.output.parent().unwrap_or(Path::new("/"));
+        let pattern = gfxkit_kpack::marker::search_pattern(&relative(out_dir, &kpack_dir), group);
+        let s = split::split_binary(data, &j.kernel_name, &[pattern])
+            .map_err(|e| Error::new(&j.input, ErrorKind::Split(e)))?;
+        splits.push(s);
+    }
+    // Archives: one per architecture, merged with one already there.
+    let mut by_arch: BTreeMap<String, Vec<&KernelOut<'_>>> = BTreeMap::new();
+    for s in &splits {
+        for k in &s.kernels {
+            by_arch.entry(k.arch.clone()).or_default().push(k);
+        }
+    }
+    std::fs::create_dir_all(&kpack_dir)
+        .map_err(|e| Error::new(&kpack_dir, ErrorKind::CreateDir(e)))?;
+    let new_names: std::collections::HashSet<&str> =
+        jobs.iter().map(|j| j.kernel_name.as_str()).collect();
+    let mut archives = Vec::new();
+    let mut planned = Vec::new();
+    for (arch, kernels) in &by_arch {
+        let path = kpack_dir.join(format!("{group}_{arch}.kpack"));
+        let old = if path.is_file() {
+            Some(Input::open(&path)?)
+        } else {
+            None
+        };
+        let old_parsed = match &old {
+            Some(i) => {
+                Some(Archive::parse(i).map_err(|e| Error::new(&path, ErrorKind::BadArchive(e)))?)
+            }
+            None => None,
+        };
+        let mut kept: Vec<(String, String, Cow<'_, [u8]>)> = Vec::new();
+        if let Some(o) = &old_parsed {
+            for k in &o.kernels {
+                if !new_names.contains(k.kernel_name()) {
+                    let p = o.payload(k).map_err(|e| {
+                        Error::new(
+                            &path,
+                            ErrorKind::ArchiveKernel {
+                                key: k.key.clone(),
+                                source: e,
+                            },
+                        )
+                    })?;
+                    kept.push((k.key.clone(), k.arch.clone(), p));
+                }
+            }
+        }
+        let mut ins: Vec<KernelIn<'_>> = kept
+            .iter()
+            .map(|(key, arch, p)| KernelIn {
+                key,
+                arch,
+                bytes: p,
+            })
+            .collect();
+        ins.extend(kernels.iter().map(|k| KernelIn {
+            key: &k.key,
+            arch: &k.arch,
+            bytes: &k.bytes,
+        }));
+        let meta = ArchiveMeta {
+            group_name: group.to_owned(),
+            arch_family: arch.clone(),
+            arches: vec![arch.clone()],
+        };
+        let bytes = write_archive(&meta, &ins, compression)
+            .map_err(|e| Error::new(&path, ErrorKind::WriteArchive(e)))?;
+        archives.push(ArchiveReport {
+            path: path.display().to_string(),
+            arch: arch.clone(),
+            kernels: ins.len(),
+            uncompressed: ins.iter().map(|k| k.bytes.len() as u64).sum(),
+            size: bytes.len() as u64,
+        });
+        planned.push((path, bytes));
+    }
+    // Write: archives first, then binaries.
+    for (path, bytes) in &planned {
+        write_atomic(path, bytes)?;
+    }
+    let mut binaries = Vec::new();
+    for ((j, s), data) in jobs.iter().zip(&splits).zip(&inputs) {
+        if let Some(d) = j.output.parent() {
+            std::fs::create_dir_all(d).map_err(|e| Error::new(d, ErrorKind::CreateDir(e)))?;
+        }
+        write_file_like(&j.output, &s.host, &j.input)?;
+        binaries.push(BinaryReport {
+            input: j.input.display().to_string(),
+            output: j.output.display().to_string(),
+            kernel_name: j.kernel_name.clone(),
+            wrappers: s.wrappers,
+            code_objects: s.kernels.len(),
+            size_before: data.len() as u64,
+            size_after: s.host.len() as u64,
+        });
+    }
+    Ok(SplitReport {
+        binaries,
+        archives,
+        copied: 0,
+    })
+}
+
+/// Writes `bytes` to `path` atomically; a new file takes the permissions of `like`.
+pub fn write_file_like(path: &Path, bytes: &[u8], like: &Path) -> Result<(), Error> {
+    write_atomic_checked(
+        path,
+        |w| w.write_all(bytes),
+        |_| Ok(()),
+        Some(like),
+        Durability::Rename,
+    )
+    .map_err(|e| match e {
+        crate::WriteError::Io(e) => e,
+        crate::WriteError::Fill { path, error } => Error::new(path, ErrorKind::Write(error)),
+        crate::WriteError::Check(error) => Error::new(path.to_owned(), ErrorKind::Write(error)),
+    })
+}
+
+/// What an inline wrote (`gfxkit kpack inline --json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct InlineReport {
+    /// The split binary read.
+    pub input: String,
+    /// The fat binary written.
+    pub output: String,
+    /// The archives read, in search order.
+    pub archives: Vec<String>,
+    /// Per wrapper, the bundle made for it.
+    pub bundles: Vec<InlineBundle>,
+    /// Bytes before.
+    pub size_before: u64,
+    /// Bytes after.
+    pub size_after: u64,
+}
+
+/// The bundle of one wrapper.
+#[derive(Debug, Clone, Serialize)]
+pub struct InlineBundle {
+    /// The TOC key.
+    pub key: String,
+    /// The architectures put in the bundle.
+    pub arches: Vec<String>,
+}
+
+/// Turns the split binary `file` and its archives (found through its markers as the loader
+/// finds them, after `archives`, which are searched first) back into a fat binary at `out`,
+/// written atomically.
+pub fn inline(file: &Path, out: &Path, archives: &[PathBuf]) -> Result<InlineReport, Error> {
+    refuse_same(file, out)?;
+    let data = Input::open(file)?;
+    let found = gfxkit_host::discover(&data);
+    if gfxkit_kpack::view::hipk_wrappers(&found).next().is_none() {
+        return Err(Error::new(file, ErrorKind::NotSplit));
+    }
+    let mut extra = Vec::new();
+    for p in archives {
+        extra.push((p.clone(), Input::open(p)?));
+    }
+    let opened = crate::kpack::all_archives(file, &found, &crate::kpack::env());
+    let mut parsed = Vec::new();
+    let mut used = Vec::new();
+    for (p, i) in extra.iter().chain(&opened.files) {
+        let ar = Archive::parse(i).map_err(|e| Error::new(p, ErrorKind::Kpack(e)))?;
+        used.push(p.display().to_string());
+        parsed.push(ar);
+    }
+    let refs: Vec<&Archive<'_>> = parsed.iter().collect();
+    let made = split::inline_binary(&data, &refs).map_err(|e| {
+        Error::new(
+            file,
+            ErrorKind::Inline {
+                not_found: opened.not_found.clone(),
+                source: e,
+            },
+        )
+    })?;
+    write_file_like(out, &made.bytes, file)?;
+    Ok(InlineReport {
+        input: file.display().to_string(),
+        output: out.display().to_string(),
+        archives: used,
+        bundles: made
+            .bundles
+            .into_iter()
+            .map(|(key, arches)| InlineBundle { key, arches })
+            .collect(),
+        size_before: data.len() as u64,
+        size_after: made.bytes.len() as u64,
+    })
+}
