@@ -287,6 +287,9 @@ pub struct Discovery<'data> {
     pub offload_images: Vec<FoundImage<'data>>,
     /// `.hipFatBinSegment` wrapper records.
     pub wrappers: Vec<Wrapper>,
+    /// The `.hip_fatbin` sections read (archive member, file offset and size of their
+    /// contents), in file order; their bundles are in [`Discovery::bundles`].
+    pub fatbin_sections: Vec<Location>,
     /// Problems found on the way (damaged or suspicious data), in file order per container.
     pub problems: Vec<Problem>,
 }
@@ -346,6 +349,7 @@ pub fn discover(data: &[u8]) -> Discovery<'_> {
             code_objects: Vec::new(),
             offload_images: Vec::new(),
             wrappers: Vec::new(),
+            fatbin_sections: Vec::new(),
             problems: Vec::new(),
         },
     };

@@ -131,6 +131,12 @@ impl<'data> Walker<'data> {
                 }
             };
             if name == ".hip_fatbin" {
+                self.out.fatbin_sections.push(Location {
+                    member: member.clone(),
+                    section: Some(name.to_owned()),
+                    offset: self.base(contents),
+                    size: contents.len() as u64,
+                });
                 fatbins.push((index.0, contents));
             } else if name == ".hipFatBinSegment" {
                 wrapper_sections.push((index.0, sh, contents));

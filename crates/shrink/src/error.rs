@@ -27,6 +27,10 @@ pub enum ErrorKind {
         /// What was wrong.
         kind: Box<gfxkit_bundle::ErrorKind>,
     },
+    /// Device code that discovery found damaged (a bundle that cannot be delimited, or runs
+    /// past its section), with discovery's reason.
+    #[error("{0}")]
+    Damaged(String),
     /// A malformed ELF file.
     #[error("malformed ELF file: {0}")]
     BadElf(String),

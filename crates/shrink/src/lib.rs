@@ -8,7 +8,8 @@
 //! - [`plan`]: what happens to each bundle ([`Transform`], [`Conversion`]) and the outcomes.
 //! - [`bundle`]: finding bundles in bytes, decompressing and writing them (via `gfxkit-bundle`).
 //! - [`mod@rewrite`]: the file rewrite ([`rewrite()`]) and its [`Report`].
-//! - [`mod@survey`]: reading a file's device code ([`survey()`]) and checking a rewrite
+//! - [`mod@survey`]: a file's device code as `gfxkit_host::discover` finds it, read for a
+//!   rewrite ([`survey()`]), and checking a rewrite
 //!   ([`verify()`]).
 //! - [`output`]: the rewritten file as pieces borrowed from the input plus patches, written
 //!   out sequentially ([`Output`]).

@@ -1,12 +1,17 @@
 //! Reading a file's device code for `gfxkit size` and for verifying a rewrite: every bundle,
-//! every entry with its MD5, and whether every wrapper leads to a bundle.
+//! every entry with its MD5, and whether every wrapper leads to a bundle. A view over
+//! [`gfxkit_host::discover`], which finds the bundles and wrappers.
 
 use crate::archive;
-use crate::bundle;
+use crate::bundle::{self, Encoding, Found, Method};
 use crate::elf::{self, Elf};
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::plan::EntryRecord;
 use crate::rewrite::{FileKind, Report, Rewritten};
+use gfxkit_host::{
+    BundleFormat, Discovery, FoundBundle, InputKind, Location, Problem, ProblemKind, WrapperMagic,
+    WrapperTarget,
+};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -55,12 +60,13 @@ pub struct Survey {
     pub regions: Vec<SurveyRegion>,
 }
 
-fn survey_bundles(region: &[u8], base: u64, digests: bool) -> Result<Vec<SurveyBundle>> {
-    let found = bundle::scan(region).map_err(|e| e.shifted(base))?;
+/// Decompresses and reads every bundle `found` in the input (in parallel), with the MD5 of
+/// every entry when `digests`.
+fn survey_bundles(found: &[Found<'_>], digests: bool) -> Result<Vec<SurveyBundle>> {
     found
         .par_iter()
         .map(|f| {
-            let at = base + f.offset as u64;
+            let at = f.offset as u64;
             let raw = bundle::uncompressed(f).map_err(|e| e.shifted(at))?;
             let parsed = crate::plan::parse(&raw, f, at)?;
             let entries = parsed.entries();
@@ -86,6 +92,13 @@ pub fn survey(data: &[u8]) -> Result<Survey> {
 
 /// Like [`survey`]; without `digests` the entries' `md5` fields are left empty (much faster
 /// over gigabytes when only sizes are wanted).
+///
+/// What device code the file holds is what [`gfxkit_host::discover`] finds (the one
+/// discovery every gfxkit command reads): the bundles of the first `.hip_fatbin` section of
+/// an ELF file (or of each ELF member of an archive) or of a standalone bundle file, and the
+/// `.hipFatBinSegment` wrappers leading to them. This view adds what a rewrite needs: each
+/// bundle decompressed and its entries read strictly, and damage that discovery reports in
+/// those places as an error.
 pub fn survey_with(data: &[u8], digests: bool) -> Result<Survey> {
     if archive::is_archive(data) {
         let mut regions = Vec::new();
@@ -93,15 +106,9 @@ pub fn survey_with(data: &[u8], digests: bool) -> Result<Survey> {
             if !elf::is_elf(m.data) {
                 continue;
             }
-            let base = (m.header_at + 60) as u64;
-            let (_, rs) =
-                survey_one(m.data, digests).map_err(|e| e.shifted(base).in_member(&m.name))?;
+            let (_, rs) = survey_one(data, m.data, digests).map_err(|e| e.in_member(&m.name))?;
             for mut r in rs {
                 r.member = Some(m.name.clone());
-                r.offset += base;
-                for b in &mut r.bundles {
-                    b.offset += base;
-                }
                 regions.push(r);
             }
         }
@@ -111,7 +118,7 @@ pub fn survey_with(data: &[u8], digests: bool) -> Result<Survey> {
             regions,
         });
     }
-    let (kind, regions) = survey_one(data, digests)?;
+    let (kind, regions) = survey_one(data, data, digests)?;
     Ok(Survey {
         kind,
         size: data.len() as u64,
@@ -119,71 +126,139 @@ pub fn survey_with(data: &[u8], digests: bool) -> Result<Survey> {
     })
 }
 
-fn survey_one(data: &[u8], digests: bool) -> Result<(FileKind, Vec<SurveyRegion>)> {
-    if gfxkit_bundle::detect(data).is_some() {
-        let bundles = survey_bundles(data, 0, digests)?;
-        return Ok((
-            FileKind::Bundle,
-            vec![SurveyRegion {
-                member: None,
-                section: None,
-                offset: 0,
-                size: data.len() as u64,
-                bundles,
-                wrappers: 0,
-                problems: Vec::new(),
-            }],
-        ));
-    }
-    if !elf::is_elf(data) {
-        return fail(
-            0,
-            ErrorKind::Unsupported(
-                "not an ELF file, an ar archive or an offload bundle (no known magic)".into(),
-            ),
-        );
-    }
-    let e = Elf::parse(data)?;
-    let kind = match e.e_type {
-        elf::ET_REL => FileKind::Object,
-        elf::ET_DYN => FileKind::SharedObject,
-        _ => FileKind::Executable,
+/// The error for a problem discovery found where the rewrite reads (`base`: file offset of
+/// the discovered bytes), or `None` for problems a survey leaves to `verify`.
+fn fatal(p: &Problem, base: u64) -> Option<Error> {
+    let at = base.saturating_add(p.location.offset);
+    let kind = match &p.kind {
+        ProblemKind::UnknownBytes { found } => ErrorKind::UnknownBytes {
+            found: found.clone(),
+        },
+        ProblemKind::MalformedElf(m) => ErrorKind::BadElf(m.clone()),
+        ProblemKind::BadBundle(_)
+        | ProblemKind::BundlePastSection { .. }
+        | ProblemKind::TooMany {
+            what: "bundles in one section",
+            ..
+        } => ErrorKind::Damaged(p.kind.to_string()),
+        ProblemKind::SectionOutsideFile { .. }
+            if p.location.section.as_deref() == Some(".hip_fatbin") =>
+        {
+            ErrorKind::BadElf(p.kind.to_string())
+        }
+        _ => return None,
     };
-    let Some(fb) = e.section_named(".hip_fatbin")? else {
-        return Ok((FileKind::NoDeviceCode, Vec::new()));
+    Some(Error::at(at, kind))
+}
+
+/// The found bundle as the rewrite reads it, at its file offset.
+fn found<'a>(b: &FoundBundle<'a>, base: u64) -> Result<Found<'a>> {
+    let offset = base.saturating_add(b.location.offset);
+    let encoding = match b.format {
+        BundleFormat::Uncompressed => Encoding::Uncompressed,
+        BundleFormat::Compressed { version, method } => Encoding::Compressed {
+            version,
+            method: Method::from_u16(method.0).ok_or_else(|| {
+                Error::at(
+                    offset + 6,
+                    ErrorKind::Unsupported(format!("compression method {}", method.0)),
+                )
+            })?,
+        },
     };
-    let s = e.shdrs[fb].clone();
-    let region = e.section_data(data, fb);
-    let bundles = survey_bundles(region, s.offset, digests)?;
-    let mut problems = Vec::new();
-    let mut wrappers = 0;
-    if let Some(seg) = e.section_named(".hipFatBinSegment")? {
-        let base = if e.e_type == elf::ET_REL { 0 } else { s.addr };
-        let mut pointed = vec![false; bundles.len()];
-        for (i, w) in elf::wrappers(&e, data, seg, fb)?.iter().enumerate() {
-            if w.magic != elf::HIPF {
-                problems.push(format!(
-                    "wrapper {i} (at {:#x}) has magic {:#010x}, not HIPF",
-                    w.at, w.magic
-                ));
-                continue;
-            }
-            wrappers += 1;
-            let hit = w
-                .target
-                .and_then(|t| t.checked_sub(base))
-                .and_then(|r| r.checked_add(s.offset))
-                .and_then(|off| bundles.iter().position(|b| b.offset == off));
-            match hit {
-                Some(k) => pointed[k] = true,
-                None => problems.push(format!(
-                    "wrapper {i} (at {:#x}) points to {:?}, where no bundle starts",
-                    w.at, w.target
-                )),
+    Ok(Found {
+        offset: usize::try_from(offset).unwrap_or(usize::MAX),
+        bytes: b.bytes,
+        encoding,
+    })
+}
+
+/// Surveys `data` (the whole input, or an archive member's contents within `file`).
+fn survey_one(file: &[u8], data: &[u8], digests: bool) -> Result<(FileKind, Vec<SurveyRegion>)> {
+    let base = gfxkit_bundle::le::offset_within(file, data).unwrap_or(0);
+    let d = gfxkit_host::discover(data);
+    let kind = match d.kind {
+        InputKind::Bundle => FileKind::Bundle,
+        InputKind::ElfRelocatable => FileKind::Object,
+        InputKind::ElfSharedObject => FileKind::SharedObject,
+        InputKind::ElfExecutable => FileKind::Executable,
+        InputKind::CodeObject => return Ok((FileKind::NoDeviceCode, Vec::new())),
+        InputKind::ElfOther => {
+            return fail(
+                base + 4,
+                ErrorKind::Unsupported("only 64-bit little-endian ELF files are handled".into()),
+            )
+        }
+        _ => {
+            return fail(
+                0,
+                ErrorKind::Unsupported(
+                    "not an ELF file, an ar archive or an offload bundle (no known magic)".into(),
+                ),
+            )
+        }
+    };
+    // The place the rewrite reads: the whole bundle file, or the first `.hip_fatbin`.
+    let (section, region) = if kind == FileKind::Bundle {
+        (None, Location::at(0, data.len() as u64))
+    } else {
+        match d.fatbin_sections.first() {
+            Some(l) => (Some(".hip_fatbin".to_owned()), l.clone()),
+            None => {
+                if let Some(e) = d.problems.iter().find_map(|p| fatal(p, base)) {
+                    return Err(e);
+                }
+                return Ok((FileKind::NoDeviceCode, Vec::new()));
             }
         }
-        for (k, p) in pointed.iter().enumerate() {
-            if !p {
+    };
+    let inside = |l: &Location| {
+        l.section == section && l.offset >= region.offset && l.offset - region.offset <= region.size
+    };
+    if let Some(e) = d
+        .problems
+        .iter()
+        .filter(|p| p.location.section.is_none() || inside(&p.location))
+        .find_map(|p| fatal(p, base))
+    {
+        return Err(e);
+    }
+    let mine: Vec<usize> = (0..d.bundles.len())
+        .filter(|&i| inside(&d.bundles[i].location))
+        .collect();
+    let list = mine
+        .iter()
+        .map(|&i| found(&d.bundles[i], base))
+        .collect::<Result<Vec<_>>>()?;
+    let bundles = survey_bundles(&list, digests)?;
+    let mut problems = Vec::new();
+    let mut wrappers = 0;
+    for (i, w) in d.wrappers.iter().enumerate() {
+        let at = base.saturating_add(w.location.offset);
+        if w.magic != WrapperMagic::Hipf {
+            problems.push(format!(
+                "wrapper {i} (at {at:#x}) has magic {}, not HIPF",
+                w.magic.name()
+            ));
+            continue;
+        }
+        wrappers += 1;
+        let lands = matches!(w.target, WrapperTarget::Bundle { index } if mine.contains(&index));
+        if !lands {
+            let to = match &w.target {
+                WrapperTarget::Bundle { index } => format!("bundle {index} of another section"),
+                WrapperTarget::Address { address, .. } => format!("{address:#x}"),
+                WrapperTarget::Nowhere => "nothing (a null pointer)".into(),
+                WrapperTarget::External { symbol } => format!("external symbol {symbol}"),
+            };
+            problems.push(format!(
+                "wrapper {i} (at {at:#x}) points to {to}, where no bundle starts"
+            ));
+        }
+    }
+    if !d.wrappers.is_empty() || has_wrapper_section(&d) {
+        for (k, &i) in mine.iter().enumerate() {
+            if d.bundles[i].wrappers.is_empty() {
                 problems.push(format!(
                     "no wrapper points to bundle {k} (at {:#x})",
                     bundles[k].offset
@@ -195,14 +270,23 @@ fn survey_one(data: &[u8], digests: bool) -> Result<(FileKind, Vec<SurveyRegion>
         kind,
         vec![SurveyRegion {
             member: None,
-            section: Some(".hip_fatbin".into()),
-            offset: s.offset,
-            size: s.size,
+            section,
+            offset: base.saturating_add(region.offset),
+            size: region.size,
             bundles,
             wrappers,
             problems,
         }],
     ))
+}
+
+/// Whether the file has a `.hipFatBinSegment` section (discovery says so by reporting the
+/// bundles no wrapper points to, or a damaged section, even when it holds no record).
+fn has_wrapper_section(d: &Discovery<'_>) -> bool {
+    d.problems.iter().any(|p| {
+        matches!(p.kind, ProblemKind::BundleWithoutWrapper)
+            || p.location.section.as_deref() == Some(".hipFatBinSegment")
+    })
 }
 
 /// Checks a rewritten file: every bundle re-read, every kept entry's MD5 equal to the
@@ -316,4 +400,48 @@ pub(crate) fn page_conflicts(data: &[u8]) -> usize {
         last_end = p.vaddr.saturating_add(p.memsz).div_ceil(page) * page;
     }
     n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Survey reads the bundles host discovery finds, at the same offsets, and fails where
+    /// discovery reports the region damaged.
+    #[test]
+    fn survey_is_a_view_of_discovery() {
+        let a = bundle::write_uncompressed(
+            &[
+                ("host-x86_64-unknown-linux--", &[]),
+                ("hipv4-amdgcn-amd-amdhsa--gfx90a", &[7u8; 100]),
+            ],
+            4096,
+        )
+        .unwrap();
+        let mut file = a.clone();
+        file.resize(a.len().div_ceil(4096) * 4096, 0);
+        let c = bundle::compress(&a, 3, Method::Zstd, 3, 0).unwrap();
+        file.extend_from_slice(&c);
+        let d = gfxkit_host::discover(&file);
+        let s = survey(&file).unwrap();
+        assert_eq!(s.kind, FileKind::Bundle);
+        let offsets: Vec<u64> = s.regions[0].bundles.iter().map(|b| b.offset).collect();
+        let found: Vec<u64> = d.bundles.iter().map(|b| b.location.offset).collect();
+        assert_eq!(offsets, found);
+        assert_eq!(s.regions[0].bundles[1].encoding, "ccob-v3-zstd");
+        assert_eq!(
+            s.regions[0].bundles[1].entries,
+            s.regions[0].bundles[0].entries
+        );
+
+        // Garbage after the bundles: discovery's stop is the survey's error, at its offset.
+        let mut bad = file.clone();
+        bad.extend_from_slice(b"junk");
+        let e = survey(&bad).unwrap_err();
+        assert_eq!(e.offset, file.len() as u64);
+        assert!(matches!(e.kind, ErrorKind::UnknownBytes { .. }), "{e}");
+        // A cut-off bundle.
+        let e = survey(&file[..file.len() - 1]).unwrap_err();
+        assert!(matches!(e.kind, ErrorKind::Damaged(_)), "{e}");
+    }
 }
