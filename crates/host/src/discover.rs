@@ -1,10 +1,11 @@
 //! Discovery: every piece of device code in a file's bytes, with where it was found.
 
-use crate::fatbin::{self, BundleFormat, SplitStop};
+use crate::fatbin::{self, BundleFormat};
 use crate::limits;
 use crate::offloading::{self, ImageKind, OffloadKind, OFFLOAD_BINARY_MAGIC};
 use crate::problem::{Location, Problem, ProblemKind};
 use gfxkit_bundle::le::offset_within;
+use gfxkit_bundle::split::Stop;
 use serde::Serialize;
 
 /// What kind of file the input is, judged from its first bytes.
@@ -497,10 +498,10 @@ impl<'data> Walker<'data> {
     ) -> std::ops::Range<usize> {
         let base = self.base(data);
         let first = self.out.bundles.len();
-        let (found, stop) = fatbin::split_bundles(data);
+        let (found, stop) = gfxkit_bundle::split::split(data);
         for b in found {
             let Some(bytes) = gfxkit_bundle::le::bytes_at(data, b.offset, b.len) else {
-                continue; // Not reached: split_bundles returns only bundles inside `data`.
+                continue; // Not reached: split returns only bundles inside `data`.
             };
             self.out.bundles.push(FoundBundle {
                 location: Location {
@@ -509,7 +510,7 @@ impl<'data> Walker<'data> {
                     offset: base.saturating_add(b.offset),
                     size: b.len,
                 },
-                format: b.format,
+                format: BundleFormat::from(b.stored),
                 bytes,
                 wrappers: Vec::new(),
             });
@@ -522,11 +523,18 @@ impl<'data> Walker<'data> {
                 size: 0,
             };
             let p = match stop {
-                SplitStop::BadBundle { offset, error } => Problem::error(
-                    at(offset.saturating_add(error.offset)),
-                    ProblemKind::BadBundle(error.what),
-                ),
-                SplitStop::PastEnd {
+                Stop::Damaged { offset, error } => {
+                    let what = match error.entry {
+                        Some(i) => format!("entry {i}: {}", error.kind),
+                        None => error.kind.to_string(),
+                    };
+                    let within = error.offset.unwrap_or(0);
+                    Problem::error(
+                        at(offset.saturating_add(within)),
+                        ProblemKind::BadBundle(what),
+                    )
+                }
+                Stop::PastEnd {
                     offset,
                     size,
                     available,
@@ -537,10 +545,11 @@ impl<'data> Walker<'data> {
                         excess: size - available,
                     },
                 ),
-                SplitStop::UnknownBytes { offset, found } => {
+                Stop::Garbage { offset, found } => {
                     Problem::error(at(offset), ProblemKind::UnknownBytes { found })
                 }
-                SplitStop::TooMany => Problem::warning(
+                // `Stop` may gain reasons: each ends the split like too many bundles.
+                _ => Problem::warning(
                     at(0),
                     ProblemKind::TooMany {
                         what: "bundles in one section",
