@@ -3,6 +3,7 @@
 
 use crate::archive;
 use crate::bundle;
+use crate::check;
 use crate::elf::{self, Elf};
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::plan::EntryRecord;
@@ -169,26 +170,17 @@ fn survey_one(data: &[u8], digests: bool) -> Result<(FileKind, Vec<SurveyRegion>
                 continue;
             }
             wrappers += 1;
-            let hit = w
-                .target
-                .and_then(|t| t.checked_sub(base))
-                .and_then(|r| r.checked_add(s.offset))
-                .and_then(|off| bundles.iter().position(|b| b.offset == off));
-            match hit {
-                Some(k) => pointed[k] = true,
-                None => problems.push(format!(
-                    "wrapper {i} (at {:#x}) points to {:?}, where no bundle starts",
-                    w.at, w.target
-                )),
+            let bundle_at = |rel: u64| {
+                let off = rel.checked_add(s.offset)?;
+                bundles.iter().position(|b| b.offset == off)
+            };
+            match check::wrapper_target(i, w, base, bundle_at) {
+                Ok(k) => pointed[k] = true,
+                Err(e) => problems.push(e.to_string()),
             }
         }
-        for (k, p) in pointed.iter().enumerate() {
-            if !p {
-                problems.push(format!(
-                    "no wrapper points to bundle {k} (at {:#x})",
-                    bundles[k].offset
-                ));
-            }
+        if let Err(e) = check::every_bundle_pointed(&pointed, |k| bundles[k].offset) {
+            problems.push(e.to_string());
         }
     }
     Ok((
@@ -278,29 +270,8 @@ pub fn verify_bytes(original: &[u8], bytes: &[u8], report: &Report) -> Result<()
 
 fn check_segments(data: &[u8]) -> Result<()> {
     let e = Elf::parse(data)?;
-    for (i, p) in e.phdrs.iter().enumerate() {
-        let bad = |m: String| Err(Error::at(0, ErrorKind::Verify(format!("segment {i}: {m}"))));
-        if p.filesz > 0
-            && p.offset
-                .checked_add(p.filesz)
-                .map_or(true, |end| end > data.len() as u64)
-        {
-            return bad("runs past the end of the file".into());
-        }
-        if p.p_type != elf::PT_LOAD {
-            continue;
-        }
-        if p.align > 1 && p.offset % p.align != p.vaddr % p.align {
-            return bad(format!(
-                "offset {:#x} and address {:#x} disagree modulo {:#x}",
-                p.offset, p.vaddr, p.align
-            ));
-        }
-        if p.filesz > p.memsz {
-            return bad("file size exceeds memory size".into());
-        }
-    }
-    Ok(())
+    check::segments(&e, data.len() as u64)
+        .map_err(|err| Error::at(err.offset, ErrorKind::Verify(err.kind.to_string())))
 }
 
 /// Pairs of consecutive loadable segments that share a 4 KiB page or are out of address order.
