@@ -8,9 +8,9 @@
 //! - [`plan`]: what happens to each bundle ([`Transform`], [`Conversion`]) and the outcomes.
 //! - [`bundle`]: finding bundles in bytes, decompressing and writing them (via `gfxkit-bundle`).
 //! - [`mod@rewrite`]: the file rewrite ([`rewrite()`]) and its [`Report`].
+//! - [`check`]: the segment and wrapper rules, checked on inputs and on rewritten files.
 //! - [`mod@survey`]: a file's device code as `gfxkit_host::discover` finds it, read for a
-//!   rewrite ([`survey()`]), and checking a rewrite
-//!   ([`verify()`]).
+//!   rewrite ([`survey()`]), and checking a rewrite ([`verify()`]).
 //! - [`output`]: the rewritten file as pieces borrowed from the input plus patches, written
 //!   out sequentially ([`Output`]).
 //! - `elf`, `archive`: the ELF and `ar` views the rewrite works on.
@@ -74,6 +74,11 @@
 //!   is elsewhere (`.llvm.offloading`, object-bundle sections, `HIPK` pack wrappers), non-x86-64
 //!   or big-endian or 32-bit ELF, thin and BSD archives, references into `.hip_fatbin` that
 //!   do not land on a bundle start, and `.hip_fatbin` outside a loadable segment.
+//! - Refused before anything is planned: inputs that already break a rule [`verify()`] checks
+//!   the rewritten file against ([`check`]: a program header past the end of the file, a
+//!   loadable segment with `p_filesz > p_memsz` or whose offset and address disagree modulo
+//!   its alignment, a wrapper that leads to no bundle start, a bundle no wrapper leads to),
+//!   with a typed error naming the program header, wrapper or bundle and its byte offset.
 //!
 //! # Example
 //!
@@ -109,6 +114,7 @@
 
 pub mod archive;
 pub mod bundle;
+pub mod check;
 pub mod elf;
 pub mod error;
 pub mod kpack;
@@ -120,6 +126,7 @@ pub mod select;
 pub mod survey;
 
 pub use bundle::Method;
+pub use check::{SegmentProblem, WrapperProblem};
 pub use error::{Error, ErrorKind};
 pub use output::Output;
 pub use plan::{BundleOutcome, Conversion, EntryRecord, Transform};

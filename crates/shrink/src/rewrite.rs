@@ -3,7 +3,7 @@
 
 use crate::bundle;
 use crate::elf::u64_at;
-use crate::elf::{self, Elf, Phdr, PointerSource, Shdr};
+use crate::elf::{self, Elf, Phdr, Shdr};
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::output::Output;
 use crate::plan::{self, BundleOutcome, NewRegion, Transform};
@@ -212,6 +212,8 @@ fn rewrite_elf<'a>(
     t: &Transform,
 ) -> Result<(Output<'a>, FileKind, Option<RegionReport>)> {
     let e = Elf::parse(data)?;
+    // A file that already breaks a rule the rewritten file is checked against is refused.
+    crate::check::segments(&e, data.len() as u64)?;
     let kind = match e.e_type {
         elf::ET_REL => FileKind::Object,
         elf::ET_DYN => FileKind::SharedObject,
@@ -411,7 +413,8 @@ fn rewrite_elf<'a>(
 
     // Wrapper pointers stored in place (non-PIC files, RELR, applied relocations).
     if let Some(seg) = e.section_named(".hipFatBinSegment")? {
-        for w in elf::wrappers(&e, data, seg, fb)? {
+        let mut pointed = vec![false; region.moves.len()];
+        for (i, w) in elf::wrappers(&e, data, seg, fb)?.iter().enumerate() {
             if w.magic == elf::HIPK {
                 return Err(unsupported(
                     w.at,
@@ -428,6 +431,8 @@ fn rewrite_elf<'a>(
                 );
             }
             n_wrappers += 1;
+            let bundle_at = |rel: u64| region.moves.binary_search_by_key(&rel, |m| m.0).ok();
+            pointed[crate::check::wrapper_target(i, w, base, bundle_at)?] = true;
             if relocatable {
                 continue;
             }
@@ -438,13 +443,8 @@ fn rewrite_elf<'a>(
                     patches.push((w.at + 8, n));
                 }
             }
-            if w.target.is_none() && !matches!(w.source, PointerSource::Rela { .. }) {
-                return Err(unsupported(
-                    w.at,
-                    "a wrapper's bundle pointer is null and no relocation sets it",
-                ));
-            }
         }
+        crate::check::every_bundle_pointed(&pointed, |k| fo + region.moves[k].0)?;
     }
 
     // Layout.

@@ -4,6 +4,7 @@
 
 use crate::archive;
 use crate::bundle::{self, Encoding, Found, Method};
+use crate::check::{self, WrapperProblem};
 use crate::elf::{self, Elf};
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::plan::EntryRecord;
@@ -243,27 +244,34 @@ fn survey_one(file: &[u8], data: &[u8], digests: bool) -> Result<(FileKind, Vec<
             continue;
         }
         wrappers += 1;
-        let lands = matches!(w.target, WrapperTarget::Bundle { index } if mine.contains(&index));
-        if !lands {
-            let to = match &w.target {
-                WrapperTarget::Bundle { index } => format!("bundle {index} of another section"),
-                WrapperTarget::Address { address, .. } => format!("{address:#x}"),
-                WrapperTarget::Nowhere => "nothing (a null pointer)".into(),
-                WrapperTarget::External { symbol } => format!("external symbol {symbol}"),
-            };
-            problems.push(format!(
-                "wrapper {i} (at {at:#x}) points to {to}, where no bundle starts"
-            ));
-        }
+        let problem = match &w.target {
+            WrapperTarget::Bundle { index } if mine.contains(index) => continue,
+            WrapperTarget::Nowhere => WrapperProblem::Null,
+            WrapperTarget::Address { address, .. } => WrapperProblem::NoBundle { target: *address },
+            WrapperTarget::Bundle { index } => {
+                let b = &d.bundles[*index].location;
+                problems.push(format!(
+                    "wrapper {i}: points to the bundle at {:#x} in another .hip_fatbin (at offset {at:#x})",
+                    base.saturating_add(b.offset)
+                ));
+                continue;
+            }
+            WrapperTarget::External { symbol } => {
+                problems.push(format!(
+                    "wrapper {i}: points to the undefined symbol {symbol}, resolved only when linking (at offset {at:#x})"
+                ));
+                continue;
+            }
+        };
+        problems.push(Error::at(at, ErrorKind::Wrapper { index: i, problem }).to_string());
     }
     if !d.wrappers.is_empty() || has_wrapper_section(&d) {
-        for (k, &i) in mine.iter().enumerate() {
-            if d.bundles[i].wrappers.is_empty() {
-                problems.push(format!(
-                    "no wrapper points to bundle {k} (at {:#x})",
-                    bundles[k].offset
-                ));
-            }
+        let pointed: Vec<bool> = mine
+            .iter()
+            .map(|&i| !d.bundles[i].wrappers.is_empty())
+            .collect();
+        if let Err(e) = check::every_bundle_pointed(&pointed, |k| bundles[k].offset) {
+            problems.push(e.to_string());
         }
     }
     Ok((
@@ -362,29 +370,8 @@ pub fn verify_bytes(original: &[u8], bytes: &[u8], report: &Report) -> Result<()
 
 fn check_segments(data: &[u8]) -> Result<()> {
     let e = Elf::parse(data)?;
-    for (i, p) in e.phdrs.iter().enumerate() {
-        let bad = |m: String| Err(Error::at(0, ErrorKind::Verify(format!("segment {i}: {m}"))));
-        if p.filesz > 0
-            && p.offset
-                .checked_add(p.filesz)
-                .map_or(true, |end| end > data.len() as u64)
-        {
-            return bad("runs past the end of the file".into());
-        }
-        if p.p_type != elf::PT_LOAD {
-            continue;
-        }
-        if p.align > 1 && p.offset % p.align != p.vaddr % p.align {
-            return bad(format!(
-                "offset {:#x} and address {:#x} disagree modulo {:#x}",
-                p.offset, p.vaddr, p.align
-            ));
-        }
-        if p.filesz > p.memsz {
-            return bad("file size exceeds memory size".into());
-        }
-    }
-    Ok(())
+    check::segments(&e, data.len() as u64)
+        .map_err(|err| Error::at(err.offset, ErrorKind::Verify(err.kind.to_string())))
 }
 
 /// Pairs of consecutive loadable segments that share a 4 KiB page or are out of address order.
