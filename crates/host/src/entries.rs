@@ -91,7 +91,18 @@ fn compressed_header(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fatbin::tests::{make_bundle, make_ccob};
+
+    fn make_bundle(entries: &[(&str, &[u8])], align: u64) -> Vec<u8> {
+        gfxkit_bundle::write_bundle(entries, align).unwrap()
+    }
+
+    fn make_ccob(version: u16, inner: &[u8]) -> Vec<u8> {
+        let opts = gfxkit_bundle::ccob::CompressOptions {
+            version,
+            ..Default::default()
+        };
+        gfxkit_bundle::ccob::compress(inner, &opts).unwrap()
+    }
 
     #[test]
     fn reads_entries_of_plain_and_compressed_bundles() {

@@ -5,6 +5,7 @@
 
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::limits;
+use gfxkit_bundle::le::{u16_at, u32_at, u64_at};
 use object::read::elf::{FileHeader as _, ProgramHeader as _, SectionHeader as _};
 use object::LittleEndian as LE;
 
@@ -31,16 +32,6 @@ pub(crate) const SHENT: usize = 64;
 pub const HIPF: u32 = 0x4849_5046;
 /// Wrapper magic `HIPK`: device code moved out to pack files.
 pub const HIPK: u32 = 0x4B50_4948;
-
-pub(crate) fn u32_at(d: &[u8], off: usize) -> Option<u32> {
-    let b = d.get(off..off.checked_add(4)?)?;
-    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-}
-
-pub(crate) fn u64_at(d: &[u8], off: usize) -> Option<u64> {
-    let b = d.get(off..off.checked_add(8)?)?;
-    Some(u64::from_le_bytes(b.try_into().ok()?))
-}
 
 /// A program header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -285,10 +276,10 @@ pub(crate) fn symbols(elf: &Elf, data: &[u8], i: usize) -> Result<Vec<Sym>> {
     }
     let mut out = Vec::with_capacity(n);
     for k in 0..n {
-        let o = k * 24;
+        let o = (k * 24) as u64;
         out.push(Sym {
-            at: s.offset + o as u64,
-            shndx: u16::from_le_bytes([d[o + 6], d[o + 7]]),
+            at: s.offset + o,
+            shndx: u16_at(d, o + 6).unwrap_or(0),
             value: u64_at(d, o + 8).unwrap_or(0),
             size: u64_at(d, o + 16).unwrap_or(0),
         });
@@ -319,10 +310,10 @@ pub(crate) fn relas(elf: &Elf, data: &[u8], i: usize) -> Result<Vec<Rela>> {
     }
     let mut out = Vec::with_capacity(n);
     for k in 0..n {
-        let o = k * 24;
+        let o = (k * 24) as u64;
         let info = u64_at(d, o + 8).unwrap_or(0);
         out.push(Rela {
-            at: s.offset + o as u64,
+            at: s.offset + o,
             index: k,
             r_offset: u64_at(d, o).unwrap_or(0),
             r_type: (info & 0xffff_ffff) as u32,
@@ -424,10 +415,10 @@ pub(crate) fn wrappers(elf: &Elf, data: &[u8], seg: usize, fatbin: usize) -> Res
     }
     let mut out = Vec::with_capacity(d.len() / 24);
     for k in 0..d.len() / 24 {
-        let o = k * 24;
+        let o = (k * 24) as u64;
         let magic = u32_at(d, o).unwrap_or(0);
         let in_place = u64_at(d, o + 8).unwrap_or(0);
-        let (target, source) = match by_offset.get(&(o as u64 + 8)) {
+        let (target, source) = match by_offset.get(&(o + 8)) {
             Some((rel, Some(sv))) => (
                 Some(sv.wrapping_add(rel.addend as u64)),
                 PointerSource::Rela {
@@ -446,7 +437,7 @@ pub(crate) fn wrappers(elf: &Elf, data: &[u8], seg: usize, fatbin: usize) -> Res
             None => (Some(in_place), PointerSource::InPlace),
         };
         out.push(Wrapper {
-            at: s.offset + o as u64,
+            at: s.offset + o,
             magic,
             target,
             source,

@@ -13,7 +13,8 @@
 //!   rewrite ([`survey()`]), and checking a rewrite ([`verify()`]).
 //! - [`output`]: the rewritten file as pieces borrowed from the input plus patches, written
 //!   out sequentially ([`Output`]).
-//! - `elf`, `archive`: the ELF and `ar` views the rewrite works on.
+//! - `elf`, `archive`: the ELF and `ar` views the rewrite works on; `patch`: writing
+//!   little-endian fields into the output and aligning offsets (reads: `gfxkit_bundle::le`).
 //! - [`kpack`]: the ELF layout of ROCm's kpack split and its inverse.
 //!
 //! # The ELF layout rewrite
@@ -120,6 +121,7 @@ pub mod error;
 pub mod kpack;
 pub mod limits;
 pub mod output;
+mod patch;
 pub mod plan;
 pub mod rewrite;
 pub mod select;

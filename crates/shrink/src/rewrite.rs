@@ -2,11 +2,12 @@
 //! smaller by moving what follows the device code down by whole alignment units.
 
 use crate::bundle;
-use crate::elf::u64_at;
 use crate::elf::{self, Elf, Phdr, Shdr};
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::output::Output;
+use crate::patch::{align_down, Patch};
 use crate::plan::{self, BundleOutcome, NewRegion, Transform};
+use gfxkit_bundle::le::u64_at;
 use serde::Serialize;
 
 /// What kind of file was rewritten.
@@ -192,15 +193,6 @@ fn unsupported(at: u64, msg: impl Into<String>) -> Error {
     Error::at(at, ErrorKind::Unsupported(msg.into()))
 }
 
-fn put_u64(out: &mut Output<'_>, at: u64, v: u64) -> Result<()> {
-    out.put(at, &v.to_le_bytes())
-}
-
-fn put_u16(out: &mut Output<'_>, at: u64, v: u16) -> Result<()> {
-    out.put(at, &v.to_le_bytes())
-}
-
-/// Sections that carry device code gfxkit does not rewrite.
 fn foreign_device_sections(e: &Elf) -> Option<&Shdr> {
     e.shdrs
         .iter()
@@ -436,7 +428,7 @@ fn rewrite_elf<'a>(
             if relocatable {
                 continue;
             }
-            let in_place = u64_at(data, (w.at + 8) as usize).unwrap_or(0);
+            let in_place = u64_at(data, w.at + 8).unwrap_or(0);
             if in_place != 0 && in_fatbin(in_place) {
                 let n = remap(in_place, w.at + 8, "wrapper pointer")?;
                 if n != in_place {
@@ -503,25 +495,25 @@ fn rewrite_elf<'a>(
             // The old table is no longer used.
             let old = map_off(e.phoff)?;
             let n = e.phdrs.len() * elf::PHENT;
-            out.put(old, &vec![0u8; n])?;
+            out.zero(old, n)?;
         }
-        put_u64(&mut out, 32, table_at)?;
-        put_u16(&mut out, 56, phdrs.len() as u16)?;
+        out.put_u64(32, table_at)?;
+        out.put_u16(56, phdrs.len() as u16)?;
     }
     // Section headers.
     if e.shoff != 0 {
         let new_shoff = map_off(e.shoff)?;
-        put_u64(&mut out, 40, new_shoff)?;
+        out.put_u64(40, new_shoff)?;
         for (i, s) in e.shdrs.iter().enumerate() {
             let at = new_shoff + (i * elf::SHENT) as u64;
             if i == fb {
-                put_u64(&mut out, at + 32, ns)?;
+                out.put_u64(at + 32, ns)?;
                 if let Some(r) = &plan.relocated {
-                    put_u64(&mut out, at + 16, r.vaddr)?;
-                    put_u64(&mut out, at + 24, r.offset)?;
+                    out.put_u64(at + 16, r.vaddr)?;
+                    out.put_u64(at + 24, r.offset)?;
                 }
             } else if s.offset >= old_end {
-                put_u64(&mut out, at + 24, s.offset - delta + grow)?;
+                out.put_u64(at + 24, s.offset - delta + grow)?;
             } else if s.has_file_bytes() && s.offset + s.size > fo {
                 return Err(unsupported(
                     s.offset,
@@ -531,7 +523,7 @@ fn rewrite_elf<'a>(
         }
     }
     for (at, v) in patches {
-        put_u64(&mut out, map_off(at)?, v)?;
+        out.put_u64(map_off(at)?, v)?;
     }
     let mut bundles = region_outcomes;
     for b in &mut bundles {
@@ -567,10 +559,6 @@ struct LayoutPlan {
     /// A program header table placed after the new `.hip_fatbin`: (output offset, bytes).
     moved_table: Option<(u64, Vec<u8>)>,
     layout: Layout,
-}
-
-fn align_down(v: u64, a: u64) -> u64 {
-    v / a * a
 }
 
 fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> Result<LayoutPlan> {
