@@ -5,9 +5,12 @@
 
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::limits;
-use gfxkit_bundle::le::{u16_at, u32_at, u64_at};
-use object::read::elf::{FileHeader as _, ProgramHeader as _, SectionHeader as _};
+use gfxkit_bundle::le::{u32_at, u64_at};
+use object::read::elf::{
+    FileHeader as _, ProgramHeader as _, Rela as _, SectionHeader as _, Sym as _,
+};
 use object::LittleEndian as LE;
+use object::{U32, U64};
 
 /// `ET_REL`.
 pub const ET_REL: u16 = 1;
@@ -47,23 +50,20 @@ pub(crate) struct Phdr {
 }
 
 impl Phdr {
+    /// The 56-byte little-endian record (`object`'s `ProgramHeader64`).
     pub fn encode(&self) -> [u8; PHENT] {
+        let h = object::elf::ProgramHeader64::<LE> {
+            p_type: U32::new(LE, self.p_type),
+            p_flags: U32::new(LE, self.flags),
+            p_offset: U64::new(LE, self.offset),
+            p_vaddr: U64::new(LE, self.vaddr),
+            p_paddr: U64::new(LE, self.paddr),
+            p_filesz: U64::new(LE, self.filesz),
+            p_memsz: U64::new(LE, self.memsz),
+            p_align: U64::new(LE, self.align),
+        };
         let mut b = [0u8; PHENT];
-        b[0..4].copy_from_slice(&self.p_type.to_le_bytes());
-        b[4..8].copy_from_slice(&self.flags.to_le_bytes());
-        for (i, v) in [
-            self.offset,
-            self.vaddr,
-            self.paddr,
-            self.filesz,
-            self.memsz,
-            self.align,
-        ]
-        .iter()
-        .enumerate()
-        {
-            b[8 + 8 * i..16 + 8 * i].copy_from_slice(&v.to_le_bytes());
-        }
+        b.copy_from_slice(object::pod::bytes_of(&h));
         b
     }
 }
@@ -274,17 +274,18 @@ pub(crate) fn symbols(elf: &Elf, data: &[u8], i: usize) -> Result<Vec<Sym>> {
     if n as u64 > limits::MAX_RECORDS {
         return fail(s.offset, ErrorKind::BadElf("too many symbols".into()));
     }
-    let mut out = Vec::with_capacity(n);
-    for k in 0..n {
-        let o = (k * 24) as u64;
-        out.push(Sym {
-            at: s.offset + o,
-            shndx: u16_at(d, o + 6).unwrap_or(0),
-            value: u64_at(d, o + 8).unwrap_or(0),
-            size: u64_at(d, o + 16).unwrap_or(0),
-        });
-    }
-    Ok(out)
+    let (records, _) = object::pod::slice_from_bytes::<object::elf::Sym64<LE>>(d, n)
+        .map_err(|()| Error::at(s.offset, ErrorKind::BadElf("symbol table".into())))?;
+    Ok(records
+        .iter()
+        .enumerate()
+        .map(|(k, r)| Sym {
+            at: s.offset + (k * 24) as u64,
+            shndx: r.st_shndx(LE),
+            value: r.st_value(LE),
+            size: r.st_size(LE),
+        })
+        .collect())
 }
 
 /// A RELA relocation and where it sits in the file.
@@ -308,20 +309,20 @@ pub(crate) fn relas(elf: &Elf, data: &[u8], i: usize) -> Result<Vec<Rela>> {
     if n as u64 > limits::MAX_RECORDS {
         return fail(s.offset, ErrorKind::BadElf("too many relocations".into()));
     }
-    let mut out = Vec::with_capacity(n);
-    for k in 0..n {
-        let o = (k * 24) as u64;
-        let info = u64_at(d, o + 8).unwrap_or(0);
-        out.push(Rela {
-            at: s.offset + o,
+    let (records, _) = object::pod::slice_from_bytes::<object::elf::Rela64<LE>>(d, n)
+        .map_err(|()| Error::at(s.offset, ErrorKind::BadElf("relocations".into())))?;
+    Ok(records
+        .iter()
+        .enumerate()
+        .map(|(k, r)| Rela {
+            at: s.offset + (k * 24) as u64,
             index: k,
-            r_offset: u64_at(d, o).unwrap_or(0),
-            r_type: (info & 0xffff_ffff) as u32,
-            r_sym: (info >> 32) as u32,
-            addend: u64_at(d, o + 16).unwrap_or(0) as i64,
-        });
-    }
-    Ok(out)
+            r_offset: r.r_offset(LE),
+            r_type: r.r_type(LE, false),
+            r_sym: r.r_sym(LE, false),
+            addend: r.r_addend(LE),
+        })
+        .collect())
 }
 
 /// Where a wrapper's bundle pointer comes from.

@@ -95,11 +95,11 @@ pub fn survey(data: &[u8]) -> Result<Survey> {
 /// over gigabytes when only sizes are wanted).
 ///
 /// What device code the file holds is what [`gfxkit_host::discover`] finds (the one
-/// discovery every gfxkit command reads): the bundles of the first `.hip_fatbin` section of
-/// an ELF file (or of each ELF member of an archive) or of a standalone bundle file, and the
-/// `.hipFatBinSegment` wrappers leading to them. This view adds what a rewrite needs: each
-/// bundle decompressed and its entries read strictly, and damage that discovery reports in
-/// those places as an error.
+/// discovery every gfxkit command reads): the bundles of the `.hip_fatbin` section of an ELF
+/// file (or of each ELF member of an archive; more than one such section is refused, as the
+/// rewrite refuses it) or of a standalone bundle file, and the `.hipFatBinSegment` wrappers
+/// leading to them. This view adds what a rewrite needs: each bundle decompressed and its
+/// entries read strictly, and damage that discovery reports in those places as an error.
 pub fn survey_with(data: &[u8], digests: bool) -> Result<Survey> {
     if archive::is_archive(data) {
         let mut regions = Vec::new();
@@ -203,9 +203,15 @@ fn survey_one(file: &[u8], data: &[u8], digests: bool) -> Result<(FileKind, Vec<
     let (section, region) = if kind == FileKind::Bundle {
         (None, Location::at(0, data.len() as u64))
     } else {
-        match d.fatbin_sections.first() {
-            Some(l) => (Some(".hip_fatbin".to_owned()), l.clone()),
-            None => {
+        match d.fatbin_sections.as_slice() {
+            [l] => (Some(".hip_fatbin".to_owned()), l.clone()),
+            [_, second, ..] => {
+                return fail(
+                    base.saturating_add(second.offset),
+                    ErrorKind::Unsupported("more than one .hip_fatbin section".into()),
+                );
+            }
+            [] => {
                 if let Some(e) = d.problems.iter().find_map(|p| fatal(p, base)) {
                     return Err(e);
                 }
