@@ -7,7 +7,8 @@
 //! - [`select`]: entry IDs, target patterns, and the keep/drop rule ([`Selection`]).
 //! - [`plan`]: what happens to each bundle ([`Transform`], [`Conversion`]) and the outcomes.
 //! - [`bundle`]: finding bundles in bytes, decompressing and writing them (via `gfxkit-bundle`).
-//! - [`mod@rewrite`]: the file rewrite ([`rewrite()`]) and its [`Report`].
+//! - [`mod@rewrite`]: the file rewrite ([`rewrite()`]); [`report`]: what it produces
+//!   ([`Rewritten`], its [`Report`]), shared with the archive rewrite.
 //! - [`check`]: the segment and wrapper rules, checked on inputs and on rewritten files.
 //! - [`mod@survey`]: a file's device code as `gfxkit_host::discover` finds it, read for a
 //!   rewrite ([`survey()`]), and checking a rewrite ([`verify()`]).
@@ -123,6 +124,7 @@ pub mod limits;
 pub mod output;
 mod patch;
 pub mod plan;
+pub mod report;
 pub mod rewrite;
 pub mod select;
 pub mod survey;

@@ -8,7 +8,7 @@ use crate::check::{self, WrapperProblem};
 use crate::elf::{self, Elf};
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::plan::EntryRecord;
-use crate::rewrite::{FileKind, Report, Rewritten};
+use crate::report::{FileKind, Report, Rewritten};
 use gfxkit_host::{
     BundleFormat, Discovery, FoundBundle, InputKind, Location, Problem, ProblemKind, WrapperMagic,
     WrapperTarget,
