@@ -695,3 +695,85 @@ pub fn inspect_archive(path: &str, data: &[u8]) -> crate::Result<ArchiveInspecti
         targets,
     })
 }
+
+/// Per architecture, the code objects of binaries just split (`gfxkit kpack split`), in
+/// binary order then wrapper order: one archive is written per architecture.
+pub fn kernels_by_arch<'k, 'd>(
+    splits: &'k [gfxkit_kpack::split::SplitBinary<'d>],
+) -> BTreeMap<String, Vec<&'k gfxkit_kpack::split::KernelOut<'d>>> {
+    let mut by_arch: BTreeMap<String, Vec<&gfxkit_kpack::split::KernelOut<'d>>> = BTreeMap::new();
+    for s in splits {
+        for k in &s.kernels {
+            by_arch.entry(k.arch.clone()).or_default().push(k);
+        }
+    }
+    by_arch
+}
+
+/// One architecture's archive after a split: its bytes and what it holds.
+#[derive(Debug, Clone)]
+pub struct MergedArchive {
+    /// The archive.
+    pub bytes: Vec<u8>,
+    /// Kernels in it.
+    pub kernels: usize,
+    /// Their uncompressed bytes.
+    pub uncompressed: u64,
+}
+
+/// The archive of `group` for `arch` after splitting binaries into it: the kernels of `old`
+/// (the archive already there, when there is one) whose binary (`kernel_name`) is not in
+/// `replaced`, then `kernels`. Errors name what failed; the caller adds the archive's path.
+pub fn merged_archive(
+    group: &str,
+    arch: &str,
+    kernels: &[&gfxkit_kpack::split::KernelOut<'_>],
+    old: Option<&[u8]>,
+    replaced: &std::collections::HashSet<&str>,
+    compression: gfxkit_kpack::write::Compression,
+) -> crate::Result<MergedArchive> {
+    use gfxkit_kpack::write::{write_archive, ArchiveMeta, KernelIn};
+    let fail = |m: String| crate::Error::new(crate::ErrorKind::Kpack(m));
+    let old = old
+        .map(Archive::parse)
+        .transpose()
+        .map_err(|e| fail(format!("exists and is not a readable archive: {e}")))?;
+    let mut kept = Vec::new();
+    if let Some(o) = &old {
+        for k in o
+            .kernels
+            .iter()
+            .filter(|k| !replaced.contains(k.kernel_name()))
+        {
+            let p = o
+                .payload(k)
+                .map_err(|e| fail(format!("kernel {}: {e}", k.key)))?;
+            kept.push((k.key.as_str(), k.arch.as_str(), p));
+        }
+    }
+    let mut ins: Vec<KernelIn<'_>> = kept
+        .iter()
+        .map(|(key, arch, p)| KernelIn {
+            key,
+            arch,
+            bytes: p,
+        })
+        .collect();
+    ins.extend(kernels.iter().map(|k| KernelIn {
+        key: &k.key,
+        arch: &k.arch,
+        bytes: &k.bytes,
+    }));
+    let meta = ArchiveMeta {
+        group_name: group.to_owned(),
+        arch_family: arch.to_owned(),
+        arches: vec![arch.to_owned()],
+    };
+    let bytes = write_archive(&meta, &ins, compression)
+        .map_err(|e| fail(format!("cannot be written: {e}")))?;
+    Ok(MergedArchive {
+        kernels: ins.len(),
+        uncompressed: ins.iter().map(|k| k.bytes.len() as u64).sum(),
+        bytes,
+    })
+}

@@ -5,11 +5,10 @@ use crate::kpack_files;
 use anyhow::{bail, Context, Result};
 use gfxkit_inventory::kpack as inv_kpack;
 use gfxkit_inventory::kpack::{ArchiveInspection, ArchiveListing};
-use gfxkit_kpack::split::{self, KernelOut};
-use gfxkit_kpack::write::{write_archive, ArchiveMeta, Compression, KernelIn};
+use gfxkit_kpack::split;
+use gfxkit_kpack::write::Compression;
 use gfxkit_kpack::Archive;
 use serde::Serialize;
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
@@ -349,12 +348,7 @@ fn run_split(a: SplitArgs) -> Result<ExitCode> {
         splits.push(s);
     }
     // Archives: one per architecture, merged with one already there.
-    let mut by_arch: BTreeMap<String, Vec<&KernelOut<'_>>> = BTreeMap::new();
-    for s in &splits {
-        for k in &s.kernels {
-            by_arch.entry(k.arch.clone()).or_default().push(k);
-        }
-    }
+    let by_arch = inv_kpack::kernels_by_arch(&splits);
     std::fs::create_dir_all(&kpack_dir)
         .with_context(|| format!("cannot create {}", kpack_dir.display()))?;
     let new_names: std::collections::HashSet<&str> =
@@ -368,51 +362,23 @@ fn run_split(a: SplitArgs) -> Result<ExitCode> {
         } else {
             None
         };
-        let old_parsed = match &old {
-            Some(i) => Some(Archive::parse(i).with_context(|| {
-                format!("{} exists and is not a readable archive", path.display())
-            })?),
-            None => None,
-        };
-        let mut kept: Vec<(String, String, Cow<'_, [u8]>)> = Vec::new();
-        if let Some(o) = &old_parsed {
-            for k in &o.kernels {
-                if !new_names.contains(k.kernel_name()) {
-                    let p = o
-                        .payload(k)
-                        .with_context(|| format!("{}: kernel {}", path.display(), k.key))?;
-                    kept.push((k.key.clone(), k.arch.clone(), p));
-                }
-            }
-        }
-        let mut ins: Vec<KernelIn<'_>> = kept
-            .iter()
-            .map(|(key, arch, p)| KernelIn {
-                key,
-                arch,
-                bytes: p,
-            })
-            .collect();
-        ins.extend(kernels.iter().map(|k| KernelIn {
-            key: &k.key,
-            arch: &k.arch,
-            bytes: &k.bytes,
-        }));
-        let meta = ArchiveMeta {
-            group_name: a.group.clone(),
-            arch_family: arch.clone(),
-            arches: vec![arch.clone()],
-        };
-        let bytes = write_archive(&meta, &ins, compression)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        let m = inv_kpack::merged_archive(
+            &a.group,
+            arch,
+            kernels,
+            old.as_deref(),
+            &new_names,
+            compression,
+        )
+        .with_context(|| path.display().to_string())?;
         archives.push(ArchiveReport {
             path: path.display().to_string(),
             arch: arch.clone(),
-            kernels: ins.len(),
-            uncompressed: ins.iter().map(|k| k.bytes.len() as u64).sum(),
-            size: bytes.len() as u64,
+            kernels: m.kernels,
+            uncompressed: m.uncompressed,
+            size: m.bytes.len() as u64,
         });
-        planned.push((path, bytes));
+        planned.push((path, m.bytes));
     }
     // Write: archives first, then binaries (a binary never names an archive not yet there).
     for (path, bytes) in &planned {
@@ -469,27 +435,31 @@ fn run_split(a: SplitArgs) -> Result<ExitCode> {
     if a.json {
         crate::output::print_json(&report)?;
     } else {
-        let stdout = std::io::stdout();
-        let mut o = stdout.lock();
-        for b in &report.binaries {
-            writeln!(
-                o,
-                "{}: {} wrappers, {} code objects, {} -> {} bytes ({})",
-                b.output, b.wrappers, b.code_objects, b.size_before, b.size_after, b.kernel_name
-            )?;
-        }
-        for r in &report.archives {
-            writeln!(
-                o,
-                "{}: {} kernels, {} bytes ({} uncompressed)",
-                r.path, r.kernels, r.size, r.uncompressed
-            )?;
-        }
-        if report.copied > 0 {
-            writeln!(o, "{} files without device code copied", report.copied)?;
-        }
+        print_split(&mut std::io::stdout().lock(), &report)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `kpack split`'s text: a line per binary written, per archive, and the files copied.
+fn print_split(o: &mut dyn Write, report: &SplitReport) -> std::io::Result<()> {
+    for b in &report.binaries {
+        writeln!(
+            o,
+            "{}: {} wrappers, {} code objects, {} -> {} bytes ({})",
+            b.output, b.wrappers, b.code_objects, b.size_before, b.size_after, b.kernel_name
+        )?;
+    }
+    for r in &report.archives {
+        writeln!(
+            o,
+            "{}: {} kernels, {} bytes ({} uncompressed)",
+            r.path, r.kernels, r.size, r.uncompressed
+        )?;
+    }
+    if report.copied > 0 {
+        writeln!(o, "{} files without device code copied", report.copied)?;
+    }
+    Ok(())
 }
 
 /// The TOC name of a binary written at `out`: its path below the parent of the kpack dir, or
