@@ -8,8 +8,9 @@
 //! - [`plan`]: what happens to each bundle ([`Transform`], [`Conversion`]) and the outcomes.
 //! - [`bundle`]: finding bundles in bytes, decompressing and writing them (via `gfxkit-bundle`).
 //! - [`mod@rewrite`]: the file rewrite ([`rewrite()`]) and its [`Report`].
-//! - [`mod@survey`]: reading a file's device code ([`survey()`]) and checking a rewrite
-//!   ([`verify()`]).
+//! - [`mod@survey`]: reading a file's device code ([`survey()`]).
+//! - [`mod@verify`]: checking a rewrite ([`verify()`]): the rewritten file read again and every
+//!   kept entry compared byte for byte with the input.
 //! - [`output`]: the rewritten file as pieces borrowed from the input plus patches, written
 //!   out sequentially ([`Output`]).
 //! - `elf`, `archive`: the ELF and `ar` views the rewrite works on.
@@ -117,11 +118,15 @@ pub mod plan;
 pub mod rewrite;
 pub mod select;
 pub mod survey;
+pub mod verify;
 
 pub use bundle::Method;
 pub use error::{Error, ErrorKind};
 pub use output::Output;
 pub use plan::{BundleOutcome, Conversion, EntryRecord, Transform};
-pub use rewrite::{rewrite, FileKind, Layout, RegionReport, Report, Rewritten};
+pub use rewrite::{
+    rewrite, rewrite_without_digests, FileKind, Layout, RegionReport, Report, Rewritten,
+};
 pub use select::{classify, EntryTarget, Pattern, Selection};
-pub use survey::{survey, survey_with, verify, verify_bytes, Survey, SurveyBundle, SurveyRegion};
+pub use survey::{survey, survey_with, Survey, SurveyBundle, SurveyRegion};
+pub use verify::{verify, verify_bytes};

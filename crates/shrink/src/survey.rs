@@ -4,9 +4,10 @@
 use crate::archive;
 use crate::bundle;
 use crate::elf::{self, Elf};
-use crate::error::{fail, Error, ErrorKind, Result};
+use crate::error::{fail, ErrorKind, Result};
 use crate::plan::EntryRecord;
-use crate::rewrite::{FileKind, Report, Rewritten};
+use crate::rewrite::FileKind;
+use gfxkit_bundle::Bundle;
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -55,15 +56,42 @@ pub struct Survey {
     pub regions: Vec<SurveyRegion>,
 }
 
-fn survey_bundles(region: &[u8], base: u64, digests: bool) -> Result<Vec<SurveyBundle>> {
+/// Called by [`survey_read`] with each bundle's file offset, its bytes as stored and the
+/// uncompressed bundle parsed.
+pub(crate) type Visit<'v> = dyn Fn(u64, &[u8], &Bundle<'_>) -> Result<()> + Sync + 'v;
+
+/// How [`survey_read`] reads the bundles.
+#[derive(Clone, Copy)]
+pub(crate) struct Reading<'v> {
+    /// Compute every entry's MD5.
+    pub digests: bool,
+    /// Check the CCOB hash of compressed bundles. Only a caller that compares every entry
+    /// byte for byte with data it trusts (through `visit`) turns this off.
+    pub hash: bool,
+    /// Called on every bundle, in parallel.
+    pub visit: Option<&'v Visit<'v>>,
+    /// Added to the offsets handed to `visit` (an archive member's offset in the archive).
+    pub base: u64,
+}
+
+fn survey_bundles(region: &[u8], base: u64, how: &Reading<'_>) -> Result<Vec<SurveyBundle>> {
     let found = bundle::scan(region).map_err(|e| e.shifted(base))?;
     found
         .par_iter()
         .map(|f| {
             let at = base + f.offset as u64;
-            let raw = bundle::uncompressed(f).map_err(|e| e.shifted(at))?;
+            let raw = if how.hash {
+                bundle::uncompressed(f)
+            } else {
+                bundle::uncompressed_unhashed(f)
+            }
+            .map_err(|e| e.shifted(at))?;
             let parsed = crate::plan::parse(&raw, f, at)?;
+            if let Some(visit) = how.visit {
+                visit(how.base + at, f.bytes, &parsed)?;
+            }
             let entries = parsed.entries();
+            let digests = how.digests;
             Ok(SurveyBundle {
                 offset: at,
                 stored: f.bytes.len() as u64,
@@ -87,6 +115,19 @@ pub fn survey(data: &[u8]) -> Result<Survey> {
 /// Like [`survey`]; without `digests` the entries' `md5` fields are left empty (much faster
 /// over gigabytes when only sizes are wanted).
 pub fn survey_with(data: &[u8], digests: bool) -> Result<Survey> {
+    survey_read(
+        data,
+        &Reading {
+            digests,
+            hash: true,
+            visit: None,
+            base: 0,
+        },
+    )
+}
+
+/// Like [`survey_with`], reading each bundle as `how` says.
+pub(crate) fn survey_read(data: &[u8], how: &Reading<'_>) -> Result<Survey> {
     if archive::is_archive(data) {
         let mut regions = Vec::new();
         for m in archive::members(data)? {
@@ -95,7 +136,7 @@ pub fn survey_with(data: &[u8], digests: bool) -> Result<Survey> {
             }
             let base = (m.header_at + 60) as u64;
             let (_, rs) =
-                survey_one(m.data, digests).map_err(|e| e.shifted(base).in_member(&m.name))?;
+                survey_one(m.data, base, how).map_err(|e| e.shifted(base).in_member(&m.name))?;
             for mut r in rs {
                 r.member = Some(m.name.clone());
                 r.offset += base;
@@ -111,7 +152,7 @@ pub fn survey_with(data: &[u8], digests: bool) -> Result<Survey> {
             regions,
         });
     }
-    let (kind, regions) = survey_one(data, digests)?;
+    let (kind, regions) = survey_one(data, 0, how)?;
     Ok(Survey {
         kind,
         size: data.len() as u64,
@@ -119,9 +160,19 @@ pub fn survey_with(data: &[u8], digests: bool) -> Result<Survey> {
     })
 }
 
-fn survey_one(data: &[u8], digests: bool) -> Result<(FileKind, Vec<SurveyRegion>)> {
+/// One non-archive file; `member_base` is its offset in the file being surveyed (an archive
+/// member's), which only the offsets handed to a visitor include.
+fn survey_one(
+    data: &[u8],
+    member_base: u64,
+    how: &Reading<'_>,
+) -> Result<(FileKind, Vec<SurveyRegion>)> {
     if gfxkit_bundle::detect(data).is_some() {
-        let bundles = survey_bundles(data, 0, digests)?;
+        let how = Reading {
+            base: member_base,
+            ..*how
+        };
+        let bundles = survey_bundles(data, 0, &how)?;
         return Ok((
             FileKind::Bundle,
             vec![SurveyRegion {
@@ -154,7 +205,11 @@ fn survey_one(data: &[u8], digests: bool) -> Result<(FileKind, Vec<SurveyRegion>
     };
     let s = e.shdrs[fb].clone();
     let region = e.section_data(data, fb);
-    let bundles = survey_bundles(region, s.offset, digests)?;
+    let how = Reading {
+        base: member_base,
+        ..*how
+    };
+    let bundles = survey_bundles(region, s.offset, &how)?;
     let mut problems = Vec::new();
     let mut wrappers = 0;
     if let Some(seg) = e.section_named(".hipFatBinSegment")? {
@@ -203,104 +258,6 @@ fn survey_one(data: &[u8], digests: bool) -> Result<(FileKind, Vec<SurveyRegion>
             problems,
         }],
     ))
-}
-
-/// Checks a rewritten file: every bundle re-read, every kept entry's MD5 equal to the
-/// original's, every wrapper leading to a bundle, and (ELF) every loadable segment still
-/// congruent to its address and in address order.
-/// `original` is the input the rewrite was made from.
-pub fn verify(original: &[u8], rewritten: &Rewritten) -> Result<()> {
-    verify_bytes(original, &rewritten.bytes(), &rewritten.report)
-}
-
-/// Like [`verify`], for the bytes of a rewritten file read back from disk: `bytes` must hold
-/// what `report` says (the report of the rewrite of `original`).
-pub fn verify_bytes(original: &[u8], bytes: &[u8], report: &Report) -> Result<()> {
-    let fail_v = |msg: String| Err(Error::at(0, ErrorKind::Verify(msg)));
-    let s = survey(bytes)?;
-    let want: Vec<_> = report
-        .regions
-        .iter()
-        .filter(|r| !r.bundles.is_empty())
-        .collect();
-    let got: Vec<_> = s.regions.iter().filter(|r| !r.bundles.is_empty()).collect();
-    if want.len() != got.len() {
-        return fail_v(format!(
-            "{} regions of bundles expected, {} found",
-            want.len(),
-            got.len()
-        ));
-    }
-    for (w, g) in want.iter().zip(&got) {
-        let place = w.member.clone().unwrap_or_default();
-        if let Some(p) = g.problems.first() {
-            return fail_v(format!("{place} {p}"));
-        }
-        if g.wrappers != w.wrappers {
-            return fail_v(format!(
-                "{place}: {} wrappers expected, {} found",
-                w.wrappers, g.wrappers
-            ));
-        }
-        if w.bundles.len() != g.bundles.len() {
-            return fail_v(format!(
-                "{place}: {} bundles expected, {} found",
-                w.bundles.len(),
-                g.bundles.len()
-            ));
-        }
-        for (k, (wb, gb)) in w.bundles.iter().zip(&g.bundles).enumerate() {
-            if wb.kept != gb.entries {
-                return fail_v(format!(
-                    "{place} bundle {k}: entries differ from the originals kept"
-                ));
-            }
-            if wb.encoding_after != gb.encoding {
-                return fail_v(format!(
-                    "{place} bundle {k}: encoding {} expected, {} found",
-                    wb.encoding_after, gb.encoding
-                ));
-            }
-        }
-    }
-    if elf::is_elf(bytes) {
-        check_segments(bytes)?;
-        let before = page_conflicts(original);
-        let after = page_conflicts(bytes);
-        if after > before {
-            return fail_v(format!(
-                "{after} pairs of loadable segments share a page or are out of order (were {before})"
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn check_segments(data: &[u8]) -> Result<()> {
-    let e = Elf::parse(data)?;
-    for (i, p) in e.phdrs.iter().enumerate() {
-        let bad = |m: String| Err(Error::at(0, ErrorKind::Verify(format!("segment {i}: {m}"))));
-        if p.filesz > 0
-            && p.offset
-                .checked_add(p.filesz)
-                .map_or(true, |end| end > data.len() as u64)
-        {
-            return bad("runs past the end of the file".into());
-        }
-        if p.p_type != elf::PT_LOAD {
-            continue;
-        }
-        if p.align > 1 && p.offset % p.align != p.vaddr % p.align {
-            return bad(format!(
-                "offset {:#x} and address {:#x} disagree modulo {:#x}",
-                p.offset, p.vaddr, p.align
-            ));
-        }
-        if p.filesz > p.memsz {
-            return bad("file size exceeds memory size".into());
-        }
-    }
-    Ok(())
 }
 
 /// Pairs of consecutive loadable segments that share a 4 KiB page or are out of address order.
