@@ -5,9 +5,10 @@
 //! pages the system provides as the codec writes them (a lying header costs address space, not
 //! memory); beyond that the buffer grows with the bytes the codec actually produces, from 16
 //! times the payload (at least 64 KiB) doubling. Producing more (or fewer) bytes than declared
-//! is an error. The CCOB hash is computed on a second thread while decoding goes on
-//! ([`decompress_hashed`]). [`decompress_to`] streams the output to a sink instead of keeping
-//! it, and [`decoded_extent`] finds where a frame ends keeping nothing.
+//! is an error. A whole zstd frame is decoded in one call straight into that buffer (no window
+//! buffer beside it). [`decompress_to`] streams the output to a sink instead of keeping it,
+//! hashing it on a second thread while decoding goes on, and [`decoded_extent`] finds where a
+//! frame ends keeping nothing.
 
 use crate::error::{Error, ErrorKind, Result};
 use std::io::Write;
@@ -443,7 +444,8 @@ fn declared_len(declared: u64) -> Result<usize> {
 ///
 /// Output up to 1 GiB (and 1024 times the payload) is one allocation of the declared size,
 /// whose pages the system provides as the data is written; a larger declared size grows with
-/// the data actually produced.
+/// the data actually produced. The whole of a zstd frame within those bounds is decoded in one
+/// call into that allocation, which zstd uses as its window: memory is the output alone.
 pub fn decompress(
     method: Method,
     payload: &[u8],
@@ -452,18 +454,26 @@ pub fn decompress(
 ) -> Result<(Vec<u8>, u64)> {
     let declared_usize = declared_len(declared)?;
     let target = stop_after.map_or(declared_usize, |s| s.min(declared_usize));
+    if target == declared_usize {
+        if let Some(done) = zstd_one_shot(method, payload, declared) {
+            return Ok(done);
+        }
+    }
     let mut dec = Decoder::new(method, payload, declared)?;
     let mut out = Vec::new();
     decode(&mut dec, declared, target, &mut out, |_| {})?;
     Ok((out, dec.consumed()))
 }
 
-/// Like [`decompress`] of the whole output, also returning its [`truncated_md5`]. The hash is
-/// computed while the data is decoded: each finished chunk is hashed on a second thread while
-/// the next is decoded, so a large bundle costs about the longer of the two, not their sum.
-/// Called on a rayon worker (bundles decompressed in parallel, one per core), a zstd frame is
-/// decoded in one call straight into the output and hashed after: the same result with half
-/// the memory.
+/// Like [`decompress`] of the whole output, also returning its [`truncated_md5`].
+///
+/// A zstd frame (within the presize bounds) is decoded in one call straight into the output,
+/// which zstd then uses as its window: memory is the output alone, not a window buffer of the
+/// same size beside it. It is hashed afterwards. Anything else (zlib, a larger declared size,
+/// a frame that does not decode to exactly the declared size, which then gives the exact
+/// error) is decoded chunk by chunk, each finished chunk hashed on a second thread while the
+/// next is decoded. To overlap hashing with decoding without holding the output twice, stream
+/// it with [`decompress_to`].
 pub fn decompress_hashed(
     method: Method,
     payload: &[u8],
@@ -471,10 +481,8 @@ pub fn decompress_hashed(
 ) -> Result<(Vec<u8>, u64, u64)> {
     use md5::{Digest, Md5};
     let target = declared_len(declared)?;
-    if rayon::current_thread_index().is_some() {
-        if let Some(done) = decompress_hashed_compact(method, payload, declared) {
-            return Ok(done);
-        }
+    if let Some(done) = decompress_hashed_compact(method, payload, declared) {
+        return Ok(done);
     }
     let mut dec = Decoder::new(method, payload, declared)?;
     let mut out = Vec::new();
@@ -505,17 +513,25 @@ pub fn decompress_hashed(
     Ok((out, dec.consumed(), md5_prefix(&digest)))
 }
 
-/// Like [`decompress_hashed`], for a caller that already decompresses several bundles at once,
-/// one per core (it runs on a rayon worker): a zstd frame is decoded in one call straight into
-/// the output (no window buffer beside it, so memory is the output alone, not twice it) and
-/// hashed afterwards on the same thread. Anything else (zlib, sizes past the presize bounds, a
-/// frame that does not decode to exactly the declared size) goes the general way, which also
-/// gives the exact error.
+/// Like [`decompress_hashed`] with the output decoded straight into its final buffer: a zstd
+/// frame is decoded in one call (zstd then uses the output as its window, so memory is the
+/// output alone, not a window buffer beside it) and hashed afterwards on the same thread.
+/// `None` when that does not apply: see [`zstd_one_shot`].
 fn decompress_hashed_compact(
     method: Method,
     payload: &[u8],
     declared: u64,
 ) -> Option<(Vec<u8>, u64, u64)> {
+    let (out, used) = zstd_one_shot(method, payload, declared)?;
+    let hash = truncated_md5(&out);
+    Some((out, used, hash))
+}
+
+/// A zstd frame decoded in one call into a buffer of exactly the declared size, with no
+/// window buffer beside it; returns the output and the bytes the frame occupies. `None` for
+/// zlib, for sizes past the presize bounds, and for a frame that does not decode to exactly
+/// the declared size: the general, chunked decoder then runs and gives the exact error.
+fn zstd_one_shot(method: Method, payload: &[u8], declared: u64) -> Option<(Vec<u8>, u64)> {
     let target = usize::try_from(declared).ok()?;
     if method != Method::Zstd
         || target > PRESIZE_LIMIT.min(payload.len().saturating_mul(PRESIZE_RATIO))
@@ -526,10 +542,7 @@ fn decompress_hashed_compact(
     let mut dctx = zstd::zstd_safe::DCtx::try_create()?;
     let mut out = Vec::with_capacity(target);
     match dctx.decompress(&mut out, payload.get(..frame)?) {
-        Ok(n) if n == target && out.len() == target => {
-            let hash = truncated_md5(&out);
-            Some((out, frame as u64, hash))
-        }
+        Ok(n) if n == target && out.len() == target => Some((out, frame as u64)),
         _ => None,
     }
 }
@@ -567,16 +580,26 @@ pub fn decoded_extent(method: Method, payload: &[u8], declared: u64) -> Result<u
 /// Scratch buffer of [`decoded_extent`].
 const SCRATCH: usize = 64 << 10;
 
-/// Buffers [`decompress_to`] rotates between the decoder and the hashing thread.
-const STREAM_BUFFERS: usize = 4;
+/// Bytes [`decompress_to`] decodes per step and hands to the sink and the hash: small enough
+/// that the sink (a `write` into the page cache) copies them while they are still in the
+/// decoding core's cache. With 4 MiB steps that copy ran at memory speed and cost as much CPU
+/// as decoding.
+const STREAM_CHUNK: usize = 256 << 10;
+
+/// Buffers [`decompress_to`] rotates between the decoder and the hashing thread (8 MiB in
+/// flight: the hash may fall behind by that much before the decoder waits).
+const STREAM_BUFFERS: usize = 32;
+
+/// Output from this size up is hashed on a second thread by [`decompress_to`].
+const STREAM_THREAD_MIN: u64 = 8 << 20;
 
 /// Decodes the single zstd frame or zlib stream at the start of `payload`, which must produce
 /// exactly `declared` bytes, handing the output to `sink` in order, chunk by chunk, as it is
 /// decoded; returns the payload bytes the frame or stream occupies and the [`truncated_md5`]
 /// of the output.
 ///
-/// Nothing of the output is kept: memory is zstd's window (at most the output size) plus a
-/// few 4 MiB chunks, whatever the header declares. Each chunk is hashed on a second thread
+/// Nothing of the output is kept: memory is zstd's window (at most the output size) plus
+/// 8 MiB of 256 KiB chunks, whatever the header declares. Each chunk is hashed on a second thread
 /// while the next is decoded and handed on, so a large bundle costs about the longer of the
 /// two, not their sum. The sink may have received bytes when an error is returned (a size or
 /// decoding error found late): write to a temporary file and keep it only on success.
@@ -588,7 +611,7 @@ pub fn decompress_to(
 ) -> Result<(u64, u64)> {
     use md5::{Digest, Md5};
     let mut dec = Decoder::new(method, payload, declared)?;
-    let chunk_len = CHUNK.min(declared_len(declared)?);
+    let chunk_len = STREAM_CHUNK.min(declared_len(declared)?);
     let out_err = |e: std::io::Error| {
         Error::new(ErrorKind::Output {
             message: e.to_string(),
@@ -619,7 +642,7 @@ pub fn decompress_to(
         }
         Ok(false)
     };
-    if declared < 2 * CHUNK as u64 {
+    if declared < STREAM_THREAD_MIN {
         let mut m = Md5::new();
         let mut buf = Vec::new();
         let mut more = true;
@@ -768,12 +791,12 @@ mod tests {
         let mut out = Vec::new();
         let mut chunks = 0usize;
         let (used, hash) = decompress_to(m, z, declared, &mut |c| {
-            assert!(c.len() <= CHUNK);
+            assert!(c.len() <= STREAM_CHUNK);
             chunks += 1;
             out.extend_from_slice(c);
             Ok(())
         })?;
-        assert!(out.len() <= (chunks * CHUNK).max(1));
+        assert!(out.len() <= (chunks * STREAM_CHUNK).max(1));
         Ok((out, used, hash))
     }
 

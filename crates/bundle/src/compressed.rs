@@ -238,6 +238,28 @@ pub fn decompress_ccob(data: &[u8], opts: &DecompressOptions) -> Result<Decompre
     })
 }
 
+/// Decompresses the CCOB bundle at the start of `data` with every check of [`decompress_ccob`]
+/// (declared size exact, payload ending at the total size) but the hash, which is not
+/// computed: for a caller that compares the output byte for byte with data it already trusts,
+/// such as a rewrite reading back the bundles it wrote and comparing each entry with the input
+/// it came from. There the hash would repeat that comparison at the cost of an MD5 pass over
+/// the bundle. Returns the header, the uncompressed bundle and the bytes the compressed bundle
+/// occupies in `data`. Anything read from an untrusted source goes through
+/// [`decompress_ccob`].
+pub fn decompress_ccob_unhashed(
+    data: &[u8],
+    opts: &DecompressOptions,
+) -> Result<(Header, Vec<u8>, u64)> {
+    let header = Header::parse(data)?;
+    header.check_limit(opts.max_uncompressed)?;
+    let payload = header.payload(data);
+    let (out, used) = codec::decompress(header.method, payload, header.uncompressed_size, None)
+        .map_err(|e| e.shifted(header.header_len()))?;
+    // The stored hash stands for the computed one: only the size and extent are checked.
+    let extent = header.checked_end(used, header.hash, opts)?;
+    Ok((header, out, extent))
+}
+
 impl Header {
     /// After decoding: the payload must end at the total size (v2, v3) and, unless `opts`
     /// says warn, the hash must match. Returns the extent.

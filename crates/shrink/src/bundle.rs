@@ -102,6 +102,19 @@ pub fn uncompressed<'a>(found: &Found<'a>) -> Result<Cow<'a, [u8]>> {
     }
 }
 
+/// Like [`uncompressed`] without computing the CCOB hash (sizes are still checked): for a
+/// reader that compares every entry byte for byte with data it trusts.
+pub(crate) fn uncompressed_unhashed<'a>(found: &Found<'a>) -> Result<Cow<'a, [u8]>> {
+    match found.encoding {
+        Encoding::Uncompressed => Ok(Cow::Borrowed(found.bytes)),
+        Encoding::Compressed { .. } => {
+            ccob::decompress_ccob_unhashed(found.bytes, &DecompressOptions::default())
+                .map(|(_, data, _)| Cow::Owned(data))
+                .map_err(|e| error_at(e, 0))
+        }
+    }
+}
+
 /// Decompresses the CCOB bundle `b` (exactly its bytes), size and hash checked.
 pub fn decompress(b: &[u8]) -> Result<Vec<u8>> {
     ccob::decompress_ccob(b, &DecompressOptions::default())

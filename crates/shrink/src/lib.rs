@@ -11,7 +11,9 @@
 //!   ([`Rewritten`], its [`Report`]), shared with the archive rewrite.
 //! - [`check`]: the segment and wrapper rules, checked on inputs and on rewritten files.
 //! - [`mod@survey`]: a file's device code as `gfxkit_host::discover` finds it, read for a
-//!   rewrite ([`survey()`]), and checking a rewrite ([`verify()`]).
+//!   rewrite ([`survey()`]).
+//! - [`mod@verify`]: checking a rewrite ([`verify()`]): the rewritten file read again (through
+//!   the survey) and every kept entry compared byte for byte with the input.
 //! - [`output`]: the rewritten file as pieces borrowed from the input plus patches, written
 //!   out sequentially ([`Output`]).
 //! - `elf`, `archive`: the ELF and `ar` views the rewrite works on; `patch`: writing
@@ -128,12 +130,16 @@ pub mod report;
 pub mod rewrite;
 pub mod select;
 pub mod survey;
+pub mod verify;
 
 pub use bundle::Method;
 pub use check::{SegmentProblem, WrapperProblem};
 pub use error::{Error, ErrorKind};
 pub use output::Output;
 pub use plan::{BundleOutcome, Conversion, EntryRecord, Transform};
-pub use rewrite::{rewrite, FileKind, Layout, RegionReport, Report, Rewritten};
+pub use rewrite::{
+    rewrite, rewrite_without_digests, FileKind, Layout, RegionReport, Report, Rewritten,
+};
 pub use select::{classify, EntryTarget, Pattern, Selection};
-pub use survey::{survey, survey_with, verify, verify_bytes, Survey, SurveyBundle, SurveyRegion};
+pub use survey::{survey, survey_with, Survey, SurveyBundle, SurveyRegion};
+pub use verify::{verify, verify_bytes};

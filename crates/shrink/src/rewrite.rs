@@ -15,7 +15,19 @@ use gfxkit_bundle::le::u64_at;
 ///
 /// Nothing is assembled in memory: the result holds the plan (new headers, compressed bundles,
 /// patched fields) and borrows everything else from `data`.
+///
+/// Every kept entry's MD5 is in the report (`kept[].md5`): one more pass over the kept
+/// payloads, which [`rewrite_without_digests`] leaves out.
 pub fn rewrite<'a>(data: &'a [u8], t: &Transform) -> Result<Rewritten<'a>> {
+    let mut r = rewrite_without_digests(data, t)?;
+    r.report.add_digests(data)?;
+    Ok(r)
+}
+
+/// Like [`rewrite`], with the kept entries' `md5` left empty: for a caller that does not
+/// show them (or fills them in later with [`Report::add_digests`]). [`crate::verify()`]
+/// compares the payloads themselves and needs no digests.
+pub fn rewrite_without_digests<'a>(data: &'a [u8], t: &Transform) -> Result<Rewritten<'a>> {
     if crate::archive::is_archive(data) {
         return crate::archive::rewrite_archive(data, t, rewrite_one);
     }

@@ -8,7 +8,8 @@ use crate::check::{self, WrapperProblem};
 use crate::elf::{self, Elf};
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::plan::EntryRecord;
-use crate::report::{FileKind, Report, Rewritten};
+use crate::report::FileKind;
+use gfxkit_bundle::Bundle;
 use gfxkit_host::{
     BundleFormat, Discovery, FoundBundle, InputKind, Location, Problem, ProblemKind, WrapperMagic,
     WrapperTarget,
@@ -61,15 +62,41 @@ pub struct Survey {
     pub regions: Vec<SurveyRegion>,
 }
 
-/// Decompresses and reads every bundle `found` in the input (in parallel), with the MD5 of
-/// every entry when `digests`.
-fn survey_bundles(found: &[Found<'_>], digests: bool) -> Result<Vec<SurveyBundle>> {
+/// Called by [`survey_read`] with each bundle's file offset, its bytes as stored and the
+/// uncompressed bundle parsed.
+pub(crate) type Visit<'v> = dyn Fn(u64, &[u8], &Bundle<'_>) -> Result<()> + Sync + 'v;
+
+/// How [`survey_read`] reads the bundles.
+#[derive(Clone, Copy)]
+pub(crate) struct Reading<'v> {
+    /// Compute every entry's MD5.
+    pub digests: bool,
+    /// Check the CCOB hash of compressed bundles. Only a caller that compares every entry
+    /// byte for byte with data it trusts (through `visit`) turns this off.
+    pub hash: bool,
+    /// Called on every bundle, in parallel.
+    pub visit: Option<&'v Visit<'v>>,
+    /// Added to the offsets handed to `visit`. Offsets are file offsets already (an archive
+    /// member's included), so callers pass 0.
+    pub base: u64,
+}
+
+/// Decompresses and reads every bundle `found` in the input (in parallel), as `how` says.
+fn survey_bundles(found: &[Found<'_>], how: &Reading<'_>) -> Result<Vec<SurveyBundle>> {
     found
         .par_iter()
         .map(|f| {
             let at = f.offset as u64;
-            let raw = bundle::uncompressed(f).map_err(|e| e.shifted(at))?;
+            let raw = if how.hash {
+                bundle::uncompressed(f)
+            } else {
+                bundle::uncompressed_unhashed(f)
+            }
+            .map_err(|e| e.shifted(at))?;
             let parsed = crate::plan::parse(&raw, f, at)?;
+            if let Some(visit) = how.visit {
+                visit(how.base.saturating_add(at), f.bytes, &parsed)?;
+            }
             let entries = parsed.entries();
             Ok(SurveyBundle {
                 offset: at,
@@ -78,7 +105,7 @@ fn survey_bundles(found: &[Found<'_>], digests: bool) -> Result<Vec<SurveyBundle
                 uncompressed: raw.len() as u64,
                 entries: entries
                     .iter()
-                    .map(|e| EntryRecord::of_with(e, digests))
+                    .map(|e| EntryRecord::of_with(e, how.digests))
                     .collect(),
             })
         })
@@ -101,13 +128,26 @@ pub fn survey(data: &[u8]) -> Result<Survey> {
 /// leading to them. This view adds what a rewrite needs: each bundle decompressed and its
 /// entries read strictly, and damage that discovery reports in those places as an error.
 pub fn survey_with(data: &[u8], digests: bool) -> Result<Survey> {
+    survey_read(
+        data,
+        &Reading {
+            digests,
+            hash: true,
+            visit: None,
+            base: 0,
+        },
+    )
+}
+
+/// Like [`survey_with`], reading each bundle as `how` says.
+pub(crate) fn survey_read(data: &[u8], how: &Reading<'_>) -> Result<Survey> {
     if archive::is_archive(data) {
         let mut regions = Vec::new();
         for m in archive::members(data)? {
             if !elf::is_elf(m.data) {
                 continue;
             }
-            let (_, rs) = survey_one(data, m.data, digests).map_err(|e| e.in_member(&m.name))?;
+            let (_, rs) = survey_one(data, m.data, how).map_err(|e| e.in_member(&m.name))?;
             for mut r in rs {
                 r.member = Some(m.name.clone());
                 regions.push(r);
@@ -119,7 +159,7 @@ pub fn survey_with(data: &[u8], digests: bool) -> Result<Survey> {
             regions,
         });
     }
-    let (kind, regions) = survey_one(data, data, digests)?;
+    let (kind, regions) = survey_one(data, data, how)?;
     Ok(Survey {
         kind,
         size: data.len() as u64,
@@ -175,7 +215,11 @@ fn found<'a>(b: &FoundBundle<'a>, base: u64) -> Result<Found<'a>> {
 }
 
 /// Surveys `data` (the whole input, or an archive member's contents within `file`).
-fn survey_one(file: &[u8], data: &[u8], digests: bool) -> Result<(FileKind, Vec<SurveyRegion>)> {
+fn survey_one(
+    file: &[u8],
+    data: &[u8],
+    how: &Reading<'_>,
+) -> Result<(FileKind, Vec<SurveyRegion>)> {
     let base = gfxkit_bundle::le::offset_within(file, data).unwrap_or(0);
     let d = gfxkit_host::discover(data);
     let kind = match d.kind {
@@ -237,7 +281,7 @@ fn survey_one(file: &[u8], data: &[u8], digests: bool) -> Result<(FileKind, Vec<
         .iter()
         .map(|&i| found(&d.bundles[i], base))
         .collect::<Result<Vec<_>>>()?;
-    let bundles = survey_bundles(&list, digests)?;
+    let bundles = survey_bundles(&list, how)?;
     let mut problems = Vec::new();
     let mut wrappers = 0;
     for (i, w) in d.wrappers.iter().enumerate() {
@@ -301,83 +345,6 @@ fn has_wrapper_section(d: &Discovery<'_>) -> bool {
         matches!(p.kind, ProblemKind::BundleWithoutWrapper)
             || p.location.section.as_deref() == Some(".hipFatBinSegment")
     })
-}
-
-/// Checks a rewritten file: every bundle re-read, every kept entry's MD5 equal to the
-/// original's, every wrapper leading to a bundle, and (ELF) every loadable segment still
-/// congruent to its address and in address order.
-/// `original` is the input the rewrite was made from.
-pub fn verify(original: &[u8], rewritten: &Rewritten) -> Result<()> {
-    verify_bytes(original, &rewritten.bytes(), &rewritten.report)
-}
-
-/// Like [`verify`], for the bytes of a rewritten file read back from disk: `bytes` must hold
-/// what `report` says (the report of the rewrite of `original`).
-pub fn verify_bytes(original: &[u8], bytes: &[u8], report: &Report) -> Result<()> {
-    let fail_v = |msg: String| Err(Error::at(0, ErrorKind::Verify(msg)));
-    let s = survey(bytes)?;
-    let want: Vec<_> = report
-        .regions
-        .iter()
-        .filter(|r| !r.bundles.is_empty())
-        .collect();
-    let got: Vec<_> = s.regions.iter().filter(|r| !r.bundles.is_empty()).collect();
-    if want.len() != got.len() {
-        return fail_v(format!(
-            "{} regions of bundles expected, {} found",
-            want.len(),
-            got.len()
-        ));
-    }
-    for (w, g) in want.iter().zip(&got) {
-        let place = w.member.clone().unwrap_or_default();
-        if let Some(p) = g.problems.first() {
-            return fail_v(format!("{place} {p}"));
-        }
-        if g.wrappers != w.wrappers {
-            return fail_v(format!(
-                "{place}: {} wrappers expected, {} found",
-                w.wrappers, g.wrappers
-            ));
-        }
-        if w.bundles.len() != g.bundles.len() {
-            return fail_v(format!(
-                "{place}: {} bundles expected, {} found",
-                w.bundles.len(),
-                g.bundles.len()
-            ));
-        }
-        for (k, (wb, gb)) in w.bundles.iter().zip(&g.bundles).enumerate() {
-            if wb.kept != gb.entries {
-                return fail_v(format!(
-                    "{place} bundle {k}: entries differ from the originals kept"
-                ));
-            }
-            if wb.encoding_after != gb.encoding {
-                return fail_v(format!(
-                    "{place} bundle {k}: encoding {} expected, {} found",
-                    wb.encoding_after, gb.encoding
-                ));
-            }
-        }
-    }
-    if elf::is_elf(bytes) {
-        check_segments(bytes)?;
-        let before = page_conflicts(original);
-        let after = page_conflicts(bytes);
-        if after > before {
-            return fail_v(format!(
-                "{after} pairs of loadable segments share a page or are out of order (were {before})"
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn check_segments(data: &[u8]) -> Result<()> {
-    let e = Elf::parse(data)?;
-    check::segments(&e, data.len() as u64)
-        .map_err(|err| Error::at(err.offset, ErrorKind::Verify(err.kind.to_string())))
 }
 
 /// Pairs of consecutive loadable segments that share a 4 KiB page or are out of address order.

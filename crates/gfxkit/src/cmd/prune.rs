@@ -191,8 +191,9 @@ pub fn execute(io: &IoArgs, t: &Transform) -> Result<ExitCode> {
     );
     progress.enable_steady_tick(std::time::Duration::from_millis(120));
     progress.set_message(format!("rewriting {name}"));
-    let rewritten =
-        gfxkit_shrink::rewrite(&input, t).with_context(|| format!("cannot rewrite {name}"))?;
+    // The entries' MD5 digests are only in the JSON report: computed for it alone.
+    let mut rewritten = gfxkit_shrink::rewrite_without_digests(&input, t)
+        .with_context(|| format!("cannot rewrite {name}"))?;
     if io.dry_run {
         // Nothing is written, so check the rewrite in memory; a written file is checked as
         // read back from disk instead.
@@ -217,6 +218,12 @@ pub fn execute(io: &IoArgs, t: &Transform) -> Result<ExitCode> {
             crate::output::Durability::Rename
         };
         write_verified(path, &io.input, &input, &rewritten, durability)?;
+    }
+    if io.json {
+        rewritten
+            .report
+            .add_digests(&input)
+            .with_context(|| format!("{name}: cannot compute the entries' digests"))?;
     }
     progress.finish_and_clear();
     let elapsed = started.elapsed();
