@@ -349,7 +349,12 @@ fn rewrite_zip(
     Ok(changed)
 }
 
-fn encoder<'w>(c: Option<Compression>, w: &'w mut dyn Write) -> io::Result<Box<dyn Finish + 'w>> {
+/// The compressing writer of codec `c` for a stream of exactly `len` bytes.
+fn encoder<'w>(
+    c: Option<Compression>,
+    w: &'w mut dyn Write,
+    len: u64,
+) -> io::Result<Box<dyn Finish + 'w>> {
     Ok(match c {
         None => Box::new(Plain(w)),
         Some(Compression::Gzip) => Box::new(flate2::write::GzEncoder::new(
@@ -362,6 +367,10 @@ fn encoder<'w>(c: Option<Compression>, w: &'w mut dyn Write) -> io::Result<Box<d
         }
         Some(Compression::Zstd) => {
             let mut e = zstd::stream::write::Encoder::new(w, 10)?;
+            // Told the size, zstd sizes its tables to the data (without it, level 10 clears
+            // tens of MiB of tables for any stream) and uses no workers for a small one; the
+            // frame records the size. Writing another number of bytes is an error at the end.
+            e.set_pledged_src_size(Some(len))?;
             let threads = u32::try_from(rayon::current_num_threads()).unwrap_or(1);
             if threads > 1 {
                 e.multithread(threads)?;
@@ -464,11 +473,15 @@ fn rewrite_tar<'d>(
     let mut new: std::collections::HashMap<usize, (Bytes, String)> = Default::default();
     let mut local_changes: Vec<(String, String, u64)> = paths_json.to_vec();
     let mut paths_json_at = None;
+    // The data size of every raw entry, by index: with the replacements, the exact length of
+    // the tarball written (a compressor told it sizes its tables to it).
+    let mut sizes = Vec::new();
     {
         let mut archive = tar::Archive::new(open().map_err(rd)?);
         let mut pending = None;
         for (i, entry) in archive.entries().map_err(rd)?.raw(true).enumerate() {
             let mut entry = entry.map_err(rd)?;
+            sizes.push(entry.size());
             let kind = entry.header().entry_type();
             if kind == tar::EntryType::GNULongName || kind == tar::EntryType::XHeader {
                 let mut d = Vec::new();
@@ -550,7 +563,16 @@ fn rewrite_tar<'d>(
     }
     // Pass 2: copy every entry, replacing the rewritten ones.
     let werr = |e: io::Error| Error::new(chain, ErrorKind::Io(format!("writing: {e}")));
-    let mut enc = encoder(compression, out).map_err(werr)?;
+    let padded = |n: u64| n.div_ceil(512).saturating_mul(512);
+    let tar_len = sizes.iter().enumerate().fold(1024u64, |len, (i, &size)| {
+        let data = if Some(i) == paths_json_at {
+            new_paths_json.as_ref().map_or(size, |b| b.len() as u64)
+        } else {
+            new.get(&i).map_or(size, |(b, _)| b.len() as u64)
+        };
+        len.saturating_add(512).saturating_add(padded(data))
+    });
+    let mut enc = encoder(compression, out, tar_len).map_err(werr)?;
     let mut archive = tar::Archive::new(open().map_err(rd)?);
     for (i, entry) in archive.entries().map_err(rd)?.raw(true).enumerate() {
         let mut entry = entry.map_err(rd)?;
@@ -571,6 +593,12 @@ fn rewrite_tar<'d>(
             None => {
                 enc.write_all(header.as_bytes()).map_err(werr)?;
                 let n = io::copy(&mut entry, &mut *enc).map_err(rd)?;
+                if Some(&n) != sizes.get(i) {
+                    return Err(Error::new(
+                        chain,
+                        ErrorKind::Truncated(format!("tar entry {i} ({n} bytes of its data)")),
+                    ));
+                }
                 pad(&mut *enc, n).map_err(werr)?;
             }
         }
