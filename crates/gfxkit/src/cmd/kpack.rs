@@ -4,7 +4,7 @@ use crate::input::Input;
 use crate::kpack_files;
 use anyhow::{bail, Context, Result};
 use gfxkit_inventory::kpack as inv_kpack;
-use gfxkit_inventory::kpack::{ArchiveInspection, ArchiveListing};
+use gfxkit_inventory::kpack::{ArchiveInspection, ArchiveListing, KernelListing};
 use gfxkit_kpack::split;
 use gfxkit_kpack::write::Compression;
 use gfxkit_kpack::Archive;
@@ -618,16 +618,7 @@ pub fn print_archives(o: &mut dyn Write, archives: &[ArchiveListing]) -> std::io
             l.kernels.len()
         )?;
         for k in &l.kernels {
-            let size = k.size.map_or("-".to_owned(), |s| s.to_string());
-            write!(
-                o,
-                "  {:<40} {:<16} {:>10} bytes  stored {:>10}",
-                k.key, k.arch, size, k.stored_size
-            )?;
-            if let Some(e) = &k.error {
-                write!(o, "  ERROR {e}")?;
-            }
-            writeln!(o)?;
+            write_kernel(o, k, "")?;
         }
     }
     Ok(())
@@ -665,22 +656,24 @@ pub fn print_inspection(o: &mut dyn Write, i: &ArchiveInspection) -> std::io::Re
     writeln!(o, "  compression   {}", l.scheme)?;
     writeln!(o, "  kernels       {}", l.kernels.len())?;
     for (k, t) in l.kernels.iter().zip(&i.targets) {
-        let size = k.size.map_or("-".to_owned(), |s| s.to_string());
-        write!(
-            o,
-            "  {:<40} {:<16} {:>10} bytes  stored {:>10}  code object {}",
-            k.key,
-            k.arch,
-            size,
-            k.stored_size,
-            t.as_deref().unwrap_or("-")
-        )?;
-        if let Some(e) = &k.error {
-            write!(o, "  ERROR {e}")?;
-        }
-        writeln!(o)?;
+        let target = format!("  code object {}", t.as_deref().unwrap_or("-"));
+        write_kernel(o, k, &target)?;
     }
     Ok(())
+}
+
+/// One kernel's line: key, architecture, sizes, then `extra`, then its error if any.
+fn write_kernel(o: &mut dyn Write, k: &KernelListing, extra: &str) -> std::io::Result<()> {
+    let size = k.size.map_or("-".to_owned(), |s| s.to_string());
+    write!(
+        o,
+        "  {:<40} {:<16} {:>10} bytes  stored {:>10}{extra}",
+        k.key, k.arch, size, k.stored_size
+    )?;
+    if let Some(e) = &k.error {
+        write!(o, "  ERROR {e}")?;
+    }
+    writeln!(o)
 }
 
 /// `list` of any file: a `.kpack` archive, a split binary seen through the archives its
@@ -852,7 +845,6 @@ pub fn extract_write(
 #[cfg(test)]
 mod printer_tests {
     use super::*;
-    use gfxkit_inventory::kpack::KernelListing;
 
     #[test]
     fn archive_listing_prints_a_line_per_kernel_with_errors() {

@@ -128,6 +128,20 @@ pub struct IoArgs {
     pub json: bool,
 }
 
+impl IoArgs {
+    /// The file to write: none for a dry run, the file the input names (through a symbolic
+    /// link, the file it leads to, not the link) in place, else `--output`.
+    pub fn target(&self) -> Option<PathBuf> {
+        if self.dry_run {
+            None
+        } else if self.in_place {
+            Some(std::fs::canonicalize(&self.input).unwrap_or_else(|_| self.input.clone()))
+        } else {
+            self.output.clone()
+        }
+    }
+}
+
 /// Runs `gfxkit prune`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let parse = |v: &[String]| -> Result<Vec<Pattern>> {
@@ -202,14 +216,7 @@ pub fn execute(io: &IoArgs, t: &Transform) -> Result<ExitCode> {
             format!("{name}: the rewritten file failed verification; nothing written")
         })?;
     }
-    let target = if io.dry_run {
-        None
-    } else if io.in_place {
-        // Through a symbolic link, replace the file it names, not the link.
-        Some(std::fs::canonicalize(&io.input).unwrap_or_else(|_| io.input.clone()))
-    } else {
-        io.output.clone()
-    };
+    let target = io.target();
     if let Some(path) = &target {
         progress.set_message(format!("writing and re-verifying {}", path.display()));
         let durability = if io.in_place {

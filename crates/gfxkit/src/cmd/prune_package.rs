@@ -61,13 +61,7 @@ pub fn execute(io: &IoArgs, t: &Transform, input: &Input) -> Result<ExitCode> {
         Ok(Some(bytes))
     };
     let opts = gfxkit_package::Options::default();
-    let target = if io.dry_run {
-        None
-    } else if io.in_place {
-        Some(std::fs::canonicalize(&io.input).unwrap_or_else(|_| io.input.clone()))
-    } else {
-        io.output.clone()
-    };
+    let target = io.target();
     let dir = target
         .as_deref()
         .and_then(Path::parent)
