@@ -136,32 +136,41 @@ pub fn compress(method: Method, level: i32, threads: u32, data: &[u8]) -> Result
     }
 }
 
-/// Smallest chain log multi-threaded zstd compresses with: 32 MiB jobs overlapping by 8 MiB.
-pub const MT_MIN_CHAIN_LOG: u32 = 22;
+/// Size of the jobs multi-threaded zstd cuts the input into at levels up to 12 (32 MiB; each
+/// sees 8 MiB before its start besides what long-distance matching finds further back).
+pub const MT_JOB_SIZE: u32 = 32 << 20;
 
 /// Smallest hash log multi-threaded zstd compresses with at levels up to 3.
-pub const MT_MIN_HASH_LOG: u32 = 18;
+pub const MT_MIN_HASH_LOG: u32 = 20;
+
+/// Chain log (the second hash table of zstd's `dfast` match finder) multi-threaded zstd
+/// compresses with at levels up to 3.
+pub const MT_CHAIN_LOG_FAST: u32 = 18;
 
 /// The parameters multi-threaded zstd adds to `level` (with long-distance matching on).
 ///
 /// With long-distance matching, zstd's workers cut the input into jobs of 8 times the chain
-/// table (2 MiB at level 3) and let each job see only a fraction of that before its start, so
-/// the ordinary match finder loses every match further back than 64 KiB at a job boundary:
-/// output 5% larger than clang's single-threaded frame on a 90 MB ROCm bundle. Raising the
-/// chain log to 22 makes jobs 32 MiB that overlap by 8 MiB (overlap log 9: the largest
-/// fraction), and a hash log of 18 at the fast levels finds more matches inside a job; the
-/// window stays what one thread uses (clang's: the bundle, up to 128 MiB), and long-distance
-/// matching still runs over all of it. The result is smaller than clang's frame on real
-/// bundles (1% on that bundle) at about twice the CPU time of one thread, spread over the
-/// workers. Levels whose own tables are at least this large are left as they are.
+/// table (2 MiB at level 3) that see little before their start, so the ordinary match finder
+/// loses every match further back at a job boundary: output 5% larger than clang's
+/// single-threaded frame on a 93 MB ROCm bundle. gfxkit sets jobs of 32 MiB
+/// ([`MT_JOB_SIZE`]) that overlap by a quarter (overlap log 9: the largest) and, at the fast
+/// levels, tables of 2^20 and 2^18 entries (level 3's own are 2^17 and 2^16). On the largest
+/// bundles of Debian's librocsparse (64-93 MB) the frame comes out 0.7-4% smaller than
+/// clang's at about 1.1 times the CPU time of one thread. The window stays what one thread
+/// uses (clang's: the bundle, up to 128 MiB) and long-distance matching still runs over all of
+/// it. (Getting large jobs by raising the chain log to 22, as gfxkit did before, costs about
+/// 1.6 times the CPU time of one thread: its 16 MiB table misses the cache. Tables of 2^18 and
+/// 2^17 entries cost no more than one thread but can come out 0.8% larger than clang's.)
+/// Levels above 12 keep zstd's own, larger, jobs.
 fn mt_parameters(level: i32) -> Vec<zstd::zstd_safe::CParameter> {
     use zstd::zstd_safe::CParameter;
     let mut p = vec![CParameter::OverlapSizeLog(9)];
     if level <= 12 {
-        p.push(CParameter::ChainLog(MT_MIN_CHAIN_LOG));
+        p.push(CParameter::JobSize(MT_JOB_SIZE));
     }
     if level <= 3 {
         p.push(CParameter::HashLog(MT_MIN_HASH_LOG));
+        p.push(CParameter::ChainLog(MT_CHAIN_LOG_FAST));
     }
     p
 }
