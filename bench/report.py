@@ -104,18 +104,18 @@ loaded = float(kv["load"].split()[0]) > cores / 2
 if loaded:
     conditions = [
         f"Measured {stamp} on a {cores}-core machine **under load** from other processes (load",
-        f"average {kv['load']} at the start, {kv.get('load_end', '?')} at the end, the benchmark's",
-        "own included): wall times then",
-        "mostly measure the wait for a core, and work moved to a second thread (the MD5 hash) is",
-        "paid in full, so a side's CPU time is the better measure of what it costs; under a load",
-        "like this the wall ratios of two runs can differ by 2x while CPU ratios stay within about",
-        "10%. The goals are for wall time on an idle machine: read the `met` column with that in",
-        "mind.",
+        f"average {kv['load']} at the start; {kv.get('load_end', '?')} at the end, the",
+        "benchmark's own included). Wall times then mostly measure the wait for a core, and work",
+        "moved to a second thread (the MD5 hash) is paid in full, so a side's CPU time is the",
+        "better measure of what it costs: under a load like this the wall ratios of two runs can",
+        "differ by 2x while CPU ratios stay within about 10%. The goals are for wall time on an",
+        "idle machine; read the `met` column with that in mind.",
     ]
 else:
     conditions = [
-        f"Measured {stamp} on an otherwise idle {cores}-core machine (load average {kv['load']}",
-        f"at the start, {kv.get('load_end', '?')} at the end, the benchmark's own included).",
+        f"Measured {stamp} on an otherwise idle {cores}-core machine (load average",
+        f"{kv['load']} at the start; {kv.get('load_end', '?')} at the end, the benchmark's own",
+        "included).",
     ]
 md = [
     "# Performance",
@@ -130,8 +130,8 @@ md = [
     f"Each row's commands ran alternately, {kv['runs']} times each ({kv['big_runs']} for",
     "librocsparse), and the best of each is kept. Memory is the peak anonymous memory (`RssAnon`",
     "of `/proc/<pid>/status`, sampled every millisecond); memory-mapped inputs and the page cache",
-    "are not counted. CPU is user plus system time (least over the runs). Release build."
-    + (f" The whole run took {kv['minutes']} minutes." if "minutes" in kv else ""),
+    "are not counted. CPU is user plus system time (least over the runs). Release build.",
+    *([f"The whole run took {kv['minutes']} minutes."] if "minutes" in kv else []),
     "",
     "![ratios](performance.svg)",
     "",
