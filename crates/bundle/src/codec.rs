@@ -136,32 +136,41 @@ pub fn compress(method: Method, level: i32, threads: u32, data: &[u8]) -> Result
     }
 }
 
-/// Smallest chain log multi-threaded zstd compresses with: 32 MiB jobs overlapping by 8 MiB.
-pub const MT_MIN_CHAIN_LOG: u32 = 22;
+/// Size of the jobs multi-threaded zstd cuts the input into at levels up to 12 (32 MiB; each
+/// sees 8 MiB before its start besides what long-distance matching finds further back).
+pub const MT_JOB_SIZE: u32 = 32 << 20;
 
 /// Smallest hash log multi-threaded zstd compresses with at levels up to 3.
-pub const MT_MIN_HASH_LOG: u32 = 18;
+pub const MT_MIN_HASH_LOG: u32 = 20;
+
+/// Chain log (the second hash table of zstd's `dfast` match finder) multi-threaded zstd
+/// compresses with at levels up to 3.
+pub const MT_CHAIN_LOG_FAST: u32 = 18;
 
 /// The parameters multi-threaded zstd adds to `level` (with long-distance matching on).
 ///
 /// With long-distance matching, zstd's workers cut the input into jobs of 8 times the chain
-/// table (2 MiB at level 3) and let each job see only a fraction of that before its start, so
-/// the ordinary match finder loses every match further back than 64 KiB at a job boundary:
-/// output 5% larger than clang's single-threaded frame on a 90 MB ROCm bundle. Raising the
-/// chain log to 22 makes jobs 32 MiB that overlap by 8 MiB (overlap log 9: the largest
-/// fraction), and a hash log of 18 at the fast levels finds more matches inside a job; the
-/// window stays what one thread uses (clang's: the bundle, up to 128 MiB), and long-distance
-/// matching still runs over all of it. The result is smaller than clang's frame on real
-/// bundles (1% on that bundle) at about twice the CPU time of one thread, spread over the
-/// workers. Levels whose own tables are at least this large are left as they are.
+/// table (2 MiB at level 3) that see little before their start, so the ordinary match finder
+/// loses every match further back at a job boundary: output 5% larger than clang's
+/// single-threaded frame on a 93 MB ROCm bundle. gfxkit sets jobs of 32 MiB
+/// ([`MT_JOB_SIZE`]) that overlap by a quarter (overlap log 9: the largest) and, at the fast
+/// levels, tables of 2^20 and 2^18 entries (level 3's own are 2^17 and 2^16). On the largest
+/// bundles of Debian's librocsparse (64-93 MB) the frame comes out 0.7-4% smaller than
+/// clang's at about 1.1 times the CPU time of one thread. The window stays what one thread
+/// uses (clang's: the bundle, up to 128 MiB) and long-distance matching still runs over all of
+/// it. (Getting large jobs by raising the chain log to 22, as gfxkit did before, costs about
+/// 1.6 times the CPU time of one thread: its 16 MiB table misses the cache. Tables of 2^18 and
+/// 2^17 entries cost no more than one thread but can come out 0.8% larger than clang's.)
+/// Levels above 12 keep zstd's own, larger, jobs.
 fn mt_parameters(level: i32) -> Vec<zstd::zstd_safe::CParameter> {
     use zstd::zstd_safe::CParameter;
     let mut p = vec![CParameter::OverlapSizeLog(9)];
     if level <= 12 {
-        p.push(CParameter::ChainLog(MT_MIN_CHAIN_LOG));
+        p.push(CParameter::JobSize(MT_JOB_SIZE));
     }
     if level <= 3 {
         p.push(CParameter::HashLog(MT_MIN_HASH_LOG));
+        p.push(CParameter::ChainLog(MT_CHAIN_LOG_FAST));
     }
     p
 }
@@ -537,6 +546,18 @@ fn decompress_hashed_compact(
 /// zlib, for sizes past the presize bounds, and for a frame that does not decode to exactly
 /// the declared size: the general, chunked decoder then runs and gives the exact error.
 fn zstd_one_shot(method: Method, payload: &[u8], declared: u64) -> Option<(Vec<u8>, u64)> {
+    let mut out = Vec::new();
+    let used = zstd_one_shot_into(method, payload, declared, &mut out)?;
+    Some((out, used))
+}
+
+/// [`zstd_one_shot`] into `out` (cleared; its allocation reused when it is large enough).
+fn zstd_one_shot_into(
+    method: Method,
+    payload: &[u8],
+    declared: u64,
+    out: &mut Vec<u8>,
+) -> Option<u64> {
     let target = usize::try_from(declared).ok()?;
     if method != Method::Zstd
         || target > PRESIZE_LIMIT.min(payload.len().saturating_mul(PRESIZE_RATIO))
@@ -545,11 +566,32 @@ fn zstd_one_shot(method: Method, payload: &[u8], declared: u64) -> Option<(Vec<u
     }
     let frame = usize::try_from(zstd_frame_len(payload).ok()?).ok()?;
     let mut dctx = zstd::zstd_safe::DCtx::try_create()?;
-    let mut out = Vec::with_capacity(target);
-    match dctx.decompress(&mut out, payload.get(..frame)?) {
-        Ok(n) if n == target && out.len() == target => Some((out, frame as u64)),
+    out.clear();
+    if out.capacity() < target {
+        *out = Vec::with_capacity(target);
+    }
+    match dctx.decompress(out, payload.get(..frame)?) {
+        Ok(n) if n == target && out.len() == target => Some(frame as u64),
         _ => None,
     }
+}
+
+/// Like [`decompress`] of the whole output, into `out` (cleared first; its allocation is reused
+/// when it is large enough). Returns the payload bytes the frame or stream occupies. For a
+/// caller decoding many bundles in turn: the memory it writes is then fresh once, not once per
+/// bundle (page faults and zeroing by the system cost about a tenth of the decoding).
+pub fn decompress_into(
+    method: Method,
+    payload: &[u8],
+    declared: u64,
+    out: &mut Vec<u8>,
+) -> Result<u64> {
+    if let Some(used) = zstd_one_shot_into(method, payload, declared, out) {
+        return Ok(used);
+    }
+    let (data, used) = decompress(method, payload, declared, None)?;
+    *out = data;
+    Ok(used)
 }
 
 /// Decodes the single zstd frame or zlib stream at the start of `payload`, which must produce
@@ -753,6 +795,27 @@ mod tests {
             assert_eq!(used, z.len() as u64);
             let (p, _) = decompress(m, &z, data.len() as u64, Some(100)).unwrap();
             assert_eq!(p, &data[..100]);
+        }
+    }
+
+    #[test]
+    fn decoding_into_a_reused_buffer_gives_each_output_exactly() {
+        let big: Vec<u8> = (0..3 * CHUNK).map(|i| (i % 249) as u8).collect();
+        let small = b"a few bytes".to_vec();
+        let mut buf = Vec::new();
+        for m in [Method::Zstd, Method::Zlib] {
+            for data in [&big, &small, &big] {
+                let z = compress(m, m.default_level(), 0, data).unwrap();
+                let used = decompress_into(m, &z, data.len() as u64, &mut buf).unwrap();
+                assert_eq!((&buf, used), (data, z.len() as u64), "{m}");
+            }
+            let z = compress(m, m.default_level(), 0, &small).unwrap();
+            for declared in [small.len() - 1, small.len() + 1] {
+                assert!(
+                    decompress_into(m, &z, declared as u64, &mut buf).is_err(),
+                    "{m}"
+                );
+            }
         }
     }
 

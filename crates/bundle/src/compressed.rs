@@ -250,14 +250,26 @@ pub fn decompress_ccob_unhashed(
     data: &[u8],
     opts: &DecompressOptions,
 ) -> Result<(Header, Vec<u8>, u64)> {
+    let mut out = Vec::new();
+    let (header, extent) = decompress_ccob_unhashed_into(data, opts, &mut out)?;
+    Ok((header, out, extent))
+}
+
+/// [`decompress_ccob_unhashed`] into `out` (cleared first; its allocation is reused when it is
+/// large enough: see [`codec::decompress_into`]). Returns the header and the extent.
+pub fn decompress_ccob_unhashed_into(
+    data: &[u8],
+    opts: &DecompressOptions,
+    out: &mut Vec<u8>,
+) -> Result<(Header, u64)> {
     let header = Header::parse(data)?;
     header.check_limit(opts.max_uncompressed)?;
     let payload = header.payload(data);
-    let (out, used) = codec::decompress(header.method, payload, header.uncompressed_size, None)
+    let used = codec::decompress_into(header.method, payload, header.uncompressed_size, out)
         .map_err(|e| e.shifted(header.header_len()))?;
     // The stored hash stands for the computed one: only the size and extent are checked.
     let extent = header.checked_end(used, header.hash, opts)?;
-    Ok((header, out, extent))
+    Ok((header, extent))
 }
 
 impl Header {

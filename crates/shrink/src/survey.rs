@@ -83,17 +83,19 @@ pub(crate) struct Reading<'v> {
 
 /// Decompresses and reads every bundle `found` in the input (in parallel), as `how` says.
 fn survey_bundles(found: &[Found<'_>], how: &Reading<'_>) -> Result<Vec<SurveyBundle>> {
+    // Without the hash, bundles are decoded into one buffer per worker, reused.
     found
         .par_iter()
-        .map(|f| {
+        .map_init(Vec::new, |buf, f| {
             let at = f.offset as u64;
-            let raw = if how.hash {
-                bundle::uncompressed(f)
+            let owned;
+            let raw: &[u8] = if how.hash {
+                owned = bundle::uncompressed(f).map_err(|e| e.shifted(at))?;
+                &owned
             } else {
-                bundle::uncompressed_unhashed(f)
-            }
-            .map_err(|e| e.shifted(at))?;
-            let parsed = crate::plan::parse(&raw, f, at)?;
+                bundle::uncompressed_unhashed(f, buf).map_err(|e| e.shifted(at))?
+            };
+            let parsed = crate::plan::parse(raw, f, at)?;
             if let Some(visit) = how.visit {
                 visit(how.base.saturating_add(at), f.bytes, &parsed)?;
             }
