@@ -41,7 +41,8 @@ pub trait WriteSeek: Write + Seek {}
 impl<T: Write + Seek> WriteSeek for T {}
 
 /// Rewrites the package `data` named `name` into `out`, calling `f` on every member that may
-/// hold device code. Returns the members replaced (none: `out` still gets a valid copy).
+/// hold device code. Returns the members replaced (none: `out` still gets a valid copy; a
+/// tarball with nothing replaced is copied byte for byte, not compressed again).
 pub fn rewrite(
     name: &str,
     data: &[u8],
@@ -56,7 +57,7 @@ pub fn rewrite(
         Some(Format::Tar) => {
             let mut changed = Vec::new();
             let open = || -> io::Result<Box<dyn Read + '_>> { Ok(Box::new(data)) };
-            rewrite_tar(
+            let wrote = rewrite_tar(
                 name,
                 &open,
                 opts,
@@ -68,6 +69,9 @@ pub fn rewrite(
                 &mut changed,
                 &mut Vec::new(),
             )?;
+            if !wrote {
+                out.write_all(data).map_err(|e| write_err(name, &e))?;
+            }
             Ok(changed)
         }
         Some(Format::Compressed(c)) => {
@@ -87,7 +91,7 @@ pub fn rewrite(
                 ));
             }
             let mut changed = Vec::new();
-            rewrite_tar(
+            let wrote = rewrite_tar(
                 name,
                 &open,
                 opts,
@@ -99,6 +103,9 @@ pub fn rewrite(
                 &mut changed,
                 &mut Vec::new(),
             )?;
+            if !wrote {
+                out.write_all(data).map_err(|e| write_err(name, &e))?;
+            }
             Ok(changed)
         }
         Some(Format::Deb) => Err(Error::new(
@@ -240,7 +247,7 @@ fn rewrite_zip(
             } else {
                 Vec::new()
             };
-            {
+            let wrote = {
                 rewrite_tar(
                     &path,
                     &open,
@@ -252,13 +259,13 @@ fn rewrite_zip(
                     &mut w,
                     &mut got,
                     &mut hashes,
-                )?;
-            }
+                )?
+            };
             let bytes =
                 Bytes::Spilled(w.finish().map_err(|e| {
                     Error::new(&path, ErrorKind::Io(format!("temporary file: {e}")))
                 })?);
-            if !got.is_empty() || !paths_json.is_empty() {
+            if wrote {
                 if !is_info {
                     inner_changes.extend(hashes);
                 }
@@ -454,7 +461,8 @@ fn clean(name: &str) -> String {
 /// Rewrites a tarball read from `open()` (called twice: once to rewrite members, once to
 /// write) into `out`, compressed with `compression`. `paths_json` holds (member, hex SHA-256,
 /// size) of members changed elsewhere (a `.conda`'s pkg tarball) for this tarball's
-/// `info/paths.json`; `hashes` gets the same for the members replaced here.
+/// `info/paths.json`; `hashes` gets the same for the members replaced here. Returns `false`,
+/// having written nothing, when there is nothing to replace.
 #[allow(clippy::too_many_arguments)]
 fn rewrite_tar<'d>(
     chain: &str,
@@ -467,7 +475,7 @@ fn rewrite_tar<'d>(
     out: &mut dyn Write,
     changed: &mut Vec<Changed>,
     hashes: &mut Vec<(String, String, u64)>,
-) -> Result<()> {
+) -> Result<bool> {
     let rd = |e: io::Error| Error::from_read(chain, &e);
     // Pass 1: the new bytes of each rewritten entry, by entry index.
     let mut new: std::collections::HashMap<usize, (Bytes, String)> = Default::default();
@@ -561,6 +569,10 @@ fn rewrite_tar<'d>(
         }
         new_paths_json = Some(s);
     }
+    // Nothing to replace: nothing is written (the caller keeps the original bytes).
+    if new.is_empty() && new_paths_json.is_none() {
+        return Ok(false);
+    }
     // Pass 2: copy every entry, replacing the rewritten ones.
     let werr = |e: io::Error| Error::new(chain, ErrorKind::Io(format!("writing: {e}")));
     let padded = |n: u64| n.div_ceil(512).saturating_mul(512);
@@ -605,7 +617,11 @@ fn rewrite_tar<'d>(
     }
     enc.write_all(&[0u8; 1024]).map_err(werr)?;
     enc.done().map_err(werr)?;
-    Ok(())
+    Ok(true)
+}
+
+fn write_err(name: &str, e: &io::Error) -> Error {
+    Error::new(name, ErrorKind::Io(format!("writing: {e}")))
 }
 
 fn pad(w: &mut dyn Write, n: u64) -> io::Result<()> {

@@ -465,3 +465,26 @@ fn rewritten_tar_zst_records_its_size_and_a_short_entry_is_refused() {
     .unwrap_err();
     assert!(matches!(err.kind, ErrorKind::Truncated(_)), "{err}");
 }
+
+#[test]
+fn tarball_with_nothing_to_rewrite_is_copied_byte_for_byte() {
+    // No member may hold device code: the tarball is not compressed again.
+    let tar = tar_of(&[("lib/a.py", b"x = 1\n"), ("README", b"hello\n")]);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&tar).unwrap();
+    let pkg = gz.finish().unwrap();
+    for (name, data) in [("t.tar", &tar), ("t.tar.gz", &pkg)] {
+        let mut out = Cursor::new(Vec::new());
+        let changed = rewrite(
+            name,
+            data,
+            &Options::default(),
+            &MemorySpill,
+            &|_| Ok(None),
+            &mut out,
+        )
+        .unwrap();
+        assert!(changed.is_empty());
+        assert_eq!(&out.into_inner(), data, "{name}");
+    }
+}
