@@ -5,7 +5,13 @@
 #
 #   bash bench/floor.sh                  # corpus in /work/corpus
 #   bash bench/floor.sh /path/to/corpus  # uses <corpus>/debian/librocsparse.so (+ .hip_fatbin)
-#   RUNS=5 BIG_RUNS=3 bash bench/floor.sh
+#   bash bench/floor.sh --runs 5 --big-runs 3 [corpus]   # or RUNS=5 BIG_RUNS=3 bash bench/floor.sh
+#
+# Repetitions: --runs N (or RUNS; default 5) for the rows of the 93 MB bundle, --big-runs N (or
+# BIG_RUNS; default 3) for the 1.3 GB library. With the defaults one run takes about 5 minutes
+# on an idle 2-core machine (plus the release build, when it is not up to date); each extra
+# big run adds about a minute. The machine should be otherwise idle: the report says when it
+# was not (load average at the start and the end).
 #
 # Each row runs its commands alternately (gfxkit, floor, clang, gfxkit, ...) RUNS times (BIG_RUNS
 # for the 1.3 GB library) and keeps the best wall time of each, so that load from other
@@ -17,11 +23,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-CORPUS=${1:-/work/corpus}
+RUNS=${RUNS:-5}
+BIG_RUNS=${BIG_RUNS:-3}
+CORPUS=/work/corpus
+while [ $# -gt 0 ]; do
+  case $1 in
+  --runs) RUNS=$2; shift 2 ;;
+  --big-runs) BIG_RUNS=$2; shift 2 ;;
+  -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
+  -*) echo "bench/floor.sh: unknown option $1" >&2; exit 2 ;;
+  *) CORPUS=$1; shift ;;
+  esac
+done
+case "$RUNS$BIG_RUNS" in *[!0-9]*) echo "bench/floor.sh: repetitions must be numbers" >&2; exit 2 ;; esac
+[ "$RUNS" -ge 1 ] && [ "$BIG_RUNS" -ge 1 ] || { echo "bench/floor.sh: repetitions must be at least 1" >&2; exit 2; }
 LIB=$CORPUS/debian/librocsparse.so
 FATBIN=$CORPUS/debian/librocsparse.so.hip_fatbin
-RUNS=${RUNS:-5}
-BIG_RUNS=${BIG_RUNS:-2}
+STARTED=$(date +%s)
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 L19=/usr/lib/llvm-19/bin
 CB=$L19/clang-offload-bundler
 PEAK="python3 $ROOT/bench/peak.py"
@@ -134,5 +153,6 @@ cp best.txt "$ROOT/target/bench/floor-best.txt"
 python3 "$ROOT/bench/report.py" best.txt "$ROOT/docs" \
   "bundle=$BIG" "out=$BIG" "gz=$GZ" "cz=$CZ" "zz=$ZZ" "lib=$(stat -c %s "$LIB")" \
   "fatbin=$(stat -c %s "$FATBIN")" "pruned=$PS" "recompressed=$RS" "fz=$FZ" "ident=$IDENT" \
-  "runs=$RUNS" "big_runs=$BIG_RUNS" "load=$(cut -d' ' -f1-3 /proc/loadavg)" "cores=$(nproc)"
+  "runs=$RUNS" "big_runs=$BIG_RUNS" "load=$LOAD_START" "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" \
+  "cores=$(nproc)" "minutes=$(( ($(date +%s) - STARTED + 30) / 60 ))"
 echo "== wrote docs/performance.md and docs/performance.svg"

@@ -204,16 +204,23 @@ pub fn scan_concatenated(data: &[u8]) -> Result<Vec<Span>> {
 fn resync(data: &[u8], from: u64) -> Option<u64> {
     let start = usize::try_from(from).ok()?;
     let rest = data.get(start..)?;
-    (0..rest.len())
-        .find(|&i| {
-            let r = &rest[i..];
-            read::is_bundle(r)
-                || (r.len() >= 8
-                    && r.starts_with(compressed::MAGIC)
-                    && matches!(u16::from_le_bytes([r[4], r[5]]), 1..=3)
-                    && matches!(u16::from_le_bytes([r[6], r[7]]), 0 | 1))
-        })
-        .map(|i| from + i as u64)
+    // Only offsets holding the first byte of a magic are compared in full (a comparison at
+    // every offset cost a memcmp call per byte of garbage).
+    let (u, c) = (read::MAGIC[0], compressed::MAGIC[0]);
+    let mut i = 0;
+    while let Some(k) = rest[i..].iter().position(|&b| b == u || b == c) {
+        let r = &rest[i + k..];
+        if read::is_bundle(r)
+            || (r.len() >= 8
+                && r.starts_with(compressed::MAGIC)
+                && matches!(u16::from_le_bytes([r[4], r[5]]), 1..=3)
+                && matches!(u16::from_le_bytes([r[6], r[7]]), 0 | 1))
+        {
+            return Some(from + (i + k) as u64);
+        }
+        i += k + 1;
+    }
+    None
 }
 
 /// Like [`scan_concatenated`], but keeps going after a damaged bundle or garbage: the problem
@@ -333,5 +340,23 @@ pub fn iter_concatenated(data: &[u8], align: u64, opts: DecompressOptions) -> Co
         opts,
         done: false,
         count: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resync;
+
+    #[test]
+    fn resync_finds_the_next_magic_past_lookalikes() {
+        let mut d = b"x_C__CLANG_OFFLOAD_BUNDLE_CCOB\x04\0\0\0CCOB\x02\0\x02\0".to_vec();
+        assert_eq!(resync(&d, 0), None);
+        d.extend_from_slice(b"__CCOB\x03\0\x01\0");
+        assert_eq!(resync(&d, 0), Some(d.len() as u64 - 8));
+        d.extend_from_slice(b"__CLANG_OFFLOAD_BUNDLE__");
+        assert_eq!(resync(&d, 0), Some(d.len() as u64 - 32));
+        assert_eq!(resync(&d, d.len() as u64 - 31), Some(d.len() as u64 - 24));
+        assert_eq!(resync(&d, d.len() as u64), None);
+        assert_eq!(resync(&d, d.len() as u64 + 1), None);
     }
 }

@@ -5,9 +5,10 @@
 //! pages the system provides as the codec writes them (a lying header costs address space, not
 //! memory); beyond that the buffer grows with the bytes the codec actually produces, from 16
 //! times the payload (at least 64 KiB) doubling. Producing more (or fewer) bytes than declared
-//! is an error. The CCOB hash is computed on a second thread while decoding goes on
-//! ([`decompress_hashed`]). [`decompress_to`] streams the output to a sink instead of keeping
-//! it, and [`decoded_extent`] finds where a frame ends keeping nothing.
+//! is an error. A whole zstd frame is decoded in one call straight into that buffer (no window
+//! buffer beside it). [`decompress_to`] streams the output to a sink instead of keeping it,
+//! hashing it on a second thread while decoding goes on, and [`decoded_extent`] finds where a
+//! frame ends keeping nothing.
 
 use crate::error::{Error, ErrorKind, Result};
 use std::io::Write;
@@ -135,43 +136,57 @@ pub fn compress(method: Method, level: i32, threads: u32, data: &[u8]) -> Result
     }
 }
 
-/// Smallest chain log multi-threaded zstd compresses with: 32 MiB jobs overlapping by 8 MiB.
-pub const MT_MIN_CHAIN_LOG: u32 = 22;
+/// Size of the jobs multi-threaded zstd cuts the input into at levels up to 12 (32 MiB; each
+/// sees 8 MiB before its start besides what long-distance matching finds further back).
+pub const MT_JOB_SIZE: u32 = 32 << 20;
 
 /// Smallest hash log multi-threaded zstd compresses with at levels up to 3.
-pub const MT_MIN_HASH_LOG: u32 = 18;
+pub const MT_MIN_HASH_LOG: u32 = 20;
+
+/// Chain log (the second hash table of zstd's `dfast` match finder) multi-threaded zstd
+/// compresses with at levels up to 3.
+pub const MT_CHAIN_LOG_FAST: u32 = 18;
 
 /// The parameters multi-threaded zstd adds to `level` (with long-distance matching on).
 ///
 /// With long-distance matching, zstd's workers cut the input into jobs of 8 times the chain
-/// table (2 MiB at level 3) and let each job see only a fraction of that before its start, so
-/// the ordinary match finder loses every match further back than 64 KiB at a job boundary:
-/// output 5% larger than clang's single-threaded frame on a 90 MB ROCm bundle. Raising the
-/// chain log to 22 makes jobs 32 MiB that overlap by 8 MiB (overlap log 9: the largest
-/// fraction), and a hash log of 18 at the fast levels finds more matches inside a job; the
-/// window stays what one thread uses (clang's: the bundle, up to 128 MiB), and long-distance
-/// matching still runs over all of it. The result is smaller than clang's frame on real
-/// bundles (1% on that bundle) at about twice the CPU time of one thread, spread over the
-/// workers. Levels whose own tables are at least this large are left as they are.
+/// table (2 MiB at level 3) that see little before their start, so the ordinary match finder
+/// loses every match further back at a job boundary: output 5% larger than clang's
+/// single-threaded frame on a 93 MB ROCm bundle. gfxkit sets jobs of 32 MiB
+/// ([`MT_JOB_SIZE`]) that overlap by a quarter (overlap log 9: the largest) and, at the fast
+/// levels, tables of 2^20 and 2^18 entries (level 3's own are 2^17 and 2^16). On the largest
+/// bundles of Debian's librocsparse (64-93 MB) the frame comes out 0.7-4% smaller than
+/// clang's at about 1.1 times the CPU time of one thread. The window stays what one thread
+/// uses (clang's: the bundle, up to 128 MiB) and long-distance matching still runs over all of
+/// it. (Getting large jobs by raising the chain log to 22, as gfxkit did before, costs about
+/// 1.6 times the CPU time of one thread: its 16 MiB table misses the cache. Tables of 2^18 and
+/// 2^17 entries cost no more than one thread but can come out 0.8% larger than clang's.)
+/// Levels above 12 keep zstd's own, larger, jobs.
 fn mt_parameters(level: i32) -> Vec<zstd::zstd_safe::CParameter> {
     use zstd::zstd_safe::CParameter;
     let mut p = vec![CParameter::OverlapSizeLog(9)];
     if level <= 12 {
-        p.push(CParameter::ChainLog(MT_MIN_CHAIN_LOG));
+        p.push(CParameter::JobSize(MT_JOB_SIZE));
     }
     if level <= 3 {
         p.push(CParameter::HashLog(MT_MIN_HASH_LOG));
+        p.push(CParameter::ChainLog(MT_CHAIN_LOG_FAST));
     }
     p
 }
 
 /// zstd worker threads to compress with on this machine: one per core (at least 1). zstd's
 /// output is the same for any number of workers from one up, so it does not depend on the
-/// machine; 0 workers (the calling thread, as clang does) gives different bytes.
+/// machine; 0 workers (the calling thread, as clang does) gives different bytes. Counted once
+/// per process (counting reads the cgroup files each time: a twentieth of the time of rewriting a
+/// small bundle).
 pub fn all_cores() -> u32 {
-    std::thread::available_parallelism()
-        .map(|n| u32::try_from(n.get()).unwrap_or(u32::MAX))
-        .unwrap_or(1)
+    static CORES: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map(|n| u32::try_from(n.get()).unwrap_or(u32::MAX))
+            .unwrap_or(1)
+    })
 }
 
 /// A zstd frame or zlib stream being decoded into caller-provided slices.
@@ -443,7 +458,8 @@ fn declared_len(declared: u64) -> Result<usize> {
 ///
 /// Output up to 1 GiB (and 1024 times the payload) is one allocation of the declared size,
 /// whose pages the system provides as the data is written; a larger declared size grows with
-/// the data actually produced.
+/// the data actually produced. The whole of a zstd frame within those bounds is decoded in one
+/// call into that allocation, which zstd uses as its window: memory is the output alone.
 pub fn decompress(
     method: Method,
     payload: &[u8],
@@ -452,18 +468,26 @@ pub fn decompress(
 ) -> Result<(Vec<u8>, u64)> {
     let declared_usize = declared_len(declared)?;
     let target = stop_after.map_or(declared_usize, |s| s.min(declared_usize));
+    if target == declared_usize {
+        if let Some(done) = zstd_one_shot(method, payload, declared) {
+            return Ok(done);
+        }
+    }
     let mut dec = Decoder::new(method, payload, declared)?;
     let mut out = Vec::new();
     decode(&mut dec, declared, target, &mut out, |_| {})?;
     Ok((out, dec.consumed()))
 }
 
-/// Like [`decompress`] of the whole output, also returning its [`truncated_md5`]. The hash is
-/// computed while the data is decoded: each finished chunk is hashed on a second thread while
-/// the next is decoded, so a large bundle costs about the longer of the two, not their sum.
-/// Called on a rayon worker (bundles decompressed in parallel, one per core), a zstd frame is
-/// decoded in one call straight into the output and hashed after: the same result with half
-/// the memory.
+/// Like [`decompress`] of the whole output, also returning its [`truncated_md5`].
+///
+/// A zstd frame (within the presize bounds) is decoded in one call straight into the output,
+/// which zstd then uses as its window: memory is the output alone, not a window buffer of the
+/// same size beside it. It is hashed afterwards. Anything else (zlib, a larger declared size,
+/// a frame that does not decode to exactly the declared size, which then gives the exact
+/// error) is decoded chunk by chunk, each finished chunk hashed on a second thread while the
+/// next is decoded. To overlap hashing with decoding without holding the output twice, stream
+/// it with [`decompress_to`].
 pub fn decompress_hashed(
     method: Method,
     payload: &[u8],
@@ -471,10 +495,8 @@ pub fn decompress_hashed(
 ) -> Result<(Vec<u8>, u64, u64)> {
     use md5::{Digest, Md5};
     let target = declared_len(declared)?;
-    if rayon::current_thread_index().is_some() {
-        if let Some(done) = decompress_hashed_compact(method, payload, declared) {
-            return Ok(done);
-        }
+    if let Some(done) = decompress_hashed_compact(method, payload, declared) {
+        return Ok(done);
     }
     let mut dec = Decoder::new(method, payload, declared)?;
     let mut out = Vec::new();
@@ -505,17 +527,37 @@ pub fn decompress_hashed(
     Ok((out, dec.consumed(), md5_prefix(&digest)))
 }
 
-/// Like [`decompress_hashed`], for a caller that already decompresses several bundles at once,
-/// one per core (it runs on a rayon worker): a zstd frame is decoded in one call straight into
-/// the output (no window buffer beside it, so memory is the output alone, not twice it) and
-/// hashed afterwards on the same thread. Anything else (zlib, sizes past the presize bounds, a
-/// frame that does not decode to exactly the declared size) goes the general way, which also
-/// gives the exact error.
+/// Like [`decompress_hashed`] with the output decoded straight into its final buffer: a zstd
+/// frame is decoded in one call (zstd then uses the output as its window, so memory is the
+/// output alone, not a window buffer beside it) and hashed afterwards on the same thread.
+/// `None` when that does not apply: see [`zstd_one_shot`].
 fn decompress_hashed_compact(
     method: Method,
     payload: &[u8],
     declared: u64,
 ) -> Option<(Vec<u8>, u64, u64)> {
+    let (out, used) = zstd_one_shot(method, payload, declared)?;
+    let hash = truncated_md5(&out);
+    Some((out, used, hash))
+}
+
+/// A zstd frame decoded in one call into a buffer of exactly the declared size, with no
+/// window buffer beside it; returns the output and the bytes the frame occupies. `None` for
+/// zlib, for sizes past the presize bounds, and for a frame that does not decode to exactly
+/// the declared size: the general, chunked decoder then runs and gives the exact error.
+fn zstd_one_shot(method: Method, payload: &[u8], declared: u64) -> Option<(Vec<u8>, u64)> {
+    let mut out = Vec::new();
+    let used = zstd_one_shot_into(method, payload, declared, &mut out)?;
+    Some((out, used))
+}
+
+/// [`zstd_one_shot`] into `out` (cleared; its allocation reused when it is large enough).
+fn zstd_one_shot_into(
+    method: Method,
+    payload: &[u8],
+    declared: u64,
+    out: &mut Vec<u8>,
+) -> Option<u64> {
     let target = usize::try_from(declared).ok()?;
     if method != Method::Zstd
         || target > PRESIZE_LIMIT.min(payload.len().saturating_mul(PRESIZE_RATIO))
@@ -524,14 +566,32 @@ fn decompress_hashed_compact(
     }
     let frame = usize::try_from(zstd_frame_len(payload).ok()?).ok()?;
     let mut dctx = zstd::zstd_safe::DCtx::try_create()?;
-    let mut out = Vec::with_capacity(target);
-    match dctx.decompress(&mut out, payload.get(..frame)?) {
-        Ok(n) if n == target && out.len() == target => {
-            let hash = truncated_md5(&out);
-            Some((out, frame as u64, hash))
-        }
+    out.clear();
+    if out.capacity() < target {
+        *out = Vec::with_capacity(target);
+    }
+    match dctx.decompress(out, payload.get(..frame)?) {
+        Ok(n) if n == target && out.len() == target => Some(frame as u64),
         _ => None,
     }
+}
+
+/// Like [`decompress`] of the whole output, into `out` (cleared first; its allocation is reused
+/// when it is large enough). Returns the payload bytes the frame or stream occupies. For a
+/// caller decoding many bundles in turn: the memory it writes is then fresh once, not once per
+/// bundle (page faults and zeroing by the system cost about a tenth of the decoding).
+pub fn decompress_into(
+    method: Method,
+    payload: &[u8],
+    declared: u64,
+    out: &mut Vec<u8>,
+) -> Result<u64> {
+    if let Some(used) = zstd_one_shot_into(method, payload, declared, out) {
+        return Ok(used);
+    }
+    let (data, used) = decompress(method, payload, declared, None)?;
+    *out = data;
+    Ok(used)
 }
 
 /// Decodes the single zstd frame or zlib stream at the start of `payload`, which must produce
@@ -567,16 +627,26 @@ pub fn decoded_extent(method: Method, payload: &[u8], declared: u64) -> Result<u
 /// Scratch buffer of [`decoded_extent`].
 const SCRATCH: usize = 64 << 10;
 
-/// Buffers [`decompress_to`] rotates between the decoder and the hashing thread.
-const STREAM_BUFFERS: usize = 4;
+/// Bytes [`decompress_to`] decodes per step and hands to the sink and the hash: small enough
+/// that the sink (a `write` into the page cache) copies them while they are still in the
+/// decoding core's cache. With 4 MiB steps that copy ran at memory speed and cost as much CPU
+/// as decoding.
+const STREAM_CHUNK: usize = 256 << 10;
+
+/// Buffers [`decompress_to`] rotates between the decoder and the hashing thread (8 MiB in
+/// flight: the hash may fall behind by that much before the decoder waits).
+const STREAM_BUFFERS: usize = 32;
+
+/// Output from this size up is hashed on a second thread by [`decompress_to`].
+const STREAM_THREAD_MIN: u64 = 8 << 20;
 
 /// Decodes the single zstd frame or zlib stream at the start of `payload`, which must produce
 /// exactly `declared` bytes, handing the output to `sink` in order, chunk by chunk, as it is
 /// decoded; returns the payload bytes the frame or stream occupies and the [`truncated_md5`]
 /// of the output.
 ///
-/// Nothing of the output is kept: memory is zstd's window (at most the output size) plus a
-/// few 4 MiB chunks, whatever the header declares. Each chunk is hashed on a second thread
+/// Nothing of the output is kept: memory is zstd's window (at most the output size) plus
+/// 8 MiB of 256 KiB chunks, whatever the header declares. Each chunk is hashed on a second thread
 /// while the next is decoded and handed on, so a large bundle costs about the longer of the
 /// two, not their sum. The sink may have received bytes when an error is returned (a size or
 /// decoding error found late): write to a temporary file and keep it only on success.
@@ -588,7 +658,7 @@ pub fn decompress_to(
 ) -> Result<(u64, u64)> {
     use md5::{Digest, Md5};
     let mut dec = Decoder::new(method, payload, declared)?;
-    let chunk_len = CHUNK.min(declared_len(declared)?);
+    let chunk_len = STREAM_CHUNK.min(declared_len(declared)?);
     let out_err = |e: std::io::Error| {
         Error::new(ErrorKind::Output {
             message: e.to_string(),
@@ -619,7 +689,7 @@ pub fn decompress_to(
         }
         Ok(false)
     };
-    if declared < 2 * CHUNK as u64 {
+    if declared < STREAM_THREAD_MIN {
         let mut m = Md5::new();
         let mut buf = Vec::new();
         let mut more = true;
@@ -729,6 +799,27 @@ mod tests {
     }
 
     #[test]
+    fn decoding_into_a_reused_buffer_gives_each_output_exactly() {
+        let big: Vec<u8> = (0..3 * CHUNK).map(|i| (i % 249) as u8).collect();
+        let small = b"a few bytes".to_vec();
+        let mut buf = Vec::new();
+        for m in [Method::Zstd, Method::Zlib] {
+            for data in [&big, &small, &big] {
+                let z = compress(m, m.default_level(), 0, data).unwrap();
+                let used = decompress_into(m, &z, data.len() as u64, &mut buf).unwrap();
+                assert_eq!((&buf, used), (data, z.len() as u64), "{m}");
+            }
+            let z = compress(m, m.default_level(), 0, &small).unwrap();
+            for declared in [small.len() - 1, small.len() + 1] {
+                assert!(
+                    decompress_into(m, &z, declared as u64, &mut buf).is_err(),
+                    "{m}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn hashed_while_decoding_across_chunks() {
         // Sizes around the chunk size and the threaded threshold, ending mid-chunk and on a
         // chunk boundary.
@@ -768,12 +859,12 @@ mod tests {
         let mut out = Vec::new();
         let mut chunks = 0usize;
         let (used, hash) = decompress_to(m, z, declared, &mut |c| {
-            assert!(c.len() <= CHUNK);
+            assert!(c.len() <= STREAM_CHUNK);
             chunks += 1;
             out.extend_from_slice(c);
             Ok(())
         })?;
-        assert!(out.len() <= (chunks * CHUNK).max(1));
+        assert!(out.len() <= (chunks * STREAM_CHUNK).max(1));
         Ok((out, used, hash))
     }
 

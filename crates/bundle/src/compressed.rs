@@ -16,6 +16,7 @@
 
 use crate::codec::{self, Method};
 use crate::error::{Error, ErrorKind, Result};
+use crate::le;
 use crate::limits::MAX_UNCOMPRESSED_SIZE;
 use std::borrow::Cow;
 
@@ -55,18 +56,6 @@ pub fn header_len(version: u16) -> Option<u64> {
     }
 }
 
-fn le16(d: &[u8], p: usize) -> u16 {
-    u16::from_le_bytes([d[p], d[p + 1]])
-}
-fn le32(d: &[u8], p: usize) -> u64 {
-    u32::from_le_bytes([d[p], d[p + 1], d[p + 2], d[p + 3]]) as u64
-}
-fn le64(d: &[u8], p: usize) -> u64 {
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&d[p..p + 8]);
-    u64::from_le_bytes(b)
-}
-
 impl Header {
     /// Parses the header at the start of `data` without decompressing. Checks the magic,
     /// version, method, and for v2/v3 that the total size covers the header and fits in `data`.
@@ -90,10 +79,10 @@ impl Header {
                 0,
             ));
         }
-        let version = le16(data, 4);
+        let version = le::u16_at(data, 4).unwrap_or(0);
         let hlen = header_len(version)
             .ok_or_else(|| Error::at(ErrorKind::UnsupportedCcobVersion(version), 4))?;
-        let method_raw = le16(data, 6);
+        let method_raw = le::u16_at(data, 6).unwrap_or(0);
         let method = Method::from_u16(method_raw)
             .ok_or_else(|| Error::at(ErrorKind::UnknownMethod(method_raw), 6))?;
         if (data.len() as u64) < hlen {
@@ -104,10 +93,13 @@ impl Header {
                 0,
             ));
         }
+        // The header's bytes are present (checked above): no read below fails.
+        let u32_at = |p| le::u32_at(data, p).map_or(0, u64::from);
+        let u64_at = |p| le::u64_at(data, p).unwrap_or(0);
         let (total_size, uncompressed_size, hash) = match version {
-            1 => (None, le32(data, 8), le64(data, 12)),
-            2 => (Some(le32(data, 8)), le32(data, 12), le64(data, 16)),
-            _ => (Some(le64(data, 8)), le64(data, 16), le64(data, 24)),
+            1 => (None, u32_at(8), u64_at(12)),
+            2 => (Some(u32_at(8)), u32_at(12), u64_at(16)),
+            _ => (Some(u64_at(8)), u64_at(16), u64_at(24)),
         };
         if let Some(total) = total_size {
             if total < hlen || total > data.len() as u64 {
@@ -244,6 +236,40 @@ pub fn decompress_ccob(data: &[u8], opts: &DecompressOptions) -> Result<Decompre
         extent,
         computed_hash,
     })
+}
+
+/// Decompresses the CCOB bundle at the start of `data` with every check of [`decompress_ccob`]
+/// (declared size exact, payload ending at the total size) but the hash, which is not
+/// computed: for a caller that compares the output byte for byte with data it already trusts,
+/// such as a rewrite reading back the bundles it wrote and comparing each entry with the input
+/// it came from. There the hash would repeat that comparison at the cost of an MD5 pass over
+/// the bundle. Returns the header, the uncompressed bundle and the bytes the compressed bundle
+/// occupies in `data`. Anything read from an untrusted source goes through
+/// [`decompress_ccob`].
+pub fn decompress_ccob_unhashed(
+    data: &[u8],
+    opts: &DecompressOptions,
+) -> Result<(Header, Vec<u8>, u64)> {
+    let mut out = Vec::new();
+    let (header, extent) = decompress_ccob_unhashed_into(data, opts, &mut out)?;
+    Ok((header, out, extent))
+}
+
+/// [`decompress_ccob_unhashed`] into `out` (cleared first; its allocation is reused when it is
+/// large enough: see [`codec::decompress_into`]). Returns the header and the extent.
+pub fn decompress_ccob_unhashed_into(
+    data: &[u8],
+    opts: &DecompressOptions,
+    out: &mut Vec<u8>,
+) -> Result<(Header, u64)> {
+    let header = Header::parse(data)?;
+    header.check_limit(opts.max_uncompressed)?;
+    let payload = header.payload(data);
+    let used = codec::decompress_into(header.method, payload, header.uncompressed_size, out)
+        .map_err(|e| e.shifted(header.header_len()))?;
+    // The stored hash stands for the computed one: only the size and extent are checked.
+    let extent = header.checked_end(used, header.hash, opts)?;
+    Ok((header, extent))
 }
 
 impl Header {

@@ -1,5 +1,6 @@
 //! The bounds-checked little-endian reader over untrusted bytes: every read is `None` past
-//! the end, never a panic. Used by this crate and by gfxkit-host.
+//! the end, never a panic. The one little-endian reader of gfxkit's libraries (this crate,
+//! gfxkit-host, gfxkit-shrink).
 
 /// Reads a little-endian `u16` at `offset`, or `None` past the end.
 pub fn u16_at(data: &[u8], offset: u64) -> Option<u16> {

@@ -25,6 +25,9 @@
 //! - [`any`]: [`AnyBundle`] (either format), [`iter_concatenated`] / [`scan_concatenated`] /
 //!   [`scan_concatenated_lenient`] (goes on after damage) for
 //!   bundles laid back to back (a dumped `.hip_fatbin`), [`detect`].
+//! - [`split`]: bundles back to back split leniently for discovery ([`split::split`]: the
+//!   bundles before a damaged one and the [`split::Stop`] with its offset;
+//!   [`split::stored_extent`]: a bundle's length from its headers, any CCOB method).
 //! - [`unbundle`]: clang's rules — [`unbundle::check_targets`] (duplicates, host count,
 //!   conflicts), [`unbundle::unbundle`] (one entry per requested target, missing bundles,
 //!   host-only inputs).
@@ -84,6 +87,7 @@ pub mod le;
 pub mod limits;
 pub mod object;
 pub mod read;
+pub mod split;
 pub mod text;
 pub mod unbundle;
 pub mod write;

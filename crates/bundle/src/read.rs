@@ -401,3 +401,29 @@ pub fn parse_header(prefix: &[u8]) -> Result<(Vec<HeaderEntry>, u64)> {
     }
     Ok((out, pos))
 }
+
+/// Most bytes of a compressed bundle decompressed by [`ccob_header`] to read its header.
+pub const MAX_HEADER_PREFIX: u64 = 16 << 20;
+
+/// Reads the header of the uncompressed bundle inside the CCOB bundle `data` (its entry IDs,
+/// payload offsets and sizes) by decompressing only the first bytes of the payload: 4 KiB,
+/// then four times more while the header is not complete, up to [`MAX_HEADER_PREFIX`] or the
+/// declared size. The hash cannot be checked (nothing is fully decompressed). Returns the CCOB
+/// header, the entries and the header length.
+pub fn ccob_header(data: &[u8]) -> Result<(crate::compressed::Header, Vec<HeaderEntry>, u64)> {
+    let opts = crate::compressed::DecompressOptions::default();
+    let header = crate::compressed::Header::parse(data)?;
+    let limit = header.uncompressed_size.min(MAX_HEADER_PREFIX);
+    let mut want: u64 = 4096;
+    loop {
+        let len = usize::try_from(want.min(limit)).unwrap_or(usize::MAX);
+        let (_, prefix) = crate::compressed::decompress_prefix(data, len, &opts)?;
+        match parse_header(&prefix) {
+            Ok((entries, header_len)) => return Ok((header, entries, header_len)),
+            Err(_) if (prefix.len() as u64) < limit && prefix.len() == len => {
+                want = want.saturating_mul(4);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}

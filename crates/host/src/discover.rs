@@ -1,11 +1,14 @@
 //! Discovery: every piece of device code in a file's bytes, with where it was found.
 
-use crate::fatbin::{self, BundleFormat, SplitStop};
+use crate::elf;
+use crate::fatbin::{self, BundleFormat};
 use crate::limits;
 use crate::offloading::{self, ImageKind, OffloadKind, OFFLOAD_BINARY_MAGIC};
 use crate::problem::{Location, Problem, ProblemKind};
 use gfxkit_bundle::le::offset_within;
+use gfxkit_bundle::split::Stop;
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// What kind of file the input is, judged from its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -287,6 +290,9 @@ pub struct Discovery<'data> {
     pub offload_images: Vec<FoundImage<'data>>,
     /// `.hipFatBinSegment` wrapper records.
     pub wrappers: Vec<Wrapper>,
+    /// The `.hip_fatbin` sections read (archive member, file offset and size of their
+    /// contents), in file order; their bundles are in [`Discovery::bundles`].
+    pub fatbin_sections: Vec<Location>,
     /// Problems found on the way (damaged or suspicious data), in file order per container.
     pub problems: Vec<Problem>,
 }
@@ -346,6 +352,7 @@ pub fn discover(data: &[u8]) -> Discovery<'_> {
             code_objects: Vec::new(),
             offload_images: Vec::new(),
             wrappers: Vec::new(),
+            fatbin_sections: Vec::new(),
             problems: Vec::new(),
         },
     };
@@ -353,24 +360,24 @@ pub fn discover(data: &[u8]) -> Discovery<'_> {
     w.out
 }
 
-pub(crate) struct Walker<'data> {
-    pub(crate) file: &'data [u8],
-    pub(crate) out: Discovery<'data>,
+struct Walker<'data> {
+    file: &'data [u8],
+    out: Discovery<'data>,
 }
 
 impl<'data> Walker<'data> {
     /// File offset of a sub-slice of the input.
-    pub(crate) fn base(&self, data: &[u8]) -> u64 {
+    fn base(&self, data: &[u8]) -> u64 {
         offset_within(self.file, data).unwrap_or(0)
     }
 
-    pub(crate) fn problem(&mut self, p: Problem) {
+    fn problem(&mut self, p: Problem) {
         if self.out.problems.len() < limits::MAX_PROBLEMS {
             self.out.problems.push(p);
         }
     }
 
-    pub(crate) fn walk(&mut self, data: &'data [u8], member: Option<String>, depth: usize) {
+    fn walk(&mut self, data: &'data [u8], member: Option<String>, depth: usize) {
         match InputKind::sniff(data) {
             InputKind::CodeObject => {
                 let location = Location {
@@ -394,6 +401,156 @@ impl<'data> Walker<'data> {
             InputKind::OffloadBinary => self.read_offloading(data, member, None),
             InputKind::ElfOther | InputKind::Other => {}
         }
+    }
+
+    /// A host ELF file: what [`elf::read_elf`] reads from it, its `.hip_fatbin` sections split,
+    /// and its wrappers matched to the bundles they lead to.
+    fn walk_elf(&mut self, data: &'data [u8], member: Option<String>) {
+        let base = self.base(data);
+        let parts = elf::read_elf(data, base, member.as_deref());
+        for item in parts.items {
+            match item {
+                elf::Item::Problem(p) => self.problem(p),
+                elf::Item::Offloading(name, contents) => {
+                    self.read_offloading(contents, member.clone(), Some(name))
+                }
+            }
+        }
+        if !parts.object_entries.is_empty() {
+            self.out.object_bundles.push(ObjectBundle {
+                location: Location {
+                    member: member.clone(),
+                    section: None,
+                    offset: base,
+                    size: data.len() as u64,
+                },
+                entries: parts
+                    .object_entries
+                    .into_iter()
+                    .map(|(id, location, bytes)| ObjectBundleEntry {
+                        id,
+                        location,
+                        bytes,
+                    })
+                    .collect(),
+            });
+        }
+        // Bundles in `.hip_fatbin`, indexed by file offset for wrapper matching.
+        let first_bundle = self.out.bundles.len();
+        for contents in &parts.fatbins {
+            self.out.fatbin_sections.push(Location {
+                member: member.clone(),
+                section: Some(".hip_fatbin".to_owned()),
+                offset: self.base(contents),
+                size: contents.len() as u64,
+            });
+            self.split_section(contents, member.clone(), Some(".hip_fatbin"));
+        }
+        if parts.wrapper_sections.is_empty() {
+            return;
+        }
+        let by_offset: HashMap<u64, usize> = (first_bundle..self.out.bundles.len())
+            .map(|i| (self.out.bundles[i].location.offset, i))
+            .collect();
+        for section in parts.wrapper_sections {
+            for p in section.problems {
+                self.problem(p);
+            }
+            for w in section.records {
+                self.wrapper(w, &by_offset);
+            }
+        }
+        // Bundles of this file that no wrapper points to are never registered by the runtime.
+        for i in first_bundle..self.out.bundles.len() {
+            if self.out.bundles[i].wrappers.is_empty() {
+                let mut l = self.out.bundles[i].location.clone();
+                l.size = 0;
+                self.problem(Problem::warning(l, ProblemKind::BundleWithoutWrapper));
+            }
+        }
+    }
+
+    /// One wrapper record: where it leads (`by_offset`: the file's bundles by file offset), its
+    /// problems, and for `HIPK` the kpack reference it leads to.
+    fn wrapper(&mut self, w: elf::RawWrapper, by_offset: &HashMap<u64, usize>) {
+        let magic = WrapperMagic::from_u32(w.magic);
+        let record_loc = w.location;
+        if let WrapperMagic::Other(m) = magic {
+            self.problem(Problem::error(
+                record_loc.clone(),
+                ProblemKind::WrapperMagic { magic: m },
+            ));
+        }
+        let target = match w.slot {
+            elf::Slot::External(symbol) => WrapperTarget::External { symbol },
+            elf::Slot::Null => WrapperTarget::Nowhere,
+            elf::Slot::At {
+                address,
+                file_offset,
+            } => match file_offset.as_ref().and_then(|f| by_offset.get(f)) {
+                Some(&index) => WrapperTarget::Bundle { index },
+                None => WrapperTarget::Address {
+                    address,
+                    file_offset,
+                },
+            },
+        };
+        // Problems only for HIPF: HIPK pointers lead to metadata, not bundles.
+        if magic == WrapperMagic::Hipf {
+            let kind = match target {
+                WrapperTarget::Nowhere => Some(ProblemKind::WrapperPointsNowhere),
+                WrapperTarget::Address {
+                    address,
+                    file_offset: None,
+                } => Some(ProblemKind::WrapperPointsOutside { address }),
+                WrapperTarget::Address {
+                    address,
+                    file_offset: Some(f),
+                } => Some(ProblemKind::WrapperMissesBundle {
+                    address,
+                    file_offset: f,
+                }),
+                WrapperTarget::Bundle { .. } | WrapperTarget::External { .. } => None,
+            };
+            if let Some(kind) = kind {
+                self.problem(Problem::error(record_loc.clone(), kind));
+            }
+        }
+        let wi = self.out.wrappers.len();
+        if let WrapperTarget::Bundle { index } = &target {
+            self.out.bundles[*index].wrappers.push(wi);
+        }
+        let kpack = match (&magic, &target) {
+            (
+                WrapperMagic::Hipk,
+                WrapperTarget::Address {
+                    file_offset: Some(f),
+                    ..
+                },
+            ) => {
+                let at = usize::try_from(*f).ok();
+                match at.and_then(|a| self.file.get(a..)).map(decode_kpack_ref) {
+                    Some(Ok(k)) => Some(k),
+                    Some(Err(e)) => {
+                        self.problem(Problem::warning(
+                            record_loc.clone(),
+                            ProblemKind::BadKpackMetadata(e),
+                        ));
+                        None
+                    }
+                    None => None,
+                }
+            }
+            _ => None,
+        };
+        self.out.wrappers.push(Wrapper {
+            location: record_loc,
+            magic,
+            version: w.version,
+            target,
+            reserved: w.reserved,
+            kpack,
+        });
     }
 
     fn walk_archive(&mut self, data: &'data [u8], member: Option<String>, depth: usize) {
@@ -485,7 +642,7 @@ impl<'data> Walker<'data> {
 
     /// Splits a section (or a standalone file) holding bundles back to back. Returns the
     /// indexes of the bundles found.
-    pub(crate) fn split_section(
+    fn split_section(
         &mut self,
         data: &'data [u8],
         member: Option<String>,
@@ -493,10 +650,10 @@ impl<'data> Walker<'data> {
     ) -> std::ops::Range<usize> {
         let base = self.base(data);
         let first = self.out.bundles.len();
-        let (found, stop) = fatbin::split_bundles(data);
+        let (found, stop) = gfxkit_bundle::split::split(data);
         for b in found {
             let Some(bytes) = gfxkit_bundle::le::bytes_at(data, b.offset, b.len) else {
-                continue; // Not reached: split_bundles returns only bundles inside `data`.
+                continue; // Not reached: split returns only bundles inside `data`.
             };
             self.out.bundles.push(FoundBundle {
                 location: Location {
@@ -505,7 +662,7 @@ impl<'data> Walker<'data> {
                     offset: base.saturating_add(b.offset),
                     size: b.len,
                 },
-                format: b.format,
+                format: BundleFormat::from(b.stored),
                 bytes,
                 wrappers: Vec::new(),
             });
@@ -518,11 +675,18 @@ impl<'data> Walker<'data> {
                 size: 0,
             };
             let p = match stop {
-                SplitStop::BadBundle { offset, error } => Problem::error(
-                    at(offset.saturating_add(error.offset)),
-                    ProblemKind::BadBundle(error.what),
-                ),
-                SplitStop::PastEnd {
+                Stop::Damaged { offset, error } => {
+                    let what = match error.entry {
+                        Some(i) => format!("entry {i}: {}", error.kind),
+                        None => error.kind.to_string(),
+                    };
+                    let within = error.offset.unwrap_or(0);
+                    Problem::error(
+                        at(offset.saturating_add(within)),
+                        ProblemKind::BadBundle(what),
+                    )
+                }
+                Stop::PastEnd {
                     offset,
                     size,
                     available,
@@ -533,10 +697,11 @@ impl<'data> Walker<'data> {
                         excess: size - available,
                     },
                 ),
-                SplitStop::UnknownBytes { offset, found } => {
+                Stop::Garbage { offset, found } => {
                     Problem::error(at(offset), ProblemKind::UnknownBytes { found })
                 }
-                SplitStop::TooMany => Problem::warning(
+                // `Stop` may gain reasons: each ends the split like too many bundles.
+                _ => Problem::warning(
                     at(0),
                     ProblemKind::TooMany {
                         what: "bundles in one section",
@@ -550,7 +715,7 @@ impl<'data> Walker<'data> {
     }
 
     /// Reads OffloadBinaries back to back (an `.llvm.offloading` section or a standalone file).
-    pub(crate) fn read_offloading(
+    fn read_offloading(
         &mut self,
         data: &'data [u8],
         member: Option<String>,
@@ -594,10 +759,6 @@ impl<'data> Walker<'data> {
                 None => Problem::error(location, ProblemKind::BadOffloadBinary(e.what)),
             });
         }
-    }
-
-    pub(crate) fn wrapper_magic(v: u32) -> WrapperMagic {
-        WrapperMagic::from_u32(v)
     }
 }
 

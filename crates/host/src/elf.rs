@@ -1,11 +1,8 @@
 //! Host ELF files: sections holding device code, wrapper records and their relocations.
 
-use crate::discover::{
-    decode_kpack_ref, ObjectBundle, ObjectBundleEntry, Walker, Wrapper, WrapperMagic, WrapperTarget,
-};
 use crate::limits;
 use crate::problem::{Location, Problem, ProblemKind};
-use gfxkit_bundle::le::{u32_at, u64_at};
+use gfxkit_bundle::le::{offset_within, u32_at, u64_at};
 use object::elf::{self, FileHeader64};
 use object::read::elf::{FileHeader, ProgramHeader, Rel, Rela, SectionHeader, Sym};
 use object::LittleEndian as LE;
@@ -36,308 +33,278 @@ enum SlotValue {
     External(String),
 }
 
-impl<'data> Walker<'data> {
-    pub(crate) fn walk_elf(&mut self, data: &'data [u8], member: Option<String>) {
-        let base = self.base(data);
-        let here = |size: u64| Location {
-            member: member.clone(),
-            section: None,
-            offset: base,
-            size,
-        };
-        let header = match FileHeader64::<LE>::parse(data) {
-            Ok(h) => h,
-            Err(e) => {
-                self.problem(Problem::error(
-                    here(data.len() as u64),
-                    ProblemKind::MalformedElf(e.to_string()),
-                ));
-                return;
-            }
-        };
-        let endian = LE;
-        let sections = match header.sections(endian, data) {
-            Ok(s) => s,
-            Err(e) => {
-                self.problem(Problem::error(
-                    here(data.len() as u64),
-                    ProblemKind::MalformedElf(format!("section table: {e}")),
-                ));
-                return;
-            }
-        };
-        let e_type = header.e_type(endian);
-        let machine = header.e_machine(endian);
+/// A `.hipFatBinSegment` record as the ELF file gives it: its fields and where its pointer
+/// leads after relocation, before it is matched to a bundle.
+#[derive(Debug, Clone)]
+pub(crate) struct RawWrapper {
+    /// Where the 24-byte record is (offsets in the file).
+    pub location: Location,
+    /// The magic as stored.
+    pub magic: u32,
+    /// The version field.
+    pub version: u32,
+    /// The u64 at +16.
+    pub reserved: u64,
+    /// Where the pointer leads.
+    pub slot: Slot,
+}
 
-        // The sections that hold device code or wrappers, with their contents.
-        let mut fatbins: Vec<(usize, &'data [u8])> = Vec::new();
-        let mut wrapper_sections: Vec<(usize, &'data Shdr, &'data [u8])> = Vec::new();
-        let mut object_entries: Vec<ObjectBundleEntry<'data>> = Vec::new();
-        for (index, sh) in sections.enumerate() {
-            // Names are compared as bytes; only a name that is UTF-8 is carried further.
-            let name_bytes: &'data [u8] = sections.section_name(endian, sh).unwrap_or_default();
-            let sh_type = sh.sh_type(endian);
-            let bundle_section = name_bytes.starts_with(OBJECT_BUNDLE_PREFIX.as_bytes());
-            let interesting = name_bytes == b".hip_fatbin"
-                || name_bytes == b".hipFatBinSegment"
-                || bundle_section
-                || sh_type == SHT_LLVM_OFFLOADING
-                || name_bytes == b".llvm.offloading";
-            if !interesting || sh_type == elf::SHT_NOBITS {
+/// Where a wrapper's pointer leads after relocation.
+#[derive(Debug, Clone)]
+pub(crate) enum Slot {
+    /// A null pointer with no relocation.
+    Null,
+    /// A relocation against an undefined symbol.
+    External(String),
+    /// An address (a section-relative offset in relocatable objects) and its file offset.
+    At {
+        address: u64,
+        file_offset: Option<u64>,
+    },
+}
+
+/// A `.hipFatBinSegment` section: the problems with the section itself, then its records.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct WrapperSection {
+    pub problems: Vec<Problem>,
+    pub records: Vec<RawWrapper>,
+}
+
+/// A problem, or an `.llvm.offloading` section (name, contents), in section order.
+#[derive(Debug)]
+pub(crate) enum Item<'data> {
+    Problem(Problem),
+    Offloading(&'data str, &'data [u8]),
+}
+
+/// What a host ELF file holds for device-code discovery, read from its section table and
+/// relocations; offsets are file offsets (`base` added). Matching wrappers to bundles and
+/// splitting sections is discovery's ([`crate::discover`]).
+#[derive(Debug, Default)]
+pub(crate) struct ElfParts<'data> {
+    /// Problems with the file and its sections, and offloading sections, in section order.
+    pub items: Vec<Item<'data>>,
+    /// Contents of each `.hip_fatbin` section.
+    pub fatbins: Vec<&'data [u8]>,
+    /// `__CLANG_OFFLOAD_BUNDLE__<id>` sections: (ID, where, contents).
+    pub object_entries: Vec<(&'data str, Location, &'data [u8])>,
+    /// `.hipFatBinSegment` sections.
+    pub wrapper_sections: Vec<WrapperSection>,
+}
+
+impl ElfParts<'_> {
+    fn problem(&mut self, p: Problem) {
+        self.items.push(Item::Problem(p));
+    }
+}
+
+/// Reads the parts of the ELF file `data` (at file offset `base` of the input, inside archive
+/// member `member`) that hold or lead to device code.
+pub(crate) fn read_elf<'data>(
+    data: &'data [u8],
+    base: u64,
+    member: Option<&str>,
+) -> ElfParts<'data> {
+    let mut out = ElfParts::default();
+    let member = member.map(str::to_owned);
+    let at = |inner: &[u8]| base.saturating_add(offset_within(data, inner).unwrap_or(0));
+    let here = |size: u64| Location {
+        member: member.clone(),
+        section: None,
+        offset: base,
+        size,
+    };
+    let header = match FileHeader64::<LE>::parse(data) {
+        Ok(h) => h,
+        Err(e) => {
+            out.problem(Problem::error(
+                here(data.len() as u64),
+                ProblemKind::MalformedElf(e.to_string()),
+            ));
+            return out;
+        }
+    };
+    let endian = LE;
+    let sections = match header.sections(endian, data) {
+        Ok(s) => s,
+        Err(e) => {
+            out.problem(Problem::error(
+                here(data.len() as u64),
+                ProblemKind::MalformedElf(format!("section table: {e}")),
+            ));
+            return out;
+        }
+    };
+    let e_type = header.e_type(endian);
+    let machine = header.e_machine(endian);
+
+    // The sections that hold device code or wrappers, with their contents.
+    let mut wrapper_sections: Vec<(usize, &'data Shdr, &'data [u8])> = Vec::new();
+    for (index, sh) in sections.enumerate() {
+        // Names are compared as bytes; only a name that is UTF-8 is carried further.
+        let name_bytes: &'data [u8] = sections.section_name(endian, sh).unwrap_or_default();
+        let sh_type = sh.sh_type(endian);
+        let bundle_section = name_bytes.starts_with(OBJECT_BUNDLE_PREFIX.as_bytes());
+        let interesting = name_bytes == b".hip_fatbin"
+            || name_bytes == b".hipFatBinSegment"
+            || bundle_section
+            || sh_type == SHT_LLVM_OFFLOADING
+            || name_bytes == b".llvm.offloading";
+        if !interesting || sh_type == elf::SHT_NOBITS {
+            continue;
+        }
+        let name = match std::str::from_utf8(name_bytes) {
+            Ok(n) => n,
+            Err(e) => {
+                // Never renamed (no lossy replacement) and never listed with an empty ID.
+                let name_offset = at(name_bytes);
+                out.problem(Problem::error(
+                    Location {
+                        member: member.clone(),
+                        section: None,
+                        offset: name_offset,
+                        size: name_bytes.len() as u64,
+                    },
+                    ProblemKind::SectionNameNotUtf8 {
+                        index: index.0,
+                        name: name_bytes.escape_ascii().to_string(),
+                        bad_byte_offset: name_offset + e.valid_up_to() as u64,
+                    },
+                ));
                 continue;
             }
-            let name = match std::str::from_utf8(name_bytes) {
-                Ok(n) => n,
-                Err(e) => {
-                    // Never renamed (no lossy replacement) and never listed with an empty ID.
-                    let name_offset = self.base(name_bytes);
-                    self.problem(Problem::error(
-                        Location {
-                            member: member.clone(),
-                            section: None,
-                            offset: name_offset,
-                            size: name_bytes.len() as u64,
-                        },
-                        ProblemKind::SectionNameNotUtf8 {
-                            index: index.0,
-                            name: name_bytes.escape_ascii().to_string(),
-                            bad_byte_offset: name_offset + e.valid_up_to() as u64,
-                        },
-                    ));
-                    continue;
-                }
-            };
-            let contents = match sh.data(endian, data) {
-                Ok(c) => c,
-                Err(_) => {
-                    // The place is the section header that makes the claim (inside the file).
-                    let shdr_at = header
-                        .e_shoff(endian)
-                        .saturating_add((index.0 as u64).saturating_mul(SHDR_SIZE));
-                    self.problem(Problem::error(
-                        Location {
-                            member: member.clone(),
-                            section: Some(name.to_owned()),
-                            offset: base.saturating_add(shdr_at),
-                            size: SHDR_SIZE,
-                        },
-                        ProblemKind::SectionOutsideFile {
-                            offset: sh.sh_offset(endian),
-                            size: sh.sh_size(endian),
-                            file_size: data.len() as u64,
-                        },
-                    ));
-                    continue;
-                }
-            };
-            if name == ".hip_fatbin" {
-                fatbins.push((index.0, contents));
-            } else if name == ".hipFatBinSegment" {
-                wrapper_sections.push((index.0, sh, contents));
-            } else if let Some(id) = name.strip_prefix(OBJECT_BUNDLE_PREFIX) {
-                // The ID is borrowed from the section-name table, which lives in `data`.
-                object_entries.push(ObjectBundleEntry {
-                    id,
-                    location: Location {
+        };
+        let contents = match sh.data(endian, data) {
+            Ok(c) => c,
+            Err(_) => {
+                // The place is the section header that makes the claim (inside the file).
+                let shdr_at = header
+                    .e_shoff(endian)
+                    .saturating_add((index.0 as u64).saturating_mul(SHDR_SIZE));
+                out.problem(Problem::error(
+                    Location {
                         member: member.clone(),
                         section: Some(name.to_owned()),
-                        offset: self.base(contents),
-                        size: contents.len() as u64,
+                        offset: base.saturating_add(shdr_at),
+                        size: SHDR_SIZE,
                     },
-                    bytes: contents,
-                });
-            } else {
-                self.read_offloading(contents, member.clone(), Some(name));
+                    ProblemKind::SectionOutsideFile {
+                        offset: sh.sh_offset(endian),
+                        size: sh.sh_size(endian),
+                        file_size: data.len() as u64,
+                    },
+                ));
+                continue;
             }
-        }
-        if !object_entries.is_empty() {
-            self.out.object_bundles.push(ObjectBundle {
-                location: here(data.len() as u64),
-                entries: object_entries,
-            });
-        }
-
-        // Bundles in `.hip_fatbin`, indexed by file offset for wrapper matching.
-        let mut fatbin_ranges = Vec::new();
-        for (index, contents) in &fatbins {
-            let r = self.split_section(contents, member.clone(), Some(".hip_fatbin"));
-            fatbin_ranges.push((*index, r));
-        }
-        if wrapper_sections.is_empty() {
-            return;
-        }
-        let first_bundle = fatbin_ranges
-            .iter()
-            .map(|(_, r)| r.start)
-            .min()
-            .unwrap_or(0);
-        let by_offset: HashMap<u64, usize> = fatbin_ranges
-            .iter()
-            .flat_map(|(_, r)| r.clone())
-            .map(|i| (self.out.bundles[i].location.offset, i))
-            .collect();
-
-        for (ws_index, ws, contents) in wrapper_sections {
-            let ws_offset = self.base(contents);
-            let size = contents.len() as u64;
-            let loc = |offset: u64, size: u64| Location {
+        };
+        if name == ".hip_fatbin" {
+            out.fatbins.push(contents);
+        } else if name == ".hipFatBinSegment" {
+            wrapper_sections.push((index.0, sh, contents));
+        } else if let Some(id) = name.strip_prefix(OBJECT_BUNDLE_PREFIX) {
+            // The ID is borrowed from the section-name table, which lives in `data`.
+            let location = Location {
                 member: member.clone(),
-                section: Some(".hipFatBinSegment".to_owned()),
-                offset,
-                size,
+                section: Some(name.to_owned()),
+                offset: at(contents),
+                size: contents.len() as u64,
             };
-            if size % WRAPPER_SIZE != 0 {
-                self.problem(Problem::error(
-                    loc(ws_offset, size),
-                    ProblemKind::WrapperSectionSize { size },
-                ));
-            }
-            let count = size / WRAPPER_SIZE;
-            if count > limits::MAX_WRAPPERS as u64 {
-                self.problem(Problem::warning(
-                    loc(ws_offset, size),
-                    ProblemKind::TooMany {
-                        what: "wrapper records",
-                        limit: limits::MAX_WRAPPERS,
-                    },
-                ));
-            }
-            let count = count.min(limits::MAX_WRAPPERS as u64);
-            let slots = if e_type == elf::ET_REL {
-                rel_slot_values(data, &sections, ws_index, endian)
-            } else {
-                dyn_slot_values(data, &sections, ws, machine, endian)
-            };
-            for i in 0..count {
-                let rec = i * WRAPPER_SIZE;
-                let magic_v = u32_at(contents, rec).unwrap_or(0);
-                let version = u32_at(contents, rec + 4).unwrap_or(0);
-                let in_place = u64_at(contents, rec + 8).unwrap_or(0);
-                let reserved = u64_at(contents, rec + 16).unwrap_or(0);
-                let magic = Walker::wrapper_magic(magic_v);
-                let record_loc = loc(ws_offset + rec, WRAPPER_SIZE);
-                if let WrapperMagic::Other(m) = magic {
-                    self.problem(Problem::error(
-                        record_loc.clone(),
-                        ProblemKind::WrapperMagic { magic: m },
-                    ));
-                }
-                let slot = slots
-                    .get(&(rec + 8))
-                    .cloned()
-                    .unwrap_or(if e_type == elf::ET_REL {
-                        SlotValue::Unresolved(in_place)
-                    } else {
-                        SlotValue::Address(in_place)
-                    });
-                let (address, file_offset) = match slot {
-                    SlotValue::Address(a) => (a, vaddr_to_file(header, &sections, data, a)),
-                    SlotValue::SectionOffset(sec, off) => {
-                        let fo = sections
-                            .section(object::SectionIndex(sec))
-                            .ok()
-                            .and_then(|s| {
-                                (s.sh_type(endian) != elf::SHT_NOBITS && off < s.sh_size(endian))
-                                    .then(|| s.sh_offset(endian).checked_add(off))
-                                    .flatten()
-                                    .filter(|&fo| fo < data.len() as u64)
-                            });
-                        (off, fo)
-                    }
-                    SlotValue::Unresolved(a) => (a, None),
-                    SlotValue::External(_) => (0, None),
-                };
-                let file_offset = file_offset.map(|f| base.saturating_add(f));
-                let is_null = matches!(slot, SlotValue::Address(0) | SlotValue::Unresolved(0))
-                    && !slots.contains_key(&(rec + 8));
-                let target = if let SlotValue::External(symbol) = slot {
-                    WrapperTarget::External { symbol }
-                } else if is_null {
-                    WrapperTarget::Nowhere
-                } else if let Some(&b) = file_offset.as_ref().and_then(|f| by_offset.get(f)) {
-                    WrapperTarget::Bundle { index: b }
-                } else {
-                    WrapperTarget::Address {
-                        address,
-                        file_offset,
-                    }
-                };
-                // Problems only for HIPF: HIPK pointers lead to metadata, not bundles.
-                if magic == WrapperMagic::Hipf {
-                    match target {
-                        WrapperTarget::Nowhere => self.problem(Problem::error(
-                            record_loc.clone(),
-                            ProblemKind::WrapperPointsNowhere,
-                        )),
-                        WrapperTarget::Address {
-                            address,
-                            file_offset: None,
-                        } => self.problem(Problem::error(
-                            record_loc.clone(),
-                            ProblemKind::WrapperPointsOutside { address },
-                        )),
-                        WrapperTarget::Address {
-                            address,
-                            file_offset: Some(f),
-                        } => self.problem(Problem::error(
-                            record_loc.clone(),
-                            ProblemKind::WrapperMissesBundle {
-                                address,
-                                file_offset: f,
-                            },
-                        )),
-                        WrapperTarget::Bundle { .. } | WrapperTarget::External { .. } => {}
-                    }
-                }
-                let wi = self.out.wrappers.len();
-                if let WrapperTarget::Bundle { index } = &target {
-                    let index = *index;
-                    self.out.bundles[index].wrappers.push(wi);
-                }
-                let kpack = match (&magic, &target) {
-                    (
-                        WrapperMagic::Hipk,
-                        WrapperTarget::Address {
-                            file_offset: Some(f),
-                            ..
-                        },
-                    ) => {
-                        let at = usize::try_from(*f).ok();
-                        match at.and_then(|a| self.file.get(a..)).map(decode_kpack_ref) {
-                            Some(Ok(k)) => Some(k),
-                            Some(Err(e)) => {
-                                self.problem(Problem::warning(
-                                    record_loc.clone(),
-                                    ProblemKind::BadKpackMetadata(e),
-                                ));
-                                None
-                            }
-                            None => None,
-                        }
-                    }
-                    _ => None,
-                };
-                self.out.wrappers.push(Wrapper {
-                    location: record_loc,
-                    magic,
-                    version,
-                    target,
-                    reserved,
-                    kpack,
-                });
-            }
-        }
-        // Bundles of this file that no wrapper points to are never registered by the runtime.
-        for i in first_bundle..self.out.bundles.len() {
-            if self.out.bundles[i].location.section.as_deref() == Some(".hip_fatbin")
-                && self.out.bundles[i].wrappers.is_empty()
-            {
-                let mut l = self.out.bundles[i].location.clone();
-                l.size = 0;
-                self.problem(Problem::warning(l, ProblemKind::BundleWithoutWrapper));
-            }
+            out.object_entries.push((id, location, contents));
+        } else {
+            out.items.push(Item::Offloading(name, contents));
         }
     }
+
+    for (ws_index, ws, contents) in wrapper_sections {
+        let mut section = WrapperSection::default();
+        let ws_offset = at(contents);
+        let size = contents.len() as u64;
+        let loc = |offset: u64, size: u64| Location {
+            member: member.clone(),
+            section: Some(".hipFatBinSegment".to_owned()),
+            offset,
+            size,
+        };
+        if size % WRAPPER_SIZE != 0 {
+            section.problems.push(Problem::error(
+                loc(ws_offset, size),
+                ProblemKind::WrapperSectionSize { size },
+            ));
+        }
+        let count = size / WRAPPER_SIZE;
+        if count > limits::MAX_WRAPPERS as u64 {
+            section.problems.push(Problem::warning(
+                loc(ws_offset, size),
+                ProblemKind::TooMany {
+                    what: "wrapper records",
+                    limit: limits::MAX_WRAPPERS,
+                },
+            ));
+        }
+        let count = count.min(limits::MAX_WRAPPERS as u64);
+        let slots = if e_type == elf::ET_REL {
+            rel_slot_values(data, &sections, ws_index, endian)
+        } else {
+            dyn_slot_values(data, &sections, ws, machine, endian)
+        };
+        for i in 0..count {
+            let rec = i * WRAPPER_SIZE;
+            let in_place = u64_at(contents, rec + 8).unwrap_or(0);
+            let slot = slots
+                .get(&(rec + 8))
+                .cloned()
+                .unwrap_or(if e_type == elf::ET_REL {
+                    SlotValue::Unresolved(in_place)
+                } else {
+                    SlotValue::Address(in_place)
+                });
+            let is_null = matches!(slot, SlotValue::Address(0) | SlotValue::Unresolved(0))
+                && !slots.contains_key(&(rec + 8));
+            let slot = match slot {
+                SlotValue::External(symbol) => Slot::External(symbol),
+                _ if is_null => Slot::Null,
+                SlotValue::Address(a) => Slot::At {
+                    address: a,
+                    file_offset: vaddr_to_file(header, &sections, data, a),
+                },
+                SlotValue::SectionOffset(sec, off) => Slot::At {
+                    address: off,
+                    file_offset: sections
+                        .section(object::SectionIndex(sec))
+                        .ok()
+                        .and_then(|s| {
+                            (s.sh_type(endian) != elf::SHT_NOBITS && off < s.sh_size(endian))
+                                .then(|| s.sh_offset(endian).checked_add(off))
+                                .flatten()
+                                .filter(|&fo| fo < data.len() as u64)
+                        }),
+                },
+                SlotValue::Unresolved(a) => Slot::At {
+                    address: a,
+                    file_offset: None,
+                },
+            };
+            let slot = match slot {
+                Slot::At {
+                    address,
+                    file_offset,
+                } => Slot::At {
+                    address,
+                    file_offset: file_offset.map(|f| base.saturating_add(f)),
+                },
+                s => s,
+            };
+            section.records.push(RawWrapper {
+                location: loc(ws_offset + rec, WRAPPER_SIZE),
+                magic: u32_at(contents, rec).unwrap_or(0),
+                version: u32_at(contents, rec + 4).unwrap_or(0),
+                reserved: u64_at(contents, rec + 16).unwrap_or(0),
+                slot,
+            });
+        }
+        out.wrapper_sections.push(section);
+    }
+    out
 }
 
 /// Pointer slot values of the wrappers in section `ws_index` of a relocatable object, from the

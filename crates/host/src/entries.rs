@@ -9,13 +9,9 @@
 use crate::fatbin::{BundleFormat, CompressionMethod};
 use gfxkit_bundle::read::{parse_header, HeaderEntry};
 use gfxkit_bundle::EntryId;
-use std::io::Read;
 
-/// Largest zstd window (log2 bytes) accepted when reading a compressed bundle's header.
-pub const MAX_WINDOW_LOG: u32 = 27;
-
-/// Most bytes of a compressed bundle decompressed to read its header.
-pub const MAX_HEADER_PREFIX: u64 = 16 << 20;
+/// Most bytes of a compressed bundle decompressed to read its header (the bundle crate's).
+pub const MAX_HEADER_PREFIX: u64 = gfxkit_bundle::read::MAX_HEADER_PREFIX;
 
 /// Why a bundle's entries could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -76,7 +72,7 @@ fn compressed_header(
     method: CompressionMethod,
     bytes: &[u8],
 ) -> Result<(Vec<HeaderEntry>, u64), EntriesError> {
-    // The CCOB header as the bundle crate reads it (version, method, declared sizes).
+    // The bundle crate's CCOB header and its prefix decoder (bounded by the declared size).
     let header = gfxkit_bundle::ccob::Header::parse(bytes)
         .map_err(|e| EntriesError(format!("CCOB header: {e}")))?;
     if header.version != version || header.method.as_u16() != method.0 {
@@ -87,51 +83,26 @@ fn compressed_header(
             BundleFormat::Compressed { version, method }
         )));
     }
-    let declared = header.uncompressed_size;
-    let payload = header.payload(bytes);
-    let limit = declared.min(MAX_HEADER_PREFIX);
-    let mut reader: Box<dyn Read + '_> = match method {
-        CompressionMethod::ZSTD => {
-            let mut d = zstd::stream::read::Decoder::with_buffer(payload)
-                .map_err(|e| EntriesError(format!("zstd: {e}")))?;
-            // At most a 128 MiB window (zstd's default limit; clang writes 2^27 with long
-            // distance matching): a hostile frame header cannot make the decoder allocate more.
-            d.window_log_max(MAX_WINDOW_LOG)
-                .map_err(|e| EntriesError(format!("zstd: {e}")))?;
-            Box::new(d)
-        }
-        CompressionMethod::ZLIB => Box::new(flate2::bufread::ZlibDecoder::new(payload)),
-        m => return Err(EntriesError(format!("unknown compression method {}", m.0))),
-    };
-    let mut buf: Vec<u8> = Vec::new();
-    let mut want: u64 = 4096;
-    loop {
-        let target = want.min(limit);
-        let need = target.saturating_sub(buf.len() as u64);
-        let got = (&mut reader)
-            .take(need)
-            .read_to_end(&mut buf)
-            .map_err(|e| EntriesError(format!("decompressing the bundle header: {e}")))?;
-        match parse_header(&buf) {
-            Ok(found) => return Ok(found),
-            Err(e) => {
-                let exhausted = got == 0 || buf.len() as u64 >= limit;
-                if exhausted {
-                    return Err(EntriesError(format!(
-                        "header of the decompressed bundle: {e} (read {} of {declared} bytes)",
-                        buf.len()
-                    )));
-                }
-            }
-        }
-        want = want.saturating_mul(4);
-    }
+    let (_, entries, header_len) = gfxkit_bundle::read::ccob_header(bytes)
+        .map_err(|e| EntriesError(format!("header of the decompressed bundle: {e}")))?;
+    Ok((entries, header_len))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fatbin::tests::{make_bundle, make_ccob};
+
+    fn make_bundle(entries: &[(&str, &[u8])], align: u64) -> Vec<u8> {
+        gfxkit_bundle::write_bundle(entries, align).unwrap()
+    }
+
+    fn make_ccob(version: u16, inner: &[u8]) -> Vec<u8> {
+        let opts = gfxkit_bundle::ccob::CompressOptions {
+            version,
+            ..Default::default()
+        };
+        gfxkit_bundle::ccob::compress(inner, &opts).unwrap()
+    }
 
     #[test]
     fn reads_entries_of_plain_and_compressed_bundles() {

@@ -19,7 +19,8 @@
 //! Module map:
 //! - [`mod@discover`]: [`discover()`](discover::discover()) and the result types.
 //! - [`entries`]: the entry list of a found bundle, from its header only.
-//! - [`fatbin`]: splitting a section into back-to-back bundles; bundle extents.
+//! - [`fatbin`]: how a found bundle is stored ([`BundleFormat`]); sections are split by
+//!   `gfxkit_bundle::split`.
 //! - [`offloading`]: OffloadBinary (`.llvm.offloading`) images.
 //! - [`problem`]: [`Location`] and typed [`Problem`]s.
 //! - [`select`]: the runtime's choice of entry for a device.

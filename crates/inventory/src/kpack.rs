@@ -566,3 +566,214 @@ pub fn extract_split(
 pub fn markers(inv: &Inventory<'_>) -> Vec<KpackRef> {
     view::markers(&inv.discovery)
 }
+
+/// One `.kpack` archive as `gfxkit kpack list` prints it (`--json`: one item of `archives`).
+#[derive(Debug, Clone, Serialize)]
+pub struct ArchiveListing {
+    /// Path.
+    pub path: String,
+    /// `group_name`.
+    pub group: Option<String>,
+    /// `gfx_arch_family`.
+    pub family: Option<String>,
+    /// `gfx_arches`.
+    pub arches: Vec<String>,
+    /// `zstd-per-kernel` or `none`.
+    pub scheme: &'static str,
+    /// Archive size.
+    pub size: u64,
+    /// Kernels sorted by key, then architecture.
+    pub kernels: Vec<KernelListing>,
+}
+
+impl ArchiveListing {
+    /// Whether a checked kernel does not decode to its size.
+    pub fn has_bad_kernel(&self) -> bool {
+        self.kernels.iter().any(|k| k.ok == Some(false))
+    }
+}
+
+/// One kernel of an [`ArchiveListing`].
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelListing {
+    /// `<kernel_name>#<N>`.
+    pub key: String,
+    /// Architecture.
+    pub arch: String,
+    /// Ordinal.
+    pub ordinal: u64,
+    /// Uncompressed size.
+    pub size: Option<u64>,
+    /// Stored bytes.
+    pub stored_size: u64,
+    /// With `check`: whether it decodes to its size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ok: Option<bool>,
+    /// With `check`: why not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Lists the `.kpack` archive `data` (at `path`); with `check`, every kernel is decoded and
+/// its size checked. The error is the kpack reader's when the archive cannot be parsed.
+pub fn archive_listing(path: &str, data: &[u8], check: bool) -> crate::Result<ArchiveListing> {
+    let a = Archive::parse(data)
+        .map_err(|e| crate::Error::new(crate::ErrorKind::Kpack(e.to_string())))?;
+    Ok(listing_of(path, data.len() as u64, &a, check))
+}
+
+fn listing_of(path: &str, size: u64, a: &Archive<'_>, check: bool) -> ArchiveListing {
+    let kernels = a
+        .kernels
+        .iter()
+        .map(|k| {
+            let (ok, error) = if check {
+                match a.payload(k) {
+                    Ok(_) => (Some(true), None),
+                    Err(e) => (Some(false), Some(e.to_string())),
+                }
+            } else {
+                (None, None)
+            };
+            KernelListing {
+                key: k.key.clone(),
+                arch: k.arch.clone(),
+                ordinal: k.ordinal,
+                size: a.size_of(k),
+                stored_size: k.stored_size,
+                ok,
+                error,
+            }
+        })
+        .collect();
+    ArchiveListing {
+        path: path.to_owned(),
+        group: a.group_name.clone(),
+        family: a.arch_family.clone(),
+        arches: a.arches.clone(),
+        scheme: a.scheme.name(),
+        size,
+        kernels,
+    }
+}
+
+/// A `.kpack` archive as `gfxkit inspect` prints it: the checked listing, the header and TOC
+/// fields, and each kernel's code-object target (from its ELF header).
+#[derive(Debug, Clone, Serialize)]
+pub struct ArchiveInspection {
+    /// The listing, every kernel checked.
+    #[serde(flatten)]
+    pub listing: ArchiveListing,
+    /// Archive format version.
+    pub version: u32,
+    /// File offset of the table of contents.
+    pub toc_offset: u64,
+    /// The TOC's `format_version`.
+    pub format_version: Option<u64>,
+    /// Per kernel (listing order), the target ID its code object's header names.
+    pub targets: Vec<Option<String>>,
+}
+
+/// Inspects the `.kpack` archive `data` (at `path`).
+pub fn inspect_archive(path: &str, data: &[u8]) -> crate::Result<ArchiveInspection> {
+    let a = Archive::parse(data)
+        .map_err(|e| crate::Error::new(crate::ErrorKind::Kpack(e.to_string())))?;
+    let targets = a
+        .kernels
+        .iter()
+        .map(|k| {
+            let p = a.payload(k).ok()?;
+            let co = gfxkit_code_object::CodeObject::parse(&p).ok()?;
+            co.target_id().ok().map(|t| t.to_string())
+        })
+        .collect();
+    Ok(ArchiveInspection {
+        listing: listing_of(path, data.len() as u64, &a, true),
+        version: a.version,
+        toc_offset: a.toc_offset,
+        format_version: a.format_version,
+        targets,
+    })
+}
+
+/// Per architecture, the code objects of binaries just split (`gfxkit kpack split`), in
+/// binary order then wrapper order: one archive is written per architecture.
+pub fn kernels_by_arch<'k, 'd>(
+    splits: &'k [gfxkit_kpack::split::SplitBinary<'d>],
+) -> BTreeMap<String, Vec<&'k gfxkit_kpack::split::KernelOut<'d>>> {
+    let mut by_arch: BTreeMap<String, Vec<&gfxkit_kpack::split::KernelOut<'d>>> = BTreeMap::new();
+    for s in splits {
+        for k in &s.kernels {
+            by_arch.entry(k.arch.clone()).or_default().push(k);
+        }
+    }
+    by_arch
+}
+
+/// One architecture's archive after a split: its bytes and what it holds.
+#[derive(Debug, Clone)]
+pub struct MergedArchive {
+    /// The archive.
+    pub bytes: Vec<u8>,
+    /// Kernels in it.
+    pub kernels: usize,
+    /// Their uncompressed bytes.
+    pub uncompressed: u64,
+}
+
+/// The archive of `group` for `arch` after splitting binaries into it: the kernels of `old`
+/// (the archive already there, when there is one) whose binary (`kernel_name`) is not in
+/// `replaced`, then `kernels`. Errors name what failed; the caller adds the archive's path.
+pub fn merged_archive(
+    group: &str,
+    arch: &str,
+    kernels: &[&gfxkit_kpack::split::KernelOut<'_>],
+    old: Option<&[u8]>,
+    replaced: &std::collections::HashSet<&str>,
+    compression: gfxkit_kpack::write::Compression,
+) -> crate::Result<MergedArchive> {
+    use gfxkit_kpack::write::{write_archive, ArchiveMeta, KernelIn};
+    let fail = |m: String| crate::Error::new(crate::ErrorKind::Kpack(m));
+    let old = old
+        .map(Archive::parse)
+        .transpose()
+        .map_err(|e| fail(format!("exists and is not a readable archive: {e}")))?;
+    let mut kept = Vec::new();
+    if let Some(o) = &old {
+        for k in o
+            .kernels
+            .iter()
+            .filter(|k| !replaced.contains(k.kernel_name()))
+        {
+            let p = o
+                .payload(k)
+                .map_err(|e| fail(format!("kernel {}: {e}", k.key)))?;
+            kept.push((k.key.as_str(), k.arch.as_str(), p));
+        }
+    }
+    let mut ins: Vec<KernelIn<'_>> = kept
+        .iter()
+        .map(|(key, arch, p)| KernelIn {
+            key,
+            arch,
+            bytes: p,
+        })
+        .collect();
+    ins.extend(kernels.iter().map(|k| KernelIn {
+        key: &k.key,
+        arch: &k.arch,
+        bytes: &k.bytes,
+    }));
+    let meta = ArchiveMeta {
+        group_name: group.to_owned(),
+        arch_family: arch.to_owned(),
+        arches: vec![arch.to_owned()],
+    };
+    let bytes = write_archive(&meta, &ins, compression)
+        .map_err(|e| fail(format!("cannot be written: {e}")))?;
+    Ok(MergedArchive {
+        kernels: ins.len(),
+        uncompressed: ins.iter().map(|k| k.bytes.len() as u64).sum(),
+        bytes,
+    })
+}

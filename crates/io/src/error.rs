@@ -67,17 +67,10 @@ pub enum ErrorKind {
     DuplicateKernelName(String),
     /// The binary cannot be split.
     Split(gfxkit_kpack::Error),
-    /// An archive already at the path (to be merged with) does not parse.
-    BadArchive(gfxkit_kpack::Error),
-    /// A kernel of the archive at the path cannot be decoded.
-    ArchiveKernel {
-        /// Its TOC key.
-        key: String,
-        /// Why.
-        source: gfxkit_kpack::Error,
-    },
-    /// An archive cannot be encoded.
-    WriteArchive(gfxkit_kpack::Error),
+    /// The archive at the path cannot be merged with the split's kernels (the archive already
+    /// there does not parse, one of its kernels does not decode, or the result cannot be
+    /// encoded).
+    MergeArchive(gfxkit_inventory::Error),
     /// A directory cannot be created.
     CreateDir(std::io::Error),
     /// The binary has no HIPK wrapper (it is not split by kpack).
@@ -177,9 +170,7 @@ impl fmt::Display for Error {
                 write!(f, "two inputs would both be stored as {k}")
             }
             ErrorKind::Split(_) => write!(f, "cannot split {p}"),
-            ErrorKind::BadArchive(_) => write!(f, "{p} exists and is not a readable archive"),
-            ErrorKind::ArchiveKernel { key, .. } => write!(f, "{p}: kernel {key}"),
-            ErrorKind::WriteArchive(_) => write!(f, "cannot write {p}"),
+            ErrorKind::MergeArchive(_) => write!(f, "{p}"),
             ErrorKind::CreateDir(_) => write!(f, "cannot create {p}"),
             ErrorKind::Rewrite(_) => write!(f, "cannot rewrite {p}"),
             ErrorKind::ReadBack(_) => write!(f, "{p}: the written package does not read back"),
@@ -216,12 +207,9 @@ impl std::error::Error for Error {
             ErrorKind::Package(e) => e.source(),
             ErrorKind::Device(e) => Some(e),
             ErrorKind::Verify(e) => Some(e),
-            ErrorKind::Found(e) | ErrorKind::Locate(e) => Some(e),
+            ErrorKind::Found(e) | ErrorKind::Locate(e) | ErrorKind::MergeArchive(e) => Some(e),
             ErrorKind::Kpack(e)
             | ErrorKind::Split(e)
-            | ErrorKind::BadArchive(e)
-            | ErrorKind::WriteArchive(e)
-            | ErrorKind::ArchiveKernel { source: e, .. }
             | ErrorKind::Inline { source: e, .. } => Some(e),
             _ => self.io_error().map(|e| e as _),
         }

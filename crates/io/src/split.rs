@@ -5,12 +5,10 @@
 use crate::input::Input;
 use crate::write::{write_atomic, write_atomic_checked, Durability};
 use crate::{Error, ErrorKind};
-use gfxkit_kpack::split::{self, KernelOut};
-use gfxkit_kpack::write::{write_archive, ArchiveMeta, Compression, KernelIn};
+use gfxkit_kpack::split;
+use gfxkit_kpack::write::Compression;
 use gfxkit_kpack::Archive;
 use serde::Serialize;
-use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 /// One binary to split.
@@ -200,12 +198,7 @@ pub fn split(
         splits.push(s);
     }
     // Archives: one per architecture, merged with one already there.
-    let mut by_arch: BTreeMap<String, Vec<&KernelOut<'_>>> = BTreeMap::new();
-    for s in &splits {
-        for k in &s.kernels {
-            by_arch.entry(k.arch.clone()).or_default().push(k);
-        }
-    }
+    let by_arch = gfxkit_inventory::kpack::kernels_by_arch(&splits);
     std::fs::create_dir_all(&kpack_dir)
         .map_err(|e| Error::new(&kpack_dir, ErrorKind::CreateDir(e)))?;
     let new_names: std::collections::HashSet<&str> =
@@ -219,57 +212,23 @@ pub fn split(
         } else {
             None
         };
-        let old_parsed = match &old {
-            Some(i) => {
-                Some(Archive::parse(i).map_err(|e| Error::new(&path, ErrorKind::BadArchive(e)))?)
-            }
-            None => None,
-        };
-        let mut kept: Vec<(String, String, Cow<'_, [u8]>)> = Vec::new();
-        if let Some(o) = &old_parsed {
-            for k in &o.kernels {
-                if !new_names.contains(k.kernel_name()) {
-                    let p = o.payload(k).map_err(|e| {
-                        Error::new(
-                            &path,
-                            ErrorKind::ArchiveKernel {
-                                key: k.key.clone(),
-                                source: e,
-                            },
-                        )
-                    })?;
-                    kept.push((k.key.clone(), k.arch.clone(), p));
-                }
-            }
-        }
-        let mut ins: Vec<KernelIn<'_>> = kept
-            .iter()
-            .map(|(key, arch, p)| KernelIn {
-                key,
-                arch,
-                bytes: p,
-            })
-            .collect();
-        ins.extend(kernels.iter().map(|k| KernelIn {
-            key: &k.key,
-            arch: &k.arch,
-            bytes: &k.bytes,
-        }));
-        let meta = ArchiveMeta {
-            group_name: group.to_owned(),
-            arch_family: arch.clone(),
-            arches: vec![arch.clone()],
-        };
-        let bytes = write_archive(&meta, &ins, compression)
-            .map_err(|e| Error::new(&path, ErrorKind::WriteArchive(e)))?;
+        let m = gfxkit_inventory::kpack::merged_archive(
+            group,
+            arch,
+            kernels,
+            old.as_deref(),
+            &new_names,
+            compression,
+        )
+        .map_err(|e| Error::new(&path, ErrorKind::MergeArchive(e)))?;
         archives.push(ArchiveReport {
             path: path.display().to_string(),
             arch: arch.clone(),
-            kernels: ins.len(),
-            uncompressed: ins.iter().map(|k| k.bytes.len() as u64).sum(),
-            size: bytes.len() as u64,
+            kernels: m.kernels,
+            uncompressed: m.uncompressed,
+            size: m.bytes.len() as u64,
         });
-        planned.push((path, bytes));
+        planned.push((path, m.bytes));
     }
     // Write: archives first, then binaries.
     for (path, bytes) in &planned {

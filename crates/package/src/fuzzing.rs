@@ -10,11 +10,14 @@ use std::io::Cursor;
 
 /// Walks, rewrites (each member replaced by its first half) and re-walks `data`.
 pub fn package(data: &[u8]) {
+    // Members up to 256 KiB, 1 MiB in all: a few hundred bytes of deflate or zstd can claim
+    // that much, and inflating and compressing again is what costs (4 MiB members made an
+    // input cost tens of milliseconds). The limits themselves are checked the same way.
     let opts = Options {
         max_depth: 3,
         memory_limit: 1 << 16,
-        max_member: 1 << 22,
-        max_total: 1 << 24,
+        max_member: 1 << 18,
+        max_total: 1 << 20,
         all_members: false,
     };
     let Ok(found) = walk("fuzz", data, &opts, &MemorySpill, &|m| m.bytes.len() as u64) else {

@@ -41,7 +41,8 @@ pub trait WriteSeek: Write + Seek {}
 impl<T: Write + Seek> WriteSeek for T {}
 
 /// Rewrites the package `data` named `name` into `out`, calling `f` on every member that may
-/// hold device code. Returns the members replaced (none: `out` still gets a valid copy).
+/// hold device code. Returns the members replaced (none: `out` still gets a valid copy; a
+/// tarball with nothing replaced is copied byte for byte, not compressed again).
 pub fn rewrite(
     name: &str,
     data: &[u8],
@@ -56,7 +57,7 @@ pub fn rewrite(
         Some(Format::Tar) => {
             let mut changed = Vec::new();
             let open = || -> io::Result<Box<dyn Read + '_>> { Ok(Box::new(data)) };
-            rewrite_tar(
+            let wrote = rewrite_tar(
                 name,
                 &open,
                 opts,
@@ -68,6 +69,9 @@ pub fn rewrite(
                 &mut changed,
                 &mut Vec::new(),
             )?;
+            if !wrote {
+                out.write_all(data).map_err(|e| write_err(name, &e))?;
+            }
             Ok(changed)
         }
         Some(Format::Compressed(c)) => {
@@ -87,7 +91,7 @@ pub fn rewrite(
                 ));
             }
             let mut changed = Vec::new();
-            rewrite_tar(
+            let wrote = rewrite_tar(
                 name,
                 &open,
                 opts,
@@ -99,6 +103,9 @@ pub fn rewrite(
                 &mut changed,
                 &mut Vec::new(),
             )?;
+            if !wrote {
+                out.write_all(data).map_err(|e| write_err(name, &e))?;
+            }
             Ok(changed)
         }
         Some(Format::Deb) => Err(Error::new(
@@ -240,7 +247,7 @@ fn rewrite_zip(
             } else {
                 Vec::new()
             };
-            {
+            let wrote = {
                 rewrite_tar(
                     &path,
                     &open,
@@ -252,13 +259,13 @@ fn rewrite_zip(
                     &mut w,
                     &mut got,
                     &mut hashes,
-                )?;
-            }
+                )?
+            };
             let bytes =
                 Bytes::Spilled(w.finish().map_err(|e| {
                     Error::new(&path, ErrorKind::Io(format!("temporary file: {e}")))
                 })?);
-            if !got.is_empty() || !paths_json.is_empty() {
+            if wrote {
                 if !is_info {
                     inner_changes.extend(hashes);
                 }
@@ -349,7 +356,12 @@ fn rewrite_zip(
     Ok(changed)
 }
 
-fn encoder<'w>(c: Option<Compression>, w: &'w mut dyn Write) -> io::Result<Box<dyn Finish + 'w>> {
+/// The compressing writer of codec `c` for a stream of exactly `len` bytes.
+fn encoder<'w>(
+    c: Option<Compression>,
+    w: &'w mut dyn Write,
+    len: u64,
+) -> io::Result<Box<dyn Finish + 'w>> {
     Ok(match c {
         None => Box::new(Plain(w)),
         Some(Compression::Gzip) => Box::new(flate2::write::GzEncoder::new(
@@ -362,6 +374,10 @@ fn encoder<'w>(c: Option<Compression>, w: &'w mut dyn Write) -> io::Result<Box<d
         }
         Some(Compression::Zstd) => {
             let mut e = zstd::stream::write::Encoder::new(w, 10)?;
+            // Told the size, zstd sizes its tables to the data (without it, level 10 clears
+            // tens of MiB of tables for any stream) and uses no workers for a small one; the
+            // frame records the size. Writing another number of bytes is an error at the end.
+            e.set_pledged_src_size(Some(len))?;
             let threads = u32::try_from(rayon::current_num_threads()).unwrap_or(1);
             if threads > 1 {
                 e.multithread(threads)?;
@@ -445,7 +461,8 @@ fn clean(name: &str) -> String {
 /// Rewrites a tarball read from `open()` (called twice: once to rewrite members, once to
 /// write) into `out`, compressed with `compression`. `paths_json` holds (member, hex SHA-256,
 /// size) of members changed elsewhere (a `.conda`'s pkg tarball) for this tarball's
-/// `info/paths.json`; `hashes` gets the same for the members replaced here.
+/// `info/paths.json`; `hashes` gets the same for the members replaced here. Returns `false`,
+/// having written nothing, when there is nothing to replace.
 #[allow(clippy::too_many_arguments)]
 fn rewrite_tar<'d>(
     chain: &str,
@@ -458,17 +475,21 @@ fn rewrite_tar<'d>(
     out: &mut dyn Write,
     changed: &mut Vec<Changed>,
     hashes: &mut Vec<(String, String, u64)>,
-) -> Result<()> {
+) -> Result<bool> {
     let rd = |e: io::Error| Error::from_read(chain, &e);
     // Pass 1: the new bytes of each rewritten entry, by entry index.
     let mut new: std::collections::HashMap<usize, (Bytes, String)> = Default::default();
     let mut local_changes: Vec<(String, String, u64)> = paths_json.to_vec();
     let mut paths_json_at = None;
+    // The data size of every raw entry, by index: with the replacements, the exact length of
+    // the tarball written (a compressor told it sizes its tables to it).
+    let mut sizes = Vec::new();
     {
         let mut archive = tar::Archive::new(open().map_err(rd)?);
         let mut pending = None;
         for (i, entry) in archive.entries().map_err(rd)?.raw(true).enumerate() {
             let mut entry = entry.map_err(rd)?;
+            sizes.push(entry.size());
             let kind = entry.header().entry_type();
             if kind == tar::EntryType::GNULongName || kind == tar::EntryType::XHeader {
                 let mut d = Vec::new();
@@ -548,9 +569,22 @@ fn rewrite_tar<'d>(
         }
         new_paths_json = Some(s);
     }
+    // Nothing to replace: nothing is written (the caller keeps the original bytes).
+    if new.is_empty() && new_paths_json.is_none() {
+        return Ok(false);
+    }
     // Pass 2: copy every entry, replacing the rewritten ones.
     let werr = |e: io::Error| Error::new(chain, ErrorKind::Io(format!("writing: {e}")));
-    let mut enc = encoder(compression, out).map_err(werr)?;
+    let padded = |n: u64| n.div_ceil(512).saturating_mul(512);
+    let tar_len = sizes.iter().enumerate().fold(1024u64, |len, (i, &size)| {
+        let data = if Some(i) == paths_json_at {
+            new_paths_json.as_ref().map_or(size, |b| b.len() as u64)
+        } else {
+            new.get(&i).map_or(size, |(b, _)| b.len() as u64)
+        };
+        len.saturating_add(512).saturating_add(padded(data))
+    });
+    let mut enc = encoder(compression, out, tar_len).map_err(werr)?;
     let mut archive = tar::Archive::new(open().map_err(rd)?);
     for (i, entry) in archive.entries().map_err(rd)?.raw(true).enumerate() {
         let mut entry = entry.map_err(rd)?;
@@ -571,13 +605,23 @@ fn rewrite_tar<'d>(
             None => {
                 enc.write_all(header.as_bytes()).map_err(werr)?;
                 let n = io::copy(&mut entry, &mut *enc).map_err(rd)?;
+                if Some(&n) != sizes.get(i) {
+                    return Err(Error::new(
+                        chain,
+                        ErrorKind::Truncated(format!("tar entry {i} ({n} bytes of its data)")),
+                    ));
+                }
                 pad(&mut *enc, n).map_err(werr)?;
             }
         }
     }
     enc.write_all(&[0u8; 1024]).map_err(werr)?;
     enc.done().map_err(werr)?;
-    Ok(())
+    Ok(true)
+}
+
+fn write_err(name: &str, e: &io::Error) -> Error {
+    Error::new(name, ErrorKind::Io(format!("writing: {e}")))
 }
 
 fn pad(w: &mut dyn Write, n: u64) -> io::Result<()> {

@@ -420,3 +420,71 @@ fn tarball_rewrite_replaces_members_and_paths_json() {
         gfxkit_package::record::sha256_hex(&lib[..64])
     );
 }
+
+#[test]
+fn rewritten_tar_zst_records_its_size_and_a_short_entry_is_refused() {
+    // The tarball written is told to zstd in advance (its tables sized to it): the frame
+    // records the exact length, and the rewritten tarball reads back.
+    let lib = elf(3000, 7);
+    let tar = tar_of(&[("lib/lib.so", &lib), ("lib/a.py", b"x")]);
+    let pkg = zstd::encode_all(&tar[..], 3).unwrap();
+    let mut out = Cursor::new(Vec::new());
+    let half = |m: gfxkit_package::Member<'_>| Ok(Some(m.bytes[..m.bytes.len() / 2].to_vec()));
+    let changed = rewrite(
+        "t.tar.zst",
+        &pkg,
+        &Options::default(),
+        &MemorySpill,
+        &half,
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(changed.len(), 1);
+    let new = out.into_inner();
+    let plain = zstd::decode_all(&new[..]).unwrap();
+    assert_eq!(
+        zstd::zstd_safe::get_frame_content_size(&new).ok(),
+        Some(Some(plain.len() as u64))
+    );
+    assert_eq!(plain.len(), 512 + 1536 + 512 + 512 + 1024);
+    let got = paths("t.tar.zst", &new, &Options::default());
+    assert_eq!(got, [Ok(("t.tar.zst!lib/lib.so".to_owned(), 1510))]);
+
+    // The same tarball cut before the data of its last entry (copied, not rewritten): refused
+    // as truncated, nothing written short.
+    let cut = zstd::encode_all(&tar[..512 + 3072 + 512][..], 3).unwrap();
+    let mut out = Cursor::new(Vec::new());
+    let err = rewrite(
+        "t.tar.zst",
+        &cut,
+        &Options::default(),
+        &MemorySpill,
+        &half,
+        &mut out,
+    )
+    .unwrap_err();
+    assert!(matches!(err.kind, ErrorKind::Truncated(_)), "{err}");
+}
+
+#[test]
+fn tarball_with_nothing_to_rewrite_is_copied_byte_for_byte() {
+    // No member may hold device code: the tarball is not compressed again.
+    let tar = tar_of(&[("lib/a.py", b"x = 1\n"), ("README", b"hello\n")]);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&tar).unwrap();
+    let pkg = gz.finish().unwrap();
+    for (name, data) in [("t.tar", &tar), ("t.tar.gz", &pkg)] {
+        let mut out = Cursor::new(Vec::new());
+        let changed = rewrite(
+            name,
+            data,
+            &Options::default(),
+            &MemorySpill,
+            &|_| Ok(None),
+            &mut out,
+        )
+        .unwrap();
+        assert!(changed.is_empty());
+        assert_eq!(&out.into_inner(), data, "{name}");
+    }
+}

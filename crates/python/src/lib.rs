@@ -1092,9 +1092,7 @@ fn kpack_error(py: Python<'_>, e: &gfxkit_io::Error) -> PyErr {
             pyo3::exceptions::PyValueError::new_err(chain(e))
         }
         ErrorKind::Split(_)
-        | ErrorKind::BadArchive(_)
-        | ErrorKind::ArchiveKernel { .. }
-        | ErrorKind::WriteArchive(_)
+        | ErrorKind::MergeArchive(_)
         | ErrorKind::NotSplit
         | ErrorKind::Inline { .. }
         | ErrorKind::Kpack(_) => Fail::format(chain(e)).into_py(py, &file),

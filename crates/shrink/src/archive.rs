@@ -5,7 +5,7 @@ use crate::error::{fail, Error, ErrorKind, Result};
 use crate::limits;
 use crate::output::Output;
 use crate::plan::Transform;
-use crate::rewrite::{FileKind, Report, Rewritten};
+use crate::report::{FileKind, RegionReport, Report, Rewritten};
 
 const MAGIC: &[u8; 8] = b"!<arch>\n";
 const THIN: &[u8; 8] = b"!<thin>\n";
@@ -115,8 +115,16 @@ pub(crate) fn members(data: &[u8]) -> Result<Vec<Member<'_>>> {
     Ok(out)
 }
 
-/// Rewrites an archive member by member.
-pub(crate) fn rewrite_archive<'a>(data: &'a [u8], t: &Transform) -> Result<Rewritten<'a>> {
+/// How one member is rewritten: its new bytes, its kind and the report of its region.
+pub(crate) type MemberRewrite =
+    for<'m> fn(&'m [u8], &Transform) -> Result<(Output<'m>, FileKind, Option<RegionReport>)>;
+
+/// Rewrites an archive member by member, each through `rewrite_one`.
+pub(crate) fn rewrite_archive<'a>(
+    data: &'a [u8],
+    t: &Transform,
+    rewrite_one: MemberRewrite,
+) -> Result<Rewritten<'a>> {
     let ms = members(data)?;
     let mut regions = Vec::new();
     // New bodies.
@@ -132,8 +140,8 @@ pub(crate) fn rewrite_archive<'a>(data: &'a [u8], t: &Transform) -> Result<Rewri
             continue;
         }
         let base = (m.header_at + HDR) as u64;
-        let (bytes, kind, region) = crate::rewrite::rewrite_one(m.data, t)
-            .map_err(|e| e.shifted(base).in_member(&m.name))?;
+        let (bytes, kind, region) =
+            rewrite_one(m.data, t).map_err(|e| e.shifted(base).in_member(&m.name))?;
         if let Some(mut r) = region {
             r.member = Some(m.name.clone());
             // Offsets within the member become offsets in the archive (old and new layout).

@@ -102,6 +102,23 @@ pub fn uncompressed<'a>(found: &Found<'a>) -> Result<Cow<'a, [u8]>> {
     }
 }
 
+/// Like [`uncompressed`] without computing the CCOB hash (sizes are still checked), decoding
+/// into `buf` (reused from bundle to bundle): for a reader that compares every entry byte for
+/// byte with data it trusts.
+pub(crate) fn uncompressed_unhashed<'x>(
+    found: &Found<'x>,
+    buf: &'x mut Vec<u8>,
+) -> Result<&'x [u8]> {
+    match found.encoding {
+        Encoding::Uncompressed => Ok(found.bytes),
+        Encoding::Compressed { .. } => {
+            ccob::decompress_ccob_unhashed_into(found.bytes, &DecompressOptions::default(), buf)
+                .map_err(|e| error_at(e, 0))?;
+            Ok(&buf[..])
+        }
+    }
+}
+
 /// Decompresses the CCOB bundle `b` (exactly its bytes), size and hash checked.
 pub fn decompress(b: &[u8]) -> Result<Vec<u8>> {
     ccob::decompress_ccob(b, &DecompressOptions::default())

@@ -5,8 +5,12 @@
 
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::limits;
-use object::read::elf::{FileHeader as _, ProgramHeader as _, SectionHeader as _};
+use gfxkit_bundle::le::{u32_at, u64_at};
+use object::read::elf::{
+    FileHeader as _, ProgramHeader as _, Rela as _, SectionHeader as _, Sym as _,
+};
 use object::LittleEndian as LE;
+use object::{U32, U64};
 
 /// `ET_REL`.
 pub const ET_REL: u16 = 1;
@@ -32,16 +36,6 @@ pub const HIPF: u32 = 0x4849_5046;
 /// Wrapper magic `HIPK`: device code moved out to pack files.
 pub const HIPK: u32 = 0x4B50_4948;
 
-pub(crate) fn u32_at(d: &[u8], off: usize) -> Option<u32> {
-    let b = d.get(off..off.checked_add(4)?)?;
-    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-}
-
-pub(crate) fn u64_at(d: &[u8], off: usize) -> Option<u64> {
-    let b = d.get(off..off.checked_add(8)?)?;
-    Some(u64::from_le_bytes(b.try_into().ok()?))
-}
-
 /// A program header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Phdr {
@@ -56,23 +50,20 @@ pub(crate) struct Phdr {
 }
 
 impl Phdr {
+    /// The 56-byte little-endian record (`object`'s `ProgramHeader64`).
     pub fn encode(&self) -> [u8; PHENT] {
+        let h = object::elf::ProgramHeader64::<LE> {
+            p_type: U32::new(LE, self.p_type),
+            p_flags: U32::new(LE, self.flags),
+            p_offset: U64::new(LE, self.offset),
+            p_vaddr: U64::new(LE, self.vaddr),
+            p_paddr: U64::new(LE, self.paddr),
+            p_filesz: U64::new(LE, self.filesz),
+            p_memsz: U64::new(LE, self.memsz),
+            p_align: U64::new(LE, self.align),
+        };
         let mut b = [0u8; PHENT];
-        b[0..4].copy_from_slice(&self.p_type.to_le_bytes());
-        b[4..8].copy_from_slice(&self.flags.to_le_bytes());
-        for (i, v) in [
-            self.offset,
-            self.vaddr,
-            self.paddr,
-            self.filesz,
-            self.memsz,
-            self.align,
-        ]
-        .iter()
-        .enumerate()
-        {
-            b[8 + 8 * i..16 + 8 * i].copy_from_slice(&v.to_le_bytes());
-        }
+        b.copy_from_slice(object::pod::bytes_of(&h));
         b
     }
 }
@@ -283,17 +274,18 @@ pub(crate) fn symbols(elf: &Elf, data: &[u8], i: usize) -> Result<Vec<Sym>> {
     if n as u64 > limits::MAX_RECORDS {
         return fail(s.offset, ErrorKind::BadElf("too many symbols".into()));
     }
-    let mut out = Vec::with_capacity(n);
-    for k in 0..n {
-        let o = k * 24;
-        out.push(Sym {
-            at: s.offset + o as u64,
-            shndx: u16::from_le_bytes([d[o + 6], d[o + 7]]),
-            value: u64_at(d, o + 8).unwrap_or(0),
-            size: u64_at(d, o + 16).unwrap_or(0),
-        });
-    }
-    Ok(out)
+    let (records, _) = object::pod::slice_from_bytes::<object::elf::Sym64<LE>>(d, n)
+        .map_err(|()| Error::at(s.offset, ErrorKind::BadElf("symbol table".into())))?;
+    Ok(records
+        .iter()
+        .enumerate()
+        .map(|(k, r)| Sym {
+            at: s.offset + (k * 24) as u64,
+            shndx: r.st_shndx(LE),
+            value: r.st_value(LE),
+            size: r.st_size(LE),
+        })
+        .collect())
 }
 
 /// A RELA relocation and where it sits in the file.
@@ -317,20 +309,20 @@ pub(crate) fn relas(elf: &Elf, data: &[u8], i: usize) -> Result<Vec<Rela>> {
     if n as u64 > limits::MAX_RECORDS {
         return fail(s.offset, ErrorKind::BadElf("too many relocations".into()));
     }
-    let mut out = Vec::with_capacity(n);
-    for k in 0..n {
-        let o = k * 24;
-        let info = u64_at(d, o + 8).unwrap_or(0);
-        out.push(Rela {
-            at: s.offset + o as u64,
+    let (records, _) = object::pod::slice_from_bytes::<object::elf::Rela64<LE>>(d, n)
+        .map_err(|()| Error::at(s.offset, ErrorKind::BadElf("relocations".into())))?;
+    Ok(records
+        .iter()
+        .enumerate()
+        .map(|(k, r)| Rela {
+            at: s.offset + (k * 24) as u64,
             index: k,
-            r_offset: u64_at(d, o).unwrap_or(0),
-            r_type: (info & 0xffff_ffff) as u32,
-            r_sym: (info >> 32) as u32,
-            addend: u64_at(d, o + 16).unwrap_or(0) as i64,
-        });
-    }
-    Ok(out)
+            r_offset: r.r_offset(LE),
+            r_type: r.r_type(LE, false),
+            r_sym: r.r_sym(LE, false),
+            addend: r.r_addend(LE),
+        })
+        .collect())
 }
 
 /// Where a wrapper's bundle pointer comes from.
@@ -424,10 +416,10 @@ pub(crate) fn wrappers(elf: &Elf, data: &[u8], seg: usize, fatbin: usize) -> Res
     }
     let mut out = Vec::with_capacity(d.len() / 24);
     for k in 0..d.len() / 24 {
-        let o = k * 24;
+        let o = (k * 24) as u64;
         let magic = u32_at(d, o).unwrap_or(0);
         let in_place = u64_at(d, o + 8).unwrap_or(0);
-        let (target, source) = match by_offset.get(&(o as u64 + 8)) {
+        let (target, source) = match by_offset.get(&(o + 8)) {
             Some((rel, Some(sv))) => (
                 Some(sv.wrapping_add(rel.addend as u64)),
                 PointerSource::Rela {
@@ -446,7 +438,7 @@ pub(crate) fn wrappers(elf: &Elf, data: &[u8], seg: usize, fatbin: usize) -> Res
             None => (Some(in_place), PointerSource::InPlace),
         };
         out.push(Wrapper {
-            at: s.offset + o as u64,
+            at: s.offset + o,
             magic,
             target,
             source,

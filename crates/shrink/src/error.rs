@@ -27,6 +27,10 @@ pub enum ErrorKind {
         /// What was wrong.
         kind: Box<gfxkit_bundle::ErrorKind>,
     },
+    /// Device code that discovery found damaged (a bundle that cannot be delimited, or runs
+    /// past its section), with discovery's reason.
+    #[error("{0}")]
+    Damaged(String),
     /// A malformed ELF file.
     #[error("malformed ELF file: {0}")]
     BadElf(String),
@@ -42,6 +46,29 @@ pub enum ErrorKind {
     /// Compression failed.
     #[error("compression failed: {0}")]
     Compress(String),
+    /// A program header breaks a rule every rewritten file keeps (inside the file, congruent
+    /// to its address); `index` counts from 0 in the program header table.
+    #[error("segment {index}: {problem}")]
+    Segment {
+        /// Index of the program header.
+        index: usize,
+        /// What is wrong with it.
+        problem: crate::check::SegmentProblem,
+    },
+    /// A `HIPF` wrapper of `.hipFatBinSegment` that does not lead to a bundle.
+    #[error("wrapper {index}: {problem}")]
+    Wrapper {
+        /// Index of the wrapper in `.hipFatBinSegment`.
+        index: usize,
+        /// What is wrong with it.
+        problem: crate::check::WrapperProblem,
+    },
+    /// A bundle of `.hip_fatbin` no wrapper of `.hipFatBinSegment` leads to.
+    #[error("no wrapper points to bundle {bundle}")]
+    UnreferencedBundle {
+        /// Index of the bundle in `.hip_fatbin`.
+        bundle: usize,
+    },
     /// The rewritten file failed verification.
     #[error("verification of the rewritten file failed: {0}")]
     Verify(String),

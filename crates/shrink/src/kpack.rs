@@ -26,8 +26,10 @@
 //! new `.hip_fatbin` placed in a new read-only `PT_LOAD` after the last segment (the program
 //! header table moves there too).
 
-use crate::elf::{self, u32_at, u64_at, Elf, Phdr};
+use crate::elf::{self, Elf, Phdr};
 use crate::error::{fail, Error, ErrorKind, Result};
+use crate::patch::{align_up, Patch};
+use gfxkit_bundle::le::{u32_at, u64_at};
 
 /// Name of the marker section.
 pub const MARKER_SECTION: &str = ".rocm_kpack_ref";
@@ -54,51 +56,6 @@ pub struct Split {
 
 fn unsupported(at: u64, msg: impl Into<String>) -> Error {
     Error::at(at, ErrorKind::Unsupported(msg.into()))
-}
-
-fn put(out: &mut [u8], at: u64, bytes: &[u8]) -> Result<()> {
-    let field = usize::try_from(at)
-        .ok()
-        .and_then(|a| out.get_mut(a..a.checked_add(bytes.len())?));
-    match field {
-        Some(s) => {
-            s.copy_from_slice(bytes);
-            Ok(())
-        }
-        None => fail(
-            at,
-            ErrorKind::Truncated {
-                what: "patched field",
-            },
-        ),
-    }
-}
-
-/// Zeroes `len` bytes at `at`.
-fn zero(out: &mut [u8], at: u64, len: usize) -> Result<()> {
-    let field = usize::try_from(at)
-        .ok()
-        .and_then(|a| out.get_mut(a..a.checked_add(len)?));
-    match field {
-        Some(s) => {
-            s.fill(0);
-            Ok(())
-        }
-        None => fail(
-            at,
-            ErrorKind::Truncated {
-                what: "program header table",
-            },
-        ),
-    }
-}
-
-fn put_u64(out: &mut [u8], at: u64, v: u64) -> Result<()> {
-    put(out, at, &v.to_le_bytes())
-}
-
-fn align_up(v: u64, a: u64) -> u64 {
-    v.div_ceil(a.max(1)) * a.max(1)
 }
 
 /// The checks both directions share; returns (the parsed file, `.hip_fatbin` index,
@@ -167,7 +124,7 @@ fn linked_x86_64(data: &[u8]) -> Result<(Elf, Option<usize>, usize)> {
 
 /// Reads the `e_shstrndx` and raw section header records.
 fn raw_shdrs(e: &Elf, data: &[u8]) -> Result<(usize, Vec<[u8; elf::SHENT]>)> {
-    let shstrndx = u16::from_le_bytes([data[62], data[63]]) as usize;
+    let shstrndx = usize::from(gfxkit_bundle::le::u16_at(data, 62).unwrap_or(0));
     if shstrndx == 0 || shstrndx >= e.shdrs.len() {
         return fail(
             62,
@@ -226,8 +183,8 @@ fn write_section_table(
     for r in &recs {
         out.extend_from_slice(r);
     }
-    put_u64(out, 40, shoff)?;
-    put(out, 60, &(recs.len() as u16).to_le_bytes())?;
+    out.put_u64(40, shoff)?;
+    out.put_u16(60, recs.len() as u16)?;
     Ok(())
 }
 
@@ -396,7 +353,7 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
     for (k, w) in ws.iter().enumerate() {
         patches.push((w.at, elf::HIPK.to_le_bytes().to_vec()));
         patches.push((w.at + 16, (k as u64).to_le_bytes().to_vec()));
-        let in_place = u64_at(data, (w.at + 8) as usize).unwrap_or(0);
+        let in_place = u64_at(data, w.at + 8).unwrap_or(0);
         if in_place != 0 && in_fatbin(in_place) {
             patches.push((w.at + 8, m_va.to_le_bytes().to_vec()));
         }
@@ -537,12 +494,12 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
     out.resize((old_end - shift) as usize, 0);
     out.extend_from_slice(&data[old_end as usize..tail_end as usize]);
     for (at, bytes) in &patches {
-        put(&mut out, map_off(*at)?, bytes)?;
+        out.put(map_off(*at)?, bytes)?;
     }
     // The old program header table is no longer used.
-    zero(&mut out, map_off(e.phoff)?, e.phdrs.len() * elf::PHENT)?;
-    put_u64(&mut out, 32, t_off)?;
-    put(&mut out, 56, &(phdrs.len() as u16).to_le_bytes())?;
+    out.zero(map_off(e.phoff)?, e.phdrs.len() * elf::PHENT)?;
+    out.put_u64(32, t_off)?;
+    out.put_u16(56, phdrs.len() as u16)?;
     write_section_table(
         &mut out,
         data,
@@ -576,7 +533,7 @@ pub fn hipk_wrappers(data: &[u8]) -> Result<Vec<(u64, u32, Option<u64>)>> {
                 )),
             );
         }
-        let index = u32_at(data, (w.at + 16) as usize).unwrap_or(0);
+        let index = u32_at(data, w.at + 16).unwrap_or(0);
         let fo = w.target.and_then(|a| {
             e.shdrs.iter().find_map(|s| {
                 (s.has_file_bytes() && s.addr != 0 && a >= s.addr && a < s.addr + s.size)
@@ -690,15 +647,15 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
     let mut out = Vec::with_capacity((t_off + table_len) as usize + 4096);
     out.extend_from_slice(&data[..body_end as usize]);
     // Old program header table: no longer used.
-    zero(&mut out, e.phoff, e.phdrs.len() * elf::PHENT)?;
+    out.zero(e.phoff, e.phdrs.len() * elf::PHENT)?;
     out.resize(offset as usize, 0);
     out.extend_from_slice(&section);
     out.resize(t_off as usize, 0);
     for p in &phdrs {
         out.extend_from_slice(&p.encode());
     }
-    put_u64(&mut out, 32, t_off)?;
-    put(&mut out, 56, &(phdrs.len() as u16).to_le_bytes())?;
+    out.put_u64(32, t_off)?;
+    out.put_u16(56, phdrs.len() as u16)?;
     for (k, w) in ws.iter().enumerate() {
         if w.magic != elf::HIPK {
             return fail(
@@ -710,11 +667,11 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
             );
         }
         let target = vaddr + offsets[k];
-        put(&mut out, w.at, &elf::HIPF.to_le_bytes())?;
-        put_u64(&mut out, w.at + 16, 0)?;
-        let in_place = u64_at(data, (w.at + 8) as usize).unwrap_or(0);
+        out.put(w.at, &elf::HIPF.to_le_bytes())?;
+        out.put_u64(w.at + 16, 0)?;
+        let in_place = u64_at(data, w.at + 8).unwrap_or(0);
         if in_place != 0 {
-            put_u64(&mut out, w.at + 8, target)?;
+            out.put_u64(w.at + 8, target)?;
         }
         if let elf::PointerSource::Rela { at, sym_value } = w.source {
             if sym_value != 0 {
@@ -723,7 +680,7 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
                     "a wrapper pointer is a symbol relocation (only RELATIVE is rewritten)",
                 ));
             }
-            put_u64(&mut out, at + 16, target)?;
+            out.put_u64(at + 16, target)?;
         } else if in_place == 0 {
             return Err(unsupported(
                 w.at,
@@ -746,8 +703,8 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
         }
         for sym in elf::symbols(&e, data, si2)? {
             if sym.shndx as usize == fb {
-                put_u64(&mut out, sym.at + 8, vaddr)?;
-                put_u64(&mut out, sym.at + 16, ns)?;
+                out.put_u64(sym.at + 8, vaddr)?;
+                out.put_u64(sym.at + 16, ns)?;
             }
         }
     }

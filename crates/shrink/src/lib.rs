@@ -7,12 +7,17 @@
 //! - [`select`]: entry IDs, target patterns, and the keep/drop rule ([`Selection`]).
 //! - [`plan`]: what happens to each bundle ([`Transform`], [`Conversion`]) and the outcomes.
 //! - [`bundle`]: finding bundles in bytes, decompressing and writing them (via `gfxkit-bundle`).
-//! - [`mod@rewrite`]: the file rewrite ([`rewrite()`]) and its [`Report`].
-//! - [`mod@survey`]: reading a file's device code ([`survey()`]) and checking a rewrite
-//!   ([`verify()`]).
+//! - [`mod@rewrite`]: the file rewrite ([`rewrite()`]); [`report`]: what it produces
+//!   ([`Rewritten`], its [`Report`]), shared with the archive rewrite.
+//! - [`check`]: the segment and wrapper rules, checked on inputs and on rewritten files.
+//! - [`mod@survey`]: a file's device code as `gfxkit_host::discover` finds it, read for a
+//!   rewrite ([`survey()`]).
+//! - [`mod@verify`]: checking a rewrite ([`verify()`]): the rewritten file read again (through
+//!   the survey) and every kept entry compared byte for byte with the input.
 //! - [`output`]: the rewritten file as pieces borrowed from the input plus patches, written
 //!   out sequentially ([`Output`]).
-//! - `elf`, `archive`: the ELF and `ar` views the rewrite works on.
+//! - `elf`, `archive`: the ELF and `ar` views the rewrite works on; `patch`: writing
+//!   little-endian fields into the output and aligning offsets (reads: `gfxkit_bundle::le`).
 //! - [`kpack`]: the ELF layout of ROCm's kpack split and its inverse.
 //!
 //! # The ELF layout rewrite
@@ -73,6 +78,11 @@
 //!   is elsewhere (`.llvm.offloading`, object-bundle sections, `HIPK` pack wrappers), non-x86-64
 //!   or big-endian or 32-bit ELF, thin and BSD archives, references into `.hip_fatbin` that
 //!   do not land on a bundle start, and `.hip_fatbin` outside a loadable segment.
+//! - Refused before anything is planned: inputs that already break a rule [`verify()`] checks
+//!   the rewritten file against ([`check`]: a program header past the end of the file, a
+//!   loadable segment with `p_filesz > p_memsz` or whose offset and address disagree modulo
+//!   its alignment, a wrapper that leads to no bundle start, a bundle no wrapper leads to),
+//!   with a typed error naming the program header, wrapper or bundle and its byte offset.
 //!
 //! # Example
 //!
@@ -108,20 +118,28 @@
 
 pub mod archive;
 pub mod bundle;
+pub mod check;
 pub mod elf;
 pub mod error;
 pub mod kpack;
 pub mod limits;
 pub mod output;
+mod patch;
 pub mod plan;
+pub mod report;
 pub mod rewrite;
 pub mod select;
 pub mod survey;
+pub mod verify;
 
 pub use bundle::Method;
+pub use check::{SegmentProblem, WrapperProblem};
 pub use error::{Error, ErrorKind};
 pub use output::Output;
 pub use plan::{BundleOutcome, Conversion, EntryRecord, Transform};
-pub use rewrite::{rewrite, FileKind, Layout, RegionReport, Report, Rewritten};
+pub use rewrite::{
+    rewrite, rewrite_without_digests, FileKind, Layout, RegionReport, Report, Rewritten,
+};
 pub use select::{classify, EntryTarget, Pattern, Selection};
-pub use survey::{survey, survey_with, verify, verify_bytes, Survey, SurveyBundle, SurveyRegion};
+pub use survey::{survey, survey_with, Survey, SurveyBundle, SurveyRegion};
+pub use verify::{verify, verify_bytes};

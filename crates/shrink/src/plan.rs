@@ -39,7 +39,7 @@ pub struct Transform {
     pub conversion: Conversion,
 }
 
-/// An entry of a bundle: its ID, size and the MD5 of its payload.
+/// An entry of a bundle: its ID, size and the MD5 of its payload (when computed).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EntryRecord {
     /// Entry ID.
@@ -54,10 +54,6 @@ pub struct EntryRecord {
 }
 
 impl EntryRecord {
-    pub(crate) fn of(e: &Entry<'_>) -> EntryRecord {
-        EntryRecord::of_with(e, true)
-    }
-
     pub(crate) fn of_with(e: &Entry<'_>, digest: bool) -> EntryRecord {
         EntryRecord {
             id: e.id.to_owned(),
@@ -72,7 +68,7 @@ impl EntryRecord {
     }
 }
 
-fn hex(b: &[u8]) -> String {
+pub(crate) fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
@@ -136,7 +132,9 @@ pub(crate) fn transform_bundle<'a>(
     let mut keep_entries = Vec::new();
     for e in entries {
         if t.selection.keeps(e.id) {
-            kept.push(EntryRecord::of(e));
+            // Digests only when asked for (`Report::add_digests`): an MD5 pass over every
+            // kept payload costs as much as compressing them.
+            kept.push(EntryRecord::of_with(e, false));
             keep_entries.push((e.id, e.payload));
         } else {
             // Dropped payloads are never compared: no digest.

@@ -2,138 +2,34 @@
 //! smaller by moving what follows the device code down by whole alignment units.
 
 use crate::bundle;
-use crate::elf::u64_at;
-use crate::elf::{self, Elf, Phdr, PointerSource, Shdr};
+use crate::elf::{self, Elf, Phdr, Shdr};
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::output::Output;
-use crate::plan::{self, BundleOutcome, NewRegion, Transform};
-use serde::Serialize;
-
-/// What kind of file was rewritten.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FileKind {
-    /// One or more offload bundles back to back.
-    Bundle,
-    /// A relocatable object.
-    Object,
-    /// A shared object or position-independent executable (`ET_DYN`).
-    SharedObject,
-    /// A fixed-address executable (`ET_EXEC`).
-    Executable,
-    /// An `ar` archive.
-    Archive,
-    /// An ELF file without `.hip_fatbin`, or another file with no device code.
-    NoDeviceCode,
-}
-
-/// How the file layout changed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case", tag = "kind")]
-pub enum Layout {
-    /// Nothing changed.
-    Unchanged,
-    /// The bundles were rewritten and the file length follows (standalone bundles, objects,
-    /// archives).
-    Rebuilt,
-    /// `.hip_fatbin` was last in its segment: the segment was shortened and what follows moved
-    /// down by `shift` bytes.
-    SegmentShortened {
-        /// Bytes everything after `.hip_fatbin` moved down in the file.
-        shift: u64,
-    },
-    /// `.hip_fatbin` was inside its segment: the segment was split in two at the same
-    /// addresses, and what follows moved down by `shift` bytes.
-    SegmentSplit {
-        /// Bytes everything after `.hip_fatbin` moved down in the file.
-        shift: u64,
-        /// Where the extra program header came from.
-        phdr_slot: String,
-    },
-    /// `.hip_fatbin` grew: it moved to a new read-only segment at the end of the file and of
-    /// the address space; its old bytes are zeroed.
-    Relocated {
-        /// File offset of the new section.
-        offset: u64,
-        /// Address of the new section.
-        address: u64,
-        /// Where the extra program header came from.
-        phdr_slot: String,
-    },
-    /// The freed bytes were fewer than one alignment unit: the section was rewritten and
-    /// zero-filled, the file length is unchanged.
-    ZeroFilled {
-        /// The alignment unit the shift would have needed.
-        unit: u64,
-    },
-}
-
-/// One region of bundles that was rewritten.
-#[derive(Debug, Clone, Serialize)]
-pub struct RegionReport {
-    /// Archive member, when inside one.
-    pub member: Option<String>,
-    /// Section name, when inside an ELF file.
-    pub section: Option<String>,
-    /// Layout change of the file (or member) holding the region.
-    pub layout: Layout,
-    /// Wrappers whose pointer was fixed.
-    pub wrappers: usize,
-    /// Relocations whose addend was fixed.
-    pub relocations: usize,
-    /// Symbols whose value or size was fixed.
-    pub symbols: usize,
-    /// Bundles, in order.
-    pub bundles: Vec<BundleOutcome>,
-}
-
-/// The result of a rewrite.
-#[derive(Debug, Clone, Serialize)]
-pub struct Report {
-    /// The kind of file.
-    pub kind: FileKind,
-    /// File size before.
-    pub size_before: u64,
-    /// File size after.
-    pub size_after: u64,
-    /// Regions rewritten.
-    pub regions: Vec<RegionReport>,
-}
-
-impl Report {
-    /// Whether any bundle changed.
-    pub fn changed(&self) -> bool {
-        self.regions
-            .iter()
-            .any(|r| r.bundles.iter().any(|b| b.changed))
-    }
-}
-
-/// A rewritten file.
-#[derive(Debug, Clone)]
-pub struct Rewritten<'a> {
-    /// The new file: pieces of the input, new bundles and patches, to be written out
-    /// ([`Output::write_to`]); it borrows the input.
-    pub output: Output<'a>,
-    /// What was done.
-    pub report: Report,
-}
-
-impl Rewritten<'_> {
-    /// The new file in memory (for tests and small files; [`Output::write_to`] streams it).
-    pub fn bytes(&self) -> Vec<u8> {
-        self.output.to_vec()
-    }
-}
+use crate::patch::{align_down, Patch};
+use crate::plan::{self, NewRegion, Transform};
+pub use crate::report::{FileKind, Layout, RegionReport, Report, Rewritten};
+use gfxkit_bundle::le::u64_at;
 
 /// Rewrites `data` (a standalone bundle file, relocatable object, shared object, executable or
 /// `ar` archive): every bundle gets `t` applied, references are fixed and the layout shrinks.
 ///
 /// Nothing is assembled in memory: the result holds the plan (new headers, compressed bundles,
 /// patched fields) and borrows everything else from `data`.
+///
+/// Every kept entry's MD5 is in the report (`kept[].md5`): one more pass over the kept
+/// payloads, which [`rewrite_without_digests`] leaves out.
 pub fn rewrite<'a>(data: &'a [u8], t: &Transform) -> Result<Rewritten<'a>> {
+    let mut r = rewrite_without_digests(data, t)?;
+    r.report.add_digests(data)?;
+    Ok(r)
+}
+
+/// Like [`rewrite`], with the kept entries' `md5` left empty: for a caller that does not
+/// show them (or fills them in later with [`Report::add_digests`]). [`crate::verify()`]
+/// compares the payloads themselves and needs no digests.
+pub fn rewrite_without_digests<'a>(data: &'a [u8], t: &Transform) -> Result<Rewritten<'a>> {
     if crate::archive::is_archive(data) {
-        return crate::archive::rewrite_archive(data, t);
+        return crate::archive::rewrite_archive(data, t, rewrite_one);
     }
     let (output, kind, region) = rewrite_one(data, t)?;
     Ok(Rewritten {
@@ -192,15 +88,6 @@ fn unsupported(at: u64, msg: impl Into<String>) -> Error {
     Error::at(at, ErrorKind::Unsupported(msg.into()))
 }
 
-fn put_u64(out: &mut Output<'_>, at: u64, v: u64) -> Result<()> {
-    out.put(at, &v.to_le_bytes())
-}
-
-fn put_u16(out: &mut Output<'_>, at: u64, v: u16) -> Result<()> {
-    out.put(at, &v.to_le_bytes())
-}
-
-/// Sections that carry device code gfxkit does not rewrite.
 fn foreign_device_sections(e: &Elf) -> Option<&Shdr> {
     e.shdrs
         .iter()
@@ -212,6 +99,8 @@ fn rewrite_elf<'a>(
     t: &Transform,
 ) -> Result<(Output<'a>, FileKind, Option<RegionReport>)> {
     let e = Elf::parse(data)?;
+    // A file that already breaks a rule the rewritten file is checked against is refused.
+    crate::check::segments(&e, data.len() as u64)?;
     let kind = match e.e_type {
         elf::ET_REL => FileKind::Object,
         elf::ET_DYN => FileKind::SharedObject,
@@ -411,7 +300,8 @@ fn rewrite_elf<'a>(
 
     // Wrapper pointers stored in place (non-PIC files, RELR, applied relocations).
     if let Some(seg) = e.section_named(".hipFatBinSegment")? {
-        for w in elf::wrappers(&e, data, seg, fb)? {
+        let mut pointed = vec![false; region.moves.len()];
+        for (i, w) in elf::wrappers(&e, data, seg, fb)?.iter().enumerate() {
             if w.magic == elf::HIPK {
                 return Err(unsupported(
                     w.at,
@@ -428,23 +318,20 @@ fn rewrite_elf<'a>(
                 );
             }
             n_wrappers += 1;
+            let bundle_at = |rel: u64| region.moves.binary_search_by_key(&rel, |m| m.0).ok();
+            pointed[crate::check::wrapper_target(i, w, base, bundle_at)?] = true;
             if relocatable {
                 continue;
             }
-            let in_place = u64_at(data, (w.at + 8) as usize).unwrap_or(0);
+            let in_place = u64_at(data, w.at + 8).unwrap_or(0);
             if in_place != 0 && in_fatbin(in_place) {
                 let n = remap(in_place, w.at + 8, "wrapper pointer")?;
                 if n != in_place {
                     patches.push((w.at + 8, n));
                 }
             }
-            if w.target.is_none() && !matches!(w.source, PointerSource::Rela { .. }) {
-                return Err(unsupported(
-                    w.at,
-                    "a wrapper's bundle pointer is null and no relocation sets it",
-                ));
-            }
         }
+        crate::check::every_bundle_pointed(&pointed, |k| fo + region.moves[k].0)?;
     }
 
     // Layout.
@@ -503,25 +390,25 @@ fn rewrite_elf<'a>(
             // The old table is no longer used.
             let old = map_off(e.phoff)?;
             let n = e.phdrs.len() * elf::PHENT;
-            out.put(old, &vec![0u8; n])?;
+            out.zero(old, n)?;
         }
-        put_u64(&mut out, 32, table_at)?;
-        put_u16(&mut out, 56, phdrs.len() as u16)?;
+        out.put_u64(32, table_at)?;
+        out.put_u16(56, phdrs.len() as u16)?;
     }
     // Section headers.
     if e.shoff != 0 {
         let new_shoff = map_off(e.shoff)?;
-        put_u64(&mut out, 40, new_shoff)?;
+        out.put_u64(40, new_shoff)?;
         for (i, s) in e.shdrs.iter().enumerate() {
             let at = new_shoff + (i * elf::SHENT) as u64;
             if i == fb {
-                put_u64(&mut out, at + 32, ns)?;
+                out.put_u64(at + 32, ns)?;
                 if let Some(r) = &plan.relocated {
-                    put_u64(&mut out, at + 16, r.vaddr)?;
-                    put_u64(&mut out, at + 24, r.offset)?;
+                    out.put_u64(at + 16, r.vaddr)?;
+                    out.put_u64(at + 24, r.offset)?;
                 }
             } else if s.offset >= old_end {
-                put_u64(&mut out, at + 24, s.offset - delta + grow)?;
+                out.put_u64(at + 24, s.offset - delta + grow)?;
             } else if s.has_file_bytes() && s.offset + s.size > fo {
                 return Err(unsupported(
                     s.offset,
@@ -531,7 +418,7 @@ fn rewrite_elf<'a>(
         }
     }
     for (at, v) in patches {
-        put_u64(&mut out, map_off(at)?, v)?;
+        out.put_u64(map_off(at)?, v)?;
     }
     let mut bundles = region_outcomes;
     for b in &mut bundles {
@@ -567,10 +454,6 @@ struct LayoutPlan {
     /// A program header table placed after the new `.hip_fatbin`: (output offset, bytes).
     moved_table: Option<(u64, Vec<u8>)>,
     layout: Layout,
-}
-
-fn align_down(v: u64, a: u64) -> u64 {
-    v / a * a
 }
 
 fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> Result<LayoutPlan> {

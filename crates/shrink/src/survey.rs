@@ -1,12 +1,19 @@
 //! Reading a file's device code for `gfxkit size` and for verifying a rewrite: every bundle,
-//! every entry with its MD5, and whether every wrapper leads to a bundle.
+//! every entry with its MD5, and whether every wrapper leads to a bundle. A view over
+//! [`gfxkit_host::discover`], which finds the bundles and wrappers.
 
 use crate::archive;
-use crate::bundle;
+use crate::bundle::{self, Encoding, Found, Method};
+use crate::check::{self, WrapperProblem};
 use crate::elf::{self, Elf};
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::plan::EntryRecord;
-use crate::rewrite::{FileKind, Report, Rewritten};
+use crate::report::FileKind;
+use gfxkit_bundle::Bundle;
+use gfxkit_host::{
+    BundleFormat, Discovery, FoundBundle, InputKind, Location, Problem, ProblemKind, WrapperMagic,
+    WrapperTarget,
+};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -55,14 +62,43 @@ pub struct Survey {
     pub regions: Vec<SurveyRegion>,
 }
 
-fn survey_bundles(region: &[u8], base: u64, digests: bool) -> Result<Vec<SurveyBundle>> {
-    let found = bundle::scan(region).map_err(|e| e.shifted(base))?;
+/// Called by [`survey_read`] with each bundle's file offset, its bytes as stored and the
+/// uncompressed bundle parsed.
+pub(crate) type Visit<'v> = dyn Fn(u64, &[u8], &Bundle<'_>) -> Result<()> + Sync + 'v;
+
+/// How [`survey_read`] reads the bundles.
+#[derive(Clone, Copy)]
+pub(crate) struct Reading<'v> {
+    /// Compute every entry's MD5.
+    pub digests: bool,
+    /// Check the CCOB hash of compressed bundles. Only a caller that compares every entry
+    /// byte for byte with data it trusts (through `visit`) turns this off.
+    pub hash: bool,
+    /// Called on every bundle, in parallel.
+    pub visit: Option<&'v Visit<'v>>,
+    /// Added to the offsets handed to `visit`. Offsets are file offsets already (an archive
+    /// member's included), so callers pass 0.
+    pub base: u64,
+}
+
+/// Decompresses and reads every bundle `found` in the input (in parallel), as `how` says.
+fn survey_bundles(found: &[Found<'_>], how: &Reading<'_>) -> Result<Vec<SurveyBundle>> {
+    // Without the hash, bundles are decoded into one buffer per worker, reused.
     found
         .par_iter()
-        .map(|f| {
-            let at = base + f.offset as u64;
-            let raw = bundle::uncompressed(f).map_err(|e| e.shifted(at))?;
-            let parsed = crate::plan::parse(&raw, f, at)?;
+        .map_init(Vec::new, |buf, f| {
+            let at = f.offset as u64;
+            let owned;
+            let raw: &[u8] = if how.hash {
+                owned = bundle::uncompressed(f).map_err(|e| e.shifted(at))?;
+                &owned
+            } else {
+                bundle::uncompressed_unhashed(f, buf).map_err(|e| e.shifted(at))?
+            };
+            let parsed = crate::plan::parse(raw, f, at)?;
+            if let Some(visit) = how.visit {
+                visit(how.base.saturating_add(at), f.bytes, &parsed)?;
+            }
             let entries = parsed.entries();
             Ok(SurveyBundle {
                 offset: at,
@@ -71,7 +107,7 @@ fn survey_bundles(region: &[u8], base: u64, digests: bool) -> Result<Vec<SurveyB
                 uncompressed: raw.len() as u64,
                 entries: entries
                     .iter()
-                    .map(|e| EntryRecord::of_with(e, digests))
+                    .map(|e| EntryRecord::of_with(e, how.digests))
                     .collect(),
             })
         })
@@ -86,22 +122,36 @@ pub fn survey(data: &[u8]) -> Result<Survey> {
 
 /// Like [`survey`]; without `digests` the entries' `md5` fields are left empty (much faster
 /// over gigabytes when only sizes are wanted).
+///
+/// What device code the file holds is what [`gfxkit_host::discover`] finds (the one
+/// discovery every gfxkit command reads): the bundles of the `.hip_fatbin` section of an ELF
+/// file (or of each ELF member of an archive; more than one such section is refused, as the
+/// rewrite refuses it) or of a standalone bundle file, and the `.hipFatBinSegment` wrappers
+/// leading to them. This view adds what a rewrite needs: each bundle decompressed and its
+/// entries read strictly, and damage that discovery reports in those places as an error.
 pub fn survey_with(data: &[u8], digests: bool) -> Result<Survey> {
+    survey_read(
+        data,
+        &Reading {
+            digests,
+            hash: true,
+            visit: None,
+            base: 0,
+        },
+    )
+}
+
+/// Like [`survey_with`], reading each bundle as `how` says.
+pub(crate) fn survey_read(data: &[u8], how: &Reading<'_>) -> Result<Survey> {
     if archive::is_archive(data) {
         let mut regions = Vec::new();
         for m in archive::members(data)? {
             if !elf::is_elf(m.data) {
                 continue;
             }
-            let base = (m.header_at + 60) as u64;
-            let (_, rs) =
-                survey_one(m.data, digests).map_err(|e| e.shifted(base).in_member(&m.name))?;
+            let (_, rs) = survey_one(data, m.data, how).map_err(|e| e.in_member(&m.name))?;
             for mut r in rs {
                 r.member = Some(m.name.clone());
-                r.offset += base;
-                for b in &mut r.bundles {
-                    b.offset += base;
-                }
                 regions.push(r);
             }
         }
@@ -111,7 +161,7 @@ pub fn survey_with(data: &[u8], digests: bool) -> Result<Survey> {
             regions,
         });
     }
-    let (kind, regions) = survey_one(data, digests)?;
+    let (kind, regions) = survey_one(data, data, how)?;
     Ok(Survey {
         kind,
         size: data.len() as u64,
@@ -119,85 +169,170 @@ pub fn survey_with(data: &[u8], digests: bool) -> Result<Survey> {
     })
 }
 
-fn survey_one(data: &[u8], digests: bool) -> Result<(FileKind, Vec<SurveyRegion>)> {
-    if gfxkit_bundle::detect(data).is_some() {
-        let bundles = survey_bundles(data, 0, digests)?;
-        return Ok((
-            FileKind::Bundle,
-            vec![SurveyRegion {
-                member: None,
-                section: None,
-                offset: 0,
-                size: data.len() as u64,
-                bundles,
-                wrappers: 0,
-                problems: Vec::new(),
-            }],
-        ));
-    }
-    if !elf::is_elf(data) {
-        return fail(
-            0,
-            ErrorKind::Unsupported(
-                "not an ELF file, an ar archive or an offload bundle (no known magic)".into(),
-            ),
-        );
-    }
-    let e = Elf::parse(data)?;
-    let kind = match e.e_type {
-        elf::ET_REL => FileKind::Object,
-        elf::ET_DYN => FileKind::SharedObject,
-        _ => FileKind::Executable,
+/// The error for a problem discovery found where the rewrite reads (`base`: file offset of
+/// the discovered bytes), or `None` for problems a survey leaves to `verify`.
+fn fatal(p: &Problem, base: u64) -> Option<Error> {
+    let at = base.saturating_add(p.location.offset);
+    let kind = match &p.kind {
+        ProblemKind::UnknownBytes { found } => ErrorKind::UnknownBytes {
+            found: found.clone(),
+        },
+        ProblemKind::MalformedElf(m) => ErrorKind::BadElf(m.clone()),
+        ProblemKind::BadBundle(_)
+        | ProblemKind::BundlePastSection { .. }
+        | ProblemKind::TooMany {
+            what: "bundles in one section",
+            ..
+        } => ErrorKind::Damaged(p.kind.to_string()),
+        ProblemKind::SectionOutsideFile { .. }
+            if p.location.section.as_deref() == Some(".hip_fatbin") =>
+        {
+            ErrorKind::BadElf(p.kind.to_string())
+        }
+        _ => return None,
     };
-    let Some(fb) = e.section_named(".hip_fatbin")? else {
-        return Ok((FileKind::NoDeviceCode, Vec::new()));
+    Some(Error::at(at, kind))
+}
+
+/// The found bundle as the rewrite reads it, at its file offset.
+fn found<'a>(b: &FoundBundle<'a>, base: u64) -> Result<Found<'a>> {
+    let offset = base.saturating_add(b.location.offset);
+    let encoding = match b.format {
+        BundleFormat::Uncompressed => Encoding::Uncompressed,
+        BundleFormat::Compressed { version, method } => Encoding::Compressed {
+            version,
+            method: Method::from_u16(method.0).ok_or_else(|| {
+                Error::at(
+                    offset + 6,
+                    ErrorKind::Unsupported(format!("compression method {}", method.0)),
+                )
+            })?,
+        },
     };
-    let s = e.shdrs[fb].clone();
-    let region = e.section_data(data, fb);
-    let bundles = survey_bundles(region, s.offset, digests)?;
+    Ok(Found {
+        offset: usize::try_from(offset).unwrap_or(usize::MAX),
+        bytes: b.bytes,
+        encoding,
+    })
+}
+
+/// Surveys `data` (the whole input, or an archive member's contents within `file`).
+fn survey_one(
+    file: &[u8],
+    data: &[u8],
+    how: &Reading<'_>,
+) -> Result<(FileKind, Vec<SurveyRegion>)> {
+    let base = gfxkit_bundle::le::offset_within(file, data).unwrap_or(0);
+    let d = gfxkit_host::discover(data);
+    let kind = match d.kind {
+        InputKind::Bundle => FileKind::Bundle,
+        InputKind::ElfRelocatable => FileKind::Object,
+        InputKind::ElfSharedObject => FileKind::SharedObject,
+        InputKind::ElfExecutable => FileKind::Executable,
+        InputKind::CodeObject => return Ok((FileKind::NoDeviceCode, Vec::new())),
+        InputKind::ElfOther => {
+            return fail(
+                base + 4,
+                ErrorKind::Unsupported("only 64-bit little-endian ELF files are handled".into()),
+            )
+        }
+        _ => {
+            return fail(
+                0,
+                ErrorKind::Unsupported(
+                    "not an ELF file, an ar archive or an offload bundle (no known magic)".into(),
+                ),
+            )
+        }
+    };
+    // The place the rewrite reads: the whole bundle file, or the first `.hip_fatbin`.
+    let (section, region) = if kind == FileKind::Bundle {
+        (None, Location::at(0, data.len() as u64))
+    } else {
+        match d.fatbin_sections.as_slice() {
+            [l] => (Some(".hip_fatbin".to_owned()), l.clone()),
+            [_, second, ..] => {
+                return fail(
+                    base.saturating_add(second.offset),
+                    ErrorKind::Unsupported("more than one .hip_fatbin section".into()),
+                );
+            }
+            [] => {
+                if let Some(e) = d.problems.iter().find_map(|p| fatal(p, base)) {
+                    return Err(e);
+                }
+                return Ok((FileKind::NoDeviceCode, Vec::new()));
+            }
+        }
+    };
+    let inside = |l: &Location| {
+        l.section == section && l.offset >= region.offset && l.offset - region.offset <= region.size
+    };
+    if let Some(e) = d
+        .problems
+        .iter()
+        .filter(|p| p.location.section.is_none() || inside(&p.location))
+        .find_map(|p| fatal(p, base))
+    {
+        return Err(e);
+    }
+    let mine: Vec<usize> = (0..d.bundles.len())
+        .filter(|&i| inside(&d.bundles[i].location))
+        .collect();
+    let list = mine
+        .iter()
+        .map(|&i| found(&d.bundles[i], base))
+        .collect::<Result<Vec<_>>>()?;
+    let bundles = survey_bundles(&list, how)?;
     let mut problems = Vec::new();
     let mut wrappers = 0;
-    if let Some(seg) = e.section_named(".hipFatBinSegment")? {
-        let base = if e.e_type == elf::ET_REL { 0 } else { s.addr };
-        let mut pointed = vec![false; bundles.len()];
-        for (i, w) in elf::wrappers(&e, data, seg, fb)?.iter().enumerate() {
-            if w.magic != elf::HIPF {
+    for (i, w) in d.wrappers.iter().enumerate() {
+        let at = base.saturating_add(w.location.offset);
+        if w.magic != WrapperMagic::Hipf {
+            problems.push(format!(
+                "wrapper {i} (at {at:#x}) has magic {}, not HIPF",
+                w.magic.name()
+            ));
+            continue;
+        }
+        wrappers += 1;
+        let problem = match &w.target {
+            WrapperTarget::Bundle { index } if mine.contains(index) => continue,
+            WrapperTarget::Nowhere => WrapperProblem::Null,
+            WrapperTarget::Address { address, .. } => WrapperProblem::NoBundle { target: *address },
+            WrapperTarget::Bundle { index } => {
+                let b = &d.bundles[*index].location;
                 problems.push(format!(
-                    "wrapper {i} (at {:#x}) has magic {:#010x}, not HIPF",
-                    w.at, w.magic
+                    "wrapper {i}: points to the bundle at {:#x} in another .hip_fatbin (at offset {at:#x})",
+                    base.saturating_add(b.offset)
                 ));
                 continue;
             }
-            wrappers += 1;
-            let hit = w
-                .target
-                .and_then(|t| t.checked_sub(base))
-                .and_then(|r| r.checked_add(s.offset))
-                .and_then(|off| bundles.iter().position(|b| b.offset == off));
-            match hit {
-                Some(k) => pointed[k] = true,
-                None => problems.push(format!(
-                    "wrapper {i} (at {:#x}) points to {:?}, where no bundle starts",
-                    w.at, w.target
-                )),
-            }
-        }
-        for (k, p) in pointed.iter().enumerate() {
-            if !p {
+            WrapperTarget::External { symbol } => {
                 problems.push(format!(
-                    "no wrapper points to bundle {k} (at {:#x})",
-                    bundles[k].offset
+                    "wrapper {i}: points to the undefined symbol {symbol}, resolved only when linking (at offset {at:#x})"
                 ));
+                continue;
             }
+        };
+        problems.push(Error::at(at, ErrorKind::Wrapper { index: i, problem }).to_string());
+    }
+    if !d.wrappers.is_empty() || has_wrapper_section(&d) {
+        let pointed: Vec<bool> = mine
+            .iter()
+            .map(|&i| !d.bundles[i].wrappers.is_empty())
+            .collect();
+        if let Err(e) = check::every_bundle_pointed(&pointed, |k| bundles[k].offset) {
+            problems.push(e.to_string());
         }
     }
     Ok((
         kind,
         vec![SurveyRegion {
             member: None,
-            section: Some(".hip_fatbin".into()),
-            offset: s.offset,
-            size: s.size,
+            section,
+            offset: base.saturating_add(region.offset),
+            size: region.size,
             bundles,
             wrappers,
             problems,
@@ -205,102 +340,13 @@ fn survey_one(data: &[u8], digests: bool) -> Result<(FileKind, Vec<SurveyRegion>
     ))
 }
 
-/// Checks a rewritten file: every bundle re-read, every kept entry's MD5 equal to the
-/// original's, every wrapper leading to a bundle, and (ELF) every loadable segment still
-/// congruent to its address and in address order.
-/// `original` is the input the rewrite was made from.
-pub fn verify(original: &[u8], rewritten: &Rewritten) -> Result<()> {
-    verify_bytes(original, &rewritten.bytes(), &rewritten.report)
-}
-
-/// Like [`verify`], for the bytes of a rewritten file read back from disk: `bytes` must hold
-/// what `report` says (the report of the rewrite of `original`).
-pub fn verify_bytes(original: &[u8], bytes: &[u8], report: &Report) -> Result<()> {
-    let fail_v = |msg: String| Err(Error::at(0, ErrorKind::Verify(msg)));
-    let s = survey(bytes)?;
-    let want: Vec<_> = report
-        .regions
-        .iter()
-        .filter(|r| !r.bundles.is_empty())
-        .collect();
-    let got: Vec<_> = s.regions.iter().filter(|r| !r.bundles.is_empty()).collect();
-    if want.len() != got.len() {
-        return fail_v(format!(
-            "{} regions of bundles expected, {} found",
-            want.len(),
-            got.len()
-        ));
-    }
-    for (w, g) in want.iter().zip(&got) {
-        let place = w.member.clone().unwrap_or_default();
-        if let Some(p) = g.problems.first() {
-            return fail_v(format!("{place} {p}"));
-        }
-        if g.wrappers != w.wrappers {
-            return fail_v(format!(
-                "{place}: {} wrappers expected, {} found",
-                w.wrappers, g.wrappers
-            ));
-        }
-        if w.bundles.len() != g.bundles.len() {
-            return fail_v(format!(
-                "{place}: {} bundles expected, {} found",
-                w.bundles.len(),
-                g.bundles.len()
-            ));
-        }
-        for (k, (wb, gb)) in w.bundles.iter().zip(&g.bundles).enumerate() {
-            if wb.kept != gb.entries {
-                return fail_v(format!(
-                    "{place} bundle {k}: entries differ from the originals kept"
-                ));
-            }
-            if wb.encoding_after != gb.encoding {
-                return fail_v(format!(
-                    "{place} bundle {k}: encoding {} expected, {} found",
-                    wb.encoding_after, gb.encoding
-                ));
-            }
-        }
-    }
-    if elf::is_elf(bytes) {
-        check_segments(bytes)?;
-        let before = page_conflicts(original);
-        let after = page_conflicts(bytes);
-        if after > before {
-            return fail_v(format!(
-                "{after} pairs of loadable segments share a page or are out of order (were {before})"
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn check_segments(data: &[u8]) -> Result<()> {
-    let e = Elf::parse(data)?;
-    for (i, p) in e.phdrs.iter().enumerate() {
-        let bad = |m: String| Err(Error::at(0, ErrorKind::Verify(format!("segment {i}: {m}"))));
-        if p.filesz > 0
-            && p.offset
-                .checked_add(p.filesz)
-                .map_or(true, |end| end > data.len() as u64)
-        {
-            return bad("runs past the end of the file".into());
-        }
-        if p.p_type != elf::PT_LOAD {
-            continue;
-        }
-        if p.align > 1 && p.offset % p.align != p.vaddr % p.align {
-            return bad(format!(
-                "offset {:#x} and address {:#x} disagree modulo {:#x}",
-                p.offset, p.vaddr, p.align
-            ));
-        }
-        if p.filesz > p.memsz {
-            return bad("file size exceeds memory size".into());
-        }
-    }
-    Ok(())
+/// Whether the file has a `.hipFatBinSegment` section (discovery says so by reporting the
+/// bundles no wrapper points to, or a damaged section, even when it holds no record).
+fn has_wrapper_section(d: &Discovery<'_>) -> bool {
+    d.problems.iter().any(|p| {
+        matches!(p.kind, ProblemKind::BundleWithoutWrapper)
+            || p.location.section.as_deref() == Some(".hipFatBinSegment")
+    })
 }
 
 /// Pairs of consecutive loadable segments that share a 4 KiB page or are out of address order.
@@ -316,4 +362,48 @@ pub(crate) fn page_conflicts(data: &[u8]) -> usize {
         last_end = p.vaddr.saturating_add(p.memsz).div_ceil(page) * page;
     }
     n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Survey reads the bundles host discovery finds, at the same offsets, and fails where
+    /// discovery reports the region damaged.
+    #[test]
+    fn survey_is_a_view_of_discovery() {
+        let a = bundle::write_uncompressed(
+            &[
+                ("host-x86_64-unknown-linux--", &[]),
+                ("hipv4-amdgcn-amd-amdhsa--gfx90a", &[7u8; 100]),
+            ],
+            4096,
+        )
+        .unwrap();
+        let mut file = a.clone();
+        file.resize(a.len().div_ceil(4096) * 4096, 0);
+        let c = bundle::compress(&a, 3, Method::Zstd, 3, 0).unwrap();
+        file.extend_from_slice(&c);
+        let d = gfxkit_host::discover(&file);
+        let s = survey(&file).unwrap();
+        assert_eq!(s.kind, FileKind::Bundle);
+        let offsets: Vec<u64> = s.regions[0].bundles.iter().map(|b| b.offset).collect();
+        let found: Vec<u64> = d.bundles.iter().map(|b| b.location.offset).collect();
+        assert_eq!(offsets, found);
+        assert_eq!(s.regions[0].bundles[1].encoding, "ccob-v3-zstd");
+        assert_eq!(
+            s.regions[0].bundles[1].entries,
+            s.regions[0].bundles[0].entries
+        );
+
+        // Garbage after the bundles: discovery's stop is the survey's error, at its offset.
+        let mut bad = file.clone();
+        bad.extend_from_slice(b"junk");
+        let e = survey(&bad).unwrap_err();
+        assert_eq!(e.offset, file.len() as u64);
+        assert!(matches!(e.kind, ErrorKind::UnknownBytes { .. }), "{e}");
+        // A cut-off bundle.
+        let e = survey(&file[..file.len() - 1]).unwrap_err();
+        assert!(matches!(e.kind, ErrorKind::Damaged(_)), "{e}");
+    }
 }

@@ -22,8 +22,9 @@ compressed in turn.
 
 zstd uses all cores (--threads 0 to compress on one thread, which gives clang's exact bytes).
 With worker threads, long-distance matching and clang's window are kept, and zstd's jobs are
-made large (chain log 22: 32 MiB jobs overlapping by 8 MiB), so the output is no larger than
-clang's on real bundles. The MD5 hash is computed on a second thread meanwhile.
+made large (32 MiB jobs overlapping by 8 MiB), so the output is no larger than clang's on
+real bundles, at about the CPU time of one thread. The MD5 hash is computed on a second
+thread meanwhile.
 
 Examples:
   gfxkit compress app.hipfb -o app.z.hipfb

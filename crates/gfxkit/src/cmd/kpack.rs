@@ -3,9 +3,9 @@
 use crate::input::Input;
 use anyhow::{bail, Context, Result};
 use gfxkit_inventory::kpack as inv_kpack;
+use gfxkit_inventory::kpack::{ArchiveInspection, ArchiveListing, KernelListing};
 use gfxkit_kpack::write::Compression;
 use gfxkit_kpack::Archive;
-use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -255,27 +255,31 @@ fn run_split(a: SplitArgs) -> Result<ExitCode> {
     if a.json {
         crate::output::print_json(&report)?;
     } else {
-        let stdout = std::io::stdout();
-        let mut o = stdout.lock();
-        for b in &report.binaries {
-            writeln!(
-                o,
-                "{}: {} wrappers, {} code objects, {} -> {} bytes ({})",
-                b.output, b.wrappers, b.code_objects, b.size_before, b.size_after, b.kernel_name
-            )?;
-        }
-        for r in &report.archives {
-            writeln!(
-                o,
-                "{}: {} kernels, {} bytes ({} uncompressed)",
-                r.path, r.kernels, r.size, r.uncompressed
-            )?;
-        }
-        if report.copied > 0 {
-            writeln!(o, "{} files without device code copied", report.copied)?;
-        }
+        print_split(&mut std::io::stdout().lock(), &report)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `kpack split`'s text: a line per binary written, per archive, and the files copied.
+fn print_split(o: &mut dyn Write, report: &gfxkit_io::split::SplitReport) -> std::io::Result<()> {
+    for b in &report.binaries {
+        writeln!(
+            o,
+            "{}: {} wrappers, {} code objects, {} -> {} bytes ({})",
+            b.output, b.wrappers, b.code_objects, b.size_before, b.size_after, b.kernel_name
+        )?;
+    }
+    for r in &report.archives {
+        writeln!(
+            o,
+            "{}: {} kernels, {} bytes ({} uncompressed)",
+            r.path, r.kernels, r.size, r.uncompressed
+        )?;
+    }
+    if report.copied > 0 {
+        writeln!(o, "{} files without device code copied", report.copied)?;
+    }
+    Ok(())
 }
 
 /// Whether a file is a fat ELF binary `split` should handle (HIPF wrappers and bundles).
@@ -315,82 +319,10 @@ fn run_inline(a: InlineArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// JSON: one archive.
-#[derive(Serialize)]
-pub struct ArchiveListing {
-    /// Path.
-    pub path: String,
-    /// `group_name`.
-    pub group: Option<String>,
-    /// `gfx_arch_family`.
-    pub family: Option<String>,
-    /// `gfx_arches`.
-    pub arches: Vec<String>,
-    /// `zstd-per-kernel` or `none`.
-    pub scheme: &'static str,
-    /// Archive size.
-    pub size: u64,
-    /// Kernels sorted by key, then architecture.
-    pub kernels: Vec<KernelListing>,
-}
-
-/// JSON: one kernel.
-#[derive(Serialize)]
-pub struct KernelListing {
-    /// `<kernel_name>#<N>`.
-    pub key: String,
-    /// Architecture.
-    pub arch: String,
-    /// Ordinal.
-    pub ordinal: u64,
-    /// Uncompressed size.
-    pub size: Option<u64>,
-    /// Stored bytes.
-    pub stored_size: u64,
-    /// With --check: whether it decodes to its size.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ok: Option<bool>,
-    /// With --check: why not.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
-/// Lists one archive's bytes.
-pub fn list_archive(path: &str, data: &[u8], check: bool) -> Result<ArchiveListing> {
-    let a =
-        Archive::parse(data).with_context(|| format!("{path}: not a readable kpack archive"))?;
-    let kernels = a
-        .kernels
-        .iter()
-        .map(|k| {
-            let (ok, error) = if check {
-                match a.payload(k) {
-                    Ok(_) => (Some(true), None),
-                    Err(e) => (Some(false), Some(e.to_string())),
-                }
-            } else {
-                (None, None)
-            };
-            KernelListing {
-                key: k.key.clone(),
-                arch: k.arch.clone(),
-                ordinal: k.ordinal,
-                size: a.size_of(k),
-                stored_size: k.stored_size,
-                ok,
-                error,
-            }
-        })
-        .collect();
-    Ok(ArchiveListing {
-        path: path.to_owned(),
-        group: a.group_name.clone(),
-        family: a.arch_family.clone(),
-        arches: a.arches.clone(),
-        scheme: a.scheme.name(),
-        size: data.len() as u64,
-        kernels,
-    })
+/// Lists one archive's bytes (`gfxkit_inventory::kpack::archive_listing`).
+fn list_archive(path: &str, data: &[u8], check: bool) -> Result<ArchiveListing> {
+    inv_kpack::archive_listing(path, data, check)
+        .with_context(|| format!("{path}: not a readable kpack archive"))
 }
 
 fn run_list(a: ListArgs) -> Result<ExitCode> {
@@ -399,38 +331,11 @@ fn run_list(a: ListArgs) -> Result<ExitCode> {
         let data = Input::open(p)?;
         out.push(list_archive(&p.display().to_string(), &data, a.check)?);
     }
-    let bad = out
-        .iter()
-        .flat_map(|l| &l.kernels)
-        .any(|k| k.ok == Some(false));
+    let bad = out.iter().any(ArchiveListing::has_bad_kernel);
     if a.json {
         crate::output::print_json(&serde_json::json!({ "archives": out }))?;
     } else {
-        let stdout = std::io::stdout();
-        let mut o = stdout.lock();
-        for l in &out {
-            writeln!(
-                o,
-                "{}: group {}, arches {}, {}, {} kernels",
-                l.path,
-                l.group.as_deref().unwrap_or("-"),
-                l.arches.join(" "),
-                l.scheme,
-                l.kernels.len()
-            )?;
-            for k in &l.kernels {
-                let size = k.size.map_or("-".to_owned(), |s| s.to_string());
-                write!(
-                    o,
-                    "  {:<40} {:<16} {:>10} bytes  stored {:>10}",
-                    k.key, k.arch, size, k.stored_size
-                )?;
-                if let Some(e) = &k.error {
-                    write!(o, "  ERROR {e}")?;
-                }
-                writeln!(o)?;
-            }
-        }
+        print_archives(&mut std::io::stdout().lock(), &out)?;
     }
     Ok(if bad {
         ExitCode::from(1)
@@ -439,70 +344,37 @@ fn run_list(a: ListArgs) -> Result<ExitCode> {
     })
 }
 
+/// `kpack list`'s text: a line per archive, then one per kernel.
+pub fn print_archives(o: &mut dyn Write, archives: &[ArchiveListing]) -> std::io::Result<()> {
+    for l in archives {
+        writeln!(
+            o,
+            "{}: group {}, arches {}, {}, {} kernels",
+            l.path,
+            l.group.as_deref().unwrap_or("-"),
+            l.arches.join(" "),
+            l.scheme,
+            l.kernels.len()
+        )?;
+        for k in &l.kernels {
+            write_kernel(o, k, "")?;
+        }
+    }
+    Ok(())
+}
+
 /// `inspect` of a `.kpack` file: the header, the TOC fields and every kernel, each decoded
 /// (its size checked) and its code object's target read from its ELF header.
 pub fn inspect_archive(path: &Path, data: &[u8], json: bool) -> Result<ExitCode> {
     let name = path.display().to_string();
-    let l = list_archive(&name, data, true)?;
-    let a = Archive::parse(data)?;
-    #[derive(Serialize)]
-    struct Inspected<'a> {
-        #[serde(flatten)]
-        listing: &'a ArchiveListing,
-        version: u32,
-        toc_offset: u64,
-        format_version: Option<u64>,
-        targets: Vec<Option<String>>,
-    }
-    let targets: Vec<Option<String>> = a
-        .kernels
-        .iter()
-        .map(|k| {
-            let p = a.payload(k).ok()?;
-            let co = gfxkit_code_object::CodeObject::parse(&p).ok()?;
-            co.target_id().ok().map(|t| t.to_string())
-        })
-        .collect();
-    let bad = l.kernels.iter().any(|k| k.ok == Some(false));
+    let i = inv_kpack::inspect_archive(&name, data)
+        .with_context(|| format!("{name}: not a readable kpack archive"))?;
     if json {
-        crate::output::print_json(&Inspected {
-            listing: &l,
-            version: a.version,
-            toc_offset: a.toc_offset,
-            format_version: a.format_version,
-            targets,
-        })?;
+        crate::output::print_json(&i)?;
     } else {
-        let stdout = std::io::stdout();
-        let mut o = stdout.lock();
-        writeln!(
-            o,
-            "{name}: kpack archive version {}, TOC at {:#x}",
-            a.version, a.toc_offset
-        )?;
-        writeln!(o, "  group         {}", l.group.as_deref().unwrap_or("-"))?;
-        writeln!(o, "  family        {}", l.family.as_deref().unwrap_or("-"))?;
-        writeln!(o, "  arches        {}", l.arches.join(" "))?;
-        writeln!(o, "  compression   {}", l.scheme)?;
-        writeln!(o, "  kernels       {}", l.kernels.len())?;
-        for (k, t) in l.kernels.iter().zip(&targets) {
-            let size = k.size.map_or("-".to_owned(), |s| s.to_string());
-            write!(
-                o,
-                "  {:<40} {:<16} {:>10} bytes  stored {:>10}  code object {}",
-                k.key,
-                k.arch,
-                size,
-                k.stored_size,
-                t.as_deref().unwrap_or("-")
-            )?;
-            if let Some(e) = &k.error {
-                write!(o, "  ERROR {e}")?;
-            }
-            writeln!(o)?;
-        }
+        print_inspection(&mut std::io::stdout().lock(), &i)?;
     }
-    Ok(if bad {
+    Ok(if i.listing.has_bad_kernel() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -512,6 +384,41 @@ pub fn inspect_archive(path: &Path, data: &[u8], json: bool) -> Result<ExitCode>
 pub use gfxkit_io::kpack::{
     doctor_verdicts, list_file_bytes, select_units, size_survey, verify_file_bytes,
 };
+
+/// `inspect`'s text for a `.kpack` file.
+pub fn print_inspection(o: &mut dyn Write, i: &ArchiveInspection) -> std::io::Result<()> {
+    let l = &i.listing;
+    writeln!(
+        o,
+        "{}: kpack archive version {}, TOC at {:#x}",
+        l.path, i.version, i.toc_offset
+    )?;
+    writeln!(o, "  group         {}", l.group.as_deref().unwrap_or("-"))?;
+    writeln!(o, "  family        {}", l.family.as_deref().unwrap_or("-"))?;
+    writeln!(o, "  arches        {}", l.arches.join(" "))?;
+    writeln!(o, "  compression   {}", l.scheme)?;
+    writeln!(o, "  kernels       {}", l.kernels.len())?;
+    for (k, t) in l.kernels.iter().zip(&i.targets) {
+        let target = format!("  code object {}", t.as_deref().unwrap_or("-"));
+        write_kernel(o, k, &target)?;
+    }
+    Ok(())
+}
+
+/// One kernel's line: key, architecture, sizes, then `extra`, then its error if any.
+fn write_kernel(o: &mut dyn Write, k: &KernelListing, extra: &str) -> std::io::Result<()> {
+    let size = k.size.map_or("-".to_owned(), |s| s.to_string());
+    write!(
+        o,
+        "  {:<40} {:<16} {:>10} bytes  stored {:>10}{extra}",
+        k.key, k.arch, size, k.stored_size
+    )?;
+    if let Some(e) = &k.error {
+        write!(o, "  ERROR {e}")?;
+    }
+    writeln!(o)
+}
+
 
 pub use gfxkit_io::kpack::KpackExtract;
 
@@ -552,4 +459,44 @@ pub fn extract_write(
             .collect::<Result<Vec<()>>>()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod printer_tests {
+    use super::*;
+
+    #[test]
+    fn archive_listing_prints_a_line_per_kernel_with_errors() {
+        let l = ArchiveListing {
+            path: "a.kpack".into(),
+            group: Some("blas".into()),
+            family: None,
+            arches: vec!["gfx90a".into(), "gfx942".into()],
+            scheme: "none",
+            size: 100,
+            kernels: vec![KernelListing {
+                key: "lib.so#0".into(),
+                arch: "gfx90a".into(),
+                ordinal: 0,
+                size: None,
+                stored_size: 7,
+                ok: Some(false),
+                error: Some("cut short".into()),
+            }],
+        };
+        assert!(l.has_bad_kernel());
+        let mut out = Vec::new();
+        print_archives(&mut out, std::slice::from_ref(&l)).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "a.kpack: group blas, arches gfx90a gfx942, none, 1 kernels"
+        );
+        assert!(lines[1].starts_with("  lib.so#0"), "{text}");
+        assert!(
+            lines[1].ends_with("stored          7  ERROR cut short"),
+            "{text}"
+        );
+    }
 }

@@ -128,6 +128,20 @@ pub struct IoArgs {
     pub json: bool,
 }
 
+impl IoArgs {
+    /// The file to write: none for a dry run, the file the input names (through a symbolic
+    /// link, the file it leads to, not the link) in place, else `--output`.
+    pub fn target(&self) -> Option<PathBuf> {
+        if self.dry_run {
+            None
+        } else if self.in_place {
+            Some(std::fs::canonicalize(&self.input).unwrap_or_else(|_| self.input.clone()))
+        } else {
+            self.output.clone()
+        }
+    }
+}
+
 /// Runs `gfxkit prune`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let parse = |v: &[String]| -> Result<Vec<Pattern>> {
@@ -191,8 +205,9 @@ pub fn execute(io: &IoArgs, t: &Transform) -> Result<ExitCode> {
     );
     progress.enable_steady_tick(std::time::Duration::from_millis(120));
     progress.set_message(format!("rewriting {name}"));
-    let rewritten =
-        gfxkit_shrink::rewrite(&input, t).with_context(|| format!("cannot rewrite {name}"))?;
+    // The entries' MD5 digests are only in the JSON report: computed for it alone.
+    let mut rewritten = gfxkit_shrink::rewrite_without_digests(&input, t)
+        .with_context(|| format!("cannot rewrite {name}"))?;
     if io.dry_run {
         // Nothing is written, so check the rewrite in memory; a written file is checked as
         // read back from disk instead.
@@ -201,14 +216,7 @@ pub fn execute(io: &IoArgs, t: &Transform) -> Result<ExitCode> {
             format!("{name}: the rewritten file failed verification; nothing written")
         })?;
     }
-    let target = if io.dry_run {
-        None
-    } else if io.in_place {
-        // Through a symbolic link, replace the file it names, not the link.
-        Some(std::fs::canonicalize(&io.input).unwrap_or_else(|_| io.input.clone()))
-    } else {
-        io.output.clone()
-    };
+    let target = io.target();
     if let Some(path) = &target {
         progress.set_message(format!("writing and re-verifying {}", path.display()));
         let durability = if io.in_place {
@@ -217,6 +225,12 @@ pub fn execute(io: &IoArgs, t: &Transform) -> Result<ExitCode> {
             crate::output::Durability::Rename
         };
         write_verified(path, &io.input, &input, &rewritten, durability)?;
+    }
+    if io.json {
+        rewritten
+            .report
+            .add_digests(&input)
+            .with_context(|| format!("{name}: cannot compute the entries' digests"))?;
     }
     progress.finish_and_clear();
     let elapsed = started.elapsed();

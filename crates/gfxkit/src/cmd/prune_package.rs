@@ -14,13 +14,7 @@ use std::process::ExitCode;
 /// Rewrites the package `input` (named by `io.input`) with `t` (`gfxkit_io::package`).
 pub fn execute(io: &IoArgs, t: &Transform, input: &Input) -> Result<ExitCode> {
     let name = io.input.display().to_string();
-    let target = if io.dry_run {
-        None
-    } else if io.in_place {
-        Some(std::fs::canonicalize(&io.input).unwrap_or_else(|_| io.input.clone()))
-    } else {
-        io.output.clone()
-    };
+    let target = io.target();
     // Only the replacement of an input must reach the disk before the rename.
     let durability = if io.in_place {
         Durability::Synced

@@ -1,0 +1,120 @@
+//! Inputs found by fuzzing the prune planner (kept under `fuzz/regressions/prune/`; the first
+//! byte picks the fuzz target's transform, the rest is the file), each with the error the
+//! planner must refuse it with: the input already breaks a rule the rewritten file is checked
+//! against.
+
+use gfxkit_shrink::{
+    rewrite, Conversion, ErrorKind, Pattern, SegmentProblem, Selection, Transform, WrapperProblem,
+};
+
+fn regression(name: &str) -> Vec<u8> {
+    let path =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/regressions/prune/").to_owned() + name;
+    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    data[1..].to_vec()
+}
+
+/// The error every transform gets for `file` (the planner checks the input before it plans).
+fn refusal(file: &[u8]) -> gfxkit_shrink::Error {
+    let transforms = [
+        Transform {
+            selection: Selection::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
+            conversion: Conversion::Keep,
+        },
+        Transform {
+            selection: Selection::All,
+            conversion: Conversion::Uncompressed,
+        },
+    ];
+    let errors: Vec<_> = transforms
+        .iter()
+        .map(|t| match rewrite(file, t) {
+            Ok(_) => panic!("rewritten: {:?}", t.selection),
+            Err(e) => e,
+        })
+        .collect();
+    assert_eq!(errors[0], errors[1]);
+    errors[0].clone()
+}
+
+#[test]
+fn segment_past_the_end() {
+    // Program header 8 (PT_GNU_STACK, at 0x200) claims 0x10000000000 file bytes.
+    let e = refusal(&regression("segment-past-the-end.bin"));
+    assert_eq!(e.offset, 0x200);
+    assert_eq!(
+        e.kind,
+        ErrorKind::Segment {
+            index: 8,
+            problem: SegmentProblem::PastTheEnd {
+                offset: 0,
+                filesz: 0x100_0000_0000,
+                file_size: 25872,
+            },
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "segment 8: 0x10000000000 bytes at 0x0 run past the end of the file (0x6510 bytes) \
+         (at offset 0x200)"
+    );
+}
+
+#[test]
+fn segment_filesz_over_memsz() {
+    let e = refusal(&regression("segment-filesz-over-memsz.bin"));
+    assert_eq!(e.offset, 0xb0);
+    assert_eq!(
+        e.kind,
+        ErrorKind::Segment {
+            index: 2,
+            problem: SegmentProblem::FileszOverMemsz {
+                filesz: 0x2ff,
+                memsz: 0x2a0,
+            },
+        }
+    );
+}
+
+#[test]
+fn segment_offset_address_disagree() {
+    let e = refusal(&regression("segment-offset-address-disagree.bin"));
+    assert_eq!(e.offset, 0x120);
+    assert_eq!(
+        e.kind,
+        ErrorKind::Segment {
+            index: 4,
+            problem: SegmentProblem::Incongruent {
+                offset: 0x5536,
+                vaddr: 0x8538,
+                align: 0x1000,
+            },
+        }
+    );
+    assert!(
+        e.to_string()
+            .contains("disagree modulo the alignment 0x1000"),
+        "{e}"
+    );
+}
+
+#[test]
+fn wrapper_misses_bundle_after_rewrite() {
+    // The only wrapper (at 0x5540) is set by a relocation to an address outside .hip_fatbin,
+    // which the rewrite leaves alone: the rewritten file's wrapper would lead nowhere too.
+    let e = refusal(&regression("wrapper-misses-bundle-after-rewrite.bin"));
+    assert_eq!(e.offset, 0x5540);
+    assert_eq!(
+        e.kind,
+        ErrorKind::Wrapper {
+            index: 0,
+            problem: WrapperProblem::NoBundle {
+                target: 0x18c0_0001
+            },
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "wrapper 0: points to 0x18c00001, where no bundle starts (at offset 0x5540)"
+    );
+}
