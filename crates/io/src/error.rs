@@ -208,9 +208,9 @@ impl std::error::Error for Error {
             ErrorKind::Device(e) => Some(e),
             ErrorKind::Verify(e) => Some(e),
             ErrorKind::Found(e) | ErrorKind::Locate(e) | ErrorKind::MergeArchive(e) => Some(e),
-            ErrorKind::Kpack(e)
-            | ErrorKind::Split(e)
-            | ErrorKind::Inline { source: e, .. } => Some(e),
+            ErrorKind::Kpack(e) | ErrorKind::Split(e) | ErrorKind::Inline { source: e, .. } => {
+                Some(e)
+            }
             _ => self.io_error().map(|e| e as _),
         }
     }

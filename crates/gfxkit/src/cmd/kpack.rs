@@ -419,7 +419,6 @@ fn write_kernel(o: &mut dyn Write, k: &KernelListing, extra: &str) -> std::io::R
     writeln!(o)
 }
 
-
 pub use gfxkit_io::kpack::KpackExtract;
 
 /// For `extract`: the code objects of a split binary (through its archives) or of a `.kpack`
