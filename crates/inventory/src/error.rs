@@ -157,3 +157,16 @@ impl From<gfxkit_host::entries::EntriesError> for Error {
         Error::new(ErrorKind::Header(e))
     }
 }
+
+/// An error and its causes, joined with `: ` (as anyhow's `{:#}` prints a chain): the one
+/// rendering of a cause chain for messages gfxkit's libraries and the Python module build.
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
+    }
+    s
+}

@@ -108,7 +108,7 @@ pub fn file_rows(
                     }
                 }
             }
-            Err(e) => errors.push(format!("{name}: {where_}: {}", error_chain(&e))),
+            Err(e) => errors.push(format!("{name}: {where_}: {}", crate::error::chain(&e))),
         }
     }
     Ok((rows, errors))
@@ -145,16 +145,4 @@ pub fn archive_rows(
         }
     }
     (rows, errors)
-}
-
-/// An error and its causes joined with `: `.
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cause = c.source();
-    }
-    s
 }

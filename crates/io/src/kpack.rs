@@ -189,17 +189,7 @@ pub fn doctor_verdicts(
     (verdicts, inv_kpack::targets(&o.archives()))
 }
 
-/// An error and its causes, joined with `: ` (as `{:#}` prints a chain).
-pub fn chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cause = c.source();
-    }
-    s
-}
+pub use gfxkit_inventory::error::chain;
 
 /// `list` of any file: a `.kpack` archive, a split binary seen through the archives its
 /// markers find, or anything else as the inventory lists it.

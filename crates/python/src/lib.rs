@@ -95,10 +95,7 @@ impl Fail {
     }
 }
 
-/// An error and its causes joined with `: `, as the CLI prints them.
-fn chain(e: &dyn std::error::Error) -> String {
-    gfxkit_io::kpack::chain(e)
-}
+use gfxkit_inventory::error::chain;
 
 /// A file error as Python raises it: the `OSError` subclass of the system's error
 /// (`FileNotFoundError`, `PermissionError`, ...) with the message and `filename`; a damaged
