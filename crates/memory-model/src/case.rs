@@ -691,6 +691,46 @@ impl FromStr for Case {
     }
 }
 
+/// Why a case has no code sequence.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Invalid {
+    /// The processor has no instruction for the access.
+    #[error("{0}")]
+    NoInstruction(String),
+    /// The memory model does not support the combination.
+    #[error("{0}")]
+    Unsupported(String),
+    /// The case itself is malformed.
+    #[error("{0}")]
+    BadCase(String),
+}
+
+/// The memory operations a wait must cover (loads, stores or both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ops {
+    pub(crate) load: bool,
+    pub(crate) store: bool,
+}
+
+impl Ops {
+    /// Loads.
+    pub const LOAD: Ops = Ops {
+        load: true,
+        store: false,
+    };
+    /// Stores.
+    pub const STORE: Ops = Ops {
+        load: false,
+        store: true,
+    };
+    /// Loads and stores.
+    pub const LOAD_STORE: Ops = Ops {
+        load: true,
+        store: true,
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

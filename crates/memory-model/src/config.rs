@@ -173,39 +173,10 @@ impl Config {
         }
     }
 
-    /// Whether the processor has clusters of work-groups, so the `cluster` scope is its own
-    /// (GFX12.5 in LLVM 22).
-    pub fn has_cluster_scope(&self) -> bool {
-        crate::family::rules(self.family, self.llvm).is_some_and(|r| r.cluster)
-    }
-
-    /// Every case of the configuration: [`Case::all_with_cluster`] on a processor with
-    /// clusters, [`Case::all`] elsewhere.
-    pub fn cases(&self) -> Vec<crate::Case> {
-        if self.has_cluster_scope() {
-            crate::Case::all_with_cluster()
-        } else {
-            crate::Case::all()
-        }
-    }
-
     /// Chooses the LLVM release whose lowering is reproduced.
     pub fn with_llvm(mut self, llvm: Llvm) -> Config {
         self.llvm = llvm;
         self
-    }
-
-    /// Chooses the LLVM release, refusing a processor the release does not support (its
-    /// family has no row for the release).
-    pub fn for_llvm(self, llvm: Llvm) -> Result<Config, ConfigError> {
-        if crate::family::rules(self.family, llvm).is_none() {
-            return Err(ConfigError::NotInRelease {
-                cpu: self.cpu.to_owned(),
-                llvm,
-                why: crate::family::unmodelled(self.family, llvm).unwrap_or("no memory model"),
-            });
-        }
-        Ok(self.with_llvm(llvm))
     }
 
     /// The name of the configuration's recorded oracle outcomes: the label for LLVM 19

@@ -8,9 +8,8 @@
 //! per release (measured by the two sweeps, see `docs/memory-model.md`). Where the 2020 tables differ from llc 19, llc is followed (for
 //! example GFX10 acquire invalidates `buffer_gl1_inv` before `buffer_gl0_inv`, outer cache first).
 
-use crate::case::{AddrSpace, Case, Kind, ScopeLevel};
-use crate::config::Config;
-use crate::model::Invalid;
+use crate::case::{AddrSpace, Case, Invalid, Kind, Ops, ScopeLevel};
+use crate::config::{Config, ConfigError};
 use crate::release::Llvm;
 use gfxkit_spec::MemoryModelFamily;
 
@@ -652,12 +651,45 @@ pub fn rules(f: MemoryModelFamily, llvm: Llvm) -> Option<&'static FamilyRules> {
         .find(|r| r.family == f && r.llvm.contains(&llvm))
 }
 
+/// What a configuration's family rows decide: whether the processor has clusters, which
+/// cases it has, and whether a release models it.
+impl Config {
+    /// Whether the processor has clusters of work-groups, so the `cluster` scope is its own
+    /// (GFX12.5 in LLVM 22).
+    pub fn has_cluster_scope(&self) -> bool {
+        rules(self.family, self.llvm).is_some_and(|r| r.cluster)
+    }
+
+    /// Every case of the configuration: [`Case::all_with_cluster`] on a processor with
+    /// clusters, [`Case::all`] elsewhere.
+    pub fn cases(&self) -> Vec<Case> {
+        if self.has_cluster_scope() {
+            Case::all_with_cluster()
+        } else {
+            Case::all()
+        }
+    }
+
+    /// Chooses the LLVM release, refusing a processor the release does not support (its
+    /// family has no row for the release).
+    pub fn for_llvm(self, llvm: Llvm) -> Result<Config, ConfigError> {
+        if rules(self.family, llvm).is_none() {
+            return Err(ConfigError::NotInRelease {
+                cpu: self.cpu.to_owned(),
+                llvm,
+                why: unmodelled(self.family, llvm).unwrap_or("no memory model"),
+            });
+        }
+        Ok(self.with_llvm(llvm))
+    }
+}
+
 /// How an access is carried out.
 pub enum Selected {
     /// Non-atomic instructions: (operation, mnemonic, has a cache-policy operand).
     Plain {
         /// The instructions in order.
-        ops: Vec<(crate::model::Ops, String, bool)>,
+        ops: Vec<(Ops, String, bool)>,
     },
     /// One atomic instruction.
     Atomic {
@@ -778,7 +810,6 @@ fn rmw_name(cfg: &Config, p: &str, cmpxchg: bool, ret: bool) -> String {
 
 /// Chooses the instructions for a case.
 pub fn select(cfg: &Config, case: &Case) -> Result<Selected, Invalid> {
-    use crate::model::Ops;
     const OPS_LOAD: Ops = Ops::LOAD;
     const OPS_STORE: Ops = Ops::STORE;
     let Some(a) = case.addr_space else {

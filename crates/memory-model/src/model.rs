@@ -7,6 +7,7 @@
 //! every family: cache bypass bits on the instruction, waits, invalidates before or after.
 
 use crate::case::{AddrSpace, Case, Flags, Kind, Mmra, Ordering, ScopeLevel};
+pub use crate::case::{Invalid, Ops};
 use crate::config::{Config, Os};
 use crate::family::{self, Bits, FamilyRules, SystemStoreWaits};
 use std::fmt;
@@ -191,21 +192,6 @@ impl Sequence {
     }
 }
 
-/// Why a case has no code sequence.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum Invalid {
-    /// The processor has no instruction for the access.
-    #[error("{0}")]
-    NoInstruction(String),
-    /// The memory model does not support the combination.
-    #[error("{0}")]
-    Unsupported(String),
-    /// The case itself is malformed.
-    #[error("{0}")]
-    BadCase(String),
-}
-
 impl fmt::Display for Sequence {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for s in &self.steps {
@@ -220,31 +206,6 @@ impl fmt::Display for Sequence {
 enum Pos {
     Before,
     After,
-}
-
-/// The memory operations a wait must cover (loads, stores or both).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Ops {
-    load: bool,
-    store: bool,
-}
-
-impl Ops {
-    /// Loads.
-    pub const LOAD: Ops = Ops {
-        load: true,
-        store: false,
-    };
-    /// Stores.
-    pub const STORE: Ops = Ops {
-        load: false,
-        store: true,
-    };
-    /// Loads and stores.
-    pub const LOAD_STORE: Ops = Ops {
-        load: true,
-        store: true,
-    };
 }
 
 const LOAD: Ops = Ops::LOAD;

@@ -1,6 +1,6 @@
 //! Telling package formats apart by their first bytes (never by name alone).
 
-use std::io::Read;
+use std::io::{self, Read};
 
 /// How many leading bytes [`detect`] looks at (a tar header's `ustar` magic is at 257).
 pub const PREFIX_LEN: usize = 512;
@@ -101,6 +101,13 @@ pub fn detect(prefix: &[u8]) -> Option<Format> {
 /// Whether `prefix` starts with a POSIX or GNU tar header (`ustar` at offset 257).
 pub fn is_tar(prefix: &[u8]) -> bool {
     prefix.get(257..262) == Some(b"ustar")
+}
+
+/// Reads up to `n` bytes (fewer only at the end of the data).
+pub(crate) fn read_prefix(r: &mut dyn Read, n: usize) -> io::Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(n);
+    r.take(n as u64).read_to_end(&mut buf)?;
+    Ok(buf)
 }
 
 #[cfg(test)]

@@ -14,10 +14,11 @@
 //! - `.deb` and `.rpm` are refused with the reason (their control data and signatures would
 //!   need rebuilding with the distribution's tools).
 
+use crate::detect::read_prefix;
 use crate::detect::{detect, is_tar, Compression, Format, PREFIX_LEN};
 use crate::error::{Error, ErrorKind, Result};
 use crate::record;
-use crate::walk::{open_zip, read_member, read_prefix, Bytes, Member, Options, Spill};
+use crate::walk::{open_zip, read_member, Bytes, Member, Options, Spill};
 use std::io::{self, Cursor, Read, Seek, Write};
 
 /// The function that rewrites one member: `Ok(None)` leaves it as it is, `Ok(Some(bytes))`

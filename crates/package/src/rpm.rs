@@ -6,9 +6,8 @@
 //! header is `8e ad e8 01`, 4 reserved bytes, the index entry count and the data size (both
 //! big-endian u32), the 16-byte index entries (tag, type, offset, count), then the data.
 
-use crate::detect::Compression;
+use crate::detect::{read_prefix, Compression};
 use crate::error::{Error, ErrorKind, Result};
-use crate::walk::{read_prefix, Walk};
 use std::io::{self, Read};
 
 const LEAD_LEN: usize = 96;
@@ -163,13 +162,16 @@ fn skip(r: &mut dyn Read, n: u64) -> io::Result<()> {
     Ok(())
 }
 
+/// What walking a cpio archive yields: per member, what the visitor made of it, or an error.
+pub type Visits<V> = Vec<Result<V>>;
+
 /// Walks a cpio `newc` (`070701`) or `crc` (`070702`) archive: `f` gets each regular file's
 /// name (without a leading `./`), size and a reader of exactly its bytes.
-pub fn walk_cpio<T>(
+pub fn walk_cpio<V>(
     chain: &str,
     r: &mut dyn Read,
-    f: &mut dyn FnMut(&str, u64, &mut dyn Read) -> Walk<T>,
-) -> Walk<T> {
+    f: &mut dyn FnMut(&str, u64, &mut dyn Read) -> Visits<V>,
+) -> Visits<V> {
     let mut out = Vec::new();
     let mut at: u64 = 0;
     let trunc = |what: &str, at: u64| {

@@ -4,7 +4,7 @@
 //! caller's function one by one, held in memory when small and otherwise in a
 //! [`Spill`] (a temporary file the caller maps).
 
-use crate::detect::{detect, is_tar, Format, PREFIX_LEN};
+use crate::detect::{detect, is_tar, read_prefix, Format, PREFIX_LEN};
 use crate::error::{Error, ErrorKind, Result};
 use crate::rpm;
 use rayon::prelude::*;
@@ -155,13 +155,6 @@ pub fn walk<T: Send>(
             Ok(walk_stream(&ctx, name, &mut r, format, 0))
         }
     }
-}
-
-/// Reads up to `n` bytes (fewer only at the end of the data).
-pub(crate) fn read_prefix(r: &mut dyn Read, n: usize) -> io::Result<Vec<u8>> {
-    let mut buf = Vec::with_capacity(n);
-    r.take(n as u64).read_to_end(&mut buf)?;
-    Ok(buf)
 }
 
 fn zip_error(path: &str, e: zip::result::ZipError) -> Error {

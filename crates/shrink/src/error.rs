@@ -53,7 +53,7 @@ pub enum ErrorKind {
         /// Index of the program header.
         index: usize,
         /// What is wrong with it.
-        problem: crate::check::SegmentProblem,
+        problem: SegmentProblem,
     },
     /// A `HIPF` wrapper of `.hipFatBinSegment` that does not lead to a bundle.
     #[error("wrapper {index}: {problem}")]
@@ -61,7 +61,7 @@ pub enum ErrorKind {
         /// Index of the wrapper in `.hipFatBinSegment`.
         index: usize,
         /// What is wrong with it.
-        problem: crate::check::WrapperProblem,
+        problem: WrapperProblem,
     },
     /// A bundle of `.hip_fatbin` no wrapper of `.hipFatBinSegment` leads to.
     #[error("no wrapper points to bundle {bundle}")]
@@ -127,4 +127,89 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Shorthand for `Err(Error::at(offset, kind))`.
 pub(crate) fn fail<T>(offset: u64, kind: ErrorKind) -> Result<T> {
     Err(Error::at(offset, kind))
+}
+
+/// How a program header breaks the rules of a file gfxkit rewrites.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SegmentProblem {
+    /// `p_offset + p_filesz` lies past the end of the file.
+    PastTheEnd {
+        /// `p_offset`.
+        offset: u64,
+        /// `p_filesz`.
+        filesz: u64,
+        /// Size of the file.
+        file_size: u64,
+    },
+    /// A loadable segment whose `p_filesz` exceeds its `p_memsz`.
+    FileszOverMemsz {
+        /// `p_filesz`.
+        filesz: u64,
+        /// `p_memsz`.
+        memsz: u64,
+    },
+    /// A loadable segment whose `p_offset` and `p_vaddr` disagree modulo `p_align`.
+    Incongruent {
+        /// `p_offset`.
+        offset: u64,
+        /// `p_vaddr`.
+        vaddr: u64,
+        /// `p_align`.
+        align: u64,
+    },
+}
+
+impl fmt::Display for SegmentProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SegmentProblem::PastTheEnd {
+                offset,
+                filesz,
+                file_size,
+            } => write!(
+                f,
+                "{filesz:#x} bytes at {offset:#x} run past the end of the file ({file_size:#x} bytes)"
+            ),
+            SegmentProblem::FileszOverMemsz { filesz, memsz } => write!(
+                f,
+                "file size {filesz:#x} exceeds memory size {memsz:#x}"
+            ),
+            SegmentProblem::Incongruent {
+                offset,
+                vaddr,
+                align,
+            } => write!(
+                f,
+                "offset {offset:#x} and address {vaddr:#x} disagree modulo the alignment {align:#x}"
+            ),
+        }
+    }
+}
+
+/// How a `.hipFatBinSegment` wrapper fails to lead to a bundle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WrapperProblem {
+    /// The wrapper's bundle pointer is null and no relocation sets it.
+    Null,
+    /// The wrapper points to an address (section-relative in relocatable objects) where no
+    /// bundle starts.
+    NoBundle {
+        /// The address it points to.
+        target: u64,
+    },
+}
+
+impl fmt::Display for WrapperProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WrapperProblem::Null => {
+                write!(f, "null bundle pointer, and no relocation sets it")
+            }
+            WrapperProblem::NoBundle { target } => {
+                write!(f, "points to {target:#x}, where no bundle starts")
+            }
+        }
+    }
 }

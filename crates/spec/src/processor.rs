@@ -1,7 +1,6 @@
 //! The processor row type and the lookups derived from the table.
 
 use crate::hardware::HardwareLimits;
-use crate::processors::PROCESSORS;
 use serde::Serialize;
 
 /// Target triple architecture of a processor.
@@ -240,47 +239,6 @@ impl std::fmt::Display for LlvmReleases {
 }
 
 impl Processor {
-    /// Finds a processor by its primary or alternative name (exact, case-sensitive like LLVM).
-    pub fn by_name(name: &str) -> Option<&'static Processor> {
-        PROCESSORS
-            .iter()
-            .find(|p| p.name == name || p.aliases.contains(&name))
-    }
-
-    /// Finds the amdgcn processor with the given `EF_AMDGPU_MACH` value. R600 processors share
-    /// mach values with nothing in amdgcn code objects, so only `amdgcn` rows are searched.
-    pub fn by_mach(mach: u8) -> Option<&'static Processor> {
-        if mach == 0 {
-            return None;
-        }
-        PROCESSORS
-            .iter()
-            .find(|p| p.arch == Arch::Amdgcn && p.mach == mach)
-    }
-
-    /// Finds the r600 processor with the given `EF_AMDGPU_MACH` value.
-    pub fn by_r600_mach(mach: u8) -> Option<&'static Processor> {
-        if mach == 0 {
-            return None;
-        }
-        PROCESSORS
-            .iter()
-            .find(|p| p.arch == Arch::R600 && p.mach == mach)
-    }
-
-    /// Finds the processor of the given architecture with the given `EF_AMDGPU_MACH` value.
-    pub fn by_arch_mach(arch: Arch, mach: u8) -> Option<&'static Processor> {
-        match arch {
-            Arch::Amdgcn => Processor::by_mach(mach),
-            Arch::R600 => Processor::by_r600_mach(mach),
-        }
-    }
-
-    /// Every row of the table, in table order.
-    pub fn all() -> &'static [Processor] {
-        PROCESSORS
-    }
-
     /// Every name the processor answers to: its primary name, then its aliases.
     pub fn names(&self) -> impl Iterator<Item = &'static str> {
         std::iter::once(self.name).chain(self.aliases.iter().copied())
@@ -319,17 +277,5 @@ impl Processor {
     /// Whether this row is a generic target (`gfx9-generic`, ...).
     pub fn is_generic(&self) -> bool {
         self.kind == DeviceKind::Generic
-    }
-
-    /// The generic target whose code objects this processor can run, if any.
-    pub fn generic(&self) -> Option<&'static Processor> {
-        self.generic_family.and_then(Processor::by_name)
-    }
-
-    /// For a generic target, the processors it covers, in table order; empty otherwise.
-    pub fn generic_members(&self) -> impl Iterator<Item = &'static Processor> + '_ {
-        PROCESSORS
-            .iter()
-            .filter(move |p| self.is_generic() && p.generic_family == Some(self.name))
     }
 }
