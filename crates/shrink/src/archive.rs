@@ -33,7 +33,31 @@ fn bad(at: usize, msg: impl Into<String>) -> Error {
     Error::at(at as u64, ErrorKind::BadArchive(msg.into()))
 }
 
-/// Reads the members of an archive.
+/// The name and size of the raw member header at `at` (special members, which `object`'s
+/// member iterator skips: the symbol index `/` or `/SYM64/`, the name table `//`, BSD's
+/// `__.SYMDEF`).
+fn special_header(data: &[u8], at: usize) -> Result<(&[u8], String, usize)> {
+    let raw = data
+        .get(at..at + HDR)
+        .ok_or_else(|| bad(at, "member header runs past the end"))?;
+    let h: &object::archive::Header = object::pod::from_bytes(raw)
+        .map_err(|()| bad(at, "member header runs past the end"))?
+        .0;
+    if h.terminator != object::archive::TERMINATOR {
+        return Err(bad(at + 58, "member header does not end with `\\n"));
+    }
+    let size_txt = std::str::from_utf8(&h.size)
+        .map_err(|_| bad(at + 48, "member size is not text"))?
+        .trim();
+    let size = size_txt
+        .parse()
+        .map_err(|_| bad(at + 48, format!("member size {size_txt:?} is not a number")))?;
+    let name = String::from_utf8_lossy(&h.name).trim_end().to_owned();
+    Ok((raw, name, size))
+}
+
+/// Reads the members of an archive, in file order: the regular ones through `object`'s
+/// archive reader (long names resolved), the special ones before them from their headers.
 pub(crate) fn members(data: &[u8]) -> Result<Vec<Member<'_>>> {
     if data.starts_with(THIN) {
         return fail(
@@ -44,73 +68,85 @@ pub(crate) fn members(data: &[u8]) -> Result<Vec<Member<'_>>> {
     if !data.starts_with(MAGIC) {
         return Err(bad(0, "no !<arch> magic"));
     }
-    let mut out = Vec::new();
+    let ar = object::read::archive::ArchiveFile::parse(data)
+        .map_err(|e| bad(MAGIC.len(), format!("{e}")))?;
+    let mut out: Vec<Member<'_>> = Vec::new();
     let mut pos = MAGIC.len();
-    let mut long_names: &[u8] = &[];
-    while pos < data.len() {
-        if data[pos] == b'\n' && pos + 1 == data.len() {
-            break;
-        }
-        if out.len() >= limits::MAX_MEMBERS {
-            return Err(bad(pos, "too many members"));
-        }
-        let header = data
-            .get(pos..pos + HDR)
-            .ok_or_else(|| bad(pos, "member header runs past the end"))?;
-        if &header[58..60] != b"`\n" {
-            return Err(bad(pos + 58, "member header does not end with `\\n"));
-        }
-        let size_txt = std::str::from_utf8(&header[48..58])
-            .map_err(|_| bad(pos + 48, "member size is not text"))?
-            .trim();
-        let size: usize = size_txt.parse().map_err(|_| {
-            bad(
-                pos + 48,
-                format!("member size {size_txt:?} is not a number"),
-            )
-        })?;
-        let start = pos + HDR;
-        let body = start
+    let body_at = |at: usize, size: usize| {
+        let start = at + HDR;
+        start
             .checked_add(size)
             .and_then(|end| data.get(start..end))
-            .ok_or_else(|| {
-                bad(
-                    pos + 48,
-                    format!("member of {size} bytes runs past the end"),
-                )
-            })?;
-        let raw_name = String::from_utf8_lossy(&header[..16]).trim_end().to_owned();
-        let name = if raw_name == "//" {
-            long_names = body;
-            raw_name
-        } else if raw_name == "/" || raw_name == "/SYM64/" {
-            raw_name
-        } else if let Some(n) = raw_name.strip_prefix('/') {
-            let off: usize = n
-                .parse()
-                .map_err(|_| bad(pos, format!("member name {raw_name:?} is not understood")))?;
-            let rest = long_names
-                .get(off..)
-                .ok_or_else(|| bad(pos, format!("long name offset {off} is out of range")))?;
-            let end = rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len());
-            String::from_utf8_lossy(&rest[..end])
-                .trim_end_matches('/')
-                .to_owned()
-        } else if raw_name.starts_with("#1/") {
+            .ok_or_else(|| bad(at + 48, format!("member of {size} bytes runs past the end")))
+    };
+    fn push<'d>(out: &mut Vec<Member<'d>>, m: Member<'d>) -> Result<()> {
+        if out.len() >= limits::MAX_MEMBERS {
+            return Err(bad(m.header_at, "too many members"));
+        }
+        out.push(m);
+        Ok(())
+    }
+    for m in ar.members() {
+        let m = m.map_err(|e| bad(pos, format!("{e}")))?;
+        let Some(h) = m.header() else {
+            return Err(bad(pos, "not a common ar member header"));
+        };
+        if h.name.starts_with(b"#1/") {
             return fail(
                 pos as u64,
                 ErrorKind::Unsupported("BSD-style archive member names".into()),
             );
-        } else {
-            raw_name.trim_end_matches('/').to_owned()
-        };
-        out.push(Member {
-            header_at: pos,
-            header,
-            name,
-            data: body,
-        });
-        pos = start + size + (size & 1);
+        }
+        let (data_at, size) = m.file_range();
+        let header_at = usize::try_from(data_at)
+            .ok()
+            .and_then(|d| d.checked_sub(HDR))
+            .ok_or_else(|| bad(pos, "member header out of place"))?;
+        // The special members object skips come before the first regular one.
+        while pos < header_at {
+            let (header, name, size) = special_header(data, pos)?;
+            let body = body_at(pos, size)?;
+            push(
+                &mut out,
+                Member {
+                    header_at: pos,
+                    header,
+                    name,
+                    data: body,
+                },
+            )?;
+            pos += HDR + size + (size & 1);
+        }
+        if pos != header_at {
+            return Err(bad(pos, "member header out of place"));
+        }
+        let size = usize::try_from(size).map_err(|_| bad(pos + 48, "member too large"))?;
+        let name = String::from_utf8_lossy(m.name()).into_owned();
+        push(
+            &mut out,
+            Member {
+                header_at,
+                header: &data[header_at..header_at + HDR],
+                name,
+                data: body_at(header_at, size)?,
+            },
+        )?;
+        pos = header_at + HDR + size + (size & 1);
+    }
+    // An archive of special members only (an empty library with an index).
+    while pos < data.len() && !(data[pos] == b'\n' && pos + 1 == data.len()) {
+        let (header, name, size) = special_header(data, pos)?;
+        let body = body_at(pos, size)?;
+        push(
+            &mut out,
+            Member {
+                header_at: pos,
+                header,
+                name,
+                data: body,
+            },
+        )?;
+        pos += HDR + size + (size & 1);
     }
     Ok(out)
 }
