@@ -339,11 +339,83 @@ impl fmt::Display for EntryIdError {
 
 impl std::error::Error for EntryIdError {}
 
+/// Whether the last component of an ID names a processor (with or without target features):
+/// one of the table's, one shaped like an AMD (`gfx...`) or NVIDIA (`sm_...`) processor, or
+/// SPIR-V's `amdgcnspirv` (so `hip-amdgcn-amd-amdhsa-amdgcnspirv` has a target, as for clang).
 fn looks_like_processor(s: &str) -> bool {
     let name = s.split(':').next().unwrap_or("");
     gfxkit_spec::Processor::by_name(name).is_some()
         || (name.starts_with("gfx") && name.len() > 3)
         || name.starts_with("sm_")
+        || name == "amdgcnspirv"
+}
+
+/// clang 19's test for the text after a `-targets` item's last `-`: an offload architecture
+/// it knows (`OffloadArch`: AMD and NVIDIA processors, `amdgcnspirv`, OpenMP's `generic`).
+/// Unlike [`looks_like_processor`] it sees only the last `-` component, which is why clang 19
+/// splits `gfx9-generic` after `gfx9`.
+fn clang19_offload_arch(s: &str) -> bool {
+    gfxkit_spec::Processor::by_name(s).is_some()
+        || (s.len() > 3 && s.starts_with("gfx"))
+        || (s.len() > 3 && s.starts_with("sm_"))
+        || s == "amdgcnspirv"
+        || s == "generic"
+}
+
+/// A `-targets` item as clang 19 standardizes it before use.
+#[derive(Debug, Clone)]
+pub struct StdTarget {
+    /// As given on the command line.
+    pub given: String,
+    /// What is written into bundles and compared against entries.
+    pub written: String,
+    /// Offload kind.
+    pub kind: String,
+    /// `<arch>-<vendor>-<os>-<env>`.
+    pub triple: String,
+    /// Target ID text (possibly empty).
+    pub target_id: String,
+    /// Whether the kind is one clang 19 accepts (`host`, `openmp`, `hip`, `hipv4`).
+    pub kind_valid: bool,
+    /// Whether the triple's architecture is one of LLVM 19's (`amdgcn`, `x86_64`, ...).
+    pub triple_valid: bool,
+}
+
+/// Standardizes a `-targets` item like clang 19 (`<kind>-<arch>-<vendor>-<os>-<env>-<id>`,
+/// legacy 3-part triples get an empty environment), except that an unknown processor keeps
+/// its target ID (clang 19 turns `gfx1250:xnack+` into `gfx1250-`) and trailing empty
+/// components are not doubled (clang 19 writes `host-x86_64-unknown-linux--` as
+/// `host-x86_64-unknown-linux--host-x86_64-unknown-linux--`).
+pub fn standardize(given: &str) -> StdTarget {
+    let mut t = given;
+    while t.len() > 1 && t.ends_with('-') && !t.contains(':') {
+        t = &t[..t.len() - 1];
+    }
+    let head = t.split(':').next().unwrap_or("");
+    let (pre, last) = head.rsplit_once('-').unwrap_or((head, ""));
+    let (kind, triple_src, target_id) = if clang19_offload_arch(last) {
+        let (kind, triple) = pre.split_once('-').unwrap_or((pre, ""));
+        (kind, triple, &t[pre.len() + 1..])
+    } else {
+        let (kind, triple) = head.split_once('-').unwrap_or((head, ""));
+        (kind, triple, "")
+    };
+    let mut parts = triple_src.splitn(4, '-');
+    let arch = parts.next().unwrap_or("");
+    let vendor = parts.next().unwrap_or("");
+    let os = parts.next().unwrap_or("");
+    let env = parts.next().unwrap_or("");
+    let triple = format!("{arch}-{vendor}-{os}-{env}");
+    StdTarget {
+        given: given.to_owned(),
+        written: format!("{kind}-{triple}-{target_id}"),
+        kind: kind.to_owned(),
+        kind_valid: matches!(kind, "host" | "openmp" | "hip" | "hipv4"),
+        // LLVM 19's triples: the drop-in refuses LLVM main's `amdgpu` ones, as clang 19 does.
+        triple_valid: is_llvm19_arch(arch),
+        triple,
+        target_id: target_id.to_owned(),
+    }
 }
 
 fn valid_target_text(s: &str) -> bool {
@@ -865,5 +937,53 @@ mod tests {
         let s = id("hip-spirv64-amd-amdhsa-unknown-amdgcnspirv");
         assert_eq!(s.to_string(), "hip-spirv64-amd-amdhsa--amdgcnspirv");
         assert!(s.same_target(&id("hipv4-spirv64-amd-amdhsa--amdgcnspirv")));
+    }
+
+    /// Where clang 19 has no quirk (processor names without `-`), the standard form of a parsed
+    /// ID is clang 19's standardization of its text.
+    #[test]
+    fn clang_form_is_the_standardization_of_the_text() {
+        let mut n = 0;
+        for kind in ["hip", "hipv4", "openmp"] {
+            for triple in [
+                "amdgcn-amd-amdhsa",
+                "amdgcn-amd-amdhsa-",
+                "amdgcn-amd-amdhsa--",
+                "amdgcn-amd-amdhsa-unknown",
+                "amdgpu9.0a-amd-amdhsa-unknown",
+                "spirv64-amd-amdhsa-",
+            ] {
+                for p in gfxkit_spec::Processor::all()
+                    .iter()
+                    .map(|p| p.name)
+                    .filter(|p| !p.contains('-'))
+                    .chain([
+                        "gfx90a:xnack+",
+                        "gfx90a:sramecc-:xnack+",
+                        "gfx1250:xnack-",
+                        "amdgcnspirv",
+                    ])
+                {
+                    let text = format!("{kind}-{triple}-{p}");
+                    if let Ok(id) = EntryId::parse(&text) {
+                        assert_eq!(id.clang_form(), standardize(&text).written, "{text}");
+                        n += 1;
+                    }
+                }
+            }
+        }
+        for text in [
+            "host-x86_64-unknown-linux-gnu",
+            "host-x86_64-unknown-linux",
+            "host-x86_64-unknown-linux--",
+            "host-x86_64-unknown-linux-gnu-",
+            "openmp-x86_64-pc-linux-gnu",
+        ] {
+            if let Ok(id) = EntryId::parse(text) {
+                assert_eq!(id.clang_form(), standardize(text).written, "{text}");
+                n += 1;
+            }
+        }
+        assert!(n > 1000, "{n}");
     }
 }

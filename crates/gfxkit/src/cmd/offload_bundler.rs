@@ -151,67 +151,7 @@ fn env_settings(warn: &mut dyn FnMut(String)) -> EnvSettings {
     s
 }
 
-/// A `-targets` item as clang 19 standardizes it before use.
-#[derive(Debug, Clone)]
-pub(crate) struct StdTarget {
-    /// As given on the command line.
-    pub given: String,
-    /// What is written into bundles and compared against entries.
-    pub written: String,
-    /// Offload kind.
-    pub kind: String,
-    /// `<arch>-<vendor>-<os>-<env>`.
-    pub triple: String,
-    /// Target ID text (possibly empty).
-    pub target_id: String,
-    kind_valid: bool,
-    triple_valid: bool,
-}
-
-fn looks_like_processor(s: &str) -> bool {
-    gfxkit_spec::Processor::by_name(s).is_some()
-        || (s.len() > 3 && s.starts_with("gfx"))
-        || (s.len() > 3 && s.starts_with("sm_"))
-        || s == "amdgcnspirv"
-        || s == "generic"
-}
-
-/// Standardizes a `-targets` item like clang 19 (`<kind>-<arch>-<vendor>-<os>-<env>-<id>`,
-/// legacy 3-part triples get an empty environment), except that an unknown processor keeps
-/// its target ID (clang 19 turns `gfx1250:xnack+` into `gfx1250-`) and trailing empty
-/// components are not doubled (clang 19 writes `host-x86_64-unknown-linux--` as
-/// `host-x86_64-unknown-linux--host-x86_64-unknown-linux--`).
-pub(crate) fn standardize(given: &str) -> StdTarget {
-    let mut t = given;
-    while t.len() > 1 && t.ends_with('-') && !t.contains(':') {
-        t = &t[..t.len() - 1];
-    }
-    let head = t.split(':').next().unwrap_or("");
-    let (pre, last) = head.rsplit_once('-').unwrap_or((head, ""));
-    let (kind, triple_src, target_id) = if looks_like_processor(last) {
-        let (kind, triple) = pre.split_once('-').unwrap_or((pre, ""));
-        (kind, triple, &t[pre.len() + 1..])
-    } else {
-        let (kind, triple) = head.split_once('-').unwrap_or((head, ""));
-        (kind, triple, "")
-    };
-    let mut parts = triple_src.splitn(4, '-');
-    let arch = parts.next().unwrap_or("");
-    let vendor = parts.next().unwrap_or("");
-    let os = parts.next().unwrap_or("");
-    let env = parts.next().unwrap_or("");
-    let triple = format!("{arch}-{vendor}-{os}-{env}");
-    StdTarget {
-        given: given.to_owned(),
-        written: format!("{kind}-{triple}-{target_id}"),
-        kind: kind.to_owned(),
-        kind_valid: matches!(kind, "host" | "openmp" | "hip" | "hipv4"),
-        // LLVM 19's triples: the drop-in refuses LLVM main's `amdgpu` ones, as clang 19 does.
-        triple_valid: gfxkit_bundle::entry_id::is_llvm19_arch(arch),
-        triple,
-        target_id: target_id.to_owned(),
-    }
-}
+use gfxkit_bundle::entry_id::{standardize, StdTarget};
 
 /// clang's `Can't find bundles for A, B, and C` list (sorted): the library's message.
 fn missing_list(names: &BTreeSet<&str>) -> String {
