@@ -33,14 +33,27 @@ fn bad(at: usize, msg: impl Into<String>) -> Error {
     Error::at(at as u64, ErrorKind::BadArchive(msg.into()))
 }
 
-/// The name and size of the raw member header at `at` (special members, which `object`'s
-/// member iterator skips: the symbol index `/` or `/SYM64/`, the name table `//`, BSD's
-/// `__.SYMDEF`).
-fn special_header(data: &[u8], at: usize) -> Result<(&[u8], String, usize)> {
-    let raw = data
+/// The bytes of the member whose header is at `at` and whose size is `size`.
+fn member_body(data: &[u8], at: usize, size: usize) -> Result<&[u8]> {
+    let start = at + HDR;
+    start
+        .checked_add(size)
+        .and_then(|end| data.get(start..end))
+        .ok_or_else(|| bad(at + 48, format!("member of {size} bytes runs past the end")))
+}
+
+/// Where the member after `m` starts (members are padded to an even length).
+fn after(m: &Member<'_>) -> usize {
+    m.header_at + HDR + m.data.len() + (m.data.len() & 1)
+}
+
+/// The special member at `at`, one that `object`'s member iterator skips (the symbol index
+/// `/` or `/SYM64/`, the name table `//`, BSD's `__.SYMDEF`), read from its raw header.
+fn special_member(data: &[u8], at: usize) -> Result<Member<'_>> {
+    let header = data
         .get(at..at + HDR)
         .ok_or_else(|| bad(at, "member header runs past the end"))?;
-    let h: &object::archive::Header = object::pod::from_bytes(raw)
+    let h: &object::archive::Header = object::pod::from_bytes(header)
         .map_err(|()| bad(at, "member header runs past the end"))?
         .0;
     if h.terminator != object::archive::TERMINATOR {
@@ -52,8 +65,21 @@ fn special_header(data: &[u8], at: usize) -> Result<(&[u8], String, usize)> {
     let size = size_txt
         .parse()
         .map_err(|_| bad(at + 48, format!("member size {size_txt:?} is not a number")))?;
-    let name = String::from_utf8_lossy(&h.name).trim_end().to_owned();
-    Ok((raw, name, size))
+    Ok(Member {
+        header_at: at,
+        header,
+        name: String::from_utf8_lossy(&h.name).trim_end().to_owned(),
+        data: member_body(data, at, size)?,
+    })
+}
+
+/// Appends `m`, refusing more than [`limits::MAX_MEMBERS`].
+fn push<'d>(out: &mut Vec<Member<'d>>, m: Member<'d>) -> Result<()> {
+    if out.len() >= limits::MAX_MEMBERS {
+        return Err(bad(m.header_at, "too many members"));
+    }
+    out.push(m);
+    Ok(())
 }
 
 /// Reads the members of an archive, in file order: the regular ones through `object`'s
@@ -68,26 +94,19 @@ pub(crate) fn members(data: &[u8]) -> Result<Vec<Member<'_>>> {
     if !data.starts_with(MAGIC) {
         return Err(bad(0, "no !<arch> magic"));
     }
-    let ar = object::read::archive::ArchiveFile::parse(data)
-        .map_err(|e| bad(MAGIC.len(), format!("{e}")))?;
+    // Where object's reader fails on a damaged header, the header's own reading names the
+    // field and its offset.
+    let damaged = |at: usize, e: object::read::Error| {
+        special_member(data, at)
+            .err()
+            .unwrap_or_else(|| bad(at, format!("{e}")))
+    };
+    let ar =
+        object::read::archive::ArchiveFile::parse(data).map_err(|e| damaged(MAGIC.len(), e))?;
     let mut out: Vec<Member<'_>> = Vec::new();
     let mut pos = MAGIC.len();
-    let body_at = |at: usize, size: usize| {
-        let start = at + HDR;
-        start
-            .checked_add(size)
-            .and_then(|end| data.get(start..end))
-            .ok_or_else(|| bad(at + 48, format!("member of {size} bytes runs past the end")))
-    };
-    fn push<'d>(out: &mut Vec<Member<'d>>, m: Member<'d>) -> Result<()> {
-        if out.len() >= limits::MAX_MEMBERS {
-            return Err(bad(m.header_at, "too many members"));
-        }
-        out.push(m);
-        Ok(())
-    }
     for m in ar.members() {
-        let m = m.map_err(|e| bad(pos, format!("{e}")))?;
+        let m = m.map_err(|e| damaged(pos, e))?;
         let Some(h) = m.header() else {
             return Err(bad(pos, "not a common ar member header"));
         };
@@ -104,49 +123,28 @@ pub(crate) fn members(data: &[u8]) -> Result<Vec<Member<'_>>> {
             .ok_or_else(|| bad(pos, "member header out of place"))?;
         // The special members object skips come before the first regular one.
         while pos < header_at {
-            let (header, name, size) = special_header(data, pos)?;
-            let body = body_at(pos, size)?;
-            push(
-                &mut out,
-                Member {
-                    header_at: pos,
-                    header,
-                    name,
-                    data: body,
-                },
-            )?;
-            pos += HDR + size + (size & 1);
+            let s = special_member(data, pos)?;
+            pos = after(&s);
+            push(&mut out, s)?;
         }
         if pos != header_at {
             return Err(bad(pos, "member header out of place"));
         }
         let size = usize::try_from(size).map_err(|_| bad(pos + 48, "member too large"))?;
-        let name = String::from_utf8_lossy(m.name()).into_owned();
-        push(
-            &mut out,
-            Member {
-                header_at,
-                header: &data[header_at..header_at + HDR],
-                name,
-                data: body_at(header_at, size)?,
-            },
-        )?;
-        pos = header_at + HDR + size + (size & 1);
+        let regular = Member {
+            header_at,
+            header: &data[header_at..header_at + HDR],
+            name: String::from_utf8_lossy(m.name()).into_owned(),
+            data: member_body(data, header_at, size)?,
+        };
+        pos = after(&regular);
+        push(&mut out, regular)?;
     }
     // An archive of special members only (an empty library with an index).
     while pos < data.len() && !(data[pos] == b'\n' && pos + 1 == data.len()) {
-        let (header, name, size) = special_header(data, pos)?;
-        let body = body_at(pos, size)?;
-        push(
-            &mut out,
-            Member {
-                header_at: pos,
-                header,
-                name,
-                data: body,
-            },
-        )?;
-        pos += HDR + size + (size & 1);
+        let s = special_member(data, pos)?;
+        pos = after(&s);
+        push(&mut out, s)?;
     }
     Ok(out)
 }
@@ -277,4 +275,68 @@ pub(crate) fn rewrite_archive<'a>(
         },
         output: out,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An archive with a symbol index naming no symbols, then members `a.txt` (odd size) and
+    /// `b.txt`.
+    fn archive() -> Vec<u8> {
+        let mut a = MAGIC.to_vec();
+        let mut member = |name: &str, body: &[u8]| {
+            a.extend_from_slice(
+                format!(
+                    "{name:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
+                    0,
+                    0,
+                    0,
+                    644,
+                    body.len()
+                )
+                .as_bytes(),
+            );
+            a.extend_from_slice(body);
+            if body.len() % 2 == 1 {
+                a.push(b'\n');
+            }
+        };
+        member("/", &[0, 0, 0, 0]);
+        member("a.txt/", b"abc");
+        member("b.txt/", b"defg");
+        a
+    }
+
+    #[test]
+    fn members_come_in_file_order_with_the_special_ones() {
+        let a = archive();
+        let ms = members(&a).unwrap();
+        let names: Vec<&str> = ms.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["/", "a.txt", "b.txt"]);
+        assert_eq!(ms[1].data, b"abc");
+        assert_eq!(ms[2].header_at, 8 + 64 + 64);
+        assert_eq!(ms[2].data, b"defg");
+    }
+
+    #[test]
+    fn damaged_headers_are_named_with_their_offsets() {
+        let a = archive();
+        // The symbol index's terminator (which object's reader checks while opening).
+        let mut d = a.clone();
+        d[8 + 58] = b'A';
+        let e = members(&d).unwrap_err();
+        assert_eq!(e.offset, 8 + 58, "{e}");
+        // The size of the last member.
+        let mut d = a.clone();
+        let at = 8 + 64 + 64;
+        d[at + 48..at + 50].copy_from_slice(b"zz");
+        let e = members(&d).unwrap_err();
+        assert_eq!(e.offset, at as u64 + 48, "{e}");
+        assert!(e.to_string().contains("is not a number"), "{e}");
+        // A size running past the end.
+        let e = members(&a[..a.len() - 1]).unwrap_err();
+        assert_eq!(e.offset, at as u64 + 48, "{e}");
+        assert!(e.to_string().contains("runs past the end"), "{e}");
+    }
 }
