@@ -1,8 +1,8 @@
 //! Fuzz target `concatenated`: the body `gfxkit_fuzzing::body("concatenated")` (see crates/fuzzing; the same
-//! body replays fuzz/regressions/concatenated/ and fuzz/seeds/concatenated/ in ordinary tests).
+//! body replays fuzz/regressions/concatenated/ and fuzz/seeds/concatenated/ in ordinary tests), run by
+//! `gfxkit_fuzz::run` under its memory-bounded allocator.
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let body = gfxkit_fuzzing::body("concatenated").expect("a known fuzz target");
-    body(data);
+    gfxkit_fuzz::run("concatenated", data);
 });
