@@ -524,7 +524,7 @@ pub fn decompress_hashed(
             .map_err(|_| Error::new(ErrorKind::Invalid("the hashing thread failed".into())))?;
         decoded.map(|()| digest)
     })?;
-    Ok((out, dec.consumed(), md5_prefix(&digest)))
+    Ok((out, dec.consumed(), crate::hash::prefix(&digest)))
 }
 
 /// Like [`decompress_hashed`] with the output decoded straight into its final buffer: a zstd
@@ -698,7 +698,7 @@ pub fn decompress_to(
             sink(&buf).map_err(out_err)?;
             m.update(&buf);
         }
-        return Ok((dec.consumed(), md5_prefix(&m.finalize())));
+        return Ok((dec.consumed(), crate::hash::prefix(&m.finalize())));
     }
     let digest = std::thread::scope(|s| -> Result<_> {
         use std::sync::mpsc::sync_channel;
@@ -740,7 +740,7 @@ pub fn decompress_to(
             .map_err(|_| Error::new(ErrorKind::Invalid("the hashing thread failed".into())))?;
         decoded.map(|()| digest)
     })?;
-    Ok((dec.consumed(), md5_prefix(&digest)))
+    Ok((dec.consumed(), crate::hash::prefix(&digest)))
 }
 
 /// Version of the zstd library linked in, as `major * 10000 + minor * 100 + patch` (10507 for
@@ -770,15 +770,7 @@ pub fn zstd_frame_len(payload: &[u8]) -> Result<u64> {
 
 /// The hash stored in CCOB headers: the first 8 bytes of the MD5 digest, little-endian.
 pub fn truncated_md5(data: &[u8]) -> u64 {
-    use md5::{Digest, Md5};
-    md5_prefix(&Md5::digest(data))
-}
-
-/// The first 8 bytes of an MD5 digest, little-endian.
-fn md5_prefix(digest: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&digest[..8]);
-    u64::from_le_bytes(b)
+    crate::hash::truncated_one(data)
 }
 
 #[cfg(test)]

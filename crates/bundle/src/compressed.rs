@@ -434,6 +434,21 @@ const PARALLEL_HASH_MIN: usize = 1 << 20;
 
 /// Compresses an uncompressed bundle (or any bytes) into a CCOB bundle.
 pub fn compress(bundle: &[u8], opts: &CompressOptions) -> Result<Vec<u8>> {
+    compress_maybe_hashed(bundle, None, opts)
+}
+
+/// Like [`compress`], with the CCOB hash of `bundle` already known: [`crate::hash::truncated`]
+/// of many bundles at once, or the hash of a CCOB bundle `bundle` was decompressed from and
+/// checked against. It is written as given, not computed again.
+pub fn compress_hashed(bundle: &[u8], hash: u64, opts: &CompressOptions) -> Result<Vec<u8>> {
+    compress_maybe_hashed(bundle, Some(hash), opts)
+}
+
+fn compress_maybe_hashed(
+    bundle: &[u8],
+    hash: Option<u64>,
+    opts: &CompressOptions,
+) -> Result<Vec<u8>> {
     if !matches!(opts.version, 1..=3) {
         return Err(Error::new(ErrorKind::UnwritableVersion(opts.version)));
     }
@@ -449,20 +464,20 @@ pub fn compress(bundle: &[u8], opts: &CompressOptions) -> Result<Vec<u8>> {
     let level = opts.level.unwrap_or(opts.method.default_level());
     // The hash on a second thread while the bundle is compressed: one read of the input each,
     // at the same time.
-    let (hash, body) = if bundle.len() < PARALLEL_HASH_MIN {
-        (
+    let (hash, body) = match hash {
+        Some(h) => (h, codec::compress(opts.method, level, opts.threads, bundle)),
+        None if bundle.len() < PARALLEL_HASH_MIN => (
             codec::truncated_md5(bundle),
             codec::compress(opts.method, level, opts.threads, bundle),
-        )
-    } else {
-        std::thread::scope(|s| {
+        ),
+        None => std::thread::scope(|s| {
             let hasher = s.spawn(|| codec::truncated_md5(bundle));
             let body = codec::compress(opts.method, level, opts.threads, bundle);
             let hash = hasher
                 .join()
                 .unwrap_or_else(|p| std::panic::resume_unwind(p));
             (hash, body)
-        })
+        }),
     };
     let body = body?;
     let version = effective_version(opts.version, size, body.len() as u64);
@@ -490,10 +505,16 @@ pub fn compress(bundle: &[u8], opts: &CompressOptions) -> Result<Vec<u8>> {
 
 /// Compresses several bundles at once, one per core (rayon), each as [`compress`] would: for
 /// the many bundles of a `.hip_fatbin`, where per-bundle threads would not keep every core busy.
-/// Results are in input order.
+/// Their hashes are computed first, side by side ([`crate::hash::truncated`]). Results are in
+/// input order.
 pub fn compress_all(bundles: &[&[u8]], opts: &CompressOptions) -> Vec<Result<Vec<u8>>> {
     use rayon::prelude::*;
-    bundles.par_iter().map(|b| compress(b, opts)).collect()
+    let hashes = crate::hash::truncated(bundles);
+    bundles
+        .par_iter()
+        .zip(hashes)
+        .map(|(b, h)| compress_hashed(b, h, opts))
+        .collect()
 }
 
 /// Decompresses several CCOB bundles at once, one per core (rayon). Results are in input order.

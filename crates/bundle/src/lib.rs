@@ -83,6 +83,7 @@ pub mod entry_id;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod hash;
 pub mod le;
 pub mod limits;
 pub mod object;

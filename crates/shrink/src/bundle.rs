@@ -137,13 +137,30 @@ pub fn compress(
     level: i32,
     threads: u32,
 ) -> Result<Vec<u8>> {
+    compress_hashed(data, None, version, method, level, threads)
+}
+
+/// Like [`compress`], with the CCOB hash of `data` given when it is already known (computed
+/// side by side with other bundles', or the checked hash of the CCOB bundle `data` came from).
+pub fn compress_hashed(
+    data: &[u8],
+    hash: Option<u64>,
+    version: u16,
+    method: Method,
+    level: i32,
+    threads: u32,
+) -> Result<Vec<u8>> {
     let opts = CompressOptions {
         method,
         level: Some(level),
         version,
         threads,
     };
-    ccob::compress(data, &opts).map_err(|e| {
+    match hash {
+        Some(h) => ccob::compress_hashed(data, h, &opts),
+        None => ccob::compress(data, &opts),
+    }
+    .map_err(|e| {
         let message = e.to_string();
         let kind = match e.kind {
             gfxkit_bundle::ErrorKind::UnwritableVersion(v) => {
