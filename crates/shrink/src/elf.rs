@@ -288,6 +288,20 @@ pub(crate) fn symbols(elf: &Elf, data: &[u8], i: usize) -> Result<Vec<Sym>> {
         .collect())
 }
 
+/// The symbols of the table relocation section `rel` links to, or `None` when the link names
+/// no section or a section that is not a symbol table (`SHT_SYMTAB` or `SHT_DYNSYM`): such
+/// relocations resolve nothing, for the rewrite as for host discovery, which reads them through
+/// `object`'s symbol-table lookup.
+pub(crate) fn linked_symbols(elf: &Elf, data: &[u8], rel: &Shdr) -> Result<Option<Vec<Sym>>> {
+    let i = rel.link as usize;
+    match elf.shdrs.get(i) {
+        Some(t) if i != 0 && (t.sh_type == SHT_SYMTAB || t.sh_type == SHT_DYNSYM) => {
+            symbols(elf, data, i).map(Some)
+        }
+        _ => Ok(None),
+    }
+}
+
 /// A RELA relocation and where it sits in the file.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Rela {
@@ -375,10 +389,12 @@ pub(crate) fn wrappers(elf: &Elf, data: &[u8], seg: usize, fatbin: usize) -> Res
         if relocatable && r.info as usize != seg {
             continue;
         }
-        let syms = if r.link != 0 && (r.link as usize) < elf.shdrs.len() {
-            symbols(elf, data, r.link as usize)?
-        } else {
-            Vec::new()
+        let syms = match linked_symbols(elf, data, r)? {
+            Some(syms) => syms,
+            // A relocatable object's relocations name symbols: without a table they set
+            // nothing (the wrapper keeps its stored pointer).
+            None if relocatable => continue,
+            None => Vec::new(),
         };
         for rel in relas(elf, data, ri)? {
             let key = if relocatable {

@@ -363,11 +363,7 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
         if r.sh_type != elf::SHT_RELA {
             continue;
         }
-        let syms = if r.link != 0 && (r.link as usize) < e.shdrs.len() {
-            elf::symbols(&e, data, r.link as usize)?
-        } else {
-            Vec::new()
-        };
+        let syms = elf::linked_symbols(&e, data, r)?.unwrap_or_default();
         for rel in elf::relas(&e, data, ri)? {
             let slot = wrapper_slot(&e, seg, rel.r_offset);
             let what = format!("relocation {} of {}", rel.index, r.name);

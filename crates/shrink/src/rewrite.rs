@@ -251,11 +251,8 @@ fn rewrite_elf<'a>(
             return Err(unsupported(r.offset, "relocations apply to .hip_fatbin"));
         }
         let symtab = r.link as usize;
-        let syms = if symtab != 0 && symtab < e.shdrs.len() {
-            elf::symbols(&e, data, symtab)?
-        } else {
-            Vec::new()
-        };
+        let table = elf::linked_symbols(&e, data, r)?;
+        let syms = table.as_deref().unwrap_or_default();
         for rel in elf::relas(&e, data, ri)? {
             let what = format!("relocation {} of {}", rel.index, r.name);
             if !relocatable && rel.r_type == elf::R_X86_64_RELATIVE {
@@ -273,13 +270,19 @@ fn rewrite_elf<'a>(
                 continue;
             }
             let Some(sym) = syms.get(rel.r_sym as usize) else {
-                return Err(Error::at(
-                    rel.at,
-                    ErrorKind::BadElf(format!(
+                let problem = if table.is_some() {
+                    format!(
                         "{what} names symbol {} past the end of its table",
                         rel.r_sym
-                    )),
-                ));
+                    )
+                } else {
+                    format!(
+                        "{what} names symbol {}, but {} links to section {}, which is not a \
+                         symbol table",
+                        rel.r_sym, r.name, r.link
+                    )
+                };
+                return Err(Error::at(rel.at, ErrorKind::BadElf(problem)));
             };
             if sym.shndx as usize != fb {
                 continue;

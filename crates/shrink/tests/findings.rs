@@ -118,3 +118,21 @@ fn wrapper_misses_bundle_after_rewrite() {
         "wrapper 0: points to 0x18c00001, where no bundle starts (at offset 0x5540)"
     );
 }
+
+#[test]
+fn wrapper_relocation_without_symbol_table() {
+    // host.o (in an archive) has the one relocation of its wrapper, but the section that
+    // relocation links to is not a symbol table (type 0xf60002): the relocation sets nothing,
+    // as host discovery reads it, so the wrapper's pointer is its stored null.
+    // The planner refused it before it looked at the wrappers: the relocations of .text name
+    // symbols of that same non-table.
+    let e = refusal(&regression("wrapper-relocation-without-symbol-table.bin"));
+    assert_eq!(e.member.as_deref(), Some("host.o"));
+    // Relocation 0 of .rela.text (at 0x42b0 in host.o, whose data starts at 0xc4).
+    assert_eq!(e.offset, 0xc4 + 0x42b0);
+    assert_eq!(
+        e.to_string(),
+        "member host.o: malformed ELF file: relocation 0 of .rela.text names symbol 12, but \
+         .rela.text links to section 18, which is not a symbol table (at offset 0x4374)"
+    );
+}
