@@ -398,9 +398,11 @@ fn survey(
             section,
             offset: 0,
             size: 0,
+            found: bundles.len(),
             bundles,
             wrappers,
             problems: Vec::new(),
+            first_problem: None,
         }],
     }
 }

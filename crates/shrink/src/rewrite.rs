@@ -8,6 +8,7 @@ use crate::output::Output;
 use crate::patch::{align_down, Patch};
 use crate::plan::{self, NewRegion, Transform};
 pub use crate::report::{FileKind, Layout, RegionReport, Report, Rewritten};
+use crate::survey::SurveyRegion;
 use gfxkit_bundle::le::u64_at;
 
 /// Rewrites `data` (a standalone bundle file, relocatable object, shared object, executable or
@@ -28,19 +29,89 @@ pub fn rewrite<'a>(data: &'a [u8], t: &Transform) -> Result<Rewritten<'a>> {
 /// show them (or fills them in later with [`Report::add_digests`]). [`crate::verify()`]
 /// compares the payloads themselves and needs no digests.
 pub fn rewrite_without_digests<'a>(data: &'a [u8], t: &Transform) -> Result<Rewritten<'a>> {
-    if crate::archive::is_archive(data) {
-        return crate::archive::rewrite_archive(data, t, rewrite_one);
-    }
-    let (output, kind, region) = rewrite_one(data, t)?;
-    Ok(Rewritten {
-        report: Report {
-            kind,
-            size_before: data.len() as u64,
-            size_after: output.len(),
-            regions: region.into_iter().collect(),
+    let r = if crate::archive::is_archive(data) {
+        crate::archive::rewrite_archive(data, t, rewrite_one)?
+    } else {
+        let (output, kind, region) = rewrite_one(data, t)?;
+        Rewritten {
+            report: Report {
+                kind,
+                size_before: data.len() as u64,
+                size_after: output.len(),
+                regions: region.into_iter().collect(),
+            },
+            output,
+        }
+    };
+    check_input(data, &r.report)?;
+    Ok(r)
+}
+
+/// Refuses an input that already breaks a rule its rewrite is checked against
+/// ([`crate::verify()`]), or whose device code the plan `report` read differently: the same
+/// discovery reads the input here and the output there (the bundles' entries aside, which the
+/// rewrite has read itself), so whatever it finds wrong in the input, or finds where the plan
+/// found nothing, the rewrite could not have made right. Run after the plan, whose own checks
+/// name the place more precisely.
+fn check_input(data: &[u8], report: &Report) -> Result<()> {
+    let s = crate::survey::survey_read(
+        data,
+        &crate::survey::Reading {
+            decode: false,
+            digests: false,
+            hash: false,
+            visit: None,
+            base: 0,
         },
-        output,
-    })
+    )?;
+    let place = |member: &Option<String>, e: Error| match member {
+        Some(m) => e.in_member(m),
+        None => e,
+    };
+    if let Some(e) = s
+        .regions
+        .iter()
+        .find_map(|r| r.first_problem.clone().map(|e| place(&r.member, e)))
+    {
+        return Err(e);
+    }
+    // Region by region (an archive's members in order), the bundles discovery delimits and
+    // the bundles the plan read.
+    let found: Vec<&SurveyRegion> = s.regions.iter().filter(|r| r.found > 0).collect();
+    let planned: Vec<&RegionReport> = report
+        .regions
+        .iter()
+        .filter(|r| !r.bundles.is_empty())
+        .collect();
+    for k in 0..found.len().max(planned.len()) {
+        let (f, p) = (found.get(k), planned.get(k));
+        let same = match (f, p) {
+            (Some(f), Some(p)) => f.member == p.member && f.found == p.bundles.len(),
+            _ => false,
+        };
+        if same {
+            continue;
+        }
+        let (member, at, discovered) = match f {
+            Some(f) => (f.member.clone(), f.offset, f.found),
+            None => (p.and_then(|p| p.member.clone()), 0, 0),
+        };
+        let read = p
+            .filter(|p| p.member == member)
+            .map_or(0, |p| p.bundles.len());
+        return Err(place(
+            &member,
+            Error::at(
+                at,
+                ErrorKind::Unsupported(format!(
+                    "discovery finds {discovered} bundle{} here where the rewrite reads {read} \
+                     (a .hip_fatbin that is not one by its section type or layout)",
+                    if discovered == 1 { "" } else { "s" }
+                )),
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Rewrites one non-archive file.
@@ -778,6 +849,14 @@ fn plan_growth(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
     for (_, p) in &loads {
         unit = unit.max(p.align);
         max_end = max_end.max(p.vaddr.saturating_add(p.memsz));
+    }
+    // Above every section's addresses too: readers (gfxkit's discovery among them) map an
+    // address to the file through the section holding it before the segments, so a new
+    // segment must not reuse addresses a section still claims, even where no segment does.
+    for sh in &e.shdrs {
+        if sh.addr != 0 {
+            max_end = max_end.max(sh.addr.saturating_add(sh.size));
+        }
     }
     let null_slot = e.phdrs.iter().position(|p| p.p_type == elf::PT_NULL);
     let slack_ok = null_slot.is_some() || table_has_slack(e, data);

@@ -49,6 +49,12 @@ pub struct SurveyRegion {
     pub wrappers: usize,
     /// Wrappers that do not lead to a bundle, bundles no wrapper leads to.
     pub problems: Vec<String>,
+    /// The first of `problems` as an error, at its file offset.
+    #[serde(skip)]
+    pub first_problem: Option<Error>,
+    /// How many bundles discovery delimits here (as many as `bundles` when they were read).
+    #[serde(skip)]
+    pub found: usize,
 }
 
 /// A file's device code.
@@ -69,6 +75,9 @@ pub(crate) type Visit<'v> = dyn Fn(u64, &[u8], &Bundle<'_>) -> Result<()> + Sync
 /// How [`survey_read`] reads the bundles.
 #[derive(Clone, Copy)]
 pub(crate) struct Reading<'v> {
+    /// Read every bundle's entries (decoding compressed bundles); without it only what
+    /// discovery finds is checked and the regions list no bundles.
+    pub decode: bool,
     /// Compute every entry's MD5.
     pub digests: bool,
     /// Check the CCOB hash of compressed bundles. Only a caller that compares every entry
@@ -133,6 +142,7 @@ pub fn survey_with(data: &[u8], digests: bool) -> Result<Survey> {
     survey_read(
         data,
         &Reading {
+            decode: true,
             digests,
             hash: true,
             visit: None,
@@ -283,15 +293,22 @@ fn survey_one(
         .iter()
         .map(|&i| found(&d.bundles[i], base))
         .collect::<Result<Vec<_>>>()?;
-    let bundles = survey_bundles(&list, how)?;
+    let bundles = if how.decode {
+        survey_bundles(&list, how)?
+    } else {
+        Vec::new()
+    };
     let mut problems = Vec::new();
     let mut wrappers = 0;
     for (i, w) in d.wrappers.iter().enumerate() {
         let at = base.saturating_add(w.location.offset);
         if w.magic != WrapperMagic::Hipf {
-            problems.push(format!(
-                "wrapper {i} (at {at:#x}) has magic {}, not HIPF",
-                w.magic.name()
+            problems.push(Error::at(
+                at,
+                ErrorKind::Damaged(format!(
+                    "wrapper {i} has magic {}, not HIPF",
+                    w.magic.name()
+                )),
             ));
             continue;
         }
@@ -302,28 +319,35 @@ fn survey_one(
             WrapperTarget::Address { address, .. } => WrapperProblem::NoBundle { target: *address },
             WrapperTarget::Bundle { index } => {
                 let b = &d.bundles[*index].location;
-                problems.push(format!(
-                    "wrapper {i}: points to the bundle at {:#x} in another .hip_fatbin (at offset {at:#x})",
-                    base.saturating_add(b.offset)
+                problems.push(Error::at(
+                    at,
+                    ErrorKind::Damaged(format!(
+                        "wrapper {i}: points to the bundle at {:#x} in another .hip_fatbin",
+                        base.saturating_add(b.offset)
+                    )),
                 ));
                 continue;
             }
             WrapperTarget::External { symbol } => {
-                problems.push(format!(
-                    "wrapper {i}: points to the undefined symbol {symbol}, resolved only when linking (at offset {at:#x})"
+                problems.push(Error::at(
+                    at,
+                    ErrorKind::Damaged(format!(
+                        "wrapper {i}: points to the undefined symbol {symbol}, resolved only \
+                         when linking"
+                    )),
                 ));
                 continue;
             }
         };
-        problems.push(Error::at(at, ErrorKind::Wrapper { index: i, problem }).to_string());
+        problems.push(Error::at(at, ErrorKind::Wrapper { index: i, problem }));
     }
     if !d.wrappers.is_empty() || has_wrapper_section(&d) {
         let pointed: Vec<bool> = mine
             .iter()
             .map(|&i| !d.bundles[i].wrappers.is_empty())
             .collect();
-        if let Err(e) = check::every_bundle_pointed(&pointed, |k| bundles[k].offset) {
-            problems.push(e.to_string());
+        if let Err(e) = check::every_bundle_pointed(&pointed, |k| list[k].offset as u64) {
+            problems.push(e);
         }
     }
     Ok((
@@ -335,7 +359,9 @@ fn survey_one(
             size: region.size,
             bundles,
             wrappers,
-            problems,
+            first_problem: problems.first().cloned(),
+            found: list.len(),
+            problems: problems.iter().map(Error::to_string).collect(),
         }],
     ))
 }

@@ -54,6 +54,7 @@ pub fn verify_bytes(original: &[u8], bytes: &[u8], report: &Report) -> Result<()
     let s = survey_read(
         bytes,
         &Reading {
+            decode: true,
             digests: false,
             hash: false,
             visit: Some(&compare),

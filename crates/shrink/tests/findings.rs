@@ -136,3 +136,57 @@ fn wrapper_relocation_without_symbol_table() {
          .rela.text links to section 18, which is not a symbol table (at offset 0x4374)"
     );
 }
+
+#[test]
+fn fatbin_section_outside_file() {
+    // .hip_fatbin claims 0 bytes at 0xc00003000 in a 20344-byte file. Discovery (which the
+    // verification of every rewrite reads) refuses the section; the plan, which skips empty
+    // sections, had accepted it.
+    let e = refusal(&regression("fatbin-section-outside-file.bin"));
+    assert_eq!(e.offset, 0x4b78); // the section header
+    assert_eq!(
+        e.to_string(),
+        "malformed ELF file: section data (0 bytes at 0xc00003000) runs past the end of the \
+         file (20344 bytes) (at offset 0x4b78)"
+    );
+}
+
+#[test]
+fn fatbin_of_section_type_null() {
+    // .hip_fatbin has section type 0: the plan reads no bytes there, discovery reads it by
+    // its name and finds a bundle.
+    let e = refusal(&regression("fatbin-of-section-type-null.bin"));
+    assert_eq!(e.offset, 0x1000);
+    assert_eq!(
+        e.to_string(),
+        "cannot rewrite: discovery finds 1 bundle here where the rewrite reads 0 (a \
+         .hip_fatbin that is not one by its section type or layout) (at offset 0x1000)"
+    );
+}
+
+#[test]
+fn new_segment_on_section_addresses() {
+    // The text segment's header was damaged (no bytes, address 0) while .init, .text and the
+    // rest keep their addresses from 0x1000. Made uncompressed, .hip_fatbin grows and moves
+    // to a new segment, which the plan had put at 0x1000: an address readers map through
+    // .init. It now goes above every section's addresses, and the rewrite verifies.
+    let data = std::fs::read(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/regressions/prune/").to_owned()
+            + "new-segment-on-section-addresses.bin",
+    )
+    .unwrap();
+    assert_eq!(data[0], 4); // everything kept, made uncompressed
+    let t = Transform {
+        selection: Selection::All,
+        conversion: Conversion::Uncompressed,
+    };
+    let input = &data[1..];
+    let out = rewrite(input, &t).unwrap();
+    gfxkit_shrink::verify(input, &out).unwrap();
+    match &out.report.regions[0].layout {
+        gfxkit_shrink::Layout::Relocated { address, .. } => {
+            assert!(*address >= 0x5048, "new segment at {address:#x}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
