@@ -7,7 +7,7 @@
 #   bash bench/floor.sh /path/to/corpus  # uses <corpus>/debian/librocsparse.so (+ .hip_fatbin)
 #   bash bench/floor.sh --runs 5 --big-runs 3 [corpus]   # or RUNS=5 BIG_RUNS=3 bash bench/floor.sh
 #
-# Repetitions: --runs N (or RUNS; default 5) for the rows of the 93 MB bundle, --big-runs N (or
+# Repetitions: --runs N (or RUNS; default 7) for the rows of the 93 MB bundle, --big-runs N (or
 # BIG_RUNS; default 3) for the 1.3 GB library. With the defaults one run takes about 5 minutes
 # on an idle 2-core machine (plus the release build, when it is not up to date); each extra
 # big run adds about a minute. The machine should be otherwise idle: the report says when it
@@ -23,7 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-RUNS=${RUNS:-5}
+RUNS=${RUNS:-7}
 BIG_RUNS=${BIG_RUNS:-3}
 CORPUS=/work/corpus
 while [ $# -gt 0 ]; do
@@ -123,6 +123,9 @@ for ((r = 0; r < RUNS; r++)); do
   run cmp.gfxkit "rm -f g.z.hipfb" "$G" compress big.hipfb -o g.z.hipfb
   run cmp.zstd "rm -f z.zst" zstd -q -3 --long=27 -T0 big.hipfb -o z.zst
   run cmp.clang "rm -f c.z.hipfb" "$CB" -type=o -targets="$TARGETS" "${INS[@]}" -output=c.z.hipfb -compress
+  # The machine's parallel scaling: one zstd -d, then two at the same time.
+  run par.one "" zstd -q -d frame.zst -o /dev/null
+  run par.two "" bash -c 'zstd -q -d frame.zst -o /dev/null & zstd -q -d frame.zst -o /dev/null; wait'
 done
 cmp -s d.hipfb big.hipfb || { echo "bench: decompressed bundle differs" >&2; exit 1; }
 GZ=$(stat -c %s g.z.hipfb)
@@ -143,7 +146,7 @@ rm -f cp.so p.so r.so fb.zst
 
 {
   for n in dec.gfxkit dec.zstd ext.gfxkit ext.cp ext.clang cmp.gfxkit cmp.zstd cmp.clang \
-    prune.gfxkit prune.cp rec.gfxkit rec.zstd; do
+    prune.gfxkit prune.cp rec.gfxkit rec.zstd par.one par.two; do
     echo "$n $(best $n)"
   done
 } >best.txt

@@ -5,7 +5,6 @@ use crate::error::{Error, Result};
 use crate::output::Output;
 use crate::select::{classify, Selection};
 use gfxkit_bundle::{Bundle, Entry};
-use md5::{Digest, Md5};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::borrow::Cow;
@@ -60,11 +59,30 @@ impl EntryRecord {
             target: classify(e.id).label(),
             size: e.size,
             md5: if digest {
-                hex(&Md5::digest(e.payload))
+                hex(&gfxkit_bundle::hash::digests(&[e.payload])[0])
             } else {
                 String::new()
             },
         }
+    }
+
+    /// The records of a bundle's entries; with `digest`, their MD5s are computed side by side
+    /// ([`gfxkit_bundle::hash::digests`]).
+    pub(crate) fn all_of(entries: &[Entry<'_>], digest: bool) -> Vec<EntryRecord> {
+        let mut records: Vec<EntryRecord> = entries
+            .iter()
+            .map(|e| EntryRecord::of_with(e, false))
+            .collect();
+        if digest {
+            let payloads: Vec<&[u8]> = entries.iter().map(|e| e.payload).collect();
+            for (r, d) in records
+                .iter_mut()
+                .zip(gfxkit_bundle::hash::digests(&payloads))
+            {
+                r.md5 = hex(&d);
+            }
+        }
+        records
     }
 }
 

@@ -114,10 +114,7 @@ fn survey_bundles(found: &[Found<'_>], how: &Reading<'_>) -> Result<Vec<SurveyBu
                 stored: f.bytes.len() as u64,
                 encoding: f.encoding.to_string(),
                 uncompressed: raw.len() as u64,
-                entries: entries
-                    .iter()
-                    .map(|e| EntryRecord::of_with(e, how.digests))
-                    .collect(),
+                entries: EntryRecord::all_of(entries, how.digests),
             })
         })
         .collect()

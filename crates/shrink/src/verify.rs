@@ -16,7 +16,6 @@ use crate::report::{Report, Rewritten};
 use crate::survey::{page_conflicts, survey_read, Reading};
 use gfxkit_bundle::ccob::{self, DecompressOptions};
 use gfxkit_bundle::{Bundle, Entry};
-use md5::{Digest, Md5};
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -222,14 +221,23 @@ impl Report {
             let orig = Bundle::parse(&raw).map_err(|e| bundle::error_at(e, w.offset))?;
             let mut from = 0usize;
             let offset = w.offset;
-            for k in &mut w.kept {
+            let mut payloads = Vec::with_capacity(w.kept.len());
+            for k in &w.kept {
                 let o = next_with_id(orig.entries(), &mut from, &k.id).ok_or_else(|| {
                     verify_error(format!(
                         "entry {} is not in the input bundle at {offset:#x}",
                         k.id
                     ))
                 })?;
-                k.md5 = hex(&Md5::digest(o.payload));
+                payloads.push(o.payload);
+            }
+            // The bundle's kept entries side by side.
+            for (k, d) in w
+                .kept
+                .iter_mut()
+                .zip(gfxkit_bundle::hash::digests(&payloads))
+            {
+                k.md5 = hex(&d);
             }
             Ok(())
         })
@@ -247,6 +255,7 @@ mod tests {
     use super::*;
     use crate::{bundle, rewrite, rewrite_without_digests, Conversion, Method, Output};
     use crate::{Pattern, Selection, Transform};
+    use md5::{Digest, Md5};
 
     fn input() -> (Vec<u8>, Vec<u8>, Vec<u8>) {
         let a: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 251) as u8).collect();
