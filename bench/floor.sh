@@ -121,6 +121,7 @@ for ((r = 0; r < RUNS; r++)); do
   run ext.cp "rm -f cp.out" cp big.hipfb cp.out
   run ext.clang "rm -f u[0-9]*" "$CB" -type=o -targets="$DEVICE" -input=big.hipfb "${DOUTS[@]}" -unbundle
   run cmp.gfxkit "rm -f g.z.hipfb" "$G" compress big.hipfb -o g.z.hipfb
+  run cmp0.gfxkit "rm -f g1.z.hipfb" "$G" compress --threads 0 big.hipfb -o g1.z.hipfb
   run cmp.zstd "rm -f z.zst" zstd -q -3 --long=27 -T0 big.hipfb -o z.zst
   run cmp.clang "rm -f c.z.hipfb" "$CB" -type=o -targets="$TARGETS" "${INS[@]}" -output=c.z.hipfb -compress
   # The machine's parallel scaling: one zstd -d, then two at the same time.
@@ -145,7 +146,7 @@ FZ=$(stat -c %s fb.zst)
 rm -f cp.so p.so r.so fb.zst
 
 {
-  for n in dec.gfxkit dec.zstd ext.gfxkit ext.cp ext.clang cmp.gfxkit cmp.zstd cmp.clang \
+  for n in dec.gfxkit dec.zstd ext.gfxkit ext.cp ext.clang cmp.gfxkit cmp0.gfxkit cmp.zstd cmp.clang \
     prune.gfxkit prune.cp rec.gfxkit rec.zstd par.one par.two; do
     echo "$n $(best $n)"
   done
