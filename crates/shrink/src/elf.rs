@@ -124,6 +124,13 @@ fn bad(msg: impl Into<String>) -> Error {
 }
 
 impl Elf {
+    /// Whether `p` is the `PT_PHDR` segment that describes this file's program header table
+    /// (at `e_phoff`): the one a rewrite that moves or grows the table updates. Any other
+    /// `PT_PHDR` (a damaged or odd file may have more) is left as it is.
+    pub fn describes_table(&self, p: &Phdr) -> bool {
+        p.p_type == PT_PHDR && p.offset == self.phoff
+    }
+
     /// The `PT_LOAD` program headers with their indices, in table order.
     pub fn loads(&self) -> Vec<(usize, &Phdr)> {
         self.phdrs

@@ -437,7 +437,7 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
             continue;
         }
         let mut q = *p;
-        if q.p_type == elf::PT_PHDR {
+        if e.describes_table(&q) {
             q.offset = t_off;
             q.vaddr = m_va.wrapping_add(t_off - m_off);
             q.paddr = q.vaddr;
@@ -628,7 +628,7 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
         },
     );
     for p in phdrs.iter_mut() {
-        if p.p_type == elf::PT_PHDR {
+        if e.describes_table(p) {
             p.offset = t_off;
             p.vaddr = vaddr + (t_off - offset);
             p.paddr = p.vaddr;

@@ -728,7 +728,7 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
     let in_place_len = (phdrs.len() * elf::PHENT) as u64;
     let moved_table = if table_at != e.phoff {
         for p in phdrs.iter_mut() {
-            if p.p_type == elf::PT_PHDR {
+            if e.describes_table(p) {
                 p.offset = table_at;
                 p.vaddr = s.vaddr.wrapping_add(table_at - s.offset);
                 p.paddr = s.paddr.wrapping_add(table_at - s.offset);
@@ -743,7 +743,7 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
         Some((table_at, bytes))
     } else {
         for p in phdrs.iter_mut() {
-            if p.p_type == elf::PT_PHDR {
+            if e.describes_table(p) {
                 p.filesz = in_place_len;
                 p.memsz = in_place_len;
             }
@@ -919,7 +919,7 @@ fn plan_growth(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
     }
     let table_len = (phdrs.len() * elf::PHENT) as u64;
     for p in phdrs.iter_mut() {
-        if p.p_type == elf::PT_PHDR {
+        if e.describes_table(p) {
             p.filesz = table_len;
             p.memsz = table_len;
             if !slack_ok {

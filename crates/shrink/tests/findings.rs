@@ -190,3 +190,32 @@ fn new_segment_on_section_addresses() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn second_phdr_segment() {
+    // Program header 8 is a second PT_PHDR (zero bytes at 0x800000, past the end of the
+    // file). The rewrite (keep gfx90a, to CCOB v1) shrinks .hip_fatbin; it used to give every
+    // PT_PHDR the table's new size, which made this one run past the end. Only the PT_PHDR at
+    // e_phoff describes the table; the other is left as it is, and the rewrite verifies.
+    let data = std::fs::read(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/regressions/prune/").to_owned()
+            + "second-phdr-segment.bin",
+    )
+    .unwrap();
+    assert_eq!(data[0], 9);
+    let t = Transform {
+        selection: Selection::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
+        conversion: Conversion::Compressed {
+            version: 1,
+            method: gfxkit_shrink::Method::Zstd,
+            level: Some(1),
+        },
+    };
+    let input = &data[1..];
+    let out = rewrite(input, &t).unwrap();
+    gfxkit_shrink::verify(input, &out).unwrap();
+    let bytes = out.bytes();
+    // Program header 8 (at 0x40 + 8 * 56) keeps zero file bytes.
+    let filesz = u64::from_le_bytes(bytes[0x40 + 8 * 56 + 32..][..8].try_into().unwrap());
+    assert_eq!(filesz, 0);
+}
