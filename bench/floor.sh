@@ -121,7 +121,7 @@ for ((r = 0; r < RUNS; r++)); do
   run ext.cp "rm -f cp.out" cp big.hipfb cp.out
   run ext.clang "rm -f u[0-9]*" "$CB" -type=o -targets="$DEVICE" -input=big.hipfb "${DOUTS[@]}" -unbundle
   run cmp.gfxkit "rm -f g.z.hipfb" "$G" compress big.hipfb -o g.z.hipfb
-  run cmp0.gfxkit "rm -f g1.z.hipfb" "$G" compress --threads 0 big.hipfb -o g1.z.hipfb
+  run cmpw.gfxkit "rm -f g2.z.hipfb" "$G" compress --threads 2 big.hipfb -o g2.z.hipfb
   run cmp.zstd "rm -f z.zst" zstd -q -3 --long=27 -T0 big.hipfb -o z.zst
   run cmp.clang "rm -f c.z.hipfb" "$CB" -type=o -targets="$TARGETS" "${INS[@]}" -output=c.z.hipfb -compress
   # The machine's parallel scaling: one zstd -d, then two at the same time.
@@ -130,6 +130,7 @@ for ((r = 0; r < RUNS; r++)); do
 done
 cmp -s d.hipfb big.hipfb || { echo "bench: decompressed bundle differs" >&2; exit 1; }
 GZ=$(stat -c %s g.z.hipfb)
+WZ=$(stat -c %s g2.z.hipfb)
 CZ=$(stat -c %s c.z.hipfb)
 ZZ=$(stat -c %s z.zst)
 
@@ -146,7 +147,7 @@ FZ=$(stat -c %s fb.zst)
 rm -f cp.so p.so r.so fb.zst
 
 {
-  for n in dec.gfxkit dec.zstd ext.gfxkit ext.cp ext.clang cmp.gfxkit cmp0.gfxkit cmp.zstd cmp.clang \
+  for n in dec.gfxkit dec.zstd ext.gfxkit ext.cp ext.clang cmp.gfxkit cmpw.gfxkit cmp.zstd cmp.clang \
     prune.gfxkit prune.cp rec.gfxkit rec.zstd par.one par.two; do
     echo "$n $(best $n)"
   done
@@ -155,7 +156,7 @@ mkdir -p "$ROOT/target/bench"
 cp "$RES" "$ROOT/target/bench/floor-results.tsv" # every run, for the record
 cp best.txt "$ROOT/target/bench/floor-best.txt"
 python3 "$ROOT/bench/report.py" best.txt "$ROOT/docs" \
-  "bundle=$BIG" "out=$BIG" "gz=$GZ" "cz=$CZ" "zz=$ZZ" "lib=$(stat -c %s "$LIB")" \
+  "bundle=$BIG" "out=$BIG" "gz=$GZ" "wz=$WZ" "cz=$CZ" "zz=$ZZ" "lib=$(stat -c %s "$LIB")" \
   "fatbin=$(stat -c %s "$FATBIN")" "pruned=$PS" "recompressed=$RS" "fz=$FZ" "ident=$IDENT" \
   "runs=$RUNS" "big_runs=$BIG_RUNS" "load=$LOAD_START" "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" \
   "cores=$(nproc)" "minutes=$(( ($(date +%s) - STARTED + 30) / 60 ))"

@@ -189,6 +189,28 @@ pub fn all_cores() -> u32 {
     })
 }
 
+/// Cores from which [`default_workers`] uses zstd's workers.
+///
+/// To come out no larger than clang's one-thread frame, the workers need larger tables
+/// ([`MT_MIN_HASH_LOG`], [`MT_CHAIN_LOG_FAST`]): about 2.6 times one thread's CPU time at level 3.
+/// On two cores they lose to one thread with the hash beside it (a 93 MB ROCm bundle: 397 ms
+/// against 258 ms, clang taking 529 ms), and on three they would about break even.
+pub const MT_MIN_CORES: u32 = 4;
+
+/// The zstd worker threads a bundle is compressed with when the caller does not say: one per
+/// core on machines of [`MT_MIN_CORES`] cores or more, else none (the calling thread, which
+/// gives clang's exact bytes while the hash runs on the second core). The output therefore
+/// differs between machines below and from that size; pass the worker count explicitly
+/// (0 for clang's bytes) for bytes that do not depend on the machine.
+pub fn default_workers() -> u32 {
+    let cores = all_cores();
+    if cores >= MT_MIN_CORES {
+        cores
+    } else {
+        0
+    }
+}
+
 /// A zstd frame or zlib stream being decoded into caller-provided slices.
 enum Decoder<'p> {
     Zstd {

@@ -288,11 +288,11 @@ impl NewRegion<'_> {
 /// Applies `t` to every bundle of `region` (bundles back to back, zero padding between) and lays
 /// them out again, each at an offset aligned to `align`.
 ///
-/// Bundles are rewritten in parallel, one per core. A region of one bundle compresses it with
-/// zstd's workers on every core instead; several bundles are each compressed on one thread
-/// (clang's exact bytes for each), which keeps every core busy without oversubscribing them.
-/// Which of the two applies depends on the file only, so the output does not depend on the
-/// machine.
+/// Bundles are rewritten in parallel, one per core; several bundles are each compressed on one
+/// thread (clang's exact bytes for each), which keeps every core busy without oversubscribing
+/// them, and gives the same bytes on every machine. A region of one bundle is compressed as
+/// `gfxkit compress` does by default ([`gfxkit_bundle::codec::default_workers`]): with zstd's
+/// workers on every core from 4 cores up, on one thread beside the hash below.
 pub(crate) fn transform_region<'a>(
     region: &'a [u8],
     align: u64,
@@ -300,7 +300,7 @@ pub(crate) fn transform_region<'a>(
 ) -> Result<NewRegion<'a>> {
     let found = bundle::scan(region)?;
     let threads = if found.len() == 1 {
-        gfxkit_bundle::codec::all_cores()
+        gfxkit_bundle::codec::default_workers()
     } else {
         0
     };

@@ -183,7 +183,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 version: args.ccob_version,
                 zlib: args.method.as_deref() == Some("zlib"),
                 level: args.level,
-                threads: gfxkit_bundle::codec::all_cores(),
+                threads: gfxkit_bundle::codec::default_workers(),
             },
         )?
     } else {

@@ -20,11 +20,13 @@ fields. A compressed input is decompressed (hash checked) and compressed
 again with the settings given. Every bundle of a file holding several back to back is
 compressed in turn.
 
-zstd uses all cores (--threads 0 to compress on one thread, which gives clang's exact bytes).
+On a machine of 4 cores or more zstd uses all of them; with fewer it compresses on one thread
+while the MD5 hash is computed on a second (faster there: the workers need larger tables to
+stay no larger than clang's output, about 2.6 times one thread's CPU), which gives clang's
+exact bytes. --threads 0 gives clang's bytes anywhere, --threads N always uses N workers.
 With worker threads, long-distance matching and clang's window are kept, and zstd's jobs are
 made large (32 MiB jobs overlapping by 8 MiB), so the output is no larger than clang's on
-real bundles, at about the CPU time of one thread. The MD5 hash is computed on a second
-thread meanwhile.
+real bundles. The MD5 hash is computed on a second thread meanwhile.
 
 Examples:
   gfxkit compress app.hipfb -o app.z.hipfb
@@ -47,7 +49,8 @@ pub struct CompressArgs {
     /// Level (zstd 1-22, default 3; zlib 0-9, default 6).
     #[arg(long, allow_hyphen_values = true)]
     level: Option<i32>,
-    /// zstd worker threads (default: the number of cores; 0 = single-threaded).
+    /// zstd worker threads (default: the number of cores from 4 cores up, else 0;
+    /// 0 = single-threaded, clang's bytes).
     #[arg(long)]
     threads: Option<u32>,
 }
@@ -81,7 +84,9 @@ pub fn run_compress(args: CompressArgs) -> Result<ExitCode> {
         version: args.ccob_version,
         zlib: args.method == "zlib",
         level: args.level,
-        threads: args.threads.unwrap_or_else(gfxkit_bundle::codec::all_cores),
+        threads: args
+            .threads
+            .unwrap_or_else(gfxkit_bundle::codec::default_workers),
     };
     convert_all(&args.input, &args.output, "compressing", |b, _| {
         let plain = locate::uncompressed(b, HashCheck::Error)?;
