@@ -8,10 +8,15 @@ use gfxkit_shrink::{
 };
 
 fn regression(name: &str) -> Vec<u8> {
+    regression_with_selector(name).1
+}
+
+/// The input's first byte (which picks the fuzz target's transform) and the file after it.
+fn regression_with_selector(name: &str) -> (u8, Vec<u8>) {
     let path =
         concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/regressions/prune/").to_owned() + name;
     let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    data[1..].to_vec()
+    (data[0], data[1..].to_vec())
 }
 
 /// The error every transform gets for `file` (the planner checks the input before it plans).
@@ -170,17 +175,13 @@ fn new_segment_on_section_addresses() {
     // rest keep their addresses from 0x1000. Made uncompressed, .hip_fatbin grows and moves
     // to a new segment, which the plan had put at 0x1000: an address readers map through
     // .init. It now goes above every section's addresses, and the rewrite verifies.
-    let data = std::fs::read(
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/regressions/prune/").to_owned()
-            + "new-segment-on-section-addresses.bin",
-    )
-    .unwrap();
-    assert_eq!(data[0], 4); // everything kept, made uncompressed
+    let (selector, input) = regression_with_selector("new-segment-on-section-addresses.bin");
+    assert_eq!(selector, 4); // everything kept, made uncompressed
     let t = Transform {
         selection: Selection::All,
         conversion: Conversion::Uncompressed,
     };
-    let input = &data[1..];
+    let input = &input[..];
     let out = rewrite(input, &t).unwrap();
     gfxkit_shrink::verify(input, &out).unwrap();
     match &out.report.regions[0].layout {
@@ -197,12 +198,8 @@ fn second_phdr_segment() {
     // file). The rewrite (keep gfx90a, to CCOB v1) shrinks .hip_fatbin; it used to give every
     // PT_PHDR the table's new size, which made this one run past the end. Only the PT_PHDR at
     // e_phoff describes the table; the other is left as it is, and the rewrite verifies.
-    let data = std::fs::read(
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/regressions/prune/").to_owned()
-            + "second-phdr-segment.bin",
-    )
-    .unwrap();
-    assert_eq!(data[0], 9);
+    let (selector, input) = regression_with_selector("second-phdr-segment.bin");
+    assert_eq!(selector, 9);
     let t = Transform {
         selection: Selection::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
         conversion: Conversion::Compressed {
@@ -211,7 +208,7 @@ fn second_phdr_segment() {
             level: Some(1),
         },
     };
-    let input = &data[1..];
+    let input = &input[..];
     let out = rewrite(input, &t).unwrap();
     gfxkit_shrink::verify(input, &out).unwrap();
     let bytes = out.bytes();
