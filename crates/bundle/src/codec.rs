@@ -229,6 +229,7 @@ impl<'p> Decoder<'p> {
         match method {
             Method::Zstd => {
                 use zstd::zstd_safe::{DCtx, DParameter};
+                check_frame_size(payload, declared)?;
                 let mut dctx = DCtx::try_create()
                     .ok_or_else(|| decode_error(method, "cannot create context".into()))?;
                 // The window a frame of the declared size can need, at least zstd's default
@@ -350,6 +351,27 @@ impl<'p> Decoder<'p> {
             }));
         }
         Ok(())
+    }
+}
+
+/// The magic number that opens a zstd frame (skippable frames have others), little-endian.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
+/// Refuses a zstd frame whose header declares a content size other than `declared`.
+///
+/// zstd checks that size itself only when a frame is decoded in one call; a frame read in
+/// steps ends where its blocks end. Checking the header first gives every path (one call,
+/// chunks, streaming, counting) the same answer, before anything is decoded.
+fn check_frame_size(payload: &[u8], declared: u64) -> Result<()> {
+    if !payload.starts_with(&ZSTD_MAGIC) {
+        return Ok(());
+    }
+    match zstd::zstd_safe::get_frame_content_size(payload) {
+        Ok(Some(frame)) if frame != declared => {
+            Err(Error::new(ErrorKind::FrameSizeMismatch { declared, frame }))
+        }
+        // No size in the header, or a header the decoder then refuses with its own message.
+        _ => Ok(()),
     }
 }
 
@@ -911,19 +933,43 @@ mod tests {
     fn streamed_and_counted_refuse_wrong_sizes_and_truncation() {
         let len = 2 * CHUNK + 100;
         let data: Vec<u8> = (0..len).map(|i| (i * 13 % 256) as u8).collect();
-        for m in [Method::Zstd, Method::Zlib] {
-            let z = compress(m, m.default_level(), 0, &data).unwrap();
+        // A zstd frame whose header states its size, one whose header does not (the size is
+        // then found by decoding), and a zlib stream.
+        let sized = compress(Method::Zstd, 3, 0, &data).unwrap();
+        let unsized_frame = zstd_without_content_size(&data);
+        assert!(matches!(
+            zstd::zstd_safe::get_frame_content_size(&unsized_frame),
+            Ok(None)
+        ));
+        let zlib = compress(Method::Zlib, Method::Zlib.default_level(), 0, &data).unwrap();
+        for (m, z) in [
+            (Method::Zstd, &sized),
+            (Method::Zstd, &unsized_frame),
+            (Method::Zlib, &zlib),
+        ] {
+            let header_size = zstd::zstd_safe::get_frame_content_size(z).ok().flatten();
             for (declared, more) in [(len - 1, true), (len + 1, false), (len << 8, false)] {
+                let declared = declared as u64;
                 for e in [
-                    streamed(m, &z, declared as u64).unwrap_err(),
-                    decoded_extent(m, &z, declared as u64).unwrap_err(),
+                    streamed(m, z, declared).unwrap_err(),
+                    decoded_extent(m, z, declared).unwrap_err(),
+                    decompress(m, z, declared, None).unwrap_err(),
+                    decompress_hashed(m, z, declared).unwrap_err(),
                 ] {
-                    assert!(
-                        matches!(e.kind, ErrorKind::SizeMismatch { more: x, .. } if x == more),
-                        "{m} {declared}: {e}"
-                    );
+                    match header_size {
+                        Some(frame) => assert_eq!(
+                            e.kind,
+                            ErrorKind::FrameSizeMismatch { declared, frame },
+                            "{m} {declared}"
+                        ),
+                        None => assert!(
+                            matches!(e.kind, ErrorKind::SizeMismatch { more: x, .. } if x == more),
+                            "{m} {declared}: {e}"
+                        ),
+                    }
                 }
             }
+            let z = z.as_slice();
             let short = &z[..z.len() / 2];
             assert!(matches!(
                 streamed(m, short, len as u64).unwrap_err().kind,
@@ -934,6 +980,46 @@ mod tests {
                 ErrorKind::Decompress { .. }
             ));
         }
+    }
+
+    /// `data` as one zstd frame whose header leaves out the content size.
+    fn zstd_without_content_size(data: &[u8]) -> Vec<u8> {
+        use zstd::zstd_safe::{CCtx, CParameter};
+        let mut c = CCtx::create();
+        c.set_parameter(CParameter::ContentSizeFlag(false)).unwrap();
+        let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(data.len()));
+        c.compress2(&mut out, data).unwrap();
+        out
+    }
+
+    #[test]
+    fn a_frame_header_stating_another_size_is_refused_before_decoding() {
+        // The regression input of `fuzz/regressions/ccob/`: a frame declaring 1 byte that holds
+        // one empty raw block, under a declared size of 0. Read in steps, the frame ends where
+        // its blocks end; in one call, zstd refuses it. Every path must refuse it the same way.
+        let frame = [0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x01, 0x01, 0x00, 0x00];
+        let want = ErrorKind::FrameSizeMismatch {
+            declared: 0,
+            frame: 1,
+        };
+        assert_eq!(streamed(Method::Zstd, &frame, 0).unwrap_err().kind, want);
+        assert_eq!(
+            decoded_extent(Method::Zstd, &frame, 0).unwrap_err().kind,
+            want
+        );
+        assert_eq!(
+            decompress(Method::Zstd, &frame, 0, None).unwrap_err().kind,
+            want
+        );
+        assert_eq!(
+            decompress_hashed(Method::Zstd, &frame, 0).unwrap_err().kind,
+            want
+        );
+        // Declaring the 1 byte it states, it is short (it holds none).
+        assert!(matches!(
+            decompress(Method::Zstd, &frame, 1, None).unwrap_err().kind,
+            ErrorKind::SizeMismatch { .. } | ErrorKind::Decompress { .. }
+        ));
     }
 
     #[test]
@@ -1039,7 +1125,12 @@ mod tests {
         let len = 2 * CHUNK;
         let data: Vec<u8> = (0..len).map(|i| (i * 7 % 256) as u8).collect();
         for m in [Method::Zstd, Method::Zlib] {
-            let z = compress(m, m.default_level(), 0, &data).unwrap();
+            // A zstd frame without its size in the header: the size is checked by decoding
+            // (a stated size is checked before, by the test above).
+            let z = match m {
+                Method::Zstd => zstd_without_content_size(&data),
+                Method::Zlib => compress(m, m.default_level(), 0, &data).unwrap(),
+            };
             for (declared, more) in [(len - 1, true), (len + 1, false), (len + CHUNK, false)] {
                 let e = decompress_hashed(m, &z, declared as u64).unwrap_err();
                 assert!(

@@ -213,6 +213,17 @@ pub enum ErrorKind {
         /// Whether the payload holds more than `produced` (decoding was stopped).
         more: bool,
     },
+    /// The zstd frame's own header declares a different content size than the CCOB header:
+    /// refused before decoding, so the answer never depends on how the frame is read.
+    #[error(
+        "frame size mismatch: header declares {declared} bytes, its zstd frame header {frame}"
+    )]
+    FrameSizeMismatch {
+        /// Size the CCOB header declares.
+        declared: u64,
+        /// Content size the zstd frame header declares.
+        frame: u64,
+    },
     /// The MD5-based hash of the decompressed data differs from the stored one.
     #[error("hash mismatch: header stores {stored:#018x}, data hashes to {computed:#018x}")]
     HashMismatch {

@@ -76,15 +76,20 @@ fn a_64_byte_ccob_claiming_4_gib_is_refused_from_its_payload() {
                 lie[12..16].copy_from_slice(&(claim as u32).to_le_bytes());
             }
             let e = ccob::decompress_ccob(&lie, &DecompressOptions::default()).unwrap_err();
-            assert_eq!(
-                e.kind,
-                ErrorKind::SizeMismatch {
+            // zstd's frame header states the 16 bytes (refused before decoding); zlib's
+            // stream is decoded to its end.
+            let want = match method {
+                Method::Zstd => ErrorKind::FrameSizeMismatch {
+                    declared: claim,
+                    frame: 16,
+                },
+                Method::Zlib => ErrorKind::SizeMismatch {
                     declared: claim,
                     produced: 16,
-                    more: false
+                    more: false,
                 },
-                "{method} v{version}"
-            );
+            };
+            assert_eq!(e.kind, want, "{method} v{version}");
             // Above the global limit, refused before decoding (the limit is an option).
             let strict = DecompressOptions {
                 max_uncompressed: 1 << 20,
@@ -94,4 +99,38 @@ fn a_64_byte_ccob_claiming_4_gib_is_refused_from_its_payload() {
             assert!(matches!(e.kind, ErrorKind::TooLarge { .. }), "{e}");
         }
     }
+}
+
+#[test]
+fn zero_size_frame_claims_one_byte() {
+    // 29 bytes: a v1 header declaring 0 bytes over a zstd frame whose header declares 1 byte
+    // and which holds one empty raw block. Decoding in one call refused it; decoding in steps
+    // (`decompress`, streamed) ended with the frame's blocks and accepted it, leaving only the
+    // hash to refuse it. Now every path refuses it from the frame header, before decoding.
+    let data = regression("zero-size-frame-claims-one-byte.bin");
+    assert_eq!(data.len(), 29);
+    let h = Header::parse(&data).unwrap();
+    assert_eq!((h.version, h.uncompressed_size), (1, 0));
+    let want = ErrorKind::FrameSizeMismatch {
+        declared: 0,
+        frame: 1,
+    };
+    // Where it ends comes from the frame's block headers, without decoding.
+    assert_eq!(h.extent(&data).unwrap(), 29);
+    for hash in [HashCheck::Warn, HashCheck::Error] {
+        let opts = DecompressOptions {
+            hash,
+            ..DecompressOptions::default()
+        };
+        assert_eq!(ccob::decompress_ccob(&data, &opts).unwrap_err().kind, want);
+        let mut got = 0usize;
+        let streamed = ccob::decompress_ccob_to(&data, &opts, &mut |c| {
+            got += c.len();
+            Ok(())
+        })
+        .unwrap_err();
+        assert_eq!(streamed.kind, want);
+        assert_eq!(got, 0);
+    }
+    assert!(ccob::decompress_prefix(&data, 64, &DecompressOptions::default()).is_err());
 }
