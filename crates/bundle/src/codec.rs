@@ -537,7 +537,7 @@ pub fn decompress_hashed(
     payload: &[u8],
     declared: u64,
 ) -> Result<(Vec<u8>, u64, u64)> {
-    use md5::{Digest, Md5};
+    use crate::hash::Md5;
     let target = declared_len(declared)?;
     if let Some(done) = decompress_hashed_compact(method, payload, declared) {
         return Ok(done);
@@ -700,7 +700,7 @@ pub fn decompress_to(
     declared: u64,
     sink: &mut dyn FnMut(&[u8]) -> std::io::Result<()>,
 ) -> Result<(u64, u64)> {
-    use md5::{Digest, Md5};
+    use crate::hash::Md5;
     let mut dec = Decoder::new(method, payload, declared)?;
     let chunk_len = STREAM_CHUNK.min(declared_len(declared)?);
     let out_err = |e: std::io::Error| {

@@ -1,19 +1,28 @@
-//! MD5 of many independent messages at once.
+//! MD5, as fast as one stream's chain allows and of many messages at once.
 //!
-//! The CCOB hash is an MD5 of the whole uncompressed bundle. One MD5 stream cannot go faster
-//! than its chain of dependent steps (about 0.55 GB/s here with the assembly implementation
-//! of `md-5`), but a file holds many bundles and a bundle many entries, and independent
-//! messages can share the steps: [`digests`] hashes eight messages per thread side by side in
-//! the lanes of SIMD registers (`wide::u32x8`, safe code, no runtime feature dispatch), several
-//! groups of eight on all cores. On a ROCm library of 111 bundles (1.3 GB) that is about five
-//! times the throughput of one stream per thread.
+//! The CCOB hash is an MD5 of the whole uncompressed bundle, verified on every read, so its
+//! speed bounds decompression. gfxkit hashes with its own MD5 for two reasons:
+//!
+//! - **One stream** ([`Md5`], [`truncated_one`]): an MD5 stream cannot go faster than its chain
+//!   of 64 dependent steps per block. [`Md5`] keeps everything that does not depend on the
+//!   previous step (message word plus constant, the halves of the mix that do not involve the
+//!   latest word) off that chain, and adds round 2's two disjoint halves separately, so a step
+//!   costs 4-5 dependent operations instead of the 5-6 of a textbook implementation (whose
+//!   message-and-constant addition sits on the chain as a three-operand address computation).
+//!   That is about 1.3 times the throughput of `md-5`'s assembly on the machines gfxkit is
+//!   measured on (`bench/floor.sh`).
+//! - **Many messages** ([`digests`]): a file holds many bundles and a bundle many entries, and
+//!   independent messages can share the steps. [`digests`] hashes eight messages per thread
+//!   side by side in the lanes of SIMD registers (`wide::u32x8`, safe code, no runtime feature
+//!   dispatch), several groups of eight on all cores. On a ROCm library of 111 bundles (1.3 GB)
+//!   that is about five times the throughput of one stream per thread.
 //!
 //! Messages are dealt to lanes longest first, each to the lane with the least work so far, so
 //! that lanes finish together. When only one lane of a group is left busy it continues on its
-//! own (the same steps on plain `u32`s), and the messages not started by then are hashed one
-//! stream each. Single messages, and groups too small to fill lanes, use `md-5` directly.
-//! Every digest equals `md-5`'s, which the tests check for lengths around every padding
-//! boundary.
+//! own, and the messages not started by then are hashed one stream each. Single messages, and
+//! groups too small to fill lanes, are one stream each. Every digest equals `md-5`'s, which the
+//! tests check for lengths around every padding boundary and for every way of splitting a
+//! stream into updates.
 
 use rayon::prelude::*;
 use std::ops::{Add, BitAnd, BitOr, BitXor, Not, Shl, Shr};
@@ -69,10 +78,130 @@ pub(crate) fn prefix(d: &[u8]) -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// One message, one stream (`md-5`, assembly where available).
+/// One message, one stream.
 fn single(msg: &[u8]) -> [u8; 16] {
-    use md5::{Digest, Md5};
-    Md5::digest(msg).into()
+    let mut m = Md5::new();
+    m.update(msg);
+    m.finalize()
+}
+
+/// An MD5 stream: [`update`](Md5::update) with the message in pieces of any size, then
+/// [`finalize`](Md5::finalize). See the module documentation for why it is gfxkit's own.
+#[derive(Clone)]
+pub struct Md5 {
+    state: [u32; 4],
+    /// The start of a block not yet complete.
+    pending: [u8; 64],
+    /// Bytes in `pending`.
+    buffered: usize,
+    /// Message bytes so far.
+    len: u64,
+}
+
+impl Default for Md5 {
+    fn default() -> Md5 {
+        Md5::new()
+    }
+}
+
+impl Md5 {
+    /// A stream at the start of a message.
+    pub fn new() -> Md5 {
+        Md5 {
+            state: IV,
+            pending: [0; 64],
+            buffered: 0,
+            len: 0,
+        }
+    }
+
+    /// Adds the next bytes of the message.
+    pub fn update(&mut self, mut data: &[u8]) {
+        self.len = self.len.wrapping_add(data.len() as u64);
+        if self.buffered > 0 {
+            let take = (64 - self.buffered).min(data.len());
+            self.pending[self.buffered..self.buffered + take].copy_from_slice(&data[..take]);
+            self.buffered += take;
+            data = &data[take..];
+            if self.buffered < 64 {
+                return;
+            }
+            let block = self.pending;
+            chain_blocks(&mut self.state, &block);
+            self.buffered = 0;
+        }
+        let whole = data.len() - data.len() % 64;
+        chain_blocks(&mut self.state, &data[..whole]);
+        let rest = &data[whole..];
+        self.pending[..rest.len()].copy_from_slice(rest);
+        self.buffered = rest.len();
+    }
+
+    /// The digest of the message.
+    pub fn finalize(mut self) -> [u8; 16] {
+        let (t, n) = tail(&self.pending[..self.buffered], self.len);
+        chain_blocks(&mut self.state, &t[..n * 64]);
+        digest_of(self.state)
+    }
+}
+
+/// Runs the whole 64-byte blocks of `data` (a multiple of 64 bytes) through `state`.
+fn chain_blocks(state: &mut [u32; 4], data: &[u8]) {
+    if data.is_empty() {
+        return;
+    }
+    // The constants are read through an opaque reference: as compile-time constants the
+    // optimiser would move each one to the end of its step's sum, onto the chain, where the
+    // point is to add it to the message word beforehand.
+    let k = std::hint::black_box(&K);
+    for block in data.chunks_exact(64) {
+        chain_block(state, &words(block), k);
+    }
+}
+
+/// One block into `state`, with the fewest dependent operations per step: see the module
+/// documentation. `k` is [`K`].
+#[inline(always)]
+fn chain_block(state: &mut [u32; 4], m: &[u32; 16], k: &[u32; 64]) {
+    let [mut a, mut b, mut c, mut d] = *state;
+    // `off` is what does not depend on the latest word `b` (it runs beside the chain), `on`
+    // what does.
+    macro_rules! step {
+        ($i:expr, |$b:ident, $c:ident, $d:ident| $off:expr, $on:expr) => {{
+            let ($b, $c, $d) = (b, c, d);
+            let t = a
+                .wrapping_add(m[const { word_of($i) }].wrapping_add(k[$i]))
+                .wrapping_add($off)
+                .wrapping_add($on);
+            a = d;
+            d = c;
+            c = b;
+            b = b.wrapping_add(t.rotate_left(S[$i]));
+        }};
+    }
+    macro_rules! round {
+        ($r:expr, $($i:expr),*) => {{
+            $(
+                match $r {
+                    // (b & c) | (!b & d), as d ^ (b & (c ^ d)).
+                    0 => step!(16 * 0 + $i, |x, y, z| 0, z ^ (x & (y ^ z))),
+                    // (b & d) | (c & !d): the halves share no bit, so they can be added, and
+                    // c & !d before b is known.
+                    1 => step!(16 * 1 + $i, |x, y, z| y & !z, x & z),
+                    2 => step!(16 * 2 + $i, |x, y, z| 0, x ^ (y ^ z)),
+                    _ => step!(16 * 3 + $i, |x, y, z| 0, y ^ (x | !z)),
+                }
+            )*
+        }};
+    }
+    round!(0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    round!(1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    round!(2, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    round!(3, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    state[0] = state[0].wrapping_add(a);
+    state[1] = state[1].wrapping_add(b);
+    state[2] = state[2].wrapping_add(c);
+    state[3] = state[3].wrapping_add(d);
 }
 
 /// Deals the message indices to `n` lanes: longest first, each to the lane with the fewest
@@ -94,7 +223,7 @@ fn deal(msgs: &[&[u8]], n: usize) -> Vec<Vec<usize>> {
     lanes
 }
 
-/// The 32-bit operations of an MD5 step, on one word or on a lane vector of them.
+/// The 32-bit operations of an MD5 step on a lane vector of words.
 trait Word:
     Copy
     + Add<Output = Self>
@@ -115,56 +244,6 @@ impl Word for u32x8 {
     #[inline(always)]
     fn rotl(self, s: u32) -> Self {
         Shl::<u32>::shl(self, s) | Shr::<u32>::shr(self, 32 - s)
-    }
-}
-
-/// A plain word with wrapping addition (MD5's arithmetic is modulo 2^32).
-#[derive(Clone, Copy)]
-struct W(u32);
-
-impl Add for W {
-    type Output = W;
-    #[inline(always)]
-    fn add(self, o: W) -> W {
-        W(self.0.wrapping_add(o.0))
-    }
-}
-impl BitAnd for W {
-    type Output = W;
-    #[inline(always)]
-    fn bitand(self, o: W) -> W {
-        W(self.0 & o.0)
-    }
-}
-impl BitOr for W {
-    type Output = W;
-    #[inline(always)]
-    fn bitor(self, o: W) -> W {
-        W(self.0 | o.0)
-    }
-}
-impl BitXor for W {
-    type Output = W;
-    #[inline(always)]
-    fn bitxor(self, o: W) -> W {
-        W(self.0 ^ o.0)
-    }
-}
-impl Not for W {
-    type Output = W;
-    #[inline(always)]
-    fn not(self) -> W {
-        W(!self.0)
-    }
-}
-impl Word for W {
-    #[inline(always)]
-    fn splat(x: u32) -> Self {
-        W(x)
-    }
-    #[inline(always)]
-    fn rotl(self, s: u32) -> Self {
-        W(self.0.rotate_left(s))
     }
 }
 
@@ -472,15 +551,16 @@ impl<'m, 'q> Group<'m, 'q> {
     fn finish_alone(&mut self, lane: usize) {
         let mut c = self.cur[lane].take().expect("busy lane");
         let s = self.state.map(|v| v.to_array());
-        let mut st = [W(s[0][lane]), W(s[1][lane]), W(s[2][lane]), W(s[3][lane])];
+        let mut st = [s[0][lane], s[1][lane], s[2][lane], s[3][lane]];
+        let k = std::hint::black_box(&K);
         loop {
             let (w, last) = c.next();
-            compress(&mut st, &w.map(W));
+            chain_block(&mut st, &w, k);
             if last {
                 break;
             }
         }
-        self.done.push((c.index, digest_of(st.map(|w| w.0))));
+        self.done.push((c.index, digest_of(st)));
         for &i in self.queue[lane] {
             self.done.push((i, single(self.msgs[i])));
         }
@@ -504,6 +584,35 @@ mod tests {
             .collect()
     }
 
+    /// The `md-5` crate's digest, which every one of gfxkit's must equal.
+    fn oracle(m: &[u8]) -> [u8; 16] {
+        use md5::Digest;
+        md5::Md5::digest(m).into()
+    }
+
+    #[test]
+    fn a_stream_in_any_pieces_equals_md_5() {
+        let msg = data(4 * 64 + 57, 7);
+        for len in 0..msg.len() {
+            let want = oracle(&msg[..len]);
+            assert_eq!(single(&msg[..len]), want, "length {len}");
+            // Split at every point, and in pieces of every small size.
+            for cut in [0, 1, len / 3, len / 2, len.saturating_sub(1), len] {
+                let mut h = Md5::new();
+                h.update(&msg[..cut.min(len)]);
+                h.update(&msg[cut.min(len)..len]);
+                assert_eq!(h.finalize(), want, "length {len} cut at {cut}");
+            }
+        }
+        for piece in 1..=130 {
+            let mut h = Md5::default();
+            for p in msg.chunks(piece) {
+                h.update(p);
+            }
+            assert_eq!(h.finalize(), oracle(&msg), "pieces of {piece}");
+        }
+    }
+
     fn check(lens: &[usize]) {
         let bufs: Vec<Vec<u8>> = lens
             .iter()
@@ -513,7 +622,7 @@ mod tests {
         let msgs: Vec<&[u8]> = bufs.iter().map(|b| &b[..]).collect();
         let got = digests(&msgs);
         for (i, m) in msgs.iter().enumerate() {
-            assert_eq!(got[i], single(m), "message {i} of length {}", m.len());
+            assert_eq!(got[i], oracle(m), "message {i} of length {}", m.len());
         }
         let t = truncated(&msgs);
         for (i, m) in msgs.iter().enumerate() {
