@@ -441,6 +441,15 @@ def compatible(code_object_id: Union[str, TargetId], device_id: Union[str, Targe
     return _gfxkit.compatible(str(code_object_id), str(device_id))
 
 
+def max_uncompressed(limit: Optional[int] = None) -> int:
+    """The largest uncompressed size, in bytes, a compressed bundle may declare before every
+    reader of this process refuses it (64 GiB unless changed; ``gfxkit --max-uncompressed``).
+    With ``limit``, sets it first. Returns the limit in force."""
+    if limit is not None and limit < 0:
+        raise ValueError("limit must not be negative")
+    return _gfxkit.max_uncompressed(limit)
+
+
 def processors() -> List[Processor]:
     """The processor table, one :class:`Processor` per row."""
     return [Processor(r) for r in _gfxkit.processors()]
@@ -484,6 +493,7 @@ __all__ = [
     "kpack_inline",
     "kpack_split",
     "list",
+    "max_uncompressed",
     "memmodel",
     "processors",
     "prune",

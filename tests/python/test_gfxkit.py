@@ -165,3 +165,18 @@ def test_target_ids_processors_and_memory_model():
     assert seq[-1] == "buffer_wbinvl1_vol"
     with pytest.raises(gfxkit.Error):
         gfxkit.memmodel("gfx90a", "load_atomic;as=global;ord=bogus")
+
+
+def test_a_lowered_uncompressed_limit_refuses_bundles_declaring_more(built):
+    default = gfxkit.max_uncompressed()
+    assert default == 64 << 30
+    try:
+        assert gfxkit.max_uncompressed(1024) == 1024
+        with pytest.raises(gfxkit.FormatError) as e:
+            gfxkit.extract(built["ccob"])
+        assert "exceeds the limit of 1024" in str(e.value)
+    finally:
+        gfxkit.max_uncompressed(default)
+    assert gfxkit.extract(built["ccob"])
+    with pytest.raises(ValueError):
+        gfxkit.max_uncompressed(-1)

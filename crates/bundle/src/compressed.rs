@@ -17,7 +17,7 @@
 use crate::codec::{self, Method};
 use crate::error::{Error, ErrorKind, Result};
 use crate::le;
-use crate::limits::MAX_UNCOMPRESSED_SIZE;
+use crate::limits::max_uncompressed;
 use std::borrow::Cow;
 
 /// Magic at the start of a compressed bundle.
@@ -150,7 +150,7 @@ impl Header {
             Method::Zlib => {
                 // Decoded without keeping the output: a small scratch buffer, whatever the
                 // header declares.
-                self.check_limit(MAX_UNCOMPRESSED_SIZE)?;
+                self.check_limit(max_uncompressed())?;
                 codec::decoded_extent(self.method, payload, self.uncompressed_size)
             }
         }
@@ -187,7 +187,8 @@ pub enum HashCheck {
 pub struct DecompressOptions {
     /// Hash mismatch handling.
     pub hash: HashCheck,
-    /// Largest declared uncompressed size accepted.
+    /// Largest declared uncompressed size accepted; by default
+    /// [`limits::max_uncompressed`](crate::limits::max_uncompressed).
     pub max_uncompressed: u64,
 }
 
@@ -195,7 +196,7 @@ impl Default for DecompressOptions {
     fn default() -> Self {
         DecompressOptions {
             hash: HashCheck::Error,
-            max_uncompressed: MAX_UNCOMPRESSED_SIZE,
+            max_uncompressed: max_uncompressed(),
         }
     }
 }

@@ -413,3 +413,63 @@ fn in_place_through_a_symlink_replaces_the_target() {
     assert!(std::fs::metadata(&p).unwrap().len() < before);
     assert!(leftovers(d.path()).is_empty());
 }
+
+#[test]
+fn a_lowered_uncompressed_limit_refuses_bundles_declaring_more() {
+    let b = bundles();
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out.hipfb");
+    // The whole process follows `--max-uncompressed` (any subcommand, any reader).
+    let o = gfxkit(&[
+        "decompress",
+        "--max-uncompressed",
+        "1K",
+        s(&b.packed),
+        "-o",
+        s(&out),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("exceeds the limit of 1024"), "{err}");
+    assert!(!out.exists());
+    // Or GFXKIT_MAX_UNCOMPRESSED, for recompress and prune alike; the input is not touched.
+    let before = std::fs::read(&b.packed).unwrap();
+    for args in [
+        vec!["recompress", "--uncompressed", s(&b.packed), "-o", s(&out)],
+        vec!["prune", "--keep", "gfx90a", s(&b.packed), "-o", s(&out)],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_gfxkit"))
+            .args(&args)
+            .env("GFXKIT_MAX_UNCOMPRESSED", "2KiB")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("exceeds the limit of 2048"), "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?}");
+    }
+    assert_eq!(std::fs::read(&b.packed).unwrap(), before);
+    // The option wins over the variable; a limit above the size decodes as usual.
+    let o = Command::new(env!("CARGO_BIN_EXE_gfxkit"))
+        .args([
+            "decompress",
+            "--max-uncompressed",
+            "1G",
+            s(&b.packed),
+            "-o",
+            s(&out),
+        ])
+        .env("GFXKIT_MAX_UNCOMPRESSED", "1K")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A size that is not one is a usage error, named.
+    let o = Command::new(env!("CARGO_BIN_EXE_gfxkit"))
+        .args(["list", s(&b.packed)])
+        .env("GFXKIT_MAX_UNCOMPRESSED", "12X")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("GFXKIT_MAX_UNCOMPRESSED"), "{err}");
+}

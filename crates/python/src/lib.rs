@@ -1227,6 +1227,18 @@ fn compatible(py: Python<'_>, code_object_id: &str, device_id: &str) -> PyResult
     Ok(co.check_compatible(&dev).is_ok())
 }
 
+/// The largest uncompressed size a compressed bundle may declare before it is refused
+/// (`gfxkit --max-uncompressed`): `limit` sets it for the whole process; the current value is
+/// returned either way.
+#[pyfunction]
+#[pyo3(signature = (limit = None))]
+fn max_uncompressed(limit: Option<u64>) -> u64 {
+    if let Some(n) = limit {
+        gfxkit_bundle::limits::set_max_uncompressed(n);
+    }
+    gfxkit_bundle::limits::max_uncompressed()
+}
+
 /// The processor table, one dict per row: the objects `gfxkit target list --json` prints
 /// (one serialisation, `gfxkit_spec::ProcessorRow`).
 #[pyfunction]
@@ -1283,6 +1295,7 @@ fn _gfxkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(prune, m)?)?;
     m.add_function(wrap_pyfunction!(recompress, m)?)?;
     m.add_function(wrap_pyfunction!(compatible, m)?)?;
+    m.add_function(wrap_pyfunction!(max_uncompressed, m)?)?;
     m.add_function(wrap_pyfunction!(processors, m)?)?;
     m.add_function(wrap_pyfunction!(memmodel, m)?)?;
     m.add_class::<PyTargetId>()?;
