@@ -11,6 +11,20 @@ fn regression(name: &str) -> Vec<u8> {
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// Decompresses `data` in memory and streamed, which must refuse it alike: the error kind, and
+/// the bytes the streamed path handed on before refusing.
+fn refused_alike(data: &[u8], opts: &DecompressOptions) -> (ErrorKind, usize) {
+    let whole = ccob::decompress_ccob(data, opts).unwrap_err();
+    let mut got = 0usize;
+    let streamed = ccob::decompress_ccob_to(data, opts, &mut |c| {
+        got += c.len();
+        Ok(())
+    })
+    .unwrap_err();
+    assert_eq!(whole.kind, streamed.kind);
+    (whole.kind, got)
+}
+
 #[test]
 fn f3_ccob_v1_zlib_claims_huge_size() {
     // 31 bytes: a v1 zlib header declaring 0xf0000000 bytes over a stream of a few. Finding
@@ -37,15 +51,8 @@ fn f3_ccob_v1_zlib_claims_huge_size() {
         hash: HashCheck::Warn,
         ..DecompressOptions::default()
     };
-    let whole = ccob::decompress_ccob(&data, &opts).unwrap_err();
-    assert_eq!(whole.kind, e.kind);
-    let mut got = 0usize;
-    let streamed = ccob::decompress_ccob_to(&data, &opts, &mut |c| {
-        got += c.len();
-        Ok(())
-    })
-    .unwrap_err();
-    assert_eq!(streamed.kind, e.kind);
+    let (kind, got) = refused_alike(&data, &opts);
+    assert_eq!(kind, e.kind);
     assert!(got < 64);
 }
 
@@ -122,15 +129,7 @@ fn zero_size_frame_claims_one_byte() {
             hash,
             ..DecompressOptions::default()
         };
-        assert_eq!(ccob::decompress_ccob(&data, &opts).unwrap_err().kind, want);
-        let mut got = 0usize;
-        let streamed = ccob::decompress_ccob_to(&data, &opts, &mut |c| {
-            got += c.len();
-            Ok(())
-        })
-        .unwrap_err();
-        assert_eq!(streamed.kind, want);
-        assert_eq!(got, 0);
+        assert_eq!(refused_alike(&data, &opts), (want.clone(), 0));
     }
     assert!(ccob::decompress_prefix(&data, 64, &DecompressOptions::default()).is_err());
 }

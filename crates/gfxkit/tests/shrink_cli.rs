@@ -40,6 +40,15 @@ fn gfxkit(args: &[&str]) -> Output {
         .expect("run gfxkit")
 }
 
+/// [`gfxkit`] with one environment variable set.
+fn gfxkit_with_env(args: &[&str], var: &str, value: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gfxkit"))
+        .args(args)
+        .env(var, value)
+        .output()
+        .expect("run gfxkit")
+}
+
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -438,11 +447,7 @@ fn a_lowered_uncompressed_limit_refuses_bundles_declaring_more() {
         vec!["recompress", "--uncompressed", s(&b.packed), "-o", s(&out)],
         vec!["prune", "--keep", "gfx90a", s(&b.packed), "-o", s(&out)],
     ] {
-        let o = Command::new(env!("CARGO_BIN_EXE_gfxkit"))
-            .args(&args)
-            .env("GFXKIT_MAX_UNCOMPRESSED", "2KiB")
-            .output()
-            .unwrap();
+        let o = gfxkit_with_env(&args, "GFXKIT_MAX_UNCOMPRESSED", "2KiB");
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains("exceeds the limit of 2048"), "{args:?}: {err}");
@@ -450,25 +455,21 @@ fn a_lowered_uncompressed_limit_refuses_bundles_declaring_more() {
     }
     assert_eq!(std::fs::read(&b.packed).unwrap(), before);
     // The option wins over the variable; a limit above the size decodes as usual.
-    let o = Command::new(env!("CARGO_BIN_EXE_gfxkit"))
-        .args([
+    let o = gfxkit_with_env(
+        &[
             "decompress",
             "--max-uncompressed",
             "1G",
             s(&b.packed),
             "-o",
             s(&out),
-        ])
-        .env("GFXKIT_MAX_UNCOMPRESSED", "1K")
-        .output()
-        .unwrap();
+        ],
+        "GFXKIT_MAX_UNCOMPRESSED",
+        "1K",
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // A size that is not one is a usage error, named.
-    let o = Command::new(env!("CARGO_BIN_EXE_gfxkit"))
-        .args(["list", s(&b.packed)])
-        .env("GFXKIT_MAX_UNCOMPRESSED", "12X")
-        .output()
-        .unwrap();
+    let o = gfxkit_with_env(&["list", s(&b.packed)], "GFXKIT_MAX_UNCOMPRESSED", "12X");
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("GFXKIT_MAX_UNCOMPRESSED"), "{err}");
