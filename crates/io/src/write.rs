@@ -105,7 +105,7 @@ pub fn write_atomic_checked<E>(
                 .write(true)
                 .open(path)
                 .map_err(write_err)?;
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+            let mut w = std::io::BufWriter::with_capacity(WRITE_BUFFER, f);
             fill(&mut w).map_err(fill_err)?;
             return w.flush().map_err(|e| write_err(e).into());
         }
@@ -124,7 +124,7 @@ pub fn write_atomic_checked<E>(
         .tempfile_in(dir)
         .map_err(|e| Error::new(dir, ErrorKind::CreateTemp(e)))?;
     {
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+        let mut w = std::io::BufWriter::with_capacity(WRITE_BUFFER, tmp.as_file_mut());
         fill(&mut w).map_err(fill_err)?;
         w.flush().map_err(write_err)?;
     }
@@ -153,6 +153,12 @@ pub fn write_atomic_checked<E>(
     }
     Ok(())
 }
+
+/// The buffer between a writer's `fill` and the file. Small writes are gathered into it; a
+/// write of at least this size goes straight to the file, without being copied into the
+/// buffer first: the streaming decoders hand on 256 KiB chunks, which then reach the file in
+/// one copy (the kernel's).
+const WRITE_BUFFER: usize = 256 << 10;
 
 /// Start of the name of every temporary file gfxkit writes: `.gfxkit-<pid>.<random>.<name>`
 /// beside the file `<name>` it becomes. Directory scans skip such files ([`is_temp_name`]),
