@@ -229,13 +229,10 @@ impl<'p> Decoder<'p> {
         match method {
             Method::Zstd => {
                 use zstd::zstd_safe::{DCtx, DParameter};
-                check_frame_size(payload, declared)?;
+                check_frame_header(payload, declared)?;
                 let mut dctx = DCtx::try_create()
                     .ok_or_else(|| decode_error(method, "cannot create context".into()))?;
-                // The window a frame of the declared size can need, at least zstd's default
-                // limit and at most its largest.
-                let wlog = (64 - declared.max(1).saturating_sub(1).leading_zeros()).clamp(27, 31);
-                dctx.set_parameter(DParameter::WindowLogMax(wlog))
+                dctx.set_parameter(DParameter::WindowLogMax(window_log_max(declared)))
                     .map_err(zstd_error)?;
                 Ok(Decoder::Zstd {
                     dctx,
@@ -357,22 +354,52 @@ impl<'p> Decoder<'p> {
 /// The magic number that opens a zstd frame (skippable frames have others), little-endian.
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
-/// Refuses a zstd frame whose header declares a content size other than `declared`.
+/// The largest window, as a power of two, a frame producing `declared` bytes is allowed: what
+/// that much output can refer back to, at least zstd's default limit (128 MiB) and at most its
+/// largest (2 GiB).
+fn window_log_max(declared: u64) -> u32 {
+    (64 - declared.max(1).saturating_sub(1).leading_zeros()).clamp(27, 31)
+}
+
+/// Checks the header of the zstd frame at the start of `payload` against the declared size,
+/// before anything is decoded: a content size it states must equal `declared`
+/// ([`ErrorKind::FrameSizeMismatch`]), and the window it asks for must be no larger than
+/// [`window_log_max`] allows.
 ///
-/// zstd checks that size itself only when a frame is decoded in one call; a frame read in
-/// steps ends where its blocks end. Checking the header first gives every path (one call,
-/// chunks, streaming, counting) the same answer, before anything is decoded.
-fn check_frame_size(payload: &[u8], declared: u64) -> Result<()> {
+/// zstd checks the content size itself only when a frame is decoded in one call, and the
+/// window only when it is decoded in steps (which must hold the window); checking both here
+/// gives every path (one call, chunks, streaming, counting) the same answer. The window is
+/// read from the frame header descriptor and window descriptor (RFC 8878, 3.1.1.1); anything
+/// else about the header is left to zstd, which refuses it with its own message.
+fn check_frame_header(payload: &[u8], declared: u64) -> Result<()> {
     if !payload.starts_with(&ZSTD_MAGIC) {
         return Ok(());
     }
-    match zstd::zstd_safe::get_frame_content_size(payload) {
-        Ok(Some(frame)) if frame != declared => {
-            Err(Error::new(ErrorKind::FrameSizeMismatch { declared, frame }))
+    if let Ok(Some(frame)) = zstd::zstd_safe::get_frame_content_size(payload) {
+        if frame != declared {
+            return Err(Error::new(ErrorKind::FrameSizeMismatch { declared, frame }));
         }
-        // No size in the header, or a header the decoder then refuses with its own message.
-        _ => Ok(()),
     }
+    const SINGLE_SEGMENT: u8 = 1 << 5;
+    let (Some(&descriptor), Some(&window)) = (payload.get(4), payload.get(5)) else {
+        return Ok(());
+    };
+    if descriptor & SINGLE_SEGMENT == 0 {
+        // Window_Log = 10 + exponent; Window_Size = 2^Window_Log + mantissa eighths of it.
+        let base = 1u64 << (10 + u32::from(window >> 3));
+        let size = base + base / 8 * u64::from(window & 7);
+        let limit = 1u64 << window_log_max(declared);
+        if size > limit {
+            return Err(decode_error(
+                Method::Zstd,
+                format!(
+                    "the frame asks for a window of {size} bytes, more than its declared \
+                     {declared} bytes can use (at most {limit})"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn decode_error(method: Method, message: String) -> Error {
@@ -608,6 +635,8 @@ fn zstd_one_shot_into(
     {
         return None;
     }
+    // A header the other paths refuse is refused here too (by them, with the exact error).
+    check_frame_header(payload, declared).ok()?;
     let frame = usize::try_from(zstd_frame_len(payload).ok()?).ok()?;
     let mut dctx = zstd::zstd_safe::DCtx::try_create()?;
     out.clear();
@@ -1020,6 +1049,43 @@ mod tests {
             decompress(Method::Zstd, &frame, 1, None).unwrap_err().kind,
             ErrorKind::SizeMismatch { .. } | ErrorKind::Decompress { .. }
         ));
+    }
+
+    #[test]
+    fn a_window_larger_than_the_declared_size_can_use_is_refused_on_every_path() {
+        // Frames without a content size: 0x00 frame header descriptor, then the window
+        // descriptor, then one empty raw block (last).
+        let frame = |window: u8| [0x28, 0xb5, 0x2f, 0xfd, 0x00, window, 0x01, 0x00, 0x00];
+        // 2^27 (exponent 17) is allowed whatever the declared size, 2^27 + 2^24 is not for 0
+        // bytes, but is for 200 MiB (a 2^28 limit).
+        for (window, declared, ok) in [
+            (17u8 << 3, 0u64, true),
+            ((17 << 3) | 1, 0, false),
+            (21 << 3, 0, false),
+            ((17 << 3) | 1, 200 << 20, true),
+        ] {
+            let f = frame(window);
+            let results = [
+                decompress(Method::Zstd, &f, declared, None).map(|_| ()),
+                decompress_hashed(Method::Zstd, &f, declared).map(|_| ()),
+                streamed(Method::Zstd, &f, declared).map(|_| ()),
+                decoded_extent(Method::Zstd, &f, declared).map(|_| ()),
+            ];
+            for r in results {
+                match r {
+                    // The frame is empty: a declared size above 0 is then short.
+                    Err(e) if ok => assert!(
+                        matches!(e.kind, ErrorKind::SizeMismatch { produced: 0, .. }),
+                        "{window:#x} {declared}: {e}"
+                    ),
+                    Ok(()) => assert!(ok && declared == 0, "{window:#x} {declared}"),
+                    Err(e) => assert!(
+                        e.to_string().contains("asks for a window of"),
+                        "{window:#x} {declared}: {e}"
+                    ),
+                }
+            }
+        }
     }
 
     #[test]

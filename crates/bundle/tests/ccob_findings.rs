@@ -133,3 +133,28 @@ fn zero_size_frame_claims_one_byte() {
     }
     assert!(ccob::decompress_prefix(&data, 64, &DecompressOptions::default()).is_err());
 }
+
+#[test]
+fn zero_size_frame_asks_for_2_gib_window() {
+    // 30 bytes: a v1 header declaring 0 bytes over a zstd frame without a content size whose
+    // window descriptor asks for a 2 GiB window, then one empty raw block. Decoded in one call
+    // (the output is the window) it gave 0 bytes; decoded in steps, zstd refused the window.
+    // Now every path refuses it from the frame header: no frame of 0 bytes needs that window.
+    let data = regression("zero-size-frame-asks-for-2-gib-window.bin");
+    assert_eq!(data.len(), 30);
+    let h = Header::parse(&data).unwrap();
+    assert_eq!((h.version, h.uncompressed_size), (1, 0));
+    for hash in [HashCheck::Warn, HashCheck::Error] {
+        let opts = DecompressOptions {
+            hash,
+            ..DecompressOptions::default()
+        };
+        let (kind, got) = refused_alike(&data, &opts);
+        assert_eq!(got, 0);
+        assert!(
+            matches!(&kind, ErrorKind::Decompress { method: "zstd", message }
+                if message.contains("window of 2147483648 bytes")),
+            "{kind:?}"
+        );
+    }
+}
