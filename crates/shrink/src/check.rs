@@ -11,8 +11,8 @@ use crate::error::{Error, ErrorKind, Result};
 pub use crate::error::{SegmentProblem, WrapperProblem};
 
 /// Checks every program header of `e` (a file of `file_size` bytes): none runs past the end
-/// of the file, and every loadable one maps no more file bytes than memory and keeps
-/// `p_offset ≡ p_vaddr (mod p_align)`. The error is at the program header and names it.
+/// of the file, and every loadable one stays below the top of the address space, maps no more
+/// file bytes than memory and keeps `p_offset ≡ p_vaddr (mod p_align)`. The error is at the program header and names it.
 pub(crate) fn segments(e: &Elf, file_size: u64) -> Result<()> {
     for (index, p) in e.phdrs.iter().enumerate() {
         let problem = if p.filesz > 0
@@ -27,6 +27,11 @@ pub(crate) fn segments(e: &Elf, file_size: u64) -> Result<()> {
             }
         } else if p.p_type != elf::PT_LOAD {
             continue;
+        } else if p.vaddr.checked_add(p.memsz).is_none() {
+            SegmentProblem::PastTheTop {
+                vaddr: p.vaddr,
+                memsz: p.memsz,
+            }
         } else if p.align > 1 && p.offset % p.align != p.vaddr % p.align {
             SegmentProblem::Incongruent {
                 offset: p.offset,

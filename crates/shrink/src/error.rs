@@ -149,6 +149,14 @@ pub enum SegmentProblem {
         /// `p_memsz`.
         memsz: u64,
     },
+    /// A loadable segment whose addresses run past the top of the address space
+    /// (`p_vaddr + p_memsz` does not fit 64 bits).
+    PastTheTop {
+        /// `p_vaddr`.
+        vaddr: u64,
+        /// `p_memsz`.
+        memsz: u64,
+    },
     /// A loadable segment whose `p_offset` and `p_vaddr` disagree modulo `p_align`.
     Incongruent {
         /// `p_offset`.
@@ -174,6 +182,10 @@ impl fmt::Display for SegmentProblem {
             SegmentProblem::FileszOverMemsz { filesz, memsz } => write!(
                 f,
                 "file size {filesz:#x} exceeds memory size {memsz:#x}"
+            ),
+            SegmentProblem::PastTheTop { vaddr, memsz } => write!(
+                f,
+                "{memsz:#x} bytes at address {vaddr:#x} run past the top of the address space"
             ),
             SegmentProblem::Incongruent {
                 offset,

@@ -592,7 +592,17 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
     };
     let file_end = align_up(body_end, unit);
     let mut offset = file_end;
-    let mut vaddr = align_up(max_end, unit);
+    // Checked as in the rewrite of a grown `.hip_fatbin`: addresses and the padding come from
+    // the file and must not wrap.
+    let top = || {
+        fail(
+            32,
+            ErrorKind::Unsupported("segments reach the top of the address space".into()),
+        )
+    };
+    let Some(mut vaddr) = max_end.div_ceil(unit).checked_mul(unit) else {
+        return top();
+    };
     if interp {
         let d0 = first.vaddr.wrapping_sub(first.offset);
         if d0 % unit != 0 {
@@ -605,14 +615,27 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
             );
         }
         if offset.wrapping_add(d0) < vaddr {
-            offset = align_up(vaddr.wrapping_sub(d0), unit);
+            offset = vaddr.wrapping_sub(d0).div_ceil(unit).saturating_mul(unit);
         }
         vaddr = offset.wrapping_add(d0);
+        if offset.saturating_sub(file_end) > crate::rewrite::MAX_RELOCATION_PAD {
+            return fail(
+                32,
+                ErrorKind::Unsupported(
+                    "the new section would need more than 64 MiB of padding to keep this \
+                     executable's program headers where older kernels look for them"
+                        .into(),
+                ),
+            );
+        }
     }
     let n_phdrs = e.phdrs.len() + 1;
     let table_len = (n_phdrs * elf::PHENT) as u64;
     let t_off = align_up(offset + ns, 8);
     let seg_len = t_off + table_len - offset;
+    if vaddr.checked_add(seg_len).is_none() {
+        return top();
+    }
     let mut phdrs = e.phdrs.clone();
     phdrs.insert(
         last_i + 1,

@@ -806,7 +806,7 @@ struct Relocated {
 
 /// Most zero bytes a relocation may pad the file with to satisfy an executable's
 /// address-offset rule.
-const MAX_RELOCATION_PAD: u64 = 64 << 20;
+pub(crate) const MAX_RELOCATION_PAD: u64 = 64 << 20;
 
 /// Plans a `.hip_fatbin` that grows (a conversion to a weaker encoding). A relocatable object
 /// moves what follows up by a multiple of the later alignments. A linked file cannot grow the
@@ -902,6 +902,12 @@ fn plan_growth(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
     } else {
         table_at + table_len
     };
+    if vaddr.checked_add(seg_end - offset).is_none() {
+        return Err(unsupported(
+            32,
+            "segments reach the top of the address space",
+        ));
+    }
     let seg = Phdr {
         p_type: elf::PT_LOAD,
         flags: 4, // PF_R

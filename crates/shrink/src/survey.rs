@@ -382,7 +382,12 @@ pub(crate) fn page_conflicts(data: &[u8]) -> usize {
         if p.vaddr / page * page < last_end {
             n += 1;
         }
-        last_end = p.vaddr.saturating_add(p.memsz).div_ceil(page) * page;
+        // Saturating: a segment reaching the top of the address space ends there.
+        last_end = p
+            .vaddr
+            .saturating_add(p.memsz)
+            .div_ceil(page)
+            .saturating_mul(page);
     }
     n
 }

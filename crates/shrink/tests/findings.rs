@@ -216,3 +216,42 @@ fn second_phdr_segment() {
     let filesz = u64::from_le_bytes(bytes[0x40 + 8 * 56 + 32..][..8].try_into().unwrap());
     assert_eq!(filesz, 0);
 }
+
+#[test]
+fn load_segment_at_the_top_of_the_address_space() {
+    // Section 13 at address 0xffff_ffff_ffff_ed72: a grown `.hip_fatbin` needs a new segment
+    // above every section's addresses, which put it at 0xffff_ffff_ffff_f000, where its 0x3248
+    // bytes ran past the top of the address space (the check of the output overflowed
+    // counting pages). The planner now refuses that, and the segment rules refuse any loadable
+    // segment that runs past the top, in an input or a rewritten file.
+    let (selector, file) =
+        regression_with_selector("load-segment-at-the-top-of-the-address-space.bin");
+    assert_eq!(selector, 4);
+    let t = Transform {
+        selection: Selection::All,
+        conversion: Conversion::Uncompressed,
+    };
+    let e = rewrite(&file, &t).map(|_| ()).unwrap_err();
+    assert_eq!(
+        e.kind,
+        ErrorKind::Unsupported("segments reach the top of the address space".into()),
+        "{e}"
+    );
+    // A loadable segment past the top in the input itself is refused where its header is.
+    let mut past = file.clone();
+    let ph8 = 0x40 + 8 * 56;
+    // Its p_vaddr (p_align is 1, so any address is congruent to its offset).
+    past[ph8 + 16..ph8 + 24].copy_from_slice(&0xffff_ffff_ffff_ff00u64.to_le_bytes());
+    let e = refusal(&past);
+    assert_eq!(e.offset, ph8 as u64);
+    assert_eq!(
+        e.kind,
+        ErrorKind::Segment {
+            index: 8,
+            problem: SegmentProblem::PastTheTop {
+                vaddr: 0xffff_ffff_ffff_ff00,
+                memsz: 0x220,
+            },
+        }
+    );
+}
