@@ -745,7 +745,13 @@ pub fn decompress_to(
             .unwrap_or(usize::MAX)
             .min(chunk_len);
         buf.resize(want, 0);
-        let (n, end) = dec.fill(buf)?;
+        // Nothing to decode for a declared size of 0: go straight to checking that the frame
+        // ends, as the in-memory path does (zstd answers an empty output buffer differently).
+        let (n, end) = if want == 0 {
+            (0, false)
+        } else {
+            dec.fill(buf)?
+        };
         produced += n as u64;
         if n < want || (end && produced < declared) {
             return Err(Error::new(ErrorKind::SizeMismatch {

@@ -65,12 +65,23 @@ pub fn ccob(data: &[u8]) {
                 assert_eq!(streamed, d.data);
                 assert_eq!((s.extent, s.computed_hash), (d.extent, d.computed_hash));
             }
-            (Err(a), Err(b)) => assert_eq!(a.kind, b.kind),
+            (Err(a), Err(b)) => assert!(same_refusal(&a.kind, &b.kind), "{a:?} / {b:?}"),
             (a, b) => panic!("in memory {a:?}, streamed {b:?}"),
         }
         if let Ok((_, p)) = compressed::decompress_prefix(data, 64, &opts) {
             assert!(p.len() <= 64);
         }
+    }
+}
+
+/// Whether two refusals of the same input say the same: equal, except that the codec's own
+/// message may differ (zstd words one corruption differently depending on the size of the
+/// buffer it decodes into, which differs between the in-memory and the streamed paths).
+fn same_refusal(a: &crate::ErrorKind, b: &crate::ErrorKind) -> bool {
+    use crate::ErrorKind::Decompress;
+    match (a, b) {
+        (Decompress { method: x, .. }, Decompress { method: y, .. }) => x == y,
+        _ => a == b,
     }
 }
 

@@ -158,3 +158,23 @@ fn zero_size_frame_asks_for_2_gib_window() {
         );
     }
 }
+
+#[test]
+fn zero_size_frame_holds_one_raw_byte() {
+    // 58 bytes: a v1 header declaring 0 bytes over a zstd frame that states 0 bytes of content
+    // and holds a raw block of 1. Both paths refused it, with different messages: streamed, an
+    // empty output buffer went to zstd ("Destination buffer is too small"); in memory, the
+    // check that the frame ends did ("Data corruption detected"). The streamed path now checks
+    // the end the same way.
+    let data = regression("zero-size-frame-holds-one-raw-byte.bin");
+    assert_eq!(data.len(), 58);
+    let (kind, got) = refused_alike(&data, &DecompressOptions::default());
+    assert_eq!(got, 0);
+    assert_eq!(
+        kind,
+        ErrorKind::Decompress {
+            method: "zstd",
+            message: "Data corruption detected".into()
+        }
+    );
+}
