@@ -133,6 +133,19 @@ fn run_kpack(prog: &Path, lib_path: Option<&str>) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
+/// Runs a split binary under the stub runtime: an executable itself, a library (copied to
+/// `run_dir` as `libt.so`) through the fixture's `lib_main`.
+fn run_split(fx: &Fixture, split: &Path, is_lib: bool, run_dir: &Path) -> String {
+    if is_lib {
+        std::fs::create_dir_all(run_dir).unwrap();
+        std::fs::copy(split, run_dir.join("libt.so")).unwrap();
+        let path = format!("{}:{}", run_dir.display(), fx.dir.path().display());
+        run_kpack(&fx.lib_main, Some(&path))
+    } else {
+        run_kpack(split, Some(&fx.dir.path().display().to_string()))
+    }
+}
+
 fn split(f: &Path, out: &Path, extra: &[&str]) -> Value {
     let mut a = vec![
         os("kpack"),
@@ -217,15 +230,7 @@ fn check_binary(fx: &Fixture, name: &str, fat: &Path, is_lib: bool) {
 
     // The runtime registers HIPK wrappers whose marker names the archives.
     let marker_path = "kernel_name=lib/".to_owned() + file.to_str().unwrap();
-    let stub_out = if is_lib {
-        let lib_dir = root.join("run");
-        std::fs::create_dir_all(&lib_dir).unwrap();
-        std::fs::copy(&out, lib_dir.join("libt.so")).unwrap();
-        let path = format!("{}:{}", lib_dir.display(), fx.dir.path().display());
-        run_kpack(&fx.lib_main, Some(&path))
-    } else {
-        run_kpack(&out, Some(&fx.dir.path().display().to_string()))
-    };
+    let stub_out = run_split(fx, &out, is_lib, &root.join("run"));
     let regs: Vec<&str> = stub_out
         .lines()
         .filter(|l| l.starts_with("stub-hip: kpack"))
@@ -284,6 +289,29 @@ fn check_binary(fx: &Fixture, name: &str, fat: &Path, is_lib: bool) {
             .count(),
         wrappers
     );
+
+    // The inlined binary splits again like the fat one (the header of its old marker section
+    // is reused), and that split reads and runs alike.
+    let again = root.join("again").join(file);
+    let r2 = split(&fat2, &again, &[]);
+    assert_eq!(
+        r2["binaries"][0]["wrappers"].as_u64(),
+        Some(wrappers as u64),
+        "{name}: {r2}"
+    );
+    assert_eq!(
+        device_entries(&again),
+        fat_entries,
+        "{name}: second split list"
+    );
+    // Named after the file, which has the fat binary's name again.
+    let x_again = extracted(&again, &root.join("x-again"));
+    assert_eq!(x_again, x_fat, "{name}: second split extract");
+    let regs = run_split(fx, &again, is_lib, &root.join("run3"))
+        .lines()
+        .filter(|l| l.starts_with("stub-hip: kpack"))
+        .count();
+    assert_eq!(regs, wrappers, "{name}: second split run");
 }
 
 fn file_stem(p: &Path) -> String {

@@ -20,7 +20,8 @@
 //! that segment keeps the offset-to-address difference of the segment that held
 //! `.hip_fatbin`, which for executables must be the first segment's (older kernels compute
 //! `AT_PHDR` from it). The section header table and `.shstrtab` are rewritten at the end of
-//! the file with one more section.
+//! the file with one more section; a binary inlined from a split, which still has its old
+//! `.rocm_kpack_ref`, has that section's header reused for the new marker instead.
 //!
 //! [`inline_elf`] goes back: wrappers get `HIPF`, 0 at +16 and a pointer to their bundle in a
 //! new `.hip_fatbin` placed in a new read-only `PT_LOAD` after the last segment (the program
@@ -28,7 +29,8 @@
 
 use crate::elf::{self, Elf, Phdr};
 use crate::error::{fail, Error, ErrorKind, Result};
-use crate::patch::{align_up, Patch};
+use crate::patch::{pad_to, Patch};
+use crate::segment::{self, Placement, Request};
 use gfxkit_bundle::le::{u32_at, u64_at};
 
 /// Name of the marker section.
@@ -178,7 +180,7 @@ fn write_section_table(
         rec[0..4].copy_from_slice(&name_at.to_le_bytes());
         recs.push(rec);
     }
-    out.resize(align_up(out.len() as u64, 8) as usize, 0);
+    pad_to(out, 8);
     let shoff = out.len() as u64;
     for r in &recs {
         out.extend_from_slice(r);
@@ -202,12 +204,9 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
     let Some(fb) = fb else {
         return fail(0, ErrorKind::Unsupported("no .hip_fatbin section".into()));
     };
-    if e.section_named(MARKER_SECTION)?.is_some() {
-        return fail(
-            0,
-            ErrorKind::Unsupported(format!("already has a {MARKER_SECTION} section")),
-        );
-    }
+    // A binary inlined from a split keeps its marker section (a split binary itself is
+    // refused below, by its HIPK wrappers).
+    let old_marker = e.section_named(MARKER_SECTION)?;
     let fsec = e.shdrs[fb].clone();
     if !fsec.has_file_bytes() {
         return fail(
@@ -277,12 +276,6 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
             ".hip_fatbin's address and file offset disagree with its segment",
         ));
     }
-    if fo == s.offset {
-        return Err(unsupported(
-            fo,
-            ".hip_fatbin starts its segment (nothing before it to keep mapped)",
-        ));
-    }
     for (i, p) in e.phdrs.iter().enumerate() {
         if i != si && p.filesz > 0 && p.offset < old_end && p.offset.saturating_add(p.filesz) > fo {
             return Err(unsupported(
@@ -309,10 +302,14 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
     }
     let head = old_end - s.offset;
     let has_tail = s.filesz > head || s.memsz > head;
-    let n_phdrs = e.phdrs.len() + 1 + usize::from(has_tail);
+    // A `.hip_fatbin` that starts its segment (as in a binary `inline_elf` made) leaves no
+    // part before it to keep.
+    let has_head = fo > s.offset;
+    let n_phdrs = e.phdrs.len() + usize::from(has_head) + usize::from(has_tail);
     let table_len = (n_phdrs * elf::PHENT) as u64;
-    let m_off = align_up(fo, 8);
-    let t_off = align_up(m_off + marker.len() as u64, 8);
+    // `.hip_fatbin` lies inside the file, so these stay far below `u64::MAX`.
+    let m_off = fo.next_multiple_of(8);
+    let t_off = (m_off + marker.len() as u64).next_multiple_of(8);
     let t_end = t_off + table_len;
     if t_end > old_end {
         return Err(unsupported(
@@ -409,11 +406,13 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
     let mut phdrs: Vec<Phdr> = Vec::with_capacity(n_phdrs);
     for (i, p) in e.phdrs.iter().enumerate() {
         if i == si {
-            phdrs.push(Phdr {
-                filesz: fo - s.offset,
-                memsz: fo - s.offset,
-                ..s
-            });
+            if has_head {
+                phdrs.push(Phdr {
+                    filesz: fo - s.offset,
+                    memsz: fo - s.offset,
+                    ..s
+                });
+            }
             phdrs.push(Phdr {
                 p_type: elf::PT_LOAD,
                 flags: PF_R,
@@ -470,6 +469,16 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
     set_u64(&mut marker_rec, 24, m_off);
     set_u64(&mut marker_rec, 32, marker.len() as u64);
     set_u64(&mut marker_rec, 48, 1);
+    // An old marker section gives its header (and name) to the new marker; its bytes stay
+    // where they are, unreferenced.
+    let new_section = match old_marker {
+        Some(m) => {
+            marker_rec[0..4].copy_from_slice(&recs[m][0..4]);
+            recs[m] = marker_rec;
+            None
+        }
+        None => Some((MARKER_SECTION, marker_rec)),
+    };
 
     // The section header table is written again at the end: drop the old one when it ends
     // the file.
@@ -496,14 +505,7 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
     out.zero(map_off(e.phoff)?, e.phdrs.len() * elf::PHENT)?;
     out.put_u64(32, t_off)?;
     out.put_u16(56, phdrs.len() as u16)?;
-    write_section_table(
-        &mut out,
-        data,
-        &e,
-        shstrndx,
-        recs,
-        Some((MARKER_SECTION, marker_rec)),
-    )?;
+    write_section_table(&mut out, data, &e, shstrndx, recs, new_section)?;
     Ok(Split {
         bytes: out,
         wrapper_bundles,
@@ -568,74 +570,37 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
     let mut section = Vec::new();
     let mut offsets = Vec::with_capacity(bundles.len());
     for b in bundles {
-        section.resize(align_up(section.len() as u64, align) as usize, 0);
+        pad_to(&mut section, align as usize);
         offsets.push(section.len() as u64);
         section.extend_from_slice(b);
     }
     let ns = section.len() as u64;
-    let loads = e.loads();
-    let (Some(&(_, first)), Some(&(last_i, _))) = (loads.first(), loads.last()) else {
-        return fail(32, ErrorKind::Unsupported("no loadable segment".into()));
-    };
-    let mut unit = 4096u64.max(align);
-    let mut max_end = 0u64;
-    for (_, p) in &loads {
-        unit = unit.max(p.align);
-        max_end = max_end.max(p.vaddr.saturating_add(p.memsz));
-    }
-    let interp = e.phdrs.iter().any(|p| p.p_type == elf::PT_INTERP);
     let old_table_end = e.shoff + (e.shdrs.len() * elf::SHENT) as u64;
     let body_end = if old_table_end == data.len() as u64 {
         e.shoff
     } else {
         data.len() as u64
     };
-    let file_end = align_up(body_end, unit);
-    let mut offset = file_end;
-    // Checked as in the rewrite of a grown `.hip_fatbin`: addresses and the padding come from
-    // the file and must not wrap.
-    let top = || {
-        fail(
-            32,
-            ErrorKind::Unsupported("segments reach the top of the address space".into()),
-        )
-    };
-    let Some(mut vaddr) = max_end.div_ceil(unit).checked_mul(unit) else {
-        return top();
-    };
-    if interp {
-        let d0 = first.vaddr.wrapping_sub(first.offset);
-        if d0 % unit != 0 {
-            return fail(
-                32,
-                ErrorKind::Unsupported(
-                    "the executable's first segment has an unaligned address-offset difference"
-                        .into(),
-                ),
-            );
-        }
-        if offset.wrapping_add(d0) < vaddr {
-            offset = vaddr.wrapping_sub(d0).div_ceil(unit).saturating_mul(unit);
-        }
-        vaddr = offset.wrapping_add(d0);
-        if offset.saturating_sub(file_end) > crate::rewrite::MAX_RELOCATION_PAD {
-            return fail(
-                32,
-                ErrorKind::Unsupported(
-                    "the new section would need more than 64 MiB of padding to keep this \
-                     executable's program headers where older kernels look for them"
-                        .into(),
-                ),
-            );
-        }
-    }
     let n_phdrs = e.phdrs.len() + 1;
     let table_len = (n_phdrs * elf::PHENT) as u64;
-    let t_off = align_up(offset + ns, 8);
-    let seg_len = t_off + table_len - offset;
-    if vaddr.checked_add(seg_len).is_none() {
-        return top();
-    }
+    let seg_len = ns.next_multiple_of(8) + table_len;
+    let Placement {
+        offset,
+        vaddr,
+        align: unit,
+        after: last_i,
+    } = segment::place(
+        &e,
+        &Request {
+            body_end,
+            section_align: align,
+            len: seg_len,
+            holds_table: true,
+            what: "the inlined .hip_fatbin",
+        },
+    )?;
+    // `offset` is a multiple of 4096: the table right after the section is 8-aligned.
+    let t_off = offset + ns.next_multiple_of(8);
     let mut phdrs = e.phdrs.clone();
     phdrs.insert(
         last_i + 1,

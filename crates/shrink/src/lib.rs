@@ -19,6 +19,8 @@
 //! - `elf`, `archive`: the ELF and `ar` views the rewrite works on; `patch`: writing
 //!   little-endian fields into the output and aligning offsets (reads: `gfxkit_bundle::le`).
 //! - [`kpack`]: the ELF layout of ROCm's kpack split and its inverse.
+//! - `segment`: where a new read-only segment goes after the last one (a grown `.hip_fatbin`,
+//!   an inlined split), the one placement rule both share.
 //!
 //! # The ELF layout rewrite
 //!
@@ -128,6 +130,7 @@ mod patch;
 pub mod plan;
 pub mod report;
 pub mod rewrite;
+mod segment;
 pub mod select;
 pub mod survey;
 pub mod verify;

@@ -1,6 +1,6 @@
 //! Writing fields into a file being built: little-endian values at an offset, checked to lie
 //! inside it ([`Patch`], for an [`Output`] of pieces and for a plain buffer), and offset
-//! alignment ([`align_up`], [`align_down`]). The one place the rewrite and the kpack split
+//! alignment ([`align_up`], [`align_down`], [`pad_to`]). The one place the rewrite and the kpack split
 //! put bytes; reads go through `gfxkit_bundle::le`.
 
 use crate::error::{fail, ErrorKind, Result};
@@ -61,9 +61,16 @@ impl Patch for [u8] {
     }
 }
 
-/// `v` rounded up to a multiple of `a` (`a` 0 counts as 1).
-pub(crate) fn align_up(v: u64, a: u64) -> u64 {
-    v.div_ceil(a.max(1)) * a.max(1)
+/// `v` rounded up to a multiple of `a` (`a` 0 counts as 1), or `None` when that passes
+/// `u64::MAX` (both can come from a file).
+pub(crate) fn align_up(v: u64, a: u64) -> Option<u64> {
+    let a = a.max(1);
+    v.div_ceil(a).checked_mul(a)
+}
+
+/// Zero-pads `out` to a multiple of `a` bytes (`a` 0 counts as 1).
+pub(crate) fn pad_to(out: &mut Vec<u8>, a: usize) {
+    out.resize(out.len().next_multiple_of(a.max(1)), 0);
 }
 
 /// `v` rounded down to a multiple of `a` (`a` 0 counts as 1).
@@ -87,7 +94,15 @@ mod tests {
         assert!(b.zero(u64::MAX, 1).is_err());
         assert_eq!(
             (align_up(9, 8), align_down(9, 8), align_up(9, 0)),
-            (16, 8, 9)
+            (Some(16), 8, Some(9))
         );
+        assert_eq!(align_up(u64::MAX - 2, 8), None);
+        assert_eq!(align_up(9, u64::MAX), Some(u64::MAX));
+        assert_eq!(align_up(u64::MAX, u64::MAX), Some(u64::MAX));
+        let mut v = vec![1u8; 9];
+        pad_to(&mut v, 8);
+        assert_eq!(v.len(), 16);
+        pad_to(&mut v, 0);
+        assert_eq!(v.len(), 16);
     }
 }

@@ -8,6 +8,7 @@ use crate::output::Output;
 use crate::patch::{align_down, Patch};
 use crate::plan::{self, NewRegion, Transform};
 pub use crate::report::{FileKind, Layout, RegionReport, Report, Rewritten};
+use crate::segment::{self, Placement, Request};
 use crate::survey::SurveyRegion;
 use gfxkit_bundle::le::u64_at;
 
@@ -804,10 +805,6 @@ struct Relocated {
     vaddr: u64,
 }
 
-/// Most zero bytes a relocation may pad the file with to satisfy an executable's
-/// address-offset rule.
-pub(crate) const MAX_RELOCATION_PAD: u64 = 64 << 20;
-
 /// Plans a `.hip_fatbin` that grows (a conversion to a weaker encoding). A relocatable object
 /// moves what follows up by a multiple of the later alignments. A linked file cannot grow the
 /// section in place (what follows has fixed addresses): the new section goes into a new
@@ -834,80 +831,37 @@ fn plan_growth(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
             layout: Layout::Rebuilt,
         });
     }
-    if e.phnum_raw == 0xffff || e.phdrs.len() + 1 >= 0xffff {
-        return Err(unsupported(
-            32,
-            "too many program headers to add one (PN_XNUM)",
-        ));
-    }
-    let loads = e.loads();
-    let (Some(&(_, first)), Some(&(last_i, _))) = (loads.first(), loads.last()) else {
-        return Err(unsupported(32, "no loadable segment"));
-    };
-    let mut unit = 4096u64.max(fsec.addralign);
-    let mut max_end = 0u64;
-    for (_, p) in &loads {
-        unit = unit.max(p.align);
-        max_end = max_end.max(p.vaddr.saturating_add(p.memsz));
-    }
-    // Above every section's addresses too: readers (gfxkit's discovery among them) map an
-    // address to the file through the section holding it before the segments, so a new
-    // segment must not reuse addresses a section still claims, even where no segment does.
-    for sh in &e.shdrs {
-        if sh.addr != 0 {
-            max_end = max_end.max(sh.addr.saturating_add(sh.size));
-        }
-    }
     let null_slot = e.phdrs.iter().position(|p| p.p_type == elf::PT_NULL);
     let slack_ok = null_slot.is_some() || table_has_slack(e, data);
-    let interp = e.phdrs.iter().any(|p| p.p_type == elf::PT_INTERP);
-    let file_end = (data.len() as u64).div_ceil(unit) * unit;
-    let mut offset = file_end;
-    let mut vaddr = max_end
-        .div_ceil(unit)
-        .checked_mul(unit)
-        .ok_or_else(|| unsupported(32, "segments reach the top of the address space"))?;
-    if interp && !slack_ok {
-        // Older kernels pass AT_PHDR = first segment's load address + e_phoff: the new segment
-        // (which will hold the table) must share the first segment's address-offset difference.
-        let d0 = first.vaddr.wrapping_sub(first.offset);
-        if d0 % unit != 0 {
-            return Err(unsupported(
-                32,
-                "the grown .hip_fatbin needs a new segment and the program header table must \
-                 move into it, but this executable's first segment has an unaligned \
-                 address-offset difference",
-            ));
-        }
-        if offset.wrapping_add(d0) < vaddr {
-            offset = vaddr.wrapping_sub(d0).div_ceil(unit).saturating_mul(unit);
-        }
-        vaddr = offset.wrapping_add(d0);
-        if offset.saturating_sub(file_end) > MAX_RELOCATION_PAD {
-            return Err(unsupported(
-                32,
-                "the grown .hip_fatbin would need more than 64 MiB of padding to keep this \
-                 executable's program headers where older kernels look for them",
-            ));
-        }
-    }
+    // The table moves into the new segment (after the section) unless a header fits in place.
     let table_len = ((e.phdrs.len() + 1) * elf::PHENT) as u64;
+    let seg_len = if slack_ok {
+        ns
+    } else {
+        ns.div_ceil(8) * 8 + table_len
+    };
+    let Placement {
+        offset,
+        vaddr,
+        align: unit,
+        after: last_i,
+    } = segment::place(
+        e,
+        &Request {
+            body_end: data.len() as u64,
+            section_align: fsec.addralign,
+            len: seg_len,
+            holds_table: !slack_ok,
+            what: "the grown .hip_fatbin",
+        },
+    )?;
+    // `offset` is a multiple of 4096: the table right after the section is 8-aligned.
     let table_at = if slack_ok {
         e.phoff
     } else {
-        (offset + ns).div_ceil(8) * 8
+        offset + ns.div_ceil(8) * 8
     };
-    let seg_end = if slack_ok {
-        offset + ns
-    } else {
-        table_at + table_len
-    };
-    if vaddr.checked_add(seg_end - offset).is_none() {
-        return Err(unsupported(
-            32,
-            "segments reach the top of the address space",
-        ));
-    }
+    let seg_end = offset + seg_len;
     let seg = Phdr {
         p_type: elf::PT_LOAD,
         flags: 4, // PF_R
