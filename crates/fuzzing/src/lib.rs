@@ -19,6 +19,7 @@
 //! | `target_id` | target IDs and bundle entry IDs |
 //! | `prune` | the prune/recompress planner: refuse, or produce a file that verifies |
 //! | `kpack` | `.kpack` archives: header, TOC, frames and blobs, kernels decoded within bounds, written back |
+//! | `kpack_split` | `kpack split` and `kpack inline` on ELF input: refuse, or a split that re-reads, inlines and splits again alike |
 //! | `package` | packages (zip/wheel, tar.*, conda, deb, rpm): walked, rewritten and walked again under small limits |
 
 #![forbid(unsafe_code)]
@@ -26,6 +27,7 @@
 pub mod code_object;
 pub mod host;
 pub mod kpack;
+pub mod kpack_split;
 pub mod prune;
 pub mod target_id;
 
@@ -46,6 +48,7 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("target_id", target_id::run),
     ("prune", prune::run),
     ("kpack", kpack::run),
+    ("kpack_split", kpack_split::run),
     ("package", gfxkit_package::fuzzing::package),
 ];
 

@@ -1,0 +1,103 @@
+//! The body of the `kpack_split` fuzz target: `gfxkit kpack split` and `gfxkit kpack inline`
+//! on arbitrary ELF input. The split either refuses or produces a host binary that re-reads
+//! as split (every wrapper `HIPK`, numbered in order, leading to the marker written); inlining
+//! it from archives of the code objects moved out gives a binary that splits again to exactly
+//! those code objects.
+
+use gfxkit_host::WrapperMagic;
+use gfxkit_kpack::split::{group_by_arch, inline_binary, split_binary, KernelOut};
+use gfxkit_kpack::write::{write_archive, ArchiveMeta, Compression, KernelIn};
+use gfxkit_kpack::Archive;
+
+/// The kernel name every split gets.
+const NAME: &str = "fuzz";
+
+/// (key, architecture, code object) of every kernel, in split order.
+fn triples<'k>(kernels: &'k [KernelOut<'_>]) -> Vec<(&'k str, &'k str, &'k [u8])> {
+    kernels
+        .iter()
+        .map(|k| (k.key.as_str(), k.arch.as_str(), &*k.bytes))
+        .collect()
+}
+
+/// Splits `data`; what splits must re-read as split and survive an inline and a second split.
+pub fn run(data: &[u8]) {
+    let search = ["fuzz_@GFXARCH@.kpack".to_owned()];
+    let Ok(split) = split_binary(data, NAME, &search) else {
+        return;
+    };
+    let found = gfxkit_host::discover(&split.host);
+    let hipk: Vec<_> = found
+        .wrappers
+        .iter()
+        .filter(|w| w.magic == WrapperMagic::Hipk)
+        .collect();
+    assert_eq!(
+        hipk.len(),
+        split.wrappers,
+        "the split binary has another number of HIPK wrappers than the input had wrappers"
+    );
+    assert_eq!(
+        found.wrappers.len(),
+        split.wrappers,
+        "a wrapper of the split binary is not HIPK"
+    );
+    for (n, w) in hipk.iter().enumerate() {
+        assert_eq!(w.kpack_index(), Some(n as u32), "wrapper {n}: its index");
+        assert_eq!(
+            w.kpack.as_ref(),
+            Some(&split.marker),
+            "wrapper {n}: its marker does not read back"
+        );
+    }
+
+    // Archives of what moved out, one per architecture, as `kpack split` writes them.
+    let mut archives = Vec::new();
+    for (arch, kernels) in group_by_arch(&split.kernels) {
+        let meta = ArchiveMeta {
+            group_name: NAME.to_owned(),
+            arch_family: arch.clone(),
+            arches: vec![arch.clone()],
+        };
+        let ins: Vec<KernelIn<'_>> = kernels
+            .iter()
+            .map(|k| KernelIn {
+                key: &k.key,
+                arch: &k.arch,
+                bytes: &k.bytes,
+            })
+            .collect();
+        let Ok(bytes) = write_archive(&meta, &ins, Compression::None) else {
+            // Limits of the archive writer (sizes, counts) may refuse what a split moved out.
+            return;
+        };
+        archives.push(bytes);
+    }
+    let parsed: Vec<Archive<'_>> = archives
+        .iter()
+        .map(|b| Archive::parse(b).expect("a written archive reads back"))
+        .collect();
+    let refs: Vec<&Archive<'_>> = parsed.iter().collect();
+    let every_wrapper_has_code =
+        (0..split.wrappers).all(|n| split.kernels.iter().any(|k| k.key == format!("{NAME}#{n}")));
+    let inlined = match inline_binary(&split.host, &refs) {
+        Ok(i) => i,
+        // A wrapper whose bundle held no device code has nothing to inline.
+        Err(_) if !every_wrapper_has_code => return,
+        Err(e) => panic!("a split binary does not inline from its own archives: {e}"),
+    };
+    let again = split_binary(&inlined.bytes, NAME, &search)
+        .unwrap_or_else(|e| panic!("an inlined binary does not split again: {e}"));
+    assert_eq!(
+        again.wrappers, split.wrappers,
+        "wrappers after inline and split"
+    );
+    let mut before = triples(&split.kernels);
+    let mut after = triples(&again.kernels);
+    before.sort_unstable();
+    after.sort_unstable();
+    assert!(
+        before == after,
+        "inline then split does not give back the code objects split out"
+    );
+}
