@@ -1,11 +1,12 @@
 //! The body of the `kpack_split` fuzz target: `gfxkit kpack split` and `gfxkit kpack inline`
 //! on arbitrary ELF input. The split either refuses or produces a host binary that re-reads
-//! as split (every wrapper `HIPK`, numbered in order, leading to the marker written); inlining
-//! it from archives of the code objects moved out gives a binary that splits again to exactly
-//! those code objects.
+//! as split ([`check_split`]: every wrapper `HIPK`, numbered in order, leading to the marker
+//! written); inlining it from archives of the code objects moved out gives a binary that
+//! splits again to exactly those code objects.
 
-use gfxkit_host::WrapperMagic;
-use gfxkit_kpack::split::{group_by_arch, inline_binary, split_binary, KernelOut};
+use gfxkit_kpack::split::{
+    check_inline, check_split, group_by_arch, inline_binary, split_binary, KernelOut,
+};
 use gfxkit_kpack::write::{write_archive, ArchiveMeta, Compression, KernelIn};
 use gfxkit_kpack::Archive;
 
@@ -26,29 +27,8 @@ pub fn run(data: &[u8]) {
     let Ok(split) = split_binary(data, NAME, &search) else {
         return;
     };
-    let found = gfxkit_host::discover(&split.host);
-    let hipk: Vec<_> = found
-        .wrappers
-        .iter()
-        .filter(|w| w.magic == WrapperMagic::Hipk)
-        .collect();
-    assert_eq!(
-        hipk.len(),
-        split.wrappers,
-        "the split binary has another number of HIPK wrappers than the input had wrappers"
-    );
-    assert_eq!(
-        found.wrappers.len(),
-        split.wrappers,
-        "a wrapper of the split binary is not HIPK"
-    );
-    for (n, w) in hipk.iter().enumerate() {
-        assert_eq!(w.kpack_index(), Some(n as u32), "wrapper {n}: its index");
-        assert_eq!(
-            w.kpack.as_ref(),
-            Some(&split.marker),
-            "wrapper {n}: its marker does not read back"
-        );
+    if let Err(e) = check_split(&split) {
+        panic!("a split that does not read back: {e}");
     }
 
     // Archives of what moved out, one per architecture, as `kpack split` writes them.
@@ -86,6 +66,9 @@ pub fn run(data: &[u8]) {
         Err(_) if !every_wrapper_has_code => return,
         Err(e) => panic!("a split binary does not inline from its own archives: {e}"),
     };
+    if let Err(e) = check_inline(&inlined) {
+        panic!("an inline that does not read back: {e}");
+    }
     let again = split_binary(&inlined.bytes, NAME, &search)
         .unwrap_or_else(|e| panic!("an inlined binary does not split again: {e}"));
     assert_eq!(

@@ -194,6 +194,7 @@ pub fn split(
         let out_dir = j.output.parent().unwrap_or(Path::new("/"));
         let pattern = gfxkit_kpack::marker::search_pattern(&relative(out_dir, &kpack_dir), group);
         let s = split::split_binary(data, &j.kernel_name, &[pattern])
+            .and_then(|s| split::check_split(&s).map(|()| s))
             .map_err(|e| Error::new(&j.input, ErrorKind::Split(e)))?;
         splits.push(s);
     }
@@ -322,15 +323,17 @@ pub fn inline(file: &Path, out: &Path, archives: &[PathBuf]) -> Result<InlineRep
         parsed.push(ar);
     }
     let refs: Vec<&Archive<'_>> = parsed.iter().collect();
-    let made = split::inline_binary(&data, &refs).map_err(|e| {
-        Error::new(
-            file,
-            ErrorKind::Inline {
-                not_found: opened.not_found.clone(),
-                source: e,
-            },
-        )
-    })?;
+    let made = split::inline_binary(&data, &refs)
+        .and_then(|m| split::check_inline(&m).map(|()| m))
+        .map_err(|e| {
+            Error::new(
+                file,
+                ErrorKind::Inline {
+                    not_found: opened.not_found.clone(),
+                    source: e,
+                },
+            )
+        })?;
     write_file_like(out, &made.bytes, file)?;
     Ok(InlineReport {
         input: file.display().to_string(),

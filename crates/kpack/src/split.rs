@@ -3,18 +3,20 @@
 //! [`split_binary`] reads each wrapper's bundle (uncompressed or CCOB), moves every
 //! `hip`/`hipv4` `amdgcn-amd-amdhsa` entry to a kernel keyed `<kernel_name>#<N>` (N = the
 //! wrapper's index in `.hipFatBinSegment`) under its target ID, drops the host entries, and
-//! has `gfxkit_shrink::kpack::split_elf` lay the host binary out. [`group_by_arch`] and
+//! has `gfxkit_shrink::kpack::split_elf` lay the host binary out; [`check_split`] reads it
+//! back as the runtime will. [`group_by_arch`] and
 //! [`crate::write::write_archive`] make one archive per architecture. [`inline_binary`] looks
 //! each wrapper's key up in the archives given and builds one bundle per wrapper
 //! (`host-x86_64-unknown-linux--` plus `hipv4-amdgcn-amd-amdhsa--<arch>` entries, sorted by
 //! architecture, 4096-aligned like the HIP driver), then `inline_elf` puts them in a new
-//! `.hip_fatbin`.
+//! `.hip_fatbin`; [`check_inline`] reads the result back.
 
 use crate::archive::Archive;
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::marker::{self, KpackRef};
 use gfxkit_bundle::ccob::DecompressOptions;
 use gfxkit_bundle::{AnyBundle, Bundle, Format};
+use gfxkit_host::{WrapperMagic, WrapperTarget};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -166,6 +168,43 @@ pub fn split_binary<'data>(
     })
 }
 
+/// Checks that a split reads back as one, the way the runtime will read it: the host binary's
+/// segments keep the rules of `gfxkit_shrink::check`, and its wrappers, found by
+/// `gfxkit_host::discover`, are exactly the input's, each `HIPK`, numbered from 0 in order and
+/// leading to the marker written. `gfxkit kpack split` runs this before it writes anything.
+pub fn check_split(s: &SplitBinary<'_>) -> Result<()> {
+    gfxkit_shrink::check::elf_segments(&s.host).map_err(shrink_err)?;
+    let found = gfxkit_host::discover(&s.host);
+    if found.wrappers.len() != s.wrappers {
+        return fail(
+            0,
+            ErrorKind::Rewrite(format!(
+                "the split binary reads back with {} wrappers, the input had {}",
+                found.wrappers.len(),
+                s.wrappers
+            )),
+        );
+    }
+    for (n, w) in found.wrappers.iter().enumerate() {
+        let wrong = if w.magic != WrapperMagic::Hipk {
+            Some("is not HIPK")
+        } else if w.kpack_index() != Some(n as u32) {
+            Some("has another index")
+        } else if w.kpack.as_ref() != Some(&s.marker) {
+            Some("does not lead to the marker written")
+        } else {
+            None
+        };
+        if let Some(why) = wrong {
+            return fail(
+                w.location.offset,
+                ErrorKind::Rewrite(format!("wrapper {n} of the split binary {why}")),
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Kernels grouped by architecture, architectures sorted, kernels in the order given.
 pub fn group_by_arch<'k, 'data>(
     kernels: impl IntoIterator<Item = &'k KernelOut<'data>>,
@@ -247,6 +286,50 @@ pub fn inline_binary(data: &[u8], archives: &[&Archive<'_>]) -> Result<Inlined> 
         bytes,
         bundles: report,
     })
+}
+
+/// Checks that an inlined binary reads back as fat: its segments keep the rules of
+/// `gfxkit_shrink::check`, and it has one `HIPF` wrapper per bundle made, in order, each
+/// leading to the start of an offload bundle whose device entries are the architectures put
+/// in it. `gfxkit kpack inline` runs this before it writes anything.
+pub fn check_inline(i: &Inlined) -> Result<()> {
+    gfxkit_shrink::check::elf_segments(&i.bytes).map_err(shrink_err)?;
+    let found = gfxkit_host::discover(&i.bytes);
+    if found.wrappers.len() != i.bundles.len() {
+        return fail(
+            0,
+            ErrorKind::Rewrite(format!(
+                "the inlined binary reads back with {} wrappers, {} bundles were made",
+                found.wrappers.len(),
+                i.bundles.len()
+            )),
+        );
+    }
+    for (n, (w, (_, arches))) in found.wrappers.iter().zip(&i.bundles).enumerate() {
+        let bundle = match w.target {
+            WrapperTarget::Bundle { index } if w.magic == WrapperMagic::Hipf => found
+                .bundles
+                .get(index)
+                .and_then(|b| Bundle::parse(b.bytes).ok()),
+            _ => None,
+        };
+        let holds = |b: &Bundle<'_>| {
+            b.entries()
+                .iter()
+                .filter_map(|e| entry_arch(e.id).ok().flatten())
+                .eq(arches.iter().map(String::as_str))
+        };
+        if !bundle.as_ref().is_some_and(holds) {
+            return fail(
+                w.location.offset,
+                ErrorKind::Rewrite(format!(
+                    "wrapper {n} of the inlined binary does not lead to its bundle ({})",
+                    arches.join(", ")
+                )),
+            );
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

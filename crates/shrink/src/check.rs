@@ -10,6 +10,13 @@ use crate::elf::{self, Elf, Wrapper, PHENT};
 use crate::error::{Error, ErrorKind, Result};
 pub use crate::error::{SegmentProblem, WrapperProblem};
 
+/// Checks the program headers of the ELF file `data` by the rules of [`segments`]: how
+/// `gfxkit kpack split` and `inline` check what they made.
+pub fn elf_segments(data: &[u8]) -> Result<()> {
+    let e = Elf::parse(data)?;
+    segments(&e, data.len() as u64)
+}
+
 /// Checks every program header of `e` (a file of `file_size` bytes): none runs past the end
 /// of the file, and every loadable one stays below the top of the address space, maps no more
 /// file bytes than memory and keeps `p_offset ≡ p_vaddr (mod p_align)`. The error is at the program header and names it.

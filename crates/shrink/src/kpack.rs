@@ -67,6 +67,8 @@ fn linked_x86_64(data: &[u8]) -> Result<(Elf, Option<usize>, usize)> {
         return fail(0, ErrorKind::Unsupported("not an ELF file".into()));
     }
     let e = Elf::parse(data)?;
+    // The segment rules every rewrite keeps: a file that breaks one cannot be laid out again.
+    crate::check::segments(&e, data.len() as u64)?;
     if e.e_type != elf::ET_DYN && e.e_type != elf::ET_EXEC {
         return fail(
             16,

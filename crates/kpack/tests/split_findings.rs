@@ -1,0 +1,36 @@
+//! Inputs found by fuzzing `kpack split` and `inline` (kept under
+//! `fuzz/regressions/kpack_split/`), each with what the split must do with it.
+
+use gfxkit_kpack::error::ErrorKind;
+use gfxkit_kpack::split::split_binary;
+
+fn regression(name: &str) -> Vec<u8> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fuzz/regressions/kpack_split/"
+    )
+    .to_owned()
+        + name;
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn segment_past_the_end_of_the_file() {
+    // A clang-built library with its third PT_LOAD damaged: 0x617368 file bytes from 0x17d0 in
+    // an 8240-byte file, at a wild address. The split used to lay the file out around it; the
+    // inline then put `.hip_fatbin` where that segment claimed the file, and the binary did
+    // not split again. Both now refuse an input whose segments break the rewrite's rules, at
+    // the program header.
+    let data = regression("segment-past-the-end-of-the-file.bin");
+    let e = split_binary(&data, "lib", &["lib_@GFXARCH@.kpack".into()]).unwrap_err();
+    assert_eq!(e.offset, 0x40 + 3 * 56, "{e}");
+    match &e.kind {
+        ErrorKind::Rewrite(m) => assert!(
+            m.contains("segment 3") && m.contains("run past the end of the file"),
+            "{m}"
+        ),
+        k => panic!("{k:?}"),
+    }
+    let e = gfxkit_shrink::kpack::inline_elf(&data, &[], 4096).unwrap_err();
+    assert_eq!(e.offset, 0x40 + 3 * 56, "{e}");
+}
