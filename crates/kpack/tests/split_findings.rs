@@ -34,3 +34,23 @@ fn segment_past_the_end_of_the_file() {
     let e = gfxkit_shrink::kpack::inline_elf(&data, &[], 4096).unwrap_err();
     assert_eq!(e.offset, 0x40 + 3 * 56, "{e}");
 }
+
+#[test]
+fn wrapper_relocation_of_type_none() {
+    // A binary inlined from a split whose one wrapper pointer relocation, at 0x7548, has type
+    // R_X86_64_NONE (0) with the addend 0x8000 of its bundle. The split took any relocation
+    // there as setting the pointer and found the bundle; host discovery (and so the runtime's
+    // view gfxkit checks against) counts only RELATIVE and R_X86_64_64, and saw a null
+    // pointer, so the split binary's wrapper did not lead to its marker. Both now follow the
+    // one rule: the wrapper points nowhere, and the split is refused at the wrapper.
+    let data = regression("wrapper-relocation-of-type-none.bin");
+    let e = split_binary(&data, "lib", &["lib_@GFXARCH@.kpack".into()]).unwrap_err();
+    assert_eq!(e.offset, 0x2540, "{e}");
+    assert_eq!(
+        e.kind,
+        ErrorKind::Rewrite(
+            "cannot rewrite: a wrapper's bundle pointer is null and no relocation sets it".into()
+        ),
+        "{e}"
+    );
+}

@@ -29,6 +29,7 @@ pub(crate) const SHT_NOBITS: u32 = 8;
 pub(crate) const SHT_REL: u32 = 9;
 pub(crate) const SHT_DYNSYM: u32 = 11;
 pub(crate) const R_X86_64_RELATIVE: u32 = 8;
+pub(crate) const R_X86_64_64: u32 = 1;
 pub(crate) const PHENT: usize = 56;
 pub(crate) const SHENT: usize = 64;
 /// Wrapper magic `HIPF`: the pointer leads to a bundle.
@@ -413,6 +414,11 @@ pub(crate) fn wrappers(elf: &Elf, data: &[u8], seg: usize, fatbin: usize) -> Res
                 }
             };
             if key % 24 != 8 {
+                continue;
+            }
+            // In a linked file only these two write a wrapper's 64-bit pointer (the rule of
+            // `gfxkit_host`'s discovery); any other type there sets nothing gfxkit reads.
+            if !relocatable && rel.r_type != R_X86_64_RELATIVE && rel.r_type != R_X86_64_64 {
                 continue;
             }
             let sym_value = if rel.r_type == R_X86_64_RELATIVE || rel.r_sym == 0 {

@@ -105,10 +105,30 @@ fn segment_offset_address_disagree() {
 
 #[test]
 fn wrapper_misses_bundle_after_rewrite() {
-    // The only wrapper (at 0x5540) is set by a relocation to an address outside .hip_fatbin,
-    // which the rewrite leaves alone: the rewritten file's wrapper would lead nowhere too.
+    // The only wrapper (at 0x5540) has a relocation of unknown type 0xf9 with the addend
+    // 0x18c0_0001, outside .hip_fatbin. The planner once took it as setting the pointer (to
+    // no bundle); like host discovery it now counts only RELATIVE and R_X86_64_64 relocations
+    // in a linked file, so the wrapper's pointer is its stored null. Either way the rewritten
+    // file's wrapper would lead nowhere.
     let e = refusal(&regression("wrapper-misses-bundle-after-rewrite.bin"));
     assert_eq!(e.offset, 0x5540);
+    assert_eq!(
+        e.kind,
+        ErrorKind::Wrapper {
+            index: 0,
+            problem: WrapperProblem::Null,
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "wrapper 0: null bundle pointer, and no relocation sets it (at offset 0x5540)"
+    );
+    // Made R_X86_64_RELATIVE (entry 4 of .rela.dyn at 0x570; the type is r_info's low half),
+    // the relocation sets the pointer, to no bundle.
+    let mut relative = regression("wrapper-misses-bundle-after-rewrite.bin");
+    let r_info = 0x570 + 4 * 24 + 8;
+    relative[r_info..r_info + 4].copy_from_slice(&8u32.to_le_bytes());
+    let e = refusal(&relative);
     assert_eq!(
         e.kind,
         ErrorKind::Wrapper {
