@@ -54,3 +54,29 @@ fn wrapper_relocation_of_type_none() {
         "{e}"
     );
 }
+
+/// The file offset and size of section `index` of the ELF file `data`.
+fn section_bytes(data: &[u8], index: usize) -> &[u8] {
+    let u64_at = |at: usize| u64::from_le_bytes(data[at..at + 8].try_into().unwrap()) as usize;
+    let rec = u64_at(0x28) + index * 64;
+    let (offset, size) = (u64_at(rec + 24), u64_at(rec + 32));
+    &data[offset..offset + size]
+}
+
+#[test]
+fn section_inside_the_section_header_table() {
+    // A clang-built library whose .fini_array (section 17) says its 8 bytes are at 0x5270,
+    // inside the section header table that ends the file. The split writes the table again at
+    // the end and dropped the old one with those bytes: the split binary's .fini_array led
+    // into its new section names, and the binary inlined from it did not split again (that
+    // section then overlapped the new .hip_fatbin). The old table is now dropped only when no
+    // section or segment reaches into it.
+    let data = regression("section-inside-the-section-header-table.bin");
+    let split = split_binary(&data, "lib", &["lib_@GFXARCH@.kpack".into()]).unwrap();
+    gfxkit_kpack::split::check_split(&split).unwrap();
+    assert_eq!(
+        section_bytes(&split.host, 17),
+        section_bytes(&data, 17),
+        "the split binary's .fini_array"
+    );
+}

@@ -192,6 +192,28 @@ fn write_section_table(
     Ok(())
 }
 
+/// Where the bytes kept from `data` end when its section header table is written again at
+/// the end of the output: at the old table, when it ends the file, starts at or after `from`
+/// and no section's or segment's bytes reach into it (then it is dropped); else at the end of
+/// the file (the old table stays, unused).
+fn kept_end(e: &Elf, data: &[u8], from: u64) -> u64 {
+    let len = data.len() as u64;
+    let table_end = e.shoff.saturating_add((e.shdrs.len() * elf::SHENT) as u64);
+    let reaches = |offset: u64, size: u64| offset.saturating_add(size) > e.shoff;
+    let used = e
+        .shdrs
+        .iter()
+        .any(|s| s.has_file_bytes() && reaches(s.offset, s.size))
+        || e.phdrs
+            .iter()
+            .any(|p| p.filesz > 0 && reaches(p.offset, p.filesz));
+    if table_end == len && e.shoff >= from && !used {
+        e.shoff
+    } else {
+        len
+    }
+}
+
 /// The wrapper slots (address of each wrapper's pointer field) of section `seg`.
 fn wrapper_slot(e: &Elf, seg: usize, addr: u64) -> Option<usize> {
     let s = &e.shdrs[seg];
@@ -482,14 +504,8 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
         None => Some((MARKER_SECTION, marker_rec)),
     };
 
-    // The section header table is written again at the end: drop the old one when it ends
-    // the file.
-    let old_table_end = e.shoff + (e.shdrs.len() * elf::SHENT) as u64;
-    let tail_end = if old_table_end == data.len() as u64 && e.shoff >= old_end {
-        e.shoff
-    } else {
-        data.len() as u64
-    };
+    // The section header table is written again at the end.
+    let tail_end = kept_end(&e, data, old_end);
     let mut out = Vec::with_capacity((tail_end - shift) as usize + 4096);
     out.extend_from_slice(&data[..fo as usize]);
     out.resize(m_off as usize, 0);
@@ -577,12 +593,7 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
         section.extend_from_slice(b);
     }
     let ns = section.len() as u64;
-    let old_table_end = e.shoff + (e.shdrs.len() * elf::SHENT) as u64;
-    let body_end = if old_table_end == data.len() as u64 {
-        e.shoff
-    } else {
-        data.len() as u64
-    };
+    let body_end = kept_end(&e, data, 0);
     let n_phdrs = e.phdrs.len() + 1;
     let table_len = (n_phdrs * elf::PHENT) as u64;
     let seg_len = ns.next_multiple_of(8) + table_len;
