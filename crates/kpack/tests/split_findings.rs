@@ -80,3 +80,19 @@ fn section_inside_the_section_header_table() {
         "the split binary's .fini_array"
     );
 }
+
+#[test]
+fn section_names_not_a_string_table() {
+    // A binary inlined from a split whose section name table (section 30) has type 0. The
+    // split rewrites that table with the marker's name added, and read it as empty (a section
+    // of type 0 has no contents), so every other section's name led past the end of the new
+    // table. Splitting and inlining now refuse a name table that is not a string table.
+    let data = regression("section-names-not-a-string-table.bin");
+    let e = split_binary(&data, "lib", &["lib_@GFXARCH@.kpack".into()]).unwrap_err();
+    assert_eq!(e.offset, 0x62f0 + 30 * 64, "{e}");
+    assert!(
+        e.to_string()
+            .contains("section 30 (e_shstrndx) is not a string table"),
+        "{e}"
+    );
+}

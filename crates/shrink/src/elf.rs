@@ -24,6 +24,7 @@ pub(crate) const PT_LOAD: u32 = 1;
 pub(crate) const PT_INTERP: u32 = 3;
 pub(crate) const PT_PHDR: u32 = 6;
 pub(crate) const SHT_SYMTAB: u32 = 2;
+pub(crate) const SHT_STRTAB: u32 = 3;
 pub(crate) const SHT_RELA: u32 = 4;
 pub(crate) const SHT_NOBITS: u32 = 8;
 pub(crate) const SHT_REL: u32 = 9;

@@ -137,6 +137,17 @@ fn raw_shdrs(e: &Elf, data: &[u8]) -> Result<(usize, Vec<[u8; elf::SHENT]>)> {
             )),
         );
     }
+    // The names are written again with one more: they must be a string table with bytes.
+    let names = &e.shdrs[shstrndx];
+    if names.sh_type != elf::SHT_STRTAB || !names.has_file_bytes() {
+        return fail(
+            e.shoff + (shstrndx * elf::SHENT) as u64,
+            ErrorKind::Unsupported(format!(
+                "section {shstrndx} (e_shstrndx) is not a string table with contents (type {}, {} bytes)",
+                names.sh_type, names.size
+            )),
+        );
+    }
     let mut out = Vec::with_capacity(e.shdrs.len());
     for i in 0..e.shdrs.len() {
         let at = e.shoff as usize + i * elf::SHENT;
