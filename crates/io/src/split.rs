@@ -302,7 +302,7 @@ pub struct InlineBundle {
 
 /// Turns the split binary `file` and its archives (found through its markers as the loader
 /// finds them, after `archives`, which are searched first) back into a fat binary at `out`,
-/// written atomically.
+/// written atomically (its directory made when missing, as `split` makes its outputs').
 pub fn inline(file: &Path, out: &Path, archives: &[PathBuf]) -> Result<InlineReport, Error> {
     refuse_same(file, out)?;
     let data = Input::open(file)?;
@@ -334,6 +334,9 @@ pub fn inline(file: &Path, out: &Path, archives: &[PathBuf]) -> Result<InlineRep
                 },
             )
         })?;
+    if let Some(d) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(d).map_err(|e| Error::new(d, ErrorKind::CreateDir(e)))?;
+    }
     write_file_like(out, &made.bytes, file)?;
     Ok(InlineReport {
         input: file.display().to_string(),
