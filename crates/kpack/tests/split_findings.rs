@@ -96,3 +96,20 @@ fn section_names_not_a_string_table() {
         "{e}"
     );
 }
+
+#[test]
+fn relocations_not_whole_records() {
+    // A binary inlined from a split whose .rela.dyn (section 7, at 0x570) holds 458 bytes,
+    // 19 records and 2 bytes over. The split read the 19 records and found the wrapper's
+    // pointer among them; host discovery refuses a table that is not whole records and saw
+    // no relocation, so the split binary's wrapper did not lead to its marker. The rewrite's
+    // reader of symbol and relocation tables now refuses such a table, at the section.
+    let data = regression("relocations-not-whole-records.bin");
+    let e = split_binary(&data, "lib", &["lib_@GFXARCH@.kpack".into()]).unwrap_err();
+    assert_eq!(e.offset, 0x570, "{e}");
+    assert!(
+        e.to_string()
+            .contains("section .rela.dyn holds 458 bytes, not a whole number of 24-byte"),
+        "{e}"
+    );
+}

@@ -275,17 +275,43 @@ pub(crate) struct Sym {
     pub size: u64,
 }
 
+/// The 24-byte records (symbols, relocations) of section `i`: its size must be a whole number
+/// of them (what `gfxkit_host`'s discovery, which reads the same tables, requires too), and
+/// at most [`limits::MAX_RECORDS`].
+fn records<'d, T: object::pod::Pod>(
+    elf: &Elf,
+    data: &'d [u8],
+    i: usize,
+    what: &str,
+) -> Result<&'d [T]> {
+    let s = &elf.shdrs[i];
+    let d = elf.section_data(data, i);
+    if d.len() % 24 != 0 {
+        return fail(
+            s.offset,
+            ErrorKind::BadElf(format!(
+                "section {} holds {} bytes, not a whole number of 24-byte {what} records",
+                s.name,
+                d.len()
+            )),
+        );
+    }
+    let n = d.len() / 24;
+    if n as u64 > limits::MAX_RECORDS {
+        return fail(
+            s.offset,
+            ErrorKind::BadElf(format!("too many {what} records")),
+        );
+    }
+    object::pod::slice_from_bytes::<T>(d, n)
+        .map(|(r, _)| r)
+        .map_err(|()| Error::at(s.offset, ErrorKind::BadElf(format!("{what} records"))))
+}
+
 /// The symbols of symbol table section `i`.
 pub(crate) fn symbols(elf: &Elf, data: &[u8], i: usize) -> Result<Vec<Sym>> {
     let s = &elf.shdrs[i];
-    let d = elf.section_data(data, i);
-    let n = d.len() / 24;
-    if n as u64 > limits::MAX_RECORDS {
-        return fail(s.offset, ErrorKind::BadElf("too many symbols".into()));
-    }
-    let (records, _) = object::pod::slice_from_bytes::<object::elf::Sym64<LE>>(d, n)
-        .map_err(|()| Error::at(s.offset, ErrorKind::BadElf("symbol table".into())))?;
-    Ok(records
+    Ok(records::<object::elf::Sym64<LE>>(elf, data, i, "symbol")?
         .iter()
         .enumerate()
         .map(|(k, r)| Sym {
@@ -327,25 +353,20 @@ pub(crate) struct Rela {
 /// The relocations of RELA section `i`.
 pub(crate) fn relas(elf: &Elf, data: &[u8], i: usize) -> Result<Vec<Rela>> {
     let s = &elf.shdrs[i];
-    let d = elf.section_data(data, i);
-    let n = d.len() / 24;
-    if n as u64 > limits::MAX_RECORDS {
-        return fail(s.offset, ErrorKind::BadElf("too many relocations".into()));
-    }
-    let (records, _) = object::pod::slice_from_bytes::<object::elf::Rela64<LE>>(d, n)
-        .map_err(|()| Error::at(s.offset, ErrorKind::BadElf("relocations".into())))?;
-    Ok(records
-        .iter()
-        .enumerate()
-        .map(|(k, r)| Rela {
-            at: s.offset + (k * 24) as u64,
-            index: k,
-            r_offset: r.r_offset(LE),
-            r_type: r.r_type(LE, false),
-            r_sym: r.r_sym(LE, false),
-            addend: r.r_addend(LE),
-        })
-        .collect())
+    Ok(
+        records::<object::elf::Rela64<LE>>(elf, data, i, "relocation")?
+            .iter()
+            .enumerate()
+            .map(|(k, r)| Rela {
+                at: s.offset + (k * 24) as u64,
+                index: k,
+                r_offset: r.r_offset(LE),
+                r_type: r.r_type(LE, false),
+                r_sym: r.r_sym(LE, false),
+                addend: r.r_addend(LE),
+            })
+            .collect(),
+    )
 }
 
 /// Where a wrapper's bundle pointer comes from.

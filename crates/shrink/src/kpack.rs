@@ -595,15 +595,14 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
         );
     }
     let align = align.clamp(1, 1 << 16);
-    // The new section's contents.
-    let mut section = Vec::new();
+    // Where each bundle goes in the new section (its bytes are copied once, into the output).
     let mut offsets = Vec::with_capacity(bundles.len());
+    let mut ns = 0u64;
     for b in bundles {
-        pad_to(&mut section, align as usize);
-        offsets.push(section.len() as u64);
-        section.extend_from_slice(b);
+        let at = ns.next_multiple_of(align);
+        offsets.push(at);
+        ns = at + b.len() as u64;
     }
-    let ns = section.len() as u64;
     let body_end = kept_end(&e, data, 0);
     let n_phdrs = e.phdrs.len() + 1;
     let table_len = (n_phdrs * elf::PHENT) as u64;
@@ -656,8 +655,10 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
     out.extend_from_slice(&data[..body_end as usize]);
     // Old program header table: no longer used.
     out.zero(e.phoff, e.phdrs.len() * elf::PHENT)?;
-    out.resize(offset as usize, 0);
-    out.extend_from_slice(&section);
+    for (b, at) in bundles.iter().zip(&offsets) {
+        out.resize((offset + at) as usize, 0);
+        out.extend_from_slice(b);
+    }
     out.resize(t_off as usize, 0);
     for p in &phdrs {
         out.extend_from_slice(&p.encode());
