@@ -354,7 +354,8 @@ def kpack_split(
     goes to ``<kpack_dir>/<group>_<arch>.kpack`` (default ``kpack_dir``: ``<dir of
     output>/../.kpack``; an archive already there keeps its other kernels) under the key
     ``<kernel_name>#<N>``, and the host-only binary (HIPK wrappers pointing to a marker) to
-    ``output``. Everything is written atomically, archives first; the input is never
+    ``output``. The split binary is read back (segments, wrappers) before anything is
+    written; everything is written atomically, archives first; the input is never
     modified. ``compression`` is ``"zstd"`` (at ``level``) or ``"none"``. Returns the report
     ``gfxkit kpack split --json`` prints."""
     return _gfxkit.kpack_split(
@@ -375,8 +376,9 @@ def kpack_inline(
 ) -> Dict[str, Any]:
     """Turns a binary split by kpack and its archives back into a fat binary at ``output``
     (``gfxkit kpack inline``): archives are found through the binary's markers as the loader
-    finds them, after ``archives``. Written atomically. Returns the report
-    ``gfxkit kpack inline --json`` prints."""
+    finds them, after ``archives``. The result is read back before it is written,
+    atomically (``output``'s directory made when missing); it can be split again. Returns
+    the report ``gfxkit kpack inline --json`` prints."""
     return _gfxkit.kpack_inline(os.fspath(src), os.fspath(output), [os.fspath(a) for a in archives])
 
 

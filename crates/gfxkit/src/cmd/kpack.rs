@@ -44,7 +44,9 @@ its .hipFatBinSegment wrappers get magic HIPK, their index N at +16 and a pointe
 .rocm_kpack_ref section (its own read-only PT_LOAD) holding the marker
 {kpack_search_paths: [\"<rel>/<group>_@GFXARCH@.kpack\"], kernel_name}; .hip_fatbin is emptied
 and the file shrinks. Every code object goes to <kpack dir>/<group>_<arch>.kpack under the key
-<kernel_name>#<N> (an archive that already exists there keeps its other kernels).
+<kernel_name>#<N> (an archive that already exists there keeps its other kernels). The split
+binary is read back (its segments, and its wrappers as the runtime reads them) before
+anything is written.
 
 With one FILE, OUT is the output binary and the kpack dir defaults to <dir of OUT>/../.kpack;
 with several FILEs, OUT is a directory receiving each binary by its file name. With -r DIR,
@@ -94,7 +96,9 @@ The archives are found through the binary's marker as the runtime would (every a
 the @GFXARCH@ pattern matches in its directory; ROCM_KPACK_PATH and ROCM_KPACK_PATH_PREFIX
 honoured), plus any --archive. Each HIPK wrapper gets magic HIPF and points to a bundle
 (host-x86_64-unknown-linux-- plus hipv4-amdgcn-amd-amdhsa--<arch> for every architecture any
-archive holds for its key) in a new .hip_fatbin, in a new read-only PT_LOAD at the end.
+archive holds for its key) in a new .hip_fatbin, in a new read-only PT_LOAD at the end. The
+result is read back (segments, wrappers and their bundles) before it is written; a binary
+inlined so can be split again.
 
 Examples:
   gfxkit kpack inline dist/lib/libfoo.so -o libfoo-fat.so
