@@ -113,3 +113,22 @@ fn relocations_not_whole_records() {
         "{e}"
     );
 }
+
+#[test]
+fn wrapper_relocation_against_no_symbol() {
+    // A binary inlined from a split whose wrapper pointer relocation (entry 4 of .rela.dyn, at
+    // 0x5d0) is R_X86_64_64 against symbol 0 with the addend 0x8000 of its bundle: an absolute
+    // address, not one relative to where the library is loaded. The rewrite took it as
+    // pointing to the bundle and, patching only RELATIVE addends, left it there; host
+    // discovery leaves it unresolved. The rewrite now refuses it at the relocation.
+    let data = regression("wrapper-relocation-against-no-symbol.bin");
+    let e = split_binary(&data, "lib", &["lib_@GFXARCH@.kpack".into()]).unwrap_err();
+    assert_eq!(e.offset, 0x5d0, "{e}");
+    assert!(
+        e.to_string().contains(
+            "relocation 4 sets wrapper 0's pointer to the absolute address 0x8000 \
+             (R_X86_64_64 against no symbol)"
+        ),
+        "{e}"
+    );
+}

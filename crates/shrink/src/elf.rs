@@ -443,6 +443,20 @@ pub(crate) fn wrappers(elf: &Elf, data: &[u8], seg: usize, fatbin: usize) -> Res
             if !relocatable && rel.r_type != R_X86_64_RELATIVE && rel.r_type != R_X86_64_64 {
                 continue;
             }
+            if !relocatable && rel.r_type == R_X86_64_64 && rel.r_sym == 0 {
+                // S + A with no symbol: an absolute address, wherever the file is loaded (host
+                // discovery leaves it unresolved).
+                return fail(
+                    rel.at,
+                    ErrorKind::Unsupported(format!(
+                        "relocation {} sets wrapper {}'s pointer to the absolute address {:#x} \
+                         (R_X86_64_64 against no symbol)",
+                        rel.index,
+                        key / 24,
+                        rel.addend
+                    )),
+                );
+            }
             let sym_value = if rel.r_type == R_X86_64_RELATIVE || rel.r_sym == 0 {
                 0
             } else {
