@@ -131,4 +131,16 @@ fn wrapper_relocation_against_no_symbol() {
         ),
         "{e}"
     );
+    // Against symbol 1 (undefined __gmon_start__, value 0) the pointer is resolved only when
+    // loading: the split, which rewrites only RELATIVE addends, refuses it as well.
+    let mut with_symbol = data.clone();
+    let r_info = 0x5d0 + 8;
+    with_symbol[r_info + 4..r_info + 8].copy_from_slice(&1u32.to_le_bytes());
+    let e = split_binary(&with_symbol, "lib", &["lib_@GFXARCH@.kpack".into()]).unwrap_err();
+    assert_eq!(e.offset, 0x5d0, "{e}");
+    assert!(
+        e.to_string()
+            .contains("a wrapper pointer is a symbol relocation (only RELATIVE is rewritten)"),
+        "{e}"
+    );
 }

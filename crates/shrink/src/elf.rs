@@ -379,6 +379,8 @@ pub(crate) enum PointerSource {
         at: u64,
         /// The symbol's value when the relocation names one (0 for RELATIVE).
         sym_value: u64,
+        /// Whether it is `R_X86_64_RELATIVE` (its addend is the pointer).
+        relative: bool,
     },
 }
 
@@ -490,6 +492,7 @@ pub(crate) fn wrappers(elf: &Elf, data: &[u8], seg: usize, fatbin: usize) -> Res
                 PointerSource::Rela {
                     at: rel.at,
                     sym_value: *sv,
+                    relative: rel.r_type == R_X86_64_RELATIVE,
                 },
             ),
             Some((rel, None)) => (
@@ -497,6 +500,7 @@ pub(crate) fn wrappers(elf: &Elf, data: &[u8], seg: usize, fatbin: usize) -> Res
                 PointerSource::Rela {
                     at: rel.at,
                     sym_value: 0,
+                    relative: rel.r_type == R_X86_64_RELATIVE,
                 },
             ),
             None if relocatable || in_place == 0 => (None, PointerSource::InPlace),

@@ -276,6 +276,17 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
                 )
             }
         }
+        if let elf::PointerSource::Rela {
+            at,
+            relative: false,
+            ..
+        } = w.source
+        {
+            return Err(unsupported(
+                at,
+                "a wrapper pointer is a symbol relocation (only RELATIVE is rewritten)",
+            ));
+        }
         match w.target {
             Some(t) if in_fatbin(t) => wrapper_bundles.push(fo + (t - fa)),
             Some(t) => {
@@ -682,8 +693,8 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
         if in_place != 0 {
             out.put_u64(w.at + 8, target)?;
         }
-        if let elf::PointerSource::Rela { at, sym_value } = w.source {
-            if sym_value != 0 {
+        if let elf::PointerSource::Rela { at, relative, .. } = w.source {
+            if !relative {
                 return Err(unsupported(
                     at,
                     "a wrapper pointer is a symbol relocation (only RELATIVE is rewritten)",
