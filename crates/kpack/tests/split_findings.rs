@@ -144,3 +144,20 @@ fn wrapper_relocation_against_no_symbol() {
         "{e}"
     );
 }
+
+#[test]
+fn section_on_the_addresses_of_hip_fatbin() {
+    // A binary inlined from a split whose section 32 (type 0, allocated, unnamed) claims the
+    // addresses 0x2..0xf001, over .hip_fatbin's 0x8000..0xb018. The marker took those
+    // addresses; host discovery, which maps an address to the file through the sections
+    // first, found section 32 there (not the emptied .hip_fatbin) and no marker. The split
+    // now refuses a section that claims .hip_fatbin's addresses, naming it.
+    let data = regression("section-on-the-addresses-of-hip-fatbin.bin");
+    let e = split_binary(&data, "lib", &["lib_@GFXARCH@.kpack".into()]).unwrap_err();
+    assert_eq!(e.offset, 0x62f0 + 32 * 64, "{e}");
+    assert!(
+        e.to_string()
+            .contains("section 32 (unnamed) claims addresses of .hip_fatbin (0x8000..0xb018)"),
+        "{e}"
+    );
+}

@@ -23,6 +23,7 @@ pub(crate) const PT_NULL: u32 = 0;
 pub(crate) const PT_LOAD: u32 = 1;
 pub(crate) const PT_INTERP: u32 = 3;
 pub(crate) const PT_PHDR: u32 = 6;
+pub(crate) const SHF_ALLOC: u64 = 2;
 pub(crate) const SHT_SYMTAB: u32 = 2;
 pub(crate) const SHT_STRTAB: u32 = 3;
 pub(crate) const SHT_RELA: u32 = 4;
@@ -75,6 +76,7 @@ impl Phdr {
 pub(crate) struct Shdr {
     pub name: String,
     pub sh_type: u32,
+    pub flags: u64,
     pub addr: u64,
     pub offset: u64,
     pub size: u64,
@@ -84,6 +86,12 @@ pub(crate) struct Shdr {
 }
 
 impl Shdr {
+    /// Whether readers map addresses to the file through this section (`gfxkit_host`'s
+    /// discovery does so before the segments): allocated, with bytes in the file.
+    pub fn maps_addresses(&self) -> bool {
+        self.flags & SHF_ALLOC != 0 && self.sh_type != SHT_NOBITS && self.size > 0
+    }
+
     /// Whether the section occupies bytes in the file.
     pub fn has_file_bytes(&self) -> bool {
         self.sh_type != SHT_NOBITS && self.sh_type != 0 && self.size > 0
@@ -197,6 +205,7 @@ impl Elf {
             let sh = Shdr {
                 name,
                 sh_type: s.sh_type(e),
+                flags: s.sh_flags(e),
                 addr: s.sh_addr(e),
                 offset: s.sh_offset(e),
                 size: s.sh_size(e),

@@ -36,7 +36,6 @@ use gfxkit_bundle::le::{u32_at, u64_at};
 /// Name of the marker section.
 pub const MARKER_SECTION: &str = ".rocm_kpack_ref";
 
-const SHF_ALLOC: u64 = 2;
 const SHT_PROGBITS: u32 = 1;
 const PF_R: u32 = 4;
 
@@ -259,6 +258,25 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
         );
     }
     let in_fatbin = |a: u64| a >= fa && a < fa + fs;
+    // The marker takes .hip_fatbin's addresses: no other section may claim them, or readers
+    // mapping the marker's address through the sections would land there.
+    if let Some((i, sh)) = e.shdrs.iter().enumerate().find(|&(i, sh)| {
+        i != fb && sh.maps_addresses() && sh.addr < fa + fs && sh.addr.saturating_add(sh.size) > fa
+    }) {
+        return Err(unsupported(
+            e.shoff + (i * elf::SHENT) as u64,
+            format!(
+                "section {i} ({}) claims addresses of .hip_fatbin ({:#x}..{:#x})",
+                if sh.name.is_empty() {
+                    "unnamed"
+                } else {
+                    &sh.name
+                },
+                fa,
+                fa + fs
+            ),
+        ));
+    }
     let mut wrapper_bundles = Vec::with_capacity(ws.len());
     for w in &ws {
         match w.magic {
@@ -510,7 +528,7 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
     }
     let mut marker_rec = [0u8; elf::SHENT];
     marker_rec[4..8].copy_from_slice(&SHT_PROGBITS.to_le_bytes());
-    set_u64(&mut marker_rec, 8, SHF_ALLOC);
+    set_u64(&mut marker_rec, 8, elf::SHF_ALLOC);
     set_u64(&mut marker_rec, 16, m_va);
     set_u64(&mut marker_rec, 24, m_off);
     set_u64(&mut marker_rec, 32, marker.len() as u64);
