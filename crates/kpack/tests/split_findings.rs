@@ -14,6 +14,13 @@ fn regression(name: &str) -> Vec<u8> {
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// How `split_binary` refuses `data`.
+fn split_refusal(data: &[u8]) -> gfxkit_kpack::error::Error {
+    split_binary(data, "lib", &["lib_@GFXARCH@.kpack".into()])
+        .map(|_| ())
+        .unwrap_err()
+}
+
 #[test]
 fn segment_past_the_end_of_the_file() {
     // A clang-built library with its third PT_LOAD damaged: 0x617368 file bytes from 0x17d0 in
@@ -22,7 +29,7 @@ fn segment_past_the_end_of_the_file() {
     // not split again. Both now refuse an input whose segments break the rewrite's rules, at
     // the program header.
     let data = regression("segment-past-the-end-of-the-file.bin");
-    let e = split_binary(&data, "lib", &["lib_@GFXARCH@.kpack".into()]).unwrap_err();
+    let e = split_refusal(&data);
     assert_eq!(e.offset, 0x40 + 3 * 56, "{e}");
     match &e.kind {
         ErrorKind::Rewrite(m) => assert!(
@@ -44,7 +51,7 @@ fn wrapper_relocation_of_type_none() {
     // pointer, so the split binary's wrapper did not lead to its marker. Both now follow the
     // one rule: the wrapper points nowhere, and the split is refused at the wrapper.
     let data = regression("wrapper-relocation-of-type-none.bin");
-    let e = split_binary(&data, "lib", &["lib_@GFXARCH@.kpack".into()]).unwrap_err();
+    let e = split_refusal(&data);
     assert_eq!(e.offset, 0x2540, "{e}");
     assert_eq!(
         e.kind,
@@ -88,7 +95,7 @@ fn section_names_not_a_string_table() {
     // of type 0 has no contents), so every other section's name led past the end of the new
     // table. Splitting and inlining now refuse a name table that is not a string table.
     let data = regression("section-names-not-a-string-table.bin");
-    let e = split_binary(&data, "lib", &["lib_@GFXARCH@.kpack".into()]).unwrap_err();
+    let e = split_refusal(&data);
     assert_eq!(e.offset, 0x62f0 + 30 * 64, "{e}");
     assert!(
         e.to_string()
@@ -105,7 +112,7 @@ fn relocations_not_whole_records() {
     // no relocation, so the split binary's wrapper did not lead to its marker. The rewrite's
     // reader of symbol and relocation tables now refuses such a table, at the section.
     let data = regression("relocations-not-whole-records.bin");
-    let e = split_binary(&data, "lib", &["lib_@GFXARCH@.kpack".into()]).unwrap_err();
+    let e = split_refusal(&data);
     assert_eq!(e.offset, 0x570, "{e}");
     assert!(
         e.to_string()
@@ -122,7 +129,7 @@ fn wrapper_relocation_against_no_symbol() {
     // pointing to the bundle and, patching only RELATIVE addends, left it there; host
     // discovery leaves it unresolved. The rewrite now refuses it at the relocation.
     let data = regression("wrapper-relocation-against-no-symbol.bin");
-    let e = split_binary(&data, "lib", &["lib_@GFXARCH@.kpack".into()]).unwrap_err();
+    let e = split_refusal(&data);
     assert_eq!(e.offset, 0x5d0, "{e}");
     assert!(
         e.to_string().contains(
@@ -136,7 +143,7 @@ fn wrapper_relocation_against_no_symbol() {
     let mut with_symbol = data.clone();
     let r_info = 0x5d0 + 8;
     with_symbol[r_info + 4..r_info + 8].copy_from_slice(&1u32.to_le_bytes());
-    let e = split_binary(&with_symbol, "lib", &["lib_@GFXARCH@.kpack".into()]).unwrap_err();
+    let e = split_refusal(&with_symbol);
     assert_eq!(e.offset, 0x5d0, "{e}");
     assert!(
         e.to_string()
@@ -153,7 +160,7 @@ fn section_on_the_addresses_of_hip_fatbin() {
     // first, found section 32 there (not the emptied .hip_fatbin) and no marker. The split
     // now refuses a section that claims .hip_fatbin's addresses, naming it.
     let data = regression("section-on-the-addresses-of-hip-fatbin.bin");
-    let e = split_binary(&data, "lib", &["lib_@GFXARCH@.kpack".into()]).unwrap_err();
+    let e = split_refusal(&data);
     assert_eq!(e.offset, 0x62f0 + 32 * 64, "{e}");
     assert!(
         e.to_string()
