@@ -168,3 +168,43 @@ fn section_on_the_addresses_of_hip_fatbin() {
         "{e}"
     );
 }
+
+#[test]
+fn relocation_above_every_segment() {
+    // A library whose RELATIVE relocation at 0x1858 stores 0x3600, above every segment and
+    // section (they end at 0x1a11). The inline put its new .hip_fatbin at 0x2000..0x5018,
+    // over that address, and the inlined binary did not split again (a pointer into
+    // .hip_fatbin not from a wrapper). A new segment now goes above every address a RELATIVE
+    // relocation stores too, so split, inline, split works.
+    let data = regression("relocation-above-every-segment.bin");
+    let search = ["lib_@GFXARCH@.kpack".to_owned()];
+    let split = split_binary(&data, "lib", &search).unwrap();
+    let mut archives = Vec::new();
+    for (arch, kernels) in gfxkit_kpack::split::group_by_arch(&split.kernels) {
+        let ins: Vec<_> = kernels
+            .iter()
+            .map(|k| gfxkit_kpack::write::KernelIn {
+                key: &k.key,
+                arch: &k.arch,
+                bytes: &k.bytes,
+            })
+            .collect();
+        let meta = gfxkit_kpack::write::ArchiveMeta {
+            group_name: "lib".into(),
+            arch_family: arch.clone(),
+            arches: vec![arch],
+        };
+        archives.push(
+            gfxkit_kpack::write::write_archive(&meta, &ins, gfxkit_kpack::write::Compression::None)
+                .unwrap(),
+        );
+    }
+    let parsed: Vec<_> = archives
+        .iter()
+        .map(|a| gfxkit_kpack::Archive::parse(a).unwrap())
+        .collect();
+    let refs: Vec<_> = parsed.iter().collect();
+    let inlined = gfxkit_kpack::split::inline_binary(&split.host, &refs).unwrap();
+    let again = split_binary(&inlined.bytes, "lib", &search).unwrap();
+    assert_eq!(again.kernels.len(), split.kernels.len());
+}

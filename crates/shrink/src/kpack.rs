@@ -643,6 +643,7 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
         after: last_i,
     } = segment::place(
         &e,
+        data,
         &Request {
             body_end,
             section_align: align,

@@ -847,6 +847,7 @@ fn plan_growth(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
         after: last_i,
     } = segment::place(
         e,
+        data,
         &Request {
             body_end: data.len() as u64,
             section_align: fsec.addralign,

@@ -4,7 +4,8 @@
 //!
 //! The segment starts at the end of the file's kept bytes and above every address a segment or
 //! a section claims (readers map an address to the file through the section holding it before
-//! the segments, so a new segment must not reuse addresses a section still names). Both are
+//! the segments, so a new segment must not reuse addresses a section still names) or a
+//! `RELATIVE` relocation stores. Both are
 //! rounded to the segment's alignment: 4096, the new section's, and every `PT_LOAD`'s. When the
 //! program header table moves into the new segment of an executable, kernels before 5.18 find
 //! it as the first segment's load address + `e_phoff`, so the new segment must have the first
@@ -52,10 +53,10 @@ fn unsupported(msg: impl Into<String>) -> Error {
     Error::at(32, ErrorKind::Unsupported(msg.into()))
 }
 
-/// Places a new read-only segment in `e`, or refuses with the reason: a program header table
+/// Places a new read-only segment in `e` (the headers of `data`), or refuses with the reason: a program header table
 /// that cannot take one more entry, no loadable segment, addresses that would pass the top of the address
 /// space, or an executable whose table cannot be kept where older kernels look for it.
-pub(crate) fn place(e: &Elf, r: &Request) -> Result<Placement> {
+pub(crate) fn place(e: &Elf, data: &[u8], r: &Request) -> Result<Placement> {
     if e.phnum_raw == 0xffff || e.phdrs.len() + 1 >= 0xffff {
         return Err(unsupported("too many program headers to add one (PN_XNUM)"));
     }
@@ -73,6 +74,19 @@ pub(crate) fn place(e: &Elf, r: &Request) -> Result<Placement> {
     for sh in &e.shdrs {
         if sh.addr != 0 {
             max_end = max_end.max(sh.addr.saturating_add(sh.size));
+        }
+    }
+    // And above every address a RELATIVE relocation stores: rewriting and splitting tell a
+    // pointer into `.hip_fatbin` by its addend, so none may come to lie in the new section
+    // (a pointer to one past the end, `_end`, included). Negative addends point nowhere.
+    for (i, sh) in e.shdrs.iter().enumerate() {
+        if sh.sh_type != elf::SHT_RELA {
+            continue;
+        }
+        for rel in elf::relas(e, data, i)? {
+            if rel.r_type == elf::R_X86_64_RELATIVE && rel.addend >= 0 {
+                max_end = max_end.max((rel.addend as u64).saturating_add(1));
+            }
         }
     }
     let file_end = align_up(r.body_end, align).ok_or_else(top)?;
