@@ -208,3 +208,18 @@ fn relocation_above_every_segment() {
     let again = split_binary(&inlined.bytes, "lib", &search).unwrap();
     assert_eq!(again.kernels.len(), split.kernels.len());
 }
+
+#[test]
+fn hip_fatbin_at_the_top_of_the_address_space() {
+    // A library whose .hip_fatbin claims 0x3018 bytes at 0xffff_ffff_ffff_f000: the end of its
+    // addresses overflowed (a panic in a build with overflow checks) before the split checked
+    // that the section lies in a segment. It is now refused first, at the section's bytes.
+    let data = regression("hip-fatbin-at-the-top-of-the-address-space.bin");
+    let e = split_refusal(&data);
+    assert_eq!(e.offset, 0x1000, "{e}");
+    assert!(
+        e.to_string()
+            .contains(".hip_fatbin's addresses run past the top of the address space"),
+        "{e}"
+    );
+}

@@ -257,11 +257,17 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
             ErrorKind::Unsupported(".hipFatBinSegment holds no wrapper".into()),
         );
     }
-    let in_fatbin = |a: u64| a >= fa && a < fa + fs;
+    let Some(fend) = fa.checked_add(fs) else {
+        return Err(unsupported(
+            fo,
+            ".hip_fatbin's addresses run past the top of the address space",
+        ));
+    };
+    let in_fatbin = |a: u64| a >= fa && a < fend;
     // The marker takes .hip_fatbin's addresses: no other section may claim them, or readers
     // mapping the marker's address through the sections would land there.
     if let Some((i, sh)) = e.shdrs.iter().enumerate().find(|&(i, sh)| {
-        i != fb && sh.maps_addresses() && sh.addr < fa + fs && sh.addr.saturating_add(sh.size) > fa
+        i != fb && sh.maps_addresses() && sh.addr < fend && sh.addr.saturating_add(sh.size) > fa
     }) {
         return Err(unsupported(
             e.shoff + (i * elf::SHENT) as u64,
@@ -273,7 +279,7 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
                     &sh.name
                 },
                 fa,
-                fa + fs
+                fend
             ),
         ));
     }
