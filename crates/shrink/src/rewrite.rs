@@ -483,7 +483,18 @@ fn rewrite_elf<'a>(
                     out.put_u64(at + 24, r.offset)?;
                 }
             } else if s.offset >= old_end {
-                out.put_u64(at + 24, s.offset - delta + grow)?;
+                // A section without file bytes may name any offset: it moves with the rest,
+                // or the rewrite is refused where it would pass the end of the offsets.
+                let moved = (s.offset - delta).checked_add(grow).ok_or_else(|| {
+                    unsupported(
+                        e.shoff + (i * elf::SHENT) as u64,
+                        format!(
+                            "section {i} ({}) at offset {:#x} cannot move {grow} bytes up",
+                            s.name, s.offset
+                        ),
+                    )
+                })?;
+                out.put_u64(at + 24, moved)?;
             } else if s.has_file_bytes() && s.offset + s.size > fo {
                 return Err(unsupported(
                     s.offset,

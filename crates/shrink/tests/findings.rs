@@ -275,3 +275,26 @@ fn load_segment_at_the_top_of_the_address_space() {
         }
     );
 }
+
+#[test]
+fn section_without_bytes_at_the_end_of_the_offsets() {
+    // A relocatable object whose section 15 (type 0, no file bytes) names the offset
+    // 0xffff_ffff_ffff_0000. The rewrite grows .hip_fatbin by 118,792 bytes and moves every
+    // later section up by that much: the new offset overflowed (a panic with overflow checks
+    // on). The rewrite is now refused at that section's header.
+    let (selector, file) =
+        regression_with_selector("section-without-bytes-at-the-end-of-the-offsets.bin");
+    assert_eq!(selector, 1);
+    let t = Transform {
+        selection: Selection::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
+        conversion: Conversion::Keep,
+    };
+    let e = rewrite(&file, &t).map(|_| ()).unwrap_err();
+    let shoff = u64::from_le_bytes(file[0x28..0x30].try_into().unwrap());
+    assert_eq!(e.offset, shoff + 15 * 64, "{e}");
+    assert!(
+        e.to_string()
+            .contains("at offset 0xffffffffffff0000 cannot move 118792 bytes up"),
+        "{e}"
+    );
+}
