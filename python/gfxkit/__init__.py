@@ -393,11 +393,14 @@ def prune(
     ccob_version: Optional[int] = None,
     method: Optional[str] = None,
     level: Optional[int] = None,
+    allow_empty: bool = False,
 ) -> Dict[str, Any]:
     """Keeps (``keep``) or drops (``drop``) architectures in a host binary, archive or
     bundle (``gfxkit prune``). The result is written to ``output`` (or over the input with
     ``in_place``) through a temporary file that is read back and verified first; with
-    neither, nothing is written. Returns the report ``prune --json`` prints (without
+    neither, nothing is written. A prune that would leave no device code at all raises
+    :class:`FormatError` unless ``allow_empty``; targets that match no entry are listed in
+    the report's ``unmatched``. Returns the report ``prune --json`` prints (without
     ``seconds``). A package (wheel, conda, deb, rpm, tarball) has every member with device
     code rewritten and verified and is written again around them (a wheel's ``RECORD`` and
     a conda package's ``info/paths.json`` updated); the report then lists ``members``."""
@@ -411,6 +414,7 @@ def prune(
         ccob_version,
         method,
         level,
+        allow_empty,
     )
 
 

@@ -71,6 +71,7 @@ def prune(
     ccob_version: Optional[int] = None,
     method: Optional[str] = None,
     level: Optional[int] = None,
+    allow_empty: bool = False,
 ) -> Dict[str, Any]: ...
 def recompress(
     src: _Source,

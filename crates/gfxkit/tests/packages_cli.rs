@@ -414,3 +414,46 @@ print('ok')
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("dpkg-deb"));
 }
+
+#[test]
+fn a_package_prune_that_would_leave_no_device_code_is_refused() {
+    let d = built().dir.path();
+    let src = d.join("gfxt-1.0-py3-none-linux_x86_64.whl");
+    let outdir = tempfile::tempdir().unwrap();
+    let dst = outdir.path().join("gfxt-1.0-py3-none-linux_x86_64.whl");
+    let out = gfxkit(&[
+        "prune",
+        "--keep",
+        "gfx1151",
+        src.to_str().unwrap(),
+        "-o",
+        dst.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--keep gfx1151 would leave no device code"),
+        "{err}"
+    );
+    assert!(!dst.exists());
+    assert_eq!(std::fs::read_dir(outdir.path()).unwrap().count(), 0);
+    // A second target that is present: written, and the absent one named.
+    let out = gfxkit(&[
+        "prune",
+        "--keep",
+        "gfx1151,gfx90a",
+        src.to_str().unwrap(),
+        "-o",
+        dst.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--keep gfx1151 matches no entry of") && err.contains("!gfxt/lib/libt.so"),
+        "{err}"
+    );
+}

@@ -474,3 +474,69 @@ fn a_lowered_uncompressed_limit_refuses_bundles_declaring_more() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("GFXKIT_MAX_UNCOMPRESSED"), "{err}");
 }
+
+#[test]
+fn a_prune_that_would_leave_no_device_code_is_refused() {
+    let (d, p) = scratch("b.hipfb", &bundles().plain);
+    let out = d.path().join("out.hipfb");
+    // A target the bundle does not have (a typo for gfx1030, say): refused, nothing written.
+    for sel in [["--keep", "gfx1151"], ["--drop", "gfx90a,gfx1030,gfx906"]] {
+        let o = gfxkit(&["prune", sel[0], sel[1], s(&p), "-o", s(&out)]);
+        assert_eq!(o.status.code(), Some(2), "{sel:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("{} {} would leave no device code", sel[0], sel[1]))
+                && err.contains("gfx1030, gfx906, gfx90a:xnack+, gfx90a:xnack-")
+                && err.contains("--allow-empty"),
+            "{err}"
+        );
+        assert!(!out.exists(), "{sel:?}");
+        // A dry run answers the same.
+        let o = gfxkit(&["prune", sel[0], sel[1], s(&p), "--dry-run"]);
+        assert_eq!(o.status.code(), Some(2), "{sel:?}");
+    }
+    assert!(leftovers(d.path()).is_empty());
+    // Asked for, it is written: only the host entry is left.
+    let o = gfxkit(&[
+        "prune",
+        "--keep",
+        "gfx1151",
+        "--allow-empty",
+        s(&p),
+        "-o",
+        s(&out),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(clang_list(&out), ["host-x86_64-unknown-linux--"]);
+}
+
+#[test]
+fn a_kept_target_found_in_no_bundle_is_named() {
+    let (d, p) = scratch("b.hipfb", &bundles().plain);
+    let out = d.path().join("out.hipfb");
+    let o = gfxkit(&[
+        "prune",
+        "--keep",
+        "gfx90a,gfx942",
+        "--json",
+        s(&p),
+        "-o",
+        s(&out),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("note: --keep gfx942 matches no entry of")
+            && err.contains("present: gfx1030, gfx906, gfx90a:xnack+, gfx90a:xnack-"),
+        "{err}"
+    );
+    assert!(!err.contains("gfx90a matches"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["unmatched"], serde_json::json!(["gfx942"]));
+    // Every target found: nothing said, an empty list.
+    let o = gfxkit(&["prune", "--drop", "gfx906", "--json", s(&p), "--dry-run"]);
+    assert!(o.status.success());
+    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["unmatched"], serde_json::json!([]));
+}

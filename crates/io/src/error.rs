@@ -77,6 +77,8 @@ pub enum ErrorKind {
     NotSplit,
     /// A package cannot be rewritten (the path is the package).
     Rewrite(gfxkit_package::Error),
+    /// The prune of a package is refused as a whole (it would leave no device code).
+    Prune(gfxkit_shrink::Error),
     /// The written package does not read back.
     ReadBack(gfxkit_package::Error),
     /// A rewritten package member (the path, `package!member`) reads back with other bytes.
@@ -172,7 +174,7 @@ impl fmt::Display for Error {
             ErrorKind::Split(_) => write!(f, "cannot split {p}"),
             ErrorKind::MergeArchive(_) => write!(f, "{p}"),
             ErrorKind::CreateDir(_) => write!(f, "cannot create {p}"),
-            ErrorKind::Rewrite(_) => write!(f, "cannot rewrite {p}"),
+            ErrorKind::Rewrite(_) | ErrorKind::Prune(_) => write!(f, "cannot rewrite {p}"),
             ErrorKind::ReadBack(_) => write!(f, "{p}: the written package does not read back"),
             ErrorKind::ReadBackDiffers => {
                 write!(f, "{p}: reads back with other bytes than written")
@@ -206,7 +208,7 @@ impl std::error::Error for Error {
             | ErrorKind::Record(e) => Some(e),
             ErrorKind::Package(e) => e.source(),
             ErrorKind::Device(e) => Some(e),
-            ErrorKind::Verify(e) => Some(e),
+            ErrorKind::Verify(e) | ErrorKind::Prune(e) => Some(e),
             ErrorKind::Found(e) | ErrorKind::Locate(e) | ErrorKind::MergeArchive(e) => Some(e),
             ErrorKind::Kpack(e) | ErrorKind::Split(e) | ErrorKind::Inline { source: e, .. } => {
                 Some(e)

@@ -20,7 +20,8 @@ use std::sync::Mutex;
 pub struct Rewritten {
     /// The members rewritten (`package!member`), with their sizes, in package order.
     pub changed: Vec<Changed>,
-    /// The shrink report of each rewritten member, by `package!member`.
+    /// The shrink report of each member with bundles, by `package!member`: those rewritten
+    /// and those the transform left as they were.
     pub reports: BTreeMap<String, Report>,
 }
 
@@ -58,7 +59,9 @@ impl Rewritten {
 /// Rewrites the package `data` (named `name`) with `t`. With `target`, the result is
 /// written there atomically (a new file takes the permissions of `like`), read back and
 /// checked first (every rewritten member has the bytes produced; a wheel's `RECORD` matches);
-/// without, nothing is written (a dry run, each member verified in memory).
+/// without, nothing is written (a dry run, each member verified in memory). Unless
+/// `allow_empty`, a prune that would leave the package without any device code is refused
+/// before anything is written ([`gfxkit_shrink::refuse_empty`]).
 pub fn rewrite_package(
     name: &str,
     data: &[u8],
@@ -66,6 +69,7 @@ pub fn rewrite_package(
     target: Option<&Path>,
     like: Option<&Path>,
     durability: Durability,
+    allow_empty: bool,
 ) -> Result<Rewritten, Error> {
     let reports: Mutex<BTreeMap<String, Report>> = Mutex::new(BTreeMap::new());
     let hashes: Mutex<BTreeMap<String, String>> = Mutex::new(BTreeMap::new());
@@ -84,6 +88,13 @@ pub fn rewrite_package(
             Err(e) => return Err(e.to_string()),
         };
         if !rewritten.report.changed() {
+            // Kept for the package-wide answers (nothing emptied, targets unmatched).
+            if rewritten.report.had_device_code() {
+                reports
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(m.path.to_owned(), rewritten.report);
+            }
             return Ok(None);
         }
         gfxkit_shrink::verify(&m.bytes, &rewritten)
@@ -113,6 +124,11 @@ pub fn rewrite_package(
     let changed = rewrite(name, data, &opts, &TempSpill, &f, &mut staged)
         .map_err(|e| Error::new(name, ErrorKind::Rewrite(e)))?;
     let hashes = hashes.into_inner().unwrap_or_else(|e| e.into_inner());
+    let reports = reports.into_inner().unwrap_or_else(|e| e.into_inner());
+    if !allow_empty {
+        gfxkit_shrink::refuse_empty(t, reports.values())
+            .map_err(|e| Error::new(name, ErrorKind::Prune(e)))?;
+    }
     if let Some(path) = target {
         write_atomic_checked(
             path,
@@ -134,7 +150,6 @@ pub fn rewrite_package(
             },
         })?;
     }
-    let reports = reports.into_inner().unwrap_or_else(|e| e.into_inner());
     Ok(Rewritten { changed, reports })
 }
 

@@ -912,6 +912,7 @@ fn run_transform<'py>(
     t: &Transform,
     output: Option<PathBuf>,
     in_place: bool,
+    allow_empty: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let s = source(src)?;
     let name = s.name.clone();
@@ -960,10 +961,12 @@ fn run_transform<'py>(
                 target.as_deref(),
                 like.as_deref(),
                 durability,
+                allow_empty,
             )
         });
         let done = done.map_err(|e| match e.kind() {
             gfxkit_io::ErrorKind::Rewrite(_)
+            | gfxkit_io::ErrorKind::Prune(_)
             | gfxkit_io::ErrorKind::ReadBack(_)
             | gfxkit_io::ErrorKind::ReadBackDiffers
             | gfxkit_io::ErrorKind::Record(_) => Fail::format(chain(&e)).into_py(py, &name),
@@ -989,6 +992,10 @@ fn run_transform<'py>(
     let done: Result<gfxkit_shrink::Report, Fail> = py.allow_threads(|| {
         let rewritten = gfxkit_shrink::rewrite(bytes, t)
             .map_err(|e| Fail::format(format!("cannot rewrite {name}: {e}")))?;
+        if !allow_empty {
+            gfxkit_shrink::refuse_empty(t, [&rewritten.report])
+                .map_err(|e| Fail::format(format!("cannot prune {name}: {e}")))?;
+        }
         match &target {
             Some(path) => write_verified(path, like.as_deref(), bytes, &rewritten, durability)?,
             None => gfxkit_shrink::verify(bytes, &rewritten).map_err(|e| {
@@ -1097,11 +1104,12 @@ fn kpack_error(py: Python<'_>, e: &gfxkit_io::Error) -> PyErr {
     }
 }
 
-/// Keeps (or drops) architectures: `gfxkit prune`. Without `output` or `in_place`, nothing is
+/// Keeps (or drops) architectures: `gfxkit prune`. A prune that would leave no device code is
+/// refused (`FormatError`) unless `allow_empty`. Without `output` or `in_place`, nothing is
 /// written (a dry run, verified in memory).
 #[pyfunction]
 #[pyo3(signature = (src, keep = Vec::new(), drop = Vec::new(), output = None, in_place = false,
-    uncompressed = false, ccob_version = None, method = None, level = None))]
+    uncompressed = false, ccob_version = None, method = None, level = None, allow_empty = false))]
 #[allow(clippy::too_many_arguments)]
 fn prune<'py>(
     py: Python<'py>,
@@ -1114,6 +1122,7 @@ fn prune<'py>(
     ccob_version: Option<u16>,
     method: Option<String>,
     level: Option<i32>,
+    allow_empty: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let selection = match (keep.is_empty(), drop.is_empty()) {
         (false, true) => Selection::Keep(patterns(py, &keep)?),
@@ -1128,7 +1137,7 @@ fn prune<'py>(
         selection,
         conversion: conversion(py, uncompressed, ccob_version, method.as_deref(), level)?,
     };
-    run_transform(py, src, &t, output, in_place)
+    run_transform(py, src, &t, output, in_place, allow_empty)
 }
 
 /// Converts the compression of every bundle: `gfxkit recompress` (CCOB v2 zstd by default).
@@ -1158,7 +1167,7 @@ fn recompress<'py>(
         selection: Selection::All,
         conversion,
     };
-    run_transform(py, src, &t, output, in_place)
+    run_transform(py, src, &t, output, in_place, false)
 }
 
 /// An AMDGPU target ID (`gfx90a:sramecc+:xnack-`): processor and target-ID feature settings.

@@ -272,6 +272,7 @@ pub(crate) fn rewrite_archive<'a>(
             size_before: data.len() as u64,
             size_after: out.len(),
             regions,
+            unmatched: Vec::new(),
         },
         output: out,
     })

@@ -31,6 +31,17 @@ pub enum ErrorKind {
     /// past its section), with discovery's reason.
     #[error("{0}")]
     Damaged(String),
+    /// A prune would leave no device code at all ([`crate::refuse_empty`]).
+    #[error(
+        "{selection} would leave no device code (the file has {present}); nothing written \
+         (--allow-empty writes it anyway)"
+    )]
+    WouldEmpty {
+        /// The selection as given (`--keep gfx1151`).
+        selection: String,
+        /// The device targets the input holds.
+        present: String,
+    },
     /// A malformed ELF file.
     #[error("malformed ELF file: {0}")]
     BadElf(String),
@@ -114,6 +125,10 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(m) = &self.member {
             write!(f, "member {m}: ")?;
+        }
+        // An answer about the whole file has no place in it.
+        if matches!(self.kind, ErrorKind::WouldEmpty { .. }) {
+            return write!(f, "{}", self.kind);
         }
         write!(f, "{} (at offset {:#x})", self.kind, self.offset)
     }

@@ -3,7 +3,9 @@
 //! rewrite, which rewrites each member through it.
 
 use crate::output::Output;
-use crate::plan::BundleOutcome;
+use crate::error::{Error, ErrorKind, Result};
+use crate::plan::{BundleOutcome, EntryRecord, Transform};
+use crate::select::{classify, EntryTarget, Selection};
 use serde::Serialize;
 
 /// What kind of file was rewritten.
@@ -95,9 +97,69 @@ pub struct Report {
     pub size_after: u64,
     /// Regions rewritten.
     pub regions: Vec<RegionReport>,
+    /// The targets of the selection (`--keep` or `--drop`) that no entry of the file matches,
+    /// as given: a typo, or a target the file never had.
+    pub unmatched: Vec<String>,
 }
 
 impl Report {
+    /// Every entry of every bundle before the rewrite, kept and dropped.
+    fn entries(&self) -> impl Iterator<Item = &EntryRecord> {
+        self.regions
+            .iter()
+            .flat_map(|r| r.bundles.iter())
+            .flat_map(|b| b.kept.iter().chain(b.dropped.iter()))
+    }
+
+    /// Whether the file held device code (an entry other than the host's) before the rewrite.
+    pub fn had_device_code(&self) -> bool {
+        self.entries().any(|e| e.target != HOST)
+    }
+
+    /// Whether the file holds device code after the rewrite.
+    pub fn keeps_device_code(&self) -> bool {
+        self.regions
+            .iter()
+            .flat_map(|r| r.bundles.iter())
+            .any(|b| b.kept.iter().any(|e| e.target != HOST))
+    }
+
+    /// The device targets the file held before the rewrite, sorted, each once.
+    pub fn targets_before(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self
+            .entries()
+            .map(|e| e.target.as_str())
+            .filter(|t| *t != HOST)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// Fills [`Report::unmatched`]: the patterns of `selection` no entry matches (for
+    /// [`Selection::Keep`], serves; for [`Selection::Drop`], names). A file without device
+    /// code matches nothing and is not worth a word: its list stays empty.
+    pub(crate) fn find_unmatched(&mut self, selection: &Selection) {
+        let patterns = match selection {
+            Selection::All => return,
+            Selection::Keep(ps) | Selection::Drop(ps) => ps,
+        };
+        if !self.had_device_code() {
+            return;
+        }
+        let targets: Vec<EntryTarget> = self.entries().map(|e| classify(&e.id)).collect();
+        self.unmatched = patterns
+            .iter()
+            .filter(|p| {
+                !targets.iter().any(|t| match selection {
+                    Selection::Keep(_) => p.serves(t),
+                    _ => p.names(t),
+                })
+            })
+            .map(|p| p.to_string())
+            .collect();
+    }
+
     /// Whether any bundle changed.
     pub fn changed(&self) -> bool {
         self.regions
@@ -121,4 +183,39 @@ impl Rewritten<'_> {
     pub fn bytes(&self) -> Vec<u8> {
         self.output.to_vec()
     }
+}
+
+/// The label of the host entry in [`EntryRecord::target`].
+const HOST: &str = "host";
+
+/// Refuses a prune whose result holds no device code where its input held some: every
+/// device entry of every report (one file, or every member of a package) would be dropped,
+/// which is almost always a mistyped or absent target. A caller that means it (`--allow-empty`)
+/// skips this check. A conversion alone ([`Selection::All`]) never empties a file.
+pub fn refuse_empty<'r>(t: &Transform, reports: impl IntoIterator<Item = &'r Report>) -> Result<()> {
+    if t.selection == Selection::All {
+        return Ok(());
+    }
+    let reports: Vec<&Report> = reports.into_iter().collect();
+    if !reports.iter().any(|r| r.had_device_code()) || reports.iter().any(|r| r.keeps_device_code()) {
+        return Ok(());
+    }
+    let mut present: Vec<&str> = reports.iter().flat_map(|r| r.targets_before()).collect();
+    present.sort_unstable();
+    present.dedup();
+    let (flag, patterns) = match &t.selection {
+        Selection::Keep(ps) => ("--keep", ps),
+        Selection::Drop(ps) => ("--drop", ps),
+        Selection::All => return Ok(()),
+    };
+    Err(Error::at(
+        0,
+        ErrorKind::WouldEmpty {
+        selection: format!(
+            "{flag} {}",
+            patterns.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",")
+        ),
+            present: present.join(", "),
+        },
+    ))
 }

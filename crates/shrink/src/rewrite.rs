@@ -30,7 +30,7 @@ pub fn rewrite<'a>(data: &'a [u8], t: &Transform) -> Result<Rewritten<'a>> {
 /// show them (or fills them in later with [`Report::add_digests`]). [`crate::verify()`]
 /// compares the payloads themselves and needs no digests.
 pub fn rewrite_without_digests<'a>(data: &'a [u8], t: &Transform) -> Result<Rewritten<'a>> {
-    let r = if crate::archive::is_archive(data) {
+    let mut r = if crate::archive::is_archive(data) {
         crate::archive::rewrite_archive(data, t, rewrite_one)?
     } else {
         let (output, kind, region) = rewrite_one(data, t)?;
@@ -40,11 +40,13 @@ pub fn rewrite_without_digests<'a>(data: &'a [u8], t: &Transform) -> Result<Rewr
                 size_before: data.len() as u64,
                 size_after: output.len(),
                 regions: region.into_iter().collect(),
+                unmatched: Vec::new(),
             },
             output,
         }
     };
     check_input(data, &r.report)?;
+    r.report.find_unmatched(&t.selection);
     Ok(r)
 }
 

@@ -29,7 +29,11 @@ distribution's tools). --json then prints {input, output, dry_run, members: [{pa
 size_before, size_after, ...the report of that member}]}.\n\n\
 --keep gfx90a keeps gfx90a, gfx90a:xnack+ and gfx90a:xnack- entries; --keep gfx90a:xnack+ keeps \
 gfx90a:xnack+ and gfx90a (which runs on such devices). --drop drops the entries a pattern names.\n\n\
---json prints {input, output, dry_run, seconds, kind, size_before, size_after, regions: [{member, \
+A prune that would leave no device code at all (every GPU entry of the file or package dropped, \
+as a mistyped target does) is refused with exit 2 and nothing written, unless --allow-empty. A \
+target that matches no entry of a file is named on stderr and listed in the report's \
+`unmatched`.\n\n\
+--json prints {input, output, dry_run, seconds, kind, size_before, size_after, unmatched, regions: [{member, \
 section, layout: {kind, ...}, wrappers, relocations, symbols, bundles: [{offset, new_offset, \
 size_before, size_after, encoding_before, encoding_after, changed, kept: [{id, target, size, md5}], \
 dropped: [{id, target, size}]}]}]}.")]
@@ -46,6 +50,10 @@ pub struct Args {
     /// Drop entries for these targets (repeatable, or comma-separated).
     #[arg(long, value_name = "TARGET_ID", value_delimiter = ',')]
     pub drop: Vec<String>,
+    /// Write the result even when it would hold no device code at all (by default such a
+    /// prune is refused: a mistyped or absent target would otherwise strip every GPU).
+    #[arg(long)]
+    pub allow_empty: bool,
     #[command(flatten)]
     pub convert: ConvertArgs,
     #[command(flatten)]
@@ -158,7 +166,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         selection,
         conversion: args.convert.conversion()?,
     };
-    execute(&args.io, &transform)
+    execute(&args.io, &transform, args.allow_empty)
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -181,7 +189,9 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 /// Rewrites `io.input` with `t`, verifies the result and writes it (or only reports it).
-pub fn execute(io: &IoArgs, t: &Transform) -> Result<ExitCode> {
+/// Unless `allow_empty`, a prune that leaves no device code is refused before anything is
+/// written; targets of the selection that match nothing are named on stderr.
+pub fn execute(io: &IoArgs, t: &Transform, allow_empty: bool) -> Result<ExitCode> {
     if let Some(out) = &io.output {
         if same_file(&io.input, out) {
             bail!(
@@ -192,7 +202,7 @@ pub fn execute(io: &IoArgs, t: &Transform) -> Result<ExitCode> {
     }
     let input = Input::open(&io.input)?;
     if crate::input::is_package(&input) {
-        return crate::cmd::prune_package::execute(io, t, &input);
+        return crate::cmd::prune_package::execute(io, t, &input, allow_empty);
     }
     let name = io.input.display().to_string();
     let started = std::time::Instant::now();
@@ -208,6 +218,11 @@ pub fn execute(io: &IoArgs, t: &Transform) -> Result<ExitCode> {
     // The entries' MD5 digests are only in the JSON report: computed for it alone.
     let mut rewritten = gfxkit_shrink::rewrite_without_digests(&input, t)
         .with_context(|| format!("cannot rewrite {name}"))?;
+    if !allow_empty {
+        gfxkit_shrink::refuse_empty(t, [&rewritten.report])
+            .with_context(|| format!("cannot prune {name}"))?;
+    }
+    progress.suspend(|| note_unmatched(&t.selection, [(name.as_str(), &rewritten.report)]));
     if io.dry_run {
         // Nothing is written, so check the rewrite in memory; a written file is checked as
         // read back from disk instead.
@@ -236,6 +251,40 @@ pub fn execute(io: &IoArgs, t: &Transform) -> Result<ExitCode> {
     let elapsed = started.elapsed();
     report(&name, target.as_deref(), &rewritten.report, io, elapsed)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Names on stderr each target of `selection` that matches no entry of a file, with the
+/// files (`name`, report) it is missing from; one line per target.
+pub fn note_unmatched<'r>(
+    selection: &gfxkit_shrink::Selection,
+    reports: impl IntoIterator<Item = (&'r str, &'r Report)>,
+) {
+    let flag = match selection {
+        gfxkit_shrink::Selection::Keep(_) => "--keep",
+        gfxkit_shrink::Selection::Drop(_) => "--drop",
+        gfxkit_shrink::Selection::All => return,
+    };
+    let mut missing: Vec<(&str, Vec<&str>, Vec<&str>)> = Vec::new();
+    for (name, r) in reports {
+        for u in &r.unmatched {
+            match missing.iter_mut().find(|(t, _, _)| t == u) {
+                Some((_, files, present)) => {
+                    files.push(name);
+                    present.extend(r.targets_before());
+                }
+                None => missing.push((u, vec![name], r.targets_before())),
+            }
+        }
+    }
+    for (target, files, mut present) in missing {
+        present.sort_unstable();
+        present.dedup();
+        let files = crate::output::shortened(&files, 3);
+        eprintln!(
+            "gfxkit: note: {flag} {target} matches no entry of {files} (present: {})",
+            if present.is_empty() { "none".to_owned() } else { present.join(", ") }
+        );
+    }
 }
 
 /// Writes the rewritten bytes to a temporary file beside `path`, reads the temporary file back

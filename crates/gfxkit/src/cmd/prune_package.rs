@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 /// Rewrites the package `input` (named by `io.input`) with `t` (`gfxkit_io::package`).
-pub fn execute(io: &IoArgs, t: &Transform, input: &Input) -> Result<ExitCode> {
+pub fn execute(io: &IoArgs, t: &Transform, input: &Input, allow_empty: bool) -> Result<ExitCode> {
     let name = io.input.display().to_string();
     let target = io.target();
     // Only the replacement of an input must reach the disk before the rename.
@@ -28,7 +28,12 @@ pub fn execute(io: &IoArgs, t: &Transform, input: &Input) -> Result<ExitCode> {
         target.as_deref(),
         Some(&io.input),
         durability,
+        allow_empty,
     )?;
+    crate::cmd::prune::note_unmatched(
+        &t.selection,
+        done.reports.iter().map(|(m, r)| (m.as_str(), r)),
+    );
     print_report(&name, target.as_deref(), io, &done)?;
     Ok(ExitCode::SUCCESS)
 }

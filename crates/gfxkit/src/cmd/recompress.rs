@@ -42,5 +42,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
             selection: Selection::All,
             conversion,
         },
+        false,
     )
 }
