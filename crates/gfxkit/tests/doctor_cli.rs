@@ -124,7 +124,7 @@ fn auto_devices_with_unknown_xnack() {
         "{missing}"
     );
     assert!(
-        missing.contains("nearest present: gfx90a:xnack-"),
+        missing.contains("nearest present: gfx90a, gfx906"),
         "{missing}"
     );
     let two = file(&v, "libtwo.so");

@@ -536,7 +536,11 @@ fn a_kept_target_found_in_no_bundle_is_named() {
     // Every target found: nothing said, an empty list.
     let o = gfxkit(&["prune", "--drop", "gfx906", "--json", s(&p), "--dry-run"]);
     assert!(o.status.success());
-    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["unmatched"], serde_json::json!([]));
 }

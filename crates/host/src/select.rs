@@ -374,40 +374,62 @@ pub fn select_each_setting(device: &TargetId, entries: &[EntryId]) -> Vec<(Targe
         .collect()
 }
 
-/// A rough distance between processors for "nearest target" hints: same processor, then same
-/// generic family, then same memory-model family, then the numeric distance of the names.
-fn distance(device: &Processor, other: &Processor) -> (u8, u64) {
-    let num = |p: &Processor| -> u64 {
-        let digits = p.name.trim_start_matches("gfx");
-        u64::from_str_radix(digits.split('-').next().unwrap_or(""), 16).unwrap_or(u64::MAX / 2)
-    };
-    let d = num(device).abs_diff(num(other));
-    if device.name == other.name {
-        (0, 0)
-    } else if device.generic_family.is_some() && device.generic_family == other.generic_family {
-        (1, d)
+/// How close code for `other` comes to running on `device`, smaller is nearer (the rule of
+/// [`nearest_targets`]):
+///
+/// 0. the same processor (only a target feature differs);
+/// 1. the generic target of the device's family (`gfx11-generic` for gfx1151);
+/// 2. another member of that family (gfx1150, gfx1100: a rebuild or an override away);
+/// 3. the same ISA major version (gfx90a for gfx942);
+/// 4. anything else;
+///
+/// then, within a tier, by the distance of the ISA versions read as one number (major, minor,
+/// stepping: for gfx1151, gfx90a at 9.0.10 is nearer than gfx900), an older one before a newer
+/// one at the same distance.
+fn rank(device: &Processor, other: &Processor) -> (u8, u32, bool) {
+    let tier = if device.name == other.name {
+        0
     } else if device.generic_family == Some(other.name) {
-        (1, 0)
-    } else if device.memory_model == other.memory_model {
-        (2, d)
+        1
+    } else if device.generic_family.is_some() && device.generic_family == other.generic_family {
+        2
+    } else if device.isa_version().map(|v| v.0) == other.isa_version().map(|v| v.0) {
+        3
     } else {
-        (3, d)
-    }
+        4
+    };
+    let linear = |v: Option<(u8, u8, u8)>| {
+        v.map_or(u32::MAX, |(a, b, c)| {
+            u32::from(a) << 16 | u32::from(b) << 8 | u32::from(c)
+        })
+    };
+    let (d, o) = (linear(device.isa_version()), linear(other.isa_version()));
+    (tier, d.abs_diff(o), o > d)
 }
 
-/// The AMDGPU targets present in `entries`, nearest to `device` first (at most 3).
+/// The AMDGPU targets present in `entries` that come nearest to running on `device`, nearest
+/// first, at most 3, ranked by [`rank`]: the device's own processor first (each target ID
+/// present, since only a feature setting stands in the way), then its generic target, the
+/// other members of its generic family, the same ISA generation, the rest. Other processors'
+/// feature variants are folded into the processor's name (`gfx90a` for `gfx90a:xnack+` and
+/// `gfx90a:xnack-`), so that one processor takes one place.
 pub fn nearest_targets(device: &TargetId, entries: &[EntryId]) -> Vec<String> {
-    let mut present: Vec<(u8, u64, String)> = entries
+    let mut present: Vec<((u8, u32, bool), String)> = entries
         .iter()
         .filter_map(amdgcn_target)
         .map(|t| {
-            let (a, b) = distance(device.processor(), t.processor());
-            (a, b, t.to_string())
+            let r = rank(device.processor(), t.processor());
+            let name = if r.0 == 0 {
+                t.to_string()
+            } else {
+                t.processor().name.to_owned()
+            };
+            (r, name)
         })
         .collect();
     present.sort();
-    present.dedup_by(|a, b| a.2 == b.2);
-    present.into_iter().take(3).map(|(_, _, s)| s).collect()
+    present.dedup_by(|a, b| a.1 == b.1);
+    present.into_iter().take(3).map(|(_, s)| s).collect()
 }
 
 #[cfg(test)]
@@ -482,6 +504,59 @@ mod tests {
             s.reason
         );
         assert_eq!(s.nearest[0], "gfx906");
+    }
+
+    #[test]
+    fn nearest_targets_rank_by_what_could_run() {
+        let present = |names: &[&str]| -> Vec<EntryId> {
+            names
+                .iter()
+                .map(|n| EntryId::parse(&format!("hipv4-amdgcn-amd-amdhsa--{n}")).unwrap())
+                .collect()
+        };
+        // Debian's librocrand: nothing of GFX11; the ISA generations nearest, variants folded.
+        let rocrand = present(&[
+            "gfx1030",
+            "gfx803",
+            "gfx900:xnack-",
+            "gfx906:xnack-",
+            "gfx908:xnack-",
+            "gfx90a:xnack+",
+            "gfx90a:xnack-",
+        ]);
+        assert_eq!(
+            nearest_targets(&dev("gfx1151"), &rocrand),
+            ["gfx1030", "gfx90a", "gfx908"]
+        );
+        assert_eq!(
+            nearest_targets(&dev("gfx942"), &rocrand),
+            ["gfx90a", "gfx908", "gfx906"]
+        );
+        // The family first: its generic target, then its members by ISA version.
+        let wide = present(&[
+            "gfx1030",
+            "gfx1100",
+            "gfx1150",
+            "gfx1152",
+            "gfx1200",
+            "gfx11-generic",
+        ]);
+        assert_eq!(
+            nearest_targets(&dev("gfx1151"), &wide),
+            ["gfx11-generic", "gfx1150", "gfx1152"]
+        );
+        assert_eq!(
+            nearest_targets(&dev("gfx1151"), &wide[..5]),
+            ["gfx1150", "gfx1152", "gfx1100"]
+        );
+        // The device's own processor keeps its feature settings: they are what differs.
+        assert_eq!(
+            nearest_targets(
+                &dev("gfx90a:xnack+"),
+                &present(&["gfx908:xnack-", "gfx90a:xnack-"])
+            ),
+            ["gfx90a:xnack-", "gfx908"]
+        );
     }
 
     #[test]

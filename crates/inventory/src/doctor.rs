@@ -310,7 +310,7 @@ mod tests {
         assert!(!v.runs);
         assert_eq!(
             v.missing.as_deref(),
-            Some("no code object for gfx1030 in 2 of 2 bundles; nearest present: gfx90a:xnack-, gfx906")
+            Some("no code object for gfx1030 in 2 of 2 bundles; nearest present: gfx90a, gfx906")
         );
     }
 }

@@ -2,8 +2,8 @@
 //! happened to each bundle). Shared by the file rewrite ([`crate::rewrite`]) and the archive
 //! rewrite, which rewrites each member through it.
 
-use crate::output::Output;
 use crate::error::{Error, ErrorKind, Result};
+use crate::output::Output;
 use crate::plan::{BundleOutcome, EntryRecord, Transform};
 use crate::select::{classify, EntryTarget, Selection};
 use serde::Serialize;
@@ -192,12 +192,16 @@ const HOST: &str = "host";
 /// device entry of every report (one file, or every member of a package) would be dropped,
 /// which is almost always a mistyped or absent target. A caller that means it (`--allow-empty`)
 /// skips this check. A conversion alone ([`Selection::All`]) never empties a file.
-pub fn refuse_empty<'r>(t: &Transform, reports: impl IntoIterator<Item = &'r Report>) -> Result<()> {
+pub fn refuse_empty<'r>(
+    t: &Transform,
+    reports: impl IntoIterator<Item = &'r Report>,
+) -> Result<()> {
     if t.selection == Selection::All {
         return Ok(());
     }
     let reports: Vec<&Report> = reports.into_iter().collect();
-    if !reports.iter().any(|r| r.had_device_code()) || reports.iter().any(|r| r.keeps_device_code()) {
+    if !reports.iter().any(|r| r.had_device_code()) || reports.iter().any(|r| r.keeps_device_code())
+    {
         return Ok(());
     }
     let mut present: Vec<&str> = reports.iter().flat_map(|r| r.targets_before()).collect();
@@ -211,10 +215,14 @@ pub fn refuse_empty<'r>(t: &Transform, reports: impl IntoIterator<Item = &'r Rep
     Err(Error::at(
         0,
         ErrorKind::WouldEmpty {
-        selection: format!(
-            "{flag} {}",
-            patterns.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",")
-        ),
+            selection: format!(
+                "{flag} {}",
+                patterns
+                    .iter()
+                    .map(|p| p.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
             present: present.join(", "),
         },
     ))

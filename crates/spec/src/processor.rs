@@ -239,6 +239,34 @@ impl std::fmt::Display for LlvmReleases {
 }
 
 impl Processor {
+    /// The ISA version `(major, minor, stepping)` a processor's name spells, as the HSA
+    /// runtime numbers it (`gfx90a` is 9.0.10, `gfx1151` is 11.5.1: the last two characters
+    /// are the minor version and stepping, in hex; `HSA_OVERRIDE_GFX_VERSION` takes this
+    /// form). A generic target has the major (and, for `gfx9-4-generic`, minor) version of
+    /// its family and stepping 0; a variant (`gfx1250-strict`) that of its processor. `None` for
+    /// r600 processors.
+    pub fn isa_version(&self) -> Option<(u8, u8, u8)> {
+        if self.arch != Arch::Amdgcn {
+            return None;
+        }
+        let rest = self.name.strip_prefix("gfx")?;
+        if let Some(family) = rest.strip_suffix("-generic") {
+            let mut parts = family.split('-').map(|p| p.parse::<u8>().ok());
+            let major = parts.next()??;
+            let minor = parts.next().unwrap_or(Some(0))?;
+            return Some((major, minor, 0));
+        }
+        // A variant of a processor (`gfx1250-strict`) has its ISA.
+        let rest = rest.split('-').next().unwrap_or(rest);
+        let n = rest.len();
+        if n < 3 || !rest.is_ascii() {
+            return None;
+        }
+        let major = rest[..n - 2].parse::<u8>().ok()?;
+        let hex = |i: usize| u8::from_str_radix(&rest[i..i + 1], 16).ok();
+        Some((major, hex(n - 2)?, hex(n - 1)?))
+    }
+
     /// Every name the processor answers to: its primary name, then its aliases.
     pub fn names(&self) -> impl Iterator<Item = &'static str> {
         std::iter::once(self.name).chain(self.aliases.iter().copied())

@@ -312,6 +312,26 @@ mod tests {
     use std::collections::HashSet;
 
     #[test]
+    fn isa_versions_follow_the_names() {
+        let v = |n: &str| Processor::by_name(n).unwrap().isa_version();
+        assert_eq!(v("gfx90a"), Some((9, 0, 10)));
+        assert_eq!(v("gfx1151"), Some((11, 5, 1)));
+        assert_eq!(v("gfx803"), Some((8, 0, 3)));
+        assert_eq!(v("gfx9-4-generic"), Some((9, 4, 0)));
+        assert_eq!(v("gfx11-generic"), Some((11, 0, 0)));
+        assert_eq!(v("r600"), None);
+        assert_eq!(v("gfx1250-strict"), v("gfx1250"));
+        // Every amdgcn processor has one, and no two processors (variants aside) share it.
+        let mut seen = HashSet::new();
+        for p in PROCESSORS.iter().filter(|p| p.arch == Arch::Amdgcn) {
+            let iv = p.isa_version().unwrap_or_else(|| panic!("{}", p.name));
+            if !p.is_generic() && !p.name.contains('-') {
+                assert!(seen.insert(iv), "{} repeats {iv:?}", p.name);
+            }
+        }
+    }
+
+    #[test]
     fn names_and_aliases_are_unique() {
         let mut seen = HashSet::new();
         for p in PROCESSORS {

@@ -282,7 +282,11 @@ pub fn note_unmatched<'r>(
         let files = crate::output::shortened(&files, 3);
         eprintln!(
             "gfxkit: note: {flag} {target} matches no entry of {files} (present: {})",
-            if present.is_empty() { "none".to_owned() } else { present.join(", ") }
+            if present.is_empty() {
+                "none".to_owned()
+            } else {
+                present.join(", ")
+            }
         );
     }
 }
