@@ -544,3 +544,91 @@ fn a_kept_target_found_in_no_bundle_is_named() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["unmatched"], serde_json::json!([]));
 }
+
+/// Twelve copies of the compressed bundle back to back, each at a 4 KiB boundary.
+fn twelve_bundles(dir: &Path) -> PathBuf {
+    let mut one = std::fs::read(&bundles().packed).unwrap();
+    one.resize(one.len().div_ceil(4096) * 4096, 0);
+    let p = dir.join("twelve.hipfb");
+    std::fs::write(&p, one.repeat(12)).unwrap();
+    p
+}
+
+#[test]
+fn repeated_per_bundle_lines_are_summarised_in_text_output() {
+    let d = tempfile::tempdir().unwrap();
+    let p = twelve_bundles(d.path());
+    // select: one line for the twelve bundles that load the same entry.
+    let o = gfxkit(&["select", "--device", "gfx90a:sramecc+:xnack-", s(&p)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("12 of 12 bundles")
+            && text.contains("  [0-11] 12 bundles: hipv4-amdgcn-amd-amdhsa--gfx90a (native)"),
+        "{text}"
+    );
+    assert_eq!(text.lines().count(), 3, "{text}");
+    let o = gfxkit(&["select", "--device", "gfx1151", s(&p)]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(text.lines().count(), 3, "{text}");
+    assert!(
+        text.contains("[0-11] 12 bundles: none: No compatible code objects found for: gfx1151; nearest present: gfx1100, gfx1030, gfx90a"),
+        "{text}"
+    );
+    // JSON keeps every bundle.
+    let o = gfxkit(&["select", "--json", "--device", "gfx90a", s(&p)]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["files"][0]["bundles"].as_array().unwrap().len(), 12);
+    // prune: one line for the twelve bundles with the same outcome, sizes added up.
+    let o = gfxkit(&["prune", "--keep", "gfx90a", "--dry-run", s(&p)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("    bundles 0-11 (12): ccob-v2-zstd ")
+            && text.contains("kept host, gfx90a; dropped gfx1030, gfx1100"),
+        "{text}"
+    );
+    assert!(!text.contains("bundle 1 at"), "{text}");
+    // Up to eight bundles, each its own line.
+    let few = d.path().join("few.hipfb");
+    let data = std::fs::read(&p).unwrap();
+    std::fs::write(&few, &data[..data.len() / 12 * 3]).unwrap();
+    let o = gfxkit(&["select", "--device", "gfx90a", s(&few)]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        text.matches("hipv4-amdgcn-amd-amdhsa--gfx90a (native)")
+            .count(),
+        3,
+        "{text}"
+    );
+}
+
+#[test]
+fn extract_notes_unchecked_hashes_once_per_file() {
+    let d = tempfile::tempdir().unwrap();
+    let p = twelve_bundles(d.path());
+    let out = d.path().join("out");
+    // The first device entry: a compressed bundle is decoded only up to it.
+    let first = {
+        let o = gfxkit(&["list", "--json", s(&bundles().packed)]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["files"][0]["bundles"][0]["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|e| e["target_id"].as_str().map(str::to_owned))
+            .next()
+            .unwrap()
+    };
+    let o = gfxkit(&["extract", "--target", &first, s(&p), "-o", s(&out)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let notes: Vec<&str> = text.lines().filter(|l| l.starts_with("note:")).collect();
+    assert_eq!(notes.len(), 1, "{text}");
+    assert!(
+        notes[0].contains(
+            "12 compressed bundles (bundle 0 at offset 0x0, bundle 1 at offset 0x1000 and 10 more)"
+        ) && notes[0].contains("their hashes were not checked"),
+        "{text}"
+    );
+}

@@ -31,6 +31,9 @@ pub struct SplitReport {
     pub archives: Vec<ArchiveReport>,
     /// Files without device code copied (`-r`).
     pub copied: usize,
+    /// Where the layout written fails under the old kpack loader (ROCm 7.0/7.1), which the
+    /// current one loads: each names the binary, the archive and the kernel.
+    pub old_loader_failures: Vec<String>,
 }
 
 /// One split binary.
@@ -251,10 +254,29 @@ pub fn split(
             size_after: s.host.len() as u64,
         });
     }
+    // The layout as the old loader reads it, binary by binary, from the files just written.
+    let mut old_loader_failures = Vec::new();
+    for (j, s) in jobs.iter().zip(&splits) {
+        let mut keys: Vec<String> = s.kernels.iter().map(|k| k.key.clone()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let found = gfxkit_host::discover(&s.host);
+        let opened = crate::kpack::all_archives(&j.output, &found, &crate::kpack::env());
+        let archives = opened.archives();
+        for f in gfxkit_kpack::verify::old_loader_shadowing(&keys, &archives.parse()) {
+            old_loader_failures.push(format!(
+                "{}: {}: {}",
+                j.output.display(),
+                f.key.unwrap_or_default(),
+                f.message
+            ));
+        }
+    }
     Ok(SplitReport {
         binaries,
         archives,
         copied: 0,
+        old_loader_failures,
     })
 }
 

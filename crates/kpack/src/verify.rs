@@ -238,7 +238,16 @@ pub fn verify_split(
             ));
         }
     }
-    // Shadowing under the old loader.
+    out.extend(old_loader_shadowing(&keys, archives));
+    out
+}
+
+/// Where the old kpack loader fails on a layout the current one loads: an archive for a
+/// feature variant (`gfx90a:xnack+`) that lacks a kernel of `keys` (the TOC keys of a split
+/// binary's wrappers) shadows the plain archive that has it, on a device with that setting
+/// (TheRock#7081). One finding per (archive, key).
+pub fn old_loader_shadowing(keys: &[String], archives: &[ArchiveFile<'_, '_>]) -> Vec<Finding> {
+    let mut out = Vec::new();
     let opened: Vec<Opened<'_, '_>> = archives
         .iter()
         .filter_map(|a| {
@@ -249,8 +258,8 @@ pub fn verify_split(
         })
         .collect();
     let mut devices: Vec<TargetId> = Vec::new();
-    for (_, a) in &parsed {
-        for arch in &a.arches {
+    for a in &opened {
+        for arch in &a.archive.arches {
             if arch.contains(':') {
                 for d in concrete_devices(arch) {
                     if !devices.contains(&d) {
@@ -263,7 +272,7 @@ pub fn verify_split(
     let mut reported: Vec<(String, String)> = Vec::new();
     for d in &devices {
         let arches = search::arch_list(d);
-        for key in &keys {
+        for key in keys {
             let old = search::resolve(Loader::Old, &arches, key, &opened);
             let cur = search::resolve(Loader::Current, &arches, key, &opened);
             if let (

@@ -274,7 +274,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .sum();
     let bar = crate::output::progress(total, "extracting", false);
     let mut written = Vec::new();
-    let mut notes = Vec::new();
+    // Per input, the bundles decoded only in part (their hash not checked).
+    let mut unchecked: Vec<(String, Vec<String>)> = Vec::new();
     for (src, x) in &kpack_plans {
         let dest = |p: &gfxkit_inventory::kpack::Pick| {
             args.out_dir
@@ -354,11 +355,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 });
             }
             if hash_checked == Some(false) {
-                notes.push(format!(
-                    "{}: decoded only up to the last wanted entry; its hash was not checked \
-                     (gfxkit verify checks it)",
-                    ctx()
-                ));
+                let file = src.path.display().to_string();
+                match unchecked.iter_mut().find(|(f, _)| *f == file) {
+                    Some((_, v)) => v.push(describe(b)),
+                    None => unchecked.push((file, vec![describe(b)])),
+                }
             }
         }
     }
@@ -371,8 +372,26 @@ pub fn run(args: Args) -> Result<ExitCode> {
         for w in &written {
             writeln!(out, "{}  {} bytes  ({})", w.path, w.size, w.id)?;
         }
-        for n in &notes {
-            writeln!(out, "note: {n}")?;
+        // One note per input, however many of its bundles it concerns.
+        for (file, bundles) in &unchecked {
+            let (what, verb) = match bundles.as_slice() {
+                [one] => (
+                    one.clone(),
+                    "its hash was not checked (gfxkit verify checks it)",
+                ),
+                many => (
+                    format!(
+                        "{} compressed bundles ({})",
+                        many.len(),
+                        crate::output::shortened(many, 2)
+                    ),
+                    "their hashes were not checked (gfxkit verify checks them)",
+                ),
+            };
+            writeln!(
+                out,
+                "note: {file}: {what} decoded only up to the last wanted entry; {verb}"
+            )?;
         }
     }
     Ok(ExitCode::SUCCESS)

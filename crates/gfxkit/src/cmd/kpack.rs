@@ -54,6 +54,11 @@ OUT mirrors the tree (files without device code copied, symbolic links kept) and
 archives go to OUT/.kpack. kernel_name is the binary's path relative to the parent of the
 kpack dir (lib/libfoo.so), or --kernel-name.
 
+After writing, the layout is read as the old kpack loader (ROCm 7 releases before the fix) reads
+it: where an archive of a feature variant (t_gfx90a:xnack-.kpack) lacks a kernel of a binary
+whose code is in the plain archive (t_gfx90a.kpack), that loader fails on such devices; each such
+case is a warning on stderr and in --json's old_loader_failures.
+
 Examples:
   gfxkit kpack split build/lib/libfoo.so --group foo -o dist/lib/libfoo.so
   gfxkit kpack split -r install/ --group rocm -o split/
@@ -256,6 +261,9 @@ fn run_split(a: SplitArgs) -> Result<ExitCode> {
             .with_context(|| format!("cannot create the link {}", dst.display()))?;
     }
     report.copied = copies.len();
+    for w in &report.old_loader_failures {
+        eprintln!("gfxkit: warning: {w}");
+    }
     if a.json {
         crate::output::print_json(&report)?;
     } else {

@@ -253,6 +253,63 @@ pub fn execute(io: &IoArgs, t: &Transform, allow_empty: bool) -> Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
+/// The bundle lines of a region: one per bundle or, past [`crate::output::GROUP_ABOVE`]
+/// bundles, one per distinct outcome (encodings, kept and dropped targets) with the sizes
+/// added up.
+fn print_bundles(out: &mut dyn Write, bundles: &[gfxkit_shrink::BundleOutcome]) -> Result<()> {
+    let outcome = |b: &gfxkit_shrink::BundleOutcome| {
+        let kept: Vec<&str> = b.kept.iter().map(|e| e.target.as_str()).collect();
+        let dropped: Vec<&str> = b.dropped.iter().map(|e| e.target.as_str()).collect();
+        let mut s = format!("kept {}", kept.join(", "));
+        if !dropped.is_empty() {
+            s.push_str(&format!("; dropped {}", dropped.join(", ")));
+        }
+        let only_host = !b.kept.iter().any(|e| e.target != "host");
+        (
+            b.encoding_before.clone(),
+            b.encoding_after.clone(),
+            s,
+            only_host,
+        )
+    };
+    const ONLY_HOST: &str =
+        "only the host entry is left; this bundle's kernels cannot run on any GPU";
+    if bundles.len() <= crate::output::GROUP_ABOVE {
+        for (i, b) in bundles.iter().enumerate() {
+            let (before, after, what, only_host) = outcome(b);
+            writeln!(
+                out,
+                "    bundle {i} at {:#x}: {before} {} -> {after} {}; {what}",
+                b.offset,
+                human(b.size_before),
+                human(b.size_after),
+            )?;
+            if only_host {
+                writeln!(out, "      note: {ONLY_HOST}")?;
+            }
+        }
+        return Ok(());
+    }
+    let groups = crate::output::group_by_text(bundles.iter().map(outcome).enumerate());
+    for (indices, (before, after, what, only_host)) in groups {
+        let (b, a) = indices.iter().fold((0, 0), |(b, a), &i| {
+            (b + bundles[i].size_before, a + bundles[i].size_after)
+        });
+        writeln!(
+            out,
+            "    bundles {} ({}): {before} {} -> {after} {}; {what}",
+            crate::output::ranges(&indices),
+            indices.len(),
+            human(b),
+            human(a),
+        )?;
+        if only_host {
+            writeln!(out, "      note: {ONLY_HOST}")?;
+        }
+    }
+    Ok(())
+}
+
 /// Names on stderr each target of `selection` that matches no entry of a file, with the
 /// files (`name`, report) it is missing from; one line per target.
 pub fn note_unmatched<'r>(
@@ -405,31 +462,7 @@ fn report(
                 ),
             }
         )?;
-        for (i, b) in g.bundles.iter().enumerate() {
-            let kept: Vec<&str> = b.kept.iter().map(|e| e.target.as_str()).collect();
-            let dropped: Vec<&str> = b.dropped.iter().map(|e| e.target.as_str()).collect();
-            writeln!(
-                out,
-                "    bundle {i} at {:#x}: {} {} -> {} {}; kept {}{}",
-                b.offset,
-                b.encoding_before,
-                human(b.size_before),
-                b.encoding_after,
-                human(b.size_after),
-                kept.join(", "),
-                if dropped.is_empty() {
-                    String::new()
-                } else {
-                    format!("; dropped {}", dropped.join(", "))
-                }
-            )?;
-            if !b.kept.iter().any(|e| e.target != "host") {
-                writeln!(
-                    out,
-                    "      note: only the host entry is left; this bundle's kernels cannot run on any GPU"
-                )?;
-            }
-        }
+        print_bundles(&mut out, &g.bundles)?;
     }
     writeln!(out, "  took {:.2} s", elapsed.as_secs_f64())?;
     Ok(())

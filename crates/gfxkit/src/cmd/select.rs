@@ -85,6 +85,36 @@ pub fn run(args: Args) -> Result<ExitCode> {
     Ok(ExitCode::from(code))
 }
 
+/// Prints one line per unit (index, place, outcome) or, for more than
+/// [`output::GROUP_ABOVE`] units, one line per distinct outcome with the indices that have it.
+fn print_units<P: std::fmt::Display>(
+    out: &mut dyn Write,
+    what: &str,
+    units: impl Iterator<Item = (usize, P, String)>,
+) -> Result<()> {
+    let units: Vec<(usize, P, String)> = units.collect();
+    if units.len() <= output::GROUP_ABOVE {
+        for (i, place, outcome) in &units {
+            writeln!(out, "  [{i:>3}] {:<28} {outcome}", place.to_string())?;
+        }
+        return Ok(());
+    }
+    for (indices, outcome) in output::group_by_text(units.into_iter().map(|(i, _, o)| (i, o))) {
+        let n = indices.len();
+        let what = if n == 1 {
+            what.trim_end_matches('s')
+        } else {
+            what
+        };
+        writeln!(
+            out,
+            "  [{}] {n} {what}: {outcome}",
+            output::ranges(&indices)
+        )?;
+    }
+    Ok(())
+}
+
 /// Prints the report as text on `out` (problems go to stderr).
 pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
     writeln!(out, "device {}", r.device)?;
@@ -108,23 +138,18 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
                 f.path,
                 f.kpack_units.len()
             )?;
-            for u in &f.kpack_units {
+            let lines = f.kpack_units.iter().map(|u| {
                 let key = u.lookup.key.as_deref().unwrap_or("?");
-                match &u.selected {
-                    Some(id) => writeln!(
-                        out,
-                        "  [{:>3}] {key:<28} {id} (kpack: {})",
-                        u.index,
+                let outcome = match &u.selected {
+                    Some(id) => format!(
+                        "{id} (kpack: {})",
                         u.lookup.archive.as_deref().unwrap_or("")
-                    )?,
-                    None => writeln!(
-                        out,
-                        "  [{:>3}] {key:<28} none: {}",
-                        u.index,
-                        u.failure_text()
-                    )?,
-                }
-            }
+                    ),
+                    None => format!("none: {}", u.failure_text()),
+                };
+                (u.index as usize, key, outcome)
+            });
+            print_units(out, "kpack wrappers", lines)?;
         }
         if f.bundles.is_empty() {
             if f.kpack.is_empty() {
@@ -139,24 +164,23 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
             f.path,
             f.bundles.len()
         )?;
-        for b in &f.bundles {
+        let lines = f.bundles.iter().map(|b| {
             let place = match (&b.member, &b.section) {
                 (Some(m), Some(s)) => format!("{m} {s} @{:#x}", b.offset),
                 (Some(m), None) => format!("{m} @{:#x}", b.offset),
                 (None, Some(s)) => format!("{s} @{:#x}", b.offset),
                 (None, None) => format!("@{:#x}", b.offset),
             };
-            match (&b.selected, b.via) {
-                (Some(id), Some(via)) => {
-                    write!(out, "  [{:>3}] {place:<28} {id} ({via})", b.index)?;
-                    if let Some(n) = &b.needs {
-                        write!(out, ", needs {n}")?;
-                    }
-                    writeln!(out)?;
-                }
-                _ => writeln!(out, "  [{:>3}] {place:<28} none: {}", b.index, b.reason)?,
-            }
-        }
+            let outcome = match (&b.selected, b.via) {
+                (Some(id), Some(via)) => match &b.needs {
+                    Some(n) => format!("{id} ({via}), needs {n}"),
+                    None => format!("{id} ({via})"),
+                },
+                _ => format!("none: {}", b.reason),
+            };
+            (b.index, place, outcome)
+        });
+        print_units(out, "bundles", lines)?;
     }
     Ok(())
 }
