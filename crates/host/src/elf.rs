@@ -565,7 +565,12 @@ fn read_segments<'data>(
     let file_len = data.len() as u64;
     let mut loads = Vec::new();
     let mut dynamic = None;
-    for ph in phdrs {
+    let phdr_at = |i: usize| {
+        header
+            .e_phoff(endian)
+            .saturating_add((i as u64).saturating_mul(u64::from(header.e_phentsize(endian))))
+    };
+    for (i, ph) in phdrs.iter().enumerate() {
         match ph.p_type(endian) {
             elf::PT_LOAD => {
                 if loads.len() >= limits::MAX_LOAD_SEGMENTS {
@@ -588,7 +593,7 @@ fn read_segments<'data>(
                 });
             }
             elf::PT_DYNAMIC if dynamic.is_none() => {
-                dynamic = Some((ph.p_offset(endian), ph.p_filesz(endian)));
+                dynamic = Some((ph.p_offset(endian), ph.p_filesz(endian), phdr_at(i)));
             }
             _ => {}
         }
@@ -731,13 +736,14 @@ fn read_segments<'data>(
 }
 
 /// Sets the pointers of `candidates` that a `R_*_RELATIVE` relocation of `DT_RELA` sets to its
-/// addend. `dynamic` is the `PT_DYNAMIC` segment's (offset, size); a table that cannot be read
+/// addend. `dynamic` is the `PT_DYNAMIC` segment's (offset, size, file offset of its program
+/// header); a table that cannot be read
 /// is a problem, the pointers keeping their stored values.
 fn relocate(
     data: &[u8],
     header: &FileHeader64<LE>,
     loads: &[Load],
-    dynamic: Option<(u64, u64)>,
+    dynamic: Option<(u64, u64, u64)>,
     candidates: &mut [Candidate],
     here: &dyn Fn(u64, u64) -> Location,
     out: &mut ElfParts<'_>,
@@ -749,7 +755,7 @@ fn relocate(
         elf::EM_PPC64 => elf::R_PPC64_RELATIVE,
         _ => return,
     };
-    let Some((dyn_at, dyn_size)) = dynamic else {
+    let Some((dyn_at, dyn_size, phdr_at)) = dynamic else {
         return; // A static executable: pointers are stored in place.
     };
     let mut bad = |at: u64, size: u64, what: String| {
@@ -761,9 +767,10 @@ fn relocate(
         ))
     };
     let Some(dynamic) = bytes_at(data, dyn_at, dyn_size) else {
+        // The place is the program header that makes the claim (inside the file).
         bad(
-            dyn_at,
-            0,
+            phdr_at,
+            u64::from(header.e_phentsize(endian)),
             format!(
                 "PT_DYNAMIC ({dyn_size} bytes at {dyn_at:#x}) runs past the end of the file \
                  ({} bytes)",
@@ -836,6 +843,166 @@ fn relocate(
         if let Some(&c) = by_slot.get(&offset) {
             candidates[c].pointer = addend;
             candidates[c].relocated = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::discover::{discover, WrapperTarget};
+    use crate::problem::{ProblemKind, Severity};
+
+    /// Where the pieces of [`bare`] are: the bundle in the read-only segment, the wrapper,
+    /// dynamic section and relocation in the writable one (file offset + 0x1000 = address).
+    const BUNDLE_AT: u64 = 0x100;
+    const WRAPPER_AT: u64 = 0x200;
+    const DYNAMIC_AT: u64 = 0x220;
+    const RELA_AT: u64 = 0x280;
+
+    /// How [`bare`] sets the wrapper's pointer.
+    enum Pointer {
+        /// A `R_X86_64_RELATIVE` relocation with this addend (0 stored in place).
+        Relative(u64),
+        /// No relocation; this value stored in place (a non-PIE executable).
+        Stored(u64),
+    }
+
+    fn put(d: &mut [u8], at: u64, bytes: &[u8]) {
+        d[at as usize..at as usize + bytes.len()].copy_from_slice(bytes);
+    }
+
+    /// A shared object without a section table, like `llvm-objcopy --strip-sections` leaves:
+    /// segments R [0, 0x200) at 0 holding a bundle at 0x100, RW [0x200, 0x300) at 0x1200
+    /// holding one `HIPF` wrapper, `PT_DYNAMIC` and `DT_RELA`.
+    fn bare(pointer: Pointer, rela_address: u64) -> Vec<u8> {
+        let bundle = gfxkit_bundle::write_bundle(
+            &[("hipv4-amdgcn-amd-amdhsa--gfx90a", b"\x7fELF".as_slice())],
+            1,
+        )
+        .unwrap();
+        assert!(bundle.len() < 0x100);
+        let mut d = vec![0u8; 0x300];
+        put(&mut d, 0, b"\x7fELF\x02\x01\x01");
+        put(&mut d, 16, &3u16.to_le_bytes()); // ET_DYN
+        put(&mut d, 18, &62u16.to_le_bytes()); // EM_X86_64
+        put(&mut d, 20, &1u32.to_le_bytes());
+        put(&mut d, 32, &64u64.to_le_bytes()); // e_phoff
+        put(&mut d, 52, &64u16.to_le_bytes()); // e_ehsize
+        put(&mut d, 54, &56u16.to_le_bytes()); // e_phentsize
+        put(&mut d, 56, &3u16.to_le_bytes()); // e_phnum
+        let phdr = |d: &mut Vec<u8>, i: u64, ty: u32, flags: u32, off: u64, size: u64| {
+            let at = 64 + i * 56;
+            put(d, at, &ty.to_le_bytes());
+            put(d, at + 4, &flags.to_le_bytes());
+            put(d, at + 8, &off.to_le_bytes());
+            let vaddr = if off >= 0x200 { off + 0x1000 } else { off };
+            put(d, at + 16, &vaddr.to_le_bytes());
+            put(d, at + 24, &vaddr.to_le_bytes());
+            put(d, at + 32, &size.to_le_bytes());
+            put(d, at + 40, &size.to_le_bytes());
+            put(d, at + 48, &0x1000u64.to_le_bytes());
+        };
+        phdr(&mut d, 0, 1, 4, 0, 0x200); // PT_LOAD R
+        phdr(&mut d, 1, 1, 6, 0x200, 0x100); // PT_LOAD RW
+        phdr(&mut d, 2, 2, 6, DYNAMIC_AT, 64); // PT_DYNAMIC
+        put(&mut d, BUNDLE_AT, &bundle);
+        put(&mut d, WRAPPER_AT, &0x4849_5046u32.to_le_bytes());
+        put(&mut d, WRAPPER_AT + 4, &1u32.to_le_bytes());
+        let (stored, addend) = match pointer {
+            Pointer::Relative(a) => (0, Some(a)),
+            Pointer::Stored(v) => (v, None),
+        };
+        put(&mut d, WRAPPER_AT + 8, &stored.to_le_bytes());
+        if let Some(addend) = addend {
+            // DT_RELA, DT_RELASZ, DT_RELAENT, DT_NULL.
+            for (i, (tag, value)) in [(7u64, rela_address), (8, 24), (9, 24)].iter().enumerate() {
+                put(&mut d, DYNAMIC_AT + i as u64 * 16, &tag.to_le_bytes());
+                put(&mut d, DYNAMIC_AT + i as u64 * 16 + 8, &value.to_le_bytes());
+            }
+            put(&mut d, RELA_AT, &(WRAPPER_AT + 0x1000 + 8).to_le_bytes());
+            put(&mut d, RELA_AT + 8, &8u64.to_le_bytes()); // R_X86_64_RELATIVE
+            put(&mut d, RELA_AT + 16, &addend.to_le_bytes());
+        }
+        d
+    }
+
+    /// The wrapper of a file without a section table leads, through its `R_X86_64_RELATIVE`
+    /// addend or the pointer stored in place, to the bundle, found with its file offset.
+    #[test]
+    fn wrappers_without_a_section_table_lead_to_their_bundles() {
+        for pointer in [Pointer::Relative(BUNDLE_AT), Pointer::Stored(BUNDLE_AT)] {
+            let d = bare(pointer, RELA_AT + 0x1000);
+            let found = discover(&d);
+            assert!(found.problems.is_empty(), "{:?}", found.problems);
+            assert_eq!(found.bundles.len(), 1);
+            let b = &found.bundles[0];
+            assert_eq!(
+                (b.location.offset, b.location.section.as_deref()),
+                (BUNDLE_AT, None)
+            );
+            assert_eq!(b.wrappers, [0]);
+            let w = &found.wrappers[0];
+            assert_eq!((w.location.offset, w.location.size), (WRAPPER_AT, 24));
+            assert_eq!(w.location.section, None);
+            assert_eq!(w.target, WrapperTarget::Bundle { index: 0 });
+            assert_eq!(found.fatbin_sections.len(), 1);
+            assert_eq!(found.fatbin_sections[0].offset, BUNDLE_AT);
+            assert_eq!(found.fatbin_sections[0].size, b.bytes.len() as u64);
+        }
+    }
+
+    /// A relocated record that leads to no bundle is a warning, not a wrapper; a table of
+    /// relocations outside the loaded bytes is an error naming it.
+    #[test]
+    fn records_leading_nowhere_and_unreadable_relocations_are_reported() {
+        let d = bare(Pointer::Relative(BUNDLE_AT + 8), RELA_AT + 0x1000);
+        let found = discover(&d);
+        assert!(found.bundles.is_empty() && found.wrappers.is_empty());
+        assert_eq!(found.problems.len(), 1, "{:?}", found.problems);
+        let p = &found.problems[0];
+        assert_eq!(p.severity, Severity::Warning);
+        assert_eq!(p.location.offset, WRAPPER_AT);
+        assert!(matches!(
+            p.kind,
+            ProblemKind::UnmatchedWrapperRecord {
+                address: 0x108,
+                file_offset: Some(0x108),
+                ..
+            }
+        ));
+        assert!(p.to_string().contains("no bundle starts"), "{p}");
+
+        let d = bare(Pointer::Relative(BUNDLE_AT), 0x9000);
+        let found = discover(&d);
+        assert!(found.bundles.is_empty() && found.wrappers.is_empty());
+        assert_eq!(found.problems.len(), 1, "{:?}", found.problems);
+        assert_eq!(found.problems[0].severity, Severity::Error);
+        assert!(found.problems[0].to_string().contains("DT_RELA"));
+    }
+
+    /// Every prefix and every flipped byte of a file without a section table is read without a
+    /// panic, everything found inside the input.
+    #[test]
+    fn damaged_files_without_a_section_table_never_panic() {
+        let d = bare(Pointer::Relative(BUNDLE_AT), RELA_AT + 0x1000);
+        let check = |d: &[u8]| {
+            let found = discover(d);
+            for b in &found.bundles {
+                assert!(b.location.offset + b.bytes.len() as u64 <= d.len() as u64);
+            }
+            for p in &found.problems {
+                assert!(p.location.offset <= d.len() as u64, "{p}");
+            }
+        };
+        for n in 0..d.len() {
+            check(&d[..n]);
+        }
+        for i in 0..d.len() {
+            for bit in [0x01u8, 0x80] {
+                let mut e = d.clone();
+                e[i] ^= bit;
+                check(&e);
+            }
         }
     }
 }
