@@ -10,7 +10,8 @@ pub struct Location {
     /// `bar.o`; an archive inside an archive gives `inner.a/bar.o`). `None` for the file itself.
     pub member: Option<String>,
     /// ELF section name (`.hip_fatbin`, `.hipFatBinSegment`, `.llvm.offloading`,
-    /// `__CLANG_OFFLOAD_BUNDLE__<id>`), or `None` outside any section.
+    /// `__CLANG_OFFLOAD_BUNDLE__<id>`), or `None` outside any section and in a file without a
+    /// section table (read through its program headers: the offset is still the file offset).
     pub section: Option<String>,
     /// Byte offset in the input file.
     pub offset: u64,
