@@ -155,7 +155,7 @@ impl WrapperMagic {
     /// `HIPK` magic value.
     pub const HIPK: u32 = 0x4B50_4948;
 
-    fn from_u32(v: u32) -> WrapperMagic {
+    pub(crate) fn from_u32(v: u32) -> WrapperMagic {
         match v {
             Self::HIPF => WrapperMagic::Hipf,
             Self::HIPK => WrapperMagic::Hipk,
@@ -291,7 +291,9 @@ pub struct Discovery<'data> {
     /// `.hipFatBinSegment` wrapper records.
     pub wrappers: Vec<Wrapper>,
     /// The `.hip_fatbin` sections read (archive member, file offset and size of their
-    /// contents), in file order; their bundles are in [`Discovery::bundles`].
+    /// contents), in file order; their bundles are in [`Discovery::bundles`]. In a file
+    /// without a section table, the spans read instead (section `None`): per `PT_LOAD`
+    /// segment, from the first bundle a wrapper leads to to the end of the last one.
     pub fatbin_sections: Vec<Location>,
     /// Problems found on the way (damaged or suspicious data), in file order per container.
     pub problems: Vec<Problem>,
@@ -435,16 +437,18 @@ impl<'data> Walker<'data> {
                     .collect(),
             });
         }
-        // Bundles in `.hip_fatbin`, indexed by file offset for wrapper matching.
+        // Bundles in `.hip_fatbin` (without a section table: the spans wrappers lead to),
+        // indexed by file offset for wrapper matching.
         let first_bundle = self.out.bundles.len();
+        let section = (!parts.sectionless).then_some(".hip_fatbin");
         for contents in &parts.fatbins {
             self.out.fatbin_sections.push(Location {
                 member: member.clone(),
-                section: Some(".hip_fatbin".to_owned()),
+                section: section.map(str::to_owned),
                 offset: self.base(contents),
                 size: contents.len() as u64,
             });
-            self.split_section(contents, member.clone(), Some(".hip_fatbin"));
+            self.split_section(contents, member.clone(), section);
         }
         if parts.wrapper_sections.is_empty() {
             return;

@@ -2,7 +2,7 @@
 
 use crate::limits;
 use crate::problem::{Location, Problem, ProblemKind};
-use gfxkit_bundle::le::{offset_within, u32_at, u64_at};
+use gfxkit_bundle::le::{bytes_at, offset_within, u32_at, u64_at};
 use object::elf::{self, FileHeader64};
 use object::read::elf::{FileHeader, ProgramHeader, Rel, Rela, SectionHeader, Sym};
 use object::LittleEndian as LE;
@@ -90,6 +90,10 @@ pub(crate) struct ElfParts<'data> {
     pub object_entries: Vec<(&'data str, Location, &'data [u8])>,
     /// `.hipFatBinSegment` sections.
     pub wrapper_sections: Vec<WrapperSection>,
+    /// Whether the file has no section table and was read through its program headers
+    /// ([`read_segments`]): then `fatbins` are the spans wrappers lead to, not sections, and
+    /// nothing found has a section name.
+    pub sectionless: bool,
 }
 
 impl ElfParts<'_> {
@@ -137,6 +141,12 @@ pub(crate) fn read_elf<'data>(
     };
     let e_type = header.e_type(endian);
     let machine = header.e_machine(endian);
+    if sections.is_empty() && e_type != elf::ET_REL {
+        // No section table (`llvm-objcopy --strip-sections`): the loader needs none, and
+        // neither does the HIP runtime, which gets the wrappers from the compiler's code.
+        read_segments(data, header, base, member.as_deref(), &mut out);
+        return out;
+    }
 
     // The sections that hold device code or wrappers, with their contents.
     let mut wrapper_sections: Vec<(usize, &'data Shdr, &'data [u8])> = Vec::new();
@@ -469,4 +479,530 @@ fn vaddr_to_file(
         }
     }
     None
+}
+
+/// A `PT_LOAD` segment's file bytes: `[offset, offset + filesz)` in the ELF file (clipped to
+/// it) at virtual address `vaddr`.
+#[derive(Debug, Clone, Copy)]
+struct Load {
+    vaddr: u64,
+    offset: u64,
+    filesz: u64,
+    writable: bool,
+}
+
+impl Load {
+    /// The file offset of `addr`, when it lands in this segment's file bytes.
+    fn file_offset(&self, addr: u64) -> Option<u64> {
+        let d = addr.checked_sub(self.vaddr)?;
+        (d < self.filesz).then(|| self.offset + d)
+    }
+
+    /// The end of the segment's file bytes.
+    fn file_end(&self) -> u64 {
+        self.offset + self.filesz
+    }
+}
+
+/// The file offset of virtual address `addr` through the `PT_LOAD` segments, and the
+/// segment's index.
+fn load_at(loads: &[Load], addr: u64) -> Option<(usize, u64)> {
+    loads
+        .iter()
+        .enumerate()
+        .find_map(|(i, l)| l.file_offset(addr).map(|f| (i, f)))
+}
+
+/// A record with the `HIPF` or `HIPK` magic and version 1 found in a writable segment.
+struct Candidate {
+    /// File offset of the record (in the ELF file).
+    at: u64,
+    /// Virtual address of its pointer field.
+    slot: u64,
+    /// The pointer as stored, the `R_*_RELATIVE` addend when a relocation sets it.
+    pointer: u64,
+    /// Whether a relocation sets the pointer.
+    relocated: bool,
+}
+
+/// Reads a linked file without a section table (`llvm-objcopy --strip-sections`) as the loader
+/// sees it: the `PT_LOAD` segments map addresses to file bytes, `PT_DYNAMIC` gives the
+/// dynamic relocations (`DT_RELA`, `DT_RELASZ`, `DT_RELAENT`). Wrapper records are the 8-byte
+/// aligned records of the writable segments with the `HIPF` or `HIPK` magic and version 1
+/// whose pointer (its `R_*_RELATIVE` addend, or the value stored in place: non-PIE
+/// executables, RELR) leads into a segment's file bytes, to the start of a bundle (`HIPF`) or
+/// to a kpack marker that decodes (`HIPK`); a record a relocation points but that leads
+/// elsewhere is reported (a warning: with no section table, it is not known to be a
+/// wrapper). The bundles' spans (`fatbins`) go, per segment, from the first bundle a wrapper
+/// leads to to the end of the last one, so the bundles between them are found too. Every
+/// scan is linear in the segments' file bytes.
+fn read_segments<'data>(
+    data: &'data [u8],
+    header: &FileHeader64<LE>,
+    base: u64,
+    member: Option<&str>,
+    out: &mut ElfParts<'data>,
+) {
+    let endian = LE;
+    out.sectionless = true;
+    let here = |offset: u64, size: u64| Location {
+        member: member.map(str::to_owned),
+        section: None,
+        offset: base.saturating_add(offset),
+        size,
+    };
+    let phdrs = match header.program_headers(endian, data) {
+        Ok(p) => p,
+        Err(e) => {
+            let p = Problem::error(
+                here(0, data.len() as u64),
+                ProblemKind::MalformedElf(format!("program headers (no section table): {e}")),
+            );
+            out.problem(p);
+            return;
+        }
+    };
+    let file_len = data.len() as u64;
+    let mut loads = Vec::new();
+    let mut dynamic = None;
+    let phdr_at = |i: usize| {
+        header
+            .e_phoff(endian)
+            .saturating_add((i as u64).saturating_mul(u64::from(header.e_phentsize(endian))))
+    };
+    for (i, ph) in phdrs.iter().enumerate() {
+        match ph.p_type(endian) {
+            elf::PT_LOAD => {
+                if loads.len() >= limits::MAX_LOAD_SEGMENTS {
+                    out.problem(Problem::warning(
+                        here(header.e_phoff(endian), 0),
+                        ProblemKind::TooMany {
+                            what: "PT_LOAD segments",
+                            limit: limits::MAX_LOAD_SEGMENTS,
+                        },
+                    ));
+                    break;
+                }
+                let offset = ph.p_offset(endian).min(file_len);
+                let filesz = ph.p_filesz(endian).min(file_len - offset);
+                loads.push(Load {
+                    vaddr: ph.p_vaddr(endian),
+                    offset,
+                    filesz,
+                    writable: ph.p_flags(endian) & elf::PF_W != 0,
+                });
+            }
+            elf::PT_DYNAMIC if dynamic.is_none() => {
+                dynamic = Some((ph.p_offset(endian), ph.p_filesz(endian), phdr_at(i)));
+            }
+            _ => {}
+        }
+    }
+
+    // Records with a wrapper's magic and version in the writable segments, each file byte
+    // looked at once even where segments overlap.
+    let mut writable: Vec<Load> = loads.iter().copied().filter(|l| l.writable).collect();
+    writable.sort_by_key(|l| l.offset);
+    let mut candidates = Vec::new();
+    let mut scanned_to = 0u64;
+    'scan: for l in &writable {
+        // The first 8-byte aligned address at or after both the segment and what was scanned.
+        let from = l.offset.max(scanned_to);
+        let Some(mut addr) = l
+            .vaddr
+            .checked_add(from - l.offset)
+            .and_then(|a| a.checked_next_multiple_of(8))
+        else {
+            continue;
+        };
+        while let Some(at) = l.file_offset(addr) {
+            if at.saturating_add(WRAPPER_SIZE) > l.file_end() {
+                break;
+            }
+            let magic = u32_at(data, at).unwrap_or(0);
+            if (magic == crate::WrapperMagic::HIPF || magic == crate::WrapperMagic::HIPK)
+                && u32_at(data, at + 4) == Some(1)
+            {
+                if candidates.len() >= limits::MAX_WRAPPERS {
+                    out.problem(Problem::warning(
+                        here(at, 0),
+                        ProblemKind::TooMany {
+                            what: "wrapper records",
+                            limit: limits::MAX_WRAPPERS,
+                        },
+                    ));
+                    break 'scan;
+                }
+                candidates.push(Candidate {
+                    at,
+                    slot: addr + 8,
+                    pointer: u64_at(data, at + 8).unwrap_or(0),
+                    relocated: false,
+                });
+            }
+            let Some(next) = addr.checked_add(8) else {
+                break;
+            };
+            addr = next;
+        }
+        scanned_to = scanned_to.max(l.file_end());
+    }
+    if candidates.is_empty() {
+        return;
+    }
+    relocate(data, header, &loads, dynamic, &mut candidates, &here, out);
+
+    // Accept the records whose pointer leads to what a wrapper's does.
+    let mut anchors: Vec<(usize, u64)> = Vec::new();
+    let mut section = WrapperSection::default();
+    for c in &candidates {
+        let magic = u32_at(data, c.at).unwrap_or(0);
+        let target = load_at(&loads, c.pointer);
+        let rest = target.and_then(|(_, f)| data.get(usize::try_from(f).ok()?..));
+        let accepted = match rest {
+            Some(rest) if magic == crate::WrapperMagic::HIPF => {
+                crate::fatbin::starts_with_bundle(rest)
+            }
+            Some(rest) => crate::discover::decode_kpack_ref(rest).is_ok(),
+            None => false,
+        };
+        if !accepted {
+            if c.relocated {
+                out.problem(Problem::warning(
+                    here(c.at, WRAPPER_SIZE),
+                    ProblemKind::UnmatchedWrapperRecord {
+                        magic,
+                        address: c.pointer,
+                        file_offset: target.map(|(_, f)| base.saturating_add(f)),
+                    },
+                ));
+            }
+            continue;
+        }
+        let Some((seg, file_offset)) = target else {
+            continue; // Not reached: accepted records have a target.
+        };
+        if magic == crate::WrapperMagic::HIPF {
+            anchors.push((seg, file_offset));
+        }
+        section.records.push(RawWrapper {
+            location: here(c.at, WRAPPER_SIZE),
+            magic,
+            version: 1,
+            reserved: u64_at(data, c.at + 16).unwrap_or(0),
+            slot: Slot::At {
+                address: c.pointer,
+                file_offset: Some(base.saturating_add(file_offset)),
+            },
+        });
+    }
+
+    // Per segment, the span from the first bundle a wrapper leads to to the end of the last
+    // (a bundle that cannot be delimited: the end of the segment, where the split stops).
+    anchors.sort_unstable();
+    anchors.dedup();
+    let mut spans: Vec<(u64, u64)> = Vec::new();
+    for group in anchors.chunk_by(|a, b| a.0 == b.0) {
+        let seg_end = loads[group[0].0].file_end();
+        let start = group[0].1;
+        let end = group
+            .iter()
+            .map(|&(_, at)| {
+                let rest = bytes_at(data, at, seg_end - at).unwrap_or_default();
+                match gfxkit_bundle::split::stored_extent(rest) {
+                    Ok((_, len)) => at.saturating_add(len).min(seg_end),
+                    Err(_) => seg_end,
+                }
+            })
+            .max()
+            .unwrap_or(seg_end);
+        spans.push((start, end));
+    }
+    // Segments overlapping in the file give one span.
+    spans.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::new();
+    for (s, e) in spans {
+        match merged.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => merged.push((s, e)),
+        }
+    }
+    for (s, e) in merged {
+        if let Some(bytes) = bytes_at(data, s, e - s) {
+            out.fatbins.push(bytes);
+        }
+    }
+    out.wrapper_sections.push(section);
+}
+
+/// Sets the pointers of `candidates` that a `R_*_RELATIVE` relocation of `DT_RELA` sets to its
+/// addend. `dynamic` is the `PT_DYNAMIC` segment's (offset, size, file offset of its program
+/// header); a table that cannot be read
+/// is a problem, the pointers keeping their stored values.
+fn relocate(
+    data: &[u8],
+    header: &FileHeader64<LE>,
+    loads: &[Load],
+    dynamic: Option<(u64, u64, u64)>,
+    candidates: &mut [Candidate],
+    here: &dyn Fn(u64, u64) -> Location,
+    out: &mut ElfParts<'_>,
+) {
+    let endian = LE;
+    let relative = match header.e_machine(endian) {
+        elf::EM_X86_64 => elf::R_X86_64_RELATIVE,
+        elf::EM_AARCH64 => elf::R_AARCH64_RELATIVE,
+        elf::EM_PPC64 => elf::R_PPC64_RELATIVE,
+        _ => return,
+    };
+    let Some((dyn_at, dyn_size, phdr_at)) = dynamic else {
+        return; // A static executable: pointers are stored in place.
+    };
+    let mut bad = |at: u64, size: u64, what: String| {
+        out.problem(Problem::error(
+            here(at, size),
+            ProblemKind::MalformedElf(format!(
+                "{what}; wrapper pointers set by dynamic relocations are not known"
+            )),
+        ))
+    };
+    let Some(dynamic) = bytes_at(data, dyn_at, dyn_size) else {
+        // The place is the program header that makes the claim (inside the file).
+        bad(
+            phdr_at,
+            u64::from(header.e_phentsize(endian)),
+            format!(
+                "PT_DYNAMIC ({dyn_size} bytes at {dyn_at:#x}) runs past the end of the file \
+                 ({} bytes)",
+                data.len()
+            ),
+        );
+        return;
+    };
+    let (mut rela, mut relasz, mut relaent) = (None, None, None);
+    for i in 0..dynamic.len() as u64 / 16 {
+        let tag = u64_at(dynamic, i * 16).unwrap_or(0);
+        let value = u64_at(dynamic, i * 16 + 8).unwrap_or(0);
+        match tag as u32 {
+            _ if tag > u64::from(u32::MAX) => {}
+            elf::DT_NULL => break,
+            elf::DT_RELA => rela = Some(value),
+            elf::DT_RELASZ => relasz = Some(value),
+            elf::DT_RELAENT => relaent = Some(value),
+            _ => {}
+        }
+    }
+    let Some(rela) = rela else {
+        return; // No RELA table (RELR only, or nothing to relocate): pointers stored in place.
+    };
+    let size = relasz.unwrap_or(0);
+    let entry = std::mem::size_of::<elf::Rela64<LE>>() as u64;
+    if relaent.is_some_and(|e| e != entry) {
+        bad(
+            dyn_at,
+            dyn_size,
+            format!(
+                "DT_RELAENT is {}, expected {entry}",
+                relaent.unwrap_or_default()
+            ),
+        );
+        return;
+    }
+    let table = load_at(loads, rela).and_then(|(i, at)| {
+        (size <= loads[i].file_end() - at)
+            .then(|| bytes_at(data, at, size))
+            .flatten()
+    });
+    let Some(table) = table else {
+        bad(
+            dyn_at,
+            dyn_size,
+            format!(
+                "DT_RELA ({size} bytes at address {rela:#x}) is not in the file's loaded bytes"
+            ),
+        );
+        return;
+    };
+    let by_slot: HashMap<u64, usize> = candidates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.slot, i))
+        .collect();
+    for i in 0..size / entry {
+        let at = i * entry;
+        let (Some(offset), Some(info), Some(addend)) = (
+            u64_at(table, at),
+            u64_at(table, at + 8),
+            u64_at(table, at + 16),
+        ) else {
+            break;
+        };
+        if info as u32 != relative {
+            continue;
+        }
+        if let Some(&c) = by_slot.get(&offset) {
+            candidates[c].pointer = addend;
+            candidates[c].relocated = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::discover::{discover, WrapperTarget};
+    use crate::problem::{ProblemKind, Severity};
+
+    /// Where the pieces of [`bare`] are: the bundle in the read-only segment, the wrapper,
+    /// dynamic section and relocation in the writable one (file offset + 0x1000 = address).
+    const BUNDLE_AT: u64 = 0x100;
+    const WRAPPER_AT: u64 = 0x200;
+    const DYNAMIC_AT: u64 = 0x220;
+    const RELA_AT: u64 = 0x280;
+
+    /// How [`bare`] sets the wrapper's pointer.
+    enum Pointer {
+        /// A `R_X86_64_RELATIVE` relocation with this addend (0 stored in place).
+        Relative(u64),
+        /// No relocation; this value stored in place (a non-PIE executable).
+        Stored(u64),
+    }
+
+    fn put(d: &mut [u8], at: u64, bytes: &[u8]) {
+        d[at as usize..at as usize + bytes.len()].copy_from_slice(bytes);
+    }
+
+    /// A shared object without a section table, like `llvm-objcopy --strip-sections` leaves:
+    /// segments R [0, 0x200) at 0 holding a bundle at 0x100, RW [0x200, 0x300) at 0x1200
+    /// holding one `HIPF` wrapper, `PT_DYNAMIC` and `DT_RELA`.
+    fn bare(pointer: Pointer, rela_address: u64) -> Vec<u8> {
+        let bundle = gfxkit_bundle::write_bundle(
+            &[("hipv4-amdgcn-amd-amdhsa--gfx90a", b"\x7fELF".as_slice())],
+            1,
+        )
+        .unwrap();
+        assert!(bundle.len() < 0x100);
+        let mut d = vec![0u8; 0x300];
+        put(&mut d, 0, b"\x7fELF\x02\x01\x01");
+        put(&mut d, 16, &3u16.to_le_bytes()); // ET_DYN
+        put(&mut d, 18, &62u16.to_le_bytes()); // EM_X86_64
+        put(&mut d, 20, &1u32.to_le_bytes());
+        put(&mut d, 32, &64u64.to_le_bytes()); // e_phoff
+        put(&mut d, 52, &64u16.to_le_bytes()); // e_ehsize
+        put(&mut d, 54, &56u16.to_le_bytes()); // e_phentsize
+        put(&mut d, 56, &3u16.to_le_bytes()); // e_phnum
+        let phdr = |d: &mut Vec<u8>, i: u64, ty: u32, flags: u32, off: u64, size: u64| {
+            let at = 64 + i * 56;
+            put(d, at, &ty.to_le_bytes());
+            put(d, at + 4, &flags.to_le_bytes());
+            put(d, at + 8, &off.to_le_bytes());
+            let vaddr = if off >= 0x200 { off + 0x1000 } else { off };
+            put(d, at + 16, &vaddr.to_le_bytes());
+            put(d, at + 24, &vaddr.to_le_bytes());
+            put(d, at + 32, &size.to_le_bytes());
+            put(d, at + 40, &size.to_le_bytes());
+            put(d, at + 48, &0x1000u64.to_le_bytes());
+        };
+        phdr(&mut d, 0, 1, 4, 0, 0x200); // PT_LOAD R
+        phdr(&mut d, 1, 1, 6, 0x200, 0x100); // PT_LOAD RW
+        phdr(&mut d, 2, 2, 6, DYNAMIC_AT, 64); // PT_DYNAMIC
+        put(&mut d, BUNDLE_AT, &bundle);
+        put(&mut d, WRAPPER_AT, &0x4849_5046u32.to_le_bytes());
+        put(&mut d, WRAPPER_AT + 4, &1u32.to_le_bytes());
+        let (stored, addend) = match pointer {
+            Pointer::Relative(a) => (0, Some(a)),
+            Pointer::Stored(v) => (v, None),
+        };
+        put(&mut d, WRAPPER_AT + 8, &stored.to_le_bytes());
+        if let Some(addend) = addend {
+            // DT_RELA, DT_RELASZ, DT_RELAENT, DT_NULL.
+            for (i, (tag, value)) in [(7u64, rela_address), (8, 24), (9, 24)].iter().enumerate() {
+                put(&mut d, DYNAMIC_AT + i as u64 * 16, &tag.to_le_bytes());
+                put(&mut d, DYNAMIC_AT + i as u64 * 16 + 8, &value.to_le_bytes());
+            }
+            put(&mut d, RELA_AT, &(WRAPPER_AT + 0x1000 + 8).to_le_bytes());
+            put(&mut d, RELA_AT + 8, &8u64.to_le_bytes()); // R_X86_64_RELATIVE
+            put(&mut d, RELA_AT + 16, &addend.to_le_bytes());
+        }
+        d
+    }
+
+    /// The wrapper of a file without a section table leads, through its `R_X86_64_RELATIVE`
+    /// addend or the pointer stored in place, to the bundle, found with its file offset.
+    #[test]
+    fn wrappers_without_a_section_table_lead_to_their_bundles() {
+        for pointer in [Pointer::Relative(BUNDLE_AT), Pointer::Stored(BUNDLE_AT)] {
+            let d = bare(pointer, RELA_AT + 0x1000);
+            let found = discover(&d);
+            assert!(found.problems.is_empty(), "{:?}", found.problems);
+            assert_eq!(found.bundles.len(), 1);
+            let b = &found.bundles[0];
+            assert_eq!(
+                (b.location.offset, b.location.section.as_deref()),
+                (BUNDLE_AT, None)
+            );
+            assert_eq!(b.wrappers, [0]);
+            let w = &found.wrappers[0];
+            assert_eq!((w.location.offset, w.location.size), (WRAPPER_AT, 24));
+            assert_eq!(w.location.section, None);
+            assert_eq!(w.target, WrapperTarget::Bundle { index: 0 });
+            assert_eq!(found.fatbin_sections.len(), 1);
+            assert_eq!(found.fatbin_sections[0].offset, BUNDLE_AT);
+            assert_eq!(found.fatbin_sections[0].size, b.bytes.len() as u64);
+        }
+    }
+
+    /// A relocated record that leads to no bundle is a warning, not a wrapper; a table of
+    /// relocations outside the loaded bytes is an error naming it.
+    #[test]
+    fn records_leading_nowhere_and_unreadable_relocations_are_reported() {
+        let d = bare(Pointer::Relative(BUNDLE_AT + 8), RELA_AT + 0x1000);
+        let found = discover(&d);
+        assert!(found.bundles.is_empty() && found.wrappers.is_empty());
+        assert_eq!(found.problems.len(), 1, "{:?}", found.problems);
+        let p = &found.problems[0];
+        assert_eq!(p.severity, Severity::Warning);
+        assert_eq!(p.location.offset, WRAPPER_AT);
+        assert!(matches!(
+            p.kind,
+            ProblemKind::UnmatchedWrapperRecord {
+                address: 0x108,
+                file_offset: Some(0x108),
+                ..
+            }
+        ));
+        assert!(p.to_string().contains("no bundle starts"), "{p}");
+
+        let d = bare(Pointer::Relative(BUNDLE_AT), 0x9000);
+        let found = discover(&d);
+        assert!(found.bundles.is_empty() && found.wrappers.is_empty());
+        assert_eq!(found.problems.len(), 1, "{:?}", found.problems);
+        assert_eq!(found.problems[0].severity, Severity::Error);
+        assert!(found.problems[0].to_string().contains("DT_RELA"));
+    }
+
+    /// Every prefix and every flipped byte of a file without a section table is read without a
+    /// panic, everything found inside the input.
+    #[test]
+    fn damaged_files_without_a_section_table_never_panic() {
+        let d = bare(Pointer::Relative(BUNDLE_AT), RELA_AT + 0x1000);
+        let check = |d: &[u8]| {
+            let found = discover(d);
+            for b in &found.bundles {
+                assert!(b.location.offset + b.bytes.len() as u64 <= d.len() as u64);
+            }
+            for p in &found.problems {
+                assert!(p.location.offset <= d.len() as u64, "{p}");
+            }
+        };
+        for n in 0..d.len() {
+            check(&d[..n]);
+        }
+        for i in 0..d.len() {
+            for bit in [0x01u8, 0x80] {
+                let mut e = d.clone();
+                e[i] ^= bit;
+                check(&e);
+            }
+        }
+    }
 }

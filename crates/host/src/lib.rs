@@ -9,7 +9,10 @@
 //!   (`R_X86_64_RELATIVE` addends in shared objects and PIE, absolute pointers in non-PIC
 //!   executables, symbol relocations in relocatable objects; a relocation against an undefined
 //!   symbol, as in `-fgpu-rdc` objects, is reported as external), `__CLANG_OFFLOAD_BUNDLE__*`
-//!   object-bundle sections, `.llvm.offloading` OffloadBinary images;
+//!   object-bundle sections, `.llvm.offloading` OffloadBinary images; a linked file without a
+//!   section table (`llvm-objcopy --strip-sections`) through its `PT_LOAD` segments and
+//!   `PT_DYNAMIC` relocations, as the loader sees it (wrappers, their bundles, kpack markers;
+//!   locations without a section name);
 //! - `ar` archives, each member recursively;
 //! - standalone bundles (one or several back to back), OffloadBinaries and code objects.
 //!

@@ -10,6 +10,8 @@ pub const MAX_ARCHIVE_MEMBERS: usize = 1 << 20;
 pub const MAX_BUNDLES_PER_SECTION: usize = gfxkit_bundle::limits::MAX_CONCATENATED;
 /// Wrapper records read from one `.hipFatBinSegment` section.
 pub const MAX_WRAPPERS: usize = 1 << 20;
+/// `PT_LOAD` segments read from a file without a section table.
+pub const MAX_LOAD_SEGMENTS: usize = 256;
 /// OffloadBinary images read from one section.
 pub const MAX_OFFLOAD_IMAGES: usize = 1 << 16;
 /// Key/value strings read from one OffloadBinary entry.

@@ -10,7 +10,8 @@ pub struct Location {
     /// `bar.o`; an archive inside an archive gives `inner.a/bar.o`). `None` for the file itself.
     pub member: Option<String>,
     /// ELF section name (`.hip_fatbin`, `.hipFatBinSegment`, `.llvm.offloading`,
-    /// `__CLANG_OFFLOAD_BUNDLE__<id>`), or `None` outside any section.
+    /// `__CLANG_OFFLOAD_BUNDLE__<id>`), or `None` outside any section and in a file without a
+    /// section table (read through its program headers: the offset is still the file offset).
     pub section: Option<String>,
     /// Byte offset in the input file.
     pub offset: u64,
@@ -170,6 +171,19 @@ pub enum ProblemKind {
         address: u64,
         /// Its file offset.
         file_offset: u64,
+    },
+    /// In a file without a section table, a record with a wrapper's magic and version 1 whose
+    /// pointer a relocation sets, leading neither to a bundle (`HIPF`) nor to a kpack marker
+    /// that decodes (`HIPK`): without `.hipFatBinSegment` to say where wrappers are, it is not
+    /// taken for one. A warning.
+    #[error("record with the {} magic and version 1 points to {address:#x}{}, where no {}; with no section table it was not taken for a wrapper", crate::WrapperMagic::from_u32(*magic).name(), file_offset.map(|f| format!(" (file offset {f:#x})")).unwrap_or_else(|| " (outside the file's loaded bytes)".into()), if *magic == crate::WrapperMagic::HIPK { "kpack marker decodes" } else { "bundle starts" })]
+    UnmatchedWrapperRecord {
+        /// The record's magic (`HIPF` or `HIPK`).
+        magic: u32,
+        /// The pointer after relocation.
+        address: u64,
+        /// Its file offset, when it lands in a segment's file bytes.
+        file_offset: Option<u64>,
     },
     /// A bundle in `.hip_fatbin` that no wrapper points to (the runtime never registers it).
     #[error("no wrapper points to this bundle")]

@@ -88,7 +88,8 @@ pub struct BundleListing {
     /// Archive member holding it, for archives.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub member: Option<String>,
-    /// ELF section holding it, or null (standalone files).
+    /// ELF section holding it, or null (standalone files, and host files without a section
+    /// table, whose bundles are found through the program headers).
     pub section: Option<String>,
     /// Byte offset in the file.
     pub offset: u64,

@@ -90,7 +90,12 @@ fn linked_x86_64(data: &[u8]) -> Result<(Elf, Option<usize>, usize)> {
     if e.shdrs.is_empty() {
         return fail(
             40,
-            ErrorKind::Unsupported("no section headers (fully stripped)".into()),
+            ErrorKind::Unsupported(
+                "no section headers (stripped with --strip-sections): its bundles are found \
+                 through the program headers, but a split rewrites .hip_fatbin and adds a \
+                 section, which needs the section table"
+                    .into(),
+            ),
         );
     }
     if e.phnum_raw == 0xffff || e.phdrs.len() + 2 >= 0xffff {

@@ -192,7 +192,10 @@ fn rewrite_elf<'a>(
         return fail(
             40,
             ErrorKind::Unsupported(
-                "no section headers (fully stripped): .hip_fatbin cannot be found".into(),
+                "no section headers (stripped with --strip-sections): its bundles are found through \
+                 the program headers, but a rewrite moves .hip_fatbin and what follows it, which \
+                 needs the section table"
+                    .into(),
             ),
         );
     }

@@ -252,12 +252,13 @@ fn survey_one(
             )
         }
     };
-    // The place the rewrite reads: the whole bundle file, or the first `.hip_fatbin`.
+    // The place the rewrite reads: the whole bundle file, or the first `.hip_fatbin` (in a
+    // file without a section table, the span discovery read, which has no section name).
     let (section, region) = if kind == FileKind::Bundle {
         (None, Location::at(0, data.len() as u64))
     } else {
         match d.fatbin_sections.as_slice() {
-            [l] => (Some(".hip_fatbin".to_owned()), l.clone()),
+            [l] => (l.section.clone(), l.clone()),
             [_, second, ..] => {
                 return fail(
                     base.saturating_add(second.offset),
