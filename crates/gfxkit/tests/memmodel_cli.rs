@@ -165,7 +165,7 @@ fn llvm_release_chooses_the_rows() {
     // gfx940 is gone from LLVM 22; LLVM 19 still has it.
     let o = gfxkit(&["memmodel", "--cpu", "gfx940", fence]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("removed in LLVM 20"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("removed in LLVM 21"));
     let o = gfxkit(&["memmodel", "--cpu", "gfx940", "--llvm", "19", fence]);
     assert_eq!(o.status.code(), Some(0));
     let o = gfxkit(&["memmodel", "--cpu", "gfx940", "--llvm", "20", fence]);

@@ -286,7 +286,7 @@ impl fmt::Display for Config {
 
 /// The processors of the conformance configurations, with the releases that know them.
 /// Source: LLVM 19 and LLVM 22 `AMDGPUUsage.rst` processor tables (gfx940 and gfx941 were
-/// removed in LLVM 20; gfx950, gfx1201, gfx1250 and gfx1251 are checked from LLVM 22 on).
+/// removed in LLVM 21; gfx950, gfx1201, gfx1250 and gfx1251 are checked from LLVM 22 on).
 const CONFORMANCE_PROCESSORS: [(&str, MemoryModelFamily, u8, &[Llvm]); 19] = {
     use Llvm::*;
     use MemoryModelFamily as F;

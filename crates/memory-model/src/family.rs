@@ -536,7 +536,7 @@ pub static FAMILY_RULES: [FamilyRules; 12] = [
     FamilyRules {
         family: MemoryModelFamily::Gfx940,
         gds: false,
-        // gfx940 and gfx941 were removed in LLVM 20.
+        // gfx940 and gfx941 were removed in LLVM 21 (LLVM 22 is the next release modelled).
         llvm: &[Llvm::V19],
         tgsplit_mode: true,
         force_store_sc0_sc1: true,
@@ -626,7 +626,7 @@ pub static UNMODELLED: [(MemoryModelFamily, Llvm, &str); 2] = [
     (
         MemoryModelFamily::Gfx940,
         Llvm::V22,
-        "gfx940 and gfx941 were removed in LLVM 20",
+        "gfx940 and gfx941 were removed in LLVM 21",
     ),
     (
         MemoryModelFamily::Gfx1250,
@@ -892,6 +892,24 @@ pub fn select(cfg: &Config, case: &Case) -> Result<Selected, Invalid> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn unmodelled_reasons_agree_with_the_processor_table() {
+        for (family, _, why) in UNMODELLED.iter() {
+            for p in gfxkit_spec::PROCESSORS
+                .iter()
+                .filter(|p| p.memory_model == *family)
+            {
+                if let Some(r) = p.llvm.removed {
+                    assert!(
+                        why.contains(&format!("removed in LLVM {r}")),
+                        "{}: {why}",
+                        p.name
+                    );
+                }
+            }
+        }
+    }
     use super::*;
 
     /// `cluster` is GFX12.5's own scope (`SCOPE_SE`); other processors refuse it with the
