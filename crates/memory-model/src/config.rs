@@ -189,12 +189,16 @@ impl Config {
         }
     }
 
-    /// Sets `cumode`; an error for families without WGP/CU modes.
+    /// Sets `cumode`; an error for families without the `cumode` attribute. GFX12.5 takes it,
+    /// as LLVM 22 does, though it has no WGP mode: its sequences are the same either way.
     pub fn with_cumode(mut self, on: bool) -> Result<Config, ConfigError> {
         if on
             && !matches!(
                 self.family,
-                MemoryModelFamily::Gfx10 | MemoryModelFamily::Gfx11 | MemoryModelFamily::Gfx12
+                MemoryModelFamily::Gfx10
+                    | MemoryModelFamily::Gfx11
+                    | MemoryModelFamily::Gfx12
+                    | MemoryModelFamily::Gfx1250
             )
         {
             return Err(ConfigError::NoSuchMode {
@@ -329,7 +333,8 @@ pub fn conformance_configs(llvm: Llvm) -> Vec<Config> {
         if matches!(fam, F::Gfx90a | F::Gfx940 | F::Gfx942) {
             v.push(Config { tgsplit: true, ..c });
         }
-        if matches!(fam, F::Gfx10 | F::Gfx11 | F::Gfx12) {
+        // GFX12.5 takes `cumode` without having a WGP mode: checked that LLVM agrees.
+        if matches!(fam, F::Gfx10 | F::Gfx11 | F::Gfx12 | F::Gfx1250) {
             v.push(Config { cumode: true, ..c });
         }
     }
@@ -373,8 +378,8 @@ mod tests {
             all.extend(v.iter().map(|c| c.recording()));
         }
         assert_eq!(conformance_configs(Llvm::V19).len(), 29);
-        assert_eq!(conformance_configs(Llvm::V22).len(), 31);
-        assert_eq!(all.len(), 60);
+        assert_eq!(conformance_configs(Llvm::V22).len(), 33);
+        assert_eq!(all.len(), 62);
     }
 
     #[test]

@@ -197,5 +197,30 @@ fn gfx12_5_recordings_set_no_nv_bit() {
             }
         }
     }
-    assert_eq!(checked, 2 * 4274);
+    // gfx1250 and gfx1251, each with and without cumode.
+    assert_eq!(checked, 4 * 4274);
+}
+
+/// GFX12.5 has no WGP mode: LLVM 22 takes `+cumode` there and emits the same sequences, and
+/// so does gfxkit (the recordings of both modes agree line for line).
+#[test]
+fn gfx12_5_cumode_is_recorded_as_the_same_sequences() {
+    let mut compared = 0;
+    for cfg in conformance_configs(Llvm::V22) {
+        if cfg.family != gfxkit_spec::MemoryModelFamily::Gfx1250 || !cfg.cumode {
+            continue;
+        }
+        let plain = gfxkit_memory_model::config::Config {
+            cumode: false,
+            ..cfg
+        };
+        let cases = cfg.cases();
+        let with = common::read_expected(&cfg, &cases);
+        let without = common::read_expected(&plain, &cases);
+        for ((case, a), b) in cases.iter().zip(with).zip(without) {
+            assert_eq!(a, b, "{} {case}", cfg.recording());
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 2 * 6300);
 }
