@@ -97,8 +97,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let scanned = scan::scan(&paths, &scan::Options::default(), |path, bytes| {
         let inv = Inventory::of(bytes);
         let mut e = doctor::examine(&inv);
-        (e.kpack_verdicts, e.kpack_targets) =
-            crate::cmd::kpack::doctor_verdicts(path, &inv, &devices, loader);
+        e.set_kpack(crate::cmd::kpack::doctor_verdicts(
+            path, &inv, &devices, loader,
+        ));
         Ok(e)
     })?;
     let mut report = DoctorReport {

@@ -454,9 +454,9 @@ pub fn extract_write(
                 let k = a.kernel(&p.key, &p.arch).with_context(|| {
                     format!("{}: {} {} vanished", path.display(), p.key, p.arch)
                 })?;
-                let bytes = a.payload(k).with_context(|| {
-                    format!("{}: kernel {} ({})", path.display(), p.key, p.arch)
-                })?;
+                let bytes = a
+                    .code_object(k)
+                    .with_context(|| format!("{} is damaged", path.display()))?;
                 crate::output::write_atomic(&dest(p), &bytes)
             })
             .collect::<Result<Vec<()>>>()?;

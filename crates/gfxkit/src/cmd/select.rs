@@ -58,6 +58,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let scanned = scan::scan(&args.files, &scan::Options::default(), |path, bytes| {
         let inv = Inventory::of(bytes);
         let mut s = select::select(&path.display().to_string(), &inv, &device);
+        s.error = gfxkit_inventory::kpack::archive_damage(bytes);
         s.kpack_units = crate::cmd::kpack::select_units(path, &inv, &device, loader);
         Ok(s)
     })
@@ -111,12 +112,17 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
             for u in &f.kpack_units {
                 let key = u.lookup.key.as_deref().unwrap_or("?");
                 match &u.selected {
-                    Some(id) => writeln!(
-                        out,
-                        "  [{:>3}] {key:<28} {id} (kpack: {})",
-                        u.index,
-                        u.lookup.archive.as_deref().unwrap_or("")
-                    )?,
+                    Some(id) => {
+                        writeln!(
+                            out,
+                            "  [{:>3}] {key:<28} {id} (kpack: {})",
+                            u.index,
+                            u.lookup.archive.as_deref().unwrap_or("")
+                        )?;
+                        for d in &u.lookup.skipped {
+                            writeln!(out, "        skipped, as the runtime does: damaged {d}")?;
+                        }
+                    }
                     None => writeln!(
                         out,
                         "  [{:>3}] {key:<28} none: {}",
