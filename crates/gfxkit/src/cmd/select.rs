@@ -30,7 +30,7 @@ the marker's @GFXARCH@ paths (ROCM_KPACK_PATH, ROCM_KPACK_PATH_PREFIX, ROCM_KPAC
 names the kpack error, the missing file or key, and the package providing a missing archive.\n\nExamples:\n  gfxkit select --device gfx90a:sramecc+:xnack- /opt/rocm/lib/librocsparse.so\n  \
 gfxkit select --device gfx1100 --json build/\n  \
 gfxkit select --device gfx90a:sramecc+:xnack- --kpack-loader old lib/libtorch_hip.so\n\n\
-Exit codes: 0 every bundle has a selection; 1 some bundle has none; 2 an error (unreadable file or bundle, damaged file: the problems are listed)."
+Exit codes: 0 every bundle has a selection; 1 some bundle has none; 2 an error (unreadable file or bundle, damaged file, a kpack archive tried that is damaged: the problems are listed)."
 )]
 pub struct Args {
     /// Device target ID, such as `gfx90a:sramecc+:xnack-` or `gfx1100`, or its ISA name
