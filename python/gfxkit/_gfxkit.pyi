@@ -29,7 +29,11 @@ _OneOrMany = Union[Dict[str, Any], List[Dict[str, Any]]]
 def list(src: _Source, check: bool = False, strict: bool = True) -> _OneOrMany:
     """The file object of ``gfxkit list --json``; a list of them for a package."""
 def select(src: _Source, device: str, kpack_loader: str = "current") -> _OneOrMany:
-    """The file object of ``gfxkit select --json``; a list of them for a package."""
+    """The file object of ``gfxkit select --json``; a list of them for a package.
+
+    For a split binary, each of ``kpack_units`` has ``damaged`` (the damage that decides
+    the answer, or None) and, when an archive tried was present but damaged, ``skipped``.
+    """
 def verify(src: _Source) -> _OneOrMany:
     """The file object of ``gfxkit verify --json``; a list of them for a package."""
 def doctor(

@@ -454,8 +454,9 @@ fn missing_damaged_archives_and_markers_are_explained() {
         t.contains("zstd frame does not decode") && t.contains("kpack error 6"),
         "{t}"
     );
+    // The damage decides the answer: an error (exit 2), naming it.
     let o = run(&[os("select"), os("--device"), os("gfx1030"), out.as_os_str()]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stdout).contains("does not decode"));
     std::fs::write(&a1030, &saved).unwrap();
 

@@ -163,6 +163,28 @@ pub struct Examined {
     pub kpack_targets: Vec<String>,
 }
 
+/// What the kpack loader makes of a split binary on every device (from the archives the
+/// caller found and opened), for [`Examined::set_kpack`].
+#[derive(Debug, Clone, Default)]
+pub struct KpackVerdicts {
+    /// Per device (canonical), `None` when every wrapper loads, else why not.
+    pub verdicts: Vec<(String, Option<String>)>,
+    /// The architectures its archives hold.
+    pub targets: Vec<String>,
+    /// Damage met: archives tried that are present but damaged, code objects that do not
+    /// decode (`<archive>: <error>`), once each.
+    pub damage: Vec<String>,
+}
+
+impl Examined {
+    /// Takes the kpack loader's verdicts; damage met becomes an error of the file.
+    pub fn set_kpack(&mut self, k: KpackVerdicts) {
+        self.kpack_verdicts = k.verdicts;
+        self.kpack_targets = k.targets;
+        self.errors.extend(k.damage);
+    }
+}
+
 /// What the runtime would load from the file of `inv`.
 pub fn examine(inv: &Inventory<'_>) -> Examined {
     let mut out = Examined::default();

@@ -55,15 +55,41 @@ pub fn is_archive(data: &[u8]) -> bool {
     gfxkit_kpack::archive::is_kpack(data)
 }
 
+/// For a `.kpack` file whose header or TOC does not read: what is damaged and at which
+/// offset (the caller names the file). `None` for an archive that parses and for other files.
+pub fn archive_damage(data: &[u8]) -> Option<String> {
+    if !is_archive(data) {
+        return None;
+    }
+    Archive::parse(data)
+        .err()
+        .map(|e| format!("damaged kpack archive: {e}"))
+}
+
 /// The entry ID a kpack code object is listed under.
 pub fn entry_id(arch: &str) -> String {
     format!("hipv4-amdgcn-amd-amdhsa--{arch}")
 }
 
-fn entry(a: &Archive<'_>, k: &Kernel, check: bool, archive: Option<String>) -> EntryListing {
+/// One kernel as a listed entry; with `check`, decoded and read as a code object
+/// ([`Archive::code_object`]), its damage added to `errors` (`<archive>: <error>`).
+fn entry(
+    a: &Archive<'_>,
+    k: &Kernel,
+    check: bool,
+    archive: Option<String>,
+    name: &str,
+    errors: &mut Vec<String>,
+) -> EntryListing {
     let id = entry_id(&k.arch);
     let check = if check {
-        a.payload(k).ok().map(|p| locate::check_payload(&id, &p))
+        match a.code_object(k) {
+            Ok(p) => Some(locate::check_payload(&id, &p)),
+            Err(e) => {
+                errors.push(format!("{}: {e}", archive.as_deref().unwrap_or(name)));
+                None
+            }
+        }
     } else {
         None
     };
@@ -99,7 +125,8 @@ fn unit(
     }
 }
 
-/// The listing of a `.kpack` file: one unit per TOC key, its architectures as entries.
+/// The listing of a `.kpack` file: one unit per TOC key, its architectures as entries. With
+/// `check`, every kernel is read as a code object; damage is the listing's `error`.
 pub fn list_archive(name: &str, data: &[u8], check: bool) -> FileListing {
     let mut out = list::unreadable(name, String::new());
     out.error = None;
@@ -114,20 +141,27 @@ pub fn list_archive(name: &str, data: &[u8], check: bool) -> FileListing {
     for k in &a.kernels {
         by_key.entry(&k.key).or_default().push(k);
     }
+    let mut errors = Vec::new();
     for (key, ks) in by_key {
         out.bundles.push(unit(
             None,
             ks.iter().map(|k| k.stored_offset).min().unwrap_or(0),
             ks.iter().map(|k| k.stored_size).sum(),
             Some(key.to_owned()),
-            ks.iter().map(|k| entry(&a, k, check, None)).collect(),
+            ks.iter()
+                .map(|k| entry(&a, k, check, None, name, &mut errors))
+                .collect(),
         ));
+    }
+    if !errors.is_empty() {
+        out.error = Some(errors.join("; "));
     }
     out
 }
 
 /// Adds to `out` (the listing of a split binary) one unit per `HIPK` wrapper, with the code
-/// objects its key finds in `archives`, and the archives found and not found.
+/// objects its key finds in `archives`, and the archives found and not found. Archives that do
+/// not parse and (with `check`) code objects that do not read are the listing's `error`.
 pub fn list_split(
     out: &mut FileListing,
     inv: &Inventory<'_>,
@@ -148,7 +182,7 @@ pub fn list_split(
             .filter_map(|e| {
                 let a = parsed[e.archive].parsed.as_ref().ok()?;
                 let path = parsed[e.archive].path.display().to_string();
-                Some(entry(a, &e.kernel, check, Some(path)))
+                Some(entry(a, &e.kernel, check, Some(path), "", &mut errors))
             })
             .collect();
         out.bundles.push(unit(
@@ -203,6 +237,14 @@ impl KpackUnit {
     }
 }
 
+impl KpackUnit {
+    /// Whether damage met in the look-up (a damaged archive skipped, or a code object that
+    /// does not decode) makes the answer an error (exit 2).
+    pub fn met_damage(&self) -> bool {
+        self.lookup.damaged.is_some() || !self.lookup.skipped.is_empty()
+    }
+}
+
 /// Every archive path the loader tries for the split binary in `binary_dir` on `devices`, for
 /// a caller to open before [`select_units`].
 pub fn select_paths(
@@ -226,7 +268,8 @@ pub fn select_paths(
 
 /// Resolves every `HIPK` wrapper on `device` as the kpack loader does. `open` gives the bytes
 /// of an archive path the caller opened (`None`: it does not exist); archives that do not
-/// parse are skipped, as the runtime skips them.
+/// parse are skipped, as the runtime skips them, and named in the unit's `skipped` (and in
+/// `damaged` when nothing loads without them).
 pub fn select_units<'d>(
     inv: &Inventory<'_>,
     binary_dir: &Path,
@@ -255,9 +298,16 @@ pub fn select_units<'d>(
                 }
             }
         }
+        let mut damaged: Vec<String> = Vec::new();
         let parsed: Vec<(&Path, Option<Archive<'d>>)> = files
             .iter()
-            .map(|(p, b)| (p.as_path(), Archive::parse(b).ok()))
+            .map(|(p, b)| match Archive::parse(b) {
+                Ok(a) => (p.as_path(), Some(a)),
+                Err(e) => {
+                    damaged.push(format!("{}: {e}", p.display()));
+                    (p.as_path(), None)
+                }
+            })
             .collect();
         let opened: Vec<Opened<'_, 'd>> = parsed
             .iter()
@@ -271,6 +321,7 @@ pub fn select_units<'d>(
             env,
             &opened,
             &not_found,
+            &damaged,
         );
         let selected = match &lookup.outcome {
             Outcome::Found { arch, .. } if lookup.loads() => Some(entry_id(arch)),
@@ -293,6 +344,24 @@ pub fn doctor_verdict(units: &[KpackUnit]) -> Option<String> {
         .iter()
         .find(|u| u.selected.is_none())
         .map(KpackUnit::failure_text)
+}
+
+/// The damage [`select_units`] met (archives skipped as damaged, code objects that do not
+/// decode), added to `out` once each.
+pub fn damage_met(units: &[KpackUnit], out: &mut Vec<String>) {
+    for u in units {
+        let code_object = u
+            .lookup
+            .damaged
+            .iter()
+            .filter(|_| u.lookup.skipped.is_empty());
+        for d in u.lookup.skipped.iter().chain(code_object) {
+            let line = format!("damaged kpack archive {d}");
+            if !out.contains(&line) {
+                out.push(line);
+            }
+        }
+    }
 }
 
 /// The architectures `archives` hold, sorted.
@@ -616,8 +685,8 @@ pub struct KernelListing {
     pub error: Option<String>,
 }
 
-/// Lists the `.kpack` archive `data` (at `path`); with `check`, every kernel is decoded and
-/// its size checked. The error is the kpack reader's when the archive cannot be parsed.
+/// Lists the `.kpack` archive `data` (at `path`); with `check`, every kernel is decoded (its
+/// size and any content checksum checked) and read as a code object for its architecture. The error is the kpack reader's when the archive cannot be parsed.
 pub fn archive_listing(path: &str, data: &[u8], check: bool) -> crate::Result<ArchiveListing> {
     let a = Archive::parse(data)
         .map_err(|e| crate::Error::new(crate::ErrorKind::Kpack(e.to_string())))?;
@@ -630,7 +699,7 @@ fn listing_of(path: &str, size: u64, a: &Archive<'_>, check: bool) -> ArchiveLis
         .iter()
         .map(|k| {
             let (ok, error) = if check {
-                match a.payload(k) {
+                match a.code_object(k) {
                     Ok(_) => (Some(true), None),
                     Err(e) => (Some(false), Some(e.to_string())),
                 }

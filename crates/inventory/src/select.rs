@@ -76,12 +76,13 @@ impl Selection {
         self.bundles.is_empty() && self.problems.is_empty() && self.kpack.is_empty()
     }
 
-    /// The exit status this file asks for: 2 damaged or unreadable, 1 some unit without a
-    /// selection, 0 otherwise.
+    /// The exit status this file asks for: 2 damaged or unreadable (a kpack archive tried
+    /// that is damaged included), 1 some unit without a selection, 0 otherwise.
     pub fn status(&self) -> u8 {
         let damaged = self.error.is_some()
             || self.problems.iter().any(|p| p.severity == Severity::Error)
-            || self.bundles.iter().any(|b| b.unreadable);
+            || self.bundles.iter().any(|b| b.unreadable)
+            || self.kpack_units.iter().any(|u| u.met_damage());
         if damaged {
             2
         } else if self.bundles.iter().any(|b| b.selected.is_none())

@@ -5,7 +5,8 @@
 //! decompressed), the syntax of every entry ID (device entries must use the 5-part form comgr
 //! reads), target IDs the bundler would refuse together (`gfx90a` with `gfx90a:xnack+`), a
 //! header longer than the 4096 bytes the HIP runtime reads, and that each device payload is an
-//! AMDGPU code object built for the target its ID names. In host binaries, what host discovery
+//! AMDGPU code object (read as `inspect` reads it: header, section headers, metadata note)
+//! built for the target its ID names. In host binaries, what host discovery
 //! found (wrappers pointing nowhere, bundles past their section, damaged archives, ...).
 
 use crate::error::{Error, ErrorKind, Result};
@@ -13,6 +14,7 @@ use crate::inventory::Inventory;
 use crate::locate::{self, Form, Located, PayloadCheck};
 use gfxkit_bundle::ccob::{self, DecompressOptions, HashCheck};
 use gfxkit_bundle::{Bundle, EntryId, EntryTarget};
+use rayon::prelude::*;
 use serde::Serialize;
 
 /// What a finding is about, typed (the message says it in words).
@@ -233,8 +235,26 @@ fn check_bundle(b: &Located<'_>, problems: &mut Vec<Finding>) -> usize {
 /// device payload's `e_flags` fit the target ID its entry names.
 /// A payload of `None` is not checked (bitcode images).
 fn check_entries(cx: &mut Ctx<'_>, entries: &[(usize, &str, Option<&[u8]>)]) {
+    // The header check, then (for AMDGPU code objects) the parse `inspect` and `kernels` do:
+    // section headers and the metadata note, so that a truncated or damaged code object does
+    // not pass. In parallel: this is most of verify's work on a large library.
+    let checks: Vec<(PayloadCheck, Option<String>)> = entries
+        .par_iter()
+        .map(|&(_, raw, payload)| {
+            let check = payload.map_or(PayloadCheck::NotApplicable, |p| {
+                locate::check_payload(raw, p)
+            });
+            let parse = match (&check, payload) {
+                (PayloadCheck::Checked { .. }, Some(p)) => gfxkit_code_object::CodeObject::parse(p)
+                    .err()
+                    .map(|e| e.to_string()),
+                _ => None,
+            };
+            (check, parse)
+        })
+        .collect();
     let mut known: Vec<(usize, EntryId)> = Vec::new();
-    for &(index, raw, payload) in entries {
+    for (&(index, raw, _), (check, parse)) in entries.iter().zip(checks) {
         let id = match EntryId::parse(raw) {
             Ok(id) => id,
             Err(err) => {
@@ -255,9 +275,14 @@ fn check_entries(cx: &mut Ctx<'_>, entries: &[(usize, &str, Option<&[u8]>)]) {
                 ),
             );
         }
-        let check = payload.map_or(PayloadCheck::NotApplicable, |p| {
-            locate::check_payload(raw, p)
-        });
+        if let Some(err) = parse {
+            cx.add(
+                Some(index),
+                Some(raw),
+                FindingKind::NotCodeObject,
+                format!("payload is not a readable AMDGPU code object: {err}"),
+            );
+        }
         match check {
             PayloadCheck::NotApplicable | PayloadCheck::Checked { mismatch: None, .. } => {}
             PayloadCheck::NotCodeObject(err) => cx.add(
@@ -355,9 +380,20 @@ pub fn verify(name: &str, inv: &Inventory<'_>) -> Result<Verification> {
             kind: FindingKind::Host(p.kind.clone(), p.severity),
         });
     }
+    // Units in parallel (each decompressed and its code objects read), findings in file order.
+    let per_unit: Vec<(Vec<Finding>, usize)> = inv
+        .units
+        .par_iter()
+        .map(|b| {
+            let mut found = Vec::new();
+            let n = check_bundle(b, &mut found);
+            (found, n)
+        })
+        .collect();
     let mut entries = 0;
-    for b in &inv.units {
-        entries += check_bundle(b, &mut problems);
+    for (found, n) in per_unit {
+        problems.extend(found);
+        entries += n;
     }
     Ok(Verification {
         path: name,

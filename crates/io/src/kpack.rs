@@ -161,32 +161,33 @@ pub fn binary_dir(binary: &Path) -> PathBuf {
 }
 
 /// `doctor` of a split binary at `path`: per device, `None` when every wrapper loads, else why
-/// not; and the architectures its archives hold. Both empty for other files and for files not
+/// not; the architectures its archives hold; and the damage met (archives present but
+/// damaged, code objects that do not decode). All empty for other files and for files not
 /// loaded at run time.
-#[allow(clippy::type_complexity)]
 pub fn doctor_verdicts(
     path: &Path,
     inv: &gfxkit_inventory::Inventory<'_>,
     devices: &[TargetId],
     loader: Loader,
-) -> (Vec<(String, Option<String>)>, Vec<String>) {
+) -> gfxkit_inventory::doctor::KpackVerdicts {
+    let mut out = gfxkit_inventory::doctor::KpackVerdicts::default();
     if !inv_kpack::is_split(inv) || !inv.loaded_at_run_time() {
-        return (Vec::new(), Vec::new());
+        return out;
     }
     let env = env();
     let dir = binary_dir(path);
     let paths = inv_kpack::select_paths(inv, &dir, devices, &env);
     let files = open_existing(&paths);
     let open = |p: &Path| files.get(p).map(|i| &i[..]);
-    let verdicts = devices
-        .iter()
-        .map(|d| {
-            let units = inv_kpack::select_units(inv, &dir, d, loader, &env, &open);
-            (d.to_string(), inv_kpack::doctor_verdict(&units))
-        })
-        .collect();
+    for d in devices {
+        let units = inv_kpack::select_units(inv, &dir, d, loader, &env, &open);
+        inv_kpack::damage_met(&units, &mut out.damage);
+        out.verdicts
+            .push((d.to_string(), inv_kpack::doctor_verdict(&units)));
+    }
     let o = all_archives(path, &inv.discovery, &env);
-    (verdicts, inv_kpack::targets(&o.archives()))
+    out.targets = inv_kpack::targets(&o.archives());
+    out
 }
 
 pub use gfxkit_inventory::error::chain;

@@ -14,7 +14,9 @@
 //!
 //! [`Archive::parse`] reads the header and TOC and indexes the frames (no decompression);
 //! [`Archive::payload`] decodes one kernel on demand into a buffer bounded by its
-//! `original_size` and checks the length produced.
+//! `original_size` and checks the length produced (and the frame's content checksum, when it
+//! has one); [`Archive::code_object`] also checks that the result is a code object for the
+//! kernel's architecture.
 
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::limits;
@@ -424,6 +426,24 @@ impl<'data> Archive<'data> {
         Ok(out)
     }
 
+    /// The code object of `k`: [`Archive::payload`] (which checks a frame's content checksum
+    /// when it has one, as gfxkit's frames do), then what holds for any frame, checksum or not
+    /// (TheRock's frames have none): the bytes parse as an AMDGPU code object (the parse of
+    /// `gfxkit inspect`, [`gfxkit_code_object::CodeObject::parse`]) whose `e_flags` are those of
+    /// the kernel's architecture. Errors are at the kernel's stored offset.
+    pub fn code_object(&self, k: &Kernel) -> Result<Cow<'data, [u8]>> {
+        let p = self.payload(k)?;
+        check_code_object(&p, k)?;
+        Ok(p)
+    }
+
+    /// Whether the stored frame of `k` carries zstd's content checksum (always `false` for
+    /// `none`, and for bytes that are not a zstd frame).
+    pub fn has_checksum(&self, k: &Kernel) -> bool {
+        matches!(self.scheme, Scheme::ZstdPerKernel { .. })
+            && self.stored_bytes(k).is_ok_and(frame_has_checksum)
+    }
+
     /// The uncompressed size of `k`: `original_size`, else (for `none`) the blob size, else
     /// the frame's declared content size.
     pub fn size_of(&self, k: &Kernel) -> Option<u64> {
@@ -459,6 +479,47 @@ impl<'data> Archive<'data> {
     }
 }
 
+/// The zstd frame magic, little-endian.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
+/// Whether a zstd frame's header sets `Content_Checksum_flag` (bit 2 of the frame header
+/// descriptor, the byte after the magic).
+pub fn frame_has_checksum(frame: &[u8]) -> bool {
+    frame.starts_with(&ZSTD_MAGIC) && frame.get(4).is_some_and(|d| d & 0x04 != 0)
+}
+
+/// That `code` (the decoded kernel `k`) is an AMDGPU code object built for `k.arch`.
+fn check_code_object(code: &[u8], k: &Kernel) -> Result<()> {
+    let err = |kind| Err(Error::at(k.stored_offset, kind));
+    let co = match gfxkit_code_object::CodeObject::parse(code) {
+        Ok(co) => co,
+        Err(e) => {
+            return err(ErrorKind::NotCodeObject {
+                key: k.key.clone(),
+                arch: k.arch.clone(),
+                why: e.to_string(),
+            })
+        }
+    };
+    // An architecture that is not a target ID names nothing to compare with.
+    let Ok(want) = gfxkit_target_id::TargetId::parse(&k.arch) else {
+        return Ok(());
+    };
+    if let Err(e) = co.check_target(&want) {
+        let found = match co.header().target_id() {
+            Ok(t) => t.to_string(),
+            Err(_) => format!("e_flags {:#x}", co.header().e_flags()),
+        };
+        return err(ErrorKind::WrongTarget {
+            key: k.key.clone(),
+            arch: k.arch.clone(),
+            found,
+            why: e.to_string(),
+        });
+    }
+    Ok(())
+}
+
 /// Decodes one zstd frame, keeping at most `limit + 1` bytes of output.
 fn decode_frame(frame: &[u8], limit: u64, k: &Kernel) -> Result<Vec<u8>> {
     let err = |why: String| {
@@ -471,6 +532,18 @@ fn decode_frame(frame: &[u8], limit: u64, k: &Kernel) -> Result<Vec<u8>> {
             },
         )
     };
+    // The frame must fill its slot exactly: bytes after it (a cleared checksum flag leaves
+    // four) or a frame running past it are damage the decoder alone would not see.
+    match zstd::zstd_safe::find_frame_compressed_size(frame) {
+        Ok(n) if n == frame.len() => {}
+        Ok(n) => {
+            return Err(err(format!(
+                "the frame is {n} bytes, but the frame index gives it {}",
+                frame.len()
+            )))
+        }
+        Err(code) => return Err(err(zstd::zstd_safe::get_error_name(code).to_owned())),
+    }
     let dec = zstd::stream::read::Decoder::with_buffer(frame)
         .map_err(|e| err(e.to_string()))?
         .single_frame();

@@ -65,6 +65,29 @@ pub enum ErrorKind {
         /// Bytes produced (at most `expected + 1` are decoded).
         got: u64,
     },
+    /// A kernel decodes, but not to an AMDGPU code object (damage a frame without a checksum
+    /// does not reveal otherwise).
+    #[error("kernel {key} ({arch}): the decoded bytes are not an AMDGPU code object: {why}")]
+    NotCodeObject {
+        /// TOC key.
+        key: String,
+        /// Architecture.
+        arch: String,
+        /// The code-object reader's message.
+        why: String,
+    },
+    /// A kernel decodes to a code object built for another architecture than the TOC's.
+    #[error("kernel {key} ({arch}): the code object is built for {found}, not {arch} ({why})")]
+    WrongTarget {
+        /// TOC key.
+        key: String,
+        /// Architecture in the TOC.
+        arch: String,
+        /// The target ID the code object's `e_flags` name.
+        found: String,
+        /// Why they differ.
+        why: String,
+    },
     /// A kernel's declared size is above the limit gfxkit decodes.
     #[error("kernel {key} ({arch}): original_size {size} is above the limit of {limit} bytes")]
     TooLarge {
@@ -121,6 +144,20 @@ impl Error {
             | ErrorKind::SizeMismatch { .. }
             | ErrorKind::TooLarge { .. } => Some(6),
             _ => None,
+        }
+    }
+
+    /// How the runtime fails on this problem, for messages: `kpack error N` for the codes of
+    /// [`Error::runtime_code`], else (a kernel that decodes but is not a code object for its
+    /// architecture) what the HIP loader makes of it; `default` is the kpack code assumed
+    /// for other kinds.
+    pub fn runtime_note(&self, default: u32) -> String {
+        match (&self.kind, self.runtime_code()) {
+            (_, Some(c)) => format!("kpack error {c}"),
+            (ErrorKind::NotCodeObject { .. } | ErrorKind::WrongTarget { .. }, None) => {
+                "the HIP loader refuses it: \"device kernel image is invalid\"".into()
+            }
+            (_, None) => format!("kpack error {default}"),
         }
     }
 }

@@ -28,8 +28,14 @@ pub struct Lookup {
     pub package: Option<String>,
     /// With the old loader: an archive the current loader would take it from (shadowing).
     pub shadowed: Option<String>,
-    /// The code object is found but does not decode (kpack error 6, or 3).
+    /// Damage that decides the answer: the code object found does not decode or is not a
+    /// code object for its architecture (`<archive>: <error>`), or nothing loads and some
+    /// archive tried is present but damaged (the archives of `skipped`).
     pub damaged: Option<String>,
+    /// Archives tried that are present but damaged (`<path>: <error> (at offset N)`): the
+    /// runtime skips them as if they were absent. Omitted when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
 }
 
 impl Lookup {
@@ -40,9 +46,50 @@ impl Lookup {
 }
 
 /// Looks wrapper `index` with marker `marker` up on `device`. `opened` are the archives that
-/// exist, in the runtime's order ([`search::archive_paths`] filtered by existence), and
-/// `not_found` the paths tried that do not exist.
+/// exist and parse, in the runtime's order ([`search::archive_paths`] filtered by
+/// existence), `not_found` the paths tried that do not exist, and `damaged` the archives
+/// tried that exist but do not parse (`<path>: <error>`), which the runtime skips: when
+/// nothing loads without them, the answer is their damage, not a missing archive.
+#[allow(clippy::too_many_arguments)]
 pub fn lookup(
+    loader: Loader,
+    device: &TargetId,
+    marker: Option<&KpackRef>,
+    index: u32,
+    env: &Env,
+    opened: &[Opened<'_, '_>],
+    not_found: &[String],
+    damaged: &[String],
+) -> Lookup {
+    let mut out = lookup_present(loader, device, marker, index, env, opened, not_found);
+    if damaged.is_empty() || matches!(out.outcome, Outcome::Disabled) || out.error_code == Some(12)
+    {
+        return out;
+    }
+    out.skipped = damaged.to_vec();
+    if matches!(out.outcome, Outcome::Found { .. }) {
+        if out.damaged.is_none() {
+            out.reason.push_str(&format!(
+                " (skipped, as the runtime does, the damaged {})",
+                damaged.join("; ")
+            ));
+        }
+        return out;
+    }
+    // Nothing loads, and an archive that might have held the kernel is damaged: that is
+    // the answer, not a missing file to install.
+    out.missing = None;
+    out.package = None;
+    out.damaged = Some(damaged.join("; "));
+    out.reason = format!(
+        "damaged archive {}: the runtime skips it, and finds nothing else (kpack error {})",
+        damaged.join("; damaged archive "),
+        out.error_code.unwrap_or(3)
+    );
+    out
+}
+
+fn lookup_present(
     loader: Loader,
     device: &TargetId,
     marker: Option<&KpackRef>,
@@ -62,6 +109,7 @@ pub fn lookup(
         package: None,
         shadowed: None,
         damaged: None,
+        skipped: Vec::new(),
     };
     if env.disabled() {
         out.outcome = Outcome::Disabled;
@@ -94,13 +142,13 @@ pub fn lookup(
             out.arch = Some(arch.clone());
             out.reason = format!("{key} for {arch} in {}", o.path.display());
             if let Some(k) = o.archive.kernel(&key, arch) {
-                if let Err(e) = o.archive.payload(k) {
-                    let code = e.runtime_code().unwrap_or(6);
-                    out.error_code = Some(code);
-                    out.damaged = Some(e.to_string());
+                if let Err(e) = o.archive.code_object(k) {
+                    out.error_code = e.runtime_code();
+                    out.damaged = Some(format!("{}: {e}", o.path.display()));
                     out.reason = format!(
-                        "{key} for {arch} in {} does not decode (kpack error {code}): {e}",
-                        o.path.display()
+                        "{key} for {arch} in {} is damaged ({}): {e}",
+                        o.path.display(),
+                        e.runtime_note(6)
                     );
                 }
             }

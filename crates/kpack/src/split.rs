@@ -258,7 +258,7 @@ pub fn inline_binary(data: &[u8], archives: &[&Archive<'_>]) -> Result<Inlined> 
                 if by_arch.contains_key(kern.arch.as_str()) {
                     continue;
                 }
-                let p = a.payload(kern)?;
+                let p = a.code_object(kern)?;
                 by_arch.insert(kern.arch.as_str(), p);
             }
         }

@@ -34,7 +34,8 @@ fn finding(offset: Option<u64>, archive: Option<&str>, key: Option<&str>, m: Str
 }
 
 /// Checks one archive: it parses (header, known version, TOC, frame index), every kernel
-/// decodes to its `original_size` (in parallel), and every TOC architecture is listed in
+/// decodes to its `original_size` (its frame's content checksum checked when it has one) and
+/// to an AMDGPU code object built for its architecture (in parallel), and every TOC architecture is listed in
 /// `gfx_arches` (the runtime looks archives up by `gfx_arches` only).
 pub fn verify_archive(name: &str, data: &[u8]) -> Vec<Finding> {
     let a = match Archive::parse(data) {
@@ -52,12 +53,12 @@ pub fn verify_archive(name: &str, data: &[u8]) -> Vec<Finding> {
         .kernels
         .par_iter()
         .filter_map(|k| {
-            a.payload(k).err().map(|e| {
+            a.code_object(k).err().map(|e| {
                 finding(
                     Some(e.offset),
                     Some(name),
                     Some(&k.key),
-                    format!("{} (kpack error {})", e.kind, e.runtime_code().unwrap_or(6)),
+                    format!("{} ({})", e.kind, e.runtime_note(6)),
                 )
             })
         })
@@ -135,7 +136,7 @@ pub fn verify_split(
                 Some(e.offset),
                 Some(&name),
                 None,
-                format!("{} (kpack error {})", e.kind, e.runtime_code().unwrap_or(3)),
+                format!("{} ({})", e.kind, e.runtime_note(3)),
             )),
         }
     }

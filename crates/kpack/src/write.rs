@@ -50,8 +50,18 @@ fn s(v: &str) -> Value {
     Value::from(v)
 }
 
+/// One zstd frame of `bytes` at `level`, with its content size and content checksum (the
+/// XXH64 of the code object, checked by every zstd decoder, so that damage to the frame is
+/// found when it is read; TheRock's frames carry no checksum).
+fn compress_frame(bytes: &[u8], level: i32) -> std::io::Result<Vec<u8>> {
+    let mut c = zstd::bulk::Compressor::new(level)?;
+    c.set_parameter(zstd::stream::raw::CParameter::ChecksumFlag(true))?;
+    c.compress(bytes)
+}
+
 /// Writes an archive holding `kernels` (ordinals in the order given; a `(key, arch)` pair
-/// may appear once). Frames are compressed in parallel; the output is deterministic.
+/// may appear once). Frames are compressed in parallel, each with zstd's content checksum;
+/// the output is deterministic.
 pub fn write_archive(
     meta: &ArchiveMeta,
     kernels: &[KernelIn<'_>],
@@ -109,7 +119,7 @@ pub fn write_archive(
         Compression::Zstd { level } => {
             let frames: Vec<Vec<u8>> = kernels
                 .par_iter()
-                .map(|k| zstd::bulk::compress(k.bytes, level))
+                .map(|k| compress_frame(k.bytes, level))
                 .collect::<std::io::Result<_>>()
                 .map_err(|e| crate::Error::at(0, ErrorKind::Unsupported(format!("zstd: {e}"))))?;
             let start = out.len() as u64;
@@ -197,6 +207,64 @@ mod tests {
             assert_eq!(matches!(a.scheme, Scheme::None), c == Compression::None);
             // Deterministic.
             assert_eq!(bytes, write_archive(&meta, &ks, c).unwrap());
+        }
+    }
+
+    /// Varied bytes, so that the frame holds literals a flipped bit changes silently.
+    fn varied(n: usize) -> Vec<u8> {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        (0..n)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if i % 3 == 0 {
+                    (x % 7) as u8
+                } else {
+                    x as u8
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn frames_carry_a_content_checksum_and_any_flip_in_them_is_found() {
+        let (meta, _) = sample();
+        let body = varied(3000);
+        let k = KernelIn {
+            key: "lib/a.so#0",
+            arch: "gfx90a:xnack+",
+            bytes: &body,
+        };
+        let bytes = write_archive(&meta, &[k], Compression::default()).unwrap();
+        let a = Archive::parse(&bytes).unwrap();
+        let got = a.kernel(k.key, k.arch).unwrap();
+        assert!(a.has_checksum(got));
+        // Four bytes (the XXH64's low half) more than the frame without it.
+        let plain = zstd::bulk::compress(&body, 3).unwrap();
+        assert!(!crate::archive::frame_has_checksum(&plain));
+        assert_eq!(got.stored_size, plain.len() as u64 + 4);
+        assert_eq!(&*a.payload(got).unwrap(), &body[..]);
+        // Every bit of every byte of the frame: an error at the frame, or (a bit the format
+        // leaves unused) the very bytes written; never other bytes.
+        let (start, end) = (
+            got.stored_offset as usize,
+            (got.stored_offset + got.stored_size) as usize,
+        );
+        for at in start..end {
+            for bit in 0..8 {
+                let mut d = bytes.clone();
+                d[at] ^= 1 << bit;
+                let Ok(b) = Archive::parse(&d) else { continue };
+                let k2 = b.kernel(k.key, k.arch).unwrap();
+                match b.payload(k2) {
+                    Err(e) => assert_eq!(e.offset, got.stored_offset, "{e}"),
+                    Ok(p) => assert!(
+                        *p == body[..],
+                        "bit {bit} of byte {at:#x} flipped: decodes to other bytes without error"
+                    ),
+                }
+            }
         }
     }
 

@@ -117,3 +117,25 @@ fn therock_archives_survive_every_truncation_and_bit_flip() {
         }
     }
 }
+
+/// TheRock's frames carry no content checksum, so what can be checked is checked after
+/// decoding: these test kernels are placeholder bytes, not code objects, and
+/// `Archive::code_object` says so, naming the kernel, where `payload` reads them as stored.
+#[test]
+fn therock_frames_have_no_checksum_and_their_placeholders_are_not_code_objects() {
+    for name in ["test_zstd.kpack", "test_noop.kpack"] {
+        let bytes = fixture(name);
+        let a = Archive::parse(&bytes).unwrap();
+        for k in &a.kernels {
+            assert!(!a.has_checksum(k), "{name}: {} {}", k.key, k.arch);
+            assert!(a.payload(k).is_ok());
+            let e = a.code_object(k).unwrap_err();
+            assert_eq!(e.offset, k.stored_offset);
+            assert!(
+                matches!(&e.kind, gfxkit_kpack::ErrorKind::NotCodeObject { key, arch, .. }
+                    if *key == k.key && *arch == k.arch),
+                "{name}: {e}"
+            );
+        }
+    }
+}

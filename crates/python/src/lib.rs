@@ -376,6 +376,7 @@ fn select<'py>(
         let name = p.display().to_string();
         let inv = Inventory::of(d);
         let mut sel = inv::select::select(&name, &inv, &device);
+        sel.error = inv::kpack::archive_damage(d);
         if on_disk {
             sel.kpack_units = gfxkit_io::kpack::select_units(p, &inv, &device, loader);
         }
@@ -506,8 +507,7 @@ fn doctor<'py>(
             gfxkit_io::scan::scan(&paths, &(), |path, bytes| {
                 let inv = Inventory::of(bytes);
                 let mut e = inv::doctor::examine(&inv);
-                (e.kpack_verdicts, e.kpack_targets) =
-                    gfxkit_io::kpack::doctor_verdicts(path, &inv, &ids, loader);
+                e.set_kpack(gfxkit_io::kpack::doctor_verdicts(path, &inv, &ids, loader));
                 Ok::<_, std::convert::Infallible>(e)
             })
         })
@@ -632,8 +632,8 @@ fn extract_one(
                 ))
             })?;
             let data = a
-                .payload(k)
-                .map_err(|e| Fail::format(format!("{name}: kernel {} ({}): {e}", p.key, p.arch)))?;
+                .code_object(k)
+                .map_err(|e| Fail::format(format!("{name}: {e}")))?;
             out.push((
                 p.id,
                 data.into_owned(),

@@ -32,7 +32,7 @@ file and the package that provides it.\n\nExamples:\n  gfxkit doctor /opt/rocm/l
 gfxkit doctor --device gfx90a:sramecc+:xnack- --json ./build\n  \
 HSA_OVERRIDE_GFX_VERSION=10.3.0 gfxkit doctor /usr/lib/x86_64-linux-gnu\n\n\
 Exit codes: 0 every library can run on every device; 1 some library cannot run on some device; \
-2 an error (no GPU found, unreadable input)."
+2 an error (no GPU found, unreadable input, a damaged kpack archive or code object)."
 )]
 pub struct Args {
     /// Device target ID (`gfx90a:sramecc+:xnack-`), or `auto` to read the machine's GPUs.
@@ -97,8 +97,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let scanned = scan::scan(&paths, &scan::Options::default(), |path, bytes| {
         let inv = Inventory::of(bytes);
         let mut e = doctor::examine(&inv);
-        (e.kpack_verdicts, e.kpack_targets) =
-            crate::cmd::kpack::doctor_verdicts(path, &inv, &devices, loader);
+        e.set_kpack(crate::cmd::kpack::doctor_verdicts(
+            path, &inv, &devices, loader,
+        ));
         Ok(e)
     })?;
     let mut report = DoctorReport {

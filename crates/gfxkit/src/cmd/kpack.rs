@@ -129,12 +129,14 @@ Examples:
   gfxkit kpack list .kpack/foo_gfx942.kpack
   gfxkit kpack list --json .kpack/*.kpack --check
 
-Exit codes: 0 listed; 1 --check found a kernel that does not decode; 2 an unreadable archive.")]
+Exit codes: 0 listed; 1 --check found a kernel that does not decode (size, content checksum) or
+is not a code object for its architecture; 2 an unreadable archive.")]
 struct ListArgs {
     /// .kpack archives.
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// Decode every kernel and check its size.
+    /// Decode every kernel: its size, its frame's content checksum (when it has one) and that
+    /// it is a code object for its architecture.
     #[arg(long)]
     check: bool,
     /// JSON: {"archives":[{"path","group","family","arches","scheme","kernels":[{"key","arch","ordinal","size","stored_size"}]}]}.
@@ -462,9 +464,9 @@ pub fn extract_write(
                 let k = a.kernel(&p.key, &p.arch).with_context(|| {
                     format!("{}: {} {} vanished", path.display(), p.key, p.arch)
                 })?;
-                let bytes = a.payload(k).with_context(|| {
-                    format!("{}: kernel {} ({})", path.display(), p.key, p.arch)
-                })?;
+                let bytes = a
+                    .code_object(k)
+                    .with_context(|| format!("{} is damaged", path.display()))?;
                 crate::output::write_atomic(&dest(p), &bytes)
             })
             .collect::<Result<Vec<()>>>()?;

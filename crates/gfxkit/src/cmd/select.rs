@@ -30,7 +30,7 @@ the marker's @GFXARCH@ paths (ROCM_KPACK_PATH, ROCM_KPACK_PATH_PREFIX, ROCM_KPAC
 names the kpack error, the missing file or key, and the package providing a missing archive.\n\nExamples:\n  gfxkit select --device gfx90a:sramecc+:xnack- /opt/rocm/lib/librocsparse.so\n  \
 gfxkit select --device gfx1100 --json build/\n  \
 gfxkit select --device gfx90a:sramecc+:xnack- --kpack-loader old lib/libtorch_hip.so\n\n\
-Exit codes: 0 every bundle has a selection; 1 some bundle has none; 2 an error (unreadable file or bundle, damaged file: the problems are listed)."
+Exit codes: 0 every bundle has a selection; 1 some bundle has none; 2 an error (unreadable file or bundle, damaged file, a kpack archive tried that is damaged: the problems are listed)."
 )]
 pub struct Args {
     /// Device target ID, such as `gfx90a:sramecc+:xnack-` or `gfx1100`, or its ISA name
@@ -58,6 +58,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let scanned = scan::scan(&args.files, &scan::Options::default(), |path, bytes| {
         let inv = Inventory::of(bytes);
         let mut s = select::select(&path.display().to_string(), &inv, &device);
+        s.error = gfxkit_inventory::kpack::archive_damage(bytes);
         s.kpack_units = crate::cmd::kpack::select_units(path, &inv, &device, loader);
         Ok(s)
     })
@@ -141,10 +142,16 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
             let lines = f.kpack_units.iter().map(|u| {
                 let key = u.lookup.key.as_deref().unwrap_or("?");
                 let outcome = match &u.selected {
-                    Some(id) => format!(
-                        "{id} (kpack: {})",
-                        u.lookup.archive.as_deref().unwrap_or("")
-                    ),
+                    Some(id) => {
+                        let mut o = format!(
+                            "{id} (kpack: {})",
+                            u.lookup.archive.as_deref().unwrap_or("")
+                        );
+                        for d in &u.lookup.skipped {
+                            o.push_str(&format!("; skipped, as the runtime does: damaged {d}"));
+                        }
+                        o
+                    }
                     None => format!("none: {}", u.failure_text()),
                 };
                 (u.index as usize, key, outcome)

@@ -15,10 +15,13 @@ duplicate IDs), the compressed bundle's declared sizes and MD5 hash (decompressi
 syntax of every entry ID (device entries must use the 5-part form comgr reads), target IDs
 the bundler would refuse together (gfx90a with gfx90a:xnack+), a header larger than the 4096
 bytes the HIP runtime reads, and that each device payload is an AMDGPU code object built for
-the target its ID names (its e_flags read with the rules of its own code-object version).
+the target its ID names (its e_flags read with the rules of its own code-object version) and
+reads as inspect reads it (section headers, metadata note): a truncated one is a problem.
 
 For kpack: a .kpack archive is checked for a known version, a readable TOC and frame index,
-every kernel decoding to its original_size, and TOC architectures missing from gfx_arches. A
+every kernel decoding to its original_size (the frame's content checksum checked when it has
+one, as the frames gfxkit writes do) and to an AMDGPU code object for its architecture, and
+TOC architectures missing from gfx_arches. A
 binary split by kpack (HIPK wrappers) is checked against the archives its marker finds: the
 marker parses and names a kernel and paths, every wrapper's key <kernel_name>#<index at +16>
 is in some archive, no archive lacks a kernel the binary asks for, no TOC key of the binary
