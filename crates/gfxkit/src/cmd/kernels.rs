@@ -91,7 +91,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 rows.extend(l.kernels);
                 errors.extend(l.errors);
             }
-            Err(e) if s.explicit => errors.push(format!("{}: {e:#}", s.path.display())),
+            // Errors of reading a file name it (or `package!member`) themselves.
+            Err(e) if s.explicit => errors.push(format!("{e:#}")),
             Err(_) => {}
         }
     }

@@ -75,7 +75,7 @@ fn from_result(path: &Path, r: Result<FileListing>) -> FileListing {
     match r {
         Ok(l) => l,
         Err(e) if e.downcast_ref::<crate::input::NoDeviceCode>().is_some() => FileListing {
-            note: Some(e.to_string()),
+            note: Some(crate::input::NoDeviceCode.to_string()),
             ..list::list_bytes(&path.display().to_string(), &[], false)
         },
         Err(e) => list::unreadable(&path.display().to_string(), format!("{e:#}")),
