@@ -185,6 +185,7 @@ fn fatal(p: &Problem, base: u64) -> Option<Error> {
             found: found.clone(),
         },
         ProblemKind::MalformedElf(m) => ErrorKind::BadElf(m.clone()),
+        ProblemKind::TruncatedElf(t) => ErrorKind::Damaged(t.to_string()),
         ProblemKind::BadBundle(_)
         | ProblemKind::BundlePastSection { .. }
         | ProblemKind::TooMany {

@@ -127,7 +127,12 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
             }
         }
         if f.bundles.is_empty() {
-            if f.kpack.is_empty() {
+            // Damage that hides the device code was said above (on stderr): not "none here".
+            let damaged = f
+                .problems
+                .iter()
+                .any(|p| p.severity == gfxkit_host::Severity::Error);
+            if f.kpack.is_empty() && !damaged {
                 writeln!(out, "{}: no device code", f.path)?;
             }
             continue;
