@@ -95,14 +95,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 bail!("{} is a directory (use -r to search it)", f.display());
             }
             // The inventory's error names no file; `cannot verify PATH` adds it, once. An
-            // error of opening or walking the input names the path itself.
+            // error of opening or walking the input (or a package member) names it itself.
             let each = crate::input::for_each(f, |data| {
-                verify_any(data.path(), &data).map_err(anyhow::Error::new)
+                verify_any(data.path(), &data)
+                    .with_context(|| format!("cannot verify {}", data.path().display()))
             });
             match each {
                 Ok(items) => {
-                    for (p, r) in items {
-                        match r.with_context(|| format!("cannot verify {}", p.display())) {
+                    for (_, r) in items {
+                        match r {
                             Ok(r) => reports.push(r),
                             Err(e) => errors.push(e),
                         }
