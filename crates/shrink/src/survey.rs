@@ -300,6 +300,10 @@ fn survey_one(
     let mut wrappers = 0;
     for (i, w) in d.wrappers.iter().enumerate() {
         let at = base.saturating_add(w.location.offset);
+        if w.magic == WrapperMagic::Hipk {
+            problems.push(Error::at(at, ErrorKind::AlreadySplit { wrapper: i }));
+            continue;
+        }
         if w.magic != WrapperMagic::Hipf {
             problems.push(Error::at(
                 at,
