@@ -2,7 +2,7 @@
 
 use crate::output;
 use crate::scan;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use gfxkit_inventory::select::{self, SelectReport};
 use gfxkit_inventory::Inventory;
 use gfxkit_target_id::TargetId;
@@ -60,8 +60,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let mut s = select::select(&path.display().to_string(), &inv, &device);
         s.kpack_units = crate::cmd::kpack::select_units(path, &inv, &device, loader);
         Ok(s)
-    })
-    .context("cannot list the inputs")?;
+    })?;
     let mut report = SelectReport {
         device: device.to_string(),
         files: Vec::new(),
@@ -90,7 +89,7 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
     writeln!(out, "device {}", r.device)?;
     for f in &r.files {
         if let Some(e) = &f.error {
-            writeln!(out, "{}: error: {e}", f.path)?;
+            writeln!(out, "error: {}", crate::output::naming(&f.path, e))?;
             continue;
         }
         for p in &f.problems {
@@ -158,6 +157,10 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
                         write!(out, ", needs {n}")?;
                     }
                     writeln!(out)?;
+                }
+                // A bundle that cannot be read makes the command exit 2: said as an error.
+                _ if b.unreadable => {
+                    writeln!(out, "  [{:>3}] {place:<28} error: {}", b.index, b.reason)?
                 }
                 _ => writeln!(out, "  [{:>3}] {place:<28} none: {}", b.index, b.reason)?,
             }
