@@ -386,3 +386,34 @@ fn size_calls_what_makes_it_exit_2_an_error() {
     );
     assert!(!r.stderr.contains("warning"), "{}", r.stderr);
 }
+
+#[test]
+fn damage_found_in_a_directory_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    build(dir);
+    std::fs::create_dir_all(dir.join("tree")).unwrap();
+    for f in ["cut.so", "cutend.whl", "cpu.so"] {
+        std::fs::copy(dir.join(f), dir.join("tree").join(f)).unwrap();
+    }
+    // `list -r` kept only files with bundles or a read error: a cut ELF file vanished.
+    let r = gfxkit(dir, &["list", "-r", "tree"]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("tree/cut.so: "), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("tree/cutend.whl: truncated"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stdout.contains("cpu.so"), "{}", r.stdout);
+    // `kernels DIR` dropped the errors of files it found.
+    let r = gfxkit(dir, &["kernels", "tree"]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("tree/cut.so: "), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("tree/cutend.whl: truncated"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("cpu.so"), "{}", r.stderr);
+}

@@ -92,7 +92,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 errors.extend(l.errors);
             }
             // Errors of reading a file name it (or `package!member`) themselves.
-            Err(e) if s.explicit => errors.push(format!("{e:#}")),
+            // A damaged file found in a directory is reported too; one without device code
+            // (a package with none) only when named.
+            Err(e) if s.explicit || e.downcast_ref::<crate::input::NoDeviceCode>().is_none() => {
+                errors.push(format!("{e:#}"))
+            }
             Err(_) => {}
         }
     }

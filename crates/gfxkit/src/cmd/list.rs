@@ -2,6 +2,7 @@
 //! bundle files and inside host binaries (executables, shared objects, objects, archives).
 
 use anyhow::{bail, Result};
+use gfxkit_host::Severity;
 use gfxkit_inventory::list::{self, BundleListing, FileListing, Listing};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -112,7 +113,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
         )?
         .into_iter()
         .filter_map(|s| match s.result {
-            Ok(l) if s.explicit || !l.bundles.is_empty() || l.error.is_some() => Some(l),
+            // Damage found in a directory is listed too, never dropped with the files
+            // that hold no device code.
+            Ok(l)
+                if s.explicit
+                    || !l.bundles.is_empty()
+                    || l.error.is_some()
+                    || l.problems.iter().any(|p| p.severity == Severity::Error) =>
+            {
+                Some(l)
+            }
             Ok(_) => None,
             r => Some(from_result(&s.path, r)),
         })
