@@ -196,8 +196,13 @@ impl Header {
 
 impl<'data> CodeObject<'data> {
     /// Parses an AMDGPU code object: 64-bit little-endian ELF for amdgcn, 32-bit for r600.
+    /// A code object whose header tables or sections run past the end of `data` is an error
+    /// ([`ErrorKind::TruncatedElf`], at the header field that places the part cut short).
     pub fn parse(data: &'data [u8]) -> Result<CodeObject<'data>, Error> {
         let header = Header::parse(data)?;
+        if let Some(t) = crate::extent::truncation_with_sections(data) {
+            return Err(Error::new(ErrorKind::TruncatedElf(t), t.claim));
+        }
         let find = |owner: &str, n_type: u32| match elf_class(data)? {
             ELFCLASS64 => find_note(data, header64(data)?, owner, n_type),
             _ => find_note(data, header32(data)?, owner, n_type),

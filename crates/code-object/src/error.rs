@@ -22,6 +22,8 @@ pub enum ErrorKind {
         /// The `e_machine` found.
         machine: u16,
     },
+    /// The ELF file is cut short: a header table or a section runs past the end of the data.
+    TruncatedElf(crate::extent::Truncation),
     /// An `EI_CLASS` / `EI_DATA` combination AMDGPU code objects do not use.
     BadIdent {
         /// What was found.
@@ -64,6 +66,7 @@ impl fmt::Display for ErrorKind {
                 f,
                 "not an AMDGPU code object: e_machine is {machine}, expected 224 (EM_AMDGPU)"
             ),
+            ErrorKind::TruncatedElf(t) => write!(f, "{t}"),
             ErrorKind::BadIdent { detail } => write!(f, "bad ELF identification: {detail}"),
             ErrorKind::BadElf { detail } => write!(f, "malformed ELF: {detail}"),
             ErrorKind::BadMetadata { detail } => {

@@ -18,6 +18,8 @@
 //!   occupancy, arguments) for listings; [`demangle`].
 //! - [`resources`]: register, LDS and scratch use and the occupancy they allow
 //!   ([`occupancy`]), from the processor's hardware limits.
+//! - [`extent`]: [`extent::truncation`]: whether an ELF file's header, header tables or a
+//!   section's bytes run past the end of the data (hosts and code objects alike).
 //! - [`error`]: [`Error`]: a typed [`ErrorKind`] plus the byte offset where it was found.
 //!
 //! The constants come from [`gfxkit_spec::elf`]; processors from [`gfxkit_spec::PROCESSORS`].
@@ -52,6 +54,7 @@ pub mod descriptor;
 pub mod descriptor_table;
 pub mod eflags;
 pub mod error;
+pub mod extent;
 pub mod kernels;
 pub mod metadata;
 pub mod metadata_v2;

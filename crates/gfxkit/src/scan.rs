@@ -69,13 +69,16 @@ where
     };
     Ok(gfxkit_io::scan::scan(paths, &bar, f)?
         .into_iter()
-        .map(|s| Scanned {
-            path: s.path,
-            explicit: s.explicit,
-            result: s.result.map_err(|e| match e {
+        .map(|s| {
+            let result = s.result.map_err(|e| match e {
                 ScanError::Input(e) => anyhow::Error::new(e),
-                ScanError::Member(f) => crate::input::failed(f),
-            }),
+                ScanError::Member(f) => crate::input::failed(&s.path, f),
+            });
+            Scanned {
+                path: s.path,
+                explicit: s.explicit,
+                result,
+            }
         })
         .collect())
 }

@@ -454,7 +454,9 @@ fn truncated_sections_and_bad_ccob_sizes() {
     assert!(
         got.problems.iter().any(|p| matches!(
             p.kind,
-            ProblemKind::SectionOutsideFile { .. } | ProblemKind::MalformedElf(_)
+            ProblemKind::SectionOutsideFile { .. }
+                | ProblemKind::MalformedElf(_)
+                | ProblemKind::TruncatedElf(_)
         )),
         "{:?}",
         got.problems

@@ -388,6 +388,11 @@ impl<'data> Walker<'data> {
                     offset: self.base(data),
                     size: data.len() as u64,
                 };
+                // A cut code object is damage, said with the sizes; it is not a unit.
+                if let Some(t) = gfxkit_code_object::extent::truncation_with_sections(data) {
+                    self.problem(Problem::error(location, ProblemKind::TruncatedElf(t)));
+                    return;
+                }
                 self.out.code_objects.push(FoundCodeObject {
                     location,
                     bytes: data,

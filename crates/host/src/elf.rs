@@ -118,6 +118,14 @@ pub(crate) fn read_elf<'data>(
         offset: base,
         size,
     };
+    // A cut file says so, with the sizes, before the ELF reader's own words.
+    if let Some(t) = gfxkit_code_object::extent::truncation(data) {
+        out.problem(Problem::error(
+            here(data.len() as u64),
+            ProblemKind::TruncatedElf(t),
+        ));
+        return out;
+    }
     let header = match FileHeader64::<LE>::parse(data) {
         Ok(h) => h,
         Err(e) => {

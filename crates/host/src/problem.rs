@@ -69,6 +69,10 @@ pub enum ProblemKind {
     /// The ELF headers or section table cannot be read.
     #[error("malformed ELF file: {0}")]
     MalformedElf(String),
+    /// The ELF file is cut short: its header tables or a section run past the end of the
+    /// data (the sizes say by how much). Nothing further of the file is read.
+    #[error("{0}")]
+    TruncatedElf(gfxkit_code_object::extent::Truncation),
     /// The `ar` archive cannot be read.
     #[error("malformed archive: {0}")]
     MalformedArchive(String),

@@ -295,12 +295,8 @@ pub fn list(name: &str, inv: &Inventory<'_>, check: bool) -> FileListing {
         match bundle_listing(b, check) {
             Ok(l) => out.bundles.push(l),
             Err(e) => {
-                out.error = Some(match b.form {
-                    Form::Bundle if b.section.is_none() && b.member.is_none() => {
-                        format!("bundle {} at offset {:#x}: {e}", b.index, b.offset)
-                    }
-                    _ => format!("{name}: {}: {e}", b.describe()),
-                });
+                // Every unit names the file first (the message stands alone on stderr).
+                out.error = Some(format!("{name}: {}: {e}", b.describe()));
                 out.failure = Some(e);
                 break;
             }

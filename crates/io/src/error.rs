@@ -151,7 +151,8 @@ impl fmt::Display for Error {
             ErrorKind::SyncDirectory(_) => write!(f, "cannot sync {p}"),
             // The package error names the package and the member itself.
             ErrorKind::Package(e) => write!(f, "{e}"),
-            ErrorKind::Member(_) => write!(f, "cannot read {p}"),
+            // The package error names the member (`pkg!member`) itself.
+            ErrorKind::Member(e) => write!(f, "cannot read {e}"),
             ErrorKind::NoSuchMember { package } => write!(
                 f,
                 "{p}: no such member with device code in {package} (list the package's \
@@ -202,10 +203,8 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &*self.kind {
-            ErrorKind::Member(e)
-            | ErrorKind::Rewrite(e)
-            | ErrorKind::ReadBack(e)
-            | ErrorKind::Record(e) => Some(e),
+            ErrorKind::Member(e) => e.source(),
+            ErrorKind::Rewrite(e) | ErrorKind::ReadBack(e) | ErrorKind::Record(e) => Some(e),
             ErrorKind::Package(e) => e.source(),
             ErrorKind::Device(e) => Some(e),
             ErrorKind::Verify(e) | ErrorKind::Prune(e) => Some(e),

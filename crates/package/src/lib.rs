@@ -46,6 +46,7 @@ pub mod record;
 pub mod rewrite;
 pub mod rpm;
 pub mod walk;
+mod zipinfo;
 
 pub use detect::{detect, Compression, Format};
 pub use error::{Error, ErrorKind, Result};

@@ -205,7 +205,10 @@ fn rewrite_zip(
     for &i in &order {
         let mname = name_of(i);
         let path = format!("{name}!{mname}");
-        let mut file = archive.by_index(i).map_err(|e| zip_err(&path, e))?;
+        let cd = archive.central_directory_start();
+        let mut file = archive
+            .by_index(i)
+            .map_err(|e| crate::zipinfo::opening_member(zip_err(&path, e), data, cd, i))?;
         if file.is_dir() || Some(i) == record_idx {
             continue;
         }
@@ -278,7 +281,9 @@ fn rewrite_zip(
             }
             continue;
         }
-        if let Some((b, before)) = transform(&path, &mname, Some(size), &mut file, opts, spill, f)?
+        let place = crate::zipinfo::MemberPlace::of(&file);
+        if let Some((b, before)) = transform(&path, &mname, Some(size), &mut file, opts, spill, f)
+            .map_err(|e| crate::zipinfo::in_member(e, &path, &place))?
         {
             changed.push(Changed {
                 path: path.clone(),

@@ -172,6 +172,9 @@ pub(crate) fn open_zip<'d>(
     name: &str,
     data: &'d [u8],
 ) -> Result<zip::ZipArchive<Cursor<&'d [u8]>>> {
+    if let Some(e) = crate::zipinfo::check_end(name, data) {
+        return Err(e);
+    }
     zip::ZipArchive::new(Cursor::new(data)).map_err(|e| zip_error(name, e))
 }
 
@@ -182,21 +185,24 @@ fn walk_zip<T: Send>(ctx: &Ctx<'_, T>, chain: &str, data: &[u8], depth: u32) -> 
         .map(|i| {
             let mut a = archive.clone();
             let name = archive.name_for_index(i).unwrap_or("?").to_owned();
+            let path = format!("{chain}!{name}");
             let mut f = match a.by_index(i) {
                 Ok(f) => f,
-                Err(e) => return vec![Err(zip_error(&format!("{chain}!{name}"), e))],
+                Err(e) => {
+                    let e = zip_error(&path, e);
+                    let cd = archive.central_directory_start();
+                    return vec![Err(crate::zipinfo::opening_member(e, data, cd, i))];
+                }
             };
             if f.is_dir() || f.is_symlink() {
                 return Vec::new();
             }
             let size = f.size();
-            let offset = f.header_start();
+            let place = crate::zipinfo::MemberPlace::of(&f);
             let mut out = member(ctx, chain, &name, Some(size), &mut f, depth);
             for r in &mut out {
                 if let Err(e) = r {
-                    if e.offset.is_none() && e.path == format!("{chain}!{name}") {
-                        e.offset = Some(offset);
-                    }
+                    *e = crate::zipinfo::in_member(e.clone(), &path, &place);
                 }
             }
             out
@@ -240,7 +246,16 @@ fn walk_stream<T: Send>(
             };
             let prefix = match read_prefix(&mut dec, PREFIX_LEN) {
                 Ok(p) => p,
-                Err(e) => return vec![Err(Error::from_read(chain, &e))],
+                Err(e) => {
+                    let mut e = Error::from_read(chain, &e);
+                    if let ErrorKind::Truncated(m) | ErrorKind::Corrupt(m) = &mut e.kind {
+                        *m = format!(
+                            "{m} (decompressing the first bytes of its .{} stream)",
+                            c.suffix()
+                        );
+                    }
+                    return vec![Err(e.at(0))];
+                }
             };
             let mut whole = Cursor::new(&prefix[..]).chain(dec);
             if is_tar(&prefix) {
@@ -269,18 +284,68 @@ fn clean_name(name: &str) -> &str {
     n
 }
 
+/// A reader that counts the bytes read through it (the position in a stream).
+struct Counting<'a, 'r> {
+    inner: &'a mut (dyn Read + 'r),
+    pos: &'a std::cell::Cell<u64>,
+}
+
+impl Read for Counting<'_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.pos.set(self.pos.get().saturating_add(n as u64));
+        Ok(n)
+    }
+}
+
+/// A tar header block.
+const TAR_BLOCK: u64 = 512;
+
 fn walk_tar<T: Send>(ctx: &Ctx<'_, T>, chain: &str, r: &mut dyn Read, depth: u32) -> Walk<T> {
     let mut out = Vec::new();
-    let mut archive = tar::Archive::new(r);
+    let pos = std::cell::Cell::new(0u64);
+    let mut archive = tar::Archive::new(Counting {
+        inner: r,
+        pos: &pos,
+    });
+    // A header that cannot be read: where the stream stopped, and what a header needs.
+    let at_header = |e: &io::Error| {
+        let end = pos.get();
+        let block = end - end % TAR_BLOCK;
+        // The tar reader's own words for a short block; anything else comes from the
+        // decompressor under it.
+        let short_block = e.to_string().contains("entire block");
+        let e = if short_block {
+            Error::new(
+                chain,
+                ErrorKind::Truncated(format!(
+                    "need {TAR_BLOCK} bytes at offset {block:#x} for a tar header, the tar \
+                     stream has {end}"
+                )),
+            )
+        } else {
+            let mut e = Error::from_read(chain, e).with_tar_note();
+            if let ErrorKind::Truncated(m) | ErrorKind::Corrupt(m) | ErrorKind::Checksum(m) =
+                &mut e.kind
+            {
+                *m = format!(
+                    "{m} (reading the tar header at offset {block:#x}; the tar stream gave \
+                     {end} bytes)"
+                );
+            }
+            e
+        };
+        e.at(block)
+    };
     let entries = match archive.entries() {
         Ok(e) => e,
-        Err(e) => return vec![Err(Error::from_read(chain, &e))],
+        Err(e) => return vec![Err(at_header(&e))],
     };
     for entry in entries {
         let mut entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                out.push(Err(Error::from_read(chain, &e).with_tar_note()));
+                out.push(Err(at_header(&e)));
                 break;
             }
         };
@@ -292,8 +357,30 @@ fn walk_tar<T: Send>(ctx: &Ctx<'_, T>, chain: &str, r: &mut dyn Read, depth: u32
         let name = clean_name(&name).to_owned();
         let size = entry.size();
         let offset = entry.raw_header_position();
+        let data_at = entry.raw_file_position();
+        let path = format!("{chain}!{name}");
         let mut got = member(ctx, chain, &name, Some(size), &mut entry, depth);
-        let fatal = got.iter().any(|r| matches!(r, Err(e) if e.path == format!("{chain}!{name}") && matches!(e.kind, ErrorKind::Truncated(_) | ErrorKind::Io(_))));
+        for r in &mut got {
+            if let Err(e) = r {
+                if e.path == path {
+                    if let ErrorKind::Truncated(m)
+                    | ErrorKind::Corrupt(m)
+                    | ErrorKind::Checksum(m) = &mut e.kind
+                    {
+                        *m = format!(
+                            "{m} (reading its {size} bytes from offset {data_at:#x} of the tar \
+                             stream)"
+                        );
+                    }
+                }
+            }
+        }
+        // A member cut short ends the stream: nothing after it can be read.
+        let fatal = got.iter().any(|r| {
+            matches!(r, Err(e) if e.path == format!("{chain}!{name}")
+                && matches!(e.kind, ErrorKind::Truncated(_) | ErrorKind::Io(_)
+                    | ErrorKind::SmallerThanDeclared { .. }))
+        });
         for r in &mut got {
             if let Err(e) = r {
                 if e.offset.is_none() && e.path == format!("{chain}!{name}") {
@@ -319,13 +406,34 @@ impl Error {
 }
 
 fn walk_ar<T: Send>(ctx: &Ctx<'_, T>, chain: &str, r: &mut dyn Read, depth: u32) -> Walk<T> {
+    /// An `ar` member header.
+    const AR_HEADER: u64 = 60;
     let mut out = Vec::new();
-    let mut archive = ar::Archive::new(r);
+    let pos = std::cell::Cell::new(0u64);
+    let mut archive = ar::Archive::new(Counting {
+        inner: r,
+        pos: &pos,
+    });
+    // Where the next member header starts: after the magic, then after each member's data
+    // (padded to an even offset).
+    let mut header_at = 8u64;
     while let Some(entry) = archive.next_entry() {
         let mut entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                out.push(Err(Error::from_read(chain, &e)));
+                let end = pos.get();
+                let mut err = Error::from_read(chain, &e);
+                if let ErrorKind::Truncated(m) | ErrorKind::Corrupt(m) = &mut err.kind {
+                    *m = if end < header_at.saturating_add(AR_HEADER) {
+                        format!(
+                            "need {AR_HEADER} bytes at offset {header_at:#x} for an ar member \
+                             header, the archive has {end} ({m})"
+                        )
+                    } else {
+                        format!("{m} (the ar member header at offset {header_at:#x})")
+                    };
+                }
+                out.push(Err(err.at(header_at)));
                 break;
             }
         };
@@ -333,6 +441,10 @@ fn walk_ar<T: Send>(ctx: &Ctx<'_, T>, chain: &str, r: &mut dyn Read, depth: u32)
             .trim_end_matches('/')
             .to_owned();
         let size = entry.header().size();
+        header_at = header_at
+            .saturating_add(AR_HEADER)
+            .saturating_add(size)
+            .saturating_add(size % 2);
         let got = member(ctx, chain, &name, Some(size), &mut entry, depth);
         let fatal = got.iter().any(|r| {
             matches!(r, Err(e) if e.path == format!("{chain}!{name}") && matches!(e.kind, ErrorKind::Truncated(_)))

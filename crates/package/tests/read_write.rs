@@ -488,3 +488,105 @@ fn tarball_with_nothing_to_rewrite_is_copied_byte_for_byte() {
         assert_eq!(&out.into_inner(), data, "{name}");
     }
 }
+
+/// The error of walking `data` (named `name`) that the walk returns, in whole or for a member.
+fn first_error(name: &str, data: &[u8]) -> gfxkit_package::Error {
+    match walk(name, data, &Options::default(), &MemorySpill, &|_| ()) {
+        Err(e) => e,
+        Ok(members) => members.into_iter().find_map(|r| r.err()).expect("an error"),
+    }
+}
+
+#[test]
+fn damaged_zip_and_tar_say_where_and_what_was_expected() {
+    let member = elf(3000, 7);
+    let z = zip_of(&[("lib/a.so", &member)], zip::CompressionMethod::Deflated);
+    // Cut inside the end-of-central-directory record (was "failed to fill whole buffer").
+    let cut = &z[..z.len() - 10];
+    let e = first_error("p.whl", cut);
+    assert!(matches!(e.kind, ErrorKind::Truncated(_)), "{e}");
+    assert!(
+        e.to_string().contains(&format!(
+            "need 22 bytes at offset {:#x} for the end-of-central-directory record, the \
+             package has {}",
+            z.len() - 22,
+            cut.len()
+        )),
+        "{e}"
+    );
+    // Cut before it (was "Could not find EOCD").
+    let e = first_error("p.whl", &z[..z.len() / 2]);
+    assert!(
+        e.to_string().contains("no end-of-central-directory record"),
+        "{e}"
+    );
+    // A member's compressed bytes flipped: the member, its local header, its data and the
+    // expectation (was "Invalid checksum" or "corrupt deflate stream" alone).
+    let mut bad = z.clone();
+    let data_at = 30 + "lib/a.so".len();
+    for b in &mut bad[data_at + 5..data_at + 15] {
+        *b ^= 0x5a;
+    }
+    let e = first_error("p.whl", &bad);
+    assert_eq!(e.path, "p.whl!lib/a.so");
+    assert_eq!(e.offset, Some(0), "the local header");
+    assert!(
+        e.to_string()
+            .contains(&format!("at offset {data_at:#x}, 3020 bytes decompressed")),
+        "{e}"
+    );
+    // A local header overwritten: where the central directory says it is.
+    let two = zip_of(
+        &[("a.txt", b"hi"), ("lib/a.so", &member)],
+        zip::CompressionMethod::Deflated,
+    );
+    let at = zip::ZipArchive::new(Cursor::new(&two[..]))
+        .unwrap()
+        .by_index(1)
+        .unwrap()
+        .header_start();
+    let mut bad = two.clone();
+    bad[at as usize..at as usize + 4].copy_from_slice(b"XXXX");
+    let e = first_error("p.whl", &bad);
+    assert_eq!(
+        (e.path.as_str(), e.offset),
+        ("p.whl!lib/a.so", Some(at)),
+        "{e}"
+    );
+    assert!(e.to_string().contains("no local file header"), "{e}");
+
+    // A tar cut inside its second header (was "tar: failed to read entire block").
+    let t = tar_of(&[("a.txt", b"hi"), ("lib/a.so", &member)]);
+    let e = first_error("p.tar", &t[..1024 + 100]);
+    assert_eq!(e.offset, Some(1024));
+    assert!(
+        e.to_string()
+            .contains("need 512 bytes at offset 0x400 for a tar header, the tar stream has 1124"),
+        "{e}"
+    );
+    // A tar cut inside a member: one error, the member's (no second "EOF during skip").
+    let cut = &t[..1024 + 512 + 100];
+    let errors: Vec<_> = walk("p.tar", cut, &Options::default(), &MemorySpill, &|_| ())
+        .unwrap()
+        .into_iter()
+        .filter_map(|r| r.err())
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].path, "p.tar!lib/a.so");
+
+    // A .deb cut inside its first member header.
+    let mut deb = ar::Builder::new(Vec::new());
+    deb.append(
+        &ar::Header::new(b"debian-binary".to_vec(), 4),
+        &b"2.0\n"[..],
+    )
+    .unwrap();
+    let deb = deb.into_inner().unwrap();
+    let e = first_error("p.deb", &deb[..40]);
+    assert_eq!(e.offset, Some(8));
+    assert!(
+        e.to_string()
+            .contains("need 60 bytes at offset 0x8 for an ar member header, the archive has 40"),
+        "{e}"
+    );
+}

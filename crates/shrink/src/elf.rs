@@ -157,6 +157,10 @@ impl Elf {
                 ErrorKind::Unsupported("only 64-bit little-endian ELF files are handled".into()),
             );
         }
+        // A cut file says so, with the sizes (at the header field that places the part).
+        if let Some(t) = gfxkit_code_object::extent::truncation(data) {
+            return fail(t.claim, ErrorKind::Damaged(t.to_string()));
+        }
         let hdr = object::elf::FileHeader64::<LE>::parse(data).map_err(|e| bad(e.to_string()))?;
         let e = LE;
         if hdr.e_phnum.get(e) != 0 && usize::from(hdr.e_phentsize.get(e)) != PHENT {

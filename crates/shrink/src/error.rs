@@ -51,6 +51,17 @@ pub enum ErrorKind {
     /// A file gfxkit understands but will not rewrite, with the reason.
     #[error("cannot rewrite: {0}")]
     Unsupported(String),
+    /// The binary is already split by kpack: its `.hipFatBinSegment` wrappers have magic
+    /// `HIPK` and its device code lives in `.kpack` archives, so there is no `.hip_fatbin` to
+    /// rewrite or split. (`gfxkit kpack inline` makes it fat again.)
+    #[error(
+        "already split by kpack (wrapper {wrapper} has magic HIPK: the device code lives in \
+         .kpack archives, not in .hip_fatbin); use `gfxkit kpack inline` first"
+    )]
+    AlreadySplit {
+        /// Index of the first `HIPK` wrapper in `.hipFatBinSegment`.
+        wrapper: usize,
+    },
     /// A value does not fit the field it must be written to.
     #[error("{0}")]
     TooLarge(String),

@@ -247,6 +247,12 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
     // refused below, by its HIPK wrappers).
     let old_marker = e.section_named(MARKER_SECTION)?;
     let fsec = e.shdrs[fb].clone();
+    // A split binary says so first (its .hip_fatbin is empty because it is split).
+    if let Ok(ws) = elf::wrappers(&e, data, seg, fb) {
+        if let Some(i) = ws.iter().position(|w| w.magic == elf::HIPK) {
+            return fail(ws[i].at, ErrorKind::AlreadySplit { wrapper: i });
+        }
+    }
     if !fsec.has_file_bytes() {
         return fail(
             fsec.offset,
@@ -293,10 +299,8 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
         match w.magic {
             elf::HIPF => {}
             elf::HIPK => {
-                return Err(unsupported(
-                    w.at,
-                    "wrapper magic HIPK: the binary is already split",
-                ))
+                let wrapper = wrapper_bundles.len();
+                return fail(w.at, ErrorKind::AlreadySplit { wrapper });
             }
             m => {
                 return fail(

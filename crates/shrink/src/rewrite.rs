@@ -383,10 +383,7 @@ fn rewrite_elf<'a>(
         let mut pointed = vec![false; region.moves.len()];
         for (i, w) in elf::wrappers(&e, data, seg, fb)?.iter().enumerate() {
             if w.magic == elf::HIPK {
-                return Err(unsupported(
-                    w.at,
-                    "wrapper magic HIPK: the device code lives in separate pack files",
-                ));
+                return fail(w.at, ErrorKind::AlreadySplit { wrapper: i });
             }
             if w.magic != elf::HIPF {
                 return fail(

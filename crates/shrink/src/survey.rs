@@ -185,6 +185,7 @@ fn fatal(p: &Problem, base: u64) -> Option<Error> {
             found: found.clone(),
         },
         ProblemKind::MalformedElf(m) => ErrorKind::BadElf(m.clone()),
+        ProblemKind::TruncatedElf(t) => ErrorKind::Damaged(t.to_string()),
         ProblemKind::BadBundle(_)
         | ProblemKind::BundlePastSection { .. }
         | ProblemKind::TooMany {
@@ -300,6 +301,10 @@ fn survey_one(
     let mut wrappers = 0;
     for (i, w) in d.wrappers.iter().enumerate() {
         let at = base.saturating_add(w.location.offset);
+        if w.magic == WrapperMagic::Hipk {
+            problems.push(Error::at(at, ErrorKind::AlreadySplit { wrapper: i }));
+            continue;
+        }
         if w.magic != WrapperMagic::Hipf {
             problems.push(Error::at(
                 at,

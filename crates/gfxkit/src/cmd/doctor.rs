@@ -174,7 +174,7 @@ pub fn print_text(r: &DoctorReport, devices: &[TargetId], out: &mut dyn Write) -
             writeln!(out, "      targets present: {}", f.targets.join(" "))?;
         }
         for e in &f.errors {
-            writeln!(out, "ERROR {}: {e}", f.path)?;
+            writeln!(out, "ERROR {}", crate::output::naming(&f.path, e))?;
         }
         if !f.kpack.is_empty() && f.runs_on.is_empty() {
             writeln!(

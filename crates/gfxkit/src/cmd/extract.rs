@@ -3,6 +3,7 @@
 use anyhow::{bail, Context, Result};
 use gfxkit_bundle::ccob::HashCheck;
 use gfxkit_bundle::EntryId;
+use gfxkit_host::Severity;
 use gfxkit_inventory::extract::{pick, requested_id, sanitize};
 use gfxkit_inventory::locate::{self, Form, Located};
 use gfxkit_inventory::Inventory;
@@ -136,7 +137,8 @@ fn sources(args: &Args) -> Result<Vec<Source>> {
                 Err(e) if e.downcast_ref::<crate::input::NoDeviceCode>().is_some() && !explicit => {
                     continue
                 }
-                Err(e) => return Err(e.context(format!("cannot read {}", member.display()))),
+                // The error names the file or `package!member` itself.
+                Err(e) => return Err(e),
             };
             // Members of a package are named after the package and the member's path.
             let stem = if package {
@@ -226,11 +228,27 @@ pub fn run(args: Args) -> Result<ExitCode> {
         if let Some(e) = &found.error {
             return Err(anyhow::Error::new(e.clone()).context(format!("cannot read {name}")));
         }
-        for p in &found.problems {
-            eprintln!("gfxkit: {}: {name}: {p}", p.severity);
+        // Nothing readable because of damage: the damage is the error, not a missing bundle.
+        let fatal = found
+            .units
+            .is_empty()
+            .then(|| {
+                found
+                    .problems
+                    .iter()
+                    .position(|p| p.severity == Severity::Error)
+            })
+            .flatten();
+        for (i, p) in found.problems.iter().enumerate() {
+            if Some(i) != fatal {
+                eprintln!("gfxkit: {}: {name}: {p}", p.severity);
+            }
+        }
+        if let Some(i) = fatal {
+            bail!("{name}: {}", found.problems[i]);
         }
         if found.units.is_empty() {
-            if src.explicit || found.has_errors() {
+            if src.explicit {
                 bail!("{name}: no offload bundle in this file");
             }
             continue;

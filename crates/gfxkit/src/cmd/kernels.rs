@@ -91,7 +91,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 rows.extend(l.kernels);
                 errors.extend(l.errors);
             }
-            Err(e) if s.explicit => errors.push(format!("{}: {e:#}", s.path.display())),
+            // Errors of reading a file name it (or `package!member`) themselves.
+            // A damaged file found in a directory is reported too; one without device code
+            // (a package with none) only when named.
+            Err(e) if s.explicit || e.downcast_ref::<crate::input::NoDeviceCode>().is_none() => {
+                errors.push(format!("{e:#}"))
+            }
             Err(_) => {}
         }
     }

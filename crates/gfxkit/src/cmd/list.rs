@@ -2,6 +2,7 @@
 //! bundle files and inside host binaries (executables, shared objects, objects, archives).
 
 use anyhow::{bail, Result};
+use gfxkit_host::Severity;
 use gfxkit_inventory::list::{self, BundleListing, FileListing, Listing};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -75,7 +76,7 @@ fn from_result(path: &Path, r: Result<FileListing>) -> FileListing {
     match r {
         Ok(l) => l,
         Err(e) if e.downcast_ref::<crate::input::NoDeviceCode>().is_some() => FileListing {
-            note: Some(e.to_string()),
+            note: Some(crate::input::NoDeviceCode.to_string()),
             ..list::list_bytes(&path.display().to_string(), &[], false)
         },
         Err(e) => list::unreadable(&path.display().to_string(), format!("{e:#}")),
@@ -112,7 +113,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
         )?
         .into_iter()
         .filter_map(|s| match s.result {
-            Ok(l) if s.explicit || !l.bundles.is_empty() || l.error.is_some() => Some(l),
+            // Damage found in a directory is listed too, never dropped with the files
+            // that hold no device code.
+            Ok(l)
+                if s.explicit
+                    || !l.bundles.is_empty()
+                    || l.error.is_some()
+                    || l.problems.iter().any(|p| p.severity == Severity::Error) =>
+            {
+                Some(l)
+            }
             Ok(_) => None,
             r => Some(from_result(&s.path, r)),
         })

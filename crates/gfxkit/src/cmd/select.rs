@@ -2,7 +2,7 @@
 
 use crate::output;
 use crate::scan;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use gfxkit_inventory::select::{self, SelectReport};
 use gfxkit_inventory::Inventory;
 use gfxkit_target_id::TargetId;
@@ -61,8 +61,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         s.error = gfxkit_inventory::kpack::archive_damage(bytes);
         s.kpack_units = crate::cmd::kpack::select_units(path, &inv, &device, loader);
         Ok(s)
-    })
-    .context("cannot list the inputs")?;
+    })?;
     let mut report = SelectReport {
         device: device.to_string(),
         files: Vec::new(),
@@ -121,7 +120,7 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
     writeln!(out, "device {}", r.device)?;
     for f in &r.files {
         if let Some(e) = &f.error {
-            writeln!(out, "{}: error: {e}", f.path)?;
+            writeln!(out, "error: {}", crate::output::naming(&f.path, e))?;
             continue;
         }
         for p in &f.problems {
@@ -159,7 +158,12 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
             print_units(out, "kpack wrappers", lines)?;
         }
         if f.bundles.is_empty() {
-            if f.kpack.is_empty() {
+            // Damage that hides the device code was said above (on stderr): not "none here".
+            let damaged = f
+                .problems
+                .iter()
+                .any(|p| p.severity == gfxkit_host::Severity::Error);
+            if f.kpack.is_empty() && !damaged {
                 writeln!(out, "{}: no device code", f.path)?;
             }
             continue;
@@ -183,6 +187,8 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
                     Some(n) => format!("{id} ({via}), needs {n}"),
                     None => format!("{id} ({via})"),
                 },
+                // A bundle that cannot be read makes the command exit 2: said as an error.
+                _ if b.unreadable => format!("error: {}", b.reason),
                 _ => format!("none: {}", b.reason),
             };
             (b.index, place, outcome)

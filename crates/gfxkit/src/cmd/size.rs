@@ -90,7 +90,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }) {
             Ok(i) => i,
             Err(e) if !named => {
-                errors.push(format!("{}: {e:#}", p.display()));
+                // The error names the path itself.
+                errors.push(format!("{e:#}"));
                 continue;
             }
             Err(e) => return Err(e),
@@ -102,7 +103,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     continue
                 }
                 Err(e) => {
-                    errors.push(format!("{}: {e:#}", member.display()));
+                    // The error names the file or `package!member` itself.
+                    errors.push(format!("{e:#}"));
                     continue;
                 }
             };
@@ -139,7 +141,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         print_text(&report, args.by, &mut std::io::stdout().lock())?;
     }
     for e in &report.errors {
-        eprintln!("gfxkit: warning: {e}");
+        // Each of these makes the command exit 2: an error, not a warning.
+        eprintln!("gfxkit: error: {e}");
     }
     Ok(if report.errors.is_empty() {
         ExitCode::SUCCESS

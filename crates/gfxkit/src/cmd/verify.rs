@@ -88,7 +88,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     s.path.display()
                 )),
                 Ok(None) => {}
-                Err(e) => errors.push(e.context(format!("cannot verify {}", s.path.display()))),
+                // The error names the file (or `package!member`) itself.
+                Err(e) => errors.push(e),
             }
         }
     } else {
@@ -96,14 +97,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
             if f.is_dir() {
                 bail!("{} is a directory (use -r to search it)", f.display());
             }
+            // The inventory's error names no file; `cannot verify PATH` adds it, once. An
+            // error of opening or walking the input (or a package member) names it itself.
             let each = crate::input::for_each(f, |data| {
-                let name = data.path().display().to_string();
-                verify_any(data.path(), &data).map_err(|e| anyhow::anyhow!("{name}: {e}"))
+                verify_any(data.path(), &data)
+                    .with_context(|| format!("cannot verify {}", data.path().display()))
             });
-            match each.with_context(|| format!("cannot verify {}", f.display())) {
+            match each {
                 Ok(items) => {
-                    for (p, r) in items {
-                        match r.with_context(|| format!("cannot verify {}", p.display())) {
+                    for (_, r) in items {
+                        match r {
                             Ok(r) => reports.push(r),
                             Err(e) => errors.push(e),
                         }
