@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-pub use gfxkit_io::write::{is_temp_name, Durability};
+pub use gfxkit_io::write::Durability;
 
 /// Writes `bytes` to `path` atomically ([`gfxkit_io::write::write_atomic`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {

@@ -157,17 +157,24 @@ pub enum Failed<E> {
     NoDeviceCode,
 }
 
+/// The package file of a path `pkg!member` (nested: `pkg!a.tar.zst!lib/x.so`): the shortest
+/// prefix before a `!` that is a file, when `path` itself does not exist. `None` for a path
+/// that exists or names no package file. This is how every command tells a member path from
+/// a missing file, before it opens the member with [`Input::open`] or [`for_each`].
+pub fn member_package(path: &Path) -> Option<&str> {
+    if path.exists() {
+        return None;
+    }
+    let s = path.to_str()?;
+    s.match_indices('!')
+        .map(|(i, _)| &s[..i])
+        .find(|p| Path::new(p).is_file())
+}
+
 /// Opens `pkg!member` (nested: `pkg!a.tar.zst!lib/x.so`) when `pkg` is a package file and the
 /// member may hold device code. `None` when no prefix of `path` before a `!` is a file.
 fn open_member(path: &Path) -> Result<Option<Input>, Error> {
-    let Some(s) = path.to_str() else {
-        return Ok(None);
-    };
-    let Some(pkg) = s
-        .match_indices('!')
-        .map(|(i, _)| &s[..i])
-        .find(|p| Path::new(p).is_file())
-    else {
+    let Some(pkg) = member_package(path) else {
         return Ok(None);
     };
     let found = for_each(Path::new(pkg), |input| {

@@ -70,11 +70,23 @@ pub enum ScanError<E> {
 /// Lists the files under `paths`: files named directly, and for directories every regular
 /// file below them except gfxkit's temporary files (symbolic links followed; each directory
 /// and each file visited once, by device and inode, so links cannot loop or duplicate).
+/// A package member named `pkg!member` (nested: `a.tar!b.whl!c.so`) is a file named directly.
 /// Sorted by path. A path that does not exist is an error (`cannot read PATH`).
 pub fn collect(paths: &[PathBuf]) -> Result<Vec<Candidate>, Error> {
     let seen_dirs = Mutex::new(HashSet::new());
     let found = Mutex::new(Vec::new());
     for p in paths {
+        // A package member `pkg!member` is read through its package, as named.
+        if let Some(pkg) = crate::input::member_package(p) {
+            let meta = std::fs::metadata(pkg).map_err(|e| Error::new(p, ErrorKind::Read(e)))?;
+            found.lock().unwrap_or_else(|e| e.into_inner()).push((
+                p.clone(),
+                meta.dev(),
+                meta.ino(),
+                true,
+            ));
+            continue;
+        }
         let meta = std::fs::metadata(p).map_err(|e| Error::new(p, ErrorKind::Read(e)))?;
         if meta.is_dir() {
             walk_dir(p, &meta, &seen_dirs, &found);
