@@ -27,6 +27,8 @@ pub struct Scanned<T> {
     pub path: PathBuf,
     /// Named on the command line rather than found in a directory.
     pub explicit: bool,
+    /// The package this is one member of ([`gfxkit_io::scan::Scanned::package`]).
+    pub package: Option<PathBuf>,
     /// What `f` returned, or why the file could not be read.
     pub result: Result<T>,
 }
@@ -72,6 +74,7 @@ where
         .map(|s| Scanned {
             path: s.path,
             explicit: s.explicit,
+            package: s.package,
             result: s.result.map_err(|e| match e {
                 ScanError::Input(e) => anyhow::Error::new(e),
                 ScanError::Member(f) => crate::input::failed(f),

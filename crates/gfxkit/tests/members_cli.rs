@@ -207,3 +207,133 @@ fn member_paths_work_in_every_command() {
         );
     }
 }
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn list_names_members_without_device_code_on_one_line() {
+    let b = built();
+    let w = s(&b.wheel);
+    let cpu: Vec<String> = (0..CPU_MEMBERS)
+        .map(|i| format!("gfxt/cpu/cpu{i:02}.so"))
+        .collect();
+    for args in [vec!["list", w], vec!["list", "-r", w]] {
+        let out = gfxkit(&args);
+        ok(&out, &args.join(" "));
+        let text = stdout(&out);
+        assert!(
+            text.contains(&format!("{w}!{HIP}: 3 bundles")),
+            "{}: {text}",
+            args.join(" ")
+        );
+        // One line for the 12 CPU-only members: the first 8 named, then how many more.
+        let want = format!(
+            "{w}: 12 members without device code: {} and 4 more\n",
+            cpu[..8].join(", ")
+        );
+        assert!(text.contains(&want), "{}: {text}", args.join(" "));
+        assert!(!text.contains("(no offload bundle)"), "{text}");
+        assert!(!text.contains("cpu/cpu08.so"), "{text}");
+    }
+    // JSON keeps every member.
+    let v = json_stdout(&gfxkit(&["list", "--json", w]));
+    let files = v["files"].as_array().unwrap();
+    assert_eq!(files.len(), CPU_MEMBERS + 1, "{v}");
+    let empty: Vec<&str> = files
+        .iter()
+        .filter(|f| f["bundles"].as_array().unwrap().is_empty())
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    let want: Vec<String> = cpu.iter().map(|m| format!("{w}!{m}")).collect();
+    assert_eq!(empty, want);
+    // A package whose members all lack device code: the one line alone.
+    let c = s(&b.cpu_wheel);
+    let out = gfxkit(&["list", c]);
+    ok(&out, "list cpu-only wheel");
+    assert_eq!(
+        stdout(&out),
+        format!("{c}: 2 members without device code: c/a.so, c/b.so\n")
+    );
+    // An input named by itself (a file, or one member) is listed in full.
+    for p in [s(&b.cpu).to_owned(), format!("{w}!gfxt/cpu/cpu03.so")] {
+        let out = gfxkit(&["list", &p]);
+        ok(&out, &p);
+        assert_eq!(
+            stdout(&out),
+            format!("{p}: 0 bundles, 0 entries, 0 B\n  (no offload bundle)\n")
+        );
+    }
+}
+
+#[test]
+fn list_summary_names_inputs_without_device_code() {
+    let b = built();
+    let w = s(&b.wheel);
+    let tree = tempfile::tempdir().unwrap();
+    let found = tree.path().join("sub/found.so");
+    std::fs::create_dir_all(found.parent().unwrap()).unwrap();
+    std::fs::copy(&b.cpu, &found).unwrap();
+    std::fs::copy(b.dir.path().join("libt.so"), tree.path().join("libt.so")).unwrap();
+    let member = format!("{w}!gfxt/cpu/cpu03.so");
+    let args = [
+        "list",
+        "--summary",
+        "--json",
+        w,
+        s(&b.cpu),
+        &member,
+        s(&b.cpu_wheel),
+        s(tree.path()),
+    ];
+    let out = gfxkit(&args);
+    ok(&out, "list --summary --json");
+    let v = json_stdout(&out);
+    let got: Vec<&str> = v["without_device_code"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    let mut want: Vec<String> = (0..CPU_MEMBERS)
+        .map(|i| format!("{w}!gfxt/cpu/cpu{i:02}.so"))
+        .collect();
+    want.push(s(&b.cpu).to_owned());
+    want.push(member.clone());
+    want.push(format!("{}!c/a.so", s(&b.cpu_wheel)));
+    want.push(format!("{}!c/b.so", s(&b.cpu_wheel)));
+    want.push(s(&found).to_owned());
+    let mut got_sorted = got.clone();
+    got_sorted.sort();
+    want.sort();
+    assert_eq!(got_sorted, want);
+    // The packages with device code are still summarised.
+    let names: Vec<&str> = v["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&w), "{names:?}");
+    // Text: one line naming them, shortened.
+    let out = gfxkit(
+        &args
+            .iter()
+            .filter(|a| **a != "--json")
+            .copied()
+            .collect::<Vec<_>>(),
+    );
+    ok(&out, "list --summary");
+    let text = stdout(&out);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("without device code"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert!(
+        lines[0].starts_with(&format!("without device code ({}): ", want.len()))
+            && lines[0].ends_with(&format!(" and {} more", want.len() - 8)),
+        "{text}"
+    );
+}

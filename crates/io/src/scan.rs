@@ -53,6 +53,9 @@ pub struct Scanned<T, E> {
     pub path: PathBuf,
     /// Named on the command line rather than found in a directory.
     pub explicit: bool,
+    /// The package file (as named or found) this is one member of; `None` for a file read
+    /// whole, a member named directly as `pkg!member`, and a package reported as a whole.
+    pub package: Option<PathBuf>,
     /// What `f` returned, or why the file could not be read.
     pub result: Result<T, ScanError<E>>,
 }
@@ -198,12 +201,14 @@ where
                         .into_iter()
                         .filter(|(_, r)| c.explicit || !matches!(r, Err(Failed::NoDeviceCode)))
                         .map(|(path, result)| Scanned {
+                            package: (path != c.path).then(|| c.path.clone()),
                             path,
                             explicit: c.explicit,
                             result: result.map_err(ScanError::Member),
                         })
                         .collect(),
                     Err(e) => vec![Scanned {
+                        package: None,
                         path: c.path.clone(),
                         explicit: c.explicit,
                         result: Err(ScanError::Input(e)),
