@@ -337,3 +337,50 @@ fn list_summary_names_inputs_without_device_code() {
         "{text}"
     );
 }
+
+#[test]
+fn verify_of_a_package_names_members_without_device_code_and_passes() {
+    let b = built();
+    let w = s(&b.wheel);
+    for args in [vec!["verify", w], vec!["verify", "-r", w]] {
+        let out = gfxkit(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {}{}",
+            args.join(" "),
+            stdout(&out),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = stdout(&out);
+        assert!(
+            text.contains(&format!("{w}!{HIP}: ok (3 bundles")),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "{w}: 12 members without device code: gfxt/cpu/cpu00.so, "
+            )) && text.contains(" and 4 more\n"),
+            "{text}"
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    }
+    let v = json_stdout(&gfxkit(&["verify", "--json", w]));
+    assert_eq!(v["files"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(
+        v["without_device_code"].as_array().unwrap().len(),
+        CPU_MEMBERS,
+        "{v}"
+    );
+    // A package none of whose members holds device code, and a CPU-only member named by
+    // itself, still fail as a file without a bundle does.
+    for p in [s(&b.cpu_wheel).to_owned(), format!("{w}!gfxt/cpu/cpu00.so")] {
+        let out = gfxkit(&["verify", &p]);
+        assert_eq!(out.status.code(), Some(2), "{p}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("no offload bundle"),
+            "{p}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
