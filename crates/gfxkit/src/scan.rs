@@ -1,5 +1,6 @@
 //! Finding and reading many input files through `gfxkit_io::scan` (the parallel directory
-//! walk), with a progress bar on a terminal (stderr), nothing when piped.
+//! walk), with progress on a terminal (stderr: [`crate::output::Reading`]), nothing when
+//! piped.
 //!
 //! ```ignore
 //! let results = scan::scan(&paths, &scan::Options::default(), |path, bytes| {
@@ -33,30 +34,6 @@ pub struct Scanned<T> {
     pub result: Result<T>,
 }
 
-/// The progress bar of a scan (created when the number of files is known).
-struct Bar {
-    quiet: bool,
-    bar: std::sync::OnceLock<indicatif::ProgressBar>,
-}
-
-impl gfxkit_io::scan::Progress for Bar {
-    fn start(&self, total: u64) {
-        let _ = self
-            .bar
-            .set(crate::output::progress(total, "scanning", self.quiet));
-    }
-    fn advance(&self) {
-        if let Some(b) = self.bar.get() {
-            b.inc(1);
-        }
-    }
-    fn finish(&self) {
-        if let Some(b) = self.bar.get() {
-            b.finish_and_clear();
-        }
-    }
-}
-
 /// Runs `f` over the bytes of every file under `paths` that may hold device code, as
 /// [`gfxkit_io::scan::scan`] does (packages give one result per member, `package!member`).
 pub fn scan<T, F>(paths: &[PathBuf], opts: &Options, f: F) -> Result<Vec<Scanned<T>>>
@@ -65,11 +42,10 @@ where
     F: Fn(&Path, &[u8]) -> Result<T> + Sync,
 {
     use gfxkit_io::scan::ScanError;
-    let bar = Bar {
-        quiet: opts.quiet,
-        bar: std::sync::OnceLock::new(),
-    };
-    Ok(gfxkit_io::scan::scan(paths, &bar, f)?
+    let progress = crate::output::Reading::new(opts.quiet);
+    let scanned = gfxkit_io::scan::scan(paths, &progress, f);
+    progress.finish();
+    Ok(scanned?
         .into_iter()
         .map(|s| Scanned {
             path: s.path,

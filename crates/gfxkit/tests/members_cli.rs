@@ -338,6 +338,83 @@ fn list_summary_names_inputs_without_device_code() {
     );
 }
 
+/// Runs `gfxkit ARGS` on a terminal (a pseudo-terminal by `script`), stdout to `out`: what the
+/// terminal showed (stderr).
+fn on_terminal(args: &[&str], delay_ms: &str, out: &Path) -> String {
+    let quote = |a: &str| format!("'{}'", a.replace('\'', r"'\''"));
+    let cmd = format!(
+        "{} {} > {}",
+        quote(env!("CARGO_BIN_EXE_gfxkit")),
+        args.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" "),
+        quote(s(out))
+    );
+    let typescript = out.with_extension("typescript");
+    let o = Command::new("script")
+        .args(["-q", "-c", &cmd])
+        .arg(&typescript)
+        .env("GFXKIT_PROGRESS_DELAY_MS", delay_ms)
+        .output()
+        .expect("run script (util-linux)");
+    assert!(o.status.success(), "{cmd}: {o:?}");
+    let shown = std::fs::read(&typescript).unwrap();
+    String::from_utf8_lossy(&shown).into_owned()
+}
+
+#[test]
+fn progress_shows_on_a_terminal_only_and_only_when_reading_takes_long() {
+    let b = built();
+    let w = s(&b.wheel);
+    let member = format!(
+        "{}!{}!{HIP}",
+        s(&b.tar),
+        b.wheel.file_name().unwrap().to_str().unwrap()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cmds: Vec<Vec<&str>> = vec![
+        vec!["list", w],
+        vec!["list", "--json", w],
+        vec!["verify", w],
+        vec!["size", w],
+        vec!["select", "--device", "gfx906", &member],
+        vec!["kernels", &member],
+    ];
+    for (i, args) in cmds.iter().enumerate() {
+        // Not a terminal: nothing on stderr, even when progress would show at once.
+        let o = Command::new(env!("CARGO_BIN_EXE_gfxkit"))
+            .args(args)
+            .env("GFXKIT_PROGRESS_DELAY_MS", "0")
+            .output()
+            .unwrap();
+        ok(&o, &args.join(" "));
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            "",
+            "{}: stderr is not a terminal",
+            args.join(" ")
+        );
+        let plain = o.stdout;
+        // A terminal, reading that takes longer than the delay (0 ms): a spinner naming what
+        // is read, cleared before the results, which stdout holds unchanged.
+        let out = dir.path().join(format!("{i}.out"));
+        let shown = on_terminal(args, "0", &out);
+        let file = args.last().unwrap().split('!').next().unwrap();
+        let base = Path::new(file).file_name().unwrap().to_str().unwrap();
+        assert!(
+            shown.contains(&format!("reading {base}")),
+            "{}: no progress on the terminal: {shown:?}",
+            args.join(" ")
+        );
+        assert_eq!(std::fs::read(&out).unwrap(), plain, "{}", args.join(" "));
+        // Reading faster than the delay shows nothing.
+        let shown = on_terminal(args, "60000", &out);
+        assert!(
+            !shown.contains("reading"),
+            "{}: progress before the delay: {shown:?}",
+            args.join(" ")
+        );
+    }
+}
+
 #[test]
 fn verify_of_a_package_names_members_without_device_code_and_passes() {
     let b = built();

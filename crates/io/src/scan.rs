@@ -13,7 +13,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use crate::input::{for_each, is_package, Failed, Input};
+use crate::input::{for_each_with, is_package, Failed, Input};
 use crate::{Error, ErrorKind};
 use gfxkit_host::InputKind;
 use rayon::prelude::*;
@@ -23,8 +23,15 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// Told how a scan advances (the CLI draws a progress bar; `()` ignores it).
+/// Told how a scan, or the reading of one input, advances (the CLI draws a progress bar or
+/// a spinner; `()` ignores it).
 pub trait Progress: Sync {
+    /// Reading `path` starts: an input file, or a package member (`package!member`, also
+    /// those skipped after their first bytes). Called from the threads that read, in
+    /// parallel for a scan or the members of a zip.
+    fn reading(&self, path: &str) {
+        let _ = path;
+    }
     /// The scan has `total` files to look at.
     fn start(&self, total: u64) {
         let _ = total;
@@ -196,7 +203,7 @@ where
         .par_iter()
         .map(|c| {
             let out = if c.explicit || worth_reading(&c.path) {
-                match for_each(&c.path, |input: Input| f(input.path(), &input)) {
+                match for_each_with(&c.path, progress, |input: Input| f(input.path(), &input)) {
                     Ok(items) => items
                         .into_iter()
                         .filter(|(_, r)| c.explicit || !matches!(r, Err(Failed::NoDeviceCode)))
