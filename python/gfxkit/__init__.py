@@ -254,8 +254,10 @@ def select(
 
 def verify(src: Source) -> Union[Verification, "List[Verification]"]:
     """Checks a file's device code for damage and for what keeps the HIP runtime from loading
-    it (``gfxkit verify --json``); for a package, one :class:`Verification` per member.
-    Raises :class:`NoDeviceCodeError` for a file without device code."""
+    it (``gfxkit verify --json``); for a package, one :class:`Verification` per member with
+    device code (members without any, such as CPU-only libraries, are left out; the CLI names
+    them under ``without_device_code``). Raises :class:`NoDeviceCodeError` for a file, or a
+    package, without device code."""
     return _each(_gfxkit.verify(src), Verification)
 
 

@@ -86,6 +86,53 @@ def test_package_members_equal_the_cli(wheel, gfxkit_bin):
     assert [v.to_dict() for v in gfxkit.verify(wheel)] == doc["files"]
 
 
+def test_member_paths_in_select_size_kernels_doctor_equal_the_cli(wheel, gfxkit_bin):
+    # `PKG!MEMBER` names one member for every function, as for every CLI command.
+    member = f"{wheel}!k/lib/libk.so"
+    code, doc = cli_json(gfxkit_bin, "select", "--device", "gfx906", "--json", member)
+    assert code in (0, 1)
+    sel = gfxkit.select(member, "gfx906")
+    assert [sel.to_dict()] == doc["files"]
+    assert sel.path == member
+    code, doc = cli_json(gfxkit_bin, "size", "--json", member)
+    assert code == 0
+    rep = gfxkit.size(member)
+    assert rep.to_dict() == doc
+    assert {f["path"] for f in rep.to_dict()["files"]} == {member}
+    code, doc = cli_json(gfxkit_bin, "kernels", "--json", member)
+    assert code == 0
+    got = gfxkit.kernels(member)
+    assert got.to_dict() == doc
+    assert got.kernels and {k["file"] for k in got.kernels} == {member}
+    code, doc = cli_json(gfxkit_bin, "doctor", "--device", "gfx906", "--json", member)
+    assert code in (0, 1)
+    report = gfxkit.doctor([member], ["gfx906"])
+    assert report.to_dict() == doc
+    assert [f["path"] for f in doc["files"]] == [member]
+
+
+def test_verify_of_a_wheel_leaves_out_cpu_only_members_like_the_cli(built, gfxkit_bin, tmp_path):
+    # A CPU-only library beside the HIP one: not a failure of the wheel.
+    src = tmp_path / "cpu.c"
+    src.write_text("int cpu_only(int x) { return x * 3; }\n")
+    cpu = tmp_path / "cpu.so"
+    subprocess.run(["/usr/lib/llvm-19/bin/clang", "-shared", "-fPIC", "-fuse-ld=lld", str(src),
+                    "-o", str(cpu)], check=True, capture_output=True)
+    whl = tmp_path / "mixed-1.0-py3-none-linux_x86_64.whl"
+    with zipfile.ZipFile(whl, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.write(built["lib"], "m/libk.so")
+        z.write(cpu, "m/cpu.so")
+    code, doc = cli_json(gfxkit_bin, "verify", "--json", str(whl))
+    assert code == 0
+    assert doc["without_device_code"] == [f"{whl}!m/cpu.so"]
+    got = gfxkit.verify(whl)
+    assert [v.to_dict() for v in got] == doc["files"]
+    assert [v.path for v in got] == [f"{whl}!m/libk.so"]
+    # Named by itself, the CPU-only member has no device code.
+    with pytest.raises(gfxkit.NoDeviceCodeError):
+        gfxkit.verify(f"{whl}!m/cpu.so")
+
+
 def test_package_entries_equal_the_cli(wheel, built, gfxkit_bin, tmp_path):
     out = tmp_path / "x"
     subprocess.run([gfxkit_bin, "extract", str(wheel), "-o", str(out), "--json"], check=True,

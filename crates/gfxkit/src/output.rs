@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-pub use gfxkit_io::write::{is_temp_name, Durability};
+pub use gfxkit_io::write::Durability;
 
 /// Writes `bytes` to `path` atomically ([`gfxkit_io::write::write_atomic`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -68,6 +68,221 @@ pub fn progress(len: u64, what: &str, quiet: bool) -> indicatif::ProgressBar {
     }
     pb.set_message(what.to_owned());
     pb
+}
+
+/// A spinner on stderr with `msg` and the time elapsed (hidden when stderr is not a
+/// terminal), ticking on its own: for one long step of a command.
+pub fn spinner(msg: String) -> indicatif::ProgressBar {
+    spinner_since(msg, std::time::Duration::ZERO)
+}
+
+/// [`spinner`] for a step that started `elapsed` ago. The message is cut to the terminal's
+/// width, so that a long path never wraps the line.
+fn spinner_since(msg: String, elapsed: std::time::Duration) -> indicatif::ProgressBar {
+    let pb =
+        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr())
+            .with_elapsed(elapsed);
+    pb.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} ({elapsed}) {wide_msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    pb.set_message(msg);
+    pb.enable_steady_tick(std::time::Duration::from_millis(120));
+    pb
+}
+
+/// How long reading inputs goes on before [`Reading`] shows what it reads, unless
+/// [`READING_DELAY_ENV`] says otherwise.
+pub const READING_DELAY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The environment variable that sets [`READING_DELAY`] in milliseconds (`0`: at once).
+pub const READING_DELAY_ENV: &str = "GFXKIT_PROGRESS_DELAY_MS";
+
+fn reading_delay() -> std::time::Duration {
+    std::env::var(READING_DELAY_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .map_or(READING_DELAY, std::time::Duration::from_millis)
+}
+
+/// Progress of reading inputs, on a terminal (stderr), nothing when stderr is not one or
+/// when `quiet`: for a scan of several files a bar counting them, with the path being read;
+/// otherwise, once reading has taken [`READING_DELAY`] ([`READING_DELAY_ENV`]), a spinner
+/// naming the file or package
+/// member being read (`reading p.deb!data.tar.xz!usr/lib/x.so`). The one progress display of
+/// every command that reads files ([`crate::scan::scan`], [`crate::input::for_each`],
+/// [`crate::input::open`]); cleared by [`Reading::finish`] or when dropped.
+pub struct Reading {
+    shown: Option<std::sync::Arc<Shown>>,
+    timer: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
+    bar: std::sync::OnceLock<indicatif::ProgressBar>,
+}
+
+/// What a visible [`Reading`] shares with its timer thread.
+struct Shown {
+    state: std::sync::Mutex<ReadingState>,
+    wake: std::sync::Condvar,
+}
+
+#[derive(Default)]
+struct ReadingState {
+    /// The last path whose reading started.
+    path: String,
+    /// Over: the timer shows nothing more.
+    done: bool,
+    /// The spinner, once shown.
+    spinner: Option<indicatif::ProgressBar>,
+}
+
+impl Reading {
+    /// Starts timing the reading (nothing is shown before [`READING_DELAY`]).
+    pub fn new(quiet: bool) -> Reading {
+        use std::io::IsTerminal;
+        let idle = Reading {
+            shown: None,
+            timer: std::sync::Mutex::new(None),
+            bar: std::sync::OnceLock::new(),
+        };
+        if quiet || !std::io::stderr().is_terminal() {
+            return idle;
+        }
+        let shown = std::sync::Arc::new(Shown {
+            state: std::sync::Mutex::new(ReadingState::default()),
+            wake: std::sync::Condvar::new(),
+        });
+        let delay = reading_delay();
+        if delay.is_zero() {
+            shown
+                .state
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .spinner = Some(spinner(String::from("reading")));
+            return Reading {
+                shown: Some(shown),
+                timer: std::sync::Mutex::new(None),
+                bar: std::sync::OnceLock::new(),
+            };
+        }
+        let s = shown.clone();
+        let started = std::time::Instant::now();
+        let timer = std::thread::spawn(move || {
+            let mut st = s.state.lock().unwrap_or_else(|e| e.into_inner());
+            while !st.done && started.elapsed() < delay {
+                let left = delay.saturating_sub(started.elapsed());
+                st = match s.wake.wait_timeout(st, left) {
+                    Ok((g, _)) => g,
+                    Err(e) => e.into_inner().0,
+                };
+            }
+            if !st.done {
+                let pb = spinner_since(reading_text(&st.path), started.elapsed());
+                st.spinner = Some(pb);
+            }
+        });
+        Reading {
+            shown: Some(shown),
+            timer: std::sync::Mutex::new(Some(timer)),
+            bar: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Clears what is shown; nothing more is shown after.
+    pub fn finish(&self) {
+        let Some(s) = &self.shown else {
+            return;
+        };
+        let spinner = {
+            let mut st = s.state.lock().unwrap_or_else(|e| e.into_inner());
+            st.done = true;
+            st.spinner.take()
+        };
+        s.wake.notify_all();
+        if let Some(t) = self.timer.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = t.join();
+        }
+        // The timer may have shown the spinner before it saw `done`.
+        let late = s
+            .state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .spinner
+            .take();
+        for pb in spinner.into_iter().chain(late) {
+            pb.finish_and_clear();
+        }
+        if let Some(b) = self.bar.get() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// `reading FILE` for a file, `reading MEMBER in PACKAGE` for a package member (the
+/// innermost member's path first, the package's directory left out:
+/// `reading usr/lib/x.so in p.deb`), so that a terminal line cut to its width keeps the
+/// member's name.
+fn reading_text(path: &str) -> String {
+    let base = |f: &str| {
+        Path::new(f)
+            .file_name()
+            .map_or_else(|| f.to_owned(), |n| n.to_string_lossy().into_owned())
+    };
+    match (path.split_once('!'), path.rsplit_once('!')) {
+        (Some((file, _)), Some((_, member))) => format!("reading {member} in {}", base(file)),
+        _ => format!("reading {}", base(path)),
+    }
+}
+
+impl gfxkit_io::scan::Progress for Reading {
+    fn start(&self, total: u64) {
+        let Some(s) = &self.shown else {
+            return;
+        };
+        if total < 2 {
+            return;
+        }
+        // Several files: a bar counting them, in place of the spinner.
+        s.state.lock().unwrap_or_else(|e| e.into_inner()).done = true;
+        s.wake.notify_all();
+        let pb = indicatif::ProgressBar::with_draw_target(
+            Some(total),
+            indicatif::ProgressDrawTarget::stderr(),
+        );
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "scanning [{bar:30}] {pos}/{len} {elapsed} {wide_msg}",
+        ) {
+            pb.set_style(style.progress_chars("=> "));
+        }
+        pb.enable_steady_tick(std::time::Duration::from_millis(250));
+        let _ = self.bar.set(pb);
+    }
+    fn reading(&self, path: &str) {
+        let Some(s) = &self.shown else {
+            return;
+        };
+        if let Some(b) = self.bar.get() {
+            b.set_message(reading_text(path));
+            return;
+        }
+        let mut st = s.state.lock().unwrap_or_else(|e| e.into_inner());
+        path.clone_into(&mut st.path);
+        if let Some(pb) = &st.spinner {
+            pb.set_message(reading_text(path));
+        }
+    }
+    fn advance(&self) {
+        if let Some(b) = self.bar.get() {
+            b.inc(1);
+        }
+    }
+    fn finish(&self) {
+        Reading::finish(self);
+    }
+}
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        self.finish();
+    }
 }
 
 /// Prints `value` as pretty JSON on stdout followed by a newline.

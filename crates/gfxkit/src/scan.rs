@@ -1,5 +1,6 @@
 //! Finding and reading many input files through `gfxkit_io::scan` (the parallel directory
-//! walk), with a progress bar on a terminal (stderr), nothing when piped.
+//! walk), with progress on a terminal (stderr: [`crate::output::Reading`]), nothing when
+//! piped.
 //!
 //! ```ignore
 //! let results = scan::scan(&paths, &scan::Options::default(), |path, bytes| {
@@ -27,32 +28,10 @@ pub struct Scanned<T> {
     pub path: PathBuf,
     /// Named on the command line rather than found in a directory.
     pub explicit: bool,
+    /// The package this is one member of ([`gfxkit_io::scan::Scanned::package`]).
+    pub package: Option<PathBuf>,
     /// What `f` returned, or why the file could not be read.
     pub result: Result<T>,
-}
-
-/// The progress bar of a scan (created when the number of files is known).
-struct Bar {
-    quiet: bool,
-    bar: std::sync::OnceLock<indicatif::ProgressBar>,
-}
-
-impl gfxkit_io::scan::Progress for Bar {
-    fn start(&self, total: u64) {
-        let _ = self
-            .bar
-            .set(crate::output::progress(total, "scanning", self.quiet));
-    }
-    fn advance(&self) {
-        if let Some(b) = self.bar.get() {
-            b.inc(1);
-        }
-    }
-    fn finish(&self) {
-        if let Some(b) = self.bar.get() {
-            b.finish_and_clear();
-        }
-    }
 }
 
 /// Runs `f` over the bytes of every file under `paths` that may hold device code, as
@@ -63,11 +42,10 @@ where
     F: Fn(&Path, &[u8]) -> Result<T> + Sync,
 {
     use gfxkit_io::scan::ScanError;
-    let bar = Bar {
-        quiet: opts.quiet,
-        bar: std::sync::OnceLock::new(),
-    };
-    Ok(gfxkit_io::scan::scan(paths, &bar, f)?
+    let progress = crate::output::Reading::new(opts.quiet);
+    let scanned = gfxkit_io::scan::scan(paths, &progress, f);
+    progress.finish();
+    Ok(scanned?
         .into_iter()
         .map(|s| {
             let result = s.result.map_err(|e| match e {
@@ -77,6 +55,7 @@ where
             Scanned {
                 path: s.path,
                 explicit: s.explicit,
+                package: s.package,
                 result,
             }
         })

@@ -59,6 +59,11 @@ pub struct FileListing {
     /// For a kpack-split binary: archive paths and patterns searched and not found.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kpack_not_found: Vec<String>,
+    /// The package file this listing is one member of, when it was read as a member of a
+    /// package named or found (not set for a member named directly as `pkg!member`, which
+    /// is an input of its own). Not in JSON: the path already starts with it.
+    #[serde(skip)]
+    pub package: Option<String>,
 }
 
 impl FileListing {
@@ -80,6 +85,55 @@ impl FileListing {
     pub fn entries(&self) -> usize {
         self.bundles.iter().map(|b| b.entries.len()).sum()
     }
+
+    /// Whether this is an input read in full that holds no device code and nothing else to
+    /// report: no unit, no error, no problem, no kpack archive found or missing. (A package
+    /// without any member that may hold device code carries a `note` instead.)
+    pub fn without_device_code(&self) -> bool {
+        self.bundles.is_empty()
+            && self.error.is_none()
+            && self.problems.is_empty()
+            && self.note.is_none()
+            && self.kpack_archives.is_empty()
+            && self.kpack_not_found.is_empty()
+    }
+
+    /// The member's name inside [`FileListing::package`] (`lib/x.so` of `p.whl!lib/x.so`),
+    /// for a listing read as a member of a package.
+    pub fn member_name(&self) -> Option<&str> {
+        let p = self.package.as_deref()?;
+        self.path.strip_prefix(p)?.strip_prefix('!')
+    }
+}
+
+/// The names of inputs without device code in a listing ([`FileListing::without_device_code`],
+/// and packages without any member that may hold device code), in listing order: what
+/// `list --summary` reports under `without_device_code`.
+pub fn without_device_code(files: &[FileListing]) -> Vec<&str> {
+    files
+        .iter()
+        .filter(|f| f.without_device_code() || (f.note.is_some() && f.bundles.is_empty()))
+        .map(|f| f.path.as_str())
+        .collect()
+}
+
+/// How many names a one-line list of names shows before `and N more` (text output; JSON
+/// lists every name).
+pub const NAMES_SHOWN: usize = 8;
+
+/// A one-line list of `names`: the first [`NAMES_SHOWN`] joined by `, `, then
+/// `and N more` when there are more.
+pub fn short_names<S: AsRef<str>>(names: &[S]) -> String {
+    let mut s = names
+        .iter()
+        .take(NAMES_SHOWN)
+        .map(|n| n.as_ref())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > NAMES_SHOWN {
+        s.push_str(&format!(" and {} more", names.len() - NAMES_SHOWN));
+    }
+    s
 }
 
 /// One bundle (or other unit of device code).
@@ -284,6 +338,7 @@ pub fn list(name: &str, inv: &Inventory<'_>, check: bool) -> FileListing {
         failure: None,
         kpack_archives: Vec::new(),
         kpack_not_found: Vec::new(),
+        package: None,
     };
     if let Some(e) = &inv.error {
         out.error = Some(format!("{name}: {e}"));
@@ -316,6 +371,7 @@ pub fn unreadable(name: &str, error: String) -> FileListing {
         failure: None,
         kpack_archives: Vec::new(),
         kpack_not_found: Vec::new(),
+        package: None,
     }
 }
 

@@ -403,3 +403,27 @@ pub fn verify(name: &str, inv: &Inventory<'_>) -> Result<Verification> {
         problems,
     })
 }
+
+/// The members of one package, verified one by one, sorted out: when some member holds
+/// device code, the members without any (`no_device_code` tells their error: a CPU-only
+/// library in a wheel) are not failures but named apart, in package order; when none does,
+/// every result is kept as it is (the package holds no device code, as a file without a
+/// bundle). Returns the results kept and the names of members without device code.
+#[allow(clippy::type_complexity)]
+pub fn package_members<T, E>(
+    results: Vec<(String, std::result::Result<T, E>)>,
+    no_device_code: impl Fn(&E) -> bool,
+) -> (Vec<(String, std::result::Result<T, E>)>, Vec<String>) {
+    if !results.iter().any(|(_, r)| r.is_ok()) {
+        return (results, Vec::new());
+    }
+    let mut kept = Vec::new();
+    let mut without = Vec::new();
+    for (name, r) in results {
+        match r {
+            Err(e) if no_device_code(&e) => without.push(name),
+            r => kept.push((name, r)),
+        }
+    }
+    (kept, without)
+}

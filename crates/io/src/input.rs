@@ -1,5 +1,6 @@
 //! Reading input files: memory-mapped, read-only, in one place.
 
+use crate::scan::Progress;
 use crate::{Error, ErrorKind};
 use std::fs::File;
 use std::ops::Deref;
@@ -37,8 +38,14 @@ impl Input {
     /// `pkg!a.tar.zst!lib/x.so`) that is not itself a file opens that member of the package
     /// `pkg` when it may hold device code.
     pub fn open(path: &Path) -> Result<Input, Error> {
+        Input::open_with(path, &())
+    }
+
+    /// [`Input::open`], telling `progress` which package member is being read while a
+    /// `pkg!member` path is looked for in its package ([`Progress::reading`]).
+    pub fn open_with(path: &Path, progress: &dyn Progress) -> Result<Input, Error> {
         if !path.exists() {
-            if let Some(member) = open_member(path)? {
+            if let Some(member) = open_member(path, progress)? {
                 return Ok(member);
             }
         }
@@ -157,20 +164,27 @@ pub enum Failed<E> {
     NoDeviceCode,
 }
 
-/// Opens `pkg!member` (nested: `pkg!a.tar.zst!lib/x.so`) when `pkg` is a package file and the
-/// member may hold device code. `None` when no prefix of `path` before a `!` is a file.
-fn open_member(path: &Path) -> Result<Option<Input>, Error> {
-    let Some(s) = path.to_str() else {
-        return Ok(None);
-    };
-    let Some(pkg) = s
-        .match_indices('!')
+/// The package file of a path `pkg!member` (nested: `pkg!a.tar.zst!lib/x.so`): the shortest
+/// prefix before a `!` that is a file, when `path` itself does not exist. `None` for a path
+/// that exists or names no package file. This is how every command tells a member path from
+/// a missing file, before it opens the member with [`Input::open`] or [`for_each`].
+pub fn member_package(path: &Path) -> Option<&str> {
+    if path.exists() {
+        return None;
+    }
+    let s = path.to_str()?;
+    s.match_indices('!')
         .map(|(i, _)| &s[..i])
         .find(|p| Path::new(p).is_file())
-    else {
+}
+
+/// Opens `pkg!member` (nested: `pkg!a.tar.zst!lib/x.so`) when `pkg` is a package file and the
+/// member may hold device code. `None` when no prefix of `path` before a `!` is a file.
+fn open_member(path: &Path, progress: &dyn Progress) -> Result<Option<Input>, Error> {
+    let Some(pkg) = member_package(path) else {
         return Ok(None);
     };
-    let found = for_each(Path::new(pkg), |input| {
+    let found = for_each_with(Path::new(pkg), progress, |input| {
         Ok::<_, std::convert::Infallible>((input.path() == path).then_some(input))
     })?;
     for (p, r) in found {
@@ -201,12 +215,29 @@ where
     E: Send,
     F: Fn(Input) -> Result<T, E> + Sync,
 {
-    let input = Input::open(path)?;
+    for_each_with(path, &(), f)
+}
+
+/// [`for_each`], telling `progress` what is being read: the input's path as it starts, then
+/// each package member's (`package!member`) as its reading starts ([`Progress::reading`]).
+#[allow(clippy::type_complexity)]
+pub fn for_each_with<T, E, F>(
+    path: &Path,
+    progress: &dyn Progress,
+    f: F,
+) -> Result<Vec<(PathBuf, Result<T, Failed<E>>)>, Error>
+where
+    T: Send,
+    E: Send,
+    F: Fn(Input) -> Result<T, E> + Sync,
+{
+    progress.reading(&path.display().to_string());
+    let input = Input::open_with(path, progress)?;
     if !is_package(&input) {
         let r = f(input).map_err(Failed::Visit);
         return Ok(vec![(path.to_owned(), r)]);
     }
-    members(path, &input, f)
+    members_with(path, &input, progress, f)
 }
 
 /// Runs `f` on every member of the package `data` (named `path`) that may hold device code,
@@ -222,8 +253,24 @@ where
     E: Send,
     F: Fn(Input) -> Result<T, E> + Sync,
 {
+    members_with(path, data, &(), f)
+}
+
+/// [`members`], telling `progress` each member's path as its reading starts.
+#[allow(clippy::type_complexity)]
+pub fn members_with<T, E, F>(
+    path: &Path,
+    data: &[u8],
+    progress: &dyn Progress,
+    f: F,
+) -> Result<Vec<(PathBuf, Result<T, Failed<E>>)>, Error>
+where
+    T: Send,
+    E: Send,
+    F: Fn(Input) -> Result<T, E> + Sync,
+{
     let name = path.display().to_string();
-    let walked = gfxkit_package::walk(
+    let walked = gfxkit_package::walk_watched(
         &name,
         data,
         &gfxkit_package::Options::default(),
@@ -234,6 +281,7 @@ where
                 data: Data::Member(m.bytes),
             })
         },
+        &|p| progress.reading(p),
     )
     .map_err(|e| Error::new(path, ErrorKind::Package(e)))?;
     let mut out = Vec::new();

@@ -13,7 +13,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use crate::input::{for_each, is_package, Failed, Input};
+use crate::input::{for_each_with, is_package, Failed, Input};
 use crate::{Error, ErrorKind};
 use gfxkit_host::InputKind;
 use rayon::prelude::*;
@@ -23,8 +23,15 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// Told how a scan advances (the CLI draws a progress bar; `()` ignores it).
+/// Told how a scan, or the reading of one input, advances (the CLI draws a progress bar or
+/// a spinner; `()` ignores it).
 pub trait Progress: Sync {
+    /// Reading `path` starts: an input file, or a package member (`package!member`, also
+    /// those skipped after their first bytes). Called from the threads that read, in
+    /// parallel for a scan or the members of a zip.
+    fn reading(&self, path: &str) {
+        let _ = path;
+    }
     /// The scan has `total` files to look at.
     fn start(&self, total: u64) {
         let _ = total;
@@ -53,6 +60,9 @@ pub struct Scanned<T, E> {
     pub path: PathBuf,
     /// Named on the command line rather than found in a directory.
     pub explicit: bool,
+    /// The package file (as named or found) this is one member of; `None` for a file read
+    /// whole, a member named directly as `pkg!member`, and a package reported as a whole.
+    pub package: Option<PathBuf>,
     /// What `f` returned, or why the file could not be read.
     pub result: Result<T, ScanError<E>>,
 }
@@ -70,11 +80,23 @@ pub enum ScanError<E> {
 /// Lists the files under `paths`: files named directly, and for directories every regular
 /// file below them except gfxkit's temporary files (symbolic links followed; each directory
 /// and each file visited once, by device and inode, so links cannot loop or duplicate).
+/// A package member named `pkg!member` (nested: `a.tar!b.whl!c.so`) is a file named directly.
 /// Sorted by path. A path that does not exist is an error (`cannot read PATH`).
 pub fn collect(paths: &[PathBuf]) -> Result<Vec<Candidate>, Error> {
     let seen_dirs = Mutex::new(HashSet::new());
     let found = Mutex::new(Vec::new());
     for p in paths {
+        // A package member `pkg!member` is read through its package, as named.
+        if let Some(pkg) = crate::input::member_package(p) {
+            let meta = std::fs::metadata(pkg).map_err(|e| Error::new(p, ErrorKind::Read(e)))?;
+            found.lock().unwrap_or_else(|e| e.into_inner()).push((
+                p.clone(),
+                meta.dev(),
+                meta.ino(),
+                true,
+            ));
+            continue;
+        }
         let meta = std::fs::metadata(p).map_err(|e| Error::new(p, ErrorKind::Read(e)))?;
         if meta.is_dir() {
             walk_dir(p, &meta, &seen_dirs, &found);
@@ -181,17 +203,19 @@ where
         .par_iter()
         .map(|c| {
             let out = if c.explicit || worth_reading(&c.path) {
-                match for_each(&c.path, |input: Input| f(input.path(), &input)) {
+                match for_each_with(&c.path, progress, |input: Input| f(input.path(), &input)) {
                     Ok(items) => items
                         .into_iter()
                         .filter(|(_, r)| c.explicit || !matches!(r, Err(Failed::NoDeviceCode)))
                         .map(|(path, result)| Scanned {
+                            package: (path != c.path).then(|| c.path.clone()),
                             path,
                             explicit: c.explicit,
                             result: result.map_err(ScanError::Member),
                         })
                         .collect(),
                     Err(e) => vec![Scanned {
+                        package: None,
                         path: c.path.clone(),
                         explicit: c.explicit,
                         result: Err(ScanError::Input(e)),

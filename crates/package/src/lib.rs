@@ -50,4 +50,6 @@ mod zipinfo;
 
 pub use detect::{detect, Compression, Format};
 pub use error::{Error, ErrorKind, Result};
-pub use walk::{walk, Bytes, Member, MemorySpill, Options, Spill, SpillWriter, Visited, Walk};
+pub use walk::{
+    walk, walk_watched, Bytes, Member, MemorySpill, Options, Spill, SpillWriter, Visited, Walk,
+};

@@ -127,6 +127,7 @@ struct Ctx<'a, T> {
     opts: &'a Options,
     spill: &'a dyn Spill,
     visit: &'a (dyn Fn(Member<'_>) -> T + Sync),
+    reading: &'a (dyn Fn(&str) + Sync),
     total: AtomicU64,
 }
 
@@ -140,12 +141,27 @@ pub fn walk<T: Send>(
     spill: &dyn Spill,
     visit: &(dyn Fn(Member<'_>) -> T + Sync),
 ) -> Result<Walk<T>> {
+    walk_watched(name, data, opts, spill, visit, &|_| {})
+}
+
+/// [`walk`], telling `reading` the path (`package!member`) of each member as its reading
+/// starts (before its first bytes are decompressed), for a progress display. Called from
+/// the threads that read zip members in parallel.
+pub fn walk_watched<T: Send>(
+    name: &str,
+    data: &[u8],
+    opts: &Options,
+    spill: &dyn Spill,
+    visit: &(dyn Fn(Member<'_>) -> T + Sync),
+    reading: &(dyn Fn(&str) + Sync),
+) -> Result<Walk<T>> {
     let prefix = data.get(..PREFIX_LEN).unwrap_or(data);
     let format = detect(prefix).ok_or_else(|| Error::new(name, ErrorKind::NotAPackage))?;
     let ctx = Ctx {
         opts,
         spill,
         visit,
+        reading,
         total: AtomicU64::new(0),
     };
     match format {
@@ -468,6 +484,7 @@ fn member<T: Send>(
     depth: u32,
 ) -> Walk<T> {
     let path = format!("{chain}!{name}");
+    (ctx.reading)(&path);
     let prefix = match read_prefix(r, PREFIX_LEN) {
         Ok(p) => p,
         Err(e) => return vec![Err(Error::from_read(&path, &e))],

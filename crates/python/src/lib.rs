@@ -396,8 +396,9 @@ fn select<'py>(
 }
 
 /// The verification of one file: the file object of `gfxkit verify --json` (for a package, a
-/// list of them). Raises `NoDeviceCodeError` for a file without device code, `FormatError`
-/// for a damaged package member.
+/// list of them, one per member with device code: members without any are left out, as the
+/// CLI names them apart). Raises `NoDeviceCodeError` for a file, or a package, without device
+/// code, `FormatError` for a damaged package member.
 #[pyfunction]
 fn verify<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let s = source(src)?;
@@ -413,20 +414,38 @@ fn verify<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
         }
         inv::verify::verify(&p.display().to_string(), &inv)
     })?;
+    // Members without device code do not fail a package that has others (left out).
+    let results: Vec<(String, Result<inv::verify::Verification, Got<inv::Error>>)> = got
+        .into_iter()
+        .map(|(name, g)| match g {
+            Got::Value(Ok(v)) => (name, Ok(v)),
+            Got::Value(Err(e)) => (name, Err(Got::Value(e))),
+            Got::NoDeviceCode => (name, Err(Got::NoDeviceCode)),
+            Got::Damaged(m, o) => (name, Err(Got::Damaged(m, o))),
+        })
+        .collect();
+    let (results, _) = if package {
+        inv::verify::package_members(
+            results,
+            |g| matches!(g, Got::Value(e) if matches!(*e.kind, inv::ErrorKind::NoDeviceCode)),
+        )
+    } else {
+        (results, Vec::new())
+    };
     let mut out = Vec::new();
-    for (name, g) in got {
-        match g {
-            Got::Value(Ok(v)) => out.push(json(py, &v)?),
-            Got::Value(Err(e)) => {
+    for (name, r) in results {
+        match r {
+            Ok(v) => out.push(json(py, &v)?),
+            Err(Got::Value(e)) => {
                 return Err(Fail::from_inventory(&e, format!("{name}: {e}")).into_py(py, &name))
             }
-            Got::NoDeviceCode => {
+            Err(Got::NoDeviceCode) => {
                 return Err(
                     Fail::NoDeviceCode(format!("{name}: {}", gfxkit_io::NoDeviceCode))
                         .into_py(py, &name),
                 )
             }
-            Got::Damaged(msg, offset) => {
+            Err(Got::Damaged(msg, offset)) => {
                 return Err(Fail::Format {
                     msg,
                     entry: None,

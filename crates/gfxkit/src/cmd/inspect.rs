@@ -1,6 +1,5 @@
 //! `gfxkit inspect`: one AMDGPU code object: version, e_flags, target ID, kernels.
 
-use crate::input::Input;
 use anyhow::{Context, Result};
 use gfxkit_code_object::descriptor_table::Word;
 use gfxkit_code_object::{summaries, CodeObject, KernelDescriptor, KernelSummary};
@@ -56,7 +55,7 @@ pub struct Args {
 
 /// Runs `gfxkit inspect`.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let input = Input::open(&args.file)?;
+    let input = crate::input::open(&args.file)?;
     if gfxkit_kpack::archive::is_kpack(&input) {
         // A .kpack archive: its header, TOC and every kernel (key, architecture, sizes).
         return crate::cmd::kpack::inspect_archive(&args.file, &input, args.json);

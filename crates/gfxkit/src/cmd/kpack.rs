@@ -342,7 +342,7 @@ fn list_archive(path: &str, data: &[u8], check: bool) -> Result<ArchiveListing> 
 fn run_list(a: ListArgs) -> Result<ExitCode> {
     let mut out = Vec::new();
     for p in &a.files {
-        let data = Input::open(p)?;
+        let data = crate::input::open(p)?;
         out.push(list_archive(&p.display().to_string(), &data, a.check)?);
     }
     let bad = out.iter().any(ArchiveListing::has_bad_kernel);

@@ -45,7 +45,10 @@ Examples:
 Packages (wheels and zip files, .conda and .tar.bz2 conda packages, .deb, .rpm, .tar{,.gz,.xz,
 .zst,.bz2}, archives inside archives) are read in place, detected by their magic bytes: each
 member that holds device code is listed as its own file, path PACKAGE!MEMBER (nested
-archives chain with '!'). A package without device code says so (a note in JSON).
+archives chain with '!'); members without device code are named together on one line per
+package (the first eight, then \"and N more\"; --json lists each). A package without device
+code says so (a note in JSON). --summary names every input without device code
+(\"without_device_code\").
 
 Exit codes: 0 listed; 1 a --check hash mismatch; 2 an unreadable or damaged file.")]
 pub struct Args {
@@ -94,7 +97,16 @@ pub fn list_file(path: &Path, check: bool) -> Vec<FileListing> {
             check,
         ))
     }) {
-        Ok(items) => items.into_iter().map(|(p, r)| from_result(&p, r)).collect(),
+        Ok(items) => items
+            .into_iter()
+            .map(|(p, r)| {
+                let mut l = from_result(&p, r);
+                if p != path {
+                    l.package = Some(path.display().to_string());
+                }
+                l
+            })
+            .collect(),
         Err(e) => vec![list::unreadable(
             &path.display().to_string(),
             format!("{e:#}"),
@@ -112,19 +124,24 @@ pub fn run(args: Args) -> Result<ExitCode> {
             |path, data| Ok(crate::cmd::kpack::list_file_bytes(path, data, check)),
         )?
         .into_iter()
-        .filter_map(|s| match s.result {
-            // Damage found in a directory is listed too, never dropped with the files
-            // that hold no device code.
-            Ok(l)
-                if s.explicit
-                    || !l.bundles.is_empty()
-                    || l.error.is_some()
-                    || l.problems.iter().any(|p| p.severity == Severity::Error) =>
-            {
-                Some(l)
-            }
-            Ok(_) => None,
-            r => Some(from_result(&s.path, r)),
+        .filter_map(|s| {
+            let mut l = match s.result {
+                // The summary names every input without device code; a listing of a tree
+                // leaves out files found in it without device code, but never damage.
+                Ok(l)
+                    if args.summary
+                        || s.explicit
+                        || !l.bundles.is_empty()
+                        || l.error.is_some()
+                        || l.problems.iter().any(|p| p.severity == Severity::Error) =>
+                {
+                    l
+                }
+                Ok(_) => return None,
+                r => from_result(&s.path, r),
+            };
+            l.package = s.package.map(|p| p.display().to_string());
+            Some(l)
         })
         .collect()
     } else {
@@ -178,60 +195,45 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 /// Prints the listing as text on `out` (errors and problems go to stderr, after `out` is
-/// flushed so they interleave in order).
+/// flushed so they interleave in order). Members of a package without device code
+/// ([`FileListing::without_device_code`]) are not listed one by one: one line after the
+/// package's other members names them (`PKG: N members without device code: a.so, ...`,
+/// the first [`list::NAMES_SHOWN`] names, then `and N more`); `--json` lists each.
 pub fn print_text(listing: &Listing, out: &mut dyn Write) -> Result<()> {
-    for (fi, f) in listing.files.iter().enumerate() {
-        if fi > 0 {
+    let mut first = true;
+    let mut sep = |out: &mut dyn Write| -> Result<()> {
+        if !std::mem::take(&mut first) {
             writeln!(out)?;
         }
-        if let (Some(e), true) = (&f.error, f.bundles.is_empty()) {
-            out.flush()?;
-            eprintln!("gfxkit: error: {e}");
-            continue;
-        }
-        let archs = f.architectures();
-        let arch_note = if archs.is_empty() {
-            String::new()
+        Ok(())
+    };
+    // Members without device code of the package being printed.
+    let mut quiet: Vec<&str> = Vec::new();
+    for (fi, f) in listing.files.iter().enumerate() {
+        if let (Some(name), true) = (f.member_name(), f.without_device_code()) {
+            quiet.push(name);
         } else {
-            format!("; {}", archs.into_iter().collect::<Vec<_>>().join(" "))
-        };
-        writeln!(
-            out,
-            "{}: {}, {}, {}{arch_note}",
-            f.path,
-            plural(f.bundles.len(), "bundle", "bundles"),
-            plural(f.entries(), "entry", "entries"),
-            human(f.device_bytes())
-        )?;
-        for (bi, b) in f.bundles.iter().enumerate() {
-            print_bundle(out, bi, b)?;
+            print_file(f, &mut sep, out)?;
         }
-        if let Some(note) = &f.note {
-            writeln!(out, "  ({note})")?;
-        } else if f.bundles.is_empty() && f.error.is_none() {
-            writeln!(out, "  (no offload bundle)")?;
-        }
-        for a in &f.kpack_archives {
-            writeln!(out, "  archive {a}")?;
-        }
-        for a in &f.kpack_not_found {
-            writeln!(out, "  archive not found: {a}")?;
-        }
-        if !f.problems.is_empty() || f.error.is_some() {
-            out.flush()?;
-        }
-        for p in &f.problems {
-            eprintln!("gfxkit: {}: {}: {p}", p.severity, f.path);
-        }
-        if let Some(e) = &f.error {
-            eprintln!("gfxkit: error: {e}");
+        let next_package = listing.files.get(fi + 1).and_then(|n| n.package.as_deref());
+        if let Some(pkg) = f.package.as_deref().filter(|p| next_package != Some(*p)) {
+            if !quiet.is_empty() {
+                sep(out)?;
+                writeln!(
+                    out,
+                    "{pkg}: {} without device code: {}",
+                    plural(quiet.len(), "member", "members"),
+                    list::short_names(&quiet)
+                )?;
+                quiet.clear();
+            }
         }
     }
     if let Some(s) = &listing.summary {
         writeln!(
             out,
             "{}total: {} with device code, {}, {}, {}{}",
-            if listing.files.is_empty() { "" } else { "\n" },
+            if first { "" } else { "\n" },
             plural(s.files_with_device_code, "file", "files"),
             plural(s.bundles, "bundle", "bundles"),
             plural(s.entries, "entry", "entries"),
@@ -242,6 +244,58 @@ pub fn print_text(listing: &Listing, out: &mut dyn Write) -> Result<()> {
                 format!("; {}", s.architectures.join(" "))
             }
         )?;
+    }
+    Ok(())
+}
+
+/// Prints one file's listing (after `sep`, the blank line between files).
+fn print_file(
+    f: &FileListing,
+    sep: &mut dyn FnMut(&mut dyn Write) -> Result<()>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    sep(out)?;
+    if let (Some(e), true) = (&f.error, f.bundles.is_empty()) {
+        out.flush()?;
+        eprintln!("gfxkit: error: {e}");
+        return Ok(());
+    }
+    let archs = f.architectures();
+    let arch_note = if archs.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", archs.into_iter().collect::<Vec<_>>().join(" "))
+    };
+    writeln!(
+        out,
+        "{}: {}, {}, {}{arch_note}",
+        f.path,
+        plural(f.bundles.len(), "bundle", "bundles"),
+        plural(f.entries(), "entry", "entries"),
+        human(f.device_bytes())
+    )?;
+    for (bi, b) in f.bundles.iter().enumerate() {
+        print_bundle(out, bi, b)?;
+    }
+    if let Some(note) = &f.note {
+        writeln!(out, "  ({note})")?;
+    } else if f.bundles.is_empty() && f.error.is_none() {
+        writeln!(out, "  (no offload bundle)")?;
+    }
+    for a in &f.kpack_archives {
+        writeln!(out, "  archive {a}")?;
+    }
+    for a in &f.kpack_not_found {
+        writeln!(out, "  archive not found: {a}")?;
+    }
+    if !f.problems.is_empty() || f.error.is_some() {
+        out.flush()?;
+    }
+    for p in &f.problems {
+        eprintln!("gfxkit: {}: {}: {p}", p.severity, f.path);
+    }
+    if let Some(e) = &f.error {
+        eprintln!("gfxkit: error: {e}");
     }
     Ok(())
 }

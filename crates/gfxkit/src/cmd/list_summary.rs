@@ -116,15 +116,13 @@ pub fn summarize(files: &[FileListing]) -> Vec<Shipped> {
         .collect()
 }
 
-/// Prints the summary (text or `{"packages": [...]}`); listings without device code and
-/// errors are reported on stderr by the caller's exit code.
+/// Prints the summary (text or `{"packages": [...], "without_device_code": [...]}`): the
+/// inputs without device code (files, package members, packages, files found in trees that
+/// were read) are named, in JSON each, in text on one line (the first
+/// [`gfxkit_inventory::list::NAMES_SHOWN`], then `and N more`); errors go to stderr.
 pub fn print(files: &[FileListing], json: bool) -> Result<()> {
     let shipped = summarize(files);
-    let empty: Vec<&str> = files
-        .iter()
-        .filter(|f| f.note.is_some())
-        .map(|f| f.path.as_str())
-        .collect();
+    let empty = gfxkit_inventory::list::without_device_code(files);
     if json {
         #[derive(Serialize)]
         struct Out<'a> {
@@ -156,8 +154,13 @@ pub fn print(files: &[FileListing], json: bool) -> Result<()> {
             writeln!(out, "  {t:<w$}  {:>10}", human(*n))?;
         }
     }
-    for p in empty {
-        writeln!(out, "{p}: no device code in this package")?;
+    if !empty.is_empty() {
+        writeln!(
+            out,
+            "without device code ({}): {}",
+            empty.len(),
+            gfxkit_inventory::list::short_names(&empty)
+        )?;
     }
     for f in files.iter().filter_map(|f| f.error.as_ref()) {
         out.flush()?;

@@ -2,7 +2,6 @@
 //! smaller.
 
 use crate::cmd::size::human;
-use crate::input::Input;
 use anyhow::{bail, Context, Result};
 use gfxkit_shrink::{Conversion, Method, Pattern, Report, Selection, Transform};
 use std::io::Write;
@@ -200,21 +199,14 @@ pub fn execute(io: &IoArgs, t: &Transform, allow_empty: bool) -> Result<ExitCode
             );
         }
     }
-    let input = Input::open(&io.input)?;
+    let input = crate::input::open(&io.input)?;
     if crate::input::is_package(&input) {
         return crate::cmd::prune_package::execute(io, t, &input, allow_empty);
     }
     let name = io.input.display().to_string();
     let started = std::time::Instant::now();
     // A spinner with the current phase on a terminal; nothing when stderr is not one.
-    let progress =
-        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
-    progress.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-    );
-    progress.enable_steady_tick(std::time::Duration::from_millis(120));
-    progress.set_message(format!("rewriting {name}"));
+    let progress = crate::output::spinner(format!("rewriting {name}"));
     // The entries' MD5 digests are only in the JSON report: computed for it alone.
     let mut rewritten = gfxkit_shrink::rewrite_without_digests(&input, t)
         .with_context(|| format!("cannot rewrite {name}"))?;

@@ -1,10 +1,10 @@
 //! `gfxkit size`: where device bytes go, per architecture, file and bundle, and what a prune
 //! would save.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use gfxkit_inventory::size::{self, ArchRow, SizeReport};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Device bytes per architecture, per file and per bundle, compressed (stored) and
@@ -49,75 +49,37 @@ pub enum By {
     Bundle,
 }
 
-fn walk(path: &Path, out: &mut Vec<PathBuf>, explicit: bool) -> Result<()> {
-    let meta = std::fs::symlink_metadata(path)
-        .with_context(|| format!("cannot stat {}", path.display()))?;
-    if meta.is_dir() {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
-            .with_context(|| format!("cannot read directory {}", path.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        entries.sort();
-        // A temporary file of an interrupted write is not an input.
-        entries.retain(|e| !e.file_name().is_some_and(crate::output::is_temp_name));
-        for e in entries {
-            walk(&e, out, false)?;
-        }
-    } else if meta.is_file() || (explicit && meta.file_type().is_symlink()) {
-        out.push(path.to_owned());
-    }
-    Ok(())
-}
-
 /// Runs `gfxkit size`.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let mut paths = Vec::new();
-    for p in &args.paths {
-        walk(p, &mut paths, true)?;
-    }
-    let explicit: Vec<&PathBuf> = args.paths.iter().collect();
+    // The one walk of every command (`crate::scan`): files named and found below
+    // directories, package members (`pkg!member`) named or found.
+    let scanned = crate::scan::scan(
+        &args.paths,
+        &crate::scan::Options { quiet: args.json },
+        |path, data| {
+            // A split binary or a `.kpack` file counts the bytes of its archives.
+            Ok(match crate::cmd::kpack::size_survey(path, data) {
+                Some(s) => Ok(s),
+                None => size::survey(data),
+            })
+        },
+    )?;
     let mut surveyed = Vec::new();
     let mut errors = Vec::new();
-    for p in &paths {
-        let named = explicit.contains(&p);
-        let items = match crate::input::for_each(p, |input| {
-            // A split binary or a `.kpack` file counts the bytes of its archives.
-            let survey = match crate::cmd::kpack::size_survey(input.path(), &input) {
-                Some(s) => Ok(s),
-                None => size::survey(&input),
-            };
-            Ok((input.path().display().to_string(), survey))
-        }) {
-            Ok(i) => i,
-            Err(e) if !named => {
-                // The error names the path itself.
-                errors.push(format!("{e:#}"));
-                continue;
+    for s in scanned {
+        let name = s.path.display().to_string();
+        // Named on the command line as it is (a file, or a member `pkg!member`), rather than
+        // a member of a named package or a file found in a directory.
+        let named = s.explicit && args.paths.contains(&s.path);
+        match s.result {
+            Ok(Ok(sv)) if sv.regions.iter().any(|r| !r.bundles.is_empty()) => {
+                surveyed.push((name, sv))
             }
-            Err(e) => return Err(e),
-        };
-        for (member, r) in items {
-            let (name, survey) = match r {
-                Ok(x) => x,
-                Err(e) if e.downcast_ref::<crate::input::NoDeviceCode>().is_some() && !named => {
-                    continue
-                }
-                Err(e) => {
-                    // The error names the file or `package!member` itself.
-                    errors.push(format!("{e:#}"));
-                    continue;
-                }
-            };
-            match survey {
-                Ok(s) if s.regions.iter().any(|r| !r.bundles.is_empty()) => {
-                    surveyed.push((name, s))
-                }
-                Ok(_) => {}
-                Err(e)
-                    if matches!(e.kind, gfxkit_shrink::ErrorKind::Unsupported(_))
-                        && (!named || member != *p) => {}
-                Err(e) => errors.push(format!("{name}: {e}")),
-            }
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) if matches!(e.kind, gfxkit_shrink::ErrorKind::Unsupported(_)) && !named => {}
+            Ok(Err(e)) => errors.push(format!("{name}: {e}")),
+            // An error of reading the input (or a package member) names it itself.
+            Err(e) => errors.push(format!("{e:#}")),
         }
     }
     let mut report = size::build_report(&surveyed, &args.keep)?;

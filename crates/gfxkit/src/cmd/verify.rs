@@ -38,13 +38,18 @@ Examples:
   gfxkit verify /opt/rocm/lib/librocsparse.so
   gfxkit verify -r /opt/rocm/lib
 
+Packages are verified member by member (PACKAGE!MEMBER); members without device code (CPU-only
+libraries) are named on one line per package and do not fail it when other members hold device
+code (JSON: \"without_device_code\").
+
 Exit codes: 0 no problem; 1 a problem found; 2 a file that cannot be read or holds no bundle.")]
 pub struct Args {
     /// Bundle files, host binaries (executables, shared objects, objects), archives, code
     /// objects; directories with -r.
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// Print JSON: {"files":[{"path", "ok", "bundles", "entries", "problems":[...]}]}.
+    /// Print JSON: {"files":[{"path", "ok", "bundles", "entries", "problems":[...]}],
+    /// "without_device_code":[PACKAGE!MEMBER]}.
     #[arg(long)]
     json: bool,
     /// Search directories recursively (files without device code are skipped).
@@ -72,24 +77,48 @@ fn counts(r: &Verification) -> String {
     )
 }
 
+/// Whether `e` says the input holds no device code (no bundle, no kpack wrapper).
+fn no_device_code(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<gfxkit_inventory::Error>()
+        .is_some_and(|e| matches!(*e.kind, gfxkit_inventory::ErrorKind::NoDeviceCode))
+}
+
+/// One input's verification, or why there is none (typed: no device code is a
+/// [`gfxkit_inventory::Error`] of kind `NoDeviceCode`). The inventory's error names no file;
+/// `cannot verify PATH` adds it, once (an error of opening or walking the input, or a package
+/// member, names it itself).
+fn verify_one(path: &std::path::Path, data: &[u8]) -> Result<Verification> {
+    verify_any(path, data).with_context(|| format!("cannot verify {}", path.display()))
+}
+
+/// The verifications of one input named or found: a file, or the members of one package.
+struct Group {
+    /// The package, for members of one.
+    package: Option<PathBuf>,
+    /// Named on the command line.
+    explicit: bool,
+    /// Each file or member, in order.
+    results: Vec<(String, Result<Verification>)>,
+}
+
 /// Runs `gfxkit verify`.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let mut reports = Vec::new();
-    let mut errors = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
     if args.recursive {
         for s in crate::scan::scan(&args.files, &crate::scan::Options::default(), |p, d| {
-            // The only error is a file without device code: skipped when found in a directory.
-            Ok(verify_any(p, d).ok())
+            Ok(verify_one(p, d))
         })? {
-            match s.result {
-                Ok(Some(r)) => reports.push(r),
-                Ok(None) if s.explicit => errors.push(anyhow::anyhow!(
-                    "cannot verify {}: no offload bundle in this file",
-                    s.path.display()
-                )),
-                Ok(None) => {}
-                // The error names the file (or `package!member`) itself.
-                Err(e) => errors.push(e),
+            let name = s.path.display().to_string();
+            let r = s.result.and_then(|r| r);
+            match groups.last_mut() {
+                Some(g) if g.package.is_some() && g.package == s.package => {
+                    g.results.push((name, r))
+                }
+                _ => groups.push(Group {
+                    package: s.package,
+                    explicit: s.explicit,
+                    results: vec![(name, r)],
+                }),
             }
         }
     } else {
@@ -97,29 +126,71 @@ pub fn run(args: Args) -> Result<ExitCode> {
             if f.is_dir() {
                 bail!("{} is a directory (use -r to search it)", f.display());
             }
-            // The inventory's error names no file; `cannot verify PATH` adds it, once. An
-            // error of opening or walking the input (or a package member) names it itself.
-            let each = crate::input::for_each(f, |data| {
-                verify_any(data.path(), &data)
-                    .with_context(|| format!("cannot verify {}", data.path().display()))
-            });
-            match each {
-                Ok(items) => {
-                    for (_, r) in items {
-                        match r {
-                            Ok(r) => reports.push(r),
-                            Err(e) => errors.push(e),
-                        }
-                    }
-                }
+            match crate::input::for_each(f, |data| verify_one(data.path(), &data)) {
+                Ok(items) => groups.push(Group {
+                    package: items.iter().any(|(p, _)| p != f).then(|| f.clone()),
+                    explicit: true,
+                    results: items
+                        .into_iter()
+                        .map(|(p, r)| (p.display().to_string(), r))
+                        .collect(),
+                }),
+                Err(e) => groups.push(Group {
+                    package: None,
+                    explicit: true,
+                    results: vec![(f.display().to_string(), Err(e))],
+                }),
+            }
+        }
+    }
+    let mut reports = Vec::new();
+    let mut errors = Vec::new();
+    // Per package: the names of its members without device code.
+    let mut without: Vec<(String, Vec<String>)> = Vec::new();
+    for g in groups {
+        let (results, none) = match &g.package {
+            // Members without device code do not fail a package that has others.
+            Some(_) => verify::package_members(g.results, no_device_code),
+            None => (g.results, Vec::new()),
+        };
+        if let (Some(p), false) = (&g.package, none.is_empty()) {
+            without.push((p.display().to_string(), none));
+        }
+        for (_, r) in results {
+            match r {
+                Ok(r) => reports.push(r),
+                // Found in a directory without device code: not a library to verify.
+                Err(e) if !g.explicit && no_device_code(&e) => {}
                 Err(e) => errors.push(e),
             }
         }
     }
     if args.json {
-        crate::output::print_json(&serde_json::json!({ "files": reports }))?;
+        let names: Vec<&String> = without.iter().flat_map(|(_, n)| n).collect();
+        crate::output::print_json(&serde_json::json!({
+            "files": reports,
+            "without_device_code": names,
+        }))?;
     } else {
-        print_text(&reports, &mut std::io::stdout().lock())?;
+        let mut out = std::io::stdout().lock();
+        print_text(&reports, &mut out)?;
+        for (pkg, names) in &without {
+            let inner: Vec<&str> = names
+                .iter()
+                .map(|n| {
+                    n.strip_prefix(pkg.as_str())
+                        .and_then(|m| m.strip_prefix('!'))
+                        .unwrap_or(n)
+                })
+                .collect();
+            writeln!(
+                out,
+                "{pkg}: {} member{} without device code: {}",
+                inner.len(),
+                if inner.len() == 1 { "" } else { "s" },
+                gfxkit_inventory::list::short_names(&inner)
+            )?;
+        }
     }
     for e in &errors {
         eprintln!("gfxkit: error: {e:#}");
