@@ -1,0 +1,94 @@
+//! Reads a Tensile index and prints its hardware rows: a check by hand on real files, and the
+//! measure of time and memory (run under `/usr/bin/time -v`).
+//!
+//! ```text
+//! cargo run --release -p gfxkit-kernel-db --example tensile_index -- TensileLibrary.dat
+//! cargo run --release -p gfxkit-kernel-db --example tensile_index -- TensileLibrary.dat --names 1
+//! cargo run --release -p gfxkit-kernel-db --example tensile_index -- TensileLibrary.dat --rmpv
+//! ```
+//!
+//! `--names N` prints the solution names of row N, one a line; `--rmpv` decodes the file into
+//! one `rmpv::Value` tree instead, to compare the memory that costs.
+
+use gfxkit_kernel_db::tensile::{decompress_zlib, Index};
+use gfxkit_kernel_db::Limits;
+use std::time::Instant;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(path) = args.first() else {
+        eprintln!("usage: tensile_index FILE [--names ROW | --rmpv]");
+        std::process::exit(2);
+    };
+    let raw = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("{path}: {e}");
+            std::process::exit(1);
+        }
+    };
+    let bytes = if path.ends_with(".zlib") {
+        match decompress_zlib(&raw, Limits::default().max_decompressed) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("{path}: {e}");
+                std::process::exit(1);
+            }
+        }
+    } else {
+        raw
+    };
+    let start = Instant::now();
+    if args.iter().any(|a| a == "--rmpv") {
+        let mut rd = &bytes[..];
+        match rmpv::decode::read_value(&mut rd) {
+            Ok(v) => eprintln!(
+                "rmpv::Value tree built in {:.2?} ({} top-level keys)",
+                start.elapsed(),
+                v.as_map().map_or(0, |m| m.len())
+            ),
+            Err(e) => eprintln!("{path}: {e}"),
+        }
+        return;
+    }
+    let index = match Index::parse(&bytes) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("{path}: {e}");
+            std::process::exit(1);
+        }
+    };
+    let parsed = start.elapsed();
+    let rows = index.rows();
+    if let Some(pos) = args.iter().position(|a| a == "--names") {
+        let n: usize = args.get(pos + 1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        if let Some(row) = rows.get(n) {
+            for i in &row.solutions {
+                if let Some(s) = index.solution(*i) {
+                    println!("{}", s.name);
+                }
+            }
+        }
+        return;
+    }
+    println!(
+        "{path}: {} solutions, parsed in {parsed:.2?}",
+        index.solutions.len()
+    );
+    for row in &rows {
+        println!(
+            "row {:>2}  {:<10} cu {:<5} {:>6} solutions  {} placeholders{}  {}",
+            row.position,
+            row.processor.unwrap_or("-"),
+            row.cu_count.map_or("-".to_string(), |c| c.to_string()),
+            row.solutions.len(),
+            row.placeholders.len(),
+            if row.unknown.is_empty() {
+                String::new()
+            } else {
+                format!("  unknown: {}", row.unknown.join(", "))
+            },
+            row.predicate.map_or(String::new(), |p| p.to_string()),
+        );
+    }
+}
