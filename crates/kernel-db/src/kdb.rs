@@ -301,13 +301,17 @@ impl DbId {
         }
         let (cu_count, cu_count_if_hex) = if digits.is_empty() {
             (None, None)
+        } else if digits.starts_with('0') {
+            return Err(bad(format!(
+                "CU count {digits:?} has a leading zero (MIOpen writes none)"
+            )));
         } else {
             let hexv = u32::from_str_radix(digits, 16)
                 .map_err(|_| bad(format!("CU count {digits:?} is not hex or decimal")))?;
             match digits.parse::<u32>() {
                 Ok(d) if d <= 64 && hexv > 64 => (Some(d), Some(hexv)),
                 Ok(d) if d <= 64 => (Some(d), None),
-                _ if hexv > 64 && !digits.starts_with('0') => (Some(hexv), None),
+                _ if hexv > 64 => (Some(hexv), None),
                 _ => {
                     return Err(bad(format!(
                         "CU count {digits:?} is not how MIOpen writes one"
