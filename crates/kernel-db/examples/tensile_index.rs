@@ -72,8 +72,9 @@ fn main() {
         return;
     }
     println!(
-        "{path}: {} solutions, parsed in {parsed:.2?}",
-        index.solutions.len()
+        "{path}: {} solutions ({} under no row), parsed in {parsed:.2?}",
+        index.solutions.len(),
+        index.unreachable_solutions().len()
     );
     for row in &rows {
         println!(

@@ -406,3 +406,33 @@ fn wrong_types_and_missing_fields_say_what_was_expected() {
     let e = Index::parse(&t).unwrap_err();
     assert!(matches!(e.kind, ErrorKind::TrailingBytes(1)), "{e}");
 }
+
+#[test]
+fn a_shard_without_hardware_rows_is_one_row_and_unreached_solutions_are_listed() {
+    let mut b = B::new();
+    write_map_len(&mut b, 2).unwrap();
+    s(&mut b, "solutions");
+    write_array_len(&mut b, 3).unwrap();
+    for i in [10u64, 11, 12] {
+        write_map_len(&mut b, 2).unwrap();
+        s(&mut b, "index");
+        write_uint(&mut b, i).unwrap();
+        s(&mut b, "name");
+        s(&mut b, &format!("k{i}"));
+    }
+    s(&mut b, "library");
+    problem(&mut b, &[&|b: &mut B| matching(b, &[(1, 12), (2, 10)])]);
+    let index = Index::parse(&b).unwrap();
+    let rows = index.rows();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].predicate, None);
+    assert_eq!(
+        rows[0].solutions.iter().copied().collect::<Vec<_>>(),
+        [10, 12]
+    );
+    assert_eq!(index.unreachable_solutions(), [11]);
+    assert!(Index::parse(&index_bytes())
+        .unwrap()
+        .unreachable_solutions()
+        .is_empty());
+}
