@@ -110,7 +110,8 @@ impl Aks2 {
             ));
         }
         let stream = &bytes[HEADER_LEN..];
-        let mut decoded = Vec::with_capacity((total as usize).min(1 << 26));
+        // Memory follows what the stream produces; a lying header buys at most 16 MiB up front.
+        let mut decoded = Vec::with_capacity((total as usize).min(1 << 24));
         let mut dec = xz2::read::XzDecoder::new(stream);
         (&mut dec)
             .take(u64::from(total) + 1)
@@ -142,7 +143,7 @@ impl Aks2 {
         }
         let dir_size = dir_size as usize;
         let area = (total as usize) - dir_size;
-        let mut entries = Vec::with_capacity(count as usize);
+        let mut entries = Vec::with_capacity((count as usize).min(4096));
         let mut at = 0usize;
         for position in 0..count {
             let place = format!("entry {position}");

@@ -86,7 +86,8 @@ impl Kdb {
         let mut conn = Connection::open_in_memory().map_err(sql)?;
         conn.deserialize_read_exact(rusqlite::MAIN_DB, bytes, bytes.len(), true)
             .map_err(sql)?;
-        conn.execute_batch("PRAGMA query_only = ON;").map_err(sql)?;
+        conn.execute_batch("PRAGMA query_only = ON; PRAGMA trusted_schema = OFF;")
+            .map_err(sql)?;
         let has_table: i64 = conn
             .query_row(
                 "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'kern_db'",
@@ -189,7 +190,7 @@ pub fn decode_blob(blob: &[u8], record: &Record, limits: &Limits) -> Result<Vec<
                 limit: limits.max_decompressed,
             }));
         }
-        let mut out = Vec::with_capacity(record.uncompressed_size.min(1 << 26) as usize);
+        let mut out = Vec::with_capacity(record.uncompressed_size.min(1 << 24) as usize);
         bzip2::read::BzDecoder::new(blob)
             .take(record.uncompressed_size + 1)
             .read_to_end(&mut out)

@@ -473,7 +473,9 @@ impl Parser<'_> {
             )
             .place(path.to_string()));
         }
-        let mut out = Vec::with_capacity(n as usize);
+        // A count is checked against the bytes left, not against what an element costs here:
+        // reserve little and let the vector grow with what is actually read.
+        let mut out = Vec::with_capacity((n as usize).min(1 << 16));
         for i in 0..n as usize {
             let here = Path::Item(path, i);
             let offset = c.offset();
@@ -612,7 +614,7 @@ impl Parser<'_> {
                 let n = tc
                     .array("an array of table entries")
                     .map_err(|e| e.place(tp.to_string()))?;
-                let mut table = Vec::with_capacity(n as usize);
+                let mut table = Vec::with_capacity((n as usize).min(4096));
                 for i in 0..n as usize {
                     let ep = Path::Item(&tp, i);
                     let eoff = tc.offset();
