@@ -8,8 +8,10 @@
 //! ```
 //!
 //! `--names N` prints the solution names of row N, one a line; `--rmpv` decodes the file into
-//! one `rmpv::Value` tree instead, to compare the memory that costs.
+//! one `rmpv::Value` tree instead, to compare the memory that costs; `--resolve gfx90a[:xnack+]`
+//! lists the file's directory and prints what rocBLAS would open there for that processor.
 
+use gfxkit_kernel_db::resolve::{rocblas, Listing, Xnack};
 use gfxkit_kernel_db::tensile::{decompress_zlib, Index};
 use gfxkit_kernel_db::Limits;
 use std::time::Instant;
@@ -38,6 +40,27 @@ fn main() {
     } else {
         raw
     };
+    if let Some(pos) = args.iter().position(|a| a == "--resolve") {
+        let target = args.get(pos + 1).map_or("gfx90a", String::as_str);
+        let (processor, xnack) = match target.split_once(':') {
+            Some((p, "xnack+")) => (p, Xnack::On),
+            Some((p, "xnack-")) => (p, Xnack::Off),
+            _ => (target, Xnack::Unspecified),
+        };
+        let dir = std::path::Path::new(path)
+            .parent()
+            .unwrap_or(std::path::Path::new("."));
+        let mut names = Vec::new();
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            names.push(if is_dir { format!("{name}/") } else { name });
+        }
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let r = rocblas(&Listing::new(&refs), processor, xnack);
+        println!("{target}: {r:#?}");
+        return;
+    }
     let start = Instant::now();
     if args.iter().any(|a| a == "--rmpv") {
         let mut rd = &bytes[..];
