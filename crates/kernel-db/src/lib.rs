@@ -1,0 +1,35 @@
+//! Kernel databases: the device code ROCm's math and ML libraries keep beside themselves and
+//! load at run time, per GPU.
+//!
+//! Module map:
+//! - [`tensile`]: Tensile/TensileLite indexes (`TensileLibrary*.dat`, `.dat.zlib`): the
+//!   solutions, the library tree, and per hardware row the processor, the CU count, the
+//!   solutions reachable and the lazy shards named.
+//! - [`resolve`]: which index and code-object files rocBLAS opens for a processor, over a
+//!   listing of `library/` given by the caller.
+//! - [`kdb`]: MIOpen `.kdb` kernel databases (SQLite): records, blobs decoded and checked
+//!   against their MD5, and the `DbId` file names (`gfx90a68.kdb`).
+//! - [`aks2`]: AOTriton `.aks2` images: the directory and each image's bytes.
+//! - [`limits`]: bounds on every count, size and depth read.
+//! - [`error`]: typed errors with the byte offset and the place in the structure.
+//!
+//! Like every gfxkit library it does no file I/O: readers take bytes (SQLite is handed an
+//! in-memory copy) and the resolution rule takes a listing.
+//!
+//! ```
+//! use gfxkit_kernel_db::kdb::DbId;
+//! let id = DbId::parse_file_name("gfx90a68.kdb").unwrap();
+//! assert_eq!((id.processor.as_str(), id.cu_count), ("gfx90a", Some(104)));
+//! ```
+#![forbid(unsafe_code)]
+
+pub mod aks2;
+pub mod error;
+pub mod kdb;
+pub mod limits;
+pub mod msgpack;
+pub mod resolve;
+pub mod tensile;
+
+pub use error::{Error, ErrorKind, Result};
+pub use limits::Limits;

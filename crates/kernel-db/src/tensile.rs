@@ -1,0 +1,775 @@
+//! Tensile and TensileLite solution indexes (`TensileLibrary*.dat`, MessagePack; `.dat.zlib`,
+//! a zlib stream of the same bytes).
+//!
+//! The index is a map `{solutions: [...], library: {...}}`. Each solution has an `index` (a
+//! position the library nodes refer to) and a `name` (the kernel's symbol in a code object).
+//! The library is a tree of typed nodes: `Hardware` rows select a processor (predicate
+//! `AMDGPU` over `Processor`, `CUCount`, `And`, `TruePred`), then `ProblemMap`, `Problem`
+//! rows, and leaves `Single {index}`, `Matching {table: [{key, index, speed}]}` and
+//! `DecisionTree {trees: [{tree, value}], nullValue}`. A lazy per-architecture master holds
+//! `Placeholder {value}` nodes naming the shard files loaded on first use.
+//! `EqualityMatching` is a predicate of a `Problem` row (over a `Matching` whose distance is
+//! `Equality`), read as [`PredicateKind::Other`]. A node of any other type is kept as
+//! [`NodeKind::Unknown`] with its type name.
+//!
+//! The reader decodes in place ([`crate::msgpack`]): strings borrow from the input, keys of
+//! matching tables and predicate values stay undecoded ([`Raw`]), and the solutions keep only
+//! their index and name. Every count and depth is bounded by [`Limits`]; an error names the
+//! byte offset and the path (`library.rows[3].library.map["..."]`).
+//!
+//! Measured on Debian trixie's rocBLAS 5.5.1 `TensileLibrary.dat` (117 MB, 56,980
+//! solutions, release build, a loaded 2-core machine): parsed in 0.7-1.5 s, peak resident
+//! memory 146 MB of which 117 MB is the file itself; decoding the same file into one
+//! `rmpv::Value` tree takes 4.7 s and peaks at 1.28 GB (`examples/tensile_index.rs`).
+//!
+//! YAML indexes (Tensile before MessagePack, rocBLAS built with `TENSILE_YAML`) and the
+//! `format_version: 2` indexed layout of 2026 are not read.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::limits::Limits;
+pub use crate::msgpack::Raw;
+use crate::msgpack::{Cursor, Head};
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+use std::io::Read;
+
+/// One solution of the index: what library nodes refer to by `index`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Solution<'a> {
+    /// The solution's `index`.
+    pub index: u64,
+    /// Its `name`: the kernel's function symbol.
+    pub name: &'a str,
+    /// Byte offset of the solution's map.
+    pub offset: u64,
+}
+
+/// A library node and the byte offset of its map.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node<'a> {
+    /// Byte offset of the node.
+    pub offset: u64,
+    /// What the node is.
+    pub kind: NodeKind<'a>,
+}
+
+/// The node types gfxkit reads.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum NodeKind<'a> {
+    /// `Hardware`: rows selected by a hardware predicate.
+    Hardware(Vec<Row<'a>>),
+    /// `Problem`: rows selected by a problem predicate.
+    Problem(Vec<Row<'a>>),
+    /// `ProblemMap`: a library per key (the operation identifier, such as
+    /// `Contraction_l_Alik_Bljk_Cijk_Dijk`).
+    ProblemMap(Vec<(Raw<'a>, Node<'a>)>),
+    /// `Single`: one solution.
+    Single(u64),
+    /// `Matching`: a table of problem sizes and the solution (or library) for each.
+    Matching {
+        /// The `distance` (`Euclidean`, `Equality`, ...), if present.
+        distance: Option<&'a str>,
+        /// The table.
+        table: Vec<MatchEntry<'a>>,
+    },
+    /// `DecisionTree`: the library each tree leads to, and the one used when none matches.
+    DecisionTree {
+        /// The `value` of each tree.
+        trees: Vec<Node<'a>>,
+        /// `nullValue`, if it is a library node.
+        null_value: Option<Box<Node<'a>>>,
+    },
+    /// `Placeholder`: a shard loaded on first use; `value` is its file prefix.
+    Placeholder(&'a str),
+    /// A node type gfxkit does not read, with its type name.
+    Unknown(&'a str),
+}
+
+/// A row of a `Hardware` or `Problem` node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row<'a> {
+    /// The row's predicate.
+    pub predicate: Predicate<'a>,
+    /// The library below it.
+    pub library: Node<'a>,
+}
+
+/// An entry of a `Matching` table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatchEntry<'a> {
+    /// The `key` (problem sizes), undecoded.
+    pub key: Raw<'a>,
+    /// What the entry leads to.
+    pub value: Leaf<'a>,
+    /// The `speed`, if present.
+    pub speed: Option<f64>,
+}
+
+/// What a matching entry leads to: a solution `index` (Tensile) or a library node in
+/// `value` (a `value` that is an integer is a solution index too).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Leaf<'a> {
+    /// A solution index.
+    Index(u64),
+    /// A library node.
+    Library(Box<Node<'a>>),
+}
+
+/// A predicate and its byte offset.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Predicate<'a> {
+    /// Byte offset of the predicate.
+    pub offset: u64,
+    /// What it tests.
+    pub kind: PredicateKind<'a>,
+}
+
+/// The predicates gfxkit reads; any other keeps its type name and undecoded value.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum PredicateKind<'a> {
+    /// `AMDGPU`: the hardware is an AMD GPU for which the inner predicate holds.
+    Amdgpu(Box<Predicate<'a>>),
+    /// `Processor`: the processor name (`gfx90a`).
+    Processor(&'a str),
+    /// `CUCount`: the number of compute units.
+    CuCount(u64),
+    /// `And` of the inner predicates.
+    And(Vec<Predicate<'a>>),
+    /// `Or` of the inner predicates.
+    Or(Vec<Predicate<'a>>),
+    /// `Not` of the inner predicate.
+    Not(Box<Predicate<'a>>),
+    /// `TruePred`: always true.
+    True,
+    /// Any other type (`TypesEqual`, `EqualityMatching`, `Fp16AltImpl`, ...).
+    Other {
+        /// The `type`.
+        type_name: &'a str,
+        /// The `value`, if present.
+        value: Option<Raw<'a>>,
+    },
+}
+
+impl<'a> Predicate<'a> {
+    /// The first `Processor` under `AMDGPU` and `And` (not under `Or` or `Not`).
+    pub fn processor(&self) -> Option<&'a str> {
+        match &self.kind {
+            PredicateKind::Processor(p) => Some(p),
+            PredicateKind::Amdgpu(inner) => inner.processor(),
+            PredicateKind::And(all) => all.iter().find_map(|p| p.processor()),
+            _ => None,
+        }
+    }
+
+    /// The first `CUCount` under `AMDGPU` and `And`.
+    pub fn cu_count(&self) -> Option<u64> {
+        match &self.kind {
+            PredicateKind::CuCount(n) => Some(*n),
+            PredicateKind::Amdgpu(inner) => inner.cu_count(),
+            PredicateKind::And(all) => all.iter().find_map(|p| p.cu_count()),
+            _ => None,
+        }
+    }
+
+    /// Whether the predicate is `TruePred` (the catch-all row).
+    pub fn is_true(&self) -> bool {
+        matches!(self.kind, PredicateKind::True)
+    }
+}
+
+impl fmt::Display for Predicate<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |f: &mut fmt::Formatter<'_>, op: &str, all: &[Predicate<'_>]| {
+            write!(f, "{op}(")?;
+            for (i, p) in all.iter().enumerate() {
+                if i > 0 {
+                    write!(f, ", ")?;
+                }
+                write!(f, "{p}")?;
+            }
+            write!(f, ")")
+        };
+        match &self.kind {
+            PredicateKind::Amdgpu(inner) => write!(f, "AMDGPU({inner})"),
+            PredicateKind::Processor(p) => write!(f, "Processor={p}"),
+            PredicateKind::CuCount(n) => write!(f, "CUCount={n}"),
+            PredicateKind::And(all) => list(f, "And", all),
+            PredicateKind::Or(all) => list(f, "Or", all),
+            PredicateKind::Not(inner) => write!(f, "Not({inner})"),
+            PredicateKind::True => write!(f, "TruePred"),
+            PredicateKind::Other { type_name, .. } => write!(f, "{type_name}"),
+        }
+    }
+}
+
+/// A parsed index: the solutions and the library tree, borrowing from the input bytes.
+#[derive(Debug, Clone)]
+pub struct Index<'a> {
+    /// The solutions, in file order.
+    pub solutions: Vec<Solution<'a>>,
+    /// The root of the library tree.
+    pub library: Node<'a>,
+    by_index: HashMap<u64, usize>,
+}
+
+/// What one hardware row of the index reaches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowSummary<'a> {
+    /// Position of the row among the root's rows (0 when the root is not `Hardware`).
+    pub position: usize,
+    /// The row's predicate (`None` when the root is not `Hardware`: the whole tree is one row).
+    pub predicate: Option<&'a Predicate<'a>>,
+    /// The processor the predicate names ([`Predicate::processor`]).
+    pub processor: Option<&'a str>,
+    /// The CU count the predicate names ([`Predicate::cu_count`]).
+    pub cu_count: Option<u64>,
+    /// Every solution index reachable below the row.
+    pub solutions: BTreeSet<u64>,
+    /// The file prefixes of `Placeholder` nodes below the row (shards loaded on demand), in
+    /// tree order, without repeats.
+    pub placeholders: Vec<&'a str>,
+    /// Type names of nodes below the row that gfxkit does not read (what they reach is
+    /// unknown), without repeats.
+    pub unknown: Vec<&'a str>,
+}
+
+impl<'a> Index<'a> {
+    /// Parses an index with the default [`Limits`].
+    pub fn parse(bytes: &'a [u8]) -> Result<Index<'a>> {
+        Index::parse_with(bytes, &Limits::default())
+    }
+
+    /// Parses an index (the bytes of a `.dat` file, or of a `.dat.zlib` file after
+    /// [`decompress_zlib`]).
+    pub fn parse_with(bytes: &'a [u8], limits: &Limits) -> Result<Index<'a>> {
+        let mut p = Parser {
+            limits,
+            nodes: 0,
+            by_index: HashMap::new(),
+        };
+        let mut c = Cursor::new(bytes);
+        let root = Path::Root;
+        let fields = p.fields(&mut c, &root, "the index map {solutions, library}")?;
+        if c.remaining() > 0 {
+            return Err(Error::at(
+                c.offset(),
+                ErrorKind::TrailingBytes(c.remaining() as u64),
+            ));
+        }
+        let sol_pos = fields
+            .get("solutions")
+            .ok_or_else(|| Error::at(0, ErrorKind::MissingField("solutions")))?;
+        let lib_pos = fields
+            .get("library")
+            .ok_or_else(|| Error::at(0, ErrorKind::MissingField("library")))?;
+        let solutions = p.solutions(&mut c.at(sol_pos), &Path::Key(&root, "solutions"))?;
+        let library = p.node(&mut c.at(lib_pos), &Path::Key(&root, "library"), 0)?;
+        Ok(Index {
+            solutions,
+            library,
+            by_index: p.by_index,
+        })
+    }
+
+    /// The solution with this `index`.
+    pub fn solution(&self, index: u64) -> Option<&Solution<'a>> {
+        self.by_index
+            .get(&index)
+            .and_then(|&i| self.solutions.get(i))
+    }
+
+    /// One summary per row of the root `Hardware` node (or one for the whole tree when the
+    /// root is another node, as in a shard).
+    pub fn rows(&'a self) -> Vec<RowSummary<'a>> {
+        match &self.library.kind {
+            NodeKind::Hardware(rows) => rows
+                .iter()
+                .enumerate()
+                .map(|(i, row)| summarize(i, Some(&row.predicate), &row.library))
+                .collect(),
+            _ => vec![summarize(0, None, &self.library)],
+        }
+    }
+
+    /// The solution indices no node of the tree reaches, ascending (Debian's rocBLAS 5.5.1
+    /// index lists 722 of its 56,980 solutions under no row).
+    pub fn unreachable_solutions(&'a self) -> Vec<u64> {
+        let reached = summarize(0, None, &self.library).solutions;
+        let mut out: Vec<u64> = self
+            .solutions
+            .iter()
+            .map(|s| s.index)
+            .filter(|i| !reached.contains(i))
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// Every `Placeholder` file prefix in the tree, in tree order, without repeats.
+    pub fn placeholders(&'a self) -> Vec<&'a str> {
+        summarize(0, None, &self.library).placeholders
+    }
+}
+
+fn summarize<'a>(
+    position: usize,
+    predicate: Option<&'a Predicate<'a>>,
+    node: &'a Node<'a>,
+) -> RowSummary<'a> {
+    let mut s = RowSummary {
+        position,
+        predicate,
+        processor: predicate.and_then(|p| p.processor()),
+        cu_count: predicate.and_then(|p| p.cu_count()),
+        solutions: BTreeSet::new(),
+        placeholders: Vec::new(),
+        unknown: Vec::new(),
+    };
+    // Depth was bounded when parsing; an explicit stack keeps the walk off the call stack.
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        match &n.kind {
+            NodeKind::Hardware(rows) | NodeKind::Problem(rows) => {
+                stack.extend(rows.iter().rev().map(|r| &r.library))
+            }
+            NodeKind::ProblemMap(map) => stack.extend(map.iter().rev().map(|(_, n)| n)),
+            NodeKind::Single(i) => {
+                s.solutions.insert(*i);
+            }
+            NodeKind::Matching { table, .. } => {
+                for e in table.iter().rev() {
+                    match &e.value {
+                        Leaf::Index(i) => {
+                            s.solutions.insert(*i);
+                        }
+                        Leaf::Library(n) => stack.push(n),
+                    }
+                }
+            }
+            NodeKind::DecisionTree { trees, null_value } => {
+                if let Some(n) = null_value {
+                    stack.push(n);
+                }
+                stack.extend(trees.iter().rev());
+            }
+            NodeKind::Placeholder(p) => {
+                if !s.placeholders.contains(p) {
+                    s.placeholders.push(p);
+                }
+            }
+            NodeKind::Unknown(t) => {
+                if !s.unknown.contains(t) {
+                    s.unknown.push(t);
+                }
+            }
+        }
+    }
+    s
+}
+
+/// Decompresses a `.dat.zlib` index into memory, refusing more than `limit` bytes.
+pub fn decompress_zlib(bytes: &[u8], limit: u64) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut dec = flate2::read::ZlibDecoder::new(bytes).take(limit.saturating_add(1));
+    dec.read_to_end(&mut out).map_err(|e| {
+        Error::new(ErrorKind::Decompress {
+            codec: "zlib",
+            why: e.to_string(),
+        })
+    })?;
+    if out.len() as u64 > limit {
+        return Err(Error::new(ErrorKind::LimitExceeded {
+            what: "decompressed index size",
+            limit,
+        }));
+    }
+    Ok(out)
+}
+
+/// A place in the tree, rendered only when an error needs it.
+enum Path<'p> {
+    Root,
+    Key(&'p Path<'p>, &'p str),
+    Item(&'p Path<'p>, usize),
+    MapKey(&'p Path<'p>, String),
+}
+
+impl fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Path::Root => write!(f, "index"),
+            Path::Key(Path::Root, k) => write!(f, "{k}"),
+            Path::Key(p, k) => write!(f, "{p}.{k}"),
+            Path::Item(p, i) => write!(f, "{p}[{i}]"),
+            Path::MapKey(p, k) => write!(f, "{p}[{k:?}]"),
+        }
+    }
+}
+
+/// Field positions of one map: key -> offset of the value.
+struct Fields<'a> {
+    keys: Vec<(&'a str, usize)>,
+}
+
+impl Fields<'_> {
+    fn get(&self, key: &str) -> Option<usize> {
+        self.keys.iter().find(|(k, _)| *k == key).map(|&(_, p)| p)
+    }
+}
+
+struct Parser<'l> {
+    limits: &'l Limits,
+    nodes: u64,
+    by_index: HashMap<u64, usize>,
+}
+
+impl Parser<'_> {
+    fn count(&mut self, offset: u64, path: &Path<'_>) -> Result<()> {
+        self.nodes += 1;
+        if self.nodes > self.limits.max_nodes {
+            return Err(Error::at(
+                offset,
+                ErrorKind::LimitExceeded {
+                    what: "library nodes, table entries and predicates",
+                    limit: self.limits.max_nodes,
+                },
+            )
+            .place(path.to_string()));
+        }
+        Ok(())
+    }
+
+    /// Reads a map with string keys, recording where each value starts and skipping it.
+    fn fields<'a>(
+        &mut self,
+        c: &mut Cursor<'a>,
+        path: &Path<'_>,
+        expected: &'static str,
+    ) -> Result<Fields<'a>> {
+        let n = c.map(expected).map_err(|e| e.place(path.to_string()))?;
+        let mut keys = Vec::with_capacity((n as usize).min(16));
+        for _ in 0..n {
+            let key = c.str().map_err(|e| e.place(path.to_string()))?;
+            keys.push((key, c.pos()));
+            c.skip()
+                .map_err(|e| e.place(Path::Key(path, key).to_string()))?;
+        }
+        Ok(Fields { keys })
+    }
+
+    fn solutions<'a>(&mut self, c: &mut Cursor<'a>, path: &Path<'_>) -> Result<Vec<Solution<'a>>> {
+        let n = c
+            .array("an array of solutions")
+            .map_err(|e| e.place(path.to_string()))?;
+        if u64::from(n) > self.limits.max_solutions {
+            return Err(Error::at(
+                c.offset(),
+                ErrorKind::LimitExceeded {
+                    what: "solutions",
+                    limit: self.limits.max_solutions,
+                },
+            )
+            .place(path.to_string()));
+        }
+        // A count is checked against the bytes left, not against what an element costs here:
+        // reserve little and let the vector grow with what is actually read.
+        let mut out = Vec::with_capacity((n as usize).min(1 << 16));
+        for i in 0..n as usize {
+            let here = Path::Item(path, i);
+            let offset = c.offset();
+            let f = self.fields(c, &here, "a solution map")?;
+            let name_pos = f.get("name").ok_or_else(|| {
+                Error::at(offset, ErrorKind::MissingField("name")).place(here.to_string())
+            })?;
+            let index_pos = f.get("index").ok_or_else(|| {
+                Error::at(offset, ErrorKind::MissingField("index")).place(here.to_string())
+            })?;
+            let name = c
+                .at(name_pos)
+                .str()
+                .map_err(|e| e.place(Path::Key(&here, "name").to_string()))?;
+            let index = c
+                .at(index_pos)
+                .uint("a solution index")
+                .map_err(|e| e.place(Path::Key(&here, "index").to_string()))?;
+            if self.by_index.insert(index, i).is_some() {
+                return Err(
+                    Error::at(index_pos as u64, ErrorKind::DuplicateSolution(index))
+                        .place(Path::Key(&here, "index").to_string()),
+                );
+            }
+            out.push(Solution {
+                index,
+                name,
+                offset,
+            });
+        }
+        Ok(out)
+    }
+
+    fn index_ref(&self, c: &mut Cursor<'_>, path: &Path<'_>) -> Result<u64> {
+        let pos = c.offset();
+        let i = c
+            .uint("a solution index")
+            .map_err(|e| e.place(path.to_string()))?;
+        if !self.by_index.contains_key(&i) {
+            return Err(Error::at(pos, ErrorKind::UnknownSolution(i)).place(path.to_string()));
+        }
+        Ok(i)
+    }
+
+    fn node<'a>(&mut self, c: &mut Cursor<'a>, path: &Path<'_>, depth: usize) -> Result<Node<'a>> {
+        let offset = c.offset();
+        if depth > self.limits.max_depth {
+            return Err(Error::at(
+                offset,
+                ErrorKind::LimitExceeded {
+                    what: "nesting depth",
+                    limit: self.limits.max_depth as u64,
+                },
+            )
+            .place(path.to_string()));
+        }
+        self.count(offset, path)?;
+        let f = self.fields(c, path, "a library node (map)")?;
+        let type_pos = f.get("type").ok_or_else(|| {
+            Error::at(offset, ErrorKind::MissingField("type")).place(path.to_string())
+        })?;
+        let type_name = c
+            .at(type_pos)
+            .str()
+            .map_err(|e| e.place(Path::Key(path, "type").to_string()))?;
+        let need = |key: &'static str| {
+            f.get(key).ok_or_else(|| {
+                Error::at(offset, ErrorKind::MissingField(key))
+                    .place(format!("{path} ({type_name})"))
+            })
+        };
+        let kind = match type_name {
+            "Hardware" | "Problem" => {
+                let rows_path = Path::Key(path, "rows");
+                let mut rc = c.at(need("rows")?);
+                let n = rc
+                    .array("an array of rows")
+                    .map_err(|e| e.place(rows_path.to_string()))?;
+                let mut rows = Vec::with_capacity((n as usize).min(1024));
+                for i in 0..n as usize {
+                    let rp = Path::Item(&rows_path, i);
+                    let roff = rc.offset();
+                    let rf = self.fields(&mut rc, &rp, "a row map {predicate, library}")?;
+                    let pp = rf.get("predicate").ok_or_else(|| {
+                        Error::at(roff, ErrorKind::MissingField("predicate")).place(rp.to_string())
+                    })?;
+                    let lp = rf.get("library").ok_or_else(|| {
+                        Error::at(roff, ErrorKind::MissingField("library")).place(rp.to_string())
+                    })?;
+                    let predicate =
+                        self.predicate(&mut c.at(pp), &Path::Key(&rp, "predicate"), depth + 1)?;
+                    let library =
+                        self.node(&mut c.at(lp), &Path::Key(&rp, "library"), depth + 1)?;
+                    rows.push(Row { predicate, library });
+                }
+                if type_name == "Hardware" {
+                    NodeKind::Hardware(rows)
+                } else {
+                    NodeKind::Problem(rows)
+                }
+            }
+            "ProblemMap" => {
+                let map_path = Path::Key(path, "map");
+                let mut mc = c.at(need("map")?);
+                let n = mc
+                    .map("a map of libraries")
+                    .map_err(|e| e.place(map_path.to_string()))?;
+                let mut entries = Vec::with_capacity((n as usize).min(1024));
+                for _ in 0..n {
+                    let key = mc.skip().map_err(|e| e.place(map_path.to_string()))?;
+                    let label = key
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| format!("key at {:#x}", key.offset));
+                    let np = Path::MapKey(&map_path, label);
+                    let node = self.node(&mut mc, &np, depth + 1)?;
+                    entries.push((key, node));
+                }
+                NodeKind::ProblemMap(entries)
+            }
+            "Single" => {
+                let i = self.index_ref(&mut c.at(need("index")?), &Path::Key(path, "index"))?;
+                NodeKind::Single(i)
+            }
+            "Matching" => {
+                let distance = match f.get("distance") {
+                    Some(p) => Some(
+                        c.at(p)
+                            .str()
+                            .map_err(|e| e.place(Path::Key(path, "distance").to_string()))?,
+                    ),
+                    None => None,
+                };
+                let tp = Path::Key(path, "table");
+                let mut tc = c.at(need("table")?);
+                let n = tc
+                    .array("an array of table entries")
+                    .map_err(|e| e.place(tp.to_string()))?;
+                let mut table = Vec::with_capacity((n as usize).min(4096));
+                for i in 0..n as usize {
+                    let ep = Path::Item(&tp, i);
+                    let eoff = tc.offset();
+                    self.count(eoff, &ep)?;
+                    let ef = self.fields(&mut tc, &ep, "a table entry {key, index, speed}")?;
+                    let kp = ef.get("key").ok_or_else(|| {
+                        Error::at(eoff, ErrorKind::MissingField("key")).place(ep.to_string())
+                    })?;
+                    let key = c.at(kp).skip().map_err(|e| e.place(ep.to_string()))?;
+                    let speed = match ef.get("speed") {
+                        Some(p) => Some(
+                            c.at(p)
+                                .number()
+                                .map_err(|e| e.place(Path::Key(&ep, "speed").to_string()))?,
+                        ),
+                        None => None,
+                    };
+                    let value = if let Some(p) = ef.get("index") {
+                        Leaf::Index(self.index_ref(&mut c.at(p), &Path::Key(&ep, "index"))?)
+                    } else if let Some(p) = ef.get("value") {
+                        let vp = Path::Key(&ep, "value");
+                        let mut vc = c.at(p);
+                        match vc.clone().head().map_err(|e| e.place(vp.to_string()))? {
+                            Head::Map(_) => {
+                                Leaf::Library(Box::new(self.node(&mut vc, &vp, depth + 1)?))
+                            }
+                            _ => Leaf::Index(self.index_ref(&mut vc, &vp)?),
+                        }
+                    } else {
+                        return Err(
+                            Error::at(eoff, ErrorKind::MissingField("index")).place(ep.to_string())
+                        );
+                    };
+                    table.push(MatchEntry { key, value, speed });
+                }
+                NodeKind::Matching { distance, table }
+            }
+            "DecisionTree" => {
+                let tp = Path::Key(path, "trees");
+                let mut tc = c.at(need("trees")?);
+                let n = tc
+                    .array("an array of trees")
+                    .map_err(|e| e.place(tp.to_string()))?;
+                let mut trees = Vec::with_capacity((n as usize).min(1024));
+                for i in 0..n as usize {
+                    let ep = Path::Item(&tp, i);
+                    let eoff = tc.offset();
+                    let ef = self.fields(&mut tc, &ep, "a tree {tree, value}")?;
+                    let vp = ef.get("value").ok_or_else(|| {
+                        Error::at(eoff, ErrorKind::MissingField("value")).place(ep.to_string())
+                    })?;
+                    trees.push(self.node(&mut c.at(vp), &Path::Key(&ep, "value"), depth + 1)?);
+                }
+                let null_value = match f.get("nullValue") {
+                    Some(p) => {
+                        let mut nc = c.at(p);
+                        match nc.clone().head() {
+                            Ok(Head::Map(_)) => Some(Box::new(self.node(
+                                &mut nc,
+                                &Path::Key(path, "nullValue"),
+                                depth + 1,
+                            )?)),
+                            _ => None,
+                        }
+                    }
+                    None => None,
+                };
+                NodeKind::DecisionTree { trees, null_value }
+            }
+            "Placeholder" => NodeKind::Placeholder(
+                c.at(need("value")?)
+                    .str()
+                    .map_err(|e| e.place(Path::Key(path, "value").to_string()))?,
+            ),
+            other => NodeKind::Unknown(other),
+        };
+        Ok(Node { offset, kind })
+    }
+
+    fn predicate<'a>(
+        &mut self,
+        c: &mut Cursor<'a>,
+        path: &Path<'_>,
+        depth: usize,
+    ) -> Result<Predicate<'a>> {
+        let offset = c.offset();
+        if depth > self.limits.max_depth {
+            return Err(Error::at(
+                offset,
+                ErrorKind::LimitExceeded {
+                    what: "nesting depth",
+                    limit: self.limits.max_depth as u64,
+                },
+            )
+            .place(path.to_string()));
+        }
+        self.count(offset, path)?;
+        let f = self.fields(c, path, "a predicate (map)")?;
+        let type_pos = f.get("type").ok_or_else(|| {
+            Error::at(offset, ErrorKind::MissingField("type")).place(path.to_string())
+        })?;
+        let type_name = c
+            .at(type_pos)
+            .str()
+            .map_err(|e| e.place(Path::Key(path, "type").to_string()))?;
+        let vpath = Path::Key(path, "value");
+        let value = || {
+            f.get("value").ok_or_else(|| {
+                Error::at(offset, ErrorKind::MissingField("value"))
+                    .place(format!("{path} ({type_name})"))
+            })
+        };
+        let kind = match type_name {
+            "AMDGPU" | "Not" => {
+                let inner = Box::new(self.predicate(&mut c.at(value()?), &vpath, depth + 1)?);
+                if type_name == "Not" {
+                    PredicateKind::Not(inner)
+                } else {
+                    PredicateKind::Amdgpu(inner)
+                }
+            }
+            "And" | "Or" => {
+                let mut vc = c.at(value()?);
+                let n = vc
+                    .array("an array of predicates")
+                    .map_err(|e| e.place(vpath.to_string()))?;
+                let mut all = Vec::with_capacity((n as usize).min(64));
+                for i in 0..n as usize {
+                    all.push(self.predicate(&mut vc, &Path::Item(&vpath, i), depth + 1)?);
+                }
+                if type_name == "And" {
+                    PredicateKind::And(all)
+                } else {
+                    PredicateKind::Or(all)
+                }
+            }
+            "Processor" => PredicateKind::Processor(
+                c.at(value()?)
+                    .str()
+                    .map_err(|e| e.place(vpath.to_string()))?,
+            ),
+            "CUCount" => PredicateKind::CuCount(
+                c.at(value()?)
+                    .uint("a CU count")
+                    .map_err(|e| e.place(vpath.to_string()))?,
+            ),
+            "TruePred" => PredicateKind::True,
+            other => PredicateKind::Other {
+                type_name: other,
+                value: match f.get("value") {
+                    Some(p) => Some(c.at(p).skip().map_err(|e| e.place(vpath.to_string()))?),
+                    None => None,
+                },
+            },
+        };
+        Ok(Predicate { offset, kind })
+    }
+}

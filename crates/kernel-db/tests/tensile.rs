@@ -1,0 +1,438 @@
+//! Tensile indexes built here with rmp, as Debian's rocBLAS 5.5.1 writes them, then damaged.
+
+use gfxkit_kernel_db::tensile::{decompress_zlib, Index, Leaf, NodeKind};
+use gfxkit_kernel_db::{ErrorKind, Limits};
+use rmp::encode::{write_array_len, write_f64, write_map_len, write_str, write_uint};
+
+type B = Vec<u8>;
+
+fn s(b: &mut B, v: &str) {
+    write_str(b, v).unwrap();
+}
+
+fn typed(b: &mut B, t: &str, fields: u32) {
+    write_map_len(b, fields + 1).unwrap();
+    s(b, "type");
+    s(b, t);
+}
+
+fn processor(b: &mut B, name: &str) {
+    typed(b, "Processor", 1);
+    s(b, "value");
+    s(b, name);
+}
+
+fn amdgpu(b: &mut B, inner: impl FnOnce(&mut B)) {
+    typed(b, "AMDGPU", 1);
+    s(b, "value");
+    inner(b);
+}
+
+fn single(b: &mut B, i: u64) {
+    typed(b, "Single", 1);
+    s(b, "index");
+    write_uint(b, i).unwrap();
+}
+
+fn matching(b: &mut B, entries: &[(u64, u64)]) {
+    typed(b, "Matching", 2);
+    s(b, "distance");
+    s(b, "Euclidean");
+    s(b, "table");
+    write_array_len(b, entries.len() as u32).unwrap();
+    for (size, index) in entries {
+        write_map_len(b, 3).unwrap();
+        s(b, "key");
+        write_array_len(b, 3).unwrap();
+        for _ in 0..3 {
+            write_uint(b, *size).unwrap();
+        }
+        s(b, "index");
+        write_uint(b, *index).unwrap();
+        s(b, "speed");
+        write_f64(b, 1.5).unwrap();
+    }
+}
+
+fn problem(b: &mut B, leaves: &[&dyn Fn(&mut B)]) {
+    typed(b, "Problem", 1);
+    s(b, "rows");
+    write_array_len(b, leaves.len() as u32).unwrap();
+    for leaf in leaves {
+        write_map_len(b, 2).unwrap();
+        s(b, "predicate");
+        typed(b, "EqualityMatching", 0);
+        s(b, "library");
+        leaf(b);
+    }
+}
+
+fn problem_map(b: &mut B, key: &str, inner: impl FnOnce(&mut B)) {
+    typed(b, "ProblemMap", 2);
+    s(b, "property");
+    typed(b, "OperationIdentifier", 0);
+    s(b, "map");
+    write_map_len(b, 1).unwrap();
+    s(b, key);
+    inner(b);
+}
+
+/// An index with 6 solutions and rows gfx90a/104 CUs (And), gfx1030, a lazy gfx942 row, an
+/// unknown node type, and TruePred.
+fn index_bytes() -> B {
+    let mut b = B::new();
+    // `library` first, `solutions` second: the reader must not depend on key order.
+    write_map_len(&mut b, 2).unwrap();
+    s(&mut b, "library");
+    typed(&mut b, "Hardware", 1);
+    s(&mut b, "rows");
+    write_array_len(&mut b, 5).unwrap();
+    // Row 0: And(Processor gfx90a, CUCount 104).
+    write_map_len(&mut b, 2).unwrap();
+    s(&mut b, "predicate");
+    amdgpu(&mut b, |b| {
+        typed(b, "And", 1);
+        s(b, "value");
+        write_array_len(b, 2).unwrap();
+        processor(b, "gfx90a");
+        typed(b, "CUCount", 1);
+        s(b, "value");
+        write_uint(b, 104).unwrap();
+    });
+    s(&mut b, "library");
+    problem_map(&mut b, "Contraction_l_Alik_Bljk_Cijk_Dijk", |b| {
+        problem(
+            b,
+            &[
+                &|b: &mut B| matching(b, &[(1, 0), (256, 1), (1024, 1)]),
+                &|b: &mut B| single(b, 2),
+            ],
+        )
+    });
+    // Row 1: gfx1030, a decision tree.
+    write_map_len(&mut b, 2).unwrap();
+    s(&mut b, "library");
+    typed(&mut b, "DecisionTree", 3);
+    s(&mut b, "features");
+    write_array_len(&mut b, 0).unwrap();
+    s(&mut b, "trees");
+    write_array_len(&mut b, 1).unwrap();
+    write_map_len(&mut b, 2).unwrap();
+    s(&mut b, "tree");
+    write_array_len(&mut b, 1).unwrap();
+    write_map_len(&mut b, 1).unwrap();
+    s(&mut b, "featureIdx");
+    write_uint(&mut b, 0).unwrap();
+    s(&mut b, "value");
+    single(&mut b, 3);
+    s(&mut b, "nullValue");
+    single(&mut b, 4);
+    s(&mut b, "predicate");
+    amdgpu(&mut b, |b| processor(b, "gfx1030"));
+    // Row 2: gfx942, lazy placeholders.
+    write_map_len(&mut b, 2).unwrap();
+    s(&mut b, "predicate");
+    amdgpu(&mut b, |b| processor(b, "gfx942"));
+    s(&mut b, "library");
+    problem_map(&mut b, "Contraction_l_Ailk_Bljk_Cijk_Dijk", |b| {
+        typed(b, "Placeholder", 1);
+        s(b, "value");
+        s(
+            b,
+            "TensileLibrary_HH_Contraction_l_Ailk_Bljk_Cijk_Dijk_gfx942",
+        );
+    });
+    // Row 3: gfx900, a node type from a later Tensile.
+    write_map_len(&mut b, 2).unwrap();
+    s(&mut b, "predicate");
+    amdgpu(&mut b, |b| processor(b, "gfx900"));
+    s(&mut b, "library");
+    typed(&mut b, "GranularitySelection", 1);
+    s(&mut b, "indices");
+    write_array_len(&mut b, 1).unwrap();
+    write_uint(&mut b, 5).unwrap();
+    // Row 4: TruePred.
+    write_map_len(&mut b, 2).unwrap();
+    s(&mut b, "predicate");
+    typed(&mut b, "TruePred", 0);
+    s(&mut b, "library");
+    single(&mut b, 5);
+    s(&mut b, "solutions");
+    write_array_len(&mut b, 6).unwrap();
+    for i in 0..6u64 {
+        write_map_len(&mut b, 3).unwrap();
+        s(&mut b, "hardwarePredicate");
+        typed(&mut b, "TruePred", 0);
+        s(&mut b, "index");
+        write_uint(&mut b, i).unwrap();
+        s(&mut b, "name");
+        s(&mut b, &format!("Cijk_Ailk_Bljk_HHS_BH_MT{i}"));
+    }
+    b
+}
+
+#[test]
+fn rows_processors_cu_counts_and_reachable_solutions() {
+    let bytes = index_bytes();
+    let index = Index::parse(&bytes).unwrap();
+    assert_eq!(index.solutions.len(), 6);
+    assert_eq!(index.solution(3).unwrap().name, "Cijk_Ailk_Bljk_HHS_BH_MT3");
+    let rows = index.rows();
+    let got: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.processor,
+                r.cu_count,
+                r.solutions.iter().copied().collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Some("gfx90a"), Some(104), vec![0, 1, 2]),
+            (Some("gfx1030"), None, vec![3, 4]),
+            (Some("gfx942"), None, vec![]),
+            (Some("gfx900"), None, vec![]),
+            (None, None, vec![5]),
+        ]
+    );
+    assert_eq!(
+        rows[2].placeholders,
+        ["TensileLibrary_HH_Contraction_l_Ailk_Bljk_Cijk_Dijk_gfx942"]
+    );
+    assert_eq!(rows[3].unknown, ["GranularitySelection"]);
+    assert!(rows[4].predicate.unwrap().is_true());
+    assert_eq!(
+        rows[0].predicate.unwrap().to_string(),
+        "AMDGPU(And(Processor=gfx90a, CUCount=104))"
+    );
+    assert_eq!(index.placeholders().len(), 1);
+    // The matching table keeps its keys undecoded but decodable.
+    let NodeKind::ProblemMap(map) = &match &index.library.kind {
+        NodeKind::Hardware(rows) => &rows[0].library,
+        _ => unreachable!(),
+    }
+    .kind
+    else {
+        panic!("row 0 is a ProblemMap");
+    };
+    assert_eq!(map[0].0.as_str(), Some("Contraction_l_Alik_Bljk_Cijk_Dijk"));
+    let NodeKind::Problem(prows) = &map[0].1.kind else {
+        panic!("a Problem node")
+    };
+    let NodeKind::Matching { table, distance } = &prows[0].library.kind else {
+        panic!("a Matching node")
+    };
+    assert_eq!(*distance, Some("Euclidean"));
+    assert_eq!(table[1].value, Leaf::Index(1));
+    assert_eq!(table[1].speed, Some(1.5));
+    let key = table[1].key.to_value().unwrap();
+    assert_eq!(key.as_array().unwrap().len(), 3);
+    assert_eq!(prows[0].predicate.to_string(), "EqualityMatching");
+}
+
+#[test]
+fn zlib_index_reads_the_same_and_is_bounded() {
+    use std::io::Write;
+    let bytes = index_bytes();
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(&bytes).unwrap();
+    let packed = z.finish().unwrap();
+    let unpacked = decompress_zlib(&packed, 1 << 20).unwrap();
+    assert_eq!(unpacked, bytes);
+    let e = decompress_zlib(&packed, 100).unwrap_err();
+    assert!(matches!(e.kind, ErrorKind::LimitExceeded { .. }), "{e}");
+    let e = decompress_zlib(&packed[..packed.len() / 2], 1 << 20).unwrap_err();
+    assert!(matches!(e.kind, ErrorKind::Decompress { .. }), "{e}");
+}
+
+#[test]
+fn every_truncation_is_an_error_never_a_panic() {
+    let bytes = index_bytes();
+    for cut in 0..bytes.len() {
+        let e = Index::parse(&bytes[..cut]).unwrap_err();
+        assert!(e.offset.is_some(), "cut {cut}: {e}");
+    }
+}
+
+#[test]
+fn every_bit_flip_parses_or_errors_without_panic() {
+    let bytes = index_bytes();
+    let mut errors = 0;
+    for i in 0..bytes.len() {
+        for bit in [0x01u8, 0x10, 0x80] {
+            let mut b = bytes.clone();
+            b[i] ^= bit;
+            if let Ok(index) = Index::parse(&b) {
+                let _ = index.rows();
+            } else {
+                errors += 1;
+            }
+        }
+    }
+    assert!(errors > 0);
+}
+
+#[test]
+fn dangling_and_duplicate_solution_indices_are_named_with_their_path() {
+    let mut b = B::new();
+    write_map_len(&mut b, 2).unwrap();
+    s(&mut b, "solutions");
+    write_array_len(&mut b, 1).unwrap();
+    write_map_len(&mut b, 2).unwrap();
+    s(&mut b, "index");
+    write_uint(&mut b, 0).unwrap();
+    s(&mut b, "name");
+    s(&mut b, "k0");
+    s(&mut b, "library");
+    typed(&mut b, "Hardware", 1);
+    s(&mut b, "rows");
+    write_array_len(&mut b, 1).unwrap();
+    write_map_len(&mut b, 2).unwrap();
+    s(&mut b, "predicate");
+    typed(&mut b, "TruePred", 0);
+    s(&mut b, "library");
+    single(&mut b, 7);
+    let e = Index::parse(&b).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::UnknownSolution(7));
+    assert_eq!(e.at.as_deref(), Some("library.rows[0].library.index"));
+    assert!(e.to_string().contains("at offset 0x"), "{e}");
+
+    let mut d = B::new();
+    write_map_len(&mut d, 2).unwrap();
+    s(&mut d, "solutions");
+    write_array_len(&mut d, 2).unwrap();
+    for _ in 0..2 {
+        write_map_len(&mut d, 2).unwrap();
+        s(&mut d, "index");
+        write_uint(&mut d, 0).unwrap();
+        s(&mut d, "name");
+        s(&mut d, "k0");
+    }
+    s(&mut d, "library");
+    single(&mut d, 0);
+    let e = Index::parse(&d).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::DuplicateSolution(0));
+    assert_eq!(e.at.as_deref(), Some("solutions[1].index"));
+}
+
+#[test]
+fn depth_nodes_and_solutions_are_bounded() {
+    // 100 nested Hardware nodes.
+    let mut b = B::new();
+    write_map_len(&mut b, 2).unwrap();
+    s(&mut b, "solutions");
+    write_array_len(&mut b, 0).unwrap();
+    s(&mut b, "library");
+    for _ in 0..100 {
+        typed(&mut b, "Hardware", 1);
+        s(&mut b, "rows");
+        write_array_len(&mut b, 1).unwrap();
+        write_map_len(&mut b, 2).unwrap();
+        s(&mut b, "predicate");
+        typed(&mut b, "TruePred", 0);
+        s(&mut b, "library");
+    }
+    typed(&mut b, "Placeholder", 1);
+    s(&mut b, "value");
+    s(&mut b, "deep");
+    let e = Index::parse(&b).unwrap_err();
+    assert!(
+        matches!(
+            e.kind,
+            ErrorKind::LimitExceeded {
+                what: "nesting depth",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let loose = Limits {
+        max_depth: 1000,
+        ..Limits::default()
+    };
+    assert_eq!(
+        Index::parse_with(&b, &loose).unwrap().placeholders(),
+        ["deep"]
+    );
+
+    let bytes = index_bytes();
+    let tight = Limits {
+        max_nodes: 5,
+        ..Limits::default()
+    };
+    let e = Index::parse_with(&bytes, &tight).unwrap_err();
+    assert!(matches!(e.kind, ErrorKind::LimitExceeded { .. }), "{e}");
+    let few = Limits {
+        max_solutions: 5,
+        ..Limits::default()
+    };
+    let e = Index::parse_with(&bytes, &few).unwrap_err();
+    assert!(
+        matches!(
+            e.kind,
+            ErrorKind::LimitExceeded {
+                what: "solutions",
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn wrong_types_and_missing_fields_say_what_was_expected() {
+    let mut b = B::new();
+    write_map_len(&mut b, 2).unwrap();
+    s(&mut b, "solutions");
+    write_uint(&mut b, 3).unwrap();
+    s(&mut b, "library");
+    single(&mut b, 0);
+    let e = Index::parse(&b).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "solutions: expected an array of solutions, found integer 3 (at offset 0xb)"
+    );
+    let mut m = B::new();
+    write_map_len(&mut m, 1).unwrap();
+    s(&mut m, "solutions");
+    write_array_len(&mut m, 0).unwrap();
+    let e = Index::parse(&m).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::MissingField("library"));
+    let mut t = m.clone();
+    t.push(0xc0);
+    let e = Index::parse(&t).unwrap_err();
+    assert!(matches!(e.kind, ErrorKind::TrailingBytes(1)), "{e}");
+}
+
+#[test]
+fn a_shard_without_hardware_rows_is_one_row_and_unreached_solutions_are_listed() {
+    let mut b = B::new();
+    write_map_len(&mut b, 2).unwrap();
+    s(&mut b, "solutions");
+    write_array_len(&mut b, 3).unwrap();
+    for i in [10u64, 11, 12] {
+        write_map_len(&mut b, 2).unwrap();
+        s(&mut b, "index");
+        write_uint(&mut b, i).unwrap();
+        s(&mut b, "name");
+        s(&mut b, &format!("k{i}"));
+    }
+    s(&mut b, "library");
+    problem(&mut b, &[&|b: &mut B| matching(b, &[(1, 12), (2, 10)])]);
+    let index = Index::parse(&b).unwrap();
+    let rows = index.rows();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].predicate, None);
+    assert_eq!(
+        rows[0].solutions.iter().copied().collect::<Vec<_>>(),
+        [10, 12]
+    );
+    assert_eq!(index.unreachable_solutions(), [11]);
+    assert!(Index::parse(&index_bytes())
+        .unwrap()
+        .unreachable_solutions()
+        .is_empty());
+}
