@@ -238,15 +238,19 @@ fn list_names_the_file_of_a_bad_bundle_header() {
         "{}",
         json.stdout
     );
-    // A CPU-only member of a wheel: verify names it once.
+    // A wheel with a CPU-only member, a library and a cut library: the CPU-only member is
+    // named as such (not an error), the cut one is a problem naming it once.
     let r = gfxkit(dir, &["verify", "w.whl"]);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
     assert!(
-        r.stderr.contains(
-            "gfxkit: error: cannot verify w.whl!w/m.so: no offload bundle in this file\n"
-        ),
+        r.stdout
+            .contains("w.whl: 1 member without device code: w/m.so"),
         "{}",
-        r.stderr
+        r.stdout
     );
+    assert!(!r.stderr.contains("w/m.so"), "{}", r.stderr);
+    assert_eq!(r.stdout.matches("w.whl!w/t.so").count(), 1, "{}", r.stdout);
+    assert!(r.stdout.contains("truncated: need"), "{}", r.stdout);
 }
 
 #[test]
