@@ -1,14 +1,15 @@
 //! Every figure of the README's "Measured" table comes from a named script or test.
 //!
-//! Each row of the table names its sources in backticks in its last cell: a script (`scripts/...`, `bench/...`)
-//! or a test file (`crates/<crate>/tests/*.rs`). A script records its figures in
-//! `docs/measured/<script name>.txt` (see `scripts/record.sh`; `bench/floor.sh` writes
-//! `docs/performance.md`), so this test reads only files in the repository: every number in a
-//! row (integers with thousands separators, decimals, ratios such as `0.48x`) must appear in the
-//! recording of one of the row's sources, or, for a test file, in that file's source. Version
-//! numbers (`LLVM 22`, `ROCm 7.2.2`) and numbers inside names (`gfx90a`, `llc-19`, `V5`) and
-//! code spans are not figures. Rerun the scripts (their headers say how) when a figure changes,
-//! then copy the new figures into the README.
+//! Each row of the table names its sources in backticks in its last cell ("made by"): a
+//! script (`scripts/...`, `bench/...`) or a test file (`crates/<crate>/tests/*.rs`). A script
+//! records its figures in `docs/measured/<script name>.txt` (see `scripts/record.sh`;
+//! `bench/floor.sh` writes `docs/performance.md`), so this test reads only files in the
+//! repository: every number in a row (integers with thousands separators, decimals, ratios such
+//! as `0.48x`) must appear in the recording of one of the row's sources (its `#` lines, the
+//! date, commit and load, aside), or, for a test file, in that file's source. Version numbers
+//! (`LLVM 22`, `ROCm 7.2.2`), numbers inside names (`gfx90a`, `llc-19`, `V5`) and code spans are
+//! not figures. Rerun the scripts (their headers say how) when a figure changes, then copy the
+//! new figures into the README.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -28,10 +29,10 @@ struct Figure {
 const VERSION_WORDS: [&str; 3] = ["LLVM ", "ROCm ", "CCOB v"];
 
 /// The numbers of `text` with their byte ranges in it. A number starts after a character that
-/// cannot be part of a name (so `gfx1030`, `x86_64`, `V5`, `12.5` in `GFX12.5` and `19` in
-/// `llc-19`, `rocm-7-0` are skipped, while the second figure of a range `2-160` counts), has separators
-/// `,` or `_` between digits and at most one decimal point, and may end in `x` (a ratio) or
-/// `%`; one followed by any other letter is part of a name too.
+/// cannot be part of a name (so `gfx1030`, `x86_64`, `V5`, `12.5` in `GFX12.5`, `19` in `llc-19`
+/// and `7-0` in `rocm-7-0` are skipped, while the second figure of a range `2-160` counts), has
+/// separators `,` or `_` between digits and at most one decimal point, and may end in `x` (a
+/// ratio); one followed by any other letter is part of a name too.
 fn numbers(text: &str) -> Vec<(std::ops::Range<usize>, Figure)> {
     let b = text.as_bytes();
     let mut out: Vec<(std::ops::Range<usize>, Figure)> = Vec::new();
@@ -85,7 +86,8 @@ fn numbers(text: &str) -> Vec<(std::ops::Range<usize>, Figure)> {
     out
 }
 
-/// The row's text without code spans and link targets: where its figures are.
+/// The row's text without code spans and link targets: where its figures are. Every byte keeps
+/// its offset (a blanked character becomes as many spaces as it has bytes).
 fn prose(row: &str) -> String {
     let mut s = String::new();
     let mut code = false;
@@ -94,7 +96,11 @@ fn prose(row: &str) -> String {
             code = !code;
             s.push(' ');
         } else {
-            s.push(if code { ' ' } else { c });
+            if code {
+                s.push_str(&" ".repeat(c.len_utf8()));
+            } else {
+                s.push(c);
+            }
         }
     }
     // `[text](target)`: the target is not prose.
