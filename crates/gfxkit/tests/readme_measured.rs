@@ -319,3 +319,29 @@ fn numbers_are_figures_not_names_or_versions() {
         Path::new("docs/measured/packages.txt")
     );
 }
+
+/// The memory-model counts are made from committed files alone: the recording must be what
+/// `scripts/memmodel-count` prints now, so that rewritten expectations cannot leave the README's
+/// figures behind.
+#[test]
+fn memmodel_count_recording_is_current() {
+    let out = std::process::Command::new("bash")
+        .arg(repo().join("scripts/memmodel-count"))
+        .env("GFXKIT_RECORD", "0")
+        .output()
+        .expect("bash scripts/memmodel-count");
+    assert!(
+        out.status.success(),
+        "scripts/memmodel-count: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let now = String::from_utf8(out.stdout).expect("UTF-8");
+    let recorded = read_repo(Path::new("docs/measured/memmodel-count.txt"))
+        .expect("docs/measured/memmodel-count.txt");
+    let recorded: Vec<&str> = recorded.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(
+        now.lines().collect::<Vec<_>>(),
+        recorded,
+        "docs/measured/memmodel-count.txt is stale: rerun scripts/memmodel-count"
+    );
+}
