@@ -7,10 +7,13 @@
 #
 # The bundle is compiled once by clang-19 (--cuda-device-only, 10 targets) and cached under
 # target/bench/. Timings use hyperfine when it is installed (installed from apt when possible),
-# else a loop with `date +%s%N` keeping the best of RUNS runs.
+# else a loop with `date +%s%N` keeping the best of RUNS runs. The figures (bundle size, each
+# row's times and ratio) are recorded in docs/measured/bundle.txt (scripts/record.sh;
+# GFXKIT_RECORD=0 does not write it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
+. scripts/record.sh
 ROOT=$PWD
 KERNELS=${KERNELS:-5000}
 RUNS=${RUNS:-5}
@@ -55,7 +58,8 @@ HIP
     -c "$SRC" -o "$BUNDLE"
 fi
 SIZE=$(stat -c %s "$BUNDLE")
-echo "== bundle: $BUNDLE ($((SIZE / 1048576)) MB, $(($("$G" list --json "$BUNDLE" | grep -c '"id"'))) entries)"
+record_start bundle bench/bundle.sh
+record "bundle: $KERNELS kernels, ${#ARCHS[@]} targets, $((SIZE / 1000000)) MB, $(($("$G" list --json "$BUNDLE" | grep -c '"id"'))) entries"
 
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
@@ -94,10 +98,10 @@ row() { # name, clang command, gfxkit command
   NAMES+=("$1")
   CLANG_T+=("$c")
   GFX_T+=("$g")
-  ratio_line "$1" 44 clang "$c" "$g"
+  record "$(ratio_line "$1" 44 clang "$c" "$g")"
 }
 
-echo "== timings ($RUNS runs each; ratio = clang time / gfxkit time, above 1 = gfxkit faster)"
+record "timings ($RUNS runs each; ratio = clang time / gfxkit time, above 1 = gfxkit faster)"
 row "list (uncompressed)" \
   "$CLANG_BUNDLER -list -type=o -input=big.hipfb" \
   "$G offload-bundler -list -type=o -input=big.hipfb"
@@ -129,10 +133,11 @@ row "decompress (clang: unbundle all from CCOB)" \
   "$CLANG_BUNDLER -type=o -targets=$TARGETS -input=big.z.hipfb ${OUTS[*]} -unbundle" \
   "$G decompress big.z.hipfb -o d.hipfb"
 
-python3 - "${CLANG_T[@]}" -- "${GFX_T[@]}" <<'PY'
+python3 - "${CLANG_T[@]}" -- "${GFX_T[@]}" <<'PY' | while read -r l; do record "$l"; done
 import sys, math
 a = sys.argv[1:]
 i = a.index("--")
 c, g = [float(x) for x in a[:i]], [float(x) for x in a[i + 1:]]
-print(f"== geometric mean ratio over {len(c)} rows: {math.exp(sum(math.log(x / y) for x, y in zip(c, g)) / len(c)):.2f}x")
+print(f"geometric mean ratio over {len(c)} rows: {math.exp(sum(math.log(x / y) for x, y in zip(c, g)) / len(c)):.2f}x")
 PY
+record_end
