@@ -313,19 +313,7 @@ pub fn report_error(err: &anyhow::Error) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// `items` joined by ", ", the first `most` of them and "and N more" for the rest.
-pub fn shortened<T: std::fmt::Display>(items: &[T], most: usize) -> String {
-    let mut s = items
-        .iter()
-        .take(most)
-        .map(|i| i.to_string())
-        .collect::<Vec<_>>()
-        .join(", ");
-    if items.len() > most {
-        s.push_str(&format!(" and {} more", items.len() - most));
-    }
-    s
-}
+pub use gfxkit_inventory::list::shortened;
 
 /// Text output lists the units of a file (bundles, wrappers) one per line up to this many;
 /// beyond, units that read alike are grouped into one line (`--json` keeps every one).

@@ -124,14 +124,20 @@ pub const NAMES_SHOWN: usize = 8;
 /// A one-line list of `names`: the first [`NAMES_SHOWN`] joined by `, `, then
 /// `and N more` when there are more.
 pub fn short_names<S: AsRef<str>>(names: &[S]) -> String {
-    let mut s = names
+    let names: Vec<&str> = names.iter().map(|n| n.as_ref()).collect();
+    shortened(&names, NAMES_SHOWN)
+}
+
+/// `items` on one line: the first `most` joined by `, `, then `and N more` for the rest.
+pub fn shortened<T: std::fmt::Display>(items: &[T], most: usize) -> String {
+    let mut s = items
         .iter()
-        .take(NAMES_SHOWN)
-        .map(|n| n.as_ref())
+        .take(most)
+        .map(|i| i.to_string())
         .collect::<Vec<_>>()
         .join(", ");
-    if names.len() > NAMES_SHOWN {
-        s.push_str(&format!(" and {} more", names.len() - NAMES_SHOWN));
+    if items.len() > most {
+        s.push_str(&format!(" and {} more", items.len() - most));
     }
     s
 }
