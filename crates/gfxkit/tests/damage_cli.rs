@@ -411,6 +411,7 @@ const ALLOWED: &[(&str, &str, &str, &str)] = &[
     ("kpack via split", "doctor", "any", "as select: the damaged archive is reported as missing"),
     ("kpack via split", "size", "any", "the architecture of an unreadable archive is left out of the sizes, exit 0"),
     ("kpack via split", "any", "flip", "archive damage read as another valid archive: a flipped frame size changes stored sizes, TOC damage drops an architecture's kernels and code objects, exit 0"),
+    ("kpack", "any", "flip", "TOC damage read as another valid archive: a changed arch name, no units at all (verify ok with 0 bundles)"),
     ("kpack-none", "any", "flip", "an uncompressed blob's ELF header damaged: --check does not see the payload is no code object, extract writes it"),
     ("split libk.so", "any", "flip", "a flipped byte in the HIPK wrapper or .rocm_kpack_ref gives a kpack unit of size 0, or none, without a problem"),
     ("therock test_noop.kpack", "any", "flip", "TOC damage (kernel names, blob sizes, arch names) read as another valid archive; blob sizes are not checked against original_size"),
@@ -434,6 +435,15 @@ const ALLOWED: &[(&str, &str, &str, &str)] = &[
     ("k.hipfb", "size", "flip", "sizes under the damaged architecture name, exit 0"),
     ("k.hipfb", "select", "flip", "the damaged entry no longer matches: exit 1 'no compatible code object', damage not named"),
     ("k.hipfb", "doctor", "flip", "as select"),
+    ("host.o", "list", "flip", "as k.hipfb: an entry offset or ID in the bundle header damaged, listed with its e_flags mismatch, exit 0"),
+    ("host.o", "list --check", "flip", "as list"),
+    ("host.o", "kernels", "flip", "as list: rows under another entry's ID"),
+    // CCOB: without --check only the header is decoded and the hash is not checked (by design).
+    ("k.z.hipfb", "list", "flip", "a flip in the compressed header decodes to another entry ID; only --check verifies the hash"),
+    // A bare code object's e_flags against its metadata.
+    ("k.co", "select", "flip", "a flipped feature bit in e_flags (sramecc+ to sramecc-) contradicts amdhsa.target; only inspect compares them"),
+    ("k.co", "doctor", "flip", "as select"),
+    ("k.co", "kernels", "flip", "as select"),
     // doctor skips a file whose ELF identification is damaged (sniffed as 'another ELF').
     ("libk.so", "doctor", "flip", "doctor's walk skips a file sniffed as another kind of ELF before discovery reports it"),
     ("host.o", "doctor", "flip", "as libk.so"),
@@ -1189,4 +1199,44 @@ fn damaged_inputs_exit_0_only_with_the_original_answer() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// A flipped bit in `e_shstrndx` of a shared library pointed the section names at a section
+/// that is no string table: no `.hip_fatbin` was found and `list` answered "no offload bundle"
+/// with exit 0, as for a library without device code.
+#[test]
+fn a_damaged_section_name_index_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = inputs(dir.path())
+        .into_iter()
+        .find(|(n, _)| n == "libk.so")
+        .unwrap()
+        .1;
+    let u16_at = |o: usize| u16::from_le_bytes([lib[o], lib[o + 1]]) as usize;
+    let shoff = u64::from_le_bytes(lib[0x28..0x30].try_into().unwrap()) as usize;
+    let (shentsize, shnum) = (u16_at(0x3a), u16_at(0x3c));
+    let not_strtab = (1..shnum)
+        .find(|i| {
+            let t = shoff + i * shentsize + 4;
+            u32::from_le_bytes(lib[t..t + 4].try_into().unwrap()) != 3
+        })
+        .unwrap();
+    let mut damaged = lib.clone();
+    damaged[0x3e..0x40].copy_from_slice(&(not_strtab as u16).to_le_bytes());
+    let path = dir.path().join("damaged.so");
+    std::fs::write(&path, &damaged).unwrap();
+    for cmd in ["list", "select"] {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_gfxkit"));
+        c.arg(cmd);
+        if cmd == "select" {
+            c.args(["--device", "gfx906"]);
+        }
+        let out = c.arg(&path).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {err}");
+        assert!(
+            err.contains("damaged.so") && err.contains("e_shstrndx"),
+            "{cmd}: {err}"
+        );
+    }
 }
