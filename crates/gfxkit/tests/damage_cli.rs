@@ -508,6 +508,10 @@ fn unprotected(data: &[u8], listing: &serde_json::Value) -> Vec<std::ops::Range<
     let mut out = Vec::new();
     let num = |v: &serde_json::Value| v.as_u64().unwrap_or(0) as usize;
     for f in listing["files"].as_array().into_iter().flatten() {
+        if f["path"].as_str().is_some_and(|p| p.contains('!')) {
+            // A package member: offsets are the member's, and the package's CRC covers it.
+            continue;
+        }
         for b in f["bundles"].as_array().into_iter().flatten() {
             let (at, size) = (num(&b["offset"]), num(&b["size"]));
             let entries: Vec<&serde_json::Value> =
