@@ -362,6 +362,41 @@ pub fn discover(data: &[u8]) -> Discovery<'_> {
     w.out
 }
 
+/// What is wrong with the identification of a file starting with the ELF magic, when no ELF
+/// file could have it: `EI_CLASS` or `EI_DATA` other than 1 and 2, `EI_VERSION` other than 1,
+/// or an `e_type` outside the defined types (0-4) and the OS and processor ranges
+/// (`0xfe00`-`0xffff`). `None` for a well-formed identification, or too short a file.
+fn damaged_elf_ident(data: &[u8]) -> Option<String> {
+    let (class, encoding, version) = (*data.get(4)?, *data.get(5)?, *data.get(6)?);
+    if !matches!(class, 1 | 2) {
+        return Some(format!(
+            "EI_CLASS is {class} (at offset 0x4), expected 1 (32-bit) or 2 (64-bit)"
+        ));
+    }
+    if !matches!(encoding, 1 | 2) {
+        return Some(format!(
+            "EI_DATA is {encoding} (at offset 0x5), expected 1 (little-endian) or 2 (big-endian)"
+        ));
+    }
+    if version != 1 {
+        return Some(format!(
+            "EI_VERSION is {version} (at offset 0x6), expected 1"
+        ));
+    }
+    let t = data.get(16..18)?;
+    let e_type = if encoding == 1 {
+        u16::from_le_bytes([t[0], t[1]])
+    } else {
+        u16::from_be_bytes([t[0], t[1]])
+    };
+    if e_type > 4 && e_type < 0xfe00 {
+        return Some(format!(
+            "e_type is {e_type:#x} (at offset 0x10), not an ELF file type"
+        ));
+    }
+    None
+}
+
 struct Walker<'data> {
     file: &'data [u8],
     out: Discovery<'data>,
@@ -406,7 +441,20 @@ impl<'data> Walker<'data> {
                 self.split_section(data, member, None);
             }
             InputKind::OffloadBinary => self.read_offloading(data, member, None),
-            InputKind::ElfOther | InputKind::Other => {}
+            InputKind::ElfOther => {
+                // Another kind of ELF file (32-bit, big-endian, a core file) holds no device
+                // code; an identification no ELF file has is damage, not another kind.
+                if let Some(what) = damaged_elf_ident(data) {
+                    let location = Location {
+                        member,
+                        section: None,
+                        offset: self.base(data),
+                        size: data.len() as u64,
+                    };
+                    self.problem(Problem::error(location, ProblemKind::MalformedElf(what)));
+                }
+            }
+            InputKind::Other => {}
         }
     }
 
@@ -773,6 +821,54 @@ impl<'data> Walker<'data> {
 
 #[cfg(test)]
 mod tests {
+    /// A shared library whose `EI_CLASS` or `e_type` a bit flip damaged was taken for "another
+    /// kind of ELF file" and listed as holding no device code, without a word.
+    #[test]
+    fn damaged_elf_identification_is_a_problem_not_another_kind_of_file() {
+        let mut lib = vec![0u8; 64];
+        lib[..8].copy_from_slice(b"\x7fELF\x02\x01\x01\x00");
+        lib[16] = 3; // ET_DYN
+        lib[18] = 62; // EM_X86_64
+        let damaged = |at: usize, bit: u8| {
+            let mut d = lib.clone();
+            d[at] ^= 1 << bit;
+            d
+        };
+        for (at, bit, says) in [
+            (4, 0, "EI_CLASS is 3"),
+            (5, 2, "EI_DATA is 5"),
+            (6, 1, "Unsupported ELF header"),
+            (16, 3, "e_type is 0xb"),
+            (17, 0, "e_type is 0x103"),
+        ] {
+            let d = damaged(at, bit);
+            let found = discover(&d);
+            assert!(found.bundles.is_empty());
+            assert_eq!(
+                found.problems.len(),
+                1,
+                "flip at {at}: {:?}",
+                found.problems
+            );
+            let p = &found.problems[0];
+            assert_eq!(p.severity, crate::problem::Severity::Error);
+            assert!(p.kind.to_string().contains(says), "{}", p.kind);
+        }
+        // Other kinds of ELF files are no damage: 32-bit, big-endian, a core file, OS types.
+        for bytes in [
+            &[(4, 1u8)][..],
+            &[(5, 2), (16, 0), (17, 3)],
+            &[(16, 4)],
+            &[(17, 0xfe)],
+        ] {
+            let mut d = lib.clone();
+            for (at, v) in bytes {
+                d[*at] = *v;
+            }
+            assert!(discover(&d).problems.is_empty(), "{bytes:?}");
+        }
+    }
+
     use super::*;
     use crate::offloading::{write_v2, Image, OIF_NO_IMAGE};
 

@@ -155,6 +155,24 @@ pub(crate) fn read_elf<'data>(
         read_segments(data, header, base, member.as_deref(), &mut out);
         return out;
     }
+    // Every section is found by its name: a name table that is no string table (a damaged
+    // e_shstrndx) would make the file look as if it held no device code.
+    if let Ok(index) = header.shstrndx(endian, data) {
+        let strtab = sections.section(object::SectionIndex(index as usize));
+        if let Ok(sh) = strtab {
+            let sh_type = sh.sh_type(endian);
+            if index != 0 && sh_type != elf::SHT_STRTAB {
+                out.problem(Problem::error(
+                    here(data.len() as u64),
+                    ProblemKind::MalformedElf(format!(
+                        "e_shstrndx (at offset 0x3e) names section {index}, of type {sh_type}, \
+                         not a string table: no section name can be read"
+                    )),
+                ));
+                return out;
+            }
+        }
+    }
 
     // The sections that hold device code or wrappers, with their contents.
     let mut wrapper_sections: Vec<(usize, &'data Shdr, &'data [u8])> = Vec::new();

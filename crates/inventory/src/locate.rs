@@ -514,22 +514,109 @@ pub fn check_payload(id: &str, payload: &[u8]) -> PayloadCheck {
     let Ok(id) = gfxkit_bundle::EntryId::parse(id) else {
         return PayloadCheck::NotApplicable;
     };
-    let Some(tid) = id.target_id() else {
-        return PayloadCheck::NotApplicable;
-    };
     if !id.triple().is_amdgpu() {
         return PayloadCheck::NotApplicable;
     }
+    let tid = match id.target() {
+        gfxkit_bundle::EntryTarget::Known(t) => t,
+        gfxkit_bundle::EntryTarget::Unknown(text) => {
+            // An AMDGPU entry naming no known processor while its payload is a code object of
+            // a known one: the two disagree (a damaged ID), whatever the ID was meant to say.
+            return match gfxkit_code_object::Header::parse(payload) {
+                Ok(h) => match h.target_id() {
+                    Ok(actual) => PayloadCheck::Checked {
+                        version: h.code_object_version(),
+                        mismatch: Some(format!(
+                            "the ID names {text}, no known target, but the code object is built \
+                             for {actual}"
+                        )),
+                    },
+                    Err(_) => PayloadCheck::NotApplicable,
+                },
+                Err(_) => PayloadCheck::NotApplicable,
+            };
+        }
+        gfxkit_bundle::EntryTarget::None => return PayloadCheck::NotApplicable,
+    };
     match gfxkit_code_object::Header::parse(payload) {
         Err(e) => PayloadCheck::NotCodeObject(e.to_string()),
-        Ok(h) => PayloadCheck::Checked {
-            version: h.code_object_version(),
-            mismatch: h.check_target(tid).err().map(|e| match h.target_id() {
+        Ok(h) => {
+            let mismatch = h.check_target(tid).err().map(|e| match h.target_id() {
                 Ok(actual) => {
                     format!("the ID says {tid} but the code object is built for {actual} ({e})")
                 }
                 Err(_) => format!("the ID says {tid} but {e}"),
-            }),
-        },
+            });
+            // An HSA code object (EI_OSABI 64) under another OS than amdhsa in the triple.
+            let os = mismatch.is_none() && h.code_object_version().is_some();
+            let mismatch = mismatch.or_else(|| {
+                (os && !id.triple().is_amdhsa()).then(|| {
+                    format!(
+                        "the ID's triple is {} but the code object is an amdhsa (HSA) one",
+                        id.triple()
+                    )
+                })
+            });
+            PayloadCheck::Checked {
+                version: h.code_object_version(),
+                mismatch,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The 64-byte ELF header of an HSA code object (v5) with `e_flags`.
+    fn header(e_flags: u32) -> Vec<u8> {
+        let mut h = vec![0u8; 64];
+        h[..9].copy_from_slice(b"\x7fELF\x02\x01\x01\x40\x03");
+        h[16] = 3; // ET_DYN
+        h[18] = 224; // EM_AMDGPU
+        h[20] = 1;
+        h[48..52].copy_from_slice(&e_flags.to_le_bytes());
+        h
+    }
+
+    /// A bit flip in an uncompressed bundle's header turned `gfx90a` into `cfx90a`, or
+    /// `amdhsa` into `amdhwa`: the entry no longer fits its code object, yet it was checked as
+    /// "not applicable" (the processor unknown) or as agreeing (the OS never compared), so
+    /// `verify` called the bundle ok.
+    #[test]
+    fn a_damaged_entry_id_disagrees_with_its_code_object() {
+        // gfx90a (mach 0x3f), xnack on, sramecc any.
+        let co = header(0x3f | 0x300 | 0x400);
+        let ok = check_payload("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+", &co);
+        assert_eq!(ok.agrees(), Some(true), "{ok:?}");
+        for (id, says) in [
+            (
+                "hipv4-amdgcn-amd-amdhsa--cfx90a:xnack+",
+                "names cfx90a:xnack+, no known target",
+            ),
+            (
+                "hipv4-amdgcn-amd-amdhwa--gfx90a:xnack+",
+                "triple is amdgcn-amd-amdhwa-",
+            ),
+        ] {
+            match check_payload(id, &co) {
+                PayloadCheck::Checked {
+                    mismatch: Some(m), ..
+                } => assert!(m.contains(says), "{id}: {m}"),
+                other => panic!("{id}: {other:?}"),
+            }
+        }
+        // An unknown processor over a payload that is no code object (bitcode, say) stays
+        // unchecked, and so does one whose code object names an unknown processor too.
+        let bitcode = b"BC\xc0\xde0000";
+        assert_eq!(
+            check_payload("hip-amdgcn-amd-amdhsa--gfx9999", bitcode),
+            PayloadCheck::NotApplicable
+        );
+        assert_eq!(
+            check_payload("hipv4-amdgcn-amd-amdhsa--gfx9999", &header(0xff)),
+            PayloadCheck::NotApplicable
+        );
     }
 }
