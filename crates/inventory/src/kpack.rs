@@ -478,29 +478,55 @@ fn survey(
 
 /// For `size`: a `.kpack` file as one bundle per (key, architecture), so that stored bytes
 /// (the frame or blob) are exact per architecture; kind `bundle`.
-pub fn size_archive(data: &[u8]) -> Option<gfxkit_shrink::Survey> {
-    let a = Archive::parse(data).ok()?;
+pub fn size_archive(data: &[u8]) -> Option<Result<gfxkit_shrink::Survey, gfxkit_shrink::Error>> {
+    let a = match Archive::parse(data) {
+        Ok(a) => a,
+        Err(e) => {
+            return Some(Err(damaged(
+                e.offset,
+                format!("damaged kpack archive: {}", e.kind),
+            )))
+        }
+    };
     let bundles = a
         .kernels
         .iter()
         .map(|k| survey_bundle(k.stored_offset, &a, k))
         .collect();
-    Some(survey(
+    Some(Ok(survey(
         gfxkit_shrink::FileKind::Bundle,
         data.len() as u64,
         None,
         0,
         bundles,
-    ))
+    )))
+}
+
+/// A size error for damage in kpack archives (their bytes are not counted).
+fn damaged(offset: u64, what: String) -> gfxkit_shrink::Error {
+    gfxkit_shrink::Error::at(offset, gfxkit_shrink::ErrorKind::Damaged(what))
 }
 
 /// For `size`: a split binary seen through `archives`, one bundle per (wrapper, architecture).
+/// An archive found that does not read (or cannot be opened) is an error naming it: its
+/// architecture's bytes would otherwise be left out in silence.
 pub fn size_split(
     inv: &Inventory<'_>,
     size: u64,
     archives: &Archives<'_>,
-) -> gfxkit_shrink::Survey {
+) -> Result<gfxkit_shrink::Survey, gfxkit_shrink::Error> {
     let parsed = archives.parse();
+    if let Some(u) = archives.unreadable.first() {
+        return Err(damaged(0, u.clone()));
+    }
+    for a in &parsed {
+        if let Err(e) = &a.parsed {
+            return Err(damaged(
+                e.offset,
+                format!("damaged kpack archive {}: {}", a.path.display(), e.kind),
+            ));
+        }
+    }
     let mut bundles = Vec::new();
     for v in view::view(&inv.discovery, &parsed) {
         for e in &v.entries {
@@ -513,13 +539,13 @@ pub fn size_split(
         InputKind::ElfExecutable => gfxkit_shrink::FileKind::Executable,
         _ => gfxkit_shrink::FileKind::SharedObject,
     };
-    survey(
+    Ok(survey(
         kind,
         size,
         Some(gfxkit_kpack::marker::SECTION.to_owned()),
         view::hipk_wrappers(&inv.discovery).count(),
         bundles,
-    )
+    ))
 }
 
 /// One code object `extract` takes from a kpack archive.

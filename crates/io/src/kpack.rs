@@ -322,7 +322,10 @@ pub fn kernels(
 }
 
 /// `size` of a `.kpack` file or a split binary; `None` for other files.
-pub fn size_survey(path: &Path, data: &[u8]) -> Option<gfxkit_shrink::Survey> {
+pub fn size_survey(
+    path: &Path,
+    data: &[u8],
+) -> Option<Result<gfxkit_shrink::Survey, gfxkit_shrink::Error>> {
     if inv_kpack::is_archive(data) {
         return inv_kpack::size_archive(data);
     }

@@ -570,7 +570,7 @@ fn size<'py>(
             None
         };
         match kpack {
-            Some(sv) => Ok(sv),
+            Some(sv) => sv,
             None => inv::size::survey(d),
         }
     })?;

@@ -199,6 +199,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     // Plan from the headers alone (no payload decompressed), so that nothing is written when
     // a target matches nothing; then write bundle by bundle.
     let mut matched = vec![false; wanted.len()];
+    let mut damaged = false;
     let mut plans = Vec::with_capacity(sources.len());
     let mut kpack_plans = Vec::new();
     for src in &sources {
@@ -242,6 +243,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         for (i, p) in found.problems.iter().enumerate() {
             if Some(i) != fatal {
                 eprintln!("gfxkit: {}: {name}: {p}", p.severity);
+                // Device code that damage hid (an archive member that does not read): what
+                // can be read is written, and the command exits 2.
+                damaged |= p.severity == Severity::Error;
             }
         }
         if let Some(i) = fatal {
@@ -412,7 +416,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             )?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if damaged {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// How a unit is named in messages: `bundle 0 at offset 0x0` for standalone bundles (as

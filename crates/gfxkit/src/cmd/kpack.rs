@@ -469,6 +469,9 @@ pub fn extract_write(
                     .with_context(|| format!("{} is damaged", path.display()))?;
                 crate::output::write_atomic(&dest(p), &bytes)
             })
+            // Every result, then the first error in pick order: the same answer each run.
+            .collect::<Vec<Result<()>>>()
+            .into_iter()
             .collect::<Result<Vec<()>>>()?;
     }
     Ok(())

@@ -59,7 +59,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         |path, data| {
             // A split binary or a `.kpack` file counts the bytes of its archives.
             Ok(match crate::cmd::kpack::size_survey(path, data) {
-                Some(s) => Ok(s),
+                Some(s) => s,
                 None => size::survey(data),
             })
         },
