@@ -213,6 +213,11 @@ fn walk_zip<T: Send>(ctx: &Ctx<'_, T>, chain: &str, data: &[u8], depth: u32) -> 
             if f.is_dir() || f.is_symlink() {
                 return Vec::new();
             }
+            if let Some(e) =
+                crate::zipinfo::check_local_name(&path, data, f.header_start(), f.name_raw())
+            {
+                return vec![Err(e)];
+            }
             let size = f.size();
             let place = crate::zipinfo::MemberPlace::of(&f);
             let mut out = member(ctx, chain, &name, Some(size), &mut f, depth);
@@ -406,7 +411,25 @@ fn walk_tar<T: Send>(ctx: &Ctx<'_, T>, chain: &str, r: &mut dyn Read, depth: u32
         }
         out.extend(got);
         if fatal {
-            break;
+            return out;
+        }
+    }
+    // Read what follows the last member to the end of the stream, so that a decompressor
+    // below checks its trailer (gzip's CRC-32 and length, xz's check): without it, damage
+    // that decodes to other bytes would go unseen.
+    if out.iter().all(|r| r.is_ok()) {
+        if let Err(e) = io::copy(&mut archive.into_inner(), &mut io::sink()) {
+            let end = pos.get();
+            let mut e = Error::from_read(chain, &e);
+            if let ErrorKind::Truncated(m) | ErrorKind::Corrupt(m) | ErrorKind::Checksum(m) =
+                &mut e.kind
+            {
+                *m = format!(
+                    "{m} (at the end of the stream, after the tar stream's {end} bytes: what was \
+                     read before may be damaged too)"
+                );
+            }
+            out.push(Err(e.at(end)));
         }
     }
     out

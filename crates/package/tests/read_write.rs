@@ -590,3 +590,49 @@ fn damaged_zip_and_tar_say_where_and_what_was_expected() {
         "{e}"
     );
 }
+
+/// A gzip stream whose deflate data decodes to other bytes: the CRC-32 at its end says so,
+/// though the tar members read before it decoded without a word.
+#[test]
+fn a_tar_gz_that_decodes_to_other_bytes_fails_its_crc() {
+    // Incompressible filler, stored by deflate: a flipped bit changes one byte of output.
+    let mut body = elf(60_000, 0);
+    let mut x: u32 = 12345;
+    for b in body.iter_mut().skip(64) {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        *b = (x >> 16) as u8;
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::none());
+    gz.write_all(&tar_of(&[("lib/a.so", &body)])).unwrap();
+    let mut data = gz.finish().unwrap();
+    assert!(paths("t.tar.gz", &data, &Options::default())
+        .iter()
+        .all(|r| r.is_ok()));
+    data[20_000] ^= 0x01;
+    let got = paths("t.tar.gz", &data, &Options::default());
+    assert!(
+        got.iter()
+            .any(|r| matches!(r, Err(ErrorKind::Checksum(m)) if m.contains("end of the stream"))),
+        "{got:?}"
+    );
+}
+
+/// A member whose local header names it otherwise than the central directory: an error at
+/// the local header, not a member read under a name it does not have.
+#[test]
+fn a_zip_member_whose_two_names_disagree_is_an_error() {
+    let data = zip_of(
+        &[("lib/a.so", &elf(100, 1)), ("lib/b.so", &elf(100, 2))],
+        zip::CompressionMethod::Stored,
+    );
+    let mut bad = data.clone();
+    // The first local header's name starts at 30: "lib/a.so" -> "lib.a.so".
+    bad[33] ^= b'/' ^ b'.';
+    let got = paths("w.whl", &bad, &Options::default());
+    assert!(
+        got.iter().any(|r| matches!(r, Err(ErrorKind::Corrupt(m))
+            if m.contains(r#"the local header names the member "lib.a.so", the central directory "lib/a.so""#))),
+        "{got:?}"
+    );
+    assert_eq!(paths("w.whl", &data, &Options::default()).len(), 2);
+}
