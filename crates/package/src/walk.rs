@@ -290,7 +290,23 @@ fn walk_stream<T: Send>(
                     .strip_suffix(&format!(".{}", c.suffix()))
                     .unwrap_or(base)
                     .to_owned();
-                member(ctx, chain, &stem, None, &mut whole, depth)
+                let mut out = member(ctx, chain, &stem, None, &mut whole, depth);
+                // To the end of the stream, whether the member was read or passed over: the
+                // decompressor's check runs there (a damaged tar header makes a tarball look
+                // like one compressed file).
+                if out.iter().all(|r| r.is_ok()) {
+                    if let Err(e) = io::copy(&mut whole, &mut io::sink()) {
+                        let mut e = Error::from_read(chain, &e);
+                        if let ErrorKind::Truncated(m)
+                        | ErrorKind::Corrupt(m)
+                        | ErrorKind::Checksum(m) = &mut e.kind
+                        {
+                            *m = format!("{m} (at the end of its .{} stream)", c.suffix());
+                        }
+                        out.push(Err(e));
+                    }
+                }
+                out
             }
         }
     }
