@@ -646,9 +646,14 @@ fn read_segments<'data>(
                 break;
             }
             let magic = u32_at(data, at).unwrap_or(0);
-            if (magic == crate::WrapperMagic::HIPF || magic == crate::WrapperMagic::HIPK)
-                && u32_at(data, at + 4) == Some(1)
-            {
+            // A record whose pointer field's address passes the top of the address space
+            // is no wrapper the loader could read.
+            let slot = addr.checked_add(8);
+            if let (true, Some(slot)) = (
+                (magic == crate::WrapperMagic::HIPF || magic == crate::WrapperMagic::HIPK)
+                    && u32_at(data, at + 4) == Some(1),
+                slot,
+            ) {
                 if candidates.len() >= limits::MAX_WRAPPERS {
                     out.problem(Problem::warning(
                         here(at, 0),
@@ -661,7 +666,7 @@ fn read_segments<'data>(
                 }
                 candidates.push(Candidate {
                     at,
-                    slot: addr + 8,
+                    slot,
                     pointer: u64_at(data, at + 8).unwrap_or(0),
                     relocated: false,
                 });
