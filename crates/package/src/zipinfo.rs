@@ -213,6 +213,45 @@ pub(crate) fn opening_member(mut e: Error, data: &[u8], cd_start: u64, index: us
     e
 }
 
+/// The member `path` whose central directory entry names it `central` (raw bytes) and places
+/// its local header at `header`: an error when the local header names it otherwise. Names
+/// carry no checksum, but a zip records each twice, and a damaged copy shows as a mismatch
+/// (the member would otherwise be read under a name it does not have).
+pub(crate) fn check_local_name(
+    path: &str,
+    data: &[u8],
+    header: u64,
+    central: &[u8],
+) -> Option<Error> {
+    let at = usize::try_from(header).ok()?;
+    let local = u16_at(data, at.checked_add(26)?)
+        .and_then(|n| data.get(at.checked_add(30)?..at.checked_add(30)?.checked_add(n.into())?));
+    match local {
+        Some(l) if l == central => None,
+        Some(l) => Some(
+            Error::new(
+                path,
+                ErrorKind::Corrupt(format!(
+                    "zip: the local header names the member {:?}, the central directory {:?}",
+                    String::from_utf8_lossy(l),
+                    String::from_utf8_lossy(central)
+                )),
+            )
+            .at(header),
+        ),
+        None => Some(
+            Error::new(
+                path,
+                ErrorKind::Truncated(format!(
+                    "zip: the local header's name runs past the end of the {}-byte package",
+                    data.len()
+                )),
+            )
+            .at(header),
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,44 +314,5 @@ mod tests {
             local_header_offset(&z, a.central_directory_start(), 1),
             None
         );
-    }
-}
-
-/// The member `path` whose central directory entry names it `central` (raw bytes) and places
-/// its local header at `header`: an error when the local header names it otherwise. Names
-/// carry no checksum, but a zip records each twice, and a damaged copy shows as a mismatch
-/// (the member would otherwise be read under a name it does not have).
-pub(crate) fn check_local_name(
-    path: &str,
-    data: &[u8],
-    header: u64,
-    central: &[u8],
-) -> Option<Error> {
-    let at = usize::try_from(header).ok()?;
-    let local = u16_at(data, at.checked_add(26)?)
-        .and_then(|n| data.get(at.checked_add(30)?..at.checked_add(30)?.checked_add(n.into())?));
-    match local {
-        Some(l) if l == central => None,
-        Some(l) => Some(
-            Error::new(
-                path,
-                ErrorKind::Corrupt(format!(
-                    "zip: the local header names the member {:?}, the central directory {:?}",
-                    String::from_utf8_lossy(l),
-                    String::from_utf8_lossy(central)
-                )),
-            )
-            .at(header),
-        ),
-        None => Some(
-            Error::new(
-                path,
-                ErrorKind::Truncated(format!(
-                    "zip: the local header's name runs past the end of the {}-byte package",
-                    data.len()
-                )),
-            )
-            .at(header),
-        ),
     }
 }
