@@ -520,8 +520,16 @@ impl Parser<'_> {
         Ok(i)
     }
 
-    fn node<'a>(&mut self, c: &mut Cursor<'a>, path: &Path<'_>, depth: usize) -> Result<Node<'a>> {
-        let offset = c.offset();
+    /// The opening of a tree node (a library node or a predicate): the nesting depth and node
+    /// count checked, its map's fields, and its `type`.
+    fn typed_map<'a>(
+        &mut self,
+        c: &mut Cursor<'a>,
+        path: &Path<'_>,
+        depth: usize,
+        offset: u64,
+        expected: &'static str,
+    ) -> Result<(Fields<'a>, &'a str)> {
         if depth > self.limits.max_depth {
             return Err(Error::at(
                 offset,
@@ -533,7 +541,7 @@ impl Parser<'_> {
             .place(path.to_string()));
         }
         self.count(offset, path)?;
-        let f = self.fields(c, path, "a library node (map)")?;
+        let f = self.fields(c, path, expected)?;
         let type_pos = f.get("type").ok_or_else(|| {
             Error::at(offset, ErrorKind::MissingField("type")).place(path.to_string())
         })?;
@@ -541,6 +549,12 @@ impl Parser<'_> {
             .at(type_pos)
             .str()
             .map_err(|e| e.place(Path::Key(path, "type").to_string()))?;
+        Ok((f, type_name))
+    }
+
+    fn node<'a>(&mut self, c: &mut Cursor<'a>, path: &Path<'_>, depth: usize) -> Result<Node<'a>> {
+        let offset = c.offset();
+        let (f, type_name) = self.typed_map(c, path, depth, offset, "a library node (map)")?;
         let need = |key: &'static str| {
             f.get(key).ok_or_else(|| {
                 Error::at(offset, ErrorKind::MissingField(key))
@@ -701,25 +715,7 @@ impl Parser<'_> {
         depth: usize,
     ) -> Result<Predicate<'a>> {
         let offset = c.offset();
-        if depth > self.limits.max_depth {
-            return Err(Error::at(
-                offset,
-                ErrorKind::LimitExceeded {
-                    what: "nesting depth",
-                    limit: self.limits.max_depth as u64,
-                },
-            )
-            .place(path.to_string()));
-        }
-        self.count(offset, path)?;
-        let f = self.fields(c, path, "a predicate (map)")?;
-        let type_pos = f.get("type").ok_or_else(|| {
-            Error::at(offset, ErrorKind::MissingField("type")).place(path.to_string())
-        })?;
-        let type_name = c
-            .at(type_pos)
-            .str()
-            .map_err(|e| e.place(Path::Key(path, "type").to_string()))?;
+        let (f, type_name) = self.typed_map(c, path, depth, offset, "a predicate (map)")?;
         let vpath = Path::Key(path, "value");
         let value = || {
             f.get("value").ok_or_else(|| {
