@@ -150,7 +150,17 @@ fn triple_key(t: &Triple) -> String {
 pub fn find_conflict<'a>(
     ids: impl IntoIterator<Item = (usize, &'a EntryId)>,
 ) -> Option<(usize, usize)> {
-    let mut first: HashMap<(OffloadKind, String, String), (usize, &EntryId)> = HashMap::new();
+    conflicts(ids).into_iter().next()
+}
+
+/// Every ID the bundler refuses beside an earlier one, walking `ids` in the order given: per
+/// kind and triple ([`find_conflict`]'s groups), each ID paired with the first ID of its
+/// processor it conflicts with ([`targets_conflict`]), as `(earlier, later)` indexes in the
+/// order of the later ones. The first pair is [`find_conflict`]'s.
+pub fn conflicts<'a>(ids: impl IntoIterator<Item = (usize, &'a EntryId)>) -> Vec<(usize, usize)> {
+    type Key = (OffloadKind, String, String);
+    let mut groups: HashMap<Key, Vec<(usize, &EntryId)>> = HashMap::new();
+    let mut out = Vec::new();
     for (i, id) in ids {
         if id.target().is_none() {
             continue;
@@ -160,15 +170,16 @@ pub fn find_conflict<'a>(
             triple_key(id.triple()),
             processor_key(id.target()),
         );
-        match first.get(&key) {
-            None => {
-                first.insert(key, (i, id));
-            }
-            Some(&(f, fid)) if targets_conflict(fid.target(), id.target()) => return Some((f, i)),
-            Some(_) => {}
+        let group = groups.entry(key).or_default();
+        if let Some(&(f, _)) = group
+            .iter()
+            .find(|(_, earlier)| targets_conflict(earlier.target(), id.target()))
+        {
+            out.push((f, i));
         }
+        group.push((i, id));
     }
-    None
+    out
 }
 
 /// The bundling conflict rule over a list of IDs ([`find_conflict`] in the order given).
@@ -291,6 +302,26 @@ mod tests {
 
     fn ids(v: &[&str]) -> Vec<EntryId> {
         v.iter().map(|s| EntryId::parse(s).unwrap()).collect()
+    }
+
+    #[test]
+    fn every_conflict_is_listed_across_triple_spellings() {
+        let v = ids(&[
+            "hipv4-amdgcn-amd-amdhsa--gfx90a",
+            "hipv4-amdgpu9.0a-amd-amdhsa--gfx90a:xnack+",
+            "hip-amdgcn-amd-amdhsa--gfx90a:xnack-",
+            "hipv4-amdgcn-amd-amdhsa-unknown-gfx90a:xnack-",
+            "hipv4-amdgcn-amd-amdhsa--gfx1030",
+        ]);
+        // `hip` and `hipv4` are grouped apart, as the bundler groups them.
+        assert_eq!(conflicts(v.iter().enumerate()), [(0, 1)]);
+        assert_eq!(find_conflict(v.iter().enumerate()), Some((0, 1)));
+        let w = ids(&[
+            "hipv4-amdgcn-amd-amdhsa--gfx90a",
+            "hipv4-amdgpu9.0a-amd-amdhsa--gfx90a:xnack+",
+            "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-",
+        ]);
+        assert_eq!(conflicts(w.iter().enumerate()), [(0, 1), (0, 2)]);
     }
 
     const H: &str = "host-x86_64-unknown-linux--";

@@ -444,7 +444,7 @@ fn survey_bundle(offset: u64, a: &Archive<'_>, k: &Kernel) -> gfxkit_shrink::Sur
         encoding: format!("kpack-{}", a.scheme.name()),
         uncompressed: size,
         entries: vec![gfxkit_shrink::EntryRecord {
-            target: gfxkit_shrink::classify(&id).label(),
+            target: gfxkit_shrink::label(&id),
             id,
             size,
             md5: String::new(),

@@ -94,23 +94,30 @@ pub struct SizeReport {
     pub errors: Vec<String>,
 }
 
-fn add(map: &mut BTreeMap<String, ArchRow>, arch: &str, stored: u64, unc: u64, est: bool) {
+/// Adds an entry of target label `arch` to its row; `kept` is whether `--keep` keeps the entry
+/// (a row is kept when one of its entries is).
+fn add(
+    map: &mut BTreeMap<String, ArchRow>,
+    arch: &str,
+    (stored, unc, est): (u64, u64, bool),
+    kept: Option<bool>,
+) {
     let r = map.entry(arch.to_owned()).or_insert_with(|| ArchRow {
         arch: arch.to_owned(),
         ..ArchRow::default()
     });
+    r.kept = match (r.kept, kept) {
+        (Some(a), Some(b)) => Some(a || b),
+        (a, b) => a.or(b),
+    };
     r.entries += 1;
     r.stored += stored;
     r.uncompressed += unc;
     r.estimated |= est;
 }
 
-fn sorted(map: BTreeMap<String, ArchRow>, sel: Option<&Selection>) -> Vec<ArchRow> {
+fn sorted(map: BTreeMap<String, ArchRow>) -> Vec<ArchRow> {
     let mut v: Vec<ArchRow> = map.into_values().collect();
-    for r in &mut v {
-        r.kept = sel
-            .map(|s| r.arch == "host" || s.keeps(&format!("hipv4-amdgcn-amd-amdhsa--{}", r.arch)));
-    }
     v.sort_by(|a, b| b.stored.cmp(&a.stored).then(a.arch.cmp(&b.arch)));
     v
 }
@@ -151,13 +158,13 @@ pub fn build_report(files: &[(String, Survey)], keep: &[String]) -> Result<SizeR
                     } else {
                         (u128::from(b.stored) * u128::from(e.size) / u128::from(payload)) as u64
                     };
-                    add(&mut per, &e.target, share, e.size, compressed);
-                    add(&mut total, &e.target, share, e.size, compressed);
-                    if let Some(sel) = &sel {
-                        if !sel.keeps(&e.id) {
-                            saves += share;
-                        }
+                    let kept = sel.as_ref().map(|s| s.keeps(&e.id));
+                    if kept == Some(false) {
+                        saves += share;
                     }
+                    let sizes = (share, e.size, compressed);
+                    add(&mut per, &e.target, sizes, kept);
+                    add(&mut total, &e.target, sizes, kept);
                 }
                 bundle_rows.push(BundleRow {
                     path: path.clone(),
@@ -181,11 +188,11 @@ pub fn build_report(files: &[(String, Survey)], keep: &[String]) -> Result<SizeR
             stored,
             uncompressed: unc,
             prune_saves: sel.as_ref().map(|_| saves),
-            archs: sorted(per, sel.as_ref()),
+            archs: sorted(per),
         });
     }
     Ok(SizeReport {
-        archs: sorted(total, sel.as_ref()),
+        archs: sorted(total),
         files: file_rows,
         bundles: bundle_rows,
         stored: all_stored,

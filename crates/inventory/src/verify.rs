@@ -297,38 +297,36 @@ fn check_entries(cx: &mut Ctx<'_>, entries: &[(usize, &str, Option<&[u8]>)]) {
         }
         known.push((index, id));
     }
-    // The bundler's conflict rule, per kind family and triple.
+    // The bundler's conflict rule (per kind and triple, `amdgcn` and `amdgpu<subarch>` one).
+    let pos = |i: usize| known.iter().position(|(k, _)| *k == i);
+    for (ib, ia) in gfxkit_bundle::unbundle::conflicts(known.iter().map(|(i, id)| (*i, id))) {
+        let (Some(pa), Some(pb)) = (pos(ia), pos(ib)) else {
+            continue;
+        };
+        let (a, b) = (&known[pa].1, &known[pb].1);
+        let why = gfxkit_bundle::unbundle::conflict_reason(b.target(), a.target());
+        cx.add(
+            Some(ia),
+            Some(a.raw()),
+            FindingKind::Conflict { other: ib },
+            format!("conflicts with entry {ib} ({}): {why}", b.raw()),
+        );
+    }
+    // Two entries for one target under the two HIP kinds (`hip` and `hipv4`, in either triple
+    // spelling, `amdgcn` or `amdgpu9.0a`): the runtime picks one of them.
     for (i, (ia, a)) in known.iter().enumerate() {
-        for (ib, b) in &known[..i] {
-            let family = |k: gfxkit_bundle::OffloadKind| {
-                k.is_compatible(gfxkit_bundle::OffloadKind::Hip, false)
-            };
-            let same_kind = a.kind() == b.kind() || (family(a.kind()) && family(b.kind()));
-            if !same_kind || a.triple() != b.triple() {
-                continue;
-            }
-            if gfxkit_bundle::unbundle::targets_conflict(b.target(), a.target()) {
-                let why = gfxkit_bundle::unbundle::conflict_reason(b.target(), a.target());
-                cx.add(
-                    Some(*ia),
-                    Some(a.raw()),
-                    FindingKind::Conflict { other: *ib },
-                    format!("conflicts with entry {ib} ({}): {why}", b.raw()),
-                );
-            } else if matches!(a.target(), EntryTarget::Known(_))
-                && a.target() == b.target()
-                && a.kind() != b.kind()
-            {
-                cx.add(
-                    Some(*ia),
-                    Some(a.raw()),
-                    FindingKind::SameTarget { other: *ib },
-                    format!(
-                        "same target as entry {ib} ({}); only one can be picked",
-                        b.raw()
-                    ),
-                );
-            }
+        if let Some((ib, b)) = known[..i].iter().find(|(_, b)| {
+            matches!(a.target(), EntryTarget::Known(_)) && a.kind() != b.kind() && a.same_target(b)
+        }) {
+            cx.add(
+                Some(*ia),
+                Some(a.raw()),
+                FindingKind::SameTarget { other: *ib },
+                format!(
+                    "same target as entry {ib} ({}); only one can be picked",
+                    b.raw()
+                ),
+            );
         }
     }
 }

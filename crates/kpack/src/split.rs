@@ -54,23 +54,27 @@ fn shrink_err(e: gfxkit_shrink::Error) -> Error {
     Error::at(e.offset, ErrorKind::Rewrite(e.kind.to_string()))
 }
 
-/// The architecture of a device entry ID (`hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+` gives
-/// `gfx90a:xnack+`), `Ok(None)` for host entries, an error for device code that has no place
-/// in a kpack archive.
-pub fn entry_arch(id: &str) -> std::result::Result<Option<&str>, String> {
-    if id.starts_with("host-") {
+/// The architecture of a device entry ID (`hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+` and
+/// `hip-amdgpu9.0a-amd-amdhsa--gfx90a:xnack+` give `gfx90a:xnack+`, the canonical target ID),
+/// `Ok(None)` for host entries, an error for device code that has no place in a kpack archive:
+/// an ID that does not parse ([`gfxkit_bundle::EntryId`]), a kind other than `hip`/`hipv4`, a
+/// triple other than an AMDGPU (`amdgcn`, `amdgpu<subarch>`) `amdhsa` one, or no target.
+pub fn entry_arch(id: &str) -> std::result::Result<Option<String>, String> {
+    let parsed = gfxkit_bundle::EntryId::parse(id).map_err(|e| format!("entry {id}: {e}"))?;
+    if parsed.is_host() {
         return Ok(None);
     }
-    let parsed = gfxkit_bundle::EntryId::parse(id).map_err(|e| format!("entry {id}: {e}"))?;
-    let kind_ok = id.starts_with("hip-") || id.starts_with("hipv4-");
-    let arch = id.rsplit_once("--").map(|(_, a)| a).unwrap_or("");
-    if !kind_ok || !id.contains("amdgcn-amd-amdhsa") || arch.is_empty() {
+    let hip = matches!(
+        parsed.kind(),
+        gfxkit_bundle::OffloadKind::Hip | gfxkit_bundle::OffloadKind::HipV4
+    );
+    let t = parsed.triple();
+    if !hip || !t.is_amdgpu() || !t.is_amdhsa() || parsed.target().is_none() {
         return Err(format!(
-            "entry {} is not HIP amdgcn code (kpack archives hold amdgcn-amd-amdhsa code objects)",
-            parsed.raw()
+            "entry {id} is not HIP AMDGPU code (kpack archives hold hip/hipv4 amdgcn-amd-amdhsa code objects)"
         ));
     }
-    Ok(Some(arch))
+    Ok(Some(parsed.target().to_string()))
 }
 
 /// Splits `data` (a fat x86-64 shared object or executable): the host binary with a marker
@@ -115,7 +119,7 @@ pub fn split_binary<'data>(
                         if let Some(a) = entry_arch(e.id)
                             .map_err(|m| Error::at(off, ErrorKind::Unsupported(m)))?
                         {
-                            entries.push((a.to_owned(), Cow::Borrowed(e.payload)));
+                            entries.push((a, Cow::Borrowed(e.payload)));
                         }
                     }
                 }
@@ -126,7 +130,7 @@ pub fn split_binary<'data>(
                         if let Some(a) = entry_arch(e.id)
                             .map_err(|m| Error::at(off, ErrorKind::Unsupported(m)))?
                         {
-                            entries.push((a.to_owned(), Cow::Owned(e.payload.to_vec())));
+                            entries.push((a, Cow::Owned(e.payload.to_vec())));
                         }
                     }
                 }
@@ -317,7 +321,7 @@ pub fn check_inline(i: &Inlined) -> Result<()> {
             b.entries()
                 .iter()
                 .filter_map(|e| entry_arch(e.id).ok().flatten())
-                .eq(arches.iter().map(String::as_str))
+                .eq(arches.iter().cloned())
         };
         if !bundle.as_ref().is_some_and(holds) {
             return fail(
@@ -340,7 +344,7 @@ mod tests {
     fn entry_arch_takes_the_target_id() {
         assert_eq!(
             entry_arch("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"),
-            Ok(Some("gfx90a:xnack+"))
+            Ok(Some("gfx90a:xnack+".to_owned()))
         );
         assert_eq!(entry_arch("host-x86_64-unknown-linux--"), Ok(None));
         assert!(entry_arch("openmp-amdgcn-amd-amdhsa--gfx90a").is_err());

@@ -144,6 +144,6 @@ pub use report::refuse_empty;
 pub use rewrite::{
     rewrite, rewrite_without_digests, FileKind, Layout, RegionReport, Report, Rewritten,
 };
-pub use select::{classify, EntryTarget, Pattern, Selection};
+pub use select::{label, Pattern, Selection};
 pub use survey::{survey, survey_with, Survey, SurveyBundle, SurveyRegion};
 pub use verify::{verify, verify_bytes};

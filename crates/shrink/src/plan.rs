@@ -3,7 +3,7 @@
 use crate::bundle::{self, Encoding, Found, Method};
 use crate::error::{Error, Result};
 use crate::output::Output;
-use crate::select::{classify, Selection};
+use crate::select::{label, Selection};
 use gfxkit_bundle::{Bundle, Entry};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -56,7 +56,7 @@ impl EntryRecord {
     pub(crate) fn of_with(e: &Entry<'_>, digest: bool) -> EntryRecord {
         EntryRecord {
             id: e.id.to_owned(),
-            target: classify(e.id).label(),
+            target: label(e.id),
             size: e.size,
             md5: if digest {
                 hex(&gfxkit_bundle::hash::digests(&[e.payload])[0])

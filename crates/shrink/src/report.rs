@@ -5,7 +5,8 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::output::Output;
 use crate::plan::{BundleOutcome, EntryRecord, Transform};
-use crate::select::{classify, EntryTarget, Selection};
+use crate::select::Selection;
+use gfxkit_bundle::EntryId;
 use serde::Serialize;
 
 /// What kind of file was rewritten.
@@ -140,22 +141,16 @@ impl Report {
     /// [`Selection::Keep`], serves; for [`Selection::Drop`], names). A file without device
     /// code matches nothing and is not worth a word: its list stays empty.
     pub(crate) fn find_unmatched(&mut self, selection: &Selection) {
-        let patterns = match selection {
-            Selection::All => return,
-            Selection::Keep(ps) | Selection::Drop(ps) => ps,
-        };
-        if !self.had_device_code() {
+        if selection == &Selection::All || !self.had_device_code() {
             return;
         }
-        let targets: Vec<EntryTarget> = self.entries().map(|e| classify(&e.id)).collect();
-        self.unmatched = patterns
-            .iter()
-            .filter(|p| {
-                !targets.iter().any(|t| match selection {
-                    Selection::Keep(_) => p.serves(t),
-                    _ => p.names(t),
-                })
-            })
+        let ids: Vec<EntryId> = self
+            .entries()
+            .filter_map(|e| EntryId::parse(&e.id).ok())
+            .collect();
+        self.unmatched = selection
+            .unmatched(&ids)
+            .into_iter()
             .map(|p| p.to_string())
             .collect();
     }

@@ -1,61 +1,30 @@
-//! Which entries a prune keeps: entry IDs, target patterns and the keep/drop rule.
+//! Which entries a prune keeps: target patterns and the keep/drop rule over entry IDs
+//! ([`gfxkit_bundle::EntryId`], the one reading of an ID: `amdgcn` and `amdgpu<subarch>`
+//! triples, any vendor and environment, every offload kind).
 
+use gfxkit_bundle::{EntryId, EntryTarget};
 use gfxkit_target_id::TargetId;
 use std::fmt;
 
-/// What an entry ID says about its target.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EntryTarget {
-    /// The host entry (`host-...`): always kept.
-    Host,
-    /// An AMD GPU entry with a target ID gfxkit knows.
-    Amd(TargetId),
-    /// Any other device entry (SPIR-V, an unknown processor): the target text after the triple.
-    Other(String),
-}
-
-impl EntryTarget {
-    /// A short label for reports: `host`, the canonical target ID, or the raw target.
-    pub fn label(&self) -> String {
-        match self {
-            EntryTarget::Host => "host".to_owned(),
-            EntryTarget::Amd(t) => t.to_string(),
-            EntryTarget::Other(s) => s.clone(),
-        }
+/// A short label for an entry in reports: `host` for host entries, the canonical target ID, the
+/// target as written when gfxkit does not know its processor (`amdgcnspirv`), the triple's
+/// architecture for a device entry without a target, and the ID itself when it does not parse.
+pub fn label(id: &str) -> String {
+    match EntryId::parse(id) {
+        Ok(e) => id_label(&e),
+        Err(_) => id.to_owned(),
     }
 }
 
-/// Classifies an entry ID: `<kind>-<arch>-<vendor>-<os>-<env>-<target>` (the 5-part triple AMD
-/// IDs use, environment empty) or the legacy `<kind>-<arch>-<vendor>-<os>-<target>`.
-pub fn classify(id: &str) -> EntryTarget {
-    let mut parts = id.splitn(5, '-');
-    let kind = parts.next().unwrap_or_default();
-    if kind == "host" {
-        return EntryTarget::Host;
+/// [`label`] of a parsed ID.
+pub fn id_label(e: &EntryId) -> String {
+    if e.is_host() {
+        return "host".to_owned();
     }
-    let arch = parts.next().unwrap_or_default();
-    let _vendor = parts.next();
-    let _os = parts.next();
-    let rest = parts.next().unwrap_or_default();
-    // 5-part: "<env>-<target>"; AMD writes an empty environment, so rest starts with '-'.
-    let target = match rest.strip_prefix('-') {
-        Some(t) => t,
-        None => match rest.split_once('-') {
-            // A non-empty environment ("gnu-gfx90a") or a legacy target with a dash.
-            Some((env, t)) if !env.starts_with("gfx") => t,
-            _ => rest,
-        },
-    };
-    if arch.starts_with("amdgcn") {
-        if let Ok(t) = TargetId::parse(target) {
-            return EntryTarget::Amd(t);
-        }
+    match e.target() {
+        EntryTarget::None => e.triple().arch.clone(),
+        t => t.to_string(),
     }
-    EntryTarget::Other(if target.is_empty() {
-        arch.to_owned()
-    } else {
-        target.to_owned()
-    })
 }
 
 /// A target named on the command line: a target ID (`gfx90a`, `gfx90a:xnack+`) or, for
@@ -81,10 +50,13 @@ impl Pattern {
     /// Whether the pattern names the entry. A target-ID pattern names every entry whose
     /// processor is the same and whose features agree with each feature the pattern sets
     /// (`gfx90a` names `gfx90a`, `gfx90a:xnack+` and `gfx90a:xnack-`).
-    pub fn names(&self, entry: &EntryTarget) -> bool {
-        match (self, entry) {
-            (Pattern::Target(p), EntryTarget::Amd(t)) => p.is_compatible(t),
-            (Pattern::Raw(p), EntryTarget::Other(t)) => p == t,
+    /// A raw pattern names a device entry whose target is not a known target ID by its
+    /// [`label`] (`amdgcnspirv`).
+    pub fn names(&self, entry: &EntryId) -> bool {
+        match (self, entry.target()) {
+            _ if entry.is_host() => false,
+            (Pattern::Target(p), EntryTarget::Known(t)) => p.is_compatible(t),
+            (Pattern::Raw(p), EntryTarget::Unknown(_) | EntryTarget::None) => *p == id_label(entry),
             _ => false,
         }
     }
@@ -93,9 +65,10 @@ impl Pattern {
     /// can describe the same configuration ([`TargetId::overlaps`]: a `gfx90a` entry, with
     /// xnack left open, runs on a `gfx90a:xnack+` device; `gfx90a:sramecc+` keeps a
     /// `gfx90a:xnack+` entry, which runs on a `gfx90a:sramecc+:xnack+` device).
-    pub fn serves(&self, entry: &EntryTarget) -> bool {
-        match (self, entry) {
-            (Pattern::Target(p), EntryTarget::Amd(t)) => p.overlaps(t),
+    pub fn serves(&self, entry: &EntryId) -> bool {
+        match (self, entry.target()) {
+            _ if entry.is_host() => false,
+            (Pattern::Target(p), EntryTarget::Known(t)) => p.overlaps(t),
             _ => self.names(entry),
         }
     }
@@ -122,17 +95,45 @@ pub enum Selection {
 }
 
 impl Selection {
-    /// Whether the entry with ID `id` is kept.
+    /// Whether the entry with ID `id` is kept. An ID that does not parse names no target: a
+    /// raw pattern equal to the whole ID keeps or drops it, nothing else does.
     pub fn keeps(&self, id: &str) -> bool {
-        let t = classify(id);
-        if t == EntryTarget::Host {
+        match EntryId::parse(id) {
+            Ok(e) => self.keeps_id(&e),
+            Err(_) => match self {
+                Selection::All => true,
+                Selection::Keep(ps) => ps.iter().any(|p| *p == Pattern::Raw(id.to_owned())),
+                Selection::Drop(ps) => !ps.iter().any(|p| *p == Pattern::Raw(id.to_owned())),
+            },
+        }
+    }
+
+    /// Whether the entry with the parsed ID `id` is kept.
+    pub fn keeps_id(&self, id: &EntryId) -> bool {
+        if id.is_host() {
             return true;
         }
         match self {
             Selection::All => true,
-            Selection::Keep(ps) => ps.iter().any(|p| p.serves(&t)),
-            Selection::Drop(ps) => !ps.iter().any(|p| p.names(&t)),
+            Selection::Keep(ps) => ps.iter().any(|p| p.serves(id)),
+            Selection::Drop(ps) => !ps.iter().any(|p| p.names(id)),
         }
+    }
+
+    /// The patterns of the selection that no entry of `ids` matches (for
+    /// [`Selection::Keep`], serves; for [`Selection::Drop`], names), in the order given.
+    pub fn unmatched<'s>(&'s self, ids: &[EntryId]) -> Vec<&'s Pattern> {
+        let (ps, keep) = match self {
+            Selection::All => return Vec::new(),
+            Selection::Keep(ps) => (ps, true),
+            Selection::Drop(ps) => (ps, false),
+        };
+        ps.iter()
+            .filter(|p| {
+                !ids.iter()
+                    .any(|id| if keep { p.serves(id) } else { p.names(id) })
+            })
+            .collect()
     }
 }
 
@@ -141,25 +142,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn entry_ids_classify() {
-        assert_eq!(classify("host-x86_64-unknown-linux--"), EntryTarget::Host);
+    fn labels() {
+        assert_eq!(label("host-x86_64-unknown-linux--"), "host");
+        assert_eq!(label("host-x86_64-unknown-linux-gnu-"), "host");
         assert_eq!(
-            classify("host-x86_64-unknown-linux-gnu-"),
-            EntryTarget::Host
-        );
-        assert_eq!(
-            classify("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+").label(),
+            label("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"),
             "gfx90a:xnack+"
         );
-        assert_eq!(classify("hip-amdgcn-amd-amdhsa-gfx906").label(), "gfx906");
+        assert_eq!(label("hip-amdgcn-amd-amdhsa-gfx906"), "gfx906");
+        assert_eq!(label("hip-amdgpu12.00-amd-amdhsa--gfx1200"), "gfx1200");
         assert_eq!(
-            classify("hipv4-amdgcn-amd-amdhsa--gfx9-generic").label(),
+            label("hipv4-amdgcn-amd-amdhsa--gfx9-generic"),
             "gfx9-generic"
         );
         assert_eq!(
-            classify("hipv4-spirv64-amd-amdhsa--amdgcnspirv"),
-            EntryTarget::Other("amdgcnspirv".into())
+            label("hipv4-spirv64-amd-amdhsa--amdgcnspirv"),
+            "amdgcnspirv"
         );
+        assert_eq!(label("hipv4-amdgcn-amd-amdhsa--"), "amdgcn");
+        assert_eq!(label("not an id"), "not an id");
     }
 
     #[test]
