@@ -31,8 +31,11 @@ def list(src: _Source, check: bool = False, strict: bool = True) -> _OneOrMany:
 def select(src: _Source, device: str, kpack_loader: str = "current") -> _OneOrMany:
     """The file object of ``gfxkit select --json``; a list of them for a package.
 
-    For a split binary, each of ``kpack_units`` has ``damaged`` (the damage that decides
-    the answer, or None) and, when an archive tried was present but damaged, ``skipped``.
+    ``bundles`` holds every loadable unit, as ``list`` does; for a split binary, each
+    ``HIPK`` wrapper is a unit of ``format`` ``"kpack"`` with the loader's look-up
+    (``wrapper``, ``kpack_key``, ``archive``, ``arch``, ``error_code``, ``missing``,
+    ``package``), ``damaged`` (the damage that decides the answer, or None) and, when an
+    archive tried was present but damaged, ``skipped``.
     """
 def verify(src: _Source) -> _OneOrMany:
     """The file object of ``gfxkit verify --json``; a list of them for a package."""

@@ -208,7 +208,7 @@ fn flipped_frames_wrong_code_objects_and_damaged_archives_are_named() {
         ],
         2,
     );
-    let units = v["files"][0]["kpack_units"].as_array().unwrap();
+    let units = v["files"][0]["bundles"].as_array().unwrap();
     assert!(!units.is_empty());
     for u in units {
         assert!(u["selected"].is_null(), "{u}");
@@ -276,7 +276,7 @@ fn flipped_frames_wrong_code_objects_and_damaged_archives_are_named() {
         ],
         2,
     );
-    let units = v["files"][0]["kpack_units"].as_array().unwrap();
+    let units = v["files"][0]["bundles"].as_array().unwrap();
     assert!(
         units.iter().all(|u| u["skipped"][0]
             .as_str()

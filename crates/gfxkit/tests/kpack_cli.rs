@@ -98,14 +98,9 @@ fn selected(file: &Path, device: &str, loader: &str) -> (Option<i32>, Vec<Value>
     ]);
     let v = json(&o);
     let f = &v["files"][0];
-    let units = if f["kpack_units"].is_array() {
-        &f["kpack_units"]
-    } else {
-        &f["bundles"]
-    };
     (
         o.status.code(),
-        units
+        f["bundles"]
             .as_array()
             .unwrap()
             .iter()
@@ -393,7 +388,7 @@ fn missing_damaged_archives_and_markers_are_explained() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     let v = json(&o);
-    for u in v["files"][0]["kpack_units"].as_array().unwrap() {
+    for u in v["files"][0]["bundles"].as_array().unwrap() {
         assert_eq!(u["error_code"], 13);
         assert_eq!(u["missing"], "t_gfx1030.kpack");
         assert_eq!(u["package"], "rocm-sdk-device-gfx1030");
@@ -486,7 +481,7 @@ fn missing_damaged_archives_and_markers_are_explained() {
         damaged.as_os_str(),
     ]);
     assert_eq!(o.status.code(), Some(1));
-    assert_eq!(json(&o)["files"][0]["kpack_units"][0]["error_code"], 12);
+    assert_eq!(json(&o)["files"][0]["bundles"][0]["error_code"], 12);
     // A truncated or bit-flipped split binary: never a panic.
     for cut in (0..good.len()).step_by(good.len() / 17) {
         std::fs::write(&damaged, &good[..cut]).unwrap();

@@ -308,16 +308,25 @@ fn kpack_split_binaries_without_their_archive_name_the_missing_file() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v = json_stdout(&out);
-    assert_eq!(v["files"][0]["bundles"], serde_json::json!([]));
     let one =
         serde_json::json!({"kernel_name": "lib/libt.so", "search_paths": ["../.kpack/x.kpack"]});
     assert_eq!(v["files"][0]["kpack"], serde_json::json!([one, one, one]));
-    let units = v["files"][0]["kpack_units"].as_array().unwrap();
+    // Every loadable unit is in `bundles`, kpack units told by their format, as `list` does.
+    let units = v["files"][0]["bundles"].as_array().unwrap();
     assert_eq!(units.len(), 3);
-    for u in units {
+    let listed = json_stdout(&gfxkit(&["list", "--json"], &[&k]));
+    let listed = listed["files"][0]["bundles"].as_array().unwrap();
+    assert_eq!(listed.len(), 3);
+    for (i, (u, l)) in units.iter().zip(listed).enumerate() {
+        assert_eq!(u["index"], i);
+        assert_eq!(u["format"], "kpack");
+        assert_eq!(u["format"], l["format"]);
+        assert_eq!(u["offset"], l["offset"]);
+        assert_eq!(u["kpack_key"], l["kpack_key"]);
+        assert_eq!(u["wrapper"], 0, "every record of this file says 0");
         assert_eq!(u["selected"], serde_json::Value::Null);
         assert_eq!(u["error_code"], 13);
-        assert_eq!(u["key"], "lib/libt.so#0");
+        assert_eq!(u["kpack_key"], "lib/libt.so#0");
         let m = std::fs::canonicalize(b.dir.path())
             .unwrap()
             .parent()

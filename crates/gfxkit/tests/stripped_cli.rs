@@ -207,7 +207,7 @@ fn stripped_kpack_split_library_answers_as_the_split_one() {
     for device in ["gfx90a:sramecc+:xnack+", "gfx906", "gfx1100"] {
         let v = same_answer(&["select", "--device", device, "--json"], &split, &bare);
         assert_eq!(v["files"][0]["kpack"].as_array().unwrap().len(), 3, "{v}");
-        assert_eq!(v["files"][0]["kpack_units"].as_array().unwrap().len(), 3);
+        assert_eq!(v["files"][0]["bundles"].as_array().unwrap().len(), 3);
         same_answer(&["doctor", "--device", device, "--json"], &split, &bare);
     }
     same_answer(&["verify", "--json"], &split, &bare);

@@ -204,15 +204,19 @@ pub fn list_split(
     }
 }
 
-/// What the kpack loader finds for one `HIPK` wrapper on a device (`select --json`'s
-/// `kpack_units`).
+/// What the kpack loader finds for one `HIPK` wrapper on a device: the kpack fields of a
+/// `select --json` unit of `format` `kpack` ([`crate::select::Selection::add_kpack`], which
+/// serialises the offset, the entry selected and the reason as every unit's).
 #[derive(Serialize, Debug, Clone)]
 pub struct KpackUnit {
     /// Wrapper index N (at +16).
+    #[serde(rename = "wrapper")]
     pub index: u32,
     /// File offset of the wrapper record.
+    #[serde(skip)]
     pub offset: u64,
     /// The entry ID of the code object loaded (`hipv4-amdgcn-amd-amdhsa--<arch>`), or null.
+    #[serde(skip)]
     pub selected: Option<String>,
     /// The look-up: outcome, kpack error code, archive, architecture, reason, missing file or
     /// key, package.

@@ -26,7 +26,8 @@ pub struct Selection {
     /// Why the file could not be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// One per loadable unit, in file order.
+    /// One per loadable unit: the file's units in file order, then (for a split binary) one
+    /// per `HIPK` wrapper, `format` `kpack` ([`Selection::add_kpack`]), as `list` lists them.
     pub bundles: Vec<UnitChoice>,
     /// Damage or oddities found while looking for device code.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -34,9 +35,6 @@ pub struct Selection {
     /// The markers of `HIPK` wrappers (device code moved out to kpack archives).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kpack: Vec<KpackRef>,
-    /// What the kpack loader finds for each `HIPK` wrapper ([`crate::kpack::select_units`]).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub kpack_units: Vec<crate::kpack::KpackUnit>,
 }
 
 /// The choice for one unit.
@@ -44,8 +42,11 @@ pub struct Selection {
 pub struct UnitChoice {
     /// Index among the file's loadable units.
     pub index: usize,
-    /// What the unit is.
-    pub kind: UnitKind,
+    /// What the unit is (null for a kpack unit).
+    pub kind: Option<UnitKind>,
+    /// How it is stored, as `list` says: `uncompressed`, `ccob`, `object-bundle`,
+    /// `code-object`, or `kpack` for a `HIPK` wrapper whose code objects are in kpack archives.
+    pub format: &'static str,
     /// Archive member holding it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub member: Option<String>,
@@ -65,9 +66,13 @@ pub struct UnitChoice {
     /// The nearest targets present, when none fits.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub nearest: Vec<String>,
-    /// Whether the unit's entries could not be read.
+    /// Whether the unit's entries could not be read, or (kpack) damage decides its answer.
     #[serde(skip)]
     pub unreadable: bool,
+    /// For a kpack unit: the loader's look-up (`wrapper`, `kpack_key`, `outcome`, `archive`,
+    /// `arch`, `error_code`, `missing`, `package`, `shadowed`, `damaged`, `skipped`).
+    #[serde(flatten)]
+    pub kpack: Option<crate::kpack::KpackUnit>,
 }
 
 impl Selection {
@@ -81,17 +86,53 @@ impl Selection {
     pub fn status(&self) -> u8 {
         let damaged = self.error.is_some()
             || self.problems.iter().any(|p| p.severity == Severity::Error)
-            || self.bundles.iter().any(|b| b.unreadable)
-            || self.kpack_units.iter().any(|u| u.met_damage());
+            || self.bundles.iter().any(|b| b.unreadable);
         if damaged {
             2
-        } else if self.bundles.iter().any(|b| b.selected.is_none())
-            || self.kpack_units.iter().any(|u| u.selected.is_none())
-        {
+        } else if self.bundles.iter().any(|b| b.selected.is_none()) {
             1
         } else {
             0
         }
+    }
+
+    /// Adds the kpack loader's answer for each `HIPK` wrapper ([`crate::kpack::select_units`])
+    /// as units of `format` `kpack` after the file's others.
+    pub fn add_kpack(&mut self, units: Vec<crate::kpack::KpackUnit>) {
+        for u in units {
+            self.bundles.push(UnitChoice {
+                index: self.bundles.len(),
+                kind: None,
+                format: "kpack",
+                member: None,
+                section: Some(gfxkit_kpack::marker::SECTION.to_owned()),
+                offset: u.offset,
+                selected: u.selected.clone(),
+                via: None,
+                reason: u.lookup.reason.clone(),
+                needs: None,
+                nearest: Vec::new(),
+                unreadable: u.met_damage(),
+                kpack: Some(u),
+            });
+        }
+    }
+
+    /// The kpack units ([`Selection::add_kpack`]).
+    pub fn kpack_units(&self) -> impl Iterator<Item = (&UnitChoice, &crate::kpack::KpackUnit)> {
+        self.bundles
+            .iter()
+            .filter_map(|b| b.kpack.as_ref().map(|k| (b, k)))
+    }
+}
+
+/// `list`'s name for how a unit is stored.
+fn format_name(u: &gfxkit_host::entries::Unit) -> &'static str {
+    match (u.kind, u.format) {
+        (UnitKind::Bundle, Some(gfxkit_host::BundleFormat::Compressed { .. })) => "ccob",
+        (UnitKind::Bundle, _) => "uncompressed",
+        (UnitKind::ObjectBundle, _) => "object-bundle",
+        (UnitKind::CodeObject, _) => "code-object",
     }
 }
 
@@ -110,7 +151,8 @@ pub fn select(name: &str, inv: &Inventory<'_>, device: &TargetId) -> Selection {
             };
             UnitChoice {
                 index,
-                kind: u.kind,
+                kind: Some(u.kind),
+                format: format_name(&u),
                 member: u.location.member.clone(),
                 section: u.location.section.clone(),
                 offset: u.location.offset,
@@ -120,6 +162,7 @@ pub fn select(name: &str, inv: &Inventory<'_>, device: &TargetId) -> Selection {
                 reason: s.reason.clone(),
                 nearest: s.nearest.clone(),
                 unreadable: u.entries.is_err(),
+                kpack: None,
             }
         })
         .collect();
@@ -129,7 +172,6 @@ pub fn select(name: &str, inv: &Inventory<'_>, device: &TargetId) -> Selection {
         bundles,
         problems: inv.discovery.problems.clone(),
         kpack: inv.kpack(),
-        kpack_units: Vec::new(),
     }
 }
 
@@ -141,6 +183,5 @@ pub fn unreadable(name: &str, error: String) -> Selection {
         bundles: Vec::new(),
         problems: Vec::new(),
         kpack: Vec::new(),
-        kpack_units: Vec::new(),
     }
 }

@@ -9,7 +9,8 @@ use serde::Serialize;
 /// The answer for one wrapper on one device.
 #[derive(Debug, Clone, Serialize)]
 pub struct Lookup {
-    /// `<kernel_name>#<N>`, when the marker has a name.
+    /// `<kernel_name>#<N>`, when the marker has a name (`kpack_key`, as `list` names it).
+    #[serde(rename = "kpack_key")]
     pub key: Option<String>,
     /// How the search ended.
     pub outcome: Outcome,
@@ -20,7 +21,9 @@ pub struct Lookup {
     pub archive: Option<String>,
     /// The architecture matched.
     pub arch: Option<String>,
-    /// One line on what happened.
+    /// One line on what happened (serialised by the unit that holds the look-up, as its
+    /// `reason`).
+    #[serde(skip)]
     pub reason: String,
     /// The file or key that is missing, when something is.
     pub missing: Option<String>,

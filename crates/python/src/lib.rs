@@ -378,7 +378,7 @@ fn select<'py>(
         let mut sel = inv::select::select(&name, &inv, &device);
         sel.error = inv::kpack::archive_damage(d);
         if on_disk {
-            sel.kpack_units = gfxkit_io::kpack::select_units(p, &inv, &device, loader);
+            sel.add_kpack(gfxkit_io::kpack::select_units(p, &inv, &device, loader));
         }
         sel
     })?;

@@ -40,8 +40,9 @@ pub struct Args {
     /// Files or directories to examine.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Print JSON: `{"device", "files": [{"path", "bundles": [{"index", "selected", "via", "reason", ...}],
-    /// "kpack_units": [{"index", "selected", "key", "archive", "arch", "error_code", "reason", "missing", "package", ...}]}]}`.
+    /// Print JSON: `{"device", "files": [{"path", "bundles": [{"index", "kind", "format", "offset", "selected", "via", "reason", ...}]}]}`;
+    /// a split binary's `HIPK` wrappers are units of `format` `kpack` with the loader's look-up
+    /// (`wrapper`, `kpack_key`, `archive`, `arch`, `error_code`, `missing`, `package`, ...).
     #[arg(long)]
     pub json: bool,
     /// Which kpack loader to model for split binaries: `current` tries every candidate
@@ -59,7 +60,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let inv = Inventory::of(bytes);
         let mut s = select::select(&path.display().to_string(), &inv, &device);
         s.error = gfxkit_inventory::kpack::archive_damage(bytes);
-        s.kpack_units = crate::cmd::kpack::select_units(path, &inv, &device, loader);
+        s.add_kpack(crate::cmd::kpack::select_units(path, &inv, &device, loader));
         Ok(s)
     })?;
     let mut report = SelectReport {
@@ -126,21 +127,18 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
         for p in &f.problems {
             eprintln!("gfxkit: {}: {}: {p}", p.severity, f.path);
         }
-        if !f.kpack_units.is_empty() {
-            let chosen = f
-                .kpack_units
-                .iter()
-                .filter(|u| u.selected.is_some())
-                .count();
+        let kpack: Vec<_> = f.kpack_units().collect();
+        if !kpack.is_empty() {
+            let chosen = kpack.iter().filter(|(b, _)| b.selected.is_some()).count();
             writeln!(
                 out,
                 "{}: {chosen} of {} kpack wrappers have a code object for the device",
                 f.path,
-                f.kpack_units.len()
+                kpack.len()
             )?;
-            let lines = f.kpack_units.iter().map(|u| {
+            let lines = kpack.iter().map(|(b, u)| {
                 let key = u.lookup.key.as_deref().unwrap_or("?");
-                let outcome = match &u.selected {
+                let outcome = match &b.selected {
                     Some(id) => {
                         let mut o = format!(
                             "{id} (kpack: {})",
@@ -157,7 +155,8 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
             });
             print_units(out, "kpack wrappers", lines)?;
         }
-        if f.bundles.is_empty() {
+        let units: Vec<_> = f.bundles.iter().filter(|b| b.kpack.is_none()).collect();
+        if units.is_empty() {
             // Damage that hides the device code was said above (on stderr): not "none here".
             let damaged = f
                 .problems
@@ -168,14 +167,14 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
             }
             continue;
         }
-        let chosen = f.bundles.iter().filter(|b| b.selected.is_some()).count();
+        let chosen = units.iter().filter(|b| b.selected.is_some()).count();
         writeln!(
             out,
             "{}: {chosen} of {} bundles have a code object for the device",
             f.path,
-            f.bundles.len()
+            units.len()
         )?;
-        let lines = f.bundles.iter().map(|b| {
+        let lines = units.iter().map(|b| {
             let place = match (&b.member, &b.section) {
                 (Some(m), Some(s)) => format!("{m} {s} @{:#x}", b.offset),
                 (Some(m), None) => format!("{m} @{:#x}", b.offset),
