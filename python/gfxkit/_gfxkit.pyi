@@ -79,7 +79,9 @@ def prune(
     method: Optional[str] = None,
     level: Optional[int] = None,
     allow_empty: bool = False,
-) -> Dict[str, Any]: ...
+) -> Dict[str, Any]:
+    """The object ``gfxkit prune --json`` prints (``seconds`` included); for a package,
+    ``members`` holds each rewritten member's report."""
 def recompress(
     src: _Source,
     output: Optional[str] = None,
@@ -88,7 +90,8 @@ def recompress(
     ccob_version: Optional[int] = None,
     method: Optional[str] = None,
     level: Optional[int] = None,
-) -> Dict[str, Any]: ...
+) -> Dict[str, Any]:
+    """The object ``gfxkit recompress --json`` prints."""
 def compatible(code_object_id: str, device_id: str) -> bool: ...
 def max_uncompressed(limit: Optional[int] = None) -> int: ...
 def processors() -> List[Dict[str, Any]]:

@@ -139,6 +139,11 @@ def test_prune_and_recompress_write_verified_files(built, cli, tmp_path):
     out = tmp_path / "libk-gfx90a.so"
     rep = gfxkit.prune(built["lib"], keep=["gfx90a"], output=out)
     assert rep["output"] == str(out)
+    # The CLI's report, field for field (`seconds` included; its value differs).
+    cli_out = tmp_path / "cli.so"
+    code, doc = cli("prune", "--keep", "gfx90a", "--json", str(built["lib"]), "-o", str(cli_out))
+    assert code == 0 and rep.keys() == doc.keys()
+    assert {**rep, "seconds": 0} == {**doc, "output": str(out), "seconds": 0}
     assert gfxkit.list(out).architectures == ["gfx90a"]
     assert cli("verify", "--json", str(out))[0] == 0
     dry = gfxkit.prune(built["lib"], drop=["gfx906"])

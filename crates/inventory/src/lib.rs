@@ -25,6 +25,7 @@
 //! - [`select`](mod@select): the code object the HIP runtime would load per unit.
 //! - [`doctor`](mod@doctor): whether a library runs on a device ([`doctor::verdict`]).
 //! - [`inspect`](mod@inspect): one code object, as `gfxkit inspect --json` prints it.
+//! - [`prune`](mod@prune): the outcome of `prune` and `recompress` ([`prune::PruneOutcome`]).
 //! - [`size`]: device bytes per architecture, file and bundle ([`size::build_report`]).
 //! - [`kernels`]: every kernel of a file, one row each ([`kernels::KernelRow`]), as
 //!   `gfxkit kernels` lists them.
@@ -67,6 +68,7 @@ pub mod kernels;
 pub mod kpack;
 pub mod list;
 pub mod locate;
+pub mod prune;
 pub mod select;
 pub mod size;
 pub mod verify;

@@ -7,9 +7,9 @@
 use crate::input::{Input, TempSpill};
 use crate::write::{write_atomic_checked, Durability, WriteError};
 use crate::{Error, ErrorKind};
+use gfxkit_inventory::prune::MemberOutcome;
 use gfxkit_package::rewrite::{rewrite, Changed};
 use gfxkit_shrink::{Report, Transform};
-use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::Seek;
 use std::path::{Path, PathBuf};
@@ -25,27 +25,13 @@ pub struct Rewritten {
     pub reports: BTreeMap<String, Report>,
 }
 
-/// One rewritten member in the JSON report.
-#[derive(Debug, Clone, Serialize)]
-pub struct MemberReport<'a> {
-    /// `package!member`.
-    pub path: &'a str,
-    /// Bytes before.
-    pub size_before: u64,
-    /// Bytes after.
-    pub size_after: u64,
-    /// What the rewrite did.
-    #[serde(flatten)]
-    pub report: &'a Report,
-}
-
 impl Rewritten {
     /// The rewritten members with their reports, in package order.
-    pub fn members(&self) -> Vec<MemberReport<'_>> {
+    pub fn members(&self) -> Vec<MemberOutcome<'_>> {
         self.changed
             .iter()
             .filter_map(|c| {
-                self.reports.get(&c.path).map(|r| MemberReport {
+                self.reports.get(&c.path).map(|r| MemberOutcome {
                     path: &c.path,
                     size_before: c.size_before,
                     size_after: c.size_after,

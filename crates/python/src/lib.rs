@@ -972,6 +972,7 @@ fn run_transform<'py>(
     if gfxkit_io::input::is_package(bytes) {
         // A package: each member with device code rewritten and verified, the package
         // written again (RECORD / paths.json updated), read back and checked.
+        let started = std::time::Instant::now();
         let done = py.allow_threads(|| {
             gfxkit_io::package::rewrite_package(
                 &name,
@@ -991,23 +992,20 @@ fn run_transform<'py>(
             | gfxkit_io::ErrorKind::Record(_) => Fail::format(chain(&e)).into_py(py, &name),
             _ => io_error(py, &e),
         })?;
-        #[derive(serde::Serialize)]
-        struct PackageOut<'a> {
-            input: &'a str,
-            output: Option<String>,
-            dry_run: bool,
-            members: Vec<gfxkit_io::package::MemberReport<'a>>,
-        }
         return json(
             py,
-            &PackageOut {
+            &inv::prune::PruneOutcome {
                 input: &name,
                 output: target.as_ref().map(|p| p.display().to_string()),
                 dry_run: target.is_none(),
-                members: done.members(),
+                seconds: started.elapsed().as_secs_f64(),
+                done: inv::prune::Done::Package {
+                    members: done.members(),
+                },
             },
         );
     }
+    let started = std::time::Instant::now();
     let done: Result<gfxkit_shrink::Report, Fail> = py.allow_threads(|| {
         let rewritten = gfxkit_shrink::rewrite(bytes, t)
             .map_err(|e| Fail::format(format!("cannot rewrite {name}: {e}")))?;
@@ -1026,21 +1024,14 @@ fn run_transform<'py>(
         Ok(rewritten.report)
     });
     let report = done.map_err(|f| f.into_py(py, &name))?;
-    #[derive(serde::Serialize)]
-    struct Out<'a> {
-        input: &'a str,
-        output: Option<String>,
-        dry_run: bool,
-        #[serde(flatten)]
-        report: &'a gfxkit_shrink::Report,
-    }
     json(
         py,
-        &Out {
+        &inv::prune::PruneOutcome {
             input: &name,
             output: target.as_ref().map(|p| p.display().to_string()),
             dry_run: target.is_none(),
-            report: &report,
+            seconds: started.elapsed().as_secs_f64(),
+            done: inv::prune::Done::File(&report),
         },
     )
 }

@@ -35,7 +35,8 @@ target that matches no entry of a file is named on stderr and listed in the repo
 --json prints {input, output, dry_run, seconds, kind, size_before, size_after, unmatched, regions: [{member, \
 section, layout: {kind, ...}, wrappers, relocations, symbols, bundles: [{offset, new_offset, \
 size_before, size_after, encoding_before, encoding_after, changed, kept: [{id, target, size, md5}], \
-dropped: [{id, target, size}]}]}]}.")]
+dropped: [{id, target, size}]}]}]}; for a package, {input, output, dry_run, seconds, members: \
+[{path, size_before, size_after, kind, ...}]}. Python's gfxkit.prune returns the same object.")]
 pub struct Args {
     /// Keep only entries for these targets (repeatable, or comma-separated).
     #[arg(
@@ -368,21 +369,12 @@ fn report(
     elapsed: std::time::Duration,
 ) -> Result<()> {
     if io.json {
-        #[derive(serde::Serialize)]
-        struct Out<'a> {
-            input: &'a str,
-            output: Option<String>,
-            dry_run: bool,
-            seconds: f64,
-            #[serde(flatten)]
-            report: &'a Report,
-        }
-        return crate::output::print_json(&Out {
+        return crate::output::print_json(&gfxkit_inventory::prune::PruneOutcome {
             input: name,
             output: written.map(|p| p.display().to_string()),
             dry_run: io.dry_run,
             seconds: elapsed.as_secs_f64(),
-            report: r,
+            done: gfxkit_inventory::prune::Done::File(r),
         });
     }
     let stdout = std::io::stdout();

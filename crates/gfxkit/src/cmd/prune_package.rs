@@ -21,6 +21,7 @@ pub fn execute(io: &IoArgs, t: &Transform, input: &Input, allow_empty: bool) -> 
     } else {
         Durability::Rename
     };
+    let started = std::time::Instant::now();
     let done = gfxkit_io::package::rewrite_package(
         &name,
         input,
@@ -34,7 +35,7 @@ pub fn execute(io: &IoArgs, t: &Transform, input: &Input, allow_empty: bool) -> 
         &t.selection,
         done.reports.iter().map(|(m, r)| (m.as_str(), r)),
     );
-    print_report(&name, target.as_deref(), io, &done)?;
+    print_report(&name, target.as_deref(), io, &done, started.elapsed())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -43,22 +44,18 @@ fn print_report(
     written: Option<&Path>,
     io: &IoArgs,
     done: &gfxkit_io::package::Rewritten,
+    elapsed: std::time::Duration,
 ) -> Result<()> {
     let changed = &done.changed;
     if io.json {
-        #[derive(serde::Serialize)]
-        struct Out<'a> {
-            input: &'a str,
-            output: Option<String>,
-            dry_run: bool,
-            members: Vec<gfxkit_io::package::MemberReport<'a>>,
-        }
-        let members = done.members();
-        return crate::output::print_json(&Out {
+        return crate::output::print_json(&gfxkit_inventory::prune::PruneOutcome {
             input: name,
             output: written.map(|p| p.display().to_string()),
             dry_run: io.dry_run,
-            members,
+            seconds: elapsed.as_secs_f64(),
+            done: gfxkit_inventory::prune::Done::Package {
+                members: done.members(),
+            },
         });
     }
     let mut out = std::io::stdout().lock();
