@@ -11,6 +11,7 @@
 
 use crate::entry_id::EntryId;
 use crate::error::{Error, ErrorKind, Result};
+use crate::le::{Cursor, OutOfBounds};
 use crate::limits::{HIP_HEADER_READ_LIMIT, MAX_ENTRIES, MAX_ID_LEN};
 use std::collections::HashMap;
 
@@ -77,14 +78,15 @@ pub type Problem = Error;
 
 /// Reads one entry record at `pos`. Returns the record's parts and the position after it.
 fn read_record(data: &[u8], pos: u64, index: usize) -> Result<(u64, u64, &[u8], u64)> {
-    let avail = (data.len() as u64).saturating_sub(pos);
-    if avail < ENTRY_RECORD_LEN {
-        return Err(Error::truncated("entry record", ENTRY_RECORD_LEN, avail, pos).in_entry(index));
-    }
-    let p = pos as usize;
-    let offset = u64_at(data, p);
-    let size = u64_at(data, p + 8);
-    let id_len = u64_at(data, p + 16);
+    let c = Cursor::new(data);
+    let avail = c.len().saturating_sub(pos);
+    let cut = |e: OutOfBounds| {
+        Error::truncated("entry record", ENTRY_RECORD_LEN, avail, e.offset()).in_entry(index)
+    };
+    let r = c.sub(pos, ENTRY_RECORD_LEN).map_err(cut)?;
+    let offset = r.u64(0).map_err(cut)?;
+    let size = r.u64(8).map_err(cut)?;
+    let id_len = r.u64(16).map_err(cut)?;
     if id_len > MAX_ID_LEN {
         return Err(Error::at(
             ErrorKind::IdTooLong {
@@ -96,17 +98,13 @@ fn read_record(data: &[u8], pos: u64, index: usize) -> Result<(u64, u64, &[u8], 
         .in_entry(index));
     }
     let id_pos = pos + ENTRY_RECORD_LEN;
-    let avail = (data.len() as u64).saturating_sub(id_pos);
-    if avail < id_len {
-        return Err(Error::truncated("entry ID", id_len, avail, id_pos).in_entry(index));
-    }
-    let id = &data[id_pos as usize..(id_pos + id_len) as usize];
+    let id = c.slice(id_pos, id_len).map_err(|_| {
+        // With no byte of the ID present, the length field that asks for it is named.
+        let at = if id_pos < c.len() { id_pos } else { r.abs(16) };
+        let avail = c.len().saturating_sub(id_pos);
+        Error::truncated("entry ID", id_len, avail, at).in_entry(index)
+    })?;
     Ok((offset, size, id, id_pos + id_len))
-}
-
-/// A `u64` whose bytes the caller has checked are present (0 otherwise, never a panic).
-fn u64_at(data: &[u8], p: usize) -> u64 {
-    crate::le::u64_at(data, p as u64).unwrap_or(0)
 }
 
 /// Checks the magic and reads the entry count, bounded by the data length and [`MAX_ENTRIES`].
@@ -128,15 +126,10 @@ fn read_count_bounded(data: &[u8], require_fit: bool) -> Result<u64> {
             0,
         ));
     }
-    if data.len() < FIXED_HEADER_LEN as usize {
-        return Err(Error::truncated(
-            "entry count",
-            8,
-            data.len() as u64 - 24,
-            24,
-        ));
-    }
-    let count = u64_at(data, 24);
+    let c = Cursor::new(data);
+    let count = c
+        .u64(24)
+        .map_err(|e| Error::truncated("entry count", 8, c.len() - 24, e.offset()))?;
     let fits = (data.len() as u64 - FIXED_HEADER_LEN) / ENTRY_RECORD_LEN;
     if count > MAX_ENTRIES {
         return Err(Error::at(
@@ -148,11 +141,16 @@ fn read_count_bounded(data: &[u8], require_fit: bool) -> Result<u64> {
         ));
     }
     if require_fit && count > fits {
+        // With no byte of the table present, the count that asks for it is named.
         return Err(Error::truncated(
             "entry table",
             count * ENTRY_RECORD_LEN,
-            data.len() as u64 - FIXED_HEADER_LEN,
-            FIXED_HEADER_LEN,
+            c.len() - FIXED_HEADER_LEN,
+            if c.len() > FIXED_HEADER_LEN {
+                FIXED_HEADER_LEN
+            } else {
+                24
+            },
         ));
     }
     Ok(count)

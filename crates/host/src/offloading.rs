@@ -27,7 +27,7 @@
 //! fatbinary 4, PTX 5, SPIR-V 6. Flag bit 0 (`OIF_NoImage`) marks a metadata-only entry.
 
 use crate::limits;
-use gfxkit_bundle::le::{bytes_at, u16_at, u32_at, u64_at};
+use gfxkit_bundle::le::{bytes_at, Cursor, OutOfBounds};
 use serde::Serialize;
 use std::fmt;
 
@@ -281,20 +281,25 @@ pub fn parse_offloading(data: &[u8]) -> (Vec<OffloadEntry<'_>>, Option<OffloadEr
 }
 
 /// Reads the OffloadBinary starting at `at` in `data`: its entries, in order (one for a
-/// version-1 binary; none for a version-2 binary that declares none).
+/// version-1 binary; none for a version-2 binary that declares none). Every error names an
+/// offset inside `data` ([`Cursor`]).
 pub fn parse_binary(data: &[u8], at: u64) -> Result<Vec<OffloadEntry<'_>>, OffloadError> {
-    let magic = bytes_at(data, at, 4).ok_or_else(|| err(at, "truncated header"))?;
+    let c = Cursor::new(data);
+    let truncated = |what: String| move |e: OutOfBounds| err(e.offset(), what.clone());
+    let magic = c
+        .slice(at, 4)
+        .map_err(truncated("truncated header".into()))?;
     if magic != OFFLOAD_BINARY_MAGIC {
         return Err(err(at, format!("magic {magic:02x?}, expected 10 ff 10 ad")));
     }
-    if bytes_at(data, at, HEADER_SIZE).is_none() {
-        return Err(err(at, "truncated header (32 bytes needed)"));
-    }
-    let rd64 = |o: u64| at.checked_add(o).and_then(|p| u64_at(data, p));
-    let version = u32_at(data, at + 4).unwrap_or(0);
-    let size = rd64(8).unwrap_or(0);
-    let entries_offset = rd64(16).unwrap_or(0);
-    let last = rd64(24).unwrap_or(0);
+    let h = c
+        .sub(at, HEADER_SIZE)
+        .map_err(|_| err(at, "truncated header (32 bytes needed)"))?;
+    let header = truncated("truncated header".into());
+    let version = h.u32(4).map_err(&header)?;
+    let size = h.u64(8).map_err(&header)?;
+    let entries_offset = h.u64(16).map_err(&header)?;
+    let last = h.u64(24).map_err(&header)?;
     let (string_entry, header_size) = match version {
         1 => (STRING_ENTRY_V1, HEADER_SIZE),
         2 => (STRING_ENTRY_V2, HEADER_SIZE),
@@ -306,38 +311,37 @@ pub fn parse_binary(data: &[u8], at: u64) -> Result<Vec<OffloadEntry<'_>>, Offlo
             ))
         }
     };
-    if bytes_at(data, at, header_size).is_none() {
-        return Err(err(
+    let h = c.sub(at, header_size).map_err(|_| {
+        err(
             at,
             format!("truncated version-{version} header ({header_size} bytes needed)"),
-        ));
-    }
-    let avail = data.len() as u64 - at;
+        )
+    })?;
+    let avail = c.len() - at;
     if size < header_size || size > avail {
         return Err(err(
             at + 8,
             format!("size {size} outside {header_size}..={avail} (bytes left in the section)"),
         ));
     }
-    if version >= 3 {
-        let inflated = rd64(32).unwrap_or(0);
-        if inflated != 0 {
-            let c = compressed_header(data, at)?;
-            return Err(OffloadError {
-                offset: at,
-                what: format!(
-                    "compressed OffloadBinary ({} bytes of {}, {} bytes and {} entries inflated); \
-                     its entries are not read",
-                    c.size,
-                    c.method.name(),
-                    c.inflated_size,
-                    c.entries
-                ),
-                compressed: Some(c),
-            });
-        }
+    if version >= 3 && h.u64(32).map_err(&header)? != 0 {
+        let c = compressed_header(data, at)?;
+        return Err(OffloadError {
+            offset: at,
+            what: format!(
+                "compressed OffloadBinary ({} bytes of {}, {} bytes and {} entries inflated); \
+                 its entries are not read",
+                c.size,
+                c.method.name(),
+                c.inflated_size,
+                c.entries
+            ),
+            compressed: Some(c),
+        });
     }
-    let bin = bytes_at(data, at, size).ok_or_else(|| err(at + 8, "size runs past the end"))?;
+    let bin = c
+        .sub(at, size)
+        .map_err(|_| err(at + 8, "size runs past the end"))?;
     // Version 1: the last header field is the entry's size; versions 2 and 3: the entry count.
     // (LLVM writes 40 there and never reads it back; neither does gfxkit.)
     let count = if version == 1 { 1 } else { last };
@@ -361,21 +365,21 @@ pub fn parse_binary(data: &[u8], at: u64) -> Result<Vec<OffloadEntry<'_>>, Offlo
     let mut out = Vec::with_capacity(count as usize);
     for index in 0..count {
         let e = entries_offset + index * ENTRY_SIZE;
-        out.push(parse_entry(bin, at, e, size, version, index, string_entry)?);
+        out.push(parse_entry(bin, e, version, index, string_entry)?);
     }
     Ok(out)
 }
 
-/// Reads the entry at offset `e` of the binary `bin` (at `at` in the parsed bytes).
+/// Reads the entry at offset `e` of the binary `bin` (a cursor over it, at its offset in the
+/// parsed bytes).
 fn parse_entry<'data>(
-    bin: &'data [u8],
-    at: u64,
+    bin: Cursor<'data>,
     e: u64,
-    size: u64,
     version: u32,
     index: u64,
     string_entry: u64,
 ) -> Result<OffloadEntry<'data>, OffloadError> {
+    let size = bin.len();
     let what = |s: String| {
         if version == 1 {
             s
@@ -383,16 +387,20 @@ fn parse_entry<'data>(
             format!("entry {index}: {s}")
         }
     };
-    let image_kind = ImageKind(u16_at(bin, e).unwrap_or(0));
-    let offload_kind = OffloadKind(u16_at(bin, e + 2).unwrap_or(0));
-    let flags = u32_at(bin, e + 4).unwrap_or(0);
-    let string_offset = u64_at(bin, e + 8).unwrap_or(0);
-    let num_strings = u64_at(bin, e + 16).unwrap_or(0);
-    let image_offset = u64_at(bin, e + 24).unwrap_or(0);
-    let image_size = u64_at(bin, e + 32).unwrap_or(0);
-    let image = bytes_at(bin, image_offset, image_size).ok_or_else(|| {
+    let f = bin
+        .sub(e, ENTRY_SIZE)
+        .map_err(|x| err(x.offset(), what("entry runs past the binary".into())))?;
+    let field = |x: OutOfBounds| err(x.offset(), what("entry runs past the binary".into()));
+    let image_kind = ImageKind(f.u16(0).map_err(field)?);
+    let offload_kind = OffloadKind(f.u16(2).map_err(field)?);
+    let flags = f.u32(4).map_err(field)?;
+    let string_offset = f.u64(8).map_err(field)?;
+    let num_strings = f.u64(16).map_err(field)?;
+    let image_offset = f.u64(24).map_err(field)?;
+    let image_size = f.u64(32).map_err(field)?;
+    let image = bin.slice(image_offset, image_size).map_err(|_| {
         err(
-            at + e + 24,
+            f.abs(24),
             what(format!(
                 "image at {image_offset:#x} of {image_size} bytes runs past the binary's {size} bytes"
             )),
@@ -400,7 +408,7 @@ fn parse_entry<'data>(
     })?;
     if num_strings > limits::MAX_OFFLOAD_STRINGS {
         return Err(err(
-            at + e + 16,
+            f.abs(16),
             what(format!(
                 "{num_strings} strings (limit {})",
                 limits::MAX_OFFLOAD_STRINGS
@@ -415,29 +423,34 @@ fn parse_entry<'data>(
             .and_then(|d| string_offset.checked_add(d))
         else {
             return Err(err(
-                at + e + 8,
+                f.abs(8),
                 what(format!("string table offset {string_offset:#x} overflows")),
             ));
         };
-        let field = |n: u64| so.checked_add(n).and_then(|p| u64_at(bin, p));
-        let (Some(k), Some(v)) = (field(0), field(8)) else {
-            return Err(err(
-                at.saturating_add(so),
-                what(format!("string entry {i} runs past the binary")),
-            ));
-        };
-        let key = c_str(bin, k).ok_or_else(|| {
+        // A string entry outside the binary: the field that leads there is what is wrong.
+        let s = bin.sub(so, string_entry).map_err(|_| {
             err(
-                at.saturating_add(so),
+                if so < size { bin.abs(so) } else { f.abs(8) },
+                what(format!(
+                    "string entry {i} at {so:#x} runs past the binary's {size} bytes"
+                )),
+            )
+        })?;
+        let entry = |x: OutOfBounds| err(x.offset(), what(format!("string entry {i} is cut")));
+        let k = s.u64(0).map_err(entry)?;
+        let v = s.u64(8).map_err(entry)?;
+        let key = c_str(bin.bytes(), k).ok_or_else(|| {
+            err(
+                s.abs(0),
                 what(format!(
                     "string {i}: key at {k:#x} is not a terminated UTF-8 string"
                 )),
             )
         })?;
         if version == 1 {
-            let value = c_str(bin, v).ok_or_else(|| {
+            let value = c_str(bin.bytes(), v).ok_or_else(|| {
                 err(
-                    at.saturating_add(so).saturating_add(8),
+                    s.abs(8),
                     what(format!(
                         "string {i}: value at {v:#x} is not a terminated UTF-8 string"
                     )),
@@ -446,15 +459,10 @@ fn parse_entry<'data>(
             strings.push((key, value));
             continue;
         }
-        let value_size = field(16).ok_or_else(|| {
+        let value_size = s.u64(16).map_err(entry)?;
+        let value = bin.slice(v, value_size).map_err(|_| {
             err(
-                at.saturating_add(so),
-                what(format!("string entry {i} runs past the binary")),
-            )
-        })?;
-        let value = bytes_at(bin, v, value_size).ok_or_else(|| {
-            err(
-                at.saturating_add(so).saturating_add(8),
+                s.abs(8),
                 what(format!(
                     "string {i} ({key}): value at {v:#x} of {value_size} bytes runs past the binary"
                 )),
@@ -466,7 +474,7 @@ fn parse_entry<'data>(
         }
     }
     Ok(OffloadEntry {
-        binary_offset: at,
+        binary_offset: bin.base(),
         binary_size: size,
         version,
         index,
@@ -475,7 +483,7 @@ fn parse_entry<'data>(
         flags,
         strings,
         binary_strings,
-        image_offset: at + image_offset,
+        image_offset: bin.abs(image_offset),
         image,
     })
 }
@@ -491,11 +499,14 @@ fn c_str(data: &[u8], offset: u64) -> Option<&str> {
 /// The header of the compressed version-3 binary at `at` (checked: the body lies within
 /// `size`, `inflated_size` leaves room for the header).
 fn compressed_header(data: &[u8], at: u64) -> Result<Compressed, OffloadError> {
-    let rd64 = |o: u64| at.checked_add(o).and_then(|p| u64_at(data, p));
-    let size = rd64(8).unwrap_or(0);
-    let entries_offset = rd64(16).unwrap_or(0);
-    let entries = rd64(24).unwrap_or(0);
-    let inflated_size = rd64(32).unwrap_or(0);
+    let h = Cursor::new(data)
+        .sub(at, HEADER_SIZE_V3)
+        .map_err(|e| err(e.offset(), "truncated version-3 header"))?;
+    let header = |e: OutOfBounds| err(e.offset(), "truncated version-3 header");
+    let size = h.u64(8).map_err(header)?;
+    let entries_offset = h.u64(16).map_err(header)?;
+    let entries = h.u64(24).map_err(header)?;
+    let inflated_size = h.u64(32).map_err(header)?;
     if entries_offset < HEADER_SIZE_V3 || entries_offset > size || inflated_size < entries_offset {
         return Err(err(
             at + 16,
@@ -536,23 +547,26 @@ fn compressed_header(data: &[u8], at: u64) -> Result<Compressed, OffloadError> {
 /// exactly `inflated_size - entries_offset` bytes. Offsets in the result are those of the plain
 /// binary; [`parse_binary`]`(&result, 0)` reads its entries.
 pub fn inflate(data: &[u8], at: u64) -> Result<Vec<u8>, OffloadError> {
-    let magic = bytes_at(data, at, 4).ok_or_else(|| err(at, "truncated header"))?;
+    let c = Cursor::new(data);
+    let magic = c
+        .slice(at, 4)
+        .map_err(|e| err(e.offset(), "truncated header"))?;
     if magic != OFFLOAD_BINARY_MAGIC {
         return Err(err(at, format!("magic {magic:02x?}, expected 10 ff 10 ad")));
     }
-    let version = u32_at(data, at + 4).unwrap_or(0);
-    let inflated = at.checked_add(32).and_then(|p| u64_at(data, p));
-    if version < 3 || inflated.unwrap_or(0) == 0 {
+    let version = c
+        .u32(at.saturating_add(4))
+        .map_err(|e| err(e.offset(), "truncated header"))?;
+    let h = c.sub(at, HEADER_SIZE_V3);
+    let header = |e: OutOfBounds| err(e.offset(), "truncated version-3 header");
+    if version < 3 || h.map_err(header)?.u64(32).map_err(header)? == 0 {
         return Err(err(
             at + 4,
             format!("OffloadBinary version {version} is not compressed"),
         ));
     }
+    let entries_offset = h.map_err(header)?.u64(16).map_err(header)?;
     let c = compressed_header(data, at)?;
-    let entries_offset = at
-        .checked_add(16)
-        .and_then(|p| u64_at(data, p))
-        .unwrap_or(0);
     let stored = bytes_at(data, at, c.size).ok_or_else(|| {
         err(
             at + 8,
@@ -692,6 +706,7 @@ fn write_plain(images: &[Image<'_>], version: u32) -> Vec<u8> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use gfxkit_bundle::le::{u32_at, u64_at};
 
     /// Builds a version-1 OffloadBinary the way LLVM 19 lays it out.
     pub(crate) fn make_binary(offload_kind: u16, arch: &str, image: &[u8]) -> Vec<u8> {

@@ -121,3 +121,26 @@ fn section_data_past_the_end() {
         assert!(p.location.offset < data.len() as u64, "{p}");
     }
 }
+
+#[test]
+fn f5_host_problem_offset_outside_input() {
+    // An OffloadBinary (version 3, uncompressed) whose entry 0 puts its string table at
+    // 0xa0000, past the 95-byte binary: the problem was reported at 0xa0000 of the 115-byte
+    // input. It names the field that leads there, the entry's string offset at 0x30.
+    let data = regression("f5-host-problem-offset-outside-input.bin");
+    let found = discover(&data);
+    let p = found
+        .problems
+        .iter()
+        .find(|p| matches!(p.kind, ProblemKind::BadOffloadBinary(_)))
+        .expect("the damage is reported");
+    assert_eq!(p.location.offset, 0x30, "{p}");
+    assert!(
+        p.to_string()
+            .contains("string entry 0 at 0xa0000 runs past the binary's 95 bytes"),
+        "{p}"
+    );
+    for p in &found.problems {
+        assert!((p.location.offset as usize) < data.len(), "{p}");
+    }
+}
