@@ -79,10 +79,13 @@ impl Header {
                 0,
             ));
         }
-        let version = le::u16_at(data, 4).unwrap_or(0);
+        let short = |e: le::OutOfBounds| {
+            Error::truncated("compressed bundle header", 8, data.len() as u64, e.offset())
+        };
+        let version = le::Cursor::new(data).u16(4).map_err(short)?;
         let hlen = header_len(version)
             .ok_or_else(|| Error::at(ErrorKind::UnsupportedCcobVersion(version), 4))?;
-        let method_raw = le::u16_at(data, 6).unwrap_or(0);
+        let method_raw = le::Cursor::new(data).u16(6).map_err(short)?;
         let method = Method::from_u16(method_raw)
             .ok_or_else(|| Error::at(ErrorKind::UnknownMethod(method_raw), 6))?;
         if (data.len() as u64) < hlen {
@@ -93,13 +96,21 @@ impl Header {
                 0,
             ));
         }
-        // The header's bytes are present (checked above): no read below fails.
-        let u32_at = |p| le::u32_at(data, p).map_or(0, u64::from);
-        let u64_at = |p| le::u64_at(data, p).unwrap_or(0);
+        let h = le::Cursor::new(data);
+        let cut = |e: le::OutOfBounds| {
+            Error::truncated(
+                "compressed bundle header",
+                hlen,
+                data.len() as u64,
+                e.offset(),
+            )
+        };
+        let u32_at = |p| h.u32(p).map(u64::from).map_err(cut);
+        let u64_at = |p| h.u64(p).map_err(cut);
         let (total_size, uncompressed_size, hash) = match version {
-            1 => (None, u32_at(8), u64_at(12)),
-            2 => (Some(u32_at(8)), u32_at(12), u64_at(16)),
-            _ => (Some(u64_at(8)), u64_at(16), u64_at(24)),
+            1 => (None, u32_at(8)?, u64_at(12)?),
+            2 => (Some(u32_at(8)?), u32_at(12)?, u64_at(16)?),
+            _ => (Some(u64_at(8)?), u64_at(16)?, u64_at(24)?),
         };
         if let Some(total) = total_size {
             if total < hlen || total > data.len() as u64 {

@@ -20,6 +20,7 @@
 
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::limits;
+use gfxkit_bundle::le::{Cursor, OutOfBounds};
 use rmpv::Value;
 use serde::Serialize;
 use std::borrow::Cow;
@@ -126,33 +127,16 @@ pub struct Archive<'data> {
     pub kernels: Vec<Kernel>,
 }
 
-fn truncated(what: &'static str, at: u64, need: u64, len: usize) -> Error {
+/// A read of the archive's cursor that ran past the end, named `what`.
+fn truncated(what: &'static str, e: OutOfBounds) -> Error {
     Error::at(
-        at,
+        e.offset(),
         ErrorKind::Truncated {
             what,
-            need,
-            have: (len as u64).saturating_sub(at),
+            need: e.len,
+            have: e.end.saturating_sub(e.at),
         },
     )
-}
-
-fn u32_at(data: &[u8], at: u64, what: &'static str) -> Result<u32> {
-    let s = usize::try_from(at)
-        .ok()
-        .and_then(|a| data.get(a..a.checked_add(4)?))
-        .ok_or_else(|| truncated(what, at, 4, data.len()))?;
-    Ok(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
-}
-
-fn u64_at(data: &[u8], at: u64, what: &'static str) -> Result<u64> {
-    let s = usize::try_from(at)
-        .ok()
-        .and_then(|a| data.get(a..a.checked_add(8)?))
-        .ok_or_else(|| truncated(what, at, 8, data.len()))?;
-    let mut b = [0u8; 8];
-    b.copy_from_slice(s);
-    Ok(u64::from_le_bytes(b))
 }
 
 fn bad_toc<T>(at: u64, msg: impl Into<String>) -> Result<T> {
@@ -197,14 +181,15 @@ impl<'data> Archive<'data> {
                 },
             );
         }
-        let version = u32_at(data, 4, "header")?;
+        let c = Cursor::new(data);
+        let version = c.u32(4).map_err(|e| truncated("header", e))?;
         if version != VERSION {
             return fail(4, ErrorKind::UnsupportedVersion(version.into()));
         }
-        let toc_offset = u64_at(data, 8, "header")?;
+        let toc_offset = c.u64(8).map_err(|e| truncated("header", e))?;
         let len = data.len() as u64;
-        if len < HEADER_SIZE {
-            return Err(truncated("header", 0, HEADER_SIZE, data.len()));
+        if let Err(e) = c.sub(0, HEADER_SIZE) {
+            return Err(truncated("header", e));
         }
         if toc_offset < HEADER_SIZE || toc_offset >= len {
             return bad_toc(
@@ -558,35 +543,33 @@ fn decode_frame(frame: &[u8], limit: u64, k: &Kernel) -> Result<Vec<u8>> {
 
 /// Walks the `zstd-per-kernel` blob: `u32 count`, then `count` times `u32 size` + frame.
 fn index_frames(data: &[u8], offset: u64, size: u64) -> Result<Vec<(u64, u64)>> {
-    let end = offset + size;
-    let count = u32_at(data, offset, "frame count")?;
-    if offset + 4 > end {
-        return Err(truncated("frame count", offset, 4, end as usize));
-    }
-    let mut at = offset + 4;
+    let blob = Cursor::new(data)
+        .sub(offset, size)
+        .map_err(|e| truncated("zstd blob", e))?;
+    let count = blob.u32(0).map_err(|e| truncated("frame count", e))?;
+    let mut at = 4u64;
     let mut out = Vec::new();
     for i in 0..count {
-        if at + 4 > end {
-            return fail(
-                at,
+        let n = u64::from(blob.u32(at).map_err(|_| {
+            Error::at(
+                blob.inside(at),
                 ErrorKind::BadToc(format!(
                     "zstd blob holds {i} frames, but its count says {count}"
                 )),
-            );
-        }
-        let n = u64::from(u32_at(data, at, "frame size")?);
+            )
+        })?);
         let start = at + 4;
-        if start + n > end {
-            return fail(
-                at,
+        blob.slice(start, n).map_err(|_| {
+            Error::at(
+                blob.abs(at),
                 ErrorKind::Truncated {
                     what: "zstd frame",
                     need: n,
-                    have: end - start,
+                    have: size.saturating_sub(start),
                 },
-            );
-        }
-        out.push((start, n));
+            )
+        })?;
+        out.push((blob.abs(start), n));
         at = start + n;
     }
     Ok(out)
