@@ -58,7 +58,10 @@ pub fn selects(wanted: &EntryId, entry: &EntryId) -> bool {
 pub fn pick(entries: &[ListedEntry], wanted: &[EntryId], matched: &mut [bool]) -> Vec<usize> {
     if wanted.is_empty() {
         return (0..entries.len())
-            .filter(|&i| !(entries[i].size == 0 && entries[i].id.starts_with("host-")))
+            .filter(|&i| {
+                let host = EntryId::parse(&entries[i].id).is_ok_and(|id| id.is_host());
+                !(entries[i].size == 0 && host)
+            })
             .collect();
     }
     let mut picked = Vec::new();
