@@ -124,6 +124,20 @@ impl Header {
         if machine != EM_AMDGPU {
             return Err(Error::new(ErrorKind::NotAmdgpu { machine }, 18));
         }
+        // The HSA loader takes shared objects; the linker takes relocatable ones. No AMDGPU
+        // code object has another type (a damaged `e_type` is not "another kind").
+        let e_type = header.e_type(e);
+        if !matches!(e_type, object::elf::ET_REL | object::elf::ET_DYN) {
+            return Err(Error::new(
+                ErrorKind::BadIdent {
+                    detail: format!(
+                        "e_type is {e_type:#x}; AMDGPU code objects are shared objects (3, \
+                         ET_DYN) or relocatable ones (1, ET_REL)"
+                    ),
+                },
+                16,
+            ));
+        }
         let ident = header.e_ident();
         let version = if ident.os_abi == ELFOSABI_AMDGPU_HSA && arch == Arch::Amdgcn {
             CodeObjectVersion::from_abi_version(ident.abi_version)
@@ -136,7 +150,7 @@ impl Header {
             arch,
             os_abi: OsAbi(ident.os_abi),
             abi_version: ident.abi_version,
-            e_type: header.e_type(e),
+            e_type,
             flags: EFlags::decode_layout(header.e_flags(e), layout),
             version,
         })
@@ -335,29 +349,42 @@ impl<'data> CodeObject<'data> {
                 out.push(Issue::UnknownVersion(v));
             }
         }
+        out.extend(self.target_mismatch());
+        self.descriptor_issues(&mut out);
+        out
+    }
+
+    /// [`Issue::TargetMismatch`] when the metadata's `amdhsa.target` (code object V4 and
+    /// later) names another target ID than `e_flags`, or names one while `e_flags` name no
+    /// processor gfxkit knows: the two say what the object was built for, and one of them is
+    /// wrong (damaged). `None` when they agree or either is absent.
+    pub fn target_mismatch(&self) -> Option<Issue> {
         // Code object V4+ metadata spells the target ID as e_flags do; V3 used another syntax.
         let v4_or_later = self
             .header
             .version
             .is_some_and(|v| v >= CodeObjectVersion::V4);
-        if let (true, Ok(id), Some(meta)) = (
-            v4_or_later,
-            self.target_id(),
-            self.metadata().and_then(|m| m.target_id_str()),
-        ) {
-            match TargetId::parse(meta) {
-                Ok(m) if m == id => {}
-                // LLVM 22's `gfx1250:xnack+`: e_flags "on" read as the bare processor (LLVM
-                // main's default writes "on" too), and the flags fit the metadata's ID.
-                Ok(m) if m.legacy_xnack().is_some() && self.header.check_target(&m).is_ok() => {}
-                _ => out.push(Issue::TargetMismatch {
-                    e_flags: id.to_string(),
-                    metadata: meta.to_owned(),
-                }),
-            }
+        let meta = self.metadata().and_then(|m| m.target_id_str())?;
+        if !v4_or_later {
+            return None;
         }
-        self.descriptor_issues(&mut out);
-        out
+        let Ok(id) = self.target_id() else {
+            // e_flags name no known processor while the metadata names a known target.
+            return TargetId::parse(meta).ok().map(|_| Issue::TargetMismatch {
+                e_flags: format!("{:#x}", self.e_flags()),
+                metadata: meta.to_owned(),
+            });
+        };
+        match TargetId::parse(meta) {
+            Ok(m) if m == id => None,
+            // LLVM 22's `gfx1250:xnack+`: e_flags "on" read as the bare processor (LLVM
+            // main's default writes "on" too), and the flags fit the metadata's ID.
+            Ok(m) if m.legacy_xnack().is_some() && self.header.check_target(&m).is_ok() => None,
+            _ => Some(Issue::TargetMismatch {
+                e_flags: id.to_string(),
+                metadata: meta.to_owned(),
+            }),
+        }
     }
 
     /// Metadata kernels against their kernel descriptors.
