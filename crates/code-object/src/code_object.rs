@@ -217,6 +217,11 @@ impl<'data> CodeObject<'data> {
         if let Some(t) = crate::extent::truncation_with_sections(data) {
             return Err(Error::new(ErrorKind::TruncatedElf(t), t.claim));
         }
+        if elf_class(data)? == ELFCLASS64 {
+            check_tables(data, header64(data)?)?;
+        } else {
+            check_tables(data, header32(data)?)?;
+        }
         let find = |owner: &str, n_type: u32| match elf_class(data)? {
             ELFCLASS64 => find_note(data, header64(data)?, owner, n_type),
             _ => find_note(data, header32(data)?, owner, n_type),
@@ -475,6 +480,42 @@ fn elf_class(data: &[u8]) -> Result<u8, Error> {
             4,
         )),
     }
+}
+
+/// The ELF header's own size, the entry sizes of both header tables, and each segment's
+/// bytes, as a loader reads them: the ELF rules every object meets, so that a damaged
+/// `e_ehsize`, `e_phentsize`, `e_shentsize` or `e_phnum` is an error rather than a code object
+/// that reads alike.
+fn check_tables<H: FileHeader<Endian = LittleEndian>>(data: &[u8], h: &H) -> Result<(), Error> {
+    let e = LittleEndian;
+    let ehsize = u64::from(h.e_ehsize(e));
+    let own = std::mem::size_of::<H>() as u64;
+    if ehsize != own {
+        return Err(bad_elf(
+            format!("e_ehsize is {ehsize}, the ELF header of this class is {own} bytes"),
+            if own == EHDR64_SIZE { 0x34 } else { 0x28 },
+        ));
+    }
+    let phentsize_at = if own == EHDR64_SIZE { 0x36 } else { 0x2a };
+    let phdrs = h
+        .program_headers(e, data)
+        .map_err(|err| bad_elf(format!("program header table: {err}"), phentsize_at))?;
+    for (i, ph) in phdrs.iter().enumerate() {
+        let (offset, size) = (ph.p_offset(e).into(), ph.p_filesz(e).into());
+        if offset.checked_add(size).is_none_or(|end| end > data.len() as u64) {
+            return Err(bad_elf(
+                format!(
+                    "segment {i} ({size} bytes at {offset:#x}) runs past the end of the \
+                     {}-byte object",
+                    data.len()
+                ),
+                h.e_phoff(e).into(),
+            ));
+        }
+    }
+    h.section_headers(e, data)
+        .map_err(|err| bad_elf(format!("section header table: {err}"), phentsize_at + 4))?;
+    Ok(())
 }
 
 fn header64(data: &[u8]) -> Result<&FileHeader64<LittleEndian>, Error> {

@@ -525,6 +525,19 @@ fn unprotected(data: &[u8], listing: &serde_json::Value) -> Vec<std::ops::Range<
                         .flat_map(|e| elf(at + num(&e["offset"]), num(&e["size"])))
                         .collect();
                     out.extend(subtract(at + num(&b["header_size"])..at + size, &holes));
+                    // The IDs of entries whose payload is no code object (the host entry,
+                    // empty): no payload says what they should be. Header: magic (24), u64
+                    // count, then per entry u64 offset, u64 size, u64 ID length, the ID.
+                    let mut o = at + 32;
+                    for e in &entries {
+                        let n = data
+                            .get(o + 16..o + 24)
+                            .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap()) as usize);
+                        if e["code_object_version"].is_null() && e["eflags_agree"].is_null() {
+                            out.push(o + 24..o + 24 + n);
+                        }
+                        o += 24 + n;
+                    }
                 }
                 Some("object-bundle") => {
                     for e in &entries {
@@ -550,6 +563,7 @@ fn unprotected(data: &[u8], listing: &serde_json::Value) -> Vec<std::ops::Range<
             }
         }
     }
+    out.extend(unchecked_names(data, listing));
     // zstd-per-kernel archives: u32 count at 0x40, then (u32 size, frame) per kernel.
     if data.starts_with(b"KPAK")
         && data.len() > 0x48
@@ -578,6 +592,99 @@ fn unprotected(data: &[u8], listing: &serde_json::Value) -> Vec<std::ops::Range<
                 out.push(frame + header..frame + n);
             }
             o = frame + n;
+        }
+    }
+    out
+}
+
+/// Names no format protects and nothing else repeats, so that another valid name is another
+/// valid file as far as any reader can tell:
+///
+/// - `ar` member names (the 16-byte name field of each member header, and the GNU long-name
+///   table `//`): an archive carries no checksum, and a member is found by its contents;
+/// - the names of an object bundle's `__CLANG_OFFLOAD_BUNDLE__<id>` sections (the bytes in
+///   the section-name table, and each section header's `sh_name`) whose payload is no ELF
+///   code object (bitcode, host code, nothing): the ID is the name, and no payload says which
+///   target it was built for (a code object's `e_flags` do, so those names are protected);
+/// - the TOC keys of a `.kpack` archive (`<kernel_name>#<N>`, MessagePack strings): the key
+///   is only looked up by name (a split binary's marker names it, and a changed key is
+///   reported there as a kernel missing from the archive).
+fn unchecked_names(data: &[u8], listing: &serde_json::Value) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let u16_at = |o: usize| data.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize);
+    let u32_at = |o: usize| {
+        data.get(o..o + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap()) as usize)
+    };
+    let u64_at = |o: usize| {
+        data.get(o..o + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap()) as usize)
+    };
+    // ar: 8-byte magic, then 60-byte headers (name 0..16, size 48..58), data padded to 2.
+    if data.starts_with(b"!<arch>\n") {
+        let mut at = 8;
+        while at + 60 <= data.len() {
+            out.push(at..at + 16);
+            let size: usize = std::str::from_utf8(&data[at + 48..at + 58])
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+                .unwrap_or(0);
+            if &data[at..at + 2] == b"//" {
+                out.push(at + 60..(at + 60 + size).min(data.len()));
+            }
+            at += 60 + size + size % 2;
+        }
+    }
+    // An ELF64 relocatable object: its object-bundle sections.
+    if data.starts_with(b"\x7fELF\x02\x01") && u16_at(16) == Some(1) {
+        let (Some(shoff), Some(shentsize), Some(shnum), Some(shstrndx)) =
+            (u64_at(0x28), u16_at(0x3a), u16_at(0x3c), u16_at(0x3e))
+        else {
+            return out;
+        };
+        let header = |i: usize| shoff + i * shentsize;
+        let Some(strtab) = u64_at(header(shstrndx) + 0x18) else {
+            return out;
+        };
+        const PREFIX: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
+        for i in 0..shnum {
+            let (Some(name), Some(off), Some(size)) = (
+                u32_at(header(i)),
+                u64_at(header(i) + 0x18),
+                u64_at(header(i) + 0x20),
+            ) else {
+                continue;
+            };
+            let Some(text) = data.get(strtab + name..) else {
+                continue;
+            };
+            let len = text.iter().position(|&b| b == 0).unwrap_or(text.len());
+            let payload = data.get(off..off + size).unwrap_or(&[]);
+            if text.starts_with(PREFIX) && !payload.starts_with(b"\x7fELF") {
+                out.push(strtab + name..strtab + name + len);
+                out.push(header(i)..header(i) + 4);
+            }
+        }
+    }
+    // kpack: each TOC key, where it is stored (after the TOC offset).
+    if data.starts_with(b"KPAK") {
+        let toc = u64_at(8).unwrap_or(usize::MAX).min(data.len());
+        let keys: std::collections::BTreeSet<&str> = listing["files"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|f| f["bundles"].as_array().into_iter().flatten())
+            .filter_map(|b| b["kpack_key"].as_str())
+            .collect();
+        for k in keys {
+            let mut from = toc;
+            while let Some(i) = data[from..]
+                .windows(k.len())
+                .position(|w| w == k.as_bytes())
+            {
+                out.push(from + i..from + i + k.len());
+                from += i + k.len();
+            }
         }
     }
     out
