@@ -502,7 +502,10 @@ fn check_tables<H: FileHeader<Endian = LittleEndian>>(data: &[u8], h: &H) -> Res
         .map_err(|err| bad_elf(format!("program header table: {err}"), phentsize_at))?;
     for (i, ph) in phdrs.iter().enumerate() {
         let (offset, size) = (ph.p_offset(e).into(), ph.p_filesz(e).into());
-        if offset.checked_add(size).is_none_or(|end| end > data.len() as u64) {
+        if offset
+            .checked_add(size)
+            .is_none_or(|end| end > data.len() as u64)
+        {
             return Err(bad_elf(
                 format!(
                     "segment {i} ({size} bytes at {offset:#x}) runs past the end of the \

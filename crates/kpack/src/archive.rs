@@ -572,9 +572,22 @@ fn check_consistency(
     data: &[u8],
     toc: u64,
 ) -> Result<()> {
+    if kernels.is_empty() && toc > HEADER_SIZE {
+        return bad_toc(
+            toc,
+            format!(
+                "the TOC names no kernel, but the archive stores {} bytes between its header \
+                 and the TOC (the TOC is damaged)",
+                toc - HEADER_SIZE
+            ),
+        );
+    }
     let mut used = vec![false; stored.len()];
     for k in kernels {
-        if let Some(u) = usize::try_from(k.ordinal).ok().and_then(|o| used.get_mut(o)) {
+        if let Some(u) = usize::try_from(k.ordinal)
+            .ok()
+            .and_then(|o| used.get_mut(o))
+        {
             *u = true;
         }
         if !arches.iter().any(|a| *a == k.arch) {
