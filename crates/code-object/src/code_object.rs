@@ -504,7 +504,7 @@ fn check_tables<H: FileHeader<Endian = LittleEndian>>(data: &[u8], h: &H) -> Res
         let (offset, size) = (ph.p_offset(e).into(), ph.p_filesz(e).into());
         if offset
             .checked_add(size)
-            .is_none_or(|end| end > data.len() as u64)
+            .map_or(true, |end| end > data.len() as u64)
         {
             return Err(bad_elf(
                 format!(

@@ -590,7 +590,7 @@ fn check_consistency(
         {
             *u = true;
         }
-        if !arches.iter().any(|a| *a == k.arch) {
+        if !arches.contains(&k.arch) {
             return bad_toc(
                 toc,
                 format!(
