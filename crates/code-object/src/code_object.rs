@@ -516,8 +516,67 @@ fn check_tables<H: FileHeader<Endian = LittleEndian>>(data: &[u8], h: &H) -> Res
             ));
         }
     }
-    h.section_headers(e, data)
+    let sections = h
+        .section_headers(e, data)
         .map_err(|err| bad_elf(format!("section header table: {err}"), phentsize_at + 4))?;
+    // The program header table is its own bytes: no section's contents lie in it (a raised
+    // `e_phnum` would otherwise read section bytes as segments).
+    let phoff: u64 = h.e_phoff(e).into();
+    let phend = phoff.saturating_add(std::mem::size_of_val(phdrs) as u64);
+    for ph in phdrs {
+        // PT_PHDR describes the program header table itself.
+        let filesz: u64 = ph.p_filesz(e).into();
+        let offset: u64 = ph.p_offset(e).into();
+        if ph.p_type(e) == object::elf::PT_PHDR && (offset != phoff || filesz != phend - phoff) {
+            return Err(bad_elf(
+                format!(
+                    "PT_PHDR says the program header table is {filesz} bytes at {offset:#x}, \
+                     e_phoff and e_phnum say {} bytes at {phoff:#x}",
+                    phend - phoff
+                ),
+                phentsize_at + 2,
+            ));
+        }
+    }
+    let loads: Vec<(u64, u64)> = phdrs
+        .iter()
+        .filter(|ph| ph.p_type(e) == object::elf::PT_LOAD)
+        .map(|ph| {
+            let o: u64 = ph.p_offset(e).into();
+            (o, o.saturating_add(ph.p_filesz(e).into()))
+        })
+        .collect();
+    let dynamic = h.e_type(e) == object::elf::ET_DYN;
+    for (i, sh) in sections.iter().enumerate() {
+        let (offset, size): (u64, u64) = (sh.sh_offset(e).into(), sh.sh_size(e).into());
+        if sh.sh_type(e) == object::elf::SHT_NOBITS || size == 0 {
+            continue;
+        }
+        // A loaded object's allocated sections are in its loaded segments.
+        let flags: u64 = sh.sh_flags(e).into();
+        let alloc = flags & u64::from(object::elf::SHF_ALLOC) != 0;
+        let end = offset.saturating_add(size);
+        if dynamic && alloc && !loads.iter().any(|&(a, b)| a <= offset && end <= b) {
+            return Err(bad_elf(
+                format!(
+                    "section {i} ({size} bytes at {offset:#x}) is allocated but in no PT_LOAD \
+                     segment of the {} program headers",
+                    phdrs.len()
+                ),
+                phentsize_at + 2,
+            ));
+        }
+        if offset < phend && phoff < offset.saturating_add(size) {
+            return Err(bad_elf(
+                format!(
+                    "the program header table ({} entries at {phoff:#x}) overlaps section {i} \
+                     ({size} bytes at {offset:#x}): e_phnum or e_phoff is damaged",
+                    phdrs.len()
+                ),
+                phentsize_at + 2,
+            ));
+        }
+    }
     Ok(())
 }
 

@@ -629,6 +629,29 @@ fn unchecked_names(data: &[u8], listing: &serde_json::Value) -> Vec<std::ops::Ra
             }
         }
     }
+    // A split binary's kpack marker: the strings of `kpack_search_paths` (MessagePack: the
+    // key, an array header, then fixstr or str8 strings). A search path is only where the
+    // loader looks: another valid path is a binary whose archives are not installed, and
+    // nothing records what it was.
+    const PATHS: &[u8] = b"\xb2kpack_search_paths";
+    let mut from = 0;
+    while let Some(i) = data[from..].windows(PATHS.len()).position(|w| w == PATHS) {
+        let mut at = from + i + PATHS.len();
+        from = at;
+        let Some(&n) = data.get(at).filter(|&&b| (0x91..=0x9f).contains(&b)) else {
+            continue;
+        };
+        at += 1;
+        for _ in 0..n & 0x0f {
+            let (start, len) = match data.get(at) {
+                Some(&b) if (0xa0..=0xbf).contains(&b) => (at + 1, usize::from(b & 0x1f)),
+                Some(0xd9) => (at + 2, usize::from(*data.get(at + 1).unwrap_or(&0))),
+                _ => break,
+            };
+            out.push(start..start + len);
+            at = start + len;
+        }
+    }
     // kpack: each TOC key, where it is stored (after the TOC offset).
     if data.starts_with(b"KPAK") {
         let toc = u64_at(8).unwrap_or(usize::MAX).min(data.len());

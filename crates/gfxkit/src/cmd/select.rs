@@ -59,7 +59,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let inv = Inventory::of(bytes);
         let mut s = select::select(&path.display().to_string(), &inv, &device);
         s.error = gfxkit_inventory::kpack::archive_damage(bytes);
-        s.kpack_units = crate::cmd::kpack::select_units(path, &inv, &device, loader);
+        s.kpack_units = if gfxkit_inventory::kpack::is_archive(bytes) {
+            // A `.kpack` file: its units as `list` reads them.
+            gfxkit_inventory::kpack::select_archive(
+                path,
+                bytes,
+                &device,
+                loader,
+                &gfxkit_io::kpack::env(),
+            )
+        } else {
+            crate::cmd::kpack::select_units(path, &inv, &device, loader)
+        };
         Ok(s)
     })?;
     let mut report = SelectReport {
@@ -132,9 +143,15 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
                 .iter()
                 .filter(|u| u.selected.is_some())
                 .count();
+            // A split binary's units are its HIPK wrappers; a `.kpack` file's, its TOC keys.
+            let what = if f.kpack.is_empty() {
+                "kernels of the archive"
+            } else {
+                "kpack wrappers"
+            };
             writeln!(
                 out,
-                "{}: {chosen} of {} kpack wrappers have a code object for the device",
+                "{}: {chosen} of {} {what} have a code object for the device",
                 f.path,
                 f.kpack_units.len()
             )?;
@@ -155,7 +172,7 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
                 };
                 (u.index as usize, key, outcome)
             });
-            print_units(out, "kpack wrappers", lines)?;
+            print_units(out, what, lines)?;
         }
         if f.bundles.is_empty() {
             // Damage that hides the device code was said above (on stderr): not "none here".
@@ -163,7 +180,7 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
                 .problems
                 .iter()
                 .any(|p| p.severity == gfxkit_host::Severity::Error);
-            if f.kpack.is_empty() && !damaged {
+            if f.kpack.is_empty() && f.kpack_units.is_empty() && !damaged {
                 writeln!(out, "{}: no device code", f.path)?;
             }
             continue;
