@@ -1389,6 +1389,34 @@ fn damage_that_decides_an_answer_is_named() {
                     .is_none()
         );
     }
+    // A feature bit of e_flags (sramecc+ -> sramecc-, bit 10) against the metadata's
+    // amdhsa.target: only inspect compared them.
+    let mut d = co.clone();
+    d[0x31] ^= 1 << 2;
+    let path = dir.path().join("bad-eflags.co");
+    std::fs::write(&path, &d).unwrap();
+    for args in [
+        &["select", "--device", "gfx90a:sramecc+:xnack-"][..],
+        &["doctor", "--device", "gfx90a:sramecc+:xnack-"],
+        &["kernels"],
+        &["list"],
+    ] {
+        let (code, text) = gfx(args, &path);
+        assert_eq!(code, Some(2), "{args:?}: {text}");
+        assert!(
+            text.contains("amdhsa.target says gfx90a:sramecc+:xnack-"),
+            "{args:?}: {text}"
+        );
+    }
+    // A shared library whose EI_CLASS was flipped reads as "another kind of ELF": doctor
+    // skipped it.
+    let mut d = get("libk.so");
+    d[4] ^= 1;
+    let path = dir.path().join("bad-class.so");
+    std::fs::write(&path, &d).unwrap();
+    let (code, text) = gfx(&["doctor", "--device", "gfx906"], &path);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("EI_CLASS is 3"), "{text}");
     // An entry ID in an uncompressed bundle: gfx90a:xnack+ -> cfx90a:xnack+.
     let fb = get("k.hipfb");
     let id = b"--gfx90a:xnack+";
