@@ -674,7 +674,7 @@ fn index_frames(data: &[u8], offset: u64, size: u64) -> Result<Vec<(u64, u64)>> 
                 start,
                 ErrorKind::BadToc(format!(
                     "zstd frame {i} at {start:#x} does not start with the zstd magic \
-                     (28 b5 2f fd): a frame size before it is damaged"
+                     (28 b5 2f fd): the frame, or a frame size before it, is damaged"
                 )),
             );
         }
