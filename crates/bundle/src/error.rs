@@ -131,6 +131,17 @@ pub enum ErrorKind {
     /// An entry ID that is not UTF-8 text.
     #[error("entry ID is not valid UTF-8")]
     IdNotUtf8,
+    /// An entry ID holding a control character (a NUL, say): no ID has one, and an ID
+    /// length that takes in the padding after it reads as one.
+    #[error(
+        "entry ID holds the control byte {byte:#04x} at position {position} (no entry ID has one)"
+    )]
+    IdControlByte {
+        /// The byte.
+        byte: u8,
+        /// Its position in the ID.
+        position: usize,
+    },
     /// An entry ID that is empty.
     #[error("entry ID is empty")]
     EmptyId,

@@ -221,6 +221,9 @@ impl<'data> Bundle<'data> {
             let check = (|| {
                 let id_str = std::str::from_utf8(id)
                     .map_err(|_| fail(ErrorKind::IdNotUtf8).shifted(ENTRY_RECORD_LEN))?;
+                if let Some(k) = control_byte(id) {
+                    return Err(fail(k).shifted(ENTRY_RECORD_LEN));
+                }
                 if id.is_empty() {
                     return Err(fail(ErrorKind::EmptyId).shifted(16));
                 }
@@ -376,6 +379,17 @@ pub struct HeaderEntry {
     pub size: u64,
 }
 
+/// [`ErrorKind::IdControlByte`] for the first control character (below 0x20, or 0x7f) of an
+/// entry ID.
+fn control_byte(id: &[u8]) -> Option<ErrorKind> {
+    id.iter()
+        .position(|&b| b < 0x20 || b == 0x7f)
+        .map(|position| ErrorKind::IdControlByte {
+            byte: id[position],
+            position,
+        })
+}
+
 /// Reads only the header of an uncompressed bundle (IDs, offsets, sizes) from `prefix`, which
 /// may be just the start of the bundle: payloads are not looked at or range-checked. For
 /// listing a bundle whose payloads are not at hand (the first bytes of a decompression).
@@ -389,6 +403,9 @@ pub fn parse_header(prefix: &[u8]) -> Result<(Vec<HeaderEntry>, u64)> {
         let (offset, size, id, next) = read_record(prefix, pos, index)?;
         let id = std::str::from_utf8(id)
             .map_err(|_| Error::at(ErrorKind::IdNotUtf8, pos + ENTRY_RECORD_LEN).in_entry(index))?;
+        if let Some(k) = control_byte(id.as_bytes()) {
+            return Err(Error::at(k, pos + ENTRY_RECORD_LEN).in_entry(index));
+        }
         out.push(HeaderEntry {
             index,
             id: id.to_owned(),

@@ -435,3 +435,30 @@ proptest! {
         prop_assert_eq!(d.data, data);
     }
 }
+
+/// An entry's ID length flipped so that it takes in the zero padding after the ID: the ID
+/// with NUL bytes used to be accepted (and listed, and no longer matched by any device).
+#[test]
+fn an_id_length_that_takes_in_padding_is_an_error() {
+    let b = gfxkit_bundle::write_bundle(
+        &[
+            ("host-x86_64-unknown-linux--", &b""[..]),
+            ("hipv4-amdgcn-amd-amdhsa--gfx906", &b"\x7fELF"[..]),
+        ],
+        4096,
+    )
+    .unwrap();
+    let id = b"hipv4-amdgcn-amd-amdhsa--gfx906";
+    let at = b.windows(id.len()).position(|w| w == id).unwrap();
+    // The u64 ID length just before the ID: 31 -> 33 (two bytes of padding).
+    let mut d = b.clone();
+    assert_eq!(d[at - 8] as usize, id.len());
+    d[at - 8] = (id.len() + 2) as u8;
+    let e = gfxkit_bundle::Bundle::parse(&d).unwrap_err();
+    assert!(
+        e.to_string().contains("control byte 0x00 at position 31"),
+        "{e}"
+    );
+    let e = gfxkit_bundle::read::parse_header(&d).unwrap_err();
+    assert!(e.to_string().contains("control byte 0x00"), "{e}");
+}

@@ -124,6 +124,20 @@ impl Header {
         if machine != EM_AMDGPU {
             return Err(Error::new(ErrorKind::NotAmdgpu { machine }, 18));
         }
+        // The HSA loader takes shared objects; the linker takes relocatable ones. No AMDGPU
+        // code object has another type (a damaged `e_type` is not "another kind").
+        let e_type = header.e_type(e);
+        if !matches!(e_type, object::elf::ET_REL | object::elf::ET_DYN) {
+            return Err(Error::new(
+                ErrorKind::BadIdent {
+                    detail: format!(
+                        "e_type is {e_type:#x}; AMDGPU code objects are shared objects (3, \
+                         ET_DYN) or relocatable ones (1, ET_REL)"
+                    ),
+                },
+                16,
+            ));
+        }
         let ident = header.e_ident();
         let version = if ident.os_abi == ELFOSABI_AMDGPU_HSA && arch == Arch::Amdgcn {
             CodeObjectVersion::from_abi_version(ident.abi_version)
@@ -136,7 +150,7 @@ impl Header {
             arch,
             os_abi: OsAbi(ident.os_abi),
             abi_version: ident.abi_version,
-            e_type: header.e_type(e),
+            e_type,
             flags: EFlags::decode_layout(header.e_flags(e), layout),
             version,
         })
@@ -202,6 +216,11 @@ impl<'data> CodeObject<'data> {
         let header = Header::parse(data)?;
         if let Some(t) = crate::extent::truncation_with_sections(data) {
             return Err(Error::new(ErrorKind::TruncatedElf(t), t.claim));
+        }
+        if elf_class(data)? == ELFCLASS64 {
+            check_tables(data, header64(data)?)?;
+        } else {
+            check_tables(data, header32(data)?)?;
         }
         let find = |owner: &str, n_type: u32| match elf_class(data)? {
             ELFCLASS64 => find_note(data, header64(data)?, owner, n_type),
@@ -335,29 +354,42 @@ impl<'data> CodeObject<'data> {
                 out.push(Issue::UnknownVersion(v));
             }
         }
+        out.extend(self.target_mismatch());
+        self.descriptor_issues(&mut out);
+        out
+    }
+
+    /// [`Issue::TargetMismatch`] when the metadata's `amdhsa.target` (code object V4 and
+    /// later) names another target ID than `e_flags`, or names one while `e_flags` name no
+    /// processor gfxkit knows: the two say what the object was built for, and one of them is
+    /// wrong (damaged). `None` when they agree or either is absent.
+    pub fn target_mismatch(&self) -> Option<Issue> {
         // Code object V4+ metadata spells the target ID as e_flags do; V3 used another syntax.
         let v4_or_later = self
             .header
             .version
             .is_some_and(|v| v >= CodeObjectVersion::V4);
-        if let (true, Ok(id), Some(meta)) = (
-            v4_or_later,
-            self.target_id(),
-            self.metadata().and_then(|m| m.target_id_str()),
-        ) {
-            match TargetId::parse(meta) {
-                Ok(m) if m == id => {}
-                // LLVM 22's `gfx1250:xnack+`: e_flags "on" read as the bare processor (LLVM
-                // main's default writes "on" too), and the flags fit the metadata's ID.
-                Ok(m) if m.legacy_xnack().is_some() && self.header.check_target(&m).is_ok() => {}
-                _ => out.push(Issue::TargetMismatch {
-                    e_flags: id.to_string(),
-                    metadata: meta.to_owned(),
-                }),
-            }
+        let meta = self.metadata().and_then(|m| m.target_id_str())?;
+        if !v4_or_later {
+            return None;
         }
-        self.descriptor_issues(&mut out);
-        out
+        let Ok(id) = self.target_id() else {
+            // e_flags name no known processor while the metadata names a known target.
+            return TargetId::parse(meta).ok().map(|_| Issue::TargetMismatch {
+                e_flags: format!("{:#x}", self.e_flags()),
+                metadata: meta.to_owned(),
+            });
+        };
+        match TargetId::parse(meta) {
+            Ok(m) if m == id => None,
+            // LLVM 22's `gfx1250:xnack+`: e_flags "on" read as the bare processor (LLVM
+            // main's default writes "on" too), and the flags fit the metadata's ID.
+            Ok(m) if m.legacy_xnack().is_some() && self.header.check_target(&m).is_ok() => None,
+            _ => Some(Issue::TargetMismatch {
+                e_flags: id.to_string(),
+                metadata: meta.to_owned(),
+            }),
+        }
     }
 
     /// Metadata kernels against their kernel descriptors.
@@ -448,6 +480,104 @@ fn elf_class(data: &[u8]) -> Result<u8, Error> {
             4,
         )),
     }
+}
+
+/// The ELF header's own size, the entry sizes of both header tables, and each segment's
+/// bytes, as a loader reads them: the ELF rules every object meets, so that a damaged
+/// `e_ehsize`, `e_phentsize`, `e_shentsize` or `e_phnum` is an error rather than a code object
+/// that reads alike.
+fn check_tables<H: FileHeader<Endian = LittleEndian>>(data: &[u8], h: &H) -> Result<(), Error> {
+    let e = LittleEndian;
+    let ehsize = u64::from(h.e_ehsize(e));
+    let own = std::mem::size_of::<H>() as u64;
+    if ehsize != own {
+        return Err(bad_elf(
+            format!("e_ehsize is {ehsize}, the ELF header of this class is {own} bytes"),
+            if own == EHDR64_SIZE { 0x34 } else { 0x28 },
+        ));
+    }
+    let phentsize_at = if own == EHDR64_SIZE { 0x36 } else { 0x2a };
+    let phdrs = h
+        .program_headers(e, data)
+        .map_err(|err| bad_elf(format!("program header table: {err}"), phentsize_at))?;
+    for (i, ph) in phdrs.iter().enumerate() {
+        let (offset, size) = (ph.p_offset(e).into(), ph.p_filesz(e).into());
+        if offset
+            .checked_add(size)
+            .map_or(true, |end| end > data.len() as u64)
+        {
+            return Err(bad_elf(
+                format!(
+                    "segment {i} ({size} bytes at {offset:#x}) runs past the end of the \
+                     {}-byte object",
+                    data.len()
+                ),
+                h.e_phoff(e).into(),
+            ));
+        }
+    }
+    let sections = h
+        .section_headers(e, data)
+        .map_err(|err| bad_elf(format!("section header table: {err}"), phentsize_at + 4))?;
+    // The program header table is its own bytes: no section's contents lie in it (a raised
+    // `e_phnum` would otherwise read section bytes as segments).
+    let phoff: u64 = h.e_phoff(e).into();
+    let phend = phoff.saturating_add(std::mem::size_of_val(phdrs) as u64);
+    for ph in phdrs {
+        // PT_PHDR describes the program header table itself.
+        let filesz: u64 = ph.p_filesz(e).into();
+        let offset: u64 = ph.p_offset(e).into();
+        if ph.p_type(e) == object::elf::PT_PHDR && (offset != phoff || filesz != phend - phoff) {
+            return Err(bad_elf(
+                format!(
+                    "PT_PHDR says the program header table is {filesz} bytes at {offset:#x}, \
+                     e_phoff and e_phnum say {} bytes at {phoff:#x}",
+                    phend - phoff
+                ),
+                phentsize_at + 2,
+            ));
+        }
+    }
+    let loads: Vec<(u64, u64)> = phdrs
+        .iter()
+        .filter(|ph| ph.p_type(e) == object::elf::PT_LOAD)
+        .map(|ph| {
+            let o: u64 = ph.p_offset(e).into();
+            (o, o.saturating_add(ph.p_filesz(e).into()))
+        })
+        .collect();
+    let dynamic = h.e_type(e) == object::elf::ET_DYN;
+    for (i, sh) in sections.iter().enumerate() {
+        let (offset, size): (u64, u64) = (sh.sh_offset(e).into(), sh.sh_size(e).into());
+        if sh.sh_type(e) == object::elf::SHT_NOBITS || size == 0 {
+            continue;
+        }
+        // A loaded object's allocated sections are in its loaded segments.
+        let flags: u64 = sh.sh_flags(e).into();
+        let alloc = flags & u64::from(object::elf::SHF_ALLOC) != 0;
+        let end = offset.saturating_add(size);
+        if dynamic && alloc && !loads.iter().any(|&(a, b)| a <= offset && end <= b) {
+            return Err(bad_elf(
+                format!(
+                    "section {i} ({size} bytes at {offset:#x}) is allocated but in no PT_LOAD \
+                     segment of the {} program headers",
+                    phdrs.len()
+                ),
+                phentsize_at + 2,
+            ));
+        }
+        if offset < phend && phoff < offset.saturating_add(size) {
+            return Err(bad_elf(
+                format!(
+                    "the program header table ({} entries at {phoff:#x}) overlaps section {i} \
+                     ({size} bytes at {offset:#x}): e_phnum or e_phoff is damaged",
+                    phdrs.len()
+                ),
+                phentsize_at + 2,
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn header64(data: &[u8]) -> Result<&FileHeader64<LittleEndian>, Error> {

@@ -439,8 +439,15 @@ fn verify_finds_eflags_disagreeing_with_the_entry_id() {
             && o.contains("(hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-): the ID says gfx90a:xnack- but the code object is built for gfx90a:xnack+"),
         "{o}"
     );
+    // An answer decided by the contradiction: list names it and exits 2.
     let (code, v) = json(&["list", "--json", s(&p)]);
-    assert_eq!(code, 0);
+    assert_eq!(code, 2);
+    let problems = v["files"][0]["problems"].to_string();
+    assert!(
+        problems
+            .contains("the ID says gfx90a:xnack- but the code object is built for gfx90a:xnack+"),
+        "{problems}"
+    );
     let e = v["files"][0]["bundles"][0]["entries"]
         .as_array()
         .unwrap()

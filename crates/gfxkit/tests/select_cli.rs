@@ -236,7 +236,8 @@ fn padded_bundle(name: &str, pads: usize) -> PathBuf {
     for n in &names {
         entries.push((n.as_str(), b"pad"));
     }
-    entries.push(("hipv4-amdgcn-amd-amdhsa--gfx906", b"\x7fELF-for-gfx906"));
+    // Not an ELF file: a payload with the ELF magic that is no code object contradicts its ID.
+    entries.push(("hipv4-amdgcn-amd-amdhsa--gfx906", b"code-for-gfx906"));
     let bytes = gfxkit_bundle::write_bundle(&entries, 4096).unwrap();
     let path = built().dir.path().join(name);
     std::fs::write(&path, bytes).unwrap();

@@ -198,6 +198,24 @@ pub enum ProblemKind {
     /// An `.llvm.offloading` image that cannot be read.
     #[error("offload binary cannot be read: {0}")]
     BadOffloadBinary(String),
+    /// An entry whose payload contradicts its ID: the payload is an AMDGPU code object built
+    /// for another target than the ID names (or the ID names none), or it starts with the ELF
+    /// magic but its ELF header cannot be read. One of the two is damaged, and an answer read
+    /// from the ID (what is listed, what the runtime would load) cannot be trusted. The
+    /// location is the payload.
+    #[error("entry {index} ({id}): {reason}")]
+    EntryContradiction {
+        /// The entry's index in its unit (header order).
+        index: usize,
+        /// The entry ID as stored (escaped when not printable).
+        id: String,
+        /// How payload and ID disagree.
+        reason: String,
+    },
+    /// A standalone code object that cannot be read as `inspect` reads it, or whose
+    /// `e_flags` contradict the target its metadata names. The location is the code object.
+    #[error("code object: {0}")]
+    BadCodeObject(String),
     /// A compressed (version 3, LLVM main) OffloadBinary: well formed, its entries not listed
     /// (`gfxkit_host::offloading::inflate` restores it); the OffloadBinaries after it are read.
     #[error("{0}")]

@@ -189,6 +189,16 @@ impl Examined {
 pub fn examine(inv: &Inventory<'_>) -> Examined {
     let mut out = Examined::default();
     if !inv.loaded_at_run_time() {
+        // A file whose ELF identification no ELF file has (sniffed as "another ELF") may be a
+        // library whose header was damaged: that is damage to report, not a file to skip.
+        if inv.kind == gfxkit_host::InputKind::ElfOther {
+            out.errors = inv
+                .problems
+                .iter()
+                .filter(|p| p.severity == gfxkit_host::Severity::Error)
+                .map(|p| p.to_string())
+                .collect();
+        }
         return out;
     }
     out.errors = inv

@@ -83,6 +83,30 @@ pub fn pick(entries: &[ListedEntry], wanted: &[EntryId], matched: &mut [bool]) -
     picked
 }
 
+/// Why the payload of an entry (ID `id`, file-name extension `ext`) must not be written as
+/// the code object its ID names, if so: an AMDGPU payload (or an ELF payload under an AMDGPU
+/// ID) that contradicts its ID ([`crate::locate::contradiction`]), that does not parse as
+/// `inspect` parses it, or whose `e_flags` name another target than its metadata. Bitcode,
+/// SPIR-V and host payloads are written as they are.
+pub fn unwritable(id: &str, payload: &[u8], ext: &str) -> Option<String> {
+    if ext != "co" || !payload.starts_with(b"\x7fELF") {
+        return None;
+    }
+    let amdgpu_id = EntryId::parse(id).is_ok_and(|e| e.triple().is_amdgpu());
+    let amdgpu_payload =
+        gfxkit_host::InputKind::sniff(payload) == gfxkit_host::InputKind::CodeObject;
+    if !amdgpu_id && !amdgpu_payload {
+        return None;
+    }
+    if let Some(c) = crate::locate::contradiction(id, payload) {
+        return Some(c);
+    }
+    match gfxkit_code_object::CodeObject::parse(payload) {
+        Err(e) => Some(format!("the code object cannot be read: {e}")),
+        Ok(co) => co.target_mismatch().map(|i| i.to_string()),
+    }
+}
+
 /// A file-name-safe form of an entry ID: every character other than letters, digits, `.`,
 /// `_`, `+` and `-` becomes `_`.
 pub fn sanitize(id: &str) -> String {

@@ -32,7 +32,8 @@ impl<'a> Inventory<'a> {
     /// code object, an OffloadBinary, or anything else, which holds nothing).
     pub fn of(data: &'a [u8]) -> Inventory<'a> {
         let discovery = gfxkit_host::discover(data);
-        let (units, problems, error) = if discovery.kind == InputKind::Bundle {
+        let mut discovery = discovery;
+        let (units, mut problems, error) = if discovery.kind == InputKind::Bundle {
             // A bundle file is read strictly: its damage is an error, not a problem beside.
             match locate::find_bundles(data) {
                 Ok(units) => (units, Vec::new(), None),
@@ -42,6 +43,12 @@ impl<'a> Inventory<'a> {
             let found = locate::units_of(&discovery);
             (found.units, found.problems, None)
         };
+        // Entries whose payload contradicts their ID are damage for every command that reads
+        // its answer from the IDs (list, select, doctor, extract): one problem each, also
+        // among discovery's, which select and doctor report.
+        let contradictions = locate::contradictions(&units);
+        discovery.problems.extend(contradictions.iter().cloned());
+        problems.extend(contradictions);
         Inventory {
             kind: discovery.kind,
             units,

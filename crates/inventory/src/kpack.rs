@@ -341,6 +341,60 @@ pub fn select_units<'d>(
     out
 }
 
+/// `select` of a `.kpack` file named `path`: one unit per TOC key (`<kernel_name>#<N>`, as
+/// `list` reads the archive's units), resolved as the loader would resolve a split binary's
+/// wrapper for that key over this one archive. Empty when `data` does not parse (its damage is
+/// [`archive_damage`]).
+pub fn select_archive(
+    path: &Path,
+    data: &[u8],
+    device: &TargetId,
+    loader: Loader,
+    env: &Env,
+) -> Vec<KpackUnit> {
+    let Ok(archive) = Archive::parse(data) else {
+        return Vec::new();
+    };
+    let opened = [Opened {
+        path,
+        archive: &archive,
+    }];
+    let mut keys: Vec<&str> = archive.kernels.iter().map(|k| k.key.as_str()).collect();
+    keys.dedup();
+    let mut out = Vec::new();
+    for key in keys {
+        // A key without `#N` is one no wrapper can look up.
+        let (name, Some(index)) = gfxkit_kpack::archive::split_key(key) else {
+            continue;
+        };
+        let marker = KpackRef {
+            kernel_name: Some(name.to_owned()),
+            search_paths: vec![path.display().to_string()],
+        };
+        let lookup = gfxkit_kpack::select::lookup(
+            loader,
+            device,
+            Some(&marker),
+            index,
+            env,
+            &opened,
+            &[],
+            &[],
+        );
+        let selected = match &lookup.outcome {
+            Outcome::Found { arch, .. } if lookup.loads() => Some(entry_id(arch)),
+            _ => None,
+        };
+        out.push(KpackUnit {
+            index,
+            offset: 0,
+            selected,
+            lookup,
+        });
+    }
+    out
+}
+
 /// The doctor's verdict from [`select_units`]: `None` when every wrapper loads, else why the
 /// first one does not.
 pub fn doctor_verdict(units: &[KpackUnit]) -> Option<String> {

@@ -146,13 +146,124 @@ impl Found<'_> {
 /// Nothing is decompressed or copied.
 pub fn locate(data: &[u8]) -> Result<Found<'_>> {
     let kind = InputKind::sniff(data.get(..64).unwrap_or(data));
-    if kind == InputKind::Bundle {
-        return Ok(Found {
+    let mut found = if kind == InputKind::Bundle {
+        Found {
             units: find_bundles(data)?,
             problems: Vec::new(),
-        });
+        }
+    } else {
+        units_of(&gfxkit_host::discover(data))
+    };
+    let more = contradictions(&found.units);
+    found.problems.extend(more);
+    Ok(found)
+}
+
+/// What contradicts an entry whose ID is `id` and whose payload is `payload`, when its
+/// payload is at hand: the payload is an AMDGPU code object built for another target than the
+/// ID names ([`check_payload`]'s mismatch), or for a known target while the ID names no AMDGPU
+/// target at all (an ID that does not parse, another triple, a host entry); or it starts
+/// with the ELF magic under an AMDGPU ID but is no AMDGPU code object. Payload and ID were
+/// written together by the compiler: when they disagree one of them is damaged, and nothing
+/// read from the ID can be trusted. `None` when they agree or nothing can be told (bitcode,
+/// SPIR-V, host code, a processor neither side names that gfxkit knows).
+pub fn contradiction(id: &str, payload: &[u8]) -> Option<String> {
+    match check_payload(id, payload) {
+        PayloadCheck::Checked { mismatch, .. } => mismatch,
+        PayloadCheck::NotCodeObject(e) => payload.starts_with(b"\x7fELF").then(|| {
+            format!("the payload starts with the ELF magic but is no AMDGPU code object: {e}")
+        }),
+        PayloadCheck::NotApplicable => {
+            let built = gfxkit_code_object::Header::parse(payload)
+                .ok()?
+                .target_id()
+                .ok()?;
+            match gfxkit_bundle::EntryId::parse(id) {
+                Err(err) => Some(format!(
+                    "the ID does not parse ({err}), but the payload is an AMDGPU code object \
+                     built for {built}"
+                )),
+                // An AMDGPU triple without a processor: nothing to compare.
+                Ok(e) if e.triple().is_amdgpu() => None,
+                Ok(e) => Some(format!(
+                    "the ID's triple {} is no AMDGPU one, but the payload is an AMDGPU code \
+                     object built for {built}",
+                    e.triple()
+                )),
+            }
+        }
     }
-    Ok(units_of(&gfxkit_host::discover(data)))
+}
+
+/// The contradictions in `units` that their bytes show without decompressing anything, as
+/// errors at the payload concerned: every entry of an uncompressed bundle, an object bundle or
+/// an offload image whose payload contradicts its ID ([`contradiction`]), and every standalone
+/// code object that does not parse as `inspect` parses it or whose `e_flags` name another
+/// target than its metadata. (Compressed bundles are protected by their hash, checked where
+/// they are decompressed.)
+pub fn contradictions(units: &[Located<'_>]) -> Vec<gfxkit_host::Problem> {
+    use gfxkit_host::{Location, Problem, ProblemKind};
+    let mut out = Vec::new();
+    for b in units {
+        let at = |offset: u64, size: u64| Location {
+            member: b.member.clone(),
+            section: b.section.clone(),
+            offset: b.offset.saturating_add(offset),
+            size,
+        };
+        match b.form {
+            Form::Bundle if b.ccob.is_none() => {
+                // A header that does not parse is reported where the bundle is read.
+                let Ok(bundle) = Bundle::parse(b.bytes) else {
+                    continue;
+                };
+                for e in bundle.entries() {
+                    if let Some(reason) = contradiction(e.id, e.payload) {
+                        out.push(Problem::error(
+                            at(e.offset, e.size),
+                            ProblemKind::EntryContradiction {
+                                index: e.index,
+                                id: e.id.to_owned(),
+                                reason,
+                            },
+                        ));
+                    }
+                }
+            }
+            Form::Bundle => {}
+            Form::CodeObject => {
+                for e in &b.loose {
+                    let why = match gfxkit_code_object::CodeObject::parse(e.payload) {
+                        Err(err) => Some((err.offset(), err.to_string())),
+                        Ok(co) => co.target_mismatch().map(|i| (0, i.to_string())),
+                    };
+                    if let Some((offset, why)) = why {
+                        let mut l = at(e.offset, e.payload.len() as u64);
+                        l.offset = l.offset.saturating_add(offset);
+                        out.push(Problem::error(l, ProblemKind::BadCodeObject(why)));
+                    }
+                }
+            }
+            Form::ObjectBundle | Form::OffloadImage => {
+                for (index, e) in b.loose.iter().enumerate() {
+                    if e.ext != "co" {
+                        continue;
+                    }
+                    if let Some(reason) = contradiction(&e.id, e.payload) {
+                        out.push(Problem::error(
+                            at(e.offset, e.payload.len() as u64),
+                            ProblemKind::EntryContradiction {
+                                index,
+                                id: e.id.clone(),
+                                reason,
+                            },
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The units of device code of a discovery, in [`Found`]'s order, and its problems (with one

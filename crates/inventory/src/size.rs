@@ -9,8 +9,28 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Surveys one file's bytes (its bundles, their entries and sizes) for [`build_report`].
+/// An entry whose payload contradicts its ID ([`crate::locate::contradictions`]) is an
+/// error: the sizes would be counted under a damaged name.
 pub fn survey(data: &[u8]) -> std::result::Result<Survey, gfxkit_shrink::Error> {
-    gfxkit_shrink::survey_with(data, false)
+    let survey = gfxkit_shrink::survey_with(data, false)?;
+    if survey.regions.iter().any(|r| !r.bundles.is_empty()) {
+        if let Ok(found) = crate::locate::locate(data) {
+            let contradiction = found.problems.iter().find(|p| {
+                matches!(
+                    p.kind,
+                    gfxkit_host::ProblemKind::EntryContradiction { .. }
+                        | gfxkit_host::ProblemKind::BadCodeObject(_)
+                )
+            });
+            if let Some(p) = contradiction {
+                return Err(gfxkit_shrink::Error::at(
+                    p.location.offset,
+                    gfxkit_shrink::ErrorKind::Damaged(p.to_string()),
+                ));
+            }
+        }
+    }
+    Ok(survey)
 }
 
 /// Bytes attributed to one architecture.

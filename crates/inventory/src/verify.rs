@@ -254,11 +254,14 @@ fn check_entries(cx: &mut Ctx<'_>, entries: &[(usize, &str, Option<&[u8]>)]) {
         })
         .collect();
     let mut known: Vec<(usize, EntryId)> = Vec::new();
-    for (&(index, raw, _), (check, parse)) in entries.iter().zip(checks) {
+    for (&(index, raw, payload), (check, parse)) in entries.iter().zip(checks) {
         let id = match EntryId::parse(raw) {
             Ok(id) => id,
             Err(err) => {
                 cx.add(Some(index), Some(raw), FindingKind::BadId, err.to_string());
+                if let Some(m) = payload.and_then(|p| locate::contradiction(raw, p)) {
+                    cx.add(Some(index), Some(raw), FindingKind::EflagsMismatch, m);
+                }
                 continue;
             }
         };
@@ -284,7 +287,13 @@ fn check_entries(cx: &mut Ctx<'_>, entries: &[(usize, &str, Option<&[u8]>)]) {
             );
         }
         match check {
-            PayloadCheck::NotApplicable | PayloadCheck::Checked { mismatch: None, .. } => {}
+            // A code object under an ID that names no AMDGPU target.
+            PayloadCheck::NotApplicable => {
+                if let Some(m) = payload.and_then(|p| locate::contradiction(raw, p)) {
+                    cx.add(Some(index), Some(raw), FindingKind::EflagsMismatch, m);
+                }
+            }
+            PayloadCheck::Checked { mismatch: None, .. } => {}
             PayloadCheck::NotCodeObject(err) => cx.add(
                 Some(index),
                 Some(raw),
@@ -367,6 +376,10 @@ pub fn verify(name: &str, inv: &Inventory<'_>) -> Result<Verification> {
     // What host discovery found: wrappers pointing nowhere or outside the file, bundles
     // running past their section, bundles no wrapper registers, unreadable sections.
     for p in &inv.problems {
+        // An entry that contradicts its payload is a finding of the entry checks below.
+        if matches!(p.kind, gfxkit_host::ProblemKind::EntryContradiction { .. }) {
+            continue;
+        }
         problems.push(Finding {
             bundle: None,
             bundle_offset: Some(p.location.offset),

@@ -334,6 +334,7 @@ impl<'data> Archive<'data> {
             }
             Some(v) => return bad_toc(at, format!("toc is {v}, expected a map")),
         }
+        check_consistency(&kernels, &stored, &arches, &scheme, data, at)?;
         kernels.sort_by(|a, b| (&a.key, &a.arch).cmp(&(&b.key, &b.arch)));
         Ok(Archive {
             data,
@@ -541,6 +542,88 @@ fn decode_frame(frame: &[u8], limit: u64, k: &Kernel) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// What the TOC and the stored blobs say of each other, checked before anything is decoded
+/// (every one a rule of how archives are written, so a difference is damage): every stored
+/// blob or frame is some kernel's (a writer stores nothing else), every kernel's
+/// architecture is one `gfx_arches` lists (the runtime's first test), and a kernel's
+/// `original_size` is its blob's size (`none`) or its frame's declared content size (a zstd
+/// frame that declares one).
+fn check_consistency(
+    kernels: &[Kernel],
+    stored: &[(u64, u64)],
+    arches: &[String],
+    scheme: &Scheme,
+    data: &[u8],
+    toc: u64,
+) -> Result<()> {
+    if kernels.is_empty() && toc > HEADER_SIZE {
+        return bad_toc(
+            toc,
+            format!(
+                "the TOC names no kernel, but the archive stores {} bytes between its header \
+                 and the TOC (the TOC is damaged)",
+                toc - HEADER_SIZE
+            ),
+        );
+    }
+    let mut used = vec![false; stored.len()];
+    for k in kernels {
+        if let Some(u) = usize::try_from(k.ordinal)
+            .ok()
+            .and_then(|o| used.get_mut(o))
+        {
+            *u = true;
+        }
+        if !arches.contains(&k.arch) {
+            return bad_toc(
+                toc,
+                format!(
+                    "toc[{:?}] names architecture {:?}, which gfx_arches ({}) does not list",
+                    k.key,
+                    k.arch,
+                    arches.join(", ")
+                ),
+            );
+        }
+        let Some(expected) = k.original_size else {
+            continue;
+        };
+        let got = match scheme {
+            Scheme::None => Some(k.stored_size),
+            Scheme::ZstdPerKernel { .. } => usize::try_from(k.stored_offset)
+                .ok()
+                .and_then(|o| data.get(o..o.checked_add(usize::try_from(k.stored_size).ok()?)?))
+                .and_then(|f| zstd::zstd_safe::get_frame_content_size(f).ok().flatten()),
+        };
+        if let Some(got) = got.filter(|&g| g != expected) {
+            return fail(
+                k.stored_offset,
+                ErrorKind::SizeMismatch {
+                    key: k.key.clone(),
+                    arch: k.arch.clone(),
+                    expected,
+                    got,
+                },
+            );
+        }
+    }
+    if let Some(i) = used.iter().position(|u| !u) {
+        let what = match scheme {
+            Scheme::None => "blob",
+            Scheme::ZstdPerKernel { .. } => "zstd frame",
+        };
+        return fail(
+            stored[i].0,
+            ErrorKind::BadToc(format!(
+                "{what} {i} ({} bytes at {:#x}) is no kernel's: no TOC entry has ordinal {i} \
+                 (the TOC at {toc:#x} is damaged)",
+                stored[i].1, stored[i].0
+            )),
+        );
+    }
+    Ok(())
+}
+
 /// Walks the `zstd-per-kernel` blob: `u32 count`, then `count` times `u32 size` + frame.
 fn index_frames(data: &[u8], offset: u64, size: u64) -> Result<Vec<(u64, u64)>> {
     let blob = Cursor::new(data)
@@ -569,8 +652,27 @@ fn index_frames(data: &[u8], offset: u64, size: u64) -> Result<Vec<(u64, u64)>> 
                 },
             )
         })?;
+        if blob.slice(start, 4).ok() != Some(&[0x28, 0xb5, 0x2f, 0xfd][..]) {
+            let at = blob.abs(start);
+            return fail(
+                at,
+                ErrorKind::BadToc(format!(
+                    "zstd frame {i} at {at:#x} does not start with the zstd magic \
+                     (28 b5 2f fd): the frame, or a frame size before it, is damaged"
+                )),
+            );
+        }
         out.push((blob.abs(start), n));
         at = start + n;
+    }
+    if at != blob.len() {
+        let (at, end) = (blob.abs(at), blob.abs(blob.len()));
+        return fail(
+            at,
+            ErrorKind::BadToc(format!(
+                "the zstd blob's {count} frames end at {at:#x}, not at the blob's end {end:#x}"
+            )),
+        );
     }
     Ok(out)
 }

@@ -191,6 +191,22 @@ fn lookup_present(
                 "{} lists {arch} but has no kernel {key} (kpack error 5)",
                 opened[*archive].path.display()
             );
+            // No archive tried has the kernel, though one carries this binary's group and
+            // architecture: its TOC is damaged, or it belongs to another build. Either way the
+            // answer is decided by an archive that does not match the binary. (An archive
+            // the old loader stops at while another has the kernel is a layout question,
+            // said below.)
+            let elsewhere = matches!(
+                search::resolve(Loader::Current, &arches, &key, opened),
+                Outcome::Found { .. }
+            );
+            if !elsewhere {
+                out.damaged = Some(format!(
+                    "{}: lists {arch} but has no kernel {key}: the archive is damaged or \
+                     belongs to another build",
+                    opened[*archive].path.display()
+                ));
+            }
             if loader == Loader::Old {
                 if let Outcome::Found {
                     archive: a2,

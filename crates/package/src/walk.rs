@@ -542,6 +542,15 @@ fn member<T: Send>(
     }
     let sniff = prefix.get(..64).unwrap_or(&prefix);
     if !ctx.opts.all_members && !gfxkit_host::InputKind::sniff(sniff).may_hold_device_code() {
+        // A member named as native code whose first bytes say otherwise may be a library
+        // whose magic was damaged: it is read to its end, so that the container's check
+        // (a zip member's CRC-32) runs. Other members are passed over unread.
+        if named_like_code(name) {
+            let mut rest = Cursor::new(&prefix[..]).chain(r);
+            if let Err(e) = io::copy(&mut rest, &mut io::sink()) {
+                return vec![Err(Error::from_read(&path, &e))];
+            }
+        }
         return Vec::new();
     }
     let mut whole = Cursor::new(&prefix[..]).chain(r);
@@ -557,6 +566,28 @@ fn member<T: Send>(
         }
         Err(e) => vec![Err(e)],
     }
+}
+
+/// Whether a member's name says it holds native or device code: a shared library (`.so`,
+/// `.so.N...`, `.dll`, `.dylib`, `.pyd`), an object or archive (`.o`, `.a`, `.lib`), a code
+/// object (`.co`, `.hsaco`), a bundle (`.hipfb`) or a kpack archive (`.kpack`).
+pub(crate) fn named_like_code(name: &str) -> bool {
+    let base = name.rsplit('/').next().unwrap_or(name).to_ascii_lowercase();
+    let mut parts = base.split('.').skip(1).collect::<Vec<_>>();
+    // `libx.so.1.2`: version numbers after `.so`.
+    while parts.len() > 1
+        && parts
+            .last()
+            .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        parts.pop();
+    }
+    matches!(
+        parts.last().copied(),
+        Some(
+            "so" | "dll" | "dylib" | "pyd" | "o" | "a" | "lib" | "co" | "hsaco" | "hipfb" | "kpack"
+        )
+    )
 }
 
 /// Reads a whole member: into memory up to the memory limit, else into a spill; checks the

@@ -636,3 +636,45 @@ fn a_zip_member_whose_two_names_disagree_is_an_error() {
     );
     assert_eq!(paths("w.whl", &data, &Options::default()).len(), 2);
 }
+
+#[test]
+fn a_library_whose_magic_was_damaged_fails_its_crc() {
+    // A stored wheel: a library whose ELF magic was flipped sniffs as a file without device
+    // code, and used to be passed over unread (its CRC-32 never checked), as if the wheel held
+    // no device code at all. Members named as code are read to their end when passed over.
+    let lib = elf(4000, 7);
+    let text = b"not code. ".repeat(1000);
+    let z = zip_of(
+        &[("k/lib/libk.so.1", &lib[..]), ("k/data.txt", &text[..])],
+        zip::CompressionMethod::Stored,
+    );
+    let at = z.windows(4).position(|w| w == b"\x7fELF").unwrap();
+    let mut bad = z.clone();
+    bad[at + 1] ^= 0x04;
+    let got = walk("k.whl", &bad, &Options::default(), &MemorySpill, &|_| ()).unwrap();
+    let errors: Vec<String> = got
+        .iter()
+        .filter_map(|r| r.as_ref().err())
+        .map(|e| e.to_string())
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].starts_with("k.whl!k/lib/libk.so.1: checksum mismatch")
+            && errors[0].contains("at offset 0x0"),
+        "{errors:?}"
+    );
+    // A member not named as code is still passed over unread: damage there cannot change
+    // an answer about device code.
+    let at = z.windows(8).position(|w| w == b"not code").unwrap();
+    let mut other = z.clone();
+    other[at + 9000] ^= 0x01;
+    let got = walk("k.whl", &other, &Options::default(), &MemorySpill, &|_| ()).unwrap();
+    assert!(
+        got.iter().all(|r| r.is_ok()),
+        "{:?}",
+        got.iter()
+            .filter_map(|r| r.as_ref().err())
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(got.len(), 1);
+}

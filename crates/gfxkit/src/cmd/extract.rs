@@ -167,6 +167,8 @@ struct Pick {
     entry: usize,
     id: String,
     size: u64,
+    /// Offset of the payload in the (uncompressed) bundle.
+    offset: u64,
     /// End of the payload in the uncompressed bundle.
     end: u64,
 }
@@ -269,6 +271,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                         entry: i,
                         id: entries[i].id.clone(),
                         size: entries[i].size,
+                        offset: entries[i].offset,
                         end: entries[i].offset.saturating_add(entries[i].size),
                     })
                     .collect(),
@@ -329,11 +332,32 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let upto = picks.iter().map(|p| p.end).max().unwrap_or(0);
             let (results, hash_checked) = locate::with_payloads_upto(b, hash, upto, |entries| {
                 let mut jobs = Vec::with_capacity(picks.len());
+                let mut refused = Vec::new();
                 for p in picks {
                     let e = entries
                         .get(p.entry)
                         .filter(|e| e.id == p.id)
                         .with_context(|| format!("entry {} changed while reading", p.entry))?;
+                    // What can be checked before writing: the code object reads as `inspect`
+                    // reads it and is built for the target its ID names.
+                    if let Some(why) = gfxkit_inventory::extract::unwritable(e.id, e.payload, e.ext)
+                    {
+                        refused.push((
+                            p.entry,
+                            format!(
+                            "entry {} ({}, payload at offset {:#x} of the {}): {why}; not written",
+                            p.entry,
+                            p.id,
+                            p.offset,
+                            if b.ccob.is_some() {
+                                "decompressed bundle"
+                            } else {
+                                "unit"
+                            }
+                        ),
+                        ));
+                        continue;
+                    }
                     let path = args.out_dir.join(format!(
                         "{}.{}.{}.{}",
                         src.stem,
@@ -341,28 +365,50 @@ pub fn run(args: Args) -> Result<ExitCode> {
                         sanitize(&p.id),
                         e.ext
                     ));
-                    jobs.push((path, e.payload));
+                    jobs.push((path, e.payload, p));
                 }
                 // Distinct files: written in parallel, each atomically; errors in entry order.
                 use rayon::prelude::*;
                 let results: Vec<Result<()>> = jobs
                     .par_iter()
-                    .map(|(path, payload)| {
+                    .map(|(path, payload, _)| {
                         let r = crate::output::write_atomic(path, payload);
                         bar.inc(1);
                         r
                     })
                     .collect();
-                Ok::<_, anyhow::Error>(
+                Ok::<_, anyhow::Error>((
                     jobs.into_iter()
-                        .map(|(path, _)| path)
+                        .map(|(path, _, p)| (path, p))
                         .zip(results)
                         .collect::<Vec<_>>(),
-                )
+                    refused,
+                ))
             })
             .with_context(ctx)?;
-            let results = results.with_context(ctx)?;
-            for (p, (path, r)) in picks.iter().zip(results) {
+            let (results, refused) = results.with_context(ctx)?;
+            // An entry refused for a contradiction already reported above is not named twice.
+            let said = |entry: usize| {
+                found.problems.iter().any(|p| {
+                    let inside = p.location.offset >= b.offset
+                        && p.location.offset - b.offset <= b.bytes.len() as u64;
+                    inside
+                        && match &p.kind {
+                            gfxkit_host::ProblemKind::EntryContradiction { index, .. } => {
+                                *index == entry
+                            }
+                            gfxkit_host::ProblemKind::BadCodeObject(_) => true,
+                            _ => false,
+                        }
+                })
+            };
+            for (entry, r) in &refused {
+                if !said(*entry) {
+                    eprintln!("gfxkit: error: {}: {r}", ctx());
+                }
+                damaged = true;
+            }
+            for ((path, p), r) in results {
                 r?;
                 written.push(Written {
                     file: src.path.display().to_string(),

@@ -60,7 +60,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let inv = Inventory::of(bytes);
         let mut s = select::select(&path.display().to_string(), &inv, &device);
         s.error = gfxkit_inventory::kpack::archive_damage(bytes);
-        s.add_kpack(crate::cmd::kpack::select_units(path, &inv, &device, loader));
+        s.add_kpack(if gfxkit_inventory::kpack::is_archive(bytes) {
+            // A `.kpack` file: its units as `list` reads them.
+            gfxkit_inventory::kpack::select_archive(
+                path,
+                bytes,
+                &device,
+                loader,
+                &gfxkit_io::kpack::env(),
+            )
+        } else {
+            crate::cmd::kpack::select_units(path, &inv, &device, loader)
+        });
         Ok(s)
     })?;
     let mut report = SelectReport {
@@ -130,9 +141,15 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
         let kpack: Vec<_> = f.kpack_units().collect();
         if !kpack.is_empty() {
             let chosen = kpack.iter().filter(|(b, _)| b.selected.is_some()).count();
+            // A split binary's units are its HIPK wrappers; a `.kpack` file's, its TOC keys.
+            let what = if f.kpack.is_empty() {
+                "kernels of the archive"
+            } else {
+                "kpack wrappers"
+            };
             writeln!(
                 out,
-                "{}: {chosen} of {} kpack wrappers have a code object for the device",
+                "{}: {chosen} of {} {what} have a code object for the device",
                 f.path,
                 kpack.len()
             )?;
@@ -153,7 +170,7 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
                 };
                 (u.index as usize, key, outcome)
             });
-            print_units(out, "kpack wrappers", lines)?;
+            print_units(out, what, lines)?;
         }
         let units: Vec<_> = f.bundles.iter().filter(|b| b.kpack.is_none()).collect();
         if units.is_empty() {
@@ -162,7 +179,7 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
                 .problems
                 .iter()
                 .any(|p| p.severity == gfxkit_host::Severity::Error);
-            if f.kpack.is_empty() && !damaged {
+            if kpack.is_empty() && !damaged {
                 writeln!(out, "{}: no device code", f.path)?;
             }
             continue;
