@@ -109,7 +109,7 @@ pub fn write_atomic_copy(
 
 /// Copies `bytes` into `out`, from `source` inside the kernel as far as it copies, the rest
 /// (or all, without a source) written from memory.
-fn copy_or_write(
+pub(crate) fn copy_or_write(
     out: &mut File,
     bytes: &[u8],
     source: Option<FileRange<'_>>,
@@ -138,6 +138,24 @@ fn copy_or_write(
     #[cfg(not(target_os = "linux"))]
     let _ = source;
     out.write_all(&bytes[done..])
+}
+
+/// [`write_atomic_checked`] with `fill` writing to the temporary file itself, unbuffered (to
+/// copy into it inside the kernel as well as write).
+pub fn write_atomic_file_checked<E>(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> Result<(), E>,
+    check: impl FnOnce(&Path) -> Result<(), E>,
+    permissions_like: Option<&Path>,
+    durability: Durability,
+) -> Result<(), WriteError<E>> {
+    let fill = |file: &mut File| fill(file).map_err(Filled::Fill);
+    write_file_checked(path, fill, check, permissions_like, durability)
+}
+
+/// The buffer [`write_atomic_checked`] writes through.
+pub(crate) const fn write_buffer() -> usize {
+    WRITE_BUFFER
 }
 
 /// Why filling a temporary file failed: the filling function's own error, or the file's.
