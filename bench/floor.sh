@@ -8,14 +8,16 @@
 #   bash bench/floor.sh --runs 5 --big-runs 3 [corpus]   # or RUNS=5 BIG_RUNS=3 bash bench/floor.sh
 #
 # Repetitions: --runs N (or RUNS; default 7) for the rows of the 93 MB bundle, --big-runs N (or
-# BIG_RUNS; default 3) for the 1.3 GB library. With the defaults one run takes about 5 minutes
-# on an idle 2-core machine (plus the release build, when it is not up to date); each extra
-# big run adds about a minute. The machine should be otherwise idle: the report says when it
-# was not (load average at the start and the end).
+# BIG_RUNS; default 7) for the 1.3 GB library. With the defaults one run takes about 8 minutes
+# on an idle 2-core machine (plus the release build, when it is not up to date). The machine
+# should be otherwise idle: the report says when it was not (load average at the start and
+# the end).
 #
-# Each row runs its commands alternately (gfxkit, floor, clang, gfxkit, ...) RUNS times (BIG_RUNS
-# for the 1.3 GB library) and keeps the best wall time of each, so that load from other
-# processes hits every side alike. Memory is the peak RssAnon of the process and its children,
+# After one warm-up round (not recorded), each row runs its commands alternately (gfxkit,
+# floor, clang, gfxkit, ...) RUNS times (BIG_RUNS for the 1.3 GB library), so that load from
+# other processes hits every side alike. A row's figure is the median of the ratios of
+# its pairs (gfxkit's time over the floor's in the same round), with their range (min-max) as
+# the spread. Memory is the peak RssAnon of the process and its children,
 # sampled every millisecond (bench/peak.py): mapped input files and the page cache do not count.
 # CPU time (user + system, least over the runs) is reported beside: on a loaded machine it is
 # what a side costs, as wall time then mostly measures the wait for a core.
@@ -24,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 RUNS=${RUNS:-7}
-BIG_RUNS=${BIG_RUNS:-3}
+BIG_RUNS=${BIG_RUNS:-7}
 CORPUS=/work/corpus
 while [ $# -gt 0 ]; do
   case $1 in
@@ -94,27 +96,22 @@ if cmp -s g0.z.hipfb clang.z.hipfb; then IDENT=yes; else IDENT=no; fi
 BIG=$(stat -c %s big.hipfb)
 echo "bundle: $BIG bytes, ${#IDS[@]} entries; compressed by clang: $(stat -c %s clang.z.hipfb) bytes; gfxkit --threads 0 identical: $IDENT"
 
-# run NAME PREP CMD...: one alternation slot; appends "NAME wall peak" to the results.
+# run NAME PREP CMD...: one alternation slot; appends "NAME wall peak cpu" to the results
+# (nothing in the warm-up round, r = -1).
 RES=$W/results.tsv
 : >"$RES"
-best() { # NAME -> best wall, max peak and least CPU time over the runs
-  python3 - "$RES" "$1" <<'PY'
-import sys
-rows = [l.split("\t") for l in open(sys.argv[1]) if l.split("\t")[0] == sys.argv[2]]
-print(min(float(r[1]) for r in rows), max(int(r[2]) for r in rows), min(float(r[3]) for r in rows))
-PY
-}
 run() { # NAME PREP CMD: untimed PREP, then CMD timed
   local name=$1 prep=$2
   shift 2
   bash -c "$prep" || true
   read -r wall peak rc cpu < <($PEAK "$@")
   [ "$rc" = 0 ] || { echo "bench: $name failed (exit $rc): $*" >&2; exit 1; }
+  [ "$r" -ge 0 ] || return 0
   printf '%s\t%s\t%s\t%s\n' "$name" "$wall" "$peak" "$cpu" >>"$RES"
 }
 
-echo "== small rows ($RUNS runs each, alternating)"
-for ((r = 0; r < RUNS; r++)); do
+echo "== small rows (a warm-up, then $RUNS runs each, alternating)"
+for ((r = -1; r < RUNS; r++)); do
   run dec.gfxkit "rm -f d.hipfb" "$G" decompress clang.z.hipfb -o d.hipfb
   run dec.zstd "rm -f d.zst.out" zstd -q -d frame.zst -o d.zst.out
   run ext.gfxkit "rm -rf x" "$G" extract big.hipfb -o x
@@ -134,28 +131,23 @@ WZ=$(stat -c %s g2.z.hipfb)
 CZ=$(stat -c %s c.z.hipfb)
 ZZ=$(stat -c %s z.zst)
 
-echo "== librocsparse rows ($BIG_RUNS runs each, alternating)"
-for ((r = 0; r < BIG_RUNS; r++)); do
+echo "== librocsparse rows (a warm-up, then $BIG_RUNS runs each, alternating)"
+for ((r = -1; r < BIG_RUNS; r++)); do
   run prune.gfxkit "rm -f p.so" "$G" prune --keep gfx90a "$LIB" -o p.so
   run prune.cp "rm -f cp.so" cp "$LIB" cp.so
   run rec.gfxkit "rm -f r.so" "$G" recompress "$LIB" -o r.so
   run rec.zstd "rm -f fb.zst" zstd -q -3 --long=27 -T0 "$FATBIN" -o fb.zst
+  run split.gfxkit "rm -rf ks" "$G" kpack split "$LIB" --group rocsparse -o ks/librocsparse.so
+  run split.zstd "rm -f fb3.zst" zstd -q -3 -T0 "$FATBIN" -o fb3.zst
 done
 PS=$(stat -c %s p.so)
 RS=$(stat -c %s r.so)
 FZ=$(stat -c %s fb.zst)
-rm -f cp.so p.so r.so fb.zst
+rm -rf cp.so p.so r.so fb.zst fb3.zst ks
 
-{
-  for n in dec.gfxkit dec.zstd ext.gfxkit ext.cp ext.clang cmp.gfxkit cmpw.gfxkit cmp.zstd cmp.clang \
-    prune.gfxkit prune.cp rec.gfxkit rec.zstd par.one par.two; do
-    echo "$n $(best $n)"
-  done
-} >best.txt
 mkdir -p "$ROOT/target/bench"
 cp "$RES" "$ROOT/target/bench/floor-results.tsv" # every run, for the record
-cp best.txt "$ROOT/target/bench/floor-best.txt"
-python3 "$ROOT/bench/report.py" best.txt "$ROOT/docs" \
+python3 "$ROOT/bench/report.py" "$RES" "$ROOT/docs" \
   "bundle=$BIG" "out=$BIG" "gz=$GZ" "wz=$WZ" "cz=$CZ" "zz=$ZZ" "lib=$(stat -c %s "$LIB")" \
   "fatbin=$(stat -c %s "$FATBIN")" "pruned=$PS" "recompressed=$RS" "fz=$FZ" "ident=$IDENT" \
   "runs=$RUNS" "big_runs=$BIG_RUNS" "load=$LOAD_START" "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" \

@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
-"""Writes docs/performance.md and docs/performance.svg from bench/floor.sh's best times.
+"""Writes docs/performance.md and docs/performance.svg from bench/floor.sh's runs.
 
-    report.py BEST_TXT DOCS_DIR key=value...
+    report.py RESULTS_TSV DOCS_DIR key=value...
 
-BEST_TXT has one line per measured command: "<name> <best wall seconds> <peak RssAnon KiB>".
+RESULTS_TSV has one line per timed run, in the order run: "<name>\t<wall seconds>\t<peak
+RssAnon KiB>\t<CPU seconds>". A row compares gfxkit with its floor by the ratios of the runs
+made side by side (the k-th run of one with the k-th of the other, alternated in one round):
+their median, and their range as the spread.
 """
+import statistics
 import sys
 from datetime import datetime, timezone
 
-best = {}
+runs = {}
 for line in open(sys.argv[1]):
-    name, wall, peak, cpu = line.split()
-    best[name] = (float(wall), int(peak), float(cpu))
+    name, wall, peak, cpu_s = line.rstrip("\n").split("\t")
+    runs.setdefault(name, []).append((float(wall), int(peak), float(cpu_s)))
 docs = sys.argv[2]
 kv = dict(a.split("=", 1) for a in sys.argv[3:])
 n = {k: int(v) for k, v in kv.items() if v.isdigit()}
@@ -19,16 +23,37 @@ MiB = 1 << 20
 
 
 def t(name):
-    return best[name][0]
+    """Median wall time."""
+    return statistics.median(r[0] for r in runs[name])
+
+
+def pairs(a, b):
+    """Median, least and greatest ratio of a's wall time to b's, round by round."""
+    q = [x[0] / max(y[0], 1e-9) for x, y in zip(runs[a], runs[b])]
+    return statistics.median(q), min(q), max(q)
+
+
+def ratio(a, b):
+    return pairs(a, b)[0]
+
+
+def spread(a, b):
+    """"1.05x (0.98-1.12)": the median ratio and its range."""
+    m, lo, hi = pairs(a, b)
+    return f"{m:.2f}x ({lo:.2f}-{hi:.2f})"
 
 
 def mem(name):
-    return best[name][1] * 1024
+    return max(r[1] for r in runs[name]) * 1024
+
+
+def cpu_t(name):
+    return statistics.median(r[2] for r in runs[name])
 
 
 def cpu(name, ref):
-    """gfxkit's CPU time and its ratio to `ref`'s."""
-    return f"{best[name][2] * 1000:,.0f} ms ({best[name][2] / max(best[ref][2], 1e-6):.2f}x)"
+    """gfxkit's CPU time and its ratio to `ref`'s (medians)."""
+    return f"{cpu_t(name) * 1000:,.0f} ms ({cpu_t(name) / max(cpu_t(ref), 1e-6):.2f}x)"
 
 
 def ms(s):
@@ -45,56 +70,67 @@ def ok(flag):
 
 rows = []  # (operation, gfxkit, floor, vs floor, clang, vs clang, memory, goal, met)
 # decompress
-r = t("dec.gfxkit") / t("dec.zstd")
+r = ratio("dec.gfxkit", "dec.zstd")
 m = mem("dec.gfxkit")
 rows.append((
     f"`decompress` the largest bundle, CCOB v2 by clang ({n['cz'] / 1e6:.1f} MB -> {n['out'] / 1e6:.1f} MB)",
-    ms(t("dec.gfxkit")), f"`zstd -d` {ms(t('dec.zstd'))}", f"{r:.2f}x", "-", "-",
+    ms(t("dec.gfxkit")), f"`zstd -d` {ms(t('dec.zstd'))}", spread("dec.gfxkit", "dec.zstd"), "-", "-",
     f"{mib(m)} (`zstd -d`: {mib(mem('dec.zstd'))})",
     "<= 1.3x `zstd -d`; <= output + 32 MiB",
     ok(r <= 1.3 and m <= n["out"] + 32 * MiB),
 ))
 # extract
-r = t("ext.gfxkit") / t("ext.cp")
-rc = t("ext.gfxkit") / t("ext.clang")
+r = ratio("ext.gfxkit", "ext.cp")
+rc = ratio("ext.gfxkit", "ext.clang")
 rows.append((
     f"`extract` every entry of that bundle uncompressed ({n['bundle'] / 1e6:.1f} MB)",
-    ms(t("ext.gfxkit")), f"`cp` {ms(t('ext.cp'))}", f"{r:.2f}x",
-    ms(t("ext.clang")), f"{rc:.2f}x", mib(mem("ext.gfxkit")), "<= 1.5x `cp`", ok(r <= 1.5),
+    ms(t("ext.gfxkit")), f"`cp` {ms(t('ext.cp'))}", spread("ext.gfxkit", "ext.cp"),
+    ms(t("ext.clang")), f"{rc:.2f}x", mib(mem("ext.gfxkit")), "<= 1.2x `cp`", ok(r <= 1.2),
 ))
 # compress
-r = t("cmp.gfxkit") / t("cmp.zstd")
-rc = t("cmp.gfxkit") / t("cmp.clang")
+r = ratio("cmp.gfxkit", "cmp.zstd")
+rc = ratio("cmp.gfxkit", "cmp.clang")
 rows.append((
     f"`compress` that bundle (default); output {n['gz']:,} bytes, clang's {n['cz']:,}, "
     f"`zstd -3 --long -T0` {n['zz']:,}",
-    ms(t("cmp.gfxkit")), f"`zstd -3 --long -T0` {ms(t('cmp.zstd'))}", f"{r:.2f}x",
-    ms(t("cmp.clang")), f"{rc:.2f}x", mib(mem("cmp.gfxkit")),
+    ms(t("cmp.gfxkit")), f"`zstd -3 --long -T0` {ms(t('cmp.zstd'))}", spread("cmp.gfxkit", "cmp.zstd"),
+    ms(t("cmp.clang")), spread("cmp.gfxkit", "cmp.clang"), mib(mem("cmp.gfxkit")),
     "<= 0.6x clang; output no larger than clang's", ok(rc <= 0.6 and n["gz"] <= n["cz"]),
 ))
 # prune
-r = t("prune.gfxkit") / t("prune.cp")
+r = ratio("prune.gfxkit", "prune.cp")
 m = mem("prune.gfxkit")
 rows.append((
     f"`prune --keep gfx90a` librocsparse ({n['lib'] / 1e6:,.0f} MB -> {n['pruned'] / 1e6:,.0f} MB)",
-    ms(t("prune.gfxkit")), f"`cp` {ms(t('prune.cp'))}", f"{r:.2f}x", "-", "-", mib(m),
+    ms(t("prune.gfxkit")), f"`cp` {ms(t('prune.cp'))}", spread("prune.gfxkit", "prune.cp"), "-", "-", mib(m),
     "<= 2x `cp`; <= 256 MiB", ok(r <= 2 and m <= 256 * MiB),
 ))
 # recompress
-r = t("rec.gfxkit") / t("rec.zstd")
+r = ratio("rec.gfxkit", "rec.zstd")
 rows.append((
     f"`recompress` librocsparse to CCOB v2 ({n['lib'] / 1e6:,.0f} MB -> {n['recompressed'] / 1e6:,.0f} MB; "
     f"`.hip_fatbin` by zstd: {n['fz'] / 1e6:,.0f} MB)",
-    ms(t("rec.gfxkit")), f"`zstd -3 --long -T0` of `.hip_fatbin` {ms(t('rec.zstd'))}", f"{r:.2f}x",
+    ms(t("rec.gfxkit")), f"`zstd -3 --long -T0` of `.hip_fatbin` {ms(t('rec.zstd'))}",
+    spread("rec.gfxkit", "rec.zstd"),
     "-", "-", mib(mem("rec.gfxkit")), "<= 1.2x `zstd -3 --long -T0`", ok(r <= 1.2),
+))
+# kpack split
+r = ratio("split.gfxkit", "split.zstd")
+rows.append((
+    "`kpack split` librocsparse (a host library and one `.kpack` archive per architecture, "
+    "zstd level 3 per kernel)",
+    ms(t("split.gfxkit")), f"`zstd -3 -T0` of `.hip_fatbin` {ms(t('split.zstd'))}",
+    spread("split.gfxkit", "split.zstd"),
+    "-", "-", mib(mem("split.gfxkit")), "<= 1.0x `zstd -3 -T0`", ok(r <= 1.0),
 ))
 
 cpus = [
     cpu("dec.gfxkit", "dec.zstd"),
     cpu("ext.gfxkit", "ext.cp"),
-    cpu("cmp.gfxkit", "cmp.zstd") + f"; clang {best['cmp.clang'][2] * 1000:,.0f} ms",
+    cpu("cmp.gfxkit", "cmp.zstd") + f"; clang {cpu_t('cmp.clang') * 1000:,.0f} ms",
     cpu("prune.gfxkit", "prune.cp"),
     cpu("rec.gfxkit", "rec.zstd"),
+    cpu("split.gfxkit", "split.zstd"),
 ]
 rows = [r[:4] + (c,) + r[4:] for r, c in zip(rows, cpus)]
 stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -119,8 +155,8 @@ else:
     ]
 # How two processes at once compare with one (zstd -d of the frame, alone and two copies at
 # the same time): 1.0 on two real cores; more when the cores share execution units.
-if "par.one" in best and "par.two" in best:
-    scale = t("par.two") / t("par.one")
+if "par.one" in runs and "par.two" in runs:
+    scale = ratio("par.two", "par.one")
     scaling = [
         "",
         f"Parallel scaling of this machine: two copies of `zstd -d` at once take {scale:.2f}x the",
@@ -136,14 +172,17 @@ md = [
     "gfxkit's heavy operations measured against their floor (`cp`, `zstd`) and, where clang has",
     "the same operation, `clang-offload-bundler` 19, on real bundles: Debian's `librocsparse.so`",
     "(ROCm 5.3, 1.3 GB, 111 bundles) and its largest bundle (93 MB, 8 entries). Written by",
-    "`bash bench/floor.sh`; every row is a ratio of best wall times (lower is better for gfxkit).",
+    "`bash bench/floor.sh`; every row is the median of the ratios of wall times of runs made side",
+    "by side, with their range (min-max) in brackets (lower is better for gfxkit).",
     "",
     *conditions,
     "",
-    f"Each row's commands ran alternately, {kv['runs']} times each ({kv['big_runs']} for",
-    "librocsparse), and the best of each is kept. Memory is the peak anonymous memory (`RssAnon`",
-    "of `/proc/<pid>/status`, sampled every millisecond); memory-mapped inputs and the page cache",
-    "are not counted. CPU is user plus system time (least over the runs). Release build.",
+    "After a warm-up round, each row's commands ran alternately (gfxkit, floor, clang, gfxkit,",
+    f"...), {kv['runs']} times each ({kv['big_runs']} for librocsparse); times are medians, and",
+    "a ratio is taken within each round, then the median of the rounds' ratios is shown with",
+    "their range. Memory is the peak anonymous memory (`RssAnon` of `/proc/<pid>/status`,",
+    "sampled every millisecond); memory-mapped inputs and the page cache are not counted. CPU",
+    "is user plus system time (median over the runs). Release build.",
     *([f"The whole run took {kv['minutes']} minutes."] if "minutes" in kv else []),
     *scaling,
     "",
@@ -160,8 +199,8 @@ md += [
     f"byte for byte: {kv['ident']}."
     + (
         f" With zstd's workers (`--threads 2`) it takes {t('cmpw.gfxkit') * 1000:,.0f} ms"
-        f" ({t('cmpw.gfxkit') / t('cmp.clang'):.2f}x clang's time), output {n['wz']:,} bytes."
-        if "cmpw.gfxkit" in best
+        f" ({ratio('cmpw.gfxkit', 'cmp.clang'):.2f}x clang's time), output {n['wz']:,} bytes."
+        if "cmpw.gfxkit" in runs
         else ""
     ),
     "",
@@ -175,8 +214,10 @@ md += [
     "  the temporary output: a damaged bundle is never written. In memory (extracting entries, a",
     "  rewrite), a zstd frame is decoded in one call straight into its final buffer, which zstd",
     "  uses as its window: memory is the output once, and the hash follows the decoding.",
-    "- **Extraction** writes each entry straight from the memory-mapped input into a temporary",
-    "  file that is renamed into place; outputs are not fsynced (see [durability](durability.md)).",
+    "- **Extraction** copies each entry stored uncompressed from the input file into a temporary",
+    "  file inside the kernel (`copy_file_range`: the bytes never pass through gfxkit's memory,",
+    "  and a file system that shares extents shares them), then renames it into place; outputs",
+    "  are not fsynced (see [durability](durability.md)). Decoded entries are written from memory.",
     "  `extract --target` on a compressed bundle decodes only up to the last wanted entry and says",
     "  that the hash was not checked; `gfxkit verify` always checks it.",
     "- **Compression** hashes on a second thread while zstd compresses. On a machine of fewer",
@@ -187,8 +228,9 @@ md += [
     "  by 8 MiB and, at levels up to 3, larger hash and chain tables than level 3's own (2^20 and",
     "  2^18 entries), which makes the output smaller than clang's single-threaded frame at about",
     "  2.6 times the CPU time of one thread: the `--threads 2` line below.",
-    "- **prune / recompress** plan the new file and stream it: kept payloads are written from the",
-    "  input mapping, new bundle headers, compressed bundles and patched fields (program and",
+    "- **prune / recompress** plan the new file and stream it: kept runs of the input of 64 KiB",
+    "  and more are copied from the input file inside the kernel, new bundle headers, compressed",
+    "  bundles and patched fields (program and",
     "  section headers, relocation addends, symbols, wrapper pointers) are the only bytes held.",
     "  Bundles are rewritten in parallel, one per core; a file of many bundles compresses each on",
     "  one thread (clang's bytes for each); a lone bundle is compressed as `gfxkit compress` does",
@@ -229,35 +271,38 @@ open(f"{docs}/performance.md", "w").write("\n".join(md) + "\n")
 
 # The chart: per row, gfxkit's time as a ratio of the floor (and of clang), goal marked.
 bars = [
-    ("decompress vs zstd -d", t("dec.gfxkit") / t("dec.zstd"), 1.3),
-    ("extract vs cp", t("ext.gfxkit") / t("ext.cp"), 1.5),
-    ("extract vs clang", t("ext.gfxkit") / t("ext.clang"), None),
-    ("compress vs clang", t("cmp.gfxkit") / t("cmp.clang"), 0.6),
-    ("compress vs zstd -T0", t("cmp.gfxkit") / t("cmp.zstd"), None),
-    ("prune vs cp", t("prune.gfxkit") / t("prune.cp"), 2.0),
-    ("recompress vs zstd -T0", t("rec.gfxkit") / t("rec.zstd"), 1.2),
+    ("decompress vs zstd -d", pairs("dec.gfxkit", "dec.zstd"), 1.3),
+    ("extract vs cp", pairs("ext.gfxkit", "ext.cp"), 1.2),
+    ("extract vs clang", pairs("ext.gfxkit", "ext.clang"), None),
+    ("compress vs clang", pairs("cmp.gfxkit", "cmp.clang"), 0.6),
+    ("compress vs zstd -T0", pairs("cmp.gfxkit", "cmp.zstd"), None),
+    ("prune vs cp", pairs("prune.gfxkit", "prune.cp"), 2.0),
+    ("recompress vs zstd -T0", pairs("rec.gfxkit", "rec.zstd"), 1.2),
+    ("kpack split vs zstd -T0", pairs("split.gfxkit", "split.zstd"), 1.0),
 ]
 W, left, bh, gap = 640, 190, 22, 10
 top = 34
 H = top + len(bars) * (bh + gap) + 30
-xmax = max(3.0, max(max(b[1], b[2] or 0) for b in bars) * 1.1)
+xmax = max(3.0, max(max(b[1][2], b[2] or 0) for b in bars) * 1.1)
 sx = (W - left - 20) / xmax
 svg = [
     f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
     f'<rect width="{W}" height="{H}" fill="white"/>',
-    f'<text x="{left}" y="18" font-weight="bold">gfxkit time / reference time (lower is better; | = goal)</text>',
+    f'<text x="{left}" y="18" font-weight="bold">gfxkit time / reference time, median and range (lower is better; | = goal)</text>',
 ]
 for k in range(int(xmax) + 1):
     x = left + k * sx
     svg.append(f'<line x1="{x:.1f}" y1="{top - 6}" x2="{x:.1f}" y2="{H - 24}" stroke="#ddd"/>')
     svg.append(f'<text x="{x:.1f}" y="{H - 10}" text-anchor="middle">{k}x</text>')
-for i, (label, ratio, goal) in enumerate(bars):
+for i, (label, (ratio, lo, hi), goal) in enumerate(bars):
     y = top + i * (bh + gap)
     met = goal is None or ratio <= goal
     color = "#4a7ebb" if met else "#c0504d"
     svg.append(f'<text x="{left - 8}" y="{y + bh * 0.7:.1f}" text-anchor="end">{label}</text>')
     svg.append(f'<rect x="{left}" y="{y}" width="{max(ratio * sx, 1):.1f}" height="{bh}" fill="{color}"/>')
-    svg.append(f'<text x="{left + ratio * sx + 4:.1f}" y="{y + bh * 0.7:.1f}">{ratio:.2f}x</text>')
+    # The spread: a whisker from the least to the greatest ratio of the rounds.
+    svg.append(f'<line x1="{left + lo * sx:.1f}" y1="{y + bh / 2:.1f}" x2="{left + hi * sx:.1f}" y2="{y + bh / 2:.1f}" stroke="#333"/>')
+    svg.append(f'<text x="{left + max(ratio, hi) * sx + 4:.1f}" y="{y + bh * 0.7:.1f}">{ratio:.2f}x</text>')
     if goal is not None:
         gx = left + goal * sx
         svg.append(f'<line x1="{gx:.1f}" y1="{y - 3}" x2="{gx:.1f}" y2="{y + bh + 3}" stroke="black" stroke-width="2"/>')

@@ -13,6 +13,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(gfxkit_io::write::write_atomic(path, bytes)?)
 }
 
+/// Writes `bytes` to `path` atomically, copied from `source` inside the kernel where it says
+/// where a file holds them ([`gfxkit_io::write::write_atomic_copy`]).
+pub fn write_atomic_copy(
+    path: &Path,
+    bytes: &[u8],
+    source: Option<gfxkit_io::FileRange<'_>>,
+) -> Result<()> {
+    Ok(gfxkit_io::write::write_atomic_copy(path, bytes, source)?)
+}
+
 /// Like [`write_atomic`], with the content produced by `fill` writing into the temporary file.
 pub fn write_atomic_with(
     path: &Path,

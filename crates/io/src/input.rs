@@ -14,7 +14,9 @@ pub struct Input {
 }
 
 enum Data {
-    Mapped(memmap2::Mmap),
+    /// A mapped file, with the file kept open for copies that stay in the kernel
+    /// ([`Input::file_range`]).
+    Mapped(memmap2::Mmap, File),
     Owned(Vec<u8>),
     Member(gfxkit_package::Bytes),
 }
@@ -54,7 +56,8 @@ impl Input {
             .metadata()
             .map_err(|e| Error::new(path, ErrorKind::Stat(e)))?;
         let data = if meta.is_file() && meta.len() > 0 {
-            Data::Mapped(map(&file).map_err(|e| Error::new(path, ErrorKind::Map(e)))?)
+            let map = map(&file).map_err(|e| Error::new(path, ErrorKind::Map(e)))?;
+            Data::Mapped(map, file)
         } else if meta.is_dir() {
             return Err(Error::new(path, ErrorKind::IsDirectory));
         } else {
@@ -82,13 +85,40 @@ impl Input {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Where `bytes` lie in the file this input maps, when they are a slice of it (an entry
+    /// stored uncompressed, borrowed from the input): the open file and the offset, so that
+    /// a writer can copy them file to file inside the kernel
+    /// ([`crate::write::write_atomic_copy`]). `None` for bytes elsewhere (decoded, or of an
+    /// input held in memory or read from a package).
+    pub fn file_range(&self, bytes: &[u8]) -> Option<FileRange<'_>> {
+        let Data::Mapped(map, file) = &self.data else {
+            return None;
+        };
+        let start = (bytes.as_ptr() as usize).checked_sub(map.as_ptr() as usize)?;
+        let end = start.checked_add(bytes.len())?;
+        (end <= map.len()).then_some(FileRange {
+            file,
+            offset: start as u64,
+        })
+    }
+}
+
+/// A place in an open file: the bytes of a slice of an [`Input`] as the file holds them
+/// ([`Input::file_range`]).
+#[derive(Debug, Clone, Copy)]
+pub struct FileRange<'a> {
+    /// The file.
+    pub file: &'a File,
+    /// The offset of the slice's first byte in the file.
+    pub offset: u64,
 }
 
 impl Deref for Input {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         match &self.data {
-            Data::Mapped(m) => m,
+            Data::Mapped(m, _) => m,
             Data::Owned(v) => v,
             Data::Member(b) => b,
         }

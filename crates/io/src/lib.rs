@@ -44,5 +44,5 @@ pub mod split;
 pub mod write;
 
 pub use error::{Error, ErrorKind};
-pub use input::{Input, NoDeviceCode};
+pub use input::{FileRange, Input, NoDeviceCode};
 pub use write::{Durability, WriteError};

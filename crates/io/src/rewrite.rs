@@ -3,28 +3,42 @@
 //! original before it replaces anything.
 
 use crate::input::Input;
-use crate::write::{write_atomic_checked, Durability, WriteError};
+use crate::write::{
+    copy_or_write, write_atomic_file_checked, write_buffer, Durability, WriteError,
+};
 use crate::{Error, ErrorKind};
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
 /// Writes `rewritten` to `path` through a temporary file beside it, reads the temporary file
 /// back and verifies it against `original` (every kept entry, the layout:
 /// `gfxkit_shrink::verify_bytes`), then renames it over `path`. On any failure the temporary
 /// file is removed and `path` is untouched. A new output takes the permissions of `like`.
+/// When `original` is an [`Input`] mapping a file, the runs of bytes the rewrite keeps from it
+/// are copied from that file inside the kernel.
 pub fn write_verified(
     path: &Path,
     like: Option<&Path>,
-    original: &[u8],
+    original: Original<'_>,
     rewritten: &gfxkit_shrink::Rewritten,
     durability: Durability,
 ) -> Result<(), Error> {
-    write_atomic_checked(
+    let (original, mapped) = match original {
+        Original::Input(i) => (&i[..], Some(i)),
+        Original::Bytes(b) => (b, None),
+    };
+    write_atomic_file_checked(
         path,
-        |w| {
+        |file| {
+            let mut sink = CopySink {
+                out: BufWriter::with_capacity(write_buffer(), file),
+                input: mapped,
+            };
             rewritten
                 .output
-                .write_to(w)
-                .map(drop)
+                .write_to_sink(&mut sink)
+                .and_then(|_| sink.flush())
                 .map_err(|e| Error::new(path, ErrorKind::Write(e)))
         },
         |tmp| {
@@ -41,4 +55,49 @@ pub fn write_verified(
     .map_err(|e| match e {
         WriteError::Io(e) | WriteError::Fill { error: e, .. } | WriteError::Check(e) => e,
     })
+}
+
+/// The file a rewrite was made from.
+#[derive(Clone, Copy)]
+pub enum Original<'a> {
+    /// An opened input: what the rewrite keeps of a mapped file is copied from the file.
+    Input(&'a Input),
+    /// Bytes in memory.
+    Bytes(&'a [u8]),
+}
+
+/// Runs at least this long that are slices of the input's file are copied inside the kernel;
+/// shorter ones go through the buffer (a system call each would cost more than the copy).
+const KERNEL_COPY_MIN: usize = 64 << 10;
+
+/// Writes a rewrite to its temporary file: through a buffer, with the long runs of bytes it
+/// keeps from a mapped input copied from that input's file inside the kernel.
+struct CopySink<'a> {
+    out: BufWriter<&'a mut File>,
+    input: Option<&'a Input>,
+}
+
+impl Write for CopySink<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.out.write(buf)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.out.write_all(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+impl gfxkit_shrink::output::Sink for CopySink<'_> {
+    fn write_run(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        let range = self.input.and_then(|i| i.file_range(bytes));
+        match range {
+            Some(range) if bytes.len() >= KERNEL_COPY_MIN => {
+                self.out.flush()?;
+                copy_or_write(self.out.get_mut(), bytes, Some(range))
+            }
+            _ => self.out.write_all(bytes),
+        }
+    }
 }

@@ -1,7 +1,9 @@
 //! Writing output files atomically: a temporary file in the target's directory, optionally
 //! read back and checked, then renamed over the target (docs/durability.md).
 
+use crate::input::FileRange;
 use crate::{Error, ErrorKind};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -79,10 +81,105 @@ pub fn write_atomic_checked<E>(
     permissions_like: Option<&Path>,
     durability: Durability,
 ) -> Result<(), WriteError<E>> {
+    let fill = |file: &mut File| {
+        let mut w = std::io::BufWriter::with_capacity(WRITE_BUFFER, file);
+        fill(&mut w).map_err(Filled::Fill)?;
+        w.flush().map_err(Filled::Io)
+    };
+    write_file_checked(path, fill, check, permissions_like, durability)
+}
+
+/// Writes `bytes` to `path` atomically, as [`write_atomic`] does; when `source` says where a
+/// file holds the same bytes ([`crate::Input::file_range`]: an entry stored uncompressed in
+/// an input), they are copied from that file inside the kernel (`copy_file_range`: they never
+/// pass through user space, and a file system that shares extents shares them), and written
+/// from memory where the kernel does not copy (another file system on an old kernel, a device).
+pub fn write_atomic_copy(
+    path: &Path,
+    bytes: &[u8],
+    source: Option<FileRange<'_>>,
+) -> Result<(), Error> {
+    let fill = |file: &mut File| copy_or_write(file, bytes, source).map_err(Filled::Io);
+    let check = |_: &Path| Ok::<(), std::convert::Infallible>(());
+    write_file_checked(path, fill, check, None, Durability::Rename).map_err(|e| match e {
+        WriteError::Io(e) => e,
+        WriteError::Fill { error, .. } | WriteError::Check(error) => match error {},
+    })
+}
+
+/// Copies `bytes` into `out`, from `source` inside the kernel as far as it copies, the rest
+/// (or all, without a source) written from memory.
+pub(crate) fn copy_or_write(
+    out: &mut File,
+    bytes: &[u8],
+    source: Option<FileRange<'_>>,
+) -> std::io::Result<()> {
+    let mut done = 0;
+    #[cfg(target_os = "linux")]
+    if let Some(src) = source {
+        let mut offset = src.offset;
+        while done < bytes.len() {
+            match rustix::fs::copy_file_range(
+                src.file,
+                Some(&mut offset),
+                &*out,
+                None,
+                bytes.len() - done,
+            ) {
+                // The file ends early (it changed since it was mapped): the rest from memory.
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(rustix::io::Errno::INTR) => {}
+                // Not supported between these files: the rest from memory.
+                Err(_) => break,
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = source;
+    out.write_all(&bytes[done..])
+}
+
+/// [`write_atomic_checked`] with `fill` writing to the temporary file itself, unbuffered (to
+/// copy into it inside the kernel as well as write).
+pub fn write_atomic_file_checked<E>(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> Result<(), E>,
+    check: impl FnOnce(&Path) -> Result<(), E>,
+    permissions_like: Option<&Path>,
+    durability: Durability,
+) -> Result<(), WriteError<E>> {
+    let fill = |file: &mut File| fill(file).map_err(Filled::Fill);
+    write_file_checked(path, fill, check, permissions_like, durability)
+}
+
+/// The buffer [`write_atomic_checked`] writes through.
+pub(crate) const fn write_buffer() -> usize {
+    WRITE_BUFFER
+}
+
+/// Why filling a temporary file failed: the filling function's own error, or the file's.
+enum Filled<E> {
+    Fill(E),
+    Io(std::io::Error),
+}
+
+/// The atomic write over the temporary file itself: [`write_atomic_checked`] with `fill`
+/// writing to the open file.
+fn write_file_checked<E>(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> Result<(), Filled<E>>,
+    check: impl FnOnce(&Path) -> Result<(), E>,
+    permissions_like: Option<&Path>,
+    durability: Durability,
+) -> Result<(), WriteError<E>> {
     let write_err = |e| Error::new(path, ErrorKind::Write(e));
-    let fill_err = |error| WriteError::Fill {
-        path: path.to_owned(),
-        error,
+    let fill_err = |filled| match filled {
+        Filled::Fill(error) => WriteError::Fill {
+            path: path.to_owned(),
+            error,
+        },
+        Filled::Io(e) => WriteError::Io(write_err(e)),
     };
     // Through a symbolic link, replace the file it names, not the link.
     let resolved;
@@ -101,13 +198,11 @@ pub fn write_atomic_checked<E>(
         // A device, FIFO or socket (`-o /dev/null`, `-o /dev/stdout`) is written to, never
         // replaced by a renamed file; what was written cannot be read back to be checked.
         Ok(m) if !m.is_file() => {
-            let f = std::fs::OpenOptions::new()
+            let mut f = std::fs::OpenOptions::new()
                 .write(true)
                 .open(path)
                 .map_err(write_err)?;
-            let mut w = std::io::BufWriter::with_capacity(WRITE_BUFFER, f);
-            fill(&mut w).map_err(fill_err)?;
-            return w.flush().map_err(|e| write_err(e).into());
+            return fill(&mut f).map_err(fill_err);
         }
         _ => {}
     }
@@ -123,11 +218,7 @@ pub fn write_atomic_checked<E>(
         .suffix(&suffix)
         .tempfile_in(dir)
         .map_err(|e| Error::new(dir, ErrorKind::CreateTemp(e)))?;
-    {
-        let mut w = std::io::BufWriter::with_capacity(WRITE_BUFFER, tmp.as_file_mut());
-        fill(&mut w).map_err(fill_err)?;
-        w.flush().map_err(write_err)?;
-    }
+    fill(tmp.as_file_mut()).map_err(fill_err)?;
     if durability == Durability::Synced {
         tmp.as_file().sync_all().map_err(write_err)?;
     }
@@ -341,5 +432,57 @@ mod tests {
 
         let err = write_atomic(dir.path(), b"x").unwrap_err();
         assert!(err.to_string().contains("is a directory"), "{err}");
+    }
+
+    #[test]
+    fn a_slice_of_an_input_is_copied_from_its_file_and_equals_the_slice() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("input.bin");
+        let content: Vec<u8> = (0..3_000_000u32)
+            .map(|i| (i * 7 + i / 4096) as u8)
+            .collect();
+        std::fs::write(&src, &content).unwrap();
+        let input = crate::Input::open(&src).unwrap();
+        // Slices at odd offsets and lengths, the whole file, an empty one.
+        for (start, end) in [(4097, 2_000_001), (0, content.len()), (17, 17), (1, 2)] {
+            let slice = &input[start..end];
+            let range = input.file_range(slice).expect("a slice of the mapped file");
+            assert_eq!(range.offset, start as u64);
+            let out = dir.path().join(format!("out-{start}-{end}"));
+            write_atomic_copy(&out, slice, Some(range)).unwrap();
+            assert_eq!(std::fs::read(&out).unwrap(), &content[start..end]);
+        }
+        // Bytes from elsewhere have no place in the file, and are written from memory.
+        let copy = input[10..20].to_vec();
+        assert!(input.file_range(&copy).is_none());
+        let out = dir.path().join("from-memory");
+        write_atomic_copy(&out, &copy, None).unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), &content[10..20]);
+    }
+
+    #[test]
+    fn a_copy_from_a_file_that_became_shorter_is_completed_from_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("input.bin");
+        std::fs::write(&src, vec![5u8; 100_000]).unwrap();
+        let file = File::open(&src).unwrap();
+        let held = vec![5u8; 100_000];
+        // The file holds only the first 60,000 bytes now: the kernel copies those, the rest
+        // comes from the bytes in memory.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&src)
+            .unwrap()
+            .set_len(60_000)
+            .unwrap();
+        let out = dir.path().join("out");
+        let range = FileRange {
+            file: &file,
+            offset: 0,
+        };
+        write_atomic_copy(&out, &held, Some(range)).unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), held);
+        // Into a device the kernel may not copy: written from memory, nothing lost.
+        write_atomic_copy(Path::new("/dev/null"), &held, Some(range)).unwrap();
     }
 }

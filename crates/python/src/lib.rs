@@ -871,7 +871,7 @@ fn inspect<'py>(
 fn write_verified(
     path: &Path,
     like: Option<&Path>,
-    original: &[u8],
+    original: gfxkit_io::rewrite::Original<'_>,
     rewritten: &gfxkit_shrink::Rewritten,
     durability: gfxkit_io::Durability,
 ) -> Result<(), Fail> {
@@ -963,6 +963,10 @@ fn run_transform<'py>(
         (None, false) => None,
     };
     let bytes = s.data.bytes();
+    let original = match &s.data {
+        Data::Input(i) => gfxkit_io::rewrite::Original::Input(i),
+        Data::Bytes(_) => gfxkit_io::rewrite::Original::Bytes(bytes),
+    };
     let like = s.path.clone();
     let durability = if in_place {
         gfxkit_io::Durability::Synced
@@ -1014,7 +1018,7 @@ fn run_transform<'py>(
                 .map_err(|e| Fail::format(format!("cannot prune {name}: {e}")))?;
         }
         match &target {
-            Some(path) => write_verified(path, like.as_deref(), bytes, &rewritten, durability)?,
+            Some(path) => write_verified(path, like.as_deref(), original, &rewritten, durability)?,
             None => gfxkit_shrink::verify(bytes, &rewritten).map_err(|e| {
                 Fail::format(format!(
                     "{name}: the rewritten file failed verification: {e}"

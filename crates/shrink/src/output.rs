@@ -12,6 +12,33 @@ use crate::error::{fail, ErrorKind, Result};
 use std::borrow::Cow;
 use std::io::{self, Write};
 
+/// Where an [`Output`] is written: a writer that is also handed each run of the output's own
+/// bytes whole ([`Sink::write_run`]), so that one writing to a file can copy a run that is a
+/// slice of a mapped input file from that file inside the kernel.
+pub trait Sink: Write {
+    /// Writes a run of bytes, which may be a slice of the input; by default as any bytes.
+    fn write_run(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.write_all(bytes)
+    }
+}
+
+/// A plain writer as a [`Sink`].
+struct Plain<'w>(&'w mut dyn Write);
+
+impl Write for Plain<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.0.write_all(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl Sink for Plain<'_> {}
+
 /// One run of output bytes.
 #[derive(Debug, Clone)]
 enum Piece<'a> {
@@ -181,6 +208,12 @@ impl<'a> Output<'a> {
 
     /// Writes the output, patches applied, to `w` in order; returns the bytes written.
     pub fn write_to(&self, w: &mut dyn Write) -> io::Result<u64> {
+        self.write_to_sink(&mut Plain(w))
+    }
+
+    /// [`Output::write_to`] into a [`Sink`], which is handed the runs of bytes the output
+    /// borrows (most of them from the input) as they are, to copy them as cheaply as it can.
+    pub fn write_to_sink(&self, w: &mut dyn Sink) -> io::Result<u64> {
         let windows = self.windows();
         let mut wi = 0usize;
         let mut pos = 0u64;
@@ -249,9 +282,9 @@ impl<'a> Output<'a> {
 }
 
 /// Writes `len` bytes of piece `p` from offset `from` within it.
-fn emit(w: &mut dyn Write, p: &Piece<'_>, from: u64, len: u64) -> io::Result<()> {
+fn emit(w: &mut dyn Sink, p: &Piece<'_>, from: u64, len: u64) -> io::Result<()> {
     match p {
-        Piece::Bytes(b) => w.write_all(&b[from as usize..(from + len) as usize]),
+        Piece::Bytes(b) => w.write_run(&b[from as usize..(from + len) as usize]),
         Piece::Zeros(_) => {
             let mut left = len;
             while left > 0 {

@@ -372,7 +372,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 let results: Vec<Result<()>> = jobs
                     .par_iter()
                     .map(|(path, payload, _)| {
-                        let r = crate::output::write_atomic(path, payload);
+                        // Stored uncompressed: copied from the input inside the kernel.
+                        let source = src.data.file_range(payload);
+                        let r = crate::output::write_atomic_copy(path, payload, source);
                         bar.inc(1);
                         r
                     })

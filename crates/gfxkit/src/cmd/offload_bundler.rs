@@ -392,8 +392,9 @@ fn io_message(path: &str, e: &anyhow::Error) -> String {
     format!("'{path}': {e}")
 }
 
-/// Writes one output (`-` is standard output) atomically.
-fn write_output(path: &str, bytes: &[u8]) -> Res<()> {
+/// Writes one output (`-` is standard output) atomically; bytes that are a slice of `input`'s
+/// file are copied from it inside the kernel.
+fn write_output(path: &str, bytes: &[u8], input: Option<&crate::input::Input>) -> Res<()> {
     if path == "-" {
         let mut out = std::io::stdout().lock();
         out.write_all(bytes)
@@ -401,7 +402,9 @@ fn write_output(path: &str, bytes: &[u8]) -> Res<()> {
             .map_err(|e| Fail(format!("'{path}': {}", bundles::strerror(&e))))?;
         return Ok(());
     }
-    crate::output::write_atomic(Path::new(path), bytes).map_err(|e| Fail(io_message(path, &e)))
+    let source = input.and_then(|i| i.file_range(bytes));
+    crate::output::write_atomic_copy(Path::new(path), bytes, source)
+        .map_err(|e| Fail(io_message(path, &e)))
 }
 
 /// Checks that every output can be created before any is written, so that a failing run
@@ -503,7 +506,7 @@ fn unbundle(job: &Job) -> Res<()> {
             .zip(&got)
             .map(|(out, x)| (out.as_str(), std::borrow::Cow::Borrowed(x.bytes())))
             .collect();
-        return write_outputs(writes);
+        return write_outputs(writes, &data);
     }
     // Only a host entry serves the host target.
     let host_served = job.host_index.map_or(true, |h| served[h].is_some());
@@ -519,21 +522,28 @@ fn unbundle(job: &Job) -> Res<()> {
         };
         writes.push((out.as_str(), bytes));
     }
-    write_outputs(writes)
+    write_outputs(writes, &data)
 }
 
 /// Writes several outputs, in parallel when they are distinct files (each still atomic);
-/// the first failure in output order is reported.
-fn write_outputs(writes: Vec<(&str, std::borrow::Cow<'_, [u8]>)>) -> Res<()> {
+/// the first failure in output order is reported. Bytes stored uncompressed in `input` are
+/// copied from its file inside the kernel.
+fn write_outputs(
+    writes: Vec<(&str, std::borrow::Cow<'_, [u8]>)>,
+    input: &crate::input::Input,
+) -> Res<()> {
     let distinct: BTreeSet<&str> = writes.iter().map(|(p, _)| *p).collect();
     if distinct.len() != writes.len() || distinct.contains("-") {
         for (p, b) in &writes {
-            write_output(p, b)?;
+            write_output(p, b, Some(input))?;
         }
         return Ok(());
     }
     use rayon::prelude::*;
-    let results: Vec<Res<()>> = writes.par_iter().map(|(p, b)| write_output(p, b)).collect();
+    let results: Vec<Res<()>> = writes
+        .par_iter()
+        .map(|(p, b)| write_output(p, b, Some(input)))
+        .collect();
     results.into_iter().collect()
 }
 
@@ -573,7 +583,7 @@ fn bundle(job: &Job) -> Res<()> {
     } else {
         bytes
     };
-    write_output(&job.outputs[0], &bytes)
+    write_output(&job.outputs[0], &bytes, None)
 }
 
 fn unbundle_archive(job: &Job) -> Res<()> {
@@ -590,7 +600,7 @@ fn unbundle_archive(job: &Job) -> Res<()> {
     .map_err(|e| Fail(format!("{e:#}")))?;
     check_outputs_writable(&job.outputs)?;
     for (out, bytes) in job.outputs.iter().zip(&archives) {
-        write_output(out, bytes)?;
+        write_output(out, bytes, Some(&data))?;
     }
     Ok(())
 }

@@ -348,14 +348,14 @@ pub fn note_unmatched<'r>(
 fn write_verified(
     path: &Path,
     input_path: &Path,
-    original: &[u8],
+    original: &crate::input::Input,
     rewritten: &gfxkit_shrink::Rewritten,
     durability: crate::output::Durability,
 ) -> Result<()> {
     Ok(gfxkit_io::rewrite::write_verified(
         path,
         Some(input_path),
-        original,
+        gfxkit_io::rewrite::Original::Input(original),
         rewritten,
         durability,
     )?)

@@ -77,8 +77,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     // Each bundle in turn (several back to back are walked, each compressed one bounded by the
     // size in its header, as LLVM main's bundler does): which entry serves which target.
-    // Payloads are copied out so that only one bundle is decompressed at a time.
-    let mut served: Vec<Option<(usize, Vec<u8>)>> = vec![None; wanted.len()];
+    // Payloads of compressed bundles are copied out so that only one bundle is decompressed
+    // at a time; those stored uncompressed are kept as their place in the input.
+    let mut served: Vec<Option<(usize, Served)>> = vec![None; wanted.len()];
     let mut holders: Vec<Vec<usize>> = vec![Vec::new(); wanted.len()];
     let mut all_ids: Vec<String> = Vec::new();
     for b in &chosen {
@@ -107,7 +108,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
             if let Extracted::Entry { index, .. } = x {
                 holders[t].push(b.index);
                 if served[t].is_none() {
-                    served[t] = Some((b.index, bundle.entries()[index].payload.to_vec()));
+                    let payload = bundle.entries()[index].payload;
+                    let kept = match data.file_range(payload) {
+                        Some(r) => {
+                            Served::Input(r.offset as usize..r.offset as usize + payload.len())
+                        }
+                        None => Served::Owned(payload.to_vec()),
+                    };
+                    served[t] = Some((b.index, kept));
                 }
             }
         }
@@ -145,8 +153,22 @@ pub fn run(args: Args) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     for (t, out) in args.outputs.iter().enumerate() {
-        let bytes: &[u8] = served[t].as_ref().map_or(&[], |(_, p)| p.as_slice());
-        crate::output::write_atomic(out, bytes)?;
+        let bytes: &[u8] = match served[t].as_ref() {
+            None => &[],
+            Some((_, Served::Input(r))) => &data[r.clone()],
+            Some((_, Served::Owned(v))) => v,
+        };
+        // Stored uncompressed: copied from the input inside the kernel.
+        crate::output::write_atomic_copy(out, bytes, data.file_range(bytes))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The payload chosen for a target: where it lies in the input, or decoded.
+#[derive(Clone)]
+enum Served {
+    /// Bytes of the input file, stored uncompressed.
+    Input(std::ops::Range<usize>),
+    /// Bytes decoded from a compressed bundle.
+    Owned(Vec<u8>),
 }
