@@ -71,6 +71,7 @@ pub mod fatbin;
 pub mod kfd;
 pub mod limits;
 pub mod offloading;
+pub mod pe;
 pub mod problem;
 pub mod select;
 
