@@ -360,14 +360,13 @@ fn base_relocations(
         })
         .collect();
     let mut found = HashSet::new();
-    let here = || {
-        let dir = file
-            .data_directory(pe::IMAGE_DIRECTORY_ENTRY_BASERELOC)
-            .and_then(|d| d.file_range(&file.section_table()).ok());
-        match dir {
-            Some((offset, size)) => p.at(Some(".reloc"), u64::from(offset), u64::from(size)),
-            None => p.whole(),
+    // The place of a damaged table: its data directory entry, which makes the claim.
+    let here = || match file.data_directory(pe::IMAGE_DIRECTORY_ENTRY_BASERELOC) {
+        Some(dir) => {
+            let entry = object::pod::bytes_of(dir);
+            p.at(None, p.offset_of(entry), entry.len() as u64)
         }
+        None => p.whole(),
     };
     let blocks = match file
         .data_directories()
