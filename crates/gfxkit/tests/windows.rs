@@ -270,7 +270,10 @@ fn objects_and_static_library_list_and_extract_as_objcopy_and_clang_do() {
         let member = bundle["member"].as_str().unwrap();
         let obj = b.objs.iter().find(|o| o.ends_with(member)).unwrap();
         let alone = json(&["list", "--json", s(obj)]);
-        assert_eq!(bundle["entries"], alone["files"][0]["bundles"][0]["entries"]);
+        assert_eq!(
+            bundle["entries"],
+            alone["files"][0]["bundles"][0]["entries"]
+        );
     }
     let (code, out, err) = gfxkit(&["verify", s(&b.lib), s(&b.dll), s(&b.exe)]);
     assert_eq!(code, 0, "{out}{err}");

@@ -72,9 +72,7 @@ pub fn lld_link(dir: &Path, name: &str, objs: &[PathBuf], entry: Option<&str>) -
     let mut cmd = Command::new(llvm_tool("lld-link"));
     match entry {
         None => cmd.args(["/dll", "/noentry"]),
-        Some(e) => cmd
-            .arg(format!("/entry:{e}"))
-            .arg("/subsystem:console"),
+        Some(e) => cmd.arg(format!("/entry:{e}")).arg("/subsystem:console"),
     };
     cmd.args(["/force:unresolved", "/nodefaultlib"])
         .args(objs)
