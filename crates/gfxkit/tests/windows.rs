@@ -47,6 +47,8 @@ struct Built {
     exe: PathBuf,
     lib: PathBuf,
     elf: PathBuf,
+    /// The DLL linked with `/release`, which sets the optional header's `CheckSum`.
+    release: PathBuf,
 }
 
 fn built() -> &'static Built {
@@ -58,6 +60,7 @@ fn built() -> &'static Built {
         let dll = lld_link(d, "w.dll", &objs, None);
         let exe = lld_link(d, "w.exe", &objs, Some("main"));
         let lib = llvm_lib(d, "w.lib", &objs);
+        let release = lld_link_release(d, "wr.dll", &objs);
         let elf_objs: Vec<PathBuf> = TUS.iter().map(|t| t.linux_object(d)).collect();
         let elf = linux_shared(d, "libw.so", &elf_objs);
         Built {
@@ -67,8 +70,26 @@ fn built() -> &'static Built {
             exe,
             lib,
             elf,
+            release,
         }
     })
+}
+
+fn lld_link_release(dir: &Path, name: &str, objs: &[PathBuf]) -> PathBuf {
+    let out = dir.join(name);
+    run_ok(
+        Command::new(llvm_tool("lld-link"))
+            .args([
+                "/dll",
+                "/noentry",
+                "/force:unresolved",
+                "/nodefaultlib",
+                "/release",
+            ])
+            .args(objs)
+            .arg(format!("/out:{}", out.display())),
+    );
+    out
 }
 
 fn s(p: &Path) -> &str {
@@ -540,5 +561,145 @@ fn damaged_pe_and_coff_never_panic() {
             read(&d);
             d[at] ^= 1 << bit;
         }
+    }
+}
+
+/// The optional header's `CheckSum` as llvm-readobj-19 prints it.
+fn readobj_checksum(file: &Path) -> u32 {
+    let out = run_ok(
+        Command::new(llvm_tool("llvm-readobj"))
+            .arg("--file-headers")
+            .arg(file),
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let v = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("CheckSum: "))
+        .expect("CheckSum in the file headers");
+    hex_or_dec(v) as u32
+}
+
+/// Where the optional header's `CheckSum` is: `e_lfanew` + 4 + 20 + 64.
+fn checksum_field(data: &[u8]) -> usize {
+    u32::from_le_bytes(data[0x3c..0x40].try_into().unwrap()) as usize + 88
+}
+
+/// Pruned and recompressed DLLs and EXEs are valid PE files (llvm-readobj-19 reads their
+/// headers, sections and base relocations), smaller, with only the kept entries as
+/// clang-offload-bundler-19 sees them, every wrapper base-relocated and leading to its bundle.
+#[test]
+fn pruned_and_recompressed_images_are_valid_and_smaller() {
+    let b = built();
+    let work = b.dir.path().join("rewrite");
+    std::fs::create_dir_all(&work).unwrap();
+    let cases: [(&PathBuf, &[&str], &str); 4] = [
+        (
+            &b.dll,
+            &["prune", "--keep", "gfx90a", "--keep", "gfx942"],
+            "p.dll",
+        ),
+        (&b.exe, &["prune", "--drop", "gfx1151"], "p.exe"),
+        (&b.dll, &["recompress", "--ccob-version", "2"], "r.dll"),
+        (&b.release, &["prune", "--keep", "gfx1100"], "pr.dll"),
+    ];
+    for (input, args, name) in cases {
+        let out = work.join(name);
+        let mut argv = args.to_vec();
+        argv.extend([s(input), "-o", s(&out), "--json"]);
+        let (code, stdout, err) = gfxkit(&argv);
+        assert_eq!(code, 0, "{name}: {stdout}{err}");
+        let before = std::fs::metadata(input).unwrap().len();
+        let after = std::fs::metadata(&out).unwrap().len();
+        assert!(after < before, "{name}: {after} >= {before}");
+        // llvm-readobj reads every header, section and base relocation.
+        let readobj = run_ok(
+            Command::new(llvm_tool("llvm-readobj"))
+                .args(["--file-headers", "--sections", "--coff-basereloc"])
+                .arg(&out),
+        );
+        assert!(
+            readobj.stderr.is_empty(),
+            "{name}: {}",
+            String::from_utf8_lossy(&readobj.stderr)
+        );
+        // Raw data offsets and sizes are multiples of FileAlignment (512 for lld-link).
+        for sec in readobj_sections(&out) {
+            assert_eq!(sec.raw_pointer % 512, 0, "{name} {sec:?}");
+            assert_eq!(sec.raw_size % 512, 0, "{name} {sec:?}");
+        }
+        let data = std::fs::read(&out).unwrap();
+        let found = discover(&data);
+        assert!(found.problems.is_empty(), "{name}: {:?}", found.problems);
+        let wrappers = section(&out, ".hipFatB");
+        let relocated = dir64_relocations(&out);
+        assert_eq!(found.wrappers.len(), found.bundles.len());
+        for (i, w) in found.wrappers.iter().enumerate() {
+            let rva = wrappers.virtual_address + w.location.offset - wrappers.raw_pointer;
+            assert!(relocated.contains(&(rva + 8)), "{name} wrapper {i}");
+            assert_eq!(w.target, WrapperTarget::Bundle { index: i }, "{name}");
+        }
+        // What clang finds in the dumped section is what was kept.
+        let ids = check_against_clang(&out, ".hip_fat", name);
+        let report: Value = serde_json::from_str(&stdout).unwrap();
+        let kept: Vec<BTreeSet<String>> = report["regions"][0]["bundles"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{report}"))
+            .iter()
+            .map(|b| {
+                b["kept"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|e| e["id"].as_str().unwrap().to_owned())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(ids, kept, "{name}");
+        // CheckSum: kept zero, or recomputed as lld-link computes it.
+        let input_data = std::fs::read(input).unwrap();
+        let field = checksum_field(&data);
+        if readobj_checksum(input) == 0 {
+            assert_eq!(readobj_checksum(&out), 0, "{name}");
+        } else {
+            assert_eq!(
+                gfxkit_shrink::pe::checksum(&input_data, field),
+                readobj_checksum(input),
+                "our checksum of lld-link's output"
+            );
+            assert_eq!(
+                gfxkit_shrink::pe::checksum(&data, field),
+                readobj_checksum(&out),
+                "{name}"
+            );
+        }
+    }
+}
+
+/// A signed image (a certificate table) is refused with the reason; COFF objects and static
+/// libraries are refused saying what is rewritten.
+#[test]
+fn signed_images_and_objects_are_refused_with_the_reason() {
+    let b = built();
+    let mut data = std::fs::read(&b.dll).unwrap();
+    // The certificate table's data directory: optional header + 112 + 4 * 8 in PE32+.
+    let dir = u32::from_le_bytes(data[0x3c..0x40].try_into().unwrap()) as usize + 24 + 112 + 32;
+    let end = data.len() as u32;
+    data[dir..dir + 4].copy_from_slice(&end.to_le_bytes());
+    data[dir + 4..dir + 8].copy_from_slice(&8u32.to_le_bytes());
+    data.extend_from_slice(&[8, 0, 0, 0, 0, 2, 2, 0]);
+    let signed = b.dir.path().join("signed.dll");
+    std::fs::write(&signed, &data).unwrap();
+    let out = b.dir.path().join("signed-pruned.dll");
+    let (code, _, err) = gfxkit(&["prune", "--keep", "gfx90a", s(&signed), "-o", s(&out)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("signed") && err.contains("Authenticode"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    for f in [&b.objs[0], &b.lib] {
+        let (code, _, err) = gfxkit(&["prune", "--keep", "gfx90a", s(f), "-o", s(&out)]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("COFF object"), "{err}");
     }
 }

@@ -125,15 +125,20 @@ pub(crate) fn rewrite_one<'a>(
     if elf::is_elf(data) {
         return rewrite_elf(data, t);
     }
-    if is_pe_or_coff(data) {
-        return fail(
-            0,
-            ErrorKind::Unsupported(
-                "a PE image or COFF object (Windows): every command reads its device code, but \
-                 prune and recompress rewrite only ELF files, ar archives of them and bundles"
-                    .into(),
-            ),
-        );
+    match gfxkit_host::InputKind::sniff(data) {
+        gfxkit_host::InputKind::PeImage => return crate::pe::rewrite_image(data, t),
+        gfxkit_host::InputKind::CoffObject => {
+            return fail(
+                0,
+                ErrorKind::Unsupported(
+                    "a COFF object (Windows): every command reads its device code, but prune and \
+                     recompress rewrite only PE images (DLLs, EXEs), ELF files, ar archives of \
+                     ELF objects and bundles"
+                        .into(),
+                ),
+            );
+        }
+        _ => {}
     }
     if gfxkit_bundle::detect(data).is_some() {
         let found = bundle::scan(data)?;

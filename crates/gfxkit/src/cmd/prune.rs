@@ -436,6 +436,10 @@ fn report(
                     "segment shortened, later bytes moved down {}",
                     human(*shift)
                 ),
+                gfxkit_shrink::Layout::SectionShortened { shift } => format!(
+                    "section's raw data shortened (virtual size kept), later bytes moved down {}",
+                    human(*shift)
+                ),
                 gfxkit_shrink::Layout::SegmentSplit { shift, phdr_slot } => format!(
                     "segment split ({phdr_slot}), later bytes moved down {}",
                     human(*shift)
