@@ -8,7 +8,8 @@ use gfxkit_host::{discover, InputKind};
 /// Discovers device code as [`crate::host::run`] does, then checks what the PE/COFF reader
 /// promises: bundles lie in `.hip_fatbin`/`.hip_fat`, wrapper records are 24 bytes of
 /// `.hipFatBinSegment`/`.hipFatB`, the survey `gfxkit size` reads returns (an answer or an
-/// error), and a rewrite of a PE image or COFF object is refused, never attempted.
+/// error), a COFF object's rewrite is refused, and a PE image's (the `prune` body, keeping
+/// gfx90a) is refused or verifies.
 pub fn run(data: &[u8]) {
     crate::host::run(data);
     let found = discover(data);
@@ -29,8 +30,15 @@ pub fn run(data: &[u8]) {
     }
     let _ = gfxkit_host::pe::is_dll(data);
     let _ = gfxkit_shrink::survey_with(data, false);
-    if found.kind != InputKind::Archive {
-        let t = crate::prune::transform(1);
-        assert!(gfxkit_shrink::rewrite(data, &t).is_err());
+    match found.kind {
+        InputKind::CoffObject => {
+            assert!(gfxkit_shrink::rewrite(data, &crate::prune::transform(1)).is_err());
+        }
+        InputKind::PeImage => {
+            let mut input = vec![1u8];
+            input.extend_from_slice(data);
+            crate::prune::run(&input);
+        }
+        _ => {}
     }
 }

@@ -530,7 +530,8 @@ fn kpacked_image_wrappers_lead_to_the_marker() {
 
 /// Truncated and bit-flipped copies of the DLL, of an object and of the static library never
 /// panic any command's reading (discovery, the inventory, the listing, verification, the
-/// survey of `size`); the fuzz target `host` covers the rest (seeded with these files).
+/// survey of `size`) or the rewrite (which refuses, or verifies); the fuzz targets `host_pe`
+/// and `prune` cover the rest (seeded with such files).
 #[test]
 fn damaged_pe_and_coff_never_panic() {
     let b = built();
@@ -541,6 +542,19 @@ fn damaged_pe_and_coff_never_panic() {
             let _ = gfxkit_inventory::list::list("damaged", &inv, true);
             let _ = gfxkit_inventory::verify::verify("damaged", &inv);
             let _ = gfxkit_shrink::survey(d);
+            // A rewrite refuses, or produces a file that verifies.
+            let keep = gfxkit_shrink::Transform {
+                selection: gfxkit_shrink::Selection::Keep(vec![gfxkit_shrink::Pattern::parse(
+                    "gfx90a",
+                )
+                .unwrap()]),
+                conversion: gfxkit_shrink::Conversion::Keep,
+            };
+            if let Ok(out) = gfxkit_shrink::rewrite(d, &keep) {
+                if let Err(e) = gfxkit_shrink::verify(d, &out) {
+                    panic!("a rewrite that does not verify: {e}");
+                }
+            }
             for p in &inv.problems {
                 assert!(p.location.offset <= d.len() as u64, "{p}");
             }
