@@ -76,6 +76,7 @@ def prune(
     method: Optional[str] = None,
     level: Optional[int] = None,
     allow_empty: bool = False,
+    drop_signature: bool = False,
 ) -> Dict[str, Any]: ...
 def recompress(
     src: _Source,
@@ -85,6 +86,7 @@ def recompress(
     ccob_version: Optional[int] = None,
     method: Optional[str] = None,
     level: Optional[int] = None,
+    drop_signature: bool = False,
 ) -> Dict[str, Any]: ...
 def compatible(code_object_id: str, device_id: str) -> bool: ...
 def max_uncompressed(limit: Optional[int] = None) -> int: ...

@@ -711,6 +711,23 @@ fn signed_images_and_objects_are_refused_with_the_reason() {
         "{err}"
     );
     assert!(!out.exists());
+    // With --drop-signature the result is the unsigned image, pruned.
+    let (code, _, err) = gfxkit(&[
+        "prune",
+        "--keep",
+        "gfx90a",
+        "--drop-signature",
+        s(&signed),
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let pruned = std::fs::read(&out).unwrap();
+    assert_eq!(&pruned[dir..dir + 8], &[0; 8]);
+    assert!(pruned.len() < data.len());
+    let found = discover(&pruned);
+    assert!(found.problems.is_empty(), "{:?}", found.problems);
+    assert_eq!(found.bundles.len(), 2);
     for f in [&b.objs[0], &b.lib] {
         let (code, _, err) = gfxkit(&["prune", "--keep", "gfx90a", s(f), "-o", s(&out)]);
         assert_eq!(code, 2, "{err}");

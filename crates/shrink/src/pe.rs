@@ -10,7 +10,8 @@
 //! `FileAlignment`), the `PointerToRawData` of every section after it, file offsets in the
 //! debug directory and the COFF header, `SizeOfInitializedData`, and `CheckSum` (recomputed when
 //! it was set, kept zero otherwise). A file with an Authenticode signature (a certificate
-//! table) is refused: the rewrite would invalidate it.
+//! table) is refused: the rewrite would invalidate it; [`without_signature`] gives the file
+//! without it (`--drop-signature`).
 //!
 //! The bundles are read and rewritten by the same planner as ELF files
 //! ([`plan::transform_region`]), and the result is checked by the same verification
@@ -62,6 +63,63 @@ pub fn checksum(bytes: &[u8], field: usize) -> u32 {
     (sum as u32).wrapping_add(bytes.len() as u32)
 }
 
+/// The PE32+ image `data` without its Authenticode signature: the certificate table (which
+/// lies outside the image, at the end of the file) cut off, its data directory entry zeroed and
+/// `CheckSum` recomputed when it was set. `None` when `data` is no PE image or carries no
+/// signature. A table that is not at the end of the file (only zero padding may follow it) is
+/// refused.
+pub fn without_signature(data: &[u8]) -> Result<Option<Vec<u8>>> {
+    let Ok(file) = PeFile64::parse(data) else {
+        return Ok(None);
+    };
+    let Some(dir) = file.data_directory(pe::IMAGE_DIRECTORY_ENTRY_SECURITY) else {
+        return Ok(None);
+    };
+    let (at, size) = (dir.virtual_address.get(LE), dir.size.get(LE));
+    if size == 0 {
+        return Ok(None);
+    }
+    let dir_at = offset_of(data, object::pod::bytes_of(dir));
+    let end = u64::from(at) + u64::from(size);
+    let tail = data
+        .get(end as usize..)
+        .filter(|_| end <= data.len() as u64);
+    if !tail.is_some_and(|t| t.iter().all(|&b| b == 0)) {
+        return Err(unsupported(
+            dir_at,
+            format!(
+                "the certificate table ({size} bytes at file offset {at:#x}) is not at the end of \
+                 the file"
+            ),
+        ));
+    }
+    let sections_end = file
+        .section_table()
+        .iter()
+        .map(|s| u64::from(s.pointer_to_raw_data.get(LE)) + u64::from(s.size_of_raw_data.get(LE)))
+        .max()
+        .unwrap_or(0);
+    if u64::from(at) < sections_end {
+        return Err(bad(
+            dir_at,
+            format!("the certificate table at file offset {at:#x} overlaps a section's raw data"),
+        ));
+    }
+    let mut out = data[..at as usize].to_vec();
+    let d = dir_at as usize;
+    out[d..d + 8].fill(0);
+    let opt_at = offset_of(
+        data,
+        object::pod::bytes_of(file.nt_headers().optional_header()),
+    );
+    let checksum_at = (opt_at + 64) as usize;
+    if file.nt_headers().optional_header().check_sum() != 0 {
+        let sum = checksum(&out, checksum_at);
+        out[checksum_at..checksum_at + 4].copy_from_slice(&sum.to_le_bytes());
+    }
+    Ok(Some(out))
+}
+
 /// Rewrites the PE32+ image `data` with `t` applied to every bundle of its `.hip_fat`.
 pub(crate) fn rewrite_image<'a>(
     data: &'a [u8],
@@ -82,8 +140,8 @@ pub(crate) fn rewrite_image<'a>(
                 offset_of(data, object::pod::bytes_of(dir)),
                 format!(
                     "the image is signed (an Authenticode certificate table of {} bytes at file \
-                     offset {:#x}): a rewrite invalidates the signature; remove it (for example \
-                     `osslsigncode remove-signature`), rewrite, and sign the result again",
+                     offset {:#x}): a rewrite invalidates the signature; --drop-signature \
+                     rewrites it unsigned (sign the result again)",
                     dir.size.get(LE),
                     dir.virtual_address.get(LE)
                 ),
