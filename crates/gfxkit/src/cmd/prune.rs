@@ -18,6 +18,7 @@ use std::process::ExitCode;
 gfxkit prune --keep gfx90a librocsparse.so -o librocsparse-gfx90a.so\n  \
 gfxkit prune --drop gfx906 --drop gfx908 libfoo.so --in-place\n  \
 gfxkit prune --keep gfx1030 --dry-run app\n  \
+gfxkit prune --keep gfx1151 amdhip_kernels.dll -o out/amdhip_kernels.dll --drop-signature\n  \
 gfxkit prune --keep gfx942 torch-2.5.1+rocm6.2-cp312-cp312-linux_x86_64.whl -o out/\
 torch-2.5.1+rocm6.2-cp312-cp312-linux_x86_64.whl\n\n\
 Packages: each member of a wheel, .conda, .tar.bz2 conda package or tarball that holds device \
