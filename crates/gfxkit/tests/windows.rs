@@ -733,4 +733,9 @@ fn signed_images_and_objects_are_refused_with_the_reason() {
         assert_eq!(code, 2, "{err}");
         assert!(err.contains("COFF object"), "{err}");
     }
+    // kpack split rewrites ELF files only, and says so.
+    let split = b.dir.path().join("split");
+    let (code, _, err) = gfxkit(&["kpack", "split", "--group", "w", "-o", s(&split), s(&b.dll)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("PE image"), "{err}");
 }

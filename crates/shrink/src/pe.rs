@@ -223,7 +223,7 @@ pub(crate) fn rewrite_image<'a>(
     // Sections whose raw data lies after `.hip_fat` move down; none may overlap it.
     let mut patches: Vec<(u64, Vec<u8>)> = Vec::new();
     for (i, &(name, sh)) in named.iter().enumerate() {
-        if i == fat_index || sh.size_of_raw_data.get(LE) == 0 {
+        if i == fat_index || sh.pointer_to_raw_data.get(LE) == 0 {
             continue;
         }
         let p = u64::from(sh.pointer_to_raw_data.get(LE));
@@ -233,7 +233,7 @@ pub(crate) fn rewrite_image<'a>(
                 header_at(sh) + 20,
                 ((p - shift) as u32).to_le_bytes().to_vec(),
             ));
-        } else if end > fo {
+        } else if end > fo && end > p {
             return Err(unsupported(
                 header_at(sh),
                 format!(
