@@ -396,6 +396,7 @@ def prune(
     method: Optional[str] = None,
     level: Optional[int] = None,
     allow_empty: bool = False,
+    drop_signature: bool = False,
 ) -> Dict[str, Any]:
     """Keeps (``keep``) or drops (``drop``) architectures in a host binary, archive or
     bundle (``gfxkit prune``). The result is written to ``output`` (or over the input with
@@ -405,7 +406,9 @@ def prune(
     the report's ``unmatched``. Returns the report ``prune --json`` prints (without
     ``seconds``). A package (wheel, conda, deb, rpm, tarball) has every member with device
     code rewritten and verified and is written again around them (a wheel's ``RECORD`` and
-    a conda package's ``info/paths.json`` updated); the report then lists ``members``."""
+    a conda package's ``info/paths.json`` updated); the report then lists ``members``.
+    Windows DLLs and EXEs are rewritten too; a signed one (Authenticode) is refused unless
+    ``drop_signature``, which writes it unsigned."""
     return _gfxkit.prune(
         src,
         [str(k) for k in keep],
@@ -417,6 +420,7 @@ def prune(
         method,
         level,
         allow_empty,
+        drop_signature,
     )
 
 
@@ -429,6 +433,7 @@ def recompress(
     ccob_version: Optional[int] = None,
     method: Optional[str] = None,
     level: Optional[int] = None,
+    drop_signature: bool = False,
 ) -> Dict[str, Any]:
     """Converts the compression of every bundle (``gfxkit recompress``; CCOB v2 zstd unless
     told otherwise), written as :func:`prune` writes."""
@@ -440,6 +445,7 @@ def recompress(
         ccob_version,
         method,
         level,
+        drop_signature,
     )
 
 

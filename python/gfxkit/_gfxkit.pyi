@@ -79,6 +79,7 @@ def prune(
     method: Optional[str] = None,
     level: Optional[int] = None,
     allow_empty: bool = False,
+    drop_signature: bool = False,
 ) -> Dict[str, Any]:
     """The object ``gfxkit prune --json`` prints (``seconds`` included); for a package,
     ``members`` holds each rewritten member's report."""
@@ -90,6 +91,7 @@ def recompress(
     ccob_version: Optional[int] = None,
     method: Optional[str] = None,
     level: Optional[int] = None,
+    drop_signature: bool = False,
 ) -> Dict[str, Any]:
     """The object ``gfxkit recompress --json`` prints."""
 def compatible(code_object_id: str, device_id: str) -> bool: ...

@@ -9,7 +9,7 @@ import pytest
 
 import gfxkit
 
-from conftest import run, tool
+from conftest import KERNELS, run, tool
 
 
 def file_object(doc: dict) -> dict:
@@ -185,3 +185,41 @@ def test_a_lowered_uncompressed_limit_refuses_bundles_declaring_more(built):
     assert gfxkit.extract(built["ccob"])
     with pytest.raises(ValueError):
         gfxkit.max_uncompressed(-1)
+
+
+def test_windows_dll_reads_as_the_cli_and_prunes_without_its_signature(cli, tmp_path):
+    """A DLL clang-19 and lld-link-19 build: listed as the CLI lists it; a signed copy (a
+    certificate table) is refused, and pruned unsigned with ``drop_signature``."""
+    src = tmp_path / "w.hip"
+    src.write_text(KERNELS.replace("PREFIX", "w").replace(
+        "typedef struct ihipStream_t *hipStream_t;",
+        "typedef struct ihipStream_t *hipStream_t;\n"
+        "extern \"C\" int __hipPushCallConfiguration(dim3, dim3, unsigned long long, void *);\n"
+        "extern \"C\" int __hipPopCallConfiguration(dim3 *, dim3 *, unsigned long long *, void *);"))
+    obj = tmp_path / "w.obj"
+    run(tool("clang++"), "-x", "hip", "-nogpulib", "-nogpuinc", "-O2", "-cuid=w",
+        "--target=x86_64-pc-windows-msvc", "--offload-arch=gfx90a", "--offload-arch=gfx1151",
+        "-c", str(src), "-o", str(obj))
+    dll = tmp_path / "w.dll"
+    run(tool("lld-link"), "/dll", "/noentry", "/force:unresolved", "/nodefaultlib", str(obj),
+        f"/out:{dll}")
+    code, doc = cli("list", "--json", str(dll))
+    assert code == 0
+    assert gfxkit.list(dll).to_dict() == file_object(doc)
+    assert gfxkit.list(dll).architectures == ["gfx1151", "gfx90a"]
+    # A certificate table at the end of the file (data directory 4 of the PE32+ header).
+    data = bytearray(dll.read_bytes())
+    lfanew = int.from_bytes(data[0x3C:0x40], "little")
+    entry = lfanew + 24 + 112 + 4 * 8
+    data[entry:entry + 8] = len(data).to_bytes(4, "little") + (8).to_bytes(4, "little")
+    data += bytes([8, 0, 0, 0, 0, 2, 2, 0])
+    signed = tmp_path / "signed.dll"
+    signed.write_bytes(bytes(data))
+    out = tmp_path / "pruned.dll"
+    with pytest.raises(gfxkit.FormatError, match="Authenticode"):
+        gfxkit.prune(signed, keep=["gfx90a"], output=out)
+    assert not out.exists()
+    rep = gfxkit.prune(signed, keep=["gfx90a"], output=out, drop_signature=True)
+    assert rep["regions"][0]["section"] == ".hip_fat"
+    assert gfxkit.list(out).architectures == ["gfx90a"]
+    assert out.read_bytes()[entry:entry + 8] == bytes(8)

@@ -15,6 +15,7 @@
 //! | `bundle_object` | object bundles (`-type=o`): list, strip, write |
 //! | `bundle_archive` | archive bundles (`-type=a`): members, unbundling |
 //! | `host` | host discovery: ELF, `.hip_fatbin`, wrappers and relocations, `.llvm.offloading`, `ar` |
+//! | `host_pe` | host discovery in PE images and COFF objects: `.hip_fat(bin)`, wrappers, base relocations and `ADDR64` relocations, `.lib` |
 //! | `code_object` | code objects: ELF header, `e_flags`, notes, MessagePack metadata, descriptors |
 //! | `target_id` | target IDs and bundle entry IDs |
 //! | `prune` | the prune/recompress planner: refuse, or produce a file that verifies |
@@ -26,6 +27,7 @@
 
 pub mod code_object;
 pub mod host;
+pub mod host_pe;
 pub mod kpack;
 pub mod kpack_split;
 pub mod prune;
@@ -44,6 +46,7 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("bundle_object", gfxkit_bundle::fuzzing::object),
     ("bundle_archive", gfxkit_bundle::fuzzing::archive),
     ("host", host::run),
+    ("host_pe", host_pe::run),
     ("code_object", code_object::run),
     ("target_id", target_id::run),
     ("prune", prune::run),

@@ -4,6 +4,7 @@ use crate::elf;
 use crate::fatbin::{self, BundleFormat};
 use crate::limits;
 use crate::offloading::{self, ImageKind, OffloadKind, OFFLOAD_BINARY_MAGIC};
+use crate::pe;
 use crate::problem::{Location, Problem, ProblemKind};
 use gfxkit_bundle::le::offset_within;
 use gfxkit_bundle::split::Stop;
@@ -22,6 +23,12 @@ pub enum InputKind {
     ElfRelocatable,
     /// Another host ELF file (core file, 32-bit or big-endian ELF): not searched.
     ElfOther,
+    /// A PE32+ image for x86-64 (a Windows DLL or EXE).
+    PeImage,
+    /// An x86-64 COFF object (regular or bigobj), as clang writes for Windows.
+    CoffObject,
+    /// Another PE or COFF file (32-bit, another machine): not searched.
+    PeOther,
     /// An AMDGPU code object (`e_machine` = `EM_AMDGPU`).
     CodeObject,
     /// An `ar` archive.
@@ -36,7 +43,8 @@ pub enum InputKind {
 
 impl InputKind {
     /// Guesses the kind of a file from its first bytes (at least 20 are needed to tell ELF
-    /// kinds apart). Fast enough to skip unrelated files in a directory walk.
+    /// kinds apart; a PE image's NT headers are checked when the prefix reaches them, usually
+    /// within 512 bytes). Fast enough to skip unrelated files in a directory walk.
     pub fn sniff(prefix: &[u8]) -> InputKind {
         if prefix.starts_with(b"\x7fELF") {
             let machine = prefix.get(18..20).map(|b| u16::from_le_bytes([b[0], b[1]]));
@@ -56,6 +64,12 @@ impl InputKind {
         if prefix.starts_with(b"!<arch>\n") || prefix.starts_with(b"!<thin>\n") {
             return InputKind::Archive;
         }
+        match pe::sniff(prefix) {
+            Some(pe::Sniffed::Image) => return InputKind::PeImage,
+            Some(pe::Sniffed::Object) => return InputKind::CoffObject,
+            Some(pe::Sniffed::Other) => return InputKind::PeOther,
+            None => {}
+        }
         if fatbin::starts_with_bundle(prefix) {
             return InputKind::Bundle;
         }
@@ -67,7 +81,10 @@ impl InputKind {
 
     /// Whether a file of this kind can hold device code.
     pub fn may_hold_device_code(self) -> bool {
-        !matches!(self, InputKind::Other | InputKind::ElfOther)
+        !matches!(
+            self,
+            InputKind::Other | InputKind::ElfOther | InputKind::PeOther
+        )
     }
 }
 
@@ -434,7 +451,25 @@ impl<'data> Walker<'data> {
                 });
             }
             InputKind::ElfExecutable | InputKind::ElfSharedObject | InputKind::ElfRelocatable => {
-                self.walk_elf(data, member);
+                let parts = elf::read_elf(data, self.base(data), member.as_deref());
+                self.take_parts(data, member, parts);
+            }
+            InputKind::PeImage => {
+                let parts = pe::read_image(data, self.base(data), member.as_deref());
+                self.take_parts(data, member, parts);
+            }
+            InputKind::CoffObject => {
+                let base = self.base(data);
+                let parts = if data.starts_with(&[0, 0, 0xff, 0xff]) {
+                    pe::read_object::<object::pe::AnonObjectHeaderBigobj>(
+                        data,
+                        base,
+                        member.as_deref(),
+                    )
+                } else {
+                    pe::read_object::<object::pe::ImageFileHeader>(data, base, member.as_deref())
+                };
+                self.take_parts(data, member, parts);
             }
             InputKind::Archive => self.walk_archive(data, member, depth),
             InputKind::Bundle => {
@@ -454,15 +489,20 @@ impl<'data> Walker<'data> {
                     self.problem(Problem::error(location, ProblemKind::MalformedElf(what)));
                 }
             }
-            InputKind::Other => {}
+            InputKind::Other | InputKind::PeOther => {}
         }
     }
 
-    /// A host ELF file: what [`elf::read_elf`] reads from it, its `.hip_fatbin` sections split,
-    /// and its wrappers matched to the bundles they lead to.
-    fn walk_elf(&mut self, data: &'data [u8], member: Option<String>) {
+    /// A host file (ELF, PE image or COFF object): what [`elf::read_elf`] or [`pe`] read
+    /// from it, its `.hip_fatbin` sections split, and its wrappers matched to the bundles they
+    /// lead to.
+    fn take_parts(
+        &mut self,
+        data: &'data [u8],
+        member: Option<String>,
+        parts: elf::ElfParts<'data>,
+    ) {
         let base = self.base(data);
-        let parts = elf::read_elf(data, base, member.as_deref());
         for item in parts.items {
             match item {
                 elf::Item::Problem(p) => self.problem(p),
@@ -493,8 +533,8 @@ impl<'data> Walker<'data> {
         // Bundles in `.hip_fatbin` (without a section table: the spans wrappers lead to),
         // indexed by file offset for wrapper matching.
         let first_bundle = self.out.bundles.len();
-        let section = (!parts.sectionless).then_some(".hip_fatbin");
-        for contents in &parts.fatbins {
+        for &(name, contents) in &parts.fatbins {
+            let section = (!parts.sectionless).then_some(name);
             self.out.fatbin_sections.push(Location {
                 member: member.clone(),
                 section: section.map(str::to_owned),

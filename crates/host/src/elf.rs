@@ -77,15 +77,17 @@ pub(crate) enum Item<'data> {
     Offloading(&'data str, &'data [u8]),
 }
 
-/// What a host ELF file holds for device-code discovery, read from its section table and
-/// relocations; offsets are file offsets (`base` added). Matching wrappers to bundles and
+/// What a host ELF file (or a PE/COFF file, read by [`crate::pe`]) holds for device-code
+/// discovery, read from its section table and relocations; offsets are file offsets (`base`
+/// added). Matching wrappers to bundles and
 /// splitting sections is discovery's ([`crate::discover`]).
 #[derive(Debug, Default)]
 pub(crate) struct ElfParts<'data> {
     /// Problems with the file and its sections, and offloading sections, in section order.
     pub items: Vec<Item<'data>>,
-    /// Contents of each `.hip_fatbin` section.
-    pub fatbins: Vec<&'data [u8]>,
+    /// Each section holding bundles back to back: its name (`.hip_fatbin`; `.hip_fat` in a PE
+    /// image) and contents.
+    pub fatbins: Vec<(&'static str, &'data [u8])>,
     /// `__CLANG_OFFLOAD_BUNDLE__<id>` sections: (ID, where, contents).
     pub object_entries: Vec<(&'data str, Location, &'data [u8])>,
     /// `.hipFatBinSegment` sections.
@@ -234,7 +236,7 @@ pub(crate) fn read_elf<'data>(
             }
         };
         if name == ".hip_fatbin" {
-            out.fatbins.push(contents);
+            out.fatbins.push((".hip_fatbin", contents));
         } else if name == ".hipFatBinSegment" {
             wrapper_sections.push((index.0, sh, contents));
         } else if let Some(id) = name.strip_prefix(OBJECT_BUNDLE_PREFIX) {
@@ -760,7 +762,7 @@ fn read_segments<'data>(
     }
     for (s, e) in merged {
         if let Some(bytes) = bytes_at(data, s, e - s) {
-            out.fatbins.push(bytes);
+            out.fatbins.push((".hip_fatbin", bytes));
         }
     }
     out.wrapper_sections.push(section);

@@ -84,3 +84,23 @@ impl From<Stored> for BundleFormat {
         }
     }
 }
+
+/// Names of the sections holding bundles back to back: `.hip_fatbin` (ELF files, COFF
+/// objects) and `.hip_fat`, its spelling in PE images, whose section names hold 8 bytes.
+pub const FATBIN_SECTIONS: [&str; 2] = [".hip_fatbin", ".hip_fat"];
+
+/// Names of the sections holding the 24-byte wrapper records: `.hipFatBinSegment` (ELF files,
+/// COFF objects) and `.hipFatB`, its 8-byte spelling in PE images.
+pub const WRAPPER_SECTIONS: [&str; 2] = [".hipFatBinSegment", ".hipFatB"];
+
+/// Whether `name` is a section holding bundles back to back, under either spelling
+/// ([`FATBIN_SECTIONS`]).
+pub fn is_fatbin_section(name: &str) -> bool {
+    FATBIN_SECTIONS.contains(&name)
+}
+
+/// Whether `name` is a section holding wrapper records, under either spelling
+/// ([`WRAPPER_SECTIONS`]).
+pub fn is_wrapper_section(name: &str) -> bool {
+    WRAPPER_SECTIONS.contains(&name)
+}

@@ -13,7 +13,11 @@
 //!   section table (`llvm-objcopy --strip-sections`) through its `PT_LOAD` segments and
 //!   `PT_DYNAMIC` relocations, as the loader sees it (wrappers, their bundles, kpack markers;
 //!   locations without a section name);
-//! - `ar` archives, each member recursively;
+//! - PE32+ images for x86-64 (DLLs, EXEs) and x86-64 COFF objects ([`pe`]): `.hip_fat` and
+//!   `.hipFatB` (the 8-byte names in images) or `.hip_fatbin` and `.hipFatBinSegment`, wrapper
+//!   pointers through the base relocation table (`IMAGE_REL_BASED_DIR64`) or
+//!   `IMAGE_REL_AMD64_ADDR64` relocations, kpack'ed images (`HIPK` wrappers, `.kpackrf`);
+//! - `ar` archives (`.a`, and `.lib` of COFF objects), each member recursively;
 //! - standalone bundles (one or several back to back), OffloadBinaries and code objects.
 //!
 //! It also models how the HIP runtime picks a code object for a device ([`select`]) and reads
@@ -25,6 +29,7 @@
 //! - [`fatbin`]: how a found bundle is stored ([`BundleFormat`]); sections are split by
 //!   `gfxkit_bundle::split`.
 //! - [`offloading`]: OffloadBinary (`.llvm.offloading`) images.
+//! - [`pe`]: PE images and COFF objects (Windows).
 //! - [`problem`]: [`Location`] and typed [`Problem`]s.
 //! - [`select`]: the runtime's choice of entry for a device.
 //! - [`kfd`]: `gfx_target_version`, `HSA_OVERRIDE_GFX_VERSION`, `HSA_XNACK`.
@@ -71,6 +76,7 @@ pub mod fatbin;
 pub mod kfd;
 pub mod limits;
 pub mod offloading;
+pub mod pe;
 pub mod problem;
 pub mod select;
 

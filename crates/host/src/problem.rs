@@ -9,8 +9,8 @@ pub struct Location {
     /// Archive member path, outermost first, joined with `/` (`libfoo.a` holding `bar.o` gives
     /// `bar.o`; an archive inside an archive gives `inner.a/bar.o`). `None` for the file itself.
     pub member: Option<String>,
-    /// ELF section name (`.hip_fatbin`, `.hipFatBinSegment`, `.llvm.offloading`,
-    /// `__CLANG_OFFLOAD_BUNDLE__<id>`), or `None` outside any section and in a file without a
+    /// Section name (`.hip_fatbin`, `.hipFatBinSegment`, `.llvm.offloading`,
+    /// `__CLANG_OFFLOAD_BUNDLE__<id>`; in PE images `.hip_fat` and `.hipFatB`), or `None` outside any section and in a file without a
     /// section table (read through its program headers: the offset is still the file offset).
     pub section: Option<String>,
     /// Byte offset in the input file.
@@ -73,6 +73,18 @@ pub enum ProblemKind {
     /// data (the sizes say by how much). Nothing further of the file is read.
     #[error("{0}")]
     TruncatedElf(gfxkit_code_object::extent::Truncation),
+    /// The PE image or COFF object headers, section table, symbol table or base relocation
+    /// table cannot be read.
+    #[error("malformed PE/COFF file: {0}")]
+    MalformedPe(String),
+    /// A `HIPF` wrapper of a PE image whose non-null pointer no `IMAGE_REL_BASED_DIR64` base
+    /// relocation fixes: it is wrong wherever the loader maps the image at another address
+    /// than its preferred base (ASLR). A warning.
+    #[error("wrapper pointer {address:#x} has no IMAGE_REL_BASED_DIR64 base relocation: it is wrong wherever the image is loaded at another base")]
+    WrapperWithoutBaseRelocation {
+        /// The pointer as stored (an absolute virtual address).
+        address: u64,
+    },
     /// The `ar` archive cannot be read.
     #[error("malformed archive: {0}")]
     MalformedArchive(String),

@@ -13,6 +13,10 @@ const PREFIXES: &[&[u8]] = &[
     b"CCOB\x02\x00\x00\x00",
     b"CCOB\x03\x00\x01\x00",
     b"\x10\xff\x10\xad\x01\x00\x00\x00",
+    // A PE32+ x86-64 DLL's DOS header, NT signature, file header and optional-header magic.
+    b"MZ\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x40\0\0\0PE\0\0\x64\x86\x02\0\0\0\0\0\0\0\0\0\0\0\0\0\xf0\0\x22\x20\x0b\x02",
+    // An x86-64 COFF object's file header (two sections, no optional header).
+    b"\x64\x86\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00",
 ];
 
 fn check(data: &[u8]) {
@@ -55,4 +59,21 @@ proptest! {
         }
         check(&data);
     }
+}
+
+/// The PE and COFF prefixes are taken for what they are, so the cases above reach the PE/COFF
+/// reader.
+#[test]
+fn pe_and_coff_prefixes_reach_their_reader() {
+    let kinds: Vec<_> = PREFIXES[PREFIXES.len() - 2..]
+        .iter()
+        .map(|p| gfxkit_host::InputKind::sniff(p))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            gfxkit_host::InputKind::PeImage,
+            gfxkit_host::InputKind::CoffObject
+        ]
+    );
 }

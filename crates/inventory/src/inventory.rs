@@ -84,13 +84,15 @@ impl<'a> Inventory<'a> {
     }
 
     /// Whether the runtime loads files of this kind: shared objects and executables (their
-    /// `.hip_fatbin`), and bundles or code objects given to `hipModuleLoad`. Relocatable
-    /// objects and archives are build inputs, not loaded.
+    /// `.hip_fatbin`), Windows DLLs and EXEs (their `.hip_fat`), and bundles or code objects
+    /// given to `hipModuleLoad`. Relocatable objects (ELF or COFF) and archives are build
+    /// inputs, not loaded.
     pub fn loaded_at_run_time(&self) -> bool {
         matches!(
             self.kind,
             InputKind::ElfSharedObject
                 | InputKind::ElfExecutable
+                | InputKind::PeImage
                 | InputKind::Bundle
                 | InputKind::CodeObject
         )

@@ -932,6 +932,7 @@ fn run_transform<'py>(
     output: Option<PathBuf>,
     in_place: bool,
     allow_empty: bool,
+    drop_signature: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let s = source(src)?;
     let name = s.name.clone();
@@ -1011,6 +1012,14 @@ fn run_transform<'py>(
     }
     let started = std::time::Instant::now();
     let done: Result<gfxkit_shrink::Report, Fail> = py.allow_threads(|| {
+        // A signed Windows image, when its signature may go: the image without it is the input.
+        let unsigned = if drop_signature {
+            gfxkit_shrink::pe::without_signature(bytes)
+                .map_err(|e| Fail::format(format!("cannot remove the signature of {name}: {e}")))?
+        } else {
+            None
+        };
+        let bytes: &[u8] = unsigned.as_deref().unwrap_or(bytes);
         let rewritten = gfxkit_shrink::rewrite(bytes, t)
             .map_err(|e| Fail::format(format!("cannot rewrite {name}: {e}")))?;
         if !allow_empty {
@@ -1120,10 +1129,12 @@ fn kpack_error(py: Python<'_>, e: &gfxkit_io::Error) -> PyErr {
 
 /// Keeps (or drops) architectures: `gfxkit prune`. A prune that would leave no device code is
 /// refused (`FormatError`) unless `allow_empty`. Without `output` or `in_place`, nothing is
-/// written (a dry run, verified in memory).
+/// written (a dry run, verified in memory). A signed Windows image is refused unless
+/// `drop_signature` (the output is then unsigned).
 #[pyfunction]
 #[pyo3(signature = (src, keep = Vec::new(), drop = Vec::new(), output = None, in_place = false,
-    uncompressed = false, ccob_version = None, method = None, level = None, allow_empty = false))]
+    uncompressed = false, ccob_version = None, method = None, level = None, allow_empty = false,
+    drop_signature = false))]
 #[allow(clippy::too_many_arguments)]
 fn prune<'py>(
     py: Python<'py>,
@@ -1137,6 +1148,7 @@ fn prune<'py>(
     method: Option<String>,
     level: Option<i32>,
     allow_empty: bool,
+    drop_signature: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let selection = match (keep.is_empty(), drop.is_empty()) {
         (false, true) => Selection::Keep(patterns(py, &keep)?),
@@ -1151,13 +1163,13 @@ fn prune<'py>(
         selection,
         conversion: conversion(py, uncompressed, ccob_version, method.as_deref(), level)?,
     };
-    run_transform(py, src, &t, output, in_place, allow_empty)
+    run_transform(py, src, &t, output, in_place, allow_empty, drop_signature)
 }
 
 /// Converts the compression of every bundle: `gfxkit recompress` (CCOB v2 zstd by default).
 #[pyfunction]
 #[pyo3(signature = (src, output = None, in_place = false, uncompressed = false,
-    ccob_version = None, method = None, level = None))]
+    ccob_version = None, method = None, level = None, drop_signature = false))]
 #[allow(clippy::too_many_arguments)]
 fn recompress<'py>(
     py: Python<'py>,
@@ -1168,6 +1180,7 @@ fn recompress<'py>(
     ccob_version: Option<u16>,
     method: Option<String>,
     level: Option<i32>,
+    drop_signature: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let conversion = match conversion(py, uncompressed, ccob_version, method.as_deref(), level)? {
         Conversion::Keep => Conversion::Compressed {
@@ -1181,7 +1194,7 @@ fn recompress<'py>(
         selection: Selection::All,
         conversion,
     };
-    run_transform(py, src, &t, output, in_place, false)
+    run_transform(py, src, &t, output, in_place, false, drop_signature)
 }
 
 /// An AMDGPU target ID (`gfx90a:sramecc+:xnack-`): processor and target-ID feature settings.

@@ -169,7 +169,8 @@ pub(crate) fn rewrite_archive<'a>(
             bodies.push(None);
             continue;
         }
-        if !crate::elf::is_elf(m.data) {
+        // COFF members go to `rewrite_one` too, which refuses them with the reason.
+        if !crate::elf::is_elf(m.data) && !crate::rewrite::is_pe_or_coff(m.data) {
             bodies.push(None);
             continue;
         }

@@ -62,6 +62,16 @@ fn unsupported(at: u64, msg: impl Into<String>) -> Error {
 /// The checks both directions share; returns (the parsed file, `.hip_fatbin` index,
 /// `.hipFatBinSegment` index).
 fn linked_x86_64(data: &[u8]) -> Result<(Elf, Option<usize>, usize)> {
+    if crate::rewrite::is_pe_or_coff(data) {
+        return fail(
+            0,
+            ErrorKind::Unsupported(
+                "a PE image or COFF object (Windows): kpack split and inline rewrite ELF files \
+                 only (every command reads a kpack'ed PE image)"
+                    .into(),
+            ),
+        );
+    }
     if !elf::is_elf(data) {
         return fail(0, ErrorKind::Unsupported("not an ELF file".into()));
     }

@@ -127,6 +127,7 @@ pub mod kpack;
 pub mod limits;
 pub mod output;
 mod patch;
+pub mod pe;
 pub mod plan;
 pub mod report;
 pub mod rewrite;

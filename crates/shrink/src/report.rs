@@ -60,6 +60,13 @@ pub enum Layout {
         /// Where the extra program header came from.
         phdr_slot: String,
     },
+    /// A PE image's `.hip_fat`: its raw data shrank to the new bundles rounded up to
+    /// `FileAlignment` (its address and virtual size kept, the loader zero-filling the rest),
+    /// and what follows moved down by `shift` bytes.
+    SectionShortened {
+        /// Bytes everything after the section's raw data moved down in the file.
+        shift: u64,
+    },
     /// The freed bytes were fewer than one alignment unit: the section was rewritten and
     /// zero-filled, the file length is unchanged.
     ZeroFilled {

@@ -125,6 +125,21 @@ pub(crate) fn rewrite_one<'a>(
     if elf::is_elf(data) {
         return rewrite_elf(data, t);
     }
+    match gfxkit_host::InputKind::sniff(data) {
+        gfxkit_host::InputKind::PeImage => return crate::pe::rewrite_image(data, t),
+        gfxkit_host::InputKind::CoffObject => {
+            return fail(
+                0,
+                ErrorKind::Unsupported(
+                    "a COFF object (Windows): every command reads its device code, but prune and \
+                     recompress rewrite only PE images (DLLs, EXEs), ELF files, ar archives of \
+                     ELF objects and bundles"
+                        .into(),
+                ),
+            );
+        }
+        _ => {}
+    }
     if gfxkit_bundle::detect(data).is_some() {
         let found = bundle::scan(data)?;
         let align = plan::region_alignment(&found);
@@ -155,6 +170,15 @@ pub(crate) fn rewrite_one<'a>(
         ErrorKind::Unsupported(
             "not an ELF file, an ar archive or an offload bundle (no known magic)".into(),
         ),
+    )
+}
+
+/// Whether `data` is a PE image or COFF object for x86-64, which host discovery reads but no
+/// rewrite handles.
+pub(crate) fn is_pe_or_coff(data: &[u8]) -> bool {
+    matches!(
+        gfxkit_host::InputKind::sniff(data),
+        gfxkit_host::InputKind::PeImage | gfxkit_host::InputKind::CoffObject
     )
 }
 

@@ -153,7 +153,7 @@ pub(crate) fn survey_read(data: &[u8], how: &Reading<'_>) -> Result<Survey> {
     if archive::is_archive(data) {
         let mut regions = Vec::new();
         for m in archive::members(data)? {
-            if !elf::is_elf(m.data) {
+            if !elf::is_elf(m.data) && InputKind::sniff(m.data) != InputKind::CoffObject {
                 continue;
             }
             let (_, rs) = survey_one(data, m.data, how).map_err(|e| e.in_member(&m.name))?;
@@ -185,6 +185,7 @@ fn fatal(p: &Problem, base: u64) -> Option<Error> {
             found: found.clone(),
         },
         ProblemKind::MalformedElf(m) => ErrorKind::BadElf(m.clone()),
+        ProblemKind::MalformedPe(_) => ErrorKind::Damaged(p.kind.to_string()),
         ProblemKind::TruncatedElf(t) => ErrorKind::Damaged(t.to_string()),
         ProblemKind::BadBundle(_)
         | ProblemKind::BundlePastSection { .. }
@@ -193,7 +194,10 @@ fn fatal(p: &Problem, base: u64) -> Option<Error> {
             ..
         } => ErrorKind::Damaged(p.kind.to_string()),
         ProblemKind::SectionOutsideFile { .. }
-            if p.location.section.as_deref() == Some(".hip_fatbin") =>
+            if p.location
+                .section
+                .as_deref()
+                .is_some_and(gfxkit_host::fatbin::is_fatbin_section) =>
         {
             ErrorKind::BadElf(p.kind.to_string())
         }
@@ -237,7 +241,20 @@ fn survey_one(
         InputKind::ElfRelocatable => FileKind::Object,
         InputKind::ElfSharedObject => FileKind::SharedObject,
         InputKind::ElfExecutable => FileKind::Executable,
+        InputKind::CoffObject => FileKind::Object,
+        InputKind::PeImage => match gfxkit_host::pe::is_dll(data) {
+            Some(false) => FileKind::Executable,
+            _ => FileKind::SharedObject,
+        },
         InputKind::CodeObject => return Ok((FileKind::NoDeviceCode, Vec::new())),
+        InputKind::PeOther => {
+            return fail(
+                base,
+                ErrorKind::Unsupported(
+                    "only PE32+ images and COFF objects for x86-64 are handled".into(),
+                ),
+            )
+        }
         InputKind::ElfOther => {
             return fail(
                 base + 4,
@@ -374,7 +391,10 @@ fn survey_one(
 fn has_wrapper_section(d: &Discovery<'_>) -> bool {
     d.problems.iter().any(|p| {
         matches!(p.kind, ProblemKind::BundleWithoutWrapper)
-            || p.location.section.as_deref() == Some(".hipFatBinSegment")
+            || p.location
+                .section
+                .as_deref()
+                .is_some_and(gfxkit_host::fatbin::is_wrapper_section)
     })
 }
 

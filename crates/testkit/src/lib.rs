@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 
 pub mod llvm22;
 pub mod readelf;
+pub mod windows;
 
 pub use llvm22::{llvm22_batch, llvm22_command, llvm22_cpus, Llvm22Job};
 

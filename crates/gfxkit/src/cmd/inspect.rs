@@ -63,6 +63,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let co = CodeObject::parse(&input).with_context(|| {
         let hint = if input.starts_with(b"__CLANG_OFFLOAD_BUNDLE__") || input.starts_with(b"CCOB") {
             " (it is an offload bundle: see `gfxkit list` and `gfxkit extract`)"
+        } else if matches!(
+            gfxkit_host::InputKind::sniff(input.get(..512).unwrap_or(&input)),
+            gfxkit_host::InputKind::ElfSharedObject
+                | gfxkit_host::InputKind::ElfExecutable
+                | gfxkit_host::InputKind::ElfRelocatable
+                | gfxkit_host::InputKind::PeImage
+                | gfxkit_host::InputKind::CoffObject
+                | gfxkit_host::InputKind::Archive
+        ) {
+            " (it is a host file: `gfxkit extract` writes its code objects, `gfxkit kernels` \
+             lists its kernels)"
         } else if crate::input::is_package(&input) {
             " (it is a package: `gfxkit list` names its members, PACKAGE!MEMBER)"
         } else {

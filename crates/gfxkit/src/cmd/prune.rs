@@ -18,6 +18,7 @@ use std::process::ExitCode;
 gfxkit prune --keep gfx90a librocsparse.so -o librocsparse-gfx90a.so\n  \
 gfxkit prune --drop gfx906 --drop gfx908 libfoo.so --in-place\n  \
 gfxkit prune --keep gfx1030 --dry-run app\n  \
+gfxkit prune --keep gfx1151 amdhip_kernels.dll -o out/amdhip_kernels.dll --drop-signature\n  \
 gfxkit prune --keep gfx942 torch-2.5.1+rocm6.2-cp312-cp312-linux_x86_64.whl -o out/\
 torch-2.5.1+rocm6.2-cp312-cp312-linux_x86_64.whl\n\n\
 Packages: each member of a wheel, .conda, .tar.bz2 conda package or tarball that holds device \
@@ -134,6 +135,10 @@ pub struct IoArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Rewrite a signed Windows image (DLL, EXE with an Authenticode certificate table), which
+    /// is otherwise refused: the output is unsigned (sign it again).
+    #[arg(long)]
+    pub drop_signature: bool,
 }
 
 impl IoArgs {
@@ -200,16 +205,24 @@ pub fn execute(io: &IoArgs, t: &Transform, allow_empty: bool) -> Result<ExitCode
             );
         }
     }
-    let input = crate::input::open(&io.input)?;
-    if crate::input::is_package(&input) {
-        return crate::cmd::prune_package::execute(io, t, &input, allow_empty);
+    let mapped = crate::input::open(&io.input)?;
+    if crate::input::is_package(&mapped) {
+        return crate::cmd::prune_package::execute(io, t, &mapped, allow_empty);
     }
     let name = io.input.display().to_string();
+    // A signed Windows image, when its signature may go: the image without it is the input.
+    let unsigned = if io.drop_signature {
+        gfxkit_shrink::pe::without_signature(&mapped)
+            .with_context(|| format!("cannot remove the signature of {name}"))?
+    } else {
+        None
+    };
+    let input: &[u8] = unsigned.as_deref().unwrap_or(&mapped);
     let started = std::time::Instant::now();
     // A spinner with the current phase on a terminal; nothing when stderr is not one.
     let progress = crate::output::spinner(format!("rewriting {name}"));
     // The entries' MD5 digests are only in the JSON report: computed for it alone.
-    let mut rewritten = gfxkit_shrink::rewrite_without_digests(&input, t)
+    let mut rewritten = gfxkit_shrink::rewrite_without_digests(input, t)
         .with_context(|| format!("cannot rewrite {name}"))?;
     if !allow_empty {
         gfxkit_shrink::refuse_empty(t, [&rewritten.report])
@@ -220,7 +233,7 @@ pub fn execute(io: &IoArgs, t: &Transform, allow_empty: bool) -> Result<ExitCode
         // Nothing is written, so check the rewrite in memory; a written file is checked as
         // read back from disk instead.
         progress.set_message(format!("verifying the rewrite of {name}"));
-        gfxkit_shrink::verify(&input, &rewritten).with_context(|| {
+        gfxkit_shrink::verify(input, &rewritten).with_context(|| {
             format!("{name}: the rewritten file failed verification; nothing written")
         })?;
     }
@@ -232,12 +245,12 @@ pub fn execute(io: &IoArgs, t: &Transform, allow_empty: bool) -> Result<ExitCode
         } else {
             crate::output::Durability::Rename
         };
-        write_verified(path, &io.input, &input, &rewritten, durability)?;
+        write_verified(path, &io.input, input, &rewritten, durability)?;
     }
     if io.json {
         rewritten
             .report
-            .add_digests(&input)
+            .add_digests(input)
             .with_context(|| format!("{name}: cannot compute the entries' digests"))?;
     }
     progress.finish_and_clear();
@@ -426,6 +439,10 @@ fn report(
                 gfxkit_shrink::Layout::Rebuilt => "rebuilt".to_owned(),
                 gfxkit_shrink::Layout::SegmentShortened { shift } => format!(
                     "segment shortened, later bytes moved down {}",
+                    human(*shift)
+                ),
+                gfxkit_shrink::Layout::SectionShortened { shift } => format!(
+                    "section's raw data shortened (virtual size kept), later bytes moved down {}",
                     human(*shift)
                 ),
                 gfxkit_shrink::Layout::SegmentSplit { shift, phdr_slot } => format!(

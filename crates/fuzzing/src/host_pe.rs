@@ -1,0 +1,44 @@
+//! Host discovery in PE images and COFF objects (Windows DLLs, EXEs, `.obj`, `.lib`): what
+//! every command sees in them, with the invariants of [`crate::host`] and those of the
+//! PE/COFF reader.
+
+use gfxkit_host::fatbin::{is_fatbin_section, is_wrapper_section};
+use gfxkit_host::{discover, InputKind};
+
+/// Discovers device code as [`crate::host::run`] does, then checks what the PE/COFF reader
+/// promises: bundles lie in `.hip_fatbin`/`.hip_fat`, wrapper records are 24 bytes of
+/// `.hipFatBinSegment`/`.hipFatB`, the survey `gfxkit size` reads returns (an answer or an
+/// error), a COFF object's rewrite is refused, and a PE image's (the `prune` body, keeping
+/// gfx90a) is refused or verifies.
+pub fn run(data: &[u8]) {
+    crate::host::run(data);
+    let found = discover(data);
+    if !matches!(
+        found.kind,
+        InputKind::PeImage | InputKind::CoffObject | InputKind::Archive
+    ) {
+        return;
+    }
+    for b in &found.bundles {
+        let section = b.location.section.as_deref();
+        assert!(section.is_some_and(is_fatbin_section), "{:?}", b.location);
+    }
+    for w in &found.wrappers {
+        let section = w.location.section.as_deref();
+        assert!(section.is_some_and(is_wrapper_section), "{:?}", w.location);
+        assert_eq!(w.location.size, 24);
+    }
+    let _ = gfxkit_host::pe::is_dll(data);
+    let _ = gfxkit_shrink::survey_with(data, false);
+    match found.kind {
+        InputKind::CoffObject => {
+            assert!(gfxkit_shrink::rewrite(data, &crate::prune::transform(1)).is_err());
+        }
+        InputKind::PeImage => {
+            let mut input = vec![1u8];
+            input.extend_from_slice(data);
+            crate::prune::run(&input);
+        }
+        _ => {}
+    }
+}

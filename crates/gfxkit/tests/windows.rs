@@ -1,0 +1,741 @@
+//! Windows files built by the llvm-19 tools: two HIP translation units (one uncompressed, one
+//! `--offload-compress`) compiled by clang-19 for `x86_64-pc-windows-msvc` into COFF objects,
+//! linked by lld-link-19 into a DLL and an EXE, archived by llvm-lib-19. What `list` and
+//! `extract` give is checked against `llvm-objcopy-19 --dump-section` and
+//! `clang-offload-bundler-19`; `select` and `doctor` against the ELF build of the same sources;
+//! damaged copies never panic.
+
+mod common;
+
+use common::gfxkit;
+use gfxkit_host::{discover, InputKind, ProblemKind, WrapperMagic, WrapperTarget};
+use gfxkit_testkit::windows::{linux_shared, lld_link, llvm_lib, Tu};
+use gfxkit_testkit::{bundler_list, bundler_unbundle, dump_section, llvm_tool, run_ok};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+const W0: &str = "extern \"C\" __global__ void w0_k0(float *a, int n) {\n\
+  int t = __builtin_amdgcn_workitem_id_x(); if (t < n) a[t] = a[t] * 2.5f + t; }\n\
+extern \"C\" __global__ void w0_k1(float *a, const float *b, int n) {\n\
+  int t = __builtin_amdgcn_workitem_id_x(); if (t < n) a[t] += b[t]; }\n";
+const W1: &str = "extern \"C\" __global__ void w1_k0(int *a, int n) {\n\
+  int t = __builtin_amdgcn_workitem_id_x(); if (t < n) a[t] ^= n; }\n\
+int main() { return 0; }\n";
+
+const TUS: [Tu<'static>; 2] = [
+    Tu {
+        stem: "w0",
+        source: W0,
+        archs: &["gfx90a", "gfx1151"],
+        compress: false,
+    },
+    Tu {
+        stem: "w1",
+        source: W1,
+        archs: &["gfx942", "gfx1100"],
+        compress: true,
+    },
+];
+
+struct Built {
+    dir: tempfile::TempDir,
+    objs: Vec<PathBuf>,
+    dll: PathBuf,
+    exe: PathBuf,
+    lib: PathBuf,
+    elf: PathBuf,
+    /// The DLL linked with `/release`, which sets the optional header's `CheckSum`.
+    release: PathBuf,
+}
+
+fn built() -> &'static Built {
+    static B: OnceLock<Built> = OnceLock::new();
+    B.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let objs: Vec<PathBuf> = TUS.iter().map(|t| t.windows_object(d)).collect();
+        let dll = lld_link(d, "w.dll", &objs, None);
+        let exe = lld_link(d, "w.exe", &objs, Some("main"));
+        let lib = llvm_lib(d, "w.lib", &objs);
+        let release = lld_link_release(d, "wr.dll", &objs);
+        let elf_objs: Vec<PathBuf> = TUS.iter().map(|t| t.linux_object(d)).collect();
+        let elf = linux_shared(d, "libw.so", &elf_objs);
+        Built {
+            dir,
+            objs,
+            dll,
+            exe,
+            lib,
+            elf,
+            release,
+        }
+    })
+}
+
+fn lld_link_release(dir: &Path, name: &str, objs: &[PathBuf]) -> PathBuf {
+    let out = dir.join(name);
+    run_ok(
+        Command::new(llvm_tool("lld-link"))
+            .args([
+                "/dll",
+                "/noentry",
+                "/force:unresolved",
+                "/nodefaultlib",
+                "/release",
+            ])
+            .args(objs)
+            .arg(format!("/out:{}", out.display())),
+    );
+    out
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn json(args: &[&str]) -> Value {
+    let (code, out, err) = gfxkit(args);
+    assert!(code == 0 || code == 1, "{args:?}: exit {code}: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"))
+}
+
+/// A section as llvm-readobj-19 prints it.
+#[derive(Debug, Clone)]
+struct Section {
+    name: String,
+    virtual_address: u64,
+    raw_size: u64,
+    raw_pointer: u64,
+}
+
+fn hex_or_dec(v: &str) -> u64 {
+    match v.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).unwrap(),
+        None => v.parse().unwrap(),
+    }
+}
+
+/// The section table of a PE/COFF file as llvm-readobj-19 reads it.
+fn readobj_sections(file: &Path) -> Vec<Section> {
+    let out = run_ok(
+        Command::new(llvm_tool("llvm-readobj"))
+            .arg("--sections")
+            .arg(file),
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut v: Vec<Section> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        let Some((k, val)) = line.split_once(": ") else {
+            continue;
+        };
+        match k {
+            "Name" => v.push(Section {
+                name: val.split(" (").next().unwrap().to_owned(),
+                virtual_address: 0,
+                raw_size: 0,
+                raw_pointer: 0,
+            }),
+            "VirtualAddress" => v.last_mut().unwrap().virtual_address = hex_or_dec(val),
+            "RawDataSize" => v.last_mut().unwrap().raw_size = hex_or_dec(val),
+            "PointerToRawData" => v.last_mut().unwrap().raw_pointer = hex_or_dec(val),
+            _ => {}
+        }
+    }
+    v
+}
+
+fn section(file: &Path, name: &str) -> Section {
+    readobj_sections(file)
+        .into_iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("{}: no section {name}", file.display()))
+}
+
+/// The RVAs the base relocation table fixes with `IMAGE_REL_BASED_DIR64`, per llvm-readobj-19.
+fn dir64_relocations(file: &Path) -> BTreeSet<u64> {
+    let out = run_ok(
+        Command::new(llvm_tool("llvm-readobj"))
+            .arg("--coff-basereloc")
+            .arg(file),
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut set = BTreeSet::new();
+    let mut dir64 = false;
+    for line in text.lines().map(str::trim) {
+        if let Some(t) = line.strip_prefix("Type: ") {
+            dir64 = t == "DIR64";
+        } else if let Some(a) = line.strip_prefix("Address: ") {
+            if dir64 {
+                set.insert(hex_or_dec(a));
+            }
+        }
+    }
+    set
+}
+
+/// Checks `gfxkit list --json` and `gfxkit extract` on `file` against the section `name`
+/// dumped by llvm-objcopy-19 and clang-offload-bundler-19's listing and unbundling of each
+/// bundle in it. Returns the entry IDs per bundle.
+fn check_against_clang(file: &Path, name: &str, tag: &str) -> Vec<BTreeSet<String>> {
+    let work = built().dir.path().join(format!("check-{tag}"));
+    std::fs::create_dir_all(&work).unwrap();
+    let dumped = dump_section(file, name, &work.join("section.bin"));
+    let sec = section(file, name);
+    let listing = json(&["list", "--json", s(file)]);
+    let bundles = listing["files"][0]["bundles"].as_array().unwrap();
+    assert!(!bundles.is_empty(), "{tag}: no bundle listed");
+    let out = work.join("extracted");
+    let (code, _, err) = gfxkit(&["extract", s(file), "-o", s(&out)]);
+    assert_eq!(code, 0, "{err}");
+    let stem = file.file_stem().unwrap().to_str().unwrap();
+    let mut covered = 0usize;
+    let mut ids = Vec::new();
+    for (i, b) in bundles.iter().enumerate() {
+        assert_eq!(b["section"], name, "{tag} bundle {i}");
+        let at = (b["offset"].as_u64().unwrap() - sec.raw_pointer) as usize;
+        let size = b["size"].as_u64().unwrap() as usize;
+        assert!(
+            dumped[covered..at].iter().all(|&x| x == 0),
+            "{tag}: gap before bundle {i} is padding"
+        );
+        covered = at + size;
+        let path = work.join(format!("b{i}.bin"));
+        std::fs::write(&path, &dumped[at..covered]).unwrap();
+        let ours: BTreeSet<String> = b["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].as_str().unwrap().to_owned())
+            .collect();
+        let theirs: BTreeSet<String> = bundler_list(&path).into_iter().collect();
+        assert_eq!(ours, theirs, "{tag} bundle {i} entry IDs");
+        for id in ours.iter().filter(|id| !id.starts_with("host-")) {
+            let clang = bundler_unbundle(&path, id, &work.join(format!("b{i}-{id}.co")));
+            let mine = std::fs::read(out.join(format!("{stem}.{i}.{id}.co"))).unwrap();
+            assert_eq!(mine, clang, "{tag} bundle {i} entry {id}");
+        }
+        ids.push(ours);
+    }
+    assert!(
+        dumped[covered..].iter().all(|&x| x == 0),
+        "{tag}: the tail of the section is padding"
+    );
+    ids
+}
+
+fn expected_ids() -> Vec<BTreeSet<String>> {
+    TUS.iter()
+        .map(|t| {
+            let mut s: BTreeSet<String> = t
+                .archs
+                .iter()
+                .map(|a| format!("hipv4-amdgcn-amd-amdhsa--{a}"))
+                .collect();
+            s.insert("host-x86_64-unknown-linux--".to_owned());
+            s
+        })
+        .collect()
+}
+
+#[test]
+fn dll_and_exe_list_and_extract_as_objcopy_and_clang_do() {
+    let b = built();
+    for (file, tag) in [(&b.dll, "dll"), (&b.exe, "exe")] {
+        assert_eq!(check_against_clang(file, ".hip_fat", tag), expected_ids());
+        let data = std::fs::read(file).unwrap();
+        let found = discover(&data);
+        assert_eq!(found.kind, InputKind::PeImage);
+        assert!(found.problems.is_empty(), "{tag}: {:?}", found.problems);
+        // Every wrapper is base-relocated (llvm-readobj says so) and leads to its bundle.
+        let wrappers = section(file, ".hipFatB");
+        let relocated = dir64_relocations(file);
+        assert_eq!(found.wrappers.len(), 2);
+        for (i, w) in found.wrappers.iter().enumerate() {
+            assert_eq!(w.magic, WrapperMagic::Hipf);
+            assert_eq!(w.location.section.as_deref(), Some(".hipFatB"));
+            let rva = wrappers.virtual_address + w.location.offset - wrappers.raw_pointer;
+            assert!(relocated.contains(&(rva + 8)), "{tag} wrapper {i}");
+            assert_eq!(w.target, WrapperTarget::Bundle { index: i });
+        }
+    }
+}
+
+#[test]
+fn objects_and_static_library_list_and_extract_as_objcopy_and_clang_do() {
+    let b = built();
+    let want = expected_ids();
+    for (i, obj) in b.objs.iter().enumerate() {
+        let tag = format!("obj{i}");
+        let ids = check_against_clang(obj, ".hip_fatbin", &tag);
+        assert_eq!(ids, want[i..=i]);
+        let data = std::fs::read(obj).unwrap();
+        let found = discover(&data);
+        assert_eq!(found.kind, InputKind::CoffObject);
+        assert!(found.problems.is_empty(), "{tag}: {:?}", found.problems);
+        // The IMAGE_REL_AMD64_ADDR64 relocation leads the wrapper to the bundle.
+        assert_eq!(found.wrappers.len(), 1);
+        assert_eq!(
+            found.wrappers[0].location.section.as_deref(),
+            Some(".hipFatBinSegment")
+        );
+        assert_eq!(found.wrappers[0].target, WrapperTarget::Bundle { index: 0 });
+    }
+    // The static library lists each member as the object on its own.
+    let lib = json(&["list", "--json", s(&b.lib)]);
+    let bundles = lib["files"][0]["bundles"].as_array().unwrap();
+    assert_eq!(bundles.len(), 2);
+    for bundle in bundles {
+        let member = bundle["member"].as_str().unwrap();
+        let obj = b.objs.iter().find(|o| o.ends_with(member)).unwrap();
+        let alone = json(&["list", "--json", s(obj)]);
+        assert_eq!(
+            bundle["entries"],
+            alone["files"][0]["bundles"][0]["entries"]
+        );
+    }
+    let (code, out, err) = gfxkit(&["verify", s(&b.lib), s(&b.dll), s(&b.exe)]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+/// `select` and `doctor` answer for the DLL and the EXE what they answer for the ELF shared
+/// library built from the same sources.
+#[test]
+fn select_and_doctor_match_the_elf_build() {
+    let b = built();
+    let devices = ["gfx90a:sramecc+:xnack-", "gfx942", "gfx1151", "gfx1201"];
+    let choices = |file: &Path, device: &str| -> Vec<Value> {
+        let v = json(&["select", "--json", "--device", device, s(file)]);
+        v["files"][0]["bundles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                serde_json::json!({
+                    "selected": b["selected"], "via": b["via"], "reason": b["reason"]
+                })
+            })
+            .collect()
+    };
+    let verdict = |file: &Path| -> Value {
+        let mut args = vec!["doctor", "--json"];
+        for d in devices {
+            args.extend(["--device", d]);
+        }
+        args.push(s(file));
+        let mut v = json(&args);
+        let f = &mut v["files"][0];
+        f.as_object_mut().unwrap().remove("path");
+        v
+    };
+    for device in devices {
+        let elf = choices(&b.elf, device);
+        assert_eq!(elf.len(), 2);
+        assert_eq!(choices(&b.dll, device), elf, "{device}");
+        assert_eq!(choices(&b.exe, device), elf, "{device}");
+    }
+    let elf = verdict(&b.elf);
+    assert_eq!(elf["files"][0]["runs_on"]["gfx1201"], false);
+    assert_eq!(verdict(&b.dll), elf);
+    assert_eq!(verdict(&b.exe), elf);
+    // And the kernels, per target, are the same.
+    let kernels = |file: &Path| {
+        let v = json(&["kernels", "--json", s(file)]);
+        let mut rows: Vec<String> = v["kernels"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{v}"))
+            .iter()
+            .map(|k| format!("{} {}", k["target_id"], k["name"]))
+            .collect();
+        rows.sort();
+        rows
+    };
+    let elf = kernels(&b.elf);
+    assert_eq!(elf.len(), 6);
+    assert_eq!(kernels(&b.dll), elf);
+}
+
+/// `-r` over a tree reads the DLL, EXE, objects and static library, and a Windows wheel in
+/// place; `size` reads them too.
+#[test]
+fn recursive_listing_and_wheels_read_windows_files() {
+    let b = built();
+    let tree = b.dir.path().join("tree");
+    std::fs::create_dir_all(tree.join("bin")).unwrap();
+    for f in [&b.dll, &b.exe, &b.lib, &b.objs[0], &b.objs[1]] {
+        std::fs::copy(f, tree.join("bin").join(f.file_name().unwrap())).unwrap();
+    }
+    let wheel = tree.join("w-1.0-cp312-cp312-win_amd64.whl");
+    run_ok(
+        Command::new("python3")
+            .arg("-c")
+            .arg(
+                "import sys, zipfile\n\
+                 z = zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED)\n\
+                 z.write(sys.argv[2], 'w/lib/w.dll')\n\
+                 z.writestr('w/__init__.py', '')\n\
+                 z.close()",
+            )
+            .arg(&wheel)
+            .arg(&b.dll),
+    );
+    let v = json(&["list", "-r", "--json", s(&tree)]);
+    let files: BTreeSet<String> = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| !f["bundles"].as_array().unwrap().is_empty())
+        .map(|f| {
+            let p = f["path"].as_str().unwrap();
+            Path::new(p.split('!').next().unwrap())
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .to_owned()
+                + p.find('!').map_or("", |i| &p[i..])
+        })
+        .collect();
+    let want: BTreeSet<String> = [
+        "w.dll",
+        "w.exe",
+        "w.lib",
+        "w0.obj",
+        "w1.obj",
+        "w-1.0-cp312-cp312-win_amd64.whl!w/lib/w.dll",
+    ]
+    .into_iter()
+    .map(str::to_owned)
+    .collect();
+    assert_eq!(files, want);
+    let (code, out, err) = gfxkit(&["size", "--json", s(&b.dll)]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v.to_string().contains("gfx942"), "{v}");
+}
+
+/// An image whose wrapper has lost its base relocation is still read (the pointer as stored),
+/// with a warning that it is wrong wherever the image is rebased.
+#[test]
+fn wrapper_without_base_relocation_is_a_warning() {
+    let b = built();
+    let mut data = std::fs::read(&b.dll).unwrap();
+    let wrappers = section(&b.dll, ".hipFatB");
+    let reloc = section(&b.dll, ".reloc");
+    let slot = wrappers.virtual_address + 8;
+    // Find the block and the entry fixing the first wrapper's pointer; make it padding.
+    let mut at = reloc.raw_pointer as usize;
+    let end = at + reloc.raw_size as usize;
+    let mut cleared = false;
+    while at + 8 <= end && !cleared {
+        let page = u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) as u64;
+        let size = u32::from_le_bytes(data[at + 4..at + 8].try_into().unwrap()) as usize;
+        if size < 8 {
+            break;
+        }
+        for e in (at + 8..at + size).step_by(2) {
+            let v = u16::from_le_bytes([data[e], data[e + 1]]);
+            if v >> 12 == 10 && page + u64::from(v & 0xfff) == slot {
+                data[e..e + 2].copy_from_slice(&0u16.to_le_bytes());
+                cleared = true;
+            }
+        }
+        at += size;
+    }
+    assert!(cleared, "no DIR64 entry at {slot:#x}");
+    let found = discover(&data);
+    assert_eq!(found.wrappers[0].target, WrapperTarget::Bundle { index: 0 });
+    let warned: Vec<_> = found
+        .problems
+        .iter()
+        .filter(|p| matches!(p.kind, ProblemKind::WrapperWithoutBaseRelocation { .. }))
+        .collect();
+    assert_eq!(warned.len(), 1, "{:?}", found.problems);
+    assert_eq!(warned[0].location.section.as_deref(), Some(".hipFatB"));
+    assert_eq!(warned[0].location.offset, wrappers.raw_pointer);
+}
+
+/// A kpack'ed image as TheRock lays it out: `.kpackrf` holds the MessagePack marker, the
+/// wrappers are `HIPK` leading to it (still base-relocated), and `.hip_fat` keeps its virtual
+/// size but no file bytes (`SizeOfRawData` 0).
+#[test]
+fn kpacked_image_wrappers_lead_to_the_marker() {
+    let b = built();
+    let work = b.dir.path().join("kpack");
+    std::fs::create_dir_all(&work).unwrap();
+    let marker = work.join("marker.bin");
+    // {"kernel_name": "w.dll", "kpack_search_paths": ["../.kpack/w_gfx90a.kpack"]}
+    let mut m = vec![0x82];
+    let str8 = |m: &mut Vec<u8>, s: &str| {
+        m.push(0xa0 | s.len() as u8);
+        m.extend_from_slice(s.as_bytes());
+    };
+    str8(&mut m, "kernel_name");
+    str8(&mut m, "w.dll");
+    str8(&mut m, "kpack_search_paths");
+    m.push(0x91);
+    str8(&mut m, "../.kpack/w_gfx90a.kpack");
+    std::fs::write(&marker, &m).unwrap();
+    let split = work.join("w.dll");
+    run_ok(
+        Command::new(llvm_tool("llvm-objcopy"))
+            .arg(format!("--add-section=.kpackrf={}", marker.display()))
+            .arg("--set-section-flags=.kpackrf=readonly,data")
+            .arg(&b.dll)
+            .arg(&split),
+    );
+    let kpackrf = section(&split, ".kpackrf");
+    let wrappers = section(&split, ".hipFatB");
+    let fat = section(&split, ".hip_fat");
+    let mut data = std::fs::read(&split).unwrap();
+    let image_base = 0x1_8000_0000u64; // lld-link's default for a DLL
+    for i in 0..2u64 {
+        let r = (wrappers.raw_pointer + 24 * i) as usize;
+        data[r..r + 4].copy_from_slice(b"HIPK");
+        data[r + 8..r + 16].copy_from_slice(&(image_base + kpackrf.virtual_address).to_le_bytes());
+        data[r + 16..r + 24].copy_from_slice(&i.to_le_bytes());
+    }
+    // Zero paging: the section header's SizeOfRawData (at +16 of its 40 bytes) becomes 0.
+    let headers = readobj_sections(&split);
+    let index = headers.iter().position(|s| s.name == ".hip_fat").unwrap();
+    let lfanew = u32::from_le_bytes(data[0x3c..0x40].try_into().unwrap()) as usize;
+    let opt = u16::from_le_bytes([data[lfanew + 20], data[lfanew + 21]]) as usize;
+    let sh = lfanew + 24 + opt + 40 * index;
+    assert_eq!(&data[sh..sh + 8], b".hip_fat");
+    assert_eq!(
+        u32::from_le_bytes(data[sh + 16..sh + 20].try_into().unwrap()) as u64,
+        fat.raw_size
+    );
+    data[sh + 16..sh + 20].copy_from_slice(&0u32.to_le_bytes());
+    std::fs::write(&split, &data).unwrap();
+
+    let found = discover(&data);
+    assert!(found.bundles.is_empty());
+    assert_eq!(found.wrappers.len(), 2);
+    for (i, w) in found.wrappers.iter().enumerate() {
+        assert_eq!(w.magic, WrapperMagic::Hipk);
+        assert_eq!(w.kpack_index(), Some(i as u32));
+        let k = w.kpack.as_ref().expect("the marker decodes");
+        assert_eq!(k.kernel_name.as_deref(), Some("w.dll"));
+        assert_eq!(k.search_paths, ["../.kpack/w_gfx90a.kpack"]);
+    }
+    assert!(found.problems.is_empty(), "{:?}", found.problems);
+    // Without its archives, doctor says what is missing rather than seeing nothing.
+    let (code, out, err) = gfxkit(&["doctor", "--device", "gfx90a", s(&split)]);
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(format!("{out}{err}").contains("kpack"), "{out}{err}");
+}
+
+/// Truncated and bit-flipped copies of the DLL, of an object and of the static library never
+/// panic any command's reading (discovery, the inventory, the listing, verification, the
+/// survey of `size`) or the rewrite (which refuses, or verifies); the fuzz targets `host_pe`
+/// and `prune` cover the rest (seeded with such files).
+#[test]
+fn damaged_pe_and_coff_never_panic() {
+    let b = built();
+    for file in [&b.dll, &b.objs[1], &b.lib] {
+        let data = std::fs::read(file).unwrap();
+        let read = |d: &[u8]| {
+            let inv = gfxkit_inventory::Inventory::of(d);
+            let _ = gfxkit_inventory::list::list("damaged", &inv, true);
+            let _ = gfxkit_inventory::verify::verify("damaged", &inv);
+            let _ = gfxkit_shrink::survey(d);
+            // A rewrite refuses, or produces a file that verifies.
+            let keep = gfxkit_shrink::Transform {
+                selection: gfxkit_shrink::Selection::Keep(vec![gfxkit_shrink::Pattern::parse(
+                    "gfx90a",
+                )
+                .unwrap()]),
+                conversion: gfxkit_shrink::Conversion::Keep,
+            };
+            if let Ok(out) = gfxkit_shrink::rewrite(d, &keep) {
+                if let Err(e) = gfxkit_shrink::verify(d, &out) {
+                    panic!("a rewrite that does not verify: {e}");
+                }
+            }
+            for p in &inv.problems {
+                assert!(p.location.offset <= d.len() as u64, "{p}");
+            }
+        };
+        for cut in (0..data.len()).step_by(data.len() / 97) {
+            read(&data[..cut]);
+        }
+        // A bit of every third byte of the headers and section table (the bit moving along),
+        // and a spread over the rest.
+        let mut d = data.clone();
+        let head = 0x400.min(data.len());
+        let spots = (0..head)
+            .step_by(3)
+            .chain((head..data.len()).step_by(data.len() / 61));
+        for at in spots {
+            let bit = at % 8;
+            d[at] ^= 1 << bit;
+            read(&d);
+            d[at] ^= 1 << bit;
+        }
+    }
+}
+
+/// The optional header's `CheckSum` as llvm-readobj-19 prints it.
+fn readobj_checksum(file: &Path) -> u32 {
+    let out = run_ok(
+        Command::new(llvm_tool("llvm-readobj"))
+            .arg("--file-headers")
+            .arg(file),
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let v = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("CheckSum: "))
+        .expect("CheckSum in the file headers");
+    hex_or_dec(v) as u32
+}
+
+/// Where the optional header's `CheckSum` is: `e_lfanew` + 4 + 20 + 64.
+fn checksum_field(data: &[u8]) -> usize {
+    u32::from_le_bytes(data[0x3c..0x40].try_into().unwrap()) as usize + 88
+}
+
+/// Pruned and recompressed DLLs and EXEs are valid PE files (llvm-readobj-19 reads their
+/// headers, sections and base relocations), smaller, with only the kept entries as
+/// clang-offload-bundler-19 sees them, every wrapper base-relocated and leading to its bundle.
+#[test]
+fn pruned_and_recompressed_images_are_valid_and_smaller() {
+    let b = built();
+    let work = b.dir.path().join("rewrite");
+    std::fs::create_dir_all(&work).unwrap();
+    let cases: [(&PathBuf, &[&str], &str); 4] = [
+        (
+            &b.dll,
+            &["prune", "--keep", "gfx90a", "--keep", "gfx942"],
+            "p.dll",
+        ),
+        (&b.exe, &["prune", "--drop", "gfx1151"], "p.exe"),
+        (&b.dll, &["recompress", "--ccob-version", "2"], "r.dll"),
+        (&b.release, &["prune", "--keep", "gfx1100"], "pr.dll"),
+    ];
+    for (input, args, name) in cases {
+        let out = work.join(name);
+        let mut argv = args.to_vec();
+        argv.extend([s(input), "-o", s(&out), "--json"]);
+        let (code, stdout, err) = gfxkit(&argv);
+        assert_eq!(code, 0, "{name}: {stdout}{err}");
+        let before = std::fs::metadata(input).unwrap().len();
+        let after = std::fs::metadata(&out).unwrap().len();
+        assert!(after < before, "{name}: {after} >= {before}");
+        // llvm-readobj reads every header, section and base relocation.
+        let readobj = run_ok(
+            Command::new(llvm_tool("llvm-readobj"))
+                .args(["--file-headers", "--sections", "--coff-basereloc"])
+                .arg(&out),
+        );
+        assert!(
+            readobj.stderr.is_empty(),
+            "{name}: {}",
+            String::from_utf8_lossy(&readobj.stderr)
+        );
+        // Raw data offsets and sizes are multiples of FileAlignment (512 for lld-link).
+        for sec in readobj_sections(&out) {
+            assert_eq!(sec.raw_pointer % 512, 0, "{name} {sec:?}");
+            assert_eq!(sec.raw_size % 512, 0, "{name} {sec:?}");
+        }
+        let data = std::fs::read(&out).unwrap();
+        let found = discover(&data);
+        assert!(found.problems.is_empty(), "{name}: {:?}", found.problems);
+        let wrappers = section(&out, ".hipFatB");
+        let relocated = dir64_relocations(&out);
+        assert_eq!(found.wrappers.len(), found.bundles.len());
+        for (i, w) in found.wrappers.iter().enumerate() {
+            let rva = wrappers.virtual_address + w.location.offset - wrappers.raw_pointer;
+            assert!(relocated.contains(&(rva + 8)), "{name} wrapper {i}");
+            assert_eq!(w.target, WrapperTarget::Bundle { index: i }, "{name}");
+        }
+        // What clang finds in the dumped section is what was kept.
+        let ids = check_against_clang(&out, ".hip_fat", name);
+        let report: Value = serde_json::from_str(&stdout).unwrap();
+        let kept: Vec<BTreeSet<String>> = report["regions"][0]["bundles"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{report}"))
+            .iter()
+            .map(|b| {
+                b["kept"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|e| e["id"].as_str().unwrap().to_owned())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(ids, kept, "{name}");
+        // CheckSum: kept zero, or recomputed as lld-link computes it.
+        let input_data = std::fs::read(input).unwrap();
+        let field = checksum_field(&data);
+        if readobj_checksum(input) == 0 {
+            assert_eq!(readobj_checksum(&out), 0, "{name}");
+        } else {
+            assert_eq!(
+                gfxkit_shrink::pe::checksum(&input_data, field),
+                readobj_checksum(input),
+                "our checksum of lld-link's output"
+            );
+            assert_eq!(
+                gfxkit_shrink::pe::checksum(&data, field),
+                readobj_checksum(&out),
+                "{name}"
+            );
+        }
+    }
+}
+
+/// A signed image (a certificate table) is refused with the reason; COFF objects and static
+/// libraries are refused saying what is rewritten.
+#[test]
+fn signed_images_and_objects_are_refused_with_the_reason() {
+    let b = built();
+    let mut data = std::fs::read(&b.dll).unwrap();
+    // The certificate table's data directory: optional header + 112 + 4 * 8 in PE32+.
+    let dir = u32::from_le_bytes(data[0x3c..0x40].try_into().unwrap()) as usize + 24 + 112 + 32;
+    let end = data.len() as u32;
+    data[dir..dir + 4].copy_from_slice(&end.to_le_bytes());
+    data[dir + 4..dir + 8].copy_from_slice(&8u32.to_le_bytes());
+    data.extend_from_slice(&[8, 0, 0, 0, 0, 2, 2, 0]);
+    let signed = b.dir.path().join("signed.dll");
+    std::fs::write(&signed, &data).unwrap();
+    let out = b.dir.path().join("signed-pruned.dll");
+    let (code, _, err) = gfxkit(&["prune", "--keep", "gfx90a", s(&signed), "-o", s(&out)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("signed") && err.contains("Authenticode"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    // With --drop-signature the result is the unsigned image, pruned.
+    let (code, _, err) = gfxkit(&[
+        "prune",
+        "--keep",
+        "gfx90a",
+        "--drop-signature",
+        s(&signed),
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let pruned = std::fs::read(&out).unwrap();
+    assert_eq!(&pruned[dir..dir + 8], &[0; 8]);
+    assert!(pruned.len() < data.len());
+    let found = discover(&pruned);
+    assert!(found.problems.is_empty(), "{:?}", found.problems);
+    assert_eq!(found.bundles.len(), 2);
+    for f in [&b.objs[0], &b.lib] {
+        let (code, _, err) = gfxkit(&["prune", "--keep", "gfx90a", s(f), "-o", s(&out)]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("COFF object"), "{err}");
+    }
+    // kpack split rewrites ELF files only, and says so.
+    let split = b.dir.path().join("split");
+    let (code, _, err) = gfxkit(&["kpack", "split", "--group", "w", "-o", s(&split), s(&b.dll)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("PE image"), "{err}");
+}
