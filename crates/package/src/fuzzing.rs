@@ -19,6 +19,7 @@ pub fn package(data: &[u8]) {
         max_member: 1 << 18,
         max_total: 1 << 20,
         all_members: false,
+        platform: None,
     };
     let Ok(found) = walk("fuzz", data, &opts, &MemorySpill, &|m| m.bytes.len() as u64) else {
         return;

@@ -165,8 +165,13 @@ fn transform(
     let mut whole = Cursor::new(&prefix[..]).chain(r);
     let bytes = read_member(path, declared, &mut whole, opts, spill, None)?;
     let before = bytes.len() as u64;
-    let new =
-        f(Member { path, name, bytes }).map_err(|why| Error::new(path, ErrorKind::Rewrite(why)))?;
+    let new = f(Member {
+        path,
+        name,
+        bytes,
+        layer: None,
+    })
+    .map_err(|why| Error::new(path, ErrorKind::Rewrite(why)))?;
     match new {
         None => Ok(None),
         Some(v) => Ok(Some((keep_bytes(v, opts, spill, path)?, before))),
