@@ -55,6 +55,16 @@ pub fn rewrite(
     let prefix = data.get(..PREFIX_LEN).unwrap_or(data);
     match detect(prefix) {
         Some(Format::Zip) => rewrite_zip(name, data, opts, spill, f, out),
+        Some(Format::Tar) if crate::image::TarLayout::index(name, data).is_image() => {
+            Err(Error::new(
+                name,
+                ErrorKind::CannotRewrite(
+                    "a container image: its layers' digests, manifests and configuration would \
+                     have to be rebuilt (prune the files before building the image)"
+                        .into(),
+                ),
+            ))
+        }
         Some(Format::Tar) => {
             let mut changed = Vec::new();
             let open = || -> io::Result<Box<dyn Read + '_>> { Ok(Box::new(data)) };

@@ -91,11 +91,9 @@ fn from_result(path: &Path, r: Result<FileListing>) -> FileListing {
 pub fn list_file(path: &Path, check: bool) -> Vec<FileListing> {
     match crate::input::for_each(path, |data| {
         // Split binaries are listed through their kpack archives; `.kpack` files by kernel.
-        Ok(crate::cmd::kpack::list_file_bytes(
-            data.path(),
-            &data,
-            check,
-        ))
+        let mut l = crate::cmd::kpack::list_file_bytes(data.path(), &data, check);
+        l.layer = data.layer().map(str::to_owned);
+        Ok(l)
     }) {
         Ok(items) => items
             .into_iter()
@@ -141,11 +139,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 r => from_result(&s.path, r),
             };
             l.package = s.package.map(|p| p.display().to_string());
+            l.layer = s.layer;
             Some(l)
         })
         .collect()
     } else {
-        if let Some(d) = args.files.iter().find(|p| p.is_dir()) {
+        if let Some(d) = args
+            .files
+            .iter()
+            .find(|p| p.is_dir() && !gfxkit_io::input::is_image_dir(p))
+        {
             bail!("{} is a directory (use -r to search it)", d.display());
         }
         args.files
