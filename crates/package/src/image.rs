@@ -958,6 +958,19 @@ struct Shadow {
 }
 
 impl Shadow {
+    /// The directories above `p` are directories in the layer that has `p`: they replace
+    /// what lower layers have at their paths that is not a directory. (Every path in `exact`
+    /// has its parents there too, so the walk up stops at the first one present.)
+    fn add_parents(&mut self, p: &str) {
+        let mut end = p.len();
+        while let Some(i) = p[..end].rfind('/') {
+            if !self.exact.insert(p[..i].into()) {
+                break;
+            }
+            end = i;
+        }
+    }
+
     fn hides(&self, p: &str) -> bool {
         if self.exact.contains(p) {
             return true;
@@ -1023,7 +1036,7 @@ impl Links {
 }
 
 /// Why a layer entry's name cannot be used.
-fn entry_path(name: &str) -> std::result::Result<String, &'static str> {
+pub(crate) fn entry_path(name: &str) -> std::result::Result<String, &'static str> {
     if name.starts_with('/') {
         return Err("is an absolute path");
     }
@@ -1190,16 +1203,22 @@ fn walk_layers<T: Send>(
         }
         if li > 0 {
             for (p, dir) in entries.added {
+                shadow.add_parents(&p);
                 if !dir {
                     shadow.below.insert(p.clone().into());
                 }
                 shadow.exact.insert(p.into());
             }
             for p in entries.whiteouts {
+                shadow.add_parents(&p);
                 shadow.below.insert(p.clone().into());
                 shadow.exact.insert(p.into());
             }
             for p in entries.opaque {
+                if !p.is_empty() {
+                    shadow.add_parents(&p);
+                    shadow.exact.insert(p.clone().into());
+                }
                 shadow.below.insert(p.into());
             }
         }
@@ -1313,6 +1332,21 @@ fn read_layer<T: Send>(
             }
             let kind = entry.header().entry_type();
             let is_dir = kind == tar::EntryType::Directory;
+            // A later entry at a file's path, or below it (the path is a directory then),
+            // replaces a file read earlier from this layer (the layout forbids two entries
+            // for one path; unpacking, the later one wins).
+            if !read.is_empty() {
+                if let Some(prev) = read.remove(&path) {
+                    dropped.push(prev);
+                }
+                let mut end = path.len();
+                while let Some(i) = path[..end].rfind('/') {
+                    if let Some(prev) = read.remove(&path[..i]) {
+                        dropped.push(prev);
+                    }
+                    end = i;
+                }
+            }
             entries.added.push((path.clone(), is_dir));
             let regular = kind.is_file() || kind == tar::EntryType::Continuous;
             if shadow.hides(&path) {
@@ -1374,11 +1408,7 @@ fn read_layer<T: Send>(
             );
             let fatal = annotate(&mut got, &image.prefix, &path, size, data_at, header_at);
             out.extend(got);
-            if let Some(prev) = read.insert(path, (start, out.len())) {
-                // A second entry for one path (the layout forbids it; the later one wins
-                // when the layer is unpacked).
-                dropped.push(prev);
-            }
+            read.insert(path, (start, out.len()));
             if fatal {
                 return Ok((out, entries, false));
             }
