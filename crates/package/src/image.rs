@@ -332,6 +332,25 @@ impl Layout for TarLayout<'_> {
     }
 }
 
+/// Whether the first file of a tar named `name` makes it an image layout: a blob
+/// (`blobs/sha256/<hex>`), a layer directory's file of an old `docker save` (`<hex>/VERSION`,
+/// `<hex>/json`, `<hex>/layer.tar`) or `oci-layout`.
+pub fn looks_like_image_entry(name: &str) -> bool {
+    if name == "oci-layout" {
+        return true;
+    }
+    if blob_name_digest(name).is_some() && name.starts_with("blobs/") {
+        return true;
+    }
+    match name.split_once('/') {
+        Some((dir, f)) => {
+            ["VERSION", "json", "layer.tar"].contains(&f)
+                && Digest::parse(&format!("sha256:{dir}")).is_ok()
+        }
+        None => false,
+    }
+}
+
 /// Whether `bytes` is the `manifest.json` of a `docker save` archive (a JSON array of
 /// objects with `Config` and `Layers`).
 pub fn is_docker_manifest(bytes: &[u8]) -> bool {

@@ -381,6 +381,7 @@ fn walk_tar<T: Send>(ctx: &Ctx<'_, T>, chain: &str, r: &mut dyn Read, depth: u32
         Ok(e) => e,
         Err(e) => return vec![Err(at_header(&e))],
     };
+    let mut first_file = true;
     for entry in entries {
         let mut entry = match entry {
             Ok(e) => e,
@@ -395,6 +396,22 @@ fn walk_tar<T: Send>(ctx: &Ctx<'_, T>, chain: &str, r: &mut dyn Read, depth: u32
         }
         let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
         let name = clean_name(&name).to_owned();
+        // A container image inside a stream (`docker save | gzip`, an image in another
+        // archive) cannot be read as its file system without unpacking it: say so rather
+        // than list its layers as tarballs (with the files they delete).
+        if first_file && crate::image::looks_like_image_entry(&name) {
+            out.push(Err(Error::new(
+                chain,
+                ErrorKind::Unsupported(
+                    "a container image inside a compressed stream or another archive: gfxkit \
+                     reads images in place from an uncompressed archive or a layout directory \
+                     (decompress it first, e.g. `gunzip -k`)"
+                        .into(),
+                ),
+            )));
+            return out;
+        }
+        first_file = false;
         let size = entry.size();
         let offset = entry.raw_header_position();
         let data_at = entry.raw_file_position();

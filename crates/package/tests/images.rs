@@ -387,3 +387,17 @@ fn damaged_images_name_the_image_blob_and_offset() {
             .is_ok_and(|v| v.value == "bad.tar!/usr/lib/libok.so")));
     }
 }
+
+#[test]
+fn a_compressed_image_archive_is_refused_with_the_reason() {
+    let (base, top) = two_layers();
+    let archive = tar_of(&docker_save(&[base, top], "a:1"));
+    let gz = gfxkit_testkit::image::compress(&archive, Compress::Gzip);
+    let e = err_text(&gz);
+    assert!(
+        e.starts_with("bad.tar: unsupported: a container image inside a compressed stream"),
+        "{e}"
+    );
+    let oci = gfxkit_testkit::image::compress(&tar_of(&one_layer(vec![f("a.so")])), Compress::Zstd);
+    assert!(err_text(&oci).contains("decompress it first"));
+}
