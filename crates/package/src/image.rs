@@ -1280,7 +1280,7 @@ fn read_layer<T: Send>(
     let mut out: Walk<T> = Vec::new();
     let mut entries = LayerEntries::default();
     // Files read from this layer (their path -> range of `out`), and those hidden from it.
-    let mut read: HashMap<String, (usize, usize)> = HashMap::new();
+    let mut read: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut dropped: Vec<(usize, usize)> = Vec::new();
     let mut hidden_files: HashSet<String> = HashSet::new();
     let mut pending: Vec<(String, String)> = Vec::new();
@@ -1358,6 +1358,20 @@ fn read_layer<T: Send>(
                 if let Some(prev) = read.remove(&path) {
                     dropped.push(prev);
                 }
+                if !is_dir {
+                    // A non-directory replaces a directory with everything in it.
+                    let below = format!("{path}/");
+                    let gone: Vec<String> = read
+                        .range(below.clone()..)
+                        .take_while(|(k, _)| k.starts_with(&below))
+                        .map(|(k, _)| k.clone())
+                        .collect();
+                    for k in gone {
+                        if let Some(prev) = read.remove(&k) {
+                            dropped.push(prev);
+                        }
+                    }
+                }
                 let mut end = path.len();
                 while let Some(i) = path[..end].rfind('/') {
                     if let Some(prev) = read.remove(&path[..i]) {
@@ -1431,9 +1445,6 @@ fn read_layer<T: Send>(
             if fatal {
                 return Ok((out, entries, false));
             }
-            if only.is_some() && out[start..].iter().any(|r| r.is_ok()) {
-                return Ok((out, entries, true));
-            }
         }
         // To the end of the stream: the decompressor's checks run there.
         let mut rest = archive.into_inner();
@@ -1470,13 +1481,13 @@ fn read_layer<T: Send>(
         out.retain(|_| k.next().unwrap_or(true));
     }
     if !pending.is_empty() {
-        let (got, found) = read_again(ctx, image, chain, blob, &pending, only)?;
+        let (got, _) = read_again(ctx, image, chain, blob, &pending, only)?;
         out.extend(got);
-        if found {
-            return Ok((out, entries, true));
-        }
     }
-    Ok((out, entries, false))
+    // A lookup ends with the layer that has the file (a later entry of that layer could
+    // still replace it, so not before).
+    let found = only.is_some() && out.iter().any(|r| r.is_ok());
+    Ok((out, entries, found))
 }
 
 /// Notes where a member's data was in the layer on its errors; whether the layer's stream
