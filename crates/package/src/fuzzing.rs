@@ -123,6 +123,9 @@ pub fn image(data: &[u8]) {
     }
 }
 
+/// A described layer: its entries and its compression (0 none, 1 gzip, 2 zstd).
+type DescribedLayer = (Vec<Described>, u8);
+
 /// One entry of a described layer.
 #[derive(Debug)]
 enum Described {
@@ -141,7 +144,7 @@ const PARTS: [&str; 16] = [
 
 /// Layers (and their compression) described by `data`; whether any has a hard link. Input
 /// that runs out inside an entry ends the description there.
-fn describe(data: &[u8]) -> Option<(Vec<(Vec<Described>, u8)>, bool)> {
+fn describe(data: &[u8]) -> Option<(Vec<DescribedLayer>, bool)> {
     let (&flags, mut rest) = data.split_first()?;
     let mut next = || -> Option<u8> {
         let (&b, r) = rest.split_first()?;
@@ -196,7 +199,6 @@ fn describe(data: &[u8]) -> Option<(Vec<(Vec<Described>, u8)>, bool)> {
             Some(Some(e)) => layers.last_mut()?.0.push(e),
         }
     }
-    drop(one);
     Some((layers, links))
 }
 
@@ -266,7 +268,7 @@ fn hex256(b: &[u8]) -> String {
 }
 
 /// An OCI layout of the described layers (linux/amd64), digests right.
-fn oci_files(layers: &[(Vec<Described>, u8)]) -> std::collections::HashMap<String, Vec<u8>> {
+fn oci_files(layers: &[DescribedLayer]) -> std::collections::HashMap<String, Vec<u8>> {
     let mut files = std::collections::HashMap::new();
     let add = |files: &mut std::collections::HashMap<String, Vec<u8>>, b: Vec<u8>| {
         let h = hex256(&b);
@@ -327,7 +329,7 @@ fn oci_files(layers: &[(Vec<Described>, u8)]) -> std::collections::HashMap<Strin
 /// whiteouts and opaque markers apply first, to the layers below only; an entry replaces what
 /// is at its path unless both are directories, and turns the paths above it into
 /// directories.
-fn model(layers: &[(Vec<Described>, u8)]) -> std::collections::BTreeMap<String, Vec<u8>> {
+fn model(layers: &[DescribedLayer]) -> std::collections::BTreeMap<String, Vec<u8>> {
     use std::collections::BTreeMap;
     #[derive(Clone, PartialEq)]
     enum Node {

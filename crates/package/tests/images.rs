@@ -140,7 +140,7 @@ fn docker_save_archive_unpacks_with_whiteouts() {
 #[test]
 fn two_images_in_one_archive_are_named_by_tag() {
     let (base, top) = two_layers();
-    let mut files = docker_save(&[base.clone()], "a:1");
+    let mut files = docker_save(std::slice::from_ref(&base), "a:1");
     let other = docker_save(&[base, top], "b:2");
     let mut entries: Vec<serde_json::Value> =
         serde_json::from_slice(&files["manifest.json"]).unwrap();
