@@ -50,6 +50,13 @@ package (the first eight, then \"and N more\"; --json lists each). A package wit
 code says so (a note in JSON). --summary names every input without device code
 (\"without_device_code\").
 
+Container images (docker save archives, OCI image layouts as a tar or a directory) are read as the
+file system their layers unpack to, whiteouts applied: each file with device code is listed as
+IMAGE!/path/in/the/image, with \"layer\" (the digest of the layer holding it) in JSON; a
+multi-platform image is read as linux/amd64 unless --platform says otherwise.
+  gfxkit list --summary rocm.tar
+  gfxkit list --platform linux/arm64 --json oci-layout-dir/
+
 Exit codes: 0 listed; 1 a --check hash mismatch; 2 an unreadable or damaged file.")]
 pub struct Args {
     /// Files (bundles, host binaries, archives, code objects); directories with -r.
