@@ -636,8 +636,9 @@ fn check_digest(name: &str, path: &str, bytes: &[u8], d: &Digest) -> Result<()> 
 
 /// A manifest found through the index, with what it was found as.
 struct Candidate {
-    /// Which top-level entry of `index.json` it came from (one image, maybe multi-platform).
-    group: usize,
+    /// The image it belongs to: the ref name of its entry of `index.json` (entries without
+    /// one, and the platforms of one image index, are one image, maybe multi-platform).
+    group: String,
     reference: Option<String>,
     platform: Option<Platform>,
     desc: Descriptor,
@@ -656,7 +657,7 @@ fn collect_manifests(
     name: &str,
     layout: &dyn Layout,
     descs: &[Descriptor],
-    group: Option<usize>,
+    group: Option<&str>,
     reference: Option<String>,
     depth: u32,
     out: &mut Vec<Candidate>,
@@ -667,9 +668,12 @@ fn collect_manifests(
             format!("image indexes nest more than {MAX_INDEX_DEPTH} deep"),
         ));
     }
-    for (i, d) in descs.iter().enumerate() {
-        let g = group.unwrap_or(i);
+    for d in descs {
         let r = ref_name(d).or_else(|| reference.clone());
+        let g = match group {
+            Some(g) => g.to_owned(),
+            None => r.clone().unwrap_or_default(),
+        };
         if INDEX_TYPES.contains(&d.media_type.as_str()) {
             let digest = Digest::parse(&d.digest).map_err(|m| corrupt(name, m))?;
             let idx: IndexJson = read_json(
@@ -679,7 +683,7 @@ fn collect_manifests(
                 Some((&digest, d.size)),
                 "image index",
             )?;
-            collect_manifests(name, layout, &idx.manifests, Some(g), r, depth + 1, out)?;
+            collect_manifests(name, layout, &idx.manifests, Some(&g), r, depth + 1, out)?;
         } else if MANIFEST_TYPES.contains(&d.media_type.as_str()) || d.media_type.is_empty() {
             let platform = d.platform.as_ref().map(PlatformJson::platform);
             // Attestations and other artifacts of buildx indexes.
@@ -755,13 +759,16 @@ fn images(name: &str, layout: &dyn Layout, wanted: Option<&Platform>) -> Result<
         }
         // Fill in platforms the index does not give, from the configurations.
         type Read = (Candidate, Option<ManifestJson>, Digest);
-        let mut groups: BTreeMap<usize, Vec<Read>> = BTreeMap::new();
+        let mut groups: BTreeMap<String, Vec<Read>> = BTreeMap::new();
         for mut c in candidates {
             let digest = Digest::parse(&c.desc.digest).map_err(|m| corrupt(name, m))?;
             if layout.file(&digest.path())?.is_none() {
                 // A platform whose blobs were not exported (`docker save` of one platform of
                 // a multi-platform image keeps the whole index): an error only if chosen.
-                groups.entry(c.group).or_default().push((c, None, digest));
+                groups
+                    .entry(c.group.clone())
+                    .or_default()
+                    .push((c, None, digest));
                 continue;
             }
             let m: ManifestJson = read_json(
@@ -789,7 +796,7 @@ fn images(name: &str, layout: &dyn Layout, wanted: Option<&Platform>) -> Result<
                 }
             }
             groups
-                .entry(c.group)
+                .entry(c.group.clone())
                 .or_default()
                 .push((c, Some(m), digest));
         }

@@ -401,3 +401,30 @@ fn a_compressed_image_archive_is_refused_with_the_reason() {
     let oci = gfxkit_testkit::image::compress(&tar_of(&one_layer(vec![f("a.so")])), Compress::Zstd);
     assert!(err_text(&oci).contains("decompress it first"));
 }
+
+#[test]
+fn an_index_json_listing_platforms_directly_is_one_image() {
+    let amd = vec![Layer {
+        entries: vec![f("usr/lib/libamd64.so")],
+        compress: Compress::Gzip,
+    }];
+    let arm = vec![Layer {
+        entries: vec![f("usr/lib/libarm64.so")],
+        compress: Compress::Gzip,
+    }];
+    let mut files = oci_layout(&[("linux/arm64", arm), ("linux/amd64", amd)], "m");
+    // Lift the nested image index's manifests into index.json.
+    let index: serde_json::Value = serde_json::from_slice(&files["index.json"]).unwrap();
+    let nested = index["manifests"][0]["digest"]
+        .as_str()
+        .unwrap()
+        .strip_prefix("sha256:")
+        .unwrap();
+    let nested: serde_json::Value =
+        serde_json::from_slice(&files[&format!("blobs/sha256/{nested}")]).unwrap();
+    let flat = serde_json::json!({"schemaVersion": 2, "manifests": nested["manifests"]});
+    files.insert("index.json".into(), serde_json::to_vec(&flat).unwrap());
+    let got = walk_names("flat.tar", &tar_of(&files), &Options::default());
+    let paths: Vec<&str> = got.iter().map(|g| g.0.as_str()).collect();
+    assert_eq!(paths, ["flat.tar!/usr/lib/libamd64.so"]);
+}
