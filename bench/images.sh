@@ -2,8 +2,8 @@
 # `gfxkit list --summary` of a container image against unpacking the same image with `tar -x`
 # (the archive, then each layer in order into one root: what reading the image's files without
 # gfxkit takes), side by side: wall time (best of $RUNS, runs alternating) and peak memory
-# (/usr/bin/time -v's maximum resident set, and the peak anonymous memory sampled every 5 ms,
-# which leaves out the pages of mapped files). Not a test: numbers depend on the machine and its
+# (/usr/bin/time -v's maximum resident set, and gfxkit's peak anonymous memory sampled every
+# 5 ms, which leaves out the pages of mapped files). Not a test: numbers depend on the machine and its
 # load. The figures are recorded in docs/measured/images.txt (scripts/record.sh;
 # GFXKIT_RECORD=0 does not write it).
 #
@@ -114,11 +114,13 @@ for ((i = 0; i < RUNS; i++)); do
   best_g=$(python3 -c "print(min($g, ${best_g:-$g}))")
   best_t=$(python3 -c "print(min($t, ${best_t:-$t}))")
 done
-rg=$(maxrss "$list"); rt=$(maxrss "$untar")
-ag=$(peak_anon "$list"); at=$(peak_anon "$untar")
+rg=$(maxrss "$list")
+rt=$(maxrss "$untar")
 unpacked=$(du -sb "$OUT" | cut -f1)
 rm -rf "$OUT"
+# gfxkit's own anonymous memory (the mapped image and spilled files are file pages).
+ag=$(peak_anon "$list")
 record "$(python3 -c "import sys; g,t=float(sys.argv[1]),float(sys.argv[2]); print(f'  gfxkit list --summary {g:.2f} s, tar -x of the archive and its layers {t:.2f} s: gfxkit/tar {g/t:.2f}x')" "$best_g" "$best_t")"
-record "  maximum resident set (time -v): gfxkit $rg MiB, tar $rt MiB; peak anonymous memory: gfxkit $ag MiB, tar $at MiB"
+record "  maximum resident set (time -v; tar: its largest process): gfxkit $rg MiB, tar $rt MiB; gfxkit's peak anonymous memory $ag MiB"
 record "  tar -x wrote $(python3 -c "print(f'{$unpacked/1e9:.2f} GB')") to disk; gfxkit wrote nothing but its spill of files above 16 MiB (an unnamed temporary file)"
 record_end
