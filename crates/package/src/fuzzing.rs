@@ -346,24 +346,25 @@ fn model(layers: &[DescribedLayer]) -> std::collections::BTreeMap<String, Vec<u8
     };
     let clean = |n: &str| crate::image::entry_path(n).ok().filter(|p| !p.is_empty());
     for (entries, _) in layers {
+        // Markers are recognised by their names, whatever wrote them.
         for e in entries {
-            match e {
+            let raw = match e {
+                Described::File(n, _) | Described::Dir(n) | Described::Symlink(n, _) => n.clone(),
+                Described::Hardlink(n, _) => n.clone(),
                 Described::Whiteout(p) => {
                     let (d, base) = p.rsplit_once('/').unwrap_or(("", p));
-                    let marker = under(d, &format!(".wh.{base}"));
-                    if let (Some(_), Some(t)) = (clean(&marker), clean(p)) {
-                        if !["", ".", ".."].contains(&base) {
-                            remove_tree(&mut fs, &t, true);
-                        }
-                    }
+                    under(d, &format!(".wh.{base}"))
                 }
-                Described::Opaque(d) => {
-                    if let Some(m) = clean(&under(d, ".wh..wh..opq")) {
-                        let dir = m.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
-                        remove_tree(&mut fs, &dir, false);
-                    }
+                Described::Opaque(d) => under(d, ".wh..wh..opq"),
+            };
+            let Some(m) = clean(&raw) else { continue };
+            let (dir, base) = m.rsplit_once('/').unwrap_or(("", m.as_str()));
+            if base == ".wh..wh..opq" {
+                remove_tree(&mut fs, dir, false);
+            } else if let Some(gone) = base.strip_prefix(".wh.") {
+                if !["", ".", ".."].contains(&gone) {
+                    remove_tree(&mut fs, &under(dir, gone), true);
                 }
-                _ => {}
             }
         }
         // Later entries for one path win; whiteout names are markers, not files.
