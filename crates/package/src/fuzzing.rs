@@ -345,6 +345,17 @@ fn model(layers: &[DescribedLayer]) -> std::collections::BTreeMap<String, Vec<u8
         });
     };
     let clean = |n: &str| crate::image::entry_path(n).ok().filter(|p| !p.is_empty());
+    let parents_are_dirs = |fs: &mut BTreeMap<String, Node>, p: &str| {
+        let mut end = p.len();
+        while let Some(i) = p[..end].rfind('/') {
+            let parent = &p[..i];
+            if fs.get(parent).is_some_and(|n| *n != Node::Dir) {
+                fs.remove(parent);
+            }
+            fs.entry(parent.to_owned()).or_insert(Node::Dir);
+            end = i;
+        }
+    };
     for (entries, _) in layers {
         // Markers are recognised by their names, whatever wrote them.
         for e in entries {
@@ -359,6 +370,10 @@ fn model(layers: &[DescribedLayer]) -> std::collections::BTreeMap<String, Vec<u8
             };
             let Some(m) = clean(&raw) else { continue };
             let (dir, base) = m.rsplit_once('/').unwrap_or(("", m.as_str()));
+            if base.starts_with(".wh.") {
+                // The marker's directory and those above it are directories of this layer.
+                parents_are_dirs(&mut fs, &m);
+            }
             if base == ".wh..wh..opq" {
                 remove_tree(&mut fs, dir, false);
             } else if let Some(gone) = base.strip_prefix(".wh.") {
@@ -380,15 +395,7 @@ fn model(layers: &[DescribedLayer]) -> std::collections::BTreeMap<String, Vec<u8
             if base.starts_with(".wh.") {
                 continue;
             }
-            let mut end = p.len();
-            while let Some(i) = p[..end].rfind('/') {
-                let parent = &p[..i];
-                if fs.get(parent).is_some_and(|n| *n != Node::Dir) {
-                    fs.remove(parent);
-                }
-                fs.entry(parent.to_owned()).or_insert(Node::Dir);
-                end = i;
-            }
+            parents_are_dirs(&mut fs, &p);
             let both_dirs = node == Node::Dir && fs.get(&p) == Some(&Node::Dir);
             if !both_dirs {
                 remove_tree(&mut fs, &p, true);
