@@ -464,6 +464,14 @@ def max_uncompressed(limit: Optional[int] = None) -> int:
     return _gfxkit.max_uncompressed(limit)
 
 
+def image_platform(platform: Optional[str] = None) -> Optional[str]:
+    """The platform multi-platform container images are read as (``gfxkit --platform``):
+    ``"os/arch"`` or ``"os/arch/variant"``, or None for the default (linux/amd64 when the image
+    has it, else its only one). With ``platform``, sets it first (``""`` restores the default).
+    Returns the platform in force."""
+    return _gfxkit.image_platform(platform)
+
+
 def processors() -> List[Processor]:
     """The processor table, one :class:`Processor` per row."""
     return [Processor(r) for r in _gfxkit.processors()]
@@ -508,6 +516,7 @@ __all__ = [
     "kpack_split",
     "list",
     "max_uncompressed",
+    "image_platform",
     "memmodel",
     "processors",
     "prune",

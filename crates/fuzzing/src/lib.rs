@@ -22,6 +22,7 @@
 //! | `kpack` | `.kpack` archives: header, TOC, frames and blobs, kernels decoded within bounds, written back |
 //! | `kpack_split` | `kpack split` and `kpack inline` on ELF input: refuse, or a split that re-reads, inlines and splits again alike |
 //! | `package` | packages (zip/wheel, tar.*, conda, deb, rpm): walked, rewritten and walked again under small limits |
+//! | `image` | container images: archives as given, and layers described by the input (files, links, whiteouts, opaque directories) in an OCI layout, against a model that unpacks them |
 
 #![forbid(unsafe_code)]
 
@@ -53,6 +54,7 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("kpack", kpack::run),
     ("kpack_split", kpack_split::run),
     ("package", gfxkit_package::fuzzing::package),
+    ("image", gfxkit_package::fuzzing::image),
 ];
 
 /// The body of the target called `name`.

@@ -30,6 +30,8 @@ pub struct Scanned<T> {
     pub explicit: bool,
     /// The package this is one member of ([`gfxkit_io::scan::Scanned::package`]).
     pub package: Option<PathBuf>,
+    /// For a file of a container image: the digest of the layer that holds it.
+    pub layer: Option<String>,
     /// What `f` returned, or why the file could not be read.
     pub result: Result<T>,
 }
@@ -56,6 +58,7 @@ where
                 path: s.path,
                 explicit: s.explicit,
                 package: s.package,
+                layer: s.layer,
                 result,
             }
         })

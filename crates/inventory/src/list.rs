@@ -59,6 +59,10 @@ pub struct FileListing {
     /// For a kpack-split binary: archive paths and patterns searched and not found.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kpack_not_found: Vec<String>,
+    /// For a file of a container image (`IMAGE!/usr/lib/x.so`): the digest of the layer
+    /// that holds it (`sha256:...`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer: Option<String>,
     /// The package file this listing is one member of, when it was read as a member of a
     /// package named or found (not set for a member named directly as `pkg!member`, which
     /// is an input of its own). Not in JSON: the path already starts with it.
@@ -344,6 +348,7 @@ pub fn list(name: &str, inv: &Inventory<'_>, check: bool) -> FileListing {
         failure: None,
         kpack_archives: Vec::new(),
         kpack_not_found: Vec::new(),
+        layer: None,
         package: None,
     };
     if let Some(e) = &inv.error {
@@ -377,6 +382,7 @@ pub fn unreadable(name: &str, error: String) -> FileListing {
         failure: None,
         kpack_archives: Vec::new(),
         kpack_not_found: Vec::new(),
+        layer: None,
         package: None,
     }
 }

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 pub struct Input {
     path: PathBuf,
     data: Data,
+    layer: Option<String>,
 }
 
 enum Data {
@@ -69,6 +70,7 @@ impl Input {
         Ok(Input {
             path: path.to_owned(),
             data,
+            layer: None,
         })
     }
 
@@ -78,6 +80,7 @@ impl Input {
         Input {
             path: path.into(),
             data: Data::Owned(bytes),
+            layer: None,
         }
     }
 
@@ -101,6 +104,12 @@ impl Input {
             file,
             offset: start as u64,
         })
+    }
+
+    /// For a file of a container image (`IMAGE!/usr/lib/x.so`): the digest of the layer
+    /// that holds it.
+    pub fn layer(&self) -> Option<&str> {
+        self.layer.as_deref()
     }
 }
 
@@ -170,6 +179,48 @@ pub fn is_package(data: &[u8]) -> bool {
     gfxkit_package::detect(prefix).is_some()
 }
 
+/// Whether `path` is a directory holding a container image layout: an OCI image layout
+/// (`oci-layout` and `index.json`) or an unpacked `docker save` archive (`manifest.json`
+/// listing layers). Such a directory is one input, read as the image's file system.
+pub fn is_image_dir(path: &Path) -> bool {
+    use gfxkit_package::image;
+    if !path.is_dir() {
+        return false;
+    }
+    if image::is_oci_layout(&|n| path.join(n).is_file()) {
+        return true;
+    }
+    let manifest = path.join("manifest.json");
+    manifest.is_file() && std::fs::read(&manifest).is_ok_and(|b| image::is_docker_manifest(&b))
+}
+
+/// The files of an image layout directory, each mapped when asked for.
+struct DirLayout<'a> {
+    root: &'a Path,
+}
+
+impl gfxkit_package::image::Layout for DirLayout<'_> {
+    fn file(&self, path: &str) -> gfxkit_package::Result<Option<gfxkit_package::image::Blob<'_>>> {
+        // `path` is relative without `..` (checked by the image reader).
+        let p = self.root.join(path);
+        if !p.is_file() {
+            return Ok(None);
+        }
+        match Input::open(&p) {
+            Ok(input) => Ok(Some(gfxkit_package::image::Blob::Owned(Box::new(input)))),
+            Err(e) => Err(gfxkit_package::Error::new(
+                p.display().to_string(),
+                gfxkit_package::ErrorKind::Io(format!(
+                    "{e}: {}",
+                    std::error::Error::source(&e)
+                        .map(|s| s.to_string())
+                        .unwrap_or_default()
+                )),
+            )),
+        }
+    }
+}
+
 /// A package in which no member may hold device code: commands report it as such.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NoDeviceCode;
@@ -205,7 +256,7 @@ pub fn member_package(path: &Path) -> Option<&str> {
     let s = path.to_str()?;
     s.match_indices('!')
         .map(|(i, _)| &s[..i])
-        .find(|p| Path::new(p).is_file())
+        .find(|p| Path::new(p).is_file() || is_image_dir(Path::new(p)))
 }
 
 /// Opens `pkg!member` (nested: `pkg!a.tar.zst!lib/x.so`) when `pkg` is a package file and the
@@ -214,6 +265,9 @@ fn open_member(path: &Path, progress: &dyn Progress) -> Result<Option<Input>, Er
     let Some(pkg) = member_package(path) else {
         return Ok(None);
     };
+    if let Some(found) = open_image_member(Path::new(pkg), path, progress)? {
+        return Ok(found);
+    }
     let found = for_each_with(Path::new(pkg), progress, |input| {
         Ok::<_, std::convert::Infallible>((input.path() == path).then_some(input))
     })?;
@@ -231,6 +285,52 @@ fn open_member(path: &Path, progress: &dyn Progress) -> Result<Option<Input>, Er
             package: pkg.to_owned(),
         },
     ))
+}
+
+/// Opens the file `path` (`IMAGE!/usr/lib/x.so`) of the container image `pkg` (an image
+/// archive or layout directory), following symbolic links as the image's file system does.
+/// `None` when `pkg` is not an image.
+fn open_image_member(
+    pkg: &Path,
+    path: &Path,
+    progress: &dyn Progress,
+) -> Result<Option<Option<Input>>, Error> {
+    use gfxkit_package::image;
+    let name = pkg.display().to_string();
+    let member = path.display().to_string();
+    let opts = gfxkit_package::Options::default();
+    let reading = |p: &str| progress.reading(p);
+    let found = if is_image_dir(pkg) {
+        image::open_member(
+            &name,
+            &DirLayout { root: pkg },
+            &opts,
+            &TempSpill,
+            &member,
+            &reading,
+        )
+    } else {
+        let input = Input::open(pkg)?;
+        let layout = image::TarLayout::index(&name, &input);
+        if !is_package(&input) || !layout.is_image() {
+            return Ok(None);
+        }
+        image::open_member(&name, &layout, &opts, &TempSpill, &member, &reading)
+    };
+    match found {
+        Ok(Some(f)) => Ok(Some(Some(Input {
+            path: path.to_owned(),
+            data: Data::Member(f.bytes),
+            layer: f.layer,
+        }))),
+        Ok(None) => Err(Error::new(
+            path,
+            ErrorKind::NoSuchMember {
+                package: name.clone(),
+            },
+        )),
+        Err(e) => Err(Error::new(pkg, ErrorKind::Package(e))),
+    }
 }
 
 /// Runs `f` on an input: a file once, or for a package on every member that may hold device
@@ -262,12 +362,66 @@ where
     F: Fn(Input) -> Result<T, E> + Sync,
 {
     progress.reading(&path.display().to_string());
+    if is_image_dir(path) {
+        return image_dir_with(path, progress, f);
+    }
     let input = Input::open_with(path, progress)?;
     if !is_package(&input) {
         let r = f(input).map_err(Failed::Visit);
         return Ok(vec![(path.to_owned(), r)]);
     }
     members_with(path, &input, progress, f)
+}
+
+/// [`for_each_with`] for an image layout directory.
+#[allow(clippy::type_complexity)]
+fn image_dir_with<T, E, F>(
+    path: &Path,
+    progress: &dyn Progress,
+    f: F,
+) -> Result<Vec<(PathBuf, Result<T, Failed<E>>)>, Error>
+where
+    T: Send,
+    E: Send,
+    F: Fn(Input) -> Result<T, E> + Sync,
+{
+    let name = path.display().to_string();
+    let walked = gfxkit_package::image::walk_layout(
+        &name,
+        &DirLayout { root: path },
+        &gfxkit_package::Options::default(),
+        &TempSpill,
+        &|m| f(member_input(m)),
+        &|p| progress.reading(p),
+    )
+    .map_err(|e| Error::new(path, ErrorKind::Package(e)))?;
+    Ok(collect_walk(path, walked))
+}
+
+fn member_input(m: gfxkit_package::Member<'_>) -> Input {
+    Input {
+        path: PathBuf::from(m.path),
+        data: Data::Member(m.bytes),
+        layer: m.layer.map(str::to_owned),
+    }
+}
+
+#[allow(clippy::type_complexity)]
+fn collect_walk<T, E>(
+    path: &Path,
+    walked: gfxkit_package::Walk<Result<T, E>>,
+) -> Vec<(PathBuf, Result<T, Failed<E>>)> {
+    let mut out = Vec::new();
+    for r in walked {
+        match r {
+            Ok(v) => out.push((PathBuf::from(v.path), v.value.map_err(Failed::Visit))),
+            Err(e) => out.push((PathBuf::from(&e.path), Err(Failed::Package(e)))),
+        }
+    }
+    if out.is_empty() {
+        out.push((path.to_owned(), Err(Failed::NoDeviceCode)));
+    }
+    out
 }
 
 /// Runs `f` on every member of the package `data` (named `path`) that may hold device code,
@@ -305,26 +459,11 @@ where
         data,
         &gfxkit_package::Options::default(),
         &TempSpill,
-        &|m| {
-            f(Input {
-                path: PathBuf::from(m.path),
-                data: Data::Member(m.bytes),
-            })
-        },
+        &|m| f(member_input(m)),
         &|p| progress.reading(p),
     )
     .map_err(|e| Error::new(path, ErrorKind::Package(e)))?;
-    let mut out = Vec::new();
-    for r in walked {
-        match r {
-            Ok(v) => out.push((PathBuf::from(v.path), v.value.map_err(Failed::Visit))),
-            Err(e) => out.push((PathBuf::from(&e.path), Err(Failed::Package(e)))),
-        }
-    }
-    if out.is_empty() {
-        out.push((path.to_owned(), Err(Failed::NoDeviceCode)));
-    }
-    Ok(out)
+    Ok(collect_walk(path, walked))
 }
 
 #[cfg(test)]

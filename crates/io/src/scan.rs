@@ -63,6 +63,8 @@ pub struct Scanned<T, E> {
     /// The package file (as named or found) this is one member of; `None` for a file read
     /// whole, a member named directly as `pkg!member`, and a package reported as a whole.
     pub package: Option<PathBuf>,
+    /// For a file of a container image: the digest of the layer that holds it.
+    pub layer: Option<String>,
     /// What `f` returned, or why the file could not be read.
     pub result: Result<T, ScanError<E>>,
 }
@@ -98,7 +100,7 @@ pub fn collect(paths: &[PathBuf]) -> Result<Vec<Candidate>, Error> {
             continue;
         }
         let meta = std::fs::metadata(p).map_err(|e| Error::new(p, ErrorKind::Read(e)))?;
-        if meta.is_dir() {
+        if meta.is_dir() && !crate::input::is_image_dir(p) {
             walk_dir(p, &meta, &seen_dirs, &found);
         } else {
             found.lock().unwrap_or_else(|e| e.into_inner()).push((
@@ -144,7 +146,15 @@ fn walk_dir(
         let Ok(m) = std::fs::metadata(path) else {
             return;
         };
-        if m.is_dir() {
+        if m.is_dir() && crate::input::is_image_dir(path) {
+            // A container image layout: one input, its layers read as its file system.
+            found.lock().unwrap_or_else(|e| e.into_inner()).push((
+                path.clone(),
+                m.dev(),
+                m.ino(),
+                false,
+            ));
+        } else if m.is_dir() {
             walk_dir(path, &m, seen, found);
         } else if m.is_file()
             && m.len() > 0
@@ -166,6 +176,9 @@ fn walk_dir(
 /// Reads the first bytes of `path` and tells whether it may hold device code (a file that
 /// cannot be read is worth reading: the real open reports its error).
 pub fn worth_reading(path: &Path) -> bool {
+    if crate::input::is_image_dir(path) {
+        return true;
+    }
     let mut prefix = [0u8; gfxkit_package::detect::PREFIX_LEN];
     let Ok(mut f) = std::fs::File::open(path) else {
         return true;
@@ -203,21 +216,33 @@ where
         .par_iter()
         .map(|c| {
             let out = if c.explicit || worth_reading(&c.path) {
-                match for_each_with(&c.path, progress, |input: Input| f(input.path(), &input)) {
+                let visit = |input: Input| {
+                    let layer = input.layer().map(str::to_owned);
+                    f(input.path(), &input).map(|v| (v, layer))
+                };
+                match for_each_with(&c.path, progress, visit) {
                     Ok(items) => items
                         .into_iter()
                         .filter(|(_, r)| c.explicit || !matches!(r, Err(Failed::NoDeviceCode)))
-                        .map(|(path, result)| Scanned {
-                            package: (path != c.path).then(|| c.path.clone()),
-                            path,
-                            explicit: c.explicit,
-                            result: result.map_err(ScanError::Member),
+                        .map(|(path, result)| {
+                            let (result, layer) = match result {
+                                Ok((v, layer)) => (Ok(v), layer),
+                                Err(e) => (Err(ScanError::Member(e)), None),
+                            };
+                            Scanned {
+                                package: (path != c.path).then(|| c.path.clone()),
+                                path,
+                                explicit: c.explicit,
+                                layer,
+                                result,
+                            }
                         })
                         .collect(),
                     Err(e) => vec![Scanned {
                         package: None,
                         path: c.path.clone(),
                         explicit: c.explicit,
+                        layer: None,
                         result: Err(ScanError::Input(e)),
                     }],
                 }

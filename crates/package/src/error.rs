@@ -44,6 +44,13 @@ pub enum ErrorKind {
     Rewrite(String),
     /// This package cannot be rewritten (the reason).
     CannotRewrite(String),
+    /// A container image has no image for the platform asked for.
+    Platform {
+        /// The platform asked for (`linux/amd64` by default).
+        wanted: String,
+        /// The platforms the image has.
+        present: Vec<String>,
+    },
 }
 
 impl fmt::Display for ErrorKind {
@@ -71,6 +78,14 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Io(what) => write!(f, "{what}"),
             ErrorKind::Rewrite(why) => write!(f, "{why}"),
             ErrorKind::CannotRewrite(why) => write!(f, "cannot rewrite: {why}"),
+            ErrorKind::Platform { wanted, present } if present.is_empty() => {
+                write!(f, "no image for platform {wanted} in this archive")
+            }
+            ErrorKind::Platform { wanted, present } => write!(
+                f,
+                "no image for platform {wanted} (the image has {}; choose one with --platform)",
+                present.join(", ")
+            ),
         }
     }
 }

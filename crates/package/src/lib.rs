@@ -14,6 +14,8 @@
 //! - [`rewrite`](mod@rewrite): writing a package with some members replaced: wheels with
 //!   `RECORD` updated and every other member copied raw; tarballs and conda packages with
 //!   `info/paths.json` updated.
+//! - [`image`]: container images (`docker save` archives, OCI image layouts) read as the
+//!   file system their layers unpack to, whiteouts applied.
 //! - [`record`]: wheel `RECORD` files (hash and size of every member).
 //! - [`rpm`]: the RPM lead and headers and the cpio payload.
 //! - [`fuzzing`]: the body of the `package` fuzz target.
@@ -42,6 +44,7 @@
 pub mod detect;
 pub mod error;
 pub mod fuzzing;
+pub mod image;
 pub mod record;
 pub mod rewrite;
 pub mod rpm;

@@ -55,6 +55,16 @@ pub fn rewrite(
     let prefix = data.get(..PREFIX_LEN).unwrap_or(data);
     match detect(prefix) {
         Some(Format::Zip) => rewrite_zip(name, data, opts, spill, f, out),
+        Some(Format::Tar) if crate::image::TarLayout::index(name, data).is_image() => {
+            Err(Error::new(
+                name,
+                ErrorKind::CannotRewrite(
+                    "a container image: its layers' digests, manifests and configuration would \
+                     have to be rebuilt (prune the files before building the image)"
+                        .into(),
+                ),
+            ))
+        }
         Some(Format::Tar) => {
             let mut changed = Vec::new();
             let open = || -> io::Result<Box<dyn Read + '_>> { Ok(Box::new(data)) };
@@ -165,8 +175,13 @@ fn transform(
     let mut whole = Cursor::new(&prefix[..]).chain(r);
     let bytes = read_member(path, declared, &mut whole, opts, spill, None)?;
     let before = bytes.len() as u64;
-    let new =
-        f(Member { path, name, bytes }).map_err(|why| Error::new(path, ErrorKind::Rewrite(why)))?;
+    let new = f(Member {
+        path,
+        name,
+        bytes,
+        layer: None,
+    })
+    .map_err(|why| Error::new(path, ErrorKind::Rewrite(why)))?;
     match new {
         None => Ok(None),
         Some(v) => Ok(Some((keep_bytes(v, opts, spill, path)?, before))),

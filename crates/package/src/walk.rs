@@ -26,6 +26,10 @@ pub struct Options {
     pub max_total: u64,
     /// Hand every regular member to the function, not only those that may hold device code.
     pub all_members: bool,
+    /// The platform whose image a multi-platform container image is read as (`None`:
+    /// linux/amd64 when the image has it, else its only platform). Defaults to
+    /// [`crate::image::platform`], the process-wide choice.
+    pub platform: Option<crate::image::Platform>,
 }
 
 impl Default for Options {
@@ -36,6 +40,7 @@ impl Default for Options {
             max_member: 64 << 30,
             max_total: 256 << 30,
             all_members: false,
+            platform: crate::image::platform(),
         }
     }
 }
@@ -106,6 +111,9 @@ pub struct Member<'a> {
     pub name: &'a str,
     /// Its decompressed bytes.
     pub bytes: Bytes,
+    /// For a file of a container image: the digest of the layer that holds it
+    /// (`sha256:...`).
+    pub layer: Option<&'a str>,
 }
 
 /// What the function returned for one member.
@@ -117,19 +125,32 @@ pub struct Visited<T> {
     pub size: u64,
     /// The function's value.
     pub value: T,
+    /// For a file of a container image: the digest of the layer that holds it.
+    pub layer: Option<String>,
 }
 
 /// The outcome of a walk, in archive order: the members visited and, in place, the errors
 /// met (a damaged member; a damaged stream ends the walk of that stream).
 pub type Walk<T> = Vec<Result<Visited<T>>>;
 
-struct Ctx<'a, T> {
-    opts: &'a Options,
-    spill: &'a dyn Spill,
-    visit: &'a (dyn Fn(Member<'_>) -> T + Sync),
-    reading: &'a (dyn Fn(&str) + Sync),
-    total: AtomicU64,
+/// What a walk shares with everything it reads (members, nested archives, image layers).
+pub(crate) struct Ctx<'a, T> {
+    pub(crate) opts: &'a Options,
+    pub(crate) spill: &'a dyn Spill,
+    pub(crate) visit: &'a (dyn Fn(Member<'_>) -> T + Sync),
+    pub(crate) reading: &'a (dyn Fn(&str) + Sync),
+    pub(crate) total: &'a AtomicU64,
+    /// The layer digest given to the members read (files of a container image).
+    pub(crate) layer: Option<&'a str>,
 }
+
+impl<T> Clone for Ctx<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Ctx<'_, T> {}
 
 /// Walks the package `data` named `name` (which starts every member path). Zip members are
 /// read in parallel; stream formats in order. Errors for the package as a whole (not a
@@ -157,13 +178,23 @@ pub fn walk_watched<T: Send>(
 ) -> Result<Walk<T>> {
     let prefix = data.get(..PREFIX_LEN).unwrap_or(data);
     let format = detect(prefix).ok_or_else(|| Error::new(name, ErrorKind::NotAPackage))?;
+    let total = AtomicU64::new(0);
     let ctx = Ctx {
         opts,
         spill,
         visit,
         reading,
-        total: AtomicU64::new(0),
+        total: &total,
+        layer: None,
     };
+    if format == Format::Tar {
+        // A `docker save` archive or an OCI image layout in a tar: the file system its
+        // layers unpack to.
+        let layout = crate::image::TarLayout::index(name, data);
+        if layout.is_image() {
+            return crate::image::walk_images(&ctx, name, &layout);
+        }
+    }
     match format {
         Format::Zip => walk_zip(&ctx, name, data, 0),
         _ => {
@@ -313,7 +344,7 @@ fn walk_stream<T: Send>(
 }
 
 /// Tar member names without a leading `./`.
-fn clean_name(name: &str) -> &str {
+pub(crate) fn clean_name(name: &str) -> &str {
     let mut n = name;
     while let Some(rest) = n.strip_prefix("./") {
         n = rest;
@@ -322,9 +353,9 @@ fn clean_name(name: &str) -> &str {
 }
 
 /// A reader that counts the bytes read through it (the position in a stream).
-struct Counting<'a, 'r> {
-    inner: &'a mut (dyn Read + 'r),
-    pos: &'a std::cell::Cell<u64>,
+pub(crate) struct Counting<'a, 'r> {
+    pub(crate) inner: &'a mut (dyn Read + 'r),
+    pub(crate) pos: &'a std::cell::Cell<u64>,
 }
 
 impl Read for Counting<'_, '_> {
@@ -336,7 +367,7 @@ impl Read for Counting<'_, '_> {
 }
 
 /// A tar header block.
-const TAR_BLOCK: u64 = 512;
+pub(crate) const TAR_BLOCK: u64 = 512;
 
 fn walk_tar<T: Send>(ctx: &Ctx<'_, T>, chain: &str, r: &mut dyn Read, depth: u32) -> Walk<T> {
     let mut out = Vec::new();
@@ -345,39 +376,12 @@ fn walk_tar<T: Send>(ctx: &Ctx<'_, T>, chain: &str, r: &mut dyn Read, depth: u32
         inner: r,
         pos: &pos,
     });
-    // A header that cannot be read: where the stream stopped, and what a header needs.
-    let at_header = |e: &io::Error| {
-        let end = pos.get();
-        let block = end - end % TAR_BLOCK;
-        // The tar reader's own words for a short block; anything else comes from the
-        // decompressor under it.
-        let short_block = e.to_string().contains("entire block");
-        let e = if short_block {
-            Error::new(
-                chain,
-                ErrorKind::Truncated(format!(
-                    "need {TAR_BLOCK} bytes at offset {block:#x} for a tar header, the tar \
-                     stream has {end}"
-                )),
-            )
-        } else {
-            let mut e = Error::from_read(chain, e).with_tar_note();
-            if let ErrorKind::Truncated(m) | ErrorKind::Corrupt(m) | ErrorKind::Checksum(m) =
-                &mut e.kind
-            {
-                *m = format!(
-                    "{m} (reading the tar header at offset {block:#x}; the tar stream gave \
-                     {end} bytes)"
-                );
-            }
-            e
-        };
-        e.at(block)
-    };
+    let at_header = |e: &io::Error| tar_header_error(chain, e, pos.get());
     let entries = match archive.entries() {
         Ok(e) => e,
         Err(e) => return vec![Err(at_header(&e))],
     };
+    let mut first_file = true;
     for entry in entries {
         let mut entry = match entry {
             Ok(e) => e,
@@ -392,6 +396,22 @@ fn walk_tar<T: Send>(ctx: &Ctx<'_, T>, chain: &str, r: &mut dyn Read, depth: u32
         }
         let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
         let name = clean_name(&name).to_owned();
+        // A container image inside a stream (`docker save | gzip`, an image in another
+        // archive) cannot be read as its file system without unpacking it: say so rather
+        // than list its layers as tarballs (with the files they delete).
+        if first_file && crate::image::looks_like_image_entry(&name) {
+            out.push(Err(Error::new(
+                chain,
+                ErrorKind::Unsupported(
+                    "a container image inside a compressed stream or another archive: gfxkit \
+                     reads images in place from an uncompressed archive or a layout directory \
+                     (decompress it first, e.g. `gunzip -k`)"
+                        .into(),
+                ),
+            )));
+            return out;
+        }
+        first_file = false;
         let size = entry.size();
         let offset = entry.raw_header_position();
         let data_at = entry.raw_file_position();
@@ -449,6 +469,36 @@ fn walk_tar<T: Send>(ctx: &Ctx<'_, T>, chain: &str, r: &mut dyn Read, depth: u32
         }
     }
     out
+}
+
+/// A tar header that cannot be read: where the stream (`chain`) stopped, after `end` bytes,
+/// and what a header needs.
+pub(crate) fn tar_header_error(chain: &str, e: &io::Error, end: u64) -> Error {
+    let block = end - end % TAR_BLOCK;
+    // The tar reader's own words for a short block; anything else comes from the
+    // decompressor under it.
+    let short_block = e.to_string().contains("entire block");
+    let e = if short_block {
+        Error::new(
+            chain,
+            ErrorKind::Truncated(format!(
+                "need {TAR_BLOCK} bytes at offset {block:#x} for a tar header, the tar \
+                 stream has {end}"
+            )),
+        )
+    } else {
+        let mut e = Error::from_read(chain, e).with_tar_note();
+        if let ErrorKind::Truncated(m) | ErrorKind::Corrupt(m) | ErrorKind::Checksum(m) =
+            &mut e.kind
+        {
+            *m = format!(
+                "{m} (reading the tar header at offset {block:#x}; the tar stream gave \
+                 {end} bytes)"
+            );
+        }
+        e
+    };
+    e.at(block)
 }
 
 impl Error {
@@ -514,7 +564,7 @@ fn walk_ar<T: Send>(ctx: &Ctx<'_, T>, chain: &str, r: &mut dyn Read, depth: u32)
 
 /// One member: read its first bytes, then walk it (a nested archive), skip it (cannot hold
 /// device code) or read it whole and visit it.
-fn member<T: Send>(
+pub(crate) fn member<T: Send>(
     ctx: &Ctx<'_, T>,
     chain: &str,
     name: &str,
@@ -561,8 +611,14 @@ fn member<T: Send>(
                 path: &path,
                 name,
                 bytes,
+                layer: ctx.layer,
             });
-            vec![Ok(Visited { path, size, value })]
+            vec![Ok(Visited {
+                path,
+                size,
+                value,
+                layer: ctx.layer.map(str::to_owned),
+            })]
         }
         Err(e) => vec![Err(e)],
     }
@@ -598,7 +654,7 @@ fn materialize<T>(
     declared: Option<u64>,
     r: &mut dyn Read,
 ) -> Result<Bytes> {
-    read_member(path, declared, r, ctx.opts, ctx.spill, Some(&ctx.total))
+    read_member(path, declared, r, ctx.opts, ctx.spill, Some(ctx.total))
 }
 
 /// Reads a whole member (see [`Options`] for the limits); `total`, when given, counts bytes

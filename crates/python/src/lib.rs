@@ -239,16 +239,28 @@ fn per_file<T: Send>(
     s: &Source<'_>,
     one: impl Fn(&Path, &[u8]) -> T + Sync,
 ) -> PyResult<PerFile<T>> {
+    per_file_layered(py, s, |p, d, _| one(p, d))
+}
+
+/// [`per_file`], telling `one` the layer digest of a container image's file as well.
+fn per_file_layered<T: Send>(
+    py: Python<'_>,
+    s: &Source<'_>,
+    one: impl Fn(&Path, &[u8], Option<&str>) -> T + Sync,
+) -> PyResult<PerFile<T>> {
     let bytes = s.data.bytes();
     let name = Path::new(&s.name);
     if !gfxkit_io::input::is_package(bytes) {
-        return Ok((false, vec![(s.name.clone(), Got::Value(one(name, bytes)))]));
+        return Ok((
+            false,
+            vec![(s.name.clone(), Got::Value(one(name, bytes, None)))],
+        ));
     }
     use gfxkit_io::input::Failed;
     let items = py
         .allow_threads(|| {
             gfxkit_io::input::members(name, bytes, |m| {
-                Ok::<_, std::convert::Infallible>(one(m.path(), &m))
+                Ok::<_, std::convert::Infallible>(one(m.path(), &m, m.layer()))
             })
         })
         .map_err(|e| io_error(py, &e))?;
@@ -310,12 +322,14 @@ fn list<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let s = source(src)?;
     let on_disk = s.path.is_some();
-    let (package, got) = per_file(py, &s, |p, d| {
+    let (package, got) = per_file_layered(py, &s, |p, d, layer| {
         // Where a `.kpack` archive that does not parse is damaged (the listing has only text).
         let kpack_at = inv::kpack::is_archive(d)
             .then(|| gfxkit_kpack::Archive::parse(d).err().map(|e| e.offset))
             .flatten();
-        (list_one(p, d, check, on_disk), kpack_at)
+        let mut l = list_one(p, d, check, on_disk);
+        l.layer = layer.map(str::to_owned);
+        (l, kpack_at)
     })?;
     let mut out = Vec::new();
     for (name, g) in got {
@@ -1275,6 +1289,23 @@ fn max_uncompressed(limit: Option<u64>) -> u64 {
     gfxkit_bundle::limits::max_uncompressed()
 }
 
+/// The platform multi-platform container images are read as (`gfxkit --platform`), as
+/// `OS/ARCH[/VARIANT]`, or `None` for the default (linux/amd64 when the image has it, else its
+/// only platform). With `platform`, sets it first (`""` goes back to the default).
+#[pyfunction]
+#[pyo3(signature = (platform = None))]
+fn image_platform(platform: Option<&str>) -> PyResult<Option<String>> {
+    use gfxkit_package::image;
+    match platform {
+        Some("") => image::set_platform(None),
+        Some(p) => image::set_platform(Some(
+            image::Platform::parse(p).map_err(pyo3::exceptions::PyValueError::new_err)?,
+        )),
+        None => {}
+    }
+    Ok(image::platform().map(|p| p.to_string()))
+}
+
 /// The processor table, one dict per row: the objects `gfxkit target list --json` prints
 /// (one serialisation, `gfxkit_spec::ProcessorRow`).
 #[pyfunction]
@@ -1332,6 +1363,7 @@ fn _gfxkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(recompress, m)?)?;
     m.add_function(wrap_pyfunction!(compatible, m)?)?;
     m.add_function(wrap_pyfunction!(max_uncompressed, m)?)?;
+    m.add_function(wrap_pyfunction!(image_platform, m)?)?;
     m.add_function(wrap_pyfunction!(processors, m)?)?;
     m.add_function(wrap_pyfunction!(memmodel, m)?)?;
     m.add_class::<PyTargetId>()?;

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub mod image;
 pub mod llvm22;
 pub mod readelf;
 pub mod windows;

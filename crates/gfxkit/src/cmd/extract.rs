@@ -107,7 +107,7 @@ struct Source {
 fn sources(args: &Args) -> Result<Vec<Source>> {
     let mut out = Vec::new();
     for root in &args.files {
-        if !root.is_dir() {
+        if !root.is_dir() || gfxkit_io::input::is_image_dir(root) {
             let stem = root
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())

@@ -50,6 +50,13 @@ package (the first eight, then \"and N more\"; --json lists each). A package wit
 code says so (a note in JSON). --summary names every input without device code
 (\"without_device_code\").
 
+Container images (docker save archives, OCI image layouts as a tar or a directory) are read as the
+file system their layers unpack to, whiteouts applied: each file with device code is listed as
+IMAGE!/path/in/the/image, with \"layer\" (the digest of the layer holding it) in JSON; a
+multi-platform image is read as linux/amd64 unless --platform says otherwise.
+  gfxkit list --summary rocm.tar
+  gfxkit list --platform linux/arm64 --json oci-layout-dir/
+
 Exit codes: 0 listed; 1 a --check hash mismatch; 2 an unreadable or damaged file.")]
 pub struct Args {
     /// Files (bundles, host binaries, archives, code objects); directories with -r.
@@ -91,11 +98,9 @@ fn from_result(path: &Path, r: Result<FileListing>) -> FileListing {
 pub fn list_file(path: &Path, check: bool) -> Vec<FileListing> {
     match crate::input::for_each(path, |data| {
         // Split binaries are listed through their kpack archives; `.kpack` files by kernel.
-        Ok(crate::cmd::kpack::list_file_bytes(
-            data.path(),
-            &data,
-            check,
-        ))
+        let mut l = crate::cmd::kpack::list_file_bytes(data.path(), &data, check);
+        l.layer = data.layer().map(str::to_owned);
+        Ok(l)
     }) {
         Ok(items) => items
             .into_iter()
@@ -141,11 +146,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 r => from_result(&s.path, r),
             };
             l.package = s.package.map(|p| p.display().to_string());
+            l.layer = s.layer;
             Some(l)
         })
         .collect()
     } else {
-        if let Some(d) = args.files.iter().find(|p| p.is_dir()) {
+        if let Some(d) = args
+            .files
+            .iter()
+            .find(|p| p.is_dir() && !gfxkit_io::input::is_image_dir(p))
+        {
             bail!("{} is a directory (use -r to search it)", d.display());
         }
         args.files

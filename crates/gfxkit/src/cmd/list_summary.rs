@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 pub struct Shipped {
     /// The package path, `name version` of a distribution, or the file path.
     pub name: String,
-    /// `package`, `distribution` or `file`.
+    /// `package`, `image` (a container image), `distribution` or `file`.
     pub kind: &'static str,
     /// Files (or members) holding device code.
     pub files: usize,
@@ -83,6 +83,8 @@ pub fn summarize(files: &[FileListing]) -> Vec<Shipped> {
     let mut groups: BTreeMap<(String, &'static str), Group> = BTreeMap::new();
     for f in files.iter().filter(|f| !f.bundles.is_empty()) {
         let key = match f.path.split_once('!') {
+            // A container image's files name their layer.
+            Some((pkg, _)) if f.layer.is_some() => (pkg.to_owned(), "image"),
             Some((pkg, _)) => (pkg.to_owned(), "package"),
             None => match distribution(Path::new(&f.path), &mut cache) {
                 Some(d) => (d, "distribution"),

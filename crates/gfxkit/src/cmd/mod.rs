@@ -40,6 +40,10 @@ pub struct Cli {
     /// number with K, M, G or T (powers of 1024, "KiB" etc. also accepted).
     #[arg(long, global = true, value_name = "SIZE", value_parser = parse_size)]
     max_uncompressed: Option<u64>,
+    /// Read multi-platform container images as the image of this platform (OS/ARCH or
+    /// OS/ARCH/VARIANT) [default: linux/amd64 when the image has it, else its only one].
+    #[arg(long, global = true, value_name = "OS/ARCH", value_parser = gfxkit_package::image::Platform::parse)]
+    platform: Option<gfxkit_package::image::Platform>,
 }
 
 /// The environment variable that sets `--max-uncompressed` when the option is not given.
@@ -121,6 +125,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     };
     if let Some(n) = limit {
         gfxkit_bundle::limits::set_max_uncompressed(n);
+    }
+    if cli.platform.is_some() {
+        gfxkit_package::image::set_platform(cli.platform);
     }
     match cli.command {
         Command::Target(a) => target::run(a),

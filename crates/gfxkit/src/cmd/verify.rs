@@ -123,7 +123,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     } else {
         for f in &args.files {
-            if f.is_dir() {
+            if f.is_dir() && !gfxkit_io::input::is_image_dir(f) {
                 bail!("{} is a directory (use -r to search it)", f.display());
             }
             match crate::input::for_each(f, |data| verify_one(data.path(), &data)) {
