@@ -23,7 +23,9 @@
 //!   file names.
 //! - [`verify`](mod@verify): the verification rules, as typed [`verify::Finding`]s.
 //! - [`select`](mod@select): the code object the HIP runtime would load per unit.
+//! - [`check`]: the build gate: every required target runs, nothing beyond the list.
 //! - [`doctor`](mod@doctor): whether a library runs on a device ([`doctor::verdict`]).
+//! - [`remedy`]: what to do where it does not (an override, a generic target, a package).
 //! - [`inspect`](mod@inspect): one code object, as `gfxkit inspect --json` prints it.
 //! - [`size`]: device bytes per architecture, file and bundle ([`size::build_report`]).
 //! - [`kernels`]: every kernel of a file, one row each ([`kernels::KernelRow`]), as
@@ -58,6 +60,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod check;
 pub mod doctor;
 pub mod error;
 pub mod extract;
@@ -67,6 +70,7 @@ pub mod kernels;
 pub mod kpack;
 pub mod list;
 pub mod locate;
+pub mod remedy;
 pub mod select;
 pub mod size;
 pub mod verify;

@@ -176,12 +176,26 @@ pub fn doctor_verdicts(
     }
     let env = env();
     let dir = binary_dir(path);
-    let paths = inv_kpack::select_paths(inv, &dir, devices, &env);
+    // The devices judged, then those an override could make of them (for the remedies).
+    let mut all: Vec<TargetId> = devices.to_vec();
+    for d in devices {
+        for o in gfxkit_inventory::remedy::override_devices(d) {
+            if !all.contains(&o) {
+                all.push(o);
+            }
+        }
+    }
+    let paths = inv_kpack::select_paths(inv, &dir, &all, &env);
     let files = open_existing(&paths);
     let open = |p: &Path| files.get(p).map(|i| &i[..]);
-    for d in devices {
+    for d in &all {
         let units = inv_kpack::select_units(inv, &dir, d, loader, &env, &open);
-        inv_kpack::damage_met(&units, &mut out.damage);
+        if devices.contains(d) {
+            inv_kpack::damage_met(&units, &mut out.damage);
+            if let Some(p) = inv_kpack::missing_package(&units) {
+                out.packages.push((d.to_string(), p));
+            }
+        }
         out.verdicts
             .push((d.to_string(), inv_kpack::doctor_verdict(&units)));
     }
