@@ -27,6 +27,8 @@
 //! - [`doctor`](mod@doctor): whether a library runs on a device ([`doctor::verdict`]).
 //! - [`remedy`]: what to do where it does not (an override, a generic target, a package).
 //! - [`inspect`](mod@inspect): one code object, as `gfxkit inspect --json` prints it.
+//! - [`digest`]: every code object of a file with its SHA-256, size and kernels.
+//! - [`duplicates`]: identical code objects stored more than once (`size --duplicates`).
 //! - [`size`]: device bytes per architecture, file and bundle ([`size::build_report`]).
 //! - [`kernels`]: every kernel of a file, one row each ([`kernels::KernelRow`]), as
 //!   `gfxkit kernels` lists them.
@@ -61,7 +63,9 @@
 #![forbid(unsafe_code)]
 
 pub mod check;
+pub mod digest;
 pub mod doctor;
+pub mod duplicates;
 pub mod error;
 pub mod extract;
 pub mod inspect;

@@ -92,6 +92,9 @@ pub struct SizeReport {
     pub prune_saves: Option<u64>,
     /// Files that could not be read, with the reason.
     pub errors: Vec<String>,
+    /// With `--duplicates`: identical code objects stored more than once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicates: Option<crate::duplicates::Duplicates>,
 }
 
 fn add(map: &mut BTreeMap<String, ArchRow>, arch: &str, stored: u64, unc: u64, est: bool) {
@@ -193,5 +196,6 @@ pub fn build_report(files: &[(String, Survey)], keep: &[String]) -> Result<SizeR
         keep: keep.to_vec(),
         prune_saves: sel.as_ref().map(|_| all_saves),
         errors: Vec::new(),
+        duplicates: None,
     })
 }
