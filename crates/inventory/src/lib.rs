@@ -27,6 +27,7 @@
 //! - [`doctor`](mod@doctor): whether a library runs on a device ([`doctor::verdict`]).
 //! - [`remedy`]: what to do where it does not (an override, a generic target, a package).
 //! - [`inspect`](mod@inspect): one code object, as `gfxkit inspect --json` prints it.
+//! - [`diff`]: what changed in device code between two builds, file by file.
 //! - [`digest`]: every code object of a file with its SHA-256, size and kernels.
 //! - [`duplicates`]: identical code objects stored more than once (`size --duplicates`).
 //! - [`size`]: device bytes per architecture, file and bundle ([`size::build_report`]).
@@ -63,6 +64,7 @@
 #![forbid(unsafe_code)]
 
 pub mod check;
+pub mod diff;
 pub mod digest;
 pub mod doctor;
 pub mod duplicates;
