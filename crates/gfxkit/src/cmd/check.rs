@@ -2,11 +2,8 @@
 //! carries code for every required target (and, with `--exactly`, nothing else).
 
 use crate::output;
-use crate::scan;
 use anyhow::{Context, Result};
-use gfxkit_inventory::check::{self, CheckFile, CheckReport};
-use gfxkit_inventory::doctor;
-use gfxkit_inventory::Inventory;
+use gfxkit_inventory::check::{CheckFile, CheckReport};
 use gfxkit_target_id::TargetId;
 use std::io::Write;
 use std::path::PathBuf;
@@ -65,34 +62,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
             required.push(id);
         }
     }
-    let loader = gfxkit_kpack::search::Loader::Current;
-    let scanned = scan::scan(
+    let progress = crate::output::Reading::new(args.json);
+    let report = gfxkit_io::whole::check(
         &args.paths,
-        &scan::Options { quiet: args.json },
-        |path, bytes| {
-            let inv = Inventory::of(bytes);
-            let mut e = doctor::examine(&inv);
-            e.set_kpack(crate::cmd::kpack::doctor_verdicts(
-                path, &inv, &required, loader,
-            ));
-            Ok(e)
-        },
-    )?;
-    let mut files = Vec::new();
-    for s in scanned {
-        let path = s.path.display().to_string();
-        let examined = match s.result {
-            Ok(r) => r,
-            Err(e) => doctor::Examined {
-                errors: vec![format!("{e:#}")],
-                ..Default::default()
-            },
-        };
-        if let Some(f) = check::judge(&path, examined, &required, args.exactly) {
-            files.push(f);
-        }
-    }
-    let report = CheckReport::new(&required, args.exactly, files);
+        &required,
+        args.exactly,
+        gfxkit_kpack::search::Loader::Current,
+        &progress,
+    );
+    progress.finish();
+    let report = report?;
     if args.json {
         output::print_json(&report)?;
     } else {

@@ -3,10 +3,9 @@
 use crate::cmd::list::human;
 use crate::output;
 use anyhow::Result;
-use gfxkit_inventory::diff::{self, Change, DiffReport, FileDiff, FileState, Status};
-use std::collections::BTreeMap;
+use gfxkit_inventory::diff::{Change, DiffReport, FileDiff, Status};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Compare the device code of two builds: files, directory trees or packages.
@@ -42,81 +41,12 @@ pub struct Args {
     pub json: bool,
 }
 
-/// Reads one side: every file with its key ([`diff::key`]), and the errors met.
-fn side(root: &Path, quiet: bool, errors: &mut Vec<String>) -> Result<BTreeMap<String, FileState>> {
-    let scanned = crate::scan::scan(
-        &[root.to_path_buf()],
-        &crate::scan::Options { quiet },
-        |path, data| {
-            let listing = crate::cmd::kpack::list_file_bytes(path, data, false);
-            let digests = gfxkit_io::kpack::digests(path, data, true);
-            Ok((listing, digests))
-        },
-    )?;
-    let root_s = root.display().to_string();
-    let mut out = BTreeMap::new();
-    for s in scanned {
-        let name = s.path.display().to_string();
-        let (listing, digests) = match s.result {
-            Ok(r) => r,
-            Err(e) if e.downcast_ref::<crate::input::NoDeviceCode>().is_some() => continue,
-            Err(e) => {
-                errors.push(format!("{e:#}"));
-                continue;
-            }
-        };
-        let before = errors.len();
-        if let Some(e) = &listing.error {
-            errors.push(e.clone());
-        }
-        let digests = match digests {
-            Ok((d, e)) => {
-                if errors.len() == before {
-                    errors.extend(e);
-                }
-                d
-            }
-            Err(e) => {
-                if errors.len() == before {
-                    errors.push(format!("{e:#}"));
-                }
-                Vec::new()
-            }
-        };
-        out.insert(
-            diff::key(&root_s, &name),
-            FileState {
-                device_bytes: listing.device_bytes(),
-                digests,
-            },
-        );
-    }
-    Ok(out)
-}
-
 /// Runs `gfxkit diff`.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let mut errors = Vec::new();
-    let old = side(&args.old, args.json, &mut errors)?;
-    let new = side(&args.new, args.json, &mut errors)?;
-    let mut report = diff::diff(
-        &args.old.display().to_string(),
-        &args.new.display().to_string(),
-        &old,
-        &new,
-        errors,
-    );
-    // A side that is one file: name it by its path (the new one's when both are).
-    for f in &mut report.files {
-        if f.path.is_empty() {
-            let side = if f.status == Status::Removed {
-                &args.old
-            } else {
-                &args.new
-            };
-            f.path = side.display().to_string();
-        }
-    }
+    let progress = crate::output::Reading::new(args.json);
+    let report = gfxkit_io::whole::diff(&args.old, &args.new, &progress);
+    progress.finish();
+    let report = report?;
     if args.json {
         output::print_json(&report)?;
     } else {
