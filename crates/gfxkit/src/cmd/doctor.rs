@@ -31,7 +31,8 @@ honoured; --kpack-loader old for the first-match search of earlier ROCm 7); a mi
 file and the package that provides it.\n\nWhere a library does not run, remedies follow, each with its standing: \
 HSA_OVERRIDE_GFX_VERSION (unsupported by AMD) only where the library has code for a processor of the \
 device's own instruction set (gfx1030 code on a gfx1031: 10.3.0; never gfx1100 code on a gfx1102, whose \
-register file differs); the generic target to rebuild with (gfx11-generic for gfx1101, code-object \
+register file differs); HSA_XNACK where the library has code for the device's other xnack mode; the \
+generic target to rebuild with (gfx11-generic for gfx1101, code-object \
 version 6), or the device itself where the runtime has none; for a split binary missing its archive, \
 the package that provides it.\n\nExamples:\n  gfxkit doctor /opt/rocm/lib\n  \
 gfxkit doctor --device gfx90a:sramecc+:xnack- --json ./build\n  \
