@@ -114,11 +114,11 @@ mod tests {
 
     #[test]
     fn copies_beyond_the_first_are_counted_once_per_place() {
-        let a = vec![
+        let a = [
             d("bundle 0", "aa", 100, None),
             d("bundle 1", "bb", 10, None),
         ];
-        let b = vec![
+        let b = [
             d("bundle 0", "aa", 100, None),
             d(
                 "lib#0 in /k/x_gfx1030.kpack",
@@ -128,7 +128,7 @@ mod tests {
             ),
         ];
         // The archive read a second time, as a file of its own: the same place.
-        let k = vec![d(
+        let k = [d(
             "lib#0 in /k/x_gfx1030.kpack",
             "bb",
             10,
