@@ -321,3 +321,107 @@ fn remedies_on_debians_librocrand() {
     );
     let _ = llvm_tool("clang-offload-bundler");
 }
+
+/// A shared library clang-19 builds for `archs`, split by `gfxkit kpack split` into
+/// `<dir>/lib/libw.so` and `<dir>/.kpack/w_<arch>.kpack`; returns the split library.
+fn split_library(dir: &Path, archs: &[&str]) -> PathBuf {
+    let src = dir.join("w.hip");
+    std::fs::write(
+        &src,
+        format!(
+            "#define __global__ __attribute__((global))\n\
+             struct dim3 {{ unsigned x, y, z; }};\n\
+             typedef struct ihipStream_t *hipStream_t;\n\
+             extern \"C\" int hipLaunchKernel(const void *f, dim3 g, dim3 b, void **args, \
+             unsigned long shm, hipStream_t s);\n{}",
+            gfxkit_testkit::hip_kernels(3)
+        ),
+    )
+    .unwrap();
+    let obj = dir.join("w.o");
+    let mut cmd = Command::new(llvm_tool("clang++"));
+    cmd.args([
+        "-x",
+        "hip",
+        "-nogpulib",
+        "-nogpuinc",
+        "-O1",
+        "-fPIC",
+        "-cuid=w",
+    ]);
+    for a in archs {
+        cmd.arg(format!("--offload-arch={a}"));
+    }
+    run_ok(cmd.arg("-c").arg(&src).arg("-o").arg(&obj));
+    let fat = dir.join("libw-fat.so");
+    run_ok(
+        Command::new(llvm_tool("clang++"))
+            .args(["-fuse-ld=lld", "-shared"])
+            .arg(&obj)
+            .arg("-o")
+            .arg(&fat),
+    );
+    let out = dir.join("lib/libw.so");
+    let o = gfxkit(&["kpack", "split", s(&fat), "--group", "w", "-o", s(&out)]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out
+}
+
+#[test]
+fn check_and_remedies_through_kpack_archives() {
+    let d = tempfile::tempdir().unwrap();
+    let lib = split_library(d.path(), &["gfx1030", "gfx90a:xnack-"]);
+    let kdir = d.path().join(".kpack");
+    // The archives hold what the fat library held.
+    let o = gfxkit(&[
+        "check",
+        "--require",
+        "gfx1030,gfx90a:xnack-",
+        "--exactly",
+        s(&lib),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // A gfx1031: the kpack loader would find gfx1030 code under the override.
+    let o = gfxkit(&["doctor", "--device", "gfx1031", "--json", s(&lib)]);
+    let r = json(&o);
+    assert_eq!(o.status.code(), Some(1), "{r}");
+    let rem = &r["files"][0]["remedies"];
+    assert_eq!(rem[0]["kind"], "override", "{r}");
+    assert!(rem[0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("HSA_OVERRIDE_GFX_VERSION=10.3.0"));
+    // The gfx90a archive gone: the package that provides it.
+    let gone = kdir.join("w_gfx90a:xnack-.kpack");
+    assert!(gone.is_file());
+    std::fs::remove_file(&gone).unwrap();
+    let o = gfxkit(&[
+        "doctor",
+        "--device",
+        "gfx90a:sramecc+:xnack-",
+        "--json",
+        s(&lib),
+    ]);
+    let r = json(&o);
+    assert_eq!(o.status.code(), Some(1), "{r}");
+    let rem = r["files"][0]["remedies"].as_array().unwrap();
+    let package = rem
+        .iter()
+        .find(|x| x["kind"] == "package")
+        .expect("package");
+    let want = gfxkit_kpack::view::package_hint("w", "gfx90a");
+    assert!(package["text"].as_str().unwrap().contains(&want), "{r}");
+    assert_eq!(package["standing"], "supported");
+    let o = gfxkit(&["check", "--require", "gfx90a:xnack-", s(&lib)]);
+    assert_eq!(o.status.code(), Some(1));
+}
