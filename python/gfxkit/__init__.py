@@ -112,7 +112,20 @@ class Verification(_Report):
 class DoctorReport(_Report):
     """Whether each library runs on each device (``gfxkit doctor``): ``devices`` and
     ``files`` (each with ``path``, ``runs_on``, ``targets``, ``needs``, ``missing``,
-    ``errors``)."""
+    ``errors``, and ``remedies``: ``[{"device", "kind", "text", "standing"}]`` where it does
+    not run)."""
+
+    def remedies(self, path: str, device: Optional[str] = None) -> List[Dict[str, Any]]:
+        """The remedies for the library at ``path`` (on ``device``, or on every device):
+        each with ``kind`` (``override``, ``setting``, ``generic``, ``rebuild``,
+        ``package``), ``text`` and ``standing`` (``supported`` or ``unsupported-by-amd``)."""
+        want = None if device is None else str(TargetId(device))
+        for f in self._data["files"]:
+            if f["path"] == path:
+                return [
+                    r for r in f.get("remedies", []) if want is None or r["device"] == want
+                ]
+        return []
 
     def runs(self, path: str, device: str) -> Optional[bool]:
         """Whether the library at ``path`` runs on ``device`` (``None`` if not judged)."""
@@ -120,6 +133,35 @@ class DoctorReport(_Report):
             if f["path"] == path:
                 return f["runs_on"].get(str(TargetId(device)))
         return None
+
+
+class CheckReport(_Report):
+    """Whether every file carries code for every required target (``gfxkit check``):
+    ``required``, ``exactly``, ``ok``, ``files`` (each with ``path``, ``ok``, ``targets``,
+    ``missing``, ``why``, ``needs``, ``spirv``, ``extra``, ``errors``) and ``summary``."""
+
+    def __bool__(self) -> bool:
+        return bool(self._data["ok"])
+
+    @property
+    def failed(self) -> List[Dict[str, Any]]:
+        """The files that do not pass."""
+        return [f for f in self._data["files"] if not f["ok"]]
+
+
+class DiffReport(_Report):
+    """What changed in device code between two builds (``gfxkit diff``): ``old``, ``new``,
+    ``equal``, ``files`` (each with ``path``, ``status``, ``added``, ``removed``,
+    ``changed``, ``device_bytes``, ``code_objects``, ``kernels``), ``old_totals``,
+    ``new_totals``, ``targets_added``, ``targets_removed``, ``errors``."""
+
+    def __bool__(self) -> bool:
+        return not self._data["equal"]
+
+    @property
+    def changed(self) -> List[Dict[str, Any]]:
+        """The files whose device code differs (modified, added or removed)."""
+        return [f for f in self._data["files"] if f["status"] != "same"]
 
 
 class SizeReport(_Report):
@@ -292,6 +334,33 @@ def doctor(
             kpack_loader,
         )
     )
+
+
+def check(
+    paths: Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]],
+    require: Union[str, TargetId, Iterable[Union[str, TargetId]]],
+    *,
+    exactly: bool = False,
+) -> CheckReport:
+    """Whether every file with device code under ``paths`` (files, packages, directories)
+    carries code that runs on every target of ``require`` (``gfxkit check --require ...
+    --json``): a bare processor (``gfx90a``) is met by code for one xnack/sramecc setting
+    (``needs`` names it), a target ID with settings asks for that setting; generic code and
+    SPIR-V count as the HIP runtime would load them. With ``exactly``, targets no required
+    target would load fail too (``extra``). The report is true when every file passes."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    if isinstance(require, (str, TargetId)):
+        require = [require]
+    wanted = [t.strip() for r in require for t in str(r).split(",") if t.strip()]
+    return CheckReport(_gfxkit.check([os.fspath(p) for p in paths], wanted, exactly))
+
+
+def diff(old: Union[str, "os.PathLike[str]"], new: Union[str, "os.PathLike[str]"]) -> DiffReport:
+    """What changed in device code from ``old`` to ``new`` (files, directory trees or
+    packages; files matched by their path below each side): ``gfxkit diff --json``. The
+    report is true when the two differ."""
+    return DiffReport(_gfxkit.diff(os.fspath(old), os.fspath(new)))
 
 
 def size(src: Source, keep: Sequence[str] = ()) -> SizeReport:
@@ -493,7 +562,9 @@ def memmodel(
 
 
 __all__ = [
+    "CheckReport",
     "DeviceError",
+    "DiffReport",
     "DoctorReport",
     "Entry",
     "Error",
@@ -507,7 +578,9 @@ __all__ = [
     "TargetError",
     "TargetId",
     "Verification",
+    "check",
     "compatible",
+    "diff",
     "doctor",
     "extract",
     "inspect",

@@ -46,6 +46,10 @@ def doctor(
     kpack_loader: str = "current",
 ) -> Dict[str, Any]:
     """``gfxkit doctor --json``'s report; a device ``auto`` reads the KFD topology."""
+def check(paths: List[str], require: List[str], exactly: bool = False) -> Dict[str, Any]:
+    """``gfxkit check --json``'s report."""
+def diff(old: str, new: str) -> Dict[str, Any]:
+    """``gfxkit diff --json OLD NEW``'s report."""
 def size(src: _Source, keep: List[str] = ...) -> Dict[str, Any]: ...
 def extract(
     src: _Source, targets: List[str] = ..., ignore_hash: bool = False

@@ -127,6 +127,10 @@ pub struct DoctorFile {
     /// The search paths of the file's kpack markers (`HIPK` wrappers), when it is split.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kpack: Vec<String>,
+    /// For each device it does not run on: what could be done, each with its standing
+    /// ([`crate::remedy`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub remedies: Vec<crate::remedy::Remedy>,
 }
 
 impl DoctorFile {
@@ -161,14 +165,21 @@ pub struct Examined {
     pub kpack_verdicts: Vec<(String, Option<String>)>,
     /// For a split binary: the architectures its archives hold.
     pub kpack_targets: Vec<String>,
+    /// For a split binary: per device (canonical), the package that provides its missing
+    /// archive, where the layout tells.
+    pub kpack_packages: Vec<(String, String)>,
 }
 
 /// What the kpack loader makes of a split binary on every device (from the archives the
-/// caller found and opened), for [`Examined::set_kpack`].
+/// caller found and opened), for [`Examined::set_kpack`]. The devices are those judged and
+/// those an override could make of them ([`crate::remedy::override_devices`]).
 #[derive(Debug, Clone, Default)]
 pub struct KpackVerdicts {
     /// Per device (canonical), `None` when every wrapper loads, else why not.
     pub verdicts: Vec<(String, Option<String>)>,
+    /// Per device (canonical), the package that provides a missing archive, where the layout
+    /// tells.
+    pub packages: Vec<(String, String)>,
     /// The architectures its archives hold.
     pub targets: Vec<String>,
     /// Damage met: archives tried that are present but damaged, code objects that do not
@@ -180,6 +191,7 @@ impl Examined {
     /// Takes the kpack loader's verdicts; damage met becomes an error of the file.
     pub fn set_kpack(&mut self, k: KpackVerdicts) {
         self.kpack_verdicts = k.verdicts;
+        self.kpack_packages = k.packages;
         self.kpack_targets = k.targets;
         self.errors.extend(k.damage);
     }
@@ -231,6 +243,7 @@ pub fn judge(name: &str, examined: Examined, devices: &[TargetId]) -> Option<Doc
         mut kpack,
         kpack_verdicts,
         kpack_targets,
+        kpack_packages,
     } = examined;
     if units.is_empty() && errors.is_empty() && kpack.is_empty() {
         return None;
@@ -255,6 +268,7 @@ pub fn judge(name: &str, examined: Examined, devices: &[TargetId]) -> Option<Doc
         spirv: Vec::new(),
         errors,
         kpack,
+        remedies: Vec::new(),
     };
     // Without readable units there is nothing to judge (errors or kpack only).
     let judged: &[TargetId] = if units.is_empty() { &[] } else { devices };
@@ -276,11 +290,37 @@ pub fn judge(name: &str, examined: Examined, devices: &[TargetId]) -> Option<Doc
     f.targets.extend(kpack_targets);
     f.targets.sort();
     f.targets.dedup();
-    for (dev, why) in kpack_verdicts {
-        f.runs_on.insert(dev.clone(), why.is_none());
-        if let Some(w) = why {
-            f.missing.insert(dev, w);
+    // Verdicts for the devices an override could make (for the remedies) are not judged.
+    let kpack_runs = |d: &str| {
+        kpack_verdicts
+            .iter()
+            .find(|(k, _)| k == d)
+            .map(|(_, why)| why.is_none())
+    };
+    for d in devices {
+        let dev = d.to_string();
+        if let Some((_, why)) = kpack_verdicts.iter().find(|(k, _)| *k == dev) {
+            f.runs_on.insert(dev.clone(), why.is_none());
+            if let Some(w) = why {
+                f.missing.insert(dev, w.clone());
+            }
         }
+    }
+    // What could be done where it does not run.
+    for d in devices {
+        if f.runs_on.get(&d.to_string()) != Some(&false) {
+            continue;
+        }
+        let runs_as = |c: &TargetId| {
+            (units.is_empty() || verdict(c, &units).runs)
+                && (kpack_verdicts.is_empty() || kpack_runs(&c.to_string()) == Some(true))
+        };
+        let package = kpack_packages
+            .iter()
+            .find(|(k, _)| *k == d.to_string())
+            .map(|(_, p)| p.as_str());
+        f.remedies
+            .extend(crate::remedy::remedies(d, &runs_as, package));
     }
     Some(f)
 }

@@ -404,6 +404,15 @@ pub fn doctor_verdict(units: &[KpackUnit]) -> Option<String> {
         .map(KpackUnit::failure_text)
 }
 
+/// The package that provides an archive [`select_units`] found missing (no archive, or none
+/// listing the device: kpack errors 13 and 14), where the layout tells.
+pub fn missing_package(units: &[KpackUnit]) -> Option<String> {
+    units
+        .iter()
+        .filter(|u| u.selected.is_none() && matches!(u.lookup.error_code, Some(13) | Some(14)))
+        .find_map(|u| u.lookup.package.clone())
+}
+
 /// The damage [`select_units`] met (archives skipped as damaged, code objects that do not
 /// decode), added to `out` once each.
 pub fn damage_met(units: &[KpackUnit], out: &mut Vec<String>) {

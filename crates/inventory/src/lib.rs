@@ -23,9 +23,14 @@
 //!   file names.
 //! - [`verify`](mod@verify): the verification rules, as typed [`verify::Finding`]s.
 //! - [`select`](mod@select): the code object the HIP runtime would load per unit.
+//! - [`check`]: the build gate: every required target runs, nothing beyond the list.
 //! - [`doctor`](mod@doctor): whether a library runs on a device ([`doctor::verdict`]).
+//! - [`remedy`]: what to do where it does not (an override, a generic target, a package).
 //! - [`inspect`](mod@inspect): one code object, as `gfxkit inspect --json` prints it.
 //! - [`prune`](mod@prune): the outcome of `prune` and `recompress` ([`prune::PruneOutcome`]).
+//! - [`diff`]: what changed in device code between two builds, file by file.
+//! - [`digest`]: every code object of a file with its SHA-256, size and kernels.
+//! - [`duplicates`]: identical code objects stored more than once (`size --duplicates`).
 //! - [`size`]: device bytes per architecture, file and bundle ([`size::build_report`]).
 //! - [`kernels`]: every kernel of a file, one row each ([`kernels::KernelRow`]), as
 //!   `gfxkit kernels` lists them.
@@ -59,7 +64,11 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod check;
+pub mod diff;
+pub mod digest;
 pub mod doctor;
+pub mod duplicates;
 pub mod error;
 pub mod extract;
 pub mod inspect;
@@ -69,6 +78,7 @@ pub mod kpack;
 pub mod list;
 pub mod locate;
 pub mod prune;
+pub mod remedy;
 pub mod select;
 pub mod size;
 pub mod verify;

@@ -112,6 +112,9 @@ pub struct SizeReport {
     pub prune_saves: Option<u64>,
     /// Files that could not be read, with the reason.
     pub errors: Vec<String>,
+    /// With `--duplicates`: identical code objects stored more than once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicates: Option<crate::duplicates::Duplicates>,
 }
 
 /// Adds an entry of target label `arch` to its row; `kept` is whether `--keep` keeps the entry
@@ -220,5 +223,6 @@ pub fn build_report(files: &[(String, Survey)], keep: &[String]) -> Result<SizeR
         keep: keep.to_vec(),
         prune_saves: sel.as_ref().map(|_| all_saves),
         errors: Vec::new(),
+        duplicates: None,
     })
 }

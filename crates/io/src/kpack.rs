@@ -176,12 +176,26 @@ pub fn doctor_verdicts(
     }
     let env = env();
     let dir = binary_dir(path);
-    let paths = inv_kpack::select_paths(inv, &dir, devices, &env);
+    // The devices judged, then those an override could make of them (for the remedies).
+    let mut all: Vec<TargetId> = devices.to_vec();
+    for d in devices {
+        for o in gfxkit_inventory::remedy::override_devices(d) {
+            if !all.contains(&o) {
+                all.push(o);
+            }
+        }
+    }
+    let paths = inv_kpack::select_paths(inv, &dir, &all, &env);
     let files = open_existing(&paths);
     let open = |p: &Path| files.get(p).map(|i| &i[..]);
-    for d in devices {
+    for d in &all {
         let units = inv_kpack::select_units(inv, &dir, d, loader, &env, &open);
-        inv_kpack::damage_met(&units, &mut out.damage);
+        if devices.contains(d) {
+            inv_kpack::damage_met(&units, &mut out.damage);
+            if let Some(p) = inv_kpack::missing_package(&units) {
+                out.packages.push((d.to_string(), p));
+            }
+        }
         out.verdicts
             .push((d.to_string(), inv_kpack::doctor_verdict(&units)));
     }
@@ -339,4 +353,63 @@ pub fn size_survey(
         data.len() as u64,
         &o.archives(),
     ))
+}
+
+/// The code objects of the file at `path` (`data` its bytes) with their SHA-256
+/// ([`gfxkit_inventory::digest`]): a split binary's through the archives its markers name, a
+/// `.kpack` file's by kernel, any other file's from its units; with the errors met. Archives
+/// are named by their canonical path, so that a code object reached through a split binary
+/// and through its `.kpack` file is one place. With `kernels`, kernels are counted.
+pub fn digests(
+    path: &Path,
+    data: &[u8],
+    kernels: bool,
+) -> Result<(Vec<gfxkit_inventory::digest::Digest>, Vec<String>), crate::Error> {
+    use gfxkit_inventory::digest;
+    let name = path.display().to_string();
+    // A package member has no path of its own on disk.
+    let on_disk = path.is_file();
+    let canonical = |p: &Path| {
+        std::fs::canonicalize(p)
+            .unwrap_or_else(|_| p.to_path_buf())
+            .display()
+            .to_string()
+    };
+    if inv_kpack::is_archive(data) {
+        let found = |e| crate::Error::new(path, crate::ErrorKind::Found(e));
+        let picks = inv_kpack::extract_archive(data, &mut |_| true).map_err(found)?;
+        let a = gfxkit_kpack::Archive::parse(data)
+            .map_err(|e| crate::Error::new(path, crate::ErrorKind::Kpack(e)))?;
+        let archive_name = if on_disk {
+            canonical(path)
+        } else {
+            name.clone()
+        };
+        let picks: Vec<_> = picks.iter().collect();
+        return Ok(digest::archive_digests(
+            &name,
+            &archive_name,
+            &a,
+            &picks,
+            kernels,
+        ));
+    }
+    if on_disk {
+        if let Some(x) = extract_picks(path, data, &mut |_| true)? {
+            let (mut out, mut errors) = (Vec::new(), Vec::new());
+            for (ai, archive_path) in x.archives.iter().enumerate() {
+                let bytes = Input::open(archive_path)?;
+                let a = gfxkit_kpack::Archive::parse(&bytes)
+                    .map_err(|e| crate::Error::new(archive_path, crate::ErrorKind::Kpack(e)))?;
+                let picks: Vec<_> = x.picks.iter().filter(|p| p.archive == ai).collect();
+                let (d, e) =
+                    digest::archive_digests(&name, &canonical(archive_path), &a, &picks, kernels);
+                out.extend(d);
+                errors.extend(e);
+            }
+            return Ok((out, errors));
+        }
+    }
+    digest::file_digests(&name, data, kernels)
+        .map_err(|e| crate::Error::new(path, crate::ErrorKind::Locate(e)))
 }

@@ -19,6 +19,7 @@
 //! - [`rewrite`]: writing a rewritten host binary or bundle, read back and verified first;
 //! - [`split`]: `kpack split` and `kpack inline` on files (archives merged with those on
 //!   disk, everything written atomically, archives before binaries);
+//! - [`whole`]: `check` and `diff` over trees and packages (each file read once);
 //! - [`kfd`]: the GPUs of this machine, read from the KFD topology in sysfs;
 //! - [`Error`]: what failed, on which path, with the system's error as its source.
 //!
@@ -41,6 +42,7 @@ pub mod package;
 pub mod rewrite;
 pub mod scan;
 pub mod split;
+pub mod whole;
 pub mod write;
 
 pub use error::{Error, ErrorKind};

@@ -9,7 +9,7 @@
 //! Module map:
 //! - input: a path (memory-mapped), `bytes` (borrowed) or another buffer (copied);
 //! - errors: [`Fail`], raised as `gfxkit.errors.*` with `file`, `entry` and `offset`;
-//! - the functions `list`, `select`, `verify`, `doctor`, `size`, `extract`, `inspect`,
+//! - the functions `list`, `select`, `verify`, `doctor`, `check`, `diff`, `size`, `extract`, `inspect`,
 //!   `kernels`, `kpack_split`, `kpack_inline`, `prune`, `recompress`, `compatible`, `processors`, `memmodel`, and the class
 //!   `TargetId`.
 //!
@@ -559,6 +559,53 @@ fn doctor<'py>(
             report.files.push(f);
         }
     }
+    json(py, &report)
+}
+
+/// Whether every file with device code under `paths` runs on every `require`d target (and,
+/// with `exactly`, carries nothing beyond them): `gfxkit check --json`'s report
+/// (`{"required", "exactly", "ok", "files", "summary"}`). Directories are searched as the CLI
+/// searches them, packages by member, split binaries through their kpack archives.
+#[pyfunction]
+#[pyo3(signature = (paths, require, exactly = false))]
+fn check<'py>(
+    py: Python<'py>,
+    paths: Vec<PathBuf>,
+    require: Vec<String>,
+    exactly: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut ids: Vec<gfxkit_target_id::TargetId> = Vec::new();
+    for r in &require {
+        let id = gfxkit_target_id::triple::parse_device(r.trim())
+            .map_err(|e| Fail::Target(format!("require {r}: {e}")).into_py(py, ""))?;
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    if ids.is_empty() {
+        return Err(Fail::Target("require names no target".into()).into_py(py, ""));
+    }
+    let report = py
+        .allow_threads(|| {
+            gfxkit_io::whole::check(
+                &paths,
+                &ids,
+                exactly,
+                gfxkit_kpack::search::Loader::Current,
+                &(),
+            )
+        })
+        .map_err(|e| io_error(py, &e))?;
+    json(py, &report)
+}
+
+/// What changed in device code between two builds (files, trees or packages): `gfxkit diff
+/// --json OLD NEW`'s report.
+#[pyfunction]
+fn diff<'py>(py: Python<'py>, old: PathBuf, new: PathBuf) -> PyResult<Bound<'py, PyAny>> {
+    let report = py
+        .allow_threads(|| gfxkit_io::whole::diff(&old, &new, &()))
+        .map_err(|e| io_error(py, &e))?;
     json(py, &report)
 }
 
@@ -1353,6 +1400,8 @@ fn _gfxkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(select, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(doctor, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_function(wrap_pyfunction!(size, m)?)?;
     m.add_function(wrap_pyfunction!(extract, m)?)?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;

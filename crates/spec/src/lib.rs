@@ -9,6 +9,8 @@
 //! - [`processor`]: the [`Processor`] row type and its lookups.
 //! - [`processors`]: the table itself ([`PROCESSORS`]).
 //! - [`elf`]: `EF_AMDGPU_*` constants and code-object versions.
+//! - [`isa`]: processors of one instruction set ([`isa::SAME_ISA`]: code for one runs on the
+//!   others).
 //! - [`hardware`]: per-processor hardware limits (register files, LDS, wave slots), the
 //!   `hw` column of the table.
 //! - [`row`]: a row as gfxkit serialises it ([`ProcessorRow`], `gfxkit target list --json`).
@@ -27,6 +29,7 @@
 
 pub mod elf;
 pub mod hardware;
+pub mod isa;
 pub mod processor;
 pub mod processors;
 pub mod row;

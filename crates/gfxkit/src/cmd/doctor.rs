@@ -28,7 +28,13 @@ setting, and the report names that setting. Relocatable objects and archives are
 split by kpack (HIPK wrappers) are resolved as the kpack loader does: archives found through their \
 marker, @GFXARCH@ expanded for the device (ROCM_KPACK_PATH, ROCM_KPACK_PATH_PREFIX, ROCM_KPACK_DISABLE \
 honoured; --kpack-loader old for the first-match search of earlier ROCm 7); a missing archive names the \
-file and the package that provides it.\n\nExamples:\n  gfxkit doctor /opt/rocm/lib\n  \
+file and the package that provides it.\n\nWhere a library does not run, remedies follow, each with its standing: \
+HSA_OVERRIDE_GFX_VERSION (unsupported by AMD) only where the library has code for a processor of the \
+device's own instruction set (gfx1030 code on a gfx1031: 10.3.0; never gfx1100 code on a gfx1102, whose \
+register file differs); HSA_XNACK where the library has code for the device's other xnack mode; the \
+generic target to rebuild with (gfx11-generic for gfx1101, code-object \
+version 6), or the device itself where the runtime has none; for a split binary missing its archive, \
+the package that provides it.\n\nExamples:\n  gfxkit doctor /opt/rocm/lib\n  \
 gfxkit doctor --device gfx90a:sramecc+:xnack- --json ./build\n  \
 HSA_OVERRIDE_GFX_VERSION=10.3.0 gfxkit doctor /usr/lib/x86_64-linux-gnu\n\n\
 Exit codes: 0 every library can run on every device; 1 some library cannot run on some device; \
@@ -46,7 +52,8 @@ pub struct Args {
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Print JSON: `{"devices": [...], "files": [{"path", "runs_on": {"<device>": bool},
-    /// "targets": [...], "needs", "missing", "spirv": [devices served only through SPIR-V]}]}`.
+    /// "targets": [...], "needs", "missing", "spirv": [devices served only through SPIR-V],
+    /// "remedies": [{"device", "kind", "text", "standing"}]}]}`.
     #[arg(long)]
     pub json: bool,
     /// Which kpack loader to model for split binaries (`current` or `old`; see `gfxkit select`).
@@ -167,6 +174,9 @@ pub fn print_text(r: &DoctorReport, devices: &[TargetId], out: &mut dyn Write) -
             } else {
                 let why = f.missing.get(dev).map(String::as_str).unwrap_or("");
                 writeln!(out, "FAIL  {}  on {dev}: {why}", f.path)?;
+                for r in f.remedies.iter().filter(|r| r.device == *dev) {
+                    writeln!(out, "      remedy ({}): {}", r.standing.text(), r.text)?;
+                }
             }
         }
         if f.runs_on.values().any(|r| !r) {

@@ -6,7 +6,9 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 pub mod bundle;
+pub mod check;
 pub mod compress;
+pub mod diff;
 pub mod doctor;
 pub mod extract;
 pub mod inspect;
@@ -101,6 +103,10 @@ enum Command {
     Select(select::Args),
     /// Which libraries can run on this machine's (or a named) GPU.
     Doctor(doctor::Args),
+    /// Fail unless every file carries code for every required target (CI of builds).
+    Check(check::Args),
+    /// What changed in device code between two builds (files, trees or packages).
+    Diff(diff::Args),
     /// Where device bytes go: per architecture, file and bundle.
     Size(size::Args),
     /// Keep or drop architectures in host binaries and bundles.
@@ -144,6 +150,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::OffloadBundler(a) => offload_bundler::run(a),
         Command::Select(a) => select::run(a),
         Command::Doctor(a) => doctor::run(a),
+        Command::Check(a) => check::run(a),
+        Command::Diff(a) => diff::run(a),
         Command::Size(a) => size::run(a),
         Command::Prune(a) => prune::run(a),
         Command::Recompress(a) => recompress::run(a),

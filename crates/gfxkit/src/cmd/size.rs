@@ -15,11 +15,15 @@ use std::process::ExitCode;
 #[command(after_help = "Examples:\n  \
 gfxkit size /usr/lib/x86_64-linux-gnu/librocsparse.so\n  \
 gfxkit size /opt/rocm/lib --by file --keep gfx90a\n  \
-gfxkit size /opt/rocm/lib --html report.html\n\n\
+gfxkit size /opt/rocm/lib --html report.html\n  \
+gfxkit size --duplicates /opt/rocm/lib venv/lib/python3.12/site-packages\n\n\
 --json prints {archs: [{arch, entries, stored, uncompressed, estimated, kept?}], \
 files: [{path, kind, file_size, bundles, stored, uncompressed, prune_saves?, archs}], \
 bundles: [{path, member, offset, encoding, stored, uncompressed, targets}], stored, \
-uncompressed, keep, prune_saves?, errors}; sizes in bytes, `?` fields only with --keep.")]
+uncompressed, keep, prune_saves?, errors, duplicates?}; sizes in bytes, `?` fields only with --keep \
+(prune_saves, kept) or --duplicates (duplicates: {bytes, groups: [{sha256, size, count, places: [{path, \
+unit, entry}]}]}: identical code objects by the SHA-256 of the uncompressed code object, bytes the \
+uncompressed size of every copy beyond the first, the largest saving first).")]
 pub struct Args {
     /// Files or directories (searched recursively; files without device code are skipped).
     #[arg(value_name = "PATH", default_value = ".")]
@@ -36,6 +40,13 @@ pub struct Args {
     /// Also write a self-contained HTML page (chart per architecture, sortable table per file).
     #[arg(long, value_name = "OUT")]
     pub html: Option<PathBuf>,
+    /// Also find identical code objects (by SHA-256 of the uncompressed code object) stored
+    /// more than once across the inputs, and what keeping one copy of each would save.
+    #[arg(long)]
+    pub duplicates: bool,
+    /// With --duplicates: how many groups the text lists (JSON lists every one).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
 }
 
 /// How the table is grouped.
@@ -58,32 +69,60 @@ pub fn run(args: Args) -> Result<ExitCode> {
         &crate::scan::Options { quiet: args.json },
         |path, data| {
             // A split binary or a `.kpack` file counts the bytes of its archives.
-            Ok(match crate::cmd::kpack::size_survey(path, data) {
+            let survey = match crate::cmd::kpack::size_survey(path, data) {
                 Some(s) => s,
                 None => size::survey(data),
-            })
+            };
+            let digests = args
+                .duplicates
+                .then(|| gfxkit_io::kpack::digests(path, data, false));
+            Ok((survey, digests))
         },
     )?;
     let mut surveyed = Vec::new();
     let mut errors = Vec::new();
+    let mut digested = Vec::new();
     for s in scanned {
         let name = s.path.display().to_string();
         // Named on the command line as it is (a file, or a member `pkg!member`), rather than
         // a member of a named package or a file found in a directory.
         let named = s.explicit && args.paths.contains(&s.path);
-        match s.result {
-            Ok(Ok(sv)) if sv.regions.iter().any(|r| !r.bundles.is_empty()) => {
-                surveyed.push((name, sv))
-            }
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) if matches!(e.kind, gfxkit_shrink::ErrorKind::Unsupported(_)) && !named => {}
-            Ok(Err(e)) => errors.push(format!("{name}: {e}")),
+        let (survey, digests) = match s.result {
+            Ok(r) => r,
             // An error of reading the input (or a package member) names it itself.
-            Err(e) => errors.push(format!("{e:#}")),
+            Err(e) => {
+                errors.push(format!("{e:#}"));
+                continue;
+            }
+        };
+        let failed = errors.len();
+        match survey {
+            Ok(sv) if sv.regions.iter().any(|r| !r.bundles.is_empty()) => {
+                surveyed.push((name.clone(), sv))
+            }
+            Ok(_) => {}
+            Err(e) if matches!(e.kind, gfxkit_shrink::ErrorKind::Unsupported(_)) && !named => {}
+            Err(e) => errors.push(format!("{name}: {e}")),
+        }
+        match digests {
+            Some(Ok((d, e))) => {
+                // Damage the survey already named is not named twice.
+                if errors.len() == failed {
+                    errors.extend(e);
+                }
+                digested.push((name, d));
+            }
+            Some(Err(e)) if errors.len() == failed => errors.push(format!("{e:#}")),
+            _ => {}
         }
     }
     let mut report = size::build_report(&surveyed, &args.keep)?;
     report.errors = errors;
+    if args.duplicates {
+        report.duplicates = Some(gfxkit_inventory::duplicates::duplicates(
+            digested.iter().map(|(n, d)| (n.as_str(), d.as_slice())),
+        ));
+    }
     if let Some(html) = &args.html {
         let page = render_html(&report);
         let existed = html.exists();
@@ -100,7 +139,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.json {
         crate::output::print_json(&report)?;
     } else {
-        print_text(&report, args.by, &mut std::io::stdout().lock())?;
+        let out = &mut std::io::stdout().lock();
+        print_text(&report, args.by, out)?;
+        if let Some(d) = &report.duplicates {
+            print_duplicates(d, args.top, out)?;
+        }
     }
     for e in &report.errors {
         // Each of these makes the command exit 2: an error, not a warning.
@@ -243,6 +286,44 @@ pub fn print_text(r: &SizeReport, by: By, out: &mut dyn Write) -> Result<()> {
             r.keep.join(","),
             human(s),
             pct(s, r.stored)
+        )?;
+    }
+    Ok(())
+}
+
+/// Prints the duplicates: the bytes a deduplication would save, then the `top` groups with
+/// the largest saving, each with its places.
+pub fn print_duplicates(
+    d: &gfxkit_inventory::duplicates::Duplicates,
+    top: usize,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let copies: usize = d.groups.iter().map(|g| g.count - 1).sum();
+    writeln!(
+        out,
+        "duplicates: {} code objects stored more than once ({copies} extra copies); keeping one copy of each would save {} ({} bytes)",
+        d.groups.len(),
+        human(d.bytes),
+        group(d.bytes)
+    )?;
+    for g in d.groups.iter().take(top) {
+        writeln!(
+            out,
+            "  {} x{}  saves {}  sha256 {}",
+            human(g.size),
+            g.count,
+            human(g.saves()),
+            &g.sha256[..16.min(g.sha256.len())]
+        )?;
+        for p in &g.places {
+            writeln!(out, "      {}: {}: {}", p.path, p.unit, p.entry)?;
+        }
+    }
+    if d.groups.len() > top {
+        writeln!(
+            out,
+            "  ... and {} more groups (--top N, or --json)",
+            d.groups.len() - top
         )?;
     }
     Ok(())

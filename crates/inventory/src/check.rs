@@ -1,0 +1,226 @@
+//! A gate for builds (what `gfxkit check` prints; `--json` is the serialised [`CheckReport`]):
+//! does every file with device code carry code that runs on every required target, and, with
+//! `exactly`, nothing beyond them?
+//!
+//! "Runs" is the doctor's verdict ([`crate::doctor::verdict`], the HIP runtime's choice of
+//! [`gfxkit_host::select`]): a native code object, the family's generic target, or SPIR-V, in
+//! every unit the runtime loads, under one setting of the features a required ID leaves out
+//! (`gfx90a` is met by `gfx90a:xnack-` code, and the file names the setting it needs;
+//! `gfx90a:xnack+` asks for code that loads with xnack on). A target is *beyond the list*
+//! when no required target would load it ([`gfxkit_host::select::select`] of that entry
+//! alone): `gfx1100` with `--require gfx90a`, `gfx90a:xnack+` with `--require gfx90a:xnack-`,
+//! SPIR-V (`amdgcnspirv`) always (it would serve any device, so it is named for what it is).
+
+use crate::doctor::{self, Examined};
+use gfxkit_bundle::EntryId;
+use gfxkit_host::select::{is_spirv_entry, select, Via};
+use gfxkit_target_id::TargetId;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The result for one file (the file object of `check --json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckFile {
+    /// The path as given (`package!member` for a member).
+    pub path: String,
+    /// Whether it passes: every required target runs, nothing beyond the list with
+    /// `exactly`, no error.
+    pub ok: bool,
+    /// The device targets present, sorted.
+    pub targets: Vec<String>,
+    /// Required targets it has no code for, in the order required.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+    /// Per missing target: why (what is missing, the nearest targets present).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub why: BTreeMap<String, String>,
+    /// Per required target left partly unknown: the setting the code needs (`xnack-`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub needs: BTreeMap<String, String>,
+    /// Required targets served only through SPIR-V (compiled when loaded).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub spirv: Vec<String>,
+    /// With `exactly`: the targets present that no required target would load.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub extra: Vec<String>,
+    /// Damage met (an error: the command exits 2).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+}
+
+/// Counts over the files.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CheckSummary {
+    /// Files with device code.
+    pub files: usize,
+    /// Files that pass.
+    pub passed: usize,
+    /// Files that lack a required target or carry one beyond the list.
+    pub failed: usize,
+    /// Files with errors.
+    pub errors: usize,
+}
+
+/// The whole report (`check --json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    /// The required targets, canonical, in the order given.
+    pub required: Vec<String>,
+    /// Whether targets beyond the list fail.
+    pub exactly: bool,
+    /// Whether every file passes.
+    pub ok: bool,
+    /// Files with device code, in path order.
+    pub files: Vec<CheckFile>,
+    /// Counts.
+    pub summary: CheckSummary,
+}
+
+impl CheckReport {
+    /// The report over `files`, with the counts.
+    pub fn new(required: &[TargetId], exactly: bool, files: Vec<CheckFile>) -> CheckReport {
+        let mut summary = CheckSummary {
+            files: files.len(),
+            ..CheckSummary::default()
+        };
+        for f in &files {
+            if !f.errors.is_empty() {
+                summary.errors += 1;
+            } else if f.ok {
+                summary.passed += 1;
+            } else {
+                summary.failed += 1;
+            }
+        }
+        CheckReport {
+            required: required.iter().map(ToString::to_string).collect(),
+            exactly,
+            ok: files.iter().all(|f| f.ok),
+            files,
+            summary,
+        }
+    }
+
+    /// The exit status: 2 when some file has an error, 1 when some file fails, else 0.
+    pub fn status(&self) -> u8 {
+        if self.summary.errors > 0 {
+            2
+        } else if self.summary.failed > 0 {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+/// Whether some required target would load the code of entry `id` on its own (native or
+/// generic; SPIR-V is never counted as within the list).
+fn within(required: &[TargetId], id: &EntryId) -> bool {
+    let one = std::slice::from_ref(id);
+    required
+        .iter()
+        .any(|r| matches!(select(r, one).via, Some(Via::Native) | Some(Via::Generic)))
+}
+
+/// The targets of `ids` (AMDGPU code objects and SPIR-V; host entries and empty ones are
+/// left out) that no required target would load, named by target (`gfx1100`, `amdgcnspirv`),
+/// sorted.
+pub fn beyond(required: &[TargetId], ids: &[EntryId]) -> Vec<String> {
+    let mut out: Vec<String> = ids
+        .iter()
+        .filter(|e| e.target_id().is_some() || is_spirv_entry(e))
+        .filter(|e| !within(required, e))
+        .map(|e| e.target().to_string())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The result for a file named `name` on the `required` targets, from what the runtime would
+/// load of it ([`doctor::examine`], with a split binary's kpack verdicts for the required
+/// targets); `None` for a file without device code the runtime loads.
+pub fn judge(
+    name: &str,
+    examined: Examined,
+    required: &[TargetId],
+    exactly: bool,
+) -> Option<CheckFile> {
+    let mut ids: Vec<EntryId> = examined
+        .units
+        .iter()
+        .filter_map(|u| u.entries.as_ref().ok())
+        .flatten()
+        .filter(|e| e.size > 0)
+        .map(|e| e.id.clone())
+        .collect();
+    ids.extend(
+        examined
+            .kpack_targets
+            .iter()
+            .filter_map(|a| EntryId::parse(&crate::kpack::entry_id(a)).ok()),
+    );
+    let d = doctor::judge(name, examined, required)?;
+    let mut missing = Vec::new();
+    let mut why = BTreeMap::new();
+    for r in required {
+        let key = r.to_string();
+        if d.runs_on.get(&key) == Some(&false) {
+            if let Some(w) = d.missing.get(&key) {
+                why.insert(key.clone(), w.clone());
+            }
+            missing.push(key);
+        }
+    }
+    let extra = if exactly && !d.runs_on.is_empty() {
+        beyond(required, &ids)
+    } else {
+        Vec::new()
+    };
+    // A file whose device code could not be judged at all (damage, or a split binary
+    // without its verdicts) passes nothing.
+    let judged = !d.runs_on.is_empty();
+    Some(CheckFile {
+        ok: judged && missing.is_empty() && extra.is_empty() && d.errors.is_empty(),
+        path: d.path,
+        targets: d.targets,
+        missing,
+        why,
+        needs: d.needs,
+        spirv: d.spirv,
+        extra,
+        errors: d.errors,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(list: &[&str]) -> Vec<EntryId> {
+        list.iter()
+            .map(|s| EntryId::parse(&format!("hipv4-amdgcn-amd-amdhsa--{s}")).unwrap())
+            .collect()
+    }
+
+    fn req(list: &[&str]) -> Vec<TargetId> {
+        list.iter().map(|s| TargetId::parse(s).unwrap()).collect()
+    }
+
+    #[test]
+    fn targets_beyond_the_list() {
+        let present = ids(&["gfx90a:xnack+", "gfx90a:xnack-", "gfx1100", "gfx11-generic"]);
+        assert_eq!(beyond(&req(&["gfx90a", "gfx1101"]), &present), ["gfx1100"]);
+        assert_eq!(
+            beyond(&req(&["gfx90a:xnack-", "gfx1100"]), &present),
+            ["gfx90a:xnack+"]
+        );
+        let mut spirv = present.clone();
+        spirv.push(EntryId::parse("hipv4-spirv64-amd-amdhsa--amdgcnspirv").unwrap());
+        spirv.push(EntryId::parse("host-x86_64-unknown-linux--").unwrap());
+        assert_eq!(
+            beyond(&req(&["gfx90a", "gfx1100"]), &spirv),
+            ["amdgcnspirv"]
+        );
+    }
+}

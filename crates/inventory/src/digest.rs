@@ -1,0 +1,185 @@
+//! Every code object of a file with its SHA-256 (of the uncompressed code object), size,
+//! target and where it is: what `gfxkit diff` compares and `gfxkit size --duplicates` groups.
+//!
+//! Units are decompressed (CCOB hash checked); host entries and empty entries are left out,
+//! SPIR-V entries are kept (they are device code too). Code objects in kpack archives are
+//! decoded from the archive ([`archive_digests`]); the caller finds the archives.
+
+use crate::locate;
+use gfxkit_bundle::ccob::HashCheck;
+use gfxkit_bundle::{EntryId, EntryTarget};
+use rayon::prelude::*;
+use serde::Serialize;
+use sha2::{Digest as _, Sha256};
+
+/// One code object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Digest {
+    /// Where it is in its file: the unit (`bundle 0 in section .hip_fatbin at offset 0x3000`),
+    /// or for kpack `<key> in <archive>`.
+    pub unit: String,
+    /// The entry ID as stored.
+    pub entry: String,
+    /// Its target: the target ID (`gfx90a:xnack-`), `amdgcnspirv`, or the entry's target
+    /// text for other entries.
+    pub target: String,
+    /// Uncompressed size.
+    pub size: u64,
+    /// SHA-256 of the uncompressed code object, lowercase hex.
+    pub sha256: String,
+    /// Kernels its metadata lists, when asked for and readable.
+    pub kernels: Option<usize>,
+    /// For a code object in a kpack archive: the archive (as the caller named it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archive: Option<String>,
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let d = Sha256::digest(bytes);
+    let mut s = String::with_capacity(64);
+    for b in d {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+/// The target an entry ID names, as [`Digest::target`] gives it; `None` for host entries.
+pub fn target_of(id: &str) -> Option<String> {
+    match EntryId::parse(id) {
+        Ok(e) if e.is_host() => None,
+        Ok(e) => match e.target() {
+            EntryTarget::None => Some(e.triple().to_string()),
+            t => Some(t.to_string()),
+        },
+        Err(_) => Some(id.to_owned()),
+    }
+}
+
+/// The kernels a code object's metadata lists (`None` when it does not parse as one).
+fn kernel_count(payload: &[u8]) -> Option<usize> {
+    gfxkit_code_object::CodeObject::parse(payload)
+        .ok()
+        .map(|c| c.kernels().len())
+}
+
+fn digest(unit: &str, id: &str, payload: &[u8], kernels: bool) -> Option<Digest> {
+    if payload.is_empty() {
+        return None;
+    }
+    let target = target_of(id)?;
+    Some(Digest {
+        unit: unit.to_owned(),
+        entry: id.to_owned(),
+        target,
+        size: payload.len() as u64,
+        sha256: sha256_hex(payload),
+        kernels: if kernels { kernel_count(payload) } else { None },
+        archive: None,
+    })
+}
+
+/// The code objects of every unit of `data` (bundles, host binaries, archives, code objects),
+/// in file order, with the errors met (damaged units, each naming `name` and the unit). With
+/// `kernels`, each code object's kernels are counted. The error is a file whose device code
+/// cannot be located at all.
+pub fn file_digests(
+    name: &str,
+    data: &[u8],
+    kernels: bool,
+) -> crate::Result<(Vec<Digest>, Vec<String>)> {
+    let found = locate::locate(data)?;
+    let mut errors: Vec<String> = found
+        .problems
+        .iter()
+        .filter(|p| p.severity == gfxkit_host::Severity::Error)
+        .map(|p| format!("{name}: {p}"))
+        .collect();
+    let mut out = Vec::new();
+    for unit in &found.units {
+        let where_ = unit.describe();
+        let r = locate::with_payloads(unit, HashCheck::Error, |entries| {
+            entries
+                .par_iter()
+                .filter_map(|e| digest(&where_, e.id, e.payload, kernels))
+                .collect::<Vec<_>>()
+        });
+        match r {
+            Ok(d) => out.extend(d),
+            Err(e) => errors.push(format!("{name}: {where_}: {}", crate::error::chain(&e))),
+        }
+    }
+    Ok((out, errors))
+}
+
+/// The code objects `picks` names in the kpack `archive` (at `archive_name`), decoded, with
+/// the errors met (each naming `name`, the key and the archive).
+pub fn archive_digests(
+    name: &str,
+    archive_name: &str,
+    archive: &gfxkit_kpack::Archive<'_>,
+    picks: &[&crate::kpack::Pick],
+    kernels: bool,
+) -> (Vec<Digest>, Vec<String>) {
+    let found: Vec<Result<Option<Digest>, String>> = picks
+        .par_iter()
+        .map(|p| {
+            let unit = format!("{} in {archive_name}", p.key);
+            let k = archive
+                .kernel(&p.key, &p.arch)
+                .ok_or_else(|| format!("{name}: {unit}: {} is not in the archive", p.arch))?;
+            let payload = archive
+                .code_object(k)
+                .map_err(|e| format!("{name}: {unit}: {e}"))?;
+            Ok(digest(&unit, &p.id, &payload, kernels).map(|d| Digest {
+                archive: Some(archive_name.to_owned()),
+                ..d
+            }))
+        })
+        .collect();
+    let (mut out, mut errors) = (Vec::new(), Vec::new());
+    for r in found {
+        match r {
+            Ok(Some(d)) => out.push(d),
+            Ok(None) => {}
+            Err(e) => errors.push(e),
+        }
+    }
+    (out, errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashes_and_targets() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(target_of("host-x86_64-unknown-linux--"), None);
+        assert_eq!(
+            target_of("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-").as_deref(),
+            Some("gfx90a:xnack-")
+        );
+        assert_eq!(
+            target_of("hipv4-spirv64-amd-amdhsa--amdgcnspirv").as_deref(),
+            Some("amdgcnspirv")
+        );
+        let bundle = gfxkit_bundle::write_bundle(
+            &[
+                ("host-x86_64-unknown-linux--", b""),
+                ("hipv4-amdgcn-amd-amdhsa--gfx1030", b"abc"),
+            ],
+            4096,
+        )
+        .unwrap();
+        let (d, errors) = file_digests("b.hipfb", &bundle, true).unwrap();
+        assert!(errors.is_empty());
+        assert_eq!(d.len(), 1);
+        assert_eq!((d[0].target.as_str(), d[0].size), ("gfx1030", 3));
+        assert_eq!(d[0].sha256, sha256_hex(b"abc"));
+        assert_eq!(d[0].kernels, None, "not a code object");
+    }
+}

@@ -1,0 +1,141 @@
+//! Commands over whole trees and packages, shared by the CLI and Python: `check` (every file
+//! with device code against required targets) and `diff` (two builds, file by file). The
+//! answers are `gfxkit_inventory`'s ([`gfxkit_inventory::check`], [`gfxkit_inventory::diff`]);
+//! this module walks the inputs and reads each file once.
+
+use crate::input::Failed;
+use crate::scan::{Progress, ScanError};
+use gfxkit_inventory::check::{self, CheckReport};
+use gfxkit_inventory::diff::{self, DiffReport, FileState};
+use gfxkit_inventory::error::chain;
+use gfxkit_inventory::{doctor, Inventory};
+use gfxkit_kpack::search::Loader;
+use gfxkit_target_id::TargetId;
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::path::{Path, PathBuf};
+
+/// How a failed input of a scan reads in a report; `None` for a package without device code.
+fn scan_error(e: ScanError<Infallible>) -> Option<String> {
+    match e {
+        ScanError::Input(e) => Some(chain(&e)),
+        ScanError::Member(Failed::Package(e)) => Some(chain(&e)),
+        ScanError::Member(Failed::NoDeviceCode) => None,
+        ScanError::Member(Failed::Visit(never)) => match never {},
+    }
+}
+
+/// `gfxkit check`: every file with device code under `paths` (directories searched,
+/// packages by member, split binaries through their kpack archives as `loader` finds them)
+/// judged against `required` ([`check::judge`]). The error is a path that does not exist.
+pub fn check(
+    paths: &[PathBuf],
+    required: &[TargetId],
+    exactly: bool,
+    loader: Loader,
+    progress: &dyn Progress,
+) -> Result<CheckReport, crate::Error> {
+    let scanned = crate::scan::scan(paths, progress, |path, bytes| {
+        let inv = Inventory::of(bytes);
+        let mut e = doctor::examine(&inv);
+        e.set_kpack(crate::kpack::doctor_verdicts(path, &inv, required, loader));
+        Ok::<_, Infallible>(e)
+    })?;
+    let mut files = Vec::new();
+    for s in scanned {
+        let path = s.path.display().to_string();
+        let examined = match s.result {
+            Ok(r) => r,
+            Err(e) => match scan_error(e) {
+                Some(text) => doctor::Examined {
+                    errors: vec![text],
+                    ..Default::default()
+                },
+                None => continue,
+            },
+        };
+        if let Some(f) = check::judge(&path, examined, required, exactly) {
+            files.push(f);
+        }
+    }
+    Ok(CheckReport::new(required, exactly, files))
+}
+
+/// One side of a diff: every file under `root` by its key ([`diff::key`]) with its device
+/// bytes and code objects (kernels counted), and the errors met, each naming its file.
+pub fn diff_side(
+    root: &Path,
+    progress: &dyn Progress,
+) -> Result<(BTreeMap<String, FileState>, Vec<String>), crate::Error> {
+    let scanned = crate::scan::scan(&[root.to_path_buf()], progress, |path, data| {
+        let listing = crate::kpack::list_file_bytes(path, data, false);
+        let digests = crate::kpack::digests(path, data, true);
+        Ok::<_, Infallible>((listing, digests))
+    })?;
+    let root_s = root.display().to_string();
+    let mut out = BTreeMap::new();
+    let mut errors = Vec::new();
+    for s in scanned {
+        let name = s.path.display().to_string();
+        let (listing, digests) = match s.result {
+            Ok(r) => r,
+            Err(e) => {
+                errors.extend(scan_error(e));
+                continue;
+            }
+        };
+        let mut found = Vec::new();
+        if let Some(e) = &listing.error {
+            found.push(e.clone());
+        }
+        let digests = match digests {
+            Ok((d, e)) => {
+                if found.is_empty() {
+                    found.extend(e);
+                }
+                d
+            }
+            Err(e) => {
+                if found.is_empty() {
+                    found.push(chain(&e));
+                }
+                Vec::new()
+            }
+        };
+        errors.extend(found);
+        out.insert(
+            diff::key(&root_s, &name),
+            FileState {
+                device_bytes: listing.device_bytes(),
+                digests,
+            },
+        );
+    }
+    Ok((out, errors))
+}
+
+/// `gfxkit diff OLD NEW`: both sides read ([`diff_side`]) and compared ([`diff::diff`]); a
+/// file that is a side of its own is named by that side's path.
+pub fn diff(old: &Path, new: &Path, progress: &dyn Progress) -> Result<DiffReport, crate::Error> {
+    let (o, mut errors) = diff_side(old, progress)?;
+    let (n, e) = diff_side(new, progress)?;
+    errors.extend(e);
+    let mut report = diff::diff(
+        &old.display().to_string(),
+        &new.display().to_string(),
+        &o,
+        &n,
+        errors,
+    );
+    for f in &mut report.files {
+        if f.path.is_empty() {
+            let side = if f.status == diff::Status::Removed {
+                old
+            } else {
+                new
+            };
+            f.path = side.display().to_string();
+        }
+    }
+    Ok(report)
+}

@@ -1,0 +1,84 @@
+"""``gfxkit.check``, ``gfxkit.diff`` and doctor's remedies: the same objects the CLI prints,
+on libraries clang-19 builds, with the expected answers derived from
+``clang-offload-bundler-19 -list``."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import gfxkit
+from conftest import KERNELS, run, tool
+
+
+def bundler_targets(path: Path) -> set:
+    out = run(tool("clang-offload-bundler"), "-list", "-type=o", f"-input={path}").stdout
+    return {
+        line.split("--", 1)[1]
+        for line in out.decode().splitlines()
+        if line.startswith("hipv4-amdgcn")
+    }
+
+
+def build(d: Path, name: str, archs, prefix: str = "k") -> Path:
+    src = d / f"{name}.hip"
+    src.write_text(KERNELS.replace("PREFIX", prefix))
+    out = d / f"{name}.hipfb"
+    run(tool("clang++"), "-x", "hip", "-nogpulib", "-nogpuinc", "-O1", "--cuda-device-only",
+        f"-cuid={name}", *[f"--offload-arch={a}" for a in archs], "-c", str(src), "-o", str(out))
+    return out
+
+
+def test_check_equals_the_cli_and_names_what_is_missing(built, cli):
+    d = str(built["dir"])
+    present = bundler_targets(built["bundle"])
+    code, doc = cli("check", "--require", "gfx906,gfx1100", "--json", d)
+    rep = gfxkit.check(d, ["gfx906", "gfx1100"])
+    assert rep.to_dict() == doc
+    assert code == 1 and not rep
+    bundle = next(f for f in rep.files if f["path"] == str(built["bundle"]))
+    # The bundle has gfx906 code (clang says so) and nothing of GFX11.
+    assert "gfx906" in present and not any(t.startswith("gfx11") for t in present)
+    assert bundle["missing"] == ["gfx1100"]
+    # Exactly the targets clang lists: passes, and fails once one is left out.
+    code, doc = cli("check", "--require", ",".join(sorted(present)), "--exactly", "--json",
+                    str(built["bundle"]))
+    assert code == 0 and doc["ok"]
+    fewer = sorted(present)[1:]
+    rep = gfxkit.check(built["bundle"], fewer, exactly=True)
+    assert not rep
+    assert rep.files[0]["extra"] == [sorted(present)[0]]
+
+
+def test_diff_equals_the_cli(tmp_path, cli):
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    new.mkdir()
+    build(old, "a", ["gfx906", "gfx1030"])
+    build(new, "a", ["gfx1030", "gfx1100"])
+    build(old, "same", ["gfx90a"], prefix="s")
+    shutil.copy(old / "same.hipfb", new / "same.hipfb")
+    code, doc = cli("diff", "--json", str(old), str(new))
+    rep = gfxkit.diff(old, new)
+    assert rep.to_dict() == doc
+    assert code == 1 and rep
+    a = next(f for f in rep.files if f["path"] == "a.hipfb")
+    before, after = bundler_targets(old / "a.hipfb"), bundler_targets(new / "a.hipfb")
+    assert a["added"] == sorted(after - before)
+    assert a["removed"] == sorted(before - after)
+    assert [f["path"] for f in rep.changed] == ["a.hipfb"]
+    assert not gfxkit.diff(old, old)
+
+
+def test_doctor_remedies(tmp_path):
+    lib = build(tmp_path, "lib", ["gfx1030"])
+    assert bundler_targets(lib) == {"gfx1030"}
+    rep = gfxkit.doctor([lib], ["gfx1031", "gfx1102"])
+    on_1031 = rep.remedies(str(lib), "gfx1031")
+    assert on_1031[0]["kind"] == "override"
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in on_1031[0]["text"]
+    assert on_1031[0]["standing"] == "unsupported-by-amd"
+    # gfx1102 is not of gfx1030's instruction set: no override, the generic target instead.
+    on_1102 = rep.remedies(str(lib), "gfx1102")
+    assert [r["kind"] for r in on_1102] == ["generic"]
+    assert "--offload-arch=gfx11-generic" in on_1102[0]["text"]
