@@ -58,6 +58,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod database;
 pub mod doctor;
 pub mod error;
 pub mod extract;

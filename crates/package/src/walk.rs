@@ -541,7 +541,7 @@ fn member<T: Send>(
         return walk_stream(ctx, &path, &mut whole, format, depth + 1);
     }
     let sniff = prefix.get(..64).unwrap_or(&prefix);
-    if !ctx.opts.all_members && !gfxkit_host::InputKind::sniff(sniff).may_hold_device_code() {
+    if !ctx.opts.all_members && !crate::may_hold_device_code(name, sniff) {
         return Vec::new();
     }
     let mut whole = Cursor::new(&prefix[..]).chain(r);

@@ -3,6 +3,7 @@
 
 use anyhow::{bail, Result};
 use gfxkit_host::Severity;
+use gfxkit_inventory::database::DatabaseListing;
 use gfxkit_inventory::list::{self, BundleListing, FileListing, Listing};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -132,6 +133,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     if args.summary
                         || s.explicit
                         || !l.bundles.is_empty()
+                        || l.database.is_some()
                         || l.error.is_some()
                         || l.problems.iter().any(|p| p.severity == Severity::Error) =>
                 {
@@ -277,9 +279,12 @@ fn print_file(
     for (bi, b) in f.bundles.iter().enumerate() {
         print_bundle(out, bi, b)?;
     }
+    if let Some(d) = &f.database {
+        print_database(out, d)?;
+    }
     if let Some(note) = &f.note {
         writeln!(out, "  ({note})")?;
-    } else if f.bundles.is_empty() && f.error.is_none() {
+    } else if f.bundles.is_empty() && f.error.is_none() && f.database.is_none() {
         writeln!(out, "  (no offload bundle)")?;
     }
     for a in &f.kpack_archives {
@@ -296,6 +301,35 @@ fn print_file(
     }
     if let Some(e) = &f.error {
         eprintln!("gfxkit: error: {e}");
+    }
+    Ok(())
+}
+
+/// A Tensile index's rows: processor, CU count, solutions, files opened and missing.
+fn print_database(out: &mut dyn Write, d: &DatabaseListing) -> Result<()> {
+    writeln!(
+        out,
+        "  {} index: {}, {}{}",
+        d.kind,
+        plural(d.solutions, "solution", "solutions"),
+        plural(d.rows.len(), "row", "rows"),
+        if d.resolved {
+            ""
+        } else {
+            " (files not resolved: the directory is not at hand)"
+        }
+    )?;
+    for r in &d.rows {
+        let who = match (&r.processor, r.cu_count) {
+            (Some(p), Some(n)) => format!("{p} ({n} CUs)"),
+            (Some(p), None) => p.clone(),
+            (None, _) => "(any)".to_owned(),
+        };
+        let mut files = r.files.join(" ");
+        if !r.missing.is_empty() {
+            files.push_str(&format!("  MISSING: {}", r.missing.join(" ")));
+        }
+        writeln!(out, "    {who:<16} {:>6} solutions  {files}", r.solutions)?;
     }
     Ok(())
 }
@@ -323,6 +357,8 @@ fn print_bundle(out: &mut dyn Write, bi: usize, b: &BundleListing) -> Result<()>
         "code-object" => "code object",
         "offload-image" => "offload image",
         "kpack" => "kpack",
+        "miopen-kdb" => "MIOpen kernel database",
+        "aks2" => "AOTriton kernel image",
         _ => "bundle",
     };
     let mut place = String::new();
@@ -379,6 +415,9 @@ fn print_bundle(out: &mut dyn Write, bi: usize, b: &BundleListing) -> Result<()>
         }
         if let Some(a) = &e.archive {
             note.push_str(&format!("  in {a}"));
+        }
+        if let Some(n) = &e.name {
+            note.push_str(&format!("  {n}"));
         }
         let cov = e
             .code_object_version

@@ -60,6 +60,9 @@ pub struct Args {
 /// Verifies one file's bytes: `.kpack` archives and split binaries through
 /// `gfxkit_inventory::kpack`, everything else through the inventory's rules.
 fn verify_any(path: &std::path::Path, data: &[u8]) -> gfxkit_inventory::Result<Verification> {
+    if let Some(v) = gfxkit_io::database::verify_file_bytes(path, data) {
+        return v;
+    }
     let inv = gfxkit_inventory::Inventory::of(data);
     if let Some(v) = crate::cmd::kpack::verify_file_bytes(path, data, &inv) {
         return Ok(v);
