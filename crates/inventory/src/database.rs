@@ -576,7 +576,7 @@ pub fn verify_opened(name: &str, data: &[u8], kind: DbKind) -> Option<crate::Res
 }
 
 /// How many solution names a finding quotes.
-const NAMES_QUOTED: usize = 3;
+const NAMES_QUOTED: usize = 2;
 
 /// `verify` of a Tensile index against the directory it sits in (`listing`, names relative
 /// to it; `open` gives a file's bytes by such a name): per row, the files the row needs exist
@@ -689,4 +689,238 @@ pub fn needed_files(index: &Index<'_>, listing: &Listing<'_>) -> Vec<String> {
     names.sort();
     names.dedup();
     names
+}
+
+/// A file that belongs to a kernel database rather than being a library: a raw code object
+/// (`.co`, `.hsaco`), a `.kdb` or `.aks2` file, a Tensile index. `doctor` judges such files
+/// with the library that loads them (or, without one, as one database), not one by one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DbMember {
+    /// The path (`pkg!member` for a package member).
+    pub path: String,
+    /// The processors it holds code for (none for an index).
+    pub processors: Vec<String>,
+}
+
+/// The database member a file is, from its name and bytes; `None` for other files.
+pub fn member_of(path: &str, data: &[u8]) -> Option<DbMember> {
+    let processors = match kind(path, data) {
+        Some(DbKind::TensileIndex | DbKind::TensileMapping) => Vec::new(),
+        Some(DbKind::MiopenKdb) => DbId::parse_file_name(base_name(path))
+            .map(|id| vec![id.processor])
+            .unwrap_or_default(),
+        Some(k @ DbKind::Aks2) => match open(path, data, k) {
+            Some(Ok(o)) => o
+                .entries
+                .iter()
+                .filter_map(|e| e.id.rsplit("--").next())
+                .filter_map(|t| t.split(':').next())
+                .filter(|p| !p.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            _ => Vec::new(),
+        },
+        None => {
+            if gfxkit_host::InputKind::sniff(data.get(..64).unwrap_or(data))
+                != gfxkit_host::InputKind::CodeObject
+            {
+                return None;
+            }
+            code_object_target(data)
+                .and_then(|t| t.split(':').next().map(str::to_owned))
+                .into_iter()
+                .collect()
+        }
+    };
+    let mut processors = processors;
+    processors.sort();
+    processors.dedup();
+    Some(DbMember {
+        path: path.to_owned(),
+        processors,
+    })
+}
+
+/// The unit a database member belongs to: up to and including the last `library` component
+/// (rocBLAS, hipBLASLt: `rocblas/2.47.0/library`, also above `library/<arch>/`); else the
+/// package it is a member of (aiter's and AOTriton's wheels: `x.whl`); else the Python
+/// package below `site-packages`/`dist-packages` (`site-packages/aiter_meta`); else the
+/// member's directory.
+pub fn database_root(path: &str) -> String {
+    let parts: Vec<&str> = path.split(['/', '!']).collect();
+    let dir_len = parts.len().saturating_sub(1);
+    let dirs = &parts[..dir_len];
+    let cut = if let Some(i) = dirs.iter().rposition(|p| *p == "library") {
+        i + 1
+    } else if let Some(pkg) = path.find('!') {
+        return path[..pkg].to_owned();
+    } else if let Some(i) = dirs
+        .iter()
+        .rposition(|p| *p == "site-packages" || *p == "dist-packages")
+        .filter(|i| i + 1 < dir_len)
+    {
+        i + 2
+    } else {
+        dir_len
+    };
+    // The separators of the original path up to the cut.
+    let mut end = 0;
+    for (i, p) in parts.iter().enumerate().take(cut) {
+        end += p.len() + usize::from(i > 0);
+    }
+    if end == 0 {
+        return ".".to_owned();
+    }
+    path[..end].to_owned()
+}
+
+/// A kernel database as `doctor` judges it: its directory and the files found in it.
+#[derive(Debug, Clone, Default)]
+pub struct Database {
+    /// [`database_root`] of its members.
+    pub root: String,
+    /// Its files, in path order.
+    pub members: Vec<DbMember>,
+}
+
+impl Database {
+    /// The names of the members relative to the root.
+    pub fn names(&self) -> Vec<&str> {
+        self.members
+            .iter()
+            .filter_map(|m| m.path.strip_prefix(&self.root))
+            .map(|n| n.trim_start_matches(['/', '!']))
+            .collect()
+    }
+
+    /// Processors some member holds code for, sorted.
+    pub fn processors(&self) -> Vec<String> {
+        let mut p: Vec<String> = self
+            .members
+            .iter()
+            .flat_map(|m| m.processors.iter().cloned())
+            .collect();
+        p.sort();
+        p.dedup();
+        p
+    }
+
+    /// Why the database has nothing for `device`, naming what is missing; `None` when it has.
+    /// A directory holding a Tensile index is judged by rocBLAS's rule ([`row_files`]: the
+    /// files the device's processor needs); any other by whether some member holds code for
+    /// the device's processor.
+    pub fn lacks(&self, device: &gfxkit_target_id::TargetId) -> Option<String> {
+        let processor = device.processor().name;
+        let names = self.names();
+        let tensile = names
+            .iter()
+            .any(|n| gfxkit_kernel_db::sniff::tensile_name(n).is_some());
+        if tensile {
+            let files = row_files(&Listing::new(&names), processor, &[]);
+            if files.missing.is_empty() {
+                return None;
+            }
+            return Some(format!("{} lacks {}", self.root, files.missing.join(", ")));
+        }
+        if self
+            .members
+            .iter()
+            .any(|m| m.processors.iter().any(|p| p == processor))
+        {
+            return None;
+        }
+        Some(format!(
+            "{} has no code object for {processor} (present: {})",
+            self.root,
+            self.processors().join(" ")
+        ))
+    }
+}
+
+/// Groups database members by [`database_root`], in root order.
+pub fn group(members: Vec<DbMember>) -> Vec<Database> {
+    let mut map: std::collections::BTreeMap<String, Vec<DbMember>> = Default::default();
+    for m in members {
+        map.entry(database_root(&m.path)).or_default().push(m);
+    }
+    map.into_iter()
+        .map(|(root, mut members)| {
+            members.sort_by(|a, b| a.path.cmp(&b.path));
+            Database { root, members }
+        })
+        .collect()
+}
+
+/// Which of `databases` the library at `library` loads: for `lib<name>.so*`, a database whose
+/// root lies under `<library's directory>/<name>/` (rocBLAS: `rocblas/<version>/library`;
+/// hipBLASLt: `hipblaslt/library`). MIOpen's `.kdb` files sit under `share/miopen/db`, not
+/// beside the library, and are judged as databases of their own.
+pub fn owner_of(library: &str, databases: &[Database]) -> Vec<usize> {
+    let base = base_name(library);
+    let Some(name) = base
+        .strip_prefix("lib")
+        .and_then(|n| n.split(".so").next())
+        .filter(|n| !n.is_empty())
+    else {
+        return Vec::new();
+    };
+    let dir = &library[..library.len() - base.len()];
+    let prefix = format!("{dir}{name}/");
+    databases
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.root.starts_with(&prefix))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn database_roots_by_layout() {
+        let r = database_root;
+        assert_eq!(
+            r("/usr/lib/rocblas/2.47.0/library/TensileLibrary_gfx90a.co"),
+            "/usr/lib/rocblas/2.47.0/library"
+        );
+        assert_eq!(
+            r("/opt/rocm/lib/hipblaslt/library/gfx942/x_gfx942.co"),
+            "/opt/rocm/lib/hipblaslt/library"
+        );
+        assert_eq!(
+            r("x.deb!./usr/lib/rocblas/2.47.0/library/a.co"),
+            "x.deb!./usr/lib/rocblas/2.47.0/library"
+        );
+        assert_eq!(r("aiter.whl!aiter_meta/hsa/gfx942/fmha/a.co"), "aiter.whl");
+        assert_eq!(
+            r("/venv/lib/python3.12/site-packages/aiter_meta/hsa/gfx942/a.co"),
+            "/venv/lib/python3.12/site-packages/aiter_meta"
+        );
+        assert_eq!(r("/tmp/k/a.co"), "/tmp/k");
+        assert_eq!(r("a.co"), ".");
+    }
+
+    #[test]
+    fn a_library_owns_the_database_in_its_named_directory() {
+        let dbs = group(vec![
+            DbMember {
+                path: "/l/rocblas/2.47.0/library/TensileLibrary_gfx90a.co".into(),
+                processors: vec!["gfx90a".into()],
+            },
+            DbMember {
+                path: "/l/other/k.co".into(),
+                processors: vec!["gfx90a".into()],
+            },
+        ]);
+        // Grouped in root order: /l/other, then /l/rocblas/...
+        assert_eq!(owner_of("/l/librocblas.so.0", &dbs), [1]);
+        assert!(owner_of("/l/libhipblas.so.0", &dbs).is_empty());
+        let d = gfxkit_target_id::TargetId::parse("gfx1030").unwrap();
+        assert_eq!(
+            dbs[1].lacks(&d).as_deref(),
+            Some("/l/rocblas/2.47.0/library has no code object for gfx1030 (present: gfx90a)")
+        );
+    }
 }

@@ -127,6 +127,10 @@ pub struct DoctorFile {
     /// The search paths of the file's kpack markers (`HIPK` wrappers), when it is split.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kpack: Vec<String>,
+    /// The kernel databases judged with the library (`rocblas/2.47.0/library`); for a database
+    /// judged on its own (no library loads it), its own directory.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub database: Vec<String>,
 }
 
 impl DoctorFile {
@@ -245,6 +249,7 @@ pub fn judge(name: &str, examined: Examined, devices: &[TargetId]) -> Option<Doc
         spirv: Vec::new(),
         errors,
         kpack,
+        database: Vec::new(),
     };
     // Without readable units there is nothing to judge (errors or kpack only).
     let judged: &[TargetId] = if units.is_empty() { &[] } else { devices };

@@ -3,6 +3,7 @@
 use crate::output;
 use crate::scan;
 use anyhow::{Context, Result};
+use gfxkit_inventory::database;
 use gfxkit_inventory::doctor::{self, DoctorReport};
 use gfxkit_inventory::Inventory;
 use gfxkit_target_id::{FeatureSetting, TargetId};
@@ -94,38 +95,76 @@ pub fn run(args: Args) -> Result<ExitCode> {
         args.paths.clone()
     };
     let loader: gfxkit_kpack::search::Loader = args.kpack_loader.into();
+    // Kernel-database files (raw code objects, .kdb, .aks2, Tensile indexes) are judged with
+    // the library that loads them, or as one database per directory: not one by one.
     let scanned = scan::scan(&paths, &scan::Options::default(), |path, bytes| {
+        if let Some(m) = database::member_of(&path.display().to_string(), bytes) {
+            return Ok(Err(m));
+        }
         let inv = Inventory::of(bytes);
         let mut e = doctor::examine(&inv);
         e.set_kpack(crate::cmd::kpack::doctor_verdicts(
             path, &inv, &devices, loader,
         ));
-        Ok(e)
+        Ok(Ok(e))
     })?;
+    let mut members = Vec::new();
+    let mut examined = Vec::new();
+    for s in scanned {
+        match s.result {
+            Ok(Err(m)) => members.push(m),
+            Ok(Ok(e)) => examined.push((s.path, e)),
+            Err(e) => examined.push((
+                s.path,
+                doctor::Examined {
+                    errors: vec![format!("{e:#}")],
+                    ..Default::default()
+                },
+            )),
+        }
+    }
+    let databases = database::group(members);
+    let mut owned = vec![false; databases.len()];
     let mut report = DoctorReport {
         devices: devices.iter().map(|d| d.to_string()).collect(),
         files: Vec::new(),
     };
     let mut code = 0u8;
-    for s in scanned {
-        let path = s.path.display().to_string();
-        let examined = match s.result {
-            Ok(r) => r,
-            Err(e) => doctor::Examined {
-                errors: vec![format!("{e:#}")],
-                ..Default::default()
-            },
-        };
+    for (path, examined) in examined {
+        let path = path.display().to_string();
         // No device code: not a GPU library.
-        let Some(f) = doctor::judge(&path, examined, &devices) else {
+        let Some(mut f) = doctor::judge(&path, examined, &devices) else {
             continue;
         };
+        for i in database::owner_of(&path, &databases) {
+            owned[i] = true;
+            judge_database(&mut f, &databases[i], &devices);
+        }
+        report.files.push(f);
+    }
+    for (db, _) in databases.iter().zip(&owned).filter(|(_, o)| !**o) {
+        let mut f = doctor::DoctorFile {
+            path: db.root.clone(),
+            runs_on: Default::default(),
+            targets: db.processors(),
+            bundles: db.members.len(),
+            needs: Default::default(),
+            missing: Default::default(),
+            spirv: Vec::new(),
+            errors: Vec::new(),
+            kpack: Vec::new(),
+            database: Vec::new(),
+        };
+        judge_database(&mut f, db, &devices);
+        report.files.push(f);
+    }
+    report.files.sort_by(|a, b| a.path.cmp(&b.path));
+    for f in &report.files {
         if !f.errors.is_empty() {
             code = 2;
         } else if f.fails() {
             code = code.max(1);
         }
-        report.files.push(f);
     }
     if args.json {
         output::print_json(&report)?;
@@ -133,6 +172,29 @@ pub fn run(args: Args) -> Result<ExitCode> {
         print_text(&report, &devices, &mut std::io::stdout().lock())?;
     }
     Ok(ExitCode::from(code))
+}
+
+/// Adds a kernel database's verdicts to a library's (or a database's own): on a device where
+/// the database lacks what the device needs, the unit does not run, and the missing files are
+/// named.
+fn judge_database(f: &mut doctor::DoctorFile, db: &database::Database, devices: &[TargetId]) {
+    f.database.push(db.root.clone());
+    for d in devices {
+        let key = d.to_string();
+        match db.lacks(d) {
+            None => {
+                f.runs_on.entry(key).or_insert(true);
+            }
+            Some(why) => {
+                f.runs_on.insert(key.clone(), false);
+                let m = f.missing.entry(key).or_default();
+                if !m.is_empty() {
+                    m.push_str("; ");
+                }
+                m.push_str(&why);
+            }
+        }
+    }
 }
 
 /// Prints the report as text on `out`.
