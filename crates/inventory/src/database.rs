@@ -11,6 +11,7 @@
 //! the processor and features its file name says (`gfx90a_sramecc68.kdb`); an `.aks2`
 //! kernel's is read from its code object's ELF header.
 
+use crate::doctor::{DoctorFile, Examined};
 use crate::list::{entry_listing, BundleListing, EntryListing, FileListing};
 use crate::locate::{check_payload, ListedEntry};
 use crate::verify::{Finding, FindingKind, Verification};
@@ -872,6 +873,72 @@ pub fn owner_of(library: &str, databases: &[Database]) -> Vec<usize> {
         .filter(|(_, d)| d.root.starts_with(&prefix))
         .map(|(i, _)| i)
         .collect()
+}
+
+/// Adds a database's verdicts to a unit's (a library's, or the database's own): on a device
+/// where the database lacks what the device needs, the unit does not run, and the missing
+/// files are named.
+fn judge_database(f: &mut DoctorFile, db: &Database, devices: &[gfxkit_target_id::TargetId]) {
+    f.database.push(db.root.clone());
+    for d in devices {
+        let key = d.to_string();
+        match db.lacks(d) {
+            None => {
+                f.runs_on.entry(key).or_insert(true);
+            }
+            Some(why) => {
+                f.runs_on.insert(key.clone(), false);
+                let m = f.missing.entry(key).or_default();
+                if !m.is_empty() {
+                    m.push_str("; ");
+                }
+                m.push_str(&why);
+            }
+        }
+    }
+}
+
+/// `doctor`'s verdicts over a tree: each library ([`crate::doctor::judge`]) together with the
+/// databases it loads ([`owner_of`]), then each database no library loads as a unit of its
+/// own; in path order. `libraries` are the files examined by path, `members` the database
+/// files found ([`member_of`]).
+pub fn judge_with_databases(
+    libraries: Vec<(String, Examined)>,
+    members: Vec<DbMember>,
+    devices: &[gfxkit_target_id::TargetId],
+) -> Vec<DoctorFile> {
+    let databases = group(members);
+    let mut owned = vec![false; databases.len()];
+    let mut out = Vec::new();
+    for (path, examined) in libraries {
+        // No device code: not a GPU library.
+        let Some(mut f) = crate::doctor::judge(&path, examined, devices) else {
+            continue;
+        };
+        for i in owner_of(&path, &databases) {
+            owned[i] = true;
+            judge_database(&mut f, &databases[i], devices);
+        }
+        out.push(f);
+    }
+    for (db, _) in databases.iter().zip(&owned).filter(|(_, o)| !**o) {
+        let mut f = DoctorFile {
+            path: db.root.clone(),
+            runs_on: Default::default(),
+            targets: db.processors(),
+            bundles: db.members.len(),
+            needs: Default::default(),
+            missing: Default::default(),
+            spirv: Vec::new(),
+            errors: Vec::new(),
+            kpack: Vec::new(),
+            database: Vec::new(),
+        };
+        judge_database(&mut f, db, devices);
+        out.push(f);
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
 }
 
 #[cfg(test)]

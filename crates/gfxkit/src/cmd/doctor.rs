@@ -109,13 +109,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Ok(Ok(e))
     })?;
     let mut members = Vec::new();
-    let mut examined = Vec::new();
+    let mut examined: Vec<(String, doctor::Examined)> = Vec::new();
     for s in scanned {
         match s.result {
             Ok(Err(m)) => members.push(m),
-            Ok(Ok(e)) => examined.push((s.path, e)),
+            Ok(Ok(e)) => examined.push((s.path.display().to_string(), e)),
             Err(e) => examined.push((
-                s.path,
+                s.path.display().to_string(),
                 doctor::Examined {
                     errors: vec![format!("{e:#}")],
                     ..Default::default()
@@ -123,42 +123,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             )),
         }
     }
-    let databases = database::group(members);
-    let mut owned = vec![false; databases.len()];
-    let mut report = DoctorReport {
+    let report = DoctorReport {
         devices: devices.iter().map(|d| d.to_string()).collect(),
-        files: Vec::new(),
+        files: database::judge_with_databases(examined, members, &devices),
     };
     let mut code = 0u8;
-    for (path, examined) in examined {
-        let path = path.display().to_string();
-        // No device code: not a GPU library.
-        let Some(mut f) = doctor::judge(&path, examined, &devices) else {
-            continue;
-        };
-        for i in database::owner_of(&path, &databases) {
-            owned[i] = true;
-            judge_database(&mut f, &databases[i], &devices);
-        }
-        report.files.push(f);
-    }
-    for (db, _) in databases.iter().zip(&owned).filter(|(_, o)| !**o) {
-        let mut f = doctor::DoctorFile {
-            path: db.root.clone(),
-            runs_on: Default::default(),
-            targets: db.processors(),
-            bundles: db.members.len(),
-            needs: Default::default(),
-            missing: Default::default(),
-            spirv: Vec::new(),
-            errors: Vec::new(),
-            kpack: Vec::new(),
-            database: Vec::new(),
-        };
-        judge_database(&mut f, db, &devices);
-        report.files.push(f);
-    }
-    report.files.sort_by(|a, b| a.path.cmp(&b.path));
     for f in &report.files {
         if !f.errors.is_empty() {
             code = 2;
@@ -172,29 +141,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
         print_text(&report, &devices, &mut std::io::stdout().lock())?;
     }
     Ok(ExitCode::from(code))
-}
-
-/// Adds a kernel database's verdicts to a library's (or a database's own): on a device where
-/// the database lacks what the device needs, the unit does not run, and the missing files are
-/// named.
-fn judge_database(f: &mut doctor::DoctorFile, db: &database::Database, devices: &[TargetId]) {
-    f.database.push(db.root.clone());
-    for d in devices {
-        let key = d.to_string();
-        match db.lacks(d) {
-            None => {
-                f.runs_on.entry(key).or_insert(true);
-            }
-            Some(why) => {
-                f.runs_on.insert(key.clone(), false);
-                let m = f.missing.entry(key).or_default();
-                if !m.is_empty() {
-                    m.push_str("; ");
-                }
-                m.push_str(&why);
-            }
-        }
-    }
 }
 
 /// Prints the report as text on `out`.
