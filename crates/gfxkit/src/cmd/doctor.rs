@@ -29,7 +29,11 @@ setting, and the report names that setting. Relocatable objects and archives are
 split by kpack (HIPK wrappers) are resolved as the kpack loader does: archives found through their \
 marker, @GFXARCH@ expanded for the device (ROCM_KPACK_PATH, ROCM_KPACK_PATH_PREFIX, ROCM_KPACK_DISABLE \
 honoured; --kpack-loader old for the first-match search of earlier ROCm 7); a missing archive names the \
-file and the package that provides it.\n\nExamples:\n  gfxkit doctor /opt/rocm/lib\n  \
+file and the package that provides it.\n\nKernel databases: a library is judged with the database it \
+loads (librocblas.so with rocblas/<version>/library/, by rocBLAS's file rule: a missing \
+TensileLibrary_<arch>.co is named); database files (raw code objects, .kdb, .aks2, Tensile indexes) are \
+not libraries: those no library loads are judged per library/ directory, package (aiter, AOTriton \
+wheels) or directory, and JSON names the databases judged with a file in \"database\".\n\nExamples:\n  gfxkit doctor /opt/rocm/lib\n  \
 gfxkit doctor --device gfx90a:sramecc+:xnack- --json ./build\n  \
 HSA_OVERRIDE_GFX_VERSION=10.3.0 gfxkit doctor /usr/lib/x86_64-linux-gnu\n\n\
 Exit codes: 0 every library can run on every device; 1 some library cannot run on some device; \

@@ -34,6 +34,14 @@ with \"archive\" and \"stored_size\"; the file with \"kpack_archives\" and \"kpa
 archives found, and paths or patterns that match no file). Only the archives' headers and
 tables of contents are read. A .kpack file lists one unit per TOC key.
 
+Kernel databases: a MIOpen .kdb file lists as one unit, \"format\": \"miopen-kdb\", with an
+entry per kern_db record (id hipv4-amdgcn-amd-amdhsa--<target>, \"name\": its kernel_name,
+size: uncompressed_size); an AOTriton .aks2 file as one unit, \"format\": \"aks2\", an entry per
+kernel (target read from its code object). A Tensile index (TensileLibrary*.dat, .dat.zlib)
+lists \"database\": {\"kind\": \"tensile\", \"solutions\", \"resolved\", \"rows\": [{\"processor\",
+\"cu_count\", \"solutions\", \"files\", \"missing\"}]}, files resolved by rocBLAS's rule against
+the index's directory (docs/kernel-databases.md).
+
 Examples:
   gfxkit list app.hipfb
   gfxkit list /opt/rocm/lib/librocsparse.so

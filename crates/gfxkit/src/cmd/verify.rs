@@ -28,6 +28,11 @@ is in some archive, no archive lacks a kernel the binary asks for, no TOC key of
 matches no wrapper index, no variant archive (gfx90a:xnack-) shadows the plain one under the
 old first-match loader, and every archive passes the archive checks.
 
+Kernel databases: every MIOpen .kdb blob decodes to its uncompressed_size with its MD5 and is a
+code object for its target; every AOTriton .aks2 kernel is a code object for the target its
+header names; for a Tensile index (TensileLibrary*.dat), every file a row needs exists beside it
+and every solution of a row is a function symbol of the files rocBLAS opens for that processor.
+
 In host binaries it also checks what host discovery finds: .hipFatBinSegment wrappers that
 point nowhere, outside the file or not at a bundle, bundles no wrapper registers, bundles that
 run past their section or leave unreadable bytes, damaged archives and .llvm.offloading images.
