@@ -463,15 +463,41 @@ pub fn size_survey(
     )))
 }
 
+/// The target ID a raw code object's header names, or why it cannot be trusted: a code object
+/// cut short (its sections or program headers run past the end) or whose header does not read.
+pub fn raw_code_object_target(data: &[u8]) -> Result<String, String> {
+    if let Some(t) = gfxkit_code_object::extent::truncation_with_sections(data) {
+        return Err(format!("truncated code object: {t}"));
+    }
+    let header = gfxkit_code_object::Header::parse(data)
+        .map_err(|e| format!("damaged code object header: {e}"))?;
+    header
+        .target_id()
+        .map(|t| t.to_string())
+        .map_err(|e| format!("damaged code object header: {e}"))
+}
+
 /// For `size`: a raw AMDGPU code object (`.co`, `.hsaco`) as one entry of the target its
-/// header names; `None` when the bytes are not one.
-pub fn code_object_survey(data: &[u8]) -> Option<gfxkit_shrink::Survey> {
+/// header names (file kind `code-object`); `None` when the bytes are not one. A code object
+/// cut short or whose header does not read is an error (its bytes would be miscounted).
+pub fn code_object_survey(
+    data: &[u8],
+) -> Option<Result<gfxkit_shrink::Survey, gfxkit_shrink::Error>> {
     if gfxkit_host::InputKind::sniff(data.get(..64).unwrap_or(data))
         != gfxkit_host::InputKind::CodeObject
     {
         return None;
     }
-    let id = entry_id(&code_object_target(data).unwrap_or_default());
+    let target = match raw_code_object_target(data) {
+        Ok(t) => t,
+        Err(why) => {
+            return Some(Err(gfxkit_shrink::Error::at(
+                0,
+                gfxkit_shrink::ErrorKind::Damaged(why),
+            )))
+        }
+    };
+    let id = entry_id(&target);
     let size = data.len() as u64;
     let bundle = gfxkit_shrink::SurveyBundle {
         offset: 0,
@@ -485,13 +511,13 @@ pub fn code_object_survey(data: &[u8]) -> Option<gfxkit_shrink::Survey> {
             md5: String::new(),
         }],
     };
-    Some(crate::kpack::one_region_survey(
+    Some(Ok(crate::kpack::one_region_survey(
         gfxkit_shrink::FileKind::CodeObject,
         size,
         None,
         0,
         vec![bundle],
-    ))
+    )))
 }
 
 /// `kdb::decode_blob` for callers holding a record and its blob.
@@ -727,8 +753,12 @@ pub fn member_of(path: &str, data: &[u8]) -> Option<DbMember> {
             {
                 return None;
             }
-            code_object_target(data)
-                .and_then(|t| t.split(':').next().map(str::to_owned))
+            // A damaged code object is judged as a file, where its damage is reported.
+            let target = raw_code_object_target(data).ok()?;
+            target
+                .split(':')
+                .next()
+                .map(str::to_owned)
                 .into_iter()
                 .collect()
         }

@@ -78,7 +78,7 @@ pub fn size_survey(
     if let Some(k) = kind(path, data) {
         return db::size_survey(&path.to_string_lossy(), data, k);
     }
-    db::code_object_survey(data).map(Ok)
+    db::code_object_survey(data)
 }
 
 /// Opens the files of `names` (relative to `dir`) that exist, for reading their symbols.
