@@ -235,3 +235,202 @@ fn a_flipped_byte_in_a_kpack_archive_is_damage() {
         "{o_text}{e_text}"
     );
 }
+
+/// Debian trixie's rocBLAS 5.5.1: `TensileLibrary.dat` and gfx1030's code objects (and
+/// `librocblas.so.0.1` when `with_library`), unpacked from the `.deb` into `dir` (the rest of
+/// the 2.2 GB tree is left packed). Returns the `library/` directory.
+fn rocblas_tree(dir: &Path, with_library: bool) -> PathBuf {
+    let deb = real("librocblas0_5.5.1+dfsg-7_amd64.deb");
+    let mut wanted = vec![
+        "./usr/lib/x86_64-linux-gnu/rocblas/2.47.0/library/TensileLibrary.dat",
+        "./usr/lib/x86_64-linux-gnu/rocblas/2.47.0/library/TensileLibrary_gfx1030.co",
+        "./usr/lib/x86_64-linux-gnu/rocblas/2.47.0/library/Kernels.so-000-gfx1030.hsaco",
+    ];
+    if with_library {
+        wanted.push("./usr/lib/x86_64-linux-gnu/librocblas.so.0.1");
+    }
+    let st = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "dpkg-deb --fsys-tarfile '{}' | tar -x -C '{}' {}",
+            deb.display(),
+            dir.display(),
+            wanted.join(" ")
+        ))
+        .status()
+        .expect("dpkg-deb and tar unpack the rocBLAS package");
+    assert!(st.success(), "cannot unpack {}", deb.display());
+    dir.join("usr/lib/x86_64-linux-gnu/rocblas/2.47.0/library")
+}
+
+/// FUNC symbols of a code object as llvm-readelf-19 lists them.
+fn readelf_functions(file: &Path) -> std::collections::HashSet<String> {
+    let out = Command::new(gfxkit_testkit::llvm_tool("llvm-readelf"))
+        .args(["--syms", "--wide"])
+        .arg(file)
+        .output()
+        .expect("run llvm-readelf");
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() >= 8 && f[3] == "FUNC").then(|| f[7].to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn rocblas_tensile_index_rows_and_solutions_resolve_to_function_symbols() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lib = rocblas_tree(tmp.path(), false);
+    let index = lib.join("TensileLibrary.dat");
+
+    // All ten processor rows (gfx90a twice: 104 CUs, then any) and the catch-all row.
+    let l = json(&gfxkit(&["list", "--json", s(&index)]));
+    let db = &l["files"][0]["database"];
+    assert_eq!(db["kind"], "tensile");
+    assert_eq!(db["solutions"], 56980);
+    let rows = db["rows"].as_array().unwrap();
+    let procs: Vec<&str> = rows
+        .iter()
+        .filter_map(|r| r["processor"].as_str())
+        .collect();
+    assert_eq!(
+        procs,
+        [
+            "gfx90a", "gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx803", "gfx900", "gfx906",
+            "gfx908", "gfx90a"
+        ]
+    );
+    assert_eq!(rows[0]["cu_count"], 104);
+    let gfx1030 = &rows[1];
+    assert_eq!(gfx1030["solutions"], 4629);
+    assert_eq!(
+        gfx1030["files"],
+        serde_json::json!(["Kernels.so-000-gfx1030.hsaco", "TensileLibrary_gfx1030.co"])
+    );
+    assert_eq!(gfx1030["missing"], serde_json::json!([]));
+    // Only gfx1030's files were unpacked: every other row names its own as missing.
+    assert_eq!(rows[6]["missing"][0], "Kernels.so-000-gfx900.hsaco");
+
+    // verify: the gfx1030 row resolves (no finding names it); the rows whose files were left
+    // packed are findings, and the command exits 1.
+    let o = gfxkit(&["verify", "--json", s(&index)]);
+    assert_eq!(o.status.code(), Some(1));
+    let v = json(&o);
+    let problems = v["files"][0]["problems"].as_array().unwrap();
+    assert!(!problems.is_empty());
+    assert!(
+        !problems
+            .iter()
+            .any(|p| p["id"] == "hipv4-amdgcn-amd-amdhsa--gfx1030"),
+        "{problems:?}"
+    );
+
+    // Without TensileLibrary_gfx1030.co: verify names it, and the solutions it quotes are
+    // function symbols of the removed file (llvm-readelf-19) and not of the one left.
+    let co = lib.join("TensileLibrary_gfx1030.co");
+    let asm = readelf_functions(&co);
+    let src = readelf_functions(&lib.join("Kernels.so-000-gfx1030.hsaco"));
+    std::fs::remove_file(&co).unwrap();
+    let o = gfxkit(&["verify", s(&index)]);
+    assert_eq!(o.status.code(), Some(1));
+    let (out, _) = text(&o);
+    let line = out
+        .lines()
+        .find(|l| l.contains("row 1 (gfx1030)") && l.contains("no function symbol"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        out.contains("row 1 (gfx1030): TensileLibrary_gfx1030.co is missing"),
+        "{out}"
+    );
+    assert!(line.contains("4629 of 4629 solutions"), "{line}");
+    let quoted = line.rsplit(": ").next().unwrap();
+    for name in quoted.split(", ").map(|n| n.split(" and ").next().unwrap()) {
+        assert!(asm.contains(name) && !src.contains(name), "{name}");
+    }
+}
+
+#[test]
+fn rocblas_doctor_judges_the_library_with_its_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lib = rocblas_tree(tmp.path(), true);
+    let root = tmp.path().join("usr/lib/x86_64-linux-gnu");
+    let o = gfxkit(&["doctor", "--json", "--device", "gfx1030", s(&root)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let r = json(&o);
+    let files = r["files"].as_array().unwrap();
+    // One library, with its database: the code objects are not libraries of their own.
+    assert_eq!(files.len(), 1, "{r}");
+    assert!(files[0]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("librocblas.so.0.1"));
+    assert!(files[0]["database"][0]
+        .as_str()
+        .unwrap()
+        .ends_with("rocblas/2.47.0/library"));
+
+    std::fs::remove_file(lib.join("TensileLibrary_gfx1030.co")).unwrap();
+    let o = gfxkit(&["doctor", "--device", "gfx1030", s(&root)]);
+    assert_eq!(o.status.code(), Some(1));
+    let (out, _) = text(&o);
+    assert!(out.contains("lacks TensileLibrary_gfx1030.co"), "{out}");
+    assert!(out.contains("1 libraries with device code"), "{out}");
+
+    // size counts the code objects beside the library with the fat binary's entries.
+    let o = gfxkit(&["size", "--json", s(&root)]);
+    let r = json(&o);
+    let hsaco = std::fs::metadata(lib.join("Kernels.so-000-gfx1030.hsaco"))
+        .unwrap()
+        .len();
+    let raw: u64 = r["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "code-object")
+        .map(|f| f["stored"].as_u64().unwrap())
+        .sum();
+    assert_eq!(raw, hsaco);
+}
+
+#[test]
+fn aiter_wheel_code_objects_are_sized_and_its_package_runs_on_gfx942() {
+    let whl = real("amd_aiter-0.1.7.post2.dev18-");
+    // The code objects' sizes as the zip's central directory gives them.
+    let list = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sys, zipfile\n\
+             z = zipfile.ZipFile(sys.argv[1])\n\
+             print(sum(i.file_size for i in z.infolist() if i.filename.endswith(('.co', '.hsaco'))))",
+        )
+        .arg(&whl)
+        .output()
+        .expect("python3 reads the wheel");
+    let want: u64 = String::from_utf8_lossy(&list.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    let r = json(&gfxkit(&["size", "--json", s(&whl)]));
+    assert_eq!(r["stored"].as_u64().unwrap(), want, "{}", r["archs"]);
+    let archs: Vec<&str> = r["archs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["arch"].as_str().unwrap())
+        .collect();
+    assert_eq!(archs.len(), 2);
+    assert!(archs.contains(&"gfx942") && archs.contains(&"gfx950"));
+
+    let o = gfxkit(&["doctor", "--device", "gfx942", s(&whl)]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(
+        out.contains("1 libraries with device code: 1 run on every device"),
+        "{out}"
+    );
+    let o = gfxkit(&["doctor", "--device", "gfx1100", s(&whl)]);
+    assert_eq!(o.status.code(), Some(1));
+}

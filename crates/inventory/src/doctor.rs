@@ -131,6 +131,10 @@ pub struct DoctorFile {
     /// ([`crate::remedy`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub remedies: Vec<crate::remedy::Remedy>,
+    /// The kernel databases judged with the library (`rocblas/2.47.0/library`); for a database
+    /// judged on its own (no library loads it), its own directory.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub database: Vec<String>,
 }
 
 impl DoctorFile {
@@ -269,6 +273,7 @@ pub fn judge(name: &str, examined: Examined, devices: &[TargetId]) -> Option<Doc
         errors,
         kpack,
         remedies: Vec::new(),
+        database: Vec::new(),
     };
     // Without readable units there is nothing to judge (errors or kpack only).
     let judged: &[TargetId] = if units.is_empty() { &[] } else { devices };

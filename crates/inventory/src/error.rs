@@ -47,6 +47,9 @@ pub enum ErrorKind {
     },
     /// A kpack archive, or a split binary's archives, cannot give what was asked.
     Kpack(String),
+    /// A kernel database (`.kdb`, `.aks2`, Tensile index) that cannot be read: the reader's
+    /// message, with the place and byte offset.
+    Database(String),
 }
 
 impl fmt::Display for ErrorKind {
@@ -74,6 +77,7 @@ impl fmt::Display for ErrorKind {
                 write!(f, "'{given}' is neither an entry ID nor a target ID")
             }
             ErrorKind::Kpack(m) => f.write_str(m),
+            ErrorKind::Database(m) => f.write_str(m),
         }
     }
 }

@@ -519,6 +519,18 @@ fn survey_bundle(offset: u64, a: &Archive<'_>, k: &Kernel) -> gfxkit_shrink::Sur
     }
 }
 
+/// A survey of one region holding `bundles` (for files whose device code is not in offload
+/// bundles: kpack archives, kernel databases, raw code objects).
+pub(crate) fn one_region_survey(
+    kind: gfxkit_shrink::FileKind,
+    size: u64,
+    section: Option<String>,
+    wrappers: usize,
+    bundles: Vec<gfxkit_shrink::SurveyBundle>,
+) -> gfxkit_shrink::Survey {
+    survey(kind, size, section, wrappers, bundles)
+}
+
 fn survey(
     kind: gfxkit_shrink::FileKind,
     size: u64,

@@ -65,6 +65,7 @@
 #![forbid(unsafe_code)]
 
 pub mod check;
+pub mod database;
 pub mod diff;
 pub mod digest;
 pub mod doctor;

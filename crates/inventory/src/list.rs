@@ -63,6 +63,9 @@ pub struct FileListing {
     /// that holds it (`sha256:...`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub layer: Option<String>,
+    /// For a Tensile index: its rows per processor and the files they resolve to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub database: Option<crate::database::DatabaseListing>,
     /// The package file this listing is one member of, when it was read as a member of a
     /// package named or found (not set for a member named directly as `pkg!member`, which
     /// is an input of its own). Not in JSON: the path already starts with it.
@@ -95,6 +98,7 @@ impl FileListing {
     /// without any member that may hold device code carries a `note` instead.)
     pub fn without_device_code(&self) -> bool {
         self.bundles.is_empty()
+            && self.database.is_none()
             && self.error.is_none()
             && self.problems.is_empty()
             && self.note.is_none()
@@ -223,6 +227,10 @@ pub struct EntryListing {
     /// The processor its target ID names (for summaries; not printed).
     #[serde(skip)]
     pub processor: Option<String>,
+    /// For code objects in kernel databases: the `.kdb` record's `kernel_name` or the `.aks2`
+    /// kernel's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// For entries in kpack archives: the archive holding the code object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub archive: Option<String>,
@@ -272,6 +280,7 @@ pub(crate) fn entry_listing(e: locate::ListedEntry) -> EntryListing {
             eflags_mismatch,
             archive: None,
             stored_size: None,
+            name: None,
         },
         Err(err) => EntryListing {
             kind: None,
@@ -289,6 +298,7 @@ pub(crate) fn entry_listing(e: locate::ListedEntry) -> EntryListing {
             eflags_mismatch,
             archive: None,
             stored_size: None,
+            name: None,
         },
     }
 }
@@ -349,6 +359,7 @@ pub fn list(name: &str, inv: &Inventory<'_>, check: bool) -> FileListing {
         kpack_archives: Vec::new(),
         kpack_not_found: Vec::new(),
         layer: None,
+        database: None,
         package: None,
     };
     if let Some(e) = &inv.error {
@@ -383,6 +394,7 @@ pub fn unreadable(name: &str, error: String) -> FileListing {
         kpack_archives: Vec::new(),
         kpack_not_found: Vec::new(),
         layer: None,
+        database: None,
         package: None,
     }
 }

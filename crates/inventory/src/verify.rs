@@ -67,6 +67,10 @@ pub enum FindingKind {
     /// A problem of a `.kpack` archive or of a split binary against its archives
     /// ([`gfxkit_kpack::verify`]).
     Kpack,
+    /// A problem of a kernel database: a `.kdb` record that does not decode or hash, an
+    /// `.aks2` kernel that is not a code object, a Tensile row whose files are missing or
+    /// lack solutions' symbols, a library's architecture its database lacks.
+    Database,
 }
 
 /// One finding, with where it is (its JSON form is what `verify --json` prints).

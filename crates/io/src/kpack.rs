@@ -206,8 +206,9 @@ pub fn doctor_verdicts(
 
 pub use gfxkit_inventory::error::chain;
 
-/// `list` of any file: a `.kpack` archive, a split binary seen through the archives its
-/// markers find, or anything else as the inventory lists it.
+/// `list` of any file: a `.kpack` archive, a kernel database (`crate::database`), a split
+/// binary seen through the archives its markers find, or anything else as the inventory
+/// lists it.
 pub fn list_file_bytes(
     path: &Path,
     data: &[u8],
@@ -216,6 +217,9 @@ pub fn list_file_bytes(
     let name = path.display().to_string();
     if inv_kpack::is_archive(data) {
         return inv_kpack::list_archive(&name, data, check);
+    }
+    if let Some(l) = crate::database::list_file_bytes(path, data) {
+        return l;
     }
     let inv = gfxkit_inventory::Inventory::of(data);
     let mut l = gfxkit_inventory::list::list(&name, &inv, check);
@@ -335,13 +339,17 @@ pub fn kernels(
     Ok(KernelListing { kernels, errors })
 }
 
-/// `size` of a `.kpack` file or a split binary; `None` for other files.
+/// `size` of a `.kpack` file, a kernel database or raw code object (`crate::database`), or a
+/// split binary; `None` for other files.
 pub fn size_survey(
     path: &Path,
     data: &[u8],
 ) -> Option<Result<gfxkit_shrink::Survey, gfxkit_shrink::Error>> {
     if inv_kpack::is_archive(data) {
         return inv_kpack::size_archive(data);
+    }
+    if let Some(s) = crate::database::size_survey(path, data) {
+        return Some(s);
     }
     let inv = gfxkit_inventory::Inventory::of(data);
     if !inv_kpack::is_split(&inv) {

@@ -14,6 +14,8 @@
 //!   once, gfxkit's temporary files skipped) and [`scan::scan`] over many inputs;
 //! - [`kpack`]: the `.kpack` archives a split binary's markers name, found and opened as the
 //!   kpack loader searches (`ROCM_KPACK_PATH`...), and `doctor`'s verdicts through them;
+//! - [`database`]: kernel databases on disk (a Tensile index's directory listed for
+//!   rocBLAS's file rule; `.kdb`/`.aks2` files and raw code objects for `list` and `size`);
 //! - [`package`]: `prune`/`recompress` of packages (each member rewritten and verified, the
 //!   package written again and read back before it replaces anything);
 //! - [`rewrite`]: writing a rewritten host binary or bundle, read back and verified first;
@@ -34,6 +36,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod database;
 mod error;
 pub mod input;
 pub mod kfd;

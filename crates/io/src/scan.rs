@@ -173,8 +173,10 @@ fn walk_dir(
     });
 }
 
-/// Reads the first bytes of `path` and tells whether it may hold device code (a file that
-/// cannot be read is worth reading: the real open reports its error).
+/// Reads the first bytes of `path` and tells whether it may hold device code: a kind of file
+/// [`InputKind::sniff`] says may, a package, or a kernel database
+/// ([`gfxkit_kernel_db::sniff`]: `.kdb`, `.aks2`, Tensile indexes). A file that cannot be
+/// read is worth reading: the real open reports its error.
 pub fn worth_reading(path: &Path) -> bool {
     if crate::input::is_image_dir(path) {
         return true;
@@ -191,7 +193,9 @@ pub fn worth_reading(path: &Path) -> bool {
             Err(_) => return true,
         }
     }
-    InputKind::sniff(&prefix[..n]).may_hold_device_code() || is_package(&prefix[..n])
+    InputKind::sniff(&prefix[..n]).may_hold_device_code()
+        || is_package(&prefix[..n])
+        || gfxkit_kernel_db::sniff::sniff(&path.to_string_lossy(), &prefix[..n]).is_some()
 }
 
 /// Runs `f` over the bytes of every file under `paths` that may hold device code (files named

@@ -10,6 +10,7 @@
 //! - [`kdb`]: MIOpen `.kdb` kernel databases (SQLite): records, blobs decoded and checked
 //!   against their MD5, and the `DbId` file names (`gfx90a68.kdb`).
 //! - [`aks2`]: AOTriton `.aks2` images: the directory and each image's bytes.
+//! - [`sniff`]: telling a kernel database by its name and first bytes (for directory walks).
 //! - [`limits`]: bounds on every count, size and depth read.
 //! - [`error`]: typed errors with the byte offset and the place in the structure.
 //!
@@ -29,6 +30,7 @@ pub mod kdb;
 pub mod limits;
 pub mod msgpack;
 pub mod resolve;
+pub mod sniff;
 pub mod tensile;
 
 pub use error::{Error, ErrorKind, Result};

@@ -42,7 +42,7 @@ impl<'l> Listing<'l> {
     }
 
     /// The file names directly inside `dir` (`""` for the top).
-    fn files_in<'a>(&'a self, dir: &'a str) -> impl Iterator<Item = &'l str> + 'a {
+    pub fn files_in<'a>(&'a self, dir: &'a str) -> impl Iterator<Item = &'l str> + 'a {
         self.paths.iter().filter_map(move |p| {
             let p = p.strip_prefix("./").unwrap_or(p);
             let rest = if dir.is_empty() {

@@ -56,3 +56,12 @@ pub use error::{Error, ErrorKind, Result};
 pub use walk::{
     walk, walk_watched, Bytes, Member, MemorySpill, Options, Spill, SpillWriter, Visited, Walk,
 };
+
+/// Whether a member named `name` whose first bytes are `prefix` may hold device code: a kind
+/// of file [`gfxkit_host::InputKind::sniff`] says may, or a kernel database
+/// ([`gfxkit_kernel_db::sniff`]: `.kdb`, `.aks2`, Tensile indexes). Members that may not are
+/// not read by a walk.
+pub fn may_hold_device_code(name: &str, prefix: &[u8]) -> bool {
+    gfxkit_host::InputKind::sniff(prefix).may_hold_device_code()
+        || gfxkit_kernel_db::sniff::sniff(name, prefix).is_some()
+}

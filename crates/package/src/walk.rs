@@ -591,7 +591,7 @@ pub(crate) fn member<T: Send>(
         return walk_stream(ctx, &path, &mut whole, format, depth + 1);
     }
     let sniff = prefix.get(..64).unwrap_or(&prefix);
-    if !ctx.opts.all_members && !gfxkit_host::InputKind::sniff(sniff).may_hold_device_code() {
+    if !ctx.opts.all_members && !crate::may_hold_device_code(name, sniff) {
         // A member named as native code whose first bytes say otherwise may be a library
         // whose magic was damaged: it is read to its end, so that the container's check
         // (a zip member's CRC-32) runs. Other members are passed over unread.

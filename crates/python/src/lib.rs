@@ -418,6 +418,11 @@ fn verify<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
     let s = source(src)?;
     let on_disk = s.path.is_some();
     let (package, got) = per_file(py, &s, |p, d| {
+        if on_disk {
+            if let Some(v) = gfxkit_io::database::verify_file_bytes(p, d) {
+                return v;
+            }
+        }
         let inv = Inventory::of(d);
         if on_disk {
             if let Some(v) = gfxkit_io::kpack::verify_file_bytes(p, d, &inv) {
@@ -538,27 +543,37 @@ fn doctor<'py>(
     let scanned = py
         .allow_threads(|| {
             gfxkit_io::scan::scan(&paths, &(), |path, bytes| {
+                // Kernel-database files are judged with the library that loads them.
+                if let Some(m) = inv::database::member_of(&path.display().to_string(), bytes) {
+                    return Ok::<_, std::convert::Infallible>(Err(m));
+                }
                 let inv = Inventory::of(bytes);
                 let mut e = inv::doctor::examine(&inv);
                 e.set_kpack(gfxkit_io::kpack::doctor_verdicts(path, &inv, &ids, loader));
-                Ok::<_, std::convert::Infallible>(e)
+                Ok(Ok(e))
             })
         })
         .map_err(|e| io_error(py, &e))?;
-    let mut report = inv::doctor::DoctorReport {
-        devices: ids.iter().map(|d| d.to_string()).collect(),
-        files: Vec::new(),
-    };
+    let mut members = Vec::new();
+    let mut examined = Vec::new();
     for s in scanned {
         let name = s.path.display().to_string();
-        let examined = s.result.unwrap_or_else(|e| inv::doctor::Examined {
-            errors: vec![scan_error_text(e)],
-            ..Default::default()
-        });
-        if let Some(f) = inv::doctor::judge(&name, examined, &ids) {
-            report.files.push(f);
+        match s.result {
+            Ok(Err(m)) => members.push(m),
+            Ok(Ok(e)) => examined.push((name, e)),
+            Err(e) => examined.push((
+                name,
+                inv::doctor::Examined {
+                    errors: vec![scan_error_text(e)],
+                    ..Default::default()
+                },
+            )),
         }
     }
+    let report = inv::doctor::DoctorReport {
+        devices: ids.iter().map(|d| d.to_string()).collect(),
+        files: inv::database::judge_with_databases(examined, members, &ids),
+    };
     json(py, &report)
 }
 

@@ -23,6 +23,10 @@ pub enum FileKind {
     Executable,
     /// An `ar` archive.
     Archive,
+    /// An AMDGPU code object on its own (`.co`, `.hsaco`).
+    CodeObject,
+    /// A kernel database (MIOpen `.kdb`, AOTriton `.aks2`): one bundle per code object.
+    KernelDatabase,
     /// An ELF file without `.hip_fatbin`, or another file with no device code.
     NoDeviceCode,
 }

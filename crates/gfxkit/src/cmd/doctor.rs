@@ -3,6 +3,7 @@
 use crate::output;
 use crate::scan;
 use anyhow::{Context, Result};
+use gfxkit_inventory::database;
 use gfxkit_inventory::doctor::{self, DoctorReport};
 use gfxkit_inventory::Inventory;
 use gfxkit_target_id::{FeatureSetting, TargetId};
@@ -34,7 +35,11 @@ device's own instruction set (gfx1030 code on a gfx1031: 10.3.0; never gfx1100 c
 register file differs); HSA_XNACK where the library has code for the device's other xnack mode; the \
 generic target to rebuild with (gfx11-generic for gfx1101, code-object \
 version 6), or the device itself where the runtime has none; for a split binary missing its archive, \
-the package that provides it.\n\nExamples:\n  gfxkit doctor /opt/rocm/lib\n  \
+the package that provides it.\n\nKernel databases: a library is judged with the database it \
+loads (librocblas.so with rocblas/<version>/library/, by rocBLAS's file rule: a missing \
+TensileLibrary_<arch>.co is named); database files (raw code objects, .kdb, .aks2, Tensile indexes) are \
+not libraries: those no library loads are judged per library/ directory, package (aiter, AOTriton \
+wheels) or directory, and JSON names the databases judged with a file in \"database\".\n\nExamples:\n  gfxkit doctor /opt/rocm/lib\n  \
 gfxkit doctor --device gfx90a:sramecc+:xnack- --json ./build\n  \
 HSA_OVERRIDE_GFX_VERSION=10.3.0 gfxkit doctor /usr/lib/x86_64-linux-gnu\n\n\
 Exit codes: 0 every library can run on every device; 1 some library cannot run on some device; \
@@ -101,38 +106,45 @@ pub fn run(args: Args) -> Result<ExitCode> {
         args.paths.clone()
     };
     let loader: gfxkit_kpack::search::Loader = args.kpack_loader.into();
+    // Kernel-database files (raw code objects, .kdb, .aks2, Tensile indexes) are judged with
+    // the library that loads them, or as one database per directory: not one by one.
     let scanned = scan::scan(&paths, &scan::Options::default(), |path, bytes| {
+        if let Some(m) = database::member_of(&path.display().to_string(), bytes) {
+            return Ok(Err(m));
+        }
         let inv = Inventory::of(bytes);
         let mut e = doctor::examine(&inv);
         e.set_kpack(crate::cmd::kpack::doctor_verdicts(
             path, &inv, &devices, loader,
         ));
-        Ok(e)
+        Ok(Ok(e))
     })?;
-    let mut report = DoctorReport {
+    let mut members = Vec::new();
+    let mut examined: Vec<(String, doctor::Examined)> = Vec::new();
+    for s in scanned {
+        match s.result {
+            Ok(Err(m)) => members.push(m),
+            Ok(Ok(e)) => examined.push((s.path.display().to_string(), e)),
+            Err(e) => examined.push((
+                s.path.display().to_string(),
+                doctor::Examined {
+                    errors: vec![format!("{e:#}")],
+                    ..Default::default()
+                },
+            )),
+        }
+    }
+    let report = DoctorReport {
         devices: devices.iter().map(|d| d.to_string()).collect(),
-        files: Vec::new(),
+        files: database::judge_with_databases(examined, members, &devices),
     };
     let mut code = 0u8;
-    for s in scanned {
-        let path = s.path.display().to_string();
-        let examined = match s.result {
-            Ok(r) => r,
-            Err(e) => doctor::Examined {
-                errors: vec![format!("{e:#}")],
-                ..Default::default()
-            },
-        };
-        // No device code: not a GPU library.
-        let Some(f) = doctor::judge(&path, examined, &devices) else {
-            continue;
-        };
+    for f in &report.files {
         if !f.errors.is_empty() {
             code = 2;
         } else if f.fails() {
             code = code.max(1);
         }
-        report.files.push(f);
     }
     if args.json {
         output::print_json(&report)?;

@@ -28,6 +28,9 @@ and offload images). Files found under a directory with -r are named by their pa
 also spelled with -unknown-) get .spv. Empty host entries are skipped. Binaries split by
 kpack (HIPK wrappers) give the code objects of their archives, named with the wrapper's index
 as the bundle index (the same names as for the fat binary); .kpack files give every kernel.
+Kernel databases give one file per MIOpen .kdb record (decoded, checked against its
+uncompressed_size and MD5) or AOTriton .aks2 kernel, named <stem>.<record index>.<entry id>.co
+(the record index counts records by id, or kernels in directory order).
 
 With --target, only the entries each target selects are written: an entry is selected when
 its kind and triple fit (a bare target ID means a HIP entry) and its target ID can describe
@@ -204,6 +207,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut damaged = false;
     let mut plans = Vec::with_capacity(sources.len());
     let mut kpack_plans = Vec::new();
+    let mut db_plans = Vec::new();
     for src in &sources {
         let name = src.path.display();
         // Split binaries (HIPK wrappers) and .kpack archives: code objects from the archives.
@@ -223,6 +227,24 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
             any
         };
+        // Kernel databases: every `.kdb` record or `.aks2` kernel is a code object.
+        if let Some(kind) = gfxkit_io::database::kind(&src.path, &src.data) {
+            match gfxkit_inventory::database::open(&name.to_string(), &src.data, kind) {
+                Some(opened) => {
+                    let o = opened.with_context(|| format!("cannot read {name}"))?;
+                    let picks: Vec<usize> = (0..o.entries.len())
+                        .filter(|&i| o.entries[i].size > 0 && select(&o.entries[i].id))
+                        .collect();
+                    db_plans.push((src, o, picks));
+                }
+                None if src.explicit => bail!(
+                    "{name}: a Tensile index names kernels but holds no code object (extract \
+                     the code-object files beside it)"
+                ),
+                None => {}
+            }
+            continue;
+        }
         if let Some(x) = crate::cmd::kpack::extract_picks(&src.path, &src.data, &mut select)? {
             kpack_plans.push((src, x));
             continue;
@@ -296,11 +318,36 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .iter()
         .flat_map(|(_, _, p)| p)
         .map(|p| p.len() as u64)
-        .sum();
+        .sum::<u64>()
+        + db_plans.iter().map(|(_, _, p)| p.len() as u64).sum::<u64>();
     let bar = crate::output::progress(total, "extracting", false);
     let mut written = Vec::new();
     // Per input, the bundles decoded only in part (their hash not checked).
     let mut unchecked: Vec<(String, Vec<String>)> = Vec::new();
+    for (src, o, picks) in &db_plans {
+        for &i in picks {
+            let e = &o.entries[i];
+            let bytes = o
+                .code_object(i)
+                .with_context(|| format!("{}: {}", src.path.display(), e.place))?;
+            let path = args
+                .out_dir
+                .join(format!("{}.{i}.{}.co", src.stem, sanitize(&e.id)));
+            crate::output::write_atomic(&path, &bytes)?;
+            bar.inc(1);
+            written.push(Written {
+                file: src.path.display().to_string(),
+                bundle: 0,
+                member: None,
+                section: None,
+                entry: i,
+                id: e.id.clone(),
+                path: path.display().to_string(),
+                size: bytes.len() as u64,
+                hash_checked: None,
+            });
+        }
+    }
     for (src, x) in &kpack_plans {
         let dest = |p: &gfxkit_inventory::kpack::Pick| {
             args.out_dir

@@ -3,6 +3,7 @@
 
 use anyhow::{bail, Result};
 use gfxkit_host::Severity;
+use gfxkit_inventory::database::DatabaseListing;
 use gfxkit_inventory::list::{self, BundleListing, FileListing, Listing};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -32,6 +33,14 @@ Binaries split by kpack (HIPK wrappers) list one unit per wrapper, \"format\": \
 with \"archive\" and \"stored_size\"; the file with \"kpack_archives\" and \"kpack_not_found\":
 archives found, and paths or patterns that match no file). Only the archives' headers and
 tables of contents are read. A .kpack file lists one unit per TOC key.
+
+Kernel databases: a MIOpen .kdb file lists as one unit, \"format\": \"miopen-kdb\", with an
+entry per kern_db record (id hipv4-amdgcn-amd-amdhsa--<target>, \"name\": its kernel_name,
+size: uncompressed_size); an AOTriton .aks2 file as one unit, \"format\": \"aks2\", an entry per
+kernel (target read from its code object). A Tensile index (TensileLibrary*.dat, .dat.zlib)
+lists \"database\": {\"kind\": \"tensile\", \"solutions\", \"resolved\", \"rows\": [{\"processor\",
+\"cu_count\", \"solutions\", \"files\", \"missing\"}]}, files resolved by rocBLAS's rule against
+the index's directory (docs/kernel-databases.md).
 
 Examples:
   gfxkit list app.hipfb
@@ -137,6 +146,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     if args.summary
                         || s.explicit
                         || !l.bundles.is_empty()
+                        || l.database.is_some()
                         || l.error.is_some()
                         || l.problems.iter().any(|p| p.severity == Severity::Error) =>
                 {
@@ -287,9 +297,12 @@ fn print_file(
     for (bi, b) in f.bundles.iter().enumerate() {
         print_bundle(out, bi, b)?;
     }
+    if let Some(d) = &f.database {
+        print_database(out, d)?;
+    }
     if let Some(note) = &f.note {
         writeln!(out, "  ({note})")?;
-    } else if f.bundles.is_empty() && f.error.is_none() {
+    } else if f.bundles.is_empty() && f.error.is_none() && f.database.is_none() {
         writeln!(out, "  (no offload bundle)")?;
     }
     for a in &f.kpack_archives {
@@ -306,6 +319,35 @@ fn print_file(
     }
     if let Some(e) = &f.error {
         eprintln!("gfxkit: error: {e}");
+    }
+    Ok(())
+}
+
+/// A Tensile index's rows: processor, CU count, solutions, files opened and missing.
+fn print_database(out: &mut dyn Write, d: &DatabaseListing) -> Result<()> {
+    writeln!(
+        out,
+        "  {} index: {}, {}{}",
+        d.kind,
+        plural(d.solutions, "solution", "solutions"),
+        plural(d.rows.len(), "row", "rows"),
+        if d.resolved {
+            ""
+        } else {
+            " (files not resolved: the directory is not at hand)"
+        }
+    )?;
+    for r in &d.rows {
+        let who = match (&r.processor, r.cu_count) {
+            (Some(p), Some(n)) => format!("{p} ({n} CUs)"),
+            (Some(p), None) => p.clone(),
+            (None, _) => "(any)".to_owned(),
+        };
+        let mut files = r.files.join(" ");
+        if !r.missing.is_empty() {
+            files.push_str(&format!("  MISSING: {}", r.missing.join(" ")));
+        }
+        writeln!(out, "    {who:<16} {:>6} solutions  {files}", r.solutions)?;
     }
     Ok(())
 }
@@ -333,6 +375,8 @@ fn print_bundle(out: &mut dyn Write, bi: usize, b: &BundleListing) -> Result<()>
         "code-object" => "code object",
         "offload-image" => "offload image",
         "kpack" => "kpack",
+        "miopen-kdb" => "MIOpen kernel database",
+        "aks2" => "AOTriton kernel image",
         _ => "bundle",
     };
     let mut place = String::new();
@@ -389,6 +433,9 @@ fn print_bundle(out: &mut dyn Write, bi: usize, b: &BundleListing) -> Result<()>
         }
         if let Some(a) = &e.archive {
             note.push_str(&format!("  in {a}"));
+        }
+        if let Some(n) = &e.name {
+            note.push_str(&format!("  {n}"));
         }
         let cov = e
             .code_object_version

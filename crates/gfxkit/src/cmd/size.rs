@@ -10,7 +10,9 @@ use std::process::ExitCode;
 /// Device bytes per architecture, per file and per bundle, compressed (stored) and
 /// uncompressed, over files and directory trees. Stored bytes of a compressed bundle are
 /// shared out among its entries in proportion to their uncompressed sizes (marked
-/// "estimated"). With --keep, also what `gfxkit prune --keep ...` would save.
+/// "estimated"). With --keep, also what `gfxkit prune --keep ...` would save. Raw code objects
+/// (`.co`, `.hsaco`, file kind `code-object`) and kernel databases (MIOpen `.kdb` records,
+/// AOTriton `.aks2` kernels, file kind `kernel-database`) are counted by architecture too.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
 gfxkit size /usr/lib/x86_64-linux-gnu/librocsparse.so\n  \

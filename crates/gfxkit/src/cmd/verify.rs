@@ -28,6 +28,11 @@ is in some archive, no archive lacks a kernel the binary asks for, no TOC key of
 matches no wrapper index, no variant archive (gfx90a:xnack-) shadows the plain one under the
 old first-match loader, and every archive passes the archive checks.
 
+Kernel databases: every MIOpen .kdb blob decodes to its uncompressed_size with its MD5 and is a
+code object for its target; every AOTriton .aks2 kernel is a code object for the target its
+header names; for a Tensile index (TensileLibrary*.dat), every file a row needs exists beside it
+and every solution of a row is a function symbol of the files rocBLAS opens for that processor.
+
 In host binaries it also checks what host discovery finds: .hipFatBinSegment wrappers that
 point nowhere, outside the file or not at a bundle, bundles no wrapper registers, bundles that
 run past their section or leave unreadable bytes, damaged archives and .llvm.offloading images.
@@ -60,6 +65,9 @@ pub struct Args {
 /// Verifies one file's bytes: `.kpack` archives and split binaries through
 /// `gfxkit_inventory::kpack`, everything else through the inventory's rules.
 fn verify_any(path: &std::path::Path, data: &[u8]) -> gfxkit_inventory::Result<Verification> {
+    if let Some(v) = gfxkit_io::database::verify_file_bytes(path, data) {
+        return v;
+    }
     let inv = gfxkit_inventory::Inventory::of(data);
     if let Some(v) = crate::cmd::kpack::verify_file_bytes(path, data, &inv) {
         return Ok(v);

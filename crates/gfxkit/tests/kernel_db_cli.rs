@@ -1,0 +1,210 @@
+//! Kernel databases as device code: MIOpen `.kdb` and AOTriton `.aks2` files built by python3
+//! (`kernel_db_fixtures.py`, following the formats' layouts) from clang-19 code objects, and a
+//! Tensile index beside its code objects: listed, extracted byte for byte, counted by `size`,
+//! found by `-r` walks, checked by `verify`; damage is a finding or a clear error.
+
+mod common;
+use common::gfxkit;
+use gfxkit_testkit::{bundler_unbundle, hip_kernels, HipBuild};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Code objects for gfx90a and gfx1100 (clang-19, unbundled by clang-offload-bundler-19).
+fn code_objects(dir: &Path) -> Vec<(String, PathBuf, Vec<u8>)> {
+    let src = hip_kernels(3);
+    let bundle = HipBuild::new(&src, &["gfx90a", "gfx1100"]).build(dir, "k");
+    ["gfx90a", "gfx1100"]
+        .iter()
+        .map(|a| {
+            let out = dir.join(format!("{a}.co"));
+            let bytes = bundler_unbundle(&bundle, &format!("hipv4-amdgcn-amd-amdhsa--{a}"), &out);
+            (a.to_string(), out, bytes)
+        })
+        .collect()
+}
+
+fn fixture(kind: &str, out: &Path, specs: &[String]) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernel_db_fixtures.py");
+    let st = Command::new("python3")
+        .arg(script)
+        .arg(kind)
+        .arg(out)
+        .args(specs)
+        .status()
+        .expect("python3 is needed to build kernel-database fixtures");
+    assert!(st.success(), "kernel_db_fixtures.py {kind} failed");
+}
+
+fn json(args: &[&str]) -> (i32, serde_json::Value, String) {
+    let (code, out, err) = gfxkit(args);
+    let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    (code, v, err)
+}
+
+#[test]
+fn kdb_records_list_extract_size_and_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cos = code_objects(d);
+    let kdb = d.join("db/gfx90a68.kdb");
+    std::fs::create_dir_all(kdb.parent().unwrap()).unwrap();
+    let (a, b) = (&cos[0], &cos[1]);
+    fixture(
+        "kdb",
+        &kdb,
+        &[
+            format!("conv.cl.o|-DX=1|{}", a.1.display()),
+            format!("gemm.cl.o|-DY=2 -mcpu=gfx1100|{}|raw", b.1.display()),
+        ],
+    );
+    let k = kdb.to_str().unwrap();
+
+    // list: one unit, an entry per record; the target from the file name or -mcpu=.
+    let (code, l, err) = json(&["list", "--json", k]);
+    assert_eq!(code, 0, "{err}");
+    let unit = &l["files"][0]["bundles"][0];
+    assert_eq!(unit["format"], "miopen-kdb");
+    let e = unit["entries"].as_array().unwrap();
+    assert_eq!(e.len(), 2);
+    assert_eq!(e[0]["id"], "hipv4-amdgcn-amd-amdhsa--gfx90a");
+    assert_eq!(e[0]["name"], "conv.cl.o");
+    assert_eq!(e[0]["size"], a.2.len() as u64);
+    assert_eq!(e[1]["id"], "hipv4-amdgcn-amd-amdhsa--gfx1100");
+    assert_eq!(e[1]["size"], b.2.len() as u64);
+
+    // extract: byte for byte, and --target picks records.
+    let out = d.join("out");
+    let (code, w, err) = json(&["extract", "--json", k, "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let written = w["written"].as_array().unwrap();
+    assert_eq!(written.len(), 2);
+    for (x, co) in written.iter().zip([a, b]) {
+        let got = std::fs::read(x["path"].as_str().unwrap()).unwrap();
+        assert!(got == co.2, "{} differs from {}", x["path"], co.1.display());
+    }
+    let (code, w, _) = json(&[
+        "extract",
+        "--json",
+        "--target",
+        "gfx1100",
+        k,
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(w["written"].as_array().unwrap().len(), 1);
+
+    // size: the records by architecture, found by a walk of the directory.
+    let (code, s, err) = json(&["size", "--json", d.join("db").to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let arch = |n: &str| {
+        s["archs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["arch"] == n)
+            .unwrap_or_else(|| panic!("no {n} in {s}"))
+            .clone()
+    };
+    assert_eq!(arch("gfx90a")["uncompressed"], a.2.len() as u64);
+    assert_eq!(arch("gfx1100")["uncompressed"], b.2.len() as u64);
+    assert_eq!(s["files"][0]["kind"], "kernel-database");
+
+    // verify: a clean database passes; a record whose MD5 is wrong is named.
+    let (code, _, err) = gfxkit(&["verify", k]);
+    assert_eq!(code, 0, "{err}");
+    let bad = d.join("db/gfx1100.kdb");
+    fixture(
+        "kdb",
+        &bad,
+        &[
+            format!("ok.cl.o|-mcpu=gfx1100|{}", b.1.display()),
+            format!("bad.cl.o|-mcpu=gfx1100|{}|badhash", b.1.display()),
+        ],
+    );
+    let (code, out, err) = gfxkit(&["verify", bad.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("kern_db id 2 (bad.cl.o)") && out.contains("MD5"),
+        "{out}"
+    );
+
+    // A truncated database is a clear error naming the file.
+    let data = std::fs::read(&kdb).unwrap();
+    let cut = d.join("cut.kdb");
+    std::fs::write(&cut, &data[..data.len() / 2]).unwrap();
+    let (code, _, err) = gfxkit(&["list", cut.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cut.kdb"), "{err}");
+}
+
+#[test]
+fn aks2_kernels_list_extract_and_walk() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cos = code_objects(d);
+    let img = d.join("aotriton.images/amd-gfx90a/flash/attn_fwd.aks2");
+    std::fs::create_dir_all(img.parent().unwrap()).unwrap();
+    fixture(
+        "aks2",
+        &img,
+        &[
+            format!("attn_fwd/FONLY__a.hsaco|{}", cos[0].1.display()),
+            format!("attn_fwd/FONLY__b.hsaco|{}", cos[1].1.display()),
+        ],
+    );
+    let p = img.to_str().unwrap();
+    let (code, l, err) = json(&["list", "--json", p]);
+    assert_eq!(code, 0, "{err}");
+    let unit = &l["files"][0]["bundles"][0];
+    assert_eq!(unit["format"], "aks2");
+    let e = unit["entries"].as_array().unwrap();
+    assert_eq!(e[0]["id"], "hipv4-amdgcn-amd-amdhsa--gfx90a");
+    assert_eq!(e[0]["name"], "attn_fwd/FONLY__a.hsaco");
+    assert_eq!(e[0]["eflags_agree"], true);
+    assert_eq!(e[1]["id"], "hipv4-amdgcn-amd-amdhsa--gfx1100");
+
+    let outdir = tempfile::tempdir().unwrap();
+    let out = outdir.path();
+    let (code, w, err) = json(&["extract", "--json", p, "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    for (x, co) in w["written"].as_array().unwrap().iter().zip(&cos) {
+        assert!(std::fs::read(x["path"].as_str().unwrap()).unwrap() == co.2);
+    }
+
+    // A walk finds the image (and the raw code objects beside the bundle).
+    let (code, l, err) = json(&["list", "-r", "--json", d.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let paths: Vec<&str> = l["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        paths.iter().any(|p| p.ends_with("attn_fwd.aks2")),
+        "{paths:?}"
+    );
+    assert!(paths.iter().any(|p| p.ends_with("gfx90a.co")), "{paths:?}");
+
+    // size counts raw code objects too.
+    let (code, s, _) = json(&["size", "--json", d.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let raw: u64 = s["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "code-object")
+        .map(|f| f["stored"].as_u64().unwrap())
+        .sum();
+    assert_eq!(raw, (cos[0].2.len() + cos[1].2.len()) as u64);
+
+    // A damaged image: a clear error naming the file, never a panic.
+    let mut data = std::fs::read(&img).unwrap();
+    data.truncate(data.len() - 9);
+    let cut = d.join("cut.aks2");
+    std::fs::write(&cut, &data).unwrap();
+    let (code, _, err) = gfxkit(&["list", cut.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cut.aks2") && err.contains("xz"), "{err}");
+}

@@ -1,0 +1,1023 @@
+//! Kernel databases as device code: MIOpen `.kdb` records and AOTriton `.aks2` kernels as
+//! entries (`list`, `extract`, `size`, `verify`), and Tensile indexes as rows per processor
+//! with the files rocBLAS's rule resolves them to ([`gfxkit_kernel_db`] reads the formats).
+//!
+//! A Tensile index names kernels, not bytes: its rows are listed under
+//! [`FileListing::database`](crate::list::FileListing); the code objects it resolves to are
+//! counted where they are (raw code objects beside it). The caller (the one crate that
+//! touches files) lists the index's directory and opens the files resolved.
+//!
+//! Entry IDs: a `.kdb` record's target is the `-mcpu=` at the end of its `kernel_args`, else
+//! the processor and features its file name says (`gfx90a_sramecc68.kdb`); an `.aks2`
+//! kernel's is read from its code object's ELF header.
+
+use crate::doctor::{DoctorFile, Examined};
+use crate::list::{entry_listing, BundleListing, EntryListing, FileListing};
+use crate::locate::{check_payload, ListedEntry};
+use crate::verify::{Finding, FindingKind, Verification};
+use gfxkit_kernel_db::kdb::{self, DbId, Kdb, Record};
+use gfxkit_kernel_db::resolve::{self, Listing, Xnack};
+use gfxkit_kernel_db::tensile::{self, Index};
+use gfxkit_kernel_db::{aks2::Aks2, Limits};
+use serde::Serialize;
+use std::borrow::Cow;
+
+pub use gfxkit_kernel_db::sniff::DbKind;
+
+/// The entry ID of a code object for `target` (`hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+`;
+/// an empty target gives the ID without one).
+pub fn entry_id(target: &str) -> String {
+    format!("hipv4-amdgcn-amd-amdhsa--{target}")
+}
+
+/// The kind of kernel database a file is, from its name (a path or `pkg!member`) and bytes.
+pub fn kind(name: &str, data: &[u8]) -> Option<DbKind> {
+    let n = data.len().min(gfxkit_kernel_db::sniff::PREFIX_LEN);
+    gfxkit_kernel_db::sniff::sniff(name, &data[..n])
+}
+
+/// The last component of a path or `pkg!member` name.
+pub fn base_name(name: &str) -> &str {
+    name.rsplit(['/', '!']).next().unwrap_or(name)
+}
+
+/// The target a `.kdb` record is for: its `-mcpu=`, else what the file name says.
+pub fn kdb_target(record: &Record, file: Option<&DbId>) -> Option<String> {
+    if let Some(m) = record.mcpu() {
+        return Some(m.to_owned());
+    }
+    let id = file?;
+    let mut t = id.processor.clone();
+    match id.sramecc {
+        Some(true) => t.push_str(":sramecc+"),
+        Some(false) => t.push_str(":sramecc-"),
+        None => {}
+    }
+    if id.xnack {
+        t.push_str(":xnack+");
+    }
+    Some(t)
+}
+
+/// The target ID a code object's ELF header names, canonical, if it reads.
+pub fn code_object_target(bytes: &[u8]) -> Option<String> {
+    gfxkit_code_object::Header::parse(bytes)
+        .ok()?
+        .target_id()
+        .ok()
+        .map(|t| t.to_string())
+}
+
+/// One code object held by a database: a `.kdb` record or an `.aks2` kernel.
+#[derive(Debug, Clone)]
+pub struct DbEntry {
+    /// The entry ID (`hipv4-amdgcn-amd-amdhsa--<target>`).
+    pub id: String,
+    /// The record's `kernel_name` or the kernel's directory name.
+    pub name: String,
+    /// Size of the code object.
+    pub size: u64,
+    /// Bytes stored for it (the `.kdb` blob; for `.aks2` the image, inside one xz stream).
+    pub stored: u64,
+    /// `kern_db id N` or `entry N`.
+    pub place: String,
+    /// The code object, when it was at hand (`.aks2` kernels; `.kdb` blobs only when decoded).
+    pub bytes: Option<Vec<u8>>,
+}
+
+/// A `.kdb` or `.aks2` file read: its entries, and a handle to decode `.kdb` blobs.
+pub struct Opened {
+    /// `miopen-kdb` or `aks2`.
+    pub kind: DbKind,
+    /// Entries in file order (`.kdb`: by `id`).
+    pub entries: Vec<DbEntry>,
+    kdb: Option<(Kdb, Vec<Record>)>,
+}
+
+impl std::fmt::Debug for Opened {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Opened")
+            .field("kind", &self.kind)
+            .field("entries", &self.entries)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Opened {
+    /// The code object of entry `i`, decoded and checked (a `.kdb` blob against its
+    /// `uncompressed_size` and MD5).
+    pub fn code_object(&self, i: usize) -> Result<Cow<'_, [u8]>, gfxkit_kernel_db::Error> {
+        let e = &self.entries[i];
+        if let Some(b) = &e.bytes {
+            return Ok(Cow::Borrowed(b));
+        }
+        match &self.kdb {
+            Some((db, records)) => db.code_object(&records[i]).map(Cow::Owned),
+            None => Ok(Cow::Borrowed(&[])),
+        }
+    }
+}
+
+/// Opens a `.kdb` or `.aks2` file named `name` (records and directory read, `.kdb` blobs not
+/// decoded). `None` for other kinds.
+pub fn open(
+    name: &str,
+    data: &[u8],
+    kind: DbKind,
+) -> Option<Result<Opened, gfxkit_kernel_db::Error>> {
+    let limits = Limits::default();
+    Some(match kind {
+        DbKind::MiopenKdb => (|| {
+            let db = Kdb::from_bytes(data, &limits)?;
+            let records = db.records()?;
+            let file_id = DbId::parse_file_name(base_name(name)).ok();
+            let entries = records
+                .iter()
+                .map(|r| DbEntry {
+                    id: entry_id(&kdb_target(r, file_id.as_ref()).unwrap_or_default()),
+                    name: r.kernel_name.clone(),
+                    size: if r.uncompressed_size == 0 {
+                        r.blob_len
+                    } else {
+                        r.uncompressed_size
+                    },
+                    stored: r.blob_len,
+                    place: format!("kern_db id {}", r.id),
+                    bytes: None,
+                })
+                .collect();
+            Ok(Opened {
+                kind,
+                entries,
+                kdb: Some((db, records)),
+            })
+        })(),
+        DbKind::Aks2 => Aks2::parse(data, &limits).map(|a| {
+            let entries = a
+                .entries
+                .iter()
+                .map(|e| {
+                    let img = a.image(e);
+                    DbEntry {
+                        id: entry_id(&code_object_target(img).unwrap_or_default()),
+                        name: e.name.clone(),
+                        size: u64::from(e.image_size),
+                        stored: u64::from(e.image_size),
+                        place: format!("entry {}", e.position),
+                        bytes: Some(img.to_vec()),
+                    }
+                })
+                .collect();
+            Opened {
+                kind,
+                entries,
+                kdb: None,
+            }
+        }),
+        DbKind::TensileIndex | DbKind::TensileMapping => return None,
+    })
+}
+
+/// A Tensile index as `list` shows it (`"database"` of a file listing).
+#[derive(Serialize, Debug, Clone)]
+pub struct DatabaseListing {
+    /// `tensile` (or `tensile-mapping` for a TensileLite `_Mapping.dat`).
+    pub kind: &'static str,
+    /// Solutions the index lists.
+    pub solutions: usize,
+    /// One per row of the root `Hardware` node (one for a shard without one).
+    pub rows: Vec<TensileRow>,
+    /// Whether the files were resolved (false when the index's directory could not be
+    /// listed, as for a package member).
+    pub resolved: bool,
+}
+
+/// One hardware row of a Tensile index.
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub struct TensileRow {
+    /// The processor the row's predicate names (null for the catch-all `TruePred` row).
+    pub processor: Option<String>,
+    /// The CU count the predicate names, if any.
+    pub cu_count: Option<u64>,
+    /// Solutions reachable below the row.
+    pub solutions: usize,
+    /// Files rocBLAS opens for the row's processor (relative to the index's directory).
+    pub files: Vec<String>,
+    /// Files the row needs that are absent.
+    pub missing: Vec<String>,
+}
+
+/// The files one processor needs: those rocBLAS opens and those absent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RowFiles {
+    /// Files opened (relative to the index's directory).
+    pub files: Vec<String>,
+    /// Files absent.
+    pub missing: Vec<String>,
+}
+
+/// The files rocBLAS's rule ([`resolve::rocblas`]) opens for `processor` in the directory
+/// listed by `listing`, and those missing. For a lazy master, each placeholder's shard index
+/// and code objects (missing: a shard index absent, or a placeholder with neither code
+/// object). For one index of every processor, Tensile's names for what a build writes per
+/// processor: `TensileLibrary_<processor>.co` (assembly kernels) and, when the directory
+/// holds source kernels for any processor, `Kernels.so-000-<processor>.hsaco`, each also with
+/// its `-xnack±` spellings; missing when no spelling is present.
+pub fn row_files(listing: &Listing<'_>, processor: &str, placeholders: &[&str]) -> RowFiles {
+    let r = resolve::rocblas(listing, processor, Xnack::Unspecified);
+    let mut out = RowFiles::default();
+    if r.aborts() {
+        out.missing.extend(r.index.missed.last().cloned());
+        return out;
+    }
+    let join = |name: &str| {
+        if r.dir.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}/{name}", r.dir)
+        }
+    };
+    if r.lazy {
+        let suffix = ".dat";
+        for p in placeholders {
+            let f = resolve::placeholder(listing, &r.dir, p, processor, suffix);
+            match f.index.opened {
+                Some(i) => out.files.push(i),
+                None => out.missing.extend(f.index.missed.first().cloned()),
+            }
+            match (f.asm.opened, f.source.opened) {
+                (None, None) => out.missing.extend(f.asm.missed.first().cloned()),
+                (a, s) => out.files.extend(a.into_iter().chain(s)),
+            }
+        }
+    } else {
+        out.files = r.code_objects.clone();
+        let mut expected = vec![format!("TensileLibrary_{processor}.co")];
+        if listing_has_prefix(listing, &r.dir, "Kernels.so-") {
+            expected.push(format!("Kernels.so-000-{processor}.hsaco"));
+        }
+        for e in expected {
+            let present = resolve::xnack_variants(&e)
+                .iter()
+                .any(|v| listing.exists(&join(v)));
+            if !present {
+                out.missing.push(join(&e));
+            }
+        }
+    }
+    out.files.sort();
+    out.files.dedup();
+    out.missing.sort();
+    out.missing.dedup();
+    out
+}
+
+fn listing_has_prefix(listing: &Listing<'_>, dir: &str, prefix: &str) -> bool {
+    listing.files_in(dir).any(|n| n.starts_with(prefix))
+}
+
+/// A Tensile index read (decompressed first for `.zlib`).
+pub struct TensileFile {
+    bytes: Vec<u8>,
+    zlib: bool,
+}
+
+impl TensileFile {
+    /// Reads an index's bytes: a `.zlib` one is decompressed (bounded).
+    pub fn new(name: &str, data: &[u8]) -> Result<TensileFile, gfxkit_kernel_db::Error> {
+        let zlib = gfxkit_kernel_db::sniff::tensile_name(name).is_some_and(|(_, z)| z);
+        let bytes = if zlib {
+            tensile::decompress_zlib(data, Limits::default().max_decompressed)?
+        } else {
+            Vec::new()
+        };
+        Ok(TensileFile { bytes, zlib })
+    }
+
+    /// The index's MessagePack bytes.
+    pub fn bytes<'a>(&'a self, data: &'a [u8]) -> &'a [u8] {
+        if self.zlib {
+            &self.bytes
+        } else {
+            data
+        }
+    }
+}
+
+/// The rows of a parsed index with their files resolved against `listing` (none when it
+/// is `None`).
+pub fn tensile_rows(index: &Index<'_>, listing: Option<&Listing<'_>>) -> Vec<TensileRow> {
+    index
+        .rows()
+        .into_iter()
+        .map(|r| {
+            let files = match (listing, r.processor) {
+                (Some(l), Some(p)) => row_files(l, p, &r.placeholders),
+                _ => RowFiles::default(),
+            };
+            TensileRow {
+                processor: r.processor.map(str::to_owned),
+                cu_count: r.cu_count,
+                solutions: r.solutions.len(),
+                files: files.files,
+                missing: files.missing,
+            }
+        })
+        .collect()
+}
+
+fn empty_listing(name: &str) -> FileListing {
+    crate::list::unreadable(name, String::new())
+}
+
+/// Lists a kernel database: `.kdb` and `.aks2` as one unit (`format` `miopen-kdb`/`aks2`)
+/// with an entry per code object; a Tensile index as [`DatabaseListing`] rows, its files
+/// resolved against `dir` (the names in the index's directory, relative to it). Errors are
+/// kept in the listing, naming the file.
+pub fn list(name: &str, data: &[u8], kind: DbKind, dir: Option<&[&str]>) -> FileListing {
+    let mut out = empty_listing(name);
+    out.error = None;
+    match kind {
+        DbKind::TensileIndex | DbKind::TensileMapping => {
+            let listing = dir.map(Listing::new);
+            match tensile_listing(name, data, kind, listing.as_ref()) {
+                Ok(d) => out.database = Some(d),
+                Err(e) => out.error = Some(format!("{name}: {e}")),
+            }
+        }
+        DbKind::MiopenKdb | DbKind::Aks2 => match open(name, data, kind) {
+            Some(Ok(o)) => out.bundles.push(unit_listing(&o, data.len() as u64)),
+            Some(Err(e)) => out.error = Some(format!("{name}: {e}")),
+            None => {}
+        },
+    }
+    out
+}
+
+fn tensile_listing(
+    name: &str,
+    data: &[u8],
+    kind: DbKind,
+    listing: Option<&Listing<'_>>,
+) -> Result<DatabaseListing, gfxkit_kernel_db::Error> {
+    if kind == DbKind::TensileMapping {
+        // The mapping is not a solution index: its rows are not read here.
+        return Ok(DatabaseListing {
+            kind: kind.name(),
+            solutions: 0,
+            rows: Vec::new(),
+            resolved: false,
+        });
+    }
+    let file = TensileFile::new(name, data)?;
+    let index = Index::parse(file.bytes(data))?;
+    Ok(DatabaseListing {
+        kind: kind.name(),
+        solutions: index.solutions.len(),
+        rows: tensile_rows(&index, listing),
+        resolved: listing.is_some(),
+    })
+}
+
+/// The unit listing of an opened `.kdb` or `.aks2` file of `size` bytes.
+pub fn unit_listing(o: &Opened, size: u64) -> BundleListing {
+    let mut offset = 0u64;
+    let entries: Vec<EntryListing> = o
+        .entries
+        .iter()
+        .map(|e| {
+            let check = e.bytes.as_deref().map(|b| check_payload(&e.id, b));
+            let mut l = entry_listing(ListedEntry {
+                id: e.id.clone(),
+                offset,
+                size: e.size,
+                check,
+            });
+            offset += e.size;
+            l.name = Some(e.name.clone());
+            l
+        })
+        .collect();
+    BundleListing {
+        member: None,
+        section: None,
+        offset: 0,
+        size,
+        format: o.kind.name(),
+        ccob: None,
+        header_size: 0,
+        entries,
+        kpack_key: None,
+    }
+}
+
+/// For `size`: a `.kdb` or `.aks2` file as one bundle per entry (stored: the `.kdb` blob;
+/// for `.aks2` the image's share of the file in proportion to its size); `None` for other
+/// kinds. Kind `kernel-database`.
+pub fn size_survey(
+    name: &str,
+    data: &[u8],
+    kind: DbKind,
+) -> Option<Result<gfxkit_shrink::Survey, gfxkit_shrink::Error>> {
+    let o = match open(name, data, kind)? {
+        Ok(o) => o,
+        Err(e) => {
+            return Some(Err(gfxkit_shrink::Error::at(
+                e.offset.unwrap_or(0),
+                gfxkit_shrink::ErrorKind::Damaged(format!("damaged {}: {e}", kind.name())),
+            )))
+        }
+    };
+    let total: u64 = o.entries.iter().map(|e| e.size).sum();
+    let file = data.len() as u64;
+    let bundles = o
+        .entries
+        .iter()
+        .map(|e| {
+            let stored = match kind {
+                DbKind::Aks2 if total > 0 => {
+                    (u128::from(file) * u128::from(e.size) / u128::from(total)) as u64
+                }
+                _ => e.stored,
+            };
+            gfxkit_shrink::SurveyBundle {
+                offset: 0,
+                stored,
+                encoding: kind.name().to_owned(),
+                uncompressed: e.size,
+                entries: vec![gfxkit_shrink::EntryRecord {
+                    target: gfxkit_shrink::classify(&e.id).label(),
+                    id: e.id.clone(),
+                    size: e.size,
+                    md5: String::new(),
+                }],
+            }
+        })
+        .collect();
+    Some(Ok(crate::kpack::one_region_survey(
+        gfxkit_shrink::FileKind::KernelDatabase,
+        file,
+        None,
+        0,
+        bundles,
+    )))
+}
+
+/// The target ID a raw code object's header names, or why it cannot be trusted: a code object
+/// cut short (its sections or program headers run past the end) or whose header does not read.
+pub fn raw_code_object_target(data: &[u8]) -> Result<String, String> {
+    if let Some(t) = gfxkit_code_object::extent::truncation_with_sections(data) {
+        return Err(format!("truncated code object: {t}"));
+    }
+    let header = gfxkit_code_object::Header::parse(data)
+        .map_err(|e| format!("damaged code object header: {e}"))?;
+    header
+        .target_id()
+        .map(|t| t.to_string())
+        .map_err(|e| format!("damaged code object header: {e}"))
+}
+
+/// For `size`: a raw AMDGPU code object (`.co`, `.hsaco`) as one entry of the target its
+/// header names (file kind `code-object`); `None` when the bytes are not one. A code object
+/// cut short or whose header does not read is an error (its bytes would be miscounted).
+pub fn code_object_survey(
+    data: &[u8],
+) -> Option<Result<gfxkit_shrink::Survey, gfxkit_shrink::Error>> {
+    if gfxkit_host::InputKind::sniff(data.get(..64).unwrap_or(data))
+        != gfxkit_host::InputKind::CodeObject
+    {
+        return None;
+    }
+    let target = match raw_code_object_target(data) {
+        Ok(t) => t,
+        Err(why) => {
+            return Some(Err(gfxkit_shrink::Error::at(
+                0,
+                gfxkit_shrink::ErrorKind::Damaged(why),
+            )))
+        }
+    };
+    let id = entry_id(&target);
+    let size = data.len() as u64;
+    let bundle = gfxkit_shrink::SurveyBundle {
+        offset: 0,
+        stored: size,
+        encoding: "code-object".to_owned(),
+        uncompressed: size,
+        entries: vec![gfxkit_shrink::EntryRecord {
+            target: gfxkit_shrink::classify(&id).label(),
+            id,
+            size,
+            md5: String::new(),
+        }],
+    };
+    Some(Ok(crate::kpack::one_region_survey(
+        gfxkit_shrink::FileKind::CodeObject,
+        size,
+        None,
+        0,
+        vec![bundle],
+    )))
+}
+
+/// `kdb::decode_blob` for callers holding a record and its blob.
+pub use kdb::decode_blob;
+
+/// The names of the function symbols (`STT_FUNC`) of a code object, borrowed from it: what a
+/// Tensile solution's name must be found among.
+pub fn function_symbols(data: &[u8]) -> Result<std::collections::HashSet<&str>, String> {
+    use object::{Object, ObjectSymbol, SymbolKind};
+    let file = object::File::parse(data).map_err(|e| format!("not a readable ELF file: {e}"))?;
+    Ok(file
+        .symbols()
+        .filter(|s| s.kind() == SymbolKind::Text)
+        .filter_map(|s| s.name().ok())
+        .filter(|n| !n.is_empty())
+        .collect())
+}
+
+fn db_error(name: &str, e: gfxkit_kernel_db::Error) -> crate::Error {
+    crate::Error::new(crate::ErrorKind::Database(format!("{name}: {e}")))
+}
+
+fn finding(entry: Option<usize>, id: Option<String>, message: String) -> Finding {
+    Finding {
+        bundle: None,
+        bundle_offset: None,
+        member: None,
+        section: None,
+        entry,
+        id,
+        message,
+        kind: FindingKind::Database,
+    }
+}
+
+fn verification(
+    name: &str,
+    bundles: usize,
+    entries: usize,
+    problems: Vec<Finding>,
+) -> Verification {
+    Verification {
+        path: name.to_owned(),
+        ok: problems.is_empty(),
+        bundles,
+        entries,
+        problems,
+    }
+}
+
+/// `verify` of a `.kdb` or `.aks2` file: every `.kdb` blob decoded to its
+/// `uncompressed_size` and checked against its MD5, every `.aks2` directory entry in bounds
+/// (checked when the file is read: an error) and every code object's `e_flags` against the
+/// target its entry names. A file that cannot be opened at all is an error.
+pub fn verify_opened(name: &str, data: &[u8], kind: DbKind) -> Option<crate::Result<Verification>> {
+    let o = match open(name, data, kind)? {
+        Ok(o) => o,
+        Err(e) => return Some(Err(db_error(name, e))),
+    };
+    let problems: Vec<Finding> = (0..o.entries.len())
+        .filter_map(|i| {
+            let e = &o.entries[i];
+            if e.size == 0 {
+                return None; // An .aks2 kernel that did not compile, as AOTriton writes it.
+            }
+            let bad = |m: String| Some(finding(Some(i), Some(e.id.clone()), m));
+            match o.code_object(i) {
+                Err(err) => bad(format!("{} ({}): {}", e.place, e.name, err.kind)),
+                Ok(bytes) => match check_payload(&e.id, &bytes) {
+                    crate::locate::PayloadCheck::NotCodeObject(why) => bad(format!(
+                        "{} ({}): not an AMDGPU code object: {why}",
+                        e.place, e.name
+                    )),
+                    crate::locate::PayloadCheck::Checked {
+                        mismatch: Some(m), ..
+                    } => bad(format!("{} ({}): {m}", e.place, e.name)),
+                    _ => None,
+                },
+            }
+        })
+        .collect();
+    Some(Ok(verification(name, 1, o.entries.len(), problems)))
+}
+
+/// How many solution names a finding quotes.
+const NAMES_QUOTED: usize = 2;
+
+/// `verify` of a Tensile index against the directory it sits in (`listing`, names relative
+/// to it; `open` gives a file's bytes by such a name): per row, the files the row needs exist
+/// ([`row_files`]) and every solution's name is a function symbol of one of the files opened
+/// for the row's processor. Read errors of the index are errors; the rest are findings.
+pub fn verify_tensile<'d>(
+    name: &str,
+    index: &Index<'_>,
+    listing: &Listing<'_>,
+    open: &dyn Fn(&str) -> Option<&'d [u8]>,
+) -> Verification {
+    let mut problems = Vec::new();
+    let mut symbols: std::collections::HashMap<
+        String,
+        Result<std::collections::HashSet<&'d str>, String>,
+    > = std::collections::HashMap::new();
+    for r in index.rows() {
+        let Some(processor) = r.processor else {
+            continue;
+        };
+        let who = match r.cu_count {
+            Some(n) => format!("row {} ({processor}, {n} CUs)", r.position),
+            None => format!("row {} ({processor})", r.position),
+        };
+        let id = Some(entry_id(processor));
+        let files = row_files(listing, processor, &r.placeholders);
+        for m in &files.missing {
+            problems.push(finding(
+                Some(r.position),
+                id.clone(),
+                format!("{who}: {m} is missing"),
+            ));
+        }
+        if !r.placeholders.is_empty() {
+            continue; // A lazy master's solutions live in its shards, checked when listed.
+        }
+        for f in &files.files {
+            symbols.entry(f.clone()).or_insert_with(|| match open(f) {
+                Some(bytes) => function_symbols(bytes),
+                None => Err("cannot be opened".to_owned()),
+            });
+        }
+        let mut have: Vec<&std::collections::HashSet<&str>> = Vec::new();
+        for f in &files.files {
+            match &symbols[f] {
+                Ok(s) => have.push(s),
+                Err(e) => problems.push(finding(
+                    Some(r.position),
+                    id.clone(),
+                    format!("{who}: {f}: {e}"),
+                )),
+            }
+        }
+        let absent: Vec<&str> = r
+            .solutions
+            .iter()
+            .filter_map(|i| index.solution(*i))
+            .map(|s| s.name)
+            .filter(|n| !have.iter().any(|h| h.contains(n)))
+            .collect();
+        if !absent.is_empty() {
+            let mut quoted = absent
+                .iter()
+                .take(NAMES_QUOTED)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", ");
+            if absent.len() > NAMES_QUOTED {
+                quoted.push_str(&format!(" and {} more", absent.len() - NAMES_QUOTED));
+            }
+            problems.push(finding(
+                Some(r.position),
+                id,
+                format!(
+                    "{who}: {} of {} solutions have no function symbol in {}: {quoted}",
+                    absent.len(),
+                    r.solutions.len(),
+                    if files.files.is_empty() {
+                        "any file (none is opened)".to_owned()
+                    } else {
+                        files.files.join(", ")
+                    }
+                ),
+            ));
+        }
+    }
+    let rows = index.rows().len();
+    verification(name, 0, rows, problems)
+}
+
+/// Reads a Tensile index file (`.zlib` decompressed) and parses it; the error names `name`.
+pub fn read_tensile<'a>(
+    name: &str,
+    data: &'a [u8],
+    file: &'a mut Option<TensileFile>,
+) -> crate::Result<Index<'a>> {
+    let f = file.insert(TensileFile::new(name, data).map_err(|e| db_error(name, e))?);
+    Index::parse(f.bytes(data)).map_err(|e| db_error(name, e))
+}
+
+/// Every file the rows of `index` open in the directory `listing` lists (the files
+/// [`verify_tensile`] reads symbols from).
+pub fn needed_files(index: &Index<'_>, listing: &Listing<'_>) -> Vec<String> {
+    let mut names: Vec<String> = index
+        .rows()
+        .iter()
+        .filter_map(|r| Some(row_files(listing, r.processor?, &r.placeholders).files))
+        .flatten()
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// A file that belongs to a kernel database rather than being a library: a raw code object
+/// (`.co`, `.hsaco`), a `.kdb` or `.aks2` file, a Tensile index. `doctor` judges such files
+/// with the library that loads them (or, without one, as one database), not one by one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DbMember {
+    /// The path (`pkg!member` for a package member).
+    pub path: String,
+    /// The processors it holds code for (none for an index).
+    pub processors: Vec<String>,
+}
+
+/// The database member a file is, from its name and bytes; `None` for other files.
+pub fn member_of(path: &str, data: &[u8]) -> Option<DbMember> {
+    let processors = match kind(path, data) {
+        Some(DbKind::TensileIndex | DbKind::TensileMapping) => Vec::new(),
+        Some(DbKind::MiopenKdb) => DbId::parse_file_name(base_name(path))
+            .map(|id| vec![id.processor])
+            .unwrap_or_default(),
+        Some(k @ DbKind::Aks2) => match open(path, data, k) {
+            Some(Ok(o)) => o
+                .entries
+                .iter()
+                .filter_map(|e| e.id.rsplit("--").next())
+                .filter_map(|t| t.split(':').next())
+                .filter(|p| !p.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            _ => Vec::new(),
+        },
+        None => {
+            if gfxkit_host::InputKind::sniff(data.get(..64).unwrap_or(data))
+                != gfxkit_host::InputKind::CodeObject
+            {
+                return None;
+            }
+            // A damaged code object is judged as a file, where its damage is reported.
+            let target = raw_code_object_target(data).ok()?;
+            target
+                .split(':')
+                .next()
+                .map(str::to_owned)
+                .into_iter()
+                .collect()
+        }
+    };
+    let mut processors = processors;
+    processors.sort();
+    processors.dedup();
+    Some(DbMember {
+        path: path.to_owned(),
+        processors,
+    })
+}
+
+/// The unit a database member belongs to: up to and including the last `library` component
+/// (rocBLAS, hipBLASLt: `rocblas/2.47.0/library`, also above `library/<arch>/`); else the
+/// package it is a member of (aiter's and AOTriton's wheels: `x.whl`); else the Python
+/// package below `site-packages`/`dist-packages` (`site-packages/aiter_meta`); else the
+/// member's directory.
+pub fn database_root(path: &str) -> String {
+    let parts: Vec<&str> = path.split(['/', '!']).collect();
+    let dir_len = parts.len().saturating_sub(1);
+    let dirs = &parts[..dir_len];
+    let cut = if let Some(i) = dirs.iter().rposition(|p| *p == "library") {
+        i + 1
+    } else if let Some(pkg) = path.find('!') {
+        return path[..pkg].to_owned();
+    } else if let Some(i) = dirs
+        .iter()
+        .rposition(|p| *p == "site-packages" || *p == "dist-packages")
+        .filter(|i| i + 1 < dir_len)
+    {
+        i + 2
+    } else {
+        dir_len
+    };
+    // The separators of the original path up to the cut.
+    let mut end = 0;
+    for (i, p) in parts.iter().enumerate().take(cut) {
+        end += p.len() + usize::from(i > 0);
+    }
+    if end == 0 {
+        return ".".to_owned();
+    }
+    path[..end].to_owned()
+}
+
+/// A kernel database as `doctor` judges it: its directory and the files found in it.
+#[derive(Debug, Clone, Default)]
+pub struct Database {
+    /// [`database_root`] of its members.
+    pub root: String,
+    /// Its files, in path order.
+    pub members: Vec<DbMember>,
+}
+
+impl Database {
+    /// The names of the members relative to the root.
+    pub fn names(&self) -> Vec<&str> {
+        self.members
+            .iter()
+            .filter_map(|m| m.path.strip_prefix(&self.root))
+            .map(|n| n.trim_start_matches(['/', '!']))
+            .collect()
+    }
+
+    /// Processors some member holds code for, sorted.
+    pub fn processors(&self) -> Vec<String> {
+        let mut p: Vec<String> = self
+            .members
+            .iter()
+            .flat_map(|m| m.processors.iter().cloned())
+            .collect();
+        p.sort();
+        p.dedup();
+        p
+    }
+
+    /// Why the database has nothing for `device`, naming what is missing; `None` when it has.
+    /// A directory holding a Tensile index is judged by rocBLAS's rule ([`row_files`]: the
+    /// files the device's processor needs); any other by whether some member holds code for
+    /// the device's processor.
+    pub fn lacks(&self, device: &gfxkit_target_id::TargetId) -> Option<String> {
+        let processor = device.processor().name;
+        let names = self.names();
+        let tensile = names
+            .iter()
+            .any(|n| gfxkit_kernel_db::sniff::tensile_name(n).is_some());
+        if tensile {
+            let files = row_files(&Listing::new(&names), processor, &[]);
+            if files.missing.is_empty() {
+                return None;
+            }
+            return Some(format!("{} lacks {}", self.root, files.missing.join(", ")));
+        }
+        if self
+            .members
+            .iter()
+            .any(|m| m.processors.iter().any(|p| p == processor))
+        {
+            return None;
+        }
+        Some(format!(
+            "{} has no code object for {processor} (present: {})",
+            self.root,
+            self.processors().join(" ")
+        ))
+    }
+}
+
+/// Groups database members by [`database_root`], in root order.
+pub fn group(members: Vec<DbMember>) -> Vec<Database> {
+    let mut map: std::collections::BTreeMap<String, Vec<DbMember>> = Default::default();
+    for m in members {
+        map.entry(database_root(&m.path)).or_default().push(m);
+    }
+    map.into_iter()
+        .map(|(root, mut members)| {
+            members.sort_by(|a, b| a.path.cmp(&b.path));
+            Database { root, members }
+        })
+        .collect()
+}
+
+/// Which of `databases` the library at `library` loads: for `lib<name>.so*`, a database whose
+/// root lies under `<library's directory>/<name>/` (rocBLAS: `rocblas/<version>/library`;
+/// hipBLASLt: `hipblaslt/library`). MIOpen's `.kdb` files sit under `share/miopen/db`, not
+/// beside the library, and are judged as databases of their own.
+pub fn owner_of(library: &str, databases: &[Database]) -> Vec<usize> {
+    let base = base_name(library);
+    let Some(name) = base
+        .strip_prefix("lib")
+        .and_then(|n| n.split(".so").next())
+        .filter(|n| !n.is_empty())
+    else {
+        return Vec::new();
+    };
+    let dir = &library[..library.len() - base.len()];
+    let prefix = format!("{dir}{name}/");
+    databases
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.root.starts_with(&prefix))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Adds a database's verdicts to a unit's (a library's, or the database's own): on a device
+/// where the database lacks what the device needs, the unit does not run, and the missing
+/// files are named.
+fn judge_database(f: &mut DoctorFile, db: &Database, devices: &[gfxkit_target_id::TargetId]) {
+    f.database.push(db.root.clone());
+    for d in devices {
+        let key = d.to_string();
+        match db.lacks(d) {
+            None => {
+                f.runs_on.entry(key).or_insert(true);
+            }
+            Some(why) => {
+                f.runs_on.insert(key.clone(), false);
+                let m = f.missing.entry(key).or_default();
+                if !m.is_empty() {
+                    m.push_str("; ");
+                }
+                m.push_str(&why);
+            }
+        }
+    }
+}
+
+/// `doctor`'s verdicts over a tree: each library ([`crate::doctor::judge`]) together with the
+/// databases it loads ([`owner_of`]), then each database no library loads as a unit of its
+/// own; in path order. `libraries` are the files examined by path, `members` the database
+/// files found ([`member_of`]).
+pub fn judge_with_databases(
+    libraries: Vec<(String, Examined)>,
+    members: Vec<DbMember>,
+    devices: &[gfxkit_target_id::TargetId],
+) -> Vec<DoctorFile> {
+    let databases = group(members);
+    let mut owned = vec![false; databases.len()];
+    let mut out = Vec::new();
+    for (path, examined) in libraries {
+        // No device code: not a GPU library.
+        let Some(mut f) = crate::doctor::judge(&path, examined, devices) else {
+            continue;
+        };
+        for i in owner_of(&path, &databases) {
+            owned[i] = true;
+            judge_database(&mut f, &databases[i], devices);
+        }
+        out.push(f);
+    }
+    for (db, _) in databases.iter().zip(&owned).filter(|(_, o)| !**o) {
+        let mut f = DoctorFile {
+            path: db.root.clone(),
+            runs_on: Default::default(),
+            targets: db.processors(),
+            bundles: db.members.len(),
+            needs: Default::default(),
+            missing: Default::default(),
+            spirv: Vec::new(),
+            errors: Vec::new(),
+            kpack: Vec::new(),
+            database: Vec::new(),
+        };
+        judge_database(&mut f, db, devices);
+        out.push(f);
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn database_roots_by_layout() {
+        let r = database_root;
+        assert_eq!(
+            r("/usr/lib/rocblas/2.47.0/library/TensileLibrary_gfx90a.co"),
+            "/usr/lib/rocblas/2.47.0/library"
+        );
+        assert_eq!(
+            r("/opt/rocm/lib/hipblaslt/library/gfx942/x_gfx942.co"),
+            "/opt/rocm/lib/hipblaslt/library"
+        );
+        assert_eq!(
+            r("x.deb!./usr/lib/rocblas/2.47.0/library/a.co"),
+            "x.deb!./usr/lib/rocblas/2.47.0/library"
+        );
+        assert_eq!(r("aiter.whl!aiter_meta/hsa/gfx942/fmha/a.co"), "aiter.whl");
+        assert_eq!(
+            r("/venv/lib/python3.12/site-packages/aiter_meta/hsa/gfx942/a.co"),
+            "/venv/lib/python3.12/site-packages/aiter_meta"
+        );
+        assert_eq!(r("/tmp/k/a.co"), "/tmp/k");
+        assert_eq!(r("a.co"), ".");
+    }
+
+    #[test]
+    fn a_library_owns_the_database_in_its_named_directory() {
+        let dbs = group(vec![
+            DbMember {
+                path: "/l/rocblas/2.47.0/library/TensileLibrary_gfx90a.co".into(),
+                processors: vec!["gfx90a".into()],
+            },
+            DbMember {
+                path: "/l/other/k.co".into(),
+                processors: vec!["gfx90a".into()],
+            },
+        ]);
+        // Grouped in root order: /l/other, then /l/rocblas/...
+        assert_eq!(owner_of("/l/librocblas.so.0", &dbs), [1]);
+        assert!(owner_of("/l/libhipblas.so.0", &dbs).is_empty());
+        let d = gfxkit_target_id::TargetId::parse("gfx1030").unwrap();
+        assert_eq!(
+            dbs[1].lacks(&d).as_deref(),
+            Some("/l/rocblas/2.47.0/library has no code object for gfx1030 (present: gfx90a)")
+        );
+    }
+}

@@ -1,0 +1,129 @@
+//! Kernel databases on disk: the file-system half of `gfxkit_inventory::database` (listing a
+//! Tensile index's directory, opening the code objects it resolves to).
+
+use crate::input::Input;
+use gfxkit_inventory::database::{self as db, DbKind};
+use gfxkit_inventory::list::FileListing;
+use std::path::{Path, PathBuf};
+
+/// Most names read from one index directory (a rocBLAS `library/` holds tens of files; a
+/// hipBLASLt one with per-architecture subdirectories some thousands).
+pub const MAX_DIR_NAMES: usize = 1 << 20;
+
+/// The kind of kernel database `path` is, from its name and bytes.
+pub fn kind(path: &Path, data: &[u8]) -> Option<DbKind> {
+    db::kind(&path.to_string_lossy(), data)
+}
+
+/// The directory a Tensile index sits in, when it is a file on disk (not a package member).
+pub fn index_dir(path: &Path) -> Option<PathBuf> {
+    if crate::input::member_package(path).is_some() {
+        return None;
+    }
+    let dir = path.parent()?;
+    Some(if dir.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        dir.to_path_buf()
+    })
+}
+
+/// The names in `dir` and, one level down, in its subdirectories (`gfx942/x.co`): what
+/// rocBLAS's rule is applied to. Sorted; `None` when `dir` cannot be read.
+pub fn dir_names(dir: &Path) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        if out.len() >= MAX_DIR_NAMES {
+            break;
+        }
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Ok(meta) = std::fs::metadata(e.path()) else {
+            continue;
+        };
+        if meta.is_dir() {
+            out.push(format!("{name}/"));
+            if let Ok(rd) = std::fs::read_dir(e.path()) {
+                for s in rd.flatten().take(MAX_DIR_NAMES) {
+                    out.push(format!("{name}/{}", s.file_name().to_string_lossy()));
+                }
+            }
+        } else {
+            out.push(name);
+        }
+    }
+    out.sort();
+    Some(out)
+}
+
+/// `list` of a kernel database (`None` for other files): a Tensile index with its files
+/// resolved against its directory.
+pub fn list_file_bytes(path: &Path, data: &[u8]) -> Option<FileListing> {
+    let kind = kind(path, data)?;
+    let name = path.display().to_string();
+    let names = match kind {
+        DbKind::TensileIndex => index_dir(path).and_then(|d| dir_names(&d)),
+        _ => None,
+    };
+    let refs: Option<Vec<&str>> = names
+        .as_ref()
+        .map(|n| n.iter().map(String::as_str).collect());
+    Some(db::list(&name, data, kind, refs.as_deref()))
+}
+
+/// `size` of a kernel database or a raw code object (`None` for other files).
+pub fn size_survey(
+    path: &Path,
+    data: &[u8],
+) -> Option<Result<gfxkit_shrink::Survey, gfxkit_shrink::Error>> {
+    if let Some(k) = kind(path, data) {
+        return db::size_survey(&path.to_string_lossy(), data, k);
+    }
+    db::code_object_survey(data)
+}
+
+/// Opens the files of `names` (relative to `dir`) that exist, for reading their symbols.
+pub fn open_all(dir: &Path, names: &[String]) -> Vec<(String, Result<Input, crate::Error>)> {
+    names
+        .iter()
+        .map(|n| (n.clone(), Input::open(&dir.join(n))))
+        .collect()
+}
+
+/// `verify` of a kernel database (`None` for other files): `.kdb`/`.aks2` records decoded and
+/// checked; a Tensile index against the files beside it (their function symbols read from
+/// the mapped files). An index that is a package member is checked without its directory:
+/// only that it reads.
+pub fn verify_file_bytes(
+    path: &Path,
+    data: &[u8],
+) -> Option<gfxkit_inventory::Result<gfxkit_inventory::verify::Verification>> {
+    let kind = kind(path, data)?;
+    let name = path.display().to_string();
+    match kind {
+        DbKind::MiopenKdb | DbKind::Aks2 => db::verify_opened(&name, data, kind),
+        DbKind::TensileMapping => None,
+        DbKind::TensileIndex => {
+            let mut file = None;
+            let index = match db::read_tensile(&name, data, &mut file) {
+                Ok(i) => i,
+                Err(e) => return Some(Err(e)),
+            };
+            let dir = index_dir(path);
+            let names = dir.as_deref().and_then(dir_names).unwrap_or_default();
+            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            let listing = gfxkit_kernel_db::resolve::Listing::new(&refs);
+            let files = match &dir {
+                Some(d) => open_all(d, &db::needed_files(&index, &listing)),
+                None => Vec::new(),
+            };
+            let open = |n: &str| {
+                files
+                    .iter()
+                    .find(|(f, _)| f == n)
+                    .and_then(|(_, i)| i.as_ref().ok())
+                    .map(|i| &i[..])
+            };
+            Some(Ok(db::verify_tensile(&name, &index, &listing, &open)))
+        }
+    }
+}
