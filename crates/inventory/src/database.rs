@@ -446,7 +446,7 @@ pub fn size_survey(
                 encoding: kind.name().to_owned(),
                 uncompressed: e.size,
                 entries: vec![gfxkit_shrink::EntryRecord {
-                    target: gfxkit_shrink::classify(&e.id).label(),
+                    target: gfxkit_shrink::label(&e.id),
                     id: e.id.clone(),
                     size: e.size,
                     md5: String::new(),
@@ -505,7 +505,7 @@ pub fn code_object_survey(
         encoding: "code-object".to_owned(),
         uncompressed: size,
         entries: vec![gfxkit_shrink::EntryRecord {
-            target: gfxkit_shrink::classify(&id).label(),
+            target: gfxkit_shrink::label(&id),
             id,
             size,
             md5: String::new(),
@@ -942,12 +942,20 @@ pub fn judge_with_databases(
     let mut out = Vec::new();
     for (path, examined) in libraries {
         // No device code: not a GPU library.
-        let Some(mut f) = crate::doctor::judge(&path, examined, devices) else {
+        let loads = owner_of(&path, &databases);
+        let lacks = |d: &gfxkit_target_id::TargetId| {
+            let why: Vec<String> = loads
+                .iter()
+                .filter_map(|&i| databases[i].lacks(d))
+                .collect();
+            (!why.is_empty()).then(|| why.join("; "))
+        };
+        let Some(mut f) = crate::doctor::judge_with(&path, examined, devices, &lacks) else {
             continue;
         };
-        for i in owner_of(&path, &databases) {
+        for &i in &loads {
             owned[i] = true;
-            judge_database(&mut f, &databases[i], devices);
+            f.database.push(databases[i].root.clone());
         }
         out.push(f);
     }
@@ -962,6 +970,7 @@ pub fn judge_with_databases(
             spirv: Vec::new(),
             errors: Vec::new(),
             kpack: Vec::new(),
+            remedies: Vec::new(),
             database: Vec::new(),
         };
         judge_database(&mut f, db, devices);

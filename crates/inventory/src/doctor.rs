@@ -241,6 +241,19 @@ pub fn examine(inv: &Inventory<'_>) -> Examined {
 /// The verdict on `devices` for a file named `name`; `None` when the file holds no device
 /// code the runtime loads (not a GPU library).
 pub fn judge(name: &str, examined: Examined, devices: &[TargetId]) -> Option<DoctorFile> {
+    judge_with(name, examined, devices, &|_| None)
+}
+
+/// [`judge`], with what else the library needs on a device beside its own device code:
+/// `lacks` says why a device cannot run it for that (the kernel database it loads has no
+/// file for the device), `None` when nothing else is lacking. Such a device does not run
+/// the library, and the remedies offered are those that also satisfy `lacks`.
+pub fn judge_with(
+    name: &str,
+    examined: Examined,
+    devices: &[TargetId],
+    lacks: &dyn Fn(&TargetId) -> Option<String>,
+) -> Option<DoctorFile> {
     let Examined {
         units,
         errors,
@@ -311,6 +324,18 @@ pub fn judge(name: &str, examined: Examined, devices: &[TargetId]) -> Option<Doc
             }
         }
     }
+    // What else the library loads (its kernel database).
+    for d in devices {
+        if let Some(why) = lacks(d) {
+            let key = d.to_string();
+            f.runs_on.insert(key.clone(), false);
+            let m = f.missing.entry(key).or_default();
+            if !m.is_empty() {
+                m.push_str("; ");
+            }
+            m.push_str(&why);
+        }
+    }
     // What could be done where it does not run.
     for d in devices {
         if f.runs_on.get(&d.to_string()) != Some(&false) {
@@ -319,6 +344,7 @@ pub fn judge(name: &str, examined: Examined, devices: &[TargetId]) -> Option<Doc
         let runs_as = |c: &TargetId| {
             (units.is_empty() || verdict(c, &units).runs)
                 && (kpack_verdicts.is_empty() || kpack_runs(&c.to_string()) == Some(true))
+                && lacks(c).is_none()
         };
         let package = kpack_packages
             .iter()

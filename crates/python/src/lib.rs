@@ -1096,6 +1096,11 @@ fn run_transform<'py>(
             None
         };
         let bytes: &[u8] = unsigned.as_deref().unwrap_or(bytes);
+        // The rewrite then borrows from the unsigned copy, and is checked against it.
+        let original = match unsigned {
+            Some(_) => gfxkit_io::rewrite::Original::Bytes(bytes),
+            None => original,
+        };
         let rewritten = gfxkit_shrink::rewrite(bytes, t)
             .map_err(|e| Fail::format(format!("cannot rewrite {name}: {e}")))?;
         if !allow_empty {

@@ -245,7 +245,12 @@ pub fn execute(io: &IoArgs, t: &Transform, allow_empty: bool) -> Result<ExitCode
         } else {
             crate::output::Durability::Rename
         };
-        write_verified(path, &io.input, input, &rewritten, durability)?;
+        // The rewrite borrows from the input's file, or from the unsigned copy in memory.
+        let original = match &unsigned {
+            Some(bytes) => gfxkit_io::rewrite::Original::Bytes(bytes),
+            None => gfxkit_io::rewrite::Original::Input(&mapped),
+        };
+        write_verified(path, &io.input, original, &rewritten, durability)?;
     }
     if io.json {
         rewritten
@@ -361,14 +366,14 @@ pub fn note_unmatched<'r>(
 fn write_verified(
     path: &Path,
     input_path: &Path,
-    original: &crate::input::Input,
+    original: gfxkit_io::rewrite::Original<'_>,
     rewritten: &gfxkit_shrink::Rewritten,
     durability: crate::output::Durability,
 ) -> Result<()> {
     Ok(gfxkit_io::rewrite::write_verified(
         path,
         Some(input_path),
-        gfxkit_io::rewrite::Original::Input(original),
+        original,
         rewritten,
         durability,
     )?)
