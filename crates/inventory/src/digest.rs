@@ -89,12 +89,7 @@ pub fn file_digests(
     kernels: bool,
 ) -> crate::Result<(Vec<Digest>, Vec<String>)> {
     let found = locate::locate(data)?;
-    let mut errors: Vec<String> = found
-        .problems
-        .iter()
-        .filter(|p| p.severity == gfxkit_host::Severity::Error)
-        .map(|p| format!("{name}: {p}"))
-        .collect();
+    let mut errors = found.error_lines(name);
     let mut out = Vec::new();
     for unit in &found.units {
         let where_ = unit.describe();

@@ -138,6 +138,15 @@ impl Found<'_> {
             .iter()
             .any(|p| p.severity == gfxkit_host::Severity::Error)
     }
+
+    /// The errors among the problems, one line each, naming the file `name`.
+    pub fn error_lines(&self, name: &str) -> Vec<String> {
+        self.problems
+            .iter()
+            .filter(|p| p.severity == gfxkit_host::Severity::Error)
+            .map(|p| format!("{name}: {p}"))
+            .collect()
+    }
 }
 
 /// Finds the device code in a file's bytes. A standalone bundle file is read exactly as

@@ -386,7 +386,7 @@ struct Descriptor {
     annotations: BTreeMap<String, String>,
 }
 
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize, Clone, Default)]
 struct PlatformJson {
     #[serde(default)]
     architecture: String,
@@ -421,12 +421,8 @@ struct ManifestJson {
 
 #[derive(Deserialize, Default)]
 struct ConfigJson {
-    #[serde(default)]
-    architecture: String,
-    #[serde(default)]
-    os: String,
-    #[serde(default)]
-    variant: Option<String>,
+    #[serde(flatten)]
+    platform: PlatformJson,
     #[serde(default)]
     rootfs: Option<RootFs>,
 }
@@ -787,12 +783,8 @@ fn images(name: &str, layout: &dyn Layout, wanted: Option<&Platform>) -> Result<
                     Some((&cd, m.config.size)),
                     "image configuration",
                 )?;
-                if !cfg.os.is_empty() {
-                    c.platform = Some(Platform {
-                        os: cfg.os,
-                        architecture: cfg.architecture,
-                        variant: cfg.variant.filter(|v| !v.is_empty()),
-                    });
+                if !cfg.platform.os.is_empty() {
+                    c.platform = Some(cfg.platform.platform());
                 }
             }
             groups
@@ -868,11 +860,7 @@ fn images(name: &str, layout: &dyn Layout, wanted: Option<&Platform>) -> Result<
                 config_digest.as_ref().map(|d| (d, config_size)),
                 "image configuration",
             )?;
-            let platform = (!cfg.os.is_empty()).then(|| Platform {
-                os: cfg.os.clone(),
-                architecture: cfg.architecture.clone(),
-                variant: cfg.variant.clone().filter(|v| !v.is_empty()),
-            });
+            let platform = (!cfg.platform.os.is_empty()).then(|| cfg.platform.platform());
             if let (Some(w), Some(p)) = (wanted, &platform) {
                 if !w.matches(p) {
                     continue;
