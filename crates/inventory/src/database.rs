@@ -753,8 +753,13 @@ pub fn member_of(path: &str, data: &[u8]) -> Option<DbMember> {
             {
                 return None;
             }
-            // A damaged code object is judged as a file, where its damage is reported.
+            // A damaged code object is judged as a file, where its damage is reported: a
+            // header that does not read, or one the code object contradicts (its e_flags
+            // against its metadata's amdhsa.target).
             let target = raw_code_object_target(data).ok()?;
+            if crate::locate::locate(data).map_or(true, |f| f.has_errors()) {
+                return None;
+            }
             target
                 .split(':')
                 .next()
