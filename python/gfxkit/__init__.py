@@ -341,19 +341,26 @@ def check(
     require: Union[str, TargetId, Iterable[Union[str, TargetId]]],
     *,
     exactly: bool = False,
+    kpack_loader: str = "current",
 ) -> CheckReport:
     """Whether every file with device code under ``paths`` (files, packages, directories)
     carries code that runs on every target of ``require`` (``gfxkit check --require ...
     --json``): a bare processor (``gfx90a``) is met by code for one xnack/sramecc setting
     (``needs`` names it), a target ID with settings asks for that setting; generic code and
     SPIR-V count as the HIP runtime would load them. With ``exactly``, targets no required
-    target would load fail too (``extra``). The report is true when every file passes."""
+    target would load fail too (``extra``). A library is judged together with the kernel
+database it loads (rocBLAS's ``rocblas/<version>/library``; ``database`` names it), and a
+database no library loads on its own. Split binaries are judged through their kpack archives
+as ``kpack_loader`` (``"current"`` or ``"old"``) finds them. The report is true when every
+file passes."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     if isinstance(require, (str, TargetId)):
         require = [require]
     wanted = [t.strip() for r in require for t in str(r).split(",") if t.strip()]
-    return CheckReport(_gfxkit.check([os.fspath(p) for p in paths], wanted, exactly))
+    return CheckReport(
+        _gfxkit.check([os.fspath(p) for p in paths], wanted, exactly, kpack_loader)
+    )
 
 
 def diff(old: Union[str, "os.PathLike[str]"], new: Union[str, "os.PathLike[str]"]) -> DiffReport:

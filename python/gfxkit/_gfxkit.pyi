@@ -46,7 +46,9 @@ def doctor(
     kpack_loader: str = "current",
 ) -> Dict[str, Any]:
     """``gfxkit doctor --json``'s report; a device ``auto`` reads the KFD topology."""
-def check(paths: List[str], require: List[str], exactly: bool = False) -> Dict[str, Any]:
+def check(
+    paths: List[str], require: List[str], exactly: bool = False, kpack_loader: str = "current"
+) -> Dict[str, Any]:
     """``gfxkit check --json``'s report."""
 def diff(old: str, new: str) -> Dict[str, Any]:
     """``gfxkit diff --json OLD NEW``'s report."""

@@ -5,6 +5,8 @@ on libraries clang-19 builds, with the expected answers derived from
 from __future__ import annotations
 
 import shutil
+
+import pytest
 from pathlib import Path
 
 import gfxkit
@@ -48,6 +50,11 @@ def test_check_equals_the_cli_and_names_what_is_missing(built, cli):
     rep = gfxkit.check(built["bundle"], fewer, exactly=True)
     assert not rep
     assert rep.files[0]["extra"] == [sorted(present)[0]]
+    # The kpack loader modelled is the CLI's option; an unknown one is refused.
+    code, doc = cli("check", "--require", "gfx906", "--kpack-loader", "old", "--json", d)
+    assert gfxkit.check(d, "gfx906", kpack_loader="old").to_dict() == doc
+    with pytest.raises(ValueError):
+        gfxkit.check(d, "gfx906", kpack_loader="newest")
 
 
 def test_diff_equals_the_cli(tmp_path, cli):

@@ -19,6 +19,7 @@
 //! | `code_object` | code objects: ELF header, `e_flags`, notes, MessagePack metadata, descriptors |
 //! | `target_id` | target IDs and bundle entry IDs |
 //! | `prune` | the prune/recompress planner: refuse, or produce a file that verifies |
+//! | `pe_rewrite` | prune/recompress of PE32+ images (signed ones without their signature): refuse, or a file that verifies, keeps its addresses, base relocations and a right `CheckSum` |
 //! | `kpack` | `.kpack` archives: header, TOC, frames and blobs, kernels decoded within bounds, written back |
 //! | `kpack_split` | `kpack split` and `kpack inline` on ELF input: refuse, or a split that re-reads, inlines and splits again alike |
 //! | `package` | packages (zip/wheel, tar.*, conda, deb, rpm): walked, rewritten and walked again under small limits |
@@ -31,6 +32,7 @@ pub mod host;
 pub mod host_pe;
 pub mod kpack;
 pub mod kpack_split;
+pub mod pe_rewrite;
 pub mod prune;
 pub mod target_id;
 
@@ -51,6 +53,7 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("code_object", code_object::run),
     ("target_id", target_id::run),
     ("prune", prune::run),
+    ("pe_rewrite", pe_rewrite::run),
     ("kpack", kpack::run),
     ("kpack_split", kpack_split::run),
     ("package", gfxkit_package::fuzzing::package),

@@ -371,6 +371,15 @@ fn rocblas_doctor_judges_the_library_with_its_database() {
         .as_str()
         .unwrap()
         .ends_with("rocblas/2.47.0/library"));
+    // check judges the same unit: the library with its database.
+    let o = gfxkit(&["check", "--json", "--require", "gfx1030", s(&root)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let c = json(&o);
+    assert_eq!(c["summary"]["files"], 1, "{c}");
+    assert!(c["files"][0]["database"][0]
+        .as_str()
+        .unwrap()
+        .ends_with("rocblas/2.47.0/library"));
 
     std::fs::remove_file(lib.join("TensileLibrary_gfx1030.co")).unwrap();
     let o = gfxkit(&["doctor", "--device", "gfx1030", s(&root)]);
@@ -378,6 +387,15 @@ fn rocblas_doctor_judges_the_library_with_its_database() {
     let (out, _) = text(&o);
     assert!(out.contains("lacks TensileLibrary_gfx1030.co"), "{out}");
     assert!(out.contains("1 libraries with device code"), "{out}");
+    // The library's own fat binary has gfx1030 code; its database no longer has: check fails.
+    let o = gfxkit(&["check", "--require", "gfx1030", s(&root)]);
+    assert_eq!(o.status.code(), Some(1));
+    let (out, _) = text(&o);
+    assert!(
+        out.contains("librocblas.so.0.1: lacks gfx1030")
+            && out.contains("lacks TensileLibrary_gfx1030.co"),
+        "{out}"
+    );
 
     // size counts the code objects beside the library with the fat binary's entries.
     let o = gfxkit(&["size", "--json", s(&root)]);
@@ -433,4 +451,29 @@ fn aiter_wheel_code_objects_are_sized_and_its_package_runs_on_gfx942() {
     );
     let o = gfxkit(&["doctor", "--device", "gfx1100", s(&whl)]);
     assert_eq!(o.status.code(), Some(1));
+
+    // A CI gate over the wheel: its code objects are one database, which has gfx942 and gfx950.
+    let o = gfxkit(&["check", "--require", "gfx942", s(&whl)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).0);
+    let o = gfxkit(&[
+        "check",
+        "--json",
+        "--require",
+        "gfx942",
+        "--exactly",
+        s(&whl),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let c = json(&o);
+    assert_eq!(c["files"][0]["extra"], serde_json::json!(["gfx950"]), "{c}");
+    let o = gfxkit(&["check", "--require", "gfx942,gfx950", "--exactly", s(&whl)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).0);
+    let o = gfxkit(&["check", "--json", "--require", "gfx90a", s(&whl)]);
+    assert_eq!(o.status.code(), Some(1));
+    let c = json(&o);
+    assert_eq!(
+        c["files"][0]["missing"],
+        serde_json::json!(["gfx90a"]),
+        "{c}"
+    );
 }

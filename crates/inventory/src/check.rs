@@ -46,6 +46,11 @@ pub struct CheckFile {
     /// Damage met (an error: the command exits 2).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
+    /// The kernel databases judged with the file (the directories of the code objects a
+    /// library loads itself, such as rocBLAS's `rocblas/<version>/library`), or, for a
+    /// database no library loads, its own directory.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub database: Vec<String>,
 }
 
 /// Counts over the files.
@@ -146,6 +151,20 @@ pub fn judge(
     required: &[TargetId],
     exactly: bool,
 ) -> Option<CheckFile> {
+    judge_with(name, examined, required, exactly, &|_| None, Vec::new())
+}
+
+/// [`judge`], for a library together with what it loads beside its own device code (its
+/// kernel databases): `lacks` says why a required target cannot run that ([`doctor::judge_with`]),
+/// `more` are the entry IDs found there (counted by `exactly`).
+pub fn judge_with(
+    name: &str,
+    examined: Examined,
+    required: &[TargetId],
+    exactly: bool,
+    lacks: &dyn Fn(&TargetId) -> Option<String>,
+    more: Vec<EntryId>,
+) -> Option<CheckFile> {
     let mut ids: Vec<EntryId> = examined
         .units
         .iter()
@@ -160,37 +179,133 @@ pub fn judge(
             .iter()
             .filter_map(|a| EntryId::parse(&crate::kpack::entry_id(a)).ok()),
     );
-    let d = doctor::judge(name, examined, required)?;
+    ids.extend(more);
+    let d = doctor::judge_with(name, examined, required, lacks)?;
+    // A file whose device code could not be judged at all (damage, or a split binary
+    // without its verdicts) passes nothing.
+    let judged = !d.runs_on.is_empty();
+    Some(outcome(
+        d.path,
+        d.targets,
+        required,
+        exactly,
+        judged,
+        &d.runs_on,
+        &d.missing,
+        &ids,
+        |f| {
+            f.needs = d.needs;
+            f.spirv = d.spirv;
+            f.errors = d.errors;
+        },
+    ))
+}
+
+/// The result for a kernel database no library loads ([`crate::database::Database`]): a
+/// required target passes when the database has the code its processor needs
+/// ([`crate::database::Database::lacks`]).
+pub fn judge_database(
+    db: &crate::database::Database,
+    required: &[TargetId],
+    exactly: bool,
+) -> CheckFile {
+    let mut runs_on = BTreeMap::new();
+    let mut missing = BTreeMap::new();
+    for r in required {
+        let why = db.lacks(r);
+        runs_on.insert(r.to_string(), why.is_none());
+        if let Some(w) = why {
+            missing.insert(r.to_string(), w);
+        }
+    }
+    outcome(
+        db.root.clone(),
+        db.processors(),
+        required,
+        exactly,
+        true,
+        &runs_on,
+        &missing,
+        &db.entry_ids(),
+        |f| f.database = vec![db.root.clone()],
+    )
+}
+
+/// A file's result from its verdicts per required target (`runs_on`, with why in `missing`)
+/// and the entry IDs present; `rest` fills what the verdicts do not say.
+#[allow(clippy::too_many_arguments)]
+fn outcome(
+    path: String,
+    targets: Vec<String>,
+    required: &[TargetId],
+    exactly: bool,
+    judged: bool,
+    runs_on: &BTreeMap<String, bool>,
+    why_not: &BTreeMap<String, String>,
+    ids: &[EntryId],
+    rest: impl FnOnce(&mut CheckFile),
+) -> CheckFile {
     let mut missing = Vec::new();
     let mut why = BTreeMap::new();
     for r in required {
         let key = r.to_string();
-        if d.runs_on.get(&key) == Some(&false) {
-            if let Some(w) = d.missing.get(&key) {
+        if runs_on.get(&key) == Some(&false) {
+            if let Some(w) = why_not.get(&key) {
                 why.insert(key.clone(), w.clone());
             }
             missing.push(key);
         }
     }
-    let extra = if exactly && !d.runs_on.is_empty() {
-        beyond(required, &ids)
+    let extra = if exactly && judged {
+        beyond(required, ids)
     } else {
         Vec::new()
     };
-    // A file whose device code could not be judged at all (damage, or a split binary
-    // without its verdicts) passes nothing.
-    let judged = !d.runs_on.is_empty();
-    Some(CheckFile {
-        ok: judged && missing.is_empty() && extra.is_empty() && d.errors.is_empty(),
-        path: d.path,
-        targets: d.targets,
+    let mut f = CheckFile {
+        ok: false,
+        path,
+        targets,
         missing,
         why,
-        needs: d.needs,
-        spirv: d.spirv,
+        needs: BTreeMap::new(),
+        spirv: Vec::new(),
         extra,
-        errors: d.errors,
-    })
+        errors: Vec::new(),
+        database: Vec::new(),
+    };
+    rest(&mut f);
+    f.ok = judged && f.missing.is_empty() && f.extra.is_empty() && f.errors.is_empty();
+    f
+}
+
+/// `check`'s results over a tree ([`crate::database::with_databases`]): each library with
+/// the kernel databases it loads ([`judge_with`]), each database no library loads on its own
+/// ([`judge_database`]); in path order.
+pub fn judge_with_databases(
+    libraries: Vec<(String, Examined)>,
+    members: Vec<crate::database::DbMember>,
+    required: &[TargetId],
+    exactly: bool,
+) -> Vec<CheckFile> {
+    let mut out = crate::database::with_databases(
+        libraries,
+        members,
+        |path, examined, loaded| {
+            let mut f = judge_with(
+                path,
+                examined,
+                required,
+                exactly,
+                &|d| loaded.lacks(d),
+                loaded.entry_ids(),
+            )?;
+            f.database = loaded.roots();
+            Some(f)
+        },
+        |db| judge_database(db, required, exactly),
+    );
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
 }
 
 #[cfg(test)]
@@ -205,6 +320,33 @@ mod tests {
 
     fn req(list: &[&str]) -> Vec<TargetId> {
         list.iter().map(|s| TargetId::parse(s).unwrap()).collect()
+    }
+
+    #[test]
+    fn a_database_alone_is_judged_by_the_processors_it_has_code_for() {
+        let member = |name: &str, p: &str| crate::database::DbMember {
+            path: format!("/d/k/{name}"),
+            processors: vec![p.to_owned()],
+        };
+        let db = crate::database::group(vec![
+            member("a_gfx942.co", "gfx942"),
+            member("a_gfx950.co", "gfx950"),
+        ])
+        .remove(0);
+        let f = judge_database(&db, &req(&["gfx942:xnack-"]), false);
+        assert!(f.ok, "{f:?}");
+        assert_eq!(f.database, ["/d/k"]);
+        let f = judge_database(&db, &req(&["gfx942"]), true);
+        assert!(!f.ok);
+        assert_eq!(f.extra, ["gfx950"]);
+        assert!(judge_database(&db, &req(&["gfx950", "gfx942"]), true).ok);
+        let f = judge_database(&db, &req(&["gfx90a", "gfx942"]), false);
+        assert_eq!(f.missing, ["gfx90a"]);
+        assert!(
+            f.why["gfx90a"].contains("no code object for gfx90a"),
+            "{:?}",
+            f.why
+        );
     }
 
     #[test]

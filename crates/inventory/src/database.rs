@@ -910,77 +910,126 @@ pub fn owner_of(library: &str, databases: &[Database]) -> Vec<usize> {
         .collect()
 }
 
-/// Adds a database's verdicts to a unit's (a library's, or the database's own): on a device
-/// where the database lacks what the device needs, the unit does not run, and the missing
-/// files are named.
-fn judge_database(f: &mut DoctorFile, db: &Database, devices: &[gfxkit_target_id::TargetId]) {
-    f.database.push(db.root.clone());
-    for d in devices {
-        let key = d.to_string();
-        match db.lacks(d) {
-            None => {
-                f.runs_on.entry(key).or_insert(true);
-            }
-            Some(why) => {
-                f.runs_on.insert(key.clone(), false);
-                let m = f.missing.entry(key).or_default();
-                if !m.is_empty() {
-                    m.push_str("; ");
-                }
-                m.push_str(&why);
-            }
-        }
+/// The kernel databases one library loads ([`owner_of`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Loaded<'a> {
+    databases: &'a [Database],
+    loads: &'a [usize],
+}
+
+impl Loaded<'_> {
+    /// Why these databases cannot serve `device`, naming what is missing (joined with `; `);
+    /// `None` when each has what the device needs (or there is none).
+    pub fn lacks(&self, device: &gfxkit_target_id::TargetId) -> Option<String> {
+        let why: Vec<String> = self
+            .loads
+            .iter()
+            .filter_map(|&i| self.databases[i].lacks(device))
+            .collect();
+        (!why.is_empty()).then(|| why.join("; "))
+    }
+
+    /// The databases' roots, in root order.
+    pub fn roots(&self) -> Vec<String> {
+        self.loads
+            .iter()
+            .map(|&i| self.databases[i].root.clone())
+            .collect()
+    }
+
+    /// The entry IDs of the processors the databases hold code for ([`entry_id`]).
+    pub fn entry_ids(&self) -> Vec<gfxkit_bundle::EntryId> {
+        self.loads
+            .iter()
+            .flat_map(|&i| self.databases[i].entry_ids())
+            .collect()
     }
 }
 
-/// `doctor`'s verdicts over a tree: each library ([`crate::doctor::judge`]) together with the
-/// databases it loads ([`owner_of`]), then each database no library loads as a unit of its
-/// own; in path order. `libraries` are the files examined by path, `members` the database
-/// files found ([`member_of`]).
+impl Database {
+    /// The entry IDs of the processors its members hold code for ([`entry_id`]).
+    pub fn entry_ids(&self) -> Vec<gfxkit_bundle::EntryId> {
+        self.processors()
+            .iter()
+            .filter_map(|p| gfxkit_bundle::EntryId::parse(&entry_id(p)).ok())
+            .collect()
+    }
+}
+
+/// The units a tree is judged by (`doctor`, `check`): each library together with the
+/// databases it loads ([`owner_of`]), through `library` (its name, what the runtime would
+/// load of it, the databases; `None` for a file that is no GPU library), then each database
+/// no library loads as a unit of its own, through `alone`. `libraries` are the files
+/// examined, `members` the database files found ([`member_of`]).
+pub fn with_databases<T>(
+    libraries: Vec<(String, Examined)>,
+    members: Vec<DbMember>,
+    mut library: impl FnMut(&str, Examined, Loaded<'_>) -> Option<T>,
+    mut alone: impl FnMut(&Database) -> T,
+) -> Vec<T> {
+    let databases = group(members);
+    let mut owned = vec![false; databases.len()];
+    let mut out = Vec::new();
+    for (path, examined) in libraries {
+        let loads = owner_of(&path, &databases);
+        let loaded = Loaded {
+            databases: &databases,
+            loads: &loads,
+        };
+        if let Some(f) = library(&path, examined, loaded) {
+            for &i in &loads {
+                owned[i] = true;
+            }
+            out.push(f);
+        }
+    }
+    for (db, _) in databases.iter().zip(&owned).filter(|(_, o)| !**o) {
+        out.push(alone(db));
+    }
+    out
+}
+
+/// `doctor`'s verdicts over a tree ([`with_databases`]): a library by
+/// [`crate::doctor::judge_with`], failing on a device its databases lack; a database alone
+/// by whether it has code for the device. In path order.
 pub fn judge_with_databases(
     libraries: Vec<(String, Examined)>,
     members: Vec<DbMember>,
     devices: &[gfxkit_target_id::TargetId],
 ) -> Vec<DoctorFile> {
-    let databases = group(members);
-    let mut owned = vec![false; databases.len()];
-    let mut out = Vec::new();
-    for (path, examined) in libraries {
-        // No device code: not a GPU library.
-        let loads = owner_of(&path, &databases);
-        let lacks = |d: &gfxkit_target_id::TargetId| {
-            let why: Vec<String> = loads
-                .iter()
-                .filter_map(|&i| databases[i].lacks(d))
-                .collect();
-            (!why.is_empty()).then(|| why.join("; "))
-        };
-        let Some(mut f) = crate::doctor::judge_with(&path, examined, devices, &lacks) else {
-            continue;
-        };
-        for &i in &loads {
-            owned[i] = true;
-            f.database.push(databases[i].root.clone());
-        }
-        out.push(f);
-    }
-    for (db, _) in databases.iter().zip(&owned).filter(|(_, o)| !**o) {
-        let mut f = DoctorFile {
-            path: db.root.clone(),
-            runs_on: Default::default(),
-            targets: db.processors(),
-            bundles: db.members.len(),
-            needs: Default::default(),
-            missing: Default::default(),
-            spirv: Vec::new(),
-            errors: Vec::new(),
-            kpack: Vec::new(),
-            remedies: Vec::new(),
-            database: Vec::new(),
-        };
-        judge_database(&mut f, db, devices);
-        out.push(f);
-    }
+    let mut out = with_databases(
+        libraries,
+        members,
+        |path, examined, loaded| {
+            let mut f = crate::doctor::judge_with(path, examined, devices, &|d| loaded.lacks(d))?;
+            f.database = loaded.roots();
+            Some(f)
+        },
+        |db| {
+            let mut f = DoctorFile {
+                path: db.root.clone(),
+                runs_on: Default::default(),
+                targets: db.processors(),
+                bundles: db.members.len(),
+                needs: Default::default(),
+                missing: Default::default(),
+                spirv: Vec::new(),
+                errors: Vec::new(),
+                kpack: Vec::new(),
+                remedies: Vec::new(),
+                database: vec![db.root.clone()],
+            };
+            for d in devices {
+                let key = d.to_string();
+                let why = db.lacks(d);
+                f.runs_on.insert(key.clone(), why.is_none());
+                if let Some(why) = why {
+                    f.missing.insert(key, why);
+                }
+            }
+            f
+        },
+    );
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out
 }

@@ -1,5 +1,6 @@
-//! Commands over whole trees and packages, shared by the CLI and Python: `check` (every file
-//! with device code against required targets) and `diff` (two builds, file by file). The
+//! Commands over whole trees and packages, shared by the CLI and Python: `doctor` (which
+//! libraries run on given devices), `check` (every file with device code against required
+//! targets) and `diff` (two builds, file by file). The
 //! answers are `gfxkit_inventory`'s ([`gfxkit_inventory::check`], [`gfxkit_inventory::diff`]);
 //! this module walks the inputs and reads each file once.
 
@@ -8,7 +9,7 @@ use crate::scan::{Progress, ScanError};
 use gfxkit_inventory::check::{self, CheckReport};
 use gfxkit_inventory::diff::{self, DiffReport, FileState};
 use gfxkit_inventory::error::chain;
-use gfxkit_inventory::{doctor, Inventory};
+use gfxkit_inventory::{database, doctor, Inventory};
 use gfxkit_kpack::search::Loader;
 use gfxkit_target_id::TargetId;
 use std::collections::BTreeMap;
@@ -25,9 +26,68 @@ fn scan_error(e: ScanError<Infallible>) -> Option<String> {
     }
 }
 
-/// `gfxkit check`: every file with device code under `paths` (directories searched,
-/// packages by member, split binaries through their kpack archives as `loader` finds them)
-/// judged against `required` ([`check::judge`]). The error is a path that does not exist.
+/// What the runtime would load of every file under `paths` (directories searched, packages
+/// by member, split binaries through their kpack archives for `devices` as `loader` finds
+/// them), with the kernel-database files found apart ([`database::member_of`]): those are
+/// judged with the library that loads them, not one by one. A file that cannot be read, or a
+/// package named in `paths` that holds no device code, is examined as its error (one found in
+/// a directory is left out). The error is a path that does not exist.
+#[allow(clippy::type_complexity)]
+pub fn examine(
+    paths: &[PathBuf],
+    devices: &[TargetId],
+    loader: Loader,
+    progress: &dyn Progress,
+) -> Result<(Vec<(String, doctor::Examined)>, Vec<database::DbMember>), crate::Error> {
+    let scanned = crate::scan::scan(paths, progress, |path, bytes| {
+        if let Some(m) = database::member_of(&path.display().to_string(), bytes) {
+            return Ok::<_, Infallible>(Err(m));
+        }
+        let inv = Inventory::of(bytes);
+        let mut e = doctor::examine(&inv);
+        e.set_kpack(crate::kpack::doctor_verdicts(path, &inv, devices, loader));
+        Ok(Ok(e))
+    })?;
+    let mut libraries = Vec::new();
+    let mut members = Vec::new();
+    for s in scanned {
+        let path = s.path.display().to_string();
+        match s.result {
+            Ok(Ok(e)) => libraries.push((path, e)),
+            Ok(Err(m)) => members.push(m),
+            // Unreadable, or a package named on the command line that holds no device code.
+            Err(e) => libraries.push((
+                path,
+                doctor::Examined {
+                    errors: vec![scan_error(e).unwrap_or_else(|| crate::NoDeviceCode.to_string())],
+                    ..Default::default()
+                },
+            )),
+        }
+    }
+    Ok((libraries, members))
+}
+
+/// `gfxkit doctor`: the verdict on `devices` of every library under `paths` together with
+/// the kernel databases it loads, and of each database no library loads
+/// ([`database::judge_with_databases`] over [`examine`]). The error is a path that does not
+/// exist.
+pub fn doctor(
+    paths: &[PathBuf],
+    devices: &[TargetId],
+    loader: Loader,
+    progress: &dyn Progress,
+) -> Result<doctor::DoctorReport, crate::Error> {
+    let (libraries, members) = examine(paths, devices, loader, progress)?;
+    Ok(doctor::DoctorReport {
+        devices: devices.iter().map(ToString::to_string).collect(),
+        files: database::judge_with_databases(libraries, members, devices),
+    })
+}
+
+/// `gfxkit check`: every file with device code under `paths`, each library together with the
+/// kernel databases it loads ([`check::judge_with_databases`] over [`examine`]), judged
+/// against `required`. The error is a path that does not exist.
 pub fn check(
     paths: &[PathBuf],
     required: &[TargetId],
@@ -35,29 +95,8 @@ pub fn check(
     loader: Loader,
     progress: &dyn Progress,
 ) -> Result<CheckReport, crate::Error> {
-    let scanned = crate::scan::scan(paths, progress, |path, bytes| {
-        let inv = Inventory::of(bytes);
-        let mut e = doctor::examine(&inv);
-        e.set_kpack(crate::kpack::doctor_verdicts(path, &inv, required, loader));
-        Ok::<_, Infallible>(e)
-    })?;
-    let mut files = Vec::new();
-    for s in scanned {
-        let path = s.path.display().to_string();
-        let examined = match s.result {
-            Ok(r) => r,
-            Err(e) => match scan_error(e) {
-                Some(text) => doctor::Examined {
-                    errors: vec![text],
-                    ..Default::default()
-                },
-                None => continue,
-            },
-        };
-        if let Some(f) = check::judge(&path, examined, required, exactly) {
-            files.push(f);
-        }
-    }
+    let (libraries, members) = examine(paths, required, loader, progress)?;
+    let files = check::judge_with_databases(libraries, members, required, exactly);
     Ok(CheckReport::new(required, exactly, files))
 }
 

@@ -477,18 +477,6 @@ fn verify<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
     one_or_list(py, package, out)
 }
 
-/// What a failed input of a scan reads as in a report (the CLI's `{:#}` of the error).
-fn scan_error_text(e: gfxkit_io::scan::ScanError<std::convert::Infallible>) -> String {
-    use gfxkit_io::input::Failed;
-    use gfxkit_io::scan::ScanError;
-    match e {
-        ScanError::Input(e) => chain(&e),
-        ScanError::Member(Failed::Package(e)) => chain(&e),
-        ScanError::Member(Failed::NoDeviceCode) => gfxkit_io::NoDeviceCode.to_string(),
-        ScanError::Member(Failed::Visit(never)) => match never {},
-    }
-}
-
 fn kpack_loader(name: &str) -> PyResult<gfxkit_kpack::search::Loader> {
     match name {
         "current" => Ok(gfxkit_kpack::search::Loader::Current),
@@ -540,40 +528,9 @@ fn doctor<'py>(
     } else {
         paths
     };
-    let scanned = py
-        .allow_threads(|| {
-            gfxkit_io::scan::scan(&paths, &(), |path, bytes| {
-                // Kernel-database files are judged with the library that loads them.
-                if let Some(m) = inv::database::member_of(&path.display().to_string(), bytes) {
-                    return Ok::<_, std::convert::Infallible>(Err(m));
-                }
-                let inv = Inventory::of(bytes);
-                let mut e = inv::doctor::examine(&inv);
-                e.set_kpack(gfxkit_io::kpack::doctor_verdicts(path, &inv, &ids, loader));
-                Ok(Ok(e))
-            })
-        })
+    let report = py
+        .allow_threads(|| gfxkit_io::whole::doctor(&paths, &ids, loader, &()))
         .map_err(|e| io_error(py, &e))?;
-    let mut members = Vec::new();
-    let mut examined = Vec::new();
-    for s in scanned {
-        let name = s.path.display().to_string();
-        match s.result {
-            Ok(Err(m)) => members.push(m),
-            Ok(Ok(e)) => examined.push((name, e)),
-            Err(e) => examined.push((
-                name,
-                inv::doctor::Examined {
-                    errors: vec![scan_error_text(e)],
-                    ..Default::default()
-                },
-            )),
-        }
-    }
-    let report = inv::doctor::DoctorReport {
-        devices: ids.iter().map(|d| d.to_string()).collect(),
-        files: inv::database::judge_with_databases(examined, members, &ids),
-    };
     json(py, &report)
 }
 
@@ -582,13 +539,15 @@ fn doctor<'py>(
 /// (`{"required", "exactly", "ok", "files", "summary"}`). Directories are searched as the CLI
 /// searches them, packages by member, split binaries through their kpack archives.
 #[pyfunction]
-#[pyo3(signature = (paths, require, exactly = false))]
+#[pyo3(signature = (paths, require, exactly = false, kpack_loader = "current"))]
 fn check<'py>(
     py: Python<'py>,
     paths: Vec<PathBuf>,
     require: Vec<String>,
     exactly: bool,
+    kpack_loader: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let loader = self::kpack_loader(kpack_loader)?;
     let mut ids: Vec<gfxkit_target_id::TargetId> = Vec::new();
     for r in &require {
         let id = gfxkit_target_id::triple::parse_device(r.trim())
@@ -601,15 +560,7 @@ fn check<'py>(
         return Err(Fail::Target("require names no target".into()).into_py(py, ""));
     }
     let report = py
-        .allow_threads(|| {
-            gfxkit_io::whole::check(
-                &paths,
-                &ids,
-                exactly,
-                gfxkit_kpack::search::Loader::Current,
-                &(),
-            )
-        })
+        .allow_threads(|| gfxkit_io::whole::check(&paths, &ids, exactly, loader, &()))
         .map_err(|e| io_error(py, &e))?;
     json(py, &report)
 }

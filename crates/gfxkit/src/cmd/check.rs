@@ -15,7 +15,9 @@ use std::process::ExitCode;
 /// object it would load there: native, the family's generic target, or SPIR-V (the runtime's
 /// choice, as `gfxkit select` and `gfxkit doctor` make it). Directories are searched
 /// recursively; packages are read by member; binaries split by kpack are judged through their
-/// archives. Relocatable objects and archives (build inputs, never loaded) are not checked.
+/// archives. A library is judged together with the kernel database it loads (rocBLAS's
+/// `rocblas/<version>/library`), a database no library loads on its own. Relocatable objects
+/// and archives (build inputs, never loaded) are not checked.
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "A required ID without a feature setting (gfx90a) is met by code for one \
@@ -27,7 +29,8 @@ target of a required processor's family is within the list.\n\nExamples:\n  \
 gfxkit check --require gfx90a,gfx942,gfx1100 dist/*.whl\n  \
 gfxkit check --require gfx90a:xnack-,gfx942 --exactly --json /opt/rocm/lib\n\n\
 --json prints {required, exactly, ok, files: [{path, ok, targets, missing, why, needs, spirv, \
-extra, errors}], summary: {files, passed, failed, errors}}.\n\n\
+extra, errors, database}], summary: {files, passed, failed, errors}}; database names the kernel \
+databases judged with the file.\n\n\
 Exit codes: 0 every file passes; 1 some file lacks a required target (or, with --exactly, carries \
 one beyond the list); 2 an error (unreadable or damaged input, no file with device code, a bad ID)."
 )]
@@ -47,6 +50,9 @@ pub struct Args {
     /// Print JSON (see below).
     #[arg(long)]
     pub json: bool,
+    /// Which kpack loader to model for split binaries (`current` or `old`; see `gfxkit select`).
+    #[arg(long, value_enum, default_value = "current")]
+    pub kpack_loader: crate::kpack_files::LoaderArg,
     /// Files, packages or directories to check.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
@@ -67,7 +73,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         &args.paths,
         &required,
         args.exactly,
-        gfxkit_kpack::search::Loader::Current,
+        args.kpack_loader.into(),
         &progress,
     );
     progress.finish();
@@ -92,15 +98,21 @@ fn file_line(f: &CheckFile, out: &mut dyn Write) -> Result<()> {
         return Ok(());
     }
     if f.ok {
-        let needs: Vec<String> = f
+        let mut notes: Vec<String> = f
             .needs
             .iter()
             .map(|(t, n)| format!("{t} needs {n}"))
             .collect();
-        if needs.is_empty() {
+        notes.extend(
+            f.database
+                .iter()
+                .filter(|d| **d != f.path)
+                .map(|d| format!("with {d}")),
+        );
+        if notes.is_empty() {
             writeln!(out, "ok    {}", f.path)?;
         } else {
-            writeln!(out, "ok    {} ({})", f.path, needs.join(", "))?;
+            writeln!(out, "ok    {} ({})", f.path, notes.join(", "))?;
         }
         return Ok(());
     }

@@ -1,11 +1,8 @@
 //! `gfxkit doctor`: which libraries can run on this machine's (or a named) GPU.
 
 use crate::output;
-use crate::scan;
 use anyhow::{Context, Result};
-use gfxkit_inventory::database;
-use gfxkit_inventory::doctor::{self, DoctorReport};
-use gfxkit_inventory::Inventory;
+use gfxkit_inventory::doctor::DoctorReport;
 use gfxkit_target_id::{FeatureSetting, TargetId};
 use std::io::Write;
 use std::path::PathBuf;
@@ -106,38 +103,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         args.paths.clone()
     };
     let loader: gfxkit_kpack::search::Loader = args.kpack_loader.into();
-    // Kernel-database files (raw code objects, .kdb, .aks2, Tensile indexes) are judged with
-    // the library that loads them, or as one database per directory: not one by one.
-    let scanned = scan::scan(&paths, &scan::Options::default(), |path, bytes| {
-        if let Some(m) = database::member_of(&path.display().to_string(), bytes) {
-            return Ok(Err(m));
-        }
-        let inv = Inventory::of(bytes);
-        let mut e = doctor::examine(&inv);
-        e.set_kpack(crate::cmd::kpack::doctor_verdicts(
-            path, &inv, &devices, loader,
-        ));
-        Ok(Ok(e))
-    })?;
-    let mut members = Vec::new();
-    let mut examined: Vec<(String, doctor::Examined)> = Vec::new();
-    for s in scanned {
-        match s.result {
-            Ok(Err(m)) => members.push(m),
-            Ok(Ok(e)) => examined.push((s.path.display().to_string(), e)),
-            Err(e) => examined.push((
-                s.path.display().to_string(),
-                doctor::Examined {
-                    errors: vec![format!("{e:#}")],
-                    ..Default::default()
-                },
-            )),
-        }
-    }
-    let report = DoctorReport {
-        devices: devices.iter().map(|d| d.to_string()).collect(),
-        files: database::judge_with_databases(examined, members, &devices),
-    };
+    let progress = output::Reading::new(false);
+    let report = gfxkit_io::whole::doctor(&paths, &devices, loader, &progress);
+    progress.finish();
+    let report = report?;
     let mut code = 0u8;
     for f in &report.files {
         if !f.errors.is_empty() {

@@ -379,32 +379,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let upto = picks.iter().map(|p| p.end).max().unwrap_or(0);
             let (results, hash_checked) = locate::with_payloads_upto(b, hash, upto, |entries| {
                 let mut jobs = Vec::with_capacity(picks.len());
-                let mut refused = Vec::new();
                 for p in picks {
                     let e = entries
                         .get(p.entry)
                         .filter(|e| e.id == p.id)
                         .with_context(|| format!("entry {} changed while reading", p.entry))?;
-                    // What can be checked before writing: the code object reads as `inspect`
-                    // reads it and is built for the target its ID names.
-                    if let Some(why) = gfxkit_inventory::extract::unwritable(e.id, e.payload, e.ext)
-                    {
-                        refused.push((
-                            p.entry,
-                            format!(
-                            "entry {} ({}, payload at offset {:#x} of the {}): {why}; not written",
-                            p.entry,
-                            p.id,
-                            p.offset,
-                            if b.ccob.is_some() {
-                                "decompressed bundle"
-                            } else {
-                                "unit"
-                            }
-                        ),
-                        ));
-                        continue;
-                    }
                     let path = args.out_dir.join(format!(
                         "{}.{}.{}.{}",
                         src.stem,
@@ -412,27 +391,45 @@ pub fn run(args: Args) -> Result<ExitCode> {
                         sanitize(&p.id),
                         e.ext
                     ));
-                    jobs.push((path, e.payload, p));
+                    jobs.push((path, e, p));
                 }
-                // Distinct files: written in parallel, each atomically; errors in entry order.
+                // Distinct files, in parallel: each checked as far as it can be before it is
+                // written (the code object reads as `inspect` reads it and is built for the
+                // target its ID names), then written atomically; results in entry order.
                 use rayon::prelude::*;
-                let results: Vec<Result<()>> = jobs
+                let outcomes: Vec<std::result::Result<Result<()>, String>> = jobs
                     .par_iter()
-                    .map(|(path, payload, _)| {
+                    .map(|(path, e, p)| {
+                        if let Some(why) =
+                            gfxkit_inventory::extract::unwritable(e.id, e.payload, e.ext)
+                        {
+                            let unit = if b.ccob.is_some() {
+                                "decompressed bundle"
+                            } else {
+                                "unit"
+                            };
+                            return Err(format!(
+                                "entry {} ({}, payload at offset {:#x} of the {unit}): {why}; \
+                                 not written",
+                                p.entry, p.id, p.offset
+                            ));
+                        }
                         // Stored uncompressed: copied from the input inside the kernel.
-                        let source = src.data.file_range(payload);
-                        let r = crate::output::write_atomic_copy(path, payload, source);
+                        let source = src.data.file_range(e.payload);
+                        let r = crate::output::write_atomic_copy(path, e.payload, source);
                         bar.inc(1);
-                        r
+                        Ok(r)
                     })
                     .collect();
-                Ok::<_, anyhow::Error>((
-                    jobs.into_iter()
-                        .map(|(path, _, p)| (path, p))
-                        .zip(results)
-                        .collect::<Vec<_>>(),
-                    refused,
-                ))
+                let mut results = Vec::new();
+                let mut refused = Vec::new();
+                for ((path, _, p), outcome) in jobs.into_iter().zip(outcomes) {
+                    match outcome {
+                        Ok(r) => results.push(((path, p), r)),
+                        Err(why) => refused.push((p.entry, why)),
+                    }
+                }
+                Ok::<_, anyhow::Error>((results, refused))
             })
             .with_context(ctx)?;
             let (results, refused) = results.with_context(ctx)?;

@@ -1,0 +1,85 @@
+//! The rewrite of PE32+ images (`gfxkit prune`/`recompress` of a DLL or EXE, with and without
+//! `--drop-signature`) on arbitrary input, with what a Windows loader relies on checked beside
+//! the read-back verification of [`crate::prune`].
+
+use gfxkit_host::{discover, InputKind, WrapperTarget};
+use gfxkit_shrink::{pe, rewrite, verify};
+use object::read::pe::{ImageNtHeaders, ImageOptionalHeader, PeFile64};
+use object::LittleEndian as LE;
+
+/// Per section: its name, `VirtualAddress` and `VirtualSize`.
+type Sections = Vec<([u8; 8], u32, u32)>;
+
+/// The fields of a PE image a rewrite of its `.hip_fat` must keep: the sections' names and
+/// addresses; `SizeOfImage`; the base relocation directory (address, size).
+fn layout(file: &PeFile64<'_>) -> (Sections, u32, Option<(u32, u32)>) {
+    let sections = file
+        .section_table()
+        .iter()
+        .map(|s| (s.name, s.virtual_address.get(LE), s.virtual_size.get(LE)))
+        .collect();
+    let relocs = file
+        .data_directory(object::pe::IMAGE_DIRECTORY_ENTRY_BASERELOC)
+        .map(|d| (d.virtual_address.get(LE), d.size.get(LE)));
+    (
+        sections,
+        file.nt_headers().optional_header().size_of_image(),
+        relocs,
+    )
+}
+
+/// The first byte picks the transform ([`crate::prune::transform`]); the rest is the image.
+/// A signed image is rewritten as `--drop-signature` makes it: without its certificate table,
+/// which must then be gone. A rewrite either is refused, or gives a file that verifies
+/// against its input, parses as a PE32+ image with every section at the same addresses, the
+/// same `SizeOfImage` and base relocation directory, a `CheckSum` that is right (or zero, when
+/// it was zero), and every `HIPF` wrapper that led to a bundle still leading to one.
+pub fn run(data: &[u8]) {
+    let Some((&selector, input)) = data.split_first() else {
+        return;
+    };
+    if InputKind::sniff(input) != InputKind::PeImage {
+        return;
+    }
+    let unsigned = match pe::without_signature(input) {
+        Ok(Some(u)) => {
+            let file = PeFile64::parse(&u[..]).expect("an image without its signature parses");
+            let dir = file.data_directory(object::pe::IMAGE_DIRECTORY_ENTRY_SECURITY);
+            assert!(dir.map_or(true, |d| d.size.get(LE) == 0));
+            Some(u)
+        }
+        Ok(None) | Err(_) => None,
+    };
+    let input = unsigned.as_deref().unwrap_or(input);
+    let Ok(before) = PeFile64::parse(input) else {
+        return;
+    };
+    let Ok(out) = rewrite(input, &crate::prune::transform(selector)) else {
+        return;
+    };
+    if let Err(e) = verify(input, &out) {
+        panic!("a rewrite that does not verify: {e}");
+    }
+    let bytes = out.bytes();
+    let after = PeFile64::parse(&bytes[..]).expect("a rewritten image parses");
+    assert_eq!(layout(&before), layout(&after));
+    let opt = after.nt_headers().optional_header();
+    let sum = opt.check_sum();
+    if before.nt_headers().optional_header().check_sum() == 0 {
+        assert_eq!(sum, 0, "a zero CheckSum stays zero");
+    } else {
+        let field = gfxkit_bundle::le::offset_within(&bytes, object::pod::bytes_of(opt))
+            .expect("the optional header lies in the file") as usize
+            + 64;
+        assert_eq!(sum, pe::checksum(&bytes, field), "CheckSum recomputed");
+    }
+    let led = |d: &gfxkit_host::Discovery| {
+        d.wrappers
+            .iter()
+            .filter(|w| matches!(w.target, WrapperTarget::Bundle { .. }))
+            .count()
+    };
+    let (old, new) = (discover(input), discover(&bytes));
+    assert_eq!(old.wrappers.len(), new.wrappers.len());
+    assert!(led(&new) >= led(&old), "a wrapper lost its bundle");
+}
