@@ -11,6 +11,8 @@ import json
 import tarfile
 from pathlib import Path
 
+import pytest
+
 import gfxkit
 
 
@@ -76,3 +78,21 @@ def test_image_platform_chooses_among_platforms(built, tmp_path):
     finally:
         gfxkit.image_platform("")
     assert gfxkit.image_platform() is None
+
+
+def test_an_oci_layout_directory_reads_as_its_archive(built, cli, tmp_path):
+    lib = Path(built["lib"]).read_bytes()
+    img = tmp_path / "img.tar"
+    _image(img, [("linux/amd64", [[("usr/lib/libk.so", lib)]])])
+    layout = tmp_path / "layout"
+    with tarfile.open(img) as t:
+        t.extractall(layout, filter="data")
+    got = gfxkit.list(layout)
+    assert [f.path for f in got] == [f"{layout}!/usr/lib/libk.so"]
+    code, want = cli("list", "--json", str(layout))
+    assert code == 0
+    assert [f.to_dict() for f in got] == want["files"]
+    assert [v.ok for v in gfxkit.verify(layout)] == [True]
+    # One file of it is named as IMAGE!/PATH; the directory itself is no code object.
+    with pytest.raises(ValueError, match="container image directory"):
+        gfxkit.inspect(layout)

@@ -71,6 +71,15 @@ pub fn image(data: &[u8]) {
         &|_| {},
     );
     let Ok(walked) = walked else { return };
+    if std::env::var_os("GFXKIT_FUZZ_DEBUG").is_some() {
+        eprintln!("layers (bottom first): {layers:?}");
+        for r in &walked {
+            match r {
+                Ok(v) => eprintln!("walked {}", v.path),
+                Err(e) => eprintln!("walk error {e:?}"),
+            }
+        }
+    }
     let mut seen = std::collections::BTreeMap::new();
     let mut clean = true;
     for r in &walked {

@@ -1004,11 +1004,54 @@ impl Shadow {
 /// links (files are found by the walk).
 #[derive(Default, Debug)]
 pub struct Links {
-    symlinks: HashMap<String, String>,
-    hard: HashMap<String, String>,
+    symlinks: BTreeMap<String, String>,
+    hard: BTreeMap<String, String>,
+}
+
+/// Whether an entry at `path` (a directory when `is_dir`) replaces a file an earlier entry of
+/// the same layer put at `old`: the same path; one below it, unless the new entry is a
+/// directory (which merges with the one there); or one above it (the file there gives way to
+/// the directory the new entry needs).
+fn replaced_by(path: &str, is_dir: bool, old: &str) -> bool {
+    old == path || (!is_dir && is_below(old, path)) || is_below(path, old)
+}
+
+/// Whether path `a` lies below directory `b`.
+fn is_below(a: &str, b: &str) -> bool {
+    a.len() > b.len() && a.starts_with(b) && a.as_bytes()[b.len()] == b'/'
 }
 
 impl Links {
+    /// Drops the links an entry at `path` (a directory when `is_dir`) replaces: those at the
+    /// path, and below it for a non-directory; a hard link above it too ([`replaced_by`]; a
+    /// symbolic link there is followed when the layer is unpacked).
+    fn forget(&mut self, path: &str, is_dir: bool) {
+        for (map, hard) in [(&mut self.symlinks, false), (&mut self.hard, true)] {
+            if map.is_empty() {
+                continue;
+            }
+            map.remove(path);
+            if !is_dir {
+                let below = format!("{path}/");
+                let gone: Vec<String> = map
+                    .range(below.clone()..)
+                    .take_while(|(k, _)| k.starts_with(&below))
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                for k in gone {
+                    map.remove(&k);
+                }
+            }
+            if hard {
+                let mut end = path.len();
+                while let Some(i) = path[..end].rfind('/') {
+                    map.remove(&path[..i]);
+                    end = i;
+                }
+            }
+        }
+    }
+
     /// The path `p` (relative to the image's root) names after following symbolic links (in
     /// every component, `..` stopping at the root) and a final hard link; `None` for a loop.
     pub fn resolve(&self, p: &str) -> Option<String> {
@@ -1383,10 +1426,20 @@ fn read_layer<T: Send>(
                 }
                 continue;
             }
+            // Nor is a link made earlier in this layer at this path (or, for a
+            // non-directory, below it; or at a directory above it) still there: a hard link
+            // whose data is to be read again, or a link a lookup would follow. (A path no
+            // higher layer hides has no link from a higher layer.)
+            if !pending.is_empty() {
+                pending.retain(|(l, _)| !replaced_by(&path, is_dir, l));
+            }
+            if let Some(l) = links.as_deref_mut() {
+                l.forget(&path, is_dir);
+            }
             if kind == tar::EntryType::Symlink {
                 if let (Some(l), Some(t)) = (links.as_deref_mut(), entry.link_name_bytes()) {
                     let t = String::from_utf8_lossy(&t).into_owned();
-                    l.symlinks.entry(path).or_insert(t);
+                    l.symlinks.insert(path, t);
                 }
                 continue;
             }
@@ -1413,7 +1466,7 @@ fn read_layer<T: Send>(
                     // this one.
                     pending.push((path, target));
                 } else if let Some(l) = links.as_deref_mut() {
-                    l.hard.entry(path).or_insert(target);
+                    l.hard.insert(path, target);
                 }
                 continue;
             }

@@ -147,6 +147,27 @@ struct Source<'py> {
     name: String,
     path: Option<PathBuf>,
     data: Data<'py>,
+    /// An OCI image layout directory (read through its files; `data` is empty).
+    image_dir: bool,
+}
+
+impl Source<'_> {
+    /// Whether the source is read by member: a package, a container image (archive or
+    /// directory).
+    fn is_package(&self) -> bool {
+        self.image_dir || gfxkit_io::input::is_package(self.data.bytes())
+    }
+
+    /// Refuses an image directory where one file is needed.
+    fn one_file(&self) -> PyResult<()> {
+        if self.image_dir {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "{}: a container image directory, not a file (name one of its files as {}!/PATH)",
+                self.name, self.name
+            )));
+        }
+        Ok(())
+    }
 }
 
 fn source<'py>(src: &Bound<'py, PyAny>) -> PyResult<Source<'py>> {
@@ -155,14 +176,25 @@ fn source<'py>(src: &Bound<'py, PyAny>) -> PyResult<Source<'py>> {
             name: "<bytes>".to_owned(),
             path: None,
             data: Data::Bytes(b.clone()),
+            image_dir: false,
         });
     }
     if let Ok(path) = src.extract::<PathBuf>() {
+        let name = path.display().to_string();
+        if gfxkit_io::input::is_image_dir(&path) {
+            return Ok(Source {
+                data: Data::Input(gfxkit_io::Input::from_vec(&name, Vec::new())),
+                name,
+                path: Some(path),
+                image_dir: true,
+            });
+        }
         let input = gfxkit_io::Input::open(&path).map_err(|e| io_error(src.py(), &e))?;
         return Ok(Source {
-            name: path.display().to_string(),
+            name,
             path: Some(path),
             data: Data::Input(input),
+            image_dir: false,
         });
     }
     match src.extract::<Vec<u8>>() {
@@ -170,6 +202,7 @@ fn source<'py>(src: &Bound<'py, PyAny>) -> PyResult<Source<'py>> {
             name: "<bytes>".to_owned(),
             path: None,
             data: Data::Input(gfxkit_io::Input::from_vec("<bytes>", v)),
+            image_dir: false,
         }),
         Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(
             "expected a path (str or os.PathLike) or bytes",
@@ -250,18 +283,23 @@ fn per_file_layered<T: Send>(
 ) -> PyResult<PerFile<T>> {
     let bytes = s.data.bytes();
     let name = Path::new(&s.name);
-    if !gfxkit_io::input::is_package(bytes) {
+    if !s.is_package() {
         return Ok((
             false,
             vec![(s.name.clone(), Got::Value(one(name, bytes, None)))],
         ));
     }
     use gfxkit_io::input::Failed;
+    let visit =
+        |m: gfxkit_io::Input| Ok::<_, std::convert::Infallible>(one(m.path(), &m, m.layer()));
+    let image_dir = s.image_dir;
     let items = py
         .allow_threads(|| {
-            gfxkit_io::input::members(name, bytes, |m| {
-                Ok::<_, std::convert::Infallible>(one(m.path(), &m, m.layer()))
-            })
+            if image_dir {
+                gfxkit_io::input::for_each_with(name, &(), visit)
+            } else {
+                gfxkit_io::input::members(name, bytes, visit)
+            }
         })
         .map_err(|e| io_error(py, &e))?;
     Ok((
@@ -757,7 +795,7 @@ fn extract<'py>(
         gfxkit_bundle::ccob::HashCheck::Error
     };
     let bytes = s.data.bytes();
-    let (package, got) = if gfxkit_io::input::is_package(bytes) {
+    let (package, got) = if s.is_package() {
         per_file(py, &s, |p, d| {
             extract_one(&p.display().to_string(), d, &wanted, hash)
         })?
@@ -844,7 +882,7 @@ fn kernels<'py>(
     let s = source(src)?;
     let on_disk = s.path.is_some();
     let w = wanted.as_ref();
-    let (package, got) = if gfxkit_io::input::is_package(s.data.bytes()) {
+    let (package, got) = if s.is_package() {
         per_file(py, &s, |p, d| kernels_one(p, d, on_disk, w, demangle))?
     } else {
         let bytes = s.data.bytes();
@@ -879,6 +917,7 @@ fn inspect<'py>(
     demangle: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let s = source(src)?;
+    s.one_file()?;
     let co = gfxkit_code_object::CodeObject::parse(s.data.bytes()).map_err(|e| {
         Fail::format(format!(
             "{}: not a readable AMDGPU code object: {e}",
@@ -962,6 +1001,7 @@ fn run_transform<'py>(
     drop_signature: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let s = source(src)?;
+    s.one_file()?;
     let name = s.name.clone();
     let target = match (output, in_place) {
         (Some(_), true) => {

@@ -99,6 +99,17 @@ pub fn without_signature(data: &[u8]) -> Result<Option<Vec<u8>>> {
         .map(|s| u64::from(s.pointer_to_raw_data.get(LE)) + u64::from(s.size_of_raw_data.get(LE)))
         .max()
         .unwrap_or(0);
+    let headers_end =
+        u64::from(file.nt_headers().optional_header().size_of_headers()).max(dir_at + 8);
+    if u64::from(at) < headers_end {
+        return Err(bad(
+            dir_at,
+            format!(
+                "the certificate table at file offset {at:#x} lies in the headers (which end at \
+                 {headers_end:#x})"
+            ),
+        ));
+    }
     if u64::from(at) < sections_end {
         return Err(bad(
             dir_at,
@@ -185,6 +196,17 @@ pub(crate) fn rewrite_image<'a>(
             format!(
                 "{fat_name}: PointerToRawData {fo:#x} or SizeOfRawData {raw:#x} is not a \
                  multiple of FileAlignment {file_align:#x}"
+            ),
+        ));
+    }
+    // The raw data must be in the file: what follows it is copied from its end.
+    if fo + raw > data.len() as u64 {
+        return Err(bad(
+            header_at(fsh),
+            format!(
+                "{fat_name}'s raw data ({raw:#x} bytes at file offset {fo:#x}) runs past the end \
+                 of the file ({} bytes): truncated",
+                data.len()
             ),
         ));
     }
