@@ -175,9 +175,19 @@ class KernelListing(_Report):
     with ``file``, ``unit``, ``entry``, ``target_id``, ``name``, ``demangled``, ``symbol``,
     ``descriptor``, register counts, ``lds_bytes``, ``scratch_bytes``, spills,
     ``occupancy``, ``occupancy_limited_by``, ``args``, ...) and ``errors`` (code objects or
-    units that could not be read, each naming the file)."""
+    units that could not be read, each naming the file). For a Tensile index
+    (``TensileLibrary.dat``), ``solutions`` instead: per processor row and solution, ``name``,
+    ``processor``, ``row``, ``cu_count``, ``code_object`` (the file beside the index holding
+    its kernel), ``present`` and the kernel's fields."""
+
+    @property
+    def solutions(self) -> List[Dict[str, Any]]:
+        """A Tensile index's solutions (empty for other files)."""
+        return self._data.get("solutions", [])
 
     def __repr__(self) -> str:
+        if self._data.get("solutions"):
+            return f"<gfxkit.KernelListing {len(self._data['solutions'])} solutions>"
         return f"<gfxkit.KernelListing {len(self._data['kernels'])} kernels>"
 
 
@@ -414,7 +424,10 @@ def kernels(
     packages (each member), binaries split by kpack (through their archives) and ``.kpack``
     files, with registers, LDS, scratch, spills and occupancy (``gfxkit kernels --json``).
     With ``target``, only code objects whose target ID overlaps it; ``demangle=True`` adds
-    the demangled names. Unreadable code objects are listed in ``errors``, not raised."""
+    the demangled names. A Tensile index (``TensileLibrary.dat``) gives its solutions, each
+    resolved to the code object beside it that holds its kernel (``solutions``; ``target``
+    keeps one processor's rows). Unreadable code objects are listed in ``errors``, not
+    raised."""
     return KernelListing(_gfxkit.kernels(src, None if target is None else str(target), demangle))
 
 

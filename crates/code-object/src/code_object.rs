@@ -222,28 +222,36 @@ impl<'data> CodeObject<'data> {
         } else {
             check_tables(data, header32(data)?)?;
         }
-        let find = |owner: &str, n_type: u32| match elf_class(data)? {
-            ELFCLASS64 => find_note(data, header64(data)?, owner, n_type),
-            _ => find_note(data, header32(data)?, owner, n_type),
+        let find = |owner: &str, n_type: u32, all: bool| match elf_class(data)? {
+            ELFCLASS64 => find_notes(data, header64(data)?, owner, n_type, all),
+            _ => find_notes(data, header32(data)?, owner, n_type, all),
         };
-        let note = find(NOTE_OWNER_AMDGPU, NT_AMDGPU_METADATA)?;
-        let metadata = match note {
-            Some((desc, offset)) => Some(Metadata::parse(desc, offset)?),
-            None => None,
-        };
+        // Every metadata note: a code object linked from several objects (Tensile's
+        // `TensileLibrary_<arch>.co`: one per kernel) carries one per object, each listing
+        // its own kernels.
+        let notes = find(NOTE_OWNER_AMDGPU, NT_AMDGPU_METADATA, true)?;
+        let mut metadata: Option<Metadata<'data>> = None;
+        for &(desc, offset) in &notes {
+            let m = Metadata::parse(desc, offset)?;
+            match &mut metadata {
+                None => metadata = Some(m),
+                Some(first) => first.absorb(m, offset)?,
+            }
+        }
         // Code object V2: YAML metadata in an "AMD" note.
-        let v2_kernels = match note {
-            Some(_) => Vec::new(),
-            None => match find(NOTE_OWNER_AMD, NT_AMD_HSA_METADATA)? {
-                Some((desc, offset)) => metadata_v2::parse(desc, offset)?,
+        let v2_kernels = if notes.is_empty() {
+            match find(NOTE_OWNER_AMD, NT_AMD_HSA_METADATA, false)?.first() {
+                Some(&(desc, offset)) => metadata_v2::parse(desc, offset)?,
                 None => Vec::new(),
-            },
+            }
+        } else {
+            Vec::new()
         };
         Ok(CodeObject {
             data,
             header,
             metadata,
-            metadata_offset: note.map(|(_, offset)| offset),
+            metadata_offset: notes.first().map(|&(_, offset)| offset),
             v2_kernels,
         })
     }
@@ -614,12 +622,13 @@ fn bad_elf(detail: String, offset: u64) -> Error {
 
 /// The descriptor of the first note of `owner` and `n_type` and its offset: from `SHT_NOTE`
 /// sections, or from `PT_NOTE` segments when the object has no section headers.
-fn find_note<'data, H: FileHeader<Endian = LittleEndian>>(
+fn find_notes<'data, H: FileHeader<Endian = LittleEndian>>(
     data: &'data [u8],
     header: &'data H,
     owner: &str,
     n_type: u32,
-) -> Result<Option<(&'data [u8], u64)>, Error> {
+    all: bool,
+) -> Result<Vec<(&'data [u8], u64)>, Error> {
     let e = LittleEndian;
     // Offsets of the `e_shoff` and `e_phoff` fields: where an error about a table that does not
     // fit in the file is reported (the table's own offset may lie past the end).
@@ -636,18 +645,21 @@ fn find_note<'data, H: FileHeader<Endian = LittleEndian>>(
         )
     })?;
     let shentsize = u64::from(header.e_shentsize(e));
+    let mut found = Vec::new();
     for (i, sh) in sections.iter().enumerate() {
         // Inside the file: the table was read.
         let entry_at = shoff + i as u64 * shentsize;
-        let found = scan_notes(
+        scan_notes(
             data,
             sh.sh_offset(e).into(),
             entry_at,
             sh.notes(e, data),
             owner,
             n_type,
+            all,
+            &mut found,
         )?;
-        if found.is_some() {
+        if !all && !found.is_empty() {
             return Ok(found);
         }
     }
@@ -662,25 +674,29 @@ fn find_note<'data, H: FileHeader<Endian = LittleEndian>>(
         let phentsize = u64::from(header.e_phentsize(e));
         for (i, ph) in segments.iter().enumerate() {
             let entry_at = phoff + i as u64 * phentsize;
-            let found = scan_notes(
+            scan_notes(
                 data,
                 ph.p_offset(e).into(),
                 entry_at,
                 ph.notes(e, data),
                 owner,
                 n_type,
+                all,
+                &mut found,
             )?;
-            if found.is_some() {
+            if !all && !found.is_empty() {
                 return Ok(found);
             }
         }
     }
-    Ok(None)
+    Ok(found)
 }
 
-/// Looks for the note of `owner` and `n_type` in one note section or segment (`notes` is `None`
-/// for regions that hold no notes) starting at `region_offset`, described by the header at
-/// `header_at`.
+/// Adds to `found` the descriptors (and their offsets) of the notes of `owner` and `n_type`
+/// in one note section or segment (`notes` is `None` for regions that hold no notes) starting
+/// at `region_offset`, described by the header at `header_at`: every one with `all`, else the
+/// first.
+#[allow(clippy::too_many_arguments)]
 fn scan_notes<'data, H: FileHeader<Endian = LittleEndian>>(
     data: &'data [u8],
     region_offset: u64,
@@ -688,7 +704,9 @@ fn scan_notes<'data, H: FileHeader<Endian = LittleEndian>>(
     notes: object::read::Result<Option<object::read::elf::NoteIterator<'data, H>>>,
     owner: &str,
     n_type: u32,
-) -> Result<Option<(&'data [u8], u64)>, Error> {
+    all: bool,
+    found: &mut Vec<(&'data [u8], u64)>,
+) -> Result<(), Error> {
     let Some(mut notes) = notes.map_err(|err| {
         // A region that does not fit in the file is reported at the header that claims it.
         let at = if region_offset < data.len() as u64 {
@@ -699,7 +717,7 @@ fn scan_notes<'data, H: FileHeader<Endian = LittleEndian>>(
         bad_elf(format!("note region at {region_offset:#x}: {err}"), at)
     })?
     else {
-        return Ok(None);
+        return Ok(());
     };
     while let Some(note) = notes
         .next()
@@ -709,8 +727,11 @@ fn scan_notes<'data, H: FileHeader<Endian = LittleEndian>>(
             let desc = note.desc();
             // The descriptor is a sub-slice of `data`: its offset is the pointer difference.
             let offset = (desc.as_ptr() as usize).wrapping_sub(data.as_ptr() as usize) as u64;
-            return Ok(Some((desc, offset)));
+            found.push((desc, offset));
+            if !all {
+                return Ok(());
+            }
         }
     }
-    Ok(None)
+    Ok(())
 }

@@ -154,12 +154,49 @@ impl<'data> Metadata<'data> {
             .filter(|id| !id.is_empty())
     }
 
-    /// `amdhsa.kernels`, in file order.
+    /// Takes in the kernels of another metadata note of the same code object (`other`, found
+    /// at byte `offset`): a code object linked from several objects has one note per object.
+    /// Notes that name different targets or versions contradict each other.
+    pub fn absorb(&mut self, other: Metadata<'data>, offset: u64) -> Result<(), Error> {
+        let differ = |what: &str, a: String, b: String| {
+            Error::new(
+                ErrorKind::BadMetadata {
+                    detail: format!(
+                        "this metadata note's {what} is {b}, an earlier note's {a}: the notes \
+                         of one code object contradict each other"
+                    ),
+                },
+                offset,
+            )
+        };
+        if other.target.is_some() && self.target.is_some() && other.target != self.target {
+            return Err(differ(
+                "amdhsa.target",
+                format!("{:?}", self.target.unwrap_or_default()),
+                format!("{:?}", other.target.unwrap_or_default()),
+            ));
+        }
+        if other.version.is_some() && self.version.is_some() && other.version != self.version {
+            return Err(differ(
+                "amdhsa.version",
+                format!("{:?}", self.version.unwrap_or_default()),
+                format!("{:?}", other.version.unwrap_or_default()),
+            ));
+        }
+        self.target = self.target.or(other.target);
+        self.version = self.version.or(other.version);
+        self.kernels.extend(other.kernels);
+        Ok(())
+    }
+
+    /// `amdhsa.kernels`, in file order (of every metadata note, for a code object that has
+    /// several: [`Metadata::absorb`]).
     pub fn kernels(&self) -> &[Kernel<'data>] {
         &self.kernels
     }
 
-    /// The whole decoded tree.
+    /// The whole decoded tree (of the first metadata note, for a code object that has
+    /// several).
     pub fn root(&self) -> &ValueRef<'data> {
         &self.root
     }

@@ -328,11 +328,44 @@ fn rocblas_tensile_index_rows_and_solutions_resolve_to_function_symbols() {
         "{problems:?}"
     );
 
-    // Without TensileLibrary_gfx1030.co: verify names it, and the solutions it quotes are
-    // function symbols of the removed file (llvm-readelf-19) and not of the one left.
+    // The code object linked from one object per kernel has one metadata note per object:
+    // every kernel is read (as many as llvm-readelf-19 lists function symbols), and every
+    // gfx1030 solution is found, with its resources, in one of the row's two files.
     let co = lib.join("TensileLibrary_gfx1030.co");
     let asm = readelf_functions(&co);
+    let k = json(&gfxkit(&["kernels", "--json", s(&co)]));
+    let names: std::collections::HashSet<&str> = k["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), asm.len());
+    assert!(names.iter().all(|n| asm.contains(*n)));
+    let o = gfxkit(&["kernels", "--json", "--target", "gfx1030", s(&index)]);
+    assert_eq!(o.status.code(), Some(0));
+    let k = json(&o);
+    let sols = k["solutions"].as_array().unwrap();
+    assert_eq!(sols.len(), 4629);
     let src = readelf_functions(&lib.join("Kernels.so-000-gfx1030.hsaco"));
+    for r in sols {
+        let name = r["name"].as_str().unwrap();
+        let want = if asm.contains(name) {
+            "TensileLibrary_gfx1030.co"
+        } else {
+            assert!(src.contains(name), "{name}");
+            "Kernels.so-000-gfx1030.hsaco"
+        };
+        assert_eq!(r["code_object"], want, "{name}");
+        assert!(
+            r["present"].as_bool().unwrap() && r["vgpr_count"].is_u64(),
+            "{r}"
+        );
+        assert_eq!(r["processor"], "gfx1030");
+    }
+
+    // Without TensileLibrary_gfx1030.co: verify names it, and the solutions it quotes are
+    // function symbols of the removed file (llvm-readelf-19) and not of the one left.
     std::fs::remove_file(&co).unwrap();
     let o = gfxkit(&["verify", s(&index)]);
     assert_eq!(o.status.code(), Some(1));

@@ -31,8 +31,41 @@ pub struct KernelRow {
 pub struct KernelListing {
     /// Every kernel found, in file order.
     pub kernels: Vec<KernelRow>,
+    /// For a Tensile index (`TensileLibrary.dat`): one row per solution of each processor row
+    /// ([`solution_rows`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub solutions: Vec<SolutionRow>,
     /// Code objects or units that could not be read, each naming the file.
     pub errors: Vec<String>,
+}
+
+/// One solution of one processor row of a Tensile index: the kernel rocBLAS (or hipBLASLt)
+/// would launch for it on that processor, and the code object it is found in.
+#[derive(Debug, Clone, Serialize)]
+pub struct SolutionRow {
+    /// The index file.
+    pub index: String,
+    /// The row's position among the index's hardware rows.
+    pub row: usize,
+    /// The processor the row is for.
+    pub processor: String,
+    /// The CU count the row asks for, when it asks for one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cu_count: Option<u64>,
+    /// The solution's `index` in the index file.
+    pub solution: u64,
+    /// The solution's name: the kernel's function symbol.
+    pub name: String,
+    /// The file (relative to the index's directory) holding that symbol, among those the
+    /// library loads for the processor; `None` when none does.
+    pub code_object: Option<String>,
+    /// Whether a function symbol of that name is there.
+    pub present: bool,
+    /// The kernel's resources and occupancy, read from that code object's metadata and
+    /// descriptor (absent when the kernel is not there, or is a function the metadata does not
+    /// list as a kernel).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelSummary>,
 }
 
 /// The kernels of one code object (`payload`, entry `id` of `unit` in file `name`), or none
@@ -140,4 +173,89 @@ pub fn archive_rows(
         }
     }
     (rows, errors)
+}
+
+/// The solutions of each processor row of the Tensile `index` (named `name`; `listing` the
+/// names in its directory, `open` a file's bytes by such a name), only rows for `wanted`'s
+/// processor when given: per solution, the file among those rocBLAS's rule loads for the
+/// row's processor ([`crate::database::row_files`]) whose function symbols hold its name, and
+/// the kernel's resources and occupancy from that file's code objects. Rows of a lazy index
+/// (solutions kept in shard files) are left to the shards. The second value holds the errors
+/// met (files that cannot be read), each naming the file.
+pub fn solution_rows<'d>(
+    name: &str,
+    index: &gfxkit_kernel_db::tensile::Index<'_>,
+    listing: &gfxkit_kernel_db::resolve::Listing<'_>,
+    open: &(dyn Fn(&str) -> Option<&'d [u8]> + Sync),
+    wanted: Option<&TargetId>,
+    demangle: bool,
+) -> (Vec<SolutionRow>, Vec<String>) {
+    use std::collections::{HashMap, HashSet};
+    let rows: Vec<_> = index
+        .rows()
+        .into_iter()
+        .filter(|r| r.placeholders.is_empty())
+        .filter_map(|r| Some((r.processor?, r)))
+        .filter(|(p, _)| wanted.map_or(true, |w| w.processor().name == *p))
+        .collect();
+    let mut needed: Vec<String> = rows
+        .iter()
+        .flat_map(|(p, r)| crate::database::row_files(listing, p, &r.placeholders).files)
+        .collect();
+    needed.sort();
+    needed.dedup();
+    // Per file: its function symbols and its kernels by name, read once, in parallel.
+    type Read<'d> = Result<(HashSet<&'d str>, HashMap<String, KernelSummary>), String>;
+    let read: HashMap<&str, Read<'d>> = needed
+        .par_iter()
+        .map(|f| {
+            let got = match open(f) {
+                None => Err(format!("{name}: {f} cannot be opened")),
+                Some(bytes) => crate::database::function_symbols(bytes)
+                    .map_err(|e| format!("{name}: {f}: {e}"))
+                    .map(|symbols| {
+                        let kernels = file_rows(f, bytes, None, demangle)
+                            .map(|(rows, _)| rows)
+                            .unwrap_or_default()
+                            .into_iter()
+                            .map(|r| (r.kernel.name.clone(), r.kernel))
+                            .collect();
+                        (symbols, kernels)
+                    }),
+            };
+            (f.as_str(), got)
+        })
+        .collect();
+    let mut errors: Vec<String> = needed
+        .iter()
+        .filter_map(|f| read[f.as_str()].as_ref().err().cloned())
+        .collect();
+    errors.sort();
+    let mut out = Vec::new();
+    for (processor, r) in &rows {
+        let files = crate::database::row_files(listing, processor, &r.placeholders).files;
+        for i in &r.solutions {
+            let Some(sol) = index.solution(*i) else {
+                continue;
+            };
+            let holder = files.iter().find_map(|f| match &read[f.as_str()] {
+                Ok((symbols, kernels)) if symbols.contains(sol.name) => {
+                    Some((f.clone(), kernels.get(sol.name).cloned()))
+                }
+                _ => None,
+            });
+            out.push(SolutionRow {
+                index: name.to_owned(),
+                row: r.position,
+                processor: (*processor).to_owned(),
+                cu_count: r.cu_count,
+                solution: sol.index,
+                name: sol.name.to_owned(),
+                present: holder.is_some(),
+                kernel: holder.as_ref().and_then(|(_, k)| k.clone()),
+                code_object: holder.map(|(f, _)| f),
+            });
+        }
+    }
+    (out, errors)
 }

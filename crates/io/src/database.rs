@@ -89,6 +89,49 @@ pub fn open_all(dir: &Path, names: &[String]) -> Vec<(String, Result<Input, crat
         .collect()
 }
 
+/// `kernels` of a Tensile index (`None` for other files): one row per solution of each
+/// processor row ([`gfxkit_inventory::kernels::solution_rows`]), resolved against the files
+/// beside the index (an index that is a package member has no directory: its solutions are
+/// listed as not present).
+pub fn kernels(
+    path: &Path,
+    data: &[u8],
+    wanted: Option<&gfxkit_target_id::TargetId>,
+    demangle: bool,
+) -> Option<Result<gfxkit_inventory::kernels::KernelListing, crate::Error>> {
+    if kind(path, data)? != DbKind::TensileIndex {
+        return None;
+    }
+    let name = path.display().to_string();
+    let mut file = None;
+    let index = match db::read_tensile(&name, data, &mut file) {
+        Ok(i) => i,
+        Err(e) => return Some(Err(crate::Error::new(path, crate::ErrorKind::Locate(e)))),
+    };
+    let dir = index_dir(path);
+    let names = dir.as_deref().and_then(dir_names).unwrap_or_default();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let listing = gfxkit_kernel_db::resolve::Listing::new(&refs);
+    let files = match &dir {
+        Some(d) => open_all(d, &db::needed_files(&index, &listing)),
+        None => Vec::new(),
+    };
+    let open = |n: &str| {
+        files
+            .iter()
+            .find(|(f, _)| f == n)
+            .and_then(|(_, i)| i.as_ref().ok())
+            .map(|i| &i[..])
+    };
+    let (solutions, errors) =
+        gfxkit_inventory::kernels::solution_rows(&name, &index, &listing, &open, wanted, demangle);
+    Some(Ok(gfxkit_inventory::kernels::KernelListing {
+        kernels: Vec::new(),
+        solutions,
+        errors,
+    }))
+}
+
 /// `verify` of a kernel database (`None` for other files): `.kdb`/`.aks2` records decoded and
 /// checked; a Tensile index against the files beside it (their function symbols read from
 /// the mapped files). An index that is a package member is checked without its directory:

@@ -334,9 +334,16 @@ pub fn kernels(
         }
         return Ok(out);
     }
+    if let Some(l) = crate::database::kernels(path, data, wanted, demangle) {
+        return l;
+    }
     let (kernels, errors) = kernels::file_rows(&name, data, wanted, demangle)
         .map_err(|e| crate::Error::new(path, crate::ErrorKind::Locate(e)))?;
-    Ok(KernelListing { kernels, errors })
+    Ok(KernelListing {
+        kernels,
+        errors,
+        ..Default::default()
+    })
 }
 
 /// `size` of a `.kpack` file, a kernel database or raw code object (`crate::database`), or a

@@ -856,11 +856,19 @@ fn kernels_one(
         let picks: Vec<&inv::kpack::Pick> = picks.iter().collect();
         let (kernels, errors) =
             inv::kernels::archive_rows(&name, &name, &a, &picks, wanted, demangle);
-        return Ok(inv::kernels::KernelListing { kernels, errors });
+        return Ok(inv::kernels::KernelListing {
+            kernels,
+            errors,
+            ..Default::default()
+        });
     }
     let (kernels, errors) = inv::kernels::file_rows(&name, d, wanted, demangle)
         .map_err(|e| format!("cannot read {name}: {}", chain(&e)))?;
-    Ok(inv::kernels::KernelListing { kernels, errors })
+    Ok(inv::kernels::KernelListing {
+        kernels,
+        errors,
+        ..Default::default()
+    })
 }
 
 /// Every kernel of every code object in a file (bundles, host binaries, archives, packages,
@@ -896,6 +904,7 @@ fn kernels<'py>(
         match g {
             Got::Value(Ok(l)) => {
                 out.kernels.extend(l.kernels);
+                out.solutions.extend(l.solutions);
                 out.errors.extend(l.errors);
             }
             Got::Value(Err(e)) => out.errors.push(format!("{name}: {e}")),

@@ -4,7 +4,8 @@
 
 use crate::scan;
 use anyhow::{Context, Result};
-use gfxkit_inventory::kernels::{KernelListing, KernelRow};
+use gfxkit_code_object::KernelSummary;
+use gfxkit_inventory::kernels::{KernelListing, KernelRow, SolutionRow};
 use gfxkit_target_id::TargetId;
 use std::io::Write;
 use std::path::PathBuf;
@@ -18,6 +19,13 @@ use std::process::ExitCode;
 Code objects are read from bundles, host binaries, archives, packages (wheel, conda, deb, rpm,
 tar: members named PACKAGE!MEMBER), binaries split by kpack (through the archives their HIPK
 markers name; `unit` is then the TOC key and the archive) and .kpack files.
+
+A Tensile index (rocBLAS's or hipBLASLt's TensileLibrary.dat) lists its solutions instead: one
+row per solution of each processor row (--target keeps one processor's rows), with the code
+object beside the index that holds its kernel (by the library's own rule: the processor's files,
+-xnack variants, fallback files) and that kernel's resources; a solution whose kernel is in none
+of them is listed as absent (`gfxkit verify` reports it). JSON: {solutions: [{index, row,
+processor, cu_count, solution, name, code_object, present, ...the kernel's fields}]}.
 
 Occupancy is computed from the kernel's metadata and descriptor with the processor's hardware
 limits (`gfxkit target show`); an `amdgpu-waves-per-eu` attribute the kernel was compiled with
@@ -84,11 +92,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         },
     )?;
     let mut rows = Vec::new();
+    let mut solutions = Vec::new();
     let mut errors = Vec::new();
     for s in scanned {
         match s.result {
             Ok(l) => {
                 rows.extend(l.kernels);
+                solutions.extend(l.solutions);
                 errors.extend(l.errors);
             }
             // Errors of reading a file name it (or `package!member`) themselves.
@@ -101,16 +111,38 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     }
     if let Some(key) = args.sort {
-        sort(&mut rows, key);
+        sort(&mut rows, |r| Some(&r.kernel), key);
+        sort(&mut solutions, |r| r.kernel.as_ref(), key);
     }
-    let found = !rows.is_empty();
+    let found = !rows.is_empty() || !solutions.is_empty();
     if args.json {
         crate::output::print_json(&KernelListing {
             kernels: rows,
+            solutions,
             errors: errors.clone(),
         })?;
     } else {
-        write_table(&rows, args.paths.len() > 1 || rows_span_files(&rows))?;
+        if !rows.is_empty() || solutions.is_empty() {
+            write_table(&rows, args.paths.len() > 1 || rows_span_files(&rows))?;
+        }
+        if !solutions.is_empty() {
+            if !rows.is_empty() {
+                println!();
+            }
+            write_solutions(&solutions)?;
+            let absent = solutions.iter().filter(|s| !s.present).count();
+            println!(
+                "{} solutions{}",
+                solutions.len(),
+                if absent > 0 {
+                    format!(
+                        ", {absent} without their kernel in the files loaded for their processor"
+                    )
+                } else {
+                    String::new()
+                }
+            );
+        }
         for e in &errors {
             eprintln!("gfxkit: error: {e}");
         }
@@ -129,59 +161,120 @@ fn rows_span_files(rows: &[KernelRow]) -> bool {
     rows.windows(2).any(|w| w[0].file != w[1].file)
 }
 
-fn sort(rows: &mut [KernelRow], key: SortBy) {
-    let vgprs = |r: &KernelRow| r.kernel.vgpr_count.unwrap_or(0) + r.kernel.agpr_count.unwrap_or(0);
+fn sort<T>(rows: &mut [T], kernel: impl Fn(&T) -> Option<&KernelSummary>, key: SortBy) {
+    let vgprs = |k: &KernelSummary| k.vgpr_count.unwrap_or(0) + k.agpr_count.unwrap_or(0);
     match key {
-        SortBy::Occupancy => rows.sort_by_key(|r| r.kernel.occupancy.unwrap_or(u32::MAX)),
-        SortBy::Vgpr => rows.sort_by_key(|r| std::cmp::Reverse(vgprs(r))),
-        SortBy::Lds => rows.sort_by_key(|r| std::cmp::Reverse(r.kernel.lds_bytes.unwrap_or(0))),
-        SortBy::Scratch => {
-            rows.sort_by_key(|r| std::cmp::Reverse(r.kernel.scratch_bytes.unwrap_or(0)))
+        SortBy::Occupancy => {
+            rows.sort_by_key(|r| kernel(r).and_then(|k| k.occupancy).unwrap_or(u32::MAX))
         }
+        SortBy::Vgpr => rows.sort_by_key(|r| std::cmp::Reverse(kernel(r).map_or(0, vgprs))),
+        SortBy::Lds => rows
+            .sort_by_key(|r| std::cmp::Reverse(kernel(r).and_then(|k| k.lds_bytes).unwrap_or(0))),
+        SortBy::Scratch => rows.sort_by_key(|r| {
+            std::cmp::Reverse(kernel(r).and_then(|k| k.scratch_bytes).unwrap_or(0))
+        }),
     }
 }
 
-fn write_table(rows: &[KernelRow], with_file: bool) -> std::io::Result<()> {
+/// The cells of a kernel's resources: OCC, LIMIT, VGPR, AGPR, SGPR, LDS, SCRATCH, SPILLS, WAVE.
+fn resource_cells(k: &KernelSummary) -> Vec<String> {
     let num = |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
-    let mut header = vec![
-        "TARGET", "OCC", "LIMIT", "VGPR", "AGPR", "SGPR", "LDS", "SCRATCH", "SPILLS", "WAVE",
-        "NAME",
-    ];
+    let spills = match (k.sgpr_spill_count, k.vgpr_spill_count) {
+        (None, None) => "-".to_owned(),
+        (s, v) => format!("{}s/{}v", s.unwrap_or(0), v.unwrap_or(0)),
+    };
+    vec![
+        k.occupancy
+            .map_or_else(|| "-".to_owned(), |o| o.to_string()),
+        k.occupancy_limited_by
+            .map_or("-", |l| l.as_str())
+            .to_owned(),
+        num(k.vgpr_count),
+        num(k.agpr_count),
+        num(k.sgpr_count),
+        num(k.lds_bytes),
+        num(k.scratch_bytes),
+        spills,
+        num(k.wavefront_size),
+    ]
+}
+
+const RESOURCES: [&str; 9] = [
+    "OCC", "LIMIT", "VGPR", "AGPR", "SGPR", "LDS", "SCRATCH", "SPILLS", "WAVE",
+];
+
+fn write_table(rows: &[KernelRow], with_file: bool) -> std::io::Result<()> {
+    let mut header = vec!["TARGET"];
+    header.extend(RESOURCES);
+    header.push("NAME");
+    let mut left = vec![true];
+    left.extend([false; RESOURCES.len()]);
+    left.push(true);
     if with_file {
         header.insert(0, "FILE");
+        left.insert(0, true);
     }
     let table: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
             let k = &r.kernel;
-            let spills = match (k.sgpr_spill_count, k.vgpr_spill_count) {
-                (None, None) => "-".to_owned(),
-                (s, v) => format!("{}s/{}v", s.unwrap_or(0), v.unwrap_or(0)),
-            };
-            let mut cells = vec![
-                r.target_id.clone().unwrap_or_else(|| r.entry.clone()),
-                k.occupancy
-                    .map_or_else(|| "-".to_owned(), |o| o.to_string()),
-                k.occupancy_limited_by
-                    .map_or("-", |l| l.as_str())
-                    .to_owned(),
-                num(k.vgpr_count),
-                num(k.agpr_count),
-                num(k.sgpr_count),
-                num(k.lds_bytes),
-                num(k.scratch_bytes),
-                spills,
-                num(k.wavefront_size),
-                k.demangled.clone().unwrap_or_else(|| k.name.clone()),
-            ];
+            let mut cells = vec![r.target_id.clone().unwrap_or_else(|| r.entry.clone())];
+            cells.extend(resource_cells(k));
+            cells.push(k.demangled.clone().unwrap_or_else(|| k.name.clone()));
             if with_file {
                 cells.insert(0, r.file.clone());
             }
             cells
         })
         .collect();
+    print_table(&header, &left, &table)
+}
+
+/// The solutions of a Tensile index: per row and solution, the code object holding its
+/// kernel and the kernel's resources.
+fn write_solutions(rows: &[SolutionRow]) -> std::io::Result<()> {
+    let mut header = vec!["PROCESSOR", "ROW"];
+    header.extend(RESOURCES);
+    header.extend(["CODE OBJECT", "NAME"]);
+    let mut left = vec![true, false];
+    left.extend([false; RESOURCES.len()]);
+    left.extend([true, true]);
+    let table: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let mut cells = vec![
+                match r.cu_count {
+                    Some(n) => format!("{} ({n} CUs)", r.processor),
+                    None => r.processor.clone(),
+                },
+                r.row.to_string(),
+            ];
+            match &r.kernel {
+                Some(k) => cells.extend(resource_cells(k)),
+                None => cells.extend(vec!["-".to_owned(); RESOURCES.len()]),
+            }
+            cells.push(
+                r.code_object
+                    .clone()
+                    .unwrap_or_else(|| "(absent)".to_owned()),
+            );
+            cells.push(
+                r.kernel
+                    .as_ref()
+                    .and_then(|k| k.demangled.clone())
+                    .unwrap_or_else(|| r.name.clone()),
+            );
+            cells
+        })
+        .collect();
+    print_table(&header, &left, &table)
+}
+
+/// Prints `table` under `header`, columns padded to their widest cell: left-aligned where
+/// `left` says so (the last column is not padded), else right-aligned.
+fn print_table(header: &[&str], left: &[bool], table: &[Vec<String>]) -> std::io::Result<()> {
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
-    for r in &table {
+    for r in table {
         for (w, c) in widths.iter_mut().zip(r) {
             *w = (*w).max(c.len());
         }
@@ -189,7 +282,6 @@ fn write_table(rows: &[KernelRow], with_file: bool) -> std::io::Result<()> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let last = header.len() - 1;
-    let text_cols = if with_file { 2 } else { 1 };
     let line = |out: &mut dyn Write, cells: &[&str]| -> std::io::Result<()> {
         let mut s = String::new();
         for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
@@ -198,16 +290,16 @@ fn write_table(rows: &[KernelRow], with_file: bool) -> std::io::Result<()> {
             }
             if i == last {
                 s.push_str(c);
-            } else if i < text_cols {
+            } else if left[i] {
                 s.push_str(&format!("{c:<w$}"));
             } else {
                 s.push_str(&format!("{c:>w$}"));
             }
         }
-        writeln!(out, "{s}")
+        writeln!(out, "{}", s.trim_end())
     };
-    line(&mut out, &header)?;
-    for r in &table {
+    line(&mut out, header)?;
+    for r in table {
         let cells: Vec<&str> = r.iter().map(String::as_str).collect();
         line(&mut out, &cells)?;
     }
