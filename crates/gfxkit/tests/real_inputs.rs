@@ -414,6 +414,18 @@ fn rocblas_doctor_judges_the_library_with_its_database() {
         .unwrap()
         .ends_with("rocblas/2.47.0/library"));
 
+    // verify -r: the library's fat binary carries processors whose files were left packed
+    // (gfx90a, ...), each a finding on the library; gfx1030's files are there.
+    let o = gfxkit(&["verify", "-r", s(&root)]);
+    assert_eq!(o.status.code(), Some(1));
+    let (out, _) = text(&o);
+    assert!(
+        out.contains("its device code is built for gfx90a, but its kernel database")
+            && out.contains("lacks Kernels.so-000-gfx90a.hsaco, TensileLibrary_gfx90a.co"),
+        "{out}"
+    );
+    assert!(!out.contains("built for gfx1030"), "{out}");
+
     std::fs::remove_file(lib.join("TensileLibrary_gfx1030.co")).unwrap();
     let o = gfxkit(&["doctor", "--device", "gfx1030", s(&root)]);
     assert_eq!(o.status.code(), Some(1));

@@ -910,6 +910,50 @@ pub fn owner_of(library: &str, databases: &[Database]) -> Vec<usize> {
         .collect()
 }
 
+/// The processors a library's own device code is built for (native code objects of the
+/// units the runtime loads from `inv`; generic targets and SPIR-V left out), sorted: the
+/// processors on which it loads its kernel database.
+pub fn code_processors(inv: &crate::Inventory<'_>) -> Vec<String> {
+    let mut out: Vec<String> = inv
+        .loadable()
+        .iter()
+        .flat_map(|u| u.ids())
+        .filter_map(|id| id.target_id().map(|t| t.processor()))
+        .filter(|p| !p.is_generic())
+        .map(|p| p.name.to_owned())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// `verify`'s check of a library (at `path`, its own device code built for `processors`:
+/// [`code_processors`]) against the kernel databases it loads ([`owner_of`]): on a GPU of
+/// such a processor the library runs, loads its database, and fails when the database lacks
+/// that processor's files (rocBLAS cannot initialise: the start-up abort PyTorch users meet).
+/// One finding per processor and database that lacks it.
+pub fn library_findings(path: &str, processors: &[String], databases: &[Database]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for i in owner_of(path, databases) {
+        for p in processors {
+            let Ok(t) = gfxkit_target_id::TargetId::parse(p) else {
+                continue;
+            };
+            if let Some(why) = databases[i].lacks(&t) {
+                out.push(finding(
+                    None,
+                    Some(entry_id(p)),
+                    format!(
+                        "its device code is built for {p}, but its kernel database {why}: on \
+                         such a GPU the library runs and then fails to load its kernels"
+                    ),
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// The kernel databases one library loads ([`owner_of`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Loaded<'a> {

@@ -2,6 +2,7 @@
 //! what keeps the HIP runtime from loading them. The rules are [`gfxkit_inventory::verify`]'s.
 
 use anyhow::{bail, Context, Result};
+use gfxkit_inventory::database;
 use gfxkit_inventory::verify::{self, Verification};
 use std::io::Write;
 use std::path::PathBuf;
@@ -64,15 +65,29 @@ pub struct Args {
 
 /// Verifies one file's bytes: `.kpack` archives and split binaries through
 /// `gfxkit_inventory::kpack`, everything else through the inventory's rules.
-fn verify_any(path: &std::path::Path, data: &[u8]) -> gfxkit_inventory::Result<Verification> {
+fn verify_any(
+    path: &std::path::Path,
+    data: &[u8],
+    seen: &mut Seen,
+) -> gfxkit_inventory::Result<Verification> {
     if let Some(v) = gfxkit_io::database::verify_file_bytes(path, data) {
         return v;
     }
     let inv = gfxkit_inventory::Inventory::of(data);
+    seen.processors = database::code_processors(&inv);
     if let Some(v) = crate::cmd::kpack::verify_file_bytes(path, data, &inv) {
         return Ok(v);
     }
     verify::verify(&path.display().to_string(), &inv)
+}
+
+/// What a file verified in a tree tells about the tree: the kernel-database file it is, or
+/// the processors its own device code is built for (a library's, checked against the
+/// database it loads: [`database::library_findings`]).
+#[derive(Default)]
+struct Seen {
+    member: Option<database::DbMember>,
+    processors: Vec<String>,
 }
 
 fn counts(r: &Verification) -> String {
@@ -96,7 +111,22 @@ fn no_device_code(e: &anyhow::Error) -> bool {
 /// `cannot verify PATH` adds it, once (an error of opening or walking the input, or a package
 /// member, names it itself).
 fn verify_one(path: &std::path::Path, data: &[u8]) -> Result<Verification> {
-    verify_any(path, data).with_context(|| format!("cannot verify {}", path.display()))
+    verify_any(path, data, &mut Seen::default())
+        .with_context(|| format!("cannot verify {}", path.display()))
+}
+
+/// [`verify_one`], with what the file tells about the tree it is found in.
+fn verify_in_tree(path: &std::path::Path, data: &[u8]) -> (Result<Verification>, Seen) {
+    let mut seen = Seen {
+        member: database::member_of(&path.display().to_string(), data),
+        ..Seen::default()
+    };
+    let r = verify_any(path, data, &mut seen)
+        .with_context(|| format!("cannot verify {}", path.display()));
+    if seen.member.is_some() {
+        seen.processors.clear(); // A database file, not a library.
+    }
+    (r, seen)
 }
 
 /// The verifications of one input named or found: a file, or the members of one package.
@@ -112,12 +142,21 @@ struct Group {
 /// Runs `gfxkit verify`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let mut groups: Vec<Group> = Vec::new();
+    // In a tree: the kernel-database files found, and each library's processors.
+    let mut members = Vec::new();
+    let mut processors: Vec<(String, Vec<String>)> = Vec::new();
     if args.recursive {
         for s in crate::scan::scan(&args.files, &crate::scan::Options::default(), |p, d| {
-            Ok(verify_one(p, d))
+            Ok(verify_in_tree(p, d))
         })? {
             let name = s.path.display().to_string();
-            let r = s.result.and_then(|r| r);
+            let r = s.result.and_then(|(r, seen)| {
+                members.extend(seen.member);
+                if !seen.processors.is_empty() {
+                    processors.push((name.clone(), seen.processors));
+                }
+                r
+            });
             match groups.last_mut() {
                 Some(g) if g.package.is_some() && g.package == s.package => {
                     g.results.push((name, r))
@@ -170,6 +209,20 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 // Found in a directory without device code: not a library to verify.
                 Err(e) if !g.explicit && no_device_code(&e) => {}
                 Err(e) => errors.push(e),
+            }
+        }
+    }
+    // A library whose own device code is built for a processor its kernel database lacks.
+    if !members.is_empty() && !processors.is_empty() {
+        let databases = database::group(members);
+        for (path, procs) in &processors {
+            let found = database::library_findings(path, procs, &databases);
+            if let (false, Some(r)) = (
+                found.is_empty(),
+                reports.iter_mut().find(|r| r.path == *path),
+            ) {
+                r.problems.extend(found);
+                r.ok = false;
             }
         }
     }
