@@ -442,9 +442,18 @@ fn rocblas_doctor_judges_the_library_with_its_database() {
         "{out}"
     );
 
-    // size counts the code objects beside the library with the fat binary's entries.
-    let o = gfxkit(&["size", "--json", s(&root)]);
+    // size counts the code objects beside the library with the fat binary's entries, and
+    // --by library counts them with the library.
+    let o = gfxkit(&["size", "--json", "--by", "library", s(&root)]);
     let r = json(&o);
+    let libs = r["libraries"].as_array().unwrap();
+    assert_eq!(libs.len(), 1, "{}", r["libraries"]);
+    assert!(libs[0]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("librocblas.so.0.1"));
+    assert_eq!(libs[0]["stored"], r["stored"]);
+    assert_eq!(libs[0]["files"], 2);
     let hsaco = std::fs::metadata(lib.join("Kernels.so-000-gfx1030.hsaco"))
         .unwrap()
         .len();
@@ -496,6 +505,12 @@ fn aiter_wheel_code_objects_are_sized_and_its_package_runs_on_gfx942() {
     );
     let o = gfxkit(&["doctor", "--device", "gfx1100", s(&whl)]);
     assert_eq!(o.status.code(), Some(1));
+
+    // --by library: the wheel's code objects are one database, the wheel.
+    let r = json(&gfxkit(&["size", "--json", "--by", "library", s(&whl)]));
+    assert_eq!(r["libraries"].as_array().unwrap().len(), 1);
+    assert_eq!(r["libraries"][0]["stored"].as_u64().unwrap(), want);
+    assert_eq!(r["libraries"][0]["path"], s(&whl));
 
     // A CI gate over the wheel: its code objects are one database, which has gfx942 and gfx950.
     let o = gfxkit(&["check", "--require", "gfx942", s(&whl)]);

@@ -115,6 +115,92 @@ pub struct SizeReport {
     /// With `--duplicates`: identical code objects stored more than once.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duplicates: Option<crate::duplicates::Duplicates>,
+    /// With `--by library`: each library with the kernel databases it loads ([`libraries`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub libraries: Vec<LibraryRow>,
+}
+
+/// A library together with the kernel databases it loads, or a database no library loads
+/// (`size --by library`).
+#[derive(Debug, Clone, Serialize)]
+pub struct LibraryRow {
+    /// The library's path, or the database's root for a database alone.
+    pub path: String,
+    /// The roots of the databases counted with it.
+    pub database: Vec<String>,
+    /// Files counted (the library and its databases' files).
+    pub files: usize,
+    /// Device bytes stored.
+    pub stored: u64,
+    /// Device bytes uncompressed.
+    pub uncompressed: u64,
+    /// What `--keep` would save in stored bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prune_saves: Option<u64>,
+}
+
+/// The files of a report grouped as `doctor` judges them ([`crate::database::with_databases`]'s
+/// rule): each library with the kernel databases it loads ([`crate::database::owner_of`]),
+/// then each database (raw code objects, `.kdb`, `.aks2` files) no library loads, by its root;
+/// largest first.
+pub fn libraries(files: &[FileRow]) -> Vec<LibraryRow> {
+    use crate::database::{group, owner_of, DbMember};
+    use gfxkit_shrink::FileKind;
+    let is_db = |f: &FileRow| matches!(f.kind, FileKind::CodeObject | FileKind::KernelDatabase);
+    let by_path: BTreeMap<&str, &FileRow> = files.iter().map(|f| (f.path.as_str(), f)).collect();
+    let members: Vec<DbMember> = files
+        .iter()
+        .filter(|f| is_db(f))
+        .map(|f| DbMember {
+            path: f.path.clone(),
+            processors: f
+                .archs
+                .iter()
+                .map(|a| a.arch.split(':').next().unwrap_or_default().to_owned())
+                .collect(),
+        })
+        .collect();
+    let databases = group(members);
+    let add = |row: &mut LibraryRow, f: &FileRow| {
+        row.files += 1;
+        row.stored += f.stored;
+        row.uncompressed += f.uncompressed;
+        if let Some(s) = f.prune_saves {
+            *row.prune_saves.get_or_insert(0) += s;
+        }
+    };
+    let empty = |path: &str| LibraryRow {
+        path: path.to_owned(),
+        database: Vec::new(),
+        files: 0,
+        stored: 0,
+        uncompressed: 0,
+        prune_saves: None,
+    };
+    let mut owned = vec![false; databases.len()];
+    let mut out = Vec::new();
+    for f in files.iter().filter(|f| !is_db(f) && f.bundles > 0) {
+        let mut row = empty(&f.path);
+        add(&mut row, f);
+        for i in owner_of(&f.path, &databases) {
+            owned[i] = true;
+            row.database.push(databases[i].root.clone());
+            for m in &databases[i].members {
+                add(&mut row, by_path[m.path.as_str()]);
+            }
+        }
+        out.push(row);
+    }
+    for (db, _) in databases.iter().zip(&owned).filter(|(_, o)| !**o) {
+        let mut row = empty(&db.root);
+        row.database.push(db.root.clone());
+        for m in &db.members {
+            add(&mut row, by_path[m.path.as_str()]);
+        }
+        out.push(row);
+    }
+    out.sort_by(|a, b| b.stored.cmp(&a.stored).then_with(|| a.path.cmp(&b.path)));
+    out
 }
 
 /// Adds an entry of target label `arch` to its row; `kept` is whether `--keep` keeps the entry
@@ -224,5 +310,6 @@ pub fn build_report(files: &[(String, Survey)], keep: &[String]) -> Result<SizeR
         prune_saves: sel.as_ref().map(|_| all_saves),
         errors: Vec::new(),
         duplicates: None,
+        libraries: Vec::new(),
     })
 }

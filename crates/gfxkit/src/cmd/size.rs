@@ -17,6 +17,7 @@ use std::process::ExitCode;
 #[command(after_help = "Examples:\n  \
 gfxkit size /usr/lib/x86_64-linux-gnu/librocsparse.so\n  \
 gfxkit size /opt/rocm/lib --by file --keep gfx90a\n  \
+gfxkit size /usr/lib/x86_64-linux-gnu --by library\n  \
 gfxkit size /opt/rocm/lib --html report.html\n  \
 gfxkit size --duplicates /opt/rocm/lib venv/lib/python3.12/site-packages\n\n\
 --json prints {archs: [{arch, entries, stored, uncompressed, estimated, kept?}], \
@@ -25,7 +26,10 @@ bundles: [{path, member, offset, encoding, stored, uncompressed, targets}], stor
 uncompressed, keep, prune_saves?, errors, duplicates?}; sizes in bytes, `?` fields only with --keep \
 (prune_saves, kept) or --duplicates (duplicates: {bytes, groups: [{sha256, size, count, places: [{path, \
 unit, entry}]}]}: identical code objects by the SHA-256 of the uncompressed code object, bytes the \
-uncompressed size of every copy beyond the first, the largest saving first).")]
+uncompressed size of every copy beyond the first, the largest saving first). --by library adds \
+libraries: [{path, database, files, stored, uncompressed, prune_saves?}]: each library with the \
+kernel databases it loads (rocBLAS's rocblas/<version>/library beside librocblas.so), then each \
+database no library loads, by its directory or package.")]
 pub struct Args {
     /// Files or directories (searched recursively; files without device code are skipped).
     #[arg(value_name = "PATH", default_value = ".")]
@@ -60,6 +64,9 @@ pub enum By {
     File,
     /// One row per bundle.
     Bundle,
+    /// One row per library, with the kernel databases it loads (and one per database no
+    /// library loads).
+    Library,
 }
 
 /// Runs `gfxkit size`.
@@ -120,6 +127,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     let mut report = size::build_report(&surveyed, &args.keep)?;
     report.errors = errors;
+    if args.by == By::Library {
+        report.libraries = size::libraries(&report.files);
+    }
     if args.duplicates {
         report.duplicates = Some(gfxkit_inventory::duplicates::duplicates(
             digested.iter().map(|(n, d)| (n.as_str(), d.as_slice())),
@@ -240,6 +250,45 @@ pub fn print_text(r: &SizeReport, by: By, out: &mut dyn Write) -> Result<()> {
                         None => String::new(),
                     },
                     f.path
+                )?;
+            }
+        }
+        By::Library => {
+            writeln!(
+                out,
+                "{:>12} {:>12} {:>6}{}  LIBRARY (+ DATABASE)",
+                "STORED",
+                "UNCOMPRESSED",
+                "FILES",
+                if r.keep.is_empty() {
+                    ""
+                } else {
+                    "  PRUNE SAVES"
+                }
+            )?;
+            for l in &r.libraries {
+                let with: Vec<&str> = l
+                    .database
+                    .iter()
+                    .filter(|d| **d != l.path)
+                    .map(String::as_str)
+                    .collect();
+                writeln!(
+                    out,
+                    "{:>12} {:>12} {:>6}{}  {}{}",
+                    human(l.stored),
+                    human(l.uncompressed),
+                    l.files,
+                    match l.prune_saves {
+                        Some(s) => format!("  {:>11}", human(s)),
+                        None => String::new(),
+                    },
+                    l.path,
+                    if with.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (+ {})", with.join(", "))
+                    }
                 )?;
             }
         }
