@@ -23,6 +23,9 @@
 //! | `kpack` | `.kpack` archives: header, TOC, frames and blobs, kernels decoded within bounds, written back |
 //! | `kpack_split` | `kpack split` and `kpack inline` on ELF input: refuse, or a split that re-reads, inlines and splits again alike |
 //! | `package` | packages (zip/wheel, tar.*, conda, deb, rpm): walked, rewritten and walked again under small limits |
+//! | `tensile` | Tensile indexes (MessagePack, `.dat.zlib`): rows, solutions, placeholders under small limits |
+//! | `kdb` | MIOpen `.kdb` files (SQLite from memory): records, blobs decoded within their declared sizes |
+//! | `aks2` | AOTriton `.aks2` images: header, xz stream, directory, kernel images in bounds |
 //! | `image` | container images: archives as given, and layers described by the input (files, links, whiteouts, opaque directories) in an OCI layout, against a model that unpacks them |
 
 #![forbid(unsafe_code)]
@@ -30,6 +33,7 @@
 pub mod code_object;
 pub mod host;
 pub mod host_pe;
+pub mod kernel_db;
 pub mod kpack;
 pub mod kpack_split;
 pub mod pe_rewrite;
@@ -58,6 +62,9 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("kpack_split", kpack_split::run),
     ("package", gfxkit_package::fuzzing::package),
     ("image", gfxkit_package::fuzzing::image),
+    ("tensile", kernel_db::tensile),
+    ("kdb", kernel_db::kdb),
+    ("aks2", kernel_db::aks2),
 ];
 
 /// The body of the target called `name`.

@@ -1,0 +1,86 @@
+//! Kernel databases (`gfxkit list`, `size`, `verify`, `kernels` of `TensileLibrary.dat`, `.kdb`
+//! and `.aks2` files): each reader on arbitrary input under small limits, so that a header may
+//! claim anything and the work stays in proportion to the input.
+
+use gfxkit_kernel_db::aks2::Aks2;
+use gfxkit_kernel_db::kdb::{decode_blob, Kdb};
+use gfxkit_kernel_db::tensile::{self, Index};
+use gfxkit_kernel_db::Limits;
+
+/// Output a body lets one input decode to.
+const MAX_OUT: u64 = 1 << 20;
+
+fn limits() -> Limits {
+    Limits {
+        max_depth: 32,
+        max_nodes: 1 << 16,
+        max_solutions: 1 << 14,
+        max_decompressed: MAX_OUT,
+        max_kdb_size: 1 << 20,
+        max_records: 1 << 10,
+        max_aks2_entries: 1 << 12,
+    }
+}
+
+/// A Tensile index as MessagePack, and as a zlib stream of one (`.dat.zlib`): every row's
+/// solutions and placeholders read, and every solution a row reaches is one the index lists.
+pub fn tensile(data: &[u8]) {
+    let limits = limits();
+    index(data, &limits);
+    if let Ok(d) = tensile::decompress_zlib(data, MAX_OUT) {
+        assert!(d.len() as u64 <= MAX_OUT);
+        index(&d, &limits);
+    }
+}
+
+fn index(bytes: &[u8], limits: &Limits) {
+    let Ok(index) = Index::parse_with(bytes, limits) else {
+        return;
+    };
+    assert!(index.solutions.len() as u64 <= limits.max_solutions);
+    for r in index.rows() {
+        let _ = (r.processor, r.cu_count, &r.placeholders, &r.unknown);
+        for i in &r.solutions {
+            if let Some(s) = index.solution(*i) {
+                assert_eq!(s.index, *i);
+                assert!(s.offset < bytes.len() as u64);
+            }
+        }
+    }
+    let _ = index.unreachable_solutions();
+    let _ = index.placeholders();
+}
+
+/// A MIOpen `.kdb` file (SQLite, opened read-only from memory): its records, and each blob
+/// decoded within its declared size.
+pub fn kdb(data: &[u8]) {
+    let limits = limits();
+    let Ok(db) = Kdb::from_bytes(data, &limits) else {
+        return;
+    };
+    let Ok(records) = db.records() else { return };
+    assert!(records.len() as u64 <= limits.max_records);
+    for r in records.iter().take(64) {
+        if let Ok(blob) = db.blob(r.id) {
+            if let Ok(co) = decode_blob(&blob, r, &limits) {
+                assert!(co.len() as u64 <= MAX_OUT.max(blob.len() as u64));
+                if r.uncompressed_size != 0 {
+                    assert_eq!(co.len() as u64, r.uncompressed_size);
+                }
+            }
+        }
+    }
+}
+
+/// An AOTriton `.aks2` image: its directory, every kernel image within the decoded stream.
+pub fn aks2(data: &[u8]) {
+    let limits = limits();
+    let Ok(a) = Aks2::parse(data, &limits) else {
+        return;
+    };
+    assert!(a.entries.len() as u64 <= limits.max_aks2_entries);
+    for e in &a.entries {
+        assert_eq!(a.image(e).len() as u64, u64::from(e.image_size));
+        assert!(a.entry(&e.name).is_some());
+    }
+}
