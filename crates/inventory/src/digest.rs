@@ -6,9 +6,7 @@
 //! decoded from the archive ([`archive_digests`]); the caller finds the archives.
 
 use crate::locate;
-use gfxkit_bundle::ccob::HashCheck;
 use gfxkit_bundle::{EntryId, EntryTarget};
-use rayon::prelude::*;
 use serde::Serialize;
 use sha2::{Digest as _, Sha256};
 
@@ -89,22 +87,11 @@ pub fn file_digests(
     kernels: bool,
 ) -> crate::Result<(Vec<Digest>, Vec<String>)> {
     let found = locate::locate(data)?;
-    let mut errors = found.error_lines(name);
-    let mut out = Vec::new();
-    for unit in &found.units {
-        let where_ = unit.describe();
-        let r = locate::with_payloads(unit, HashCheck::Error, |entries| {
-            entries
-                .par_iter()
-                .filter_map(|e| digest(&where_, e.id, e.payload, kernels))
-                .collect::<Vec<_>>()
-        });
-        match r {
-            Ok(d) => out.extend(d),
-            Err(e) => errors.push(format!("{name}: {where_}: {}", crate::error::chain(&e))),
-        }
-    }
-    Ok((out, errors))
+    Ok(locate::each_entry(name, &found, |where_, e| {
+        Ok(digest(where_, e.id, e.payload, kernels)
+            .into_iter()
+            .collect())
+    }))
 }
 
 /// The code objects `picks` names in the kpack `archive` (at `archive_name`), decoded, with
@@ -116,31 +103,15 @@ pub fn archive_digests(
     picks: &[&crate::kpack::Pick],
     kernels: bool,
 ) -> (Vec<Digest>, Vec<String>) {
-    let found: Vec<Result<Option<Digest>, String>> = picks
-        .par_iter()
-        .map(|p| {
-            let unit = format!("{} in {archive_name}", p.key);
-            let k = archive
-                .kernel(&p.key, &p.arch)
-                .ok_or_else(|| format!("{name}: {unit}: {} is not in the archive", p.arch))?;
-            let payload = archive
-                .code_object(k)
-                .map_err(|e| format!("{name}: {unit}: {e}"))?;
-            Ok(digest(&unit, &p.id, &payload, kernels).map(|d| Digest {
+    crate::kpack::each_pick(name, archive_name, archive, picks, |unit, p, payload| {
+        Ok(digest(unit, &p.id, payload, kernels)
+            .map(|d| Digest {
                 archive: Some(archive_name.to_owned()),
                 ..d
-            }))
-        })
-        .collect();
-    let (mut out, mut errors) = (Vec::new(), Vec::new());
-    for r in found {
-        match r {
-            Ok(Some(d)) => out.push(d),
-            Ok(None) => {}
-            Err(e) => errors.push(e),
-        }
-    }
-    (out, errors)
+            })
+            .into_iter()
+            .collect())
+    })
 }
 
 #[cfg(test)]

@@ -3,7 +3,6 @@
 //! from, their resources and occupancy ([`gfxkit_code_object::summaries`]).
 
 use crate::locate;
-use gfxkit_bundle::ccob::HashCheck;
 use gfxkit_code_object::{summaries, CodeObject, Header, KernelSummary};
 use gfxkit_target_id::TargetId;
 use rayon::prelude::*;
@@ -116,30 +115,12 @@ pub fn file_rows(
     demangle: bool,
 ) -> crate::Result<(Vec<KernelRow>, Vec<String>)> {
     let found = locate::locate(data)?;
-    let mut errors = found.error_lines(name);
-    let mut rows = Vec::new();
-    for unit in &found.units {
-        let where_ = unit.describe();
-        let result = locate::with_payloads(unit, HashCheck::Error, |entries| {
-            entries
-                .par_iter()
-                .filter(|e| !e.payload.is_empty() && e.payload.starts_with(b"\x7fELF"))
-                .map(|e| entry_rows(name, &where_, e.id, e.payload, wanted, demangle))
-                .collect::<Vec<_>>()
-        });
-        match result {
-            Ok(per_entry) => {
-                for r in per_entry {
-                    match r {
-                        Ok(r) => rows.extend(r),
-                        Err(e) => errors.push(e),
-                    }
-                }
-            }
-            Err(e) => errors.push(format!("{name}: {where_}: {}", crate::error::chain(&e))),
+    Ok(locate::each_entry(name, &found, |where_, e| {
+        if e.payload.is_empty() || !e.payload.starts_with(b"\x7fELF") {
+            return Ok(Vec::new());
         }
-    }
-    Ok((rows, errors))
+        entry_rows(name, where_, e.id, e.payload, wanted, demangle)
+    }))
 }
 
 /// The kernels of the code objects `picks` names in the kpack `archive` (at `archive_name`),
@@ -152,27 +133,9 @@ pub fn archive_rows(
     wanted: Option<&TargetId>,
     demangle: bool,
 ) -> (Vec<KernelRow>, Vec<String>) {
-    let found: Vec<Result<Vec<KernelRow>, String>> = picks
-        .par_iter()
-        .map(|p| {
-            let unit = format!("{} in {archive_name}", p.key);
-            let k = archive
-                .kernel(&p.key, &p.arch)
-                .ok_or_else(|| format!("{name}: {unit}: {} is not in the archive", p.arch))?;
-            let payload = archive
-                .payload(k)
-                .map_err(|e| format!("{name}: {unit}: {e}"))?;
-            entry_rows(name, &unit, &p.id, &payload, wanted, demangle)
-        })
-        .collect();
-    let (mut rows, mut errors) = (Vec::new(), Vec::new());
-    for r in found {
-        match r {
-            Ok(r) => rows.extend(r),
-            Err(e) => errors.push(e),
-        }
-    }
-    (rows, errors)
+    crate::kpack::each_pick(name, archive_name, archive, picks, |unit, p, payload| {
+        entry_rows(name, unit, &p.id, payload, wanted, demangle)
+    })
 }
 
 /// The solutions of each processor row of the Tensile `index` (named `name`; `listing` the

@@ -647,6 +647,42 @@ pub struct Pick {
     pub arch: String,
 }
 
+/// Runs `f` over the code objects `picks` names in the kpack `archive` (at `archive_name`),
+/// decoded and checked ([`gfxkit_kpack::Archive::code_object`]), in parallel. Returns `f`'s
+/// values in the picks' order, and the errors met (a kernel missing from the archive, one that
+/// does not decode, `f`'s own), each naming `name`, the key and the archive. `f` gets the
+/// place (`KEY in ARCHIVE`), the pick and the code object.
+pub fn each_pick<T: Send>(
+    name: &str,
+    archive_name: &str,
+    archive: &gfxkit_kpack::Archive<'_>,
+    picks: &[&Pick],
+    f: impl Fn(&str, &Pick, &[u8]) -> std::result::Result<Vec<T>, String> + Sync,
+) -> (Vec<T>, Vec<String>) {
+    use rayon::prelude::*;
+    let found: Vec<std::result::Result<Vec<T>, String>> = picks
+        .par_iter()
+        .map(|p| {
+            let unit = format!("{} in {archive_name}", p.key);
+            let k = archive
+                .kernel(&p.key, &p.arch)
+                .ok_or_else(|| format!("{name}: {unit}: {} is not in the archive", p.arch))?;
+            let payload = archive
+                .code_object(k)
+                .map_err(|e| format!("{name}: {unit}: {e}"))?;
+            f(&unit, p, &payload)
+        })
+        .collect();
+    let (mut out, mut errors) = (Vec::new(), Vec::new());
+    for r in found {
+        match r {
+            Ok(v) => out.extend(v),
+            Err(e) => errors.push(e),
+        }
+    }
+    (out, errors)
+}
+
 /// For `extract`: every kernel of a `.kpack` file that `wanted` (given its entry ID) selects.
 pub fn extract_archive(
     data: &[u8],

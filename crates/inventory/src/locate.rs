@@ -496,6 +496,42 @@ pub struct PayloadEntry<'p> {
     pub ext: &'static str,
 }
 
+/// Runs `f` over the entries of every unit of `found` with their payloads (a compressed
+/// bundle decoded, its hash checked), in parallel within a unit. Returns `f`'s values in file
+/// order, and the errors met: the units' own (as [`Found::error_lines`] names them), a unit
+/// that cannot be decoded (naming `name` and the unit), then `f`'s. `f` gets the unit's
+/// description and the entry.
+pub fn each_entry<T: Send>(
+    name: &str,
+    found: &Found<'_>,
+    f: impl Fn(&str, &PayloadEntry<'_>) -> std::result::Result<Vec<T>, String> + Sync,
+) -> (Vec<T>, Vec<String>) {
+    use rayon::prelude::*;
+    let mut errors = found.error_lines(name);
+    let mut out = Vec::new();
+    for unit in &found.units {
+        let where_ = unit.describe();
+        let r = with_payloads(unit, HashCheck::Error, |entries| {
+            entries
+                .par_iter()
+                .map(|e| f(&where_, e))
+                .collect::<Vec<_>>()
+        });
+        match r {
+            Ok(per_entry) => {
+                for r in per_entry {
+                    match r {
+                        Ok(v) => out.extend(v),
+                        Err(e) => errors.push(e),
+                    }
+                }
+            }
+            Err(e) => errors.push(format!("{name}: {where_}: {}", crate::error::chain(&e))),
+        }
+    }
+    (out, errors)
+}
+
 /// Calls `f` with the entries of a located unit and their payloads. A compressed bundle is
 /// decompressed first (hash checked as `hash` says); nothing else is copied.
 pub fn with_payloads<R>(
