@@ -103,11 +103,32 @@ pub fn kernels(
         return None;
     }
     let name = path.display().to_string();
+    let listed = with_index(path, data, |index, listing, open| {
+        let (solutions, errors) =
+            gfxkit_inventory::kernels::solution_rows(&name, index, listing, open, wanted, demangle);
+        gfxkit_inventory::kernels::KernelListing {
+            kernels: Vec::new(),
+            solutions,
+            errors,
+        }
+    });
+    Some(listed.map_err(|e| crate::Error::new(path, crate::ErrorKind::Locate(e))))
+}
+
+/// Reads the Tensile index `data` (at `path`) and calls `f` with it, the names in its
+/// directory and a function giving the bytes (mapped) of the files its rows need there. An
+/// index that is a package member has no directory: no names, no files.
+fn with_index<R>(
+    path: &Path,
+    data: &[u8],
+    f: impl for<'d> FnOnce(
+        &gfxkit_kernel_db::tensile::Index<'_>,
+        &gfxkit_kernel_db::resolve::Listing<'_>,
+        &(dyn Fn(&str) -> Option<&'d [u8]> + Sync),
+    ) -> R,
+) -> gfxkit_inventory::Result<R> {
     let mut file = None;
-    let index = match db::read_tensile(&name, data, &mut file) {
-        Ok(i) => i,
-        Err(e) => return Some(Err(crate::Error::new(path, crate::ErrorKind::Locate(e)))),
-    };
+    let index = db::read_tensile(&path.display().to_string(), data, &mut file)?;
     let dir = index_dir(path);
     let names = dir.as_deref().and_then(dir_names).unwrap_or_default();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -116,20 +137,14 @@ pub fn kernels(
         Some(d) => open_all(d, &db::needed_files(&index, &listing)),
         None => Vec::new(),
     };
-    let open = |n: &str| {
+    let open = |n: &str| -> Option<&[u8]> {
         files
             .iter()
             .find(|(f, _)| f == n)
             .and_then(|(_, i)| i.as_ref().ok())
             .map(|i| &i[..])
     };
-    let (solutions, errors) =
-        gfxkit_inventory::kernels::solution_rows(&name, &index, &listing, &open, wanted, demangle);
-    Some(Ok(gfxkit_inventory::kernels::KernelListing {
-        kernels: Vec::new(),
-        solutions,
-        errors,
-    }))
+    Ok(f(&index, &listing, &open))
 }
 
 /// `verify` of a kernel database (`None` for other files): `.kdb`/`.aks2` records decoded and
@@ -145,28 +160,8 @@ pub fn verify_file_bytes(
     match kind {
         DbKind::MiopenKdb | DbKind::Aks2 => db::verify_opened(&name, data, kind),
         DbKind::TensileMapping => None,
-        DbKind::TensileIndex => {
-            let mut file = None;
-            let index = match db::read_tensile(&name, data, &mut file) {
-                Ok(i) => i,
-                Err(e) => return Some(Err(e)),
-            };
-            let dir = index_dir(path);
-            let names = dir.as_deref().and_then(dir_names).unwrap_or_default();
-            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-            let listing = gfxkit_kernel_db::resolve::Listing::new(&refs);
-            let files = match &dir {
-                Some(d) => open_all(d, &db::needed_files(&index, &listing)),
-                None => Vec::new(),
-            };
-            let open = |n: &str| {
-                files
-                    .iter()
-                    .find(|(f, _)| f == n)
-                    .and_then(|(_, i)| i.as_ref().ok())
-                    .map(|i| &i[..])
-            };
-            Some(Ok(db::verify_tensile(&name, &index, &listing, &open)))
-        }
+        DbKind::TensileIndex => Some(with_index(path, data, |index, listing, open| {
+            db::verify_tensile(&name, index, listing, open)
+        })),
     }
 }
