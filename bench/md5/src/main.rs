@@ -51,7 +51,9 @@ fn gfxkit(b: &[u8]) -> [u8; 16] {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let size: usize = args.next().map_or(93_000_000, |s| s.parse().expect("size in bytes"));
+    let size: usize = args
+        .next()
+        .map_or(93_000_000, |s| s.parse().expect("size in bytes"));
     let rounds: usize = args.next().map_or(7, |s| s.parse().expect("rounds"));
     // Bytes from a fixed xorshift sequence (MD5's speed does not depend on them).
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -80,7 +82,9 @@ fn main() {
             assert_eq!(d, want, "{name} disagrees with md-5");
         }
     }
-    println!("MD5 of {size} bytes, {rounds} alternating rounds: median (min-max), MB/s at the median");
+    println!(
+        "MD5 of {size} bytes, {rounds} alternating rounds: median (min-max), MB/s at the median"
+    );
     for ((name, _), t) in candidates.iter().zip(&mut times) {
         t.sort_by(f64::total_cmp);
         let med = t[t.len() / 2];
