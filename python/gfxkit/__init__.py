@@ -300,7 +300,10 @@ def select(
     """Which code object the HIP runtime would load on ``device`` from each unit of a file
     (``gfxkit select --device DEVICE --json``); for a package, one :class:`Selection` per
     member with device code. Binaries split by kpack are resolved as the kpack loader does
-    (``kpack_loader="old"``: the first-match search of earlier ROCm 7 releases)."""
+    (``kpack_loader="old"``: the first-match search of earlier ROCm 7 releases). A library on
+    disk that loads a kernel database (``librocblas.so`` with ``rocblas/<version>/library``
+    beside it) gets a unit of ``format`` ``"database"`` naming the ``files`` it opens on the
+    device, or ``selected: None`` with the missing files in ``reason``."""
     return _each(_gfxkit.select(src, str(device), kpack_loader), Selection)
 
 

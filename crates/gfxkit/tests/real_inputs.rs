@@ -386,6 +386,78 @@ fn rocblas_tensile_index_rows_and_solutions_resolve_to_function_symbols() {
 }
 
 #[test]
+fn rocblas_select_names_the_database_files_a_library_loads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lib = rocblas_tree(tmp.path(), true);
+    let root = tmp.path().join("usr/lib/x86_64-linux-gnu");
+    let library = root.join("librocblas.so.0.1");
+    // The tree: one file (the library), its last unit the database with gfx1030's files; the
+    // code objects beside it are not files of their own that "fail" on gfx1030.
+    let o = gfxkit(&["select", "--json", "--device", "gfx1030", s(&root)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let r = json(&o);
+    let files = r["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{r}");
+    let db = files[0]["bundles"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(db["format"], "database", "{db}");
+    assert_eq!(db["selected"], "hipv4-amdgcn-amd-amdhsa--gfx1030", "{db}");
+    assert!(db["database"]
+        .as_str()
+        .unwrap()
+        .ends_with("rocblas/2.47.0/library"));
+    assert_eq!(
+        db["files"],
+        serde_json::json!(["Kernels.so-000-gfx1030.hsaco", "TensileLibrary_gfx1030.co"])
+    );
+    // The library named alone is judged with the database beside it, by select and doctor.
+    for device in ["gfx1030", "gfx90a"] {
+        let o = gfxkit(&["select", "--json", "--device", device, s(&library)]);
+        let r = json(&o);
+        let units = r["files"][0]["bundles"].as_array().unwrap();
+        let db = units.last().unwrap();
+        assert_eq!(db["format"], "database", "{r}");
+        // The fat binary has code for both; the database only gfx1030's files.
+        assert!(units[..units.len() - 1]
+            .iter()
+            .all(|u| !u["selected"].is_null()));
+        if device == "gfx1030" {
+            assert_eq!(o.status.code(), Some(0), "{r}");
+        } else {
+            assert_eq!(o.status.code(), Some(1), "{r}");
+            assert!(db["selected"].is_null());
+            assert!(db["reason"]
+                .as_str()
+                .unwrap()
+                .ends_with("lacks Kernels.so-000-gfx90a.hsaco, TensileLibrary_gfx90a.co"));
+            let (out, _) = text(&gfxkit(&["select", "--device", device, s(&library)]));
+            assert!(
+                out.contains("kernel database")
+                    && out.contains("none: lacks Kernels.so-000-gfx90a.hsaco"),
+                "{out}"
+            );
+        }
+        let o = gfxkit(&["doctor", "--device", device, s(&library)]);
+        assert_eq!(
+            o.status.code(),
+            Some(i32::from(device == "gfx90a")),
+            "{}",
+            text(&o).0
+        );
+    }
+    // The database alone is one unit, named by its root.
+    let o = gfxkit(&["select", "--json", "--device", "gfx1030", s(&lib)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let r = json(&o);
+    assert_eq!(r["files"].as_array().unwrap().len(), 1, "{r}");
+    assert_eq!(r["files"][0]["bundles"][0]["format"], "database");
+}
+
+#[test]
 fn rocblas_doctor_judges_the_library_with_its_database() {
     let tmp = tempfile::tempdir().unwrap();
     let lib = rocblas_tree(tmp.path(), true);

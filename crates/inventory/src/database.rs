@@ -841,11 +841,18 @@ impl Database {
         p
     }
 
-    /// Why the database has nothing for `device`, naming what is missing; `None` when it has.
-    /// A directory holding a Tensile index is judged by rocBLAS's rule ([`row_files`]: the
-    /// files the device's processor needs); any other by whether some member holds code for
-    /// the device's processor.
+    /// Why the database has nothing for `device`, naming what is missing; `None` when it has
+    /// ([`Database::serves`]).
     pub fn lacks(&self, device: &gfxkit_target_id::TargetId) -> Option<String> {
+        self.serves(device).err()
+    }
+
+    /// What the database gives a GPU `device`: the files its library opens for the device's
+    /// processor, relative to the root; or why it has nothing, naming what is missing. A
+    /// directory holding a Tensile index is judged by rocBLAS's rule ([`row_files`]: the files
+    /// the device's processor needs, every one present); any other by which members hold
+    /// code for the device's processor.
+    pub fn serves(&self, device: &gfxkit_target_id::TargetId) -> Result<Vec<String>, String> {
         let processor = device.processor().name;
         let names = self.names();
         let tensile = names
@@ -854,18 +861,25 @@ impl Database {
         if tensile {
             let files = row_files(&Listing::new(&names), processor, &[]);
             if files.missing.is_empty() {
-                return None;
+                return Ok(files.files);
             }
-            return Some(format!("{} lacks {}", self.root, files.missing.join(", ")));
+            return Err(format!("{} lacks {}", self.root, files.missing.join(", ")));
         }
-        if self
+        let holding: Vec<String> = self
             .members
             .iter()
-            .any(|m| m.processors.iter().any(|p| p == processor))
-        {
-            return None;
+            .filter(|m| m.processors.iter().any(|p| p == processor))
+            .map(|m| {
+                m.path
+                    .strip_prefix(&self.root)
+                    .map_or(m.path.as_str(), |n| n.trim_start_matches(['/', '!']))
+                    .to_owned()
+            })
+            .collect();
+        if !holding.is_empty() {
+            return Ok(holding);
         }
-        Some(format!(
+        Err(format!(
             "{} has no code object for {processor} (present: {})",
             self.root,
             self.processors().join(" ")
@@ -887,21 +901,28 @@ pub fn group(members: Vec<DbMember>) -> Vec<Database> {
         .collect()
 }
 
+/// The directory under which the library at `library` (`lib<name>.so*`) keeps the kernel
+/// databases it loads: `<its directory>/<name>` (rocBLAS: `rocblas`, holding
+/// `<version>/library`; hipBLASLt: `hipblaslt`); `None` for another file name.
+pub fn databases_dir(library: &str) -> Option<String> {
+    let base = base_name(library);
+    let name = base
+        .strip_prefix("lib")
+        .and_then(|n| n.split(".so").next())
+        .filter(|n| !n.is_empty())?;
+    let dir = &library[..library.len() - base.len()];
+    Some(format!("{dir}{name}"))
+}
+
 /// Which of `databases` the library at `library` loads: for `lib<name>.so*`, a database whose
 /// root lies under `<library's directory>/<name>/` (rocBLAS: `rocblas/<version>/library`;
 /// hipBLASLt: `hipblaslt/library`). MIOpen's `.kdb` files sit under `share/miopen/db`, not
 /// beside the library, and are judged as databases of their own.
 pub fn owner_of(library: &str, databases: &[Database]) -> Vec<usize> {
-    let base = base_name(library);
-    let Some(name) = base
-        .strip_prefix("lib")
-        .and_then(|n| n.split(".so").next())
-        .filter(|n| !n.is_empty())
-    else {
+    let Some(dir) = databases_dir(library) else {
         return Vec::new();
     };
-    let dir = &library[..library.len() - base.len()];
-    let prefix = format!("{dir}{name}/");
+    let prefix = format!("{dir}/");
     databases
         .iter()
         .enumerate()
@@ -973,6 +994,11 @@ impl Loaded<'_> {
         (!why.is_empty()).then(|| why.join("; "))
     }
 
+    /// The databases, in root order.
+    pub fn databases(&self) -> impl Iterator<Item = &Database> {
+        self.loads.iter().map(|&i| &self.databases[i])
+    }
+
     /// The databases' roots, in root order.
     pub fn roots(&self) -> Vec<String> {
         self.loads
@@ -1005,10 +1031,10 @@ impl Database {
 /// load of it, the databases; `None` for a file that is no GPU library), then each database
 /// no library loads as a unit of its own, through `alone`. `libraries` are the files
 /// examined, `members` the database files found ([`member_of`]).
-pub fn with_databases<T>(
-    libraries: Vec<(String, Examined)>,
+pub fn with_databases<L, T>(
+    libraries: Vec<(String, L)>,
     members: Vec<DbMember>,
-    mut library: impl FnMut(&str, Examined, Loaded<'_>) -> Option<T>,
+    mut library: impl FnMut(&str, L, Loaded<'_>) -> Option<T>,
     mut alone: impl FnMut(&Database) -> T,
 ) -> Vec<T> {
     let databases = group(members);

@@ -2,6 +2,7 @@
 //! `gfxkit select` prints; `--json` is the serialised [`SelectReport`]). The runtime's rule
 //! itself is [`gfxkit_host::select`]'s.
 
+use crate::database::{self, Database};
 use crate::inventory::Inventory;
 use gfxkit_host::entries::UnitKind;
 use gfxkit_host::select::{select_unit, Via};
@@ -73,6 +74,21 @@ pub struct UnitChoice {
     /// `arch`, `error_code`, `missing`, `package`, `shadowed`, `damaged`, `skipped`).
     #[serde(flatten)]
     pub kpack: Option<crate::kpack::KpackUnit>,
+    /// For a kernel-database unit (`format` `database`): the database and the files opened.
+    #[serde(flatten)]
+    pub database: Option<DatabaseChoice>,
+}
+
+/// What a kernel database gives the device: a unit of `format` `database` in the selection of
+/// the library that loads it ([`Selection::add_database`]), or of the database alone
+/// ([`database_alone`]).
+#[derive(Serialize, Debug, Clone)]
+pub struct DatabaseChoice {
+    /// The database's directory, or the package holding it ([`database::database_root`]).
+    pub database: String,
+    /// The files its library opens on the device, relative to `database` (empty when it has
+    /// none for the device: `reason` names what is missing).
+    pub files: Vec<String>,
 }
 
 impl Selection {
@@ -114,8 +130,50 @@ impl Selection {
                 nearest: Vec::new(),
                 unreadable: u.met_damage(),
                 kpack: Some(u),
+                database: None,
             });
         }
+    }
+
+    /// Adds what the kernel database `db`, which this file's library loads, gives `device`, as
+    /// a unit of `format` `database` after the file's others: selected (the processor's entry
+    /// ID) with the files the library opens, or none, naming the files missing.
+    pub fn add_database(&mut self, db: &Database, device: &TargetId) {
+        let processor = device.processor().name;
+        let (selected, files, reason) = match db.serves(device) {
+            Ok(files) => (
+                Some(database::entry_id(processor)),
+                files,
+                format!("the kernel database has code for {processor}"),
+            ),
+            Err(why) => (None, Vec::new(), why),
+        };
+        self.bundles.push(UnitChoice {
+            index: self.bundles.len(),
+            kind: None,
+            format: "database",
+            member: None,
+            section: None,
+            offset: 0,
+            selected,
+            via: None,
+            reason,
+            needs: None,
+            nearest: Vec::new(),
+            unreadable: false,
+            kpack: None,
+            database: Some(DatabaseChoice {
+                database: db.root.clone(),
+                files,
+            }),
+        });
+    }
+
+    /// The kernel-database units ([`Selection::add_database`]).
+    pub fn database_units(&self) -> impl Iterator<Item = (&UnitChoice, &DatabaseChoice)> {
+        self.bundles
+            .iter()
+            .filter_map(|b| b.database.as_ref().map(|d| (b, d)))
     }
 
     /// The kpack units ([`Selection::add_kpack`]).
@@ -163,6 +221,7 @@ pub fn select(name: &str, inv: &Inventory<'_>, device: &TargetId) -> Selection {
                 nearest: s.nearest.clone(),
                 unreadable: u.entries.is_err(),
                 kpack: None,
+                database: None,
             }
         })
         .collect();
@@ -173,6 +232,20 @@ pub fn select(name: &str, inv: &Inventory<'_>, device: &TargetId) -> Selection {
         problems: inv.discovery.problems.clone(),
         kpack: inv.kpack(),
     }
+}
+
+/// The selection of a kernel database no library loads: named by its root, one unit
+/// ([`Selection::add_database`]).
+pub fn database_alone(db: &Database, device: &TargetId) -> Selection {
+    let mut s = Selection {
+        path: db.root.clone(),
+        error: None,
+        bundles: Vec::new(),
+        problems: Vec::new(),
+        kpack: Vec::new(),
+    };
+    s.add_database(db, device);
+    s
 }
 
 /// The report for a file that could not be read.

@@ -9,6 +9,7 @@ use crate::scan::{Progress, ScanError};
 use gfxkit_inventory::check::{self, CheckReport};
 use gfxkit_inventory::diff::{self, DiffReport, FileState};
 use gfxkit_inventory::error::chain;
+use gfxkit_inventory::select::{self, SelectReport, Selection};
 use gfxkit_inventory::{database, doctor, Inventory};
 use gfxkit_kpack::search::Loader;
 use gfxkit_target_id::TargetId;
@@ -50,10 +51,16 @@ pub fn examine(
     })?;
     let mut libraries = Vec::new();
     let mut members = Vec::new();
+    let mut named = Vec::new();
     for s in scanned {
         let path = s.path.display().to_string();
         match s.result {
-            Ok(Ok(e)) => libraries.push((path, e)),
+            Ok(Ok(e)) => {
+                if s.explicit && s.package.is_none() {
+                    named.push(s.path);
+                }
+                libraries.push((path, e))
+            }
             Ok(Err(m)) => members.push(m),
             // Unreadable, or a package named on the command line that holds no device code.
             Err(e) => libraries.push((
@@ -65,7 +72,114 @@ pub fn examine(
             )),
         }
     }
+    members.extend(members_beside(&named, paths, progress)?);
     Ok((libraries, members))
+}
+
+/// The kernel-database files where the libraries `named` on the command line keep their
+/// databases ([`database::databases_dir`]: `rocblas/` beside `librocblas.so`), in directories
+/// not searched already (under none of `paths`): a library named alone is judged with the
+/// database it loads, as a search of its whole directory judges it.
+fn members_beside(
+    named: &[PathBuf],
+    paths: &[PathBuf],
+    progress: &dyn Progress,
+) -> Result<Vec<database::DbMember>, crate::Error> {
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let searched: Vec<PathBuf> = paths
+        .iter()
+        .filter(|p| p.is_dir())
+        .map(|p| real(p))
+        .collect();
+    let mut dirs: Vec<PathBuf> = named
+        .iter()
+        .filter_map(|l| database::databases_dir(&l.display().to_string()))
+        .map(PathBuf::from)
+        .filter(|d| d.is_dir() && !searched.iter().any(|s| real(d).starts_with(s)))
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    if dirs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let scanned = crate::scan::scan(&dirs, progress, |path, bytes| {
+        Ok::<_, Infallible>(database::member_of(&path.display().to_string(), bytes))
+    })?;
+    Ok(scanned
+        .into_iter()
+        .filter_map(|s| s.result.ok().flatten())
+        .collect())
+}
+
+/// `gfxkit select`: what the runtime would load on `device` from every file under `paths`
+/// (directories searched, packages by member, split binaries through their kpack archives as
+/// `loader` finds them), each library with a unit per kernel database it loads
+/// ([`Selection::add_database`]), then each database no library loads
+/// ([`select::database_alone`]). Files found in a directory without device code are left out;
+/// one named that cannot be read is its error. The error is a path that does not exist.
+pub fn select(
+    paths: &[PathBuf],
+    device: &TargetId,
+    loader: Loader,
+    progress: &dyn Progress,
+) -> Result<SelectReport, crate::Error> {
+    let scanned = crate::scan::scan(paths, progress, |path, bytes| {
+        if let Some(m) = database::member_of(&path.display().to_string(), bytes) {
+            return Ok::<_, Infallible>(Err(m));
+        }
+        let inv = Inventory::of(bytes);
+        let mut s = select::select(&path.display().to_string(), &inv, device);
+        s.error = gfxkit_inventory::kpack::archive_damage(bytes);
+        s.add_kpack(if gfxkit_inventory::kpack::is_archive(bytes) {
+            // A `.kpack` file: its units as `list` reads them.
+            gfxkit_inventory::kpack::select_archive(
+                path,
+                bytes,
+                device,
+                loader,
+                &crate::kpack::env(),
+            )
+        } else {
+            crate::kpack::select_units(path, &inv, device, loader)
+        });
+        Ok(Ok(s))
+    })?;
+    let mut libraries = Vec::new();
+    let mut members = Vec::new();
+    let mut named = Vec::new();
+    for s in scanned {
+        let path = s.path.display().to_string();
+        match s.result {
+            Ok(Ok(f)) if !s.explicit && f.is_empty() => {} // Found in a directory, no device code.
+            Ok(Ok(f)) => {
+                if s.explicit && s.package.is_none() {
+                    named.push(s.path);
+                }
+                libraries.push((path, f));
+            }
+            Ok(Err(m)) => members.push(m),
+            Err(e) => {
+                let e = scan_error(e).unwrap_or_else(|| crate::NoDeviceCode.to_string());
+                libraries.push((path.clone(), select::unreadable(&path, e)));
+            }
+        }
+    }
+    members.extend(members_beside(&named, paths, progress)?);
+    let files = database::with_databases(
+        libraries,
+        members,
+        |_, mut f: Selection, loaded| {
+            for db in loaded.databases() {
+                f.add_database(db, device);
+            }
+            Some(f)
+        },
+        |db| select::database_alone(db, device),
+    );
+    Ok(SelectReport {
+        device: device.to_string(),
+        files,
+    })
 }
 
 /// `gfxkit doctor`: the verdict on `devices` of every library under `paths` together with

@@ -423,15 +423,25 @@ fn select<'py>(
     let device = gfxkit_target_id::triple::parse_device(device)
         .map_err(|e| Fail::Target(format!("'{device}' is not a device: {e}")).into_py(py, ""))?;
     let s = source(src)?;
-    let on_disk = s.path.is_some();
+    if let Some(path) = s.path.clone().filter(|_| !s.image_dir) {
+        // A file on disk as the CLI reads it: split binaries through their archives, a
+        // library with the kernel databases beside it.
+        let package = s.is_package();
+        let report = py
+            .allow_threads(|| gfxkit_io::whole::select(&[path], &device, loader, &()))
+            .map_err(|e| io_error(py, &e))?;
+        let out = report
+            .files
+            .iter()
+            .map(|f| json(py, f))
+            .collect::<PyResult<Vec<_>>>()?;
+        return one_or_list(py, package, out);
+    }
     let (package, got) = per_file(py, &s, |p, d| {
         let name = p.display().to_string();
         let inv = Inventory::of(d);
         let mut sel = inv::select::select(&name, &inv, &device);
         sel.error = inv::kpack::archive_damage(d);
-        if on_disk {
-            sel.add_kpack(gfxkit_io::kpack::select_units(p, &inv, &device, loader));
-        }
         sel
     })?;
     let mut out = Vec::new();

@@ -1,10 +1,8 @@
 //! `gfxkit select`: which code object the HIP runtime would load on a device, per bundle.
 
 use crate::output;
-use crate::scan;
 use anyhow::Result;
-use gfxkit_inventory::select::{self, SelectReport};
-use gfxkit_inventory::Inventory;
+use gfxkit_inventory::select::SelectReport;
 use gfxkit_target_id::TargetId;
 use std::io::Write;
 use std::path::PathBuf;
@@ -56,39 +54,11 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode> {
     let device = args.device;
     let loader = args.kpack_loader.into();
-    let scanned = scan::scan(&args.files, &scan::Options::default(), |path, bytes| {
-        let inv = Inventory::of(bytes);
-        let mut s = select::select(&path.display().to_string(), &inv, &device);
-        s.error = gfxkit_inventory::kpack::archive_damage(bytes);
-        s.add_kpack(if gfxkit_inventory::kpack::is_archive(bytes) {
-            // A `.kpack` file: its units as `list` reads them.
-            gfxkit_inventory::kpack::select_archive(
-                path,
-                bytes,
-                &device,
-                loader,
-                &gfxkit_io::kpack::env(),
-            )
-        } else {
-            crate::cmd::kpack::select_units(path, &inv, &device, loader)
-        });
-        Ok(s)
-    })?;
-    let mut report = SelectReport {
-        device: device.to_string(),
-        files: Vec::new(),
-    };
-    let mut code = 0u8;
-    for s in scanned {
-        let path = s.path.display().to_string();
-        let file = match s.result {
-            Ok(f) if !s.explicit && f.is_empty() => continue, // Found in a directory, no device code.
-            Ok(f) => f,
-            Err(e) => select::unreadable(&path, format!("{e:#}")),
-        };
-        code = code.max(file.status());
-        report.files.push(file);
-    }
+    let progress = output::Reading::new(false);
+    let report = gfxkit_io::whole::select(&args.files, &device, loader, &progress);
+    progress.finish();
+    let report = report?;
+    let code = report.files.iter().map(|f| f.status()).max().unwrap_or(0);
     if args.json {
         output::print_json(&report)?;
     } else {
@@ -172,15 +142,42 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
             });
             print_units(out, what, lines)?;
         }
-        let units: Vec<_> = f.bundles.iter().filter(|b| b.kpack.is_none()).collect();
+        // A kernel database the library loads: after its bundles.
+        let databases: Vec<String> = f
+            .database_units()
+            .map(|(b, d)| {
+                let outcome = match &b.selected {
+                    Some(_) => format!("loads {}", d.files.join(", ")),
+                    None => format!(
+                        "none: {}",
+                        b.reason
+                            .strip_prefix(&format!("{} ", d.database))
+                            .unwrap_or(&b.reason)
+                    ),
+                };
+                if f.path == d.database {
+                    format!("{}: kernel database: {outcome}", f.path)
+                } else {
+                    format!("{}: kernel database {}: {outcome}", f.path, d.database)
+                }
+            })
+            .collect();
+        let units: Vec<_> = f
+            .bundles
+            .iter()
+            .filter(|b| b.kpack.is_none() && b.database.is_none())
+            .collect();
         if units.is_empty() {
             // Damage that hides the device code was said above (on stderr): not "none here".
             let damaged = f
                 .problems
                 .iter()
                 .any(|p| p.severity == gfxkit_host::Severity::Error);
-            if kpack.is_empty() && !damaged {
+            if kpack.is_empty() && !damaged && databases.is_empty() {
                 writeln!(out, "{}: no device code", f.path)?;
+            }
+            for line in &databases {
+                writeln!(out, "{line}")?;
             }
             continue;
         }
@@ -210,6 +207,9 @@ pub fn print_text(r: &SelectReport, out: &mut dyn Write) -> Result<()> {
             (b.index, place, outcome)
         });
         print_units(out, "bundles", lines)?;
+        for line in &databases {
+            writeln!(out, "{line}")?;
+        }
     }
     Ok(())
 }
