@@ -240,14 +240,24 @@ fn a_flipped_byte_in_a_kpack_archive_is_damage() {
 /// `librocblas.so.0.1` when `with_library`), unpacked from the `.deb` into `dir` (the rest of
 /// the 2.2 GB tree is left packed). Returns the `library/` directory.
 fn rocblas_tree(dir: &Path, with_library: bool) -> PathBuf {
+    rocblas_tree_with(dir, with_library, &[])
+}
+
+/// [`rocblas_tree`] with these files of `library/` too.
+fn rocblas_tree_with(dir: &Path, with_library: bool, more: &[&str]) -> PathBuf {
     let deb = real("librocblas0_5.5.1+dfsg-7_amd64.deb");
-    let mut wanted = vec![
-        "./usr/lib/x86_64-linux-gnu/rocblas/2.47.0/library/TensileLibrary.dat",
-        "./usr/lib/x86_64-linux-gnu/rocblas/2.47.0/library/TensileLibrary_gfx1030.co",
-        "./usr/lib/x86_64-linux-gnu/rocblas/2.47.0/library/Kernels.so-000-gfx1030.hsaco",
-    ];
+    let lib = "./usr/lib/x86_64-linux-gnu/rocblas/2.47.0/library";
+    let mut wanted: Vec<String> = [
+        "TensileLibrary.dat",
+        "TensileLibrary_gfx1030.co",
+        "Kernels.so-000-gfx1030.hsaco",
+    ]
+    .iter()
+    .chain(more)
+    .map(|f| format!("{lib}/{f}"))
+    .collect();
     if with_library {
-        wanted.push("./usr/lib/x86_64-linux-gnu/librocblas.so.0.1");
+        wanted.push("./usr/lib/x86_64-linux-gnu/librocblas.so.0.1".into());
     }
     let st = Command::new("sh")
         .arg("-c")
@@ -388,7 +398,7 @@ fn rocblas_tensile_index_rows_and_solutions_resolve_to_function_symbols() {
 #[test]
 fn rocblas_select_names_the_database_files_a_library_loads() {
     let tmp = tempfile::tempdir().unwrap();
-    let lib = rocblas_tree(tmp.path(), true);
+    let lib = rocblas_tree_with(tmp.path(), true, &["Kernels.so-000-gfx1010.hsaco"]);
     let root = tmp.path().join("usr/lib/x86_64-linux-gnu");
     let library = root.join("librocblas.so.0.1");
     // The tree: one file (the library), its last unit the database with gfx1030's files; the
@@ -449,6 +459,33 @@ fn rocblas_select_names_the_database_files_a_library_loads() {
             text(&o).0
         );
     }
+    // gfx1010 has no row of its own in the index (rows: gfx90a, gfx1030, ..., then TruePred):
+    // rocBLAS runs the fallback row's source kernels, from Kernels.so-000-gfx1010.hsaco; it
+    // needs no TensileLibrary_gfx1010.co (the package has none).
+    let o = gfxkit(&["select", "--json", "--device", "gfx1010", s(&library)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).0);
+    let r = json(&o);
+    let db = r["files"][0]["bundles"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        db["files"],
+        serde_json::json!(["Kernels.so-000-gfx1010.hsaco"])
+    );
+    let o = gfxkit(&["doctor", "--device", "gfx1010", s(&root)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).0);
+    std::fs::remove_file(lib.join("Kernels.so-000-gfx1010.hsaco")).unwrap();
+    let o = gfxkit(&["doctor", "--device", "gfx1010", s(&root)]);
+    assert_eq!(o.status.code(), Some(1));
+    let (out, _) = text(&o);
+    assert!(
+        out.contains("lacks Kernels.so-000-gfx1010.hsaco (its index has no row for gfx1010"),
+        "{out}"
+    );
+
     // The database alone is one unit, named by its root.
     let o = gfxkit(&["select", "--json", "--device", "gfx1030", s(&lib)]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);

@@ -327,6 +327,7 @@ mod tests {
         let member = |name: &str, p: &str| crate::database::DbMember {
             path: format!("/d/k/{name}"),
             processors: vec![p.to_owned()],
+            index_rows: None,
         };
         let db = crate::database::group(vec![
             member("a_gfx942.co", "gfx942"),

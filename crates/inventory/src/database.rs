@@ -727,12 +727,58 @@ pub struct DbMember {
     pub path: String,
     /// The processors it holds code for (none for an index).
     pub processors: Vec<String>,
+    /// For a Tensile index that is not lazy (one library of every processor): its rows, or
+    /// why it cannot be read. `None` for other members.
+    pub index_rows: Option<Result<IndexRows, String>>,
+}
+
+/// The hardware rows of a Tensile index, as rocBLAS picks one for a device: the first whose
+/// predicate holds, so a processor without a row of its own runs the fallback (`TruePred`)
+/// row's solutions, which are source kernels (`Kernels.so-000-<processor>.hsaco`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct IndexRows {
+    /// The processors with a row of their own, sorted.
+    pub processors: Vec<String>,
+    /// Whether a row matches any processor (`TruePred`).
+    pub fallback: bool,
+}
+
+impl IndexRows {
+    /// The rows of `index`; `None` for a lazy index (its rows name shard files, and the
+    /// per-processor index decides).
+    pub fn of(index: &Index<'_>) -> Option<IndexRows> {
+        let rows = index.rows();
+        if rows.iter().any(|r| !r.placeholders.is_empty()) {
+            return None;
+        }
+        let mut out = IndexRows::default();
+        for r in &rows {
+            match (r.processor, r.predicate) {
+                (Some(p), _) => out.processors.push(p.to_owned()),
+                (None, Some(pred)) if pred.is_true() => out.fallback = true,
+                (None, None) => out.fallback = true,
+                _ => {}
+            }
+        }
+        out.processors.sort();
+        out.processors.dedup();
+        Some(out)
+    }
 }
 
 /// The database member a file is, from its name and bytes; `None` for other files.
 pub fn member_of(path: &str, data: &[u8]) -> Option<DbMember> {
+    let mut index_rows = None;
     let processors = match kind(path, data) {
-        Some(DbKind::TensileIndex | DbKind::TensileMapping) => Vec::new(),
+        Some(DbKind::TensileIndex) => {
+            let mut file = None;
+            index_rows = match read_tensile(path, data, &mut file) {
+                Ok(index) => IndexRows::of(&index).map(Ok),
+                Err(e) => Some(Err(crate::error::chain(&e))),
+            };
+            Vec::new()
+        }
+        Some(DbKind::TensileMapping) => Vec::new(),
         Some(DbKind::MiopenKdb) => DbId::parse_file_name(base_name(path))
             .map(|id| vec![id.processor])
             .unwrap_or_default(),
@@ -774,6 +820,7 @@ pub fn member_of(path: &str, data: &[u8]) -> Option<DbMember> {
     Some(DbMember {
         path: path.to_owned(),
         processors,
+        index_rows,
     })
 }
 
@@ -829,6 +876,62 @@ impl Database {
             .collect()
     }
 
+    /// A member's name relative to the root.
+    fn name_of<'m>(&self, m: &'m DbMember) -> &'m str {
+        m.path
+            .strip_prefix(&self.root)
+            .map_or(m.path.as_str(), |n| n.trim_start_matches(['/', '!']))
+    }
+
+    /// The rows of the index rocBLAS opens in `listing` for `processor`, when that is an
+    /// index of every processor whose rows are known ([`DbMember::index_rows`]).
+    fn master_rows(
+        &self,
+        listing: &Listing<'_>,
+        processor: &str,
+    ) -> Option<Result<IndexRows, String>> {
+        let r = resolve::rocblas(listing, processor, Xnack::Unspecified);
+        let opened = r.index.opened.filter(|_| !r.lazy)?;
+        self.members
+            .iter()
+            .find(|m| self.name_of(m) == opened)?
+            .index_rows
+            .clone()
+    }
+
+    /// What a processor without a row of its own gets: the fallback row's source kernels, in
+    /// the code objects rocBLAS opens for it (`Kernels.so-000-<processor>.hsaco`); without a
+    /// fallback row, or without that file, nothing.
+    fn fallback_files(
+        &self,
+        listing: &Listing<'_>,
+        processor: &str,
+        rows: &IndexRows,
+    ) -> Result<Vec<String>, String> {
+        if !rows.fallback {
+            return Err(format!(
+                "{}: its index has no row for {processor} (rows: {})",
+                self.root,
+                rows.processors.join(" ")
+            ));
+        }
+        let files = row_files(listing, processor, &[]).files;
+        let source = resolve::xnack_variants(&format!("Kernels.so-000-{processor}.hsaco"));
+        let has_source = files.iter().any(|f| {
+            source
+                .iter()
+                .any(|s| f.rsplit('/').next() == Some(s.as_str()))
+        });
+        if has_source {
+            return Ok(files);
+        }
+        Err(format!(
+            "{} lacks {} (its index has no row for {processor}: the fallback row it runs has \
+             source kernels)",
+            self.root, source[0]
+        ))
+    }
+
     /// Processors some member holds code for, sorted.
     pub fn processors(&self) -> Vec<String> {
         let mut p: Vec<String> = self
@@ -859,7 +962,15 @@ impl Database {
             .iter()
             .any(|n| gfxkit_kernel_db::sniff::tensile_name(n).is_some());
         if tensile {
-            let files = row_files(&Listing::new(&names), processor, &[]);
+            let listing = Listing::new(&names);
+            if let Some(rows) = self.master_rows(&listing, processor) {
+                let rows =
+                    rows.map_err(|e| format!("{}: its index cannot be read: {e}", self.root))?;
+                if !rows.processors.iter().any(|p| p == processor) {
+                    return self.fallback_files(&listing, processor, &rows);
+                }
+            }
+            let files = row_files(&listing, processor, &[]);
             if files.missing.is_empty() {
                 return Ok(files.files);
             }
@@ -869,12 +980,7 @@ impl Database {
             .members
             .iter()
             .filter(|m| m.processors.iter().any(|p| p == processor))
-            .map(|m| {
-                m.path
-                    .strip_prefix(&self.root)
-                    .map_or(m.path.as_str(), |n| n.trim_start_matches(['/', '!']))
-                    .to_owned()
-            })
+            .map(|m| self.name_of(m).to_owned())
             .collect();
         if !holding.is_empty() {
             return Ok(holding);
@@ -1109,6 +1215,53 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_processor_without_a_row_runs_the_fallback_rows_source_kernels() {
+        let tree = |fallback: bool| {
+            let member = |name: &str, p: Option<&str>, rows: Option<IndexRows>| DbMember {
+                path: format!("/l/rocblas/2.47.0/library/{name}"),
+                processors: p.into_iter().map(str::to_owned).collect(),
+                index_rows: rows.map(Ok),
+            };
+            let rows = IndexRows {
+                processors: vec!["gfx1030".into(), "gfx90a".into()],
+                fallback,
+            };
+            group(vec![
+                member("TensileLibrary.dat", None, Some(rows)),
+                member("TensileLibrary_gfx1030.co", Some("gfx1030"), None),
+                member("Kernels.so-000-gfx1030.hsaco", Some("gfx1030"), None),
+                member("Kernels.so-000-gfx1010.hsaco", Some("gfx1010"), None),
+            ])
+            .remove(0)
+        };
+        let t = |s: &str| gfxkit_target_id::TargetId::parse(s).unwrap();
+        let db = tree(true);
+        assert_eq!(
+            db.serves(&t("gfx1030")).unwrap(),
+            ["Kernels.so-000-gfx1030.hsaco", "TensileLibrary_gfx1030.co"]
+        );
+        // gfx1010 has no row: the fallback row's source kernels, no assembly file needed.
+        assert_eq!(
+            db.serves(&t("gfx1010")).unwrap(),
+            ["Kernels.so-000-gfx1010.hsaco"]
+        );
+        // gfx90a has a row: its assembly kernels are missing.
+        let why = db.lacks(&t("gfx90a")).unwrap();
+        assert!(
+            why.ends_with("lacks Kernels.so-000-gfx90a.hsaco, TensileLibrary_gfx90a.co"),
+            "{why}"
+        );
+        let why = db.lacks(&t("gfx1100")).unwrap();
+        assert!(why.contains("lacks Kernels.so-000-gfx1100.hsaco"), "{why}");
+        // Without a fallback row, a processor without a row of its own has nothing.
+        let why = tree(false).lacks(&t("gfx1010")).unwrap();
+        assert!(
+            why.contains("no row for gfx1010 (rows: gfx1030 gfx90a)"),
+            "{why}"
+        );
+    }
+
+    #[test]
     fn database_roots_by_layout() {
         let r = database_root;
         assert_eq!(
@@ -1138,10 +1291,12 @@ mod tests {
             DbMember {
                 path: "/l/rocblas/2.47.0/library/TensileLibrary_gfx90a.co".into(),
                 processors: vec!["gfx90a".into()],
+                index_rows: None,
             },
             DbMember {
                 path: "/l/other/k.co".into(),
                 processors: vec!["gfx90a".into()],
+                index_rows: None,
             },
         ]);
         // Grouped in root order: /l/other, then /l/rocblas/...

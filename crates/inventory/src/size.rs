@@ -158,6 +158,7 @@ pub fn libraries(files: &[FileRow]) -> Vec<LibraryRow> {
                 .iter()
                 .map(|a| a.arch.split(':').next().unwrap_or_default().to_owned())
                 .collect(),
+            index_rows: None,
         })
         .collect();
     let databases = group(members);
