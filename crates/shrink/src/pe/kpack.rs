@@ -388,6 +388,7 @@ fn finish(data: &[u8], img: &Image<'_>, splice: &Splice, patches: &Patches) -> R
 /// wrapper, the input file offset of its bundle; [`Split::shift`] the bytes the file shrank by.
 pub fn split_image(data: &[u8], marker: &[u8]) -> Result<Split> {
     let img = Image::parse(data)?;
+    img.rules(data)?;
     let found = gfxkit_host::discover(data);
     // A split image says so first (its .hip_fat has no bytes because it is split).
     if let Some(i) = found
@@ -628,6 +629,7 @@ pub fn bundle_offsets(sizes: impl IntoIterator<Item = u64>, align: u64) -> (Vec<
 /// ([`inline_room`]) are refused.
 pub fn inline_image(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8>> {
     let img = Image::parse(data)?;
+    img.rules(data)?;
     let fat = img.secs[img.fat].clone();
     let found = gfxkit_host::discover(data);
     if found.wrappers.len() != bundles.len() {
@@ -772,46 +774,53 @@ pub fn inline_image(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<
     finish(data, &img, &splice, &patches)
 }
 
-/// Checks the layout rules a kpack split or inline keeps in an image it wrote: it parses as a
-/// PE32+ image, every section's raw data lies in the file at multiples of `FileAlignment`
-/// after the headers and overlaps no other, sections follow each other in memory within
-/// `SizeOfImage`, and the base relocation table reads.
+/// Checks the layout rules a kpack split or inline keeps in an image it wrote (and requires
+/// of the image it reads): it parses as a PE32+ image, every section's raw data lies in the
+/// file at multiples of `FileAlignment` after the headers and overlaps no other, sections
+/// follow each other in memory within `SizeOfImage`, and the base relocation table reads.
 pub fn check_image(data: &[u8]) -> Result<()> {
-    let img = Image::parse(data)?;
-    let mut raw: Vec<&Sec> = img.secs.iter().filter(|s| s.raw > 0).collect();
-    raw.sort_by_key(|s| s.ptr);
-    for s in &raw {
-        if s.ptr < img.size_of_headers {
+    Image::parse(data)?.rules(data)
+}
+
+impl Image<'_> {
+    /// The rules of [`check_image`] (parsing checked the rest).
+    fn rules(&self, data: &[u8]) -> Result<()> {
+        let mut raw: Vec<&Sec> = self.secs.iter().filter(|s| s.raw > 0).collect();
+        raw.sort_by_key(|s| s.ptr);
+        if let Some(s) = raw.iter().find(|s| s.ptr < self.size_of_headers) {
             return Err(bad(
                 s.header,
-                format!("section {}'s raw data lies in the headers", s.name),
-            ));
-        }
-    }
-    for w in raw.windows(2) {
-        if w[0].ptr + w[0].raw > w[1].ptr {
-            return Err(bad(
-                w[1].header,
                 format!(
-                    "sections {} and {} overlap in the file",
-                    w[0].name, w[1].name
+                    "section {}'s raw data (at {:#x}) lies in the headers (SizeOfHeaders {:#x})",
+                    s.name, s.ptr, self.size_of_headers
                 ),
             ));
         }
+        for w in raw.windows(2) {
+            if w[0].ptr + w[0].raw > w[1].ptr {
+                return Err(bad(
+                    w[1].header,
+                    format!(
+                        "sections {} and {} overlap in the file",
+                        w[0].name, w[1].name
+                    ),
+                ));
+            }
+        }
+        let size_of_image = u64::from(self.file.nt_headers().optional_header().size_of_image());
+        if let Some(s) = self.secs.iter().find(|s| s.va_end() > size_of_image) {
+            return Err(bad(
+                s.header,
+                format!(
+                    "section {} ends at RVA {:#x}, past SizeOfImage {size_of_image:#x}",
+                    s.name,
+                    s.va_end()
+                ),
+            ));
+        }
+        self.dir64(data)?;
+        Ok(())
     }
-    let size_of_image = u64::from(img.file.nt_headers().optional_header().size_of_image());
-    if let Some(s) = img.secs.iter().find(|s| s.va_end() > size_of_image) {
-        return Err(bad(
-            s.header,
-            format!(
-                "section {} ends at RVA {:#x}, past SizeOfImage {size_of_image:#x}",
-                s.name,
-                s.va_end()
-            ),
-        ));
-    }
-    img.dir64(data)?;
-    Ok(())
 }
 
 #[cfg(test)]
