@@ -112,8 +112,9 @@ pub fn run(data: &[u8]) {
     );
 }
 
-/// A PE image split keeps every section's name and addresses, adds `.kpackrf` last, and has
-/// a right `CheckSum` (zero when it was zero).
+/// A PE image split keeps every section's name and addresses and the file header's fields,
+/// adds `.kpackrf` last (counted in `NumberOfSections`), and has a right `CheckSum` (zero when
+/// it was zero).
 fn pe_layout_kept(input: &[u8], host: &[u8]) {
     use object::read::pe::{ImageNtHeaders, ImageOptionalHeader, PeFile64};
     use object::LittleEndian as LE;
@@ -129,6 +130,24 @@ fn pe_layout_kept(input: &[u8], host: &[u8]) {
     let marker = new.pop().expect("the marker section");
     assert_eq!(&marker.0, b".kpackrf");
     assert_eq!(old, new, "sections keep their names and addresses");
+    let header = |f: &PeFile64<'_>| {
+        let h = f.nt_headers().file_header();
+        (
+            h.machine.get(LE),
+            h.time_date_stamp.get(LE),
+            h.size_of_optional_header.get(LE),
+            h.characteristics.get(LE),
+        )
+    };
+    assert_eq!(
+        header(&before),
+        header(&after),
+        "the file header keeps its fields"
+    );
+    assert_eq!(
+        usize::from(after.nt_headers().file_header().number_of_sections.get(LE)),
+        old.len() + 1
+    );
     let opt = after.nt_headers().optional_header();
     if before.nt_headers().optional_header().check_sum() == 0 {
         assert_eq!(opt.check_sum(), 0, "a zero CheckSum stays zero");

@@ -295,6 +295,11 @@ impl Patches {
         Ok(())
     }
 
+    /// `NumberOfSections` (checked below 0xffff by the callers).
+    fn u16(&mut self, at: u64, v: u16) {
+        self.0.push((at, v.to_le_bytes().to_vec()));
+    }
+
     fn bytes(&mut self, at: u64, b: &[u8]) {
         self.0.push((at, b.to_vec()));
     }
@@ -549,7 +554,7 @@ pub fn split_image(data: &[u8], marker: &[u8]) -> Result<Split> {
     rec[20..24].copy_from_slice(&(m_off as u32).to_le_bytes());
     rec[36..40].copy_from_slice(&MARKER_CHARACTERISTICS.to_le_bytes());
     patches.bytes(header, &rec);
-    patches.u32(img.file_header + 2, n + 1)?;
+    patches.u16(img.file_header + 2, (n + 1) as u16);
     let opt = img.file.nt_headers().optional_header();
     patches.u32(
         img.opt + 56,
@@ -755,7 +760,7 @@ pub fn inline_image(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<
     if let Some(m) = removed {
         let s = &img.secs[m];
         patches.bytes(s.header, &[0; SECTION_HEADER as usize]);
-        patches.u32(img.file_header + 2, (n - 1) as u64)?;
+        patches.u16(img.file_header + 2, (n - 1) as u16);
         let end = img.secs[..m].iter().map(Sec::va_end).max().unwrap_or(0);
         let size = align_up(end, img.section_align).unwrap_or(u64::MAX);
         patches.u32(img.opt + 56, size.max(img.size_of_headers))?;
