@@ -21,7 +21,7 @@
 //! | `prune` | the prune/recompress planner: refuse, or produce a file that verifies |
 //! | `pe_rewrite` | prune/recompress of PE32+ images (signed ones without their signature): refuse, or a file that verifies, keeps its addresses, base relocations and a right `CheckSum` |
 //! | `kpack` | `.kpack` archives: header, TOC, frames and blobs, kernels decoded within bounds, written back |
-//! | `kpack_split` | `kpack split` and `kpack inline` on ELF input: refuse, or a split that re-reads, inlines and splits again alike |
+//! | `kpack_split` | `kpack split` and `kpack inline` on ELF and PE32+ input: refuse, or a split that re-reads (a PE image keeping its sections' addresses and `CheckSum`), inlines and splits again alike |
 //! | `package` | packages (zip/wheel, tar.*, conda, deb, rpm): walked, rewritten and walked again under small limits |
 //! | `tensile` | Tensile indexes (MessagePack, `.dat.zlib`): rows, solutions, placeholders under small limits |
 //! | `kdb` | MIOpen `.kdb` files (SQLite from memory): records, blobs decoded within their declared sizes |

@@ -733,9 +733,290 @@ fn signed_images_and_objects_are_refused_with_the_reason() {
         assert_eq!(code, 2, "{err}");
         assert!(err.contains("COFF object"), "{err}");
     }
-    // kpack split rewrites ELF files only, and says so.
-    let split = b.dir.path().join("split");
-    let (code, _, err) = gfxkit(&["kpack", "split", "--group", "w", "-o", s(&split), s(&b.dll)]);
+    // kpack split refuses the signed image unless its signature may go, and objects and
+    // static libraries (what is split is a linked image), saying why.
+    let split = b.dir.path().join("signed-split").join("bin").join("w.dll");
+    let (code, _, err) = gfxkit(&[
+        "kpack",
+        "split",
+        "--group",
+        "w",
+        "-o",
+        s(&split),
+        s(&signed),
+    ]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("PE image"), "{err}");
+    assert!(
+        err.contains("signed") && err.contains("--drop-signature"),
+        "{err}"
+    );
+    assert!(!split.exists());
+    let (code, _, err) = gfxkit(&[
+        "kpack",
+        "split",
+        "--group",
+        "w",
+        "--drop-signature",
+        "-o",
+        s(&split),
+        s(&signed),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let host = std::fs::read(&split).unwrap();
+    assert_eq!(&host[dir..dir + 8], &[0; 8]);
+    assert_eq!(discover(&host).wrappers.len(), 2);
+    for (f, why) in [(&b.objs[0], "COFF object"), (&b.lib, "static library")] {
+        let (code, _, err) = gfxkit(&["kpack", "split", "--group", "w", "-o", s(&out), s(f)]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(why), "{err}");
+    }
+}
+
+/// The device entry IDs of each unit `list --json` gives for `file` (bundles of a fat file,
+/// wrappers of a split one), in order.
+fn listed_ids(file: &Path) -> Vec<BTreeSet<String>> {
+    let v = json_any(&["list", "--json", s(file)]);
+    v["files"][0]["bundles"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|b| {
+            b["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["id"].as_str().unwrap().to_owned())
+                .filter(|id| !id.starts_with("host-"))
+                .collect()
+        })
+        .collect()
+}
+
+/// `gfxkit ARGS` printing JSON, whatever its exit code (2 included: damage met).
+fn json_any(args: &[&str]) -> Value {
+    let (_, out, err) = gfxkit(args);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}{err}"))
+}
+
+/// The code objects `extract` writes for `file`: (file name after the stem, bytes), sorted.
+fn extracted(file: &Path, dir: &Path) -> Vec<Vec<u8>> {
+    let (code, out, err) = gfxkit(&["extract", s(file), "-o", s(dir)]);
+    assert_eq!(code, 0, "{}: {out}{err}", file.display());
+    let mut v: Vec<Vec<u8>> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "co"))
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    v.sort();
+    v
+}
+
+/// What `select --json` on four devices and `doctor --json` answer for `file`, without paths
+/// and file offsets (a split binary's answers come from its archives).
+fn answers(file: &Path) -> Value {
+    let devices = ["gfx90a:sramecc+:xnack-", "gfx942", "gfx1151", "gfx1201"];
+    let mut out = Vec::new();
+    for device in devices {
+        let v = json_any(&["select", "--json", "--device", device, s(file)]);
+        let picks: Vec<Value> = v["files"][0]["bundles"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{v}"))
+            .iter()
+            .map(|b| {
+                let arch = b["selected"]
+                    .as_str()
+                    .map(|id| id.rsplit("--").next().unwrap().to_owned());
+                serde_json::json!({ "arch": arch, "loads": !b["selected"].is_null() })
+            })
+            .collect();
+        out.push(serde_json::json!({ "device": device, "picks": picks }));
+    }
+    let mut args = vec!["doctor", "--json"];
+    for d in devices {
+        args.extend(["--device", d]);
+    }
+    args.push(s(file));
+    let v = json_any(&args);
+    out.push(v["files"][0]["runs_on"].clone());
+    Value::Array(out)
+}
+
+/// `kpack split` of the DLL and the EXE lays them out as TheRock's Windows transform does:
+/// llvm-readobj-19 reads the result, which is smaller, has `.kpackrf` last and `.hip_fat`
+/// without file bytes; every wrapper is `HIPK`, base-relocated, numbered and leads to the
+/// marker; the archives at `../.kpack/w_<arch>.kpack` hold every code object byte for byte;
+/// a `/release` DLL's `CheckSum` is recomputed;
+/// `list`, `select` and `doctor` see through it, answering as for the fat image and as for the
+/// ELF build split alike; `verify` and `size` answer as for the split ELF build. `kpack inline` gives back
+/// an image with the original's entries, which splits again to the same bytes, and inlines
+/// again to the same bytes.
+#[test]
+fn kpack_split_and_inline_of_pe_images() {
+    let b = built();
+    let elf = b.dir.path().join("kpack-elf").join("bin").join("libw.so");
+    let (code, o, e) = gfxkit(&["kpack", "split", "--group", "w", s(&b.elf), "-o", s(&elf)]);
+    assert_eq!(code, 0, "{o}{e}");
+    for (input, name) in [(&b.dll, "w.dll"), (&b.exe, "w.exe")] {
+        let work = b.dir.path().join(format!("kpack-{name}"));
+        let out = work.join("bin").join(name);
+        let (code, stdout, err) = gfxkit(&[
+            "kpack",
+            "split",
+            "--group",
+            "w",
+            "--json",
+            s(input),
+            "-o",
+            s(&out),
+        ]);
+        assert_eq!(code, 0, "{name}: {stdout}{err}");
+        let before = std::fs::metadata(input).unwrap().len();
+        let after = std::fs::metadata(&out).unwrap().len();
+        assert!(after < before, "{name}: {after} >= {before}");
+        let readobj = run_ok(
+            Command::new(llvm_tool("llvm-readobj"))
+                .args(["--file-headers", "--sections", "--coff-basereloc"])
+                .arg(&out),
+        );
+        assert!(
+            readobj.stderr.is_empty(),
+            "{name}: {}",
+            String::from_utf8_lossy(&readobj.stderr)
+        );
+        let sections = readobj_sections(&out);
+        assert_eq!(sections.last().unwrap().name, ".kpackrf", "{name}");
+        for sec in &sections {
+            assert_eq!(sec.raw_pointer % 512, 0, "{name} {sec:?}");
+            assert_eq!(sec.raw_size % 512, 0, "{name} {sec:?}");
+        }
+        assert_eq!(section(&out, ".hip_fat").raw_size, 0, "{name}");
+        assert_eq!(
+            section(&out, ".hip_fat").virtual_address,
+            section(input, ".hip_fat").virtual_address
+        );
+        let kpackrf = section(&out, ".kpackrf");
+        let data = std::fs::read(&out).unwrap();
+        let found = discover(&data);
+        assert!(found.problems.is_empty(), "{name}: {:?}", found.problems);
+        assert!(found.bundles.is_empty());
+        // The optional header's ImageBase: e_lfanew + 4 + 20 + 24.
+        let lfanew = u32::from_le_bytes(data[0x3c..0x40].try_into().unwrap()) as usize;
+        let image_base = u64::from_le_bytes(data[lfanew + 48..lfanew + 56].try_into().unwrap());
+        let wrappers = section(&out, ".hipFatB");
+        let relocated = dir64_relocations(&out);
+        assert_eq!(found.wrappers.len(), 2);
+        for (i, w) in found.wrappers.iter().enumerate() {
+            assert_eq!(w.magic, WrapperMagic::Hipk, "{name} wrapper {i}");
+            assert_eq!(w.kpack_index(), Some(i as u32));
+            let at = w.location.offset as usize;
+            let pointer = u64::from_le_bytes(data[at + 8..at + 16].try_into().unwrap());
+            assert_eq!(pointer, image_base + kpackrf.virtual_address, "{name}");
+            let rva = wrappers.virtual_address + w.location.offset - wrappers.raw_pointer;
+            assert!(relocated.contains(&(rva + 8)), "{name} wrapper {i}");
+            let k = w.kpack.as_ref().expect("the marker decodes");
+            assert_eq!(k.kernel_name.as_deref(), Some(&*format!("bin/{name}")));
+            assert_eq!(k.search_paths, ["../.kpack/w_@GFXARCH@.kpack"]);
+        }
+        for arch in ["gfx90a", "gfx942", "gfx1100", "gfx1151"] {
+            assert!(
+                work.join(format!(".kpack/w_{arch}.kpack")).is_file(),
+                "{arch}"
+            );
+        }
+        // The code objects, byte for byte, through the archives.
+        let original = extracted(input, &work.join("x-original"));
+        assert_eq!(original.len(), 4);
+        assert_eq!(extracted(&out, &work.join("x-split")), original, "{name}");
+        // Every command sees through it as through the fat image.
+        assert_eq!(listed_ids(&out), listed_ids(input), "{name}");
+        assert_eq!(listed_ids(&out), listed_ids(&elf), "{name}");
+        assert_eq!(answers(&out), answers(input), "{name}");
+        assert_eq!(answers(&out), answers(&elf), "{name}");
+        let units = json_any(&["list", "--json", s(&out)]);
+        assert_eq!(units["files"][0]["bundles"][0]["section"], ".kpackrf");
+        for cmd in ["verify", "size"] {
+            let (code, o, e) = gfxkit(&[cmd, s(&out)]);
+            let (elf_code, ..) = gfxkit(&[cmd, s(&elf)]);
+            assert_eq!(code, elf_code, "{cmd} {name}: {o}{e}");
+            assert_ne!(code, 2, "{cmd} {name}: {o}{e}");
+        }
+
+        // Inline: the original's entries, in a valid image without .kpackrf.
+        let fat = work.join(format!("fat-{name}"));
+        let (code, o, e) = gfxkit(&["kpack", "inline", s(&out), "-o", s(&fat)]);
+        assert_eq!(code, 0, "{name}: {o}{e}");
+        let readobj = run_ok(
+            Command::new(llvm_tool("llvm-readobj"))
+                .args(["--file-headers", "--sections", "--coff-basereloc"])
+                .arg(&fat),
+        );
+        assert!(readobj.stderr.is_empty(), "{name}");
+        assert!(readobj_sections(&fat).iter().all(|s| s.name != ".kpackrf"));
+        let fat_data = std::fs::read(&fat).unwrap();
+        let found = discover(&fat_data);
+        assert!(found.problems.is_empty(), "{name}: {:?}", found.problems);
+        for (i, w) in found.wrappers.iter().enumerate() {
+            assert_eq!(w.magic, WrapperMagic::Hipf);
+            assert_eq!(w.target, WrapperTarget::Bundle { index: i });
+        }
+        assert_eq!(listed_ids(&fat), listed_ids(input), "{name}");
+        assert_eq!(extracted(&fat, &work.join("x-fat")), original, "{name}");
+        assert_eq!(answers(&fat), answers(input), "{name}");
+        assert_eq!(readobj_checksum(&fat), readobj_checksum(input));
+        // clang-19 lays the bundles out as inline does (and its CCOB bytes are zstd's at the
+        // default level): the image comes back byte for byte, headers and timestamp included.
+        assert!(
+            fat_data == std::fs::read(input).unwrap(),
+            "{name}: inline(split(x)) == x"
+        );
+
+        // An image in the layout inline writes makes the round trip byte for byte.
+        let again = work.join("again").join("bin").join(name);
+        let (code, o, e) = gfxkit(&["kpack", "split", "--group", "w", s(&fat), "-o", s(&again)]);
+        assert_eq!(code, 0, "{name}: {o}{e}");
+        assert_eq!(std::fs::read(&again).unwrap(), data, "{name}: split again");
+        let fat2 = work.join(format!("fat2-{name}"));
+        let (code, o, e) = gfxkit(&["kpack", "inline", s(&again), "-o", s(&fat2)]);
+        assert_eq!(code, 0, "{name}: {o}{e}");
+        assert_eq!(
+            std::fs::read(&fat2).unwrap(),
+            fat_data,
+            "{name}: inline again"
+        );
+
+        // Damaged split images: a clear error naming the file, never a panic.
+        for cut in [data.len() / 3, data.len() / 2, data.len() - 100, 0x300] {
+            let bad = work.join(format!("cut-{cut}-{name}"));
+            std::fs::write(&bad, &data[..cut]).unwrap();
+            let o = work.join(format!("cut-fat-{name}"));
+            let (code, so, e) = gfxkit(&["kpack", "inline", s(&bad), "-o", s(&o)]);
+            assert_eq!(code, 2, "{name} cut at {cut}: {so}{e}");
+            assert!(e.contains(s(&bad)), "{e}");
+            assert!(!o.exists());
+        }
+    }
+    // A DLL with a CheckSum: recomputed in the split, and the round trip gives it back.
+    let work = b.dir.path().join("kpack-release");
+    let out = work.join("bin").join("wr.dll");
+    let (code, o, e) = gfxkit(&[
+        "kpack",
+        "split",
+        "--group",
+        "w",
+        s(&b.release),
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(code, 0, "{o}{e}");
+    let data = std::fs::read(&out).unwrap();
+    assert_ne!(readobj_checksum(&out), 0);
+    assert_eq!(
+        gfxkit_shrink::pe::checksum(&data, checksum_field(&data)),
+        readobj_checksum(&out)
+    );
+    let fat = work.join("fat-wr.dll");
+    let (code, o, e) = gfxkit(&["kpack", "inline", s(&out), "-o", s(&fat)]);
+    assert_eq!(code, 0, "{o}{e}");
+    assert!(std::fs::read(&fat).unwrap() == std::fs::read(&b.release).unwrap());
 }

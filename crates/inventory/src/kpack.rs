@@ -186,7 +186,7 @@ pub fn list_split(
             })
             .collect();
         out.bundles.push(unit(
-            Some(gfxkit_kpack::marker::SECTION.to_owned()),
+            Some(gfxkit_kpack::marker::section_for(inv.kind).to_owned()),
             v.record_offset,
             v.entries.iter().map(|e| e.kernel.stored_size).sum(),
             v.key.clone(),
@@ -218,6 +218,9 @@ pub struct KpackUnit {
     /// The entry ID of the code object loaded (`hipv4-amdgcn-amd-amdhsa--<arch>`), or null.
     #[serde(skip)]
     pub selected: Option<String>,
+    /// The marker section's name (`.rocm_kpack_ref`, `.kpackrf` in a PE image).
+    #[serde(skip)]
+    pub section: &'static str,
     /// The look-up: outcome, kpack error code, archive, architecture, reason, missing file or
     /// key, package.
     #[serde(flatten)]
@@ -333,6 +336,7 @@ pub fn select_units<'d>(
         };
         out.push(KpackUnit {
             index,
+            section: gfxkit_kpack::marker::section_for(inv.kind),
             offset: w.location.offset,
             selected,
             lookup,
@@ -387,6 +391,7 @@ pub fn select_archive(
         };
         out.push(KpackUnit {
             index,
+            section: gfxkit_kpack::marker::SECTION,
             offset: 0,
             selected,
             lookup,
@@ -621,7 +626,7 @@ pub fn size_split(
     Ok(survey(
         kind,
         size,
-        Some(gfxkit_kpack::marker::SECTION.to_owned()),
+        Some(gfxkit_kpack::marker::section_for(inv.kind).to_owned()),
         view::hipk_wrappers(&inv.discovery).count(),
         bundles,
     ))

@@ -121,7 +121,7 @@ impl Selection {
                 kind: None,
                 format: "kpack",
                 member: None,
-                section: Some(gfxkit_kpack::marker::SECTION.to_owned()),
+                section: Some(u.section.to_owned()),
                 offset: u.offset,
                 selected: u.selected.clone(),
                 via: None,

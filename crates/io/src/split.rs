@@ -161,16 +161,35 @@ pub fn single_job(
     ))
 }
 
-/// Splits every job's binary: its code objects go to `<kpack_dir>/<group>_<arch>.kpack` (one
-/// archive per architecture, merged with an archive already there: its kernels of other
-/// binaries are kept), the host-only binary to the job's output. Everything is planned in
-/// memory first; archives are written before binaries (a binary never names an archive not
-/// yet there), each atomically. Nothing is written when any binary cannot be split.
+/// Options of [`split_with`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SplitOptions {
+    /// Split a signed Windows image (an Authenticode certificate table), which is otherwise
+    /// refused: the host image written is unsigned (`--drop-signature`).
+    pub drop_signature: bool,
+}
+
+/// [`split_with`] with the default options (signed images refused).
 pub fn split(
     jobs: &[Job],
     group: &str,
     kpack_dir: &Path,
     compression: Compression,
+) -> Result<SplitReport, Error> {
+    split_with(jobs, group, kpack_dir, compression, SplitOptions::default())
+}
+
+/// Splits every job's binary: its code objects go to `<kpack_dir>/<group>_<arch>.kpack` (one
+/// archive per architecture, merged with an archive already there: its kernels of other
+/// binaries are kept), the host-only binary to the job's output. Everything is planned in
+/// memory first; archives are written before binaries (a binary never names an archive not
+/// yet there), each atomically. Nothing is written when any binary cannot be split.
+pub fn split_with(
+    jobs: &[Job],
+    group: &str,
+    kpack_dir: &Path,
+    compression: Compression,
+    options: SplitOptions,
 ) -> Result<SplitReport, Error> {
     if group.is_empty() || group.contains('/') {
         return Err(Error::new(kpack_dir, ErrorKind::BadGroup(group.to_owned())));
@@ -192,8 +211,18 @@ pub fn split(
         .iter()
         .map(|j| Input::open(&j.input))
         .collect::<Result<_, _>>()?;
-    let mut splits = Vec::with_capacity(jobs.len());
+    // Signed Windows images without their signature, when it may go.
+    let mut unsigned: Vec<Option<Vec<u8>>> = Vec::with_capacity(jobs.len());
     for (j, data) in jobs.iter().zip(&inputs) {
+        unsigned.push(if options.drop_signature {
+            split::without_signature(data).map_err(|e| Error::new(&j.input, ErrorKind::Split(e)))?
+        } else {
+            None
+        });
+    }
+    let mut splits = Vec::with_capacity(jobs.len());
+    for ((j, data), u) in jobs.iter().zip(&inputs).zip(&unsigned) {
+        let data: &[u8] = u.as_deref().unwrap_or(data);
         let out_dir = j.output.parent().unwrap_or(Path::new("/"));
         let pattern = gfxkit_kpack::marker::search_pattern(&relative(out_dir, &kpack_dir), group);
         let s = split::split_binary(data, &j.kernel_name, &[pattern])

@@ -15,6 +15,19 @@ use rmpv::Value;
 /// Name of the section holding the marker in ELF files.
 pub const SECTION: &str = ".rocm_kpack_ref";
 
+/// Name of the section holding the marker in PE images (8 bytes at most).
+pub const PE_SECTION: &str = ".kpackrf";
+
+/// The marker section's name in a file of this kind: [`PE_SECTION`] in a PE image,
+/// [`SECTION`] otherwise.
+pub fn section_for(kind: gfxkit_host::InputKind) -> &'static str {
+    if kind == gfxkit_host::InputKind::PeImage {
+        PE_SECTION
+    } else {
+        SECTION
+    }
+}
+
 /// The search path TheRock writes: `<rel>/<group>_@GFXARCH@.kpack`.
 pub fn search_pattern(rel_dir: &str, group: &str) -> String {
     let rel = rel_dir.trim_end_matches('/');

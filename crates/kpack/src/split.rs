@@ -77,8 +77,48 @@ pub fn entry_arch(id: &str) -> std::result::Result<Option<String>, String> {
     Ok(Some(parsed.target().to_string()))
 }
 
-/// Splits `data` (a fat x86-64 shared object or executable): the host binary with a marker
-/// `{kernel_name, search_paths}`, and every code object keyed for the archives.
+/// The signed PE image `data` without its Authenticode signature (a split or inline
+/// invalidates it; `--drop-signature`), `None` when it is no PE image or is not signed
+/// (`gfxkit_shrink::pe::without_signature`).
+pub fn without_signature(data: &[u8]) -> Result<Option<Vec<u8>>> {
+    gfxkit_shrink::pe::without_signature(data).map_err(shrink_err)
+}
+
+/// How a binary is laid out for a split or an inline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// An ELF shared object or executable (`gfxkit_shrink::kpack`).
+    Elf,
+    /// A PE32+ image, a DLL or EXE (`gfxkit_shrink::pe::kpack`).
+    Pe,
+}
+
+/// The layout of `data`; COFF objects and `ar` archives (static libraries) are refused with
+/// the reason (what is split is a linked binary).
+fn layout_of(data: &[u8]) -> Result<Layout> {
+    use gfxkit_host::InputKind;
+    let why = match InputKind::sniff(data.get(..4096).unwrap_or(data)) {
+        InputKind::PeImage => return Ok(Layout::Pe),
+        InputKind::CoffObject => {
+            "a COFF object (Windows): kpack split and inline rewrite linked binaries (a DLL or \
+             EXE, a shared object or executable); link it first"
+        }
+        InputKind::PeOther => {
+            "a PE/COFF file other than an x86-64 PE32+ image: kpack split and inline rewrite \
+             x86-64 DLLs and EXEs"
+        }
+        InputKind::Archive => {
+            "an ar archive (a static library, .a or .lib): kpack split and inline rewrite linked \
+             binaries (a DLL or EXE, a shared object or executable); link its objects first"
+        }
+        _ => return Ok(Layout::Elf),
+    };
+    fail(0, ErrorKind::Unsupported(why.into()))
+}
+
+/// Splits `data` (a fat x86-64 shared object or executable, or a PE32+ DLL or EXE): the host
+/// binary with a marker `{kernel_name, search_paths}` (`.rocm_kpack_ref`, `.kpackrf` in a PE
+/// image), and every code object keyed for the archives.
 pub fn split_binary<'data>(
     data: &'data [u8],
     kernel_name: &str,
@@ -100,7 +140,11 @@ pub fn split_binary<'data>(
         return fail(0, ErrorKind::BadMarker(why.into()));
     }
     let m = marker::encode(&r);
-    let split = gfxkit_shrink::kpack::split_elf(data, &m).map_err(shrink_err)?;
+    let split = match layout_of(data)? {
+        Layout::Elf => gfxkit_shrink::kpack::split_elf(data, &m),
+        Layout::Pe => gfxkit_shrink::pe::kpack::split_image(data, &m),
+    }
+    .map_err(shrink_err)?;
     let opts = DecompressOptions::default();
     let mut kernels = Vec::new();
     // Bundles read once each (two wrappers may share one).
@@ -177,7 +221,7 @@ pub fn split_binary<'data>(
 /// `gfxkit_host::discover`, are exactly the input's, each `HIPK`, numbered from 0 in order and
 /// leading to the marker written. `gfxkit kpack split` runs this before it writes anything.
 pub fn check_split(s: &SplitBinary<'_>) -> Result<()> {
-    gfxkit_shrink::check::elf_segments(&s.host).map_err(shrink_err)?;
+    check_layout(&s.host)?;
     let found = gfxkit_host::discover(&s.host);
     if found.wrappers.len() != s.wrappers {
         return fail(
@@ -209,6 +253,16 @@ pub fn check_split(s: &SplitBinary<'_>) -> Result<()> {
     Ok(())
 }
 
+/// The layout rules of a written binary: `gfxkit_shrink::check::elf_segments` for ELF files,
+/// `gfxkit_shrink::pe::kpack::check_image` for PE images.
+fn check_layout(data: &[u8]) -> Result<()> {
+    match layout_of(data)? {
+        Layout::Elf => gfxkit_shrink::check::elf_segments(data),
+        Layout::Pe => gfxkit_shrink::pe::kpack::check_image(data),
+    }
+    .map_err(shrink_err)
+}
+
 /// Kernels grouped by architecture, architectures sorted, kernels in the order given.
 pub fn group_by_arch<'k, 'data>(
     kernels: impl IntoIterator<Item = &'k KernelOut<'data>>,
@@ -236,8 +290,13 @@ pub struct Inlined {
 /// (first archive holding a (key, architecture) pair wins) and becomes an uncompressed bundle.
 /// A wrapper whose key no archive holds is an error naming it.
 pub fn inline_binary(data: &[u8], archives: &[&Archive<'_>]) -> Result<Inlined> {
+    let layout = layout_of(data)?;
     let found = gfxkit_host::discover(data);
-    let wrappers = gfxkit_shrink::kpack::hipk_wrappers(data).map_err(shrink_err)?;
+    let wrappers = match layout {
+        Layout::Elf => gfxkit_shrink::kpack::hipk_wrappers(data),
+        Layout::Pe => gfxkit_shrink::pe::kpack::hipk_image_wrappers(data),
+    }
+    .map_err(shrink_err)?;
     let mut bundles = Vec::with_capacity(wrappers.len());
     let mut report = Vec::with_capacity(wrappers.len());
     for (k, &(at, index, _)) in wrappers.iter().enumerate() {
@@ -285,11 +344,39 @@ pub fn inline_binary(data: &[u8], archives: &[&Archive<'_>]) -> Result<Inlined> 
         bundles.push(b);
         report.push((key, by_arch.keys().map(|a| a.to_string()).collect()));
     }
-    let bytes = gfxkit_shrink::kpack::inline_elf(data, &bundles, 4096).map_err(shrink_err)?;
+    let bytes = match layout {
+        Layout::Elf => {
+            gfxkit_shrink::kpack::inline_elf(data, &bundles, 4096).map_err(shrink_err)?
+        }
+        Layout::Pe => inline_pe(data, bundles)?,
+    };
     Ok(Inlined {
         bytes,
         bundles: report,
     })
+}
+
+/// Inlines the split PE image `data` with `bundles`. `.hip_fat` keeps its addresses, so the
+/// bundles must fit its `VirtualSize`; when the uncompressed bundles do not (the original held
+/// compressed ones), bundles are compressed (CCOB, zstd, as `clang --offload-compress` writes
+/// them), the last first, until they fit.
+fn inline_pe(data: &[u8], mut bundles: Vec<Vec<u8>>) -> Result<Vec<u8>> {
+    use gfxkit_shrink::pe::kpack;
+    let room = kpack::inline_room(data).map_err(shrink_err)?;
+    let needed = |b: &[Vec<u8>]| kpack::bundle_offsets(b.iter().map(|b| b.len() as u64), 4096).1;
+    // The last bundles first, until the rest fit as they are.
+    let opts = gfxkit_bundle::ccob::CompressOptions::default();
+    for k in (0..bundles.len()).rev() {
+        if needed(&bundles) <= room {
+            break;
+        }
+        let c = gfxkit_bundle::ccob::compress(&bundles[k], &opts)
+            .map_err(|e| Error::at(0, ErrorKind::Bundle(e.to_string())))?;
+        if c.len() < bundles[k].len() {
+            bundles[k] = c;
+        }
+    }
+    kpack::inline_image(data, &bundles, 4096).map_err(shrink_err)
 }
 
 /// Checks that an inlined binary reads back as fat: its segments keep the rules of
@@ -297,7 +384,7 @@ pub fn inline_binary(data: &[u8], archives: &[&Archive<'_>]) -> Result<Inlined> 
 /// leading to the start of an offload bundle whose device entries are the architectures put
 /// in it. `gfxkit kpack inline` runs this before it writes anything.
 pub fn check_inline(i: &Inlined) -> Result<()> {
-    gfxkit_shrink::check::elf_segments(&i.bytes).map_err(shrink_err)?;
+    check_layout(&i.bytes)?;
     let found = gfxkit_host::discover(&i.bytes);
     if found.wrappers.len() != i.bundles.len() {
         return fail(
@@ -310,20 +397,22 @@ pub fn check_inline(i: &Inlined) -> Result<()> {
         );
     }
     for (n, (w, (_, arches))) in found.wrappers.iter().zip(&i.bundles).enumerate() {
-        let bundle = match w.target {
+        let any = match w.target {
             WrapperTarget::Bundle { index } if w.magic == WrapperMagic::Hipf => found
                 .bundles
                 .get(index)
-                .and_then(|b| Bundle::parse(b.bytes).ok()),
+                .and_then(|b| AnyBundle::parse(b.bytes, &DecompressOptions::default()).ok()),
             _ => None,
         };
-        let holds = |b: &Bundle<'_>| {
-            b.entries()
-                .iter()
-                .filter_map(|e| entry_arch(e.id).ok().flatten())
-                .eq(arches.iter().cloned())
+        let holds = |b: &AnyBundle<'_>| {
+            b.bundle().is_ok_and(|b| {
+                b.entries()
+                    .iter()
+                    .filter_map(|e| entry_arch(e.id).ok().flatten())
+                    .eq(arches.iter().cloned())
+            })
         };
-        if !bundle.as_ref().is_some_and(holds) {
+        if !any.as_ref().is_some_and(holds) {
             return fail(
                 w.location.offset,
                 ErrorKind::Rewrite(format!(

@@ -18,7 +18,8 @@
 //!   out sequentially ([`Output`]).
 //! - `elf`, `archive`: the ELF and `ar` views the rewrite works on; `patch`: writing
 //!   little-endian fields into the output and aligning offsets (reads: `gfxkit_bundle::le`).
-//! - [`kpack`]: the ELF layout of ROCm's kpack split and its inverse.
+//! - [`kpack`]: the ELF layout of ROCm's kpack split and its inverse; [`pe::kpack`], the
+//!   PE32+ one (TheRock's Windows layout: `.kpackrf`, `.hip_fat` without file bytes).
 //! - `segment`: where a new read-only segment goes after the last one (a grown `.hip_fatbin`,
 //!   an inlined split), the one placement rule both share.
 //!

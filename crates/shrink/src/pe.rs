@@ -16,6 +16,9 @@
 //! The bundles are read and rewritten by the same planner as ELF files
 //! ([`plan::transform_region`]), and the result is checked by the same verification
 //! ([`crate::verify`]), which reads it back through host discovery.
+//!
+//! [`kpack`] lays an image out as ROCm's kpack split does on Windows (`.kpackrf`, `HIPK`
+//! wrappers, `.hip_fat` without file bytes) and back, on the same headers.
 
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::output::Output;
@@ -28,6 +31,8 @@ use gfxkit_host::{WrapperMagic, WrapperTarget};
 use object::pe;
 use object::read::pe::{ImageNtHeaders, ImageOptionalHeader, PeFile64};
 use object::LittleEndian as LE;
+
+pub mod kpack;
 
 /// Bundles in `.hip_fat` are laid out at this alignment (what clang asks for `.hip_fatbin`).
 const BUNDLE_ALIGN: u64 = 4096;
@@ -131,20 +136,9 @@ pub fn without_signature(data: &[u8]) -> Result<Option<Vec<u8>>> {
     Ok(Some(out))
 }
 
-/// Rewrites the PE32+ image `data` with `t` applied to every bundle of its `.hip_fat`.
-pub(crate) fn rewrite_image<'a>(
-    data: &'a [u8],
-    t: &Transform,
-) -> Result<(Output<'a>, FileKind, Option<RegionReport>)> {
-    let file = PeFile64::parse(data).map_err(|e| bad(0, format!("PE image: {e}")))?;
-    let nt = file.nt_headers();
-    let opt = nt.optional_header();
-    let characteristics = nt.file_header().characteristics.get(LE);
-    let kind = if characteristics & pe::IMAGE_FILE_DLL != 0 {
-        FileKind::SharedObject
-    } else {
-        FileKind::Executable
-    };
+/// Refuses a signed image (one with an Authenticode certificate table): a rewrite
+/// invalidates the signature.
+fn refuse_signed(data: &[u8], file: &PeFile64<'_>) -> Result<()> {
     if let Some(dir) = file.data_directory(pe::IMAGE_DIRECTORY_ENTRY_SECURITY) {
         if dir.size.get(LE) != 0 {
             return Err(unsupported(
@@ -159,6 +153,24 @@ pub(crate) fn rewrite_image<'a>(
             ));
         }
     }
+    Ok(())
+}
+
+/// Rewrites the PE32+ image `data` with `t` applied to every bundle of its `.hip_fat`.
+pub(crate) fn rewrite_image<'a>(
+    data: &'a [u8],
+    t: &Transform,
+) -> Result<(Output<'a>, FileKind, Option<RegionReport>)> {
+    let file = PeFile64::parse(data).map_err(|e| bad(0, format!("PE image: {e}")))?;
+    let nt = file.nt_headers();
+    let opt = nt.optional_header();
+    let characteristics = nt.file_header().characteristics.get(LE);
+    let kind = if characteristics & pe::IMAGE_FILE_DLL != 0 {
+        FileKind::SharedObject
+    } else {
+        FileKind::Executable
+    };
+    refuse_signed(data, &file)?;
     let sections = file.section_table();
     let strings = nt.symbols(data).map(|s| s.strings()).unwrap_or_default();
     let named: Vec<(&[u8], &pe::ImageSectionHeader)> = sections

@@ -48,6 +48,13 @@ and the file shrinks. Every code object goes to <kpack dir>/<group>_<arch>.kpack
 binary is read back (its segments, and its wrappers as the runtime reads them) before
 anything is written.
 
+A Windows DLL or EXE (PE32+) is laid out as TheRock's Windows splitter does: the marker goes to
+a new last section .kpackrf, the .hipFatB wrappers get HIPK and point to it (their base
+relocations stay), and .hip_fat keeps its addresses but no file bytes (SizeOfRawData 0); the
+sections after it move down in the file, SizeOfImage, SizeOfInitializedData and a non-zero
+CheckSum follow. A signed image is refused unless --drop-signature. COFF objects and static
+libraries (.obj, .lib, .o, .a) are refused: link them first.
+
 With one FILE, OUT is the output binary and the kpack dir defaults to <dir of OUT>/../.kpack;
 with several FILEs, OUT is a directory receiving each binary by its file name. With -r DIR,
 OUT mirrors the tree (files without device code copied, symbolic links kept) and the
@@ -93,6 +100,10 @@ struct SplitArgs {
     /// Print a JSON report.
     #[arg(long)]
     json: bool,
+    /// Split a signed Windows image (a DLL or EXE with an Authenticode certificate table),
+    /// which is otherwise refused: the host image written is unsigned (sign it again).
+    #[arg(long)]
+    drop_signature: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -101,8 +112,9 @@ The archives are found through the binary's marker as the runtime would (every a
 the @GFXARCH@ pattern matches in its directory; ROCM_KPACK_PATH and ROCM_KPACK_PATH_PREFIX
 honoured), plus any --archive. Each HIPK wrapper gets magic HIPF and points to a bundle
 (host-x86_64-unknown-linux-- plus hipv4-amdgcn-amd-amdhsa--<arch> for every architecture any
-archive holds for its key) in a new .hip_fatbin, in a new read-only PT_LOAD at the end. The
-result is read back (segments, wrappers and their bundles) before it is written; a binary
+archive holds for its key) in a new .hip_fatbin, in a new read-only PT_LOAD at the end (in a
+DLL or EXE: back in .hip_fat, which keeps its addresses, compressed when the bundles would not
+fit them otherwise; a last .kpackrf section is removed). The result is read back (segments, wrappers and their bundles) before it is written; a binary
 inlined so can be split again.
 
 Examples:
@@ -246,7 +258,11 @@ fn run_split(a: SplitArgs) -> Result<ExitCode> {
         CompressionArg::Zstd => Compression::Zstd { level: a.level },
         CompressionArg::None => Compression::None,
     };
-    let mut report = gfxkit_io::split::split(&jobs, &a.group, &kpack_dir, compression)?;
+    let options = gfxkit_io::split::SplitOptions {
+        drop_signature: a.drop_signature,
+    };
+    let mut report =
+        gfxkit_io::split::split_with(&jobs, &a.group, &kpack_dir, compression, options)?;
     for (src, dst) in &copies {
         if let Some(d) = dst.parent() {
             std::fs::create_dir_all(d)?;
@@ -296,15 +312,18 @@ fn print_split(o: &mut dyn Write, report: &gfxkit_io::split::SplitReport) -> std
     Ok(())
 }
 
-/// Whether a file is a fat ELF binary `split` should handle (HIPF wrappers and bundles).
+/// Whether a file is a fat binary `split` should handle: an ELF shared object or executable,
+/// or a PE image (DLL, EXE), with HIPF wrappers and bundles.
 fn splittable(p: &Path) -> bool {
     let Ok(data) = Input::open(p) else {
         return false;
     };
-    let kind = gfxkit_host::InputKind::sniff(data.get(..64).unwrap_or(&data));
+    let kind = gfxkit_host::InputKind::sniff(data.get(..4096).unwrap_or(&data));
     if !matches!(
         kind,
-        gfxkit_host::InputKind::ElfSharedObject | gfxkit_host::InputKind::ElfExecutable
+        gfxkit_host::InputKind::ElfSharedObject
+            | gfxkit_host::InputKind::ElfExecutable
+            | gfxkit_host::InputKind::PeImage
     ) {
         return false;
     }
