@@ -1,6 +1,6 @@
 //! PE/COFF host files (Windows): PE32+ images for x86-64 (DLLs, EXEs) and x86-64 COFF objects
 //! (regular and bigobj), read through the `object` crate's PE/COFF readers into the same
-//! [`ElfParts`] host discovery reads from ELF files.
+//! `ElfParts` host discovery reads from ELF files.
 //!
 //! clang names the sections as on Linux (`.hip_fatbin`, `.hipFatBinSegment`); COFF objects
 //! keep those names through their string table, while PE images hold 8 bytes per name, so

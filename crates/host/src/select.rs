@@ -408,7 +408,7 @@ fn rank(device: &Processor, other: &Processor) -> (u8, u32, bool) {
 }
 
 /// The AMDGPU targets present in `entries` that come nearest to running on `device`, nearest
-/// first, at most 3, ranked by [`rank`]: the device's own processor first (each target ID
+/// first, at most 3, ranked by `rank`: the device's own processor first (each target ID
 /// present, since only a feature setting stands in the way), then its generic target, the
 /// other members of its generic family, the same ISA generation, the rest. Other processors'
 /// feature variants are folded into the processor's name (`gfx90a` for `gfx90a:xnack+` and

@@ -3,7 +3,7 @@
 //! [`locate`] is the one place that decides where device code is in a file: standalone bundle
 //! files go through [`find_bundles`] (one bundle, or several back to back like a dumped
 //! `.hip_fatbin`); everything else (ELF executables, shared objects, relocatable objects, `ar`
-//! archives, OffloadBinaries, code objects) through host discovery ([`gfxkit_host::discover`]),
+//! archives, OffloadBinaries, code objects) through host discovery ([`discover`](mod@gfxkit_host::discover)),
 //! which also reports damage with its location. [`read_header`] lists a unit's entries without
 //! decompressing payloads; [`with_payloads`] hands out the payloads; [`check_payload`] is the
 //! rule that an entry's code object must be built for the target its ID names.

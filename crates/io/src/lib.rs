@@ -6,7 +6,7 @@
 //! - [`input`]: an input file memory-mapped read-only ([`Input`]), or one member of a package
 //!   (`pkg.whl!lib/x.so`); [`input::for_each`] runs a function on a file or on every member of
 //!   a package that may hold device code;
-//! - [`write`]: atomic writes through a temporary file `.gfxkit-<pid>.<random>.<name>` in the
+//! - [`write`](mod@write): atomic writes through a temporary file `.gfxkit-<pid>.<random>.<name>` in the
 //!   target's directory, optionally read back and checked before the rename, synced to disk
 //!   when the [`Durability`] asks for it (docs/durability.md); stale temporary files of killed
 //!   runs are removed;

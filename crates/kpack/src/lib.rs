@@ -9,7 +9,7 @@
 //! Module map:
 //! - [`archive`]: reading `.kpack` archives (header, TOC, `zstd-per-kernel` and `none`,
 //!   kernels decoded on demand and bounded by `original_size`).
-//! - [`write`]: writing archives.
+//! - [`write`](mod@write): writing archives.
 //! - [`marker`]: the HIPK marker (read by `gfxkit-host` discovery, written here).
 //! - [`search`]: the runtime's archive search and look-up, current and old loader.
 //! - [`select`]: what the runtime loads for a wrapper on a device, and why not.

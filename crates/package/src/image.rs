@@ -1116,7 +1116,7 @@ fn wrap_err(mut e: Error, note: &str) -> Error {
 }
 
 /// Walks every image of `layout` (named `name`): each file of the file system the layers
-/// unpack to that may hold device code, as [`crate::walk`] walks a package's members.
+/// unpack to that may hold device code, as [`walk`](fn@crate::walk) walks a package's members.
 pub(crate) fn walk_images<T: Send>(
     ctx: &Ctx<'_, T>,
     name: &str,
@@ -1635,7 +1635,7 @@ fn read_again<T: Send>(
 }
 
 /// Walks the images of a layout a caller opened (a directory: `oci-layout` and
-/// `index.json`, or a `docker save` `manifest.json`), as [`crate::walk`] walks the images of
+/// `index.json`, or a `docker save` `manifest.json`), as [`walk`](fn@crate::walk) walks the images of
 /// an archive.
 pub fn walk_layout<T: Send>(
     name: &str,

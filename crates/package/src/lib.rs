@@ -8,7 +8,7 @@
 //!
 //! # Module map
 //!
-//! - [`detect`]: formats by magic bytes ([`Format`], [`Compression`]).
+//! - [`detect`](mod@detect): formats by magic bytes ([`Format`], [`Compression`]).
 //! - [`walk`](mod@walk): reading members lazily, decompressed once and streaming, held in memory
 //!   when small and in a caller-provided [`Spill`] otherwise ([`walk()`], [`Options`]).
 //! - [`rewrite`](mod@rewrite): writing a package with some members replaced: wheels with

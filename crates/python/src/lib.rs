@@ -8,7 +8,7 @@
 //!
 //! Module map:
 //! - input: a path (memory-mapped), `bytes` (borrowed) or another buffer (copied);
-//! - errors: [`Fail`], raised as `gfxkit.errors.*` with `file`, `entry` and `offset`;
+//! - errors: `Fail`, raised as `gfxkit.errors.*` with `file`, `entry` and `offset`;
 //! - the functions `list`, `select`, `verify`, `doctor`, `check`, `diff`, `size`, `extract`, `inspect`,
 //!   `kernels`, `kpack_split`, `kpack_inline`, `prune`, `recompress`, `compatible`, `processors`, `memmodel`, and the class
 //!   `TargetId`.

@@ -10,7 +10,7 @@ use crate::elf::{self, Elf, Wrapper, PHENT};
 use crate::error::{Error, ErrorKind, Result};
 pub use crate::error::{SegmentProblem, WrapperProblem};
 
-/// Checks the program headers of the ELF file `data` by the rules of [`segments`]: how
+/// Checks the program headers of the ELF file `data` by the rules of `segments`: how
 /// `gfxkit kpack split` and `inline` check what they made.
 pub fn elf_segments(data: &[u8]) -> Result<()> {
     let e = Elf::parse(data)?;

@@ -6,7 +6,7 @@
 //! non-PIC file) to a new `.rocm_kpack_ref` section holding the marker. Unlike TheRock's
 //! splitter, which zeroes `.hip_fatbin` page by page and leaves its bytes in the file, the
 //! section is emptied (size 0 at its old address) and everything after it moves down in the
-//! file by whole alignment units, as [`crate::rewrite`] does for pruning:
+//! file by whole alignment units, as [`rewrite`](mod@crate::rewrite) does for pruning:
 //!
 //! ```text
 //! before:  [ .. R segment: .rodata | .hip_fatbin ........ | .eh_frame .. ] [ RX ] [ RW ] ...

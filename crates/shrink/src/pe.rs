@@ -14,8 +14,8 @@
 //! without it (`--drop-signature`).
 //!
 //! The bundles are read and rewritten by the same planner as ELF files
-//! ([`plan::transform_region`]), and the result is checked by the same verification
-//! ([`crate::verify`]), which reads it back through host discovery.
+//! (`plan::transform_region`), and the result is checked by the same verification
+//! ([`verify`](mod@crate::verify)), which reads it back through host discovery.
 //!
 //! [`kpack`] lays an image out as ROCm's kpack split does on Windows (`.kpackrf`, `HIPK`
 //! wrappers, `.hip_fat` without file bytes) and back, on the same headers.

@@ -1,5 +1,5 @@
 //! What a rewrite produces: the output and its [`Report`] (kind of file, layout change, what
-//! happened to each bundle). Shared by the file rewrite ([`crate::rewrite`]) and the archive
+//! happened to each bundle). Shared by the file rewrite ([`rewrite`](mod@crate::rewrite)) and the archive
 //! rewrite, which rewrites each member through it.
 
 use crate::error::{Error, ErrorKind, Result};

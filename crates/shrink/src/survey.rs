@@ -1,6 +1,6 @@
 //! Reading a file's device code for `gfxkit size` and for verifying a rewrite: every bundle,
 //! every entry with its MD5, and whether every wrapper leads to a bundle. A view over
-//! [`gfxkit_host::discover`], which finds the bundles and wrappers.
+//! [`discover`](mod@gfxkit_host::discover), which finds the bundles and wrappers.
 
 use crate::archive;
 use crate::bundle::{self, Encoding, Found, Method};
@@ -129,7 +129,7 @@ pub fn survey(data: &[u8]) -> Result<Survey> {
 /// Like [`survey`]; without `digests` the entries' `md5` fields are left empty (much faster
 /// over gigabytes when only sizes are wanted).
 ///
-/// What device code the file holds is what [`gfxkit_host::discover`] finds (the one
+/// What device code the file holds is what [`discover`](mod@gfxkit_host::discover) finds (the one
 /// discovery every gfxkit command reads): the bundles of the `.hip_fatbin` section of an ELF
 /// file (or of each ELF member of an archive; more than one such section is refused, as the
 /// rewrite refuses it) or of a standalone bundle file, and the `.hipFatBinSegment` wrappers

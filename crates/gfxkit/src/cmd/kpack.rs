@@ -76,7 +76,7 @@ struct SplitArgs {
     /// Fat binaries (a directory with -r).
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// Archive group name (archives are <group>_<arch>.kpack).
+    /// Archive group name (archives are `<group>_<arch>.kpack`).
     #[arg(long)]
     group: String,
     /// Output binary (one FILE) or directory (several FILEs, -r).

@@ -85,7 +85,7 @@ pub struct Args {
     /// Print per package (or per site-packages distribution, from its *.dist-info/RECORD,
     /// or per file) the targets it ships and the bytes of each; searches directories. JSON:
     /// {"packages":[{"name", "kind", "files", "targets":{TARGET: BYTES}, "architectures",
-    /// "device_bytes"}], "without_device_code":[PATH]}.
+    /// "device_bytes"}], "without_device_code":["PATH"]}.
     #[arg(long)]
     summary: bool,
 }

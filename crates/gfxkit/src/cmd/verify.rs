@@ -55,7 +55,7 @@ pub struct Args {
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// Print JSON: {"files":[{"path", "ok", "bundles", "entries", "problems":[...]}],
-    /// "without_device_code":[PACKAGE!MEMBER]}.
+    /// "without_device_code":["PACKAGE!MEMBER"]}.
     #[arg(long)]
     json: bool,
     /// Search directories recursively (files without device code are skipped).
