@@ -208,3 +208,152 @@ fn aks2_kernels_list_extract_and_walk() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("cut.aks2") && err.contains("xz"), "{err}");
 }
+
+/// A stored (uncompressed) zip at `zip` holding `members` (name, file), as AOTriton packs its
+/// images since mid 2026.
+fn zip_pack(zip: &Path, members: &[(&str, &Path)]) {
+    let mut args = vec![zip.display().to_string()];
+    for (name, file) in members {
+        args.push(name.to_string());
+        args.push(file.display().to_string());
+    }
+    let st = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sys, zipfile\n\
+             z = zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_STORED)\n\
+             for name, path in zip(sys.argv[2::2], sys.argv[3::2]):\n    z.write(path, name)\n\
+             z.close()",
+        )
+        .args(&args)
+        .status()
+        .expect("python3 writes the zip pack");
+    assert!(st.success());
+}
+
+#[test]
+fn aotriton_zip_packs_and_images_are_one_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cos = code_objects(d);
+    let images = d.join("torch/lib/aotriton.images");
+    let packed = d.join("attn_fwd_gfx90a.aks2");
+    fixture(
+        "aks2",
+        &packed,
+        &[format!("attn_fwd/FONLY__a.hsaco|{}", cos[0].1.display())],
+    );
+    let zip = images.join("amd-gfx90a/flash/attn_fwd.zip");
+    std::fs::create_dir_all(zip.parent().unwrap()).unwrap();
+    zip_pack(&zip, &[("FONLY__a.aks2", &packed)]);
+    let loose = images.join("amd-gfx11xx/flash/attn_fwd.aks2");
+    std::fs::create_dir_all(loose.parent().unwrap()).unwrap();
+    fixture(
+        "aks2",
+        &loose,
+        &[format!("attn_fwd/FONLY__b.hsaco|{}", cos[1].1.display())],
+    );
+    let z = zip.to_str().unwrap();
+
+    // The pack's member is listed, extracted byte for byte and counted, as a loose image is.
+    let (code, l, err) = json(&["list", "--json", z]);
+    assert_eq!(code, 0, "{err}");
+    let f = &l["files"][0];
+    assert!(
+        f["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("attn_fwd.zip!FONLY__a.aks2"),
+        "{f}"
+    );
+    assert_eq!(f["bundles"][0]["format"], "aks2");
+    assert_eq!(
+        f["bundles"][0]["entries"][0]["id"],
+        "hipv4-amdgcn-amd-amdhsa--gfx90a"
+    );
+    let outdir = tempfile::tempdir().unwrap();
+    let (code, w, err) = json(&[
+        "extract",
+        "--json",
+        z,
+        "-o",
+        outdir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let written = w["written"].as_array().unwrap();
+    assert_eq!(written.len(), 1, "{w}");
+    assert!(std::fs::read(written[0]["path"].as_str().unwrap()).unwrap() == cos[0].2);
+    let (code, s, _) = json(&["size", "--json", images.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let archs: Vec<&str> = s["archs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["arch"].as_str().unwrap())
+        .collect();
+    assert!(
+        archs.contains(&"gfx90a") && archs.contains(&"gfx1100"),
+        "{s}"
+    );
+
+    // doctor and select: every family's images, packed or loose, are one database.
+    let root = d.join("torch");
+    let (code, r, err) = json(&[
+        "doctor",
+        "--json",
+        "--device",
+        "gfx90a",
+        "--device",
+        "gfx1100",
+        root.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{r}\n{err}");
+    let files = r["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{r}");
+    assert!(files[0]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("torch/lib/aotriton.images"));
+    let (code, r, _) = json(&[
+        "doctor",
+        "--json",
+        "--device",
+        "gfx942",
+        root.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        r["files"][0]["missing"]["gfx942"]
+            .as_str()
+            .unwrap()
+            .contains("no code object for gfx942 (present: gfx1100 gfx90a)"),
+        "{r}"
+    );
+    let (code, r, _) = json(&[
+        "select",
+        "--json",
+        "--device",
+        "gfx1100",
+        root.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["files"].as_array().unwrap().len(), 1, "{r}");
+    assert_eq!(
+        r["files"][0]["bundles"][0]["files"],
+        serde_json::json!(["amd-gfx11xx/flash/attn_fwd.aks2"])
+    );
+
+    // A damaged image inside a pack: verify names the member.
+    let mut data = std::fs::read(&packed).unwrap();
+    let n = data.len();
+    data[n - 20] ^= 0x40;
+    let bad = d.join("bad.aks2");
+    std::fs::write(&bad, &data).unwrap();
+    zip_pack(&zip, &[("FONLY__a.aks2", &bad)]);
+    let (code, out, err) = gfxkit(&["verify", z]);
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        format!("{out}{err}").contains("attn_fwd.zip!FONLY__a.aks2"),
+        "{out}\n{err}"
+    );
+}

@@ -825,15 +825,20 @@ pub fn member_of(path: &str, data: &[u8]) -> Option<DbMember> {
 }
 
 /// The unit a database member belongs to: up to and including the last `library` component
-/// (rocBLAS, hipBLASLt: `rocblas/2.47.0/library`, also above `library/<arch>/`); else the
-/// package it is a member of (aiter's and AOTriton's wheels: `x.whl`); else the Python
+/// (rocBLAS, hipBLASLt: `rocblas/2.47.0/library`, also above `library/<arch>/`) or
+/// `aotriton.images` component (AOTriton's images of every family, loose `.aks2` files and the
+/// zip packs holding them alike); else the package it is a member of (aiter's wheel:
+/// `x.whl`); else the Python
 /// package below `site-packages`/`dist-packages` (`site-packages/aiter_meta`); else the
 /// member's directory.
 pub fn database_root(path: &str) -> String {
     let parts: Vec<&str> = path.split(['/', '!']).collect();
     let dir_len = parts.len().saturating_sub(1);
     let dirs = &parts[..dir_len];
-    let cut = if let Some(i) = dirs.iter().rposition(|p| *p == "library") {
+    let cut = if let Some(i) = dirs
+        .iter()
+        .rposition(|p| *p == "library" || *p == "aotriton.images")
+    {
         i + 1
     } else if let Some(pkg) = path.find('!') {
         return path[..pkg].to_owned();
@@ -1280,6 +1285,15 @@ mod tests {
         assert_eq!(
             r("/venv/lib/python3.12/site-packages/aiter_meta/hsa/gfx942/a.co"),
             "/venv/lib/python3.12/site-packages/aiter_meta"
+        );
+        // AOTriton: every family's images and zip packs are one database.
+        assert_eq!(
+            r("/t/torch/lib/aotriton.images/amd-gfx90a/flash/attn_fwd.zip!a.aks2"),
+            "/t/torch/lib/aotriton.images"
+        );
+        assert_eq!(
+            r("t.whl!torch/lib/aotriton.images/amd-gfx11xx/flash/attn_fwd.aks2"),
+            "t.whl!torch/lib/aotriton.images"
         );
         assert_eq!(r("/tmp/k/a.co"), "/tmp/k");
         assert_eq!(r("a.co"), ".");
