@@ -29,7 +29,8 @@
 
 use crate::elf::{self, Elf, Phdr};
 use crate::error::{fail, Error, ErrorKind, Result};
-use crate::patch::{pad_to, Patch};
+use crate::output::Output;
+use crate::patch::Patch;
 use crate::segment::{self, Placement, Request};
 use gfxkit_bundle::le::{u32_at, u64_at};
 
@@ -184,36 +185,52 @@ fn set_u64(rec: &mut [u8; elf::SHENT], field: usize, v: u64) {
     rec[field..field + 8].copy_from_slice(&v.to_le_bytes());
 }
 
-/// Appends `.shstrtab` with `extra` added and the section header table (with `new` added
-/// when given) at the end of `out`; updates the ELF header.
-fn write_section_table(
-    out: &mut Vec<u8>,
+/// The end of a file whose section header table is written again at `at` (the end of what
+/// precedes it): `.shstrtab` with `new`'s name added (when given), zero padding to 8 and the
+/// table (with `new` added). Returns those bytes and the table's offset (`e_shoff`).
+fn section_table(
+    at: u64,
     data: &[u8],
     e: &Elf,
     shstrndx: usize,
     mut recs: Vec<[u8; elf::SHENT]>,
     new: Option<(&str, [u8; elf::SHENT])>,
-) -> Result<()> {
+) -> (Vec<u8>, u64) {
+    let mut out = Vec::new();
     if let Some((name, mut rec)) = new {
         let old = e.section_data(data, shstrndx);
         let name_at = old.len() as u32;
-        let str_off = out.len() as u64;
         out.extend_from_slice(old);
         out.extend_from_slice(name.as_bytes());
         out.push(0);
-        let str_size = out.len() as u64 - str_off;
-        set_u64(&mut recs[shstrndx], 24, str_off);
-        set_u64(&mut recs[shstrndx], 32, str_size);
+        set_u64(&mut recs[shstrndx], 24, at);
+        set_u64(&mut recs[shstrndx], 32, out.len() as u64);
         rec[0..4].copy_from_slice(&name_at.to_le_bytes());
         recs.push(rec);
     }
-    pad_to(out, 8);
-    let shoff = out.len() as u64;
+    let shoff = (at + out.len() as u64).next_multiple_of(8);
+    out.resize((shoff - at) as usize, 0);
     for r in &recs {
         out.extend_from_slice(r);
     }
+    (out, shoff)
+}
+
+/// Appends `.shstrtab` with `new`'s name added and the section header table (with `new`
+/// added when given) at the end of `out`; updates the ELF header.
+fn write_section_table(
+    out: &mut Vec<u8>,
+    data: &[u8],
+    e: &Elf,
+    shstrndx: usize,
+    recs: Vec<[u8; elf::SHENT]>,
+    new: Option<(&str, [u8; elf::SHENT])>,
+) -> Result<()> {
+    let count = recs.len() + usize::from(new.is_some());
+    let (bytes, shoff) = section_table(out.len() as u64, data, e, shstrndx, recs, new);
+    out.extend_from_slice(&bytes);
     out.put_u64(40, shoff)?;
-    out.put_u16(60, recs.len() as u16)?;
+    out.put_u16(60, count as u16)?;
     Ok(())
 }
 
@@ -629,7 +646,11 @@ pub fn hipk_wrappers(data: &[u8]) -> Result<Vec<(u64, u32, Option<u64>)>> {
 /// Inlines a split binary: `bundles[k]` is the bundle wrapper `k` (in `.hipFatBinSegment`
 /// order) will point to. Bundles are placed at `align`-aligned offsets in a new
 /// `.hip_fatbin` inside a new read-only segment after the last one.
-pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8>> {
+///
+/// Only the bundles' lengths are needed to lay the file out: the result is an [`Output`] that
+/// borrows the split binary and takes each bundle as given (a [`crate::output::Deferred`]
+/// bundle is made only when the output is written).
+pub fn inline_elf<'a>(data: &'a [u8], bundles: Vec<Output<'a>>, align: u64) -> Result<Output<'a>> {
     let (e, fb, seg) = linked_x86_64(data)?;
     let Some(fb) = fb else {
         return fail(
@@ -649,13 +670,15 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
         );
     }
     let align = align.clamp(1, 1 << 16);
-    // Where each bundle goes in the new section (its bytes are copied once, into the output).
+    // Where each bundle goes in the new section.
     let mut offsets = Vec::with_capacity(bundles.len());
     let mut ns = 0u64;
-    for b in bundles {
+    for b in &bundles {
         let at = ns.next_multiple_of(align);
         offsets.push(at);
-        ns = at + b.len() as u64;
+        ns = at
+            .checked_add(b.len())
+            .ok_or_else(|| unsupported(0, "the inlined bundles pass 2^64 bytes"))?;
     }
     let body_end = kept_end(&e, data, 0);
     let n_phdrs = e.phdrs.len() + 1;
@@ -706,18 +729,19 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
     let marker_range = marker.map(|m| (e.shdrs[m].addr, e.shdrs[m].addr + e.shdrs[m].size.max(1)));
     let is_marker = |a: u64| marker_range.is_some_and(|(s, t)| a >= s && a < t);
 
-    let mut out = Vec::with_capacity((t_off + table_len) as usize + 4096);
-    out.extend_from_slice(&data[..body_end as usize]);
+    let mut out = Output::of(&data[..body_end as usize]);
     // Old program header table: no longer used.
     out.zero(e.phoff, e.phdrs.len() * elf::PHENT)?;
-    for (b, at) in bundles.iter().zip(&offsets) {
-        out.resize((offset + at) as usize, 0);
-        out.extend_from_slice(b);
+    for (b, at) in bundles.into_iter().zip(&offsets) {
+        out.pad_to(offset + at)?;
+        out.append(b);
     }
-    out.resize(t_off as usize, 0);
+    out.pad_to(t_off)?;
+    let mut table = Vec::with_capacity(table_len as usize);
     for p in &phdrs {
-        out.extend_from_slice(&p.encode());
+        table.extend_from_slice(&p.encode());
     }
+    out.push(table);
     out.put_u64(32, t_off)?;
     out.put_u16(56, phdrs.len() as u16)?;
     for (k, w) in ws.iter().enumerate() {
@@ -779,6 +803,10 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
     set_u64(&mut recs[fb], 48, align);
     // TheRock's splitter leaves .hip_fatbin as SHT_NOBITS: it holds bytes again.
     recs[fb][4..8].copy_from_slice(&SHT_PROGBITS.to_le_bytes());
-    write_section_table(&mut out, data, &e, shstrndx, recs, None)?;
+    let count = recs.len() as u16;
+    let (tail, shoff) = section_table(out.len(), data, &e, shstrndx, recs, None);
+    out.push(tail);
+    out.put_u64(40, shoff)?;
+    out.put_u16(60, count)?;
     Ok(out)
 }

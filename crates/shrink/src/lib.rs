@@ -15,7 +15,8 @@
 //! - [`mod@verify`]: checking a rewrite ([`verify()`]): the rewritten file read again (through
 //!   the survey) and every kept entry compared byte for byte with the input.
 //! - [`output`]: the rewritten file as pieces borrowed from the input plus patches, written
-//!   out sequentially ([`Output`]).
+//!   out sequentially ([`Output`]); pieces made only when written ([`output::Deferred`]: the
+//!   bundles of an inlined split).
 //! - `elf`, `archive`: the ELF and `ar` views the rewrite works on; `patch`: writing
 //!   little-endian fields into the output and aligning offsets (reads: `gfxkit_bundle::le`).
 //! - [`kpack`]: the ELF layout of ROCm's kpack split and its inverse.
