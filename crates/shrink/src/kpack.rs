@@ -29,6 +29,7 @@
 
 use crate::elf::{self, Elf, Phdr};
 use crate::error::{fail, Error, ErrorKind, Result};
+use crate::layout;
 use crate::output::Output;
 use crate::patch::Patch;
 use crate::segment::{self, Placement, Request};
@@ -365,46 +366,14 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
     }
 
     // The segment holding .hip_fatbin.
-    let loads = e.loads();
-    let Some(&(si, s)) = loads
-        .iter()
-        .find(|(_, p)| p.offset <= fo && old_end <= p.offset.saturating_add(p.filesz))
-    else {
+    let (si, s) = layout::fatbin_segment(&e, fo, old_end, fa)?;
+    if !layout::table_may_move_into(&e, &s) {
         return Err(unsupported(
-            fo,
-            ".hip_fatbin is not inside a loadable segment (PT_LOAD)",
+            s.offset,
+            "the program header table must move next to the marker, but in this \
+             executable the segment holding .hip_fatbin has another address-offset \
+             difference than the first segment",
         ));
-    };
-    let s = *s;
-    if fa.wrapping_sub(s.vaddr) != fo - s.offset {
-        return Err(unsupported(
-            fo,
-            ".hip_fatbin's address and file offset disagree with its segment",
-        ));
-    }
-    for (i, p) in e.phdrs.iter().enumerate() {
-        if i != si && p.filesz > 0 && p.offset < old_end && p.offset.saturating_add(p.filesz) > fo {
-            return Err(unsupported(
-                p.offset,
-                format!(
-                    "program header {i} (type {:#x}) overlaps .hip_fatbin",
-                    p.p_type
-                ),
-            ));
-        }
-    }
-    let delta_seg = s.vaddr.wrapping_sub(s.offset);
-    if e.phdrs.iter().any(|p| p.p_type == elf::PT_INTERP) {
-        if let Some((_, first)) = loads.first() {
-            if first.vaddr.wrapping_sub(first.offset) != delta_seg {
-                return Err(unsupported(
-                    s.offset,
-                    "the program header table must move next to the marker, but in this \
-                     executable the segment holding .hip_fatbin has another address-offset \
-                     difference than the first segment",
-                ));
-            }
-        }
     }
     let head = old_end - s.offset;
     let has_tail = s.filesz > head || s.memsz > head;
@@ -441,14 +410,11 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
     }
     let shift = (old_end - t_end) / unit * unit;
     let m_va = s.vaddr.wrapping_add(m_off - s.offset);
-    let map_off = |x: u64| -> Result<u64> {
-        if x < fo {
-            Ok(x)
-        } else if x >= old_end {
-            Ok(x - shift)
-        } else {
-            Err(unsupported(x, "a patched field lies inside .hip_fatbin"))
-        }
+    let moved = layout::Moved {
+        fo,
+        end: old_end,
+        down: shift,
+        up: 0,
     };
 
     // Patches at input offsets.
@@ -496,16 +462,9 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
         }
     }
     // Symbols in .hip_fatbin: at its (unchanged) address, now empty.
-    for (si2, sh) in e.shdrs.iter().enumerate() {
-        if sh.sh_type != elf::SHT_SYMTAB && sh.sh_type != elf::SHT_DYNSYM {
-            continue;
-        }
-        for sym in elf::symbols(&e, data, si2)? {
-            if sym.shndx as usize == fb {
-                patches.push((sym.at + 8, fa.to_le_bytes().to_vec()));
-                patches.push((sym.at + 16, 0u64.to_le_bytes().to_vec()));
-            }
-        }
+    for (_, _, sym) in elf::symbols_in(&e, data, fb)? {
+        patches.push((sym.at + 8, fa.to_le_bytes().to_vec()));
+        patches.push((sym.at + 16, 0u64.to_le_bytes().to_vec()));
     }
 
     // Program headers.
@@ -599,10 +558,10 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
     out.resize((old_end - shift) as usize, 0);
     out.extend_from_slice(&data[old_end as usize..tail_end as usize]);
     for (at, bytes) in &patches {
-        out.put(map_off(*at)?, bytes)?;
+        out.put(moved.map(*at)?, bytes)?;
     }
     // The old program header table is no longer used.
-    out.zero(map_off(e.phoff)?, e.phdrs.len() * elf::PHENT)?;
+    out.zero(moved.map(e.phoff)?, e.phdrs.len() * elf::PHENT)?;
     out.put_u64(32, t_off)?;
     out.put_u16(56, phdrs.len() as u16)?;
     write_section_table(&mut out, data, &e, shstrndx, recs, new_section)?;
@@ -785,16 +744,9 @@ pub fn inline_elf<'a>(data: &'a [u8], bundles: Vec<Output<'a>>, align: u64) -> R
         }
     }
     // Symbols in .hip_fatbin cover the new section.
-    for (si2, sh) in e.shdrs.iter().enumerate() {
-        if sh.sh_type != elf::SHT_SYMTAB && sh.sh_type != elf::SHT_DYNSYM {
-            continue;
-        }
-        for sym in elf::symbols(&e, data, si2)? {
-            if sym.shndx as usize == fb {
-                out.put_u64(sym.at + 8, vaddr)?;
-                out.put_u64(sym.at + 16, ns)?;
-            }
-        }
+    for (_, _, sym) in elf::symbols_in(&e, data, fb)? {
+        out.put_u64(sym.at + 8, vaddr)?;
+        out.put_u64(sym.at + 16, ns)?;
     }
     let (shstrndx, mut recs) = raw_shdrs(&e, data)?;
     set_u64(&mut recs[fb], 16, vaddr);

@@ -20,6 +20,10 @@
 //! - `elf`, `archive`: the ELF and `ar` views the rewrite works on; `patch`: writing
 //!   little-endian fields into the output and aligning offsets (reads: `gfxkit_bundle::le`).
 //! - [`kpack`]: the ELF layout of ROCm's kpack split and its inverse.
+//! - `layout`: the rules a rewrite of `.hip_fatbin` in a linked file keeps (the segment
+//!   holding it, no other program header over it, where the program header table may move,
+//!   how offsets after it move), checked in one place for prune, recompress, kpack split and
+//!   inline.
 //! - `segment`: where a new read-only segment goes after the last one (a grown `.hip_fatbin`,
 //!   an inlined split), the one placement rule both share.
 //!
@@ -125,6 +129,7 @@ pub mod check;
 pub mod elf;
 pub mod error;
 pub mod kpack;
+mod layout;
 pub mod limits;
 pub mod output;
 mod patch;
