@@ -71,12 +71,13 @@ fn damaged_dlls_split_and_inline_without_panics() {
         .collect();
     let refs: Vec<&Archive<'_>> = parsed.iter().collect();
     let whole = inline_binary(&split.host, &refs).unwrap();
-    check_inline(&whole).unwrap();
+    check_inline(&whole, &whole.output.to_vec()).unwrap();
     let mut inlined = 0;
     flips(&split.host, &mut |d| {
         if let Ok(i) = inline_binary(d, &refs) {
             inlined += 1;
-            if let Err(e) = check_inline(&i) {
+            let bytes = i.output.to_vec();
+            if let Err(e) = check_inline(&i, &bytes) {
                 panic!("an inline of a damaged split DLL that does not read back: {e}");
             }
         }

@@ -31,14 +31,7 @@ pub fn write_verified(
     write_atomic_file_checked(
         path,
         |file| {
-            let mut sink = CopySink {
-                out: BufWriter::with_capacity(write_buffer(), file),
-                input: mapped,
-            };
-            rewritten
-                .output
-                .write_to_sink(&mut sink)
-                .and_then(|_| sink.flush())
+            write_output(file, &rewritten.output, mapped)
                 .map_err(|e| Error::new(path, ErrorKind::Write(e)))
         },
         |tmp| {
@@ -55,6 +48,23 @@ pub fn write_verified(
     .map_err(|e| match e {
         WriteError::Io(e) | WriteError::Fill { error: e, .. } | WriteError::Check(e) => e,
     })
+}
+
+/// Writes `output` to `file` (the temporary file of an atomic write) through a buffer, with the
+/// long runs of bytes it borrows from `input` (when it maps a file) copied from that file inside
+/// the kernel: the one way an [`gfxkit_shrink::Output`] reaches a file (`prune`, `recompress`,
+/// `kpack inline`).
+pub(crate) fn write_output(
+    file: &mut File,
+    output: &gfxkit_shrink::Output<'_>,
+    input: Option<&Input>,
+) -> std::io::Result<()> {
+    let mut sink = CopySink {
+        out: BufWriter::with_capacity(write_buffer(), file),
+        input,
+    };
+    output.write_to_sink(&mut sink)?;
+    sink.flush()
 }
 
 /// The file a rewrite was made from.

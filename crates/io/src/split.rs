@@ -3,7 +3,9 @@
 //! `gfxkit_kpack::split`'s).
 
 use crate::input::Input;
-use crate::write::{write_atomic, write_atomic_checked, Durability};
+use crate::write::{
+    write_atomic, write_atomic_checked, write_atomic_file_checked, Durability, WriteError,
+};
 use crate::{Error, ErrorKind};
 use gfxkit_kpack::split;
 use gfxkit_kpack::write::Compression;
@@ -374,21 +376,41 @@ pub fn inline(file: &Path, out: &Path, archives: &[PathBuf]) -> Result<InlineRep
         parsed.push(ar);
     }
     let refs: Vec<&Archive<'_>> = parsed.iter().collect();
-    let made = split::inline_binary(&data, &refs)
-        .and_then(|m| split::check_inline(&m).map(|()| m))
-        .map_err(|e| {
-            Error::new(
-                file,
-                ErrorKind::Inline {
-                    not_found: opened.not_found.clone(),
-                    source: e,
-                },
-            )
-        })?;
+    let inline_err = |source| {
+        Error::new(
+            file,
+            ErrorKind::Inline {
+                not_found: opened.not_found.clone(),
+                source,
+            },
+        )
+    };
+    // Planned only: the bundles are made one at a time as the output is written, and the
+    // written file is read back and checked before it replaces anything.
+    let made = split::inline_binary(&data, &refs).map_err(inline_err)?;
     if let Some(d) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(d).map_err(|e| Error::new(d, ErrorKind::CreateDir(e)))?;
     }
-    write_file_like(out, &made.bytes, file)?;
+    write_atomic_file_checked(
+        out,
+        |f| {
+            crate::rewrite::write_output(f, &made.output, Some(&data)).map_err(|e| {
+                match split::inline_error(&e) {
+                    Some(k) => inline_err(k.clone()),
+                    None => Error::new(out, ErrorKind::Write(e)),
+                }
+            })
+        },
+        |tmp| {
+            let back = Input::open(tmp)?;
+            split::check_inline(&made, &back).map_err(inline_err)
+        },
+        Some(file),
+        Durability::Rename,
+    )
+    .map_err(|e| match e {
+        WriteError::Io(e) | WriteError::Fill { error: e, .. } | WriteError::Check(e) => e,
+    })?;
     Ok(InlineReport {
         input: file.display().to_string(),
         output: out.display().to_string(),
@@ -399,6 +421,6 @@ pub fn inline(file: &Path, out: &Path, archives: &[PathBuf]) -> Result<InlineRep
             .map(|(key, arches)| InlineBundle { key, arches })
             .collect(),
         size_before: data.len() as u64,
-        size_after: made.bytes.len() as u64,
+        size_after: made.output.len(),
     })
 }

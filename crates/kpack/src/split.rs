@@ -6,17 +6,23 @@
 //! has `gfxkit_shrink::kpack::split_elf` lay the host binary out; [`check_split`] reads it
 //! back as the runtime will. [`group_by_arch`] and
 //! [`crate::write::write_archive`] make one archive per architecture. [`inline_binary`] looks
-//! each wrapper's key up in the archives given and builds one bundle per wrapper
+//! each wrapper's key up in the archives given and plans one bundle per wrapper
 //! (`host-x86_64-unknown-linux--` plus `hipv4-amdgcn-amd-amdhsa--<arch>` entries, sorted by
-//! architecture, 4096-aligned like the HIP driver), then `inline_elf` puts them in a new
-//! `.hip_fatbin`; [`check_inline`] reads the result back.
+//! architecture, 4096-aligned like the HIP driver) from the code objects' sizes, then
+//! `inline_elf` lays them out in a new `.hip_fatbin`: the result is a
+//! [`gfxkit_shrink::Output`] whose bundles are made one at a time as it is written, never
+//! all held; [`check_inline`] reads the written result back.
 
-use crate::archive::Archive;
+use crate::archive::{Archive, Kernel};
 use crate::error::{fail, Error, ErrorKind, Result};
+use crate::limits;
 use crate::marker::{self, KpackRef};
 use gfxkit_bundle::ccob::DecompressOptions;
 use gfxkit_bundle::{AnyBundle, Bundle, Format};
 use gfxkit_host::{WrapperMagic, WrapperTarget};
+use gfxkit_shrink::output::Deferred;
+use gfxkit_shrink::Output;
+use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -279,17 +285,118 @@ where
 
 /// The result of [`inline_binary`].
 #[derive(Debug, Clone)]
-pub struct Inlined {
-    /// The fat binary.
-    pub bytes: Vec<u8>,
+pub struct Inlined<'a> {
+    /// The fat binary, planned: the split binary's bytes borrowed, and each bundle made from
+    /// the archives only when the output is written (one bundle at a time), so that neither
+    /// the bundles nor the output are ever held whole.
+    pub output: Output<'a>,
     /// Per wrapper: its key and the architectures put in its bundle.
     pub bundles: Vec<(String, Vec<String>)>,
+}
+
+/// The entry ID of a bundle's host entry.
+const HOST_ENTRY: &str = "host-x86_64-unknown-linux--";
+
+/// Payload alignment of the bundles made (the HIP driver's `-bundle-align`).
+const BUNDLE_ALIGN: u64 = 4096;
+
+/// One code object of a bundle being inlined: its entry ID, where it is stored and its
+/// decoded size.
+struct Entry<'a> {
+    id: String,
+    archive: &'a Archive<'a>,
+    kernel: &'a Kernel,
+    size: u64,
+}
+
+/// The bundle of one wrapper, made when written: the host entry, then one code object per
+/// architecture (sorted), decoded from its archive then, in parallel, and dropped once
+/// written. Its length is planned from the code objects' sizes; a code object that decodes
+/// to another size stops the write.
+struct ArchiveBundle<'a> {
+    entries: Vec<Entry<'a>>,
+    len: u64,
+}
+
+impl std::fmt::Debug for ArchiveBundle<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArchiveBundle")
+            .field(
+                "entries",
+                &self
+                    .entries
+                    .iter()
+                    .map(|e| (&e.id, e.size))
+                    .collect::<Vec<_>>(),
+            )
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl ArchiveBundle<'_> {
+    /// The code objects, decoded and checked as [`Archive::code_object`] checks them, each of
+    /// its planned size; the first error in entry order.
+    fn payloads(&self) -> Result<Vec<Cow<'_, [u8]>>> {
+        let decoded: Vec<Result<Cow<'_, [u8]>>> = self
+            .entries
+            .par_iter()
+            .map(|e| {
+                let p = e.archive.code_object(e.kernel)?;
+                if p.len() as u64 != e.size {
+                    return fail(
+                        e.kernel.stored_offset,
+                        ErrorKind::SizeMismatch {
+                            key: e.kernel.key.clone(),
+                            arch: e.kernel.arch.clone(),
+                            expected: e.size,
+                            got: p.len() as u64,
+                        },
+                    );
+                }
+                Ok(p)
+            })
+            .collect();
+        decoded.into_iter().collect()
+    }
+}
+
+impl Deferred for ArchiveBundle<'_> {
+    fn byte_len(&self) -> u64 {
+        self.len
+    }
+
+    fn write_to(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let payloads = self.payloads().map_err(std::io::Error::other)?;
+        let mut entries: Vec<(&str, &[u8])> = vec![(HOST_ENTRY, &[])];
+        entries.extend(
+            self.entries
+                .iter()
+                .zip(&payloads)
+                .map(|(e, p)| (e.id.as_str(), &**p)),
+        );
+        let mut w = w;
+        gfxkit_bundle::write_bundle_to(&mut w, &entries, BUNDLE_ALIGN)?;
+        Ok(())
+    }
+}
+
+/// The kpack error a bundle made by [`inline_binary`] stopped the write of an [`Inlined`]
+/// output with (a code object that does not decode, or not to its size), when `e` is one.
+pub fn inline_error(e: &std::io::Error) -> Option<&Error> {
+    e.get_ref().and_then(|x| x.downcast_ref::<Error>())
 }
 
 /// Inlines the split binary `data`: each `HIPK` wrapper's key is looked up in `archives`
 /// (first archive holding a (key, architecture) pair wins) and becomes an uncompressed bundle.
 /// A wrapper whose key no archive holds is an error naming it.
-pub fn inline_binary(data: &[u8], archives: &[&Archive<'_>]) -> Result<Inlined> {
+///
+/// Only the sizes of the code objects are read here (from the TOC, or from the frame, or by
+/// decoding the code object once when neither says): for an ELF binary the bundles are made,
+/// one at a time, when [`Inlined::output`] is written, and a code object that does not decode
+/// or check then stops the write with its error ([`inline_error`]). A PE image's `.hip_fat`
+/// keeps its addresses, so its bundles are made first, to see whether they fit.
+pub fn inline_binary<'a>(data: &'a [u8], archives: &[&'a Archive<'a>]) -> Result<Inlined<'a>> {
     let layout = layout_of(data)?;
     let found = gfxkit_host::discover(data);
     let wrappers = match layout {
@@ -315,14 +422,10 @@ pub fn inline_binary(data: &[u8], archives: &[&Archive<'_>]) -> Result<Inlined> 
             return fail(at, ErrorKind::BadMarker("no kernel_name".into()));
         };
         let key = format!("{name}#{index}");
-        let mut by_arch: BTreeMap<&str, Cow<'_, [u8]>> = BTreeMap::new();
-        for a in archives {
+        let mut by_arch: BTreeMap<&str, (&'a Archive<'a>, &'a Kernel)> = BTreeMap::new();
+        for &a in archives {
             for kern in a.kernels.iter().filter(|x| x.key == key) {
-                if by_arch.contains_key(kern.arch.as_str()) {
-                    continue;
-                }
-                let p = a.code_object(kern)?;
-                by_arch.insert(kern.arch.as_str(), p);
+                by_arch.entry(kern.arch.as_str()).or_insert((a, kern));
             }
         }
         if by_arch.is_empty() {
@@ -331,39 +434,72 @@ pub fn inline_binary(data: &[u8], archives: &[&Archive<'_>]) -> Result<Inlined> 
                 ErrorKind::Unsupported(format!("wrapper {k}: no archive given holds kernel {key}")),
             );
         }
-        let ids: Vec<String> = by_arch
-            .keys()
-            .map(|a| format!("hipv4-amdgcn-amd-amdhsa--{a}"))
-            .collect();
-        let mut entries: Vec<(&str, &[u8])> = vec![("host-x86_64-unknown-linux--", &[])];
-        for (id, p) in ids.iter().zip(by_arch.values()) {
-            entries.push((id.as_str(), p));
+        let mut entries = Vec::with_capacity(by_arch.len());
+        for (arch, (a, kern)) in &by_arch {
+            let size = match a.size_of(kern) {
+                Some(s) => s,
+                // Neither the TOC nor the frame says: decoded once to measure.
+                None => a.payload(kern)?.len() as u64,
+            };
+            if size > limits::MAX_KERNEL_SIZE {
+                return fail(
+                    kern.stored_offset,
+                    ErrorKind::TooLarge {
+                        key: kern.key.clone(),
+                        arch: kern.arch.clone(),
+                        size,
+                        limit: limits::MAX_KERNEL_SIZE,
+                    },
+                );
+            }
+            entries.push(Entry {
+                id: format!("hipv4-amdgcn-amd-amdhsa--{arch}"),
+                archive: a,
+                kernel: kern,
+                size,
+            });
         }
-        let b = gfxkit_bundle::write_bundle(&entries, 4096)
-            .map_err(|e| Error::at(at, ErrorKind::Bundle(e.to_string())))?;
+        let plan = gfxkit_bundle::layout(
+            std::iter::once((HOST_ENTRY, 0)).chain(entries.iter().map(|e| (e.id.as_str(), e.size))),
+            BUNDLE_ALIGN,
+        )
+        .map_err(|e| Error::at(at, ErrorKind::Bundle(e.to_string())))?;
+        let mut b = Output::new();
+        b.push_deferred(ArchiveBundle {
+            entries,
+            len: plan.total_len,
+        });
         bundles.push(b);
         report.push((key, by_arch.keys().map(|a| a.to_string()).collect()));
     }
-    let bytes = match layout {
+    let output = match layout {
         Layout::Elf => {
-            gfxkit_shrink::kpack::inline_elf(data, &bundles, 4096).map_err(shrink_err)?
+            gfxkit_shrink::kpack::inline_elf(data, bundles, BUNDLE_ALIGN).map_err(shrink_err)?
         }
-        Layout::Pe => inline_pe(data, bundles)?,
+        Layout::Pe => Output::of(inline_pe(data, bundles)?),
     };
     Ok(Inlined {
-        bytes,
+        output,
         bundles: report,
     })
 }
 
-/// Inlines the split PE image `data` with `bundles`. `.hip_fat` keeps its addresses, so the
-/// bundles must fit its `VirtualSize`; when the uncompressed bundles do not (the original held
-/// compressed ones), bundles are compressed (CCOB, zstd, as `clang --offload-compress` writes
-/// them), the last first, until they fit.
-fn inline_pe(data: &[u8], mut bundles: Vec<Vec<u8>>) -> Result<Vec<u8>> {
+/// Inlines the split PE image `data` with `bundles` (each made here). `.hip_fat` keeps its
+/// addresses, so the bundles must fit its `VirtualSize`; when the uncompressed bundles do not
+/// (the original held compressed ones), bundles are compressed (CCOB, zstd, as
+/// `clang --offload-compress` writes them), the last first, until they fit.
+fn inline_pe(data: &[u8], planned: Vec<Output<'_>>) -> Result<Vec<u8>> {
     use gfxkit_shrink::pe::kpack;
+    let mut bundles = Vec::with_capacity(planned.len());
+    for b in &planned {
+        bundles.push(b.try_to_vec().map_err(|e| match inline_error(&e) {
+            Some(k) => k.clone(),
+            None => Error::at(0, ErrorKind::Bundle(e.to_string())),
+        })?);
+    }
     let room = kpack::inline_room(data).map_err(shrink_err)?;
-    let needed = |b: &[Vec<u8>]| kpack::bundle_offsets(b.iter().map(|b| b.len() as u64), 4096).1;
+    let needed =
+        |b: &[Vec<u8>]| kpack::bundle_offsets(b.iter().map(|b| b.len() as u64), BUNDLE_ALIGN).1;
     // The last bundles first, until the rest fit as they are.
     let opts = gfxkit_bundle::ccob::CompressOptions::default();
     for k in (0..bundles.len()).rev() {
@@ -376,16 +512,28 @@ fn inline_pe(data: &[u8], mut bundles: Vec<Vec<u8>>) -> Result<Vec<u8>> {
             bundles[k] = c;
         }
     }
-    kpack::inline_image(data, &bundles, 4096).map_err(shrink_err)
+    kpack::inline_image(data, &bundles, BUNDLE_ALIGN).map_err(shrink_err)
 }
 
-/// Checks that an inlined binary reads back as fat: its segments keep the rules of
-/// `gfxkit_shrink::check`, and it has one `HIPF` wrapper per bundle made, in order, each
+/// Checks that an inlined binary reads back as fat: `written` (the bytes of `i.output` as
+/// written, read back) keeps the layout rules (`gfxkit_shrink::check` for ELF, the PE image
+/// checks for a DLL or EXE), and has one `HIPF` wrapper per bundle made, in order, each
 /// leading to the start of an offload bundle whose device entries are the architectures put
-/// in it. `gfxkit kpack inline` runs this before it writes anything.
-pub fn check_inline(i: &Inlined) -> Result<()> {
-    check_layout(&i.bytes)?;
-    let found = gfxkit_host::discover(&i.bytes);
+/// in it. `gfxkit kpack inline` runs this on the file it wrote before that file replaces
+/// anything.
+pub fn check_inline(i: &Inlined<'_>, written: &[u8]) -> Result<()> {
+    if written.len() as u64 != i.output.len() {
+        return fail(
+            0,
+            ErrorKind::Rewrite(format!(
+                "the inlined binary reads back with {} bytes, {} were planned",
+                written.len(),
+                i.output.len()
+            )),
+        );
+    }
+    check_layout(written)?;
+    let found = gfxkit_host::discover(written);
     if found.wrappers.len() != i.bundles.len() {
         return fail(
             0,

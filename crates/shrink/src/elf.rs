@@ -336,6 +336,24 @@ pub(crate) fn symbols(elf: &Elf, data: &[u8], i: usize) -> Result<Vec<Sym>> {
         .collect())
 }
 
+/// Every symbol defined in section `sec`, from every symbol table (`SHT_SYMTAB`, `SHT_DYNSYM`)
+/// in section order: (table index, index in the table, symbol). The symbols a rewrite of
+/// `.hip_fatbin` (prune, recompress, kpack split and inline) moves with the section.
+pub(crate) fn symbols_in(elf: &Elf, data: &[u8], sec: usize) -> Result<Vec<(usize, usize, Sym)>> {
+    let mut out = Vec::new();
+    for (t, s) in elf.shdrs.iter().enumerate() {
+        if s.sh_type != SHT_SYMTAB && s.sh_type != SHT_DYNSYM {
+            continue;
+        }
+        for (k, sym) in symbols(elf, data, t)?.into_iter().enumerate() {
+            if sym.shndx as usize == sec {
+                out.push((t, k, sym));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The symbols of the table relocation section `rel` links to, or `None` when the link names
 /// no section or a section that is not a symbol table (`SHT_SYMTAB` or `SHT_DYNSYM`): such
 /// relocations resolve nothing, for the rewrite as for host discovery, which reads them through

@@ -29,7 +29,9 @@
 
 use crate::elf::{self, Elf, Phdr};
 use crate::error::{fail, Error, ErrorKind, Result};
-use crate::patch::{pad_to, Patch};
+use crate::layout;
+use crate::output::Output;
+use crate::patch::Patch;
 use crate::segment::{self, Placement, Request};
 use gfxkit_bundle::le::{u32_at, u64_at};
 
@@ -184,36 +186,52 @@ fn set_u64(rec: &mut [u8; elf::SHENT], field: usize, v: u64) {
     rec[field..field + 8].copy_from_slice(&v.to_le_bytes());
 }
 
-/// Appends `.shstrtab` with `extra` added and the section header table (with `new` added
-/// when given) at the end of `out`; updates the ELF header.
-fn write_section_table(
-    out: &mut Vec<u8>,
+/// The end of a file whose section header table is written again at `at` (the end of what
+/// precedes it): `.shstrtab` with `new`'s name added (when given), zero padding to 8 and the
+/// table (with `new` added). Returns those bytes and the table's offset (`e_shoff`).
+fn section_table(
+    at: u64,
     data: &[u8],
     e: &Elf,
     shstrndx: usize,
     mut recs: Vec<[u8; elf::SHENT]>,
     new: Option<(&str, [u8; elf::SHENT])>,
-) -> Result<()> {
+) -> (Vec<u8>, u64) {
+    let mut out = Vec::new();
     if let Some((name, mut rec)) = new {
         let old = e.section_data(data, shstrndx);
         let name_at = old.len() as u32;
-        let str_off = out.len() as u64;
         out.extend_from_slice(old);
         out.extend_from_slice(name.as_bytes());
         out.push(0);
-        let str_size = out.len() as u64 - str_off;
-        set_u64(&mut recs[shstrndx], 24, str_off);
-        set_u64(&mut recs[shstrndx], 32, str_size);
+        set_u64(&mut recs[shstrndx], 24, at);
+        set_u64(&mut recs[shstrndx], 32, out.len() as u64);
         rec[0..4].copy_from_slice(&name_at.to_le_bytes());
         recs.push(rec);
     }
-    pad_to(out, 8);
-    let shoff = out.len() as u64;
+    let shoff = (at + out.len() as u64).next_multiple_of(8);
+    out.resize((shoff - at) as usize, 0);
     for r in &recs {
         out.extend_from_slice(r);
     }
+    (out, shoff)
+}
+
+/// Appends `.shstrtab` with `new`'s name added and the section header table (with `new`
+/// added when given) at the end of `out`; updates the ELF header.
+fn write_section_table(
+    out: &mut Vec<u8>,
+    data: &[u8],
+    e: &Elf,
+    shstrndx: usize,
+    recs: Vec<[u8; elf::SHENT]>,
+    new: Option<(&str, [u8; elf::SHENT])>,
+) -> Result<()> {
+    let count = recs.len() + usize::from(new.is_some());
+    let (bytes, shoff) = section_table(out.len() as u64, data, e, shstrndx, recs, new);
+    out.extend_from_slice(&bytes);
     out.put_u64(40, shoff)?;
-    out.put_u16(60, recs.len() as u16)?;
+    out.put_u16(60, count as u16)?;
     Ok(())
 }
 
@@ -348,46 +366,14 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
     }
 
     // The segment holding .hip_fatbin.
-    let loads = e.loads();
-    let Some(&(si, s)) = loads
-        .iter()
-        .find(|(_, p)| p.offset <= fo && old_end <= p.offset.saturating_add(p.filesz))
-    else {
+    let (si, s) = layout::fatbin_segment(&e, fo, old_end, fa)?;
+    if !layout::table_may_move_into(&e, &s) {
         return Err(unsupported(
-            fo,
-            ".hip_fatbin is not inside a loadable segment (PT_LOAD)",
+            s.offset,
+            "the program header table must move next to the marker, but in this \
+             executable the segment holding .hip_fatbin has another address-offset \
+             difference than the first segment",
         ));
-    };
-    let s = *s;
-    if fa.wrapping_sub(s.vaddr) != fo - s.offset {
-        return Err(unsupported(
-            fo,
-            ".hip_fatbin's address and file offset disagree with its segment",
-        ));
-    }
-    for (i, p) in e.phdrs.iter().enumerate() {
-        if i != si && p.filesz > 0 && p.offset < old_end && p.offset.saturating_add(p.filesz) > fo {
-            return Err(unsupported(
-                p.offset,
-                format!(
-                    "program header {i} (type {:#x}) overlaps .hip_fatbin",
-                    p.p_type
-                ),
-            ));
-        }
-    }
-    let delta_seg = s.vaddr.wrapping_sub(s.offset);
-    if e.phdrs.iter().any(|p| p.p_type == elf::PT_INTERP) {
-        if let Some((_, first)) = loads.first() {
-            if first.vaddr.wrapping_sub(first.offset) != delta_seg {
-                return Err(unsupported(
-                    s.offset,
-                    "the program header table must move next to the marker, but in this \
-                     executable the segment holding .hip_fatbin has another address-offset \
-                     difference than the first segment",
-                ));
-            }
-        }
     }
     let head = old_end - s.offset;
     let has_tail = s.filesz > head || s.memsz > head;
@@ -424,14 +410,11 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
     }
     let shift = (old_end - t_end) / unit * unit;
     let m_va = s.vaddr.wrapping_add(m_off - s.offset);
-    let map_off = |x: u64| -> Result<u64> {
-        if x < fo {
-            Ok(x)
-        } else if x >= old_end {
-            Ok(x - shift)
-        } else {
-            Err(unsupported(x, "a patched field lies inside .hip_fatbin"))
-        }
+    let moved = layout::Moved {
+        fo,
+        end: old_end,
+        down: shift,
+        up: 0,
     };
 
     // Patches at input offsets.
@@ -479,16 +462,9 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
         }
     }
     // Symbols in .hip_fatbin: at its (unchanged) address, now empty.
-    for (si2, sh) in e.shdrs.iter().enumerate() {
-        if sh.sh_type != elf::SHT_SYMTAB && sh.sh_type != elf::SHT_DYNSYM {
-            continue;
-        }
-        for sym in elf::symbols(&e, data, si2)? {
-            if sym.shndx as usize == fb {
-                patches.push((sym.at + 8, fa.to_le_bytes().to_vec()));
-                patches.push((sym.at + 16, 0u64.to_le_bytes().to_vec()));
-            }
-        }
+    for (_, _, sym) in elf::symbols_in(&e, data, fb)? {
+        patches.push((sym.at + 8, fa.to_le_bytes().to_vec()));
+        patches.push((sym.at + 16, 0u64.to_le_bytes().to_vec()));
     }
 
     // Program headers.
@@ -582,10 +558,10 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
     out.resize((old_end - shift) as usize, 0);
     out.extend_from_slice(&data[old_end as usize..tail_end as usize]);
     for (at, bytes) in &patches {
-        out.put(map_off(*at)?, bytes)?;
+        out.put(moved.map(*at)?, bytes)?;
     }
     // The old program header table is no longer used.
-    out.zero(map_off(e.phoff)?, e.phdrs.len() * elf::PHENT)?;
+    out.zero(moved.map(e.phoff)?, e.phdrs.len() * elf::PHENT)?;
     out.put_u64(32, t_off)?;
     out.put_u16(56, phdrs.len() as u16)?;
     write_section_table(&mut out, data, &e, shstrndx, recs, new_section)?;
@@ -629,7 +605,11 @@ pub fn hipk_wrappers(data: &[u8]) -> Result<Vec<(u64, u32, Option<u64>)>> {
 /// Inlines a split binary: `bundles[k]` is the bundle wrapper `k` (in `.hipFatBinSegment`
 /// order) will point to. Bundles are placed at `align`-aligned offsets in a new
 /// `.hip_fatbin` inside a new read-only segment after the last one.
-pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8>> {
+///
+/// Only the bundles' lengths are needed to lay the file out: the result is an [`Output`] that
+/// borrows the split binary and takes each bundle as given (a [`crate::output::Deferred`]
+/// bundle is made only when the output is written).
+pub fn inline_elf<'a>(data: &'a [u8], bundles: Vec<Output<'a>>, align: u64) -> Result<Output<'a>> {
     let (e, fb, seg) = linked_x86_64(data)?;
     let Some(fb) = fb else {
         return fail(
@@ -649,13 +629,15 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
         );
     }
     let align = align.clamp(1, 1 << 16);
-    // Where each bundle goes in the new section (its bytes are copied once, into the output).
+    // Where each bundle goes in the new section.
     let mut offsets = Vec::with_capacity(bundles.len());
     let mut ns = 0u64;
-    for b in bundles {
+    for b in &bundles {
         let at = ns.next_multiple_of(align);
         offsets.push(at);
-        ns = at + b.len() as u64;
+        ns = at
+            .checked_add(b.len())
+            .ok_or_else(|| unsupported(0, "the inlined bundles pass 2^64 bytes"))?;
     }
     let body_end = kept_end(&e, data, 0);
     let n_phdrs = e.phdrs.len() + 1;
@@ -706,18 +688,19 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
     let marker_range = marker.map(|m| (e.shdrs[m].addr, e.shdrs[m].addr + e.shdrs[m].size.max(1)));
     let is_marker = |a: u64| marker_range.is_some_and(|(s, t)| a >= s && a < t);
 
-    let mut out = Vec::with_capacity((t_off + table_len) as usize + 4096);
-    out.extend_from_slice(&data[..body_end as usize]);
+    let mut out = Output::of(&data[..body_end as usize]);
     // Old program header table: no longer used.
     out.zero(e.phoff, e.phdrs.len() * elf::PHENT)?;
-    for (b, at) in bundles.iter().zip(&offsets) {
-        out.resize((offset + at) as usize, 0);
-        out.extend_from_slice(b);
+    for (b, at) in bundles.into_iter().zip(&offsets) {
+        out.pad_to(offset + at)?;
+        out.append(b);
     }
-    out.resize(t_off as usize, 0);
+    out.pad_to(t_off)?;
+    let mut table = Vec::with_capacity(table_len as usize);
     for p in &phdrs {
-        out.extend_from_slice(&p.encode());
+        table.extend_from_slice(&p.encode());
     }
+    out.push(table);
     out.put_u64(32, t_off)?;
     out.put_u16(56, phdrs.len() as u16)?;
     for (k, w) in ws.iter().enumerate() {
@@ -761,16 +744,9 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
         }
     }
     // Symbols in .hip_fatbin cover the new section.
-    for (si2, sh) in e.shdrs.iter().enumerate() {
-        if sh.sh_type != elf::SHT_SYMTAB && sh.sh_type != elf::SHT_DYNSYM {
-            continue;
-        }
-        for sym in elf::symbols(&e, data, si2)? {
-            if sym.shndx as usize == fb {
-                out.put_u64(sym.at + 8, vaddr)?;
-                out.put_u64(sym.at + 16, ns)?;
-            }
-        }
+    for (_, _, sym) in elf::symbols_in(&e, data, fb)? {
+        out.put_u64(sym.at + 8, vaddr)?;
+        out.put_u64(sym.at + 16, ns)?;
     }
     let (shstrndx, mut recs) = raw_shdrs(&e, data)?;
     set_u64(&mut recs[fb], 16, vaddr);
@@ -779,6 +755,10 @@ pub fn inline_elf(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8
     set_u64(&mut recs[fb], 48, align);
     // TheRock's splitter leaves .hip_fatbin as SHT_NOBITS: it holds bytes again.
     recs[fb][4..8].copy_from_slice(&SHT_PROGBITS.to_le_bytes());
-    write_section_table(&mut out, data, &e, shstrndx, recs, None)?;
+    let count = recs.len() as u16;
+    let (tail, shoff) = section_table(out.len(), data, &e, shstrndx, recs, None);
+    out.push(tail);
+    out.put_u64(40, shoff)?;
+    out.put_u16(60, count)?;
     Ok(out)
 }

@@ -15,11 +15,16 @@
 //! - [`mod@verify`]: checking a rewrite ([`verify()`]): the rewritten file read again (through
 //!   the survey) and every kept entry compared byte for byte with the input.
 //! - [`output`]: the rewritten file as pieces borrowed from the input plus patches, written
-//!   out sequentially ([`Output`]).
+//!   out sequentially ([`Output`]); pieces made only when written ([`output::Deferred`]: the
+//!   bundles of an inlined split).
 //! - `elf`, `archive`: the ELF and `ar` views the rewrite works on; `patch`: writing
 //!   little-endian fields into the output and aligning offsets (reads: `gfxkit_bundle::le`).
 //! - [`kpack`]: the ELF layout of ROCm's kpack split and its inverse; [`pe::kpack`], the
 //!   PE32+ one (TheRock's Windows layout: `.kpackrf`, `.hip_fat` without file bytes).
+//! - `layout`: the rules a rewrite of `.hip_fatbin` in a linked file keeps (the segment
+//!   holding it, no other program header over it, where the program header table may move,
+//!   how offsets after it move), checked in one place for prune, recompress, kpack split and
+//!   inline.
 //! - `segment`: where a new read-only segment goes after the last one (a grown `.hip_fatbin`,
 //!   an inlined split), the one placement rule both share.
 //!
@@ -125,6 +130,7 @@ pub mod check;
 pub mod elf;
 pub mod error;
 pub mod kpack;
+mod layout;
 pub mod limits;
 pub mod output;
 mod patch;

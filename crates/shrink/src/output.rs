@@ -7,10 +7,16 @@
 //! bundles are the only owned bytes, and the fields a rewrite patches (program and section
 //! headers, relocation addends, symbol values, wrapper pointers) are recorded as patches and
 //! applied on the way out.
+//!
+//! Bytes no input holds and that would be too large to keep (the bundles `kpack inline` builds
+//! from archives) are [`Deferred`]: only their length is planned, and each is made when the
+//! writer reaches it and dropped once written, so a whole output is never in memory and at
+//! most one deferred piece is being made at a time.
 
 use crate::error::{fail, ErrorKind, Result};
 use std::borrow::Cow;
 use std::io::{self, Write};
+use std::sync::Arc;
 
 /// Where an [`Output`] is written: a writer that is also handed each run of the output's own
 /// bytes whole ([`Sink::write_run`]), so that one writing to a file can copy a run that is a
@@ -39,6 +45,18 @@ impl Write for Plain<'_> {
 
 impl Sink for Plain<'_> {}
 
+/// Bytes of an [`Output`] made only when the output is written ([`Output::push_deferred`]):
+/// their length is fixed when the output is planned; the bytes are made each time the output
+/// is written, straight into the writer, and must come to exactly that length.
+pub trait Deferred: std::fmt::Debug + Send + Sync {
+    /// How many bytes [`Deferred::write_to`] writes.
+    fn byte_len(&self) -> u64;
+
+    /// Makes the bytes and writes them to `w`. An error (its own, or the writer's) stops the
+    /// write of the whole output.
+    fn write_to(&self, w: &mut dyn Write) -> io::Result<()>;
+}
+
 /// One run of output bytes.
 #[derive(Debug, Clone)]
 enum Piece<'a> {
@@ -46,6 +64,8 @@ enum Piece<'a> {
     Bytes(Cow<'a, [u8]>),
     /// This many zero bytes.
     Zeros(u64),
+    /// Bytes made when written.
+    Deferred(Arc<dyn Deferred + 'a>),
 }
 
 impl Piece<'_> {
@@ -53,6 +73,7 @@ impl Piece<'_> {
         match self {
             Piece::Bytes(b) => b.len() as u64,
             Piece::Zeros(n) => *n,
+            Piece::Deferred(d) => d.byte_len(),
         }
     }
 }
@@ -98,6 +119,35 @@ impl<'a> Output<'a> {
             self.len += b.len() as u64;
             self.pieces.push(Piece::Bytes(b));
         }
+    }
+
+    /// Appends bytes made only when the output is written (see [`Deferred`]); no patch may
+    /// lie over them.
+    pub fn push_deferred(&mut self, d: impl Deferred + 'a) {
+        let n = d.byte_len();
+        if n > 0 {
+            self.len += n;
+            self.pieces.push(Piece::Deferred(Arc::new(d)));
+        }
+    }
+
+    /// Bytes the output holds in memory: its owned pieces and its patches (pieces borrowed
+    /// from the input, zero runs and [`Deferred`] pieces cost nothing until written).
+    pub fn owned_len(&self) -> u64 {
+        let pieces: u64 = self
+            .pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Bytes(Cow::Owned(b)) => b.len() as u64,
+                _ => 0,
+            })
+            .sum();
+        pieces
+            + self
+                .patches
+                .iter()
+                .map(|(_, b)| b.len() as u64)
+                .sum::<u64>()
     }
 
     /// Appends `n` zero bytes.
@@ -150,8 +200,9 @@ impl<'a> Output<'a> {
         }
     }
 
-    /// The bytes of `[at, at + len)` before patches, from the pieces.
-    fn raw_range(&self, at: u64, len: usize) -> Vec<u8> {
+    /// The bytes of `[at, at + len)` before patches, from the pieces; an error where the
+    /// range meets a [`Deferred`] piece (a patch over bytes not yet made).
+    fn raw_range(&self, at: u64, len: usize) -> io::Result<Vec<u8>> {
         let mut out = vec![0u8; len];
         let end = at + len as u64;
         let mut pos = 0u64;
@@ -164,18 +215,29 @@ impl<'a> Output<'a> {
             if s >= end {
                 break;
             }
-            if let Piece::Bytes(b) = p {
-                let from = at.max(s);
-                let to = end.min(e);
-                out[(from - at) as usize..(to - at) as usize]
-                    .copy_from_slice(&b[(from - s) as usize..(to - s) as usize]);
+            match p {
+                Piece::Bytes(b) => {
+                    let from = at.max(s);
+                    let to = end.min(e);
+                    out[(from - at) as usize..(to - at) as usize]
+                        .copy_from_slice(&b[(from - s) as usize..(to - s) as usize]);
+                }
+                Piece::Zeros(_) => {}
+                Piece::Deferred(_) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!(
+                            "a patch at {at:#x} lies over bytes made when written ({s:#x}..{e:#x})"
+                        ),
+                    ))
+                }
             }
         }
-        out
+        Ok(out)
     }
 
     /// The patches merged into disjoint windows of final bytes, in offset order.
-    fn windows(&self) -> Vec<(u64, Vec<u8>)> {
+    fn windows(&self) -> io::Result<Vec<(u64, Vec<u8>)>> {
         let mut spans: Vec<(u64, u64)> = self
             .patches
             .iter()
@@ -192,8 +254,8 @@ impl<'a> Output<'a> {
         }
         let mut windows: Vec<(u64, Vec<u8>)> = merged
             .iter()
-            .map(|&(s, e)| (s, self.raw_range(s, (e - s) as usize)))
-            .collect();
+            .map(|&(s, e)| Ok((s, self.raw_range(s, (e - s) as usize)?)))
+            .collect::<io::Result<_>>()?;
         for (at, b) in &self.patches {
             if b.is_empty() {
                 continue;
@@ -203,7 +265,7 @@ impl<'a> Output<'a> {
             let off = (at - w.0) as usize;
             w.1[off..off + b.len()].copy_from_slice(b);
         }
-        windows
+        Ok(windows)
     }
 
     /// Writes the output, patches applied, to `w` in order; returns the bytes written.
@@ -213,8 +275,9 @@ impl<'a> Output<'a> {
 
     /// [`Output::write_to`] into a [`Sink`], which is handed the runs of bytes the output
     /// borrows (most of them from the input) as they are, to copy them as cheaply as it can.
+    /// [`Deferred`] pieces are made one at a time, as the writer reaches them.
     pub fn write_to_sink(&self, w: &mut dyn Sink) -> io::Result<u64> {
-        let windows = self.windows();
+        let windows = self.windows()?;
         let mut wi = 0usize;
         let mut pos = 0u64;
         for p in &self.pieces {
@@ -241,12 +304,20 @@ impl<'a> Output<'a> {
         Ok(pos)
     }
 
-    /// The whole output in memory (tests, dry runs, archive members).
+    /// The whole output in memory (tests, dry runs, archive members). Writing to memory
+    /// cannot fail, but making a [`Deferred`] piece can: for an output with such pieces use
+    /// [`Output::try_to_vec`] (here the bytes stop where the error came).
     pub fn to_vec(&self) -> Vec<u8> {
         let mut v = Vec::with_capacity(self.len as usize);
-        // Writing to a Vec cannot fail.
         let _ = self.write_to(&mut v);
         v
+    }
+
+    /// The whole output in memory, or the error of a [`Deferred`] piece that could not be made.
+    pub fn try_to_vec(&self) -> io::Result<Vec<u8>> {
+        let mut v = Vec::with_capacity(self.len as usize);
+        self.write_to(&mut v)?;
+        Ok(v)
     }
 
     /// Whether the output, patches applied, equals `data`, compared piece by piece.
@@ -281,10 +352,51 @@ impl<'a> Output<'a> {
     }
 }
 
+/// Counts the bytes a [`Deferred`] piece writes.
+struct Counted<'w> {
+    w: &'w mut dyn Sink,
+    n: u64,
+}
+
+impl Write for Counted<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.w.write(buf)?;
+        self.n += n as u64;
+        Ok(n)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.w.write_all(buf)?;
+        self.n += buf.len() as u64;
+        Ok(())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.w.flush()
+    }
+}
+
 /// Writes `len` bytes of piece `p` from offset `from` within it.
 fn emit(w: &mut dyn Sink, p: &Piece<'_>, from: u64, len: u64) -> io::Result<()> {
     match p {
         Piece::Bytes(b) => w.write_run(&b[from as usize..(from + len) as usize]),
+        Piece::Deferred(d) => {
+            let planned = d.byte_len();
+            // No patch lies over a deferred piece (`windows` refuses one): it is written whole.
+            if from != 0 || len != planned {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "a deferred piece written in part",
+                ));
+            }
+            let mut c = Counted { w, n: 0 };
+            d.write_to(&mut c)?;
+            if c.n != planned {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{} bytes made where {planned} were planned", c.n),
+                ));
+            }
+            Ok(())
+        }
         Piece::Zeros(_) => {
             let mut left = len;
             while left > 0 {
@@ -342,5 +454,75 @@ mod tests {
         b.put(1, &[8]).unwrap();
         a.append(b);
         assert_eq!(a.to_vec(), [&want[..5], &[9, 8, 9, 9][..]].concat());
+    }
+
+    /// A piece of `n` bytes `fill` that counts how many pieces are being made at once.
+    #[derive(Debug)]
+    struct Made<'c> {
+        n: u64,
+        fill: u8,
+        /// Bytes it claims to make (a wrong plan when not `n`).
+        makes: u64,
+        live: &'c std::sync::atomic::AtomicUsize,
+        most: &'c std::sync::atomic::AtomicUsize,
+    }
+
+    impl Deferred for Made<'_> {
+        fn byte_len(&self) -> u64 {
+            self.n
+        }
+        fn write_to(&self, w: &mut dyn Write) -> io::Result<()> {
+            use std::sync::atomic::Ordering::SeqCst;
+            let now = self.live.fetch_add(1, SeqCst) + 1;
+            self.most.fetch_max(now, SeqCst);
+            let bytes = vec![self.fill; self.makes as usize];
+            let r = w.write_all(&bytes);
+            self.live.fetch_sub(1, SeqCst);
+            r
+        }
+    }
+
+    #[test]
+    fn deferred_pieces_are_made_one_at_a_time_when_written_and_never_held() {
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        let (live, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let made = |n: u64, fill: u8, makes: u64| Made {
+            n,
+            fill,
+            makes,
+            live: &live,
+            most: &most,
+        };
+        let head: Vec<u8> = (1..=16).collect();
+        let mut o = Output::of(&head[..]);
+        let mut want = head.clone();
+        for k in 0..5u8 {
+            o.pad_to(o.len().next_multiple_of(32)).unwrap();
+            want.resize(want.len().next_multiple_of(32), 0);
+            let n = 1000 + u64::from(k) * 77;
+            o.push_deferred(made(n, k + 1, n));
+            want.extend(std::iter::repeat(k + 1).take(n as usize));
+        }
+        o.put(2, &[0xee; 4]).unwrap();
+        want[2..6].fill(0xee);
+        assert_eq!(o.len(), want.len() as u64);
+        // Planned, nothing made: only the patch is held.
+        assert_eq!(o.owned_len(), 4);
+        assert_eq!(most.load(SeqCst), 0);
+        assert_eq!(o.try_to_vec().unwrap(), want);
+        assert!(o.equals(&want));
+        assert_eq!(most.load(SeqCst), 1, "one deferred piece made at a time");
+
+        // A piece that makes another length than planned stops the write.
+        let mut bad = Output::of(&head[..]);
+        bad.push_deferred(made(10, 1, 9));
+        let e = bad.try_to_vec().unwrap_err();
+        assert!(e.to_string().contains("9 bytes made where 10"), "{e}");
+        // A patch over a deferred piece is refused when written.
+        let mut over = Output::of(&head[..]);
+        over.push_deferred(made(10, 1, 10));
+        over.put(14, &[0; 4]).unwrap();
+        let e = over.try_to_vec().unwrap_err();
+        assert!(e.to_string().contains("made when written"), "{e}");
     }
 }

@@ -1,6 +1,6 @@
 //! Writing fields into a file being built: little-endian values at an offset, checked to lie
 //! inside it ([`Patch`], for an [`Output`] of pieces and for a plain buffer), and offset
-//! alignment ([`align_up`], [`align_down`], [`pad_to`]). The one place the rewrite and the kpack split
+//! alignment ([`align_up`], [`align_down`]). The one place the rewrite and the kpack split
 //! put bytes; reads go through `gfxkit_bundle::le`.
 
 use crate::error::{fail, ErrorKind, Result};
@@ -68,11 +68,6 @@ pub(crate) fn align_up(v: u64, a: u64) -> Option<u64> {
     v.div_ceil(a).checked_mul(a)
 }
 
-/// Zero-pads `out` to a multiple of `a` bytes (`a` 0 counts as 1).
-pub(crate) fn pad_to(out: &mut Vec<u8>, a: usize) {
-    out.resize(out.len().next_multiple_of(a.max(1)), 0);
-}
-
 /// `v` rounded down to a multiple of `a` (`a` 0 counts as 1).
 pub(crate) fn align_down(v: u64, a: u64) -> u64 {
     v / a.max(1) * a.max(1)
@@ -99,10 +94,5 @@ mod tests {
         assert_eq!(align_up(u64::MAX - 2, 8), None);
         assert_eq!(align_up(9, u64::MAX), Some(u64::MAX));
         assert_eq!(align_up(u64::MAX, u64::MAX), Some(u64::MAX));
-        let mut v = vec![1u8; 9];
-        pad_to(&mut v, 8);
-        assert_eq!(v.len(), 16);
-        pad_to(&mut v, 0);
-        assert_eq!(v.len(), 16);
     }
 }

@@ -4,6 +4,7 @@
 use crate::bundle;
 use crate::elf::{self, Elf, Phdr, Shdr};
 use crate::error::{fail, Error, ErrorKind, Result};
+use crate::layout;
 use crate::output::Output;
 use crate::patch::{align_down, Patch};
 use crate::plan::{self, NewRegion, Transform};
@@ -302,38 +303,30 @@ fn rewrite_elf<'a>(
 
     // Symbols in .hip_fatbin.
     let mut new_sym_value = std::collections::HashMap::new();
-    for (si, s) in e.shdrs.iter().enumerate() {
-        if s.sh_type != elf::SHT_SYMTAB && s.sh_type != elf::SHT_DYNSYM {
-            continue;
-        }
-        for (k, sym) in elf::symbols(&e, data, si)?.into_iter().enumerate() {
-            if sym.shndx as usize != fb {
-                continue;
-            }
-            let what = format!("symbol {k} of {}", s.name);
-            let nv = remap(sym.value, sym.at, &what)?;
-            let rel = sym.value - base;
-            let new_size = if sym.size == 0 {
-                0
-            } else if rel == 0 && sym.size == fs {
-                ns
-            } else {
-                match region.moves.iter().find(|m| m.0 == rel && m.2 == sym.size) {
-                    Some(m) => m.3,
-                    None => {
-                        return Err(unsupported(
-                            sym.at,
-                            format!("{what} covers part of .hip_fatbin that is rewritten"),
-                        ))
-                    }
+    for (si, k, sym) in elf::symbols_in(&e, data, fb)? {
+        let what = format!("symbol {k} of {}", e.shdrs[si].name);
+        let nv = remap(sym.value, sym.at, &what)?;
+        let rel = sym.value - base;
+        let new_size = if sym.size == 0 {
+            0
+        } else if rel == 0 && sym.size == fs {
+            ns
+        } else {
+            match region.moves.iter().find(|m| m.0 == rel && m.2 == sym.size) {
+                Some(m) => m.3,
+                None => {
+                    return Err(unsupported(
+                        sym.at,
+                        format!("{what} covers part of .hip_fatbin that is rewritten"),
+                    ))
                 }
-            };
-            new_sym_value.insert((si, k), nv);
-            if nv != sym.value || new_size != sym.size {
-                patches.push((sym.at + 8, nv));
-                patches.push((sym.at + 16, new_size));
-                n_syms += 1;
             }
+        };
+        new_sym_value.insert((si, k), nv);
+        if nv != sym.value || new_size != sym.size {
+            patches.push((sym.at + 8, nv));
+            patches.push((sym.at + 16, new_size));
+            n_syms += 1;
         }
     }
 
@@ -438,14 +431,11 @@ fn rewrite_elf<'a>(
     // Layout.
     let delta = plan.delta;
     let grow = plan.grow;
-    let map_off = |x: u64| -> Result<u64> {
-        if x < fo {
-            Ok(x)
-        } else if x >= old_end {
-            Ok(x - delta + grow)
-        } else {
-            Err(unsupported(x, "a patched field lies inside .hip_fatbin"))
-        }
+    let moved = layout::Moved {
+        fo,
+        end: old_end,
+        down: delta,
+        up: grow,
     };
     let mut out = Output::new();
     let new_fo = plan.relocated.as_ref().map_or(fo, |r| r.offset);
@@ -489,7 +479,7 @@ fn rewrite_elf<'a>(
             }
         } else {
             // The old table is no longer used.
-            let old = map_off(e.phoff)?;
+            let old = moved.map(e.phoff)?;
             let n = e.phdrs.len() * elf::PHENT;
             out.zero(old, n)?;
         }
@@ -498,7 +488,7 @@ fn rewrite_elf<'a>(
     }
     // Section headers.
     if e.shoff != 0 {
-        let new_shoff = map_off(e.shoff)?;
+        let new_shoff = moved.map(e.shoff)?;
         out.put_u64(40, new_shoff)?;
         for (i, s) in e.shdrs.iter().enumerate() {
             let at = new_shoff + (i * elf::SHENT) as u64;
@@ -530,7 +520,7 @@ fn rewrite_elf<'a>(
         }
     }
     for (at, v) in patches {
-        out.put_u64(map_off(at)?, v)?;
+        out.put_u64(moved.map(at)?, v)?;
     }
     let mut bundles = region_outcomes;
     for b in &mut bundles {
@@ -605,51 +595,11 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
             layout: Layout::Rebuilt,
         });
     }
-    let loads = e.loads();
-    let Some(&(si, seg)) = loads
-        .iter()
-        .find(|(_, p)| p.offset <= fo && old_end <= p.offset.saturating_add(p.filesz))
-    else {
-        return Err(unsupported(
-            fo,
-            ".hip_fatbin is not inside a loadable segment (PT_LOAD)",
-        ));
-    };
-    if fsec.addr.wrapping_sub(seg.vaddr) != fo - seg.offset {
-        return Err(unsupported(
-            fo,
-            ".hip_fatbin's address and file offset disagree with its segment",
-        ));
-    }
+    let (si, seg) = layout::fatbin_segment(e, fo, old_end, fsec.addr)?;
     unit = unit.max(4096).max(seg.align);
     for p in &e.phdrs {
         if p.offset >= old_end {
             unit = unit.max(p.align);
-        }
-    }
-    for (i, p) in &loads {
-        if *i != si && p.filesz > 0 && p.offset < old_end && p.offset.saturating_add(p.filesz) > fo
-        {
-            return Err(unsupported(
-                p.offset,
-                format!("segment {i} overlaps the segment holding .hip_fatbin"),
-            ));
-        }
-    }
-    for (i, p) in e.phdrs.iter().enumerate() {
-        if i != si
-            && p.p_type != elf::PT_LOAD
-            && p.filesz > 0
-            && p.offset < old_end
-            && p.offset.saturating_add(p.filesz) > fo
-        {
-            return Err(unsupported(
-                p.offset,
-                format!(
-                    "program header {i} (type {:#x}) overlaps .hip_fatbin",
-                    p.p_type
-                ),
-            ));
         }
     }
     let seg_end = seg.offset.saturating_add(seg.filesz);
@@ -713,19 +663,14 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
         // executable started by the kernel needs AT_PHDR = first segment's load address +
         // e_phoff on older kernels, so the segment must share the first segment's
         // address-offset difference.
-        let interp = e.phdrs.iter().any(|p| p.p_type == elf::PT_INTERP);
-        if interp {
-            if let Some((_, first)) = loads.first() {
-                if first.vaddr.wrapping_sub(first.offset) != seg.vaddr.wrapping_sub(seg.offset) {
-                    return Err(unsupported(
-                        seg.offset,
-                        ".hip_fatbin is not last in its segment, the program header table has \
-                         no spare slot, and it cannot move next to .hip_fatbin in this \
-                         executable (its segment's address-offset difference differs from the \
-                         first segment's)",
-                    ));
-                }
-            }
+        if !layout::table_may_move_into(e, &seg) {
+            return Err(unsupported(
+                seg.offset,
+                ".hip_fatbin is not last in its segment, the program header table has \
+                 no spare slot, and it cannot move next to .hip_fatbin in this \
+                 executable (its segment's address-offset difference differs from the \
+                 first segment's)",
+            ));
         }
         let at = (fo + ns).div_ceil(8) * 8;
         (
