@@ -10,6 +10,7 @@
 //! - [`kdb`]: MIOpen `.kdb` kernel databases (SQLite): records, blobs decoded and checked
 //!   against their MD5, and the `DbId` file names (`gfx90a68.kdb`).
 //! - [`aks2`]: AOTriton `.aks2` images: the directory and each image's bytes.
+//! - [`aiter`]: aiter's kernel maps (CSV: kernel name to code-object file).
 //! - [`sniff`]: telling a kernel database by its name and first bytes (for directory walks).
 //! - [`limits`]: bounds on every count, size and depth read.
 //! - [`error`]: typed errors with the byte offset and the place in the structure.
@@ -24,6 +25,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod aiter;
 pub mod aks2;
 pub mod error;
 pub mod kdb;
