@@ -646,3 +646,55 @@ fn aiter_wheel_code_objects_are_sized_and_its_package_runs_on_gfx942() {
         "{c}"
     );
 }
+
+#[test]
+fn aiter_kernel_maps_name_kernels_their_code_objects_hold() {
+    // One directory of the wheel unpacked: its map and the code objects it names.
+    let whl = real("amd_aiter-0.1.7.post2.dev18-");
+    let tmp = tempfile::tempdir().unwrap();
+    let st = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sys, zipfile\n\
+             z = zipfile.ZipFile(sys.argv[1])\n\
+             for n in z.namelist():\n    \
+                 if n.startswith('aiter_meta/hsa/gfx942/bf16gemm/'): z.extract(n, sys.argv[2])",
+        )
+        .arg(&whl)
+        .arg(tmp.path())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let dir = tmp.path().join("aiter_meta/hsa/gfx942/bf16gemm");
+    let map = dir.join("bf16gemm_outf32.csv");
+    let rows = std::fs::read_to_string(&map).unwrap().lines().count() - 1;
+    let o = gfxkit(&["list", "--json", s(&map)]);
+    let r = json(&o);
+    assert_eq!(r["files"][0]["database"]["kind"], "aiter-map", "{r}");
+    assert_eq!(r["files"][0]["database"]["solutions"], rows);
+    // Every row's kernel is a function symbol of its code object, as llvm-readelf-19 lists them.
+    let text_map = std::fs::read_to_string(&map).unwrap();
+    for line in text_map.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        assert!(readelf_functions(&dir.join(f[1])).contains(f[0]), "{line}");
+    }
+    let o = gfxkit(&["verify", s(&map)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).0);
+    // A kernel the code object does not have, and a code object that is not there.
+    let mut lines: Vec<String> = text_map.lines().map(str::to_owned).collect();
+    lines[1] = lines[1].replacen("_ZN5aiter", "_ZN5aiterX", 1);
+    std::fs::write(&map, lines.join("\n") + "\n").unwrap();
+    let gone = lines[2].split(',').nth(1).unwrap().to_owned();
+    std::fs::remove_file(dir.join(&gone)).unwrap();
+    let o = gfxkit(&["verify", s(&map)]);
+    assert_eq!(o.status.code(), Some(1));
+    let (out, _) = text(&o);
+    assert!(
+        out.contains("line 2: ") && out.contains("has no function symbol _ZN5aiterX"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("line 3: its code object {gone} is not there")),
+        "{out}"
+    );
+}

@@ -15,6 +15,7 @@ use crate::doctor::{DoctorFile, Examined};
 use crate::list::{entry_listing, BundleListing, EntryListing, FileListing};
 use crate::locate::{check_payload, ListedEntry};
 use crate::verify::{Finding, FindingKind, Verification};
+use gfxkit_kernel_db::aiter::KernelMap;
 use gfxkit_kernel_db::kdb::{self, DbId, Kdb, Record};
 use gfxkit_kernel_db::resolve::{self, Listing, Xnack};
 use gfxkit_kernel_db::tensile::{self, Index};
@@ -174,16 +175,17 @@ pub fn open(
                 kdb: None,
             }
         }),
-        DbKind::TensileIndex | DbKind::TensileMapping => return None,
+        DbKind::TensileIndex | DbKind::TensileMapping | DbKind::AiterMap => return None,
     })
 }
 
 /// A Tensile index as `list` shows it (`"database"` of a file listing).
 #[derive(Serialize, Debug, Clone)]
 pub struct DatabaseListing {
-    /// `tensile` (or `tensile-mapping` for a TensileLite `_Mapping.dat`).
+    /// `tensile` (or `tensile-mapping` for a TensileLite `_Mapping.dat`, `aiter-map` for an
+    /// aiter kernel map).
     pub kind: &'static str,
-    /// Solutions the index lists.
+    /// Solutions the index lists (the kernels of an aiter kernel map).
     pub solutions: usize,
     /// One per row of the root `Hardware` node (one for a shard without one).
     pub rows: Vec<TensileRow>,
@@ -349,6 +351,17 @@ pub fn list(name: &str, data: &[u8], kind: DbKind, dir: Option<&[&str]>) -> File
             Some(Ok(o)) => out.bundles.push(unit_listing(&o, data.len() as u64)),
             Some(Err(e)) => out.error = Some(format!("{name}: {e}")),
             None => {}
+        },
+        DbKind::AiterMap => match KernelMap::parse(data, &Limits::default()) {
+            Ok(m) => {
+                out.database = Some(DatabaseListing {
+                    kind: kind.name(),
+                    solutions: m.rows.len(),
+                    rows: Vec::new(),
+                    resolved: false,
+                })
+            }
+            Err(e) => out.error = Some(format!("{name}: {e}")),
         },
     }
     out
@@ -694,6 +707,43 @@ pub fn verify_tensile<'d>(
     verification(name, 0, rows, problems)
 }
 
+/// `verify` of an aiter kernel map `name` (`data`, its bytes), its rows' files opened by
+/// `open` (relative to the map's directory; `None` when absent): every row's code object is
+/// there and has the row's kernel as a function symbol, as aiter looks it up. A map whose
+/// directory is unknown (`open` is `None`: a package member) is checked only for reading.
+pub fn verify_aiter_map<'d>(
+    name: &str,
+    data: &[u8],
+    open: Option<&dyn Fn(&str) -> Option<&'d [u8]>>,
+) -> crate::Result<Verification> {
+    let map = KernelMap::parse(data, &Limits::default()).map_err(|e| db_error(name, e))?;
+    let mut problems = Vec::new();
+    if let Some(open) = open {
+        let mut symbols: std::collections::HashMap<
+            &str,
+            Result<std::collections::HashSet<&'d str>, String>,
+        > = std::collections::HashMap::new();
+        for (i, row) in map.rows.iter().enumerate() {
+            let have = symbols
+                .entry(row.file.as_str())
+                .or_insert_with(|| match open(&row.file) {
+                    Some(bytes) => function_symbols(bytes),
+                    None => Err("is not there".to_owned()),
+                });
+            let message = match have {
+                Err(e) => format!("line {}: its code object {} {e}", row.line, row.file),
+                Ok(s) if !s.contains(row.name.as_str()) => format!(
+                    "line {}: {} has no function symbol {}",
+                    row.line, row.file, row.name
+                ),
+                Ok(_) => continue,
+            };
+            problems.push(finding(Some(i), None, message));
+        }
+    }
+    Ok(verification(name, 0, map.rows.len(), problems))
+}
+
 /// Reads a Tensile index file (`.zlib` decompressed) and parses it; the error names `name`.
 pub fn read_tensile<'a>(
     name: &str,
@@ -778,7 +828,7 @@ pub fn member_of(path: &str, data: &[u8]) -> Option<DbMember> {
             };
             Vec::new()
         }
-        Some(DbKind::TensileMapping) => Vec::new(),
+        Some(DbKind::TensileMapping | DbKind::AiterMap) => Vec::new(),
         Some(DbKind::MiopenKdb) => DbId::parse_file_name(base_name(path))
             .map(|id| vec![id.processor])
             .unwrap_or_default(),

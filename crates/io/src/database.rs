@@ -148,8 +148,8 @@ fn with_index<R>(
 }
 
 /// `verify` of a kernel database (`None` for other files): `.kdb`/`.aks2` records decoded and
-/// checked; a Tensile index against the files beside it (their function symbols read from
-/// the mapped files). An index that is a package member is checked without its directory:
+/// checked; a Tensile index, and an aiter kernel map, against the files beside it (their
+/// function symbols read from the mapped files). An index that is a package member is checked without its directory:
 /// only that it reads.
 pub fn verify_file_bytes(
     path: &Path,
@@ -163,5 +163,33 @@ pub fn verify_file_bytes(
         DbKind::TensileIndex => Some(with_index(path, data, |index, listing, open| {
             db::verify_tensile(&name, index, listing, open)
         })),
+        DbKind::AiterMap => Some(verify_aiter_map(path, data)),
     }
+}
+
+/// `verify` of an aiter kernel map with the code objects its rows name, opened beside it
+/// (names that climb out of its directory are not opened: reported as not there). A map that
+/// is a package member is checked without its directory: only that it reads.
+fn verify_aiter_map(
+    path: &Path,
+    data: &[u8],
+) -> gfxkit_inventory::Result<gfxkit_inventory::verify::Verification> {
+    let name = path.display().to_string();
+    let Some(dir) = index_dir(path) else {
+        return db::verify_aiter_map(&name, data, None);
+    };
+    let limits = gfxkit_kernel_db::Limits::default();
+    let mut files: Vec<String> = gfxkit_kernel_db::aiter::KernelMap::parse(data, &limits)
+        .map(|m| m.rows.into_iter().map(|r| r.file).collect())
+        .unwrap_or_default(); // A map that does not read is reported below.
+    files.retain(|f| !f.starts_with('/') && !f.split('/').any(|c| c == ".."));
+    files.sort();
+    files.dedup();
+    let opened = open_all(&dir, &files);
+    let by_name: std::collections::HashMap<&str, &[u8]> = opened
+        .iter()
+        .filter_map(|(n, i)| Some((n.as_str(), &i.as_ref().ok()?[..])))
+        .collect();
+    let open = |n: &str| by_name.get(n).copied();
+    db::verify_aiter_map(&name, data, Some(&open))
 }

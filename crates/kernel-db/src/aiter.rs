@@ -41,9 +41,15 @@ pub struct KernelMap {
     pub rows: Vec<MapRow>,
 }
 
-/// The header's columns, when `prefix` (the first bytes of a file) starts with a header line.
+/// The header's columns, when `prefix` (the first bytes of a file) starts with a header line
+/// (ended by a newline, or by the end of a file shorter than [`crate::sniff::PREFIX_LEN`]: a
+/// map with no row).
 fn header_columns(prefix: &[u8]) -> Option<Vec<&str>> {
-    let end = prefix.iter().position(|&b| b == b'\n')?;
+    let end = match prefix.iter().position(|&b| b == b'\n') {
+        Some(end) => end,
+        None if prefix.len() < crate::sniff::PREFIX_LEN => prefix.len(),
+        None => return None,
+    };
     let line = std::str::from_utf8(&prefix[..end]).ok()?;
     Some(
         line.trim_end_matches('\r')
@@ -174,6 +180,13 @@ mod tests {
             b"tile_m,knl_name,co_name\n"
         ));
         assert!(!is_kernel_map("configs/m.csv", b"knl_name,knl_file\n"));
+        // A map with a header and no row (aiter ships one), without a final newline.
+        assert!(is_kernel_map(
+            "hsa/gfx942/f4gemm/m.csv",
+            b"tile_m,knl_name,co_name"
+        ));
+        let m = KernelMap::parse(b"tile_m,knl_name,co_name", &Limits::default()).unwrap();
+        assert!(m.rows.is_empty());
         assert!(!is_kernel_map("hsa/gfx942/m.csv", b"cu_num,M,N,K\n"));
     }
 

@@ -4,6 +4,8 @@
 //! - MIOpen `.kdb` (and the user cache's `.ukdb`): the SQLite magic and the name; a SQLite
 //!   file under another name is not taken for a kernel database.
 //! - AOTriton `.aks2`: the magic `AKS2`, whatever the name.
+//! - aiter kernel maps: a `.csv` name under `hsa/` and a header naming `knl_name` and
+//!   `knl_file` (or `co_name`) ([`crate::aiter::is_kernel_map`]).
 //! - Tensile/TensileLite indexes: a name `TensileLibrary*.dat`, `TensileLiteLibrary*.dat` or
 //!   `*_Mapping.dat` (each also with `.zlib`), and content that starts as the format says: a
 //!   MessagePack map, or for `.zlib` a zlib stream header. Names alone would take YAML
@@ -30,22 +32,27 @@ pub enum DbKind {
     TensileIndex,
     /// A TensileLite `*_Mapping.dat` (index -> kernel-library name).
     TensileMapping,
+    /// An aiter kernel map (`hsa/<arch>/**.csv`: kernel name -> code-object file).
+    AiterMap,
 }
 
 impl DbKind {
-    /// The name used in listings: `miopen-kdb`, `aks2`, `tensile`, `tensile-mapping`.
+    /// The name used in listings: `miopen-kdb`, `aks2`, `tensile`, `tensile-mapping`,
+    /// `aiter-map`.
     pub fn name(self) -> &'static str {
         match self {
             DbKind::MiopenKdb => "miopen-kdb",
             DbKind::Aks2 => "aks2",
             DbKind::TensileIndex => "tensile",
             DbKind::TensileMapping => "tensile-mapping",
+            DbKind::AiterMap => "aiter-map",
         }
     }
 }
 
-/// How many first bytes [`sniff`] looks at (fewer are enough when the file is shorter).
-pub const PREFIX_LEN: usize = 16;
+/// How many first bytes [`sniff`] looks at (fewer are enough when the file is shorter): the
+/// magic numbers need 16, an aiter kernel map's CSV header line more.
+pub const PREFIX_LEN: usize = 512;
 
 /// Whether `name` (a file name or a path; only the last component counts) is a Tensile
 /// index's name, and whether it is zlib-compressed.
@@ -90,6 +97,9 @@ pub fn sniff(name: &str, prefix: &[u8]) -> Option<DbKind> {
     if prefix.starts_with(SQLITE_MAGIC) {
         let lower = name.to_ascii_lowercase();
         return (lower.ends_with(".kdb") || lower.ends_with(".ukdb")).then_some(DbKind::MiopenKdb);
+    }
+    if crate::aiter::is_kernel_map(name, prefix) {
+        return Some(DbKind::AiterMap);
     }
     let (kind, zlib) = tensile_name(name)?;
     let ok = if zlib {

@@ -323,8 +323,17 @@ fn print_file(
     Ok(())
 }
 
-/// A Tensile index's rows: processor, CU count, solutions, files opened and missing.
+/// A Tensile index's rows: processor, CU count, solutions, files opened and missing (for an
+/// aiter kernel map, its number of kernels).
 fn print_database(out: &mut dyn Write, d: &DatabaseListing) -> Result<()> {
+    if d.kind == gfxkit_inventory::database::DbKind::AiterMap.name() {
+        writeln!(
+            out,
+            "  aiter kernel map: {} (`verify` checks each against its code object)",
+            plural(d.solutions, "kernel", "kernels")
+        )?;
+        return Ok(());
+    }
     writeln!(
         out,
         "  {} index: {}, {}{}",
