@@ -707,6 +707,10 @@ pub fn verify_tensile<'d>(
     verification(name, 0, rows, problems)
 }
 
+/// Gives the bytes of a file named relative to a database file's directory (`None` when it is
+/// not there).
+pub type OpenFile<'f, 'd> = &'f dyn Fn(&str) -> Option<&'d [u8]>;
+
 /// `verify` of an aiter kernel map `name` (`data`, its bytes), its rows' files opened by
 /// `open` (relative to the map's directory; `None` when absent): every row's code object is
 /// there and has the row's kernel as a function symbol, as aiter looks it up. A map whose
@@ -714,7 +718,7 @@ pub fn verify_tensile<'d>(
 pub fn verify_aiter_map<'d>(
     name: &str,
     data: &[u8],
-    open: Option<&dyn Fn(&str) -> Option<&'d [u8]>>,
+    open: Option<OpenFile<'_, 'd>>,
 ) -> crate::Result<Verification> {
     let map = KernelMap::parse(data, &Limits::default()).map_err(|e| db_error(name, e))?;
     let mut problems = Vec::new();
