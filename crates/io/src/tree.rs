@@ -575,8 +575,9 @@ fn tensile_index(
             index_bytes: None,
         });
     }
-    let pruned = gfxkit_kernel_db::tensile_write::prune_parsed(bytes, &index, keep, &limits)
-        .map_err(|e| Error::new(path, ErrorKind::Database(e)))?;
+    let pruned =
+        gfxkit_kernel_db::tensile_write::prune_summarized(bytes, &index, &rows, keep, &limits)
+            .map_err(|e| Error::new(path, ErrorKind::Database(e)))?;
     let out = if zlib {
         let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
         e.write_all(&pruned.bytes)
