@@ -155,6 +155,26 @@ def test_prune_and_recompress_write_verified_files(built, cli, tmp_path):
     assert [e["id"] for e in gfxkit.list(z).entries] == plain_ids
 
 
+def test_prune_of_a_tree_equals_the_cli(built, cli, tmp_path):
+    tree = tmp_path / "tree"
+    (tree / "lib").mkdir(parents=True)
+    (tree / "lib" / "libk.so").write_bytes(built["lib"].read_bytes())
+    (tree / "README").write_text("a tree\n")
+    (tree / "lib" / "libk.so.1").symlink_to("libk.so")
+    out = tmp_path / "out"
+    rep = gfxkit.prune(tree, keep=["gfx90a"], output=out)
+    code, doc = cli("prune", "--keep", "gfx90a", "--json", str(tree), "-o", str(tmp_path / "cli"))
+    assert code == 0
+    assert {**rep, "seconds": 0, "output": None} == {**doc, "seconds": 0, "output": None}
+    actions = {f["path"]: f["action"] for f in rep["files"]}
+    assert actions == {"README": "copied", "lib/libk.so": "rewritten", "lib/libk.so.1": "copied"}
+    assert gfxkit.list(out / "lib" / "libk.so").architectures == ["gfx90a"]
+    assert (out / "lib" / "libk.so.1").is_symlink()
+    with pytest.raises(gfxkit.FormatError):
+        gfxkit.prune(tree, keep=["gfx1151"], output=tmp_path / "empty")
+    assert not (tmp_path / "empty").exists()
+
+
 def test_target_ids_processors_and_memory_model():
     t = gfxkit.TargetId("gfx90a:xnack+:sramecc-")
     assert str(t) == "gfx90a:sramecc-:xnack+"

@@ -698,3 +698,140 @@ fn aiter_kernel_maps_name_kernels_their_code_objects_hold() {
         "{out}"
     );
 }
+
+/// `prune` of a rocBLAS tree (the library, its symbolic link, the index and the code objects
+/// of gfx803 and gfx1030, unpacked from the `.deb`; the other architectures' files stay packed
+/// to spare CI's disk): the kept rows and files only, read back by `list`, clean under
+/// `verify -r`, and `doctor` passes for the kept processor.
+#[test]
+fn rocblas_tree_prune_keeps_only_the_kept_rows_and_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let deb = real("librocblas0_5.5.1+dfsg-7_amd64.deb");
+    let l = "./usr/lib/x86_64-linux-gnu/rocblas/2.47.0/library";
+    let wanted = [
+        "./usr/lib/x86_64-linux-gnu/librocblas.so.0.1".to_owned(),
+        "./usr/lib/x86_64-linux-gnu/librocblas.so.0".to_owned(),
+        format!("{l}/TensileLibrary.dat"),
+        format!("{l}/TensileLibrary_gfx803.co"),
+        format!("{l}/Kernels.so-000-gfx803.hsaco"),
+        format!("{l}/TensileLibrary_gfx1030.co"),
+        format!("{l}/Kernels.so-000-gfx1030.hsaco"),
+    ];
+    let st = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "dpkg-deb --fsys-tarfile '{}' | tar -x -C '{}' {}",
+            deb.display(),
+            tmp.path().display(),
+            wanted.join(" ")
+        ))
+        .status()
+        .expect("dpkg-deb and tar unpack the rocBLAS package");
+    assert!(st.success());
+    let root = tmp.path().join("usr/lib/x86_64-linux-gnu");
+    let out = tmp.path().join("pruned");
+
+    let o = gfxkit(&[
+        "prune",
+        "--json",
+        "--keep",
+        "gfx803",
+        s(&root),
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let r = json(&o);
+    let file = |p: &str| {
+        r["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == p)
+            .unwrap_or_else(|| panic!("{p} not in {r}"))
+            .clone()
+    };
+    let lib = "rocblas/2.47.0/library";
+    let index = file(&format!("{lib}/TensileLibrary.dat"));
+    assert_eq!(index["action"], "rewritten", "{index}");
+    let kept: Vec<&str> = index["index"]["kept_rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["processor"].as_str().unwrap())
+        .collect();
+    assert_eq!(kept, ["gfx803"]);
+    assert_eq!(index["index"]["solutions_after"], 88);
+    assert_eq!(index["index"]["dropped_rows"].as_array().unwrap().len(), 10);
+    assert_eq!(
+        file(&format!("{lib}/TensileLibrary_gfx803.co"))["action"],
+        "kept"
+    );
+    assert_eq!(
+        file(&format!("{lib}/Kernels.so-000-gfx803.hsaco"))["action"],
+        "kept"
+    );
+    assert_eq!(
+        file(&format!("{lib}/TensileLibrary_gfx1030.co"))["action"],
+        "dropped"
+    );
+    assert_eq!(
+        file(&format!("{lib}/Kernels.so-000-gfx1030.hsaco"))["targets"][0],
+        "gfx1030"
+    );
+    let so = file("librocblas.so.0.1");
+    assert_eq!(so["action"], "rewritten");
+    assert!(so["size_after"].as_u64() < so["size_before"].as_u64());
+    assert_eq!(file("librocblas.so.0")["kind"], "symlink");
+    assert!(r["size_after"].as_u64().unwrap() * 5 < r["size_before"].as_u64().unwrap());
+
+    // What was written: the link a link, the gfx1030 files gone, the index read back by `list`.
+    assert!(std::fs::symlink_metadata(out.join("librocblas.so.0"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(!out.join(lib).join("TensileLibrary_gfx1030.co").exists());
+    let kept_co = out.join(lib).join("TensileLibrary_gfx803.co");
+    assert!(
+        std::fs::read(&kept_co).unwrap()
+            == std::fs::read(root.join(lib).join("TensileLibrary_gfx803.co")).unwrap()
+    );
+    let l = json(&gfxkit(&[
+        "list",
+        "--json",
+        s(&out.join(lib).join("TensileLibrary.dat")),
+    ]));
+    let rows = l["files"][0]["database"]["rows"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(rows.len(), 1, "{}", l["files"][0]["database"]);
+    assert_eq!(rows[0]["processor"], "gfx803");
+    assert_eq!(rows[0]["solutions"], 88);
+    assert_eq!(rows[0]["missing"], serde_json::json!([]));
+
+    let o = gfxkit(&["verify", "-r", s(&out)]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o).0, text(&o).1);
+    let o = gfxkit(&["doctor", "--device", "gfx803", s(&out)]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o).0, text(&o).1);
+    // The input is as it was.
+    assert!(root.join(lib).join("TensileLibrary_gfx1030.co").exists());
+
+    // An output that is not empty, or inside the tree, is refused; nothing is written.
+    let o = gfxkit(&["prune", "--keep", "gfx803", s(&root), "-o", s(&out)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains("exists and is not empty"),
+        "{}",
+        text(&o).1
+    );
+    let inside = root.join("pruned");
+    let o = gfxkit(&["prune", "--keep", "gfx803", s(&root), "-o", s(&inside)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains("inside the input tree"),
+        "{}",
+        text(&o).1
+    );
+    assert!(!inside.exists());
+}

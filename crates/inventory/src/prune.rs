@@ -1,4 +1,4 @@
-//! The outcome of `prune` and `recompress`, for one file or a package: what
+//! The outcome of `prune` and `recompress`, for one file, a package or a directory tree: what
 //! `gfxkit prune --json` / `gfxkit recompress --json` print and Python's `gfxkit.prune` /
 //! `gfxkit.recompress` return (one serialisation for both front ends).
 
@@ -32,6 +32,18 @@ pub enum Done<'a> {
         /// The rewritten members, in package order.
         members: Vec<MemberOutcome<'a>>,
     },
+    /// A directory tree: every path under it and what became of it.
+    Tree {
+        /// Bytes of the tree's files before (symbolic links and directories not counted).
+        size_before: u64,
+        /// Bytes of the files written.
+        size_after: u64,
+        /// Targets of the selection that match no device code of the tree.
+        unmatched: &'a [String],
+        /// Each file and symbolic link, in path order (a directory only when it is dropped
+        /// whole, with kind `directory`).
+        files: &'a [TreeFile],
+    },
 }
 
 /// One rewritten member of a package.
@@ -46,4 +58,76 @@ pub struct MemberOutcome<'a> {
     /// What the rewrite did.
     #[serde(flatten)]
     pub report: &'a Report,
+}
+
+/// What became of one path of a pruned tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TreeAction {
+    /// Device code kept: copied unchanged.
+    Kept,
+    /// Device code for other architectures only: not written.
+    Dropped,
+    /// Rewritten to the kept architectures (a host binary or bundle pruned, a Tensile index
+    /// cut to the kept rows).
+    Rewritten,
+    /// No device code: copied unchanged (a symbolic link recreated as one, a directory
+    /// created).
+    Copied,
+}
+
+/// One path of a pruned tree (`prune TREE -o OUTDIR`).
+#[derive(Debug, Clone, Serialize)]
+pub struct TreeFile {
+    /// The path relative to the tree, `/`-separated.
+    pub path: String,
+    /// `code-object`, `tensile-index`, `tensile-mapping`, `miopen-kdb`, `aks2`, `host` (a
+    /// host binary or bundle with offload bundles), `symlink`, `directory` (one dropped whole)
+    /// or `file`.
+    pub kind: &'static str,
+    /// What became of it.
+    pub action: TreeAction,
+    /// The device targets it held (code objects' and records' target IDs, an index's row
+    /// processors, a host file's bundle entries), sorted, without repeats.
+    pub targets: Vec<String>,
+    /// Bytes before.
+    pub size_before: u64,
+    /// Bytes after (0 when dropped).
+    pub size_after: u64,
+    /// Why, where the action is not evident (`in hsa/gfx950/, a directory for gfx950`,
+    /// `holds kept and dropped targets; not split`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// For a rewritten Tensile index: the rows kept and dropped and the solutions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<IndexOutcome>,
+    /// For a rewritten host binary or bundle: the report of its rewrite, as for one file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<Report>,
+}
+
+/// What the rewrite of a multi-architecture Tensile index kept.
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexOutcome {
+    /// Rows kept, in order.
+    pub kept_rows: Vec<IndexRow>,
+    /// Rows dropped, in order.
+    pub dropped_rows: Vec<IndexRow>,
+    /// Solutions listed before.
+    pub solutions_before: usize,
+    /// Solutions listed after (those the kept rows reach).
+    pub solutions_after: usize,
+}
+
+/// A hardware row of a Tensile index.
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexRow {
+    /// The processor its predicate names (null for `TruePred`).
+    pub processor: Option<String>,
+    /// The CU count its predicate names.
+    pub cu_count: Option<u64>,
+    /// The predicate as text.
+    pub predicate: String,
+    /// Solutions the row reaches.
+    pub solutions: usize,
 }

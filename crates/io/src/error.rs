@@ -89,6 +89,15 @@ pub enum ErrorKind {
     Verify(gfxkit_shrink::Error),
     /// The written wheel's `RECORD` does not match its members.
     Record(gfxkit_package::Error),
+    /// A tree cannot be pruned as asked (`-o` inside the input tree or not empty, the input
+    /// not a directory); the path is the one concerned, the text says why.
+    Tree(String),
+    /// A kernel database of a tree does not read or cannot be rewritten (the path is the
+    /// file; the error names the place in it).
+    Database(gfxkit_kernel_db::Error),
+    /// A raw code object of a tree whose header does not read or that is cut short (its
+    /// architecture cannot be told).
+    CodeObject(String),
     /// The split binary cannot be made fat again.
     Inline {
         /// Archive paths searched and not found.
@@ -189,6 +198,9 @@ impl fmt::Display for Error {
                 "{p}: the written file failed verification; nothing replaced"
             ),
             ErrorKind::NotSplit => write!(f, "{p}: no HIPK wrapper (not a kpack-split binary)"),
+            ErrorKind::Tree(why) => write!(f, "cannot prune {p}: {why}"),
+            ErrorKind::Database(_) => write!(f, "cannot read {p}"),
+            ErrorKind::CodeObject(why) => write!(f, "cannot read {p}: {why}"),
             ErrorKind::Inline { not_found, .. } => {
                 write!(f, "cannot inline {p}")?;
                 if !not_found.is_empty() {
@@ -208,6 +220,7 @@ impl std::error::Error for Error {
             ErrorKind::Package(e) => e.source(),
             ErrorKind::Device(e) => Some(e),
             ErrorKind::Verify(e) | ErrorKind::Prune(e) => Some(e),
+            ErrorKind::Database(e) => Some(e),
             ErrorKind::Found(e) | ErrorKind::Locate(e) | ErrorKind::MergeArchive(e) => Some(e),
             ErrorKind::Kpack(e) | ErrorKind::Split(e) | ErrorKind::Inline { source: e, .. } => {
                 Some(e)

@@ -19,6 +19,9 @@
 //! - [`package`]: `prune`/`recompress` of packages (each member rewritten and verified, the
 //!   package written again and read back before it replaces anything);
 //! - [`rewrite`]: writing a rewritten host binary or bundle, read back and verified first;
+//! - [`tree`]: `prune` of a directory tree: host binaries pruned, kernel databases of other
+//!   architectures dropped (a multi-architecture Tensile index cut to the kept rows), the rest
+//!   copied, all into a temporary directory renamed into place at the end;
 //! - [`split`]: `kpack split` and `kpack inline` on files (archives merged with those on
 //!   disk, everything written atomically, archives before binaries);
 //! - [`whole`]: `check` and `diff` over trees and packages (each file read once);
@@ -45,6 +48,7 @@ pub mod package;
 pub mod rewrite;
 pub mod scan;
 pub mod split;
+pub mod tree;
 pub mod whole;
 pub mod write;
 

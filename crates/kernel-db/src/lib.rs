@@ -5,6 +5,8 @@
 //! - [`tensile`]: Tensile/TensileLite indexes (`TensileLibrary*.dat`, `.dat.zlib`): the
 //!   solutions, the library tree, and per hardware row the processor, the CU count, the
 //!   solutions reachable and the lazy shards named.
+//! - [`tensile_write`]: a multi-architecture index rewritten to some of its rows and the
+//!   solutions they reach, read back before it is returned (what `prune` of a tree writes).
 //! - [`resolve`]: which index and code-object files rocBLAS opens for a processor, over a
 //!   listing of `library/` given by the caller.
 //! - [`kdb`]: MIOpen `.kdb` kernel databases (SQLite): records, blobs decoded and checked
@@ -34,6 +36,7 @@ pub mod msgpack;
 pub mod resolve;
 pub mod sniff;
 pub mod tensile;
+pub mod tensile_write;
 
 pub use error::{Error, ErrorKind, Result};
 pub use limits::Limits;

@@ -1218,7 +1218,8 @@ fn kpack_error(py: Python<'_>, e: &gfxkit_io::Error) -> PyErr {
     }
 }
 
-/// Keeps (or drops) architectures: `gfxkit prune`. A prune that would leave no device code is
+/// Keeps (or drops) architectures: `gfxkit prune`. `src` may be a directory: its pruned copy is
+/// written to the directory `output` (see `gfxkit prune --help`). A prune that would leave no device code is
 /// refused (`FormatError`) unless `allow_empty`. Without `output` or `in_place`, nothing is
 /// written (a dry run, verified in memory). A signed Windows image is refused unless
 /// `drop_signature` (the output is then unsigned).
@@ -1254,7 +1255,55 @@ fn prune<'py>(
         selection,
         conversion: conversion(py, uncompressed, ccob_version, method.as_deref(), level)?,
     };
+    if let Ok(dir) = src.extract::<PathBuf>() {
+        if gfxkit_io::tree::is_tree(&dir) {
+            return prune_tree(py, &dir, &t, output, in_place, allow_empty);
+        }
+    }
     run_transform(py, src, &t, output, in_place, allow_empty, drop_signature)
+}
+
+/// `prune` of a directory tree (`gfxkit_io::tree`): `output` is the directory written; without
+/// it, a dry run.
+fn prune_tree<'py>(
+    py: Python<'py>,
+    dir: &std::path::Path,
+    t: &Transform,
+    output: Option<PathBuf>,
+    in_place: bool,
+    allow_empty: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    if in_place {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "in_place is for files and packages; give output (a directory) for a tree",
+        ));
+    }
+    let name = dir.display().to_string();
+    let started = std::time::Instant::now();
+    let done = py
+        .allow_threads(|| gfxkit_io::tree::prune_tree(dir, t, output.as_deref(), allow_empty))
+        .map_err(|e| match e.kind() {
+            gfxkit_io::ErrorKind::Prune(_)
+            | gfxkit_io::ErrorKind::Database(_)
+            | gfxkit_io::ErrorKind::CodeObject(_)
+            | gfxkit_io::ErrorKind::Verify(_) => Fail::format(chain(&e)).into_py(py, &name),
+            _ => io_error(py, &e),
+        })?;
+    json(
+        py,
+        &inv::prune::PruneOutcome {
+            input: &name,
+            output: output.as_ref().map(|p| p.display().to_string()),
+            dry_run: output.is_none(),
+            seconds: started.elapsed().as_secs_f64(),
+            done: inv::prune::Done::Tree {
+                size_before: done.size_before,
+                size_after: done.size_after,
+                unmatched: &done.unmatched,
+                files: &done.files,
+            },
+        },
+    )
 }
 
 /// Converts the compression of every bundle: `gfxkit recompress` (CCOB v2 zstd by default).

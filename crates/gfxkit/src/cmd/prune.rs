@@ -18,6 +18,7 @@ use std::process::ExitCode;
 gfxkit prune --keep gfx90a librocsparse.so -o librocsparse-gfx90a.so\n  \
 gfxkit prune --drop gfx906 --drop gfx908 libfoo.so --in-place\n  \
 gfxkit prune --keep gfx1030 --dry-run app\n  \
+gfxkit prune --keep gfx90a /usr/lib/x86_64-linux-gnu -o rocblas-gfx90a\n  \
 gfxkit prune --keep gfx1151 amdhip_kernels.dll -o out/amdhip_kernels.dll --drop-signature\n  \
 gfxkit prune --keep gfx942 torch-2.5.1+rocm6.2-cp312-cp312-linux_x86_64.whl -o out/\
 torch-2.5.1+rocm6.2-cp312-cp312-linux_x86_64.whl\n\n\
@@ -27,6 +28,7 @@ code is rewritten; the package is written again with every other member copied a
 rename. .deb and .rpm packages are refused (their checksums and signatures need the \
 distribution's tools). --json then prints {input, output, dry_run, members: [{path, \
 size_before, size_after, ...the report of that member}]}.\n\n\
+Trees: `prune --keep gfx90a DIR -o OUTDIR` writes a pruned copy of DIR. Host binaries are pruned as above; raw code objects (Tensile's TensileLibrary_gfx*.co and Kernels.so-*.hsaco, aiter's hsa/<arch>/*.co) are kept or dropped by the target their ELF header names; a multi-architecture TensileLibrary.dat (.dat.zlib) is rewritten to the kept processor rows and the solutions they reach, and read back before it is written; per-architecture Tensile indexes, MIOpen .kdb files and AOTriton .aks2 files of dropped targets are dropped, as are directories named for a dropped processor that hold only its device code (aiter's hsa/gfx950/). Every other file is copied unchanged, symbolic links stay links, permissions are kept. The tree is written to a temporary directory beside OUTDIR and renamed at the end. --json then prints {input, output, dry_run, seconds, size_before, size_after, unmatched, files: [{path, kind, action, targets, size_before, size_after, note, index: {kept_rows, dropped_rows, solutions_before, solutions_after}, report}]}.\n\n\
 --keep gfx90a keeps gfx90a, gfx90a:xnack+ and gfx90a:xnack- entries; --keep gfx90a:xnack+ keeps \
 gfx90a:xnack+ and gfx90a (which runs on such devices). --drop drops the entries a pattern names.\n\n\
 A prune that would leave no device code at all (every GPU entry of the file or package dropped, \
@@ -120,10 +122,11 @@ impl ConvertArgs {
 /// Input, output and safety options shared by `prune` and `recompress`.
 #[derive(clap::Args, Debug)]
 pub struct IoArgs {
-    /// Input file.
+    /// Input file, package, or (prune) directory tree.
     #[arg(value_name = "IN")]
     pub input: PathBuf,
-    /// Output file (may not name the input; use --in-place for that).
+    /// Output file (may not name the input; use --in-place for that); for a tree, a directory
+    /// that does not exist or is empty, outside the tree.
     #[arg(short, long, value_name = "OUT", required_unless_present_any = ["in_place", "dry_run"])]
     pub output: Option<PathBuf>,
     /// Replace the input: written to a temporary file beside it, verified, then renamed.
@@ -204,6 +207,9 @@ pub fn execute(io: &IoArgs, t: &Transform, allow_empty: bool) -> Result<ExitCode
                 out.display()
             );
         }
+    }
+    if gfxkit_io::tree::is_tree(&io.input) {
+        return crate::cmd::prune_tree::execute(io, t, allow_empty);
     }
     let mapped = crate::input::open(&io.input)?;
     if crate::input::is_package(&mapped) {

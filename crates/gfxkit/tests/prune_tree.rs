@@ -1,0 +1,265 @@
+//! `prune` of a directory tree on small trees built here: MIOpen `.kdb` and AOTriton `.aks2`
+//! files (built by `kernel_db_fixtures.py`) and raw code objects (clang-19) for gfx90a and
+//! gfx1100 in aiter's `hsa/<arch>/` layout, beside plain files, a script and a symbolic link.
+
+mod common;
+use common::gfxkit;
+use gfxkit_testkit::{bundler_unbundle, hip_kernels, HipBuild};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Code objects for gfx90a and gfx1100 (clang-19, unbundled by clang-offload-bundler-19).
+fn code_objects(dir: &Path) -> Vec<PathBuf> {
+    let src = hip_kernels(3);
+    let bundle = HipBuild::new(&src, &["gfx90a", "gfx1100"]).build(dir, "k");
+    ["gfx90a", "gfx1100"]
+        .iter()
+        .map(|a| {
+            let out = dir.join(format!("{a}.co"));
+            bundler_unbundle(&bundle, &format!("hipv4-amdgcn-amd-amdhsa--{a}"), &out);
+            out
+        })
+        .collect()
+}
+
+fn fixture(kind: &str, out: &Path, specs: &[String]) {
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernel_db_fixtures.py");
+    let st = Command::new("python3")
+        .arg(script)
+        .arg(kind)
+        .arg(out)
+        .args(specs)
+        .status()
+        .expect("python3 is needed to build kernel-database fixtures");
+    assert!(st.success(), "kernel_db_fixtures.py {kind} failed");
+}
+
+fn write(path: &Path, bytes: &[u8]) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// A tree with gfx90a and gfx1100 device code in every database layout.
+fn tree(work: &Path) -> PathBuf {
+    let cos = code_objects(work);
+    let (a, b) = (&cos[0], &cos[1]);
+    let t = work.join("tree");
+    fixture(
+        "kdb",
+        &t.join("share/miopen/db/gfx90a68.kdb"),
+        &[format!("conv.cl.o|-DX=1|{}", a.display())],
+    );
+    fixture(
+        "kdb",
+        &t.join("share/miopen/db/gfx1100.kdb"),
+        &[format!("conv.cl.o|-DX=1|{}", b.display())],
+    );
+    fixture(
+        "aks2",
+        &t.join("aotriton.images/amd-gfx90a/flash/attn_fwd.aks2"),
+        &[format!("attn_fwd/FONLY__a.hsaco|{}", a.display())],
+    );
+    fixture(
+        "aks2",
+        &t.join("aotriton.images/amd-gfx110x/flash/attn_fwd.aks2"),
+        &[format!("attn_fwd/FONLY__a.hsaco|{}", b.display())],
+    );
+    for (arch, co) in [("gfx90a", a), ("gfx1100", b)] {
+        let d = t.join("aiter_meta/hsa").join(arch);
+        write(&d.join("fmha/k.co"), &std::fs::read(co).unwrap());
+        write(&d.join("fmha.csv"), b"knl_name,knl_file\nk,fmha/k.co\n");
+    }
+    write(&t.join("README"), b"a tree\n");
+    write(&t.join("bin/run.sh"), b"#!/bin/sh\n");
+    std::fs::set_permissions(t.join("bin/run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink("README", t.join("README.link")).unwrap();
+    t
+}
+
+fn json(out: &str, err: &str) -> serde_json::Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"))
+}
+
+#[test]
+fn tree_prune_drops_other_architectures_databases_and_copies_the_rest() {
+    let work = tempfile::tempdir().unwrap();
+    let t = tree(work.path());
+    let out = work.path().join("out");
+    let (code, o, e) = gfxkit(&[
+        "prune",
+        "--json",
+        "--keep",
+        "gfx90a",
+        t.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{e}");
+    let r = json(&o, &e);
+    let action = |p: &str| {
+        r["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == p)
+            .unwrap_or_else(|| panic!("{p} not in {r}"))["action"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(action("share/miopen/db/gfx90a68.kdb"), "kept");
+    assert_eq!(action("share/miopen/db/gfx1100.kdb"), "dropped");
+    assert_eq!(
+        action("aotriton.images/amd-gfx90a/flash/attn_fwd.aks2"),
+        "kept"
+    );
+    assert_eq!(
+        action("aotriton.images/amd-gfx110x/flash/attn_fwd.aks2"),
+        "dropped"
+    );
+    assert_eq!(action("aiter_meta/hsa/gfx90a/fmha/k.co"), "kept");
+    assert_eq!(action("aiter_meta/hsa/gfx1100"), "dropped");
+    assert_eq!(action("aiter_meta/hsa/gfx1100/fmha.csv"), "dropped");
+    assert_eq!(action("README"), "copied");
+    assert_eq!(action("README.link"), "copied");
+
+    // What was written.
+    for kept in [
+        "share/miopen/db/gfx90a68.kdb",
+        "aotriton.images/amd-gfx90a/flash/attn_fwd.aks2",
+        "aiter_meta/hsa/gfx90a/fmha/k.co",
+        "aiter_meta/hsa/gfx90a/fmha.csv",
+        "README",
+        "bin/run.sh",
+    ] {
+        assert!(
+            std::fs::read(out.join(kept)).unwrap() == std::fs::read(t.join(kept)).unwrap(),
+            "{kept}"
+        );
+    }
+    for gone in [
+        "share/miopen/db/gfx1100.kdb",
+        "aotriton.images/amd-gfx110x/flash/attn_fwd.aks2",
+        "aiter_meta/hsa/gfx1100",
+    ] {
+        assert!(!out.join(gone).exists(), "{gone}");
+    }
+    let link = std::fs::symlink_metadata(out.join("README.link")).unwrap();
+    assert!(link.file_type().is_symlink());
+    assert_eq!(
+        std::fs::read_link(out.join("README.link")).unwrap(),
+        Path::new("README")
+    );
+    let mode = std::fs::metadata(out.join("bin/run.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o755);
+    // No temporary directory is left beside the output.
+    let left: Vec<_> = std::fs::read_dir(work.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".gfxkit-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    // The text report names each database file and the dropped directory.
+    let out2 = work.path().join("out2");
+    let (code, o, e) = gfxkit(&[
+        "prune",
+        "--drop",
+        "gfx90a",
+        t.to_str().unwrap(),
+        "-o",
+        out2.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{e}");
+    assert!(
+        o.contains("dropped   aiter_meta/hsa/gfx90a/ (directory: 2 files"),
+        "{o}"
+    );
+    assert!(
+        o.contains("kept      share/miopen/db/gfx1100.kdb (miopen-kdb: gfx1100)"),
+        "{o}"
+    );
+    assert!(out2.join("aiter_meta/hsa/gfx1100/fmha.csv").exists());
+}
+
+#[test]
+fn tree_prune_refusals_write_nothing() {
+    let work = tempfile::tempdir().unwrap();
+    let t = tree(work.path());
+    let ts = t.to_str().unwrap();
+    let out = work.path().join("out");
+    let os = out.to_str().unwrap();
+
+    // A target the tree has no code for: the result would hold no device code.
+    let (code, _, e) = gfxkit(&["prune", "--keep", "gfx942", ts, "-o", os]);
+    assert_eq!(code, 2, "{e}");
+    assert!(e.contains("would leave no device code"), "{e}");
+    assert!(!out.exists());
+    // Unless asked for.
+    let (code, _, e) = gfxkit(&["prune", "--keep", "gfx942", "--allow-empty", ts, "-o", os]);
+    assert_eq!(code, 0, "{e}");
+    assert!(out.join("README").exists() && !out.join("aiter_meta/hsa/gfx90a").exists());
+
+    // The output exists and is not empty / is inside the tree.
+    let (code, _, e) = gfxkit(&["prune", "--keep", "gfx90a", ts, "-o", os]);
+    assert_eq!(code, 2);
+    assert!(e.contains("exists and is not empty"), "{e}");
+    let inside = t.join("sub/out");
+    let (code, _, e) = gfxkit(&[
+        "prune",
+        "--keep",
+        "gfx90a",
+        ts,
+        "-o",
+        inside.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(e.contains("inside the input tree"), "{e}");
+
+    // A dry run writes nothing and reports the same.
+    let dry = work.path().join("dry");
+    let (code, o, e) = gfxkit(&["prune", "--keep", "gfx90a", "--dry-run", "--json", ts]);
+    assert_eq!(code, 0, "{e}");
+    let r = json(&o, &e);
+    assert_eq!(r["dry_run"], true);
+    assert!(r["size_after"].as_u64() < r["size_before"].as_u64());
+    assert!(!dry.exists());
+
+    // A .kdb whose name says another processor than its code objects: an error naming it.
+    let bad = work.path().join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::copy(
+        t.join("share/miopen/db/gfx90a68.kdb"),
+        bad.join("gfx1030.kdb"),
+    )
+    .unwrap();
+    let (code, _, e) = gfxkit(&[
+        "prune",
+        "--keep",
+        "gfx90a",
+        bad.to_str().unwrap(),
+        "-o",
+        work.path().join("bad-out").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        e.contains("gfx1030.kdb") && e.contains("the file name says gfx1030"),
+        "{e}"
+    );
+    assert!(!work.path().join("bad-out").exists());
+
+    // A truncated code object: a clear error naming the file, nothing written.
+    let co = t.join("aiter_meta/hsa/gfx90a/fmha/k.co");
+    let bytes = std::fs::read(&co).unwrap();
+    std::fs::write(&co, &bytes[..bytes.len() / 2]).unwrap();
+    let o2 = work.path().join("o2");
+    let (code, _, e) = gfxkit(&["prune", "--keep", "gfx90a", ts, "-o", o2.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(e.contains("k.co"), "{e}");
+    assert!(!o2.exists());
+}

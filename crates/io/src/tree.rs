@@ -1,0 +1,819 @@
+//! `prune` of a directory tree (`gfxkit prune --keep gfx90a /usr/lib/x86_64-linux-gnu -o out`):
+//! a pruned copy of the tree, with the kernel databases beside the libraries pruned too.
+//!
+//! Each path is decided by its content, never by a file-name pattern:
+//!
+//! - a raw AMDGPU code object (`TensileLibrary_gfx90a.co`, `Kernels.so-000-gfx90a-xnack-.hsaco`,
+//!   aiter's `hsa/gfx942/*.co`) is kept or dropped by the target its ELF header's `e_flags`
+//!   name;
+//! - a host binary or offload bundle with device code is rewritten as `prune` rewrites one file
+//!   (written through a temporary file, read back and verified);
+//! - a multi-architecture Tensile index (`TensileLibrary.dat`, `.dat.zlib`) is cut to the rows
+//!   whose processor is kept and the solutions they reach
+//!   ([`gfxkit_kernel_db::tensile_write`], read back before it is written). The catch-all row
+//!   (`TruePred`, no processor) is kept with `--drop`, and with `--keep` when a kept target has
+//!   no processor row of its own (the catch-all row is what serves it). An index without
+//!   processor rows (a per-architecture index, a lazy shard, a `_Mapping.dat`) has its
+//!   architecture in its name (`TensileLibrary_gfx90a.dat`, `..._gfx942_Mapping.dat`) or its
+//!   directory (`library/gfx942/`), and is kept or dropped with it;
+//! - a MIOpen `.kdb` is kept or dropped by its records' targets (a record's `-mcpu=`, else the
+//!   `DbId` of the file name), the first record's code object decoded to confirm the name; an
+//!   AOTriton `.aks2` by the targets its kernels' ELF headers name. A file holding both kept
+//!   and dropped targets is kept whole (it is not split) and says so in its note;
+//! - a directory named for a processor (`hsa/gfx950/`, `library/gfx942/`) that the selection
+//!   drops, holding device code of dropped targets only, is dropped whole with its other files
+//!   (aiter's CSV maps);
+//! - every other file is copied unchanged (inside the kernel, `copy_file_range`), symbolic
+//!   links are recreated as links with the same target, permissions are kept.
+//!
+//! Writing is atomic for the whole tree: everything goes to a temporary directory
+//! `.gfxkit-<pid>.<random>.<name>` beside the output, which is renamed to the output only when
+//! every file is written (an output that exists must be an empty directory; it is replaced).
+//! A failure removes the temporary directory; the input is only read. A prune that would leave
+//! no device code is refused before anything is written, unless `allow_empty`.
+
+use crate::input::Input;
+use crate::write::{copy_or_write, Durability};
+use crate::{Error, ErrorKind};
+use gfxkit_inventory::database::{self as db, DbKind};
+use gfxkit_inventory::prune::{IndexOutcome, IndexRow, TreeAction, TreeFile};
+use gfxkit_kernel_db::tensile::{Index, NodeKind, RowSummary};
+use gfxkit_kernel_db::Limits;
+use gfxkit_shrink::{Pattern, Selection, Transform};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Most paths read from one tree (a ROCm install holds some tens of thousands).
+pub const MAX_PATHS: usize = 1 << 22;
+
+/// A pruned tree: each path and what became of it, and where it went.
+#[derive(Debug, Clone)]
+pub struct PrunedTree {
+    /// Each file and symbolic link, in path order (a directory is listed only when it is
+    /// dropped whole).
+    pub files: Vec<TreeFile>,
+    /// Bytes of the input's files.
+    pub size_before: u64,
+    /// Bytes of the files written (or that would be, for a dry run).
+    pub size_after: u64,
+    /// The targets of the selection that match no device code of the tree.
+    pub unmatched: Vec<String>,
+}
+
+/// One path of the input tree.
+#[derive(Debug)]
+enum Item {
+    Dir { mode: u32 },
+    Symlink { target: PathBuf },
+    File { mode: u32, len: u64 },
+    Special,
+}
+
+/// What pass one decided for a file, with what pass two needs to write it.
+struct Plan {
+    file: TreeFile,
+    /// Whether it holds device code that is kept.
+    keeps: bool,
+    /// The rewritten bytes of a Tensile index.
+    index_bytes: Option<Vec<u8>>,
+}
+
+/// Whether `path` is a directory (not a symbolic link to one): a tree to prune.
+pub fn is_tree(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+}
+
+/// Prunes the tree `input` with `t` into `output` (see the module documentation); with no
+/// output, a dry run: everything decided and every rewrite checked in memory, nothing
+/// written. Unless `allow_empty`, a result without device code (where the tree had some) is
+/// refused before anything is written.
+pub fn prune_tree(
+    input: &Path,
+    t: &Transform,
+    output: Option<&Path>,
+    allow_empty: bool,
+) -> Result<PrunedTree, Error> {
+    let meta =
+        std::fs::symlink_metadata(input).map_err(|e| Error::new(input, ErrorKind::Stat(e)))?;
+    if !meta.is_dir() {
+        return Err(Error::new(input, ErrorKind::Tree("not a directory".into())));
+    }
+    if let Some(out) = output {
+        check_output(input, out)?;
+    }
+    let items = walk(input)?;
+    // Each path decided on its own, several at a time (the index rewrite beside the library's).
+    use rayon::prelude::*;
+    let mut plans: Vec<Option<Plan>> = items
+        .par_iter()
+        .map(|(rel, item)| -> Result<Option<Plan>, Error> {
+            Ok(match item {
+                Item::File { len, .. } => Some(classify(&input.join(rel), rel, *len, t)?),
+                Item::Symlink { target } => Some(Plan {
+                    file: tree_file(rel, "symlink", TreeAction::Copied, 0),
+                    keeps: false,
+                    index_bytes: None,
+                })
+                .map(|mut p| {
+                    p.file.note = Some(format!("-> {}", target.display()));
+                    p
+                }),
+                Item::Special => Some(Plan {
+                    file: TreeFile {
+                        note: Some("a device, FIFO or socket: not copied".into()),
+                        ..tree_file(rel, "file", TreeAction::Dropped, 0)
+                    },
+                    keeps: false,
+                    index_bytes: None,
+                }),
+                Item::Dir { .. } => None,
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    drop_processor_dirs(&items, &mut plans, &t.selection);
+
+    let had = plans.iter().flatten().any(|p| !p.file.targets.is_empty());
+    let keeps = plans.iter().flatten().any(|p| p.keeps);
+    let refused = match &t.selection {
+        Selection::Keep(ps) => Some(("--keep", ps)),
+        Selection::Drop(ps) => Some(("--drop", ps)),
+        Selection::All => None,
+    };
+    if let (true, false, false, Some((flag, patterns))) = (had, keeps, allow_empty, refused) {
+        let mut present: Vec<&str> = plans
+            .iter()
+            .flatten()
+            .flat_map(|p| p.file.targets.iter().map(String::as_str))
+            .collect();
+        present.sort_unstable();
+        present.dedup();
+        return Err(Error::new(
+            input,
+            ErrorKind::Prune(gfxkit_shrink::Error::at(
+                0,
+                gfxkit_shrink::ErrorKind::WouldEmpty {
+                    selection: format!(
+                        "{flag} {}",
+                        patterns
+                            .iter()
+                            .map(|p| p.to_string())
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    ),
+                    present: present.join(", "),
+                },
+            )),
+        ));
+    }
+    let unmatched = unmatched(&t.selection, &plans);
+
+    if let Some(out) = output {
+        write_tree(input, out, &items, &mut plans, t, meta_mode(&meta))?;
+    }
+    let files: Vec<TreeFile> = plans.into_iter().flatten().map(|p| p.file).collect();
+    let size_before = files.iter().map(|f| f.size_before).sum();
+    let size_after = files.iter().map(|f| f.size_after).sum();
+    Ok(PrunedTree {
+        files,
+        size_before,
+        size_after,
+        unmatched,
+    })
+}
+
+fn meta_mode(m: &std::fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    m.permissions().mode()
+}
+
+fn tree_file(rel: &str, kind: &'static str, action: TreeAction, size: u64) -> TreeFile {
+    TreeFile {
+        path: rel.to_owned(),
+        kind,
+        action,
+        targets: Vec::new(),
+        size_before: size,
+        size_after: if action == TreeAction::Dropped {
+            0
+        } else {
+            size
+        },
+        note: None,
+        index: None,
+        report: None,
+    }
+}
+
+/// The output must not exist or be an empty directory, and must not be inside the input.
+fn check_output(input: &Path, out: &Path) -> Result<(), Error> {
+    let refuse = |why: &str| Err(Error::new(out, ErrorKind::Tree(why.to_owned())));
+    match std::fs::symlink_metadata(out) {
+        Ok(m) if m.is_dir() => {
+            let mut rd = std::fs::read_dir(out).map_err(|e| Error::new(out, ErrorKind::Read(e)))?;
+            if rd.next().is_some() {
+                return refuse("the output exists and is not empty");
+            }
+        }
+        Ok(_) => return refuse("the output exists and is not a directory"),
+        Err(_) => {}
+    }
+    let canon_in =
+        std::fs::canonicalize(input).map_err(|e| Error::new(input, ErrorKind::Stat(e)))?;
+    // The output's place once made: its nearest existing ancestor, resolved, and the rest.
+    let mut base = out.to_path_buf();
+    let mut rest: Vec<std::ffi::OsString> = Vec::new();
+    let canon_out = loop {
+        if let Ok(p) = std::fs::canonicalize(&base) {
+            break rest.iter().rev().fold(p, |p, n| p.join(n));
+        }
+        match (base.file_name(), base.parent()) {
+            (Some(n), Some(parent)) => {
+                rest.push(n.to_owned());
+                base = if parent.as_os_str().is_empty() {
+                    PathBuf::from(".")
+                } else {
+                    parent.to_path_buf()
+                };
+            }
+            _ => return refuse("the output names no directory"),
+        }
+    };
+    if canon_out.starts_with(&canon_in) {
+        return refuse("the output is inside the input tree");
+    }
+    Ok(())
+}
+
+/// Every path under `root`, relative, depth first in name order (a directory before what it
+/// holds); symbolic links are not followed.
+fn walk(root: &Path) -> Result<Vec<(String, Item)>, Error> {
+    let mut out = Vec::new();
+    let mut stack: Vec<String> = vec![String::new()];
+    while let Some(dir) = stack.pop() {
+        let abs = root.join(&dir);
+        let mut names: Vec<std::ffi::OsString> = std::fs::read_dir(&abs)
+            .map_err(|e| Error::new(&abs, ErrorKind::Read(e)))?
+            .map(|e| e.map(|e| e.file_name()))
+            .collect::<Result<_, _>>()
+            .map_err(|e| Error::new(&abs, ErrorKind::Read(e)))?;
+        names.sort();
+        for name in names {
+            let Some(name) = name.to_str().map(str::to_owned) else {
+                return Err(Error::new(
+                    abs.join(&name),
+                    ErrorKind::Tree("a file name that is not UTF-8".into()),
+                ));
+            };
+            let rel = if dir.is_empty() {
+                name
+            } else {
+                format!("{dir}/{name}")
+            };
+            let path = root.join(&rel);
+            let m = std::fs::symlink_metadata(&path)
+                .map_err(|e| Error::new(&path, ErrorKind::Stat(e)))?;
+            let ft = m.file_type();
+            let item = if ft.is_symlink() {
+                let target =
+                    std::fs::read_link(&path).map_err(|e| Error::new(&path, ErrorKind::Read(e)))?;
+                Item::Symlink { target }
+            } else if ft.is_dir() {
+                Item::Dir {
+                    mode: meta_mode(&m),
+                }
+            } else if ft.is_file() {
+                Item::File {
+                    mode: meta_mode(&m),
+                    len: m.len(),
+                }
+            } else {
+                Item::Special
+            };
+            if matches!(item, Item::Dir { .. }) {
+                stack.push(rel.clone());
+            }
+            out.push((rel, item));
+            if out.len() > MAX_PATHS {
+                return Err(Error::new(
+                    root,
+                    ErrorKind::Tree(format!("more than {MAX_PATHS} paths")),
+                ));
+            }
+        }
+    }
+    // Order every path by its components, so a directory comes before its contents and the
+    // contents of a directory stay together.
+    out.sort_by(|a, b| a.0.split('/').cmp(b.0.split('/')));
+    Ok(out)
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Whether the selection keeps code for `target` (a target ID or processor name).
+fn keeps_target(sel: &Selection, target: &str) -> bool {
+    sel.keeps(&db::entry_id(target))
+}
+
+/// Decides what becomes of one file (pass one: nothing is written).
+fn classify(path: &Path, rel: &str, len: u64, t: &Transform) -> Result<Plan, Error> {
+    let sel = &t.selection;
+    let plain = |kind| Plan {
+        file: tree_file(rel, kind, TreeAction::Copied, len),
+        keeps: false,
+        index_bytes: None,
+    };
+    if len == 0 {
+        return Ok(plain("file"));
+    }
+    let input = Input::open(path)?;
+    let data: &[u8] = &input;
+    let by_targets = |kind: &'static str, targets: Vec<String>, note: Option<String>| {
+        let targets = sorted(targets);
+        let kept = targets.iter().filter(|t| keeps_target(sel, t)).count();
+        let action = if targets.is_empty() || kept > 0 {
+            TreeAction::Kept
+        } else {
+            TreeAction::Dropped
+        };
+        let mut file = tree_file(rel, kind, action, len);
+        file.note = note;
+        if kept > 0 && kept < targets.len() {
+            file.note = Some("holds kept and dropped targets: kept whole (not split)".into());
+        }
+        file.targets = targets;
+        Plan {
+            keeps: kept > 0,
+            file,
+            index_bytes: None,
+        }
+    };
+    if let Some(kind) = db::kind(&path.to_string_lossy(), data) {
+        let name = db::base_name(rel);
+        return match kind {
+            DbKind::TensileIndex => tensile_index(path, rel, data, len, t),
+            // Files naming kernels of one architecture by its name or directory (aiter's maps
+            // sit in `hsa/<arch>/`).
+            DbKind::TensileMapping | DbKind::AiterMap => {
+                let arch = arch_of_name(rel);
+                Ok(by_targets(kind.name(), arch.into_iter().collect(), None))
+            }
+            DbKind::MiopenKdb | DbKind::Aks2 => {
+                let Some(opened) = db::open(name, data, kind) else {
+                    return Ok(plain("file"));
+                };
+                let opened = opened.map_err(|e| Error::new(path, ErrorKind::Database(e)))?;
+                let label = |id: &str| gfxkit_shrink::label(id);
+                let targets: Vec<String> = opened
+                    .entries
+                    .iter()
+                    .map(|e| label(&e.id))
+                    .filter(|t| !t.is_empty())
+                    .collect();
+                if kind == DbKind::MiopenKdb {
+                    confirm_kdb_name(path, name, &opened)?;
+                }
+                Ok(by_targets(kind.name(), targets, None))
+            }
+        };
+    }
+    let sniffed = gfxkit_host::InputKind::sniff(data.get(..64).unwrap_or(data));
+    use gfxkit_host::InputKind as K;
+    match sniffed {
+        K::CodeObject => {
+            let target = db::raw_code_object_target(data)
+                .map_err(|why| Error::new(path, ErrorKind::CodeObject(why)))?;
+            Ok(by_targets("code-object", vec![target], None))
+        }
+        K::ElfExecutable
+        | K::ElfSharedObject
+        | K::ElfRelocatable
+        | K::PeImage
+        | K::CoffObject
+        | K::Archive
+        | K::Bundle => {
+            let rewritten = match gfxkit_shrink::rewrite_without_digests(data, t) {
+                Ok(r) => r,
+                Err(e)
+                    if matches!(e.kind, gfxkit_shrink::ErrorKind::Unsupported(_))
+                        && gfxkit_shrink::survey_with(data, false)
+                            .map(|s| s.regions.iter().all(|r| r.bundles.is_empty()))
+                            .unwrap_or(true) =>
+                {
+                    return Ok(plain("file"))
+                }
+                Err(e) => return Err(Error::new(path, ErrorKind::Prune(e))),
+            };
+            let report = rewritten.report;
+            if !report.had_device_code() {
+                return Ok(plain("file"));
+            }
+            let targets = sorted(
+                report
+                    .targets_before()
+                    .into_iter()
+                    .filter(|t| *t != "host")
+                    .map(str::to_owned)
+                    .collect(),
+            );
+            let changed = report.changed();
+            let mut file = tree_file(
+                rel,
+                "host",
+                if changed {
+                    TreeAction::Rewritten
+                } else {
+                    TreeAction::Kept
+                },
+                len,
+            );
+            if changed {
+                file.size_after = report.size_after;
+            }
+            file.targets = targets;
+            let keeps = report.keeps_device_code();
+            file.report = Some(report);
+            Ok(Plan {
+                file,
+                keeps,
+                index_bytes: None,
+            })
+        }
+        _ => Ok(plain("file")),
+    }
+}
+
+/// MIOpen names a `.kdb` for its processor: the first record's code object must be for it.
+fn confirm_kdb_name(path: &Path, name: &str, opened: &db::Opened) -> Result<(), Error> {
+    let Ok(id) = gfxkit_kernel_db::kdb::DbId::parse_file_name(name) else {
+        return Ok(());
+    };
+    let Some(first) = opened.entries.first() else {
+        return Ok(());
+    };
+    let code = opened
+        .code_object(0)
+        .map_err(|e| Error::new(path, ErrorKind::Database(e.place(first.place.clone()))))?;
+    match db::code_object_target(&code) {
+        Some(t) if t.split(':').next() == Some(id.processor.as_str()) => Ok(()),
+        found => Err(Error::new(
+            path,
+            ErrorKind::Database(gfxkit_kernel_db::Error::new(
+                gfxkit_kernel_db::ErrorKind::Inconsistent(format!(
+                    "the file name says {}, but the code object of {} is for {}",
+                    id.processor,
+                    first.place,
+                    found.as_deref().unwrap_or("no readable target")
+                )),
+            )),
+        )),
+    }
+}
+
+/// The architecture a per-architecture Tensile file names: the last `_gfx...` word of its
+/// name (`TensileLibrary_gfx90a.dat`, `TensileLibrary_lazy_gfx942_Mapping.dat`,
+/// `..._fallback_gfx1100.dat`), else its directory (`library/gfx942/`).
+fn arch_of_name(rel: &str) -> Option<String> {
+    let processor = |w: &str| {
+        gfxkit_target_id::TargetId::parse(w)
+            .ok()
+            .filter(|t| !t.has_features() && t.processor().name == w)
+            .map(|_| w.to_owned())
+    };
+    let base = db::base_name(rel);
+    let stem = base.split('.').next().unwrap_or(base);
+    let from_name = stem.split(['_', '-']).rev().find_map(&processor);
+    from_name.or_else(|| {
+        let mut parts = rel.rsplit('/');
+        parts.next();
+        parts.next().and_then(processor)
+    })
+}
+
+/// A Tensile index: rewritten to the kept rows when it has processor rows, else kept or
+/// dropped with the architecture its name or directory gives.
+fn tensile_index(
+    path: &Path,
+    rel: &str,
+    data: &[u8],
+    len: u64,
+    t: &Transform,
+) -> Result<Plan, Error> {
+    let sel = &t.selection;
+    let limits = Limits::default();
+    let zlib = rel.ends_with(".zlib");
+    let decoded;
+    let bytes: &[u8] = if zlib {
+        decoded = gfxkit_kernel_db::tensile::decompress_zlib(data, limits.max_decompressed)
+            .map_err(|e| Error::new(path, ErrorKind::Database(e)))?;
+        &decoded
+    } else {
+        data
+    };
+    let index =
+        Index::parse_with(bytes, &limits).map_err(|e| Error::new(path, ErrorKind::Database(e)))?;
+    let rows = match &index.library.kind {
+        NodeKind::Hardware(_) => index.rows(),
+        _ => Vec::new(),
+    };
+    let processors: Vec<&str> = rows.iter().filter_map(|r| r.processor).collect();
+    if processors.is_empty() {
+        let arch: Vec<String> = arch_of_name(rel).into_iter().collect();
+        let kept = arch.iter().any(|a| keeps_target(sel, a));
+        let mut file = tree_file(
+            rel,
+            "tensile-index",
+            if arch.is_empty() || kept {
+                TreeAction::Kept
+            } else {
+                TreeAction::Dropped
+            },
+            len,
+        );
+        file.targets = arch;
+        return Ok(Plan {
+            file,
+            keeps: kept,
+            index_bytes: None,
+        });
+    }
+    // The catch-all row serves processors without a row of their own.
+    let keep_catch_all = match sel {
+        Selection::Keep(ps) => ps.iter().any(|p| {
+            let one = Selection::Keep(vec![p.clone()]);
+            !processors.iter().any(|q| keeps_target(&one, q))
+        }),
+        _ => true,
+    };
+    let keep = |r: &RowSummary<'_>| match r.processor {
+        Some(p) => keeps_target(sel, p),
+        None => keep_catch_all,
+    };
+    let targets = sorted(processors.iter().map(|p| p.to_string()).collect());
+    let kept_rows = rows.iter().filter(|r| keep(r)).count();
+    let keeps = rows.iter().any(|r| r.processor.is_some() && keep(r));
+    let mut file = tree_file(rel, "tensile-index", TreeAction::Kept, len);
+    file.targets = targets;
+    if kept_rows == rows.len() {
+        return Ok(Plan {
+            file,
+            keeps,
+            index_bytes: None,
+        });
+    }
+    if !keeps {
+        file.action = TreeAction::Dropped;
+        file.size_after = 0;
+        return Ok(Plan {
+            file,
+            keeps,
+            index_bytes: None,
+        });
+    }
+    let pruned =
+        gfxkit_kernel_db::tensile_write::prune_summarized(bytes, &index, &rows, keep, &limits)
+            .map_err(|e| Error::new(path, ErrorKind::Database(e)))?;
+    let out = if zlib {
+        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(&pruned.bytes)
+            .and_then(|_| e.finish())
+            .map_err(|e| Error::new(path, ErrorKind::Write(e)))?
+    } else {
+        pruned.bytes
+    };
+    let row = |r: &gfxkit_kernel_db::tensile_write::RowInfo| IndexRow {
+        processor: r.processor.clone(),
+        cu_count: r.cu_count,
+        predicate: r.predicate.clone(),
+        solutions: r.solutions,
+    };
+    file.action = TreeAction::Rewritten;
+    file.size_after = out.len() as u64;
+    file.index = Some(IndexOutcome {
+        kept_rows: pruned.kept.iter().map(row).collect(),
+        dropped_rows: pruned.dropped.iter().map(row).collect(),
+        solutions_before: pruned.solutions_before,
+        solutions_after: pruned.solutions_after,
+    });
+    Ok(Plan {
+        file,
+        keeps,
+        index_bytes: Some(out),
+    })
+}
+
+/// Drops whole directories named for a processor the selection drops when they hold device
+/// code of dropped targets only (aiter's `hsa/gfx950/` with its CSV maps).
+fn drop_processor_dirs(items: &[(String, Item)], plans: &mut [Option<Plan>], sel: &Selection) {
+    let mut i = 0;
+    while i < items.len() {
+        let (rel, item) = &items[i];
+        let name = db::base_name(rel);
+        let is_proc = gfxkit_target_id::TargetId::parse(name)
+            .is_ok_and(|t| !t.has_features() && t.processor().name == name);
+        if !matches!(item, Item::Dir { .. }) || !is_proc || keeps_target(sel, name) {
+            i += 1;
+            continue;
+        }
+        let prefix = format!("{rel}/");
+        let end = items[i + 1..]
+            .iter()
+            .position(|(r, _)| !r.starts_with(&prefix))
+            .map_or(items.len(), |n| i + 1 + n);
+        let under = &plans[i + 1..end];
+        let keeps = under.iter().flatten().any(|p| p.keeps);
+        let drops = under
+            .iter()
+            .flatten()
+            .any(|p| p.file.action == TreeAction::Dropped && !p.file.targets.is_empty());
+        if drops && !keeps {
+            for p in plans[i + 1..end].iter_mut().flatten() {
+                p.file.action = TreeAction::Dropped;
+                p.file.size_after = 0;
+                p.file.index = None;
+                p.file.report = None;
+                p.index_bytes = None;
+                p.file.note = Some(format!("in {rel}/, a directory for {name}"));
+            }
+            plans[i] = Some(Plan {
+                file: TreeFile {
+                    note: Some(format!(
+                        "a directory for {name}: dropped with what it holds"
+                    )),
+                    ..tree_file(rel, "directory", TreeAction::Dropped, 0)
+                },
+                keeps: false,
+                index_bytes: None,
+            });
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// The targets of the selection no device code of the tree matches.
+fn unmatched(sel: &Selection, plans: &[Option<Plan>]) -> Vec<String> {
+    let ps: &[Pattern] = match sel {
+        Selection::Keep(ps) | Selection::Drop(ps) => ps,
+        Selection::All => return Vec::new(),
+    };
+    let targets: Vec<&str> = plans
+        .iter()
+        .flatten()
+        .flat_map(|p| p.file.targets.iter().map(String::as_str))
+        .collect();
+    ps.iter()
+        .filter(|p| {
+            let one = Selection::Keep(vec![(*p).clone()]);
+            let hit = |t: &&str| match sel {
+                Selection::Keep(_) => keeps_target(&one, t),
+                _ => !keeps_target(&Selection::Drop(vec![(*p).clone()]), t),
+            };
+            !targets.iter().any(hit)
+        })
+        .map(|p| p.to_string())
+        .collect()
+}
+
+/// Pass two: everything into a temporary directory beside `out`, renamed to `out` at the end.
+fn write_tree(
+    input: &Path,
+    out: &Path,
+    items: &[(String, Item)],
+    plans: &mut [Option<Plan>],
+    t: &Transform,
+    root_mode: u32,
+) -> Result<(), Error> {
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = out
+        .file_name()
+        .ok_or_else(|| Error::new(out, ErrorKind::Tree("the output names no directory".into())))?;
+    let stage = tempfile::Builder::new()
+        .prefix(&format!(".gfxkit-{}.", std::process::id()))
+        .suffix(&format!(".{}", name.to_string_lossy()))
+        .rand_bytes(6)
+        .tempdir_in(parent)
+        .map_err(|e| Error::new(parent, ErrorKind::CreateTemp(e)))?;
+    let root = stage.path().to_path_buf();
+    fill(input, &root, items, plans, t)?;
+    set_mode(&root, root_mode)?;
+    // An empty directory there is replaced (checked empty before pass one).
+    if std::fs::symlink_metadata(out).is_ok_and(|m| m.is_dir()) {
+        std::fs::remove_dir(out).map_err(|e| Error::new(out, ErrorKind::Write(e)))?;
+    }
+    let root = stage.keep();
+    std::fs::rename(&root, out).map_err(|e| {
+        let _ = std::fs::remove_dir_all(&root);
+        Error::new(out, ErrorKind::Write(e))
+    })
+}
+
+fn set_mode(path: &Path, mode: u32) -> Result<(), Error> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| Error::new(path, ErrorKind::SetPermissions(e)))
+}
+
+fn fill(
+    input: &Path,
+    root: &Path,
+    items: &[(String, Item)],
+    plans: &mut [Option<Plan>],
+    t: &Transform,
+) -> Result<(), Error> {
+    use rayon::prelude::*;
+    // Directories and links first, in path order (a directory before what it holds); the
+    // contents of a directory dropped whole are passed over.
+    let mut dirs: Vec<(PathBuf, u32)> = Vec::new();
+    let mut write = vec![false; items.len()];
+    let mut skipping: Option<String> = None;
+    for (i, ((rel, item), plan)) in items.iter().zip(plans.iter()).enumerate() {
+        if skipping
+            .as_ref()
+            .is_some_and(|p| rel.starts_with(p.as_str()))
+        {
+            continue;
+        }
+        if plan
+            .as_ref()
+            .is_some_and(|p| p.file.action == TreeAction::Dropped)
+        {
+            if matches!(item, Item::Dir { .. }) {
+                skipping = Some(format!("{rel}/"));
+            }
+            continue;
+        }
+        let dst = root.join(rel);
+        match item {
+            Item::Dir { mode } => {
+                std::fs::create_dir(&dst).map_err(|e| Error::new(&dst, ErrorKind::CreateDir(e)))?;
+                dirs.push((dst, *mode));
+            }
+            Item::Symlink { target } => std::os::unix::fs::symlink(target, &dst)
+                .map_err(|e| Error::new(&dst, ErrorKind::Write(e)))?,
+            Item::Special => {}
+            Item::File { .. } => write[i] = true,
+        }
+    }
+    // Then the files, several at a time (copies inside the kernel beside a rewrite).
+    items
+        .par_iter()
+        .zip(plans.par_iter_mut())
+        .zip(write.par_iter())
+        .filter(|(_, w)| **w)
+        .try_for_each(|(((rel, item), plan), _)| {
+            let (Item::File { mode, .. }, Some(plan)) = (item, plan) else {
+                return Ok(());
+            };
+            let dst = root.join(rel);
+            let src = input.join(rel);
+            match (&plan.file.action, plan.index_bytes.take()) {
+                (TreeAction::Rewritten, Some(bytes)) => {
+                    std::fs::write(&dst, &bytes)
+                        .map_err(|e| Error::new(&dst, ErrorKind::Write(e)))?;
+                    set_mode(&dst, *mode)
+                }
+                (TreeAction::Rewritten, None) => {
+                    let mapped = Input::open(&src)?;
+                    let rewritten = gfxkit_shrink::rewrite_without_digests(&mapped, t)
+                        .map_err(|e| Error::new(&src, ErrorKind::Prune(e)))?;
+                    crate::rewrite::write_verified(
+                        &dst,
+                        Some(&src),
+                        crate::rewrite::Original::Input(&mapped),
+                        &rewritten,
+                        Durability::Rename,
+                    )?;
+                    set_mode(&dst, *mode)
+                }
+                _ => copy(&src, &dst, *mode),
+            }
+        })?;
+    // Directories last, deepest first: a read-only directory is filled before it is locked.
+    for (dir, mode) in dirs.iter().rev() {
+        set_mode(dir, *mode)?;
+    }
+    Ok(())
+}
+
+/// Copies one file unchanged, inside the kernel where it can.
+fn copy(src: &Path, dst: &Path, mode: u32) -> Result<(), Error> {
+    let mut f = std::fs::File::create(dst).map_err(|e| Error::new(dst, ErrorKind::Write(e)))?;
+    let len = std::fs::metadata(src)
+        .map_err(|e| Error::new(src, ErrorKind::Stat(e)))?
+        .len();
+    if len > 0 {
+        let mapped = Input::open(src)?;
+        copy_or_write(&mut f, &mapped, mapped.file_range(&mapped))
+            .map_err(|e| Error::new(dst, ErrorKind::Write(e)))?;
+    }
+    drop(f);
+    set_mode(dst, mode)
+}
