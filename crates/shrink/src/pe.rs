@@ -191,6 +191,25 @@ pub(crate) fn rewrite_image<'a>(
             "more than one .hip_fat section",
         ));
     }
+    // The headers, the section table included, lie before every section's raw data: a table
+    // that runs into raw data would change as that data moves.
+    let table_end = sections.iter().last().map_or(0, |sh| {
+        header_at(sh) + std::mem::size_of::<pe::ImageSectionHeader>() as u64
+    });
+    let first_raw = sections
+        .iter()
+        .filter(|sh| sh.size_of_raw_data.get(LE) != 0 && sh.pointer_to_raw_data.get(LE) != 0)
+        .map(|sh| u64::from(sh.pointer_to_raw_data.get(LE)))
+        .min();
+    if let Some(first_raw) = first_raw.filter(|&f| table_end > f) {
+        return Err(bad(
+            header_at(fsh),
+            format!(
+                "the section table ends at file offset {table_end:#x}, inside the raw data of a \
+                 section (from {first_raw:#x}): damaged headers"
+            ),
+        ));
+    }
     let fat_name = String::from_utf8_lossy(fat_name).into_owned();
     let file_align = u64::from(opt.file_alignment());
     if !file_align.is_power_of_two() || !(512..=65536).contains(&file_align) {
