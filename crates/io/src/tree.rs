@@ -134,36 +134,14 @@ pub fn prune_tree(
 
     let had = plans.iter().flatten().any(|p| !p.file.targets.is_empty());
     let keeps = plans.iter().flatten().any(|p| p.keeps);
-    let refused = match &t.selection {
-        Selection::Keep(ps) => Some(("--keep", ps)),
-        Selection::Drop(ps) => Some(("--drop", ps)),
-        Selection::All => None,
-    };
-    if let (true, false, false, Some((flag, patterns))) = (had, keeps, allow_empty, refused) {
-        let mut present: Vec<&str> = plans
+    if had && !keeps && !allow_empty {
+        let present = plans
             .iter()
             .flatten()
-            .flat_map(|p| p.file.targets.iter().map(String::as_str))
-            .collect();
-        present.sort_unstable();
-        present.dedup();
-        return Err(Error::new(
-            input,
-            ErrorKind::Prune(gfxkit_shrink::Error::at(
-                0,
-                gfxkit_shrink::ErrorKind::WouldEmpty {
-                    selection: format!(
-                        "{flag} {}",
-                        patterns
-                            .iter()
-                            .map(|p| p.to_string())
-                            .collect::<Vec<_>>()
-                            .join(",")
-                    ),
-                    present: present.join(", "),
-                },
-            )),
-        ));
+            .flat_map(|p| p.file.targets.iter().map(String::as_str));
+        if let Some(e) = gfxkit_shrink::empty_error(&t.selection, present) {
+            return Err(Error::new(input, ErrorKind::Prune(e)));
+        }
     }
     let unmatched = unmatched(&t.selection, &plans);
 

@@ -40,14 +40,45 @@ pub fn examine(
     loader: Loader,
     progress: &dyn Progress,
 ) -> Result<(Vec<(String, doctor::Examined)>, Vec<database::DbMember>), crate::Error> {
+    libraries_and_databases(
+        paths,
+        progress,
+        |path, bytes| {
+            let inv = Inventory::of(bytes);
+            let mut e = doctor::examine(&inv);
+            e.set_kpack(crate::kpack::doctor_verdicts(path, &inv, devices, loader));
+            e
+        },
+        |_| true,
+        // Unreadable, or a package named on the command line that holds no device code.
+        |_, error| doctor::Examined {
+            errors: vec![error],
+            ..Default::default()
+        },
+    )
+}
+
+/// Every file under `paths` read by `read` (directories searched, packages by member), with
+/// the kernel-database files found apart ([`database::member_of`]) together with those where
+/// the libraries named on the command line keep their databases ([`members_beside`]). A file
+/// found in a directory is left out when `keep` says so; one that cannot be read (or a package
+/// named that holds no device code) is `failed(path, why)`. The error is a path that does not
+/// exist.
+#[allow(clippy::type_complexity)]
+fn libraries_and_databases<T: Send>(
+    paths: &[PathBuf],
+    progress: &dyn Progress,
+    read: impl Fn(&Path, &[u8]) -> T + Sync,
+    keep: impl Fn(&T) -> bool,
+    failed: impl Fn(&str, String) -> T,
+) -> Result<(Vec<(String, T)>, Vec<database::DbMember>), crate::Error> {
     let scanned = crate::scan::scan(paths, progress, |path, bytes| {
-        if let Some(m) = database::member_of(&path.display().to_string(), bytes) {
-            return Ok::<_, Infallible>(Err(m));
-        }
-        let inv = Inventory::of(bytes);
-        let mut e = doctor::examine(&inv);
-        e.set_kpack(crate::kpack::doctor_verdicts(path, &inv, devices, loader));
-        Ok(Ok(e))
+        Ok::<_, Infallible>(
+            match database::member_of(&path.display().to_string(), bytes) {
+                Some(m) => Err(m),
+                None => Ok(read(path, bytes)),
+            },
+        )
     })?;
     let mut libraries = Vec::new();
     let mut members = Vec::new();
@@ -55,21 +86,19 @@ pub fn examine(
     for s in scanned {
         let path = s.path.display().to_string();
         match s.result {
-            Ok(Ok(e)) => {
+            Ok(Ok(v)) if !s.explicit && !keep(&v) => {}
+            Ok(Ok(v)) => {
                 if s.explicit && s.package.is_none() {
                     named.push(s.path);
                 }
-                libraries.push((path, e))
+                libraries.push((path, v));
             }
             Ok(Err(m)) => members.push(m),
-            // Unreadable, or a package named on the command line that holds no device code.
-            Err(e) => libraries.push((
-                path,
-                doctor::Examined {
-                    errors: vec![scan_error(e).unwrap_or_else(|| crate::NoDeviceCode.to_string())],
-                    ..Default::default()
-                },
-            )),
+            Err(e) => {
+                let why = scan_error(e).unwrap_or_else(|| crate::NoDeviceCode.to_string());
+                let v = failed(&path, why);
+                libraries.push((path, v));
+            }
         }
     }
     members.extend(members_beside(&named, paths, progress)?);
@@ -123,48 +152,31 @@ pub fn select(
     loader: Loader,
     progress: &dyn Progress,
 ) -> Result<SelectReport, crate::Error> {
-    let scanned = crate::scan::scan(paths, progress, |path, bytes| {
-        if let Some(m) = database::member_of(&path.display().to_string(), bytes) {
-            return Ok::<_, Infallible>(Err(m));
-        }
-        let inv = Inventory::of(bytes);
-        let mut s = select::select(&path.display().to_string(), &inv, device);
-        s.error = gfxkit_inventory::kpack::archive_damage(bytes);
-        s.add_kpack(if gfxkit_inventory::kpack::is_archive(bytes) {
-            // A `.kpack` file: its units as `list` reads them.
-            gfxkit_inventory::kpack::select_archive(
-                path,
-                bytes,
-                device,
-                loader,
-                &crate::kpack::env(),
-            )
-        } else {
-            crate::kpack::select_units(path, &inv, device, loader)
-        });
-        Ok(Ok(s))
-    })?;
-    let mut libraries = Vec::new();
-    let mut members = Vec::new();
-    let mut named = Vec::new();
-    for s in scanned {
-        let path = s.path.display().to_string();
-        match s.result {
-            Ok(Ok(f)) if !s.explicit && f.is_empty() => {} // Found in a directory, no device code.
-            Ok(Ok(f)) => {
-                if s.explicit && s.package.is_none() {
-                    named.push(s.path);
-                }
-                libraries.push((path, f));
-            }
-            Ok(Err(m)) => members.push(m),
-            Err(e) => {
-                let e = scan_error(e).unwrap_or_else(|| crate::NoDeviceCode.to_string());
-                libraries.push((path.clone(), select::unreadable(&path, e)));
-            }
-        }
-    }
-    members.extend(members_beside(&named, paths, progress)?);
+    let (libraries, members) = libraries_and_databases(
+        paths,
+        progress,
+        |path, bytes| {
+            let inv = Inventory::of(bytes);
+            let mut s = select::select(&path.display().to_string(), &inv, device);
+            s.error = gfxkit_inventory::kpack::archive_damage(bytes);
+            s.add_kpack(if gfxkit_inventory::kpack::is_archive(bytes) {
+                // A `.kpack` file: its units as `list` reads them.
+                gfxkit_inventory::kpack::select_archive(
+                    path,
+                    bytes,
+                    device,
+                    loader,
+                    &crate::kpack::env(),
+                )
+            } else {
+                crate::kpack::select_units(path, &inv, device, loader)
+            });
+            s
+        },
+        // Found in a directory without device code: left out.
+        |s| !s.is_empty(),
+        select::unreadable,
+    )?;
     let files = database::with_databases(
         libraries,
         members,

@@ -148,7 +148,7 @@ pub use check::{SegmentProblem, WrapperProblem};
 pub use error::{Error, ErrorKind};
 pub use output::Output;
 pub use plan::{BundleOutcome, Conversion, EntryRecord, Transform};
-pub use report::refuse_empty;
+pub use report::{empty_error, refuse_empty};
 pub use rewrite::{
     rewrite, rewrite_without_digests, FileKind, Layout, RegionReport, Report, Rewritten,
 };

@@ -210,15 +210,31 @@ pub fn refuse_empty<'r>(
     {
         return Ok(());
     }
-    let mut present: Vec<&str> = reports.iter().flat_map(|r| r.targets_before()).collect();
-    present.sort_unstable();
-    present.dedup();
-    let (flag, patterns) = match &t.selection {
+    match empty_error(
+        &t.selection,
+        reports.iter().flat_map(|r| r.targets_before()),
+    ) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The error refusing a prune by `selection` that would leave no device code, naming the
+/// targets `present` (sorted and without repeats here); `None` for [`Selection::All`], which
+/// never empties anything.
+pub fn empty_error<'p>(
+    selection: &Selection,
+    present: impl IntoIterator<Item = &'p str>,
+) -> Option<Error> {
+    let (flag, patterns) = match selection {
         Selection::Keep(ps) => ("--keep", ps),
         Selection::Drop(ps) => ("--drop", ps),
-        Selection::All => return Ok(()),
+        Selection::All => return None,
     };
-    Err(Error::at(
+    let mut present: Vec<&str> = present.into_iter().collect();
+    present.sort_unstable();
+    present.dedup();
+    Some(Error::at(
         0,
         ErrorKind::WouldEmpty {
             selection: format!(
