@@ -2,8 +2,10 @@
 //! and `.aks2` files): each reader on arbitrary input under small limits, so that a header may
 //! claim anything and the work stays in proportion to the input.
 
+use gfxkit_kernel_db::aiter::KernelMap;
 use gfxkit_kernel_db::aks2::Aks2;
 use gfxkit_kernel_db::kdb::{decode_blob, Kdb};
+use gfxkit_kernel_db::mapping::{problems, Mapping};
 use gfxkit_kernel_db::tensile::{self, Index};
 use gfxkit_kernel_db::Limits;
 
@@ -24,13 +26,33 @@ fn limits() -> Limits {
 
 /// A Tensile index as MessagePack, and as a zlib stream of one (`.dat.zlib`): every row's
 /// solutions and placeholders read, and every solution a row reaches is one the index lists.
+/// The same bytes as a hipBLASLt mapping (checked against a directory listing) and as an
+/// aiter kernel map (CSV).
 pub fn tensile(data: &[u8]) {
     let limits = limits();
     index(data, &limits);
+    mapping(data, &limits);
     if let Ok(d) = tensile::decompress_zlib(data, MAX_OUT) {
         assert!(d.len() as u64 <= MAX_OUT);
         index(&d, &limits);
+        mapping(&d, &limits);
     }
+    if let Ok(m) = KernelMap::parse(data, &limits) {
+        assert!(m.rows.len() as u64 <= limits.max_records);
+        assert!(m
+            .rows
+            .iter()
+            .all(|r| r.offset < data.len() as u64 && r.line >= 2));
+    }
+}
+
+fn mapping(bytes: &[u8], limits: &Limits) {
+    let Ok(m) = Mapping::parse(bytes, limits) else {
+        return;
+    };
+    assert!(m.libraries.len() as u64 <= limits.max_solutions);
+    let names = ["TensileLibrary_lazy_gfx942.dat", "x_fallback_gfx942.dat"];
+    let _ = problems("TensileLiteLibrary_lazy_gfx942_Mapping.dat", &m, &names);
 }
 
 fn index(bytes: &[u8], limits: &Limits) {

@@ -357,3 +357,51 @@ fn aotriton_zip_packs_and_images_are_one_database() {
         "{out}\n{err}"
     );
 }
+
+#[test]
+fn hipblaslt_mappings_keep_the_layout_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("hipblaslt/library/gfx942");
+    std::fs::create_dir_all(&d).unwrap();
+    let touch = |n: &str| std::fs::write(d.join(n), b"").unwrap();
+    let map = d.join("TensileLiteLibrary_lazy_gfx942_Mapping.dat");
+    fixture(
+        "mapping",
+        &map,
+        &["0|Cijk_a_gfx942".into(), "1|Cijk_b_fallback_gfx942".into()],
+    );
+    touch("TensileLibrary_lazy_gfx942.dat");
+    touch("Cijk_a_gfx942.dat");
+    touch("Cijk_b_fallback_gfx942.dat");
+    let m = map.to_str().unwrap();
+    let (code, l, err) = json(&["list", "--json", m]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(l["files"][0]["database"]["kind"], "tensile-mapping");
+    assert_eq!(l["files"][0]["database"]["solutions"], 2);
+    let (code, out, err) = gfxkit(&["verify", m]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    // A mapped library gone, and a fallback library the mapping leaves out.
+    std::fs::remove_file(d.join("Cijk_a_gfx942.dat")).unwrap();
+    touch("Cijk_c_fallback_gfx942.dat.zlib");
+    let (code, out, _) = gfxkit(&["verify", m]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("solution 0: library Cijk_a_gfx942.dat is not there"),
+        "{out}"
+    );
+    assert!(
+        out.contains("fallback library Cijk_c_fallback_gfx942.dat.zlib is not in the mapping"),
+        "{out}"
+    );
+
+    // A truncated mapping: an error naming the file.
+    let data = std::fs::read(&map).unwrap();
+    std::fs::write(&map, &data[..data.len() - 3]).unwrap();
+    let (code, out, err) = gfxkit(&["verify", m]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        format!("{out}{err}").contains("TensileLiteLibrary_lazy_gfx942_Mapping.dat"),
+        "{out}{err}"
+    );
+}

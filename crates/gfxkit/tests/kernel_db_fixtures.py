@@ -2,6 +2,7 @@
 
   python3 kernel_db_fixtures.py kdb OUT.kdb 'NAME|ARGS|FILE[|raw][|badhash]' ...
   python3 kernel_db_fixtures.py aks2 OUT.aks2 'NAME|FILE' ...
+  python3 kernel_db_fixtures.py mapping OUT_Mapping.dat 'INDEX|LIBRARY' ...
 
 kdb: MIOpen's kern_db table (src/include/miopen/kern_db.hpp): kernel_blob bzip2-compressed
 with uncompressed_size set, or stored as is with uncompressed_size 0 (`raw`); kernel_hash the
@@ -10,6 +11,9 @@ aks2: AOTriton's kernel storage V2 (python/aks2.py): "AKS2", u32 total uncompres
 u32 kernel count, u32 directory size, then one xz stream of the directory and the images; a
 directory entry is five u32 (shared memory, block threads, image offset, image size, name
 length with its NUL) and the NUL-terminated name.
+mapping: hipBLASLt's *_Mapping.dat, one MessagePack map of solution index (unsigned integer)
+to kernel-library name (string), written with the MessagePack spec's map 32, uint 32 and str 32
+forms.
 """
 import bz2
 import hashlib
@@ -64,5 +68,15 @@ def aks2(out, specs):
         f.write(header + lzma.compress(payload, format=lzma.FORMAT_XZ))
 
 
+def mapping(out, specs):
+    body = struct.pack(">BI", 0xDF, len(specs))
+    for spec in specs:
+        index, library = spec.split("|")
+        name = library.encode()
+        body += struct.pack(">BI", 0xCE, int(index)) + struct.pack(">BI", 0xDB, len(name)) + name
+    with open(out, "wb") as f:
+        f.write(body)
+
+
 if __name__ == "__main__":
-    {"kdb": kdb, "aks2": aks2}[sys.argv[1]](sys.argv[2], sys.argv[3:])
+    {"kdb": kdb, "aks2": aks2, "mapping": mapping}[sys.argv[1]](sys.argv[2], sys.argv[3:])

@@ -17,6 +17,7 @@ use crate::locate::{check_payload, ListedEntry};
 use crate::verify::{Finding, FindingKind, Verification};
 use gfxkit_kernel_db::aiter::KernelMap;
 use gfxkit_kernel_db::kdb::{self, DbId, Kdb, Record};
+use gfxkit_kernel_db::mapping::{self, Mapping};
 use gfxkit_kernel_db::resolve::{self, Listing, Xnack};
 use gfxkit_kernel_db::tensile::{self, Index};
 use gfxkit_kernel_db::{aks2::Aks2, Limits};
@@ -373,16 +374,17 @@ fn tensile_listing(
     kind: DbKind,
     listing: Option<&Listing<'_>>,
 ) -> Result<DatabaseListing, gfxkit_kernel_db::Error> {
+    let file = TensileFile::new(name, data)?;
     if kind == DbKind::TensileMapping {
-        // The mapping is not a solution index: its rows are not read here.
+        // Not a solution index: the solutions it maps to their kernel libraries.
+        let m = Mapping::parse(file.bytes(data), &Limits::default())?;
         return Ok(DatabaseListing {
             kind: kind.name(),
-            solutions: 0,
+            solutions: m.libraries.len(),
             rows: Vec::new(),
             resolved: false,
         });
     }
-    let file = TensileFile::new(name, data)?;
     let index = Index::parse(file.bytes(data))?;
     Ok(DatabaseListing {
         kind: kind.name(),
@@ -705,6 +707,26 @@ pub fn verify_tensile<'d>(
     }
     let rows = index.rows().len();
     verification(name, 0, rows, problems)
+}
+
+/// `verify` of a hipBLASLt `*_Mapping.dat` `name` (`data`; `.zlib` decompressed) against
+/// `names`, the files of its directory ([`mapping::problems`]: mapped libraries there and named
+/// for its architecture, the master beside it, every fallback library mapped). Without
+/// `names` (a package member) only that it reads.
+pub fn verify_mapping(
+    name: &str,
+    data: &[u8],
+    names: Option<&[&str]>,
+) -> crate::Result<Verification> {
+    let file = TensileFile::new(name, data).map_err(|e| db_error(name, e))?;
+    let m = Mapping::parse(file.bytes(data), &Limits::default()).map_err(|e| db_error(name, e))?;
+    let problems = names
+        .map(|n| mapping::problems(name, &m, n))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| finding(None, None, p))
+        .collect();
+    Ok(verification(name, 0, m.libraries.len(), problems))
 }
 
 /// Gives the bytes of a file named relative to a database file's directory (`None` when it is

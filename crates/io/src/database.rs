@@ -149,7 +149,8 @@ fn with_index<R>(
 
 /// `verify` of a kernel database (`None` for other files): `.kdb`/`.aks2` records decoded and
 /// checked; a Tensile index, and an aiter kernel map, against the files beside it (their
-/// function symbols read from the mapped files). An index that is a package member is checked without its directory:
+/// function symbols read from the mapped files); a hipBLASLt mapping against the names beside
+/// it. An index that is a package member is checked without its directory:
 /// only that it reads.
 pub fn verify_file_bytes(
     path: &Path,
@@ -159,7 +160,13 @@ pub fn verify_file_bytes(
     let name = path.display().to_string();
     match kind {
         DbKind::MiopenKdb | DbKind::Aks2 => db::verify_opened(&name, data, kind),
-        DbKind::TensileMapping => None,
+        DbKind::TensileMapping => {
+            let names = index_dir(path).and_then(|d| dir_names(&d));
+            let refs: Option<Vec<&str>> = names
+                .as_ref()
+                .map(|n| n.iter().map(String::as_str).collect());
+            Some(db::verify_mapping(&name, data, refs.as_deref()))
+        }
         DbKind::TensileIndex => Some(with_index(path, data, |index, listing, open| {
             db::verify_tensile(&name, index, listing, open)
         })),

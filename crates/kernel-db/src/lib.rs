@@ -7,6 +7,8 @@
 //!   solutions reachable and the lazy shards named.
 //! - [`tensile_write`]: a multi-architecture index rewritten to some of its rows and the
 //!   solutions they reach, read back before it is returned (what `prune` of a tree writes).
+//! - [`mapping`]: hipBLASLt's `*_Mapping.dat` (solution index to kernel library) and the
+//!   layout rules it must keep with the files beside it.
 //! - [`resolve`]: which index and code-object files rocBLAS opens for a processor, over a
 //!   listing of `library/` given by the caller.
 //! - [`kdb`]: MIOpen `.kdb` kernel databases (SQLite): records, blobs decoded and checked
@@ -32,6 +34,7 @@ pub mod aks2;
 pub mod error;
 pub mod kdb;
 pub mod limits;
+pub mod mapping;
 pub mod msgpack;
 pub mod resolve;
 pub mod sniff;
