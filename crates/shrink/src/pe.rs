@@ -136,6 +136,22 @@ pub fn without_signature(data: &[u8]) -> Result<Option<Vec<u8>>> {
     Ok(Some(out))
 }
 
+/// Refuses an image whose `ImageBase` (in the optional header at file offset `opt_at`) lies so
+/// near the top of the address space that an address in the image (a 32-bit RVA, or a section
+/// placed after the last one) would not fit 64 bits: no loader maps such an image.
+pub(crate) fn check_image_base(image_base: u64, opt_at: u64) -> Result<()> {
+    if image_base.checked_add(1 << 34).is_none() {
+        return Err(bad(
+            opt_at + 24,
+            format!(
+                "ImageBase {image_base:#x} leaves no room for the image's addresses below 2^64: \
+                 damaged"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Refuses a signed image (one with an Authenticode certificate table): a rewrite
 /// invalidates the signature.
 fn refuse_signed(data: &[u8], file: &PeFile64<'_>) -> Result<()> {
@@ -341,6 +357,7 @@ pub(crate) fn rewrite_image<'a>(
 
     // Wrappers: each `HIPF` pointer leads to a bundle of `.hip_fat`, and now to its new place.
     let image_base = opt.image_base();
+    check_image_base(image_base, opt_at)?;
     let fat_va = image_base + u64::from(fsh.virtual_address.get(LE));
     let found = gfxkit_host::discover(data);
     let mut pointed = vec![false; region.moves.len()];

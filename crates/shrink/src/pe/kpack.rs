@@ -181,6 +181,7 @@ impl<'a> Image<'a> {
                 ));
             }
         }
+        super::check_image_base(opt.image_base(), opt_at)?;
         Ok(Image {
             image_base: opt.image_base(),
             size_of_headers: u64::from(opt.size_of_headers()),
