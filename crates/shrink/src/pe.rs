@@ -136,6 +136,20 @@ pub fn without_signature(data: &[u8]) -> Result<Option<Vec<u8>>> {
     Ok(Some(out))
 }
 
+/// Refuses wrapper `i` of an image unless it is a `HIPF` one: a `HIPK` wrapper means the image
+/// is already split by kpack, any other magic is damage.
+pub(crate) fn fat_wrapper(i: usize, w: &gfxkit_host::Wrapper) -> Result<()> {
+    let at = w.location.offset;
+    match w.magic {
+        WrapperMagic::Hipf => Ok(()),
+        WrapperMagic::Hipk => fail(at, ErrorKind::AlreadySplit { wrapper: i }),
+        WrapperMagic::Other(m) => Err(bad(
+            at,
+            format!("wrapper {i} has magic {m:#010x}, not HIPF"),
+        )),
+    }
+}
+
 /// Refuses an image whose `ImageBase` (in the optional header at file offset `opt_at`) lies so
 /// near the top of the address space that an address in the image (a 32-bit RVA, or a section
 /// placed after the last one) would not fit 64 bits: no loader maps such an image.
@@ -364,16 +378,7 @@ pub(crate) fn rewrite_image<'a>(
     let mut n_wrappers = 0;
     for (i, w) in found.wrappers.iter().enumerate() {
         let at = w.location.offset;
-        match w.magic {
-            WrapperMagic::Hipf => {}
-            WrapperMagic::Hipk => return fail(at, ErrorKind::AlreadySplit { wrapper: i }),
-            WrapperMagic::Other(m) => {
-                return Err(bad(
-                    at,
-                    format!("wrapper {i} has magic {m:#010x}, not HIPF"),
-                ))
-            }
-        }
+        fat_wrapper(i, w)?;
         let WrapperTarget::Bundle { .. } = w.target else {
             return Err(bad(
                 at,

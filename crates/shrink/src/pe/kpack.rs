@@ -446,16 +446,7 @@ pub fn split_image(data: &[u8], marker: &[u8]) -> Result<Split> {
     let mut wrapper_bundles = Vec::with_capacity(found.wrappers.len());
     for (i, w) in found.wrappers.iter().enumerate() {
         let at = w.location.offset;
-        match w.magic {
-            WrapperMagic::Hipf => {}
-            WrapperMagic::Hipk => return fail(at, ErrorKind::AlreadySplit { wrapper: i }),
-            WrapperMagic::Other(m) => {
-                return Err(bad(
-                    at,
-                    format!("wrapper {i} has magic {m:#010x}, not HIPF"),
-                ))
-            }
-        }
+        super::fat_wrapper(i, w)?;
         let WrapperTarget::Bundle { index } = w.target else {
             return Err(bad(
                 at,
