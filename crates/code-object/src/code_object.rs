@@ -3,7 +3,7 @@
 use crate::descriptor::{self, KernelDescriptor};
 use crate::eflags::{EFlags, EFlagsIssue, TargetIdFromFlagsError, TargetMismatch};
 use crate::error::{Error, ErrorKind};
-use crate::metadata::{Kernel, Metadata};
+use crate::metadata::{Depth, Kernel, Metadata};
 use crate::metadata_v2::{self, V2Kernel, NT_AMD_HSA_METADATA};
 use gfxkit_spec::elf::{
     ELFOSABI_AMDGPU_HSA, EM_AMDGPU, NOTE_OWNER_AMD, NOTE_OWNER_AMDGPU, NT_AMDGPU_METADATA,
@@ -213,6 +213,22 @@ impl<'data> CodeObject<'data> {
     /// A code object whose header tables or sections run past the end of `data` is an error
     /// ([`ErrorKind::TruncatedElf`], at the header field that places the part cut short).
     pub fn parse(data: &'data [u8]) -> Result<CodeObject<'data>, Error> {
+        Self::read(data, Depth::Full)
+    }
+
+    /// Whether `data` reads as a code object whose identity can be trusted, without decoding
+    /// its kernels: the ELF header and tables within the data, the notes found, every metadata
+    /// note well-formed MessagePack with a valid version and target, and the notes agreeing.
+    /// `Ok(Some(_))` is [`CodeObject::target_mismatch`]: `e_flags` and the metadata name
+    /// different targets. What writers of code objects (`extract`) check before they write
+    /// one; `inspect` and `verify` parse the whole object.
+    pub fn check_identity(data: &'data [u8]) -> Result<Option<Issue>, Error> {
+        Ok(Self::read(data, Depth::Identity)?.target_mismatch())
+    }
+
+    /// [`CodeObject::parse`], decoding the metadata as far as `depth` asks (without the
+    /// kernels, the object must not leave this crate: its kernel list would be empty).
+    fn read(data: &'data [u8], depth: Depth) -> Result<CodeObject<'data>, Error> {
         let header = Header::parse(data)?;
         if let Some(t) = crate::extent::truncation_with_sections(data) {
             return Err(Error::new(ErrorKind::TruncatedElf(t), t.claim));
@@ -232,14 +248,14 @@ impl<'data> CodeObject<'data> {
         let notes = find(NOTE_OWNER_AMDGPU, NT_AMDGPU_METADATA, true)?;
         let mut metadata: Option<Metadata<'data>> = None;
         for &(desc, offset) in &notes {
-            let m = Metadata::parse(desc, offset)?;
+            let m = Metadata::read(desc, offset, depth)?;
             match &mut metadata {
                 None => metadata = Some(m),
                 Some(first) => first.absorb(m, offset)?,
             }
         }
         // Code object V2: YAML metadata in an "AMD" note.
-        let v2_kernels = if notes.is_empty() {
+        let v2_kernels = if notes.is_empty() && depth == Depth::Full {
             match find(NOTE_OWNER_AMD, NT_AMD_HSA_METADATA, false)?.first() {
                 Some(&(desc, offset)) => metadata_v2::parse(desc, offset)?,
                 None => Vec::new(),

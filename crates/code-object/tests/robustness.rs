@@ -44,7 +44,9 @@ fn every_prefix_is_handled() {
     for len in 0..data.len() {
         let header = Header::parse(&data[..len]);
         assert_eq!(header.is_ok(), len >= 64, "{len}");
-        match CodeObject::parse(&data[..len]) {
+        let parsed = CodeObject::parse(&data[..len]);
+        agree(&data[..len], &parsed);
+        match parsed {
             Ok(co) => touch(&co),
             Err(e) => {
                 assert!(e.offset() <= data.len() as u64, "{len}: {e}");
@@ -58,6 +60,16 @@ fn every_prefix_is_handled() {
         "{errors} errors for {} prefixes",
         data.len()
     );
+}
+
+/// The identity check (`extract`'s) against the whole parse: whatever parses has the same
+/// target verdict, and whatever the identity check refuses does not parse.
+fn agree(data: &[u8], parsed: &Result<CodeObject<'_>, gfxkit_code_object::Error>) {
+    match (CodeObject::check_identity(data), parsed) {
+        (Ok(verdict), Ok(co)) => assert_eq!(verdict, co.target_mismatch()),
+        (Err(e), Ok(_)) => panic!("the identity check refuses a code object that parses: {e}"),
+        (_, Err(_)) => {}
+    }
 }
 
 /// `encoded` as LLVM may also have written it: where xnack is always on, LLVM 22 writes the V4+
@@ -82,7 +94,9 @@ proptest! {
             let i = at.index(data.len());
             data[i] = byte;
         }
-        if let Ok(co) = CodeObject::parse(&data) {
+        let parsed = CodeObject::parse(&data);
+        agree(&data, &parsed);
+        if let Ok(co) = parsed {
             touch(&co);
         }
     }

@@ -4,11 +4,21 @@ use gfxkit_code_object::{CodeObject, CodeObjectVersion, EFlags, Header, Metadata
 
 /// Parses the input as a code object (header, `e_flags`, notes, MessagePack metadata, kernel
 /// descriptors and the consistency checks), as a bare metadata note descriptor, and decodes
-/// its first word as `e_flags` of every code-object version.
+/// its first word as `e_flags` of every code-object version. The identity check (what
+/// `extract` asks before it writes a code object) agrees with the whole parse: a code object
+/// that parses passes it with the same target verdict.
 pub fn run(data: &[u8]) {
     let header = Header::parse(data);
+    let identity = CodeObject::check_identity(data);
+    if let Err(e) = &identity {
+        assert!(e.offset() <= data.len() as u64, "{e}");
+    }
     match CodeObject::parse(data) {
         Ok(co) => {
+            match &identity {
+                Ok(verdict) => assert_eq!(verdict, &co.target_mismatch()),
+                Err(e) => panic!("the identity check refuses a code object that parses: {e}"),
+            }
             assert!(header.is_ok(), "a code object whose header does not parse");
             let _ = co.target_id();
             if let (Some(m), Some(at)) = (co.metadata(), co.metadata_offset()) {
@@ -36,6 +46,7 @@ pub fn run(data: &[u8]) {
         for k in m.kernels() {
             let _ = format!("{k:?}");
         }
+        let _ = m.to_json();
     }
     if let Some(w) = data.get(..4) {
         let raw = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);

@@ -85,8 +85,10 @@ pub fn pick(entries: &[ListedEntry], wanted: &[EntryId], matched: &mut [bool]) -
 
 /// Why the payload of an entry (ID `id`, file-name extension `ext`) must not be written as
 /// the code object its ID names, if so: an AMDGPU payload (or an ELF payload under an AMDGPU
-/// ID) that contradicts its ID ([`crate::locate::contradiction`]), that does not parse as
-/// `inspect` parses it, or whose `e_flags` name another target than its metadata. Bitcode,
+/// ID) that contradicts its ID ([`crate::locate::contradiction`]), whose ELF structure or
+/// metadata does not read, or whose `e_flags` name another target than its metadata
+/// ([`gfxkit_code_object::CodeObject::check_identity`]: the kernels' metadata is checked as
+/// MessagePack only; `verify` and `inspect` read it whole). Bitcode,
 /// SPIR-V and host payloads are written as they are.
 pub fn unwritable(id: &str, payload: &[u8], ext: &str) -> Option<String> {
     if ext != "co" || !payload.starts_with(b"\x7fELF") {
@@ -101,9 +103,9 @@ pub fn unwritable(id: &str, payload: &[u8], ext: &str) -> Option<String> {
     if let Some(c) = crate::locate::contradiction(id, payload) {
         return Some(c);
     }
-    match gfxkit_code_object::CodeObject::parse(payload) {
+    match gfxkit_code_object::CodeObject::check_identity(payload) {
         Err(e) => Some(format!("the code object cannot be read: {e}")),
-        Ok(co) => co.target_mismatch().map(|i| i.to_string()),
+        Ok(mismatch) => mismatch.map(|i| i.to_string()),
     }
 }
 

@@ -78,7 +78,7 @@ pub struct Inspection<'a> {
     /// `issues`.
     pub issues: Vec<String>,
     /// `metadata`.
-    pub metadata: Option<MetadataJson<'a, 'a>>,
+    pub metadata: Option<MetadataJson<'a>>,
 }
 
 /// `rel`, `exec`, `dyn`, `core` or `other` for an ELF `e_type`.
