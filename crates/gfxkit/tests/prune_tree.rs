@@ -75,6 +75,11 @@ fn tree(work: &Path) -> PathBuf {
     write(&t.join("bin/run.sh"), b"#!/bin/sh\n");
     std::fs::set_permissions(t.join("bin/run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::os::unix::fs::symlink("README", t.join("README.link")).unwrap();
+    // Links to what a prune drops: a file, one inside a dropped directory, through a link.
+    std::os::unix::fs::symlink("gfx1100.kdb", t.join("share/miopen/db/current.kdb")).unwrap();
+    std::os::unix::fs::symlink("gfx1100/fmha/k.co", t.join("aiter_meta/hsa/k1100.co")).unwrap();
+    std::os::unix::fs::symlink("k1100.co", t.join("aiter_meta/hsa/latest.co")).unwrap();
+    std::os::unix::fs::symlink("../../README", t.join("aiter_meta/hsa/README")).unwrap();
     t
 }
 
@@ -124,6 +129,16 @@ fn tree_prune_drops_other_architectures_databases_and_copies_the_rest() {
     assert_eq!(action("aiter_meta/hsa/gfx1100/fmha.csv"), "dropped");
     assert_eq!(action("README"), "copied");
     assert_eq!(action("README.link"), "copied");
+    assert_eq!(action("aiter_meta/hsa/README"), "copied");
+    // Links to dropped paths go with them: no dangling link is written.
+    for link in [
+        "share/miopen/db/current.kdb",
+        "aiter_meta/hsa/k1100.co",
+        "aiter_meta/hsa/latest.co",
+    ] {
+        assert_eq!(action(link), "dropped", "{link}");
+        assert!(std::fs::symlink_metadata(out.join(link)).is_err(), "{link}");
+    }
 
     // What was written.
     for kept in [
@@ -131,6 +146,7 @@ fn tree_prune_drops_other_architectures_databases_and_copies_the_rest() {
         "aotriton.images/amd-gfx90a/flash/attn_fwd.aks2",
         "aiter_meta/hsa/gfx90a/fmha/k.co",
         "aiter_meta/hsa/gfx90a/fmha.csv",
+        "aiter_meta/hsa/README",
         "README",
         "bin/run.sh",
     ] {
@@ -185,6 +201,11 @@ fn tree_prune_drops_other_architectures_databases_and_copies_the_rest() {
         "{o}"
     );
     assert!(out2.join("aiter_meta/hsa/gfx1100/fmha.csv").exists());
+    // Kept this time, the links are written as they were.
+    assert_eq!(
+        std::fs::read(out2.join("aiter_meta/hsa/latest.co")).unwrap(),
+        std::fs::read(t.join("aiter_meta/hsa/gfx1100/fmha/k.co")).unwrap()
+    );
 }
 
 #[test]

@@ -24,7 +24,9 @@
 //!   drops, holding device code of dropped targets only, is dropped whole with its other files
 //!   (aiter's CSV maps);
 //! - every other file is copied unchanged (inside the kernel, `copy_file_range`), symbolic
-//!   links are recreated as links with the same target, permissions are kept.
+//!   links are recreated as links with the same target, permissions are kept; a link that
+//!   leads (through other links, inside the tree) to a path the prune drops is dropped with
+//!   it, so that the output holds no dangling link.
 //!
 //! Writing is atomic for the whole tree: everything goes to a temporary directory
 //! `.gfxkit-<pid>.<random>.<name>` beside the output, which is renamed to the output only when
@@ -131,6 +133,7 @@ pub fn prune_tree(
         })
         .collect::<Result<_, _>>()?;
     drop_processor_dirs(&items, &mut plans, &t.selection);
+    drop_links_to_dropped(&items, &mut plans);
 
     let had = plans.iter().flatten().any(|p| !p.file.targets.is_empty());
     let keeps = plans.iter().flatten().any(|p| p.keeps);
@@ -157,6 +160,85 @@ pub fn prune_tree(
         size_after,
         unmatched,
     })
+}
+
+/// Links followed from one symbolic link before giving up (Linux's own limit).
+const MAX_LINK_HOPS: usize = 40;
+
+/// Drops every symbolic link that leads to a path the prune drops (a file, or anything inside
+/// a directory dropped whole), following links to links inside the tree. Targets are resolved
+/// by their text from the link's directory; an absolute target, one that leaves the tree, and
+/// one that names nothing in the input are left as they are (copied).
+fn drop_links_to_dropped(items: &[(String, Item)], plans: &mut [Option<Plan>]) {
+    let at: std::collections::HashMap<&str, usize> = items
+        .iter()
+        .enumerate()
+        .map(|(i, (rel, _))| (rel.as_str(), i))
+        .collect();
+    let mut drops = Vec::new();
+    for (i, (rel, item)) in items.iter().enumerate() {
+        let Item::Symlink { target } = item else {
+            continue;
+        };
+        let (mut from, mut to) = (rel.clone(), target);
+        for _ in 0..MAX_LINK_HOPS {
+            let Some(path) = resolve_link(&from, to) else {
+                break;
+            };
+            if let Some(gone) = dropped_within(&at, plans, &path) {
+                drops.push((i, gone.to_owned()));
+                break;
+            }
+            match at.get(path.as_str()).map(|&j| &items[j].1) {
+                Some(Item::Symlink { target }) => (from, to) = (path, target),
+                _ => break,
+            }
+        }
+    }
+    for (i, gone) in drops {
+        if let Some(plan) = plans[i].as_mut() {
+            plan.file.action = TreeAction::Dropped;
+            plan.file.size_after = 0;
+            let target = plan.file.note.take().unwrap_or_default();
+            plan.file.note = Some(format!("{target}: leads to {gone}, which is dropped"));
+        }
+    }
+}
+
+/// `path` itself or the directory it is in that the prune drops, if any.
+fn dropped_within<'p>(
+    at: &std::collections::HashMap<&str, usize>,
+    plans: &[Option<Plan>],
+    path: &'p str,
+) -> Option<&'p str> {
+    std::iter::successors(Some(path), |p| p.rsplit_once('/').map(|(d, _)| d)).find(|p| {
+        at.get(p).is_some_and(|&i| {
+            plans[i]
+                .as_ref()
+                .is_some_and(|plan| plan.file.action == TreeAction::Dropped)
+        })
+    })
+}
+
+/// The tree-relative path a link at `link` with target `target` names, resolved by its text;
+/// `None` for an absolute target or one that leaves the tree.
+fn resolve_link(link: &str, target: &Path) -> Option<String> {
+    if target.is_absolute() {
+        return None;
+    }
+    let mut parts: Vec<&str> = link.split('/').collect();
+    parts.pop();
+    for c in target.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                parts.pop()?;
+            }
+            std::path::Component::Normal(n) => parts.push(n.to_str()?),
+            _ => return None,
+        }
+    }
+    Some(parts.join("/"))
 }
 
 fn meta_mode(m: &std::fs::Metadata) -> u32 {
