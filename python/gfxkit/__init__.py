@@ -443,6 +443,7 @@ def kpack_split(
     kernel_name: Optional[str] = None,
     compression: str = "zstd",
     level: int = 3,
+    drop_signature: bool = False,
 ) -> Dict[str, Any]:
     """Splits a fat binary as ROCm's kpack does (``gfxkit kpack split``): every code object
     goes to ``<kpack_dir>/<group>_<arch>.kpack`` (default ``kpack_dir``: ``<dir of
@@ -450,8 +451,9 @@ def kpack_split(
     ``<kernel_name>#<N>``, and the host-only binary (HIPK wrappers pointing to a marker) to
     ``output``. The split binary is read back (segments, wrappers) before anything is
     written; everything is written atomically, archives first; the input is never
-    modified. ``compression`` is ``"zstd"`` (at ``level``) or ``"none"``. Returns the report
-    ``gfxkit kpack split --json`` prints."""
+    modified. ``compression`` is ``"zstd"`` (at ``level``) or ``"none"``. A signed Windows
+    image (DLL or EXE) is refused unless ``drop_signature``, which writes it unsigned. Returns
+    the report ``gfxkit kpack split --json`` prints."""
     return _gfxkit.kpack_split(
         os.fspath(src),
         os.fspath(output),
@@ -460,6 +462,7 @@ def kpack_split(
         kernel_name,
         compression,
         level,
+        drop_signature,
     )
 
 

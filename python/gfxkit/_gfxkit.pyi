@@ -70,6 +70,7 @@ def kpack_split(
     kernel_name: Optional[str] = None,
     compression: str = "zstd",
     level: int = 3,
+    drop_signature: bool = False,
 ) -> Dict[str, Any]:
     """``gfxkit kpack split --json``'s report; archives and binary written atomically."""
 def kpack_inline(src: str, output: str, archives: List[str] = ...) -> Dict[str, Any]:

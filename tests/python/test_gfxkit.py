@@ -243,3 +243,13 @@ def test_windows_dll_reads_as_the_cli_and_prunes_without_its_signature(cli, tmp_
     assert rep["regions"][0]["section"] == ".hip_fat"
     assert gfxkit.list(out).architectures == ["gfx90a"]
     assert out.read_bytes()[entry:entry + 8] == bytes(8)
+    # kpack split refuses the signed image the same way, and splits it unsigned on request.
+    split = tmp_path / "bin" / "split.dll"
+    split.parent.mkdir()
+    with pytest.raises(gfxkit.FormatError, match="Authenticode"):
+        gfxkit.kpack_split(signed, split, "w")
+    assert not split.exists()
+    rep = gfxkit.kpack_split(signed, split, "w", drop_signature=True)
+    assert rep["binaries"][0]["code_objects"] == 2
+    assert split.read_bytes()[entry:entry + 8] == bytes(8)
+    assert gfxkit.list(split).architectures == ["gfx1151", "gfx90a"]

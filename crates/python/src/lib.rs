@@ -1142,11 +1142,12 @@ fn run_transform<'py>(
 
 /// Splits the fat binary `src` (a path) by kpack: its code objects go to
 /// `<kpack_dir>/<group>_<arch>.kpack` (merged with archives already there), the host-only
-/// binary to `output`; everything is written atomically, archives first. Returns the report
-/// `gfxkit kpack split --json` prints.
+/// binary to `output`; everything is written atomically, archives first. A signed Windows
+/// image is refused unless `drop_signature` (the host image is then written unsigned).
+/// Returns the report `gfxkit kpack split --json` prints.
 #[pyfunction]
 #[pyo3(signature = (src, output, group, kpack_dir = None, kernel_name = None,
-    compression = "zstd", level = 3))]
+    compression = "zstd", level = 3, drop_signature = false))]
 #[allow(clippy::too_many_arguments)]
 fn kpack_split<'py>(
     py: Python<'py>,
@@ -1157,6 +1158,7 @@ fn kpack_split<'py>(
     kernel_name: Option<String>,
     compression: &str,
     level: i32,
+    drop_signature: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     use gfxkit_kpack::write::Compression;
     let compression = match compression {
@@ -1175,7 +1177,8 @@ fn kpack_split<'py>(
             kpack_dir.as_deref(),
             kernel_name.as_deref(),
         )?;
-        gfxkit_io::split::split(&[job], group, &dir, compression)
+        let options = gfxkit_io::split::SplitOptions { drop_signature };
+        gfxkit_io::split::split_with(&[job], group, &dir, compression, options)
     });
     match done {
         Ok(r) => json(py, &r),
