@@ -22,11 +22,22 @@
 # CPU time (user + system, least over the runs) is reported beside: on a loaded machine it is
 # what a side costs, as wall time then mostly measures the wait for a core.
 # The 93 MB bundle is the largest of librocsparse's 111 (8 entries: gfx803 ... gfx1030).
+#
+# Rows of the newer inputs, each run when its input is at hand (TREE_RUNS, default 5, rounds):
+# - a kernel-database tree: `prune --keep gfx90a` of Debian's librocblas0 5.5.1 unpacked
+#   ($ROCBLAS_DEB, default target/real/librocblas0_5.5.1+dfsg-7_amd64.deb: the library and its
+#   2.3 GB Tensile library) against `cp -r` of the files it keeps;
+# - a container image: `list --summary` of an OCI image holding librocsparse and Debian's
+#   librocrand (target/real/librocrand.so.1.1; bench/make-image.py) against `tar -x` of the
+#   image and its layers;
+# - a Windows DLL: `prune --keep gfx90a` of a DLL of 400 kernels for four processors, built by
+#   clang-19 and lld-link-19 (bench/dll-source.py; kept in target/bench/), against `cp`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 RUNS=${RUNS:-7}
 BIG_RUNS=${BIG_RUNS:-7}
+TREE_RUNS=${TREE_RUNS:-5}
 CORPUS=/work/corpus
 while [ $# -gt 0 ]; do
   case $1 in
@@ -140,6 +151,72 @@ for ((r = -1; r < BIG_RUNS; r++)); do
   run split.gfxkit "rm -rf ks" "$G" kpack split "$LIB" --group rocsparse -o ks/librocsparse.so
   run split.zstd "rm -f fb3.zst" zstd -q -3 -T0 "$FATBIN" -o fb3.zst
 done
+
+ROCBLAS_DEB=${ROCBLAS_DEB:-$ROOT/target/real/librocblas0_5.5.1+dfsg-7_amd64.deb}
+ROCRAND=$ROOT/target/real/librocrand.so.1.1
+EXTRA=()
+if [ -s "$ROCBLAS_DEB" ]; then
+  echo "== kernel-database tree (Debian's librocblas0): a warm-up, then $TREE_RUNS runs each"
+  dpkg-deb -x "$ROCBLAS_DEB" rocblas
+  TREE=$W/rocblas/usr/lib/x86_64-linux-gnu
+  "$G" prune --json --keep gfx90a "$TREE" -o tp >tree.json
+  python3 - tree.json >kept.txt <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for f in r["files"]:
+    if f["action"] != "dropped" and f["kind"] != "directory":
+        print(f["path"])
+PY
+  read -r TB TA < <(python3 -c 'import json,sys; r=json.load(open("tree.json")); print(r["size_before"], r["size_after"])')
+  EXTRA+=("tree_before=$TB" "tree_after=$TA")
+  for ((r = -1; r < TREE_RUNS; r++)); do
+    run tree.gfxkit "rm -rf tp" "$G" prune --keep gfx90a "$TREE" -o tp
+    run tree.cp "rm -rf tc" bash -c "mkdir tc && cd '$TREE' && exec xargs -d '\n' -a '$W/kept.txt' cp -P -r --parents -t '$W/tc'"
+  done
+  rm -rf rocblas tp tc
+fi
+if [ -s "$ROCRAND" ]; then
+  echo "== container image: a warm-up, then $TREE_RUNS runs each"
+  python3 "$ROOT/bench/make-image.py" img.tar "$ROCRAND" "$LIB"
+  LAYERS=$(python3 - <<'PY'
+import json, tarfile
+t = tarfile.open("img.tar")
+idx = json.load(t.extractfile("index.json"))
+m = json.load(t.extractfile("blobs/sha256/" + idx["manifests"][0]["digest"].split(":")[1]))
+print(" ".join("blobs/sha256/" + l["digest"].split(":")[1] for l in m["layers"]))
+PY
+)
+  UNTAR="mkdir -p un/root && tar -xf img.tar -C un"
+  for l in $LAYERS; do UNTAR="$UNTAR && tar -xf un/$l -C un/root"; done
+  EXTRA+=("image=$(stat -c %s img.tar)")
+  for ((r = -1; r < TREE_RUNS; r++)); do
+    run img.gfxkit "" "$G" list --summary img.tar
+    run img.tar "rm -rf un" bash -c "$UNTAR"
+  done
+  rm -rf un img.tar
+fi
+if [ -x "$L19/lld-link" ]; then
+  DLL=$ROOT/target/bench/k400.dll
+  if [ ! -s "$DLL" ]; then
+    echo "== building the DLL (400 kernels, four processors)"
+    mkdir -p "$ROOT/target/bench"
+    python3 "$ROOT/bench/dll-source.py" 400 >k.hip
+    "$L19/clang++" -x hip -nogpulib -nogpuinc -O2 --target=x86_64-pc-windows-msvc -cuid=k \
+      --offload-arch=gfx90a --offload-arch=gfx942 --offload-arch=gfx1100 --offload-arch=gfx1151 \
+      -c k.hip -o k.obj
+    "$L19/lld-link" /dll /noentry /force:unresolved /nodefaultlib k.obj "/out:$DLL.tmp" >/dev/null 2>&1
+    mv "$DLL.tmp" "$DLL"
+    rm -f k.hip k.obj
+  fi
+  echo "== Windows DLL: a warm-up, then $RUNS runs each"
+  for ((r = -1; r < RUNS; r++)); do
+    run dll.gfxkit "rm -f p.dll" "$G" prune --keep gfx90a "$DLL" -o p.dll
+    run dll.cp "rm -f c.dll" cp "$DLL" c.dll
+  done
+  EXTRA+=("dll=$(stat -c %s "$DLL")" "dll_pruned=$(stat -c %s p.dll)")
+  rm -f p.dll c.dll
+fi
+
 PS=$(stat -c %s p.so)
 RS=$(stat -c %s r.so)
 FZ=$(stat -c %s fb.zst)
@@ -151,5 +228,6 @@ python3 "$ROOT/bench/report.py" "$RES" "$ROOT/docs" \
   "bundle=$BIG" "out=$BIG" "gz=$GZ" "wz=$WZ" "cz=$CZ" "zz=$ZZ" "lib=$(stat -c %s "$LIB")" \
   "fatbin=$(stat -c %s "$FATBIN")" "pruned=$PS" "recompressed=$RS" "fz=$FZ" "ident=$IDENT" \
   "runs=$RUNS" "big_runs=$BIG_RUNS" "load=$LOAD_START" "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" \
-  "cores=$(nproc)" "minutes=$(( ($(date +%s) - STARTED + 30) / 60 ))"
+  "cores=$(nproc)" "minutes=$(( ($(date +%s) - STARTED + 30) / 60 ))" "tree_runs=$TREE_RUNS" \
+  ${EXTRA[@]+"${EXTRA[@]}"}
 echo "== wrote docs/performance.md and docs/performance.svg"

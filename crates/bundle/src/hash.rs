@@ -9,8 +9,9 @@
 //!   latest word) off that chain, and adds round 2's two disjoint halves separately, so a step
 //!   costs 4-5 dependent operations instead of the 5-6 of a textbook implementation (whose
 //!   message-and-constant addition sits on the chain as a three-operand address computation).
-//!   That is about 1.3 times the throughput of `md-5`'s assembly on the machines gfxkit is
-//!   measured on (`bench/floor.sh`).
+//!   `bench/md5.sh` measures it beside the well-kept Rust implementations: as fast as
+//!   `md5-asm` (the assembly behind `md-5`'s `asm` feature, in maintenance only) and OpenSSL,
+//!   about 1.3 times the throughput of `md-5` itself.
 //! - **Many messages** ([`digests`]): a file holds many bundles and a bundle many entries, and
 //!   independent messages can share the steps. [`digests`] hashes eight messages per thread
 //!   side by side in the lanes of SIMD registers (`wide::u32x8`, safe code, no runtime feature
