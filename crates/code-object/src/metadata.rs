@@ -6,6 +6,7 @@
 //! serializable view of the whole tree for `--json` output.
 
 use crate::error::{Error, ErrorKind};
+use gfxkit_msgpack::{Cursor, Head};
 use rmpv::ValueRef;
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
@@ -99,10 +100,10 @@ impl<'data> Metadata<'data> {
         Self::read(desc, offset, Depth::Full)
     }
 
-    /// Decodes `desc` as far as `depth` asks. The top-level map is walked key by key; only the
-    /// values gfxkit models are decoded (each kernel on its own), every other value is stepped
-    /// over by its MessagePack header, so that the whole note is checked as MessagePack either
-    /// way and nothing is held but the model. The first of repeated keys counts.
+    /// Decodes `desc` as far as `depth` asks. The whole note is checked as MessagePack, then its
+    /// top-level map is walked key by key: only the values gfxkit models are decoded (each
+    /// kernel on its own), every other value is stepped over by its MessagePack headers, so
+    /// that nothing is held but the model. The first of repeated keys counts.
     pub(crate) fn read(desc: &'data [u8], offset: u64, depth: Depth) -> Result<Self, Error> {
         let bad = |detail: String| Error::new(ErrorKind::BadMetadata { detail }, offset);
         if desc.len() > MAX_METADATA_SIZE {
@@ -118,21 +119,36 @@ impl<'data> Metadata<'data> {
         if desc.is_empty() {
             return Err(bad("the note is empty".into()));
         }
-        let invalid = |e: String| bad(format!("invalid MessagePack: {e}"));
-        let mut scan = Scan { desc, pos: 0 };
-        let head = scan.head().map_err(invalid)?;
-        if head.kind != "a map" {
-            // Invalid MessagePack is said as such before its shape.
-            scan.pos = 0;
-            scan.skip().map_err(invalid)?;
-            return Err(bad(format!("top level is {}, expected a map", head.kind)));
-        }
+        let invalid = |e: gfxkit_msgpack::Error| bad(format!("invalid MessagePack: {e}"));
+        // The whole note first: MessagePack within the depth bound (so that every value
+        // decoded below decodes), then its top-level map key by key.
+        Cursor::new(desc)
+            .skip_nested(MAX_METADATA_DEPTH)
+            .map_err(invalid)?;
+        let mut c = Cursor::new(desc);
+        let entries = match c.head().map_err(invalid)? {
+            Head::Map(n) => n,
+            other => {
+                return Err(bad(format!(
+                    "top level is {}, expected a map",
+                    head_kind(other)
+                )))
+            }
+        };
         let (mut version, mut target, mut kernels) = (None, None, None);
-        for _ in 0..head.items / 2 {
-            let key = scan.key().map_err(invalid)?;
+        for _ in 0..entries {
+            let start = c.pos();
+            let key = match c.head().map_err(invalid)? {
+                Head::Str(n) => std::str::from_utf8(c.skip_bytes(n, start).map_err(invalid)?).ok(),
+                _ => {
+                    c = c.at(start);
+                    c.skip().map_err(invalid)?;
+                    None
+                }
+            };
             match key {
                 Some("amdhsa.version") if version.is_none() => {
-                    let v = scan.value().map_err(invalid)?;
+                    let v = decode(&mut c).map_err(invalid)?;
                     version = Some(match &v {
                         ValueRef::Array(a) if a.len() == 2 => {
                             match (a[0].as_u64(), a[1].as_u64()) {
@@ -146,24 +162,25 @@ impl<'data> Metadata<'data> {
                     });
                 }
                 Some("amdhsa.target") if target.is_none() => {
-                    let v = scan.value().map_err(invalid)?;
+                    let v = decode(&mut c).map_err(invalid)?;
                     target = Some(
                         str_of(&v).ok_or_else(|| bad("amdhsa.target is not a string".into()))?,
                     );
                 }
                 Some("amdhsa.kernels") if kernels.is_none() && depth == Depth::Full => {
-                    let list = scan.head().map_err(invalid)?;
-                    if list.kind != "an array" {
+                    let Head::Array(n) = c.head().map_err(invalid)? else {
                         return Err(bad("amdhsa.kernels is not an array".into()));
-                    }
+                    };
                     let mut out = Vec::new();
-                    for i in 0..list.items {
-                        let k = scan.value().map_err(invalid)?;
+                    for i in 0..n {
+                        let k = decode(&mut c).map_err(invalid)?;
                         out.push(kernel(&k).map_err(|d| bad(format!("kernel {i}: {d}")))?);
                     }
                     kernels = Some(out);
                 }
-                _ => scan.skip().map_err(invalid)?,
+                _ => {
+                    c.skip().map_err(invalid)?;
+                }
             }
         }
         Ok(Metadata {
@@ -235,8 +252,8 @@ impl<'data> Metadata<'data> {
     /// A serializable view of the whole tree of the (first) note, decoded again on each call
     /// (maps become JSON objects with string keys, binary data becomes an array of bytes).
     pub fn to_json(&self) -> MetadataJson<'data> {
-        // `read` walked the whole note within MAX_METADATA_DEPTH levels, which this bound
-        // covers (the decoder counts up to two steps per level and two more for a string).
+        // `read` checked the whole note within MAX_METADATA_DEPTH levels, which this bound
+        // covers.
         let mut rd = self.desc;
         MetadataJson(
             rmpv::decode::read_value_ref_with_max_depth(&mut rd, DECODE_DEPTH)
@@ -245,8 +262,9 @@ impl<'data> Metadata<'data> {
     }
 }
 
-/// The depth bound given to the MessagePack decoder for a value that [`Scan`] has bounded to
-/// [`MAX_METADATA_DEPTH`] levels of nesting.
+/// The depth bound given to the MessagePack decoder for a value within a note checked to nest
+/// at most [`MAX_METADATA_DEPTH`] levels deep (the decoder counts up to two steps a level and
+/// two more for a string).
 const DECODE_DEPTH: usize = 2 * MAX_METADATA_DEPTH + 4;
 
 /// The metadata tree, serialized as JSON-like data (see [`Metadata::to_json`]).
@@ -300,134 +318,23 @@ impl Serialize for Json<'_, '_> {
     }
 }
 
-/// A MessagePack value's header: what it is, the bytes of data that follow the header, and
-/// the values it contains (two per map entry).
-struct Head {
-    kind: &'static str,
-    data: usize,
-    items: usize,
+/// Decodes the value at the cursor into a tree borrowing its strings, and steps over it.
+fn decode<'data>(c: &mut Cursor<'data>) -> gfxkit_msgpack::Result<ValueRef<'data>> {
+    c.skip()?.to_value_ref(DECODE_DEPTH)
 }
 
-/// A cursor over a metadata note's MessagePack that steps over values by their headers
-/// (the marker table is `rmp`'s), bounded by the note: every length is checked against the
-/// bytes left, and a container's claimed count only bounds a loop that consumes at least one
-/// byte per value.
-struct Scan<'data> {
-    desc: &'data [u8],
-    pos: usize,
-}
-
-impl<'data> Scan<'data> {
-    fn take(&mut self, n: usize) -> Result<&'data [u8], String> {
-        let end = self
-            .pos
-            .checked_add(n)
-            .filter(|&end| end <= self.desc.len())
-            .ok_or_else(|| {
-                format!(
-                    "{n} bytes at byte {} of the note, which has {}",
-                    self.pos,
-                    self.desc.len()
-                )
-            })?;
-        let bytes = &self.desc[self.pos..end];
-        self.pos = end;
-        Ok(bytes)
-    }
-
-    fn len(&mut self, width: usize) -> Result<usize, String> {
-        Ok(self
-            .take(width)?
-            .iter()
-            .fold(0usize, |n, &b| (n << 8) | usize::from(b)))
-    }
-
-    /// Reads one value's header.
-    fn head(&mut self) -> Result<Head, String> {
-        use rmp::Marker as M;
-        let at = self.pos;
-        let (kind, data, items) = match M::from_u8(self.take(1)?[0]) {
-            M::Null => ("nil", 0, 0),
-            M::True | M::False => ("a boolean", 0, 0),
-            M::FixPos(_) | M::FixNeg(_) => ("an integer", 0, 0),
-            M::U8 | M::I8 => ("an integer", 1, 0),
-            M::U16 | M::I16 => ("an integer", 2, 0),
-            M::U32 | M::I32 => ("an integer", 4, 0),
-            M::U64 | M::I64 => ("an integer", 8, 0),
-            M::F32 => ("a float", 4, 0),
-            M::F64 => ("a float", 8, 0),
-            M::FixStr(n) => ("a string", usize::from(n), 0),
-            M::Str8 => ("a string", self.len(1)?, 0),
-            M::Str16 => ("a string", self.len(2)?, 0),
-            M::Str32 => ("a string", self.len(4)?, 0),
-            M::Bin8 => ("binary data", self.len(1)?, 0),
-            M::Bin16 => ("binary data", self.len(2)?, 0),
-            M::Bin32 => ("binary data", self.len(4)?, 0),
-            M::FixArray(n) => ("an array", 0, usize::from(n)),
-            M::Array16 => ("an array", 0, self.len(2)?),
-            M::Array32 => ("an array", 0, self.len(4)?),
-            M::FixMap(n) => ("a map", 0, 2 * usize::from(n)),
-            M::Map16 => ("a map", 0, 2 * self.len(2)?),
-            M::Map32 => ("a map", 0, 2 * self.len(4)?),
-            M::FixExt1 => ("an extension value", 2, 0),
-            M::FixExt2 => ("an extension value", 3, 0),
-            M::FixExt4 => ("an extension value", 5, 0),
-            M::FixExt8 => ("an extension value", 9, 0),
-            M::FixExt16 => ("an extension value", 17, 0),
-            M::Ext8 => ("an extension value", self.len(1)? + 1, 0),
-            M::Ext16 => ("an extension value", self.len(2)? + 1, 0),
-            M::Ext32 => ("an extension value", self.len(4)? + 1, 0),
-            M::Reserved => return Err(format!("reserved marker 0xc1 at byte {at} of the note")),
-        };
-        Ok(Head { kind, data, items })
-    }
-
-    /// Steps over one value, whole, checking that it is MessagePack nested at most
-    /// [`MAX_METADATA_DEPTH`] levels deep (the top-level map is one).
-    fn skip(&mut self) -> Result<(), String> {
-        // Values still to step over, per open container.
-        let mut open: Vec<usize> = vec![1];
-        while let Some(left) = open.last_mut() {
-            if *left == 0 {
-                open.pop();
-                continue;
-            }
-            *left -= 1;
-            let head = self.head()?;
-            self.take(head.data)?;
-            if head.items > 0 {
-                if open.len() >= MAX_METADATA_DEPTH {
-                    return Err(format!(
-                        "nested more than {MAX_METADATA_DEPTH} levels deep (at byte {} of the note)",
-                        self.pos
-                    ));
-                }
-                open.push(head.items);
-            }
-        }
-        Ok(())
-    }
-
-    /// Reads a map key: its text when it is a UTF-8 string, `None` (stepped over) otherwise.
-    fn key(&mut self) -> Result<Option<&'data str>, String> {
-        let start = self.pos;
-        let head = self.head()?;
-        if head.kind == "a string" {
-            return Ok(std::str::from_utf8(self.take(head.data)?).ok());
-        }
-        self.pos = start;
-        self.skip()?;
-        Ok(None)
-    }
-
-    /// Decodes one value (a kernel, the version, the target) into a tree.
-    fn value(&mut self) -> Result<ValueRef<'data>, String> {
-        let start = self.pos;
-        // Checked (and bounded in depth) first, so that the decoder below cannot fail.
-        self.skip()?;
-        let mut rd = &self.desc[start..self.pos];
-        rmpv::decode::read_value_ref_with_max_depth(&mut rd, DECODE_DEPTH)
-            .map_err(|e| format!("{e} (at byte {start} of the note)"))
+/// [`kind`] for a value known by its head.
+fn head_kind(h: Head) -> &'static str {
+    match h {
+        Head::Nil => "nil",
+        Head::Bool(_) => "a boolean",
+        Head::Uint(_) | Head::Int(_) => "an integer",
+        Head::Float(_) => "a float",
+        Head::Str(_) => "a string",
+        Head::Bin(_) => "binary data",
+        Head::Array(_) => "an array",
+        Head::Map(_) => "a map",
+        Head::Ext(_) => "an extension value",
     }
 }
 
@@ -609,74 +516,12 @@ mod tests {
         ])
     }
 
-    /// Any MessagePack tree within the depth bound.
-    fn tree() -> impl proptest::strategy::Strategy<Value = Value> {
-        use proptest::prelude::*;
-        let leaf = prop_oneof![
-            Just(Value::Nil),
-            any::<bool>().prop_map(Value::from),
-            any::<i64>().prop_map(Value::from),
-            any::<u64>().prop_map(Value::from),
-            any::<f64>().prop_map(Value::from),
-            ".{0,40}".prop_map(Value::from),
-            prop::collection::vec(any::<u8>(), 0..300).prop_map(Value::from),
-            (any::<i8>(), prop::collection::vec(any::<u8>(), 0..20))
-                .prop_map(|(t, d)| Value::Ext(t, d)),
-        ];
-        leaf.prop_recursive(6, 64, 8, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
-                prop::collection::vec((inner.clone(), inner), 0..8).prop_map(Value::Map),
-            ]
-        })
-    }
-
-    proptest::proptest! {
-        /// The scanner steps over exactly the bytes the decoder reads, and over nothing the
-        /// decoder refuses: on encoded trees, and on their prefixes and corruptions.
-        #[test]
-        fn scan_steps_over_what_the_decoder_reads(
-            v in tree(),
-            cut in proptest::prelude::any::<proptest::sample::Index>(),
-            edits in proptest::collection::vec(
-                (proptest::prelude::any::<proptest::sample::Index>(), proptest::prelude::any::<u8>()),
-                0..4,
-            ),
-        ) {
-            let mut bytes = encode(&v);
-            let whole = bytes.len();
-            let mut scan = Scan { desc: &bytes, pos: 0 };
-            proptest::prop_assert_eq!(scan.skip(), Ok(()));
-            proptest::prop_assert_eq!(scan.pos, whole);
-            for (at, b) in edits {
-                let i = at.index(bytes.len());
-                bytes[i] = b;
-            }
-            let damaged = &bytes[..cut.index(whole + 1)];
-            let mut scan = Scan { desc: damaged, pos: 0 };
-            let mut rd = damaged;
-            match (scan.skip(), rmpv::decode::read_value_ref_with_max_depth(&mut rd, DECODE_DEPTH)) {
-                (Ok(()), Ok(_)) => proptest::prop_assert_eq!(scan.pos, damaged.len() - rd.len()),
-                (Ok(()), Err(e)) => proptest::prop_assert!(false, "scanned, not decoded: {e}"),
-                (Err(_), _) => {}
-            }
-        }
-    }
-
     #[test]
-    fn scan_bounds_nesting() {
+    fn nesting_and_claimed_counts_are_bounded() {
         let mut v = Value::from(1u8);
         for _ in 0..MAX_METADATA_DEPTH {
             v = Value::Array(vec![v]);
         }
-        let deep = encode(&v);
-        assert!(Scan {
-            desc: &deep,
-            pos: 0
-        }
-        .skip()
-        .unwrap_err()
-        .contains("nested more"));
         let shallow = encode(&Value::Map(vec![(s("amdhsa.target"), v)]));
         let e = Metadata::parse(&shallow, 0).unwrap_err().to_string();
         assert!(e.contains("nested more"), "{e}");

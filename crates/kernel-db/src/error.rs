@@ -131,6 +131,19 @@ impl Error {
     }
 }
 
+impl From<gfxkit_msgpack::Error> for Error {
+    fn from(e: gfxkit_msgpack::Error) -> Error {
+        use gfxkit_msgpack::ErrorKind as M;
+        let kind = match e.kind {
+            M::Truncated { what, need, have } => ErrorKind::Truncated { what, need, have },
+            M::Unexpected { expected, found } => ErrorKind::Unexpected { expected, found },
+            M::Msgpack(why) => ErrorKind::Msgpack(why),
+            other => ErrorKind::Msgpack(other.to_string()),
+        };
+        Error::at(e.offset, kind)
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(at) = &self.at {

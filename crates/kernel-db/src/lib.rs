@@ -35,7 +35,6 @@ pub mod error;
 pub mod kdb;
 pub mod limits;
 pub mod mapping;
-pub mod msgpack;
 pub mod resolve;
 pub mod sniff;
 pub mod tensile;

@@ -16,7 +16,7 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::Limits;
-use crate::msgpack::Cursor;
+use gfxkit_msgpack::Cursor;
 
 /// A parsed mapping.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,7 +12,7 @@
 //! `Equality`), read as [`PredicateKind::Other`]. A node of any other type is kept as
 //! [`NodeKind::Unknown`] with its type name.
 //!
-//! The reader decodes in place ([`crate::msgpack`]): strings borrow from the input, keys of
+//! The reader decodes in place ([`gfxkit_msgpack`]): strings borrow from the input, keys of
 //! matching tables and predicate values stay undecoded ([`Raw`]), and the solutions keep only
 //! their index and name. Every count and depth is bounded by [`Limits`]; an error names the
 //! byte offset and the path (`library.rows[3].library.map["..."]`).
@@ -27,8 +27,8 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::Limits;
-pub use crate::msgpack::Raw;
-use crate::msgpack::{Cursor, Head};
+pub use gfxkit_msgpack::Raw;
+use gfxkit_msgpack::{Cursor, Head};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::io::Read;
@@ -448,13 +448,17 @@ impl Parser<'_> {
         path: &Path<'_>,
         expected: &'static str,
     ) -> Result<Fields<'a>> {
-        let n = c.map(expected).map_err(|e| e.place(path.to_string()))?;
+        let n = c
+            .map(expected)
+            .map_err(|e| Error::from(e).place(path.to_string()))?;
         let mut keys = Vec::with_capacity((n as usize).min(16));
         for _ in 0..n {
-            let key = c.str().map_err(|e| e.place(path.to_string()))?;
+            let key = c
+                .str()
+                .map_err(|e| Error::from(e).place(path.to_string()))?;
             keys.push((key, c.pos()));
             c.skip()
-                .map_err(|e| e.place(Path::Key(path, key).to_string()))?;
+                .map_err(|e| Error::from(e).place(Path::Key(path, key).to_string()))?;
         }
         Ok(Fields { keys })
     }
@@ -462,7 +466,7 @@ impl Parser<'_> {
     fn solutions<'a>(&mut self, c: &mut Cursor<'a>, path: &Path<'_>) -> Result<Vec<Solution<'a>>> {
         let n = c
             .array("an array of solutions")
-            .map_err(|e| e.place(path.to_string()))?;
+            .map_err(|e| Error::from(e).place(path.to_string()))?;
         if u64::from(n) > self.limits.max_solutions {
             return Err(Error::at(
                 c.offset(),
@@ -489,11 +493,11 @@ impl Parser<'_> {
             let name = c
                 .at(name_pos)
                 .str()
-                .map_err(|e| e.place(Path::Key(&here, "name").to_string()))?;
+                .map_err(|e| Error::from(e).place(Path::Key(&here, "name").to_string()))?;
             let index = c
                 .at(index_pos)
                 .uint("a solution index")
-                .map_err(|e| e.place(Path::Key(&here, "index").to_string()))?;
+                .map_err(|e| Error::from(e).place(Path::Key(&here, "index").to_string()))?;
             if self.by_index.insert(index, i).is_some() {
                 return Err(
                     Error::at(index_pos as u64, ErrorKind::DuplicateSolution(index))
@@ -513,7 +517,7 @@ impl Parser<'_> {
         let pos = c.offset();
         let i = c
             .uint("a solution index")
-            .map_err(|e| e.place(path.to_string()))?;
+            .map_err(|e| Error::from(e).place(path.to_string()))?;
         if !self.by_index.contains_key(&i) {
             return Err(Error::at(pos, ErrorKind::UnknownSolution(i)).place(path.to_string()));
         }
@@ -548,7 +552,7 @@ impl Parser<'_> {
         let type_name = c
             .at(type_pos)
             .str()
-            .map_err(|e| e.place(Path::Key(path, "type").to_string()))?;
+            .map_err(|e| Error::from(e).place(Path::Key(path, "type").to_string()))?;
         Ok((f, type_name))
     }
 
@@ -567,7 +571,7 @@ impl Parser<'_> {
                 let mut rc = c.at(need("rows")?);
                 let n = rc
                     .array("an array of rows")
-                    .map_err(|e| e.place(rows_path.to_string()))?;
+                    .map_err(|e| Error::from(e).place(rows_path.to_string()))?;
                 let mut rows = Vec::with_capacity((n as usize).min(1024));
                 for i in 0..n as usize {
                     let rp = Path::Item(&rows_path, i);
@@ -596,10 +600,12 @@ impl Parser<'_> {
                 let mut mc = c.at(need("map")?);
                 let n = mc
                     .map("a map of libraries")
-                    .map_err(|e| e.place(map_path.to_string()))?;
+                    .map_err(|e| Error::from(e).place(map_path.to_string()))?;
                 let mut entries = Vec::with_capacity((n as usize).min(1024));
                 for _ in 0..n {
-                    let key = mc.skip().map_err(|e| e.place(map_path.to_string()))?;
+                    let key = mc
+                        .skip()
+                        .map_err(|e| Error::from(e).place(map_path.to_string()))?;
                     let label = key
                         .as_str()
                         .map(str::to_string)
@@ -616,18 +622,16 @@ impl Parser<'_> {
             }
             "Matching" => {
                 let distance = match f.get("distance") {
-                    Some(p) => Some(
-                        c.at(p)
-                            .str()
-                            .map_err(|e| e.place(Path::Key(path, "distance").to_string()))?,
-                    ),
+                    Some(p) => Some(c.at(p).str().map_err(|e| {
+                        Error::from(e).place(Path::Key(path, "distance").to_string())
+                    })?),
                     None => None,
                 };
                 let tp = Path::Key(path, "table");
                 let mut tc = c.at(need("table")?);
                 let n = tc
                     .array("an array of table entries")
-                    .map_err(|e| e.place(tp.to_string()))?;
+                    .map_err(|e| Error::from(e).place(tp.to_string()))?;
                 let mut table = Vec::with_capacity((n as usize).min(4096));
                 for i in 0..n as usize {
                     let ep = Path::Item(&tp, i);
@@ -637,13 +641,14 @@ impl Parser<'_> {
                     let kp = ef.get("key").ok_or_else(|| {
                         Error::at(eoff, ErrorKind::MissingField("key")).place(ep.to_string())
                     })?;
-                    let key = c.at(kp).skip().map_err(|e| e.place(ep.to_string()))?;
+                    let key = c
+                        .at(kp)
+                        .skip()
+                        .map_err(|e| Error::from(e).place(ep.to_string()))?;
                     let speed = match ef.get("speed") {
-                        Some(p) => Some(
-                            c.at(p)
-                                .number()
-                                .map_err(|e| e.place(Path::Key(&ep, "speed").to_string()))?,
-                        ),
+                        Some(p) => Some(c.at(p).number().map_err(|e| {
+                            Error::from(e).place(Path::Key(&ep, "speed").to_string())
+                        })?),
                         None => None,
                     };
                     let value = if let Some(p) = ef.get("index") {
@@ -651,7 +656,11 @@ impl Parser<'_> {
                     } else if let Some(p) = ef.get("value") {
                         let vp = Path::Key(&ep, "value");
                         let mut vc = c.at(p);
-                        match vc.clone().head().map_err(|e| e.place(vp.to_string()))? {
+                        match vc
+                            .clone()
+                            .head()
+                            .map_err(|e| Error::from(e).place(vp.to_string()))?
+                        {
                             Head::Map(_) => {
                                 Leaf::Library(Box::new(self.node(&mut vc, &vp, depth + 1)?))
                             }
@@ -671,7 +680,7 @@ impl Parser<'_> {
                 let mut tc = c.at(need("trees")?);
                 let n = tc
                     .array("an array of trees")
-                    .map_err(|e| e.place(tp.to_string()))?;
+                    .map_err(|e| Error::from(e).place(tp.to_string()))?;
                 let mut trees = Vec::with_capacity((n as usize).min(1024));
                 for i in 0..n as usize {
                     let ep = Path::Item(&tp, i);
@@ -701,7 +710,7 @@ impl Parser<'_> {
             "Placeholder" => NodeKind::Placeholder(
                 c.at(need("value")?)
                     .str()
-                    .map_err(|e| e.place(Path::Key(path, "value").to_string()))?,
+                    .map_err(|e| Error::from(e).place(Path::Key(path, "value").to_string()))?,
             ),
             other => NodeKind::Unknown(other),
         };
@@ -736,7 +745,7 @@ impl Parser<'_> {
                 let mut vc = c.at(value()?);
                 let n = vc
                     .array("an array of predicates")
-                    .map_err(|e| e.place(vpath.to_string()))?;
+                    .map_err(|e| Error::from(e).place(vpath.to_string()))?;
                 let mut all = Vec::with_capacity((n as usize).min(64));
                 for i in 0..n as usize {
                     all.push(self.predicate(&mut vc, &Path::Item(&vpath, i), depth + 1)?);
@@ -750,18 +759,22 @@ impl Parser<'_> {
             "Processor" => PredicateKind::Processor(
                 c.at(value()?)
                     .str()
-                    .map_err(|e| e.place(vpath.to_string()))?,
+                    .map_err(|e| Error::from(e).place(vpath.to_string()))?,
             ),
             "CUCount" => PredicateKind::CuCount(
                 c.at(value()?)
                     .uint("a CU count")
-                    .map_err(|e| e.place(vpath.to_string()))?,
+                    .map_err(|e| Error::from(e).place(vpath.to_string()))?,
             ),
             "TruePred" => PredicateKind::True,
             other => PredicateKind::Other {
                 type_name: other,
                 value: match f.get("value") {
-                    Some(p) => Some(c.at(p).skip().map_err(|e| e.place(vpath.to_string()))?),
+                    Some(p) => Some(
+                        c.at(p)
+                            .skip()
+                            .map_err(|e| Error::from(e).place(vpath.to_string()))?,
+                    ),
                     None => None,
                 },
             },

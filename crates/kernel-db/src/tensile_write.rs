@@ -45,8 +45,8 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::Limits;
-use crate::msgpack::Cursor;
 use crate::tensile::{Index, NodeKind, RowSummary};
+use gfxkit_msgpack::Cursor;
 use std::collections::BTreeSet;
 
 /// One hardware row of an index, as the report of a rewrite names it.

@@ -228,7 +228,10 @@ fn rows_processors_cu_counts_and_reachable_solutions() {
     assert_eq!(*distance, Some("Euclidean"));
     assert_eq!(table[1].value, Leaf::Index(1));
     assert_eq!(table[1].speed, Some(1.5));
-    let key = table[1].key.to_value().unwrap();
+    let key = table[1]
+        .key
+        .to_value(gfxkit_kernel_db::limits::MAX_DEPTH)
+        .unwrap();
     assert_eq!(key.as_array().unwrap().len(), 3);
     assert_eq!(prows[0].predicate.to_string(), "EqualityMatching");
 }

@@ -1,0 +1,641 @@
+//! A bounds-checked MessagePack cursor over borrowed bytes: value heads (through
+//! [`rmp::Marker`]), borrowed strings, and stepping over a value without building it.
+//!
+//! Values are read in place, so a 117 MB Tensile index or a code object's metadata note costs
+//! what the reader keeps, not a tree of `rmpv` values. Every length is checked against the
+//! bytes left before it is used, a container's claimed count against the bytes left (each
+//! value takes at least one), and every error carries the offset of the value it concerns.
+//! Read by `gfxkit-kernel-db` (Tensile indexes, hipBLASLt mappings) and `gfxkit-code-object`
+//! (the `NT_AMDGPU_METADATA` note).
+
+#![forbid(unsafe_code)]
+
+use rmp::Marker;
+
+/// What is wrong at an offset of the bytes.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("at byte {offset}: {kind}")]
+pub struct Error {
+    /// Byte offset of the value concerned, from the start of the cursor's bytes.
+    pub offset: u64,
+    /// What is wrong.
+    pub kind: ErrorKind,
+}
+
+/// What is wrong with MessagePack bytes.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A value runs past the end of the bytes.
+    #[error("{what} runs past the end ({need} bytes needed, {have} present)")]
+    Truncated {
+        /// What was being read.
+        what: &'static str,
+        /// Bytes (or, for a container, values) needed from the offset.
+        need: u64,
+        /// Bytes present from the offset.
+        have: u64,
+    },
+    /// A byte that is not a valid marker (0xc1), text that is not UTF-8, nesting beyond a
+    /// bound, or what the decoder refuses.
+    #[error("MessagePack: {0}")]
+    Msgpack(String),
+    /// A value of another type than the reader requires.
+    #[error("expected {expected}, found {found}")]
+    Unexpected {
+        /// What the reader requires.
+        expected: &'static str,
+        /// What was found.
+        found: String,
+    },
+}
+
+impl Error {
+    /// An error at byte `offset`.
+    pub fn at(offset: u64, kind: ErrorKind) -> Error {
+        Error { offset, kind }
+    }
+}
+
+/// The result of reading MessagePack.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// The head of one MessagePack value: its type and, for containers, strings and binaries, its
+/// length.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Head {
+    /// `nil`.
+    Nil,
+    /// A boolean.
+    Bool(bool),
+    /// A non-negative integer.
+    Uint(u64),
+    /// A negative integer (or one written in a signed format).
+    Int(i64),
+    /// A float (32-bit ones widened).
+    Float(f64),
+    /// A string of this many bytes.
+    Str(u32),
+    /// Binary data of this many bytes.
+    Bin(u32),
+    /// An array of this many values.
+    Array(u32),
+    /// A map of this many entries (twice as many values).
+    Map(u32),
+    /// An extension value of this many bytes, its type byte included.
+    Ext(u32),
+}
+
+impl Head {
+    /// A name for messages ("map of 3", "string of 4 bytes").
+    pub fn describe(self) -> String {
+        match self {
+            Head::Nil => "nil".into(),
+            Head::Bool(b) => format!("boolean {b}"),
+            Head::Uint(v) => format!("integer {v}"),
+            Head::Int(v) => format!("integer {v}"),
+            Head::Float(v) => format!("float {v}"),
+            Head::Str(n) => format!("string of {n} bytes"),
+            Head::Bin(n) => format!("binary of {n} bytes"),
+            Head::Array(n) => format!("array of {n}"),
+            Head::Map(n) => format!("map of {n}"),
+            Head::Ext(n) => format!("extension of {n} bytes"),
+        }
+    }
+}
+
+/// A value kept undecoded: its offset and its bytes (decode with [`Raw::to_value`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Raw<'a> {
+    /// Byte offset of the value in the bytes read.
+    pub offset: u64,
+    /// The value's MessagePack bytes.
+    pub bytes: &'a [u8],
+}
+
+impl<'a> Raw<'a> {
+    /// The value as a string, if it is one.
+    pub fn as_str(&self) -> Option<&'a str> {
+        let mut c = Cursor::new(self.bytes);
+        c.str().ok()
+    }
+
+    /// The value as an integer, if it is one that fits an `i64`.
+    pub fn as_i64(&self) -> Option<i64> {
+        let mut c = Cursor::new(self.bytes);
+        match c.head().ok()? {
+            Head::Uint(v) => i64::try_from(v).ok(),
+            Head::Int(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The value decoded as an [`rmpv::Value`], nested at most `max_depth` deep (as
+    /// `rmpv` counts it).
+    pub fn to_value(&self, max_depth: usize) -> Result<rmpv::Value> {
+        let mut rd = self.bytes;
+        rmpv::decode::read_value_with_max_depth(&mut rd, max_depth)
+            .map_err(|e| Error::at(self.offset, ErrorKind::Msgpack(e.to_string())))
+    }
+
+    /// The value decoded as an [`rmpv::ValueRef`] borrowing its strings, nested at most
+    /// `max_depth` deep (as `rmpv` counts it).
+    pub fn to_value_ref(&self, max_depth: usize) -> Result<rmpv::ValueRef<'a>> {
+        let mut rd = self.bytes;
+        rmpv::decode::read_value_ref_with_max_depth(&mut rd, max_depth)
+            .map_err(|e| Error::at(self.offset, ErrorKind::Msgpack(e.to_string())))
+    }
+}
+
+/// A cursor over MessagePack bytes.
+#[derive(Debug, Clone)]
+pub struct Cursor<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor at the start of `data`.
+    pub fn new(data: &'a [u8]) -> Cursor<'a> {
+        Cursor { data, pos: 0 }
+    }
+
+    /// A cursor at `pos` of the same bytes.
+    /// A cursor over the same bytes at byte `pos`.
+    pub fn at(&self, pos: usize) -> Cursor<'a> {
+        Cursor {
+            data: self.data,
+            pos,
+        }
+    }
+
+    /// Where the cursor is.
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// Where the cursor is, as an offset for errors.
+    pub fn offset(&self) -> u64 {
+        self.pos as u64
+    }
+
+    /// Bytes after the cursor.
+    pub fn remaining(&self) -> usize {
+        self.data.len().saturating_sub(self.pos)
+    }
+
+    /// The bytes from `start` to `end` (empty when out of range).
+    pub fn bytes_between(&self, start: usize, end: usize) -> &'a [u8] {
+        self.data.get(start..end).unwrap_or(&[])
+    }
+
+    fn take(&mut self, n: usize, what: &'static str, start: usize) -> Result<&'a [u8]> {
+        let end = self.pos.checked_add(n);
+        match end.and_then(|end| self.data.get(self.pos..end)) {
+            Some(s) => {
+                self.pos += n;
+                Ok(s)
+            }
+            None => Err(Error::at(
+                start as u64,
+                ErrorKind::Truncated {
+                    what,
+                    need: (self.pos - start + n) as u64,
+                    have: (self.data.len() - start) as u64,
+                },
+            )),
+        }
+    }
+
+    fn be(&mut self, n: usize, start: usize) -> Result<u64> {
+        let b = self.take(n, "MessagePack value", start)?;
+        Ok(b.iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x)))
+    }
+
+    /// Reads the head of the next value; for strings, binaries and extensions the payload
+    /// follows (read it with [`Cursor::skip_bytes`] or use [`Cursor::str`]).
+    /// Reads one value's head (its marker and length fields), leaving the cursor at the
+    /// value's data (a string's bytes, a container's first value).
+    pub fn head(&mut self) -> Result<Head> {
+        let start = self.pos;
+        let byte = self.take(1, "MessagePack value", start)?[0];
+        Ok(match Marker::from_u8(byte) {
+            Marker::FixPos(v) => Head::Uint(u64::from(v)),
+            Marker::FixNeg(v) => Head::Int(i64::from(v)),
+            Marker::FixMap(n) => Head::Map(u32::from(n)),
+            Marker::FixArray(n) => Head::Array(u32::from(n)),
+            Marker::FixStr(n) => Head::Str(u32::from(n)),
+            Marker::Null => Head::Nil,
+            Marker::False => Head::Bool(false),
+            Marker::True => Head::Bool(true),
+            Marker::Reserved => {
+                return Err(Error::at(
+                    start as u64,
+                    ErrorKind::Msgpack("reserved marker 0xc1".into()),
+                ))
+            }
+            Marker::Bin8 => Head::Bin(self.be(1, start)? as u32),
+            Marker::Bin16 => Head::Bin(self.be(2, start)? as u32),
+            Marker::Bin32 => Head::Bin(self.be(4, start)? as u32),
+            // The type byte is counted into the payload.
+            Marker::Ext8 => Head::Ext(self.be(1, start)? as u32 + 1),
+            Marker::Ext16 => Head::Ext(self.be(2, start)? as u32 + 1),
+            Marker::Ext32 => Head::Ext((self.be(4, start)? as u32).saturating_add(1)),
+            Marker::FixExt1 => Head::Ext(2),
+            Marker::FixExt2 => Head::Ext(3),
+            Marker::FixExt4 => Head::Ext(5),
+            Marker::FixExt8 => Head::Ext(9),
+            Marker::FixExt16 => Head::Ext(17),
+            Marker::F32 => Head::Float(f64::from(f32::from_bits(self.be(4, start)? as u32))),
+            Marker::F64 => Head::Float(f64::from_bits(self.be(8, start)?)),
+            Marker::U8 => Head::Uint(self.be(1, start)?),
+            Marker::U16 => Head::Uint(self.be(2, start)?),
+            Marker::U32 => Head::Uint(self.be(4, start)?),
+            Marker::U64 => Head::Uint(self.be(8, start)?),
+            Marker::I8 => Head::Int(i64::from(self.be(1, start)? as u8 as i8)),
+            Marker::I16 => Head::Int(i64::from(self.be(2, start)? as u16 as i16)),
+            Marker::I32 => Head::Int(i64::from(self.be(4, start)? as u32 as i32)),
+            Marker::I64 => Head::Int(self.be(8, start)? as i64),
+            Marker::Str8 => Head::Str(self.be(1, start)? as u32),
+            Marker::Str16 => Head::Str(self.be(2, start)? as u32),
+            Marker::Str32 => Head::Str(self.be(4, start)? as u32),
+            Marker::Array16 => Head::Array(self.be(2, start)? as u32),
+            Marker::Array32 => Head::Array(self.be(4, start)? as u32),
+            Marker::Map16 => Head::Map(self.be(2, start)? as u32),
+            Marker::Map32 => Head::Map(self.be(4, start)? as u32),
+        })
+    }
+
+    /// Skips `n` payload bytes of the value that started at `start`.
+    /// Takes the next `n` bytes (the data of a head read at `start`, named in errors).
+    pub fn skip_bytes(&mut self, n: u32, start: usize) -> Result<&'a [u8]> {
+        self.take(n as usize, "MessagePack value", start)
+    }
+
+    /// Reads a string, borrowed.
+    /// Reads a string value (UTF-8).
+    pub fn str(&mut self) -> Result<&'a str> {
+        let start = self.pos;
+        match self.head()? {
+            Head::Str(n) => {
+                let b = self.skip_bytes(n, start)?;
+                std::str::from_utf8(b).map_err(|e| {
+                    Error::at(start as u64, ErrorKind::Msgpack(format!("string: {e}")))
+                })
+            }
+            other => Err(unexpected(start, "a string", other)),
+        }
+    }
+
+    /// Reads a non-negative integer.
+    /// Reads a non-negative integer; anything else is [`ErrorKind::Unexpected`] naming
+    /// `expected`.
+    pub fn uint(&mut self, expected: &'static str) -> Result<u64> {
+        let start = self.pos;
+        match self.head()? {
+            Head::Uint(v) => Ok(v),
+            other => Err(unexpected(start, expected, other)),
+        }
+    }
+
+    /// Reads a number (integer or float) as `f64`.
+    /// Reads an integer or a float, as a float.
+    pub fn number(&mut self) -> Result<f64> {
+        let start = self.pos;
+        match self.head()? {
+            Head::Uint(v) => Ok(v as f64),
+            Head::Int(v) => Ok(v as f64),
+            Head::Float(v) => Ok(v),
+            other => Err(unexpected(start, "a number", other)),
+        }
+    }
+
+    /// Reads an array head, its length checked against the bytes left (each element takes at
+    /// least one).
+    /// Reads an array's head: its length, checked against the bytes left.
+    pub fn array(&mut self, expected: &'static str) -> Result<u32> {
+        let start = self.pos;
+        match self.head()? {
+            Head::Array(n) => {
+                self.check_room(u64::from(n), start)?;
+                Ok(n)
+            }
+            other => Err(unexpected(start, expected, other)),
+        }
+    }
+
+    /// Reads a map head, its length checked against the bytes left.
+    /// Reads a map's head: its number of entries, checked against the bytes left.
+    pub fn map(&mut self, expected: &'static str) -> Result<u32> {
+        let start = self.pos;
+        match self.head()? {
+            Head::Map(n) => {
+                self.check_room(u64::from(n) * 2, start)?;
+                Ok(n)
+            }
+            other => Err(unexpected(start, expected, other)),
+        }
+    }
+
+    fn check_room(&self, values: u64, start: usize) -> Result<()> {
+        if values > self.remaining() as u64 {
+            return Err(Error::at(
+                start as u64,
+                ErrorKind::Truncated {
+                    what: "container",
+                    need: values,
+                    have: self.remaining() as u64,
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    /// Skips one whole value of any type and returns its bytes. The walk is iterative (a
+    /// count of values still to skip), so deep nesting costs no stack; the count never
+    /// exceeds the bytes left.
+    /// Steps over one value, whole, and returns it undecoded. Iterative: nesting costs a
+    /// counter, not a stack.
+    pub fn skip(&mut self) -> Result<Raw<'a>> {
+        let start = self.pos;
+        let mut pending: u64 = 1;
+        while pending > 0 {
+            pending -= 1;
+            // Every well-formed value by its first bytes alone; the general reader below
+            // only for what does not read (to say why).
+            if let Some((n, values)) = step(self.data, self.pos) {
+                if n <= self.remaining() {
+                    self.pos += n;
+                    pending += values;
+                    if pending > self.remaining() as u64 {
+                        return Err(self.too_many(self.pos - n, pending));
+                    }
+                    continue;
+                }
+            }
+            let here = self.pos;
+            match self.head()? {
+                Head::Str(n) | Head::Bin(n) | Head::Ext(n) => {
+                    self.skip_bytes(n, here)?;
+                }
+                Head::Array(n) => pending += u64::from(n),
+                Head::Map(n) => pending += 2 * u64::from(n),
+                _ => {}
+            }
+            if pending > self.remaining() as u64 {
+                return Err(self.too_many(here, pending));
+            }
+        }
+        Ok(Raw {
+            offset: start as u64,
+            bytes: &self.data[start..self.pos],
+        })
+    }
+
+    /// [`Cursor::skip`], refusing a value whose arrays and maps nest more than `max_depth`
+    /// deep (a scalar is depth 0, `[1]` depth 1): for values a recursive decoder reads next.
+    pub fn skip_nested(&mut self, max_depth: usize) -> Result<Raw<'a>> {
+        let start = self.pos;
+        // Values left to read in each open container.
+        let mut open: Vec<u64> = Vec::new();
+        let mut left: u64 = 1;
+        loop {
+            while left == 0 {
+                match open.pop() {
+                    Some(l) => left = l,
+                    None => {
+                        return Ok(Raw {
+                            offset: start as u64,
+                            bytes: &self.data[start..self.pos],
+                        })
+                    }
+                }
+            }
+            left -= 1;
+            let here = self.pos;
+            let items = match self.head()? {
+                Head::Str(n) | Head::Bin(n) | Head::Ext(n) => {
+                    self.skip_bytes(n, here)?;
+                    0
+                }
+                Head::Array(n) => u64::from(n),
+                Head::Map(n) => 2 * u64::from(n),
+                _ => 0,
+            };
+            if items > 0 {
+                if open.len() >= max_depth {
+                    return Err(Error::at(
+                        here as u64,
+                        ErrorKind::Msgpack(format!("nested more than {max_depth} levels deep")),
+                    ));
+                }
+                if items > self.remaining() as u64 {
+                    return Err(self.too_many(here, items));
+                }
+                open.push(left);
+                left = items;
+            }
+        }
+    }
+
+    fn too_many(&self, at: usize, values: u64) -> Error {
+        Error::at(
+            at as u64,
+            ErrorKind::Truncated {
+                what: "container",
+                need: values,
+                have: self.remaining() as u64,
+            },
+        )
+    }
+}
+
+/// The value at `pos` by its head alone: the bytes of the head and data it spans (contained
+/// values not included), and how many values it contains; `None` for the reserved marker and
+/// a length field cut short. The marker table of the MessagePack specification, in the form
+/// [`Cursor::skip`] steps through fastest.
+#[inline]
+fn step(data: &[u8], pos: usize) -> Option<(usize, u64)> {
+    let b = *data.get(pos)?;
+    let be = |width: usize| -> Option<usize> {
+        let field = data.get(pos + 1..pos + 1 + width)?;
+        Some(field.iter().fold(0usize, |n, &x| (n << 8) | usize::from(x)))
+    };
+    Some(match b {
+        0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3 => (1, 0),
+        0x80..=0x8f => (1, 2 * u64::from(b & 0x0f)),
+        0x90..=0x9f => (1, u64::from(b & 0x0f)),
+        0xa0..=0xbf => (1 + usize::from(b & 0x1f), 0),
+        0xcc | 0xd0 => (2, 0),
+        0xcd | 0xd1 => (3, 0),
+        0xca | 0xce | 0xd2 => (5, 0),
+        0xcb | 0xcf | 0xd3 => (9, 0),
+        // fixext 1, 2, 4, 8, 16: the type byte and the data.
+        0xd4 => (3, 0),
+        0xd5 => (4, 0),
+        0xd6 => (6, 0),
+        0xd7 => (10, 0),
+        0xd8 => (18, 0),
+        // bin and str 8, 16, 32.
+        0xc4 | 0xd9 => (2 + be(1)?, 0),
+        0xc5 | 0xda => (3 + be(2)?, 0),
+        0xc6 | 0xdb => (5 + be(4)?, 0),
+        // ext 8, 16, 32: the length, the type byte, the data.
+        0xc7 => (3 + be(1)?, 0),
+        0xc8 => (4 + be(2)?, 0),
+        0xc9 => (6 + be(4)?, 0),
+        0xdc => (3, be(2)? as u64),
+        0xdd => (5, be(4)? as u64),
+        0xde => (3, 2 * be(2)? as u64),
+        0xdf => (5, 2 * be(4)? as u64),
+        0xc1 => return None,
+    })
+}
+
+/// [`ErrorKind::Unexpected`] for a value read at `start`.
+pub fn unexpected(start: usize, expected: &'static str, found: Head) -> Error {
+    Error::at(
+        start as u64,
+        ErrorKind::Unexpected {
+            expected,
+            found: found.describe(),
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skip_walks_nested_values_and_stops_at_truncation() {
+        let mut buf = Vec::new();
+        rmp::encode::write_map_len(&mut buf, 2).unwrap();
+        rmp::encode::write_str(&mut buf, "a").unwrap();
+        rmp::encode::write_array_len(&mut buf, 3).unwrap();
+        rmp::encode::write_uint(&mut buf, 70000).unwrap();
+        rmp::encode::write_f64(&mut buf, 1.5).unwrap();
+        rmp::encode::write_bin(&mut buf, b"xyz").unwrap();
+        rmp::encode::write_str(&mut buf, "b").unwrap();
+        rmp::encode::write_nil(&mut buf).unwrap();
+        let mut c = Cursor::new(&buf);
+        let raw = c.skip().unwrap();
+        assert_eq!(raw.bytes.len(), buf.len());
+        assert_eq!(c.remaining(), 0);
+        for cut in 0..buf.len() {
+            let mut c = Cursor::new(&buf[..cut]);
+            let e = c.skip().unwrap_err();
+            assert!(matches!(e.kind, ErrorKind::Truncated { .. }), "{cut}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_huge_declared_array_is_refused_before_looping() {
+        let buf = [0xdd, 0xff, 0xff, 0xff, 0xff, 0x01];
+        let e = Cursor::new(&buf).skip().unwrap_err();
+        assert!(matches!(e.kind, ErrorKind::Truncated { .. }));
+        assert_eq!(e.offset, 0);
+    }
+
+    #[test]
+    fn nested_skip_bounds_depth_and_agrees_with_skip() {
+        let mut v = rmpv::Value::from(1u8);
+        for _ in 0..5 {
+            v = rmpv::Value::Array(vec![v, rmpv::Value::from("x")]);
+        }
+        let mut buf = Vec::new();
+        rmpv::encode::write_value(&mut buf, &v).unwrap();
+        assert_eq!(
+            Cursor::new(&buf).skip_nested(5).unwrap().bytes.len(),
+            buf.len()
+        );
+        let e = Cursor::new(&buf).skip_nested(4).unwrap_err();
+        assert!(matches!(e.kind, ErrorKind::Msgpack(_)), "{e}");
+        assert_eq!(Cursor::new(&buf).skip().unwrap().bytes.len(), buf.len());
+    }
+
+    /// Any MessagePack tree a few levels deep.
+    fn tree() -> impl proptest::strategy::Strategy<Value = rmpv::Value> {
+        use proptest::prelude::*;
+        use rmpv::Value;
+        let leaf = prop_oneof![
+            Just(Value::Nil),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f32>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            ".{0,40}".prop_map(Value::from),
+            prop::collection::vec(any::<u8>(), 0..300).prop_map(Value::from),
+            (any::<i8>(), prop::collection::vec(any::<u8>(), 0..20))
+                .prop_map(|(t, d)| Value::Ext(t, d)),
+        ];
+        leaf.prop_recursive(6, 64, 8, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
+                prop::collection::vec((inner.clone(), inner), 0..8).prop_map(Value::Map),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// On encoded trees, their prefixes and corruptions, both skips step over exactly
+        /// what the decoder reads and accept nothing it refuses.
+        #[test]
+        fn skips_agree_with_the_decoder_on_trees(
+            v in tree(),
+            cut in proptest::prelude::any::<proptest::sample::Index>(),
+            edits in proptest::collection::vec(
+                (proptest::prelude::any::<proptest::sample::Index>(), proptest::prelude::any::<u8>()),
+                0..4,
+            ),
+        ) {
+            let mut bytes = Vec::new();
+            rmpv::encode::write_value(&mut bytes, &v).unwrap();
+            let whole = bytes.len();
+            proptest::prop_assert_eq!(Cursor::new(&bytes).skip().map(|r| r.bytes.len()), Ok(whole));
+            proptest::prop_assert_eq!(Cursor::new(&bytes).skip_nested(6).map(|r| r.bytes.len()), Ok(whole));
+            for (at, b) in edits {
+                let i = at.index(whole);
+                bytes[i] = b;
+            }
+            let damaged = &bytes[..cut.index(whole + 1)];
+            let mut rd = damaged;
+            let decoded = rmpv::decode::read_value_ref_with_max_depth(&mut rd, 1024)
+                .map(|_| damaged.len() - rd.len());
+            let fast = Cursor::new(damaged).skip().map(|r| r.bytes.len());
+            let nested = Cursor::new(damaged).skip_nested(1024).map(|r| r.bytes.len());
+            proptest::prop_assert_eq!(fast.as_ref().ok(), nested.as_ref().ok());
+            if let Ok(n) = fast {
+                proptest::prop_assert_eq!(Some(n), decoded.ok());
+            }
+        }
+
+        /// Both skips step over exactly what the decoder reads, and refuse what it refuses
+        /// (the decoder's own depth bound is not in play at this size).
+        #[test]
+        fn skips_agree_with_the_decoder(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64)) {
+            let mut rd = &bytes[..];
+            let decoded = rmpv::decode::read_value_ref_with_max_depth(&mut rd, 1024)
+                .map(|_| bytes.len() - rd.len());
+            let fast = Cursor::new(&bytes).skip().map(|r| r.bytes.len());
+            let nested = Cursor::new(&bytes).skip_nested(1024).map(|r| r.bytes.len());
+            proptest::prop_assert_eq!(fast.as_ref().ok(), nested.as_ref().ok());
+            // The cursor is the stricter: it refuses the reserved marker 0xc1, which the
+            // decoder reads as nil.
+            if let Ok(n) = fast {
+                proptest::prop_assert_eq!(Some(n), decoded.ok());
+            } else if decoded.is_ok() {
+                proptest::prop_assert!(bytes.contains(&0xc1));
+            }
+        }
+    }
+
+    #[test]
+    fn reserved_marker_is_an_error_with_its_offset() {
+        let buf = [0x92, 0x01, 0xc1];
+        let e = Cursor::new(&buf).skip().unwrap_err();
+        assert_eq!(e.offset, 2);
+        assert!(matches!(e.kind, ErrorKind::Msgpack(_)));
+    }
+}
