@@ -173,6 +173,14 @@ def test_prune_of_a_tree_equals_the_cli(built, cli, tmp_path):
     with pytest.raises(gfxkit.FormatError):
         gfxkit.prune(tree, keep=["gfx1151"], output=tmp_path / "empty")
     assert not (tmp_path / "empty").exists()
+    # In place: the tree itself becomes what -o wrote, and nothing is left beside it.
+    with pytest.raises(ValueError):
+        gfxkit.prune(tree, keep=["gfx90a"], output=out, in_place=True)
+    rep = gfxkit.prune(tree, keep=["gfx90a"], in_place=True)
+    assert rep["output"] == str(tree.resolve())
+    assert (tree / "lib" / "libk.so").read_bytes() == (out / "lib" / "libk.so").read_bytes()
+    assert (tree / "lib" / "libk.so.1").is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".gfxkit-")) == []
 
 
 def test_target_ids_processors_and_memory_model():

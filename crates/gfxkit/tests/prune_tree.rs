@@ -208,6 +208,84 @@ fn tree_prune_drops_other_architectures_databases_and_copies_the_rest() {
     );
 }
 
+/// Every file under `root` (relative path, and the bytes or the link target), for comparing
+/// trees.
+fn contents(root: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let rel = p.strip_prefix(root).unwrap().display().to_string();
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            if m.file_type().is_symlink() {
+                let t = std::fs::read_link(&p).unwrap();
+                out.push((rel, t.display().to_string().into_bytes()));
+            } else if m.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn tree_prune_in_place_replaces_the_tree_with_what_o_writes() {
+    let work = tempfile::tempdir().unwrap();
+    let t = tree(work.path());
+    let out = work.path().join("out");
+    let (code, _, e) = gfxkit(&[
+        "prune",
+        "--keep",
+        "gfx90a",
+        t.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{e}");
+    let (code, o, e) = gfxkit(&[
+        "prune",
+        "--json",
+        "--keep",
+        "gfx90a",
+        t.to_str().unwrap(),
+        "--in-place",
+    ]);
+    assert_eq!(code, 0, "{e}");
+    let r = json(&o, &e);
+    assert_eq!(
+        r["output"].as_str().unwrap(),
+        std::fs::canonicalize(&t).unwrap().to_str().unwrap()
+    );
+    assert_eq!(contents(&t), contents(&out));
+    let mode = std::fs::metadata(t.join("bin/run.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o755);
+    // Neither the stage nor the old tree is left beside it.
+    let left: Vec<_> = std::fs::read_dir(work.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".gfxkit-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // A refusal leaves the tree as it was.
+    let before = contents(&t);
+    let (code, _, e) = gfxkit(&[
+        "prune",
+        "--keep",
+        "gfx942",
+        t.to_str().unwrap(),
+        "--in-place",
+    ]);
+    assert_eq!(code, 2, "{e}");
+    assert_eq!(contents(&t), before);
+}
+
 #[test]
 fn tree_prune_refusals_write_nothing() {
     let work = tempfile::tempdir().unwrap();

@@ -85,14 +85,27 @@ pub fn is_tree(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
 }
 
-/// Prunes the tree `input` with `t` into `output` (see the module documentation); with no
-/// output, a dry run: everything decided and every rewrite checked in memory, nothing
-/// written. Unless `allow_empty`, a result without device code (where the tree had some) is
-/// refused before anything is written.
+/// Where a pruned tree goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeOutput<'a> {
+    /// Nothing is written: everything decided and every rewrite checked in memory.
+    DryRun,
+    /// A new directory (it must not exist, or be empty, and not be inside the input).
+    Dir(&'a Path),
+    /// The input itself (`--in-place`): the pruned tree is written beside it, synced to disk
+    /// (`syncfs`), and exchanged with it in one step (`renameat2(RENAME_EXCHANGE)`; where the
+    /// system lacks it, two renames), then the old tree is removed. File owners are not kept
+    /// (the files are written by the user running the prune), modes and links are.
+    InPlace,
+}
+
+/// Prunes the tree `input` with `t` into `output` (see the module documentation and
+/// [`TreeOutput`]). Unless `allow_empty`, a result without device code (where the tree had
+/// some) is refused before anything is written.
 pub fn prune_tree(
     input: &Path,
     t: &Transform,
-    output: Option<&Path>,
+    output: TreeOutput<'_>,
     allow_empty: bool,
 ) -> Result<PrunedTree, Error> {
     let meta =
@@ -100,7 +113,7 @@ pub fn prune_tree(
     if !meta.is_dir() {
         return Err(Error::new(input, ErrorKind::Tree("not a directory".into())));
     }
-    if let Some(out) = output {
+    if let TreeOutput::Dir(out) = output {
         check_output(input, out)?;
     }
     let items = walk(input)?;
@@ -148,8 +161,10 @@ pub fn prune_tree(
     }
     let unmatched = unmatched(&t.selection, &plans);
 
-    if let Some(out) = output {
-        write_tree(input, out, &items, &mut plans, t, meta_mode(&meta))?;
+    match output {
+        TreeOutput::DryRun => {}
+        TreeOutput::Dir(out) => write_tree(input, out, &items, &mut plans, t, meta_mode(&meta))?,
+        TreeOutput::InPlace => replace_tree(input, &items, &mut plans, t, meta_mode(&meta))?,
     }
     let files: Vec<TreeFile> = plans.into_iter().flatten().map(|p| p.file).collect();
     let size_before = files.iter().map(|f| f.size_before).sum();
@@ -740,6 +755,37 @@ fn unmatched(sel: &Selection, plans: &[Option<Plan>]) -> Vec<String> {
 }
 
 /// Pass two: everything into a temporary directory beside `out`, renamed to `out` at the end.
+/// Writes the pruned tree into a new temporary directory beside `beside` (in its parent, on
+/// its file system), named for it.
+fn stage_tree(
+    input: &Path,
+    beside: &Path,
+    items: &[(String, Item)],
+    plans: &mut [Option<Plan>],
+    t: &Transform,
+    root_mode: u32,
+) -> Result<tempfile::TempDir, Error> {
+    let parent = beside
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = beside.file_name().ok_or_else(|| {
+        Error::new(
+            beside,
+            ErrorKind::Tree("the output names no directory".into()),
+        )
+    })?;
+    let stage = tempfile::Builder::new()
+        .prefix(&format!(".gfxkit-{}.", std::process::id()))
+        .suffix(&format!(".{}", name.to_string_lossy()))
+        .rand_bytes(6)
+        .tempdir_in(parent)
+        .map_err(|e| Error::new(parent, ErrorKind::CreateTemp(e)))?;
+    fill(input, stage.path(), items, plans, t)?;
+    set_mode(stage.path(), root_mode)?;
+    Ok(stage)
+}
+
 fn write_tree(
     input: &Path,
     out: &Path,
@@ -748,22 +794,7 @@ fn write_tree(
     t: &Transform,
     root_mode: u32,
 ) -> Result<(), Error> {
-    let parent = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = out
-        .file_name()
-        .ok_or_else(|| Error::new(out, ErrorKind::Tree("the output names no directory".into())))?;
-    let stage = tempfile::Builder::new()
-        .prefix(&format!(".gfxkit-{}.", std::process::id()))
-        .suffix(&format!(".{}", name.to_string_lossy()))
-        .rand_bytes(6)
-        .tempdir_in(parent)
-        .map_err(|e| Error::new(parent, ErrorKind::CreateTemp(e)))?;
-    let root = stage.path().to_path_buf();
-    fill(input, &root, items, plans, t)?;
-    set_mode(&root, root_mode)?;
+    let stage = stage_tree(input, out, items, plans, t, root_mode)?;
     // An empty directory there is replaced (checked empty before pass one).
     if std::fs::symlink_metadata(out).is_ok_and(|m| m.is_dir()) {
         std::fs::remove_dir(out).map_err(|e| Error::new(out, ErrorKind::Write(e)))?;
@@ -773,6 +804,59 @@ fn write_tree(
         let _ = std::fs::remove_dir_all(&root);
         Error::new(out, ErrorKind::Write(e))
     })
+}
+
+/// `--in-place`: the pruned tree staged beside the input, synced, exchanged with it, and the
+/// old tree removed. Until the exchange the input is untouched; a failure removes the stage.
+fn replace_tree(
+    input: &Path,
+    items: &[(String, Item)],
+    plans: &mut [Option<Plan>],
+    t: &Transform,
+    root_mode: u32,
+) -> Result<(), Error> {
+    let input = std::fs::canonicalize(input).map_err(|e| Error::new(input, ErrorKind::Stat(e)))?;
+    let stage = stage_tree(&input, &input, items, plans, t, root_mode)?;
+    // Everything written reaches the disk before the tree replaces the input.
+    let dir = std::fs::File::open(stage.path())
+        .map_err(|e| Error::new(stage.path(), ErrorKind::Read(e)))?;
+    rustix::fs::syncfs(&dir).map_err(|e| Error::new(stage.path(), ErrorKind::Write(e.into())))?;
+    exchange(stage.path(), &input)?;
+    // The stage now holds the old tree.
+    let parent = input.parent().unwrap_or(Path::new("/"));
+    std::fs::File::open(parent)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::new(parent, ErrorKind::SyncDirectory(e)))?;
+    let old = stage.keep();
+    std::fs::remove_dir_all(&old).map_err(|e| {
+        Error::new(
+            &old,
+            ErrorKind::Tree(format!(
+                "the pruned tree is in place, but the old one could not be removed from here: {e}"
+            )),
+        )
+    })
+}
+
+/// Exchanges the directories `a` and `b` (same file system): in one step where the system
+/// can, else by moving `b` aside, `a` to `b`, and the old `b` to `a`.
+fn exchange(a: &Path, b: &Path) -> Result<(), Error> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{renameat_with, RenameFlags, CWD};
+        match renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE) {
+            Ok(()) => return Ok(()),
+            Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS) => {}
+            Err(e) => return Err(Error::new(b, ErrorKind::Write(e.into()))),
+        }
+    }
+    let aside = a.with_extension("old");
+    std::fs::rename(b, &aside).map_err(|e| Error::new(b, ErrorKind::Write(e)))?;
+    if let Err(e) = std::fs::rename(a, b) {
+        let _ = std::fs::rename(&aside, b);
+        return Err(Error::new(b, ErrorKind::Write(e)));
+    }
+    std::fs::rename(&aside, a).map_err(|e| Error::new(a, ErrorKind::Write(e)))
 }
 
 fn set_mode(path: &Path, mode: u32) -> Result<(), Error> {

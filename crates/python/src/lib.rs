@@ -1266,8 +1266,8 @@ fn prune<'py>(
     run_transform(py, src, &t, output, in_place, allow_empty, drop_signature)
 }
 
-/// `prune` of a directory tree (`gfxkit_io::tree`): `output` is the directory written; without
-/// it, a dry run.
+/// `prune` of a directory tree (`gfxkit_io::tree`): `output` is the directory written, or the
+/// tree is replaced (`in_place`); without either, a dry run.
 fn prune_tree<'py>(
     py: Python<'py>,
     dir: &std::path::Path,
@@ -1276,15 +1276,25 @@ fn prune_tree<'py>(
     in_place: bool,
     allow_empty: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
-    if in_place {
+    if in_place && output.is_some() {
         return Err(pyo3::exceptions::PyValueError::new_err(
-            "in_place is for files and packages; give output (a directory) for a tree",
+            "give output or in_place, not both",
         ));
     }
     let name = dir.display().to_string();
     let started = std::time::Instant::now();
+    let output = if in_place {
+        Some(std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()))
+    } else {
+        output
+    };
+    let to = match &output {
+        None => gfxkit_io::tree::TreeOutput::DryRun,
+        Some(_) if in_place => gfxkit_io::tree::TreeOutput::InPlace,
+        Some(out) => gfxkit_io::tree::TreeOutput::Dir(out),
+    };
     let done = py
-        .allow_threads(|| gfxkit_io::tree::prune_tree(dir, t, output.as_deref(), allow_empty))
+        .allow_threads(|| gfxkit_io::tree::prune_tree(dir, t, to, allow_empty))
         .map_err(|e| match e.kind() {
             gfxkit_io::ErrorKind::Prune(_)
             | gfxkit_io::ErrorKind::Database(_)

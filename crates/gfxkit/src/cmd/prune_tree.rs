@@ -5,20 +5,15 @@ use crate::cmd::prune::IoArgs;
 use crate::cmd::size::human;
 use anyhow::{bail, Result};
 use gfxkit_inventory::prune::{Done, PruneOutcome, TreeAction, TreeFile};
+use gfxkit_io::tree::TreeOutput;
 use gfxkit_shrink::{Selection, Transform};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// Prunes the tree `io.input` into `-o OUTDIR` (or only reports, with `--dry-run`).
+/// Prunes the tree `io.input` into `-o OUTDIR`, or in place (or only reports, with
+/// `--dry-run`).
 pub fn execute(io: &IoArgs, t: &Transform, allow_empty: bool) -> Result<ExitCode> {
-    if io.in_place {
-        bail!(
-            "{} is a directory: --in-place is for files and packages; write the pruned tree \
-             with -o OUTDIR",
-            io.input.display()
-        );
-    }
     if io.drop_signature {
         bail!("--drop-signature is for one Windows image, not a tree");
     }
@@ -26,7 +21,12 @@ pub fn execute(io: &IoArgs, t: &Transform, allow_empty: bool) -> Result<ExitCode
     let target = io.target();
     let started = std::time::Instant::now();
     let progress = crate::output::spinner(format!("pruning {name}"));
-    let done = gfxkit_io::tree::prune_tree(&io.input, t, target.as_deref(), allow_empty)?;
+    let to = match (&target, io.in_place) {
+        (None, _) => TreeOutput::DryRun,
+        (Some(_), true) => TreeOutput::InPlace,
+        (Some(out), false) => TreeOutput::Dir(out),
+    };
+    let done = gfxkit_io::tree::prune_tree(&io.input, t, to, allow_empty)?;
     progress.finish_and_clear();
     let flag = match &t.selection {
         Selection::Keep(_) => "--keep",
