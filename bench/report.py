@@ -132,39 +132,41 @@ cpus = [
     cpu("rec.gfxkit", "rec.zstd"),
     cpu("split.gfxkit", "split.zstd"),
 ]
-# The rows of the newer inputs, when floor.sh had them.
-if "tree.gfxkit" in runs:
-    r = ratio("tree.gfxkit", "tree.cp")
-    m = mem("tree.gfxkit")
+# The rows of the newer inputs, when floor.sh had them: gfxkit's run, the floor's, what the
+# row is, the floor's name, the goal's text, its ratio, and the memory bound.
+def newer_row(g, f, what, floor, goal, limit):
+    if g not in runs:
+        return
+    r = ratio(g, f)
+    m = mem(g)
     rows.append((
-        f"`prune --keep gfx90a` of a kernel-database tree: Debian's librocblas0 5.5.1, the library "
-        f"and its Tensile library ({n['tree_before'] / 1e9:.2f} GB -> {n['tree_after'] / 1e9:.2f} GB)",
-        ms(t("tree.gfxkit")), f"`cp -r` of the files kept {ms(t('tree.cp'))}",
-        spread("tree.gfxkit", "tree.cp"), "-", "-", mib(m), "<= 2x `cp -r`; <= 256 MiB",
-        ok(r <= 2 and m <= 256 * MiB),
+        what, ms(t(g)), f"{floor} {ms(t(f))}", spread(g, f), "-", "-", mib(m),
+        f"{goal}; <= 256 MiB", ok(r <= limit and m <= 256 * MiB),
     ))
-    cpus.append(cpu("tree.gfxkit", "tree.cp"))
+    cpus.append(cpu(g, f))
+
+
+if "tree.gfxkit" in runs:
+    newer_row(
+        "tree.gfxkit", "tree.cp",
+        "`prune --keep gfx90a` of a kernel-database tree: Debian's librocblas0 5.5.1, the library "
+        f"and its Tensile library ({n['tree_before'] / 1e9:.2f} GB -> {n['tree_after'] / 1e9:.2f} GB)",
+        "`cp -r` of the files kept", "<= 2x `cp -r`", 2,
+    )
 if "img.gfxkit" in runs:
-    r = ratio("img.gfxkit", "img.tar")
-    m = mem("img.gfxkit")
-    rows.append((
+    newer_row(
+        "img.gfxkit", "img.tar",
         f"`list --summary` of an OCI image archive ({n['image'] / 1e6:,.0f} MB; a gzip layer with "
         "librocsparse and librocrand, a zstd layer with a whiteout)",
-        ms(t("img.gfxkit")), f"`tar -x` of the image and its layers {ms(t('img.tar'))}",
-        spread("img.gfxkit", "img.tar"), "-", "-", mib(m), "<= 1x `tar -x`; <= 256 MiB",
-        ok(r <= 1 and m <= 256 * MiB),
-    ))
-    cpus.append(cpu("img.gfxkit", "img.tar"))
+        "`tar -x` of the image and its layers", "<= 1x `tar -x`", 1,
+    )
 if "dll.gfxkit" in runs:
-    r = ratio("dll.gfxkit", "dll.cp")
-    m = mem("dll.gfxkit")
-    rows.append((
-        f"`prune --keep gfx90a` of a Windows DLL (400 kernels for gfx90a, gfx942, gfx1100 and "
+    newer_row(
+        "dll.gfxkit", "dll.cp",
+        "`prune --keep gfx90a` of a Windows DLL (400 kernels for gfx90a, gfx942, gfx1100 and "
         f"gfx1151 by clang-19 and lld-link-19; {n['dll'] / 1e6:.1f} MB -> {n['dll_pruned'] / 1e6:.1f} MB)",
-        ms(t("dll.gfxkit")), f"`cp` {ms(t('dll.cp'))}", spread("dll.gfxkit", "dll.cp"), "-", "-",
-        mib(m), "<= 2x `cp`; <= 256 MiB", ok(r <= 2 and m <= 256 * MiB),
-    ))
-    cpus.append(cpu("dll.gfxkit", "dll.cp"))
+        "`cp`", "<= 2x `cp`", 2,
+    )
 rows = [r[:4] + (c,) + r[4:] for r, c in zip(rows, cpus)]
 stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 cores = int(kv["cores"])
