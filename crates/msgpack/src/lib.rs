@@ -413,14 +413,21 @@ impl<'a> Cursor<'a> {
             }
             left -= 1;
             let here = self.pos;
-            let items = match self.head()? {
-                Head::Str(n) | Head::Bin(n) | Head::Ext(n) => {
-                    self.skip_bytes(n, here)?;
-                    0
+            let items = match step(self.data, self.pos) {
+                Some((n, values)) if n <= self.remaining() => {
+                    self.pos += n;
+                    values
                 }
-                Head::Array(n) => u64::from(n),
-                Head::Map(n) => 2 * u64::from(n),
-                _ => 0,
+                // What does not read: the general reader says why.
+                _ => match self.head()? {
+                    Head::Str(n) | Head::Bin(n) | Head::Ext(n) => {
+                        self.skip_bytes(n, here)?;
+                        0
+                    }
+                    Head::Array(n) => u64::from(n),
+                    Head::Map(n) => 2 * u64::from(n),
+                    _ => 0,
+                },
             };
             if items > 0 {
                 if open.len() >= max_depth {
