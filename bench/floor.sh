@@ -24,6 +24,9 @@
 # The 93 MB bundle is the largest of librocsparse's 111 (8 entries: gfx803 ... gfx1030).
 #
 # Rows of the newer inputs, each run when its input is at hand (TREE_RUNS, default 5, rounds):
+# - `extract` of every entry of cupy-rocm-7-0 14.2.0's `cub` bundle (142 MiB uncompressed, 10
+#   entries), cut out of the wheel ($CUPY_WHEEL, default the one scripts/check-real-packages
+#   downloads to /tmp/gfxkit-real-packages), against `cp` ($RUNS rounds);
 # - a kernel-database tree: `prune --keep gfx90a` of Debian's librocblas0 5.5.1 unpacked
 #   ($ROCBLAS_DEB, default target/real/librocblas0_5.5.1+dfsg-7_amd64.deb: the library and its
 #   2.3 GB Tensile library) against `cp -r` of the files it keeps;
@@ -152,9 +155,24 @@ for ((r = -1; r < BIG_RUNS; r++)); do
   run split.zstd "rm -f fb3.zst" zstd -q -3 -T0 "$FATBIN" -o fb3.zst
 done
 
+EXTRA=()
+CUPY_WHEEL=${CUPY_WHEEL:-$( (ls /tmp/gfxkit-real-packages/cupy_rocm_7_0-14.2.0-*.whl "$ROOT"/target/real/cupy_rocm_7_0-14.2.0-*.whl 2>/dev/null || true) | head -1)}
+if [ -s "$CUPY_WHEEL" ]; then
+  echo "== cupy's cub bundle: a warm-up, then $RUNS runs each"
+  python3 - "$CUPY_WHEEL" <<'PY'
+import sys, zipfile
+so = zipfile.ZipFile(sys.argv[1]).read("cupy/cuda/cub.cpython-311-x86_64-linux-gnu.so")
+open("cub.hipfb", "wb").write(so[1642496:1642496 + 148874152])
+PY
+  for ((r = -1; r < RUNS; r++)); do
+    run cub.gfxkit "rm -rf cx" "$G" extract cub.hipfb -o cx
+    run cub.cp "rm -f cub.out" cp cub.hipfb cub.out
+  done
+  EXTRA+=("cub=$(stat -c %s cub.hipfb)" "cub_entries=$("$G" list --json cub.hipfb | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["files"][0]["bundles"][0]["entries"]))')")
+  rm -rf cx cub.out cub.hipfb
+fi
 ROCBLAS_DEB=${ROCBLAS_DEB:-$ROOT/target/real/librocblas0_5.5.1+dfsg-7_amd64.deb}
 ROCRAND=$ROOT/target/real/librocrand.so.1.1
-EXTRA=()
 if [ -s "$ROCBLAS_DEB" ]; then
   echo "== kernel-database tree (Debian's librocblas0): a warm-up, then $TREE_RUNS runs each"
   dpkg-deb -x "$ROCBLAS_DEB" rocblas

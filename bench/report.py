@@ -146,6 +146,13 @@ def newer_row(g, f, what, floor, goal, limit):
     cpus.append(cpu(g, f))
 
 
+if "cub.gfxkit" in runs:
+    newer_row(
+        "cub.gfxkit", "cub.cp",
+        f"`extract` every entry of cupy-rocm-7-0's `cub` bundle uncompressed ({n['cub'] / 2**20:,.0f} MiB, "
+        f"{n['cub_entries']} entries)",
+        "`cp`", "<= 1.2x `cp`", 1.2,
+    )
 if "tree.gfxkit" in runs:
     newer_row(
         "tree.gfxkit", "tree.cp",
@@ -324,6 +331,7 @@ bars = [
     ("prune vs cp", pairs("prune.gfxkit", "prune.cp"), 2.0),
     ("recompress vs zstd -T0", pairs("rec.gfxkit", "rec.zstd"), 1.2),
     ("kpack split vs zstd -T0", pairs("split.gfxkit", "split.zstd"), 1.0),
+    *([("extract cub vs cp", pairs("cub.gfxkit", "cub.cp"), 1.2)] if "cub.gfxkit" in runs else []),
     *([("prune tree vs cp -r", pairs("tree.gfxkit", "tree.cp"), 2.0)] if "tree.gfxkit" in runs else []),
     *([("image list vs tar -x", pairs("img.gfxkit", "img.tar"), 1.0)] if "img.gfxkit" in runs else []),
     *([("prune DLL vs cp", pairs("dll.gfxkit", "dll.cp"), 2.0)] if "dll.gfxkit" in runs else []),
