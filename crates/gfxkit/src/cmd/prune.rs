@@ -28,7 +28,7 @@ code is rewritten; the package is written again with every other member copied a
 rename. .deb and .rpm packages are refused (their checksums and signatures need the \
 distribution's tools). --json then prints {input, output, dry_run, members: [{path, \
 size_before, size_after, ...the report of that member}]}.\n\n\
-Trees: `prune --keep gfx90a DIR -o OUTDIR` writes a pruned copy of DIR. Host binaries are pruned as above; raw code objects (Tensile's TensileLibrary_gfx*.co and Kernels.so-*.hsaco, aiter's hsa/<arch>/*.co) are kept or dropped by the target their ELF header names; a multi-architecture TensileLibrary.dat (.dat.zlib) is rewritten to the kept processor rows and the solutions they reach, and read back before it is written; per-architecture Tensile indexes, MIOpen .kdb files and AOTriton .aks2 files of dropped targets are dropped, as are directories named for a dropped processor that hold only its device code (aiter's hsa/gfx950/). Every other file is copied unchanged, symbolic links stay links, permissions are kept. The tree is written to a temporary directory beside OUTDIR and renamed at the end. --json then prints {input, output, dry_run, seconds, size_before, size_after, unmatched, files: [{path, kind, action, targets, size_before, size_after, note, index: {kept_rows, dropped_rows, solutions_before, solutions_after}, report}]}.\n\n\
+Trees: `prune --keep gfx90a DIR -o OUTDIR` writes a pruned copy of DIR. Host binaries are pruned as above; raw code objects (Tensile's TensileLibrary_gfx*.co and Kernels.so-*.hsaco, aiter's hsa/<arch>/*.co) are kept or dropped by the target their ELF header names; a multi-architecture TensileLibrary.dat (.dat.zlib) is rewritten to the kept processor rows and the solutions they reach, and read back before it is written; per-architecture Tensile indexes, MIOpen .kdb files and AOTriton .aks2 files of dropped targets are dropped, as are directories named for a dropped processor that hold only its device code (aiter's hsa/gfx950/). Every other file is copied unchanged, symbolic links stay links (a link to a dropped path is dropped with it), permissions are kept. The tree is written to a temporary directory beside OUTDIR and renamed at the end; with --in-place, beside DIR, synced to disk, and exchanged with DIR in one step, the old tree then removed. --json then prints {input, output, dry_run, seconds, size_before, size_after, unmatched, files: [{path, kind, action, targets, size_before, size_after, note, index: {kept_rows, dropped_rows, solutions_before, solutions_after}, report}]}.\n\n\
 --keep gfx90a keeps gfx90a, gfx90a:xnack+ and gfx90a:xnack- entries; --keep gfx90a:xnack+ keeps \
 gfx90a:xnack+ and gfx90a (which runs on such devices). --drop drops the entries a pattern names.\n\n\
 A prune that would leave no device code at all (every GPU entry of the file or package dropped, \
@@ -129,7 +129,8 @@ pub struct IoArgs {
     /// that does not exist or is empty, outside the tree.
     #[arg(short, long, value_name = "OUT", required_unless_present_any = ["in_place", "dry_run"])]
     pub output: Option<PathBuf>,
-    /// Replace the input: written to a temporary file beside it, verified, then renamed.
+    /// Replace the input: written to a temporary file beside it, verified, then renamed (a
+    /// tree: written beside it, synced, then exchanged with it).
     #[arg(long, conflicts_with = "output")]
     pub in_place: bool,
     /// Print what would change; write nothing.
