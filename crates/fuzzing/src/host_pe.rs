@@ -8,8 +8,8 @@ use gfxkit_host::{discover, InputKind};
 /// Discovers device code as [`crate::host::run`] does, then checks what the PE/COFF reader
 /// promises: bundles lie in `.hip_fatbin`/`.hip_fat`, wrapper records are 24 bytes of
 /// `.hipFatBinSegment`/`.hipFatB`, the survey `gfxkit size` reads returns (an answer or an
-/// error), a COFF object's rewrite is refused, and a PE image's (the `prune` body, keeping
-/// gfx90a) is refused or verifies.
+/// error), and a PE image's or COFF object's rewrite (the `prune` and `pe_rewrite` bodies,
+/// keeping gfx90a) is refused or verifies.
 pub fn run(data: &[u8]) {
     crate::host::run(data);
     let found = discover(data);
@@ -30,15 +30,9 @@ pub fn run(data: &[u8]) {
     }
     let _ = gfxkit_host::pe::is_dll(data);
     let _ = gfxkit_shrink::survey_with(data, false);
-    match found.kind {
-        InputKind::CoffObject => {
-            assert!(gfxkit_shrink::rewrite(data, &crate::prune::transform(1)).is_err());
-        }
-        InputKind::PeImage => {
-            let mut input = vec![1u8];
-            input.extend_from_slice(data);
-            crate::prune::run(&input);
-        }
-        _ => {}
+    if matches!(found.kind, InputKind::PeImage | InputKind::CoffObject) {
+        let mut input = vec![1u8];
+        input.extend_from_slice(data);
+        crate::pe_rewrite::run(&input);
     }
 }

@@ -19,7 +19,7 @@
 //! | `code_object` | code objects: ELF header, `e_flags`, notes, MessagePack metadata, descriptors |
 //! | `target_id` | target IDs and bundle entry IDs |
 //! | `prune` | the prune/recompress planner: refuse, or produce a file that verifies |
-//! | `pe_rewrite` | prune/recompress of PE32+ images (signed ones without their signature): refuse, or a file that verifies, keeps its addresses, base relocations and a right `CheckSum` |
+//! | `pe_rewrite` | prune/recompress of PE32+ images (signed ones without their signature) and COFF objects: refuse, or a file that verifies, keeps its addresses, base relocations and a right `CheckSum` |
 //! | `kpack` | `.kpack` archives: header, TOC, frames and blobs, kernels decoded within bounds, written back |
 //! | `kpack_split` | `kpack split` and `kpack inline` on ELF and PE32+ input: refuse, or a split that re-reads (a PE image keeping its sections' addresses and `CheckSum`), inlines and splits again alike |
 //! | `package` | packages (zip/wheel, tar.*, conda, deb, rpm): walked, rewritten and walked again under small limits |

@@ -1,6 +1,6 @@
 //! The rewrite of PE32+ images (`gfxkit prune`/`recompress` of a DLL or EXE, with and without
-//! `--drop-signature`) on arbitrary input, with what a Windows loader relies on checked beside
-//! the read-back verification of [`crate::prune`].
+//! `--drop-signature`) and of COFF objects on arbitrary input, with what a Windows loader and
+//! linker rely on checked beside the read-back verification of [`crate::prune`].
 
 use gfxkit_host::{discover, InputKind, WrapperTarget};
 use gfxkit_shrink::{pe, rewrite, verify};
@@ -38,8 +38,10 @@ pub fn run(data: &[u8]) {
     let Some((&selector, input)) = data.split_first() else {
         return;
     };
-    if InputKind::sniff(input) != InputKind::PeImage {
-        return;
+    match InputKind::sniff(input) {
+        InputKind::PeImage => {}
+        InputKind::CoffObject => return object(selector, input),
+        _ => return,
     }
     let unsigned = match pe::without_signature(input) {
         Ok(Some(u)) => {
@@ -83,4 +85,69 @@ pub fn run(data: &[u8]) {
     let (old, new) = (discover(input), discover(&bytes));
     assert_eq!(old.wrappers.len(), new.wrappers.len());
     assert!(led(&new) >= led(&old), "a wrapper lost its bundle");
+}
+
+/// A COFF object's rewrite either is refused, or gives a file that verifies against its
+/// input, parses as a COFF object with the same sections (names and characteristics) and
+/// symbol count, whose wrappers still lead to bundles, and whose `.hip_fatbin` section symbol
+/// carries the section's JamCRC (where it carried a checksum) and length.
+fn object(selector: u8, input: &[u8]) {
+    use object::read::coff::{CoffFile, ImageSymbol};
+    use object::{Object, ObjectSection};
+    let Ok(before) = CoffFile::<&[u8]>::parse(input) else {
+        return;
+    };
+    let Ok(out) = rewrite(input, &crate::prune::transform(selector)) else {
+        return;
+    };
+    if let Err(e) = verify(input, &out) {
+        panic!("a rewrite that does not verify: {e}");
+    }
+    let bytes = out.bytes();
+    let after = CoffFile::<&[u8]>::parse(&bytes[..]).expect("a rewritten object parses");
+    let shape = |f: &CoffFile<&[u8]>| {
+        f.sections()
+            .map(|s| (s.name_bytes().map(<[u8]>::to_vec).ok(), s.kind()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(shape(&before), shape(&after));
+    assert_eq!(
+        before.coff_symbol_table().len(),
+        after.coff_symbol_table().len()
+    );
+    let led = |d: &gfxkit_host::Discovery| {
+        d.wrappers
+            .iter()
+            .filter(|w| matches!(w.target, WrapperTarget::Bundle { .. }))
+            .count()
+    };
+    let (old, new) = (discover(input), discover(&bytes));
+    assert_eq!(old.wrappers.len(), new.wrappers.len());
+    assert!(led(&new) >= led(&old), "a wrapper lost its bundle");
+    if bytes == input {
+        return;
+    }
+    // The section symbol of the rewritten section: its length and checksum follow the data.
+    let Some(fat) = after
+        .sections()
+        .find(|s| s.name().is_ok_and(gfxkit_host::fatbin::is_fatbin_section))
+    else {
+        return;
+    };
+    let contents = fat
+        .data()
+        .expect("the rewritten section's data lies in the file");
+    let table = after.coff_symbol_table();
+    for (index, sym) in table.iter() {
+        if sym.section_number() != fat.index().0 as i32 || !sym.has_aux_section() {
+            continue;
+        }
+        let aux = table.aux_section(index).expect("the auxiliary record");
+        assert_eq!(aux.length.get(LE) as usize, contents.len());
+        let sum = aux.check_sum.get(LE);
+        assert!(
+            sum == 0 || sum == pe::coff::jamcrc(contents),
+            "section checksum"
+        );
+    }
 }

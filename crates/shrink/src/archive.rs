@@ -206,11 +206,16 @@ pub(crate) fn rewrite_archive<'a>(
             header[48..58].copy_from_slice(size.as_bytes());
         }
         if m.name == "/" || m.name == "/SYM64/" {
-            index_at.push((
-                out.len() + HDR as u64,
-                m.name == "/SYM64/",
-                m.header_at + HDR,
-            ));
+            // A second `/` right after the first is the Microsoft linker member of a COFF
+            // library (`.lib`).
+            let kind = if m.name == "/SYM64/" {
+                Index::Gnu64
+            } else if index_at.last().is_some_and(|(_, k, _)| *k == Index::Gnu32) {
+                Index::Microsoft
+            } else {
+                Index::Gnu32
+            };
+            index_at.push((out.len() + HDR as u64, kind, m.header_at + HDR));
         }
         out.push(header);
         match body {
@@ -236,36 +241,8 @@ pub(crate) fn rewrite_archive<'a>(
             ErrorKind::Unsupported("BSD symbol index (__.SYMDEF) cannot be updated".into()),
         );
     }
-    // Symbol index: big-endian count, then that many member header offsets.
-    for (at, wide, old_at) in index_at {
-        let w = if wide { 8 } else { 4 };
-        let rd = |d: &[u8], o: usize| -> Option<u64> {
-            let b = d.get(o..o + w)?;
-            Some(b.iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x)))
-        };
-        let count = rd(data, old_at).ok_or_else(|| bad(old_at, "symbol index truncated"))?;
-        if count.saturating_mul(w as u64) > data.len() as u64 {
-            return Err(bad(old_at, format!("symbol index claims {count} symbols")));
-        }
-        for k in 0..count as usize {
-            let o = old_at + w + k * w;
-            let old = rd(data, o).ok_or_else(|| bad(o, "symbol index truncated"))?;
-            let new = *moved.get(&old).ok_or_else(|| {
-                bad(
-                    o,
-                    format!("symbol index entry {k} points to {old:#x}, not a member"),
-                )
-            })?;
-            let b = new.to_be_bytes();
-            let n = at + (w + k * w) as u64;
-            out.put(n, &b[8 - w..])?;
-            if w == 4 && new > u64::from(u32::MAX) {
-                return Err(bad(
-                    o,
-                    "archive grew past 4 GiB; a 32-bit index cannot hold it",
-                ));
-            }
-        }
+    for (at, kind, old_at) in index_at {
+        fix_index(data, &mut out, &moved, at, kind, old_at)?;
     }
     Ok(Rewritten {
         report: Report {
@@ -277,6 +254,76 @@ pub(crate) fn rewrite_archive<'a>(
         },
         output: out,
     })
+}
+
+/// The layout of a symbol index member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Index {
+    /// GNU `/` (and a COFF library's first linker member): a big-endian 32-bit count, then that
+    /// many 32-bit member header offsets.
+    Gnu32,
+    /// GNU `/SYM64/`: the same with 64-bit fields.
+    Gnu64,
+    /// A COFF library's second linker member: a little-endian 32-bit member count, then that
+    /// many 32-bit member header offsets (symbols, their member indices and names follow).
+    Microsoft,
+}
+
+/// Rewrites the member offsets of the symbol index whose body starts at `old_at` in `data` and
+/// at `at` in `out`, through `moved` (old member header offset -> new).
+fn fix_index(
+    data: &[u8],
+    out: &mut Output<'_>,
+    moved: &std::collections::HashMap<u64, u64>,
+    at: u64,
+    kind: Index,
+    old_at: usize,
+) -> Result<()> {
+    let w = if kind == Index::Gnu64 { 8 } else { 4 };
+    let rd = |o: usize| -> Result<u64> {
+        let b = data
+            .get(o..o + w)
+            .ok_or_else(|| bad(o, "symbol index truncated"))?;
+        Ok(if kind == Index::Microsoft {
+            b.iter()
+                .rev()
+                .fold(0u64, |acc, &x| (acc << 8) | u64::from(x))
+        } else {
+            b.iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x))
+        })
+    };
+    let count = rd(old_at)?;
+    if count.saturating_mul(w as u64) > data.len() as u64 {
+        let what = if kind == Index::Microsoft {
+            "members"
+        } else {
+            "symbols"
+        };
+        return Err(bad(old_at, format!("symbol index claims {count} {what}")));
+    }
+    for k in 0..count as usize {
+        let o = old_at + w + k * w;
+        let old = rd(o)?;
+        let new = *moved.get(&old).ok_or_else(|| {
+            bad(
+                o,
+                format!("symbol index entry {k} points to {old:#x}, not a member"),
+            )
+        })?;
+        if w == 4 && new > u64::from(u32::MAX) {
+            return Err(bad(
+                o,
+                "archive grew past 4 GiB; a 32-bit index cannot hold it",
+            ));
+        }
+        let n = at + (w + k * w) as u64;
+        if kind == Index::Microsoft {
+            out.put(n, &(new as u32).to_le_bytes())?;
+        } else {
+            out.put(n, &new.to_be_bytes()[8 - w..])?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ use object::pe;
 use object::read::pe::{ImageNtHeaders, ImageOptionalHeader, PeFile64};
 use object::LittleEndian as LE;
 
+pub mod coff;
 pub mod kpack;
 
 /// Bundles in `.hip_fat` are laid out at this alignment (what clang asks for `.hip_fatbin`).

@@ -129,15 +129,7 @@ pub(crate) fn rewrite_one<'a>(
     match gfxkit_host::InputKind::sniff(data) {
         gfxkit_host::InputKind::PeImage => return crate::pe::rewrite_image(data, t),
         gfxkit_host::InputKind::CoffObject => {
-            return fail(
-                0,
-                ErrorKind::Unsupported(
-                    "a COFF object (Windows): every command reads its device code, but prune and \
-                     recompress rewrite only PE images (DLLs, EXEs), ELF files, ar archives of \
-                     ELF objects and bundles"
-                        .into(),
-                ),
-            );
+            return crate::pe::coff::rewrite_object(data, t, data.starts_with(&[0, 0, 0xff, 0xff]));
         }
         _ => {}
     }
@@ -174,8 +166,7 @@ pub(crate) fn rewrite_one<'a>(
     )
 }
 
-/// Whether `data` is a PE image or COFF object for x86-64, which host discovery reads but no
-/// rewrite handles.
+/// Whether `data` is a PE image or COFF object for x86-64.
 pub(crate) fn is_pe_or_coff(data: &[u8]) -> bool {
     matches!(
         gfxkit_host::InputKind::sniff(data),

@@ -1,0 +1,400 @@
+//! The rewrite of an x86-64 COFF object (a Windows `.obj`, or a member of a `.lib`): a new
+//! `.hip_fatbin`, and everything after its raw data moved by the difference in length.
+//!
+//! An object has no addresses, only file offsets and section-relative values, so the plan is
+//! the one of a relocatable ELF object: the section's `SizeOfRawData` becomes the new bundles'
+//! length (objects do not align raw data in the file), the `PointerToRawData`,
+//! `PointerToRelocations` and `PointerToLinenumbers` of what follows and the file header's
+//! `PointerToSymbolTable` move with it, and the section symbol's auxiliary record gets the new
+//! `Length` and `CheckSum` (the JamCRC of the contents, as LLVM's object writer sets it).
+//!
+//! A wrapper's pointer is an `IMAGE_REL_AMD64_ADDR64` relocation against a symbol of
+//! `.hip_fatbin` with the addend stored in place: symbols of the section that start a bundle
+//! follow it, and each addend is set so that symbol plus addend is the bundle's new offset.
+//! Any other relocation against a symbol of the section must carry no addend (it then follows
+//! its symbol); anything else is refused, as is a section holding relocations itself. Regular
+//! and bigobj headers are both handled.
+
+use super::fat_wrapper;
+use crate::error::{Error, ErrorKind, Result};
+use crate::output::Output;
+use crate::plan::{self, NewRegion, Transform};
+use crate::report::{FileKind, Layout, RegionReport};
+use gfxkit_bundle::le::{u32_at, u64_at};
+use gfxkit_host::fatbin::is_fatbin_section;
+use gfxkit_host::WrapperTarget;
+use object::pe::{self, ImageSectionHeader};
+use object::read::coff::{CoffHeader, ImageSymbol, SectionTable};
+use object::LittleEndian as LE;
+use std::collections::HashMap;
+
+fn unsupported(at: u64, msg: impl Into<String>) -> Error {
+    Error::at(at, ErrorKind::Unsupported(msg.into()))
+}
+
+fn bad(at: u64, msg: impl Into<String>) -> Error {
+    Error::at(at, ErrorKind::Damaged(msg.into()))
+}
+
+/// File offset of bytes borrowed from `data`.
+fn offset_of(data: &[u8], inner: &[u8]) -> u64 {
+    gfxkit_bundle::le::offset_within(data, inner).unwrap_or(0)
+}
+
+/// The JamCRC (CRC-32 started from zero, not inverted at the end) of `bytes`: the `CheckSum`
+/// LLVM writes into a section symbol's auxiliary record.
+pub fn jamcrc(bytes: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new_with_initial(u32::MAX);
+    h.update(bytes);
+    !h.finalize()
+}
+
+/// Bytes of the value a relocation of type `typ` stores in place (its addend), for the AMD64
+/// types that add one; `None` for the others.
+fn addend_width(typ: u16) -> Option<u64> {
+    match typ {
+        pe::IMAGE_REL_AMD64_ADDR64 => Some(8),
+        pe::IMAGE_REL_AMD64_ADDR32
+        | pe::IMAGE_REL_AMD64_ADDR32NB
+        | pe::IMAGE_REL_AMD64_REL32
+        | pe::IMAGE_REL_AMD64_REL32_1
+        | pe::IMAGE_REL_AMD64_REL32_2
+        | pe::IMAGE_REL_AMD64_REL32_3
+        | pe::IMAGE_REL_AMD64_REL32_4
+        | pe::IMAGE_REL_AMD64_REL32_5
+        | pe::IMAGE_REL_AMD64_SECREL => Some(4),
+        _ => None,
+    }
+}
+
+/// Rewrites the COFF object `data` (a regular header when `bigobj` is false) with `t`
+/// applied to every bundle of its `.hip_fatbin`.
+pub(crate) fn rewrite_object<'a>(
+    data: &'a [u8],
+    t: &Transform,
+    bigobj: bool,
+) -> Result<(Output<'a>, FileKind, Option<RegionReport>)> {
+    if bigobj {
+        rewrite::<pe::AnonObjectHeaderBigobj>(data, t, 44)
+    } else {
+        rewrite::<pe::ImageFileHeader>(data, t, 8)
+    }
+}
+
+/// A piece of the file that must lie wholly before `.hip_fatbin`'s raw data or wholly after
+/// it: (file offset, length, what it is, where its pointer is).
+type Extent = (u64, u64, String, u64);
+
+fn rewrite<'a, Coff: CoffHeader>(
+    data: &'a [u8],
+    t: &Transform,
+    symtab_field: u64,
+) -> Result<(Output<'a>, FileKind, Option<RegionReport>)> {
+    let damaged = |what: &str, e: object::read::Error| bad(0, format!("COFF object: {what}{e}"));
+    let mut offset = 0;
+    let header = Coff::parse(data, &mut offset).map_err(|e| damaged("", e))?;
+    let header_at = offset_of(data, object::pod::bytes_of(header));
+    let sections: SectionTable<'a> = header
+        .sections(data, offset)
+        .map_err(|e| damaged("section table: ", e))?;
+    let symbols = header
+        .symbols(data)
+        .map_err(|e| damaged("symbol table: ", e))?;
+    let strings = symbols.strings();
+    let sh_at = |sh: &ImageSectionHeader| offset_of(data, object::pod::bytes_of(sh));
+    let named: Vec<(String, &ImageSectionHeader)> = sections
+        .iter()
+        .map(|sh| {
+            let name = sh.name(strings).unwrap_or_else(|_| sh.raw_name());
+            (String::from_utf8_lossy(name).into_owned(), sh)
+        })
+        .collect();
+    let mut fat = named
+        .iter()
+        .enumerate()
+        .filter(|(_, (n, _))| is_fatbin_section(n));
+    let Some((fat_index, (fat_name, fsh))) = fat.next() else {
+        return Ok((Output::of(data), FileKind::NoDeviceCode, None));
+    };
+    if let Some((_, (_, second))) = fat.next() {
+        return Err(unsupported(
+            sh_at(second),
+            "more than one .hip_fatbin section",
+        ));
+    }
+    let fat_number = fat_index as i32 + 1;
+    let (fo, raw) = match fsh.coff_file_range() {
+        Some((fo, raw)) if raw != 0 => (u64::from(fo), u64::from(raw)),
+        _ => return Ok((Output::of(data), FileKind::Object, None)),
+    };
+    let old_end = fo + raw;
+    if old_end > data.len() as u64 {
+        return Err(bad(
+            sh_at(fsh),
+            format!(
+                "{fat_name}'s raw data ({raw:#x} bytes at file offset {fo:#x}) runs past the end \
+                 of the file ({} bytes): truncated",
+                data.len()
+            ),
+        ));
+    }
+    if fsh.number_of_relocations.get(LE) != 0 {
+        return Err(unsupported(
+            sh_at(fsh) + 32,
+            format!("{fat_name} holds relocations: its bytes are not offload bundles alone"),
+        ));
+    }
+    let region_bytes = &data[fo as usize..old_end as usize];
+    let found = crate::bundle::scan(region_bytes).map_err(|e| e.shifted(fo))?;
+    let align = plan::region_alignment(&found);
+    drop(found);
+    let region = plan::transform_region(region_bytes, align, t).map_err(|e| e.shifted(fo))?;
+    let ns = region.out.len();
+    if ns > u64::from(u32::MAX) {
+        return Err(unsupported(
+            sh_at(fsh) + 16,
+            format!("the rewritten bundles ({ns} bytes) do not fit a COFF section"),
+        ));
+    }
+
+    // Every other piece of the file lies before the section's raw data or after it.
+    let mut extents: Vec<Extent> = Vec::new();
+    for (i, (name, sh)) in named.iter().enumerate() {
+        let at = sh_at(sh);
+        if i != fat_index {
+            if let Some((p, n)) = sh.coff_file_range() {
+                extents.push((p.into(), n.into(), format!("{name}'s raw data"), at + 20));
+            }
+        }
+        if let Ok(rs) = sh.coff_relocations(data) {
+            if !rs.is_empty() {
+                let p = offset_of(data, object::pod::bytes_of_slice(rs));
+                let n = std::mem::size_of_val(rs) as u64;
+                extents.push((p, n, format!("{name}'s relocations"), at + 24));
+            }
+        }
+        let lines = u64::from(sh.pointer_to_linenumbers.get(LE));
+        if lines != 0 {
+            let n = u64::from(sh.number_of_linenumbers.get(LE)) * 6;
+            extents.push((lines, n, format!("{name}'s line numbers"), at + 28));
+        }
+    }
+    let symtab = u64::from(header.pointer_to_symbol_table());
+    if symtab != 0 {
+        let records =
+            u64::from(header.number_of_symbols()) * std::mem::size_of::<Coff::ImageSymbol>() as u64;
+        // The string table follows the symbols; its first four bytes hold its length.
+        let n = records + u64::from(u32_at(data, symtab + records).unwrap_or(4).max(4));
+        extents.push((
+            symtab,
+            n,
+            "the symbol table".into(),
+            header_at + symtab_field,
+        ));
+    }
+    let mut patches: Vec<(u64, Vec<u8>)> = Vec::new();
+    let moved = |x: u64| (x - old_end + fo + ns) as u32;
+    for (p, n, what, field) in &extents {
+        if *p >= old_end {
+            patches.push((*field, moved(*p).to_le_bytes().to_vec()));
+        } else if p + n > fo && *n != 0 {
+            return Err(unsupported(
+                *field,
+                format!("{what} ({n} bytes at file offset {p:#x}) overlaps {fat_name}"),
+            ));
+        }
+    }
+    patches.push((sh_at(fsh) + 16, (ns as u32).to_le_bytes().to_vec()));
+
+    // Symbols of `.hip_fatbin`: each at a bundle's start (or the section's end) follows it; the
+    // section symbol's auxiliary record takes the new length and checksum.
+    let mut new_value: HashMap<usize, u64> = HashMap::new();
+    let mut n_symbols = 0;
+    let mut checksum = None;
+    for (index, sym) in symbols.iter() {
+        if sym.section_number() != fat_number {
+            continue;
+        }
+        let at = offset_of(data, object::pod::bytes_of(sym));
+        let old = u64::from(sym.value());
+        let new = region.map(old, raw).ok_or_else(|| {
+            let name = sym.name(strings).unwrap_or_default();
+            unsupported(
+                at + 8,
+                format!(
+                    "symbol {} lies at offset {old:#x} of {fat_name}, not at a bundle's start",
+                    String::from_utf8_lossy(name)
+                ),
+            )
+        })?;
+        new_value.insert(index.0, new);
+        if new != old {
+            patches.push((at + 8, (new as u32).to_le_bytes().to_vec()));
+            n_symbols += 1;
+        }
+        if sym.has_aux_section() {
+            let aux = symbols
+                .aux_section(index)
+                .map_err(|e| bad(at, format!("{fat_name}'s section symbol: {e}")))?;
+            let aux_at = offset_of(data, object::pod::bytes_of(aux));
+            patches.push((aux_at, (ns as u32).to_le_bytes().to_vec()));
+            if aux.check_sum.get(LE) != 0 {
+                let sum = match checksum {
+                    Some(s) => s,
+                    None => *checksum.insert(jamcrc_of(&region.out)?),
+                };
+                patches.push((aux_at + 8, sum.to_le_bytes().to_vec()));
+            }
+        }
+    }
+
+    // Relocations against those symbols: the wrappers' pointer slots get their addends,
+    // others must carry none.
+    let discovered = gfxkit_host::discover(data);
+    let slots: HashMap<u64, usize> = discovered
+        .wrappers
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (w.location.offset + 8, i))
+        .collect();
+    let mut pointed = vec![false; region.moves.len()];
+    let mut n_relocations = 0;
+    let mut wrappers_done = vec![false; discovered.wrappers.len()];
+    for (i, (name, sh)) in named.iter().enumerate() {
+        if i == fat_index {
+            continue;
+        }
+        let Ok(rs) = sh.coff_relocations(data) else {
+            continue;
+        };
+        let Some((base, size)) = sh.coff_file_range() else {
+            continue;
+        };
+        let (base, size) = (u64::from(base), u64::from(size));
+        for r in rs {
+            let index = r.symbol_table_index.get(LE) as usize;
+            let Some(&new_sym) = new_value.get(&index) else {
+                continue;
+            };
+            let typ = r.typ.get(LE);
+            let off = u64::from(r.virtual_address.get(LE));
+            if typ == pe::IMAGE_REL_AMD64_ABSOLUTE || typ == pe::IMAGE_REL_AMD64_SECTION {
+                continue;
+            }
+            let Some(width) = addend_width(typ).filter(|w| off + w <= size) else {
+                return Err(unsupported(
+                    base + off.min(size),
+                    format!(
+                        "a relocation of type {typ:#x} in {name} at offset {off:#x} refers to \
+                         {fat_name}"
+                    ),
+                ));
+            };
+            let slot = base + off;
+            let addend = if width == 8 {
+                u64_at(data, slot).unwrap_or(0)
+            } else {
+                u64::from(u32_at(data, slot).unwrap_or(0))
+            };
+            let Some(&w) = slots.get(&slot).filter(|_| width == 8) else {
+                if addend != 0 {
+                    return Err(unsupported(
+                        slot,
+                        format!(
+                            "a relocation in {name} at offset {off:#x} refers into {fat_name} \
+                             with addend {addend:#x}: it would not follow its bundle"
+                        ),
+                    ));
+                }
+                continue;
+            };
+            let wrapper = &discovered.wrappers[w];
+            fat_wrapper(w, wrapper)?;
+            let old_sym = symbols
+                .symbol(object::SymbolIndex(index))
+                .map(|s| u64::from(s.value()))
+                .unwrap_or(0);
+            let target = old_sym.wrapping_add(addend);
+            let k = region
+                .moves
+                .binary_search_by_key(&target, |m| m.0)
+                .map_err(|_| {
+                    bad(
+                        wrapper.location.offset,
+                        format!("wrapper {w} does not lead to a bundle of {fat_name}"),
+                    )
+                })?;
+            pointed[k] = true;
+            wrappers_done[w] = true;
+            let new_addend = region.moves[k].1.wrapping_sub(new_sym);
+            if new_addend != addend {
+                patches.push((slot, new_addend.to_le_bytes().to_vec()));
+                n_relocations += 1;
+            }
+        }
+    }
+    for (i, w) in discovered.wrappers.iter().enumerate() {
+        if !wrappers_done[i] {
+            fat_wrapper(i, w)?;
+            if matches!(w.target, WrapperTarget::Bundle { .. }) {
+                return Err(bad(
+                    w.location.offset,
+                    format!("wrapper {i} leads to {fat_name} without a relocation"),
+                ));
+            }
+        }
+    }
+    crate::check::every_bundle_pointed(&pointed, |k| fo + region.moves[k].0)?;
+
+    let n_wrappers = wrappers_done.iter().filter(|d| **d).count();
+    let NewRegion {
+        out: region_out,
+        outcomes,
+        ..
+    } = region;
+    let mut out = Output::new();
+    out.push(&data[..fo as usize]);
+    out.append(region_out);
+    out.push(&data[old_end as usize..]);
+    for (at, bytes) in &patches {
+        let at = if *at >= old_end {
+            at - old_end + fo + ns
+        } else {
+            *at
+        };
+        out.put(at, bytes)?;
+    }
+    let layout = if out.equals(data) {
+        Layout::Unchanged
+    } else {
+        Layout::Rebuilt
+    };
+    Ok((
+        out,
+        FileKind::Object,
+        Some(RegionReport {
+            member: None,
+            section: Some(fat_name.clone()),
+            layout,
+            wrappers: n_wrappers,
+            relocations: n_relocations,
+            symbols: n_symbols,
+            bundles: outcomes
+                .into_iter()
+                .map(|mut o| {
+                    o.offset += fo;
+                    o.new_offset += fo;
+                    o
+                })
+                .collect(),
+        }),
+    ))
+}
+
+/// The JamCRC of the new region's bytes.
+fn jamcrc_of(region: &Output<'_>) -> Result<u32> {
+    let bytes = region
+        .try_to_vec()
+        .map_err(|e| Error::at(0, ErrorKind::Unsupported(format!("{e}"))))?;
+    Ok(jamcrc(&bytes))
+}
