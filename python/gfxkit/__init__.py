@@ -444,6 +444,8 @@ def kpack_split(
     compression: str = "zstd",
     level: int = 3,
     drop_signature: bool = False,
+    recursive: bool = False,
+    overlays: bool = False,
 ) -> Dict[str, Any]:
     """Splits a fat binary as ROCm's kpack does (``gfxkit kpack split``): every code object
     goes to ``<kpack_dir>/<group>_<arch>.kpack`` (default ``kpack_dir``: ``<dir of
@@ -452,8 +454,13 @@ def kpack_split(
     ``output``. The split binary is read back (segments, wrappers) before anything is
     written; everything is written atomically, archives first; the input is never
     modified. ``compression`` is ``"zstd"`` (at ``level``) or ``"none"``. A signed Windows
-    image (DLL or EXE) is refused unless ``drop_signature``, which writes it unsigned. Returns
-    the report ``gfxkit kpack split --json`` prints."""
+    image (DLL or EXE) is refused unless ``drop_signature``, which writes it unsigned. With
+    ``recursive``, ``src`` is a directory tree and ``output`` a directory mirroring it
+    (``kpack split -r``: archives in ``output/.kpack``); with ``overlays`` too, ``output``
+    gets ``generic/`` (what every GPU needs) and one ``<processor>/`` overlay per processor
+    holding its archives and its kernel-database files, decided by their content
+    (``kpack split -r --overlays``, listed in the report's ``overlay_files``). Returns the
+    report ``gfxkit kpack split --json`` prints."""
     return _gfxkit.kpack_split(
         os.fspath(src),
         os.fspath(output),
@@ -463,6 +470,8 @@ def kpack_split(
         compression,
         level,
         drop_signature,
+        recursive,
+        overlays,
     )
 
 

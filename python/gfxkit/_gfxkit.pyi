@@ -71,6 +71,8 @@ def kpack_split(
     compression: str = "zstd",
     level: int = 3,
     drop_signature: bool = False,
+    recursive: bool = False,
+    overlays: bool = False,
 ) -> Dict[str, Any]:
     """``gfxkit kpack split --json``'s report; archives and binary written atomically."""
 def kpack_inline(src: str, output: str, archives: List[str] = ...) -> Dict[str, Any]:

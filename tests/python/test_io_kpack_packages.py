@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
+import shutil
 import subprocess
 import zipfile
 from pathlib import Path
@@ -330,3 +332,35 @@ def test_prune_of_a_wheel_writes_what_the_cli_writes(wheel, gfxkit_bin, tmp_path
     dry = gfxkit.prune(wheel, drop=["gfx906"])
     assert dry["dry_run"] and dry["output"] is None and dry["members"]
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".gfxkit-")]
+
+
+def test_kpack_split_of_a_tree_into_overlays_writes_what_the_cli_writes(built, gfxkit_bin, tmp_path):
+    # A tree: the fat library, a raw code object for gfx906 (a database file, by its e_flags),
+    # a link to it, and a file without device code.
+    tree = tmp_path / "tree"
+    (tree / "lib" / "db").mkdir(parents=True)
+    shutil.copy(built["lib"], tree / "lib" / "libk.so")
+    obj = gfxkit.extract(built["lib"])
+    co = next(e for e in obj if e.id.endswith("--gfx906"))
+    (tree / "lib" / "db" / "k_gfx906.co").write_bytes(co.data)
+    os.symlink("k_gfx906.co", tree / "lib" / "db" / "latest.co")
+    (tree / "README").write_text("no device code")
+    mine, theirs = tmp_path / "py", tmp_path / "cli"
+    rep = gfxkit.kpack_split(tree, mine, "k", recursive=True, overlays=True)
+    code, doc = cli_json(gfxkit_bin, "kpack", "split", "-r", str(tree), "--group", "k",
+                         "--overlays", "-o", str(theirs), "--json")
+    assert code == 0
+    swap = lambda v: json.loads(json.dumps(v).replace(str(theirs), str(mine)))
+    assert rep == swap(doc)
+    files = lambda d: sorted(str(p.relative_to(d)) for p in d.rglob("*") if not p.is_dir())
+    assert files(mine) == files(theirs)
+    assert "generic/lib/libk.so" in files(mine) and "generic/README" in files(mine)
+    assert "gfx906/lib/db/k_gfx906.co" in files(mine)
+    assert os.readlink(mine / "gfx906/lib/db/latest.co") == "k_gfx906.co"
+    assert [f["path"] for f in rep["overlay_files"]] == ["lib/db/k_gfx906.co"]
+    assert rep["overlay_files"][0]["overlays"] == ["gfx906"]
+    for arch_dir in (mine / p for p in os.listdir(mine) if p != "generic"):
+        kpacks = list((arch_dir / ".kpack").iterdir())
+        assert kpacks and all(k.name.startswith(f"k_{arch_dir.name}") for k in kpacks)
+    with pytest.raises(ValueError):
+        gfxkit.kpack_split(tree, tmp_path / "x", "k", overlays=True)

@@ -6,6 +6,7 @@
 //! without section headers read as holding no device code, a flipped byte in a kpack archive
 //! reported as fine.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -834,4 +835,126 @@ fn rocblas_tree_prune_keeps_only_the_kept_rows_and_files() {
         text(&o).1
     );
     assert!(!inside.exists());
+}
+
+/// `kpack split -r --overlays` of Debian's rocBLAS tree: the host-only library and the
+/// multi-architecture index in `generic/`, each processor's code objects (`-xnack±` spellings
+/// included) and archive in its overlay, decided by content; `generic/` plus one overlay is an
+/// install `doctor` passes for that processor and fails for another, naming what is missing.
+#[test]
+fn rocblas_tree_splits_into_per_processor_overlays() {
+    let tmp = tempfile::tempdir().unwrap();
+    rocblas_tree_with(
+        tmp.path(),
+        true,
+        &[
+            "TensileLibrary_gfx90a.co",
+            "Kernels.so-000-gfx90a-xnack+.hsaco",
+            "Kernels.so-000-gfx90a-xnack-.hsaco",
+        ],
+    );
+    let root = tmp.path().join("usr/lib/x86_64-linux-gnu");
+    let out = tmp.path().join("split");
+    let o = gfxkit(&[
+        "kpack",
+        "split",
+        "-r",
+        s(&root),
+        "--group",
+        "rocm",
+        "--overlays",
+        "--json",
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let r = json(&o);
+    let files = |dir: &Path| -> BTreeSet<String> {
+        let mut v = BTreeSet::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    v.insert(p.strip_prefix(dir).unwrap().to_string_lossy().into_owned());
+                }
+            }
+        }
+        v
+    };
+    let lib = "rocblas/2.47.0/library";
+    let set = |v: &[String]| v.iter().cloned().collect::<BTreeSet<String>>();
+    assert_eq!(
+        files(&out.join("generic")),
+        set(&[
+            "librocblas.so.0.1".into(),
+            format!("{lib}/TensileLibrary.dat")
+        ]),
+    );
+    assert_eq!(
+        files(&out.join("gfx90a")),
+        set(&[
+            ".kpack/rocm_gfx90a.kpack".into(),
+            format!("{lib}/TensileLibrary_gfx90a.co"),
+            format!("{lib}/Kernels.so-000-gfx90a-xnack+.hsaco"),
+            format!("{lib}/Kernels.so-000-gfx90a-xnack-.hsaco"),
+        ]),
+    );
+    assert_eq!(
+        files(&out.join("gfx1030")),
+        set(&[
+            ".kpack/rocm_gfx1030.kpack".into(),
+            format!("{lib}/TensileLibrary_gfx1030.co"),
+            format!("{lib}/Kernels.so-000-gfx1030.hsaco"),
+        ]),
+    );
+    // Ten processors, each with its archive (the library carries all ten).
+    let overlays: BTreeSet<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(overlays.len(), 11, "{overlays:?}");
+    let listed: Vec<(String, Vec<String>)> = r["overlay_files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_owned(),
+                f["overlays"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|o| o.as_str().unwrap().to_owned())
+                    .collect(),
+            )
+        })
+        .collect();
+    assert_eq!(listed.len(), 5, "{r}");
+    assert!(listed
+        .iter()
+        .all(|(p, o)| o.len() == 1 && p.contains(&format!("_{}", o[0]))
+            || p.contains(&format!("-{}", o[0]))));
+    // generic/ plus the gfx90a overlay: an install for gfx90a, not for gfx1030.
+    let inst = tmp.path().join("install");
+    for from in ["generic", "gfx90a"] {
+        let st = Command::new("cp")
+            .arg("-a")
+            .arg(format!("{}/.", out.join(from).display()))
+            .arg(&inst)
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    let o = gfxkit(&["doctor", "--device", "gfx90a", s(&inst)]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o).0, text(&o).1);
+    let o = gfxkit(&["doctor", "--device", "gfx1030", s(&inst)]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o).0);
+    let (o_text, _) = text(&o);
+    assert!(
+        o_text.contains("rocm_gfx1030.kpack") && o_text.contains("TensileLibrary_gfx1030.co"),
+        "{o_text}"
+    );
 }

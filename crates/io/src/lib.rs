@@ -48,6 +48,7 @@ pub mod package;
 pub mod rewrite;
 pub mod scan;
 pub mod split;
+pub mod split_tree;
 pub mod tree;
 pub mod whole;
 pub mod write;

@@ -33,6 +33,9 @@ pub struct SplitReport {
     pub archives: Vec<ArchiveReport>,
     /// Files without device code copied (`-r`).
     pub copied: usize,
+    /// Kernel-database files (and raw code objects) placed in per-processor overlays (a tree
+    /// split with [`crate::split_tree::TreeLayout::Overlays`]).
+    pub overlay_files: Vec<crate::split_tree::OverlayFile>,
     /// Where the layout written fails under the old kpack loader (ROCm 7.0/7.1), which the
     /// current one loads: each names the binary, the archive and the kernel.
     pub old_loader_failures: Vec<String>,
@@ -307,6 +310,7 @@ pub fn split_with(
         binaries,
         archives,
         copied: 0,
+        overlay_files: Vec::new(),
         old_loader_failures,
     })
 }

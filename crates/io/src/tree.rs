@@ -64,7 +64,7 @@ pub struct PrunedTree {
 
 /// One path of the input tree.
 #[derive(Debug)]
-enum Item {
+pub(crate) enum Item {
     Dir { mode: u32 },
     Symlink { target: PathBuf },
     File { mode: u32, len: u64 },
@@ -237,7 +237,7 @@ fn dropped_within<'p>(
 
 /// The tree-relative path a link at `link` with target `target` names, resolved by its text;
 /// `None` for an absolute target or one that leaves the tree.
-fn resolve_link(link: &str, target: &Path) -> Option<String> {
+pub(crate) fn resolve_link(link: &str, target: &Path) -> Option<String> {
     if target.is_absolute() {
         return None;
     }
@@ -321,7 +321,7 @@ fn check_output(input: &Path, out: &Path) -> Result<(), Error> {
 
 /// Every path under `root`, relative, depth first in name order (a directory before what it
 /// holds); symbolic links are not followed.
-fn walk(root: &Path) -> Result<Vec<(String, Item)>, Error> {
+pub(crate) fn walk(root: &Path) -> Result<Vec<(String, Item)>, Error> {
     let mut out = Vec::new();
     let mut stack: Vec<String> = vec![String::new()];
     while let Some(dir) = stack.pop() {
@@ -382,7 +382,7 @@ fn walk(root: &Path) -> Result<Vec<(String, Item)>, Error> {
     Ok(out)
 }
 
-fn sorted(mut v: Vec<String>) -> Vec<String> {
+pub(crate) fn sorted(mut v: Vec<String>) -> Vec<String> {
     v.sort();
     v.dedup();
     v
@@ -426,43 +426,15 @@ fn classify(path: &Path, rel: &str, len: u64, t: &Transform) -> Result<Plan, Err
             index_bytes: None,
         }
     };
-    if let Some(kind) = db::kind(&path.to_string_lossy(), data) {
-        let name = db::base_name(rel);
-        return match kind {
-            DbKind::TensileIndex => tensile_index(path, rel, data, len, t),
-            // Files naming kernels of one architecture by its name or directory (aiter's maps
-            // sit in `hsa/<arch>/`).
-            DbKind::TensileMapping | DbKind::AiterMap => {
-                let arch = arch_of_name(rel);
-                Ok(by_targets(kind.name(), arch.into_iter().collect(), None))
-            }
-            DbKind::MiopenKdb | DbKind::Aks2 => {
-                let Some(opened) = db::open(name, data, kind) else {
-                    return Ok(plain("file"));
-                };
-                let opened = opened.map_err(|e| Error::new(path, ErrorKind::Database(e)))?;
-                let label = |id: &str| gfxkit_shrink::label(id);
-                let targets: Vec<String> = opened
-                    .entries
-                    .iter()
-                    .map(|e| label(&e.id))
-                    .filter(|t| !t.is_empty())
-                    .collect();
-                if kind == DbKind::MiopenKdb {
-                    confirm_kdb_name(path, name, &opened)?;
-                }
-                Ok(by_targets(kind.name(), targets, None))
-            }
-        };
+    if db::kind(&path.to_string_lossy(), data) == Some(DbKind::TensileIndex) {
+        return tensile_index(path, rel, data, len, t);
+    }
+    if let Some((kind, targets)) = database_targets(path, rel, data)? {
+        return Ok(by_targets(kind, targets, None));
     }
     let sniffed = gfxkit_host::InputKind::sniff(data.get(..64).unwrap_or(data));
     use gfxkit_host::InputKind as K;
     match sniffed {
-        K::CodeObject => {
-            let target = db::raw_code_object_target(data)
-                .map_err(|why| Error::new(path, ErrorKind::CodeObject(why)))?;
-            Ok(by_targets("code-object", vec![target], None))
-        }
         K::ElfExecutable
         | K::ElfSharedObject
         | K::ElfRelocatable
@@ -519,6 +491,84 @@ fn classify(path: &Path, rel: &str, len: u64, t: &Transform) -> Result<Plan, Err
         }
         _ => Ok(plain("file")),
     }
+}
+
+/// The targets a kernel-database file or raw code object serves, read from its content (see
+/// the module documentation), with the file's kind; `None` for any other file. A Tensile index
+/// gives the processors of its rows, or the architecture its name or directory gives when it
+/// has none.
+pub(crate) fn database_targets(
+    path: &Path,
+    rel: &str,
+    data: &[u8],
+) -> Result<Option<(&'static str, Vec<String>)>, Error> {
+    if let Some(kind) = db::kind(&path.to_string_lossy(), data) {
+        let name = db::base_name(rel);
+        let targets = match kind {
+            DbKind::TensileIndex => {
+                let bytes = index_bytes(path, rel, data)?;
+                let index = parse_index(path, &bytes)?;
+                let mut processors: Vec<String> = match &index.library.kind {
+                    NodeKind::Hardware(_) => index
+                        .rows()
+                        .iter()
+                        .filter_map(|r| r.processor.map(str::to_owned))
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                if processors.is_empty() {
+                    processors.extend(arch_of_name(rel));
+                }
+                processors
+            }
+            // Files naming kernels of one architecture by its name or directory (aiter's maps
+            // sit in `hsa/<arch>/`).
+            DbKind::TensileMapping | DbKind::AiterMap => arch_of_name(rel).into_iter().collect(),
+            DbKind::MiopenKdb | DbKind::Aks2 => {
+                let Some(opened) = db::open(name, data, kind) else {
+                    return Ok(None);
+                };
+                let opened = opened.map_err(|e| Error::new(path, ErrorKind::Database(e)))?;
+                if kind == DbKind::MiopenKdb {
+                    confirm_kdb_name(path, name, &opened)?;
+                }
+                opened
+                    .entries
+                    .iter()
+                    .map(|e| gfxkit_shrink::label(&e.id))
+                    .filter(|t| !t.is_empty())
+                    .collect()
+            }
+        };
+        return Ok(Some((kind.name(), sorted(targets))));
+    }
+    let sniffed = gfxkit_host::InputKind::sniff(data.get(..64).unwrap_or(data));
+    if sniffed == gfxkit_host::InputKind::CodeObject {
+        let target = db::raw_code_object_target(data)
+            .map_err(|why| Error::new(path, ErrorKind::CodeObject(why)))?;
+        return Ok(Some(("code-object", vec![target])));
+    }
+    Ok(None)
+}
+
+/// A Tensile index's MessagePack bytes (inflated from a `.zlib` file).
+fn index_bytes<'d>(
+    path: &Path,
+    rel: &str,
+    data: &'d [u8],
+) -> Result<std::borrow::Cow<'d, [u8]>, Error> {
+    if !rel.ends_with(".zlib") {
+        return Ok(std::borrow::Cow::Borrowed(data));
+    }
+    gfxkit_kernel_db::tensile::decompress_zlib(data, Limits::default().max_decompressed)
+        .map(std::borrow::Cow::Owned)
+        .map_err(|e| Error::new(path, ErrorKind::Database(e)))
+}
+
+/// The Tensile index in `bytes` (of the file at `path`).
+fn parse_index<'b>(path: &Path, bytes: &'b [u8]) -> Result<Index<'b>, Error> {
+    Index::parse_with(bytes, &Limits::default())
+        .map_err(|e| Error::new(path, ErrorKind::Database(e)))
 }
 
 /// MIOpen names a `.kdb` for its processor: the first record's code object must be for it.
@@ -580,16 +630,9 @@ fn tensile_index(
     let sel = &t.selection;
     let limits = Limits::default();
     let zlib = rel.ends_with(".zlib");
-    let decoded;
-    let bytes: &[u8] = if zlib {
-        decoded = gfxkit_kernel_db::tensile::decompress_zlib(data, limits.max_decompressed)
-            .map_err(|e| Error::new(path, ErrorKind::Database(e)))?;
-        &decoded
-    } else {
-        data
-    };
-    let index =
-        Index::parse_with(bytes, &limits).map_err(|e| Error::new(path, ErrorKind::Database(e)))?;
+    let bytes = index_bytes(path, rel, data)?;
+    let bytes: &[u8] = &bytes;
+    let index = parse_index(path, bytes)?;
     let rows = match &index.library.kind {
         NodeKind::Hardware(_) => index.rows(),
         _ => Vec::new(),
@@ -859,7 +902,7 @@ fn exchange(a: &Path, b: &Path) -> Result<(), Error> {
     std::fs::rename(&aside, a).map_err(|e| Error::new(a, ErrorKind::Write(e)))
 }
 
-fn set_mode(path: &Path, mode: u32) -> Result<(), Error> {
+pub(crate) fn set_mode(path: &Path, mode: u32) -> Result<(), Error> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
         .map_err(|e| Error::new(path, ErrorKind::SetPermissions(e)))

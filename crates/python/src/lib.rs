@@ -1144,10 +1144,14 @@ fn run_transform<'py>(
 /// `<kpack_dir>/<group>_<arch>.kpack` (merged with archives already there), the host-only
 /// binary to `output`; everything is written atomically, archives first. A signed Windows
 /// image is refused unless `drop_signature` (the host image is then written unsigned).
+/// With `recursive`, `src` is a tree and `output` a directory mirroring it (`kpack split -r`);
+/// with `overlays` too, `output` gets `generic/` and one overlay per processor with its
+/// archives and kernel-database files (`kpack split -r --overlays`).
 /// Returns the report `gfxkit kpack split --json` prints.
 #[pyfunction]
 #[pyo3(signature = (src, output, group, kpack_dir = None, kernel_name = None,
-    compression = "zstd", level = 3, drop_signature = false))]
+    compression = "zstd", level = 3, drop_signature = false, recursive = false,
+    overlays = false))]
 #[allow(clippy::too_many_arguments)]
 fn kpack_split<'py>(
     py: Python<'py>,
@@ -1159,6 +1163,8 @@ fn kpack_split<'py>(
     compression: &str,
     level: i32,
     drop_signature: bool,
+    recursive: bool,
+    overlays: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     use gfxkit_kpack::write::Compression;
     let compression = match compression {
@@ -1170,6 +1176,30 @@ fn kpack_split<'py>(
             )))
         }
     };
+    if (overlays && !recursive) || (recursive && kernel_name.is_some()) {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "overlays needs recursive, and kernel_name takes one binary",
+        ));
+    }
+    let options = gfxkit_io::split::SplitOptions { drop_signature };
+    if recursive {
+        use gfxkit_io::split_tree::{split_tree, TreeLayout, TreeSplit};
+        let split = TreeSplit {
+            group,
+            kpack_dir: kpack_dir.as_deref(),
+            compression,
+            options,
+            layout: if overlays {
+                TreeLayout::Overlays
+            } else {
+                TreeLayout::Single
+            },
+        };
+        return match py.allow_threads(|| split_tree(&src, &output, &split)) {
+            Ok(r) => json(py, &r),
+            Err(e) => Err(kpack_error(py, &e)),
+        };
+    }
     let done = py.allow_threads(|| {
         let (job, dir) = gfxkit_io::split::single_job(
             &src,
@@ -1177,7 +1207,6 @@ fn kpack_split<'py>(
             kpack_dir.as_deref(),
             kernel_name.as_deref(),
         )?;
-        let options = gfxkit_io::split::SplitOptions { drop_signature };
         gfxkit_io::split::split_with(&[job], group, &dir, compression, options)
     });
     match done {

@@ -61,6 +61,16 @@ OUT mirrors the tree (files without device code copied, symbolic links kept) and
 archives go to OUT/.kpack. kernel_name is the binary's path relative to the parent of the
 kpack dir (lib/libfoo.so), or --kernel-name.
 
+With -r DIR --overlays, OUT takes the layout of TheRock's artifact splitter: OUT/generic/
+holds what every GPU needs (host-only binaries, files without device code, indexes serving
+several processors) and OUT/<processor>/ what one needs: its archives (OUT/gfx942/.kpack/
+<group>_gfx942.kpack, beside <group>_gfx942:xnack-.kpack and the like) and its kernel-database
+files at their paths in the tree (rocBLAS/hipBLASLt code objects and per-architecture indexes,
+MIOpen .kdb files, AOTriton .aks2 images, aiter's hsa/<arch>/ files). Which processor a
+database file serves is read from its content (e_flags, kdb records, aks2 kernels, index rows),
+not its name; links follow the file they lead to. Copy generic/ and the overlays of your GPUs
+into one prefix to install.
+
 After writing, the layout is read as the old kpack loader (ROCm 7 releases before the fix) reads
 it: where an archive of a feature variant (t_gfx90a:xnack-.kpack) lacks a kernel of a binary
 whose code is in the plain archive (t_gfx90a.kpack), that loader fails on such devices; each such
@@ -69,6 +79,7 @@ case is a warning on stderr and in --json's old_loader_failures.
 Examples:
   gfxkit kpack split build/lib/libfoo.so --group foo -o dist/lib/libfoo.so
   gfxkit kpack split -r install/ --group rocm -o split/
+  gfxkit kpack split -r install/ --group rocm --overlays -o artifacts/
   gfxkit kpack split libfoo.so --group foo -o out/libfoo.so --kpack-dir out/.kpack --compression none
 
 Exit codes: 0 written; 2 an error (nothing is left half-written).")]
@@ -88,6 +99,10 @@ struct SplitArgs {
     /// Split every binary under the directory given, mirroring the tree at OUT.
     #[arg(short = 'r', long)]
     recursive: bool,
+    /// With -r: write OUT/generic/ and one overlay per processor, OUT/<processor>/, with its
+    /// archives and kernel-database files.
+    #[arg(long, requires = "recursive")]
+    overlays: bool,
     /// How kernels are stored.
     #[arg(long, value_enum, default_value = "zstd")]
     compression: CompressionArg,
@@ -165,95 +180,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
 }
 
-use gfxkit_io::split::{absolute, kernel_name_for, relative, Job};
+use gfxkit_io::split::{absolute, kernel_name_for, Job};
 
 fn run_split(a: SplitArgs) -> Result<ExitCode> {
-    let mut jobs = Vec::new();
-    let mut copies: Vec<(PathBuf, PathBuf)> = Vec::new();
-    let mut links: Vec<(PathBuf, PathBuf)> = Vec::new();
-    let kpack_dir;
-    if a.recursive {
-        let [root] = a.files.as_slice() else {
-            bail!("-r takes one directory");
-        };
-        if !root.is_dir() {
-            bail!("{} is not a directory", root.display());
-        }
-        let root_abs = absolute(root)?;
-        let out_abs = absolute(&a.out)?;
-        if out_abs.starts_with(&root_abs) {
-            bail!(
-                "-o {} lies inside the input tree {}",
-                a.out.display(),
-                root.display()
-            );
-        }
-        kpack_dir = match &a.kpack_dir {
-            Some(d) => absolute(d)?,
-            None => out_abs.join(".kpack"),
-        };
-        let name_root = kpack_dir.parent().unwrap_or(&out_abs).to_path_buf();
-        let mut stack = vec![root_abs.clone()];
-        while let Some(d) = stack.pop() {
-            let mut entries: Vec<_> = std::fs::read_dir(&d)
-                .with_context(|| format!("cannot read {}", d.display()))?
-                .flatten()
-                .collect();
-            entries.sort_by_key(|e| e.file_name());
-            for e in entries {
-                let p = e.path();
-                let rel = p.strip_prefix(&root_abs).unwrap_or(&p).to_path_buf();
-                let dst = out_abs.join(&rel);
-                let ft = e.file_type()?;
-                if ft.is_symlink() {
-                    links.push((std::fs::read_link(&p)?, dst));
-                } else if ft.is_dir() {
-                    stack.push(p);
-                } else if ft.is_file() {
-                    if splittable(&p) {
-                        let kernel_name = relative(&name_root, &dst);
-                        jobs.push(Job {
-                            input: p,
-                            output: dst,
-                            kernel_name,
-                        });
-                    } else {
-                        copies.push((p, dst));
-                    }
-                }
-            }
-        }
-    } else if a.files.len() == 1 {
-        let (job, dir) = gfxkit_io::split::single_job(
-            &a.files[0],
-            &a.out,
-            a.kpack_dir.as_deref(),
-            a.kernel_name.as_deref(),
-        )?;
-        kpack_dir = dir;
-        jobs.push(job);
-    } else {
-        if a.kernel_name.is_some() {
-            bail!("--kernel-name takes one FILE");
-        }
-        let out_abs = absolute(&a.out)?;
-        kpack_dir = match &a.kpack_dir {
-            Some(d) => absolute(d)?,
-            None => out_abs.join("../.kpack"),
-        };
-        for f in &a.files {
-            let name = f
-                .file_name()
-                .with_context(|| format!("{} has no file name", f.display()))?;
-            let dst = out_abs.join(name);
-            let kernel_name = kernel_name_for(&dst, &kpack_dir);
-            jobs.push(Job {
-                input: f.clone(),
-                output: dst,
-                kernel_name,
-            });
-        }
-    }
     let compression = match a.compression {
         CompressionArg::Zstd => Compression::Zstd { level: a.level },
         CompressionArg::None => Compression::None,
@@ -261,24 +190,65 @@ fn run_split(a: SplitArgs) -> Result<ExitCode> {
     let options = gfxkit_io::split::SplitOptions {
         drop_signature: a.drop_signature,
     };
-    let mut report =
-        gfxkit_io::split::split_with(&jobs, &a.group, &kpack_dir, compression, options)?;
-    for (src, dst) in &copies {
-        if let Some(d) = dst.parent() {
-            std::fs::create_dir_all(d)?;
+    let report = if a.recursive {
+        let [root] = a.files.as_slice() else {
+            bail!("-r takes one directory");
+        };
+        if a.kernel_name.is_some() {
+            bail!("--kernel-name takes one FILE");
         }
-        let bytes = std::fs::read(src).with_context(|| format!("cannot read {}", src.display()))?;
-        gfxkit_io::split::write_file_like(dst, &bytes, src)?;
-    }
-    for (target, dst) in &links {
-        if let Some(d) = dst.parent() {
-            std::fs::create_dir_all(d)?;
-        }
-        let _ = std::fs::remove_file(dst);
-        std::os::unix::fs::symlink(target, dst)
-            .with_context(|| format!("cannot create the link {}", dst.display()))?;
-    }
-    report.copied = copies.len();
+        let layout = if a.overlays {
+            gfxkit_io::split_tree::TreeLayout::Overlays
+        } else {
+            gfxkit_io::split_tree::TreeLayout::Single
+        };
+        gfxkit_io::split_tree::split_tree(
+            root,
+            &a.out,
+            &gfxkit_io::split_tree::TreeSplit {
+                group: &a.group,
+                kpack_dir: a.kpack_dir.as_deref(),
+                compression,
+                options,
+                layout,
+            },
+        )?
+    } else {
+        let mut jobs = Vec::new();
+        let kpack_dir = if a.files.len() == 1 {
+            let (job, dir) = gfxkit_io::split::single_job(
+                &a.files[0],
+                &a.out,
+                a.kpack_dir.as_deref(),
+                a.kernel_name.as_deref(),
+            )?;
+            jobs.push(job);
+            dir
+        } else {
+            if a.kernel_name.is_some() {
+                bail!("--kernel-name takes one FILE");
+            }
+            let out_abs = absolute(&a.out)?;
+            let kpack_dir = match &a.kpack_dir {
+                Some(d) => absolute(d)?,
+                None => out_abs.join("../.kpack"),
+            };
+            for f in &a.files {
+                let name = f
+                    .file_name()
+                    .with_context(|| format!("{} has no file name", f.display()))?;
+                let dst = out_abs.join(name);
+                let kernel_name = kernel_name_for(&dst, &kpack_dir);
+                jobs.push(Job {
+                    input: f.clone(),
+                    output: dst,
+                    kernel_name,
+                });
+            }
+            kpack_dir
+        };
+        gfxkit_io::split::split_with(&jobs, &a.group, &kpack_dir, compression, options)?
+    };
     for w in &report.old_loader_failures {
         eprintln!("gfxkit: warning: {w}");
     }
@@ -309,30 +279,20 @@ fn print_split(o: &mut dyn Write, report: &gfxkit_io::split::SplitReport) -> std
     if report.copied > 0 {
         writeln!(o, "{} files without device code copied", report.copied)?;
     }
-    Ok(())
-}
-
-/// Whether a file is a fat binary `split` should handle: an ELF shared object or executable,
-/// or a PE image (DLL, EXE), with HIPF wrappers and bundles.
-fn splittable(p: &Path) -> bool {
-    let Ok(data) = Input::open(p) else {
-        return false;
-    };
-    let kind = gfxkit_host::InputKind::sniff(data.get(..4096).unwrap_or(&data));
-    if !matches!(
-        kind,
-        gfxkit_host::InputKind::ElfSharedObject
-            | gfxkit_host::InputKind::ElfExecutable
-            | gfxkit_host::InputKind::PeImage
-    ) {
-        return false;
+    if !report.overlay_files.is_empty() {
+        let mut by: std::collections::BTreeMap<&str, (usize, u64)> = Default::default();
+        for f in &report.overlay_files {
+            for p in &f.overlays {
+                let e = by.entry(p.as_str()).or_default();
+                e.0 += 1;
+                e.1 += f.size;
+            }
+        }
+        for (p, (n, bytes)) in by {
+            writeln!(o, "{p}: {n} files ({bytes} bytes) in its overlay")?;
+        }
     }
-    let found = gfxkit_host::discover(&data);
-    !found.bundles.is_empty()
-        && found
-            .wrappers
-            .iter()
-            .any(|w| w.magic == gfxkit_host::WrapperMagic::Hipf)
+    Ok(())
 }
 
 fn run_inline(a: InlineArgs) -> Result<ExitCode> {

@@ -1,0 +1,379 @@
+//! `kpack split -r TREE`: every fat binary of a tree split, the rest of the tree mirrored,
+//! in one of two layouts.
+//!
+//! - [`TreeLayout::Single`]: one output tree, the binaries host-only, the archives in its
+//!   kpack directory (`OUT/.kpack/<group>_<arch>.kpack` by default), every other file copied
+//!   and every symbolic link kept.
+//! - [`TreeLayout::Overlays`], the layout of TheRock's artifact splitter: `OUT/generic/` holds
+//!   what every GPU needs (the host-only binaries, files without device code, indexes serving
+//!   several processors), and `OUT/<processor>/` what one processor needs: its archives (in the
+//!   kpack directory's place below it) and its kernel-database files at their paths in the
+//!   tree. Copying `generic/` and the overlays of the GPUs at hand into one prefix gives a
+//!   working install. A database file goes to the overlay of the processor its content names
+//!   (ELF `e_flags` of a code object, a `.kdb`'s records, an `.aks2`'s kernels, a Tensile
+//!   index's rows, or the architecture a per-architecture Tensile file or aiter map is named
+//!   or filed for), never by a file-name pattern; one serving several processors (rocBLAS's
+//!   multi-architecture `TensileLibrary.dat`, an AOTriton family image) stays in `generic/`.
+//!   A symbolic link follows the file it leads to.
+//!
+//! Splitting is [`crate::split::split_with`]'s; every file is written atomically. The output
+//! may already hold archives of the group (they are merged), but may not lie inside the tree.
+
+use crate::input::Input;
+use crate::split::{relative, split_with, Job, SplitOptions, SplitReport};
+use crate::tree::{database_targets, resolve_link, set_mode, walk, Item};
+use crate::write::write_atomic_copy;
+use crate::{Error, ErrorKind};
+use gfxkit_kpack::write::Compression;
+use serde::Serialize;
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+/// How the output of a tree split is laid out (see the module documentation).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TreeLayout {
+    /// One tree: binaries host-only, archives in its kpack directory, other files copied.
+    #[default]
+    Single,
+    /// `generic/` plus one overlay per processor with its archives and database files.
+    Overlays,
+}
+
+/// What a tree split takes beside the tree and the output.
+#[derive(Debug, Clone, Copy)]
+pub struct TreeSplit<'a> {
+    /// Archive group name (`<group>_<arch>.kpack`).
+    pub group: &'a str,
+    /// Where the archives go in the installed tree; by default `.kpack` at its root. With
+    /// overlays it must lie inside `OUT/generic/` (it names the place below each overlay).
+    pub kpack_dir: Option<&'a Path>,
+    /// How kernels are stored.
+    pub compression: Compression,
+    /// Signed Windows images and the like.
+    pub options: SplitOptions,
+    /// The layout.
+    pub layout: TreeLayout,
+}
+
+/// A kernel-database file (or raw code object) placed in the overlays of its processors.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct OverlayFile {
+    /// Its path in the tree.
+    pub path: String,
+    /// What it is (`code-object`, `tensile-index`, `miopen-kdb`, `aks2`, ...).
+    pub kind: &'static str,
+    /// The targets its content names.
+    pub targets: Vec<String>,
+    /// The overlays (processors) it was copied into.
+    pub overlays: Vec<String>,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// Whether a file is a fat binary a split handles: an ELF shared object or executable, or a
+/// PE image (DLL, EXE), with `HIPF` wrappers and bundles.
+pub fn splittable(data: &[u8]) -> bool {
+    let kind = gfxkit_host::InputKind::sniff(data.get(..4096).unwrap_or(data));
+    if !matches!(
+        kind,
+        gfxkit_host::InputKind::ElfSharedObject
+            | gfxkit_host::InputKind::ElfExecutable
+            | gfxkit_host::InputKind::PeImage
+    ) {
+        return false;
+    }
+    let found = gfxkit_host::discover(data);
+    !found.bundles.is_empty()
+        && found
+            .wrappers
+            .iter()
+            .any(|w| w.magic == gfxkit_host::WrapperMagic::Hipf)
+}
+
+/// The absolute form of `p` with `.` and `..` resolved by their text.
+fn clean(p: &Path) -> Result<PathBuf, Error> {
+    let abs = crate::split::absolute(p)?;
+    Ok(gfxkit_kpack::search::resolve_path(
+        Path::new("/"),
+        &abs.to_string_lossy(),
+    ))
+}
+
+/// The processor an architecture belongs to (`gfx90a:xnack+` -> `gfx90a`).
+fn processor(arch: &str) -> String {
+    arch.split(':').next().unwrap_or(arch).to_owned()
+}
+
+/// What becomes of one path of the tree.
+enum Place {
+    /// A fat binary, split.
+    Binary,
+    /// Copied into the generic tree (or the single one).
+    Generic,
+    /// A database file copied into the overlays of its processors.
+    Overlays {
+        /// What it is.
+        kind: &'static str,
+        /// The targets its content names.
+        targets: Vec<String>,
+        /// Their processors: the overlays.
+        processors: Vec<String>,
+    },
+    /// Not written (a directory, a device, a FIFO, a socket).
+    Nothing,
+}
+
+/// Splits every fat binary under `root` into `out` as `s` says (see the module
+/// documentation). Nothing is written when a binary cannot be split.
+pub fn split_tree(root: &Path, out: &Path, s: &TreeSplit<'_>) -> Result<SplitReport, Error> {
+    let meta = std::fs::symlink_metadata(root).map_err(|e| Error::new(root, ErrorKind::Stat(e)))?;
+    if !meta.is_dir() {
+        return Err(Error::new(root, ErrorKind::Tree("not a directory".into())));
+    }
+    let root = std::fs::canonicalize(root).map_err(|e| Error::new(root, ErrorKind::Stat(e)))?;
+    let out = clean(out)?;
+    let out_real = std::fs::canonicalize(&out).unwrap_or_else(|_| out.clone());
+    if out.starts_with(&root) || out_real.starts_with(&root) {
+        return Err(Error::new(
+            &out,
+            ErrorKind::Tree(format!("lies inside the input tree {}", root.display())),
+        ));
+    }
+    let overlays = s.layout == TreeLayout::Overlays;
+    let base = if overlays {
+        out.join("generic")
+    } else {
+        out.clone()
+    };
+    let kpack_dir = match s.kpack_dir {
+        Some(d) => clean(d)?,
+        None => base.join(".kpack"),
+    };
+    let kpack_rel = kpack_dir.strip_prefix(&base).map(Path::to_path_buf);
+    if overlays && kpack_rel.is_err() {
+        return Err(Error::new(
+            &kpack_dir,
+            ErrorKind::Tree(format!(
+                "with overlays the kpack directory must lie inside {} (it names its place in \
+                 each overlay)",
+                base.display()
+            )),
+        ));
+    }
+    // TOC names are paths below the kpack directory's parent.
+    let name_root = kpack_dir.parent().unwrap_or(&base).to_path_buf();
+
+    let items = walk(&root)?;
+    use rayon::prelude::*;
+    let places: Vec<Place> = items
+        .par_iter()
+        .map(|(rel, item)| -> Result<Place, Error> {
+            let Item::File { len, .. } = item else {
+                return Ok(match item {
+                    Item::Symlink { .. } => Place::Generic,
+                    _ => Place::Nothing,
+                });
+            };
+            if *len == 0 {
+                return Ok(Place::Generic);
+            }
+            let path = root.join(rel);
+            let data = Input::open(&path)?;
+            if splittable(&data) {
+                return Ok(Place::Binary);
+            }
+            if !overlays {
+                return Ok(Place::Generic);
+            }
+            Ok(match database_targets(&path, rel, &data)? {
+                Some((kind, targets)) => {
+                    let set: BTreeSet<String> = targets.iter().map(|t| processor(t)).collect();
+                    if set.len() == 1 {
+                        Place::Overlays {
+                            kind,
+                            targets,
+                            processors: set.into_iter().collect(),
+                        }
+                    } else {
+                        Place::Generic
+                    }
+                }
+                None => Place::Generic,
+            })
+        })
+        .collect::<Result<Vec<Place>, _>>()?;
+
+    let mut places = places;
+    processor_dirs(&items, &mut places);
+
+    // Links follow the file they lead to (through other links, inside the tree).
+    let at: HashMap<&str, usize> = items
+        .iter()
+        .enumerate()
+        .map(|(i, (rel, _))| (rel.as_str(), i))
+        .collect();
+    let mut link_places: Vec<Option<Vec<String>>> = vec![None; items.len()];
+    for (i, (rel, item)) in items.iter().enumerate() {
+        let Item::Symlink { target } = item else {
+            continue;
+        };
+        let (mut from, mut to) = (rel.clone(), target.clone());
+        for _ in 0..40 {
+            let Some(path) = resolve_link(&from, &to) else {
+                break;
+            };
+            let Some(&j) = at.get(path.as_str()) else {
+                break;
+            };
+            match (&items[j].1, &places[j]) {
+                (Item::Symlink { target }, _) => (from, to) = (path, target.clone()),
+                (_, Place::Overlays { processors, .. }) => {
+                    link_places[i] = Some(processors.clone());
+                    break;
+                }
+                _ => break,
+            }
+        }
+    }
+
+    let mut jobs = Vec::new();
+    for ((rel, _), place) in items.iter().zip(&places) {
+        if let Place::Binary = place {
+            let output = base.join(rel);
+            jobs.push(Job {
+                input: root.join(rel),
+                kernel_name: relative(&name_root, &output),
+                output,
+            });
+        }
+    }
+    let mut report = split_with(&jobs, s.group, &kpack_dir, s.compression, s.options)?;
+
+    // Every other file and link, where its place says.
+    let writes: Vec<(usize, Vec<PathBuf>)> = places
+        .iter()
+        .zip(&link_places)
+        .enumerate()
+        .filter_map(|(i, (place, link))| {
+            let rel = &items[i].0;
+            let dsts: Vec<PathBuf> = match (place, link) {
+                (_, Some(o)) | (Place::Overlays { processors: o, .. }, _) => {
+                    o.iter().map(|p| out.join(p).join(rel)).collect()
+                }
+                (Place::Generic, None) => vec![base.join(rel)],
+                _ => return None,
+            };
+            Some((i, dsts))
+        })
+        .collect();
+    writes
+        .par_iter()
+        .try_for_each(|(i, dsts)| -> Result<(), Error> {
+            let (rel, item) = &items[*i];
+            for dst in dsts {
+                if let Some(d) = dst.parent() {
+                    std::fs::create_dir_all(d)
+                        .map_err(|e| Error::new(d, ErrorKind::CreateDir(e)))?;
+                }
+                match item {
+                    Item::Symlink { target } => {
+                        let _ = std::fs::remove_file(dst);
+                        std::os::unix::fs::symlink(target, dst)
+                            .map_err(|e| Error::new(dst, ErrorKind::Write(e)))?;
+                    }
+                    Item::File { mode, .. } => {
+                        let src = root.join(rel);
+                        let data = Input::open(&src)?;
+                        write_atomic_copy(dst, &data, data.file_range(&data))?;
+                        set_mode(dst, *mode)?;
+                    }
+                    _ => {}
+                }
+            }
+            Ok(())
+        })?;
+    report.copied = items
+        .iter()
+        .zip(&places)
+        .filter(|((_, item), place)| {
+            matches!(item, Item::File { .. }) && matches!(place, Place::Generic)
+        })
+        .count();
+    // Archives go to the overlays of their processors, at the kpack directory's place.
+    if let (true, Ok(kpack_rel)) = (overlays, &kpack_rel) {
+        for a in &mut report.archives {
+            let from = PathBuf::from(&a.path);
+            let to = out
+                .join(processor(&a.arch))
+                .join(kpack_rel)
+                .join(from.file_name().unwrap_or_default());
+            if let Some(d) = to.parent() {
+                std::fs::create_dir_all(d).map_err(|e| Error::new(d, ErrorKind::CreateDir(e)))?;
+            }
+            std::fs::rename(&from, &to).map_err(|e| Error::new(&to, ErrorKind::Write(e)))?;
+            a.path = to.display().to_string();
+        }
+        if std::fs::read_dir(&kpack_dir).is_ok_and(|mut d| d.next().is_none()) {
+            let _ = std::fs::remove_dir(&kpack_dir);
+        }
+    }
+    report.overlay_files = items
+        .iter()
+        .zip(places)
+        .filter_map(|((rel, item), place)| match (item, place) {
+            (
+                Item::File { len, .. },
+                Place::Overlays {
+                    kind,
+                    targets,
+                    processors,
+                },
+            ) => Some(OverlayFile {
+                path: rel.clone(),
+                kind,
+                targets,
+                overlays: processors,
+                size: *len,
+            }),
+            _ => None,
+        })
+        .collect();
+    Ok(report)
+}
+
+/// Moves the other files of a directory named for a processor (aiter's `hsa/gfx942/` with its
+/// CSV maps and scripts) into that processor's overlay when the device code it holds is for
+/// that processor only.
+fn processor_dirs(items: &[(String, Item)], places: &mut [Place]) {
+    for (i, (rel, item)) in items.iter().enumerate() {
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        let is_proc = gfxkit_target_id::TargetId::parse(name)
+            .is_ok_and(|t| !t.has_features() && t.processor().name == name);
+        if !matches!(item, Item::Dir { .. }) || !is_proc {
+            continue;
+        }
+        let prefix = format!("{rel}/");
+        let end = items[i + 1..]
+            .iter()
+            .position(|(r, _)| !r.starts_with(&prefix))
+            .map_or(items.len(), |n| i + 1 + n);
+        let under = &places[i + 1..end];
+        let own =
+            |p: &Place| matches!(p, Place::Overlays { processors, .. } if processors == &[name]);
+        let foreign = under
+            .iter()
+            .any(|p| matches!(p, Place::Binary) || matches!(p, Place::Overlays { .. }) && !own(p));
+        if foreign || !under.iter().any(own) {
+            continue;
+        }
+        for (j, p) in places[i + 1..end].iter_mut().enumerate() {
+            if matches!(p, Place::Generic) && matches!(items[i + 1 + j].1, Item::File { .. }) {
+                *p = Place::Overlays {
+                    kind: "file",
+                    targets: Vec::new(),
+                    processors: vec![name.to_owned()],
+                };
+            }
+        }
+    }
+}
