@@ -212,6 +212,9 @@ pub struct Index<'a> {
     /// The root of the library tree.
     pub library: Node<'a>,
     by_index: HashMap<u64, usize>,
+    /// Where the `solutions` array ends: solution `i` spans from its offset to the next one's
+    /// (the last to here), which a rewrite copies without stepping over it again.
+    solutions_end: usize,
 }
 
 /// What one hardware row of the index reaches.
@@ -248,29 +251,68 @@ impl<'a> Index<'a> {
             limits,
             nodes: 0,
             by_index: HashMap::new(),
+            ends: Vec::new(),
         };
         let mut c = Cursor::new(bytes);
         let root = Path::Root;
-        let fields = p.fields(&mut c, &root, "the index map {solutions, library}")?;
+        // One pass over the top-level map: the solutions are read where they are (the library
+        // refers to them, so one that comes first is read after them); other keys, and a key
+        // repeated, are stepped over.
+        let n = c
+            .map("the index map {solutions, library}")
+            .map_err(|e| Error::from(e).place(root.to_string()))?;
+        let mut solutions = None;
+        let mut solutions_end = 0;
+        let mut library_at = None;
+        for _ in 0..n {
+            let key = c
+                .str()
+                .map_err(|e| Error::from(e).place(root.to_string()))?;
+            let here = Path::Key(&root, key);
+            match key {
+                "solutions" if solutions.is_none() => {
+                    solutions = Some(p.solutions(&mut c, &here)?);
+                    solutions_end = c.pos();
+                }
+                "library" if library_at.is_none() => {
+                    library_at = Some(c.pos());
+                    c.skip_recording(RECORDED_CONTAINER, &mut p.ends)
+                        .map_err(|e| Error::from(e).place(here.to_string()))?;
+                    p.ends.sort_unstable();
+                }
+                _ => {
+                    c.skip()
+                        .map_err(|e| Error::from(e).place(here.to_string()))?;
+                }
+            }
+        }
         if c.remaining() > 0 {
             return Err(Error::at(
                 c.offset(),
                 ErrorKind::TrailingBytes(c.remaining() as u64),
             ));
         }
-        let sol_pos = fields
-            .get("solutions")
-            .ok_or_else(|| Error::at(0, ErrorKind::MissingField("solutions")))?;
-        let lib_pos = fields
-            .get("library")
-            .ok_or_else(|| Error::at(0, ErrorKind::MissingField("library")))?;
-        let solutions = p.solutions(&mut c.at(sol_pos), &Path::Key(&root, "solutions"))?;
+        let solutions =
+            solutions.ok_or_else(|| Error::at(0, ErrorKind::MissingField("solutions")))?;
+        let lib_pos = library_at.ok_or_else(|| Error::at(0, ErrorKind::MissingField("library")))?;
         let library = p.node(&mut c.at(lib_pos), &Path::Key(&root, "library"), 0)?;
         Ok(Index {
             solutions,
             library,
             by_index: p.by_index,
+            solutions_end,
         })
+    }
+
+    /// The bytes of solution `i` (in file order) within `bytes`, the input the index was
+    /// parsed from.
+    pub fn solution_bytes<'b>(&self, bytes: &'b [u8], i: usize) -> Option<&'b [u8]> {
+        let start = self.solutions.get(i)?.offset as usize;
+        let end = match self.solutions.get(i + 1) {
+            Some(next) => next.offset as usize,
+            None => self.solutions_end,
+        };
+        bytes.get(start..end)
     }
 
     /// The solution with this `index`.
@@ -423,7 +465,14 @@ struct Parser<'l> {
     limits: &'l Limits,
     nodes: u64,
     by_index: HashMap<u64, usize>,
+    /// Where the larger containers of the library tree end, by start
+    /// ([`Cursor::skip_recording`]): a node's fields are looked at before its children are
+    /// read, and each child is stepped over in one jump rather than walked at every level.
+    ends: Vec<(usize, usize)>,
 }
+
+/// Containers of the library tree at least this long are stepped over by [`Parser::ends`].
+const RECORDED_CONTAINER: usize = 256;
 
 impl Parser<'_> {
     fn count(&mut self, offset: u64, path: &Path<'_>) -> Result<()> {
@@ -457,7 +506,7 @@ impl Parser<'_> {
                 .str()
                 .map_err(|e| Error::from(e).place(path.to_string()))?;
             keys.push((key, c.pos()));
-            c.skip()
+            c.skip_known(&self.ends)
                 .map_err(|e| Error::from(e).place(Path::Key(path, key).to_string()))?;
         }
         Ok(Fields { keys })
@@ -483,21 +532,41 @@ impl Parser<'_> {
         for i in 0..n as usize {
             let here = Path::Item(path, i);
             let offset = c.offset();
-            let f = self.fields(c, &here, "a solution map")?;
-            let name_pos = f.get("name").ok_or_else(|| {
+            // One pass over the solution's map: `name` and `index` read where they are (the
+            // first of each), every other value stepped over.
+            let fields = c
+                .map("a solution map")
+                .map_err(|e| Error::from(e).place(here.to_string()))?;
+            let (mut name, mut index_at) = (None, None);
+            for _ in 0..fields {
+                let key = c
+                    .str()
+                    .map_err(|e| Error::from(e).place(here.to_string()))?;
+                match key {
+                    "name" if name.is_none() => {
+                        name = Some(c.str().map_err(|e| {
+                            Error::from(e).place(Path::Key(&here, "name").to_string())
+                        })?);
+                    }
+                    "index" if index_at.is_none() => {
+                        let at = c.pos();
+                        let v = c.uint("a solution index").map_err(|e| {
+                            Error::from(e).place(Path::Key(&here, "index").to_string())
+                        })?;
+                        index_at = Some((at, v));
+                    }
+                    _ => {
+                        c.skip()
+                            .map_err(|e| Error::from(e).place(Path::Key(&here, key).to_string()))?;
+                    }
+                }
+            }
+            let name = name.ok_or_else(|| {
                 Error::at(offset, ErrorKind::MissingField("name")).place(here.to_string())
             })?;
-            let index_pos = f.get("index").ok_or_else(|| {
+            let (index_pos, index) = index_at.ok_or_else(|| {
                 Error::at(offset, ErrorKind::MissingField("index")).place(here.to_string())
             })?;
-            let name = c
-                .at(name_pos)
-                .str()
-                .map_err(|e| Error::from(e).place(Path::Key(&here, "name").to_string()))?;
-            let index = c
-                .at(index_pos)
-                .uint("a solution index")
-                .map_err(|e| Error::from(e).place(Path::Key(&here, "index").to_string()))?;
             if self.by_index.insert(index, i).is_some() {
                 return Err(
                     Error::at(index_pos as u64, ErrorKind::DuplicateSolution(index))

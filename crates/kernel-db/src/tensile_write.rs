@@ -154,27 +154,37 @@ pub fn prune_summarized(
     let mut c = Cursor::new(bytes);
     let n = c.map("the index map {solutions, library}")?;
     rmp::encode::write_map_len(&mut out, n).map_err(encode_err)?;
+    let mut solutions_done = false;
     for _ in 0..n {
         let key = c.skip()?;
         out.extend_from_slice(key.bytes);
-        let value = c.skip()?;
-        match key.as_str() {
-            Some("solutions") => {
-                let mut sc = Cursor::new(bytes).at(value.offset as usize);
-                let count = sc.array("an array of solutions")?;
-                rmp::encode::write_array_len(&mut out, kept_solutions as u32)
-                    .map_err(encode_err)?;
-                for i in 0..count as usize {
-                    let raw = sc.skip()?;
-                    // The parser read the same array: position i is solution i.
-                    let s = index.solutions.get(i).ok_or_else(|| {
-                        Error::at(raw.offset, ErrorKind::Inconsistent("solution count".into()))
-                    })?;
-                    if wanted.contains(&s.index) {
-                        out.extend_from_slice(raw.bytes);
-                    }
+        if key.as_str() == Some("solutions") && !solutions_done {
+            // The parser read this array (the first `solutions`) and knows where each
+            // solution lies: they are copied without being stepped over again.
+            solutions_done = true;
+            let count = c.array("an array of solutions")?;
+            if count as usize != index.solutions.len() {
+                return Err(Error::at(
+                    c.offset(),
+                    ErrorKind::Inconsistent("solution count".into()),
+                ));
+            }
+            rmp::encode::write_array_len(&mut out, kept_solutions as u32).map_err(encode_err)?;
+            let mut end = c.pos();
+            for (i, s) in index.solutions.iter().enumerate() {
+                let raw = index.solution_bytes(bytes, i).ok_or_else(|| {
+                    Error::at(s.offset, ErrorKind::Inconsistent("solution extent".into()))
+                })?;
+                end = s.offset as usize + raw.len();
+                if wanted.contains(&s.index) {
+                    out.extend_from_slice(raw);
                 }
             }
+            c = Cursor::new(bytes).at(end);
+            continue;
+        }
+        let value = c.skip()?;
+        match key.as_str() {
             Some("library") => {
                 let mut lc = Cursor::new(bytes).at(value.offset as usize);
                 let fields = lc.map("a library node (map)")?;

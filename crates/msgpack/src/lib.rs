@@ -351,28 +351,38 @@ impl<'a> Cursor<'a> {
         Ok(())
     }
 
-    /// Skips one whole value of any type and returns its bytes. The walk is iterative (a
-    /// count of values still to skip), so deep nesting costs no stack; the count never
-    /// exceeds the bytes left.
     /// Steps over one value, whole, and returns it undecoded. Iterative: nesting costs a
-    /// counter, not a stack.
+    /// counter, not a stack; the count of values still to step over never exceeds the bytes
+    /// left.
     pub fn skip(&mut self) -> Result<Raw<'a>> {
         let start = self.pos;
+        let data = self.data;
+        let len = data.len();
+        let mut pos = self.pos;
         let mut pending: u64 = 1;
         while pending > 0 {
             pending -= 1;
-            // Every well-formed value by its first bytes alone; the general reader below
-            // only for what does not read (to say why).
-            if let Some((n, values)) = step(self.data, self.pos) {
-                if n <= self.remaining() {
-                    self.pos += n;
-                    pending += values;
-                    if pending > self.remaining() as u64 {
-                        return Err(self.too_many(self.pos - n, pending));
-                    }
-                    continue;
+            // Every well-formed value by its first bytes alone (the one-byte markers most
+            // values use first); the general reader below only for what does not read, to
+            // say why.
+            let fast = match data.get(pos) {
+                Some(0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3) => Some((1, 0)),
+                Some(&b @ 0xa0..=0xbf) => Some((1 + usize::from(b & 0x1f), 0)),
+                Some(&b @ 0x80..=0x8f) => Some((1, 2 * u64::from(b & 0x0f))),
+                Some(&b @ 0x90..=0x9f) => Some((1, u64::from(b & 0x0f))),
+                Some(_) => step(data, pos),
+                None => None,
+            };
+            if let Some((n, values)) = fast.filter(|&(n, _)| n <= len - pos) {
+                pos += n;
+                pending += values;
+                if pending > (len - pos) as u64 {
+                    self.pos = pos;
+                    return Err(self.too_many(pos - n, pending));
                 }
+                continue;
             }
+            self.pos = pos;
             let here = self.pos;
             match self.head()? {
                 Head::Str(n) | Head::Bin(n) | Head::Ext(n) => {
@@ -385,11 +395,91 @@ impl<'a> Cursor<'a> {
             if pending > self.remaining() as u64 {
                 return Err(self.too_many(here, pending));
             }
+            pos = self.pos;
         }
+        self.pos = pos;
         Ok(Raw {
             offset: start as u64,
             bytes: &self.data[start..self.pos],
         })
+    }
+
+    /// [`Cursor::skip`] that also records where each array or map inside the value (itself
+    /// included) spanning at least `min_len` bytes starts and ends, as `(start, end)` in the
+    /// order they end: a parser that looks at a value's keys before reading it steps over
+    /// those containers again in one jump ([`Cursor::skip_known`]) instead of walking them.
+    pub fn skip_recording(
+        &mut self,
+        min_len: usize,
+        ends: &mut Vec<(usize, usize)>,
+    ) -> Result<Raw<'a>> {
+        let start = self.pos;
+        // Open containers: where each started and the values it still holds.
+        let mut open: Vec<(usize, u64)> = Vec::new();
+        let mut left: u64 = 1;
+        loop {
+            while left == 0 {
+                match open.pop() {
+                    Some((at, l)) => {
+                        if self.pos - at >= min_len {
+                            ends.push((at, self.pos));
+                        }
+                        left = l;
+                    }
+                    None => {
+                        return Ok(Raw {
+                            offset: start as u64,
+                            bytes: &self.data[start..self.pos],
+                        })
+                    }
+                }
+            }
+            left -= 1;
+            let here = self.pos;
+            let items = match step(self.data, self.pos) {
+                Some((n, values)) if n <= self.remaining() => {
+                    self.pos += n;
+                    values
+                }
+                // What does not read: the general reader says why.
+                _ => match self.head()? {
+                    Head::Str(n) | Head::Bin(n) | Head::Ext(n) => {
+                        self.skip_bytes(n, here)?;
+                        0
+                    }
+                    Head::Array(n) => u64::from(n),
+                    Head::Map(n) => 2 * u64::from(n),
+                    _ => 0,
+                },
+            };
+            let container = matches!(self.data[here], 0x80..=0x9f | 0xdc..=0xdf);
+            if container {
+                if items > self.remaining() as u64 {
+                    return Err(self.too_many(here, items));
+                }
+                open.push((here, left));
+                left = items;
+            }
+        }
+    }
+
+    /// Steps over the value at the cursor: in one jump when `ends` (sorted by start, from
+    /// [`Cursor::skip_recording`] over the same bytes) knows where it ends, else as
+    /// [`Cursor::skip`] does.
+    pub fn skip_known(&mut self, ends: &[(usize, usize)]) -> Result<Raw<'a>> {
+        let start = self.pos;
+        let container = matches!(self.data.get(start), Some(0x80..=0x9f | 0xdc..=0xdf));
+        if let Some(i) = container
+            .then(|| ends.binary_search_by_key(&start, |e| e.0).ok())
+            .flatten()
+        {
+            self.pos = ends[i].1;
+            return Ok(Raw {
+                offset: start as u64,
+                bytes: &self.data[start..self.pos],
+            });
+        }
+        self.skip()
     }
 
     /// [`Cursor::skip`], refusing a value whose arrays and maps nest more than `max_depth`
@@ -461,7 +551,7 @@ impl<'a> Cursor<'a> {
 /// values not included), and how many values it contains; `None` for the reserved marker and
 /// a length field cut short. The marker table of the MessagePack specification, in the form
 /// [`Cursor::skip`] steps through fastest.
-#[inline]
+#[inline(always)]
 fn step(data: &[u8], pos: usize) -> Option<(usize, u64)> {
     let b = *data.get(pos)?;
     let be = |width: usize| -> Option<usize> {
@@ -586,8 +676,9 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// On encoded trees, their prefixes and corruptions, both skips step over exactly
-        /// what the decoder reads and accept nothing it refuses.
+        /// On encoded trees, their prefixes and corruptions, the skips step over exactly
+        /// what the decoder reads and accept nothing it refuses; the containers the recording
+        /// skip notes are exactly where `skip` and `skip_known` end.
         #[test]
         fn skips_agree_with_the_decoder_on_trees(
             v in tree(),
@@ -612,13 +703,26 @@ mod tests {
                 .map(|_| damaged.len() - rd.len());
             let fast = Cursor::new(damaged).skip().map(|r| r.bytes.len());
             let nested = Cursor::new(damaged).skip_nested(1024).map(|r| r.bytes.len());
+            let mut ends = Vec::new();
+            let recorded = Cursor::new(damaged).skip_recording(0, &mut ends).map(|r| r.bytes.len());
             proptest::prop_assert_eq!(fast.as_ref().ok(), nested.as_ref().ok());
+            proptest::prop_assert_eq!(fast.as_ref().ok(), recorded.as_ref().ok());
             if let Ok(n) = fast {
                 proptest::prop_assert_eq!(Some(n), decoded.ok());
+                // Every container recorded is one value whose extent `skip` finds too, and
+                // `skip_known` jumps over each as `skip` walks it.
+                ends.sort_unstable();
+                for &(start, end) in &ends {
+                    let walked = Cursor::new(damaged).at(start).skip().map(|r| start + r.bytes.len());
+                    proptest::prop_assert_eq!(walked, Ok(end));
+                    let jumped = Cursor::new(damaged).at(start).skip_known(&ends).map(|r| start + r.bytes.len());
+                    proptest::prop_assert_eq!(jumped, Ok(end));
+                }
+                proptest::prop_assert_eq!(Cursor::new(damaged).skip_known(&ends).map(|r| r.bytes.len()), Ok(n));
             }
         }
 
-        /// Both skips step over exactly what the decoder reads, and refuse what it refuses
+        /// The skips step over exactly what the decoder reads, and refuse what it refuses
         /// (the decoder's own depth bound is not in play at this size).
         #[test]
         fn skips_agree_with_the_decoder(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64)) {
@@ -627,7 +731,9 @@ mod tests {
                 .map(|_| bytes.len() - rd.len());
             let fast = Cursor::new(&bytes).skip().map(|r| r.bytes.len());
             let nested = Cursor::new(&bytes).skip_nested(1024).map(|r| r.bytes.len());
+            let recorded = Cursor::new(&bytes).skip_recording(0, &mut Vec::new()).map(|r| r.bytes.len());
             proptest::prop_assert_eq!(fast.as_ref().ok(), nested.as_ref().ok());
+            proptest::prop_assert_eq!(fast.as_ref().ok(), recorded.as_ref().ok());
             // The cursor is the stricter: it refuses the reserved marker 0xc1, which the
             // decoder reads as nil.
             if let Ok(n) = fast {
