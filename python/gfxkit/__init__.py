@@ -294,6 +294,15 @@ def list(  # noqa: A001
     return _each(_gfxkit.list(src, check, strict), Inventory)
 
 
+def list_summary(src: Source) -> Dict[str, Any]:
+    """Which GPU targets ``src`` ships and how many bytes of code objects each, per package,
+    container image, site-packages distribution (found through the ``*.dist-info/RECORD``
+    that lists a file) or file, as ``gfxkit list --summary --json`` prints it:
+    ``{"packages": [{"name", "kind", "files", "targets", "architectures", "device_bytes"}],
+    "without_device_code": [...]}``. Unreadable members are left out (``list`` names them)."""
+    return _gfxkit.list_summary(src)
+
+
 def select(
     src: Source, device: Union[str, TargetId], *, kpack_loader: str = "current"
 ) -> Union[Selection, "List[Selection]"]:
@@ -623,6 +632,7 @@ __all__ = [
     "kpack_inline",
     "kpack_split",
     "list",
+    "list_summary",
     "max_uncompressed",
     "image_platform",
     "memmodel",

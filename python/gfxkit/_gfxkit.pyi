@@ -28,6 +28,8 @@ _OneOrMany = Union[Dict[str, Any], List[Dict[str, Any]]]
 
 def list(src: _Source, check: bool = False, strict: bool = True) -> _OneOrMany:
     """The file object of ``gfxkit list --json``; a list of them for a package."""
+def list_summary(src: _Source) -> Dict[str, Any]:
+    """``gfxkit list --summary --json``'s document for one file, package or image."""
 def select(src: _Source, device: str, kpack_loader: str = "current") -> _OneOrMany:
     """The file object of ``gfxkit select --json``; a list of them for a package.
 

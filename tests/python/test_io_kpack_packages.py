@@ -364,3 +364,13 @@ def test_kpack_split_of_a_tree_into_overlays_writes_what_the_cli_writes(built, g
         assert kpacks and all(k.name.startswith(f"k_{arch_dir.name}") for k in kpacks)
     with pytest.raises(ValueError):
         gfxkit.kpack_split(tree, tmp_path / "x", "k", overlays=True)
+
+
+def test_list_summary_of_a_package_is_what_the_cli_prints(wheel, gfxkit_bin):
+    code, doc = cli_json(gfxkit_bin, "list", "--summary", "--json", str(wheel))
+    assert code == 0
+    mine = gfxkit.list_summary(wheel)
+    assert mine == doc
+    [pkg] = mine["packages"]
+    assert pkg["kind"] == "package" and pkg["files"] >= 1 and pkg["device_bytes"] > 0
+    assert pkg["architectures"] == sorted({t.split(":")[0] for t in pkg["targets"]})

@@ -49,6 +49,7 @@ pub mod rewrite;
 pub mod scan;
 pub mod split;
 pub mod split_tree;
+pub mod summary;
 pub mod tree;
 pub mod whole;
 pub mod write;

@@ -358,28 +358,12 @@ fn list<'py>(
     check: bool,
     strict: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let s = source(src)?;
-    let on_disk = s.path.is_some();
-    let (package, got) = per_file_layered(py, &s, |p, d, layer| {
-        // Where a `.kpack` archive that does not parse is damaged (the listing has only text).
-        let kpack_at = inv::kpack::is_archive(d)
-            .then(|| gfxkit_kpack::Archive::parse(d).err().map(|e| e.offset))
-            .flatten();
-        let mut l = list_one(p, d, check, on_disk);
-        l.layer = layer.map(str::to_owned);
-        (l, kpack_at)
-    })?;
+    let (package, got) = listings(py, src, check)?;
     let mut out = Vec::new();
     for (name, g) in got {
         let (listing, kpack_at) = match g {
             Got::Value(l) => l,
-            Got::NoDeviceCode => (
-                inv::list::FileListing {
-                    note: Some(gfxkit_io::NoDeviceCode.to_string()),
-                    ..inv::list::list_bytes(&name, &[], false)
-                },
-                None,
-            ),
+            Got::NoDeviceCode => (no_device_code(&name), None),
             Got::Damaged(msg, offset) if strict => {
                 return Err(Fail::Format {
                     msg,
@@ -406,6 +390,53 @@ fn list<'py>(
         out.push(json(py, &listing)?);
     }
     one_or_list(py, package, out)
+}
+
+/// A listing per file (or package member, or image layer's file) of `src`, with where a
+/// damaged `.kpack` archive is damaged.
+#[allow(clippy::type_complexity)]
+fn listings(
+    py: Python<'_>,
+    src: &Bound<'_, PyAny>,
+    check: bool,
+) -> PyResult<(bool, Vec<(String, Got<(inv::list::FileListing, Option<u64>)>)>)> {
+    let s = source(src)?;
+    let on_disk = s.path.is_some();
+    per_file_layered(py, &s, |p, d, layer| {
+        // Where a `.kpack` archive that does not parse is damaged (the listing has only text).
+        let kpack_at = inv::kpack::is_archive(d)
+            .then(|| gfxkit_kpack::Archive::parse(d).err().map(|e| e.offset))
+            .flatten();
+        let mut l = list_one(p, d, check, on_disk);
+        l.layer = layer.map(str::to_owned);
+        (l, kpack_at)
+    })
+}
+
+/// The listing of a file or member without device code.
+fn no_device_code(name: &str) -> inv::list::FileListing {
+    inv::list::FileListing {
+        note: Some(gfxkit_io::NoDeviceCode.to_string()),
+        ..inv::list::list_bytes(name, &[], false)
+    }
+}
+
+/// Which GPU targets `src` ships, per package, container image, site-packages distribution or
+/// file, with the bytes of code objects per target: `gfxkit list --summary --json`'s
+/// `{"packages": [...], "without_device_code": [...]}`. Unreadable files are left out.
+#[pyfunction]
+#[pyo3(signature = (src))]
+fn list_summary<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let (_, got) = listings(py, src, false)?;
+    let files: Vec<inv::list::FileListing> = got
+        .into_iter()
+        .map(|(name, g)| match g {
+            Got::Value((l, _)) => l,
+            Got::NoDeviceCode => no_device_code(&name),
+            Got::Damaged(msg, _) => inv::list::unreadable(&name, msg),
+        })
+        .collect();
+    json(py, &gfxkit_io::summary::summary(&files))
 }
 
 /// What the HIP runtime would load on `device` from each unit: the file object of
@@ -1518,6 +1549,7 @@ fn memmodel(
 #[pymodule]
 fn _gfxkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(list, m)?)?;
+    m.add_function(wrap_pyfunction!(list_summary, m)?)?;
     m.add_function(wrap_pyfunction!(select, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(doctor, m)?)?;
