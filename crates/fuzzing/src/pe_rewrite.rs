@@ -56,13 +56,9 @@ pub fn run(data: &[u8]) {
     let Ok(before) = PeFile64::parse(input) else {
         return;
     };
-    let Ok(out) = rewrite(input, &crate::prune::transform(selector)) else {
+    let Some(bytes) = rewritten(selector, input) else {
         return;
     };
-    if let Err(e) = verify(input, &out) {
-        panic!("a rewrite that does not verify: {e}");
-    }
-    let bytes = out.bytes();
     let after = PeFile64::parse(&bytes[..]).expect("a rewritten image parses");
     assert_eq!(layout(&before), layout(&after));
     let opt = after.nt_headers().optional_header();
@@ -76,15 +72,7 @@ pub fn run(data: &[u8]) {
             + 64;
         assert_eq!(sum, pe::checksum(&bytes, field), "CheckSum recomputed");
     }
-    let led = |d: &gfxkit_host::Discovery| {
-        d.wrappers
-            .iter()
-            .filter(|w| matches!(w.target, WrapperTarget::Bundle { .. }))
-            .count()
-    };
-    let (old, new) = (discover(input), discover(&bytes));
-    assert_eq!(old.wrappers.len(), new.wrappers.len());
-    assert!(led(&new) >= led(&old), "a wrapper lost its bundle");
+    wrappers_still_lead(input, &bytes);
 }
 
 /// A COFF object's rewrite either is refused, or gives a file that verifies against its
@@ -97,13 +85,9 @@ fn object(selector: u8, input: &[u8]) {
     let Ok(before) = CoffFile::<&[u8]>::parse(input) else {
         return;
     };
-    let Ok(out) = rewrite(input, &crate::prune::transform(selector)) else {
+    let Some(bytes) = rewritten(selector, input) else {
         return;
     };
-    if let Err(e) = verify(input, &out) {
-        panic!("a rewrite that does not verify: {e}");
-    }
-    let bytes = out.bytes();
     let after = CoffFile::<&[u8]>::parse(&bytes[..]).expect("a rewritten object parses");
     let shape = |f: &CoffFile<&[u8]>| {
         f.sections()
@@ -115,15 +99,7 @@ fn object(selector: u8, input: &[u8]) {
         before.coff_symbol_table().len(),
         after.coff_symbol_table().len()
     );
-    let led = |d: &gfxkit_host::Discovery| {
-        d.wrappers
-            .iter()
-            .filter(|w| matches!(w.target, WrapperTarget::Bundle { .. }))
-            .count()
-    };
-    let (old, new) = (discover(input), discover(&bytes));
-    assert_eq!(old.wrappers.len(), new.wrappers.len());
-    assert!(led(&new) >= led(&old), "a wrapper lost its bundle");
+    wrappers_still_lead(input, &bytes);
     if bytes == input {
         return;
     }
@@ -150,4 +126,27 @@ fn object(selector: u8, input: &[u8]) {
             "section checksum"
         );
     }
+}
+
+/// The rewrite of `input` by the transform `selector` picks, checked to verify against its
+/// input; `None` when it is refused.
+fn rewritten(selector: u8, input: &[u8]) -> Option<Vec<u8>> {
+    let out = rewrite(input, &crate::prune::transform(selector)).ok()?;
+    if let Err(e) = verify(input, &out) {
+        panic!("a rewrite that does not verify: {e}");
+    }
+    Some(out.bytes())
+}
+
+/// The rewrite keeps every wrapper, and each that led to a bundle still leads to one.
+fn wrappers_still_lead(input: &[u8], bytes: &[u8]) {
+    let led = |d: &gfxkit_host::Discovery| {
+        d.wrappers
+            .iter()
+            .filter(|w| matches!(w.target, WrapperTarget::Bundle { .. }))
+            .count()
+    };
+    let (old, new) = (discover(input), discover(bytes));
+    assert_eq!(old.wrappers.len(), new.wrappers.len());
+    assert!(led(&new) >= led(&old), "a wrapper lost its bundle");
 }

@@ -21,7 +21,7 @@
 
 use crate::input::Input;
 use crate::split::{relative, split_with, Job, SplitOptions, SplitReport};
-use crate::tree::{database_targets, resolve_link, set_mode, walk, Item};
+use crate::tree::{database_targets, processor_dir, resolve_link, set_mode, walk, Item};
 use crate::write::write_atomic_copy;
 use crate::{Error, ErrorKind};
 use gfxkit_kpack::write::Compression;
@@ -345,18 +345,10 @@ pub fn split_tree(root: &Path, out: &Path, s: &TreeSplit<'_>) -> Result<SplitRep
 /// CSV maps and scripts) into that processor's overlay when the device code it holds is for
 /// that processor only.
 fn processor_dirs(items: &[(String, Item)], places: &mut [Place]) {
-    for (i, (rel, item)) in items.iter().enumerate() {
-        let name = rel.rsplit('/').next().unwrap_or(rel);
-        let is_proc = gfxkit_target_id::TargetId::parse(name)
-            .is_ok_and(|t| !t.has_features() && t.processor().name == name);
-        if !matches!(item, Item::Dir { .. }) || !is_proc {
+    for i in 0..items.len() {
+        let Some((name, end)) = processor_dir(items, i) else {
             continue;
-        }
-        let prefix = format!("{rel}/");
-        let end = items[i + 1..]
-            .iter()
-            .position(|(r, _)| !r.starts_with(&prefix))
-            .map_or(items.len(), |n| i + 1 + n);
+        };
         let under = &places[i + 1..end];
         let own =
             |p: &Place| matches!(p, Place::Overlays { processors, .. } if processors == &[name]);

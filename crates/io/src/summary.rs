@@ -132,4 +132,3 @@ pub fn summarize(files: &[FileListing]) -> Vec<Shipped> {
         })
         .collect()
 }
-

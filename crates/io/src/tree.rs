@@ -723,24 +723,36 @@ fn tensile_index(
     })
 }
 
+/// When `items[i]` is a directory named for a processor (`hsa/gfx942`, `library/gfx90a`; a
+/// bare processor name, no features): the name, and the end of the run of `items` below it
+/// (items are in path order, a directory's contents right after it).
+pub(crate) fn processor_dir(items: &[(String, Item)], i: usize) -> Option<(&str, usize)> {
+    let (rel, item) = &items[i];
+    let name = db::base_name(rel);
+    let is_proc = gfxkit_target_id::TargetId::parse(name)
+        .is_ok_and(|t| !t.has_features() && t.processor().name == name);
+    if !matches!(item, Item::Dir { .. }) || !is_proc {
+        return None;
+    }
+    let prefix = format!("{rel}/");
+    let end = items[i + 1..]
+        .iter()
+        .position(|(r, _)| !r.starts_with(&prefix))
+        .map_or(items.len(), |n| i + 1 + n);
+    Some((name, end))
+}
+
 /// Drops whole directories named for a processor the selection drops when they hold device
 /// code of dropped targets only (aiter's `hsa/gfx950/` with its CSV maps).
 fn drop_processor_dirs(items: &[(String, Item)], plans: &mut [Option<Plan>], sel: &Selection) {
     let mut i = 0;
     while i < items.len() {
-        let (rel, item) = &items[i];
-        let name = db::base_name(rel);
-        let is_proc = gfxkit_target_id::TargetId::parse(name)
-            .is_ok_and(|t| !t.has_features() && t.processor().name == name);
-        if !matches!(item, Item::Dir { .. }) || !is_proc || keeps_target(sel, name) {
+        let rel = &items[i].0;
+        let Some((name, end)) = processor_dir(items, i).filter(|(n, _)| !keeps_target(sel, n))
+        else {
             i += 1;
             continue;
-        }
-        let prefix = format!("{rel}/");
-        let end = items[i + 1..]
-            .iter()
-            .position(|(r, _)| !r.starts_with(&prefix))
-            .map_or(items.len(), |n| i + 1 + n);
+        };
         let under = &plans[i + 1..end];
         let keeps = under.iter().flatten().any(|p| p.keeps);
         let drops = under

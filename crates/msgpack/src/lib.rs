@@ -413,6 +413,42 @@ impl<'a> Cursor<'a> {
         min_len: usize,
         ends: &mut Vec<(usize, usize)>,
     ) -> Result<Raw<'a>> {
+        self.walk(usize::MAX, |start, end| {
+            if end - start >= min_len {
+                ends.push((start, end));
+            }
+        })
+    }
+
+    /// Steps over the value at the cursor: in one jump when `ends` (sorted by start, from
+    /// [`Cursor::skip_recording`] over the same bytes) knows where it ends, else as
+    /// [`Cursor::skip`] does.
+    pub fn skip_known(&mut self, ends: &[(usize, usize)]) -> Result<Raw<'a>> {
+        let start = self.pos;
+        let container = matches!(self.data.get(start), Some(0x80..=0x9f | 0xdc..=0xdf));
+        if let Some(i) = container
+            .then(|| ends.binary_search_by_key(&start, |e| e.0).ok())
+            .flatten()
+        {
+            self.pos = ends[i].1;
+            return Ok(Raw {
+                offset: start as u64,
+                bytes: &self.data[start..self.pos],
+            });
+        }
+        self.skip()
+    }
+
+    /// [`Cursor::skip`], refusing a value whose arrays and maps nest more than `max_depth`
+    /// deep (a scalar is depth 0, `[1]` depth 1): for values a recursive decoder reads next.
+    pub fn skip_nested(&mut self, max_depth: usize) -> Result<Raw<'a>> {
+        self.walk(max_depth, |_, _| {})
+    }
+
+    /// The walk of [`Cursor::skip_nested`] and [`Cursor::skip_recording`]: steps over one
+    /// value with a stack of the open arrays and maps, calling `closed(start, end)` as each
+    /// ends, and refusing one that holds something more than `max_depth` containers deep.
+    fn walk(&mut self, max_depth: usize, mut closed: impl FnMut(usize, usize)) -> Result<Raw<'a>> {
         let start = self.pos;
         // Open containers: where each started and the values it still holds.
         let mut open: Vec<(usize, u64)> = Vec::new();
@@ -421,9 +457,7 @@ impl<'a> Cursor<'a> {
             while left == 0 {
                 match open.pop() {
                     Some((at, l)) => {
-                        if self.pos - at >= min_len {
-                            ends.push((at, self.pos));
-                        }
+                        closed(at, self.pos);
                         left = l;
                     }
                     None => {
@@ -452,75 +486,8 @@ impl<'a> Cursor<'a> {
                     _ => 0,
                 },
             };
-            let container = matches!(self.data[here], 0x80..=0x9f | 0xdc..=0xdf);
-            if container {
-                if items > self.remaining() as u64 {
-                    return Err(self.too_many(here, items));
-                }
-                open.push((here, left));
-                left = items;
-            }
-        }
-    }
-
-    /// Steps over the value at the cursor: in one jump when `ends` (sorted by start, from
-    /// [`Cursor::skip_recording`] over the same bytes) knows where it ends, else as
-    /// [`Cursor::skip`] does.
-    pub fn skip_known(&mut self, ends: &[(usize, usize)]) -> Result<Raw<'a>> {
-        let start = self.pos;
-        let container = matches!(self.data.get(start), Some(0x80..=0x9f | 0xdc..=0xdf));
-        if let Some(i) = container
-            .then(|| ends.binary_search_by_key(&start, |e| e.0).ok())
-            .flatten()
-        {
-            self.pos = ends[i].1;
-            return Ok(Raw {
-                offset: start as u64,
-                bytes: &self.data[start..self.pos],
-            });
-        }
-        self.skip()
-    }
-
-    /// [`Cursor::skip`], refusing a value whose arrays and maps nest more than `max_depth`
-    /// deep (a scalar is depth 0, `[1]` depth 1): for values a recursive decoder reads next.
-    pub fn skip_nested(&mut self, max_depth: usize) -> Result<Raw<'a>> {
-        let start = self.pos;
-        // Values left to read in each open container.
-        let mut open: Vec<u64> = Vec::new();
-        let mut left: u64 = 1;
-        loop {
-            while left == 0 {
-                match open.pop() {
-                    Some(l) => left = l,
-                    None => {
-                        return Ok(Raw {
-                            offset: start as u64,
-                            bytes: &self.data[start..self.pos],
-                        })
-                    }
-                }
-            }
-            left -= 1;
-            let here = self.pos;
-            let items = match step(self.data, self.pos) {
-                Some((n, values)) if n <= self.remaining() => {
-                    self.pos += n;
-                    values
-                }
-                // What does not read: the general reader says why.
-                _ => match self.head()? {
-                    Head::Str(n) | Head::Bin(n) | Head::Ext(n) => {
-                        self.skip_bytes(n, here)?;
-                        0
-                    }
-                    Head::Array(n) => u64::from(n),
-                    Head::Map(n) => 2 * u64::from(n),
-                    _ => 0,
-                },
-            };
-            if items > 0 {
-                if open.len() >= max_depth {
+            if matches!(self.data[here], 0x80..=0x9f | 0xdc..=0xdf) {
+                if items > 0 && open.len() >= max_depth {
                     return Err(Error::at(
                         here as u64,
                         ErrorKind::Msgpack(format!("nested more than {max_depth} levels deep")),
@@ -529,7 +496,7 @@ impl<'a> Cursor<'a> {
                 if items > self.remaining() as u64 {
                     return Err(self.too_many(here, items));
                 }
-                open.push(left);
+                open.push((here, left));
                 left = items;
             }
         }

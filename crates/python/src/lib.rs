@@ -399,7 +399,10 @@ fn listings(
     py: Python<'_>,
     src: &Bound<'_, PyAny>,
     check: bool,
-) -> PyResult<(bool, Vec<(String, Got<(inv::list::FileListing, Option<u64>)>)>)> {
+) -> PyResult<(
+    bool,
+    Vec<(String, Got<(inv::list::FileListing, Option<u64>)>)>,
+)> {
     let s = source(src)?;
     let on_disk = s.path.is_some();
     per_file_layered(py, &s, |p, d, layer| {

@@ -15,7 +15,7 @@
 //! its symbol); anything else is refused, as is a section holding relocations itself. Regular
 //! and bigobj headers are both handled.
 
-use super::fat_wrapper;
+use super::{bad, fat_wrapper, offset_of, unsupported};
 use crate::error::{Error, ErrorKind, Result};
 use crate::output::Output;
 use crate::plan::{self, NewRegion, Transform};
@@ -27,19 +27,6 @@ use object::pe::{self, ImageSectionHeader};
 use object::read::coff::{CoffHeader, ImageSymbol, SectionTable};
 use object::LittleEndian as LE;
 use std::collections::HashMap;
-
-fn unsupported(at: u64, msg: impl Into<String>) -> Error {
-    Error::at(at, ErrorKind::Unsupported(msg.into()))
-}
-
-fn bad(at: u64, msg: impl Into<String>) -> Error {
-    Error::at(at, ErrorKind::Damaged(msg.into()))
-}
-
-/// File offset of bytes borrowed from `data`.
-fn offset_of(data: &[u8], inner: &[u8]) -> u64 {
-    gfxkit_bundle::le::offset_within(data, inner).unwrap_or(0)
-}
 
 /// The JamCRC (CRC-32 started from zero, not inverted at the end) of `bytes`: the `CheckSum`
 /// LLVM writes into a section symbol's auxiliary record.
