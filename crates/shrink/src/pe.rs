@@ -411,20 +411,7 @@ pub(crate) fn rewrite_image<'a>(
     other_pointers(data, &file, fat_va, vsize, &found, &fat_name)?;
 
     // The new file: what precedes `.hip_fat`, the new bundles padded to FileAlignment, the rest.
-    let NewRegion {
-        out: region_out,
-        outcomes,
-        ..
-    } = region;
-    let mut out = Output::new();
-    out.push(&data[..fo as usize]);
-    out.append(region_out);
-    out.pad_to(fo + new_raw)?;
-    out.push(&data[old_end as usize..]);
-    let map_off = |x: u64| if x >= old_end { x - shift } else { x };
-    for (at, bytes) in &patches {
-        out.put(map_off(*at), bytes)?;
-    }
+    let (mut out, outcomes) = splice(data, fo, old_end, region, new_raw, &patches)?;
     // CheckSum: recomputed over the final bytes when the input had one.
     let checksum_at = opt_at + 64;
     if opt.check_sum() != 0 {
@@ -447,16 +434,49 @@ pub(crate) fn rewrite_image<'a>(
             wrappers: n_wrappers,
             relocations: 0,
             symbols: 0,
-            bundles: outcomes
-                .into_iter()
-                .map(|mut o| {
-                    o.offset += fo;
-                    o.new_offset += fo;
-                    o
-                })
-                .collect(),
+            bundles: outcomes,
         }),
     ))
+}
+
+/// `data` with its bytes `fo..old_end` replaced by the rewritten `region` padded with zeros to
+/// `new_len` bytes, and each patch (at an offset of `data`) applied where its bytes went; the
+/// region's bundle outcomes rebased to file offsets.
+pub(crate) fn splice<'a>(
+    data: &'a [u8],
+    fo: u64,
+    old_end: u64,
+    region: NewRegion<'a>,
+    new_len: u64,
+    patches: &[(u64, Vec<u8>)],
+) -> Result<(Output<'a>, Vec<crate::plan::BundleOutcome>)> {
+    let NewRegion {
+        out: region_out,
+        outcomes,
+        ..
+    } = region;
+    let mut out = Output::new();
+    out.push(&data[..fo as usize]);
+    out.append(region_out);
+    out.pad_to(fo + new_len)?;
+    out.push(&data[old_end as usize..]);
+    for (at, bytes) in patches {
+        let at = if *at >= old_end {
+            at - old_end + fo + new_len
+        } else {
+            *at
+        };
+        out.put(at, bytes)?;
+    }
+    let outcomes = outcomes
+        .into_iter()
+        .map(|mut o| {
+            o.offset += fo;
+            o.new_offset += fo;
+            o
+        })
+        .collect();
+    Ok((out, outcomes))
 }
 
 /// Refuses an image where a pointer the base relocation table fixes, other than a wrapper's,

@@ -18,7 +18,7 @@
 use super::{bad, fat_wrapper, offset_of, unsupported};
 use crate::error::{Error, ErrorKind, Result};
 use crate::output::Output;
-use crate::plan::{self, NewRegion, Transform};
+use crate::plan::{self, Transform};
 use crate::report::{FileKind, Layout, RegionReport};
 use gfxkit_bundle::le::{u32_at, u64_at};
 use gfxkit_host::fatbin::is_fatbin_section;
@@ -334,23 +334,7 @@ fn rewrite<'a, Coff: CoffHeader>(
     crate::check::every_bundle_pointed(&pointed, |k| fo + region.moves[k].0)?;
 
     let n_wrappers = wrappers_done.iter().filter(|d| **d).count();
-    let NewRegion {
-        out: region_out,
-        outcomes,
-        ..
-    } = region;
-    let mut out = Output::new();
-    out.push(&data[..fo as usize]);
-    out.append(region_out);
-    out.push(&data[old_end as usize..]);
-    for (at, bytes) in &patches {
-        let at = if *at >= old_end {
-            at - old_end + fo + ns
-        } else {
-            *at
-        };
-        out.put(at, bytes)?;
-    }
+    let (out, outcomes) = super::splice(data, fo, old_end, region, ns, &patches)?;
     let layout = if out.equals(data) {
         Layout::Unchanged
     } else {
@@ -366,14 +350,7 @@ fn rewrite<'a, Coff: CoffHeader>(
             wrappers: n_wrappers,
             relocations: n_relocations,
             symbols: n_symbols,
-            bundles: outcomes
-                .into_iter()
-                .map(|mut o| {
-                    o.offset += fo;
-                    o.new_offset += fo;
-                    o
-                })
-                .collect(),
+            bundles: outcomes,
         }),
     ))
 }
