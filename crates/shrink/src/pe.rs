@@ -455,6 +455,16 @@ pub(crate) fn splice<'a>(
         outcomes,
         ..
     } = region;
+    // A field to update inside the section's old bytes is part of no header: damaged.
+    if let Some((at, _)) = patches.iter().find(|(at, _)| (fo..old_end).contains(at)) {
+        return Err(bad(
+            *at,
+            format!(
+                "a header field the rewrite updates, at file offset {at:#x}, lies inside the \
+                 device code's section ({fo:#x}..{old_end:#x}): damaged headers"
+            ),
+        ));
+    }
     let mut out = Output::new();
     out.push(&data[..fo as usize]);
     out.append(region_out);

@@ -109,12 +109,24 @@ fn rewrite<'a, Coff: CoffHeader>(
             "more than one .hip_fatbin section",
         ));
     }
+    // The headers, the section table included, lie before the section's raw data: a table
+    // running into it would be rewritten with it.
+    let table_end = offset + named.len() as u64 * std::mem::size_of::<ImageSectionHeader>() as u64;
     let fat_number = fat_index as i32 + 1;
     let (fo, raw) = match fsh.coff_file_range() {
         Some((fo, raw)) if raw != 0 => (u64::from(fo), u64::from(raw)),
         _ => return Ok((Output::of(data), FileKind::Object, None)),
     };
     let old_end = fo + raw;
+    if table_end > fo {
+        return Err(bad(
+            sh_at(fsh),
+            format!(
+                "the section table ends at file offset {table_end:#x}, inside {fat_name}'s raw \
+                 data (from {fo:#x}): damaged headers"
+            ),
+        ));
+    }
     if old_end > data.len() as u64 {
         return Err(bad(
             sh_at(fsh),
