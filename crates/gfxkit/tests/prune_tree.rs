@@ -66,6 +66,28 @@ fn tree(work: &Path) -> PathBuf {
         &t.join("aotriton.images/amd-gfx110x/flash/attn_fwd.aks2"),
         &[format!("attn_fwd/FONLY__a.hsaco|{}", b.display())],
     );
+    // AOTriton's zip packs: uncompressed zips of `.aks2` images.
+    for (pack, co) in [("amd-gfx90a", a), ("amd-gfx110x", b)] {
+        let img = work.join(format!("{pack}.aks2"));
+        fixture(
+            "aks2",
+            &img,
+            &[format!("attn_bwd/FONLY__a.hsaco|{}", co.display())],
+        );
+        let zip = t.join(format!("aotriton.images/{pack}/flash/attn_bwd.zip"));
+        let st = Command::new("python3")
+            .args([
+                "-c",
+                "import sys, zipfile\n\
+                 with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_STORED) as z:\n\
+                 \x20   z.write(sys.argv[2], 'attn_bwd/FONLY__a.aks2')",
+            ])
+            .arg(&zip)
+            .arg(&img)
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
     for (arch, co) in [("gfx90a", a), ("gfx1100", b)] {
         let d = t.join("aiter_meta/hsa").join(arch);
         write(&d.join("fmha/k.co"), &std::fs::read(co).unwrap());
@@ -124,6 +146,14 @@ fn tree_prune_drops_other_architectures_databases_and_copies_the_rest() {
         action("aotriton.images/amd-gfx110x/flash/attn_fwd.aks2"),
         "dropped"
     );
+    assert_eq!(
+        action("aotriton.images/amd-gfx90a/flash/attn_bwd.zip"),
+        "kept"
+    );
+    assert_eq!(
+        action("aotriton.images/amd-gfx110x/flash/attn_bwd.zip"),
+        "dropped"
+    );
     assert_eq!(action("aiter_meta/hsa/gfx90a/fmha/k.co"), "kept");
     assert_eq!(action("aiter_meta/hsa/gfx1100"), "dropped");
     assert_eq!(action("aiter_meta/hsa/gfx1100/fmha.csv"), "dropped");
@@ -144,6 +174,7 @@ fn tree_prune_drops_other_architectures_databases_and_copies_the_rest() {
     for kept in [
         "share/miopen/db/gfx90a68.kdb",
         "aotriton.images/amd-gfx90a/flash/attn_fwd.aks2",
+        "aotriton.images/amd-gfx90a/flash/attn_bwd.zip",
         "aiter_meta/hsa/gfx90a/fmha/k.co",
         "aiter_meta/hsa/gfx90a/fmha.csv",
         "aiter_meta/hsa/README",
@@ -158,6 +189,7 @@ fn tree_prune_drops_other_architectures_databases_and_copies_the_rest() {
     for gone in [
         "share/miopen/db/gfx1100.kdb",
         "aotriton.images/amd-gfx110x/flash/attn_fwd.aks2",
+        "aotriton.images/amd-gfx110x/flash/attn_bwd.zip",
         "aiter_meta/hsa/gfx1100",
     ] {
         assert!(!out.join(gone).exists(), "{gone}");
@@ -361,4 +393,63 @@ fn tree_prune_refusals_write_nothing() {
     assert_eq!(code, 2);
     assert!(e.contains("k.co"), "{e}");
     assert!(!o2.exists());
+}
+
+/// `kpack split -r --overlays` of the same tree: every database file (and aiter's processor
+/// directories with their maps) in the overlay of the processor its content names, a link
+/// with the file it leads to, the rest in `generic/`.
+#[test]
+fn tree_split_into_overlays_places_database_files_by_content() {
+    let work = tempfile::tempdir().unwrap();
+    let t = tree(work.path());
+    let out = work.path().join("split");
+    let (code, o, e) = gfxkit(&[
+        "kpack",
+        "split",
+        "-r",
+        t.to_str().unwrap(),
+        "--group",
+        "t",
+        "--overlays",
+        "--json",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{o}{e}");
+    let r = json(&o, &e);
+    let placed = |p: &str| -> Vec<String> {
+        ["generic", "gfx90a", "gfx1100"]
+            .iter()
+            .filter(|d| std::fs::symlink_metadata(out.join(d).join(p)).is_ok())
+            .map(|d| d.to_string())
+            .collect()
+    };
+    for (p, want) in [
+        ("share/miopen/db/gfx90a68.kdb", "gfx90a"),
+        ("share/miopen/db/gfx1100.kdb", "gfx1100"),
+        ("share/miopen/db/current.kdb", "gfx1100"),
+        ("aotriton.images/amd-gfx90a/flash/attn_fwd.aks2", "gfx90a"),
+        ("aotriton.images/amd-gfx110x/flash/attn_bwd.zip", "gfx1100"),
+        ("aiter_meta/hsa/gfx90a/fmha/k.co", "gfx90a"),
+        ("aiter_meta/hsa/gfx90a/fmha.csv", "gfx90a"),
+        ("aiter_meta/hsa/gfx1100/fmha.csv", "gfx1100"),
+        ("aiter_meta/hsa/latest.co", "gfx1100"),
+        ("README", "generic"),
+        ("README.link", "generic"),
+        ("bin/run.sh", "generic"),
+    ] {
+        assert_eq!(placed(p), [want], "{p}");
+    }
+    let files = r["overlay_files"].as_array().unwrap();
+    let zip = files
+        .iter()
+        .find(|f| f["path"] == "aotriton.images/amd-gfx90a/flash/attn_bwd.zip")
+        .unwrap();
+    assert_eq!(zip["kind"], "aotriton-pack");
+    assert_eq!(zip["targets"][0], "gfx90a");
+    let mode = std::fs::metadata(out.join("generic/bin/run.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o755);
 }

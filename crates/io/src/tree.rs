@@ -18,7 +18,8 @@
 //!   directory (`library/gfx942/`), and is kept or dropped with it;
 //! - a MIOpen `.kdb` is kept or dropped by its records' targets (a record's `-mcpu=`, else the
 //!   `DbId` of the file name), the first record's code object decoded to confirm the name; an
-//!   AOTriton `.aks2` by the targets its kernels' ELF headers name. A file holding both kept
+//!   AOTriton `.aks2` by the targets its kernels' ELF headers name, and an AOTriton zip pack (a
+//!   zip of `.aks2` images only) by those of all its images. A file holding both kept
 //!   and dropped targets is kept whole (it is not split) and says so in its note;
 //! - a directory named for a processor (`hsa/gfx950/`, `library/gfx942/`) that the selection
 //!   drops, holding device code of dropped targets only, is dropped whole with its other files
@@ -548,7 +549,43 @@ pub(crate) fn database_targets(
             .map_err(|why| Error::new(path, ErrorKind::CodeObject(why)))?;
         return Ok(Some(("code-object", vec![target])));
     }
-    Ok(None)
+    Ok(aotriton_pack(rel, data).map(|targets| ("aotriton-pack", sorted(targets))))
+}
+
+/// The targets of an AOTriton zip pack (`aotriton.images/amd-<pack>/<family>/<kernel>.zip`): a
+/// zip whose members that may hold device code are all `.aks2` images, at least one; `None` for
+/// any other file (a wheel with libraries, a damaged zip: copied as files are).
+fn aotriton_pack(rel: &str, data: &[u8]) -> Option<Vec<String>> {
+    if gfxkit_package::detect(data.get(..4).unwrap_or(data)) != Some(gfxkit_package::Format::Zip) {
+        return None;
+    }
+    let visit = |m: gfxkit_package::Member<'_>| -> Option<Vec<String>> {
+        if db::kind(m.name, &m.bytes) != Some(DbKind::Aks2) {
+            return None;
+        }
+        let opened = db::open(db::base_name(m.name), &m.bytes, DbKind::Aks2)?.ok()?;
+        Some(
+            opened
+                .entries
+                .iter()
+                .map(|e| gfxkit_shrink::label(&e.id))
+                .filter(|t| !t.is_empty())
+                .collect(),
+        )
+    };
+    let walked = gfxkit_package::walk(
+        rel,
+        data,
+        &gfxkit_package::Options::default(),
+        &crate::input::TempSpill,
+        &visit,
+    )
+    .ok()?;
+    let mut targets = Vec::new();
+    for member in &walked {
+        targets.extend(member.as_ref().ok()?.value.clone()?);
+    }
+    (!walked.is_empty()).then_some(targets)
 }
 
 /// A Tensile index's MessagePack bytes (inflated from a `.zlib` file).
