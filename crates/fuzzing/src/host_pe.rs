@@ -6,8 +6,8 @@ use gfxkit_host::fatbin::{is_fatbin_section, is_wrapper_section};
 use gfxkit_host::{discover, InputKind};
 
 /// Discovers device code as [`crate::host::run`] does, then checks what the PE/COFF reader
-/// promises: bundles lie in `.hip_fatbin`/`.hip_fat`, wrapper records are 24 bytes of
-/// `.hipFatBinSegment`/`.hipFatB`, the survey `gfxkit size` reads returns (an answer or an
+/// promises: bundles lie in `.hip_fatbin`/`.hip_fat` (or are an archive's member of their
+/// own), wrapper records are 24 bytes of `.hipFatBinSegment`/`.hipFatB`, the survey `gfxkit size` reads returns (an answer or an
 /// error), and a PE image's or COFF object's rewrite (the `prune` and `pe_rewrite` bodies,
 /// keeping gfx90a) is refused or verifies.
 pub fn run(data: &[u8]) {
@@ -20,8 +20,15 @@ pub fn run(data: &[u8]) {
         return;
     }
     for b in &found.bundles {
-        let section = b.location.section.as_deref();
-        assert!(section.is_some_and(is_fatbin_section), "{:?}", b.location);
+        match b.location.section.as_deref() {
+            Some(section) => assert!(is_fatbin_section(section), "{:?}", b.location),
+            // A bundle outside any section is a standalone bundle: an archive's member.
+            None => assert!(
+                found.kind == InputKind::Archive && b.location.member.is_some(),
+                "{:?}",
+                b.location
+            ),
+        }
     }
     for w in &found.wrappers {
         let section = w.location.section.as_deref();
