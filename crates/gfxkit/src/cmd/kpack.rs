@@ -99,7 +99,7 @@ struct SplitArgs {
     /// Split every binary under the directory given, mirroring the tree at OUT.
     #[arg(short = 'r', long)]
     recursive: bool,
-    /// With -r: write OUT/generic/ and one overlay per processor, OUT/<processor>/, with its
+    /// With -r: write OUT/generic/ and one overlay per processor, OUT/PROCESSOR/, with its
     /// archives and kernel-database files.
     #[arg(long, requires = "recursive")]
     overlays: bool,
