@@ -364,6 +364,19 @@ def test_kpack_split_of_a_tree_into_overlays_writes_what_the_cli_writes(built, g
         assert kpacks and all(k.name.startswith(f"k_{arch_dir.name}") for k in kpacks)
     with pytest.raises(ValueError):
         gfxkit.kpack_split(tree, tmp_path / "x", "k", overlays=True)
+    # A second tree split into the same overlays: their archives gain its kernels and keep the
+    # first one's.
+    before = {p.name: gfxkit.list(p).to_dict() for p in mine.glob("gfx*/.kpack/*.kpack")}
+    tree2 = tmp_path / "tree2"
+    (tree2 / "lib").mkdir(parents=True)
+    shutil.copy(built["lib"], tree2 / "lib" / "libk2.so")
+    gfxkit.kpack_split(tree2, mine, "k", recursive=True, overlays=True)
+    for p in mine.glob("gfx*/.kpack/*.kpack"):
+        keys = {b["kpack_key"] for b in gfxkit.list(p).to_dict()["bundles"]}
+        assert any(k.startswith("lib/libk.so#") for k in keys), (p, keys)
+        assert any(k.startswith("lib/libk2.so#") for k in keys), (p, keys)
+    assert set(before) == {p.name for p in mine.glob("gfx*/.kpack/*.kpack")}
+    assert not list((mine / "generic").glob(".kpack/*")), "no archive left in generic/"
 
 
 def test_list_summary_of_a_package_is_what_the_cli_prints(wheel, gfxkit_bin):

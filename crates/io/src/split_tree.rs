@@ -17,7 +17,8 @@
 //!   A symbolic link follows the file it leads to.
 //!
 //! Splitting is [`crate::split::split_with`]'s; every file is written atomically. The output
-//! may already hold archives of the group (they are merged), but may not lie inside the tree.
+//! may already hold archives of the group, in either layout (they are merged), but may not lie
+//! inside the tree.
 
 use crate::input::Input;
 use crate::split::{relative, split_with, Job, SplitOptions, SplitReport};
@@ -247,7 +248,24 @@ pub fn split_tree(root: &Path, out: &Path, s: &TreeSplit<'_>) -> Result<SplitRep
             });
         }
     }
-    let mut report = split_with(&jobs, s.group, &kpack_dir, s.compression, s.options)?;
+    // Archives a split into the same overlays wrote before are merged with, as the single
+    // layout merges with those in its kpack directory: linked there for the split (the
+    // originals stay until the merged ones replace them).
+    let staged = if overlays {
+        stage_overlay_archives(&out, &kpack_dir, kpack_rel.as_deref().ok(), s.group)?
+    } else {
+        Vec::new()
+    };
+    let split = split_with(&jobs, s.group, &kpack_dir, s.compression, s.options);
+    let mut report = match split {
+        Ok(r) => r,
+        Err(e) => {
+            for p in &staged {
+                let _ = std::fs::remove_file(p);
+            }
+            return Err(e);
+        }
+    };
 
     // Every other file and link, where its place says.
     let writes: Vec<(usize, Vec<PathBuf>)> = places
@@ -368,4 +386,46 @@ fn processor_dirs(items: &[(String, Item)], places: &mut [Place]) {
             }
         }
     }
+}
+
+/// Links each archive of `group` already in an overlay of `out` (at `kpack_rel` below it, for
+/// the overlay's processor) into `kpack_dir`, where the split merges with it; returns the links
+/// made.
+fn stage_overlay_archives(
+    out: &Path,
+    kpack_dir: &Path,
+    kpack_rel: Option<&Path>,
+    group: &str,
+) -> Result<Vec<PathBuf>, Error> {
+    let (Some(rel), Ok(dirs)) = (kpack_rel, std::fs::read_dir(out)) else {
+        return Ok(Vec::new());
+    };
+    let mut staged = Vec::new();
+    for d in dirs.flatten() {
+        let overlay = d.file_name().to_string_lossy().into_owned();
+        if overlay == "generic" {
+            continue;
+        }
+        let Ok(files) = std::fs::read_dir(d.path().join(rel)) else {
+            continue;
+        };
+        for f in files.flatten() {
+            let name = f.file_name().to_string_lossy().into_owned();
+            let arch = name
+                .strip_prefix(group)
+                .and_then(|n| n.strip_prefix('_'))
+                .and_then(|n| n.strip_suffix(".kpack"));
+            let to = kpack_dir.join(&name);
+            if arch.is_none_or(|a| processor(a) != overlay) || to.exists() {
+                continue;
+            }
+            std::fs::create_dir_all(kpack_dir)
+                .map_err(|e| Error::new(kpack_dir, ErrorKind::CreateDir(e)))?;
+            std::fs::hard_link(f.path(), &to)
+                .or_else(|_| std::fs::copy(f.path(), &to).map(|_| ()))
+                .map_err(|e| Error::new(&to, ErrorKind::Write(e)))?;
+            staged.push(to);
+        }
+    }
+    Ok(staged)
 }
