@@ -416,7 +416,7 @@ fn stage_overlay_archives(
                 .and_then(|n| n.strip_prefix('_'))
                 .and_then(|n| n.strip_suffix(".kpack"));
             let to = kpack_dir.join(&name);
-            if arch.is_none_or(|a| processor(a) != overlay) || to.exists() {
+            if !arch.is_some_and(|a| processor(a) == overlay) || to.exists() {
                 continue;
             }
             std::fs::create_dir_all(kpack_dir)
