@@ -105,6 +105,21 @@ fn tree(work: &Path) -> PathBuf {
     t
 }
 
+/// The permission bits of `path`.
+fn mode_of(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// No `.gfxkit-*` temporary (a stage or an old tree) is left in `dir`.
+fn no_temporaries(dir: &Path) {
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".gfxkit-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 fn json(out: &str, err: &str) -> serde_json::Value {
     serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"))
 }
@@ -200,18 +215,9 @@ fn tree_prune_drops_other_architectures_databases_and_copies_the_rest() {
         std::fs::read_link(out.join("README.link")).unwrap(),
         Path::new("README")
     );
-    let mode = std::fs::metadata(out.join("bin/run.sh"))
-        .unwrap()
-        .permissions()
-        .mode();
-    assert_eq!(mode & 0o777, 0o755);
+    assert_eq!(mode_of(&out.join("bin/run.sh")), 0o755);
     // No temporary directory is left beside the output.
-    let left: Vec<_> = std::fs::read_dir(work.path())
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with(".gfxkit-"))
-        .collect();
-    assert!(left.is_empty(), "{left:?}");
+    no_temporaries(work.path());
 
     // The text report names each database file and the dropped directory.
     let out2 = work.path().join("out2");
@@ -293,18 +299,9 @@ fn tree_prune_in_place_replaces_the_tree_with_what_o_writes() {
         std::fs::canonicalize(&t).unwrap().to_str().unwrap()
     );
     assert_eq!(contents(&t), contents(&out));
-    let mode = std::fs::metadata(t.join("bin/run.sh"))
-        .unwrap()
-        .permissions()
-        .mode();
-    assert_eq!(mode & 0o777, 0o755);
+    assert_eq!(mode_of(&t.join("bin/run.sh")), 0o755);
     // Neither the stage nor the old tree is left beside it.
-    let left: Vec<_> = std::fs::read_dir(work.path())
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with(".gfxkit-"))
-        .collect();
-    assert!(left.is_empty(), "{left:?}");
+    no_temporaries(work.path());
     // A refusal leaves the tree as it was.
     let before = contents(&t);
     let (code, _, e) = gfxkit(&[
@@ -447,9 +444,5 @@ fn tree_split_into_overlays_places_database_files_by_content() {
         .unwrap();
     assert_eq!(zip["kind"], "aotriton-pack");
     assert_eq!(zip["targets"][0], "gfx90a");
-    let mode = std::fs::metadata(out.join("generic/bin/run.sh"))
-        .unwrap()
-        .permissions()
-        .mode();
-    assert_eq!(mode & 0o777, 0o755);
+    assert_eq!(mode_of(&out.join("generic/bin/run.sh")), 0o755);
 }

@@ -22,12 +22,12 @@
 
 use crate::input::Input;
 use crate::split::{relative, split_with, Job, SplitOptions, SplitReport};
-use crate::tree::{database_targets, processor_dir, resolve_link, set_mode, walk, Item};
+use crate::tree::{database_targets, follow_link, path_index, processor_dir, set_mode, walk, Item};
 use crate::write::write_atomic_copy;
 use crate::{Error, ErrorKind};
 use gfxkit_kpack::write::Compression;
 use serde::Serialize;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// How the output of a tree split is laid out (see the module documentation).
@@ -166,7 +166,7 @@ pub fn split_tree(root: &Path, out: &Path, s: &TreeSplit<'_>) -> Result<SplitRep
 
     let items = walk(&root)?;
     use rayon::prelude::*;
-    let places: Vec<Place> = items
+    let mut places: Vec<Place> = items
         .par_iter()
         .map(|(rel, item)| -> Result<Place, Error> {
             let Item::File { len, .. } = item else {
@@ -202,40 +202,21 @@ pub fn split_tree(root: &Path, out: &Path, s: &TreeSplit<'_>) -> Result<SplitRep
                 None => Place::Generic,
             })
         })
-        .collect::<Result<Vec<Place>, _>>()?;
-
-    let mut places = places;
+        .collect::<Result<_, _>>()?;
     processor_dirs(&items, &mut places);
 
     // Links follow the file they lead to (through other links, inside the tree).
-    let at: HashMap<&str, usize> = items
-        .iter()
-        .enumerate()
-        .map(|(i, (rel, _))| (rel.as_str(), i))
-        .collect();
-    let mut link_places: Vec<Option<Vec<String>>> = vec![None; items.len()];
-    for (i, (rel, item)) in items.iter().enumerate() {
-        let Item::Symlink { target } = item else {
-            continue;
-        };
-        let (mut from, mut to) = (rel.clone(), target.clone());
-        for _ in 0..40 {
-            let Some(path) = resolve_link(&from, &to) else {
-                break;
-            };
-            let Some(&j) = at.get(path.as_str()) else {
-                break;
-            };
-            match (&items[j].1, &places[j]) {
-                (Item::Symlink { target }, _) => (from, to) = (path, target.clone()),
-                (_, Place::Overlays { processors, .. }) => {
-                    link_places[i] = Some(processors.clone());
-                    break;
+    let at = path_index(&items);
+    let link_places: Vec<Option<Vec<String>>> = (0..items.len())
+        .map(|i| {
+            follow_link(&items, &at, i, |path| {
+                match at.get(path).map(|&j| &places[j]) {
+                    Some(Place::Overlays { processors, .. }) => Some(processors.clone()),
+                    _ => None,
                 }
-                _ => break,
-            }
-        }
-    }
+            })
+        })
+        .collect();
 
     let mut jobs = Vec::new();
     for ((rel, _), place) in items.iter().zip(&places) {

@@ -186,31 +186,15 @@ const MAX_LINK_HOPS: usize = 40;
 /// by their text from the link's directory; an absolute target, one that leaves the tree, and
 /// one that names nothing in the input are left as they are (copied).
 fn drop_links_to_dropped(items: &[(String, Item)], plans: &mut [Option<Plan>]) {
-    let at: std::collections::HashMap<&str, usize> = items
-        .iter()
-        .enumerate()
-        .map(|(i, (rel, _))| (rel.as_str(), i))
+    let at = path_index(items);
+    let drops: Vec<(usize, String)> = (0..items.len())
+        .filter_map(|i| {
+            follow_link(items, &at, i, |path| {
+                dropped_within(&at, plans, path).map(str::to_owned)
+            })
+            .map(|gone| (i, gone))
+        })
         .collect();
-    let mut drops = Vec::new();
-    for (i, (rel, item)) in items.iter().enumerate() {
-        let Item::Symlink { target } = item else {
-            continue;
-        };
-        let (mut from, mut to) = (rel.clone(), target);
-        for _ in 0..MAX_LINK_HOPS {
-            let Some(path) = resolve_link(&from, to) else {
-                break;
-            };
-            if let Some(gone) = dropped_within(&at, plans, &path) {
-                drops.push((i, gone.to_owned()));
-                break;
-            }
-            match at.get(path.as_str()).map(|&j| &items[j].1) {
-                Some(Item::Symlink { target }) => (from, to) = (path, target),
-                _ => break,
-            }
-        }
-    }
     for (i, gone) in drops {
         if let Some(plan) = plans[i].as_mut() {
             plan.file.action = TreeAction::Dropped;
@@ -219,6 +203,42 @@ fn drop_links_to_dropped(items: &[(String, Item)], plans: &mut [Option<Plan>]) {
             plan.file.note = Some(format!("{target}: leads to {gone}, which is dropped"));
         }
     }
+}
+
+/// Each path of `items` and its position.
+pub(crate) fn path_index(items: &[(String, Item)]) -> std::collections::HashMap<&str, usize> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, (rel, _))| (rel.as_str(), i))
+        .collect()
+}
+
+/// Follows the symbolic link `items[i]` (through links to links, inside the tree, at most
+/// [`MAX_LINK_HOPS`]) and returns the first value `visit` gives for a path reached; `None`
+/// when `items[i]` is no link, or the chain leaves the tree or reaches something `visit`
+/// passes over. `at` is [`path_index`] of `items`.
+pub(crate) fn follow_link<T>(
+    items: &[(String, Item)],
+    at: &std::collections::HashMap<&str, usize>,
+    i: usize,
+    mut visit: impl FnMut(&str) -> Option<T>,
+) -> Option<T> {
+    let (rel, Item::Symlink { target }) = &items[i] else {
+        return None;
+    };
+    let (mut from, mut to) = (rel.clone(), target);
+    for _ in 0..MAX_LINK_HOPS {
+        let path = resolve_link(&from, to)?;
+        if let Some(v) = visit(&path) {
+            return Some(v);
+        }
+        match at.get(path.as_str()).map(|&j| &items[j].1) {
+            Some(Item::Symlink { target }) => (from, to) = (path, target),
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// `path` itself or the directory it is in that the prune drops, if any.
@@ -238,7 +258,7 @@ fn dropped_within<'p>(
 
 /// The tree-relative path a link at `link` with target `target` names, resolved by its text;
 /// `None` for an absolute target or one that leaves the tree.
-pub(crate) fn resolve_link(link: &str, target: &Path) -> Option<String> {
+fn resolve_link(link: &str, target: &Path) -> Option<String> {
     if target.is_absolute() {
         return None;
     }
