@@ -167,7 +167,7 @@ class DiffReport(_Report):
 class SizeReport(_Report):
     """Device bytes per architecture, file and bundle (``gfxkit size``): ``archs``,
     ``files``, ``bundles``, ``stored``, ``uncompressed``, ``keep``, ``prune_saves``,
-    ``errors``."""
+    ``errors``, and when asked ``libraries`` and ``duplicates``."""
 
 
 class KernelListing(_Report):
@@ -392,10 +392,28 @@ def diff(old: Union[str, "os.PathLike[str]"], new: Union[str, "os.PathLike[str]"
     return DiffReport(_gfxkit.diff(os.fspath(old), os.fspath(new)))
 
 
-def size(src: Source, keep: Sequence[str] = ()) -> SizeReport:
-    """Device bytes of one file per architecture, file and bundle, and what keeping only
-    ``keep`` would save (``gfxkit size --json [--keep ...] FILE``)."""
-    return SizeReport(_gfxkit.size(src, [str(k) for k in keep]))
+def size(
+    src: Union[Source, Iterable[Union[str, "os.PathLike[str]"]]],
+    keep: Sequence[str] = (),
+    *,
+    by_library: bool = False,
+    duplicates: bool = False,
+) -> SizeReport:
+    """Device bytes per architecture, file and bundle, and what keeping only ``keep`` would
+    save (``gfxkit size --json [--keep ...] PATH...``). ``src`` is a file's bytes, or a path
+    or several (files, directories searched as the CLI searches them, packages by member,
+    members ``pkg!member``). ``by_library`` adds ``libraries`` (each library with the kernel
+    databases it loads, ``--by library``); ``duplicates`` adds ``duplicates`` (identical code
+    objects stored more than once, ``--duplicates``)."""
+    if not isinstance(src, (bytes, bytearray, memoryview, str, os.PathLike)):
+        src = [os.fspath(p) for p in src]
+    elif isinstance(src, (bytearray, memoryview)):
+        src = bytes(src)
+    return SizeReport(
+        _gfxkit.size(
+            src, [str(k) for k in keep], by_library=by_library, duplicates=duplicates
+        )
+    )
 
 
 def extract(

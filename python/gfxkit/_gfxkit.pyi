@@ -54,7 +54,12 @@ def check(
     """``gfxkit check --json``'s report."""
 def diff(old: str, new: str) -> Dict[str, Any]:
     """``gfxkit diff --json OLD NEW``'s report."""
-def size(src: _Source, keep: List[str] = ...) -> Dict[str, Any]: ...
+def size(
+    src: Union[_Source, List[str]],
+    keep: List[str] = ...,
+    by_library: bool = False,
+    duplicates: bool = False,
+) -> Dict[str, Any]: ...
 def extract(
     src: _Source, targets: List[str] = ..., ignore_hash: bool = False
 ) -> List[Tuple[str, bytes, int, int, int, str, Optional[str], str]]:

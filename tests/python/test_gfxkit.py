@@ -66,6 +66,26 @@ def test_size_equals_the_cli(built, cli):
     assert gfxkit.size(p, keep=["gfx90a"]).to_dict() == doc
 
 
+def test_size_of_directories_by_library_with_duplicates_equals_the_cli(built, cli, tmp_path):
+    # Two copies of one library and a bundle, in a directory and named beside it: the same
+    # walk, grouping and duplicate search as the CLI's.
+    import shutil
+
+    shutil.copy(built["lib"], tmp_path / "liba.so")
+    shutil.copy(built["lib"], tmp_path / "libb.so")
+    shutil.copy(built["bundle"], tmp_path / "k.hipfb")
+    paths = [str(tmp_path), str(built["code_object"])]
+    code, doc = cli("size", "--json", "--by", "library", "--duplicates", "--keep", "gfx906", *paths)
+    assert code == 0
+    rep = gfxkit.size(paths, keep=["gfx906"], by_library=True, duplicates=True)
+    assert rep.to_dict() == doc
+    assert rep.libraries and rep.duplicates["bytes"] > 0
+    with pytest.raises(ValueError):
+        gfxkit.size(Path(built["lib"]).read_bytes(), duplicates=True)
+    with pytest.raises(gfxkit.TargetError):
+        gfxkit.size(paths, keep=["gfx9000x"])
+
+
 def test_inspect_equals_the_cli(built, cli):
     p = str(built["code_object"])
     code, doc = cli("inspect", "--json", p)

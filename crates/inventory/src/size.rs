@@ -232,21 +232,37 @@ fn sorted(map: BTreeMap<String, ArchRow>) -> Vec<ArchRow> {
     v
 }
 
-/// Builds the report from surveyed files, with what keeping only `keep` would save (when
-/// not empty). The only error is a `keep` item that is not a target.
-pub fn build_report(files: &[(String, Survey)], keep: &[String]) -> Result<SizeReport> {
-    let sel = if keep.is_empty() {
-        None
-    } else {
-        Some(Selection::Keep(
-            keep.iter()
-                .map(|k| {
-                    Pattern::parse(k)
-                        .map_err(|e| Error::new(ErrorKind::BadTarget(format!("bad target: {e}"))))
-                })
-                .collect::<Result<_>>()?,
-        ))
-    };
+/// The targets `size --keep` keeps, as given and as the selection they make.
+#[derive(Debug, Clone)]
+pub struct Keep {
+    names: Vec<String>,
+    sel: Selection,
+}
+
+impl Keep {
+    /// Parses `--keep` items; `None` when there are none. The error names the first item
+    /// that is not a target.
+    pub fn parse(keep: &[String]) -> Result<Option<Keep>> {
+        if keep.is_empty() {
+            return Ok(None);
+        }
+        let patterns = keep
+            .iter()
+            .map(|k| {
+                Pattern::parse(k)
+                    .map_err(|e| Error::new(ErrorKind::BadTarget(format!("bad target: {e}"))))
+            })
+            .collect::<Result<_>>()?;
+        Ok(Some(Keep {
+            names: keep.to_vec(),
+            sel: Selection::Keep(patterns),
+        }))
+    }
+}
+
+/// Builds the report from surveyed files, with what keeping only `keep` would save.
+pub fn build_report(files: &[(String, Survey)], keep: Option<&Keep>) -> SizeReport {
+    let sel = keep.map(|k| &k.sel);
     let mut total = BTreeMap::new();
     let mut file_rows = Vec::new();
     let mut bundle_rows = Vec::new();
@@ -268,7 +284,7 @@ pub fn build_report(files: &[(String, Survey)], keep: &[String]) -> Result<SizeR
                     } else {
                         (u128::from(b.stored) * u128::from(e.size) / u128::from(payload)) as u64
                     };
-                    let kept = sel.as_ref().map(|s| s.keeps(&e.id));
+                    let kept = sel.map(|s| s.keeps(&e.id));
                     if kept == Some(false) {
                         saves += share;
                     }
@@ -297,20 +313,20 @@ pub fn build_report(files: &[(String, Survey)], keep: &[String]) -> Result<SizeR
             bundles: nb,
             stored,
             uncompressed: unc,
-            prune_saves: sel.as_ref().map(|_| saves),
+            prune_saves: sel.map(|_| saves),
             archs: sorted(per),
         });
     }
-    Ok(SizeReport {
+    SizeReport {
         archs: sorted(total),
         files: file_rows,
         bundles: bundle_rows,
         stored: all_stored,
         uncompressed: all_unc,
-        keep: keep.to_vec(),
-        prune_saves: sel.as_ref().map(|_| all_saves),
+        keep: keep.map(|k| k.names.clone()).unwrap_or_default(),
+        prune_saves: sel.map(|_| all_saves),
         errors: Vec::new(),
         duplicates: None,
         libraries: Vec::new(),
-    })
+    }
 }

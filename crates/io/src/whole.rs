@@ -1,8 +1,9 @@
 //! Commands over whole trees and packages, shared by the CLI and Python: `doctor` (which
 //! libraries run on given devices), `check` (every file with device code against required
-//! targets) and `diff` (two builds, file by file). The
-//! answers are `gfxkit_inventory`'s ([`gfxkit_inventory::check`], [`gfxkit_inventory::diff`]);
-//! this module walks the inputs and reads each file once.
+//! targets), `diff` (two builds, file by file) and `size` (device bytes by architecture, file
+//! and library). The answers are `gfxkit_inventory`'s ([`gfxkit_inventory::check`],
+//! [`gfxkit_inventory::diff`], [`gfxkit_inventory::size`]); this module walks the inputs and
+//! reads each file once.
 
 use crate::input::Failed;
 use crate::scan::{Progress, ScanError};
@@ -10,7 +11,7 @@ use gfxkit_inventory::check::{self, CheckReport};
 use gfxkit_inventory::diff::{self, DiffReport, FileState};
 use gfxkit_inventory::error::chain;
 use gfxkit_inventory::select::{self, SelectReport, Selection};
-use gfxkit_inventory::{database, doctor, Inventory};
+use gfxkit_inventory::{database, doctor, size, Inventory};
 use gfxkit_kpack::search::Loader;
 use gfxkit_target_id::TargetId;
 use std::collections::BTreeMap;
@@ -301,6 +302,86 @@ pub fn diff(old: &Path, new: &Path, progress: &dyn Progress) -> Result<DiffRepor
             };
             f.path = side.display().to_string();
         }
+    }
+    Ok(report)
+}
+
+/// What `gfxkit size` counts besides the device bytes of each file.
+#[derive(Debug, Clone, Default)]
+pub struct SizeOptions {
+    /// What keeping only these targets would save.
+    pub keep: Option<gfxkit_inventory::size::Keep>,
+    /// Group each library with the kernel databases it loads ([`size::libraries`]).
+    pub by_library: bool,
+    /// Find code objects stored more than once across the inputs.
+    pub duplicates: bool,
+}
+
+/// `gfxkit size`: the device bytes of every file under `paths` (directories searched,
+/// packages by member), a split binary's through its kpack archives, kernel databases and raw
+/// code objects by architecture ([`crate::kpack::size_survey`]), with what `opts` asks for
+/// besides. A file found in a directory (or a package) that is no host binary or bundle is
+/// left out; any other failure is one of the report's `errors`, each naming its file. The
+/// error is a path that does not exist.
+pub fn size(
+    paths: &[PathBuf],
+    opts: &SizeOptions,
+    progress: &dyn Progress,
+) -> Result<size::SizeReport, crate::Error> {
+    let scanned = crate::scan::scan(paths, progress, |path, data| {
+        let survey = crate::kpack::size_survey(path, data).unwrap_or_else(|| size::survey(data));
+        let digests = opts
+            .duplicates
+            .then(|| crate::kpack::digests(path, data, false));
+        Ok::<_, Infallible>((survey, digests))
+    })?;
+    let mut surveyed = Vec::new();
+    let mut errors = Vec::new();
+    let mut digested = Vec::new();
+    for s in scanned {
+        let name = s.path.display().to_string();
+        // Named as it is (a file, or a member `pkg!member`), rather than a member of a named
+        // package or a file found in a directory.
+        let named = s.explicit && paths.contains(&s.path);
+        let (survey, digests) = match s.result {
+            Ok(r) => r,
+            Err(e) => {
+                errors.push(
+                    scan_error(e).unwrap_or_else(|| format!("{name}: {}", crate::NoDeviceCode)),
+                );
+                continue;
+            }
+        };
+        let failed = errors.len();
+        match survey {
+            Ok(sv) if sv.regions.iter().any(|r| !r.bundles.is_empty()) => {
+                surveyed.push((name.clone(), sv))
+            }
+            Ok(_) => {}
+            Err(e) if matches!(e.kind, gfxkit_shrink::ErrorKind::Unsupported(_)) && !named => {}
+            Err(e) => errors.push(format!("{name}: {e}")),
+        }
+        match digests {
+            Some(Ok((d, e))) => {
+                // Damage the survey already named is not named twice.
+                if errors.len() == failed {
+                    errors.extend(e);
+                }
+                digested.push((name, d));
+            }
+            Some(Err(e)) if errors.len() == failed => errors.push(chain(&e)),
+            _ => {}
+        }
+    }
+    let mut report = size::build_report(&surveyed, opts.keep.as_ref());
+    report.errors = errors;
+    if opts.by_library {
+        report.libraries = size::libraries(&report.files);
+    }
+    if opts.duplicates {
+        report.duplicates = Some(gfxkit_inventory::duplicates::duplicates(
+            digested.iter().map(|(n, d)| (n.as_str(), d.as_slice())),
+        ));
     }
     Ok(report)
 }

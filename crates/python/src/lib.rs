@@ -657,31 +657,59 @@ fn diff<'py>(py: Python<'py>, old: PathBuf, new: PathBuf) -> PyResult<Bound<'py,
     json(py, &report)
 }
 
-/// Device bytes of one file per architecture and bundle: `gfxkit size --json FILE`'s report,
-/// with what keeping only `keep` would save.
+/// Device bytes per architecture, file and bundle: `gfxkit size --json`'s report, with what
+/// keeping only `keep` would save. `src` is a file's bytes, or paths (files, directories,
+/// packages, members `pkg!member`) sized together as the CLI sizes them
+/// ([`gfxkit_io::whole::size`]); `by_library` and `duplicates` as `--by library` and
+/// `--duplicates` ask (paths only).
 #[pyfunction]
-#[pyo3(signature = (src, keep = Vec::new()))]
+#[pyo3(signature = (src, keep = Vec::new(), by_library = false, duplicates = false))]
 fn size<'py>(
     py: Python<'py>,
     src: &Bound<'py, PyAny>,
     keep: Vec<String>,
+    by_library: bool,
+    duplicates: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let s = source(src)?;
-    let name = s.name.clone();
-    let on_disk = s.path.is_some();
-    let (package, got) = per_file(py, &s, |p, d| {
-        // A split binary or a `.kpack` file counts the bytes of its archives.
-        let kpack = if on_disk {
-            gfxkit_io::kpack::size_survey(p, d)
-        } else if inv::kpack::is_archive(d) {
+    let keep = inv::size::Keep::parse(&keep)
+        .map_err(|e| Fail::from_inventory(&e, e.to_string()).into_py(py, ""))?;
+    if let Ok(b) = src.downcast::<PyBytes>() {
+        if by_library || duplicates {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "by_library and duplicates size files and directories, not bytes",
+            ));
+        }
+        return size_of_bytes(py, &source(b.as_any())?, keep.as_ref());
+    }
+    let paths: Vec<PathBuf> = match src.extract::<PathBuf>() {
+        Ok(p) => vec![p],
+        Err(_) => src.extract()?,
+    };
+    let opts = gfxkit_io::whole::SizeOptions {
+        keep,
+        by_library,
+        duplicates,
+    };
+    let report = py
+        .allow_threads(|| gfxkit_io::whole::size(&paths, &opts, &()))
+        .map_err(|e| io_error(py, &e))?;
+    json(py, &report)
+}
+
+/// [`size`] of bytes in memory: a file, or a package by member.
+fn size_of_bytes<'py>(
+    py: Python<'py>,
+    s: &Source<'_>,
+    keep: Option<&inv::size::Keep>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (package, got) = per_file(py, s, |_, d| {
+        // A `.kpack` file counts the bytes of its kernels.
+        let kpack = if inv::kpack::is_archive(d) {
             inv::kpack::size_archive(d)
         } else {
             None
         };
-        match kpack {
-            Some(sv) => sv,
-            None => inv::size::survey(d),
-        }
+        kpack.unwrap_or_else(|| inv::size::survey(d))
     })?;
     let mut errors = Vec::new();
     let mut surveyed = Vec::new();
@@ -699,8 +727,7 @@ fn size<'py>(
             Got::Damaged(msg, _) => errors.push(format!("{member}: {msg}")),
         }
     }
-    let mut report = inv::size::build_report(&surveyed, &keep)
-        .map_err(|e| Fail::from_inventory(&e, e.to_string()).into_py(py, &name))?;
+    let mut report = inv::size::build_report(&surveyed, keep);
     report.errors = errors;
     json(py, &report)
 }

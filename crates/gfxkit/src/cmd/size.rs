@@ -71,70 +71,15 @@ pub enum By {
 
 /// Runs `gfxkit size`.
 pub fn run(args: Args) -> Result<ExitCode> {
-    // The one walk of every command (`crate::scan`): files named and found below
-    // directories, package members (`pkg!member`) named or found.
-    let scanned = crate::scan::scan(
-        &args.paths,
-        &crate::scan::Options { quiet: args.json },
-        |path, data| {
-            // A split binary or a `.kpack` file counts the bytes of its archives.
-            let survey = match crate::cmd::kpack::size_survey(path, data) {
-                Some(s) => s,
-                None => size::survey(data),
-            };
-            let digests = args
-                .duplicates
-                .then(|| gfxkit_io::kpack::digests(path, data, false));
-            Ok((survey, digests))
-        },
-    )?;
-    let mut surveyed = Vec::new();
-    let mut errors = Vec::new();
-    let mut digested = Vec::new();
-    for s in scanned {
-        let name = s.path.display().to_string();
-        // Named on the command line as it is (a file, or a member `pkg!member`), rather than
-        // a member of a named package or a file found in a directory.
-        let named = s.explicit && args.paths.contains(&s.path);
-        let (survey, digests) = match s.result {
-            Ok(r) => r,
-            // An error of reading the input (or a package member) names it itself.
-            Err(e) => {
-                errors.push(format!("{e:#}"));
-                continue;
-            }
-        };
-        let failed = errors.len();
-        match survey {
-            Ok(sv) if sv.regions.iter().any(|r| !r.bundles.is_empty()) => {
-                surveyed.push((name.clone(), sv))
-            }
-            Ok(_) => {}
-            Err(e) if matches!(e.kind, gfxkit_shrink::ErrorKind::Unsupported(_)) && !named => {}
-            Err(e) => errors.push(format!("{name}: {e}")),
-        }
-        match digests {
-            Some(Ok((d, e))) => {
-                // Damage the survey already named is not named twice.
-                if errors.len() == failed {
-                    errors.extend(e);
-                }
-                digested.push((name, d));
-            }
-            Some(Err(e)) if errors.len() == failed => errors.push(format!("{e:#}")),
-            _ => {}
-        }
-    }
-    let mut report = size::build_report(&surveyed, &args.keep)?;
-    report.errors = errors;
-    if args.by == By::Library {
-        report.libraries = size::libraries(&report.files);
-    }
-    if args.duplicates {
-        report.duplicates = Some(gfxkit_inventory::duplicates::duplicates(
-            digested.iter().map(|(n, d)| (n.as_str(), d.as_slice())),
-        ));
-    }
+    let opts = gfxkit_io::whole::SizeOptions {
+        keep: size::Keep::parse(&args.keep)?,
+        by_library: args.by == By::Library,
+        duplicates: args.duplicates,
+    };
+    let progress = crate::output::Reading::new(args.json);
+    let report = gfxkit_io::whole::size(&args.paths, &opts, &progress);
+    progress.finish();
+    let report = report?;
     if let Some(html) = &args.html {
         let page = render_html(&report);
         let existed = html.exists();
