@@ -555,6 +555,14 @@ fn rocblas_doctor_judges_the_library_with_its_database() {
     let (out, _) = text(&o);
     assert!(out.contains("lacks TensileLibrary_gfx1030.co"), "{out}");
     assert!(out.contains("1 libraries with device code"), "{out}");
+    // Only the database lacks gfx1030: its files are the remedy, not a generic rebuild.
+    assert!(
+        out.contains(
+            "remedy (supported): install the kernel-database files the library opens for gfx1030"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("generic"), "{out}");
     // The library's own fat binary has gfx1030 code; its database no longer has: check fails.
     let o = gfxkit(&["check", "--require", "gfx1030", s(&root)]);
     assert_eq!(o.status.code(), Some(1));

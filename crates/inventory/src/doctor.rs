@@ -350,8 +350,13 @@ pub fn judge_with(
             .iter()
             .find(|(k, _)| *k == d.to_string())
             .map(|(_, p)| p.as_str());
+        let lack = crate::remedy::Lack {
+            code_runs: (units.is_empty() || verdict(d, &units).runs)
+                && (kpack_verdicts.is_empty() || kpack_runs(&d.to_string()) == Some(true)),
+            database: lacks(d).is_some(),
+        };
         f.remedies
-            .extend(crate::remedy::remedies(d, &runs_as, package));
+            .extend(crate::remedy::remedies(d, lack, &runs_as, package));
     }
     Some(f)
 }

@@ -19,6 +19,10 @@
 //! - **package** (supported): for a binary split by kpack whose archive for the device is
 //!   missing, the package that provides it, as the layout names it
 //!   ([`gfxkit_kpack::view::package_hint`]).
+//! - **database** (supported): for a library whose own code runs on the device but whose
+//!   kernel database lacks the device's files, installing those files. A library whose
+//!   database lacks the device is never told to rebuild for a generic target: kernel databases
+//!   hold code per processor, and a generic build of the library makes none.
 
 use gfxkit_host::select::generic_device;
 use gfxkit_spec::{Feature, Processor};
@@ -39,6 +43,8 @@ pub enum Kind {
     Rebuild,
     /// Install the package that provides the missing code.
     Package,
+    /// Install the kernel-database files the library opens for the device.
+    Database,
 }
 
 /// How AMD stands on a remedy.
@@ -116,12 +122,22 @@ fn xnack_flipped(device: &TargetId) -> Option<TargetId> {
     device.with_setting(Feature::Xnack, other).ok()
 }
 
-/// The remedies for a library that does not run on `device`. `runs_as(d)` tells whether the
-/// library would run on a device the runtime takes for `d` (asked for each of
-/// [`override_devices`]); `package` is the package that provides the missing code, when the
-/// layout tells.
+/// Why a library does not run on a device, as far as its remedies depend on it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Lack {
+    /// The library's own device code runs on the device (only what it loads lacks it).
+    pub code_runs: bool,
+    /// The kernel database the library loads lacks the device's files.
+    pub database: bool,
+}
+
+/// The remedies for a library that does not run on `device`, for the reasons `lack` gives.
+/// `runs_as(d)` tells whether the library would run on a device the runtime takes for `d`
+/// (asked for each of [`override_devices`]); `package` is the package that provides the
+/// missing code, when the layout tells.
 pub fn remedies(
     device: &TargetId,
+    lack: Lack,
     runs_as: &dyn Fn(&TargetId) -> bool,
     package: Option<&str>,
 ) -> Vec<Remedy> {
@@ -156,7 +172,28 @@ pub fn remedies(
             standing: Standing::Supported,
         });
     }
+    let name = device.processor().name;
     match generic_device(device) {
+        // Only the database lacks the device: its files, not a rebuild of the library.
+        _ if lack.database && lack.code_runs => out.push(Remedy {
+            device: key.clone(),
+            kind: Kind::Database,
+            text: format!(
+                "install the kernel-database files the library opens for {name} (they ship \
+                 with the library's package; a build of the library for {name} makes them)"
+            ),
+            standing: Standing::Supported,
+        }),
+        // Kernel databases hold code per processor: a generic target makes none.
+        _ if lack.database => out.push(Remedy {
+            device: key.clone(),
+            kind: Kind::Rebuild,
+            text: format!(
+                "rebuild the library and its kernel database with --offload-arch={device} \
+                 (kernel databases hold code per processor; a generic target makes none)"
+            ),
+            standing: Standing::Supported,
+        }),
         Some(g) => out.push(Remedy {
             device: key.clone(),
             kind: Kind::Generic,
@@ -219,7 +256,12 @@ mod tests {
         assert_eq!(names("gfx1201"), ["gfx1200"]);
         assert!(names("gfx1101").is_empty());
         assert!(names("gfx900").is_empty());
-        let r = remedies(&dev("gfx1031"), &|d| d.processor().name == "gfx1030", None);
+        let r = remedies(
+            &dev("gfx1031"),
+            Lack::default(),
+            &|d| d.processor().name == "gfx1030",
+            None,
+        );
         assert_eq!(r[0].kind, Kind::Override);
         assert!(
             r[0].text.contains("HSA_OVERRIDE_GFX_VERSION=10.3.0"),
@@ -234,12 +276,17 @@ mod tests {
             r[1].text
         );
         // Nothing the override would load: no override.
-        let r = remedies(&dev("gfx1031"), &|_| false, Some("rocm-sdk-device-gfx1031"));
+        let r = remedies(
+            &dev("gfx1031"),
+            Lack::default(),
+            &|_| false,
+            Some("rocm-sdk-device-gfx1031"),
+        );
         assert_eq!(
             r.iter().map(|r| r.kind).collect::<Vec<_>>(),
             [Kind::Generic, Kind::Package]
         );
-        let r = remedies(&dev("gfx90a:xnack-"), &|_| false, None);
+        let r = remedies(&dev("gfx90a:xnack-"), Lack::default(), &|_| false, None);
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].kind, Kind::Rebuild);
         assert!(
@@ -250,6 +297,7 @@ mod tests {
         // Code for the other xnack mode: switch it.
         let r = remedies(
             &dev("gfx90a:xnack-"),
+            Lack::default(),
             &|d| d.to_string() == "gfx90a:xnack+",
             None,
         );
@@ -259,5 +307,42 @@ mod tests {
             "{}",
             r[0].text
         );
+    }
+
+    #[test]
+    fn a_database_that_lacks_the_device_is_never_fixed_by_a_generic_rebuild() {
+        // The library's code runs, its database lacks the device's files: install them.
+        let only_db = Lack {
+            code_runs: true,
+            database: true,
+        };
+        let r = remedies(&dev("gfx1030"), only_db, &|_| false, None);
+        assert_eq!(
+            r.iter().map(|r| r.kind).collect::<Vec<_>>(),
+            [Kind::Database]
+        );
+        assert!(r[0].text.contains("kernel-database files"), "{}", r[0].text);
+        // Neither the library's code nor its database: rebuild both for the device itself,
+        // though gfx1031 has a generic target; an override stays where it would run.
+        let both = Lack {
+            code_runs: false,
+            database: true,
+        };
+        let r = remedies(
+            &dev("gfx1031"),
+            both,
+            &|d| d.processor().name == "gfx1030",
+            None,
+        );
+        assert_eq!(
+            r.iter().map(|r| r.kind).collect::<Vec<_>>(),
+            [Kind::Override, Kind::Rebuild]
+        );
+        assert!(
+            r[1].text.contains("--offload-arch=gfx1031 "),
+            "{}",
+            r[1].text
+        );
+        assert!(!r[1].text.contains("generic target the"), "{}", r[1].text);
     }
 }
