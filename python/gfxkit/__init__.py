@@ -199,10 +199,10 @@ class Entry:
         data: the payload (a code object, or bitcode for ``.bc`` images).
         offset: the payload's offset in its (uncompressed) bundle.
         unit: the index of the bundle (or other unit) in the file.
-        entry: the index of the entry in its unit.
+        entry: the index of the entry in its unit (of the record, for a kernel database).
         ext: ``co`` or ``bc``, the extension ``gfxkit extract`` names it with.
-        member: the archive member holding it, for archives; the TOC key for a ``.kpack``
-            archive's kernel.
+        member: the archive member holding it, for archives; the TOC key for a kernel of a
+            ``.kpack`` archive (or of a binary split by kpack, read through its archives).
         file: the file it came from: the path given, ``<bytes>``, or ``package!member`` for
             a package's member.
     """
@@ -425,7 +425,10 @@ def extract(
     """The entries of a file (every one but empty host entries), or those ``target`` selects
     (a target ID or entry ID, or several), with their bytes: what ``gfxkit extract`` writes.
     For a package, the entries of every member (``Entry.file`` is ``package!member``); for a
-    ``.kpack`` archive, its kernels decoded (``Entry.member`` is the TOC key).
+    ``.kpack`` archive, its kernels decoded (``Entry.member`` is the TOC key); for a binary
+    split by kpack (a path), the code objects of the archives it names; for a kernel database
+    (MIOpen ``.kdb``, AOTriton ``.aks2``), its records decoded and checked. A file without
+    device code raises :class:`NoDeviceCodeError`.
 
     ``gfx90a`` selects ``gfx90a:xnack+`` and ``gfx90a:xnack-``; ``gfx90a:xnack+`` selects
     ``gfx90a:xnack+`` and a plain ``gfx90a``. Compressed bundles are decompressed, their hash

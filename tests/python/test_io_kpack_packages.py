@@ -205,6 +205,22 @@ def test_split_binary_through_its_archives_equals_the_cli(split, gfxkit_bin):
     assert "kpack error" in f["missing"]["gfx906"] and f["kpack"] == ["../.kpack/k_@GFXARCH@.kpack"]
 
 
+def test_split_binary_extracts_what_the_cli_writes(split, gfxkit_bin, tmp_path):
+    # The code objects of a split binary come from the archives beside it, as the CLI writes
+    # them; the same for a target, and bytes alone cannot reach the archives.
+    b = split["binary"]
+    for target in (None, "gfx1100"):
+        out = tmp_path / f"out-{target}"
+        cmd = [gfxkit_bin, "extract", str(b), "-o", str(out)] + (["--target", target] if target else [])
+        subprocess.run(cmd, check=True, capture_output=True)
+        written = sorted(p.read_bytes() for p in out.iterdir())
+        entries = gfxkit.extract(b, target=target)
+        assert written and sorted(e.data for e in entries) == written
+        assert all(e.member and e.id.endswith(gfxkit.inspect(e.data)["target_id"]) for e in entries)
+    with pytest.raises(gfxkit.Error):
+        gfxkit.extract(Path(b).read_bytes())
+
+
 def fake_sysfs(root: Path, versions) -> Path:
     nodes = root / "sys/class/kfd/kfd/topology/nodes"
     (nodes / "0").mkdir(parents=True)

@@ -12,8 +12,6 @@
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
-pub use gfxkit_io::scan::{collect, worth_reading};
-
 /// Options of a scan.
 #[derive(Debug, Clone, Default)]
 pub struct Options {

@@ -18,6 +18,8 @@
 //!   rocBLAS's file rule; `.kdb`/`.aks2` files and raw code objects for `list` and `size`);
 //! - [`package`]: `prune`/`recompress` of packages (each member rewritten and verified, the
 //!   package written again and read back before it replaces anything);
+//! - [`extract`](mod@extract): the code objects `extract` selects in a file, planned from headers
+//!   and then produced (written by the CLI, handed to Python as bytes);
 //! - [`rewrite`]: writing a rewritten host binary or bundle, read back and verified first;
 //! - [`tree`]: `prune` of a directory tree: host binaries pruned, kernel databases of other
 //!   architectures dropped (a multi-architecture Tensile index cut to the kept rows), the rest
@@ -41,6 +43,7 @@
 
 pub mod database;
 mod error;
+pub mod extract;
 pub mod input;
 pub mod kfd;
 pub mod kpack;

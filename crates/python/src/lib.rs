@@ -18,7 +18,7 @@
 //! member, outputs are written atomically and verified before they replace anything.
 
 use gfxkit_inventory as inv;
-use gfxkit_inventory::{locate, Inventory};
+use gfxkit_inventory::Inventory;
 use gfxkit_shrink::{Conversion, Pattern, Selection, Transform};
 use gfxkit_target_id::FeatureSetting;
 use pyo3::prelude::*;
@@ -757,86 +757,68 @@ type PyEntry<'py> = (
     String,
 );
 
-/// The entries of one file (or package member) named `name` that `wanted` selects.
+/// The entries of one file (or package member) `path` that `wanted` selects
+/// ([`gfxkit_io::extract`], as the CLI extracts them); none for a file found in a package
+/// with nothing to extract.
 fn extract_one(
-    name: &str,
+    path: &Path,
     bytes: &[u8],
-    wanted: &[gfxkit_bundle::EntryId],
+    explicit: bool,
+    wanted: &mut gfxkit_io::extract::Wanted,
     hash: gfxkit_bundle::ccob::HashCheck,
-) -> Result<Vec<Extracted>, Fail> {
-    if inv::kpack::is_archive(bytes) {
-        // A `.kpack` archive: its kernels, decoded (offset 0: each is its own payload).
-        let mut select = |id: &str| {
-            gfxkit_bundle::EntryId::parse(id).is_ok_and(|id| {
-                wanted.is_empty() || wanted.iter().any(|w| inv::extract::selects(w, &id))
-            })
-        };
-        let a = gfxkit_kpack::Archive::parse(bytes).map_err(|e| Fail::Format {
-            msg: format!("{name}: not a readable kpack archive: {e}"),
-            entry: None,
-            offset: Some(e.offset),
-        })?;
-        let picks = inv::kpack::extract_archive(bytes, &mut select)
-            .map_err(|e| Fail::from_inventory(&e, format!("{name}: {e}")))?;
-        let mut out = Vec::new();
-        for p in picks {
-            let k = a.kernel(&p.key, &p.arch).ok_or_else(|| {
-                Fail::format(format!(
-                    "{name}: {} {} is not in the archive",
-                    p.key, p.arch
-                ))
-            })?;
-            let data = a
-                .code_object(k)
-                .map_err(|e| Fail::format(format!("{name}: {e}")))?;
-            out.push((
-                p.id,
-                data.into_owned(),
-                0,
-                p.bundle,
-                p.entry,
-                "co",
-                Some(p.key),
-                name.to_owned(),
-            ));
-        }
-        return Ok(out);
-    }
-    let inv = Inventory::of(bytes);
-    if let Some(e) = &inv.error {
-        return Err(Fail::from_inventory(e, format!("{name}: {e}")));
-    }
-    let mut matched = vec![false; wanted.len()];
-    let mut out = Vec::new();
-    for u in &inv.units {
-        let (entries, _, _) = locate::read_header(u, false)
-            .map_err(|e| Fail::from_inventory(&e, format!("{name}: {}: {e}", u.describe())))?;
-        let picked = inv::extract::pick(&entries, wanted, &mut matched);
-        if picked.is_empty() {
-            continue;
-        }
-        let payloads = locate::with_payloads(u, hash, |list| {
-            picked
-                .iter()
-                .filter_map(|&i| list.get(i).map(|p| (i, p.payload.to_vec(), p.ext)))
-                .collect::<Vec<_>>()
-        })
-        .map_err(|e| Fail::from_inventory(&e, format!("{name}: {}: {e}", u.describe())))?;
-        for (i, data, ext) in payloads {
-            let Some(e) = entries.get(i) else { continue };
-            out.push((
-                e.id.clone(),
+) -> Result<Vec<Extracted>, gfxkit_io::extract::ExtractError> {
+    let Some(plan) = gfxkit_io::extract::plan(path, bytes, explicit, wanted)? else {
+        return Ok(Vec::new());
+    };
+    let done = plan.produce(None, hash, &|_, data, _| Ok(data.to_vec()))?;
+    let file = path.display().to_string();
+    Ok(done
+        .items
+        .into_iter()
+        .map(|(item, data, _)| {
+            (
+                item.id,
                 data,
-                e.offset,
-                u.index,
-                i,
-                ext,
-                u.member.clone(),
-                name.to_owned(),
-            ));
+                item.offset,
+                item.unit,
+                item.entry,
+                item.ext,
+                item.key.or(item.member),
+                file.clone(),
+            )
+        })
+        .collect())
+}
+
+/// An extraction's error as Python raises it, naming `file`.
+fn extract_error(py: Python<'_>, e: gfxkit_io::extract::ExtractError, file: &str) -> PyErr {
+    use gfxkit_io::extract::ExtractError;
+    match &e {
+        // Damaged or missing device code where it was looked for (a `.kpack` archive, the
+        // archives of a split binary): a format error with its offset, not a file error.
+        ExtractError::Io(io) => match io.kind() {
+            gfxkit_io::ErrorKind::Found(i) | gfxkit_io::ErrorKind::Locate(i) => Fail::Format {
+                msg: chain(io),
+                entry: None,
+                offset: i.offset(),
+            }
+            .into_py(py, file),
+            gfxkit_io::ErrorKind::Kpack(k) => Fail::Format {
+                msg: chain(io),
+                entry: None,
+                offset: Some(k.offset),
+            }
+            .into_py(py, file),
+            _ => io_error(py, io),
+        },
+        ExtractError::NoDeviceCode(_) => Fail::NoDeviceCode(e.to_string()).into_py(py, file),
+        ExtractError::Format { offset, .. } => Fail::Format {
+            msg: chain(&e),
+            entry: None,
+            offset: *offset,
         }
+        .into_py(py, file),
     }
-    Ok(out)
 }
 
 /// The entries `targets` select (every entry but empty host entries when none is given), as
@@ -853,33 +835,31 @@ fn extract<'py>(
 ) -> PyResult<Vec<PyEntry<'py>>> {
     let s = source(src)?;
     let name = s.name.clone();
-    let mut wanted = Vec::new();
+    let mut ids = Vec::new();
     for t in &targets {
-        wanted.push(
+        ids.push(
             inv::extract::requested_id(t)
                 .map_err(|e| Fail::from_inventory(&e, e.to_string()).into_py(py, &name))?,
         );
     }
+    let wanted = gfxkit_io::extract::Wanted::new(ids);
     let hash = if ignore_hash {
         gfxkit_bundle::ccob::HashCheck::Warn
     } else {
         gfxkit_bundle::ccob::HashCheck::Error
     };
-    let bytes = s.data.bytes();
-    let (package, got) = if s.is_package() {
-        per_file(py, &s, |p, d| {
-            extract_one(&p.display().to_string(), d, &wanted, hash)
-        })?
-    } else {
-        let one = py.allow_threads(|| extract_one(&name, bytes, &wanted, hash));
-        (false, vec![(name.clone(), Got::Value(one))])
-    };
-    let _ = package;
+    // Each file (or package member) on its own, as the CLI reads it; a file on disk with
+    // its path, so that a split binary reaches the archives beside it.
+    let explicit = !s.is_package();
+    let (_, got) = per_file(py, &s, |p, d| {
+        let mut w = wanted.clone();
+        extract_one(p, d, explicit, &mut w, hash)
+    })?;
     let mut out = Vec::new();
     for (file, g) in got {
         match g {
             Got::Value(Ok(v)) => out.extend(v),
-            Got::Value(Err(f)) => return Err(f.into_py(py, &file)),
+            Got::Value(Err(e)) => return Err(extract_error(py, e, &file)),
             Got::NoDeviceCode => {}
             Got::Damaged(msg, offset) => {
                 return Err(Fail::Format {

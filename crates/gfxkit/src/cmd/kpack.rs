@@ -1,12 +1,9 @@
 //! `gfxkit kpack split|inline|list`: write and read ROCm's kpack split layout.
 
-use crate::input::Input;
 use anyhow::{bail, Context, Result};
 use gfxkit_inventory::kpack as inv_kpack;
 use gfxkit_inventory::kpack::{ArchiveInspection, ArchiveListing, KernelListing};
 use gfxkit_kpack::write::Compression;
-use gfxkit_kpack::Archive;
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -408,50 +405,6 @@ fn write_kernel(o: &mut dyn Write, k: &KernelListing, extra: &str) -> std::io::R
         write!(o, "  ERROR {e}")?;
     }
     writeln!(o)
-}
-
-pub use gfxkit_io::kpack::KpackExtract;
-
-/// For `extract`: the code objects of a split binary (through its archives) or of a `.kpack`
-/// file that `wanted` selects; `None` for other files.
-pub fn extract_picks(
-    path: &Path,
-    data: &[u8],
-    wanted: &mut dyn FnMut(&str) -> bool,
-) -> Result<Option<KpackExtract>> {
-    Ok(gfxkit_io::kpack::extract_picks(path, data, wanted)?)
-}
-
-/// Writes each pick's code object to `dest(pick)`, decoding it from its archive.
-pub fn extract_write(
-    x: &KpackExtract,
-    dest: &(dyn Fn(&inv_kpack::Pick) -> PathBuf + Sync),
-) -> Result<()> {
-    let mut by_archive: BTreeMap<usize, Vec<&inv_kpack::Pick>> = BTreeMap::new();
-    for p in &x.picks {
-        by_archive.entry(p.archive).or_default().push(p);
-    }
-    for (ai, ps) in by_archive {
-        let path = &x.archives[ai];
-        let data = Input::open(path)?;
-        let a = Archive::parse(&data).with_context(|| format!("cannot read {}", path.display()))?;
-        use rayon::prelude::*;
-        ps.par_iter()
-            .map(|p| {
-                let k = a.kernel(&p.key, &p.arch).with_context(|| {
-                    format!("{}: {} {} vanished", path.display(), p.key, p.arch)
-                })?;
-                let bytes = a
-                    .code_object(k)
-                    .with_context(|| format!("{} is damaged", path.display()))?;
-                crate::output::write_atomic(&dest(p), &bytes)
-            })
-            // Every result, then the first error in pick order: the same answer each run.
-            .collect::<Vec<Result<()>>>()
-            .into_iter()
-            .collect::<Result<Vec<()>>>()?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
