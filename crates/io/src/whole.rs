@@ -11,7 +11,7 @@ use gfxkit_inventory::check::{self, CheckReport};
 use gfxkit_inventory::diff::{self, DiffReport, FileState};
 use gfxkit_inventory::error::chain;
 use gfxkit_inventory::select::{self, SelectReport, Selection};
-use gfxkit_inventory::{database, doctor, size, Inventory};
+use gfxkit_inventory::{database, doctor, size, verify, Inventory};
 use gfxkit_kpack::search::Loader;
 use gfxkit_target_id::TargetId;
 use std::collections::BTreeMap;
@@ -382,6 +382,229 @@ pub fn size(
         report.duplicates = Some(gfxkit_inventory::duplicates::duplicates(
             digested.iter().map(|(n, d)| (n.as_str(), d.as_slice())),
         ));
+    }
+    Ok(report)
+}
+
+/// `verify` of one file's bytes, named `path`: a kernel database by its own rules (for a file
+/// `on_disk`, a Tensile index against the files beside it), a `.kpack` archive and (on disk) a
+/// binary split by kpack through [`gfxkit_inventory::kpack`] with the archives it names, any
+/// other file by the inventory's rules. With the verification, the processors the file's own
+/// device code is built for (empty for a database or archive), which a tree checks against
+/// the kernel database the library loads ([`database::library_findings`]).
+pub fn verify_file(
+    path: &Path,
+    data: &[u8],
+    on_disk: bool,
+) -> (gfxkit_inventory::Result<verify::Verification>, Vec<String>) {
+    let name = path.display().to_string();
+    if on_disk {
+        if let Some(v) = crate::database::verify_file_bytes(path, data) {
+            return (v, Vec::new());
+        }
+    }
+    let inv = Inventory::of(data);
+    let processors = database::code_processors(&inv);
+    if on_disk {
+        if let Some(v) = crate::kpack::verify_file_bytes(path, data, &inv) {
+            return (Ok(v), processors);
+        }
+    } else if gfxkit_inventory::kpack::is_archive(data) {
+        return (
+            Ok(gfxkit_inventory::kpack::verify_archive(&name, data)),
+            Vec::new(),
+        );
+    }
+    (verify::verify(&name, &inv), processors)
+}
+
+/// `gfxkit verify`'s answer over many inputs ([`verify`]).
+#[derive(Debug, Default)]
+pub struct VerifyReport {
+    /// Each file (or package member) with device code, verified, in path order.
+    pub files: Vec<verify::Verification>,
+    /// Per package (as named or found), its members without device code, which do not fail
+    /// a package that has others.
+    pub without_device_code: Vec<(String, Vec<String>)>,
+    /// What could not be verified, each naming its file.
+    pub errors: Vec<String>,
+}
+
+/// Why [`verify`] did not start.
+#[derive(Debug)]
+pub enum VerifyError {
+    /// A directory named without `recursive`.
+    Directory(PathBuf),
+    /// A path that does not exist.
+    Io(crate::Error),
+}
+
+impl std::fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VerifyError::Directory(d) => {
+                write!(f, "{} is a directory (use -r to search it)", d.display())
+            }
+            VerifyError::Io(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for VerifyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            VerifyError::Directory(_) => None,
+            VerifyError::Io(e) => e.source(),
+        }
+    }
+}
+
+/// The verifications of one input named or found: a file, or the members of one package.
+struct Group {
+    package: Option<PathBuf>,
+    explicit: bool,
+    results: Vec<(String, Result<verify::Verification, VerifyFailed>)>,
+}
+
+/// Why one file has no verification.
+enum VerifyFailed {
+    /// No device code in it (typed, so that a package's members without any are set apart).
+    NoDeviceCode(String),
+    /// Anything else, naming the file.
+    Other(String),
+}
+
+/// `gfxkit verify`: every file named (a package by member), and with `recursive` every file
+/// below the directories named that may hold device code, verified ([`verify_file`]); in a
+/// tree, each library whose own device code is built for a processor its kernel database
+/// lacks gets that finding ([`database::library_findings`]). A file found in a directory
+/// without device code is left out; a package's members without any are named apart.
+pub fn verify(
+    paths: &[PathBuf],
+    recursive: bool,
+    progress: &dyn Progress,
+) -> Result<VerifyReport, VerifyError> {
+    let failed = |path: &Path, e: gfxkit_inventory::Error| {
+        let message = format!("cannot verify {}: {}", path.display(), chain(&e));
+        if matches!(*e.kind, gfxkit_inventory::ErrorKind::NoDeviceCode) {
+            VerifyFailed::NoDeviceCode(message)
+        } else {
+            VerifyFailed::Other(message)
+        }
+    };
+    let member_failed = |path: &Path, f: Failed<Infallible>| match f {
+        Failed::NoDeviceCode => {
+            VerifyFailed::NoDeviceCode(format!("{}: {}", path.display(), crate::NoDeviceCode))
+        }
+        Failed::Package(e) => VerifyFailed::Other(chain(&e)),
+        Failed::Visit(never) => match never {},
+    };
+    let mut groups: Vec<Group> = Vec::new();
+    // In a tree: the kernel-database files found, and each library's processors.
+    let mut members = Vec::new();
+    let mut processors: Vec<(String, Vec<String>)> = Vec::new();
+    if recursive {
+        let scanned = crate::scan::scan(paths, progress, |p, d| {
+            let member = database::member_of(&p.display().to_string(), d);
+            let (r, procs) = verify_file(p, d, true);
+            // A database file, not a library.
+            let procs = if member.is_some() { Vec::new() } else { procs };
+            Ok::<_, Infallible>((r, member, procs))
+        })
+        .map_err(VerifyError::Io)?;
+        for s in scanned {
+            let name = s.path.display().to_string();
+            let r = match s.result {
+                Ok((r, member, procs)) => {
+                    members.extend(member);
+                    if !procs.is_empty() {
+                        processors.push((name.clone(), procs));
+                    }
+                    r.map_err(|e| failed(&s.path, e))
+                }
+                Err(ScanError::Input(e)) => Err(VerifyFailed::Other(chain(&e))),
+                Err(ScanError::Member(f)) => Err(member_failed(&s.path, f)),
+            };
+            match groups.last_mut() {
+                Some(g) if g.package.is_some() && g.package == s.package => {
+                    g.results.push((name, r))
+                }
+                _ => groups.push(Group {
+                    package: s.package,
+                    explicit: s.explicit,
+                    results: vec![(name, r)],
+                }),
+            }
+        }
+    } else {
+        for f in paths {
+            if f.is_dir() && !crate::input::is_image_dir(f) {
+                return Err(VerifyError::Directory(f.clone()));
+            }
+            let visit =
+                |data: crate::Input| Ok::<_, Infallible>(verify_file(data.path(), &data, true).0);
+            let group = match crate::input::for_each_with(f, progress, visit) {
+                Ok(items) => Group {
+                    package: items.iter().any(|(p, _)| p != f).then(|| f.clone()),
+                    explicit: true,
+                    results: items
+                        .into_iter()
+                        .map(|(p, r)| {
+                            let r = match r {
+                                Ok(r) => r.map_err(|e| failed(&p, e)),
+                                Err(m) => Err(member_failed(&p, m)),
+                            };
+                            (p.display().to_string(), r)
+                        })
+                        .collect(),
+                },
+                Err(e) => Group {
+                    package: None,
+                    explicit: true,
+                    results: vec![(f.display().to_string(), Err(VerifyFailed::Other(chain(&e))))],
+                },
+            };
+            groups.push(group);
+        }
+    }
+    let mut report = VerifyReport::default();
+    for g in groups {
+        let (results, none) = match &g.package {
+            // Members without device code do not fail a package that has others.
+            Some(_) => {
+                verify::package_members(g.results, |e| matches!(e, VerifyFailed::NoDeviceCode(_)))
+            }
+            None => (g.results, Vec::new()),
+        };
+        if let (Some(p), false) = (&g.package, none.is_empty()) {
+            report
+                .without_device_code
+                .push((p.display().to_string(), none));
+        }
+        for (_, r) in results {
+            match r {
+                Ok(v) => report.files.push(v),
+                // Found in a directory without device code: not a library to verify.
+                Err(VerifyFailed::NoDeviceCode(_)) if !g.explicit => {}
+                Err(VerifyFailed::NoDeviceCode(e) | VerifyFailed::Other(e)) => {
+                    report.errors.push(e)
+                }
+            }
+        }
+    }
+    // A library whose own device code is built for a processor its kernel database lacks.
+    if !members.is_empty() && !processors.is_empty() {
+        let databases = database::group(members);
+        for (path, procs) in &processors {
+            let found = database::library_findings(path, procs, &databases);
+            if let (false, Some(r)) = (
+                found.is_empty(),
+                report.files.iter_mut().find(|r| r.path == *path),
+            ) {
+                r.problems.extend(found);
+                r.ok = false;
+            }
+        }
     }
     Ok(report)
 }

@@ -500,20 +500,7 @@ fn verify<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
     let s = source(src)?;
     let on_disk = s.path.is_some();
     let (package, got) = per_file(py, &s, |p, d| {
-        if on_disk {
-            if let Some(v) = gfxkit_io::database::verify_file_bytes(p, d) {
-                return v;
-            }
-        }
-        let inv = Inventory::of(d);
-        if on_disk {
-            if let Some(v) = gfxkit_io::kpack::verify_file_bytes(p, d, &inv) {
-                return Ok(v);
-            }
-        } else if inv::kpack::is_archive(d) {
-            return Ok(inv::kpack::verify_archive(&p.display().to_string(), d));
-        }
-        inv::verify::verify(&p.display().to_string(), &inv)
+        gfxkit_io::whole::verify_file(p, d, on_disk).0
     })?;
     // Members without device code do not fail a package that has others (left out).
     let results: Vec<(String, Result<inv::verify::Verification, Got<inv::Error>>)> = got

@@ -1,9 +1,8 @@
 //! `gfxkit verify`: check bundles, standalone or inside host binaries, for damage and for
 //! what keeps the HIP runtime from loading them. The rules are [`gfxkit_inventory::verify`]'s.
 
-use anyhow::{bail, Context, Result};
-use gfxkit_inventory::database;
-use gfxkit_inventory::verify::{self, Verification};
+use anyhow::Result;
+use gfxkit_inventory::verify::Verification;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -63,33 +62,6 @@ pub struct Args {
     recursive: bool,
 }
 
-/// Verifies one file's bytes: `.kpack` archives and split binaries through
-/// `gfxkit_inventory::kpack`, everything else through the inventory's rules.
-fn verify_any(
-    path: &std::path::Path,
-    data: &[u8],
-    seen: &mut Seen,
-) -> gfxkit_inventory::Result<Verification> {
-    if let Some(v) = gfxkit_io::database::verify_file_bytes(path, data) {
-        return v;
-    }
-    let inv = gfxkit_inventory::Inventory::of(data);
-    seen.processors = database::code_processors(&inv);
-    if let Some(v) = crate::cmd::kpack::verify_file_bytes(path, data, &inv) {
-        return Ok(v);
-    }
-    verify::verify(&path.display().to_string(), &inv)
-}
-
-/// What a file verified in a tree tells about the tree: the kernel-database file it is, or
-/// the processors its own device code is built for (a library's, checked against the
-/// database it loads: [`database::library_findings`]).
-#[derive(Default)]
-struct Seen {
-    member: Option<database::DbMember>,
-    processors: Vec<String>,
-}
-
 fn counts(r: &Verification) -> String {
     format!(
         "{} bundle{}, {} entr{}",
@@ -100,132 +72,16 @@ fn counts(r: &Verification) -> String {
     )
 }
 
-/// Whether `e` says the input holds no device code (no bundle, no kpack wrapper).
-fn no_device_code(e: &anyhow::Error) -> bool {
-    e.downcast_ref::<gfxkit_inventory::Error>()
-        .is_some_and(|e| matches!(*e.kind, gfxkit_inventory::ErrorKind::NoDeviceCode))
-}
-
-/// One input's verification, or why there is none (typed: no device code is a
-/// [`gfxkit_inventory::Error`] of kind `NoDeviceCode`). The inventory's error names no file;
-/// `cannot verify PATH` adds it, once (an error of opening or walking the input, or a package
-/// member, names it itself).
-fn verify_one(path: &std::path::Path, data: &[u8]) -> Result<Verification> {
-    verify_any(path, data, &mut Seen::default())
-        .with_context(|| format!("cannot verify {}", path.display()))
-}
-
-/// [`verify_one`], with what the file tells about the tree it is found in.
-fn verify_in_tree(path: &std::path::Path, data: &[u8]) -> (Result<Verification>, Seen) {
-    let mut seen = Seen {
-        member: database::member_of(&path.display().to_string(), data),
-        ..Seen::default()
-    };
-    let r = verify_any(path, data, &mut seen)
-        .with_context(|| format!("cannot verify {}", path.display()));
-    if seen.member.is_some() {
-        seen.processors.clear(); // A database file, not a library.
-    }
-    (r, seen)
-}
-
-/// The verifications of one input named or found: a file, or the members of one package.
-struct Group {
-    /// The package, for members of one.
-    package: Option<PathBuf>,
-    /// Named on the command line.
-    explicit: bool,
-    /// Each file or member, in order.
-    results: Vec<(String, Result<Verification>)>,
-}
-
 /// Runs `gfxkit verify`.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let mut groups: Vec<Group> = Vec::new();
-    // In a tree: the kernel-database files found, and each library's processors.
-    let mut members = Vec::new();
-    let mut processors: Vec<(String, Vec<String>)> = Vec::new();
-    if args.recursive {
-        for s in crate::scan::scan(&args.files, &crate::scan::Options::default(), |p, d| {
-            Ok(verify_in_tree(p, d))
-        })? {
-            let name = s.path.display().to_string();
-            let r = s.result.and_then(|(r, seen)| {
-                members.extend(seen.member);
-                if !seen.processors.is_empty() {
-                    processors.push((name.clone(), seen.processors));
-                }
-                r
-            });
-            match groups.last_mut() {
-                Some(g) if g.package.is_some() && g.package == s.package => {
-                    g.results.push((name, r))
-                }
-                _ => groups.push(Group {
-                    package: s.package,
-                    explicit: s.explicit,
-                    results: vec![(name, r)],
-                }),
-            }
-        }
-    } else {
-        for f in &args.files {
-            if f.is_dir() && !gfxkit_io::input::is_image_dir(f) {
-                bail!("{} is a directory (use -r to search it)", f.display());
-            }
-            match crate::input::for_each(f, |data| verify_one(data.path(), &data)) {
-                Ok(items) => groups.push(Group {
-                    package: items.iter().any(|(p, _)| p != f).then(|| f.clone()),
-                    explicit: true,
-                    results: items
-                        .into_iter()
-                        .map(|(p, r)| (p.display().to_string(), r))
-                        .collect(),
-                }),
-                Err(e) => groups.push(Group {
-                    package: None,
-                    explicit: true,
-                    results: vec![(f.display().to_string(), Err(e))],
-                }),
-            }
-        }
-    }
-    let mut reports = Vec::new();
-    let mut errors = Vec::new();
-    // Per package: the names of its members without device code.
-    let mut without: Vec<(String, Vec<String>)> = Vec::new();
-    for g in groups {
-        let (results, none) = match &g.package {
-            // Members without device code do not fail a package that has others.
-            Some(_) => verify::package_members(g.results, no_device_code),
-            None => (g.results, Vec::new()),
-        };
-        if let (Some(p), false) = (&g.package, none.is_empty()) {
-            without.push((p.display().to_string(), none));
-        }
-        for (_, r) in results {
-            match r {
-                Ok(r) => reports.push(r),
-                // Found in a directory without device code: not a library to verify.
-                Err(e) if !g.explicit && no_device_code(&e) => {}
-                Err(e) => errors.push(e),
-            }
-        }
-    }
-    // A library whose own device code is built for a processor its kernel database lacks.
-    if !members.is_empty() && !processors.is_empty() {
-        let databases = database::group(members);
-        for (path, procs) in &processors {
-            let found = database::library_findings(path, procs, &databases);
-            if let (false, Some(r)) = (
-                found.is_empty(),
-                reports.iter_mut().find(|r| r.path == *path),
-            ) {
-                r.problems.extend(found);
-                r.ok = false;
-            }
-        }
-    }
+    let progress = crate::output::Reading::new(false);
+    let report = gfxkit_io::whole::verify(&args.files, args.recursive, &progress);
+    progress.finish();
+    let gfxkit_io::whole::VerifyReport {
+        files: reports,
+        without_device_code: without,
+        errors,
+    } = report?;
     if args.json {
         let names: Vec<&String> = without.iter().flat_map(|(_, n)| n).collect();
         crate::output::print_json(&serde_json::json!({
@@ -254,7 +110,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     }
     for e in &errors {
-        eprintln!("gfxkit: error: {e:#}");
+        eprintln!("gfxkit: error: {e}");
     }
     Ok(if !errors.is_empty() {
         ExitCode::from(2)
@@ -324,7 +180,7 @@ mod tests {
             4096,
         )
         .unwrap();
-        let ok = verify::verify_bytes("a.hipfb", &bundle).unwrap();
+        let ok = gfxkit_inventory::verify::verify_bytes("a.hipfb", &bundle).unwrap();
         let mut out = Vec::new();
         print_text(&[ok], &mut out).unwrap();
         assert_eq!(
