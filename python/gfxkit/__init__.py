@@ -295,7 +295,8 @@ def list(  # noqa: A001
 
 
 def list_summary(src: Source) -> Dict[str, Any]:
-    """Which GPU targets ``src`` ships and how many bytes of code objects each, per package,
+    """Which GPU targets ``src`` (a file, a package, or a directory searched as the CLI
+    searches it) ships and how many bytes of code objects each, per package,
     container image, site-packages distribution (found through the ``*.dist-info/RECORD``
     that lists a file) or file, as ``gfxkit list --summary --json`` prints it:
     ``{"packages": [{"name", "kind", "files", "targets", "architectures", "device_bytes"}],
@@ -453,7 +454,8 @@ def inspect(src: Source, demangle: bool = False) -> Dict[str, Any]:
 def kernels(
     src: Source, target: Union[None, str, TargetId] = None, *, demangle: bool = False
 ) -> KernelListing:
-    """Every kernel of every code object in a file: bundles, host binaries, archives,
+    """Every kernel of every code object in a file or directory (searched as ``gfxkit
+    kernels`` searches it): bundles, host binaries, archives,
     packages (each member), binaries split by kpack (through their archives) and ``.kpack``
     files, with registers, LDS, scratch, spills and occupancy (``gfxkit kernels --json``).
     With ``target``, only code objects whose target ID overlaps it; ``demangle=True`` adds

@@ -2,7 +2,7 @@
 //! module only turns its typed errors into the command's error chain.
 
 use anyhow::Result;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub use gfxkit_io::input::{is_package, Input, NoDeviceCode};
 
@@ -20,27 +20,6 @@ pub fn failed(path: &Path, f: gfxkit_io::input::Failed<anyhow::Error>) -> anyhow
             anyhow::Error::new(NoDeviceCode).context(path.display().to_string())
         }
     }
-}
-
-/// Runs `f` on an input: a file once, or for a package on every member that may hold device
-/// code (named `package!member`), as [`gfxkit_io::input::for_each`] does; what is being read
-/// shows on a terminal when it takes long ([`crate::output::Reading`]). Errors are as
-/// [`failed`] gives them, naming their input; the visitor's errors should name it too.
-pub fn for_each<T, F>(path: &Path, f: F) -> Result<Vec<(PathBuf, Result<T>)>>
-where
-    T: Send,
-    F: Fn(Input) -> Result<T> + Sync,
-{
-    let progress = crate::output::Reading::new(false);
-    let items = gfxkit_io::input::for_each_with(path, &progress, f);
-    progress.finish();
-    Ok(items?
-        .into_iter()
-        .map(|(p, r)| {
-            let r = r.map_err(|f| failed(&p, f));
-            (p, r)
-        })
-        .collect())
 }
 
 /// Opens one input ([`Input::open`]: a file, or a package member `pkg!member`), showing on a

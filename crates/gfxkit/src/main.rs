@@ -14,7 +14,6 @@ mod containers;
 mod input;
 mod kpack_files;
 mod output;
-mod scan;
 
 use clap::Parser;
 use std::process::ExitCode;

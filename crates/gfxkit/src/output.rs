@@ -120,8 +120,9 @@ fn reading_delay() -> std::time::Duration {
 /// otherwise, once reading has taken [`READING_DELAY`] ([`READING_DELAY_ENV`]), a spinner
 /// naming the file or package
 /// member being read (`reading p.deb!data.tar.xz!usr/lib/x.so`). The one progress display of
-/// every command that reads files ([`crate::scan::scan`], [`crate::input::for_each`],
-/// [`crate::input::open`]); cleared by [`Reading::finish`] or when dropped.
+/// every command that reads files (handed to `gfxkit_io`'s walks as their
+/// [`gfxkit_io::scan::Progress`], and [`crate::input::open`]); cleared by [`Reading::finish`]
+/// or when dropped.
 pub struct Reading {
     shown: Option<std::sync::Arc<Shown>>,
     timer: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,

@@ -430,31 +430,31 @@ pub struct VerifyReport {
     pub errors: Vec<String>,
 }
 
-/// Why [`verify`] did not start.
+/// Why [`verify`] or [`list`] did not start.
 #[derive(Debug)]
-pub enum VerifyError {
+pub enum WalkError {
     /// A directory named without `recursive`.
     Directory(PathBuf),
     /// A path that does not exist.
     Io(crate::Error),
 }
 
-impl std::fmt::Display for VerifyError {
+impl std::fmt::Display for WalkError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            VerifyError::Directory(d) => {
+            WalkError::Directory(d) => {
                 write!(f, "{} is a directory (use -r to search it)", d.display())
             }
-            VerifyError::Io(e) => e.fmt(f),
+            WalkError::Io(e) => e.fmt(f),
         }
     }
 }
 
-impl std::error::Error for VerifyError {
+impl std::error::Error for WalkError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            VerifyError::Directory(_) => None,
-            VerifyError::Io(e) => e.source(),
+            WalkError::Directory(_) => None,
+            WalkError::Io(e) => e.source(),
         }
     }
 }
@@ -483,7 +483,7 @@ pub fn verify(
     paths: &[PathBuf],
     recursive: bool,
     progress: &dyn Progress,
-) -> Result<VerifyReport, VerifyError> {
+) -> Result<VerifyReport, WalkError> {
     let failed = |path: &Path, e: gfxkit_inventory::Error| {
         let message = format!("cannot verify {}: {}", path.display(), chain(&e));
         if matches!(*e.kind, gfxkit_inventory::ErrorKind::NoDeviceCode) {
@@ -511,7 +511,7 @@ pub fn verify(
             let procs = if member.is_some() { Vec::new() } else { procs };
             Ok::<_, Infallible>((r, member, procs))
         })
-        .map_err(VerifyError::Io)?;
+        .map_err(WalkError::Io)?;
         for s in scanned {
             let name = s.path.display().to_string();
             let r = match s.result {
@@ -539,7 +539,7 @@ pub fn verify(
     } else {
         for f in paths {
             if f.is_dir() && !crate::input::is_image_dir(f) {
-                return Err(VerifyError::Directory(f.clone()));
+                return Err(WalkError::Directory(f.clone()));
             }
             let visit =
                 |data: crate::Input| Ok::<_, Infallible>(verify_file(data.path(), &data, true).0);
@@ -607,4 +607,136 @@ pub fn verify(
         }
     }
     Ok(report)
+}
+
+/// What [`list`] reads.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ListOptions {
+    /// Search directories (else a directory named is an error).
+    pub recursive: bool,
+    /// Check every code object's header against its entry ID.
+    pub check: bool,
+    /// Keep the listing of every file read, with or without device code (`list --summary`
+    /// names them all); a listing of a tree otherwise leaves out files found in it without
+    /// device code, never damage. Implies searching directories.
+    pub every_file: bool,
+}
+
+/// `gfxkit list`: the listing of every file named (a package by member) and, recursively,
+/// found ([`ListOptions`]); a split binary through its kpack archives, a `.kpack` file by
+/// kernel ([`crate::kpack::list_file_bytes`]). A file that cannot be read is listed with its
+/// error. The error is a directory named without `recursive`, or a path that does not exist.
+pub fn list(
+    paths: &[PathBuf],
+    opts: ListOptions,
+    progress: &dyn Progress,
+) -> Result<Vec<gfxkit_inventory::list::FileListing>, WalkError> {
+    use gfxkit_inventory::list::{self, FileListing};
+    let check = opts.check;
+    // The listing of one input that could not be read.
+    let failed = |path: &Path, e: String| list::unreadable(&path.display().to_string(), e);
+    let without = |path: &Path| FileListing {
+        note: Some(crate::NoDeviceCode.to_string()),
+        ..list::list_bytes(&path.display().to_string(), &[], false)
+    };
+    let member = |path: &Path, f: Failed<Infallible>| match f {
+        Failed::NoDeviceCode => without(path),
+        Failed::Package(e) => failed(path, chain(&e)),
+        Failed::Visit(never) => match never {},
+    };
+    if opts.recursive || opts.every_file {
+        let scanned = crate::scan::scan(paths, progress, |path, data| {
+            Ok::<_, Infallible>(crate::kpack::list_file_bytes(path, data, check))
+        })
+        .map_err(WalkError::Io)?;
+        return Ok(scanned
+            .into_iter()
+            .filter_map(|s| {
+                let mut l = match s.result {
+                    Ok(l)
+                        if opts.every_file
+                            || s.explicit
+                            || !l.bundles.is_empty()
+                            || l.database.is_some()
+                            || l.error.is_some()
+                            || l.problems
+                                .iter()
+                                .any(|p| p.severity == gfxkit_host::Severity::Error) =>
+                    {
+                        l
+                    }
+                    Ok(_) => return None,
+                    Err(ScanError::Input(e)) => failed(&s.path, chain(&e)),
+                    Err(ScanError::Member(f)) => member(&s.path, f),
+                };
+                l.package = s.package.map(|p| p.display().to_string());
+                l.layer = s.layer;
+                Some(l)
+            })
+            .collect());
+    }
+    if let Some(d) = paths
+        .iter()
+        .find(|p| p.is_dir() && !crate::input::is_image_dir(p))
+    {
+        return Err(WalkError::Directory(d.clone()));
+    }
+    let mut out = Vec::new();
+    for path in paths {
+        let visit = |data: crate::Input| {
+            let mut l = crate::kpack::list_file_bytes(data.path(), &data, check);
+            l.layer = data.layer().map(str::to_owned);
+            Ok::<_, Infallible>(l)
+        };
+        match crate::input::for_each_with(path, progress, visit) {
+            Ok(items) => out.extend(items.into_iter().map(|(p, r)| {
+                let mut l = match r {
+                    Ok(l) => l,
+                    Err(f) => member(&p, f),
+                };
+                if p != *path {
+                    l.package = Some(path.display().to_string());
+                }
+                l
+            })),
+            Err(e) => out.push(failed(path, chain(&e))),
+        }
+    }
+    Ok(out)
+}
+
+/// `gfxkit kernels`: every kernel of every code object under `paths` (directories searched,
+/// packages by member, split binaries through their archives, a Tensile index by solution:
+/// [`crate::kpack::kernels`]), those for `wanted` only when given. What cannot be read is one
+/// of the listing's `errors`, naming its file; a file without device code only when named.
+/// The error is a path that does not exist.
+pub fn kernels(
+    paths: &[PathBuf],
+    wanted: Option<&TargetId>,
+    demangle: bool,
+    progress: &dyn Progress,
+) -> Result<gfxkit_inventory::kernels::KernelListing, crate::Error> {
+    let scanned = crate::scan::scan(paths, progress, |path, data| {
+        crate::kpack::kernels(path, data, wanted, demangle)
+    })?;
+    let mut out = gfxkit_inventory::kernels::KernelListing::default();
+    for s in scanned {
+        match s.result {
+            Ok(l) => {
+                out.kernels.extend(l.kernels);
+                out.solutions.extend(l.solutions);
+                out.errors.extend(l.errors);
+            }
+            // A package without device code, only when named.
+            Err(ScanError::Member(Failed::NoDeviceCode)) if !s.explicit => {}
+            Err(ScanError::Member(Failed::NoDeviceCode)) => {
+                out.errors
+                    .push(format!("{}: {}", s.path.display(), crate::NoDeviceCode))
+            }
+            Err(ScanError::Member(Failed::Visit(e))) => out.errors.push(chain(&e)),
+            Err(ScanError::Member(Failed::Package(e))) => out.errors.push(chain(&e)),
+            Err(ScanError::Input(e)) => out.errors.push(chain(&e)),
+        }
+    }
+    Ok(out)
 }

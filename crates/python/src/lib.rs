@@ -430,6 +430,20 @@ fn no_device_code(name: &str) -> inv::list::FileListing {
 #[pyfunction]
 #[pyo3(signature = (src))]
 fn list_summary<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    if let Ok(path) = src.extract::<PathBuf>() {
+        // On disk: every file as `gfxkit list --summary` reads it (a directory searched).
+        let opts = gfxkit_io::whole::ListOptions {
+            every_file: true,
+            ..Default::default()
+        };
+        let files = py
+            .allow_threads(|| gfxkit_io::whole::list(&[path], opts, &()))
+            .map_err(|e| match e {
+                gfxkit_io::whole::WalkError::Io(e) => io_error(py, &e),
+                e => pyo3::exceptions::PyValueError::new_err(e.to_string()),
+            })?;
+        return json(py, &gfxkit_io::summary::summary(&files));
+    }
     let (_, got) = listings(py, src, false)?;
     let files: Vec<inv::list::FileListing> = got
         .into_iter()
@@ -875,17 +889,13 @@ fn extract<'py>(
         .collect())
 }
 
-/// The kernels of one file (`name`, bytes `d`): through kpack archives for files on disk.
+/// The kernels of one file in memory (`name`, bytes `d`).
 fn kernels_one(
     p: &Path,
     d: &[u8],
-    on_disk: bool,
     wanted: Option<&gfxkit_target_id::TargetId>,
     demangle: bool,
 ) -> Result<inv::kernels::KernelListing, String> {
-    if on_disk {
-        return gfxkit_io::kpack::kernels(p, d, wanted, demangle).map_err(|e| chain(&e));
-    }
     let name = p.display().to_string();
     if inv::kpack::is_archive(d) {
         let a = gfxkit_kpack::Archive::parse(d)
@@ -926,14 +936,28 @@ fn kernels<'py>(
         None => None,
     };
     let s = source(src)?;
-    let on_disk = s.path.is_some();
+    if let Some(path) = &s.path {
+        // On disk: as the CLI walks it (a directory searched, split binaries through their
+        // archives, a Tensile index by solution).
+        let listing = py
+            .allow_threads(|| {
+                gfxkit_io::whole::kernels(
+                    std::slice::from_ref(path),
+                    wanted.as_ref(),
+                    demangle,
+                    &(),
+                )
+            })
+            .map_err(|e| io_error(py, &e))?;
+        return json(py, &listing);
+    }
     let w = wanted.as_ref();
     let (package, got) = if s.is_package() {
-        per_file(py, &s, |p, d| kernels_one(p, d, on_disk, w, demangle))?
+        per_file(py, &s, |p, d| kernels_one(p, d, w, demangle))?
     } else {
         let bytes = s.data.bytes();
         let name = Path::new(&s.name);
-        let one = py.allow_threads(|| kernels_one(name, bytes, on_disk, w, demangle));
+        let one = py.allow_threads(|| kernels_one(name, bytes, w, demangle));
         (false, vec![(s.name.clone(), Got::Value(one))])
     };
     let _ = package;

@@ -2,7 +2,6 @@
 //! archives, packages, binaries split by kpack and `.kpack` files, code objects): registers,
 //! LDS, scratch, spills and occupancy.
 
-use crate::scan;
 use anyhow::{Context, Result};
 use gfxkit_code_object::KernelSummary;
 use gfxkit_inventory::kernels::{KernelListing, KernelRow, SolutionRow};
@@ -79,37 +78,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Some(t) => Some(TargetId::parse(t).with_context(|| format!("bad --target {t}"))?),
         None => None,
     };
-    let scanned = scan::scan(
-        &args.paths,
-        &scan::Options { quiet: args.json },
-        |path, data| {
-            Ok(gfxkit_io::kpack::kernels(
-                path,
-                data,
-                wanted.as_ref(),
-                args.demangle,
-            )?)
-        },
-    )?;
-    let mut rows = Vec::new();
-    let mut solutions = Vec::new();
-    let mut errors = Vec::new();
-    for s in scanned {
-        match s.result {
-            Ok(l) => {
-                rows.extend(l.kernels);
-                solutions.extend(l.solutions);
-                errors.extend(l.errors);
-            }
-            // Errors of reading a file name it (or `package!member`) themselves.
-            // A damaged file found in a directory is reported too; one without device code
-            // (a package with none) only when named.
-            Err(e) if s.explicit || e.downcast_ref::<crate::input::NoDeviceCode>().is_none() => {
-                errors.push(format!("{e:#}"))
-            }
-            Err(_) => {}
-        }
-    }
+    let progress = crate::output::Reading::new(args.json);
+    let listing = gfxkit_io::whole::kernels(&args.paths, wanted.as_ref(), args.demangle, &progress);
+    progress.finish();
+    let KernelListing {
+        kernels: mut rows,
+        mut solutions,
+        errors,
+    } = listing?;
     if let Some(key) = args.sort {
         sort(&mut rows, |r| Some(&r.kernel), key);
         sort(&mut solutions, |r| r.kernel.as_ref(), key);

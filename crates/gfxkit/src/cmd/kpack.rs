@@ -371,8 +371,6 @@ pub fn inspect_archive(path: &Path, data: &[u8], json: bool) -> Result<ExitCode>
     })
 }
 
-pub use gfxkit_io::kpack::list_file_bytes;
-
 /// `inspect`'s text for a `.kpack` file.
 pub fn print_inspection(o: &mut dyn Write, i: &ArchiveInspection) -> std::io::Result<()> {
     let l = &i.listing;

@@ -1,12 +1,11 @@
 //! `gfxkit list`: the device code in files: offload bundles and their entries, in standalone
 //! bundle files and inside host binaries (executables, shared objects, objects, archives).
 
-use anyhow::{bail, Result};
-use gfxkit_host::Severity;
+use anyhow::Result;
 use gfxkit_inventory::database::DatabaseListing;
 use gfxkit_inventory::list::{self, BundleListing, FileListing, Listing};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Options of `gfxkit list`.
@@ -90,89 +89,17 @@ pub struct Args {
     summary: bool,
 }
 
-/// The listing of one input as `crate::input::for_each` or a scan returned it.
-fn from_result(path: &Path, r: Result<FileListing>) -> FileListing {
-    match r {
-        Ok(l) => l,
-        Err(e) if e.downcast_ref::<crate::input::NoDeviceCode>().is_some() => FileListing {
-            note: Some(crate::input::NoDeviceCode.to_string()),
-            ..list::list_bytes(&path.display().to_string(), &[], false)
-        },
-        Err(e) => list::unreadable(&path.display().to_string(), format!("{e:#}")),
-    }
-}
-
-/// Lists one file, or each member of a package that may hold device code; errors are kept
-/// in the listing. Split binaries are seen through their kpack archives.
-pub fn list_file(path: &Path, check: bool) -> Vec<FileListing> {
-    match crate::input::for_each(path, |data| {
-        // Split binaries are listed through their kpack archives; `.kpack` files by kernel.
-        let mut l = crate::cmd::kpack::list_file_bytes(data.path(), &data, check);
-        l.layer = data.layer().map(str::to_owned);
-        Ok(l)
-    }) {
-        Ok(items) => items
-            .into_iter()
-            .map(|(p, r)| {
-                let mut l = from_result(&p, r);
-                if p != path {
-                    l.package = Some(path.display().to_string());
-                }
-                l
-            })
-            .collect(),
-        Err(e) => vec![list::unreadable(
-            &path.display().to_string(),
-            format!("{e:#}"),
-        )],
-    }
-}
-
 /// Runs `gfxkit list`.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let files = if args.recursive || args.summary {
-        let check = args.check;
-        crate::scan::scan(
-            &args.files,
-            &crate::scan::Options::default(),
-            |path, data| Ok(crate::cmd::kpack::list_file_bytes(path, data, check)),
-        )?
-        .into_iter()
-        .filter_map(|s| {
-            let mut l = match s.result {
-                // The summary names every input without device code; a listing of a tree
-                // leaves out files found in it without device code, but never damage.
-                Ok(l)
-                    if args.summary
-                        || s.explicit
-                        || !l.bundles.is_empty()
-                        || l.database.is_some()
-                        || l.error.is_some()
-                        || l.problems.iter().any(|p| p.severity == Severity::Error) =>
-                {
-                    l
-                }
-                Ok(_) => return None,
-                r => from_result(&s.path, r),
-            };
-            l.package = s.package.map(|p| p.display().to_string());
-            l.layer = s.layer;
-            Some(l)
-        })
-        .collect()
-    } else {
-        if let Some(d) = args
-            .files
-            .iter()
-            .find(|p| p.is_dir() && !gfxkit_io::input::is_image_dir(p))
-        {
-            bail!("{} is a directory (use -r to search it)", d.display());
-        }
-        args.files
-            .iter()
-            .flat_map(|p| list_file(p, args.check))
-            .collect::<Vec<_>>()
+    let opts = gfxkit_io::whole::ListOptions {
+        recursive: args.recursive,
+        check: args.check,
+        every_file: args.summary,
     };
+    let progress = crate::output::Reading::new(false);
+    let files = gfxkit_io::whole::list(&args.files, opts, &progress);
+    progress.finish();
+    let files = files?;
     if args.summary {
         let failed = files.iter().any(|f| f.error.is_some());
         crate::cmd::list_summary::print(&files, args.json)?;
