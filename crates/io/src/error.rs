@@ -77,8 +77,17 @@ pub enum ErrorKind {
     NotSplit,
     /// A package cannot be rewritten (the path is the package).
     Rewrite(gfxkit_package::Error),
-    /// The prune of a package is refused as a whole (it would leave no device code).
+    /// The prune of a package is refused as a whole (it would leave no device code), or a
+    /// file cannot be rewritten.
     Prune(gfxkit_shrink::Error),
+    /// The prune of a file would leave no device code (refused).
+    Empty(gfxkit_shrink::Error),
+    /// A signed Windows image's signature cannot be removed.
+    Signature(gfxkit_shrink::Error),
+    /// The rewrite of a dry run (nothing written) failed verification.
+    DryRunVerify(gfxkit_shrink::Error),
+    /// The digests of the entries cannot be computed for the report.
+    Digests(gfxkit_shrink::Error),
     /// The written package does not read back.
     ReadBack(gfxkit_package::Error),
     /// A rewritten package member (the path, `package!member`) reads back with other bytes.
@@ -185,6 +194,13 @@ impl fmt::Display for Error {
             ErrorKind::MergeArchive(_) => write!(f, "{p}"),
             ErrorKind::CreateDir(_) => write!(f, "cannot create {p}"),
             ErrorKind::Rewrite(_) | ErrorKind::Prune(_) => write!(f, "cannot rewrite {p}"),
+            ErrorKind::Empty(_) => write!(f, "cannot prune {p}"),
+            ErrorKind::Signature(_) => write!(f, "cannot remove the signature of {p}"),
+            ErrorKind::DryRunVerify(_) => write!(
+                f,
+                "{p}: the rewritten file failed verification; nothing written"
+            ),
+            ErrorKind::Digests(_) => write!(f, "{p}: cannot compute the entries' digests"),
             ErrorKind::ReadBack(_) => write!(f, "{p}: the written package does not read back"),
             ErrorKind::ReadBackDiffers => {
                 write!(f, "{p}: reads back with other bytes than written")
@@ -219,7 +235,12 @@ impl std::error::Error for Error {
             ErrorKind::Rewrite(e) | ErrorKind::ReadBack(e) | ErrorKind::Record(e) => Some(e),
             ErrorKind::Package(e) => e.source(),
             ErrorKind::Device(e) => Some(e),
-            ErrorKind::Verify(e) | ErrorKind::Prune(e) => Some(e),
+            ErrorKind::Verify(e)
+            | ErrorKind::Prune(e)
+            | ErrorKind::Empty(e)
+            | ErrorKind::Signature(e)
+            | ErrorKind::DryRunVerify(e)
+            | ErrorKind::Digests(e) => Some(e),
             ErrorKind::Database(e) => Some(e),
             ErrorKind::Found(e) | ErrorKind::Locate(e) | ErrorKind::MergeArchive(e) => Some(e),
             ErrorKind::Kpack(e) | ErrorKind::Split(e) | ErrorKind::Inline { source: e, .. } => {

@@ -111,3 +111,86 @@ impl gfxkit_shrink::output::Sink for CopySink<'_> {
         }
     }
 }
+
+/// How [`rewrite_file`] writes.
+#[derive(Debug, Clone, Copy)]
+pub struct RewriteOptions<'p> {
+    /// Where the rewritten file goes (`None`: a dry run, the rewrite verified in memory).
+    pub target: Option<&'p Path>,
+    /// A new output takes this file's permissions.
+    pub like: Option<&'p Path>,
+    /// How the output reaches the disk.
+    pub durability: Durability,
+    /// Allow a prune that leaves no device code.
+    pub allow_empty: bool,
+    /// A signed Windows image loses its signature (else a signed image is refused).
+    pub drop_signature: bool,
+    /// Add each entry's MD5 to the report.
+    pub digests: bool,
+}
+
+/// What [`rewrite_file`] is doing, for a progress display.
+#[derive(Debug, Clone, Copy)]
+pub enum Phase<'p> {
+    /// Rewriting the bytes.
+    Rewriting,
+    /// Verifying the rewrite in memory (a dry run).
+    Verifying,
+    /// Writing the output and verifying it as read back.
+    Writing(&'p Path),
+}
+
+/// `prune` or `recompress` of one host binary or bundle named `name` (not a package or a
+/// tree), for the CLI and Python: a signed image unsigned first when `drop_signature`, the
+/// rewrite with `t`, refused when it would leave no device code (unless `allow_empty`), then
+/// written through [`write_verified`] or, for a dry run, verified in memory. `phase` hears
+/// what is being done. Returns the rewrite's report.
+pub fn rewrite_file(
+    name: &Path,
+    original: Original<'_>,
+    t: &gfxkit_shrink::Transform,
+    opts: &RewriteOptions<'_>,
+    phase: &dyn Fn(Phase<'_>),
+) -> Result<gfxkit_shrink::Report, Error> {
+    let fail = |kind: fn(gfxkit_shrink::Error) -> ErrorKind| {
+        move |e: gfxkit_shrink::Error| Error::new(name, kind(e))
+    };
+    let bytes = match original {
+        Original::Input(i) => &i[..],
+        Original::Bytes(b) => b,
+    };
+    // A signed Windows image, when its signature may go: the image without it is the input,
+    // and the rewrite borrows from (and is checked against) that copy.
+    let unsigned = if opts.drop_signature {
+        gfxkit_shrink::pe::without_signature(bytes).map_err(fail(ErrorKind::Signature))?
+    } else {
+        None
+    };
+    let (bytes, original) = match &unsigned {
+        Some(u) => (&u[..], Original::Bytes(u)),
+        None => (bytes, original),
+    };
+    phase(Phase::Rewriting);
+    let mut rewritten =
+        gfxkit_shrink::rewrite_without_digests(bytes, t).map_err(fail(ErrorKind::Prune))?;
+    if !opts.allow_empty {
+        gfxkit_shrink::refuse_empty(t, [&rewritten.report]).map_err(fail(ErrorKind::Empty))?;
+    }
+    match opts.target {
+        Some(path) => {
+            phase(Phase::Writing(path));
+            write_verified(path, opts.like, original, &rewritten, opts.durability)?;
+        }
+        None => {
+            phase(Phase::Verifying);
+            gfxkit_shrink::verify(bytes, &rewritten).map_err(fail(ErrorKind::DryRunVerify))?;
+        }
+    }
+    if opts.digests {
+        rewritten
+            .report
+            .add_digests(bytes)
+            .map_err(fail(ErrorKind::Digests))?;
+    }
+    Ok(rewritten.report)
+}

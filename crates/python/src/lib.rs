@@ -41,8 +41,6 @@ enum Fail {
     NoDeviceCode(String),
     /// No device to judge against (no GPU in the KFD topology): the message and the file.
     Device(String, String),
-    /// A file that cannot be read or written (or a damaged package).
-    Io(gfxkit_io::Error),
 }
 
 impl Fail {
@@ -69,7 +67,6 @@ impl Fail {
 
     fn into_py(self, py: Python<'_>, file: &str) -> PyErr {
         let (class, msg, entry, offset) = match self {
-            Fail::Io(e) => return io_error(py, &e),
             Fail::Format { msg, entry, offset } => ("FormatError", msg, entry, offset),
             Fail::Target(msg) => ("TargetError", msg, None, None),
             Fail::NoDeviceCode(msg) => ("NoDeviceCodeError", msg, None, None),
@@ -1002,26 +999,6 @@ fn inspect<'py>(
     )
 }
 
-/// Writes the rewrite to `path` (`gfxkit_io::rewrite::write_verified`: read back and
-/// verified against the original before it replaces anything; synced when it replaces the
-/// input), as `gfxkit prune` does.
-fn write_verified(
-    path: &Path,
-    like: Option<&Path>,
-    original: gfxkit_io::rewrite::Original<'_>,
-    rewritten: &gfxkit_shrink::Rewritten,
-    durability: gfxkit_io::Durability,
-) -> Result<(), Fail> {
-    gfxkit_io::rewrite::write_verified(path, like, original, rewritten, durability).map_err(|e| {
-        match e.kind() {
-            gfxkit_io::ErrorKind::TempDiffers | gfxkit_io::ErrorKind::Verify(_) => {
-                Fail::format(chain(&e))
-            }
-            _ => Fail::Io(e),
-        }
-    })
-}
-
 fn patterns(py: Python<'_>, v: &[String]) -> PyResult<Vec<Pattern>> {
     v.iter()
         .map(|s| {
@@ -1149,37 +1126,27 @@ fn run_transform<'py>(
         );
     }
     let started = std::time::Instant::now();
-    let done: Result<gfxkit_shrink::Report, Fail> = py.allow_threads(|| {
-        // A signed Windows image, when its signature may go: the image without it is the input.
-        let unsigned = if drop_signature {
-            gfxkit_shrink::pe::without_signature(bytes)
-                .map_err(|e| Fail::format(format!("cannot remove the signature of {name}: {e}")))?
-        } else {
-            None
-        };
-        let bytes: &[u8] = unsigned.as_deref().unwrap_or(bytes);
-        // The rewrite then borrows from the unsigned copy, and is checked against it.
-        let original = match unsigned {
-            Some(_) => gfxkit_io::rewrite::Original::Bytes(bytes),
-            None => original,
-        };
-        let rewritten = gfxkit_shrink::rewrite(bytes, t)
-            .map_err(|e| Fail::format(format!("cannot rewrite {name}: {e}")))?;
-        if !allow_empty {
-            gfxkit_shrink::refuse_empty(t, [&rewritten.report])
-                .map_err(|e| Fail::format(format!("cannot prune {name}: {e}")))?;
-        }
-        match &target {
-            Some(path) => write_verified(path, like.as_deref(), original, &rewritten, durability)?,
-            None => gfxkit_shrink::verify(bytes, &rewritten).map_err(|e| {
-                Fail::format(format!(
-                    "{name}: the rewritten file failed verification: {e}"
-                ))
-            })?,
-        }
-        Ok(rewritten.report)
+    let opts = gfxkit_io::rewrite::RewriteOptions {
+        target: target.as_deref(),
+        like: like.as_deref(),
+        durability,
+        allow_empty,
+        drop_signature,
+        digests: true,
+    };
+    let done = py.allow_threads(|| {
+        gfxkit_io::rewrite::rewrite_file(Path::new(&name), original, t, &opts, &|_| {})
     });
-    let report = done.map_err(|f| f.into_py(py, &name))?;
+    let report = done.map_err(|e| match e.kind() {
+        gfxkit_io::ErrorKind::Prune(_)
+        | gfxkit_io::ErrorKind::Empty(_)
+        | gfxkit_io::ErrorKind::Signature(_)
+        | gfxkit_io::ErrorKind::DryRunVerify(_)
+        | gfxkit_io::ErrorKind::Digests(_)
+        | gfxkit_io::ErrorKind::Verify(_)
+        | gfxkit_io::ErrorKind::TempDiffers => Fail::format(chain(&e)).into_py(py, &name),
+        _ => io_error(py, &e),
+    })?;
     json(
         py,
         &inv::prune::PruneOutcome {

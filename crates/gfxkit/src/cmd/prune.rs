@@ -2,7 +2,7 @@
 //! smaller.
 
 use crate::cmd::size::human;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use gfxkit_shrink::{Conversion, Method, Pattern, Report, Selection, Transform};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -217,57 +217,37 @@ pub fn execute(io: &IoArgs, t: &Transform, allow_empty: bool) -> Result<ExitCode
         return crate::cmd::prune_package::execute(io, t, &mapped, allow_empty);
     }
     let name = io.input.display().to_string();
-    // A signed Windows image, when its signature may go: the image without it is the input.
-    let unsigned = if io.drop_signature {
-        gfxkit_shrink::pe::without_signature(&mapped)
-            .with_context(|| format!("cannot remove the signature of {name}"))?
-    } else {
-        None
-    };
-    let input: &[u8] = unsigned.as_deref().unwrap_or(&mapped);
     let started = std::time::Instant::now();
     // A spinner with the current phase on a terminal; nothing when stderr is not one.
     let progress = crate::output::spinner(format!("rewriting {name}"));
-    // The entries' MD5 digests are only in the JSON report: computed for it alone.
-    let mut rewritten = gfxkit_shrink::rewrite_without_digests(input, t)
-        .with_context(|| format!("cannot rewrite {name}"))?;
-    if !allow_empty {
-        gfxkit_shrink::refuse_empty(t, [&rewritten.report])
-            .with_context(|| format!("cannot prune {name}"))?;
-    }
-    progress.suspend(|| note_unmatched(&t.selection, [(name.as_str(), &rewritten.report)]));
-    if io.dry_run {
-        // Nothing is written, so check the rewrite in memory; a written file is checked as
-        // read back from disk instead.
-        progress.set_message(format!("verifying the rewrite of {name}"));
-        gfxkit_shrink::verify(input, &rewritten).with_context(|| {
-            format!("{name}: the rewritten file failed verification; nothing written")
-        })?;
-    }
     let target = io.target();
-    if let Some(path) = &target {
-        progress.set_message(format!("writing and re-verifying {}", path.display()));
-        let durability = if io.in_place {
+    let opts = gfxkit_io::rewrite::RewriteOptions {
+        target: target.as_deref(),
+        like: Some(&io.input),
+        durability: if io.in_place {
             crate::output::Durability::Synced
         } else {
             crate::output::Durability::Rename
-        };
-        // The rewrite borrows from the input's file, or from the unsigned copy in memory.
-        let original = match &unsigned {
-            Some(bytes) => gfxkit_io::rewrite::Original::Bytes(bytes),
-            None => gfxkit_io::rewrite::Original::Input(&mapped),
-        };
-        write_verified(path, &io.input, original, &rewritten, durability)?;
-    }
-    if io.json {
-        rewritten
-            .report
-            .add_digests(input)
-            .with_context(|| format!("{name}: cannot compute the entries' digests"))?;
-    }
+        },
+        allow_empty,
+        drop_signature: io.drop_signature,
+        // The entries' MD5 digests are only in the JSON report: computed for it alone.
+        digests: io.json,
+    };
+    let phase = |p: gfxkit_io::rewrite::Phase<'_>| {
+        use gfxkit_io::rewrite::Phase;
+        progress.set_message(match p {
+            Phase::Rewriting => format!("rewriting {name}"),
+            Phase::Verifying => format!("verifying the rewrite of {name}"),
+            Phase::Writing(path) => format!("writing and re-verifying {}", path.display()),
+        })
+    };
+    let original = gfxkit_io::rewrite::Original::Input(&mapped);
+    let done = gfxkit_io::rewrite::rewrite_file(&io.input, original, t, &opts, &phase)?;
+    progress.suspend(|| note_unmatched(&t.selection, [(name.as_str(), &done)]));
     progress.finish_and_clear();
     let elapsed = started.elapsed();
-    report(&name, target.as_deref(), &rewritten.report, io, elapsed)?;
+    report(&name, target.as_deref(), &done, io, elapsed)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -364,26 +344,6 @@ pub fn note_unmatched<'r>(
             }
         );
     }
-}
-
-/// Writes the rewritten bytes to a temporary file beside `path`, reads the temporary file back
-/// and verifies it against the originals, then renames it over `path`. On any failure the
-/// temporary file is removed and `path` is untouched. A new output takes the input's
-/// permissions.
-fn write_verified(
-    path: &Path,
-    input_path: &Path,
-    original: gfxkit_io::rewrite::Original<'_>,
-    rewritten: &gfxkit_shrink::Rewritten,
-    durability: crate::output::Durability,
-) -> Result<()> {
-    Ok(gfxkit_io::rewrite::write_verified(
-        path,
-        Some(input_path),
-        original,
-        rewritten,
-        durability,
-    )?)
 }
 
 fn report(
