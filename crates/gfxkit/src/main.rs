@@ -1,9 +1,9 @@
 //! `gfxkit`: inspect, bundle, prune and explain AMD GPU device code.
 //!
 //! A thin command line over the gfxkit library crates (the answers come from
-//! [`gfxkit_inventory`]): one module per subcommand under [`cmd`], file access in [`input`]
-//! and [`scan`], output helpers in [`output`], `clang-offload-bundler -type` containers in
-//! [`containers`].
+//! [`gfxkit_inventory`], the walks over paths from [`gfxkit_io`]): one module per subcommand
+//! under [`cmd`], opening one input in [`input`], output helpers in [`output`],
+//! `clang-offload-bundler -type` containers in [`containers`].
 //!
 //! Exit codes: 0 success; 1 a negative answer (incompatible target, no code object selected,
 //! a library that cannot run, a failed verification); 2 an error (bad input, bad usage).

@@ -418,7 +418,7 @@ pub fn verify_file(
     (verify::verify(&name, &inv), processors)
 }
 
-/// `gfxkit verify`'s answer over many inputs ([`verify`]).
+/// `gfxkit verify`'s answer over many inputs ([`verify()`]).
 #[derive(Debug, Default)]
 pub struct VerifyReport {
     /// Each file (or package member) with device code, verified, in path order.
@@ -430,7 +430,7 @@ pub struct VerifyReport {
     pub errors: Vec<String>,
 }
 
-/// Why [`verify`] or [`list`] did not start.
+/// Why [`verify()`] or [`list()`] did not start.
 #[derive(Debug)]
 pub enum WalkError {
     /// A directory named without `recursive`.
@@ -609,7 +609,7 @@ pub fn verify(
     Ok(report)
 }
 
-/// What [`list`] reads.
+/// What [`list()`] reads.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ListOptions {
     /// Search directories (else a directory named is an error).
