@@ -419,7 +419,7 @@ impl<'data> Archive<'data> {
     /// the kernel's architecture. Errors are at the kernel's stored offset.
     pub fn code_object(&self, k: &Kernel) -> Result<Cow<'data, [u8]>> {
         let p = self.payload(k)?;
-        check_code_object(&p, k)?;
+        check_code_object(&p, &k.key, &k.arch, k.stored_offset)?;
         Ok(p)
     }
 
@@ -474,21 +474,23 @@ pub fn frame_has_checksum(frame: &[u8]) -> bool {
     frame.starts_with(&ZSTD_MAGIC) && frame.get(4).is_some_and(|d| d & 0x04 != 0)
 }
 
-/// That `code` (the decoded kernel `k`) is an AMDGPU code object built for `k.arch`.
-fn check_code_object(code: &[u8], k: &Kernel) -> Result<()> {
-    let err = |kind| Err(Error::at(k.stored_offset, kind));
+/// That `code` (the kernel `key` for `arch`) is an AMDGPU code object built for `arch`; an
+/// error names `at`, the kernel's place in its file. The rule of reading an archive's kernel
+/// and of moving a bundle entry into one ([`crate::split::split_binary`]).
+pub(crate) fn check_code_object(code: &[u8], key: &str, arch: &str, at: u64) -> Result<()> {
+    let err = |kind| Err(Error::at(at, kind));
     let co = match gfxkit_code_object::CodeObject::parse(code) {
         Ok(co) => co,
         Err(e) => {
             return err(ErrorKind::NotCodeObject {
-                key: k.key.clone(),
-                arch: k.arch.clone(),
+                key: key.to_owned(),
+                arch: arch.to_owned(),
                 why: e.to_string(),
             })
         }
     };
     // An architecture that is not a target ID names nothing to compare with.
-    let Ok(want) = gfxkit_target_id::TargetId::parse(&k.arch) else {
+    let Ok(want) = gfxkit_target_id::TargetId::parse(arch) else {
         return Ok(());
     };
     if let Err(e) = co.check_target(&want) {
@@ -497,8 +499,8 @@ fn check_code_object(code: &[u8], k: &Kernel) -> Result<()> {
             Err(_) => format!("e_flags {:#x}", co.header().e_flags()),
         };
         return err(ErrorKind::WrongTarget {
-            key: k.key.clone(),
-            arch: k.arch.clone(),
+            key: key.to_owned(),
+            arch: arch.to_owned(),
             found,
             why: e.to_string(),
         });

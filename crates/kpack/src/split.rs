@@ -203,6 +203,12 @@ pub fn split_binary<'data>(
                     )),
                 );
             }
+            // Each code object must be one the archive's reader takes back: built for the
+            // architecture its entry ID names (an entry that contradicts its ID is damage the
+            // split would carry into the archive, where the loader hands it to that device).
+            for (arch, bytes) in &entries {
+                crate::archive::check_code_object(bytes, &key, arch, off)?;
+            }
             seen.insert(off, entries);
         }
         for (arch, bytes) in &seen[&off] {
