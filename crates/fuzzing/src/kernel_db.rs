@@ -7,6 +7,7 @@ use gfxkit_kernel_db::aks2::Aks2;
 use gfxkit_kernel_db::kdb::{decode_blob, Kdb};
 use gfxkit_kernel_db::mapping::{problems, Mapping};
 use gfxkit_kernel_db::tensile::{self, Index};
+use gfxkit_kernel_db::tensile_yaml;
 use gfxkit_kernel_db::Limits;
 
 /// Output a body lets one input decode to.
@@ -24,10 +25,11 @@ fn limits() -> Limits {
     }
 }
 
-/// A Tensile index as MessagePack, and as a zlib stream of one (`.dat.zlib`): every row's
-/// solutions and placeholders read, and every solution a row reaches is one the index lists.
-/// The same bytes as a hipBLASLt mapping (checked against a directory listing) and as an
-/// aiter kernel map (CSV).
+/// A Tensile index as MessagePack, as a zlib stream of one (`.dat.zlib`) and as YAML
+/// (`.yaml`, transcoded within the output limit): every row's solutions and placeholders read,
+/// and every solution a row reaches is one the index lists. What transcodes is written back
+/// as YAML and reads as the same tree. The same bytes as a hipBLASLt mapping (checked against a
+/// directory listing) and as an aiter kernel map (CSV).
 pub fn tensile(data: &[u8]) {
     let limits = limits();
     index(data, &limits);
@@ -37,12 +39,66 @@ pub fn tensile(data: &[u8]) {
         index(&d, &limits);
         mapping(&d, &limits);
     }
+    if let Ok(m) = tensile_yaml::to_msgpack(data, &limits) {
+        // Checked before each event: one scalar (at most the input) past the limit.
+        assert!(m.len() as u64 <= MAX_OUT + data.len() as u64);
+        index(&m, &limits);
+        yaml_round_trip(&m, &limits);
+    }
+    yaml_round_trip(data, &limits);
     if let Ok(m) = KernelMap::parse(data, &limits) {
         assert!(m.rows.len() as u64 <= limits.max_records);
         assert!(m
             .rows
             .iter()
             .all(|r| r.offset < data.len() as u64 && r.line >= 2));
+    }
+}
+
+/// MessagePack that YAML can hold (no binary, no extension type) written as YAML reads back
+/// as the same tree (a 32-bit float as the 64-bit float of its value).
+fn yaml_round_trip(bytes: &[u8], limits: &Limits) {
+    let Ok(yaml) = tensile_yaml::from_msgpack(bytes, limits) else {
+        return;
+    };
+    let back = tensile_yaml::to_msgpack(&yaml, limits)
+        .unwrap_or_else(|e| panic!("written YAML does not read: {e}"));
+    let value = |b: &[u8]| rmpv::decode::read_value(&mut &b[..]).map(widen);
+    match (value(bytes), value(&back)) {
+        (Ok(a), Ok(b)) => assert!(
+            same(&a, &b),
+            "written YAML reads back as another tree: {a} / {b}"
+        ),
+        (a, b) => panic!("a tree that does not decode: {a:?} / {b:?}"),
+    }
+}
+
+/// `v` with every 32-bit float as a 64-bit one.
+fn widen(v: rmpv::Value) -> rmpv::Value {
+    use rmpv::Value;
+    match v {
+        Value::F32(f) => Value::F64(f64::from(f)),
+        Value::Array(a) => Value::Array(a.into_iter().map(widen).collect()),
+        Value::Map(m) => Value::Map(m.into_iter().map(|(k, v)| (widen(k), widen(v))).collect()),
+        v => v,
+    }
+}
+
+/// Equal trees, NaN equal to NaN.
+fn same(a: &rmpv::Value, b: &rmpv::Value) -> bool {
+    use rmpv::Value;
+    match (a, b) {
+        (Value::F64(x), Value::F64(y)) => x == y || (x.is_nan() && y.is_nan()),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((k, v), (l, w))| same(k, l) && same(v, w))
+        }
+        _ => a == b,
     }
 }
 

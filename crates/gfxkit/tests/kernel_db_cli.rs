@@ -405,3 +405,101 @@ fn hipblaslt_mappings_keep_the_layout_rules() {
         "{out}{err}"
     );
 }
+
+/// A rocBLAS library directory whose index is YAML (`TensileLibrary.yaml`, as rocBLAS built
+/// with `TENSILE_YAML` reads it), in the block and flow styles Tensile's writer mixes, beside
+/// the code objects its rows name: listed, its solutions resolved to the kernels, verified,
+/// judged per device, and pruned to one processor with the index written again as YAML.
+#[test]
+fn a_yaml_tensile_index_is_read_judged_and_pruned_like_messagepack() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("rocblas/library");
+    std::fs::create_dir_all(&lib).unwrap();
+    for (arch, path, _) in code_objects(dir.path()) {
+        std::fs::rename(&path, lib.join(format!("TensileLibrary_{arch}.co"))).unwrap();
+    }
+    let row = |arch: &str, first: u32| {
+        format!(
+            "  - predicate: {{type: AMDGPU, value: {{type: Processor, value: {arch}}}}}\n    \
+             library: {{type: Matching, table: [{{key: [1, 2], index: {first}, speed: 1.5}}, \
+             {{key: [3, 4], index: {}, speed: .inf}}]}}\n",
+            first + 1
+        )
+    };
+    let yaml = format!(
+        "---\n# written as Tensile writes it\nlibrary:\n  type: Hardware\n  rows:\n{}{}solutions:\n\
+         - {{index: 0, name: k0}}\n- {{index: 1, name: k1}}\n- index: 2\n  name: 'k2'\n\
+         - {{index: 3, name: \"k0\"}}\n",
+        row("gfx90a", 0),
+        row("gfx1100", 2)
+    );
+    let index = lib.join("TensileLibrary.yaml");
+    std::fs::write(&index, yaml).unwrap();
+    let ix = index.to_str().unwrap();
+
+    let (code, l, err) = json(&["list", "--json", ix]);
+    assert_eq!(code, 0, "{err}");
+    let db = &l["files"][0]["database"];
+    assert_eq!(db["kind"], "tensile", "{l}");
+    assert_eq!(db["solutions"], 4, "{l}");
+    let procs: Vec<&str> = db["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["processor"].as_str().unwrap())
+        .collect();
+    assert_eq!(procs, ["gfx90a", "gfx1100"]);
+
+    // Every solution resolves to a kernel of its processor's code object.
+    let (code, k, err) = json(&["kernels", "--json", ix]);
+    assert_eq!(code, 0, "{err}");
+    let sols = k["solutions"].as_array().unwrap();
+    assert_eq!(sols.len(), 4, "{k}");
+    assert!(sols.iter().all(|s| s["present"] == true), "{k}");
+    let (code, out, err) = gfxkit(&["verify", ix]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    // Per device: gfx90a is served; gfx1030 has no row, no code object.
+    let root = dir.path().join("rocblas");
+    let r = root.to_str().unwrap();
+    let (code, out, _) = gfxkit(&["doctor", "--device", "gfx90a", r]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out, _) = gfxkit(&["doctor", "--device", "gfx1030", r]);
+    assert_eq!(code, 1, "{out}");
+
+    // Pruned to gfx90a: the index is YAML again, with gfx90a's row and its two solutions.
+    let out_dir = dir.path().join("pruned");
+    let (code, p, err) = json(&[
+        "prune",
+        "--json",
+        "--keep",
+        "gfx90a",
+        r,
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let pruned = out_dir.join("library/TensileLibrary.yaml");
+    let text = std::fs::read_to_string(&pruned).unwrap();
+    assert!(text.starts_with("---\n"), "{text}");
+    assert!(
+        !out_dir.join("library/TensileLibrary_gfx1100.co").exists(),
+        "{p}"
+    );
+    let (code, l, err) = json(&["list", "--json", pruned.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let db = &l["files"][0]["database"];
+    assert_eq!(db["solutions"], 2, "{l}");
+    assert_eq!(db["rows"].as_array().unwrap().len(), 1, "{l}");
+    let (code, out, err) = gfxkit(&["verify", "-r", out_dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    // Damage: a cut index is an error naming the file and the line.
+    std::fs::write(&index, &std::fs::read(&index).unwrap()[..60]).unwrap();
+    let (code, out, err) = gfxkit(&["list", ix]);
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        format!("{out}{err}").contains("TensileLibrary.yaml"),
+        "{out}{err}"
+    );
+}

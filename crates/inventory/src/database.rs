@@ -241,7 +241,11 @@ pub fn row_files(listing: &Listing<'_>, processor: &str, placeholders: &[&str]) 
         }
     };
     if r.lazy {
-        let suffix = ".dat";
+        // Shards have the master index's suffix.
+        let suffix = match &r.index.opened {
+            Some(i) if i.ends_with(".yaml") => ".yaml",
+            _ => ".dat",
+        };
         for p in placeholders {
             let f = resolve::placeholder(listing, &r.dir, p, processor, suffix);
             match f.index.opened {
@@ -279,31 +283,26 @@ fn listing_has_prefix(listing: &Listing<'_>, dir: &str, prefix: &str) -> bool {
     listing.files_in(dir).any(|n| n.starts_with(prefix))
 }
 
-/// A Tensile index read (decompressed first for `.zlib`).
+/// A Tensile index read: its MessagePack bytes, inflated from a `.zlib` file or transcoded
+/// from a `.yaml` one ([`tensile::index_bytes`], bounded).
 pub struct TensileFile {
-    bytes: Vec<u8>,
-    zlib: bool,
+    /// The decoded bytes, when they are not the file's own.
+    bytes: Option<Vec<u8>>,
 }
 
 impl TensileFile {
-    /// Reads an index's bytes: a `.zlib` one is decompressed (bounded).
+    /// Reads an index's bytes.
     pub fn new(name: &str, data: &[u8]) -> Result<TensileFile, gfxkit_kernel_db::Error> {
-        let zlib = gfxkit_kernel_db::sniff::tensile_name(name).is_some_and(|(_, z)| z);
-        let bytes = if zlib {
-            tensile::decompress_zlib(data, Limits::default().max_decompressed)?
-        } else {
-            Vec::new()
+        let bytes = match tensile::index_bytes(name, data, &Limits::default())? {
+            std::borrow::Cow::Borrowed(_) => None,
+            std::borrow::Cow::Owned(v) => Some(v),
         };
-        Ok(TensileFile { bytes, zlib })
+        Ok(TensileFile { bytes })
     }
 
     /// The index's MessagePack bytes.
     pub fn bytes<'a>(&'a self, data: &'a [u8]) -> &'a [u8] {
-        if self.zlib {
-            &self.bytes
-        } else {
-            data
-        }
+        self.bytes.as_deref().unwrap_or(data)
     }
 }
 

@@ -608,17 +608,14 @@ fn aotriton_pack(rel: &str, data: &[u8]) -> Option<Vec<String>> {
     (!walked.is_empty()).then_some(targets)
 }
 
-/// A Tensile index's MessagePack bytes (inflated from a `.zlib` file).
+/// A Tensile index's MessagePack bytes (inflated from a `.zlib` file, transcoded from a
+/// `.yaml` one: [`gfxkit_kernel_db::tensile::index_bytes`]).
 fn index_bytes<'d>(
     path: &Path,
     rel: &str,
     data: &'d [u8],
 ) -> Result<std::borrow::Cow<'d, [u8]>, Error> {
-    if !rel.ends_with(".zlib") {
-        return Ok(std::borrow::Cow::Borrowed(data));
-    }
-    gfxkit_kernel_db::tensile::decompress_zlib(data, Limits::default().max_decompressed)
-        .map(std::borrow::Cow::Owned)
+    gfxkit_kernel_db::tensile::index_bytes(rel, data, &Limits::default())
         .map_err(|e| Error::new(path, ErrorKind::Database(e)))
 }
 
@@ -687,6 +684,7 @@ fn tensile_index(
     let sel = &t.selection;
     let limits = Limits::default();
     let zlib = rel.ends_with(".zlib");
+    let yaml = rel.ends_with(".yaml");
     let bytes = index_bytes(path, rel, data)?;
     let bytes: &[u8] = &bytes;
     let index = parse_index(path, bytes)?;
@@ -756,6 +754,8 @@ fn tensile_index(
         e.write_all(&pruned.bytes)
             .and_then(|_| e.finish())
             .map_err(|e| Error::new(path, ErrorKind::Write(e)))?
+    } else if yaml {
+        yaml_index(&pruned.bytes, &limits).map_err(|e| Error::new(path, ErrorKind::Database(e)))?
     } else {
         pruned.bytes
     };
@@ -778,6 +778,43 @@ fn tensile_index(
         keeps,
         index_bytes: Some(out),
     })
+}
+
+/// The pruned MessagePack index `bytes` written as YAML (for a `.yaml` index), read back
+/// before it is returned: the transcoded YAML must parse to the same solutions (index and
+/// name) and rows (processor, CU count, solutions reached).
+fn yaml_index(bytes: &[u8], limits: &Limits) -> Result<Vec<u8>, gfxkit_kernel_db::Error> {
+    use gfxkit_kernel_db::tensile::Index;
+    use gfxkit_kernel_db::tensile_yaml::{from_msgpack, to_msgpack};
+    let yaml = from_msgpack(bytes, limits)?;
+    let back = to_msgpack(&yaml, limits)?;
+    let (a, b) = (
+        Index::parse_with(bytes, limits)?,
+        Index::parse_with(&back, limits)?,
+    );
+    let solutions = |i: &Index<'_>| -> Vec<(u64, String)> {
+        i.solutions
+            .iter()
+            .map(|s| (s.index, s.name.to_owned()))
+            .collect()
+    };
+    let rows = |i: &Index<'_>| -> Vec<(Option<String>, Option<u64>, Vec<u64>)> {
+        i.rows()
+            .iter()
+            .map(|r| {
+                let procs = r.processor.map(str::to_owned);
+                (procs, r.cu_count, r.solutions.iter().copied().collect())
+            })
+            .collect()
+    };
+    if solutions(&a) != solutions(&b) || rows(&a) != rows(&b) {
+        return Err(gfxkit_kernel_db::Error::new(
+            gfxkit_kernel_db::error::ErrorKind::Inconsistent(
+                "the pruned index written as YAML does not read back as written".into(),
+            ),
+        ));
+    }
+    Ok(yaml)
 }
 
 /// When `items[i]` is a directory named for a processor (`hsa/gfx942`, `library/gfx90a`; a

@@ -7,6 +7,8 @@
 //!   solutions reachable and the lazy shards named.
 //! - [`tensile_write`]: a multi-architecture index rewritten to some of its rows and the
 //!   solutions they reach, read back before it is returned (what `prune` of a tree writes).
+//! - [`tensile_yaml`]: YAML indexes (`TensileLibrary*.yaml`) transcoded into the MessagePack
+//!   tree [`tensile`] reads, and an index written back as YAML.
 //! - [`mapping`]: hipBLASLt's `*_Mapping.dat` (solution index to kernel library) and the
 //!   layout rules it must keep with the files beside it.
 //! - [`resolve`]: which index and code-object files rocBLAS opens for a processor, over a
@@ -39,6 +41,7 @@ pub mod resolve;
 pub mod sniff;
 pub mod tensile;
 pub mod tensile_write;
+pub mod tensile_yaml;
 
 pub use error::{Error, ErrorKind, Result};
 pub use limits::Limits;

@@ -7,7 +7,8 @@
 //! 1. If `library/<processor>` exists, files are looked up there instead (2026 layout).
 //! 2. The index is the first present of `TensileLibrary_lazy_<processor>.dat` (lazy loading),
 //!    `TensileLibrary_<processor>.dat`, `TensileLibrary.dat`; none present aborts rocBLAS
-//!    ("Cannot read .../TensileLibrary.dat").
+//!    ("Cannot read .../TensileLibrary.dat"). A rocBLAS built with `TENSILE_YAML` opens the
+//!    same names ending in `.yaml` (taken for a directory holding YAML indexes only).
 //! 3. Without lazy loading every file matching `*<processor>*co` (so `.co` and `.hsaco`) is
 //!    loaded at start-up, except names containing `Experimental` and names carrying the
 //!    opposite XNACK mode (`xnack-` on an `xnack+` device and the reverse); no match prints
@@ -145,13 +146,23 @@ pub fn rocblas(listing: &Listing<'_>, processor: &str, xnack: Xnack) -> Resoluti
     } else {
         String::new()
     };
-    let lazy_name = join(&dir, &format!("TensileLibrary_lazy_{processor}.dat"));
+    // A rocBLAS built with `TENSILE_YAML` opens the same names with `.yaml`: taken when the
+    // directory holds YAML indexes and no MessagePack one.
+    let names = || listing.files_in(&dir);
+    let ext = if names().any(|n| n.starts_with("TensileLibrary") && n.ends_with(".yaml"))
+        && !names().any(|n| n.starts_with("TensileLibrary") && n.ends_with(".dat"))
+    {
+        "yaml"
+    } else {
+        "dat"
+    };
+    let lazy_name = join(&dir, &format!("TensileLibrary_lazy_{processor}.{ext}"));
     let index = probe(
         listing,
         [
             lazy_name.clone(),
-            join(&dir, &format!("TensileLibrary_{processor}.dat")),
-            join(&dir, "TensileLibrary.dat"),
+            join(&dir, &format!("TensileLibrary_{processor}.{ext}")),
+            join(&dir, &format!("TensileLibrary.{ext}")),
         ],
     );
     let lazy = index.opened.as_deref() == Some(lazy_name.as_str());

@@ -7,9 +7,11 @@
 //! - aiter kernel maps: a `.csv` name under `hsa/` and a header naming `knl_name` and
 //!   `knl_file` (or `co_name`) ([`crate::aiter::is_kernel_map`]).
 //! - Tensile/TensileLite indexes: a name `TensileLibrary*.dat`, `TensileLiteLibrary*.dat` or
-//!   `*_Mapping.dat` (each also with `.zlib`), and content that starts as the format says: a
-//!   MessagePack map, or for `.zlib` a zlib stream header. Names alone would take YAML
-//!   indexes and unrelated `.dat` files; content alone cannot tell MessagePack from noise.
+//!   `*_Mapping.dat` (each also with `.zlib`), or `TensileLibrary*.yaml` (Tensile's YAML
+//!   indexes), and content that starts as the format says: a MessagePack map, for `.zlib` a
+//!   zlib stream header, for `.yaml` a YAML document ([`crate::tensile_yaml::looks_like_index`]).
+//!   Names alone would take unrelated `.dat` and `.yaml` files; content alone cannot tell
+//!   MessagePack from noise.
 //!
 //! ```
 //! use gfxkit_kernel_db::sniff::{sniff, DbKind};
@@ -54,19 +56,34 @@ impl DbKind {
 /// magic numbers need 16, an aiter kernel map's CSV header line more.
 pub const PREFIX_LEN: usize = 512;
 
+/// How a Tensile index's bytes are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    /// MessagePack (`.dat`).
+    MessagePack,
+    /// MessagePack in a zlib stream (`.dat.zlib`).
+    Zlib,
+    /// YAML (`.yaml`), read through [`crate::tensile_yaml`].
+    Yaml,
+}
+
 /// Whether `name` (a file name or a path; only the last component counts) is a Tensile
-/// index's name, and whether it is zlib-compressed.
-pub fn tensile_name(name: &str) -> Option<(DbKind, bool)> {
+/// index's name, and how it is stored.
+pub fn tensile_name(name: &str) -> Option<(DbKind, Encoding)> {
     let base = name.rsplit(['/', '\\', '!']).next().unwrap_or(name);
-    let (stem, zlib) = match base.strip_suffix(".zlib") {
-        Some(s) => (s, true),
-        None => (base, false),
+    if let Some(stem) = base.strip_suffix(".yaml") {
+        let index = stem.starts_with("TensileLibrary") || stem.starts_with("TensileLiteLibrary");
+        return index.then_some((DbKind::TensileIndex, Encoding::Yaml));
+    }
+    let (stem, encoding) = match base.strip_suffix(".zlib") {
+        Some(s) => (s, Encoding::Zlib),
+        None => (base, Encoding::MessagePack),
     };
     let stem = stem.strip_suffix(".dat")?;
     if stem.ends_with("_Mapping") {
-        Some((DbKind::TensileMapping, zlib))
+        Some((DbKind::TensileMapping, encoding))
     } else if stem.starts_with("TensileLibrary") || stem.starts_with("TensileLiteLibrary") {
-        Some((DbKind::TensileIndex, zlib))
+        Some((DbKind::TensileIndex, encoding))
     } else {
         None
     }
@@ -101,11 +118,11 @@ pub fn sniff(name: &str, prefix: &[u8]) -> Option<DbKind> {
     if crate::aiter::is_kernel_map(name, prefix) {
         return Some(DbKind::AiterMap);
     }
-    let (kind, zlib) = tensile_name(name)?;
-    let ok = if zlib {
-        zlib_header(prefix)
-    } else {
-        msgpack_map(prefix)
+    let (kind, encoding) = tensile_name(name)?;
+    let ok = match encoding {
+        Encoding::Zlib => zlib_header(prefix),
+        Encoding::MessagePack => msgpack_map(prefix),
+        Encoding::Yaml => crate::tensile_yaml::looks_like_index(prefix),
     };
     ok.then_some(kind)
 }
@@ -128,12 +145,22 @@ mod tests {
             sniff("TensileLiteLibrary_lazy_gfx942_Mapping.dat", &[0xde, 0, 3]),
             Some(DbKind::TensileMapping)
         );
-        // A YAML index is not read.
+        // A YAML index under its own name; YAML under a `.dat` name, or a `.yaml` file that
+        // is no index (Tensile's logic files are sequences), is not one.
         assert_eq!(
             sniff("TensileLibrary.dat", b"- {MinimumRequiredVersion"),
             None
         );
         assert_eq!(sniff("TensileLibrary.yaml", &[0x82]), None);
+        assert_eq!(
+            sniff("TensileLibrary.yaml", b"---\nlibrary:\n  rows:"),
+            Some(DbKind::TensileIndex)
+        );
+        assert_eq!(
+            sniff("TensileLibrary_gfx90a.yaml", b"- {MinimumRequiredVersion"),
+            None
+        );
+        assert_eq!(sniff("notes.yaml", b"---\nlibrary:"), None);
         assert_eq!(sniff("anything", b"AKS2"), Some(DbKind::Aks2));
     }
 

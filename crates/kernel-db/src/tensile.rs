@@ -22,8 +22,9 @@
 //! memory 146 MB of which 117 MB is the file itself; decoding the same file into one
 //! `rmpv::Value` tree takes 4.7 s and peaks at 1.28 GB (`examples/tensile_index.rs`).
 //!
-//! YAML indexes (Tensile before MessagePack, rocBLAS built with `TENSILE_YAML`) and the
-//! `format_version: 2` indexed layout of 2026 are not read.
+//! YAML indexes (Tensile before MessagePack, rocBLAS built with `TENSILE_YAML`) are read
+//! through [`crate::tensile_yaml`], which transcodes them to these bytes ([`index_bytes`]).
+//! The `format_version: 2` indexed layout of 2026 is not read.
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::Limits;
@@ -409,6 +410,24 @@ fn summarize<'a>(
         }
     }
     s
+}
+
+/// The MessagePack bytes of the index file `name` holding `data`, as [`Index::parse`] reads
+/// them: a `.dat` file's own bytes, a `.dat.zlib` file's inflated, a `.yaml` file's
+/// transcoded ([`crate::tensile_yaml::to_msgpack`]); both bounded by
+/// [`Limits::max_decompressed`].
+pub fn index_bytes<'d>(
+    name: &str,
+    data: &'d [u8],
+    limits: &Limits,
+) -> Result<std::borrow::Cow<'d, [u8]>> {
+    use crate::sniff::{tensile_name, Encoding};
+    use std::borrow::Cow;
+    match tensile_name(name).map(|(_, e)| e) {
+        Some(Encoding::Zlib) => decompress_zlib(data, limits.max_decompressed).map(Cow::Owned),
+        Some(Encoding::Yaml) => crate::tensile_yaml::to_msgpack(data, limits).map(Cow::Owned),
+        Some(Encoding::MessagePack) | None => Ok(Cow::Borrowed(data)),
+    }
 }
 
 /// Decompresses a `.dat.zlib` index into memory, refusing more than `limit` bytes.
