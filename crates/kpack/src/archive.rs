@@ -414,9 +414,10 @@ impl<'data> Archive<'data> {
 
     /// The code object of `k`: [`Archive::payload`] (which checks a frame's content checksum
     /// when it has one, as gfxkit's frames do), then what holds for any frame, checksum or not
-    /// (TheRock's frames have none): the bytes parse as an AMDGPU code object (the parse of
-    /// `gfxkit inspect`, [`gfxkit_code_object::CodeObject::parse`]) whose `e_flags` are those of
-    /// the kernel's architecture. Errors are at the kernel's stored offset.
+    /// (TheRock's frames have none): the bytes read as an AMDGPU code object whose identity
+    /// can be trusted (the check of writers such as `extract`,
+    /// [`gfxkit_code_object::CodeObject::check_identity`]) and whose `e_flags` are those of the
+    /// kernel's architecture. Errors are at the kernel's stored offset.
     pub fn code_object(&self, k: &Kernel) -> Result<Cow<'data, [u8]>> {
         let p = self.payload(k)?;
         check_code_object(&p, &k.key, &k.arch, k.stored_offset)?;
@@ -474,38 +475,45 @@ pub fn frame_has_checksum(frame: &[u8]) -> bool {
     frame.starts_with(&ZSTD_MAGIC) && frame.get(4).is_some_and(|d| d & 0x04 != 0)
 }
 
-/// That `code` (the kernel `key` for `arch`) is an AMDGPU code object built for `arch`; an
-/// error names `at`, the kernel's place in its file. The rule of reading an archive's kernel
+/// That `code` (the kernel `key` for `arch`) is an AMDGPU code object built for `arch`, read
+/// to the identity level ([`gfxkit_code_object::CodeObject::check_identity`]); an error names
+/// `at`, the kernel's place in its file. The rule of reading an archive's kernel
 /// and of moving a bundle entry into one ([`crate::split::split_binary`]).
 pub(crate) fn check_code_object(code: &[u8], key: &str, arch: &str, at: u64) -> Result<()> {
     let err = |kind| Err(Error::at(at, kind));
-    let co = match gfxkit_code_object::CodeObject::parse(code) {
-        Ok(co) => co,
-        Err(e) => {
-            return err(ErrorKind::NotCodeObject {
-                key: key.to_owned(),
-                arch: arch.to_owned(),
-                why: e.to_string(),
-            })
-        }
-    };
-    // An architecture that is not a target ID names nothing to compare with.
-    let Ok(want) = gfxkit_target_id::TargetId::parse(arch) else {
-        return Ok(());
-    };
-    if let Err(e) = co.check_target(&want) {
-        let found = match co.header().target_id() {
-            Ok(t) => t.to_string(),
-            Err(_) => format!("e_flags {:#x}", co.header().e_flags()),
-        };
-        return err(ErrorKind::WrongTarget {
+    let not_code_object = |why: String| {
+        err(ErrorKind::NotCodeObject {
             key: key.to_owned(),
             arch: arch.to_owned(),
-            found,
-            why: e.to_string(),
-        });
+            why,
+        })
+    };
+    let header = match gfxkit_code_object::Header::parse(code) {
+        Ok(h) => h,
+        Err(e) => return not_code_object(e.to_string()),
+    };
+    // An architecture that is not a target ID names nothing to compare with.
+    if let Ok(want) = gfxkit_target_id::TargetId::parse(arch) {
+        if let Err(e) = header.check_target(&want) {
+            let found = match header.target_id() {
+                Ok(t) => t.to_string(),
+                Err(_) => format!("e_flags {:#x}", header.e_flags()),
+            };
+            return err(ErrorKind::WrongTarget {
+                key: key.to_owned(),
+                arch: arch.to_owned(),
+                found,
+                why: e.to_string(),
+            });
+        }
     }
-    Ok(())
+    // The rest of the identity, without decoding every kernel's metadata: the tables, the
+    // notes, the metadata's target agreeing with `e_flags`.
+    match gfxkit_code_object::CodeObject::check_identity(code) {
+        Ok(None) => Ok(()),
+        Ok(Some(issue)) => not_code_object(issue.to_string()),
+        Err(e) => not_code_object(e.to_string()),
+    }
 }
 
 /// Decodes one zstd frame, keeping at most `limit + 1` bytes of output.
