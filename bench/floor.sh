@@ -29,7 +29,8 @@
 #   downloads to /tmp/gfxkit-real-packages), against `cp` ($RUNS rounds);
 # - a kernel-database tree: `prune --keep gfx90a` of Debian's librocblas0 5.5.1 unpacked
 #   ($ROCBLAS_DEB, default target/real/librocblas0_5.5.1+dfsg-7_amd64.deb: the library and its
-#   2.3 GB Tensile library) against `cp -r` of the files it keeps;
+#   2.3 GB Tensile library) against `cp -r` of the files it keeps, and `size` and
+#   `doctor --device gfx90a` of that tree against their goals (2 s, 512 MiB; no floor);
 # - a container image: `list --summary` of an OCI image holding librocsparse and Debian's
 #   librocrand (target/real/librocrand.so.1.1; bench/make-image.py) against `tar -x` of the
 #   image and its layers;
@@ -190,6 +191,8 @@ PY
   for ((r = -1; r < TREE_RUNS; r++)); do
     run tree.gfxkit "rm -rf tp" "$G" prune --keep gfx90a "$TREE" -o tp
     run tree.cp "rm -rf tc" bash -c "mkdir tc && cd '$TREE' && exec xargs -d '\n' -a '$W/kept.txt' cp -P -r --parents -t '$W/tc'"
+    run tree.size "" "$G" size "$TREE"
+    run tree.doctor "" "$G" doctor --device gfx90a "$TREE"
   done
   rm -rf rocblas tp tc
 fi

@@ -7,8 +7,8 @@ use gfxkit_kernel_db::aks2::Aks2;
 use gfxkit_kernel_db::kdb::{decode_blob, Kdb};
 use gfxkit_kernel_db::mapping::{problems, Mapping};
 use gfxkit_kernel_db::tensile::{self, Index};
-use gfxkit_kernel_db::tensile_yaml;
 use gfxkit_kernel_db::Limits;
+use gfxkit_kernel_db::{tensile_write, tensile_yaml};
 
 /// Output a body lets one input decode to.
 const MAX_OUT: u64 = 1 << 20;
@@ -25,9 +25,10 @@ fn limits() -> Limits {
     }
 }
 
-/// A Tensile index as MessagePack, as a zlib stream of one (`.dat.zlib`) and as YAML
-/// (`.yaml`, transcoded within the output limit): every row's solutions and placeholders read,
-/// and every solution a row reaches is one the index lists. What transcodes is written back
+/// A Tensile index as MessagePack (either layout), as a zlib stream of one (`.dat.zlib`) and
+/// as YAML (`.yaml`, transcoded within the output limit): every row's solutions and
+/// placeholders read, every solution a row reaches is one the index lists, and the index cut
+/// to its first row reads back in its own layout. What transcodes is written back
 /// as YAML and reads as the same tree. The same bytes as a hipBLASLt mapping (checked against a
 /// directory listing) and as an aiter kernel map (CSV).
 pub fn tensile(data: &[u8]) {
@@ -127,6 +128,13 @@ fn index(bytes: &[u8], limits: &Limits) {
     }
     let _ = index.unreachable_solutions();
     let _ = index.placeholders();
+    // Cut to the first row: the rewrite reads itself back, in the input's layout.
+    if let Ok(p) = tensile_write::prune_parsed(bytes, &index, |r| r.position == 0, limits) {
+        let back = Index::parse_with(&p.bytes, limits)
+            .unwrap_or_else(|e| panic!("a pruned index that does not read: {e}"));
+        assert_eq!(back.layout(), index.layout());
+        assert_eq!(back.solutions.len(), p.solutions_after);
+    }
 }
 
 /// A MIOpen `.kdb` file (SQLite, opened read-only from memory): its records, and each blob

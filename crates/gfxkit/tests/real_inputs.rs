@@ -849,6 +849,91 @@ fn rocblas_tree_prune_keeps_only_the_kept_rows_and_files() {
     assert!(!inside.exists());
 }
 
+/// Debian's rocBLAS index rewritten in the indexed layout of 2026 (`format_version: 2`, as
+/// hipBLASLt's build writes it): `list` reads the same rows and solutions as from the original,
+/// and the tree prune keeps gfx803's row with its 88 solutions in an index that stays indexed.
+#[test]
+fn rocblas_index_in_the_indexed_layout_lists_and_prunes_as_the_original() {
+    let tmp = tempfile::tempdir().unwrap();
+    let l = ROCBLAS_LIBRARY;
+    let files = [
+        "TensileLibrary.dat",
+        "TensileLibrary_gfx803.co",
+        "Kernels.so-000-gfx803.hsaco",
+    ];
+    let wanted: Vec<String> = files.iter().map(|f| format!("{l}/{f}")).collect();
+    let original = tmp.path().join("original");
+    std::fs::create_dir(&original).unwrap();
+    let original = unpack_rocblas(&original, &wanted);
+    let tree = tmp.path().join("indexed");
+    let lib = tree.join(l);
+    std::fs::create_dir_all(&lib).unwrap();
+    let array = std::fs::read(original.join("TensileLibrary.dat")).unwrap();
+    let indexed = gfxkit_testkit::tensile::to_indexed(&array);
+    drop(array);
+    std::fs::write(lib.join("TensileLibrary.dat"), &indexed).unwrap();
+    for f in &files[1..] {
+        std::fs::rename(original.join(f), lib.join(f)).unwrap();
+    }
+    drop(indexed);
+
+    let db = |p: &Path| json(&gfxkit(&["list", "--json", s(p)]))["files"][0]["database"].clone();
+    let (a, b) = (
+        db(&original.join("TensileLibrary.dat")),
+        db(&lib.join("TensileLibrary.dat")),
+    );
+    assert_eq!(b["solutions"], 56980, "{b}");
+    // The rows' files are resolved against each index's own directory: compare the rest.
+    let rows = |d: &serde_json::Value| {
+        d["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["processor"].clone(),
+                    r["cu_count"].clone(),
+                    r["solutions"].clone(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(rows(&a), rows(&b));
+    assert_eq!(rows(&b).len(), 11);
+
+    let out = tmp.path().join("pruned");
+    let o = gfxkit(&[
+        "prune",
+        "--json",
+        "--keep",
+        "gfx803",
+        s(&tree),
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let r = json(&o);
+    let index = r["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == format!("{l}/TensileLibrary.dat"))
+        .unwrap_or_else(|| panic!("{r}"))
+        .clone();
+    assert_eq!(index["action"], "rewritten", "{index}");
+    assert_eq!(index["index"]["solutions_after"], 88);
+    let pruned = out.join(l).join("TensileLibrary.dat");
+    let d = db(&pruned);
+    assert_eq!(d["rows"].as_array().unwrap().len(), 1, "{d}");
+    assert_eq!(d["rows"][0]["processor"], "gfx803");
+    assert_eq!(d["rows"][0]["missing"], serde_json::json!([]));
+    // Still indexed: the map opens with `format_version` (2), then the table.
+    let bytes = std::fs::read(&pruned).unwrap();
+    assert!(bytes[1..].starts_with(b"\xaeformat_version\x02\xafsolutions_index"));
+    let o = gfxkit(&["verify", "-r", s(&out)]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o).0, text(&o).1);
+}
+
 /// `kpack split -r --overlays` of Debian's rocBLAS tree: the host-only library and the
 /// multi-architecture index in `generic/`, each processor's code objects (`-xnack±` spellings
 /// included) and archive in its overlay, decided by content; `generic/` plus one overlay is an

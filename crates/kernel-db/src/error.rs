@@ -50,6 +50,10 @@ pub enum ErrorKind {
     /// load with "Invalid solution index").
     #[error("solution index {0} is not in the solutions list")]
     UnknownSolution(u64),
+    /// An index's `format_version` is one gfxkit does not read (it reads 1 and 2; the loader
+    /// refuses the others too).
+    #[error("format_version {0} is not a layout gfxkit reads (1 or 2)")]
+    UnsupportedVersion(u64),
     /// A compressed stream does not decode.
     #[error("{codec} stream does not decode: {why}")]
     Decompress {

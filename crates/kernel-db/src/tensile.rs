@@ -24,7 +24,16 @@
 //!
 //! YAML indexes (Tensile before MessagePack, rocBLAS built with `TENSILE_YAML`) are read
 //! through [`crate::tensile_yaml`], which transcodes them to these bytes ([`index_bytes`]).
-//! The `format_version: 2` indexed layout of 2026 is not read.
+//!
+//! The indexed layout of 2026 (`format_version: 2`, hipBLASLt's TensileLite) replaces the
+//! `solutions` array by `solutions_index`, a flat array of `[index, offset, length]` triples,
+//! and `solutions_blob`, a binary holding each solution's map packed on its own at `offset`
+//! for `length` bytes; the `library` tree is the same. It is read as the loader checks it:
+//! the table a whole number of triples, no field negative, every index within the loader's
+//! 32-bit `int` and listed once, every slice inside the blob and holding exactly one solution
+//! map whose own `index` is the table's. A `format_version` other than 1 or 2 is refused (the
+//! loader refuses a layout it does not know). [`Index::layout`] tells which layout was read;
+//! [`Solution::offset`] is absolute in the input either way.
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::Limits;
@@ -205,17 +214,27 @@ impl fmt::Display for Predicate<'_> {
     }
 }
 
+/// How an index holds its solutions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// A `solutions` array of maps (`format_version` absent or 1).
+    Array,
+    /// `solutions_index` triples over a `solutions_blob` binary (`format_version: 2`).
+    Indexed,
+}
+
 /// A parsed index: the solutions and the library tree, borrowing from the input bytes.
 #[derive(Debug, Clone)]
 pub struct Index<'a> {
-    /// The solutions, in file order.
+    /// The solutions, in file order (for [`Layout::Indexed`], in the order of the table).
     pub solutions: Vec<Solution<'a>>,
     /// The root of the library tree.
     pub library: Node<'a>,
     by_index: HashMap<u64, usize>,
-    /// Where the `solutions` array ends: solution `i` spans from its offset to the next one's
-    /// (the last to here), which a rewrite copies without stepping over it again.
-    solutions_end: usize,
+    /// Where each solution's map ends (it starts at its [`Solution::offset`]), which a rewrite
+    /// copies without stepping over it again.
+    ends: Vec<usize>,
+    layout: Layout,
 }
 
 /// What one hardware row of the index reaches.
@@ -263,27 +282,57 @@ impl<'a> Index<'a> {
             .map("the index map {solutions, library}")
             .map_err(|e| Error::from(e).place(root.to_string()))?;
         let mut solutions = None;
-        let mut solutions_end = 0;
+        let mut version: Option<(u64, u64)> = None;
+        let mut table_at = None;
+        let mut blob: Option<Blob> = None;
         let mut library_at = None;
         for _ in 0..n {
             let key = c
                 .str()
                 .map_err(|e| Error::from(e).place(root.to_string()))?;
             let here = Path::Key(&root, key);
+            let placed = |e: gfxkit_msgpack::Error| Error::from(e).place(here.to_string());
             match key {
-                "solutions" if solutions.is_none() => {
+                "format_version" if version.is_none() => {
+                    let at = c.offset();
+                    version = Some((at, c.uint("a format version").map_err(placed)?));
+                }
+                // An indexed file's loader does not look at a `solutions` array.
+                "solutions" if solutions.is_none() && !matches!(version, Some((_, 2))) => {
                     solutions = Some(p.solutions(&mut c, &here)?);
-                    solutions_end = c.pos();
+                }
+                "solutions_index" if table_at.is_none() => {
+                    table_at = Some(c.pos());
+                    c.skip().map_err(placed)?;
+                }
+                "solutions_blob" if blob.is_none() => {
+                    let at = c.pos();
+                    match c.head().map_err(placed)? {
+                        Head::Bin(len) => {
+                            c.skip_bytes(len, at).map_err(placed)?;
+                            blob = Some(Blob {
+                                at,
+                                start: c.pos() - len as usize,
+                                len: len as usize,
+                            });
+                        }
+                        other => {
+                            return Err(placed(gfxkit_msgpack::unexpected(
+                                at,
+                                "a binary of solutions",
+                                other,
+                            )))
+                        }
+                    }
                 }
                 "library" if library_at.is_none() => {
                     library_at = Some(c.pos());
                     c.skip_recording(RECORDED_CONTAINER, &mut p.ends)
-                        .map_err(|e| Error::from(e).place(here.to_string()))?;
+                        .map_err(placed)?;
                     p.ends.sort_unstable();
                 }
                 _ => {
-                    c.skip()
-                        .map_err(|e| Error::from(e).place(here.to_string()))?;
+                    c.skip().map_err(placed)?;
                 }
             }
         }
@@ -293,27 +342,48 @@ impl<'a> Index<'a> {
                 ErrorKind::TrailingBytes(c.remaining() as u64),
             ));
         }
-        let solutions =
-            solutions.ok_or_else(|| Error::at(0, ErrorKind::MissingField("solutions")))?;
+        let layout = match version {
+            None | Some((_, 1)) => Layout::Array,
+            Some((_, 2)) => Layout::Indexed,
+            Some((at, v)) => {
+                return Err(Error::at(at, ErrorKind::UnsupportedVersion(v)).place("format_version"))
+            }
+        };
+        let (solutions, ends) = match layout {
+            Layout::Array => {
+                solutions.ok_or_else(|| Error::at(0, ErrorKind::MissingField("solutions")))?
+            }
+            Layout::Indexed => {
+                // A `solutions` array read before `format_version` said 2 does not count.
+                p.by_index.clear();
+                let table = table_at
+                    .ok_or_else(|| Error::at(0, ErrorKind::MissingField("solutions_index")))?;
+                let blob =
+                    blob.ok_or_else(|| Error::at(0, ErrorKind::MissingField("solutions_blob")))?;
+                p.indexed_solutions(bytes, table, blob)?
+            }
+        };
         let lib_pos = library_at.ok_or_else(|| Error::at(0, ErrorKind::MissingField("library")))?;
         let library = p.node(&mut c.at(lib_pos), &Path::Key(&root, "library"), 0)?;
         Ok(Index {
             solutions,
             library,
             by_index: p.by_index,
-            solutions_end,
+            ends,
+            layout,
         })
     }
 
+    /// How the index holds its solutions.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
     /// The bytes of solution `i` (in file order) within `bytes`, the input the index was
-    /// parsed from.
+    /// parsed from: its map alone.
     pub fn solution_bytes<'b>(&self, bytes: &'b [u8], i: usize) -> Option<&'b [u8]> {
         let start = self.solutions.get(i)?.offset as usize;
-        let end = match self.solutions.get(i + 1) {
-            Some(next) => next.offset as usize,
-            None => self.solutions_end,
-        };
-        bytes.get(start..end)
+        bytes.get(start..*self.ends.get(i)?)
     }
 
     /// The solution with this `index`.
@@ -449,6 +519,62 @@ pub fn decompress_zlib(bytes: &[u8], limit: u64) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Where an indexed file's `solutions_blob` lies: its head at `at`, its `len` bytes at `start`.
+#[derive(Clone, Copy)]
+struct Blob {
+    at: usize,
+    start: usize,
+    len: usize,
+}
+
+/// One solution's map: its `name` and `index` (the first of each) read where they are, every
+/// other value stepped over; with where its `index` value lies.
+fn solution_map<'a>(c: &mut Cursor<'a>, here: &Path<'_>) -> Result<(Solution<'a>, usize)> {
+    let offset = c.offset();
+    let fields = c
+        .map("a solution map")
+        .map_err(|e| Error::from(e).place(here.to_string()))?;
+    let (mut name, mut index_at) = (None, None);
+    for _ in 0..fields {
+        let key = c
+            .str()
+            .map_err(|e| Error::from(e).place(here.to_string()))?;
+        match key {
+            "name" if name.is_none() => {
+                name = Some(
+                    c.str()
+                        .map_err(|e| Error::from(e).place(Path::Key(here, "name").to_string()))?,
+                );
+            }
+            "index" if index_at.is_none() => {
+                let at = c.pos();
+                let v = c
+                    .uint("a solution index")
+                    .map_err(|e| Error::from(e).place(Path::Key(here, "index").to_string()))?;
+                index_at = Some((at, v));
+            }
+            _ => {
+                c.skip()
+                    .map_err(|e| Error::from(e).place(Path::Key(here, key).to_string()))?;
+            }
+        }
+    }
+    let name = name.ok_or_else(|| {
+        Error::at(offset, ErrorKind::MissingField("name")).place(here.to_string())
+    })?;
+    let (index_pos, index) = index_at.ok_or_else(|| {
+        Error::at(offset, ErrorKind::MissingField("index")).place(here.to_string())
+    })?;
+    Ok((
+        Solution {
+            index,
+            name,
+            offset,
+        },
+        index_pos,
+    ))
+}
+
 /// A place in the tree, rendered only when an error needs it.
 enum Path<'p> {
     Root,
@@ -531,13 +657,121 @@ impl Parser<'_> {
         Ok(Fields { keys })
     }
 
-    fn solutions<'a>(&mut self, c: &mut Cursor<'a>, path: &Path<'_>) -> Result<Vec<Solution<'a>>> {
+    /// The `solutions` array: each solution and where its map ends.
+    fn solutions<'a>(
+        &mut self,
+        c: &mut Cursor<'a>,
+        path: &Path<'_>,
+    ) -> Result<(Vec<Solution<'a>>, Vec<usize>)> {
         let n = c
             .array("an array of solutions")
             .map_err(|e| Error::from(e).place(path.to_string()))?;
-        if u64::from(n) > self.limits.max_solutions {
+        self.solution_count(u64::from(n), c.offset(), path)?;
+        // A count is checked against the bytes left, not against what an element costs here:
+        // reserve little and let the vector grow with what is actually read.
+        let mut out = Vec::with_capacity((n as usize).min(1 << 16));
+        let mut ends = Vec::with_capacity(out.capacity());
+        for i in 0..n as usize {
+            let here = Path::Item(path, i);
+            let (solution, index_pos) = solution_map(c, &here)?;
+            self.list(solution.index, index_pos, i, &here)?;
+            out.push(solution);
+            ends.push(c.pos());
+        }
+        Ok((out, ends))
+    }
+
+    /// The solutions of an indexed file: the `solutions_index` table at `table` read as the
+    /// loader reads it, each slice of the blob holding one solution map.
+    fn indexed_solutions<'a>(
+        &mut self,
+        bytes: &'a [u8],
+        table: usize,
+        blob: Blob,
+    ) -> Result<(Vec<Solution<'a>>, Vec<usize>)> {
+        let path = Path::Key(&Path::Root, "solutions_index");
+        let placed = |e: gfxkit_msgpack::Error| Error::from(e).place(path.to_string());
+        let mut c = Cursor::new(bytes).at(table);
+        let n = c
+            .array("an array of [index, offset, length] triples")
+            .map_err(placed)?;
+        if n % 3 != 0 {
             return Err(Error::at(
-                c.offset(),
+                table as u64,
+                ErrorKind::Inconsistent(format!(
+                    "{n} integers, not [index, offset, length] triples"
+                )),
+            )
+            .place(path.to_string()));
+        }
+        let count = n / 3;
+        self.solution_count(u64::from(count), table as u64, &path)?;
+        let mut out = Vec::with_capacity((count as usize).min(1 << 16));
+        let mut ends = Vec::with_capacity(out.capacity());
+        for i in 0..count as usize {
+            let here = Path::Item(&path, i);
+            let entry_at = c.offset();
+            let mut field = |what: &'static str| {
+                c.uint(what)
+                    .map_err(|e| Error::from(e).place(here.to_string()))
+            };
+            let index = field("a solution index")?;
+            let offset = field("a byte offset in solutions_blob")?;
+            let length = field("a byte length")?;
+            let bad = |why: String| Error::at(entry_at, ErrorKind::Inconsistent(why));
+            if index > i32::MAX as u64 {
+                return Err(bad(format!(
+                    "solution index {index} is wider than the loader's 32-bit int"
+                ))
+                .place(here.to_string()));
+            }
+            let end = offset
+                .checked_add(length)
+                .filter(|&end| end <= blob.len as u64)
+                .ok_or_else(|| {
+                    bad(format!(
+                        "bytes {offset}..{offset}+{length} run past the {}-byte solutions_blob \
+                         (at offset {:#x})",
+                        blob.len, blob.at
+                    ))
+                    .place(here.to_string())
+                })?;
+            let (start, end) = (blob.start + offset as usize, blob.start + end as usize);
+            // The slice alone: a map that runs past it is truncated, not read into the next.
+            let mut sc = Cursor::new(&bytes[..end]).at(start);
+            let item = Path::Key(&here, "solutions_blob");
+            let (solution, index_pos) = solution_map(&mut sc, &item)?;
+            if sc.pos() != end {
+                return Err(Error::at(
+                    sc.offset(),
+                    ErrorKind::Inconsistent(format!(
+                        "{} bytes follow the solution map in its slice",
+                        end - sc.pos()
+                    )),
+                )
+                .place(item.to_string()));
+            }
+            if solution.index != index {
+                return Err(Error::at(
+                    index_pos as u64,
+                    ErrorKind::Inconsistent(format!(
+                        "the solution in the slice has index {}, the table says {index}",
+                        solution.index
+                    )),
+                )
+                .place(item.to_string()));
+            }
+            self.list(index, entry_at as usize, i, &here)?;
+            out.push(solution);
+            ends.push(end);
+        }
+        Ok((out, ends))
+    }
+
+    fn solution_count(&self, n: u64, offset: u64, path: &Path<'_>) -> Result<()> {
+        if n > self.limits.max_solutions {
+            return Err(Error::at(
+                offset,
                 ErrorKind::LimitExceeded {
                     what: "solutions",
                     limit: self.limits.max_solutions,
@@ -545,60 +779,16 @@ impl Parser<'_> {
             )
             .place(path.to_string()));
         }
-        // A count is checked against the bytes left, not against what an element costs here:
-        // reserve little and let the vector grow with what is actually read.
-        let mut out = Vec::with_capacity((n as usize).min(1 << 16));
-        for i in 0..n as usize {
-            let here = Path::Item(path, i);
-            let offset = c.offset();
-            // One pass over the solution's map: `name` and `index` read where they are (the
-            // first of each), every other value stepped over.
-            let fields = c
-                .map("a solution map")
-                .map_err(|e| Error::from(e).place(here.to_string()))?;
-            let (mut name, mut index_at) = (None, None);
-            for _ in 0..fields {
-                let key = c
-                    .str()
-                    .map_err(|e| Error::from(e).place(here.to_string()))?;
-                match key {
-                    "name" if name.is_none() => {
-                        name = Some(c.str().map_err(|e| {
-                            Error::from(e).place(Path::Key(&here, "name").to_string())
-                        })?);
-                    }
-                    "index" if index_at.is_none() => {
-                        let at = c.pos();
-                        let v = c.uint("a solution index").map_err(|e| {
-                            Error::from(e).place(Path::Key(&here, "index").to_string())
-                        })?;
-                        index_at = Some((at, v));
-                    }
-                    _ => {
-                        c.skip()
-                            .map_err(|e| Error::from(e).place(Path::Key(&here, key).to_string()))?;
-                    }
-                }
-            }
-            let name = name.ok_or_else(|| {
-                Error::at(offset, ErrorKind::MissingField("name")).place(here.to_string())
-            })?;
-            let (index_pos, index) = index_at.ok_or_else(|| {
-                Error::at(offset, ErrorKind::MissingField("index")).place(here.to_string())
-            })?;
-            if self.by_index.insert(index, i).is_some() {
-                return Err(
-                    Error::at(index_pos as u64, ErrorKind::DuplicateSolution(index))
-                        .place(Path::Key(&here, "index").to_string()),
-                );
-            }
-            out.push(Solution {
-                index,
-                name,
-                offset,
-            });
+        Ok(())
+    }
+
+    /// Lists solution `index` as the `i`-th; an index listed twice is an error at `at`.
+    fn list(&mut self, index: u64, at: usize, i: usize, path: &Path<'_>) -> Result<()> {
+        if self.by_index.insert(index, i).is_some() {
+            return Err(Error::at(at as u64, ErrorKind::DuplicateSolution(index))
+                .place(Path::Key(path, "index").to_string()));
         }
-        Ok(out)
+        Ok(())
     }
 
     fn index_ref(&self, c: &mut Cursor<'_>, path: &Path<'_>) -> Result<u64> {

@@ -7,7 +7,9 @@
 //! for byte. Only the container heads that change (the index map, the `solutions` and `rows`
 //! arrays) are written, through [`rmp::encode`]: the 117 MB index of rocBLAS 5.5.1 is never
 //! decoded into a value tree. Solutions keep their `index` (library nodes refer to solutions by
-//! `index`, not by position), so the kept rows need no change.
+//! `index`, not by position), so the kept rows need no change. An indexed index
+//! (`format_version: 2`) stays indexed: its `solutions_index` table and `solutions_blob` are
+//! written anew for the kept solutions, packed in the input's order.
 //!
 //! The result is read back with [`Index::parse_with`] before it is returned: it must hold
 //! exactly the kept rows, in order, with the same processors, CU counts and solution sets, and
@@ -45,7 +47,7 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::Limits;
-use crate::tensile::{Index, NodeKind, RowSummary};
+use crate::tensile::{Index, Layout, NodeKind, RowSummary};
 use gfxkit_msgpack::Cursor;
 use std::collections::BTreeSet;
 
@@ -90,6 +92,14 @@ fn info(r: &RowSummary<'_>) -> RowInfo {
             .unwrap_or_else(|| "none".to_owned()),
         solutions: r.solutions.len(),
     }
+}
+
+/// Solution `i`'s map within `bytes`, as the parser found it.
+fn solution_bytes<'b>(bytes: &'b [u8], index: &Index<'_>, i: usize) -> Result<&'b [u8]> {
+    index.solution_bytes(bytes, i).ok_or_else(|| {
+        let at = index.solutions.get(i).map_or(0, |s| s.offset);
+        Error::at(at, ErrorKind::Inconsistent("solution extent".into()))
+    })
 }
 
 fn encode_err(e: impl std::fmt::Display) -> Error {
@@ -154,38 +164,69 @@ pub fn prune_summarized(
     let mut c = Cursor::new(bytes);
     let n = c.map("the index map {solutions, library}")?;
     rmp::encode::write_map_len(&mut out, n).map_err(encode_err)?;
-    let mut solutions_done = false;
+    // The keys the parser read are the first of each name; a repeated key is copied as it is.
+    let mut first = BTreeSet::new();
+    let indexed = index.layout() == Layout::Indexed;
     for _ in 0..n {
         let key = c.skip()?;
         out.extend_from_slice(key.bytes);
-        if key.as_str() == Some("solutions") && !solutions_done {
-            // The parser read this array (the first `solutions`) and knows where each
-            // solution lies: they are copied without being stepped over again.
-            solutions_done = true;
-            let count = c.array("an array of solutions")?;
-            if count as usize != index.solutions.len() {
-                return Err(Error::at(
-                    c.offset(),
-                    ErrorKind::Inconsistent("solution count".into()),
-                ));
+        let name = key.as_str().filter(|k| first.insert(k.to_owned()));
+        match name {
+            Some("solutions") if !indexed => {
+                // The parser read this array and knows where each solution lies: they are
+                // copied without being stepped over again.
+                let count = c.array("an array of solutions")?;
+                if count as usize != index.solutions.len() {
+                    return Err(Error::at(
+                        c.offset(),
+                        ErrorKind::Inconsistent("solution count".into()),
+                    ));
+                }
+                rmp::encode::write_array_len(&mut out, kept_solutions as u32)
+                    .map_err(encode_err)?;
+                let mut end = c.pos();
+                for (i, s) in index.solutions.iter().enumerate() {
+                    let raw = solution_bytes(bytes, index, i)?;
+                    end = s.offset as usize + raw.len();
+                    if wanted.contains(&s.index) {
+                        out.extend_from_slice(raw);
+                    }
+                }
+                c = Cursor::new(bytes).at(end);
             }
-            rmp::encode::write_array_len(&mut out, kept_solutions as u32).map_err(encode_err)?;
-            let mut end = c.pos();
-            for (i, s) in index.solutions.iter().enumerate() {
-                let raw = index.solution_bytes(bytes, i).ok_or_else(|| {
-                    Error::at(s.offset, ErrorKind::Inconsistent("solution extent".into()))
-                })?;
-                end = s.offset as usize + raw.len();
-                if wanted.contains(&s.index) {
-                    out.extend_from_slice(raw);
+            Some("solutions_index") if indexed => {
+                // The kept solutions, in the input's order, packed one after another.
+                c.skip()?;
+                let kept = || index.solutions.iter().enumerate();
+                let kept = kept().filter(|(_, s)| wanted.contains(&s.index));
+                rmp::encode::write_array_len(&mut out, 3 * kept_solutions as u32)
+                    .map_err(encode_err)?;
+                let mut offset = 0u64;
+                for (i, s) in kept {
+                    let len = solution_bytes(bytes, index, i)?.len() as u64;
+                    for v in [s.index, offset, len] {
+                        rmp::encode::write_uint(&mut out, v).map_err(encode_err)?;
+                    }
+                    offset += len;
                 }
             }
-            c = Cursor::new(bytes).at(end);
-            continue;
-        }
-        let value = c.skip()?;
-        match key.as_str() {
+            Some("solutions_blob") if indexed => {
+                c.skip()?;
+                let mut slices = Vec::with_capacity(kept_solutions);
+                for (i, s) in index.solutions.iter().enumerate() {
+                    if wanted.contains(&s.index) {
+                        slices.push(solution_bytes(bytes, index, i)?);
+                    }
+                }
+                let len: usize = slices.iter().map(|s| s.len()).sum();
+                let len = u32::try_from(len).map_err(encode_err)?;
+                rmp::encode::write_bin_len(&mut out, len).map_err(encode_err)?;
+                for slice in slices {
+                    out.extend_from_slice(slice);
+                }
+            }
             Some("library") => {
+                let value = c.skip()?;
                 let mut lc = Cursor::new(bytes).at(value.offset as usize);
                 let fields = lc.map("a library node (map)")?;
                 rmp::encode::write_map_len(&mut out, fields).map_err(encode_err)?;
@@ -209,7 +250,7 @@ pub fn prune_summarized(
                     }
                 }
             }
-            _ => out.extend_from_slice(value.bytes),
+            _ => out.extend_from_slice(c.skip()?.bytes),
         }
     }
 

@@ -439,3 +439,201 @@ fn a_shard_without_hardware_rows_is_one_row_and_unreached_solutions_are_listed()
         .unreachable_solutions()
         .is_empty());
 }
+
+// The indexed layout (`format_version: 2`): the same index, its solutions in a blob.
+
+use gfxkit_kernel_db::tensile::Layout;
+use gfxkit_kernel_db::tensile_write::prune_rows;
+use gfxkit_testkit::tensile::to_indexed;
+
+#[test]
+fn the_indexed_layout_reads_as_the_array_layout() {
+    let array = index_bytes();
+    let indexed = to_indexed(&array);
+    let a = Index::parse(&array).unwrap();
+    let b = Index::parse(&indexed).unwrap();
+    assert_eq!((a.layout(), b.layout()), (Layout::Array, Layout::Indexed));
+    let names = |i: &Index<'_>| {
+        i.solutions
+            .iter()
+            .map(|s| (s.index, s.name.to_owned()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&a), names(&b));
+    let rows = |i: &Index<'_>| {
+        i.rows()
+            .into_iter()
+            .map(|r| {
+                let p = r.predicate.map(|p| p.to_string());
+                (p, r.solutions, r.placeholders.len(), r.unknown.len())
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(rows(&a), rows(&b));
+    for i in 0..a.solutions.len() {
+        assert_eq!(
+            a.solution_bytes(&array, i).unwrap(),
+            b.solution_bytes(&indexed, i).unwrap()
+        );
+        // Offsets are absolute in the input: the solution's map starts there.
+        let at = b.solutions[i].offset as usize;
+        assert_eq!(
+            &indexed[at..at + 1],
+            &b.solution_bytes(&indexed, i).unwrap()[..1]
+        );
+    }
+    // A `format_version: 1` and a `solutions_index` beside a `solutions` array: the array is
+    // what the loader reads.
+    let mut v1 = B::new();
+    write_map_len(&mut v1, 3).unwrap();
+    s(&mut v1, "format_version");
+    write_uint(&mut v1, 1).unwrap();
+    s(&mut v1, "solutions_index");
+    write_uint(&mut v1, 7).unwrap();
+    v1.extend_from_slice(&array[1..]);
+    v1[0] = 0x80 | 4;
+    assert_eq!(Index::parse(&v1).unwrap().layout(), Layout::Array);
+}
+
+#[test]
+fn an_indexed_index_prunes_to_an_indexed_index() {
+    let array = index_bytes();
+    let indexed = to_indexed(&array);
+    let keep = |r: &gfxkit_kernel_db::tensile::RowSummary<'_>| r.processor == Some("gfx1030");
+    let from_array = prune_rows(&array, keep, &Limits::default()).unwrap();
+    let from_indexed = prune_rows(&indexed, keep, &Limits::default()).unwrap();
+    assert_eq!(
+        (from_indexed.solutions_before, from_indexed.solutions_after),
+        (6, 2)
+    );
+    let back = Index::parse(&from_indexed.bytes).unwrap();
+    assert_eq!(back.layout(), Layout::Indexed);
+    assert_eq!(back.rows().len(), 1);
+    // The same kept solutions, packed the way the build packs them.
+    assert_eq!(from_indexed.bytes, to_indexed(&from_array.bytes));
+}
+
+/// A solution map `{index, name}`.
+fn solution(index: u64, name: &str) -> B {
+    let mut b = B::new();
+    write_map_len(&mut b, 2).unwrap();
+    s(&mut b, "index");
+    write_uint(&mut b, index).unwrap();
+    s(&mut b, "name");
+    s(&mut b, name);
+    b
+}
+
+/// An indexed file with this table and blob (no blob when `None`) and one `Single` leaf
+/// naming `tree`, the shapes the loader's own tests refuse.
+fn indexed_file(version: u64, table: &[i64], blob: Option<&[u8]>, tree: u64) -> B {
+    let mut b = B::new();
+    write_map_len(&mut b, if blob.is_some() { 4 } else { 3 }).unwrap();
+    s(&mut b, "format_version");
+    write_uint(&mut b, version).unwrap();
+    s(&mut b, "solutions_index");
+    write_array_len(&mut b, table.len() as u32).unwrap();
+    for &v in table {
+        rmp::encode::write_sint(&mut b, v).unwrap();
+    }
+    if let Some(blob) = blob {
+        s(&mut b, "solutions_blob");
+        rmp::encode::write_bin(&mut b, blob).unwrap();
+    }
+    s(&mut b, "library");
+    single(&mut b, tree);
+    b
+}
+
+#[test]
+fn a_damaged_indexed_table_is_refused_as_the_loader_refuses_it() {
+    let k0 = solution(0, "k0");
+    let len = k0.len() as i64;
+    let ok = indexed_file(2, &[0, 0, len], Some(&k0), 0);
+    let index = Index::parse(&ok).unwrap();
+    assert_eq!(index.solution(0).unwrap().name, "k0");
+
+    let refused = |b: B, want: &str| {
+        let e = Index::parse(&b).unwrap_err();
+        assert!(e.to_string().contains(want), "{e} (wanted {want:?})");
+        assert!(e.offset.is_some_and(|o| o < b.len() as u64), "{e}");
+    };
+    refused(
+        indexed_file(2, &[0, 0, len], Some(&k0), 7),
+        "solution index 7 is not in the solutions list",
+    );
+    refused(
+        indexed_file(2, &[0, 1 << 62, 1 << 62], Some(&k0), 0),
+        "run past the",
+    );
+    refused(
+        indexed_file(2, &[0, 0, len + 1], Some(&k0), 0),
+        "run past the",
+    );
+    refused(
+        indexed_file(99, &[0, 0, len], Some(&k0), 0),
+        "format_version: format_version 99 is not a layout gfxkit reads",
+    );
+    refused(
+        indexed_file(2, &[0, 0], Some(&k0), 0),
+        "2 integers, not [index, offset, length] triples",
+    );
+    let wide = (1i64 << 32) + 5;
+    refused(
+        indexed_file(2, &[wide, 0, len], Some(&solution(wide as u64, "k")), 5),
+        "wider than the loader's 32-bit int",
+    );
+    refused(
+        indexed_file(2, &[0, -8, len], Some(&k0), 0),
+        "expected a byte offset in solutions_blob, found integer -8",
+    );
+    let mut two = k0.clone();
+    two.extend_from_slice(&k0);
+    refused(
+        indexed_file(2, &[0, 0, len, 0, len, len], Some(&two), 0),
+        "solution index 0 appears more than once",
+    );
+    refused(
+        indexed_file(2, &[0, 0, len], None, 0),
+        "missing field \"solutions_blob\"",
+    );
+    refused(
+        indexed_file(2, &[7, 0, len], Some(&k0), 7),
+        "the solution in the slice has index 0, the table says 7",
+    );
+    // A slice cut short of its map, and one with bytes after it.
+    refused(
+        indexed_file(2, &[0, 0, len - 1], Some(&k0), 0),
+        "runs past the end",
+    );
+    let mut padded = k0.clone();
+    padded.push(0xc0);
+    refused(
+        indexed_file(2, &[0, 0, len + 1], Some(&padded), 0),
+        "1 bytes follow the solution map in its slice",
+    );
+    // A blob that is not a binary.
+    let mut b = indexed_file(2, &[0, 0, len], Some(&k0), 0);
+    let at = b.windows(14).position(|w| w == b"solutions_blob").unwrap() + 14;
+    b[at] = 0xc0;
+    assert!(Index::parse(&b)
+        .unwrap_err()
+        .to_string()
+        .contains("expected a binary of solutions"));
+}
+
+#[test]
+fn every_truncation_of_an_indexed_index_is_an_error() {
+    let bytes = to_indexed(&index_bytes());
+    for cut in 0..bytes.len() {
+        let e = Index::parse(&bytes[..cut]).unwrap_err();
+        assert!(e.offset.is_some_and(|o| o <= cut as u64), "cut {cut}: {e}");
+    }
+    for i in 0..bytes.len() {
+        let mut b = bytes.clone();
+        b[i] ^= 0x41;
+        if let Ok(index) = Index::parse(&b) {
+            let _ = index.rows();
+        }
+    }
+}

@@ -10,6 +10,7 @@ use std::process::{Command, Output};
 pub mod image;
 pub mod llvm22;
 pub mod readelf;
+pub mod tensile;
 pub mod windows;
 
 pub use llvm22::{llvm22_batch, llvm22_command, llvm22_cpus, Llvm22Job};
