@@ -107,7 +107,9 @@ impl<'data> Cursor<'data> {
         })
     }
 
-    fn array<const N: usize>(&self, rel: u64) -> Result<[u8; N], OutOfBounds> {
+    /// The `N` bytes at relative offset `rel`, as a record whose fields [`u16_in`],
+    /// [`u32_in`] and [`u64_in`] read without a check that can fail.
+    pub fn array<const N: usize>(&self, rel: u64) -> Result<[u8; N], OutOfBounds> {
         let mut a = [0u8; N];
         a.copy_from_slice(self.slice(rel, N as u64)?);
         Ok(a)
@@ -127,6 +129,33 @@ impl<'data> Cursor<'data> {
     pub fn u64(&self, rel: u64) -> Result<u64, OutOfBounds> {
         self.array(rel).map(u64::from_le_bytes)
     }
+}
+
+/// The little-endian `u16` at byte `AT` of a fixed-size record (a field past the record's end
+/// does not compile).
+pub fn u16_in<const AT: usize, const N: usize>(record: &[u8; N]) -> u16 {
+    const { assert!(AT + 2 <= N) };
+    let mut b = [0; 2];
+    b.copy_from_slice(&record[AT..AT + 2]);
+    u16::from_le_bytes(b)
+}
+
+/// The little-endian `u32` at byte `AT` of a fixed-size record (a field past the record's end
+/// does not compile).
+pub fn u32_in<const AT: usize, const N: usize>(record: &[u8; N]) -> u32 {
+    const { assert!(AT + 4 <= N) };
+    let mut b = [0; 4];
+    b.copy_from_slice(&record[AT..AT + 4]);
+    u32::from_le_bytes(b)
+}
+
+/// The little-endian `u64` at byte `AT` of a fixed-size record (a field past the record's end
+/// does not compile).
+pub fn u64_in<const AT: usize, const N: usize>(record: &[u8; N]) -> u64 {
+    const { assert!(AT + 8 <= N) };
+    let mut b = [0; 8];
+    b.copy_from_slice(&record[AT..AT + 8]);
+    u64::from_le_bytes(b)
 }
 
 /// Reads a little-endian `u16` at `offset`, or `None` past the end ([`Cursor::u16`]).
@@ -192,6 +221,13 @@ mod tests {
         assert_eq!((s.base(), s.len(), s.u16(0)), (0x102, 4, Ok(0x0403)));
         assert_eq!(s.u32(1).unwrap_err().offset(), 0x103);
         assert_eq!(s.inside(10), 0x105);
+        let r: [u8; 8] = c.array(1).unwrap();
+        assert_eq!(
+            (u16_in::<0, 8>(&r), u32_in::<4, 8>(&r)),
+            (0x0302, 0x0908_0706)
+        );
+        assert_eq!(u64_in::<0, 8>(&r), 0x0908_0706_0504_0302);
+        assert!(c.array::<8>(2).is_err());
         let empty = Cursor::at(&d[..0], 7);
         assert_eq!(empty.u16(0).unwrap_err().offset(), 7);
         assert!(c.sub(8, 2).is_err());

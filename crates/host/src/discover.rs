@@ -180,6 +180,15 @@ impl WrapperMagic {
         }
     }
 
+    /// The magic as stored.
+    pub fn value(self) -> u32 {
+        match self {
+            WrapperMagic::Hipf => Self::HIPF,
+            WrapperMagic::Hipk => Self::HIPK,
+            WrapperMagic::Other(n) => n,
+        }
+    }
+
     /// `HIPF`, `HIPK` or the hex value.
     pub fn name(self) -> String {
         match self {
@@ -222,6 +231,54 @@ pub enum WrapperTarget {
     },
 }
 
+/// The four fields of a 24-byte `.hipFatBinSegment` record as stored, before relocation:
+/// `{u32 magic, u32 version, u64 pointer, u64 reserved}`. The one decoder of the record, for
+/// discovery and for every rewrite that patches one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WrapperRecord {
+    /// The magic (`HIPF`, `HIPK`).
+    pub magic: u32,
+    /// The version field (1).
+    pub version: u32,
+    /// The pointer as stored in the file (0 where a relocation supplies it).
+    pub pointer: u64,
+    /// The u64 at +16 (the code-object index of a `HIPK` wrapper).
+    pub reserved: u64,
+}
+
+impl WrapperRecord {
+    /// Size of a record.
+    pub const SIZE: usize = 24;
+
+    /// Decodes one record.
+    pub fn decode(r: &[u8; Self::SIZE]) -> WrapperRecord {
+        use gfxkit_bundle::le::{u32_in, u64_in};
+        WrapperRecord {
+            magic: u32_in::<0, 24>(r),
+            version: u32_in::<4, 24>(r),
+            pointer: u64_in::<8, 24>(r),
+            reserved: u64_in::<16, 24>(r),
+        }
+    }
+
+    /// The record at byte `at` of `data`.
+    pub fn read(data: &[u8], at: u64) -> Result<WrapperRecord, gfxkit_bundle::le::OutOfBounds> {
+        gfxkit_bundle::le::Cursor::new(data)
+            .array(at)
+            .map(|r| WrapperRecord::decode(&r))
+    }
+
+    /// The records of a `.hipFatBinSegment` section's bytes, each with its offset in them (a
+    /// partial record at the end is not one).
+    pub fn all(section: &[u8]) -> impl Iterator<Item = (u64, WrapperRecord)> + '_ {
+        section
+            .chunks_exact(Self::SIZE)
+            .filter_map(<[u8]>::first_chunk::<{ Self::SIZE }>)
+            .enumerate()
+            .map(|(i, r)| ((i * Self::SIZE) as u64, WrapperRecord::decode(r)))
+    }
+}
+
 /// A `.hipFatBinSegment` record `{u32 magic, u32 version, u64 pointer, u64 unused}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Wrapper {
@@ -231,6 +288,9 @@ pub struct Wrapper {
     pub magic: WrapperMagic,
     /// Its version field (1).
     pub version: u32,
+    /// The pointer as stored in the file, before relocation (0 where a relocation supplies
+    /// it; a virtual address in a PE image, which base relocations move).
+    pub pointer: u64,
     /// Where its pointer leads, after relocation.
     pub target: WrapperTarget,
     /// The u64 at +16. Unused in `HIPF` wrappers; in `HIPK` wrappers its low 32 bits are the
@@ -570,7 +630,7 @@ impl<'data> Walker<'data> {
     /// One wrapper record: where it leads (`by_offset`: the file's bundles by file offset), its
     /// problems, and for `HIPK` the kpack reference it leads to.
     fn wrapper(&mut self, w: elf::RawWrapper, by_offset: &HashMap<u64, usize>) {
-        let magic = WrapperMagic::from_u32(w.magic);
+        let magic = WrapperMagic::from_u32(w.record.magic);
         let record_loc = w.location;
         if let WrapperMagic::Other(m) = magic {
             self.problem(Problem::error(
@@ -643,9 +703,10 @@ impl<'data> Walker<'data> {
         self.out.wrappers.push(Wrapper {
             location: record_loc,
             magic,
-            version: w.version,
+            version: w.record.version,
+            pointer: w.record.pointer,
             target,
-            reserved: w.reserved,
+            reserved: w.record.reserved,
             kpack,
         });
     }
@@ -861,6 +922,47 @@ impl<'data> Walker<'data> {
 
 #[cfg(test)]
 mod tests {
+    use super::{WrapperMagic, WrapperRecord};
+
+    #[test]
+    fn wrapper_records_decode_their_four_fields_and_stop_before_a_partial_one() {
+        let mut section = Vec::new();
+        for (magic, pointer, reserved) in [
+            (WrapperMagic::HIPF, 0x1000u64, 0u64),
+            (WrapperMagic::HIPK, 0, 7),
+        ] {
+            section.extend_from_slice(&magic.to_le_bytes());
+            section.extend_from_slice(&1u32.to_le_bytes());
+            section.extend_from_slice(&pointer.to_le_bytes());
+            section.extend_from_slice(&reserved.to_le_bytes());
+        }
+        section.extend_from_slice(&[0xff; 23]);
+        let all: Vec<_> = WrapperRecord::all(&section).collect();
+        assert_eq!(all.len(), 2);
+        assert_eq!(
+            all[1],
+            (
+                24,
+                WrapperRecord {
+                    magic: WrapperMagic::HIPK,
+                    version: 1,
+                    pointer: 0,
+                    reserved: 7
+                }
+            )
+        );
+        assert_eq!(WrapperRecord::read(&section, 0).unwrap().pointer, 0x1000);
+        // A partial record is named where it starts; one past the end at the last byte.
+        assert_eq!(WrapperRecord::read(&section, 48).unwrap_err().offset(), 48);
+        let past = WrapperRecord::read(&section, 100).unwrap_err();
+        assert_eq!(past.offset(), section.len() as u64 - 1);
+        assert_eq!(
+            WrapperMagic::from_u32(WrapperMagic::HIPK).value(),
+            WrapperMagic::HIPK
+        );
+        assert_eq!(WrapperMagic::Other(5).value(), 5);
+    }
+
     /// A shared library whose `EI_CLASS` or `e_type` a bit flip damaged was taken for "another
     /// kind of ELF file" and listed as holding no device code, without a word.
     #[test]

@@ -2,7 +2,7 @@
 
 use crate::limits;
 use crate::problem::{Location, Problem, ProblemKind};
-use gfxkit_bundle::le::{bytes_at, offset_within, u32_at, u64_at};
+use gfxkit_bundle::le::{bytes_at, offset_within, u64_in, Cursor};
 use object::elf::{self, FileHeader64};
 use object::read::elf::{FileHeader, ProgramHeader, Rel, Rela, SectionHeader, Sym};
 use object::LittleEndian as LE;
@@ -39,12 +39,8 @@ enum SlotValue {
 pub(crate) struct RawWrapper {
     /// Where the 24-byte record is (offsets in the file).
     pub location: Location,
-    /// The magic as stored.
-    pub magic: u32,
-    /// The version field.
-    pub version: u32,
-    /// The u64 at +16.
-    pub reserved: u64,
+    /// Its fields as stored.
+    pub record: crate::WrapperRecord,
     /// Where the pointer leads.
     pub slot: Slot,
 }
@@ -279,15 +275,13 @@ pub(crate) fn read_elf<'data>(
                 },
             ));
         }
-        let count = count.min(limits::MAX_WRAPPERS as u64);
         let slots = if e_type == elf::ET_REL {
             rel_slot_values(data, &sections, ws_index, endian)
         } else {
             dyn_slot_values(data, &sections, ws, machine, endian)
         };
-        for i in 0..count {
-            let rec = i * WRAPPER_SIZE;
-            let in_place = u64_at(contents, rec + 8).unwrap_or(0);
+        for (rec, record) in crate::WrapperRecord::all(contents).take(limits::MAX_WRAPPERS) {
+            let in_place = record.pointer;
             let slot = slots
                 .get(&(rec + 8))
                 .cloned()
@@ -334,9 +328,7 @@ pub(crate) fn read_elf<'data>(
             };
             section.records.push(RawWrapper {
                 location: loc(ws_offset + rec, WRAPPER_SIZE),
-                magic: u32_at(contents, rec).unwrap_or(0),
-                version: u32_at(contents, rec + 4).unwrap_or(0),
-                reserved: u64_at(contents, rec + 16).unwrap_or(0),
+                record,
                 slot,
             });
         }
@@ -549,6 +541,8 @@ struct Candidate {
     slot: u64,
     /// The pointer as stored, the `R_*_RELATIVE` addend when a relocation sets it.
     pointer: u64,
+    /// The record's fields as stored.
+    record: crate::WrapperRecord,
     /// Whether a relocation sets the pointer.
     relocated: bool,
 }
@@ -647,13 +641,16 @@ fn read_segments<'data>(
             if at.saturating_add(WRAPPER_SIZE) > l.file_end() {
                 break;
             }
-            let magic = u32_at(data, at).unwrap_or(0);
+            let Ok(record) = crate::WrapperRecord::read(data, at) else {
+                break; // Not reached: the record lies inside the segment's file bytes.
+            };
             // A record whose pointer field's address passes the top of the address space
             // is no wrapper the loader could read.
             let slot = addr.checked_add(8);
+            let magic = record.magic;
             if let (true, Some(slot)) = (
                 (magic == crate::WrapperMagic::HIPF || magic == crate::WrapperMagic::HIPK)
-                    && u32_at(data, at + 4) == Some(1),
+                    && record.version == 1,
                 slot,
             ) {
                 if candidates.len() >= limits::MAX_WRAPPERS {
@@ -669,7 +666,8 @@ fn read_segments<'data>(
                 candidates.push(Candidate {
                     at,
                     slot,
-                    pointer: u64_at(data, at + 8).unwrap_or(0),
+                    pointer: record.pointer,
+                    record,
                     relocated: false,
                 });
             }
@@ -689,7 +687,7 @@ fn read_segments<'data>(
     let mut anchors: Vec<(usize, u64)> = Vec::new();
     let mut section = WrapperSection::default();
     for c in &candidates {
-        let magic = u32_at(data, c.at).unwrap_or(0);
+        let magic = c.record.magic;
         let target = load_at(&loads, c.pointer);
         let rest = target.and_then(|(_, f)| data.get(usize::try_from(f).ok()?..));
         let accepted = match rest {
@@ -720,9 +718,7 @@ fn read_segments<'data>(
         }
         section.records.push(RawWrapper {
             location: here(c.at, WRAPPER_SIZE),
-            magic,
-            version: 1,
-            reserved: u64_at(data, c.at + 16).unwrap_or(0),
+            record: c.record,
             slot: Slot::At {
                 address: c.pointer,
                 file_offset: Some(base.saturating_add(file_offset)),
@@ -813,9 +809,11 @@ fn relocate(
         return;
     };
     let (mut rela, mut relasz, mut relaent) = (None, None, None);
-    for i in 0..dynamic.len() as u64 / 16 {
-        let tag = u64_at(dynamic, i * 16).unwrap_or(0);
-        let value = u64_at(dynamic, i * 16 + 8).unwrap_or(0);
+    for e in dynamic
+        .chunks_exact(16)
+        .filter_map(<[u8]>::first_chunk::<16>)
+    {
+        let (tag, value) = (u64_in::<0, 16>(e), u64_in::<8, 16>(e));
         match tag as u32 {
             _ if tag > u64::from(u32::MAX) => {}
             elf::DT_NULL => break,
@@ -863,13 +861,14 @@ fn relocate(
         .collect();
     for i in 0..size / entry {
         let at = i * entry;
-        let (Some(offset), Some(info), Some(addend)) = (
-            u64_at(table, at),
-            u64_at(table, at + 8),
-            u64_at(table, at + 16),
-        ) else {
+        let Ok(r) = Cursor::new(table).array::<24>(at) else {
             break;
         };
+        let (offset, info, addend) = (
+            u64_in::<0, 24>(&r),
+            u64_in::<8, 24>(&r),
+            u64_in::<16, 24>(&r),
+        );
         if info as u32 != relative {
             continue;
         }

@@ -82,7 +82,7 @@ pub mod select;
 
 pub use discover::{
     discover, Discovery, FoundBundle, FoundCodeObject, FoundImage, InputKind, KpackRef,
-    ObjectBundle, ObjectBundleEntry, Wrapper, WrapperMagic, WrapperTarget,
+    ObjectBundle, ObjectBundleEntry, Wrapper, WrapperMagic, WrapperRecord, WrapperTarget,
 };
 pub use fatbin::{BundleFormat, CompressionMethod};
 pub use problem::{Location, Problem, ProblemKind, Severity};

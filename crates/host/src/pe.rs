@@ -24,7 +24,7 @@ use crate::elf::{ElfParts, Item, RawWrapper, Slot, WrapperSection, WRAPPER_SIZE}
 use crate::fatbin::{is_wrapper_section, FATBIN_SECTIONS};
 use crate::limits;
 use crate::problem::{Location, Problem, ProblemKind};
-use gfxkit_bundle::le::{offset_within, u32_at, u64_at};
+use gfxkit_bundle::le::{offset_within, u32_at};
 use object::pe::{self, ImageSectionHeader};
 use object::read::coff::{CoffHeader, ImageSymbol, SectionTable};
 use object::read::pe::{ImageNtHeaders, ImageOptionalHeader, PeFile64};
@@ -248,10 +248,8 @@ fn records(
             },
         ));
     }
-    for i in 0..count.min(limits::MAX_WRAPPERS as u64) {
-        let rec = i * WRAPPER_SIZE;
-        let in_place = u64_at(contents, rec + 8).unwrap_or(0);
-        let slot = match resolve(rec + 8, in_place) {
+    for (rec, record) in crate::WrapperRecord::all(contents).take(limits::MAX_WRAPPERS) {
+        let slot = match resolve(rec + 8, record.pointer) {
             Slot::At {
                 address,
                 file_offset,
@@ -263,9 +261,7 @@ fn records(
         };
         section.records.push(RawWrapper {
             location: p.at(Some(name), at + rec, WRAPPER_SIZE),
-            magic: u32_at(contents, rec).unwrap_or(0),
-            version: u32_at(contents, rec + 4).unwrap_or(0),
-            reserved: u64_at(contents, rec + 16).unwrap_or(0),
+            record,
             slot,
         });
     }

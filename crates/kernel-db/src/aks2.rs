@@ -48,9 +48,19 @@ pub struct Aks2 {
     directory_size: usize,
 }
 
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    let s = b.get(at..at.checked_add(4)?)?;
-    Some(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+/// The little-endian `u32` at `at` of `b`, or an error naming `what` there.
+fn u32_at(b: &[u8], at: usize, what: &'static str) -> Result<u32> {
+    match b.get(at..).and_then(<[u8]>::first_chunk::<4>) {
+        Some(&f) => Ok(u32::from_le_bytes(f)),
+        None => Err(Error::at(
+            at as u64,
+            ErrorKind::Truncated {
+                what,
+                need: 4,
+                have: b.len().saturating_sub(at) as u64,
+            },
+        )),
+    }
 }
 
 impl Aks2 {
@@ -72,8 +82,8 @@ impl Aks2 {
         if &bytes[..4] != MAGIC {
             return Err(bad_magic(bytes));
         }
-        let field = |at| u32_at(bytes, at).unwrap_or(0);
-        let (total, count, dir_size) = (field(4), field(8), field(12));
+        let field = |at| u32_at(bytes, at, "AKS2 header");
+        let (total, count, dir_size) = (field(4)?, field(8)?, field(12)?);
         if u64::from(total) > limits.max_decompressed {
             return Err(Error::at(
                 4,
@@ -162,8 +172,11 @@ impl Aks2 {
                 Ok(())
             };
             need(at, 20, "directory entry")?;
-            let f = |i: usize| u32_at(&decoded, at + 4 * i).unwrap_or(0);
-            let (shared, threads, offset, size, name_len) = (f(0), f(1), f(2), f(3), f(4));
+            let f = |i: usize| {
+                u32_at(&decoded[..dir_size], at + 4 * i, "directory entry")
+                    .map_err(|e| e.place(place.clone()))
+            };
+            let (shared, threads, offset, size, name_len) = (f(0)?, f(1)?, f(2)?, f(3)?, f(4)?);
             if name_len == 0 || u64::from(name_len) > MAX_NAME_LEN {
                 return Err(Error::at(
                     (at + 16) as u64,

@@ -5,7 +5,6 @@
 
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::limits;
-use gfxkit_bundle::le::{u32_at, u64_at};
 use object::read::elf::{
     FileHeader as _, ProgramHeader as _, Rela as _, SectionHeader as _, Sym as _,
 };
@@ -421,6 +420,10 @@ pub(crate) struct Wrapper {
     /// File offset of the 24-byte record.
     pub at: u64,
     pub magic: u32,
+    /// The pointer as stored (0 where a relocation supplies it).
+    pub pointer: u64,
+    /// The u64 at +16 (a `HIPK` wrapper's code-object index).
+    pub reserved: u64,
     /// The address the pointer resolves to (section-relative to `.hip_fatbin` in relocatable
     /// objects), or `None` when nothing sets it.
     pub target: Option<u64>,
@@ -513,10 +516,8 @@ pub(crate) fn wrappers(elf: &Elf, data: &[u8], seg: usize, fatbin: usize) -> Res
         }
     }
     let mut out = Vec::with_capacity(d.len() / 24);
-    for k in 0..d.len() / 24 {
-        let o = (k * 24) as u64;
-        let magic = u32_at(d, o).unwrap_or(0);
-        let in_place = u64_at(d, o + 8).unwrap_or(0);
+    for (o, record) in gfxkit_host::WrapperRecord::all(d) {
+        let in_place = record.pointer;
         let (target, source) = match by_offset.get(&(o + 8)) {
             Some((rel, Some(sv))) => (
                 Some(sv.wrapping_add(rel.addend as u64)),
@@ -539,7 +540,9 @@ pub(crate) fn wrappers(elf: &Elf, data: &[u8], seg: usize, fatbin: usize) -> Res
         };
         out.push(Wrapper {
             at: s.offset + o,
-            magic,
+            magic: record.magic,
+            pointer: in_place,
+            reserved: record.reserved,
             target,
             source,
         });

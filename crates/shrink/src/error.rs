@@ -132,6 +132,13 @@ impl Error {
     }
 }
 
+impl From<gfxkit_bundle::le::OutOfBounds> for Error {
+    /// A field read past the end of the bytes: named at an offset inside them.
+    fn from(e: gfxkit_bundle::le::OutOfBounds) -> Error {
+        Error::at(e.offset(), ErrorKind::Truncated { what: "a field" })
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(m) = &self.member {

@@ -33,7 +33,7 @@ use crate::layout;
 use crate::output::Output;
 use crate::patch::Patch;
 use crate::segment::{self, Placement, Request};
-use gfxkit_bundle::le::{u32_at, u64_at};
+use gfxkit_bundle::le::Cursor;
 
 /// Name of the marker section.
 pub const MARKER_SECTION: &str = ".rocm_kpack_ref";
@@ -144,7 +144,7 @@ fn linked_x86_64(data: &[u8]) -> Result<(Elf, Option<usize>, usize)> {
 
 /// Reads the `e_shstrndx` and raw section header records.
 fn raw_shdrs(e: &Elf, data: &[u8]) -> Result<(usize, Vec<[u8; elf::SHENT]>)> {
-    let shstrndx = usize::from(gfxkit_bundle::le::u16_at(data, 62).unwrap_or(0));
+    let shstrndx = usize::from(Cursor::new(data).u16(62)?);
     if shstrndx == 0 || shstrndx >= e.shdrs.len() {
         return fail(
             62,
@@ -422,7 +422,7 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
     for (k, w) in ws.iter().enumerate() {
         patches.push((w.at, elf::HIPK.to_le_bytes().to_vec()));
         patches.push((w.at + 16, (k as u64).to_le_bytes().to_vec()));
-        let in_place = u64_at(data, w.at + 8).unwrap_or(0);
+        let in_place = w.pointer;
         if in_place != 0 && in_fatbin(in_place) {
             patches.push((w.at + 8, m_va.to_le_bytes().to_vec()));
         }
@@ -590,7 +590,7 @@ pub fn hipk_wrappers(data: &[u8]) -> Result<Vec<(u64, u32, Option<u64>)>> {
                 )),
             );
         }
-        let index = u32_at(data, w.at + 16).unwrap_or(0);
+        let index = w.reserved as u32;
         let fo = w.target.and_then(|a| {
             e.shdrs.iter().find_map(|s| {
                 (s.has_file_bytes() && s.addr != 0 && a >= s.addr && a < s.addr + s.size)
@@ -716,8 +716,7 @@ pub fn inline_elf<'a>(data: &'a [u8], bundles: Vec<Output<'a>>, align: u64) -> R
         let target = vaddr + offsets[k];
         out.put(w.at, &elf::HIPF.to_le_bytes())?;
         out.put_u64(w.at + 16, 0)?;
-        let in_place = u64_at(data, w.at + 8).unwrap_or(0);
-        if in_place != 0 {
+        if w.pointer != 0 {
             out.put_u64(w.at + 8, target)?;
         }
         if let elf::PointerSource::Rela { at, relative, .. } = w.source {
@@ -728,7 +727,7 @@ pub fn inline_elf<'a>(data: &'a [u8], bundles: Vec<Output<'a>>, align: u64) -> R
                 ));
             }
             out.put_u64(at + 16, target)?;
-        } else if in_place == 0 {
+        } else if w.pointer == 0 {
             return Err(unsupported(
                 w.at,
                 "a wrapper pointer is null and not relocated",

@@ -25,7 +25,7 @@ use crate::output::Output;
 use crate::patch::align_up;
 use crate::plan::{self, NewRegion, Transform};
 use crate::report::{FileKind, Layout, RegionReport};
-use gfxkit_bundle::le::{u32_at, u64_at};
+use gfxkit_bundle::le::Cursor;
 use gfxkit_host::fatbin::is_fatbin_section;
 use gfxkit_host::{WrapperMagic, WrapperTarget};
 use object::pe;
@@ -330,7 +330,7 @@ pub(crate) fn rewrite_image<'a>(
             (24u64, "PointerToRelocations"),
             (28, "PointerToLinenumbers"),
         ] {
-            let v = u64::from(u32_at(data, header_at(sh) + field).unwrap_or(0));
+            let v = u64::from(Cursor::new(data).u32(header_at(sh) + field)?);
             if v >= old_end {
                 patches.push((
                     header_at(sh) + field,
@@ -386,7 +386,7 @@ pub(crate) fn rewrite_image<'a>(
                 format!("wrapper {i} does not lead to a bundle of {fat_name}"),
             ));
         };
-        let pointer = u64_at(data, at + 8).unwrap_or(0);
+        let pointer = w.pointer;
         let rel = pointer.wrapping_sub(fat_va);
         let k = region
             .moves
@@ -523,7 +523,7 @@ fn other_pointers(
             if wrapper_slots.contains(&at) {
                 continue;
             }
-            let value = u64_at(data, at).unwrap_or(0);
+            let value = Cursor::new(data).u64(at)?;
             if value >= fat_va && value - fat_va < vsize {
                 return Err(unsupported(
                     at,
@@ -569,7 +569,7 @@ fn debug_entries(
     }
     for i in 0..entries.len() / 28 {
         let field = (i * 28 + 24) as u64;
-        let v = u64::from(u32_at(entries, field).unwrap_or(0));
+        let v = u64::from(Cursor::at(entries, base).u32(field)?);
         if v >= old_end {
             patches.push((base + field, ((v - shift) as u32).to_le_bytes().to_vec()));
         } else if v >= fo && v != 0 {

@@ -11,7 +11,6 @@ use crate::plan::{self, NewRegion, Transform};
 pub use crate::report::{FileKind, Layout, RegionReport, Report, Rewritten};
 use crate::segment::{self, Placement, Request};
 use crate::survey::SurveyRegion;
-use gfxkit_bundle::le::u64_at;
 
 /// Rewrites `data` (a standalone bundle file, relocatable object, shared object, executable or
 /// `ar` archive): every bundle gets `t` applied, references are fixed and the layout shrinks.
@@ -408,7 +407,7 @@ fn rewrite_elf<'a>(
             if relocatable {
                 continue;
             }
-            let in_place = u64_at(data, w.at + 8).unwrap_or(0);
+            let in_place = w.pointer;
             if in_place != 0 && in_fatbin(in_place) {
                 let n = remap(in_place, w.at + 8, "wrapper pointer")?;
                 if n != in_place {

@@ -20,7 +20,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::output::Output;
 use crate::plan::{self, Transform};
 use crate::report::{FileKind, Layout, RegionReport};
-use gfxkit_bundle::le::{u32_at, u64_at};
+use gfxkit_bundle::le::{u32_at, Cursor};
 use gfxkit_host::fatbin::is_fatbin_section;
 use gfxkit_host::WrapperTarget;
 use object::pe::{self, ImageSectionHeader};
@@ -291,9 +291,9 @@ fn rewrite<'a, Coff: CoffHeader>(
             };
             let slot = base + off;
             let addend = if width == 8 {
-                u64_at(data, slot).unwrap_or(0)
+                Cursor::new(data).u64(slot)?
             } else {
-                u64::from(u32_at(data, slot).unwrap_or(0))
+                u64::from(Cursor::new(data).u32(slot)?)
             };
             let Some(&w) = slots.get(&slot).filter(|_| width == 8) else {
                 if addend != 0 {

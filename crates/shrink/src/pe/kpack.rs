@@ -32,7 +32,7 @@ use super::{bad, checksum, offset_of, refuse_signed, unsupported};
 use crate::error::{fail, ErrorKind, Result};
 use crate::kpack::Split;
 use crate::patch::align_up;
-use gfxkit_bundle::le::{u32_at, u64_at};
+use gfxkit_bundle::le::Cursor;
 use gfxkit_host::fatbin::is_fatbin_section;
 use gfxkit_host::{WrapperMagic, WrapperTarget};
 use object::pe;
@@ -228,7 +228,7 @@ impl<'a> Image<'a> {
                 }
                 if let Some((at, _)) = sections.pe_file_range_at(r.virtual_address) {
                     let at = u64::from(at);
-                    out.push((at, u64_at(data, at).unwrap_or(0)));
+                    out.push((at, Cursor::new(data).u64(at)?));
                 }
             }
         }
@@ -347,13 +347,13 @@ fn file_offsets(
             (24u64, "PointerToRelocations"),
             (28, "PointerToLinenumbers"),
         ] {
-            let v = u64::from(u32_at(data, s.header + field).unwrap_or(0));
+            let v = u64::from(Cursor::new(data).u32(s.header + field)?);
             if v != 0 {
                 patches.u32(s.header + field, moved(s.header + field, v, what)?)?;
             }
         }
     }
-    let symtab = u64::from(u32_at(data, img.file_header + 8).unwrap_or(0));
+    let symtab = u64::from(Cursor::new(data).u32(img.file_header + 8)?);
     if symtab != 0 {
         let at = img.file_header + 8;
         patches.u32(at, moved(at, symtab, "the COFF symbol table")?)?;
@@ -367,7 +367,7 @@ fn file_offsets(
             let base = offset_of(data, entries);
             for i in 0..entries.len() / 28 {
                 let field = base + (i * 28 + 24) as u64;
-                let v = u64::from(u32_at(data, field).unwrap_or(0));
+                let v = u64::from(Cursor::new(data).u32(field)?);
                 if v != 0 {
                     patches.u32(field, moved(field, v, "debug data")?)?;
                 }
@@ -586,7 +586,7 @@ pub fn hipk_image_wrappers(data: &[u8]) -> Result<Vec<(u64, u32, Option<u64>)>> 
                 w.location.offset,
                 format!(
                     "wrapper magic {:#010x}, expected HIPK (not a split image)",
-                    u32_at(data, w.location.offset).unwrap_or(0)
+                    w.magic.value()
                 ),
             ));
         }
@@ -695,14 +695,14 @@ pub fn inline_image(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<
                 at,
                 format!(
                     "wrapper {i} has magic {:#010x}, expected HIPK (not a split image)",
-                    u32_at(data, at).unwrap_or(0)
+                    w.magic.value()
                 ),
             ));
         }
         if (p..p + fat.raw).contains(&at) {
             return Err(unsupported(at, format!("a wrapper lies in {}", fat.name)));
         }
-        let pointer = u64_at(data, at + 8).unwrap_or(0);
+        let pointer = w.pointer;
         let s = img.section_at(pointer);
         if s == Some(img.fat) {
             return Err(unsupported(
