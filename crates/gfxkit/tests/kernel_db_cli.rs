@@ -406,6 +406,51 @@ fn hipblaslt_mappings_keep_the_layout_rules() {
     );
 }
 
+/// In hipBLASLt's layout (a directory holding mappings), a lazy master index without its own
+/// mapping is a finding of `verify`; beside its mapping, or in rocBLAS's layout (no mappings
+/// at all), it is not.
+#[test]
+fn a_hipblaslt_lazy_master_without_its_mapping_is_a_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // {solutions: [], library: {type: Hardware, rows: []}}
+    let mut master = vec![0x82, 0xa9];
+    master.extend_from_slice(b"solutions");
+    master.extend_from_slice(&[0x90, 0xa7]);
+    master.extend_from_slice(b"library");
+    master.extend_from_slice(&[0x82, 0xa4]);
+    master.extend_from_slice(b"type");
+    master.push(0xa8);
+    master.extend_from_slice(b"Hardware");
+    master.push(0xa4);
+    master.extend_from_slice(b"rows");
+    master.push(0x90);
+    let m = d.join("TensileLibrary_lazy_gfx950.dat");
+    std::fs::write(&m, &master).unwrap();
+    let ms = m.to_str().unwrap();
+    let (code, out, err) = gfxkit(&["verify", ms]);
+    assert_eq!(code, 0, "rocBLAS's layout: {out}{err}");
+
+    fixture(
+        "mapping",
+        &d.join("TensileLiteLibrary_lazy_gfx942_Mapping.dat"),
+        &["0|Cijk_a_gfx942".into()],
+    );
+    let (code, out, _) = gfxkit(&["verify", ms]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("its mapping TensileLiteLibrary_lazy_gfx950_Mapping.dat is not beside it"),
+        "{out}"
+    );
+    fixture(
+        "mapping",
+        &d.join("TensileLiteLibrary_lazy_gfx950_Mapping.dat"),
+        &["0|Cijk_a_gfx950".into()],
+    );
+    let (code, out, err) = gfxkit(&["verify", ms]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
 /// A rocBLAS library directory whose index is YAML (`TensileLibrary.yaml`, as rocBLAS built
 /// with `TENSILE_YAML` reads it), in the block and flow styles Tensile's writer mixes, beside
 /// the code objects its rows name: listed, its solutions resolved to the kernels, verified,

@@ -704,6 +704,10 @@ pub fn verify_tensile<'d>(
             ));
         }
     }
+    let here: Vec<&str> = listing.files_in("").collect();
+    if let Some(m) = mapping::master_problem(name, &here) {
+        problems.push(finding(None, None, m));
+    }
     let rows = index.rows().len();
     verification(name, 0, rows, problems)
 }

@@ -5,7 +5,8 @@
 //! `projects/hipblaslt/tools/scripts/check_dat_integrity.py`): every mapped library exists and
 //! ends in `_<arch>` (else kpack overlays of several architectures collide), the master and the
 //! mapping come together, and every `*_fallback_<arch>.dat` library is mapped ("NO solution
-//! found!" at run time otherwise).
+//! found!" at run time otherwise). From the master's side ([`master_problem`]): in a
+//! directory of hipBLASLt's layout (one holding mappings), a lazy master without its own.
 //!
 //! ```
 //! use gfxkit_kernel_db::mapping::{problems, Mapping};
@@ -137,6 +138,34 @@ pub fn problems(name: &str, mapping: &Mapping, names: &[&str]) -> Vec<String> {
     out
 }
 
+/// The architecture of a lazy master index's file name: `TensileLibrary_lazy_gfx942.dat`
+/// (or `.dat.zlib`, any directory) gives `gfx942`.
+pub fn master_arch(name: &str) -> Option<&str> {
+    let base = name.rsplit(['/', '\\', '!']).next().unwrap_or(name);
+    let base = base.strip_suffix(".zlib").unwrap_or(base);
+    base.strip_suffix(".dat")?
+        .strip_prefix("TensileLibrary_lazy_")
+        .filter(|a| !a.is_empty())
+}
+
+/// What breaks the layout rules for the lazy master index `name` in a directory holding
+/// `names`: in hipBLASLt's layout (the directory holds a mapping for some architecture), a
+/// master without its own mapping, which hipBLASLt needs to find a solution's library by its
+/// index ("Could not initialize Tensile library mapping"). rocBLAS's lazy masters come
+/// without mappings: a directory with none is not judged.
+pub fn master_problem(name: &str, names: &[&str]) -> Option<String> {
+    let arch = master_arch(name)?;
+    let mappings: Vec<&str> = names.iter().filter_map(|n| arch_of(n)).collect();
+    if mappings.is_empty() || mappings.contains(&arch) {
+        return None;
+    }
+    Some(format!(
+        "its mapping TensileLiteLibrary_lazy_{arch}_Mapping.dat is not beside it (the directory \
+         has the mappings of {}): hipBLASLt cannot find a solution's library by its index",
+        mappings.join(", ")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,5 +219,32 @@ mod tests {
         assert!(p[2].contains("fallback library Cijk_d_fallback_gfx942.dat is not in the mapping"));
         let p = problems(name, &m, &["Cijk_a_gfx942.dat"]);
         assert!(p[0].contains("master index TensileLibrary_lazy_gfx942.dat is not beside it"));
+    }
+
+    #[test]
+    fn a_lazy_master_needs_its_mapping_where_the_directory_has_mappings() {
+        let master = "lib/TensileLibrary_lazy_gfx950.dat.zlib";
+        assert_eq!(master_arch(master), Some("gfx950"));
+        assert_eq!(master_arch("TensileLibrary_gfx950.dat"), None);
+        let hipblaslt = [
+            "TensileLibrary_lazy_gfx942.dat",
+            "TensileLiteLibrary_lazy_gfx942_Mapping.dat",
+            "TensileLibrary_lazy_gfx950.dat.zlib",
+        ];
+        let p = master_problem(master, &hipblaslt).unwrap();
+        assert!(
+            p.contains("TensileLiteLibrary_lazy_gfx950_Mapping.dat is not beside it"),
+            "{p}"
+        );
+        assert!(p.contains("mappings of gfx942"), "{p}");
+        let mut complete = hipblaslt.to_vec();
+        complete.push("TensileLiteLibrary_lazy_gfx950_Mapping.dat.zlib");
+        assert_eq!(master_problem(master, &complete), None);
+        // rocBLAS's lazy layout has no mappings at all.
+        let rocblas = [
+            "TensileLibrary_lazy_gfx950.dat",
+            "TensileLibrary_lazy_gfx942.dat",
+        ];
+        assert_eq!(master_problem(master, &rocblas), None);
     }
 }
