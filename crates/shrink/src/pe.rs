@@ -42,6 +42,22 @@ fn unsupported(at: u64, msg: impl Into<String>) -> Error {
     Error::at(at, ErrorKind::Unsupported(msg.into()))
 }
 
+/// The raw data of `fat_name` (`raw` bytes at file offset `fo`, its section header at
+/// `header`) lies in the file `data`: everything after it is copied from its end.
+fn raw_data_in_file(header: u64, fat_name: &str, fo: u64, raw: u64, data: &[u8]) -> Result<()> {
+    if fo.saturating_add(raw) > data.len() as u64 {
+        return Err(bad(
+            header,
+            format!(
+                "{fat_name}'s raw data ({raw:#x} bytes at file offset {fo:#x}) runs past the end \
+                 of the file ({} bytes): truncated",
+                data.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn bad(at: u64, msg: impl Into<String>) -> Error {
     Error::at(at, ErrorKind::Damaged(msg.into()))
 }
@@ -262,16 +278,7 @@ pub(crate) fn rewrite_image<'a>(
         ));
     }
     // The raw data must be in the file: what follows it is copied from its end.
-    if fo + raw > data.len() as u64 {
-        return Err(bad(
-            header_at(fsh),
-            format!(
-                "{fat_name}'s raw data ({raw:#x} bytes at file offset {fo:#x}) runs past the end \
-                 of the file ({} bytes): truncated",
-                data.len()
-            ),
-        ));
-    }
+    raw_data_in_file(header_at(fsh), &fat_name, fo, raw, data)?;
     let region_bytes = fsh.pe_data(data).map_err(|_| {
         bad(
             header_at(fsh),

@@ -15,7 +15,7 @@
 //! its symbol); anything else is refused, as is a section holding relocations itself. Regular
 //! and bigobj headers are both handled.
 
-use super::{bad, fat_wrapper, offset_of, unsupported};
+use super::{bad, fat_wrapper, offset_of, raw_data_in_file, unsupported};
 use crate::error::{Error, ErrorKind, Result};
 use crate::output::Output;
 use crate::plan::{self, Transform};
@@ -127,16 +127,7 @@ fn rewrite<'a, Coff: CoffHeader>(
             ),
         ));
     }
-    if old_end > data.len() as u64 {
-        return Err(bad(
-            sh_at(fsh),
-            format!(
-                "{fat_name}'s raw data ({raw:#x} bytes at file offset {fo:#x}) runs past the end \
-                 of the file ({} bytes): truncated",
-                data.len()
-            ),
-        ));
-    }
+    raw_data_in_file(sh_at(fsh), fat_name, fo, raw, data)?;
     if fsh.number_of_relocations.get(LE) != 0 {
         return Err(unsupported(
             sh_at(fsh) + 32,
