@@ -38,6 +38,8 @@ fn gfxkit(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gfxkit"))
         .args(args)
         .env_remove("GFXKIT_PROGRESS_DELAY_MS")
+        .env_remove("ROCBLAS_TENSILE_LIBPATH")
+        .env_remove("HIPBLASLT_TENSILE_LIBPATH")
         .output()
         .expect("run gfxkit")
 }
@@ -548,6 +550,34 @@ fn rocblas_doctor_judges_the_library_with_its_database() {
         "{out}"
     );
     assert!(!out.contains("built for gfx1030"), "{out}");
+
+    // ROCBLAS_TENSILE_LIBPATH sends rocBLAS to another library directory: the library is
+    // judged with that one (here the index alone, without gfx1030's files), as it would load.
+    let custom = tmp.path().join("custom/library");
+    std::fs::create_dir_all(&custom).unwrap();
+    std::fs::hard_link(
+        lib.join("TensileLibrary.dat"),
+        custom.join("TensileLibrary.dat"),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_gfxkit"))
+        .args(["doctor", "--json", "--device", "gfx1030", s(&root)])
+        .env("ROCBLAS_TENSILE_LIBPATH", &custom)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o).1);
+    let r = json(&o);
+    assert_eq!(
+        r["files"][0]["database"],
+        serde_json::json!([s(&custom)]),
+        "{r}"
+    );
+    assert!(
+        r["files"][0]
+            .to_string()
+            .contains("TensileLibrary_gfx1030.co"),
+        "{r}"
+    );
 
     std::fs::remove_file(lib.join("TensileLibrary_gfx1030.co")).unwrap();
     let o = gfxkit(&["doctor", "--device", "gfx1030", s(&root)]);

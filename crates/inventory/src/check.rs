@@ -286,10 +286,12 @@ pub fn judge_with_databases(
     members: Vec<crate::database::DbMember>,
     required: &[TargetId],
     exactly: bool,
+    paths: &crate::database::LibPaths,
 ) -> Vec<CheckFile> {
     let mut out = crate::database::with_databases(
         libraries,
         members,
+        paths,
         |path, examined, loaded| {
             let mut f = judge_with(
                 path,

@@ -1104,19 +1104,60 @@ pub fn databases_dir(library: &str) -> Option<String> {
     Some(format!("{dir}{name}"))
 }
 
+/// Where the libraries' own environment variables send them for their kernel databases
+/// instead: rocBLAS's `ROCBLAS_TENSILE_LIBPATH` and hipBLASLt's `HIPBLASLT_TENSILE_LIBPATH`,
+/// each the directory that replaces `rocblas/<version>/library` (`hipblaslt/library`). The
+/// caller reads them (`gfxkit_io` from the environment); [`LibPaths::default`] is the layout
+/// alone.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LibPaths {
+    /// `ROCBLAS_TENSILE_LIBPATH`.
+    pub rocblas: Option<String>,
+    /// `HIPBLASLT_TENSILE_LIBPATH`.
+    pub hipblaslt: Option<String>,
+}
+
+impl LibPaths {
+    /// The directory the library at `library` loads its kernel databases from: the override
+    /// its variable names, else [`databases_dir`]'s place beside it.
+    pub fn dir_for(&self, library: &str) -> Option<String> {
+        let dir = databases_dir(library)?;
+        let over = match dir.rsplit('/').next() {
+            Some("rocblas") => self.rocblas.as_ref(),
+            Some("hipblaslt") => self.hipblaslt.as_ref(),
+            _ => None,
+        };
+        Some(match over {
+            Some(o) => o.trim_end_matches('/').to_owned(),
+            None => dir,
+        })
+    }
+
+    /// The overrides set, as `NAME=value` (for reports).
+    pub fn describe(&self) -> Vec<String> {
+        [
+            ("ROCBLAS_TENSILE_LIBPATH", &self.rocblas),
+            ("HIPBLASLT_TENSILE_LIBPATH", &self.hipblaslt),
+        ]
+        .into_iter()
+        .filter_map(|(n, v)| v.as_ref().map(|v| format!("{n}={v}")))
+        .collect()
+    }
+}
+
 /// Which of `databases` the library at `library` loads: for `lib<name>.so*`, a database whose
-/// root lies under `<library's directory>/<name>/` (rocBLAS: `rocblas/<version>/library`;
-/// hipBLASLt: `hipblaslt/library`). MIOpen's `.kdb` files sit under `share/miopen/db`, not
-/// beside the library, and are judged as databases of their own.
-pub fn owner_of(library: &str, databases: &[Database]) -> Vec<usize> {
-    let Some(dir) = databases_dir(library) else {
+/// root is or lies under [`LibPaths::dir_for`] (rocBLAS: `rocblas/<version>/library` beside it,
+/// or `ROCBLAS_TENSILE_LIBPATH`; hipBLASLt: `hipblaslt/library`). MIOpen's `.kdb` files sit
+/// under `share/miopen/db`, not beside the library, and are judged as databases of their own.
+pub fn owner_of(library: &str, databases: &[Database], paths: &LibPaths) -> Vec<usize> {
+    let Some(dir) = paths.dir_for(library) else {
         return Vec::new();
     };
     let prefix = format!("{dir}/");
     databases
         .iter()
         .enumerate()
-        .filter(|(_, d)| d.root.starts_with(&prefix))
+        .filter(|(_, d)| d.root == dir || d.root.starts_with(&prefix))
         .map(|(i, _)| i)
         .collect()
 }
@@ -1143,9 +1184,14 @@ pub fn code_processors(inv: &crate::Inventory<'_>) -> Vec<String> {
 /// such a processor the library runs, loads its database, and fails when the database lacks
 /// that processor's files (rocBLAS cannot initialise: the start-up abort PyTorch users meet).
 /// One finding per processor and database that lacks it.
-pub fn library_findings(path: &str, processors: &[String], databases: &[Database]) -> Vec<Finding> {
+pub fn library_findings(
+    path: &str,
+    processors: &[String],
+    databases: &[Database],
+    paths: &LibPaths,
+) -> Vec<Finding> {
     let mut out = Vec::new();
-    for i in owner_of(path, databases) {
+    for i in owner_of(path, databases, paths) {
         for p in processors {
             let Ok(t) = gfxkit_target_id::TargetId::parse(p) else {
                 continue;
@@ -1224,6 +1270,7 @@ impl Database {
 pub fn with_databases<L, T>(
     libraries: Vec<(String, L)>,
     members: Vec<DbMember>,
+    paths: &LibPaths,
     mut library: impl FnMut(&str, L, Loaded<'_>) -> Option<T>,
     mut alone: impl FnMut(&Database) -> T,
 ) -> Vec<T> {
@@ -1231,7 +1278,7 @@ pub fn with_databases<L, T>(
     let mut owned = vec![false; databases.len()];
     let mut out = Vec::new();
     for (path, examined) in libraries {
-        let loads = owner_of(&path, &databases);
+        let loads = owner_of(&path, &databases, paths);
         let loaded = Loaded {
             databases: &databases,
             loads: &loads,
@@ -1256,10 +1303,12 @@ pub fn judge_with_databases(
     libraries: Vec<(String, Examined)>,
     members: Vec<DbMember>,
     devices: &[gfxkit_target_id::TargetId],
+    paths: &LibPaths,
 ) -> Vec<DoctorFile> {
     let mut out = with_databases(
         libraries,
         members,
+        paths,
         |path, examined, loaded| {
             let mut f = crate::doctor::judge_with(path, examined, devices, &|d| loaded.lacks(d))?;
             f.database = loaded.roots();
@@ -1393,8 +1442,24 @@ mod tests {
             },
         ]);
         // Grouped in root order: /l/other, then /l/rocblas/...
-        assert_eq!(owner_of("/l/librocblas.so.0", &dbs), [1]);
-        assert!(owner_of("/l/libhipblas.so.0", &dbs).is_empty());
+        let layout = LibPaths::default();
+        assert_eq!(owner_of("/l/librocblas.so.0", &dbs, &layout), [1]);
+        assert!(owner_of("/l/libhipblas.so.0", &dbs, &layout).is_empty());
+        // ROCBLAS_TENSILE_LIBPATH: the database there, not the one beside the library.
+        let over = LibPaths {
+            rocblas: Some("/l/other/".into()),
+            hipblaslt: None,
+        };
+        assert_eq!(
+            over.dir_for("/l/librocblas.so.0").as_deref(),
+            Some("/l/other")
+        );
+        assert_eq!(
+            over.dir_for("/l/libhipblaslt.so").as_deref(),
+            Some("/l/hipblaslt")
+        );
+        assert_eq!(over.describe(), ["ROCBLAS_TENSILE_LIBPATH=/l/other/"]);
+        assert_eq!(owner_of("/l/librocblas.so.0", &dbs, &over), [0]);
         let d = gfxkit_target_id::TargetId::parse("gfx1030").unwrap();
         assert_eq!(
             dbs[1].lacks(&d).as_deref(),

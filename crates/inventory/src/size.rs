@@ -183,7 +183,8 @@ pub fn libraries(files: &[FileRow]) -> Vec<LibraryRow> {
     for f in files.iter().filter(|f| !is_db(f) && f.bundles > 0) {
         let mut row = empty(&f.path);
         add(&mut row, f);
-        for i in owner_of(&f.path, &databases) {
+        // The layout, not the environment: the bytes of the tree read.
+        for i in owner_of(&f.path, &databases, &crate::database::LibPaths::default()) {
             owned[i] = true;
             row.database.push(databases[i].root.clone());
             for m in &databases[i].members {

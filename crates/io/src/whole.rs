@@ -8,6 +8,7 @@
 use crate::input::Failed;
 use crate::scan::{Progress, ScanError};
 use gfxkit_inventory::check::{self, CheckReport};
+use gfxkit_inventory::database::LibPaths;
 use gfxkit_inventory::diff::{self, DiffReport, FileState};
 use gfxkit_inventory::error::chain;
 use gfxkit_inventory::select::{self, SelectReport, Selection};
@@ -83,14 +84,14 @@ fn libraries_and_databases<T: Send>(
     })?;
     let mut libraries = Vec::new();
     let mut members = Vec::new();
-    let mut named = Vec::new();
+    let mut files = Vec::new();
     for s in scanned {
         let path = s.path.display().to_string();
         match s.result {
             Ok(Ok(v)) if !s.explicit && !keep(&v) => {}
             Ok(Ok(v)) => {
-                if s.explicit && s.package.is_none() {
-                    named.push(s.path);
+                if s.package.is_none() {
+                    files.push(s.path);
                 }
                 libraries.push((path, v));
             }
@@ -102,16 +103,29 @@ fn libraries_and_databases<T: Send>(
             }
         }
     }
-    members.extend(members_beside(&named, paths, progress)?);
+    members.extend(members_beside(&files, paths, progress)?);
     Ok((libraries, members))
 }
 
-/// The kernel-database files where the libraries `named` on the command line keep their
-/// databases ([`database::databases_dir`]: `rocblas/` beside `librocblas.so`), in directories
-/// not searched already (under none of `paths`): a library named alone is judged with the
-/// database it loads, as a search of its whole directory judges it.
+/// Where this process's environment sends rocBLAS and hipBLASLt for their kernel databases
+/// (`ROCBLAS_TENSILE_LIBPATH`, `HIPBLASLT_TENSILE_LIBPATH`; empty values are unset), as the
+/// libraries themselves read it: `doctor`, `select`, `check` and `verify` judge a library with
+/// the database it would load.
+pub fn tensile_lib_paths() -> LibPaths {
+    let var = |n: &str| std::env::var(n).ok().filter(|v| !v.is_empty());
+    LibPaths {
+        rocblas: var("ROCBLAS_TENSILE_LIBPATH"),
+        hipblaslt: var("HIPBLASLT_TENSILE_LIBPATH"),
+    }
+}
+
+/// The kernel-database files where the libraries `libraries` (files read, not package members)
+/// keep their databases ([`LibPaths::dir_for`]: `rocblas/` beside `librocblas.so`, or where
+/// `ROCBLAS_TENSILE_LIBPATH` sends it), in directories not searched already (under none of
+/// `paths`): a library named alone is judged with the database it loads, as a search of its
+/// whole directory judges it, and a library whose variable sends it elsewhere with that one.
 fn members_beside(
-    named: &[PathBuf],
+    libraries: &[PathBuf],
     paths: &[PathBuf],
     progress: &dyn Progress,
 ) -> Result<Vec<database::DbMember>, crate::Error> {
@@ -121,9 +135,10 @@ fn members_beside(
         .filter(|p| p.is_dir())
         .map(|p| real(p))
         .collect();
-    let mut dirs: Vec<PathBuf> = named
+    let lib_paths = tensile_lib_paths();
+    let mut dirs: Vec<PathBuf> = libraries
         .iter()
-        .filter_map(|l| database::databases_dir(&l.display().to_string()))
+        .filter_map(|l| lib_paths.dir_for(&l.display().to_string()))
         .map(PathBuf::from)
         .filter(|d| d.is_dir() && !searched.iter().any(|s| real(d).starts_with(s)))
         .collect();
@@ -181,6 +196,7 @@ pub fn select(
     let files = database::with_databases(
         libraries,
         members,
+        &tensile_lib_paths(),
         |_, mut f: Selection, loaded| {
             for db in loaded.databases() {
                 f.add_database(db, device);
@@ -208,7 +224,7 @@ pub fn doctor(
     let (libraries, members) = examine(paths, devices, loader, progress)?;
     Ok(doctor::DoctorReport {
         devices: devices.iter().map(ToString::to_string).collect(),
-        files: database::judge_with_databases(libraries, members, devices),
+        files: database::judge_with_databases(libraries, members, devices, &tensile_lib_paths()),
     })
 }
 
@@ -223,7 +239,8 @@ pub fn check(
     progress: &dyn Progress,
 ) -> Result<CheckReport, crate::Error> {
     let (libraries, members) = examine(paths, required, loader, progress)?;
-    let files = check::judge_with_databases(libraries, members, required, exactly);
+    let files =
+        check::judge_with_databases(libraries, members, required, exactly, &tensile_lib_paths());
     Ok(CheckReport::new(required, exactly, files))
 }
 
@@ -596,7 +613,7 @@ pub fn verify(
     if !members.is_empty() && !processors.is_empty() {
         let databases = database::group(members);
         for (path, procs) in &processors {
-            let found = database::library_findings(path, procs, &databases);
+            let found = database::library_findings(path, procs, &databases, &tensile_lib_paths());
             if let (false, Some(r)) = (
                 found.is_empty(),
                 report.files.iter_mut().find(|r| r.path == *path),

@@ -33,7 +33,8 @@ register file differs); HSA_XNACK where the library has code for the device's ot
 generic target to rebuild with (gfx11-generic for gfx1101, code-object \
 version 6), or the device itself where the runtime has none; for a split binary missing its archive, \
 the package that provides it.\n\nKernel databases: a library is judged with the database it \
-loads (librocblas.so with rocblas/<version>/library/, by rocBLAS's file rule: a missing \
+loads (librocblas.so with rocblas/<version>/library/, or the directory ROCBLAS_TENSILE_LIBPATH \
+names, HIPBLASLT_TENSILE_LIBPATH for hipBLASLt, by rocBLAS's file rule: a missing \
 TensileLibrary_<arch>.co is named); database files (raw code objects, .kdb, .aks2, Tensile indexes) are \
 not libraries: those no library loads are judged per library/ directory, package (aiter, AOTriton \
 wheels) or directory, and JSON names the databases judged with a file in \"database\".\n\nExamples:\n  gfxkit doctor /opt/rocm/lib\n  \
