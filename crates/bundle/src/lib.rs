@@ -79,6 +79,7 @@ pub mod any;
 pub mod archive;
 pub mod codec;
 pub mod compressed;
+pub mod container;
 pub mod entry_id;
 pub mod error;
 #[doc(hidden)]

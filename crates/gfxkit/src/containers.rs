@@ -1,11 +1,10 @@
-//! The pieces of `clang-offload-bundler -type` handling that the bundle commands (`bundle`,
-//! `unbundle`, `compress`, the drop-in `offload-bundler`) share: the container a file type
-//! selects, reading entries out of it, writing it, and clang's `-verbose` statistics.
-//! The format rules themselves are [`gfxkit_bundle`]'s; this module only picks between them
-//! and formats what clang prints.
+//! What the bundle commands (`bundle`, `unbundle`, `compress`, the drop-in `offload-bundler`)
+//! share beyond the containers themselves ([`gfxkit_bundle::container`]): clang's `-list`,
+//! its `-verbose` statistics and error wording, and the CCOB settings of their options.
 
 use anyhow::{anyhow, Result};
 use gfxkit_bundle::compressed::{self as ccob, DecompressOptions};
+use gfxkit_bundle::container::{self, Container};
 use gfxkit_bundle::read::{Bundle, MAGIC};
 use std::borrow::Cow;
 
@@ -16,36 +15,6 @@ pub fn strerror(e: &std::io::Error) -> String {
         Some(i) => s[..i].to_owned(),
         None => s,
     }
-}
-
-/// Whether `data` is read (and written) as an object bundle: any ELF file, as clang's bundler
-/// treats every object file. Writing sections needs a relocatable host object; the library
-/// says so clearly when given another kind of ELF file.
-pub fn is_object(data: &[u8]) -> bool {
-    data.starts_with(b"\x7fELF")
-}
-
-/// A container format of `clang-offload-bundler -type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Container {
-    /// Text with entries between comment markers (`//`, `#` or `;`).
-    Text(&'static str),
-    /// The binary bundle format (CCOB-compressed or not).
-    Binary,
-    /// Sections `__CLANG_OFFLOAD_BUNDLE__<id>` of a host object.
-    Object,
-}
-
-/// An entry found by [`entries`], in file order.
-#[derive(Debug, Clone)]
-pub struct FoundEntry<'a> {
-    /// The ID exactly as stored.
-    pub id: String,
-    /// The payload as stored.
-    pub payload: &'a [u8],
-    /// The host placeholder of an object bundle (one zero byte standing for the host
-    /// object itself).
-    pub host_placeholder: bool,
 }
 
 /// Decompresses `data` when it is a CCOB bundle (hash checked), as clang does with any input
@@ -60,54 +29,6 @@ pub fn open_for_unbundling(data: &[u8], verbose: bool) -> Result<Cow<'_, [u8]>> 
         print_decompression_stats(&d);
     }
     Ok(Cow::Owned(d.data))
-}
-
-/// The entries of `data` read as `container`, in file order. A binary input that is not a
-/// bundle has no entries (clang then treats it as the host file).
-pub fn entries(data: &[u8], container: Container) -> Result<Vec<FoundEntry<'_>>> {
-    match container {
-        Container::Binary => {
-            if !data.starts_with(MAGIC) {
-                return Ok(Vec::new());
-            }
-            let b = Bundle::parse(data)?;
-            Ok(b.entries()
-                .iter()
-                .map(|e| FoundEntry {
-                    id: e.id.to_owned(),
-                    payload: e.payload,
-                    host_placeholder: false,
-                })
-                .collect())
-        }
-        Container::Text(comment) => Ok(gfxkit_bundle::text::read_text(data, comment)?
-            .into_iter()
-            .map(|e| FoundEntry {
-                id: e.id.to_owned(),
-                payload: e.payload,
-                host_placeholder: false,
-            })
-            .collect()),
-        Container::Object => Ok(gfxkit_bundle::object::read_object(data)?
-            .into_iter()
-            .map(|e| FoundEntry {
-                id: e.id.to_owned(),
-                payload: e.payload,
-                host_placeholder: e.is_host_placeholder(),
-            })
-            .collect()),
-    }
-}
-
-/// The payload of an entry found by [`entries`]: for the host placeholder of an object
-/// bundle, the host object without its bundle sections.
-pub fn entry_payload<'a>(data: &'a [u8], e: &FoundEntry<'a>) -> Result<Cow<'a, [u8]>> {
-    if e.host_placeholder {
-        return Ok(Cow::Owned(gfxkit_bundle::object::strip_bundle_sections(
-            data,
-        )?));
-    }
-    Ok(Cow::Borrowed(e.payload))
 }
 
 /// The entry IDs `-list` prints, in file order: every bundle of a binary input (back to
@@ -143,36 +64,31 @@ pub fn list_ids(data: &[u8], container: Container, verbose: bool) -> Result<Vec<
             }
             Ok(ids)
         }
-        other => Ok(entries(data, other)?.into_iter().map(|e| e.id).collect()),
+        other => Ok(container::entries(data, other)?
+            .into_iter()
+            .map(|e| e.id.to_owned())
+            .collect()),
     }
 }
 
-/// Settings for compressing a bundle.
-#[derive(Debug, Clone, Copy)]
-pub struct CompressSettings {
-    /// CCOB version (default 2).
-    pub version: Option<u16>,
-    /// zlib instead of zstd.
-    pub zlib: bool,
-    /// Level (the method's default when absent).
-    pub level: Option<i32>,
-    /// zstd worker threads (0 = on the calling thread, clang's exact bytes).
-    pub threads: u32,
-}
-
-/// Compresses an uncompressed bundle into CCOB.
-pub fn compress(bytes: &[u8], s: &CompressSettings) -> Result<Vec<u8>> {
-    let opts = ccob::CompressOptions {
-        method: if s.zlib {
+/// The CCOB settings of a compressing command: `version` (CCOB v2 by default), zlib or zstd,
+/// the method's default level unless given, and zstd's worker threads (0: clang's exact bytes).
+pub fn compress_options(
+    version: Option<u16>,
+    zlib: bool,
+    level: Option<i32>,
+    threads: u32,
+) -> ccob::CompressOptions {
+    ccob::CompressOptions {
+        method: if zlib {
             gfxkit_bundle::codec::Method::Zlib
         } else {
             gfxkit_bundle::codec::Method::Zstd
         },
-        level: s.level,
-        version: s.version.unwrap_or(ccob::DEFAULT_VERSION),
-        threads: s.threads,
-    };
-    Ok(ccob::compress(bytes, &opts)?)
+        level,
+        version: version.unwrap_or(ccob::DEFAULT_VERSION),
+        threads,
+    }
 }
 
 fn with_commas(v: u64) -> String {
@@ -234,46 +150,4 @@ fn print_decompression_stats(d: &ccob::Decompressed) {
         if d.hash_ok() { "Yes" } else { "No" }
     ));
     eprintln!("{s}");
-}
-
-/// Writes a bundle of `entries` in `container` form; `host` is the index of the host entry
-/// (whose input is the host object for [`Container::Object`]).
-pub fn write(
-    container: Container,
-    entries: &[(&str, &[u8])],
-    host: Option<usize>,
-    align: u64,
-) -> Result<Vec<u8>> {
-    match container {
-        Container::Binary => Ok(gfxkit_bundle::write_bundle(entries, align)?),
-        Container::Text(c) => Ok(gfxkit_bundle::text::write_text(entries, c)),
-        Container::Object => {
-            let h = host.ok_or_else(|| anyhow!("an object bundle needs a host input"))?;
-            Ok(gfxkit_bundle::object::write_object(
-                entries[h].1,
-                entries,
-                h,
-            )?)
-        }
-    }
-}
-
-/// Unbundles an archive (`-type=a`): one GNU archive per requested target.
-pub fn unbundle_archive(
-    data: &[u8],
-    name: &str,
-    requests: &[gfxkit_bundle::EntryId],
-    hip_openmp: bool,
-    allow_missing: bool,
-    check: bool,
-) -> Result<Vec<Vec<u8>>> {
-    let opts = gfxkit_bundle::archive::ArchiveOptions {
-        allow_missing,
-        hip_openmp_compatible: hip_openmp,
-        check_input: check,
-        decompress: DecompressOptions::default(),
-    };
-    Ok(gfxkit_bundle::archive::unbundle_archive(
-        data, requests, name, &opts,
-    )?)
 }

@@ -3,7 +3,8 @@
 //! A thin command line over the gfxkit library crates (the answers come from
 //! [`gfxkit_inventory`], the walks over paths from [`gfxkit_io`]): one module per subcommand
 //! under [`cmd`], opening one input in [`input`], output helpers in [`output`],
-//! `clang-offload-bundler -type` containers in [`containers`].
+//! clang's `-list`, `-verbose` statistics and CCOB settings in [`containers`] (the containers
+//! themselves are [`gfxkit_bundle::container`]).
 //!
 //! Exit codes: 0 success; 1 a negative answer (incompatible target, no code object selected,
 //! a library that cannot run, a failed verification); 2 an error (bad input, bad usage).

@@ -177,14 +177,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .collect();
     let bytes = gfxkit_bundle::write_bundle(&entries, args.align)?;
     let bytes = if args.compress {
-        containers::compress(
+        gfxkit_bundle::ccob::compress(
             &bytes,
-            &containers::CompressSettings {
-                version: args.ccob_version,
-                zlib: args.method.as_deref() == Some("zlib"),
-                level: args.level,
-                threads: gfxkit_bundle::codec::default_workers(),
-            },
+            &containers::compress_options(
+                args.ccob_version,
+                args.method.as_deref() == Some("zlib"),
+                args.level,
+                gfxkit_bundle::codec::default_workers(),
+            ),
         )?
     } else {
         if args.ccob_version.is_some() || args.method.is_some() || args.level.is_some() {

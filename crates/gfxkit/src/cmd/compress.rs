@@ -80,18 +80,17 @@ pub struct DecompressArgs {
 
 /// Runs `gfxkit compress`.
 pub fn run_compress(args: CompressArgs) -> Result<ExitCode> {
-    let settings = containers::CompressSettings {
-        version: args.ccob_version,
-        zlib: args.method == "zlib",
-        level: args.level,
-        threads: args
-            .threads
+    let settings = containers::compress_options(
+        args.ccob_version,
+        args.method == "zlib",
+        args.level,
+        args.threads
             .unwrap_or_else(gfxkit_bundle::codec::default_workers),
-    };
+    );
     convert_all(&args.input, &args.output, "compressing", |b, _| {
         let plain = locate::uncompressed(b, HashCheck::Error)?;
         gfxkit_bundle::Bundle::parse(&plain)?;
-        let packed = containers::compress(&plain, &settings)?;
+        let packed = gfxkit_bundle::ccob::compress(&plain, &settings)?;
         Ok((plain.len() as u64, Cow::Owned(packed)))
     })
 }

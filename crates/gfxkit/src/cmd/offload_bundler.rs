@@ -11,6 +11,8 @@
 use crate::bundler_cl::{self, Options};
 use crate::containers as bundles;
 use anyhow::Result;
+use gfxkit_bundle::ccob;
+use gfxkit_bundle::container::{self, Container};
 use gfxkit_bundle::unbundle::{Extracted, UnbundleOptions};
 use gfxkit_bundle::EntryId;
 use std::collections::BTreeSet;
@@ -443,17 +445,11 @@ fn list(input: &str, files_type: &str, verbose: bool) -> Res<()> {
     Ok(())
 }
 
-fn to_container(format: Format, reference: &[u8]) -> bundles::Container {
+fn to_container(format: Format, reference: &[u8]) -> Container {
     match format {
-        Format::Text(c) => bundles::Container::Text(c),
-        Format::Binary => bundles::Container::Binary,
-        Format::ObjectOrBinary => {
-            if bundles::is_object(reference) {
-                bundles::Container::Object
-            } else {
-                bundles::Container::Binary
-            }
-        }
+        Format::Text(c) => Container::Text(c),
+        Format::Binary => Container::Binary,
+        Format::ObjectOrBinary => Container::for_object(reference),
     }
 }
 
@@ -465,11 +461,11 @@ fn unbundle(job: &Job) -> Res<()> {
         .map_err(|e| Fail(format!("{input}: {e:#}")))?;
     let container = to_container(format, &contents);
     let entries =
-        bundles::entries(&contents, container).map_err(|e| Fail(format!("{input}: {e:#}")))?;
+        container::entries(&contents, container).map_err(|e| Fail(format!("{input}: {e:#}")))?;
     // Which entry serves which requested target, and what a host-only input gives each
     // target, is the library's rule. It runs with missing bundles allowed so that the missing
     // ones can be named here in the form the drop-in wrote them (`-targets` standardized).
-    let listed: Vec<(&str, &[u8])> = entries.iter().map(|e| (e.id.as_str(), e.payload)).collect();
+    let listed: Vec<(&str, &[u8])> = entries.iter().map(|e| (e.id, e.payload)).collect();
     let opts = UnbundleOptions {
         allow_missing: true,
         hip_openmp_compatible: job.hip_openmp,
@@ -516,7 +512,7 @@ fn unbundle(job: &Job) -> Res<()> {
     let mut writes = Vec::with_capacity(job.outputs.len());
     for (t, out) in job.outputs.iter().enumerate() {
         let bytes = match served[t] {
-            Some(ei) => bundles::entry_payload(&contents, &entries[ei])
+            Some(ei) => container::entry_payload(&contents, &entries[ei])
                 .map_err(|e| Fail(format!("{input}: {e:#}")))?,
             None => std::borrow::Cow::Borrowed(&[][..]),
         };
@@ -556,7 +552,7 @@ fn bundle(job: &Job) -> Res<()> {
     let reference = job.host_index.unwrap_or(0);
     let container = match format {
         // The object form needs a host object to add sections to.
-        Format::ObjectOrBinary if job.host_index.is_none() => bundles::Container::Binary,
+        Format::ObjectOrBinary if job.host_index.is_none() => Container::Binary,
         f => to_container(f, &inputs[reference]),
     };
     let entries: Vec<(&str, &[u8])> = job
@@ -566,16 +562,11 @@ fn bundle(job: &Job) -> Res<()> {
         .map(|(t, d)| (t.written.as_str(), &d[..]))
         .collect();
     check_outputs_writable(&job.outputs)?;
-    let bytes = bundles::write(container, &entries, job.host_index, u64::from(job.align))
+    let bytes = container::write(container, &entries, job.host_index, u64::from(job.align))
         .map_err(|e| Fail(format!("{e:#}")))?;
     let bytes = if job.compress {
-        let opts = bundles::CompressSettings {
-            version: job.ccob_version,
-            zlib: false,
-            level: job.level,
-            threads: 0,
-        };
-        let packed = bundles::compress(&bytes, &opts).map_err(|e| Fail(format!("{e:#}")))?;
+        let opts = bundles::compress_options(job.ccob_version, false, job.level, 0);
+        let packed = ccob::compress(&bytes, &opts).map_err(|e| Fail(format!("{e:#}")))?;
         if job.verbose {
             bundles::print_compression_stats(&bytes, &packed, job.level.unwrap_or(3));
         }
@@ -589,15 +580,14 @@ fn bundle(job: &Job) -> Res<()> {
 fn unbundle_archive(job: &Job) -> Res<()> {
     let input = &job.inputs[0];
     let data = read_input(input)?;
-    let archives = bundles::unbundle_archive(
-        &data,
-        input,
-        &job.ids,
-        job.hip_openmp,
-        job.allow_missing,
-        job.check_archive,
-    )
-    .map_err(|e| Fail(format!("{e:#}")))?;
+    let opts = gfxkit_bundle::archive::ArchiveOptions {
+        allow_missing: job.allow_missing,
+        hip_openmp_compatible: job.hip_openmp,
+        check_input: job.check_archive,
+        decompress: Default::default(),
+    };
+    let archives = gfxkit_bundle::archive::unbundle_archive(&data, &job.ids, input, &opts)
+        .map_err(|e| Fail(format!("{e:#}")))?;
     check_outputs_writable(&job.outputs)?;
     for (out, bytes) in job.outputs.iter().zip(&archives) {
         write_output(out, bytes, Some(&data))?;
