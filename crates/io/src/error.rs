@@ -107,6 +107,9 @@ pub enum ErrorKind {
     /// A raw code object of a tree whose header does not read or that is cut short (its
     /// architecture cannot be told).
     CodeObject(String),
+    /// A request whose parts do not fit together (several inputs with one kernel name, a
+    /// recursive split of more than one directory); the text says which.
+    Request(String),
     /// The split binary cannot be made fat again.
     Inline {
         /// Archive paths searched and not found.
@@ -217,6 +220,7 @@ impl fmt::Display for Error {
             ErrorKind::Tree(why) => write!(f, "cannot prune {p}: {why}"),
             ErrorKind::Database(_) => write!(f, "cannot read {p}"),
             ErrorKind::CodeObject(why) => write!(f, "cannot read {p}: {why}"),
+            ErrorKind::Request(why) => write!(f, "{p}: {why}"),
             ErrorKind::Inline { not_found, .. } => {
                 write!(f, "cannot inline {p}")?;
                 if !not_found.is_empty() {

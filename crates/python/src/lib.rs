@@ -1195,40 +1195,27 @@ fn kpack_split<'py>(
             )))
         }
     };
-    if (overlays && !recursive) || (recursive && kernel_name.is_some()) {
+    if overlays && !recursive {
         return Err(pyo3::exceptions::PyValueError::new_err(
-            "overlays needs recursive, and kernel_name takes one binary",
+            "overlays needs recursive",
         ));
     }
-    let options = gfxkit_io::split::SplitOptions { drop_signature };
-    if recursive {
-        use gfxkit_io::split_tree::{split_tree, TreeLayout, TreeSplit};
-        let split = TreeSplit {
-            group,
-            kpack_dir: kpack_dir.as_deref(),
-            compression,
-            options,
-            layout: if overlays {
-                TreeLayout::Overlays
-            } else {
-                TreeLayout::Single
-            },
-        };
-        return match py.allow_threads(|| split_tree(&src, &output, &split)) {
-            Ok(r) => json(py, &r),
-            Err(e) => Err(kpack_error(py, &e)),
-        };
-    }
-    let done = py.allow_threads(|| {
-        let (job, dir) = gfxkit_io::split::single_job(
-            &src,
-            &output,
-            kpack_dir.as_deref(),
-            kernel_name.as_deref(),
-        )?;
-        gfxkit_io::split::split_with(&[job], group, &dir, compression, options)
-    });
-    match done {
+    let inputs = [src];
+    let request = gfxkit_io::split::SplitRequest {
+        inputs: &inputs,
+        output: &output,
+        group,
+        kpack_dir: kpack_dir.as_deref(),
+        kernel_name: kernel_name.as_deref(),
+        compression,
+        options: gfxkit_io::split::SplitOptions { drop_signature },
+        tree: recursive.then_some(if overlays {
+            gfxkit_io::split_tree::TreeLayout::Overlays
+        } else {
+            gfxkit_io::split_tree::TreeLayout::Single
+        }),
+    };
+    match py.allow_threads(|| gfxkit_io::split::split_request(&request)) {
         Ok(r) => json(py, &r),
         Err(e) => Err(kpack_error(py, &e)),
     }
@@ -1257,9 +1244,10 @@ fn kpack_error(py: Python<'_>, e: &gfxkit_io::Error) -> PyErr {
     use gfxkit_io::ErrorKind;
     let file = e.path().display().to_string();
     match e.kind() {
-        ErrorKind::SameFile | ErrorKind::BadGroup(_) | ErrorKind::DuplicateKernelName(_) => {
-            pyo3::exceptions::PyValueError::new_err(chain(e))
-        }
+        ErrorKind::SameFile
+        | ErrorKind::BadGroup(_)
+        | ErrorKind::DuplicateKernelName(_)
+        | ErrorKind::Request(_) => pyo3::exceptions::PyValueError::new_err(chain(e)),
         ErrorKind::Split(_)
         | ErrorKind::MergeArchive(_)
         | ErrorKind::NotSplit

@@ -1,6 +1,6 @@
 //! `gfxkit kpack split|inline|list`: write and read ROCm's kpack split layout.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use gfxkit_inventory::kpack as inv_kpack;
 use gfxkit_inventory::kpack::{ArchiveInspection, ArchiveListing, KernelListing};
 use gfxkit_kpack::write::Compression;
@@ -177,8 +177,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
 }
 
-use gfxkit_io::split::{absolute, kernel_name_for, Job};
-
 fn run_split(a: SplitArgs) -> Result<ExitCode> {
     let compression = match a.compression {
         CompressionArg::Zstd => Compression::Zstd { level: a.level },
@@ -187,65 +185,20 @@ fn run_split(a: SplitArgs) -> Result<ExitCode> {
     let options = gfxkit_io::split::SplitOptions {
         drop_signature: a.drop_signature,
     };
-    let report = if a.recursive {
-        let [root] = a.files.as_slice() else {
-            bail!("-r takes one directory");
-        };
-        if a.kernel_name.is_some() {
-            bail!("--kernel-name takes one FILE");
-        }
-        let layout = if a.overlays {
+    let report = gfxkit_io::split::split_request(&gfxkit_io::split::SplitRequest {
+        inputs: &a.files,
+        output: &a.out,
+        group: &a.group,
+        kpack_dir: a.kpack_dir.as_deref(),
+        kernel_name: a.kernel_name.as_deref(),
+        compression,
+        options,
+        tree: a.recursive.then_some(if a.overlays {
             gfxkit_io::split_tree::TreeLayout::Overlays
         } else {
             gfxkit_io::split_tree::TreeLayout::Single
-        };
-        gfxkit_io::split_tree::split_tree(
-            root,
-            &a.out,
-            &gfxkit_io::split_tree::TreeSplit {
-                group: &a.group,
-                kpack_dir: a.kpack_dir.as_deref(),
-                compression,
-                options,
-                layout,
-            },
-        )?
-    } else {
-        let mut jobs = Vec::new();
-        let kpack_dir = if a.files.len() == 1 {
-            let (job, dir) = gfxkit_io::split::single_job(
-                &a.files[0],
-                &a.out,
-                a.kpack_dir.as_deref(),
-                a.kernel_name.as_deref(),
-            )?;
-            jobs.push(job);
-            dir
-        } else {
-            if a.kernel_name.is_some() {
-                bail!("--kernel-name takes one FILE");
-            }
-            let out_abs = absolute(&a.out)?;
-            let kpack_dir = match &a.kpack_dir {
-                Some(d) => absolute(d)?,
-                None => out_abs.join("../.kpack"),
-            };
-            for f in &a.files {
-                let name = f
-                    .file_name()
-                    .with_context(|| format!("{} has no file name", f.display()))?;
-                let dst = out_abs.join(name);
-                let kernel_name = kernel_name_for(&dst, &kpack_dir);
-                jobs.push(Job {
-                    input: f.clone(),
-                    output: dst,
-                    kernel_name,
-                });
-            }
-            kpack_dir
-        };
-        gfxkit_io::split::split_with(&jobs, &a.group, &kpack_dir, compression, options)?
-    };
+        }),
+    })?;
     for w in &report.old_loader_failures {
         eprintln!("gfxkit: warning: {w}");
     }
