@@ -399,20 +399,26 @@ def size(
     *,
     by_library: bool = False,
     duplicates: bool = False,
+    html: Union[None, str, "os.PathLike[str]"] = None,
 ) -> SizeReport:
     """Device bytes per architecture, file and bundle, and what keeping only ``keep`` would
     save (``gfxkit size --json [--keep ...] PATH...``). ``src`` is a file's bytes, or a path
     or several (files, directories searched as the CLI searches them, packages by member,
     members ``pkg!member``). ``by_library`` adds ``libraries`` (each library with the kernel
     databases it loads, ``--by library``); ``duplicates`` adds ``duplicates`` (identical code
-    objects stored more than once, ``--duplicates``)."""
+    objects stored more than once, ``--duplicates``); ``html`` also writes there the page
+    ``--html`` writes (a chart per architecture, a sortable table per file)."""
     if not isinstance(src, (bytes, bytearray, memoryview, str, os.PathLike)):
         src = [os.fspath(p) for p in src]
     elif isinstance(src, (bytearray, memoryview)):
         src = bytes(src)
     return SizeReport(
         _gfxkit.size(
-            src, [str(k) for k in keep], by_library=by_library, duplicates=duplicates
+            src,
+            [str(k) for k in keep],
+            by_library=by_library,
+            duplicates=duplicates,
+            html=None if html is None else os.fspath(html),
         )
     )
 

@@ -59,6 +59,7 @@ def size(
     keep: List[str] = ...,
     by_library: bool = False,
     duplicates: bool = False,
+    html: Optional[str] = None,
 ) -> Dict[str, Any]: ...
 def extract(
     src: _Source, targets: List[str] = ..., ignore_hash: bool = False

@@ -66,6 +66,18 @@ def test_size_equals_the_cli(built, cli):
     assert gfxkit.size(p, keep=["gfx90a"]).to_dict() == doc
 
 
+def test_size_writes_the_html_page_the_cli_writes(built, cli, tmp_path):
+    p = str(built["lib"])
+    code, _ = cli("size", "--json", "--keep", "gfx90a", "--html", str(tmp_path / "cli.html"), p)
+    assert code == 0
+    gfxkit.size(p, keep=["gfx90a"], html=str(tmp_path / "py.html"))
+    page = (tmp_path / "py.html").read_text()
+    assert page == (tmp_path / "cli.html").read_text()
+    assert "<svg" in page and "gfx90a" in page and "prune --keep gfx90a" in page
+    with pytest.raises(ValueError):
+        gfxkit.size(Path(p).read_bytes(), html=str(tmp_path / "bytes.html"))
+
+
 def test_size_of_directories_by_library_with_duplicates_equals_the_cli(built, cli, tmp_path):
     # Two copies of one library and a bundle, in a directory and named beside it: the same
     # walk, grouping and duplicate search as the CLI's.

@@ -6,6 +6,7 @@ use anyhow::{anyhow, Result};
 use gfxkit_bundle::compressed::{self as ccob, DecompressOptions};
 use gfxkit_bundle::container::{self, Container};
 use gfxkit_bundle::read::{Bundle, MAGIC};
+use gfxkit_inventory::units::thousands;
 use std::borrow::Cow;
 
 /// The text of an I/O error without Rust's ` (os error N)` suffix, as C's `strerror` says it.
@@ -91,18 +92,6 @@ pub fn compress_options(
     }
 }
 
-fn with_commas(v: u64) -> String {
-    let s = v.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// `-verbose` statistics after compressing, in clang's words (without its timer report).
 pub fn print_compression_stats(before: &[u8], after: &[u8], level: i32) {
     let Ok(h) = ccob::Header::parse(after) else {
@@ -116,10 +105,10 @@ pub fn print_compression_stats(before: &[u8], after: &[u8], level: i32) {
          Binary size after compression: {} bytes\nCompression rate: {:.2}\nCompression ratio: {:.2}%\n\
          Truncated MD5 hash: {:#018x}",
         h.version,
-        with_commas(after.len() as u64),
+        thousands(after.len() as u64),
         h.method.name(),
-        with_commas(before.len() as u64),
-        with_commas(body),
+        thousands(before.len() as u64),
+        thousands(body),
         rate,
         100.0 / rate,
         h.hash
@@ -134,15 +123,15 @@ fn print_decompression_stats(d: &ccob::Decompressed) {
     if let Some(t) = h.total_size {
         s.push_str(&format!(
             "Total file size (from header): {} bytes\n",
-            with_commas(t)
+            thousands(t)
         ));
     }
     s.push_str(&format!(
         "Decompression method: {}\nSize before decompression: {} bytes\nSize after decompression: {} bytes\n\
          Compression rate: {:.2}\nCompression ratio: {:.2}%\nStored hash: {:#018x}\nRecalculated hash: {:#018x}\nHashes match: {}",
         h.method.name(),
-        with_commas(body),
-        with_commas(h.uncompressed_size),
+        thousands(body),
+        thousands(h.uncompressed_size),
         rate,
         100.0 / rate,
         h.hash,

@@ -82,6 +82,7 @@ pub mod prune;
 pub mod remedy;
 pub mod select;
 pub mod size;
+pub mod units;
 pub mod verify;
 
 pub use error::{Error, ErrorKind, Result};

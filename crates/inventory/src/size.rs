@@ -3,6 +3,9 @@
 //! serialised [`SizeReport`]). Stored bytes of a compressed bundle are shared out among its
 //! entries in proportion to their uncompressed sizes (marked `estimated`).
 
+mod html;
+pub use html::html;
+
 use crate::error::{Error, ErrorKind, Result};
 use gfxkit_shrink::{Pattern, Selection, Survey};
 use serde::Serialize;

@@ -659,22 +659,23 @@ fn diff<'py>(py: Python<'py>, old: PathBuf, new: PathBuf) -> PyResult<Bound<'py,
 /// keeping only `keep` would save. `src` is a file's bytes, or paths (files, directories,
 /// packages, members `pkg!member`) sized together as the CLI sizes them
 /// ([`gfxkit_io::whole::size`]); `by_library` and `duplicates` as `--by library` and
-/// `--duplicates` ask (paths only).
+/// `--duplicates` ask, and `html` the path of the page `--html` writes (paths only).
 #[pyfunction]
-#[pyo3(signature = (src, keep = Vec::new(), by_library = false, duplicates = false))]
+#[pyo3(signature = (src, keep = Vec::new(), by_library = false, duplicates = false, html = None))]
 fn size<'py>(
     py: Python<'py>,
     src: &Bound<'py, PyAny>,
     keep: Vec<String>,
     by_library: bool,
     duplicates: bool,
+    html: Option<PathBuf>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let keep = inv::size::Keep::parse(&keep)
         .map_err(|e| Fail::from_inventory(&e, e.to_string()).into_py(py, ""))?;
     if let Ok(b) = src.downcast::<PyBytes>() {
-        if by_library || duplicates {
+        if by_library || duplicates || html.is_some() {
             return Err(pyo3::exceptions::PyValueError::new_err(
-                "by_library and duplicates size files and directories, not bytes",
+                "by_library, duplicates and html size files and directories, not bytes",
             ));
         }
         return size_of_bytes(py, &source(b.as_any())?, keep.as_ref());
@@ -689,7 +690,13 @@ fn size<'py>(
         duplicates,
     };
     let report = py
-        .allow_threads(|| gfxkit_io::whole::size(&paths, &opts, &()))
+        .allow_threads(|| {
+            let report = gfxkit_io::whole::size(&paths, &opts, &())?;
+            if let Some(page) = &html {
+                gfxkit_io::write::write_atomic(page, inv::size::html(&report).as_bytes())?;
+            }
+            Ok(report)
+        })
         .map_err(|e| io_error(py, &e))?;
     json(py, &report)
 }

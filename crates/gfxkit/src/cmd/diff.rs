@@ -1,9 +1,9 @@
 //! `gfxkit diff OLD NEW`: what changed in device code between two builds.
 
-use crate::cmd::list::human;
 use crate::output;
 use anyhow::Result;
 use gfxkit_inventory::diff::{Change, DiffReport, FileDiff, Status};
+use gfxkit_inventory::units::human_bytes as human;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -4,6 +4,7 @@
 use anyhow::Result;
 use gfxkit_inventory::database::DatabaseListing;
 use gfxkit_inventory::list::{self, BundleListing, FileListing, Listing};
+use gfxkit_inventory::units::human_bytes as human;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -120,21 +121,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// `1.6 MiB`-style sizes.
-pub fn human(n: u64) -> String {
-    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut v = n as f64 / 1024.0;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    format!("{v:.1} {}", UNITS[u])
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

@@ -1,8 +1,8 @@
 //! `gfxkit list --summary`: the grouping is [`gfxkit_io::summary`]'s; this prints it.
 
-use crate::cmd::list::human;
 use anyhow::Result;
 use gfxkit_inventory::list::FileListing;
+use gfxkit_inventory::units::human_bytes as human;
 use std::io::Write;
 
 /// Prints the summary (text or `{"packages": [...], "without_device_code": [...]}`): the

@@ -1,8 +1,8 @@
 //! `gfxkit prune`: keep or drop GPU architectures in host binaries and bundles, making the file
 //! smaller.
 
-use crate::cmd::size::human;
 use anyhow::{bail, Result};
+use gfxkit_inventory::units::human_bytes as human;
 use gfxkit_shrink::{Conversion, Method, Pattern, Report, Selection, Transform};
 use std::io::Write;
 use std::path::{Path, PathBuf};

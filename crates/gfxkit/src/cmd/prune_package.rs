@@ -2,10 +2,10 @@
 //! are `gfxkit_io::package`'s; this module prints the report.
 
 use crate::cmd::prune::IoArgs;
-use crate::cmd::size::human;
 use crate::input::Input;
 use crate::output::Durability;
 use anyhow::Result;
+use gfxkit_inventory::units::human_bytes as human;
 use gfxkit_shrink::Transform;
 use std::io::Write;
 use std::path::Path;

@@ -2,9 +2,9 @@
 //! `gfxkit_io::tree`'s; this module prints the report.
 
 use crate::cmd::prune::IoArgs;
-use crate::cmd::size::human;
 use anyhow::{bail, Result};
 use gfxkit_inventory::prune::{Done, PruneOutcome, TreeAction, TreeFile};
+use gfxkit_inventory::units::human_bytes as human;
 use gfxkit_io::tree::TreeOutput;
 use gfxkit_shrink::{Selection, Transform};
 use std::io::Write;
