@@ -599,7 +599,8 @@ def compatible(code_object_id: Union[str, TargetId], device_id: Union[str, Targe
 
 def max_uncompressed(limit: Optional[int] = None) -> int:
     """The largest uncompressed size, in bytes, a compressed bundle may declare before every
-    reader of this process refuses it (64 GiB unless changed; ``gfxkit --max-uncompressed``).
+    reader of this process refuses it (64 GiB unless changed; ``gfxkit --max-uncompressed``;
+    ``GFXKIT_MAX_UNCOMPRESSED`` in the environment when gfxkit is imported, as for the CLI).
     With ``limit``, sets it first. Returns the limit in force."""
     if limit is not None and limit < 0:
         raise ValueError("limit must not be negative")

@@ -247,6 +247,21 @@ def test_a_lowered_uncompressed_limit_refuses_bundles_declaring_more(built):
         gfxkit.max_uncompressed(-1)
 
 
+def test_the_environment_sets_the_uncompressed_limit_on_import_as_for_the_cli():
+    import os
+    import sys
+
+    def imported(value):
+        env = {**os.environ, "GFXKIT_MAX_UNCOMPRESSED": value}
+        code = "import gfxkit; print(gfxkit.max_uncompressed())"
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+
+    assert imported("2M").stdout.strip() == str(2 << 20)
+    bad = imported("12X")
+    assert bad.returncode != 0
+    assert "GFXKIT_MAX_UNCOMPRESSED" in bad.stderr and "unknown unit" in bad.stderr
+
+
 def test_windows_dll_reads_as_the_cli_and_prunes_without_its_signature(cli, tmp_path):
     """A DLL clang-19 and lld-link-19 build: listed as the CLI lists it; a signed copy (a
     certificate table) is refused, and pruned unsigned with ``drop_signature``."""

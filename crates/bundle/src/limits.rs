@@ -40,6 +40,49 @@ pub fn set_max_uncompressed(limit: u64) {
     UNCOMPRESSED_LIMIT.store(limit, Ordering::Relaxed);
 }
 
+/// The environment variable that sets [`max_uncompressed`] for the command line and the
+/// Python package alike ([`max_uncompressed_from_env`]); its value is a size for
+/// [`parse_size`].
+pub const MAX_UNCOMPRESSED_ENV: &str = "GFXKIT_MAX_UNCOMPRESSED";
+
+/// A size as people write it: bytes, or a whole number with `K`, `M`, `G` or `T` (binary
+/// units; `KB`, `KiB` and lower case alike), as `--max-uncompressed` and
+/// [`MAX_UNCOMPRESSED_ENV`] take it. The error says what was expected.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size (bytes, or a number with K, M, G or T)"))?;
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => return Err(format!("{s:?}: unknown unit {unit:?} (K, M, G or T)")),
+    };
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("{s:?} does not fit 64 bits"))
+}
+
+/// Applies [`MAX_UNCOMPRESSED_ENV`] when it is set ([`set_max_uncompressed`]); an unset
+/// variable leaves the limit as it is, a value that is not a size (or not Unicode) is an error
+/// naming the variable.
+pub fn max_uncompressed_from_env() -> Result<(), String> {
+    match std::env::var(MAX_UNCOMPRESSED_ENV) {
+        Ok(v) => {
+            set_max_uncompressed(
+                parse_size(&v).map_err(|e| format!("{MAX_UNCOMPRESSED_ENV}: {e}"))?,
+            );
+            Ok(())
+        }
+        Err(std::env::VarError::NotPresent) => Ok(()),
+        Err(e) => Err(format!("{MAX_UNCOMPRESSED_ENV}: {e}")),
+    }
+}
+
 /// Size of the part of an uncompressed bundle that comgr reads when the HIP runtime looks a
 /// code object up: a header (magic, count, entry records) longer than this cannot be loaded.
 pub const HIP_HEADER_READ_LIMIT: u64 = 4096;
@@ -47,3 +90,21 @@ pub const HIP_HEADER_READ_LIMIT: u64 = 4096;
 /// Most bundles [`iter_concatenated`](crate::iter_concatenated) yields from one input (a
 /// ROCm library holds a few hundred).
 pub const MAX_CONCATENATED: usize = 1 << 20;
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_with_and_without_units() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("64G"), Ok(64 << 30));
+        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_size("3kb"), Ok(3 << 10));
+        assert_eq!(parse_size("2T"), Ok(2 << 40));
+        assert_eq!(parse_size(" 7B "), Ok(7));
+        for bad in ["", "G", "1.5G", "12X", "-1", "99999999999T"] {
+            assert!(parse_size(bad).is_err(), "{bad:?}");
+        }
+    }
+}

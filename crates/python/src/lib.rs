@@ -1460,8 +1460,8 @@ fn compatible(py: Python<'_>, code_object_id: &str, device_id: &str) -> PyResult
 }
 
 /// The largest uncompressed size a compressed bundle may declare before it is refused
-/// (`gfxkit --max-uncompressed`): `limit` sets it for the whole process; the current value is
-/// returned either way.
+/// (`gfxkit --max-uncompressed`, `GFXKIT_MAX_UNCOMPRESSED` read when the module is imported):
+/// `limit` sets it for the whole process; the current value is returned either way.
 #[pyfunction]
 #[pyo3(signature = (limit = None))]
 fn max_uncompressed(limit: Option<u64>) -> u64 {
@@ -1531,6 +1531,9 @@ fn memmodel(
 /// The native module.
 #[pymodule]
 fn _gfxkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // GFXKIT_MAX_UNCOMPRESSED applies to the package as to the command line.
+    gfxkit_bundle::limits::max_uncompressed_from_env()
+        .map_err(pyo3::exceptions::PyValueError::new_err)?;
     m.add_function(wrap_pyfunction!(list, m)?)?;
     m.add_function(wrap_pyfunction!(list_summary, m)?)?;
     m.add_function(wrap_pyfunction!(select, m)?)?;

@@ -41,7 +41,7 @@ pub struct Cli {
     /// Refuse any compressed bundle that declares more than SIZE uncompressed bytes, before
     /// decoding it [default: 64G, or GFXKIT_MAX_UNCOMPRESSED when set]. SIZE is bytes, or a
     /// number with K, M, G or T (powers of 1024, "KiB" etc. also accepted).
-    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, global = true, value_name = "SIZE", value_parser = gfxkit_bundle::limits::parse_size)]
     max_uncompressed: Option<u64>,
     /// Read multi-platform container images as the image of this platform (OS/ARCH or
     /// OS/ARCH/VARIANT) [default: linux/amd64 when the image has it, else its only one].
@@ -50,29 +50,6 @@ pub struct Cli {
 }
 
 /// The environment variable that sets `--max-uncompressed` when the option is not given.
-const MAX_UNCOMPRESSED_ENV: &str = "GFXKIT_MAX_UNCOMPRESSED";
-
-/// A size in bytes: digits, optionally followed by K, M, G or T (powers of 1024), with an
-/// optional "iB" or "B" after the letter.
-fn parse_size(s: &str) -> std::result::Result<u64, String> {
-    let t = s.trim();
-    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(digits);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a size (bytes, or a number with K, M, G or T)"))?;
-    let shift = match unit.to_ascii_uppercase().as_str() {
-        "" | "B" => 0,
-        "K" | "KB" | "KIB" => 10,
-        "M" | "MB" | "MIB" => 20,
-        "G" | "GB" | "GIB" => 30,
-        "T" | "TB" | "TIB" => 40,
-        _ => return Err(format!("{s:?}: unknown unit {unit:?} (K, M, G or T)")),
-    };
-    n.checked_mul(1u64 << shift)
-        .ok_or_else(|| format!("{s:?} does not fit 64 bits"))
-}
-
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Target IDs and the processor table.
@@ -120,18 +97,9 @@ enum Command {
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
-    let limit = match cli.max_uncompressed {
-        Some(n) => Some(n),
-        None => match std::env::var(MAX_UNCOMPRESSED_ENV) {
-            Ok(v) => {
-                Some(parse_size(&v).map_err(|e| anyhow::anyhow!("{MAX_UNCOMPRESSED_ENV}: {e}"))?)
-            }
-            Err(std::env::VarError::NotPresent) => None,
-            Err(e) => anyhow::bail!("{MAX_UNCOMPRESSED_ENV}: {e}"),
-        },
-    };
-    if let Some(n) = limit {
-        gfxkit_bundle::limits::set_max_uncompressed(n);
+    match cli.max_uncompressed {
+        Some(n) => gfxkit_bundle::limits::set_max_uncompressed(n),
+        None => gfxkit_bundle::limits::max_uncompressed_from_env().map_err(anyhow::Error::msg)?,
     }
     if cli.platform.is_some() {
         gfxkit_package::image::set_platform(cli.platform);
@@ -157,23 +125,5 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Prune(a) => prune::run(a),
         Command::Recompress(a) => recompress::run(a),
         Command::Kpack(a) => kpack::run(a),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_size;
-
-    #[test]
-    fn sizes_with_and_without_units() {
-        assert_eq!(parse_size("4096"), Ok(4096));
-        assert_eq!(parse_size("64G"), Ok(64 << 30));
-        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
-        assert_eq!(parse_size("3kb"), Ok(3 << 10));
-        assert_eq!(parse_size("2T"), Ok(2 << 40));
-        assert_eq!(parse_size(" 7B "), Ok(7));
-        for bad in ["", "G", "1.5G", "12X", "-1", "99999999999T"] {
-            assert!(parse_size(bad).is_err(), "{bad:?}");
-        }
     }
 }
