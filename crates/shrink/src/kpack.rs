@@ -27,11 +27,11 @@
 //! new `.hip_fatbin` placed in a new read-only `PT_LOAD` after the last segment (the program
 //! header table moves there too).
 
+use crate::edit::{self, Edit, Field, SectionTable};
 use crate::elf::{self, Elf, Phdr};
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::layout;
 use crate::output::Output;
-use crate::patch::Patch;
 use crate::segment::{self, Placement, Request};
 use gfxkit_bundle::le::Cursor;
 
@@ -142,119 +142,8 @@ fn linked_x86_64(data: &[u8]) -> Result<(Elf, Option<usize>, usize)> {
     Ok((e, fb, seg))
 }
 
-/// Reads the `e_shstrndx` and raw section header records.
-fn raw_shdrs(e: &Elf, data: &[u8]) -> Result<(usize, Vec<[u8; elf::SHENT]>)> {
-    let shstrndx = usize::from(Cursor::new(data).u16(62)?);
-    if shstrndx == 0 || shstrndx >= e.shdrs.len() {
-        return fail(
-            62,
-            ErrorKind::Unsupported(format!(
-                "e_shstrndx {shstrndx} does not name a section (extended numbering is not handled)"
-            )),
-        );
-    }
-    // The names are written again with one more: they must be a string table with bytes.
-    let names = &e.shdrs[shstrndx];
-    if names.sh_type != elf::SHT_STRTAB || !names.has_file_bytes() {
-        return fail(
-            e.shoff + (shstrndx * elf::SHENT) as u64,
-            ErrorKind::Unsupported(format!(
-                "section {shstrndx} (e_shstrndx) is not a string table with contents (type {}, {} bytes)",
-                names.sh_type, names.size
-            )),
-        );
-    }
-    let mut out = Vec::with_capacity(e.shdrs.len());
-    for i in 0..e.shdrs.len() {
-        let at = e.shoff as usize + i * elf::SHENT;
-        let rec = data.get(at..at + elf::SHENT).ok_or_else(|| {
-            Error::at(
-                at as u64,
-                ErrorKind::Truncated {
-                    what: "section header",
-                },
-            )
-        })?;
-        let mut b = [0u8; elf::SHENT];
-        b.copy_from_slice(rec);
-        out.push(b);
-    }
-    Ok((shstrndx, out))
-}
-
 fn set_u64(rec: &mut [u8; elf::SHENT], field: usize, v: u64) {
     rec[field..field + 8].copy_from_slice(&v.to_le_bytes());
-}
-
-/// The end of a file whose section header table is written again at `at` (the end of what
-/// precedes it): `.shstrtab` with `new`'s name added (when given), zero padding to 8 and the
-/// table (with `new` added). Returns those bytes and the table's offset (`e_shoff`).
-fn section_table(
-    at: u64,
-    data: &[u8],
-    e: &Elf,
-    shstrndx: usize,
-    mut recs: Vec<[u8; elf::SHENT]>,
-    new: Option<(&str, [u8; elf::SHENT])>,
-) -> (Vec<u8>, u64) {
-    let mut out = Vec::new();
-    if let Some((name, mut rec)) = new {
-        let old = e.section_data(data, shstrndx);
-        let name_at = old.len() as u32;
-        out.extend_from_slice(old);
-        out.extend_from_slice(name.as_bytes());
-        out.push(0);
-        set_u64(&mut recs[shstrndx], 24, at);
-        set_u64(&mut recs[shstrndx], 32, out.len() as u64);
-        rec[0..4].copy_from_slice(&name_at.to_le_bytes());
-        recs.push(rec);
-    }
-    let shoff = (at + out.len() as u64).next_multiple_of(8);
-    out.resize((shoff - at) as usize, 0);
-    for r in &recs {
-        out.extend_from_slice(r);
-    }
-    (out, shoff)
-}
-
-/// Appends `.shstrtab` with `new`'s name added and the section header table (with `new`
-/// added when given) at the end of `out`; updates the ELF header.
-fn write_section_table(
-    out: &mut Vec<u8>,
-    data: &[u8],
-    e: &Elf,
-    shstrndx: usize,
-    recs: Vec<[u8; elf::SHENT]>,
-    new: Option<(&str, [u8; elf::SHENT])>,
-) -> Result<()> {
-    let count = recs.len() + usize::from(new.is_some());
-    let (bytes, shoff) = section_table(out.len() as u64, data, e, shstrndx, recs, new);
-    out.extend_from_slice(&bytes);
-    out.put_u64(40, shoff)?;
-    out.put_u16(60, count as u16)?;
-    Ok(())
-}
-
-/// Where the bytes kept from `data` end when its section header table is written again at
-/// the end of the output: at the old table, when it ends the file, starts at or after `from`
-/// and no section's or segment's bytes reach into it (then it is dropped); else at the end of
-/// the file (the old table stays, unused).
-fn kept_end(e: &Elf, data: &[u8], from: u64) -> u64 {
-    let len = data.len() as u64;
-    let table_end = e.shoff.saturating_add((e.shdrs.len() * elf::SHENT) as u64);
-    let reaches = |offset: u64, size: u64| offset.saturating_add(size) > e.shoff;
-    let used = e
-        .shdrs
-        .iter()
-        .any(|s| s.has_file_bytes() && reaches(s.offset, s.size))
-        || e.phdrs
-            .iter()
-            .any(|p| p.filesz > 0 && reaches(p.offset, p.filesz));
-    if table_end == len && e.shoff >= from && !used {
-        e.shoff
-    } else {
-        len
-    }
 }
 
 /// The wrapper slots (address of each wrapper's pointer field) of section `seg`.
@@ -417,14 +306,15 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
         up: 0,
     };
 
-    // Patches at input offsets.
-    let mut patches: Vec<(u64, Vec<u8>)> = Vec::new();
+    // The section header table is written again at the end: the input is kept up to it.
+    let tail_end = edit::kept_end(&e, data, old_end);
+    let mut edit = Edit::new(&e, data, fb, Some(moved), SectionTable::AtEnd { new: None });
     for (k, w) in ws.iter().enumerate() {
-        patches.push((w.at, elf::HIPK.to_le_bytes().to_vec()));
-        patches.push((w.at + 16, (k as u64).to_le_bytes().to_vec()));
+        edit.patch(w.at, &elf::HIPK.to_le_bytes());
+        edit.patch_u64(w.at + 16, k as u64);
         let in_place = w.pointer;
         if in_place != 0 && in_fatbin(in_place) {
-            patches.push((w.at + 8, m_va.to_le_bytes().to_vec()));
+            edit.patch_u64(w.at + 8, m_va);
         }
     }
     // Relocations: RELATIVE addends into .hip_fatbin must be wrapper pointers.
@@ -444,7 +334,7 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
                             format!("{what} points into .hip_fatbin but not from a wrapper"),
                         ));
                     }
-                    patches.push((rel.at + 16, m_va.to_le_bytes().to_vec()));
+                    edit.patch_u64(rel.at + 16, m_va);
                 }
                 continue;
             }
@@ -463,11 +353,11 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
     }
     // Symbols in .hip_fatbin: at its (unchanged) address, now empty.
     for (_, _, sym) in elf::symbols_in(&e, data, fb)? {
-        patches.push((sym.at + 8, fa.to_le_bytes().to_vec()));
-        patches.push((sym.at + 16, 0u64.to_le_bytes().to_vec()));
+        edit.patch_u64(sym.at + 8, fa);
+        edit.patch_u64(sym.at + 16, 0);
     }
 
-    // Program headers.
+    // Program headers: the segment split around the marker and the table after it.
     let mut phdrs: Vec<Phdr> = Vec::with_capacity(n_phdrs);
     for (i, p) in e.phdrs.iter().enumerate() {
         if i == si {
@@ -501,32 +391,18 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
             continue;
         }
         let mut q = *p;
-        if e.describes_table(&q) {
-            q.offset = t_off;
-            q.vaddr = m_va.wrapping_add(t_off - m_off);
-            q.paddr = q.vaddr;
-            q.filesz = table_len;
-            q.memsz = table_len;
-        } else if q.offset >= old_end {
+        if !e.describes_table(&q) && q.offset >= old_end {
             q.offset -= shift;
         }
         phdrs.push(q);
     }
+    let t_va = m_va.wrapping_add(t_off - m_off);
+    edit::describe_table(&e, &mut phdrs, Some((t_off, t_va, t_va)));
+    edit.set_program_headers(phdrs, t_off, true);
 
-    // Section headers.
-    let (shstrndx, mut recs) = raw_shdrs(&e, data)?;
-    for (i, sh) in e.shdrs.iter().enumerate() {
-        if i == fb {
-            set_u64(&mut recs[i], 32, 0);
-        } else if sh.offset >= old_end {
-            set_u64(&mut recs[i], 24, sh.offset - shift);
-        } else if sh.has_file_bytes() && sh.offset + sh.size > fo {
-            return Err(unsupported(
-                sh.offset,
-                format!("section {} overlaps .hip_fatbin", sh.name),
-            ));
-        }
-    }
+    // Section headers: .hip_fatbin emptied, the marker added (or given the header of an old
+    // marker, whose bytes stay where they are, unreferenced).
+    edit.set_section(fb, Field::Size, 0);
     let mut marker_rec = [0u8; elf::SHENT];
     marker_rec[4..8].copy_from_slice(&SHT_PROGBITS.to_le_bytes());
     set_u64(&mut marker_rec, 8, elf::SHF_ALLOC);
@@ -534,39 +410,25 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
     set_u64(&mut marker_rec, 24, m_off);
     set_u64(&mut marker_rec, 32, marker.len() as u64);
     set_u64(&mut marker_rec, 48, 1);
-    // An old marker section gives its header (and name) to the new marker; its bytes stay
-    // where they are, unreferenced.
-    let new_section = match old_marker {
+    match old_marker {
         Some(m) => {
-            marker_rec[0..4].copy_from_slice(&recs[m][0..4]);
-            recs[m] = marker_rec;
-            None
+            let name = Cursor::new(data).array::<4>(e.shoff + (m * elf::SHENT) as u64)?;
+            marker_rec[0..4].copy_from_slice(&name);
+            edit.replace_section(m, marker_rec);
         }
-        None => Some((MARKER_SECTION, marker_rec)),
-    };
+        None => edit.set_new_section(MARKER_SECTION, marker_rec),
+    }
 
-    // The section header table is written again at the end.
-    let tail_end = kept_end(&e, data, old_end);
-    let mut out = Vec::with_capacity((tail_end - shift) as usize + 4096);
-    out.extend_from_slice(&data[..fo as usize]);
-    out.resize(m_off as usize, 0);
-    out.extend_from_slice(marker);
-    out.resize(t_off as usize, 0);
-    for p in &phdrs {
-        out.extend_from_slice(&p.encode());
-    }
-    out.resize((old_end - shift) as usize, 0);
-    out.extend_from_slice(&data[old_end as usize..tail_end as usize]);
-    for (at, bytes) in &patches {
-        out.put(moved.map(*at)?, bytes)?;
-    }
-    // The old program header table is no longer used.
-    out.zero(moved.map(e.phoff)?, e.phdrs.len() * elf::PHENT)?;
-    out.put_u64(32, t_off)?;
-    out.put_u16(56, phdrs.len() as u16)?;
-    write_section_table(&mut out, data, &e, shstrndx, recs, new_section)?;
+    // The bytes: the input up to .hip_fatbin, the marker, the table's place, the rest moved
+    // down.
+    edit.out.push(&data[..fo as usize]);
+    edit.out.pad_to(m_off)?;
+    edit.out.push(marker);
+    edit.out.pad_to(old_end - shift)?;
+    edit.out.push(&data[old_end as usize..tail_end as usize]);
+    let out = edit.finish()?;
     Ok(Split {
-        bytes: out,
+        bytes: out.to_vec(),
         wrapper_bundles,
         marker_offset: m_off,
         marker_address: m_va,
@@ -639,7 +501,7 @@ pub fn inline_elf<'a>(data: &'a [u8], bundles: Vec<Output<'a>>, align: u64) -> R
             .checked_add(b.len())
             .ok_or_else(|| unsupported(0, "the inlined bundles pass 2^64 bytes"))?;
     }
-    let body_end = kept_end(&e, data, 0);
+    let body_end = edit::kept_end(&e, data, 0);
     let n_phdrs = e.phdrs.len() + 1;
     let table_len = (n_phdrs * elf::PHENT) as u64;
     let seg_len = ns.next_multiple_of(8) + table_len;
@@ -675,34 +537,21 @@ pub fn inline_elf<'a>(data: &'a [u8], bundles: Vec<Output<'a>>, align: u64) -> R
             align: unit,
         },
     );
-    for p in phdrs.iter_mut() {
-        if e.describes_table(p) {
-            p.offset = t_off;
-            p.vaddr = vaddr + (t_off - offset);
-            p.paddr = p.vaddr;
-            p.filesz = table_len;
-            p.memsz = table_len;
-        }
-    }
+    let t_va = vaddr + (t_off - offset);
+    edit::describe_table(&e, &mut phdrs, Some((t_off, t_va, t_va)));
     let marker = e.section_named(MARKER_SECTION)?;
     let marker_range = marker.map(|m| (e.shdrs[m].addr, e.shdrs[m].addr + e.shdrs[m].size.max(1)));
     let is_marker = |a: u64| marker_range.is_some_and(|(s, t)| a >= s && a < t);
 
-    let mut out = Output::of(&data[..body_end as usize]);
-    // Old program header table: no longer used.
-    out.zero(e.phoff, e.phdrs.len() * elf::PHENT)?;
+    // Nothing the split binary holds moves: the new segment follows its bytes.
+    let mut edit = Edit::new(&e, data, fb, None, SectionTable::AtEnd { new: None });
+    edit.out.push(&data[..body_end as usize]);
     for (b, at) in bundles.into_iter().zip(&offsets) {
-        out.pad_to(offset + at)?;
-        out.append(b);
+        edit.out.pad_to(offset + at)?;
+        edit.out.append(b);
     }
-    out.pad_to(t_off)?;
-    let mut table = Vec::with_capacity(table_len as usize);
-    for p in &phdrs {
-        table.extend_from_slice(&p.encode());
-    }
-    out.push(table);
-    out.put_u64(32, t_off)?;
-    out.put_u16(56, phdrs.len() as u16)?;
+    edit.out.pad_to(t_off + table_len)?;
+    edit.set_program_headers(phdrs, t_off, true);
     for (k, w) in ws.iter().enumerate() {
         if w.magic != elf::HIPK {
             return fail(
@@ -714,10 +563,10 @@ pub fn inline_elf<'a>(data: &'a [u8], bundles: Vec<Output<'a>>, align: u64) -> R
             );
         }
         let target = vaddr + offsets[k];
-        out.put(w.at, &elf::HIPF.to_le_bytes())?;
-        out.put_u64(w.at + 16, 0)?;
+        edit.patch(w.at, &elf::HIPF.to_le_bytes());
+        edit.patch_u64(w.at + 16, 0);
         if w.pointer != 0 {
-            out.put_u64(w.at + 8, target)?;
+            edit.patch_u64(w.at + 8, target);
         }
         if let elf::PointerSource::Rela { at, relative, .. } = w.source {
             if !relative {
@@ -726,7 +575,7 @@ pub fn inline_elf<'a>(data: &'a [u8], bundles: Vec<Output<'a>>, align: u64) -> R
                     "a wrapper pointer is a symbol relocation (only RELATIVE is rewritten)",
                 ));
             }
-            out.put_u64(at + 16, target)?;
+            edit.patch_u64(at + 16, target);
         } else if w.pointer == 0 {
             return Err(unsupported(
                 w.at,
@@ -744,20 +593,14 @@ pub fn inline_elf<'a>(data: &'a [u8], bundles: Vec<Output<'a>>, align: u64) -> R
     }
     // Symbols in .hip_fatbin cover the new section.
     for (_, _, sym) in elf::symbols_in(&e, data, fb)? {
-        out.put_u64(sym.at + 8, vaddr)?;
-        out.put_u64(sym.at + 16, ns)?;
+        edit.patch_u64(sym.at + 8, vaddr);
+        edit.patch_u64(sym.at + 16, ns);
     }
-    let (shstrndx, mut recs) = raw_shdrs(&e, data)?;
-    set_u64(&mut recs[fb], 16, vaddr);
-    set_u64(&mut recs[fb], 24, offset);
-    set_u64(&mut recs[fb], 32, ns);
-    set_u64(&mut recs[fb], 48, align);
+    edit.set_section(fb, Field::Addr, vaddr);
+    edit.set_section(fb, Field::Offset, offset);
+    edit.set_section(fb, Field::Size, ns);
+    edit.set_section(fb, Field::Align, align);
     // TheRock's splitter leaves .hip_fatbin as SHT_NOBITS: it holds bytes again.
-    recs[fb][4..8].copy_from_slice(&SHT_PROGBITS.to_le_bytes());
-    let count = recs.len() as u16;
-    let (tail, shoff) = section_table(out.len(), data, &e, shstrndx, recs, None);
-    out.push(tail);
-    out.put_u64(40, shoff)?;
-    out.put_u16(60, count)?;
-    Ok(out)
+    edit.set_section(fb, Field::Type, u64::from(SHT_PROGBITS));
+    edit.finish()
 }

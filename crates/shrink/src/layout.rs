@@ -2,7 +2,8 @@
 //! for prune and recompress ([`crate::rewrite`]) and for the kpack split and inline
 //! ([`crate::kpack`]): the segment that holds the section, no other program header over it,
 //! where the program header table may move, and how file offsets after the section move.
-//! The new segment after the last one has its own rule ([`crate::segment::place`]).
+//! The new segment after the last one has its own rule ([`crate::segment::place`]); the plans
+//! are written by [`crate::edit::Edit`].
 
 use crate::elf::{self, Elf, Phdr};
 use crate::error::{Error, ErrorKind, Result};

@@ -127,6 +127,7 @@
 pub mod archive;
 pub mod bundle;
 pub mod check;
+mod edit;
 pub mod elf;
 pub mod error;
 pub mod kpack;

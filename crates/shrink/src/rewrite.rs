@@ -2,11 +2,12 @@
 //! smaller by moving what follows the device code down by whole alignment units.
 
 use crate::bundle;
+use crate::edit::{self, Edit, Field, SectionTable};
 use crate::elf::{self, Elf, Phdr, Shdr};
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::layout;
 use crate::output::Output;
-use crate::patch::{align_down, Patch};
+use crate::patch::align_down;
 use crate::plan::{self, NewRegion, Transform};
 pub use crate::report::{FileKind, Layout, RegionReport, Report, Rewritten};
 use crate::segment::{self, Placement, Request};
@@ -285,8 +286,14 @@ fn rewrite_elf<'a>(
             })
     };
 
-    // Patches, at old file offsets.
-    let mut patches: Vec<(u64, u64)> = Vec::new();
+    // The edit: fields at input offsets, then the layout.
+    let moved = layout::Moved {
+        fo,
+        end: old_end,
+        down: plan.delta,
+        up: plan.grow,
+    };
+    let mut edit = Edit::new(&e, data, fb, Some(moved), SectionTable::InPlace);
     let mut n_wrappers = 0usize;
     let mut n_relocs = 0usize;
     let mut n_syms = 0usize;
@@ -314,8 +321,8 @@ fn rewrite_elf<'a>(
         };
         new_sym_value.insert((si, k), nv);
         if nv != sym.value || new_size != sym.size {
-            patches.push((sym.at + 8, nv));
-            patches.push((sym.at + 16, new_size));
+            edit.patch_u64(sym.at + 8, nv);
+            edit.patch_u64(sym.at + 16, new_size);
             n_syms += 1;
         }
     }
@@ -344,7 +351,7 @@ fn rewrite_elf<'a>(
                 if in_fatbin(a) {
                     let n = remap(a, rel.at, &what)?;
                     if n != a {
-                        patches.push((rel.at + 16, n));
+                        edit.patch_u64(rel.at + 16, n);
                         n_relocs += 1;
                     }
                 }
@@ -379,7 +386,7 @@ fn rewrite_elf<'a>(
                 .unwrap_or(sym.value);
             let addend = n.wrapping_sub(s_new);
             if addend != rel.addend as u64 {
-                patches.push((rel.at + 16, addend));
+                edit.patch_u64(rel.at + 16, addend);
                 n_relocs += 1;
             }
         }
@@ -411,107 +418,54 @@ fn rewrite_elf<'a>(
             if in_place != 0 && in_fatbin(in_place) {
                 let n = remap(in_place, w.at + 8, "wrapper pointer")?;
                 if n != in_place {
-                    patches.push((w.at + 8, n));
+                    edit.patch_u64(w.at + 8, n);
                 }
             }
         }
         crate::check::every_bundle_pointed(&pointed, |k| fo + region.moves[k].0)?;
     }
 
-    // Layout.
-    let delta = plan.delta;
-    let grow = plan.grow;
-    let moved = layout::Moved {
-        fo,
-        end: old_end,
-        down: delta,
-        up: grow,
-    };
-    let mut out = Output::new();
+    // Layout: the bytes in file order, a moved program header table's place reserved.
     let new_fo = plan.relocated.as_ref().map_or(fo, |r| r.offset);
     let NewRegion {
         out: region_out,
         outcomes: region_outcomes,
         ..
     } = region;
+    let table_len = plan
+        .phdrs
+        .as_ref()
+        .map_or(0, |p| (p.len() * elf::PHENT) as u64);
     if let Some(r) = &plan.relocated {
         // The old section's bytes are zeroed in place; the new section goes in a new segment
         // at the end of the file.
-        out.push(&data[..fo as usize]);
-        out.push_zeros(fs);
-        out.push(&data[old_end as usize..]);
-        out.pad_to(r.offset)?;
-        out.append(region_out);
-        if let Some(tab) = &plan.moved_table {
-            out.pad_to(tab.0)?;
-            out.push(tab.1.clone());
+        edit.out.push(&data[..fo as usize]);
+        edit.out.push_zeros(fs);
+        edit.out.push(&data[old_end as usize..]);
+        edit.out.pad_to(r.offset)?;
+        edit.out.append(region_out);
+        if plan.table_moved {
+            edit.out.pad_to(plan.phoff + table_len)?;
         }
     } else {
-        let new_len = data.len() as u64 - delta + grow;
-        out.push(&data[..fo as usize]);
-        out.append(region_out);
-        if let Some(tab) = &plan.moved_table {
-            out.pad_to(tab.0)?;
-            out.push(tab.1.clone());
+        edit.out.push(&data[..fo as usize]);
+        edit.out.append(region_out);
+        if plan.table_moved {
+            edit.out.pad_to(plan.phoff + table_len)?;
         }
-        out.pad_to(old_end - delta + grow)?;
-        out.push(&data[old_end as usize..]);
-        debug_assert_eq!(out.len(), new_len);
+        edit.out.pad_to(old_end - plan.delta + plan.grow)?;
+        edit.out.push(&data[old_end as usize..]);
+        debug_assert_eq!(edit.out.len(), data.len() as u64 - plan.delta + plan.grow);
     }
-
-    // Program headers.
-    if let Some(phdrs) = &plan.phdrs {
-        let table_at = plan.phoff;
-        if plan.moved_table.is_none() {
-            for (i, p) in phdrs.iter().enumerate() {
-                let at = table_at + (i * elf::PHENT) as u64;
-                out.put(at, &p.encode())?;
-            }
-        } else {
-            // The old table is no longer used.
-            let old = moved.map(e.phoff)?;
-            let n = e.phdrs.len() * elf::PHENT;
-            out.zero(old, n)?;
-        }
-        out.put_u64(32, table_at)?;
-        out.put_u16(56, phdrs.len() as u16)?;
+    if let Some(phdrs) = plan.phdrs {
+        edit.set_program_headers(phdrs, plan.phoff, plan.table_moved);
     }
-    // Section headers.
-    if e.shoff != 0 {
-        let new_shoff = moved.map(e.shoff)?;
-        out.put_u64(40, new_shoff)?;
-        for (i, s) in e.shdrs.iter().enumerate() {
-            let at = new_shoff + (i * elf::SHENT) as u64;
-            if i == fb {
-                out.put_u64(at + 32, ns)?;
-                if let Some(r) = &plan.relocated {
-                    out.put_u64(at + 16, r.vaddr)?;
-                    out.put_u64(at + 24, r.offset)?;
-                }
-            } else if s.offset >= old_end {
-                // A section without file bytes may name any offset: it moves with the rest,
-                // or the rewrite is refused where it would pass the end of the offsets.
-                let moved = (s.offset - delta).checked_add(grow).ok_or_else(|| {
-                    unsupported(
-                        e.shoff + (i * elf::SHENT) as u64,
-                        format!(
-                            "section {i} ({}) at offset {:#x} cannot move {grow} bytes up",
-                            s.name, s.offset
-                        ),
-                    )
-                })?;
-                out.put_u64(at + 24, moved)?;
-            } else if s.has_file_bytes() && s.offset + s.size > fo {
-                return Err(unsupported(
-                    s.offset,
-                    format!("section {} overlaps .hip_fatbin", s.name),
-                ));
-            }
-        }
+    edit.set_section(fb, Field::Size, ns);
+    if let Some(r) = &plan.relocated {
+        edit.set_section(fb, Field::Addr, r.vaddr);
+        edit.set_section(fb, Field::Offset, r.offset);
     }
-    for (at, v) in patches {
-        out.put_u64(moved.map(at)?, v)?;
-    }
+    let out = edit.finish()?;
     let mut bundles = region_outcomes;
     for b in &mut bundles {
         b.offset += fo;
@@ -543,8 +497,8 @@ struct LayoutPlan {
     phdrs: Option<Vec<Phdr>>,
     /// File offset of the program header table in the output.
     phoff: u64,
-    /// A program header table placed after the new `.hip_fatbin`: (output offset, bytes).
-    moved_table: Option<(u64, Vec<u8>)>,
+    /// Whether the program header table moves to `phoff`, after the new `.hip_fatbin`.
+    table_moved: bool,
     layout: Layout,
 }
 
@@ -556,7 +510,7 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
         relocated: None,
         phdrs: None,
         phoff: e.phoff,
-        moved_table: None,
+        table_moved: false,
         layout,
     };
     if ns == fs {
@@ -581,7 +535,7 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
             relocated: None,
             phdrs: None,
             phoff: e.phoff,
-            moved_table: None,
+            table_moved: false,
             layout: Layout::Rebuilt,
         });
     }
@@ -620,7 +574,7 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
             relocated: None,
             phdrs: Some(phdrs),
             phoff: e.phoff,
-            moved_table: None,
+            table_moved: false,
             layout: Layout::SegmentShortened { shift: delta },
         });
     }
@@ -698,38 +652,22 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
     if let Some(ni) = null_slot {
         phdrs.remove(if ni > si { ni + 1 } else { ni });
     }
-    let in_place_len = (phdrs.len() * elf::PHENT) as u64;
-    let moved_table = if table_at != e.phoff {
-        for p in phdrs.iter_mut() {
-            if e.describes_table(p) {
-                p.offset = table_at;
-                p.vaddr = s.vaddr.wrapping_add(table_at - s.offset);
-                p.paddr = s.paddr.wrapping_add(table_at - s.offset);
-                p.filesz = table_len;
-                p.memsz = table_len;
-            }
-        }
-        let mut bytes = Vec::with_capacity(table_len as usize);
-        for p in &phdrs {
-            bytes.extend_from_slice(&p.encode());
-        }
-        Some((table_at, bytes))
-    } else {
-        for p in phdrs.iter_mut() {
-            if e.describes_table(p) {
-                p.filesz = in_place_len;
-                p.memsz = in_place_len;
-            }
-        }
-        None
-    };
+    let table_moved = table_at != e.phoff;
+    let place = table_moved.then(|| {
+        (
+            table_at,
+            s.vaddr.wrapping_add(table_at - s.offset),
+            s.paddr.wrapping_add(table_at - s.offset),
+        )
+    });
+    edit::describe_table(e, &mut phdrs, place);
     Ok(LayoutPlan {
         delta,
         grow: 0,
         relocated: None,
         phdrs: Some(phdrs),
         phoff: table_at,
-        moved_table,
+        table_moved,
         layout: Layout::SegmentSplit {
             shift: delta,
             phdr_slot: slot,
@@ -799,7 +737,7 @@ fn plan_growth(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
             relocated: None,
             phdrs: None,
             phoff: e.phoff,
-            moved_table: None,
+            table_moved: false,
             layout: Layout::Rebuilt,
         });
     }
@@ -850,32 +788,18 @@ fn plan_growth(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
     if let Some(ni) = null_slot {
         phdrs.remove(if ni > last_i { ni + 1 } else { ni });
     }
-    let table_len = (phdrs.len() * elf::PHENT) as u64;
-    for p in phdrs.iter_mut() {
-        if e.describes_table(p) {
-            p.filesz = table_len;
-            p.memsz = table_len;
-            if !slack_ok {
-                p.offset = table_at;
-                p.vaddr = vaddr.wrapping_add(table_at - offset);
-                p.paddr = p.vaddr;
-            }
-        }
-    }
-    let moved_table = (!slack_ok).then(|| {
-        let mut bytes = Vec::with_capacity(table_len as usize);
-        for p in &phdrs {
-            bytes.extend_from_slice(&p.encode());
-        }
-        (table_at, bytes)
+    let place = (!slack_ok).then(|| {
+        let t_va = vaddr.wrapping_add(table_at - offset);
+        (table_at, t_va, t_va)
     });
+    edit::describe_table(e, &mut phdrs, place);
     Ok(LayoutPlan {
         delta: 0,
         grow: 0,
         relocated: Some(Relocated { offset, vaddr }),
         phdrs: Some(phdrs),
         phoff: table_at,
-        moved_table,
+        table_moved: !slack_ok,
         layout: Layout::Relocated {
             offset,
             address: vaddr,
