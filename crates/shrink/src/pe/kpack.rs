@@ -527,6 +527,20 @@ pub fn split_image(data: &[u8], marker: &[u8]) -> Result<Split> {
             "the marker section's addresses run past 4 GiB",
         ));
     }
+    // Nor to where the marker goes (a pointer to the end of the image): an inline, which
+    // removes the marker only when nothing but wrappers leads into it, could not undo the split.
+    let m_start = img.image_base.saturating_add(m_rva);
+    if let Some(&(at, value)) = dir64.iter().find(|&&(at, value)| {
+        !slots.contains(&at) && value >= m_start && value - m_start < m_len.max(1)
+    }) {
+        return Err(unsupported(
+            at,
+            format!(
+                "a base-relocated pointer other than a wrapper's leads to where {MARKER_SECTION} goes \
+                 ({value:#x}, the end of the image)"
+            ),
+        ));
+    }
     let p = img.raw_end();
     let mut padded = marker.to_vec();
     padded.resize(m_raw as usize, 0);
