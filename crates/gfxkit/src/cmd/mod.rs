@@ -15,7 +15,6 @@ pub mod inspect;
 pub mod kernels;
 pub mod kpack;
 pub mod list;
-pub mod list_summary;
 pub mod memmodel;
 pub mod offload_bundler;
 pub mod prune;

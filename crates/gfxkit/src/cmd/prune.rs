@@ -2,9 +2,7 @@
 //! smaller.
 
 use anyhow::{bail, Result};
-use gfxkit_inventory::units::human_bytes as human;
 use gfxkit_shrink::{Conversion, Method, Pattern, Report, Selection, Transform};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -251,98 +249,14 @@ pub fn execute(io: &IoArgs, t: &Transform, allow_empty: bool) -> Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
-/// The bundle lines of a region: one per bundle or, past [`crate::output::GROUP_ABOVE`]
-/// bundles, one per distinct outcome (encodings, kept and dropped targets) with the sizes
-/// added up.
-fn print_bundles(out: &mut dyn Write, bundles: &[gfxkit_shrink::BundleOutcome]) -> Result<()> {
-    let outcome = |b: &gfxkit_shrink::BundleOutcome| {
-        let kept: Vec<&str> = b.kept.iter().map(|e| e.target.as_str()).collect();
-        let dropped: Vec<&str> = b.dropped.iter().map(|e| e.target.as_str()).collect();
-        let mut s = format!("kept {}", kept.join(", "));
-        if !dropped.is_empty() {
-            s.push_str(&format!("; dropped {}", dropped.join(", ")));
-        }
-        let only_host = !b.kept.iter().any(|e| e.target != "host");
-        (
-            b.encoding_before.clone(),
-            b.encoding_after.clone(),
-            s,
-            only_host,
-        )
-    };
-    const ONLY_HOST: &str =
-        "only the host entry is left; this bundle's kernels cannot run on any GPU";
-    if bundles.len() <= crate::output::GROUP_ABOVE {
-        for (i, b) in bundles.iter().enumerate() {
-            let (before, after, what, only_host) = outcome(b);
-            writeln!(
-                out,
-                "    bundle {i} at {:#x}: {before} {} -> {after} {}; {what}",
-                b.offset,
-                human(b.size_before),
-                human(b.size_after),
-            )?;
-            if only_host {
-                writeln!(out, "      note: {ONLY_HOST}")?;
-            }
-        }
-        return Ok(());
-    }
-    let groups = crate::output::group_by_text(bundles.iter().map(outcome).enumerate());
-    for (indices, (before, after, what, only_host)) in groups {
-        let (b, a) = indices.iter().fold((0, 0), |(b, a), &i| {
-            (b + bundles[i].size_before, a + bundles[i].size_after)
-        });
-        writeln!(
-            out,
-            "    bundles {} ({}): {before} {} -> {after} {}; {what}",
-            crate::output::ranges(&indices),
-            indices.len(),
-            human(b),
-            human(a),
-        )?;
-        if only_host {
-            writeln!(out, "      note: {ONLY_HOST}")?;
-        }
-    }
-    Ok(())
-}
-
-/// Names on stderr each target of `selection` that matches no entry of a file, with the
-/// files (`name`, report) it is missing from; one line per target.
+/// Names on stderr each target of `selection` that matches no entry of a file
+/// ([`gfxkit_text::prune::unmatched`]).
 pub fn note_unmatched<'r>(
     selection: &gfxkit_shrink::Selection,
     reports: impl IntoIterator<Item = (&'r str, &'r Report)>,
 ) {
-    let flag = match selection {
-        gfxkit_shrink::Selection::Keep(_) => "--keep",
-        gfxkit_shrink::Selection::Drop(_) => "--drop",
-        gfxkit_shrink::Selection::All => return,
-    };
-    let mut missing: Vec<(&str, Vec<&str>, Vec<&str>)> = Vec::new();
-    for (name, r) in reports {
-        for u in &r.unmatched {
-            match missing.iter_mut().find(|(t, _, _)| t == u) {
-                Some((_, files, present)) => {
-                    files.push(name);
-                    present.extend(r.targets_before());
-                }
-                None => missing.push((u, vec![name], r.targets_before())),
-            }
-        }
-    }
-    for (target, files, mut present) in missing {
-        present.sort_unstable();
-        present.dedup();
-        let files = crate::output::shortened(&files, 3);
-        eprintln!(
-            "gfxkit: note: {flag} {target} matches no entry of {files} (present: {})",
-            if present.is_empty() {
-                "none".to_owned()
-            } else {
-                present.join(", ")
-            }
-        );
+    for line in gfxkit_text::prune::unmatched(selection, reports) {
+        eprintln!("{line}");
     }
 }
 
@@ -362,81 +276,13 @@ fn report(
             done: gfxkit_inventory::prune::Done::File(r),
         });
     }
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    let saved = r.size_before as i64 - r.size_after as i64;
-    let pct = if r.size_before > 0 {
-        saved as f64 * 100.0 / r.size_before as f64
-    } else {
-        0.0
-    };
-    let verb = if io.dry_run { "would be" } else { "is" };
-    writeln!(
-        out,
-        "{name}: {:?}, {} -> {} ({} {}, {:.1}% {}){}",
-        r.kind,
-        human(r.size_before),
-        human(r.size_after),
-        human(saved.unsigned_abs()),
-        if saved >= 0 { "saved" } else { "added" },
-        pct.abs(),
-        if saved >= 0 { "smaller" } else { "larger" },
-        match written {
-            Some(p) => format!(", written to {}", p.display()),
-            None => format!(
-                " [dry run: nothing written; the file {verb} {} bytes]",
-                r.size_after
-            ),
-        }
+    gfxkit_text::prune::file(
+        name,
+        written,
+        io.dry_run,
+        r,
+        elapsed,
+        &mut std::io::stdout().lock(),
     )?;
-    if !r.changed() {
-        writeln!(out, "  no bundle changes")?;
-    }
-    for g in &r.regions {
-        let place = match (&g.member, &g.section) {
-            (Some(m), Some(s)) => format!("{m}({s})"),
-            (Some(m), None) => m.clone(),
-            (None, Some(s)) => s.clone(),
-            (None, None) => "bundles".to_owned(),
-        };
-        writeln!(
-            out,
-            "  {place}: {} bundles, {} wrappers, {} relocations and {} symbols fixed; layout: {}",
-            g.bundles.len(),
-            g.wrappers,
-            g.relocations,
-            g.symbols,
-            match &g.layout {
-                gfxkit_shrink::Layout::Unchanged => "unchanged".to_owned(),
-                gfxkit_shrink::Layout::Rebuilt => "rebuilt".to_owned(),
-                gfxkit_shrink::Layout::SegmentShortened { shift } => format!(
-                    "segment shortened, later bytes moved down {}",
-                    human(*shift)
-                ),
-                gfxkit_shrink::Layout::SectionShortened { shift } => format!(
-                    "section's raw data shortened (virtual size kept), later bytes moved down {}",
-                    human(*shift)
-                ),
-                gfxkit_shrink::Layout::SegmentSplit { shift, phdr_slot } => format!(
-                    "segment split ({phdr_slot}), later bytes moved down {}",
-                    human(*shift)
-                ),
-                gfxkit_shrink::Layout::Relocated {
-                    offset,
-                    address,
-                    phdr_slot,
-                } => format!(
-                    "section grew: moved to a new segment at address {address:#x}, file offset \
-                     {offset:#x} ({phdr_slot}); its old bytes are zeroed"
-                ),
-                gfxkit_shrink::Layout::ZeroFilled { unit } => format!(
-                    "rewritten in place and zero-filled (freed bytes under one {} unit)",
-                    human(*unit)
-                ),
-            }
-        )?;
-        print_bundles(&mut out, &g.bundles)?;
-    }
-    writeln!(out, "  took {:.2} s", elapsed.as_secs_f64())?;
     Ok(())
 }

@@ -5,9 +5,7 @@ use crate::cmd::prune::IoArgs;
 use crate::input::Input;
 use crate::output::Durability;
 use anyhow::Result;
-use gfxkit_inventory::units::human_bytes as human;
 use gfxkit_shrink::Transform;
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -58,35 +56,6 @@ fn print_report(
             },
         });
     }
-    let mut out = std::io::stdout().lock();
-    let before: u64 = changed.iter().map(|c| c.size_before).sum();
-    let after: u64 = changed.iter().map(|c| c.size_after).sum();
-    writeln!(
-        out,
-        "{name}: {} rewritten, {} -> {} uncompressed{}",
-        if changed.len() == 1 {
-            "1 member".to_owned()
-        } else {
-            format!("{} members", changed.len())
-        },
-        human(before),
-        human(after),
-        match written {
-            Some(p) => format!(", written to {}", p.display()),
-            None => " [dry run: nothing written]".to_owned(),
-        }
-    )?;
-    for c in changed {
-        writeln!(
-            out,
-            "  {}: {} -> {}",
-            c.path,
-            human(c.size_before),
-            human(c.size_after)
-        )?;
-    }
-    if changed.is_empty() {
-        writeln!(out, "  no member changed")?;
-    }
+    gfxkit_text::prune::package(name, written, changed, &mut std::io::stdout().lock())?;
     Ok(())
 }

@@ -1,0 +1,11 @@
+//! The text form of gfxkit's answers: the tables and reports `gfxkit` prints, one module per
+//! command, each writing an answer of [`gfxkit_inventory`] or [`gfxkit_io`] (the same value
+//! `--json` prints) to a writer. The command line only chooses between this and JSON.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod group;
+pub mod list;
+pub mod prune;
+pub mod size;
