@@ -53,16 +53,6 @@ pub fn write_atomic_checked(
     )
 }
 
-/// `message` about the file `path`, naming it once: as it is when it already names the file
-/// (errors of reading a file, or a `package!member`, do), else `PATH: message`.
-pub fn naming(path: &str, message: &str) -> String {
-    if message.contains(path) {
-        message.to_owned()
-    } else {
-        format!("{path}: {message}")
-    }
-}
-
 /// A progress bar over `len` steps on a terminal, labelled `what`; hidden when stderr is not
 /// a terminal, when `quiet`, or for fewer than two steps.
 pub fn progress(len: u64, what: &str, quiet: bool) -> indicatif::ProgressBar {
@@ -324,4 +314,4 @@ pub fn report_error(err: &anyhow::Error) -> ExitCode {
     ExitCode::from(2)
 }
 
-pub use gfxkit_text::group::{group_by_text, ranges, shortened, GROUP_ABOVE};
+pub use gfxkit_text::group::shortened;

@@ -3,6 +3,16 @@
 
 pub use gfxkit_inventory::list::shortened;
 
+/// `message` about the file `path`, naming it once: as it is when it already names the file
+/// (errors of reading a file, or a `package!member`, do), else `PATH: message`.
+pub fn naming(path: &str, message: &str) -> String {
+    if message.contains(path) {
+        message.to_owned()
+    } else {
+        format!("{path}: {message}")
+    }
+}
+
 /// Text output lists the units of a file (bundles, wrappers) one per line up to this many;
 /// beyond, units that read alike are grouped into one line (`--json` keeps every one).
 pub const GROUP_ABOVE: usize = 8;

@@ -5,7 +5,12 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod check;
+pub mod diff;
+pub mod doctor;
 pub mod group;
 pub mod list;
 pub mod prune;
+pub mod select;
 pub mod size;
+pub mod verify;

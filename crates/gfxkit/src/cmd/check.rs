@@ -3,9 +3,7 @@
 
 use crate::output;
 use anyhow::{Context, Result};
-use gfxkit_inventory::check::{CheckFile, CheckReport};
 use gfxkit_target_id::TargetId;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -81,77 +79,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.json {
         output::print_json(&report)?;
     } else {
-        print_text(&report, &mut std::io::stdout().lock())?;
+        gfxkit_text::check::report(&report, &mut std::io::stdout().lock())?;
     }
     if report.files.is_empty() {
         eprintln!("gfxkit: error: no file with device code under the paths given");
         return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::from(report.status()))
-}
-
-fn file_line(f: &CheckFile, out: &mut dyn Write) -> Result<()> {
-    for e in &f.errors {
-        writeln!(out, "ERROR {}", output::naming(&f.path, e))?;
-    }
-    if !f.errors.is_empty() {
-        return Ok(());
-    }
-    if f.ok {
-        let mut notes: Vec<String> = f
-            .needs
-            .iter()
-            .map(|(t, n)| format!("{t} needs {n}"))
-            .collect();
-        notes.extend(
-            f.database
-                .iter()
-                .filter(|d| **d != f.path)
-                .map(|d| format!("with {d}")),
-        );
-        if notes.is_empty() {
-            writeln!(out, "ok    {}", f.path)?;
-        } else {
-            writeln!(out, "ok    {} ({})", f.path, notes.join(", "))?;
-        }
-        return Ok(());
-    }
-    for m in &f.missing {
-        let why = f.why.get(m).map(String::as_str).unwrap_or("no code for it");
-        writeln!(out, "FAIL  {}: lacks {m}: {why}", f.path)?;
-    }
-    if !f.extra.is_empty() {
-        writeln!(
-            out,
-            "FAIL  {}: beyond the list: {}",
-            f.path,
-            f.extra.join(" ")
-        )?;
-    }
-    if f.missing.is_empty() && f.extra.is_empty() {
-        writeln!(out, "FAIL  {}: its device code could not be judged", f.path)?;
-    }
-    Ok(())
-}
-
-/// Prints a line per file and the summary line on `out`.
-pub fn print_text(r: &CheckReport, out: &mut dyn Write) -> Result<()> {
-    for f in &r.files {
-        file_line(f, out)?;
-    }
-    let s = &r.summary;
-    write!(
-        out,
-        "check {}{}: {} files with device code, {} pass, {} fail",
-        r.required.join(","),
-        if r.exactly { " (exactly)" } else { "" },
-        s.files,
-        s.passed,
-        s.failed
-    )?;
-    if s.errors > 0 {
-        write!(out, ", {} with errors", s.errors)?;
-    }
-    writeln!(out)?;
-    Ok(())
 }

@@ -2,9 +2,7 @@
 
 use crate::output;
 use anyhow::{Context, Result};
-use gfxkit_inventory::doctor::DoctorReport;
-use gfxkit_target_id::{FeatureSetting, TargetId};
-use std::io::Write;
+use gfxkit_target_id::TargetId;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -119,78 +117,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.json {
         output::print_json(&report)?;
     } else {
-        print_text(&report, &devices, &mut std::io::stdout().lock())?;
+        gfxkit_text::doctor::report(&report, &devices, &mut std::io::stdout().lock())?;
     }
     Ok(ExitCode::from(code))
-}
-
-/// Prints the report as text on `out`.
-pub fn print_text(r: &DoctorReport, devices: &[TargetId], out: &mut dyn Write) -> Result<()> {
-    for d in devices {
-        let unknown: Vec<&str> = d
-            .processor()
-            .target_id_features
-            .iter()
-            .filter(|f| d.setting(**f) == FeatureSetting::Any)
-            .map(|f| f.name())
-            .collect();
-        if unknown.is_empty() {
-            writeln!(out, "device {d}")?;
-        } else {
-            writeln!(out, "device {d} ({} unknown)", unknown.join(", "))?;
-        }
-    }
-    let mut bad = 0usize;
-    for f in &r.files {
-        for (dev, runs) in &f.runs_on {
-            if *runs {
-                let spirv = if f.spirv.contains(dev) {
-                    " (through SPIR-V, compiled when loaded)"
-                } else {
-                    ""
-                };
-                match f.needs.get(dev) {
-                    Some(n) => writeln!(out, "ok    {}  on {dev}, needs {n}{spirv}", f.path)?,
-                    None => writeln!(out, "ok    {}  on {dev}{spirv}", f.path)?,
-                }
-            } else {
-                let why = f.missing.get(dev).map(String::as_str).unwrap_or("");
-                writeln!(out, "FAIL  {}  on {dev}: {why}", f.path)?;
-                for r in f.remedies.iter().filter(|r| r.device == *dev) {
-                    writeln!(out, "      remedy ({}): {}", r.standing.text(), r.text)?;
-                }
-            }
-        }
-        if f.runs_on.values().any(|r| !r) {
-            bad += 1;
-            writeln!(out, "      targets present: {}", f.targets.join(" "))?;
-        }
-        for e in &f.errors {
-            writeln!(out, "ERROR {}", crate::output::naming(&f.path, e))?;
-        }
-        if !f.kpack.is_empty() && f.runs_on.is_empty() {
-            writeln!(
-                out,
-                "NOTE  {}: device code moved to kpack archives: {}",
-                f.path,
-                f.kpack.join(" ")
-            )?;
-        }
-    }
-    let ok = r
-        .files
-        .iter()
-        .filter(|f| !f.runs_on.is_empty() && f.runs_on.values().all(|v| *v))
-        .count();
-    let unjudged = r.files.iter().filter(|f| f.runs_on.is_empty()).count();
-    write!(
-        out,
-        "{} libraries with device code: {ok} run on every device, {bad} do not",
-        r.files.len()
-    )?;
-    if unjudged > 0 {
-        write!(out, ", {unjudged} not examined")?;
-    }
-    writeln!(out)?;
-    Ok(())
 }
