@@ -222,3 +222,33 @@ pub fn solution_rows<'d>(
     }
     (out, errors)
 }
+
+/// What [`sort`] orders kernels by, the most constrained first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortBy {
+    /// Lowest occupancy first.
+    Occupancy,
+    /// Most VGPRs (arch + AGPR) first.
+    Vgpr,
+    /// Most LDS first.
+    Lds,
+    /// Most scratch first.
+    Scratch,
+}
+
+/// Orders `rows` by `key` of each row's kernel (`kernel` gives it; rows without one last),
+/// stably: `gfxkit kernels --sort`.
+pub fn sort<T>(rows: &mut [T], kernel: impl Fn(&T) -> Option<&KernelSummary>, key: SortBy) {
+    let vgprs = |k: &KernelSummary| k.vgpr_count.unwrap_or(0) + k.agpr_count.unwrap_or(0);
+    match key {
+        SortBy::Occupancy => {
+            rows.sort_by_key(|r| kernel(r).and_then(|k| k.occupancy).unwrap_or(u32::MAX))
+        }
+        SortBy::Vgpr => rows.sort_by_key(|r| std::cmp::Reverse(kernel(r).map_or(0, vgprs))),
+        SortBy::Lds => rows
+            .sort_by_key(|r| std::cmp::Reverse(kernel(r).and_then(|k| k.lds_bytes).unwrap_or(0))),
+        SortBy::Scratch => rows.sort_by_key(|r| {
+            std::cmp::Reverse(kernel(r).and_then(|k| k.scratch_bytes).unwrap_or(0))
+        }),
+    }
+}
