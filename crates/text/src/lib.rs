@@ -9,6 +9,7 @@ pub mod check;
 pub mod diff;
 pub mod doctor;
 pub mod group;
+pub mod inspect;
 pub mod kernels;
 pub mod list;
 pub mod prune;
