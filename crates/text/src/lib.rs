@@ -11,6 +11,7 @@ pub mod doctor;
 pub mod group;
 pub mod inspect;
 pub mod kernels;
+pub mod kpack;
 pub mod list;
 pub mod prune;
 pub mod select;

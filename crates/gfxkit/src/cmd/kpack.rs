@@ -2,9 +2,8 @@
 
 use anyhow::{Context, Result};
 use gfxkit_inventory::kpack as inv_kpack;
-use gfxkit_inventory::kpack::{ArchiveInspection, ArchiveListing, KernelListing};
+use gfxkit_inventory::kpack::ArchiveListing;
 use gfxkit_kpack::write::Compression;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -205,44 +204,9 @@ fn run_split(a: SplitArgs) -> Result<ExitCode> {
     if a.json {
         crate::output::print_json(&report)?;
     } else {
-        print_split(&mut std::io::stdout().lock(), &report)?;
+        gfxkit_text::kpack::split(&report, &mut std::io::stdout().lock())?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `kpack split`'s text: a line per binary written, per archive, and the files copied.
-fn print_split(o: &mut dyn Write, report: &gfxkit_io::split::SplitReport) -> std::io::Result<()> {
-    for b in &report.binaries {
-        writeln!(
-            o,
-            "{}: {} wrappers, {} code objects, {} -> {} bytes ({})",
-            b.output, b.wrappers, b.code_objects, b.size_before, b.size_after, b.kernel_name
-        )?;
-    }
-    for r in &report.archives {
-        writeln!(
-            o,
-            "{}: {} kernels, {} bytes ({} uncompressed)",
-            r.path, r.kernels, r.size, r.uncompressed
-        )?;
-    }
-    if report.copied > 0 {
-        writeln!(o, "{} files without device code copied", report.copied)?;
-    }
-    if !report.overlay_files.is_empty() {
-        let mut by: std::collections::BTreeMap<&str, (usize, u64)> = Default::default();
-        for f in &report.overlay_files {
-            for p in &f.overlays {
-                let e = by.entry(p.as_str()).or_default();
-                e.0 += 1;
-                e.1 += f.size;
-            }
-        }
-        for (p, (n, bytes)) in by {
-            writeln!(o, "{p}: {n} files ({bytes} bytes) in its overlay")?;
-        }
-    }
-    Ok(())
 }
 
 fn run_inline(a: InlineArgs) -> Result<ExitCode> {
@@ -250,14 +214,7 @@ fn run_inline(a: InlineArgs) -> Result<ExitCode> {
     if a.json {
         crate::output::print_json(&report)?;
     } else {
-        println!(
-            "{}: {} bundles from {} archives, {} -> {} bytes",
-            report.output,
-            report.bundles.len(),
-            report.archives.len(),
-            report.size_before,
-            report.size_after
-        );
+        gfxkit_text::kpack::inline(&report, &mut std::io::stdout().lock())?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -278,32 +235,13 @@ fn run_list(a: ListArgs) -> Result<ExitCode> {
     if a.json {
         crate::output::print_json(&serde_json::json!({ "archives": out }))?;
     } else {
-        print_archives(&mut std::io::stdout().lock(), &out)?;
+        gfxkit_text::kpack::archives(&out, &mut std::io::stdout().lock())?;
     }
     Ok(if bad {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// `kpack list`'s text: a line per archive, then one per kernel.
-pub fn print_archives(o: &mut dyn Write, archives: &[ArchiveListing]) -> std::io::Result<()> {
-    for l in archives {
-        writeln!(
-            o,
-            "{}: group {}, arches {}, {}, {} kernels",
-            l.path,
-            l.group.as_deref().unwrap_or("-"),
-            l.arches.join(" "),
-            l.scheme,
-            l.kernels.len()
-        )?;
-        for k in &l.kernels {
-            write_kernel(o, k, "")?;
-        }
-    }
-    Ok(())
 }
 
 /// `inspect` of a `.kpack` file: the header, the TOC fields and every kernel, each decoded
@@ -315,85 +253,11 @@ pub fn inspect_archive(path: &Path, data: &[u8], json: bool) -> Result<ExitCode>
     if json {
         crate::output::print_json(&i)?;
     } else {
-        print_inspection(&mut std::io::stdout().lock(), &i)?;
+        gfxkit_text::kpack::inspection(&i, &mut std::io::stdout().lock())?;
     }
     Ok(if i.listing.has_bad_kernel() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// `inspect`'s text for a `.kpack` file.
-pub fn print_inspection(o: &mut dyn Write, i: &ArchiveInspection) -> std::io::Result<()> {
-    let l = &i.listing;
-    writeln!(
-        o,
-        "{}: kpack archive version {}, TOC at {:#x}",
-        l.path, i.version, i.toc_offset
-    )?;
-    writeln!(o, "  group         {}", l.group.as_deref().unwrap_or("-"))?;
-    writeln!(o, "  family        {}", l.family.as_deref().unwrap_or("-"))?;
-    writeln!(o, "  arches        {}", l.arches.join(" "))?;
-    writeln!(o, "  compression   {}", l.scheme)?;
-    writeln!(o, "  kernels       {}", l.kernels.len())?;
-    for (k, t) in l.kernels.iter().zip(&i.targets) {
-        let target = format!("  code object {}", t.as_deref().unwrap_or("-"));
-        write_kernel(o, k, &target)?;
-    }
-    Ok(())
-}
-
-/// One kernel's line: key, architecture, sizes, then `extra`, then its error if any.
-fn write_kernel(o: &mut dyn Write, k: &KernelListing, extra: &str) -> std::io::Result<()> {
-    let size = k.size.map_or("-".to_owned(), |s| s.to_string());
-    write!(
-        o,
-        "  {:<40} {:<16} {:>10} bytes  stored {:>10}{extra}",
-        k.key, k.arch, size, k.stored_size
-    )?;
-    if let Some(e) = &k.error {
-        write!(o, "  ERROR {e}")?;
-    }
-    writeln!(o)
-}
-
-#[cfg(test)]
-mod printer_tests {
-    use super::*;
-
-    #[test]
-    fn archive_listing_prints_a_line_per_kernel_with_errors() {
-        let l = ArchiveListing {
-            path: "a.kpack".into(),
-            group: Some("blas".into()),
-            family: None,
-            arches: vec!["gfx90a".into(), "gfx942".into()],
-            scheme: "none",
-            size: 100,
-            kernels: vec![KernelListing {
-                key: "lib.so#0".into(),
-                arch: "gfx90a".into(),
-                ordinal: 0,
-                size: None,
-                stored_size: 7,
-                ok: Some(false),
-                error: Some("cut short".into()),
-            }],
-        };
-        assert!(l.has_bad_kernel());
-        let mut out = Vec::new();
-        print_archives(&mut out, std::slice::from_ref(&l)).unwrap();
-        let text = String::from_utf8(out).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(
-            lines[0],
-            "a.kpack: group blas, arches gfx90a gfx942, none, 1 kernels"
-        );
-        assert!(lines[1].starts_with("  lib.so#0"), "{text}");
-        assert!(
-            lines[1].ends_with("stored          7  ERROR cut short"),
-            "{text}"
-        );
-    }
 }
