@@ -16,4 +16,5 @@ pub mod list;
 pub mod prune;
 pub mod select;
 pub mod size;
+pub mod target;
 pub mod verify;
