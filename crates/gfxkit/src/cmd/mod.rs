@@ -18,8 +18,6 @@ pub mod list;
 pub mod memmodel;
 pub mod offload_bundler;
 pub mod prune;
-pub mod prune_package;
-pub mod prune_tree;
 pub mod recompress;
 pub mod select;
 pub mod size;

@@ -208,11 +208,11 @@ pub fn execute(io: &IoArgs, t: &Transform, allow_empty: bool) -> Result<ExitCode
         }
     }
     if gfxkit_io::tree::is_tree(&io.input) {
-        return crate::cmd::prune_tree::execute(io, t, allow_empty);
+        return execute_tree(io, t, allow_empty);
     }
     let mapped = crate::input::open(&io.input)?;
     if crate::input::is_package(&mapped) {
-        return crate::cmd::prune_package::execute(io, t, &mapped, allow_empty);
+        return execute_package(io, t, &mapped, allow_empty);
     }
     let name = io.input.display().to_string();
     let started = std::time::Instant::now();
@@ -285,4 +285,116 @@ fn report(
         &mut std::io::stdout().lock(),
     )?;
     Ok(())
+}
+
+/// `prune` and `recompress` of a package: the rewrite, its verification and the checked
+/// write are `gfxkit_io::package`'s.
+///
+/// Rewrites the package `input` (named by `io.input`) with `t` (`gfxkit_io::package`).
+fn execute_package(
+    io: &IoArgs,
+    t: &Transform,
+    input: &crate::input::Input,
+    allow_empty: bool,
+) -> Result<ExitCode> {
+    let name = io.input.display().to_string();
+    let target = io.target();
+    // Only the replacement of an input must reach the disk before the rename.
+    let durability = if io.in_place {
+        crate::output::Durability::Synced
+    } else {
+        crate::output::Durability::Rename
+    };
+    let started = std::time::Instant::now();
+    let done = gfxkit_io::package::rewrite_package(
+        &name,
+        input,
+        t,
+        target.as_deref(),
+        Some(&io.input),
+        durability,
+        allow_empty,
+    )?;
+    note_unmatched(
+        &t.selection,
+        done.reports.iter().map(|(m, r)| (m.as_str(), r)),
+    );
+    print_report(&name, target.as_deref(), io, &done, started.elapsed())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_report(
+    name: &str,
+    written: Option<&Path>,
+    io: &IoArgs,
+    done: &gfxkit_io::package::Rewritten,
+    elapsed: std::time::Duration,
+) -> Result<()> {
+    let changed = &done.changed;
+    if io.json {
+        return crate::output::print_json(&gfxkit_inventory::prune::PruneOutcome {
+            input: name,
+            output: written.map(|p| p.display().to_string()),
+            dry_run: io.dry_run,
+            seconds: elapsed.as_secs_f64(),
+            done: gfxkit_inventory::prune::Done::Package {
+                members: done.members(),
+            },
+        });
+    }
+    gfxkit_text::prune::package(name, written, changed, &mut std::io::stdout().lock())?;
+    Ok(())
+}
+
+/// `prune` of a directory tree: the pruning, its checks and the write are `gfxkit_io::tree`'s.
+///
+/// Prunes the tree `io.input` into `-o OUTDIR`, or in place (or only reports, with
+/// `--dry-run`).
+fn execute_tree(io: &IoArgs, t: &Transform, allow_empty: bool) -> Result<ExitCode> {
+    if io.drop_signature {
+        bail!("--drop-signature is for one Windows image, not a tree");
+    }
+    let name = io.input.display().to_string();
+    let target = io.target();
+    let started = std::time::Instant::now();
+    let progress = crate::output::spinner(format!("pruning {name}"));
+    let to = match (&target, io.in_place) {
+        (None, _) => gfxkit_io::tree::TreeOutput::DryRun,
+        (Some(_), true) => gfxkit_io::tree::TreeOutput::InPlace,
+        (Some(out), false) => gfxkit_io::tree::TreeOutput::Dir(out),
+    };
+    let done = gfxkit_io::tree::prune_tree(&io.input, t, to, allow_empty)?;
+    progress.finish_and_clear();
+    let flag = match &t.selection {
+        Selection::Keep(_) => "--keep",
+        _ => "--drop",
+    };
+    for u in &done.unmatched {
+        eprintln!("gfxkit: note: {flag} {u} matches no device code of {name}");
+    }
+    let elapsed = started.elapsed();
+    if io.json {
+        return crate::output::print_json(&gfxkit_inventory::prune::PruneOutcome {
+            input: &name,
+            output: target.as_ref().map(|p| p.display().to_string()),
+            dry_run: io.dry_run,
+            seconds: elapsed.as_secs_f64(),
+            done: gfxkit_inventory::prune::Done::Tree {
+                size_before: done.size_before,
+                size_after: done.size_after,
+                unmatched: &done.unmatched,
+                files: &done.files,
+            },
+        })
+        .map(|_| ExitCode::SUCCESS);
+    }
+    gfxkit_text::prune::tree(
+        &name,
+        target.as_deref(),
+        io.dry_run,
+        &done,
+        elapsed,
+        &mut std::io::stdout().lock(),
+    )?;
+    Ok(ExitCode::SUCCESS)
 }
