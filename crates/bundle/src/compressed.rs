@@ -416,17 +416,12 @@ impl Default for CompressOptions {
     }
 }
 
-/// Parses the value of `COMPRESSED_BUNDLE_FORMAT_VERSION` as clang does: `2` or `3`; anything
-/// else is an error message (clang warns and keeps its default).
-pub fn version_from_env_value(value: &str) -> std::result::Result<u16, String> {
+/// The CCOB version `COMPRESSED_BUNDLE_FORMAT_VERSION` asks for, as clang reads it: `2` or
+/// `3`; anything else is `None` (clang warns and keeps its default, v2).
+pub fn version_from_env_value(value: &str) -> Option<u16> {
     match value.parse::<u16>() {
-        Ok(v @ (2 | 3)) => Ok(v),
-        Ok(v) => Err(format!(
-            "invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: {v}; valid values are 2 or 3"
-        )),
-        Err(_) => Err(format!(
-            "invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: {value}"
-        )),
+        Ok(v @ (2 | 3)) => Some(v),
+        _ => None,
     }
 }
 
@@ -597,9 +592,9 @@ mod tests {
 
     #[test]
     fn env_value_like_clang() {
-        assert_eq!(version_from_env_value("2"), Ok(2));
-        assert_eq!(version_from_env_value("3"), Ok(3));
-        assert!(version_from_env_value("1").is_err());
-        assert!(version_from_env_value("x").is_err());
+        assert_eq!(version_from_env_value("2"), Some(2));
+        assert_eq!(version_from_env_value("3"), Some(3));
+        assert!(version_from_env_value("1").is_none());
+        assert!(version_from_env_value("x").is_none());
     }
 }

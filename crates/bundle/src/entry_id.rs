@@ -987,3 +987,96 @@ mod tests {
         assert!(n > 1000, "{n}");
     }
 }
+
+/// `-targets` as `clang-offload-bundler` 19 writes and checks them ([`standardize`]).
+#[cfg(test)]
+mod standardized {
+    use super::standardize;
+
+    fn w(s: &str) -> String {
+        standardize(s).written
+    }
+
+    #[test]
+    fn standard_forms_match_clang_19() {
+        // Observed with clang-offload-bundler 19.1.7.
+        assert_eq!(
+            w("host-x86_64-unknown-linux"),
+            "host-x86_64-unknown-linux--"
+        );
+        assert_eq!(
+            w("host-x86_64-unknown-linux-gnu"),
+            "host-x86_64-unknown-linux-gnu-"
+        );
+        assert_eq!(
+            w("hip-amdgcn-amd-amdhsa-gfx906"),
+            "hip-amdgcn-amd-amdhsa--gfx906"
+        );
+        assert_eq!(
+            w("hip-amdgcn-amd-amdhsa--gfx906:xnack-:sramecc+"),
+            "hip-amdgcn-amd-amdhsa--gfx906:xnack-:sramecc+"
+        );
+        assert_eq!(
+            w("hip-amdgcn-amd-amdhsa-unknown-gfx906"),
+            "hip-amdgcn-amd-amdhsa-unknown-gfx906"
+        );
+        assert_eq!(
+            w("hipv4-amdgcn-amd-amdhsa--gfx9-generic"),
+            "hipv4-amdgcn-amd-amdhsa--gfx9-generic"
+        );
+        assert_eq!(
+            w("openmp-x86_64-pc-linux-gnu"),
+            "openmp-x86_64-pc-linux-gnu-"
+        );
+        assert_eq!(
+            w("hip-spirv64-amd-amdhsa--amdgcnspirv"),
+            "hip-spirv64-amd-amdhsa--amdgcnspirv"
+        );
+        assert_eq!(
+            w("hipv4-amdgcn--amdhsa--gfx906"),
+            "hipv4-amdgcn--amdhsa--gfx906"
+        );
+        assert_eq!(w("hip-amdgcn"), "hip-amdgcn----");
+        assert_eq!(
+            standardize("hip-foo-amd-amdhsa--gfx906").triple,
+            "foo-amd-amdhsa-"
+        );
+    }
+
+    #[test]
+    fn where_clang_19_mangles_gfxkit_keeps_the_id() {
+        assert_eq!(
+            w("hipv4-amdgcn-amd-amdhsa--gfx1250:xnack+"),
+            "hipv4-amdgcn-amd-amdhsa--gfx1250:xnack+"
+        );
+        assert_eq!(
+            w("host-x86_64-unknown-linux--"),
+            "host-x86_64-unknown-linux--"
+        );
+        assert_eq!(
+            w("host-x86_64-unknown-linux-"),
+            "host-x86_64-unknown-linux--"
+        );
+        assert_eq!(w("hipv4-amdgcn-amd-amdhsa-"), "hipv4-amdgcn-amd-amdhsa--");
+        assert_eq!(
+            w("hipv4-amdgcn-amd-amdhsa--carrizo"),
+            "hipv4-amdgcn-amd-amdhsa--carrizo"
+        );
+    }
+
+    /// clang-offload-bundler 19 says "invalid target 'hip-amdgpu9.0a-amd-amdhsa--gfx90a',
+    /// unknown target triple 'amdgpu9.0a-amd-amdhsa-'": the drop-in keeps refusing LLVM main's
+    /// amdgpu triples, which `gfxkit bundle` accepts.
+    #[test]
+    fn llvm19_refuses_amdgpu_triples() {
+        for t in [
+            "hip-amdgpu9.0a-amd-amdhsa--gfx90a",
+            "hip-amdgpu-amd-amdhsa--gfx1100",
+        ] {
+            let s = standardize(t);
+            assert!(!s.triple_valid, "{t}");
+            assert!(s.kind_valid);
+        }
+        assert!(standardize("hip-amdgcn-amd-amdhsa--gfx90a").triple_valid);
+    }
+}

@@ -7,7 +7,7 @@
 //!   compatible request not yet served; missing targets are an error unless allowed; an input
 //!   with no bundle at all is host-only (the host target gets the whole input, others nothing).
 
-use crate::entry_id::{EntryId, EntryTarget, OffloadKind, Triple};
+use crate::entry_id::{standardize, EntryId, EntryTarget, OffloadKind, StdTarget, Triple};
 use crate::error::{Error, ErrorKind, Result};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -57,40 +57,161 @@ pub enum Mode {
     Unbundle,
 }
 
-/// Parses and checks `-targets` as clang does: every ID parses (known kind and triple), no ID
-/// is given twice, the host count fits the mode, and for each kind and triple the target IDs
-/// do not conflict (`gfx90a` with `gfx90a:xnack+`). Returns the parsed IDs in order.
-pub fn check_targets<S: AsRef<str>>(targets: &[S], mode: Mode) -> Result<Vec<EntryId>> {
+/// Why `-targets` is refused, in clang's words (`Display`), in the order clang checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetsError {
+    /// No target at all.
+    None,
+    /// A target given twice, as written.
+    Duplicate,
+    /// A target whose offload kind or triple clang 19 does not know.
+    Unknown {
+        /// As given.
+        given: String,
+        /// The kind, when it is the unknown part.
+        kind: Option<String>,
+        /// The triple, when it is the unknown part.
+        triple: Option<String>,
+    },
+    /// Two targets of one kind and triple that conflict (`gfx90a` and `gfx90a:xnack+`), as
+    /// written, in clang's order.
+    Conflict(String, String),
+    /// The number of host targets does not fit the mode.
+    HostCount(usize),
+    /// A target clang would accept that is no entry ID (gfxkit parses every one up front:
+    /// clang 19 fails later, or writes it into the bundle).
+    BadId {
+        /// As given.
+        given: String,
+        /// Why it does not parse.
+        error: crate::entry_id::EntryIdError,
+    },
+}
+
+impl std::fmt::Display for TargetsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TargetsError::None => write!(
+                f,
+                "for the --targets option: must be specified at least once!"
+            ),
+            TargetsError::Duplicate => write!(f, "Duplicate targets are not allowed"),
+            TargetsError::Unknown {
+                given,
+                kind,
+                triple,
+            } => {
+                write!(f, "invalid target '{given}'")?;
+                if let Some(k) = kind {
+                    write!(f, ", unknown offloading kind '{k}'")?;
+                }
+                if let Some(t) = triple {
+                    write!(f, ", unknown target triple '{t}'")?;
+                }
+                Ok(())
+            }
+            TargetsError::Conflict(a, b) => {
+                write!(
+                    f,
+                    "Cannot bundle inputs with conflicting targets: '{a}' and '{b}'"
+                )
+            }
+            TargetsError::HostCount(n) => {
+                write!(f, "expecting exactly one host target but got {n}")
+            }
+            TargetsError::BadId { given, error } => write!(f, "invalid target '{given}': {error}"),
+        }
+    }
+}
+
+impl std::error::Error for TargetsError {}
+
+/// `-targets` checked: each target standardized as clang writes it, its entry ID, and the
+/// index of the host target.
+#[derive(Debug, Clone)]
+pub struct Targets {
+    /// The targets as given, standardized ([`standardize`]), in order.
+    pub targets: Vec<StdTarget>,
+    /// Their entry IDs (of what is written), in order.
+    pub ids: Vec<EntryId>,
+    /// The index of the (last) host target.
+    pub host: Option<usize>,
+}
+
+/// Checks `-targets` as clang does, in its order: none given twice (as written), every kind
+/// and triple known, no two of one kind and triple in conflict (`gfx90a` with
+/// `gfx90a:xnack+`, compared in clang's order), the host count of the mode (one for bundling
+/// unless every target is HIP, at most one for unbundling); then every target parses as an
+/// entry ID.
+pub fn check_targets<S: AsRef<str>>(
+    targets: &[S],
+    mode: Mode,
+) -> std::result::Result<Targets, TargetsError> {
+    if targets.is_empty() {
+        return Err(TargetsError::None);
+    }
     let mut seen = HashSet::new();
-    let mut ids = Vec::with_capacity(targets.len());
+    let mut std_targets = Vec::with_capacity(targets.len());
+    let mut host = None;
+    let mut hosts = 0usize;
+    let mut hip_only = true;
     for t in targets {
         let t = t.as_ref();
         if !seen.insert(t) {
-            return Err(Error::new(ErrorKind::Invalid(format!(
-                "duplicate target '{t}': duplicate targets are not allowed"
-            ))));
+            return Err(TargetsError::Duplicate);
         }
-        ids.push(EntryId::parse(t).map_err(|e| Error::new(ErrorKind::InvalidEntryId(e)))?);
+        let s = standardize(t);
+        if !s.kind_valid || !s.triple_valid {
+            return Err(TargetsError::Unknown {
+                given: t.to_owned(),
+                kind: (!s.kind_valid).then(|| s.kind.clone()),
+                triple: (!s.triple_valid).then(|| s.triple.clone()),
+            });
+        }
+        if s.kind == "host" {
+            hosts += 1;
+            host = Some(std_targets.len());
+        }
+        hip_only &= s.kind == "hip" || s.kind == "hipv4";
+        std_targets.push(s);
     }
-    let hosts = ids.iter().filter(|i| i.is_host()).count();
-    let hip_only = ids
+    // Conflicts, in clang's order (sorted by kind, triple and target ID).
+    let parsed: Vec<(usize, EntryId)> = std_targets
         .iter()
-        .all(|i| matches!(i.kind(), OffloadKind::Hip | OffloadKind::HipV4));
-    match mode {
-        Mode::Unbundle if hosts > 1 => {
-            return Err(Error::new(ErrorKind::Invalid(format!(
-                "expecting exactly one host target but got {hosts}"
-            ))))
-        }
-        Mode::Bundle if hosts != 1 && !hip_only => {
-            return Err(Error::new(ErrorKind::Invalid(format!(
-                "expecting exactly one host target but got {hosts}"
-            ))))
-        }
-        _ => {}
+        .enumerate()
+        .filter_map(|(i, t)| EntryId::parse(&t.written).ok().map(|id| (i, id)))
+        .collect();
+    let mut order: Vec<(usize, &EntryId)> = parsed.iter().map(|(i, id)| (*i, id)).collect();
+    order.sort_by(|(a, _), (b, _)| {
+        let (a, b) = (&std_targets[*a], &std_targets[*b]);
+        (&a.kind, &a.triple, &a.target_id).cmp(&(&b.kind, &b.triple, &b.target_id))
+    });
+    if let Some((a, b)) = find_conflict(order) {
+        return Err(TargetsError::Conflict(
+            std_targets[a].written.clone(),
+            std_targets[b].written.clone(),
+        ));
     }
-    check_conflicts(&ids)?;
-    Ok(ids)
+    let fits = match mode {
+        Mode::Unbundle => hosts <= 1,
+        Mode::Bundle => hosts == 1 || hip_only,
+    };
+    if !fits {
+        return Err(TargetsError::HostCount(hosts));
+    }
+    let mut ids = Vec::with_capacity(std_targets.len());
+    for t in &std_targets {
+        let id = EntryId::parse(&t.written).map_err(|error| TargetsError::BadId {
+            given: t.given.clone(),
+            error,
+        })?;
+        ids.push(id);
+    }
+    Ok(Targets {
+        targets: std_targets,
+        ids,
+        host,
+    })
 }
 
 /// The bundling conflict rule for two targets: the same processor, one naming target-ID
@@ -400,14 +521,52 @@ mod tests {
     }
 
     #[test]
-    fn target_checks() {
-        assert!(check_targets(&[A, A], Mode::Bundle).is_err());
-        assert!(check_targets(&[A, XP], Mode::Bundle).is_ok());
-        let e = check_targets(&[XP, "hipv4-amdgcn-amd-amdhsa--gfx90a"], Mode::Bundle).unwrap_err();
-        assert!(matches!(e.kind, ErrorKind::Conflict(_)), "{e}");
-        assert!(check_targets(&["openmp-amdgcn-amd-amdhsa--gfx906"], Mode::Bundle).is_err());
+    fn target_checks_in_clangs_order_and_words() {
+        let err = |t: &[&str], m| check_targets(t, m).unwrap_err().to_string();
+        assert_eq!(
+            err(&[A, A], Mode::Bundle),
+            "Duplicate targets are not allowed"
+        );
+        let ok = check_targets(&[H, A, XP], Mode::Bundle).unwrap();
+        assert_eq!((ok.host, ok.ids.len()), (Some(0), 3));
+        assert!(
+            check_targets(&[A, XP], Mode::Bundle).is_ok(),
+            "HIP alone needs no host"
+        );
+        assert_eq!(
+            err(
+                &[
+                    "hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
+                    "hip-amdgcn-amd-amdhsa--gfx90a"
+                ],
+                Mode::Bundle
+            ),
+            "Cannot bundle inputs with conflicting targets: 'hip-amdgcn-amd-amdhsa--gfx90a' and \
+             'hip-amdgcn-amd-amdhsa--gfx90a:xnack+'"
+        );
+        assert!(check_targets(
+            &[XP, "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"],
+            Mode::Bundle
+        )
+        .is_ok());
+        assert!(
+            check_targets(&[XP, "hip-amdgcn-amd-amdhsa--gfx90a"], Mode::Bundle).is_ok(),
+            "kinds apart"
+        );
+        assert_eq!(
+            err(&["openmp-amdgcn-amd-amdhsa--gfx906"], Mode::Bundle),
+            "expecting exactly one host target but got 0"
+        );
         assert!(check_targets(&[H, "openmp-amdgcn-amd-amdhsa--gfx906"], Mode::Bundle).is_ok());
-        assert!(check_targets(&[H, "host-x86_64-unknown-linux-gnu"], Mode::Unbundle).is_err());
-        assert!(check_targets(&["hipx-amdgcn-amd-amdhsa--gfx906"], Mode::Unbundle).is_err());
+        assert_eq!(
+            err(&[H, "host-x86_64-unknown-linux-gnu"], Mode::Unbundle),
+            "expecting exactly one host target but got 2"
+        );
+        assert_eq!(
+            err(&["hipx-amdgcn-amd-amdhsa--gfx906"], Mode::Unbundle),
+            "invalid target 'hipx-amdgcn-amd-amdhsa--gfx906', unknown offloading kind 'hipx'"
+        );
+        let none: [&str; 0] = [];
+        assert!(err(&none, Mode::Unbundle).contains("at least once"));
     }
 }

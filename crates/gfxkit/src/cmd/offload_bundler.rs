@@ -13,7 +13,7 @@ use crate::containers as bundles;
 use anyhow::Result;
 use gfxkit_bundle::ccob;
 use gfxkit_bundle::container::{self, Container};
-use gfxkit_bundle::unbundle::{Extracted, UnbundleOptions};
+use gfxkit_bundle::unbundle::{check_targets, Extracted, Mode, Targets, UnbundleOptions};
 use gfxkit_bundle::EntryId;
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -129,9 +129,9 @@ fn env_settings(warn: &mut dyn FnMut(String)) -> EnvSettings {
         return s;
     }
     if let Some(v) = get("COMPRESSED_BUNDLE_FORMAT_VERSION") {
-        match v.parse::<u16>() {
-            Ok(n @ 2..=3) => s.ccob_version = Some(n),
-            _ => warn(format!(
+        match ccob::version_from_env_value(&v) {
+            Some(n) => s.ccob_version = Some(n),
+            None => warn(format!(
                 "Warning: Invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: {v}. Valid values are 2 or 3. Using default version 2."
             )),
         }
@@ -153,7 +153,7 @@ fn env_settings(warn: &mut dyn FnMut(String)) -> EnvSettings {
     s
 }
 
-use gfxkit_bundle::entry_id::{standardize, StdTarget};
+use gfxkit_bundle::entry_id::StdTarget;
 
 /// clang's `Can't find bundles for A, B, and C` list (sorted): the library's message.
 fn missing_list(names: &BTreeSet<&str>) -> String {
@@ -245,47 +245,16 @@ fn drive(n: &Names, mut o: Options) -> Res<()> {
             return Err("number of input files and targets should match in bundling mode".into());
         }
     }
-    let mut seen = BTreeSet::new();
-    let mut targets = Vec::with_capacity(o.targets.len());
-    let mut host_index = None;
-    let mut host_count = 0usize;
-    let mut hip_only = true;
-    for t in &o.targets {
-        if !seen.insert(t.as_str()) {
-            return Err("Duplicate targets are not allowed".into());
-        }
-        let s = standardize(t);
-        if !s.kind_valid || !s.triple_valid {
-            let mut msg = format!("invalid target '{t}'");
-            if !s.kind_valid {
-                msg.push_str(&format!(", unknown offloading kind '{}'", s.kind));
-            }
-            if !s.triple_valid {
-                msg.push_str(&format!(", unknown target triple '{}'", s.triple));
-            }
-            return Err(msg.into());
-        }
-        if s.kind == "host" {
-            host_count += 1;
-            host_index = Some(targets.len());
-        }
-        if s.kind != "hip" && s.kind != "hipv4" {
-            hip_only = false;
-        }
-        targets.push(s);
-    }
-    check_conflicts(&targets)?;
-    if (o.unbundle && host_count > 1) || (!o.unbundle && host_count != 1 && !hip_only) {
-        return Err(format!("expecting exactly one host target but got {host_count}").into());
-    }
-    // gfxkit parses every target as an entry ID up front: clang 19 accepts malformed ones and
-    // fails later (or writes them into the bundle).
-    let mut ids = Vec::with_capacity(targets.len());
-    for t in &targets {
-        let id =
-            EntryId::parse(&t.written).map_err(|e| format!("invalid target '{}': {e}", t.given))?;
-        ids.push(id);
-    }
+    let mode = if o.unbundle {
+        Mode::Unbundle
+    } else {
+        Mode::Bundle
+    };
+    let Targets {
+        targets,
+        ids,
+        host: host_index,
+    } = check_targets(&o.targets, mode).map_err(|e| Fail(e.to_string()))?;
     let job = Job {
         files_type,
         targets,
@@ -310,30 +279,6 @@ fn drive(n: &Names, mut o: Options) -> Res<()> {
         }
     } else {
         bundle(&job)
-    }
-}
-
-/// clang's conflict check: the library's rule ([`gfxkit_bundle::unbundle::find_conflict`])
-/// walked as clang walks it, per `<kind>-<triple>` over the sorted target IDs, and reported in
-/// clang's words. Targets that do not parse as entry IDs are refused later, by name.
-fn check_conflicts(targets: &[StdTarget]) -> Res<()> {
-    let ids: Vec<(usize, EntryId)> = targets
-        .iter()
-        .enumerate()
-        .filter_map(|(i, t)| EntryId::parse(&t.written).ok().map(|id| (i, id)))
-        .collect();
-    let mut order: Vec<(usize, &EntryId)> = ids.iter().map(|(i, id)| (*i, id)).collect();
-    order.sort_by(|(a, _), (b, _)| {
-        let (a, b) = (&targets[*a], &targets[*b]);
-        (&a.kind, &a.triple, &a.target_id).cmp(&(&b.kind, &b.triple, &b.target_id))
-    });
-    match gfxkit_bundle::unbundle::find_conflict(order) {
-        None => Ok(()),
-        Some((a, b)) => Err(format!(
-            "Cannot bundle inputs with conflicting targets: '{}' and '{}'",
-            targets[a].written, targets[b].written
-        )
-        .into()),
     }
 }
 
@@ -599,122 +544,11 @@ fn unbundle_archive(job: &Job) -> Res<()> {
 mod tests {
     use super::*;
 
-    fn w(s: &str) -> String {
-        standardize(s).written
-    }
-
-    #[test]
-    fn standard_forms_match_clang_19() {
-        // Observed with clang-offload-bundler 19.1.7.
-        assert_eq!(
-            w("host-x86_64-unknown-linux"),
-            "host-x86_64-unknown-linux--"
-        );
-        assert_eq!(
-            w("host-x86_64-unknown-linux-gnu"),
-            "host-x86_64-unknown-linux-gnu-"
-        );
-        assert_eq!(
-            w("hip-amdgcn-amd-amdhsa-gfx906"),
-            "hip-amdgcn-amd-amdhsa--gfx906"
-        );
-        assert_eq!(
-            w("hip-amdgcn-amd-amdhsa--gfx906:xnack-:sramecc+"),
-            "hip-amdgcn-amd-amdhsa--gfx906:xnack-:sramecc+"
-        );
-        assert_eq!(
-            w("hip-amdgcn-amd-amdhsa-unknown-gfx906"),
-            "hip-amdgcn-amd-amdhsa-unknown-gfx906"
-        );
-        assert_eq!(
-            w("hipv4-amdgcn-amd-amdhsa--gfx9-generic"),
-            "hipv4-amdgcn-amd-amdhsa--gfx9-generic"
-        );
-        assert_eq!(
-            w("openmp-x86_64-pc-linux-gnu"),
-            "openmp-x86_64-pc-linux-gnu-"
-        );
-        assert_eq!(
-            w("hip-spirv64-amd-amdhsa--amdgcnspirv"),
-            "hip-spirv64-amd-amdhsa--amdgcnspirv"
-        );
-        assert_eq!(
-            w("hipv4-amdgcn--amdhsa--gfx906"),
-            "hipv4-amdgcn--amdhsa--gfx906"
-        );
-        assert_eq!(w("hip-amdgcn"), "hip-amdgcn----");
-        assert_eq!(
-            standardize("hip-foo-amd-amdhsa--gfx906").triple,
-            "foo-amd-amdhsa-"
-        );
-    }
-
-    #[test]
-    fn where_clang_19_mangles_gfxkit_keeps_the_id() {
-        assert_eq!(
-            w("hipv4-amdgcn-amd-amdhsa--gfx1250:xnack+"),
-            "hipv4-amdgcn-amd-amdhsa--gfx1250:xnack+"
-        );
-        assert_eq!(
-            w("host-x86_64-unknown-linux--"),
-            "host-x86_64-unknown-linux--"
-        );
-        assert_eq!(
-            w("host-x86_64-unknown-linux-"),
-            "host-x86_64-unknown-linux--"
-        );
-        assert_eq!(w("hipv4-amdgcn-amd-amdhsa-"), "hipv4-amdgcn-amd-amdhsa--");
-        assert_eq!(
-            w("hipv4-amdgcn-amd-amdhsa--carrizo"),
-            "hipv4-amdgcn-amd-amdhsa--carrizo"
-        );
-    }
-
-    /// clang-offload-bundler 19 says "invalid target 'hip-amdgpu9.0a-amd-amdhsa--gfx90a',
-    /// unknown target triple 'amdgpu9.0a-amd-amdhsa-'": the drop-in keeps refusing LLVM main's
-    /// amdgpu triples, which `gfxkit bundle` accepts.
-    #[test]
-    fn llvm19_refuses_amdgpu_triples() {
-        for t in [
-            "hip-amdgpu9.0a-amd-amdhsa--gfx90a",
-            "hip-amdgpu-amd-amdhsa--gfx1100",
-        ] {
-            let s = standardize(t);
-            assert!(!s.triple_valid, "{t}");
-            assert!(s.kind_valid);
-        }
-        assert!(standardize("hip-amdgcn-amd-amdhsa--gfx90a").triple_valid);
-    }
-
     #[test]
     fn missing_lists_read_like_clang() {
         let s = |v: &[&'static str]| missing_list(&v.iter().copied().collect());
         assert_eq!(s(&["a"]), "Can't find bundles for a");
         assert_eq!(s(&["b", "a"]), "Can't find bundles for a and b");
         assert_eq!(s(&["c", "a", "b"]), "Can't find bundles for a, b, and c");
-    }
-
-    #[test]
-    fn conflicts_name_the_pair_like_clang() {
-        let t = |v: &[&str]| check_conflicts(&v.iter().map(|s| standardize(s)).collect::<Vec<_>>());
-        let e = t(&[
-            "hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
-            "hip-amdgcn-amd-amdhsa--gfx90a",
-        ])
-        .unwrap_err();
-        assert_eq!(
-            e.0,
-            "Cannot bundle inputs with conflicting targets: 'hip-amdgcn-amd-amdhsa--gfx90a' and 'hip-amdgcn-amd-amdhsa--gfx90a:xnack+'"
-        );
-        assert!(t(&[
-            "hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
-            "hip-amdgcn-amd-amdhsa--gfx90a:xnack-"
-        ])
-        .is_ok());
-        assert!(t(&[
-            "hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
-            "hipv4-amdgcn-amd-amdhsa--gfx90a"
-        ])
-        .is_ok());
     }
 }
