@@ -112,11 +112,6 @@ impl<'data> AnyBundle<'data> {
         &self.data
     }
 
-    /// The uncompressed bundle bytes, by value.
-    pub fn into_uncompressed(self) -> Cow<'data, [u8]> {
-        self.data
-    }
-
     /// The parsed uncompressed bundle (cheap: reads the header only).
     pub fn bundle(&self) -> Result<Bundle<'_>> {
         Bundle::parse(&self.data)

@@ -412,10 +412,6 @@ pub fn compatible_targets<'r>(
         .collect()
 }
 
-/// Whether the target part is a device target ID (used for output file naming).
-pub fn is_device(id: &EntryId) -> bool {
-    !matches!(id.target(), EntryTarget::None)
-}
 
 #[cfg(test)]
 mod tests {

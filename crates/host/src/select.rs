@@ -209,10 +209,6 @@ pub fn generic_device(device: &TargetId) -> Option<TargetId> {
     Some(id)
 }
 
-/// The device ISA name as the runtime prints it (`amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`).
-pub fn isa_name(device: &TargetId) -> String {
-    format!("amdgcn-amd-amdhsa--{device}")
-}
 
 /// Chooses the entry the HIP runtime would load on `device` from a bundle's `entries` (in
 /// header order). See the [module documentation](self).

@@ -184,11 +184,6 @@ impl<'a> Cursor<'a> {
         self.data.len().saturating_sub(self.pos)
     }
 
-    /// The bytes from `start` to `end` (empty when out of range).
-    pub fn bytes_between(&self, start: usize, end: usize) -> &'a [u8] {
-        self.data.get(start..end).unwrap_or(&[])
-    }
-
     fn take(&mut self, n: usize, what: &'static str, start: usize) -> Result<&'a [u8]> {
         let end = self.pos.checked_add(n);
         match end.and_then(|end| self.data.get(self.pos..end)) {
