@@ -412,7 +412,6 @@ pub fn compatible_targets<'r>(
         .collect()
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -209,7 +209,6 @@ pub fn generic_device(device: &TargetId) -> Option<TargetId> {
     Some(id)
 }
 
-
 /// Chooses the entry the HIP runtime would load on `device` from a bundle's `entries` (in
 /// header order). See the [module documentation](self).
 pub fn select(device: &TargetId, entries: &[EntryId]) -> Selection {

@@ -9,6 +9,25 @@ use std::io::{Result, Write};
 use std::path::Path;
 use std::time::Duration;
 
+/// A size change: `1.2 GiB -> 350.0 MiB (900.0 MiB saved, 71.8% smaller)`.
+fn change(before: u64, after: u64) -> String {
+    let saved = before as i64 - after as i64;
+    let pct = if before > 0 {
+        saved as f64 * 100.0 / before as f64
+    } else {
+        0.0
+    };
+    format!(
+        "{} -> {} ({} {}, {:.1}% {})",
+        human(before),
+        human(after),
+        human(saved.unsigned_abs()),
+        if saved >= 0 { "saved" } else { "added" },
+        pct.abs(),
+        if saved >= 0 { "smaller" } else { "larger" },
+    )
+}
+
 /// One file's report: sizes before and after, where it was written (or that nothing was, in
 /// a dry run), each region's layout and bundles, and the time taken.
 pub fn file(
@@ -19,23 +38,12 @@ pub fn file(
     elapsed: Duration,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let saved = r.size_before as i64 - r.size_after as i64;
-    let pct = if r.size_before > 0 {
-        saved as f64 * 100.0 / r.size_before as f64
-    } else {
-        0.0
-    };
     let verb = if dry_run { "would be" } else { "is" };
     writeln!(
         out,
-        "{name}: {:?}, {} -> {} ({} {}, {:.1}% {}){}",
+        "{name}: {:?}, {}{}",
         r.kind,
-        human(r.size_before),
-        human(r.size_after),
-        human(saved.unsigned_abs()),
-        if saved >= 0 { "saved" } else { "added" },
-        pct.abs(),
-        if saved >= 0 { "smaller" } else { "larger" },
+        change(r.size_before, r.size_after),
         match written {
             Some(p) => format!(", written to {}", p.display()),
             None => format!(
@@ -251,21 +259,10 @@ pub fn tree<'a>(
     elapsed: Duration,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let saved = done.size_before as i64 - done.size_after as i64;
-    let pct = if done.size_before > 0 {
-        saved as f64 * 100.0 / done.size_before as f64
-    } else {
-        0.0
-    };
     writeln!(
         out,
-        "{name}: tree, {} -> {} ({} {}, {:.1}% {}){}",
-        human(done.size_before),
-        human(done.size_after),
-        human(saved.unsigned_abs()),
-        if saved >= 0 { "saved" } else { "added" },
-        pct.abs(),
-        if saved >= 0 { "smaller" } else { "larger" },
+        "{name}: tree, {}{}",
+        change(done.size_before, done.size_after),
         match written {
             Some(p) => format!(", written to {}", p.display()),
             None if dry_run => " [dry run: nothing written]".to_owned(),

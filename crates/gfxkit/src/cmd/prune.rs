@@ -268,13 +268,13 @@ fn report(
     elapsed: std::time::Duration,
 ) -> Result<()> {
     if io.json {
-        return crate::output::print_json(&gfxkit_inventory::prune::PruneOutcome {
-            input: name,
-            output: written.map(|p| p.display().to_string()),
-            dry_run: io.dry_run,
-            seconds: elapsed.as_secs_f64(),
-            done: gfxkit_inventory::prune::Done::File(r),
-        });
+        return print_outcome(
+            name,
+            written,
+            io,
+            elapsed,
+            gfxkit_inventory::prune::Done::File(r),
+        );
     }
     gfxkit_text::prune::file(
         name,
@@ -332,15 +332,9 @@ fn print_report(
 ) -> Result<()> {
     let changed = &done.changed;
     if io.json {
-        return crate::output::print_json(&gfxkit_inventory::prune::PruneOutcome {
-            input: name,
-            output: written.map(|p| p.display().to_string()),
-            dry_run: io.dry_run,
-            seconds: elapsed.as_secs_f64(),
-            done: gfxkit_inventory::prune::Done::Package {
-                members: done.members(),
-            },
-        });
+        let members = done.members();
+        let done = gfxkit_inventory::prune::Done::Package { members };
+        return print_outcome(name, written, io, elapsed, done);
     }
     gfxkit_text::prune::package(name, written, changed, &mut std::io::stdout().lock())?;
     Ok(())
@@ -374,19 +368,14 @@ fn execute_tree(io: &IoArgs, t: &Transform, allow_empty: bool) -> Result<ExitCod
     }
     let elapsed = started.elapsed();
     if io.json {
-        return crate::output::print_json(&gfxkit_inventory::prune::PruneOutcome {
-            input: &name,
-            output: target.as_ref().map(|p| p.display().to_string()),
-            dry_run: io.dry_run,
-            seconds: elapsed.as_secs_f64(),
-            done: gfxkit_inventory::prune::Done::Tree {
-                size_before: done.size_before,
-                size_after: done.size_after,
-                unmatched: &done.unmatched,
-                files: &done.files,
-            },
-        })
-        .map(|_| ExitCode::SUCCESS);
+        let tree = gfxkit_inventory::prune::Done::Tree {
+            size_before: done.size_before,
+            size_after: done.size_after,
+            unmatched: &done.unmatched,
+            files: &done.files,
+        };
+        print_outcome(&name, target.as_deref(), io, elapsed, tree)?;
+        return Ok(ExitCode::SUCCESS);
     }
     gfxkit_text::prune::tree(
         &name,
@@ -397,4 +386,21 @@ fn execute_tree(io: &IoArgs, t: &Transform, allow_empty: bool) -> Result<ExitCod
         &mut std::io::stdout().lock(),
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints `prune --json`'s outcome of `name` (written to `written`, or a dry run).
+fn print_outcome(
+    name: &str,
+    written: Option<&Path>,
+    io: &IoArgs,
+    elapsed: std::time::Duration,
+    done: gfxkit_inventory::prune::Done<'_>,
+) -> Result<()> {
+    crate::output::print_json(&gfxkit_inventory::prune::PruneOutcome {
+        input: name,
+        output: written.map(|p| p.display().to_string()),
+        dry_run: io.dry_run,
+        seconds: elapsed.as_secs_f64(),
+        done,
+    })
 }
