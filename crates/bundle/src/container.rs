@@ -25,7 +25,7 @@ pub enum Container {
 impl Container {
     /// The container an object file type (`-type=o`) selects for `data`: the object one for
     /// any ELF file, as clang treats every object file, and the binary format otherwise.
-    /// Writing sections needs a relocatable host object; [`write`] says so clearly when given
+    /// Writing sections needs a relocatable host object; [`write()`] says so clearly when given
     /// another kind of ELF file.
     pub fn for_object(data: &[u8]) -> Container {
         if data.starts_with(b"\x7fELF") {
