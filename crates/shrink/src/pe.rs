@@ -121,8 +121,16 @@ pub fn without_signature(data: &[u8]) -> Result<Option<Vec<u8>>> {
         .map(|s| u64::from(s.pointer_to_raw_data.get(LE)) + u64::from(s.size_of_raw_data.get(LE)))
         .max()
         .unwrap_or(0);
-    let headers_end =
-        u64::from(file.nt_headers().optional_header().size_of_headers()).max(dir_at + 8);
+    // The headers end past `SizeOfHeaders` where the section table does (a damaged image may
+    // say less), and past the directory entry cleared below.
+    let table_end = file
+        .section_table()
+        .iter()
+        .last()
+        .map_or(0, |h| offset_of(data, object::pod::bytes_of(h)) + 40);
+    let headers_end = u64::from(file.nt_headers().optional_header().size_of_headers())
+        .max(dir_at + 8)
+        .max(table_end);
     if u64::from(at) < headers_end {
         return Err(bad(
             dir_at,
