@@ -4,6 +4,7 @@ use crate::compressed::{self, DecompressOptions, Header};
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::MAX_CONCATENATED;
 use crate::read::{self, Bundle};
+use gfxkit_bytes::Cursor;
 use std::borrow::Cow;
 
 /// The container format of one bundle.
@@ -68,9 +69,17 @@ impl<'data> AnyBundle<'data> {
     /// Parses the bundle at the start of `data`, decompressing a CCOB one. `data` may extend
     /// past the bundle; [`extent`](Self::extent) says where it ends.
     pub fn parse(data: &'data [u8], opts: &DecompressOptions) -> Result<AnyBundle<'data>> {
+        Self::parse_at(Cursor::new(data), opts)
+    }
+
+    /// [`parse`](Self::parse) of the bytes of `c`, with error offsets absolute (from
+    /// `c.base()`, where the bundle starts in its file). An error about a compressed bundle's
+    /// payload, which has no place of its own in the file, is placed at the bundle's start.
+    pub fn parse_at(c: Cursor<'data>, opts: &DecompressOptions) -> Result<AnyBundle<'data>> {
+        let data = c.bytes();
         match detect(data) {
             Some(Format::Uncompressed) => {
-                let b = Bundle::parse(data)?;
+                let b = Bundle::parse_at(c)?;
                 Ok(AnyBundle {
                     format: Format::Uncompressed,
                     offset: 0,
@@ -81,13 +90,16 @@ impl<'data> AnyBundle<'data> {
                 })
             }
             Some(Format::Ccob) => {
-                let d = compressed::decompress_ccob(data, opts)?;
+                let d = compressed::decompress_ccob_at(c, opts)?;
                 let hash_ok = d.hash_ok();
                 // The content must itself be an uncompressed bundle.
                 Bundle::parse(&d.data).map_err(|e| {
-                    Error::new(ErrorKind::Invalid(format!(
-                        "decompressed content is not a valid bundle: {e}"
-                    )))
+                    Error::at(
+                        ErrorKind::Invalid(format!(
+                            "decompressed content is not a valid bundle: {e}"
+                        )),
+                        c.inside(0),
+                    )
                 })?;
                 Ok(AnyBundle {
                     format: Format::Ccob,
@@ -102,7 +114,7 @@ impl<'data> AnyBundle<'data> {
                 ErrorKind::BadMagic {
                     expected: "__CLANG_OFFLOAD_BUNDLE__ or CCOB",
                 },
-                0,
+                c.inside(0),
             )),
         }
     }
@@ -133,10 +145,11 @@ pub struct Span {
 }
 
 fn span_at(data: &[u8], offset: u64) -> Result<Span> {
-    let here = &data[offset as usize..];
+    let at = Cursor::at(&data[offset as usize..], offset);
+    let here = at.bytes();
     match detect(here) {
         Some(Format::Uncompressed) => {
-            let b = Bundle::parse(here).map_err(|e| e.shifted(offset))?;
+            let b = Bundle::parse_at(at)?;
             Ok(Span {
                 offset,
                 len: b.extent(),
@@ -145,8 +158,8 @@ fn span_at(data: &[u8], offset: u64) -> Result<Span> {
             })
         }
         Some(Format::Ccob) => {
-            let h = Header::parse(here).map_err(|e| e.shifted(offset))?;
-            let len = h.extent(here).map_err(|e| e.shifted(offset))?;
+            let h = Header::parse_at(at)?;
+            let len = h.extent_at(at)?;
             Ok(Span {
                 offset,
                 len,
@@ -296,12 +309,13 @@ impl<'data> Iterator for Concatenated<'data> {
             );
             return fail(self, e);
         }
-        let here = &self.data[start as usize..];
+        let at = Cursor::at(&self.data[start as usize..], start);
+        let here = at.bytes();
         if detect(here).is_none() {
             let e = Error::at(ErrorKind::Garbage { byte: here[0] }, start);
             return fail(self, e);
         }
-        match AnyBundle::parse(here, &self.opts) {
+        match AnyBundle::parse_at(at, &self.opts) {
             Ok(mut b) => {
                 b.offset = start;
                 self.pos = start + b.extent.max(1);
@@ -309,12 +323,9 @@ impl<'data> Iterator for Concatenated<'data> {
                 Some(Ok(b))
             }
             Err(e) => {
-                let e = match e.offset {
-                    Some(_) => e.shifted(start),
-                    None => Error {
-                        offset: Some(start),
-                        ..e
-                    },
+                let e = Error {
+                    offset: Some(e.offset.unwrap_or(start)),
+                    ..e
                 };
                 fail(self, e)
             }

@@ -16,8 +16,8 @@
 
 use crate::codec::{self, Method};
 use crate::error::{Error, ErrorKind, Result};
-use crate::le;
 use crate::limits::max_uncompressed;
+use gfxkit_bytes::{Cursor, OutOfBounds};
 use std::borrow::Cow;
 
 /// Magic at the start of a compressed bundle.
@@ -60,44 +60,53 @@ impl Header {
     /// Parses the header at the start of `data` without decompressing. Checks the magic,
     /// version, method, and for v2/v3 that the total size covers the header and fits in `data`.
     pub fn parse(data: &[u8]) -> Result<Header> {
+        Self::parse_at(Cursor::new(data))
+    }
+
+    /// [`parse`](Self::parse) of the bytes of `c`, with error offsets absolute (from
+    /// `c.base()`, where the bundle starts in its file).
+    pub fn parse_at(c: Cursor<'_>) -> Result<Header> {
+        let data = c.bytes();
         if !is_ccob(data) {
             if data.len() < 4 && MAGIC.starts_with(data) {
                 return Err(Error::truncated(
                     "compressed bundle magic",
                     4,
                     data.len() as u64,
-                    0,
+                    c.inside(0),
                 ));
             }
-            return Err(Error::at(ErrorKind::BadMagic { expected: "CCOB" }, 0));
+            return Err(Error::at(
+                ErrorKind::BadMagic { expected: "CCOB" },
+                c.inside(0),
+            ));
         }
         if data.len() < 8 {
             return Err(Error::truncated(
                 "compressed bundle header",
                 8,
                 data.len() as u64,
-                0,
+                c.inside(0),
             ));
         }
-        let short = |e: le::OutOfBounds| {
+        let short = |e: OutOfBounds| {
             Error::truncated("compressed bundle header", 8, data.len() as u64, e.offset())
         };
-        let version = le::Cursor::new(data).u16(4).map_err(short)?;
+        let version = c.u16(4).map_err(short)?;
         let hlen = header_len(version)
-            .ok_or_else(|| Error::at(ErrorKind::UnsupportedCcobVersion(version), 4))?;
-        let method_raw = le::Cursor::new(data).u16(6).map_err(short)?;
+            .ok_or_else(|| Error::at(ErrorKind::UnsupportedCcobVersion(version), c.abs(4)))?;
+        let method_raw = c.u16(6).map_err(short)?;
         let method = Method::from_u16(method_raw)
-            .ok_or_else(|| Error::at(ErrorKind::UnknownMethod(method_raw), 6))?;
+            .ok_or_else(|| Error::at(ErrorKind::UnknownMethod(method_raw), c.abs(6)))?;
         if (data.len() as u64) < hlen {
             return Err(Error::truncated(
                 "compressed bundle header",
                 hlen,
                 data.len() as u64,
-                0,
+                c.inside(0),
             ));
         }
-        let h = le::Cursor::new(data);
-        let cut = |e: le::OutOfBounds| {
+        let cut = |e: OutOfBounds| {
             Error::truncated(
                 "compressed bundle header",
                 hlen,
@@ -105,8 +114,8 @@ impl Header {
                 e.offset(),
             )
         };
-        let u32_at = |p| h.u32(p).map(u64::from).map_err(cut);
-        let u64_at = |p| h.u64(p).map_err(cut);
+        let u32_at = |p| c.u32(p).map(u64::from).map_err(cut);
+        let u64_at = |p| c.u64(p).map_err(cut);
         let (total_size, uncompressed_size, hash) = match version {
             1 => (None, u32_at(8)?, u64_at(12)?),
             2 => (Some(u32_at(8)?), u32_at(12)?, u64_at(16)?),
@@ -120,7 +129,7 @@ impl Header {
                         header_len: hlen,
                         available: data.len() as u64,
                     },
-                    8,
+                    c.abs(8),
                 ));
             }
         }
@@ -152,31 +161,37 @@ impl Header {
     /// header plus the zstd frame (read from block headers) or zlib stream (decoded, bounded by
     /// the declared size).
     pub fn extent(&self, data: &[u8]) -> Result<u64> {
+        self.extent_at(Cursor::new(data))
+    }
+
+    /// [`extent`](Self::extent) of the bundle whose bytes `c` holds, with error offsets
+    /// absolute (from `c.base()`).
+    pub fn extent_at(&self, c: Cursor<'_>) -> Result<u64> {
         if let Some(t) = self.total_size {
             return Ok(t);
         }
-        let payload = self.payload(data);
+        let payload = self.payload(c.bytes());
         let n = match self.method {
             Method::Zstd => codec::zstd_frame_len(payload),
             Method::Zlib => {
                 // Decoded without keeping the output: a small scratch buffer, whatever the
                 // header declares.
-                self.check_limit(max_uncompressed())?;
+                self.check_limit(max_uncompressed(), c.base())?;
                 codec::decoded_extent(self.method, payload, self.uncompressed_size)
             }
-        }
-        .map_err(|e| e.shifted(self.header_len()))?;
+        }?;
         Ok(self.header_len() + n)
     }
 
-    fn check_limit(&self, limit: u64) -> Result<()> {
+    /// Refuses a declared size above `limit`, naming the field of the header at `base`.
+    fn check_limit(&self, limit: u64, base: u64) -> Result<()> {
         if self.uncompressed_size > limit {
             return Err(Error::at(
                 ErrorKind::TooLarge {
                     declared: self.uncompressed_size,
                     limit,
                 },
-                if self.version == 3 { 16 } else { 12 },
+                base.saturating_add(if self.version == 3 { 16 } else { 12 }),
             ));
         }
         Ok(())
@@ -235,12 +250,18 @@ impl Decompressed {
 /// Decompresses the CCOB bundle at the start of `data`. The output is bounded by the declared
 /// size, whose exactness is checked; the hash is verified (see [`HashCheck`]).
 pub fn decompress_ccob(data: &[u8], opts: &DecompressOptions) -> Result<Decompressed> {
-    let header = Header::parse(data)?;
-    header.check_limit(opts.max_uncompressed)?;
+    decompress_ccob_at(Cursor::new(data), opts)
+}
+
+/// [`decompress_ccob`] of the bytes of `c`, with the header's error offsets absolute (from
+/// `c.base()`); errors about the payload have no offset (the caller places them at the bundle).
+pub fn decompress_ccob_at(c: Cursor<'_>, opts: &DecompressOptions) -> Result<Decompressed> {
+    let data = c.bytes();
+    let header = Header::parse_at(c)?;
+    header.check_limit(opts.max_uncompressed, c.base())?;
     let payload = header.payload(data);
     let (out, used, computed_hash) =
-        codec::decompress_hashed(header.method, payload, header.uncompressed_size)
-            .map_err(|e| e.shifted(header.header_len()))?;
+        codec::decompress_hashed(header.method, payload, header.uncompressed_size)?;
     let extent = header.checked_end(used, computed_hash, opts)?;
     Ok(Decompressed {
         header,
@@ -275,10 +296,9 @@ pub fn decompress_ccob_unhashed_into(
     out: &mut Vec<u8>,
 ) -> Result<(Header, u64)> {
     let header = Header::parse(data)?;
-    header.check_limit(opts.max_uncompressed)?;
+    header.check_limit(opts.max_uncompressed, 0)?;
     let payload = header.payload(data);
-    let used = codec::decompress_into(header.method, payload, header.uncompressed_size, out)
-        .map_err(|e| e.shifted(header.header_len()))?;
+    let used = codec::decompress_into(header.method, payload, header.uncompressed_size, out)?;
     // The stored hash stands for the computed one: only the size and extent are checked.
     let extent = header.checked_end(used, header.hash, opts)?;
     Ok((header, extent))
@@ -350,11 +370,10 @@ pub fn decompress_ccob_to(
     sink: &mut dyn FnMut(&[u8]) -> std::io::Result<()>,
 ) -> Result<Streamed> {
     let header = Header::parse(data)?;
-    header.check_limit(opts.max_uncompressed)?;
+    header.check_limit(opts.max_uncompressed, 0)?;
     let payload = header.payload(data);
     let (used, computed_hash) =
-        codec::decompress_to(header.method, payload, header.uncompressed_size, sink)
-            .map_err(|e| e.shifted(header.header_len()))?;
+        codec::decompress_to(header.method, payload, header.uncompressed_size, sink)?;
     let extent = header.checked_end(used, computed_hash, opts)?;
     Ok(Streamed {
         header,
@@ -382,10 +401,9 @@ pub fn decompress_prefix(
     opts: &DecompressOptions,
 ) -> Result<(Header, Vec<u8>)> {
     let header = Header::parse(data)?;
-    header.check_limit(opts.max_uncompressed)?;
+    header.check_limit(opts.max_uncompressed, 0)?;
     let payload = header.payload(data);
-    let (out, _) = codec::decompress(header.method, payload, header.uncompressed_size, Some(len))
-        .map_err(|e| e.shifted(header.header_len()))?;
+    let (out, _) = codec::decompress(header.method, payload, header.uncompressed_size, Some(len))?;
     Ok((header, out))
 }
 

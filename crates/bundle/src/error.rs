@@ -56,12 +56,6 @@ impl Error {
         self.entry = Some(entry);
         self
     }
-
-    /// Moves the offset by `base` (for errors found inside a slice that starts at `base`).
-    pub fn shifted(mut self, base: u64) -> Error {
-        self.offset = self.offset.map(|o| o.saturating_add(base));
-        self
-    }
 }
 
 impl fmt::Display for Error {

@@ -36,7 +36,6 @@
 //!   them into a host ELF object without llvm-objcopy, strip them for the host entry.
 //! - [`archive`]: archives (`-type=a`): unbundle each member into one archive per target;
 //!   a GNU `ar` writer byte-identical to clang 19's output.
-//! - [`le`]: the bounds-checked little-endian reader (`u16_at`, `u32_at`, `u64_at`, `bytes_at`).
 //! - [`limits`]: bounds applied to untrusted counts and sizes.
 //! - [`error`]: [`Error`] = [`ErrorKind`] + entry index + byte offset.
 //!
@@ -85,7 +84,6 @@ pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod hash;
-pub mod le;
 pub mod limits;
 pub mod object;
 pub mod read;

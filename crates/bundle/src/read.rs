@@ -11,8 +11,8 @@
 
 use crate::entry_id::EntryId;
 use crate::error::{Error, ErrorKind, Result};
-use crate::le::{Cursor, OutOfBounds};
 use crate::limits::{HIP_HEADER_READ_LIMIT, MAX_ENTRIES, MAX_ID_LEN};
+use gfxkit_bytes::{Cursor, OutOfBounds};
 use std::collections::HashMap;
 
 /// Magic at the start of an uncompressed bundle.
@@ -77,8 +77,7 @@ pub struct Bundle<'data> {
 pub type Problem = Error;
 
 /// Reads one entry record at `pos`. Returns the record's parts and the position after it.
-fn read_record(data: &[u8], pos: u64, index: usize) -> Result<(u64, u64, &[u8], u64)> {
-    let c = Cursor::new(data);
+fn read_record<'d>(c: Cursor<'d>, pos: u64, index: usize) -> Result<(u64, u64, &'d [u8], u64)> {
     let avail = c.len().saturating_sub(pos);
     let cut = |e: OutOfBounds| {
         Error::truncated("entry record", ENTRY_RECORD_LEN, avail, e.offset()).in_entry(index)
@@ -93,14 +92,18 @@ fn read_record(data: &[u8], pos: u64, index: usize) -> Result<(u64, u64, &[u8], 
                 len: id_len,
                 limit: MAX_ID_LEN,
             },
-            pos + 16,
+            c.inside(pos + 16),
         )
         .in_entry(index));
     }
     let id_pos = pos + ENTRY_RECORD_LEN;
     let id = c.slice(id_pos, id_len).map_err(|_| {
         // With no byte of the ID present, the length field that asks for it is named.
-        let at = if id_pos < c.len() { id_pos } else { r.abs(16) };
+        let at = if id_pos < c.len() {
+            c.abs(id_pos)
+        } else {
+            r.abs(16)
+        };
         let avail = c.len().saturating_sub(id_pos);
         Error::truncated("entry ID", id_len, avail, at).in_entry(index)
     })?;
@@ -108,7 +111,8 @@ fn read_record(data: &[u8], pos: u64, index: usize) -> Result<(u64, u64, &[u8], 
 }
 
 /// Checks the magic and reads the entry count, bounded by the data length and [`MAX_ENTRIES`].
-fn read_count_bounded(data: &[u8], require_fit: bool) -> Result<u64> {
+fn read_count_bounded(c: Cursor<'_>, require_fit: bool) -> Result<u64> {
+    let data = c.bytes();
     if !data.starts_with(MAGIC) {
         let n = data.len().min(MAGIC.len());
         if data.len() < MAGIC.len() && MAGIC.starts_with(data) {
@@ -116,17 +120,16 @@ fn read_count_bounded(data: &[u8], require_fit: bool) -> Result<u64> {
                 "bundle magic",
                 MAGIC.len() as u64,
                 n as u64,
-                0,
+                c.inside(0),
             ));
         }
         return Err(Error::at(
             ErrorKind::BadMagic {
                 expected: "__CLANG_OFFLOAD_BUNDLE__",
             },
-            0,
+            c.inside(0),
         ));
     }
-    let c = Cursor::new(data);
     let count = c
         .u64(24)
         .map_err(|e| Error::truncated("entry count", 8, c.len() - 24, e.offset()))?;
@@ -137,7 +140,7 @@ fn read_count_bounded(data: &[u8], require_fit: bool) -> Result<u64> {
                 count,
                 limit: MAX_ENTRIES,
             },
-            24,
+            c.abs(24),
         ));
     }
     if require_fit && count > fits {
@@ -146,11 +149,11 @@ fn read_count_bounded(data: &[u8], require_fit: bool) -> Result<u64> {
             "entry table",
             count * ENTRY_RECORD_LEN,
             c.len() - FIXED_HEADER_LEN,
-            if c.len() > FIXED_HEADER_LEN {
+            c.abs(if c.len() > FIXED_HEADER_LEN {
                 FIXED_HEADER_LEN
             } else {
                 24
-            },
+            }),
         ));
     }
     Ok(count)
@@ -164,7 +167,14 @@ impl<'data> Bundle<'data> {
     /// payloads (of non-zero size), a duplicate or non-UTF-8 ID is an error naming the entry and
     /// offset. Entry IDs are not parsed here; see [`Entry::parse_id`].
     pub fn parse(data: &'data [u8]) -> Result<Bundle<'data>> {
-        let (bundle, problems) = Self::parse_inner(data, true)?;
+        Self::parse_at(Cursor::new(data))
+    }
+
+    /// [`parse`](Self::parse) of the bytes of `c`, which lie at absolute offset `c.base()` of
+    /// the file they come from: error offsets are absolute; entry offsets stay relative to the
+    /// bundle's start, as the format stores them.
+    pub fn parse_at(c: Cursor<'data>) -> Result<Bundle<'data>> {
+        let (bundle, problems) = Self::parse_inner(c, true)?;
         debug_assert!(problems.is_empty());
         Ok(bundle)
     }
@@ -173,12 +183,13 @@ impl<'data> Bundle<'data> {
     /// are readable, in header order, and the problems found. Fails only when the magic or the
     /// entry count cannot be read.
     pub fn parse_lenient(data: &'data [u8]) -> Result<(Bundle<'data>, Vec<Problem>)> {
-        Self::parse_inner(data, false)
+        Self::parse_inner(Cursor::new(data), false)
     }
 
-    fn parse_inner(data: &'data [u8], strict: bool) -> Result<(Bundle<'data>, Vec<Problem>)> {
+    fn parse_inner(c: Cursor<'data>, strict: bool) -> Result<(Bundle<'data>, Vec<Problem>)> {
+        let data = c.bytes();
         let mut problems = Vec::new();
-        let count = match read_count_bounded(data, true) {
+        let count = match read_count_bounded(c, true) {
             Ok(c) => c,
             Err(e)
                 if !strict
@@ -198,7 +209,7 @@ impl<'data> Bundle<'data> {
         let mut records = Vec::with_capacity(count as usize);
         let mut pos = FIXED_HEADER_LEN;
         for index in 0..count as usize {
-            match read_record(data, pos, index) {
+            match read_record(c, pos, index) {
                 Ok((offset, size, id, next)) => {
                     records.push((index, pos, offset, size, id));
                     pos = next;
@@ -217,15 +228,18 @@ impl<'data> Bundle<'data> {
         let mut entries: Vec<Entry<'data>> = Vec::with_capacity(records.len());
         let mut seen: HashMap<&[u8], usize> = HashMap::with_capacity(records.len());
         for (index, record_offset, offset, size, id) in records {
-            let fail = |kind| Error::at(kind, record_offset).in_entry(index);
+            // At a field of the record: its start, its ID length (16) or its ID.
+            let fail_at =
+                |kind, field: u64| Error::at(kind, c.inside(record_offset + field)).in_entry(index);
+            let fail = |kind| fail_at(kind, 0);
             let check = (|| {
                 let id_str = std::str::from_utf8(id)
-                    .map_err(|_| fail(ErrorKind::IdNotUtf8).shifted(ENTRY_RECORD_LEN))?;
+                    .map_err(|_| fail_at(ErrorKind::IdNotUtf8, ENTRY_RECORD_LEN))?;
                 if let Some(k) = control_byte(id) {
-                    return Err(fail(k).shifted(ENTRY_RECORD_LEN));
+                    return Err(fail_at(k, ENTRY_RECORD_LEN));
                 }
                 if id.is_empty() {
-                    return Err(fail(ErrorKind::EmptyId).shifted(16));
+                    return Err(fail_at(ErrorKind::EmptyId, 16));
                 }
                 let end = offset.checked_add(size);
                 if end.map_or(true, |end| end > len) {
@@ -235,11 +249,13 @@ impl<'data> Bundle<'data> {
                     return Err(fail(ErrorKind::PayloadInHeader { offset, header_len }));
                 }
                 if let Some(&first) = seen.get(id) {
-                    return Err(fail(ErrorKind::DuplicateId {
-                        id: id_str.to_owned(),
-                        first,
-                    })
-                    .shifted(ENTRY_RECORD_LEN));
+                    return Err(fail_at(
+                        ErrorKind::DuplicateId {
+                            id: id_str.to_owned(),
+                            first,
+                        },
+                        ENTRY_RECORD_LEN,
+                    ));
                 }
                 Ok(id_str)
             })();
@@ -272,7 +288,7 @@ impl<'data> Bundle<'data> {
                 let (first, second) = if a.index < b.index { (a, b) } else { (b, a) };
                 let e = Error::at(
                     ErrorKind::Overlap { other: first.index },
-                    second.record_offset,
+                    c.inside(second.record_offset),
                 )
                 .in_entry(second.index);
                 if strict {
@@ -346,17 +362,22 @@ impl<'data> Bundle<'data> {
 /// bundle whose entries are damaged can still be stepped over (host discovery splits sections
 /// of bundles laid back to back with it).
 pub fn header_extent(data: &[u8]) -> Result<u64> {
-    let count = read_count_bounded(data, false)?;
+    header_extent_at(Cursor::new(data))
+}
+
+/// [`header_extent`] of the bytes of `c`, with error offsets absolute (from `c.base()`).
+pub fn header_extent_at(c: Cursor<'_>) -> Result<u64> {
+    let count = read_count_bounded(c, false)?;
     let mut pos = FIXED_HEADER_LEN;
     let mut end = 0u64;
     for index in 0..count as usize {
-        let (offset, size, _, next) = read_record(data, pos, index)?;
+        let (offset, size, _, next) = read_record(c, pos, index)?;
         let payload_end = offset.checked_add(size).ok_or_else(|| {
             Error::at(
                 ErrorKind::Invalid(format!(
                     "payload offset {offset:#x} + size {size} overflows"
                 )),
-                pos,
+                c.inside(pos),
             )
             .in_entry(index)
         })?;
@@ -395,12 +416,13 @@ fn control_byte(id: &[u8]) -> Option<ErrorKind> {
 /// listing a bundle whose payloads are not at hand (the first bytes of a decompression).
 /// Returns the entries and the header length.
 pub fn parse_header(prefix: &[u8]) -> Result<(Vec<HeaderEntry>, u64)> {
-    let count = read_count_bounded(prefix, false)?;
+    let c = Cursor::new(prefix);
+    let count = read_count_bounded(c, false)?;
     let fits = (prefix.len() as u64 - FIXED_HEADER_LEN) / ENTRY_RECORD_LEN;
     let mut out = Vec::with_capacity(count.min(fits) as usize);
     let mut pos = FIXED_HEADER_LEN;
     for index in 0..count as usize {
-        let (offset, size, id, next) = read_record(prefix, pos, index)?;
+        let (offset, size, id, next) = read_record(c, pos, index)?;
         let id = std::str::from_utf8(id)
             .map_err(|_| Error::at(ErrorKind::IdNotUtf8, pos + ENTRY_RECORD_LEN).in_entry(index))?;
         if let Some(k) = control_byte(id.as_bytes()) {

@@ -13,9 +13,9 @@
 
 use crate::compressed::{self, Header};
 use crate::error::{Error, ErrorKind, Result};
-use crate::le::{u16_at, u32_at, u64_at};
 use crate::limits::MAX_CONCATENATED;
 use crate::read;
+use gfxkit_bytes::{Cursor, OutOfBounds};
 
 /// How a bundle is stored, as its first bytes say (the CCOB method as stored, known or not).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -35,42 +35,49 @@ pub enum Stored {
 /// length. The length may exceed `data.len()` (a well-formed bundle cut short); the caller
 /// compares. Errors are at offsets from the start of `data`.
 pub fn stored_extent(data: &[u8]) -> Result<(Stored, u64)> {
+    stored_extent_at(Cursor::new(data))
+}
+
+/// [`stored_extent`] of the bytes of `c`, with error offsets absolute (from `c.base()`).
+pub fn stored_extent_at(c: Cursor<'_>) -> Result<(Stored, u64)> {
+    let data = c.bytes();
     if read::is_bundle(data) {
-        return Ok((Stored::Uncompressed, read::header_extent(data)?));
+        return Ok((Stored::Uncompressed, read::header_extent_at(c)?));
     }
     if !compressed::is_ccob(data) {
         return Err(Error::at(
             ErrorKind::BadMagic {
                 expected: "__CLANG_OFFLOAD_BUNDLE__ or CCOB",
             },
-            0,
+            c.inside(0),
         ));
     }
-    let short =
-        |need: u64| Error::truncated("compressed bundle header", need, data.len() as u64, 0);
-    let version = u16_at(data, 4).ok_or_else(|| short(8))?;
-    let method = u16_at(data, 6).ok_or_else(|| short(8))?;
+    let short = |need: u64, e: OutOfBounds| {
+        Error::truncated("compressed bundle header", need, c.len(), e.offset())
+    };
+    let version = c.u16(4).map_err(|e| short(8, e))?;
+    let method = c.u16(6).map_err(|e| short(8, e))?;
     let stored = Stored::Ccob { version, method };
     let header_len = compressed::header_len(version)
-        .ok_or_else(|| Error::at(ErrorKind::UnsupportedCcobVersion(version), 4))?;
+        .ok_or_else(|| Error::at(ErrorKind::UnsupportedCcobVersion(version), c.abs(4)))?;
     let total = match version {
         1 => {
             // No total size: the end of the stream, which needs a known method.
-            let h = Header::parse(data)?;
-            return Ok((stored, h.extent(data)?));
+            let h = Header::parse_at(c)?;
+            return Ok((stored, h.extent_at(c)?));
         }
-        2 => u32_at(data, 8).map(u64::from),
-        _ => u64_at(data, 8),
+        2 => c.u32(8).map(u64::from),
+        _ => c.u64(8),
     }
-    .ok_or_else(|| short(header_len))?;
+    .map_err(|e| short(header_len, e))?;
     if total < header_len {
         return Err(Error::at(
             ErrorKind::BadTotalSize {
                 total,
                 header_len,
-                available: data.len() as u64,
+                available: c.len(),
             },
-            8,
+            c.abs(8),
         ));
     }
     Ok((stored, total))
@@ -91,7 +98,7 @@ pub struct Piece {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Stop {
-    /// The bundle at `offset` cannot be delimited; `error`'s offset is from that bundle's start.
+    /// The bundle at `offset` cannot be delimited; `error`'s offset is in the split bytes.
     Damaged {
         /// Offset of the bundle in the split bytes.
         offset: u64,
@@ -138,7 +145,7 @@ pub fn split(data: &[u8]) -> (Vec<Piece>, Option<Stop>) {
             let limit = MAX_CONCATENATED;
             return (out, Some(Stop::TooMany { limit }));
         }
-        match stored_extent(rest) {
+        match stored_extent_at(Cursor::at(rest, offset)) {
             Ok((_, len)) if len > rest.len() as u64 => {
                 let available = rest.len() as u64;
                 let stop = Stop::PastEnd {

@@ -15,6 +15,7 @@
 
 use crate::descriptor_table::{Field, Needs, Print, Value, Word, FIELDS};
 use crate::error::{Error, ErrorKind};
+use gfxkit_bytes::{u16_in, u32_in, u64_in};
 use gfxkit_spec::{CodeObjectVersion, Generation, HardwareLimits};
 use object::elf::{
     FileHeader64, SHN_LORESERVE, SHN_UNDEF, SHT_DYNSYM, SHT_NOBITS, SHT_SYMTAB, STT_OBJECT,
@@ -308,22 +309,19 @@ impl<'data> KernelDescriptor<'data> {
         offset: u64,
         raw: &[u8; KERNEL_DESCRIPTOR_SIZE],
     ) -> KernelDescriptor<'data> {
-        let u32_at = |i: usize| u32::from_le_bytes([raw[i], raw[i + 1], raw[i + 2], raw[i + 3]]);
-        let u16_at = |i: usize| u16::from_le_bytes([raw[i], raw[i + 1]]);
-        let mut entry = [0u8; 8];
-        entry.copy_from_slice(&raw[16..24]);
+        const N: usize = KERNEL_DESCRIPTOR_SIZE;
         KernelDescriptor {
             symbol,
             offset,
-            group_segment_fixed_size: u32_at(0),
-            private_segment_fixed_size: u32_at(4),
-            kernarg_size: u32_at(8),
-            kernel_code_entry_byte_offset: i64::from_le_bytes(entry),
-            compute_pgm_rsrc3: u32_at(44),
-            compute_pgm_rsrc1: u32_at(48),
-            compute_pgm_rsrc2: u32_at(52),
-            kernel_code_properties: u16_at(56),
-            kernarg_preload: u16_at(58),
+            group_segment_fixed_size: u32_in::<0, N>(raw),
+            private_segment_fixed_size: u32_in::<4, N>(raw),
+            kernarg_size: u32_in::<8, N>(raw),
+            kernel_code_entry_byte_offset: u64_in::<16, N>(raw) as i64,
+            compute_pgm_rsrc3: u32_in::<44, N>(raw),
+            compute_pgm_rsrc1: u32_in::<48, N>(raw),
+            compute_pgm_rsrc2: u32_in::<52, N>(raw),
+            kernel_code_properties: u16_in::<56, N>(raw),
+            kernarg_preload: u16_in::<58, N>(raw),
             raw: *raw,
             code_object_version: None,
         }

@@ -21,6 +21,7 @@
 //! );
 //! ```
 
+use gfxkit_bytes::Cursor;
 use std::fmt;
 
 /// Which part of the ELF file runs past the end.
@@ -85,38 +86,20 @@ const SHT_NOBITS: u32 = 8;
 /// `e_phnum` meaning "the count is in section 0's `sh_info`".
 const PN_XNUM: u16 = 0xffff;
 
-fn u16_at(d: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(
-        d.get(at..at.checked_add(2)?)?.try_into().ok()?,
-    ))
-}
-
-fn u32_at(d: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(
-        d.get(at..at.checked_add(4)?)?.try_into().ok()?,
-    ))
-}
-
-fn u64_at(d: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(
-        d.get(at..at.checked_add(8)?)?.try_into().ok()?,
-    ))
-}
-
 /// The layout of the header fields this check reads, per ELF class.
 struct Layout {
     header: u64,
-    phoff: usize,
-    shoff: usize,
-    phentsize: usize,
-    phnum: usize,
-    shentsize: usize,
-    shnum: usize,
+    phoff: u64,
+    shoff: u64,
+    phentsize: u64,
+    phnum: u64,
+    shentsize: u64,
+    shnum: u64,
     /// Size of a section header, and where `sh_type`, `sh_offset`, `sh_size` sit in it.
     shdr: u64,
-    sh_type: usize,
-    sh_offset: usize,
-    sh_size: usize,
+    sh_type: u64,
+    sh_offset: u64,
+    sh_size: u64,
     /// Size of a program header.
     phdr: u64,
     wide: bool,
@@ -155,11 +138,12 @@ const ELF32: Layout = Layout {
 };
 
 impl Layout {
-    fn word(&self, d: &[u8], at: usize) -> Option<u64> {
+    /// The address-sized word at `at`: 8 bytes in ELF64, 4 in ELF32.
+    fn word(&self, c: Cursor<'_>, at: u64) -> Option<u64> {
         if self.wide {
-            u64_at(d, at)
+            c.u64(at).ok()
         } else {
-            u32_at(d, at).map(u64::from)
+            c.u32(at).map(u64::from).ok()
         }
     }
 }
@@ -210,10 +194,11 @@ fn scan(data: &[u8], sections: bool) -> Option<Truncation> {
             claim: 0,
         });
     }
+    let c = Cursor::new(data);
     let past = |offset: u64, need: u64| offset.checked_add(need).map_or(true, |end| end > len);
-    let shoff = layout.word(data, layout.shoff)?;
-    let shentsize = u64::from(u16_at(data, layout.shentsize)?);
-    let mut shnum = u64::from(u16_at(data, layout.shnum)?);
+    let shoff = layout.word(c, layout.shoff)?;
+    let shentsize = u64::from(c.u16(layout.shentsize).ok()?);
+    let mut shnum = u64::from(c.u16(layout.shnum).ok()?);
     if shoff != 0 && shentsize < layout.shdr {
         return None;
     }
@@ -225,14 +210,14 @@ fn scan(data: &[u8], sections: bool) -> Option<Truncation> {
                 offset: shoff,
                 need: layout.shdr,
                 file_size: len,
-                claim: layout.shoff as u64,
+                claim: layout.shoff,
             });
         }
-        shnum = layout.word(data, usize::try_from(shoff).ok()? + layout.sh_size)?;
+        shnum = layout.word(c, shoff.checked_add(layout.sh_size)?)?;
     }
-    let phoff = layout.word(data, layout.phoff)?;
-    let phentsize = u64::from(u16_at(data, layout.phentsize)?);
-    let phnum = u16_at(data, layout.phnum)?;
+    let phoff = layout.word(c, layout.phoff)?;
+    let phentsize = u64::from(c.u16(layout.phentsize).ok()?);
+    let phnum = c.u16(layout.phnum).ok()?;
     if phoff != 0 && phnum != 0 && phnum != PN_XNUM && phentsize >= layout.phdr {
         let need = phentsize.saturating_mul(u64::from(phnum));
         if past(phoff, need) {
@@ -241,7 +226,7 @@ fn scan(data: &[u8], sections: bool) -> Option<Truncation> {
                 offset: phoff,
                 need,
                 file_size: len,
-                claim: layout.phoff as u64,
+                claim: layout.phoff,
             });
         }
     }
@@ -255,7 +240,7 @@ fn scan(data: &[u8], sections: bool) -> Option<Truncation> {
             offset: shoff,
             need,
             file_size: len,
-            claim: layout.shoff as u64,
+            claim: layout.shoff,
         });
     }
     if !sections {
@@ -264,13 +249,12 @@ fn scan(data: &[u8], sections: bool) -> Option<Truncation> {
     // The table lies inside the data, so its count is bounded by the data's size.
     for index in 0..shnum {
         let at = shoff + index * shentsize;
-        let base = usize::try_from(at).ok()?;
-        let sh_type = u32_at(data, base + layout.sh_type)?;
+        let sh_type = c.u32(at + layout.sh_type).ok()?;
         if sh_type == SHT_NULL || sh_type == SHT_NOBITS {
             continue;
         }
-        let offset = layout.word(data, base + layout.sh_offset)?;
-        let size = layout.word(data, base + layout.sh_size)?;
+        let offset = layout.word(c, at + layout.sh_offset)?;
+        let size = layout.word(c, at + layout.sh_size)?;
         // An empty section needs no bytes, wherever it claims to be.
         if size > 0 && past(offset, size) {
             return Some(Truncation {

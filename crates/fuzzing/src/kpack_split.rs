@@ -148,7 +148,7 @@ fn pe_layout_kept(input: &[u8], host: &[u8]) {
     if before.nt_headers().optional_header().check_sum() == 0 {
         assert_eq!(opt.check_sum(), 0, "a zero CheckSum stays zero");
     } else {
-        let field = gfxkit_bundle::le::offset_within(host, object::pod::bytes_of(opt))
+        let field = gfxkit_bytes::offset_within(host, object::pod::bytes_of(opt))
             .expect("the optional header lies in the file") as usize
             + 64;
         assert_eq!(opt.check_sum(), gfxkit_shrink::pe::checksum(host, field));

@@ -67,7 +67,7 @@ pub fn run(data: &[u8]) {
         assert_eq!(sum, 0, "a zero CheckSum stays zero");
     } else if bytes != input {
         // A file rewritten has its sum recomputed (one left as it was keeps its own).
-        let field = gfxkit_bundle::le::offset_within(&bytes, object::pod::bytes_of(opt))
+        let field = gfxkit_bytes::offset_within(&bytes, object::pod::bytes_of(opt))
             .expect("the optional header lies in the file") as usize
             + 64;
         assert_eq!(sum, pe::checksum(&bytes, field), "CheckSum recomputed");

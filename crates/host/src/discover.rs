@@ -6,8 +6,8 @@ use crate::limits;
 use crate::offloading::{self, ImageKind, OffloadKind, OFFLOAD_BINARY_MAGIC};
 use crate::pe;
 use crate::problem::{Location, Problem, ProblemKind};
-use gfxkit_bundle::le::offset_within;
 use gfxkit_bundle::split::Stop;
+use gfxkit_bytes::offset_within;
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -252,7 +252,7 @@ impl WrapperRecord {
 
     /// Decodes one record.
     pub fn decode(r: &[u8; Self::SIZE]) -> WrapperRecord {
-        use gfxkit_bundle::le::{u32_in, u64_in};
+        use gfxkit_bytes::{u32_in, u64_in};
         WrapperRecord {
             magic: u32_in::<0, 24>(r),
             version: u32_in::<4, 24>(r),
@@ -262,8 +262,8 @@ impl WrapperRecord {
     }
 
     /// The record at byte `at` of `data`.
-    pub fn read(data: &[u8], at: u64) -> Result<WrapperRecord, gfxkit_bundle::le::OutOfBounds> {
-        gfxkit_bundle::le::Cursor::new(data)
+    pub fn read(data: &[u8], at: u64) -> Result<WrapperRecord, gfxkit_bytes::OutOfBounds> {
+        gfxkit_bytes::Cursor::new(data)
             .array(at)
             .map(|r| WrapperRecord::decode(&r))
     }
@@ -810,7 +810,7 @@ impl<'data> Walker<'data> {
         let first = self.out.bundles.len();
         let (found, stop) = gfxkit_bundle::split::split(data);
         for b in found {
-            let Some(bytes) = gfxkit_bundle::le::bytes_at(data, b.offset, b.len) else {
+            let Ok(bytes) = gfxkit_bytes::Cursor::new(data).slice(b.offset, b.len) else {
                 continue; // Not reached: split returns only bundles inside `data`.
             };
             self.out.bundles.push(FoundBundle {
@@ -838,9 +838,8 @@ impl<'data> Walker<'data> {
                         Some(i) => format!("entry {i}: {}", error.kind),
                         None => error.kind.to_string(),
                     };
-                    let within = error.offset.unwrap_or(0);
                     Problem::error(
-                        at(offset.saturating_add(within)),
+                        at(error.offset.unwrap_or(offset)),
                         ProblemKind::BadBundle(what),
                     )
                 }

@@ -2,7 +2,7 @@
 
 use crate::limits;
 use crate::problem::{Location, Problem, ProblemKind};
-use gfxkit_bundle::le::{bytes_at, offset_within, u64_in, Cursor};
+use gfxkit_bytes::{offset_within, u64_in, Cursor};
 use object::elf::{self, FileHeader64};
 use object::read::elf::{FileHeader, ProgramHeader, Rel, Rela, SectionHeader, Sym};
 use object::LittleEndian as LE;
@@ -737,10 +737,10 @@ fn read_segments<'data>(
         let end = group
             .iter()
             .map(|&(_, at)| {
-                let rest = bytes_at(data, at, seg_end - at).unwrap_or_default();
-                match gfxkit_bundle::split::stored_extent(rest) {
-                    Ok((_, len)) => at.saturating_add(len).min(seg_end),
-                    Err(_) => seg_end,
+                let rest = Cursor::new(data).sub(at, seg_end - at);
+                match rest.map(gfxkit_bundle::split::stored_extent_at) {
+                    Ok(Ok((_, len))) => at.saturating_add(len).min(seg_end),
+                    _ => seg_end,
                 }
             })
             .max()
@@ -757,7 +757,7 @@ fn read_segments<'data>(
         }
     }
     for (s, e) in merged {
-        if let Some(bytes) = bytes_at(data, s, e - s) {
+        if let Ok(bytes) = Cursor::new(data).slice(s, e - s) {
             out.fatbins.push((".hip_fatbin", bytes));
         }
     }
@@ -795,7 +795,7 @@ fn relocate(
             )),
         ))
     };
-    let Some(dynamic) = bytes_at(data, dyn_at, dyn_size) else {
+    let Ok(dynamic) = Cursor::new(data).slice(dyn_at, dyn_size) else {
         // The place is the program header that makes the claim (inside the file).
         bad(
             phdr_at,
@@ -841,7 +841,7 @@ fn relocate(
     }
     let table = load_at(loads, rela).and_then(|(i, at)| {
         (size <= loads[i].file_end() - at)
-            .then(|| bytes_at(data, at, size))
+            .then(|| Cursor::new(data).slice(at, size).ok())
             .flatten()
     });
     let Some(table) = table else {

@@ -27,7 +27,7 @@
 //! fatbinary 4, PTX 5, SPIR-V 6. Flag bit 0 (`OIF_NoImage`) marks a metadata-only entry.
 
 use crate::limits;
-use gfxkit_bundle::le::{bytes_at, Cursor, OutOfBounds};
+use gfxkit_bytes::{Cursor, OutOfBounds};
 use serde::Serialize;
 use std::fmt;
 
@@ -235,7 +235,10 @@ pub fn parse_offloading(data: &[u8]) -> (Vec<OffloadEntry<'_>>, Option<OffloadEr
     let len = data.len() as u64;
     while pos < len {
         // Skip zero padding, 8 bytes at a time (binaries start 8-aligned).
-        if bytes_at(data, pos, ALIGN.min(len - pos)).is_some_and(|b| b.iter().all(|&x| x == 0)) {
+        let c = Cursor::new(data);
+        if c.slice(pos, ALIGN.min(len - pos))
+            .is_ok_and(|b| b.iter().all(|&x| x == 0))
+        {
             pos = pos.saturating_add(ALIGN);
             continue;
         }
@@ -525,10 +528,8 @@ fn compressed_header(data: &[u8], at: u64) -> Result<Compressed, OffloadError> {
             ),
         ));
     }
-    let body = at
-        .checked_add(entries_offset)
-        .and_then(|b| bytes_at(data, b, 4));
-    let method = if body == Some(&ZSTD_MAGIC[..]) {
+    let body = Cursor::new(data).slice(at.saturating_add(entries_offset), 4);
+    let method = if body == Ok(&ZSTD_MAGIC[..]) {
         gfxkit_bundle::Method::Zstd
     } else {
         gfxkit_bundle::Method::Zlib
@@ -567,7 +568,7 @@ pub fn inflate(data: &[u8], at: u64) -> Result<Vec<u8>, OffloadError> {
     }
     let entries_offset = h.map_err(header)?.u64(16).map_err(header)?;
     let c = compressed_header(data, at)?;
-    let stored = bytes_at(data, at, c.size).ok_or_else(|| {
+    let stored = Cursor::new(data).slice(at, c.size).map_err(|_| {
         err(
             at + 8,
             format!("compressed size {} runs past the section", c.size),
@@ -706,7 +707,14 @@ fn write_plain(images: &[Image<'_>], version: u32) -> Vec<u8> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use gfxkit_bundle::le::{u32_at, u64_at};
+
+    fn u32_at(d: &[u8], at: u64) -> Option<u32> {
+        Cursor::new(d).u32(at).ok()
+    }
+
+    fn u64_at(d: &[u8], at: u64) -> Option<u64> {
+        Cursor::new(d).u64(at).ok()
+    }
 
     /// Builds a version-1 OffloadBinary the way LLVM 19 lays it out.
     pub(crate) fn make_binary(offload_kind: u16, arch: &str, image: &[u8]) -> Vec<u8> {

@@ -24,7 +24,7 @@ use crate::elf::{ElfParts, Item, RawWrapper, Slot, WrapperSection, WRAPPER_SIZE}
 use crate::fatbin::{is_wrapper_section, FATBIN_SECTIONS};
 use crate::limits;
 use crate::problem::{Location, Problem, ProblemKind};
-use gfxkit_bundle::le::{offset_within, u32_at};
+use gfxkit_bytes::{offset_within, Cursor};
 use object::pe::{self, ImageSectionHeader};
 use object::read::coff::{CoffHeader, ImageSymbol, SectionTable};
 use object::read::pe::{ImageNtHeaders, ImageOptionalHeader, PeFile64};
@@ -51,11 +51,13 @@ pub(crate) enum Sniffed {
 
 /// Tells a PE image or COFF object from its first bytes; `None` when it is neither.
 pub(crate) fn sniff(prefix: &[u8]) -> Option<Sniffed> {
-    let u16_at = |at: u64| gfxkit_bundle::le::u16_at(prefix, at);
+    // A prefix that ends before a field asked for is not read further (`None`).
+    let c = Cursor::new(prefix);
+    let u16_at = |at: u64| c.u16(at).ok();
     if prefix.starts_with(b"MZ") {
-        let lfanew = u64::from(u32_at(prefix, 0x3c)?);
+        let lfanew = u64::from(c.u32(0x3c).ok()?);
         // Signature, the file header (machine at +4) and the optional header's magic (+24).
-        let Some(sig) = gfxkit_bundle::le::bytes_at(prefix, lfanew, 4) else {
+        let Ok(sig) = c.slice(lfanew, 4) else {
             // Too short a prefix to see the NT headers: the whole file tells.
             return Some(Sniffed::Image);
         };
@@ -72,7 +74,7 @@ pub(crate) fn sniff(prefix: &[u8]) -> Option<Sniffed> {
     }
     // A bigobj object: signatures 0 and 0xffff, version 2 or more, the machine, the class ID.
     if u16_at(0) == Some(0) && u16_at(2) == Some(0xffff) && u16_at(4).is_some_and(|v| v >= 2) {
-        let class_id = gfxkit_bundle::le::bytes_at(prefix, 12, 16)?;
+        let class_id = c.slice(12, 16).ok()?;
         if class_id != pe::ANON_OBJECT_HEADER_BIGOBJ_CLASS_ID.0 {
             return None;
         }

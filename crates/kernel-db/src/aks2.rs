@@ -12,6 +12,7 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::{Limits, MAX_NAME_LEN};
+use gfxkit_bytes::Cursor;
 use std::io::Read;
 
 /// The magic at the start of an `.aks2` file.
@@ -48,19 +49,18 @@ pub struct Aks2 {
     directory_size: usize,
 }
 
-/// The little-endian `u32` at `at` of `b`, or an error naming `what` there.
-fn u32_at(b: &[u8], at: usize, what: &'static str) -> Result<u32> {
-    match b.get(at..).and_then(<[u8]>::first_chunk::<4>) {
-        Some(&f) => Ok(u32::from_le_bytes(f)),
-        None => Err(Error::at(
-            at as u64,
+/// The little-endian `u32` at `at` of `c`, or an error naming `what` there.
+fn u32_at(c: Cursor<'_>, at: usize, what: &'static str) -> Result<u32> {
+    c.u32(at as u64).map_err(|e| {
+        Error::at(
+            e.offset(),
             ErrorKind::Truncated {
                 what,
                 need: 4,
-                have: b.len().saturating_sub(at) as u64,
+                have: c.len().saturating_sub(at as u64),
             },
-        )),
-    }
+        )
+    })
 }
 
 impl Aks2 {
@@ -82,7 +82,7 @@ impl Aks2 {
         if &bytes[..4] != MAGIC {
             return Err(bad_magic(bytes));
         }
-        let field = |at| u32_at(bytes, at, "AKS2 header");
+        let field = |at| u32_at(Cursor::new(bytes), at, "AKS2 header");
         let (total, count, dir_size) = (field(4)?, field(8)?, field(12)?);
         if u64::from(total) > limits.max_decompressed {
             return Err(Error::at(
@@ -173,8 +173,12 @@ impl Aks2 {
             };
             need(at, 20, "directory entry")?;
             let f = |i: usize| {
-                u32_at(&decoded[..dir_size], at + 4 * i, "directory entry")
-                    .map_err(|e| e.place(place.clone()))
+                u32_at(
+                    Cursor::new(&decoded[..dir_size]),
+                    at + 4 * i,
+                    "directory entry",
+                )
+                .map_err(|e| e.place(place.clone()))
             };
             let (shared, threads, offset, size, name_len) = (f(0)?, f(1)?, f(2)?, f(3)?, f(4)?);
             if name_len == 0 || u64::from(name_len) > MAX_NAME_LEN {

@@ -20,7 +20,7 @@
 
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::limits;
-use gfxkit_bundle::le::{Cursor, OutOfBounds};
+use gfxkit_bytes::{Cursor, OutOfBounds};
 use rmpv::Value;
 use serde::Serialize;
 use std::borrow::Cow;

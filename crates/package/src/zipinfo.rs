@@ -5,6 +5,7 @@
 //! place and the expectation into the crate's errors.
 
 use crate::error::{Error, ErrorKind};
+use gfxkit_bytes::Cursor;
 
 /// `PK\x05\x06`: the end-of-central-directory record.
 const EOCD_SIG: &[u8; 4] = b"PK\x05\x06";
@@ -17,19 +18,7 @@ const EOCD_LEN: u64 = 22;
 /// The record lies in the last `EOCD_LEN + 65535` bytes (its comment is at most 65535 bytes).
 const EOCD_SEARCH: u64 = EOCD_LEN + 0xffff;
 /// Size of a central directory header without its name, extra field and comment.
-const CENTRAL_LEN: usize = 46;
-
-fn u16_at(d: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(
-        d.get(at..at.checked_add(2)?)?.try_into().ok()?,
-    ))
-}
-
-fn u32_at(d: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(
-        d.get(at..at.checked_add(4)?)?.try_into().ok()?,
-    ))
-}
+const CENTRAL_LEN: u64 = 46;
 
 /// The last end-of-central-directory signature in the tail of `data`, if any.
 fn find_eocd(data: &[u8]) -> Option<usize> {
@@ -73,7 +62,8 @@ pub(crate) fn check_end(name: &str, data: &[u8]) -> Option<Error> {
             .at(at64),
         );
     }
-    let comment = u64::from(u16_at(data, at + 20)?);
+    let c = Cursor::new(data);
+    let comment = u64::from(c.u16(at64 + 20).ok()?);
     if at64 + EOCD_LEN + comment > len {
         return Some(
             Error::new(
@@ -87,8 +77,8 @@ pub(crate) fn check_end(name: &str, data: &[u8]) -> Option<Error> {
             .at(at64),
         );
     }
-    let size = u64::from(u32_at(data, at + 12)?);
-    let offset = u64::from(u32_at(data, at + 16)?);
+    let size = u64::from(c.u32(at64 + 12).ok()?);
+    let offset = u64::from(c.u32(at64 + 16).ok()?);
     // ZIP64 keeps the real values in its own record; the zip crate checks those.
     let zip64 = size == 0xffff_ffff
         || offset == 0xffff_ffff
@@ -112,18 +102,19 @@ pub(crate) fn check_end(name: &str, data: &[u8]) -> Option<Error> {
 /// the central directory starting at `cd_start`; `None` when the directory does not say (a
 /// ZIP64 offset, or damage).
 pub(crate) fn local_header_offset(data: &[u8], cd_start: u64, index: usize) -> Option<u64> {
-    let mut at = usize::try_from(cd_start).ok()?;
+    let c = Cursor::new(data);
+    let mut at = cd_start;
     for i in 0..=index {
-        if data.get(at..at + 4)? != CENTRAL_SIG {
+        if c.slice(at, 4).ok()? != CENTRAL_SIG {
             return None;
         }
         if i == index {
-            let offset = u32_at(data, at + 42)?;
+            let offset = c.u32(at + 42).ok()?;
             return (offset != 0xffff_ffff).then_some(u64::from(offset));
         }
-        let n = usize::from(u16_at(data, at + 28)?);
-        let m = usize::from(u16_at(data, at + 30)?);
-        let k = usize::from(u16_at(data, at + 32)?);
+        let n = u64::from(c.u16(at + 28).ok()?);
+        let m = u64::from(c.u16(at + 30).ok()?);
+        let k = u64::from(c.u16(at + 32).ok()?);
         at = at.checked_add(CENTRAL_LEN + n + m + k)?;
     }
     None
@@ -223,9 +214,11 @@ pub(crate) fn check_local_name(
     header: u64,
     central: &[u8],
 ) -> Option<Error> {
-    let at = usize::try_from(header).ok()?;
-    let local = u16_at(data, at.checked_add(26)?)
-        .and_then(|n| data.get(at.checked_add(30)?..at.checked_add(30)?.checked_add(n.into())?));
+    let c = Cursor::new(data);
+    let local = c
+        .u16(header.checked_add(26)?)
+        .and_then(|n| c.slice(header.saturating_add(30), n.into()))
+        .ok();
     match local {
         Some(l) if l == central => None,
         Some(l) => Some(

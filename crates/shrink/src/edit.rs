@@ -22,7 +22,7 @@ use crate::error::{fail, Error, ErrorKind, Result};
 use crate::layout::Moved;
 use crate::output::Output;
 use crate::patch::Patch;
-use gfxkit_bundle::le::Cursor;
+use gfxkit_bytes::Cursor;
 
 /// Where the section header table goes.
 #[derive(Debug, Clone)]
@@ -289,22 +289,19 @@ pub(crate) fn describe_table(e: &Elf, phdrs: &mut [Phdr], place: Option<(u64, u6
 
 /// The section header records of `e` as stored in `data`.
 fn raw_records(e: &Elf, data: &[u8]) -> Result<Vec<[u8; elf::SHENT]>> {
-    let mut out = Vec::with_capacity(e.shdrs.len());
-    for i in 0..e.shdrs.len() {
-        let at = e.shoff as usize + i * elf::SHENT;
-        let rec = data.get(at..at + elf::SHENT).ok_or_else(|| {
-            Error::at(
-                at as u64,
-                ErrorKind::Truncated {
-                    what: "section header",
-                },
-            )
-        })?;
-        let mut b = [0u8; elf::SHENT];
-        b.copy_from_slice(rec);
-        out.push(b);
-    }
-    Ok(out)
+    let c = Cursor::new(data);
+    (0..e.shdrs.len() as u64)
+        .map(|i| {
+            c.array(e.shoff + i * elf::SHENT as u64).map_err(|o| {
+                Error::at(
+                    o.offset(),
+                    ErrorKind::Truncated {
+                        what: "section header",
+                    },
+                )
+            })
+        })
+        .collect()
 }
 
 /// `e_shstrndx`, checked to name a string table with bytes (it is written again, with one

@@ -132,9 +132,9 @@ impl Error {
     }
 }
 
-impl From<gfxkit_bundle::le::OutOfBounds> for Error {
+impl From<gfxkit_bytes::OutOfBounds> for Error {
     /// A field read past the end of the bytes: named at an offset inside them.
-    fn from(e: gfxkit_bundle::le::OutOfBounds) -> Error {
+    fn from(e: gfxkit_bytes::OutOfBounds) -> Error {
         Error::at(e.offset(), ErrorKind::Truncated { what: "a field" })
     }
 }

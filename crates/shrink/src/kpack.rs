@@ -33,7 +33,7 @@ use crate::error::{fail, Error, ErrorKind, Result};
 use crate::layout;
 use crate::output::Output;
 use crate::segment::{self, Placement, Request};
-use gfxkit_bundle::le::Cursor;
+use gfxkit_bytes::Cursor;
 
 /// Name of the marker section.
 pub const MARKER_SECTION: &str = ".rocm_kpack_ref";

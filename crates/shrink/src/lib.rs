@@ -18,7 +18,7 @@
 //!   out sequentially ([`Output`]); pieces made only when written ([`output::Deferred`]: the
 //!   bundles of an inlined split).
 //! - `elf`, `archive`: the ELF and `ar` views the rewrite works on; `patch`: writing
-//!   little-endian fields into the output and aligning offsets (reads: `gfxkit_bundle::le`).
+//!   little-endian fields into the output and aligning offsets (reads: `gfxkit_bytes`).
 //! - [`kpack`]: the ELF layout of ROCm's kpack split and its inverse; [`pe::kpack`], the
 //!   PE32+ one (TheRock's Windows layout: `.kpackrf`, `.hip_fat` without file bytes).
 //! - `layout`: the rules a rewrite of `.hip_fatbin` in a linked file keeps (the segment

@@ -1,7 +1,7 @@
 //! Writing fields into a file being built: little-endian values at an offset, checked to lie
 //! inside it ([`Patch`], for an [`Output`] of pieces and for a plain buffer), and offset
 //! alignment ([`align_up`], [`align_down`]). The one place the rewrite and the kpack split
-//! put bytes; reads go through `gfxkit_bundle::le`.
+//! put bytes; reads go through `gfxkit_bytes`.
 
 use crate::error::{fail, ErrorKind, Result};
 use crate::output::Output;

@@ -25,7 +25,7 @@ use crate::output::Output;
 use crate::patch::align_up;
 use crate::plan::{self, NewRegion, Transform};
 use crate::report::{FileKind, Layout, RegionReport};
-use gfxkit_bundle::le::Cursor;
+use gfxkit_bytes::Cursor;
 use gfxkit_host::fatbin::is_fatbin_section;
 use gfxkit_host::{WrapperMagic, WrapperTarget};
 use object::pe;
@@ -64,7 +64,7 @@ fn bad(at: u64, msg: impl Into<String>) -> Error {
 
 /// File offset of bytes borrowed from `data`.
 fn offset_of(data: &[u8], inner: &[u8]) -> u64 {
-    gfxkit_bundle::le::offset_within(data, inner).unwrap_or(0)
+    gfxkit_bytes::offset_within(data, inner).unwrap_or(0)
 }
 
 /// The PE checksum of `bytes` (the optional header's `CheckSum` field, at `field`, counted as

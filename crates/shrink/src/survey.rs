@@ -234,7 +234,7 @@ fn survey_one(
     data: &[u8],
     how: &Reading<'_>,
 ) -> Result<(FileKind, Vec<SurveyRegion>)> {
-    let base = gfxkit_bundle::le::offset_within(file, data).unwrap_or(0);
+    let base = gfxkit_bytes::offset_within(file, data).unwrap_or(0);
     let d = gfxkit_host::discover(data);
     let kind = match d.kind {
         InputKind::Bundle => FileKind::Bundle,

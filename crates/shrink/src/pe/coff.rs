@@ -20,7 +20,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::output::Output;
 use crate::plan::{self, Transform};
 use crate::report::{FileKind, Layout, RegionReport};
-use gfxkit_bundle::le::{u32_at, Cursor};
+use gfxkit_bytes::Cursor;
 use gfxkit_host::fatbin::is_fatbin_section;
 use gfxkit_host::WrapperTarget;
 use object::pe::{self, ImageSectionHeader};
@@ -173,8 +173,10 @@ fn rewrite<'a, Coff: CoffHeader>(
     if symtab != 0 {
         let records =
             u64::from(header.number_of_symbols()) * std::mem::size_of::<Coff::ImageSymbol>() as u64;
-        // The string table follows the symbols; its first four bytes hold its length.
-        let n = records + u64::from(u32_at(data, symtab + records).unwrap_or(4).max(4));
+        // The string table follows the symbols; its first four bytes hold its length (at
+        // least those four; a file that ends before them has an empty one).
+        let strings = Cursor::new(data).u32(symtab + records).unwrap_or(4).max(4);
+        let n = records + u64::from(strings);
         extents.push((
             symtab,
             n,

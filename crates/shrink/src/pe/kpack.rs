@@ -32,7 +32,7 @@ use super::{bad, checksum, offset_of, refuse_signed, unsupported};
 use crate::error::{fail, ErrorKind, Result};
 use crate::kpack::Split;
 use crate::patch::align_up;
-use gfxkit_bundle::le::Cursor;
+use gfxkit_bytes::Cursor;
 use gfxkit_host::fatbin::is_fatbin_section;
 use gfxkit_host::{WrapperMagic, WrapperTarget};
 use object::pe;

@@ -1,7 +1,10 @@
 //! The bounds-checked little-endian reader over untrusted bytes, [`Cursor`]: absolute
 //! offsets, and a typed error ([`OutOfBounds`]) naming an offset inside the bytes read; never
-//! a panic. The one little-endian reader of gfxkit's libraries (this crate, gfxkit-host,
-//! gfxkit-shrink, gfxkit-kpack); the `*_at` functions are its `Option` forms.
+//! a panic. The one reader of fixed-layout binary fields in gfxkit's libraries (bundles and
+//! CCOB headers, ELF and PE/COFF fields the `object` crate does not expose, zip records,
+//! OffloadBinaries, kpack markers, AKS2 headers): a sub-cursor keeps the absolute offset of its
+//! first byte, so an error built from a read names the place in the file, never a place
+//! relative to some slice.
 
 /// A bounds-checked little-endian reader over bytes whose first byte is at an absolute
 /// offset (`base`) of the file or member they come from. Reads take offsets relative to the
@@ -158,26 +161,6 @@ pub fn u64_in<const AT: usize, const N: usize>(record: &[u8; N]) -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// Reads a little-endian `u16` at `offset`, or `None` past the end ([`Cursor::u16`]).
-pub fn u16_at(data: &[u8], offset: u64) -> Option<u16> {
-    Cursor::new(data).u16(offset).ok()
-}
-
-/// Reads a little-endian `u32` at `offset`, or `None` past the end ([`Cursor::u32`]).
-pub fn u32_at(data: &[u8], offset: u64) -> Option<u32> {
-    Cursor::new(data).u32(offset).ok()
-}
-
-/// Reads a little-endian `u64` at `offset`, or `None` past the end ([`Cursor::u64`]).
-pub fn u64_at(data: &[u8], offset: u64) -> Option<u64> {
-    Cursor::new(data).u64(offset).ok()
-}
-
-/// The `len` bytes at `offset`, or `None` when they run past the end ([`Cursor::slice`]).
-pub fn bytes_at(data: &[u8], offset: u64, len: u64) -> Option<&[u8]> {
-    Cursor::new(data).slice(offset, len).ok()
-}
-
 /// Offset of `inner` within `outer`, when `inner` is a sub-slice of it.
 pub fn offset_within(outer: &[u8], inner: &[u8]) -> Option<u64> {
     let o = outer.as_ptr() as usize;
@@ -195,16 +178,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_are_bounded() {
+    fn offsets_within() {
         let d = [1u8, 2, 3, 4, 5, 6, 7, 8, 9];
-        assert_eq!(u16_at(&d, 0), Some(0x0201));
-        assert_eq!(u32_at(&d, 5), Some(0x0908_0706));
-        assert_eq!(u32_at(&d, 6), None);
-        assert_eq!(u64_at(&d, 1), Some(0x0908_0706_0504_0302));
-        assert_eq!(u64_at(&d, 2), None);
-        assert_eq!(bytes_at(&d, u64::MAX, 1), None);
         assert_eq!(offset_within(&d, &d[3..5]), Some(3));
         assert_eq!(offset_within(&d[3..], &d[..2]), None);
+        assert_eq!(Cursor::new(&d).slice(u64::MAX, 1).ok(), None);
     }
 
     #[test]
