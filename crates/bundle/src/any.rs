@@ -134,7 +134,7 @@ impl<'data> AnyBundle<'data> {
 /// (except a v1 zlib bundle, whose end is known only by decoding it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Span {
-    /// Offset in the input.
+    /// Offset in the input (from the cursor's base, for [`scan_concatenated_at`]).
     pub offset: u64,
     /// Bytes the bundle occupies.
     pub len: u64,
@@ -144,9 +144,10 @@ pub struct Span {
     pub ccob: Option<Header>,
 }
 
-fn span_at(data: &[u8], offset: u64) -> Result<Span> {
-    let at = Cursor::at(&data[offset as usize..], offset);
-    let here = at.bytes();
+/// The bundle at relative offset `rel` of `c`, with its offset and errors absolute.
+fn span_at(c: Cursor<'_>, rel: u64) -> Result<Span> {
+    let at = c.tail(rel);
+    let (here, offset) = (at.bytes(), at.base());
     match detect(here) {
         Some(Format::Uncompressed) => {
             let b = Bundle::parse_at(at)?;
@@ -188,6 +189,13 @@ fn skip_padding(data: &[u8], pos: u64) -> Option<u64> {
 /// `.hip_fatbin`), without decompressing v2/v3 bundles. Non-zero bytes that do not start a
 /// bundle are an error naming their offset. An input holding no bundle yields no span.
 pub fn scan_concatenated(data: &[u8]) -> Result<Vec<Span>> {
+    scan_concatenated_at(Cursor::new(data))
+}
+
+/// [`scan_concatenated`] of the bytes of `c`, which lie at `c.base()` of their file: the spans'
+/// offsets and the errors' are absolute.
+pub fn scan_concatenated_at(c: Cursor<'_>) -> Result<Vec<Span>> {
+    let data = c.bytes();
     let mut spans = Vec::new();
     let mut pos = 0u64;
     while let Some(start) = skip_padding(data, pos) {
@@ -197,10 +205,10 @@ pub fn scan_concatenated(data: &[u8]) -> Result<Vec<Span>> {
                     count: spans.len() as u64 + 1,
                     limit: MAX_CONCATENATED as u64,
                 },
-                start,
+                c.abs(start),
             ));
         }
-        let s = span_at(data, start)?;
+        let s = span_at(c, start)?;
         pos = start + s.len.max(1);
         spans.push(s);
     }
@@ -218,11 +226,11 @@ fn resync(data: &[u8], from: u64) -> Option<u64> {
     let mut i = 0;
     while let Some(k) = rest[i..].iter().position(|&b| b == u || b == c) {
         let r = &rest[i + k..];
+        let field = |at| Cursor::new(r).u16(at).ok();
         if read::is_bundle(r)
-            || (r.len() >= 8
-                && r.starts_with(compressed::MAGIC)
-                && matches!(u16::from_le_bytes([r[4], r[5]]), 1..=3)
-                && matches!(u16::from_le_bytes([r[6], r[7]]), 0 | 1))
+            || (r.starts_with(compressed::MAGIC)
+                && matches!(field(4), Some(1..=3))
+                && matches!(field(6), Some(0 | 1)))
         {
             return Some(from + (i + k) as u64);
         }
@@ -235,6 +243,7 @@ fn resync(data: &[u8], from: u64) -> Option<u64> {
 /// is recorded and the scan resumes at the next offset that starts with a bundle magic (for
 /// `verify`-style reports of everything wrong in a file). Spans are those that read cleanly.
 pub fn scan_concatenated_lenient(data: &[u8]) -> (Vec<Span>, Vec<Error>) {
+    let c = Cursor::new(data);
     let mut spans = Vec::new();
     let mut problems = Vec::new();
     let mut pos = 0u64;
@@ -249,7 +258,7 @@ pub fn scan_concatenated_lenient(data: &[u8]) -> (Vec<Span>, Vec<Error>) {
             ));
             break;
         }
-        match span_at(data, start) {
+        match span_at(c, start) {
             Ok(s) => {
                 pos = start + s.len.max(1);
                 spans.push(s);
@@ -309,7 +318,7 @@ impl<'data> Iterator for Concatenated<'data> {
             );
             return fail(self, e);
         }
-        let at = Cursor::at(&self.data[start as usize..], start);
+        let at = Cursor::new(self.data).tail(start);
         let here = at.bytes();
         if detect(here).is_none() {
             let e = Error::at(ErrorKind::Garbage { byte: here[0] }, start);

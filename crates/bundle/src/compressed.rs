@@ -284,19 +284,21 @@ pub fn decompress_ccob_unhashed(
     opts: &DecompressOptions,
 ) -> Result<(Header, Vec<u8>, u64)> {
     let mut out = Vec::new();
-    let (header, extent) = decompress_ccob_unhashed_into(data, opts, &mut out)?;
+    let (header, extent) = decompress_ccob_unhashed_into(Cursor::new(data), opts, &mut out)?;
     Ok((header, out, extent))
 }
 
-/// [`decompress_ccob_unhashed`] into `out` (cleared first; its allocation is reused when it is
-/// large enough: see [`codec::decompress_into`]). Returns the header and the extent.
+/// [`decompress_ccob_unhashed`] of the bytes of `c` into `out` (cleared first; its allocation
+/// is reused when it is large enough: see [`codec::decompress_into`]). The header's error
+/// offsets are absolute (from `c.base()`). Returns the header and the extent.
 pub fn decompress_ccob_unhashed_into(
-    data: &[u8],
+    c: Cursor<'_>,
     opts: &DecompressOptions,
     out: &mut Vec<u8>,
 ) -> Result<(Header, u64)> {
-    let header = Header::parse(data)?;
-    header.check_limit(opts.max_uncompressed, 0)?;
+    let data = c.bytes();
+    let header = Header::parse_at(c)?;
+    header.check_limit(opts.max_uncompressed, c.base())?;
     let payload = header.payload(data);
     let used = codec::decompress_into(header.method, payload, header.uncompressed_size, out)?;
     // The stored hash stands for the computed one: only the size and extent are checked.

@@ -96,8 +96,8 @@ pub mod write;
 pub use compressed as ccob;
 
 pub use any::{
-    detect, iter_concatenated, scan_concatenated, scan_concatenated_lenient, AnyBundle,
-    Concatenated, Format, Span,
+    detect, iter_concatenated, scan_concatenated, scan_concatenated_at, scan_concatenated_lenient,
+    AnyBundle, Concatenated, Format, Span,
 };
 pub use codec::Method;
 pub use entry_id::{EntryId, EntryIdError, EntryIdErrorKind, EntryTarget, OffloadKind, Triple};

@@ -110,6 +110,16 @@ impl<'data> Cursor<'data> {
         })
     }
 
+    /// A cursor over the bytes from relative offset `rel` to the end, keeping absolute
+    /// offsets: empty (at the end) when `rel` lies past it.
+    pub fn tail(&self, rel: u64) -> Cursor<'data> {
+        let start = usize::try_from(rel).map_or(self.data.len(), |r| r.min(self.data.len()));
+        Cursor {
+            data: &self.data[start..],
+            base: self.abs(start as u64),
+        }
+    }
+
     /// The `N` bytes at relative offset `rel`, as a record whose fields [`u16_in`],
     /// [`u32_in`] and [`u64_in`] read without a check that can fail.
     pub fn array<const N: usize>(&self, rel: u64) -> Result<[u8; N], OutOfBounds> {
@@ -209,5 +219,9 @@ mod tests {
         let empty = Cursor::at(&d[..0], 7);
         assert_eq!(empty.u16(0).unwrap_err().offset(), 7);
         assert!(c.sub(8, 2).is_err());
+        let t = c.tail(7);
+        assert_eq!((t.base(), t.len(), t.u16(0)), (0x107, 2, Ok(0x0908)));
+        let t = c.tail(u64::MAX);
+        assert_eq!((t.base(), t.len()), (0x109, 0));
     }
 }

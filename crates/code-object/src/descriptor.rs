@@ -15,7 +15,7 @@
 
 use crate::descriptor_table::{Field, Needs, Print, Value, Word, FIELDS};
 use crate::error::{Error, ErrorKind};
-use gfxkit_bytes::{u16_in, u32_in, u64_in};
+use gfxkit_bytes::{u16_in, u32_in, u64_in, Cursor};
 use gfxkit_spec::{CodeObjectVersion, Generation, HardwareLimits};
 use object::elf::{
     FileHeader64, SHN_LORESERVE, SHN_UNDEF, SHT_DYNSYM, SHT_NOBITS, SHT_SYMTAB, STT_OBJECT,
@@ -175,17 +175,14 @@ impl std::error::Error for EncodeDescriptorError {}
 const RESERVED_BYTES: [(usize, usize); 3] = [(12, 4), (24, 20), (60, 4)];
 
 fn word_value(raw: &[u8; KERNEL_DESCRIPTOR_SIZE], word: Word) -> u64 {
-    let at = word.offset();
+    let (c, at) = (Cursor::new(raw), word.offset() as u64);
+    // The table's words are constants inside the 64 bytes: the reads cannot fail.
     match word.size() {
-        2 => u64::from(u16::from_le_bytes([raw[at], raw[at + 1]])),
-        4 => u64::from(u32::from_le_bytes([
-            raw[at],
-            raw[at + 1],
-            raw[at + 2],
-            raw[at + 3],
-        ])),
-        _ => 0,
+        2 => c.u16(at).map(u64::from),
+        4 => c.u32(at).map(u64::from),
+        _ => Ok(0),
     }
+    .unwrap_or(0)
 }
 
 fn set_word(raw: &mut [u8; KERNEL_DESCRIPTOR_SIZE], word: Word, value: u64) {

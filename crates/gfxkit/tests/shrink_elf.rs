@@ -56,7 +56,7 @@ fn clang_entries(file: &Path, tag: &str) -> Vec<BTreeMap<String, Vec<u8>>> {
     );
     let section = std::fs::read(&dumped).unwrap();
     let mut out = Vec::new();
-    for (i, b) in gfxkit_shrink::bundle::scan(&section)
+    for (i, b) in gfxkit_shrink::bundle::scan(gfxkit_bytes::Cursor::new(&section))
         .unwrap()
         .iter()
         .enumerate()

@@ -47,14 +47,14 @@ impl InputKind {
     /// within 512 bytes). Fast enough to skip unrelated files in a directory walk.
     pub fn sniff(prefix: &[u8]) -> InputKind {
         if prefix.starts_with(b"\x7fELF") {
-            let machine = prefix.get(18..20).map(|b| u16::from_le_bytes([b[0], b[1]]));
-            if machine == Some(object::elf::EM_AMDGPU) {
+            let field = |at| gfxkit_bytes::Cursor::new(prefix).u16(at).ok();
+            if field(18) == Some(object::elf::EM_AMDGPU) {
                 return InputKind::CodeObject;
             }
             if prefix.get(4) != Some(&2) || prefix.get(5) != Some(&1) {
                 return InputKind::ElfOther;
             }
-            return match prefix.get(16..18).map(|b| u16::from_le_bytes([b[0], b[1]])) {
+            return match field(16) {
                 Some(1) => InputKind::ElfRelocatable,
                 Some(2) => InputKind::ElfExecutable,
                 Some(3) => InputKind::ElfSharedObject,

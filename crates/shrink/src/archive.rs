@@ -176,7 +176,7 @@ pub(crate) fn rewrite_archive<'a>(
         }
         let base = (m.header_at + HDR) as u64;
         let (bytes, kind, region) =
-            rewrite_one(m.data, t).map_err(|e| e.shifted(base).in_member(&m.name))?;
+            rewrite_one(m.data, t).map_err(|e| e.of_member(&m.name, base))?;
         if let Some(mut r) = region {
             r.member = Some(m.name.clone());
             // Offsets within the member become offsets in the archive (old and new layout).

@@ -8,7 +8,8 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use gfxkit_bundle::ccob::{self, CompressOptions, DecompressOptions};
-use gfxkit_bundle::{Format, Span};
+use gfxkit_bundle::{Bundle, Format, Span};
+use gfxkit_bytes::Cursor;
 use std::borrow::Cow;
 
 pub use gfxkit_bundle::Method;
@@ -36,9 +37,11 @@ impl std::fmt::Display for Encoding {
     }
 }
 
-/// `e`, found in data that starts `base` bytes into the input, as this crate's error.
-pub(crate) fn error_at(e: gfxkit_bundle::Error, base: u64) -> Error {
-    let offset = base.saturating_add(e.offset.unwrap_or(0));
+/// `e` as this crate's error: at its own offset (absolute: the bundle readers are handed
+/// cursors located in the input), or at `place` when it has none (an error about a compressed
+/// payload, or about bytes being written, placed at the bundle concerned).
+pub(crate) fn error_at(e: gfxkit_bundle::Error, place: u64) -> Error {
+    let offset = e.offset.unwrap_or(place);
     let kind = match e.kind {
         gfxkit_bundle::ErrorKind::Garbage { .. } => ErrorKind::UnknownBytes { found: Vec::new() },
         kind => ErrorKind::Bundle {
@@ -54,6 +57,8 @@ pub(crate) fn error_at(e: gfxkit_bundle::Error, base: u64) -> Error {
 pub struct Found<'a> {
     /// Offset of the bundle in the region.
     pub offset: usize,
+    /// Offset of the bundle in the input file (where its errors are reported).
+    pub at: u64,
     /// The bundle's bytes, exactly.
     pub bytes: &'a [u8],
     /// How it is stored.
@@ -61,7 +66,13 @@ pub struct Found<'a> {
 }
 
 impl<'a> Found<'a> {
-    fn of(region: &'a [u8], s: &Span) -> Found<'a> {
+    /// The bundle's bytes, located at their file offset.
+    pub fn cursor(&self) -> Cursor<'a> {
+        Cursor::at(self.bytes, self.at)
+    }
+
+    /// The bundle `s` found in `region` (its offsets absolute, as the region's).
+    fn of(region: Cursor<'a>, s: &Span) -> Found<'a> {
         let encoding = match (s.format, s.ccob) {
             (Format::Ccob, Some(h)) => Encoding::Compressed {
                 version: h.version,
@@ -69,23 +80,27 @@ impl<'a> Found<'a> {
             },
             _ => Encoding::Uncompressed,
         };
-        let start = s.offset as usize;
+        let start = s.offset - region.base();
         Found {
-            offset: start,
-            bytes: &region[start..start + s.len as usize],
+            offset: start as usize,
+            at: s.offset,
+            bytes: &region.bytes()[start as usize..(start + s.len) as usize],
             encoding,
         }
     }
 }
 
-/// Finds the bundles in `region`: bundles back to back, separated by zero padding
-/// ([`gfxkit_bundle::scan_concatenated`]). Offsets in errors are relative to `region`.
-pub fn scan(region: &[u8]) -> Result<Vec<Found<'_>>> {
-    let spans = gfxkit_bundle::scan_concatenated(region).map_err(|e| {
-        let mut err = error_at(e, 0);
+/// Finds the bundles in `region` (bytes at `region.base()` of the input): bundles back to
+/// back, separated by zero padding ([`gfxkit_bundle::scan_concatenated_at`]). Offsets in
+/// errors are file offsets.
+pub fn scan(region: Cursor<'_>) -> Result<Vec<Found<'_>>> {
+    let spans = gfxkit_bundle::scan_concatenated_at(region).map_err(|e| {
+        let mut err = error_at(e, region.base());
         if let ErrorKind::UnknownBytes { found } = &mut err.kind {
-            let at = (err.offset as usize).min(region.len());
-            found.extend_from_slice(&region[at..region.len().min(at + 8)]);
+            let rest = region
+                .tail(err.offset.saturating_sub(region.base()))
+                .bytes();
+            found.extend_from_slice(&rest[..rest.len().min(8)]);
         }
         err
     })?;
@@ -93,12 +108,16 @@ pub fn scan(region: &[u8]) -> Result<Vec<Found<'_>>> {
 }
 
 /// The uncompressed bundle inside `found`: borrowed when it is stored uncompressed, else
-/// decompressed (checked against the declared size and the MD5 hash). Errors are at offsets
-/// in `found.bytes`.
+/// decompressed (checked against the declared size and the MD5 hash). Errors are at file
+/// offsets.
 pub fn uncompressed<'a>(found: &Found<'a>) -> Result<Cow<'a, [u8]>> {
     match found.encoding {
         Encoding::Uncompressed => Ok(Cow::Borrowed(found.bytes)),
-        Encoding::Compressed { .. } => decompress(found.bytes).map(Cow::Owned),
+        Encoding::Compressed { .. } => {
+            ccob::decompress_ccob_at(found.cursor(), &DecompressOptions::default())
+                .map(|d| Cow::Owned(d.data))
+                .map_err(|e| error_at(e, found.at))
+        }
     }
 }
 
@@ -112,10 +131,22 @@ pub(crate) fn uncompressed_unhashed<'x>(
     match found.encoding {
         Encoding::Uncompressed => Ok(found.bytes),
         Encoding::Compressed { .. } => {
-            ccob::decompress_ccob_unhashed_into(found.bytes, &DecompressOptions::default(), buf)
-                .map_err(|e| error_at(e, 0))?;
+            ccob::decompress_ccob_unhashed_into(found.cursor(), &DecompressOptions::default(), buf)
+                .map_err(|e| error_at(e, found.at))?;
             Ok(&buf[..])
         }
+    }
+}
+
+/// Reads the uncompressed bundle `raw` of the bundle at file offset `at`: the stored bytes
+/// themselves (`stored`), whose errors name their file offset, or the content decompressed
+/// from a CCOB bundle, whose errors name the compressed bundle's offset (their own offsets are
+/// in bytes that are not in the file).
+pub(crate) fn parse_uncompressed(raw: &[u8], stored: bool, at: u64) -> Result<Bundle<'_>> {
+    if stored {
+        Bundle::parse_at(Cursor::at(raw, at)).map_err(|e| error_at(e, at))
+    } else {
+        Bundle::parse(raw).map_err(|e| Error::at(at, error_at(e, 0).kind))
     }
 }
 
@@ -212,7 +243,7 @@ mod tests {
             let mut region = c.clone();
             region.extend_from_slice(&[0; 13]);
             region.extend_from_slice(&b);
-            let found = scan(&region).unwrap();
+            let found = scan(Cursor::new(&region)).unwrap();
             assert_eq!(found.len(), 2);
             assert_eq!(found[0].bytes.len(), c.len());
             assert_eq!(found[1].offset, c.len() + 13);
@@ -258,7 +289,9 @@ mod tests {
             selection: crate::Selection::All,
             conversion: crate::Conversion::Uncompressed,
         };
-        let e = crate::plan::transform_region(&dup, 1, &t).err().unwrap();
+        let e = crate::plan::transform_region(Cursor::new(&dup), 1, &t)
+            .err()
+            .unwrap();
         assert!(
             matches!(
                 &e.kind,
@@ -275,11 +308,11 @@ mod tests {
         let a = vec![1u8; 10];
         let b = write_uncompressed(&[("hipv4-amdgcn-amd-amdhsa--gfx90a", &a)], 8).unwrap();
         for cut in 0..b.len() {
-            let _ = scan(&b[..cut]);
+            let _ = scan(Cursor::new(&b[..cut]));
         }
         let c = compress(&b, 2, Method::Zstd, 3, 0).unwrap();
         for cut in 0..c.len() {
-            if let Ok(f) = scan(&c[..cut]) {
+            if let Ok(f) = scan(Cursor::new(&c[..cut])) {
                 for x in f {
                     let _ = uncompressed(&x);
                 }
@@ -287,12 +320,12 @@ mod tests {
         }
         let mut huge = b.clone();
         huge[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
-        assert!(scan(&huge).is_err());
+        assert!(scan(Cursor::new(&huge)).is_err());
         let mut bad_hash = c.clone();
         bad_hash[16] ^= 1;
         let e = decompress(&bad_hash).unwrap_err();
         assert!(e.to_string().contains("hash"), "{e}");
-        let e = scan(b"\0\0\0xyz").unwrap_err();
+        let e = scan(Cursor::new(b"\0\0\0xyz")).unwrap_err();
         assert_eq!(e.offset, 3);
         assert_eq!(
             e.kind,

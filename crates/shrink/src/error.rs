@@ -117,18 +117,31 @@ impl Error {
         }
     }
 
-    /// The same error, moved `base` bytes further into the file.
-    pub(crate) fn shifted(mut self, base: u64) -> Error {
-        self.offset = self.offset.saturating_add(base);
+    /// The same error, about the bundle at file offset `at`: for an error that arose while
+    /// writing the bundle's replacement, whose own offset (if any) is in bytes not read from
+    /// the input.
+    pub(crate) fn placed_at(mut self, at: u64) -> Error {
+        self.offset = at;
         self
     }
 
-    /// The same error, placed inside archive member `name`.
+    /// The same error, placed inside archive member `name` (its offset is the archive's).
     pub(crate) fn in_member(mut self, name: &str) -> Error {
         if self.member.is_none() {
             self.member = Some(name.to_owned());
         }
         self
+    }
+
+    /// The same error, found in archive member `name` rewritten as a file of its own (offsets
+    /// from its first byte), whose bytes start at `base` of the archive: named, and placed in
+    /// the archive. The one place a rewrite's offsets change frame: a member is a whole file.
+    pub(crate) fn of_member(self, name: &str, base: u64) -> Error {
+        Error {
+            offset: self.offset.saturating_add(base),
+            ..self
+        }
+        .in_member(name)
     }
 }
 

@@ -297,8 +297,7 @@ pub(crate) fn rewrite_image<'a>(
     if fs == 0 {
         return Ok((Output::of(data), kind, None));
     }
-    let region =
-        plan::transform_region(region_bytes, BUNDLE_ALIGN, t).map_err(|e| e.shifted(fo))?;
+    let region = plan::transform_region(Cursor::at(region_bytes, fo), BUNDLE_ALIGN, t)?;
     let ns = region.out.len();
     if ns > vsize {
         return Err(unsupported(

@@ -5,6 +5,7 @@ use crate::error::{Error, Result};
 use crate::output::Output;
 use crate::select::{label, Selection};
 use gfxkit_bundle::{Bundle, Entry};
+use gfxkit_bytes::Cursor;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::borrow::Cow;
@@ -145,9 +146,9 @@ pub(crate) fn transform_bundle<'a>(
     threads: u32,
     hash: Option<u64>,
 ) -> Result<NewBundle<'a>> {
-    let at = found.offset as u64;
-    let raw = bundle::uncompressed(found).map_err(|e| e.shifted(at))?;
-    let parsed = parse(&raw, found, at)?;
+    let at = found.at;
+    let raw = bundle::uncompressed(found)?;
+    let parsed = parse(&raw, found)?;
     let entries = parsed.entries();
     let mut kept = Vec::new();
     let mut dropped = Vec::new();
@@ -186,14 +187,14 @@ pub(crate) fn transform_bundle<'a>(
                 if dropped.is_empty() {
                     Output::of(*r)
                 } else {
-                    let b = parse(r, found, at)?;
+                    let b = parse(r, found)?;
                     let kept: Vec<(&'a str, &'a [u8])> = b
                         .entries()
                         .iter()
                         .filter(|e| t.selection.keeps(e.id))
                         .map(|e| (e.id, e.payload))
                         .collect();
-                    pruned_in_place(&kept, align).map_err(|e| e.shifted(at))?
+                    pruned_in_place(&kept, align).map_err(|e| e.placed_at(at))?
                 }
             }
             _ => {
@@ -214,7 +215,7 @@ pub(crate) fn transform_bundle<'a>(
                 } else {
                     Cow::Owned(
                         bundle::write_uncompressed(&keep_entries, align)
-                            .map_err(|e| e.shifted(at))?,
+                            .map_err(|e| e.placed_at(at))?,
                     )
                 };
                 match target {
@@ -223,7 +224,7 @@ pub(crate) fn transform_bundle<'a>(
                         let level = forced_level.unwrap_or_else(|| method.default_level());
                         let z =
                             bundle::compress_hashed(&inner, known, version, method, level, threads)
-                                .map_err(|e| e.shifted(at))?;
+                                .map_err(|e| e.placed_at(at))?;
                         // What was written: a v2 request whose sizes do not fit 32 bits is
                         // stored as v3.
                         written = bundle::encoding_of(&z);
@@ -237,7 +238,7 @@ pub(crate) fn transform_bundle<'a>(
     let changed = !unchanged && !out.equals(found.bytes);
     Ok(NewBundle {
         outcome: BundleOutcome {
-            offset: at,
+            offset: found.offset as u64,
             new_offset: 0,
             size_before: found.bytes.len() as u64,
             size_after: out.len(),
@@ -251,14 +252,10 @@ pub(crate) fn transform_bundle<'a>(
     })
 }
 
-/// Reads the uncompressed bundle `raw` held in `found` (at file offset `at`). Errors in a
-/// stored uncompressed bundle name their offset in the file; errors in a decompressed one name
-/// the compressed bundle's offset.
-pub(crate) fn parse<'r>(raw: &'r [u8], found: &Found<'_>, at: u64) -> Result<Bundle<'r>> {
-    Bundle::parse(raw).map_err(|e| match found.encoding {
-        Encoding::Uncompressed => bundle::error_at(e, at),
-        Encoding::Compressed { .. } => Error::at(at, bundle::error_at(e, 0).kind),
-    })
+/// Reads the uncompressed bundle `raw` held in `found` ([`bundle::parse_uncompressed`]).
+pub(crate) fn parse<'r>(raw: &'r [u8], found: &Found<'_>) -> Result<Bundle<'r>> {
+    let stored = found.encoding == Encoding::Uncompressed;
+    bundle::parse_uncompressed(raw, stored, found.at)
 }
 
 /// A region of bundles rewritten.
@@ -294,7 +291,7 @@ impl NewRegion<'_> {
 /// `gfxkit compress` does by default ([`gfxkit_bundle::codec::default_workers`]): with zstd's
 /// workers on every core from 4 cores up, on one thread beside the hash below.
 pub(crate) fn transform_region<'a>(
-    region: &'a [u8],
+    region: Cursor<'a>,
     align: u64,
     t: &Transform,
 ) -> Result<NewRegion<'a>> {
@@ -323,7 +320,7 @@ pub(crate) fn transform_region<'a>(
     let data: u64 = moves.iter().map(|m| m.3).sum();
     if len - data > data.max(64 << 20) {
         return Err(Error::at(
-            0,
+            region.base(),
             crate::error::ErrorKind::Unsupported(format!(
                 "{} bundles aligned to {align} bytes would need {} bytes of padding",
                 moves.len(),

@@ -12,6 +12,7 @@ use crate::plan::{self, NewRegion, Transform};
 pub use crate::report::{FileKind, Layout, RegionReport, Report, Rewritten};
 use crate::segment::{self, Placement, Request};
 use crate::survey::SurveyRegion;
+use gfxkit_bytes::Cursor;
 
 /// Rewrites `data` (a standalone bundle file, relocatable object, shared object, executable or
 /// `ar` archive): every bundle gets `t` applied, references are fixed and the layout shrinks.
@@ -134,10 +135,10 @@ pub(crate) fn rewrite_one<'a>(
         _ => {}
     }
     if gfxkit_bundle::detect(data).is_some() {
-        let found = bundle::scan(data)?;
+        let found = bundle::scan(Cursor::new(data))?;
         let align = plan::region_alignment(&found);
         drop(found);
-        let region = plan::transform_region(data, align, t)?;
+        let region = plan::transform_region(Cursor::new(data), align, t)?;
         let NewRegion { out, outcomes, .. } = region;
         let layout = if out.equals(data) {
             Layout::Unchanged
@@ -250,8 +251,8 @@ fn rewrite_elf<'a>(
     let old_end = fo + fs;
     let region_bytes = e.section_data(data, fb);
     // Bundles keep the section's alignment (at most 64 KiB; 4096 in files from the HIP driver).
-    let region = plan::transform_region(region_bytes, fsec.addralign.clamp(1, 1 << 16), t)
-        .map_err(|err| err.shifted(fo))?;
+    let located = Cursor::at(region_bytes, fo);
+    let region = plan::transform_region(located, fsec.addralign.clamp(1, 1 << 16), t)?;
     let ns = region.out.len();
     let relocatable = e.e_type == elf::ET_REL;
     // Addresses: section-relative in relocatable objects, virtual addresses otherwise.

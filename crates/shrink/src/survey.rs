@@ -96,15 +96,15 @@ fn survey_bundles(found: &[Found<'_>], how: &Reading<'_>) -> Result<Vec<SurveyBu
     found
         .par_iter()
         .map_init(Vec::new, |buf, f| {
-            let at = f.offset as u64;
+            let at = f.at;
             let owned;
             let raw: &[u8] = if how.hash {
-                owned = bundle::uncompressed(f).map_err(|e| e.shifted(at))?;
+                owned = bundle::uncompressed(f)?;
                 &owned
             } else {
-                bundle::uncompressed_unhashed(f, buf).map_err(|e| e.shifted(at))?
+                bundle::uncompressed_unhashed(f, buf)?
             };
-            let parsed = crate::plan::parse(raw, f, at)?;
+            let parsed = crate::plan::parse(raw, f)?;
             if let Some(visit) = how.visit {
                 visit(how.base.saturating_add(at), f.bytes, &parsed)?;
             }
@@ -223,6 +223,7 @@ fn found<'a>(b: &FoundBundle<'a>, base: u64) -> Result<Found<'a>> {
     };
     Ok(Found {
         offset: usize::try_from(offset).unwrap_or(usize::MAX),
+        at: offset,
         bytes: b.bytes,
         encoding,
     })

@@ -16,6 +16,7 @@ use crate::report::{Report, Rewritten};
 use crate::survey::{page_conflicts, survey_read, Reading};
 use gfxkit_bundle::ccob::{self, DecompressOptions};
 use gfxkit_bundle::{Bundle, Entry};
+use gfxkit_bytes::Cursor;
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -139,8 +140,10 @@ fn original_bundle<'o>(original: &'o [u8], w: &BundleOutcome) -> Result<(&'o [u8
             ))
         })?;
     let raw = if ccob::is_ccob(stored) {
-        let (_, data, _) = ccob::decompress_ccob_unhashed(stored, &DecompressOptions::default())
-            .map_err(|e| bundle::error_at(e, 0).shifted(w.offset))?;
+        let mut data = Vec::new();
+        let located = Cursor::at(stored, w.offset);
+        ccob::decompress_ccob_unhashed_into(located, &DecompressOptions::default(), &mut data)
+            .map_err(|e| bundle::error_at(e, w.offset))?;
         Cow::Owned(data)
     } else {
         Cow::Borrowed(stored)
@@ -218,7 +221,8 @@ impl Report {
             .collect();
         all.par_iter_mut().try_for_each(|w| -> Result<()> {
             let (_, raw) = original_bundle(original, w)?;
-            let orig = Bundle::parse(&raw).map_err(|e| bundle::error_at(e, w.offset))?;
+            let stored = matches!(raw, Cow::Borrowed(_));
+            let orig = bundle::parse_uncompressed(&raw, stored, w.offset)?;
             let mut from = 0usize;
             let offset = w.offset;
             let mut payloads = Vec::with_capacity(w.kept.len());

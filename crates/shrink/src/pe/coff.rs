@@ -134,11 +134,11 @@ fn rewrite<'a, Coff: CoffHeader>(
             format!("{fat_name} holds relocations: its bytes are not offload bundles alone"),
         ));
     }
-    let region_bytes = &data[fo as usize..old_end as usize];
-    let found = crate::bundle::scan(region_bytes).map_err(|e| e.shifted(fo))?;
+    let located = Cursor::new(data).sub(fo, raw)?;
+    let found = crate::bundle::scan(located)?;
     let align = plan::region_alignment(&found);
     drop(found);
-    let region = plan::transform_region(region_bytes, align, t).map_err(|e| e.shifted(fo))?;
+    let region = plan::transform_region(located, align, t)?;
     let ns = region.out.len();
     if ns > u64::from(u32::MAX) {
         return Err(unsupported(
