@@ -1,5 +1,6 @@
 //! Every offset gfxkit reports for an input lies inside it: host discovery's problems and
-//! bundles, and `list`'s units, errors and their `(at offset 0x…)`, on random bytes and on
+//! bundles, `list`'s units, errors and their `(at offset 0x…)`, and the errors of the rewrite
+//! (`prune`'s survey and rewrite), on random bytes and on
 //! mutations of the fuzz seeds and regression inputs (a problem was once reported at offset
 //! 0xa0000 of a 115-byte input: `fuzz/regressions/host/f5-host-problem-offset-outside-input.bin`).
 //! Offsets inside an archive member or a decompressed bundle are theirs and are not checked
@@ -100,6 +101,22 @@ fn check(data: &[u8]) -> Result<(), TestCaseError> {
     }
     if let Some(o) = listing.failure.as_ref().and_then(|e| e.offset()) {
         inside("listing error", o)?;
+    }
+    // The rewrite's readers (prune's survey, its bundle scan, decompression and read-back):
+    // errors at file offsets, also when the region that holds the bundles starts inside the
+    // file.
+    let prune = gfxkit_shrink::Transform {
+        selection: gfxkit_shrink::Selection::Keep(vec![
+            gfxkit_shrink::Pattern::parse("gfx90a").unwrap()
+        ]),
+        conversion: gfxkit_shrink::Conversion::Keep,
+    };
+    let errors = [
+        gfxkit_shrink::survey(data).err(),
+        gfxkit_shrink::rewrite(data, &prune).err(),
+    ];
+    for e in errors.iter().flatten().filter(|e| e.member.is_none()) {
+        inside(&format!("rewrite error {e}"), e.offset)?;
     }
     Ok(())
 }

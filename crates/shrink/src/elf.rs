@@ -151,8 +151,9 @@ impl Elf {
 
     pub fn parse(data: &[u8]) -> Result<Elf> {
         if data.get(4) != Some(&2) || data.get(5) != Some(&1) {
+            // At EI_CLASS, or the last byte of a file that ends before it.
             return fail(
-                4,
+                gfxkit_bytes::Cursor::new(data).inside(4),
                 ErrorKind::Unsupported("only 64-bit little-endian ELF files are handled".into()),
             );
         }
@@ -228,11 +229,16 @@ impl Elf {
                     .checked_add(sh.size)
                     .map_or(true, |end| end > data.len() as u64)
             {
+                // At the section header that makes the claim (inside the file).
                 return fail(
-                    sh.offset,
+                    hdr.e_shoff.get(e).saturating_add((i * SHENT) as u64),
                     ErrorKind::BadElf(format!(
-                        "section {i} ({}) runs past the end of the file",
-                        sh.name
+                        "section {i} ({}): {} bytes at offset {:#x} run past the end of the \
+                         file ({} bytes)",
+                        sh.name,
+                        sh.size,
+                        sh.offset,
+                        data.len()
                     )),
                 );
             }

@@ -10,6 +10,7 @@ use crate::error::{fail, Error, ErrorKind, Result};
 use crate::plan::EntryRecord;
 use crate::report::FileKind;
 use gfxkit_bundle::Bundle;
+use gfxkit_bytes::{offset_within, Cursor};
 use gfxkit_host::{
     BundleFormat, Discovery, FoundBundle, InputKind, Location, Problem, ProblemKind, WrapperMagic,
     WrapperTarget,
@@ -235,7 +236,7 @@ fn survey_one(
     data: &[u8],
     how: &Reading<'_>,
 ) -> Result<(FileKind, Vec<SurveyRegion>)> {
-    let base = gfxkit_bytes::offset_within(file, data).unwrap_or(0);
+    let base = offset_within(file, data).unwrap_or(0);
     let d = gfxkit_host::discover(data);
     let kind = match d.kind {
         InputKind::Bundle => FileKind::Bundle,
@@ -257,10 +258,11 @@ fn survey_one(
             )
         }
         InputKind::ElfOther => {
+            // At EI_CLASS, or the last byte of a file that ends before it.
             return fail(
-                base + 4,
+                Cursor::at(data, base).inside(4),
                 ErrorKind::Unsupported("only 64-bit little-endian ELF files are handled".into()),
-            )
+            );
         }
         _ => {
             return fail(
