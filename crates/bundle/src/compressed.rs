@@ -402,8 +402,19 @@ pub fn decompress_prefix(
     len: usize,
     opts: &DecompressOptions,
 ) -> Result<(Header, Vec<u8>)> {
-    let header = Header::parse(data)?;
-    header.check_limit(opts.max_uncompressed, 0)?;
+    decompress_prefix_at(Cursor::new(data), len, opts)
+}
+
+/// [`decompress_prefix`] of the bytes of `c`, with the header's error offsets absolute (from
+/// `c.base()`).
+pub fn decompress_prefix_at(
+    c: Cursor<'_>,
+    len: usize,
+    opts: &DecompressOptions,
+) -> Result<(Header, Vec<u8>)> {
+    let data = c.bytes();
+    let header = Header::parse_at(c)?;
+    header.check_limit(opts.max_uncompressed, c.base())?;
     let payload = header.payload(data);
     let (out, _) = codec::decompress(header.method, payload, header.uncompressed_size, Some(len))?;
     Ok((header, out))

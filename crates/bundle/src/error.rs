@@ -6,7 +6,8 @@ use std::fmt;
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// An error reading or writing a bundle: a [`ErrorKind`] plus, where known, the entry index and
-/// the byte offset (from the start of the buffer handed to the reader) where it was found.
+/// the byte offset where it was found: from the start of the bytes handed to the reader, or,
+/// for the `_at` readers handed a located [`gfxkit_bytes::Cursor`], the file offset.
 ///
 /// Printed like `entry 3: payload runs past the end of the data (at offset 0x1a8)`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -183,7 +183,13 @@ impl<'data> Bundle<'data> {
     /// are readable, in header order, and the problems found. Fails only when the magic or the
     /// entry count cannot be read.
     pub fn parse_lenient(data: &'data [u8]) -> Result<(Bundle<'data>, Vec<Problem>)> {
-        Self::parse_inner(Cursor::new(data), false)
+        Self::parse_lenient_at(Cursor::new(data))
+    }
+
+    /// [`parse_lenient`](Self::parse_lenient) of the bytes of `c`, with the offsets of errors
+    /// and problems absolute (from `c.base()`).
+    pub fn parse_lenient_at(c: Cursor<'data>) -> Result<(Bundle<'data>, Vec<Problem>)> {
+        Self::parse_inner(c, false)
     }
 
     fn parse_inner(c: Cursor<'data>, strict: bool) -> Result<(Bundle<'data>, Vec<Problem>)> {
@@ -416,17 +422,23 @@ fn control_byte(id: &[u8]) -> Option<ErrorKind> {
 /// listing a bundle whose payloads are not at hand (the first bytes of a decompression).
 /// Returns the entries and the header length.
 pub fn parse_header(prefix: &[u8]) -> Result<(Vec<HeaderEntry>, u64)> {
-    let c = Cursor::new(prefix);
+    parse_header_at(Cursor::new(prefix))
+}
+
+/// [`parse_header`] of the bytes of `c`, with error offsets absolute (from `c.base()`).
+pub fn parse_header_at(c: Cursor<'_>) -> Result<(Vec<HeaderEntry>, u64)> {
+    let prefix = c.bytes();
     let count = read_count_bounded(c, false)?;
     let fits = (prefix.len() as u64 - FIXED_HEADER_LEN) / ENTRY_RECORD_LEN;
     let mut out = Vec::with_capacity(count.min(fits) as usize);
     let mut pos = FIXED_HEADER_LEN;
     for index in 0..count as usize {
         let (offset, size, id, next) = read_record(c, pos, index)?;
-        let id = std::str::from_utf8(id)
-            .map_err(|_| Error::at(ErrorKind::IdNotUtf8, pos + ENTRY_RECORD_LEN).in_entry(index))?;
+        let id = std::str::from_utf8(id).map_err(|_| {
+            Error::at(ErrorKind::IdNotUtf8, c.abs(pos + ENTRY_RECORD_LEN)).in_entry(index)
+        })?;
         if let Some(k) = control_byte(id.as_bytes()) {
-            return Err(Error::at(k, pos + ENTRY_RECORD_LEN).in_entry(index));
+            return Err(Error::at(k, c.abs(pos + ENTRY_RECORD_LEN)).in_entry(index));
         }
         out.push(HeaderEntry {
             index,
@@ -448,13 +460,19 @@ pub const MAX_HEADER_PREFIX: u64 = 16 << 20;
 /// declared size. The hash cannot be checked (nothing is fully decompressed). Returns the CCOB
 /// header, the entries and the header length.
 pub fn ccob_header(data: &[u8]) -> Result<(crate::compressed::Header, Vec<HeaderEntry>, u64)> {
+    ccob_header_at(Cursor::new(data))
+}
+
+/// [`ccob_header`] of the bytes of `c`: errors in the CCOB header at absolute offsets (from
+/// `c.base()`), errors in the uncompressed header at offsets of the decompressed bytes.
+pub fn ccob_header_at(c: Cursor<'_>) -> Result<(crate::compressed::Header, Vec<HeaderEntry>, u64)> {
     let opts = crate::compressed::DecompressOptions::default();
-    let header = crate::compressed::Header::parse(data)?;
+    let header = crate::compressed::Header::parse_at(c)?;
     let limit = header.uncompressed_size.min(MAX_HEADER_PREFIX);
     let mut want: u64 = 4096;
     loop {
         let len = usize::try_from(want.min(limit)).unwrap_or(usize::MAX);
-        let (_, prefix) = crate::compressed::decompress_prefix(data, len, &opts)?;
+        let (_, prefix) = crate::compressed::decompress_prefix_at(c, len, &opts)?;
         match parse_header(&prefix) {
             Ok((entries, header_len)) => return Ok((header, entries, header_len)),
             Err(_) if (prefix.len() as u64) < limit && prefix.len() == len => {

@@ -110,4 +110,16 @@ impl fmt::Display for Error {
     }
 }
 
+impl Error {
+    /// The error as said of a code object inside something else (a bundle entry, an archive's
+    /// kernel, a database record, a code object in a host file), whose offsets are not the
+    /// file's: `<kind> (at offset 0x… of the code object)`.
+    pub fn in_code_object(&self) -> String {
+        format!(
+            "{} (at offset {:#x} of the code object)",
+            self.kind, self.offset
+        )
+    }
+}
+
 impl std::error::Error for Error {}

@@ -5,7 +5,7 @@
 use anyhow::{anyhow, Result};
 use gfxkit_bundle::compressed::{self as ccob, DecompressOptions};
 use gfxkit_bundle::container::{self, Container};
-use gfxkit_bundle::read::{Bundle, MAGIC};
+use gfxkit_bundle::read::MAGIC;
 use gfxkit_inventory::units::thousands;
 use std::borrow::Cow;
 
@@ -41,7 +41,7 @@ pub fn list_ids(data: &[u8], container: Container, verbose: bool) -> Result<Vec<
             for b in gfxkit_inventory::locate::find_bundles(data)? {
                 let contents = match &b.ccob {
                     Some(_) => {
-                        let d = ccob::decompress_ccob(b.bytes, &DecompressOptions::default())
+                        let d = ccob::decompress_ccob_at(b.cursor(), &DecompressOptions::default())
                             .map_err(|e| {
                                 anyhow!(
                                     "Failed to decompress input: bundle {} at offset {:#x}: {e}",
@@ -59,7 +59,8 @@ pub fn list_ids(data: &[u8], container: Container, verbose: bool) -> Result<Vec<
                 if !contents.starts_with(MAGIC) {
                     continue;
                 }
-                let bundle = Bundle::parse(&contents)
+                let bundle = b
+                    .parse_contents(&contents)
                     .map_err(|e| anyhow!("bundle {} at offset {:#x}: {e}", b.index, b.offset))?;
                 ids.extend(bundle.entries().iter().map(|e| e.id.to_owned()));
             }

@@ -7,8 +7,9 @@
 //! decompressed): `gfxkit verify` does that.
 
 use crate::fatbin::{BundleFormat, CompressionMethod};
-use gfxkit_bundle::read::{parse_header, HeaderEntry};
+use gfxkit_bundle::read::{parse_header_at, HeaderEntry};
 use gfxkit_bundle::EntryId;
+use gfxkit_bytes::Cursor;
 
 /// Most bytes of a compressed bundle decompressed to read its header (the bundle crate's).
 pub const MAX_HEADER_PREFIX: u64 = gfxkit_bundle::read::MAX_HEADER_PREFIX;
@@ -29,20 +30,22 @@ pub struct HeaderItem {
 
 /// Reads the entry list of the bundle in `bytes` (exactly one bundle, uncompressed or CCOB).
 pub fn header_entries(format: BundleFormat, bytes: &[u8]) -> Result<Vec<HeaderItem>, EntriesError> {
-    Ok(read_header(format, bytes)?.0)
+    Ok(read_header(format, Cursor::new(bytes))?.0)
 }
 
-/// Like [`header_entries`], also returning the length of the (uncompressed) bundle header:
-/// the HIP runtime reads only the first [`HIP_HEADER_LIMIT`] bytes of an uncompressed bundle.
+/// Like [`header_entries`] of the bundle whose bytes `c` holds, located where they lie in
+/// their file (errors in what is stored name file offsets), also returning the length of the
+/// (uncompressed) bundle header: the HIP runtime reads only the first [`HIP_HEADER_LIMIT`]
+/// bytes of an uncompressed bundle.
 pub fn read_header(
     format: BundleFormat,
-    bytes: &[u8],
+    c: Cursor<'_>,
 ) -> Result<(Vec<HeaderItem>, u64), EntriesError> {
     let (list, header_len) = match format {
         BundleFormat::Uncompressed => {
-            parse_header(bytes).map_err(|e| EntriesError(e.to_string()))?
+            parse_header_at(c).map_err(|e| EntriesError(e.to_string()))?
         }
-        BundleFormat::Compressed { version, method } => compressed_header(version, method, bytes)?,
+        BundleFormat::Compressed { version, method } => compressed_header(version, method, c)?,
     };
     let items = list
         .into_iter()
@@ -70,10 +73,10 @@ pub fn entry_ids(format: BundleFormat, bytes: &[u8]) -> Result<Vec<EntryId>, Ent
 fn compressed_header(
     version: u16,
     method: CompressionMethod,
-    bytes: &[u8],
+    c: Cursor<'_>,
 ) -> Result<(Vec<HeaderEntry>, u64), EntriesError> {
     // The bundle crate's CCOB header and its prefix decoder (bounded by the declared size).
-    let header = gfxkit_bundle::ccob::Header::parse(bytes)
+    let header = gfxkit_bundle::ccob::Header::parse_at(c)
         .map_err(|e| EntriesError(format!("CCOB header: {e}")))?;
     if header.version != version || header.method.as_u16() != method.0 {
         return Err(EntriesError(format!(
@@ -83,7 +86,7 @@ fn compressed_header(
             BundleFormat::Compressed { version, method }
         )));
     }
-    let (_, entries, header_len) = gfxkit_bundle::read::ccob_header(bytes)
+    let (_, entries, header_len) = gfxkit_bundle::read::ccob_header_at(c)
         .map_err(|e| EntriesError(format!("header of the decompressed bundle: {e}")))?;
     Ok((entries, header_len))
 }
@@ -212,7 +215,7 @@ impl Unit {
 pub fn units(found: &crate::Discovery<'_>) -> Vec<Unit> {
     let mut out = Vec::new();
     for b in &found.bundles {
-        let read = read_header(b.format, b.bytes);
+        let read = read_header(b.format, Cursor::at(b.bytes, b.location.offset));
         let header_len = read.as_ref().ok().map(|r| r.1);
         let entries = read.map(|(items, _)| {
             items
@@ -252,7 +255,7 @@ pub fn units(found: &crate::Discovery<'_>) -> Vec<Unit> {
     }
     for c in &found.code_objects {
         let entries = gfxkit_code_object::CodeObject::parse(c.bytes)
-            .map_err(|e| EntriesError(format!("code object: {e}")))
+            .map_err(|e| EntriesError(format!("code object: {}", e.in_code_object())))
             .and_then(|co| {
                 co.target_id()
                     .map_err(|e| EntriesError(format!("code object target ID: {e}")))

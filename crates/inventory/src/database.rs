@@ -484,7 +484,7 @@ pub fn raw_code_object_target(data: &[u8]) -> Result<String, String> {
         return Err(format!("truncated code object: {t}"));
     }
     let header = gfxkit_code_object::Header::parse(data)
-        .map_err(|e| format!("damaged code object header: {e}"))?;
+        .map_err(|e| format!("damaged code object header: {}", e.in_code_object()))?;
     header
         .target_id()
         .map(|t| t.to_string())

@@ -83,8 +83,8 @@ pub fn entry_rows(
             return Ok(Vec::new());
         }
     }
-    let co =
-        CodeObject::parse(payload).map_err(|err| format!("{name}: {unit}: entry {id}: {err}"))?;
+    let co = CodeObject::parse(payload)
+        .map_err(|err| format!("{name}: {unit}: entry {id}: {}", err.in_code_object()))?;
     let target = co.target_id().ok();
     if let Some(w) = wanted {
         if !target.as_ref().is_some_and(|t| t.overlaps(w)) {

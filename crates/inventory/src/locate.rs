@@ -11,6 +11,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use gfxkit_bundle::compressed::{self as ccob, DecompressOptions, HashCheck};
 use gfxkit_bundle::read::Bundle;
+use gfxkit_bytes::Cursor;
 use gfxkit_host::InputKind;
 use std::borrow::Cow;
 
@@ -63,7 +64,25 @@ pub struct Located<'a> {
     pub loose: Vec<LooseEntry<'a>>,
 }
 
-impl Located<'_> {
+impl<'a> Located<'a> {
+    /// The unit's bytes, located at its offset in the file: what its readers are handed, so
+    /// that their errors name file offsets.
+    pub fn cursor(&self) -> Cursor<'a> {
+        Cursor::at(self.bytes, self.offset)
+    }
+
+    /// The uncompressed bundle `contents` of this bundle ([`uncompressed`]) read: errors at
+    /// file offsets for a stored bundle, and said to be inside the compressed bundle (at
+    /// offsets of its decompressed bytes) for a compressed one.
+    pub fn parse_contents<'c>(&self, contents: &'c [u8]) -> Result<Bundle<'c>> {
+        if self.ccob.is_none() {
+            Ok(Bundle::parse_at(Cursor::at(contents, self.offset))?)
+        } else {
+            Bundle::parse(contents)
+                .map_err(|e| Error::from(e).within("inside the compressed bundle"))
+        }
+    }
+
     /// `bundle 3 at offset 0x1000` with the member and section when known.
     pub fn describe(&self) -> String {
         let what = match self.form {
@@ -243,7 +262,7 @@ pub fn contradictions(units: &[Located<'_>]) -> Vec<gfxkit_host::Problem> {
             Form::CodeObject => {
                 for e in &b.loose {
                     let why = match gfxkit_code_object::CodeObject::parse(e.payload) {
-                        Err(err) => Some((err.offset(), err.to_string())),
+                        Err(err) => Some((err.offset(), err.in_code_object())),
                         Ok(co) => co.target_mismatch().map(|i| (0, i.to_string())),
                     };
                     if let Some((offset, why)) = why {
@@ -283,18 +302,20 @@ pub fn units_of<'a>(d: &gfxkit_host::Discovery<'a>) -> Found<'a> {
     for b in &d.bundles {
         let header = match b.format {
             gfxkit_host::BundleFormat::Uncompressed => None,
-            gfxkit_host::BundleFormat::Compressed { .. } => match ccob::Header::parse(b.bytes) {
-                Ok(h) => Some(h),
-                Err(e) => {
-                    // Delimited by discovery but unreadable here (an unknown method, say):
-                    // reported with where it is, the other bundles are still listed.
-                    problems.push(gfxkit_host::Problem::error(
-                        b.location.clone(),
-                        gfxkit_host::ProblemKind::BadBundle(e.to_string()),
-                    ));
-                    continue;
+            gfxkit_host::BundleFormat::Compressed { .. } => {
+                match ccob::Header::parse_at(Cursor::at(b.bytes, b.location.offset)) {
+                    Ok(h) => Some(h),
+                    Err(e) => {
+                        // Delimited by discovery but unreadable here (an unknown method, say):
+                        // reported with where it is, the other bundles are still listed.
+                        problems.push(gfxkit_host::Problem::error(
+                            b.location.clone(),
+                            gfxkit_host::ProblemKind::BadBundle(e.to_string()),
+                        ));
+                        continue;
+                    }
                 }
-            },
+            }
         };
         units.push(Located {
             index: units.len(),
@@ -433,7 +454,7 @@ pub fn read_header(b: &Located<'_>, full: bool) -> Result<(Vec<ListedEntry>, u64
     }
     match &b.ccob {
         None => {
-            let bundle = Bundle::parse(b.bytes)?;
+            let bundle = b.parse_contents(b.bytes)?;
             Ok((listed(&bundle), bundle.header_len(), None))
         }
         Some(_) if full => {
@@ -441,9 +462,8 @@ pub fn read_header(b: &Located<'_>, full: bool) -> Result<(Vec<ListedEntry>, u64
                 hash: HashCheck::Warn,
                 ..DecompressOptions::default()
             };
-            let d = ccob::decompress_ccob(b.bytes, &opts)?;
-            let bundle = Bundle::parse(&d.data)
-                .map_err(|e| Error::from(e).within("inside the compressed bundle"))?;
+            let d = ccob::decompress_ccob_at(b.cursor(), &opts)?;
+            let bundle = b.parse_contents(&d.data)?;
             Ok((listed(&bundle), bundle.header_len(), Some(d.hash_ok())))
         }
         Some(h) => {
@@ -455,7 +475,7 @@ pub fn read_header(b: &Located<'_>, full: bool) -> Result<(Vec<ListedEntry>, u64
                     gfxkit_bundle::codec::Method::Zstd => gfxkit_host::CompressionMethod::ZSTD,
                 },
             };
-            let (items, header_len) = gfxkit_host::entries::read_header(format, b.bytes)
+            let (items, header_len) = gfxkit_host::entries::read_header(format, b.cursor())
                 .map_err(|e| Error::from(e).within("inside the compressed bundle"))?;
             let entries = items
                 .into_iter()
@@ -479,7 +499,9 @@ pub fn uncompressed<'a>(b: &Located<'a>, hash: HashCheck) -> Result<Cow<'a, [u8]
             hash,
             ..DecompressOptions::default()
         };
-        Ok(Cow::Owned(ccob::decompress_ccob(b.bytes, &opts)?.data))
+        Ok(Cow::Owned(
+            ccob::decompress_ccob_at(b.cursor(), &opts)?.data,
+        ))
     } else {
         Ok(Cow::Borrowed(b.bytes))
     }
@@ -552,7 +574,7 @@ pub fn with_payloads<R>(
         return Ok(f(&list));
     }
     let contents = uncompressed(b, hash)?;
-    let bundle = Bundle::parse(&contents)?;
+    let bundle = b.parse_contents(&contents)?;
     let list: Vec<PayloadEntry<'_>> = bundle
         .entries()
         .iter()
@@ -593,7 +615,7 @@ pub fn with_payloads_upto<R>(
         return Ok((with_payloads(b, hash, f)?, compressed.then_some(true)));
     }
     let len = usize::try_from(upto).unwrap_or(usize::MAX);
-    let (_, prefix) = ccob::decompress_prefix(b.bytes, len, &DecompressOptions::default())?;
+    let (_, prefix) = ccob::decompress_prefix_at(b.cursor(), len, &DecompressOptions::default())?;
     if prefix.len() != len {
         return Err(Error::new(ErrorKind::ShortPrefix {
             index: b.index,
@@ -602,7 +624,8 @@ pub fn with_payloads_upto<R>(
             needed: upto,
         }));
     }
-    let (records, _) = gfxkit_bundle::read::parse_header(&prefix)?;
+    let (records, _) = gfxkit_bundle::read::parse_header(&prefix)
+        .map_err(|e| Error::from(e).within("inside the compressed bundle"))?;
     let mut list = Vec::with_capacity(records.len());
     for r in &records {
         let payload = r
@@ -695,7 +718,7 @@ pub fn check_payload(id: &str, payload: &[u8]) -> PayloadCheck {
         gfxkit_bundle::EntryTarget::None => return PayloadCheck::NotApplicable,
     };
     match gfxkit_code_object::Header::parse(payload) {
-        Err(e) => PayloadCheck::NotCodeObject(e.to_string()),
+        Err(e) => PayloadCheck::NotCodeObject(e.in_code_object()),
         Ok(h) => {
             let mismatch = h.check_target(tid).err().map(|e| match h.target_id() {
                 Ok(actual) => {

@@ -167,7 +167,7 @@ fn check_bundle(b: &Located<'_>, problems: &mut Vec<Finding>) -> usize {
                 hash: HashCheck::Warn,
                 ..DecompressOptions::default()
             };
-            match ccob::decompress_ccob(b.bytes, &opts) {
+            match ccob::decompress_ccob_at(b.cursor(), &opts) {
                 Ok(d) => {
                     if !d.hash_ok() {
                         cx.add(
@@ -197,19 +197,28 @@ fn check_bundle(b: &Located<'_>, problems: &mut Vec<Finding>) -> usize {
             }
         }
     };
-    let (bundle, damage) = match Bundle::parse_lenient(&contents) {
+    // A stored bundle's damage is named at file offsets; a compressed one's at offsets of its
+    // decompressed bytes, and said so.
+    let stored = b.ccob.is_none();
+    let read = if stored {
+        Bundle::parse_lenient_at(b.cursor())
+    } else {
+        Bundle::parse_lenient(&contents)
+    };
+    let said = |d: &gfxkit_bundle::Error| match d.offset {
+        Some(o) if stored => format!("{} (at offset {o:#x})", d.kind),
+        Some(o) => format!("{} (at offset {o:#x} of the decompressed bundle)", d.kind),
+        None => d.kind.to_string(),
+    };
+    let (bundle, damage) = match read {
         Ok(x) => x,
         Err(e) => {
-            cx.add(None, None, FindingKind::Structure, e.to_string());
+            cx.add(e.entry, None, FindingKind::Structure, said(&e));
             return 0;
         }
     };
     for d in damage {
-        let msg = match d.offset {
-            Some(o) => format!("{} (at offset {o:#x})", d.kind),
-            None => d.kind.to_string(),
-        };
-        cx.add(d.entry, None, FindingKind::Structure, msg);
+        cx.add(d.entry, None, FindingKind::Structure, said(&d));
     }
     if bundle.header_exceeds_hip_limit() {
         cx.add(
@@ -251,7 +260,7 @@ fn check_entries(cx: &mut Ctx<'_>, entries: &[(usize, &str, Option<&[u8]>)]) {
             let parse = match (&check, payload) {
                 (PayloadCheck::Checked { .. }, Some(p)) => gfxkit_code_object::CodeObject::parse(p)
                     .err()
-                    .map(|e| e.to_string()),
+                    .map(|e| e.in_code_object()),
                 _ => None,
             };
             (check, parse)

@@ -40,7 +40,8 @@ fn inputs() -> Vec<Vec<u8>> {
     out
 }
 
-/// The offsets of `(at offset 0x…)` in a message.
+/// The file offsets of `(at offset 0x…)` in a message: not those said to be of something
+/// else (`(at offset 0x40 of the code object)`).
 fn offsets_in(text: &str) -> Vec<u64> {
     text.match_indices("(at offset 0x")
         .filter_map(|(i, m)| {
@@ -48,9 +49,26 @@ fn offsets_in(text: &str) -> Vec<u64> {
                 .chars()
                 .take_while(char::is_ascii_hexdigit)
                 .collect();
+            let after = &text[i + m.len() + hex.len()..];
+            if after.starts_with(" of ") {
+                return None;
+            }
             u64::from_str_radix(&hex, 16).ok()
         })
         .collect()
+}
+
+/// The offset of the bundle a message is about (`bundle 1 in section .hip_fatbin at offset
+/// 0x19000: ...`): the first `at offset 0x…` that is not in parentheses.
+fn bundle_offset_in(text: &str) -> Option<u64> {
+    let (i, m) = text
+        .match_indices("at offset 0x")
+        .find(|(i, _)| !text[..*i].ends_with('('))?;
+    let hex: String = text[i + m.len()..]
+        .chars()
+        .take_while(char::is_ascii_hexdigit)
+        .collect();
+    u64::from_str_radix(&hex, 16).ok()
 }
 
 /// Checks every offset reported for `data`.
@@ -101,6 +119,38 @@ fn check(data: &[u8]) -> Result<(), TestCaseError> {
     }
     if let Some(o) = listing.failure.as_ref().and_then(|e| e.offset()) {
         inside("listing error", o)?;
+    }
+    // A message about a bundle at offset A names places in it at file offsets, A or later
+    // (not offsets from the bundle's start), unless they are in its decompressed bytes.
+    for m in listing
+        .error
+        .iter()
+        .filter(|m| !m.contains("compressed bundle"))
+    {
+        if let Some(a) = bundle_offset_in(m) {
+            for o in offsets_in(m) {
+                prop_assert!(o >= a, "{m}: offset {o:#x} before the bundle at {a:#x}");
+            }
+        }
+    }
+    // `verify`'s findings: the bundle's offset inside the input, and a place named in a
+    // stored bundle at or after it.
+    if let Ok(v) = gfxkit_inventory::verify::verify_bytes("input", data) {
+        for f in v.problems.iter().filter(|f| f.member.is_none()) {
+            if let Some(a) = f.bundle_offset {
+                inside(&format!("finding {}", f.message), a)?;
+                if !f.message.contains("decompressed bundle") {
+                    for o in offsets_in(&f.message) {
+                        inside(&f.message, o)?;
+                        prop_assert!(
+                            o >= a,
+                            "{}: offset {o:#x} before the bundle at {a:#x}",
+                            f.message
+                        );
+                    }
+                }
+            }
+        }
     }
     // The rewrite's readers (prune's survey, its bundle scan, decompression and read-back):
     // errors at file offsets, also when the region that holds the bundles starts inside the

@@ -490,7 +490,7 @@ pub(crate) fn check_code_object(code: &[u8], key: &str, arch: &str, at: u64) -> 
     };
     let header = match gfxkit_code_object::Header::parse(code) {
         Ok(h) => h,
-        Err(e) => return not_code_object(e.to_string()),
+        Err(e) => return not_code_object(e.in_code_object()),
     };
     // An architecture that is not a target ID names nothing to compare with.
     if let Ok(want) = gfxkit_target_id::TargetId::parse(arch) {

@@ -19,6 +19,7 @@ use crate::limits;
 use crate::marker::{self, KpackRef};
 use gfxkit_bundle::ccob::DecompressOptions;
 use gfxkit_bundle::{AnyBundle, Bundle, Format};
+use gfxkit_bytes::Cursor;
 use gfxkit_host::{WrapperMagic, WrapperTarget};
 use gfxkit_shrink::output::Deferred;
 use gfxkit_shrink::Output;
@@ -159,12 +160,14 @@ pub fn split_binary<'data>(
         let key = format!("{kernel_name}#{n}");
         #[allow(clippy::map_entry)] // The entry is built fallibly (`?`) before inserting.
         if !seen.contains_key(&off) {
-            let at = &data[off as usize..];
+            // Located at its file offset: the bundle reader's errors name file offsets.
+            let located = Cursor::new(data).tail(off);
+            let at = located.bytes();
             let bad = |e: gfxkit_bundle::Error| Error::at(off, ErrorKind::Bundle(e.to_string()));
             let mut entries = Vec::new();
             match gfxkit_bundle::detect(at) {
                 Some(Format::Uncompressed) => {
-                    let b = Bundle::parse(at).map_err(bad)?;
+                    let b = Bundle::parse_at(located).map_err(bad)?;
                     for e in b.entries() {
                         if let Some(a) = entry_arch(e.id)
                             .map_err(|m| Error::at(off, ErrorKind::Unsupported(m)))?
@@ -174,7 +177,7 @@ pub fn split_binary<'data>(
                     }
                 }
                 Some(Format::Ccob) => {
-                    let any = AnyBundle::parse(at, &opts).map_err(bad)?;
+                    let any = AnyBundle::parse_at(located, &opts).map_err(bad)?;
                     let b = any.bundle().map_err(bad)?;
                     for e in b.entries() {
                         if let Some(a) = entry_arch(e.id)

@@ -104,7 +104,7 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "a.hipfb: 1 problem (1 bundle, 2 entries)\n  bundle 0 at 0x0: entry 1 \
              (hipv4-amdgcn-amd-amdhsa--gfx90a): payload is not an AMDGPU code object: not an \
-             ELF file (no \\x7fELF magic) (at offset 0x0)\n"
+             ELF file (no \\x7fELF magic) (at offset 0x0 of the code object)\n"
         );
     }
 }
