@@ -310,6 +310,19 @@ fn uncompressed_errors_name_entry_and_offset() {
     let (lenient, problems) = Bundle::parse_lenient(&bad).unwrap();
     assert_eq!(lenient.len(), 2);
     assert_eq!(problems.len(), 1);
+    // The same bundle lying at 0x4000 of a file: the offsets are the file's.
+    let located = gfxkit_bytes::Cursor::at(&bad, 0x4000);
+    let e = Bundle::parse_at(located).unwrap_err();
+    assert_eq!(e.offset, Some(0x4000 + rec_b as u64));
+    let (_, problems) = Bundle::parse_lenient_at(located).unwrap();
+    assert_eq!(problems[0].offset, Some(0x4000 + rec_b as u64));
+    let e = gfxkit_bundle::read::header_extent_at(gfxkit_bytes::Cursor::at(&bad[..rec_b], 0x4000))
+        .unwrap_err();
+    assert_eq!(
+        e.offset,
+        Some(0x4000 + rec_b as u64 - 1),
+        "cut: the last byte"
+    );
 
     let mut overlap = b.clone();
     let a_off = Bundle::parse(&b).unwrap().entries()[1].offset;
@@ -461,4 +474,22 @@ fn an_id_length_that_takes_in_padding_is_an_error() {
     );
     let e = gfxkit_bundle::read::parse_header(&d).unwrap_err();
     assert!(e.to_string().contains("control byte 0x00"), "{e}");
+}
+
+#[test]
+fn compressed_header_errors_name_file_offsets() {
+    let b = small_bundle(1);
+    let mut z = gfxkit_bundle::ccob::compress(&b, &Default::default()).unwrap();
+    z[6] = 7; // an unknown method
+    let located = gfxkit_bytes::Cursor::at(&z, 0x200);
+    let e = gfxkit_bundle::ccob::Header::parse_at(located).unwrap_err();
+    assert_eq!(
+        (e.kind, e.offset),
+        (ErrorKind::UnknownMethod(7), Some(0x206))
+    );
+    let e = gfxkit_bundle::ccob::decompress_ccob_at(located, &Default::default()).unwrap_err();
+    assert_eq!(e.offset, Some(0x206));
+    let e = gfxkit_bundle::split::stored_extent_at(gfxkit_bytes::Cursor::at(&z[..5], 0x200))
+        .unwrap_err();
+    assert_eq!(e.offset, Some(0x204), "cut in the version: the last byte");
 }

@@ -301,6 +301,15 @@ mod tests {
             "{e}"
         );
         assert_eq!(e.offset, second_id as u64);
+        // The same region lying at 0x1000 of a file: the offset is the file's.
+        let e = crate::plan::transform_region(Cursor::at(&dup, 0x1000), 1, &t)
+            .err()
+            .unwrap();
+        assert_eq!(e.offset, 0x1000 + second_id as u64);
+        let mut clean = vec![0u8; 64];
+        clean.extend_from_slice(&b);
+        let found = scan(Cursor::at(&clean, 0x1000)).unwrap();
+        assert_eq!((found[0].offset, found[0].at), (64, 0x1040));
     }
 
     #[test]
