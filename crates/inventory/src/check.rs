@@ -151,7 +151,15 @@ pub fn judge(
     required: &[TargetId],
     exactly: bool,
 ) -> Option<CheckFile> {
-    judge_with(name, examined, required, exactly, &|_| None, Vec::new())
+    judge_with(
+        name,
+        examined,
+        required,
+        exactly,
+        &|_| None,
+        Vec::new(),
+        None,
+    )
 }
 
 /// [`judge`], for a library together with what it loads beside its own device code (its
@@ -164,6 +172,7 @@ pub fn judge_with(
     exactly: bool,
     lacks: &dyn Fn(&TargetId) -> Option<String>,
     more: Vec<EntryId>,
+    database: Option<Vec<String>>,
 ) -> Option<CheckFile> {
     let mut ids: Vec<EntryId> = examined
         .units
@@ -180,7 +189,7 @@ pub fn judge_with(
             .filter_map(|a| EntryId::parse(&crate::kpack::entry_id(a)).ok()),
     );
     ids.extend(more);
-    let d = doctor::judge_with(name, examined, required, lacks)?;
+    let d = doctor::judge_with(name, examined, required, lacks, database)?;
     // A file whose device code could not be judged at all (damage, or a split binary
     // without its verdicts) passes nothing.
     let judged = !d.runs_on.is_empty();
@@ -300,6 +309,7 @@ pub fn judge_with_databases(
                 exactly,
                 &|d| loaded.lacks(d),
                 loaded.entry_ids(),
+                loaded.any().then(|| loaded.processors()),
             )?;
             f.database = loaded.roots();
             Some(f)

@@ -17,6 +17,7 @@ use crate::locate::{check_payload, ListedEntry};
 use crate::verify::{Finding, FindingKind, Verification};
 use gfxkit_kernel_db::aiter::KernelMap;
 use gfxkit_kernel_db::kdb::{self, DbId, Kdb, Record};
+use gfxkit_kernel_db::loads::{self, Device, Flavor, Loads};
 use gfxkit_kernel_db::mapping::{self, Mapping};
 use gfxkit_kernel_db::resolve::{self, Listing, Xnack};
 use gfxkit_kernel_db::tensile::{self, Index};
@@ -202,9 +203,12 @@ pub struct TensileRow {
     pub processor: Option<String>,
     /// The CU count the predicate names, if any.
     pub cu_count: Option<u64>,
-    /// Solutions reachable below the row.
+    /// Solutions reachable below the row (in the index itself; a lazy master's are in its
+    /// shards).
     pub solutions: usize,
-    /// Files rocBLAS opens for the row's processor (relative to the index's directory).
+    /// Shards (lazy placeholders) below the row.
+    pub shards: usize,
+    /// Files the library opens for the row's processor (relative to the index's directory).
     pub files: Vec<String>,
     /// Files the row needs that are absent.
     pub missing: Vec<String>,
@@ -219,48 +223,39 @@ pub struct RowFiles {
     pub missing: Vec<String>,
 }
 
-/// The files rocBLAS's rule ([`resolve::rocblas`]) opens for `processor` in the directory
-/// listed by `listing`, and those missing. For a lazy master, each placeholder's shard index
-/// and code objects (missing: a shard index absent, or a placeholder with neither code
-/// object). For one index of every processor, Tensile's names for what a build writes per
-/// processor: `TensileLibrary_<processor>.co` (assembly kernels) and, when the directory
-/// holds source kernels for any processor, `Kernels.so-000-<processor>.hsaco`, each also with
-/// its `-xnack±` spellings; missing when no spelling is present.
+/// The files the library's rule ([`loads`]: rocBLAS's or hipBLASLt's, told by the
+/// directory) opens for one row of `processor` in the directory listed by `listing`, and those
+/// missing. For a lazy master, each placeholder's shard index and code objects
+/// ([`loads::shard_files`]). For one index of every processor, Tensile's names for what a build
+/// writes per processor: `TensileLibrary_<processor>.co` (assembly kernels) and, when the
+/// directory holds source kernels for any processor, `Kernels.so-000-<processor>.hsaco`, each
+/// also with its `-xnack±` spellings; missing when no spelling is present.
 pub fn row_files(listing: &Listing<'_>, processor: &str, placeholders: &[&str]) -> RowFiles {
-    let r = resolve::rocblas(listing, processor, Xnack::Unspecified);
+    let flavor = Flavor::of(listing);
+    let (dir, index, lazy) = loads::index(listing, flavor, processor);
     let mut out = RowFiles::default();
-    if r.aborts() {
-        out.missing.extend(r.index.missed.last().cloned());
+    let Some(opened) = index.opened else {
+        out.missing.extend(index.missed.last().cloned());
         return out;
-    }
+    };
     let join = |name: &str| {
-        if r.dir.is_empty() {
+        if dir.is_empty() {
             name.to_string()
         } else {
-            format!("{}/{name}", r.dir)
+            format!("{dir}/{name}")
         }
     };
-    if r.lazy {
-        // Shards have the master index's suffix.
-        let suffix = match &r.index.opened {
-            Some(i) if i.ends_with(".yaml") => ".yaml",
-            _ => ".dat",
-        };
+    if lazy {
+        let suffix = loads::shard_suffix(&opened);
         for p in placeholders {
-            let f = resolve::placeholder(listing, &r.dir, p, processor, suffix);
-            match f.index.opened {
-                Some(i) => out.files.push(i),
-                None => out.missing.extend(f.index.missed.first().cloned()),
-            }
-            match (f.asm.opened, f.source.opened) {
-                (None, None) => out.missing.extend(f.asm.missed.first().cloned()),
-                (a, s) => out.files.extend(a.into_iter().chain(s)),
-            }
+            let f = loads::shard_files(listing, flavor, &dir, p, processor, suffix);
+            out.files.extend(f.files);
+            out.missing.extend(f.missing);
         }
     } else {
-        out.files = r.code_objects.clone();
+        out.files = resolve::rocblas(listing, processor, Xnack::Unspecified).code_objects;
         let mut expected = vec![format!("TensileLibrary_{processor}.co")];
-        if listing_has_prefix(listing, &r.dir, "Kernels.so-") {
+        if listing_has_prefix(listing, &dir, "Kernels.so-") {
             expected.push(format!("Kernels.so-000-{processor}.hsaco"));
         }
         for e in expected {
@@ -306,21 +301,55 @@ impl TensileFile {
     }
 }
 
-/// The rows of a parsed index with their files resolved against `listing` (none when it
-/// is `None`).
-pub fn tensile_rows(index: &Index<'_>, listing: Option<&Listing<'_>>) -> Vec<TensileRow> {
+/// The processor a per-processor index is for, from its name
+/// (`TensileLibrary_lazy_gfx90a.dat`, `TensileLibrary_gfx90a.dat`, `.zlib`/`.yaml` too) or its
+/// directory (`library/gfx942/`); `None` for an index of every processor (`TensileLibrary.dat`)
+/// and for shards.
+pub fn index_processor(name: &str) -> Option<String> {
+    let processor = |w: &str| {
+        gfxkit_target_id::TargetId::parse(w)
+            .ok()
+            .filter(|t| !t.has_features() && t.processor().name == w)
+            .map(|_| w.to_owned())
+    };
+    let base = base_name(name);
+    let stem = base.split('.').next().unwrap_or(base);
+    let from_name = stem
+        .strip_prefix("TensileLibrary_lazy_")
+        .or_else(|| stem.strip_prefix("TensileLibrary_"))
+        .and_then(processor);
+    from_name.or_else(|| {
+        let mut parts = name.rsplit(['/', '!']);
+        parts.next();
+        parts.next().and_then(processor)
+    })
+}
+
+/// The rows of a parsed index (named `name`) with their files resolved against `listing`
+/// (none when it is `None`). A row without a processor of its own (`TruePred`) in a
+/// per-processor index ([`index_processor`]) resolves for that processor: its fallback shards.
+pub fn tensile_rows(
+    name: &str,
+    index: &Index<'_>,
+    listing: Option<&Listing<'_>>,
+) -> Vec<TensileRow> {
+    let own = index_processor(name);
     index
         .rows()
         .into_iter()
         .map(|r| {
-            let files = match (listing, r.processor) {
-                (Some(l), Some(p)) => row_files(l, p, &r.placeholders),
+            let processor = r.processor.or(own.as_deref());
+            let files = match (listing, processor) {
+                (Some(l), Some(p)) if r.processor.is_some() || !r.placeholders.is_empty() => {
+                    row_files(l, p, &r.placeholders)
+                }
                 _ => RowFiles::default(),
             };
             TensileRow {
                 processor: r.processor.map(str::to_owned),
                 cu_count: r.cu_count,
                 solutions: r.solutions.len(),
+                shards: r.placeholders.len(),
                 files: files.files,
                 missing: files.missing,
             }
@@ -381,14 +410,14 @@ fn tensile_listing(
             kind: kind.name(),
             solutions: m.libraries.len(),
             rows: Vec::new(),
-            resolved: false,
+            resolved: listing.is_some(),
         });
     }
     let index = Index::parse(file.bytes(data))?;
     Ok(DatabaseListing {
         kind: kind.name(),
         solutions: index.solutions.len(),
-        rows: tensile_rows(&index, listing),
+        rows: tensile_rows(name, &index, listing),
         resolved: listing.is_some(),
     })
 }
@@ -634,8 +663,10 @@ pub fn verify_tensile<'d>(
         String,
         Result<std::collections::HashSet<&'d str>, String>,
     > = std::collections::HashMap::new();
+    // A catch-all row of a per-processor index serves that processor.
+    let own = index_processor(name);
     for r in index.rows() {
-        let Some(processor) = r.processor else {
+        let Some(processor) = r.processor.or(own.as_deref()) else {
             continue;
         };
         let who = match r.cu_count {
@@ -798,50 +829,47 @@ pub fn needed_files(index: &Index<'_>, listing: &Listing<'_>) -> Vec<String> {
 }
 
 /// A file that belongs to a kernel database rather than being a library: a raw code object
-/// (`.co`, `.hsaco`), a `.kdb` or `.aks2` file, a Tensile index. `doctor` judges such files
-/// with the library that loads them (or, without one, as one database), not one by one.
+/// (`.co`, `.hsaco`), an offload bundle in a Tensile directory (hipBLASLt's `.co` shards,
+/// `hipblasltTransform.hsaco`), a `.kdb` or `.aks2` file, a Tensile index. `doctor` judges such
+/// files with the library that loads them (or, without one, as one database), not one by one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DbMember {
     /// The path (`pkg!member` for a package member).
     pub path: String,
     /// The processors it holds code for (none for an index).
     pub processors: Vec<String>,
-    /// For a Tensile index that is not lazy (one library of every processor): its rows, or
-    /// why it cannot be read. `None` for other members.
+    /// For a Tensile index: its hardware rows, or why it cannot be read. `None` for other
+    /// members.
     pub index_rows: Option<Result<IndexRows, String>>,
 }
 
-/// The hardware rows of a Tensile index, as rocBLAS picks one for a device: the first whose
-/// predicate holds, so a processor without a row of its own runs the fallback (`TruePred`)
-/// row's solutions, which are source kernels (`Kernels.so-000-<processor>.hsaco`).
+/// The hardware rows of a Tensile index, as rocBLAS and hipBLASLt select them for a device
+/// ([`loads`]): in file order, the first whose predicate holds and that has a solution wins,
+/// so a device can select its processor's rows and every catch-all (`TruePred`) row.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct IndexRows {
-    /// The processors with a row of their own, sorted.
-    pub processors: Vec<String>,
-    /// Whether a row matches any processor (`TruePred`).
-    pub fallback: bool,
+    /// The rows, in file order.
+    pub rows: Vec<loads::Row>,
 }
 
 impl IndexRows {
-    /// The rows of `index`; `None` for a lazy index (its rows name shard files, and the
-    /// per-processor index decides).
-    pub fn of(index: &Index<'_>) -> Option<IndexRows> {
-        let rows = index.rows();
-        if rows.iter().any(|r| !r.placeholders.is_empty()) {
-            return None;
+    /// The rows of `index`.
+    pub fn of(index: &Index<'_>) -> IndexRows {
+        IndexRows {
+            rows: index.rows().iter().map(loads::Row::of).collect(),
         }
-        let mut out = IndexRows::default();
-        for r in &rows {
-            match (r.processor, r.predicate) {
-                (Some(p), _) => out.processors.push(p.to_owned()),
-                (None, Some(pred)) if pred.is_true() => out.fallback = true,
-                (None, None) => out.fallback = true,
-                _ => {}
-            }
-        }
-        out.processors.sort();
-        out.processors.dedup();
-        Some(out)
+    }
+
+    /// The processors with a row of their own, sorted.
+    pub fn processors(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .rows
+            .iter()
+            .filter_map(|r| r.processor.clone())
+            .collect();
+        v.sort();
+        v.dedup();
+        v
     }
 }
 
@@ -851,10 +879,10 @@ pub fn member_of(path: &str, data: &[u8]) -> Option<DbMember> {
     let processors = match kind(path, data) {
         Some(DbKind::TensileIndex) => {
             let mut file = None;
-            index_rows = match read_tensile(path, data, &mut file) {
-                Ok(index) => IndexRows::of(&index).map(Ok),
-                Err(e) => Some(Err(crate::error::chain(&e))),
-            };
+            index_rows = Some(match read_tensile(path, data, &mut file) {
+                Ok(index) => Ok(IndexRows::of(&index)),
+                Err(e) => Err(crate::error::chain(&e)),
+            });
             Vec::new()
         }
         Some(DbKind::TensileMapping | DbKind::AiterMap) => Vec::new(),
@@ -872,10 +900,15 @@ pub fn member_of(path: &str, data: &[u8]) -> Option<DbMember> {
                 .collect(),
             _ => Vec::new(),
         },
+        // hipBLASLt's extension-op library: which `extop_<P>.co` it opens is judged with the
+        // directory ([`loads`]).
+        None if gfxkit_kernel_db::sniff::tensile_companion(path) => Vec::new(),
         None => {
-            if gfxkit_host::InputKind::sniff(data.get(..64).unwrap_or(data))
-                != gfxkit_host::InputKind::CodeObject
-            {
+            let sniffed = gfxkit_host::InputKind::sniff(data.get(..64).unwrap_or(data));
+            if sniffed == gfxkit_host::InputKind::Bundle {
+                return tensile_bundle(path, data);
+            }
+            if sniffed != gfxkit_host::InputKind::CodeObject {
                 return None;
             }
             // A damaged code object is judged as a file, where its damage is reported: a
@@ -900,6 +933,57 @@ pub fn member_of(path: &str, data: &[u8]) -> Option<DbMember> {
         path: path.to_owned(),
         processors,
         index_rows,
+    })
+}
+
+/// Whether `path` names a file of a Tensile directory by its name: an index, a mapping, a
+/// shard's code (`TensileLibrary_*.co`, `*.hsaco`), `Kernels.so-*`, hipBLASLt's `extop_*.co`
+/// and `hipblasltTransform.hsaco`, or any file whose directory is `library` or a processor's
+/// directory below one.
+fn tensile_file_name(path: &str) -> bool {
+    let base = base_name(path);
+    let coded = base.ends_with(".co") || base.ends_with(".hsaco");
+    let named = base.starts_with("TensileLibrary")
+        || base.starts_with("TensileLiteLibrary")
+        || base.starts_with("Kernels.so-")
+        || base.starts_with("extop_")
+        || base.starts_with("hipblaslt");
+    let mut dirs = path.rsplit(['/', '!']).skip(1);
+    let in_library = match (dirs.next(), dirs.next()) {
+        (Some("library"), _) => true,
+        (Some(d), Some("library")) => d.starts_with("gfx"),
+        _ => false,
+    };
+    coded && (named || in_library)
+}
+
+/// An offload bundle that is a file of a Tensile directory ([`tensile_file_name`]): hipBLASLt's
+/// shards are compressed bundles. Its processors come from its entries' IDs, read from the
+/// bundle headers (a compressed bundle decoded only as far as its header). A bundle whose
+/// header does not read is judged as a file, where its damage is reported.
+fn tensile_bundle(path: &str, data: &[u8]) -> Option<DbMember> {
+    if !tensile_file_name(path) {
+        return None;
+    }
+    let bundles = crate::locate::find_bundles(data).ok()?;
+    let mut processors = Vec::new();
+    for b in &bundles {
+        let (entries, _, _) = crate::locate::read_header(b, false).ok()?;
+        for e in entries {
+            let Ok(id) = gfxkit_bundle::EntryId::parse(&e.id) else {
+                continue;
+            };
+            if let Some(t) = id.target_id() {
+                processors.push(t.processor().name.to_owned());
+            }
+        }
+    }
+    processors.sort();
+    processors.dedup();
+    Some(DbMember {
+        path: path.to_owned(),
+        processors,
+        index_rows: None,
     })
 }
 
@@ -967,53 +1051,91 @@ impl Database {
             .map_or(m.path.as_str(), |n| n.trim_start_matches(['/', '!']))
     }
 
-    /// The rows of the index rocBLAS opens in `listing` for `processor`, when that is an
-    /// index of every processor whose rows are known ([`DbMember::index_rows`]).
-    fn master_rows(
-        &self,
-        listing: &Listing<'_>,
-        processor: &str,
-    ) -> Option<Result<IndexRows, String>> {
-        let r = resolve::rocblas(listing, processor, Xnack::Unspecified);
-        let opened = r.index.opened.filter(|_| !r.lazy)?;
-        self.members
-            .iter()
-            .find(|m| self.name_of(m) == opened)?
-            .index_rows
-            .clone()
+    /// Whether the database is a Tensile directory (rocBLAS's or hipBLASLt's): it holds an
+    /// index, a mapping, `Kernels.so-*` or `TensileLibrary*` code objects, or hipBLASLt's
+    /// extension-op library. Such a directory is judged by its library's rule, also when its
+    /// index is gone.
+    pub fn is_tensile(&self) -> bool {
+        self.names().iter().any(|n| {
+            let base = base_name(n);
+            gfxkit_kernel_db::sniff::tensile_name(n).is_some()
+                || base.starts_with("Kernels.so-")
+                || base.starts_with("TensileLibrary")
+                || base.starts_with("hipblasltExtOpLibrary")
+        })
     }
 
-    /// What a processor without a row of its own gets: the fallback row's source kernels, in
-    /// the code objects rocBLAS opens for it (`Kernels.so-000-<processor>.hsaco`); without a
-    /// fallback row, or without that file, nothing.
-    fn fallback_files(
+    /// What the library of this Tensile directory opens for `device` (with `cu_count`
+    /// compute units, any when `None`), and what it lacks ([`loads::loads`]); `None` when the
+    /// database is not a Tensile directory.
+    pub fn tensile_loads(
         &self,
-        listing: &Listing<'_>,
-        processor: &str,
-        rows: &IndexRows,
-    ) -> Result<Vec<String>, String> {
-        if !rows.fallback {
-            return Err(format!(
-                "{}: its index has no row for {processor} (rows: {})",
-                self.root,
-                rows.processors.join(" ")
-            ));
+        device: &gfxkit_target_id::TargetId,
+        cu_count: Option<u64>,
+    ) -> Option<Loads> {
+        if !self.is_tensile() {
+            return None;
         }
-        let files = row_files(listing, processor, &[]).files;
-        let source = resolve::xnack_variants(&format!("Kernels.so-000-{processor}.hsaco"));
-        let has_source = files.iter().any(|f| {
-            source
-                .iter()
-                .any(|s| f.rsplit('/').next() == Some(s.as_str()))
-        });
-        if has_source {
-            return Ok(files);
+        let names = self.names();
+        let listing = Listing::new(&names);
+        use gfxkit_spec::Feature;
+        use gfxkit_target_id::FeatureSetting;
+        let xnack = match device.setting(Feature::Xnack) {
+            FeatureSetting::On => Xnack::On,
+            FeatureSetting::Off => Xnack::Off,
+            FeatureSetting::Any => Xnack::Unspecified,
+        };
+        let d = Device {
+            processor: device.processor().name,
+            xnack,
+            cu_count,
+        };
+        let rows = |path: &str| {
+            let m = self.members.iter().find(|m| self.name_of(m) == path)?;
+            m.index_rows.clone().map(|r| r.map(|r| r.rows))
+        };
+        Some(loads::loads(&listing, Flavor::of(&listing), &d, &rows))
+    }
+
+    /// What the library of this database looks for on `device` without needing it for its
+    /// kernels, absent, each with what follows: hipBLASLt's mapping, extension ops and transform
+    /// kernels (`hipblasltTransform.hsaco` holding no code for the device's processor).
+    pub fn notes(&self, device: &gfxkit_target_id::TargetId) -> Vec<String> {
+        let Some(l) = self.tensile_loads(device, None) else {
+            return Vec::new();
+        };
+        let mut out = l.notes;
+        if l.flavor == Flavor::Hipblaslt {
+            let processor = device.processor().name;
+            for m in &self.members {
+                let name = self.name_of(m);
+                if base_name(name) == "hipblasltTransform.hsaco"
+                    && !m.processors.iter().any(|p| p == processor)
+                {
+                    out.push(format!(
+                        "{name} has no code for {processor} (present: {}): matrix transforms \
+                         (hipblasLtMatrixTransform) fail on {processor}",
+                        m.processors.join(" ")
+                    ));
+                }
+            }
         }
-        Err(format!(
-            "{} lacks {} (its index has no row for {processor}: the fallback row it runs has \
-             source kernels)",
-            self.root, source[0]
-        ))
+        out
+    }
+
+    /// The processors the database has an index for: those its per-processor indexes are
+    /// named or placed for, and those its indexes have rows for; sorted.
+    pub fn index_processors(&self) -> Vec<String> {
+        let mut p: Vec<String> = Vec::new();
+        for m in &self.members {
+            if let Some(Ok(rows)) = &m.index_rows {
+                p.extend(rows.processors());
+                p.extend(index_processor(self.name_of(m)));
+            }
+        }
+        p.sort();
+        p.dedup();
+        p
     }
 
     /// Processors some member holds code for, sorted.
@@ -1035,30 +1157,19 @@ impl Database {
     }
 
     /// What the database gives a GPU `device`: the files its library opens for the device's
-    /// processor, relative to the root; or why it has nothing, naming what is missing. A
-    /// directory holding a Tensile index is judged by rocBLAS's rule ([`row_files`]: the files
-    /// the device's processor needs, every one present); any other by which members hold
-    /// code for the device's processor.
+    /// processor, relative to the root; or why it has nothing, naming what is missing and what
+    /// the library does then. A Tensile directory is judged by its library's rule
+    /// ([`Database::tensile_loads`]: the index, the start-up code objects and the shards of every
+    /// row the device can select, every one present); any other by which members hold code for
+    /// the device's processor.
     pub fn serves(&self, device: &gfxkit_target_id::TargetId) -> Result<Vec<String>, String> {
         let processor = device.processor().name;
-        let names = self.names();
-        let tensile = names
-            .iter()
-            .any(|n| gfxkit_kernel_db::sniff::tensile_name(n).is_some());
-        if tensile {
-            let listing = Listing::new(&names);
-            if let Some(rows) = self.master_rows(&listing, processor) {
-                let rows =
-                    rows.map_err(|e| format!("{}: its index cannot be read: {e}", self.root))?;
-                if !rows.processors.iter().any(|p| p == processor) {
-                    return self.fallback_files(&listing, processor, &rows);
-                }
-            }
-            let files = row_files(&listing, processor, &[]);
-            if files.missing.is_empty() {
-                return Ok(files.files);
-            }
-            return Err(format!("{} lacks {}", self.root, files.missing.join(", ")));
+        if let Some(l) = self.tensile_loads(device, None) {
+            return match l.failure(processor) {
+                None => Ok(l.files()),
+                Some(why) if why.starts_with("lacks ") => Err(format!("{} {why}", self.root)),
+                Some(why) => Err(format!("{}: {why}", self.root)),
+            };
         }
         let holding: Vec<String> = self
             .members
@@ -1211,23 +1322,96 @@ pub fn library_findings(
     out
 }
 
-/// The kernel databases one library loads ([`owner_of`]).
+/// The library that cannot work without a Tensile kernel database, and where it looks for
+/// one: rocBLAS (`librocblas.so*`) and hipBLASLt (`libhipblaslt.so*`), at
+/// [`LibPaths::dir_for`]; `None` for other files.
+pub fn needs_database(library: &str, paths: &LibPaths) -> Option<(Flavor, String)> {
+    let base = base_name(library);
+    let flavor = if base.starts_with("librocblas.so") {
+        Flavor::Rocblas
+    } else if base.starts_with("libhipblaslt.so") {
+        Flavor::Hipblaslt
+    } else {
+        return None;
+    };
+    Some((flavor, paths.dir_for(library)?))
+}
+
+/// `verify` of rocBLAS or hipBLASLt when its device code is all in its kernel database
+/// (hipBLASLt 7.1 has no fat binary): for every processor the database has an index for,
+/// every file the library opens for it ([`Database::lacks`]); no database where the library
+/// looks is a finding too. `None` for another library.
+pub fn verify_database_library(
+    path: &str,
+    databases: &[Database],
+    paths: &LibPaths,
+) -> Option<Verification> {
+    let (flavor, dir) = needs_database(path, paths)?;
+    let owned = owner_of(path, databases, paths);
+    let mut problems = Vec::new();
+    if owned.is_empty() {
+        problems.push(finding(
+            None,
+            None,
+            format!("{}: no kernel database in {dir}", flavor.without_index()),
+        ));
+    }
+    let mut entries = 0;
+    for &i in &owned {
+        let db = &databases[i];
+        for p in db.index_processors() {
+            entries += 1;
+            let Ok(t) = gfxkit_target_id::TargetId::parse(&p) else {
+                continue;
+            };
+            if let Some(why) = db.lacks(&t) {
+                problems.push(finding(None, Some(entry_id(&p)), why));
+            }
+        }
+    }
+    Some(verification(path, 0, entries, problems))
+}
+
+/// The kernel databases one library loads ([`owner_of`]), and the one it needs when it is
+/// rocBLAS or hipBLASLt ([`needs_database`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Loaded<'a> {
     databases: &'a [Database],
     loads: &'a [usize],
+    needs: Option<(Flavor, &'a str)>,
 }
 
 impl Loaded<'_> {
-    /// Why these databases cannot serve `device`, naming what is missing (joined with `; `);
-    /// `None` when each has what the device needs (or there is none).
+    /// Why these databases cannot serve `device`, naming what is missing and what the library
+    /// does then (joined with `; `); `None` when each has what the device needs (or there is
+    /// none and the library needs none). rocBLAS or hipBLASLt with no database at all where it
+    /// looks lacks it for every device.
     pub fn lacks(&self, device: &gfxkit_target_id::TargetId) -> Option<String> {
+        if self.loads.is_empty() {
+            let (flavor, dir) = self.needs?;
+            return Some(format!(
+                "{}: no kernel database in {dir} (no Tensile index for {})",
+                flavor.without_index(),
+                device.processor().name
+            ));
+        }
         let why: Vec<String> = self
             .loads
             .iter()
             .filter_map(|&i| self.databases[i].lacks(device))
             .collect();
         (!why.is_empty()).then(|| why.join("; "))
+    }
+
+    /// What the databases' libraries look for on `device` without needing it for their
+    /// kernels, absent, with what follows ([`Database::notes`]).
+    pub fn notes(&self, device: &gfxkit_target_id::TargetId) -> Vec<String> {
+        self.databases().flat_map(|d| d.notes(device)).collect()
+    }
+
+    /// Whether the library loads or needs a kernel database.
+    pub fn any(&self) -> bool {
+        !self.loads.is_empty() || self.needs.is_some()
     }
 
     /// The databases, in root order.
@@ -1241,6 +1425,14 @@ impl Loaded<'_> {
             .iter()
             .map(|&i| self.databases[i].root.clone())
             .collect()
+    }
+
+    /// The processors the databases hold code for, sorted.
+    pub fn processors(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.databases().flat_map(|d| d.processors()).collect();
+        v.sort();
+        v.dedup();
+        v
     }
 
     /// The entry IDs of the processors the databases hold code for ([`entry_id`]).
@@ -1279,9 +1471,11 @@ pub fn with_databases<L, T>(
     let mut out = Vec::new();
     for (path, examined) in libraries {
         let loads = owner_of(&path, &databases, paths);
+        let needs = needs_database(&path, paths);
         let loaded = Loaded {
             databases: &databases,
             loads: &loads,
+            needs: needs.as_ref().map(|(f, d)| (*f, d.as_str())),
         };
         if let Some(f) = library(&path, examined, loaded) {
             for &i in &loads {
@@ -1310,8 +1504,20 @@ pub fn judge_with_databases(
         members,
         paths,
         |path, examined, loaded| {
-            let mut f = crate::doctor::judge_with(path, examined, devices, &|d| loaded.lacks(d))?;
+            let mut f = crate::doctor::judge_with(
+                path,
+                examined,
+                devices,
+                &|d| loaded.lacks(d),
+                loaded.any().then(|| loaded.processors()),
+            )?;
             f.database = loaded.roots();
+            for d in devices {
+                let notes = loaded.notes(d);
+                if !notes.is_empty() {
+                    f.notes.insert(d.to_string(), notes);
+                }
+            }
             Some(f)
         },
         |db| {
@@ -1327,11 +1533,16 @@ pub fn judge_with_databases(
                 kpack: Vec::new(),
                 remedies: Vec::new(),
                 database: vec![db.root.clone()],
+                notes: Default::default(),
             };
             for d in devices {
                 let key = d.to_string();
                 let why = db.lacks(d);
                 f.runs_on.insert(key.clone(), why.is_none());
+                let notes = db.notes(d);
+                if !notes.is_empty() {
+                    f.notes.insert(key.clone(), notes);
+                }
                 if let Some(why) = why {
                     f.missing.insert(key, why);
                 }
@@ -1355,10 +1566,22 @@ mod tests {
                 processors: p.into_iter().map(str::to_owned).collect(),
                 index_rows: rows.map(Ok),
             };
-            let rows = IndexRows {
-                processors: vec!["gfx1030".into(), "gfx90a".into()],
-                fallback,
+            let row = |p: Option<&str>| loads::Row {
+                test: match p {
+                    Some(p) => loads::DeviceTest::Processor(p.into()),
+                    None => loads::DeviceTest::True,
+                },
+                processor: p.map(str::to_owned),
+                cu_count: None,
+                placeholders: Vec::new(),
+                solutions: 1,
             };
+            let mut rows = IndexRows {
+                rows: vec![row(Some("gfx1030")), row(Some("gfx90a"))],
+            };
+            if fallback {
+                rows.rows.push(row(None));
+            }
             group(vec![
                 member("TensileLibrary.dat", None, Some(rows)),
                 member("TensileLibrary_gfx1030.co", Some("gfx1030"), None),
@@ -1371,17 +1594,23 @@ mod tests {
         let db = tree(true);
         assert_eq!(
             db.serves(&t("gfx1030")).unwrap(),
-            ["Kernels.so-000-gfx1030.hsaco", "TensileLibrary_gfx1030.co"]
+            [
+                "Kernels.so-000-gfx1030.hsaco",
+                "TensileLibrary.dat",
+                "TensileLibrary_gfx1030.co"
+            ]
         );
         // gfx1010 has no row: the fallback row's source kernels, no assembly file needed.
         assert_eq!(
             db.serves(&t("gfx1010")).unwrap(),
-            ["Kernels.so-000-gfx1010.hsaco"]
+            ["Kernels.so-000-gfx1010.hsaco", "TensileLibrary.dat"]
         );
         // gfx90a has a row: its assembly kernels are missing.
         let why = db.lacks(&t("gfx90a")).unwrap();
         assert!(
-            why.ends_with("lacks Kernels.so-000-gfx90a.hsaco, TensileLibrary_gfx90a.co"),
+            why.contains(
+                "lacks Kernels.so-000-gfx90a.hsaco, TensileLibrary_gfx90a.co (rocBLAS fails"
+            ),
             "{why}"
         );
         let why = db.lacks(&t("gfx1100")).unwrap();
@@ -1461,9 +1690,19 @@ mod tests {
         assert_eq!(over.describe(), ["ROCBLAS_TENSILE_LIBPATH=/l/other/"]);
         assert_eq!(owner_of("/l/librocblas.so.0", &dbs, &over), [0]);
         let d = gfxkit_target_id::TargetId::parse("gfx1030").unwrap();
+        // A Tensile directory without its index: rocBLAS aborts.
         assert_eq!(
             dbs[1].lacks(&d).as_deref(),
-            Some("/l/rocblas/2.47.0/library has no code object for gfx1030 (present: gfx90a)")
+            Some(
+                "/l/rocblas/2.47.0/library: rocBLAS aborts at start-up: no index for gfx1030 \
+                 (tried TensileLibrary_lazy_gfx1030.dat, TensileLibrary_gfx1030.dat, \
+                 TensileLibrary.dat)"
+            )
+        );
+        // Any other directory: by the code objects it holds.
+        assert_eq!(
+            dbs[0].lacks(&d).as_deref(),
+            Some("/l/other has no code object for gfx1030 (present: gfx90a)")
         );
     }
 }

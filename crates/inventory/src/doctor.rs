@@ -135,6 +135,10 @@ pub struct DoctorFile {
     /// judged on its own (no library loads it), its own directory.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub database: Vec<String>,
+    /// Per device: what the library looks for without needing it for its kernels and does not
+    /// find, with what follows (hipBLASLt's extension ops and transform kernels).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub notes: BTreeMap<String, Vec<String>>,
 }
 
 impl DoctorFile {
@@ -241,18 +245,21 @@ pub fn examine(inv: &Inventory<'_>) -> Examined {
 /// The verdict on `devices` for a file named `name`; `None` when the file holds no device
 /// code the runtime loads (not a GPU library).
 pub fn judge(name: &str, examined: Examined, devices: &[TargetId]) -> Option<DoctorFile> {
-    judge_with(name, examined, devices, &|_| None)
+    judge_with(name, examined, devices, &|_| None, None)
 }
 
 /// [`judge`], with what else the library needs on a device beside its own device code:
 /// `lacks` says why a device cannot run it for that (the kernel database it loads has no
 /// file for the device), `None` when nothing else is lacking. Such a device does not run
-/// the library, and the remedies offered are those that also satisfy `lacks`.
+/// the library, and the remedies offered are those that also satisfy `lacks`. `database`
+/// holds the processors of the kernel databases the library loads, when it loads one: a
+/// library without device code of its own (hipBLASLt) is then judged by them alone.
 pub fn judge_with(
     name: &str,
     examined: Examined,
     devices: &[TargetId],
     lacks: &dyn Fn(&TargetId) -> Option<String>,
+    database: Option<Vec<String>>,
 ) -> Option<DoctorFile> {
     let Examined {
         units,
@@ -262,9 +269,11 @@ pub fn judge_with(
         kpack_targets,
         kpack_packages,
     } = examined;
-    if units.is_empty() && errors.is_empty() && kpack.is_empty() {
+    if units.is_empty() && errors.is_empty() && kpack.is_empty() && database.is_none() {
         return None;
     }
+    // A library whose device code is all in its kernel database (hipBLASLt): judged by it.
+    let database_only = units.is_empty() && errors.is_empty() && kpack.is_empty();
     kpack.dedup();
     let mut targets: Vec<String> = units
         .iter()
@@ -287,7 +296,14 @@ pub fn judge_with(
         kpack,
         remedies: Vec::new(),
         database: Vec::new(),
+        notes: BTreeMap::new(),
     };
+    if database_only {
+        f.targets = database.unwrap_or_default();
+        for d in devices {
+            f.runs_on.insert(d.to_string(), true);
+        }
+    }
     // Without readable units there is nothing to judge (errors or kpack only).
     let judged: &[TargetId] = if units.is_empty() { &[] } else { devices };
     for d in judged {

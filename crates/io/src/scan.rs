@@ -175,7 +175,8 @@ fn walk_dir(
 
 /// Reads the first bytes of `path` and tells whether it may hold device code: a kind of file
 /// [`InputKind::sniff`] says may, a package, or a kernel database
-/// ([`gfxkit_kernel_db::sniff`]: `.kdb`, `.aks2`, Tensile indexes). A file that cannot be
+/// ([`gfxkit_kernel_db::sniff`]: `.kdb`, `.aks2`, Tensile indexes, and the files a Tensile
+/// directory holds beside them, [`gfxkit_kernel_db::sniff::tensile_companion`]). A file that cannot be
 /// read is worth reading: the real open reports its error.
 pub fn worth_reading(path: &Path) -> bool {
     if crate::input::is_image_dir(path) {
@@ -196,6 +197,7 @@ pub fn worth_reading(path: &Path) -> bool {
     InputKind::sniff(&prefix[..n]).may_hold_device_code()
         || is_package(&prefix[..n])
         || gfxkit_kernel_db::sniff::sniff(&path.to_string_lossy(), &prefix[..n]).is_some()
+        || gfxkit_kernel_db::sniff::tensile_companion(&path.to_string_lossy())
 }
 
 /// Runs `f` over the bytes of every file under `paths` that may hold device code (files named

@@ -8,14 +8,17 @@
 //!   name;
 //! - a host binary or offload bundle with device code is rewritten as `prune` rewrites one file
 //!   (written through a temporary file, read back and verified);
-//! - a multi-architecture Tensile index (`TensileLibrary.dat`, `.dat.zlib`) is cut to the rows
-//!   whose processor is kept and the solutions they reach
-//!   ([`gfxkit_kernel_db::tensile_write`], read back before it is written). The catch-all row
-//!   (`TruePred`, no processor) is kept with `--drop`, and with `--keep` when a kept target has
-//!   no processor row of its own (the catch-all row is what serves it). An index without
-//!   processor rows (a per-architecture index, a lazy shard, a `_Mapping.dat`) has its
-//!   architecture in its name (`TensileLibrary_gfx90a.dat`, `..._gfx942_Mapping.dat`) or its
-//!   directory (`library/gfx942/`), and is kept or dropped with it;
+//! - a Tensile index opened for one processor alone (a lazy master
+//!   `TensileLibrary_lazy_<P>.dat`, `TensileLibrary_<P>.dat`, any index in `library/<P>/`),
+//!   and one without processor rows (a shard, a `_Mapping.dat`), is kept or dropped whole with
+//!   the processor its name or directory gives (an arch-neutral one, such as rocBLAS's
+//!   `..._fallback.dat` shards, is kept): every row of it, the catch-all `TruePred` row
+//!   included, serves that processor;
+//! - an index of every processor (`TensileLibrary.dat`, `.dat.zlib`) is cut to the rows a kept
+//!   processor can select and the solutions they reach ([`gfxkit_kernel_db::tensile_write`],
+//!   read back before it is written): rows are tried in file order and a problem type a
+//!   device's own rows leave out falls through to the next row it can select, so the
+//!   catch-all row (no processor required) is kept whenever anything is kept;
 //! - a MIOpen `.kdb` is kept or dropped by its records' targets (a record's `-mcpu=`, else the
 //!   `DbId` of the file name), the first record's code object decoded to confirm the name; an
 //!   AOTriton `.aks2` by the targets its kernels' ELF headers name, and an AOTriton zip pack (a
@@ -160,6 +163,7 @@ pub fn prune_tree(
             return Err(Error::new(input, ErrorKind::Prune(e)));
         }
     }
+    check_databases(input, &items, &plans, &t.selection)?;
     let unmatched = unmatched(&t.selection, &plans);
 
     match output {
@@ -176,6 +180,117 @@ pub fn prune_tree(
         size_after,
         unmatched,
     })
+}
+
+/// The prune's own verdict on what it would write, before anything is written: every Tensile
+/// directory the prune changes must still give each kept processor it gave before everything
+/// its library opens for it ([`db::Database::serves`]: the index, the rows the processor can
+/// select, their shards and code objects). A prune that would take any of that away is
+/// refused, naming the processor and what it would lose.
+fn check_databases(
+    input: &Path,
+    items: &[(String, Item)],
+    plans: &[Option<Plan>],
+    sel: &Selection,
+) -> Result<(), Error> {
+    use std::collections::BTreeMap;
+    // Tensile directories by root, with their files' plans.
+    let mut roots: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, (rel, item)) in items.iter().enumerate() {
+        if matches!(item, Item::File { .. }) && plans[i].is_some() {
+            let root = db::database_root(rel);
+            if root.ends_with("library") || root == "library" {
+                roots.entry(root).or_default().push(i);
+            }
+        }
+    }
+    for (root, files) in roots {
+        let changed = files.iter().any(|&i| {
+            plans[i].as_ref().is_some_and(|p| {
+                p.file.action != TreeAction::Copied && p.file.action != TreeAction::Kept
+            })
+        });
+        if !changed {
+            continue;
+        }
+        let mut before = Vec::new();
+        let mut after = Vec::new();
+        for &i in &files {
+            let (rel, _) = &items[i];
+            let Some(plan) = &plans[i] else { continue };
+            let processors: Vec<String> = plan
+                .file
+                .targets
+                .iter()
+                .filter_map(|t| t.split(':').next())
+                .map(str::to_owned)
+                .collect();
+            let member = |index_rows| db::DbMember {
+                path: rel.clone(),
+                processors: processors.clone(),
+                index_rows,
+            };
+            let is_index = gfxkit_kernel_db::sniff::tensile_name(rel)
+                .is_some_and(|(k, _)| k == DbKind::TensileIndex);
+            let rows_of = |bytes: &[u8]| -> Result<db::IndexRows, String> {
+                let decoded =
+                    index_bytes(&input.join(rel), rel, bytes).map_err(|e| e.to_string())?;
+                Index::parse(&decoded)
+                    .map(|i| db::IndexRows::of(&i))
+                    .map_err(|e| e.to_string())
+            };
+            let rows_before = if is_index {
+                let data = Input::open(&input.join(rel))?;
+                Some(rows_of(&data))
+            } else {
+                None
+            };
+            let rows_after = match (&plan.index_bytes, plan.file.action) {
+                (_, TreeAction::Dropped) => None,
+                (Some(b), _) => Some(rows_of(b)),
+                (None, _) => rows_before.clone(),
+            };
+            if plan.file.action != TreeAction::Dropped {
+                after.push(member(rows_after));
+            }
+            before.push(member(rows_before));
+        }
+        let before = db::Database {
+            root: root.clone(),
+            members: before,
+        };
+        let after = db::Database {
+            root: root.clone(),
+            members: after,
+        };
+        let mut processors: Vec<String> = before.processors();
+        for m in &before.members {
+            if let Some(Ok(r)) = &m.index_rows {
+                processors.extend(r.processors());
+            }
+            processors.extend(db::index_processor(&m.path));
+        }
+        processors.sort();
+        processors.dedup();
+        for p in processors.iter().filter(|p| keeps_target(sel, p)) {
+            let Ok(device) = gfxkit_target_id::TargetId::parse(p) else {
+                continue;
+            };
+            if before.serves(&device).is_err() {
+                continue;
+            }
+            if let Err(why) = after.serves(&device) {
+                return Err(Error::new(
+                    input.join(&root),
+                    ErrorKind::Tree(format!(
+                        "the pruned kernel database would not serve {p}, which the prune keeps \
+                         and the input serves: {why}; nothing was written"
+                    )),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Links followed from one symbolic link before giving up (Linux's own limit).
@@ -693,8 +808,14 @@ fn tensile_index(
         _ => Vec::new(),
     };
     let processors: Vec<&str> = rows.iter().filter_map(|r| r.processor).collect();
-    if processors.is_empty() {
-        let arch: Vec<String> = arch_of_name(rel).into_iter().collect();
+    // An index opened for one processor alone (a lazy master `TensileLibrary_lazy_<P>.dat`,
+    // `TensileLibrary_<P>.dat`, or any index in `library/<P>/`), and an index without
+    // processor rows (a shard, a mapping), goes with the processor its name or directory
+    // gives, whole: every row of it, the catch-all one included, serves that processor.
+    let own = db::index_processor(rel)
+        .or_else(|| processors.is_empty().then(|| arch_of_name(rel)).flatten());
+    if own.is_some() || processors.is_empty() {
+        let arch: Vec<String> = own.into_iter().collect();
         let kept = arch.iter().any(|a| keeps_target(sel, a));
         let mut file = tree_file(
             rel,
@@ -713,20 +834,35 @@ fn tensile_index(
             index_bytes: None,
         });
     }
-    // The catch-all row serves processors without a row of their own.
-    let keep_catch_all = match sel {
-        Selection::Keep(ps) => ps.iter().any(|p| {
-            let one = Selection::Keep(vec![p.clone()]);
-            !processors.iter().any(|q| keeps_target(&one, q))
-        }),
-        _ => true,
+    // One index of every processor: rows are tried in file order and a problem type the
+    // device's own rows leave out falls through to the next row it can select, so a row is
+    // kept when a kept processor can select it. A row that requires no processor (`TruePred`,
+    // a CU count alone) can be selected by every processor: it is kept unless everything is
+    // dropped.
+    let tests: Vec<gfxkit_kernel_db::loads::DeviceTest> = rows
+        .iter()
+        .map(|r| {
+            r.predicate.map_or(
+                gfxkit_kernel_db::loads::DeviceTest::True,
+                gfxkit_kernel_db::loads::DeviceTest::of,
+            )
+        })
+        .collect();
+    let kept_processor = |p: &str| keeps_target(sel, p);
+    let keep_row = |i: usize| {
+        let t = &tests[i];
+        if t.any_processor() {
+            return processors.iter().any(|p| kept_processor(p))
+                || matches!(sel, Selection::Keep(_));
+        }
+        t.processors().iter().any(|p| kept_processor(p))
     };
-    let keep = |r: &RowSummary<'_>| match r.processor {
-        Some(p) => keeps_target(sel, p),
-        None => keep_catch_all,
-    };
+    let keep_flags: Vec<bool> = (0..rows.len()).map(keep_row).collect();
+    let keep = |r: &RowSummary<'_>| keep_flags[r.position];
     let targets = sorted(processors.iter().map(|p| p.to_string()).collect());
     let kept_rows = rows.iter().filter(|r| keep(r)).count();
+    // Device code kept: a kept processor's own rows (the catch-all row alone is the index a
+    // kept processor without rows opens, not code of its own).
     let keeps = rows.iter().any(|r| r.processor.is_some() && keep(r));
     let mut file = tree_file(rel, "tensile-index", TreeAction::Kept, len);
     file.targets = targets;
@@ -737,7 +873,7 @@ fn tensile_index(
             index_bytes: None,
         });
     }
-    if !keeps {
+    if kept_rows == 0 {
         file.action = TreeAction::Dropped;
         file.size_after = 0;
         return Ok(Plan {

@@ -585,6 +585,7 @@ pub fn verify(
         }
     }
     let mut report = VerifyReport::default();
+    let mut database_only: Vec<PathBuf> = Vec::new();
     for g in groups {
         let (results, none) = match &g.package {
             // Members without device code do not fail a package that has others.
@@ -598,9 +599,16 @@ pub fn verify(
                 .without_device_code
                 .push((p.display().to_string(), none));
         }
-        for (_, r) in results {
+        for (name, r) in results {
             match r {
                 Ok(v) => report.files.push(v),
+                // rocBLAS or hipBLASLt without device code of its own: its kernel database.
+                Err(VerifyFailed::NoDeviceCode(_))
+                    if g.package.is_none()
+                        && database::needs_database(&name, &tensile_lib_paths()).is_some() =>
+                {
+                    database_only.push(PathBuf::from(name))
+                }
                 // Found in a directory without device code: not a library to verify.
                 Err(VerifyFailed::NoDeviceCode(_)) if !g.explicit => {}
                 Err(VerifyFailed::NoDeviceCode(e) | VerifyFailed::Other(e)) => {
@@ -608,6 +616,27 @@ pub fn verify(
                 }
             }
         }
+    }
+    // A library whose device code is all in its kernel database: judged by it.
+    if !database_only.is_empty() {
+        let beside = members_beside(
+            &database_only,
+            if recursive { paths } else { &[] },
+            progress,
+        )
+        .map_err(WalkError::Io)?;
+        let mut all = members.clone();
+        all.extend(beside);
+        let databases = database::group(all);
+        for path in &database_only {
+            let name = path.display().to_string();
+            report.files.extend(database::verify_database_library(
+                &name,
+                &databases,
+                &tensile_lib_paths(),
+            ));
+        }
+        report.files.sort_by(|a, b| a.path.cmp(&b.path));
     }
     // A library whose own device code is built for a processor its kernel database lacks.
     if !members.is_empty() && !processors.is_empty() {

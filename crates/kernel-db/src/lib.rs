@@ -13,6 +13,8 @@
 //!   layout rules it must keep with the files beside it.
 //! - [`resolve`]: which index and code-object files rocBLAS opens for a processor, over a
 //!   listing of `library/` given by the caller.
+//! - [`loads`]: everything rocBLAS or hipBLASLt opens for one GPU (index, start-up code
+//!   objects, the shards of every row the device can select) and what it lacks.
 //! - [`kdb`]: MIOpen `.kdb` kernel databases (SQLite): records, blobs decoded and checked
 //!   against their MD5, and the `DbId` file names (`gfx90a68.kdb`).
 //! - [`aks2`]: AOTriton `.aks2` images: the directory and each image's bytes.
@@ -36,6 +38,7 @@ pub mod aks2;
 pub mod error;
 pub mod kdb;
 pub mod limits;
+pub mod loads;
 pub mod mapping;
 pub mod resolve;
 pub mod sniff;

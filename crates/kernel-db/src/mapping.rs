@@ -93,14 +93,10 @@ fn has_dat(names: &[&str], stem: &str) -> bool {
 /// master index beside it, a fallback library of the directory that the mapping leaves out.
 /// One message per problem (a name repeated in the mapping is reported once).
 pub fn problems(name: &str, mapping: &Mapping, names: &[&str]) -> Vec<String> {
-    let mut out = Vec::new();
     let Some(arch) = arch_of(name) else {
-        out.push(
-            "the name does not say its architecture (TensileLiteLibrary_lazy_<arch>_Mapping.dat)"
-                .to_owned(),
-        );
-        return out;
+        return shared_problems(mapping, names);
     };
+    let mut out = Vec::new();
     let master = format!("TensileLibrary_lazy_{arch}");
     if !has_dat(names, &master) {
         out.push(format!("its master index {master}.dat is not beside it"));
@@ -138,6 +134,41 @@ pub fn problems(name: &str, mapping: &Mapping, names: &[&str]) -> Vec<String> {
     out
 }
 
+/// Whether `name` is hipBLASLt 7.1's one mapping for every processor,
+/// `TensileLiteLibrary_lazy_Mapping.dat` (any directory).
+pub fn is_shared(name: &str) -> bool {
+    let base = name.rsplit(['/', '\\', '!']).next().unwrap_or(name);
+    let base = base.strip_suffix(".zlib").unwrap_or(base);
+    base == "TensileLiteLibrary_lazy_Mapping.dat"
+}
+
+/// The rules for hipBLASLt 7.1's one mapping for every processor
+/// (`TensileLiteLibrary_lazy_Mapping.dat`): every mapped library is there as `<name>.dat`, and
+/// is named for a processor whose lazy master is beside it (a library of a processor the
+/// directory has no index for is never reached).
+fn shared_problems(mapping: &Mapping, names: &[&str]) -> Vec<String> {
+    let masters: std::collections::BTreeSet<&str> =
+        names.iter().filter_map(|n| master_arch(n)).collect();
+    let mut out = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for (key, lib) in &mapping.libraries {
+        if !seen.insert(lib.as_str()) {
+            continue;
+        }
+        if !has_dat(names, lib) {
+            out.push(format!("solution {key}: library {lib}.dat is not there"));
+        }
+        let arch = lib.rsplit('_').next().unwrap_or("");
+        if !masters.contains(arch) {
+            out.push(format!(
+                "solution {key}: library {lib} is for {arch}, which has no master index \
+                 TensileLibrary_lazy_{arch}.dat beside the mapping"
+            ));
+        }
+    }
+    out
+}
+
 /// The architecture of a lazy master index's file name: `TensileLibrary_lazy_gfx942.dat`
 /// (or `.dat.zlib`, any directory) gives `gfx942`.
 pub fn master_arch(name: &str) -> Option<&str> {
@@ -155,6 +186,10 @@ pub fn master_arch(name: &str) -> Option<&str> {
 /// without mappings: a directory with none is not judged.
 pub fn master_problem(name: &str, names: &[&str]) -> Option<String> {
     let arch = master_arch(name)?;
+    // hipBLASLt 7.1: one mapping for every processor.
+    if names.iter().any(|n| is_shared(n)) {
+        return None;
+    }
     let mappings: Vec<&str> = names.iter().filter_map(|n| arch_of(n)).collect();
     if mappings.is_empty() || mappings.contains(&arch) {
         return None;
@@ -219,6 +254,38 @@ mod tests {
         assert!(p[2].contains("fallback library Cijk_d_fallback_gfx942.dat is not in the mapping"));
         let p = problems(name, &m, &["Cijk_a_gfx942.dat"]);
         assert!(p[0].contains("master index TensileLibrary_lazy_gfx942.dat is not beside it"));
+    }
+
+    #[test]
+    fn hipblaslt_71_has_one_mapping_for_every_processor() {
+        let name = "TensileLiteLibrary_lazy_Mapping.dat";
+        assert!(is_shared(name) && arch_of(name).is_none());
+        let m = Mapping {
+            libraries: vec![
+                ("0".into(), "Cijk_a_gfx1100".into()),
+                ("51".into(), "Cijk_b_gfx90a".into()),
+                ("99".into(), "Cijk_c_gfx942".into()),
+            ],
+        };
+        let names = [
+            name,
+            "TensileLibrary_lazy_gfx1100.dat",
+            "TensileLibrary_lazy_gfx90a.dat",
+            "Cijk_a_gfx1100.dat",
+            "Cijk_b_gfx90a.dat",
+        ];
+        let p = problems(name, &m, &names);
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert!(p[0].contains("Cijk_c_gfx942.dat is not there"), "{p:?}");
+        assert!(
+            p[1].contains("no master index TensileLibrary_lazy_gfx942.dat"),
+            "{p:?}"
+        );
+        // Its masters need no mapping of their own.
+        assert_eq!(
+            master_problem("TensileLibrary_lazy_gfx90a.dat", &names),
+            None
+        );
     }
 
     #[test]

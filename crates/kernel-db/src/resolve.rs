@@ -21,25 +21,41 @@
 
 /// A listing of `library/`: relative paths with `/` separators. A directory is present when
 /// it is listed itself (with or without a trailing `/`) or when any path lies below it.
-#[derive(Debug, Clone, Copy)]
+/// Lookups are by hash: a ROCm directory lists thousands of files.
+#[derive(Debug, Clone)]
 pub struct Listing<'l> {
     paths: &'l [&'l str],
+    /// Every path listed and every directory above one, without `./` and trailing `/`.
+    present: std::collections::HashSet<&'l str>,
 }
 
 impl<'l> Listing<'l> {
     /// A listing of the given paths.
     pub fn new(paths: &'l [&'l str]) -> Listing<'l> {
-        Listing { paths }
+        let mut present = std::collections::HashSet::with_capacity(paths.len() * 2);
+        for p in paths {
+            let p = p.strip_prefix("./").unwrap_or(p);
+            let p = p.strip_suffix('/').unwrap_or(p);
+            present.insert(p);
+            let mut rest = p;
+            while let Some(i) = rest.rfind('/') {
+                rest = &rest[..i];
+                if !present.insert(rest) {
+                    break;
+                }
+            }
+        }
+        Listing { paths, present }
     }
 
     /// Whether `path` (a file or a directory) exists.
     pub fn exists(&self, path: &str) -> bool {
-        self.paths.iter().any(|p| {
-            let p = p.strip_prefix("./").unwrap_or(p);
-            p == path
-                || p.strip_suffix('/') == Some(path)
-                || (p.len() > path.len() && p.starts_with(path) && p.as_bytes()[path.len()] == b'/')
-        })
+        self.present.contains(path)
+    }
+
+    /// The paths listed (as given).
+    pub fn paths(&self) -> impl Iterator<Item = &'l str> + '_ {
+        self.paths.iter().copied()
     }
 
     /// The file names directly inside `dir` (`""` for the top).
@@ -76,7 +92,8 @@ pub struct Probe {
     pub opened: Option<String>,
 }
 
-fn probe(listing: &Listing<'_>, candidates: impl IntoIterator<Item = String>) -> Probe {
+/// The first of `candidates` present in `listing`, and those tried before it.
+pub fn probe(listing: &Listing<'_>, candidates: impl IntoIterator<Item = String>) -> Probe {
     let mut missed = Vec::new();
     for c in candidates {
         if listing.exists(&c) {

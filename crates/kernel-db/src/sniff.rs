@@ -89,6 +89,15 @@ pub fn tensile_name(name: &str) -> Option<(DbKind, Encoding)> {
     }
 }
 
+/// Whether `name` (a file name or a path; only the last component counts) is a file a Tensile
+/// directory holds beside its indexes and code that its library opens by name without it
+/// being device code or an index: hipBLASLt's extension-op library
+/// (`hipblasltExtOpLibrary.dat`, naming `extop_<P>.co` per processor).
+pub fn tensile_companion(name: &str) -> bool {
+    let base = name.rsplit(['/', '\\', '!']).next().unwrap_or(name);
+    base == "hipblasltExtOpLibrary.dat"
+}
+
 /// Whether `prefix` starts a MessagePack map (fixmap, map 16, map 32).
 fn msgpack_map(prefix: &[u8]) -> bool {
     matches!(prefix.first(), Some(0x80..=0x8f | 0xde | 0xdf))

@@ -33,6 +33,9 @@ pub fn report(r: &DoctorReport, devices: &[TargetId], out: &mut dyn Write) -> Re
                     Some(n) => writeln!(out, "ok    {}  on {dev}, needs {n}{spirv}", f.path)?,
                     None => writeln!(out, "ok    {}  on {dev}{spirv}", f.path)?,
                 }
+                for n in f.notes.get(dev).into_iter().flatten() {
+                    writeln!(out, "      note: {n}")?;
+                }
             } else {
                 let why = f.missing.get(dev).map(String::as_str).unwrap_or("");
                 writeln!(out, "FAIL  {}  on {dev}: {why}", f.path)?;

@@ -16,6 +16,27 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 /// package's other members names them (`PKG: N members without device code: a.so, ...`,
 /// the first [`list::NAMES_SHOWN`] names, then `and N more`); `--json` lists each.
 pub fn listing(listing: &Listing, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
+    listing_with(listing, &Options::default(), out, err)
+}
+
+/// How much [`listing_with`] prints.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Every file a kernel-database row opens and lacks, not the first few
+    /// ([`FILES_SHOWN`]).
+    pub all_files: bool,
+}
+
+/// How many of a kernel-database row's files the text names before "and N more".
+pub const FILES_SHOWN: usize = 3;
+
+/// [`listing`], as `opts` says.
+pub fn listing_with(
+    listing: &Listing,
+    opts: &Options,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<()> {
     let mut first = true;
     let mut sep = |out: &mut dyn Write| -> Result<()> {
         if !std::mem::take(&mut first) {
@@ -29,7 +50,7 @@ pub fn listing(listing: &Listing, out: &mut dyn Write, err: &mut dyn Write) -> R
         if let (Some(name), true) = (f.member_name(), f.without_device_code()) {
             quiet.push(name);
         } else {
-            file(f, &mut sep, out, err)?;
+            file(f, opts, &mut sep, out, err)?;
         }
         let next_package = listing.files.get(fi + 1).and_then(|n| n.package.as_deref());
         if let Some(pkg) = f.package.as_deref().filter(|p| next_package != Some(*p)) {
@@ -67,6 +88,7 @@ pub fn listing(listing: &Listing, out: &mut dyn Write, err: &mut dyn Write) -> R
 /// Prints one file's listing (after `sep`, the blank line between files).
 fn file(
     f: &FileListing,
+    opts: &Options,
     sep: &mut dyn FnMut(&mut dyn Write) -> Result<()>,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -95,7 +117,7 @@ fn file(
         bundle(out, bi, b)?;
     }
     if let Some(d) = &f.database {
-        database(out, d)?;
+        database(out, d, opts)?;
     }
     if let Some(note) = &f.note {
         writeln!(out, "  ({note})")?;
@@ -120,14 +142,38 @@ fn file(
     Ok(())
 }
 
-/// A Tensile index's rows: processor, CU count, solutions, files opened and missing (for an
-/// aiter kernel map, its number of kernels).
-fn database(out: &mut dyn Write, d: &DatabaseListing) -> Result<()> {
+/// Names for a row's files: all of them when few (or `all`), else the first
+/// [`FILES_SHOWN`] and how many more.
+fn some_names(names: &[String], all: bool) -> String {
+    if all || names.len() <= FILES_SHOWN + 1 {
+        return names.join(" ");
+    }
+    format!(
+        "{} files: {} and {} more",
+        names.len(),
+        names[..FILES_SHOWN].join(" "),
+        names.len() - FILES_SHOWN
+    )
+}
+
+/// A Tensile index's rows: processor, CU count, solutions (and shards, for a lazy master),
+/// files opened and missing (the first few unless `opts.all_files`; for an aiter kernel map,
+/// its number of kernels; for a hipBLASLt mapping, the kernel libraries it maps).
+fn database(out: &mut dyn Write, d: &DatabaseListing, opts: &Options) -> Result<()> {
     if d.kind == gfxkit_inventory::database::DbKind::AiterMap.name() {
         writeln!(
             out,
             "  aiter kernel map: {} (`verify` checks each against its code object)",
             plural(d.solutions, "kernel", "kernels")
+        )?;
+        return Ok(());
+    }
+    if d.kind == gfxkit_inventory::database::DbKind::TensileMapping.name() {
+        writeln!(
+            out,
+            "  tensile-mapping: {} mapped to the kernel libraries holding them (`verify` \
+             checks each is there)",
+            plural(d.solutions, "solution index", "solution indices")
         )?;
         return Ok(());
     }
@@ -143,17 +189,36 @@ fn database(out: &mut dyn Write, d: &DatabaseListing) -> Result<()> {
             " (files not resolved: the directory is not at hand)"
         }
     )?;
+    let shown = d
+        .rows
+        .iter()
+        .any(|r| r.files.len() + r.missing.len() > FILES_SHOWN + 1);
     for r in &d.rows {
         let who = match (&r.processor, r.cu_count) {
             (Some(p), Some(n)) => format!("{p} ({n} CUs)"),
             (Some(p), None) => p.clone(),
             (None, _) => "(any)".to_owned(),
         };
-        let mut files = r.files.join(" ");
+        let shards = if r.shards > 0 {
+            format!("  {}", plural(r.shards, "shard", "shards"))
+        } else {
+            String::new()
+        };
+        let mut files = some_names(&r.files, opts.all_files);
         if !r.missing.is_empty() {
-            files.push_str(&format!("  MISSING: {}", r.missing.join(" ")));
+            files.push_str(&format!(
+                "  MISSING: {}",
+                some_names(&r.missing, opts.all_files)
+            ));
         }
-        writeln!(out, "    {who:<16} {:>6} solutions  {files}", r.solutions)?;
+        writeln!(
+            out,
+            "    {who:<16} {:>6} solutions{shards}  {files}",
+            r.solutions
+        )?;
+    }
+    if shown && !opts.all_files {
+        writeln!(out, "    (--files names every file, --json lists them)")?;
     }
     Ok(())
 }

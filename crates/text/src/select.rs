@@ -3,6 +3,9 @@
 use gfxkit_inventory::select::SelectReport;
 use std::io::{Result, Write};
 
+/// How many files of a kernel database the text names before "and N more".
+pub const DATABASE_FILES_SHOWN: usize = 3;
+
 /// Prints one line per unit (index, place, outcome) or, for more than
 /// [`crate::group::GROUP_ABOVE`] units, one line per distinct outcome with the indices that have it.
 fn unit_lines<P: std::fmt::Display>(
@@ -84,6 +87,25 @@ pub fn report(r: &SelectReport, out: &mut dyn Write, err: &mut dyn Write) -> Res
             .database_units()
             .map(|(b, d)| {
                 let outcome = match &b.selected {
+                    Some(_) if d.files.len() > DATABASE_FILES_SHOWN + 1 => {
+                        let index = d
+                            .files
+                            .iter()
+                            .filter(|f| f.contains("TensileLibrary") && f.ends_with(".dat"))
+                            .min_by_key(|f| (!f.contains("_lazy_"), f.len()));
+                        let first: Vec<&str> = index
+                            .into_iter()
+                            .chain(d.files.iter().filter(|f| Some(*f) != index))
+                            .take(DATABASE_FILES_SHOWN)
+                            .map(String::as_str)
+                            .collect();
+                        format!(
+                            "loads {} files: {} and {} more (--json lists them)",
+                            d.files.len(),
+                            first.join(", "),
+                            d.files.len() - first.len()
+                        )
+                    }
                     Some(_) => format!("loads {}", d.files.join(", ")),
                     None => format!(
                         "none: {}",

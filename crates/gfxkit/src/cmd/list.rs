@@ -36,8 +36,10 @@ entry per kern_db record (id hipv4-amdgcn-amd-amdhsa--<target>, \"name\": its ke
 size: uncompressed_size); an AOTriton .aks2 file as one unit, \"format\": \"aks2\", an entry per
 kernel (target read from its code object). A Tensile index (TensileLibrary*.dat, .dat.zlib)
 lists \"database\": {\"kind\": \"tensile\", \"solutions\", \"resolved\", \"rows\": [{\"processor\",
-\"cu_count\", \"solutions\", \"files\", \"missing\"}]}, files resolved by rocBLAS's rule against
-the index's directory (docs/kernel-databases.md).
+\"cu_count\", \"solutions\", \"shards\", \"files\", \"missing\"}]}, files resolved by the rule of
+the library whose directory it is (rocBLAS or hipBLASLt, told by the directory's files) against
+the index's directory (docs/kernel-databases.md). The text names a row's first few files;
+--files names all.
 
 Examples:
   gfxkit list app.hipfb
@@ -85,6 +87,9 @@ pub struct Args {
     /// "device_bytes"}], "without_device_code":["PATH"]}.
     #[arg(long)]
     summary: bool,
+    /// Name every file a kernel-database row opens or lacks (the text names the first few).
+    #[arg(long = "files")]
+    all_files: bool,
 }
 
 /// Runs `gfxkit list`.
@@ -119,8 +124,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.json {
         crate::output::print_json(&listing)?;
     } else {
-        gfxkit_text::list::listing(
+        gfxkit_text::list::listing_with(
             &listing,
+            &gfxkit_text::list::Options {
+                all_files: args.all_files,
+            },
             &mut std::io::stdout().lock(),
             &mut std::io::stderr(),
         )?;

@@ -1,0 +1,463 @@
+//! rocBLAS 6.4 and hipBLASLt 7.1 as Debian sid ships them (`librocblas4` 6.4.4, `libhipblaslt1`
+//! 7.1.1), on the files of them `scripts/ensure-real-inputs` unpacks into `target/real/sid`:
+//! every index, rocBLAS's arch-neutral fallback shards, all of gfx803 and gfx1010 (rocBLAS) and
+//! of gfx1151 (hipBLASLt, with `libhipblaslt.so.1`). The routes a library takes to its kernels
+//! are walked here by a reader of the indexes of the test's own (`rmpv`), as the libraries'
+//! sources state them, and compared with what gfxkit answers and what its prune keeps.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn sid() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/real/sid");
+    assert!(
+        dir.join(".complete").exists(),
+        "{} is missing: run `bash scripts/ensure-real-inputs` (scripts/test does)",
+        dir.display()
+    );
+    dir.join("usr/lib/x86_64-linux-gnu")
+}
+
+fn gfxkit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gfxkit"))
+        .args(args)
+        .env_remove("GFXKIT_PROGRESS_DELAY_MS")
+        .env_remove("ROCBLAS_TENSILE_LIBPATH")
+        .env_remove("HIPBLASLT_TENSILE_LIBPATH")
+        .output()
+        .expect("run gfxkit")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn out(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", out(o)))
+}
+
+/// A copy of `src` in `dst` made of hard links to its files (real files for a prune, which
+/// copies symbolic links as links), leaving out the files `skip` says.
+fn copy_tree(src: &Path, dst: &Path, skip: &dyn Fn(&str) -> bool) {
+    std::fs::create_dir_all(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        let to = dst.join(&name);
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to, skip);
+        } else if !skip(&name) {
+            let from = std::fs::canonicalize(e.path()).unwrap();
+            if std::fs::hard_link(&from, &to).is_err() {
+                std::fs::copy(&from, &to).unwrap();
+            }
+        }
+    }
+}
+
+/// A copy of `src` in `dst` made of symbolic links to its files, leaving out the files `skip`
+/// says (a user's install with files missing looks like this).
+fn link_tree(src: &Path, dst: &Path, skip: &dyn Fn(&str) -> bool) {
+    std::fs::create_dir_all(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        let to = dst.join(&name);
+        if e.file_type().unwrap().is_dir() {
+            link_tree(&e.path(), &to, skip);
+        } else if !skip(&name) {
+            std::os::unix::fs::symlink(std::fs::canonicalize(e.path()).unwrap(), &to).unwrap();
+        }
+    }
+}
+
+// --- An index reader of the test's own ------------------------------------------------------
+
+fn field<'v>(v: &'v rmpv::Value, key: &str) -> Option<&'v rmpv::Value> {
+    v.as_map()?
+        .iter()
+        .find(|(k, _)| k.as_str() == Some(key))
+        .map(|(_, v)| v)
+}
+
+/// Every `Placeholder` value below a library node.
+fn placeholders(node: &rmpv::Value, out: &mut BTreeSet<String>) {
+    match node {
+        rmpv::Value::Map(entries) => {
+            if field(node, "type").and_then(|t| t.as_str()) == Some("Placeholder") {
+                if let Some(v) = field(node, "value").and_then(|v| v.as_str()) {
+                    out.insert(v.to_owned());
+                }
+            }
+            for (_, v) in entries {
+                placeholders(v, out);
+            }
+        }
+        rmpv::Value::Array(items) => items.iter().for_each(|v| placeholders(v, out)),
+        _ => {}
+    }
+}
+
+/// Whether a hardware predicate may hold for `processor` (any CU count).
+fn may_hold(p: &rmpv::Value, processor: &str) -> bool {
+    let t = field(p, "type").and_then(|t| t.as_str()).unwrap_or("");
+    let v = field(p, "value");
+    match t {
+        "TruePred" => true,
+        "AMDGPU" => v.is_some_and(|v| may_hold(v, processor)),
+        "Processor" => v.and_then(|v| v.as_str()) == Some(processor),
+        "CUCount" => true,
+        "And" => v
+            .and_then(|v| v.as_array())
+            .is_some_and(|a| a.iter().all(|p| may_hold(p, processor))),
+        other => panic!("predicate {other} not expected in these indexes"),
+    }
+}
+
+/// The hardware rows of an index: (predicate, placeholders below it).
+fn rows(index: &Path) -> Vec<(rmpv::Value, BTreeSet<String>)> {
+    let bytes = std::fs::read(index).unwrap();
+    let v = rmpv::decode::read_value(&mut &bytes[..]).unwrap();
+    let lib = field(&v, "library").unwrap();
+    assert_eq!(
+        field(lib, "type").and_then(|t| t.as_str()),
+        Some("Hardware")
+    );
+    field(lib, "rows")
+        .and_then(|r| r.as_array())
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let mut p = BTreeSet::new();
+            placeholders(field(r, "library").unwrap(), &mut p);
+            (field(r, "predicate").unwrap().clone(), p)
+        })
+        .collect()
+}
+
+/// What rocBLAS 6.4 (`rocblas`) or hipBLASLt 7.1 opens in `dir` for `processor`, as their
+/// sources state it: the lazy index, `Kernels.so-000-<P>.hsaco`, and for every placeholder of a
+/// row the processor can select its `.dat` and code objects (rocBLAS: `.co`, `.hsaco` or, for a
+/// fallback, `_<P>.hsaco`; hipBLASLt: `.co`; each with its XNACK spellings). Files absent are
+/// collected apart.
+fn routes(dir: &Path, processor: &str, rocblas: bool) -> (BTreeSet<String>, BTreeSet<String>) {
+    let index = format!("TensileLibrary_lazy_{processor}.dat");
+    let mut have = BTreeSet::new();
+    let mut missing = BTreeSet::new();
+    let exists = |n: &str| dir.join(n).exists();
+    let first = |names: Vec<String>| names.into_iter().find(|n| exists(n));
+    let spellings = |name: &str| -> Vec<String> {
+        let (stem, ext) = name.rsplit_once('.').unwrap();
+        vec![
+            name.to_owned(),
+            format!("{stem}-xnack-.{ext}"),
+            format!("{stem}-xnack+.{ext}"),
+        ]
+    };
+    assert!(exists(&index), "{index} in {}", dir.display());
+    have.insert(index.clone());
+    match first(spellings(&format!("Kernels.so-000-{processor}.hsaco"))) {
+        Some(k) => have.insert(k),
+        None => missing.insert(format!("Kernels.so-000-{processor}.hsaco")),
+    };
+    for (pred, shards) in rows(&dir.join(&index)) {
+        if !may_hold(&pred, processor) {
+            continue;
+        }
+        for v in shards {
+            let dat = format!("{v}.dat");
+            if exists(&dat) {
+                have.insert(dat);
+            } else {
+                missing.insert(dat);
+            }
+            let code = if rocblas {
+                let source = if v.contains("fallback") {
+                    format!("{v}_{processor}.hsaco")
+                } else {
+                    format!("{v}.hsaco")
+                };
+                let found: Vec<String> = [
+                    first(spellings(&format!("{v}.co"))),
+                    first(spellings(&source)),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                if found.is_empty() {
+                    missing.insert(format!("{v}: no code object"));
+                }
+                found
+            } else {
+                let found: Vec<String> = first(spellings(&format!("{v}.co"))).into_iter().collect();
+                if found.is_empty() {
+                    missing.insert(format!("{v}.co"));
+                }
+                found
+            };
+            have.extend(code);
+        }
+    }
+    (have, missing)
+}
+
+const ROCBLAS: &str = "rocblas/4.4.1/library";
+const HIPBLASLT: &str = "hipblaslt/library";
+
+// --- rocBLAS 6.4 ------------------------------------------------------------------------------
+
+/// gfx803's and gfx1010's part of rocBLAS 6.4's directory, as links (the other processors'
+/// indexes left out: their shards are not unpacked).
+fn rocblas_two(dst: &Path) -> PathBuf {
+    let lib = dst.join("rocblas/4.4.1/library");
+    copy_tree(&sid().join(ROCBLAS), &lib, &|n| {
+        n.starts_with("TensileLibrary_lazy_") && !n.contains("gfx803") && !n.contains("gfx1010")
+    });
+    lib
+}
+
+#[test]
+fn rocblas_64_every_route_a_processor_can_take_is_opened_and_kept_by_prune() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lib = rocblas_two(&tmp.path().join("in"));
+    // gfx803's index: [Processor, TruePred]; gfx1010's: [TruePred] only.
+    assert_eq!(rows(&lib.join("TensileLibrary_lazy_gfx803.dat")).len(), 2);
+    assert_eq!(rows(&lib.join("TensileLibrary_lazy_gfx1010.dat")).len(), 1);
+    for p in ["gfx803", "gfx1010"] {
+        let (files, missing) = routes(&lib, p, true);
+        assert!(missing.is_empty(), "{p}: {missing:?}");
+        assert!(
+            files.iter().filter(|f| f.contains("_fallback")).count() >= 100,
+            "{p}: the 50 fallback shards and their code: {files:?}"
+        );
+        // select names exactly these files.
+        let o = gfxkit(&["select", "--json", "--device", p, s(&lib)]);
+        assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+        let j = json(&o);
+        let unit = &j["files"][0]["bundles"][0];
+        let named: BTreeSet<String> = unit["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(named, files, "{p}");
+    }
+    // A processor the package has no index for: rocBLAS aborts at start-up.
+    let o = gfxkit(&["doctor", "--device", "gfx1151", s(&lib)]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert!(
+        out(&o).contains("rocBLAS aborts at start-up: no index for gfx1151"),
+        "{}",
+        out(&o)
+    );
+
+    // The prune keeps every route of the kept processor: same files reachable, catch-all rows
+    // and fallback shards included; the other processor's files are gone.
+    for (keep, gone) in [("gfx803", "gfx1010"), ("gfx1010", "gfx803")] {
+        let pruned = tmp.path().join(format!("out-{keep}"));
+        let o = gfxkit(&[
+            "prune",
+            "--keep",
+            keep,
+            s(&tmp.path().join("in")),
+            "-o",
+            s(&pruned),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+        let plib = pruned.join(ROCBLAS);
+        assert_eq!(
+            routes(&plib, keep, true),
+            routes(&lib, keep, true),
+            "--keep {keep}"
+        );
+        assert_eq!(
+            rows(&plib.join(format!("TensileLibrary_lazy_{keep}.dat"))).len(),
+            rows(&lib.join(format!("TensileLibrary_lazy_{keep}.dat"))).len()
+        );
+        assert!(!plib
+            .join(format!("TensileLibrary_lazy_{gone}.dat"))
+            .exists());
+        let o = gfxkit(&["doctor", "--device", keep, s(&plib)]);
+        assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+        let o = gfxkit(&["verify", "-r", s(&plib)]);
+        assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    }
+}
+
+#[test]
+fn rocblas_64_a_missing_shard_or_index_fails_every_checker() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The fallback shards' gfx1010 code gone: problem types without a tuned shard fail.
+    let lib = tmp.path().join("no-fallback");
+    link_tree(&rocblas_two(&tmp.path().join("whole")), &lib, &|n| {
+        n.contains("_fallback_gfx1010")
+    });
+    let o = gfxkit(&["doctor", "--device", "gfx1010", s(&lib)]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert!(out(&o).contains("_fallback_gfx1010.hsaco"), "{}", out(&o));
+    let o = gfxkit(&["check", "--require", "gfx1010", s(&lib)]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    let o = gfxkit(&["select", "--device", "gfx1010", s(&lib)]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    let o = gfxkit(&["verify", "-r", s(&lib)]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert!(
+        out(&o).contains("_fallback_gfx1010.hsaco is missing"),
+        "{}",
+        out(&o)
+    );
+    // gfx803's own shards gone, its index left.
+    let lib = tmp.path().join("no-shards");
+    link_tree(&rocblas_two(&tmp.path().join("whole2")), &lib, &|n| {
+        n.starts_with("TensileLibrary_Type_") && n.contains("gfx803") && !n.contains("fallback")
+    });
+    let o = gfxkit(&["doctor", "--device", "gfx803", s(&lib)]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    let o = gfxkit(&["check", "--require", "gfx803", s(&lib)]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    // The index gone: rocBLAS aborts.
+    let lib = tmp.path().join("no-index");
+    link_tree(&rocblas_two(&tmp.path().join("whole3")), &lib, &|n| {
+        n.starts_with("TensileLibrary_lazy_gfx1010")
+    });
+    let o = gfxkit(&["doctor", "--device", "gfx1010", s(&lib)]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert!(
+        out(&o).contains("rocBLAS aborts at start-up"),
+        "{}",
+        out(&o)
+    );
+}
+
+// --- hipBLASLt 7.1 ----------------------------------------------------------------------------
+
+/// `libhipblaslt.so.1` and gfx1151's part of its directory (its index, the mapping, the
+/// extension-op library and the transform kernels), as links.
+fn hipblaslt(dst: &Path) -> PathBuf {
+    link_tree(&sid(), dst, &|n| {
+        n.starts_with("TensileLibrary_lazy_") && !n.contains("gfx1151")
+    });
+    std::fs::remove_dir_all(dst.join("rocblas")).unwrap();
+    dst.to_path_buf()
+}
+
+#[test]
+fn hipblaslt_71_is_one_library_with_its_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = hipblaslt(&tmp.path().join("lib"));
+    let lib = root.join(HIPBLASLT);
+    let (files, missing) = routes(&lib, "gfx1151", false);
+    assert!(missing.is_empty(), "{missing:?}");
+
+    // One library, judged with its database: not one per shard.
+    let o = gfxkit(&["doctor", "--json", "--device", "gfx1151", s(&root)]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    let j = json(&o);
+    let judged = j["files"].as_array().unwrap();
+    assert_eq!(judged.len(), 1, "{j}");
+    assert!(judged[0]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("libhipblaslt.so.1"));
+    // Debian's transform kernels are gfx908's only: named, not a failure.
+    let notes = judged[0]["notes"]["gfx1151"].to_string();
+    assert!(
+        notes.contains("hipblasltTransform.hsaco has no code for gfx1151"),
+        "{notes}"
+    );
+    // No index for gfx942: hipBLASLt loads and its calls fail (it does not abort).
+    let o = gfxkit(&["doctor", "--device", "gfx942", s(&root)]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert!(
+        out(&o).contains("hipBLASLt loads, then every GEMM call fails: no index for gfx942"),
+        "{}",
+        out(&o)
+    );
+    assert!(
+        out(&o).contains("1 libraries with device code"),
+        "{}",
+        out(&o)
+    );
+
+    // select names what hipBLASLt opens: its index, the one mapping, the start-up code
+    // object, the shards of its rows and its extension ops.
+    let o = gfxkit(&[
+        "select",
+        "--json",
+        "--device",
+        "gfx1151",
+        s(&root.join("libhipblaslt.so.1")),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    let j = json(&o);
+    let unit = j["files"][0]["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["format"] == "database")
+        .unwrap()
+        .clone();
+    let named: BTreeSet<String> = unit["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_owned())
+        .collect();
+    let mut expected = files.clone();
+    expected.insert("TensileLiteLibrary_lazy_Mapping.dat".into());
+    expected.insert("extop_gfx1151.co".into());
+    assert_eq!(named, expected);
+
+    // verify: the library through its database, the mapping as hipBLASLt 7.1 has it.
+    let o = gfxkit(&["verify", s(&root.join("libhipblaslt.so.1"))]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    let o = gfxkit(&["verify", s(&lib.join("TensileLibrary_lazy_gfx1151.dat"))]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    // The one mapping of every processor is read as such: here only gfx1151's libraries are
+    // unpacked, and only the others' are reported.
+    let o = gfxkit(&[
+        "verify",
+        "--json",
+        s(&lib.join("TensileLiteLibrary_lazy_Mapping.dat")),
+    ]);
+    let j = json(&o);
+    let problems = j["files"][0]["problems"].as_array().unwrap();
+    assert!(!problems.is_empty());
+    for p in problems {
+        let m = p["message"].as_str().unwrap();
+        assert!(!m.contains("gfx1151") && !m.contains("architecture"), "{m}");
+    }
+    let o = gfxkit(&["list", s(&lib.join("TensileLiteLibrary_lazy_Mapping.dat"))]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    assert!(!out(&o).contains("not resolved"), "{}", out(&o));
+    // A listing names a row's first files, --files all of them.
+    let index = lib.join("TensileLibrary_lazy_gfx1151.dat");
+    let o = gfxkit(&["list", s(&index)]);
+    assert!(out(&o).contains("46 shards  92 files:"), "{}", out(&o));
+    let all = gfxkit(&["list", "--files", s(&index)]);
+    assert!(out(&all).len() > out(&o).len() + 92 * 40);
+
+    // A shard's code gone: the processor fails, naming it.
+    let broken = tmp.path().join("broken");
+    let victim = files
+        .iter()
+        .find(|f| f.ends_with(".co") && f.starts_with("TensileLibrary_"))
+        .unwrap()
+        .clone();
+    link_tree(&root, &broken, &|n| n == victim);
+    let o = gfxkit(&["doctor", "--device", "gfx1151", s(&broken)]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert!(out(&o).contains(&victim), "{}", out(&o));
+    let o = gfxkit(&["verify", s(&broken.join("libhipblaslt.so.1"))]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+}
