@@ -474,6 +474,18 @@ fn damaged_elf_ident(data: &[u8]) -> Option<String> {
     None
 }
 
+/// Whether the wrapper records of a file say it is split by kpack: some `HIPK` record and no
+/// `HIPF` one (records with another magic are damage, reported on their own).
+fn hipk_only(sections: &[elf::WrapperSection]) -> bool {
+    let magics = || {
+        sections
+            .iter()
+            .flat_map(|s| &s.records)
+            .map(|r| r.record.magic)
+    };
+    magics().any(|m| m == WrapperMagic::HIPK) && !magics().any(|m| m == WrapperMagic::HIPF)
+}
+
 struct Walker<'data> {
     file: &'data [u8],
     out: Discovery<'data>,
@@ -591,7 +603,9 @@ impl<'data> Walker<'data> {
             });
         }
         // Bundles in `.hip_fatbin` (without a section table: the spans wrappers lead to),
-        // indexed by file offset for wrapper matching.
+        // indexed by file offset for wrapper matching. In a file split by kpack (every
+        // wrapper `HIPK`) the runtime reads no bundle: what the section still holds is a note.
+        let split = hipk_only(&parts.wrapper_sections);
         let first_bundle = self.out.bundles.len();
         for &(name, contents) in &parts.fatbins {
             let section = (!parts.sectionless).then_some(name);
@@ -601,7 +615,11 @@ impl<'data> Walker<'data> {
                 offset: self.base(contents),
                 size: contents.len() as u64,
             });
-            self.split_section(contents, member.clone(), section);
+            if split {
+                self.left_after_split(contents, member.clone(), section);
+            } else {
+                self.split_section(contents, member.clone(), section);
+            }
         }
         if parts.wrapper_sections.is_empty() {
             return;
@@ -796,6 +814,35 @@ impl<'data> Walker<'data> {
                 )),
             }
         }
+    }
+
+    /// The `.hip_fatbin` contents of a file whose wrappers are all `HIPK`: the runtime loads
+    /// its code objects from the kpack archives and never reads these bytes, so they are not
+    /// units. Bytes other than zeros (TheRock's Windows split keeps the part of `.hip_fat`
+    /// outside whole pages, often a stale bundle) are a note naming the bundles among them.
+    fn left_after_split(
+        &mut self,
+        data: &'data [u8],
+        member: Option<String>,
+        section: Option<&str>,
+    ) {
+        if data.iter().all(|&b| b == 0) {
+            return;
+        }
+        let (found, _) = gfxkit_bundle::split::split(data);
+        let location = Location {
+            member,
+            section: section.map(str::to_owned),
+            offset: self.base(data),
+            size: data.len() as u64,
+        };
+        self.problem(Problem::note(
+            location,
+            ProblemKind::LeftAfterSplit {
+                size: data.len() as u64,
+                bundles: found.len(),
+            },
+        ));
     }
 
     /// Splits a section (or a standalone file) holding bundles back to back. Returns the
