@@ -389,8 +389,11 @@ pub fn verify(name: &str, inv: &Inventory<'_>) -> Result<Verification> {
     // What host discovery found: wrappers pointing nowhere or outside the file, bundles
     // running past their section, bundles no wrapper registers, unreadable sections.
     for p in &inv.problems {
-        // An entry that contradicts its payload is a finding of the entry checks below.
-        if matches!(p.kind, gfxkit_host::ProblemKind::EntryContradiction { .. }) {
+        // An entry that contradicts its payload is a finding of the entry checks below; a
+        // note says nothing is wrong.
+        if matches!(p.kind, gfxkit_host::ProblemKind::EntryContradiction { .. })
+            || p.severity == gfxkit_host::Severity::Note
+        {
             continue;
         }
         problems.push(Finding {
