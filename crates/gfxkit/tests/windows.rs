@@ -1394,4 +1394,25 @@ fn therock_split_dll_of_two_compressed_units_reads_through_its_wrappers() {
         let (code, o, e) = gfxkit(&["doctor", "--device", "gfx1151", s(&file)]);
         assert_eq!(code, 0, "{tag}: {o}{e}");
     }
+
+    // Wrappers given `HIPK` while they still lead to their bundles (damage, not a split): the
+    // bundles stay units, and no note says that no wrapper leads to them.
+    let mut flipped = fat_data.clone();
+    let found = discover(&fat_data);
+    assert_eq!(found.wrappers.len(), 2);
+    for w in &found.wrappers {
+        let at = w.location.offset as usize;
+        flipped[at..at + 4].copy_from_slice(&WrapperMagic::HIPK.to_le_bytes());
+    }
+    let found = discover(&flipped);
+    assert_eq!(found.bundles.len(), 2);
+    assert!(found.wrappers.iter().all(|w| w.magic == WrapperMagic::Hipk));
+    assert!(
+        !found
+            .problems
+            .iter()
+            .any(|p| matches!(p.kind, ProblemKind::LeftAfterSplit { .. })),
+        "{:?}",
+        found.problems
+    );
 }

@@ -474,16 +474,21 @@ fn damaged_elf_ident(data: &[u8]) -> Option<String> {
     None
 }
 
-/// Whether the wrapper records of a file say it is split by kpack: some `HIPK` record and no
-/// `HIPF` one (records with another magic are damage, reported on their own).
-fn hipk_only(sections: &[elf::WrapperSection]) -> bool {
-    let magics = || {
-        sections
-            .iter()
-            .flat_map(|s| &s.records)
-            .map(|r| r.record.magic)
+/// Whether the wrapper records of a file say it is split by kpack: some `HIPK` record, no
+/// `HIPF` one (records with another magic are damage, reported on their own), and none leading
+/// into the `.hip_fatbin` contents at `spans` (file offset, size): a wrapper that does, whatever
+/// its magic, makes what it leads to more than leftover bytes.
+fn hipk_only(sections: &[elf::WrapperSection], spans: &[(u64, u64)]) -> bool {
+    let records = || sections.iter().flat_map(|s| &s.records);
+    let into_fatbin = |r: &elf::RawWrapper| match r.slot {
+        elf::Slot::At {
+            file_offset: Some(f),
+            ..
+        } => spans.iter().any(|&(at, size)| f >= at && f - at < size),
+        _ => false,
     };
-    magics().any(|m| m == WrapperMagic::HIPK) && !magics().any(|m| m == WrapperMagic::HIPF)
+    records().any(|r| r.record.magic == WrapperMagic::HIPK)
+        && !records().any(|r| r.record.magic == WrapperMagic::HIPF || into_fatbin(r))
 }
 
 struct Walker<'data> {
@@ -605,7 +610,12 @@ impl<'data> Walker<'data> {
         // Bundles in `.hip_fatbin` (without a section table: the spans wrappers lead to),
         // indexed by file offset for wrapper matching. In a file split by kpack (every
         // wrapper `HIPK`) the runtime reads no bundle: what the section still holds is a note.
-        let split = hipk_only(&parts.wrapper_sections);
+        let spans: Vec<(u64, u64)> = parts
+            .fatbins
+            .iter()
+            .map(|(_, c)| (self.base(c), c.len() as u64))
+            .collect();
+        let split = hipk_only(&parts.wrapper_sections, &spans);
         let first_bundle = self.out.bundles.len();
         for &(name, contents) in &parts.fatbins {
             let section = (!parts.sectionless).then_some(name);
