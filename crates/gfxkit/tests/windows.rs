@@ -1395,6 +1395,29 @@ fn therock_split_dll_of_two_compressed_units_reads_through_its_wrappers() {
         assert_eq!(code, 0, "{tag}: {o}{e}");
     }
 
+    // Damage host discovery meets in a split image is `verify`'s finding too, as for a fat one:
+    // a base relocation directory claiming more bytes than its section holds.
+    let bad = out.with_file_name("u-bad.dll");
+    let mut data = with_stale_fatbin(&split, &kept);
+    let lfanew = u32::from_le_bytes(data[0x3c..0x40].try_into().unwrap()) as usize;
+    let size_at = lfanew + 24 + 112 + 5 * 8 + 4; // DataDirectory[BASERELOC].Size
+    data[size_at + 2] = 1; // + 64 KiB
+    std::fs::write(&bad, data).unwrap();
+    let (code, o, e) = gfxkit(&["verify", s(&bad)]);
+    assert_eq!(code, 1, "{o}{e}");
+    assert!(
+        o.contains("error: malformed PE/COFF file: base relocation table"),
+        "{o}"
+    );
+    assert!(
+        o.contains("no IMAGE_REL_BASED_DIR64 base relocation"),
+        "{o}"
+    );
+    assert!(
+        !o.contains("left in this section"),
+        "a note is no finding: {o}"
+    );
+
     // Wrappers given `HIPK` while they still lead to their bundles (damage, not a split): the
     // bundles stay units, and no note says that no wrapper leads to them.
     let mut flipped = fat_data.clone();
