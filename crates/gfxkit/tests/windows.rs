@@ -1197,3 +1197,245 @@ fn kpack_split_and_inline_of_pe_images() {
     assert_eq!(code, 0, "{o}{e}");
     assert!(std::fs::read(&fat).unwrap() == std::fs::read(&b.release).unwrap());
 }
+
+/// The section table of the PE image `data`: (header offset, name, VirtualSize,
+/// VirtualAddress, SizeOfRawData, PointerToRawData) per section.
+fn pe_sections(data: &[u8]) -> Vec<(usize, String, u32, u32, u32, u32)> {
+    let u16_at = |at: usize| u16::from_le_bytes(data[at..at + 2].try_into().unwrap()) as usize;
+    let u32_at = |at: usize| u32::from_le_bytes(data[at..at + 4].try_into().unwrap());
+    let lfanew = u32_at(0x3c) as usize;
+    let count = u16_at(lfanew + 6);
+    let table = lfanew + 24 + u16_at(lfanew + 20);
+    (0..count)
+        .map(|i| {
+            let h = table + 40 * i;
+            let name = String::from_utf8_lossy(&data[h..h + 8])
+                .trim_end_matches('\0')
+                .to_owned();
+            (
+                h,
+                name,
+                u32_at(h + 8),
+                u32_at(h + 12),
+                u32_at(h + 16),
+                u32_at(h + 20),
+            )
+        })
+        .collect()
+}
+
+/// `split` (a DLL `kpack split` made, whose `.hip_fat` has no file bytes) with `stale` put back
+/// as the raw data of `.hip_fat`, padded to the file alignment (512): the later sections' raw
+/// data moves up and `SizeOfInitializedData` grows, as in an image TheRock's Windows transform
+/// wrote, which keeps the part of `.hip_fat` outside whole pages.
+fn with_stale_fatbin(split: &[u8], stale: &[u8]) -> Vec<u8> {
+    let sections = pe_sections(split);
+    let (h, .., raw_size, at) = sections.iter().find(|s| s.1 == ".hip_fat").unwrap().clone();
+    assert_eq!(
+        raw_size, 0,
+        "kpack split leaves .hip_fat without file bytes"
+    );
+    let len = stale.len().div_ceil(512) * 512;
+    let mut out = split.to_vec();
+    let mut padded = stale.to_vec();
+    padded.resize(len, 0);
+    out.splice(at as usize..at as usize, padded);
+    let put =
+        |out: &mut Vec<u8>, at: usize, v: u32| out[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    put(&mut out, h + 16, len as u32);
+    for (other, _, _, _, size, pointer) in &sections {
+        if *other != h && *size > 0 && *pointer >= at {
+            put(&mut out, other + 20, pointer + len as u32);
+        }
+    }
+    let lfanew = u32::from_le_bytes(out[0x3c..0x40].try_into().unwrap()) as usize;
+    let init = u32::from_le_bytes(out[lfanew + 32..lfanew + 36].try_into().unwrap());
+    put(&mut out, lfanew + 32, init + len as u32);
+    out
+}
+
+/// Regression (issue 38): a DLL of two `--offload-compress` units split as TheRock's Windows
+/// transform does keeps, in a shortened `.hip_fat`, the bytes outside whole pages: a stale CCOB
+/// (the second unit's, moved to the start of the section), or a piece of one when a bundle
+/// straddles the last page boundary. `list`, `select` and `extract` reported that leftover as
+/// the file's one bundle ("no wrapper points to this bundle"); the runtime reads the two `HIPK`
+/// wrappers' code objects from the kpack archives. They now answer through the wrappers, as for
+/// the fat DLL, and the leftover is a note.
+#[test]
+fn therock_split_dll_of_two_compressed_units_reads_through_its_wrappers() {
+    let archs: &[&str] = &["gfx90a", "gfx942", "gfx1100", "gfx1151"];
+    let tus = [
+        Tu {
+            stem: "u0",
+            source: W0,
+            archs,
+            compress: true,
+        },
+        Tu {
+            stem: "u1",
+            source: "extern \"C\" __global__ void u1_k0(int *a, int n) {\n\
+                int t = __builtin_amdgcn_workitem_id_x(); if (t < n) a[t] ^= n; }\n",
+            archs,
+            compress: true,
+        },
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let objs: Vec<PathBuf> = tus.iter().map(|t| t.windows_object(d)).collect();
+    let fat = lld_link(d, "u.dll", &objs, None);
+    let fat_data = std::fs::read(&fat).unwrap();
+    let fat_ids = listed_ids(&fat);
+    assert_eq!(fat_ids.len(), 2, "two CCOBs in .hip_fat");
+    assert!(fat_ids.iter().all(|ids| ids.len() == 4), "{fat_ids:?}");
+    let original = extracted(&fat, &d.join("x-fat"));
+    assert_eq!(original.len(), 8);
+
+    let out = d.join("split").join("bin").join("u.dll");
+    let (code, o, e) = gfxkit(&["kpack", "split", "--group", "u", s(&fat), "-o", s(&out)]);
+    assert_eq!(code, 0, "{o}{e}");
+    let split = std::fs::read(&out).unwrap();
+
+    // `.hip_fat` as the loader maps it from the fat DLL, and what TheRock's zero-paging keeps
+    // of it: the bytes before the first and after the last page boundary of its addresses.
+    let (.., vsize, rva, _, pointer) = pe_sections(&fat_data)
+        .into_iter()
+        .find(|s| s.1 == ".hip_fat")
+        .unwrap();
+    let contents = &fat_data[pointer as usize..(pointer + vsize) as usize];
+    let head = ((4096 - rva % 4096) % 4096).min(vsize) as usize;
+    let tail = ((rva + vsize) / 4096 * 4096)
+        .saturating_sub(rva)
+        .max(head as u32) as usize;
+    let mut kept = contents[..head].to_vec();
+    kept.extend_from_slice(&contents[tail..]);
+    assert!(
+        kept.starts_with(b"CCOB"),
+        "the kept bytes hold a stale bundle"
+    );
+    // A piece cut from inside a bundle, as when one straddles the page boundary.
+    let piece = contents[0x100..0x100 + kept.len()].to_vec();
+    assert!(!piece.starts_with(b"CCOB"));
+
+    for (tag, stale, says) in [
+        ("bundle", &kept, "(1 stale offload bundle)"),
+        ("piece", &piece, "(no whole offload bundle)"),
+    ] {
+        let file = out.with_file_name(format!("u-{tag}.dll"));
+        std::fs::write(&file, with_stale_fatbin(&split, stale)).unwrap();
+        let readobj = run_ok(
+            Command::new(llvm_tool("llvm-readobj"))
+                .args(["--file-headers", "--sections", "--coff-basereloc"])
+                .arg(&file),
+        );
+        assert!(readobj.stderr.is_empty(), "{tag}");
+        let raw = section(&file, ".hip_fat").raw_size;
+        assert_eq!(raw, stale.len().div_ceil(512) as u64 * 512, "{tag}");
+        // The file's bytes at .hip_fat are the stale ones: the test would fail without them.
+        let dumped = dump_section(&file, ".hip_fat", &d.join(format!("{tag}.bin")));
+        assert_eq!(&dumped[..stale.len()], &stale[..], "{tag}");
+
+        // list: one unit per wrapper, its code in the archives, the fat DLL's entries.
+        let (code, o, e) = gfxkit(&["list", "--json", s(&file)]);
+        assert_eq!(code, 0, "{tag}: {o}{e}");
+        let v: Value = serde_json::from_str(&o).unwrap();
+        let f = &v["files"][0];
+        let units = f["bundles"].as_array().unwrap();
+        assert_eq!(units.len(), 2, "{tag}: {f}");
+        for (i, u) in units.iter().enumerate() {
+            assert_eq!(u["format"], "kpack", "{tag}");
+            assert_eq!(u["section"], ".kpackrf", "{tag}");
+            assert_eq!(u["kpack_key"], format!("bin/u.dll#{i}"), "{tag}");
+        }
+        assert_eq!(listed_ids(&file), fat_ids, "{tag}");
+        assert_eq!(f["kpack_archives"].as_array().unwrap().len(), 4, "{tag}");
+        // The leftover: one note at .hip_fat, nothing else.
+        let problems = f["problems"].as_array().unwrap();
+        assert_eq!(problems.len(), 1, "{tag}: {problems:?}");
+        assert_eq!(problems[0]["severity"], "note", "{tag}");
+        assert_eq!(problems[0]["location"]["section"], ".hip_fat", "{tag}");
+        let message = problems[0]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{tag}: {message}");
+        assert!(message.contains("kpack archives"), "{tag}: {message}");
+        let (_, text, err) = gfxkit(&["list", s(&file)]);
+        assert!(text.contains("kpack 1 in .kpackrf"), "{tag}: {text}");
+        assert!(err.contains("gfxkit: note:"), "{tag}: {err}");
+        assert!(
+            !err.contains("warning") && !err.contains("error"),
+            "{tag}: {err}"
+        );
+
+        // select: each wrapper's code object from `u_gfx1151.kpack`.
+        let (code, o, e) = gfxkit(&["select", "--json", "--device", "gfx1151", s(&file)]);
+        assert_eq!(code, 0, "{tag}: {o}{e}");
+        let v: Value = serde_json::from_str(&o).unwrap();
+        let picks = v["files"][0]["bundles"].as_array().unwrap();
+        assert_eq!(picks.len(), 2, "{tag}: {v}");
+        for (i, p) in picks.iter().enumerate() {
+            assert_eq!(p["format"], "kpack", "{tag}");
+            assert_eq!(p["selected"], "hipv4-amdgcn-amd-amdhsa--gfx1151", "{tag}");
+            assert_eq!(p["kpack_key"], format!("bin/u.dll#{i}"), "{tag}");
+            let archive = p["archive"].as_str().unwrap();
+            assert!(
+                archive.ends_with("/.kpack/u_gfx1151.kpack"),
+                "{tag}: {archive}"
+            );
+        }
+        assert_eq!(answers(&file), answers(&fat), "{tag}");
+
+        // extract: both units' code objects for every target, byte for byte.
+        assert_eq!(
+            extracted(&file, &d.join(format!("x-{tag}"))),
+            original,
+            "{tag}"
+        );
+        // verify and doctor: nothing wrong.
+        let (code, o, e) = gfxkit(&["verify", s(&file)]);
+        assert_eq!(code, 0, "{tag}: {o}{e}");
+        let (code, o, e) = gfxkit(&["doctor", "--device", "gfx1151", s(&file)]);
+        assert_eq!(code, 0, "{tag}: {o}{e}");
+    }
+
+    // Damage host discovery meets in a split image is `verify`'s finding too, as for a fat one:
+    // a base relocation directory claiming more bytes than its section holds.
+    let bad = out.with_file_name("u-bad.dll");
+    let mut data = with_stale_fatbin(&split, &kept);
+    let lfanew = u32::from_le_bytes(data[0x3c..0x40].try_into().unwrap()) as usize;
+    let size_at = lfanew + 24 + 112 + 5 * 8 + 4; // DataDirectory[BASERELOC].Size
+    data[size_at + 2] = 1; // + 64 KiB
+    std::fs::write(&bad, data).unwrap();
+    let (code, o, e) = gfxkit(&["verify", s(&bad)]);
+    assert_eq!(code, 1, "{o}{e}");
+    assert!(
+        o.contains("error: malformed PE/COFF file: base relocation table"),
+        "{o}"
+    );
+    assert!(
+        o.contains("no IMAGE_REL_BASED_DIR64 base relocation"),
+        "{o}"
+    );
+    assert!(
+        !o.contains("left in this section"),
+        "a note is no finding: {o}"
+    );
+
+    // Wrappers given `HIPK` while they still lead to their bundles (damage, not a split): the
+    // bundles stay units, and no note says that no wrapper leads to them.
+    let mut flipped = fat_data.clone();
+    let found = discover(&fat_data);
+    assert_eq!(found.wrappers.len(), 2);
+    for w in &found.wrappers {
+        let at = w.location.offset as usize;
+        flipped[at..at + 4].copy_from_slice(&WrapperMagic::HIPK.to_le_bytes());
+    }
+    let found = discover(&flipped);
+    assert_eq!(found.bundles.len(), 2);
+    assert!(found.wrappers.iter().all(|w| w.magic == WrapperMagic::Hipk));
+    assert!(
+        !found
+            .problems
+            .iter()
+            .any(|p| matches!(p.kind, ProblemKind::LeftAfterSplit { .. })),
+        "{:?}",
+        found.problems
+    );
+}

@@ -474,6 +474,23 @@ fn damaged_elf_ident(data: &[u8]) -> Option<String> {
     None
 }
 
+/// Whether the wrapper records of a file say it is split by kpack: some `HIPK` record, no
+/// `HIPF` one (records with another magic are damage, reported on their own), and none leading
+/// into the `.hip_fatbin` contents at `spans` (file offset, size): a wrapper that does, whatever
+/// its magic, makes what it leads to more than leftover bytes.
+fn hipk_only(sections: &[elf::WrapperSection], spans: &[(u64, u64)]) -> bool {
+    let records = || sections.iter().flat_map(|s| &s.records);
+    let into_fatbin = |r: &elf::RawWrapper| match r.slot {
+        elf::Slot::At {
+            file_offset: Some(f),
+            ..
+        } => spans.iter().any(|&(at, size)| f >= at && f - at < size),
+        _ => false,
+    };
+    records().any(|r| r.record.magic == WrapperMagic::HIPK)
+        && !records().any(|r| r.record.magic == WrapperMagic::HIPF || into_fatbin(r))
+}
+
 struct Walker<'data> {
     file: &'data [u8],
     out: Discovery<'data>,
@@ -591,7 +608,14 @@ impl<'data> Walker<'data> {
             });
         }
         // Bundles in `.hip_fatbin` (without a section table: the spans wrappers lead to),
-        // indexed by file offset for wrapper matching.
+        // indexed by file offset for wrapper matching. In a file split by kpack (every
+        // wrapper `HIPK`) the runtime reads no bundle: what the section still holds is a note.
+        let spans: Vec<(u64, u64)> = parts
+            .fatbins
+            .iter()
+            .map(|(_, c)| (self.base(c), c.len() as u64))
+            .collect();
+        let split = hipk_only(&parts.wrapper_sections, &spans);
         let first_bundle = self.out.bundles.len();
         for &(name, contents) in &parts.fatbins {
             let section = (!parts.sectionless).then_some(name);
@@ -601,7 +625,11 @@ impl<'data> Walker<'data> {
                 offset: self.base(contents),
                 size: contents.len() as u64,
             });
-            self.split_section(contents, member.clone(), section);
+            if split {
+                self.left_after_split(contents, member.clone(), section);
+            } else {
+                self.split_section(contents, member.clone(), section);
+            }
         }
         if parts.wrapper_sections.is_empty() {
             return;
@@ -796,6 +824,35 @@ impl<'data> Walker<'data> {
                 )),
             }
         }
+    }
+
+    /// The `.hip_fatbin` contents of a file whose wrappers are all `HIPK`: the runtime loads
+    /// its code objects from the kpack archives and never reads these bytes, so they are not
+    /// units. Bytes other than zeros (TheRock's Windows split keeps the part of `.hip_fat`
+    /// outside whole pages, often a stale bundle) are a note naming the bundles among them.
+    fn left_after_split(
+        &mut self,
+        data: &'data [u8],
+        member: Option<String>,
+        section: Option<&str>,
+    ) {
+        if data.iter().all(|&b| b == 0) {
+            return;
+        }
+        let (found, _) = gfxkit_bundle::split::split(data);
+        let location = Location {
+            member,
+            section: section.map(str::to_owned),
+            offset: self.base(data),
+            size: data.len() as u64,
+        };
+        self.problem(Problem::note(
+            location,
+            ProblemKind::LeftAfterSplit {
+                size: data.len() as u64,
+                bundles: found.len(),
+            },
+        ));
     }
 
     /// Splits a section (or a standalone file) holding bundles back to back. Returns the

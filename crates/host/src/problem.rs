@@ -47,6 +47,8 @@ impl fmt::Display for Location {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// Said for the reader's information; nothing is wrong with the device code.
+    Note,
     /// Worth knowing; the device code is still usable.
     Warning,
     /// Something is damaged or unreadable.
@@ -56,6 +58,7 @@ pub enum Severity {
 impl fmt::Display for Severity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            Severity::Note => "note",
             Severity::Warning => "warning",
             Severity::Error => "error",
         })
@@ -204,6 +207,17 @@ pub enum ProblemKind {
     /// A bundle in `.hip_fatbin` that no wrapper points to (the runtime never registers it).
     #[error("no wrapper points to this bundle")]
     BundleWithoutWrapper,
+    /// Bytes left in the `.hip_fatbin` (`.hip_fat`) section of a binary whose wrappers are
+    /// all `HIPK`: no wrapper leads to them, the runtime loads the code objects from the kpack
+    /// archives instead. TheRock's Windows split keeps the part of `.hip_fat` outside whole
+    /// pages, so a stale offload bundle (or a piece of one) stays there. A note.
+    #[error("{size} bytes left in this section by the kpack split ({}): no wrapper leads to them, the runtime loads this file's code objects from its kpack archives", match bundles { 0 => "no whole offload bundle".to_owned(), 1 => "1 stale offload bundle".to_owned(), n => format!("{n} stale offload bundles") })]
+    LeftAfterSplit {
+        /// Bytes of the section's contents in the file.
+        size: u64,
+        /// Whole offload bundles among them (not read as device code).
+        bundles: usize,
+    },
     /// The metadata a `HIPK` wrapper points to cannot be decoded.
     #[error("HIPK wrapper metadata cannot be read: {0}")]
     BadKpackMetadata(String),
@@ -251,6 +265,15 @@ impl Problem {
         Problem {
             location,
             severity: Severity::Error,
+            kind,
+        }
+    }
+
+    /// A note: nothing wrong, said for the reader's information.
+    pub fn note(location: Location, kind: ProblemKind) -> Problem {
+        Problem {
+            location,
+            severity: Severity::Note,
             kind,
         }
     }

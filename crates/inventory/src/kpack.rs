@@ -496,7 +496,15 @@ pub fn verify_split(name: &str, inv: &Inventory<'_>, archives: &Archives<'_>) ->
             message: u.clone(),
         });
     }
-    let problems = findings(f);
+    // What host discovery met first (damaged headers, wrappers without base relocation), as
+    // for fat binaries; a marker that does not decode is the kpack check's finding.
+    let mut problems: Vec<Finding> = inv
+        .problems
+        .iter()
+        .filter(|p| !matches!(p.kind, gfxkit_host::ProblemKind::BadKpackMetadata(_)))
+        .filter_map(crate::verify::host_finding)
+        .collect();
+    problems.extend(findings(f));
     let views = view::view(&inv.discovery, &parsed);
     Verification {
         path: name.to_owned(),

@@ -359,6 +359,26 @@ pub fn verify_bytes(name: &str, data: &[u8]) -> Result<Verification> {
     verify(name, &Inventory::of(data))
 }
 
+/// The finding of a problem host discovery met, `None` for what is no finding here: an entry
+/// that contradicts its payload (a finding of the entry checks) and a note (nothing wrong).
+pub(crate) fn host_finding(p: &gfxkit_host::Problem) -> Option<Finding> {
+    if matches!(p.kind, gfxkit_host::ProblemKind::EntryContradiction { .. })
+        || p.severity == gfxkit_host::Severity::Note
+    {
+        return None;
+    }
+    Some(Finding {
+        bundle: None,
+        bundle_offset: Some(p.location.offset),
+        member: p.location.member.clone(),
+        section: p.location.section.clone(),
+        entry: None,
+        id: None,
+        message: format!("{}: {}", p.severity, p.kind),
+        kind: FindingKind::Host(p.kind.clone(), p.severity),
+    })
+}
+
 /// Verifies an inventory, named `name` in the report. The only error is a file without
 /// device code.
 pub fn verify(name: &str, inv: &Inventory<'_>) -> Result<Verification> {
@@ -388,22 +408,7 @@ pub fn verify(name: &str, inv: &Inventory<'_>) -> Result<Verification> {
     }
     // What host discovery found: wrappers pointing nowhere or outside the file, bundles
     // running past their section, bundles no wrapper registers, unreadable sections.
-    for p in &inv.problems {
-        // An entry that contradicts its payload is a finding of the entry checks below.
-        if matches!(p.kind, gfxkit_host::ProblemKind::EntryContradiction { .. }) {
-            continue;
-        }
-        problems.push(Finding {
-            bundle: None,
-            bundle_offset: Some(p.location.offset),
-            member: p.location.member.clone(),
-            section: p.location.section.clone(),
-            entry: None,
-            id: None,
-            message: format!("{}: {}", p.severity, p.kind),
-            kind: FindingKind::Host(p.kind.clone(), p.severity),
-        });
-    }
+    problems.extend(inv.problems.iter().filter_map(host_finding));
     // Units in parallel (each decompressed and its code objects read), findings in file order.
     let per_unit: Vec<(Vec<Finding>, usize)> = inv
         .units
