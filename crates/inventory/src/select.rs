@@ -17,6 +17,10 @@ pub struct SelectReport {
     pub device: String,
     /// One per file.
     pub files: Vec<Selection>,
+    /// The ROCm release whose runtime is modelled (`--rocm`), and where it was read; absent
+    /// for the newest runtime.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rocm: Option<crate::release::RocmRelease>,
 }
 
 /// The choice for every unit of one file (the file object of `select --json`).
@@ -176,6 +180,22 @@ impl Selection {
             .filter_map(|b| b.database.as_ref().map(|d| (b, d)))
     }
 
+    /// The kpack units as the runtime of `rules` sees them: without a kpack loader none
+    /// loads, and the reason says so ([`gfxkit_host::release::kpack_refusal`]).
+    pub fn refuse_kpack(&mut self, rules: &gfxkit_spec::rocm::Rules) {
+        let Some(r) = gfxkit_host::release::kpack_refusal(rules) else {
+            return;
+        };
+        for b in self.bundles.iter_mut().filter(|b| b.format == "kpack") {
+            if let Some(k) = &mut b.kpack {
+                k.selected = None;
+                k.lookup.reason = r.reason.clone();
+            }
+            b.selected = None;
+            b.reason = r.reason.clone();
+        }
+    }
+
     /// The kpack units ([`Selection::add_kpack`]).
     pub fn kpack_units(&self) -> impl Iterator<Item = (&UnitChoice, &crate::kpack::KpackUnit)> {
         self.bundles
@@ -197,12 +217,27 @@ fn format_name(u: &gfxkit_host::entries::Unit) -> &'static str {
 /// What the HIP runtime would load from each unit of `inv` on `device`; the file is named
 /// `name` in the report.
 pub fn select(name: &str, inv: &Inventory<'_>, device: &TargetId) -> Selection {
+    select_on(name, inv, device, None)
+}
+
+/// [`select`] as the runtime of the release `rules` makes it, when given
+/// ([`gfxkit_host::release::select_unit_on`]): what it cannot load is passed over, with why.
+pub fn select_on(
+    name: &str,
+    inv: &Inventory<'_>,
+    device: &TargetId,
+    rules: Option<&gfxkit_spec::rocm::Rules>,
+) -> Selection {
+    let refused = rules.map(|r| crate::release::refusals(r, inv));
     let bundles = inv
         .loadable()
         .into_iter()
         .enumerate()
         .map(|(index, u)| {
-            let s = select_unit(device, &u);
+            let s = match refused.as_ref().and_then(|r| r.get(index)) {
+                Some(r) => gfxkit_host::release::select_unit_on(device, &u, r),
+                None => select_unit(device, &u),
+            };
             let selected = match (&u.entries, s.index) {
                 (Ok(e), Some(i)) => e.get(i).map(|e| e.id.raw().to_owned()),
                 _ => None,
