@@ -348,6 +348,23 @@ impl UnitRefusals {
                     passed.push((e.id.raw().to_owned(), r.clone()));
                     e.size = 0;
                 }
+                _ if s.index.is_none() && !passed.is_empty() => {
+                    // Nothing this release loads: the nearest targets are those present,
+                    // refused ones included (the reason names why they are passed over).
+                    let nearest = crate::select::nearest_targets(device, &unit.ids());
+                    let mut reason = format!("No compatible code objects found for: {device}");
+                    if !nearest.is_empty() {
+                        reason.push_str(&format!("; nearest present: {}", nearest.join(", ")));
+                    }
+                    return (
+                        Selection {
+                            reason,
+                            nearest,
+                            ..s
+                        },
+                        passed,
+                    );
+                }
                 _ => return (s, passed),
             }
         }

@@ -276,6 +276,7 @@ pub fn judge_with(
         None => units.clone(),
     };
     // A split binary on a runtime without the kpack loader: no wrapper loads.
+    let kpack_newest = kpack_verdicts.clone();
     if let Some(refusal) = release.as_ref().and_then(|r| r.kpack.as_ref()) {
         for (_, why) in &mut kpack_verdicts {
             *why = Some(refusal.reason.clone());
@@ -384,6 +385,17 @@ pub fn judge_with(
         };
         let mut remedies = crate::remedy::remedies(d, lack, &runs_as, package);
         if let Some(r) = &release {
+            // Where the newest runtime runs it, only the release stands in the way: its
+            // remedies alone.
+            let dev = d.to_string();
+            let newest_runs = (units.is_empty() || verdict(d, &units).runs)
+                && kpack_newest
+                    .iter()
+                    .all(|(k, why)| *k != dev || why.is_none())
+                && lacks(d).is_none();
+            if newest_runs {
+                remedies.clear();
+            }
             // What the release refuses that the newest runtime loads: a rebuild it loads, or
             // the release that loads it; a generic target only where the release loads it.
             let refused = r.on(d, &units);

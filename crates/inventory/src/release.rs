@@ -147,11 +147,12 @@ pub fn remedies(device: &TargetId, refused: &[&Refusal]) -> Vec<Remedy> {
     let mut out: Vec<Remedy> = Vec::new();
     for r in refused {
         if let Some(text) = &r.rebuild {
-            if !out.iter().any(|x| x.text == *text) {
+            let text = text.replace("<processor>", device.processor().name);
+            if !out.iter().any(|x| x.text == text) {
                 out.push(Remedy {
                     device: key.clone(),
                     kind: Kind::Rebuild,
-                    text: text.clone(),
+                    text,
                     standing: Standing::Supported,
                 });
             }
