@@ -512,3 +512,75 @@ fn the_table_lists_and_shows_each_release_with_its_sources() {
     assert!(err.contains("--rocm six"), "{err}");
     assert!(err.contains("not a ROCm release number"), "{err}");
 }
+
+/// A real input of `scripts/ensure-real-inputs` (in `target/real`).
+fn real(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/real");
+    std::fs::read_dir(&dir)
+        .ok()
+        .and_then(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path())).find(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(name))
+            })
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "{name}* is missing from {}: run `bash scripts/ensure-real-inputs`",
+                dir.display()
+            )
+        })
+}
+
+/// Real libraries judged against the release they were built for and an older one: Debian
+/// 12's librocrand (ROCm 5.3, code objects V4) runs on 5.3 and not on 4.0 (V1-V3); PyPI's
+/// torch-scatter-rocm 2.1.2.post7 (code objects V6, gfx900 to gfx1251) runs on 7.2 and not on
+/// 6.2 (up to V5), on every library of the wheel; the newest release changes nothing.
+#[test]
+fn real_libraries_on_their_release_and_an_older_one() {
+    let rocrand = real("librocrand.so.1.1");
+    let wheel = real("torch_scatter_rocm-2.1.2.post7-");
+    let doctor = |file: &Path, device: &str, rocm: Option<&str>| -> Value {
+        let mut a = vec!["doctor", "--json", "--device", device];
+        if let Some(r) = rocm {
+            a.extend(["--rocm", r]);
+        }
+        a.push(file.to_str().unwrap());
+        common::json_stdout(&gfxkit(&a))
+    };
+    for (file, device, built_for, older, why) in [
+        (
+            &rocrand,
+            "gfx90a:sramecc+:xnack-",
+            "5.3",
+            "4.0",
+            "code object V4: ROCm 4.0 loads up to V3",
+        ),
+        (
+            &wheel,
+            "gfx1100",
+            "7.2",
+            "6.2",
+            "code object V6: ROCm 6.2 loads up to V5",
+        ),
+    ] {
+        let newest = doctor(file, device, None);
+        let files = newest["files"].as_array().unwrap();
+        assert!(!files.is_empty());
+        assert!(
+            files.iter().all(|f| f["runs_on"][device] == true),
+            "{newest}"
+        );
+        for r in [built_for, "7.13"] {
+            let mut v = doctor(file, device, Some(r));
+            v.as_object_mut().unwrap().remove("rocm");
+            assert_eq!(v, newest, "{} on ROCm {r}", file.display());
+        }
+        let v = doctor(file, device, Some(older));
+        for f in v["files"].as_array().unwrap() {
+            assert_eq!(f["runs_on"][device], false, "{f}");
+            let m = f["missing"][device].as_str().unwrap();
+            assert!(m.contains(why), "{m}");
+        }
+    }
+}

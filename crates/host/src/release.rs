@@ -48,12 +48,44 @@ pub fn code_object_version(elf: &[u8]) -> Option<u8> {
 
 /// The code-object version of each entry of each unit of `found`, in the order of
 /// [`crate::entries::units`] (bundles, object bundles, code objects) and of each unit's
-/// entries (the IDs that parse, in header order); `None` where it cannot be read. A CCOB
+/// entries (the IDs that parse, in header order); `None` where it cannot be read (a unit's
+/// list may be shorter than its entries: the rest are unknown). A CCOB
 /// bundle is decompressed as a stream up to its last entry's first bytes (memory stays
 /// bounded; nothing is kept); its hash is not checked (`gfxkit verify` does that).
 pub fn code_object_versions(found: &crate::Discovery<'_>) -> Vec<Vec<Option<u8>>> {
+    versions_where(found, |_| true)
+}
+
+/// [`code_object_versions`] as far as the rules of a release need them: none for a release
+/// that loads every version there is (V6, the newest), none for a compressed bundle it cannot
+/// unpack anyway (whose versions would cost a decompression).
+pub fn code_object_versions_for(
+    found: &crate::Discovery<'_>,
+    rules: &Rules,
+) -> Vec<Vec<Option<u8>>> {
+    if rules.code_object_max >= NEWEST_CODE_OBJECT_VERSION {
+        // Nothing to read: every unit's versions unknown (and none refused).
+        return Vec::new();
+    }
+    versions_where(found, |format| match format {
+        BundleFormat::Compressed { version, .. } => rules.unpacks_ccob(version),
+        BundleFormat::Uncompressed => true,
+    })
+}
+
+/// The newest code-object version there is (LLVM's `ELFABIVERSION_AMDGPU_HSA_V6`).
+const NEWEST_CODE_OBJECT_VERSION: u8 = 6;
+
+fn versions_where(
+    found: &crate::Discovery<'_>,
+    read: impl Fn(BundleFormat) -> bool,
+) -> Vec<Vec<Option<u8>>> {
     let mut out = Vec::new();
     for b in &found.bundles {
+        if !read(b.format) {
+            out.push(Vec::new());
+            continue;
+        }
         let c = gfxkit_bytes::Cursor::at(b.bytes, b.location.offset);
         let items = match crate::entries::read_header(b.format, c) {
             Ok((items, _)) => items,
@@ -87,17 +119,19 @@ pub fn code_object_versions(found: &crate::Discovery<'_>) -> Vec<Vec<Option<u8>>
                 .collect(),
         );
     }
+    // Object bundles and code objects are read in place: their versions cost nothing.
+    let all = read(BundleFormat::Uncompressed);
     for o in &found.object_bundles {
         out.push(
             o.entries
                 .iter()
                 .filter(|e| EntryId::parse(e.id).is_ok())
-                .map(|e| code_object_version(e.bytes))
+                .map(|e| code_object_version(e.bytes).filter(|_| all))
                 .collect(),
         );
     }
     for c in &found.code_objects {
-        out.push(vec![code_object_version(c.bytes)]);
+        out.push(vec![code_object_version(c.bytes).filter(|_| all)]);
     }
     out
 }

@@ -4,7 +4,7 @@
 
 use crate::inventory::Inventory;
 use crate::remedy::{Kind, Remedy, Standing};
-use gfxkit_host::release::{code_object_versions, kpack_refusal, Refusal, UnitRefusals};
+use gfxkit_host::release::{code_object_versions_for, kpack_refusal, Refusal, UnitRefusals};
 use gfxkit_spec::rocm::{RocmVersion, Rules};
 use gfxkit_target_id::TargetId;
 use serde::Serialize;
@@ -45,7 +45,7 @@ impl RocmRelease {
 
 /// What `rules` refuses in each loadable unit of `inv` ([`Inventory::loadable`] order).
 pub fn refusals(rules: &Rules, inv: &Inventory<'_>) -> Vec<UnitRefusals> {
-    let versions = code_object_versions(&inv.discovery);
+    let versions = code_object_versions_for(&inv.discovery, rules);
     inv.loadable()
         .iter()
         .enumerate()
