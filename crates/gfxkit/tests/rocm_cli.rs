@@ -89,6 +89,12 @@ fn built() -> &'static Built {
             &["--offload-compress"],
             &[("COMPRESSED_BUNDLE_FORMAT_VERSION", "2")],
         );
+        device(
+            "v6-ccob2.hipfb",
+            &["gfx1030", "gfx1100"],
+            &["-mcode-object-version=6", "--offload-compress"],
+            &[("COMPRESSED_BUNDLE_FORMAT_VERSION", "2")],
+        );
         // CCOB v3 (clang-19 writes v2 at most): the v5 bundle compressed by gfxkit.
         let out = gfxkit(&[
             "compress",
@@ -471,6 +477,34 @@ fn doctor_on_a_machine_reads_its_release() {
         "{text}"
     );
     assert_eq!(out.status.code(), Some(1));
+}
+
+/// The code-object version of an entry inside a compressed bundle is read from the stream (the
+/// second entry lies after the first's payload): V6 in CCOB v2 is refused by 6.2, which
+/// unpacks the bundle, and loaded by 6.3; 6.1 refuses the bundle itself.
+#[test]
+fn versions_inside_compressed_bundles() {
+    let f = built().path("v6-ccob2.hipfb");
+    for device in ["gfx1030", "gfx1100"] {
+        let (_, selected, reason) = select(&f, device, Some("6.2"));
+        assert_eq!(selected, None);
+        assert!(
+            reason.contains(&format!(
+                "hipv4-amdgcn-amd-amdhsa--{device} passed over: code object V6: ROCm 6.2 loads up to V5"
+            )),
+            "{reason}"
+        );
+        let (_, selected, _) = select(&f, device, Some("6.3"));
+        assert_eq!(
+            selected.unwrap(),
+            format!("hipv4-amdgcn-amd-amdhsa--{device}")
+        );
+        let (_, _, reason) = select(&f, device, Some("6.1"));
+        assert!(
+            reason.starts_with("CCOB v2: ROCm 6.1's HIP runtime unpacks no compressed bundles"),
+            "{reason}"
+        );
+    }
 }
 
 #[test]

@@ -94,18 +94,18 @@ fn versions_where(
                 continue;
             }
         };
-        let wanted: Vec<(u64, bool)> = items
+        // An entry's payload: offset, size, and whether its ID parses (units list those).
+        let wanted: Vec<(u64, u64, bool)> = items
             .iter()
-            .map(|h| (h.header.offset, h.id.is_ok()))
+            .map(|h| (h.header.offset, h.header.size, h.id.is_ok()))
             .collect();
         let heads = match b.format {
             BundleFormat::Uncompressed => wanted
                 .iter()
-                .map(|&(off, _)| {
-                    usize::try_from(off)
-                        .ok()
-                        .and_then(|o| b.bytes.get(o..))
-                        .and_then(code_object_version)
+                .map(|&(off, size, _)| {
+                    let end = off.checked_add(size)?;
+                    let range = usize::try_from(off).ok()?..usize::try_from(end).ok()?;
+                    b.bytes.get(range).and_then(code_object_version)
                 })
                 .collect(),
             BundleFormat::Compressed { .. } => ccob_heads(b.bytes, &wanted),
@@ -114,7 +114,7 @@ fn versions_where(
             wanted
                 .iter()
                 .zip(heads)
-                .filter(|((_, parsed), _)| *parsed)
+                .filter(|((_, _, parsed), _)| *parsed)
                 .map(|(_, v)| v)
                 .collect(),
         );
@@ -136,16 +136,19 @@ fn versions_where(
     out
 }
 
-/// The code-object versions at the payload offsets `wanted` of the CCOB bundle `bytes`, read
-/// while decompressing it as a stream, stopping after the last one.
-fn ccob_heads(bytes: &[u8], wanted: &[(u64, bool)]) -> Vec<Option<u8>> {
+/// The code-object versions of the payloads `wanted` (offset, size) of the CCOB bundle
+/// `bytes`, read while decompressing it as a stream, stopping after the last one.
+fn ccob_heads(bytes: &[u8], wanted: &[(u64, u64, bool)]) -> Vec<Option<u8>> {
     const HEAD: u64 = 9;
     let Ok(header) = gfxkit_bundle::ccob::Header::parse(bytes) else {
         return vec![None; wanted.len()];
     };
+    // Payloads shorter than an ELF identification hold no code object: not read.
+    let head = |size: u64| size.min(HEAD) as usize;
     let end = wanted
         .iter()
-        .map(|&(o, _)| o.saturating_add(HEAD))
+        .filter(|&&(_, size, _)| size >= HEAD)
+        .map(|&(o, _, _)| o.saturating_add(HEAD))
         .max()
         .unwrap_or(0)
         .min(header.uncompressed_size);
@@ -154,9 +157,9 @@ fn ccob_heads(bytes: &[u8], wanted: &[(u64, bool)]) -> Vec<Option<u8>> {
     let mut sink = |chunk: &[u8]| -> std::io::Result<()> {
         let start = at;
         at += chunk.len() as u64;
-        for (h, &(off, _)) in heads.iter_mut().zip(wanted) {
+        for (h, &(off, size, _)) in heads.iter_mut().zip(wanted) {
             let mut pos = off.saturating_add(h.len() as u64);
-            while h.len() < HEAD as usize && pos >= start && pos < at {
+            while h.len() < head(size) && pos >= start && pos < at {
                 // In bounds: start <= pos < at = start + chunk.len().
                 h.push(chunk[(pos - start) as usize]);
                 pos += 1;
@@ -465,6 +468,46 @@ mod tests {
         h[7] = 0;
         assert_eq!(code_object_version(&h), None);
         assert_eq!(code_object_version(&h[..5]), None);
+    }
+
+    /// The versions of a bundle's entries, uncompressed and in CCOB v2 and v3, with payloads
+    /// far apart (the stream is read in chunks of 256 KiB; the last entry lies past several).
+    #[test]
+    fn versions_of_every_entry_of_plain_and_compressed_bundles() {
+        let elf = |abi: u8, len: usize| {
+            let mut v = vec![0x7f, b'E', b'L', b'F', 2, 1, 1, 64, abi];
+            v.resize(len, 0x11);
+            v
+        };
+        let (a, b, c) = (elf(3, 700_000), elf(4, 300_000), elf(2, 64));
+        let bundle = gfxkit_bundle::write_bundle(
+            &[
+                ("host-x86_64-unknown-linux--", b""),
+                ("hipv4-amdgcn-amd-amdhsa--gfx90a", &a),
+                ("not an entry id", b"x"),
+                ("hipv4-amdgcn-amd-amdhsa--gfx1100", &b),
+                ("hipv4-amdgcn-amd-amdhsa--gfx906", &c),
+            ],
+            4096,
+        )
+        .unwrap();
+        let want = vec![vec![None, Some(5), Some(6), Some(4)]];
+        assert_eq!(code_object_versions(&crate::discover(&bundle)), want);
+        for version in [2, 3] {
+            let opts = gfxkit_bundle::ccob::CompressOptions {
+                version,
+                ..Default::default()
+            };
+            let z = gfxkit_bundle::ccob::compress(&bundle, &opts).unwrap();
+            let found = crate::discover(&z);
+            assert_eq!(code_object_versions(&found), want, "v{version}");
+            // A release that loads V6 reads nothing; one that cannot unpack the bundle neither.
+            assert!(code_object_versions_for(&found, &rules("6.3")).is_empty());
+            let none: Vec<Vec<Option<u8>>> = vec![Vec::new()];
+            assert_eq!(code_object_versions_for(&found, &rules("6.1")), none);
+            let expect = if version == 2 { &want } else { &none };
+            assert_eq!(&code_object_versions_for(&found, &rules("6.2")), expect);
+        }
     }
 
     #[test]
