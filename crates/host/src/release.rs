@@ -542,6 +542,27 @@ mod tests {
         assert_eq!(ref_.upgrade, "6.3");
     }
 
+    /// gfx12-5-generic is in the runtime's sources after the newest listed release: refused
+    /// by it, loaded by a later one (no LLVM that gfxkit tests with writes it yet).
+    #[test]
+    fn an_unreleased_generic_target() {
+        let u = unit(&["gfx12-5-generic"], None);
+        let r = UnitRefusals::of(&rules("7.13"), &u, &[Some(6)]);
+        let s = select_unit_on(&dev("gfx1250"), &u, &r);
+        assert_eq!(s.index, None);
+        assert!(
+            s.reason.contains("gfx12-5-generic: ROCm 7.13 does not load it (from a release after 7.13, not pinned)"),
+            "{}",
+            s.reason
+        );
+        assert_eq!(r.entries[0].1.upgrade, "a release after 7.13, not pinned");
+        let r = UnitRefusals::of(&rules("8.0"), &u, &[Some(6)]);
+        assert_eq!(
+            select_unit_on(&dev("gfx1250"), &u, &r),
+            select_unit(&dev("gfx1250"), &u)
+        );
+    }
+
     #[test]
     fn ccob_versions_follow_the_hip_runtime() {
         let ccob = |version| {
