@@ -246,6 +246,21 @@ fn table() -> Vec<(&'static str, &'static str, [bool; 7], &'static str)> {
 #[test]
 fn every_build_on_every_release_answers_as_the_table_says() {
     let b = built();
+    // The JSON names what was passed over, with the rebuild and the release that loads it.
+    let (v, _, _) = select(&b.path("v6.hipfb"), "gfx1100", Some("6.2"));
+    assert_eq!(
+        v["files"][0]["bundles"][0]["passed_over"],
+        serde_json::json!([{
+            "entry": "hipv4-amdgcn-amd-amdhsa--gfx1100",
+            "reason": "code object V6: ROCm 6.2 loads up to V5",
+            "rebuild": "rebuild with -mcode-object-version=5",
+            "upgrade": "6.3"
+        }])
+    );
+    let (v, _, _) = select(&b.path("split/lib/liblib.so"), "gfx1100", Some("7.2"));
+    let p = &v["files"][0]["bundles"][0]["passed_over"][0];
+    assert_eq!(p["entry"], "hipv4-amdgcn-amd-amdhsa--gfx1100");
+    assert_eq!(p["upgrade"], "7.13, first tag not pinned");
     for (file, device, loads, refusal) in table() {
         let path = b.path(file);
         // Without --rocm: the newest runtime loads every one of them.

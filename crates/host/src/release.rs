@@ -412,12 +412,23 @@ impl UnitRefusals {
 /// makes it: the reason names each entry the newest rules would pick that this release
 /// cannot load, and why. With nothing refused, exactly [`select_unit`].
 pub fn select_unit_on(device: &TargetId, unit: &Unit, refusals: &UnitRefusals) -> Selection {
+    select_unit_passing(device, unit, refusals).0
+}
+
+/// [`select_unit_on`], with what was passed over: `(entry ID, refusal)` in the order tried
+/// (for a unit the release cannot unpack, the entry the newest rules would pick, or an empty
+/// ID).
+pub fn select_unit_passing(
+    device: &TargetId,
+    unit: &Unit,
+    refusals: &UnitRefusals,
+) -> (Selection, Vec<(String, Refusal)>) {
     if refusals.is_empty() {
-        return select_unit(device, unit);
+        return (select_unit(device, unit), Vec::new());
     }
     let (mut s, passed) = refusals.select(device, unit);
     if refusals.unit.is_some() {
-        return s;
+        return (s, passed);
     }
     if !passed.is_empty() {
         let said: Vec<String> = passed
@@ -426,7 +437,7 @@ pub fn select_unit_on(device: &TargetId, unit: &Unit, refusals: &UnitRefusals) -
             .collect();
         s.reason = format!("{} ({})", s.reason, said.join("; "));
     }
-    s
+    (s, passed)
 }
 
 #[cfg(test)]

@@ -71,6 +71,10 @@ pub struct UnitChoice {
     /// The nearest targets present, when none fits.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub nearest: Vec<String>,
+    /// With `--rocm`: what the newest runtime would load here that the release cannot, in
+    /// the order tried, each with why and what would make it load.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub passed_over: Vec<PassedOver>,
     /// Whether the unit's entries could not be read, or (kpack) damage decides its answer.
     #[serde(skip)]
     pub unreadable: bool,
@@ -81,6 +85,16 @@ pub struct UnitChoice {
     /// For a kernel-database unit (`format` `database`): the database and the files opened.
     #[serde(flatten)]
     pub database: Option<DatabaseChoice>,
+}
+
+/// An entry the release of `--rocm` cannot load (a unit's `passed_over`).
+#[derive(Serialize, Debug, Clone)]
+pub struct PassedOver {
+    /// The entry ID (empty when a compressed bundle is refused before any entry is read).
+    pub entry: String,
+    /// Why, the rebuild the release loads, and the first release that loads it.
+    #[serde(flatten)]
+    pub refusal: gfxkit_host::release::Refusal,
 }
 
 /// What a kernel database gives the device: a unit of `format` `database` in the selection of
@@ -132,6 +146,7 @@ impl Selection {
                 reason: u.lookup.reason.clone(),
                 needs: None,
                 nearest: Vec::new(),
+                passed_over: Vec::new(),
                 unreadable: u.met_damage(),
                 kpack: Some(u),
                 database: None,
@@ -164,6 +179,7 @@ impl Selection {
             reason,
             needs: None,
             nearest: Vec::new(),
+            passed_over: Vec::new(),
             unreadable: false,
             kpack: None,
             database: Some(DatabaseChoice {
@@ -191,7 +207,10 @@ impl Selection {
                 k.selected = None;
                 k.lookup.reason = r.reason.clone();
             }
-            b.selected = None;
+            b.passed_over = vec![PassedOver {
+                entry: b.selected.take().unwrap_or_default(),
+                refusal: r.clone(),
+            }];
             b.reason = r.reason.clone();
         }
     }
@@ -234,9 +253,9 @@ pub fn select_on(
         .into_iter()
         .enumerate()
         .map(|(index, u)| {
-            let s = match refused.as_ref().and_then(|r| r.get(index)) {
-                Some(r) => gfxkit_host::release::select_unit_on(device, &u, r),
-                None => select_unit(device, &u),
+            let (s, passed) = match refused.as_ref().and_then(|r| r.get(index)) {
+                Some(r) => gfxkit_host::release::select_unit_passing(device, &u, r),
+                None => (select_unit(device, &u), Vec::new()),
             };
             let selected = match (&u.entries, s.index) {
                 (Ok(e), Some(i)) => e.get(i).map(|e| e.id.raw().to_owned()),
@@ -254,6 +273,10 @@ pub fn select_on(
                 needs: (!s.needs.is_empty()).then(|| s.needs_text()),
                 reason: s.reason.clone(),
                 nearest: s.nearest.clone(),
+                passed_over: passed
+                    .into_iter()
+                    .map(|(entry, refusal)| PassedOver { entry, refusal })
+                    .collect(),
                 unreadable: u.entries.is_err(),
                 kpack: None,
                 database: None,

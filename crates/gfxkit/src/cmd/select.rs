@@ -45,6 +45,8 @@ pub struct Args {
     /// Print JSON: `{"device", "files": [{"path", "bundles": [{"index", "kind", "format", "offset", "selected", "via", "reason", ...}]}]}`;
     /// a split binary's `HIPK` wrappers are units of `format` `kpack` with the loader's look-up
     /// (`wrapper`, `kpack_key`, `archive`, `arch`, `error_code`, `missing`, `package`, ...).
+    /// With `--rocm`: `"rocm": {"version", "from"}`, and per unit `passed_over`: `[{"entry",
+    /// "reason", "rebuild", "upgrade"}]`, what the release cannot load.
     #[arg(long)]
     pub json: bool,
     /// Which kpack loader to model for split binaries: `current` tries every candidate
