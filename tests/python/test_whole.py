@@ -112,3 +112,14 @@ def test_rocm_release_equals_the_cli(tmp_path, cli):
     assert gfxkit.select(v6, "gfx1100").to_dict() == gfxkit.select(v6, "gfx1100", rocm="7.13").to_dict()
     with pytest.raises(ValueError):
         gfxkit.check(v6, "gfx1100", rocm="six")
+    # A machine description: one gfx1100 and ROCm 6.2.1 under sysfs_root, read by default.
+    node = tmp_path / "m/sys/class/kfd/kfd/topology/nodes/1"
+    node.mkdir(parents=True)
+    (node / "properties").write_text("simd_count 96\ngfx_target_version 110000\n")
+    rep = gfxkit.doctor(v6, sysfs_root=tmp_path / "m")
+    assert "rocm" not in rep.to_dict() and rep.to_dict()["files"][0]["runs_on"]["gfx1100"]
+    (tmp_path / "m/opt/rocm/.info").mkdir(parents=True)
+    (tmp_path / "m/opt/rocm/.info/version").write_text("6.2.1-1\n")
+    rep = gfxkit.doctor(v6, sysfs_root=tmp_path / "m").to_dict()
+    assert rep["rocm"] == {"version": "6.2.1", "from": "/opt/rocm/.info/version"}
+    assert not rep["files"][0]["runs_on"]["gfx1100"]
