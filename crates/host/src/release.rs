@@ -17,7 +17,7 @@ use crate::select::{select_unit, Selection};
 use crate::BundleFormat;
 use gfxkit_bundle::EntryId;
 use gfxkit_spec::elf::ELFOSABI_AMDGPU_HSA;
-use gfxkit_spec::rocm::{fact_for, first_text, Capability, Rules};
+use gfxkit_spec::rocm::{fact_for, first_text, Capability, Fact, Pin, RocmVersion, Rules};
 use gfxkit_target_id::TargetId;
 use serde::Serialize;
 
@@ -32,6 +32,15 @@ pub struct Refusal {
     pub rebuild: Option<String>,
     /// The first release that loads it (`6.3`; `6.4, first tag not pinned`).
     pub upgrade: String,
+    /// That release as an order: unreleased last, then by number (`None`: none known).
+    #[serde(skip)]
+    pub upgrade_order: Option<(bool, RocmVersion)>,
+}
+
+/// The order of the first release of `fact` among others: unreleased rows after every
+/// release, then by number.
+fn order(fact: Option<&Fact>) -> Option<(bool, RocmVersion)> {
+    fact.map(|f| (f.pin == Pin::Unreleased, f.first))
 }
 
 /// The code-object version of the AMDGPU HSA code object `elf` starts with (from
@@ -219,6 +228,7 @@ pub fn unit_refusal(rules: &Rules, unit: &Unit) -> Option<Refusal> {
         reason,
         rebuild: Some(rebuild),
         upgrade,
+        upgrade_order: order(fact),
     })
 }
 
@@ -230,7 +240,7 @@ pub fn entry_refusal(rules: &Rules, id: &EntryId, version: Option<u8>) -> Option
     let processor = target.processor();
     let mut reasons = Vec::new();
     let mut rebuilds = Vec::new();
-    let mut upgrades: Vec<&'static gfxkit_spec::rocm::Fact> = Vec::new();
+    let mut upgrades: Vec<&'static Fact> = Vec::new();
     if let Some(v) = version.filter(|&v| v > rules.code_object_max) {
         reasons.push(format!(
             "code object V{v}: {} loads up to V{}",
@@ -273,14 +283,12 @@ pub fn entry_refusal(rules: &Rules, id: &EntryId, version: Option<u8>) -> Option
         return None;
     }
     // The release that loads it is the latest of the rows it needs.
-    let upgrade = upgrades
-        .iter()
-        .max_by_key(|f| (f.pin == gfxkit_spec::rocm::Pin::Unreleased, f.first))
-        .map_or_else(|| "none known".to_owned(), |f| first_text(f));
+    let latest = upgrades.into_iter().max_by_key(|f| order(Some(f)));
     Some(Refusal {
         reason: reasons.join("; "),
         rebuild: (!rebuilds.is_empty()).then(|| rebuilds.join(", ")),
-        upgrade,
+        upgrade: latest.map_or_else(|| "none known".to_owned(), first_text),
+        upgrade_order: order(latest),
     })
 }
 
@@ -289,7 +297,8 @@ pub fn kpack_refusal(rules: &Rules) -> Option<Refusal> {
     if rules.kpack {
         return None;
     }
-    let upgrade = fact_for(Capability::Kpack).map_or_else(|| "none known".to_owned(), first_text);
+    let fact = fact_for(Capability::Kpack);
+    let upgrade = fact.map_or_else(|| "none known".to_owned(), first_text);
     Some(Refusal {
         reason: format!(
             "kpack-split binary (HIPK wrapper): {}'s HIP runtime has no kpack loader (from {upgrade})",
@@ -300,6 +309,7 @@ pub fn kpack_refusal(rules: &Rules) -> Option<Refusal> {
                 .to_owned(),
         ),
         upgrade,
+        upgrade_order: order(fact),
     })
 }
 

@@ -159,20 +159,15 @@ pub fn remedies(device: &TargetId, refused: &[&Refusal]) -> Vec<Remedy> {
         }
     }
     // The latest first release among those needed (a bracketed one says so).
-    let upgrade = refused.iter().map(|r| r.upgrade.as_str()).max_by_key(|u| {
-        let unreleased = u.starts_with("a release after");
-        let v = u
-            .trim_start_matches("a release after ")
-            .split(',')
-            .next()
-            .and_then(|v| RocmVersion::parse(v).ok());
-        (unreleased, v)
-    });
-    if let Some(u) = upgrade {
+    let upgrade = refused
+        .iter()
+        .filter_map(|r| r.upgrade_order.map(|o| (o, r.upgrade.as_str())))
+        .max_by_key(|(o, _)| *o);
+    if let Some(((unreleased, _), u)) = upgrade {
         out.push(Remedy {
             device: key,
             kind: Kind::Upgrade,
-            text: if u.starts_with("a release after") {
+            text: if unreleased {
                 format!("upgrade ROCm to {u}")
             } else {
                 format!("upgrade ROCm to at least {u}")
