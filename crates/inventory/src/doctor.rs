@@ -271,9 +271,9 @@ pub fn judge_with(
         release,
     } = examined;
     // The units as the release's runtime sees them (what it cannot load made empty).
-    let seen = match &release {
-        Some(r) => r.view(&units),
-        None => units.clone(),
+    let seen: std::borrow::Cow<'_, [Unit]> = match &release {
+        Some(r) => std::borrow::Cow::Owned(r.view(&units)),
+        None => std::borrow::Cow::Borrowed(&units),
     };
     // A split binary on a runtime without the kpack loader: no wrapper loads.
     let kpack_newest = kpack_verdicts.clone();
