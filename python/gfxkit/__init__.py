@@ -305,7 +305,11 @@ def list_summary(src: Source) -> Dict[str, Any]:
 
 
 def select(
-    src: Source, device: Union[str, TargetId], *, kpack_loader: str = "current"
+    src: Source,
+    device: Union[str, TargetId],
+    *,
+    kpack_loader: str = "current",
+    rocm: Optional[str] = None,
 ) -> Union[Selection, "List[Selection]"]:
     """Which code object the HIP runtime would load on ``device`` from each unit of a file
     (``gfxkit select --device DEVICE --json``); for a package, one :class:`Selection` per
@@ -313,8 +317,9 @@ def select(
     (``kpack_loader="old"``: the first-match search of earlier ROCm 7 releases). A library on
     disk that loads a kernel database (``librocblas.so`` with ``rocblas/<version>/library``
     beside it) gets a unit of ``format`` ``"database"`` naming the ``files`` it opens on the
-    device, or ``selected: None`` with the missing files in ``reason``."""
-    return _each(_gfxkit.select(src, str(device), kpack_loader), Selection)
+    device, or ``selected: None`` with the missing files in ``reason``. ``rocm`` (``"6.2"``,
+    ``"auto"``): as the runtime of that ROCm release (``--rocm``)."""
+    return _each(_gfxkit.select(src, str(device), kpack_loader, rocm), Selection)
 
 
 def verify(src: Source) -> Union[Verification, "List[Verification]"]:
@@ -332,6 +337,7 @@ def doctor(
     *,
     sysfs_root: Union[None, str, "os.PathLike[str]"] = None,
     kpack_loader: str = "current",
+    rocm: Optional[str] = None,
 ) -> DoctorReport:
     """Whether the libraries under ``paths`` (files or directories; default
     ``$ROCM_PATH/lib``, else ``/opt/rocm/lib``) run on each of ``devices``
@@ -342,7 +348,9 @@ def doctor(
     ``HSA_OVERRIDE_GFX_VERSION`` and ``HSA_XNACK`` as the CLI does; raises
     :class:`DeviceError` when it finds no GPU. Directories are searched as the CLI searches
     them (symbolic links followed, packages by member); binaries split by kpack are judged
-    through their archives."""
+    through their archives. ``rocm`` (``"6.2"``, ``"auto"``): as the runtime of that ROCm
+    release (``--rocm``); with ``devices="auto"`` and no ``rocm``, the installed release
+    (read under ``sysfs_root``)."""
     if paths is None:
         paths = []
     elif isinstance(paths, (str, os.PathLike)):
@@ -355,6 +363,7 @@ def doctor(
             [str(d) for d in devices],
             None if sysfs_root is None else os.fspath(sysfs_root),
             kpack_loader,
+            rocm,
         )
     )
 
@@ -365,6 +374,7 @@ def check(
     *,
     exactly: bool = False,
     kpack_loader: str = "current",
+    rocm: Optional[str] = None,
 ) -> CheckReport:
     """Whether every file with device code under ``paths`` (files, packages, directories)
     carries code that runs on every target of ``require`` (``gfxkit check --require ...
@@ -375,14 +385,14 @@ def check(
 database it loads (rocBLAS's ``rocblas/<version>/library``; ``database`` names it), and a
 database no library loads on its own. Split binaries are judged through their kpack archives
 as ``kpack_loader`` (``"current"`` or ``"old"``) finds them. The report is true when every
-file passes."""
+file passes. ``rocm`` (``"6.2"``, ``"auto"``): as the runtime of that ROCm release."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     if isinstance(require, (str, TargetId)):
         require = [require]
     wanted = [t.strip() for r in require for t in str(r).split(",") if t.strip()]
     return CheckReport(
-        _gfxkit.check([os.fspath(p) for p in paths], wanted, exactly, kpack_loader)
+        _gfxkit.check([os.fspath(p) for p in paths], wanted, exactly, kpack_loader, rocm)
     )
 
 

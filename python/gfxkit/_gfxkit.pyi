@@ -30,14 +30,17 @@ def list(src: _Source, check: bool = False, strict: bool = True) -> _OneOrMany:
     """The file object of ``gfxkit list --json``; a list of them for a package."""
 def list_summary(src: _Source) -> Dict[str, Any]:
     """``gfxkit list --summary --json``'s document for one file, package or image."""
-def select(src: _Source, device: str, kpack_loader: str = "current") -> _OneOrMany:
+def select(
+    src: _Source, device: str, kpack_loader: str = "current", rocm: Optional[str] = None
+) -> _OneOrMany:
     """The file object of ``gfxkit select --json``; a list of them for a package.
 
     ``bundles`` holds every loadable unit, as ``list`` does; for a split binary, each
     ``HIPK`` wrapper is a unit of ``format`` ``"kpack"`` with the loader's look-up
     (``wrapper``, ``kpack_key``, ``archive``, ``arch``, ``error_code``, ``missing``,
     ``package``), ``damaged`` (the damage that decides the answer, or None) and, when an
-    archive tried was present but damaged, ``skipped``.
+    archive tried was present but damaged, ``skipped``. ``rocm`` (``"6.2"``, ``"auto"``):
+    the runtime of that ROCm release (what it cannot load is passed over, with the reason).
     """
 def verify(src: _Source) -> _OneOrMany:
     """The file object of ``gfxkit verify --json``; a list of them for a package."""
@@ -46,10 +49,16 @@ def doctor(
     devices: List[str],
     sysfs_root: Optional[str] = None,
     kpack_loader: str = "current",
+    rocm: Optional[str] = None,
 ) -> Dict[str, Any]:
-    """``gfxkit doctor --json``'s report; a device ``auto`` reads the KFD topology."""
+    """``gfxkit doctor --json``'s report; a device ``auto`` reads the KFD topology (and,
+    without ``rocm``, the installed ROCm release under ``sysfs_root``)."""
 def check(
-    paths: List[str], require: List[str], exactly: bool = False, kpack_loader: str = "current"
+    paths: List[str],
+    require: List[str],
+    exactly: bool = False,
+    kpack_loader: str = "current",
+    rocm: Optional[str] = None,
 ) -> Dict[str, Any]:
     """``gfxkit check --json``'s report."""
 def diff(old: str, new: str) -> Dict[str, Any]:

@@ -89,3 +89,37 @@ def test_doctor_remedies(tmp_path):
     on_1102 = rep.remedies(str(lib), "gfx1102")
     assert [r["kind"] for r in on_1102] == ["generic"]
     assert "--offload-arch=gfx11-generic" in on_1102[0]["text"]
+
+
+def test_rocm_release_equals_the_cli(tmp_path, cli):
+    v6 = tmp_path / "v6.hipfb"
+    src = tmp_path / "v6.hip"
+    src.write_text(KERNELS.replace("PREFIX", "k"))
+    run(tool("clang++"), "-x", "hip", "-nogpulib", "-nogpuinc", "-O1", "--cuda-device-only",
+        "-cuid=v6", "--offload-arch=gfx1100", "-mcode-object-version=6", "-c", str(src),
+        "-o", str(v6))
+    for release, runs in [("6.2", False), ("6.3", True)]:
+        code, doc = cli("check", "--require", "gfx1100", "--rocm", release, "--json", str(v6))
+        rep = gfxkit.check(v6, "gfx1100", rocm=release)
+        assert rep.to_dict() == doc
+        assert bool(rep) == runs and doc["rocm"] == {"version": release, "from": "--rocm"}
+        code, doc = cli("doctor", "--device", "gfx1100", "--rocm", release, "--json", str(v6))
+        assert gfxkit.doctor(v6, "gfx1100", rocm=release).to_dict() == doc
+        sel = gfxkit.select(v6, "gfx1100", rocm=release)
+        assert (sel.selected[0] is not None) == runs
+    sel = gfxkit.select(v6.read_bytes(), "gfx1100", rocm="6.2")
+    assert "code object V6: ROCm 6.2 loads up to V5" in sel.to_dict()["bundles"][0]["reason"]
+    assert gfxkit.select(v6, "gfx1100").to_dict() == gfxkit.select(v6, "gfx1100", rocm="7.13").to_dict()
+    with pytest.raises(ValueError):
+        gfxkit.check(v6, "gfx1100", rocm="six")
+    # A machine description: one gfx1100 and ROCm 6.2.1 under sysfs_root, read by default.
+    node = tmp_path / "m/sys/class/kfd/kfd/topology/nodes/1"
+    node.mkdir(parents=True)
+    (node / "properties").write_text("simd_count 96\ngfx_target_version 110000\n")
+    rep = gfxkit.doctor(v6, sysfs_root=tmp_path / "m")
+    assert "rocm" not in rep.to_dict() and rep.to_dict()["files"][0]["runs_on"]["gfx1100"]
+    (tmp_path / "m/opt/rocm/.info").mkdir(parents=True)
+    (tmp_path / "m/opt/rocm/.info/version").write_text("6.2.1-1\n")
+    rep = gfxkit.doctor(v6, sysfs_root=tmp_path / "m").to_dict()
+    assert rep["rocm"] == {"version": "6.2.1", "from": "/opt/rocm/.info/version"}
+    assert not rep["files"][0]["runs_on"]["gfx1100"]

@@ -15,6 +15,7 @@ mod containers;
 mod input;
 mod kpack_files;
 mod output;
+mod rocm_release;
 
 use clap::Parser;
 use std::process::ExitCode;

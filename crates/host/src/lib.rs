@@ -78,6 +78,7 @@ pub mod limits;
 pub mod offloading;
 pub mod pe;
 pub mod problem;
+pub mod release;
 pub mod select;
 
 pub use discover::{

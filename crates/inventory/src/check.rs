@@ -79,6 +79,10 @@ pub struct CheckReport {
     pub files: Vec<CheckFile>,
     /// Counts.
     pub summary: CheckSummary,
+    /// The ROCm release whose runtime is modelled (`--rocm`), and where it was read; absent
+    /// for the newest runtime.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rocm: Option<crate::release::RocmRelease>,
 }
 
 impl CheckReport {
@@ -103,6 +107,7 @@ impl CheckReport {
             ok: files.iter().all(|f| f.ok),
             files,
             summary,
+            rocm: None,
         }
     }
 

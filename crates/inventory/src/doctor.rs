@@ -155,6 +155,10 @@ pub struct DoctorReport {
     pub devices: Vec<String>,
     /// Files with device code, in path order.
     pub files: Vec<DoctorFile>,
+    /// The ROCm release whose runtime is modelled (`--rocm`), and where it was read; absent
+    /// for the newest runtime.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rocm: Option<crate::release::RocmRelease>,
 }
 
 /// What the runtime would load from a file: its readable units, the errors found, and the
@@ -176,6 +180,9 @@ pub struct Examined {
     /// For a split binary: per device (canonical), the package that provides its missing
     /// archive, where the layout tells.
     pub kpack_packages: Vec<(String, String)>,
+    /// With a ROCm release (`--rocm`): what it refuses of `units` and of a split binary
+    /// ([`crate::release::Refused::of`]); `None` for the newest runtime.
+    pub release: Option<crate::release::Refused>,
 }
 
 /// What the kpack loader makes of a split binary on every device (from the archives the
@@ -265,10 +272,23 @@ pub fn judge_with(
         units,
         errors,
         mut kpack,
-        kpack_verdicts,
+        mut kpack_verdicts,
         kpack_targets,
         kpack_packages,
+        release,
     } = examined;
+    // The units as the release's runtime sees them (what it cannot load made empty).
+    let seen: std::borrow::Cow<'_, [Unit]> = match &release {
+        Some(r) => std::borrow::Cow::Owned(r.view(&units)),
+        None => std::borrow::Cow::Borrowed(&units),
+    };
+    // A split binary on a runtime without the kpack loader: no wrapper loads.
+    let kpack_newest = kpack_verdicts.clone();
+    if let Some(refusal) = release.as_ref().and_then(|r| r.kpack.as_ref()) {
+        for (_, why) in &mut kpack_verdicts {
+            *why = Some(refusal.reason.clone());
+        }
+    }
     if units.is_empty() && errors.is_empty() && kpack.is_empty() && database.is_none() {
         return None;
     }
@@ -307,7 +327,7 @@ pub fn judge_with(
     // Without readable units there is nothing to judge (errors or kpack only).
     let judged: &[TargetId] = if units.is_empty() { &[] } else { devices };
     for d in judged {
-        let v = verdict(d, &units);
+        let v = verdict(d, &seen);
         let key = d.to_string();
         f.runs_on.insert(key.clone(), v.runs);
         if let Some(n) = v.needs {
@@ -316,7 +336,15 @@ pub fn judge_with(
         if v.spirv {
             f.spirv.push(key.clone());
         }
-        if let Some(m) = v.missing {
+        if let Some(mut m) = v.missing {
+            // What the newest runtime would have loaded, and why this release does not.
+            let refused = release
+                .as_ref()
+                .map(|r| r.on(d, &units))
+                .unwrap_or_default();
+            if !refused.is_empty() {
+                m.push_str(&format!("; {}", crate::release::refusals_text(&refused)));
+            }
             f.missing.insert(key, m);
         }
     }
@@ -358,7 +386,7 @@ pub fn judge_with(
             continue;
         }
         let runs_as = |c: &TargetId| {
-            (units.is_empty() || verdict(c, &units).runs)
+            (units.is_empty() || verdict(c, &seen).runs)
                 && (kpack_verdicts.is_empty() || kpack_runs(&c.to_string()) == Some(true))
                 && lacks(c).is_none()
         };
@@ -367,12 +395,35 @@ pub fn judge_with(
             .find(|(k, _)| *k == d.to_string())
             .map(|(_, p)| p.as_str());
         let lack = crate::remedy::Lack {
-            code_runs: (units.is_empty() || verdict(d, &units).runs)
+            code_runs: (units.is_empty() || verdict(d, &seen).runs)
                 && (kpack_verdicts.is_empty() || kpack_runs(&d.to_string()) == Some(true)),
             database: lacks(d).is_some(),
         };
-        f.remedies
-            .extend(crate::remedy::remedies(d, lack, &runs_as, package));
+        let mut remedies = crate::remedy::remedies(d, lack, &runs_as, package);
+        if let Some(r) = &release {
+            // Where the newest runtime runs it, only the release stands in the way: its
+            // remedies alone.
+            let dev = d.to_string();
+            let newest_runs = (units.is_empty() || verdict(d, &units).runs)
+                && kpack_newest
+                    .iter()
+                    .all(|(k, why)| *k != dev || why.is_none())
+                && lacks(d).is_none();
+            if newest_runs {
+                remedies.clear();
+            }
+            // What the release refuses that the newest runtime loads: a rebuild it loads, or
+            // the release that loads it; a generic target only where the release loads it.
+            let refused = r.on(d, &units);
+            let mut needed: Vec<&gfxkit_host::release::Refusal> =
+                refused.iter().map(|(_, x)| x).collect();
+            if let (Some(k), false) = (&r.kpack, kpack_verdicts.is_empty()) {
+                needed.push(k);
+            }
+            remedies = crate::release::follow_release(remedies, d, &r.rules);
+            remedies.extend(crate::release::remedies(d, &needed));
+        }
+        f.remedies.extend(remedies);
     }
     Some(f)
 }

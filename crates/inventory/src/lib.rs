@@ -26,6 +26,7 @@
 //! - [`check`]: the build gate: every required target runs, nothing beyond the list.
 //! - [`doctor`](mod@doctor): whether a library runs on a device ([`doctor::verdict`]).
 //! - [`remedy`]: what to do where it does not (an override, a generic target, a package).
+//! - [`release`]: the answers for one ROCm release (`--rocm`): what it refuses in a file.
 //! - [`inspect`](mod@inspect): one code object, as `gfxkit inspect --json` prints it.
 //! - [`prune`](mod@prune): the outcome of `prune` and `recompress` ([`prune::PruneOutcome`]).
 //! - [`diff`]: what changed in device code between two builds, file by file.
@@ -79,6 +80,7 @@ pub mod kpack;
 pub mod list;
 pub mod locate;
 pub mod prune;
+pub mod release;
 pub mod remedy;
 pub mod select;
 pub mod size;

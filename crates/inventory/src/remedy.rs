@@ -23,6 +23,9 @@
 //!   kernel database lacks the device's files, installing those files. A library whose
 //!   database lacks the device is never told to rebuild for a generic target: kernel databases
 //!   hold code per processor, and a generic build of the library makes none.
+//! - **upgrade** (supported): with `--rocm`, for code the release cannot load (a code-object
+//!   version, generic target, CCOB version or kpack split it predates), the first release
+//!   that loads it; beside it the rebuild that release loads ([`crate::release::remedies`]).
 
 use gfxkit_host::select::generic_device;
 use gfxkit_spec::{Feature, Processor};
@@ -45,6 +48,9 @@ pub enum Kind {
     Package,
     /// Install the kernel-database files the library opens for the device.
     Database,
+    /// Upgrade ROCm to a release that loads the code (`--rocm`: the code needs a newer
+    /// runtime than the one judged).
+    Upgrade,
 }
 
 /// How AMD stands on a remedy.

@@ -17,6 +17,10 @@ pub struct SelectReport {
     pub device: String,
     /// One per file.
     pub files: Vec<Selection>,
+    /// The ROCm release whose runtime is modelled (`--rocm`), and where it was read; absent
+    /// for the newest runtime.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rocm: Option<crate::release::RocmRelease>,
 }
 
 /// The choice for every unit of one file (the file object of `select --json`).
@@ -67,6 +71,10 @@ pub struct UnitChoice {
     /// The nearest targets present, when none fits.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub nearest: Vec<String>,
+    /// With `--rocm`: what the newest runtime would load here that the release cannot, in
+    /// the order tried, each with why and what would make it load.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub passed_over: Vec<PassedOver>,
     /// Whether the unit's entries could not be read, or (kpack) damage decides its answer.
     #[serde(skip)]
     pub unreadable: bool,
@@ -77,6 +85,16 @@ pub struct UnitChoice {
     /// For a kernel-database unit (`format` `database`): the database and the files opened.
     #[serde(flatten)]
     pub database: Option<DatabaseChoice>,
+}
+
+/// An entry the release of `--rocm` cannot load (a unit's `passed_over`).
+#[derive(Serialize, Debug, Clone)]
+pub struct PassedOver {
+    /// The entry ID (empty when a compressed bundle is refused before any entry is read).
+    pub entry: String,
+    /// Why, the rebuild the release loads, and the first release that loads it.
+    #[serde(flatten)]
+    pub refusal: gfxkit_host::release::Refusal,
 }
 
 /// What a kernel database gives the device: a unit of `format` `database` in the selection of
@@ -128,6 +146,7 @@ impl Selection {
                 reason: u.lookup.reason.clone(),
                 needs: None,
                 nearest: Vec::new(),
+                passed_over: Vec::new(),
                 unreadable: u.met_damage(),
                 kpack: Some(u),
                 database: None,
@@ -160,6 +179,7 @@ impl Selection {
             reason,
             needs: None,
             nearest: Vec::new(),
+            passed_over: Vec::new(),
             unreadable: false,
             kpack: None,
             database: Some(DatabaseChoice {
@@ -174,6 +194,25 @@ impl Selection {
         self.bundles
             .iter()
             .filter_map(|b| b.database.as_ref().map(|d| (b, d)))
+    }
+
+    /// The kpack units as the runtime of `rules` sees them: without a kpack loader none
+    /// loads, and the reason says so ([`gfxkit_host::release::kpack_refusal`]).
+    pub fn refuse_kpack(&mut self, rules: &gfxkit_spec::rocm::Rules) {
+        let Some(r) = gfxkit_host::release::kpack_refusal(rules) else {
+            return;
+        };
+        for b in self.bundles.iter_mut().filter(|b| b.format == "kpack") {
+            if let Some(k) = &mut b.kpack {
+                k.selected = None;
+                k.lookup.reason = r.reason.clone();
+            }
+            b.passed_over = vec![PassedOver {
+                entry: b.selected.take().unwrap_or_default(),
+                refusal: r.clone(),
+            }];
+            b.reason = r.reason.clone();
+        }
     }
 
     /// The kpack units ([`Selection::add_kpack`]).
@@ -197,12 +236,27 @@ fn format_name(u: &gfxkit_host::entries::Unit) -> &'static str {
 /// What the HIP runtime would load from each unit of `inv` on `device`; the file is named
 /// `name` in the report.
 pub fn select(name: &str, inv: &Inventory<'_>, device: &TargetId) -> Selection {
+    select_on(name, inv, device, None)
+}
+
+/// [`select`] as the runtime of the release `rules` makes it, when given
+/// ([`gfxkit_host::release::select_unit_on`]): what it cannot load is passed over, with why.
+pub fn select_on(
+    name: &str,
+    inv: &Inventory<'_>,
+    device: &TargetId,
+    rules: Option<&gfxkit_spec::rocm::Rules>,
+) -> Selection {
+    let refused = rules.map(|r| crate::release::refusals(r, inv));
     let bundles = inv
         .loadable()
         .into_iter()
         .enumerate()
         .map(|(index, u)| {
-            let s = select_unit(device, &u);
+            let (s, passed) = match refused.as_ref().and_then(|r| r.get(index)) {
+                Some(r) => gfxkit_host::release::select_unit_passing(device, &u, r),
+                None => (select_unit(device, &u), Vec::new()),
+            };
             let selected = match (&u.entries, s.index) {
                 (Ok(e), Some(i)) => e.get(i).map(|e| e.id.raw().to_owned()),
                 _ => None,
@@ -219,6 +273,10 @@ pub fn select(name: &str, inv: &Inventory<'_>, device: &TargetId) -> Selection {
                 needs: (!s.needs.is_empty()).then(|| s.needs_text()),
                 reason: s.reason.clone(),
                 nearest: s.nearest.clone(),
+                passed_over: passed
+                    .into_iter()
+                    .map(|(entry, refusal)| PassedOver { entry, refusal })
+                    .collect(),
                 unreadable: u.entries.is_err(),
                 kpack: None,
                 database: None,

@@ -28,6 +28,8 @@
 //!   disk, everything written atomically, archives before binaries);
 //! - [`whole`]: `check` and `diff` over trees and packages (each file read once);
 //! - [`kfd`]: the GPUs of this machine, read from the KFD topology in sysfs;
+//! - [`rocm`]: the ROCm release installed on this machine (`--rocm auto`), and where it is
+//!   written;
 //! - [`Error`]: what failed, on which path, with the system's error as its source.
 //!
 //! ```
@@ -49,6 +51,7 @@ pub mod kfd;
 pub mod kpack;
 pub mod package;
 pub mod rewrite;
+pub mod rocm;
 pub mod scan;
 pub mod split;
 pub mod split_tree;

@@ -11,9 +11,11 @@ use gfxkit_inventory::check::{self, CheckReport};
 use gfxkit_inventory::database::LibPaths;
 use gfxkit_inventory::diff::{self, DiffReport, FileState};
 use gfxkit_inventory::error::chain;
+use gfxkit_inventory::release::{Refused, RocmRelease};
 use gfxkit_inventory::select::{self, SelectReport, Selection};
 use gfxkit_inventory::{database, doctor, size, verify, Inventory};
 use gfxkit_kpack::search::Loader;
+use gfxkit_spec::rocm::Rules;
 use gfxkit_target_id::TargetId;
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -42,6 +44,19 @@ pub fn examine(
     loader: Loader,
     progress: &dyn Progress,
 ) -> Result<(Vec<(String, doctor::Examined)>, Vec<database::DbMember>), crate::Error> {
+    examine_on(paths, devices, loader, None, progress)
+}
+
+/// [`examine`], each file also read for what the runtime of the release `rules` refuses in
+/// it, when given ([`gfxkit_inventory::release::Refused`]).
+#[allow(clippy::type_complexity)]
+pub fn examine_on(
+    paths: &[PathBuf],
+    devices: &[TargetId],
+    loader: Loader,
+    rules: Option<&Rules>,
+    progress: &dyn Progress,
+) -> Result<(Vec<(String, doctor::Examined)>, Vec<database::DbMember>), crate::Error> {
     libraries_and_databases(
         paths,
         progress,
@@ -49,6 +64,7 @@ pub fn examine(
             let inv = Inventory::of(bytes);
             let mut e = doctor::examine(&inv);
             e.set_kpack(crate::kpack::doctor_verdicts(path, &inv, devices, loader));
+            e.release = rules.map(|r| Refused::of(r, &inv));
             e
         },
         |_| true,
@@ -168,12 +184,26 @@ pub fn select(
     loader: Loader,
     progress: &dyn Progress,
 ) -> Result<SelectReport, crate::Error> {
+    select_on(paths, device, loader, None, progress)
+}
+
+/// [`select`] as the runtime of the ROCm release `rocm` chooses, when given: what it cannot
+/// load is passed over with the reason ([`select::select_on`]), a split binary's wrappers
+/// load nothing on a release without the kpack loader, and the report names the release.
+pub fn select_on(
+    paths: &[PathBuf],
+    device: &TargetId,
+    loader: Loader,
+    rocm: Option<&RocmRelease>,
+    progress: &dyn Progress,
+) -> Result<SelectReport, crate::Error> {
+    let rules = rocm.map(|r| &r.rules);
     let (libraries, members) = libraries_and_databases(
         paths,
         progress,
         |path, bytes| {
             let inv = Inventory::of(bytes);
-            let mut s = select::select(&path.display().to_string(), &inv, device);
+            let mut s = select::select_on(&path.display().to_string(), &inv, device, rules);
             s.error = gfxkit_inventory::kpack::archive_damage(bytes);
             s.add_kpack(if gfxkit_inventory::kpack::is_archive(bytes) {
                 // A `.kpack` file: its units as `list` reads them.
@@ -187,6 +217,9 @@ pub fn select(
             } else {
                 crate::kpack::select_units(path, &inv, device, loader)
             });
+            if let Some(r) = rules {
+                s.refuse_kpack(r);
+            }
             s
         },
         // Found in a directory without device code: left out.
@@ -208,6 +241,7 @@ pub fn select(
     Ok(SelectReport {
         device: device.to_string(),
         files,
+        rocm: rocm.cloned(),
     })
 }
 
@@ -221,10 +255,24 @@ pub fn doctor(
     loader: Loader,
     progress: &dyn Progress,
 ) -> Result<doctor::DoctorReport, crate::Error> {
-    let (libraries, members) = examine(paths, devices, loader, progress)?;
+    doctor_on(paths, devices, loader, None, progress)
+}
+
+/// [`doctor`] for the runtime of the ROCm release `rocm`, when given: what it cannot load is
+/// left out of the verdict and named in `missing`, with remedies that follow the release.
+pub fn doctor_on(
+    paths: &[PathBuf],
+    devices: &[TargetId],
+    loader: Loader,
+    rocm: Option<&RocmRelease>,
+    progress: &dyn Progress,
+) -> Result<doctor::DoctorReport, crate::Error> {
+    let rules = rocm.map(|r| &r.rules);
+    let (libraries, members) = examine_on(paths, devices, loader, rules, progress)?;
     Ok(doctor::DoctorReport {
         devices: devices.iter().map(ToString::to_string).collect(),
         files: database::judge_with_databases(libraries, members, devices, &tensile_lib_paths()),
+        rocm: rocm.cloned(),
     })
 }
 
@@ -238,10 +286,26 @@ pub fn check(
     loader: Loader,
     progress: &dyn Progress,
 ) -> Result<CheckReport, crate::Error> {
-    let (libraries, members) = examine(paths, required, loader, progress)?;
+    check_on(paths, required, exactly, loader, None, progress)
+}
+
+/// [`check`] for the runtime of the ROCm release `rocm`, when given: a required target
+/// passes only with code that release loads.
+pub fn check_on(
+    paths: &[PathBuf],
+    required: &[TargetId],
+    exactly: bool,
+    loader: Loader,
+    rocm: Option<&RocmRelease>,
+    progress: &dyn Progress,
+) -> Result<CheckReport, crate::Error> {
+    let rules = rocm.map(|r| &r.rules);
+    let (libraries, members) = examine_on(paths, required, loader, rules, progress)?;
     let files =
         check::judge_with_databases(libraries, members, required, exactly, &tensile_lib_paths());
-    Ok(CheckReport::new(required, exactly, files))
+    let mut report = CheckReport::new(required, exactly, files);
+    report.rocm = rocm.cloned();
+    Ok(report)
 }
 
 /// One side of a diff: every file under `root` by its key ([`diff::key`]) with its device

@@ -455,16 +455,19 @@ fn list_summary<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound
 
 /// What the HIP runtime would load on `device` from each unit: the file object of
 /// `gfxkit select --json` (for a package, a list of them). Split binaries on disk are
-/// resolved through their kpack archives with the `kpack_loader` (`current` or `old`).
+/// resolved through their kpack archives with the `kpack_loader` (`current` or `old`). With
+/// `rocm` (`"6.2"`, or `"auto"` for the installed release), the runtime of that release.
 #[pyfunction]
-#[pyo3(signature = (src, device, kpack_loader = "current"))]
+#[pyo3(signature = (src, device, kpack_loader = "current", rocm = None))]
 fn select<'py>(
     py: Python<'py>,
     src: &Bound<'py, PyAny>,
     device: &str,
     kpack_loader: &str,
+    rocm: Option<&str>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let loader = self::kpack_loader(kpack_loader)?;
+    let rocm = rocm_release(rocm, None, false)?;
     let device = gfxkit_target_id::triple::parse_device(device)
         .map_err(|e| Fail::Target(format!("'{device}' is not a device: {e}")).into_py(py, ""))?;
     let s = source(src)?;
@@ -473,7 +476,9 @@ fn select<'py>(
         // library with the kernel databases beside it.
         let package = s.is_package();
         let report = py
-            .allow_threads(|| gfxkit_io::whole::select(&[path], &device, loader, &()))
+            .allow_threads(|| {
+                gfxkit_io::whole::select_on(&[path], &device, loader, rocm.as_ref(), &())
+            })
             .map_err(|e| io_error(py, &e))?;
         let out = report
             .files
@@ -485,7 +490,7 @@ fn select<'py>(
     let (package, got) = per_file(py, &s, |p, d| {
         let name = p.display().to_string();
         let inv = Inventory::of(d);
-        let mut sel = inv::select::select(&name, &inv, &device);
+        let mut sel = inv::select::select_on(&name, &inv, &device, rocm.as_ref().map(|r| &r.rules));
         sel.error = inv::kpack::archive_damage(d);
         sel
     })?;
@@ -557,6 +562,24 @@ fn verify<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
     one_or_list(py, package, out)
 }
 
+/// The ROCm release of a `rocm` argument: a release number, or `auto` (the installed one,
+/// read under `root`, `/` by default); when not given and `default_auto`, the installed one.
+fn rocm_release(
+    rocm: Option<&str>,
+    root: Option<&std::path::Path>,
+    default_auto: bool,
+) -> PyResult<Option<inv::release::RocmRelease>> {
+    let root = root.unwrap_or(std::path::Path::new("/"));
+    match rocm {
+        Some("auto") => Ok(gfxkit_io::rocm::installed_from_environment(root)),
+        Some(v) => gfxkit_spec::rocm::RocmVersion::parse(v)
+            .map(|v| Some(inv::release::RocmRelease::new(v, "--rocm")))
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("rocm: {e}"))),
+        None if default_auto => Ok(gfxkit_io::rocm::installed_from_environment(root)),
+        None => Ok(None),
+    }
+}
+
 fn kpack_loader(name: &str) -> PyResult<gfxkit_kpack::search::Loader> {
     match name {
         "current" => Ok(gfxkit_kpack::search::Loader::Current),
@@ -572,17 +595,21 @@ fn kpack_loader(name: &str) -> PyResult<gfxkit_kpack::search::Loader> {
 /// KFD topology under `sysfs_root` (`/`), honouring `HSA_OVERRIDE_GFX_VERSION` and
 /// `HSA_XNACK`; no paths means `$ROCM_PATH/lib` (`/opt/rocm/lib`). Directories are searched
 /// as the CLI searches them (the same walk), packages by member, split binaries through their
-/// kpack archives.
+/// kpack archives. `rocm`: the ROCm release to answer for (`"6.2"`, `"auto"`); with a device
+/// `auto` and no `rocm`, the release installed under `sysfs_root` is read.
 #[pyfunction]
-#[pyo3(signature = (paths, devices, sysfs_root = None, kpack_loader = "current"))]
+#[pyo3(signature = (paths, devices, sysfs_root = None, kpack_loader = "current", rocm = None))]
 fn doctor<'py>(
     py: Python<'py>,
     paths: Vec<PathBuf>,
     devices: Vec<String>,
     sysfs_root: Option<PathBuf>,
     kpack_loader: &str,
+    rocm: Option<&str>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let loader = self::kpack_loader(kpack_loader)?;
+    let machine = devices.iter().any(|d| d == "auto");
+    let rocm = rocm_release(rocm, sysfs_root.as_deref(), machine)?;
     let mut ids: Vec<gfxkit_target_id::TargetId> = Vec::new();
     for d in &devices {
         let found = if d == "auto" {
@@ -609,7 +636,7 @@ fn doctor<'py>(
         paths
     };
     let report = py
-        .allow_threads(|| gfxkit_io::whole::doctor(&paths, &ids, loader, &()))
+        .allow_threads(|| gfxkit_io::whole::doctor_on(&paths, &ids, loader, rocm.as_ref(), &()))
         .map_err(|e| io_error(py, &e))?;
     json(py, &report)
 }
@@ -617,17 +644,20 @@ fn doctor<'py>(
 /// Whether every file with device code under `paths` runs on every `require`d target (and,
 /// with `exactly`, carries nothing beyond them): `gfxkit check --json`'s report
 /// (`{"required", "exactly", "ok", "files", "summary"}`). Directories are searched as the CLI
-/// searches them, packages by member, split binaries through their kpack archives.
+/// searches them, packages by member, split binaries through their kpack archives. `rocm`:
+/// the ROCm release to answer for (`"6.2"`, `"auto"`).
 #[pyfunction]
-#[pyo3(signature = (paths, require, exactly = false, kpack_loader = "current"))]
+#[pyo3(signature = (paths, require, exactly = false, kpack_loader = "current", rocm = None))]
 fn check<'py>(
     py: Python<'py>,
     paths: Vec<PathBuf>,
     require: Vec<String>,
     exactly: bool,
     kpack_loader: &str,
+    rocm: Option<&str>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let loader = self::kpack_loader(kpack_loader)?;
+    let rocm = rocm_release(rocm, None, false)?;
     let mut ids: Vec<gfxkit_target_id::TargetId> = Vec::new();
     for r in &require {
         let id = gfxkit_target_id::triple::parse_device(r.trim())
@@ -640,7 +670,9 @@ fn check<'py>(
         return Err(Fail::Target("require names no target".into()).into_py(py, ""));
     }
     let report = py
-        .allow_threads(|| gfxkit_io::whole::check(&paths, &ids, exactly, loader, &()))
+        .allow_threads(|| {
+            gfxkit_io::whole::check_on(&paths, &ids, exactly, loader, rocm.as_ref(), &())
+        })
         .map_err(|e| io_error(py, &e))?;
     json(py, &report)
 }

@@ -13,6 +13,8 @@
 //!   others).
 //! - [`hardware`]: per-processor hardware limits (register files, LDS, wave slots), the
 //!   `hw` column of the table.
+//! - [`rocm`]: what each ROCm release's runtime loads (code-object versions, generic targets,
+//!   CCOB versions, kpack), one row per capability with its source.
 //! - [`row`]: a row as gfxkit serialises it ([`ProcessorRow`], `gfxkit target list --json`).
 //!
 //! ```
@@ -32,6 +34,7 @@ pub mod hardware;
 pub mod isa;
 pub mod processor;
 pub mod processors;
+pub mod rocm;
 pub mod row;
 
 pub use elf::{CodeObjectVersion, EFlagsLayout, OsAbi};

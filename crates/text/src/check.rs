@@ -49,6 +49,9 @@ fn file_line(f: &CheckFile, out: &mut dyn Write) -> Result<()> {
 
 /// Prints a line per file and the summary line on `out`.
 pub fn report(r: &CheckReport, out: &mut dyn Write) -> Result<()> {
+    if let Some(rocm) = &r.rocm {
+        crate::rocm::runtime_line(rocm, out)?;
+    }
     for f in &r.files {
         file_line(f, out)?;
     }

@@ -20,6 +20,9 @@ pub fn report(r: &DoctorReport, devices: &[TargetId], out: &mut dyn Write) -> Re
             writeln!(out, "device {d} ({} unknown)", unknown.join(", "))?;
         }
     }
+    if let Some(rocm) = &r.rocm {
+        crate::rocm::runtime_line(rocm, out)?;
+    }
     let mut bad = 0usize;
     for f in &r.files {
         for (dev, runs) in &f.runs_on {

@@ -14,6 +14,7 @@ pub mod kernels;
 pub mod kpack;
 pub mod list;
 pub mod prune;
+pub mod rocm;
 pub mod select;
 pub mod size;
 pub mod target;

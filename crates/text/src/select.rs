@@ -40,6 +40,9 @@ fn unit_lines<P: std::fmt::Display>(
 /// Prints the report on `out`, the files' problems on `err`.
 pub fn report(r: &SelectReport, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
     writeln!(out, "device {}", r.device)?;
+    if let Some(rocm) = &r.rocm {
+        crate::rocm::runtime_line(rocm, out)?;
+    }
     for f in &r.files {
         if let Some(e) = &f.error {
             writeln!(out, "error: {}", crate::group::naming(&f.path, e))?;

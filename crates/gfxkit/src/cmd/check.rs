@@ -54,6 +54,10 @@ pub struct Args {
     /// Files, packages or directories to check.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// The ROCm release to answer for (`--rocm 6.2`: a required target passes only with code
+    /// that release's runtime loads; `--rocm auto`).
+    #[command(flatten)]
+    pub rocm: crate::rocm_release::RocmArgs,
 }
 
 /// Runs `gfxkit check`.
@@ -66,12 +70,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
             required.push(id);
         }
     }
+    let rocm = args.rocm.resolve(false, None)?;
     let progress = crate::output::Reading::new(args.json);
-    let report = gfxkit_io::whole::check(
+    let report = gfxkit_io::whole::check_on(
         &args.paths,
         &required,
         args.exactly,
         args.kpack_loader.into(),
+        rocm.as_ref(),
         &progress,
     );
     progress.finish();

@@ -30,7 +30,12 @@ device's own instruction set (gfx1030 code on a gfx1031: 10.3.0; never gfx1100 c
 register file differs); HSA_XNACK where the library has code for the device's other xnack mode; the \
 generic target to rebuild with (gfx11-generic for gfx1101, code-object \
 version 6), or the device itself where the runtime has none; for a split binary missing its archive, \
-the package that provides it.\n\nKernel databases: a library is judged with the database it \
+the package that provides it.\n\nWith --device auto the installed ROCm release is read too (--rocm auto: \
+$ROCM_PATH or /opt/rocm/.info/version, /opt/rocm-*, libamdhip64's file name, Debian's packages, \
+$VIRTUAL_ENV's rocm-sdk-core or torch) and named in the report; what that release's runtime cannot \
+load (a code-object version, a generic target, a CCOB version, a kpack split) is named where a \
+library fails, with the rebuild it loads or the release to upgrade to. --rocm VERSION names a \
+release.\n\nKernel databases: a library is judged with the database it \
 loads (librocblas.so with rocblas/<version>/library/, or the directory ROCBLAS_TENSILE_LIBPATH \
 names, HIPBLASLT_TENSILE_LIBPATH for hipBLASLt, by rocBLAS's file rule: a missing \
 TensileLibrary_<arch>.co is named); database files (raw code objects, .kdb, .aks2, Tensile indexes) are \
@@ -46,7 +51,8 @@ pub struct Args {
     /// Repeat for several devices.
     #[arg(long, value_name = "TARGET_ID|auto", default_value = "auto")]
     pub device: Vec<String>,
-    /// Read the KFD topology under `DIR/sys/class/kfd/...` instead of `/sys/...`.
+    /// Read the KFD topology under `DIR/sys/class/kfd/...` instead of `/sys/...` (and, for
+    /// `--rocm auto`, the installed release under `DIR/opt/rocm/...`).
     #[arg(long, value_name = "DIR")]
     pub sysfs_root: Option<PathBuf>,
     /// Libraries or directories to check (default: `$ROCM_PATH/lib` or `/opt/rocm/lib`).
@@ -60,6 +66,10 @@ pub struct Args {
     /// Which kpack loader to model for split binaries (`current` or `old`; see `gfxkit select`).
     #[arg(long, value_enum, default_value = "current")]
     pub kpack_loader: crate::kpack_files::LoaderArg,
+    /// The ROCm release to answer for (`--rocm 6.2`; default with `--device auto`: `auto`,
+    /// the installed release, read under `--sysfs-root` unless `--rocm-root` is given).
+    #[command(flatten)]
+    pub rocm: crate::rocm_release::RocmArgs,
 }
 
 fn resolve_devices(args: &Args) -> Result<Vec<TargetId>> {
@@ -102,8 +112,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         args.paths.clone()
     };
     let loader: gfxkit_kpack::search::Loader = args.kpack_loader.into();
+    let machine = args.device.iter().any(|d| d == "auto");
+    let rocm = args.rocm.resolve(machine, args.sysfs_root.as_deref())?;
     let progress = output::Reading::new(false);
-    let report = gfxkit_io::whole::doctor(&paths, &devices, loader, &progress);
+    let report = gfxkit_io::whole::doctor_on(&paths, &devices, loader, rocm.as_ref(), &progress);
     progress.finish();
     let report = report?;
     let mut code = 0u8;

@@ -19,6 +19,7 @@ pub mod memmodel;
 pub mod offload_bundler;
 pub mod prune;
 pub mod recompress;
+pub mod rocm;
 pub mod select;
 pub mod size;
 pub mod target;
@@ -90,6 +91,8 @@ enum Command {
     Recompress(recompress::Args),
     /// ROCm's kpack split layout: split, inline, list archives.
     Kpack(kpack::Args),
+    /// What each ROCm release's runtime loads (the table behind --rocm).
+    Rocm(rocm::Args),
 }
 
 /// Runs the parsed command line.
@@ -122,5 +125,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Prune(a) => prune::run(a),
         Command::Recompress(a) => recompress::run(a),
         Command::Kpack(a) => kpack::run(a),
+        Command::Rocm(a) => rocm::run(a),
     }
 }

@@ -25,7 +25,13 @@ the marker's @GFXARCH@ paths (ROCM_KPACK_PATH, ROCM_KPACK_PATH_PREFIX, ROCM_KPAC
 --kpack-loader old, the first archive listing a matching architecture decides. A wrapper that loads nothing \
 names the kpack error, the missing file or key, and the package providing a missing archive.\n\nExamples:\n  gfxkit select --device gfx90a:sramecc+:xnack- /opt/rocm/lib/librocsparse.so\n  \
 gfxkit select --device gfx1100 --json build/\n  \
-gfxkit select --device gfx90a:sramecc+:xnack- --kpack-loader old lib/libtorch_hip.so\n\n\
+gfxkit select --device gfx90a:sramecc+:xnack- --kpack-loader old lib/libtorch_hip.so\n  \
+gfxkit select --device gfx1100 --rocm 6.2 dist/libfoo.so\n\n\
+With --rocm VERSION the answer is that release's runtime's: a code object of a version its loader \
+refuses (\"code object V6: ROCm 6.2 loads up to V5\"), a generic target it does not know, a CCOB version \
+its HIP runtime cannot unpack or a kpack-split binary before its kpack loader is passed over with the \
+reason, and the next candidate is tried; --rocm auto reads the installed release (gfxkit rocm list \
+shows the table).\n\n\
 Exit codes: 0 every bundle has a selection; 1 some bundle has none; 2 an error (unreadable file or bundle, damaged file, a kpack archive tried that is damaged: the problems are listed)."
 )]
 pub struct Args {
@@ -39,6 +45,8 @@ pub struct Args {
     /// Print JSON: `{"device", "files": [{"path", "bundles": [{"index", "kind", "format", "offset", "selected", "via", "reason", ...}]}]}`;
     /// a split binary's `HIPK` wrappers are units of `format` `kpack` with the loader's look-up
     /// (`wrapper`, `kpack_key`, `archive`, `arch`, `error_code`, `missing`, `package`, ...).
+    /// With `--rocm`: `"rocm": {"version", "from"}`, and per unit `passed_over`: `[{"entry",
+    /// "reason", "rebuild", "upgrade"}]`, what the release cannot load.
     #[arg(long)]
     pub json: bool,
     /// Which kpack loader to model for split binaries: `current` tries every candidate
@@ -46,14 +54,19 @@ pub struct Args {
     /// architecture, so a variant archive without the kernel shadows the plain one.
     #[arg(long, value_enum, default_value = "current")]
     pub kpack_loader: crate::kpack_files::LoaderArg,
+    /// The ROCm release to answer for (`--rocm 6.2`, `--rocm auto`).
+    #[command(flatten)]
+    pub rocm: crate::rocm_release::RocmArgs,
 }
 
 /// Runs `gfxkit select`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let device = args.device;
     let loader = args.kpack_loader.into();
+    let rocm = args.rocm.resolve(false, None)?;
     let progress = output::Reading::new(false);
-    let report = gfxkit_io::whole::select(&args.files, &device, loader, &progress);
+    let report =
+        gfxkit_io::whole::select_on(&args.files, &device, loader, rocm.as_ref(), &progress);
     progress.finish();
     let report = report?;
     let code = report.files.iter().map(|f| f.status()).max().unwrap_or(0);
