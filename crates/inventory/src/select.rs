@@ -197,7 +197,7 @@ fn format_name(u: &gfxkit_host::entries::Unit) -> &'static str {
 /// What the HIP runtime would load from each unit of `inv` on `device`; the file is named
 /// `name` in the report.
 pub fn select(name: &str, inv: &Inventory<'_>, device: &TargetId) -> Selection {
-    let bundles = inv
+    let bundles: Vec<UnitChoice> = inv
         .loadable()
         .into_iter()
         .enumerate()
@@ -225,11 +225,22 @@ pub fn select(name: &str, inv: &Inventory<'_>, device: &TargetId) -> Selection {
             }
         })
         .collect();
+    // Damage in what the runtime would load (a compressed bundle that does not decode or
+    // whose hash does not match, a code object that does not read), by verify's rules.
+    let unreadable: Vec<u64> = bundles
+        .iter()
+        .filter(|b| b.unreadable)
+        .map(|b| b.offset)
+        .collect();
+    let mut problems = inv.discovery.problems.clone();
+    if inv.loaded_at_run_time() {
+        problems.extend(crate::verify::damage(inv, &unreadable));
+    }
     Selection {
         path: name.to_owned(),
         error: None,
         bundles,
-        problems: inv.discovery.problems.clone(),
+        problems,
         kpack: inv.kpack(),
     }
 }

@@ -14,7 +14,12 @@ use std::process::ExitCode;
 /// (`.co`, `.hsaco`, file kind `code-object`) and kernel databases (MIOpen `.kdb` records,
 /// AOTriton `.aks2` kernels, file kind `kernel-database`) are counted by architecture too.
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Examples:\n  \
+#[command(
+    after_help = "size does not verify: it counts the sizes bundle headers give. A compressed \
+bundle is decoded to count it (one that does not decode, or whose hash does not match, is an \
+error), but no code object is read, so a damaged code object is counted as its header says \
+(gfxkit verify, check, doctor and select read and check every one).\n\n\
+Examples:\n  \
 gfxkit size /usr/lib/x86_64-linux-gnu/librocsparse.so\n  \
 gfxkit size /opt/rocm/lib --by file --keep gfx90a\n  \
 gfxkit size /usr/lib/x86_64-linux-gnu --by library\n  \
@@ -29,7 +34,8 @@ unit, entry}]}]}: identical code objects by the SHA-256 of the uncompressed code
 uncompressed size of every copy beyond the first, the largest saving first). --by library adds \
 libraries: [{path, database, files, stored, uncompressed, prune_saves?}]: each library with the \
 kernel databases it loads (rocBLAS's rocblas/<version>/library beside librocblas.so), then each \
-database no library loads, by its directory or package.")]
+database no library loads, by its directory or package."
+)]
 pub struct Args {
     /// Files or directories (searched recursively; files without device code are skipped).
     #[arg(value_name = "PATH", default_value = ".")]
