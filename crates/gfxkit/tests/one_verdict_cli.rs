@@ -330,3 +330,171 @@ fn memmodel_table_json_is_json() {
     let all = json_stdout(&gfxkit(&["memmodel", "--cpu", "gfx942", "--all", "--json"]));
     assert_eq!(j["cases"], all["cases"]);
 }
+
+/// Numbers that mean one thing each, on Debian's librocrand: `size`'s rows and the bytes of
+/// headers and padding add up to its total, with no star on exact sizes (the bundle is
+/// uncompressed; the star used to mark every kernel-database and kpack row); `device_bytes` is
+/// the bytes stored in `list -r --json` and in `list --summary --json` alike (the summary
+/// counted code objects uncompressed under that name); a split binary sized with its `.kpack`
+/// files counts each code object once (it counted them twice).
+#[test]
+fn size_numbers_add_up_and_mean_one_thing() {
+    let lib = real("librocrand.so.1.1");
+    let r = json_stdout(&gfxkit(&["size", "--json", s(&lib)]));
+    let rows: u64 = r["archs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["stored"].as_u64().unwrap())
+        .sum();
+    let overhead = r["overhead"].as_u64().unwrap();
+    assert!(overhead > 0, "{r}");
+    assert_eq!(rows + overhead, r["stored"].as_u64().unwrap(), "{r}");
+    assert!(
+        r["archs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["estimated"] == false),
+        "{r}"
+    );
+    let text = out(&gfxkit(&["size", s(&lib)]));
+    assert!(!text.contains('*'), "{text}");
+    assert!(
+        text.contains("bundle headers and padding between payloads, in no row above"),
+        "{text}"
+    );
+    // device_bytes: stored, in both listings; the summary's code objects under their own name.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::copy(&lib, d.path().join("librocrand.so.1.1")).unwrap();
+    let listed = json_stdout(&gfxkit(&["list", "-r", "--json", s(d.path())]));
+    let summary = json_stdout(&gfxkit(&["list", "--summary", "--json", s(d.path())]));
+    let p = &summary["packages"][0];
+    assert_eq!(
+        p["device_bytes"], listed["summary"]["device_bytes"],
+        "{summary} {listed}"
+    );
+    let targets: u64 = p["targets"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(p["code_object_bytes"].as_u64(), Some(targets));
+    // A split binary and its archives: each code object once, rows without a star.
+    let root = d.path().join("split");
+    std::fs::create_dir_all(root.join("lib")).unwrap();
+    let bin = root.join("lib/librocrand.so.1.1");
+    let o = gfxkit(&["kpack", "split", "--group", "rand", s(&lib), "-o", s(&bin)]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let alone = json_stdout(&gfxkit(&["size", "--json", s(&bin)]));
+    let mut args = vec!["size".to_owned(), "--json".to_owned(), s(&bin).to_owned()];
+    for e in std::fs::read_dir(root.join(".kpack")).unwrap() {
+        args.push(e.unwrap().path().display().to_string());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let both = json_stdout(&gfxkit(&args));
+    assert_eq!(both["stored"], alone["stored"], "{both}");
+    assert_eq!(both["uncompressed"], alone["uncompressed"], "{both}");
+    assert!(
+        both["archs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["estimated"] == false),
+        "{both}"
+    );
+}
+
+/// A MIOpen `.kdb` named alone is named by itself, not `.`; `size` counts it as one unit as
+/// `list` does ("1 bundle, 3 entries"; size said "3 bundles").
+#[test]
+fn a_kernel_database_file_is_one_unit_named_by_itself() {
+    let d = tempfile::tempdir().unwrap();
+    let o = gfxkit(&[
+        "extract",
+        s(&real("librocrand.so.1.1")),
+        "--target",
+        "gfx1030",
+        "--json",
+        "-o",
+        s(d.path()),
+    ]);
+    let co = json_stdout(&o)["written"][0]["path"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernel_db_fixtures.py");
+    let st = Command::new("python3")
+        .arg(&script)
+        .arg("kdb")
+        .arg("gfx103040.kdb")
+        .args([
+            format!("k1|-O1|{co}"),
+            format!("k2|-O2|{co}"),
+            format!("k3|-O3|{co}"),
+        ])
+        .current_dir(d.path())
+        .status()
+        .expect("python3 builds the .kdb");
+    assert!(st.success());
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_gfxkit"))
+            .args(args)
+            .current_dir(d.path())
+            .output()
+            .unwrap()
+    };
+    let o = run(&["doctor", "--device", "gfx90a", "gfx103040.kdb"]);
+    let text = out(&o);
+    assert!(
+        text.contains("FAIL  gfx103040.kdb  on gfx90a: gfx103040.kdb has no code object"),
+        "{text}"
+    );
+    assert!(!text.contains("FAIL  .  "), "{text}");
+    let l = out(&run(&["list", "gfx103040.kdb"]));
+    assert!(l.starts_with("gfx103040.kdb: 1 bundle, 3 entries"), "{l}");
+    let j = json_stdout(&run(&["size", "--json", "gfx103040.kdb"]));
+    assert_eq!(j["files"][0]["bundles"], 1, "{j}");
+    let t = out(&run(&["size", "gfx103040.kdb"]));
+    assert!(t.contains("in 1 files, 1 bundles"), "{t}");
+    assert!(!t.contains('*'), "{t}");
+}
+
+/// `extract` names a file of a container image the same whether the image or the file
+/// (`IMAGE!/path`) is named (the file alone was named by its own stem).
+#[test]
+fn extract_names_an_image_file_alike_either_way() {
+    use gfxkit_testkit::image::{docker_save, tar_of, Entry};
+    let d = tempfile::tempdir().unwrap();
+    let lib = std::fs::read(real("librocrand.so.1.1")).unwrap();
+    let image = d.path().join("img.tar");
+    let layer = vec![
+        Entry::Dir("usr/lib".into()),
+        Entry::File("usr/lib/librocrand.so.1.1".into(), lib),
+    ];
+    std::fs::write(&image, tar_of(&docker_save(&[layer], "r:1"))).unwrap();
+    let names = |input: &str, dir: &str| {
+        let out_dir = d.path().join(dir);
+        let o = gfxkit(&[
+            "extract",
+            input,
+            "--target",
+            "gfx1030",
+            "--json",
+            "-o",
+            s(&out_dir),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+        let mut v: Vec<String> = std::fs::read_dir(&out_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let whole = names(s(&image), "a");
+    let member = names(&format!("{}!/usr/lib/librocrand.so.1.1", s(&image)), "b");
+    assert_eq!(whole.len(), 1, "{whole:?}");
+    assert_eq!(whole, member);
+}

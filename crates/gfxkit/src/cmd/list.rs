@@ -84,7 +84,9 @@ pub struct Args {
     /// Print per package (or per site-packages distribution, from its *.dist-info/RECORD,
     /// or per file) the targets it ships and the bytes of each; searches directories. JSON:
     /// {"packages":[{"name", "kind", "files", "targets":{TARGET: BYTES}, "architectures",
-    /// "device_bytes"}], "without_device_code":["PATH"]}.
+    /// "device_bytes", "code_object_bytes"}], "without_device_code":["PATH"]}: targets and
+    /// code_object_bytes count code objects uncompressed, device_bytes the bytes stored (as
+    /// in list -r --json and diff).
     #[arg(long)]
     summary: bool,
 }
