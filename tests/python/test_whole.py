@@ -89,3 +89,25 @@ def test_doctor_remedies(tmp_path):
     on_1102 = rep.remedies(str(lib), "gfx1102")
     assert [r["kind"] for r in on_1102] == ["generic"]
     assert "--offload-arch=gfx11-generic" in on_1102[0]["text"]
+
+
+def test_damaged_compressed_bundle_is_damage_for_check_and_an_error_for_diff(tmp_path):
+    src = tmp_path / "k.hip"
+    src.write_text(KERNELS.replace("PREFIX", "d"))
+    good = tmp_path / "good.hipfb"
+    run(tool("clang++"), "-x", "hip", "-nogpulib", "-nogpuinc", "-O1", "--cuda-device-only",
+        "-cuid=d", "--offload-arch=gfx90a", "--offload-arch=gfx1030", "--offload-compress",
+        "-c", str(src), "-o", str(good))
+    data = bytearray(good.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    bad = tmp_path / "bad.hipfb"
+    bad.write_bytes(bytes(data))
+    rep = gfxkit.check(bad, "gfx90a")
+    assert not rep
+    assert rep.to_dict()["summary"]["errors"] == 1
+    assert gfxkit.check(good, "gfx90a")
+    # Code objects are compared by digest: a damaged side gives no diff, an error naming it.
+    with pytest.raises(gfxkit.FormatError) as e:
+        gfxkit.diff(good, bad)
+    assert "bad.hipfb" in str(e.value)
+    assert not gfxkit.diff(good, good)
