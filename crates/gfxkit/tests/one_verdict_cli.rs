@@ -118,6 +118,10 @@ fn a_damaged_compressed_bundle_is_damage_for_every_judge() {
         let o = gfxkit(&["select", "--json", "--device", "gfx90a", f]);
         assert_eq!(o.status.code(), Some(2), "{}", out(&o));
         assert!(out(&o).contains(what), "{}", out(&o));
+        // The damaged bundle gives the device nothing, and says why.
+        let b = &json_stdout(&o)["files"][0]["bundles"][0];
+        assert!(b["selected"].is_null(), "{b}");
+        assert!(b["reason"].as_str().unwrap().contains(what), "{b}");
         // verify reports it as a problem found (exit 1, as documented).
         let o = gfxkit(&["verify", f]);
         assert_eq!(o.status.code(), Some(1), "{}", out(&o));

@@ -233,8 +233,24 @@ pub fn select(name: &str, inv: &Inventory<'_>, device: &TargetId) -> Selection {
         .map(|b| b.offset)
         .collect();
     let mut problems = inv.discovery.problems.clone();
+    let mut bundles = bundles;
     if inv.loaded_at_run_time() {
-        problems.extend(crate::verify::damage(inv, &unreadable));
+        let damage = crate::verify::damage(inv, &unreadable);
+        // A damaged unit gives the device nothing: its choice says why.
+        for p in &damage {
+            if let Some(b) = bundles.iter_mut().find(|b| {
+                b.offset == p.location.offset
+                    && b.member == p.location.member
+                    && b.section == p.location.section
+            }) {
+                b.unreadable = true;
+                b.selected = None;
+                b.via = None;
+                b.needs = None;
+                b.reason = p.kind.to_string();
+            }
+        }
+        problems.extend(damage);
     }
     Selection {
         path: name.to_owned(),
