@@ -299,8 +299,9 @@ def list_summary(src: Source) -> Dict[str, Any]:
     searches it) ships and how many bytes of code objects each, per package,
     container image, site-packages distribution (found through the ``*.dist-info/RECORD``
     that lists a file) or file, as ``gfxkit list --summary --json`` prints it:
-    ``{"packages": [{"name", "kind", "files", "targets", "architectures", "device_bytes"}],
-    "without_device_code": [...]}``. Unreadable members are left out (``list`` names them)."""
+    ``{"packages": [{"name", "kind", "files", "targets", "architectures", "device_bytes",
+    "code_object_bytes"}], "without_device_code": [...]}`` (``targets`` and
+    ``code_object_bytes`` uncompressed, ``device_bytes`` as stored). Unreadable members are left out (``list`` names them)."""
     return _gfxkit.list_summary(src)
 
 

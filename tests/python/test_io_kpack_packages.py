@@ -402,4 +402,6 @@ def test_list_summary_of_a_package_is_what_the_cli_prints(wheel, gfxkit_bin):
     assert mine == doc
     [pkg] = mine["packages"]
     assert pkg["kind"] == "package" and pkg["files"] >= 1 and pkg["device_bytes"] > 0
+    # One meaning each: code objects uncompressed (the targets' sum), device bytes as stored.
+    assert pkg["code_object_bytes"] == sum(pkg["targets"].values())
     assert pkg["architectures"] == sorted({t.split(":")[0] for t in pkg["targets"]})

@@ -123,3 +123,25 @@ def test_rocm_release_equals_the_cli(tmp_path, cli):
     rep = gfxkit.doctor(v6, sysfs_root=tmp_path / "m").to_dict()
     assert rep["rocm"] == {"version": "6.2.1", "from": "/opt/rocm/.info/version"}
     assert not rep["files"][0]["runs_on"]["gfx1100"]
+
+
+def test_damaged_compressed_bundle_is_damage_for_check_and_an_error_for_diff(tmp_path):
+    src = tmp_path / "k.hip"
+    src.write_text(KERNELS.replace("PREFIX", "d"))
+    good = tmp_path / "good.hipfb"
+    run(tool("clang++"), "-x", "hip", "-nogpulib", "-nogpuinc", "-O1", "--cuda-device-only",
+        "-cuid=d", "--offload-arch=gfx90a", "--offload-arch=gfx1030", "--offload-compress",
+        "-c", str(src), "-o", str(good))
+    data = bytearray(good.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    bad = tmp_path / "bad.hipfb"
+    bad.write_bytes(bytes(data))
+    rep = gfxkit.check(bad, "gfx90a")
+    assert not rep
+    assert rep.to_dict()["summary"]["errors"] == 1
+    assert gfxkit.check(good, "gfx90a")
+    # Code objects are compared by digest: a damaged side gives no diff, an error naming it.
+    with pytest.raises(gfxkit.FormatError) as e:
+        gfxkit.diff(good, bad)
+    assert "bad.hipfb" in str(e.value)
+    assert not gfxkit.diff(good, good)

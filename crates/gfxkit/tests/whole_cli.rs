@@ -204,8 +204,15 @@ fn diff_of_a_pruned_copy_names_the_targets_dropped_and_nothing_else() {
     assert_eq!(f["path"], "lib/librocrand.so.1");
     assert_eq!(f["status"], "modified");
     let removed: Vec<&String> = before.difference(&after).collect();
-    assert_eq!(f["removed"], serde_json::json!(removed));
+    assert_eq!(f["removed_ids"], serde_json::json!(removed));
+    // Targets by the devices they served: both xnack settings of gfx90a are every gfx90a.
+    assert_eq!(keep, ["gfx1030", "gfx803"]);
+    assert_eq!(
+        f["removed"],
+        serde_json::json!(["gfx900:xnack-", "gfx906:xnack-", "gfx908:xnack-", "gfx90a"])
+    );
     assert_eq!(f["added"], serde_json::json!([]));
+    assert_eq!(f["added_ids"], serde_json::json!([]));
     // The kept code objects are the same bytes.
     assert_eq!(f["changed"], serde_json::json!([]));
     assert_eq!(f["code_objects"]["old"].as_u64(), Some(before.len() as u64));

@@ -993,7 +993,7 @@ fn tensile_bundle(path: &str, data: &[u8]) -> Option<DbMember> {
 /// zip packs holding them alike); else the package it is a member of (aiter's wheel:
 /// `x.whl`); else the Python
 /// package below `site-packages`/`dist-packages` (`site-packages/aiter_meta`); else the
-/// member's directory.
+/// member's directory (for a file named without one, the file itself).
 pub fn database_root(path: &str) -> String {
     let parts: Vec<&str> = path.split(['/', '!']).collect();
     let dir_len = parts.len().saturating_sub(1);
@@ -1020,7 +1020,13 @@ pub fn database_root(path: &str) -> String {
         end += p.len() + usize::from(i > 0);
     }
     if end == 0 {
-        return ".".to_owned();
+        // A file named alone, without a directory (`gfx90a68.kdb` in the current one): the
+        // database is named by it, not `.`.
+        return if dir_len == 0 {
+            path.to_owned()
+        } else {
+            ".".to_owned()
+        };
     }
     path[..end].to_owned()
 }
@@ -1653,7 +1659,8 @@ mod tests {
             "t.whl!torch/lib/aotriton.images"
         );
         assert_eq!(r("/tmp/k/a.co"), "/tmp/k");
-        assert_eq!(r("a.co"), ".");
+        assert_eq!(r("a.co"), "a.co");
+        assert_eq!(r("./a.co"), ".");
     }
 
     #[test]

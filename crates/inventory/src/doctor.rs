@@ -235,12 +235,23 @@ pub fn examine(inv: &Inventory<'_>) -> Examined {
         .filter(|p| p.severity == gfxkit_host::Severity::Error)
         .map(|p| p.to_string())
         .collect();
+    let mut unreadable = Vec::new();
     for u in inv.loadable() {
         match &u.entries {
             Ok(_) => out.units.push(u),
-            Err(e) => out.errors.push(format!("{}: {e}", u.location)),
+            Err(e) => {
+                unreadable.push(u.location.offset);
+                out.errors.push(format!("{}: {e}", u.location));
+            }
         }
     }
+    // What the runtime would load must decode: every compressed bundle decompressed and its
+    // hash checked, every code object read, by verify's rules.
+    out.errors.extend(
+        crate::verify::damage(inv, &unreadable)
+            .iter()
+            .map(ToString::to_string),
+    );
     out.kpack = inv
         .kpack()
         .into_iter()

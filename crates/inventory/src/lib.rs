@@ -57,7 +57,7 @@
 //!
 //! let report = verify::verify("app.hipfb", &inv).unwrap();
 //! assert!(!report.ok);
-//! assert!(matches!(report.problems[0].kind, verify::FindingKind::NotCodeObject));
+//! assert!(matches!(report.problems[0].kind, verify::FindingKind::NotCodeObject { .. }));
 //!
 //! // The JSON `gfxkit list --json` prints for this file.
 //! let json = serde_json::to_value(&listing).unwrap();

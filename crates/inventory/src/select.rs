@@ -248,7 +248,7 @@ pub fn select_on(
     rules: Option<&gfxkit_spec::rocm::Rules>,
 ) -> Selection {
     let refused = rules.map(|r| crate::release::refusals(r, inv));
-    let bundles = inv
+    let bundles: Vec<UnitChoice> = inv
         .loadable()
         .into_iter()
         .enumerate()
@@ -283,11 +283,38 @@ pub fn select_on(
             }
         })
         .collect();
+    // Damage in what the runtime would load (a compressed bundle that does not decode or
+    // whose hash does not match, a code object that does not read), by verify's rules.
+    let unreadable: Vec<u64> = bundles
+        .iter()
+        .filter(|b| b.unreadable)
+        .map(|b| b.offset)
+        .collect();
+    let mut problems = inv.discovery.problems.clone();
+    let mut bundles = bundles;
+    if inv.loaded_at_run_time() {
+        let damage = crate::verify::damage(inv, &unreadable);
+        // A damaged unit gives the device nothing: its choice says why.
+        for p in &damage {
+            if let Some(b) = bundles.iter_mut().find(|b| {
+                b.offset == p.location.offset
+                    && b.member == p.location.member
+                    && b.section == p.location.section
+            }) {
+                b.unreadable = true;
+                b.selected = None;
+                b.via = None;
+                b.needs = None;
+                b.reason = p.kind.to_string();
+            }
+        }
+        problems.extend(damage);
+    }
     Selection {
         path: name.to_owned(),
         error: None,
         bundles,
-        problems: inv.discovery.problems.clone(),
+        problems,
         kpack: inv.kpack(),
     }
 }

@@ -1,7 +1,12 @@
 //! Where device bytes go: per architecture, file and bundle, stored and uncompressed, and
 //! what keeping only some targets would save (what `gfxkit size` prints; `--json` is the
-//! serialised [`SizeReport`]). Stored bytes of a compressed bundle are shared out among its
-//! entries in proportion to their uncompressed sizes (marked `estimated`).
+//! serialised [`SizeReport`]). The stored bytes of an entry are its payload's where it is
+//! stored as it is (uncompressed bundles, kernel-database records, kpack kernels, raw code
+//! objects); the stored bytes of one compressed stream holding several entries (a CCOB bundle,
+//! an AOTriton `.aks2` file) are shared out among them in proportion to their uncompressed
+//! sizes (marked `estimated`, the shares adding up to the stream's bytes). The bytes of
+//! bundle headers and of the padding between payloads are in no entry: `overhead` counts
+//! them, so that the rows per architecture and the overhead add up to the total.
 
 mod html;
 pub use html::html;
@@ -43,11 +48,12 @@ pub struct ArchRow {
     pub arch: String,
     /// Number of entries.
     pub entries: u64,
-    /// Bytes stored in files (estimated share for compressed bundles).
+    /// Bytes stored in files: the payloads', or a share of a compressed stream holding
+    /// several entries (then `estimated`).
     pub stored: u64,
     /// Uncompressed bytes.
     pub uncompressed: u64,
-    /// Whether part of `stored` is an estimate.
+    /// Whether part of `stored` is a share of a compressed stream holding several entries.
     pub estimated: bool,
     /// Whether `--keep` keeps this architecture (absent without --keep).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -63,12 +69,16 @@ pub struct FileRow {
     pub kind: gfxkit_shrink::FileKind,
     /// File size.
     pub file_size: u64,
-    /// Bundles.
+    /// Units of device code, as `list` counts them: bundles, a kernel database file (however
+    /// many records), a split binary's wrappers, a raw code object.
     pub bundles: u64,
     /// Device bytes stored.
     pub stored: u64,
     /// Device bytes uncompressed.
     pub uncompressed: u64,
+    /// Stored bytes in no entry (bundle headers, padding between payloads): `stored` is the
+    /// sum of `archs`' and this.
+    pub overhead: u64,
     /// What `--keep` would save in stored bytes (estimated for compressed bundles).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prune_saves: Option<u64>,
@@ -108,6 +118,9 @@ pub struct SizeReport {
     pub stored: u64,
     /// Sum of device bytes uncompressed.
     pub uncompressed: u64,
+    /// Stored bytes in no entry (bundle headers, padding between payloads): `stored` is the
+    /// sum of `archs`' and this.
+    pub overhead: u64,
     /// `--keep` targets, when given.
     pub keep: Vec<String>,
     /// What `--keep` would save in total (stored bytes).
@@ -264,35 +277,76 @@ impl Keep {
     }
 }
 
+/// The stored bytes of each entry of bundle `b` (in entry order), whether they are shares of
+/// one compressed stream, and the bytes in no entry. Payloads stored as they are count
+/// exactly (an uncompressed bundle's header and padding are the rest); the bytes of a
+/// compressed stream holding several non-empty entries are shared out in proportion to their
+/// uncompressed sizes, largest remainders first, so that the shares add up to the stream's
+/// bytes; a stream with one non-empty entry is that entry's.
+fn entry_bytes(b: &gfxkit_shrink::SurveyBundle, shared_file: bool) -> (Vec<u64>, bool, u64) {
+    let sizes: Vec<u64> = b.entries.iter().map(|e| e.size).collect();
+    let payload: u64 = sizes.iter().sum();
+    if b.encoding == "uncompressed" {
+        return (sizes, false, b.stored.saturating_sub(payload));
+    }
+    let non_empty = sizes.iter().filter(|&&s| s > 0).count();
+    if payload == 0 {
+        return (vec![0; sizes.len()], false, b.stored);
+    }
+    if non_empty == 1 {
+        let out = sizes
+            .iter()
+            .map(|&s| if s > 0 { b.stored } else { 0 })
+            .collect();
+        return (out, shared_file, 0);
+    }
+    let (stored, total) = (u128::from(b.stored), u128::from(payload));
+    let mut out: Vec<u64> = sizes
+        .iter()
+        .map(|&s| (stored * u128::from(s) / total) as u64)
+        .collect();
+    let mut left = b.stored - out.iter().sum::<u64>();
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse((stored * u128::from(sizes[i])) % total));
+    for i in order {
+        if left == 0 {
+            break;
+        }
+        if sizes[i] > 0 {
+            out[i] += 1;
+            left -= 1;
+        }
+    }
+    (out, true, 0)
+}
+
 /// Builds the report from surveyed files, with what keeping only `keep` would save.
 pub fn build_report(files: &[(String, Survey)], keep: Option<&Keep>) -> SizeReport {
     let sel = keep.map(|k| &k.sel);
     let mut total = BTreeMap::new();
     let mut file_rows = Vec::new();
     let mut bundle_rows = Vec::new();
-    let (mut all_stored, mut all_unc, mut all_saves) = (0u64, 0u64, 0u64);
+    let (mut all_stored, mut all_unc, mut all_saves, mut all_over) = (0u64, 0u64, 0u64, 0u64);
     for (path, s) in files {
         let mut per = BTreeMap::new();
-        let (mut stored, mut unc, mut saves, mut nb) = (0u64, 0u64, 0u64, 0u64);
+        let (mut stored, mut unc, mut saves, mut over) = (0u64, 0u64, 0u64, 0u64);
+        let mut units = std::collections::BTreeSet::new();
         for r in &s.regions {
+            // An `.aks2` file is one compressed stream: its survey shares its bytes out among
+            // its kernels already (one per bundle).
+            let shared_file = r.bundles.len() > 1 && r.bundles.iter().all(|b| b.encoding == "aks2");
             for b in &r.bundles {
-                nb += 1;
+                units.insert((r.member.clone(), b.offset));
                 stored += b.stored;
                 unc += b.uncompressed;
-                let compressed = b.encoding != "uncompressed";
-                let payload: u64 = b.entries.iter().map(|e| e.size).sum();
-                for e in &b.entries {
-                    // Share out the stored bytes in proportion to payload sizes.
-                    let share = if payload == 0 {
-                        0
-                    } else {
-                        (u128::from(b.stored) * u128::from(e.size) / u128::from(payload)) as u64
-                    };
+                let (bytes, estimated, rest) = entry_bytes(b, shared_file);
+                over += rest;
+                for (e, share) in b.entries.iter().zip(bytes) {
                     let kept = sel.map(|s| s.keeps(&e.id));
                     if kept == Some(false) {
                         saves += share;
                     }
-                    let sizes = (share, e.size, compressed);
+                    let sizes = (share, e.size, estimated && e.size > 0);
                     add(&mut per, &e.target, sizes, kept);
                     add(&mut total, &e.target, sizes, kept);
                 }
@@ -310,13 +364,15 @@ pub fn build_report(files: &[(String, Survey)], keep: Option<&Keep>) -> SizeRepo
         all_stored += stored;
         all_unc += unc;
         all_saves += saves;
+        all_over += over;
         file_rows.push(FileRow {
             path: path.clone(),
             kind: s.kind,
             file_size: s.size,
-            bundles: nb,
+            bundles: units.len() as u64,
             stored,
             uncompressed: unc,
+            overhead: over,
             prune_saves: sel.map(|_| saves),
             archs: sorted(per),
         });
@@ -327,10 +383,88 @@ pub fn build_report(files: &[(String, Survey)], keep: Option<&Keep>) -> SizeRepo
         bundles: bundle_rows,
         stored: all_stored,
         uncompressed: all_unc,
+        overhead: all_over,
         keep: keep.map(|k| k.names.clone()).unwrap_or_default(),
         prune_saves: sel.map(|_| all_saves),
         errors: Vec::new(),
         duplicates: None,
         libraries: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gfxkit_shrink::{EntryRecord, FileKind, SurveyBundle};
+
+    fn bundle(offset: u64, encoding: &str, stored: u64, entries: &[(&str, u64)]) -> SurveyBundle {
+        SurveyBundle {
+            offset,
+            stored,
+            encoding: encoding.to_owned(),
+            uncompressed: entries.iter().map(|e| e.1).sum::<u64>() + 64,
+            entries: entries
+                .iter()
+                .map(|(t, size)| EntryRecord {
+                    id: format!("hipv4-amdgcn-amd-amdhsa--{t}"),
+                    target: (*t).to_owned(),
+                    size: *size,
+                    md5: String::new(),
+                })
+                .collect(),
+        }
+    }
+
+    fn file(bundles: Vec<SurveyBundle>) -> Survey {
+        crate::kpack::one_region_survey(
+            FileKind::SharedObject,
+            1 << 20,
+            Some(".hip_fatbin".into()),
+            1,
+            bundles,
+        )
+    }
+
+    /// Rows of an uncompressed bundle are its payloads, exact (no star); the header and
+    /// padding are the overhead; the shares of a compressed bundle add up to its bytes and are
+    /// starred; the rows and the overhead add up to the total.
+    #[test]
+    fn rows_and_overhead_add_up_and_only_shares_are_estimated() {
+        let plain = bundle(
+            0,
+            "uncompressed",
+            12288,
+            &[("gfx90a", 4000), ("gfx906", 3000)],
+        );
+        let packed = bundle(
+            0x4000,
+            "ccob-v3-zstd",
+            1001,
+            &[("gfx90a", 3333), ("gfx1100", 3333), ("gfx1030", 3334)],
+        );
+        let r = build_report(&[("a.so".into(), file(vec![plain, packed]))], None);
+        let row = |a: &str| r.archs.iter().find(|x| x.arch == a).unwrap().clone();
+        assert_eq!(r.overhead, 12288 - 7000);
+        let sum: u64 = r.archs.iter().map(|a| a.stored).sum();
+        assert_eq!(sum + r.overhead, r.stored);
+        assert_eq!(r.stored, 12288 + 1001);
+        assert_eq!(row("gfx906").stored, 3000);
+        assert!(!row("gfx906").estimated);
+        assert!(row("gfx1100").estimated);
+        assert_eq!(r.files[0].bundles, 2);
+        assert_eq!(r.files[0].overhead, r.overhead);
+        // A compressed bundle with one code object: its bytes are that code object's.
+        let one = bundle(0, "ccob-v3-zstd", 500, &[("host", 0), ("gfx942", 9000)]);
+        let r = build_report(&[("b.so".into(), file(vec![one]))], None);
+        assert_eq!(r.archs[0].stored, 500);
+        assert!(r.archs.iter().all(|a| !a.estimated));
+        // Kernel-database records all at the file's start: one unit, as `list` counts it.
+        let recs = (0..3)
+            .map(|_| bundle(0, "miopen-kdb", 100, &[("gfx90a", 400)]))
+            .collect();
+        let r = build_report(&[("x.kdb".into(), file(recs))], None);
+        assert_eq!(r.files[0].bundles, 1);
+        assert!(r.archs.iter().all(|a| !a.estimated));
+        assert_eq!(r.archs[0].stored, 300);
     }
 }

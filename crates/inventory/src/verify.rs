@@ -51,7 +51,11 @@ pub enum FindingKind {
         canonical: String,
     },
     /// A device payload that is not an AMDGPU code object.
-    NotCodeObject,
+    NotCodeObject {
+        /// Whether the payload starts with the ELF magic: a code object damaged or cut short,
+        /// rather than bytes of another kind under a device entry.
+        elf: bool,
+    },
     /// A code object whose `e_flags` do not fit the target ID its entry names.
     EflagsMismatch,
     /// Two entries whose target IDs the bundler refuses together.
@@ -291,11 +295,12 @@ fn check_entries(cx: &mut Ctx<'_>, entries: &[(usize, &str, Option<&[u8]>)]) {
                 ),
             );
         }
+        let elf = payload.is_some_and(|p| p.starts_with(b"\x7fELF"));
         if let Some(err) = parse {
             cx.add(
                 Some(index),
                 Some(raw),
-                FindingKind::NotCodeObject,
+                FindingKind::NotCodeObject { elf },
                 format!("payload is not a readable AMDGPU code object: {err}"),
             );
         }
@@ -310,7 +315,7 @@ fn check_entries(cx: &mut Ctx<'_>, entries: &[(usize, &str, Option<&[u8]>)]) {
             PayloadCheck::NotCodeObject(err) => cx.add(
                 Some(index),
                 Some(raw),
-                FindingKind::NotCodeObject,
+                FindingKind::NotCodeObject { elf },
                 format!("payload is not an AMDGPU code object: {err}"),
             ),
             PayloadCheck::Checked {
@@ -431,6 +436,79 @@ pub fn verify(name: &str, inv: &Inventory<'_>) -> Result<Verification> {
         entries,
         problems,
     })
+}
+
+impl FindingKind {
+    /// Whether the finding is damage to the bytes the runtime would load: a compressed bundle
+    /// that does not decompress or whose hash does not match, a bundle whose structure is
+    /// broken, a code object (ELF) that does not read, a code object built for another target
+    /// than its entry names. Findings about form (an ID not in the 5-part form, a header
+    /// longer than the runtime reads, conflicting IDs) and payloads of another kind than ELF
+    /// under a device entry are not damage (`verify` still reports them).
+    pub fn is_damage(&self) -> bool {
+        matches!(
+            self,
+            FindingKind::HashMismatch { .. }
+                | FindingKind::Decompress
+                | FindingKind::Structure
+                | FindingKind::NotCodeObject { elf: true }
+                | FindingKind::EflagsMismatch
+        )
+    }
+}
+
+/// The damage ([`FindingKind::is_damage`]) in the units of device code of `inv`, found by the
+/// rules `verify` applies (every compressed bundle decoded and its hash checked, every code
+/// object read), as errors at each unit's place (member, section, bundle offset) naming the
+/// entry and what failed. `doctor`, `check` and `select` judge a file with it, so that a file
+/// `verify` finds damaged never runs for them. Units at `skip` (file offsets of units already
+/// known to be unreadable) are not decoded again.
+pub fn damage(inv: &Inventory<'_>, skip: &[u64]) -> Vec<gfxkit_host::Problem> {
+    use gfxkit_host::{Location, Problem, ProblemKind};
+    inv.units
+        .par_iter()
+        .filter(|b| !skip.contains(&b.offset))
+        .map(|b| {
+            let mut found = Vec::new();
+            check_bundle(b, &mut found);
+            // What the inventory already holds as a problem of the file (an entry that
+            // contradicts its payload, where the payload is at hand undecoded; a standalone
+            // code object that does not read) is not said twice.
+            let known = |k: &FindingKind| match (b.form, b.ccob.is_some()) {
+                (Form::Bundle, true) => false,
+                (Form::CodeObject, _) => {
+                    matches!(
+                        k,
+                        FindingKind::EflagsMismatch | FindingKind::NotCodeObject { .. }
+                    )
+                }
+                _ => matches!(k, FindingKind::EflagsMismatch),
+            };
+            found
+                .into_iter()
+                .filter(|f| f.kind.is_damage() && !known(&f.kind))
+                .map(|f| {
+                    let what = match (f.entry, &f.id) {
+                        (Some(i), Some(id)) => format!("entry {i} ({id}): {}", f.message),
+                        (Some(i), None) => format!("entry {i}: {}", f.message),
+                        _ => f.message,
+                    };
+                    Problem::error(
+                        Location {
+                            member: b.member.clone(),
+                            section: b.section.clone(),
+                            offset: b.offset,
+                            size: b.bytes.len() as u64,
+                        },
+                        ProblemKind::BadBundle(what),
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// The members of one package, verified one by one, sorted out: when some member holds

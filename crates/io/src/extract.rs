@@ -600,20 +600,25 @@ pub fn inputs(
                 Err(crate::input::Failed::NoDeviceCode) if !explicit => continue,
                 Err(f) => return Err(InputsError::Member(member, f)),
             };
-            // Members of a package are named after the package and the member's path.
+            // Members of a package are named after the package and the member's path, the
+            // same whether the package or the member (`IMAGE!/path`) was named.
             let stem = if package {
-                let inner = member
-                    .to_string_lossy()
-                    .split_once('!')
-                    .map(|(_, m)| m.to_owned())
-                    .unwrap_or_default();
-                sanitize(&format!("{stem}_{}", inner.replace(['/', '!'], "_")))
+                member_stem(&member, &stem)
+            } else if let Some((pkg, _)) = path.to_string_lossy().split_once('!') {
+                let pkg_stem = Path::new(pkg)
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "bundle".to_owned());
+                member_stem(&member, &pkg_stem)
             } else {
                 stem.clone()
             };
             named.push(Named {
+                // A member found in a package is not named: one without device code (a
+                // CPU-only library in a wheel) is skipped, as `list` skips it.
+                explicit: explicit && !package,
+                package: (explicit && package).then(|| path.clone()),
                 path: member,
-                explicit,
                 stem,
                 data,
             });
@@ -622,12 +627,27 @@ pub fn inputs(
     Ok(named)
 }
 
+/// The stem the outputs of package member `member` (`package!inner`) are named by: `stem`
+/// (the package's) and the member's path, `/` and `!` becoming `_`.
+fn member_stem(member: &Path, stem: &str) -> String {
+    let inner = member
+        .to_string_lossy()
+        .split_once('!')
+        .map(|(_, m)| m.to_owned())
+        .unwrap_or_default();
+    sanitize(&format!("{stem}_{}", inner.replace(['/', '!'], "_")))
+}
+
 /// An input of an extraction ([`inputs`]).
 pub struct Named {
     /// The path (`package!member` for a member).
     pub path: PathBuf,
-    /// Named as it is rather than found in a directory.
+    /// Named as it is rather than found in a directory or a package: a file named that
+    /// holds no device code is an error, one found is skipped.
     pub explicit: bool,
+    /// For a member of a package named as it is: that package (the caller reports a package
+    /// none of whose members holds device code).
+    pub package: Option<PathBuf>,
     /// What its outputs' names start with.
     pub stem: String,
     /// Its bytes.

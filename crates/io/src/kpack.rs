@@ -370,6 +370,24 @@ pub fn size_survey(
     ))
 }
 
+/// The archives (canonical paths) whose kernels [`size_survey`] counts under the binary split
+/// by kpack at `path` (`data` its bytes): those found and opened; empty for other files. A
+/// caller sizing a tree leaves these `.kpack` files out, their kernels being counted already.
+pub fn size_archives(path: &Path, data: &[u8]) -> Vec<PathBuf> {
+    if inv_kpack::is_archive(data) || crate::database::kind(path, data).is_some() {
+        return Vec::new();
+    }
+    let inv = gfxkit_inventory::Inventory::of(data);
+    if !inv_kpack::is_split(&inv) {
+        return Vec::new();
+    }
+    all_archives(path, &inv.discovery, &env())
+        .files
+        .into_iter()
+        .map(|(p, _)| std::fs::canonicalize(&p).unwrap_or(p))
+        .collect()
+}
+
 /// The code objects of the file at `path` (`data` its bytes) with their SHA-256
 /// ([`gfxkit_inventory::digest`]): a split binary's through the archives its markers name, a
 /// `.kpack` file's by kernel, any other file's from its units; with the errors met. Archives

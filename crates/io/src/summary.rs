@@ -38,8 +38,11 @@ pub struct Shipped {
     pub targets: BTreeMap<String, u64>,
     /// Processors (`gfx90a`), sorted.
     pub architectures: Vec<String>,
-    /// Bytes of code objects over all targets.
+    /// Bytes of device code as stored in its files (compressed bundles at their compressed
+    /// size, headers included): what `device_bytes` means in `list -r --json` and `diff`.
     pub device_bytes: u64,
+    /// Bytes of code objects over all targets (uncompressed): the sum of `targets`.
+    pub code_object_bytes: u64,
 }
 
 /// Distributions of the `*.dist-info` directories in one directory: (name, files listed).
@@ -89,8 +92,8 @@ fn distribution(file: &Path, cache: &mut HashMap<PathBuf, Dists>) -> Option<Stri
     None
 }
 
-/// One group's files and bytes per target.
-type Group = (HashSet<String>, BTreeMap<String, u64>);
+/// One group's files, bytes per target and bytes stored.
+type Group = (HashSet<String>, BTreeMap<String, u64>, u64);
 
 /// Groups listings by package, distribution or file.
 pub fn summarize(files: &[FileListing]) -> Vec<Shipped> {
@@ -107,7 +110,9 @@ pub fn summarize(files: &[FileListing]) -> Vec<Shipped> {
             },
         };
         let g = groups.entry(key).or_default();
-        g.0.insert(f.path.clone());
+        if g.0.insert(f.path.clone()) {
+            g.2 += f.device_bytes();
+        }
         for e in f.bundles.iter().flat_map(|b| &b.entries) {
             if let Some(t) = &e.target_id {
                 *g.1.entry(t.clone()).or_default() += e.size;
@@ -116,7 +121,7 @@ pub fn summarize(files: &[FileListing]) -> Vec<Shipped> {
     }
     groups
         .into_iter()
-        .map(|((name, kind), (members, targets))| {
+        .map(|((name, kind), (members, targets, stored))| {
             let architectures: std::collections::BTreeSet<String> = targets
                 .keys()
                 .map(|t| t.split(':').next().unwrap_or(t).to_owned())
@@ -125,7 +130,8 @@ pub fn summarize(files: &[FileListing]) -> Vec<Shipped> {
                 name,
                 kind,
                 files: members.len(),
-                device_bytes: targets.values().sum(),
+                device_bytes: stored,
+                code_object_bytes: targets.values().sum(),
                 targets,
                 architectures: architectures.into_iter().collect(),
             }

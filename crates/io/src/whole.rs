@@ -414,8 +414,17 @@ pub fn size(
         let digests = opts
             .duplicates
             .then(|| crate::kpack::digests(path, data, false));
-        Ok::<_, Infallible>((survey, digests))
+        let archive = gfxkit_inventory::kpack::is_archive(data);
+        let reached = crate::kpack::size_archives(path, data);
+        Ok::<_, Infallible>((survey, digests, archive, reached))
     })?;
+    // The `.kpack` files a split binary of the inputs reaches: their kernels are counted under
+    // that binary, not a second time as files of their own.
+    let reached: std::collections::HashSet<PathBuf> = scanned
+        .iter()
+        .filter_map(|s| s.result.as_ref().ok())
+        .flat_map(|r| r.3.iter().cloned())
+        .collect();
     let mut surveyed = Vec::new();
     let mut errors = Vec::new();
     let mut digested = Vec::new();
@@ -425,7 +434,19 @@ pub fn size(
         // package or a file found in a directory.
         let named = s.explicit && paths.contains(&s.path);
         let (survey, digests) = match s.result {
-            Ok(r) => r,
+            Ok((_, digests, true, _))
+                if !reached.is_empty()
+                    && reached.contains(
+                        &std::fs::canonicalize(&s.path).unwrap_or_else(|_| s.path.clone()),
+                    ) =>
+            {
+                // Counted under its binary; its code objects are still places of duplicates.
+                if let Some(Ok((d, _))) = digests {
+                    digested.push((name, d));
+                }
+                continue;
+            }
+            Ok((survey, digests, _, _)) => (survey, digests),
             Err(e) => {
                 errors.push(
                     scan_error(e).unwrap_or_else(|| format!("{name}: {}", crate::NoDeviceCode)),

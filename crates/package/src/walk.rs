@@ -276,7 +276,7 @@ fn walk_stream<T: Send>(
             Ok(bytes) => walk_zip(ctx, chain, &bytes, depth).unwrap_or_else(|e| vec![Err(e)]),
             Err(e) => vec![Err(e)],
         },
-        Format::Tar => walk_tar(ctx, chain, r, depth),
+        Format::Tar => walk_tar(ctx, chain, r, None, depth),
         Format::Deb => walk_ar(ctx, chain, r, depth),
         Format::Rpm => match rpm::payload(chain, r) {
             Ok(payload) => {
@@ -311,7 +311,7 @@ fn walk_stream<T: Send>(
             };
             let mut whole = Cursor::new(&prefix[..]).chain(dec);
             if is_tar(&prefix) {
-                walk_tar(ctx, chain, &mut whole, depth)
+                walk_tar(ctx, chain, &mut whole, Some(c), depth)
             } else {
                 // One compressed file: its member is named after the package without the
                 // compression suffix.
@@ -369,7 +369,15 @@ impl Read for Counting<'_, '_> {
 /// A tar header block.
 pub(crate) const TAR_BLOCK: u64 = 512;
 
-fn walk_tar<T: Send>(ctx: &Ctx<'_, T>, chain: &str, r: &mut dyn Read, depth: u32) -> Walk<T> {
+/// Walks a tar stream; `compressed` is the compression it was read through, if any (said
+/// when an image is found inside it).
+fn walk_tar<T: Send>(
+    ctx: &Ctx<'_, T>,
+    chain: &str,
+    r: &mut dyn Read,
+    compressed: Option<crate::detect::Compression>,
+    depth: u32,
+) -> Walk<T> {
     let mut out = Vec::new();
     let pos = std::cell::Cell::new(0u64);
     let mut archive = tar::Archive::new(Counting {
@@ -400,15 +408,28 @@ fn walk_tar<T: Send>(ctx: &Ctx<'_, T>, chain: &str, r: &mut dyn Read, depth: u32
         // archive) cannot be read as its file system without unpacking it: say so rather
         // than list its layers as tarballs (with the files they delete).
         if first_file && crate::image::looks_like_image_entry(&name) {
-            out.push(Err(Error::new(
-                chain,
-                ErrorKind::Unsupported(
-                    "a container image inside a compressed stream or another archive: gfxkit \
-                     reads images in place from an uncompressed archive or a layout directory \
-                     (decompress it first, e.g. `gunzip -k`)"
-                        .into(),
-                ),
-            )));
+            use crate::detect::Compression;
+            let what = match compressed {
+                Some(c) => {
+                    let tool = match c {
+                        Compression::Gzip => "gunzip -k",
+                        Compression::Xz => "unxz -k",
+                        Compression::Zstd => "unzstd",
+                        Compression::Bzip2 => "bunzip2 -k",
+                    };
+                    format!(
+                        "a container image inside a compressed stream (.{}): gfxkit reads images \
+                         in place from an uncompressed archive or a layout directory (decompress \
+                         it first, e.g. `{tool}`)",
+                        c.suffix()
+                    )
+                }
+                None => "a container image inside another archive: gfxkit reads images in place \
+                         from an archive or a layout directory of its own (extract the image's \
+                         archive from the one holding it first)"
+                    .to_owned(),
+            };
+            out.push(Err(Error::new(chain, ErrorKind::Unsupported(what))));
             return out;
         }
         first_file = false;

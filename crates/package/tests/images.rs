@@ -399,7 +399,24 @@ fn a_compressed_image_archive_is_refused_with_the_reason() {
         "{e}"
     );
     let oci = gfxkit_testkit::image::compress(&tar_of(&one_layer(vec![f("a.so")])), Compress::Zstd);
-    assert!(err_text(&oci).contains("decompress it first"));
+    let e = err_text(&oci);
+    assert!(
+        e.contains("(.zst)") && e.contains("decompress it first, e.g. `unzstd`"),
+        "{e}"
+    );
+    // An image archive inside another, uncompressed: nothing to decompress (no `gunzip -k`),
+    // the image's archive is to be taken out of the one holding it.
+    let (base, top) = two_layers();
+    let outer = tar_of(&BTreeMap::from([(
+        "img.tar".to_owned(),
+        tar_of(&docker_save(&[base, top], "a:1")),
+    )]));
+    let e = err_text(&outer);
+    assert!(
+        e.contains("a container image inside another archive"),
+        "{e}"
+    );
+    assert!(!e.contains("gunzip") && !e.contains("decompress"), "{e}");
 }
 
 #[test]

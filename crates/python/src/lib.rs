@@ -678,12 +678,22 @@ fn check<'py>(
 }
 
 /// What changed in device code between two builds (files, trees or packages): `gfxkit diff
-/// --json OLD NEW`'s report.
+/// --json OLD NEW`'s report; a `FormatError` naming every file that cannot be read when
+/// some cannot (no diff is given then).
 #[pyfunction]
 fn diff<'py>(py: Python<'py>, old: PathBuf, new: PathBuf) -> PyResult<Bound<'py, PyAny>> {
     let report = py
         .allow_threads(|| gfxkit_io::whole::diff(&old, &new, &()))
         .map_err(|e| io_error(py, &e))?;
+    // As the CLI: damaged device code has no digests to compare, so no diff is given.
+    if let Some(first) = report.errors.first() {
+        let file = if first.starts_with(&*new.to_string_lossy()) {
+            new.display().to_string()
+        } else {
+            old.display().to_string()
+        };
+        return Err(Fail::format(report.errors.join("; ")).into_py(py, &file));
+    }
     json(py, &report)
 }
 

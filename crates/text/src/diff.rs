@@ -1,4 +1,6 @@
-//! `gfxkit diff`'s text: what changed between two builds, file by file.
+//! `gfxkit diff`'s text: what changed between two builds, file by file. Targets are the
+//! devices served (folded into target IDs); the target-ID strings that changed are named
+//! beside them.
 
 use gfxkit_inventory::diff::{Change, DiffReport, FileDiff, Status};
 use gfxkit_inventory::units::human_bytes as human;
@@ -41,6 +43,12 @@ fn file_line(f: &FileDiff) -> String {
             t.extend(f.removed.iter().map(|r| format!("-{r}")));
             if !t.is_empty() {
                 parts.push(format!("targets {}", t.join(" ")));
+            }
+            // The target-ID strings beside: they may change while the devices served do not.
+            let mut ids: Vec<String> = f.added_ids.iter().map(|a| format!("+{a}")).collect();
+            ids.extend(f.removed_ids.iter().map(|r| format!("-{r}")));
+            if !ids.is_empty() {
+                parts.push(format!("target IDs {}", ids.join(" ")));
             }
             if !f.changed.is_empty() {
                 let n: usize = f.changed.iter().map(|c| c.differ).sum();
@@ -101,6 +109,12 @@ pub fn report(r: &DiffReport, out: &mut dyn Write) -> Result<()> {
     }
     if !r.targets_removed.is_empty() {
         writeln!(out, "targets removed: {}", r.targets_removed.join(" "))?;
+    }
+    if !r.ids_added.is_empty() {
+        writeln!(out, "target IDs added: {}", r.ids_added.join(" "))?;
+    }
+    if !r.ids_removed.is_empty() {
+        writeln!(out, "target IDs removed: {}", r.ids_removed.join(" "))?;
     }
     Ok(())
 }

@@ -25,7 +25,12 @@ pub fn report(r: &DoctorReport, devices: &[TargetId], out: &mut dyn Write) -> Re
     }
     let mut bad = 0usize;
     for f in &r.files {
+        // A damaged file is not called ok on any device: its damage is named below.
+        let damaged = !f.errors.is_empty();
         for (dev, runs) in &f.runs_on {
+            if *runs && damaged {
+                continue;
+            }
             if *runs {
                 let spirv = if f.spirv.contains(dev) {
                     " (through SPIR-V, compiled when loaded)"
@@ -48,7 +53,7 @@ pub fn report(r: &DoctorReport, devices: &[TargetId], out: &mut dyn Write) -> Re
             }
         }
         if f.runs_on.values().any(|r| !r) {
-            bad += 1;
+            bad += usize::from(!damaged);
             writeln!(out, "      targets present: {}", f.targets.join(" "))?;
         }
         for e in &f.errors {
@@ -63,19 +68,24 @@ pub fn report(r: &DoctorReport, devices: &[TargetId], out: &mut dyn Write) -> Re
             )?;
         }
     }
-    let ok = r
-        .files
+    // Damaged or unreadable inputs are counted apart, not as libraries that run or not.
+    let sound: Vec<_> = r.files.iter().filter(|f| f.errors.is_empty()).collect();
+    let damaged = r.files.len() - sound.len();
+    let ok = sound
         .iter()
         .filter(|f| !f.runs_on.is_empty() && f.runs_on.values().all(|v| *v))
         .count();
-    let unjudged = r.files.iter().filter(|f| f.runs_on.is_empty()).count();
+    let unjudged = sound.iter().filter(|f| f.runs_on.is_empty()).count();
     write!(
         out,
         "{} libraries with device code: {ok} run on every device, {bad} do not",
-        r.files.len()
+        sound.len()
     )?;
     if unjudged > 0 {
         write!(out, ", {unjudged} not examined")?;
+    }
+    if damaged > 0 {
+        write!(out, "; {damaged} damaged or unreadable")?;
     }
     writeln!(out)?;
     Ok(())

@@ -341,7 +341,7 @@ pub fn summary(
     for s in shipped {
         writeln!(
             out,
-            "{} ({}, {} with device code): {}; {}",
+            "{} ({}, {} with device code): {}; {} of code objects, {} stored",
             s.name,
             s.kind,
             if s.files == 1 {
@@ -350,6 +350,7 @@ pub fn summary(
                 format!("{} files", s.files)
             },
             s.architectures.join(" "),
+            human(s.code_object_bytes),
             human(s.device_bytes)
         )?;
         let w = s.targets.keys().map(String::len).max().unwrap_or(0);

@@ -149,12 +149,21 @@ pub fn table(r: &SizeReport, by: By, out: &mut dyn Write) -> Result<()> {
         human(r.stored),
         human(r.uncompressed),
         r.files.len(),
-        r.bundles.len()
+        r.files.iter().map(|f| f.bundles).sum::<u64>()
     )?;
+    // The rows add up to the total but for the bytes in no entry: said where they went.
+    if r.overhead > 0 && by == By::Arch {
+        writeln!(
+            out,
+            "of which {} bundle headers and padding between payloads, in no row above",
+            human(r.overhead)
+        )?;
+    }
     if r.archs.iter().any(|a| a.estimated) {
         writeln!(
             out,
-            "* stored bytes of compressed bundles are shared out in proportion to uncompressed sizes"
+            "* a share of a compressed bundle's stored bytes, shared out among its entries in \
+             proportion to their uncompressed sizes"
         )?;
     }
     if let Some(s) = r.prune_saves {

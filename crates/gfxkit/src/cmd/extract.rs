@@ -143,10 +143,22 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut wanted = extract::Wanted::new(ids);
     let mut damaged = false;
     let mut plans = Vec::with_capacity(sources.len());
+    // Packages named, and whether some member of each holds device code.
+    let mut packages: Vec<(&PathBuf, bool)> = Vec::new();
     for src in &sources {
+        if let Some(p) = &src.package {
+            if !packages.iter().any(|(q, _)| *q == p) {
+                packages.push((p, false));
+            }
+        }
         let Some(plan) = extract::plan(&src.path, &src.data, src.explicit, &mut wanted)? else {
             continue;
         };
+        if let Some(p) = &src.package {
+            if let Some(found) = packages.iter_mut().find(|(q, _)| *q == p) {
+                found.1 = true;
+            }
+        }
         for p in &plan.problems {
             eprintln!("gfxkit: {}: {}: {p}", p.severity, src.path.display());
             // Device code that damage hid (an archive member that does not read): what can
@@ -154,6 +166,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             damaged |= p.severity == Severity::Error;
         }
         plans.push((src, plan));
+    }
+    if let Some((p, _)) = packages.iter().find(|(_, found)| !found) {
+        return Err(crate::input::failed(p, Failed::NoDeviceCode));
     }
     if let Some(wi) = wanted.unmatched() {
         let what = match sources.as_slice() {

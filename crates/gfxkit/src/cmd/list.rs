@@ -15,8 +15,10 @@ __CLANG_OFFLOAD_BUNDLE__* sections, .llvm.offloading images), ar archives (each 
 AMDGPU code objects. With -r, directories are searched and files without device code skipped.
 
 Compressed (CCOB) bundles are listed from their header alone: only as much is decompressed as
-the bundle header needs, so listing stays fast and `hash_ok` is null. With --check every
-compressed bundle is decompressed in full and its hash verified.
+the bundle header needs, so listing stays fast and `hash_ok` is null. Without --check, list
+does not verify: a damaged payload or a hash mismatch is not seen (`gfxkit verify`, `check`,
+`doctor` and `select` decode and check it). With --check every compressed bundle is
+decompressed in full and its hash verified.
 
 For each entry, `cov` is the code-object version and `e_flags` whether the code object's
 e_flags fit the target ID its entry ID names, both read from the code object's ELF header:
@@ -84,7 +86,9 @@ pub struct Args {
     /// Print per package (or per site-packages distribution, from its *.dist-info/RECORD,
     /// or per file) the targets it ships and the bytes of each; searches directories. JSON:
     /// {"packages":[{"name", "kind", "files", "targets":{TARGET: BYTES}, "architectures",
-    /// "device_bytes"}], "without_device_code":["PATH"]}.
+    /// "device_bytes", "code_object_bytes"}], "without_device_code":["PATH"]}: targets and
+    /// code_object_bytes count code objects uncompressed, device_bytes the bytes stored (as
+    /// in list -r --json and diff).
     #[arg(long)]
     summary: bool,
     /// Name every file a kernel-database row opens or lacks (the text names the first few).

@@ -56,7 +56,8 @@ pub struct Args {
     /// Print every case.
     #[arg(long, conflicts_with = "case")]
     all: bool,
-    /// JSON output (with --all, or for one case).
+    /// JSON output (with --all or --table: every case of the table, {config, llvm, cases}; or
+    /// for one case).
     #[arg(long)]
     json: bool,
     /// Render the whole table of a family (gfx6, gfx7, gfx90a, gfx940, gfx942, gfx10, gfx11,
@@ -132,14 +133,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let cfg = config(&args)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    if args.table.is_some() {
-        if args.format != "markdown" {
-            bail!("unknown table format `{}` (expected markdown)", args.format);
-        }
+    if args.table.is_some() && args.format != "markdown" {
+        bail!("unknown table format `{}` (expected markdown)", args.format);
+    }
+    if args.table.is_some() && !args.json {
         out.write_all(table::markdown(&cfg).as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
-    if args.all {
+    // `--table --json` is the family's table as `--all --json` prints it.
+    if args.all || args.table.is_some() {
         let mut cases = serde_json::Map::new();
         let mut text = String::new();
         for (case, res) in table::table(&cfg) {

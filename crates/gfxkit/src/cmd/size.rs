@@ -8,28 +8,38 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Device bytes per architecture, per file and per bundle, compressed (stored) and
-/// uncompressed, over files and directory trees. Stored bytes of a compressed bundle are
-/// shared out among its entries in proportion to their uncompressed sizes (marked
-/// "estimated"). With --keep, also what `gfxkit prune --keep ...` would save. Raw code objects
-/// (`.co`, `.hsaco`, file kind `code-object`) and kernel databases (MIOpen `.kdb` records,
+/// uncompressed, over files and directory trees. Stored bytes of a compressed bundle holding
+/// several entries are shared out among them in proportion to their uncompressed sizes
+/// (marked "estimated"); bundle headers and padding are counted apart ("overhead"). With
+/// --keep, also what `gfxkit prune --keep ...` would save. Raw code objects (`.co`, `.hsaco`,
+/// file kind `code-object`) and kernel databases (MIOpen `.kdb` records,
 /// AOTriton `.aks2` kernels, file kind `kernel-database`) are counted by architecture too.
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Examples:\n  \
+#[command(
+    after_help = "size does not verify: it counts the sizes bundle headers give. A compressed \
+bundle is decoded to count it (one that does not decode, or whose hash does not match, is an \
+error), but no code object is read, so a damaged code object is counted as its header says \
+(gfxkit verify, check, doctor and select read and check every one).\n\n\
+Examples:\n  \
 gfxkit size /usr/lib/x86_64-linux-gnu/librocsparse.so\n  \
 gfxkit size /opt/rocm/lib --by file --keep gfx90a\n  \
 gfxkit size /usr/lib/x86_64-linux-gnu --by library\n  \
 gfxkit size /opt/rocm/lib --html report.html\n  \
 gfxkit size --duplicates /opt/rocm/lib venv/lib/python3.12/site-packages\n\n\
 --json prints {archs: [{arch, entries, stored, uncompressed, estimated, kept?}], \
-files: [{path, kind, file_size, bundles, stored, uncompressed, prune_saves?, archs}], \
+files: [{path, kind, file_size, bundles, stored, uncompressed, overhead, prune_saves?, archs}], \
 bundles: [{path, member, offset, encoding, stored, uncompressed, targets}], stored, \
-uncompressed, keep, prune_saves?, errors, duplicates?}; sizes in bytes, `?` fields only with --keep \
+uncompressed, overhead, keep, prune_saves?, errors, duplicates?}; sizes in bytes; an arch's \
+stored bytes are its payloads' (estimated: a share of a compressed bundle holding several \
+entries, the shares adding up to the bundle), overhead the stored bytes in no entry (bundle \
+headers, padding), so that the archs' stored and overhead add up to stored; `?` fields only with --keep \
 (prune_saves, kept) or --duplicates (duplicates: {bytes, groups: [{sha256, size, count, places: [{path, \
 unit, entry}]}]}: identical code objects by the SHA-256 of the uncompressed code object, bytes the \
 uncompressed size of every copy beyond the first, the largest saving first). --by library adds \
 libraries: [{path, database, files, stored, uncompressed, prune_saves?}]: each library with the \
 kernel databases it loads (rocBLAS's rocblas/<version>/library beside librocblas.so), then each \
-database no library loads, by its directory or package.")]
+database no library loads, by its directory or package."
+)]
 pub struct Args {
     /// Files or directories (searched recursively; files without device code are skipped).
     #[arg(value_name = "PATH", default_value = ".")]

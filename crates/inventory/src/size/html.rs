@@ -35,7 +35,7 @@ th[data-dir=asc]::after{content:' \\25B2'}th[data-dir=desc]::after{content:' \\2
         esc(&human_bytes(r.stored)),
         esc(&human_bytes(r.uncompressed)),
         r.files.len(),
-        r.bundles.len(),
+        r.files.iter().map(|f| f.bundles).sum::<u64>(),
         match r.prune_saves {
             Some(s) => format!(
                 " <strong>prune --keep {} would save about {} ({}).</strong>",
