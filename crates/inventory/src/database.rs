@@ -991,7 +991,7 @@ fn tensile_bundle(path: &str, data: &[u8]) -> Option<DbMember> {
 /// (rocBLAS, hipBLASLt: `rocblas/2.47.0/library`, also above `library/<arch>/`) or
 /// `aotriton.images` component (AOTriton's images of every family, loose `.aks2` files and the
 /// zip packs holding them alike); else the package it is a member of (aiter's wheel:
-/// `x.whl`); else the Python
+/// `x.whl`); else aiter's packages `aiter_meta` and `aiter` (unpacked or installed); else the Python
 /// package below `site-packages`/`dist-packages` (`site-packages/aiter_meta`); else the
 /// member's directory (for a file named without one, the file itself).
 pub fn database_root(path: &str) -> String {
@@ -1005,6 +1005,14 @@ pub fn database_root(path: &str) -> String {
         i + 1
     } else if let Some(pkg) = path.find('!') {
         return path[..pkg].to_owned();
+    } else if let Some(i) = dirs
+        .iter()
+        .position(|p| *p == "aiter_meta" || *p == "aiter")
+    {
+        // aiter's two packages (`aiter_meta/hsa/<arch>/` and the Triton AOT kernels under
+        // `aiter/ops/`): each one database of every processor, as aiter loads per op what the
+        // device's processor has (unpacked as installed, where the rule below says the same).
+        i + 1
     } else if let Some(i) = dirs
         .iter()
         .rposition(|p| *p == "site-packages" || *p == "dist-packages")
@@ -1659,6 +1667,11 @@ mod tests {
             "t.whl!torch/lib/aotriton.images"
         );
         assert_eq!(r("/tmp/k/a.co"), "/tmp/k");
+        // aiter unpacked anywhere: one database for every processor's maps and code.
+        assert_eq!(
+            r("/tmp/aiter/aiter_meta/hsa/gfx950/pa/a.co"),
+            "/tmp/aiter/aiter_meta"
+        );
         assert_eq!(r("a.co"), "a.co");
         assert_eq!(r("./a.co"), ".");
     }
