@@ -1529,6 +1529,14 @@ fn memmodel(
 }
 
 /// The native module.
+/// The `gfxkit` command: [`gfxkit::main_with_args`] on `argv` (`argv[0]` the name it was
+/// invoked under), the same program as the cargo-built binary, writing to the process's stdout
+/// and stderr; returns the exit status. The GIL is released while it runs.
+#[pyfunction]
+fn main(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
+    py.allow_threads(|| gfxkit::exit_status(gfxkit::main_with_args(argv)))
+}
+
 #[pymodule]
 fn _gfxkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // GFXKIT_MAX_UNCOMPRESSED applies to the package as to the command line.
@@ -1555,6 +1563,8 @@ fn _gfxkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(processors, m)?)?;
     m.add_function(wrap_pyfunction!(memmodel, m)?)?;
     m.add_class::<PyTargetId>()?;
+    m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("__build__", gfxkit::VERSION)?;
     Ok(())
 }
