@@ -24,30 +24,72 @@ returns exactly the object ``gfxkit <command> --json`` prints for that file. Err
 
 from __future__ import annotations
 
-import copy
+import builtins as _builtins
+import copy as _copy
+import html as _html
+import json as _json
 import os
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _gfxkit
 from ._gfxkit import TargetId
-from .errors import DeviceError, Error, FormatError, NoDeviceCodeError, TargetError
+from . import errors
+from .errors import DeviceError, Error, FormatError, NoDeviceCodeError, TargetError, UsageError
 
 __version__: str = _gfxkit.__version__
 
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
 
 
+def _cell(value: Any) -> str:
+    """A table cell: scalars as they print, lists joined, objects as compact JSON."""
+    if value is None:
+        return ""
+    seq = (_builtins.list, tuple)
+    if isinstance(value, seq) and all(not isinstance(v, (dict, *seq)) for v in value):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, (dict, *seq)):
+        return _json.dumps(value, separators=(",", ":"), sort_keys=True)
+    return str(value)
+
+
+def _html_table(rows: List[Dict[str, Any]], columns: List[str]) -> str:
+    head = "".join(f"<th>{_html.escape(c)}</th>" for c in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{_html.escape(_cell(r.get(c)))}</td>" for c in columns) + "</tr>"
+        for r in rows
+    )
+    return f'<table class="gfxkit"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
 class _Report:
-    """A result: the CLI's JSON object for it, with attributes for its keys."""
+    """A result: the CLI's JSON object for it (``to_dict()``, and attributes for its keys), the
+    command's text output for it (``str()``), the command's exit status (``exit_status``;
+    the results that answer a question are true exactly when it is 0), an HTML view for
+    notebooks and, where it is a table, ``to_pandas()``."""
 
     _keys: Sequence[str] = ()
+    #: The key of the JSON object holding the table's rows (``to_pandas()``), if any.
+    _rows_key: Optional[str] = None
 
-    def __init__(self, data: Dict[str, Any]) -> None:
+    def __init__(self, made: Any) -> None:
+        if isinstance(made, tuple):
+            data, text, status, html = made
+        else:
+            data, text, status, html = made, None, None, None
         self._data = data
+        self._text = text
+        self._status = status
+        self._html = html
 
     def to_dict(self) -> Dict[str, Any]:
         """The object ``gfxkit <command> --json`` prints (a deep copy)."""
-        return copy.deepcopy(self._data)
+        return _copy.deepcopy(self._data)
+
+    @property
+    def exit_status(self) -> Optional[int]:
+        """The exit status the command has for this answer: 0 yes, 1 no, 2 an error."""
+        return self._status
 
     def __getitem__(self, key: str) -> Any:
         return self._data[key]
@@ -61,14 +103,62 @@ class _Report:
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other._data == self._data  # type: ignore[attr-defined]
 
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        """The command's text output for this answer."""
+        if self._text is None:
+            return _json.dumps(self._data, indent=2)
+        return self._text
+
+    def _brief(self) -> str:
+        return str(self._data.get("path", ""))
+
     def __repr__(self) -> str:
-        head = self._data.get("path", "")
-        return f"<gfxkit.{type(self).__name__} {head}>"
+        brief = self._brief()
+        return f"<gfxkit.{type(self).__name__}{' ' if brief else ''}{brief}>"
+
+    def _rows(self) -> List[Dict[str, Any]]:
+        if self._rows_key is None:
+            raise TypeError(f"a {type(self).__name__} is not a table")
+        return [r for r in self._data.get(self._rows_key) or [] if isinstance(r, dict)]
+
+    def _columns(self) -> List[str]:
+        columns: List[str] = []
+        for r in self._rows():
+            for k in r:
+                if k not in columns:
+                    columns.append(k)
+        return columns
+
+    def to_pandas(self) -> Any:
+        """The table as a ``pandas.DataFrame``: one row per item, the columns the JSON keys of
+        its rows (pandas is optional: installed separately)."""
+        try:
+            import pandas
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise ImportError("to_pandas() needs pandas: pip install pandas") from e
+        return pandas.DataFrame(self._rows(), columns=self._columns())
+
+    def _repr_html_(self) -> str:
+        """The text output and, for a table, the table, as HTML (Jupyter and IPython)."""
+        parts = [f"<pre>{_html.escape(str(self))}</pre>"]
+        if self._rows_key is not None and self._rows():
+            parts.append(_html_table(self._rows(), self._columns()))
+        return f'<div class="gfxkit-{type(self).__name__}">' + "".join(parts) + "</div>"
+
+
+class _Answer(_Report):
+    """A result that answers a question: true exactly when the command would exit 0."""
+
+    def __bool__(self) -> bool:
+        return self._status == 0
 
 
 class Inventory(_Report):
     """The device code of one file: its units (bundles, object bundles, code objects, offload
-    images) with their entries, and the problems found (``gfxkit list``).
+    images) with their entries, and the problems found (``gfxkit list``). ``to_pandas()``: one
+    row per entry.
 
     Keys: ``path``, ``bundles`` (each with ``member``, ``section``, ``offset``, ``size``,
     ``format``, ``ccob``, ``header_size``, ``entries``), ``problems``, ``error``.
@@ -89,31 +179,75 @@ class Inventory(_Report):
                 out.add(t.split(":")[0])
         return sorted(out)
 
+    def _rows(self) -> List[Dict[str, Any]]:
+        return self.entries
 
-class Selection(_Report):
-    """Per unit, the entry the HIP runtime would load on a device (``gfxkit select``).
+    _rows_key = "bundles"
+
+    def _brief(self) -> str:
+        units = len(self._data.get("bundles") or [])
+        return (f"{self._data.get('path', '')}: {units} unit{'s' if units != 1 else ''}, "
+                f"{len(self.entries)} entries" + (" (error)" if self._data.get("error") else ""))
+
+
+class Summary(_Report):
+    """Which GPU targets the inputs ship and how many bytes of code objects each, per package,
+    container image, site-packages distribution or file (``gfxkit list --summary``):
+    ``packages`` (each with ``name``, ``kind``, ``files``, ``targets``, ``architectures``,
+    ``device_bytes``; the rows of ``to_pandas()``) and ``without_device_code``."""
+
+    _rows_key = "packages"
+
+    def _brief(self) -> str:
+        n = len(self._data.get("packages") or [])
+        return f"{n} with device code, {len(self._data.get('without_device_code') or [])} without"
+
+
+class Selection(_Answer):
+    """Per unit, the entry the HIP runtime would load on a device (``gfxkit select``); true
+    when every unit has one (the command's exit 0). ``to_pandas()``: one row per unit.
 
     Keys: ``path``, ``bundles`` (each with ``index``, ``kind``, ``section``, ``offset``,
     ``selected``, ``via``, ``reason``, ``needs``, ``nearest``), ``problems``, ``kpack``.
     """
+
+    _rows_key = "bundles"
 
     @property
     def selected(self) -> List[Optional[str]]:
         """The entry ID chosen per unit (``None`` where none fits)."""
         return [b["selected"] for b in self._data["bundles"]]
 
+    def _brief(self) -> str:
+        return f"{self._data.get('path', '')}: {'selected' if self else 'not loadable'}"
 
-class Verification(_Report):
+
+class Verification(_Answer):
     """The verification of one file (``gfxkit verify``): ``ok``, ``bundles``, ``entries``
     and ``problems`` (each with ``bundle``, ``bundle_offset``, ``entry``, ``id``,
-    ``message``)."""
+    ``message``; the rows of ``to_pandas()``); true when no problem is found."""
+
+    _rows_key = "problems"
+
+    def _brief(self) -> str:
+        n = len(self._data.get("problems") or [])
+        return f"{self._data.get('path', '')}: {'ok' if self else f'{n} problems'}"
 
 
-class DoctorReport(_Report):
+class DoctorReport(_Answer):
     """Whether each library runs on each device (``gfxkit doctor``): ``devices`` and
     ``files`` (each with ``path``, ``runs_on``, ``targets``, ``needs``, ``missing``,
     ``errors``, and ``remedies``: ``[{"device", "kind", "text", "standing"}]`` where it does
-    not run)."""
+    not run; the rows of ``to_pandas()``). True when every library runs on every device."""
+
+    _rows_key = "files"
+
+    def _brief(self) -> str:
+        files = self._data.get("files") or []
+        bad = sum(1 for f in files if not all(f.get("runs_on", {}).values()) or f.get("errors"))
+        noun = "library" if len(files) == 1 else "libraries"
+        return (f"{len(files)} {noun} on {', '.join(self._data.get('devices') or [])}: "
+                f"{bad} cannot run")
 
     def remedies(self, path: str, device: Optional[str] = None) -> List[Dict[str, Any]]:
         """The remedies for the library at ``path`` (on ``device``, or on every device):
@@ -135,12 +269,17 @@ class DoctorReport(_Report):
         return None
 
 
-class CheckReport(_Report):
+class CheckReport(_Answer):
     """Whether every file carries code for every required target (``gfxkit check``):
     ``required``, ``exactly``, ``ok``, ``files`` (each with ``path``, ``ok``, ``targets``,
-    ``missing``, ``why``, ``needs``, ``spirv``, ``extra``, ``errors``) and ``summary``."""
+    ``missing``, ``why``, ``needs``, ``spirv``, ``extra``, ``errors``; the rows of
+    ``to_pandas()``) and ``summary``. True when every file passes."""
+
+    _rows_key = "files"
 
     def __bool__(self) -> bool:
+        if self._status is not None:
+            return self._status == 0
         return bool(self._data["ok"])
 
     @property
@@ -148,12 +287,20 @@ class CheckReport(_Report):
         """The files that do not pass."""
         return [f for f in self._data["files"] if not f["ok"]]
 
+    def _brief(self) -> str:
+        files = self._data.get("files") or []
+        return (f"require {','.join(self._data.get('required') or [])}: "
+                f"{len(files) - len(self.failed)} of {len(files)} files pass")
+
 
 class DiffReport(_Report):
     """What changed in device code between two builds (``gfxkit diff``): ``old``, ``new``,
     ``equal``, ``files`` (each with ``path``, ``status``, ``added``, ``removed``,
-    ``changed``, ``device_bytes``, ``code_objects``, ``kernels``), ``old_totals``,
-    ``new_totals``, ``targets_added``, ``targets_removed``, ``errors``."""
+    ``changed``, ``device_bytes``, ``code_objects``, ``kernels``; the rows of
+    ``to_pandas()``), ``old_totals``, ``new_totals``, ``targets_added``, ``targets_removed``,
+    ``errors``. True when the builds differ (the command's exit 1)."""
+
+    _rows_key = "files"
 
     def __bool__(self) -> bool:
         return not self._data["equal"]
@@ -163,11 +310,39 @@ class DiffReport(_Report):
         """The files whose device code differs (modified, added or removed)."""
         return [f for f in self._data["files"] if f["status"] != "same"]
 
+    def _brief(self) -> str:
+        what = "equal" if self._data.get("equal") else f"{len(self.changed)} files differ"
+        return f"{self._data.get('old', '')} -> {self._data.get('new', '')}: {what}"
+
 
 class SizeReport(_Report):
-    """Device bytes per architecture, file and bundle (``gfxkit size``): ``archs``,
-    ``files``, ``bundles``, ``stored``, ``uncompressed``, ``keep``, ``prune_saves``,
-    ``errors``, and when asked ``libraries`` and ``duplicates``."""
+    """Device bytes per architecture, file and bundle (``gfxkit size``): ``archs`` (the rows
+    of ``to_pandas()``), ``files``, ``bundles``, ``stored``, ``uncompressed``, ``keep``,
+    ``prune_saves``, ``errors``, and when asked ``libraries`` and ``duplicates``. In a
+    notebook, the page ``size --html`` writes (a bar chart per architecture, a sortable table
+    per file)."""
+
+    _rows_key = "archs"
+
+    def _brief(self) -> str:
+        files = len(self._data.get("files") or [])
+        return (f"{files} file{'' if files == 1 else 's'}, "
+                f"{len(self._data.get('archs') or [])} targets, "
+                f"{self._data.get('stored', 0)} bytes stored")
+
+    def html(self) -> str:
+        """The page ``gfxkit size --html`` writes for this report."""
+        if self._html is None:
+            raise ValueError("this report has no page")
+        return self._html
+
+    def _repr_html_(self) -> str:
+        # The page in its own frame: its style and sorting script stay out of the notebook's.
+        page = _html.escape(self.html(), quote=True)
+        rows = len(self._data.get("archs") or []) + len(self._data.get("files") or [])
+        height = min(1200, 260 + 28 * rows)
+        return (f'<iframe class="gfxkit-size" srcdoc="{page}" '
+                f'style="width:100%;height:{height}px;border:0"></iframe>')
 
 
 class KernelListing(_Report):
@@ -185,10 +360,14 @@ class KernelListing(_Report):
         """A Tensile index's solutions (empty for other files)."""
         return self._data.get("solutions", [])
 
-    def __repr__(self) -> str:
+    @property
+    def _rows_key(self) -> str:  # type: ignore[override]
+        return "solutions" if self._data.get("solutions") else "kernels"
+
+    def _brief(self) -> str:
         if self._data.get("solutions"):
-            return f"<gfxkit.KernelListing {len(self._data['solutions'])} solutions>"
-        return f"<gfxkit.KernelListing {len(self._data['kernels'])} kernels>"
+            return f"{len(self._data['solutions'])} solutions"
+        return f"{len(self._data['kernels'])} kernels"
 
 
 class Entry:
@@ -263,7 +442,7 @@ class Processor:
 
     def to_dict(self) -> Dict[str, Any]:
         """The row as ``gfxkit target list --json`` prints it."""
-        return copy.deepcopy(self._row)
+        return _copy.deepcopy(self._row)
 
     def __repr__(self) -> str:
         return f"<gfxkit.Processor {self._row['name']}>"
@@ -271,7 +450,7 @@ class Processor:
 
 def _each(made: Any, cls: Any) -> Any:
     """One result, or for a package a list of them (one per member)."""
-    if isinstance(made, dict):
+    if isinstance(made, (tuple, dict)):
         return cls(made)
     return [cls(d) for d in made]
 
@@ -294,14 +473,14 @@ def list(  # noqa: A001
     return _each(_gfxkit.list(src, check, strict), Inventory)
 
 
-def list_summary(src: Source) -> Dict[str, Any]:
+def list_summary(src: Source) -> Summary:
     """Which GPU targets ``src`` (a file, a package, or a directory searched as the CLI
     searches it) ships and how many bytes of code objects each, per package,
     container image, site-packages distribution (found through the ``*.dist-info/RECORD``
     that lists a file) or file, as ``gfxkit list --summary --json`` prints it:
     ``{"packages": [{"name", "kind", "files", "targets", "architectures", "device_bytes"}],
     "without_device_code": [...]}``. Unreadable members are left out (``list`` names them)."""
-    return _gfxkit.list_summary(src)
+    return Summary(_gfxkit.list_summary(src))
 
 
 def select(
@@ -327,28 +506,30 @@ def verify(src: Source) -> Union[Verification, "List[Verification]"]:
 
 
 def doctor(
-    paths: Union[None, str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]] = None,
-    devices: Union[str, TargetId, Iterable[Union[str, TargetId]]] = "auto",
+    src: Union[None, str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]] = None,
+    device: Union[str, TargetId, Iterable[Union[str, TargetId]]] = "auto",
     *,
     sysfs_root: Union[None, str, "os.PathLike[str]"] = None,
     kpack_loader: str = "current",
 ) -> DoctorReport:
-    """Whether the libraries under ``paths`` (files or directories; default
-    ``$ROCM_PATH/lib``, else ``/opt/rocm/lib``) run on each of ``devices``
-    (``gfxkit doctor --device ... --json``).
+    """Whether the libraries under ``src`` (a path or several: files or directories; default
+    ``$ROCM_PATH/lib``, else ``/opt/rocm/lib``) run on each ``device`` (one or several;
+    ``gfxkit doctor --device ... --json``). The report is true when every library runs on
+    every device (the command's exit 0).
 
-    ``devices="auto"`` (the default) reads this machine's GPUs from the KFD topology
+    ``device="auto"`` (the default) reads this machine's GPUs from the KFD topology
     (``/sys/class/kfd/kfd/topology/nodes/*/properties``, or under ``sysfs_root``), honouring
     ``HSA_OVERRIDE_GFX_VERSION`` and ``HSA_XNACK`` as the CLI does; raises
     :class:`DeviceError` when it finds no GPU. Directories are searched as the CLI searches
     them (symbolic links followed, packages by member); binaries split by kpack are judged
     through their archives."""
-    if paths is None:
+    if src is None:
         paths = []
-    elif isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    if isinstance(devices, (str, TargetId)):
-        devices = [devices]
+    elif isinstance(src, (str, os.PathLike)):
+        paths = [src]
+    else:
+        paths = src
+    devices = [device] if isinstance(device, (str, TargetId)) else device
     return DoctorReport(
         _gfxkit.doctor(
             [os.fspath(p) for p in paths],
@@ -360,13 +541,14 @@ def doctor(
 
 
 def check(
-    paths: Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]],
+    src: Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]],
     require: Union[str, TargetId, Iterable[Union[str, TargetId]]],
     *,
     exactly: bool = False,
     kpack_loader: str = "current",
 ) -> CheckReport:
-    """Whether every file with device code under ``paths`` (files, packages, directories)
+    """Whether every file with device code under ``src`` (a path or several: files, packages,
+    directories)
     carries code that runs on every target of ``require`` (``gfxkit check --require ...
     --json``): a bare processor (``gfx90a``) is met by code for one xnack/sramecc setting
     (``needs`` names it), a target ID with settings asks for that setting; generic code and
@@ -376,8 +558,7 @@ database it loads (rocBLAS's ``rocblas/<version>/library``; ``database`` names i
 database no library loads on its own. Split binaries are judged through their kpack archives
 as ``kpack_loader`` (``"current"`` or ``"old"``) finds them. The report is true when every
 file passes."""
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
+    paths = [src] if isinstance(src, (str, os.PathLike)) else src
     if isinstance(require, (str, TargetId)):
         require = [require]
     wanted = [t.strip() for r in require for t in str(r).split(",") if t.strip()]
@@ -630,8 +811,10 @@ def memmodel(
     skip_cache_invalidations: bool = False,
 ) -> List[str]:
     """The AMDGPU memory model's code sequence for ``case``
-    (``load_atomic;as=global;ord=acquire;scope=agent``) on ``cpu``, one instruction per
-    string (``gfxkit memmodel --cpu CPU CASE``)."""
+    (``load_atomic;as=global;ord=acquire;scope=agent``, keys as ``gfxkit memmodel --help``
+    lists them: a fence names its ``mmra``) on ``cpu``, one instruction per string
+    (``gfxkit memmodel --cpu CPU CASE``). A case that does not parse or is not valid on the
+    processor, or an unknown processor or OS, raises :class:`UsageError` (a ``ValueError``)."""
     return _gfxkit.memmodel(cpu, case, cumode, tgsplit, os, skip_cache_invalidations)
 
 
@@ -649,14 +832,19 @@ __all__ = [
     "Processor",
     "Selection",
     "SizeReport",
+    "Source",
+    "Summary",
     "TargetError",
     "TargetId",
+    "UsageError",
     "Verification",
     "check",
     "compatible",
     "diff",
     "doctor",
+    "errors",
     "extract",
+    "image_platform",
     "inspect",
     "kernels",
     "kpack_inline",
@@ -664,7 +852,6 @@ __all__ = [
     "list",
     "list_summary",
     "max_uncompressed",
-    "image_platform",
     "memmodel",
     "processors",
     "prune",
@@ -673,3 +860,9 @@ __all__ = [
     "size",
     "verify",
 ]
+
+
+def __dir__() -> List[str]:
+    """The API (``__all__``) and ``__version__``: not the modules and typing names the package
+    uses itself."""
+    return sorted([*__all__, "__version__"])
