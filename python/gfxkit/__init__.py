@@ -370,6 +370,32 @@ class KernelListing(_Report):
         return f"{len(self._data['kernels'])} kernels"
 
 
+class WriteReport(dict):
+    """What ``prune``, ``recompress``, ``kpack_split`` and ``kpack_inline`` did: the report
+    their command prints with ``--json`` (a ``dict``, so its keys read as before), and
+    ``to_dict()`` as every result has."""
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The report as a plain ``dict`` (a deep copy)."""
+        return _copy.deepcopy(dict(self))
+
+    def __repr__(self) -> str:
+        out = self.get("output")
+        return f"<gfxkit.WriteReport {'dry run' if out is None else out}>"
+
+
+class CodeObject(_Report):
+    """One AMDGPU code object (``gfxkit inspect``): its header (``target_id``, ``e_flags``,
+    code-object version, ...), ``kernels`` (the rows of ``to_pandas()``: descriptor,
+    registers, occupancy, arguments) and metadata; ``result["key"]`` reads a key."""
+
+    _rows_key = "kernels"
+
+    def _brief(self) -> str:
+        return (f"{self._data.get('target_id') or '?'}: "
+                f"{len(self._data.get('kernels') or [])} kernels")
+
+
 class Entry:
     """One extracted entry: its ID, its bytes and where it was.
 
@@ -631,11 +657,11 @@ def extract(
     return [Entry(*t) for t in _gfxkit.extract(src, targets, ignore_hash)]
 
 
-def inspect(src: Source, demangle: bool = False) -> Dict[str, Any]:
+def inspect(src: Source, demangle: bool = False) -> CodeObject:
     """One AMDGPU code object, as ``gfxkit inspect --json`` prints it (header, ``e_flags``,
     target ID, kernels with their descriptor, occupancy and arguments, metadata);
     ``demangle=True`` as ``--demangle`` adds each kernel's demangled name."""
-    return _gfxkit.inspect(src, demangle)
+    return CodeObject(_gfxkit.inspect(src, demangle))
 
 
 def kernels(
@@ -665,7 +691,7 @@ def kpack_split(
     drop_signature: bool = False,
     recursive: bool = False,
     overlays: bool = False,
-) -> Dict[str, Any]:
+) -> WriteReport:
     """Splits a fat binary as ROCm's kpack does (``gfxkit kpack split``): every code object
     goes to ``<kpack_dir>/<group>_<arch>.kpack`` (default ``kpack_dir``: ``<dir of
     output>/../.kpack``; an archive already there keeps its other kernels) under the key
@@ -680,17 +706,19 @@ def kpack_split(
     holding its archives and its kernel-database files, decided by their content
     (``kpack split -r --overlays``, listed in the report's ``overlay_files``). Returns the
     report ``gfxkit kpack split --json`` prints."""
-    return _gfxkit.kpack_split(
-        os.fspath(src),
-        os.fspath(output),
-        group,
-        None if kpack_dir is None else os.fspath(kpack_dir),
-        kernel_name,
-        compression,
-        level,
-        drop_signature,
-        recursive,
-        overlays,
+    return WriteReport(
+        _gfxkit.kpack_split(
+            os.fspath(src),
+            os.fspath(output),
+            group,
+            None if kpack_dir is None else os.fspath(kpack_dir),
+            kernel_name,
+            compression,
+            level,
+            drop_signature,
+            recursive,
+            overlays,
+        )
     )
 
 
@@ -698,13 +726,15 @@ def kpack_inline(
     src: Union[str, "os.PathLike[str]"],
     output: Union[str, "os.PathLike[str]"],
     archives: Sequence[Union[str, "os.PathLike[str]"]] = (),
-) -> Dict[str, Any]:
+) -> WriteReport:
     """Turns a binary split by kpack and its archives back into a fat binary at ``output``
     (``gfxkit kpack inline``): archives are found through the binary's markers as the loader
     finds them, after ``archives``. The result is read back before it is written,
     atomically (``output``'s directory made when missing); it can be split again. Returns
     the report ``gfxkit kpack inline --json`` prints."""
-    return _gfxkit.kpack_inline(os.fspath(src), os.fspath(output), [os.fspath(a) for a in archives])
+    return WriteReport(
+        _gfxkit.kpack_inline(os.fspath(src), os.fspath(output), [os.fspath(a) for a in archives])
+    )
 
 
 def prune(
@@ -720,7 +750,7 @@ def prune(
     level: Optional[int] = None,
     allow_empty: bool = False,
     drop_signature: bool = False,
-) -> Dict[str, Any]:
+) -> WriteReport:
     """Keeps (``keep``) or drops (``drop``) architectures in a host binary, archive or
     bundle (``gfxkit prune``). The result is written to ``output`` (or over the input with
     ``in_place``) through a temporary file that is read back and verified first; with
@@ -732,18 +762,20 @@ def prune(
     a conda package's ``info/paths.json`` updated); the report then lists ``members``.
     Windows DLLs and EXEs are rewritten too; a signed one (Authenticode) is refused unless
     ``drop_signature``, which writes it unsigned."""
-    return _gfxkit.prune(
-        src,
-        [str(k) for k in keep],
-        [str(d) for d in drop],
-        None if output is None else os.fspath(output),
-        in_place,
-        uncompressed,
-        ccob_version,
-        method,
-        level,
-        allow_empty,
-        drop_signature,
+    return WriteReport(
+        _gfxkit.prune(
+            src,
+            [str(k) for k in keep],
+            [str(d) for d in drop],
+            None if output is None else os.fspath(output),
+            in_place,
+            uncompressed,
+            ccob_version,
+            method,
+            level,
+            allow_empty,
+            drop_signature,
+        )
     )
 
 
@@ -757,18 +789,20 @@ def recompress(
     method: Optional[str] = None,
     level: Optional[int] = None,
     drop_signature: bool = False,
-) -> Dict[str, Any]:
+) -> WriteReport:
     """Converts the compression of every bundle (``gfxkit recompress``; CCOB v2 zstd unless
     told otherwise), written as :func:`prune` writes."""
-    return _gfxkit.recompress(
-        src,
-        None if output is None else os.fspath(output),
-        in_place,
-        uncompressed,
-        ccob_version,
-        method,
-        level,
-        drop_signature,
+    return WriteReport(
+        _gfxkit.recompress(
+            src,
+            None if output is None else os.fspath(output),
+            in_place,
+            uncompressed,
+            ccob_version,
+            method,
+            level,
+            drop_signature,
+        )
     )
 
 
@@ -820,6 +854,7 @@ def memmodel(
 
 __all__ = [
     "CheckReport",
+    "CodeObject",
     "DeviceError",
     "DiffReport",
     "DoctorReport",
@@ -838,6 +873,7 @@ __all__ = [
     "TargetId",
     "UsageError",
     "Verification",
+    "WriteReport",
     "check",
     "compatible",
     "diff",

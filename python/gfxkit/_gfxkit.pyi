@@ -75,7 +75,7 @@ def extract(
     src: _Source, targets: List[str] = ..., ignore_hash: bool = False
 ) -> List[Tuple[str, bytes, int, int, int, str, Optional[str], str]]:
     """(id, data, offset, unit, entry, ext, member, file) per extracted entry."""
-def inspect(src: _Source, demangle: bool = False) -> Dict[str, Any]: ...
+def inspect(src: _Source, demangle: bool = False) -> _Answer: ...
 def kernels(
     src: _Source, target: Optional[str] = None, demangle: bool = False
 ) -> _Answer:

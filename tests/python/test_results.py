@@ -322,3 +322,19 @@ def test_readme_python_examples_run(built, tmp_path, monkeypatch):
     ns = {"member_bytes": Path(built["bundle"]).read_bytes()}
     exec(compile(readme_python(), "README.md", "exec"), ns)
     assert (tmp_path / "libfoo-gfx90a.so").is_file()
+
+
+def test_every_result_has_to_dict(built, tmp_path):
+    lib = str(built["lib"])
+    results = [gfxkit.list(lib), gfxkit.select(lib, "gfx90a"), gfxkit.verify(lib),
+               gfxkit.doctor(lib, "gfx90a"), gfxkit.check(lib, "gfx90a"), gfxkit.diff(lib, lib),
+               gfxkit.size(lib), gfxkit.kernels(lib), gfxkit.list_summary(lib),
+               gfxkit.inspect(built["code_object"]),
+               gfxkit.prune(lib, keep=["gfx90a"]), gfxkit.recompress(lib),
+               gfxkit.kpack_split(lib, tmp_path / "lib" / "libk.so", "k"),
+               gfxkit.processors()[0]]
+    for r in results:
+        d = r.to_dict()
+        assert type(d) is dict and d, type(r)
+    co = gfxkit.inspect(built["code_object"])
+    assert co["target_id"] == "gfx90a:xnack+" and repr(co).startswith("<gfxkit.CodeObject gfx90a")

@@ -1168,9 +1168,13 @@ fn inspect<'py>(
         ))
         .into_py(py, &s.name)
     })?;
-    json(
+    let report = gfxkit_inventory::inspect::inspect(&s.name, &co, demangle);
+    answer(
         py,
-        &gfxkit_inventory::inspect::inspect(&s.name, &co, demangle),
+        &report,
+        0,
+        |w| gfxkit_text::inspect::code_object(&s.name, &co, demangle, w),
+        None,
     )
 }
 
