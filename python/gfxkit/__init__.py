@@ -11,8 +11,13 @@ of a package (wheel, conda, deb, rpm, tarball); a package itself gives one resul
 that may hold device code (a list), each named ``pkg!member`` as the CLI names it. ``.kpack``
 archives are listed, verified and extracted by kernel, and binaries split by kpack are seen
 through the archives their markers name. Results mirror the CLI: ``to_dict()``
-returns exactly the object ``gfxkit <command> --json`` prints for that file. Errors raise
-:class:`gfxkit.Error` subclasses carrying ``file``, ``entry`` and ``offset``.
+returns exactly the object ``gfxkit <command> --json`` prints for that file, ``str()`` the text
+the command prints, ``exit_status`` its exit code (the results answering a question are true
+exactly when it is 0), ``to_pandas()`` the table and ``_repr_html_()`` the view in a notebook.
+Errors raise :class:`gfxkit.Error` subclasses carrying ``file``, ``entry`` and ``offset``
+(:class:`UsageError`, a ``ValueError``, for a call the command would refuse as bad usage).
+
+The ``gfxkit`` command the package installs (and ``python -m gfxkit``) is the Rust program itself.
 
 >>> import gfxkit
 >>> inv = gfxkit.list("libfoo.so")                      # doctest: +SKIP
