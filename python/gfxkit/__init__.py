@@ -11,8 +11,13 @@ of a package (wheel, conda, deb, rpm, tarball); a package itself gives one resul
 that may hold device code (a list), each named ``pkg!member`` as the CLI names it. ``.kpack``
 archives are listed, verified and extracted by kernel, and binaries split by kpack are seen
 through the archives their markers name. Results mirror the CLI: ``to_dict()``
-returns exactly the object ``gfxkit <command> --json`` prints for that file. Errors raise
-:class:`gfxkit.Error` subclasses carrying ``file``, ``entry`` and ``offset``.
+returns exactly the object ``gfxkit <command> --json`` prints for that file, ``str()`` the text
+the command prints, ``exit_status`` its exit code (the results answering a question are true
+exactly when it is 0), ``to_pandas()`` the table and ``_repr_html_()`` the view in a notebook.
+Errors raise :class:`gfxkit.Error` subclasses carrying ``file``, ``entry`` and ``offset``
+(:class:`UsageError`, a ``ValueError``, for a call the command would refuse as bad usage).
+
+The ``gfxkit`` command the package installs (and ``python -m gfxkit``) is the Rust program itself.
 
 >>> import gfxkit
 >>> inv = gfxkit.list("libfoo.so")                      # doctest: +SKIP
@@ -24,30 +29,72 @@ returns exactly the object ``gfxkit <command> --json`` prints for that file. Err
 
 from __future__ import annotations
 
-import copy
+import builtins as _builtins
+import copy as _copy
+import html as _html
+import json as _json
 import os
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _gfxkit
 from ._gfxkit import TargetId
-from .errors import DeviceError, Error, FormatError, NoDeviceCodeError, TargetError
+from . import errors
+from .errors import DeviceError, Error, FormatError, NoDeviceCodeError, TargetError, UsageError
 
 __version__: str = _gfxkit.__version__
 
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
 
 
+def _cell(value: Any) -> str:
+    """A table cell: scalars as they print, lists joined, objects as compact JSON."""
+    if value is None:
+        return ""
+    seq = (_builtins.list, tuple)
+    if isinstance(value, seq) and all(not isinstance(v, (dict, *seq)) for v in value):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, (dict, *seq)):
+        return _json.dumps(value, separators=(",", ":"), sort_keys=True)
+    return str(value)
+
+
+def _html_table(rows: List[Dict[str, Any]], columns: List[str]) -> str:
+    head = "".join(f"<th>{_html.escape(c)}</th>" for c in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{_html.escape(_cell(r.get(c)))}</td>" for c in columns) + "</tr>"
+        for r in rows
+    )
+    return f'<table class="gfxkit"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
 class _Report:
-    """A result: the CLI's JSON object for it, with attributes for its keys."""
+    """A result: the CLI's JSON object for it (``to_dict()``, and attributes for its keys), the
+    command's text output for it (``str()``), the command's exit status (``exit_status``;
+    the results that answer a question are true exactly when it is 0), an HTML view for
+    notebooks and, where it is a table, ``to_pandas()``."""
 
     _keys: Sequence[str] = ()
+    #: The key of the JSON object holding the table's rows (``to_pandas()``), if any.
+    _rows_key: Optional[str] = None
 
-    def __init__(self, data: Dict[str, Any]) -> None:
+    def __init__(self, made: Any) -> None:
+        if isinstance(made, tuple):
+            data, text, status, html = made
+        else:
+            data, text, status, html = made, None, None, None
         self._data = data
+        self._text = text
+        self._status = status
+        self._html = html
 
     def to_dict(self) -> Dict[str, Any]:
         """The object ``gfxkit <command> --json`` prints (a deep copy)."""
-        return copy.deepcopy(self._data)
+        return _copy.deepcopy(self._data)
+
+    @property
+    def exit_status(self) -> Optional[int]:
+        """The exit status the command has for this answer: 0 yes, 1 no, 2 an error."""
+        return self._status
 
     def __getitem__(self, key: str) -> Any:
         return self._data[key]
@@ -61,14 +108,62 @@ class _Report:
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other._data == self._data  # type: ignore[attr-defined]
 
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        """The command's text output for this answer."""
+        if self._text is None:
+            return _json.dumps(self._data, indent=2)
+        return self._text
+
+    def _brief(self) -> str:
+        return str(self._data.get("path", ""))
+
     def __repr__(self) -> str:
-        head = self._data.get("path", "")
-        return f"<gfxkit.{type(self).__name__} {head}>"
+        brief = self._brief()
+        return f"<gfxkit.{type(self).__name__}{' ' if brief else ''}{brief}>"
+
+    def _rows(self) -> List[Dict[str, Any]]:
+        if self._rows_key is None:
+            raise TypeError(f"a {type(self).__name__} is not a table")
+        return [r for r in self._data.get(self._rows_key) or [] if isinstance(r, dict)]
+
+    def _columns(self) -> List[str]:
+        columns: List[str] = []
+        for r in self._rows():
+            for k in r:
+                if k not in columns:
+                    columns.append(k)
+        return columns
+
+    def to_pandas(self) -> Any:
+        """The table as a ``pandas.DataFrame``: one row per item, the columns the JSON keys of
+        its rows (pandas is optional: installed separately)."""
+        try:
+            import pandas
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise ImportError("to_pandas() needs pandas: pip install pandas") from e
+        return pandas.DataFrame(self._rows(), columns=self._columns())
+
+    def _repr_html_(self) -> str:
+        """The text output and, for a table, the table, as HTML (Jupyter and IPython)."""
+        parts = [f"<pre>{_html.escape(str(self))}</pre>"]
+        if self._rows_key is not None and self._rows():
+            parts.append(_html_table(self._rows(), self._columns()))
+        return f'<div class="gfxkit-{type(self).__name__}">' + "".join(parts) + "</div>"
+
+
+class _Answer(_Report):
+    """A result that answers a question: true exactly when the command would exit 0."""
+
+    def __bool__(self) -> bool:
+        return self._status == 0
 
 
 class Inventory(_Report):
     """The device code of one file: its units (bundles, object bundles, code objects, offload
-    images) with their entries, and the problems found (``gfxkit list``).
+    images) with their entries, and the problems found (``gfxkit list``). ``to_pandas()``: one
+    row per entry.
 
     Keys: ``path``, ``bundles`` (each with ``member``, ``section``, ``offset``, ``size``,
     ``format``, ``ccob``, ``header_size``, ``entries``), ``problems``, ``error``.
@@ -89,31 +184,75 @@ class Inventory(_Report):
                 out.add(t.split(":")[0])
         return sorted(out)
 
+    def _rows(self) -> List[Dict[str, Any]]:
+        return self.entries
 
-class Selection(_Report):
-    """Per unit, the entry the HIP runtime would load on a device (``gfxkit select``).
+    _rows_key = "bundles"
+
+    def _brief(self) -> str:
+        units = len(self._data.get("bundles") or [])
+        return (f"{self._data.get('path', '')}: {units} unit{'s' if units != 1 else ''}, "
+                f"{len(self.entries)} entries" + (" (error)" if self._data.get("error") else ""))
+
+
+class Summary(_Report):
+    """Which GPU targets the inputs ship and how many bytes of code objects each, per package,
+    container image, site-packages distribution or file (``gfxkit list --summary``):
+    ``packages`` (each with ``name``, ``kind``, ``files``, ``targets``, ``architectures``,
+    ``device_bytes``; the rows of ``to_pandas()``) and ``without_device_code``."""
+
+    _rows_key = "packages"
+
+    def _brief(self) -> str:
+        n = len(self._data.get("packages") or [])
+        return f"{n} with device code, {len(self._data.get('without_device_code') or [])} without"
+
+
+class Selection(_Answer):
+    """Per unit, the entry the HIP runtime would load on a device (``gfxkit select``); true
+    when every unit has one (the command's exit 0). ``to_pandas()``: one row per unit.
 
     Keys: ``path``, ``bundles`` (each with ``index``, ``kind``, ``section``, ``offset``,
     ``selected``, ``via``, ``reason``, ``needs``, ``nearest``), ``problems``, ``kpack``.
     """
+
+    _rows_key = "bundles"
 
     @property
     def selected(self) -> List[Optional[str]]:
         """The entry ID chosen per unit (``None`` where none fits)."""
         return [b["selected"] for b in self._data["bundles"]]
 
+    def _brief(self) -> str:
+        return f"{self._data.get('path', '')}: {'selected' if self else 'not loadable'}"
 
-class Verification(_Report):
+
+class Verification(_Answer):
     """The verification of one file (``gfxkit verify``): ``ok``, ``bundles``, ``entries``
     and ``problems`` (each with ``bundle``, ``bundle_offset``, ``entry``, ``id``,
-    ``message``)."""
+    ``message``; the rows of ``to_pandas()``); true when no problem is found."""
+
+    _rows_key = "problems"
+
+    def _brief(self) -> str:
+        n = len(self._data.get("problems") or [])
+        return f"{self._data.get('path', '')}: {'ok' if self else f'{n} problems'}"
 
 
-class DoctorReport(_Report):
+class DoctorReport(_Answer):
     """Whether each library runs on each device (``gfxkit doctor``): ``devices`` and
     ``files`` (each with ``path``, ``runs_on``, ``targets``, ``needs``, ``missing``,
     ``errors``, and ``remedies``: ``[{"device", "kind", "text", "standing"}]`` where it does
-    not run)."""
+    not run; the rows of ``to_pandas()``). True when every library runs on every device."""
+
+    _rows_key = "files"
+
+    def _brief(self) -> str:
+        files = self._data.get("files") or []
+        bad = sum(1 for f in files if not all(f.get("runs_on", {}).values()) or f.get("errors"))
+        noun = "library" if len(files) == 1 else "libraries"
+        return (f"{len(files)} {noun} on {', '.join(self._data.get('devices') or [])}: "
+                f"{bad} cannot run")
 
     def remedies(self, path: str, device: Optional[str] = None) -> List[Dict[str, Any]]:
         """The remedies for the library at ``path`` (on ``device``, or on every device):
@@ -135,12 +274,17 @@ class DoctorReport(_Report):
         return None
 
 
-class CheckReport(_Report):
+class CheckReport(_Answer):
     """Whether every file carries code for every required target (``gfxkit check``):
     ``required``, ``exactly``, ``ok``, ``files`` (each with ``path``, ``ok``, ``targets``,
-    ``missing``, ``why``, ``needs``, ``spirv``, ``extra``, ``errors``) and ``summary``."""
+    ``missing``, ``why``, ``needs``, ``spirv``, ``extra``, ``errors``; the rows of
+    ``to_pandas()``) and ``summary``. True when every file passes."""
+
+    _rows_key = "files"
 
     def __bool__(self) -> bool:
+        if self._status is not None:
+            return self._status == 0
         return bool(self._data["ok"])
 
     @property
@@ -148,12 +292,20 @@ class CheckReport(_Report):
         """The files that do not pass."""
         return [f for f in self._data["files"] if not f["ok"]]
 
+    def _brief(self) -> str:
+        files = self._data.get("files") or []
+        return (f"require {','.join(self._data.get('required') or [])}: "
+                f"{len(files) - len(self.failed)} of {len(files)} files pass")
+
 
 class DiffReport(_Report):
     """What changed in device code between two builds (``gfxkit diff``): ``old``, ``new``,
     ``equal``, ``files`` (each with ``path``, ``status``, ``added``, ``removed``,
-    ``changed``, ``device_bytes``, ``code_objects``, ``kernels``), ``old_totals``,
-    ``new_totals``, ``targets_added``, ``targets_removed``, ``errors``."""
+    ``changed``, ``device_bytes``, ``code_objects``, ``kernels``; the rows of
+    ``to_pandas()``), ``old_totals``, ``new_totals``, ``targets_added``, ``targets_removed``,
+    ``errors``. True when the builds differ (the command's exit 1)."""
+
+    _rows_key = "files"
 
     def __bool__(self) -> bool:
         return not self._data["equal"]
@@ -163,11 +315,39 @@ class DiffReport(_Report):
         """The files whose device code differs (modified, added or removed)."""
         return [f for f in self._data["files"] if f["status"] != "same"]
 
+    def _brief(self) -> str:
+        what = "equal" if self._data.get("equal") else f"{len(self.changed)} files differ"
+        return f"{self._data.get('old', '')} -> {self._data.get('new', '')}: {what}"
+
 
 class SizeReport(_Report):
-    """Device bytes per architecture, file and bundle (``gfxkit size``): ``archs``,
-    ``files``, ``bundles``, ``stored``, ``uncompressed``, ``keep``, ``prune_saves``,
-    ``errors``, and when asked ``libraries`` and ``duplicates``."""
+    """Device bytes per architecture, file and bundle (``gfxkit size``): ``archs`` (the rows
+    of ``to_pandas()``), ``files``, ``bundles``, ``stored``, ``uncompressed``, ``keep``,
+    ``prune_saves``, ``errors``, and when asked ``libraries`` and ``duplicates``. In a
+    notebook, the page ``size --html`` writes (a bar chart per architecture, a sortable table
+    per file)."""
+
+    _rows_key = "archs"
+
+    def _brief(self) -> str:
+        files = len(self._data.get("files") or [])
+        return (f"{files} file{'' if files == 1 else 's'}, "
+                f"{len(self._data.get('archs') or [])} targets, "
+                f"{self._data.get('stored', 0)} bytes stored")
+
+    def html(self) -> str:
+        """The page ``gfxkit size --html`` writes for this report."""
+        if self._html is None:
+            raise ValueError("this report has no page")
+        return self._html
+
+    def _repr_html_(self) -> str:
+        # The page in its own frame: its style and sorting script stay out of the notebook's.
+        page = _html.escape(self.html(), quote=True)
+        rows = len(self._data.get("archs") or []) + len(self._data.get("files") or [])
+        height = min(1200, 260 + 28 * rows)
+        return (f'<iframe class="gfxkit-size" srcdoc="{page}" '
+                f'style="width:100%;height:{height}px;border:0"></iframe>')
 
 
 class KernelListing(_Report):
@@ -185,10 +365,40 @@ class KernelListing(_Report):
         """A Tensile index's solutions (empty for other files)."""
         return self._data.get("solutions", [])
 
-    def __repr__(self) -> str:
+    @property
+    def _rows_key(self) -> str:  # type: ignore[override]
+        return "solutions" if self._data.get("solutions") else "kernels"
+
+    def _brief(self) -> str:
         if self._data.get("solutions"):
-            return f"<gfxkit.KernelListing {len(self._data['solutions'])} solutions>"
-        return f"<gfxkit.KernelListing {len(self._data['kernels'])} kernels>"
+            return f"{len(self._data['solutions'])} solutions"
+        return f"{len(self._data['kernels'])} kernels"
+
+
+class WriteReport(dict):
+    """What ``prune``, ``recompress``, ``kpack_split`` and ``kpack_inline`` did: the report
+    their command prints with ``--json`` (a ``dict``, so its keys read as before), and
+    ``to_dict()`` as every result has."""
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The report as a plain ``dict`` (a deep copy)."""
+        return _copy.deepcopy(dict(self))
+
+    def __repr__(self) -> str:
+        out = self.get("output")
+        return f"<gfxkit.WriteReport {'dry run' if out is None else out}>"
+
+
+class CodeObject(_Report):
+    """One AMDGPU code object (``gfxkit inspect``): its header (``target_id``, ``e_flags``,
+    code-object version, ...), ``kernels`` (the rows of ``to_pandas()``: descriptor,
+    registers, occupancy, arguments) and metadata; ``result["key"]`` reads a key."""
+
+    _rows_key = "kernels"
+
+    def _brief(self) -> str:
+        return (f"{self._data.get('target_id') or '?'}: "
+                f"{len(self._data.get('kernels') or [])} kernels")
 
 
 class Entry:
@@ -263,7 +473,7 @@ class Processor:
 
     def to_dict(self) -> Dict[str, Any]:
         """The row as ``gfxkit target list --json`` prints it."""
-        return copy.deepcopy(self._row)
+        return _copy.deepcopy(self._row)
 
     def __repr__(self) -> str:
         return f"<gfxkit.Processor {self._row['name']}>"
@@ -271,7 +481,7 @@ class Processor:
 
 def _each(made: Any, cls: Any) -> Any:
     """One result, or for a package a list of them (one per member)."""
-    if isinstance(made, dict):
+    if isinstance(made, (tuple, dict)):
         return cls(made)
     return [cls(d) for d in made]
 
@@ -294,7 +504,7 @@ def list(  # noqa: A001
     return _each(_gfxkit.list(src, check, strict), Inventory)
 
 
-def list_summary(src: Source) -> Dict[str, Any]:
+def list_summary(src: Source) -> Summary:
     """Which GPU targets ``src`` (a file, a package, or a directory searched as the CLI
     searches it) ships and how many bytes of code objects each, per package,
     container image, site-packages distribution (found through the ``*.dist-info/RECORD``
@@ -302,7 +512,7 @@ def list_summary(src: Source) -> Dict[str, Any]:
     ``{"packages": [{"name", "kind", "files", "targets", "architectures", "device_bytes",
     "code_object_bytes"}], "without_device_code": [...]}`` (``targets`` and
     ``code_object_bytes`` uncompressed, ``device_bytes`` as stored). Unreadable members are left out (``list`` names them)."""
-    return _gfxkit.list_summary(src)
+    return Summary(_gfxkit.list_summary(src))
 
 
 def select(
@@ -333,31 +543,33 @@ def verify(src: Source) -> Union[Verification, "List[Verification]"]:
 
 
 def doctor(
-    paths: Union[None, str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]] = None,
-    devices: Union[str, TargetId, Iterable[Union[str, TargetId]]] = "auto",
+    src: Union[None, str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]] = None,
+    device: Union[str, TargetId, Iterable[Union[str, TargetId]]] = "auto",
     *,
     sysfs_root: Union[None, str, "os.PathLike[str]"] = None,
     kpack_loader: str = "current",
     rocm: Optional[str] = None,
 ) -> DoctorReport:
-    """Whether the libraries under ``paths`` (files or directories; default
-    ``$ROCM_PATH/lib``, else ``/opt/rocm/lib``) run on each of ``devices``
-    (``gfxkit doctor --device ... --json``).
+    """Whether the libraries under ``src`` (a path or several: files or directories; default
+    ``$ROCM_PATH/lib``, else ``/opt/rocm/lib``) run on each ``device`` (one or several;
+    ``gfxkit doctor --device ... --json``). The report is true when every library runs on
+    every device (the command's exit 0).
 
-    ``devices="auto"`` (the default) reads this machine's GPUs from the KFD topology
+    ``device="auto"`` (the default) reads this machine's GPUs from the KFD topology
     (``/sys/class/kfd/kfd/topology/nodes/*/properties``, or under ``sysfs_root``), honouring
     ``HSA_OVERRIDE_GFX_VERSION`` and ``HSA_XNACK`` as the CLI does; raises
     :class:`DeviceError` when it finds no GPU. Directories are searched as the CLI searches
     them (symbolic links followed, packages by member); binaries split by kpack are judged
     through their archives. ``rocm`` (``"6.2"``, ``"auto"``): as the runtime of that ROCm
-    release (``--rocm``); with ``devices="auto"`` and no ``rocm``, the installed release
+    release (``--rocm``); with ``device="auto"`` and no ``rocm``, the installed release
     (read under ``sysfs_root``)."""
-    if paths is None:
+    if src is None:
         paths = []
-    elif isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    if isinstance(devices, (str, TargetId)):
-        devices = [devices]
+    elif isinstance(src, (str, os.PathLike)):
+        paths = [src]
+    else:
+        paths = src
+    devices = [device] if isinstance(device, (str, TargetId)) else device
     return DoctorReport(
         _gfxkit.doctor(
             [os.fspath(p) for p in paths],
@@ -370,14 +582,15 @@ def doctor(
 
 
 def check(
-    paths: Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]],
+    src: Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]],
     require: Union[str, TargetId, Iterable[Union[str, TargetId]]],
     *,
     exactly: bool = False,
     kpack_loader: str = "current",
     rocm: Optional[str] = None,
 ) -> CheckReport:
-    """Whether every file with device code under ``paths`` (files, packages, directories)
+    """Whether every file with device code under ``src`` (a path or several: files, packages,
+    directories)
     carries code that runs on every target of ``require`` (``gfxkit check --require ...
     --json``): a bare processor (``gfx90a``) is met by code for one xnack/sramecc setting
     (``needs`` names it), a target ID with settings asks for that setting; generic code and
@@ -387,8 +600,7 @@ database it loads (rocBLAS's ``rocblas/<version>/library``; ``database`` names i
 database no library loads on its own. Split binaries are judged through their kpack archives
 as ``kpack_loader`` (``"current"`` or ``"old"``) finds them. The report is true when every
 file passes. ``rocm`` (``"6.2"``, ``"auto"``): as the runtime of that ROCm release."""
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
+    paths = [src] if isinstance(src, (str, os.PathLike)) else src
     if isinstance(require, (str, TargetId)):
         require = [require]
     wanted = [t.strip() for r in require for t in str(r).split(",") if t.strip()]
@@ -461,11 +673,11 @@ def extract(
     return [Entry(*t) for t in _gfxkit.extract(src, targets, ignore_hash)]
 
 
-def inspect(src: Source, demangle: bool = False) -> Dict[str, Any]:
+def inspect(src: Source, demangle: bool = False) -> CodeObject:
     """One AMDGPU code object, as ``gfxkit inspect --json`` prints it (header, ``e_flags``,
     target ID, kernels with their descriptor, occupancy and arguments, metadata);
     ``demangle=True`` as ``--demangle`` adds each kernel's demangled name."""
-    return _gfxkit.inspect(src, demangle)
+    return CodeObject(_gfxkit.inspect(src, demangle))
 
 
 def kernels(
@@ -495,7 +707,7 @@ def kpack_split(
     drop_signature: bool = False,
     recursive: bool = False,
     overlays: bool = False,
-) -> Dict[str, Any]:
+) -> WriteReport:
     """Splits a fat binary as ROCm's kpack does (``gfxkit kpack split``): every code object
     goes to ``<kpack_dir>/<group>_<arch>.kpack`` (default ``kpack_dir``: ``<dir of
     output>/../.kpack``; an archive already there keeps its other kernels) under the key
@@ -510,17 +722,19 @@ def kpack_split(
     holding its archives and its kernel-database files, decided by their content
     (``kpack split -r --overlays``, listed in the report's ``overlay_files``). Returns the
     report ``gfxkit kpack split --json`` prints."""
-    return _gfxkit.kpack_split(
-        os.fspath(src),
-        os.fspath(output),
-        group,
-        None if kpack_dir is None else os.fspath(kpack_dir),
-        kernel_name,
-        compression,
-        level,
-        drop_signature,
-        recursive,
-        overlays,
+    return WriteReport(
+        _gfxkit.kpack_split(
+            os.fspath(src),
+            os.fspath(output),
+            group,
+            None if kpack_dir is None else os.fspath(kpack_dir),
+            kernel_name,
+            compression,
+            level,
+            drop_signature,
+            recursive,
+            overlays,
+        )
     )
 
 
@@ -528,13 +742,15 @@ def kpack_inline(
     src: Union[str, "os.PathLike[str]"],
     output: Union[str, "os.PathLike[str]"],
     archives: Sequence[Union[str, "os.PathLike[str]"]] = (),
-) -> Dict[str, Any]:
+) -> WriteReport:
     """Turns a binary split by kpack and its archives back into a fat binary at ``output``
     (``gfxkit kpack inline``): archives are found through the binary's markers as the loader
     finds them, after ``archives``. The result is read back before it is written,
     atomically (``output``'s directory made when missing); it can be split again. Returns
     the report ``gfxkit kpack inline --json`` prints."""
-    return _gfxkit.kpack_inline(os.fspath(src), os.fspath(output), [os.fspath(a) for a in archives])
+    return WriteReport(
+        _gfxkit.kpack_inline(os.fspath(src), os.fspath(output), [os.fspath(a) for a in archives])
+    )
 
 
 def prune(
@@ -550,7 +766,7 @@ def prune(
     level: Optional[int] = None,
     allow_empty: bool = False,
     drop_signature: bool = False,
-) -> Dict[str, Any]:
+) -> WriteReport:
     """Keeps (``keep``) or drops (``drop``) architectures in a host binary, archive or
     bundle (``gfxkit prune``). The result is written to ``output`` (or over the input with
     ``in_place``) through a temporary file that is read back and verified first; with
@@ -562,18 +778,20 @@ def prune(
     a conda package's ``info/paths.json`` updated); the report then lists ``members``.
     Windows DLLs and EXEs are rewritten too; a signed one (Authenticode) is refused unless
     ``drop_signature``, which writes it unsigned."""
-    return _gfxkit.prune(
-        src,
-        [str(k) for k in keep],
-        [str(d) for d in drop],
-        None if output is None else os.fspath(output),
-        in_place,
-        uncompressed,
-        ccob_version,
-        method,
-        level,
-        allow_empty,
-        drop_signature,
+    return WriteReport(
+        _gfxkit.prune(
+            src,
+            [str(k) for k in keep],
+            [str(d) for d in drop],
+            None if output is None else os.fspath(output),
+            in_place,
+            uncompressed,
+            ccob_version,
+            method,
+            level,
+            allow_empty,
+            drop_signature,
+        )
     )
 
 
@@ -587,18 +805,20 @@ def recompress(
     method: Optional[str] = None,
     level: Optional[int] = None,
     drop_signature: bool = False,
-) -> Dict[str, Any]:
+) -> WriteReport:
     """Converts the compression of every bundle (``gfxkit recompress``; CCOB v2 zstd unless
     told otherwise), written as :func:`prune` writes."""
-    return _gfxkit.recompress(
-        src,
-        None if output is None else os.fspath(output),
-        in_place,
-        uncompressed,
-        ccob_version,
-        method,
-        level,
-        drop_signature,
+    return WriteReport(
+        _gfxkit.recompress(
+            src,
+            None if output is None else os.fspath(output),
+            in_place,
+            uncompressed,
+            ccob_version,
+            method,
+            level,
+            drop_signature,
+        )
     )
 
 
@@ -641,13 +861,16 @@ def memmodel(
     skip_cache_invalidations: bool = False,
 ) -> List[str]:
     """The AMDGPU memory model's code sequence for ``case``
-    (``load_atomic;as=global;ord=acquire;scope=agent``) on ``cpu``, one instruction per
-    string (``gfxkit memmodel --cpu CPU CASE``)."""
+    (``load_atomic;as=global;ord=acquire;scope=agent``, keys as ``gfxkit memmodel --help``
+    lists them: a fence names its ``mmra``) on ``cpu``, one instruction per string
+    (``gfxkit memmodel --cpu CPU CASE``). A case that does not parse or is not valid on the
+    processor, or an unknown processor or OS, raises :class:`UsageError` (a ``ValueError``)."""
     return _gfxkit.memmodel(cpu, case, cumode, tgsplit, os, skip_cache_invalidations)
 
 
 __all__ = [
     "CheckReport",
+    "CodeObject",
     "DeviceError",
     "DiffReport",
     "DoctorReport",
@@ -660,14 +883,20 @@ __all__ = [
     "Processor",
     "Selection",
     "SizeReport",
+    "Source",
+    "Summary",
     "TargetError",
     "TargetId",
+    "UsageError",
     "Verification",
+    "WriteReport",
     "check",
     "compatible",
     "diff",
     "doctor",
+    "errors",
     "extract",
+    "image_platform",
     "inspect",
     "kernels",
     "kpack_inline",
@@ -675,7 +904,6 @@ __all__ = [
     "list",
     "list_summary",
     "max_uncompressed",
-    "image_platform",
     "memmodel",
     "processors",
     "prune",
@@ -684,3 +912,9 @@ __all__ = [
     "size",
     "verify",
 ]
+
+
+def __dir__() -> List[str]:
+    """The API (``__all__``) and ``__version__``: not the modules and typing names the package
+    uses itself."""
+    return sorted([*__all__, "__version__"])

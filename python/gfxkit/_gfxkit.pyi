@@ -7,6 +7,16 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 _Source = Union[str, os.PathLike[str], bytes, bytearray, memoryview]
 
 __version__: str
+__build__: str
+"""``gfxkit --version``'s text after the name: the version and the commit built from."""
+
+def main(argv: List[Union[str, bytes]]) -> int:
+    """Runs the ``gfxkit`` command on ``argv`` (``argv[0]`` the name it was invoked under),
+    writing to this process's stdout and stderr; returns its exit status."""
+
+#: What the functions returning a result give the ``gfxkit`` classes: the ``--json`` object,
+#: the command's text output, its exit status, and for ``size`` the ``--html`` page.
+_Answer = Tuple[Dict[str, Any], str, int, Optional[str]]
 
 class TargetId:
     """An AMDGPU target ID (``gfx90a:sramecc+:xnack-``). ``str()`` is the canonical form."""
@@ -24,11 +34,11 @@ class TargetId:
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
 
-_OneOrMany = Union[Dict[str, Any], List[Dict[str, Any]]]
+_OneOrMany = Union[_Answer, List[_Answer]]
 
 def list(src: _Source, check: bool = False, strict: bool = True) -> _OneOrMany:
     """The file object of ``gfxkit list --json``; a list of them for a package."""
-def list_summary(src: _Source) -> Dict[str, Any]:
+def list_summary(src: _Source) -> _Answer:
     """``gfxkit list --summary --json``'s document for one file, package or image."""
 def select(
     src: _Source, device: str, kpack_loader: str = "current", rocm: Optional[str] = None
@@ -50,7 +60,7 @@ def doctor(
     sysfs_root: Optional[str] = None,
     kpack_loader: str = "current",
     rocm: Optional[str] = None,
-) -> Dict[str, Any]:
+) -> _Answer:
     """``gfxkit doctor --json``'s report; a device ``auto`` reads the KFD topology (and,
     without ``rocm``, the installed ROCm release under ``sysfs_root``)."""
 def check(
@@ -59,9 +69,9 @@ def check(
     exactly: bool = False,
     kpack_loader: str = "current",
     rocm: Optional[str] = None,
-) -> Dict[str, Any]:
+) -> _Answer:
     """``gfxkit check --json``'s report."""
-def diff(old: str, new: str) -> Dict[str, Any]:
+def diff(old: str, new: str) -> _Answer:
     """``gfxkit diff --json OLD NEW``'s report."""
 def size(
     src: Union[_Source, List[str]],
@@ -69,15 +79,15 @@ def size(
     by_library: bool = False,
     duplicates: bool = False,
     html: Optional[str] = None,
-) -> Dict[str, Any]: ...
+) -> _Answer: ...
 def extract(
     src: _Source, targets: List[str] = ..., ignore_hash: bool = False
 ) -> List[Tuple[str, bytes, int, int, int, str, Optional[str], str]]:
     """(id, data, offset, unit, entry, ext, member, file) per extracted entry."""
-def inspect(src: _Source, demangle: bool = False) -> Dict[str, Any]: ...
+def inspect(src: _Source, demangle: bool = False) -> _Answer: ...
 def kernels(
     src: _Source, target: Optional[str] = None, demangle: bool = False
-) -> Dict[str, Any]:
+) -> _Answer:
     """``gfxkit kernels --json FILE``'s object: ``{"kernels": [...], "errors": [...]}``."""
 def kpack_split(
     src: str,

@@ -38,6 +38,11 @@ class TargetError(Error, ValueError):
     """A target ID, entry ID or device that does not parse (``gfx90a:xnack*``)."""
 
 
+class UsageError(Error, ValueError):
+    """A call the command line would refuse as bad usage (exit status 2 there): a memory-model
+    case that does not parse or is not valid on the processor, an unknown processor or OS."""
+
+
 class NoDeviceCodeError(Error):
     """The file holds no device code where some is needed (``verify``)."""
 
@@ -47,4 +52,4 @@ class DeviceError(Error):
     GPU node names a processor gfxkit does not know (``file`` is the topology path)."""
 
 
-__all__ = ["Error", "FormatError", "TargetError", "NoDeviceCodeError", "DeviceError"]
+__all__ = ["Error", "FormatError", "TargetError", "UsageError", "NoDeviceCodeError", "DeviceError"]

@@ -102,7 +102,7 @@ def test_inspect_equals_the_cli(built, cli):
     p = str(built["code_object"])
     code, doc = cli("inspect", "--json", p)
     assert code == 0
-    assert gfxkit.inspect(p) == doc
+    assert gfxkit.inspect(p).to_dict() == doc
     assert gfxkit.inspect(Path(p).read_bytes())["target_id"] == "gfx90a:xnack+"
 
 

@@ -399,7 +399,7 @@ def test_list_summary_of_a_package_is_what_the_cli_prints(wheel, gfxkit_bin):
     code, doc = cli_json(gfxkit_bin, "list", "--summary", "--json", str(wheel))
     assert code == 0
     mine = gfxkit.list_summary(wheel)
-    assert mine == doc
+    assert isinstance(mine, gfxkit.Summary) and mine.to_dict() == doc and not isinstance(mine, dict)
     [pkg] = mine["packages"]
     assert pkg["kind"] == "package" and pkg["files"] >= 1 and pkg["device_bytes"] > 0
     # One meaning each: code objects uncompressed (the targets' sum), device bytes as stored.

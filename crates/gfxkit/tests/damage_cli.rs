@@ -8,7 +8,7 @@
 //! Answers under damage (`damaged_inputs_exit_0_only_with_the_original_answer`): the same
 //! inputs plus a `kpack split` of the library (its split binary and its zstd and uncompressed
 //! archives, read directly and through the binary), a stored wheel holding the library and a
-//! CPU-only one, a `.tar.gz` of the library, TheRock's archives (`../shared/fixtures/kpack`)
+//! CPU-only one, a `.tar.gz` of the library, TheRock's archives (`tests/data/kpack`)
 //! and the files named in `GFXKIT_DAMAGE_EXTRA` are truncated at a random length or have 1-8
 //! bits flipped (`GFXKIT_DAMAGE_MUTANTS` copies each, a quarter truncations). Each copy goes
 //! through `list --json`, `list --check --json`, `verify --json`, `select --json`,
@@ -783,12 +783,7 @@ fn subjects(dir: &Path) -> Vec<Subject> {
         out.push(s);
     }
     // TheRock's own archives (payloads are test patterns, not code objects).
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let fixtures = repo
-        .ancestors()
-        .map(|a| a.join("../shared/fixtures/kpack"))
-        .find(|d| d.is_dir())
-        .expect("TheRock's kpack fixtures in ../shared/fixtures/kpack beside the repository");
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/kpack");
     for (name, device) in [
         ("test_noop.kpack", "gfx906"),
         ("test_zstd.kpack", "gfx1100"),

@@ -1,24 +1,20 @@
-//! TheRock's own test archives (`../shared/fixtures/kpack/`, from ROCm/rocm-kpack
-//! `runtime/tests/test_assets/`) read to exactly the keys, sizes and SHA-256 its README lists.
+//! TheRock's own test archives (`tests/data/kpack/` in the repository, copied from
+//! ROCm/rocm-kpack `runtime/tests/test_assets/`) read to exactly the keys, sizes and SHA-256 its
+//! README lists.
 
 use gfxkit_kpack::{Archive, Scheme};
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;
 
-/// `../shared/fixtures/kpack` relative to the repository (looked for beside each ancestor of
-/// the repository, so a git worktree one level deeper finds it too).
+/// A file of `tests/data/kpack` in the repository.
 fn fixture(name: &str) -> Vec<u8> {
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let dir = repo
-        .ancestors()
-        .map(|a| a.join("../shared/fixtures/kpack"))
-        .find(|d| d.is_dir())
-        .unwrap_or_else(|| repo.join("../shared/fixtures/kpack"));
-    let p = dir.join(name);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/kpack")
+        .join(name);
     std::fs::read(&p).unwrap_or_else(|e| {
         panic!(
-            "kpack fixture {} is missing ({e}): these tests need TheRock's test archives in \
-             ../shared/fixtures/kpack relative to the repository",
+            "kpack fixture {} is missing ({e}): TheRock's test archives are kept in the \
+             repository's tests/data/kpack",
             p.display()
         )
     })

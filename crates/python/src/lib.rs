@@ -41,6 +41,9 @@ enum Fail {
     NoDeviceCode(String),
     /// No device to judge against (no GPU in the KFD topology): the message and the file.
     Device(String, String),
+    /// A call the command line would refuse as bad usage (a memory-model case that does not
+    /// parse, an unknown processor or OS).
+    Usage(String),
 }
 
 impl Fail {
@@ -70,6 +73,7 @@ impl Fail {
             Fail::Format { msg, entry, offset } => ("FormatError", msg, entry, offset),
             Fail::Target(msg) => ("TargetError", msg, None, None),
             Fail::NoDeviceCode(msg) => ("NoDeviceCodeError", msg, None, None),
+            Fail::Usage(msg) => ("UsageError", msg, None, None),
             Fail::Device(msg, path) => {
                 let made = py
                     .import("gfxkit.errors")
@@ -243,6 +247,71 @@ fn json<'py, T: serde::Serialize>(py: Python<'py>, value: &T) -> PyResult<Bound<
     to_py(py, &v)
 }
 
+/// A result for the Python classes: `(object, text, status, html)`, the object
+/// `gfxkit <command> --json` prints, the text the command prints for the same answer (rendered
+/// by `gfxkit-text`, as the command renders it), the exit status the command has for it (a
+/// result is true exactly when that is 0), and for `size` the `--html` page.
+fn answer<'py, T: serde::Serialize>(
+    py: Python<'py>,
+    value: &T,
+    status: u8,
+    text: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    html: Option<String>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut out = Vec::new();
+    text(&mut out).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+    let text = String::from_utf8_lossy(&out).into_owned();
+    (json(py, value)?, text, status, html).into_bound_py_any(py)
+}
+
+/// `gfxkit list`'s text and status for one file's listing (its errors and problems, which the
+/// command writes to stderr, are left out).
+fn list_answer<'py>(
+    py: Python<'py>,
+    listing: inv::list::FileListing,
+) -> PyResult<Bound<'py, PyAny>> {
+    let listing = inv::list::Listing {
+        files: vec![listing],
+        summary: None,
+    };
+    let status = if listing.failed() {
+        2
+    } else if listing.bad_hash() {
+        1
+    } else {
+        0
+    };
+    answer(
+        py,
+        &listing.files[0],
+        status,
+        |w| gfxkit_text::list::listing(&listing, w, &mut std::io::sink()),
+        None,
+    )
+}
+
+/// `gfxkit select`'s text and status for one file.
+fn select_answer<'py>(
+    py: Python<'py>,
+    device: &str,
+    sel: inv::select::Selection,
+    rocm: Option<&inv::release::RocmRelease>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let report = inv::select::SelectReport {
+        device: device.to_owned(),
+        files: vec![sel],
+        rocm: rocm.cloned(),
+    };
+    let status = report.files[0].status();
+    answer(
+        py,
+        &report.files[0],
+        status,
+        |w| gfxkit_text::select::report(&report, w, &mut std::io::sink()),
+        None,
+    )
+}
+
 fn target_id(py: Python<'_>, s: &str) -> PyResult<gfxkit_target_id::TargetId> {
     gfxkit_target_id::TargetId::parse(s)
         .map_err(|e| Fail::Target(format!("'{s}' is not a target ID: {e}")).into_py(py, ""))
@@ -384,7 +453,7 @@ fn list<'py>(
                 return Err(fail.into_py(py, &name));
             }
         }
-        out.push(json(py, &listing)?);
+        out.push(list_answer(py, listing)?);
     }
     one_or_list(py, package, out)
 }
@@ -439,7 +508,7 @@ fn list_summary<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound
                 gfxkit_io::whole::WalkError::Io(e) => io_error(py, &e),
                 e => pyo3::exceptions::PyValueError::new_err(e.to_string()),
             })?;
-        return json(py, &gfxkit_io::summary::summary(&files));
+        return summary_answer(py, &files);
     }
     let (_, got) = listings(py, src, false)?;
     let files: Vec<inv::list::FileListing> = got
@@ -450,7 +519,23 @@ fn list_summary<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound
             Got::Damaged(msg, _) => inv::list::unreadable(&name, msg),
         })
         .collect();
-    json(py, &gfxkit_io::summary::summary(&files))
+    summary_answer(py, &files)
+}
+
+/// `gfxkit list --summary`'s object, text and status for `files`.
+fn summary_answer<'py>(
+    py: Python<'py>,
+    files: &[inv::list::FileListing],
+) -> PyResult<Bound<'py, PyAny>> {
+    let summary = gfxkit_io::summary::summary(files);
+    let failed = files.iter().any(|f| f.error.is_some());
+    answer(
+        py,
+        &summary,
+        if failed { 2 } else { 0 },
+        |w| gfxkit_text::list::summary(&summary, files, w, &mut std::io::sink()),
+        None,
+    )
 }
 
 /// What the HIP runtime would load on `device` from each unit: the file object of
@@ -480,10 +565,11 @@ fn select<'py>(
                 gfxkit_io::whole::select_on(&[path], &device, loader, rocm.as_ref(), &())
             })
             .map_err(|e| io_error(py, &e))?;
+        let device = report.device.clone();
         let out = report
             .files
-            .iter()
-            .map(|f| json(py, f))
+            .into_iter()
+            .map(|f| select_answer(py, &device, f, rocm.as_ref()))
             .collect::<PyResult<Vec<_>>>()?;
         return one_or_list(py, package, out);
     }
@@ -502,7 +588,7 @@ fn select<'py>(
             Got::NoDeviceCode => continue,
             Got::Damaged(msg, _) => inv::select::unreadable(&name, msg),
         };
-        out.push(json(py, &sel)?);
+        out.push(select_answer(py, &device.to_string(), sel, rocm.as_ref())?);
     }
     one_or_list(py, package, out)
 }
@@ -539,7 +625,13 @@ fn verify<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
     let mut out = Vec::new();
     for (name, r) in results {
         match r {
-            Ok(v) => out.push(json(py, &v)?),
+            Ok(v) => {
+                let status = if v.ok { 0 } else { 1 };
+                let text = |w: &mut dyn std::io::Write| {
+                    gfxkit_text::verify::reports(std::slice::from_ref(&v), w)
+                };
+                out.push(answer(py, &v, status, text, None)?)
+            }
             Err(Got::Value(e)) => {
                 return Err(Fail::from_inventory(&e, format!("{name}: {e}")).into_py(py, &name))
             }
@@ -638,7 +730,26 @@ fn doctor<'py>(
     let report = py
         .allow_threads(|| gfxkit_io::whole::doctor_on(&paths, &ids, loader, rocm.as_ref(), &()))
         .map_err(|e| io_error(py, &e))?;
-    json(py, &report)
+    // The command's exit status: 2 for a file with errors, 1 for a library that cannot run.
+    let status = report
+        .files
+        .iter()
+        .map(|f| {
+            if !f.errors.is_empty() {
+                2
+            } else {
+                u8::from(f.fails())
+            }
+        })
+        .max()
+        .unwrap_or(0);
+    answer(
+        py,
+        &report,
+        status,
+        |w| gfxkit_text::doctor::report(&report, &ids, w),
+        None,
+    )
 }
 
 /// Whether every file with device code under `paths` runs on every `require`d target (and,
@@ -674,7 +785,19 @@ fn check<'py>(
             gfxkit_io::whole::check_on(&paths, &ids, exactly, loader, rocm.as_ref(), &())
         })
         .map_err(|e| io_error(py, &e))?;
-    json(py, &report)
+    // As the command: no file with device code at all is an error.
+    let status = if report.files.is_empty() {
+        2
+    } else {
+        report.status()
+    };
+    answer(
+        py,
+        &report,
+        status,
+        |w| gfxkit_text::check::report(&report, w),
+        None,
+    )
 }
 
 /// What changed in device code between two builds (files, trees or packages): `gfxkit diff
@@ -694,7 +817,13 @@ fn diff<'py>(py: Python<'py>, old: PathBuf, new: PathBuf) -> PyResult<Bound<'py,
         };
         return Err(Fail::format(report.errors.join("; ")).into_py(py, &file));
     }
-    json(py, &report)
+    answer(
+        py,
+        &report,
+        report.status(),
+        |w| gfxkit_text::diff::report(&report, w),
+        None,
+    )
 }
 
 /// Device bytes per architecture, file and bundle: `gfxkit size --json`'s report, with what
@@ -740,7 +869,30 @@ fn size<'py>(
             Ok(report)
         })
         .map_err(|e| io_error(py, &e))?;
-    json(py, &report)
+    let by = if by_library {
+        gfxkit_text::size::By::Library
+    } else {
+        gfxkit_text::size::By::Arch
+    };
+    size_answer(py, &report, by)
+}
+
+/// `gfxkit size`'s object, text (`--by arch`, or `by`; the duplicates `--duplicates` lists,
+/// the first 10 as `--top` has it), status and `--html` page.
+fn size_answer<'py>(
+    py: Python<'py>,
+    report: &inv::size::SizeReport,
+    by: gfxkit_text::size::By,
+) -> PyResult<Bound<'py, PyAny>> {
+    let text = |w: &mut dyn std::io::Write| {
+        gfxkit_text::size::table(report, by, w)?;
+        if let Some(d) = &report.duplicates {
+            gfxkit_text::size::duplicates(d, 10, w)?;
+        }
+        Ok(())
+    };
+    let status = if report.errors.is_empty() { 0 } else { 2 };
+    answer(py, report, status, text, Some(inv::size::html(report)))
 }
 
 /// [`size`] of bytes in memory: a file, or a package by member.
@@ -776,7 +928,7 @@ fn size_of_bytes<'py>(
     }
     let mut report = inv::size::build_report(&surveyed, keep);
     report.errors = errors;
-    json(py, &report)
+    size_answer(py, &report, gfxkit_text::size::By::Arch)
 }
 
 /// One extracted entry, handed to Python as a tuple: id, data, offset, unit, entry, ext,
@@ -995,7 +1147,7 @@ fn kernels<'py>(
                 )
             })
             .map_err(|e| io_error(py, &e))?;
-        return json(py, &listing);
+        return kernels_answer(py, &listing);
     }
     let w = wanted.as_ref();
     let (package, got) = if s.is_package() {
@@ -1022,7 +1174,25 @@ fn kernels<'py>(
             Got::Damaged(msg, _) => out.errors.push(format!("{name}: {msg}")),
         }
     }
-    json(py, &out)
+    kernels_answer(py, &out)
+}
+
+/// `gfxkit kernels`'s object, text and status (2 with errors, 1 when no kernel is found).
+fn kernels_answer<'py>(
+    py: Python<'py>,
+    listing: &inv::kernels::KernelListing,
+) -> PyResult<Bound<'py, PyAny>> {
+    let status = if !listing.errors.is_empty() {
+        2
+    } else if listing.kernels.is_empty() && listing.solutions.is_empty() {
+        1
+    } else {
+        0
+    };
+    let text = |w: &mut dyn std::io::Write| {
+        gfxkit_text::kernels::listing(&listing.kernels, &listing.solutions, false, w)
+    };
+    answer(py, listing, status, text, None)
 }
 
 /// One code object as `gfxkit inspect --json` prints it (`demangle`: as `--demangle`).
@@ -1042,9 +1212,13 @@ fn inspect<'py>(
         ))
         .into_py(py, &s.name)
     })?;
-    json(
+    let report = gfxkit_inventory::inspect::inspect(&s.name, &co, demangle);
+    answer(
         py,
-        &gfxkit_inventory::inspect::inspect(&s.name, &co, demangle),
+        &report,
+        0,
+        |w| gfxkit_text::inspect::code_object(&s.name, &co, demangle, w),
+        None,
     )
 }
 
@@ -1552,7 +1726,7 @@ fn memmodel(
     skip_cache_invalidations: bool,
 ) -> PyResult<Vec<String>> {
     use gfxkit_memory_model::{Case, Config, Os};
-    let fail = |m: String| Fail::format(m).into_py(py, "");
+    let fail = |m: String| Fail::Usage(m).into_py(py, "");
     let os = Os::by_name(os).ok_or_else(|| {
         fail(format!(
             "unknown OS `{os}` (expected amdhsa, amdpal or mesa3d)"
@@ -1571,6 +1745,14 @@ fn memmodel(
 }
 
 /// The native module.
+/// The `gfxkit` command: [`gfxkit::main_with_args`] on `argv` (`argv[0]` the name it was
+/// invoked under), the same program as the cargo-built binary, writing to the process's stdout
+/// and stderr; returns the exit status. The GIL is released while it runs.
+#[pyfunction]
+fn main(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
+    py.allow_threads(|| gfxkit::exit_status(gfxkit::main_with_args(argv)))
+}
+
 #[pymodule]
 fn _gfxkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // GFXKIT_MAX_UNCOMPRESSED applies to the package as to the command line.
@@ -1597,6 +1779,8 @@ fn _gfxkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(processors, m)?)?;
     m.add_function(wrap_pyfunction!(memmodel, m)?)?;
     m.add_class::<PyTargetId>()?;
+    m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("__build__", gfxkit::VERSION)?;
     Ok(())
 }

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 pub mod bundle;
 pub mod check;
+pub mod completions;
 pub mod compress;
 pub mod diff;
 pub mod doctor;
@@ -28,7 +29,7 @@ pub mod verify;
 
 /// Inspect, bundle, prune and explain AMD GPU device code.
 #[derive(Parser, Debug)]
-#[command(name = "gfxkit", version, about, long_about = None)]
+#[command(name = "gfxkit", version = crate::VERSION, about, long_about = None)]
 #[command(
     after_help = "Exit codes: 0 success; 1 a negative answer (incompatible, nothing selected, \
 cannot run, verification failed); 2 an error."
@@ -93,6 +94,10 @@ enum Command {
     Kpack(kpack::Args),
     /// What each ROCm release's runtime loads (the table behind --rocm).
     Rocm(rocm::Args),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(completions::CompletionsArgs),
+    /// Print the manual page (roff, for `man -l -`).
+    Manpage(completions::ManpageArgs),
 }
 
 /// Runs the parsed command line.
@@ -126,5 +131,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Recompress(a) => recompress::run(a),
         Command::Kpack(a) => kpack::run(a),
         Command::Rocm(a) => rocm::run(a),
+        Command::Completions(a) => completions::run_completions(a),
+        Command::Manpage(a) => completions::run_manpage(a),
     }
 }

@@ -16,7 +16,7 @@ use gfxkit_bundle::container::{self, Container};
 use gfxkit_bundle::unbundle::{check_targets, Extracted, Mode, Targets, UnbundleOptions};
 use gfxkit_bundle::EntryId;
 use std::collections::BTreeSet;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -31,7 +31,7 @@ pub struct Args {
 
 /// Runs `gfxkit offload-bundler`.
 pub fn run(args: Args) -> Result<ExitCode> {
-    run_raw(&args.args)
+    run_raw(None, &args.args)
 }
 
 /// An error as clang-offload-bundler reports it: `<program>: error: <message>`, exit code 1.
@@ -53,9 +53,8 @@ struct Names {
     short: String,
 }
 
-fn names() -> Names {
-    let argv0 = std::env::args_os().next().unwrap_or_default();
-    let argv0 = argv0.to_string_lossy().into_owned();
+fn names(argv0: Option<&OsStr>) -> Names {
+    let argv0 = argv0.unwrap_or_default().to_string_lossy().into_owned();
     let short = Path::new(&argv0)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -71,9 +70,11 @@ fn names() -> Names {
     }
 }
 
-/// Runs clang-offload-bundler's command line on `args` (without the program name).
-pub fn run_raw(args: &[OsString]) -> Result<ExitCode> {
-    let n = names();
+/// Runs clang-offload-bundler's command line on `args` (without the program name); `argv0`
+/// is the name the program was invoked under when that is `clang-offload-bundler...` (its
+/// messages name it), `None` for `gfxkit offload-bundler`.
+pub fn run_raw(argv0: Option<&OsStr>, args: &[OsString]) -> Result<ExitCode> {
+    let n = names(argv0);
     let opts = match bundler_cl::parse(args) {
         Ok(o) => o,
         Err(msgs) => {
