@@ -45,39 +45,45 @@ fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", out(o)))
 }
 
-/// A copy of `src` in `dst` made of hard links to its files (real files for a prune, which
-/// copies symbolic links as links), leaving out the files `skip` says.
-fn copy_tree(src: &Path, dst: &Path, skip: &dyn Fn(&str) -> bool) {
+/// How [`tree`] makes a file of the copy.
+#[derive(Clone, Copy)]
+enum Copy {
+    /// A hard link (a real file, for a prune, which copies symbolic links as links), else a
+    /// copy.
+    Hard,
+    /// A symbolic link (a user's install with files missing looks like this).
+    Symbolic,
+}
+
+/// A copy of `src` in `dst`, its files made as `how` says, leaving out the files `skip` says.
+fn tree(src: &Path, dst: &Path, how: Copy, skip: &dyn Fn(&str) -> bool) {
     std::fs::create_dir_all(dst).unwrap();
     for e in std::fs::read_dir(src).unwrap() {
         let e = e.unwrap();
         let name = e.file_name().to_string_lossy().into_owned();
         let to = dst.join(&name);
         if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &to, skip);
+            tree(&e.path(), &to, how, skip);
         } else if !skip(&name) {
             let from = std::fs::canonicalize(e.path()).unwrap();
-            if std::fs::hard_link(&from, &to).is_err() {
-                std::fs::copy(&from, &to).unwrap();
+            match how {
+                Copy::Hard => {
+                    if std::fs::hard_link(&from, &to).is_err() {
+                        std::fs::copy(&from, &to).unwrap();
+                    }
+                }
+                Copy::Symbolic => std::os::unix::fs::symlink(&from, &to).unwrap(),
             }
         }
     }
 }
 
-/// A copy of `src` in `dst` made of symbolic links to its files, leaving out the files `skip`
-/// says (a user's install with files missing looks like this).
+fn copy_tree(src: &Path, dst: &Path, skip: &dyn Fn(&str) -> bool) {
+    tree(src, dst, Copy::Hard, skip)
+}
+
 fn link_tree(src: &Path, dst: &Path, skip: &dyn Fn(&str) -> bool) {
-    std::fs::create_dir_all(dst).unwrap();
-    for e in std::fs::read_dir(src).unwrap() {
-        let e = e.unwrap();
-        let name = e.file_name().to_string_lossy().into_owned();
-        let to = dst.join(&name);
-        if e.file_type().unwrap().is_dir() {
-            link_tree(&e.path(), &to, skip);
-        } else if !skip(&name) {
-            std::os::unix::fs::symlink(std::fs::canonicalize(e.path()).unwrap(), &to).unwrap();
-        }
-    }
+    tree(src, dst, Copy::Symbolic, skip)
 }
 
 // --- An index reader of the test's own ------------------------------------------------------
