@@ -31,6 +31,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 from . import _gfxkit
 from ._gfxkit import TargetId
 from .errors import DeviceError, Error, FormatError, NoDeviceCodeError, TargetError
+from . import census  # noqa: E402 - callable: gfxkit.census(inputs, out, ...)
 
 __version__: str = _gfxkit.__version__
 
@@ -652,6 +653,7 @@ __all__ = [
     "TargetError",
     "TargetId",
     "Verification",
+    "census",
     "check",
     "compatible",
     "diff",

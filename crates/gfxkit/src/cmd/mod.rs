@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 pub mod bundle;
+pub mod census;
 pub mod check;
 pub mod compress;
 pub mod diff;
@@ -90,6 +91,8 @@ enum Command {
     Recompress(recompress::Args),
     /// ROCm's kpack split layout: split, inline, list archives.
     Kpack(kpack::Args),
+    /// Device code across a fleet of files on Dask: a Parquet dataset and a report.
+    Census(census::Args),
 }
 
 /// Runs the parsed command line.
@@ -122,5 +125,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Prune(a) => prune::run(a),
         Command::Recompress(a) => recompress::run(a),
         Command::Kpack(a) => kpack::run(a),
+        Command::Census(a) => census::run(a),
     }
 }
