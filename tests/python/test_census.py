@@ -299,7 +299,179 @@ def test_census_killed_at_random_points_ends_with_the_same_dataset(tmp_path):
         if (out / "inputs").is_dir() and any((out / "inputs").glob("*.parquet")):
             killed_with_shards += 1
         r = subprocess.run(cmd[:-len(mode)] + ["--serial"], capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr
+        # The damaged bundle is an input with an error: exit code 1.
+        assert r.returncode == 1, r.stderr
         exactly_once(out, names)
         same_dataset(want, out)
     assert killed_with_shards >= 2, "no run was killed after it had written shards"
+
+
+class _Index(http.server.BaseHTTPRequestHandler):
+    """A simple index on loopback: ``/simple/<project>/`` as PEP 503 HTML, or PEP 691 JSON when
+    asked for; ``/files/<name>`` the files; anything else 404."""
+
+    files: dict = {}
+    pages: dict = {}
+
+    def log_message(self, *a) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802
+        path = self.path.split("?")[0]
+        if path in self.files:
+            body, ctype = self.files[path].read_bytes(), "application/octet-stream"
+        elif path in self.pages:
+            links = self.pages[path]
+            if "application/vnd.pypi.simple.v1+json" in self.headers.get("Accept", ""):
+                body = json.dumps(
+                    {"meta": {"api-version": "1.0"}, "name": path.split("/")[-2],
+                     "files": [{"filename": u.rsplit("/", 1)[-1], "url": u, "hashes": {"sha256": h}} for u, h in links]}
+                ).encode()
+                ctype = "application/vnd.pypi.simple.v1+json"
+            else:
+                body = ("<!DOCTYPE html><html><body>" + "".join(
+                    f'<a href="{u}#sha256={h}">{u.rsplit("/", 1)[-1]}</a><br/>' for u, h in links
+                ) + "</body></html>").encode()
+                ctype = "text/html"
+        else:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.mark.parametrize("form", ["html", "json"])
+def test_index_on_loopback(form, tmp_path, serial_out):
+    wheel, deb = real(WHEEL), real(DEB)
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    deb_digest = hashlib.sha256(deb.read_bytes()).hexdigest()
+    _Index.files = {
+        f"/files/{WHEEL}": wheel,
+        f"/mirror/{WHEEL}": wheel,
+        f"/files/{DEB}": deb,
+    }
+    # The JSON form gives absolute URLs, the HTML form relative ones.
+    pre = "../../" if form == "html" else ""
+    _Index.pages = {
+        "/simple/torch-scatter-rocm/": [(f"{pre}files/{WHEEL}", digest), (f"{pre}mirror/{WHEEL}", digest)],
+        "/simple/librocrand1/": [
+            (f"{pre}files/{DEB}", "0" * 64),  # a digest that does not match
+            (f"{pre}files/gone-1.0.tar.gz", "1" * 64),  # a download that fails (404)
+        ],
+    }
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Index)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    if form == "json":
+        _Index.pages = {
+            k: [(f"{base}/{u}", h) for u, h in v] for k, v in _Index.pages.items()
+        }
+    out = tmp_path / "out"
+    try:
+        r = gfxkit.census([], out, index=f"{base}/simple", projects=["torch_scatter.rocm", "librocrand1"],
+                          serial=True, progress=False)
+    finally:
+        server.shutdown()
+    ins = {x["input"]: x for x in table(out, "inputs")}
+    assert r.inputs == 4 == len(ins), ins.keys()
+    first, mirror = f"{base}/files/{WHEEL}", f"{base}/mirror/{WHEEL}"
+    # One wheel reached through two URLs: read once, the second a copy of its rows.
+    assert ins[first]["status"] == "ok" and ins[first]["sha256"] == digest
+    assert ins[mirror]["same_as"] == first
+    co = table(out, "code_objects")
+    local = [dict(x, input=None, path=x["path"].replace(str(wheel), "W"))
+             for x in table(serial_out, "code_objects") if x["input"] == str(wheel)]
+    for url in (first, mirror):
+        got = [dict(x, input=None, path=x["path"].replace(url, "W")) for x in co if x["input"] == url]
+        assert sorted(got, key=json.dumps) == sorted(local, key=json.dumps)
+    bad = ins[f"{base}/files/{DEB}"]
+    assert bad["status"] == "error" and "SHA-256 mismatch" in bad["error"]
+    assert f"{base}/files/{DEB}" in bad["error"] and deb_digest in bad["error"]
+    gone = ins[f"{base}/files/gone-1.0.tar.gz"]
+    assert gone["status"] == "error" and "download failed" in gone["error"]
+    assert f"{base}/files/gone-1.0.tar.gz" in gone["error"]
+    # Downloads are removed after the scan.
+    import tempfile
+
+    scratch = Path(tempfile.gettempdir()) / "gfxkit-census-downloads"
+    assert not scratch.exists() or not any(scratch.iterdir())
+
+
+def _chromium() -> str:
+    p = os.environ.get("GFXKIT_CHROMIUM") or shutil.which("chromium")
+    assert p, "chromium is missing: run `bash scripts/ensure-chromium` (apt-get install chromium)"
+    return p
+
+
+def _png_pixels(data: bytes):
+    """(width, height, rows of RGB(A) bytes) of an 8-bit, non-interlaced PNG."""
+    import zlib
+
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    at, idat, w, h, bpp = 8, b"", 0, 0, 4
+    while at < len(data):
+        n, kind = struct.unpack(">I4s", data[at:at + 8])
+        chunk = data[at + 8:at + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, color = struct.unpack(">IIBB", chunk[:10])
+            assert depth == 8 and color in (2, 6)
+            bpp = 3 if color == 2 else 4
+        elif kind == b"IDAT":
+            idat += chunk
+        at += 12 + n
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa_, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa_ <= pb and pa_ <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return w, h, bpp, rows
+
+
+def test_report_in_headless_chromium(serial_out, tmp_path):
+    page = serial_out / "report.html"
+    text = page.read_text()
+    # Self-contained: nothing is fetched (the SVG namespace is a name, not a request).
+    import re
+
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", text)
+    assert "<link" not in text and "@import" not in text and "url(" not in text
+    for part in ("Support matrix", "Device bytes per target", "Keeping only the required targets",
+                 "Code objects stored more than once", "lack a required target", "Errors"):
+        assert part in text
+    shot = tmp_path / "shot.png"
+    common = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+              "--disable-background-networking", "--disable-component-update", "--no-first-run",
+              f"--user-data-dir={tmp_path / 'profile'}"]
+    r = subprocess.run(common + [f"--screenshot={shot}", "--window-size=1400,1000", f"file://{page}"],
+                       capture_output=True, timeout=120)
+    assert shot.is_file(), r.stderr.decode(errors="replace")
+    w, h, bpp, rows = _png_pixels(shot.read_bytes())
+    assert (w, h) == (1400, 1000)
+    # The matrix's cells: native code green (#4caf50), a missing required target red (#ef9a9a).
+    def count(rgb):
+        return sum(1 for row in rows for i in range(0, len(row), bpp * 3) if tuple(row[i:i + 3]) == rgb)
+
+    assert count((0x4C, 0xAF, 0x50)) > 200, "no native cell drawn"
+    assert count((0xEF, 0x9A, 0x9A)) > 20, "no missing-target cell drawn"
+    # The DOM after the page's script: the matrix has a row per input.
+    dom = subprocess.run(common + ["--dump-dom", f"file://{page}"], capture_output=True, timeout=120).stdout.decode()
+    body = dom.split("id=\"matrix-table\"", 1)[1].split("</table>", 1)[0]
+    assert body.count("<tr>") == 1 + 10
