@@ -208,6 +208,15 @@ def test_command_line_with_no_option(serial_out, real_inputs, tmp_path, gfxkit_b
     )
     assert "(0 read now)" in r.stdout, r.stdout + r.stderr
     same_dataset(serial_out, out)
+    # Extended with one more input: only that one is read.
+    extra = tmp_path / "extra.hipfb"
+    extra.write_bytes(bundle([("hipv4-amdgcn-amd-amdhsa--gfx1100", b"k" * 100)]))
+    r = subprocess.run(
+        [sys.executable, "-m", "gfxkit", "census", *real_inputs, str(extra), "-o", str(out), "--no-progress"],
+        capture_output=True, text=True,
+    )
+    assert "11 inputs (1 read now)" in r.stdout, r.stdout + r.stderr
+    assert [x["targets"] for x in table(out, "inputs") if x["input"] == str(extra)] == [["gfx1100"]]
     # The report is rebuilt from the dataset alone.
     (out / "report.html").unlink()
     r = subprocess.run([gfxkit_bin, "census", "--report", str(out)], capture_output=True, text=True, env=env)

@@ -85,7 +85,7 @@ def _bars(rows: List[Tuple[str, int, int]]) -> str:
     h = 18
     width = 560
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + 330}" height="{h * len(rows) + 10}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + 420}" height="{h * len(rows) + 10}" '
         'role="img" aria-label="device bytes per target">'
     ]
     for i, (t, s, u) in enumerate(rows):
@@ -167,7 +167,8 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
         " Click a column to sort. A cell names the target IDs' feature settings.</p>"
     )
     req_procs = {r.split(":")[0] for r in required}
-    shown = sorted(set(processors) | req_procs, key=_proc_key)
+    # The required processors first, then the others.
+    shown = sorted(req_procs, key=_proc_key) + [p for p in processors if p not in req_procs]
     w("<table class='sortable' id='matrix-table'><thead><tr><th>input</th><th>device bytes</th>")
     for p in shown:
         w(f"<th>{_e(p)}</th>")
