@@ -116,14 +116,24 @@ def cli_rows(gfxkit_bin: str, path: Path):
 def real_inputs(tmp_path_factory):
     d = tmp_path_factory.mktemp("real")
     tree = small_tree(d / "tree", 6)
-    return [str(real(WHEEL)), str(real(DEB)), str(tree), str(d / "missing.so")]
+    # A container image: an OCI layout archive whose second layer deletes a file of the first.
+    from test_images import _image
+
+    img = d / "image.tar"
+    k = (tree / "d0" / "k000.hipfb").read_bytes()
+    _image(img, [("linux/amd64", [
+        [("opt/app/lib/k.hipfb", k), ("opt/app/lib/gone.hipfb", k)],
+        [("opt/app/lib/.wh.gone.hipfb", b"")],
+    ])])
+    return [str(real(WHEEL)), str(real(DEB)), str(tree), str(img), str(d / "missing.so")]
 
 
 @pytest.fixture(scope="module")
 def serial_out(real_inputs, tmp_path_factory):
     out = tmp_path_factory.mktemp("serial")
     r = gfxkit.census(real_inputs, out, require="gfx90a,gfx1200", serial=True, progress=False)
-    assert r.inputs == 10, r  # wheel, deb, 6 bundles, the damaged one, the missing path
+    # wheel, deb, 6 bundles, the damaged one, the image, the missing path
+    assert r.inputs == 11, r
     return out
 
 
@@ -153,6 +163,10 @@ def test_rows_agree_with_list_json(serial_out, gfxkit_bin):
     deb = [r for r in co if r["input"] == str(real(DEB))]
     assert all(r["path"].startswith(str(real(DEB)) + "!") and r["member"] for r in deb)
     assert all(r["sha256"] and r["kernels"] and r["code_object_version"] for r in deb)
+    image = [r for n, r in ins.items() if n.endswith("image.tar")][0]
+    assert image["kind"] == "image" and image["code_objects"] == 2
+    assert {r["path"].split("!")[1] for r in co if r["input"].endswith("image.tar")} == {"/opt/app/lib/k.hipfb"}
+    assert all(r["layer"].startswith("sha256:") for r in co if r["input"].endswith("image.tar"))
     damaged = [r for n, r in ins.items() if n.endswith("damaged.hipfb")][0]
     assert damaged["status"] in ("error", "damaged") and "damaged.hipfb" in damaged["error"]
     # Each code object's digest is that of the code object gfxkit extracts.
@@ -215,7 +229,7 @@ def test_command_line_with_no_option(serial_out, real_inputs, tmp_path, gfxkit_b
         [sys.executable, "-m", "gfxkit", "census", *real_inputs, str(extra), "-o", str(out), "--no-progress"],
         capture_output=True, text=True,
     )
-    assert "11 inputs (1 read now)" in r.stdout, r.stdout + r.stderr
+    assert "12 inputs (1 read now)" in r.stdout, r.stdout + r.stderr
     assert [x["targets"] for x in table(out, "inputs") if x["input"] == str(extra)] == [["gfx1100"]]
     # The report is rebuilt from the dataset alone.
     (out / "report.html").unlink()
@@ -483,4 +497,4 @@ def test_report_in_headless_chromium(serial_out, tmp_path):
     # The DOM after the page's script: the matrix has a row per input.
     dom = subprocess.run(common + ["--dump-dom", f"file://{page}"], capture_output=True, timeout=120).stdout.decode()
     body = dom.split("id=\"matrix-table\"", 1)[1].split("</table>", 1)[0]
-    assert body.count("<tr>") == 1 + 10
+    assert body.count("<tr>") == 1 + 11
