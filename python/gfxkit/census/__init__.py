@@ -280,9 +280,11 @@ def census(
                 for x in close:
                     x.close()
     bar.close()
+    if all(dataset.shard_done(out, s["name"]) for s in plan["shards"]):
+        dataset.remove_stale_temporaries(out)
     tables = dataset.derive(out, required)
     if report:
-        from .report import write_report
+        from .page import write_report
 
         write_report(out, tables, required)
     ins = tables["inputs"]
@@ -304,7 +306,7 @@ def report(out: Union[str, "os.PathLike[str]"], require: Union[None, str, Sequen
     """Rebuilds ``out/report.html`` (and the derived tables) from the dataset under ``out``
     (``gfxkit census --report OUT``); ``require`` defaults to the census's own. Returns the
     report's path."""
-    from .report import write_report
+    from .page import write_report
 
     out = Path(out)
     plan = dataset.load_plan(out)

@@ -208,6 +208,21 @@ def write_shard(out: Path, shard: str, inputs: List[Dict[str, Any]], code_object
     write_table(ins, out / "inputs" / f"{shard}.parquet")
 
 
+def remove_stale_temporaries(out: Path) -> int:
+    """Removes the temporary files of writes that were killed (``.gfxkit-<pid>.*.tmp`` in the
+    dataset's directories); called once every shard is done. Returns how many."""
+    n = 0
+    for d in (out, out / "code_objects", out / "inputs", out / "_census"):
+        if d.is_dir():
+            for p in d.glob(".gfxkit-*.tmp"):
+                try:
+                    p.unlink()
+                    n += 1
+                except FileNotFoundError:
+                    pass
+    return n
+
+
 def shard_done(out: Path, shard: str) -> bool:
     """Whether the shard's inputs file (written last) exists."""
     return (out / "inputs" / f"{shard}.parquet").is_file()

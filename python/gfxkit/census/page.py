@@ -28,21 +28,27 @@ td.o{background:#fafafa}
 .summary td{border:none;padding:1px 12px 1px 0}
 .err{color:#b00020;white-space:pre-wrap;font-family:monospace;font-size:11px}
 .legend span{display:inline-block;padding:0 6px;margin-right:6px}
+tbody.chunk{content-visibility:auto;contain-intrinsic-size:auto 4200px}
 """
+
+#: Rows per ``<tbody>`` of a long table: the browser lays out only the chunks in view.
+CHUNK = 200
 
 # Sorts a table by the clicked column (numbers by value, text by text); no network.
 _JS = """
 document.querySelectorAll('table.sortable th').forEach(function(th){
  th.addEventListener('click',function(){
-  var t=th.closest('table'),b=t.tBodies[0],i=th.cellIndex,up=th.dataset.up!=='1';
+  var t=th.closest('table'),i=th.cellIndex,up=th.dataset.up!=='1';
   th.dataset.up=up?'1':'0';
-  var rows=Array.prototype.slice.call(b.rows);
+  var bs=Array.prototype.slice.call(t.tBodies),rows=[];
+  bs.forEach(function(b){rows=rows.concat(Array.prototype.slice.call(b.rows));});
   rows.sort(function(r,s){
    var a=r.cells[i].dataset.v||r.cells[i].textContent,c=s.cells[i].dataset.v||s.cells[i].textContent;
    var x=parseFloat(a),y=parseFloat(c);
    var d=(!isNaN(x)&&!isNaN(y))?x-y:a.localeCompare(c);
    return up?d:-d;});
-  rows.forEach(function(r){b.appendChild(r);});});});
+  var n=Math.ceil(rows.length/bs.length);
+  rows.forEach(function(r,k){bs[Math.min(Math.floor(k/n),bs.length-1)].appendChild(r);});});});
 """
 
 
@@ -172,8 +178,10 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
     w("<table class='sortable' id='matrix-table'><thead><tr><th>input</th><th>device bytes</th>")
     for p in shown:
         w(f"<th>{_e(p)}</th>")
-    w("</tr></thead><tbody>")
-    for r in inputs:
+    w("</tr></thead>")
+    for k, r in enumerate(inputs):
+        if k % CHUNK == 0:
+            w(("</tbody>" if k else "") + "<tbody class='chunk'>")
         name = r["input"]
         m = matrix.get(name, {})
         w(f"<tr><td>{_e(name)}</td><td class='n' data-v='{r['device_bytes']}'>{_size(r['device_bytes'])}</td>")
@@ -188,7 +196,7 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
             else:
                 w("<td class='o'></td>")
         w("</tr>")
-    w("</tbody></table>")
+    w("</tbody></table>" if inputs else "<tbody></tbody></table>")
 
     # Bytes per target.
     w("<h2 id='bytes'>Device bytes per target</h2>")
