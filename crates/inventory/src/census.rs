@@ -182,7 +182,10 @@ pub fn code_object_rows(
                 xnack: target.as_ref().and_then(|t| t.xnack.clone()),
                 sramecc: target.as_ref().and_then(|t| t.sramecc.clone()),
                 generic: target.as_ref().is_some_and(|t| t.generic),
-                code_object_version: e.code_object_version,
+                // Read from the code object itself where the listing read headers only.
+                code_object_version: e
+                    .code_object_version
+                    .or(digest.and_then(|d| d.code_object_version)),
                 stored_bytes: stored,
                 uncompressed_bytes: digest.map_or(e.size, |d| d.size),
                 sha256: digest.map(|d| d.sha256.clone()),
@@ -419,7 +422,8 @@ mod tests {
             &gfxkit_bundle::ccob::CompressOptions::default(),
         )
         .unwrap();
-        let l = listing_of(&ccob, true);
+        // Headers only: the digests decompress the bundle, once.
+        let l = listing_of(&ccob, false);
         let (d, e) = crate::digest::file_digests("b.hipfb", &ccob, true).unwrap();
         assert!(e.is_empty(), "{e:?}");
         let rows = code_object_rows("b.hipfb", &l, None, &d);

@@ -312,6 +312,7 @@ mod tests {
             sha256: sha.into(),
             kernels: Some(kernels),
             archive: None,
+            code_object_version: None,
         }
     }
 

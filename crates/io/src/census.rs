@@ -37,9 +37,9 @@ pub fn walk(paths: &[PathBuf]) -> Result<Vec<PathBuf>, crate::Error> {
 }
 
 /// The census rows of the input at `path`, named `name` in the rows (a URL the file was
-/// downloaded from, or the path itself): every file it holds read as `gfxkit list --check`
-/// reads it (a package by member, a container image as its file system), each code object
-/// decompressed and hashed. Never fails: an input that cannot be read is a row with status
+/// downloaded from, or the path itself): every file it holds listed as `gfxkit list` lists it
+/// (a package by member, a container image as its file system), each code object
+/// decompressed once, its hash checked, hashed with SHA-256 and its kernels counted. Never fails: an input that cannot be read is a row with status
 /// `error`, a damaged file or unit one with status `damaged`, both with what went wrong.
 pub fn rows(path: &Path, name: &str) -> Rows {
     let start = Instant::now();
@@ -87,7 +87,9 @@ pub fn rows(path: &Path, name: &str) -> Rows {
         }
     };
     let visit = |input: Input| {
-        let mut l = crate::kpack::list_file_bytes(input.path(), &input, true);
+        // Headers only: the digests decompress each unit once (its hash checked), and give
+        // what the listing leaves unread (the code-object version inside compressed units).
+        let mut l = crate::kpack::list_file_bytes(input.path(), &input, false);
         l.layer = input.layer().map(str::to_owned);
         let d = crate::kpack::digests(input.path(), &input, true);
         Ok::<_, Infallible>((l, d))
