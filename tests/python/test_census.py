@@ -493,3 +493,50 @@ def test_report_in_headless_chromium(serial_out, tmp_path):
     dom = subprocess.run(common + ["--dump-dom", f"file://{page}"], capture_output=True, timeout=120).stdout.decode()
     body = dom.split("id=\"matrix-table\"", 1)[1].split("</table>", 1)[0]
     assert body.count("<tr>") == 1 + 11
+
+
+class _KillAlways(distributed.WorkerPlugin):
+    """Kills (SIGKILL) every worker that starts a task whose key ends with one of ``suffixes``:
+    a shard, then one input of it, that no worker survives."""
+
+    name = "gfxkit-census-kill-always"
+
+    def __init__(self, suffixes) -> None:
+        self.suffixes = tuple(suffixes)
+
+    def transition(self, key, start, finish, **kw) -> None:
+        k = key if isinstance(key, str) else str(key)
+        if finish == "executing" and k.endswith(self.suffixes):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_an_input_that_kills_every_worker_is_an_error_row(tmp_path):
+    import cloudpickle
+    import dask
+
+    tree = small_tree(tmp_path / "tree", 3)
+    names = gfxkit._gfxkit.census_walk([str(tree)])
+    want = tmp_path / "want"
+    gfxkit.census([str(tree)], want, serial=True, progress=False)
+    plan = json.loads((want / dataset.PLAN).read_text())
+    (shard,) = plan["shards"]
+    victim = shard["items"][1]["name"]
+    out = tmp_path / "out"
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster, distributed.Client(cluster) as client:
+        client.register_plugin(_KillAlways([f"gfxkit-census-{shard['name']}", f"{shard['name']}-1",
+                                            f"{shard['name']}-1-solo"]))
+        gfxkit.census([str(tree)], out, client=client, progress=False)
+    exactly_once(out, names)
+    got = {r["input"]: r for r in table(out, "inputs")}
+    assert got[victim]["status"] == "error" and "died" in got[victim]["error"], got[victim]
+    # Every other input is read as an uninterrupted census reads it.
+    wanted = {r["input"]: r for r in table(want, "inputs")}
+    for n in names:
+        if n != victim:
+            assert got[n] == wanted[n]
+    assert [r for r in table(out, "code_objects") if r["input"] != victim] == [
+        r for r in table(want, "code_objects") if r["input"] != victim
+    ]

@@ -296,8 +296,9 @@ pub struct Lack {
     pub why: String,
 }
 
-/// A file's units (by index, and archive for kpack) with their entry IDs.
-type Units<'a> = BTreeMap<(u32, Option<&'a str>), Vec<EntryId>>;
+/// A file's units (by index: a split binary's wrapper is one unit, whichever archives hold its
+/// code objects) with their entry IDs.
+type Units = BTreeMap<u32, Vec<EntryId>>;
 
 /// The required targets each file of `rows` lacks, by the rule of `gfxkit check`: a file
 /// meets a required target when, under one setting of the features the target leaves out,
@@ -306,7 +307,7 @@ type Units<'a> = BTreeMap<(u32, Option<&'a str>), Vec<EntryId>>;
 /// unit of a file with code objects counts.
 pub fn lacks(rows: &[CodeObjectRow], required: &[TargetId]) -> Vec<Lack> {
     // (input, path) -> unit -> entry IDs.
-    let mut files: BTreeMap<(&str, &str), Units<'_>> = BTreeMap::new();
+    let mut files: BTreeMap<(&str, &str), Units> = BTreeMap::new();
     for r in rows {
         let Ok(id) = EntryId::parse(&r.entry_id) else {
             continue;
@@ -314,7 +315,7 @@ pub fn lacks(rows: &[CodeObjectRow], required: &[TargetId]) -> Vec<Lack> {
         files
             .entry((r.input.as_str(), r.path.as_str()))
             .or_default()
-            .entry((r.unit, r.archive.as_deref()))
+            .entry(r.unit)
             .or_default()
             .push(id);
     }

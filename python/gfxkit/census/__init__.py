@@ -152,6 +152,7 @@ def _client(client: Any, scheduler: Optional[str], scheduler_file: Optional[str]
 
 def _run_dask(client: Any, pending: List[Dict[str, Any]], out: Path, progress: _Progress) -> None:
     from distributed import as_completed
+    from distributed.scheduler import KilledWorker
 
     from . import work
 
@@ -163,18 +164,30 @@ def _run_dask(client: Any, pending: List[Dict[str, Any]], out: Path, progress: _
         retries=1,
     )
     by_key = {f.key: s for f, s in zip(futures, pending)}
-    for f in as_completed(futures):
-        try:
-            progress.add(f.result())
-        except Exception:  # noqa: BLE001 - a worker died or the shard failed: item by item
-            progress.add(_item_by_item(client, by_key[f.key], out))
-        finally:
-            f.release()
+    try:
+        for f in as_completed(futures):
+            try:
+                progress.add(f.result())
+            except KilledWorker:
+                # Its workers kept dying (out of memory, killed): item by item.
+                progress.add(_item_by_item(client, by_key[f.key], out))
+            except Exception as e:
+                # An input never makes a shard fail (it becomes a row): this is the
+                # environment (gfxkit missing on a worker, OUT not writable there).
+                raise CensusError(f"shard {by_key[f.key]['name']} failed on its worker: {e!r}") from e
+            finally:
+                f.release()
+    finally:
+        for f in futures:
+            f.cancel()
 
 
 def _item_by_item(client: Any, shard: Dict[str, Any], out: Path) -> Dict[str, Any]:
-    """A shard whose task kept failing (its workers killed): each item in a task of its own;
-    an item that fails too becomes error rows. The shard is written here, under its name."""
+    """A shard whose task kept killing its workers: each item in a task of its own; an item
+    whose task kills its workers too becomes error rows. The shard is written here, under its
+    name."""
+    from distributed.scheduler import KilledWorker
+
     from . import work
 
     futures = client.map(
@@ -183,22 +196,34 @@ def _item_by_item(client: Any, shard: Dict[str, Any], out: Path) -> Dict[str, An
         key=[f"gfxkit-census-{shard['name']}-{i}" for i in range(len(shard["items"]))],
         retries=1,
     )
-    inputs: List[Dict[str, Any]] = []
-    code_objects: List[Dict[str, Any]] = []
-    for item, f in zip(shard["items"], futures):
+    results: Dict[int, Any] = {}
+    suspects = []
+    for i, f in enumerate(futures):
         try:
-            i, c = f.result()
-        except Exception as e:  # noqa: BLE001
-            why = type(e).__name__ + (f": {e}" if str(e) else "")
-            for n in [item["name"], *item.get("aliases", ())]:
-                row = work.error_row(n, f"{n}: the scan did not finish ({why})")
-                i = [dict(row, same_as=None if n == item["name"] else item["name"])]
-                inputs.extend(i)
-            continue
+            results[i] = f.result()
+        except KilledWorker:
+            suspects.append(i)
         finally:
             f.release()
-        inputs.extend(i)
-        code_objects.extend(c)
+    # A worker's death counts against every task it held: each suspect alone, once more.
+    for i in suspects:
+        f = client.submit(work.scan_item, shard["items"][i], key=f"gfxkit-census-{shard['name']}-{i}-solo")
+        try:
+            results[i] = f.result()
+        except KilledWorker as e:
+            item = shard["items"][i]
+            rows = []
+            for n in [item["name"], *item.get("aliases", ())]:
+                row = work.error_row(n, f"{n}: every worker that read it died ({e})")
+                rows.append(dict(row, same_as=None if n == item["name"] else item["name"]))
+            results[i] = (rows, [])
+        finally:
+            f.release()
+    inputs: List[Dict[str, Any]] = []
+    code_objects: List[Dict[str, Any]] = []
+    for i in range(len(shard["items"])):
+        inputs.extend(results[i][0])
+        code_objects.extend(results[i][1])
     dataset.write_shard(out, shard["name"], inputs, code_objects)
     return work.summary(shard["name"], inputs)
 
