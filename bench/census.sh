@@ -12,7 +12,7 @@
 #   real   the inputs given, or scripts/ensure-real-inputs' packages and libraries in
 #          target/real (wheels, .debs: decompressed to be read).
 # Rows per set: the floor (every file read with cat, packages decompressed with unzip -p /
-# dpkg-deb --fsys-tarfile, on $W processes through xargs -P), the census with 1 and with 2
+# dpkg-deb --fsys-tarfile, 64 files a process, $W processes through xargs -P), the census with 1 and with 2
 # local workers (--workers N, fresh dataset each time), and the serial loop (one
 # `gfxkit list --check --json` per input). Each is the best of $RUNS (default 3).
 # Figures: files/s, device GB/s (device bytes the census found / seconds), and the ratios
@@ -74,11 +74,13 @@ fi
 # floor_cmd LIST: reads every input of LIST on $W processes, packages decompressed.
 cat > "$WORK/read-one" <<'SH'
 #!/usr/bin/env bash
-case "$1" in
-  *.whl|*.zip) unzip -p "$1" > /dev/null ;;
-  *.deb) dpkg-deb --fsys-tarfile "$1" > /dev/null ;;
-  *) cat "$1" > /dev/null ;;
-esac
+for f in "$@"; do
+  case "$f" in
+    *.whl|*.zip) unzip -p "$f" > /dev/null ;;
+    *.deb) dpkg-deb --fsys-tarfile "$f" > /dev/null ;;
+    *) cat "$f" > /dev/null ;;
+  esac
+done
 SH
 chmod +x "$WORK/read-one"
 
@@ -89,7 +91,7 @@ for set in small real; do
   n=$(wc -l < "$list")
   # Warm the page cache: every side reads from memory.
   xargs -a "$list" cat > /dev/null
-  floor=$(best_of "xargs -a $list -P $W -I{} $WORK/read-one {}")
+  floor=$(best_of "xargs -a $list -P $W -n 64 $WORK/read-one")
   one=$(best_of "$PY -m gfxkit census --fresh --no-progress --workers 1 --from $list -o $WORK/out1")
   two=$(best_of "$PY -m gfxkit census --fresh --no-progress --workers 2 --from $list -o $WORK/out2")
   dev=$("$PY" -c "import glob, sys, pyarrow.parquet as pq

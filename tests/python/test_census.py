@@ -517,7 +517,7 @@ def test_an_input_that_kills_every_worker_is_an_error_row(tmp_path):
     tree = small_tree(tmp_path / "tree", 3)
     names = gfxkit._gfxkit.census_walk([str(tree)])
     want = tmp_path / "want"
-    gfxkit.census([str(tree)], want, serial=True, progress=False)
+    gfxkit.census([str(tree)], want, serial=True, shard_size=16, progress=False)
     plan = json.loads((want / dataset.PLAN).read_text())
     (shard,) = plan["shards"]
     victim = shard["items"][1]["name"]
@@ -528,7 +528,7 @@ def test_an_input_that_kills_every_worker_is_an_error_row(tmp_path):
     ) as cluster, distributed.Client(cluster) as client:
         client.register_plugin(_KillAlways([f"gfxkit-census-{shard['name']}", f"{shard['name']}-1",
                                             f"{shard['name']}-1-solo"]))
-        gfxkit.census([str(tree)], out, client=client, progress=False)
+        gfxkit.census([str(tree)], out, client=client, shard_size=16, progress=False)
     exactly_once(out, names)
     got = {r["input"]: r for r in table(out, "inputs")}
     assert got[victim]["status"] == "error" and "died" in got[victim]["error"], got[victim]

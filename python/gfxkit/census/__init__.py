@@ -241,7 +241,7 @@ def census(
     scheduler_file: Optional[str] = None,
     workers: Optional[int] = None,
     serial: bool = False,
-    shard_size: int = SHARD_SIZE,
+    shard_size: Optional[int] = None,
     fresh: bool = False,
     progress: Optional[bool] = None,
     report: bool = True,
@@ -262,7 +262,8 @@ def census(
             ``distributed.Client``, a scheduler's address, a scheduler file); with none, a
             ``LocalCluster`` of ``workers`` processes (default: one per core) is started.
         serial: read every shard in this process, without Dask.
-        shard_size: inputs per shard (for inputs new to the dataset).
+        shard_size: inputs per shard (for inputs new to the dataset); by default 16, fewer
+            when a local run has too few inputs to give each worker four shards.
         fresh: start over: the dataset under ``out`` is removed first.
         progress: a progress line on stderr (default: when stderr is a terminal).
         report: write ``out/report.html``.
@@ -284,6 +285,12 @@ def census(
         index,
         list(projects),
     )
+    if shard_size is None:
+        shard_size = SHARD_SIZE
+        if client is None and not (scheduler or scheduler_file):
+            # A local run: enough shards for every worker to have some.
+            local = 1 if serial else (workers or os.cpu_count() or 1)
+            shard_size = max(1, min(SHARD_SIZE, -(-len(items) // (4 * local))))
     plan = _plan(out, items, required, max(1, int(shard_size)))
     if not plan["shards"]:
         raise CensusError("no input: name files, directories, URLs, --from or --index")

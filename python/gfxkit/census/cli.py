@@ -48,7 +48,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--scheduler-file", metavar="FILE", help="a Dask scheduler file (dask-jobqueue, dask-mpi)")
     p.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: one per core)")
     p.add_argument("--serial", action="store_true", help="read everything in this process, without Dask")
-    p.add_argument("--shard-size", type=int, default=None, metavar="N", help="inputs per shard (default 16)")
+    p.add_argument("--shard-size", type=int, default=None, metavar="N", help="inputs per shard (default 16; fewer for a local run of few inputs)")
     p.add_argument("--fresh", action="store_true", help="start over: remove the dataset under OUT first")
     p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
     p.add_argument("--report", metavar="OUT", dest="report_only",
@@ -59,7 +59,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Optional[List[str]] = None) -> int:
     """Runs ``gfxkit census`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
     args = parser().parse_args(sys.argv[1:] if argv is None else argv)
-    from . import SHARD_SIZE, CensusError, census, report
+    from . import CensusError, census, report
 
     try:
         if args.report_only:
@@ -84,7 +84,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             scheduler_file=args.scheduler_file,
             workers=args.workers,
             serial=args.serial,
-            shard_size=args.shard_size or SHARD_SIZE,
+            shard_size=args.shard_size,
             fresh=args.fresh,
             progress=False if args.no_progress else None,
         )
