@@ -40,6 +40,7 @@ from . import _gfxkit
 from ._gfxkit import TargetId
 from . import errors
 from .errors import DeviceError, Error, FormatError, NoDeviceCodeError, TargetError, UsageError
+from . import census  # noqa: E402 - callable: gfxkit.census(inputs, out, ...)
 
 __version__: str = _gfxkit.__version__
 
@@ -890,6 +891,7 @@ __all__ = [
     "UsageError",
     "Verification",
     "WriteReport",
+    "census",
     "check",
     "compatible",
     "diff",

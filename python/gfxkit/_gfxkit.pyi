@@ -143,3 +143,18 @@ def memmodel(
     os: str = "amdhsa",
     skip_cache_invalidations: bool = False,
 ) -> List[str]: ...
+def census_walk(paths: List[str]) -> List[str]:
+    """The inputs of a census under ``paths``: files named, and in directories every file that
+    may hold device code (the walk of ``gfxkit list -r``), sorted."""
+def census_rows(path: str, name: Optional[str] = None) -> Dict[str, Any]:
+    """``{"input": {...}, "code_objects": [{...}]}``: the census rows of one input (never raises
+    for a bad input: its row has ``status`` and ``error``)."""
+def census_lacks(
+    inputs: List[str],
+    paths: List[str],
+    units: List[int],
+    archives: List[Optional[str]],
+    entry_ids: List[str],
+    required: List[str],
+) -> List[Dict[str, Any]]:
+    """``[{"input", "path", "required", "why"}]``: what each file lacks of ``required``."""

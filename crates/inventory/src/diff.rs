@@ -508,6 +508,7 @@ mod tests {
             sha256: sha.into(),
             kernels: Some(kernels),
             archive: None,
+            code_object_version: None,
         }
     }
 

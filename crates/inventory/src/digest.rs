@@ -30,6 +30,10 @@ pub struct Digest {
     /// For a code object in a kpack archive: the archive (as the caller named it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub archive: Option<String>,
+    /// The code-object version its ELF header gives (`None` when it is no AMDGPU code
+    /// object). Not serialised.
+    #[serde(skip)]
+    pub code_object_version: Option<u8>,
 }
 
 /// Lowercase hex SHA-256 of `bytes`.
@@ -74,6 +78,7 @@ fn digest(unit: &str, id: &str, payload: &[u8], kernels: bool) -> Option<Digest>
         sha256: sha256_hex(payload),
         kernels: if kernels { kernel_count(payload) } else { None },
         archive: None,
+        code_object_version: locate::check_payload(id, payload).version(),
     })
 }
 

@@ -109,6 +109,7 @@ mod tests {
             sha256: sha.into(),
             kernels: None,
             archive: archive.map(Into::into),
+            code_object_version: None,
         }
     }
 

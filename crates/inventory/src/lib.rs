@@ -23,6 +23,8 @@
 //!   file names.
 //! - [`verify`](mod@verify): the verification rules, as typed [`verify::Finding`]s.
 //! - [`select`](mod@select): the code object the HIP runtime would load per unit.
+//! - [`census`]: the rows of a census: one per code object and one per input, and what each
+//!   file lacks of the required targets.
 //! - [`check`]: the build gate: every required target runs, nothing beyond the list.
 //! - [`doctor`](mod@doctor): whether a library runs on a device ([`doctor::verdict`]).
 //! - [`remedy`]: what to do where it does not (an override, a generic target, a package).
@@ -65,6 +67,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod census;
 pub mod check;
 pub mod database;
 pub mod diff;

@@ -12,6 +12,8 @@
 //!   runs are removed;
 //! - [`scan`]: the parallel directory walk (symbolic links followed without loops, each inode
 //!   once, gfxkit's temporary files skipped) and [`scan::scan`] over many inputs;
+//! - [`census`]: one input of a census read into its rows (code objects, the input), and the
+//!   walk that turns a census's paths into inputs;
 //! - [`kpack`]: the `.kpack` archives a split binary's markers name, found and opened as the
 //!   kpack loader searches (`ROCM_KPACK_PATH`...), and `doctor`'s verdicts through them;
 //! - [`database`]: kernel databases on disk (a Tensile index's directory listed for
@@ -43,6 +45,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod census;
 pub mod database;
 mod error;
 pub mod extract;

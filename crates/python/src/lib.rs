@@ -10,7 +10,7 @@
 //! - input: a path (memory-mapped), `bytes` (borrowed) or another buffer (copied);
 //! - errors: `Fail`, raised as `gfxkit.errors.*` with `file`, `entry` and `offset`;
 //! - the functions `list`, `select`, `verify`, `doctor`, `check`, `diff`, `size`, `extract`, `inspect`,
-//!   `kernels`, `kpack_split`, `kpack_inline`, `prune`, `recompress`, `compatible`, `processors`, `memmodel`, and the class
+//!   `kernels`, `kpack_split`, `kpack_inline`, `prune`, `recompress`, `compatible`, `processors`, `memmodel`, `census_walk`, `census_rows`, `census_lacks`, and the class
 //!   `TargetId`.
 //!
 //! Files are opened, walked and written through `gfxkit_io` (as the CLI does): paths are
@@ -1744,6 +1744,89 @@ fn memmodel(
     Ok(seq.asm())
 }
 
+/// The inputs of a census under `paths` (`gfxkit census`): files named, and under directories
+/// every file that may hold device code, as `gfxkit list -r` walks them; sorted by path.
+#[pyfunction]
+#[pyo3(signature = (paths))]
+fn census_walk(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<Vec<String>> {
+    let found = py
+        .allow_threads(|| gfxkit_io::census::walk(&paths))
+        .map_err(|e| io_error(py, &e))?;
+    Ok(found.iter().map(|p| p.display().to_string()).collect())
+}
+
+/// The census rows of one input (`{"input": {...}, "code_objects": [{...}]}`), read without
+/// the GIL; named `name` in the rows (default: the path). Never raises for a bad input: its
+/// row says `status` `error` or `damaged`, with `error`.
+#[pyfunction]
+#[pyo3(signature = (path, name = None))]
+fn census_rows<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    name: Option<String>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let name = name.unwrap_or_else(|| path.display().to_string());
+    let rows = py.allow_threads(|| gfxkit_io::census::rows(&path, &name));
+    json(py, &rows)
+}
+
+/// What each file lacks of `required` (`[{"input", "path", "required", "why"}]`), by the rule
+/// of `gfxkit check`, from the census's code-object columns (one list per column, a row per
+/// code object).
+#[pyfunction]
+#[pyo3(signature = (inputs, paths, units, archives, entry_ids, required))]
+fn census_lacks<'py>(
+    py: Python<'py>,
+    inputs: Vec<String>,
+    paths: Vec<String>,
+    units: Vec<u32>,
+    archives: Vec<Option<String>>,
+    entry_ids: Vec<String>,
+    required: Vec<String>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let n = inputs.len();
+    if [paths.len(), units.len(), archives.len(), entry_ids.len()]
+        .iter()
+        .any(|l| *l != n)
+    {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "census_lacks: the columns differ in length",
+        ));
+    }
+    let required = required
+        .iter()
+        .map(|r| target_id(py, r))
+        .collect::<PyResult<Vec<_>>>()?;
+    let rows: Vec<inv::census::CodeObjectRow> = (0..n)
+        .map(|i| inv::census::CodeObjectRow {
+            input: inputs[i].clone(),
+            path: paths[i].clone(),
+            member: None,
+            layer: None,
+            container: String::new(),
+            unit: units[i],
+            unit_offset: 0,
+            entry: 0,
+            name: None,
+            archive: archives[i].clone(),
+            entry_id: entry_ids[i].clone(),
+            target_id: None,
+            processor: None,
+            features: String::new(),
+            xnack: None,
+            sramecc: None,
+            generic: false,
+            code_object_version: None,
+            stored_bytes: 0,
+            uncompressed_bytes: 0,
+            sha256: None,
+            kernels: None,
+        })
+        .collect();
+    let lacks = py.allow_threads(|| inv::census::lacks(&rows, &required));
+    json(py, &lacks)
+}
+
 /// The native module.
 /// The `gfxkit` command: [`gfxkit::main_with_args`] on `argv` (`argv[0]` the name it was
 /// invoked under), the same program as the cargo-built binary, writing to the process's stdout
@@ -1778,6 +1861,9 @@ fn _gfxkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(image_platform, m)?)?;
     m.add_function(wrap_pyfunction!(processors, m)?)?;
     m.add_function(wrap_pyfunction!(memmodel, m)?)?;
+    m.add_function(wrap_pyfunction!(census_walk, m)?)?;
+    m.add_function(wrap_pyfunction!(census_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(census_lacks, m)?)?;
     m.add_class::<PyTargetId>()?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 pub mod bundle;
+pub mod census;
 pub mod check;
 pub mod completions;
 pub mod compress;
@@ -98,6 +99,8 @@ enum Command {
     Completions(completions::CompletionsArgs),
     /// Print the manual page (roff, for `man -l -`).
     Manpage(completions::ManpageArgs),
+    /// Device code across a fleet of files on Dask: a Parquet dataset and a report.
+    Census(census::Args),
 }
 
 /// Runs the parsed command line.
@@ -133,5 +136,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Rocm(a) => rocm::run(a),
         Command::Completions(a) => completions::run_completions(a),
         Command::Manpage(a) => completions::run_manpage(a),
+        Command::Census(a) => census::run(a),
     }
 }

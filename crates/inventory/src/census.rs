@@ -1,0 +1,442 @@
+//! The rows of a census (`gfxkit census`): one row per code object of an input and one row
+//! per input, built from the listings ([`crate::list`]) and digests ([`crate::digest`]) of
+//! the files an input holds, so that the CLI, the Python package and the census's workers
+//! share one rule. The census writes these rows as Parquet (docs/census.md); this module does
+//! no I/O.
+//!
+//! A code object is an entry of a unit that is neither a host entry nor empty. Its stored
+//! bytes are what it occupies in the file: its payload for an uncompressed unit, its share of
+//! a compressed bundle (the bundle's bytes split in proportion to the uncompressed payloads,
+//! the last entry taking the rounding, so that the shares add up to the bundle), the bytes a
+//! `.kpack` archive stores for it.
+
+use crate::digest::Digest;
+use crate::list::FileListing;
+use gfxkit_bundle::EntryId;
+use gfxkit_host::select::{concrete_settings, select};
+use gfxkit_target_id::TargetId;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The version of the census schema: written in every Parquet file's metadata, raised when a
+/// column changes meaning or goes away.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One code object of an input.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CodeObjectRow {
+    /// The input as the census was given it (a path or a URL).
+    pub input: String,
+    /// The file holding it: the input itself, `PACKAGE!MEMBER` for a package member
+    /// (nested archives chained with `!`), `IMAGE!/path` for a file of a container image.
+    pub path: String,
+    /// The member inside the package or image (`lib/x.so`), when it is one.
+    pub member: Option<String>,
+    /// For a file of a container image: the digest of the layer holding it.
+    pub layer: Option<String>,
+    /// What holds it: `uncompressed` or `ccob` (a bundle), `object-bundle`, `code-object`,
+    /// `offload-image`, `kpack` (a split binary's wrapper or a `.kpack` key), `miopen-kdb`,
+    /// `aks2`.
+    pub container: String,
+    /// The unit's index in its file (bundle, object bundle, ...; for a kernel database, 0).
+    pub unit: u32,
+    /// The unit's byte offset in its file.
+    pub unit_offset: u64,
+    /// The entry's index in its unit (for a kernel database, the record's row).
+    pub entry: u32,
+    /// For a `.kpack` unit: the TOC key; for a kernel database record: its kernel's name.
+    pub name: Option<String>,
+    /// For a code object stored in a kpack archive: the archive.
+    pub archive: Option<String>,
+    /// The entry ID exactly as stored.
+    pub entry_id: String,
+    /// The canonical target ID (`gfx90a:sramecc+:xnack-`), `amdgcnspirv` for SPIR-V; null
+    /// when the ID does not parse.
+    pub target_id: Option<String>,
+    /// The processor (`gfx90a`, `gfx9-generic`, `amdgcnspirv`).
+    pub processor: Option<String>,
+    /// The feature settings of the target ID (`sramecc+:xnack-`), empty when none is set.
+    pub features: String,
+    /// `+`, `-` or null (any) for xnack.
+    pub xnack: Option<String>,
+    /// `+`, `-` or null (any) for sramecc.
+    pub sramecc: Option<String>,
+    /// Whether the processor is a generic target (`gfx9-generic`).
+    pub generic: bool,
+    /// The code-object version from the code object's ELF header; null when not read.
+    pub code_object_version: Option<u8>,
+    /// Bytes it occupies in its file (see the module documentation).
+    pub stored_bytes: u64,
+    /// Bytes of the code object itself, uncompressed.
+    pub uncompressed_bytes: u64,
+    /// SHA-256 of the uncompressed code object; null when it could not be read.
+    pub sha256: Option<String>,
+    /// The kernels its metadata lists; null when it does not parse as a code object.
+    pub kernels: Option<u32>,
+}
+
+/// One input of a census: what it is and what it holds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InputRow {
+    /// The input as the census was given it (a path or a URL).
+    pub input: String,
+    /// Its size in bytes (of a file or a downloaded URL; for a directory, of its files read).
+    pub size: u64,
+    /// SHA-256 of the file; null for a directory (an image layout) or a file not read.
+    pub sha256: Option<String>,
+    /// `wheel`, `conda`, `deb`, `rpm`, `zip`, `tar`, `compressed` (a package); `image` (a
+    /// container image); `elf-shared-object`, `bundle`, `code-object`, ... (one file, as
+    /// its first bytes say); `unreadable`.
+    pub kind: String,
+    /// Files read: the input, or the members of a package or image that may hold device code.
+    pub files: u32,
+    /// Files (or members) holding device code.
+    pub files_with_device_code: u32,
+    /// Code objects (rows of the code-object table).
+    pub code_objects: u32,
+    /// Bytes of device code as stored (the sum of the code objects' `stored_bytes`).
+    pub device_bytes: u64,
+    /// Bytes of device code uncompressed.
+    pub uncompressed_bytes: u64,
+    /// Target IDs present, sorted.
+    pub targets: Vec<String>,
+    /// Processors present, sorted.
+    pub processors: Vec<String>,
+    /// `ok`; `damaged` (read, with errors in some file or unit: see `error`); `error` (could
+    /// not be read at all).
+    pub status: String,
+    /// What went wrong, one message per line, each naming its file and place; null when
+    /// nothing did.
+    pub error: Option<String>,
+    /// Seconds the scan of this input took.
+    pub seconds: f64,
+}
+
+/// The code-object rows of one file's listing, each given its SHA-256, size and kernel count
+/// from `digests` (the file's [`crate::digest`]s, matched to the entries in order by entry
+/// ID). `input` names the census input the file belongs to; `package` is the package (or
+/// image) path when the file is one of its members.
+pub fn code_object_rows(
+    input: &str,
+    listing: &FileListing,
+    package: Option<&str>,
+    digests: &[Digest],
+) -> Vec<CodeObjectRow> {
+    let member = package
+        .and_then(|p| listing.path.strip_prefix(p))
+        .and_then(|m| m.strip_prefix('!'))
+        .map(|m| m.to_owned());
+    let mut out = Vec::new();
+    let mut next = 0usize;
+    for (ui, b) in listing.bundles.iter().enumerate() {
+        let kept: Vec<_> = b
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.size > 0 && e.kind.as_deref() != Some("host"))
+            .collect();
+        let total: u64 = kept.iter().map(|(_, e)| e.size).sum();
+        let mut shared = 0u64;
+        for (k, (ei, e)) in kept.iter().enumerate() {
+            let stored = if let Some(s) = e.stored_size {
+                s
+            } else if b.format == "ccob" {
+                // The bundle's bytes in proportion; the last entry takes what rounding left.
+                let share = if k + 1 == kept.len() {
+                    b.size.saturating_sub(shared)
+                } else {
+                    ((b.size as u128 * e.size as u128) / total.max(1) as u128) as u64
+                };
+                shared += share;
+                share
+            } else {
+                e.size
+            };
+            let found = digests[next.min(digests.len())..]
+                .iter()
+                .position(|d| d.entry == e.id)
+                .map(|i| next + i);
+            let digest = found.map(|i| {
+                next = i + 1;
+                &digests[i]
+            });
+            let target = parsed_target(&e.id);
+            out.push(CodeObjectRow {
+                input: input.to_owned(),
+                path: listing.path.clone(),
+                member: member.clone(),
+                layer: listing.layer.clone(),
+                container: b.format.to_owned(),
+                unit: ui as u32,
+                unit_offset: b.offset,
+                entry: *ei as u32,
+                name: e.name.clone().or_else(|| b.kpack_key.clone()),
+                archive: e.archive.clone(),
+                entry_id: e.id.clone(),
+                target_id: target.as_ref().map(|t| t.text.clone()),
+                processor: target.as_ref().map(|t| t.processor.clone()),
+                features: target
+                    .as_ref()
+                    .map(|t| t.features.clone())
+                    .unwrap_or_default(),
+                xnack: target.as_ref().and_then(|t| t.xnack.clone()),
+                sramecc: target.as_ref().and_then(|t| t.sramecc.clone()),
+                generic: target.as_ref().is_some_and(|t| t.generic),
+                // Read from the code object itself where the listing read headers only.
+                code_object_version: e
+                    .code_object_version
+                    .or(digest.and_then(|d| d.code_object_version)),
+                stored_bytes: stored,
+                uncompressed_bytes: digest.map_or(e.size, |d| d.size),
+                sha256: digest.map(|d| d.sha256.clone()),
+                kernels: digest.and_then(|d| d.kernels).map(|k| k as u32),
+            });
+        }
+    }
+    out
+}
+
+/// A target as the census's columns give it.
+struct Target {
+    text: String,
+    processor: String,
+    features: String,
+    xnack: Option<String>,
+    sramecc: Option<String>,
+    generic: bool,
+}
+
+fn parsed_target(id: &str) -> Option<Target> {
+    let e = EntryId::parse(id).ok()?;
+    if let Some(t) = e.target_id() {
+        let text = t.to_string();
+        let features = text
+            .split_once(':')
+            .map(|(_, f)| f.to_owned())
+            .unwrap_or_default();
+        let setting = |name: &str| {
+            features
+                .split(':')
+                .find_map(|f| f.strip_prefix(name))
+                .map(|s| s.to_owned())
+        };
+        return Some(Target {
+            processor: t.processor().name.to_owned(),
+            xnack: setting("xnack"),
+            sramecc: setting("sramecc"),
+            generic: t.is_generic(),
+            features,
+            text,
+        });
+    }
+    gfxkit_host::select::is_spirv_entry(&e).then(|| Target {
+        text: "amdgcnspirv".to_owned(),
+        processor: "amdgcnspirv".to_owned(),
+        features: String::new(),
+        xnack: None,
+        sramecc: None,
+        generic: false,
+    })
+}
+
+/// The input row of an input whose files' code objects are `rows`: sizes, targets and
+/// counts over them; `errors` (each naming its file and place) make it `damaged`, or `error`
+/// when `unreadable`.
+#[allow(clippy::too_many_arguments)]
+pub fn input_row(
+    input: &str,
+    size: u64,
+    sha256: Option<String>,
+    kind: &str,
+    files: u32,
+    rows: &[CodeObjectRow],
+    errors: &[String],
+    unreadable: bool,
+    seconds: f64,
+) -> InputRow {
+    let with_code: BTreeSet<&str> = rows.iter().map(|r| r.path.as_str()).collect();
+    let targets: BTreeSet<String> = rows.iter().filter_map(|r| r.target_id.clone()).collect();
+    let processors: BTreeSet<String> = rows.iter().filter_map(|r| r.processor.clone()).collect();
+    InputRow {
+        input: input.to_owned(),
+        size,
+        sha256,
+        kind: kind.to_owned(),
+        files,
+        files_with_device_code: with_code.len() as u32,
+        code_objects: rows.len() as u32,
+        device_bytes: rows.iter().map(|r| r.stored_bytes).sum(),
+        uncompressed_bytes: rows.iter().map(|r| r.uncompressed_bytes).sum(),
+        targets: targets.into_iter().collect(),
+        processors: processors.into_iter().collect(),
+        status: if unreadable {
+            "error"
+        } else if errors.is_empty() {
+            "ok"
+        } else {
+            "damaged"
+        }
+        .to_owned(),
+        error: (!errors.is_empty()).then(|| errors.join("\n")),
+        seconds,
+    }
+}
+
+/// One required target a file lacks (a row of the census's `lacks` table).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Lack {
+    /// The census input.
+    pub input: String,
+    /// The file (or `PACKAGE!MEMBER`) that lacks it.
+    pub path: String,
+    /// The required target, as given canonically (`gfx90a`, `gfx942:xnack+`).
+    pub required: String,
+    /// Why: in how many of the file's units no code object would load, and the targets the
+    /// file has.
+    pub why: String,
+}
+
+/// A file's units (by index: a split binary's wrapper is one unit, whichever archives hold its
+/// code objects) with their entry IDs.
+type Units = BTreeMap<u32, Vec<EntryId>>;
+
+/// The required targets each file of `rows` lacks, by the rule of `gfxkit check`: a file
+/// meets a required target when, under one setting of the features the target leaves out,
+/// every unit of the file holds a code object the HIP runtime would load on it (native code,
+/// the family's generic target, or SPIR-V). Files are taken in the order of `rows`; every
+/// unit of a file with code objects counts.
+pub fn lacks(rows: &[CodeObjectRow], required: &[TargetId]) -> Vec<Lack> {
+    // (input, path) -> unit -> entry IDs.
+    let mut files: BTreeMap<(&str, &str), Units> = BTreeMap::new();
+    for r in rows {
+        let Ok(id) = EntryId::parse(&r.entry_id) else {
+            continue;
+        };
+        files
+            .entry((r.input.as_str(), r.path.as_str()))
+            .or_default()
+            .entry(r.unit)
+            .or_default()
+            .push(id);
+    }
+    let mut out = Vec::new();
+    for ((input, path), units) in &files {
+        let present: BTreeSet<String> = units
+            .values()
+            .flatten()
+            .map(|e| e.target().to_string())
+            .collect();
+        for req in required {
+            let settings = concrete_settings(req);
+            let met = settings
+                .iter()
+                .any(|d| units.values().all(|ids| select(d, ids).via.is_some()));
+            if met {
+                continue;
+            }
+            let without = units
+                .values()
+                .filter(|ids| settings.iter().all(|d| select(d, ids).via.is_none()))
+                .count();
+            let why = if without > 0 {
+                format!(
+                    "no code object for {req} in {without} of {} units; present: {}",
+                    units.len(),
+                    present.iter().cloned().collect::<Vec<_>>().join(", ")
+                )
+            } else {
+                format!(
+                    "no single xnack/sramecc setting of {req} has code in all {} units",
+                    units.len()
+                )
+            };
+            out.push(Lack {
+                input: (*input).to_owned(),
+                path: (*path).to_owned(),
+                required: req.to_string(),
+                why,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listing_of(bytes: &[u8], check: bool) -> FileListing {
+        crate::list::list_bytes("b.hipfb", bytes, check)
+    }
+
+    #[test]
+    fn rows_of_an_uncompressed_bundle() {
+        let bundle = gfxkit_bundle::write_bundle(
+            &[
+                ("host-x86_64-unknown-linux--", b""),
+                ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+", b"abcd"),
+                ("hipv4-amdgcn-amd-amdhsa--gfx9-generic", b"xy"),
+                ("hipv4-amdgcn-amd-amdhsa--gfx1030", b""),
+            ],
+            4096,
+        )
+        .unwrap();
+        let l = listing_of(&bundle, false);
+        let (d, _) = crate::digest::file_digests("b.hipfb", &bundle, true).unwrap();
+        let rows = code_object_rows("b.hipfb", &l, None, &d);
+        assert_eq!(rows.len(), 2, "host and empty entries are no code objects");
+        assert_eq!(rows[0].target_id.as_deref(), Some("gfx90a:xnack+"));
+        assert_eq!(rows[0].xnack.as_deref(), Some("+"));
+        assert_eq!(rows[0].sramecc, None);
+        assert_eq!(rows[0].features, "xnack+");
+        assert_eq!((rows[0].entry, rows[0].stored_bytes), (1, 4));
+        assert_eq!(
+            rows[0].sha256.as_deref(),
+            Some(crate::digest::sha256_hex(b"abcd").as_str())
+        );
+        assert!(rows[1].generic);
+        assert_eq!(rows[1].processor.as_deref(), Some("gfx9-generic"));
+        let row = input_row("b.hipfb", 1, None, "bundle", 1, &rows, &[], false, 0.0);
+        assert_eq!(row.targets, ["gfx9-generic", "gfx90a:xnack+"]);
+        assert_eq!((row.device_bytes, row.status.as_str()), (6, "ok"));
+
+        let req = |s: &str| TargetId::parse(s).unwrap();
+        // gfx90a is met by xnack+ code; gfx906 by gfx9-generic; gfx1100 by nothing.
+        let l = lacks(&rows, &[req("gfx90a"), req("gfx906"), req("gfx1100")]);
+        assert_eq!(l.len(), 1, "{l:?}");
+        assert_eq!(l[0].required, "gfx1100");
+        assert!(l[0].why.contains("1 of 1 units"), "{}", l[0].why);
+    }
+
+    #[test]
+    fn compressed_shares_add_up_to_the_bundle() {
+        let bundle = gfxkit_bundle::write_bundle(
+            &[
+                ("hipv4-amdgcn-amd-amdhsa--gfx90a", &[7u8; 3000][..]),
+                ("hipv4-amdgcn-amd-amdhsa--gfx942", &[9u8; 1000][..]),
+            ],
+            4096,
+        )
+        .unwrap();
+        let ccob = gfxkit_bundle::ccob::compress(
+            &bundle,
+            &gfxkit_bundle::ccob::CompressOptions::default(),
+        )
+        .unwrap();
+        // Headers only: the digests decompress the bundle, once.
+        let l = listing_of(&ccob, false);
+        let (d, e) = crate::digest::file_digests("b.hipfb", &ccob, true).unwrap();
+        assert!(e.is_empty(), "{e:?}");
+        let rows = code_object_rows("b.hipfb", &l, None, &d);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].container, "ccob");
+        let stored: u64 = rows.iter().map(|r| r.stored_bytes).sum();
+        assert_eq!(stored, ccob.len() as u64);
+        assert!(rows[0].stored_bytes > rows[1].stored_bytes);
+        assert_eq!(rows[1].uncompressed_bytes, 1000);
+        assert_eq!(
+            rows[1].sha256.as_deref(),
+            Some(crate::digest::sha256_hex(&[9u8; 1000]).as_str())
+        );
+    }
+}

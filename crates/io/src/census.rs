@@ -1,0 +1,276 @@
+//! One input of a census read from disk: its files (a package's or image's members, as
+//! `gfxkit list` reads them) listed and digested, turned into the census's rows
+//! ([`gfxkit_inventory::census`]); and the walk that turns the paths a census is given into
+//! its inputs (the walk of `gfxkit list -r`).
+
+use crate::input::{for_each_with, is_image_dir, is_package, Failed, Input};
+use crate::kpack::chain;
+use gfxkit_inventory::census::{self, CodeObjectRow, InputRow};
+use gfxkit_inventory::digest::sha256_hex;
+use serde::Serialize;
+use std::convert::Infallible;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The rows of one input.
+#[derive(Debug, Clone, Serialize)]
+pub struct Rows {
+    /// The input's row.
+    pub input: InputRow,
+    /// One row per code object, in file order (members in the package's order).
+    pub code_objects: Vec<CodeObjectRow>,
+}
+
+/// The inputs of a census under `paths`, in path order: files and package members named
+/// directly, and in directories every file that may hold device code (found by the walk of
+/// `gfxkit list -r`: links followed without loops, each file once, gfxkit's temporary files
+/// skipped), container image layouts as one input each. The error is a path that does not
+/// exist.
+pub fn walk(paths: &[PathBuf]) -> Result<Vec<PathBuf>, crate::Error> {
+    use rayon::prelude::*;
+    let found = crate::scan::collect(paths)?;
+    Ok(found
+        .into_par_iter()
+        .filter(|c| c.explicit || crate::scan::worth_reading(&c.path))
+        .map(|c| c.path)
+        .collect())
+}
+
+/// The census rows of the input at `path`, named `name` in the rows (a URL the file was
+/// downloaded from, or the path itself): every file it holds listed as `gfxkit list` lists it
+/// (a package by member, a container image as its file system), each code object
+/// decompressed once, its hash checked, hashed with SHA-256 and its kernels counted. Never fails: an input that cannot be read is a row with status
+/// `error`, a damaged file or unit one with status `damaged`, both with what went wrong.
+pub fn rows(path: &Path, name: &str) -> Rows {
+    let start = Instant::now();
+    let local = path.display().to_string();
+    // Paths in rows name the input as the census was given it.
+    let rename = |p: &str| match p.strip_prefix(local.as_str()) {
+        Some(rest) => format!("{name}{rest}"),
+        None => p.to_owned(),
+    };
+    // Messages name the input as the census was given it too.
+    let reword = |m: &str| {
+        if local == name {
+            m.to_owned()
+        } else {
+            m.replace(local.as_str(), name)
+        }
+    };
+    let (size, sha256, mut kind) = if is_image_dir(path) {
+        (dir_size(path), None, "image".to_owned())
+    } else {
+        match Input::open(path) {
+            Ok(data) => (
+                data.len() as u64,
+                Some(sha256_hex(&data)),
+                kind_of(path, &data),
+            ),
+            Err(e) => {
+                let msg = reword(&chain(&e));
+                let row = census::input_row(
+                    name,
+                    0,
+                    None,
+                    "unreadable",
+                    0,
+                    &[],
+                    &[msg],
+                    true,
+                    start.elapsed().as_secs_f64(),
+                );
+                return Rows {
+                    input: row,
+                    code_objects: Vec::new(),
+                };
+            }
+        }
+    };
+    let visit = |input: Input| {
+        // Headers only: the digests decompress each unit once (its hash checked), and give
+        // what the listing leaves unread (the code-object version inside compressed units).
+        let mut l = crate::kpack::list_file_bytes(input.path(), &input, false);
+        l.layer = input.layer().map(str::to_owned);
+        let d = crate::kpack::digests(input.path(), &input, true);
+        Ok::<_, Infallible>((l, d))
+    };
+    let mut errors = Vec::new();
+    let mut out = Vec::new();
+    let mut files = 0u32;
+    let mut unreadable = false;
+    match for_each_with(path, &(), visit) {
+        Ok(items) => {
+            for (p, r) in items {
+                match r {
+                    Ok((mut listing, digests)) => {
+                        files += 1;
+                        if listing.path.contains("!/") {
+                            kind = "image".to_owned();
+                        }
+                        let file = rename(&listing.path);
+                        if let Some(e) = &listing.error {
+                            errors.push(reword(e));
+                        }
+                        for p in &listing.problems {
+                            if p.severity == gfxkit_host::Severity::Error {
+                                errors.push(format!("{file}: {p}"));
+                            }
+                        }
+                        let digests = match digests {
+                            Ok((d, e)) => {
+                                // A listing's error already says what its digests would.
+                                if listing.error.is_none() {
+                                    errors.extend(e.iter().map(|m| reword(m)));
+                                }
+                                d
+                            }
+                            Err(e) => {
+                                if listing.error.is_none() {
+                                    errors.push(reword(&chain(&e)));
+                                }
+                                Vec::new()
+                            }
+                        };
+                        listing.path = file;
+                        let package = (p != path).then_some(name);
+                        out.extend(census::code_object_rows(name, &listing, package, &digests));
+                    }
+                    Err(Failed::NoDeviceCode) => {}
+                    Err(Failed::Package(e)) => {
+                        files += 1;
+                        errors.push(reword(&chain(&e)));
+                    }
+                    Err(Failed::Visit(never)) => match never {},
+                }
+            }
+        }
+        Err(e) => {
+            unreadable = true;
+            errors.push(reword(&chain(&e)));
+        }
+    }
+    let row = census::input_row(
+        name,
+        size,
+        sha256,
+        &kind,
+        files,
+        &out,
+        &errors,
+        unreadable,
+        start.elapsed().as_secs_f64(),
+    );
+    Rows {
+        input: row,
+        code_objects: out,
+    }
+}
+
+/// What an input file is: a package by its format (a wheel, conda package, ... by its name
+/// too), else the kind of file its first bytes say.
+fn kind_of(path: &Path, data: &[u8]) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    if is_package(data) {
+        let by_name = [
+            (".whl", "wheel"),
+            (".conda", "conda"),
+            (".tar.bz2", "conda"),
+            (".deb", "deb"),
+            (".rpm", "rpm"),
+        ];
+        if let Some((_, k)) = by_name.iter().find(|(ext, _)| name.ends_with(ext)) {
+            return (*k).to_owned();
+        }
+        let prefix = &data[..data.len().min(gfxkit_package::detect::PREFIX_LEN)];
+        return match gfxkit_package::detect::detect(prefix) {
+            Some(gfxkit_package::detect::Format::Zip) => "zip",
+            Some(gfxkit_package::detect::Format::Tar) => "tar",
+            Some(gfxkit_package::detect::Format::Deb) => "deb",
+            Some(gfxkit_package::detect::Format::Rpm) => "rpm",
+            _ => "compressed",
+        }
+        .to_owned();
+    }
+    if gfxkit_inventory::kpack::is_archive(data) {
+        return "kpack".to_owned();
+    }
+    let prefix = &data[..data.len().min(gfxkit_package::detect::PREFIX_LEN)];
+    if gfxkit_kernel_db::sniff::sniff(&name, prefix).is_some() {
+        return "kernel-database".to_owned();
+    }
+    let kind = format!("{:?}", gfxkit_host::InputKind::sniff(data));
+    // `ElfSharedObject` -> `elf-shared-object`.
+    let mut out = String::new();
+    for (i, c) in kind.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('-');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+/// Bytes of the regular files under `dir` (links not followed).
+fn dir_size(dir: &Path) -> u64 {
+    let mut total = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            match e.file_type() {
+                Ok(t) if t.is_dir() => stack.push(e.path()),
+                Ok(t) if t.is_file() => total += e.metadata().map(|m| m.len()).unwrap_or(0),
+                _ => {}
+            }
+        }
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_file_is_an_error_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("gone.so");
+        let r = rows(&p, "https://example.invalid/gone.so");
+        assert_eq!(r.input.status, "error");
+        assert_eq!(r.input.kind, "unreadable");
+        let e = r.input.error.unwrap();
+        assert!(e.contains("https://example.invalid/gone.so"), "{e}");
+        assert!(r.code_objects.is_empty());
+    }
+
+    #[test]
+    fn a_bundle_gives_its_rows_under_the_name_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("k.hipfb");
+        let bundle = gfxkit_bundle::write_bundle(
+            &[
+                ("host-x86_64-unknown-linux--", b""),
+                ("hipv4-amdgcn-amd-amdhsa--gfx1030", b"abc"),
+            ],
+            4096,
+        )
+        .unwrap();
+        std::fs::write(&p, &bundle).unwrap();
+        let r = rows(&p, "in/k.hipfb");
+        assert_eq!(r.input.status, "ok");
+        assert_eq!(r.input.kind, "bundle");
+        assert_eq!(
+            r.input.sha256.as_deref(),
+            Some(sha256_hex(&bundle).as_str())
+        );
+        assert_eq!(r.input.targets, ["gfx1030"]);
+        assert_eq!(r.code_objects.len(), 1);
+        assert_eq!(r.code_objects[0].path, "in/k.hipfb");
+        assert_eq!(walk(&[dir.path().to_path_buf()]).unwrap(), [p]);
+    }
+}

@@ -1,0 +1,359 @@
+"""``gfxkit.census``: which device code a whole fleet of files carries (a package index, an HPC
+software stack, an organisation's images), scanned on Dask distributed and written as a Parquet
+dataset with a report (``gfxkit census``; docs/census.md).
+
+>>> import gfxkit
+>>> result = gfxkit.census(["wheels/", "https://host/x.whl#sha256=..."], "out",
+...                        require=["gfx90a", "gfx942"])          # doctest: +SKIP
+>>> result.inputs, result.errors                                 # doctest: +SKIP
+
+The module itself is callable: ``gfxkit.census(...)`` is :func:`census`. Importing it does not
+import Dask or pyarrow; running a census needs them (``pip install 'gfxkit[census]'``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+import types
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+from . import dataset
+from .inputs import expand, names
+
+__all__ = ["census", "report", "Result", "CensusError"]
+
+#: Inputs per shard unless told otherwise.
+SHARD_SIZE = 16
+
+
+class CensusError(RuntimeError):
+    """A census that cannot run at all (no input, a dataset of another schema, no Dask)."""
+
+
+class Result:
+    """What a census did: ``out``, ``inputs`` (rows in the dataset), ``scanned`` (inputs read
+    by this run), ``skipped`` (inputs of shards already done), ``errors`` (inputs whose status
+    is not ``ok``), ``code_objects``, ``device_bytes``, ``seconds``."""
+
+    def __init__(self, **kw: Any) -> None:
+        self.__dict__.update(kw)
+
+    def __repr__(self) -> str:
+        return (
+            f"<gfxkit.census.Result {self.out}: {self.inputs} inputs, "
+            f"{self.code_objects} code objects, {self.errors} errors>"
+        )
+
+
+class _Progress:
+    """Inputs done, bytes, rate and errors, on one line of a terminal."""
+
+    def __init__(self, total: int, shown: bool) -> None:
+        self.total, self.shown = total, shown
+        self.inputs = self.bytes = self.errors = 0
+        self.start = time.monotonic()
+        self.last = 0.0
+
+    def add(self, s: Dict[str, Any]) -> None:
+        self.inputs += s["inputs"]
+        self.bytes += s["bytes"]
+        self.errors += s["errors"]
+        now = time.monotonic()
+        if self.shown and (now - self.last > 0.2 or self.inputs >= self.total):
+            self.last = now
+            rate = self.bytes / max(now - self.start, 1e-9)
+            sys.stderr.write(
+                f"\rcensus: {self.inputs}/{self.total} inputs, {_size(self.bytes)} read, "
+                f"{_size(rate)}/s, {self.errors} errors   "
+            )
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.shown and self.total:
+            sys.stderr.write("\n")
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if n < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} TB"
+
+
+def _canonical_targets(required: Union[None, str, Sequence[str]]) -> List[str]:
+    from .._gfxkit import TargetId
+
+    if required is None:
+        return []
+    if isinstance(required, str):
+        required = [required]
+    out = []
+    for r in required:
+        for t in str(r).split(","):
+            if t.strip():
+                out.append(str(TargetId(t.strip())))
+    return out
+
+
+def _fresh(out: Path) -> None:
+    for d in ("code_objects", "inputs", "_census"):
+        shutil.rmtree(out / d, ignore_errors=True)
+    for f in ("targets.parquet", "lacks.parquet", "report.html"):
+        (out / f).unlink(missing_ok=True)
+
+
+def _plan(out: Path, items: List[Dict[str, Any]], required: List[str], shard_size: int) -> Dict[str, Any]:
+    plan = dataset.load_plan(out) or {"version": dataset.SCHEMA_VERSION, "shards": [], "require": []}
+    known = set(names(it for s in plan["shards"] for it in s["items"]))
+    new = [it for it in items if it["name"] not in known]
+    for i in range(0, len(new), shard_size):
+        chunk = new[i : i + shard_size]
+        plan["shards"].append({"name": dataset.shard_name(names(chunk)), "items": chunk})
+    if required:
+        plan["require"] = required
+    dataset.save_plan(out, plan)
+    return plan
+
+
+def _client(client: Any, scheduler: Optional[str], scheduler_file: Optional[str], workers: Optional[int]):
+    """The Dask client to run on, and what to close after."""
+    try:
+        import distributed
+    except ImportError as e:
+        raise CensusError(
+            "gfxkit census runs on Dask distributed: pip install 'gfxkit[census]' "
+            "(dask, distributed, pyarrow)"
+        ) from e
+    if client is not None:
+        return client, []
+    if scheduler:
+        c = distributed.Client(scheduler)
+        return c, [c]
+    if scheduler_file:
+        c = distributed.Client(scheduler_file=scheduler_file)
+        return c, [c]
+    import logging
+
+    cluster = distributed.LocalCluster(
+        n_workers=workers or os.cpu_count() or 1,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    )
+    c = distributed.Client(cluster)
+    return c, [c, cluster]
+
+
+def _run_dask(client: Any, pending: List[Dict[str, Any]], out: Path, progress: _Progress) -> None:
+    from distributed import as_completed
+    from distributed.scheduler import KilledWorker
+
+    from . import work
+
+    futures = client.map(
+        work.scan_shard,
+        pending,
+        out=str(out),
+        key=[f"gfxkit-census-{s['name']}" for s in pending],
+        retries=1,
+    )
+    by_key = {f.key: s for f, s in zip(futures, pending)}
+    try:
+        for f in as_completed(futures):
+            try:
+                progress.add(f.result())
+            except KilledWorker:
+                # Its workers kept dying (out of memory, killed): item by item.
+                progress.add(_item_by_item(client, by_key[f.key], out))
+            except Exception as e:
+                # An input never makes a shard fail (it becomes a row): this is the
+                # environment (gfxkit missing on a worker, OUT not writable there).
+                raise CensusError(f"shard {by_key[f.key]['name']} failed on its worker: {e!r}") from e
+            finally:
+                f.release()
+    finally:
+        for f in futures:
+            f.cancel()
+
+
+def _item_by_item(client: Any, shard: Dict[str, Any], out: Path) -> Dict[str, Any]:
+    """A shard whose task kept killing its workers: each item in a task of its own; an item
+    whose task kills its workers too becomes error rows. The shard is written here, under its
+    name."""
+    from distributed.scheduler import KilledWorker
+
+    from . import work
+
+    futures = client.map(
+        work.scan_item,
+        shard["items"],
+        key=[f"gfxkit-census-{shard['name']}-{i}" for i in range(len(shard["items"]))],
+        retries=1,
+    )
+    results: Dict[int, Any] = {}
+    suspects = []
+    for i, f in enumerate(futures):
+        try:
+            results[i] = f.result()
+        except KilledWorker:
+            suspects.append(i)
+        finally:
+            f.release()
+    # A worker's death counts against every task it held: each suspect alone, once more.
+    for i in suspects:
+        f = client.submit(work.scan_item, shard["items"][i], key=f"gfxkit-census-{shard['name']}-{i}-solo")
+        try:
+            results[i] = f.result()
+        except KilledWorker as e:
+            item = shard["items"][i]
+            rows = []
+            for n in [item["name"], *item.get("aliases", ())]:
+                row = work.error_row(n, f"{n}: every worker that read it died ({e})")
+                rows.append(dict(row, same_as=None if n == item["name"] else item["name"]))
+            results[i] = (rows, [])
+        finally:
+            f.release()
+    inputs: List[Dict[str, Any]] = []
+    code_objects: List[Dict[str, Any]] = []
+    for i in range(len(shard["items"])):
+        inputs.extend(results[i][0])
+        code_objects.extend(results[i][1])
+    dataset.write_shard(out, shard["name"], inputs, code_objects)
+    return work.summary(shard["name"], inputs)
+
+
+def census(
+    inputs: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]],
+    out: Union[str, "os.PathLike[str]"],
+    *,
+    require: Union[None, str, Sequence[str]] = None,
+    from_lists: Sequence[Union[str, "os.PathLike[str]"]] = (),
+    index: Optional[str] = None,
+    projects: Sequence[str] = (),
+    client: Any = None,
+    scheduler: Optional[str] = None,
+    scheduler_file: Optional[str] = None,
+    workers: Optional[int] = None,
+    serial: bool = False,
+    shard_size: Optional[int] = None,
+    fresh: bool = False,
+    progress: Optional[bool] = None,
+    report: bool = True,
+) -> Result:
+    """Scans every input and writes the census dataset under ``out`` (``gfxkit census``).
+
+    Args:
+        inputs: files, package members (``pkg.whl!lib/x.so``), packages, container images,
+            directories (walked as ``gfxkit list -r`` walks them), globs, ``http(s)://`` URLs
+            (a ``#sha256=`` fragment is checked).
+        out: the dataset's directory (made when missing).
+        require: targets every file should carry (``gfx90a,gfx942`` or a list): the
+            ``lacks`` table and the report's savings.
+        from_lists: files naming more inputs, one a line.
+        index, projects: every file of these projects in the simple index at ``index``
+            (PEP 503 HTML or PEP 691 JSON, as PyPI serves them).
+        client, scheduler, scheduler_file: run on an existing Dask cluster (a
+            ``distributed.Client``, a scheduler's address, a scheduler file); with none, a
+            ``LocalCluster`` of ``workers`` processes (default: one per core) is started.
+        serial: read every shard in this process, without Dask.
+        shard_size: inputs per shard (for inputs new to the dataset); by default 16, fewer
+            when a local run has too few inputs to give each worker four shards.
+        fresh: start over: the dataset under ``out`` is removed first.
+        progress: a progress line on stderr (default: when stderr is a terminal).
+        report: write ``out/report.html``.
+
+    A census stopped at any point and run again with the same arguments continues where it
+    stopped; run with more inputs, it adds them. Returns a :class:`Result`.
+    """
+    start = time.monotonic()
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    out = Path(out)
+    required = _canonical_targets(require)
+    if fresh:
+        _fresh(out)
+    out.mkdir(parents=True, exist_ok=True)
+    items = expand(
+        [os.fspath(i) for i in inputs],
+        [os.fspath(f) for f in from_lists],
+        index,
+        list(projects),
+    )
+    if shard_size is None:
+        shard_size = SHARD_SIZE
+        if client is None and not (scheduler or scheduler_file):
+            # A local run: enough shards for every worker to have some.
+            local = 1 if serial else (workers or os.cpu_count() or 1)
+            shard_size = max(1, min(SHARD_SIZE, -(-len(items) // (4 * local))))
+    plan = _plan(out, items, required, max(1, int(shard_size)))
+    if not plan["shards"]:
+        raise CensusError("no input: name files, directories, URLs, --from or --index")
+    required = plan.get("require") or []
+    pending = [s for s in plan["shards"] if not dataset.shard_done(out, s["name"])]
+    total = sum(len(names(s["items"])) for s in pending)
+    bar = _Progress(total, sys.stderr.isatty() if progress is None else progress)
+    if pending:
+        if serial:
+            from . import work
+
+            for s in pending:
+                bar.add(work.scan_shard(s, str(out)))
+        else:
+            c, close = _client(client, scheduler, scheduler_file, workers)
+            try:
+                _run_dask(c, pending, out, bar)
+            finally:
+                for x in close:
+                    x.close()
+    bar.close()
+    if all(dataset.shard_done(out, s["name"]) for s in plan["shards"]):
+        dataset.remove_stale_temporaries(out)
+    tables = dataset.derive(out, required)
+    if report:
+        from .page import write_report
+
+        write_report(out, tables, required)
+    ins = tables["inputs"]
+    import pyarrow.compute as pc
+
+    return Result(
+        out=out,
+        inputs=ins.num_rows,
+        scanned=total,
+        skipped=ins.num_rows - total,
+        errors=int(pc.sum(pc.not_equal(ins["status"], "ok")).as_py() or 0),
+        code_objects=tables["code_objects"].num_rows,
+        device_bytes=int(pc.sum(ins["device_bytes"]).as_py() or 0),
+        seconds=time.monotonic() - start,
+    )
+
+
+def report(out: Union[str, "os.PathLike[str]"], require: Union[None, str, Sequence[str]] = None) -> Path:
+    """Rebuilds ``out/report.html`` (and the derived tables) from the dataset under ``out``
+    (``gfxkit census --report OUT``); ``require`` defaults to the census's own. Returns the
+    report's path."""
+    from .page import write_report
+
+    out = Path(out)
+    plan = dataset.load_plan(out)
+    if plan is None and not (out / "inputs").is_dir():
+        raise CensusError(f"{out}: no census dataset here (no inputs/ nor {dataset.PLAN})")
+    required = _canonical_targets(require) or (plan or {}).get("require") or []
+    tables = dataset.derive(out, required)
+    return write_report(out, tables, required)
+
+
+class _CallableModule(types.ModuleType):
+    """``gfxkit.census(...)`` calls :func:`census`."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Result:
+        return census(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,318 @@
+"""The census dataset on disk: the Parquet schemas, shards written atomically, the plan that
+names every shard, and the tables derived from the shards (``targets``, ``lacks``).
+
+Layout of ``OUT/``::
+
+    code_objects/<shard>.parquet   one row per code object
+    inputs/<shard>.parquet         one row per input (written last: a shard is done when
+                                   its inputs file exists)
+    targets.parquet                input x target: code objects and bytes
+    lacks.parquet                  with a required list: what each file lacks
+    report.html                    the report
+    _census/plan.json              the shards and their inputs, the required targets
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence
+
+#: The version of the dataset's schema, in every file's metadata (``gfxkit.census.schema``).
+SCHEMA_VERSION = 1
+
+PLAN = "_census/plan.json"
+
+
+def _pa():
+    try:
+        import pyarrow as pa  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise RuntimeError(
+            "gfxkit census needs pyarrow: pip install 'gfxkit[census]'"
+        ) from e
+    return pa
+
+
+def code_object_schema():
+    """The schema of ``code_objects/*.parquet``."""
+    pa = _pa()
+    return _with_meta(
+        pa.schema(
+            [
+                ("input", pa.string()),
+                ("path", pa.string()),
+                ("member", pa.string()),
+                ("layer", pa.string()),
+                ("container", pa.string()),
+                ("unit", pa.uint32()),
+                ("unit_offset", pa.uint64()),
+                ("entry", pa.uint32()),
+                ("name", pa.string()),
+                ("archive", pa.string()),
+                ("entry_id", pa.string()),
+                ("target_id", pa.string()),
+                ("processor", pa.string()),
+                ("features", pa.string()),
+                ("xnack", pa.string()),
+                ("sramecc", pa.string()),
+                ("generic", pa.bool_()),
+                ("code_object_version", pa.uint8()),
+                ("stored_bytes", pa.uint64()),
+                ("uncompressed_bytes", pa.uint64()),
+                ("sha256", pa.string()),
+                ("kernels", pa.uint32()),
+            ]
+        ),
+        "code_objects",
+    )
+
+
+def input_schema():
+    """The schema of ``inputs/*.parquet``."""
+    pa = _pa()
+    return _with_meta(
+        pa.schema(
+            [
+                ("input", pa.string()),
+                ("same_as", pa.string()),
+                ("size", pa.uint64()),
+                ("sha256", pa.string()),
+                ("kind", pa.string()),
+                ("files", pa.uint32()),
+                ("files_with_device_code", pa.uint32()),
+                ("code_objects", pa.uint32()),
+                ("device_bytes", pa.uint64()),
+                ("uncompressed_bytes", pa.uint64()),
+                ("targets", pa.list_(pa.string())),
+                ("processors", pa.list_(pa.string())),
+                ("status", pa.string()),
+                ("error", pa.string()),
+                ("seconds", pa.float64()),
+                ("shard", pa.string()),
+            ]
+        ),
+        "inputs",
+    )
+
+
+def targets_schema():
+    """The schema of ``targets.parquet`` (the input x target matrix, long form)."""
+    pa = _pa()
+    return _with_meta(
+        pa.schema(
+            [
+                ("input", pa.string()),
+                ("target_id", pa.string()),
+                ("processor", pa.string()),
+                ("code_objects", pa.uint64()),
+                ("stored_bytes", pa.uint64()),
+                ("uncompressed_bytes", pa.uint64()),
+            ]
+        ),
+        "targets",
+    )
+
+
+def lacks_schema():
+    """The schema of ``lacks.parquet``."""
+    pa = _pa()
+    return _with_meta(
+        pa.schema(
+            [
+                ("input", pa.string()),
+                ("path", pa.string()),
+                ("required", pa.string()),
+                ("why", pa.string()),
+            ]
+        ),
+        "lacks",
+    )
+
+
+def _with_meta(schema, table: str):
+    from .. import __version__
+
+    return schema.with_metadata(
+        {
+            "gfxkit.census.schema": str(SCHEMA_VERSION),
+            "gfxkit.census.table": table,
+            "gfxkit.version": __version__,
+        }
+    )
+
+
+def shard_name(names: Iterable[str]) -> str:
+    """A shard's name, derived from the names of its inputs (the same inputs, the same name)."""
+    h = hashlib.sha256()
+    for n in sorted(names):
+        h.update(n.encode("utf-8", "surrogateescape"))
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+def _atomic_path(final: Path) -> Path:
+    final.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".gfxkit-{os.getpid()}.", suffix=".tmp", dir=final.parent)
+    os.close(fd)
+    return Path(tmp)
+
+
+def write_table(table, final: Path) -> None:
+    """Writes ``table`` to ``final`` as Parquet (zstd, statistics) through a temporary file in
+    the same directory, synced and renamed into place."""
+    import pyarrow.parquet as pq
+
+    tmp = _atomic_path(final)
+    try:
+        pq.write_table(table, tmp, compression="zstd", compression_level=7, write_statistics=True)
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, final)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_text(text: str, final: Path) -> None:
+    """Writes ``text`` to ``final`` atomically (temporary file, fsync, rename)."""
+    tmp = _atomic_path(final)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, final)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_shard(out: Path, shard: str, inputs: List[Dict[str, Any]], code_objects: List[Dict[str, Any]]) -> None:
+    """Writes one shard: its code objects, then its inputs (the mark that it is done)."""
+    pa = _pa()
+    co_schema = code_object_schema()
+    co = pa.Table.from_pylist(
+        [{k: r.get(k) for k in co_schema.names} for r in code_objects], schema=co_schema
+    )
+    in_schema = input_schema()
+    ins = pa.Table.from_pylist(
+        [{**{k: r.get(k) for k in in_schema.names}, "shard": shard} for r in inputs],
+        schema=in_schema,
+    )
+    write_table(co, out / "code_objects" / f"{shard}.parquet")
+    write_table(ins, out / "inputs" / f"{shard}.parquet")
+
+
+def remove_stale_temporaries(out: Path) -> int:
+    """Removes the temporary files of writes that were killed (``.gfxkit-<pid>.*.tmp`` in the
+    dataset's directories); called once every shard is done. Returns how many."""
+    n = 0
+    for d in (out, out / "code_objects", out / "inputs", out / "_census"):
+        if d.is_dir():
+            for p in d.glob(".gfxkit-*.tmp"):
+                try:
+                    p.unlink()
+                    n += 1
+                except FileNotFoundError:
+                    pass
+    return n
+
+
+def shard_done(out: Path, shard: str) -> bool:
+    """Whether the shard's inputs file (written last) exists."""
+    return (out / "inputs" / f"{shard}.parquet").is_file()
+
+
+def load_plan(out: Path) -> Optional[Dict[str, Any]]:
+    p = out / PLAN
+    if not p.is_file():
+        return None
+    with open(p, encoding="utf-8") as f:
+        plan = json.load(f)
+    if plan.get("version") != SCHEMA_VERSION:
+        raise RuntimeError(
+            f"{p}: a census of schema version {plan.get('version')} (this gfxkit writes "
+            f"{SCHEMA_VERSION}); start over with --fresh"
+        )
+    return plan
+
+
+def save_plan(out: Path, plan: Dict[str, Any]) -> None:
+    write_text(json.dumps(plan, indent=1, sort_keys=True), out / PLAN)
+
+
+def read_table(out: Path, table: str):
+    """The rows of every finished shard's ``table`` (``code_objects`` or ``inputs``), as one
+    pyarrow Table (shards whose inputs file is missing are left out)."""
+    pa = _pa()
+    import pyarrow.parquet as pq
+
+    schema = code_object_schema() if table == "code_objects" else input_schema()
+    d = out / table
+    parts = []
+    if d.is_dir():
+        for p in sorted(d.glob("*.parquet")):
+            if not shard_done(out, p.stem):
+                continue
+            parts.append(pq.read_table(p, schema=schema))
+    if not parts:
+        return schema.empty_table()
+    return pa.concat_tables(parts)
+
+
+def derive(out: Path, required: Sequence[str]) -> Dict[str, Any]:
+    """Writes the derived tables from the finished shards: ``targets.parquet`` and, with
+    ``required``, ``lacks.parquet``. Returns the tables (pyarrow) for the report."""
+    pa = _pa()
+    from .. import _gfxkit
+
+    co = read_table(out, "code_objects")
+    ins = read_table(out, "inputs")
+    grouped = (
+        co.filter(pa.compute.is_valid(co["target_id"]))
+        .group_by(["input", "target_id", "processor"])
+        .aggregate(
+            [
+                ("entry_id", "count"),
+                ("stored_bytes", "sum"),
+                ("uncompressed_bytes", "sum"),
+            ]
+        )
+    )
+    ts = targets_schema()
+    targets = pa.Table.from_arrays(
+        [
+            grouped["input"],
+            grouped["target_id"],
+            grouped["processor"],
+            grouped["entry_id_count"].cast(pa.uint64()),
+            grouped["stored_bytes_sum"].cast(pa.uint64()),
+            grouped["uncompressed_bytes_sum"].cast(pa.uint64()),
+        ],
+        schema=ts,
+    ).sort_by([("input", "ascending"), ("target_id", "ascending")])
+    write_table(targets, out / "targets.parquet")
+    lacks = None
+    lacks_file = out / "lacks.parquet"
+    if required:
+        found = _gfxkit.census_lacks(
+            co["input"].to_pylist(),
+            co["path"].to_pylist(),
+            co["unit"].to_pylist(),
+            co["archive"].to_pylist(),
+            co["entry_id"].to_pylist(),
+            list(required),
+        )
+        ls = lacks_schema()
+        lacks = pa.Table.from_pylist(found, schema=ls).sort_by(
+            [("input", "ascending"), ("path", "ascending"), ("required", "ascending")]
+        )
+        write_table(lacks, lacks_file)
+    elif lacks_file.exists():
+        lacks_file.unlink()
+    return {"code_objects": co, "inputs": ins, "targets": targets, "lacks": lacks}

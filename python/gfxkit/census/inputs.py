@@ -1,0 +1,206 @@
+"""What a census reads: its inputs expanded into items (files, package members, container
+images, globs, ``--from`` lists, directories walked as ``gfxkit list -r`` walks them, URLs,
+every file of projects in a PEP 503/691 simple index), and the download of a URL to a scratch
+directory with its digest checked.
+
+An item is ``{"name", "source", "sha256", "aliases"}``: ``name`` is how rows name the input
+(the path as given, or the URL without its fragment), ``source`` what a worker reads (an
+absolute path, or the URL), ``sha256`` the digest a URL must have (or None), ``aliases`` other
+names of the same content (same digest), whose rows are copies of this item's rows.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
+from html.parser import HTMLParser
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+#: How long a download or an index request may stall, in seconds.
+TIMEOUT = 60
+
+
+def is_url(s: str) -> bool:
+    return s.startswith(("http://", "https://"))
+
+
+def split_url(url: str) -> Tuple[str, Optional[str]]:
+    """The URL without its fragment, and the SHA-256 a ``#sha256=HEX`` fragment names."""
+    base, _, frag = url.partition("#")
+    digest = None
+    for part in frag.split("&"):
+        k, _, v = part.partition("=")
+        if k == "sha256" and v:
+            digest = v.lower()
+    return base, digest
+
+
+def read_list(path: str) -> List[str]:
+    """The inputs of a ``--from`` file: one a line, blank lines and ``#`` comments skipped."""
+    with open(path, encoding="utf-8") as f:
+        return [
+            line.strip()
+            for line in f
+            if line.strip() and not line.lstrip().startswith("#")
+        ]
+
+
+def _normalize(project: str) -> str:
+    return re.sub(r"[-_.]+", "-", project).lower()
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: List[str] = []
+
+    def handle_starttag(self, tag: str, attrs: List[Tuple[str, Optional[str]]]) -> None:
+        if tag == "a":
+            for k, v in attrs:
+                if k == "href" and v:
+                    self.links.append(v)
+
+
+def index_files(index: str, project: str) -> List[Tuple[str, Optional[str]]]:
+    """Every file of ``project`` in the simple index at ``index`` (PEP 691 JSON when the
+    server offers it, else PEP 503 HTML): ``(url, sha256 or None)`` in the index's order."""
+    page = index.rstrip("/") + "/" + _normalize(project) + "/"
+    req = urllib.request.Request(
+        page,
+        headers={
+            "Accept": "application/vnd.pypi.simple.v1+json, "
+            "application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1"
+        },
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=TIMEOUT) as r:
+            ctype = r.headers.get("Content-Type", "")
+            body = r.read()
+            final = r.geturl()
+    except (urllib.error.URLError, OSError) as e:
+        raise RuntimeError(f"{page}: cannot read the index page of {project}: {e}") from e
+    out: List[Tuple[str, Optional[str]]] = []
+    if "json" in ctype:
+        try:
+            data = json.loads(body)
+            for f in data["files"]:
+                url = urllib.parse.urljoin(final, f["url"])
+                base, frag = split_url(url)
+                out.append((base, (f.get("hashes") or {}).get("sha256") or frag))
+        except (ValueError, KeyError, TypeError) as e:
+            raise RuntimeError(f"{page}: not a PEP 691 project page: {e}") from e
+        return out
+    parser = _Links()
+    parser.feed(body.decode("utf-8", "replace"))
+    for href in parser.links:
+        base, digest = split_url(urllib.parse.urljoin(final, href))
+        out.append((base, digest))
+    return out
+
+
+def expand(
+    inputs: Sequence[str],
+    from_lists: Sequence[str] = (),
+    index: Optional[str] = None,
+    projects: Sequence[str] = (),
+) -> List[Dict[str, Any]]:
+    """The items of a census (see the module documentation), sorted by name; each input
+    reached twice (the same name, the same file by path, or the same digest) once, the other
+    names of a digest as ``aliases``."""
+    from .. import _gfxkit
+
+    raw: List[str] = list(inputs)
+    for lst in from_lists:
+        raw.extend(read_list(lst))
+    urls: List[Tuple[str, Optional[str]]] = []
+    local: List[str] = []
+    for s in raw:
+        if is_url(s):
+            urls.append(split_url(s))
+        elif not os.path.exists(s) and glob.has_magic(s):
+            hits = sorted(glob.glob(s, recursive=True))
+            # A glob that matches nothing is reported as the input it names.
+            local.extend(hits or [s])
+        else:
+            local.append(s)
+    if index:
+        for p in projects:
+            urls.extend(index_files(index, p))
+    items: Dict[str, Dict[str, Any]] = {}
+    for s in local:
+        if os.path.isdir(s) or "!" in s or os.path.exists(s):
+            try:
+                found = _gfxkit.census_walk([s])
+            except OSError:
+                found = [s]
+        else:
+            # Missing: a row with its error, read by a worker like any input.
+            found = [s]
+        for f in found:
+            items.setdefault(f, {"name": f, "source": os.path.abspath(f), "sha256": None, "aliases": []})
+    by_digest: Dict[str, str] = {}
+    for url, digest in urls:
+        if url in items:
+            continue
+        if digest and digest in by_digest:
+            items[by_digest[digest]]["aliases"].append(url)
+            continue
+        items[url] = {"name": url, "source": url, "sha256": digest, "aliases": []}
+        if digest:
+            by_digest[digest] = url
+    for it in items.values():
+        it["aliases"].sort()
+    return [items[k] for k in sorted(items)]
+
+
+def download(url: str, scratch: str, expected: Optional[str]) -> Tuple[str, str]:
+    """Downloads ``url`` into a new file under ``scratch``; returns (its path, its SHA-256).
+    Raises RuntimeError naming the URL when the download fails or the digest differs from
+    ``expected``; the partial file is removed then."""
+    os.makedirs(scratch, exist_ok=True)
+    name = os.path.basename(urllib.parse.urlparse(url).path) or "download"
+    d = tempfile.mkdtemp(prefix="gfxkit-census-", dir=scratch)
+    path = os.path.join(d, name)
+    h = hashlib.sha256()
+    try:
+        try:
+            with urllib.request.urlopen(url, timeout=TIMEOUT) as r, open(path, "wb") as f:
+                while True:
+                    chunk = r.read(1 << 20)
+                    if not chunk:
+                        break
+                    h.update(chunk)
+                    f.write(chunk)
+        except (urllib.error.URLError, OSError, ValueError) as e:
+            raise RuntimeError(f"{url}: download failed: {e}") from e
+        got = h.hexdigest()
+        if expected and got != expected.lower():
+            raise RuntimeError(
+                f"{url}: SHA-256 mismatch: the index lists {expected.lower()}, the file is {got}"
+            )
+        return path, got
+    except BaseException:
+        shutil.rmtree(d, ignore_errors=True)
+        raise
+
+
+def remove_download(path: str) -> None:
+    """Removes a file :func:`download` made, with its directory."""
+    shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+
+
+def names(items: Iterable[Dict[str, Any]]) -> List[str]:
+    """Every name the items answer to (theirs and their aliases)."""
+    out: List[str] = []
+    for it in items:
+        out.append(it["name"])
+        out.extend(it["aliases"])
+    return out

@@ -1,0 +1,293 @@
+"""``OUT/report.html``: one self-contained page (no network: inline CSS, inline SVG, a few
+lines of inline script to sort tables) for the release manager: the support matrix (inputs x
+processors, coloured, sortable), device bytes per target, what keeping only the required
+targets would save, code objects stored more than once, the files that lack a required target,
+the errors. Built from the dataset's tables; its size grows with inputs x processors."""
+
+from __future__ import annotations
+
+import html
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Dict, List, Sequence, Tuple
+
+from . import dataset
+
+_CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;font-size:12px}
+th,td{border:1px solid #ddd;padding:2px 6px;text-align:left}
+th{background:#f3f3f3;cursor:pointer;position:sticky;top:0}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+td.y{background:#4caf50;color:#fff;text-align:center}
+td.g{background:#8bc34a;color:#fff;text-align:center}
+td.s{background:#90caf9;text-align:center}
+td.x{background:#ef9a9a;text-align:center}
+td.o{background:#fafafa}
+.summary td{border:none;padding:1px 12px 1px 0}
+.err{color:#b00020;white-space:pre-wrap;font-family:monospace;font-size:11px}
+.legend span{display:inline-block;padding:0 6px;margin-right:6px}
+tbody.chunk{content-visibility:auto;contain-intrinsic-size:auto 4200px}
+"""
+
+#: Rows per ``<tbody>`` of a long table: the browser lays out only the chunks in view.
+CHUNK = 200
+
+# Sorts a table by the clicked column (numbers by value, text by text); no network.
+_JS = """
+document.querySelectorAll('table.sortable th').forEach(function(th){
+ th.addEventListener('click',function(){
+  var t=th.closest('table'),i=th.cellIndex,up=th.dataset.up!=='1';
+  th.dataset.up=up?'1':'0';
+  var bs=Array.prototype.slice.call(t.tBodies),rows=[];
+  bs.forEach(function(b){rows=rows.concat(Array.prototype.slice.call(b.rows));});
+  rows.sort(function(r,s){
+   var a=r.cells[i].dataset.v||r.cells[i].textContent,c=s.cells[i].dataset.v||s.cells[i].textContent;
+   var x=parseFloat(a),y=parseFloat(c);
+   var d=(!isNaN(x)&&!isNaN(y))?x-y:a.localeCompare(c);
+   return up?d:-d;});
+  var n=Math.ceil(rows.length/bs.length);
+  rows.forEach(function(r,k){bs[Math.min(Math.floor(k/n),bs.length-1)].appendChild(r);});});});
+"""
+
+
+def _e(s: Any) -> str:
+    return html.escape("" if s is None else str(s), quote=True)
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} TB"
+
+
+def _kept_targets(targets: Sequence[str], required: Sequence[str]) -> Dict[str, bool]:
+    """Per target ID present, whether a required target would load it (native or generic
+    code; SPIR-V is kept only when nothing else is asked for)."""
+    from .. import _gfxkit
+
+    out = {}
+    for t in targets:
+        keep = False
+        for r in required:
+            try:
+                if _gfxkit.compatible(t, r):
+                    keep = True
+                    break
+            except Exception:  # noqa: BLE001 - a target that is not a target ID
+                pass
+        out[t] = keep
+    return out
+
+
+def _bars(rows: List[Tuple[str, int, int]]) -> str:
+    """An SVG bar chart: per target, stored bytes (and uncompressed, lighter)."""
+    if not rows:
+        return "<p>No device code.</p>"
+    top = max(max(s, u) for _, s, u in rows) or 1
+    h = 18
+    width = 560
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + 420}" height="{h * len(rows) + 10}" '
+        'role="img" aria-label="device bytes per target">'
+    ]
+    for i, (t, s, u) in enumerate(rows):
+        y = 5 + i * h
+        wu = max(1, int(width * u / top))
+        ws = max(1, int(width * s / top))
+        parts.append(
+            f'<text x="0" y="{y + 12}" font-size="12">{_e(t)}</text>'
+            f'<rect x="170" y="{y + 2}" width="{wu}" height="{h - 5}" fill="#c5cae9"/>'
+            f'<rect x="170" y="{y + 2}" width="{ws}" height="{h - 5}" fill="#3f51b5"/>'
+            f'<text x="{175 + max(wu, ws)}" y="{y + 12}" font-size="11">{_size(s)} stored, '
+            f"{_size(u)} uncompressed</text>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
+    """The report's HTML from the dataset's tables (:func:`dataset.derive`)."""
+    co = tables["code_objects"]
+    ins = tables["inputs"]
+    lacks = tables["lacks"]
+    from .. import __version__
+
+    inputs = ins.sort_by("input").to_pylist()
+    cols = co.select(
+        ["input", "target_id", "processor", "generic", "stored_bytes", "uncompressed_bytes", "sha256"]
+    ).to_pydict()
+    n = len(cols["input"])
+
+    # Matrix: per input, per processor, the target IDs present.
+    matrix: Dict[str, Dict[str, set]] = defaultdict(lambda: defaultdict(set))
+    per_target: Dict[str, List[int]] = defaultdict(lambda: [0, 0])
+    copies: Dict[str, List[Any]] = {}
+    for i in range(n):
+        t, p = cols["target_id"][i], cols["processor"][i]
+        if t is None:
+            continue
+        matrix[cols["input"][i]][p].add(t)
+        per_target[t][0] += cols["stored_bytes"][i]
+        per_target[t][1] += cols["uncompressed_bytes"][i]
+        h = cols["sha256"][i]
+        if h:
+            c = copies.setdefault(h, [t, cols["uncompressed_bytes"][i], 0, 0, set()])
+            c[2] += 1
+            c[3] += cols["stored_bytes"][i]
+            c[4].add(cols["input"][i])
+    processors = sorted({p for m in matrix.values() for p in m}, key=_proc_key)
+
+    total_stored = sum(v[0] for v in per_target.values())
+    total_unc = sum(v[1] for v in per_target.values())
+    errors = [r for r in inputs if r["status"] != "ok"]
+    out: List[str] = []
+    w = out.append
+    w("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>")
+    w("<title>gfxkit census</title><style>" + _CSS + "</style></head><body>")
+    w("<h1>gfxkit census</h1><table class='summary'>")
+    for k, v in [
+        ("inputs", len(inputs)),
+        ("inputs with device code", sum(1 for r in inputs if r["code_objects"])),
+        ("code objects", n),
+        ("device bytes (stored)", _size(total_stored)),
+        ("device bytes (uncompressed)", _size(total_unc)),
+        ("processors", len(processors)),
+        ("inputs with errors", len(errors)),
+        ("required", ", ".join(required) or "(none given)"),
+        ("schema", f"{dataset.SCHEMA_VERSION} (gfxkit {__version__})"),
+    ]:
+        w(f"<tr><td>{_e(k)}</td><td><b>{_e(v)}</b></td></tr>")
+    w("</table>")
+
+    # Support matrix.
+    w("<h2 id='matrix'>Support matrix</h2>")
+    w(
+        "<p class='legend'><span style='background:#4caf50;color:#fff'>native</span>"
+        "<span style='background:#8bc34a;color:#fff'>generic</span>"
+        "<span style='background:#90caf9'>SPIR-V</span>"
+        "<span style='background:#ef9a9a'>required, missing</span>"
+        " Click a column to sort. A cell names the target IDs' feature settings.</p>"
+    )
+    req_procs = {r.split(":")[0] for r in required}
+    # The required processors first, then the others.
+    shown = sorted(req_procs, key=_proc_key) + [p for p in processors if p not in req_procs]
+    w("<table class='sortable' id='matrix-table'><thead><tr><th>input</th><th>device bytes</th>")
+    for p in shown:
+        w(f"<th>{_e(p)}</th>")
+    w("</tr></thead>")
+    for k, r in enumerate(inputs):
+        if k % CHUNK == 0:
+            w(("</tbody>" if k else "") + "<tbody class='chunk'>")
+        name = r["input"]
+        m = matrix.get(name, {})
+        w(f"<tr><td>{_e(name)}</td><td class='n' data-v='{r['device_bytes']}'>{_size(r['device_bytes'])}</td>")
+        for p in shown:
+            ts = m.get(p)
+            if ts:
+                feats = sorted(t.split(":", 1)[1] if ":" in t else "any" for t in ts)
+                cls = "s" if p == "amdgcnspirv" else ("g" if "generic" in p else "y")
+                w(f"<td class='{cls}' title='{_e(', '.join(sorted(ts)))}'>{_e(' '.join(feats))}</td>")
+            elif p in req_procs and r["code_objects"]:
+                w("<td class='x'>-</td>")
+            else:
+                w("<td class='o'></td>")
+        w("</tr>")
+    w("</tbody></table>" if inputs else "<tbody></tbody></table>")
+
+    # Bytes per target.
+    w("<h2 id='bytes'>Device bytes per target</h2>")
+    rows = sorted(((t, v[0], v[1]) for t, v in per_target.items()), key=lambda x: -x[1])
+    w(_bars(rows))
+
+    # Savings.
+    w("<h2 id='savings'>Keeping only the required targets</h2>")
+    if required:
+        kept = _kept_targets(list(per_target), required)
+        drop = [(t, v[0], v[1]) for t, v in per_target.items() if not kept[t]]
+        saved = sum(s for _, s, _ in drop)
+        w(
+            f"<p>Dropping the code objects no required target ({_e(', '.join(required))}) would "
+            f"load saves <b>{_size(saved)}</b> of {_size(total_stored)} stored "
+            f"({100.0 * saved / max(total_stored, 1):.1f}%).</p>"
+        )
+        w("<table class='sortable'><thead><tr><th>target dropped</th><th>stored</th><th>uncompressed</th></tr></thead><tbody>")
+        for t, s, u in sorted(drop, key=lambda x: -x[1]):
+            w(f"<tr><td>{_e(t)}</td><td class='n' data-v='{s}'>{_size(s)}</td><td class='n' data-v='{u}'>{_size(u)}</td></tr>")
+        w("</tbody></table>")
+    else:
+        w("<p>No required targets given (<code>--require gfx90a,gfx942,...</code>).</p>")
+
+    # Duplicates.
+    dups = [(h, c) for h, c in copies.items() if c[2] > 1]
+    dups.sort(key=lambda x: -(x[1][3] - x[1][3] // x[1][2]))
+    dup_saved = sum(c[3] - c[3] // c[2] for _, c in dups)
+    w("<h2 id='duplicates'>Code objects stored more than once</h2>")
+    w(
+        f"<p>{len(dups)} code objects are stored more than once; one copy each would save "
+        f"<b>{_size(dup_saved)}</b> stored.</p>"
+    )
+    if dups:
+        w(
+            "<table class='sortable'><thead><tr><th>SHA-256</th><th>target</th><th>copies</th>"
+            "<th>inputs</th><th>size</th><th>one copy saves</th></tr></thead><tbody>"
+        )
+        for h, (t, size, count, stored, where) in dups[:1000]:
+            save = stored - stored // count
+            w(
+                f"<tr><td><code>{_e(h[:16])}</code></td><td>{_e(t)}</td><td class='n'>{count}</td>"
+                f"<td class='n' title='{_e(', '.join(sorted(where))[:2000])}'>{len(where)}</td>"
+                f"<td class='n' data-v='{size}'>{_size(size)}</td><td class='n' data-v='{save}'>{_size(save)}</td></tr>"
+            )
+        w("</tbody></table>")
+        if len(dups) > 1000:
+            w(f"<p>and {len(dups) - 1000} more (query the dataset).</p>")
+
+    # Lacks.
+    w("<h2 id='lacks'>Files that lack a required target</h2>")
+    if lacks is None:
+        w("<p>No required targets given.</p>")
+    elif lacks.num_rows == 0:
+        w("<p>Every file with device code carries every required target.</p>")
+    else:
+        lk = lacks.to_pylist()
+        w(f"<p>{len(lk)} (file, target) pairs in {len({x['input'] for x in lk})} inputs.</p>")
+        w("<table class='sortable'><thead><tr><th>input</th><th>file</th><th>lacks</th><th>why</th></tr></thead><tbody>")
+        for x in lk[:5000]:
+            w(f"<tr><td>{_e(x['input'])}</td><td>{_e(x['path'])}</td><td>{_e(x['required'])}</td><td>{_e(x['why'])}</td></tr>")
+        w("</tbody></table>")
+        if len(lk) > 5000:
+            w(f"<p>and {len(lk) - 5000} more (lacks.parquet).</p>")
+
+    # Errors.
+    w("<h2 id='errors'>Errors</h2>")
+    if not errors:
+        w("<p>Every input was read without error.</p>")
+    else:
+        w("<table class='sortable'><thead><tr><th>input</th><th>status</th><th>error</th></tr></thead><tbody>")
+        for r in errors:
+            w(f"<tr><td>{_e(r['input'])}</td><td>{_e(r['status'])}</td><td class='err'>{_e(r['error'])}</td></tr>")
+        w("</tbody></table>")
+    w("<script>" + _JS + "</script></body></html>")
+    return "".join(out)
+
+
+def _proc_key(p: str) -> Tuple[int, str]:
+    """gfx9 before gfx10 (numeric family), generic targets and SPIR-V last."""
+    if p == "amdgcnspirv":
+        return (3, p)
+    if "generic" in p:
+        return (2, p)
+    digits = p[3:]
+    fam = "".join(ch for ch in digits if ch.isdigit())
+    return (1, f"{len(fam):02d}{digits}")
+
+
+def write_report(out: Path, tables: Dict[str, Any], required: Sequence[str]) -> Path:
+    """Writes ``out/report.html`` atomically; returns its path."""
+    path = Path(out) / "report.html"
+    dataset.write_text(build(tables, required), path)
+    return path

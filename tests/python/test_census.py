@@ -1,0 +1,542 @@
+"""The census (``gfxkit census`` / ``gfxkit.census``): real inputs read three ways (no option,
+a LocalCluster of two worker processes, serially), every code-object row checked against
+``gfxkit list --check --json``; a worker killed in the middle of a shard; the census process
+SIGKILLed at random points and restarted; a simple index served on loopback; the report in
+headless Chromium."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import json
+import os
+import random
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+# Installed by scripts/ensure-python (the census extra and duckdb): missing is a failure.
+import distributed  # noqa: E402
+import duckdb  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
+import gfxkit  # noqa: E402
+from gfxkit.census import dataset  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+REAL = ROOT / "target" / "real"
+WHEEL = "torch_scatter_rocm-2.1.2.post7-cp311-cp311-manylinux_2_32_x86_64.whl"
+DEB = "librocrand1_5.3.3-4_amd64.deb"
+VOLATILE = {"seconds", "shard"}
+
+
+def real(name: str) -> Path:
+    p = REAL / name
+    assert p.is_file(), f"{p} is missing: run `bash scripts/ensure-real-inputs`"
+    return p
+
+
+def bundle(entries) -> bytes:
+    """An uncompressed offload bundle (clang's layout: magic, count, then per entry offset,
+    size, ID length, ID; payloads 4096-aligned)."""
+    head = b"__CLANG_OFFLOAD_BUNDLE__" + struct.pack("<Q", len(entries))
+    size = len(head) + sum(24 + len(i) for i, _ in entries)
+    off = (size + 4095) // 4096 * 4096
+    table, body, at = b"", b"", off
+    for i, payload in entries:
+        table += struct.pack("<QQQ", at, len(payload), len(i)) + i.encode()
+        pad = (-len(payload)) % 4096 if payload else 0
+        body += payload + b"\0" * pad
+        at += len(payload) + pad
+    out = head + table
+    return out + b"\0" * (off - len(out)) + body
+
+
+def small_tree(root: Path, n: int, payload: int = 2048) -> Path:
+    """``n`` small bundles under ``root`` (sub directories, one damaged, one duplicate)."""
+    rng = random.Random(n)
+    targets = ["gfx90a:xnack-", "gfx90a:xnack+", "gfx942", "gfx1100", "gfx9-generic", "gfx1030"]
+    for i in range(n):
+        d = root / f"d{i % 4}"
+        d.mkdir(parents=True, exist_ok=True)
+        ts = rng.sample(targets, 2)
+        ents = [("host-x86_64-unknown-linux--", b"")] + [
+            (f"hipv4-amdgcn-amd-amdhsa--{t}", rng.randbytes(payload)) for t in ts
+        ]
+        (d / f"k{i:03d}.hipfb").write_bytes(bundle(ents))
+    # A damaged bundle: its entry runs past the end.
+    good = bundle([("hipv4-amdgcn-amd-amdhsa--gfx942", b"x" * 5000)])
+    (root / "damaged.hipfb").write_bytes(good[:6000])
+    # A file without device code is not an input of a directory walk.
+    (root / "README").write_text("not device code")
+    return root
+
+
+def table(out: Path, name: str):
+    t = dataset.read_table(out, name) if name in ("inputs", "code_objects") else pq.read_table(out / f"{name}.parquet")
+    keep = [c for c in t.column_names if c not in VOLATILE]
+    rows = t.select(keep).to_pylist()
+    return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
+
+
+def same_dataset(a: Path, b: Path) -> None:
+    for name in ("inputs", "code_objects", "targets"):
+        assert table(a, name) == table(b, name), name
+
+
+def exactly_once(out: Path, names) -> None:
+    got = [r["input"] for r in table(out, "inputs")]
+    assert sorted(got) == sorted(names)
+    assert len(set(got)) == len(got)
+
+
+def cli_rows(gfxkit_bin: str, path: Path):
+    """The code objects ``gfxkit list --check --json`` lists for ``path``, as census rows."""
+    out = subprocess.run([gfxkit_bin, "list", "--check", "--json", str(path)], capture_output=True)
+    listing = json.loads(out.stdout)
+    rows = []
+    for f in listing["files"]:
+        for ui, b in enumerate(f["bundles"]):
+            for ei, e in enumerate(b["entries"]):
+                if e["size"] == 0 or e["kind"] == "host":
+                    continue
+                rows.append(
+                    (f["path"], b["format"], ui, b["offset"], ei, e["id"], e["target_id"],
+                     e["code_object_version"], e["size"])
+                )
+    return sorted(rows)
+
+
+@pytest.fixture(scope="module")
+def real_inputs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("real")
+    tree = small_tree(d / "tree", 6)
+    # A container image: an OCI layout archive whose second layer deletes a file of the first.
+    from test_images import _image
+
+    img = d / "image.tar"
+    k = (tree / "d0" / "k000.hipfb").read_bytes()
+    _image(img, [("linux/amd64", [
+        [("opt/app/lib/k.hipfb", k), ("opt/app/lib/gone.hipfb", k)],
+        [("opt/app/lib/.wh.gone.hipfb", b"")],
+    ])])
+    return [str(real(WHEEL)), str(real(DEB)), str(tree), str(img), str(d / "missing.so")]
+
+
+@pytest.fixture(scope="module")
+def serial_out(real_inputs, tmp_path_factory):
+    out = tmp_path_factory.mktemp("serial")
+    r = gfxkit.census(real_inputs, out, require="gfx90a,gfx1200", serial=True, progress=False)
+    # wheel, deb, 6 bundles, the damaged one, the image, the missing path
+    assert r.inputs == 11, r
+    return out
+
+
+def test_rows_agree_with_list_json(serial_out, gfxkit_bin):
+    ins = {r["input"]: r for r in table(serial_out, "inputs")}
+    co = table(serial_out, "code_objects")
+    checked = 0
+    for name, row in ins.items():
+        if row["status"] == "error":
+            assert row["kind"] == "unreadable" and name in row["error"]
+            continue
+        mine = sorted(
+            (r["path"], r["container"], r["unit"], r["unit_offset"], r["entry"], r["entry_id"],
+             r["target_id"], r["code_object_version"], r["uncompressed_bytes"])
+            for r in co if r["input"] == name
+        )
+        assert mine == cli_rows(gfxkit_bin, Path(name)), name
+        checked += len(mine)
+        with open(name, "rb") as f:
+            assert row["sha256"] == hashlib.sha256(f.read()).hexdigest()
+        assert row["code_objects"] == len(mine)
+        assert row["device_bytes"] == sum(r["stored_bytes"] for r in co if r["input"] == name)
+    assert checked > 90
+    wheel = ins[str(real(WHEEL))]
+    assert wheel["kind"] == "wheel" and wheel["status"] == "ok"
+    assert "gfx90a:xnack-" in wheel["targets"] or "gfx90a" in wheel["processors"]
+    deb = [r for r in co if r["input"] == str(real(DEB))]
+    assert all(r["path"].startswith(str(real(DEB)) + "!") and r["member"] for r in deb)
+    assert all(r["sha256"] and r["kernels"] and r["code_object_version"] for r in deb)
+    image = [r for n, r in ins.items() if n.endswith("image.tar")][0]
+    assert image["kind"] == "image" and image["code_objects"] == 2
+    assert {r["path"].split("!")[1] for r in co if r["input"].endswith("image.tar")} == {"/opt/app/lib/k.hipfb"}
+    assert all(r["layer"].startswith("sha256:") for r in co if r["input"].endswith("image.tar"))
+    damaged = [r for n, r in ins.items() if n.endswith("damaged.hipfb")][0]
+    assert damaged["status"] in ("error", "damaged") and "damaged.hipfb" in damaged["error"]
+    # Each code object's digest is that of the code object gfxkit extracts.
+    first = [r for r in deb][0]
+    ex = {hashlib.sha256(e.data).hexdigest() for e in gfxkit.extract(first["path"])}
+    assert first["sha256"] in ex
+
+
+def test_metadata_schema_and_duckdb(serial_out):
+    for f in (serial_out / "code_objects").glob("*.parquet"):
+        md = pq.read_metadata(f)
+        assert md.metadata[b"gfxkit.census.schema"] == str(dataset.SCHEMA_VERSION).encode()
+        assert md.row_group(0).column(0).compression == "ZSTD"
+        assert md.row_group(0).column(0).statistics is not None
+    n = duckdb.sql(
+        f"SELECT count(*) FROM read_parquet('{serial_out}/code_objects/*.parquet')"
+    ).fetchall()[0][0]
+    assert n == len(table(serial_out, "code_objects"))
+    lacks = table(serial_out, "lacks")
+    assert {x["required"] for x in lacks} <= {"gfx90a", "gfx1200"}
+    # librocrand 5.3 predates gfx1200.
+    assert any(x["required"] == "gfx1200" and DEB in x["input"] for x in lacks)
+    # The matrix: one row per (input, target).
+    t = table(serial_out, "targets")
+    assert len({(x["input"], x["target_id"]) for x in t}) == len(t)
+
+
+def test_local_cluster_of_two_workers_gives_the_same_dataset(serial_out, real_inputs, tmp_path):
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster, distributed.Client(cluster) as client:
+        gfxkit.census(real_inputs, tmp_path, require="gfx90a,gfx1200", client=client, shard_size=3, progress=False)
+    same_dataset(serial_out, tmp_path)
+    assert table(serial_out, "lacks") == table(tmp_path, "lacks")
+
+
+def test_command_line_with_no_option(serial_out, real_inputs, tmp_path, gfxkit_bin):
+    out = tmp_path / "out"
+    env = dict(os.environ, GFXKIT_PYTHON=sys.executable)
+    r = subprocess.run(
+        [gfxkit_bin, "census", *real_inputs, "-o", str(out), "--require", "gfx90a,gfx1200"],
+        capture_output=True, text=True, env=env,
+    )
+    # Two inputs are bad (the damaged bundle, the missing path): exit 1, rows for both.
+    assert r.returncode == 1, r.stderr
+    same_dataset(serial_out, out)
+    # Run again: every shard is done, nothing is read.
+    r = subprocess.run(
+        [sys.executable, "-m", "gfxkit", "census", *real_inputs, "-o", str(out), "--no-progress"],
+        capture_output=True, text=True,
+    )
+    assert "(0 read now)" in r.stdout, r.stdout + r.stderr
+    same_dataset(serial_out, out)
+    # Extended with one more input: only that one is read.
+    extra = tmp_path / "extra.hipfb"
+    extra.write_bytes(bundle([("hipv4-amdgcn-amd-amdhsa--gfx1100", b"k" * 100)]))
+    r = subprocess.run(
+        [sys.executable, "-m", "gfxkit", "census", *real_inputs, str(extra), "-o", str(out), "--no-progress"],
+        capture_output=True, text=True,
+    )
+    assert "12 inputs (1 read now)" in r.stdout, r.stdout + r.stderr
+    assert [x["targets"] for x in table(out, "inputs") if x["input"] == str(extra)] == [["gfx1100"]]
+    # The report is rebuilt from the dataset alone.
+    (out / "report.html").unlink()
+    r = subprocess.run([gfxkit_bin, "census", "--report", str(out)], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "Support matrix" in (out / "report.html").read_text()
+
+
+class _KillOnce(distributed.WorkerPlugin):
+    """A worker plugin: the first shard task to start on a worker kills that worker's process
+    (SIGKILL) a moment later, in the middle of the shard; a marker file says it happened."""
+
+    name = "gfxkit-census-kill-once"
+
+    def __init__(self, marker: str, delay: float) -> None:
+        self.marker, self.delay = marker, delay
+
+    def setup(self, worker) -> None:
+        self.worker = worker
+
+    def transition(self, key, start, finish, **kw) -> None:
+        k = key if isinstance(key, str) else str(key)
+        if finish != "executing" or not k.startswith("gfxkit-census-"):
+            return
+        try:
+            fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return
+        os.write(fd, f"{os.getpid()} {k}".encode())
+        os.close(fd)
+
+        def die() -> None:
+            time.sleep(self.delay)
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        threading.Thread(target=die, daemon=True).start()
+
+
+def test_a_worker_killed_mid_shard(tmp_path):
+    tree = small_tree(tmp_path / "tree", 40, payload=200_000)
+    names = gfxkit._gfxkit.census_walk([str(tree)])
+    want = tmp_path / "want"
+    gfxkit.census([str(tree)], want, serial=True, progress=False)
+    marker = tmp_path / "killed"
+    out = tmp_path / "out"
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster, distributed.Client(cluster) as client:
+        import cloudpickle
+
+        # The plugin travels by value: the workers need not import this test module.
+        cloudpickle.register_pickle_by_value(sys.modules[__name__])
+        client.register_plugin(_KillOnce(str(marker), 0.3))
+        gfxkit.census([str(tree)], out, client=client, shard_size=20, progress=False)
+    assert marker.is_file(), "no worker was killed"
+    pid = int(marker.read_text().split()[0])
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    exactly_once(out, names)
+    same_dataset(want, out)
+
+
+def test_census_killed_at_random_points_ends_with_the_same_dataset(tmp_path):
+    tree = small_tree(tmp_path / "tree", 24, payload=50_000)
+    names = gfxkit._gfxkit.census_walk([str(tree)])
+    want = tmp_path / "want"
+    gfxkit.census([str(tree)], want, serial=True, shard_size=3, progress=False)
+    rng = random.Random(40)
+    killed_with_shards = 0
+    for trial in range(10):
+        out = tmp_path / f"run{trial}"
+        mode = ["--serial"] if trial % 2 == 0 else ["--workers", "2"]
+        cmd = [sys.executable, "-m", "gfxkit", "census", str(tree), "-o", str(out),
+               "--shard-size", "3", "--no-progress", *mode]
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        time.sleep(rng.uniform(0.5, 4.0 if mode == ["--serial"] else 8.0))
+        # The census and its worker processes, as a Slurm allocation's end would.
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+        if (out / "inputs").is_dir() and any((out / "inputs").glob("*.parquet")):
+            killed_with_shards += 1
+        r = subprocess.run(cmd[:-len(mode)] + ["--serial"], capture_output=True, text=True)
+        # The damaged bundle is an input with an error: exit code 1.
+        assert r.returncode == 1, r.stderr
+        exactly_once(out, names)
+        same_dataset(want, out)
+        # No temporary file of a killed write is left once the census is complete.
+        assert not list(out.glob("**/.gfxkit-*"))
+    assert killed_with_shards >= 2, "no run was killed after it had written shards"
+
+
+class _Index(http.server.BaseHTTPRequestHandler):
+    """A simple index on loopback: ``/simple/<project>/`` as PEP 503 HTML, or PEP 691 JSON when
+    asked for; ``/files/<name>`` the files; anything else 404."""
+
+    files: dict = {}
+    pages: dict = {}
+
+    def log_message(self, *a) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802
+        path = self.path.split("?")[0]
+        if path in self.files:
+            body, ctype = self.files[path].read_bytes(), "application/octet-stream"
+        elif path in self.pages:
+            links = self.pages[path]
+            if "application/vnd.pypi.simple.v1+json" in self.headers.get("Accept", ""):
+                body = json.dumps(
+                    {"meta": {"api-version": "1.0"}, "name": path.split("/")[-2],
+                     "files": [{"filename": u.rsplit("/", 1)[-1], "url": u, "hashes": {"sha256": h}} for u, h in links]}
+                ).encode()
+                ctype = "application/vnd.pypi.simple.v1+json"
+            else:
+                body = ("<!DOCTYPE html><html><body>" + "".join(
+                    f'<a href="{u}#sha256={h}">{u.rsplit("/", 1)[-1]}</a><br/>' for u, h in links
+                ) + "</body></html>").encode()
+                ctype = "text/html"
+        else:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.mark.parametrize("form", ["html", "json"])
+def test_index_on_loopback(form, tmp_path, serial_out):
+    wheel, deb = real(WHEEL), real(DEB)
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    deb_digest = hashlib.sha256(deb.read_bytes()).hexdigest()
+    _Index.files = {
+        f"/files/{WHEEL}": wheel,
+        f"/mirror/{WHEEL}": wheel,
+        f"/files/{DEB}": deb,
+    }
+    # The JSON form gives absolute URLs, the HTML form relative ones.
+    pre = "../../" if form == "html" else ""
+    _Index.pages = {
+        "/simple/torch-scatter-rocm/": [(f"{pre}files/{WHEEL}", digest), (f"{pre}mirror/{WHEEL}", digest)],
+        "/simple/librocrand1/": [
+            (f"{pre}files/{DEB}", "0" * 64),  # a digest that does not match
+            (f"{pre}files/gone-1.0.tar.gz", "1" * 64),  # a download that fails (404)
+        ],
+    }
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Index)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    if form == "json":
+        _Index.pages = {
+            k: [(f"{base}/{u}", h) for u, h in v] for k, v in _Index.pages.items()
+        }
+    out = tmp_path / "out"
+    try:
+        r = gfxkit.census([], out, index=f"{base}/simple", projects=["torch_scatter.rocm", "librocrand1"],
+                          serial=True, progress=False)
+    finally:
+        server.shutdown()
+    ins = {x["input"]: x for x in table(out, "inputs")}
+    assert r.inputs == 4 == len(ins), ins.keys()
+    first, mirror = f"{base}/files/{WHEEL}", f"{base}/mirror/{WHEEL}"
+    # One wheel reached through two URLs: read once, the second a copy of its rows.
+    assert ins[first]["status"] == "ok" and ins[first]["sha256"] == digest
+    assert ins[mirror]["same_as"] == first
+    co = table(out, "code_objects")
+    local = [dict(x, input=None, path=x["path"].replace(str(wheel), "W"))
+             for x in table(serial_out, "code_objects") if x["input"] == str(wheel)]
+    for url in (first, mirror):
+        got = [dict(x, input=None, path=x["path"].replace(url, "W")) for x in co if x["input"] == url]
+        assert sorted(got, key=json.dumps) == sorted(local, key=json.dumps)
+    bad = ins[f"{base}/files/{DEB}"]
+    assert bad["status"] == "error" and "SHA-256 mismatch" in bad["error"]
+    assert f"{base}/files/{DEB}" in bad["error"] and deb_digest in bad["error"]
+    gone = ins[f"{base}/files/gone-1.0.tar.gz"]
+    assert gone["status"] == "error" and "download failed" in gone["error"]
+    assert f"{base}/files/gone-1.0.tar.gz" in gone["error"]
+    # Downloads are removed after the scan.
+    import tempfile
+
+    scratch = Path(tempfile.gettempdir()) / "gfxkit-census-downloads"
+    assert not scratch.exists() or not any(scratch.iterdir())
+
+
+def _chromium() -> str:
+    p = os.environ.get("GFXKIT_CHROMIUM") or shutil.which("chromium")
+    assert p, "chromium is missing: run `bash scripts/ensure-chromium` (apt-get install chromium)"
+    return p
+
+
+def _png_pixels(data: bytes):
+    """(width, height, rows of RGB(A) bytes) of an 8-bit, non-interlaced PNG."""
+    import zlib
+
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    at, idat, w, h, bpp = 8, b"", 0, 0, 4
+    while at < len(data):
+        n, kind = struct.unpack(">I4s", data[at:at + 8])
+        chunk = data[at + 8:at + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, color = struct.unpack(">IIBB", chunk[:10])
+            assert depth == 8 and color in (2, 6)
+            bpp = 3 if color == 2 else 4
+        elif kind == b"IDAT":
+            idat += chunk
+        at += 12 + n
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa_, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa_ <= pb and pa_ <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return w, h, bpp, rows
+
+
+def test_report_in_headless_chromium(serial_out, tmp_path):
+    page = serial_out / "report.html"
+    text = page.read_text()
+    # Self-contained: nothing is fetched (the SVG namespace is a name, not a request).
+    import re
+
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", text)
+    assert "<link" not in text and "@import" not in text and "url(" not in text
+    for part in ("Support matrix", "Device bytes per target", "Keeping only the required targets",
+                 "Code objects stored more than once", "lack a required target", "Errors"):
+        assert part in text
+    shot = tmp_path / "shot.png"
+    common = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+              "--disable-background-networking", "--disable-component-update", "--no-first-run",
+              f"--user-data-dir={tmp_path / 'profile'}"]
+    r = subprocess.run(common + [f"--screenshot={shot}", "--window-size=1400,1000", f"file://{page}"],
+                       capture_output=True, timeout=120)
+    assert shot.is_file(), r.stderr.decode(errors="replace")
+    w, h, bpp, rows = _png_pixels(shot.read_bytes())
+    assert (w, h) == (1400, 1000)
+    # The matrix's cells: native code green (#4caf50), a missing required target red (#ef9a9a).
+    def count(rgb):
+        return sum(1 for row in rows for i in range(0, len(row), bpp * 3) if tuple(row[i:i + 3]) == rgb)
+
+    assert count((0x4C, 0xAF, 0x50)) > 200, "no native cell drawn"
+    assert count((0xEF, 0x9A, 0x9A)) > 20, "no missing-target cell drawn"
+    # The DOM after the page's script: the matrix has a row per input.
+    dom = subprocess.run(common + ["--dump-dom", f"file://{page}"], capture_output=True, timeout=120).stdout.decode()
+    body = dom.split("id=\"matrix-table\"", 1)[1].split("</table>", 1)[0]
+    assert body.count("<tr>") == 1 + 11
+
+
+class _KillAlways(distributed.WorkerPlugin):
+    """Kills (SIGKILL) every worker that starts a task whose key ends with one of ``suffixes``:
+    a shard, then one input of it, that no worker survives."""
+
+    name = "gfxkit-census-kill-always"
+
+    def __init__(self, suffixes) -> None:
+        self.suffixes = tuple(suffixes)
+
+    def transition(self, key, start, finish, **kw) -> None:
+        k = key if isinstance(key, str) else str(key)
+        if finish == "executing" and k.endswith(self.suffixes):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_an_input_that_kills_every_worker_is_an_error_row(tmp_path):
+    import cloudpickle
+    import dask
+
+    tree = small_tree(tmp_path / "tree", 3)
+    names = gfxkit._gfxkit.census_walk([str(tree)])
+    want = tmp_path / "want"
+    gfxkit.census([str(tree)], want, serial=True, shard_size=16, progress=False)
+    plan = json.loads((want / dataset.PLAN).read_text())
+    (shard,) = plan["shards"]
+    victim = shard["items"][1]["name"]
+    out = tmp_path / "out"
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster, distributed.Client(cluster) as client:
+        client.register_plugin(_KillAlways([f"gfxkit-census-{shard['name']}", f"{shard['name']}-1",
+                                            f"{shard['name']}-1-solo"]))
+        gfxkit.census([str(tree)], out, client=client, shard_size=16, progress=False)
+    exactly_once(out, names)
+    got = {r["input"]: r for r in table(out, "inputs")}
+    assert got[victim]["status"] == "error" and "died" in got[victim]["error"], got[victim]
+    # Every other input is read as an uninterrupted census reads it.
+    wanted = {r["input"]: r for r in table(want, "inputs")}
+    for n in names:
+        if n != victim:
+            assert got[n] == wanted[n]
+    assert [r for r in table(out, "code_objects") if r["input"] != victim] == [
+        r for r in table(want, "code_objects") if r["input"] != victim
+    ]
