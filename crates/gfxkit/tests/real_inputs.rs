@@ -492,7 +492,7 @@ fn rocblas_select_names_the_database_files_a_library_loads() {
         .clone();
     assert_eq!(
         db["files"],
-        serde_json::json!(["Kernels.so-000-gfx1010.hsaco"])
+        serde_json::json!(["Kernels.so-000-gfx1010.hsaco", "TensileLibrary.dat"])
     );
     let o = gfxkit(&["doctor", "--device", "gfx1010", s(&root)]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o).0);

@@ -187,7 +187,7 @@ pub fn select(
     select_on(paths, device, loader, None, progress)
 }
 
-/// [`select`] as the runtime of the ROCm release `rocm` chooses, when given: what it cannot
+/// [`select()`] as the runtime of the ROCm release `rocm` chooses, when given: what it cannot
 /// load is passed over with the reason ([`select::select_on`]), a split binary's wrappers
 /// load nothing on a release without the kpack loader, and the report names the release.
 pub fn select_on(
@@ -258,7 +258,7 @@ pub fn doctor(
     doctor_on(paths, devices, loader, None, progress)
 }
 
-/// [`doctor`] for the runtime of the ROCm release `rocm`, when given: what it cannot load is
+/// [`doctor()`] for the runtime of the ROCm release `rocm`, when given: what it cannot load is
 /// left out of the verdict and named in `missing`, with remedies that follow the release.
 pub fn doctor_on(
     paths: &[PathBuf],
@@ -289,7 +289,7 @@ pub fn check(
     check_on(paths, required, exactly, loader, None, progress)
 }
 
-/// [`check`] for the runtime of the ROCm release `rocm`, when given: a required target
+/// [`check()`] for the runtime of the ROCm release `rocm`, when given: a required target
 /// passes only with code that release loads.
 pub fn check_on(
     paths: &[PathBuf],
