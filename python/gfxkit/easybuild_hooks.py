@@ -79,9 +79,9 @@ def gfxkit_sanity_check(eb) -> None:
     strict = _flag("GFXKIT_EB_STRICT", False)
     error_on_missing = _flag("GFXKIT_EB_ERROR_ON_MISSING", True)
     installdir = os.path.realpath(eb.installdir)
+    # Paths compared as the files they are: EasyBuild's lib64 is a link to lib.
     ignored = {
-        os.path.normpath(os.path.join(installdir, p))
-        for p in (eb.cfg[IGNORE_PARAMETER] or [])
+        os.path.realpath(os.path.join(installdir, p)) for p in (eb.cfg[IGNORE_PARAMETER] or [])
     }
     cmd = [_gfxkit(), "check", "--require", ",".join(targets), "--exactly", "--json", installdir]
     eb.log.info("gfxkit sanity check: %s", " ".join(cmd))
@@ -101,8 +101,11 @@ def gfxkit_sanity_check(eb) -> None:
     failures, warnings, passed, skipped = [], [], 0, []
     for f in files:
         path = f["path"]
-        on_disk = os.path.normpath(path.split("!", 1)[0])
-        shown = os.path.relpath(path, installdir) if path.startswith(installdir + os.sep) else path
+        outer, _, member = path.partition("!")
+        on_disk = os.path.realpath(outer)
+        shown = path
+        if on_disk.startswith(installdir + os.sep):
+            shown = os.path.relpath(on_disk, installdir) + (f"!{member}" if member else "")
         if on_disk in ignored:
             skipped.append(shown)
             continue

@@ -115,8 +115,10 @@ def test_truth_is_the_commands_answer(text, tmp_path):
     v = gfxkit.verify(str(damaged))
     _, code = text("verify", str(damaged))
     assert code == 1 and v.exit_status == 1 and not v and not v.ok
-    # diff: true when the builds differ (exit 1), as before.
-    assert not gfxkit.diff(lib, lib) and gfxkit.diff(lib, str(damaged))
+    # diff: false for the same build; a damaged side has no digests to compare: an error.
+    assert not gfxkit.diff(lib, lib)
+    with pytest.raises(gfxkit.FormatError):
+        gfxkit.diff(lib, str(damaged))
 
 
 class _Html(html.parser.HTMLParser):

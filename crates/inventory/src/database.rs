@@ -991,7 +991,8 @@ fn tensile_bundle(path: &str, data: &[u8]) -> Option<DbMember> {
 /// (rocBLAS, hipBLASLt: `rocblas/2.47.0/library`, also above `library/<arch>/`) or
 /// `aotriton.images` component (AOTriton's images of every family, loose `.aks2` files and the
 /// zip packs holding them alike); else the package it is a member of (aiter's wheel:
-/// `x.whl`); else aiter's packages `aiter_meta` and `aiter` (unpacked or installed); else the Python
+/// `x.whl`); else aiter's `aiter_meta` (its `hsa/<arch>/` and, named so, the Triton AOT kernels of
+/// the `aiter` package beside it; unpacked or installed alike); else the Python
 /// package below `site-packages`/`dist-packages` (`site-packages/aiter_meta`); else the
 /// member's directory (for a file named without one, the file itself).
 pub fn database_root(path: &str) -> String {
@@ -1005,14 +1006,25 @@ pub fn database_root(path: &str) -> String {
         i + 1
     } else if let Some(pkg) = path.find('!') {
         return path[..pkg].to_owned();
-    } else if let Some(i) = dirs
-        .iter()
-        .position(|p| *p == "aiter_meta" || *p == "aiter")
-    {
-        // aiter's two packages (`aiter_meta/hsa/<arch>/` and the Triton AOT kernels under
-        // `aiter/ops/`): each one database of every processor, as aiter loads per op what the
-        // device's processor has (unpacked as installed, where the rule below says the same).
+    } else if let Some(i) = dirs.iter().rposition(|p| *p == "aiter_meta") {
+        // aiter's `aiter_meta/hsa/<arch>/`: one database of every processor, as aiter loads per
+        // op what the device's processor has (unpacked as installed).
         i + 1
+    } else if let Some(i) = dirs
+        .windows(2)
+        .rposition(|w| w[0] == "aiter" && w[1] == "ops")
+    {
+        // aiter's Triton AOT kernels (`aiter/ops/...`, built for the processors whose ops use
+        // them) belong to the same database as `aiter_meta` beside the `aiter` package.
+        let mut end = 0;
+        for (k, p) in parts.iter().enumerate().take(i) {
+            end += p.len() + usize::from(k > 0);
+        }
+        return if end == 0 {
+            "aiter_meta".to_owned()
+        } else {
+            format!("{}/aiter_meta", &path[..end])
+        };
     } else if let Some(i) = dirs
         .iter()
         .rposition(|p| *p == "site-packages" || *p == "dist-packages")
@@ -1671,6 +1683,14 @@ mod tests {
         assert_eq!(
             r("/tmp/aiter/aiter_meta/hsa/gfx950/pa/a.co"),
             "/tmp/aiter/aiter_meta"
+        );
+        assert_eq!(
+            r("/tmp/aiter/aiter/ops/triton/configs/gemm/aot/k/a.co"),
+            "/tmp/aiter/aiter_meta"
+        );
+        assert_eq!(
+            r("/venv/lib/python3.12/site-packages/aiter/ops/triton/a.co"),
+            "/venv/lib/python3.12/site-packages/aiter_meta"
         );
         assert_eq!(r("a.co"), "a.co");
         assert_eq!(r("./a.co"), ".");

@@ -290,8 +290,12 @@ impl Loads {
             return None;
         }
         Some(format!(
-            "lacks {} ({} fails the problems that reach {})",
+            "lacks {} ({}{} fails the problems that reach {})",
             quote_names(&self.missing),
+            self.context
+                .as_deref()
+                .map(|c| format!("{c}; "))
+                .unwrap_or_default(),
             self.flavor.library(),
             if self.missing.len() == 1 {
                 "it"
