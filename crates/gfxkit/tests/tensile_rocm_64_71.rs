@@ -86,6 +86,16 @@ fn link_tree(src: &Path, dst: &Path, skip: &dyn Fn(&str) -> bool) {
     tree(src, dst, Copy::Symbolic, skip)
 }
 
+/// The files a `database` unit of `select --json` names.
+fn unit_files(unit: &serde_json::Value) -> BTreeSet<String> {
+    unit["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_owned())
+        .collect()
+}
+
 // --- An index reader of the test's own ------------------------------------------------------
 
 fn field<'v>(v: &'v rmpv::Value, key: &str) -> Option<&'v rmpv::Value> {
@@ -250,12 +260,7 @@ fn rocblas_64_every_route_a_processor_can_take_is_opened_and_kept_by_prune() {
         assert_eq!(o.status.code(), Some(0), "{}", out(&o));
         let j = json(&o);
         let unit = &j["files"][0]["bundles"][0];
-        let named: BTreeSet<String> = unit["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f.as_str().unwrap().to_owned())
-            .collect();
+        let named = unit_files(unit);
         assert_eq!(named, files, "{p}");
     }
     // A processor the package has no index for: rocBLAS aborts at start-up.
@@ -413,12 +418,7 @@ fn hipblaslt_71_is_one_library_with_its_database() {
         .find(|b| b["format"] == "database")
         .unwrap()
         .clone();
-    let named: BTreeSet<String> = unit["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f.as_str().unwrap().to_owned())
-        .collect();
+    let named = unit_files(&unit);
     let mut expected = files.clone();
     expected.insert("TensileLiteLibrary_lazy_Mapping.dat".into());
     expected.insert("extop_gfx1151.co".into());
