@@ -522,6 +522,7 @@ def select(
     *,
     kpack_loader: str = "current",
     rocm: Optional[str] = None,
+    cu_count: Optional[int] = None,
 ) -> Union[Selection, "List[Selection]"]:
     """Which code object the HIP runtime would load on ``device`` from each unit of a file
     (``gfxkit select --device DEVICE --json``); for a package, one :class:`Selection` per
@@ -530,8 +531,9 @@ def select(
     disk that loads a kernel database (``librocblas.so`` with ``rocblas/<version>/library``
     beside it) gets a unit of ``format`` ``"database"`` naming the ``files`` it opens on the
     device, or ``selected: None`` with the missing files in ``reason``. ``rocm`` (``"6.2"``,
-    ``"auto"``): as the runtime of that ROCm release (``--rocm``)."""
-    return _each(_gfxkit.select(src, str(device), kpack_loader, rocm), Selection)
+    ``"auto"``): as the runtime of that ROCm release (``--rocm``). ``cu_count``: the device's
+    number of compute units (``--cu-count``), for kernel databases with rows per count."""
+    return _each(_gfxkit.select(src, str(device), kpack_loader, rocm, cu_count), Selection)
 
 
 def verify(src: Source) -> Union[Verification, "List[Verification]"]:
@@ -550,6 +552,7 @@ def doctor(
     sysfs_root: Union[None, str, "os.PathLike[str]"] = None,
     kpack_loader: str = "current",
     rocm: Optional[str] = None,
+    cu_count: Optional[int] = None,
 ) -> DoctorReport:
     """Whether the libraries under ``src`` (a path or several: files or directories; default
     ``$ROCM_PATH/lib``, else ``/opt/rocm/lib``) run on each ``device`` (one or several;
@@ -563,7 +566,9 @@ def doctor(
     them (symbolic links followed, packages by member); binaries split by kpack are judged
     through their archives. ``rocm`` (``"6.2"``, ``"auto"``): as the runtime of that ROCm
     release (``--rocm``); with ``device="auto"`` and no ``rocm``, the installed release
-    (read under ``sysfs_root``)."""
+    (read under ``sysfs_root``). ``cu_count``: the devices' number of compute units
+    (``--cu-count``; with ``device="auto"`` read from the topology), for kernel databases with
+    rows per count."""
     if src is None:
         paths = []
     elif isinstance(src, (str, os.PathLike)):
@@ -578,6 +583,7 @@ def doctor(
             None if sysfs_root is None else os.fspath(sysfs_root),
             kpack_loader,
             rocm,
+            cu_count,
         )
     )
 

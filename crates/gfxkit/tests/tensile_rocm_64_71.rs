@@ -20,13 +20,20 @@ fn sid() -> PathBuf {
 }
 
 fn gfxkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gfxkit"))
-        .args(args)
+    gfxkit_with(args, &[])
+}
+
+/// `gfxkit ARGS` with the variables `env` set (the libraries' own variables unset otherwise).
+fn gfxkit_with(args: &[&str], env: &[(&str, &Path)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gfxkit"));
+    c.args(args)
         .env_remove("GFXKIT_PROGRESS_DELAY_MS")
         .env_remove("ROCBLAS_TENSILE_LIBPATH")
-        .env_remove("HIPBLASLT_TENSILE_LIBPATH")
-        .output()
-        .expect("run gfxkit")
+        .env_remove("HIPBLASLT_TENSILE_LIBPATH");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("run gfxkit")
 }
 
 fn s(p: &Path) -> &str {
@@ -123,18 +130,19 @@ fn placeholders(node: &rmpv::Value, out: &mut BTreeSet<String>) {
     }
 }
 
-/// Whether a hardware predicate may hold for `processor` (any CU count).
-fn may_hold(p: &rmpv::Value, processor: &str) -> bool {
+/// Whether a hardware predicate may hold for `processor` with `cu` compute units (any count
+/// when `None`).
+fn may_hold(p: &rmpv::Value, processor: &str, cu: Option<u64>) -> bool {
     let t = field(p, "type").and_then(|t| t.as_str()).unwrap_or("");
     let v = field(p, "value");
     match t {
         "TruePred" => true,
-        "AMDGPU" => v.is_some_and(|v| may_hold(v, processor)),
+        "AMDGPU" => v.is_some_and(|v| may_hold(v, processor, cu)),
         "Processor" => v.and_then(|v| v.as_str()) == Some(processor),
-        "CUCount" => true,
+        "CUCount" => cu.map_or(true, |c| v.and_then(|v| v.as_u64()) == Some(c)),
         "And" => v
             .and_then(|v| v.as_array())
-            .is_some_and(|a| a.iter().all(|p| may_hold(p, processor))),
+            .is_some_and(|a| a.iter().all(|p| may_hold(p, processor, cu))),
         other => panic!("predicate {other} not expected in these indexes"),
     }
 }
@@ -166,6 +174,16 @@ fn rows(index: &Path) -> Vec<(rmpv::Value, BTreeSet<String>)> {
 /// fallback, `_<P>.hsaco`; hipBLASLt: `.co`; each with its XNACK spellings). Files absent are
 /// collected apart.
 fn routes(dir: &Path, processor: &str, rocblas: bool) -> (BTreeSet<String>, BTreeSet<String>) {
+    routes_with(dir, processor, rocblas, None)
+}
+
+/// [`routes`] for a device of `cu` compute units (any count when `None`).
+fn routes_with(
+    dir: &Path,
+    processor: &str,
+    rocblas: bool,
+    cu: Option<u64>,
+) -> (BTreeSet<String>, BTreeSet<String>) {
     let index = format!("TensileLibrary_lazy_{processor}.dat");
     let mut have = BTreeSet::new();
     let mut missing = BTreeSet::new();
@@ -186,7 +204,7 @@ fn routes(dir: &Path, processor: &str, rocblas: bool) -> (BTreeSet<String>, BTre
         None => missing.insert(format!("Kernels.so-000-{processor}.hsaco")),
     };
     for (pred, shards) in rows(&dir.join(&index)) {
-        if !may_hold(&pred, processor) {
+        if !may_hold(&pred, processor, cu) {
             continue;
         }
         for v in shards {
@@ -350,6 +368,109 @@ fn rocblas_64_a_missing_shard_or_index_fails_every_checker() {
     );
 }
 
+/// The files a `lacks` message names: those quoted and the `and N more`.
+fn lacking(message: &str) -> (Vec<String>, usize) {
+    let list = message
+        .split_once(" lacks ")
+        .map(|(_, l)| l)
+        .unwrap_or_else(|| panic!("{message}"));
+    let list = list.split(" (").next().unwrap();
+    let (quoted, more) = match list.rsplit_once(" and ") {
+        Some((q, m)) => (q, m.trim_end_matches(" more").parse::<usize>().unwrap()),
+        None => (list, 0),
+    };
+    let quoted: Vec<String> = quoted.split(", ").map(str::to_owned).collect();
+    let n = quoted.len() + more;
+    (quoted, n)
+}
+
+#[test]
+fn rocblas_64_a_device_is_judged_by_the_rows_of_its_cu_count() {
+    // gfx90a's index: [Processor && CUCount == 104, Processor, TruePred]; its shards are not
+    // unpacked, so every file a device of a count can reach is missing: what gfxkit names
+    // missing is what that count reaches.
+    let lib = sid().join(ROCBLAS);
+    let index = lib.join("TensileLibrary_lazy_gfx90a.dat");
+    assert_eq!(rows(&index).len(), 3);
+    let tmp = tempfile::tempdir().unwrap();
+    let only = tmp.path().join("rocblas/4.4.1/library");
+    link_tree(&lib, &only, &|n| {
+        n.starts_with("TensileLibrary_lazy_") && !n.contains("gfx90a")
+    });
+    let mut counts = Vec::new();
+    for cu in [None, Some(104), Some(110)] {
+        let (_, expected) = routes_with(&only, "gfx90a", true, cu);
+        let n = cu.map(|c| c.to_string());
+        let mut args = vec!["doctor", "--json", "--device", "gfx90a"];
+        if let Some(n) = &n {
+            args.extend(["--cu-count", n.as_str()]);
+        }
+        args.push(s(&only));
+        let o = gfxkit(&args);
+        assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+        let j = json(&o);
+        assert_eq!(
+            j["cu_counts"]["gfx90a"].as_u64(),
+            cu,
+            "the count judged is reported: {j}"
+        );
+        let why = j["files"][0]["missing"]["gfx90a"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let (quoted, total) = lacking(&why);
+        assert_eq!(total, expected.len(), "{cu:?}: {why}");
+        assert_eq!(
+            quoted.iter().any(|f| f.contains("_CU104_")),
+            cu != Some(110),
+            "{why}"
+        );
+        counts.push(total);
+    }
+    // 104 CUs reach what any count reaches (one CU row, for 104); 110 fewer: not the CU104 row.
+    assert_eq!(counts[0], counts[1]);
+    assert!(counts[2] < counts[0], "{counts:?}");
+
+    // With --device auto the count comes from the topology (simd_count / simd_per_cu), and
+    // select takes it too.
+    let sys = tmp.path().join("machine");
+    let node = sys.join("sys/class/kfd/kfd/topology/nodes/1");
+    std::fs::create_dir_all(&node).unwrap();
+    std::fs::write(
+        node.join("properties"),
+        "simd_count 440\nsimd_per_cu 4\ngfx_target_version 90010\ncapability 0\nvendor_id 4098\n",
+    )
+    .unwrap();
+    let o = gfxkit(&[
+        "doctor",
+        "--json",
+        "--sysfs-root",
+        s(&sys),
+        "--rocm",
+        "7.2",
+        s(&only),
+    ]);
+    let j = json(&o);
+    let device = j["devices"][0].as_str().unwrap().to_owned();
+    assert_eq!(j["cu_counts"][&device].as_u64(), Some(110), "{j}");
+    let (_, total) = lacking(j["files"][0]["missing"][&device].as_str().unwrap());
+    assert_eq!(total, counts[2]);
+    let o = gfxkit(&[
+        "select",
+        "--json",
+        "--device",
+        "gfx90a",
+        "--cu-count",
+        "110",
+        s(&only),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    let j = json(&o);
+    assert_eq!(j["cu_count"].as_u64(), Some(110));
+    let (_, total) = lacking(j["files"][0]["bundles"][0]["reason"].as_str().unwrap());
+    assert_eq!(total, counts[2]);
+}
+
 // --- hipBLASLt 7.1 ----------------------------------------------------------------------------
 
 /// `libhipblaslt.so.1` and gfx1151's part of its directory (its index, the mapping, the
@@ -466,4 +587,36 @@ fn hipblaslt_71_is_one_library_with_its_database() {
     assert!(out(&o).contains(&victim), "{}", out(&o));
     let o = gfxkit(&["verify", s(&broken.join("libhipblaslt.so.1"))]);
     assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+}
+
+#[test]
+fn hipblaslt_71_looks_for_a_processor_directory_only_without_its_variable() {
+    // The directory's files moved into `library/gfx1151/` (the layout of later releases).
+    let tmp = tempfile::tempdir().unwrap();
+    let root = hipblaslt(&tmp.path().join("flat"));
+    let nested = tmp.path().join("nested");
+    link_tree(&root, &nested, &|_| false);
+    let flat_lib = root.join(HIPBLASLT);
+    let lib = nested.join(HIPBLASLT);
+    std::fs::remove_dir_all(&lib).unwrap();
+    link_tree(&flat_lib, &lib.join("gfx1151"), &|_| false);
+    assert!(lib.join("gfx1151/TensileLibrary_lazy_gfx1151.dat").exists());
+    assert!(!lib.join("TensileLibrary_lazy_gfx1151.dat").exists());
+    let so = nested.join("libhipblaslt.so.1");
+    // Beside the library: the processor's directory is looked into.
+    let o = gfxkit(&["doctor", "--device", "gfx1151", s(&so)]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    // HIPBLASLT_TENSILE_LIBPATH naming the same directory is used as given: no index there.
+    let env = [("HIPBLASLT_TENSILE_LIBPATH", lib.as_path())];
+    let o = gfxkit_with(&["doctor", "--device", "gfx1151", s(&so)], &env);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert!(
+        out(&o).contains("hipBLASLt loads, then every GEMM call fails: no index for gfx1151"),
+        "{}",
+        out(&o)
+    );
+    // Naming the flat directory, it loads.
+    let env = [("HIPBLASLT_TENSILE_LIBPATH", flat_lib.as_path())];
+    let o = gfxkit_with(&["doctor", "--device", "gfx1151", s(&so)], &env);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
 }

@@ -25,6 +25,8 @@ pub struct NodeProperties {
     pub capability: u64,
     /// `simd_count` (0 for CPU nodes).
     pub simd_count: u64,
+    /// `simd_per_cu` (0 when absent).
+    pub simd_per_cu: u64,
     /// `vendor_id`.
     pub vendor_id: u64,
 }
@@ -33,6 +35,13 @@ impl NodeProperties {
     /// Whether the node is a GPU (a non-zero target version and SIMDs).
     pub fn is_gpu(&self) -> bool {
         self.gfx_target_version != 0
+    }
+
+    /// The number of compute units, as the runtime counts them (`simd_count / simd_per_cu`:
+    /// what `rocminfo` calls "Compute Unit" and HIP `multiProcessorCount`, which rocBLAS's
+    /// kernel database selects rows by); `None` when the node does not say.
+    pub fn cu_count(&self) -> Option<u64> {
+        (self.simd_per_cu != 0 && self.simd_count != 0).then(|| self.simd_count / self.simd_per_cu)
     }
 }
 
@@ -50,6 +59,7 @@ pub fn parse_properties(text: &str) -> NodeProperties {
             "gfx_target_version" => p.gfx_target_version = v,
             "capability" => p.capability = v,
             "simd_count" => p.simd_count = v,
+            "simd_per_cu" => p.simd_per_cu = v,
             "vendor_id" => p.vendor_id = v,
             _ => {}
         }
@@ -182,5 +192,10 @@ mod tests {
         assert_eq!(id.to_string(), "gfx1030");
         let cpu = parse_properties("cpu_cores_count 16\nsimd_count 0\ngfx_target_version 0\n");
         assert!(!cpu.is_gpu());
+        assert_eq!(cpu.cu_count(), None);
+        // No simd_per_cu: the count is not known.
+        assert_eq!(p.cu_count(), None);
+        let mi250x = parse_properties("simd_count 440\nsimd_per_cu 4\ngfx_target_version 90010\n");
+        assert_eq!(mi250x.cu_count(), Some(110));
     }
 }

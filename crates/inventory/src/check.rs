@@ -226,7 +226,7 @@ pub fn judge_database(
     let mut runs_on = BTreeMap::new();
     let mut missing = BTreeMap::new();
     for r in required {
-        let why = db.lacks(r);
+        let why = db.lacks(r, None);
         runs_on.insert(r.to_string(), why.is_none());
         if let Some(w) = why {
             missing.insert(r.to_string(), w);
@@ -312,7 +312,7 @@ pub fn judge_with_databases(
                 examined,
                 required,
                 exactly,
-                &|d| loaded.lacks(d),
+                &|d| loaded.lacks(d, None),
                 loaded.entry_ids(),
                 loaded.any().then(|| loaded.processors()),
             )?;

@@ -232,7 +232,7 @@ pub struct RowFiles {
 /// also with its `-xnack±` spellings; missing when no spelling is present.
 pub fn row_files(listing: &Listing<'_>, processor: &str, placeholders: &[&str]) -> RowFiles {
     let flavor = Flavor::of(listing);
-    let (dir, index, lazy) = loads::index(listing, flavor, processor);
+    let (dir, index, lazy) = loads::index(listing, flavor, processor, false);
     let mut out = RowFiles::default();
     let Some(opened) = index.opened else {
         out.missing.extend(index.missed.last().cloned());
@@ -1058,6 +1058,9 @@ pub struct Database {
     pub root: String,
     /// Its files, in path order.
     pub members: Vec<DbMember>,
+    /// The library was sent to this directory by its variable (`HIPBLASLT_TENSILE_LIBPATH`),
+    /// which hipBLASLt uses as given: no `<processor>/` subdirectory is looked for in it.
+    pub by_variable: bool,
 }
 
 impl Database {
@@ -1120,14 +1123,20 @@ impl Database {
             let m = self.members.iter().find(|m| self.name_of(m) == path)?;
             m.index_rows.clone().map(|r| r.map(|r| r.rows))
         };
-        Some(loads::loads(&listing, Flavor::of(&listing), &d, &rows))
+        Some(loads::loads(
+            &listing,
+            Flavor::of(&listing),
+            &d,
+            self.by_variable,
+            &rows,
+        ))
     }
 
     /// What the library of this database looks for on `device` without needing it for its
     /// kernels, absent, each with what follows: hipBLASLt's mapping, extension ops and transform
     /// kernels (`hipblasltTransform.hsaco` holding no code for the device's processor).
-    pub fn notes(&self, device: &gfxkit_target_id::TargetId) -> Vec<String> {
-        let Some(l) = self.tensile_loads(device, None) else {
+    pub fn notes(&self, device: &gfxkit_target_id::TargetId, cu_count: Option<u64>) -> Vec<String> {
+        let Some(l) = self.tensile_loads(device, cu_count) else {
             return Vec::new();
         };
         let mut out = l.notes;
@@ -1176,10 +1185,14 @@ impl Database {
         p
     }
 
-    /// Why the database has nothing for `device`, naming what is missing; `None` when it has
-    /// ([`Database::serves`]).
-    pub fn lacks(&self, device: &gfxkit_target_id::TargetId) -> Option<String> {
-        self.serves(device).err()
+    /// Why the database has nothing for `device` (with `cu_count` compute units, any when
+    /// `None`), naming what is missing; `None` when it has ([`Database::serves`]).
+    pub fn lacks(
+        &self,
+        device: &gfxkit_target_id::TargetId,
+        cu_count: Option<u64>,
+    ) -> Option<String> {
+        self.serves(device, cu_count).err()
     }
 
     /// What the database gives a GPU `device`: the files its library opens for the device's
@@ -1187,10 +1200,16 @@ impl Database {
     /// the library does then. A Tensile directory is judged by its library's rule
     /// ([`Database::tensile_loads`]: the index, the start-up code objects and the shards of every
     /// row the device can select, every one present); any other by which members hold code for
-    /// the device's processor.
-    pub fn serves(&self, device: &gfxkit_target_id::TargetId) -> Result<Vec<String>, String> {
+    /// the device's processor. `cu_count` is the device's number of compute units: a device
+    /// can select only the rows for its own count among those naming one; `None` (not known)
+    /// judges every row the processor can select, whatever its count.
+    pub fn serves(
+        &self,
+        device: &gfxkit_target_id::TargetId,
+        cu_count: Option<u64>,
+    ) -> Result<Vec<String>, String> {
         let processor = device.processor().name;
-        if let Some(l) = self.tensile_loads(device, None) {
+        if let Some(l) = self.tensile_loads(device, cu_count) {
             return match l.failure(processor) {
                 None => Ok(l.files()),
                 Some(why) if why.starts_with("lacks ") => Err(format!("{} {why}", self.root)),
@@ -1214,6 +1233,47 @@ impl Database {
     }
 }
 
+/// The number of compute units of each device judged, where it is known (`--cu-count`, or
+/// the KFD topology). Kernel databases with rows per CU count (rocBLAS's Tensile indexes)
+/// are judged for a device's own count; a device without one is judged for every count.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CuCounts(Vec<(gfxkit_target_id::TargetId, u64)>);
+
+impl CuCounts {
+    /// No count known for any device.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// `count` for every one of `devices`.
+    pub fn all(devices: &[gfxkit_target_id::TargetId], count: u64) -> Self {
+        Self(devices.iter().map(|d| (*d, count)).collect())
+    }
+
+    /// Sets the count of `device`.
+    pub fn set(&mut self, device: &gfxkit_target_id::TargetId, count: u64) {
+        match self.0.iter_mut().find(|(d, _)| d == device) {
+            Some(e) => e.1 = count,
+            None => self.0.push((*device, count)),
+        }
+    }
+
+    /// The count of `device`, when known.
+    pub fn of(&self, device: &gfxkit_target_id::TargetId) -> Option<u64> {
+        self.0.iter().find(|(d, _)| d == device).map(|e| e.1)
+    }
+
+    /// Whether no count is known.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The known counts by canonical device target ID.
+    pub fn by_device(&self) -> std::collections::BTreeMap<String, u64> {
+        self.0.iter().map(|(d, n)| (d.to_string(), *n)).collect()
+    }
+}
+
 /// Groups database members by [`database_root`], in root order.
 pub fn group(members: Vec<DbMember>) -> Vec<Database> {
     let mut map: std::collections::BTreeMap<String, Vec<DbMember>> = Default::default();
@@ -1223,7 +1283,11 @@ pub fn group(members: Vec<DbMember>) -> Vec<Database> {
     map.into_iter()
         .map(|(root, mut members)| {
             members.sort_by(|a, b| a.path.cmp(&b.path));
-            Database { root, members }
+            Database {
+                root,
+                members,
+                by_variable: false,
+            }
         })
         .collect()
 }
@@ -1270,6 +1334,14 @@ impl LibPaths {
         })
     }
 
+    /// Whether the library at `library` is hipBLASLt sent elsewhere by
+    /// `HIPBLASLT_TENSILE_LIBPATH`: it then loads from that directory only, as given (not from
+    /// its subdirectories, which it looks into only without the variable).
+    pub fn as_given(&self, library: &str) -> bool {
+        self.hipblaslt.is_some()
+            && databases_dir(library).is_some_and(|d| d.rsplit('/').next() == Some("hipblaslt"))
+    }
+
     /// The overrides set, as `NAME=value` (for reports).
     pub fn describe(&self) -> Vec<String> {
         [
@@ -1286,15 +1358,18 @@ impl LibPaths {
 /// root is or lies under [`LibPaths::dir_for`] (rocBLAS: `rocblas/<version>/library` beside it,
 /// or `ROCBLAS_TENSILE_LIBPATH`; hipBLASLt: `hipblaslt/library`). MIOpen's `.kdb` files sit
 /// under `share/miopen/db`, not beside the library, and are judged as databases of their own.
+/// hipBLASLt sent by its variable loads the database of that directory only
+/// ([`LibPaths::as_given`]).
 pub fn owner_of(library: &str, databases: &[Database], paths: &LibPaths) -> Vec<usize> {
     let Some(dir) = paths.dir_for(library) else {
         return Vec::new();
     };
     let prefix = format!("{dir}/");
+    let as_given = paths.as_given(library);
     databases
         .iter()
         .enumerate()
-        .filter(|(_, d)| d.root == dir || d.root.starts_with(&prefix))
+        .filter(|(_, d)| d.root == dir || (!as_given && d.root.starts_with(&prefix)))
         .map(|(i, _)| i)
         .collect()
 }
@@ -1333,7 +1408,7 @@ pub fn library_findings(
             let Ok(t) = gfxkit_target_id::TargetId::parse(p) else {
                 continue;
             };
-            if let Some(why) = databases[i].lacks(&t) {
+            if let Some(why) = databases[i].lacks(&t, None) {
                 out.push(finding(
                     None,
                     Some(entry_id(p)),
@@ -1390,7 +1465,7 @@ pub fn verify_database_library(
             let Ok(t) = gfxkit_target_id::TargetId::parse(&p) else {
                 continue;
             };
-            if let Some(why) = db.lacks(&t) {
+            if let Some(why) = db.lacks(&t, None) {
                 problems.push(finding(None, Some(entry_id(&p)), why));
             }
         }
@@ -1408,11 +1483,15 @@ pub struct Loaded<'a> {
 }
 
 impl Loaded<'_> {
-    /// Why these databases cannot serve `device`, naming what is missing and what the library
-    /// does then (joined with `; `); `None` when each has what the device needs (or there is
+    /// Why these databases cannot serve `device` (with `cu_count` compute units, any when
+    /// `None`), naming what is missing and what the library does then (joined with `; `); `None` when each has what the device needs (or there is
     /// none and the library needs none). rocBLAS or hipBLASLt with no database at all where it
     /// looks lacks it for every device.
-    pub fn lacks(&self, device: &gfxkit_target_id::TargetId) -> Option<String> {
+    pub fn lacks(
+        &self,
+        device: &gfxkit_target_id::TargetId,
+        cu_count: Option<u64>,
+    ) -> Option<String> {
         if self.loads.is_empty() {
             let (flavor, dir) = self.needs?;
             return Some(format!(
@@ -1424,15 +1503,17 @@ impl Loaded<'_> {
         let why: Vec<String> = self
             .loads
             .iter()
-            .filter_map(|&i| self.databases[i].lacks(device))
+            .filter_map(|&i| self.databases[i].lacks(device, cu_count))
             .collect();
         (!why.is_empty()).then(|| why.join("; "))
     }
 
     /// What the databases' libraries look for on `device` without needing it for their
     /// kernels, absent, with what follows ([`Database::notes`]).
-    pub fn notes(&self, device: &gfxkit_target_id::TargetId) -> Vec<String> {
-        self.databases().flat_map(|d| d.notes(device)).collect()
+    pub fn notes(&self, device: &gfxkit_target_id::TargetId, cu_count: Option<u64>) -> Vec<String> {
+        self.databases()
+            .flat_map(|d| d.notes(device, cu_count))
+            .collect()
     }
 
     /// Whether the library loads or needs a kernel database.
@@ -1492,11 +1573,16 @@ pub fn with_databases<L, T>(
     mut library: impl FnMut(&str, L, Loaded<'_>) -> Option<T>,
     mut alone: impl FnMut(&Database) -> T,
 ) -> Vec<T> {
-    let databases = group(members);
+    let mut databases = group(members);
     let mut owned = vec![false; databases.len()];
     let mut out = Vec::new();
     for (path, examined) in libraries {
         let loads = owner_of(&path, &databases, paths);
+        if paths.as_given(&path) {
+            for &i in &loads {
+                databases[i].by_variable = true;
+            }
+        }
         let needs = needs_database(&path, paths);
         let loaded = Loaded {
             databases: &databases,
@@ -1523,6 +1609,7 @@ pub fn judge_with_databases(
     libraries: Vec<(String, Examined)>,
     members: Vec<DbMember>,
     devices: &[gfxkit_target_id::TargetId],
+    cu_counts: &CuCounts,
     paths: &LibPaths,
 ) -> Vec<DoctorFile> {
     let mut out = with_databases(
@@ -1534,12 +1621,12 @@ pub fn judge_with_databases(
                 path,
                 examined,
                 devices,
-                &|d| loaded.lacks(d),
+                &|d| loaded.lacks(d, cu_counts.of(d)),
                 loaded.any().then(|| loaded.processors()),
             )?;
             f.database = loaded.roots();
             for d in devices {
-                let notes = loaded.notes(d);
+                let notes = loaded.notes(d, cu_counts.of(d));
                 if !notes.is_empty() {
                     f.notes.insert(d.to_string(), notes);
                 }
@@ -1563,9 +1650,9 @@ pub fn judge_with_databases(
             };
             for d in devices {
                 let key = d.to_string();
-                let why = db.lacks(d);
+                let why = db.lacks(d, cu_counts.of(d));
                 f.runs_on.insert(key.clone(), why.is_none());
-                let notes = db.notes(d);
+                let notes = db.notes(d, cu_counts.of(d));
                 if !notes.is_empty() {
                     f.notes.insert(key.clone(), notes);
                 }
@@ -1619,7 +1706,7 @@ mod tests {
         let t = |s: &str| gfxkit_target_id::TargetId::parse(s).unwrap();
         let db = tree(true);
         assert_eq!(
-            db.serves(&t("gfx1030")).unwrap(),
+            db.serves(&t("gfx1030"), None).unwrap(),
             [
                 "Kernels.so-000-gfx1030.hsaco",
                 "TensileLibrary.dat",
@@ -1628,21 +1715,21 @@ mod tests {
         );
         // gfx1010 has no row: the fallback row's source kernels, no assembly file needed.
         assert_eq!(
-            db.serves(&t("gfx1010")).unwrap(),
+            db.serves(&t("gfx1010"), None).unwrap(),
             ["Kernels.so-000-gfx1010.hsaco", "TensileLibrary.dat"]
         );
         // gfx90a has a row: its assembly kernels are missing.
-        let why = db.lacks(&t("gfx90a")).unwrap();
+        let why = db.lacks(&t("gfx90a"), None).unwrap();
         assert!(
             why.contains(
                 "lacks Kernels.so-000-gfx90a.hsaco, TensileLibrary_gfx90a.co (rocBLAS fails"
             ),
             "{why}"
         );
-        let why = db.lacks(&t("gfx1100")).unwrap();
+        let why = db.lacks(&t("gfx1100"), None).unwrap();
         assert!(why.contains("lacks Kernels.so-000-gfx1100.hsaco"), "{why}");
         // Without a fallback row, a processor without a row of its own has nothing.
-        let why = tree(false).lacks(&t("gfx1010")).unwrap();
+        let why = tree(false).lacks(&t("gfx1010"), None).unwrap();
         assert!(
             why.contains("no row for gfx1010 (rows: gfx1030 gfx90a)"),
             "{why}"
@@ -1732,7 +1819,7 @@ mod tests {
         let d = gfxkit_target_id::TargetId::parse("gfx1030").unwrap();
         // A Tensile directory without its index: rocBLAS aborts.
         assert_eq!(
-            dbs[1].lacks(&d).as_deref(),
+            dbs[1].lacks(&d, None).as_deref(),
             Some(
                 "/l/rocblas/2.47.0/library: rocBLAS aborts at start-up: no index for gfx1030 \
                  (tried TensileLibrary_lazy_gfx1030.dat, TensileLibrary_gfx1030.dat, \
@@ -1741,7 +1828,7 @@ mod tests {
         );
         // Any other directory: by the code objects it holds.
         assert_eq!(
-            dbs[0].lacks(&d).as_deref(),
+            dbs[0].lacks(&d, None).as_deref(),
             Some("/l/other has no code object for gfx1030 (present: gfx90a)")
         );
     }

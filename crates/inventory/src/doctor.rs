@@ -153,6 +153,10 @@ impl DoctorFile {
 pub struct DoctorReport {
     /// The devices, canonical.
     pub devices: Vec<String>,
+    /// The devices' numbers of compute units where known (canonical device -> count); kernel
+    /// databases are judged for those counts, the other devices for every count.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub cu_counts: std::collections::BTreeMap<String, u64>,
     /// Files with device code, in path order.
     pub files: Vec<DoctorFile>,
     /// The ROCm release whose runtime is modelled (`--rocm`), and where it was read; absent

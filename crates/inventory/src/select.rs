@@ -15,6 +15,10 @@ use serde::Serialize;
 pub struct SelectReport {
     /// The device, canonical.
     pub device: String,
+    /// The device's number of compute units, when given (kernel-database rows for other
+    /// counts are not selected); absent when not known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cu_count: Option<u64>,
     /// One per file.
     pub files: Vec<Selection>,
     /// The ROCm release whose runtime is modelled (`--rocm`), and where it was read; absent
@@ -156,14 +160,18 @@ impl Selection {
 
     /// Adds what the kernel database `db`, which this file's library loads, gives `device`, as
     /// a unit of `format` `database` after the file's others: selected (the processor's entry
-    /// ID) with the files the library opens, or none, naming the files missing.
-    pub fn add_database(&mut self, db: &Database, device: &TargetId) {
+    /// ID) with the files the library opens, or none, naming the files missing. `cu_count`:
+    /// the device's compute units, when known ([`Database::serves`]).
+    pub fn add_database(&mut self, db: &Database, device: &TargetId, cu_count: Option<u64>) {
         let processor = device.processor().name;
-        let (selected, files, reason) = match db.serves(device) {
+        let (selected, files, reason) = match db.serves(device, cu_count) {
             Ok(files) => (
                 Some(database::entry_id(processor)),
                 files,
-                format!("the kernel database has code for {processor}"),
+                match cu_count {
+                    Some(n) => format!("the kernel database has code for {processor} with {n} CUs"),
+                    None => format!("the kernel database has code for {processor}"),
+                },
             ),
             Err(why) => (None, Vec::new(), why),
         };
@@ -321,7 +329,7 @@ pub fn select_on(
 
 /// The selection of a kernel database no library loads: named by its root, one unit
 /// ([`Selection::add_database`]).
-pub fn database_alone(db: &Database, device: &TargetId) -> Selection {
+pub fn database_alone(db: &Database, device: &TargetId, cu_count: Option<u64>) -> Selection {
     let mut s = Selection {
         path: db.root.clone(),
         error: None,
@@ -329,7 +337,7 @@ pub fn database_alone(db: &Database, device: &TargetId) -> Selection {
         problems: Vec::new(),
         kpack: Vec::new(),
     };
-    s.add_database(db, device);
+    s.add_database(db, device, cu_count);
     s
 }
 

@@ -258,10 +258,12 @@ fn check_databases(
         let before = db::Database {
             root: root.clone(),
             members: before,
+            by_variable: false,
         };
         let after = db::Database {
             root: root.clone(),
             members: after,
+            by_variable: false,
         };
         let mut processors: Vec<String> = before.processors();
         for m in &before.members {
@@ -276,10 +278,10 @@ fn check_databases(
             let Ok(device) = gfxkit_target_id::TargetId::parse(p) else {
                 continue;
             };
-            if before.serves(&device).is_err() {
+            if before.serves(&device, None).is_err() {
                 continue;
             }
-            if let Err(why) = after.serves(&device) {
+            if let Err(why) = after.serves(&device, None) {
                 return Err(Error::new(
                     input.join(&root),
                     ErrorKind::Tree(format!(

@@ -184,15 +184,18 @@ pub fn select(
     loader: Loader,
     progress: &dyn Progress,
 ) -> Result<SelectReport, crate::Error> {
-    select_on(paths, device, loader, None, progress)
+    select_on(paths, device, None, loader, None, progress)
 }
 
 /// [`select()`] as the runtime of the ROCm release `rocm` chooses, when given: what it cannot
 /// load is passed over with the reason ([`select::select_on`]), a split binary's wrappers
 /// load nothing on a release without the kpack loader, and the report names the release.
+/// `cu_count`: the device's number of compute units, when known (kernel databases' rows for
+/// other counts are not selected; unknown, every count's rows are).
 pub fn select_on(
     paths: &[PathBuf],
     device: &TargetId,
+    cu_count: Option<u64>,
     loader: Loader,
     rocm: Option<&RocmRelease>,
     progress: &dyn Progress,
@@ -232,14 +235,15 @@ pub fn select_on(
         &tensile_lib_paths(),
         |_, mut f: Selection, loaded| {
             for db in loaded.databases() {
-                f.add_database(db, device);
+                f.add_database(db, device, cu_count);
             }
             Some(f)
         },
-        |db| select::database_alone(db, device),
+        |db| select::database_alone(db, device, cu_count),
     );
     Ok(SelectReport {
         device: device.to_string(),
+        cu_count,
         files,
         rocm: rocm.cloned(),
     })
@@ -255,14 +259,24 @@ pub fn doctor(
     loader: Loader,
     progress: &dyn Progress,
 ) -> Result<doctor::DoctorReport, crate::Error> {
-    doctor_on(paths, devices, loader, None, progress)
+    doctor_on(
+        paths,
+        devices,
+        &database::CuCounts::none(),
+        loader,
+        None,
+        progress,
+    )
 }
 
 /// [`doctor()`] for the runtime of the ROCm release `rocm`, when given: what it cannot load is
 /// left out of the verdict and named in `missing`, with remedies that follow the release.
+/// `cu_counts`: the devices' numbers of compute units where known, for kernel databases with
+/// rows per count.
 pub fn doctor_on(
     paths: &[PathBuf],
     devices: &[TargetId],
+    cu_counts: &database::CuCounts,
     loader: Loader,
     rocm: Option<&RocmRelease>,
     progress: &dyn Progress,
@@ -271,7 +285,14 @@ pub fn doctor_on(
     let (libraries, members) = examine_on(paths, devices, loader, rules, progress)?;
     Ok(doctor::DoctorReport {
         devices: devices.iter().map(ToString::to_string).collect(),
-        files: database::judge_with_databases(libraries, members, devices, &tensile_lib_paths()),
+        cu_counts: cu_counts.by_device(),
+        files: database::judge_with_databases(
+            libraries,
+            members,
+            devices,
+            cu_counts,
+            &tensile_lib_paths(),
+        ),
         rocm: rocm.cloned(),
     })
 }

@@ -44,7 +44,7 @@
 //! let rows = vec![Row { test: DeviceTest::True, placeholders: vec!["T_fallback".into()],
 //!                       processor: None, cu_count: None, solutions: 0 }];
 //! let device = Device { processor: "gfx90a", xnack: Xnack::Unspecified, cu_count: None };
-//! let l = loads(&listing, Flavor::Rocblas, &device, &|_| Some(Ok(rows.clone())));
+//! let l = loads(&listing, Flavor::Rocblas, &device, false, &|_| Some(Ok(rows.clone())));
 //! assert!(l.missing.is_empty());
 //! assert_eq!(l.shards, ["T_fallback.dat", "T_fallback_gfx90a-xnack-.hsaco"]);
 //! ```
@@ -332,15 +332,22 @@ fn join(dir: &str, name: &str) -> String {
 }
 
 /// The index the library opens for `processor`: the directory, the search, and whether it is
-/// a lazy master.
-pub fn index(listing: &Listing<'_>, flavor: Flavor, processor: &str) -> (String, Probe, bool) {
+/// a lazy master. `by_variable`: the directory is the one the library's variable names
+/// (`HIPBLASLT_TENSILE_LIBPATH`), which hipBLASLt uses as given, without looking for a
+/// `<processor>/` subdirectory in it (rocBLAS looks either way).
+pub fn index(
+    listing: &Listing<'_>,
+    flavor: Flavor,
+    processor: &str,
+    by_variable: bool,
+) -> (String, Probe, bool) {
     match flavor {
         Flavor::Rocblas => {
             let r = resolve::rocblas(listing, processor, Xnack::Unspecified);
             (r.dir, r.index, r.lazy)
         }
         Flavor::Hipblaslt => {
-            let dir = if listing.exists(processor) {
+            let dir = if !by_variable && listing.exists(processor) {
                 processor.to_owned()
             } else {
                 String::new()
@@ -362,15 +369,17 @@ pub type RowsOf<'f> = &'f dyn Fn(&str) -> Option<Result<Vec<Row>, String>>;
 
 /// What the library whose rule is `flavor` opens for `device` in the directory `listing`
 /// lists; `rows` gives the rows of an index by its path in the listing (`None` when it cannot
-/// be had, an error when it does not read).
+/// be had, an error when it does not read). `by_variable`: the library was sent to the
+/// directory by its variable ([`index`]).
 pub fn loads(
     listing: &Listing<'_>,
     flavor: Flavor,
     device: &Device<'_>,
+    by_variable: bool,
     rows: RowsOf<'_>,
 ) -> Loads {
     let processor = device.processor;
-    let (dir, index, lazy) = index(listing, flavor, processor);
+    let (dir, index, lazy) = index(listing, flavor, processor, by_variable);
     let mut out = Loads {
         flavor,
         dir,
@@ -644,7 +653,9 @@ mod tests {
             xnack: Xnack::Unspecified,
             cu_count: cu,
         };
-        let any = loads(&l, Flavor::Rocblas, &d(None), &|_| Some(Ok(rows.clone())));
+        let any = loads(&l, Flavor::Rocblas, &d(None), false, &|_| {
+            Some(Ok(rows.clone()))
+        });
         assert_eq!(any.rows, [0, 1, 2]);
         assert!(any.missing.is_empty(), "{:?}", any.missing);
         assert_eq!(
@@ -659,7 +670,7 @@ mod tests {
             .shards
             .contains(&"T_Type_A_fallback_gfx90a-xnack+.hsaco".to_string()));
         // A 110-CU device skips the CU104 row.
-        let cu110 = loads(&l, Flavor::Rocblas, &d(Some(110)), &|_| {
+        let cu110 = loads(&l, Flavor::Rocblas, &d(Some(110)), false, &|_| {
             Some(Ok(rows.clone()))
         });
         assert_eq!(cu110.rows, [1, 2]);
@@ -668,7 +679,7 @@ mod tests {
         let mut names = ROCBLAS_64.to_vec();
         names.retain(|n| !n.starts_with("T_Type_A_fallback_"));
         let l = Listing::new(&names);
-        let broken = loads(&l, Flavor::Rocblas, &d(Some(110)), &|_| {
+        let broken = loads(&l, Flavor::Rocblas, &d(Some(110)), false, &|_| {
             Some(Ok(rows.clone()))
         });
         assert_eq!(broken.missing, ["T_Type_A_fallback_gfx90a.hsaco"]);
@@ -686,12 +697,12 @@ mod tests {
             xnack: Xnack::Unspecified,
             cu_count: None,
         };
-        let r = loads(&l, Flavor::Rocblas, &d, &|_| None);
+        let r = loads(&l, Flavor::Rocblas, &d, false, &|_| None);
         let why = r.failure("gfx942").unwrap();
         assert!(why.starts_with("rocBLAS aborts at start-up: no index for gfx942 (tried TensileLibrary_lazy_gfx942.dat, TensileLibrary_gfx942.dat, TensileLibrary.dat)"), "{why}");
         let l = Listing::new(&["TensileLiteLibrary_lazy_Mapping.dat", "TensileLibrary.dat"]);
         assert_eq!(Flavor::of(&l), Flavor::Hipblaslt);
-        let h = loads(&l, Flavor::Hipblaslt, &d, &|_| None);
+        let h = loads(&l, Flavor::Hipblaslt, &d, false, &|_| None);
         let why = h.failure("gfx942").unwrap();
         assert!(
             why.starts_with("hipBLASLt loads, then every GEMM call fails: no index for gfx942"),
@@ -721,7 +732,9 @@ mod tests {
             xnack: Xnack::Unspecified,
             cu_count: None,
         };
-        let h = loads(&l, Flavor::Hipblaslt, &d, &|_| Some(Ok(rows.clone())));
+        let h = loads(&l, Flavor::Hipblaslt, &d, false, &|_| {
+            Some(Ok(rows.clone()))
+        });
         assert_eq!(
             h.start,
             [

@@ -294,11 +294,13 @@ fn list_answer<'py>(
 fn select_answer<'py>(
     py: Python<'py>,
     device: &str,
+    cu_count: Option<u64>,
     sel: inv::select::Selection,
     rocm: Option<&inv::release::RocmRelease>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let report = inv::select::SelectReport {
         device: device.to_owned(),
+        cu_count,
         files: vec![sel],
         rocm: rocm.cloned(),
     };
@@ -542,14 +544,16 @@ fn summary_answer<'py>(
 /// `gfxkit select --json` (for a package, a list of them). Split binaries on disk are
 /// resolved through their kpack archives with the `kpack_loader` (`current` or `old`). With
 /// `rocm` (`"6.2"`, or `"auto"` for the installed release), the runtime of that release.
+/// `cu_count`: the device's compute units, for kernel databases with rows per count.
 #[pyfunction]
-#[pyo3(signature = (src, device, kpack_loader = "current", rocm = None))]
+#[pyo3(signature = (src, device, kpack_loader = "current", rocm = None, cu_count = None))]
 fn select<'py>(
     py: Python<'py>,
     src: &Bound<'py, PyAny>,
     device: &str,
     kpack_loader: &str,
     rocm: Option<&str>,
+    cu_count: Option<u64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let loader = self::kpack_loader(kpack_loader)?;
     let rocm = rocm_release(rocm, None, false)?;
@@ -562,14 +566,14 @@ fn select<'py>(
         let package = s.is_package();
         let report = py
             .allow_threads(|| {
-                gfxkit_io::whole::select_on(&[path], &device, loader, rocm.as_ref(), &())
+                gfxkit_io::whole::select_on(&[path], &device, cu_count, loader, rocm.as_ref(), &())
             })
             .map_err(|e| io_error(py, &e))?;
         let device = report.device.clone();
         let out = report
             .files
             .into_iter()
-            .map(|f| select_answer(py, &device, f, rocm.as_ref()))
+            .map(|f| select_answer(py, &device, cu_count, f, rocm.as_ref()))
             .collect::<PyResult<Vec<_>>>()?;
         return one_or_list(py, package, out);
     }
@@ -588,7 +592,13 @@ fn select<'py>(
             Got::NoDeviceCode => continue,
             Got::Damaged(msg, _) => inv::select::unreadable(&name, msg),
         };
-        out.push(select_answer(py, &device.to_string(), sel, rocm.as_ref())?);
+        out.push(select_answer(
+            py,
+            &device.to_string(),
+            cu_count,
+            sel,
+            rocm.as_ref(),
+        )?);
     }
     one_or_list(py, package, out)
 }
@@ -690,7 +700,7 @@ fn kpack_loader(name: &str) -> PyResult<gfxkit_kpack::search::Loader> {
 /// kpack archives. `rocm`: the ROCm release to answer for (`"6.2"`, `"auto"`); with a device
 /// `auto` and no `rocm`, the release installed under `sysfs_root` is read.
 #[pyfunction]
-#[pyo3(signature = (paths, devices, sysfs_root = None, kpack_loader = "current", rocm = None))]
+#[pyo3(signature = (paths, devices, sysfs_root = None, kpack_loader = "current", rocm = None, cu_count = None))]
 fn doctor<'py>(
     py: Python<'py>,
     paths: Vec<PathBuf>,
@@ -698,17 +708,25 @@ fn doctor<'py>(
     sysfs_root: Option<PathBuf>,
     kpack_loader: &str,
     rocm: Option<&str>,
+    cu_count: Option<u64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let loader = self::kpack_loader(kpack_loader)?;
     let machine = devices.iter().any(|d| d == "auto");
     let rocm = rocm_release(rocm, sysfs_root.as_deref(), machine)?;
     let mut ids: Vec<gfxkit_target_id::TargetId> = Vec::new();
+    let mut counts = inv::database::CuCounts::none();
     for d in &devices {
         let found = if d == "auto" {
             let root = sysfs_root.clone().unwrap_or_else(|| PathBuf::from("/"));
-            gfxkit_io::kfd::devices_from_environment(&root).map_err(|e| {
+            let (found, found_counts) = gfxkit_io::kfd::machine(&root).map_err(|e| {
                 Fail::Device(chain(&e), e.path().display().to_string()).into_py(py, "")
-            })?
+            })?;
+            for id in &found {
+                if let Some(n) = found_counts.of(id) {
+                    counts.set(id, n);
+                }
+            }
+            found
         } else {
             vec![gfxkit_target_id::triple::parse_device(d)
                 .map_err(|e| Fail::Target(format!("device {d}: {e}")).into_py(py, ""))?]
@@ -728,7 +746,13 @@ fn doctor<'py>(
         paths
     };
     let report = py
-        .allow_threads(|| gfxkit_io::whole::doctor_on(&paths, &ids, loader, rocm.as_ref(), &()))
+        .allow_threads(|| {
+            let counts = match cu_count {
+                Some(n) => inv::database::CuCounts::all(&ids, n),
+                None => counts,
+            };
+            gfxkit_io::whole::doctor_on(&paths, &ids, &counts, loader, rocm.as_ref(), &())
+        })
         .map_err(|e| io_error(py, &e))?;
     // The command's exit status: 2 for a file with errors, 1 for a library that cannot run.
     let status = report

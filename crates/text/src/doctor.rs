@@ -14,10 +14,15 @@ pub fn report(r: &DoctorReport, devices: &[TargetId], out: &mut dyn Write) -> Re
             .filter(|f| d.setting(**f) == FeatureSetting::Any)
             .map(|f| f.name())
             .collect();
+        let cus = r
+            .cu_counts
+            .get(&d.to_string())
+            .map(|n| format!(", {n} CUs"))
+            .unwrap_or_default();
         if unknown.is_empty() {
-            writeln!(out, "device {d}")?;
+            writeln!(out, "device {d}{cus}")?;
         } else {
-            writeln!(out, "device {d} ({} unknown)", unknown.join(", "))?;
+            writeln!(out, "device {d}{cus} ({} unknown)", unknown.join(", "))?;
         }
     }
     if let Some(rocm) = &r.rocm {

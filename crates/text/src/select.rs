@@ -39,7 +39,10 @@ fn unit_lines<P: std::fmt::Display>(
 
 /// Prints the report on `out`, the files' problems on `err`.
 pub fn report(r: &SelectReport, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
-    writeln!(out, "device {}", r.device)?;
+    match r.cu_count {
+        Some(n) => writeln!(out, "device {}, {n} CUs", r.device)?,
+        None => writeln!(out, "device {}", r.device)?,
+    }
     if let Some(rocm) = &r.rocm {
         crate::rocm::runtime_line(rocm, out)?;
     }

@@ -2,6 +2,7 @@
 
 use crate::output;
 use anyhow::{Context, Result};
+use gfxkit_inventory::database::CuCounts;
 use gfxkit_target_id::TargetId;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -51,6 +52,13 @@ pub struct Args {
     /// Repeat for several devices.
     #[arg(long, value_name = "TARGET_ID|auto", default_value = "auto")]
     pub device: Vec<String>,
+    /// The devices' number of compute units (`rocminfo`'s "Compute Unit", HIP's
+    /// `multiProcessorCount`), for kernel databases with rows per count (rocBLAS): each device
+    /// is judged by the shards its own count selects. With `--device auto` it is read from the
+    /// KFD topology (`simd_count / simd_per_cu`); otherwise, without it, every count's shards
+    /// are needed.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub cu_count: Option<u64>,
     /// Read the KFD topology under `DIR/sys/class/kfd/...` instead of `/sys/...` (and, for
     /// `--rocm auto`, the installed release under `DIR/opt/rocm/...`).
     #[arg(long, value_name = "DIR")]
@@ -72,15 +80,20 @@ pub struct Args {
     pub rocm: crate::rocm_release::RocmArgs,
 }
 
-fn resolve_devices(args: &Args) -> Result<Vec<TargetId>> {
+fn resolve_devices(args: &Args) -> Result<(Vec<TargetId>, CuCounts)> {
     let mut out: Vec<TargetId> = Vec::new();
+    let mut counts = CuCounts::none();
     for d in &args.device {
         if d == "auto" {
             let root = args
                 .sysfs_root
                 .clone()
                 .unwrap_or_else(|| PathBuf::from("/"));
-            for id in gfxkit_io::kfd::devices_from_environment(&root)? {
+            let (found, found_counts) = gfxkit_io::kfd::machine(&root)?;
+            for id in found {
+                if let Some(n) = found_counts.of(&id) {
+                    counts.set(&id, n);
+                }
                 if !out.contains(&id) {
                     out.push(id);
                 }
@@ -93,7 +106,10 @@ fn resolve_devices(args: &Args) -> Result<Vec<TargetId>> {
             }
         }
     }
-    Ok(out)
+    if let Some(n) = args.cu_count {
+        counts = CuCounts::all(&out, n);
+    }
+    Ok((out, counts))
 }
 
 fn default_paths() -> Vec<PathBuf> {
@@ -105,7 +121,7 @@ fn default_paths() -> Vec<PathBuf> {
 
 /// Runs `gfxkit doctor`.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let devices = resolve_devices(&args)?;
+    let (devices, cu_counts) = resolve_devices(&args)?;
     let paths = if args.paths.is_empty() {
         default_paths()
     } else {
@@ -115,7 +131,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let machine = args.device.iter().any(|d| d == "auto");
     let rocm = args.rocm.resolve(machine, args.sysfs_root.as_deref())?;
     let progress = output::Reading::new(false);
-    let report = gfxkit_io::whole::doctor_on(&paths, &devices, loader, rocm.as_ref(), &progress);
+    let report = gfxkit_io::whole::doctor_on(
+        &paths,
+        &devices,
+        &cu_counts,
+        loader,
+        rocm.as_ref(),
+        &progress,
+    );
     progress.finish();
     let report = report?;
     let mut code = 0u8;

@@ -39,6 +39,11 @@ pub struct Args {
     /// (`amdgcn-amd-amdhsa--gfx90a:xnack-`, `amdgpu9.0a-amd-amdhsa--gfx90a`).
     #[arg(long, value_name = "TARGET_ID", value_parser = gfxkit_target_id::triple::parse_device)]
     pub device: TargetId,
+    /// The device's number of compute units (`rocminfo`'s "Compute Unit", HIP's
+    /// `multiProcessorCount`): kernel databases with rows per count (rocBLAS) are answered for
+    /// it; without it, for every count (all the shards of every count's rows are named).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub cu_count: Option<u64>,
     /// Files or directories to examine.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
@@ -65,8 +70,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let loader = args.kpack_loader.into();
     let rocm = args.rocm.resolve(false, None)?;
     let progress = output::Reading::new(false);
-    let report =
-        gfxkit_io::whole::select_on(&args.files, &device, loader, rocm.as_ref(), &progress);
+    let report = gfxkit_io::whole::select_on(
+        &args.files,
+        &device,
+        args.cu_count,
+        loader,
+        rocm.as_ref(),
+        &progress,
+    );
     progress.finish();
     let report = report?;
     let code = report.files.iter().map(|f| f.status()).max().unwrap_or(0);
