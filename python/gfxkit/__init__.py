@@ -378,8 +378,25 @@ class KernelListing(_Report):
 
 class WriteReport(dict):
     """What ``prune``, ``recompress``, ``kpack_split`` and ``kpack_inline`` did: the report
-    their command prints with ``--json`` (a ``dict``, so its keys read as before), and
-    ``to_dict()`` as every result has."""
+    their command prints with ``--json`` (a ``dict``, so its keys read as before), the text
+    the command prints for it (``str()``), and ``to_dict()`` as every result has."""
+
+    def __init__(self, made: Any) -> None:
+        if isinstance(made, tuple):
+            data, text, status, _html = made
+        else:
+            data, text, status = made, None, 0
+        super().__init__(data)
+        self._text = text
+        self._status = status
+
+    @property
+    def exit_status(self) -> Optional[int]:
+        """The exit status the command has for this report: 0 (a failure raises)."""
+        return self._status
+
+    def __str__(self) -> str:
+        return self._text if self._text is not None else dict.__repr__(self)
 
     def to_dict(self) -> Dict[str, Any]:
         """The report as a plain ``dict`` (a deep copy)."""

@@ -95,6 +95,35 @@ def test_str_is_the_commands_text_output(text, tmp_path):
         assert isinstance(result.to_dict(), dict)
 
 
+def test_write_reports_print_as_the_command(text, tmp_path):
+    """``str()`` of what ``prune``, ``recompress`` and ``kpack_split`` did is the command's text
+    (its "took N s" line aside, a timing)."""
+    lib = real(LIB)
+    took = re.compile(r"^  took [0-9.]+ s$", re.M)
+
+    def same(result, args):
+        stdout, code = text(*args)
+        assert code == 0, (args, stdout)
+        assert isinstance(result, dict) and result.exit_status == 0
+        assert took.sub("", str(result)) == took.sub("", stdout), args
+        assert str(result) != repr(dict(result))
+
+    py_out, cli_out = tmp_path / "py.so", tmp_path / "cli.so"
+    same(gfxkit.prune(lib, ["gfx90a"], output=py_out),
+         ["prune", "--keep", "gfx90a", lib, "-o", str(cli_out)])
+    same(gfxkit.prune(lib, ["gfx1100"]), ["prune", "--keep", "gfx1100", "--dry-run", lib])
+    same(gfxkit.recompress(lib), ["recompress", "--dry-run", lib])
+    same(gfxkit.prune(real(WHEEL), ["gfx90a"]), ["prune", "--keep", "gfx90a", "--dry-run", real(WHEEL)])
+    # kpack split: the same binary split twice (paths differ only by the directory).
+    for side in ("py", "cli"):
+        (tmp_path / side / "lib").mkdir(parents=True)
+    py_split = gfxkit.kpack_split(lib, tmp_path / "py" / "lib" / LIB, "rocrand")
+    stdout, code = text("kpack", "split", lib, "-o", str(tmp_path / "cli" / "lib" / LIB),
+                        "--group", "rocrand")
+    assert code == 0
+    assert str(py_split).replace("/py/", "/cli/") == stdout
+
+
 def test_truth_is_the_commands_answer(text, tmp_path):
     lib = real(LIB)
     # rocRAND 5.3: code for gfx90a, none for gfx1100.

@@ -1359,7 +1359,7 @@ fn run_transform<'py>(
             | gfxkit_io::ErrorKind::Record(_) => Fail::format(chain(&e)).into_py(py, &name),
             _ => io_error(py, &e),
         })?;
-        return json(
+        return answer(
             py,
             &inv::prune::PruneOutcome {
                 input: &name,
@@ -1370,6 +1370,9 @@ fn run_transform<'py>(
                     members: done.members(),
                 },
             },
+            0,
+            |w| gfxkit_text::prune::package(&name, target.as_deref(), &done.changed, w),
+            None,
         );
     }
     let started = std::time::Instant::now();
@@ -1394,15 +1397,28 @@ fn run_transform<'py>(
         | gfxkit_io::ErrorKind::TempDiffers => Fail::format(chain(&e)).into_py(py, &name),
         _ => io_error(py, &e),
     })?;
-    json(
+    let elapsed = started.elapsed();
+    answer(
         py,
         &inv::prune::PruneOutcome {
             input: &name,
             output: target.as_ref().map(|p| p.display().to_string()),
             dry_run: target.is_none(),
-            seconds: started.elapsed().as_secs_f64(),
+            seconds: elapsed.as_secs_f64(),
             done: inv::prune::Done::File(&report),
         },
+        0,
+        |w| {
+            gfxkit_text::prune::file(
+                &name,
+                target.as_deref(),
+                target.is_none(),
+                &report,
+                elapsed,
+                w,
+            )
+        },
+        None,
     )
 }
 
@@ -1463,7 +1479,7 @@ fn kpack_split<'py>(
         }),
     };
     match py.allow_threads(|| gfxkit_io::split::split_request(&request)) {
-        Ok(r) => json(py, &r),
+        Ok(r) => answer(py, &r, 0, |w| gfxkit_text::kpack::split(&r, w), None),
         Err(e) => Err(kpack_error(py, &e)),
     }
 }
@@ -1480,7 +1496,7 @@ fn kpack_inline<'py>(
     archives: Vec<PathBuf>,
 ) -> PyResult<Bound<'py, PyAny>> {
     match py.allow_threads(|| gfxkit_io::split::inline(&src, &output, &archives)) {
-        Ok(r) => json(py, &r),
+        Ok(r) => answer(py, &r, 0, |w| gfxkit_text::kpack::inline(&r, w), None),
         Err(e) => Err(kpack_error(py, &e)),
     }
 }
@@ -1585,13 +1601,14 @@ fn prune_tree<'py>(
             | gfxkit_io::ErrorKind::Verify(_) => Fail::format(chain(&e)).into_py(py, &name),
             _ => io_error(py, &e),
         })?;
-    json(
+    let elapsed = started.elapsed();
+    answer(
         py,
         &inv::prune::PruneOutcome {
             input: &name,
             output: output.as_ref().map(|p| p.display().to_string()),
             dry_run: output.is_none(),
-            seconds: started.elapsed().as_secs_f64(),
+            seconds: elapsed.as_secs_f64(),
             done: inv::prune::Done::Tree {
                 size_before: done.size_before,
                 size_after: done.size_after,
@@ -1599,6 +1616,18 @@ fn prune_tree<'py>(
                 files: &done.files,
             },
         },
+        0,
+        |w| {
+            gfxkit_text::prune::tree(
+                &name,
+                output.as_deref(),
+                output.is_none(),
+                &done,
+                elapsed,
+                w,
+            )
+        },
+        None,
     )
 }
 
