@@ -436,6 +436,31 @@ pub fn judge_with(
         }
         f.remedies.extend(remedies);
     }
+    // A device whose processor the release's runtime does not know runs nothing: that is the
+    // verdict, and upgrading the remedy.
+    if let Some(r) = &release {
+        for d in devices {
+            let key = d.to_string();
+            if !f.runs_on.contains_key(&key) {
+                continue;
+            }
+            let Some(x) = gfxkit_host::release::device_refusal(&r.rules, d.processor().name) else {
+                continue;
+            };
+            f.runs_on.insert(key.clone(), false);
+            f.needs.remove(&key);
+            f.spirv.retain(|s| *s != key);
+            // What else stands in the way stays said after it.
+            let m = match f.missing.remove(&key) {
+                Some(old) if !old.contains(&x.reason) => format!("{}; {old}", x.reason),
+                Some(old) => old,
+                None => x.reason.clone(),
+            };
+            f.missing.insert(key.clone(), m);
+            f.remedies.retain(|m| m.device != key);
+            f.remedies.extend(crate::release::remedies(d, &[&x]));
+        }
+    }
     Some(f)
 }
 

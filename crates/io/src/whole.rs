@@ -219,6 +219,7 @@ pub fn select_on(
             });
             if let Some(r) = rules {
                 s.refuse_kpack(r);
+                s.refuse_device(r, device);
             }
             s
         },
@@ -234,14 +235,23 @@ pub fn select_on(
             for db in loaded.databases() {
                 f.add_database(db, device);
             }
+            if let Some(r) = rules {
+                f.refuse_device(r, device);
+            }
             Some(f)
         },
-        |db| select::database_alone(db, device),
+        |db| {
+            let mut f = select::database_alone(db, device);
+            if let Some(r) = rules {
+                f.refuse_device(r, device);
+            }
+            f
+        },
     );
     Ok(SelectReport {
         device: device.to_string(),
         files,
-        rocm: rocm.cloned(),
+        rocm: rocm.map(|r| r.for_devices(std::slice::from_ref(device))),
     })
 }
 
@@ -272,7 +282,7 @@ pub fn doctor_on(
     Ok(doctor::DoctorReport {
         devices: devices.iter().map(ToString::to_string).collect(),
         files: database::judge_with_databases(libraries, members, devices, &tensile_lib_paths()),
-        rocm: rocm.cloned(),
+        rocm: rocm.map(|r| r.for_devices(devices)),
     })
 }
 
@@ -304,7 +314,7 @@ pub fn check_on(
     let files =
         check::judge_with_databases(libraries, members, required, exactly, &tensile_lib_paths());
     let mut report = CheckReport::new(required, exactly, files);
-    report.rocm = rocm.cloned();
+    report.rocm = rocm.map(|r| r.for_devices(required));
     Ok(report)
 }
 

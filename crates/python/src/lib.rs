@@ -555,6 +555,7 @@ fn select<'py>(
     let rocm = rocm_release(rocm, None, false)?;
     let device = gfxkit_target_id::triple::parse_device(device)
         .map_err(|e| Fail::Target(format!("'{device}' is not a device: {e}")).into_py(py, ""))?;
+    let rocm = rocm.map(|r| r.for_devices(std::slice::from_ref(&device)));
     let s = source(src)?;
     if let Some(path) = s.path.clone().filter(|_| !s.image_dir) {
         // A file on disk as the CLI reads it: split binaries through their archives, a

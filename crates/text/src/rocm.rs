@@ -8,7 +8,11 @@ use std::io::{Result, Write};
 /// The line naming the release answers are given for: `runtime ROCm 6.4.3 from
 /// /opt/rocm/.info/version`.
 pub fn runtime_line(r: &RocmRelease, out: &mut dyn Write) -> Result<()> {
-    writeln!(out, "runtime {}", r.said())
+    writeln!(out, "runtime {}", r.said())?;
+    for n in &r.notes {
+        writeln!(out, "  note: {n}")?;
+    }
+    Ok(())
 }
 
 /// `V6`, `gfx9-generic, gfx11-generic` or `none`, `v1, v2` or `none`, `yes`/`no`.
@@ -103,6 +107,14 @@ pub fn show(s: &ReleaseShow, out: &mut dyn Write) -> Result<()> {
     writeln!(out, "  generic targets  {generics}")?;
     writeln!(out, "  CCOB             {ccob}")?;
     writeln!(out, "  kpack            {kpack}")?;
+    let p = &s.processors;
+    match &p.list {
+        Some(list) => {
+            writeln!(out, "  processors       {}", list.join(" "))?;
+            writeln!(out, "      {}", p.source)?;
+        }
+        None => writeln!(out, "  processors       {}", p.source)?,
+    }
     writeln!(out, "rows:")?;
     for f in &s.facts {
         writeln!(
