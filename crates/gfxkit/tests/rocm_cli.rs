@@ -665,6 +665,13 @@ fn the_table_lists_and_shows_each_release_with_its_sources() {
         text.contains("generic targets (6.4, first tag not pinned)"),
         "{text}"
     );
+    assert!(
+        text.contains("processors: +gfx1150 +gfx1151 (read at the tag)")
+            && text.contains(
+                "processors: +gfx950 +gfx1153 -gfx940 -gfx941 (read on the release branch)"
+            ),
+        "{text}"
+    );
     let v = common::json_stdout(&gfxkit(&["rocm", "list", "--json"]));
     let versions: Vec<&str> = v["releases"]
         .as_array()

@@ -142,6 +142,40 @@ pub struct DoctorFile {
 }
 
 impl DoctorFile {
+    /// The verdict of the runtime of `rules` on the devices it does not know
+    /// ([`gfxkit_host::release::device_refusal`]): such a device runs nothing, the reason
+    /// leads its `missing` (what else stands in the way stays said after it), and the remedy
+    /// is the upgrade. Only devices with a verdict are judged; applying it again changes
+    /// nothing.
+    pub fn refuse_devices(&mut self, rules: &gfxkit_spec::rocm::Rules, devices: &[TargetId]) {
+        for d in devices {
+            let key = d.to_string();
+            if !self.runs_on.contains_key(&key) {
+                continue;
+            }
+            let Some(x) = gfxkit_host::release::device_refusal(rules, d.processor().name) else {
+                continue;
+            };
+            if self
+                .missing
+                .get(&key)
+                .is_some_and(|m| m.starts_with(&x.reason))
+            {
+                continue;
+            }
+            self.runs_on.insert(key.clone(), false);
+            self.needs.remove(&key);
+            self.spirv.retain(|s| *s != key);
+            let m = match self.missing.remove(&key) {
+                Some(old) => format!("{}; {old}", x.reason),
+                None => x.reason.clone(),
+            };
+            self.missing.insert(key.clone(), m);
+            self.remedies.retain(|m| m.device != key);
+            self.remedies.extend(crate::release::remedies(d, &[&x]));
+        }
+    }
+
     /// Whether the file cannot run on some device.
     pub fn fails(&self) -> bool {
         self.runs_on.values().any(|r| !r)
@@ -436,30 +470,8 @@ pub fn judge_with(
         }
         f.remedies.extend(remedies);
     }
-    // A device whose processor the release's runtime does not know runs nothing: that is the
-    // verdict, and upgrading the remedy.
     if let Some(r) = &release {
-        for d in devices {
-            let key = d.to_string();
-            if !f.runs_on.contains_key(&key) {
-                continue;
-            }
-            let Some(x) = gfxkit_host::release::device_refusal(&r.rules, d.processor().name) else {
-                continue;
-            };
-            f.runs_on.insert(key.clone(), false);
-            f.needs.remove(&key);
-            f.spirv.retain(|s| *s != key);
-            // What else stands in the way stays said after it.
-            let m = match f.missing.remove(&key) {
-                Some(old) if !old.contains(&x.reason) => format!("{}; {old}", x.reason),
-                Some(old) => old,
-                None => x.reason.clone(),
-            };
-            f.missing.insert(key.clone(), m);
-            f.remedies.retain(|m| m.device != key);
-            f.remedies.extend(crate::release::remedies(d, &[&x]));
-        }
+        f.refuse_devices(&r.rules, devices);
     }
     Some(f)
 }

@@ -279,9 +279,17 @@ pub fn doctor_on(
 ) -> Result<doctor::DoctorReport, crate::Error> {
     let rules = rocm.map(|r| &r.rules);
     let (libraries, members) = examine_on(paths, devices, loader, rules, progress)?;
+    let mut files =
+        database::judge_with_databases(libraries, members, devices, &tensile_lib_paths());
+    if let Some(r) = rules {
+        // Kernel databases no library loads too.
+        for f in &mut files {
+            f.refuse_devices(r, devices);
+        }
+    }
     Ok(doctor::DoctorReport {
         devices: devices.iter().map(ToString::to_string).collect(),
-        files: database::judge_with_databases(libraries, members, devices, &tensile_lib_paths()),
+        files,
         rocm: rocm.map(|r| r.for_devices(devices)),
     })
 }
@@ -311,8 +319,14 @@ pub fn check_on(
 ) -> Result<CheckReport, crate::Error> {
     let rules = rocm.map(|r| &r.rules);
     let (libraries, members) = examine_on(paths, required, loader, rules, progress)?;
-    let files =
+    let mut files =
         check::judge_with_databases(libraries, members, required, exactly, &tensile_lib_paths());
+    if let Some(r) = rules {
+        // Kernel databases no library loads too.
+        for f in &mut files {
+            f.refuse_devices(r, required);
+        }
+    }
     let mut report = CheckReport::new(required, exactly, files);
     report.rocm = rocm.map(|r| r.for_devices(required));
     Ok(report)

@@ -58,6 +58,28 @@ fn bracketed(s: &ReleaseShow) -> Vec<String> {
     out
 }
 
+/// What a release's ISA registry changed: `processors +gfx1150 +gfx1151 (read at the tag)`,
+/// `processors not read`.
+fn processor_changes(s: &ReleaseShow) -> String {
+    let Some(l) = gfxkit_spec::rocm::PROCESSOR_LISTS
+        .iter()
+        .find(|l| l.release == s.rules.version.release())
+    else {
+        return "processors: ISA registry not read".to_owned();
+    };
+    let mut changes: Vec<String> = l.added.iter().map(|p| format!("+{p}")).collect();
+    changes.extend(l.removed.iter().map(|p| format!("-{p}")));
+    if changes.is_empty() {
+        changes.push("unchanged".to_owned());
+    }
+    let at = if l.pin == Pin::Pinned {
+        "read at the tag"
+    } else {
+        "read on the release branch"
+    };
+    format!("processors: {} ({at})", changes.join(" "))
+}
+
 /// `rocm list`: one line per release, what it loads; bracketed capabilities named.
 pub fn list(releases: &[ReleaseShow], out: &mut dyn Write) -> Result<()> {
     writeln!(
@@ -76,6 +98,7 @@ pub fn list(releases: &[ReleaseShow], out: &mut dyn Write) -> Result<()> {
         if !s.note.is_empty() {
             notes.insert(0, s.note.to_owned());
         }
+        notes.push(processor_changes(s));
         for n in notes {
             writeln!(out, "{:<8}   {n}", "")?;
         }
