@@ -75,6 +75,7 @@ fn built() -> &'static Built {
         };
         device("v5.hipfb", &["gfx1100"], &[], &[]);
         device("new.hipfb", &["gfx1151", "gfx1201", "gfx942"], &[], &[]);
+        device("rdna2.hipfb", &["gfx1030"], &[], &[]);
         device("v4.hipfb", &["gfx1100"], &["-mcode-object-version=4"], &[]);
         device("v6.hipfb", &["gfx1100"], &["-mcode-object-version=6"], &[]);
         device("generic.hipfb", &["gfx11-generic"], &["-mcode-object-version=6"], &[]);
@@ -581,6 +582,43 @@ registry not read; not in 6.3's, in 7.0's)"
         .map(|r| r["text"].as_str().unwrap())
         .collect();
     assert_eq!(remedies, ["upgrade ROCm to at least 6.2"]);
+    // gfx1036 (first in 5.3) on 5.2 runs gfx1030 code as gfx1030, which 5.2 knows: the
+    // override, then the upgrade; on 4.2 the V5 code object does not load as gfx1030 either;
+    // a V6 build needs 6.3 whatever the device.
+    let remedies = |file: &str, device: &str, rocm: &str| -> Vec<String> {
+        let out = gfxkit(&[
+            "doctor",
+            "--json",
+            "--device",
+            device,
+            "--rocm",
+            rocm,
+            built().path(file).to_str().unwrap(),
+        ]);
+        let v = common::json_stdout(&out);
+        assert_eq!(v["files"][0]["runs_on"][device], false, "{v}");
+        v["files"][0]["remedies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["text"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let r = remedies("rdna2.hipfb", "gfx1036", "5.2");
+    assert_eq!(r.len(), 2, "{r:?}");
+    assert!(
+        r[0].starts_with("run with HSA_OVERRIDE_GFX_VERSION=10.3.0"),
+        "{r:?}"
+    );
+    assert_eq!(r[1], "upgrade ROCm to at least 5.3");
+    assert_eq!(
+        remedies("rdna2.hipfb", "gfx1036", "4.2"),
+        ["upgrade ROCm to at least 5.3"]
+    );
+    assert_eq!(
+        remedies("v6.hipfb", "gfx1100", "5.2"),
+        ["upgrade ROCm to at least 6.3"]
+    );
     // check --require: each processor on each release.
     for (require, rocm, ok) in [
         ("gfx1151,gfx942", "6.0", false),
