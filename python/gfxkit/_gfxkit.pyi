@@ -156,5 +156,10 @@ def census_lacks(
     archives: List[Optional[str]],
     entry_ids: List[str],
     required: List[str],
+    containers: Optional[List[str]] = None,
+    ccob_versions: Optional[List[Optional[int]]] = None,
+    code_object_versions: Optional[List[Optional[int]]] = None,
+    rocm: Optional[str] = None,
 ) -> List[Dict[str, Any]]:
-    """``[{"input", "path", "required", "why"}]``: what each file lacks of ``required``."""
+    """``[{"input", "path", "required", "why"}]``: what each file lacks of ``required``
+    (with ``rocm``, on that ROCm release's runtime, as ``gfxkit check --rocm``)."""

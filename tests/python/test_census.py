@@ -196,6 +196,46 @@ def test_metadata_schema_and_duckdb(serial_out):
     assert len({(x["input"], x["target_id"]) for x in t}) == len(t)
 
 
+def test_lacks_for_a_rocm_release_follow_check(serial_out, tmp_path, gfxkit_bin):
+    """``--rocm`` makes the lacks those of ``gfxkit check --rocm`` on each file: the wheel's
+    V6 code objects on ROCm 6.2 (its loader takes up to V5), librocrand's gfx90a on 4.2 (whose
+    runtime does not know gfx90a); the newest listed release changes nothing."""
+    out = tmp_path / "census"
+    shutil.copytree(serial_out, out)
+    req = "gfx90a,gfx1100"
+
+    def lacks(rocm):
+        gfxkit.census.report(out, require=req, rocm=rocm)
+        return sorted((x["path"], x["required"], x["why"]) for x in table(out, "lacks"))
+
+    newest = lacks(None)
+    assert lacks("7.13") == newest
+    on62 = lacks("6.2")
+    assert on62 != newest
+    assert "ROCm 6.2" in (out / "report.html").read_text()
+    wheel = str(real(WHEEL))
+    v6 = [x for x in on62 if x[0].startswith(wheel + "!")]
+    assert v6 and all("code object V6: ROCm 6.2 loads up to V5" in why for _, _, why in v6)
+    on42 = lacks("4.2")
+    deb = str(real(DEB))
+    gfx90a = [why for path, r, why in on42 if path.startswith(deb + "!") and r == "gfx90a"]
+    assert gfx90a and all(
+        w.startswith("gfx90a: ROCm 4.2's runtime does not know this processor (first in 4.3") for w in gfx90a
+    )
+    # The same answer as check --rocm, file by file.
+    for rocm, got in (("6.2", on62), ("4.2", on42)):
+        for src in (wheel, deb):
+            c = subprocess.run(
+                [gfxkit_bin, "check", "--json", "--require", req, "--rocm", rocm, src], capture_output=True
+            )
+            report = json.loads(c.stdout)
+            want = sorted((f["path"], m) for f in report["files"] for m in f.get("missing", []))
+            assert sorted((p, r) for p, r, _ in got if p.startswith(src + "!")) == want, (rocm, src)
+    # A release gfxkit cannot read is refused before anything is scanned.
+    with pytest.raises(gfxkit.census.CensusError, match="not a ROCm release number"):
+        gfxkit.census.report(out, require=req, rocm="six")
+
+
 def test_local_cluster_of_two_workers_gives_the_same_dataset(serial_out, real_inputs, tmp_path):
     with distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None

@@ -112,6 +112,26 @@ def test_rocm_release_equals_the_cli(tmp_path, cli):
     assert gfxkit.select(v6, "gfx1100").to_dict() == gfxkit.select(v6, "gfx1100", rocm="7.13").to_dict()
     with pytest.raises(ValueError):
         gfxkit.check(v6, "gfx1100", rocm="six")
+    # A device the release's runtime does not know (gfx1100 is in ROCr's ISA registry from
+    # 5.3): nothing loads, from a file or from bytes, as the CLI says.
+    for src in (v6, v6.read_bytes()):
+        sel = gfxkit.select(src, "gfx1100", rocm="5.2")
+        assert sel.selected[0] is None
+        assert sel.to_dict()["bundles"][0]["reason"].startswith(
+            "gfx1100: ROCm 5.2's runtime does not know this processor (first in 5.3"
+        )
+    code, doc = cli("check", "--require", "gfx1100", "--rocm", "5.2", "--json", str(v6))
+    rep = gfxkit.check(v6, "gfx1100", rocm="5.2")
+    assert rep.to_dict() == doc and not rep and code == 1
+    code, doc = cli("doctor", "--device", "gfx1100", "--rocm", "5.2", "--json", str(v6))
+    rep = gfxkit.doctor(v6, "gfx1100", rocm="5.2")
+    assert rep.to_dict() == doc
+    # The device is known from 5.3, its V6 code object loads from 6.3.
+    assert rep.remedies(str(v6), "gfx1100")[0]["text"] == "upgrade ROCm to at least 6.3"
+    # Where the sources do not tell (gfx950 on 6.4), the release says so and refuses nothing.
+    code, doc = cli("doctor", "--device", "gfx950", "--rocm", "6.4", "--json", str(v6))
+    assert doc["rocm"]["notes"][0].startswith("gfx950: whether ROCm 6.4's runtime knows this processor is not known")
+    assert gfxkit.doctor(v6, "gfx950", rocm="6.4").to_dict() == doc
     # A machine description: one gfx1100 and ROCm 6.2.1 under sysfs_root, read by default.
     node = tmp_path / "m/sys/class/kfd/kfd/topology/nodes/1"
     node.mkdir(parents=True)

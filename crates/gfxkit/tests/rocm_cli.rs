@@ -74,6 +74,8 @@ fn built() -> &'static Built {
             run_ok(&mut c);
         };
         device("v5.hipfb", &["gfx1100"], &[], &[]);
+        device("new.hipfb", &["gfx1151", "gfx1201", "gfx942"], &[], &[]);
+        device("rdna2.hipfb", &["gfx1030"], &[], &[]);
         device("v4.hipfb", &["gfx1100"], &["-mcode-object-version=4"], &[]);
         device("v6.hipfb", &["gfx1100"], &["-mcode-object-version=6"], &[]);
         device("generic.hipfb", &["gfx11-generic"], &["-mcode-object-version=6"], &[]);
@@ -185,12 +187,16 @@ fn select(file: &Path, device: &str, rocm: Option<&str>) -> (Value, Option<Strin
     )
 }
 
+/// Loaded on every release but 5.2, whose runtime does not know gfx11 processors (ROCr's ISA
+/// registry has gfx1100 from 5.3, gfx1101 from 5.5).
+const LOADED_FROM_6_1: [bool; 7] = [false, true, true, true, true, true, true];
+
 /// What each case loads on each release of [`RELEASES`] (true: the device gets a code
-/// object), and the refusal its reason names where it does not.
+/// object), and the refusal its reason names where it does not (on 5.2: the device's).
 fn table() -> Vec<(&'static str, &'static str, [bool; 7], &'static str)> {
     vec![
-        ("v5.hipfb", "gfx1100", [true; 7], ""),
-        ("v4.hipfb", "gfx1100", [true; 7], ""),
+        ("v5.hipfb", "gfx1100", LOADED_FROM_6_1, ""),
+        ("v4.hipfb", "gfx1100", LOADED_FROM_6_1, ""),
         (
             "v6.hipfb",
             "gfx1100",
@@ -215,7 +221,7 @@ fn table() -> Vec<(&'static str, &'static str, [bool; 7], &'static str)> {
             [false, false, false, false, true, true, true],
             "gfx11-generic: ROCm {r} loads no generic code objects",
         ),
-        ("mixed.hipfb", "gfx1100", [true; 7], ""),
+        ("mixed.hipfb", "gfx1100", LOADED_FROM_6_1, ""),
         (
             "mixed.hipfb",
             "gfx1101",
@@ -275,7 +281,15 @@ fn every_build_on_every_release_answers_as_the_table_says() {
                 want,
                 "{file} on {device} with ROCm {r}: {reason}"
             );
-            if !want {
+            if *r == "5.2" {
+                // Before 5.3 the runtime does not know gfx11 processors at all.
+                let first = if device == "gfx1100" { "5.3" } else { "5.5" };
+                let said = format!(
+                    "{device}: ROCm 5.2's runtime does not know this processor (first in {first}: ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-{first}.0"
+                );
+                assert!(!want, "{file} on {device} with ROCm 5.2");
+                assert!(reason.contains(&said), "{reason:?} lacks {said:?}");
+            } else if !want {
                 let said = refusal.replace("{r}", r);
                 assert!(
                     reason.contains(&said),
@@ -497,6 +511,164 @@ fn doctor_on_a_machine_reads_its_release() {
 /// The code-object version of an entry inside a compressed bundle is read from the stream (the
 /// second entry lies after the first's payload): V6 in CCOB v2 is refused by 6.2, which
 /// unpacks the bundle, and loaded by 6.3; 6.1 refuses the bundle itself.
+/// A device whose processor the release's runtime does not register (ROCr's ISA registry at
+/// each tag) runs nothing on it, whatever the code objects: gfx1151 before 6.1, gfx1201 before
+/// 6.2 (`select`, `doctor`, `check --require`, and the remedy to upgrade); where the release's
+/// list was not read and the lists around it disagree (gfx950 on 6.4), the answer says so.
+#[test]
+fn processors_the_runtime_does_not_know() {
+    let f = built().path("new.hipfb");
+    let (v, selected, reason) = select(&f, "gfx1151", Some("6.0"));
+    assert_eq!(selected, None, "{v}");
+    assert_eq!(
+        reason,
+        "gfx1151: ROCm 6.0's runtime does not know this processor (first in 6.1: \
+ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-6.1.0 (a4ab29c5))"
+    );
+    let p = &v["files"][0]["bundles"][0]["passed_over"][0];
+    assert_eq!(p["entry"], "hipv4-amdgcn-amd-amdhsa--gfx1151");
+    assert_eq!(p["upgrade"], "6.1");
+    let (_, selected, _) = select(&f, "gfx1151", Some("6.1"));
+    assert_eq!(
+        selected.as_deref(),
+        Some("hipv4-amdgcn-amd-amdhsa--gfx1151")
+    );
+    let (_, selected, reason) = select(&f, "gfx1201", Some("6.1"));
+    assert_eq!(selected, None);
+    assert!(reason.contains("first in 6.2"), "{reason}");
+    let (_, selected, _) = select(&f, "gfx1201", Some("6.2"));
+    assert!(selected.is_some());
+    // gfx950 on 6.4: not known either way; said, nothing refused.
+    let (v, _, _) = select(&f, "gfx950", Some("6.4"));
+    assert_eq!(
+        v["rocm"]["notes"][0],
+        "gfx950: whether ROCm 6.4's runtime knows this processor is not known (6.4's ISA \
+registry not read; not in 6.3's, in 7.0's)"
+    );
+    let out = gfxkit(&[
+        "select",
+        "--device",
+        "gfx950",
+        "--rocm",
+        "6.4",
+        f.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("  note: gfx950: whether ROCm 6.4's runtime knows"),
+        "{text}"
+    );
+    // doctor: the verdict and the upgrade.
+    let out = gfxkit(&[
+        "doctor",
+        "--json",
+        "--device",
+        "gfx1201",
+        "--rocm",
+        "6.1",
+        f.to_str().unwrap(),
+    ]);
+    let v = common::json_stdout(&out);
+    let file = &v["files"][0];
+    assert_eq!(file["runs_on"]["gfx1201"], false, "{v}");
+    assert!(file["missing"]["gfx1201"]
+        .as_str()
+        .unwrap()
+        .starts_with("gfx1201: ROCm 6.1's runtime does not know this processor (first in 6.2"));
+    let remedies: Vec<&str> = file["remedies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(remedies, ["upgrade ROCm to at least 6.2"]);
+    // gfx1036 (first in 5.3) on 5.2 runs gfx1030 code as gfx1030, which 5.2 knows: the
+    // override, then the upgrade; on 4.2 the V5 code object does not load as gfx1030 either;
+    // a V6 build needs 6.3 whatever the device.
+    let remedies = |file: &str, device: &str, rocm: &str| -> Vec<String> {
+        let out = gfxkit(&[
+            "doctor",
+            "--json",
+            "--device",
+            device,
+            "--rocm",
+            rocm,
+            built().path(file).to_str().unwrap(),
+        ]);
+        let v = common::json_stdout(&out);
+        assert_eq!(v["files"][0]["runs_on"][device], false, "{v}");
+        v["files"][0]["remedies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["text"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let r = remedies("rdna2.hipfb", "gfx1036", "5.2");
+    assert_eq!(r.len(), 2, "{r:?}");
+    assert!(
+        r[0].starts_with("run with HSA_OVERRIDE_GFX_VERSION=10.3.0"),
+        "{r:?}"
+    );
+    assert_eq!(r[1], "upgrade ROCm to at least 5.3");
+    assert_eq!(
+        remedies("rdna2.hipfb", "gfx1036", "4.2"),
+        ["upgrade ROCm to at least 5.3"]
+    );
+    assert_eq!(
+        remedies("v6.hipfb", "gfx1100", "5.2"),
+        ["upgrade ROCm to at least 6.3"]
+    );
+    // check --require: each processor on each release.
+    for (require, rocm, ok) in [
+        ("gfx1151,gfx942", "6.0", false),
+        ("gfx1151,gfx942", "6.1", true),
+        ("gfx1201", "6.1", false),
+        ("gfx1201", "7.2", true),
+        ("gfx942", "5.6", false),
+        ("gfx942", "5.7", true),
+        ("gfx942", "7.13", true),
+    ] {
+        let out = gfxkit(&[
+            "check",
+            "--json",
+            "--require",
+            require,
+            "--rocm",
+            rocm,
+            f.to_str().unwrap(),
+        ]);
+        let c = common::json_stdout(&out);
+        assert_eq!(c["ok"], ok, "{require} on {rocm}: {c}");
+        if !ok {
+            let why = c["files"][0]["why"].as_object().unwrap();
+            assert!(
+                why.values().any(|w| w
+                    .as_str()
+                    .unwrap()
+                    .contains("runtime does not know this processor")),
+                "{c}"
+            );
+        }
+    }
+    // rocm show lists the processors with where they were read.
+    let v = common::json_stdout(&gfxkit(&["rocm", "show", "6.1", "--json"]));
+    let list: Vec<&str> = v["processors"]["list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert!(
+        list.contains(&"gfx1151") && !list.contains(&"gfx1201"),
+        "{list:?}"
+    );
+    assert_eq!(v["processors"]["pin"], "pinned");
+    let v = common::json_stdout(&gfxkit(&["rocm", "show", "6.4", "--json"]));
+    assert_eq!(v["processors"]["pin"], "unknown");
+    assert!(v["processors"]["list"].is_null());
+}
+
 #[test]
 fn versions_inside_compressed_bundles() {
     let f = built().path("v6-ccob2.hipfb");
@@ -529,6 +701,13 @@ fn the_table_lists_and_shows_each_release_with_its_sources() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.contains("generic targets (6.4, first tag not pinned)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("processors: +gfx1150 +gfx1151 (read at the tag)")
+            && text.contains(
+                "processors: +gfx950 +gfx1153 -gfx940 -gfx941 (read on the release branch)"
+            ),
         "{text}"
     );
     let v = common::json_stdout(&gfxkit(&["rocm", "list", "--json"]));

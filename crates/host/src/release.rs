@@ -313,6 +313,31 @@ pub fn kpack_refusal(rules: &Rules) -> Option<Refusal> {
     })
 }
 
+/// Why the runtime of `rules` cannot use a device whose processor is `processor` at all (its
+/// ISA registry does not have it: [`Rules::knows`]), or `None`: nothing loads on such a
+/// device, whatever the code objects hold. The upgrade is the first release known to have it
+/// ("none known" for a processor the runtime no longer registers).
+pub fn device_refusal(rules: &Rules, processor: &str) -> Option<Refusal> {
+    let s = rules.knows(processor);
+    if s.known != Some(false) {
+        return None;
+    }
+    Some(Refusal {
+        reason: s.reason,
+        rebuild: None,
+        upgrade: s.upgrade.unwrap_or_else(|| "none known".to_owned()),
+        upgrade_order: s.upgrade_order.map(|v| (false, v)),
+    })
+}
+
+/// What is said when the sources read do not tell whether the runtime of `rules` knows
+/// `processor` (the release's ISA registry was not read and the lists around it disagree), or
+/// `None` when they tell.
+pub fn device_note(rules: &Rules, processor: &str) -> Option<String> {
+    let s = rules.knows(processor);
+    s.known.is_none().then_some(s.reason)
+}
+
 /// What a release refuses in one unit: the whole unit, or entries by index (into
 /// [`Unit::entries`]).
 #[derive(Debug, Clone, Default)]

@@ -38,6 +38,8 @@ pub struct CodeObjectRow {
     /// `offload-image`, `kpack` (a split binary's wrapper or a `.kpack` key), `miopen-kdb`,
     /// `aks2`.
     pub container: String,
+    /// For a compressed bundle (`ccob`): its format version (1, 2 or 3).
+    pub ccob_version: Option<u16>,
     /// The unit's index in its file (bundle, object bundle, ...; for a kernel database, 0).
     pub unit: u32,
     /// The unit's byte offset in its file.
@@ -167,6 +169,7 @@ pub fn code_object_rows(
                 member: member.clone(),
                 layer: listing.layer.clone(),
                 container: b.format.to_owned(),
+                ccob_version: b.ccob.as_ref().map(|c| c.version),
                 unit: ui as u32,
                 unit_offset: b.offset,
                 entry: *ei as u32,
@@ -300,33 +303,142 @@ pub struct Lack {
 /// code objects) with their entry IDs.
 type Units = BTreeMap<u32, Vec<EntryId>>;
 
+/// One unit of a file as the census rows give it: how it is stored, and its entries with
+/// their code-object versions.
+#[derive(Default)]
+struct RowUnit<'a> {
+    container: &'a str,
+    ccob_version: Option<u16>,
+    entries: Vec<(EntryId, Option<u8>)>,
+}
+
+/// What a release passed over: the entries concerned, and what is said.
+type Passed = (Vec<EntryId>, String);
+
+/// The entry IDs of `unit` that the runtime of `rules` loads (all without a release), and
+/// why the others are passed over: the same refusals as `check --rocm`
+/// ([`gfxkit_host::release::UnitRefusals`], [`gfxkit_host::release::kpack_refusal`]).
+fn loaded_by(
+    rules: Option<&gfxkit_spec::rocm::Rules>,
+    unit: &RowUnit<'_>,
+) -> (Vec<EntryId>, Vec<Passed>) {
+    use gfxkit_host::entries::{Unit, UnitEntry, UnitKind};
+    use gfxkit_host::release::{kpack_refusal, UnitRefusals};
+    let ids: Vec<EntryId> = unit.entries.iter().map(|(id, _)| id.clone()).collect();
+    let Some(rules) = rules else {
+        return (ids, Vec::new());
+    };
+    if unit.container == "kpack" {
+        if let Some(r) = kpack_refusal(rules) {
+            return (Vec::new(), vec![(ids, r.reason)]);
+        }
+        return (ids, Vec::new());
+    }
+    let format = (unit.container == "ccob").then(|| gfxkit_host::BundleFormat::Compressed {
+        // A version not recorded is taken as the oldest: refused only by a release that
+        // unpacks no compressed bundle at all.
+        version: unit.ccob_version.unwrap_or(1),
+        method: gfxkit_host::CompressionMethod::ZSTD,
+    });
+    let u = Unit {
+        kind: UnitKind::Bundle,
+        location: gfxkit_host::Location::at(0, 0),
+        format,
+        header_len: None,
+        entries: Ok(ids
+            .iter()
+            .map(|id| UnitEntry {
+                id: id.clone(),
+                size: 1,
+            })
+            .collect()),
+    };
+    let versions: Vec<Option<u8>> = unit.entries.iter().map(|(_, v)| *v).collect();
+    let refused = UnitRefusals::of(rules, &u, &versions);
+    if let Some(r) = &refused.unit {
+        return (Vec::new(), vec![(ids, r.reason.clone())]);
+    }
+    let kept = ids
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !refused.entries.iter().any(|(j, _)| j == i))
+        .map(|(_, id)| id.clone())
+        .collect();
+    let why = refused
+        .entries
+        .iter()
+        .map(|(i, r)| {
+            (
+                vec![ids[*i].clone()],
+                format!("{} passed over: {}", ids[*i].target(), r.reason),
+            )
+        })
+        .collect();
+    (kept, why)
+}
+
 /// The required targets each file of `rows` lacks, by the rule of `gfxkit check`: a file
 /// meets a required target when, under one setting of the features the target leaves out,
 /// every unit of the file holds a code object the HIP runtime would load on it (native code,
 /// the family's generic target, or SPIR-V). Files are taken in the order of `rows`; every
 /// unit of a file with code objects counts.
 pub fn lacks(rows: &[CodeObjectRow], required: &[TargetId]) -> Vec<Lack> {
-    // (input, path) -> unit -> entry IDs.
-    let mut files: BTreeMap<(&str, &str), Units> = BTreeMap::new();
+    lacks_on(rows, required, None)
+}
+
+/// [`lacks`] for the runtime of one ROCm release, when given (`gfxkit census --rocm`), by the
+/// rule of `gfxkit check --rocm`: a device whose processor its runtime does not know lacks
+/// everything, and what it cannot load (a code-object version above its loader's, a generic
+/// target it does not load, a CCOB version its HIP runtime does not unpack, a kpack-split
+/// binary without its kpack loader) does not count, and the reason says so.
+pub fn lacks_on(
+    rows: &[CodeObjectRow],
+    required: &[TargetId],
+    rules: Option<&gfxkit_spec::rocm::Rules>,
+) -> Vec<Lack> {
+    // (input, path) -> unit -> its entries.
+    let mut files: BTreeMap<(&str, &str), BTreeMap<u32, RowUnit<'_>>> = BTreeMap::new();
     for r in rows {
         let Ok(id) = EntryId::parse(&r.entry_id) else {
             continue;
         };
-        files
+        let u = files
             .entry((r.input.as_str(), r.path.as_str()))
             .or_default()
             .entry(r.unit)
-            .or_default()
-            .push(id);
+            .or_default();
+        u.container = r.container.as_str();
+        u.ccob_version = u.ccob_version.or(r.ccob_version);
+        u.entries.push((id, r.code_object_version));
     }
     let mut out = Vec::new();
-    for ((input, path), units) in &files {
-        let present: BTreeSet<String> = units
+    for ((input, path), row_units) in &files {
+        let present: BTreeSet<String> = row_units
             .values()
-            .flatten()
-            .map(|e| e.target().to_string())
+            .flat_map(|u| &u.entries)
+            .map(|(e, _)| e.target().to_string())
+            .collect();
+        let mut passed: Vec<Passed> = Vec::new();
+        let units: Units = row_units
+            .iter()
+            .map(|(i, u)| {
+                let (kept, why) = loaded_by(rules, u);
+                passed.extend(why);
+                (*i, kept)
+            })
             .collect();
         for req in required {
+            if let Some(r) =
+                rules.and_then(|r| gfxkit_host::release::device_refusal(r, req.processor().name))
+            {
+                out.push(Lack {
+                    input: (*input).to_owned(),
+                    path: (*path).to_owned(),
+                    required: req.to_string(),
+                    why: r.reason,
+                });
+                continue;
+            }
             let settings = concrete_settings(req);
             let met = settings
                 .iter()
@@ -349,6 +461,23 @@ pub fn lacks(rows: &[CodeObjectRow], required: &[TargetId]) -> Vec<Lack> {
                     "no single xnack/sramecc setting of {req} has code in all {} units",
                     units.len()
                 )
+            };
+            // What the release passed over that would have served it, once each.
+            let mut said: Vec<&str> = Vec::new();
+            for (ids, line) in &passed {
+                let serves = ids.iter().any(|id| {
+                    settings
+                        .iter()
+                        .any(|d| select(d, std::slice::from_ref(id)).via.is_some())
+                });
+                if serves && !said.contains(&line.as_str()) {
+                    said.push(line);
+                }
+            }
+            let why = if said.is_empty() {
+                why
+            } else {
+                format!("{why}; {}", said.join("; "))
             };
             out.push(Lack {
                 input: (*input).to_owned(),
@@ -406,6 +535,66 @@ mod tests {
         assert_eq!(l.len(), 1, "{l:?}");
         assert_eq!(l[0].required, "gfx1100");
         assert!(l[0].why.contains("1 of 1 units"), "{}", l[0].why);
+
+        // For one release: gfx906 was met by gfx9-generic, which 6.3 does not load; gfx90a
+        // by native code (not V6 here: the payloads are no code objects); a processor the
+        // release does not know lacks everything.
+        let rules = |v: &str| {
+            gfxkit_spec::rocm::Rules::of(gfxkit_spec::rocm::RocmVersion::parse(v).unwrap())
+        };
+        let l = lacks_on(&rows, &[req("gfx90a"), req("gfx906")], Some(&rules("6.3")));
+        assert_eq!(l.len(), 1, "{l:?}");
+        assert_eq!(l[0].required, "gfx906");
+        assert!(
+            l[0].why.contains(
+                "gfx9-generic passed over: gfx9-generic: ROCm 6.3 loads no generic code objects"
+            ),
+            "{}",
+            l[0].why
+        );
+        assert!(lacks_on(&rows, &[req("gfx906")], Some(&rules("6.4"))).is_empty());
+        let l = lacks_on(&rows, &[req("gfx90a")], Some(&rules("4.2")));
+        assert!(
+            l[0].why.starts_with(
+                "gfx90a: ROCm 4.2's runtime does not know this processor (first in 4.3"
+            ),
+            "{}",
+            l[0].why
+        );
+        // A native V6 code object on 6.2; CCOB v3 on 6.4; a kpack wrapper on 7.2.
+        let mut v6 = rows.clone();
+        v6[0].code_object_version = Some(6);
+        let l = lacks_on(&v6, &[req("gfx90a")], Some(&rules("6.2")));
+        assert!(
+            l[0].why
+                .contains("gfx90a:xnack+ passed over: code object V6: ROCm 6.2 loads up to V5"),
+            "{}",
+            l[0].why
+        );
+        let mut c3 = rows.clone();
+        for r in &mut c3 {
+            r.container = "ccob".to_owned();
+            r.ccob_version = Some(3);
+        }
+        let l = lacks_on(&c3, &[req("gfx90a")], Some(&rules("6.4")));
+        assert!(
+            l[0].why
+                .contains("CCOB v3: ROCm 6.4's HIP runtime unpacks CCOB v1, v2 only"),
+            "{}",
+            l[0].why
+        );
+        assert!(lacks_on(&c3, &[req("gfx90a")], Some(&rules("7.0"))).is_empty());
+        let mut k = rows.clone();
+        for r in &mut k {
+            r.container = "kpack".to_owned();
+        }
+        let l = lacks_on(&k, &[req("gfx90a")], Some(&rules("7.2")));
+        assert!(l[0].why.contains("has no kpack loader"), "{}", l[0].why);
+        // The newest listed release changes nothing.
+        for rs in [&rows, &v6, &c3, &k] {
+            let all = [req("gfx90a"), req("gfx906"), req("gfx1100")];
+            assert_eq!(lacks_on(rs, &all, Some(&rules("7.13"))), lacks(rs, &all));
+        }
     }
 
     #[test]

@@ -53,6 +53,42 @@ pub struct CheckFile {
     pub database: Vec<String>,
 }
 
+impl CheckFile {
+    /// The verdict of the runtime of `rules` on the required targets it does not know
+    /// ([`gfxkit_host::release::device_refusal`]): each is missing, its reason leading `why`.
+    /// A file whose device code could not be judged is left as it is; applying it again
+    /// changes nothing.
+    pub fn refuse_devices(&mut self, rules: &gfxkit_spec::rocm::Rules, required: &[TargetId]) {
+        if !self.errors.is_empty() {
+            return;
+        }
+        for r in required {
+            let Some(x) = gfxkit_host::release::device_refusal(rules, r.processor().name) else {
+                continue;
+            };
+            let key = r.to_string();
+            if self.why.get(&key).is_some_and(|w| w.starts_with(&x.reason)) {
+                continue;
+            }
+            let why = match self.why.remove(&key) {
+                Some(old) => format!("{}; {old}", x.reason),
+                None => x.reason.clone(),
+            };
+            self.why.insert(key.clone(), why);
+            self.needs.remove(&key);
+            self.spirv.retain(|s| *s != key);
+            if !self.missing.contains(&key) {
+                self.missing.push(key);
+            }
+            self.ok = false;
+        }
+        // In the order required.
+        let order: Vec<String> = required.iter().map(ToString::to_string).collect();
+        self.missing
+            .sort_by_key(|m| order.iter().position(|o| o == m).unwrap_or(usize::MAX));
+    }
+}
+
 /// Counts over the files.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CheckSummary {
@@ -365,6 +401,38 @@ mod tests {
             "{:?}",
             f.why
         );
+    }
+
+    /// A database no library loads, on a release whose runtime does not know the device:
+    /// missing, the reason first, once however often it is applied.
+    #[test]
+    fn a_database_alone_on_a_release_without_the_device() {
+        let member = |name: &str, p: &str| crate::database::DbMember {
+            path: format!("/d/k/{name}"),
+            processors: vec![p.to_owned()],
+            index_rows: None,
+        };
+        let db = crate::database::group(vec![
+            member("a_gfx942.co", "gfx942"),
+            member("a_gfx90a.co", "gfx90a"),
+        ])
+        .remove(0);
+        let required = req(&["gfx942", "gfx90a"]);
+        let rules = |v: &str| {
+            gfxkit_spec::rocm::Rules::of(gfxkit_spec::rocm::RocmVersion::parse(v).unwrap())
+        };
+        let mut f = judge_database(&db, &required, false);
+        assert!(f.ok);
+        f.refuse_devices(&rules("5.7"), &required);
+        assert!(f.ok, "{f:?}");
+        f.refuse_devices(&rules("5.6"), &required);
+        let again = f.clone();
+        f.refuse_devices(&rules("5.6"), &required);
+        assert_eq!(format!("{f:?}"), format!("{again:?}"));
+        assert!(!f.ok);
+        assert_eq!(f.missing, ["gfx942"]);
+        assert!(f.why["gfx942"]
+            .starts_with("gfx942: ROCm 5.6's runtime does not know this processor (first in 5.7"));
     }
 
     #[test]

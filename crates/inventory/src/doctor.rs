@@ -142,6 +142,71 @@ pub struct DoctorFile {
 }
 
 impl DoctorFile {
+    /// The verdict of the runtime of `rules` on the devices it does not know
+    /// ([`gfxkit_host::release::device_refusal`]): such a device runs nothing, the reason
+    /// leads its `missing` (what else stands in the way stays said after it), and the remedy
+    /// is the upgrade. Only devices with a verdict are judged; applying it again changes
+    /// nothing.
+    pub fn refuse_devices(&mut self, rules: &gfxkit_spec::rocm::Rules, devices: &[TargetId]) {
+        self.refuse_devices_as(rules, devices, &|_| false, &|_| Vec::new());
+    }
+
+    /// [`DoctorFile::refuse_devices`], where `runs_as(d)` tells whether the file would run
+    /// on a device the runtime takes for `d`: a device the release does not know is then also
+    /// offered `HSA_OVERRIDE_GFX_VERSION` to a processor of its instruction set that the
+    /// release knows and the file runs on; `refused(d)` is what else the release refuses on
+    /// `d` (the upgrade offered is to the first release that has everything needed).
+    pub fn refuse_devices_as(
+        &mut self,
+        rules: &gfxkit_spec::rocm::Rules,
+        devices: &[TargetId],
+        runs_as: &dyn Fn(&TargetId) -> bool,
+        refused: &dyn Fn(&TargetId) -> Vec<gfxkit_host::release::Refusal>,
+    ) {
+        for d in devices {
+            let key = d.to_string();
+            if !self.runs_on.contains_key(&key) {
+                continue;
+            }
+            let Some(x) = gfxkit_host::release::device_refusal(rules, d.processor().name) else {
+                continue;
+            };
+            if self
+                .missing
+                .get(&key)
+                .is_some_and(|m| m.starts_with(&x.reason))
+            {
+                continue;
+            }
+            self.runs_on.insert(key.clone(), false);
+            self.needs.remove(&key);
+            self.spirv.retain(|s| *s != key);
+            let m = match self.missing.remove(&key) {
+                Some(old) => format!("{}; {old}", x.reason),
+                None => x.reason.clone(),
+            };
+            self.missing.insert(key.clone(), m);
+            self.remedies.retain(|m| m.device != key);
+            let known_runs =
+                |c: &TargetId| rules.knows(c.processor().name).known == Some(true) && runs_as(c);
+            let lack = crate::remedy::Lack::default();
+            self.remedies.extend(
+                crate::remedy::remedies(d, lack, &known_runs, None)
+                    .into_iter()
+                    .filter(|m| m.kind == crate::remedy::Kind::Override),
+            );
+            let others = refused(d);
+            let mut needed: Vec<&gfxkit_host::release::Refusal> = vec![&x];
+            needed.extend(&others);
+            // No rebuild helps a device the runtime does not know: the upgrade only.
+            self.remedies.extend(
+                crate::release::remedies(d, &needed)
+                    .into_iter()
+                    .filter(|m| m.kind == crate::remedy::Kind::Upgrade),
+            );
+        }
+    }
+
     /// Whether the file cannot run on some device.
     pub fn fails(&self) -> bool {
         self.runs_on.values().any(|r| !r)
@@ -439,6 +504,23 @@ pub fn judge_with(
             remedies.extend(crate::release::remedies(d, &needed));
         }
         f.remedies.extend(remedies);
+    }
+    if let Some(r) = &release {
+        // As the release sees the file: its units, its kpack verdicts, the database.
+        let runs_as = |c: &TargetId| {
+            (units.is_empty() || verdict(c, &seen).runs)
+                && (kpack_verdicts.is_empty() || kpack_runs(&c.to_string()) == Some(true))
+                && lacks(c).is_none()
+        };
+        let refused = |c: &TargetId| {
+            let mut out: Vec<gfxkit_host::release::Refusal> =
+                r.on(c, &units).into_iter().map(|(_, x)| x).collect();
+            if let (Some(k), false) = (&r.kpack, kpack_verdicts.is_empty()) {
+                out.push(k.clone());
+            }
+            out
+        };
+        f.refuse_devices_as(&r.rules, devices, &runs_as, &refused);
     }
     Some(f)
 }

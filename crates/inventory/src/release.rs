@@ -21,6 +21,10 @@ pub struct RocmRelease {
     /// What it loads.
     #[serde(skip)]
     pub rules: Rules,
+    /// What the sources do not tell about the devices judged: whether its runtime knows a
+    /// processor, where its ISA registry was not read ([`gfxkit_host::release::device_note`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl RocmRelease {
@@ -30,7 +34,21 @@ impl RocmRelease {
             version,
             from: from.into(),
             rules: Rules::of(version),
+            notes: Vec::new(),
         }
+    }
+
+    /// This release with the notes on the devices `devices` ([`RocmRelease::notes`]).
+    pub fn for_devices(&self, devices: &[TargetId]) -> RocmRelease {
+        let mut r = self.clone();
+        for d in devices {
+            if let Some(n) = gfxkit_host::release::device_note(&self.rules, d.processor().name) {
+                if !r.notes.contains(&n) {
+                    r.notes.push(n);
+                }
+            }
+        }
+        r
     }
 
     /// `ROCm 6.4.3 from /opt/rocm/.info/version`, `ROCm 6.2 (--rocm)`.
@@ -223,6 +241,75 @@ pub struct ReleaseShow {
     /// Every row, with whether the release has it (left out of `rocm list`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub facts: Vec<FactStanding>,
+    /// The processors its runtime registers (ROCr's ISA registry).
+    pub processors: ProcessorsShow,
+}
+
+/// The processors a release's runtime registers, as far as read (`rocm show`'s
+/// `processors`).
+#[derive(Debug, Clone, Serialize)]
+pub struct ProcessorsShow {
+    /// The list, when the release's own was read (or the release is judged by the last list
+    /// read); `None` when it was not.
+    pub list: Option<Vec<&'static str>>,
+    /// Where it was read, or what is known instead.
+    pub source: String,
+    /// How well: `pinned` (read at the tag), `bracketed` (read on the release branch, or
+    /// taken from the last list read), `unknown`.
+    pub pin: &'static str,
+}
+
+/// The processors of the release of `rules` ([`ProcessorsShow`]).
+pub fn processors_show(rules: &Rules) -> ProcessorsShow {
+    use gfxkit_spec::rocm::{processor_lists, processors_of, Pin};
+    if rules.beyond_known {
+        return ProcessorsShow {
+            list: None,
+            source: "the newest runtime: every processor gfxkit knows".to_owned(),
+            pin: "unknown",
+        };
+    }
+    if let Some((l, list)) = processors_of(rules.version) {
+        return ProcessorsShow {
+            list: Some(list),
+            source: l.source.to_owned(),
+            pin: if l.pin == Pin::Pinned {
+                "pinned"
+            } else {
+                "bracketed"
+            },
+        };
+    }
+    let lists = processor_lists();
+    let release = rules.version.release();
+    let before = lists.iter().rev().find(|(l, _)| l.release < release);
+    let after = lists.iter().find(|(l, _)| l.release > release);
+    match (before, after) {
+        (Some((b, _)), Some((a, _))) => ProcessorsShow {
+            list: None,
+            source: format!(
+                "{release}'s ISA registry not read: processors in both {}'s and {}'s lists are taken as known, those in one only as unknown",
+                b.release, a.release
+            ),
+            pin: "unknown",
+        },
+        (Some((b, list)), None) => ProcessorsShow {
+            list: Some(list.clone()),
+            source: format!(
+                "{release}'s ISA registry not read: {}'s list (the last read) is taken as known, other processors as unknown ({})",
+                b.release, b.source
+            ),
+            pin: "bracketed",
+        },
+        _ => ProcessorsShow {
+            list: None,
+            source: format!(
+                "{release}'s ISA registry not read (lists read from {})",
+                lists[0].0.release
+            ),
+            pin: "unknown",
+        },
+    }
 }
 
 /// What the release `version` loads, row by row.
@@ -243,11 +330,13 @@ pub fn show(version: RocmVersion) -> ReleaseShow {
             },
         })
         .collect();
+    let processors = processors_show(&rules);
     ReleaseShow {
         rules,
         listed: listed.is_some(),
         note: listed.map_or("", |r| r.note),
         facts,
+        processors,
     }
 }
 

@@ -223,6 +223,38 @@ impl Selection {
         }
     }
 
+    /// Every unit as the runtime of `rules` sees it on `device`: where its ISA registry does
+    /// not have the device's processor nothing loads, and the reason says so
+    /// ([`gfxkit_host::release::device_refusal`]). Applying it again changes nothing.
+    pub fn refuse_device(&mut self, rules: &gfxkit_spec::rocm::Rules, device: &TargetId) {
+        let Some(r) = gfxkit_host::release::device_refusal(rules, device.processor().name) else {
+            return;
+        };
+        for b in &mut self.bundles {
+            if b.passed_over.iter().any(|p| p.refusal == r) {
+                continue;
+            }
+            if let Some(k) = &mut b.kpack {
+                k.selected = None;
+                k.lookup.reason = r.reason.clone();
+            }
+            if let Some(d) = &mut b.database {
+                d.files.clear();
+            }
+            // The device comes first; what else was passed over stays listed.
+            b.passed_over.insert(
+                0,
+                PassedOver {
+                    entry: b.selected.take().unwrap_or_default(),
+                    refusal: r.clone(),
+                },
+            );
+            b.via = None;
+            b.needs = None;
+            b.reason = r.reason.clone();
+        }
+    }
+
     /// The kpack units ([`Selection::add_kpack`]).
     pub fn kpack_units(&self) -> impl Iterator<Item = (&UnitChoice, &crate::kpack::KpackUnit)> {
         self.bundles
@@ -318,13 +350,17 @@ pub fn select_on(
         }
         problems.extend(damage);
     }
-    Selection {
+    let mut s = Selection {
         path: name.to_owned(),
         error: None,
         bundles,
         problems,
         kpack: inv.kpack(),
+    };
+    if let Some(r) = rules {
+        s.refuse_device(r, device);
     }
+    s
 }
 
 /// The selection of a kernel database no library loads: named by its root, one unit

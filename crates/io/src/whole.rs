@@ -222,6 +222,7 @@ pub fn select_on(
             });
             if let Some(r) = rules {
                 s.refuse_kpack(r);
+                s.refuse_device(r, device);
             }
             s
         },
@@ -237,15 +238,24 @@ pub fn select_on(
             for db in loaded.databases() {
                 f.add_database(db, device, cu_count);
             }
+            if let Some(r) = rules {
+                f.refuse_device(r, device);
+            }
             Some(f)
         },
-        |db| select::database_alone(db, device, cu_count),
+        |db| {
+            let mut f = select::database_alone(db, device, cu_count);
+            if let Some(r) = rules {
+                f.refuse_device(r, device);
+            }
+            f
+        },
     );
     Ok(SelectReport {
         device: device.to_string(),
         cu_count,
         files,
-        rocm: rocm.cloned(),
+        rocm: rocm.map(|r| r.for_devices(std::slice::from_ref(device))),
     })
 }
 
@@ -283,17 +293,24 @@ pub fn doctor_on(
 ) -> Result<doctor::DoctorReport, crate::Error> {
     let rules = rocm.map(|r| &r.rules);
     let (libraries, members) = examine_on(paths, devices, loader, rules, progress)?;
+    let mut files = database::judge_with_databases(
+        libraries,
+        members,
+        devices,
+        cu_counts,
+        &tensile_lib_paths(),
+    );
+    if let Some(r) = rules {
+        // Kernel databases no library loads too.
+        for f in &mut files {
+            f.refuse_devices(r, devices);
+        }
+    }
     Ok(doctor::DoctorReport {
         devices: devices.iter().map(ToString::to_string).collect(),
         cu_counts: cu_counts.by_device(),
-        files: database::judge_with_databases(
-            libraries,
-            members,
-            devices,
-            cu_counts,
-            &tensile_lib_paths(),
-        ),
-        rocm: rocm.cloned(),
+        files,
+        rocm: rocm.map(|r| r.for_devices(devices)),
     })
 }
 
@@ -322,10 +339,16 @@ pub fn check_on(
 ) -> Result<CheckReport, crate::Error> {
     let rules = rocm.map(|r| &r.rules);
     let (libraries, members) = examine_on(paths, required, loader, rules, progress)?;
-    let files =
+    let mut files =
         check::judge_with_databases(libraries, members, required, exactly, &tensile_lib_paths());
+    if let Some(r) = rules {
+        // Kernel databases no library loads too.
+        for f in &mut files {
+            f.refuse_devices(r, required);
+        }
+    }
     let mut report = CheckReport::new(required, exactly, files);
-    report.rocm = rocm.cloned();
+    report.rocm = rocm.map(|r| r.for_devices(required));
     Ok(report)
 }
 

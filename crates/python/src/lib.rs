@@ -559,6 +559,7 @@ fn select<'py>(
     let rocm = rocm_release(rocm, None, false)?;
     let device = gfxkit_target_id::triple::parse_device(device)
         .map_err(|e| Fail::Target(format!("'{device}' is not a device: {e}")).into_py(py, ""))?;
+    let rocm = rocm.map(|r| r.for_devices(std::slice::from_ref(&device)));
     let s = source(src)?;
     if let Some(path) = s.path.clone().filter(|_| !s.image_dir) {
         // A file on disk as the CLI reads it: split binaries through their archives, a
@@ -1825,9 +1826,12 @@ fn census_rows<'py>(
 
 /// What each file lacks of `required` (`[{"input", "path", "required", "why"}]`), by the rule
 /// of `gfxkit check`, from the census's code-object columns (one list per column, a row per
-/// code object).
+/// code object). With `rocm` (`"6.2"`), by the rule of `gfxkit check --rocm`: the columns
+/// `containers`, `ccob_versions` and `code_object_versions` then say what that release
+/// cannot load (absent: nothing refused for that reason).
 #[pyfunction]
-#[pyo3(signature = (inputs, paths, units, archives, entry_ids, required))]
+#[pyo3(signature = (inputs, paths, units, archives, entry_ids, required, containers = None, ccob_versions = None, code_object_versions = None, rocm = None))]
+#[allow(clippy::too_many_arguments)]
 fn census_lacks<'py>(
     py: Python<'py>,
     inputs: Vec<String>,
@@ -1836,10 +1840,20 @@ fn census_lacks<'py>(
     archives: Vec<Option<String>>,
     entry_ids: Vec<String>,
     required: Vec<String>,
+    containers: Option<Vec<String>>,
+    ccob_versions: Option<Vec<Option<u16>>>,
+    code_object_versions: Option<Vec<Option<u8>>>,
+    rocm: Option<&str>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let n = inputs.len();
+    let optional = [
+        containers.as_ref().map(Vec::len),
+        ccob_versions.as_ref().map(Vec::len),
+        code_object_versions.as_ref().map(Vec::len),
+    ];
     if [paths.len(), units.len(), archives.len(), entry_ids.len()]
         .iter()
+        .chain(optional.iter().flatten())
         .any(|l| *l != n)
     {
         return Err(pyo3::exceptions::PyValueError::new_err(
@@ -1856,7 +1870,11 @@ fn census_lacks<'py>(
             path: paths[i].clone(),
             member: None,
             layer: None,
-            container: String::new(),
+            container: containers
+                .as_ref()
+                .map(|c| c[i].clone())
+                .unwrap_or_default(),
+            ccob_version: ccob_versions.as_ref().and_then(|c| c[i]),
             unit: units[i],
             unit_offset: 0,
             entry: 0,
@@ -1869,14 +1887,16 @@ fn census_lacks<'py>(
             xnack: None,
             sramecc: None,
             generic: false,
-            code_object_version: None,
+            code_object_version: code_object_versions.as_ref().and_then(|c| c[i]),
             stored_bytes: 0,
             uncompressed_bytes: 0,
             sha256: None,
             kernels: None,
         })
         .collect();
-    let lacks = py.allow_threads(|| inv::census::lacks(&rows, &required));
+    let rocm = rocm_release(rocm, None, false)?;
+    let lacks = py
+        .allow_threads(|| inv::census::lacks_on(&rows, &required, rocm.as_ref().map(|r| &r.rules)));
     json(py, &lacks)
 }
 

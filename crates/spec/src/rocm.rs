@@ -287,6 +287,334 @@ releases up to 7.1 predate the loader, classic 7.2.0 packages contain no .kpack;
     ),
 ];
 
+/// The processors one release's runtime registers, as read from ROCr's ISA registry
+/// (`ISAREG_ENTRY_GEN` in `core/runtime/isa.cpp`): a device whose processor is not there is not
+/// usable at all, whatever the code object holds. Each list is given as the change from the
+/// previous list read (processors added and removed); a release between two lists read is
+/// judged by both ([`Rules::knows`]).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct ProcessorList {
+    /// The release (`major.minor`; every patch tag of a release read had the same list).
+    pub release: RocmVersion,
+    /// [`Pin::Pinned`] when read at the release's tag, [`Pin::Bracketed`] when read on its
+    /// release branch before the tag.
+    pub pin: Pin,
+    /// Processors registered that the previous list read did not have.
+    pub added: &'static [&'static str],
+    /// Processors of the previous list read that are no longer registered.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub removed: &'static [&'static str],
+    /// Where the list was read.
+    pub source: &'static str,
+}
+
+/// The ISA registry of ROCr at each release whose sources were read, oldest first. Lists not
+/// read (releases before 4.0, 6.4, 7.1, 7.2, TheRock's 7.13) are judged from the lists around
+/// them, and said to be unknown where those disagree.
+pub const PROCESSOR_LISTS: &[ProcessorList] = &[
+    ProcessorList {
+        release: v(4, 0),
+        pin: Pin::Pinned,
+        added: &[
+            "gfx700", "gfx701", "gfx702", "gfx801", "gfx802", "gfx803", "gfx810", "gfx900",
+            "gfx902", "gfx904", "gfx906", "gfx908", "gfx1010", "gfx1011", "gfx1012", "gfx1030",
+            "gfx1031",
+        ],
+        removed: &[],
+        source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-4.0.0 (ceae52f3)",
+    },
+    ProcessorList {
+        release: v(4, 1),
+        pin: Pin::Pinned,
+        added: &["gfx805", "gfx1032"],
+        removed: &[],
+        source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-4.1.0 (ac53207f)",
+    },
+    ProcessorList {
+        release: v(4, 2),
+        pin: Pin::Pinned,
+        added: &["gfx1033"],
+        removed: &[],
+        source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-4.2.0 (337e3e55)",
+    },
+    ProcessorList {
+        release: v(4, 3),
+        pin: Pin::Pinned,
+        added: &["gfx909", "gfx90a", "gfx90c"],
+        removed: &[],
+        source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-4.3.0 (71ef1489)",
+    },
+    ProcessorList {
+        release: v(4, 5),
+        pin: Pin::Pinned,
+        added: &["gfx1034", "gfx1035"],
+        removed: &[],
+        source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-4.5.0 (f32dfa88)",
+    },
+    ProcessorList {
+        release: v(5, 0),
+        pin: Pin::Pinned,
+        added: &["gfx1013"],
+        removed: &[],
+        source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-5.0.0 (635157ea)",
+    },
+    ProcessorList {
+        release: v(5, 1),
+        pin: Pin::Pinned,
+        added: &[],
+        removed: &[],
+        source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-5.1.0 (52d97e5c)",
+    },
+    ProcessorList {
+        release: v(5, 2),
+        pin: Pin::Pinned,
+        added: &[],
+        removed: &[],
+        source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-5.2.0 (dbc2f403)",
+    },
+    ProcessorList {
+        release: v(5, 3),
+        pin: Pin::Pinned,
+        added: &["gfx1036", "gfx1100", "gfx1102", "gfx1103"],
+        removed: &[],
+        source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-5.3.0 (adae6c61)",
+    },
+    ProcessorList {
+        release: v(5, 4),
+        pin: Pin::Pinned,
+        added: &[],
+        removed: &[],
+        source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-5.4.0 (5e08dcc5)",
+    },
+    ProcessorList {
+        release: v(5, 5),
+        pin: Pin::Pinned,
+        added: &["gfx1101"],
+        removed: &[],
+        source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-5.5.0 (3b939c39)",
+    },
+    ProcessorList {
+        release: v(5, 6),
+        pin: Pin::Pinned,
+        added: &[],
+        removed: &[],
+        source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-5.6.0 (34545547)",
+    },
+    ProcessorList {
+        release: v(5, 7),
+        pin: Pin::Pinned,
+        added: &["gfx940", "gfx941", "gfx942"],
+        removed: &[],
+        source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-5.7.0 (b2b68115)",
+    },
+    ProcessorList {
+        release: v(6, 0),
+        pin: Pin::Pinned,
+        added: &[],
+        removed: &[],
+        source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-6.0.0 (22dc4638)",
+    },
+    ProcessorList {
+        release: v(6, 1),
+        pin: Pin::Pinned,
+        added: &["gfx1150", "gfx1151"],
+        removed: &[],
+        source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-6.1.0 (a4ab29c5)",
+    },
+    ProcessorList {
+        release: v(6, 2),
+        pin: Pin::Pinned,
+        added: &["gfx1200", "gfx1201"],
+        removed: &[],
+        source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-6.2.0 (1d1b8456)",
+    },
+    ProcessorList {
+        release: v(6, 3),
+        pin: Pin::Bracketed,
+        added: &["gfx1152"],
+        removed: &[],
+        source: "ROCm/ROCR-Runtime runtime/hsa-runtime/core/runtime/isa.cpp on the 6.3 release branch \
+rocm-rel-6.3.0.1 (8b1ff280, 2024-09-25), before the 6.3.0 tag",
+    },
+    ProcessorList {
+        release: v(7, 0),
+        pin: Pin::Bracketed,
+        added: &["gfx950", "gfx1153"],
+        removed: &["gfx940", "gfx941"],
+        source: "ROCm/rocm-systems projects/rocr-runtime/runtime/hsa-runtime/core/runtime/isa.cpp on the \
+7.0 release branch release/rocm-rel-7.0 (64cf36de, 2025-08-08), before the 7.0.0 tag; on the \
+development branch gfx1153 came in 2024-12-30, gfx950 in 2025-01-26, gfx940 and gfx941 left in \
+2025-02-19 (\"rocr: Remove gfx940 and gfx941 support\")",
+    },
+];
+
+/// The lists of [`PROCESSOR_LISTS`], each whole (the changes applied), oldest first.
+pub fn processor_lists() -> Vec<(&'static ProcessorList, Vec<&'static str>)> {
+    let mut out: Vec<(&'static ProcessorList, Vec<&'static str>)> = Vec::new();
+    let mut now: Vec<&'static str> = Vec::new();
+    for l in PROCESSOR_LISTS {
+        now.retain(|p| !l.removed.contains(p));
+        for p in l.added {
+            if !now.contains(p) {
+                now.push(p);
+            }
+        }
+        // In ISA-version order, as the registry lists them.
+        now.sort_by_key(|p| crate::Processor::by_name(p).and_then(|q| q.isa_version()));
+        out.push((l, now.clone()));
+    }
+    out
+}
+
+/// The processors the runtime of `version`'s release registers, when its list was read, with
+/// the list's row.
+pub fn processors_of(version: RocmVersion) -> Option<(&'static ProcessorList, Vec<&'static str>)> {
+    processor_lists()
+        .into_iter()
+        .find(|(l, _)| l.release == version.release())
+}
+
+/// Whether the runtime of a release knows a processor ([`Rules::knows`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProcessorStanding {
+    /// Whether it registers the processor; `None` when the sources read do not tell.
+    pub known: Option<bool>,
+    /// Why not, or why it is not known (empty when it is known).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// The first release whose list has it (`6.2`, `7.0, first tag not pinned`), when a
+    /// later release would know it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upgrade: Option<String>,
+    /// That release as an order.
+    #[serde(skip)]
+    pub upgrade_order: Option<RocmVersion>,
+}
+
+impl ProcessorStanding {
+    fn yes() -> ProcessorStanding {
+        ProcessorStanding {
+            known: Some(true),
+            reason: String::new(),
+            upgrade: None,
+            upgrade_order: None,
+        }
+    }
+}
+
+/// Whether the list of `l` is the first read after an unread release gfxkit lists (so the
+/// first release of what it adds is only bracketed).
+fn after_gap(l: &ProcessorList) -> bool {
+    let listed: Vec<RocmVersion> = RELEASES.iter().map(|r| r.version).collect();
+    let Some(i) = listed.iter().position(|r| *r == l.release) else {
+        return true;
+    };
+    i > 0 && !PROCESSOR_LISTS.iter().any(|p| p.release == listed[i - 1])
+}
+
+/// The standing of processor `name` at release `version` (see [`Rules::knows`]).
+fn standing(version: RocmVersion, beyond_known: bool, name: &str) -> ProcessorStanding {
+    let is_generic = crate::Processor::by_name(name).is_some_and(|p| p.is_generic());
+    if beyond_known || is_generic {
+        // The newest runtime; generic targets are judged by their own rows.
+        return ProcessorStanding::yes();
+    }
+    let release = version.release();
+    let lists = processor_lists();
+    let has = |i: usize| lists[i].1.contains(&name);
+    let first = (0..lists.len()).find(|&i| has(i));
+    // The first list after `release` that has it (for the upgrade).
+    let next_with = (0..lists.len()).find(|&i| lists[i].0.release > release && has(i));
+    let first_text = |i: usize| {
+        let l = lists[i].0;
+        if l.pin == Pin::Pinned && !after_gap(l) {
+            format!("{}", l.release)
+        } else {
+            format!("{}, first tag not pinned", l.release)
+        }
+    };
+    let rocm = format!("ROCm {version}");
+    if let Some(i) = lists.iter().position(|(l, _)| l.release == release) {
+        if has(i) {
+            return ProcessorStanding::yes();
+        }
+        let from = match (next_with, first) {
+            (Some(n), _) => format!("first in {}: {}", first_text(n), lists[n].0.source),
+            (None, Some(f)) => {
+                let gone = (f..lists.len()).find(|&j| !has(j)).map_or(i, |j| j);
+                format!(
+                    "known from {} until {} removed it: {}",
+                    lists[f].0.release, lists[gone].0.release, lists[gone].0.source
+                )
+            }
+            (None, None) => format!(
+                "in no ISA registry read, up to {}'s: {}",
+                lists[lists.len() - 1].0.release,
+                lists[lists.len() - 1].0.source
+            ),
+        };
+        let read = if lists[i].0.pin == Pin::Pinned {
+            String::new()
+        } else {
+            format!("; {release}'s list read on its release branch")
+        };
+        return ProcessorStanding {
+            known: Some(false),
+            reason: format!("{name}: {rocm}'s runtime does not know this processor ({from}{read})"),
+            upgrade: next_with.map(first_text),
+            upgrade_order: next_with.map(|n| lists[n].0.release),
+        };
+    }
+    let before = lists.iter().rposition(|(l, _)| l.release < release);
+    let after = lists.iter().position(|(l, _)| l.release > release);
+    let unknown = |said: String| {
+        ProcessorStanding {
+        known: None,
+        reason: format!(
+            "{name}: whether {rocm}'s runtime knows this processor is not known ({release}'s ISA registry not read; {said})"
+        ),
+        upgrade: None,
+        upgrade_order: None,
+    }
+    };
+    let in_text = |i: usize| {
+        if has(i) {
+            format!("in {}'s", lists[i].0.release)
+        } else {
+            format!("not in {}'s", lists[i].0.release)
+        }
+    };
+    match (before, after) {
+        (None, _) => unknown(format!("lists read from {}", lists[0].0.release)),
+        (Some(b), None) => {
+            if has(b) {
+                ProcessorStanding::yes()
+            } else {
+                unknown(format!("{}, the last read", in_text(b)))
+            }
+        }
+        (Some(b), Some(a)) => match (has(b), has(a)) {
+            (true, true) => ProcessorStanding::yes(),
+            (false, false) => {
+                let from = match (next_with, first) {
+                    (Some(n), _) => format!("first in {}: {}", first_text(n), lists[n].0.source),
+                    _ => format!("{}, {}", in_text(b), in_text(a)),
+                };
+                ProcessorStanding {
+                    known: Some(false),
+                    reason: format!(
+                        "{name}: {rocm}'s runtime does not know this processor ({from}; {release}'s list not read, {} and {}'s lack it)",
+                        lists[b].0.release, lists[a].0.release
+                    ),
+                    upgrade: next_with.map(first_text),
+                    upgrade_order: next_with.map(|n| lists[n].0.release),
+                }
+            }
+            _ => unknown(format!("{}, {}", in_text(b), in_text(a))),
+        },
+    }
+}
+
 /// A release gfxkit lists (`gfxkit rocm list`).
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Release {
@@ -395,6 +723,15 @@ impl Rules {
         self.generics.contains(&name)
     }
 
+    /// Whether its runtime knows the processor `name` (ROCr's ISA registry,
+    /// [`PROCESSOR_LISTS`]): by the release's own list when it was read; between two lists
+    /// read, known when both have it, not known when neither does, unknown otherwise; after
+    /// the last list read, known when that list has it, else unknown; a release newer than
+    /// every listed one (the newest runtime) and generic targets (their own rows) always.
+    pub fn knows(&self, name: &str) -> ProcessorStanding {
+        standing(self.version, self.beyond_known, name)
+    }
+
     /// Whether its HIP runtime unpacks CCOB `version`.
     pub fn unpacks_ccob(&self, version: u16) -> bool {
         self.ccob.contains(&version)
@@ -485,6 +822,81 @@ mod tests {
         assert_eq!(r("7.0").ccob, [1, 2, 3]);
         assert!(!r("7.2").kpack && r("7.13").kpack);
         assert!(!r("7.13").beyond_known && r("8.0").beyond_known);
+    }
+
+    /// The processors of ROCr's ISA registry as read at each tag (docs/rocm-releases.md):
+    /// gfx1151 from 6.1.0, gfx1200/gfx1201 from 6.2.0, gfx1152 on the 6.3 branch, gfx950 and
+    /// gfx1153 on the 7.0 branch, which no longer has gfx940/gfx941; 6.4's list not read.
+    #[test]
+    fn each_release_knows_the_processors_of_its_isa_registry() {
+        let known = |rel: &str, p: &str| r(rel).knows(p).known;
+        assert_eq!(known("6.0", "gfx1151"), Some(false));
+        assert_eq!(known("6.1", "gfx1151"), Some(true));
+        assert_eq!(known("6.1.2", "gfx1151"), Some(true));
+        assert_eq!(known("6.1", "gfx1201"), Some(false));
+        assert_eq!(known("6.2", "gfx1201"), Some(true));
+        assert_eq!(known("5.2", "gfx1100"), Some(false));
+        assert_eq!(known("5.3", "gfx1100"), Some(true));
+        assert_eq!(known("5.4", "gfx1101"), Some(false));
+        assert_eq!(known("4.0", "gfx90a"), Some(false));
+        assert_eq!(known("4.3", "gfx90a"), Some(true));
+        assert_eq!(known("6.3", "gfx950"), Some(false));
+        assert_eq!(known("6.4", "gfx950"), None);
+        assert_eq!(known("7.0", "gfx950"), Some(true));
+        assert_eq!(known("6.4", "gfx942"), Some(true));
+        assert_eq!(known("6.4", "gfx940"), None);
+        assert_eq!(known("7.0", "gfx940"), Some(false));
+        // After the last list read: what it has is known, the rest unknown.
+        assert_eq!(known("7.2", "gfx1100"), Some(true));
+        assert_eq!(known("7.13", "gfx1250"), None);
+        assert_eq!(known("6.2", "gfx1250"), Some(false));
+        // Before the first list read; the newest runtime; generic targets.
+        assert_eq!(known("3.10", "gfx900"), None);
+        assert_eq!(known("8.0", "gfx1250"), Some(true));
+        assert_eq!(known("6.0", "gfx11-generic"), Some(true));
+        let s = r("6.0").knows("gfx1151");
+        assert_eq!(
+            s.reason,
+            "gfx1151: ROCm 6.0's runtime does not know this processor (first in 6.1: \
+ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-6.1.0 (a4ab29c5))"
+        );
+        assert_eq!(s.upgrade.as_deref(), Some("6.1"));
+        let s = r("6.3").knows("gfx950");
+        assert_eq!(s.upgrade.as_deref(), Some("7.0, first tag not pinned"));
+        assert!(
+            s.reason.contains("6.3's list read on its release branch"),
+            "{}",
+            s.reason
+        );
+        let s = r("7.0").knows("gfx941");
+        assert_eq!(s.upgrade, None);
+        assert!(
+            s.reason.contains("known from 5.7 until 7.0 removed it"),
+            "{}",
+            s.reason
+        );
+        let s = r("6.4").knows("gfx950");
+        assert!(
+            s.reason
+                .contains("6.4's ISA registry not read; not in 6.3's, in 7.0's"),
+            "{}",
+            s.reason
+        );
+        // Every processor named is one gfxkit knows; each list read is a listed release.
+        for (l, all) in processor_lists() {
+            assert!(
+                RELEASES.iter().any(|x| x.version == l.release),
+                "{}",
+                l.release
+            );
+            for p in all {
+                let q = crate::Processor::by_name(p).unwrap_or_else(|| panic!("{p}"));
+                assert!(!q.is_generic(), "{p}");
+            }
+        }
+        assert!(PROCESSOR_LISTS
+            .windows(2)
+            .all(|w| w[0].release < w[1].release));
     }
 
     #[test]

@@ -8,7 +8,11 @@ use std::io::{Result, Write};
 /// The line naming the release answers are given for: `runtime ROCm 6.4.3 from
 /// /opt/rocm/.info/version`.
 pub fn runtime_line(r: &RocmRelease, out: &mut dyn Write) -> Result<()> {
-    writeln!(out, "runtime {}", r.said())
+    writeln!(out, "runtime {}", r.said())?;
+    for n in &r.notes {
+        writeln!(out, "  note: {n}")?;
+    }
+    Ok(())
 }
 
 /// `V6`, `gfx9-generic, gfx11-generic` or `none`, `v1, v2` or `none`, `yes`/`no`.
@@ -54,6 +58,28 @@ fn bracketed(s: &ReleaseShow) -> Vec<String> {
     out
 }
 
+/// What a release's ISA registry changed: `processors +gfx1150 +gfx1151 (read at the tag)`,
+/// `processors not read`.
+fn processor_changes(s: &ReleaseShow) -> String {
+    let Some(l) = gfxkit_spec::rocm::PROCESSOR_LISTS
+        .iter()
+        .find(|l| l.release == s.rules.version.release())
+    else {
+        return "processors: ISA registry not read".to_owned();
+    };
+    let mut changes: Vec<String> = l.added.iter().map(|p| format!("+{p}")).collect();
+    changes.extend(l.removed.iter().map(|p| format!("-{p}")));
+    if changes.is_empty() {
+        changes.push("unchanged".to_owned());
+    }
+    let at = if l.pin == Pin::Pinned {
+        "read at the tag"
+    } else {
+        "read on the release branch"
+    };
+    format!("processors: {} ({at})", changes.join(" "))
+}
+
 /// `rocm list`: one line per release, what it loads; bracketed capabilities named.
 pub fn list(releases: &[ReleaseShow], out: &mut dyn Write) -> Result<()> {
     writeln!(
@@ -72,6 +98,7 @@ pub fn list(releases: &[ReleaseShow], out: &mut dyn Write) -> Result<()> {
         if !s.note.is_empty() {
             notes.insert(0, s.note.to_owned());
         }
+        notes.push(processor_changes(s));
         for n in notes {
             writeln!(out, "{:<8}   {n}", "")?;
         }
@@ -103,6 +130,14 @@ pub fn show(s: &ReleaseShow, out: &mut dyn Write) -> Result<()> {
     writeln!(out, "  generic targets  {generics}")?;
     writeln!(out, "  CCOB             {ccob}")?;
     writeln!(out, "  kpack            {kpack}")?;
+    let p = &s.processors;
+    match &p.list {
+        Some(list) => {
+            writeln!(out, "  processors       {}", list.join(" "))?;
+            writeln!(out, "      {}", p.source)?;
+        }
+        None => writeln!(out, "  processors       {}", p.source)?,
+    }
     writeln!(out, "rows:")?;
     for f in &s.facts {
         writeln!(

@@ -107,7 +107,22 @@ def _fresh(out: Path) -> None:
         (out / f).unlink(missing_ok=True)
 
 
-def _plan(out: Path, items: List[Dict[str, Any]], required: List[str], shard_size: int) -> Dict[str, Any]:
+def _checked_rocm(rocm: Optional[str]) -> Optional[str]:
+    """``rocm`` as given, once gfxkit has read it as a ROCm release (``6.2``, ``auto``)."""
+    if rocm is None:
+        return None
+    from .. import _gfxkit
+
+    try:
+        _gfxkit.census_lacks([], [], [], [], [], [], rocm=str(rocm))
+    except ValueError as e:
+        raise CensusError(str(e)) from None
+    return str(rocm)
+
+
+def _plan(
+    out: Path, items: List[Dict[str, Any]], required: List[str], shard_size: int, rocm: Optional[str] = None
+) -> Dict[str, Any]:
     plan = dataset.load_plan(out) or {"version": dataset.SCHEMA_VERSION, "shards": [], "require": []}
     known = set(names(it for s in plan["shards"] for it in s["items"]))
     new = [it for it in items if it["name"] not in known]
@@ -116,6 +131,8 @@ def _plan(out: Path, items: List[Dict[str, Any]], required: List[str], shard_siz
         plan["shards"].append({"name": dataset.shard_name(names(chunk)), "items": chunk})
     if required:
         plan["require"] = required
+    if rocm:
+        plan["rocm"] = rocm
     dataset.save_plan(out, plan)
     return plan
 
@@ -233,6 +250,7 @@ def census(
     out: Union[str, "os.PathLike[str]"],
     *,
     require: Union[None, str, Sequence[str]] = None,
+    rocm: Optional[str] = None,
     from_lists: Sequence[Union[str, "os.PathLike[str]"]] = (),
     index: Optional[str] = None,
     projects: Sequence[str] = (),
@@ -255,6 +273,11 @@ def census(
         out: the dataset's directory (made when missing).
         require: targets every file should carry (``gfx90a,gfx942`` or a list): the
             ``lacks`` table and the report's savings.
+        rocm: the ROCm release (``6.2``, or ``auto`` for the one installed here) whose
+            runtime the ``lacks`` table answers for, by the rule of ``gfxkit check --rocm``:
+            what that release cannot load does not count (a code-object version above its
+            loader's, a generic target, CCOB version or kpack split it does not load), and a
+            required processor its runtime does not know is lacking everywhere.
         from_lists: files naming more inputs, one a line.
         index, projects: every file of these projects in the simple index at ``index``
             (PEP 503 HTML or PEP 691 JSON, as PyPI serves them).
@@ -276,6 +299,7 @@ def census(
         inputs = [inputs]
     out = Path(out)
     required = _canonical_targets(require)
+    rocm = _checked_rocm(rocm)
     if fresh:
         _fresh(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -291,10 +315,11 @@ def census(
             # A local run: enough shards for every worker to have some.
             local = 1 if serial else (workers or os.cpu_count() or 1)
             shard_size = max(1, min(SHARD_SIZE, -(-len(items) // (4 * local))))
-    plan = _plan(out, items, required, max(1, int(shard_size)))
+    plan = _plan(out, items, required, max(1, int(shard_size)), rocm)
     if not plan["shards"]:
         raise CensusError("no input: name files, directories, URLs, --from or --index")
     required = plan.get("require") or []
+    rocm = plan.get("rocm")
     pending = [s for s in plan["shards"] if not dataset.shard_done(out, s["name"])]
     total = sum(len(names(s["items"])) for s in pending)
     bar = _Progress(total, sys.stderr.isatty() if progress is None else progress)
@@ -314,7 +339,7 @@ def census(
     bar.close()
     if all(dataset.shard_done(out, s["name"]) for s in plan["shards"]):
         dataset.remove_stale_temporaries(out)
-    tables = dataset.derive(out, required)
+    tables = dataset.derive(out, required, rocm)
     if report:
         from .page import write_report
 
@@ -334,10 +359,14 @@ def census(
     )
 
 
-def report(out: Union[str, "os.PathLike[str]"], require: Union[None, str, Sequence[str]] = None) -> Path:
+def report(
+    out: Union[str, "os.PathLike[str]"],
+    require: Union[None, str, Sequence[str]] = None,
+    rocm: Optional[str] = None,
+) -> Path:
     """Rebuilds ``out/report.html`` (and the derived tables) from the dataset under ``out``
-    (``gfxkit census --report OUT``); ``require`` defaults to the census's own. Returns the
-    report's path."""
+    (``gfxkit census --report OUT``); ``require`` and ``rocm`` default to the census's own.
+    Returns the report's path."""
     from .page import write_report
 
     out = Path(out)
@@ -345,7 +374,8 @@ def report(out: Union[str, "os.PathLike[str]"], require: Union[None, str, Sequen
     if plan is None and not (out / "inputs").is_dir():
         raise CensusError(f"{out}: no census dataset here (no inputs/ nor {dataset.PLAN})")
     required = _canonical_targets(require) or (plan or {}).get("require") or []
-    tables = dataset.derive(out, required)
+    rocm = _checked_rocm(rocm) or (plan or {}).get("rocm")
+    tables = dataset.derive(out, required, rocm)
     return write_report(out, tables, required)
 
 

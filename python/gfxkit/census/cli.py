@@ -44,6 +44,8 @@ def parser() -> argparse.ArgumentParser:
                    help="a project of --index (repeatable; NAME,NAME also works)")
     p.add_argument("--require", action="append", default=[], metavar="TARGETS",
                    help="targets every file should carry (gfx90a,gfx942,...)")
+    p.add_argument("--rocm", metavar="VERSION",
+                   help="the lacks for the runtime of this ROCm release (6.2, or auto), as check --rocm")
     p.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler (tcp://host:8786)")
     p.add_argument("--scheduler-file", metavar="FILE", help="a Dask scheduler file (dask-jobqueue, dask-mpi)")
     p.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: one per core)")
@@ -63,7 +65,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     try:
         if args.report_only:
-            path = report(args.report_only, args.require or None)
+            path = report(args.report_only, args.require or None, args.rocm)
             print(path)
             return 0
         if not args.out:
@@ -77,6 +79,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             args.inputs,
             args.out,
             require=args.require or None,
+            rocm=args.rocm,
             from_lists=args.from_lists,
             index=args.index,
             projects=projects,

@@ -49,6 +49,7 @@ def code_object_schema():
                 ("member", pa.string()),
                 ("layer", pa.string()),
                 ("container", pa.string()),
+                ("ccob_version", pa.uint16()),
                 ("unit", pa.uint32()),
                 ("unit_offset", pa.uint64()),
                 ("entry", pa.uint32()),
@@ -265,9 +266,11 @@ def read_table(out: Path, table: str):
     return pa.concat_tables(parts)
 
 
-def derive(out: Path, required: Sequence[str]) -> Dict[str, Any]:
+def derive(out: Path, required: Sequence[str], rocm: Optional[str] = None) -> Dict[str, Any]:
     """Writes the derived tables from the finished shards: ``targets.parquet`` and, with
-    ``required``, ``lacks.parquet``. Returns the tables (pyarrow) for the report."""
+    ``required``, ``lacks.parquet`` (with ``rocm``, what each file lacks on that ROCm
+    release's runtime, by the rule of ``gfxkit check --rocm``). Returns the tables (pyarrow)
+    for the report."""
     pa = _pa()
     from .. import _gfxkit
 
@@ -307,6 +310,10 @@ def derive(out: Path, required: Sequence[str]) -> Dict[str, Any]:
             co["archive"].to_pylist(),
             co["entry_id"].to_pylist(),
             list(required),
+            containers=co["container"].to_pylist(),
+            ccob_versions=co["ccob_version"].to_pylist(),
+            code_object_versions=co["code_object_version"].to_pylist(),
+            rocm=rocm,
         )
         ls = lacks_schema()
         lacks = pa.Table.from_pylist(found, schema=ls).sort_by(
@@ -315,4 +322,4 @@ def derive(out: Path, required: Sequence[str]) -> Dict[str, Any]:
         write_table(lacks, lacks_file)
     elif lacks_file.exists():
         lacks_file.unlink()
-    return {"code_objects": co, "inputs": ins, "targets": targets, "lacks": lacks}
+    return {"code_objects": co, "inputs": ins, "targets": targets, "lacks": lacks, "rocm": rocm}

@@ -158,6 +158,7 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
         ("processors", len(processors)),
         ("inputs with errors", len(errors)),
         ("required", ", ".join(required) or "(none given)"),
+        ("lacks judged for", f"ROCm {tables['rocm']}" if tables.get("rocm") else "the newest runtime"),
         ("schema", f"{dataset.SCHEMA_VERSION} (gfxkit {__version__})"),
     ]:
         w(f"<tr><td>{_e(k)}</td><td><b>{_e(v)}</b></td></tr>")
