@@ -619,4 +619,35 @@ fn hipblaslt_71_looks_for_a_processor_directory_only_without_its_variable() {
     let env = [("HIPBLASLT_TENSILE_LIBPATH", flat_lib.as_path())];
     let o = gfxkit_with(&["doctor", "--device", "gfx1151", s(&so)], &env);
     assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+
+    // The database directory reached through a symbolic link (an install assembled from
+    // links): read once, its note said once, the same files opened.
+    let linked = tmp.path().join("linked");
+    std::fs::create_dir_all(&linked).unwrap();
+    for name in ["libhipblaslt.so.1", "hipblaslt"] {
+        std::os::unix::fs::symlink(root.join(name), linked.join(name)).unwrap();
+    }
+    let o = gfxkit(&["doctor", "--json", "--device", "gfx1151", s(&linked)]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    let j = json(&o);
+    assert_eq!(j["files"].as_array().unwrap().len(), 1, "{j}");
+    assert_eq!(
+        j["files"][0]["notes"]["gfx1151"].as_array().unwrap().len(),
+        1,
+        "{j}"
+    );
+    let files = |dir: &Path| {
+        let o = gfxkit(&["select", "--json", "--device", "gfx1151", s(dir)]);
+        assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+        let j = json(&o);
+        let unit = j["files"][0]["bundles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["format"] == "database")
+            .unwrap()
+            .clone();
+        unit["files"].as_array().unwrap().len()
+    };
+    assert_eq!(files(&linked), files(&root));
 }

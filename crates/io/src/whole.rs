@@ -146,17 +146,24 @@ fn members_beside(
     progress: &dyn Progress,
 ) -> Result<Vec<database::DbMember>, crate::Error> {
     let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let searched: Vec<PathBuf> = paths
+    // A directory searched already, as named or as resolved (a database directory reached
+    // through a symbolic link lies under the path named, not under its real place).
+    let searched: Vec<(PathBuf, PathBuf)> = paths
         .iter()
         .filter(|p| p.is_dir())
-        .map(|p| real(p))
+        .map(|p| (p.clone(), real(p)))
         .collect();
     let lib_paths = tensile_lib_paths();
     let mut dirs: Vec<PathBuf> = libraries
         .iter()
         .filter_map(|l| lib_paths.dir_for(&l.display().to_string()))
         .map(PathBuf::from)
-        .filter(|d| d.is_dir() && !searched.iter().any(|s| real(d).starts_with(s)))
+        .filter(|d| {
+            d.is_dir()
+                && !searched
+                    .iter()
+                    .any(|(named, resolved)| d.starts_with(named) || real(d).starts_with(resolved))
+        })
         .collect();
     dirs.sort();
     dirs.dedup();
