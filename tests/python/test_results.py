@@ -95,6 +95,27 @@ def test_str_is_the_commands_text_output(text, tmp_path):
         assert isinstance(result.to_dict(), dict)
 
 
+def test_cu_count_is_the_commands(text):
+    """``cu_count`` judges rocBLAS's per-CU-count rows as ``--cu-count`` does (gfx90a's
+    shards are not unpacked: what is missing differs by the count)."""
+    rocblas = REAL / "sid" / "usr" / "lib" / "x86_64-linux-gnu" / "rocblas"
+    assert rocblas.is_dir(), f"{rocblas} is missing: run `bash scripts/ensure-real-inputs`"
+    answers = {}
+    for cu in (None, 110):
+        flag = [] if cu is None else ["--cu-count", str(cu)]
+        d = gfxkit.doctor(str(rocblas), "gfx90a", cu_count=cu)
+        s = gfxkit.select(str(rocblas), "gfx90a", cu_count=cu)
+        for result, args in ((d, ["doctor", "--device", "gfx90a", *flag, str(rocblas)]),
+                             (s, ["select", "--device", "gfx90a", *flag, str(rocblas)])):
+            stdout, code = text(*args)
+            assert str(result) == stdout, args
+            assert result.exit_status == code == 1, args
+        answers[cu] = d.to_dict()
+    assert answers[110]["cu_counts"] == {"gfx90a": 110}
+    assert "cu_counts" not in answers[None]
+    assert answers[110]["files"][0]["missing"] != answers[None]["files"][0]["missing"]
+
+
 def test_write_reports_print_as_the_command(text, tmp_path):
     """``str()`` of what ``prune``, ``recompress`` and ``kpack_split`` did is the command's text
     (its "took N s" line aside, a timing)."""
