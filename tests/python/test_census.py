@@ -177,6 +177,45 @@ def test_rows_agree_with_list_json(serial_out, gfxkit_bin):
     assert first["sha256"] in ex
 
 
+def test_local_copies_are_read_once(tmp_path):
+    """Local files of the same bytes (a copy, a hard link) are read once: the others are
+    rows of the same content (``same_as``); a census extended with one more copy reads it."""
+    tree = small_tree(tmp_path / "t", 3)
+    src = tree / "d0" / "k000.hipfb"
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    shutil.copyfile(src, copies / "k000.hipfb")
+    os.link(src, copies / "hard.hipfb")
+    out = tmp_path / "out"
+    gfxkit.census([str(tree), str(copies)], out, serial=True, progress=False)
+    ins = {x["input"]: x for x in table(out, "inputs")}
+    same = sorted(str(p) for p in (src, copies / "k000.hipfb", copies / "hard.hipfb"))
+    first = same[0]
+    assert ins[first]["same_as"] is None and ins[first]["status"] == "ok"
+    for n in same[1:]:
+        assert ins[n]["same_as"] == first, ins[n]
+    # Inputs of one size and other bytes are not copies.
+    others = [n for n in ins if n not in same and ins[n]["status"] == "ok"]
+    assert others and all(ins[n]["same_as"] is None for n in others)
+    co = table(out, "code_objects")
+
+    def rows_of(name):
+        return sorted(
+            (json.dumps(dict(x, input=None, path=x["path"].replace(name, "F")), sort_keys=True)
+             for x in co if x["input"] == name))
+
+    assert rows_of(first) and all(rows_of(n) == rows_of(first) for n in same[1:])
+    # Extended with another copy: read under its own name.
+    more = tmp_path / "more"
+    more.mkdir()
+    shutil.copyfile(src, more / "k.hipfb")
+    gfxkit.census([str(tree), str(copies), str(more)], out, serial=True, progress=False)
+    ins = {x["input"]: x for x in table(out, "inputs")}
+    assert ins[str(more / "k.hipfb")]["status"] == "ok"
+    co = table(out, "code_objects")
+    assert rows_of(str(more / "k.hipfb")) == rows_of(first)
+
+
 def test_metadata_schema_and_duckdb(serial_out):
     for f in (serial_out / "code_objects").glob("*.parquet"):
         md = pq.read_metadata(f)

@@ -125,7 +125,18 @@ def _plan(
 ) -> Dict[str, Any]:
     plan = dataset.load_plan(out) or {"version": dataset.SCHEMA_VERSION, "shards": [], "require": []}
     known = set(names(it for s in plan["shards"] for it in s["items"]))
-    new = [it for it in items if it["name"] not in known]
+    new = []
+    for it in items:
+        unknown = [n for n in names([it]) if n not in known]
+        if len(unknown) == len(names([it])):
+            new.append(it)
+        elif unknown:
+            # Names of content already planned under another name (a census extended with
+            # a copy): read again under the first of them.
+            first = unknown[0]
+            source = first if first.startswith(("http://", "https://")) else os.path.abspath(first)
+            new.append({"name": first, "source": source, "sha256": it.get("sha256"),
+                        "aliases": unknown[1:]})
     for i in range(0, len(new), shard_size):
         chunk = new[i : i + shard_size]
         plan["shards"].append({"name": dataset.shard_name(names(chunk)), "items": chunk})

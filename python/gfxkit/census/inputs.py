@@ -7,6 +7,10 @@ An item is ``{"name", "source", "sha256", "aliases"}``: ``name`` is how rows nam
 (the path as given, or the URL without its fragment), ``source`` what a worker reads (an
 absolute path, or the URL), ``sha256`` the digest a URL must have (or None), ``aliases`` other
 names of the same content (same digest), whose rows are copies of this item's rows.
+
+Local files are matched by content too: files of one size are compared by identity (hard and
+symbolic links to one file) and then by SHA-256, hashed in parallel; a file whose size no
+other input has is never hashed here.
 """
 
 from __future__ import annotations
@@ -146,6 +150,10 @@ def expand(
             found = [s]
         for f in found:
             items.setdefault(f, {"name": f, "source": os.path.abspath(f), "sha256": None, "aliases": []})
+    for primary, others in same_content(sorted(items)).items():
+        for o in others:
+            items[primary]["aliases"].append(o)
+            del items[o]
     by_digest: Dict[str, str] = {}
     for url, digest in urls:
         if url in items:
@@ -159,6 +167,59 @@ def expand(
     for it in items.values():
         it["aliases"].sort()
     return [items[k] for k in sorted(items)]
+
+
+def _sha256_of(path: str) -> Optional[str]:
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            while True:
+                chunk = f.read(1 << 20)
+                if not chunk:
+                    break
+                h.update(chunk)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def same_content(names: Sequence[str]) -> Dict[str, List[str]]:
+    """The local files among ``names`` (in their order) that hold the same bytes as an
+    earlier one: ``{first name: [later names]}``. Package members (``pkg!member``),
+    directories and files that cannot be read are left alone. Only files sharing their size
+    with another are compared: by identity (device and inode), else by SHA-256."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    by_size: Dict[int, List[Tuple[str, os.stat_result]]] = {}
+    for n in names:
+        if "!" in n:
+            continue
+        try:
+            st = os.stat(n)
+        except OSError:
+            continue
+        if os.path.isfile(n):
+            by_size.setdefault(st.st_size, []).append((n, st))
+    groups = [g for g in by_size.values() if len(g) > 1]
+    # One digest per file (hard links hashed once).
+    files: Dict[Tuple[int, int], str] = {}
+    for g in groups:
+        for n, st in g:
+            files.setdefault((st.st_dev, st.st_ino), n)
+    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
+        digests = dict(zip(files, pool.map(_sha256_of, files.values())))
+    out: Dict[str, List[str]] = {}
+    for g in groups:
+        first: Dict[str, str] = {}
+        for n, st in g:
+            d = digests.get((st.st_dev, st.st_ino))
+            if d is None:
+                continue
+            if d in first:
+                out.setdefault(first[d], []).append(n)
+            else:
+                first[d] = n
+    return out
 
 
 def download(url: str, scratch: str, expected: Optional[str]) -> Tuple[str, str]:
