@@ -35,7 +35,13 @@
 #   librocrand (target/real/librocrand.so.1.1; bench/make-image.py) against `tar -x` of the
 #   image and its layers;
 # - a Windows DLL: `prune --keep gfx90a` of a DLL of 400 kernels for four processors, built by
-#   clang-19 and lld-link-19 (bench/dll-source.py; kept in target/bench/), against `cp`.
+#   clang-19 and lld-link-19 (bench/dll-source.py; kept in target/bench/), against `cp`;
+# - a directory of compressed bundles: `size`, `size --check` and `list -r` of Debian sid's
+#   hipblaslt/library (libhipblaslt1 7.1.1+dfsg-4: 1,467 files, 717 of them CCOB shards)
+#   against `cat` of every file to /dev/null (cached). The directory is $HIPBLASLT_LIB, else
+#   unpacked from $HIPBLASLT_DEB (default target/bench/libhipblaslt1_7.1.1+dfsg-4_amd64.deb;
+#   get it with `apt-get download libhipblaslt1=7.1.1+dfsg-4` from sid, as
+#   scripts/ensure-real-inputs does); the rows are skipped when neither is at hand.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -236,6 +242,31 @@ if [ -x "$L19/lld-link" ]; then
   done
   EXTRA+=("dll=$(stat -c %s "$DLL")" "dll_pruned=$(stat -c %s p.dll)")
   rm -f p.dll c.dll
+fi
+
+HIPBLASLT_DEB=${HIPBLASLT_DEB:-$ROOT/target/bench/libhipblaslt1_7.1.1+dfsg-4_amd64.deb}
+HBL=${HIPBLASLT_LIB:-}
+if [ -z "$HBL" ] && [ -s "$HIPBLASLT_DEB" ]; then
+  dpkg-deb -x "$HIPBLASLT_DEB" hipblaslt
+  HBL=$W/hipblaslt/usr/lib/x86_64-linux-gnu/hipblaslt/library
+fi
+if [ -n "$HBL" ] && [ -d "$HBL" ]; then
+  echo "== hipBLASLt's library directory: a warm-up, then $TREE_RUNS runs each"
+  CATALL="cat '$HBL'/* >/dev/null"
+  for ((r = -1; r < TREE_RUNS; r++)); do
+    run hbl.size "" "$G" size "$HBL"
+    run hbl.cat "" bash -c "$CATALL"
+    run hbl.list "" "$G" list -r "$HBL"
+    run hbl.cat2 "" bash -c "$CATALL"
+    run hbl.check "" "$G" size --check "$HBL"
+    run hbl.cat3 "" bash -c "$CATALL"
+  done
+  EXTRA+=("hbl_files=$(find "$HBL" -type f | wc -l)" "hbl_bytes=$(du -sb "$HBL" | cut -f1)"
+    "hbl_ccob=$(for f in "$HBL"/*.co; do [ "$(head -c 4 "$f")" != CCOB ] || echo; done | wc -l)")
+  rm -rf hipblaslt
+else
+  echo "== hipBLASLt's library directory skipped: set HIPBLASLT_LIB, or put Debian sid's" \
+    "libhipblaslt1_7.1.1+dfsg-4_amd64.deb at $HIPBLASLT_DEB"
 fi
 
 PS=$(stat -c %s p.so)

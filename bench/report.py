@@ -134,14 +134,14 @@ cpus = [
 ]
 # The rows of the newer inputs, when floor.sh had them: gfxkit's run, the floor's, what the
 # row is, the floor's name, the goal's text, its ratio, and the memory bound.
-def newer_row(g, f, what, floor, goal, limit):
+def newer_row(g, f, what, floor, goal, limit, limit_mib=256):
     if g not in runs:
         return
     r = ratio(g, f)
     m = mem(g)
     rows.append((
         what, ms(t(g)), f"{floor} {ms(t(f))}", spread(g, f), "-", "-", mib(m),
-        f"{goal}; <= 256 MiB", ok(r <= limit and m <= 256 * MiB),
+        f"{goal}; <= {limit_mib} MiB", ok(r <= limit and m <= limit_mib * MiB),
     ))
     cpus.append(cpu(g, f))
 
@@ -195,6 +195,27 @@ if "dll.gfxkit" in runs:
         "`prune --keep gfx90a` of a Windows DLL (400 kernels for gfx90a, gfx942, gfx1100 and "
         f"gfx1151 by clang-19 and lld-link-19; {n['dll'] / 1e6:.1f} MB -> {n['dll_pruned'] / 1e6:.1f} MB)",
         "`cp`", "<= 2x `cp`", 2,
+    )
+if "hbl.size" in runs:
+    hbl = (
+        f"Debian sid's hipBLASLt 7.1 `hipblaslt/library` ({n['hbl_bytes'] / 1e6:,.0f} MB, "
+        f"{n['hbl_files']:,} files, {n['hbl_ccob']} of them CCOB shards)"
+    )
+    newer_row(
+        "hbl.size", "hbl.cat",
+        f"`size` of {hbl}: each compressed bundle read from its headers",
+        "`cat` of every file", "<= 1.2x `cat`", 1.2, 64,
+    )
+    newer_row(
+        "hbl.list", "hbl.cat2",
+        "`list -r` of that directory (every Tensile index read and resolved against the "
+        "directory)",
+        "`cat` of every file", "<= 1.2x `cat`", 1.2,
+    )
+    newer_row(
+        "hbl.check", "hbl.cat3",
+        "`size --check` of that directory (every bundle decompressed, its hash checked)",
+        "`cat` of every file", "none (decodes every bundle)", float("inf"), 1024,
     )
 rows = [r[:4] + (c,) + r[4:] for r, c in zip(rows, cpus)]
 stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -357,6 +378,8 @@ bars = [
     *([("prune tree vs cp -r", pairs("tree.gfxkit", "tree.cp"), 2.0)] if "tree.gfxkit" in runs else []),
     *([("image list vs tar -x", pairs("img.gfxkit", "img.tar"), 1.0)] if "img.gfxkit" in runs else []),
     *([("prune DLL vs cp", pairs("dll.gfxkit", "dll.cp"), 2.0)] if "dll.gfxkit" in runs else []),
+    *([("size hipBLASLt vs cat", pairs("hbl.size", "hbl.cat"), 1.2)] if "hbl.size" in runs else []),
+    *([("list -r hipBLASLt vs cat", pairs("hbl.list", "hbl.cat2"), 1.2)] if "hbl.list" in runs else []),
 ]
 W, left, bh, gap = 640, 190, 22, 10
 top = 34

@@ -647,6 +647,7 @@ def size(
     by_library: bool = False,
     duplicates: bool = False,
     html: Union[None, str, "os.PathLike[str]"] = None,
+    check: bool = False,
 ) -> SizeReport:
     """Device bytes per architecture, file and bundle, and what keeping only ``keep`` would
     save (``gfxkit size --json [--keep ...] PATH...``). ``src`` is a file's bytes, or a path
@@ -654,7 +655,9 @@ def size(
     members ``pkg!member``). ``by_library`` adds ``libraries`` (each library with the kernel
     databases it loads, ``--by library``); ``duplicates`` adds ``duplicates`` (identical code
     objects stored more than once, ``--duplicates``); ``html`` also writes there the page
-    ``--html`` writes (a chart per architecture, a sortable table per file)."""
+    ``--html`` writes (a chart per architecture, a sortable table per file). Compressed
+    bundles are counted from their headers and not verified unless ``check`` (``--check``:
+    each decompressed in full and its hash checked, damage an error)."""
     if not isinstance(src, (bytes, bytearray, memoryview, str, os.PathLike)):
         src = [os.fspath(p) for p in src]
     elif isinstance(src, (bytearray, memoryview)):
@@ -666,6 +669,7 @@ def size(
             by_library=by_library,
             duplicates=duplicates,
             html=None if html is None else os.fspath(html),
+            check=check,
         )
     )
 

@@ -79,6 +79,7 @@ def size(
     by_library: bool = False,
     duplicates: bool = False,
     html: Optional[str] = None,
+    check: bool = False,
 ) -> _Answer: ...
 def extract(
     src: _Source, targets: List[str] = ..., ignore_hash: bool = False

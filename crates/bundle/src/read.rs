@@ -110,6 +110,74 @@ fn read_record<'d>(c: Cursor<'d>, pos: u64, index: usize) -> Result<(u64, u64, &
     Ok((offset, size, id, id_pos + id_len))
 }
 
+/// Checks one entry record of a bundle of `len` bytes whose header is `header_len` bytes long,
+/// as [`Bundle::parse`] checks it (`seen`: the IDs of the entries before it that passed, with
+/// their index). Returns the ID, or the error and the field of the record it is about (0: the
+/// record's start, 16: its ID length, [`ENTRY_RECORD_LEN`]: its ID).
+fn check_record<'d>(
+    id: &'d [u8],
+    offset: u64,
+    size: u64,
+    header_len: u64,
+    len: u64,
+    seen: &HashMap<&[u8], usize>,
+) -> std::result::Result<&'d str, (ErrorKind, u64)> {
+    let id_str = std::str::from_utf8(id).map_err(|_| (ErrorKind::IdNotUtf8, ENTRY_RECORD_LEN))?;
+    if let Some(k) = control_byte(id) {
+        return Err((k, ENTRY_RECORD_LEN));
+    }
+    if id.is_empty() {
+        return Err((ErrorKind::EmptyId, 16));
+    }
+    let end = offset.checked_add(size);
+    if end.map_or(true, |end| end > len) {
+        return Err((ErrorKind::PayloadOutOfRange { offset, size, len }, 0));
+    }
+    if offset < header_len {
+        return Err((ErrorKind::PayloadInHeader { offset, header_len }, 0));
+    }
+    if let Some(&first) = seen.get(id) {
+        return Err((
+            ErrorKind::DuplicateId {
+                id: id_str.to_owned(),
+                first,
+            },
+            ENTRY_RECORD_LEN,
+        ));
+    }
+    Ok(id_str)
+}
+
+/// Where an entry's payload lies, and where its record is (for [`overlaps`]).
+struct Span {
+    index: usize,
+    offset: u64,
+    size: u64,
+    record_offset: u64,
+}
+
+/// The overlaps between the non-empty payloads of `spans`, each an error at the record of the
+/// later entry (in header order) of the pair.
+fn overlaps(c: Cursor<'_>, spans: &[Span]) -> Vec<Error> {
+    let mut by_offset: Vec<&Span> = spans.iter().filter(|e| e.size > 0).collect();
+    by_offset.sort_by_key(|e| (e.offset, e.index));
+    let mut out = Vec::new();
+    for pair in by_offset.windows(2) {
+        let (a, b) = (pair[0], pair[1]);
+        if b.offset < a.offset + a.size {
+            let (first, second) = if a.index < b.index { (a, b) } else { (b, a) };
+            out.push(
+                Error::at(
+                    ErrorKind::Overlap { other: first.index },
+                    c.inside(second.record_offset),
+                )
+                .in_entry(second.index),
+            );
+        }
+    }
+    out
+}
+
 /// Checks the magic and reads the entry count, bounded by the data length and [`MAX_ENTRIES`].
 fn read_count_bounded(c: Cursor<'_>, require_fit: bool) -> Result<u64> {
     let data = c.bytes();
@@ -237,34 +305,8 @@ impl<'data> Bundle<'data> {
             // At a field of the record: its start, its ID length (16) or its ID.
             let fail_at =
                 |kind, field: u64| Error::at(kind, c.inside(record_offset + field)).in_entry(index);
-            let fail = |kind| fail_at(kind, 0);
-            let check = (|| {
-                let id_str = std::str::from_utf8(id)
-                    .map_err(|_| fail_at(ErrorKind::IdNotUtf8, ENTRY_RECORD_LEN))?;
-                if let Some(k) = control_byte(id) {
-                    return Err(fail_at(k, ENTRY_RECORD_LEN));
-                }
-                if id.is_empty() {
-                    return Err(fail_at(ErrorKind::EmptyId, 16));
-                }
-                let end = offset.checked_add(size);
-                if end.map_or(true, |end| end > len) {
-                    return Err(fail(ErrorKind::PayloadOutOfRange { offset, size, len }));
-                }
-                if offset < header_len {
-                    return Err(fail(ErrorKind::PayloadInHeader { offset, header_len }));
-                }
-                if let Some(&first) = seen.get(id) {
-                    return Err(fail_at(
-                        ErrorKind::DuplicateId {
-                            id: id_str.to_owned(),
-                            first,
-                        },
-                        ENTRY_RECORD_LEN,
-                    ));
-                }
-                Ok(id_str)
-            })();
+            let check = check_record(id, offset, size, header_len, len, &seen)
+                .map_err(|(kind, field)| fail_at(kind, field));
             match check {
                 Ok(id_str) => {
                     seen.insert(id, index);
@@ -286,22 +328,20 @@ impl<'data> Bundle<'data> {
             }
         }
         // Overlaps between non-empty payloads.
-        let mut by_offset: Vec<&Entry<'data>> = entries.iter().filter(|e| e.size > 0).collect();
-        by_offset.sort_by_key(|e| (e.offset, e.index));
-        for pair in by_offset.windows(2) {
-            let (a, b) = (pair[0], pair[1]);
-            if b.offset < a.end() {
-                let (first, second) = if a.index < b.index { (a, b) } else { (b, a) };
-                let e = Error::at(
-                    ErrorKind::Overlap { other: first.index },
-                    c.inside(second.record_offset),
-                )
-                .in_entry(second.index);
-                if strict {
-                    return Err(e);
-                }
-                problems.push(e);
+        let spans: Vec<Span> = entries
+            .iter()
+            .map(|e| Span {
+                index: e.index,
+                offset: e.offset,
+                size: e.size,
+                record_offset: e.record_offset,
+            })
+            .collect();
+        for e in overlaps(c, &spans) {
+            if strict {
+                return Err(e);
             }
+            problems.push(e);
         }
         let extent = entries
             .iter()
@@ -451,6 +491,60 @@ pub fn parse_header_at(c: Cursor<'_>) -> Result<(Vec<HeaderEntry>, u64)> {
     Ok((out, pos))
 }
 
+/// [`parse_header`] of the first bytes of an uncompressed bundle of `len` bytes, each entry
+/// checked as [`Bundle::parse`] checks it in the whole bundle: a non-empty ID of UTF-8 without
+/// control characters, found once; a payload within the `len` bytes, after the header, and
+/// overlapping no other non-empty payload. The payloads themselves are not read. Errors are
+/// at offsets of the prefix.
+pub fn parse_header_checked(prefix: &[u8], len: u64) -> Result<(Vec<HeaderEntry>, u64)> {
+    let c = Cursor::new(prefix);
+    let count = read_count_bounded(c, false)?;
+    if count > len.saturating_sub(FIXED_HEADER_LEN) / ENTRY_RECORD_LEN {
+        // As the whole bundle's parse says it: its table cannot fit in its bytes.
+        return Err(Error::truncated(
+            "entry table",
+            count * ENTRY_RECORD_LEN,
+            len.saturating_sub(FIXED_HEADER_LEN),
+            c.abs(FIXED_HEADER_LEN.min(prefix.len() as u64)),
+        ));
+    }
+    let mut records =
+        Vec::with_capacity(count.min(prefix.len() as u64 / ENTRY_RECORD_LEN) as usize);
+    let mut pos = FIXED_HEADER_LEN;
+    for index in 0..count as usize {
+        let (offset, size, id, next) = read_record(c, pos, index)?;
+        records.push((index, pos, offset, size, id));
+        pos = next;
+    }
+    let header_len = pos;
+    let mut seen: HashMap<&[u8], usize> = HashMap::with_capacity(records.len());
+    let mut out = Vec::with_capacity(records.len());
+    let mut spans = Vec::with_capacity(records.len());
+    for (index, record_offset, offset, size, id) in records {
+        let id_str =
+            check_record(id, offset, size, header_len, len, &seen).map_err(|(kind, field)| {
+                Error::at(kind, c.inside(record_offset + field)).in_entry(index)
+            })?;
+        seen.insert(id, index);
+        spans.push(Span {
+            index,
+            offset,
+            size,
+            record_offset,
+        });
+        out.push(HeaderEntry {
+            index,
+            id: id_str.to_owned(),
+            offset,
+            size,
+        });
+    }
+    if let Some(e) = overlaps(c, &spans).into_iter().next() {
+        return Err(e);
+    }
+    Ok((out, header_len))
+}
+
 /// Most bytes of a compressed bundle decompressed by [`ccob_header`] to read its header.
 pub const MAX_HEADER_PREFIX: u64 = 16 << 20;
 
@@ -466,6 +560,25 @@ pub fn ccob_header(data: &[u8]) -> Result<(crate::compressed::Header, Vec<Header
 /// [`ccob_header`] of the bytes of `c`: errors in the CCOB header at absolute offsets (from
 /// `c.base()`), errors in the uncompressed header at offsets of the decompressed bytes.
 pub fn ccob_header_at(c: Cursor<'_>) -> Result<(crate::compressed::Header, Vec<HeaderEntry>, u64)> {
+    ccob_header_with(c, |prefix, _| parse_header(prefix))
+}
+
+/// [`ccob_header_at`], with the header checked as [`Bundle::parse`] checks the decompressed
+/// bundle ([`parse_header_checked`] against the declared uncompressed size): what a caller
+/// that needs only the entries' IDs and sizes reads instead of decompressing the bundle. The
+/// payloads and the hash are not checked.
+pub fn ccob_header_checked_at(
+    c: Cursor<'_>,
+) -> Result<(crate::compressed::Header, Vec<HeaderEntry>, u64)> {
+    ccob_header_with(c, parse_header_checked)
+}
+
+/// Decompresses growing prefixes of the CCOB bundle of `c` until `parse` (given the prefix and
+/// the declared uncompressed size) reads its header.
+fn ccob_header_with(
+    c: Cursor<'_>,
+    parse: impl Fn(&[u8], u64) -> Result<(Vec<HeaderEntry>, u64)>,
+) -> Result<(crate::compressed::Header, Vec<HeaderEntry>, u64)> {
     let opts = crate::compressed::DecompressOptions::default();
     let header = crate::compressed::Header::parse_at(c)?;
     let limit = header.uncompressed_size.min(MAX_HEADER_PREFIX);
@@ -473,7 +586,7 @@ pub fn ccob_header_at(c: Cursor<'_>) -> Result<(crate::compressed::Header, Vec<H
     loop {
         let len = usize::try_from(want.min(limit)).unwrap_or(usize::MAX);
         let (_, prefix) = crate::compressed::decompress_prefix_at(c, len, &opts)?;
-        match parse_header(&prefix) {
+        match parse(&prefix, header.uncompressed_size) {
             Ok((entries, header_len)) => return Ok((header, entries, header_len)),
             Err(_) if (prefix.len() as u64) < limit && prefix.len() == len => {
                 want = want.saturating_mul(4);

@@ -493,3 +493,60 @@ fn compressed_header_errors_name_file_offsets() {
         .unwrap_err();
     assert_eq!(e.offset, Some(0x204), "cut in the version: the last byte");
 }
+
+/// The header read from a prefix and checked against the bundle's length says what the whole
+/// bundle's parse says: the same entries, or the same error, for every single-bit flip of the
+/// header (what `size` relies on when it reads a compressed bundle's header alone).
+#[test]
+fn checked_header_agrees_with_the_whole_parse() {
+    let b = write_bundle(
+        &[
+            (H, b""),
+            (A, b"\x7fELF-gfx906-code"),
+            (B, b"\x7fELF-90a"),
+            (
+                "hipv4-amdgcn-amd-amdhsa--gfx942",
+                b"\x7fELF-942-code-object",
+            ),
+        ],
+        1,
+    )
+    .unwrap();
+    let header_len = Bundle::parse(&b).unwrap().header_len() as usize;
+    let mut compared = (0, 0);
+    for bit in 0..header_len * 8 {
+        let mut d = b.clone();
+        d[bit / 8] ^= 1 << (bit % 8);
+        let whole = Bundle::parse(&d);
+        // The header's own bytes, and all of them, as a growing prefix would give them.
+        for cut in [header_len, d.len()] {
+            let got = read::parse_header_checked(&d[..cut], d.len() as u64);
+            match (&whole, got) {
+                (Ok(w), Ok((entries, len))) => {
+                    assert_eq!(len, w.header_len(), "bit {bit}");
+                    let want: Vec<(&str, u64, u64)> = w
+                        .entries()
+                        .iter()
+                        .map(|e| (e.id, e.offset, e.size))
+                        .collect();
+                    let got: Vec<(&str, u64, u64)> = entries
+                        .iter()
+                        .map(|e| (e.id.as_str(), e.offset, e.size))
+                        .collect();
+                    assert_eq!(got, want, "bit {bit}");
+                    compared.0 += 1;
+                }
+                (Err(w), Err(g)) => {
+                    // A record cut short by the prefix is read again from a longer one.
+                    if cut < d.len() && matches!(g.kind, ErrorKind::Truncated { .. }) {
+                        continue;
+                    }
+                    assert_eq!((&g.kind, g.entry), (&w.kind, w.entry), "bit {bit}");
+                    compared.1 += 1;
+                }
+                (w, g) => panic!("bit {bit}, prefix {cut}: whole {w:?}, header {g:?}"),
+            }
+        }
+    }
+    assert!(compared.0 > 0 && compared.1 > 0, "{compared:?}");
+}

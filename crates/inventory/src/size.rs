@@ -16,11 +16,24 @@ use gfxkit_shrink::{Pattern, Selection, Survey};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// Surveys one file's bytes (its bundles, their entries and sizes) for [`build_report`].
-/// An entry whose payload contradicts its ID ([`crate::locate::contradictions`]) is an
-/// error: the sizes would be counted under a damaged name.
+/// Surveys one file's bytes (its bundles, their entries and sizes) for [`build_report`],
+/// reading each compressed bundle from its header alone ([`gfxkit_shrink::survey_headers`]):
+/// its payloads and hash are not checked. An entry whose payload contradicts its ID
+/// ([`crate::locate::contradictions`]) is an error: the sizes would be counted under a
+/// damaged name.
 pub fn survey(data: &[u8]) -> std::result::Result<Survey, gfxkit_shrink::Error> {
-    let survey = gfxkit_shrink::survey_with(data, false)?;
+    survey_with(data, false)
+}
+
+/// [`survey`]; with `check`, every compressed bundle is decompressed in full and its hash
+/// checked ([`gfxkit_shrink::survey_with`]), a bundle that does not decode or whose hash does
+/// not match being the error. The sizes are the same either way for an undamaged file.
+pub fn survey_with(data: &[u8], check: bool) -> std::result::Result<Survey, gfxkit_shrink::Error> {
+    let survey = if check {
+        gfxkit_shrink::survey_with(data, false)?
+    } else {
+        gfxkit_shrink::survey_headers(data)?
+    };
     if survey.regions.iter().any(|r| !r.bundles.is_empty()) {
         if let Ok(found) = crate::locate::locate(data) {
             let contradiction = found.problems.iter().find(|p| {

@@ -37,10 +37,19 @@ pub fn dir_names(dir: &Path) -> Option<Vec<String>> {
             break;
         }
         let name = e.file_name().to_string_lossy().into_owned();
-        let Ok(meta) = std::fs::metadata(e.path()) else {
-            continue;
+        // The entry's own type, as the directory gives it (no stat of each file); a symbolic
+        // link is followed (one to a directory counts as a directory, a dangling one is left
+        // out).
+        let Ok(kind) = e.file_type() else { continue };
+        let is_dir = if kind.is_symlink() {
+            match std::fs::metadata(e.path()) {
+                Ok(meta) => meta.is_dir(),
+                Err(_) => continue,
+            }
+        } else {
+            kind.is_dir()
         };
-        if meta.is_dir() {
+        if is_dir {
             out.push(format!("{name}/"));
             if let Ok(rd) = std::fs::read_dir(e.path()) {
                 for s in rd.flatten().take(MAX_DIR_NAMES) {

@@ -447,6 +447,10 @@ pub struct SizeOptions {
     pub by_library: bool,
     /// Find code objects stored more than once across the inputs.
     pub duplicates: bool,
+    /// Decompress every compressed bundle in full and check its hash (a bundle that does not
+    /// decode, or whose hash does not match, is an error); without it, compressed bundles are
+    /// counted from their headers alone ([`size::survey_with`]).
+    pub check: bool,
 }
 
 /// `gfxkit size`: the device bytes of every file under `paths` (directories searched,
@@ -461,7 +465,8 @@ pub fn size(
     progress: &dyn Progress,
 ) -> Result<size::SizeReport, crate::Error> {
     let scanned = crate::scan::scan(paths, progress, |path, data| {
-        let survey = crate::kpack::size_survey(path, data).unwrap_or_else(|| size::survey(data));
+        let survey = crate::kpack::size_survey(path, data)
+            .unwrap_or_else(|| size::survey_with(data, opts.check));
         let digests = opts
             .duplicates
             .then(|| crate::kpack::digests(path, data, false));

@@ -854,10 +854,11 @@ fn diff<'py>(py: Python<'py>, old: PathBuf, new: PathBuf) -> PyResult<Bound<'py,
 /// Device bytes per architecture, file and bundle: `gfxkit size --json`'s report, with what
 /// keeping only `keep` would save. `src` is a file's bytes, or paths (files, directories,
 /// packages, members `pkg!member`) sized together as the CLI sizes them
-/// ([`gfxkit_io::whole::size`]); `by_library` and `duplicates` as `--by library` and
-/// `--duplicates` ask, and `html` the path of the page `--html` writes (paths only).
+/// ([`gfxkit_io::whole::size`]); `by_library`, `duplicates` and `check` as `--by library`,
+/// `--duplicates` and `--check` ask (without `check`, compressed bundles are counted from their
+/// headers, not verified), and `html` the path of the page `--html` writes (paths only).
 #[pyfunction]
-#[pyo3(signature = (src, keep = Vec::new(), by_library = false, duplicates = false, html = None))]
+#[pyo3(signature = (src, keep = Vec::new(), by_library = false, duplicates = false, html = None, check = false))]
 fn size<'py>(
     py: Python<'py>,
     src: &Bound<'py, PyAny>,
@@ -865,6 +866,7 @@ fn size<'py>(
     by_library: bool,
     duplicates: bool,
     html: Option<PathBuf>,
+    check: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let keep = inv::size::Keep::parse(&keep)
         .map_err(|e| Fail::from_inventory(&e, e.to_string()).into_py(py, ""))?;
@@ -874,7 +876,7 @@ fn size<'py>(
                 "by_library, duplicates and html size files and directories, not bytes",
             ));
         }
-        return size_of_bytes(py, &source(b.as_any())?, keep.as_ref());
+        return size_of_bytes(py, &source(b.as_any())?, keep.as_ref(), check);
     }
     let paths: Vec<PathBuf> = match src.extract::<PathBuf>() {
         Ok(p) => vec![p],
@@ -884,6 +886,7 @@ fn size<'py>(
         keep,
         by_library,
         duplicates,
+        check,
     };
     let report = py
         .allow_threads(|| {
@@ -920,11 +923,13 @@ fn size_answer<'py>(
     answer(py, report, status, text, Some(inv::size::html(report)))
 }
 
-/// [`size`] of bytes in memory: a file, or a package by member.
+/// [`size`] of bytes in memory: a file, or a package by member (with `check`, compressed
+/// bundles decompressed and their hashes checked).
 fn size_of_bytes<'py>(
     py: Python<'py>,
     s: &Source<'_>,
     keep: Option<&inv::size::Keep>,
+    check: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (package, got) = per_file(py, s, |_, d| {
         // A `.kpack` file counts the bytes of its kernels.
@@ -933,7 +938,7 @@ fn size_of_bytes<'py>(
         } else {
             None
         };
-        kpack.unwrap_or_else(|| inv::size::survey(d))
+        kpack.unwrap_or_else(|| inv::size::survey_with(d, check))
     })?;
     let mut errors = Vec::new();
     let mut surveyed = Vec::new();

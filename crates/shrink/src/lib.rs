@@ -154,5 +154,5 @@ pub use rewrite::{
     rewrite, rewrite_without_digests, FileKind, Layout, RegionReport, Report, Rewritten,
 };
 pub use select::{label, Pattern, Selection};
-pub use survey::{survey, survey_with, Survey, SurveyBundle, SurveyRegion};
+pub use survey::{survey, survey_headers, survey_with, Survey, SurveyBundle, SurveyRegion};
 pub use verify::{verify, verify_bytes};

@@ -67,6 +67,16 @@ impl EntryRecord {
         }
     }
 
+    /// The record of an entry known from its bundle's header alone (no digest).
+    pub(crate) fn of_header(id: &str, size: u64) -> EntryRecord {
+        EntryRecord {
+            id: id.to_owned(),
+            target: label(id),
+            size,
+            md5: String::new(),
+        }
+    }
+
     /// The records of a bundle's entries; with `digest`, their MD5s are computed side by side
     /// ([`gfxkit_bundle::hash::digests`]).
     pub(crate) fn all_of(entries: &[Entry<'_>], digest: bool) -> Vec<EntryRecord> {

@@ -65,6 +65,7 @@ fn check_input(data: &[u8], report: &Report) -> Result<()> {
             decode: false,
             digests: false,
             hash: false,
+            headers: false,
             visit: None,
             base: 0,
         },

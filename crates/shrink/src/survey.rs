@@ -84,6 +84,9 @@ pub(crate) struct Reading<'v> {
     /// Check the CCOB hash of compressed bundles. Only a caller that compares every entry
     /// byte for byte with data it trusts (through `visit`) turns this off.
     pub hash: bool,
+    /// Read compressed bundles from their header alone when it reads ([`survey_headers`]);
+    /// only without `digests` and `visit`, which need the payloads.
+    pub headers: bool,
     /// Called on every bundle, in parallel.
     pub visit: Option<&'v Visit<'v>>,
     /// Added to the offsets handed to `visit`. Offsets are file offsets already (an archive
@@ -98,6 +101,11 @@ fn survey_bundles(found: &[Found<'_>], how: &Reading<'_>) -> Result<Vec<SurveyBu
         .par_iter()
         .map_init(Vec::new, |buf, f| {
             let at = f.at;
+            if how.headers && !how.digests && how.visit.is_none() {
+                if let Some(b) = from_header(f) {
+                    return Ok(b);
+                }
+            }
             let owned;
             let raw: &[u8] = if how.hash {
                 owned = bundle::uncompressed(f)?;
@@ -119,6 +127,25 @@ fn survey_bundles(found: &[Found<'_>], how: &Reading<'_>) -> Result<Vec<SurveyBu
             })
         })
         .collect()
+}
+
+/// The bundle `f` read from its header alone, when it is compressed and its header reads
+/// (`None` otherwise: the caller decompresses it, and reports what is wrong as it always has).
+fn from_header(f: &Found<'_>) -> Option<SurveyBundle> {
+    if f.encoding == Encoding::Uncompressed {
+        return None;
+    }
+    let (header, entries, _) = gfxkit_bundle::read::ccob_header_checked_at(f.cursor()).ok()?;
+    Some(SurveyBundle {
+        offset: f.at,
+        stored: f.bytes.len() as u64,
+        encoding: f.encoding.to_string(),
+        uncompressed: header.uncompressed_size,
+        entries: entries
+            .iter()
+            .map(|e| EntryRecord::of_header(&e.id, e.size))
+            .collect(),
+    })
 }
 
 /// Reads every bundle of `data`: a standalone bundle file, an ELF file, or an archive, with
@@ -143,6 +170,28 @@ pub fn survey_with(data: &[u8], digests: bool) -> Result<Survey> {
             decode: true,
             digests,
             hash: true,
+            headers: false,
+            visit: None,
+            base: 0,
+        },
+    )
+}
+
+/// Like [`survey_with`] without digests, reading each compressed (CCOB) bundle from its
+/// header alone: the declared uncompressed size, and the entries of the uncompressed bundle
+/// header found at the start of the decompressed stream, checked as the whole bundle's parse
+/// checks them ([`gfxkit_bundle::read::ccob_header_checked_at`]). Only the first bytes are
+/// decompressed, so neither the payloads nor the hash are checked: the answer is what the
+/// headers say. A bundle whose header cannot be read so is decompressed in full and reported
+/// as [`survey_with`] reports it. Uncompressed bundles are read as by [`survey_with`].
+pub fn survey_headers(data: &[u8]) -> Result<Survey> {
+    survey_read(
+        data,
+        &Reading {
+            decode: true,
+            digests: false,
+            hash: true,
+            headers: true,
             visit: None,
             base: 0,
         },

@@ -57,6 +57,7 @@ pub fn verify_bytes(original: &[u8], bytes: &[u8], report: &Report) -> Result<()
             decode: true,
             digests: false,
             hash: false,
+            headers: false,
             visit: Some(&compare),
             base: 0,
         },

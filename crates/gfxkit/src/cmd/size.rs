@@ -16,16 +16,20 @@ use std::process::ExitCode;
 /// AOTriton `.aks2` kernels, file kind `kernel-database`) are counted by architecture too.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "size does not verify: it counts the sizes bundle headers give. A compressed \
-bundle is decoded to count it (one that does not decode, or whose hash does not match, is an \
-error), but no code object is read, so a damaged code object is counted as its header says \
-(gfxkit verify, check, doctor and select read and check every one).\n\n\
+    after_help = "size does not verify: it counts the sizes bundle headers give. Of a compressed \
+(CCOB) bundle only the first bytes are decompressed, as many as the bundle header inside needs \
+(its entries' IDs and sizes; the uncompressed size is the CCOB header's), so a damaged payload \
+or a hash mismatch is not seen. With --check every compressed bundle is decompressed in full \
+and its hash checked (one that does not decode, or whose hash does not match, is an error, exit \
+2). No code object is read either way, so a damaged code object is counted as its header says \
+(gfxkit verify, check, doctor and select decode and check every one).\n\n\
 Examples:\n  \
 gfxkit size /usr/lib/x86_64-linux-gnu/librocsparse.so\n  \
 gfxkit size /opt/rocm/lib --by file --keep gfx90a\n  \
 gfxkit size /usr/lib/x86_64-linux-gnu --by library\n  \
 gfxkit size /opt/rocm/lib --html report.html\n  \
-gfxkit size --duplicates /opt/rocm/lib venv/lib/python3.12/site-packages\n\n\
+gfxkit size --duplicates /opt/rocm/lib venv/lib/python3.12/site-packages\n  \
+gfxkit size --check /opt/rocm/lib\n\n\
 --json prints {archs: [{arch, entries, stored, uncompressed, estimated, kept?}], \
 files: [{path, kind, file_size, bundles, stored, uncompressed, overhead, prune_saves?, archs}], \
 bundles: [{path, member, offset, encoding, stored, uncompressed, targets}], stored, \
@@ -63,6 +67,10 @@ pub struct Args {
     /// With --duplicates: how many groups the text lists (JSON lists every one).
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top: usize,
+    /// Decompress every compressed bundle in full and verify its hash (without it, compressed
+    /// bundles are counted from their headers and not verified).
+    #[arg(long)]
+    pub check: bool,
 }
 
 /// How the table is grouped.
@@ -85,6 +93,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         keep: size::Keep::parse(&args.keep)?,
         by_library: args.by == By::Library,
         duplicates: args.duplicates,
+        check: args.check,
     };
     let progress = crate::output::Reading::new(args.json);
     let report = gfxkit_io::whole::size(&args.paths, &opts, &progress);
