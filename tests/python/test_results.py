@@ -74,6 +74,7 @@ def test_str_is_the_commands_text_output(text, tmp_path):
          ["doctor", "--device", "gfx90a", "--device", "gfx1100", lib]),
         (gfxkit.size(lib), ["size", lib]),
         (gfxkit.size(lib, keep=["gfx90a"]), ["size", "--keep", "gfx90a", lib]),
+        (gfxkit.size(lib, check=True), ["size", "--check", lib]),
         (gfxkit.kernels(lib, "gfx906"), ["kernels", "--target", "gfx906", lib]),
         (gfxkit.list_summary(lib), ["list", "--summary", lib]),
     ]
