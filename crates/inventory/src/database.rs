@@ -1538,6 +1538,7 @@ pub fn judge_with_databases(
                 loaded.any().then(|| loaded.processors()),
             )?;
             f.database = loaded.roots();
+            f.fail_damaged(devices);
             for d in devices {
                 let notes = loaded.notes(d);
                 if !notes.is_empty() {
