@@ -50,7 +50,10 @@ pub fn verdict(device: &TargetId, bundles: &[Unit]) -> Verdict {
             .filter(|e| settings.iter().all(|d| !select_unit(d, e).is_selected()))
             .count();
         let mut msg = if without > 0 {
-            format!("no code object for {device} in {without} of {total} bundles")
+            format!(
+                "no code object for {device} in {without} of {total} {}",
+                if total == 1 { "bundle" } else { "bundles" }
+            )
         } else {
             format!("no single xnack/sramecc setting of {device} has code in all {total} bundles")
         };
