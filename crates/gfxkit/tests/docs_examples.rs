@@ -4,7 +4,7 @@
 //! An example is a line of a fenced code block that starts with `gfxkit ` (or `$ gfxkit `). In a
 //! block whose commands carry the `$ ` prompt, the lines after a command up to the next one
 //! are its output as shown: each must appear, in order, as a line of what the command prints
-//! (a line `...` stands for any lines). A comment `# exit N` on the command line states its exit
+//! (a line `...` stands for any lines; a line ending in `...` for a line that begins so). A comment `# exit N` on the command line states its exit
 //! code (the comment starts with it); otherwise it must exit 0. Commands run through `sh` (globs, quotes, redirections as a
 //! user's shell sees them), in order, one working directory per document, with `gfxkit` on
 //! `PATH` and `HOME` in that directory; the paths the docs name are files made there from the
@@ -242,6 +242,7 @@ fn setup(dir: &Path) {
         "libfoo.so",
         "usr/lib/x86_64-linux-gnu/librocsparse.so.0",
         "build-6.4/lib/librocrand.so.1",
+        "librocrand.so.1.1",
     ] {
         copy(&rocrand, to);
     }
@@ -412,8 +413,9 @@ fn setup(dir: &Path) {
     }
 }
 
-/// Whether the lines `shown` appear in `got`, in order (`...` stands for any lines); the first
-/// line not found otherwise.
+/// Whether the lines `shown` appear in `got`, in order (a line `...` stands for any lines, a
+/// line ending in `...` for the lines that begin with what precedes it); the first line not
+/// found otherwise.
 fn shows(shown: &[String], got: &str) -> Result<(), String> {
     let lines: Vec<&str> = got.lines().map(str::trim_end).collect();
     let mut at = 0;
@@ -421,7 +423,11 @@ fn shows(shown: &[String], got: &str) -> Result<(), String> {
         if s.trim() == "..." {
             continue;
         }
-        match lines[at..].iter().position(|l| l == s) {
+        let matches = |l: &&str| match s.strip_suffix("...") {
+            Some(start) => l.starts_with(start),
+            None => *l == s,
+        };
+        match lines[at..].iter().position(matches) {
             Some(k) => at += k + 1,
             None => return Err(s.clone()),
         }
@@ -540,6 +546,8 @@ fn examples_are_found_as_written() {
         "gfxkit list opt/rocm/lib 'x.tar!/opt/rocm/lib/a.so'"
     );
     assert!(shows(&["a".into(), "...".into(), "c".into()], "a\nb\nc\n").is_ok());
+    assert!(shows(&["a".into(), "c ...".into()], "a\nb\nc d e\n").is_ok());
+    assert!(shows(&["c e...".into()], "c d e\n").is_err());
     assert_eq!(
         shows(&["c".into(), "a".into()], "a\nb\nc\n"),
         Err("a".into())
