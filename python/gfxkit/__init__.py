@@ -296,7 +296,8 @@ class CheckReport(_Answer):
     def _brief(self) -> str:
         files = self._data.get("files") or []
         return (f"require {','.join(self._data.get('required') or [])}: "
-                f"{len(files) - len(self.failed)} of {len(files)} files pass")
+                f"{len(files) - len(self.failed)} of {len(files)} "
+                f"{'file passes' if len(files) == 1 else 'files pass'}")
 
 
 class DiffReport(_Report):
@@ -317,7 +318,8 @@ class DiffReport(_Report):
         return [f for f in self._data["files"] if f["status"] != "same"]
 
     def _brief(self) -> str:
-        what = "equal" if self._data.get("equal") else f"{len(self.changed)} files differ"
+        what = "equal" if self._data.get("equal") else (
+            "1 file differs" if len(self.changed) == 1 else f"{len(self.changed)} files differ")
         return f"{self._data.get('old', '')} -> {self._data.get('new', '')}: {what}"
 
 

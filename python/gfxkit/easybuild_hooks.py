@@ -124,9 +124,14 @@ def gfxkit_sanity_check(eb) -> None:
         if not missing and not f.get("errors") and not (strict and extra):
             passed += 1
 
+    def count(n: int, noun: str) -> str:
+        return f"{n} {noun}" + ("" if n == 1 else "s")
+
     summary = (
-        f"gfxkit sanity check of {installdir} for {','.join(targets)}: {len(files)} files with "
-        f"device code, {passed} pass, {len(failures)} failures, {len(warnings)} warnings"
+        f"gfxkit sanity check of {installdir} for {','.join(targets)}: "
+        f"{count(len(files), 'file')} with device code, {passed} "
+        f"{'passes' if passed == 1 else 'pass'}, {count(len(failures), 'failure')}, "
+        f"{count(len(warnings), 'warning')}"
         + (f", {len(skipped)} ignored ({', '.join(skipped)})" if skipped else "")
     )
     eb.log.info(summary)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html.parser
 import inspect
+import json
 import re
 import shutil
 import subprocess
@@ -42,6 +43,7 @@ def text(gfxkit_bin):
         out = subprocess.run([gfxkit_bin, *args], capture_output=True, text=True)
         return out.stdout, out.returncode
 
+    call.bin = gfxkit_bin
     return call
 
 
@@ -166,6 +168,16 @@ def test_truth_is_the_commands_answer(text, tmp_path):
     v = gfxkit.verify(str(damaged))
     _, code = text("verify", str(damaged))
     assert code == 1 and v.exit_status == 1 and not v and not v.ok
+    # doctor: a damaged file runs nowhere, in the result as in the command (exit 2).
+    d = gfxkit.doctor(str(damaged), "gfx90a")
+    _, code = text("doctor", "--device", "gfx90a", str(damaged))
+    assert code == 2 and d.exit_status == 2 and not d
+    out = subprocess.run([text.bin, "doctor", "--json", "--device", "gfx90a", str(damaged)],
+                         capture_output=True, text=True)
+    assert d.to_dict() == json.loads(out.stdout)
+    f = d.to_dict()["files"][0]
+    assert f["runs_on"] == {"gfx90a": False} and f["errors"], f
+    assert f["missing"]["gfx90a"].startswith("damaged: "), f
     # diff: false for the same build; a damaged side has no digests to compare: an error.
     assert not gfxkit.diff(lib, lib)
     with pytest.raises(gfxkit.FormatError):

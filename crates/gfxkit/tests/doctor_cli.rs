@@ -182,7 +182,7 @@ fn named_device_text_report_and_errors() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("ok    "), "{text}");
     assert!(
-        text.contains("1 libraries with device code: 1 run on every device, 0 do not"),
+        text.contains("1 library with device code: 1 runs on every device, 0 do not"),
         "{text}"
     );
 
@@ -240,7 +240,7 @@ fn kpack_split_library_without_its_archive_fails_naming_it() {
         "{text}"
     );
     assert!(
-        text.contains("1 libraries with device code: 0 run on every device, 1 do not"),
+        text.contains("1 library with device code: 0 run on every device, 1 does not"),
         "{text}"
     );
 }

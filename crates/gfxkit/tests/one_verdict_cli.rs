@@ -115,6 +115,27 @@ fn a_damaged_compressed_bundle_is_damage_for_every_judge() {
         assert_eq!(j["summary"]["errors"], 1, "{j}");
         let e = j["files"][0]["errors"][0].as_str().unwrap();
         assert!(e.contains(&place) && e.contains(what), "{e}");
+        // doctor's JSON says what its text says: the file runs nowhere, because it is damaged.
+        let o = gfxkit(&["doctor", "--json", "--device", "gfx90a", f]);
+        assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+        let j = json_stdout(&o);
+        let file = &j["files"][0];
+        assert_eq!(file["runs_on"]["gfx90a"], false, "{j}");
+        let m = file["missing"]["gfx90a"].as_str().unwrap();
+        assert!(
+            m.starts_with("damaged: ") && m.contains(&place) && m.contains(what),
+            "{m}"
+        );
+        let e = file["errors"][0].as_str().unwrap();
+        assert!(e.contains(&place) && e.contains(what), "{e}");
+        assert!(
+            file.get("remedies").is_none(),
+            "no remedy mends damage: {j}"
+        );
+        // check's JSON: no verdict on a target beyond the error.
+        let j = json_stdout(&gfxkit(&["check", "--json", "--require", "gfx90a", f]));
+        assert_eq!(j["files"][0]["ok"], false, "{j}");
+        assert_eq!(j["summary"]["passed"], 0, "{j}");
         let o = gfxkit(&["select", "--json", "--device", "gfx90a", f]);
         assert_eq!(o.status.code(), Some(2), "{}", out(&o));
         assert!(out(&o).contains(what), "{}", out(&o));
@@ -138,6 +159,14 @@ fn a_damaged_compressed_bundle_is_damage_for_every_judge() {
             assert!(err(&o).contains(f), "{}", err(&o));
         }
     }
+    // The text of doctor names the damage once, as an error, and calls nothing ok or FAIL.
+    let o = gfxkit(&["doctor", "--device", "gfx90a", s(&flipped)]);
+    let text = out(&o);
+    assert!(!text.contains("FAIL") && !text.contains("ok    "), "{text}");
+    assert!(
+        text.contains("ERROR ") && text.contains("hash mismatch"),
+        "{text}"
+    );
     // The sound file passes all of them.
     for args in [
         vec!["check", "--require", "gfx90a", s(&good)],
@@ -165,7 +194,7 @@ fn a_damaged_compressed_bundle_is_damage_for_every_judge() {
     let o = gfxkit(&["doctor", "--device", "gfx90a", s(&flipped), s(&good)]);
     assert!(
         out(&o).contains(
-            "1 libraries with device code: 1 run on every device, 0 do not; 1 damaged or unreadable"
+            "1 library with device code: 1 runs on every device, 0 do not; 1 damaged or unreadable"
         ),
         "{}",
         out(&o)
@@ -258,7 +287,7 @@ fn a_deb_against_its_own_unpacked_library_is_the_same() {
         let o = gfxkit(&["diff", s(a), s(b)]);
         assert_eq!(o.status.code(), Some(0), "{}{}", out(&o), err(&o));
         assert!(
-            out(&o).starts_with("device code is the same: 1 files, 7 code objects"),
+            out(&o).starts_with("device code is the same: 1 file, 7 code objects"),
             "{}",
             out(&o)
         );
@@ -461,7 +490,7 @@ fn a_kernel_database_file_is_one_unit_named_by_itself() {
     let j = json_stdout(&run(&["size", "--json", "gfx103040.kdb"]));
     assert_eq!(j["files"][0]["bundles"], 1, "{j}");
     let t = out(&run(&["size", "gfx103040.kdb"]));
-    assert!(t.contains("in 1 files, 1 bundles"), "{t}");
+    assert!(t.contains("in 1 file, 1 bundle"), "{t}");
     assert!(!t.contains('*'), "{t}");
 }
 

@@ -191,7 +191,7 @@ fn a_library_without_section_headers_is_read_as_the_loader_reads_it() {
     assert_eq!(entries(&stripped), want);
     let o = gfxkit(&["select", "--device", "gfx90a:sramecc+:xnack-", s(&stripped)]);
     assert!(o.status.success(), "{}", text(&o).1);
-    assert!(text(&o).0.contains("1 of 1 bundles"), "{}", text(&o).0);
+    assert!(text(&o).0.contains("1 of 1 bundle has"), "{}", text(&o).0);
 }
 
 #[test]
@@ -587,7 +587,7 @@ fn rocblas_doctor_judges_the_library_with_its_database() {
     assert_eq!(o.status.code(), Some(1));
     let (out, _) = text(&o);
     assert!(out.contains("lacks TensileLibrary_gfx1030.co"), "{out}");
-    assert!(out.contains("1 libraries with device code"), "{out}");
+    assert!(out.contains("1 library with device code"), "{out}");
     // Only the database lacks gfx1030: its files are the remedy, not a generic rebuild.
     assert!(
         out.contains(
@@ -664,7 +664,7 @@ fn aiter_wheel_code_objects_are_sized_and_its_package_runs_on_gfx942() {
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}{err}");
     assert!(
-        out.contains("1 libraries with device code: 1 run on every device"),
+        out.contains("1 library with device code: 1 runs on every device"),
         "{out}"
     );
     let o = gfxkit(&["doctor", "--device", "gfx1100", s(&whl)]);

@@ -161,7 +161,7 @@ fn every_bundle_selected_exits_zero_and_generic_fallback() {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("t0.o: 1 of 1 bundles have a code object for the device"),
+        text.contains("t0.o: 1 of 1 bundle has a code object for the device"),
         "{text}"
     );
     assert!(

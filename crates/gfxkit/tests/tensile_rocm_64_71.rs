@@ -516,7 +516,7 @@ fn hipblaslt_71_is_one_library_with_its_database() {
         out(&o)
     );
     assert!(
-        out(&o).contains("1 libraries with device code"),
+        out(&o).contains("1 library with device code"),
         "{}",
         out(&o)
     );

@@ -1625,6 +1625,7 @@ pub fn judge_with_databases(
                 loaded.any().then(|| loaded.processors()),
             )?;
             f.database = loaded.roots();
+            f.fail_damaged(devices);
             for d in devices {
                 let notes = loaded.notes(d, cu_counts.of(d));
                 if !notes.is_empty() {

@@ -50,7 +50,10 @@ pub fn verdict(device: &TargetId, bundles: &[Unit]) -> Verdict {
             .filter(|e| settings.iter().all(|d| !select_unit(d, e).is_selected()))
             .count();
         let mut msg = if without > 0 {
-            format!("no code object for {device} in {without} of {total} bundles")
+            format!(
+                "no code object for {device} in {without} of {total} {}",
+                if total == 1 { "bundle" } else { "bundles" }
+            )
         } else {
             format!("no single xnack/sramecc setting of {device} has code in all {total} bundles")
         };
@@ -211,7 +214,34 @@ impl DoctorFile {
     pub fn fails(&self) -> bool {
         self.runs_on.values().any(|r| !r)
     }
+
+    /// Whether the file is damaged: its `errors` name the damage, and it runs nowhere.
+    pub fn damaged(&self) -> bool {
+        !self.errors.is_empty()
+    }
+
+    /// A damaged file runs on no device: every device of `devices` it was not already
+    /// judged not to run on (those it would otherwise run on, and those its damage left
+    /// unjudged) is marked as not running, with [`DAMAGED`] and the first damage named as the
+    /// reason. (The runtime refuses what it cannot decode; `doctor` judges as it does.)
+    pub fn fail_damaged(&mut self, devices: &[TargetId]) {
+        let Some(first) = self.errors.first() else {
+            return;
+        };
+        let why = format!("{DAMAGED}{first}");
+        for d in devices {
+            let dev = d.to_string();
+            if self.runs_on.get(&dev) != Some(&false) {
+                self.runs_on.insert(dev.clone(), false);
+                self.missing.insert(dev, why.clone());
+            }
+        }
+    }
 }
+
+/// How `missing` begins for a device a file would run on were it not damaged
+/// ([`DoctorFile::fail_damaged`]).
+pub const DAMAGED: &str = "damaged: ";
 
 /// The whole report (`doctor --json`).
 #[derive(Serialize, Debug, Clone)]
@@ -332,7 +362,9 @@ pub fn examine(inv: &Inventory<'_>) -> Examined {
 /// The verdict on `devices` for a file named `name`; `None` when the file holds no device
 /// code the runtime loads (not a GPU library).
 pub fn judge(name: &str, examined: Examined, devices: &[TargetId]) -> Option<DoctorFile> {
-    judge_with(name, examined, devices, &|_| None, None)
+    let mut f = judge_with(name, examined, devices, &|_| None, None)?;
+    f.fail_damaged(devices);
+    Some(f)
 }
 
 /// [`judge`], with what else the library needs on a device beside its own device code:

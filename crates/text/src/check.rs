@@ -58,12 +58,14 @@ pub fn report(r: &CheckReport, out: &mut dyn Write) -> Result<()> {
     let s = &r.summary;
     write!(
         out,
-        "check {}{}: {} files with device code, {} pass, {} fail",
+        "check {}{}: {} with device code, {} {}, {} {}",
         r.required.join(","),
         if r.exactly { " (exactly)" } else { "" },
-        s.files,
+        crate::plural(s.files as u64, "file", "files"),
         s.passed,
-        s.failed
+        if s.passed == 1 { "passes" } else { "pass" },
+        s.failed,
+        if s.failed == 1 { "fails" } else { "fail" },
     )?;
     if s.errors > 0 {
         write!(out, ", {} with errors", s.errors)?;

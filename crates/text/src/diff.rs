@@ -80,15 +80,21 @@ pub fn report(r: &DiffReport, out: &mut dyn Write) -> Result<()> {
     if r.equal {
         writeln!(
             out,
-            "device code is the same: {} files, {} code objects, {} kernels",
-            w.files, w.code_objects, w.kernels
+            "device code is the same: {}, {}, {}",
+            crate::plural(w.files, "file", "files"),
+            crate::plural(w.code_objects, "code object", "code objects"),
+            crate::plural(w.kernels, "kernel", "kernels"),
         )?;
         return Ok(());
     }
     writeln!(
         out,
-        "{} files changed: {} modified, {} added, {} removed ({} unchanged)",
-        n(Status::Modified) + n(Status::Added) + n(Status::Removed),
+        "{} changed: {} modified, {} added, {} removed ({} unchanged)",
+        crate::plural(
+            (n(Status::Modified) + n(Status::Added) + n(Status::Removed)) as u64,
+            "file",
+            "files"
+        ),
         n(Status::Modified),
         n(Status::Added),
         n(Status::Removed),

@@ -31,9 +31,16 @@ pub fn report(r: &DoctorReport, devices: &[TargetId], out: &mut dyn Write) -> Re
     let mut bad = 0usize;
     for f in &r.files {
         // A damaged file is not called ok on any device: its damage is named below.
-        let damaged = !f.errors.is_empty();
+        let damaged = f.damaged();
+        // A device the file fails on only because it is damaged: the damage is named below.
+        let by_damage = |dev: &String| {
+            damaged
+                && f.missing
+                    .get(dev)
+                    .is_some_and(|m| m.starts_with(gfxkit_inventory::doctor::DAMAGED))
+        };
         for (dev, runs) in &f.runs_on {
-            if *runs && damaged {
+            if (*runs && damaged) || by_damage(dev) {
                 continue;
             }
             if *runs {
@@ -57,14 +64,14 @@ pub fn report(r: &DoctorReport, devices: &[TargetId], out: &mut dyn Write) -> Re
                 }
             }
         }
-        if f.runs_on.values().any(|r| !r) {
+        if f.runs_on.iter().any(|(dev, r)| !r && !by_damage(dev)) {
             bad += usize::from(!damaged);
             writeln!(out, "      targets present: {}", f.targets.join(" "))?;
         }
         for e in &f.errors {
             writeln!(out, "ERROR {}", crate::group::naming(&f.path, e))?;
         }
-        if !f.kpack.is_empty() && f.runs_on.is_empty() {
+        if !f.kpack.is_empty() && f.runs_on.keys().all(by_damage) {
             writeln!(
                 out,
                 "NOTE  {}: device code moved to kpack archives: {}",
@@ -83,8 +90,10 @@ pub fn report(r: &DoctorReport, devices: &[TargetId], out: &mut dyn Write) -> Re
     let unjudged = sound.iter().filter(|f| f.runs_on.is_empty()).count();
     write!(
         out,
-        "{} libraries with device code: {ok} run on every device, {bad} do not",
-        sound.len()
+        "{} with device code: {ok} {} on every device, {bad} {}",
+        crate::plural(sound.len() as u64, "library", "libraries"),
+        if ok == 1 { "runs" } else { "run" },
+        if bad == 1 { "does not" } else { "do not" },
     )?;
     if unjudged > 0 {
         write!(out, ", {unjudged} not examined")?;

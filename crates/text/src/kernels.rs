@@ -25,8 +25,8 @@ pub fn listing(
         let absent = solutions.iter().filter(|s| !s.present).count();
         writeln!(
             out,
-            "{} solutions{}",
-            solutions.len(),
+            "{}{}",
+            crate::plural(solutions.len() as u64, "solution", "solutions"),
             if absent > 0 {
                 format!(", {absent} without their kernel in the files loaded for their processor")
             } else {

@@ -19,3 +19,9 @@ pub mod select;
 pub mod size;
 pub mod target;
 pub mod verify;
+
+/// `n` and the noun: `one` for exactly one, `many` otherwise ("1 file", "3 files", "0 files").
+pub(crate) fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}

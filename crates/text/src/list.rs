@@ -7,7 +7,7 @@ use gfxkit_inventory::units::human_bytes as human;
 use std::io::{Result, Write};
 
 fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
+    crate::plural(n as u64, one, many)
 }
 
 /// Prints the listing on `out`, its errors and problems on `err` (after `out` is flushed, so

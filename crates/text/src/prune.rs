@@ -64,11 +64,11 @@ pub fn file(
         };
         writeln!(
             out,
-            "  {place}: {} bundles, {} wrappers, {} relocations and {} symbols fixed; layout: {}",
-            g.bundles.len(),
-            g.wrappers,
-            g.relocations,
-            g.symbols,
+            "  {place}: {}, {}, {} and {} fixed; layout: {}",
+            crate::plural(g.bundles.len() as u64, "bundle", "bundles"),
+            crate::plural(g.wrappers as u64, "wrapper", "wrappers"),
+            crate::plural(g.relocations as u64, "relocation", "relocations"),
+            crate::plural(g.symbols as u64, "symbol", "symbols"),
             match &g.layout {
                 gfxkit_shrink::Layout::Unchanged => "unchanged".to_owned(),
                 gfxkit_shrink::Layout::Rebuilt => "rebuilt".to_owned(),

@@ -149,9 +149,10 @@ pub fn report(r: &SelectReport, out: &mut dyn Write, err: &mut dyn Write) -> Res
         let chosen = units.iter().filter(|b| b.selected.is_some()).count();
         writeln!(
             out,
-            "{}: {chosen} of {} bundles have a code object for the device",
+            "{}: {chosen} of {} {} a code object for the device",
             f.path,
-            units.len()
+            crate::plural(units.len() as u64, "bundle", "bundles"),
+            if units.len() == 1 { "has" } else { "have" },
         )?;
         let lines = units.iter().map(|b| {
             let place = match (&b.member, &b.section) {

@@ -145,11 +145,15 @@ pub fn table(r: &SizeReport, by: By, out: &mut dyn Write) -> Result<()> {
     }
     writeln!(
         out,
-        "total: {} device bytes stored ({} uncompressed) in {} files, {} bundles",
+        "total: {} device bytes stored ({} uncompressed) in {}, {}",
         human(r.stored),
         human(r.uncompressed),
-        r.files.len(),
-        r.files.iter().map(|f| f.bundles).sum::<u64>()
+        crate::plural(r.files.len() as u64, "file", "files"),
+        crate::plural(
+            r.files.iter().map(|f| f.bundles).sum::<u64>(),
+            "bundle",
+            "bundles"
+        ),
     )?;
     // The rows add up to the total but for the bytes in no entry: said where they went.
     if r.overhead > 0 && by == By::Arch {
