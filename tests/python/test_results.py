@@ -125,17 +125,18 @@ def test_write_reports_print_as_the_command(text, tmp_path):
     lib = real(LIB)
     took = re.compile(r"^  took [0-9.]+ s$", re.M)
 
-    def same(result, args):
+    def same(result, args, renamed=("", "")):
         stdout, code = text(*args)
         assert code == 0, (args, stdout)
         assert isinstance(result, dict) and result.exit_status == 0
-        assert took.sub("", str(result)) == took.sub("", stdout), args
+        ours = took.sub("", str(result)).replace(*renamed)
+        assert ours == took.sub("", stdout), args
         assert str(result) != repr(dict(result))
 
     py_out, cli_out = tmp_path / "py.so", tmp_path / "cli.so"
     same(gfxkit.prune(lib, ["gfx90a"], output=py_out),
-         ["prune", "--keep", "gfx90a", lib, "-o", str(cli_out)])
-    same(gfxkit.prune(lib, ["gfx1100"]), ["prune", "--keep", "gfx1100", "--dry-run", lib])
+         ["prune", "--keep", "gfx90a", lib, "-o", str(cli_out)], (str(py_out), str(cli_out)))
+    same(gfxkit.prune(lib, ["gfx1030"]), ["prune", "--keep", "gfx1030", "--dry-run", lib])
     same(gfxkit.recompress(lib), ["recompress", "--dry-run", lib])
     same(gfxkit.prune(real(WHEEL), ["gfx90a"]), ["prune", "--keep", "gfx90a", "--dry-run", real(WHEEL)])
     # kpack split: the same binary split twice (paths differ only by the directory).
