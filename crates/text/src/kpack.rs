@@ -10,19 +10,31 @@ pub fn split(report: &SplitReport, o: &mut dyn Write) -> Result<()> {
     for b in &report.binaries {
         writeln!(
             o,
-            "{}: {} wrappers, {} code objects, {} -> {} bytes ({})",
-            b.output, b.wrappers, b.code_objects, b.size_before, b.size_after, b.kernel_name
+            "{}: {}, {}, {} -> {} bytes ({})",
+            b.output,
+            crate::plural(b.wrappers as u64, "wrapper", "wrappers"),
+            crate::plural(b.code_objects as u64, "code object", "code objects"),
+            b.size_before,
+            b.size_after,
+            b.kernel_name
         )?;
     }
     for r in &report.archives {
         writeln!(
             o,
-            "{}: {} kernels, {} bytes ({} uncompressed)",
-            r.path, r.kernels, r.size, r.uncompressed
+            "{}: {}, {} bytes ({} uncompressed)",
+            r.path,
+            crate::plural(r.kernels as u64, "kernel", "kernels"),
+            r.size,
+            r.uncompressed
         )?;
     }
     if report.copied > 0 {
-        writeln!(o, "{} files without device code copied", report.copied)?;
+        writeln!(
+            o,
+            "{} without device code copied",
+            crate::plural(report.copied as u64, "file", "files")
+        )?;
     }
     if !report.overlay_files.is_empty() {
         let mut by: std::collections::BTreeMap<&str, (usize, u64)> = Default::default();
@@ -34,7 +46,11 @@ pub fn split(report: &SplitReport, o: &mut dyn Write) -> Result<()> {
             }
         }
         for (p, (n, bytes)) in by {
-            writeln!(o, "{p}: {n} files ({bytes} bytes) in its overlay")?;
+            writeln!(
+                o,
+                "{p}: {} ({bytes} bytes) in its overlay",
+                crate::plural(n as u64, "file", "files")
+            )?;
         }
     }
     Ok(())
@@ -44,10 +60,10 @@ pub fn split(report: &SplitReport, o: &mut dyn Write) -> Result<()> {
 pub fn inline(report: &InlineReport, o: &mut dyn Write) -> Result<()> {
     writeln!(
         o,
-        "{}: {} bundles from {} archives, {} -> {} bytes",
+        "{}: {} from {}, {} -> {} bytes",
         report.output,
-        report.bundles.len(),
-        report.archives.len(),
+        crate::plural(report.bundles.len() as u64, "bundle", "bundles"),
+        crate::plural(report.archives.len() as u64, "archive", "archives"),
         report.size_before,
         report.size_after
     )
