@@ -545,7 +545,8 @@ def select(
 ) -> Union[Selection, "List[Selection]"]:
     """Which code object the HIP runtime would load on ``device`` from each unit of a file
     (``gfxkit select --device DEVICE --json``); for a package, one :class:`Selection` per
-    member with device code. Binaries split by kpack are resolved as the kpack loader does
+    member with device code; for a directory (searched as the CLI searches it), one per file
+    with device code and per kernel database no library there loads. Binaries split by kpack are resolved as the kpack loader does
     (``kpack_loader="old"``: the first-match search of earlier ROCm 7 releases). A library on
     disk that loads a kernel database (``librocblas.so`` with ``rocblas/<version>/library``
     beside it) gets a unit of ``format`` ``"database"`` naming the ``files`` it opens on the

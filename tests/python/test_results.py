@@ -108,6 +108,8 @@ def test_cu_count_is_the_commands(text):
         flag = [] if cu is None else ["--cu-count", str(cu)]
         d = gfxkit.doctor(str(rocblas), "gfx90a", cu_count=cu)
         s = gfxkit.select(str(rocblas), "gfx90a", cu_count=cu)
+        assert isinstance(s, list) and len(s) == 1, s
+        s = s[0]
         for result, args in ((d, ["doctor", "--device", "gfx90a", *flag, str(rocblas)]),
                              (s, ["select", "--device", "gfx90a", *flag, str(rocblas)])):
             stdout, code = text(*args)

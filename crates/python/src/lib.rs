@@ -560,6 +560,30 @@ fn select<'py>(
     let device = gfxkit_target_id::triple::parse_device(device)
         .map_err(|e| Fail::Target(format!("'{device}' is not a device: {e}")).into_py(py, ""))?;
     let rocm = rocm.map(|r| r.for_devices(std::slice::from_ref(&device)));
+    if let Ok(dir) = src.extract::<PathBuf>() {
+        if dir.is_dir() && !gfxkit_io::input::is_image_dir(&dir) {
+            // A directory, searched as the CLI searches it: one answer per file.
+            let report = py
+                .allow_threads(|| {
+                    gfxkit_io::whole::select_on(
+                        &[dir],
+                        &device,
+                        cu_count,
+                        loader,
+                        rocm.as_ref(),
+                        &(),
+                    )
+                })
+                .map_err(|e| io_error(py, &e))?;
+            let device = report.device.clone();
+            let out = report
+                .files
+                .into_iter()
+                .map(|f| select_answer(py, &device, cu_count, f, rocm.as_ref()))
+                .collect::<PyResult<Vec<_>>>()?;
+            return Ok(PyList::new(py, out)?.into_any());
+        }
+    }
     let s = source(src)?;
     if let Some(path) = s.path.clone().filter(|_| !s.image_dir) {
         // A file on disk as the CLI reads it: split binaries through their archives, a
