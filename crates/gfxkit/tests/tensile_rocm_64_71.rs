@@ -93,6 +93,17 @@ fn link_tree(src: &Path, dst: &Path, skip: &dyn Fn(&str) -> bool) {
     tree(src, dst, Copy::Symbolic, skip)
 }
 
+/// The `database` unit of the first file of a `select --json` output.
+fn database_unit(o: &Output) -> serde_json::Value {
+    json(o)["files"][0]["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["format"] == "database")
+        .unwrap_or_else(|| panic!("no database unit: {}", out(o)))
+        .clone()
+}
+
 /// The files a `database` unit of `select --json` names.
 fn unit_files(unit: &serde_json::Value) -> BTreeSet<String> {
     unit["files"]
@@ -531,15 +542,7 @@ fn hipblaslt_71_is_one_library_with_its_database() {
         s(&root.join("libhipblaslt.so.1")),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", out(&o));
-    let j = json(&o);
-    let unit = j["files"][0]["bundles"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["format"] == "database")
-        .unwrap()
-        .clone();
-    let named = unit_files(&unit);
+    let named = unit_files(&database_unit(&o));
     let mut expected = files.clone();
     expected.insert("TensileLiteLibrary_lazy_Mapping.dat".into());
     expected.insert("extop_gfx1151.co".into());
@@ -639,15 +642,7 @@ fn hipblaslt_71_looks_for_a_processor_directory_only_without_its_variable() {
     let files = |dir: &Path| {
         let o = gfxkit(&["select", "--json", "--device", "gfx1151", s(dir)]);
         assert_eq!(o.status.code(), Some(0), "{}", out(&o));
-        let j = json(&o);
-        let unit = j["files"][0]["bundles"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|b| b["format"] == "database")
-            .unwrap()
-            .clone();
-        unit["files"].as_array().unwrap().len()
+        unit_files(&database_unit(&o)).len()
     };
     assert_eq!(files(&linked), files(&root));
 }

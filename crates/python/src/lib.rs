@@ -560,47 +560,30 @@ fn select<'py>(
     let device = gfxkit_target_id::triple::parse_device(device)
         .map_err(|e| Fail::Target(format!("'{device}' is not a device: {e}")).into_py(py, ""))?;
     let rocm = rocm.map(|r| r.for_devices(std::slice::from_ref(&device)));
-    if let Ok(dir) = src.extract::<PathBuf>() {
-        if dir.is_dir() && !gfxkit_io::input::is_image_dir(&dir) {
-            // A directory, searched as the CLI searches it: one answer per file.
-            let report = py
-                .allow_threads(|| {
-                    gfxkit_io::whole::select_on(
-                        &[dir],
-                        &device,
-                        cu_count,
-                        loader,
-                        rocm.as_ref(),
-                        &(),
-                    )
-                })
-                .map_err(|e| io_error(py, &e))?;
-            let device = report.device.clone();
-            let out = report
-                .files
-                .into_iter()
-                .map(|f| select_answer(py, &device, cu_count, f, rocm.as_ref()))
-                .collect::<PyResult<Vec<_>>>()?;
-            return Ok(PyList::new(py, out)?.into_any());
-        }
-    }
-    let s = source(src)?;
-    if let Some(path) = s.path.clone().filter(|_| !s.image_dir) {
-        // A file on disk as the CLI reads it: split binaries through their archives, a
-        // library with the kernel databases beside it.
-        let package = s.is_package();
+    // A path on disk as the CLI reads it: split binaries through their archives, a library
+    // with the kernel databases beside it, a directory searched (one answer per file).
+    let on_disk = |path: PathBuf| -> PyResult<Vec<Bound<'py, PyAny>>> {
         let report = py
             .allow_threads(|| {
                 gfxkit_io::whole::select_on(&[path], &device, cu_count, loader, rocm.as_ref(), &())
             })
             .map_err(|e| io_error(py, &e))?;
         let device = report.device.clone();
-        let out = report
+        report
             .files
             .into_iter()
             .map(|f| select_answer(py, &device, cu_count, f, rocm.as_ref()))
-            .collect::<PyResult<Vec<_>>>()?;
-        return one_or_list(py, package, out);
+            .collect()
+    };
+    if let Ok(dir) = src.extract::<PathBuf>() {
+        if dir.is_dir() && !gfxkit_io::input::is_image_dir(&dir) {
+            return Ok(PyList::new(py, on_disk(dir)?)?.into_any());
+        }
+    }
+    let s = source(src)?;
+    if let Some(path) = s.path.clone().filter(|_| !s.image_dir) {
+        let package = s.is_package();
+        return one_or_list(py, package, on_disk(path)?);
     }
     let (package, got) = per_file(py, &s, |p, d| {
         let name = p.display().to_string();
