@@ -41,7 +41,8 @@ pub fn bundle(data: &[u8]) {
 /// the decoder, the hash) does not depend on the size.
 pub const FUZZ_MAX_UNCOMPRESSED: u64 = 1 << 20;
 
-/// The CCOB reader: header, extent, full and prefix decompression.
+/// The CCOB reader: header, extent, full and prefix decompression, and the header read from a
+/// prefix alone.
 pub fn ccob(data: &[u8]) {
     let opts = DecompressOptions {
         hash: HashCheck::Warn,
@@ -70,6 +71,27 @@ pub fn ccob(data: &[u8]) {
         }
         if let Ok((_, p)) = compressed::decompress_prefix(data, 64, &opts) {
             assert!(p.len() <= 64);
+        }
+        // The header read from a prefix (what `size` and `list` use) agrees with the whole
+        // bundle's parse wherever the whole bundle decodes.
+        let header = crate::read::ccob_header_checked_at(gfxkit_bytes::Cursor::new(data));
+        if let Ok(d) = &whole {
+            match (Bundle::parse(&d.data), &header) {
+                (Ok(b), Ok((_, entries, _))) => {
+                    let whole: Vec<(&str, u64, u64)> = b
+                        .entries()
+                        .iter()
+                        .map(|e| (e.id, e.offset, e.size))
+                        .collect();
+                    let read: Vec<(&str, u64, u64)> = entries
+                        .iter()
+                        .map(|e| (e.id.as_str(), e.offset, e.size))
+                        .collect();
+                    assert_eq!(whole, read);
+                }
+                (Err(_), Err(_)) => {}
+                (w, h) => panic!("whole bundle {:?}, header alone {:?}", w.is_ok(), h.is_ok()),
+            }
         }
     }
 }
