@@ -619,3 +619,48 @@ def test_an_input_that_kills_every_worker_is_an_error_row(tmp_path):
     assert [r for r in table(out, "code_objects") if r["input"] != victim] == [
         r for r in table(want, "code_objects") if r["input"] != victim
     ]
+
+
+def _docs_slurm_job() -> str:
+    """The `census_job.py` of docs/census.md (its Slurm section), as a user submits it."""
+    text = (ROOT / "docs" / "census.md").read_text()
+    start = text.index("# census_job.py")
+    return text[start:text.index("```", start)]
+
+
+def test_slurm_runner_as_srun_starts_it(serial_out, real_inputs, tmp_path):
+    """The documented Slurm job (dask-jobqueue's SLURMRunner: rank 0 the scheduler, rank 1 the
+    census, the rest workers, meeting through a scheduler file), run as `srun` starts it: four
+    processes of the script with SLURM_PROCID 0-3, SLURM_NTASKS 4 and a job ID, here on
+    loopback. The dataset equals the serial run's."""
+    script = _docs_slurm_job()
+    out = tmp_path / "census"
+    for old, new in [
+        ('"/scratch/$USER/census-scheduler-{job_id}.json"', repr(str(tmp_path / "scheduler-{job_id}.json"))),
+        ('["/cvmfs/software.eessi.io/versions/2025.06/software"]', repr(real_inputs)),
+        ('"/scratch/census"', repr(str(out))),
+        ('require="gfx90a,gfx942"', 'require="gfx90a,gfx1200"'),
+        # Loopback only, no dashboards: the test's servers stay on this machine.
+        ("SLURMRunner(scheduler_file=scheduler_file)",
+         "SLURMRunner(scheduler_file=scheduler_file, scheduler_options={'host': '127.0.0.1', "
+         "'dashboard': False}, worker_options={'host': '127.0.0.1', 'nthreads': 1})"),
+    ]:
+        assert old in script, old
+        script = script.replace(old, new)
+    job = tmp_path / "census_job.py"
+    job.write_text(script)
+    procs = []
+    for rank in range(4):
+        env = dict(os.environ, SLURM_PROCID=str(rank), SLURM_NTASKS="4", SLURM_JOB_ID="4242",
+                   DASK_DISTRIBUTED__WORKER__DAEMON="False")
+        procs.append(subprocess.Popen([sys.executable, str(job)], env=env, cwd=tmp_path,
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
+    try:
+        # The client (rank 1) runs the census; when it leaves, the runner stops the others.
+        outs = [p.communicate(timeout=300)[0].decode(errors="replace") for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+    assert procs[1].returncode == 0, outs[1][-3000:]
+    same_dataset(serial_out, out)
+    assert table(serial_out, "lacks") == table(out, "lacks")

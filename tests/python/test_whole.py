@@ -128,10 +128,10 @@ def test_rocm_release_equals_the_cli(tmp_path, cli):
     assert rep.to_dict() == doc
     # The device is known from 5.3, its V6 code object loads from 6.3.
     assert rep.remedies(str(v6), "gfx1100")[0]["text"] == "upgrade ROCm to at least 6.3"
-    # Where the sources do not tell (gfx950 on 6.4), the release says so and refuses nothing.
-    code, doc = cli("doctor", "--device", "gfx950", "--rocm", "6.4", "--json", str(v6))
-    assert doc["rocm"]["notes"][0].startswith("gfx950: whether ROCm 6.4's runtime knows this processor is not known")
-    assert gfxkit.doctor(v6, "gfx950", rocm="6.4").to_dict() == doc
+    # Where the sources do not tell (gfx1250 on 7.13), the release says so and refuses nothing.
+    code, doc = cli("doctor", "--device", "gfx1250", "--rocm", "7.13", "--json", str(v6))
+    assert doc["rocm"]["notes"][0].startswith("gfx1250: whether ROCm 7.13's runtime knows this processor is not known")
+    assert gfxkit.doctor(v6, "gfx1250", rocm="7.13").to_dict() == doc
     # A machine description: one gfx1100 and ROCm 6.2.1 under sysfs_root, read by default.
     node = tmp_path / "m/sys/class/kfd/kfd/topology/nodes/1"
     node.mkdir(parents=True)

@@ -7,24 +7,14 @@
 //! section header table are appended. Reading uses the `object` crate.
 
 use crate::error::{Error, ErrorKind, Result};
+use object::elf::{
+    ET_DYN, ET_EXEC, ET_REL, SHF_EXCLUDE, SHF_INFO_LINK, SHN_LORESERVE, SHT_DYNSYM, SHT_GROUP,
+    SHT_PROGBITS, SHT_REL, SHT_RELA, SHT_SYMTAB, SHT_SYMTAB_SHNDX,
+};
 use object::{Object, ObjectSection};
 
 /// Prefix of the section names that hold entries.
 pub const SECTION_PREFIX: &str = "__CLANG_OFFLOAD_BUNDLE__";
-
-const SHF_EXCLUDE: u64 = 0x8000_0000;
-const ET_REL: u16 = 1;
-const ET_EXEC: u16 = 2;
-const ET_DYN: u16 = 3;
-const SHT_PROGBITS: u32 = 1;
-const SHT_SYMTAB: u32 = 2;
-const SHT_RELA: u32 = 4;
-const SHT_REL: u32 = 9;
-const SHT_GROUP: u32 = 17;
-const SHT_SYMTAB_SHNDX: u32 = 18;
-const SHT_DYNSYM: u32 = 11;
-const SHF_INFO_LINK: u64 = 0x40;
-const SHN_LORESERVE: u32 = 0xff00;
 
 fn obj_err(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::Object(msg.into()))
@@ -192,7 +182,7 @@ impl Elf {
                 "ELF file without a regular section header table (extended numbering is not supported)",
             ));
         }
-        if shstrndx as u32 >= SHN_LORESERVE {
+        if shstrndx as u32 >= u32::from(SHN_LORESERVE) {
             return Err(obj_err(
                 "extended section-name table index is not supported",
             ));
@@ -366,7 +356,7 @@ pub fn write_object(host: &[u8], entries: &[(&str, &[u8])], host_index: usize) -
         headers.push(Shdr {
             name: u32::try_from(name_off).map_err(|_| obj_err("section-name table too large"))?,
             ty: SHT_PROGBITS,
-            flags: SHF_EXCLUDE,
+            flags: u64::from(SHF_EXCLUDE),
             addr: 0,
             offset: out.len() as u64,
             size: payload.len() as u64,
@@ -377,7 +367,7 @@ pub fn write_object(host: &[u8], entries: &[(&str, &[u8])], host_index: usize) -
         });
         out.extend_from_slice(payload);
     }
-    if headers.len() as u32 >= SHN_LORESERVE {
+    if headers.len() as u32 >= u32::from(SHN_LORESERVE) {
         return Err(obj_err(
             "too many sections for a regular section header table",
         ));
@@ -426,7 +416,7 @@ pub fn strip_bundle_sections(data: &[u8]) -> Result<Vec<u8>> {
         }
     }
     let remap = |i: u32| -> u32 {
-        if i == 0 || i >= SHN_LORESERVE {
+        if i == 0 || i >= u32::from(SHN_LORESERVE) {
             i
         } else {
             map.get(i as usize).copied().unwrap_or(i)
@@ -440,7 +430,7 @@ pub fn strip_bundle_sections(data: &[u8]) -> Result<Vec<u8>> {
         }
         let mut h = *h;
         h.link = remap(h.link);
-        if matches!(h.ty, SHT_REL | SHT_RELA) || h.flags & SHF_INFO_LINK != 0 {
+        if matches!(h.ty, SHT_REL | SHT_RELA) || h.flags & u64::from(SHF_INFO_LINK) != 0 {
             h.info = remap(h.info);
         }
         // Section indices stored in section contents, rewritten in place: (entry size, offset of

@@ -392,16 +392,6 @@ impl<'data> KernelDescriptor<'data> {
             .map(|f| f.value)
     }
 
-    /// The text llvm-objdump-19 prints for this descriptor between `.amdhsa_kernel <name>` and
-    /// `.end_amdhsa_kernel`, one line per printed field.
-    pub fn objdump_lines(&self, hw: &HardwareLimits) -> Result<Vec<String>, ReservedBits> {
-        Ok(self
-            .fields(hw)?
-            .iter()
-            .filter_map(FieldValue::objdump_line)
-            .collect())
-    }
-
     /// The kernel's name: the symbol without `.kd`.
     pub fn kernel_name(&self) -> &'data str {
         self.symbol.strip_suffix(".kd").unwrap_or(self.symbol)

@@ -81,10 +81,7 @@ impl fmt::Display for Truncation {
 
 impl std::error::Error for Truncation {}
 
-const SHT_NULL: u32 = 0;
-const SHT_NOBITS: u32 = 8;
-/// `e_phnum` meaning "the count is in section 0's `sh_info`".
-const PN_XNUM: u16 = 0xffff;
+use object::elf::{PN_XNUM, SHT_NOBITS, SHT_NULL};
 
 /// The layout of the header fields this check reads, per ELF class.
 struct Layout {

@@ -20,7 +20,7 @@ use gfxkit_testkit::{llvm_tool, run_ok};
 use rayon::prelude::*;
 
 mod common;
-use common::objdump_kds;
+use common::{objdump_kds, objdump_lines};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -485,7 +485,7 @@ fn check_target(
             let theirs = objdump_kds(&path);
             let pco = CodeObject::parse(&patched).unwrap();
             for d in pco.kernel_descriptors().unwrap() {
-                let ours = d.objdump_lines(hw);
+                let ours = objdump_lines(&d, hw);
                 let t = theirs.get(d.symbol);
                 match (&ours, t) {
                     (Ok(o), Some(Ok(t))) if o == t => {

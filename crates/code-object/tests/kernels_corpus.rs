@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::objdump_symbols;
+use common::{objdump_lines, objdump_symbols};
 
 const SYNTH: &str = "/work/corpus/synth/code-objects";
 
@@ -82,7 +82,7 @@ fn check_object(path: &Path, scratch: &Path) -> Counts {
     }
     for d in &descriptors {
         c.kernels += 1;
-        let ours = d.objdump_lines(hw);
+        let ours = objdump_lines(d, hw);
         match (ours, theirs.get(d.symbol)) {
             (Ok(o), Some(Ok(t))) if &o == t => c.fields += t.len(),
             (o, t) => c.mismatches.push(format!(

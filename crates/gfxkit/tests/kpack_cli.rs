@@ -530,6 +530,53 @@ fn missing_damaged_archives_and_markers_are_explained() {
             damaged.as_os_str(),
         ]);
     }
+
+    // A second binary split into the same archives, one of which cannot be written (a
+    // directory stands at its path, the last in architecture order): the split fails naming
+    // it, and every other archive is as it was (the archives are renamed into place only once
+    // all are written), the binary is not written and no temporary file is left.
+    let mut names: Vec<_> = std::fs::read_dir(&kdir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 2, "{names:?}");
+    let blocked = names.pop().unwrap();
+    let before: Vec<Vec<u8>> = names.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    std::fs::remove_file(&blocked).unwrap();
+    std::fs::create_dir(&blocked).unwrap();
+    let second = root.join("lib/libt-second.so");
+    let o = run(&[
+        os("kpack"),
+        os("split"),
+        fat.as_os_str(),
+        os("--group"),
+        os("t"),
+        os("-o"),
+        second.as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&*blocked.file_name().unwrap().to_string_lossy()),
+        "{err}"
+    );
+    for (p, b) in names.iter().zip(&before) {
+        assert!(std::fs::read(p).unwrap() == *b, "{} changed", p.display());
+    }
+    assert!(!second.exists());
+    let left: Vec<_> = std::fs::read_dir(&kdir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with(".gfxkit-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // Once it can be written, the same split adds the second binary's kernels to each.
+    std::fs::remove_dir(&blocked).unwrap();
+    split(fat, &second, &[]);
+    for (p, b) in names.iter().zip(&before) {
+        assert!(std::fs::read(p).unwrap().len() > b.len(), "{}", p.display());
+    }
 }
 
 #[test]

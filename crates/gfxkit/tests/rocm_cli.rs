@@ -514,7 +514,8 @@ fn doctor_on_a_machine_reads_its_release() {
 /// A device whose processor the release's runtime does not register (ROCr's ISA registry at
 /// each tag) runs nothing on it, whatever the code objects: gfx1151 before 6.1, gfx1201 before
 /// 6.2 (`select`, `doctor`, `check --require`, and the remedy to upgrade); where the release's
-/// list was not read and the lists around it disagree (gfx950 on 6.4), the answer says so.
+/// list was not read and the lists around it do not tell (gfx1250 on TheRock's 7.13, after
+/// 7.2's list), the answer says so.
 #[test]
 fn processors_the_runtime_does_not_know() {
     let f = built().path("new.hipfb");
@@ -538,24 +539,39 @@ ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-6.1.0 (a4ab29c5))"
     assert!(reason.contains("first in 6.2"), "{reason}");
     let (_, selected, _) = select(&f, "gfx1201", Some("6.2"));
     assert!(selected.is_some());
-    // gfx950 on 6.4: not known either way; said, nothing refused.
+    // gfx950: first in 6.4's list (read in its 6.4.3 source), no note there.
+    let (v, _, reason) = select(&f, "gfx950", Some("6.3"));
+    assert!(
+        reason.contains("first in 6.4, first tag not pinned"),
+        "{reason}"
+    );
+    assert!(
+        v["rocm"]["notes"].as_array().is_none_or(|n| n.is_empty()),
+        "{v}"
+    );
     let (v, _, _) = select(&f, "gfx950", Some("6.4"));
+    assert!(
+        v["rocm"]["notes"].as_array().is_none_or(|n| n.is_empty()),
+        "{v}"
+    );
+    // gfx1250 on 7.13: not known either way; said, nothing refused.
+    let (v, _, _) = select(&f, "gfx1250", Some("7.13"));
     assert_eq!(
         v["rocm"]["notes"][0],
-        "gfx950: whether ROCm 6.4's runtime knows this processor is not known (6.4's ISA \
-registry not read; not in 6.3's, in 7.0's)"
+        "gfx1250: whether ROCm 7.13's runtime knows this processor is not known (7.13's ISA \
+registry not read; not in 7.2's, the last read)"
     );
     let out = gfxkit(&[
         "select",
         "--device",
-        "gfx950",
+        "gfx1250",
         "--rocm",
-        "6.4",
+        "7.13",
         f.to_str().unwrap(),
     ]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("  note: gfx950: whether ROCm 6.4's runtime knows"),
+        text.contains("  note: gfx1250: whether ROCm 7.13's runtime knows"),
         "{text}"
     );
     // doctor: the verdict and the upgrade.
@@ -665,6 +681,12 @@ registry not read; not in 6.3's, in 7.0's)"
     );
     assert_eq!(v["processors"]["pin"], "pinned");
     let v = common::json_stdout(&gfxkit(&["rocm", "show", "6.4", "--json"]));
+    assert_eq!(v["processors"]["pin"], "bracketed");
+    assert!(v["processors"]["source"]
+        .as_str()
+        .unwrap()
+        .contains("of the 6.4.3 release"));
+    let v = common::json_stdout(&gfxkit(&["rocm", "show", "7.1", "--json"]));
     assert_eq!(v["processors"]["pin"], "unknown");
     assert!(v["processors"]["list"].is_null());
 }
@@ -705,9 +727,9 @@ fn the_table_lists_and_shows_each_release_with_its_sources() {
     );
     assert!(
         text.contains("processors: +gfx1150 +gfx1151 (read at the tag)")
-            && text.contains(
-                "processors: +gfx950 +gfx1153 -gfx940 -gfx941 (read on the release branch)"
-            ),
+            && text.contains("processors: +gfx950 +gfx1153 (read in the 6.4.3 release's source)")
+            && text.contains("processors: -gfx940 -gfx941 (read on the release branch)")
+            && text.contains("processors: unchanged (read in 7.2.4's runtime library)"),
         "{text}"
     );
     let v = common::json_stdout(&gfxkit(&["rocm", "list", "--json"]));
@@ -809,6 +831,81 @@ fn real_libraries_on_their_release_and_an_older_one() {
             assert_eq!(f["runs_on"][device], false, "{f}");
             let m = f["missing"][device].as_str().unwrap();
             assert!(m.contains(why), "{m}");
+        }
+    }
+}
+
+/// The processor names one shipped runtime library carries: every `gfx` followed by hex digits
+/// among its bytes (the ISA registry's target IDs are strings or immediates of its code; the
+/// loader's table of ELF machines adds names no registry had, which the caller leaves out).
+fn names_in(library: &Path) -> std::collections::BTreeSet<String> {
+    let bytes = std::fs::read(library).unwrap();
+    let mut out = std::collections::BTreeSet::new();
+    let mut i = 0;
+    while let Some(at) = bytes[i..].windows(3).position(|w| w == b"gfx") {
+        let start = i + at;
+        let end = start
+            + 3
+            + bytes[start + 3..]
+                .iter()
+                .take_while(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+                .count();
+        if end > start + 3 {
+            out.insert(String::from_utf8_lossy(&bytes[start..end]).into_owned());
+        }
+        i = start + 3;
+    }
+    out
+}
+
+/// The processors of `gfxkit rocm show RELEASE --json`, when its list was read.
+fn processors_of(release: &str) -> Vec<String> {
+    let v = common::json_stdout(&gfxkit(&["rocm", "show", release, "--json"]));
+    v["processors"]["list"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{release}: {v}"))
+        .iter()
+        .map(|p| p.as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The table's processor lists against the runtimes themselves: ROCr's library as Debian
+/// builds 6.1.2 (trixie), 6.4.3 (sid) and 7.2.4 (experimental) carries exactly the processors
+/// of its release's row among those any release registered (and none of gfx1250/gfx1251),
+/// except gfx940 and gfx941, which Debian's 6.4.3 removes by a patch the release does not have.
+#[test]
+fn isa_registries_of_shipped_runtimes_match_the_table() {
+    let v = common::json_stdout(&gfxkit(&["rocm", "list", "--json"]));
+    let mut ever: std::collections::BTreeSet<String> = ["gfx1250", "gfx1251"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for r in v["releases"].as_array().unwrap() {
+        let r = r["version"].as_str().unwrap();
+        let shown = common::json_stdout(&gfxkit(&["rocm", "show", r, "--json"]));
+        if shown["processors"]["pin"] != "unknown" {
+            ever.extend(processors_of(r));
+        }
+    }
+    assert!(ever.len() > 40, "{ever:?}");
+    for (release, patch, debian_removed) in [
+        ("6.1", "6.1.2", &[][..]),
+        ("6.4", "6.4.3", &["gfx940", "gfx941"][..]),
+        ("7.2", "7.2.4", &[][..]),
+    ] {
+        let library = real("rocr").join(format!("libhsa-runtime64-{patch}.so"));
+        let carried: Vec<String> = names_in(&library)
+            .into_iter()
+            .filter(|n| ever.contains(n))
+            .collect();
+        let mut expected: Vec<String> = processors_of(release)
+            .into_iter()
+            .filter(|p| !debian_removed.contains(&p.as_str()))
+            .collect();
+        expected.sort();
+        assert_eq!(carried, expected, "ROCm {patch}: {}", library.display());
+        for p in debian_removed {
+            assert!(processors_of(release).iter().any(|q| q == p), "{p}");
         }
     }
 }

@@ -646,3 +646,146 @@ fn hipblaslt_71_looks_for_a_processor_directory_only_without_its_variable() {
     };
     assert_eq!(files(&linked), files(&root));
 }
+
+/// The code-object versions of the files in `dir` whose names contain `needle`, as
+/// `gfxkit list --check --json` reads them (a compressed shard decoded whole).
+fn versions_of(dir: &Path, needle: &str) -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.contains(needle) || !(name.ends_with(".co") || name.ends_with(".hsaco")) {
+            continue;
+        }
+        let v = json(&gfxkit(&["list", "--check", "--json", s(&p)]));
+        for b in v["files"][0]["bundles"].as_array().unwrap() {
+            let ccob = b["ccob"]["version"].as_u64().map(|v| format!("ccob v{v}"));
+            for e in b["entries"].as_array().unwrap() {
+                if let Some(cov) = e["code_object_version"].as_u64() {
+                    out.insert((name.clone(), format!("V{cov}")));
+                }
+            }
+            if let Some(c) = &ccob {
+                out.insert((name.clone(), c.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// Under `--rocm`, a kernel database is judged by what that release's runtime loads of the
+/// files the library opens for the device: Debian's hipBLASLt 7.1 opens, for gfx1151,
+/// `Kernels.so-000-gfx1151.hsaco` (a code object V6, which ROCm 6.2 refuses: it loads up to
+/// V5) and 46 compressed shards (CCOB v2, which ROCm 6.1's HIP runtime cannot unpack); its
+/// own release loads all of them. `doctor` and `check` say so, with the files and the
+/// remedies of the release; the versions are those `list --check` reads in the files.
+#[test]
+fn hipblaslt_71_database_under_older_releases() {
+    let lib = sid().join("libhipblaslt.so.1");
+    let dir = sid().join("hipblaslt/library");
+    let versions = versions_of(&dir, "gfx1151");
+    assert!(versions.contains(&("Kernels.so-000-gfx1151.hsaco".into(), "V6".into())));
+    let shards: BTreeSet<&String> = versions
+        .iter()
+        .filter(|(_, v)| v == "ccob v2")
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(shards.len(), 46, "{versions:?}");
+    let doctor = |rocm: &str| {
+        json(&gfxkit(&[
+            "doctor",
+            "--json",
+            "--device",
+            "gfx1151",
+            "--rocm",
+            rocm,
+            s(&lib),
+        ]))
+    };
+    let file = |v: &serde_json::Value| v["files"][0].clone();
+    let f = file(&doctor("7.1"));
+    assert_eq!(f["runs_on"]["gfx1151"], true, "{f}");
+    let f = file(&doctor("6.2"));
+    assert_eq!(f["runs_on"]["gfx1151"], false, "{f}");
+    let why = f["missing"]["gfx1151"].as_str().unwrap();
+    assert!(
+        why.starts_with(
+            "its kernel database does not load: code object V6: ROCm 6.2 loads up to V5: "
+        ) && why.ends_with("hipblaslt/library/Kernels.so-000-gfx1151.hsaco"),
+        "{why}"
+    );
+    let remedies: Vec<&str> = f["remedies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["text"].as_str().unwrap())
+        .collect();
+    assert!(
+        remedies.contains(&"rebuild with -mcode-object-version=5")
+            && remedies.contains(&"upgrade ROCm to at least 6.3"),
+        "{remedies:?}"
+    );
+    let f = file(&doctor("6.1"));
+    let why = f["missing"]["gfx1151"].as_str().unwrap();
+    assert!(
+        why.contains(
+            "CCOB v2: ROCm 6.1's HIP runtime unpacks no compressed bundles (v2 from 6.2): "
+        ) && why.contains(&format!(" and {} more files", shards.len() - 1)),
+        "{why}"
+    );
+    // check --require follows the same rule.
+    let o = gfxkit(&[
+        "check",
+        "--json",
+        "--require",
+        "gfx1151",
+        "--rocm",
+        "6.2",
+        s(&lib),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    let v = json(&o);
+    assert!(
+        v.to_string()
+            .contains("code object V6: ROCm 6.2 loads up to V5"),
+        "{v}"
+    );
+    let o = gfxkit(&[
+        "check",
+        "--json",
+        "--require",
+        "gfx1151",
+        "--rocm",
+        "7.1",
+        s(&lib),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    // select: the database unit selects nothing on 6.2, each refused file passed over.
+    let select = |rocm: &str| {
+        json(&gfxkit(&[
+            "select",
+            "--json",
+            "--device",
+            "gfx1151",
+            "--rocm",
+            rocm,
+            s(&lib),
+        ]))
+    };
+    let v = select("6.2");
+    let unit = &v["files"][0]["bundles"][0];
+    assert!(unit["selected"].is_null(), "{unit}");
+    let passed: Vec<&str> = unit["passed_over"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["entry"].as_str().unwrap())
+        .collect();
+    assert_eq!(passed, ["Kernels.so-000-gfx1151.hsaco"], "{unit}");
+    let v = select("7.1");
+    let unit = &v["files"][0]["bundles"][0];
+    assert_eq!(
+        unit["selected"], "hipv4-amdgcn-amd-amdhsa--gfx1151",
+        "{unit}"
+    );
+}

@@ -1,7 +1,9 @@
 //! Host ELF files: sections holding device code, wrapper records and their relocations.
 
 use crate::limits;
+use crate::parts::{HostParts, Item, RawWrapper, Slot, WrapperSection, OBJECT_BUNDLE_PREFIX};
 use crate::problem::{Location, Problem, ProblemKind};
+use crate::wrapper::{WrapperRecord, WRAPPER_SIZE};
 use gfxkit_bytes::{offset_within, u64_in, Cursor};
 use object::elf::{self, FileHeader64};
 use object::read::elf::{FileHeader, ProgramHeader, Rel, Rela, SectionHeader, Sym};
@@ -10,10 +12,6 @@ use std::collections::HashMap;
 
 /// Section type of `.llvm.offloading` (`SHT_LLVM_OFFLOADING`).
 pub const SHT_LLVM_OFFLOADING: u32 = 0x6fff_4c0b;
-/// Prefix of object-bundle sections.
-pub const OBJECT_BUNDLE_PREFIX: &str = "__CLANG_OFFLOAD_BUNDLE__";
-/// Size of a `.hipFatBinSegment` record.
-pub const WRAPPER_SIZE: u64 = 24;
 
 type Shdr = elf::SectionHeader64<LE>;
 
@@ -33,105 +31,91 @@ enum SlotValue {
     External(String),
 }
 
-/// A `.hipFatBinSegment` record as the ELF file gives it: its fields and where its pointer
-/// leads after relocation, before it is matched to a bundle.
-#[derive(Debug, Clone)]
-pub(crate) struct RawWrapper {
-    /// Where the 24-byte record is (offsets in the file).
-    pub location: Location,
-    /// Its fields as stored.
-    pub record: crate::WrapperRecord,
-    /// Where the pointer leads.
-    pub slot: Slot,
-}
-
-/// Where a wrapper's pointer leads after relocation.
-#[derive(Debug, Clone)]
-pub(crate) enum Slot {
-    /// A null pointer with no relocation.
-    Null,
-    /// A relocation against an undefined symbol.
-    External(String),
-    /// An address (a section-relative offset in relocatable objects) and its file offset.
-    At {
-        address: u64,
-        file_offset: Option<u64>,
-    },
-}
-
-/// A `.hipFatBinSegment` section: the problems with the section itself, then its records.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct WrapperSection {
-    pub problems: Vec<Problem>,
-    pub records: Vec<RawWrapper>,
-}
-
-/// A problem, or an `.llvm.offloading` section (name, contents), in section order.
-#[derive(Debug)]
-pub(crate) enum Item<'data> {
-    Problem(Problem),
-    Offloading(&'data str, &'data [u8]),
-}
-
-/// What a host ELF file (or a PE/COFF file, read by [`crate::pe`]) holds for device-code
-/// discovery, read from its section table and relocations; offsets are file offsets (`base`
-/// added). Matching wrappers to bundles and
-/// splitting sections is discovery's ([`crate::discover`]).
-#[derive(Debug, Default)]
-pub(crate) struct ElfParts<'data> {
-    /// Problems with the file and its sections, and offloading sections, in section order.
-    pub items: Vec<Item<'data>>,
-    /// Each section holding bundles back to back: its name (`.hip_fatbin`; `.hip_fat` in a PE
-    /// image) and contents.
-    pub fatbins: Vec<(&'static str, &'data [u8])>,
-    /// `__CLANG_OFFLOAD_BUNDLE__<id>` sections: (ID, where, contents).
-    pub object_entries: Vec<(&'data str, Location, &'data [u8])>,
-    /// `.hipFatBinSegment` sections.
-    pub wrapper_sections: Vec<WrapperSection>,
-    /// Whether the file has no section table and was read through its program headers
-    /// ([`read_segments`]): then `fatbins` are the spans wrappers lead to, not sections, and
-    /// nothing found has a section name.
-    pub sectionless: bool,
-}
-
-impl ElfParts<'_> {
-    fn problem(&mut self, p: Problem) {
-        self.items.push(Item::Problem(p));
-    }
-}
-
 /// Reads the parts of the ELF file `data` (at file offset `base` of the input, inside archive
 /// member `member`) that hold or lead to device code.
 pub(crate) fn read_elf<'data>(
     data: &'data [u8],
     base: u64,
     member: Option<&str>,
-) -> ElfParts<'data> {
-    let mut out = ElfParts::default();
-    let member = member.map(str::to_owned);
-    let at = |inner: &[u8]| base.saturating_add(offset_within(data, inner).unwrap_or(0));
-    let here = |size: u64| Location {
-        member: member.clone(),
-        section: None,
-        offset: base,
-        size,
+) -> HostParts<'data> {
+    let mut out = HostParts::default();
+    let file = InFile {
+        data,
+        base,
+        member: member.map(str::to_owned),
     };
+    let Some((header, sections)) = section_table(&file, &mut out) else {
+        return out;
+    };
+    let endian = LE;
+    if sections.is_empty() && header.e_type(endian) != elf::ET_REL {
+        // No section table (`llvm-objcopy --strip-sections`): the loader needs none, and
+        // neither does the HIP runtime, which gets the wrappers from the compiler's code.
+        read_segments(data, header, base, member, &mut out);
+        return out;
+    }
+    let wrapper_sections = device_code_sections(&file, header, &sections, &mut out);
+    for (ws_index, ws, contents) in wrapper_sections {
+        let section = wrapper_section(&file, header, &sections, ws_index, ws, contents);
+        out.wrapper_sections.push(section);
+    }
+    out
+}
+
+type Sections<'data> = object::read::elf::SectionTable<'data, FileHeader64<LE>>;
+
+/// The ELF file being read: its bytes, where they start in the input, and the archive member
+/// that holds them.
+struct InFile<'data> {
+    data: &'data [u8],
+    base: u64,
+    member: Option<String>,
+}
+
+impl InFile<'_> {
+    /// The input offset of `inner`, a slice of the file's bytes.
+    fn at(&self, inner: &[u8]) -> u64 {
+        self.base
+            .saturating_add(offset_within(self.data, inner).unwrap_or(0))
+    }
+
+    /// The file itself (its first `size` bytes).
+    fn here(&self, size: u64) -> Location {
+        self.place(None, self.base, size)
+    }
+
+    /// `size` bytes at input offset `offset`, in section `section`.
+    fn place(&self, section: Option<&str>, offset: u64, size: u64) -> Location {
+        Location {
+            member: self.member.clone(),
+            section: section.map(str::to_owned),
+            offset,
+            size,
+        }
+    }
+}
+
+/// The file's header and section table, when they can be read and the section names with
+/// them; otherwise the problem is in `out`.
+fn section_table<'data>(
+    file: &InFile<'data>,
+    out: &mut HostParts<'data>,
+) -> Option<(&'data FileHeader64<LE>, Sections<'data>)> {
+    let data = file.data;
+    let whole = || file.here(data.len() as u64);
     // A cut file says so, with the sizes, before the ELF reader's own words.
     if let Some(t) = gfxkit_code_object::extent::truncation(data) {
-        out.problem(Problem::error(
-            here(data.len() as u64),
-            ProblemKind::TruncatedElf(t),
-        ));
-        return out;
+        out.problem(Problem::error(whole(), ProblemKind::TruncatedElf(t)));
+        return None;
     }
     let header = match FileHeader64::<LE>::parse(data) {
         Ok(h) => h,
         Err(e) => {
             out.problem(Problem::error(
-                here(data.len() as u64),
+                whole(),
                 ProblemKind::MalformedElf(e.to_string()),
             ));
-            return out;
+            return None;
         }
     };
     let endian = LE;
@@ -139,20 +123,12 @@ pub(crate) fn read_elf<'data>(
         Ok(s) => s,
         Err(e) => {
             out.problem(Problem::error(
-                here(data.len() as u64),
+                whole(),
                 ProblemKind::MalformedElf(format!("section table: {e}")),
             ));
-            return out;
+            return None;
         }
     };
-    let e_type = header.e_type(endian);
-    let machine = header.e_machine(endian);
-    if sections.is_empty() && e_type != elf::ET_REL {
-        // No section table (`llvm-objcopy --strip-sections`): the loader needs none, and
-        // neither does the HIP runtime, which gets the wrappers from the compiler's code.
-        read_segments(data, header, base, member.as_deref(), &mut out);
-        return out;
-    }
     // Every section is found by its name: a name table that is no string table (a damaged
     // e_shstrndx) would make the file look as if it held no device code.
     if let Ok(index) = header.shstrndx(endian, data) {
@@ -161,18 +137,29 @@ pub(crate) fn read_elf<'data>(
             let sh_type = sh.sh_type(endian);
             if index != 0 && sh_type != elf::SHT_STRTAB {
                 out.problem(Problem::error(
-                    here(data.len() as u64),
+                    whole(),
                     ProblemKind::MalformedElf(format!(
                         "e_shstrndx (at offset 0x3e) names section {index}, of type {sh_type}, \
                          not a string table: no section name can be read"
                     )),
                 ));
-                return out;
+                return None;
             }
         }
     }
+    Some((header, sections))
+}
 
-    // The sections that hold device code or wrappers, with their contents.
+/// Reads the sections that hold device code into `out` (bundles, object-bundle entries,
+/// offloading sections, with the problems of each in section order) and returns the wrapper
+/// sections, (index, header, contents), for [`wrapper_section`].
+fn device_code_sections<'data>(
+    file: &InFile<'data>,
+    header: &'data FileHeader64<LE>,
+    sections: &Sections<'data>,
+    out: &mut HostParts<'data>,
+) -> Vec<(usize, &'data Shdr, &'data [u8])> {
+    let (data, endian) = (file.data, LE);
     let mut wrapper_sections: Vec<(usize, &'data Shdr, &'data [u8])> = Vec::new();
     for (index, sh) in sections.enumerate() {
         // Names are compared as bytes; only a name that is UTF-8 is carried further.
@@ -191,14 +178,9 @@ pub(crate) fn read_elf<'data>(
             Ok(n) => n,
             Err(e) => {
                 // Never renamed (no lossy replacement) and never listed with an empty ID.
-                let name_offset = at(name_bytes);
+                let name_offset = file.at(name_bytes);
                 out.problem(Problem::error(
-                    Location {
-                        member: member.clone(),
-                        section: None,
-                        offset: name_offset,
-                        size: name_bytes.len() as u64,
-                    },
+                    file.place(None, name_offset, name_bytes.len() as u64),
                     ProblemKind::SectionNameNotUtf8 {
                         index: index.0,
                         name: name_bytes.escape_ascii().to_string(),
@@ -216,12 +198,7 @@ pub(crate) fn read_elf<'data>(
                     .e_shoff(endian)
                     .saturating_add((index.0 as u64).saturating_mul(SHDR_SIZE));
                 out.problem(Problem::error(
-                    Location {
-                        member: member.clone(),
-                        section: Some(name.to_owned()),
-                        offset: base.saturating_add(shdr_at),
-                        size: SHDR_SIZE,
-                    },
+                    file.place(Some(name), file.base.saturating_add(shdr_at), SHDR_SIZE),
                     ProblemKind::SectionOutsideFile {
                         offset: sh.sh_offset(endian),
                         size: sh.sh_size(endian),
@@ -237,104 +214,106 @@ pub(crate) fn read_elf<'data>(
             wrapper_sections.push((index.0, sh, contents));
         } else if let Some(id) = name.strip_prefix(OBJECT_BUNDLE_PREFIX) {
             // The ID is borrowed from the section-name table, which lives in `data`.
-            let location = Location {
-                member: member.clone(),
-                section: Some(name.to_owned()),
-                offset: at(contents),
-                size: contents.len() as u64,
-            };
+            let location = file.place(Some(name), file.at(contents), contents.len() as u64);
             out.object_entries.push((id, location, contents));
         } else {
             out.items.push(Item::Offloading(name, contents));
         }
     }
+    wrapper_sections
+}
 
-    for (ws_index, ws, contents) in wrapper_sections {
-        let mut section = WrapperSection::default();
-        let ws_offset = at(contents);
-        let size = contents.len() as u64;
-        let loc = |offset: u64, size: u64| Location {
-            member: member.clone(),
-            section: Some(".hipFatBinSegment".to_owned()),
-            offset,
-            size,
-        };
-        if size % WRAPPER_SIZE != 0 {
-            section.problems.push(Problem::error(
-                loc(ws_offset, size),
-                ProblemKind::WrapperSectionSize { size },
-            ));
-        }
-        let count = size / WRAPPER_SIZE;
-        if count > limits::MAX_WRAPPERS as u64 {
-            section.problems.push(Problem::warning(
-                loc(ws_offset, size),
-                ProblemKind::TooMany {
-                    what: "wrapper records",
-                    limit: limits::MAX_WRAPPERS,
-                },
-            ));
-        }
-        let slots = if e_type == elf::ET_REL {
-            rel_slot_values(data, &sections, ws_index, endian)
-        } else {
-            dyn_slot_values(data, &sections, ws, machine, endian)
-        };
-        for (rec, record) in crate::WrapperRecord::all(contents).take(limits::MAX_WRAPPERS) {
-            let in_place = record.pointer;
-            let slot = slots
-                .get(&(rec + 8))
-                .cloned()
-                .unwrap_or(if e_type == elf::ET_REL {
-                    SlotValue::Unresolved(in_place)
-                } else {
-                    SlotValue::Address(in_place)
-                });
-            let is_null = matches!(slot, SlotValue::Address(0) | SlotValue::Unresolved(0))
-                && !slots.contains_key(&(rec + 8));
-            let slot = match slot {
-                SlotValue::External(symbol) => Slot::External(symbol),
-                _ if is_null => Slot::Null,
-                SlotValue::Address(a) => Slot::At {
-                    address: a,
-                    file_offset: vaddr_to_file(header, &sections, data, a),
-                },
-                SlotValue::SectionOffset(sec, off) => Slot::At {
-                    address: off,
-                    file_offset: sections
-                        .section(object::SectionIndex(sec))
-                        .ok()
-                        .and_then(|s| {
-                            (s.sh_type(endian) != elf::SHT_NOBITS && off < s.sh_size(endian))
-                                .then(|| s.sh_offset(endian).checked_add(off))
-                                .flatten()
-                                .filter(|&fo| fo < data.len() as u64)
-                        }),
-                },
-                SlotValue::Unresolved(a) => Slot::At {
-                    address: a,
-                    file_offset: None,
-                },
-            };
-            let slot = match slot {
-                Slot::At {
-                    address,
-                    file_offset,
-                } => Slot::At {
-                    address,
-                    file_offset: file_offset.map(|f| base.saturating_add(f)),
-                },
-                s => s,
-            };
-            section.records.push(RawWrapper {
-                location: loc(ws_offset + rec, WRAPPER_SIZE),
-                record,
-                slot,
-            });
-        }
-        out.wrapper_sections.push(section);
+/// The `.hipFatBinSegment` section `ws_index` (header `ws`, bytes `contents`): its records,
+/// each with where its pointer leads after relocation, and the problems with the section.
+fn wrapper_section(
+    file: &InFile<'_>,
+    header: &FileHeader64<LE>,
+    sections: &Sections<'_>,
+    ws_index: usize,
+    ws: &Shdr,
+    contents: &[u8],
+) -> WrapperSection {
+    let (data, base, endian) = (file.data, file.base, LE);
+    let e_type = header.e_type(endian);
+    let machine = header.e_machine(endian);
+    let mut section = WrapperSection::default();
+    let ws_offset = file.at(contents);
+    let size = contents.len() as u64;
+    let loc = |offset: u64, size: u64| file.place(Some(".hipFatBinSegment"), offset, size);
+    if size % WRAPPER_SIZE != 0 {
+        section.problems.push(Problem::error(
+            loc(ws_offset, size),
+            ProblemKind::WrapperSectionSize { size },
+        ));
     }
-    out
+    let count = size / WRAPPER_SIZE;
+    if count > limits::MAX_WRAPPERS as u64 {
+        section.problems.push(Problem::warning(
+            loc(ws_offset, size),
+            ProblemKind::TooMany {
+                what: "wrapper records",
+                limit: limits::MAX_WRAPPERS,
+            },
+        ));
+    }
+    let slots = if e_type == elf::ET_REL {
+        rel_slot_values(data, sections, ws_index, endian)
+    } else {
+        dyn_slot_values(data, sections, ws, machine, endian)
+    };
+    for (rec, record) in WrapperRecord::all(contents).take(limits::MAX_WRAPPERS) {
+        let in_place = record.pointer;
+        let slot = slots
+            .get(&(rec + 8))
+            .cloned()
+            .unwrap_or(if e_type == elf::ET_REL {
+                SlotValue::Unresolved(in_place)
+            } else {
+                SlotValue::Address(in_place)
+            });
+        let is_null = matches!(slot, SlotValue::Address(0) | SlotValue::Unresolved(0))
+            && !slots.contains_key(&(rec + 8));
+        let slot = match slot {
+            SlotValue::External(symbol) => Slot::External(symbol),
+            _ if is_null => Slot::Null,
+            SlotValue::Address(a) => Slot::At {
+                address: a,
+                file_offset: vaddr_to_file(header, sections, data, a),
+            },
+            SlotValue::SectionOffset(sec, off) => Slot::At {
+                address: off,
+                file_offset: sections
+                    .section(object::SectionIndex(sec))
+                    .ok()
+                    .and_then(|s| {
+                        (s.sh_type(endian) != elf::SHT_NOBITS && off < s.sh_size(endian))
+                            .then(|| s.sh_offset(endian).checked_add(off))
+                            .flatten()
+                            .filter(|&fo| fo < data.len() as u64)
+                    }),
+            },
+            SlotValue::Unresolved(a) => Slot::At {
+                address: a,
+                file_offset: None,
+            },
+        };
+        let slot = match slot {
+            Slot::At {
+                address,
+                file_offset,
+            } => Slot::At {
+                address,
+                file_offset: file_offset.map(|f| base.saturating_add(f)),
+            },
+            s => s,
+        };
+        section.records.push(RawWrapper {
+            location: loc(ws_offset + rec, WRAPPER_SIZE),
+            record,
+            slot,
+        });
+    }
+    section
 }
 
 /// Pointer slot values of the wrappers in section `ws_index` of a relocatable object, from the
@@ -542,7 +521,7 @@ struct Candidate {
     /// The pointer as stored, the `R_*_RELATIVE` addend when a relocation sets it.
     pointer: u64,
     /// The record's fields as stored.
-    record: crate::WrapperRecord,
+    record: WrapperRecord,
     /// Whether a relocation sets the pointer.
     relocated: bool,
 }
@@ -563,9 +542,8 @@ fn read_segments<'data>(
     header: &FileHeader64<LE>,
     base: u64,
     member: Option<&str>,
-    out: &mut ElfParts<'data>,
+    out: &mut HostParts<'data>,
 ) {
-    let endian = LE;
     out.sectionless = true;
     let here = |offset: u64, size: u64| Location {
         member: member.map(str::to_owned),
@@ -573,6 +551,36 @@ fn read_segments<'data>(
         offset: base.saturating_add(offset),
         size,
     };
+    let Some((loads, dynamic)) = segments(data, header, &here, out) else {
+        return;
+    };
+    let mut candidates = wrapper_candidates(data, &loads, &here, out);
+    if candidates.is_empty() {
+        return;
+    }
+    relocate(data, header, &loads, dynamic, &mut candidates, &here, out);
+    let (section, anchors) = accept_wrappers(data, base, &loads, &candidates, &here, out);
+    for (s, e) in bundle_spans(data, &loads, anchors) {
+        if let Ok(bytes) = Cursor::new(data).slice(s, e - s) {
+            out.fatbins.push((".hip_fatbin", bytes));
+        }
+    }
+    out.wrapper_sections.push(section);
+}
+
+/// The `PT_DYNAMIC` segment: its file offset and size, and the file offset of its program
+/// header.
+type Dynamic = Option<(u64, u64, u64)>;
+
+/// The `PT_LOAD` segments (their file bytes cut to the file) and the first `PT_DYNAMIC`;
+/// `None` when the program headers cannot be read (the problem is in `out`).
+fn segments(
+    data: &[u8],
+    header: &FileHeader64<LE>,
+    here: &dyn Fn(u64, u64) -> Location,
+    out: &mut HostParts<'_>,
+) -> Option<(Vec<Load>, Dynamic)> {
+    let endian = LE;
     let phdrs = match header.program_headers(endian, data) {
         Ok(p) => p,
         Err(e) => {
@@ -581,7 +589,7 @@ fn read_segments<'data>(
                 ProblemKind::MalformedElf(format!("program headers (no section table): {e}")),
             );
             out.problem(p);
-            return;
+            return None;
         }
     };
     let file_len = data.len() as u64;
@@ -620,9 +628,17 @@ fn read_segments<'data>(
             _ => {}
         }
     }
+    Some((loads, dynamic))
+}
 
-    // Records with a wrapper's magic and version in the writable segments, each file byte
-    // looked at once even where segments overlap.
+/// The records with a wrapper's magic and version in the writable segments, each file byte
+/// looked at once even where segments overlap.
+fn wrapper_candidates(
+    data: &[u8],
+    loads: &[Load],
+    here: &dyn Fn(u64, u64) -> Location,
+    out: &mut HostParts<'_>,
+) -> Vec<Candidate> {
     let mut writable: Vec<Load> = loads.iter().copied().filter(|l| l.writable).collect();
     writable.sort_by_key(|l| l.offset);
     let mut candidates = Vec::new();
@@ -641,7 +657,7 @@ fn read_segments<'data>(
             if at.saturating_add(WRAPPER_SIZE) > l.file_end() {
                 break;
             }
-            let Ok(record) = crate::WrapperRecord::read(data, at) else {
+            let Ok(record) = WrapperRecord::read(data, at) else {
                 break; // Not reached: the record lies inside the segment's file bytes.
             };
             // A record whose pointer field's address passes the top of the address space
@@ -678,23 +694,31 @@ fn read_segments<'data>(
         }
         scanned_to = scanned_to.max(l.file_end());
     }
-    if candidates.is_empty() {
-        return;
-    }
-    relocate(data, header, &loads, dynamic, &mut candidates, &here, out);
+    candidates
+}
 
-    // Accept the records whose pointer leads to what a wrapper's does.
+/// The candidates whose pointer leads to what a wrapper's does (a bundle for `HIPF`, a kpack
+/// marker for `HIPK`), as a wrapper section, with the (segment, file offset) of each bundle a
+/// `HIPF` wrapper leads to; a relocated record that leads elsewhere is a warning in `out`.
+fn accept_wrappers(
+    data: &[u8],
+    base: u64,
+    loads: &[Load],
+    candidates: &[Candidate],
+    here: &dyn Fn(u64, u64) -> Location,
+    out: &mut HostParts<'_>,
+) -> (WrapperSection, Vec<(usize, u64)>) {
     let mut anchors: Vec<(usize, u64)> = Vec::new();
     let mut section = WrapperSection::default();
-    for c in &candidates {
+    for c in candidates {
         let magic = c.record.magic;
-        let target = load_at(&loads, c.pointer);
+        let target = load_at(loads, c.pointer);
         let rest = target.and_then(|(_, f)| data.get(usize::try_from(f).ok()?..));
         let accepted = match rest {
             Some(rest) if magic == crate::WrapperMagic::HIPF => {
                 crate::fatbin::starts_with_bundle(rest)
             }
-            Some(rest) => crate::discover::decode_kpack_ref(rest).is_ok(),
+            Some(rest) => crate::wrapper::decode_kpack_ref(rest).is_ok(),
             None => false,
         };
         if !accepted {
@@ -726,8 +750,13 @@ fn read_segments<'data>(
         });
     }
 
-    // Per segment, the span from the first bundle a wrapper leads to to the end of the last
-    // (a bundle that cannot be delimited: the end of the segment, where the split stops).
+    (section, anchors)
+}
+
+/// Per segment, the span from the first bundle a wrapper leads to (`anchors`) to the end of
+/// the last (a bundle that cannot be delimited: the end of the segment, where the split
+/// stops); segments overlapping in the file give one span.
+fn bundle_spans(data: &[u8], loads: &[Load], mut anchors: Vec<(usize, u64)>) -> Vec<(u64, u64)> {
     anchors.sort_unstable();
     anchors.dedup();
     let mut spans: Vec<(u64, u64)> = Vec::new();
@@ -747,7 +776,6 @@ fn read_segments<'data>(
             .unwrap_or(seg_end);
         spans.push((start, end));
     }
-    // Segments overlapping in the file give one span.
     spans.sort_unstable();
     let mut merged: Vec<(u64, u64)> = Vec::new();
     for (s, e) in spans {
@@ -756,12 +784,7 @@ fn read_segments<'data>(
             _ => merged.push((s, e)),
         }
     }
-    for (s, e) in merged {
-        if let Ok(bytes) = Cursor::new(data).slice(s, e - s) {
-            out.fatbins.push((".hip_fatbin", bytes));
-        }
-    }
-    out.wrapper_sections.push(section);
+    merged
 }
 
 /// Sets the pointers of `candidates` that a `R_*_RELATIVE` relocation of `DT_RELA` sets to its
@@ -775,7 +798,7 @@ fn relocate(
     dynamic: Option<(u64, u64, u64)>,
     candidates: &mut [Candidate],
     here: &dyn Fn(u64, u64) -> Location,
-    out: &mut ElfParts<'_>,
+    out: &mut HostParts<'_>,
 ) {
     let endian = LE;
     let relative = match header.e_machine(endian) {

@@ -76,10 +76,12 @@ pub mod fatbin;
 pub mod kfd;
 pub mod limits;
 pub mod offloading;
+mod parts;
 pub mod pe;
 pub mod problem;
 pub mod release;
 pub mod select;
+mod wrapper;
 
 pub use discover::{
     discover, Discovery, FoundBundle, FoundCodeObject, FoundImage, InputKind, KpackRef,

@@ -1,6 +1,6 @@
 //! PE/COFF host files (Windows): PE32+ images for x86-64 (DLLs, EXEs) and x86-64 COFF objects
 //! (regular and bigobj), read through the `object` crate's PE/COFF readers into the same
-//! `ElfParts` host discovery reads from ELF files.
+//! parts (`HostParts`) host discovery reads from ELF files.
 //!
 //! clang names the sections as on Linux (`.hip_fatbin`, `.hipFatBinSegment`); COFF objects
 //! keep those names through their string table, while PE images hold 8 bytes per name, so
@@ -20,10 +20,11 @@
 //! `PointerToRawData`: what the loader maps from the file (the rest is zero-filled, which is
 //! how a kpack'ed image drops its `.hip_fat` bytes).
 
-use crate::elf::{ElfParts, Item, RawWrapper, Slot, WrapperSection, WRAPPER_SIZE};
 use crate::fatbin::{is_wrapper_section, FATBIN_SECTIONS};
 use crate::limits;
+use crate::parts::{HostParts, Item, RawWrapper, Slot, WrapperSection, OBJECT_BUNDLE_PREFIX};
 use crate::problem::{Location, Problem, ProblemKind};
+use crate::wrapper::{WrapperRecord, WRAPPER_SIZE};
 use gfxkit_bytes::{offset_within, Cursor};
 use object::pe::{self, ImageSectionHeader};
 use object::read::coff::{CoffHeader, ImageSymbol, SectionTable};
@@ -160,7 +161,7 @@ fn role(name: &[u8]) -> Option<Role> {
     if s.is_some_and(is_wrapper_section) {
         return Some(Role::Wrappers);
     }
-    if name.starts_with(crate::elf::OBJECT_BUNDLE_PREFIX.as_bytes()) {
+    if name.starts_with(OBJECT_BUNDLE_PREFIX.as_bytes()) {
         return Some(Role::ObjectBundle);
     }
     (name == OFFLOADING_SECTION).then_some(Role::Offloading)
@@ -173,7 +174,7 @@ fn sections_of<'data>(
     p: &Places<'_, 'data>,
     names: &[(&'data [u8], &'data ImageSectionHeader)],
     contents: &dyn Fn(&ImageSectionHeader) -> Result<&'data [u8], u64>,
-    out: &mut ElfParts<'data>,
+    out: &mut HostParts<'data>,
 ) -> Vec<(&'data str, &'data ImageSectionHeader, &'data [u8])> {
     let mut wrappers = Vec::new();
     for &(name_bytes, sh) in names {
@@ -213,7 +214,7 @@ fn sections_of<'data>(
             Role::Fatbin(spelling) => out.fatbins.push((spelling, bytes)),
             Role::Wrappers => wrappers.push((name, sh, bytes)),
             Role::ObjectBundle => {
-                let id = &name[crate::elf::OBJECT_BUNDLE_PREFIX.len()..];
+                let id = &name[OBJECT_BUNDLE_PREFIX.len()..];
                 let location = p.at(Some(name), p.offset_of(bytes), bytes.len() as u64);
                 out.object_entries.push((id, location, bytes));
             }
@@ -250,7 +251,7 @@ fn records(
             },
         ));
     }
-    for (rec, record) in crate::WrapperRecord::all(contents).take(limits::MAX_WRAPPERS) {
+    for (rec, record) in WrapperRecord::all(contents).take(limits::MAX_WRAPPERS) {
         let slot = match resolve(rec + 8, record.pointer) {
             Slot::At {
                 address,
@@ -276,8 +277,8 @@ pub(crate) fn read_image<'data>(
     data: &'data [u8],
     base: u64,
     member: Option<&str>,
-) -> ElfParts<'data> {
-    let mut out = ElfParts::default();
+) -> HostParts<'data> {
+    let mut out = HostParts::default();
     let p = Places { data, base, member };
     let file = match PeFile64::parse(data) {
         Ok(f) => f,
@@ -348,7 +349,7 @@ fn base_relocations(
     p: &Places<'_, '_>,
     file: &PeFile64<'_>,
     wrappers: &[(&str, &ImageSectionHeader, &[u8])],
-    out: &mut ElfParts<'_>,
+    out: &mut HostParts<'_>,
 ) -> HashSet<u64> {
     let ranges: Vec<(u64, u64)> = wrappers
         .iter()
@@ -410,8 +411,8 @@ pub(crate) fn read_object<'data, Coff: CoffHeader>(
     data: &'data [u8],
     base: u64,
     member: Option<&str>,
-) -> ElfParts<'data> {
-    let mut out = ElfParts::default();
+) -> HostParts<'data> {
+    let mut out = HostParts::default();
     let p = Places { data, base, member };
     let malformed = |e: object::read::Error, what: &str| {
         Item::Problem(Problem::error(

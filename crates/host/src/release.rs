@@ -202,6 +202,12 @@ pub fn unit_refusal(rules: &Rules, unit: &Unit) -> Option<Refusal> {
     let Some(BundleFormat::Compressed { version, .. }) = unit.format else {
         return None;
     };
+    ccob_refusal(rules, version)
+}
+
+/// Why the HIP runtime of `rules` cannot unpack a compressed bundle of CCOB `version` (every
+/// code object in it), or `None`.
+pub fn ccob_refusal(rules: &Rules, version: u16) -> Option<Refusal> {
     if rules.unpacks_ccob(version) {
         return None;
     }
@@ -241,20 +247,13 @@ pub fn entry_refusal(rules: &Rules, id: &EntryId, version: Option<u8>) -> Option
     let mut reasons = Vec::new();
     let mut rebuilds = Vec::new();
     let mut upgrades: Vec<&'static Fact> = Vec::new();
-    if let Some(v) = version.filter(|&v| v > rules.code_object_max) {
-        reasons.push(format!(
-            "code object V{v}: {} loads up to V{}",
-            rocm(rules),
-            rules.code_object_max
-        ));
+    if let Some(r) = version.and_then(|v| version_refusal(rules, v)) {
+        reasons.push(r.reason);
         // A generic target needs V6: no lower version to rebuild with.
         if !processor.is_generic() {
-            rebuilds.push(format!(
-                "rebuild with -mcode-object-version={}",
-                rules.code_object_max
-            ));
+            rebuilds.extend(r.rebuild);
         }
-        upgrades.extend(fact_for(Capability::CodeObjectVersion(v)));
+        upgrades.extend(version.and_then(|v| fact_for(Capability::CodeObjectVersion(v))));
     }
     if processor.is_generic() && !rules.loads_generic(processor.name) {
         let fact = fact_for(Capability::Generic(processor.name));
@@ -289,6 +288,28 @@ pub fn entry_refusal(rules: &Rules, id: &EntryId, version: Option<u8>) -> Option
         rebuild: (!rebuilds.is_empty()).then(|| rebuilds.join(", ")),
         upgrade: latest.map_or_else(|| "none known".to_owned(), first_text),
         upgrade_order: order(latest),
+    })
+}
+
+/// Why the loader of `rules` cannot load a code object of version `version` (above the
+/// highest it accepts), or `None`; the rebuild is to the highest it accepts.
+pub fn version_refusal(rules: &Rules, version: u8) -> Option<Refusal> {
+    if version <= rules.code_object_max {
+        return None;
+    }
+    let fact = fact_for(Capability::CodeObjectVersion(version));
+    Some(Refusal {
+        reason: format!(
+            "code object V{version}: {} loads up to V{}",
+            rocm(rules),
+            rules.code_object_max
+        ),
+        rebuild: Some(format!(
+            "rebuild with -mcode-object-version={}",
+            rules.code_object_max
+        )),
+        upgrade: fact.map_or_else(|| "none known".to_owned(), first_text),
+        upgrade_order: order(fact),
     })
 }
 

@@ -258,11 +258,12 @@ pub fn judge_database(
     db: &crate::database::Database,
     required: &[TargetId],
     exactly: bool,
+    rules: Option<&gfxkit_spec::rocm::Rules>,
 ) -> CheckFile {
     let mut runs_on = BTreeMap::new();
     let mut missing = BTreeMap::new();
     for r in required {
-        let why = db.lacks(r, None);
+        let why = db.lacks_on(r, None, rules);
         runs_on.insert(r.to_string(), why.is_none());
         if let Some(w) = why {
             missing.insert(r.to_string(), w);
@@ -337,6 +338,7 @@ pub fn judge_with_databases(
     required: &[TargetId],
     exactly: bool,
     paths: &crate::database::LibPaths,
+    rules: Option<&gfxkit_spec::rocm::Rules>,
 ) -> Vec<CheckFile> {
     let mut out = crate::database::with_databases(
         libraries,
@@ -348,14 +350,14 @@ pub fn judge_with_databases(
                 examined,
                 required,
                 exactly,
-                &|d| loaded.lacks(d, None),
+                &|d| loaded.lacks_on(d, None, rules),
                 loaded.entry_ids(),
                 loaded.any().then(|| loaded.processors()),
             )?;
             f.database = loaded.roots();
             Some(f)
         },
-        |db| judge_database(db, required, exactly),
+        |db| judge_database(db, required, exactly, rules),
     );
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out
@@ -381,20 +383,21 @@ mod tests {
             path: format!("/d/k/{name}"),
             processors: vec![p.to_owned()],
             index_rows: None,
+            stored: Default::default(),
         };
         let db = crate::database::group(vec![
             member("a_gfx942.co", "gfx942"),
             member("a_gfx950.co", "gfx950"),
         ])
         .remove(0);
-        let f = judge_database(&db, &req(&["gfx942:xnack-"]), false);
+        let f = judge_database(&db, &req(&["gfx942:xnack-"]), false, None);
         assert!(f.ok, "{f:?}");
         assert_eq!(f.database, ["/d/k"]);
-        let f = judge_database(&db, &req(&["gfx942"]), true);
+        let f = judge_database(&db, &req(&["gfx942"]), true, None);
         assert!(!f.ok);
         assert_eq!(f.extra, ["gfx950"]);
-        assert!(judge_database(&db, &req(&["gfx950", "gfx942"]), true).ok);
-        let f = judge_database(&db, &req(&["gfx90a", "gfx942"]), false);
+        assert!(judge_database(&db, &req(&["gfx950", "gfx942"]), true, None).ok);
+        let f = judge_database(&db, &req(&["gfx90a", "gfx942"]), false, None);
         assert_eq!(f.missing, ["gfx90a"]);
         assert!(
             f.why["gfx90a"].contains("no code object for gfx90a"),
@@ -411,6 +414,7 @@ mod tests {
             path: format!("/d/k/{name}"),
             processors: vec![p.to_owned()],
             index_rows: None,
+            stored: Default::default(),
         };
         let db = crate::database::group(vec![
             member("a_gfx942.co", "gfx942"),
@@ -421,7 +425,7 @@ mod tests {
         let rules = |v: &str| {
             gfxkit_spec::rocm::Rules::of(gfxkit_spec::rocm::RocmVersion::parse(v).unwrap())
         };
-        let mut f = judge_database(&db, &required, false);
+        let mut f = judge_database(&db, &required, false, None);
         assert!(f.ok);
         f.refuse_devices(&rules("5.7"), &required);
         assert!(f.ok, "{f:?}");

@@ -841,6 +841,100 @@ pub struct DbMember {
     /// For a Tensile index: its hardware rows, or why it cannot be read. `None` for other
     /// members.
     pub index_rows: Option<Result<IndexRows, String>>,
+    /// How its code objects are stored, as a ROCm release's runtime sees them.
+    pub stored: Stored,
+}
+
+/// What a ROCm release's runtime refuses of the files a kernel database gives a device (each
+/// refusal with the files it applies to: [`Loaded::refused`]), as said in a verdict: `its
+/// kernel database does not load: CCOB v2: ROCm 6.1's HIP runtime unpacks no compressed
+/// bundles (v2 from 6.2): lib/x_gfx1151.co and 45 more files`; `None` when nothing is refused.
+pub fn refused_text(refused: &[(gfxkit_host::release::Refusal, Vec<String>)]) -> Option<String> {
+    if refused.is_empty() {
+        return None;
+    }
+    let why: Vec<String> = refused
+        .iter()
+        .map(|(r, files)| {
+            let first = files.first().map(String::as_str).unwrap_or_default();
+            let more = match files.len() {
+                0 | 1 => String::new(),
+                2 => " and 1 more file".to_owned(),
+                n => format!(" and {} more files", n - 1),
+            };
+            format!("{}: {first}{more}", r.reason)
+        })
+        .collect();
+    Some(format!(
+        "its kernel database does not load: {}",
+        why.join("; ")
+    ))
+}
+
+/// How a member's code objects are stored, as far as the runtime of a ROCm release tells
+/// them apart ([`Database::refused`]): the CCOB versions of its compressed bundles, the
+/// versions of its code objects.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Stored {
+    /// The CCOB versions of the compressed bundles it holds (none for an uncompressed bundle
+    /// or a raw code object).
+    pub ccob: Vec<u16>,
+    /// The code-object versions of its code objects, as far as read (a compressed bundle's
+    /// from the first bytes of each entry, decoded as a stream; its hash is not checked).
+    pub code_object_versions: Vec<u8>,
+}
+
+impl Stored {
+    /// The storage of the code objects of a raw code object, a bundle file or a host file.
+    pub fn of(data: &[u8]) -> Stored {
+        if let Some(v) = gfxkit_host::release::code_object_version(data) {
+            return Stored {
+                ccob: Vec::new(),
+                code_object_versions: vec![v],
+            };
+        }
+        let found = gfxkit_host::discover(data);
+        let mut ccob: Vec<u16> = found
+            .bundles
+            .iter()
+            .filter_map(|b| match b.format {
+                gfxkit_host::BundleFormat::Compressed { version, .. } => Some(version),
+                gfxkit_host::BundleFormat::Uncompressed => None,
+            })
+            .collect();
+        ccob.sort_unstable();
+        ccob.dedup();
+        let mut code_object_versions: Vec<u8> = gfxkit_host::release::code_object_versions(&found)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .collect();
+        code_object_versions.sort_unstable();
+        code_object_versions.dedup();
+        Stored {
+            ccob,
+            code_object_versions,
+        }
+    }
+
+    /// What the runtime of `rules` refuses of these code objects: every compressed bundle of
+    /// a CCOB version it does not unpack; else every code object of a version above what its
+    /// loader accepts.
+    pub fn refusals(&self, rules: &gfxkit_spec::rocm::Rules) -> Vec<gfxkit_host::release::Refusal> {
+        use gfxkit_host::release::{ccob_refusal, version_refusal};
+        let unpacked: Vec<_> = self
+            .ccob
+            .iter()
+            .filter_map(|&v| ccob_refusal(rules, v))
+            .collect();
+        if !unpacked.is_empty() {
+            return unpacked;
+        }
+        self.code_object_versions
+            .iter()
+            .filter_map(|&v| version_refusal(rules, v))
+            .collect()
+    }
 }
 
 /// The hardware rows of a Tensile index, as rocBLAS and hipBLASLt select them for a device
@@ -929,10 +1023,18 @@ pub fn member_of(path: &str, data: &[u8]) -> Option<DbMember> {
     let mut processors = processors;
     processors.sort();
     processors.dedup();
+    // The code objects of a raw code object; databases of other kinds are read by their
+    // libraries from their own records.
+    let stored = if kind(path, data).is_none() {
+        Stored::of(data)
+    } else {
+        Stored::default()
+    };
     Some(DbMember {
         path: path.to_owned(),
         processors,
         index_rows,
+        stored,
     })
 }
 
@@ -984,6 +1086,7 @@ fn tensile_bundle(path: &str, data: &[u8]) -> Option<DbMember> {
         path: path.to_owned(),
         processors,
         index_rows: None,
+        stored: Stored::of(data),
     })
 }
 
@@ -1193,6 +1296,65 @@ impl Database {
         cu_count: Option<u64>,
     ) -> Option<String> {
         self.serves(device, cu_count).err()
+    }
+
+    /// What the runtime of `rules` cannot load of what the database gives `device`
+    /// ([`Database::serves`]): each refusal with the files (relative to the root) it applies
+    /// to, in the order met. Empty when it loads everything, and when the database gives the
+    /// device nothing ([`Database::lacks`] says why).
+    pub fn refused(
+        &self,
+        device: &gfxkit_target_id::TargetId,
+        cu_count: Option<u64>,
+        rules: &gfxkit_spec::rocm::Rules,
+    ) -> Vec<(gfxkit_host::release::Refusal, Vec<String>)> {
+        let mut out: Vec<(gfxkit_host::release::Refusal, Vec<String>)> = Vec::new();
+        let Ok(files) = self.serves(device, cu_count) else {
+            return out;
+        };
+        for name in files {
+            let Some(m) = self.members.iter().find(|m| self.name_of(m) == name) else {
+                continue;
+            };
+            for r in m.stored.refusals(rules) {
+                match out.iter_mut().find(|(x, _)| x.reason == r.reason) {
+                    Some((_, f)) => f.push(name.clone()),
+                    None => out.push((r, vec![name.clone()])),
+                }
+            }
+        }
+        out
+    }
+
+    /// The files of `refused` named from the directory above the root, as verdicts name them.
+    pub fn rooted(
+        &self,
+        refused: Vec<(gfxkit_host::release::Refusal, Vec<String>)>,
+    ) -> Vec<(gfxkit_host::release::Refusal, Vec<String>)> {
+        refused
+            .into_iter()
+            .map(|(r, files)| {
+                let files = files
+                    .into_iter()
+                    .map(|f| format!("{}/{f}", self.root))
+                    .collect();
+                (r, files)
+            })
+            .collect()
+    }
+
+    /// [`Database::lacks`], and under the runtime of `rules` (when given) also what it cannot
+    /// load of what the database gives ([`refused_text`]).
+    pub fn lacks_on(
+        &self,
+        device: &gfxkit_target_id::TargetId,
+        cu_count: Option<u64>,
+        rules: Option<&gfxkit_spec::rocm::Rules>,
+    ) -> Option<String> {
+        self.lacks(device, cu_count).or_else(|| {
+            let r = rules?;
+            refused_text(&self.rooted(self.refused(device, cu_count, r)))
+        })
     }
 
     /// What the database gives a GPU `device`: the files its library opens for the device's
@@ -1508,6 +1670,34 @@ impl Loaded<'_> {
         (!why.is_empty()).then(|| why.join("; "))
     }
 
+    /// What the runtime of `rules` cannot load of what these databases give `device`
+    /// ([`Database::refused`]), each refusal with the files it applies to (named from the
+    /// database's root).
+    pub fn refused(
+        &self,
+        device: &gfxkit_target_id::TargetId,
+        cu_count: Option<u64>,
+        rules: &gfxkit_spec::rocm::Rules,
+    ) -> Vec<(gfxkit_host::release::Refusal, Vec<String>)> {
+        self.databases()
+            .flat_map(|d| d.rooted(d.refused(device, cu_count, rules)))
+            .collect()
+    }
+
+    /// [`Loaded::lacks`], and under the runtime of `rules` (when given) also what it cannot
+    /// load of what the databases give ([`refused_text`]).
+    pub fn lacks_on(
+        &self,
+        device: &gfxkit_target_id::TargetId,
+        cu_count: Option<u64>,
+        rules: Option<&gfxkit_spec::rocm::Rules>,
+    ) -> Option<String> {
+        self.lacks(device, cu_count).or_else(|| {
+            let r = rules?;
+            refused_text(&self.refused(device, cu_count, r))
+        })
+    }
+
     /// What the databases' libraries look for on `device` without needing it for their
     /// kernels, absent, with what follows ([`Database::notes`]).
     pub fn notes(&self, device: &gfxkit_target_id::TargetId, cu_count: Option<u64>) -> Vec<String> {
@@ -1611,6 +1801,7 @@ pub fn judge_with_databases(
     devices: &[gfxkit_target_id::TargetId],
     cu_counts: &CuCounts,
     paths: &LibPaths,
+    rules: Option<&gfxkit_spec::rocm::Rules>,
 ) -> Vec<DoctorFile> {
     let mut out = with_databases(
         libraries,
@@ -1625,6 +1816,11 @@ pub fn judge_with_databases(
                 loaded.any().then(|| loaded.processors()),
             )?;
             f.database = loaded.roots();
+            if let Some(r) = rules {
+                for d in devices {
+                    f.refuse_database(d, &loaded.refused(d, cu_counts.of(d), r));
+                }
+            }
             f.fail_damaged(devices);
             for d in devices {
                 let notes = loaded.notes(d, cu_counts.of(d));
@@ -1660,6 +1856,9 @@ pub fn judge_with_databases(
                 if let Some(why) = why {
                     f.missing.insert(key, why);
                 }
+                if let Some(r) = rules {
+                    f.refuse_database(d, &db.rooted(db.refused(d, cu_counts.of(d), r)));
+                }
             }
             f
         },
@@ -1679,6 +1878,7 @@ mod tests {
                 path: format!("/l/rocblas/2.47.0/library/{name}"),
                 processors: p.into_iter().map(str::to_owned).collect(),
                 index_rows: rows.map(Ok),
+                stored: Stored::default(),
             };
             let row = |p: Option<&str>| loads::Row {
                 test: match p {
@@ -1791,11 +1991,13 @@ mod tests {
                 path: "/l/rocblas/2.47.0/library/TensileLibrary_gfx90a.co".into(),
                 processors: vec!["gfx90a".into()],
                 index_rows: None,
+                stored: Stored::default(),
             },
             DbMember {
                 path: "/l/other/k.co".into(),
                 processors: vec!["gfx90a".into()],
                 index_rows: None,
+                stored: Stored::default(),
             },
         ]);
         // Grouped in root order: /l/other, then /l/rocblas/...

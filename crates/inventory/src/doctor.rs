@@ -210,6 +210,32 @@ impl DoctorFile {
         }
     }
 
+    /// The verdict of a ROCm release's runtime on what the file's kernel database gives
+    /// `device`: `refused` is what it cannot load there, each refusal with the files it
+    /// applies to ([`crate::database::Loaded::refused`]). A device the file runs on then
+    /// does not: the reasons (with the first files and how many) become its `missing`, and the
+    /// remedies follow the release (the rebuild it loads, the release to upgrade to). Nothing
+    /// changes when `refused` is empty or the device does not run the file anyway.
+    pub fn refuse_database(
+        &mut self,
+        device: &TargetId,
+        refused: &[(gfxkit_host::release::Refusal, Vec<String>)],
+    ) {
+        let key = device.to_string();
+        if refused.is_empty() || self.runs_on.get(&key) != Some(&true) {
+            return;
+        }
+        let Some(why) = crate::database::refused_text(refused) else {
+            return;
+        };
+        self.runs_on.insert(key.clone(), false);
+        self.missing.insert(key.clone(), why);
+        let needed: Vec<&gfxkit_host::release::Refusal> = refused.iter().map(|(r, _)| r).collect();
+        self.remedies.retain(|m| m.device != key);
+        self.remedies
+            .extend(crate::release::remedies(device, &needed));
+    }
+
     /// Whether the file cannot run on some device.
     pub fn fails(&self) -> bool {
         self.runs_on.values().any(|r| !r)

@@ -938,8 +938,8 @@ pub fn kernels_by_arch<'k, 'd>(
 /// One architecture's archive after a split: its bytes and what it holds.
 #[derive(Debug, Clone)]
 pub struct MergedArchive {
-    /// The archive.
-    pub bytes: Vec<u8>,
+    /// The archive, its parts written to the file without being gathered first.
+    pub bytes: gfxkit_kpack::write::Encoded,
     /// Kernels in it.
     pub kernels: usize,
     /// Their uncompressed bytes.
@@ -957,7 +957,7 @@ pub fn merged_archive(
     replaced: &std::collections::HashSet<&str>,
     compression: gfxkit_kpack::write::Compression,
 ) -> crate::Result<MergedArchive> {
-    use gfxkit_kpack::write::{write_archive, ArchiveMeta, KernelIn};
+    use gfxkit_kpack::write::{encode_archive, ArchiveMeta, KernelIn};
     let fail = |m: String| crate::Error::new(crate::ErrorKind::Kpack(m));
     let old = old
         .map(Archive::parse)
@@ -994,7 +994,7 @@ pub fn merged_archive(
         arch_family: arch.to_owned(),
         arches: vec![arch.to_owned()],
     };
-    let bytes = write_archive(&meta, &ins, compression)
+    let bytes = encode_archive(&meta, &ins, compression)
         .map_err(|e| fail(format!("cannot be written: {e}")))?;
     Ok(MergedArchive {
         kernels: ins.len(),

@@ -94,7 +94,8 @@ pub struct UnitChoice {
 /// An entry the release of `--rocm` cannot load (a unit's `passed_over`).
 #[derive(Serialize, Debug, Clone)]
 pub struct PassedOver {
-    /// The entry ID (empty when a compressed bundle is refused before any entry is read).
+    /// The entry ID (empty when a compressed bundle is refused before any entry is read; for
+    /// a kernel database, the file refused, relative to the database).
     pub entry: String,
     /// Why, the rebuild the release loads, and the first release that loads it.
     #[serde(flatten)]
@@ -162,9 +163,34 @@ impl Selection {
     /// a unit of `format` `database` after the file's others: selected (the processor's entry
     /// ID) with the files the library opens, or none, naming the files missing. `cu_count`:
     /// the device's compute units, when known ([`Database::serves`]).
-    pub fn add_database(&mut self, db: &Database, device: &TargetId, cu_count: Option<u64>) {
+    pub fn add_database(
+        &mut self,
+        db: &Database,
+        device: &TargetId,
+        cu_count: Option<u64>,
+        rules: Option<&gfxkit_spec::rocm::Rules>,
+    ) {
         let processor = device.processor().name;
+        let refused = match rules {
+            Some(r) => db.refused(device, cu_count, r),
+            None => Vec::new(),
+        };
+        // Each file the release refuses, passed over with its reason.
+        let passed_over: Vec<PassedOver> = refused
+            .iter()
+            .flat_map(|(r, files)| {
+                files.iter().map(|f| PassedOver {
+                    entry: f.clone(),
+                    refusal: r.clone(),
+                })
+            })
+            .collect();
         let (selected, files, reason) = match db.serves(device, cu_count) {
+            Ok(files) if !refused.is_empty() => (
+                None,
+                files,
+                database::refused_text(&db.rooted(refused)).unwrap_or_default(),
+            ),
             Ok(files) => (
                 Some(database::entry_id(processor)),
                 files,
@@ -187,7 +213,7 @@ impl Selection {
             reason,
             needs: None,
             nearest: Vec::new(),
-            passed_over: Vec::new(),
+            passed_over,
             unreadable: false,
             kpack: None,
             database: Some(DatabaseChoice {
@@ -365,7 +391,12 @@ pub fn select_on(
 
 /// The selection of a kernel database no library loads: named by its root, one unit
 /// ([`Selection::add_database`]).
-pub fn database_alone(db: &Database, device: &TargetId, cu_count: Option<u64>) -> Selection {
+pub fn database_alone(
+    db: &Database,
+    device: &TargetId,
+    cu_count: Option<u64>,
+    rules: Option<&gfxkit_spec::rocm::Rules>,
+) -> Selection {
     let mut s = Selection {
         path: db.root.clone(),
         error: None,
@@ -373,7 +404,7 @@ pub fn database_alone(db: &Database, device: &TargetId, cu_count: Option<u64>) -
         problems: Vec::new(),
         kpack: Vec::new(),
     };
-    s.add_database(db, device, cu_count);
+    s.add_database(db, device, cu_count, rules);
     s
 }
 

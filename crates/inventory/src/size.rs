@@ -188,6 +188,7 @@ pub fn libraries(files: &[FileRow]) -> Vec<LibraryRow> {
                 .map(|a| a.arch.split(':').next().unwrap_or_default().to_owned())
                 .collect(),
             index_rows: None,
+            stored: Default::default(),
         })
         .collect();
     let databases = group(members);

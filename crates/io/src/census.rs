@@ -3,6 +3,7 @@
 //! ([`gfxkit_inventory::census`]); and the walk that turns the paths a census is given into
 //! its inputs (the walk of `gfxkit list -r`).
 
+use crate::format::{Around, File, Formats};
 use crate::input::{for_each_with, is_image_dir, is_package, Failed, Input};
 use crate::kpack::chain;
 use gfxkit_inventory::census::{self, CodeObjectRow, InputRow};
@@ -41,7 +42,7 @@ pub fn walk(paths: &[PathBuf]) -> Result<Vec<PathBuf>, crate::Error> {
 /// (a package by member, a container image as its file system), each code object
 /// decompressed once, its hash checked, hashed with SHA-256 and its kernels counted. Never fails: an input that cannot be read is a row with status
 /// `error`, a damaged file or unit one with status `damaged`, both with what went wrong.
-pub fn rows(path: &Path, name: &str) -> Rows {
+pub fn rows(path: &Path, name: &str, formats: &Formats) -> Rows {
     let start = Instant::now();
     let local = path.display().to_string();
     // Paths in rows name the input as the census was given it.
@@ -86,12 +87,15 @@ pub fn rows(path: &Path, name: &str) -> Rows {
             }
         }
     };
+    let around = Around::new();
     let visit = |input: Input| {
         // Headers only: the digests decompress each unit once (its hash checked), and give
         // what the listing leaves unread (the code-object version inside compressed units).
-        let mut l = crate::kpack::list_file_bytes(input.path(), &input, false);
+        let file = File::at(input.path(), &input);
+        let format = formats.of(&file);
+        let mut l = format.list(&file, false, &around);
         l.layer = input.layer().map(str::to_owned);
-        let d = crate::kpack::digests(input.path(), &input, true);
+        let d = format.digests(&file, true, &around);
         Ok::<_, Infallible>((l, d))
     };
     let mut errors = Vec::new();
@@ -240,7 +244,7 @@ mod tests {
     fn a_missing_file_is_an_error_row() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("gone.so");
-        let r = rows(&p, "https://example.invalid/gone.so");
+        let r = rows(&p, "https://example.invalid/gone.so", &Formats::standard());
         assert_eq!(r.input.status, "error");
         assert_eq!(r.input.kind, "unreadable");
         let e = r.input.error.unwrap();
@@ -261,7 +265,7 @@ mod tests {
         )
         .unwrap();
         std::fs::write(&p, &bundle).unwrap();
-        let r = rows(&p, "in/k.hipfb");
+        let r = rows(&p, "in/k.hipfb", &Formats::standard());
         assert_eq!(r.input.status, "ok");
         assert_eq!(r.input.kind, "bundle");
         assert_eq!(

@@ -4,7 +4,9 @@
 use crate::input::Input;
 use gfxkit_inventory::database::{self as db, DbKind};
 use gfxkit_inventory::list::FileListing;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// Most names read from one index directory (a rocBLAS `library/` holds tens of files; a
 /// hipBLASLt one with per-architecture subdirectories some thousands).
@@ -64,13 +66,61 @@ pub fn dir_names(dir: &Path) -> Option<Vec<String>> {
     Some(out)
 }
 
+/// The names of index directories ([`dir_names`]), each read once for all the indexes of one
+/// run that sit in it: a hipBLASLt `library/` holds some 700 indexes beside 1,400 names.
+/// Shared between threads; a directory is taken as it was when first read.
+pub struct DirNames {
+    read: Mutex<HashMap<PathBuf, Option<Arc<Vec<String>>>>>,
+    /// Whether directories are read at all.
+    reads: bool,
+}
+
+impl Default for DirNames {
+    fn default() -> DirNames {
+        DirNames::new()
+    }
+}
+
+impl DirNames {
+    /// An empty cache.
+    pub fn new() -> DirNames {
+        DirNames {
+            read: Mutex::default(),
+            reads: true,
+        }
+    }
+
+    /// A cache that reads no directory: every index is taken as having nothing beside it.
+    pub fn none() -> DirNames {
+        DirNames {
+            read: Mutex::default(),
+            reads: false,
+        }
+    }
+
+    /// The names of `dir`, read now or earlier in this run; `None` when it cannot be read.
+    pub fn of(&self, dir: &Path) -> Option<Arc<Vec<String>>> {
+        if !self.reads {
+            return None;
+        }
+        let lock = || self.read.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(known) = lock().get(dir) {
+            return known.clone();
+        }
+        // Read outside the lock: another thread may read the same directory meanwhile, and the
+        // first answer stored is the one every later caller gets.
+        let names = dir_names(dir).map(Arc::new);
+        lock().entry(dir.to_path_buf()).or_insert(names).clone()
+    }
+}
+
 /// `list` of a kernel database (`None` for other files): a Tensile index with its files
-/// resolved against its directory.
-pub fn list_file_bytes(path: &Path, data: &[u8]) -> Option<FileListing> {
+/// resolved against its directory (its names taken from `dirs`).
+pub fn list_file_bytes(path: &Path, data: &[u8], dirs: &DirNames) -> Option<FileListing> {
     let kind = kind(path, data)?;
     let name = path.display().to_string();
     let names = match kind {
-        DbKind::TensileIndex => index_dir(path).and_then(|d| dir_names(&d)),
+        DbKind::TensileIndex => index_dir(path).and_then(|d| dirs.of(&d)),
         _ => None,
     };
     let refs: Option<Vec<&str>> = names

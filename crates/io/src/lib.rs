@@ -3,6 +3,10 @@
 //! never touch the file system; this crate hands them the bytes and writes their results.
 //!
 //! Module map:
+//! - [`format`](mod@format): the one door every command reads a file through: [`format::Formats::of`]
+//!   names the [`format::Format`] of a file (a `.kpack` archive, a kernel database, any other
+//!   binary), in one documented order, and each format lists, sizes, verifies and digests
+//!   its files and lists their kernels;
 //! - [`input`]: an input file memory-mapped read-only ([`Input`]), or one member of a package
 //!   (`pkg.whl!lib/x.so`); [`input::for_each`] runs a function on a file or on every member of
 //!   a package that may hold device code;
@@ -49,6 +53,7 @@ pub mod census;
 pub mod database;
 mod error;
 pub mod extract;
+pub mod format;
 pub mod input;
 pub mod kfd;
 pub mod kpack;

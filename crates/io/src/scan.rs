@@ -13,12 +13,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use crate::input::{for_each_with, is_package, Failed, Input};
+use crate::format::Formats;
+use crate::input::{for_each_with, Failed, Input};
 use crate::{Error, ErrorKind};
-use gfxkit_host::InputKind;
 use rayon::prelude::*;
 use std::collections::HashSet;
-use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -173,31 +172,10 @@ fn walk_dir(
     });
 }
 
-/// Reads the first bytes of `path` and tells whether it may hold device code: a kind of file
-/// [`InputKind::sniff`] says may, a package, or a kernel database
-/// ([`gfxkit_kernel_db::sniff`]: `.kdb`, `.aks2`, Tensile indexes, and the files a Tensile
-/// directory holds beside them, [`gfxkit_kernel_db::sniff::tensile_companion`]). A file that cannot be
-/// read is worth reading: the real open reports its error.
+/// Whether a file met in a directory walk may hold device code, for gfxkit's own formats
+/// ([`Formats::worth_reading`]).
 pub fn worth_reading(path: &Path) -> bool {
-    if crate::input::is_image_dir(path) {
-        return true;
-    }
-    let mut prefix = [0u8; gfxkit_package::detect::PREFIX_LEN];
-    let Ok(mut f) = std::fs::File::open(path) else {
-        return true;
-    };
-    let mut n = 0;
-    while n < prefix.len() {
-        match f.read(&mut prefix[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(_) => return true,
-        }
-    }
-    InputKind::sniff(&prefix[..n]).may_hold_device_code()
-        || is_package(&prefix[..n])
-        || gfxkit_kernel_db::sniff::sniff(&path.to_string_lossy(), &prefix[..n]).is_some()
-        || gfxkit_kernel_db::sniff::tensile_companion(&path.to_string_lossy())
+    Formats::standard().worth_reading(path)
 }
 
 /// Runs `f` over the bytes of every file under `paths` that may hold device code (files named
@@ -216,12 +194,28 @@ where
     E: Send,
     F: Fn(&Path, &[u8]) -> Result<T, E> + Sync,
 {
+    scan_with(paths, &Formats::standard(), progress, f)
+}
+
+/// [`scan`], with the files of a walk chosen by what `formats` find worth reading
+/// ([`Formats::worth_reading`]).
+pub fn scan_with<T, E, F>(
+    paths: &[PathBuf],
+    formats: &Formats,
+    progress: &dyn Progress,
+    f: F,
+) -> Result<Vec<Scanned<T, E>>, Error>
+where
+    T: Send,
+    E: Send,
+    F: Fn(&Path, &[u8]) -> Result<T, E> + Sync,
+{
     let candidates = collect(paths)?;
     progress.start(candidates.len() as u64);
     let results: Vec<Vec<Scanned<T, E>>> = candidates
         .par_iter()
         .map(|c| {
-            let out = if c.explicit || worth_reading(&c.path) {
+            let out = if c.explicit || formats.worth_reading(&c.path) {
                 let visit = |input: Input| {
                     let layer = input.layer().map(str::to_owned);
                     f(input.path(), &input).map(|v| (v, layer))

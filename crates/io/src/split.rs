@@ -3,13 +3,12 @@
 //! `gfxkit_kpack::split`'s).
 
 use crate::input::Input;
-use crate::write::{
-    write_atomic, write_atomic_checked, write_atomic_file_checked, Durability, WriteError,
-};
+use crate::write::{write_atomic_checked, write_atomic_file_checked, Durability, WriteError};
 use crate::{Error, ErrorKind};
 use gfxkit_kpack::split;
 use gfxkit_kpack::write::Compression;
 use gfxkit_kpack::Archive;
+use rayon::prelude::*;
 use serde::Serialize;
 use std::path::{Component, Path, PathBuf};
 
@@ -315,36 +314,47 @@ pub fn split_with(
         .map_err(|e| Error::new(&kpack_dir, ErrorKind::CreateDir(e)))?;
     let new_names: std::collections::HashSet<&str> =
         jobs.iter().map(|j| j.kernel_name.as_str()).collect();
-    let mut archives = Vec::new();
-    let mut planned = Vec::new();
-    for (arch, kernels) in &by_arch {
-        let path = kpack_dir.join(format!("{group}_{arch}.kpack"));
-        let old = if path.is_file() {
-            Some(Input::open(&path)?)
-        } else {
-            None
-        };
-        let m = gfxkit_inventory::kpack::merged_archive(
-            group,
-            arch,
-            kernels,
-            old.as_deref(),
-            &new_names,
-            compression,
-        )
-        .map_err(|e| Error::new(&path, ErrorKind::MergeArchive(e)))?;
-        archives.push(ArchiveReport {
-            path: path.display().to_string(),
-            arch: arch.clone(),
-            kernels: m.kernels,
-            uncompressed: m.uncompressed,
-            size: m.bytes.len() as u64,
-        });
-        planned.push((path, m.bytes));
-    }
-    // Write: archives first, then binaries.
-    for (path, bytes) in &planned {
-        write_atomic(path, bytes)?;
+    // Made in parallel (each archive's frames are compressed in parallel too), each written
+    // to its temporary file as soon as it is made, while the others are still being
+    // compressed; renamed into place only once every archive is written, so that nothing
+    // replaces anything when one fails (the error reported is the first in architecture
+    // order, and the temporary files go with the archives staged).
+    let by_arch: Vec<_> = by_arch.iter().collect();
+    let made: Vec<Result<(ArchiveReport, crate::write::Staged), Error>> = by_arch
+        .par_iter()
+        .map(|&(arch, kernels)| {
+            let path = kpack_dir.join(format!("{group}_{arch}.kpack"));
+            let old = if path.is_file() {
+                Some(Input::open(&path)?)
+            } else {
+                None
+            };
+            let m = gfxkit_inventory::kpack::merged_archive(
+                group,
+                arch,
+                kernels,
+                old.as_deref(),
+                &new_names,
+                compression,
+            )
+            .map_err(|e| Error::new(&path, ErrorKind::MergeArchive(e)))?;
+            let staged = crate::write::stage_atomic_with(&path, |w| m.bytes.write_to(w))?;
+            let report = ArchiveReport {
+                path: path.display().to_string(),
+                arch: arch.clone(),
+                kernels: m.kernels,
+                uncompressed: m.uncompressed,
+                size: m.bytes.len(),
+            };
+            Ok((report, staged))
+        })
+        .collect();
+    let made = made.into_iter().collect::<Result<Vec<_>, Error>>()?;
+    // Archives first, then binaries (a binary never names an archive not yet there).
+    let mut archives = Vec::with_capacity(made.len());
+    for (report, staged) in made {
+        staged.commit()?;
+        archives.push(report);
     }
     let mut binaries = Vec::new();
     for ((j, s), data) in jobs.iter().zip(&splits).zip(&inputs) {

@@ -82,6 +82,9 @@ struct Plan {
     keeps: bool,
     /// The rewritten bytes of a Tensile index.
     index_bytes: Option<Vec<u8>>,
+    /// A Tensile index's hardware rows as read when it was planned (for the check of the
+    /// pruned databases, which then does not read the index again).
+    index_rows: Option<db::IndexRows>,
 }
 
 /// Whether `path` is a directory (not a symbolic link to one): a tree to prune.
@@ -132,6 +135,7 @@ pub fn prune_tree(
                     file: tree_file(rel, "symlink", TreeAction::Copied, 0),
                     keeps: false,
                     index_bytes: None,
+                    index_rows: None,
                 })
                 .map(|mut p| {
                     p.file.note = Some(format!("-> {}", target.display()));
@@ -144,6 +148,7 @@ pub fn prune_tree(
                     },
                     keeps: false,
                     index_bytes: None,
+                    index_rows: None,
                 }),
                 Item::Dir { .. } => None,
             })
@@ -229,6 +234,7 @@ fn check_databases(
                 path: rel.clone(),
                 processors: processors.clone(),
                 index_rows,
+                stored: Default::default(),
             };
             let is_index = gfxkit_kernel_db::sniff::tensile_name(rel)
                 .is_some_and(|(k, _)| k == DbKind::TensileIndex);
@@ -239,11 +245,14 @@ fn check_databases(
                     .map(|i| db::IndexRows::of(&i))
                     .map_err(|e| e.to_string())
             };
-            let rows_before = if is_index {
-                let data = Input::open(&input.join(rel))?;
-                Some(rows_of(&data))
-            } else {
-                None
+            let rows_before = match (&plan.index_rows, is_index) {
+                // Read when the index was planned.
+                (Some(rows), _) => Some(Ok(rows.clone())),
+                (None, true) => {
+                    let data = Input::open(&input.join(rel))?;
+                    Some(rows_of(&data))
+                }
+                (None, false) => None,
             };
             let rows_after = match (&plan.index_bytes, plan.file.action) {
                 (_, TreeAction::Dropped) => None,
@@ -538,6 +547,7 @@ fn classify(path: &Path, rel: &str, len: u64, t: &Transform) -> Result<Plan, Err
         file: tree_file(rel, kind, TreeAction::Copied, len),
         keeps: false,
         index_bytes: None,
+        index_rows: None,
     };
     if len == 0 {
         return Ok(plain("file"));
@@ -562,6 +572,7 @@ fn classify(path: &Path, rel: &str, len: u64, t: &Transform) -> Result<Plan, Err
             keeps: kept > 0,
             file,
             index_bytes: None,
+            index_rows: None,
         }
     };
     if db::kind(&path.to_string_lossy(), data) == Some(DbKind::TensileIndex) {
@@ -625,6 +636,7 @@ fn classify(path: &Path, rel: &str, len: u64, t: &Transform) -> Result<Plan, Err
                 file,
                 keeps,
                 index_bytes: None,
+                index_rows: None,
             })
         }
         _ => Ok(plain("file")),
@@ -805,6 +817,7 @@ fn tensile_index(
     let bytes = index_bytes(path, rel, data)?;
     let bytes: &[u8] = &bytes;
     let index = parse_index(path, bytes)?;
+    let rows_in = db::IndexRows::of(&index);
     let rows = match &index.library.kind {
         NodeKind::Hardware(_) => index.rows(),
         _ => Vec::new(),
@@ -834,6 +847,7 @@ fn tensile_index(
             file,
             keeps: kept,
             index_bytes: None,
+            index_rows: Some(rows_in),
         });
     }
     // One index of every processor: rows are tried in file order and a problem type the
@@ -873,6 +887,7 @@ fn tensile_index(
             file,
             keeps,
             index_bytes: None,
+            index_rows: Some(rows_in),
         });
     }
     if kept_rows == 0 {
@@ -882,6 +897,7 @@ fn tensile_index(
             file,
             keeps,
             index_bytes: None,
+            index_rows: Some(rows_in),
         });
     }
     let pruned =
@@ -915,6 +931,7 @@ fn tensile_index(
         file,
         keeps,
         index_bytes: Some(out),
+        index_rows: Some(rows_in),
     })
 }
 
@@ -1009,6 +1026,7 @@ fn drop_processor_dirs(items: &[(String, Item)], plans: &mut [Option<Plan>], sel
                 },
                 keeps: false,
                 index_bytes: None,
+                index_rows: None,
             });
             i = end;
         } else {

@@ -5,15 +5,16 @@
 //! [`gfxkit_inventory::diff`], [`gfxkit_inventory::size`]); this module walks the inputs and
 //! reads each file once.
 
+use crate::format::{Around, File, Formats};
 use crate::input::Failed;
 use crate::scan::{Progress, ScanError};
 use gfxkit_inventory::check::{self, CheckReport};
 use gfxkit_inventory::database::LibPaths;
 use gfxkit_inventory::diff::{self, DiffReport, FileState};
 use gfxkit_inventory::error::chain;
-use gfxkit_inventory::release::{Refused, RocmRelease};
+use gfxkit_inventory::release::RocmRelease;
 use gfxkit_inventory::select::{self, SelectReport, Selection};
-use gfxkit_inventory::{database, doctor, size, verify, Inventory};
+use gfxkit_inventory::{database, doctor, size, verify};
 use gfxkit_kpack::search::Loader;
 use gfxkit_spec::rocm::Rules;
 use gfxkit_target_id::TargetId;
@@ -44,7 +45,7 @@ pub fn examine(
     loader: Loader,
     progress: &dyn Progress,
 ) -> Result<(Vec<(String, doctor::Examined)>, Vec<database::DbMember>), crate::Error> {
-    examine_on(paths, devices, loader, None, progress)
+    examine_on(paths, devices, loader, None, &Formats::standard(), progress)
 }
 
 /// [`examine`], each file also read for what the runtime of the release `rules` refuses in
@@ -55,18 +56,14 @@ pub fn examine_on(
     devices: &[TargetId],
     loader: Loader,
     rules: Option<&Rules>,
+    formats: &Formats,
     progress: &dyn Progress,
 ) -> Result<(Vec<(String, doctor::Examined)>, Vec<database::DbMember>), crate::Error> {
     libraries_and_databases(
         paths,
+        formats,
         progress,
-        |path, bytes| {
-            let inv = Inventory::of(bytes);
-            let mut e = doctor::examine(&inv);
-            e.set_kpack(crate::kpack::doctor_verdicts(path, &inv, devices, loader));
-            e.release = rules.map(|r| Refused::of(r, &inv));
-            e
-        },
+        |format, file| format.examine(file, devices, loader, rules),
         |_| true,
         // Unreadable, or a package named on the command line that holds no device code.
         |_, error| doctor::Examined {
@@ -85,18 +82,19 @@ pub fn examine_on(
 #[allow(clippy::type_complexity)]
 fn libraries_and_databases<T: Send>(
     paths: &[PathBuf],
+    formats: &Formats,
     progress: &dyn Progress,
-    read: impl Fn(&Path, &[u8]) -> T + Sync,
+    read: impl Fn(&dyn crate::format::Format, &File<'_>) -> T + Sync,
     keep: impl Fn(&T) -> bool,
     failed: impl Fn(&str, String) -> T,
 ) -> Result<(Vec<(String, T)>, Vec<database::DbMember>), crate::Error> {
-    let scanned = crate::scan::scan(paths, progress, |path, bytes| {
-        Ok::<_, Infallible>(
-            match database::member_of(&path.display().to_string(), bytes) {
-                Some(m) => Err(m),
-                None => Ok(read(path, bytes)),
-            },
-        )
+    let scanned = crate::scan::scan_with(paths, formats, progress, |path, bytes| {
+        let file = File::at(path, bytes);
+        let format = formats.of(&file);
+        Ok::<_, Infallible>(match format.database_member(&file) {
+            Some(m) => Err(m),
+            None => Ok(read(format, &file)),
+        })
     })?;
     let mut libraries = Vec::new();
     let mut members = Vec::new();
@@ -119,7 +117,7 @@ fn libraries_and_databases<T: Send>(
             }
         }
     }
-    members.extend(members_beside(&files, paths, progress)?);
+    members.extend(members_beside(&files, paths, formats, progress)?);
     Ok((libraries, members))
 }
 
@@ -143,6 +141,7 @@ pub fn tensile_lib_paths() -> LibPaths {
 fn members_beside(
     libraries: &[PathBuf],
     paths: &[PathBuf],
+    formats: &Formats,
     progress: &dyn Progress,
 ) -> Result<Vec<database::DbMember>, crate::Error> {
     let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
@@ -170,8 +169,9 @@ fn members_beside(
     if dirs.is_empty() {
         return Ok(Vec::new());
     }
-    let scanned = crate::scan::scan(&dirs, progress, |path, bytes| {
-        Ok::<_, Infallible>(database::member_of(&path.display().to_string(), bytes))
+    let scanned = crate::scan::scan_with(&dirs, formats, progress, |path, bytes| {
+        let file = File::at(path, bytes);
+        Ok::<_, Infallible>(formats.of(&file).database_member(&file))
     })?;
     Ok(scanned
         .into_iter()
@@ -191,7 +191,15 @@ pub fn select(
     loader: Loader,
     progress: &dyn Progress,
 ) -> Result<SelectReport, crate::Error> {
-    select_on(paths, device, None, loader, None, progress)
+    select_on(
+        paths,
+        device,
+        None,
+        loader,
+        None,
+        &Formats::standard(),
+        progress,
+    )
 }
 
 /// [`select()`] as the runtime of the ROCm release `rocm` chooses, when given: what it cannot
@@ -205,34 +213,15 @@ pub fn select_on(
     cu_count: Option<u64>,
     loader: Loader,
     rocm: Option<&RocmRelease>,
+    formats: &Formats,
     progress: &dyn Progress,
 ) -> Result<SelectReport, crate::Error> {
     let rules = rocm.map(|r| &r.rules);
     let (libraries, members) = libraries_and_databases(
         paths,
+        formats,
         progress,
-        |path, bytes| {
-            let inv = Inventory::of(bytes);
-            let mut s = select::select_on(&path.display().to_string(), &inv, device, rules);
-            s.error = gfxkit_inventory::kpack::archive_damage(bytes);
-            s.add_kpack(if gfxkit_inventory::kpack::is_archive(bytes) {
-                // A `.kpack` file: its units as `list` reads them.
-                gfxkit_inventory::kpack::select_archive(
-                    path,
-                    bytes,
-                    device,
-                    loader,
-                    &crate::kpack::env(),
-                )
-            } else {
-                crate::kpack::select_units(path, &inv, device, loader)
-            });
-            if let Some(r) = rules {
-                s.refuse_kpack(r);
-                s.refuse_device(r, device);
-            }
-            s
-        },
+        |format, file| format.select(file, device, loader, rules),
         // Found in a directory without device code: left out.
         |s| !s.is_empty(),
         select::unreadable,
@@ -243,7 +232,7 @@ pub fn select_on(
         &tensile_lib_paths(),
         |_, mut f: Selection, loaded| {
             for db in loaded.databases() {
-                f.add_database(db, device, cu_count);
+                f.add_database(db, device, cu_count, rules);
             }
             if let Some(r) = rules {
                 f.refuse_device(r, device);
@@ -251,7 +240,7 @@ pub fn select_on(
             Some(f)
         },
         |db| {
-            let mut f = select::database_alone(db, device, cu_count);
+            let mut f = select::database_alone(db, device, cu_count, rules);
             if let Some(r) = rules {
                 f.refuse_device(r, device);
             }
@@ -282,6 +271,7 @@ pub fn doctor(
         &database::CuCounts::none(),
         loader,
         None,
+        &Formats::standard(),
         progress,
     )
 }
@@ -296,16 +286,18 @@ pub fn doctor_on(
     cu_counts: &database::CuCounts,
     loader: Loader,
     rocm: Option<&RocmRelease>,
+    formats: &Formats,
     progress: &dyn Progress,
 ) -> Result<doctor::DoctorReport, crate::Error> {
     let rules = rocm.map(|r| &r.rules);
-    let (libraries, members) = examine_on(paths, devices, loader, rules, progress)?;
+    let (libraries, members) = examine_on(paths, devices, loader, rules, formats, progress)?;
     let mut files = database::judge_with_databases(
         libraries,
         members,
         devices,
         cu_counts,
         &tensile_lib_paths(),
+        rules,
     );
     if let Some(r) = rules {
         // Kernel databases no library loads too.
@@ -331,7 +323,15 @@ pub fn check(
     loader: Loader,
     progress: &dyn Progress,
 ) -> Result<CheckReport, crate::Error> {
-    check_on(paths, required, exactly, loader, None, progress)
+    check_on(
+        paths,
+        required,
+        exactly,
+        loader,
+        None,
+        &Formats::standard(),
+        progress,
+    )
 }
 
 /// [`check()`] for the runtime of the ROCm release `rocm`, when given: a required target
@@ -342,12 +342,19 @@ pub fn check_on(
     exactly: bool,
     loader: Loader,
     rocm: Option<&RocmRelease>,
+    formats: &Formats,
     progress: &dyn Progress,
 ) -> Result<CheckReport, crate::Error> {
     let rules = rocm.map(|r| &r.rules);
-    let (libraries, members) = examine_on(paths, required, loader, rules, progress)?;
-    let mut files =
-        check::judge_with_databases(libraries, members, required, exactly, &tensile_lib_paths());
+    let (libraries, members) = examine_on(paths, required, loader, rules, formats, progress)?;
+    let mut files = check::judge_with_databases(
+        libraries,
+        members,
+        required,
+        exactly,
+        &tensile_lib_paths(),
+        rules,
+    );
     if let Some(r) = rules {
         // Kernel databases no library loads too.
         for f in &mut files {
@@ -363,13 +370,18 @@ pub fn check_on(
 /// bytes and code objects (kernels counted), and the errors met, each naming its file.
 pub fn diff_side(
     root: &Path,
+    formats: &Formats,
     progress: &dyn Progress,
 ) -> Result<(BTreeMap<String, FileState>, Vec<String>), crate::Error> {
-    let scanned = crate::scan::scan(&[root.to_path_buf()], progress, |path, data| {
-        let listing = crate::kpack::list_file_bytes(path, data, false);
-        let digests = crate::kpack::digests(path, data, true);
-        Ok::<_, Infallible>((listing, digests))
-    })?;
+    let around = Around::new();
+    let scanned =
+        crate::scan::scan_with(&[root.to_path_buf()], formats, progress, |path, data| {
+            let file = File::at(path, data);
+            let format = formats.of(&file);
+            let listing = format.list(&file, false, &around);
+            let digests = format.digests(&file, true, &around);
+            Ok::<_, Infallible>((listing, digests))
+        })?;
     let root_s = root.display().to_string();
     let mut out = BTreeMap::new();
     let mut errors = Vec::new();
@@ -414,9 +426,14 @@ pub fn diff_side(
 
 /// `gfxkit diff OLD NEW`: both sides read ([`diff_side`]) and compared ([`diff::diff`]); a
 /// file that is a side of its own is named by that side's path.
-pub fn diff(old: &Path, new: &Path, progress: &dyn Progress) -> Result<DiffReport, crate::Error> {
-    let (o, mut errors) = diff_side(old, progress)?;
-    let (n, e) = diff_side(new, progress)?;
+pub fn diff(
+    old: &Path,
+    new: &Path,
+    formats: &Formats,
+    progress: &dyn Progress,
+) -> Result<DiffReport, crate::Error> {
+    let (o, mut errors) = diff_side(old, formats, progress)?;
+    let (n, e) = diff_side(new, formats, progress)?;
     errors.extend(e);
     let mut report = diff::diff(
         &old.display().to_string(),
@@ -455,24 +472,25 @@ pub struct SizeOptions {
 
 /// `gfxkit size`: the device bytes of every file under `paths` (directories searched,
 /// packages by member), a split binary's through its kpack archives, kernel databases and raw
-/// code objects by architecture ([`crate::kpack::size_survey`]), with what `opts` asks for
+/// code objects by architecture ([`Format::size`](crate::format::Format::size)), with what `opts` asks for
 /// besides. A file found in a directory (or a package) that is no host binary or bundle is
 /// left out; any other failure is one of the report's `errors`, each naming its file. The
 /// error is a path that does not exist.
 pub fn size(
     paths: &[PathBuf],
     opts: &SizeOptions,
+    formats: &Formats,
     progress: &dyn Progress,
 ) -> Result<size::SizeReport, crate::Error> {
-    let scanned = crate::scan::scan(paths, progress, |path, data| {
-        let survey = crate::kpack::size_survey(path, data)
-            .unwrap_or_else(|| size::survey_with(data, opts.check));
+    let around = Around::new();
+    let scanned = crate::scan::scan_with(paths, formats, progress, |path, data| {
+        let file = File::at(path, data);
+        let format = formats.of(&file);
+        let sized = format.size(&file, opts.check, &around);
         let digests = opts
             .duplicates
-            .then(|| crate::kpack::digests(path, data, false));
-        let archive = gfxkit_inventory::kpack::is_archive(data);
-        let reached = crate::kpack::size_archives(path, data);
-        Ok::<_, Infallible>((survey, digests, archive, reached))
+            .then(|| format.digests(&file, false, &around));
+        Ok::<_, Infallible>((sized.survey, digests, sized.is_archive, sized.reached))
     })?;
     // The `.kpack` files a split binary of the inputs reaches: their kernels are counted under
     // that binary, not a second time as files of their own.
@@ -551,29 +569,11 @@ pub fn size(
 /// device code is built for (empty for a database or archive), which a tree checks against
 /// the kernel database the library loads ([`database::library_findings`]).
 pub fn verify_file(
-    path: &Path,
-    data: &[u8],
-    on_disk: bool,
+    formats: &Formats,
+    file: &File<'_>,
+    around: &Around,
 ) -> (gfxkit_inventory::Result<verify::Verification>, Vec<String>) {
-    let name = path.display().to_string();
-    if on_disk {
-        if let Some(v) = crate::database::verify_file_bytes(path, data) {
-            return (v, Vec::new());
-        }
-    }
-    let inv = Inventory::of(data);
-    let processors = database::code_processors(&inv);
-    if on_disk {
-        if let Some(v) = crate::kpack::verify_file_bytes(path, data, &inv) {
-            return (Ok(v), processors);
-        }
-    } else if gfxkit_inventory::kpack::is_archive(data) {
-        return (
-            Ok(gfxkit_inventory::kpack::verify_archive(&name, data)),
-            Vec::new(),
-        );
-    }
-    (verify::verify(&name, &inv), processors)
+    formats.of(file).verify(file, around)
 }
 
 /// `gfxkit verify`'s answer over many inputs ([`verify()`]).
@@ -640,8 +640,10 @@ enum VerifyFailed {
 pub fn verify(
     paths: &[PathBuf],
     recursive: bool,
+    formats: &Formats,
     progress: &dyn Progress,
 ) -> Result<VerifyReport, WalkError> {
+    let around = Around::new();
     let failed = |path: &Path, e: gfxkit_inventory::Error| {
         let message = format!("cannot verify {}: {}", path.display(), chain(&e));
         if matches!(*e.kind, gfxkit_inventory::ErrorKind::NoDeviceCode) {
@@ -662,9 +664,10 @@ pub fn verify(
     let mut members = Vec::new();
     let mut processors: Vec<(String, Vec<String>)> = Vec::new();
     if recursive {
-        let scanned = crate::scan::scan(paths, progress, |p, d| {
-            let member = database::member_of(&p.display().to_string(), d);
-            let (r, procs) = verify_file(p, d, true);
+        let scanned = crate::scan::scan_with(paths, formats, progress, |p, d| {
+            let file = File::at(p, d);
+            let member = formats.of(&file).database_member(&file);
+            let (r, procs) = verify_file(formats, &file, &around);
             // A database file, not a library.
             let procs = if member.is_some() { Vec::new() } else { procs };
             Ok::<_, Infallible>((r, member, procs))
@@ -699,8 +702,9 @@ pub fn verify(
             if f.is_dir() && !crate::input::is_image_dir(f) {
                 return Err(WalkError::Directory(f.clone()));
             }
-            let visit =
-                |data: crate::Input| Ok::<_, Infallible>(verify_file(data.path(), &data, true).0);
+            let visit = |data: crate::Input| {
+                Ok::<_, Infallible>(verify_file(formats, &File::at(data.path(), &data), &around).0)
+            };
             let group = match crate::input::for_each_with(f, progress, visit) {
                 Ok(items) => Group {
                     package: items.iter().any(|(p, _)| p != f).then(|| f.clone()),
@@ -763,6 +767,7 @@ pub fn verify(
         let beside = members_beside(
             &database_only,
             if recursive { paths } else { &[] },
+            formats,
             progress,
         )
         .map_err(WalkError::Io)?;
@@ -811,11 +816,12 @@ pub struct ListOptions {
 
 /// `gfxkit list`: the listing of every file named (a package by member) and, recursively,
 /// found ([`ListOptions`]); a split binary through its kpack archives, a `.kpack` file by
-/// kernel ([`crate::kpack::list_file_bytes`]). A file that cannot be read is listed with its
+/// kernel ([`Format::list`](crate::format::Format::list)). A file that cannot be read is listed with its
 /// error. The error is a directory named without `recursive`, or a path that does not exist.
 pub fn list(
     paths: &[PathBuf],
     opts: ListOptions,
+    formats: &Formats,
     progress: &dyn Progress,
 ) -> Result<Vec<gfxkit_inventory::list::FileListing>, WalkError> {
     use gfxkit_inventory::list::{self, FileListing};
@@ -831,9 +837,14 @@ pub fn list(
         Failed::Package(e) => failed(path, chain(&e)),
         Failed::Visit(never) => match never {},
     };
+    let around = Around::new();
+    let list_one = |path: &Path, data: &[u8]| {
+        let file = File::at(path, data);
+        formats.of(&file).list(&file, check, &around)
+    };
     if opts.recursive || opts.every_file {
-        let scanned = crate::scan::scan(paths, progress, |path, data| {
-            Ok::<_, Infallible>(crate::kpack::list_file_bytes(path, data, check))
+        let scanned = crate::scan::scan_with(paths, formats, progress, |path, data| {
+            Ok::<_, Infallible>(list_one(path, data))
         })
         .map_err(WalkError::Io)?;
         return Ok(scanned
@@ -871,7 +882,7 @@ pub fn list(
     let mut out = Vec::new();
     for path in paths {
         let visit = |data: crate::Input| {
-            let mut l = crate::kpack::list_file_bytes(data.path(), &data, check);
+            let mut l = list_one(data.path(), &data);
             l.layer = data.layer().map(str::to_owned);
             Ok::<_, Infallible>(l)
         };
@@ -894,17 +905,20 @@ pub fn list(
 
 /// `gfxkit kernels`: every kernel of every code object under `paths` (directories searched,
 /// packages by member, split binaries through their archives, a Tensile index by solution:
-/// [`crate::kpack::kernels`]), those for `wanted` only when given. What cannot be read is one
+/// [`Format::kernels`](crate::format::Format::kernels)), those for `wanted` only when given. What cannot be read is one
 /// of the listing's `errors`, naming its file; a file without device code only when named.
 /// The error is a path that does not exist.
 pub fn kernels(
     paths: &[PathBuf],
     wanted: Option<&TargetId>,
     demangle: bool,
+    formats: &Formats,
     progress: &dyn Progress,
 ) -> Result<gfxkit_inventory::kernels::KernelListing, crate::Error> {
-    let scanned = crate::scan::scan(paths, progress, |path, data| {
-        crate::kpack::kernels(path, data, wanted, demangle)
+    let around = Around::new();
+    let scanned = crate::scan::scan_with(paths, formats, progress, |path, data| {
+        let file = File::at(path, data);
+        formats.of(&file).kernels(&file, wanted, demangle, &around)
     })?;
     let mut out = gfxkit_inventory::kernels::KernelListing::default();
     for s in scanned {

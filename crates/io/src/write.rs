@@ -173,6 +173,86 @@ fn write_file_checked<E>(
     permissions_like: Option<&Path>,
     durability: Durability,
 ) -> Result<(), WriteError<E>> {
+    stage_file(path, fill, check, permissions_like, durability)?
+        .commit()
+        .map_err(WriteError::Io)
+}
+
+/// An output written to its temporary file (and checked) but not yet in place: [`Staged::commit`]
+/// renames it over its target; dropping it removes the temporary file and leaves the target
+/// as it was. Several outputs that must appear together are staged, then committed.
+#[derive(Debug)]
+pub struct Staged {
+    /// The target (a symbolic link resolved to the file it names).
+    path: PathBuf,
+    /// The temporary file; `None` when the target is a device, FIFO or socket, written to
+    /// directly.
+    tmp: Option<tempfile::NamedTempFile>,
+    /// The permissions the output gets.
+    permissions: Option<std::fs::Permissions>,
+    /// Whether the rename is synced to disk.
+    durability: Durability,
+}
+
+impl Staged {
+    /// Renames the temporary file over the target (with the permissions planned), synced
+    /// when the write asked for it.
+    pub fn commit(self) -> Result<(), Error> {
+        let Staged {
+            path,
+            tmp,
+            permissions,
+            durability,
+        } = self;
+        let Some(tmp) = tmp else { return Ok(()) };
+        let write_err = |e| Error::new(&path, ErrorKind::Write(e));
+        if let Some(p) = permissions {
+            std::fs::set_permissions(tmp.path(), p)
+                .map_err(|e| Error::new(&path, ErrorKind::SetPermissions(e)))?;
+        }
+        tmp.persist(&path).map_err(|e| write_err(e.error))?;
+        if durability == Durability::Synced {
+            // The rename itself reaches the disk with the directory.
+            let dir = match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            std::fs::File::open(dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| Error::new(dir, ErrorKind::SyncDirectory(e)))?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes `bytes` to a temporary file beside `path`, as [`write_atomic`] does, without
+/// renaming it yet: the [`Staged`] output is put in place by [`Staged::commit`].
+pub fn stage_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<Staged, Error> {
+    let fill = |file: &mut File| {
+        let mut w = std::io::BufWriter::with_capacity(WRITE_BUFFER, file);
+        fill(&mut w).map_err(Filled::Fill)?;
+        w.flush().map_err(Filled::Io)
+    };
+    let check = |_: &Path| Ok(());
+    stage_file(path, fill, check, None, Durability::Rename).map_err(|e| match e {
+        WriteError::Io(e) => e,
+        WriteError::Fill { path, error } => Error::new(path, ErrorKind::Write(error)),
+        WriteError::Check(error) => Error::new(path, ErrorKind::Write(error)),
+    })
+}
+
+/// The first half of [`write_file_checked`]: the temporary file filled, synced when asked,
+/// checked, and its permissions planned.
+fn stage_file<E>(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> Result<(), Filled<E>>,
+    check: impl FnOnce(&Path) -> Result<(), E>,
+    permissions_like: Option<&Path>,
+    durability: Durability,
+) -> Result<Staged, WriteError<E>> {
     let write_err = |e| Error::new(path, ErrorKind::Write(e));
     let fill_err = |filled| match filled {
         Filled::Fill(error) => WriteError::Fill {
@@ -202,7 +282,13 @@ fn write_file_checked<E>(
                 .write(true)
                 .open(path)
                 .map_err(write_err)?;
-            return fill(&mut f).map_err(fill_err);
+            fill(&mut f).map_err(fill_err)?;
+            return Ok(Staged {
+                path: path.to_owned(),
+                tmp: None,
+                permissions: None,
+                durability,
+            });
         }
         _ => {}
     }
@@ -233,16 +319,12 @@ fn write_file_checked<E>(
             std::fs::Permissions::from_mode(0o666 & !umask())
         }
     };
-    std::fs::set_permissions(tmp.path(), permissions)
-        .map_err(|e| Error::new(path, ErrorKind::SetPermissions(e)))?;
-    tmp.persist(path).map_err(|e| write_err(e.error))?;
-    if durability == Durability::Synced {
-        // The rename itself reaches the disk with the directory.
-        std::fs::File::open(dir)
-            .and_then(|d| d.sync_all())
-            .map_err(|e| Error::new(dir, ErrorKind::SyncDirectory(e)))?;
-    }
-    Ok(())
+    Ok(Staged {
+        path: path.to_owned(),
+        tmp: Some(tmp),
+        permissions: Some(permissions),
+        durability,
+    })
 }
 
 /// The buffer between a writer's `fill` and the file. Small writes are gathered into it; a
@@ -358,6 +440,44 @@ mod tests {
         assert!(err.is_err());
         assert_eq!(std::fs::read(&exe).unwrap(), b"new");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn staged_outputs_replace_their_targets_only_when_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.kpack");
+        let b = dir.path().join("b.kpack");
+        std::fs::write(&a, b"old").unwrap();
+        let temps = || {
+            std::fs::read_dir(dir.path())
+                .unwrap()
+                .filter(|e| is_temp_name(&e.as_ref().unwrap().file_name()))
+                .count()
+        };
+        // Staged and dropped: the targets as they were, no temporary file left.
+        let sa = stage_atomic_with(&a, |w| w.write_all(b"new a")).unwrap();
+        let sb = stage_atomic_with(&b, |w| w.write_all(b"new b")).unwrap();
+        assert_eq!(temps(), 2);
+        drop((sa, sb));
+        assert_eq!(std::fs::read(&a).unwrap(), b"old");
+        assert!(!b.exists());
+        assert_eq!(temps(), 0);
+        // A fill that fails leaves nothing either.
+        let err = stage_atomic_with(&a, |_| Err(std::io::Error::other("no room"))).unwrap_err();
+        assert!(
+            matches!(err.kind(), ErrorKind::Write(e) if e.to_string() == "no room"),
+            "{err:?}"
+        );
+        assert_eq!(err.path(), a.as_path());
+        assert_eq!(temps(), 0);
+        // Committed: in place.
+        let sa = stage_atomic_with(&a, |w| w.write_all(b"new a")).unwrap();
+        let sb = stage_atomic_with(&b, |w| w.write_all(b"new b")).unwrap();
+        sa.commit().unwrap();
+        sb.commit().unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), b"new a");
+        assert_eq!(std::fs::read(&b).unwrap(), b"new b");
+        assert_eq!(temps(), 0);
     }
 
     #[test]

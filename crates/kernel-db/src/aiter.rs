@@ -41,13 +41,18 @@ pub struct KernelMap {
     pub rows: Vec<MapRow>,
 }
 
+/// How many first bytes of a file [`is_kernel_map`] is given to find the header line in: a
+/// line that does not end within them is no kernel map's header. Kernel-database sniffing
+/// reads at least this much ([`crate::sniff::PREFIX_LEN`]).
+pub const HEADER_PREFIX_LEN: usize = 512;
+
 /// The header's columns, when `prefix` (the first bytes of a file) starts with a header line
-/// (ended by a newline, or by the end of a file shorter than [`crate::sniff::PREFIX_LEN`]: a
-/// map with no row).
+/// (ended by a newline, or by the end of a file shorter than [`HEADER_PREFIX_LEN`]: a map
+/// with no row).
 fn header_columns(prefix: &[u8]) -> Option<Vec<&str>> {
     let end = match prefix.iter().position(|&b| b == b'\n') {
         Some(end) => end,
-        None if prefix.len() < crate::sniff::PREFIX_LEN => prefix.len(),
+        None if prefix.len() < HEADER_PREFIX_LEN => prefix.len(),
         None => return None,
     };
     let line = std::str::from_utf8(&prefix[..end]).ok()?;

@@ -53,8 +53,9 @@ impl DbKind {
 }
 
 /// How many first bytes [`sniff`] looks at (fewer are enough when the file is shorter): the
-/// magic numbers need 16, an aiter kernel map's CSV header line more.
-pub const PREFIX_LEN: usize = 512;
+/// magic numbers need 16, an aiter kernel map's CSV header line more
+/// ([`crate::aiter::HEADER_PREFIX_LEN`]).
+pub const PREFIX_LEN: usize = crate::aiter::HEADER_PREFIX_LEN;
 
 /// How a Tensile index's bytes are stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

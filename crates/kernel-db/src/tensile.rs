@@ -845,28 +845,7 @@ impl Parser<'_> {
         };
         let kind = match type_name {
             "Hardware" | "Problem" => {
-                let rows_path = Path::Key(path, "rows");
-                let mut rc = c.at(need("rows")?);
-                let n = rc
-                    .array("an array of rows")
-                    .map_err(|e| Error::from(e).place(rows_path.to_string()))?;
-                let mut rows = Vec::with_capacity((n as usize).min(1024));
-                for i in 0..n as usize {
-                    let rp = Path::Item(&rows_path, i);
-                    let roff = rc.offset();
-                    let rf = self.fields(&mut rc, &rp, "a row map {predicate, library}")?;
-                    let pp = rf.get("predicate").ok_or_else(|| {
-                        Error::at(roff, ErrorKind::MissingField("predicate")).place(rp.to_string())
-                    })?;
-                    let lp = rf.get("library").ok_or_else(|| {
-                        Error::at(roff, ErrorKind::MissingField("library")).place(rp.to_string())
-                    })?;
-                    let predicate =
-                        self.predicate(&mut c.at(pp), &Path::Key(&rp, "predicate"), depth + 1)?;
-                    let library =
-                        self.node(&mut c.at(lp), &Path::Key(&rp, "library"), depth + 1)?;
-                    rows.push(Row { predicate, library });
-                }
+                let rows = self.rows(c, path, depth, need("rows")?)?;
                 if type_name == "Hardware" {
                     NodeKind::Hardware(rows)
                 } else {
@@ -905,52 +884,7 @@ impl Parser<'_> {
                     })?),
                     None => None,
                 };
-                let tp = Path::Key(path, "table");
-                let mut tc = c.at(need("table")?);
-                let n = tc
-                    .array("an array of table entries")
-                    .map_err(|e| Error::from(e).place(tp.to_string()))?;
-                let mut table = Vec::with_capacity((n as usize).min(4096));
-                for i in 0..n as usize {
-                    let ep = Path::Item(&tp, i);
-                    let eoff = tc.offset();
-                    self.count(eoff, &ep)?;
-                    let ef = self.fields(&mut tc, &ep, "a table entry {key, index, speed}")?;
-                    let kp = ef.get("key").ok_or_else(|| {
-                        Error::at(eoff, ErrorKind::MissingField("key")).place(ep.to_string())
-                    })?;
-                    let key = c
-                        .at(kp)
-                        .skip()
-                        .map_err(|e| Error::from(e).place(ep.to_string()))?;
-                    let speed = match ef.get("speed") {
-                        Some(p) => Some(c.at(p).number().map_err(|e| {
-                            Error::from(e).place(Path::Key(&ep, "speed").to_string())
-                        })?),
-                        None => None,
-                    };
-                    let value = if let Some(p) = ef.get("index") {
-                        Leaf::Index(self.index_ref(&mut c.at(p), &Path::Key(&ep, "index"))?)
-                    } else if let Some(p) = ef.get("value") {
-                        let vp = Path::Key(&ep, "value");
-                        let mut vc = c.at(p);
-                        match vc
-                            .clone()
-                            .head()
-                            .map_err(|e| Error::from(e).place(vp.to_string()))?
-                        {
-                            Head::Map(_) => {
-                                Leaf::Library(Box::new(self.node(&mut vc, &vp, depth + 1)?))
-                            }
-                            _ => Leaf::Index(self.index_ref(&mut vc, &vp)?),
-                        }
-                    } else {
-                        return Err(
-                            Error::at(eoff, ErrorKind::MissingField("index")).place(ep.to_string())
-                        );
-                    };
-                    table.push(MatchEntry { key, value, speed });
-                }
+                let table = self.matching_table(c, path, depth, need("table")?)?;
                 NodeKind::Matching { distance, table }
             }
             "DecisionTree" => {
@@ -993,6 +927,95 @@ impl Parser<'_> {
             other => NodeKind::Unknown(other),
         };
         Ok(Node { offset, kind })
+    }
+
+    /// The rows of a `Hardware` or `Problem` node (at `at`): each a predicate and the library
+    /// below it.
+    fn rows<'a>(
+        &mut self,
+        c: &Cursor<'a>,
+        path: &Path<'_>,
+        depth: usize,
+        at: usize,
+    ) -> Result<Vec<Row<'a>>> {
+        let rows_path = Path::Key(path, "rows");
+        let mut rc = c.at(at);
+        let n = rc
+            .array("an array of rows")
+            .map_err(|e| Error::from(e).place(rows_path.to_string()))?;
+        let mut rows = Vec::with_capacity((n as usize).min(1024));
+        for i in 0..n as usize {
+            let rp = Path::Item(&rows_path, i);
+            let roff = rc.offset();
+            let rf = self.fields(&mut rc, &rp, "a row map {predicate, library}")?;
+            let pp = rf.get("predicate").ok_or_else(|| {
+                Error::at(roff, ErrorKind::MissingField("predicate")).place(rp.to_string())
+            })?;
+            let lp = rf.get("library").ok_or_else(|| {
+                Error::at(roff, ErrorKind::MissingField("library")).place(rp.to_string())
+            })?;
+            let predicate =
+                self.predicate(&mut c.at(pp), &Path::Key(&rp, "predicate"), depth + 1)?;
+            let library = self.node(&mut c.at(lp), &Path::Key(&rp, "library"), depth + 1)?;
+            rows.push(Row { predicate, library });
+        }
+        Ok(rows)
+    }
+
+    /// The table of a `Matching` node (at `at`): each entry a key (problem sizes) and a
+    /// solution index or a library, with its speed.
+    fn matching_table<'a>(
+        &mut self,
+        c: &Cursor<'a>,
+        path: &Path<'_>,
+        depth: usize,
+        at: usize,
+    ) -> Result<Vec<MatchEntry<'a>>> {
+        let tp = Path::Key(path, "table");
+        let mut tc = c.at(at);
+        let n = tc
+            .array("an array of table entries")
+            .map_err(|e| Error::from(e).place(tp.to_string()))?;
+        let mut table = Vec::with_capacity((n as usize).min(4096));
+        for i in 0..n as usize {
+            let ep = Path::Item(&tp, i);
+            let eoff = tc.offset();
+            self.count(eoff, &ep)?;
+            let ef = self.fields(&mut tc, &ep, "a table entry {key, index, speed}")?;
+            let kp = ef.get("key").ok_or_else(|| {
+                Error::at(eoff, ErrorKind::MissingField("key")).place(ep.to_string())
+            })?;
+            let key = c
+                .at(kp)
+                .skip()
+                .map_err(|e| Error::from(e).place(ep.to_string()))?;
+            let speed = match ef.get("speed") {
+                Some(p) => Some(
+                    c.at(p)
+                        .number()
+                        .map_err(|e| Error::from(e).place(Path::Key(&ep, "speed").to_string()))?,
+                ),
+                None => None,
+            };
+            let value = if let Some(p) = ef.get("index") {
+                Leaf::Index(self.index_ref(&mut c.at(p), &Path::Key(&ep, "index"))?)
+            } else if let Some(p) = ef.get("value") {
+                let vp = Path::Key(&ep, "value");
+                let mut vc = c.at(p);
+                match vc
+                    .clone()
+                    .head()
+                    .map_err(|e| Error::from(e).place(vp.to_string()))?
+                {
+                    Head::Map(_) => Leaf::Library(Box::new(self.node(&mut vc, &vp, depth + 1)?)),
+                    _ => Leaf::Index(self.index_ref(&mut vc, &vp)?),
+                }
+            } else {
+                return Err(Error::at(eoff, ErrorKind::MissingField("index")).place(ep.to_string()));
+            };
+            table.push(MatchEntry { key, value, speed });
+        }
+        Ok(table)
     }
 
     fn predicate<'a>(

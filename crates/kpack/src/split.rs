@@ -153,68 +153,27 @@ pub fn split_binary<'data>(
     }
     .map_err(shrink_err)?;
     let opts = DecompressOptions::default();
-    let mut kernels = Vec::new();
-    // Bundles read once each (two wrappers may share one).
-    let mut seen: BTreeMap<u64, Vec<ArchPayload<'data>>> = BTreeMap::new();
+    // Bundles read once each (two wrappers may share one): the first wrapper leading to each
+    // names it in errors.
+    let mut first: BTreeMap<u64, usize> = BTreeMap::new();
+    let mut distinct = Vec::new();
     for (n, &off) in split.wrapper_bundles.iter().enumerate() {
-        let key = format!("{kernel_name}#{n}");
-        #[allow(clippy::map_entry)] // The entry is built fallibly (`?`) before inserting.
-        if !seen.contains_key(&off) {
-            // Located at its file offset: the bundle reader's errors name file offsets.
-            let located = Cursor::new(data).tail(off);
-            let at = located.bytes();
-            let bad = |e: gfxkit_bundle::Error| Error::at(off, ErrorKind::Bundle(e.to_string()));
-            let mut entries = Vec::new();
-            match gfxkit_bundle::detect(at) {
-                Some(Format::Uncompressed) => {
-                    let b = Bundle::parse_at(located).map_err(bad)?;
-                    for e in b.entries() {
-                        if let Some(a) = entry_arch(e.id)
-                            .map_err(|m| Error::at(off, ErrorKind::Unsupported(m)))?
-                        {
-                            entries.push((a, Cow::Borrowed(e.payload)));
-                        }
-                    }
-                }
-                Some(Format::Ccob) => {
-                    let any = AnyBundle::parse_at(located, &opts).map_err(bad)?;
-                    let b = any.bundle().map_err(bad)?;
-                    for e in b.entries() {
-                        if let Some(a) = entry_arch(e.id)
-                            .map_err(|m| Error::at(off, ErrorKind::Unsupported(m)))?
-                        {
-                            entries.push((a, Cow::Owned(e.payload.to_vec())));
-                        }
-                    }
-                }
-                None => {
-                    return fail(
-                        off,
-                        ErrorKind::Bundle(format!(
-                            "wrapper {n} points to {off:#x}, where no offload bundle starts"
-                        )),
-                    )
-                }
-            }
-            let mut archs: Vec<&str> = entries.iter().map(|(a, _)| a.as_str()).collect();
-            archs.sort_unstable();
-            if archs.windows(2).any(|w| w[0] == w[1]) {
-                return fail(
-                    off,
-                    ErrorKind::Unsupported(format!(
-                        "the bundle of wrapper {n} holds two entries for one architecture"
-                    )),
-                );
-            }
-            // Each code object must be one the archive's reader takes back: built for the
-            // architecture its entry ID names (an entry that contradicts its ID is damage the
-            // split would carry into the archive, where the loader hands it to that device).
-            for (arch, bytes) in &entries {
-                crate::archive::check_code_object(bytes, &key, arch, off)?;
-            }
-            seen.insert(off, entries);
+        if let std::collections::btree_map::Entry::Vacant(v) = first.entry(off) {
+            v.insert(distinct.len());
+            distinct.push((n, off));
         }
-        for (arch, bytes) in &seen[&off] {
+    }
+    // Read and checked in parallel; the error reported is the first in wrapper order, as if
+    // they were read one after the other.
+    let read: Vec<Result<Vec<ArchPayload<'data>>>> = distinct
+        .par_iter()
+        .map(|&(n, off)| bundle_payloads(data, kernel_name, n, off, &opts))
+        .collect();
+    let seen = read.into_iter().collect::<Result<Vec<_>>>()?;
+    let mut kernels = Vec::new();
+    for (n, off) in split.wrapper_bundles.iter().enumerate() {
+        let key = format!("{kernel_name}#{n}");
+        for (arch, bytes) in &seen[first[off]] {
             kernels.push(KernelOut {
                 key: key.clone(),
                 arch: arch.clone(),
@@ -229,6 +188,71 @@ pub fn split_binary<'data>(
         marker: r,
         shift: split.shift,
     })
+}
+
+/// The device code objects of the bundle at `off` (led to by wrapper `n`, the first that
+/// leads there) and their architectures, each checked as the archive's reader will check it.
+fn bundle_payloads<'data>(
+    data: &'data [u8],
+    kernel_name: &str,
+    n: usize,
+    off: u64,
+    opts: &DecompressOptions,
+) -> Result<Vec<ArchPayload<'data>>> {
+    let key = format!("{kernel_name}#{n}");
+    // Located at its file offset: the bundle reader's errors name file offsets.
+    let located = Cursor::new(data).tail(off);
+    let at = located.bytes();
+    let bad = |e: gfxkit_bundle::Error| Error::at(off, ErrorKind::Bundle(e.to_string()));
+    let mut entries = Vec::new();
+    match gfxkit_bundle::detect(at) {
+        Some(Format::Uncompressed) => {
+            let b = Bundle::parse_at(located).map_err(bad)?;
+            for e in b.entries() {
+                if let Some(a) =
+                    entry_arch(e.id).map_err(|m| Error::at(off, ErrorKind::Unsupported(m)))?
+                {
+                    entries.push((a, Cow::Borrowed(e.payload)));
+                }
+            }
+        }
+        Some(Format::Ccob) => {
+            let any = AnyBundle::parse_at(located, opts).map_err(bad)?;
+            let b = any.bundle().map_err(bad)?;
+            for e in b.entries() {
+                if let Some(a) =
+                    entry_arch(e.id).map_err(|m| Error::at(off, ErrorKind::Unsupported(m)))?
+                {
+                    entries.push((a, Cow::Owned(e.payload.to_vec())));
+                }
+            }
+        }
+        None => {
+            return fail(
+                off,
+                ErrorKind::Bundle(format!(
+                    "wrapper {n} points to {off:#x}, where no offload bundle starts"
+                )),
+            )
+        }
+    }
+    let mut archs: Vec<&str> = entries.iter().map(|(a, _)| a.as_str()).collect();
+    archs.sort_unstable();
+    if archs.windows(2).any(|w| w[0] == w[1]) {
+        return fail(
+            off,
+            ErrorKind::Unsupported(format!(
+                "the bundle of wrapper {n} holds two entries for one architecture"
+            )),
+        );
+    }
+    // Each code object must be one the archive's reader takes back: built for the
+    // architecture its entry ID names (an entry that contradicts its ID is damage the split
+    // would carry into the archive, where the loader hands it to that device).
+    for (arch, bytes) in &entries {
+        crate::archive::check_code_object(bytes, &key, arch, off)?;
+    }
+    Ok(entries)
 }
 
 /// Checks that a split reads back as one, the way the runtime will read it: the host binary's

@@ -50,23 +50,101 @@ fn s(v: &str) -> Value {
     Value::from(v)
 }
 
+std::thread_local! {
+    /// This thread's zstd compressor and the level it is set to: made once per thread and
+    /// reused for every frame (a frame depends only on its bytes and the parameters, never on
+    /// the frames compressed before it), so that its tables are not allocated and cleared
+    /// again for each kernel.
+    static COMPRESSOR: std::cell::RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 /// One zstd frame of `bytes` at `level`, with its content size and content checksum (the
 /// XXH64 of the code object, checked by every zstd decoder, so that damage to the frame is
 /// found when it is read; TheRock's frames carry no checksum).
 fn compress_frame(bytes: &[u8], level: i32) -> std::io::Result<Vec<u8>> {
-    let mut c = zstd::bulk::Compressor::new(level)?;
-    c.set_parameter(zstd::stream::raw::CParameter::ChecksumFlag(true))?;
-    c.compress(bytes)
+    COMPRESSOR.with_borrow_mut(|slot| {
+        let c = match slot {
+            Some((l, c)) if *l == level => c,
+            _ => {
+                let mut c = zstd::bulk::Compressor::new(level)?;
+                c.set_parameter(zstd::stream::raw::CParameter::ChecksumFlag(true))?;
+                &mut slot.insert((level, c)).1
+            }
+        };
+        let frame = c.compress(bytes);
+        if frame.is_err() {
+            // Not kept after a failure: the next frame starts from a fresh context.
+            *slot = None;
+        }
+        frame
+    })
+}
+
+/// An archive made and not yet laid out in one buffer: its head (the header, and for
+/// `zstd-per-kernel` the frame count; for `none` every kernel), the compressed frames and the
+/// TOC. [`Encoded::write_to`] writes it without gathering it first, so that a large archive's
+/// frames are copied once, into the file.
+#[derive(Debug, Clone)]
+pub struct Encoded {
+    head: Vec<u8>,
+    frames: Vec<Vec<u8>>,
+    toc: Vec<u8>,
+}
+
+impl Encoded {
+    /// The archive's length in bytes.
+    pub fn len(&self) -> u64 {
+        let frames: usize = self.frames.iter().map(|f| 4 + f.len()).sum();
+        (self.head.len() + frames + self.toc.len()) as u64
+    }
+
+    /// Whether the archive has no bytes (never: it has a header).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes the archive's bytes to `w`.
+    pub fn write_to(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        w.write_all(&self.head)?;
+        for f in &self.frames {
+            // Lengths were checked to fit when the archive was made.
+            w.write_all(&(f.len() as u32).to_le_bytes())?;
+            w.write_all(f)?;
+        }
+        w.write_all(&self.toc)
+    }
+
+    /// The archive's bytes in one buffer.
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(usize::try_from(self.len()).unwrap_or(0));
+        out.extend_from_slice(&self.head);
+        for f in &self.frames {
+            out.extend_from_slice(&(f.len() as u32).to_le_bytes());
+            out.extend_from_slice(f);
+        }
+        out.extend_from_slice(&self.toc);
+        out
+    }
 }
 
 /// Writes an archive holding `kernels` (ordinals in the order given; a `(key, arch)` pair
 /// may appear once). Frames are compressed in parallel, each with zstd's content checksum;
-/// the output is deterministic.
+/// the output is deterministic. [`encode_archive`] makes the same bytes without gathering them.
 pub fn write_archive(
     meta: &ArchiveMeta,
     kernels: &[KernelIn<'_>],
     compression: Compression,
 ) -> Result<Vec<u8>> {
+    encode_archive(meta, kernels, compression).map(|e| e.to_vec())
+}
+
+/// The archive [`write_archive`] writes, its parts not yet gathered into one buffer.
+pub fn encode_archive(
+    meta: &ArchiveMeta,
+    kernels: &[KernelIn<'_>],
+    compression: Compression,
+) -> Result<Encoded> {
     let mut toc: BTreeMap<&str, BTreeMap<&str, Value>> = BTreeMap::new();
     for (ordinal, k) in kernels.iter().enumerate() {
         let entry = Value::Map(vec![
@@ -89,10 +167,10 @@ pub fn write_archive(
             );
         }
     }
-    let mut out = Vec::with_capacity(HEADER_SIZE as usize);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.resize(HEADER_SIZE as usize, 0);
+    let mut head = Vec::with_capacity(HEADER_SIZE as usize);
+    head.extend_from_slice(MAGIC);
+    head.extend_from_slice(&VERSION.to_le_bytes());
+    head.resize(HEADER_SIZE as usize, 0);
     let mut top = vec![
         (s("format_version"), Value::from(u64::from(VERSION))),
         (s("group_name"), s(&meta.group_name)),
@@ -115,52 +193,55 @@ pub fn write_archive(
             ),
         ),
     ];
-    match compression {
+    let mut frames = Vec::new();
+    // Where the TOC starts.
+    let toc_offset = match compression {
         Compression::Zstd { level } => {
-            let frames: Vec<Vec<u8>> = kernels
+            frames = kernels
                 .par_iter()
                 .map(|k| compress_frame(k.bytes, level))
                 .collect::<std::io::Result<_>>()
                 .map_err(|e| crate::Error::at(0, ErrorKind::Unsupported(format!("zstd: {e}"))))?;
-            let start = out.len() as u64;
+            let start = head.len() as u64;
             let count = u32::try_from(frames.len()).map_err(|_| {
                 crate::Error::at(0, ErrorKind::Unsupported("more than 2^32 kernels".into()))
             })?;
-            out.extend_from_slice(&count.to_le_bytes());
+            head.extend_from_slice(&count.to_le_bytes());
+            let mut size = 4u64;
             for f in &frames {
-                let n = u32::try_from(f.len()).map_err(|_| {
-                    crate::Error::at(
+                if u32::try_from(f.len()).is_err() {
+                    return fail(
                         0,
                         ErrorKind::Unsupported("a compressed kernel of 4 GiB or more".into()),
-                    )
-                })?;
-                out.extend_from_slice(&n.to_le_bytes());
-                out.extend_from_slice(f);
+                    );
+                }
+                size += 4 + f.len() as u64;
             }
-            let size = out.len() as u64 - start;
             top.push((s("compression_scheme"), s("zstd-per-kernel")));
             top.push((s("zstd_offset"), Value::from(start)));
             top.push((s("zstd_size"), Value::from(size)));
+            start + size
         }
         Compression::None => {
             let mut blobs = Vec::with_capacity(kernels.len());
             for k in kernels {
-                out.resize(out.len().div_ceil(64) * 64, 0);
+                head.resize(head.len().div_ceil(64) * 64, 0);
                 blobs.push(Value::Map(vec![
-                    (s("offset"), Value::from(out.len() as u64)),
+                    (s("offset"), Value::from(head.len() as u64)),
                     (s("size"), Value::from(k.bytes.len() as u64)),
                 ]));
-                out.extend_from_slice(k.bytes);
+                head.extend_from_slice(k.bytes);
             }
             top.push((s("compression_scheme"), s("none")));
             top.push((s("blobs"), Value::Array(blobs)));
+            head.len() as u64
         }
-    }
-    let toc_offset = out.len() as u64;
-    out[8..16].copy_from_slice(&toc_offset.to_le_bytes());
-    rmpv::encode::write_value(&mut out, &Value::Map(top))
+    };
+    head[8..16].copy_from_slice(&toc_offset.to_le_bytes());
+    let mut toc = Vec::new();
+    rmpv::encode::write_value(&mut toc, &Value::Map(top))
         .map_err(|e| crate::Error::at(toc_offset, ErrorKind::BadToc(e.to_string())))?;
-    Ok(out)
+    Ok(Encoded { head, frames, toc })
 }
 
 #[cfg(test)]
@@ -264,6 +345,42 @@ mod tests {
                         "bit {bit} of byte {at:#x} flipped: decodes to other bytes without error"
                     ),
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn parts_written_are_the_archive_and_frames_do_not_depend_on_earlier_ones() {
+        let (meta, _) = sample();
+        let bodies = [varied(70_000), varied(3000), vec![9u8; 100_000]];
+        let ks: Vec<KernelIn<'_>> = bodies
+            .iter()
+            .enumerate()
+            .map(|(n, b)| KernelIn {
+                key: ["k#0", "k#1", "k#2"][n],
+                arch: "gfx90a:xnack+",
+                bytes: b,
+            })
+            .collect();
+        for c in [Compression::default(), Compression::None] {
+            let e = encode_archive(&meta, &ks, c).unwrap();
+            let mut written = Vec::new();
+            e.write_to(&mut written).unwrap();
+            assert_eq!(written, e.to_vec());
+            assert_eq!(written.len() as u64, e.len());
+            assert_eq!(written, write_archive(&meta, &ks, c).unwrap());
+        }
+        // A frame is the one a fresh compressor makes, whatever this thread compressed
+        // before it and at whatever level.
+        let fresh = |b: &[u8], level| {
+            let mut c = zstd::bulk::Compressor::new(level).unwrap();
+            c.set_parameter(zstd::stream::raw::CParameter::ChecksumFlag(true))
+                .unwrap();
+            c.compress(b).unwrap()
+        };
+        for level in [3, 1, 3, 9, 3] {
+            for b in bodies.iter().rev() {
+                assert_eq!(compress_frame(b, level).unwrap(), fresh(b, level));
             }
         }
     }

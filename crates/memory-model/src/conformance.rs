@@ -279,12 +279,6 @@ pub fn parse_strict(line: &str) -> Vec<String> {
     }
 }
 
-/// Normalizes assembly lines into the criterion's normal form (strict form with wait runs
-/// merged into counter sets).
-pub fn normalize<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<Item> {
-    merge_waits(&normalize_strict(lines))
-}
-
 /// Splits llc's assembly into the text between the markers of each case:
 /// `(index, lines)` in the order found.
 pub fn split_asm(asm: &str) -> Vec<(usize, Vec<&str>)> {
@@ -491,7 +485,7 @@ mod tests {
         let asm = "\tv_mov_b32_e32 v1, s6\n\ts_waitcnt vmcnt(0) lgkmcnt(0)\n\ts_waitcnt_vscnt null, 0x0\n\
                    \tglobal_atomic_cmpswap v0, v[1:2], s[4:5] glc dlc offset:16\n\tbuffer_gl1_inv\n\
                    \ts_wait_loadcnt 0x0\n\ts_wait_dscnt 0x3f\n\tglobal_inv scope:SCOPE_SYS\n";
-        let n = normalize(asm.lines());
+        let n = merge_waits(&normalize_strict(asm.lines()));
         assert_eq!(
             render_normal(&n),
             "wait(lgkmcnt,vmcnt,vscnt) ; global_atomic_cmpswap glc dlc ; buffer_gl1_inv ; \
@@ -560,7 +554,7 @@ mod tests {
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].0, 7);
         assert_eq!(
-            render_normal(&normalize(s[0].1.iter().copied())),
+            render_normal(&merge_waits(&normalize_strict(s[0].1.iter().copied()))),
             "ds_read_b32"
         );
     }

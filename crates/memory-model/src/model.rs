@@ -488,194 +488,217 @@ fn build(cfg: &Config, case: &Case) -> Result<Sequence, Invalid> {
             cfg.cpu, cfg.llvm
         )));
     }
-    let mut b = Builder {
+    let b = Builder {
         cfg,
         rules,
         before: Vec::new(),
         after: Vec::new(),
         bits: Bits::default(),
     };
-    let sel = family::select(cfg, case)?;
-    let a = case.addr_space;
-    match sel {
-        family::Selected::Plain { ops } => {
-            // Non-atomic (or an atomic on private memory, which LLVM makes non-atomic).
-            let mut steps = Vec::new();
-            for (op, mnemonic, cpol) in ops {
-                let mut bb = Builder {
-                    cfg,
-                    rules,
-                    before: Vec::new(),
-                    after: Vec::new(),
-                    bits: Bits::default(),
-                };
-                let aspace = a.map(AsSet::of).unwrap_or(AsSet::NONE);
-                // An atomicrmw or cmpxchg on private memory becomes a plain load and store
-                // without its volatile or nontemporal marks; loads and stores keep theirs.
-                let mut plain = *case;
-                if matches!(case.kind, Kind::AtomicRmw | Kind::Cmpxchg) {
-                    plain.flags = Flags::default();
-                }
-                volatile_nontemporal(&mut bb, aspace, op, &plain, cpol);
-                if !cpol {
-                    // No cache-policy operand: the waits stay, the bits have nowhere to go.
-                    bb.bits = Bits::default();
-                }
-                // (A volatile store already waited as a system-scope store: llc 19 does not
-                // wait twice.)
-                if op == STORE && cpol {
-                    force_store_bits(&mut bb, aspace);
-                }
-                steps.extend(bb.before);
-                steps.push(Step {
-                    kind: StepKind::Memory {
-                        mnemonic: mnemonic.clone(),
-                        bits: bb.bits.render(),
-                    },
-                    reason: String::new(),
-                });
-                steps.extend(bb.after);
-            }
-            Ok(Sequence {
-                steps,
-                major: cfg.major,
-            })
-        }
+    match family::select(cfg, case)? {
+        family::Selected::Plain { ops } => Ok(plain_sequence(cfg, rules, case, ops)),
         family::Selected::Atomic {
             mnemonic,
             cpol,
             ret_bit,
-        } => {
-            let i = info(case)?;
-            let ord = case.ordering.unwrap_or(Ordering::Monotonic);
-            match case.kind {
-                Kind::LoadAtomic => {
-                    if matches!(
-                        ord,
-                        Ordering::Monotonic | Ordering::Acquire | Ordering::SeqCst
-                    ) && cpol
-                        && i.order_as.any(AsSet::GLOBAL)
-                    {
-                        (rules.load_bypass)(&mut b.bits, i.scope, cfg);
-                    }
-                    if ord == Ordering::SeqCst {
-                        b.wait(
-                            i.scope,
-                            i.order_as,
-                            LOAD_STORE,
-                            i.cross,
-                            Pos::Before,
-                            "seq_cst: earlier memory operations complete first",
-                            false,
-                        );
-                    }
-                    if ord.acquires() {
-                        b.wait(
-                            i.scope,
-                            i.instr_as,
-                            LOAD,
-                            i.cross,
-                            Pos::After,
-                            "acquire: the load completes before later accesses",
-                            ord == Ordering::Acquire,
-                        );
-                        b.acquire(i.scope, i.order_as, Pos::After);
-                    }
-                }
-                Kind::StoreAtomic => {
-                    if matches!(
-                        ord,
-                        Ordering::Monotonic | Ordering::Release | Ordering::SeqCst
-                    ) && cpol
-                        && i.order_as.any(AsSet::GLOBAL)
-                    {
-                        (rules.store_bypass)(&mut b.bits, i.scope, cfg);
-                    }
-                    if ord.releases() {
-                        b.release(i.scope, i.order_as, i.cross, Pos::Before);
-                    }
-                    if cpol {
-                        force_store_bits(&mut b, i.instr_as);
-                    }
-                    b.xcnt_before_atomic_store(cpol);
-                }
-                Kind::AtomicRmw | Kind::Cmpxchg => {
-                    if cpol && i.instr_as.any(AsSet::GLOBAL) {
-                        (rules.rmw_bypass)(&mut b.bits, i.scope, cfg);
-                    }
-                    let fail = case.failure;
-                    if ord.releases() || fail == Some(Ordering::SeqCst) {
-                        b.release(i.scope, i.order_as, i.cross, Pos::Before);
-                    }
-                    b.xcnt_before_atomic_store(cpol);
-                    if ord.acquires() || matches!(fail, Some(Ordering::Acquire | Ordering::SeqCst))
-                    {
-                        let ops = if case.ret == Some(true) { LOAD } else { STORE };
-                        b.wait(
-                            i.scope,
-                            i.instr_as,
-                            ops,
-                            i.cross,
-                            Pos::After,
-                            "acquire: the atomic completes before later accesses",
-                            ord == Ordering::Acquire,
-                        );
-                        b.acquire(i.scope, i.order_as, Pos::After);
-                    }
-                    if case.ret == Some(true) {
-                        if let Some(rb) = ret_bit {
-                            b.bits.set(rb);
-                        }
-                    }
-                }
-                _ => {}
-            }
-            let mut steps = std::mem::take(&mut b.before);
-            steps.push(Step {
-                kind: StepKind::Memory {
-                    mnemonic,
-                    bits: b.bits.render(),
-                },
-                reason: String::new(),
-            });
-            steps.extend(b.after);
-            Ok(Sequence {
-                steps,
-                major: cfg.major,
-            })
+        } => atomic_sequence(b, case, mnemonic, cpol, ret_bit),
+        family::Selected::Fence => fence_sequence(b, case),
+    }
+}
+
+/// The sequence of non-atomic instructions `ops` (or of an atomic on private memory, which
+/// LLVM makes non-atomic): each with the waits and bits its volatile or nontemporal marks
+/// ask for.
+fn plain_sequence(
+    cfg: &Config,
+    rules: &'static FamilyRules,
+    case: &Case,
+    ops: Vec<(Ops, String, bool)>,
+) -> Sequence {
+    let a = case.addr_space;
+    let mut steps = Vec::new();
+    for (op, mnemonic, cpol) in ops {
+        let mut bb = Builder {
+            cfg,
+            rules,
+            before: Vec::new(),
+            after: Vec::new(),
+            bits: Bits::default(),
+        };
+        let aspace = a.map(AsSet::of).unwrap_or(AsSet::NONE);
+        // An atomicrmw or cmpxchg on private memory becomes a plain load and store
+        // without its volatile or nontemporal marks; loads and stores keep theirs.
+        let mut plain = *case;
+        if matches!(case.kind, Kind::AtomicRmw | Kind::Cmpxchg) {
+            plain.flags = Flags::default();
         }
-        family::Selected::Fence => {
-            let i = info(case)?;
-            let order_as = match case.mmra {
-                Some(Mmra::Global) => AsSet::GLOBAL,
-                Some(Mmra::Local) => AsSet::LDS,
-                Some(Mmra::GlobalLocal) => AsSet::GLOBAL.or(AsSet::LDS),
-                _ => i.order_as,
-            };
-            let ord = case.ordering.unwrap_or(Ordering::SeqCst);
-            if ord == Ordering::Acquire {
+        volatile_nontemporal(&mut bb, aspace, op, &plain, cpol);
+        if !cpol {
+            // No cache-policy operand: the waits stay, the bits have nowhere to go.
+            bb.bits = Bits::default();
+        }
+        // (A volatile store already waited as a system-scope store: llc 19 does not
+        // wait twice.)
+        if op == STORE && cpol {
+            force_store_bits(&mut bb, aspace);
+        }
+        steps.extend(bb.before);
+        steps.push(Step {
+            kind: StepKind::Memory {
+                mnemonic: mnemonic.clone(),
+                bits: bb.bits.render(),
+            },
+            reason: String::new(),
+        });
+        steps.extend(bb.after);
+    }
+    Sequence {
+        steps,
+        major: cfg.major,
+    }
+}
+
+/// The sequence of one atomic instruction (`mnemonic`, with a cache-policy operand when
+/// `cpol`, `ret_bit` marking a returning one): the waits, cache maintenance and bits its
+/// ordering and scope ask for, built on `b`.
+fn atomic_sequence(
+    mut b: Builder<'_>,
+    case: &Case,
+    mnemonic: String,
+    cpol: bool,
+    ret_bit: Option<&'static str>,
+) -> Result<Sequence, Invalid> {
+    let (cfg, rules) = (b.cfg, b.rules);
+    let i = info(case)?;
+    let ord = case.ordering.unwrap_or(Ordering::Monotonic);
+    match case.kind {
+        Kind::LoadAtomic => {
+            if matches!(
+                ord,
+                Ordering::Monotonic | Ordering::Acquire | Ordering::SeqCst
+            ) && cpol
+                && i.order_as.any(AsSet::GLOBAL)
+            {
+                (rules.load_bypass)(&mut b.bits, i.scope, cfg);
+            }
+            if ord == Ordering::SeqCst {
                 b.wait(
                     i.scope,
-                    order_as,
+                    i.order_as,
                     LOAD_STORE,
                     i.cross,
                     Pos::Before,
-                    "acquire fence: earlier atomics complete first",
-                    ord == Ordering::Acquire,
+                    "seq_cst: earlier memory operations complete first",
+                    false,
                 );
             }
-            if ord.releases() {
-                b.release(i.scope, order_as, i.cross, Pos::Before);
-            }
             if ord.acquires() {
-                b.acquire(i.scope, order_as, Pos::Before);
+                b.wait(
+                    i.scope,
+                    i.instr_as,
+                    LOAD,
+                    i.cross,
+                    Pos::After,
+                    "acquire: the load completes before later accesses",
+                    ord == Ordering::Acquire,
+                );
+                b.acquire(i.scope, i.order_as, Pos::After);
             }
-            Ok(Sequence {
-                steps: b.before,
-                major: cfg.major,
-            })
         }
+        Kind::StoreAtomic => {
+            if matches!(
+                ord,
+                Ordering::Monotonic | Ordering::Release | Ordering::SeqCst
+            ) && cpol
+                && i.order_as.any(AsSet::GLOBAL)
+            {
+                (rules.store_bypass)(&mut b.bits, i.scope, cfg);
+            }
+            if ord.releases() {
+                b.release(i.scope, i.order_as, i.cross, Pos::Before);
+            }
+            if cpol {
+                force_store_bits(&mut b, i.instr_as);
+            }
+            b.xcnt_before_atomic_store(cpol);
+        }
+        Kind::AtomicRmw | Kind::Cmpxchg => {
+            if cpol && i.instr_as.any(AsSet::GLOBAL) {
+                (rules.rmw_bypass)(&mut b.bits, i.scope, cfg);
+            }
+            let fail = case.failure;
+            if ord.releases() || fail == Some(Ordering::SeqCst) {
+                b.release(i.scope, i.order_as, i.cross, Pos::Before);
+            }
+            b.xcnt_before_atomic_store(cpol);
+            if ord.acquires() || matches!(fail, Some(Ordering::Acquire | Ordering::SeqCst)) {
+                let ops = if case.ret == Some(true) { LOAD } else { STORE };
+                b.wait(
+                    i.scope,
+                    i.instr_as,
+                    ops,
+                    i.cross,
+                    Pos::After,
+                    "acquire: the atomic completes before later accesses",
+                    ord == Ordering::Acquire,
+                );
+                b.acquire(i.scope, i.order_as, Pos::After);
+            }
+            if case.ret == Some(true) {
+                if let Some(rb) = ret_bit {
+                    b.bits.set(rb);
+                }
+            }
+        }
+        _ => {}
     }
+    let mut steps = std::mem::take(&mut b.before);
+    steps.push(Step {
+        kind: StepKind::Memory {
+            mnemonic,
+            bits: b.bits.render(),
+        },
+        reason: String::new(),
+    });
+    steps.extend(b.after);
+    Ok(Sequence {
+        steps,
+        major: cfg.major,
+    })
+}
+
+/// The sequence of a fence: waits and cache maintenance only, built on `b`.
+fn fence_sequence(mut b: Builder<'_>, case: &Case) -> Result<Sequence, Invalid> {
+    let cfg = b.cfg;
+    let i = info(case)?;
+    let order_as = match case.mmra {
+        Some(Mmra::Global) => AsSet::GLOBAL,
+        Some(Mmra::Local) => AsSet::LDS,
+        Some(Mmra::GlobalLocal) => AsSet::GLOBAL.or(AsSet::LDS),
+        _ => i.order_as,
+    };
+    let ord = case.ordering.unwrap_or(Ordering::SeqCst);
+    if ord == Ordering::Acquire {
+        b.wait(
+            i.scope,
+            order_as,
+            LOAD_STORE,
+            i.cross,
+            Pos::Before,
+            "acquire fence: earlier atomics complete first",
+            ord == Ordering::Acquire,
+        );
+    }
+    if ord.releases() {
+        b.release(i.scope, order_as, i.cross, Pos::Before);
+    }
+    if ord.acquires() {
+        b.acquire(i.scope, order_as, Pos::Before);
+    }
+    Ok(Sequence {
+        steps: b.before,
+        major: cfg.major,
+    })
 }
 
 fn memory_reason(case: &Case, bits: &[&'static str]) -> String {

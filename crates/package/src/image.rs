@@ -25,16 +25,18 @@
 //! errors naming the image, the layer and the offset of the entry's tar header.
 
 use crate::detect::{is_tar, Compression, PREFIX_LEN};
+use crate::digest::{blob_name_digest, Digest, Hasher};
 use crate::error::{Error, ErrorKind, Result};
-use crate::walk::{member, tar_header_error, Counting, Ctx, Walk};
+use crate::members::{member, Ctx, Walk};
+use crate::tar::{clean_name, tar_header_error, Counting};
 use rayon::prelude::*;
 use serde::Deserialize;
-use sha2::Digest as _;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fmt;
 use std::io::{self, Cursor, Read};
 use std::ops::Deref;
-use std::sync::RwLock;
+
+pub use crate::digest::looks_like_image_entry;
+pub use crate::platform::{platform, set_platform, Platform};
 
 /// The largest JSON file of an image read (index, manifest, configuration).
 const MAX_JSON: usize = 16 << 20;
@@ -45,85 +47,6 @@ const MAX_LINKS: u32 = 40;
 /// Entries of an image archive recorded when indexing a tar (a tarball with more is not
 /// read as an image).
 const MAX_INDEXED: usize = 1 << 20;
-
-/// An OS and CPU architecture an image is built for (`linux/amd64`, `linux/arm64/v8`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Platform {
-    /// `linux`, `windows`...
-    pub os: String,
-    /// `amd64`, `arm64`...
-    pub architecture: String,
-    /// `v8` of `linux/arm64/v8`, when given.
-    pub variant: Option<String>,
-}
-
-impl Platform {
-    /// linux/amd64, the platform chosen when an image has several and none was asked for.
-    pub fn linux_amd64() -> Platform {
-        Platform {
-            os: "linux".into(),
-            architecture: "amd64".into(),
-            variant: None,
-        }
-    }
-
-    /// Parses `os/arch` or `os/arch/variant`.
-    pub fn parse(s: &str) -> std::result::Result<Platform, String> {
-        let parts: Vec<&str> = s.split('/').collect();
-        let ok = |p: &str| {
-            !p.is_empty()
-                && p.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-')
-        };
-        match parts.as_slice() {
-            [os, arch] if ok(os) && ok(arch) => Ok(Platform {
-                os: os.to_string(),
-                architecture: arch.to_string(),
-                variant: None,
-            }),
-            [os, arch, v] if ok(os) && ok(arch) && ok(v) => Ok(Platform {
-                os: os.to_string(),
-                architecture: arch.to_string(),
-                variant: Some(v.to_string()),
-            }),
-            _ => Err(format!(
-                "{s:?} is not a platform (OS/ARCH or OS/ARCH/VARIANT, as linux/amd64)"
-            )),
-        }
-    }
-
-    /// Whether an image for `other` is one for `self` (a variant matters only when `self`
-    /// names one).
-    pub fn matches(&self, other: &Platform) -> bool {
-        self.os == other.os
-            && self.architecture == other.architecture
-            && (self.variant.is_none() || self.variant == other.variant)
-    }
-}
-
-impl fmt::Display for Platform {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.os, self.architecture)?;
-        if let Some(v) = &self.variant {
-            write!(f, "/{v}")?;
-        }
-        Ok(())
-    }
-}
-
-static PLATFORM: RwLock<Option<Platform>> = RwLock::new(None);
-
-/// Sets the platform multi-platform images are read as, for the process (`gfxkit
-/// --platform`); `None` goes back to the default (linux/amd64 when the image has it, else its
-/// only platform).
-pub fn set_platform(p: Option<Platform>) {
-    *PLATFORM.write().unwrap_or_else(|e| e.into_inner()) = p;
-}
-
-/// The platform set with [`set_platform`].
-pub fn platform() -> Option<Platform> {
-    PLATFORM.read().unwrap_or_else(|e| e.into_inner()).clone()
-}
 
 /// The bytes of one file of an image layout.
 pub enum Blob<'a> {
@@ -224,7 +147,7 @@ impl<'d> TarLayout<'d> {
                         continue;
                     }
                     let path = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-                    let path = crate::walk::clean_name(&path).to_owned();
+                    let path = clean_name(&path).to_owned();
                     if path.split('/').count() > 3 {
                         continue;
                     }
@@ -332,25 +255,6 @@ impl Layout for TarLayout<'_> {
     }
 }
 
-/// Whether the first file of a tar named `name` makes it an image layout: a blob
-/// (`blobs/sha256/<hex>`), a layer directory's file of an old `docker save` (`<hex>/VERSION`,
-/// `<hex>/json`, `<hex>/layer.tar`) or `oci-layout`.
-pub fn looks_like_image_entry(name: &str) -> bool {
-    if name == "oci-layout" {
-        return true;
-    }
-    if blob_name_digest(name).is_some() && name.starts_with("blobs/") {
-        return true;
-    }
-    match name.split_once('/') {
-        Some((dir, f)) => {
-            ["VERSION", "json", "layer.tar"].contains(&f)
-                && Digest::parse(&format!("sha256:{dir}")).is_ok()
-        }
-        None => false,
-    }
-}
-
 /// Whether `bytes` is the `manifest.json` of a `docker save` archive (a JSON array of
 /// objects with `Config` and `Layers`).
 pub fn is_docker_manifest(bytes: &[u8]) -> bool {
@@ -454,80 +358,6 @@ const LAYER_TYPES: [&str; 10] = [
     "application/vnd.docker.image.rootfs.diff.tar.zstd",
     "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip",
 ];
-
-/// A digest `alg:hex` of a blob (sha256 or sha512).
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Digest {
-    alg: &'static str,
-    hex: String,
-}
-
-impl Digest {
-    fn parse(s: &str) -> std::result::Result<Digest, String> {
-        let (alg, hex) = s
-            .split_once(':')
-            .ok_or_else(|| format!("digest {s:?} is not ALGORITHM:HEX"))?;
-        let (alg, len) = match alg {
-            "sha256" => ("sha256", 64),
-            "sha512" => ("sha512", 128),
-            other => {
-                return Err(format!(
-                    "digest algorithm {other:?} (sha256 and sha512 are read)"
-                ))
-            }
-        };
-        if hex.len() != len
-            || !hex
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        {
-            return Err(format!("digest {s:?} is not {len} lowercase hex digits"));
-        }
-        Ok(Digest {
-            alg,
-            hex: hex.to_owned(),
-        })
-    }
-
-    /// Where the layout keeps the blob: `blobs/<alg>/<hex>` (safe by construction).
-    fn path(&self) -> String {
-        format!("blobs/{}/{}", self.alg, self.hex)
-    }
-
-    fn hasher(&self) -> Hasher {
-        match self.alg {
-            "sha512" => Hasher::Sha512(sha2::Sha512::new()),
-            _ => Hasher::Sha256(sha2::Sha256::new()),
-        }
-    }
-}
-
-impl fmt::Display for Digest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.alg, self.hex)
-    }
-}
-
-enum Hasher {
-    Sha256(sha2::Sha256),
-    Sha512(sha2::Sha512),
-}
-
-impl Hasher {
-    fn update(&mut self, b: &[u8]) {
-        match self {
-            Hasher::Sha256(h) => h.update(b),
-            Hasher::Sha512(h) => h.update(b),
-        }
-    }
-    fn hex(self) -> String {
-        let bytes: Vec<u8> = match self {
-            Hasher::Sha256(h) => h.finalize().to_vec(),
-            Hasher::Sha512(h) => h.finalize().to_vec(),
-        };
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
-    }
-}
 
 /// How a layer's bytes are checked.
 #[derive(Debug, Clone)]
@@ -734,188 +564,11 @@ fn choose(name: &str, group: Vec<Candidate>, wanted: Option<&Platform>) -> Resul
 /// The images of a layout, each with its platform chosen (`wanted`, else linux/amd64 when
 /// there is a choice) and its layers bottom-up.
 fn images(name: &str, layout: &dyn Layout, wanted: Option<&Platform>) -> Result<Vec<Image>> {
-    let mut found: Vec<(Option<String>, String, Vec<LayerRef>)> = Vec::new();
-    if layout.file("index.json")?.is_some() {
-        let index: IndexJson = read_json(name, layout, "index.json", None, "index.json")?;
-        let mut candidates = Vec::new();
-        collect_manifests(
-            name,
-            layout,
-            &index.manifests,
-            None,
-            None,
-            0,
-            &mut candidates,
-        )?;
-        if candidates.is_empty() {
-            return Err(corrupt(
-                name,
-                "index.json names no image manifest".to_owned(),
-            ));
-        }
-        // Fill in platforms the index does not give, from the configurations.
-        type Read = (Candidate, Option<ManifestJson>, Digest);
-        let mut groups: BTreeMap<String, Vec<Read>> = BTreeMap::new();
-        for mut c in candidates {
-            let digest = Digest::parse(&c.desc.digest).map_err(|m| corrupt(name, m))?;
-            if layout.file(&digest.path())?.is_none() {
-                // A platform whose blobs were not exported (`docker save` of one platform of
-                // a multi-platform image keeps the whole index): an error only if chosen.
-                groups
-                    .entry(c.group.clone())
-                    .or_default()
-                    .push((c, None, digest));
-                continue;
-            }
-            let m: ManifestJson = read_json(
-                name,
-                layout,
-                &digest.path(),
-                Some((&digest, c.desc.size)),
-                "image manifest",
-            )?;
-            if c.platform.is_none() {
-                let cd = Digest::parse(&m.config.digest).map_err(|m| corrupt(name, m))?;
-                let cfg: ConfigJson = read_json(
-                    name,
-                    layout,
-                    &cd.path(),
-                    Some((&cd, m.config.size)),
-                    "image configuration",
-                )?;
-                if !cfg.platform.os.is_empty() {
-                    c.platform = Some(cfg.platform.platform());
-                }
-            }
-            groups
-                .entry(c.group.clone())
-                .or_default()
-                .push((c, Some(m), digest));
-        }
-        let mut seen = HashSet::new();
-        for (_, g) in groups {
-            let mut manifests: HashMap<String, (Option<ManifestJson>, Digest)> = HashMap::new();
-            let mut cands = Vec::new();
-            for (c, m, d) in g {
-                manifests.insert(c.desc.digest.clone(), (m, d));
-                cands.push(c);
-            }
-            let c = choose(name, cands, wanted)?;
-            let Some((m, d)) = manifests.remove(&c.desc.digest) else {
-                continue;
-            };
-            if !seen.insert(c.desc.digest.clone()) {
-                continue;
-            }
-            let Some(m) = m else {
-                return Err(corrupt(
-                    name,
-                    format!(
-                        "the manifest {d} of platform {} is not in the image (no {})",
-                        c.platform.map_or("?".into(), |p| p.to_string()),
-                        d.path()
-                    ),
-                ));
-            };
-            let mut layers = Vec::new();
-            for l in &m.layers {
-                if !LAYER_TYPES.contains(&l.media_type.as_str()) {
-                    return Err(Error::new(
-                        name,
-                        ErrorKind::Unsupported(format!(
-                            "layer {} of manifest {d} has media type {:?}",
-                            l.digest, l.media_type
-                        )),
-                    ));
-                }
-                let ld = Digest::parse(&l.digest).map_err(|m| corrupt(name, m))?;
-                layers.push(LayerRef {
-                    path: ld.path(),
-                    digest: ld.to_string(),
-                    size: Some(l.size),
-                    check: Check::Blob(ld),
-                });
-            }
-            found.push((c.reference, d.to_string(), layers));
-        }
+    let found = if layout.file("index.json")?.is_some() {
+        oci_images(name, layout, wanted)?
     } else {
-        let entries: Vec<DockerEntry> =
-            read_json(name, layout, "manifest.json", None, "manifest.json")?;
-        for e in entries {
-            let config_path = relative(&e.config).ok_or_else(|| {
-                corrupt(
-                    name,
-                    format!("manifest.json: config path {:?} leaves the image", e.config),
-                )
-            })?;
-            let config_digest = blob_name_digest(&config_path);
-            let config_size = match layout.file(&config_path)? {
-                Some(b) => b.len() as u64,
-                None => 0,
-            };
-            let cfg: ConfigJson = read_json(
-                name,
-                layout,
-                &config_path,
-                config_digest.as_ref().map(|d| (d, config_size)),
-                "image configuration",
-            )?;
-            let platform = (!cfg.platform.os.is_empty()).then(|| cfg.platform.platform());
-            if let (Some(w), Some(p)) = (wanted, &platform) {
-                if !w.matches(p) {
-                    continue;
-                }
-            }
-            let diffs = cfg.rootfs.map(|r| r.diff_ids).unwrap_or_default();
-            let mut layers = Vec::new();
-            for (i, l) in e.layers.iter().enumerate() {
-                let path = relative(l).ok_or_else(|| {
-                    corrupt(
-                        name,
-                        format!("manifest.json: layer path {l:?} leaves the image"),
-                    )
-                })?;
-                let check = match blob_name_digest(&path) {
-                    Some(d) => Check::Blob(d),
-                    None => match diffs.get(i).map(|d| Digest::parse(d)) {
-                        Some(Ok(d)) if diffs.len() == e.layers.len() => Check::Diff(d),
-                        Some(Err(m)) => return Err(corrupt(name, format!("{config_path}: {m}"))),
-                        _ => {
-                            return Err(corrupt(
-                                name,
-                                format!(
-                                    "{config_path} lists {} layer digests (rootfs.diff_ids) for \
-                                     the {} layers of manifest.json",
-                                    diffs.len(),
-                                    e.layers.len()
-                                ),
-                            ))
-                        }
-                    },
-                };
-                let digest = match &check {
-                    Check::Blob(d) | Check::Diff(d) => d.to_string(),
-                };
-                layers.push(LayerRef {
-                    path,
-                    digest,
-                    size: None,
-                    check,
-                });
-            }
-            let reference = e.repo_tags.and_then(|t| t.into_iter().next());
-            found.push((reference, config_path, layers));
-        }
-        if found.is_empty() {
-            return Err(Error::new(
-                name,
-                ErrorKind::Platform {
-                    wanted: wanted.map_or("any".to_owned(), |w| w.to_string()),
-                    present: Vec::new(),
-                },
-            ));
-        }
-    }
+        docker_images(name, layout, wanted)?
+    };
     let several = found.len() > 1;
     let mut used = HashSet::new();
     Ok(found
@@ -935,6 +588,211 @@ fn images(name: &str, layout: &dyn Layout, wanted: Option<&Platform>) -> Result<
         .collect())
 }
 
+/// An image found in a layout, before it is named: its reference (a tag), its ID (the
+/// manifest's digest, or the configuration's path) and its layers, bottom first.
+type FoundImage = (Option<String>, String, Vec<LayerRef>);
+
+/// The images an OCI layout's `index.json` names, one per group of platforms (the one
+/// `wanted`, or the default), with the platforms the index does not give read from the
+/// configurations.
+fn oci_images(
+    name: &str,
+    layout: &dyn Layout,
+    wanted: Option<&Platform>,
+) -> Result<Vec<FoundImage>> {
+    let mut found: Vec<FoundImage> = Vec::new();
+    let index: IndexJson = read_json(name, layout, "index.json", None, "index.json")?;
+    let mut candidates = Vec::new();
+    collect_manifests(
+        name,
+        layout,
+        &index.manifests,
+        None,
+        None,
+        0,
+        &mut candidates,
+    )?;
+    if candidates.is_empty() {
+        return Err(corrupt(
+            name,
+            "index.json names no image manifest".to_owned(),
+        ));
+    }
+    // Fill in platforms the index does not give, from the configurations.
+    type Read = (Candidate, Option<ManifestJson>, Digest);
+    let mut groups: BTreeMap<String, Vec<Read>> = BTreeMap::new();
+    for mut c in candidates {
+        let digest = Digest::parse(&c.desc.digest).map_err(|m| corrupt(name, m))?;
+        if layout.file(&digest.path())?.is_none() {
+            // A platform whose blobs were not exported (`docker save` of one platform of
+            // a multi-platform image keeps the whole index): an error only if chosen.
+            groups
+                .entry(c.group.clone())
+                .or_default()
+                .push((c, None, digest));
+            continue;
+        }
+        let m: ManifestJson = read_json(
+            name,
+            layout,
+            &digest.path(),
+            Some((&digest, c.desc.size)),
+            "image manifest",
+        )?;
+        if c.platform.is_none() {
+            let cd = Digest::parse(&m.config.digest).map_err(|m| corrupt(name, m))?;
+            let cfg: ConfigJson = read_json(
+                name,
+                layout,
+                &cd.path(),
+                Some((&cd, m.config.size)),
+                "image configuration",
+            )?;
+            if !cfg.platform.os.is_empty() {
+                c.platform = Some(cfg.platform.platform());
+            }
+        }
+        groups
+            .entry(c.group.clone())
+            .or_default()
+            .push((c, Some(m), digest));
+    }
+    let mut seen = HashSet::new();
+    for (_, g) in groups {
+        let mut manifests: HashMap<String, (Option<ManifestJson>, Digest)> = HashMap::new();
+        let mut cands = Vec::new();
+        for (c, m, d) in g {
+            manifests.insert(c.desc.digest.clone(), (m, d));
+            cands.push(c);
+        }
+        let c = choose(name, cands, wanted)?;
+        let Some((m, d)) = manifests.remove(&c.desc.digest) else {
+            continue;
+        };
+        if !seen.insert(c.desc.digest.clone()) {
+            continue;
+        }
+        let Some(m) = m else {
+            return Err(corrupt(
+                name,
+                format!(
+                    "the manifest {d} of platform {} is not in the image (no {})",
+                    c.platform.map_or("?".into(), |p| p.to_string()),
+                    d.path()
+                ),
+            ));
+        };
+        let mut layers = Vec::new();
+        for l in &m.layers {
+            if !LAYER_TYPES.contains(&l.media_type.as_str()) {
+                return Err(Error::new(
+                    name,
+                    ErrorKind::Unsupported(format!(
+                        "layer {} of manifest {d} has media type {:?}",
+                        l.digest, l.media_type
+                    )),
+                ));
+            }
+            let ld = Digest::parse(&l.digest).map_err(|m| corrupt(name, m))?;
+            layers.push(LayerRef {
+                path: ld.path(),
+                digest: ld.to_string(),
+                size: Some(l.size),
+                check: Check::Blob(ld),
+            });
+        }
+        found.push((c.reference, d.to_string(), layers));
+    }
+    Ok(found)
+}
+
+/// The images a `docker save` archive's `manifest.json` lists (those for the platform
+/// `wanted`, when its configuration names one).
+fn docker_images(
+    name: &str,
+    layout: &dyn Layout,
+    wanted: Option<&Platform>,
+) -> Result<Vec<FoundImage>> {
+    let mut found: Vec<FoundImage> = Vec::new();
+    let entries: Vec<DockerEntry> =
+        read_json(name, layout, "manifest.json", None, "manifest.json")?;
+    for e in entries {
+        let config_path = relative(&e.config).ok_or_else(|| {
+            corrupt(
+                name,
+                format!("manifest.json: config path {:?} leaves the image", e.config),
+            )
+        })?;
+        let config_digest = blob_name_digest(&config_path);
+        let config_size = match layout.file(&config_path)? {
+            Some(b) => b.len() as u64,
+            None => 0,
+        };
+        let cfg: ConfigJson = read_json(
+            name,
+            layout,
+            &config_path,
+            config_digest.as_ref().map(|d| (d, config_size)),
+            "image configuration",
+        )?;
+        let platform = (!cfg.platform.os.is_empty()).then(|| cfg.platform.platform());
+        if let (Some(w), Some(p)) = (wanted, &platform) {
+            if !w.matches(p) {
+                continue;
+            }
+        }
+        let diffs = cfg.rootfs.map(|r| r.diff_ids).unwrap_or_default();
+        let mut layers = Vec::new();
+        for (i, l) in e.layers.iter().enumerate() {
+            let path = relative(l).ok_or_else(|| {
+                corrupt(
+                    name,
+                    format!("manifest.json: layer path {l:?} leaves the image"),
+                )
+            })?;
+            let check = match blob_name_digest(&path) {
+                Some(d) => Check::Blob(d),
+                None => match diffs.get(i).map(|d| Digest::parse(d)) {
+                    Some(Ok(d)) if diffs.len() == e.layers.len() => Check::Diff(d),
+                    Some(Err(m)) => return Err(corrupt(name, format!("{config_path}: {m}"))),
+                    _ => {
+                        return Err(corrupt(
+                            name,
+                            format!(
+                                "{config_path} lists {} layer digests (rootfs.diff_ids) for \
+                                 the {} layers of manifest.json",
+                                diffs.len(),
+                                e.layers.len()
+                            ),
+                        ))
+                    }
+                },
+            };
+            let digest = match &check {
+                Check::Blob(d) | Check::Diff(d) => d.to_string(),
+            };
+            layers.push(LayerRef {
+                path,
+                digest,
+                size: None,
+                check,
+            });
+        }
+        let reference = e.repo_tags.and_then(|t| t.into_iter().next());
+        found.push((reference, config_path, layers));
+    }
+    if found.is_empty() {
+        return Err(Error::new(
+            name,
+            ErrorKind::Platform {
+                wanted: wanted.map_or("any".to_owned(), |w| w.to_string()),
+                present: Vec::new(),
+            },
+        ));
+    }
+    Ok(found)
+}
+
 /// A path of `manifest.json` as a layout path: relative, without `.` or `..`.
 fn relative(p: &str) -> Option<String> {
     if p.starts_with('/') || p.contains('\\') {
@@ -949,17 +807,6 @@ fn relative(p: &str) -> Option<String> {
         }
     }
     (!parts.is_empty()).then(|| parts.join("/"))
-}
-
-/// The digest a `blobs/<alg>/<hex>` path names, or the image ID `<hex>.json` of an old
-/// `docker save` configuration.
-fn blob_name_digest(path: &str) -> Option<Digest> {
-    if let Some(rest) = path.strip_prefix("blobs/") {
-        let (alg, hex) = rest.split_once('/')?;
-        return Digest::parse(&format!("{alg}:{hex}")).ok();
-    }
-    let hex = path.strip_suffix(".json")?;
-    Digest::parse(&format!("sha256:{hex}")).ok()
 }
 
 /// Paths the layers above hide from the one being read.
@@ -1315,13 +1162,7 @@ fn read_layer<T: Send>(
         hasher: diff.as_ref().map(Digest::hasher),
     };
     let pos = std::cell::Cell::new(0u64);
-    let mut out: Walk<T> = Vec::new();
-    let mut entries = LayerEntries::default();
-    // Files read from this layer (their path -> range of `out`), and those hidden from it.
-    let mut read: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut dropped: Vec<(usize, usize)> = Vec::new();
-    let mut hidden_files: HashSet<String> = HashSet::new();
-    let mut pending: Vec<(String, String)> = Vec::new();
+    let mut st = LayerState::default();
     {
         let mut archive = tar::Archive::new(Counting {
             inner: &mut hashing,
@@ -1334,181 +1175,42 @@ fn read_layer<T: Send>(
             let mut entry = match entry {
                 Ok(e) => e,
                 Err(e) => {
-                    out.push(Err(wrap_err(
+                    st.out.push(Err(wrap_err(
                         tar_header_error(chain, &e, pos.get()),
                         "in the layer's tar stream",
                     )));
-                    return Ok((out, entries, false));
+                    return Ok((st.out, st.entries, false));
                 }
             };
-            let header_at = entry.raw_header_position();
-            let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-            let path = match entry_path(&raw) {
-                Ok(p) => p,
-                Err(why) => {
-                    out.push(Err(corrupt(
-                        chain,
-                        format!(
-                            "layer entry {raw:?} {why} (the offset is its tar header's in the \
-                             layer's tar stream)"
-                        ),
-                    )
-                    .at(header_at)));
-                    continue;
-                }
-            };
-            if path.is_empty() {
-                continue; // The root directory itself.
-            }
-            let (dir, base) = match path.rsplit_once('/') {
-                Some((d, b)) => (d, b),
-                None => ("", path.as_str()),
-            };
-            if base == ".wh..wh..opq" {
-                entries.opaque.push(dir.to_owned());
-                continue;
-            }
-            if let Some(gone) = base.strip_prefix(".wh.") {
-                if gone.is_empty() || gone == "." || gone == ".." {
-                    out.push(Err(corrupt(
-                        chain,
-                        format!(
-                            "whiteout {raw:?} names no file (the offset is its tar header's in \
-                             the layer's tar stream)"
-                        ),
-                    )
-                    .at(header_at)));
-                    continue;
-                }
-                entries.whiteouts.push(if dir.is_empty() {
-                    gone.to_owned()
-                } else {
-                    format!("{dir}/{gone}")
-                });
-                continue;
-            }
-            let kind = entry.header().entry_type();
-            let is_dir = kind == tar::EntryType::Directory;
-            // A later entry at a file's path, or below it (the path is a directory then),
-            // replaces a file read earlier from this layer (the layout forbids two entries
-            // for one path; unpacking, the later one wins).
-            if !read.is_empty() {
-                if let Some(prev) = read.remove(&path) {
-                    dropped.push(prev);
-                }
-                if !is_dir {
-                    // A non-directory replaces a directory with everything in it.
-                    let below = format!("{path}/");
-                    let gone: Vec<String> = read
-                        .range(below.clone()..)
-                        .take_while(|(k, _)| k.starts_with(&below))
-                        .map(|(k, _)| k.clone())
-                        .collect();
-                    for k in gone {
-                        if let Some(prev) = read.remove(&k) {
-                            dropped.push(prev);
-                        }
-                    }
-                }
-                let mut end = path.len();
-                while let Some(i) = path[..end].rfind('/') {
-                    if let Some(prev) = read.remove(&path[..i]) {
-                        dropped.push(prev);
-                    }
-                    end = i;
-                }
-            }
-            entries.added.push((path.clone(), is_dir));
-            let regular = kind.is_file() || kind == tar::EntryType::Continuous;
-            if shadow.hides(&path) {
-                if regular {
-                    hidden_files.insert(path);
-                }
-                continue;
-            }
-            // Nor is a link made earlier in this layer at this path (or, for a
-            // non-directory, below it; or at a directory above it) still there: a hard link
-            // whose data is to be read again, or a link a lookup would follow. (A path no
-            // higher layer hides has no link from a higher layer.)
-            if !pending.is_empty() {
-                pending.retain(|(l, _)| !replaced_by(&path, is_dir, l));
-            }
-            if let Some(l) = links.as_deref_mut() {
-                l.forget(&path, is_dir);
-            }
-            if kind == tar::EntryType::Symlink {
-                if let (Some(l), Some(t)) = (links.as_deref_mut(), entry.link_name_bytes()) {
-                    let t = String::from_utf8_lossy(&t).into_owned();
-                    l.symlinks.insert(path, t);
-                }
-                continue;
-            }
-            if kind == tar::EntryType::Link {
-                let Some(t) = entry.link_name_bytes() else {
-                    continue;
-                };
-                let target = match entry_path(&String::from_utf8_lossy(&t)) {
-                    Ok(t) => t,
-                    Err(why) => {
-                        out.push(Err(corrupt(
-                            chain,
-                            format!(
-                                "hard link {raw:?}: its target {why} (the offset is its tar \
-                                 header's in the layer's tar stream)"
-                            ),
-                        )
-                        .at(header_at)));
-                        continue;
-                    }
-                };
-                if hidden_files.contains(&target) {
-                    // The data is under a name a higher layer hides: read it again under
-                    // this one.
-                    pending.push((path, target));
-                } else if let Some(l) = links.as_deref_mut() {
-                    l.hard.insert(path, target);
-                }
-                continue;
-            }
-            if !regular {
-                continue;
-            }
-            if only.is_some_and(|o| o != path) {
-                continue;
-            }
-            let size = entry.size();
-            let data_at = entry.raw_file_position();
-            let start = out.len();
-            let mut got = member(
+            let flow = layer_entry(
                 ctx,
-                &image.prefix,
-                &format!("/{path}"),
-                Some(size),
+                image,
+                chain,
                 &mut entry,
-                1,
-            );
-            let fatal = annotate(&mut got, &image.prefix, &path, size, data_at, header_at);
-            out.extend(got);
-            read.insert(path, (start, out.len()));
-            if fatal {
-                return Ok((out, entries, false));
+                shadow,
+                only,
+                links.as_deref_mut(),
+                &mut st,
+            )?;
+            if let Flow::Stop = flow {
+                return Ok((st.out, st.entries, false));
             }
         }
         // To the end of the stream: the decompressor's checks run there.
         let mut rest = archive.into_inner();
         if let Err(e) = io::copy(&mut rest, &mut io::sink()) {
-            out.push(Err(wrap_err(
+            st.out.push(Err(wrap_err(
                 Error::from_read(chain, &e),
                 "at the end of the layer",
             )
             .at(pos.get())));
-            return Ok((out, entries, false));
+            return Ok((st.out, st.entries, false));
         }
     }
     if let (Some(d), Some(h)) = (&diff, hashing.hasher.take()) {
         let got = h.hex();
         if got != d.hex {
-            out.push(Err(Error::new(
+            st.out.push(Err(Error::new(
                 chain,
                 ErrorKind::Checksum(format!(
                     "the layer's uncompressed tar has {} {got}, the image configuration says {} \
@@ -1518,6 +1220,13 @@ fn read_layer<T: Send>(
             )));
         }
     }
+    let LayerState {
+        mut out,
+        entries,
+        dropped,
+        pending,
+        ..
+    } = st;
     if !dropped.is_empty() {
         let mut keep = vec![true; out.len()];
         for (a, b) in dropped {
@@ -1536,6 +1245,213 @@ fn read_layer<T: Send>(
     // still replace it, so not before).
     let found = only.is_some() && out.iter().any(|r| r.is_ok());
     Ok((out, entries, found))
+}
+
+/// What reading a layer's entries has gathered so far.
+struct LayerState<T> {
+    /// The members visited and the errors met, in stream order.
+    out: Walk<T>,
+    /// What the layer adds to the shadow of the layers under it.
+    entries: LayerEntries,
+    /// Files read from this layer: their path -> range of `out`.
+    read: BTreeMap<String, (usize, usize)>,
+    /// Ranges of `out` replaced by a later entry of this layer.
+    dropped: Vec<(usize, usize)>,
+    /// Regular files of this layer that a higher layer hides.
+    hidden_files: HashSet<String>,
+    /// Hard links (path, target) whose target a higher layer hides: their data is read again.
+    pending: Vec<(String, String)>,
+}
+
+impl<T> Default for LayerState<T> {
+    fn default() -> Self {
+        LayerState {
+            out: Vec::new(),
+            entries: LayerEntries::default(),
+            read: BTreeMap::new(),
+            dropped: Vec::new(),
+            hidden_files: HashSet::new(),
+            pending: Vec::new(),
+        }
+    }
+}
+
+impl<T> LayerState<T> {
+    /// A later entry at a file's path, or below it (the path is a directory then), replaces a
+    /// file read earlier from this layer (the layout forbids two entries for one path;
+    /// unpacking, the later one wins).
+    fn forget_replaced(&mut self, path: &str, is_dir: bool) {
+        let (read, dropped) = (&mut self.read, &mut self.dropped);
+        if !read.is_empty() {
+            if let Some(prev) = read.remove(path) {
+                dropped.push(prev);
+            }
+            if !is_dir {
+                // A non-directory replaces a directory with everything in it.
+                let below = format!("{path}/");
+                let gone: Vec<String> = read
+                    .range(below.clone()..)
+                    .take_while(|(k, _)| k.starts_with(&below))
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                for k in gone {
+                    if let Some(prev) = read.remove(&k) {
+                        dropped.push(prev);
+                    }
+                }
+            }
+            let mut end = path.len();
+            while let Some(i) = path[..end].rfind('/') {
+                if let Some(prev) = read.remove(&path[..i]) {
+                    dropped.push(prev);
+                }
+                end = i;
+            }
+        }
+    }
+}
+
+/// Whether the layer's stream goes on after an entry.
+enum Flow {
+    Next,
+    Stop,
+}
+
+/// Reads one entry of a layer (its whiteouts and links are noted, a regular file that may hold
+/// device code is read): whether the stream can go on.
+#[allow(clippy::too_many_arguments)]
+fn layer_entry<T: Send, R: Read>(
+    ctx: &Ctx<'_, T>,
+    image: &Image,
+    chain: &str,
+    entry: &mut tar::Entry<'_, R>,
+    shadow: &Shadow,
+    only: Option<&str>,
+    mut links: Option<&mut Links>,
+    st: &mut LayerState<T>,
+) -> Result<Flow> {
+    let header_at = entry.raw_header_position();
+    let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+    let path = match entry_path(&raw) {
+        Ok(p) => p,
+        Err(why) => {
+            st.out.push(Err(corrupt(
+                chain,
+                format!(
+                    "layer entry {raw:?} {why} (the offset is its tar header's in the \
+                     layer's tar stream)"
+                ),
+            )
+            .at(header_at)));
+            return Ok(Flow::Next);
+        }
+    };
+    if path.is_empty() {
+        return Ok(Flow::Next); // The root directory itself.
+    }
+    let (dir, base) = match path.rsplit_once('/') {
+        Some((d, b)) => (d, b),
+        None => ("", path.as_str()),
+    };
+    if base == ".wh..wh..opq" {
+        st.entries.opaque.push(dir.to_owned());
+        return Ok(Flow::Next);
+    }
+    if let Some(gone) = base.strip_prefix(".wh.") {
+        if gone.is_empty() || gone == "." || gone == ".." {
+            st.out.push(Err(corrupt(
+                chain,
+                format!(
+                    "whiteout {raw:?} names no file (the offset is its tar header's in \
+                     the layer's tar stream)"
+                ),
+            )
+            .at(header_at)));
+            return Ok(Flow::Next);
+        }
+        st.entries.whiteouts.push(if dir.is_empty() {
+            gone.to_owned()
+        } else {
+            format!("{dir}/{gone}")
+        });
+        return Ok(Flow::Next);
+    }
+    let kind = entry.header().entry_type();
+    let is_dir = kind == tar::EntryType::Directory;
+    st.forget_replaced(&path, is_dir);
+    st.entries.added.push((path.clone(), is_dir));
+    let regular = kind.is_file() || kind == tar::EntryType::Continuous;
+    if shadow.hides(&path) {
+        if regular {
+            st.hidden_files.insert(path);
+        }
+        return Ok(Flow::Next);
+    }
+    // Nor is a link made earlier in this layer at this path (or, for a
+    // non-directory, below it; or at a directory above it) still there: a hard link
+    // whose data is to be read again, or a link a lookup would follow. (A path no
+    // higher layer hides has no link from a higher layer.)
+    if !st.pending.is_empty() {
+        st.pending.retain(|(l, _)| !replaced_by(&path, is_dir, l));
+    }
+    if let Some(l) = links.as_deref_mut() {
+        l.forget(&path, is_dir);
+    }
+    if kind == tar::EntryType::Symlink {
+        if let (Some(l), Some(t)) = (links.as_deref_mut(), entry.link_name_bytes()) {
+            let t = String::from_utf8_lossy(&t).into_owned();
+            l.symlinks.insert(path, t);
+        }
+        return Ok(Flow::Next);
+    }
+    if kind == tar::EntryType::Link {
+        let Some(t) = entry.link_name_bytes() else {
+            return Ok(Flow::Next);
+        };
+        let target = match entry_path(&String::from_utf8_lossy(&t)) {
+            Ok(t) => t,
+            Err(why) => {
+                st.out.push(Err(corrupt(
+                    chain,
+                    format!(
+                        "hard link {raw:?}: its target {why} (the offset is its tar \
+                         header's in the layer's tar stream)"
+                    ),
+                )
+                .at(header_at)));
+                return Ok(Flow::Next);
+            }
+        };
+        if st.hidden_files.contains(&target) {
+            // The data is under a name a higher layer hides: read it again under
+            // this one.
+            st.pending.push((path, target));
+        } else if let Some(l) = links {
+            l.hard.insert(path, target);
+        }
+        return Ok(Flow::Next);
+    }
+    if !regular {
+        return Ok(Flow::Next);
+    }
+    if only.is_some_and(|o| o != path) {
+        return Ok(Flow::Next);
+    }
+    let size = entry.size();
+    let data_at = entry.raw_file_position();
+    let start = st.out.len();
+    let mut got = member(
+        ctx,
+        &image.prefix,
+        &format!("/{path}"),
+        Some(size),
+        entry,
+        1,
+    );
+    let fatal = annotate(&mut got, &image.prefix, &path, size, data_at, header_at);
+    st.out.extend(got);
+    st.read.insert(path, (start, st.out.len()));
+    Ok(if fatal { Flow::Stop } else { Flow::Next })
 }
 
 /// Notes where a member's data was in the layer on its errors; whether the layer's stream

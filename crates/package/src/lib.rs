@@ -42,12 +42,16 @@
 #![forbid(unsafe_code)]
 
 pub mod detect;
+mod digest;
 pub mod error;
 pub mod fuzzing;
 pub mod image;
+mod members;
+mod platform;
 pub mod record;
 pub mod rewrite;
 pub mod rpm;
+mod tar;
 pub mod walk;
 mod zipinfo;
 

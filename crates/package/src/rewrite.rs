@@ -17,8 +17,8 @@
 use crate::detect::read_prefix;
 use crate::detect::{detect, is_tar, Compression, Format, PREFIX_LEN};
 use crate::error::{Error, ErrorKind, Result};
+use crate::members::{open_zip, read_member, Bytes, Member, Options, Spill};
 use crate::record;
-use crate::walk::{open_zip, read_member, Bytes, Member, Options, Spill};
 use std::io::{self, Cursor, Read, Seek, Write};
 
 /// The function that rewrites one member: `Ok(None)` leaves it as it is, `Ok(Some(bytes))`
@@ -308,34 +308,64 @@ fn rewrite_zip(
             new[i] = Some(b);
         }
     }
-    // The RECORD rows.
-    let mut new_record = None;
-    if let Some(ri) = record_idx {
-        let rows: Vec<(String, String, u64)> = (0..archive.len())
-            .filter_map(|i| {
-                new[i]
-                    .as_ref()
-                    .map(|b| (name_of(i), record::hash_field(b), b.len() as u64))
-            })
-            .collect();
-        if !rows.is_empty() {
-            let rpath = format!("{name}!{}", name_of(ri));
-            let mut text = String::new();
-            archive
-                .by_index(ri)
-                .map_err(|e| zip_err(&rpath, e))?
-                .read_to_string(&mut text)
-                .map_err(|e| Error::from_read(&rpath, &e))?;
-            let (updated, missing) = record::update(&text, &rows);
-            if let Some(m) = missing.first() {
-                return Err(Error::new(
-                    &rpath,
-                    ErrorKind::CannotRewrite(format!("RECORD has no row for {m}")),
-                ));
-            }
-            new_record = Some(updated.into_bytes());
-        }
+    let new_record = match record_idx {
+        Some(ri) => new_record(name, &mut archive, ri, &new)?,
+        None => None,
+    };
+    write_zip(name, &mut archive, &new, record_idx, new_record, out)?;
+    Ok(changed)
+}
+
+/// The zip archive a rewrite reads.
+type Zip<'d> = zip::ZipArchive<Cursor<&'d [u8]>>;
+
+/// The wheel's `RECORD` (member `ri` of `archive`, named `name`) with the rows of the members
+/// replaced (`new`) updated; `None` when no member was.
+fn new_record(
+    name: &str,
+    archive: &mut Zip<'_>,
+    ri: usize,
+    new: &[Option<Bytes>],
+) -> Result<Option<Vec<u8>>> {
+    let name_of = |i: usize| archive.name_for_index(i).unwrap_or("").to_owned();
+    let rows: Vec<(String, String, u64)> = (0..archive.len())
+        .filter_map(|i| {
+            new[i]
+                .as_ref()
+                .map(|b| (name_of(i), record::hash_field(b), b.len() as u64))
+        })
+        .collect();
+    if rows.is_empty() {
+        return Ok(None);
     }
+    let rpath = format!("{name}!{}", name_of(ri));
+    let mut text = String::new();
+    archive
+        .by_index(ri)
+        .map_err(|e| zip_err(&rpath, e))?
+        .read_to_string(&mut text)
+        .map_err(|e| Error::from_read(&rpath, &e))?;
+    let (updated, missing) = record::update(&text, &rows);
+    if let Some(m) = missing.first() {
+        return Err(Error::new(
+            &rpath,
+            ErrorKind::CannotRewrite(format!("RECORD has no row for {m}")),
+        ));
+    }
+    Ok(Some(updated.into_bytes()))
+}
+
+/// Writes `archive` (named `name`) to `out` with the members that have new bytes (`new`, and
+/// `new_record` for the `RECORD` member `record_idx`) compressed again and every other member
+/// copied raw.
+fn write_zip(
+    name: &str,
+    archive: &mut Zip<'_>,
+    new: &[Option<Bytes>],
+    record_idx: Option<usize>,
+    new_record: Option<Vec<u8>>,
+    out: &mut dyn WriteSeek,
+) -> Result<()> {
     let mut w = zip::ZipWriter::new(out);
     let werr = |e: zip::result::ZipError| Error::new(name, ErrorKind::Io(format!("writing: {e}")));
     for (i, new_bytes) in new.iter().enumerate() {
@@ -374,7 +404,7 @@ fn rewrite_zip(
     }
     w.set_raw_comment(archive.comment().to_vec().into_boxed_slice());
     w.finish().map_err(werr)?;
-    Ok(changed)
+    Ok(())
 }
 
 /// The compressing writer of codec `c` for a stream of exactly `len` bytes.
@@ -553,42 +583,7 @@ fn rewrite_tar<'d>(
     // info/paths.json, when this tarball has one and something changed.
     let mut new_paths_json: Option<Vec<u8>> = None;
     if let (Some(at), false) = (paths_json_at, local_changes.is_empty()) {
-        let mut archive = tar::Archive::new(open().map_err(rd)?);
-        let mut entry = archive
-            .entries()
-            .map_err(rd)?
-            .raw(true)
-            .nth(at)
-            .ok_or_else(|| Error::new(chain, ErrorKind::Truncated("info/paths.json".into())))?
-            .map_err(rd)?;
-        let mut text = Vec::new();
-        (&mut entry)
-            .take(256 << 20)
-            .read_to_end(&mut text)
-            .map_err(rd)?;
-        let pj = format!("{chain}!info/paths.json");
-        let mut json: serde_json::Value = serde_json::from_slice(&text)
-            .map_err(|e| Error::new(&pj, ErrorKind::Corrupt(format!("JSON: {e}"))))?;
-        let items = json
-            .get_mut("paths")
-            .and_then(|p| p.as_array_mut())
-            .ok_or_else(|| Error::new(&pj, ErrorKind::Corrupt("no \"paths\" array".into())))?;
-        for (p, hex, size) in &local_changes {
-            let item = items
-                .iter_mut()
-                .find(|it| it.get("_path").and_then(|v| v.as_str()) == Some(p.as_str()))
-                .ok_or_else(|| {
-                    Error::new(&pj, ErrorKind::CannotRewrite(format!("no entry for {p}")))
-                })?;
-            item["sha256"] = serde_json::Value::String(hex.clone());
-            item["size_in_bytes"] = serde_json::Value::from(*size);
-        }
-        let mut s = serde_json::to_vec_pretty(&json)
-            .map_err(|e| Error::new(&pj, ErrorKind::Io(e.to_string())))?;
-        if text.ends_with(b"\n") {
-            s.push(b'\n');
-        }
-        new_paths_json = Some(s);
+        new_paths_json = Some(updated_paths_json(chain, open, at, &local_changes)?);
     }
     // Nothing to replace: nothing is written (the caller keeps the original bytes).
     if new.is_empty() && new_paths_json.is_none() {
@@ -639,6 +634,53 @@ fn rewrite_tar<'d>(
     enc.write_all(&[0u8; 1024]).map_err(werr)?;
     enc.done().map_err(werr)?;
     Ok(true)
+}
+
+/// The conda tarball's `info/paths.json` (its entry `at`; the tarball read anew with `open`)
+/// with the hash and size of each changed file (`changes`: path, SHA-256, size) updated.
+fn updated_paths_json<'d>(
+    chain: &str,
+    open: &dyn Fn() -> io::Result<Box<dyn Read + 'd>>,
+    at: usize,
+    changes: &[(String, String, u64)],
+) -> Result<Vec<u8>> {
+    let rd = |e: io::Error| Error::from_read(chain, &e);
+    let mut archive = tar::Archive::new(open().map_err(rd)?);
+    let mut entry = archive
+        .entries()
+        .map_err(rd)?
+        .raw(true)
+        .nth(at)
+        .ok_or_else(|| Error::new(chain, ErrorKind::Truncated("info/paths.json".into())))?
+        .map_err(rd)?;
+    let mut text = Vec::new();
+    (&mut entry)
+        .take(256 << 20)
+        .read_to_end(&mut text)
+        .map_err(rd)?;
+    let pj = format!("{chain}!info/paths.json");
+    let mut json: serde_json::Value = serde_json::from_slice(&text)
+        .map_err(|e| Error::new(&pj, ErrorKind::Corrupt(format!("JSON: {e}"))))?;
+    let items = json
+        .get_mut("paths")
+        .and_then(|p| p.as_array_mut())
+        .ok_or_else(|| Error::new(&pj, ErrorKind::Corrupt("no \"paths\" array".into())))?;
+    for (p, hex, size) in changes {
+        let item = items
+            .iter_mut()
+            .find(|it| it.get("_path").and_then(|v| v.as_str()) == Some(p.as_str()))
+            .ok_or_else(|| {
+                Error::new(&pj, ErrorKind::CannotRewrite(format!("no entry for {p}")))
+            })?;
+        item["sha256"] = serde_json::Value::String(hex.clone());
+        item["size_in_bytes"] = serde_json::Value::from(*size);
+    }
+    let mut s = serde_json::to_vec_pretty(&json)
+        .map_err(|e| Error::new(&pj, ErrorKind::Io(e.to_string())))?;
+    if text.ends_with(b"\n") {
+        s.push(b'\n');
+    }
+    Ok(s)
 }
 
 fn write_err(name: &str, e: &io::Error) -> Error {

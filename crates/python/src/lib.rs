@@ -19,6 +19,7 @@
 
 use gfxkit_inventory as inv;
 use gfxkit_inventory::Inventory;
+use gfxkit_io::format::{Around, File, Formats};
 use gfxkit_shrink::{Conversion, Pattern, Selection, Transform};
 use gfxkit_target_id::FeatureSetting;
 use pyo3::prelude::*;
@@ -401,18 +402,25 @@ fn one_or_list<'py>(
     Ok(PyList::new(py, values)?.into_any())
 }
 
-/// `list` of one file as the CLI lists it: a `.kpack` archive by kernel; a split binary through
-/// the archives its markers name (only for files on disk, whose directory is known); anything
-/// else as the inventory lists it.
+/// One file (or package member) as the door reads it: what lies beside it is looked for only
+/// for files on disk, whose directory is known.
+fn door_file<'a>(path: &'a Path, data: &'a [u8], on_disk: bool) -> File<'a> {
+    File {
+        path,
+        data,
+        surroundings: on_disk,
+    }
+}
+
+/// `list` of one file as the CLI lists it ([`gfxkit_io::format`]): a `.kpack` archive by
+/// kernel; a kernel database (a Tensile index resolved against its directory when on disk); a
+/// split binary through the archives its markers name (only on disk); anything else as the
+/// inventory lists it.
 fn list_one(path: &Path, data: &[u8], check: bool, on_disk: bool) -> inv::list::FileListing {
-    if on_disk {
-        return gfxkit_io::kpack::list_file_bytes(path, data, check);
-    }
-    let name = path.display().to_string();
-    if inv::kpack::is_archive(data) {
-        return inv::kpack::list_archive(&name, data, check);
-    }
-    inv::list::list(&name, &Inventory::of(data), check)
+    let file = door_file(path, data, on_disk);
+    Formats::standard()
+        .of(&file)
+        .list(&file, check, &Around::new())
 }
 
 /// The listing of one file: the file object of `gfxkit list --json` (for a package, a list of
@@ -505,7 +513,7 @@ fn list_summary<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound
             ..Default::default()
         };
         let files = py
-            .allow_threads(|| gfxkit_io::whole::list(&[path], opts, &()))
+            .allow_threads(|| gfxkit_io::whole::list(&[path], opts, &Formats::standard(), &()))
             .map_err(|e| match e {
                 gfxkit_io::whole::WalkError::Io(e) => io_error(py, &e),
                 e => pyo3::exceptions::PyValueError::new_err(e.to_string()),
@@ -565,7 +573,15 @@ fn select<'py>(
     let on_disk = |path: PathBuf| -> PyResult<Vec<Bound<'py, PyAny>>> {
         let report = py
             .allow_threads(|| {
-                gfxkit_io::whole::select_on(&[path], &device, cu_count, loader, rocm.as_ref(), &())
+                gfxkit_io::whole::select_on(
+                    &[path],
+                    &device,
+                    cu_count,
+                    loader,
+                    rocm.as_ref(),
+                    &Formats::standard(),
+                    &(),
+                )
             })
             .map_err(|e| io_error(py, &e))?;
         let device = report.device.clone();
@@ -619,8 +635,9 @@ fn select<'py>(
 fn verify<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let s = source(src)?;
     let on_disk = s.path.is_some();
+    let (formats, around) = (Formats::standard(), Around::new());
     let (package, got) = per_file(py, &s, |p, d| {
-        gfxkit_io::whole::verify_file(p, d, on_disk).0
+        gfxkit_io::whole::verify_file(&formats, &door_file(p, d, on_disk), &around).0
     })?;
     // Members without device code do not fail a package that has others (left out).
     let results: Vec<(String, Result<inv::verify::Verification, Got<inv::Error>>)> = got
@@ -759,7 +776,15 @@ fn doctor<'py>(
                 Some(n) => inv::database::CuCounts::all(&ids, n),
                 None => counts,
             };
-            gfxkit_io::whole::doctor_on(&paths, &ids, &counts, loader, rocm.as_ref(), &())
+            gfxkit_io::whole::doctor_on(
+                &paths,
+                &ids,
+                &counts,
+                loader,
+                rocm.as_ref(),
+                &Formats::standard(),
+                &(),
+            )
         })
         .map_err(|e| io_error(py, &e))?;
     // The command's exit status: 2 for a file with errors, 1 for a library that cannot run.
@@ -814,7 +839,15 @@ fn check<'py>(
     }
     let report = py
         .allow_threads(|| {
-            gfxkit_io::whole::check_on(&paths, &ids, exactly, loader, rocm.as_ref(), &())
+            gfxkit_io::whole::check_on(
+                &paths,
+                &ids,
+                exactly,
+                loader,
+                rocm.as_ref(),
+                &Formats::standard(),
+                &(),
+            )
         })
         .map_err(|e| io_error(py, &e))?;
     // As the command: no file with device code at all is an error.
@@ -838,7 +871,7 @@ fn check<'py>(
 #[pyfunction]
 fn diff<'py>(py: Python<'py>, old: PathBuf, new: PathBuf) -> PyResult<Bound<'py, PyAny>> {
     let report = py
-        .allow_threads(|| gfxkit_io::whole::diff(&old, &new, &()))
+        .allow_threads(|| gfxkit_io::whole::diff(&old, &new, &Formats::standard(), &()))
         .map_err(|e| io_error(py, &e))?;
     // As the CLI: damaged device code has no digests to compare, so no diff is given.
     if let Some(first) = report.errors.first() {
@@ -897,7 +930,7 @@ fn size<'py>(
     };
     let report = py
         .allow_threads(|| {
-            let report = gfxkit_io::whole::size(&paths, &opts, &())?;
+            let report = gfxkit_io::whole::size(&paths, &opts, &Formats::standard(), &())?;
             if let Some(page) = &html {
                 gfxkit_io::write::write_atomic(page, inv::size::html(&report).as_bytes())?;
             }
@@ -938,14 +971,12 @@ fn size_of_bytes<'py>(
     keep: Option<&inv::size::Keep>,
     check: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (package, got) = per_file(py, s, |_, d| {
-        // A `.kpack` file counts the bytes of its kernels.
-        let kpack = if inv::kpack::is_archive(d) {
-            inv::kpack::size_archive(d)
-        } else {
-            None
-        };
-        kpack.unwrap_or_else(|| inv::size::survey_with(d, check))
+    // As the CLI sizes each file: a `.kpack` file by its kernels, a kernel database or a raw
+    // code object by architecture; nothing beside bytes in memory is looked for.
+    let (formats, around) = (Formats::standard(), Around::new());
+    let (package, got) = per_file(py, s, |p, d| {
+        let file = File::alone(p, d);
+        formats.of(&file).size(&file, check, &around).survey
     })?;
     let mut errors = Vec::new();
     let mut surveyed = Vec::new();
@@ -1124,34 +1155,19 @@ fn extract<'py>(
         .collect())
 }
 
-/// The kernels of one file in memory (`name`, bytes `d`).
+/// The kernels of one file in memory (`name`, bytes `d`), as the CLI lists a file's
+/// ([`gfxkit_io::format`]); the error names the file.
 fn kernels_one(
     p: &Path,
     d: &[u8],
     wanted: Option<&gfxkit_target_id::TargetId>,
     demangle: bool,
 ) -> Result<inv::kernels::KernelListing, String> {
-    let name = p.display().to_string();
-    if inv::kpack::is_archive(d) {
-        let a = gfxkit_kpack::Archive::parse(d)
-            .map_err(|e| format!("not a readable kpack archive: {e}"))?;
-        let picks = inv::kpack::extract_archive(d, &mut |_| true).map_err(|e| e.to_string())?;
-        let picks: Vec<&inv::kpack::Pick> = picks.iter().collect();
-        let (kernels, errors) =
-            inv::kernels::archive_rows(&name, &name, &a, &picks, wanted, demangle);
-        return Ok(inv::kernels::KernelListing {
-            kernels,
-            errors,
-            ..Default::default()
-        });
-    }
-    let (kernels, errors) = inv::kernels::file_rows(&name, d, wanted, demangle)
-        .map_err(|e| format!("cannot read {name}: {}", chain(&e)))?;
-    Ok(inv::kernels::KernelListing {
-        kernels,
-        errors,
-        ..Default::default()
-    })
+    let file = File::alone(p, d);
+    Formats::standard()
+        .of(&file)
+        .kernels(&file, wanted, demangle, &Around::new())
+        .map_err(|e| chain(&e))
 }
 
 /// Every kernel of every code object in a file (bundles, host binaries, archives, packages,
@@ -1180,6 +1196,7 @@ fn kernels<'py>(
                     std::slice::from_ref(path),
                     wanted.as_ref(),
                     demangle,
+                    &Formats::standard(),
                     &(),
                 )
             })
@@ -1204,7 +1221,7 @@ fn kernels<'py>(
                 out.solutions.extend(l.solutions);
                 out.errors.extend(l.errors);
             }
-            Got::Value(Err(e)) => out.errors.push(format!("{name}: {e}")),
+            Got::Value(Err(e)) => out.errors.push(e),
             Got::NoDeviceCode => out
                 .errors
                 .push(format!("{name}: {}", gfxkit_io::NoDeviceCode)),
@@ -1832,7 +1849,7 @@ fn census_rows<'py>(
     name: Option<String>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let name = name.unwrap_or_else(|| path.display().to_string());
-    let rows = py.allow_threads(|| gfxkit_io::census::rows(&path, &name));
+    let rows = py.allow_threads(|| gfxkit_io::census::rows(&path, &name, &Formats::standard()));
     json(py, &rows)
 }
 

@@ -153,11 +153,11 @@ pub(crate) fn members(data: &[u8]) -> Result<Vec<Member<'_>>> {
 pub(crate) type MemberRewrite =
     for<'m> fn(&'m [u8], &Transform) -> Result<(Output<'m>, FileKind, Option<RegionReport>)>;
 
-/// Rewrites an archive member by member, each through `rewrite_one`.
+/// Rewrites an archive member by member, each through `rewrite_member`.
 pub(crate) fn rewrite_archive<'a>(
     data: &'a [u8],
     t: &Transform,
-    rewrite_one: MemberRewrite,
+    rewrite_member: MemberRewrite,
 ) -> Result<Rewritten<'a>> {
     let ms = members(data)?;
     let mut regions = Vec::new();
@@ -169,14 +169,14 @@ pub(crate) fn rewrite_archive<'a>(
             bodies.push(None);
             continue;
         }
-        // COFF members go to `rewrite_one` too, which refuses them with the reason.
-        if !crate::elf::is_elf(m.data) && !crate::rewrite::is_pe_or_coff(m.data) {
+        // COFF members go to `rewrite_member` too, which refuses them with the reason.
+        if !crate::elf::is_elf(m.data) && !crate::pe::is_pe_or_coff(m.data) {
             bodies.push(None);
             continue;
         }
         let base = (m.header_at + HDR) as u64;
         let (bytes, kind, region) =
-            rewrite_one(m.data, t).map_err(|e| e.of_member(&m.name, base))?;
+            rewrite_member(m.data, t).map_err(|e| e.of_member(&m.name, base))?;
         if let Some(mut r) = region {
             r.member = Some(m.name.clone());
             // Offsets within the member become offsets in the archive (old and new layout).

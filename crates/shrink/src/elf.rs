@@ -11,32 +11,15 @@ use object::read::elf::{
 use object::LittleEndian as LE;
 use object::{U32, U64};
 
-/// `ET_REL`.
-pub const ET_REL: u16 = 1;
-/// `ET_EXEC`.
-pub const ET_EXEC: u16 = 2;
-/// `ET_DYN`.
-pub const ET_DYN: u16 = 3;
-pub(crate) const EM_X86_64: u16 = 62;
-pub(crate) const PT_NULL: u32 = 0;
-pub(crate) const PT_LOAD: u32 = 1;
-pub(crate) const PT_INTERP: u32 = 3;
-pub(crate) const PT_PHDR: u32 = 6;
-pub(crate) const SHF_ALLOC: u64 = 2;
-pub(crate) const SHT_SYMTAB: u32 = 2;
-pub(crate) const SHT_STRTAB: u32 = 3;
-pub(crate) const SHT_RELA: u32 = 4;
-pub(crate) const SHT_NOBITS: u32 = 8;
-pub(crate) const SHT_REL: u32 = 9;
-pub(crate) const SHT_DYNSYM: u32 = 11;
-pub(crate) const R_X86_64_RELATIVE: u32 = 8;
-pub(crate) const R_X86_64_64: u32 = 1;
+pub(crate) use object::elf::{
+    EM_X86_64, PT_INTERP, PT_LOAD, PT_NULL, PT_PHDR, R_X86_64_64, R_X86_64_RELATIVE, SHT_DYNSYM,
+    SHT_NOBITS, SHT_REL, SHT_RELA, SHT_STRTAB, SHT_SYMTAB,
+};
+pub use object::elf::{ET_DYN, ET_EXEC, ET_REL};
+/// `SHF_ALLOC` as a 64-bit `sh_flags` holds it.
+pub(crate) const SHF_ALLOC: u64 = object::elf::SHF_ALLOC as u64;
 pub(crate) const PHENT: usize = 56;
 pub(crate) const SHENT: usize = 64;
-/// Wrapper magic `HIPF`: the pointer leads to a bundle.
-pub const HIPF: u32 = 0x4849_5046;
-/// Wrapper magic `HIPK`: device code moved out to pack files.
-pub const HIPK: u32 = 0x4B50_4948;
 
 /// A program header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

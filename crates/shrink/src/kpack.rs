@@ -34,12 +34,12 @@ use crate::layout;
 use crate::output::Output;
 use crate::segment::{self, Placement, Request};
 use gfxkit_bytes::Cursor;
+use gfxkit_host::WrapperMagic;
 
 /// Name of the marker section.
 pub const MARKER_SECTION: &str = ".rocm_kpack_ref";
 
-const SHT_PROGBITS: u32 = 1;
-const PF_R: u32 = 4;
+use object::elf::{PF_R, SHT_PROGBITS};
 
 /// What [`split_elf`] produced.
 #[derive(Debug, Clone)]
@@ -64,7 +64,7 @@ fn unsupported(at: u64, msg: impl Into<String>) -> Error {
 /// The checks both directions share; returns (the parsed file, `.hip_fatbin` index,
 /// `.hipFatBinSegment` index).
 fn linked_x86_64(data: &[u8]) -> Result<(Elf, Option<usize>, usize)> {
-    if crate::rewrite::is_pe_or_coff(data) {
+    if crate::pe::is_pe_or_coff(data) {
         return fail(
             0,
             ErrorKind::Unsupported(
@@ -119,11 +119,9 @@ fn linked_x86_64(data: &[u8]) -> Result<(Elf, Option<usize>, usize)> {
     if e.shdrs.len() + 1 >= 0xff00 {
         return fail(60, ErrorKind::Unsupported("too many sections".into()));
     }
-    if let Some(s) = e
-        .shdrs
-        .iter()
-        .find(|s| s.name == ".llvm.offloading" || s.name.starts_with("__CLANG_OFFLOAD_BUNDLE__"))
-    {
+    if let Some(s) = e.shdrs.iter().find(|s| {
+        s.name == ".llvm.offloading" || s.name.starts_with(gfxkit_bundle::object::SECTION_PREFIX)
+    }) {
         return fail(
             s.offset,
             ErrorKind::Unsupported(format!(
@@ -166,7 +164,7 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
     let fsec = e.shdrs[fb].clone();
     // A split binary says so first (its .hip_fatbin is empty because it is split).
     if let Ok(ws) = elf::wrappers(&e, data, seg, fb) {
-        if let Some(i) = ws.iter().position(|w| w.magic == elf::HIPK) {
+        if let Some(i) = ws.iter().position(|w| w.magic == WrapperMagic::HIPK) {
             return fail(ws[i].at, ErrorKind::AlreadySplit { wrapper: i });
         }
     }
@@ -214,8 +212,8 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
     let mut wrapper_bundles = Vec::with_capacity(ws.len());
     for w in &ws {
         match w.magic {
-            elf::HIPF => {}
-            elf::HIPK => {
+            WrapperMagic::HIPF => {}
+            WrapperMagic::HIPK => {
                 let wrapper = wrapper_bundles.len();
                 return fail(w.at, ErrorKind::AlreadySplit { wrapper });
             }
@@ -310,7 +308,7 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
     let tail_end = edit::kept_end(&e, data, old_end);
     let mut edit = Edit::new(&e, data, fb, Some(moved), SectionTable::AtEnd { new: None });
     for (k, w) in ws.iter().enumerate() {
-        edit.patch(w.at, &elf::HIPK.to_le_bytes());
+        edit.patch(w.at, &WrapperMagic::HIPK.to_le_bytes());
         edit.patch_u64(w.at + 16, k as u64);
         let in_place = w.pointer;
         if in_place != 0 && in_fatbin(in_place) {
@@ -443,7 +441,7 @@ pub fn hipk_wrappers(data: &[u8]) -> Result<Vec<(u64, u32, Option<u64>)>> {
     let ws = elf::wrappers(&e, data, seg, fb.unwrap_or(usize::MAX))?;
     let mut out = Vec::new();
     for w in ws {
-        if w.magic != elf::HIPK {
+        if w.magic != WrapperMagic::HIPK {
             return fail(
                 w.at,
                 ErrorKind::Unsupported(format!(
@@ -553,7 +551,7 @@ pub fn inline_elf<'a>(data: &'a [u8], bundles: Vec<Output<'a>>, align: u64) -> R
     edit.out.pad_to(t_off + table_len)?;
     edit.set_program_headers(phdrs, t_off, true);
     for (k, w) in ws.iter().enumerate() {
-        if w.magic != elf::HIPK {
+        if w.magic != WrapperMagic::HIPK {
             return fail(
                 w.at,
                 ErrorKind::Unsupported(format!(
@@ -563,7 +561,7 @@ pub fn inline_elf<'a>(data: &'a [u8], bundles: Vec<Output<'a>>, align: u64) -> R
             );
         }
         let target = vaddr + offsets[k];
-        edit.patch(w.at, &elf::HIPF.to_le_bytes());
+        edit.patch(w.at, &WrapperMagic::HIPF.to_le_bytes());
         edit.patch_u64(w.at + 16, 0);
         if w.pointer != 0 {
             edit.patch_u64(w.at + 8, target);

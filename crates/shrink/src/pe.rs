@@ -35,6 +35,14 @@ use object::LittleEndian as LE;
 pub mod coff;
 pub mod kpack;
 
+/// Whether `data` is a PE image or COFF object for x86-64.
+pub(crate) fn is_pe_or_coff(data: &[u8]) -> bool {
+    matches!(
+        gfxkit_host::InputKind::sniff(data),
+        gfxkit_host::InputKind::PeImage | gfxkit_host::InputKind::CoffObject
+    )
+}
+
 /// Bundles in `.hip_fat` are laid out at this alignment (what clang asks for `.hip_fatbin`).
 const BUNDLE_ALIGN: u64 = 4096;
 
@@ -233,38 +241,9 @@ pub(crate) fn rewrite_image<'a>(
         .map(|sh| (sh.name(strings).unwrap_or_else(|_| sh.raw_name()), sh))
         .collect();
     let header_at = |sh: &pe::ImageSectionHeader| offset_of(data, object::pod::bytes_of(sh));
-    let mut fat = named
-        .iter()
-        .enumerate()
-        .filter(|(_, (n, _))| std::str::from_utf8(n).is_ok_and(is_fatbin_section));
-    let Some((fat_index, &(fat_name, fsh))) = fat.next() else {
+    let Some((fat_index, fat_name, fsh)) = fatbin_section(data, &file, &named)? else {
         return Ok((Output::of(data), FileKind::NoDeviceCode, None));
     };
-    if let Some((_, (_, second))) = fat.next() {
-        return Err(unsupported(
-            header_at(second),
-            "more than one .hip_fat section",
-        ));
-    }
-    // The headers, the section table included, lie before every section's raw data: a table
-    // that runs into raw data would change as that data moves.
-    let table_end = sections.iter().last().map_or(0, |sh| {
-        header_at(sh) + std::mem::size_of::<pe::ImageSectionHeader>() as u64
-    });
-    let first_raw = sections
-        .iter()
-        .filter(|sh| sh.size_of_raw_data.get(LE) != 0 && sh.pointer_to_raw_data.get(LE) != 0)
-        .map(|sh| u64::from(sh.pointer_to_raw_data.get(LE)))
-        .min();
-    if let Some(first_raw) = first_raw.filter(|&f| table_end > f) {
-        return Err(bad(
-            header_at(fsh),
-            format!(
-                "the section table ends at file offset {table_end:#x}, inside the raw data of a \
-                 section (from {first_raw:#x}): damaged headers"
-            ),
-        ));
-    }
     let fat_name = String::from_utf8_lossy(fat_name).into_owned();
     let file_align = u64::from(opt.file_alignment());
     if !file_align.is_power_of_two() || !(512..=65536).contains(&file_align) {
@@ -318,7 +297,122 @@ pub(crate) fn rewrite_image<'a>(
     let shift = raw - new_raw;
     let old_end = fo + raw;
 
-    // Sections whose raw data lies after `.hip_fat` move down; none may overlap it.
+    let fat = ShrunkSection {
+        index: fat_index,
+        header: fsh,
+        name: &fat_name,
+        fo,
+        old_end,
+        shift,
+    };
+    let mut patches = moved_pointers(data, &file, &named, &fat, new_raw)?;
+    let n_wrappers = wrapper_patches(data, &file, &fat, vsize, &region, &mut patches)?;
+
+    // The new file: what precedes `.hip_fat`, the new bundles padded to FileAlignment, the rest.
+    let (mut out, outcomes) = splice(data, fo, old_end, region, new_raw, &patches)?;
+    // CheckSum: recomputed over the final bytes when the input had one.
+    let opt_at = offset_of(data, object::pod::bytes_of(opt));
+    let checksum_at = opt_at + 64;
+    if opt.check_sum() != 0 {
+        let bytes = out.to_vec();
+        let sum = checksum(&bytes, checksum_at as usize);
+        out.put(checksum_at, &sum.to_le_bytes())?;
+    }
+    let layout = if out.equals(data) {
+        Layout::Unchanged
+    } else {
+        Layout::SectionShortened { shift }
+    };
+    Ok((
+        out,
+        kind,
+        Some(RegionReport {
+            member: None,
+            section: Some(fat_name),
+            layout,
+            wrappers: n_wrappers,
+            relocations: 0,
+            symbols: 0,
+            bundles: outcomes,
+        }),
+    ))
+}
+
+/// The one `.hip_fat` section of the image (index, name, header) among its sections
+/// (`named`), checked to lie after the headers; `None` when it has none.
+fn fatbin_section<'s>(
+    data: &[u8],
+    file: &PeFile64<'_>,
+    named: &[(&'s [u8], &'s pe::ImageSectionHeader)],
+) -> Result<Option<(usize, &'s [u8], &'s pe::ImageSectionHeader)>> {
+    let sections = file.section_table();
+    let header_at = |sh: &pe::ImageSectionHeader| offset_of(data, object::pod::bytes_of(sh));
+    let mut fat = named
+        .iter()
+        .enumerate()
+        .filter(|(_, (n, _))| std::str::from_utf8(n).is_ok_and(is_fatbin_section));
+    let Some((fat_index, &(fat_name, fsh))) = fat.next() else {
+        return Ok(None);
+    };
+    if let Some((_, (_, second))) = fat.next() {
+        return Err(unsupported(
+            header_at(second),
+            "more than one .hip_fat section",
+        ));
+    }
+    // The headers, the section table included, lie before every section's raw data: a table
+    // that runs into raw data would change as that data moves.
+    let table_end = sections.iter().last().map_or(0, |sh| {
+        header_at(sh) + std::mem::size_of::<pe::ImageSectionHeader>() as u64
+    });
+    let first_raw = sections
+        .iter()
+        .filter(|sh| sh.size_of_raw_data.get(LE) != 0 && sh.pointer_to_raw_data.get(LE) != 0)
+        .map(|sh| u64::from(sh.pointer_to_raw_data.get(LE)))
+        .min();
+    if let Some(first_raw) = first_raw.filter(|&f| table_end > f) {
+        return Err(bad(
+            header_at(fsh),
+            format!(
+                "the section table ends at file offset {table_end:#x}, inside the raw data of a \
+                 section (from {first_raw:#x}): damaged headers"
+            ),
+        ));
+    }
+    Ok(Some((fat_index, fat_name, fsh)))
+}
+
+/// The `.hip_fat` section being shortened.
+struct ShrunkSection<'s> {
+    /// Its index in the section table.
+    index: usize,
+    /// Its header.
+    header: &'s pe::ImageSectionHeader,
+    /// Its name.
+    name: &'s str,
+    /// The file offset of its raw data, and the end of that data.
+    fo: u64,
+    old_end: u64,
+    /// How far what follows its raw data moves down.
+    shift: u64,
+}
+
+/// Patches for every file offset that points past `.hip_fat`'s raw data (other sections' raw
+/// data, relocations and line numbers, the COFF symbol table, debug directory entries) and for
+/// the sizes that shrink with it (its `SizeOfRawData`, now `new_raw`; `SizeOfInitializedData`);
+/// a piece that overlaps the section is refused.
+fn moved_pointers(
+    data: &[u8],
+    file: &PeFile64<'_>,
+    named: &[(&[u8], &pe::ImageSectionHeader)],
+    fat: &ShrunkSection<'_>,
+    new_raw: u64,
+) -> Result<Vec<(u64, Vec<u8>)>> {
+    let header_at = |sh: &pe::ImageSectionHeader| offset_of(data, object::pod::bytes_of(sh));
+    let nt = file.nt_headers();
+    let opt = nt.optional_header();
+    let (fat_index, fsh, fat_name) = (fat.index, fat.header, fat.name);
+    let (fo, old_end, shift) = (fat.fo, fat.old_end, fat.shift);
     let mut patches: Vec<(u64, Vec<u8>)> = Vec::new();
     for (i, &(name, sh)) in named.iter().enumerate() {
         if i == fat_index || sh.pointer_to_raw_data.get(LE) == 0 {
@@ -375,7 +469,7 @@ pub(crate) fn rewrite_image<'a>(
         ));
     }
     // Debug directory entries hold file offsets of their data.
-    debug_entries(data, &file, fo, old_end, shift, &fat_name, &mut patches)?;
+    debug_entries(data, file, fo, old_end, shift, fat_name, &mut patches)?;
     // SizeOfInitializedData counts the raw bytes of initialized-data sections.
     let opt_at = offset_of(data, object::pod::bytes_of(opt));
     if fsh.characteristics.get(LE) & pe::IMAGE_SCN_CNT_INITIALIZED_DATA != 0 {
@@ -384,7 +478,23 @@ pub(crate) fn rewrite_image<'a>(
         patches.push((opt_at + 8, n.to_le_bytes().to_vec()));
     }
 
-    // Wrappers: each `HIPF` pointer leads to a bundle of `.hip_fat`, and now to its new place.
+    Ok(patches)
+}
+
+/// Patches for the wrappers: each `HIPF` pointer leads to a bundle of `.hip_fat`, and now to
+/// its new place in `region`; every bundle must be led to, and nothing else may point into
+/// the section's `vsize` bytes. Returns the number of wrappers.
+fn wrapper_patches(
+    data: &[u8],
+    file: &PeFile64<'_>,
+    fat: &ShrunkSection<'_>,
+    vsize: u64,
+    region: &NewRegion<'_>,
+    patches: &mut Vec<(u64, Vec<u8>)>,
+) -> Result<usize> {
+    let opt = file.nt_headers().optional_header();
+    let opt_at = offset_of(data, object::pod::bytes_of(opt));
+    let (fsh, fat_name, fo, old_end) = (fat.header, fat.name, fat.fo, fat.old_end);
     let image_base = opt.image_base();
     check_image_base(image_base, opt_at)?;
     let fat_va = image_base + u64::from(fsh.virtual_address.get(LE));
@@ -422,35 +532,9 @@ pub(crate) fn rewrite_image<'a>(
         }
     }
     crate::check::every_bundle_pointed(&pointed, |k| fo + region.moves[k].0)?;
-    other_pointers(data, &file, fat_va, vsize, &found, &fat_name)?;
+    other_pointers(data, file, fat_va, vsize, &found, fat_name)?;
 
-    // The new file: what precedes `.hip_fat`, the new bundles padded to FileAlignment, the rest.
-    let (mut out, outcomes) = splice(data, fo, old_end, region, new_raw, &patches)?;
-    // CheckSum: recomputed over the final bytes when the input had one.
-    let checksum_at = opt_at + 64;
-    if opt.check_sum() != 0 {
-        let bytes = out.to_vec();
-        let sum = checksum(&bytes, checksum_at as usize);
-        out.put(checksum_at, &sum.to_le_bytes())?;
-    }
-    let layout = if out.equals(data) {
-        Layout::Unchanged
-    } else {
-        Layout::SectionShortened { shift }
-    };
-    Ok((
-        out,
-        kind,
-        Some(RegionReport {
-            member: None,
-            section: Some(fat_name),
-            layout,
-            wrappers: n_wrappers,
-            relocations: 0,
-            symbols: 0,
-            bundles: outcomes,
-        }),
-    ))
+    Ok(n_wrappers)
 }
 
 /// `data` with its bytes `fo..old_end` replaced by the rewritten `region` padded with zeros to

@@ -8,11 +8,14 @@ use crate::error::{fail, Error, ErrorKind, Result};
 use crate::layout;
 use crate::output::Output;
 use crate::patch::align_down;
-use crate::plan::{self, NewRegion, Transform};
+use crate::plan::{self, BundleOutcome, NewRegion, Transform};
 pub use crate::report::{FileKind, Layout, RegionReport, Report, Rewritten};
 use crate::segment::{self, Placement, Request};
 use crate::survey::SurveyRegion;
+
 use gfxkit_bytes::Cursor;
+use gfxkit_host::WrapperMagic;
+use std::collections::HashMap;
 
 /// Rewrites `data` (a standalone bundle file, relocatable object, shared object, executable or
 /// `ar` archive): every bundle gets `t` applied, references are fixed and the layout shrinks.
@@ -168,22 +171,14 @@ pub(crate) fn rewrite_one<'a>(
     )
 }
 
-/// Whether `data` is a PE image or COFF object for x86-64.
-pub(crate) fn is_pe_or_coff(data: &[u8]) -> bool {
-    matches!(
-        gfxkit_host::InputKind::sniff(data),
-        gfxkit_host::InputKind::PeImage | gfxkit_host::InputKind::CoffObject
-    )
-}
-
 fn unsupported(at: u64, msg: impl Into<String>) -> Error {
     Error::at(at, ErrorKind::Unsupported(msg.into()))
 }
 
 fn foreign_device_sections(e: &Elf) -> Option<&Shdr> {
-    e.shdrs
-        .iter()
-        .find(|s| s.name == ".llvm.offloading" || s.name.starts_with("__CLANG_OFFLOAD_BUNDLE__"))
+    e.shdrs.iter().find(|s| {
+        s.name == ".llvm.offloading" || s.name.starts_with(gfxkit_bundle::object::SECTION_PREFIX)
+    })
 }
 
 fn rewrite_elf<'a>(
@@ -191,8 +186,80 @@ fn rewrite_elf<'a>(
     t: &Transform,
 ) -> Result<(Output<'a>, FileKind, Option<RegionReport>)> {
     let e = Elf::parse(data)?;
+    let kind = rewritable_kind(&e, data)?;
+    let Some(fb) = fatbin_to_rewrite(&e)? else {
+        return Ok((Output::of(data), FileKind::NoDeviceCode, None));
+    };
+    let fsec = e.shdrs[fb].clone();
+    if !fsec.has_file_bytes() {
+        return Ok((Output::of(data), kind, None));
+    }
+    let fo = fsec.offset;
+    let fs = fsec.size;
+    let region_bytes = e.section_data(data, fb);
+    // Bundles keep the section's alignment (at most 64 KiB; 4096 in files from the HIP driver).
+    let located = Cursor::at(region_bytes, fo);
+    let region = plan::transform_region(located, fsec.addralign.clamp(1, 1 << 16), t)?;
+    let ns = region.out.len();
+    let plan = if ns > fs {
+        plan_growth(&e, data, fo, fs, ns, &fsec)?
+    } else {
+        plan_layout(&e, data, fo, fs, ns, &fsec)?
+    };
+    let relocatable = e.e_type == elf::ET_REL;
+    // Addresses: section-relative in relocatable objects, virtual addresses otherwise.
+    let base = if relocatable { 0 } else { fsec.addr };
+    let map = FatbinMap {
+        base,
+        new_base: plan.relocated.as_ref().map_or(base, |r| r.vaddr),
+        size: fs,
+        relocatable,
+        region: &region,
+    };
+
+    // The edit: fields at input offsets, then the layout.
+    let moved = layout::Moved {
+        fo,
+        end: fo + fs,
+        down: plan.delta,
+        up: plan.grow,
+    };
+    let mut edit = Edit::new(&e, data, fb, Some(moved), SectionTable::InPlace);
+    let (n_syms, new_sym_value) = patch_symbols(&e, data, fb, &map, &mut edit)?;
+    let n_relocs = patch_relocations(&e, data, fb, &map, &new_sym_value, &mut edit)?;
+    let n_wrappers = patch_wrappers(&e, data, fb, &map, &mut edit)?;
+    let bundles = lay_out(&mut edit, data, &fsec, region, &plan)?;
+    let layout = plan.layout;
+    if let Some(phdrs) = plan.phdrs {
+        edit.set_program_headers(phdrs, plan.phoff, plan.table_moved);
+    }
+    edit.set_section(fb, Field::Size, ns);
+    if let Some(r) = &plan.relocated {
+        edit.set_section(fb, Field::Addr, r.vaddr);
+        edit.set_section(fb, Field::Offset, r.offset);
+    }
+    let out = edit.finish()?;
+    Ok((
+        out,
+        kind,
+        Some(RegionReport {
+            member: None,
+            section: Some(".hip_fatbin".into()),
+            layout,
+            wrappers: n_wrappers,
+            relocations: n_relocs,
+            symbols: n_syms,
+            bundles,
+        }),
+    ))
+}
+
+/// What kind of ELF file `e` is, when it is one the rewrite reads: a relocatable object, a
+/// shared object or an executable, with a section table, that breaks no rule the rewritten
+/// file is checked against.
+fn rewritable_kind(e: &Elf, data: &[u8]) -> Result<FileKind> {
     // A file that already breaks a rule the rewritten file is checked against is refused.
-    crate::check::segments(&e, data.len() as u64)?;
+    crate::check::segments(e, data.len() as u64)?;
     let kind = match e.e_type {
         elf::ET_REL => FileKind::Object,
         elf::ET_DYN => FileKind::SharedObject,
@@ -217,8 +284,15 @@ fn rewrite_elf<'a>(
             ),
         );
     }
+    Ok(kind)
+}
+
+/// The index of `.hip_fatbin`, when `e` has one the rewrite can rewrite; `None` when the file
+/// holds no device code. Device code in other sections, and machines other than x86-64, are
+/// refused.
+fn fatbin_to_rewrite(e: &Elf) -> Result<Option<usize>> {
     let fatbin = e.section_named(".hip_fatbin")?;
-    if let Some(s) = foreign_device_sections(&e) {
+    if let Some(s) = foreign_device_sections(e) {
         let msg = match fatbin {
             None => format!(
                 "device code in section {} is not rewritten (only .hip_fatbin is)",
@@ -232,7 +306,7 @@ fn rewrite_elf<'a>(
         return fail(s.offset, ErrorKind::Unsupported(msg));
     }
     let Some(fb) = fatbin else {
-        return Ok((Output::of(data), FileKind::NoDeviceCode, None));
+        return Ok(None);
     };
     if e.machine != elf::EM_X86_64 {
         return fail(
@@ -243,32 +317,31 @@ fn rewrite_elf<'a>(
             )),
         );
     }
-    let fsec = e.shdrs[fb].clone();
-    if !fsec.has_file_bytes() {
-        return Ok((Output::of(data), kind, None));
-    }
-    let fo = fsec.offset;
-    let fs = fsec.size;
-    let old_end = fo + fs;
-    let region_bytes = e.section_data(data, fb);
-    // Bundles keep the section's alignment (at most 64 KiB; 4096 in files from the HIP driver).
-    let located = Cursor::at(region_bytes, fo);
-    let region = plan::transform_region(located, fsec.addralign.clamp(1, 1 << 16), t)?;
-    let ns = region.out.len();
-    let relocatable = e.e_type == elf::ET_REL;
-    // Addresses: section-relative in relocatable objects, virtual addresses otherwise.
-    let base = if relocatable { 0 } else { fsec.addr };
-    let plan = if ns > fs {
-        plan_growth(&e, data, fo, fs, ns, &fsec)?
-    } else {
-        plan_layout(&e, data, fo, fs, ns, &fsec)?
-    };
-    // Where the new section's bytes are addressed from.
-    let new_base = plan.relocated.as_ref().map_or(base, |r| r.vaddr);
-    let remap = |addr: u64, at: u64, what: &str| -> Result<u64> {
-        let rel = addr.checked_sub(base).filter(|r| *r <= fs);
-        match rel.and_then(|r| region.map(r, fs)) {
-            Some(n) => Ok(new_base.wrapping_add(n)),
+    Ok(Some(fb))
+}
+
+/// How addresses in the old `.hip_fatbin` map to the new one.
+struct FatbinMap<'r, 'a> {
+    /// Where the old section is addressed from: 0 in relocatable objects (addresses are
+    /// section-relative), its virtual address otherwise.
+    base: u64,
+    /// Where the new section's bytes are addressed from.
+    new_base: u64,
+    /// The old section's size.
+    size: u64,
+    /// Whether the file is a relocatable object.
+    relocatable: bool,
+    /// The rewritten bundles.
+    region: &'r NewRegion<'a>,
+}
+
+impl FatbinMap<'_, '_> {
+    /// The new address of `addr`, which must start a bundle (or be the section's end); `at`
+    /// and `what` name the field that holds it.
+    fn remap(&self, addr: u64, at: u64, what: &str) -> Result<u64> {
+        let rel = addr.checked_sub(self.base).filter(|r| *r <= self.size);
+        match rel.and_then(|r| self.region.map(r, self.size)) {
+            Some(n) => Ok(self.new_base.wrapping_add(n)),
             None => Err(unsupported(
                 at,
                 format!(
@@ -276,42 +349,49 @@ fn rewrite_elf<'a>(
                 ),
             )),
         }
-    };
-    // In a linked file an address equal to the end of .hip_fatbin belongs to what follows,
-    // whose address does not change.
-    let in_fatbin = |addr: u64| {
-        addr >= base
-            && (if relocatable {
-                addr <= base.saturating_add(fs)
+    }
+
+    /// Whether `addr` lies in the old section. In a linked file an address equal to the end of
+    /// .hip_fatbin belongs to what follows, whose address does not change.
+    fn contains(&self, addr: u64) -> bool {
+        addr >= self.base
+            && (if self.relocatable {
+                addr <= self.base.saturating_add(self.size)
             } else {
-                addr < base.saturating_add(fs)
+                addr < self.base.saturating_add(self.size)
             })
-    };
+    }
+}
 
-    // The edit: fields at input offsets, then the layout.
-    let moved = layout::Moved {
-        fo,
-        end: old_end,
-        down: plan.delta,
-        up: plan.grow,
-    };
-    let mut edit = Edit::new(&e, data, fb, Some(moved), SectionTable::InPlace);
-    let mut n_wrappers = 0usize;
-    let mut n_relocs = 0usize;
+/// The new value of each symbol moved, by (symbol table's section index, symbol index).
+type NewSymbolValues = HashMap<(usize, usize), u64>;
+
+/// New values of the symbols in `.hip_fatbin` (section `fb`): the number patched, and each
+/// symbol's new value by (symbol table, index).
+fn patch_symbols(
+    e: &Elf,
+    data: &[u8],
+    fb: usize,
+    map: &FatbinMap<'_, '_>,
+    edit: &mut Edit<'_, '_>,
+) -> Result<(usize, NewSymbolValues)> {
     let mut n_syms = 0usize;
-
-    // Symbols in .hip_fatbin.
-    let mut new_sym_value = std::collections::HashMap::new();
-    for (si, k, sym) in elf::symbols_in(&e, data, fb)? {
+    let mut new_sym_value = HashMap::new();
+    for (si, k, sym) in elf::symbols_in(e, data, fb)? {
         let what = format!("symbol {k} of {}", e.shdrs[si].name);
-        let nv = remap(sym.value, sym.at, &what)?;
-        let rel = sym.value - base;
+        let nv = map.remap(sym.value, sym.at, &what)?;
+        let rel = sym.value - map.base;
         let new_size = if sym.size == 0 {
             0
-        } else if rel == 0 && sym.size == fs {
-            ns
+        } else if rel == 0 && sym.size == map.size {
+            map.region.out.len()
         } else {
-            match region.moves.iter().find(|m| m.0 == rel && m.2 == sym.size) {
+            match map
+                .region
+                .moves
+                .iter()
+                .find(|m| m.0 == rel && m.2 == sym.size)
+            {
                 Some(m) => m.3,
                 None => {
                     return Err(unsupported(
@@ -328,8 +408,21 @@ fn rewrite_elf<'a>(
             n_syms += 1;
         }
     }
+    Ok((n_syms, new_sym_value))
+}
 
-    // Relocations whose target lies in .hip_fatbin.
+/// New addends of the relocations whose target lies in `.hip_fatbin` (section `fb`), given the
+/// symbols' new values: the number patched.
+fn patch_relocations(
+    e: &Elf,
+    data: &[u8],
+    fb: usize,
+    map: &FatbinMap<'_, '_>,
+    new_sym_value: &NewSymbolValues,
+    edit: &mut Edit<'_, '_>,
+) -> Result<usize> {
+    let relocatable = map.relocatable;
+    let mut n_relocs = 0usize;
     for (ri, r) in e.shdrs.iter().enumerate() {
         if r.sh_type == elf::SHT_REL {
             if relocatable && r.info as usize == fb {
@@ -344,14 +437,14 @@ fn rewrite_elf<'a>(
             return Err(unsupported(r.offset, "relocations apply to .hip_fatbin"));
         }
         let symtab = r.link as usize;
-        let table = elf::linked_symbols(&e, data, r)?;
+        let table = elf::linked_symbols(e, data, r)?;
         let syms = table.as_deref().unwrap_or_default();
-        for rel in elf::relas(&e, data, ri)? {
+        for rel in elf::relas(e, data, ri)? {
             let what = format!("relocation {} of {}", rel.index, r.name);
             if !relocatable && rel.r_type == elf::R_X86_64_RELATIVE {
                 let a = rel.addend as u64;
-                if in_fatbin(a) {
-                    let n = remap(a, rel.at, &what)?;
+                if map.contains(a) {
+                    let n = map.remap(a, rel.at, &what)?;
                     if n != a {
                         edit.patch_u64(rel.at + 16, n);
                         n_relocs += 1;
@@ -381,7 +474,7 @@ fn rewrite_elf<'a>(
                 continue;
             }
             let target = sym.value.wrapping_add(rel.addend as u64);
-            let n = remap(target, rel.at, &what)?;
+            let n = map.remap(target, rel.at, &what)?;
             let s_new = new_sym_value
                 .get(&(symtab, rel.r_sym as usize))
                 .copied()
@@ -393,45 +486,74 @@ fn rewrite_elf<'a>(
             }
         }
     }
+    Ok(n_relocs)
+}
 
-    // Wrapper pointers stored in place (non-PIC files, RELR, applied relocations).
-    if let Some(seg) = e.section_named(".hipFatBinSegment")? {
-        let mut pointed = vec![false; region.moves.len()];
-        for (i, w) in elf::wrappers(&e, data, seg, fb)?.iter().enumerate() {
-            if w.magic == elf::HIPK {
-                return fail(w.at, ErrorKind::AlreadySplit { wrapper: i });
-            }
-            if w.magic != elf::HIPF {
-                return fail(
-                    w.at,
-                    ErrorKind::BadElf(format!(
-                        "wrapper magic {:#010x}, expected HIPF (0x48495046)",
-                        w.magic
-                    )),
-                );
-            }
-            n_wrappers += 1;
-            let bundle_at = |rel: u64| region.moves.binary_search_by_key(&rel, |m| m.0).ok();
-            pointed[crate::check::wrapper_target(i, w, base, bundle_at)?] = true;
-            if relocatable {
-                continue;
-            }
-            let in_place = w.pointer;
-            if in_place != 0 && in_fatbin(in_place) {
-                let n = remap(in_place, w.at + 8, "wrapper pointer")?;
-                if n != in_place {
-                    edit.patch_u64(w.at + 8, n);
-                }
+/// Checks the `.hipFatBinSegment` wrappers (every one `HIPF`, leading to a bundle, every bundle
+/// led to) and moves the pointers stored in place (non-PIC files, RELR, applied relocations):
+/// the number of wrappers.
+fn patch_wrappers(
+    e: &Elf,
+    data: &[u8],
+    fb: usize,
+    map: &FatbinMap<'_, '_>,
+    edit: &mut Edit<'_, '_>,
+) -> Result<usize> {
+    let Some(seg) = e.section_named(".hipFatBinSegment")? else {
+        return Ok(0);
+    };
+    let moves = &map.region.moves;
+    let mut n_wrappers = 0usize;
+    let mut pointed = vec![false; moves.len()];
+    for (i, w) in elf::wrappers(e, data, seg, fb)?.iter().enumerate() {
+        if w.magic == WrapperMagic::HIPK {
+            return fail(w.at, ErrorKind::AlreadySplit { wrapper: i });
+        }
+        if w.magic != WrapperMagic::HIPF {
+            return fail(
+                w.at,
+                ErrorKind::BadElf(format!(
+                    "wrapper magic {:#010x}, expected HIPF (0x48495046)",
+                    w.magic
+                )),
+            );
+        }
+        n_wrappers += 1;
+        let bundle_at = |rel: u64| moves.binary_search_by_key(&rel, |m| m.0).ok();
+        pointed[crate::check::wrapper_target(i, w, map.base, bundle_at)?] = true;
+        if map.relocatable {
+            continue;
+        }
+        let in_place = w.pointer;
+        if in_place != 0 && map.contains(in_place) {
+            let n = map.remap(in_place, w.at + 8, "wrapper pointer")?;
+            if n != in_place {
+                edit.patch_u64(w.at + 8, n);
             }
         }
-        crate::check::every_bundle_pointed(&pointed, |k| fo + region.moves[k].0)?;
     }
+    let fo = e.shdrs[fb].offset;
+    crate::check::every_bundle_pointed(&pointed, |k| fo + moves[k].0)?;
+    Ok(n_wrappers)
+}
 
-    // Layout: the bytes in file order, a moved program header table's place reserved.
+/// Lays the output's bytes out in file order, a moved program header table's place reserved:
+/// the new `.hip_fatbin` (`fsec` rewritten as `region`) in place or in a new segment at the end
+/// of the file, as `plan` says. Returns the bundles' outcomes with file offsets.
+fn lay_out<'a>(
+    edit: &mut Edit<'a, '_>,
+    data: &'a [u8],
+    fsec: &Shdr,
+    region: NewRegion<'a>,
+    plan: &LayoutPlan,
+) -> Result<Vec<BundleOutcome>> {
+    let fo = fsec.offset;
+    let fs = fsec.size;
+    let old_end = fo + fs;
     let new_fo = plan.relocated.as_ref().map_or(fo, |r| r.offset);
     let NewRegion {
         out: region_out,
-        outcomes: region_outcomes,
+        outcomes: mut bundles,
         ..
     } = region;
     let table_len = plan
@@ -459,33 +581,11 @@ fn rewrite_elf<'a>(
         edit.out.push(&data[old_end as usize..]);
         debug_assert_eq!(edit.out.len(), data.len() as u64 - plan.delta + plan.grow);
     }
-    if let Some(phdrs) = plan.phdrs {
-        edit.set_program_headers(phdrs, plan.phoff, plan.table_moved);
-    }
-    edit.set_section(fb, Field::Size, ns);
-    if let Some(r) = &plan.relocated {
-        edit.set_section(fb, Field::Addr, r.vaddr);
-        edit.set_section(fb, Field::Offset, r.offset);
-    }
-    let out = edit.finish()?;
-    let mut bundles = region_outcomes;
     for b in &mut bundles {
         b.offset += fo;
         b.new_offset += new_fo;
     }
-    Ok((
-        out,
-        kind,
-        Some(RegionReport {
-            member: None,
-            section: Some(".hip_fatbin".into()),
-            layout: plan.layout,
-            wrappers: n_wrappers,
-            relocations: n_relocs,
-            symbols: n_syms,
-            bundles,
-        }),
-    ))
+    Ok(bundles)
 }
 
 struct LayoutPlan {
@@ -506,15 +606,7 @@ struct LayoutPlan {
 
 fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> Result<LayoutPlan> {
     let old_end = fo + fs;
-    let unchanged = |layout| LayoutPlan {
-        delta: 0,
-        grow: 0,
-        relocated: None,
-        phdrs: None,
-        phoff: e.phoff,
-        table_moved: false,
-        layout,
-    };
+    let unchanged = |layout| LayoutPlan::unchanged(e, layout);
     if ns == fs {
         return Ok(unchanged(Layout::Unchanged));
     }
@@ -549,37 +641,80 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
         }
     }
     let seg_end = seg.offset.saturating_add(seg.filesz);
-    let last_in_segment = seg_end == old_end;
-    let shift_others = |phdrs: &mut Vec<Phdr>, delta: u64, skip: usize| {
-        for (i, p) in phdrs.iter_mut().enumerate() {
-            if i != skip && p.offset >= old_end {
-                p.offset -= delta;
-            }
-        }
-    };
-    if last_in_segment {
-        let delta = align_down(fs - ns, unit);
-        if delta == 0 {
-            return Ok(unchanged(Layout::ZeroFilled { unit }));
-        }
-        let mut phdrs = e.phdrs.clone();
-        shift_others(&mut phdrs, delta, si);
-        let s = &mut phdrs[si];
-        let new_filesz = fo + ns - s.offset;
-        if s.memsz == s.filesz {
-            s.memsz = new_filesz;
-        }
-        s.filesz = new_filesz;
-        return Ok(LayoutPlan {
-            delta,
+    if seg_end == old_end {
+        Ok(shorten_segment(e, si, fo, fs, ns, unit))
+    } else {
+        split_segment(e, data, si, &seg, fo, fs, ns, unit)
+    }
+}
+
+impl LayoutPlan {
+    /// Nothing moves: the file keeps its layout (`layout` says why).
+    fn unchanged(e: &Elf, layout: Layout) -> LayoutPlan {
+        LayoutPlan {
+            delta: 0,
             grow: 0,
             relocated: None,
-            phdrs: Some(phdrs),
+            phdrs: None,
             phoff: e.phoff,
             table_moved: false,
-            layout: Layout::SegmentShortened { shift: delta },
-        });
+            layout,
+        }
     }
+}
+
+/// Moves the program headers (but `skip`) of what lies after `old_end` down by `delta`.
+fn shift_after(phdrs: &mut [Phdr], old_end: u64, delta: u64, skip: usize) {
+    for (i, p) in phdrs.iter_mut().enumerate() {
+        if i != skip && p.offset >= old_end {
+            p.offset -= delta;
+        }
+    }
+}
+
+/// `.hip_fatbin` (`fs` bytes at `fo`, `ns` after the rewrite) is last in segment `si`: the
+/// segment ends sooner and what follows moves down by whole `unit`s.
+fn shorten_segment(e: &Elf, si: usize, fo: u64, fs: u64, ns: u64, unit: u64) -> LayoutPlan {
+    let old_end = fo + fs;
+    let delta = align_down(fs - ns, unit);
+    if delta == 0 {
+        return LayoutPlan::unchanged(e, Layout::ZeroFilled { unit });
+    }
+    let mut phdrs = e.phdrs.clone();
+    shift_after(&mut phdrs, old_end, delta, si);
+    let s = &mut phdrs[si];
+    let new_filesz = fo + ns - s.offset;
+    if s.memsz == s.filesz {
+        s.memsz = new_filesz;
+    }
+    s.filesz = new_filesz;
+    LayoutPlan {
+        delta,
+        grow: 0,
+        relocated: None,
+        phdrs: Some(phdrs),
+        phoff: e.phoff,
+        table_moved: false,
+        layout: Layout::SegmentShortened { shift: delta },
+    }
+}
+
+/// `.hip_fatbin` (`fs` bytes at `fo`, `ns` after the rewrite) is followed by other bytes of
+/// its segment `si` (`seg`): the segment is split in two around the freed bytes, which takes
+/// one more program header (a spare `PT_NULL`, unused bytes after the table, or the table
+/// moved next to the new section), and what follows moves down by whole `unit`s.
+#[allow(clippy::too_many_arguments)]
+fn split_segment(
+    e: &Elf,
+    data: &[u8],
+    si: usize,
+    seg: &Phdr,
+    fo: u64,
+    fs: u64,
+    ns: u64,
+    unit: u64,
+) -> Result<LayoutPlan> {
+    let old_end = fo + fs;
     // Split: the segment becomes [start, new end of .hip_fatbin) and [old end, segment end),
     // both at their old addresses. That needs one more program header.
     if e.phnum_raw == 0xffff || e.phdrs.len() + 1 >= 0xffff {
@@ -609,7 +744,7 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
         // executable started by the kernel needs AT_PHDR = first segment's load address +
         // e_phoff on older kernels, so the segment must share the first segment's
         // address-offset difference.
-        if !layout::table_may_move_into(e, &seg) {
+        if !layout::table_may_move_into(e, seg) {
             return Err(unsupported(
                 seg.offset,
                 ".hip_fatbin is not last in its segment, the program header table has \
@@ -626,14 +761,14 @@ fn plan_layout(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
         )
     };
     if tail_end > old_end {
-        return Ok(unchanged(Layout::ZeroFilled { unit }));
+        return Ok(LayoutPlan::unchanged(e, Layout::ZeroFilled { unit }));
     }
     let delta = align_down(old_end - tail_end, unit);
     if delta == 0 {
-        return Ok(unchanged(Layout::ZeroFilled { unit }));
+        return Ok(LayoutPlan::unchanged(e, Layout::ZeroFilled { unit }));
     }
     let mut phdrs = e.phdrs.clone();
-    shift_others(&mut phdrs, delta, si);
+    shift_after(&mut phdrs, old_end, delta, si);
     let s = e.phdrs[si];
     let head = old_end - s.offset;
     let first = Phdr {

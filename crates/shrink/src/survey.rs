@@ -287,40 +287,8 @@ fn survey_one(
 ) -> Result<(FileKind, Vec<SurveyRegion>)> {
     let base = offset_within(file, data).unwrap_or(0);
     let d = gfxkit_host::discover(data);
-    let kind = match d.kind {
-        InputKind::Bundle => FileKind::Bundle,
-        InputKind::ElfRelocatable => FileKind::Object,
-        InputKind::ElfSharedObject => FileKind::SharedObject,
-        InputKind::ElfExecutable => FileKind::Executable,
-        InputKind::CoffObject => FileKind::Object,
-        InputKind::PeImage => match gfxkit_host::pe::is_dll(data) {
-            Some(false) => FileKind::Executable,
-            _ => FileKind::SharedObject,
-        },
-        InputKind::CodeObject => return Ok((FileKind::NoDeviceCode, Vec::new())),
-        InputKind::PeOther => {
-            return fail(
-                base,
-                ErrorKind::Unsupported(
-                    "only PE32+ images and COFF objects for x86-64 are handled".into(),
-                ),
-            )
-        }
-        InputKind::ElfOther => {
-            // At EI_CLASS, or the last byte of a file that ends before it.
-            return fail(
-                Cursor::at(data, base).inside(4),
-                ErrorKind::Unsupported("only 64-bit little-endian ELF files are handled".into()),
-            );
-        }
-        _ => {
-            return fail(
-                0,
-                ErrorKind::Unsupported(
-                    "not an ELF file, an ar archive or an offload bundle (no known magic)".into(),
-                ),
-            )
-        }
+    let Some(kind) = surveyed_kind(&d, data, base)? else {
+        return Ok((FileKind::NoDeviceCode, Vec::new()));
     };
     // The place the rewrite reads: the whole bundle file, or the first `.hip_fatbin` (in a
     // file without a section table, the span discovery read, which has no section name).
@@ -366,6 +334,73 @@ fn survey_one(
     } else {
         Vec::new()
     };
+    let (problems, wrappers) = wrapper_problems(&d, &mine, &list, base);
+    Ok((
+        kind,
+        vec![SurveyRegion {
+            member: None,
+            section,
+            offset: base.saturating_add(region.offset),
+            size: region.size,
+            bundles,
+            wrappers,
+            first_problem: problems.first().cloned(),
+            found: list.len(),
+            problems: problems.iter().map(Error::to_string).collect(),
+        }],
+    ))
+}
+
+/// The kind of file discovery `d` found in `data` (at `base` in the file), when the survey
+/// reads it; `None` for a code object (no bundle to survey).
+fn surveyed_kind(d: &Discovery<'_>, data: &[u8], base: u64) -> Result<Option<FileKind>> {
+    let kind = match d.kind {
+        InputKind::Bundle => FileKind::Bundle,
+        InputKind::ElfRelocatable => FileKind::Object,
+        InputKind::ElfSharedObject => FileKind::SharedObject,
+        InputKind::ElfExecutable => FileKind::Executable,
+        InputKind::CoffObject => FileKind::Object,
+        InputKind::PeImage => match gfxkit_host::pe::is_dll(data) {
+            Some(false) => FileKind::Executable,
+            _ => FileKind::SharedObject,
+        },
+        InputKind::CodeObject => return Ok(None),
+        InputKind::PeOther => {
+            return fail(
+                base,
+                ErrorKind::Unsupported(
+                    "only PE32+ images and COFF objects for x86-64 are handled".into(),
+                ),
+            )
+        }
+        InputKind::ElfOther => {
+            // At EI_CLASS, or the last byte of a file that ends before it.
+            return fail(
+                Cursor::at(data, base).inside(4),
+                ErrorKind::Unsupported("only 64-bit little-endian ELF files are handled".into()),
+            );
+        }
+        _ => {
+            return fail(
+                0,
+                ErrorKind::Unsupported(
+                    "not an ELF file, an ar archive or an offload bundle (no known magic)".into(),
+                ),
+            )
+        }
+    };
+    Ok(Some(kind))
+}
+
+/// The problems with the wrappers of `d`: each must be `HIPF` and lead to one of the bundles
+/// of the region (`mine`, found as `list`), and every bundle must be led to. Returns them
+/// with the number of `HIPF` wrappers.
+fn wrapper_problems(
+    d: &Discovery<'_>,
+    mine: &[usize],
+    list: &[Found<'_>],
+    base: u64,
+) -> (Vec<Error>, usize) {
     let mut problems = Vec::new();
     let mut wrappers = 0;
     for (i, w) in d.wrappers.iter().enumerate() {
@@ -413,7 +448,7 @@ fn survey_one(
         };
         problems.push(Error::at(at, ErrorKind::Wrapper { index: i, problem }));
     }
-    if !d.wrappers.is_empty() || has_wrapper_section(&d) {
+    if !d.wrappers.is_empty() || has_wrapper_section(d) {
         let pointed: Vec<bool> = mine
             .iter()
             .map(|&i| !d.bundles[i].wrappers.is_empty())
@@ -422,20 +457,7 @@ fn survey_one(
             problems.push(e);
         }
     }
-    Ok((
-        kind,
-        vec![SurveyRegion {
-            member: None,
-            section,
-            offset: base.saturating_add(region.offset),
-            size: region.size,
-            bundles,
-            wrappers,
-            first_problem: problems.first().cloned(),
-            found: list.len(),
-            problems: problems.iter().map(Error::to_string).collect(),
-        }],
-    ))
+    (problems, wrappers)
 }
 
 /// Whether the file has a `.hipFatBinSegment` section (discovery says so by reporting the

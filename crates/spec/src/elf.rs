@@ -8,11 +8,9 @@
 use serde::Serialize;
 use std::fmt;
 
-/// `e_machine` of AMDGPU code objects.
-pub const EM_AMDGPU: u16 = 224;
-
-/// `EI_OSABI`: no OS ABI (used by some r600 and unknown-OS objects).
-pub const ELFOSABI_NONE: u8 = 0;
+/// `e_machine` of AMDGPU code objects (`EM_AMDGPU`), and `EI_OSABI` with no OS ABI (used by
+/// some r600 and unknown-OS objects, `ELFOSABI_NONE`): generic ELF values, from `object`.
+pub use object::elf::{ELFOSABI_NONE, EM_AMDGPU};
 /// `EI_OSABI`: the HSA runtime (ROCm). The code-object version is in `EI_ABIVERSION`.
 pub const ELFOSABI_AMDGPU_HSA: u8 = 64;
 /// `EI_OSABI`: the PAL runtime (graphics drivers).

@@ -220,11 +220,6 @@ impl LlvmReleases {
     pub fn contains(self, release: u16) -> bool {
         release >= self.added && self.removed.map_or(true, |r| release < r)
     }
-
-    /// Whether LLVM main defines the processor (it was not removed).
-    pub fn in_main(self) -> bool {
-        self.removed.is_none()
-    }
 }
 
 /// `19+` (from 19 on), `19-20` (19 through 20, removed in 21), `main` (LLVM main only).

@@ -179,7 +179,7 @@ const fn v(major: u16, minor: u16) -> RocmVersion {
 const GENERIC_SOURCE: &str = "ROCr maps gfx9/gfx10-1/gfx10-3/gfx11-generic from 6.2.0 \
 (amd_hsa_code.cpp), but the loader's check needs the ISA registry's generic entries \
 (core/runtime/isa.cpp ISAREG_ENTRY_GEN): absent in the 6.3 branch (2024-09) and amd-staging of \
-2024-10, present in rocm-systems by 2025-08; composable_kernel waited for 6.4.1 to build generic \
+2024-10, present in the 6.4.3 release's source and in rocm-systems by 2025-08; composable_kernel waited for 6.4.1 to build generic \
 targets; first tag not pinned";
 
 /// The capability rows. Code-object versions and compressed bundles from the runtimes' sources
@@ -306,11 +306,26 @@ pub struct ProcessorList {
     pub removed: &'static [&'static str],
     /// Where the list was read.
     pub source: &'static str,
+    /// How it was read, where not at the release's tag: `on the release branch`, `in the 6.4.3
+    /// release's source`. Empty for a list read at the tag.
+    #[serde(skip)]
+    pub read: &'static str,
 }
 
-/// The ISA registry of ROCr at each release whose sources were read, oldest first. Lists not
-/// read (releases before 4.0, 6.4, 7.1, 7.2, TheRock's 7.13) are judged from the lists around
-/// them, and said to be unknown where those disagree.
+impl ProcessorList {
+    /// How the list was read, as said after "read": `at the tag`, `on the release branch`.
+    pub fn read_at(&self) -> &'static str {
+        if self.read.is_empty() {
+            "at the tag"
+        } else {
+            self.read
+        }
+    }
+}
+
+/// The ISA registry of ROCr at each release whose sources (or, for 7.2, shipped runtime) were
+/// read, oldest first. Lists not read (releases before 4.0, 7.1, TheRock's 7.13) are judged
+/// from the lists around them, and said to be unknown where those disagree.
 pub const PROCESSOR_LISTS: &[ProcessorList] = &[
     ProcessorList {
         release: v(4, 0),
@@ -322,6 +337,7 @@ pub const PROCESSOR_LISTS: &[ProcessorList] = &[
         ],
         removed: &[],
         source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-4.0.0 (ceae52f3)",
+        read: "",
     },
     ProcessorList {
         release: v(4, 1),
@@ -329,6 +345,7 @@ pub const PROCESSOR_LISTS: &[ProcessorList] = &[
         added: &["gfx805", "gfx1032"],
         removed: &[],
         source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-4.1.0 (ac53207f)",
+        read: "",
     },
     ProcessorList {
         release: v(4, 2),
@@ -336,6 +353,7 @@ pub const PROCESSOR_LISTS: &[ProcessorList] = &[
         added: &["gfx1033"],
         removed: &[],
         source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-4.2.0 (337e3e55)",
+        read: "",
     },
     ProcessorList {
         release: v(4, 3),
@@ -343,6 +361,7 @@ pub const PROCESSOR_LISTS: &[ProcessorList] = &[
         added: &["gfx909", "gfx90a", "gfx90c"],
         removed: &[],
         source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-4.3.0 (71ef1489)",
+        read: "",
     },
     ProcessorList {
         release: v(4, 5),
@@ -350,6 +369,7 @@ pub const PROCESSOR_LISTS: &[ProcessorList] = &[
         added: &["gfx1034", "gfx1035"],
         removed: &[],
         source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-4.5.0 (f32dfa88)",
+        read: "",
     },
     ProcessorList {
         release: v(5, 0),
@@ -357,6 +377,7 @@ pub const PROCESSOR_LISTS: &[ProcessorList] = &[
         added: &["gfx1013"],
         removed: &[],
         source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-5.0.0 (635157ea)",
+        read: "",
     },
     ProcessorList {
         release: v(5, 1),
@@ -364,6 +385,7 @@ pub const PROCESSOR_LISTS: &[ProcessorList] = &[
         added: &[],
         removed: &[],
         source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-5.1.0 (52d97e5c)",
+        read: "",
     },
     ProcessorList {
         release: v(5, 2),
@@ -371,6 +393,7 @@ pub const PROCESSOR_LISTS: &[ProcessorList] = &[
         added: &[],
         removed: &[],
         source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-5.2.0 (dbc2f403)",
+        read: "",
     },
     ProcessorList {
         release: v(5, 3),
@@ -378,6 +401,7 @@ pub const PROCESSOR_LISTS: &[ProcessorList] = &[
         added: &["gfx1036", "gfx1100", "gfx1102", "gfx1103"],
         removed: &[],
         source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-5.3.0 (adae6c61)",
+        read: "",
     },
     ProcessorList {
         release: v(5, 4),
@@ -385,6 +409,7 @@ pub const PROCESSOR_LISTS: &[ProcessorList] = &[
         added: &[],
         removed: &[],
         source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-5.4.0 (5e08dcc5)",
+        read: "",
     },
     ProcessorList {
         release: v(5, 5),
@@ -392,6 +417,7 @@ pub const PROCESSOR_LISTS: &[ProcessorList] = &[
         added: &["gfx1101"],
         removed: &[],
         source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-5.5.0 (3b939c39)",
+        read: "",
     },
     ProcessorList {
         release: v(5, 6),
@@ -399,6 +425,7 @@ pub const PROCESSOR_LISTS: &[ProcessorList] = &[
         added: &[],
         removed: &[],
         source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-5.6.0 (34545547)",
+        read: "",
     },
     ProcessorList {
         release: v(5, 7),
@@ -406,6 +433,7 @@ pub const PROCESSOR_LISTS: &[ProcessorList] = &[
         added: &["gfx940", "gfx941", "gfx942"],
         removed: &[],
         source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-5.7.0 (b2b68115)",
+        read: "",
     },
     ProcessorList {
         release: v(6, 0),
@@ -413,6 +441,7 @@ pub const PROCESSOR_LISTS: &[ProcessorList] = &[
         added: &[],
         removed: &[],
         source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-6.0.0 (22dc4638)",
+        read: "",
     },
     ProcessorList {
         release: v(6, 1),
@@ -420,6 +449,7 @@ pub const PROCESSOR_LISTS: &[ProcessorList] = &[
         added: &["gfx1150", "gfx1151"],
         removed: &[],
         source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-6.1.0 (a4ab29c5)",
+        read: "",
     },
     ProcessorList {
         release: v(6, 2),
@@ -427,6 +457,7 @@ pub const PROCESSOR_LISTS: &[ProcessorList] = &[
         added: &["gfx1200", "gfx1201"],
         removed: &[],
         source: "ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-6.2.0 (1d1b8456)",
+        read: "",
     },
     ProcessorList {
         release: v(6, 3),
@@ -435,16 +466,39 @@ pub const PROCESSOR_LISTS: &[ProcessorList] = &[
         removed: &[],
         source: "ROCm/ROCR-Runtime runtime/hsa-runtime/core/runtime/isa.cpp on the 6.3 release branch \
 rocm-rel-6.3.0.1 (8b1ff280, 2024-09-25), before the 6.3.0 tag",
+        read: "on the release branch",
+    },
+    ProcessorList {
+        release: v(6, 4),
+        pin: Pin::Bracketed,
+        added: &["gfx950", "gfx1153"],
+        removed: &[],
+        source: "ROCR-Runtime runtime/hsa-runtime/core/runtime/isa.cpp of the 6.4.3 release \
+(ROCm-ROCR-Runtime-1cd4eea, as Debian's rocr-runtime_6.4.3+dfsg.orig.tar.xz holds it); 6.4.0's \
+list not read. Debian's own 6.4.3 build drops gfx940 and gfx941 by a patch \
+(0011-remove-gfx940-and-gfx941-support.patch); the release keeps them",
+        read: "in the 6.4.3 release's source",
     },
     ProcessorList {
         release: v(7, 0),
         pin: Pin::Bracketed,
-        added: &["gfx950", "gfx1153"],
+        added: &[],
         removed: &["gfx940", "gfx941"],
         source: "ROCm/rocm-systems projects/rocr-runtime/runtime/hsa-runtime/core/runtime/isa.cpp on the \
 7.0 release branch release/rocm-rel-7.0 (64cf36de, 2025-08-08), before the 7.0.0 tag; on the \
 development branch gfx1153 came in 2024-12-30, gfx950 in 2025-01-26, gfx940 and gfx941 left in \
 2025-02-19 (\"rocr: Remove gfx940 and gfx941 support\")",
+        read: "on the release branch",
+    },
+    ProcessorList {
+        release: v(7, 2),
+        pin: Pin::Bracketed,
+        added: &[],
+        removed: &[],
+        source: "libhsa-runtime64.so.1.18.0 of ROCm 7.2.4 as Debian builds it (libhsa-runtime64-1 \
+7.2.4+dfsg-1~exp1): the ISA registry's target IDs among its strings and immediates are 7.0's \
+list, no gfx1250; 7.2.0's list not read",
+        read: "in 7.2.4's runtime library",
     },
 ];
 
@@ -553,10 +607,10 @@ fn standing(version: RocmVersion, beyond_known: bool, name: &str) -> ProcessorSt
                 lists[lists.len() - 1].0.source
             ),
         };
-        let read = if lists[i].0.pin == Pin::Pinned {
+        let read = if lists[i].0.read.is_empty() {
             String::new()
         } else {
-            format!("; {release}'s list read on its release branch")
+            format!("; {release}'s list read {}", lists[i].0.read_at())
         };
         return ProcessorStanding {
             known: Some(false),
@@ -826,7 +880,8 @@ mod tests {
 
     /// The processors of ROCr's ISA registry as read at each tag (docs/rocm-releases.md):
     /// gfx1151 from 6.1.0, gfx1200/gfx1201 from 6.2.0, gfx1152 on the 6.3 branch, gfx950 and
-    /// gfx1153 on the 7.0 branch, which no longer has gfx940/gfx941; 6.4's list not read.
+    /// gfx1153 in 6.4.3's source, gfx940/gfx941 gone on the 7.0 branch; 7.2 read from its
+    /// runtime library, 7.1 judged between.
     #[test]
     fn each_release_knows_the_processors_of_its_isa_registry() {
         let known = |rel: &str, p: &str| r(rel).knows(p).known;
@@ -841,10 +896,11 @@ mod tests {
         assert_eq!(known("4.0", "gfx90a"), Some(false));
         assert_eq!(known("4.3", "gfx90a"), Some(true));
         assert_eq!(known("6.3", "gfx950"), Some(false));
-        assert_eq!(known("6.4", "gfx950"), None);
+        assert_eq!(known("6.4", "gfx950"), Some(true));
+        assert_eq!(known("6.4.1", "gfx1153"), Some(true));
         assert_eq!(known("7.0", "gfx950"), Some(true));
         assert_eq!(known("6.4", "gfx942"), Some(true));
-        assert_eq!(known("6.4", "gfx940"), None);
+        assert_eq!(known("6.4", "gfx940"), Some(true));
         assert_eq!(known("7.0", "gfx940"), Some(false));
         // After the last list read: what it has is known, the rest unknown.
         assert_eq!(known("7.2", "gfx1100"), Some(true));
@@ -862,9 +918,9 @@ ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-6.1.0 (a4ab29c5))"
         );
         assert_eq!(s.upgrade.as_deref(), Some("6.1"));
         let s = r("6.3").knows("gfx950");
-        assert_eq!(s.upgrade.as_deref(), Some("7.0, first tag not pinned"));
+        assert_eq!(s.upgrade.as_deref(), Some("6.4, first tag not pinned"));
         assert!(
-            s.reason.contains("6.3's list read on its release branch"),
+            s.reason.contains("6.3's list read on the release branch"),
             "{}",
             s.reason
         );
@@ -875,10 +931,22 @@ ROCm/ROCR-Runtime src/core/runtime/isa.cpp at tag rocm-6.1.0 (a4ab29c5))"
             "{}",
             s.reason
         );
-        let s = r("6.4").knows("gfx950");
+        // 7.1 lies between 7.0's and 7.2's lists, which agree.
+        assert_eq!(known("7.1", "gfx950"), Some(true));
+        assert_eq!(known("7.1", "gfx941"), Some(false));
+        let s = r("7.1").knows("gfx1250");
+        assert_eq!(s.known, Some(false));
         assert!(
             s.reason
-                .contains("6.4's ISA registry not read; not in 6.3's, in 7.0's"),
+                .contains("7.1's list not read, 7.0 and 7.2's lack it"),
+            "{}",
+            s.reason
+        );
+        let s = r("7.2.1").knows("gfx1250");
+        assert_eq!(s.known, Some(false));
+        assert!(
+            s.reason
+                .contains("7.2's list read in 7.2.4's runtime library"),
             "{}",
             s.reason
         );

@@ -17,7 +17,6 @@
 //! assert!(a.fits(Processor::by_name("gfx90a").unwrap()));
 //! assert!(!a.fits(Processor::by_name("gfx908").unwrap()));
 //! assert_eq!(subarch_of(Processor::by_name("gfx1030").unwrap()).as_deref(), Some("10.30"));
-//! assert!(AmdArch::parse("amdgcn").unwrap().is_legacy());
 //! ```
 
 use crate::{TargetId, TargetIdError};
@@ -99,11 +98,6 @@ impl<'a> AmdArch<'a> {
             text: arch,
             subarch: Some(sub),
         })
-    }
-
-    /// The legacy spelling `amdgcn`.
-    pub fn is_legacy(&self) -> bool {
-        self.text == "amdgcn"
     }
 
     /// The subarch (`9.0a`), if the triple has one.
@@ -300,9 +294,8 @@ mod tests {
 
     #[test]
     fn arch_parsing_and_fit() {
-        assert!(AmdArch::parse("amdgcn").unwrap().is_legacy());
         let plain = AmdArch::parse("amdgpu").unwrap();
-        assert!(!plain.is_legacy() && plain.subarch().is_none() && plain.fits(p("gfx1100")));
+        assert!(plain.subarch().is_none() && plain.fits(p("gfx1100")));
         for bad in [
             "amdgpu-",
             "amdgpu.",

@@ -72,12 +72,7 @@ fn processor_changes(s: &ReleaseShow) -> String {
     if changes.is_empty() {
         changes.push("unchanged".to_owned());
     }
-    let at = if l.pin == Pin::Pinned {
-        "read at the tag"
-    } else {
-        "read on the release branch"
-    };
-    format!("processors: {} ({at})", changes.join(" "))
+    format!("processors: {} (read {})", changes.join(" "), l.read_at())
 }
 
 /// `rocm list`: one line per release, what it loads; bracketed capabilities named.

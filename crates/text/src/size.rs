@@ -22,127 +22,151 @@ pub enum By {
 /// Prints the report as a table grouped `by` on `out`.
 pub fn table(r: &SizeReport, by: By, out: &mut dyn Write) -> Result<()> {
     match by {
-        By::Arch => {
-            writeln!(
-                out,
-                "{:<24} {:>8} {:>12} {:>7} {:>14}{}",
-                "ARCH",
-                "ENTRIES",
-                "STORED",
-                "SHARE",
-                "UNCOMPRESSED",
-                if r.keep.is_empty() { "" } else { "  KEEP" }
-            )?;
-            for a in &r.archs {
-                writeln!(
-                    out,
-                    "{:<24} {:>8} {:>12} {:>7} {:>14}{}",
-                    a.arch,
-                    a.entries,
-                    format!("{}{}", human(a.stored), if a.estimated { "*" } else { "" }),
-                    pct(a.stored, r.stored),
-                    human(a.uncompressed),
-                    match a.kept {
-                        Some(true) => "  yes",
-                        Some(false) => "  no",
-                        None => "",
-                    }
-                )?;
-            }
-        }
-        By::File => {
-            writeln!(
-                out,
-                "{:>12} {:>12} {:>12} {:>8}{}  FILE",
-                "FILE SIZE",
-                "STORED",
-                "UNCOMPRESSED",
-                "BUNDLES",
-                if r.keep.is_empty() {
-                    ""
-                } else {
-                    "  PRUNE SAVES"
-                }
-            )?;
-            for f in &r.files {
-                writeln!(
-                    out,
-                    "{:>12} {:>12} {:>12} {:>8}{}  {}",
-                    human(f.file_size),
-                    human(f.stored),
-                    human(f.uncompressed),
-                    f.bundles,
-                    match f.prune_saves {
-                        Some(s) => format!("  {:>11}", human(s)),
-                        None => String::new(),
-                    },
-                    f.path
-                )?;
-            }
-        }
-        By::Library => {
-            writeln!(
-                out,
-                "{:>12} {:>12} {:>6}{}  LIBRARY (+ DATABASE)",
-                "STORED",
-                "UNCOMPRESSED",
-                "FILES",
-                if r.keep.is_empty() {
-                    ""
-                } else {
-                    "  PRUNE SAVES"
-                }
-            )?;
-            for l in &r.libraries {
-                let with: Vec<&str> = l
-                    .database
-                    .iter()
-                    .filter(|d| **d != l.path)
-                    .map(String::as_str)
-                    .collect();
-                writeln!(
-                    out,
-                    "{:>12} {:>12} {:>6}{}  {}{}",
-                    human(l.stored),
-                    human(l.uncompressed),
-                    l.files,
-                    match l.prune_saves {
-                        Some(s) => format!("  {:>11}", human(s)),
-                        None => String::new(),
-                    },
-                    l.path,
-                    if with.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (+ {})", with.join(", "))
-                    }
-                )?;
-            }
-        }
-        By::Bundle => {
-            writeln!(
-                out,
-                "{:>12} {:<14} {:>12} {:>12}  FILE / TARGETS",
-                "OFFSET", "ENCODING", "STORED", "UNCOMPRESSED"
-            )?;
-            for b in &r.bundles {
-                writeln!(
-                    out,
-                    "{:>#12x} {:<14} {:>12} {:>12}  {}{}: {}",
-                    b.offset,
-                    b.encoding,
-                    human(b.stored),
-                    human(b.uncompressed),
-                    b.path,
-                    b.member
-                        .as_ref()
-                        .map(|m| format!("({m})"))
-                        .unwrap_or_default(),
-                    b.targets.join(" ")
-                )?;
-            }
-        }
+        By::Arch => arch_rows(r, out)?,
+        By::File => file_rows(r, out)?,
+        By::Library => library_rows(r, out)?,
+        By::Bundle => bundle_rows(r, out)?,
     }
+    totals(r, by, out)
+}
+
+/// The table by architecture: entries, stored bytes, share, uncompressed bytes (and whether
+/// `prune --keep` keeps it).
+fn arch_rows(r: &SizeReport, out: &mut dyn Write) -> Result<()> {
+    writeln!(
+        out,
+        "{:<24} {:>8} {:>12} {:>7} {:>14}{}",
+        "ARCH",
+        "ENTRIES",
+        "STORED",
+        "SHARE",
+        "UNCOMPRESSED",
+        if r.keep.is_empty() { "" } else { "  KEEP" }
+    )?;
+    for a in &r.archs {
+        writeln!(
+            out,
+            "{:<24} {:>8} {:>12} {:>7} {:>14}{}",
+            a.arch,
+            a.entries,
+            format!("{}{}", human(a.stored), if a.estimated { "*" } else { "" }),
+            pct(a.stored, r.stored),
+            human(a.uncompressed),
+            match a.kept {
+                Some(true) => "  yes",
+                Some(false) => "  no",
+                None => "",
+            }
+        )?;
+    }
+    Ok(())
+}
+
+/// The table by file: its size, stored and uncompressed device bytes, bundles (and what a
+/// prune saves).
+fn file_rows(r: &SizeReport, out: &mut dyn Write) -> Result<()> {
+    writeln!(
+        out,
+        "{:>12} {:>12} {:>12} {:>8}{}  FILE",
+        "FILE SIZE",
+        "STORED",
+        "UNCOMPRESSED",
+        "BUNDLES",
+        if r.keep.is_empty() {
+            ""
+        } else {
+            "  PRUNE SAVES"
+        }
+    )?;
+    for f in &r.files {
+        writeln!(
+            out,
+            "{:>12} {:>12} {:>12} {:>8}{}  {}",
+            human(f.file_size),
+            human(f.stored),
+            human(f.uncompressed),
+            f.bundles,
+            match f.prune_saves {
+                Some(s) => format!("  {:>11}", human(s)),
+                None => String::new(),
+            },
+            f.path
+        )?;
+    }
+    Ok(())
+}
+
+/// The table by library, with the kernel databases it loads.
+fn library_rows(r: &SizeReport, out: &mut dyn Write) -> Result<()> {
+    writeln!(
+        out,
+        "{:>12} {:>12} {:>6}{}  LIBRARY (+ DATABASE)",
+        "STORED",
+        "UNCOMPRESSED",
+        "FILES",
+        if r.keep.is_empty() {
+            ""
+        } else {
+            "  PRUNE SAVES"
+        }
+    )?;
+    for l in &r.libraries {
+        let with: Vec<&str> = l
+            .database
+            .iter()
+            .filter(|d| **d != l.path)
+            .map(String::as_str)
+            .collect();
+        writeln!(
+            out,
+            "{:>12} {:>12} {:>6}{}  {}{}",
+            human(l.stored),
+            human(l.uncompressed),
+            l.files,
+            match l.prune_saves {
+                Some(s) => format!("  {:>11}", human(s)),
+                None => String::new(),
+            },
+            l.path,
+            if with.is_empty() {
+                String::new()
+            } else {
+                format!(" (+ {})", with.join(", "))
+            }
+        )?;
+    }
+    Ok(())
+}
+
+/// The table by bundle: offset, encoding, stored and uncompressed bytes, where and which
+/// targets.
+fn bundle_rows(r: &SizeReport, out: &mut dyn Write) -> Result<()> {
+    writeln!(
+        out,
+        "{:>12} {:<14} {:>12} {:>12}  FILE / TARGETS",
+        "OFFSET", "ENCODING", "STORED", "UNCOMPRESSED"
+    )?;
+    for b in &r.bundles {
+        writeln!(
+            out,
+            "{:>#12x} {:<14} {:>12} {:>12}  {}{}: {}",
+            b.offset,
+            b.encoding,
+            human(b.stored),
+            human(b.uncompressed),
+            b.path,
+            b.member
+                .as_ref()
+                .map(|m| format!("({m})"))
+                .unwrap_or_default(),
+            b.targets.join(" ")
+        )?;
+    }
+    Ok(())
+}
+
+/// The lines under the table: the totals, what no row counts, and what a prune saves.
+fn totals(r: &SizeReport, by: By, out: &mut dyn Write) -> Result<()> {
     writeln!(
         out,
         "total: {} device bytes stored ({} uncompressed) in {}, {}",

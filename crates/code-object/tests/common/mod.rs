@@ -1,10 +1,25 @@
 //! Shared by the descriptor conformance tests: llvm-objdump-19's view of `.kd` symbols.
 #![allow(dead_code)]
 
+use gfxkit_code_object::{FieldValue, KernelDescriptor, ReservedBits};
+use gfxkit_spec::HardwareLimits;
 use gfxkit_testkit::{llvm_tool, run_ok};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
+
+/// gfxkit's view of a descriptor in llvm-objdump-19's words: the line each decoded field
+/// prints as, in table order (the lines between `.amdhsa_kernel <name>` and
+/// `.end_amdhsa_kernel`), or the reserved bits that make llvm-objdump refuse it.
+pub fn objdump_lines(
+    d: &KernelDescriptor<'_>,
+    hw: &HardwareLimits,
+) -> Result<Vec<String>, ReservedBits> {
+    Ok(d.fields(hw)?
+        .iter()
+        .filter_map(FieldValue::objdump_line)
+        .collect())
+}
 
 /// llvm-objdump's output per `.kd` symbol: `Ok(lines between .amdhsa_kernel and
 /// .end_amdhsa_kernel)` or `Err(error text)`.

@@ -78,6 +78,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         args.exactly,
         args.kpack_loader.into(),
         rocm.as_ref(),
+        &gfxkit_io::format::Formats::standard(),
         &progress,
     );
     progress.finish();

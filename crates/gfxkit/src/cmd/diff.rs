@@ -48,7 +48,12 @@ pub struct Args {
 /// Runs `gfxkit diff`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let progress = crate::output::Reading::new(args.json);
-    let report = gfxkit_io::whole::diff(&args.old, &args.new, &progress);
+    let report = gfxkit_io::whole::diff(
+        &args.old,
+        &args.new,
+        &gfxkit_io::format::Formats::standard(),
+        &progress,
+    );
     progress.finish();
     let report = report?;
     // Code objects are compared by digest: a side whose device code does not decode has no

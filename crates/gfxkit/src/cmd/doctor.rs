@@ -137,6 +137,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         &cu_counts,
         loader,
         rocm.as_ref(),
+        &gfxkit_io::format::Formats::standard(),
         &progress,
     );
     progress.finish();

@@ -126,32 +126,72 @@ pub fn run(args: Args) -> Result<ExitCode> {
             },
         ),
     })?;
-    // Output names start with the stem: two inputs with one stem would overwrite each other.
+    distinct_stems(&sources, &args.out_dir)?;
+    // Plan from the headers alone (no payload decompressed), so that nothing is written when
+    // a target matches nothing; then write bundle by bundle.
+    let mut wanted = extract::Wanted::new(ids);
+    let (plans, mut damaged) = plan_sources(&sources, &mut wanted)?;
+    if let Some(wi) = wanted.unmatched() {
+        let what = match sources.as_slice() {
+            [one] => one.path.display().to_string(),
+            _ => "the files".to_owned(),
+        };
+        eprintln!(
+            "gfxkit: no entry of {what} is selected by {}",
+            args.targets[wi]
+        );
+        return Ok(ExitCode::from(1));
+    }
+    std::fs::create_dir_all(&args.out_dir)
+        .with_context(|| format!("cannot create {}", args.out_dir.display()))?;
+    let (written, unchecked, refused) = write_plans(&plans, &args.out_dir, hash)?;
+    damaged |= refused;
+    if args.json {
+        crate::output::print_json(&serde_json::json!({ "written": written }))?;
+    } else {
+        print_written(&written, &unchecked)?;
+    }
+    Ok(if damaged {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Refuses inputs that share a stem: output names start with the stem, so they would
+/// overwrite each other in `out_dir`.
+fn distinct_stems(sources: &[extract::Named], out_dir: &std::path::Path) -> Result<()> {
     let mut stems = std::collections::HashMap::new();
-    for src in &sources {
+    for src in sources {
         if let Some(other) = stems.insert(src.stem.as_str(), &src.path) {
             bail!(
                 "{} and {} would both write {}.*; extract them to different directories",
                 other.display(),
                 src.path.display(),
-                args.out_dir.join(&src.stem).display()
+                out_dir.join(&src.stem).display()
             );
         }
     }
-    // Plan from the headers alone (no payload decompressed), so that nothing is written when
-    // a target matches nothing; then write bundle by bundle.
-    let mut wanted = extract::Wanted::new(ids);
+    Ok(())
+}
+
+/// The plan of each input that holds device code (its problems printed), and whether damage
+/// hid some of it; a package none of whose members holds device code is an error.
+fn plan_sources<'s>(
+    sources: &'s [extract::Named],
+    wanted: &mut extract::Wanted,
+) -> Result<(Vec<(&'s extract::Named, extract::Plan<'s>)>, bool)> {
     let mut damaged = false;
     let mut plans = Vec::with_capacity(sources.len());
     // Packages named, and whether some member of each holds device code.
     let mut packages: Vec<(&PathBuf, bool)> = Vec::new();
-    for src in &sources {
+    for src in sources {
         if let Some(p) = &src.package {
             if !packages.iter().any(|(q, _)| *q == p) {
                 packages.push((p, false));
             }
         }
-        let Some(plan) = extract::plan(&src.path, &src.data, src.explicit, &mut wanted)? else {
+        let Some(plan) = extract::plan(&src.path, &src.data, src.explicit, wanted)? else {
             continue;
         };
         if let Some(p) = &src.package {
@@ -170,29 +210,30 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if let Some((p, _)) = packages.iter().find(|(_, found)| !found) {
         return Err(crate::input::failed(p, Failed::NoDeviceCode));
     }
-    if let Some(wi) = wanted.unmatched() {
-        let what = match sources.as_slice() {
-            [one] => one.path.display().to_string(),
-            _ => "the files".to_owned(),
-        };
-        eprintln!(
-            "gfxkit: no entry of {what} is selected by {}",
-            args.targets[wi]
-        );
-        return Ok(ExitCode::from(1));
-    }
-    std::fs::create_dir_all(&args.out_dir)
-        .with_context(|| format!("cannot create {}", args.out_dir.display()))?;
+    Ok((plans, damaged))
+}
+
+/// What [`write_plans`] wrote: each entry written; per input, the bundles decoded only in
+/// part (their hash not checked); and whether a bundle was refused.
+type Outcome = (Vec<Written>, Vec<(String, Vec<String>)>, bool);
+
+/// Writes the planned entries into `out_dir`, bundle by bundle, with a progress bar.
+fn write_plans(
+    plans: &[(&extract::Named, extract::Plan<'_>)],
+    out_dir: &std::path::Path,
+    hash: HashCheck,
+) -> Result<Outcome> {
+    let mut damaged = false;
     let total: u64 = plans.iter().map(|(_, p)| p.len() as u64).sum();
     let bar = crate::output::progress(total, "extracting", false);
     let mut written = Vec::new();
     // Per input, the bundles decoded only in part (their hash not checked).
     let mut unchecked: Vec<(String, Vec<String>)> = Vec::new();
-    for (src, plan) in &plans {
+    for (src, plan) in plans {
         let file = src.path.display().to_string();
         let write =
             |item: &extract::Item, bytes: &[u8], range: Option<gfxkit_io::FileRange<'_>>| {
-                let path = args.out_dir.join(item.file_name(&src.stem));
+                let path = out_dir.join(item.file_name(&src.stem));
                 gfxkit_io::write::write_atomic_copy(&path, bytes, range)?;
                 bar.inc(1);
                 Ok(path)
@@ -220,39 +261,37 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     }
     bar.finish_and_clear();
-    if args.json {
-        crate::output::print_json(&serde_json::json!({ "written": written }))?;
-    } else {
-        let stdout = std::io::stdout();
-        let mut out = stdout.lock();
-        for w in &written {
-            writeln!(out, "{}  {} bytes  ({})", w.path, w.size, w.id)?;
-        }
-        // One note per input, however many of its bundles it concerns.
-        for (file, bundles) in &unchecked {
-            let (what, verb) = match bundles.as_slice() {
-                [one] => (
-                    one.clone(),
-                    "its hash was not checked (gfxkit verify checks it)",
-                ),
-                many => (
-                    format!(
-                        "{} compressed bundles ({})",
-                        many.len(),
-                        crate::output::shortened(many, 2)
-                    ),
-                    "their hashes were not checked (gfxkit verify checks them)",
-                ),
-            };
-            writeln!(
-                out,
-                "note: {file}: {what} decoded only up to the last wanted entry; {verb}"
-            )?;
-        }
+    Ok((written, unchecked, damaged))
+}
+
+/// Prints each entry written, then one note per input whose bundles were decoded only in
+/// part.
+fn print_written(written: &[Written], unchecked: &[(String, Vec<String>)]) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for w in written {
+        writeln!(out, "{}  {} bytes  ({})", w.path, w.size, w.id)?;
     }
-    Ok(if damaged {
-        ExitCode::from(2)
-    } else {
-        ExitCode::SUCCESS
-    })
+    // One note per input, however many of its bundles it concerns.
+    for (file, bundles) in unchecked {
+        let (what, verb) = match bundles.as_slice() {
+            [one] => (
+                one.clone(),
+                "its hash was not checked (gfxkit verify checks it)",
+            ),
+            many => (
+                format!(
+                    "{} compressed bundles ({})",
+                    many.len(),
+                    crate::output::shortened(many, 2)
+                ),
+                "their hashes were not checked (gfxkit verify checks them)",
+            ),
+        };
+        writeln!(
+            out,
+            "note: {file}: {what} decoded only up to the last wanted entry; {verb}"
+        )?;
+    }
+    Ok(())
 }

@@ -59,7 +59,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         return crate::cmd::kpack::inspect_archive(&args.file, &input, args.json);
     }
     let co = CodeObject::parse(&input).with_context(|| {
-        let hint = if input.starts_with(b"__CLANG_OFFLOAD_BUNDLE__") || input.starts_with(b"CCOB") {
+        let hint = if input.starts_with(gfxkit_bundle::read::MAGIC)
+            || input.starts_with(gfxkit_bundle::ccob::MAGIC)
+        {
             " (it is an offload bundle: see `gfxkit list` and `gfxkit extract`)"
         } else if matches!(
             gfxkit_host::InputKind::sniff(input.get(..512).unwrap_or(&input)),

@@ -77,7 +77,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         None => None,
     };
     let progress = crate::output::Reading::new(args.json);
-    let listing = gfxkit_io::whole::kernels(&args.paths, wanted.as_ref(), args.demangle, &progress);
+    let listing = gfxkit_io::whole::kernels(
+        &args.paths,
+        wanted.as_ref(),
+        args.demangle,
+        &gfxkit_io::format::Formats::standard(),
+        &progress,
+    );
     progress.finish();
     let KernelListing {
         kernels: mut rows,

@@ -104,7 +104,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         every_file: args.summary,
     };
     let progress = crate::output::Reading::new(false);
-    let files = gfxkit_io::whole::list(&args.files, opts, &progress);
+    let files = gfxkit_io::whole::list(
+        &args.files,
+        opts,
+        &gfxkit_io::format::Formats::standard(),
+        &progress,
+    );
     progress.finish();
     let files = files?;
     if args.summary {

@@ -76,6 +76,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         args.cu_count,
         loader,
         rocm.as_ref(),
+        &gfxkit_io::format::Formats::standard(),
         &progress,
     );
     progress.finish();

@@ -96,7 +96,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         check: args.check,
     };
     let progress = crate::output::Reading::new(args.json);
-    let report = gfxkit_io::whole::size(&args.paths, &opts, &progress);
+    let report = gfxkit_io::whole::size(
+        &args.paths,
+        &opts,
+        &gfxkit_io::format::Formats::standard(),
+        &progress,
+    );
     progress.finish();
     let report = report?;
     if let Some(html) = &args.html {

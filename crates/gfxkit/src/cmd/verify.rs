@@ -62,7 +62,12 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let progress = crate::output::Reading::new(false);
-    let report = gfxkit_io::whole::verify(&args.files, args.recursive, &progress);
+    let report = gfxkit_io::whole::verify(
+        &args.files,
+        args.recursive,
+        &gfxkit_io::format::Formats::standard(),
+        &progress,
+    );
     progress.finish();
     let gfxkit_io::whole::VerifyReport {
         files: reports,

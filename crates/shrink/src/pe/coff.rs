@@ -18,13 +18,13 @@
 use super::{bad, fat_wrapper, offset_of, raw_data_in_file, unsupported};
 use crate::error::{Error, ErrorKind, Result};
 use crate::output::Output;
-use crate::plan::{self, Transform};
+use crate::plan::{self, NewRegion, Transform};
 use crate::report::{FileKind, Layout, RegionReport};
 use gfxkit_bytes::Cursor;
 use gfxkit_host::fatbin::is_fatbin_section;
 use gfxkit_host::WrapperTarget;
 use object::pe::{self, ImageSectionHeader};
-use object::read::coff::{CoffHeader, ImageSymbol, SectionTable};
+use object::read::coff::{CoffHeader, ImageSymbol, SectionTable, SymbolTable};
 use object::LittleEndian as LE;
 use std::collections::HashMap;
 
@@ -80,7 +80,6 @@ fn rewrite<'a, Coff: CoffHeader>(
     let damaged = |what: &str, e: object::read::Error| bad(0, format!("COFF object: {what}{e}"));
     let mut offset = 0;
     let header = Coff::parse(data, &mut offset).map_err(|e| damaged("", e))?;
-    let header_at = offset_of(data, object::pod::bytes_of(header));
     let sections: SectionTable<'a> = header
         .sections(data, offset)
         .map_err(|e| damaged("section table: ", e))?;
@@ -88,7 +87,6 @@ fn rewrite<'a, Coff: CoffHeader>(
         .symbols(data)
         .map_err(|e| damaged("symbol table: ", e))?;
     let strings = symbols.strings();
-    let sh_at = |sh: &ImageSectionHeader| offset_of(data, object::pod::bytes_of(sh));
     let named: Vec<(String, &ImageSectionHeader)> = sections
         .iter()
         .map(|sh| {
@@ -96,12 +94,92 @@ fn rewrite<'a, Coff: CoffHeader>(
             (String::from_utf8_lossy(name).into_owned(), sh)
         })
         .collect();
+    let fat = match fatbin_section(data, offset, &named)? {
+        Found::Section(fat) => fat,
+        Found::None(kind) => return Ok((Output::of(data), kind, None)),
+    };
+    let (fo, raw) = (fat.fo, fat.raw);
+    let located = Cursor::new(data).sub(fo, raw)?;
+    let found = crate::bundle::scan(located)?;
+    let align = plan::region_alignment(&found);
+    drop(found);
+    let region = plan::transform_region(located, align, t)?;
+    let ns = region.out.len();
+    if ns > u64::from(u32::MAX) {
+        return Err(unsupported(
+            fat.header_at + 16,
+            format!("the rewritten bundles ({ns} bytes) do not fit a COFF section"),
+        ));
+    }
+    let mut patches = moved_pieces(data, header, symtab_field, &named, &fat, ns)?;
+    patches.push((fat.header_at + 16, (ns as u32).to_le_bytes().to_vec()));
+    let (new_value, n_symbols) = symbol_patches(data, &symbols, &fat, &region, &mut patches)?;
+    let (n_relocations, n_wrappers) = relocation_patches(
+        data,
+        &symbols,
+        &named,
+        &fat,
+        &region,
+        &new_value,
+        &mut patches,
+    )?;
+    let (out, outcomes) = super::splice(data, fo, fo + raw, region, ns, &patches)?;
+    let layout = if out.equals(data) {
+        Layout::Unchanged
+    } else {
+        Layout::Rebuilt
+    };
+    Ok((
+        out,
+        FileKind::Object,
+        Some(RegionReport {
+            member: None,
+            section: Some(fat.name),
+            layout,
+            wrappers: n_wrappers,
+            relocations: n_relocations,
+            symbols: n_symbols,
+            bundles: outcomes,
+        }),
+    ))
+}
+
+/// The `.hip_fatbin` section of an object.
+struct FatSection {
+    /// Its index in the section table.
+    index: usize,
+    /// Its name.
+    name: String,
+    /// The file offset of its section header.
+    header_at: u64,
+    /// Its raw data: file offset and length.
+    fo: u64,
+    raw: u64,
+}
+
+/// What [`fatbin_section`] found.
+enum Found {
+    /// A `.hip_fatbin` with raw data to rewrite.
+    Section(FatSection),
+    /// Nothing to rewrite: the file's kind (no section, or one without raw data).
+    None(FileKind),
+}
+
+/// The one `.hip_fatbin` section of the object whose section table (`named`, after the
+/// headers that end at `offset`) is given, checked to be rewritable: its raw data in the file
+/// and after the headers, no relocations of its own.
+fn fatbin_section(
+    data: &[u8],
+    offset: u64,
+    named: &[(String, &ImageSectionHeader)],
+) -> Result<Found> {
+    let sh_at = |sh: &ImageSectionHeader| offset_of(data, object::pod::bytes_of(sh));
     let mut fat = named
         .iter()
         .enumerate()
         .filter(|(_, (n, _))| is_fatbin_section(n));
     let Some((fat_index, (fat_name, fsh))) = fat.next() else {
-        return Ok((Output::of(data), FileKind::NoDeviceCode, None));
+        return Ok(Found::None(FileKind::NoDeviceCode));
     };
     if let Some((_, (_, second))) = fat.next() {
         return Err(unsupported(
@@ -112,12 +190,10 @@ fn rewrite<'a, Coff: CoffHeader>(
     // The headers, the section table included, lie before the section's raw data: a table
     // running into it would be rewritten with it.
     let table_end = offset + named.len() as u64 * std::mem::size_of::<ImageSectionHeader>() as u64;
-    let fat_number = fat_index as i32 + 1;
     let (fo, raw) = match fsh.coff_file_range() {
         Some((fo, raw)) if raw != 0 => (u64::from(fo), u64::from(raw)),
-        _ => return Ok((Output::of(data), FileKind::Object, None)),
+        _ => return Ok(Found::None(FileKind::Object)),
     };
-    let old_end = fo + raw;
     if table_end > fo {
         return Err(bad(
             sh_at(fsh),
@@ -134,20 +210,30 @@ fn rewrite<'a, Coff: CoffHeader>(
             format!("{fat_name} holds relocations: its bytes are not offload bundles alone"),
         ));
     }
-    let located = Cursor::new(data).sub(fo, raw)?;
-    let found = crate::bundle::scan(located)?;
-    let align = plan::region_alignment(&found);
-    drop(found);
-    let region = plan::transform_region(located, align, t)?;
-    let ns = region.out.len();
-    if ns > u64::from(u32::MAX) {
-        return Err(unsupported(
-            sh_at(fsh) + 16,
-            format!("the rewritten bundles ({ns} bytes) do not fit a COFF section"),
-        ));
-    }
+    Ok(Found::Section(FatSection {
+        index: fat_index,
+        name: fat_name.clone(),
+        header_at: sh_at(fsh),
+        fo,
+        raw,
+    }))
+}
 
-    // Every other piece of the file lies before the section's raw data or after it.
+/// The pointers to every other piece of the file (raw data, relocations, line numbers, the
+/// symbol table) that lies after `.hip_fatbin`'s raw data, moved by the new length `ns`; a
+/// piece that overlaps the section is refused.
+fn moved_pieces<Coff: CoffHeader>(
+    data: &[u8],
+    header: &Coff,
+    symtab_field: u64,
+    named: &[(String, &ImageSectionHeader)],
+    fat: &FatSection,
+    ns: u64,
+) -> Result<Vec<(u64, Vec<u8>)>> {
+    let sh_at = |sh: &ImageSectionHeader| offset_of(data, object::pod::bytes_of(sh));
+    let header_at = offset_of(data, object::pod::bytes_of(header));
+    let (fat_index, fat_name, fo) = (fat.index, &fat.name, fat.fo);
+    let old_end = fat.fo + fat.raw;
     let mut extents: Vec<Extent> = Vec::new();
     for (i, (name, sh)) in named.iter().enumerate() {
         let at = sh_at(sh);
@@ -196,10 +282,23 @@ fn rewrite<'a, Coff: CoffHeader>(
             ));
         }
     }
-    patches.push((sh_at(fsh) + 16, (ns as u32).to_le_bytes().to_vec()));
+    Ok(patches)
+}
 
-    // Symbols of `.hip_fatbin`: each at a bundle's start (or the section's end) follows it; the
-    // section symbol's auxiliary record takes the new length and checksum.
+/// Patches for the symbols of `.hip_fatbin`: each at a bundle's start (or the section's end)
+/// follows it; the section symbol's auxiliary record takes the new length and checksum.
+/// Returns each symbol's new value by index, and the number of symbols moved.
+fn symbol_patches<'a, Coff: CoffHeader>(
+    data: &'a [u8],
+    symbols: &SymbolTable<'a, &'a [u8], Coff>,
+    fat: &FatSection,
+    region: &NewRegion<'_>,
+    patches: &mut Vec<(u64, Vec<u8>)>,
+) -> Result<(HashMap<usize, u64>, usize)> {
+    let strings = symbols.strings();
+    let (fat_name, raw) = (&fat.name, fat.raw);
+    let ns = region.out.len();
+    let fat_number = fat.index as i32 + 1;
     let mut new_value: HashMap<usize, u64> = HashMap::new();
     let mut n_symbols = 0;
     let mut checksum = None;
@@ -240,8 +339,23 @@ fn rewrite<'a, Coff: CoffHeader>(
         }
     }
 
-    // Relocations against those symbols: the wrappers' pointer slots get their addends,
-    // others must carry none.
+    Ok((new_value, n_symbols))
+}
+
+/// Patches for the relocations against the symbols of `.hip_fatbin` (`new_value`): the
+/// wrappers' pointer slots get their addends, others must carry none; every wrapper must lead
+/// to a bundle through one, and every bundle be led to. Returns the number of relocations
+/// changed and of wrappers.
+fn relocation_patches<'a, Coff: CoffHeader>(
+    data: &'a [u8],
+    symbols: &SymbolTable<'a, &'a [u8], Coff>,
+    named: &[(String, &ImageSectionHeader)],
+    fat: &FatSection,
+    region: &NewRegion<'_>,
+    new_value: &HashMap<usize, u64>,
+    patches: &mut Vec<(u64, Vec<u8>)>,
+) -> Result<(usize, usize)> {
+    let (fat_index, fat_name, fo) = (fat.index, &fat.name, fat.fo);
     let discovered = gfxkit_host::discover(data);
     let slots: HashMap<u64, usize> = discovered
         .wrappers
@@ -339,25 +453,7 @@ fn rewrite<'a, Coff: CoffHeader>(
     crate::check::every_bundle_pointed(&pointed, |k| fo + region.moves[k].0)?;
 
     let n_wrappers = wrappers_done.iter().filter(|d| **d).count();
-    let (out, outcomes) = super::splice(data, fo, old_end, region, ns, &patches)?;
-    let layout = if out.equals(data) {
-        Layout::Unchanged
-    } else {
-        Layout::Rebuilt
-    };
-    Ok((
-        out,
-        FileKind::Object,
-        Some(RegionReport {
-            member: None,
-            section: Some(fat_name.clone()),
-            layout,
-            wrappers: n_wrappers,
-            relocations: n_relocations,
-            symbols: n_symbols,
-            bundles: outcomes,
-        }),
-    ))
+    Ok((n_relocations, n_wrappers))
 }
 
 /// The JamCRC of the new region's bytes.

@@ -44,8 +44,6 @@ use std::collections::HashSet;
 /// `.rocm_kpack_ref`).
 pub const MARKER_SECTION: &str = ".kpackrf";
 
-const HIPF: u32 = 0x4849_5046;
-const HIPK: u32 = 0x4B50_4948;
 /// Size of a section header.
 const SECTION_HEADER: u64 = 40;
 /// The marker section's characteristics (TheRock's): readable initialized data.
@@ -435,14 +433,83 @@ pub fn split_image(data: &[u8], marker: &[u8]) -> Result<Split> {
             "no HIP wrappers (.hipFatB): nothing leads to the bundles of .hip_fat",
         ));
     }
-    let fat_va = img.image_base + fat.va;
     let dir64 = img.dir64(data)?;
-    let relocated: HashSet<u64> = dir64.iter().map(|&(at, _)| at).collect();
     let slots: HashSet<u64> = found
         .wrappers
         .iter()
         .map(|w| w.location.offset + 8)
         .collect();
+    let wrapper_bundles = wrapper_bundles(data, &img, &found, &fat, &dir64, &slots)?;
+    let MarkerPlace {
+        header,
+        n,
+        m_rva,
+        m_len,
+        m_raw,
+        size_of_image,
+    } = marker_place(data, &img, marker, &dir64, &slots)?;
+    let p = img.raw_end();
+    let mut padded = marker.to_vec();
+    padded.resize(m_raw as usize, 0);
+    let splice = Splice {
+        edits: vec![(fo, old_end, Vec::new()), (p, p, padded)],
+    };
+    let m_off = splice.map(p).unwrap_or(0) - m_raw;
+
+    let mut patches = Patches(Vec::new());
+    file_offsets(data, &img, &splice, &[img.fat], &mut patches)?;
+    patches.u32(fat.header + 16, 0)?;
+    let mut rec = [0u8; SECTION_HEADER as usize];
+    rec[..8].copy_from_slice(MARKER_SECTION.as_bytes());
+    rec[8..12].copy_from_slice(&(m_len as u32).to_le_bytes());
+    rec[12..16].copy_from_slice(&(m_rva as u32).to_le_bytes());
+    rec[16..20].copy_from_slice(&(m_raw as u32).to_le_bytes());
+    rec[20..24].copy_from_slice(&(m_off as u32).to_le_bytes());
+    rec[36..40].copy_from_slice(&MARKER_CHARACTERISTICS.to_le_bytes());
+    patches.bytes(header, &rec);
+    patches.u16(img.file_header + 2, (n + 1) as u16);
+    let opt = img.file.nt_headers().optional_header();
+    patches.u32(
+        img.opt + 56,
+        size_of_image.max(u64::from(opt.size_of_image())),
+    )?;
+    let mut init = u64::from(opt.size_of_initialized_data());
+    if fat.initialized() {
+        init = init.saturating_sub(fat.raw);
+    }
+    patches.u32(img.opt + 8, (init + m_raw).min(u64::from(u32::MAX)))?;
+    let m_va = img.image_base + m_rva;
+    for (k, w) in found.wrappers.iter().enumerate() {
+        let at = w.location.offset;
+        patches.bytes(at, &WrapperMagic::HIPK.to_le_bytes());
+        patches.bytes(at + 8, &m_va.to_le_bytes());
+        patches.bytes(at + 16, &(k as u64).to_le_bytes());
+    }
+    let bytes = finish(data, &img, &splice, &patches)?;
+    Ok(Split {
+        bytes,
+        wrapper_bundles,
+        marker_offset: m_off,
+        marker_address: m_va,
+        shift: fat.raw.saturating_sub(m_raw),
+    })
+}
+
+/// The file offset of the bundle each wrapper of `found` leads to, checked: every wrapper a
+/// `HIPF` record outside `.hip_fat` (`fat`) that leads to a bundle inside it, with no base
+/// relocation at its +16 (which gets the index N); and no base-relocated pointer (`dir64`)
+/// but a wrapper's (`slots`) leads into the section.
+fn wrapper_bundles(
+    data: &[u8],
+    img: &Image<'_>,
+    found: &gfxkit_host::Discovery<'_>,
+    fat: &Sec,
+    dir64: &[(u64, u64)],
+    slots: &HashSet<u64>,
+) -> Result<Vec<u64>> {
+    let (fo, old_end) = (fat.ptr, fat.ptr + fat.raw);
+    let fat_va = img.image_base + fat.va;
+    let relocated: HashSet<u64> = dir64.iter().map(|&(at, _)| at).collect();
     let mut wrapper_bundles = Vec::with_capacity(found.wrappers.len());
     for (i, w) in found.wrappers.iter().enumerate() {
         let at = w.location.offset;
@@ -476,7 +543,7 @@ pub fn split_image(data: &[u8], marker: &[u8]) -> Result<Split> {
         wrapper_bundles.push(b);
     }
     // No pointer other than a wrapper's may lead into the bytes removed.
-    for &(at, value) in &dir64 {
+    for &(at, value) in dir64 {
         if !slots.contains(&at) && value >= fat_va && value - fat_va < fat.vsize {
             return Err(unsupported(
                 at,
@@ -487,9 +554,34 @@ pub fn split_image(data: &[u8], marker: &[u8]) -> Result<Split> {
             ));
         }
     }
+    Ok(wrapper_bundles)
+}
 
-    // The new section: its header after the last one, its addresses after the last
-    // section's, its raw data after the last section's.
+/// Where the marker section goes: its header after the last one, its addresses after the last
+/// section's, its raw data after the last section's.
+struct MarkerPlace {
+    /// File offset of its section header.
+    header: u64,
+    /// The number of sections before it.
+    n: u64,
+    /// Its RVA, length, and size of raw data.
+    m_rva: u64,
+    m_len: u64,
+    m_raw: u64,
+    /// `SizeOfImage` with it.
+    size_of_image: u64,
+}
+
+/// Places the marker section of `marker`'s bytes in `img`: refused when its header has no
+/// room, its addresses run past 4 GiB, or a base-relocated pointer (`dir64`) but a wrapper's
+/// (`slots`) leads to where it goes.
+fn marker_place(
+    data: &[u8],
+    img: &Image<'_>,
+    marker: &[u8],
+    dir64: &[(u64, u64)],
+    slots: &HashSet<u64>,
+) -> Result<MarkerPlace> {
     let n = img.secs.len() as u64;
     let header = img.table + n * SECTION_HEADER;
     let first_raw = img
@@ -541,50 +633,13 @@ pub fn split_image(data: &[u8], marker: &[u8]) -> Result<Split> {
             ),
         ));
     }
-    let p = img.raw_end();
-    let mut padded = marker.to_vec();
-    padded.resize(m_raw as usize, 0);
-    let splice = Splice {
-        edits: vec![(fo, old_end, Vec::new()), (p, p, padded)],
-    };
-    let m_off = splice.map(p).unwrap_or(0) - m_raw;
-
-    let mut patches = Patches(Vec::new());
-    file_offsets(data, &img, &splice, &[img.fat], &mut patches)?;
-    patches.u32(fat.header + 16, 0)?;
-    let mut rec = [0u8; SECTION_HEADER as usize];
-    rec[..8].copy_from_slice(MARKER_SECTION.as_bytes());
-    rec[8..12].copy_from_slice(&(m_len as u32).to_le_bytes());
-    rec[12..16].copy_from_slice(&(m_rva as u32).to_le_bytes());
-    rec[16..20].copy_from_slice(&(m_raw as u32).to_le_bytes());
-    rec[20..24].copy_from_slice(&(m_off as u32).to_le_bytes());
-    rec[36..40].copy_from_slice(&MARKER_CHARACTERISTICS.to_le_bytes());
-    patches.bytes(header, &rec);
-    patches.u16(img.file_header + 2, (n + 1) as u16);
-    let opt = img.file.nt_headers().optional_header();
-    patches.u32(
-        img.opt + 56,
-        size_of_image.max(u64::from(opt.size_of_image())),
-    )?;
-    let mut init = u64::from(opt.size_of_initialized_data());
-    if fat.initialized() {
-        init = init.saturating_sub(fat.raw);
-    }
-    patches.u32(img.opt + 8, (init + m_raw).min(u64::from(u32::MAX)))?;
-    let m_va = img.image_base + m_rva;
-    for (k, w) in found.wrappers.iter().enumerate() {
-        let at = w.location.offset;
-        patches.bytes(at, &HIPK.to_le_bytes());
-        patches.bytes(at + 8, &m_va.to_le_bytes());
-        patches.bytes(at + 16, &(k as u64).to_le_bytes());
-    }
-    let bytes = finish(data, &img, &splice, &patches)?;
-    Ok(Split {
-        bytes,
-        wrapper_bundles,
-        marker_offset: m_off,
-        marker_address: m_va,
-        shift: fat.raw.saturating_sub(m_raw),
+    Ok(MarkerPlace {
+        header,
+        n,
+        m_rva,
+        m_len,
+        m_raw,
+        size_of_image,
     })
 }
 
@@ -778,7 +833,7 @@ pub fn inline_image(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<
     let fat_va = img.image_base + fat.va;
     for (w, &off) in found.wrappers.iter().zip(&offsets) {
         let at = w.location.offset;
-        patches.bytes(at, &HIPF.to_le_bytes());
+        patches.bytes(at, &WrapperMagic::HIPF.to_le_bytes());
         patches.bytes(at + 8, &(fat_va + off).to_le_bytes());
         patches.bytes(at + 16, &0u64.to_le_bytes());
     }

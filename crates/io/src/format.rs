@@ -1,0 +1,740 @@
+//! The one door: what a file is, and how each command reads a file of that kind.
+//!
+//! A file (or a package member, or bytes handed in from Python) goes through [`Formats::of`],
+//! which asks each [`Format`] in turn whether the file is its own and returns the first that
+//! claims it. The order, documented once here and used by every command, the Python module
+//! and the census:
+//!
+//! 1. [`KpackArchive`]: a `.kpack` archive (by its magic), listed, sized and verified by
+//!    kernel;
+//! 2. [`KernelDatabase`]: a kernel database (a Tensile index or hipBLASLt mapping, a MIOpen
+//!    `.kdb`, an `.aks2` file, an aiter kernel map: by name and bytes,
+//!    [`gfxkit_inventory::database::kind`]), read against the files beside it;
+//! 3. [`Binary`]: anything else, through [`Inventory`] (host binaries, bundles, code objects,
+//!    archives; a binary split by kpack through the archives its markers name). It claims
+//!    every file, so it comes last; a file without device code is its answer too.
+//!
+//! Containers (packages, images, directories) are opened before this door by
+//! [`crate::input`] and [`crate::scan`]: each member they hold comes through it.
+//!
+//! A command is written once over [`Format`]: `list` calls [`Format::list`], `select`
+//! [`Format::select`], `doctor` and `check` [`Format::examine`] (a file of a kernel database
+//! set apart by [`Format::database_member`]), whatever the file.
+//! A new format is one type implementing [`Format`] (the compiler names every method it must
+//! provide) and one line in [`Formats::standard`], or [`Formats::with`] for a caller's own.
+
+use crate::database::DirNames;
+use gfxkit_inventory::database::DbMember;
+use gfxkit_inventory::digest::Digest;
+use gfxkit_inventory::doctor::Examined;
+use gfxkit_inventory::kernels::KernelListing;
+use gfxkit_inventory::kpack as inv_kpack;
+use gfxkit_inventory::list::FileListing;
+use gfxkit_inventory::select::Selection;
+use gfxkit_inventory::verify::Verification;
+use gfxkit_inventory::Inventory;
+use gfxkit_kpack::search::{Env, Loader};
+use gfxkit_spec::rocm::Rules;
+use gfxkit_target_id::TargetId;
+use std::path::{Path, PathBuf};
+
+/// One file as the door sees it: its name, its bytes, and whether what lies beside it may be
+/// read (the directory a Tensile index resolves its code objects in, the `.kpack` archives a
+/// split binary's markers name).
+#[derive(Clone, Copy)]
+pub struct File<'a> {
+    /// The file's path, or its name (`pkg.whl!lib/x.so` for a package member).
+    pub path: &'a Path,
+    /// Its bytes.
+    pub data: &'a [u8],
+    /// Whether files beside it are looked for through its path: true for the command line
+    /// (a package member's path finds nothing there), false for bytes handed in from memory.
+    pub surroundings: bool,
+}
+
+impl<'a> File<'a> {
+    /// A file whose surroundings are looked for through `path`.
+    pub fn at(path: &'a Path, data: &'a [u8]) -> File<'a> {
+        File {
+            path,
+            data,
+            surroundings: true,
+        }
+    }
+
+    /// Bytes named `path` with nothing beside them.
+    pub fn alone(path: &'a Path, data: &'a [u8]) -> File<'a> {
+        File {
+            path,
+            data,
+            surroundings: false,
+        }
+    }
+
+    /// The file's name as answers print it.
+    pub fn name(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+/// What one run reads around its files, once for all of them: the names of kernel-database
+/// directories, and the kpack environment (`ROCM_KPACK_PATH`...) the archives are searched
+/// with.
+pub struct Around {
+    /// Index directories read so far.
+    pub dirs: DirNames,
+    /// The kpack loader's environment.
+    pub kpack: Env,
+}
+
+impl Around {
+    /// Nothing read yet; the kpack environment of this process.
+    pub fn new() -> Around {
+        Around {
+            dirs: DirNames::new(),
+            kpack: crate::kpack::env(),
+        }
+    }
+}
+
+impl Default for Around {
+    fn default() -> Around {
+        Around::new()
+    }
+}
+
+/// What `size` gets from one file.
+pub struct Sized {
+    /// The file's device code by region and bundle.
+    pub survey: Result<gfxkit_shrink::Survey, gfxkit_shrink::Error>,
+    /// The `.kpack` files (canonical paths) whose kernels the survey counts under this file:
+    /// a caller sizing a tree leaves them out, their kernels being counted already.
+    pub reached: Vec<PathBuf>,
+    /// Whether the file is a `.kpack` archive (left out when a binary reached it).
+    pub is_archive: bool,
+}
+
+/// The kinds of file whose device code gfxkit reads, each answering every per-file command.
+pub trait Format: Send + Sync {
+    /// What the kind is called in documentation (`kpack archive`).
+    fn name(&self) -> &'static str;
+
+    /// Whether `file` is of this kind (from its name and bytes; cheap: called for every file
+    /// of a tree until a format claims it).
+    fn claims(&self, file: &File<'_>) -> bool;
+
+    /// Whether a file met in a directory walk, named `path` and starting with `prefix` (the
+    /// first [`PREFIX_LEN`] bytes, fewer for a shorter file), is worth opening for this
+    /// format. Files named directly are always read.
+    fn found_in_walk(&self, path: &Path, prefix: &[u8]) -> bool;
+
+    /// `gfxkit list` of the file; with `check`, compressed bundles decoded and their hashes
+    /// checked. Damage is kept in the listing, naming the file.
+    fn list(&self, file: &File<'_>, check: bool, around: &Around) -> FileListing;
+
+    /// `gfxkit size` of the file; with `check`, every compressed bundle decoded.
+    fn size(&self, file: &File<'_>, check: bool, around: &Around) -> Sized;
+
+    /// `gfxkit verify` of the file, with the processors its own device code is built for
+    /// (which a tree checks against the kernel database its library loads).
+    fn verify(
+        &self,
+        file: &File<'_>,
+        around: &Around,
+    ) -> (gfxkit_inventory::Result<Verification>, Vec<String>);
+
+    /// `gfxkit kernels` of the file: the kernels of code objects whose target ID overlaps
+    /// `wanted` (all without it), with the errors met.
+    fn kernels(
+        &self,
+        file: &File<'_>,
+        wanted: Option<&TargetId>,
+        demangle: bool,
+        around: &Around,
+    ) -> Result<KernelListing, crate::Error>;
+
+    /// The file's code objects with their SHA-256 (for `diff`, `size --duplicates` and the
+    /// census), kernels counted with `kernels`; with the errors met. Archives are named by
+    /// their canonical path, so that a code object reached through a split binary and through
+    /// its `.kpack` file is one place.
+    fn digests(
+        &self,
+        file: &File<'_>,
+        kernels: bool,
+        around: &Around,
+    ) -> Result<(Vec<Digest>, Vec<String>), crate::Error>;
+
+    /// For `select`, `doctor`, `check` and a tree's `verify`: the file as a file of a kernel
+    /// database, judged with the library that loads it rather than alone; `None` for a file
+    /// judged on its own.
+    fn database_member(&self, file: &File<'_>) -> Option<DbMember>;
+
+    /// For `doctor` and `check`: the file's device code as the runtime loads it on `devices`
+    /// (`loader` finding a split binary's archives), with what the runtime of `rules` refuses
+    /// in it, when given.
+    fn examine(
+        &self,
+        file: &File<'_>,
+        devices: &[TargetId],
+        loader: Loader,
+        rules: Option<&Rules>,
+    ) -> Examined;
+
+    /// For `select`: what the runtime (of `rules`, when given) loads from the file on `device`.
+    fn select(
+        &self,
+        file: &File<'_>,
+        device: &TargetId,
+        loader: Loader,
+        rules: Option<&Rules>,
+    ) -> Selection;
+}
+
+/// The formats a run reads, in the order they are asked ([`Formats::of`]).
+pub struct Formats {
+    formats: Vec<Box<dyn Format>>,
+}
+
+impl Formats {
+    /// gfxkit's formats in the documented order (module documentation).
+    pub fn standard() -> Formats {
+        Formats {
+            formats: vec![
+                Box::new(KpackArchive),
+                Box::new(KernelDatabase),
+                Box::new(Binary),
+            ],
+        }
+    }
+
+    /// These formats and `format`, which is asked before [`Binary`] (the last, which claims
+    /// every file).
+    pub fn with(mut self, format: impl Format + 'static) -> Formats {
+        let at = self.formats.len().saturating_sub(1);
+        self.formats.insert(at, Box::new(format));
+        self
+    }
+
+    /// The format of `file`: the first that claims it.
+    pub fn of(&self, file: &File<'_>) -> &dyn Format {
+        self.formats
+            .iter()
+            .find(|f| f.claims(file))
+            .map(Box::as_ref)
+            .unwrap_or(&Binary)
+    }
+
+    /// The names of the formats, in the order they are asked.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.formats.iter().map(|f| f.name()).collect()
+    }
+
+    /// Whether a file met in a directory walk is worth opening: a container image layout, a
+    /// package, or a file some format finds worth it ([`Format::found_in_walk`], from the
+    /// first [`PREFIX_LEN`] bytes). A file that cannot be read is worth reading: the real
+    /// open reports its error.
+    pub fn worth_reading(&self, path: &Path) -> bool {
+        use std::io::Read;
+        if crate::input::is_image_dir(path) {
+            return true;
+        }
+        let mut prefix = [0u8; PREFIX_LEN];
+        let Ok(mut f) = std::fs::File::open(path) else {
+            return true;
+        };
+        let mut n = 0;
+        while n < prefix.len() {
+            match f.read(&mut prefix[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(_) => return true,
+            }
+        }
+        let prefix = &prefix[..n];
+        crate::input::is_package(prefix)
+            || self.formats.iter().any(|f| f.found_in_walk(path, prefix))
+    }
+}
+
+/// How many first bytes of a file [`Formats::worth_reading`] reads (enough for a package's
+/// magic, a tar header's, and a PE image's NT headers).
+pub const PREFIX_LEN: usize = gfxkit_package::detect::PREFIX_LEN;
+
+impl Default for Formats {
+    fn default() -> Formats {
+        Formats::standard()
+    }
+}
+
+/// A `.kpack` archive: code objects by kernel, compressed per architecture.
+pub struct KpackArchive;
+
+impl KpackArchive {
+    /// The archive's code objects as `extract` and `kernels` pick them.
+    fn picks(file: &File<'_>) -> Result<Vec<inv_kpack::Pick>, crate::Error> {
+        inv_kpack::extract_archive(file.data, &mut |_| true)
+            .map_err(|e| crate::Error::new(file.path, crate::ErrorKind::Found(e)))
+    }
+
+    fn parse<'d>(file: &File<'d>) -> Result<gfxkit_kpack::Archive<'d>, crate::Error> {
+        gfxkit_kpack::Archive::parse(file.data)
+            .map_err(|e| crate::Error::new(file.path, crate::ErrorKind::Kpack(e)))
+    }
+}
+
+impl Format for KpackArchive {
+    fn name(&self) -> &'static str {
+        "kpack archive"
+    }
+
+    fn claims(&self, file: &File<'_>) -> bool {
+        inv_kpack::is_archive(file.data)
+    }
+
+    /// No: an archive is read through the binaries whose markers name it (one named
+    /// directly is read).
+    fn found_in_walk(&self, _: &Path, _: &[u8]) -> bool {
+        false
+    }
+
+    fn list(&self, file: &File<'_>, check: bool, _: &Around) -> FileListing {
+        inv_kpack::list_archive(&file.name(), file.data, check)
+    }
+
+    fn size(&self, file: &File<'_>, check: bool, _: &Around) -> Sized {
+        Sized {
+            survey: inv_kpack::size_archive(file.data)
+                .unwrap_or_else(|| gfxkit_inventory::size::survey_with(file.data, check)),
+            reached: Vec::new(),
+            is_archive: true,
+        }
+    }
+
+    fn verify(
+        &self,
+        file: &File<'_>,
+        _: &Around,
+    ) -> (gfxkit_inventory::Result<Verification>, Vec<String>) {
+        (
+            Ok(inv_kpack::verify_archive(&file.name(), file.data)),
+            Vec::new(),
+        )
+    }
+
+    fn kernels(
+        &self,
+        file: &File<'_>,
+        wanted: Option<&TargetId>,
+        demangle: bool,
+        _: &Around,
+    ) -> Result<KernelListing, crate::Error> {
+        let picks = KpackArchive::picks(file)?;
+        let a = KpackArchive::parse(file)?;
+        let name = file.name();
+        let picks: Vec<_> = picks.iter().collect();
+        let (kernels, errors) =
+            gfxkit_inventory::kernels::archive_rows(&name, &name, &a, &picks, wanted, demangle);
+        Ok(KernelListing {
+            kernels,
+            errors,
+            ..Default::default()
+        })
+    }
+
+    fn digests(
+        &self,
+        file: &File<'_>,
+        kernels: bool,
+        _: &Around,
+    ) -> Result<(Vec<Digest>, Vec<String>), crate::Error> {
+        let picks = KpackArchive::picks(file)?;
+        let a = KpackArchive::parse(file)?;
+        let name = file.name();
+        let archive_name = if file.surroundings && file.path.is_file() {
+            canonical(file.path)
+        } else {
+            name.clone()
+        };
+        let picks: Vec<_> = picks.iter().collect();
+        Ok(gfxkit_inventory::digest::archive_digests(
+            &name,
+            &archive_name,
+            &a,
+            &picks,
+            kernels,
+        ))
+    }
+
+    fn database_member(&self, _: &File<'_>) -> Option<DbMember> {
+        None
+    }
+
+    fn examine(
+        &self,
+        file: &File<'_>,
+        devices: &[TargetId],
+        loader: Loader,
+        rules: Option<&Rules>,
+    ) -> Examined {
+        Binary.examine(file, devices, loader, rules)
+    }
+
+    /// Its units as `list` reads them, each as the kpack loader would find it for `device`.
+    fn select(
+        &self,
+        file: &File<'_>,
+        device: &TargetId,
+        loader: Loader,
+        rules: Option<&Rules>,
+    ) -> Selection {
+        let inv = Inventory::of(file.data);
+        let mut s = gfxkit_inventory::select::select_on(&file.name(), &inv, device, rules);
+        s.error = inv_kpack::archive_damage(file.data);
+        s.add_kpack(inv_kpack::select_archive(
+            file.path,
+            file.data,
+            device,
+            loader,
+            &crate::kpack::env(),
+        ));
+        if let Some(r) = rules {
+            s.refuse_kpack(r);
+            s.refuse_device(r, device);
+        }
+        s
+    }
+}
+
+/// A kernel database: a Tensile index (resolved against the files beside it) or hipBLASLt
+/// mapping, a MIOpen `.kdb`, an `.aks2` file, an aiter kernel map.
+pub struct KernelDatabase;
+
+impl Format for KernelDatabase {
+    fn name(&self) -> &'static str {
+        "kernel database"
+    }
+
+    fn claims(&self, file: &File<'_>) -> bool {
+        crate::database::kind(file.path, file.data).is_some()
+    }
+
+    /// A database by name and first bytes (`.kdb`, `.aks2`, Tensile indexes), and the files a
+    /// Tensile directory holds beside its indexes.
+    fn found_in_walk(&self, path: &Path, prefix: &[u8]) -> bool {
+        let name = path.to_string_lossy();
+        gfxkit_kernel_db::sniff::sniff(&name, prefix).is_some()
+            || gfxkit_kernel_db::sniff::tensile_companion(&name)
+    }
+
+    fn list(&self, file: &File<'_>, _: bool, around: &Around) -> FileListing {
+        let none = DirNames::none();
+        let dirs = if file.surroundings {
+            &around.dirs
+        } else {
+            &none
+        };
+        crate::database::list_file_bytes(file.path, file.data, dirs)
+            .unwrap_or_else(|| gfxkit_inventory::list::unreadable(&file.name(), String::new()))
+    }
+
+    fn size(&self, file: &File<'_>, check: bool, _: &Around) -> Sized {
+        Sized {
+            survey: crate::database::size_survey(file.path, file.data)
+                .unwrap_or_else(|| gfxkit_inventory::size::survey_with(file.data, check)),
+            reached: Vec::new(),
+            is_archive: false,
+        }
+    }
+
+    fn verify(
+        &self,
+        file: &File<'_>,
+        around: &Around,
+    ) -> (gfxkit_inventory::Result<Verification>, Vec<String>) {
+        // A database in a package, or in bytes, has no directory: only that it reads is
+        // checked (`verify_file_bytes` looks beside files on disk only).
+        match crate::database::verify_file_bytes(file.path, file.data) {
+            Some(v) => (v, Vec::new()),
+            None => Binary.verify(file, around),
+        }
+    }
+
+    fn kernels(
+        &self,
+        file: &File<'_>,
+        wanted: Option<&TargetId>,
+        demangle: bool,
+        around: &Around,
+    ) -> Result<KernelListing, crate::Error> {
+        match crate::database::kernels(file.path, file.data, wanted, demangle) {
+            Some(l) => l,
+            None => Binary.kernels(file, wanted, demangle, around),
+        }
+    }
+
+    fn digests(
+        &self,
+        file: &File<'_>,
+        kernels: bool,
+        around: &Around,
+    ) -> Result<(Vec<Digest>, Vec<String>), crate::Error> {
+        Binary.digests(file, kernels, around)
+    }
+
+    fn database_member(&self, file: &File<'_>) -> Option<DbMember> {
+        gfxkit_inventory::database::member_of(&file.name(), file.data)
+    }
+
+    fn examine(
+        &self,
+        file: &File<'_>,
+        devices: &[TargetId],
+        loader: Loader,
+        rules: Option<&Rules>,
+    ) -> Examined {
+        Binary.examine(file, devices, loader, rules)
+    }
+
+    fn select(
+        &self,
+        file: &File<'_>,
+        device: &TargetId,
+        loader: Loader,
+        rules: Option<&Rules>,
+    ) -> Selection {
+        Binary.select(file, device, loader, rules)
+    }
+}
+
+/// Anything else, read through [`Inventory`]: host binaries (ELF, PE/COFF), offload bundles,
+/// code objects, `ar` archives; a binary split by kpack through the `.kpack` archives its
+/// markers name.
+pub struct Binary;
+
+impl Binary {
+    /// The archives a split binary's markers name, opened; `None` for a binary that is not
+    /// split, or whose surroundings are not looked for.
+    fn archives(
+        file: &File<'_>,
+        inv: &Inventory<'_>,
+        around: &Around,
+    ) -> Option<crate::kpack::Opened> {
+        (file.surroundings && inv_kpack::is_split(inv))
+            .then(|| crate::kpack::all_archives(file.path, &inv.discovery, &around.kpack))
+    }
+}
+
+impl Format for Binary {
+    fn name(&self) -> &'static str {
+        "binary"
+    }
+
+    fn claims(&self, _: &File<'_>) -> bool {
+        true
+    }
+
+    /// A kind of file [`gfxkit_host::InputKind::sniff`] says may hold device code.
+    fn found_in_walk(&self, _: &Path, prefix: &[u8]) -> bool {
+        gfxkit_host::InputKind::sniff(prefix).may_hold_device_code()
+    }
+
+    fn list(&self, file: &File<'_>, check: bool, around: &Around) -> FileListing {
+        let inv = Inventory::of(file.data);
+        let mut l = gfxkit_inventory::list::list(&file.name(), &inv, check);
+        if let Some(o) = Binary::archives(file, &inv, around) {
+            inv_kpack::list_split(&mut l, &inv, &o.archives(), check);
+        }
+        l
+    }
+
+    fn size(&self, file: &File<'_>, check: bool, around: &Around) -> Sized {
+        // A raw code object is sized by architecture, as a kernel database's are.
+        if let Some(survey) = gfxkit_inventory::database::code_object_survey(file.data) {
+            return Sized {
+                survey,
+                reached: Vec::new(),
+                is_archive: false,
+            };
+        }
+        let inv = Inventory::of(file.data);
+        match Binary::archives(file, &inv, around) {
+            Some(o) => Sized {
+                survey: inv_kpack::size_split(&inv, file.data.len() as u64, &o.archives()),
+                reached: o
+                    .files
+                    .iter()
+                    .map(|(p, _)| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
+                    .collect(),
+                is_archive: false,
+            },
+            None => Sized {
+                survey: gfxkit_inventory::size::survey_with(file.data, check),
+                reached: Vec::new(),
+                is_archive: false,
+            },
+        }
+    }
+
+    fn verify(
+        &self,
+        file: &File<'_>,
+        around: &Around,
+    ) -> (gfxkit_inventory::Result<Verification>, Vec<String>) {
+        let inv = Inventory::of(file.data);
+        let processors = gfxkit_inventory::database::code_processors(&inv);
+        if let Some(o) = Binary::archives(file, &inv, around) {
+            let v = inv_kpack::verify_split(&file.name(), &inv, &o.archives());
+            return (Ok(v), processors);
+        }
+        (
+            gfxkit_inventory::verify::verify(&file.name(), &inv),
+            processors,
+        )
+    }
+
+    fn kernels(
+        &self,
+        file: &File<'_>,
+        wanted: Option<&TargetId>,
+        demangle: bool,
+        around: &Around,
+    ) -> Result<KernelListing, crate::Error> {
+        use gfxkit_inventory::kernels;
+        let name = file.name();
+        if let Some(x) = split_picks(file, around)? {
+            let mut out = KernelListing::default();
+            for_each_archive(&x, |path, a, picks| {
+                let (rows, errors) = kernels::archive_rows(
+                    &name,
+                    &path.display().to_string(),
+                    a,
+                    picks,
+                    wanted,
+                    demangle,
+                );
+                out.kernels.extend(rows);
+                out.errors.extend(errors);
+            })?;
+            return Ok(out);
+        }
+        let (kernels, errors) = kernels::file_rows(&name, file.data, wanted, demangle)
+            .map_err(|e| crate::Error::new(file.path, crate::ErrorKind::Locate(e)))?;
+        Ok(KernelListing {
+            kernels,
+            errors,
+            ..Default::default()
+        })
+    }
+
+    fn digests(
+        &self,
+        file: &File<'_>,
+        kernels: bool,
+        around: &Around,
+    ) -> Result<(Vec<Digest>, Vec<String>), crate::Error> {
+        use gfxkit_inventory::digest;
+        let name = file.name();
+        // A package member has no path of its own on disk.
+        if file.path.is_file() {
+            if let Some(x) = split_picks(file, around)? {
+                let (mut out, mut errors) = (Vec::new(), Vec::new());
+                for_each_archive(&x, |path, a, picks| {
+                    let (d, e) =
+                        digest::archive_digests(&name, &canonical(path), a, picks, kernels);
+                    out.extend(d);
+                    errors.extend(e);
+                })?;
+                return Ok((out, errors));
+            }
+        }
+        digest::file_digests(&name, file.data, kernels)
+            .map_err(|e| crate::Error::new(file.path, crate::ErrorKind::Locate(e)))
+    }
+
+    /// A raw code object or a bundle that is a file of a Tensile directory (by its name).
+    fn database_member(&self, file: &File<'_>) -> Option<DbMember> {
+        gfxkit_inventory::database::member_of(&file.name(), file.data)
+    }
+
+    fn examine(
+        &self,
+        file: &File<'_>,
+        devices: &[TargetId],
+        loader: Loader,
+        rules: Option<&Rules>,
+    ) -> Examined {
+        let inv = Inventory::of(file.data);
+        let mut e = gfxkit_inventory::doctor::examine(&inv);
+        if file.surroundings {
+            e.set_kpack(crate::kpack::doctor_verdicts(
+                file.path, &inv, devices, loader,
+            ));
+        }
+        e.release = rules.map(|r| gfxkit_inventory::release::Refused::of(r, &inv));
+        e
+    }
+
+    /// Each loadable unit as the runtime chooses; a split binary's wrappers as the kpack
+    /// loader finds their archives.
+    fn select(
+        &self,
+        file: &File<'_>,
+        device: &TargetId,
+        loader: Loader,
+        rules: Option<&Rules>,
+    ) -> Selection {
+        let inv = Inventory::of(file.data);
+        let mut s = gfxkit_inventory::select::select_on(&file.name(), &inv, device, rules);
+        s.error = inv_kpack::archive_damage(file.data);
+        if file.surroundings {
+            s.add_kpack(crate::kpack::select_units(file.path, &inv, device, loader));
+        }
+        if let Some(r) = rules {
+            s.refuse_kpack(r);
+            s.refuse_device(r, device);
+        }
+        s
+    }
+}
+
+/// Every code object of a split binary, through the archives its markers name; `None` for a
+/// binary that is not split (or whose surroundings are not looked for).
+fn split_picks(
+    file: &File<'_>,
+    around: &Around,
+) -> Result<Option<crate::kpack::KpackExtract>, crate::Error> {
+    let inv = Inventory::of(file.data);
+    let Some(o) = Binary::archives(file, &inv, around) else {
+        return Ok(None);
+    };
+    let picks = inv_kpack::extract_split(&inv, &o.archives(), &mut |_| true)
+        .map_err(|e| crate::Error::new(file.path, crate::ErrorKind::Found(e)))?;
+    Ok(Some(crate::kpack::KpackExtract {
+        picks,
+        archives: o.files.iter().map(|(p, _)| p.clone()).collect(),
+    }))
+}
+
+/// Calls `each` with every archive of a split binary's picks (its path, the archive parsed from
+/// the mapped file) and the picks it holds, in the order of [`crate::kpack::KpackExtract`]'s
+/// archives. The error is an archive that cannot be opened or parsed.
+fn for_each_archive(
+    x: &crate::kpack::KpackExtract,
+    mut each: impl FnMut(&Path, &gfxkit_kpack::Archive<'_>, &[&inv_kpack::Pick]),
+) -> Result<(), crate::Error> {
+    for (ai, path) in x.archives.iter().enumerate() {
+        let bytes = crate::Input::open(path)?;
+        let a = gfxkit_kpack::Archive::parse(&bytes)
+            .map_err(|e| crate::Error::new(path, crate::ErrorKind::Kpack(e)))?;
+        let picks: Vec<_> = x.picks.iter().filter(|p| p.archive == ai).collect();
+        each(path, &a, &picks);
+    }
+    Ok(())
+}
+
+fn canonical(p: &Path) -> String {
+    std::fs::canonicalize(p)
+        .unwrap_or_else(|_| p.to_path_buf())
+        .display()
+        .to_string()
+}

@@ -1,0 +1,279 @@
+//! A format added from outside gfxkit's crates, through the public interface only: a toy
+//! container (`TOYCONT1` then one offload bundle) that every per-file command reads once it
+//! is in the [`Formats`] a run is given, and none reads without it.
+
+use gfxkit_inventory::database::DbMember;
+use gfxkit_inventory::digest::Digest;
+use gfxkit_inventory::doctor::Examined;
+use gfxkit_inventory::kernels::KernelListing;
+use gfxkit_inventory::list::FileListing;
+use gfxkit_inventory::select::Selection;
+use gfxkit_inventory::verify::Verification;
+use gfxkit_inventory::Inventory;
+use gfxkit_io::format::{Around, File, Format, Formats, Sized};
+use gfxkit_io::whole;
+use gfxkit_kpack::search::Loader;
+use gfxkit_spec::rocm::Rules;
+use gfxkit_target_id::TargetId;
+use gfxkit_testkit::HipBuild;
+use std::path::{Path, PathBuf};
+
+const MAGIC: &[u8] = b"TOYCONT1";
+
+/// The toy container: its device code is the bundle after the magic.
+struct Toy;
+
+impl Toy {
+    fn inner<'d>(file: &File<'d>) -> &'d [u8] {
+        &file.data[MAGIC.len()..]
+    }
+}
+
+impl Format for Toy {
+    fn name(&self) -> &'static str {
+        "toy container"
+    }
+
+    fn claims(&self, file: &File<'_>) -> bool {
+        file.data.starts_with(MAGIC)
+    }
+
+    fn found_in_walk(&self, _: &Path, prefix: &[u8]) -> bool {
+        prefix.starts_with(MAGIC)
+    }
+
+    fn list(&self, file: &File<'_>, check: bool, _: &Around) -> FileListing {
+        let inv = Inventory::of(Toy::inner(file));
+        gfxkit_inventory::list::list(&file.name(), &inv, check)
+    }
+
+    fn size(&self, file: &File<'_>, check: bool, _: &Around) -> Sized {
+        Sized {
+            survey: gfxkit_inventory::size::survey_with(Toy::inner(file), check),
+            reached: Vec::new(),
+            is_archive: false,
+        }
+    }
+
+    fn verify(
+        &self,
+        file: &File<'_>,
+        _: &Around,
+    ) -> (gfxkit_inventory::Result<Verification>, Vec<String>) {
+        let inv = Inventory::of(Toy::inner(file));
+        (
+            gfxkit_inventory::verify::verify(&file.name(), &inv),
+            Vec::new(),
+        )
+    }
+
+    fn kernels(
+        &self,
+        file: &File<'_>,
+        wanted: Option<&TargetId>,
+        demangle: bool,
+        _: &Around,
+    ) -> Result<KernelListing, gfxkit_io::Error> {
+        let (kernels, errors) =
+            gfxkit_inventory::kernels::file_rows(&file.name(), Toy::inner(file), wanted, demangle)
+                .map_err(|e| gfxkit_io::Error::new(file.path, gfxkit_io::ErrorKind::Locate(e)))?;
+        Ok(KernelListing {
+            kernels,
+            errors,
+            ..Default::default()
+        })
+    }
+
+    fn digests(
+        &self,
+        file: &File<'_>,
+        kernels: bool,
+        _: &Around,
+    ) -> Result<(Vec<Digest>, Vec<String>), gfxkit_io::Error> {
+        gfxkit_inventory::digest::file_digests(&file.name(), Toy::inner(file), kernels)
+            .map_err(|e| gfxkit_io::Error::new(file.path, gfxkit_io::ErrorKind::Locate(e)))
+    }
+
+    fn database_member(&self, _: &File<'_>) -> Option<DbMember> {
+        None
+    }
+
+    fn examine(
+        &self,
+        file: &File<'_>,
+        _: &[TargetId],
+        _: Loader,
+        rules: Option<&Rules>,
+    ) -> Examined {
+        let inv = Inventory::of(Toy::inner(file));
+        let mut e = gfxkit_inventory::doctor::examine(&inv);
+        e.release = rules.map(|r| gfxkit_inventory::release::Refused::of(r, &inv));
+        e
+    }
+
+    fn select(
+        &self,
+        file: &File<'_>,
+        device: &TargetId,
+        _: Loader,
+        rules: Option<&Rules>,
+    ) -> Selection {
+        let inv = Inventory::of(Toy::inner(file));
+        gfxkit_inventory::select::select_on(&file.name(), &inv, device, rules)
+    }
+}
+
+/// A toy container of a clang-19 bundle for `archs` with `kernels` kernels, at `dir/name`.
+fn toy(dir: &Path, name: &str, archs: &[&str], kernels: usize) -> PathBuf {
+    let source = gfxkit_testkit::hip_kernels(kernels);
+    let bundle = HipBuild::new(&source, archs).build(dir, &format!("{name}.src"));
+    let mut bytes = MAGIC.to_vec();
+    bytes.extend(std::fs::read(&bundle).unwrap());
+    std::fs::remove_file(&bundle).unwrap();
+    let out = dir.join(name);
+    std::fs::write(&out, bytes).unwrap();
+    out
+}
+
+#[test]
+fn a_format_added_through_the_interface_is_read_by_every_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::create_dir_all(&new).unwrap();
+    let a = toy(&old, "kernels.toy", &["gfx906", "gfx90a"], 2);
+    let b = toy(&new, "kernels.toy", &["gfx906", "gfx90a", "gfx1100"], 3);
+    let standard = Formats::standard();
+    let with_toy = Formats::standard().with(Toy);
+    assert_eq!(
+        with_toy.names(),
+        [
+            "kpack archive",
+            "kernel database",
+            "toy container",
+            "binary"
+        ]
+    );
+    let mine = File::at(&a, &[]);
+    assert_eq!(with_toy.of(&mine).name(), "binary");
+    let bytes = std::fs::read(&a).unwrap();
+    assert_eq!(with_toy.of(&File::at(&a, &bytes)).name(), "toy container");
+    assert_eq!(standard.of(&File::at(&a, &bytes)).name(), "binary");
+
+    // list
+    let opts = whole::ListOptions::default();
+    let listed = whole::list(std::slice::from_ref(&a), opts, &with_toy, &()).unwrap();
+    let targets: Vec<&str> = listed[0].bundles[0]
+        .entries
+        .iter()
+        .filter_map(|e| e.target_id.as_deref())
+        .collect();
+    assert_eq!(targets, ["gfx906", "gfx90a"], "{listed:?}");
+    let plain = whole::list(std::slice::from_ref(&a), opts, &standard, &()).unwrap();
+    assert!(plain[0].bundles.is_empty(), "{plain:?}");
+
+    // size
+    let opts = whole::SizeOptions::default();
+    let sized = whole::size(std::slice::from_ref(&b), &opts, &with_toy, &()).unwrap();
+    assert_eq!(sized.files.len(), 1, "{:?}", sized.errors);
+    assert!(sized.stored > 0);
+    let plain = whole::size(std::slice::from_ref(&b), &opts, &standard, &()).unwrap();
+    assert!(plain.files.is_empty());
+
+    // verify
+    let verified = whole::verify(std::slice::from_ref(&b), false, &with_toy, &()).unwrap();
+    assert!(verified.errors.is_empty(), "{:?}", verified.errors);
+    assert_eq!(verified.files.len(), 1);
+    // Three device entries and the bundle's empty host entry.
+    assert!(
+        verified.files[0].ok && verified.files[0].entries == 4,
+        "{:?}",
+        verified.files[0]
+    );
+    let plain = whole::verify(std::slice::from_ref(&b), false, &standard, &()).unwrap();
+    assert!(plain.files.is_empty() && !plain.errors.is_empty());
+
+    // kernels
+    let gfx1100: TargetId = "gfx1100".parse().unwrap();
+    let k = whole::kernels(
+        std::slice::from_ref(&b),
+        Some(&gfx1100),
+        false,
+        &with_toy,
+        &(),
+    )
+    .unwrap();
+    assert_eq!(k.kernels.len(), 3, "{:?}", k.errors);
+    assert!(k
+        .kernels
+        .iter()
+        .all(|r| r.target_id.as_deref() == Some("gfx1100")));
+    let plain = whole::kernels(std::slice::from_ref(&b), None, false, &standard, &()).unwrap();
+    assert!(plain.kernels.is_empty());
+
+    // diff: the code objects of both sides, compared
+    let d = whole::diff(&old, &new, &with_toy, &()).unwrap();
+    assert!(d.errors.is_empty(), "{:?}", d.errors);
+    let text = serde_json::to_string(&d).unwrap();
+    assert!(text.contains("gfx1100"), "{text}");
+    let plain = whole::diff(&old, &new, &standard, &()).unwrap();
+    assert!(!serde_json::to_string(&plain).unwrap().contains("gfx1100"));
+
+    // select, doctor, check: the runtime's choice among the toy's code objects.
+    let loader = Loader::Current;
+    let s = whole::select_on(
+        std::slice::from_ref(&b),
+        &gfx1100,
+        None,
+        loader,
+        None,
+        &with_toy,
+        &(),
+    )
+    .unwrap();
+    assert_eq!(
+        s.files[0].bundles[0].selected.as_deref(),
+        Some("hipv4-amdgcn-amd-amdhsa--gfx1100"),
+        "{:?}",
+        s.files
+    );
+    let plain = whole::select_on(
+        std::slice::from_ref(&b),
+        &gfx1100,
+        None,
+        loader,
+        None,
+        &standard,
+        &(),
+    )
+    .unwrap();
+    assert!(plain.files.iter().all(|f| f.bundles.is_empty()));
+    let gfx942: TargetId = "gfx942".parse().unwrap();
+    let counts = gfxkit_inventory::database::CuCounts::none();
+    let devices = [gfx1100, gfx942];
+    let d = whole::doctor_on(
+        std::slice::from_ref(&b),
+        &devices,
+        &counts,
+        loader,
+        None,
+        &with_toy,
+        &(),
+    )
+    .unwrap();
+    assert_eq!(d.files.len(), 1);
+    assert_eq!(d.files[0].runs_on.get("gfx1100"), Some(&true));
+    assert_eq!(d.files[0].runs_on.get("gfx942"), Some(&false));
+    let c = whole::check_on(
+        std::slice::from_ref(&a),
+        std::slice::from_ref(&gfx1100),
+        false,
+        loader,
+        None,
+        &with_toy,
+        &(),
+    )
+    .unwrap();
+    assert_eq!(c.files.len(), 1);
+    assert!(!c.files[0].ok, "kernels.toy of old/ has no gfx1100 code");
+}

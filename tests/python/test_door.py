@@ -1,0 +1,85 @@
+"""One door for every kind of file: the Python module reads bytes in memory as it reads a path,
+so a package given as bytes answers as the same package on disk, for every kind of member
+(bundle, compressed bundle, host library, raw code object, kpack archive, Tensile index and
+hipBLASLt mapping, `.aks2`-free kernel-database shards), and for `list`, `size`, `verify` and
+`kernels` alike. Before the door, members of a package given as bytes were never read as
+kernel databases, and `size` of bytes did not size raw code objects by architecture."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import gfxkit
+
+ROOT = Path(__file__).resolve().parents[2]
+HIPBLASLT = ROOT / "target/real/sid/usr/lib/x86_64-linux-gnu/hipblaslt/library"
+
+
+@pytest.fixture(scope="module")
+def package(built, tmp_path_factory) -> Path:
+    """A wheel-shaped zip holding one member of every kind."""
+    d = tmp_path_factory.mktemp("door")
+    split = d / "split" / "libk.so"
+    split.parent.mkdir()
+    gfxkit.kpack_split(built["lib"], split, "k")
+    archives = sorted((d / ".kpack").glob("*.kpack"))
+    assert archives, list(d.rglob("*"))
+    index = HIPBLASLT / "TensileLibrary_lazy_gfx1151.dat"
+    mapping = HIPBLASLT / "TensileLiteLibrary_lazy_Mapping.dat"
+    assert index.is_file() and mapping.is_file(), "run `bash scripts/ensure-real-inputs`"
+    shard = next(HIPBLASLT.glob("TensileLibrary_*_gfx1151.dat"))
+    out = d / "every_kind-1.0-py3-none-linux_x86_64.whl"
+    with zipfile.ZipFile(out, "w") as z:
+        z.write(built["bundle"], "pkg/k.hipfb")
+        z.write(built["ccob"], "pkg/kz.hipfb")
+        z.write(built["lib"], "pkg/lib/libk.so")
+        z.write(built["code_object"], "pkg/k-gfx90a.co")
+        z.write(archives[0], f"pkg/.kpack/{archives[0].name}")
+        for f in (index, mapping, shard):
+            z.write(f, f"pkg/hipblaslt/library/{f.name}")
+    return out
+
+
+def _as_bytes(value, path: Path):
+    """The answer for a path, named as the same answer for bytes names it."""
+    if isinstance(value, dict):
+        return {k: _as_bytes(v, path) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_bytes(v, path) for v in value]
+    if isinstance(value, str):
+        return value.replace(str(path), "<bytes>")
+    return value
+
+
+def _dicts(answer):
+    return [a.to_dict() for a in answer] if isinstance(answer, list) else answer.to_dict()
+
+
+@pytest.mark.parametrize("command", ["list", "size", "verify", "kernels"])
+def test_bytes_answer_as_the_path(package, command):
+    data = package.read_bytes()
+    call = {
+        "list": lambda src: gfxkit.list(src, strict=False),
+        "size": gfxkit.size,
+        "verify": gfxkit.verify,
+        "kernels": gfxkit.kernels,
+    }[command]
+    by_path = _as_bytes(_dicts(call(package)), package)
+    by_bytes = _dicts(call(data))
+    assert by_bytes == by_path
+
+
+def test_kernel_databases_in_bytes_are_read(package):
+    listed = gfxkit.list(package.read_bytes(), strict=False)
+    kinds = {
+        i.path.rsplit("/", 1)[-1]: (i.to_dict().get("database") or {}).get("kind")
+        for i in listed
+    }
+    assert kinds["TensileLibrary_lazy_gfx1151.dat"] == "tensile", kinds
+    assert kinds["TensileLiteLibrary_lazy_Mapping.dat"] is not None, kinds
+    # The raw code object is sized by architecture, as on disk.
+    sized = gfxkit.size(package.read_bytes()).to_dict()
+    assert any(f["path"].endswith("k-gfx90a.co") for f in sized["files"]), sized["files"]
