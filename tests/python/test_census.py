@@ -29,6 +29,7 @@ import pyarrow.parquet as pq  # noqa: E402
 
 import gfxkit  # noqa: E402
 from gfxkit.census import dataset  # noqa: E402
+import slurm  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "target" / "real"
@@ -621,46 +622,142 @@ def test_an_input_that_kills_every_worker_is_an_error_row(tmp_path):
     ]
 
 
-def _docs_slurm_job() -> str:
-    """The `census_job.py` of docs/census.md (its Slurm section), as a user submits it."""
+def _docs_block(first: str) -> str:
+    """The fenced block of docs/census.md that begins with the line ``first``, as a user copies it."""
     text = (ROOT / "docs" / "census.md").read_text()
-    start = text.index("# census_job.py")
+    start = text.index(first)
     return text[start:text.index("```", start)]
 
 
-def test_slurm_runner_as_srun_starts_it(serial_out, real_inputs, tmp_path):
-    """The documented Slurm job (dask-jobqueue's SLURMRunner: rank 0 the scheduler, rank 1 the
-    census, the rest workers, meeting through a scheduler file), run as `srun` starts it: four
-    processes of the script with SLURM_PROCID 0-3, SLURM_NTASKS 4 and a job ID, here on
-    loopback. The dataset equals the serial run's."""
-    script = _docs_slurm_job()
-    out = tmp_path / "census"
-    for old, new in [
-        ('"/scratch/$USER/census-scheduler-{job_id}.json"', repr(str(tmp_path / "scheduler-{job_id}.json"))),
+def _edit(text: str, edits: list) -> str:
+    """``text`` with each (old, new) replaced; every old must be there, so that a change of the
+    docs that this test no longer matches fails it instead of testing something else."""
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new)
+    return text
+
+
+def _here(real_inputs, out) -> list:
+    """The docs' paths made this test's, and its required targets those of the serial run."""
+    return [
         ('["/cvmfs/software.eessi.io/versions/2025.06/software"]', repr(real_inputs)),
         ('"/scratch/census"', repr(str(out))),
         ('require="gfx90a,gfx942"', 'require="gfx90a,gfx1200"'),
+    ]
+
+
+def test_slurm_runner_in_a_real_allocation(serial_out, real_inputs, tmp_path):
+    """The documented batch job, submitted with `sbatch` to a one-node Slurm cluster started
+    here: `srun` starts four tasks of the documented `census_job.py` (dask-jobqueue's
+    SLURMRunner: rank 0 the scheduler, rank 1 the census, the rest workers, meeting through a
+    scheduler file). The job ends with exit 0 and the dataset of a serial run."""
+    out = tmp_path / "census"
+    job = _edit(_docs_block("# census_job.py"), _here(real_inputs, out) + [
+        ('"/scratch/$USER/census-scheduler-{job_id}.json"', repr(str(tmp_path / "scheduler-{job_id}.json"))),
         # Loopback only, no dashboards: the test's servers stay on this machine.
         ("SLURMRunner(scheduler_file=scheduler_file)",
          "SLURMRunner(scheduler_file=scheduler_file, scheduler_options={'host': '127.0.0.1', "
          "'dashboard': False}, worker_options={'host': '127.0.0.1', 'nthreads': 1})"),
-    ]:
-        assert old in script, old
-        script = script.replace(old, new)
-    job = tmp_path / "census_job.py"
-    job.write_text(script)
-    procs = []
-    for rank in range(4):
-        env = dict(os.environ, SLURM_PROCID=str(rank), SLURM_NTASKS="4", SLURM_JOB_ID="4242",
-                   DASK_DISTRIBUTED__WORKER__DAEMON="False")
-        procs.append(subprocess.Popen([sys.executable, str(job)], env=env, cwd=tmp_path,
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
-    try:
-        # The client (rank 1) runs the census; when it leaves, the runner stops the others.
-        outs = [p.communicate(timeout=300)[0].decode(errors="replace") for p in procs]
-    finally:
-        for p in procs:
-            p.kill()
-    assert procs[1].returncode == 0, outs[1][-3000:]
+    ])
+    (tmp_path / "census_job.py").write_text(job)
+    batch = _edit(_docs_block("#!/bin/bash\n#SBATCH --job-name=gfxkit-census"), [
+        # One node of this machine, four tasks: the scheduler, the census and two workers.
+        ("#SBATCH --nodes=4", "#SBATCH --nodes=1"),
+        ("#SBATCH --ntasks-per-node=32", "#SBATCH --ntasks-per-node=4"),
+        ("#SBATCH --time=02:00:00", "#SBATCH --time=00:10:00"),
+        # This test's Python is the one with gfxkit; there are no modules here.
+        ("module load python", "# module load python"),
+        ("srun python census_job.py", f"srun {sys.executable} census_job.py"),
+    ])
+    (tmp_path / "census.sbatch").write_text(batch)
+    with slurm.cluster():
+        env = dict(os.environ, DASK_DISTRIBUTED__WORKER__DAEMON="False")
+        r = subprocess.run(["sbatch", "--wait", "--parsable", "--output", str(tmp_path / "job.log"),
+                            str(tmp_path / "census.sbatch")], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=600)
+        log = (tmp_path / "job.log").read_text(errors="replace") if (tmp_path / "job.log").exists() else ""
+        assert r.returncode == 0, (r.stdout, r.stderr, log[-3000:])
+        (state,) = [j["state"] for j in slurm.jobs() if j["id"] == r.stdout.strip().split(";")[0]]
+        assert state == "COMPLETED", (state, log[-3000:])
     same_dataset(serial_out, out)
     assert table(serial_out, "lacks") == table(out, "lacks")
+
+
+class _Gate(http.server.BaseHTTPRequestHandler):
+    """Serves ``payload`` at any path once ``is_open()`` holds (it is asked twice a second, for
+    at most five minutes; then 503): an input that keeps a census running until the test has
+    seen what it waits for."""
+
+    payload = b""
+    is_open = staticmethod(lambda: True)
+
+    def do_GET(self):
+        end = time.monotonic() + 300
+        while not type(self).is_open() and time.monotonic() < end:
+            time.sleep(0.5)
+        if not type(self).is_open():
+            self.send_error(503, "the gate never opened")
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(self.payload)))
+        self.end_headers()
+        self.wfile.write(self.payload)
+
+    def log_message(self, *args):
+        pass
+
+
+def _replaced(workers) -> bool:
+    """Whether Slurm has seen more worker jobs than the cluster may hold at once (two): a
+    worker left and a new job took its place."""
+    return len(workers) > 2
+
+
+def test_slurm_cluster_submits_worker_jobs_that_retire(real_inputs, tmp_path):
+    """The documented SLURMCluster script run on the "login node" (this process's machine) of a
+    one-node Slurm cluster started here: dask-jobqueue submits worker jobs with `sbatch`, and
+    their lifetimes (seconds here, minutes in the docs) end them while the census runs, so that
+    adaptive scaling submits new ones. One input, a URL served by the test, is held back until
+    Slurm has seen a third worker job, while the cluster holds at most two. The census ends with the dataset of
+    a serial run of the same inputs."""
+    served = tmp_path / "held.hipfb"
+    served.write_bytes(bundle([("host-x86_64-unknown-linux--", b""),
+                               ("hipv4-amdgcn-amd-amdhsa--gfx942", random.Random(7).randbytes(3000))]))
+    _Gate.payload = served.read_bytes()
+    _Gate.is_open = staticmethod(lambda: True)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Gate)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        inputs = real_inputs + [f"http://127.0.0.1:{server.server_port}/held.hipfb"]
+        want = tmp_path / "serial"
+        gfxkit.census(inputs, want, require="gfx90a,gfx1200", serial=True, progress=False)
+        out = tmp_path / "census"
+        script = _edit(_docs_block("from dask.distributed import Client\nfrom dask_jobqueue import SLURMCluster"),
+                       _here(inputs, out) + [
+            ('cores=32, processes=32, memory="64GB", walltime="01:00:00"',
+             # Loopback only, no dashboard; the job logs kept for the assertion messages.
+             'cores=1, processes=1, memory="1GB", walltime="00:10:00", interface="lo", '
+             f'scheduler_options={{"dashboard_address": None}}, log_directory={str(tmp_path / "logs")!r}'),
+            ('["--lifetime", "55m", "--lifetime-stagger", "4m"]', '["--lifetime", "15s", "--lifetime-stagger", "2s"]'),
+            ("cluster.adapt(minimum_jobs=1, maximum_jobs=20)", "cluster.adapt(minimum_jobs=1, maximum_jobs=2)"),
+            ("client=client)", "client=client, shard_size=1, progress=False)"),
+        ])
+        (tmp_path / "census_cluster.py").write_text(script)
+        with slurm.cluster():
+            _Gate.is_open = staticmethod(lambda: _replaced([j for j in slurm.jobs() if j["name"] == "dask-worker"]))
+            env = dict(os.environ, DASK_DISTRIBUTED__WORKER__DAEMON="False")
+            r = subprocess.run([sys.executable, "census_cluster.py"], cwd=tmp_path, env=env,
+                               capture_output=True, text=True, timeout=600)
+            logs = "\n".join(p.read_text(errors="replace")[-1500:] for p in sorted((tmp_path / "logs").glob("*")))
+            assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-3000:], logs[-3000:])
+            workers = [j for j in slurm.jobs() if j["name"] == "dask-worker"]
+    finally:
+        server.shutdown()
+        server.server_close()
+    # Worker jobs ended while the census ran, and newer ones took their place.
+    assert _replaced(workers), workers
+    same_dataset(want, out)
+    assert table(want, "lacks") == table(out, "lacks")
+    held = [row for row in table(out, "inputs") if row["input"].endswith("/held.hipfb")]
+    assert [row["status"] for row in held] == ["ok"], held

@@ -26,9 +26,11 @@ WHEEL = "torch_scatter_rocm-2.1.2.post7-cp311-cp311-manylinux_2_32_x86_64.whl"
 README_BLOCK = ("README.md", "import gfxkit")
 NOT_RUN = {
     ("docs/census.md", "# census_job.py"):
-        "runs inside a Slurm allocation (dask-jobqueue's SLURMRunner): no Slurm here",
+        "a Slurm job: test_census.py submits it to a Slurm cluster it starts "
+        "(test_slurm_runner_in_a_real_allocation)",
     ("docs/census.md", "from dask.distributed import Client"):
-        "submits Slurm jobs (dask-jobqueue's SLURMCluster): no Slurm here",
+        "submits Slurm jobs: test_census.py runs it against a Slurm cluster it starts "
+        "(test_slurm_cluster_submits_worker_jobs_that_retire)",
     ("docs/integrations.md", "import importlib.util, os"):
         "an EasyBuild hooks file, run by `eb`: test_easybuild.py runs the hooks in EasyBuild",
 }
