@@ -13,7 +13,8 @@
 #          target/real (wheels, .debs: decompressed to be read).
 # Rows per set: the floor (every file read with cat, packages decompressed with unzip -p /
 # dpkg-deb --fsys-tarfile, 64 files a process, $W processes through xargs -P), the census with 1 and with 2
-# local workers (--workers N, fresh dataset each time), and the serial loop (one
+# local threads (--workers N, fresh dataset each time), with a LocalCluster of 2 processes
+# (--processes --workers 2), and the serial loop (one
 # `gfxkit list --check --json` per input). Each is the best of $RUNS (default 3).
 # Figures: files/s, device GB/s (device bytes the census found / seconds), and the ratios
 # the issue asks for (census/floor >= 0.8, two workers/one >= 1.7, census/loop >= 5 on small).
@@ -94,6 +95,7 @@ for set in small real; do
   floor=$(best_of "xargs -a $list -P $W -n 64 $WORK/read-one")
   one=$(best_of "$PY -m gfxkit census --fresh --no-progress --workers 1 --from $list -o $WORK/out1")
   two=$(best_of "$PY -m gfxkit census --fresh --no-progress --workers 2 --from $list -o $WORK/out2")
+  procs=$(best_of "$PY -m gfxkit census --fresh --no-progress --processes --workers 2 --from $list -o $WORK/out3")
   dev=$("$PY" -c "import glob, sys, pyarrow.parquet as pq
 print(sum(sum(pq.read_table(f, columns=['device_bytes'])['device_bytes'].to_pylist())
           for f in glob.glob(sys.argv[1] + '/inputs/*.parquet')))" "$WORK/out2")
@@ -102,6 +104,7 @@ print(sum(sum(pq.read_table(f, columns=['device_bytes'])['device_bytes'].to_pyli
   row "$set" "floor (read/decompress, -P $W)" "$floor" "$(python3 -c "print($n/$floor)")" "$(python3 -c "print($dev/$floor/1e9)")"
   row "$set" "census --workers 1" "$one" "$(python3 -c "print($n/$one)")" "$(python3 -c "print($dev/$one/1e9)")"
   row "$set" "census --workers 2" "$two" "$(python3 -c "print($n/$two)")" "$(python3 -c "print($dev/$two/1e9)")"
+  row "$set" "census --processes --workers 2" "$procs" "$(python3 -c "print($n/$procs)")" "$(python3 -c "print($dev/$procs/1e9)")"
   row "$set" "loop of gfxkit list --json" "$loop" "$(python3 -c "print($n/$loop)")" "$(python3 -c "print($dev/$loop/1e9)")"
   python3 -c "print(f'   census(2)/floor {$floor/$two:.2f}x   2 workers/1 {$one/$two:.2f}x   census(2)/loop {$loop/$two:.2f}x')"
 done

@@ -285,6 +285,16 @@ def test_local_cluster_of_two_workers_gives_the_same_dataset(serial_out, real_in
     assert table(serial_out, "lacks") == table(tmp_path, "lacks")
 
 
+def test_local_processes_and_threads_give_the_same_dataset(serial_out, real_inputs, tmp_path):
+    """On this machine: two threads of this process (no option), and `processes=True`, a Dask
+    LocalCluster of two worker processes that the census starts and stops."""
+    for mode in ({}, {"processes": True}):
+        out = tmp_path / ("processes" if mode else "threads")
+        gfxkit.census(real_inputs, out, require="gfx90a,gfx1200", workers=2, shard_size=2, progress=False, **mode)
+        same_dataset(serial_out, out)
+        assert table(serial_out, "lacks") == table(out, "lacks")
+
+
 def test_command_line_with_no_option(serial_out, real_inputs, tmp_path, gfxkit_bin):
     out = tmp_path / "out"
     env = dict(os.environ, GFXKIT_PYTHON=sys.executable)
@@ -381,11 +391,11 @@ def test_census_killed_at_random_points_ends_with_the_same_dataset(tmp_path):
     killed_with_shards = 0
     for trial in range(10):
         out = tmp_path / f"run{trial}"
-        mode = ["--serial"] if trial % 2 == 0 else ["--workers", "2"]
+        mode = [["--serial"], ["--workers", "2"], ["--processes", "--workers", "2"]][trial % 3]
         cmd = [sys.executable, "-m", "gfxkit", "census", str(tree), "-o", str(out),
                "--shard-size", "3", "--no-progress", *mode]
         p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        time.sleep(rng.uniform(0.5, 4.0 if mode == ["--serial"] else 8.0))
+        time.sleep(rng.uniform(0.5, 8.0 if "--processes" in mode else 4.0))
         # The census and its worker processes, as a Slurm allocation's end would.
         try:
             os.killpg(p.pid, signal.SIGKILL)

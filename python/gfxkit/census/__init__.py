@@ -178,6 +178,31 @@ def _client(client: Any, scheduler: Optional[str], scheduler_file: Optional[str]
     return c, [c, cluster]
 
 
+def _run_threads(pending: List[Dict[str, Any]], out: Path, progress: _Progress, workers: int) -> None:
+    """Every pending shard on a pool of ``workers`` threads of this process: the readers run in
+    Rust with the GIL released, so the threads read in parallel, with no scheduler or worker
+    processes to start. A shard that raises stops the census (as on Dask: an input never makes
+    a shard fail, so this is the environment); the shards written stay written."""
+    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
+    from . import work
+
+    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="gfxkit-census")
+    try:
+        futures = {pool.submit(work.scan_shard, s, str(out)): s for s in pending}
+        left = set(futures)
+        while left:
+            done, left = wait(left, return_when=FIRST_EXCEPTION)
+            for f in done:
+                try:
+                    progress.add(f.result())
+                except Exception as e:
+                    raise CensusError(f"shard {futures[f]['name']} failed: {e!r}") from e
+    finally:
+        # Stopped (an error, Ctrl-C): no new shard starts; those running finish their write.
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _run_dask(client: Any, pending: List[Dict[str, Any]], out: Path, progress: _Progress) -> None:
     from distributed import as_completed
     from distributed.scheduler import KilledWorker
@@ -269,6 +294,7 @@ def census(
     scheduler: Optional[str] = None,
     scheduler_file: Optional[str] = None,
     workers: Optional[int] = None,
+    processes: bool = False,
     serial: bool = False,
     shard_size: Optional[int] = None,
     fresh: bool = False,
@@ -293,9 +319,14 @@ def census(
         index, projects: every file of these projects in the simple index at ``index``
             (PEP 503 HTML or PEP 691 JSON, as PyPI serves them).
         client, scheduler, scheduler_file: run on an existing Dask cluster (a
-            ``distributed.Client``, a scheduler's address, a scheduler file); with none, a
-            ``LocalCluster`` of ``workers`` processes (default: one per core) is started.
-        serial: read every shard in this process, without Dask.
+            ``distributed.Client``, a scheduler's address, a scheduler file); with none, the
+            census runs on this machine: ``workers`` threads of this process (default: one per
+            core), the readers running in parallel with the GIL released.
+        processes: on this machine, a Dask ``LocalCluster`` of ``workers`` processes instead
+            of threads: an input that takes down the process reading it (out of memory, say)
+            becomes an error row instead of ending the census, at the cost of starting the
+            cluster (seconds).
+        serial: read every shard in this process, one after another, without threads or Dask.
         shard_size: inputs per shard (for inputs new to the dataset); by default 16, fewer
             when a local run has too few inputs to give each worker four shards.
         fresh: start over: the dataset under ``out`` is removed first.
@@ -340,6 +371,8 @@ def census(
 
             for s in pending:
                 bar.add(work.scan_shard(s, str(out)))
+        elif client is None and not (scheduler or scheduler_file) and not processes:
+            _run_threads(pending, out, bar, workers or os.cpu_count() or 1)
         else:
             c, close = _client(client, scheduler, scheduler_file, workers)
             try:

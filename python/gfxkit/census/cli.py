@@ -48,8 +48,12 @@ def parser() -> argparse.ArgumentParser:
                    help="the lacks for the runtime of this ROCm release (6.2, or auto), as check --rocm")
     p.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler (tcp://host:8786)")
     p.add_argument("--scheduler-file", metavar="FILE", help="a Dask scheduler file (dask-jobqueue, dask-mpi)")
-    p.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: one per core)")
-    p.add_argument("--serial", action="store_true", help="read everything in this process, without Dask")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="on this machine: threads reading in parallel (default: one per core)")
+    p.add_argument("--processes", action="store_true",
+                   help="on this machine: a Dask LocalCluster of --workers processes instead of threads "
+                        "(an input that takes its process down becomes an error row)")
+    p.add_argument("--serial", action="store_true", help="read everything in this process, one input after another")
     p.add_argument("--shard-size", type=int, default=None, metavar="N", help="inputs per shard (default 16; fewer for a local run of few inputs)")
     p.add_argument("--fresh", action="store_true", help="start over: remove the dataset under OUT first")
     p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
@@ -86,6 +90,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             scheduler=args.scheduler,
             scheduler_file=args.scheduler_file,
             workers=args.workers,
+            processes=args.processes,
             serial=args.serial,
             shard_size=args.shard_size,
             fresh=args.fresh,
