@@ -49,12 +49,22 @@ def split_url(url: str) -> Tuple[str, Optional[str]]:
 
 def read_list(path: str) -> List[str]:
     """The inputs of a ``--from`` file: one a line, blank lines and ``#`` comments skipped."""
-    with open(path, encoding="utf-8") as f:
-        return [
-            line.strip()
-            for line in f
-            if line.strip() and not line.lstrip().startswith("#")
-        ]
+    with open(path, "rb") as f:
+        return parse_list(f.read(), path)
+
+
+def parse_list(data: bytes, path: str) -> List[str]:
+    """The inputs a ``--from`` file's bytes name (UTF-8, one a line); a line that is not UTF-8
+    raises RuntimeError naming ``path`` and the line."""
+    out = []
+    for n, raw in enumerate(data.splitlines(), 1):
+        try:
+            line = raw.decode("utf-8").strip()
+        except UnicodeDecodeError as e:
+            raise RuntimeError(f"{path}: line {n}: not UTF-8 ({e.reason} at byte {e.start})") from e
+        if line and not line.startswith("#"):
+            out.append(line)
+    return out
 
 
 def _normalize(project: str) -> str:
@@ -73,6 +83,10 @@ class _Links(HTMLParser):
                     self.links.append(v)
 
 
+#: The largest index page read, in bytes: PyPI's largest project pages are a few MB.
+MAX_INDEX_PAGE = 64 << 20
+
+
 def index_files(index: str, project: str) -> List[Tuple[str, Optional[str]]]:
     """Every file of ``project`` in the simple index at ``index`` (PEP 691 JSON when the
     server offers it, else PEP 503 HTML): ``(url, sha256 or None)`` in the index's order."""
@@ -87,27 +101,59 @@ def index_files(index: str, project: str) -> List[Tuple[str, Optional[str]]]:
     try:
         with urllib.request.urlopen(req, timeout=TIMEOUT) as r:
             ctype = r.headers.get("Content-Type", "")
-            body = r.read()
+            body = r.read(MAX_INDEX_PAGE + 1)
             final = r.geturl()
-    except (urllib.error.URLError, OSError) as e:
+    except (urllib.error.URLError, OSError, ValueError) as e:
         raise RuntimeError(f"{page}: cannot read the index page of {project}: {e}") from e
+    if len(body) > MAX_INDEX_PAGE:
+        raise RuntimeError(f"{page}: the index page of {project} is larger than {MAX_INDEX_PAGE} bytes")
+    return parse_index_page(body, ctype, final)
+
+
+def parse_index_page(body: bytes, content_type: str, url: str) -> List[Tuple[str, Optional[str]]]:
+    """The files a project page lists, ``(url, sha256 or None)`` in its order, with links
+    resolved against the page's ``url``: PEP 691 JSON when ``content_type`` says JSON, else
+    the links of PEP 503 HTML. A page that is not what it says raises RuntimeError naming the
+    page and the place."""
     out: List[Tuple[str, Optional[str]]] = []
-    if "json" in ctype:
+    if "json" in content_type:
         try:
             data = json.loads(body)
-            for f in data["files"]:
-                url = urllib.parse.urljoin(final, f["url"])
-                base, frag = split_url(url)
-                out.append((base, (f.get("hashes") or {}).get("sha256") or frag))
-        except (ValueError, KeyError, TypeError) as e:
-            raise RuntimeError(f"{page}: not a PEP 691 project page: {e}") from e
+        except ValueError as e:
+            raise RuntimeError(f"{url}: not a PEP 691 project page: {e}") from e
+        files = data.get("files") if isinstance(data, dict) else None
+        if not isinstance(files, list):
+            raise RuntimeError(f"{url}: not a PEP 691 project page: no list of files")
+        for i, f in enumerate(files):
+            link = f.get("url") if isinstance(f, dict) else None
+            hashes = (f.get("hashes") or {}) if isinstance(f, dict) else None
+            if not isinstance(link, str) or not isinstance(hashes, dict):
+                raise RuntimeError(f"{url}: not a PEP 691 project page: files[{i}] has no url string "
+                                   "and hashes table")
+            digest = hashes.get("sha256")
+            if digest is not None and not isinstance(digest, str):
+                raise RuntimeError(f"{url}: not a PEP 691 project page: files[{i}].hashes.sha256 "
+                                   "is not a string")
+            base, frag = _resolved(url, link, f"files[{i}].url")
+            out.append((base, digest.lower() if digest else frag))
         return out
     parser = _Links()
-    parser.feed(body.decode("utf-8", "replace"))
-    for href in parser.links:
-        base, digest = split_url(urllib.parse.urljoin(final, href))
-        out.append((base, digest))
+    try:
+        parser.feed(body.decode("utf-8", "replace"))
+        parser.close()
+    except AssertionError as e:
+        # Python's HTML parser refuses some malformed declarations (`<![` and no name) so.
+        raise RuntimeError(f"{url}: not a PEP 503 project page: {e}") from e
+    for i, href in enumerate(parser.links):
+        out.append(_resolved(url, href, f"link {i + 1}"))
     return out
+
+
+def _resolved(page: str, link: str, where: str) -> Tuple[str, Optional[str]]:
+    try:
+        return split_url(urllib.parse.urljoin(page, link))
+    except ValueError as e:
+        raise RuntimeError(f"{page}: {where}: not a URL ({link!r}): {e}") from e
 
 
 def expand(
