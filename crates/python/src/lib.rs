@@ -1034,7 +1034,11 @@ fn extract_one(
     wanted: &mut gfxkit_io::extract::Wanted,
     hash: gfxkit_bundle::ccob::HashCheck,
 ) -> Result<Vec<Extracted>, gfxkit_io::extract::ExtractError> {
-    let Some(plan) = gfxkit_io::extract::plan(path, bytes, explicit, wanted)? else {
+    let file = File::at(path, bytes);
+    let Some(plan) = Formats::standard()
+        .of(&file)
+        .extract(&file, explicit, wanted)?
+    else {
         return Ok(Vec::new());
     };
     let done = plan.produce(None, hash, &|_, data, _| Ok(data.to_vec()))?;
