@@ -225,7 +225,7 @@ impl DoctorFile {
         if refused.is_empty() || self.runs_on.get(&key) != Some(&true) {
             return;
         }
-        let Some(why) = crate::database::refused_text(refused) else {
+        let Some(why) = crate::release::refused_text(refused) else {
             return;
         };
         self.runs_on.insert(key.clone(), false);

@@ -32,6 +32,7 @@
 //! - [`tree`]: `prune` of a directory tree: host binaries pruned, kernel databases of other
 //!   architectures dropped (a multi-architecture Tensile index cut to the kept rows), the rest
 //!   copied, all into a temporary directory renamed into place at the end;
+//! - [`split_request`]: one `kpack split` as asked: a tree ([`split_tree`]) or files ([`split`]);
 //! - [`split`]: `kpack split` and `kpack inline` on files (archives merged with those on
 //!   disk, everything written atomically, archives before binaries);
 //! - [`whole`]: `check` and `diff` over trees and packages (each file read once);
@@ -65,6 +66,7 @@ pub mod rewrite;
 pub mod rocm;
 pub mod scan;
 pub mod split;
+pub mod split_request;
 pub mod split_tree;
 pub mod summary;
 pub mod tree;

@@ -22,23 +22,13 @@
 
 use crate::input::Input;
 use crate::split::{relative, split_with, Job, SplitOptions, SplitReport};
+pub use crate::split::{OverlayFile, TreeLayout};
 use crate::tree::{database_targets, follow_link, path_index, processor_dir, set_mode, walk, Item};
 use crate::write::write_atomic_copy;
 use crate::{Error, ErrorKind};
 use gfxkit_kpack::write::Compression;
-use serde::Serialize;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-
-/// How the output of a tree split is laid out (see the module documentation).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum TreeLayout {
-    /// One tree: binaries host-only, archives in its kpack directory, other files copied.
-    #[default]
-    Single,
-    /// `generic/` plus one overlay per processor with its archives and database files.
-    Overlays,
-}
 
 /// What a tree split takes beside the tree and the output.
 #[derive(Debug, Clone, Copy)]
@@ -54,21 +44,6 @@ pub struct TreeSplit<'a> {
     pub options: SplitOptions,
     /// The layout.
     pub layout: TreeLayout,
-}
-
-/// A kernel-database file (or raw code object) placed in the overlays of its processors.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct OverlayFile {
-    /// Its path in the tree.
-    pub path: String,
-    /// What it is (`code-object`, `tensile-index`, `miopen-kdb`, `aks2`, ...).
-    pub kind: &'static str,
-    /// The targets its content names.
-    pub targets: Vec<String>,
-    /// The overlays (processors) it was copied into.
-    pub overlays: Vec<String>,
-    /// Its size in bytes.
-    pub size: u64,
 }
 
 /// Whether a file is a fat binary a split handles: an ELF shared object or executable, or a

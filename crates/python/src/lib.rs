@@ -1498,7 +1498,7 @@ fn kpack_split<'py>(
         ));
     }
     let inputs = [src];
-    let request = gfxkit_io::split::SplitRequest {
+    let request = gfxkit_io::split_request::SplitRequest {
         inputs: &inputs,
         output: &output,
         group,
@@ -1507,12 +1507,12 @@ fn kpack_split<'py>(
         compression,
         options: gfxkit_io::split::SplitOptions { drop_signature },
         tree: recursive.then_some(if overlays {
-            gfxkit_io::split_tree::TreeLayout::Overlays
+            gfxkit_io::split::TreeLayout::Overlays
         } else {
-            gfxkit_io::split_tree::TreeLayout::Single
+            gfxkit_io::split::TreeLayout::Single
         }),
     };
-    match py.allow_threads(|| gfxkit_io::split::split_request(&request)) {
+    match py.allow_threads(|| gfxkit_io::split_request::split_request(&request)) {
         Ok(r) => answer(py, &r, 0, |w| gfxkit_text::kpack::split(&r, w), None),
         Err(e) => Err(kpack_error(py, &e)),
     }
