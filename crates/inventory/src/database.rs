@@ -12,8 +12,11 @@
 //! kernel's is read from its code object's ELF header.
 
 use crate::doctor::{DoctorFile, Examined};
-use crate::list::{entry_listing, BundleListing, EntryListing, FileListing};
+use crate::list::{
+    entry_listing, BundleListing, DatabaseListing, EntryListing, FileListing, TensileRow,
+};
 use crate::locate::{check_payload, ListedEntry};
+use crate::release::refused_text;
 use crate::verify::{Finding, FindingKind, Verification};
 use gfxkit_kernel_db::aiter::KernelMap;
 use gfxkit_kernel_db::kdb::{self, DbId, Kdb, Record};
@@ -22,7 +25,6 @@ use gfxkit_kernel_db::mapping::{self, Mapping};
 use gfxkit_kernel_db::resolve::{self, Listing, Xnack};
 use gfxkit_kernel_db::tensile::{self, Index};
 use gfxkit_kernel_db::{aks2::Aks2, Limits};
-use serde::Serialize;
 use std::borrow::Cow;
 
 pub use gfxkit_kernel_db::sniff::DbKind;
@@ -179,39 +181,6 @@ pub fn open(
         }),
         DbKind::TensileIndex | DbKind::TensileMapping | DbKind::AiterMap => return None,
     })
-}
-
-/// A Tensile index as `list` shows it (`"database"` of a file listing).
-#[derive(Serialize, Debug, Clone)]
-pub struct DatabaseListing {
-    /// `tensile` (or `tensile-mapping` for a TensileLite `_Mapping.dat`, `aiter-map` for an
-    /// aiter kernel map).
-    pub kind: &'static str,
-    /// Solutions the index lists (the kernels of an aiter kernel map).
-    pub solutions: usize,
-    /// One per row of the root `Hardware` node (one for a shard without one).
-    pub rows: Vec<TensileRow>,
-    /// Whether the files were resolved (false when the index's directory could not be
-    /// listed, as for a package member).
-    pub resolved: bool,
-}
-
-/// One hardware row of a Tensile index.
-#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
-pub struct TensileRow {
-    /// The processor the row's predicate names (null for the catch-all `TruePred` row).
-    pub processor: Option<String>,
-    /// The CU count the predicate names, if any.
-    pub cu_count: Option<u64>,
-    /// Solutions reachable below the row (in the index itself; a lazy master's are in its
-    /// shards).
-    pub solutions: usize,
-    /// Shards (lazy placeholders) below the row.
-    pub shards: usize,
-    /// Files the library opens for the row's processor (relative to the index's directory).
-    pub files: Vec<String>,
-    /// Files the row needs that are absent.
-    pub missing: Vec<String>,
 }
 
 /// The files one processor needs: those rocBLAS opens and those absent.
@@ -843,32 +812,6 @@ pub struct DbMember {
     pub index_rows: Option<Result<IndexRows, String>>,
     /// How its code objects are stored, as a ROCm release's runtime sees them.
     pub stored: Stored,
-}
-
-/// What a ROCm release's runtime refuses of the files a kernel database gives a device (each
-/// refusal with the files it applies to: [`Loaded::refused`]), as said in a verdict: `its
-/// kernel database does not load: CCOB v2: ROCm 6.1's HIP runtime unpacks no compressed
-/// bundles (v2 from 6.2): lib/x_gfx1151.co and 45 more files`; `None` when nothing is refused.
-pub fn refused_text(refused: &[(gfxkit_host::release::Refusal, Vec<String>)]) -> Option<String> {
-    if refused.is_empty() {
-        return None;
-    }
-    let why: Vec<String> = refused
-        .iter()
-        .map(|(r, files)| {
-            let first = files.first().map(String::as_str).unwrap_or_default();
-            let more = match files.len() {
-                0 | 1 => String::new(),
-                2 => " and 1 more file".to_owned(),
-                n => format!(" and {} more files", n - 1),
-            };
-            format!("{}: {first}{more}", r.reason)
-        })
-        .collect();
-    Some(format!(
-        "its kernel database does not load: {}",
-        why.join("; ")
-    ))
 }
 
 /// How a member's code objects are stored, as far as the runtime of a ROCm release tells

@@ -225,7 +225,7 @@ impl DoctorFile {
         if refused.is_empty() || self.runs_on.get(&key) != Some(&true) {
             return;
         }
-        let Some(why) = crate::database::refused_text(refused) else {
+        let Some(why) = crate::release::refused_text(refused) else {
             return;
         };
         self.runs_on.insert(key.clone(), false);
@@ -462,125 +462,194 @@ pub fn judge_with(
             f.runs_on.insert(d.to_string(), true);
         }
     }
-    // Without readable units there is nothing to judge (errors or kpack only).
-    let judged: &[TargetId] = if units.is_empty() { &[] } else { devices };
-    for d in judged {
-        let v = verdict(d, &seen);
-        let key = d.to_string();
-        f.runs_on.insert(key.clone(), v.runs);
-        if let Some(n) = v.needs {
-            f.needs.insert(key.clone(), n);
-        }
-        if v.spirv {
-            f.spirv.push(key.clone());
-        }
-        if let Some(mut m) = v.missing {
-            // What the newest runtime would have loaded, and why this release does not.
-            let refused = release
-                .as_ref()
-                .map(|r| r.on(d, &units))
-                .unwrap_or_default();
-            if !refused.is_empty() {
-                m.push_str(&format!("; {}", crate::release::refusals_text(&refused)));
-            }
-            f.missing.insert(key, m);
-        }
-    }
+    let j = Judging {
+        units: &units,
+        seen: &seen,
+        kpack_verdicts: &kpack_verdicts,
+        kpack_newest: &kpack_newest,
+        kpack_packages: &kpack_packages,
+        release: release.as_ref(),
+        lacks,
+    };
+    j.unit_verdicts(&mut f, devices);
     // A split binary: judged as the kpack loader resolves each wrapper.
     f.targets.extend(kpack_targets);
     f.targets.sort();
     f.targets.dedup();
-    // Verdicts for the devices an override could make (for the remedies) are not judged.
-    let kpack_runs = |d: &str| {
-        kpack_verdicts
+    j.kpack_verdicts(&mut f, devices);
+    j.database_verdicts(&mut f, devices);
+    j.remedies(&mut f, devices);
+    j.release_refusals(&mut f, devices);
+    Some(f)
+}
+
+/// What [`judge_with`] judges a file's verdicts by, once its listing is made.
+struct Judging<'j> {
+    /// The file's units.
+    units: &'j [Unit],
+    /// The units as the release's runtime sees them.
+    seen: &'j [Unit],
+    /// A split binary's verdicts per device (`None`: it runs), as the release sees them.
+    kpack_verdicts: &'j [(String, Option<String>)],
+    /// The same under the newest runtime.
+    kpack_newest: &'j [(String, Option<String>)],
+    /// The package that would hold a device's archive, per device.
+    kpack_packages: &'j [(String, String)],
+    /// What the release refuses, when one is given.
+    release: Option<&'j crate::release::Refused>,
+    /// Why a device lacks what else the library loads.
+    lacks: &'j dyn Fn(&TargetId) -> Option<String>,
+}
+
+impl Judging<'_> {
+    /// Whether the split binary's wrappers load on `d` (`None`: no verdict for it).
+    fn kpack_runs(&self, d: &str) -> Option<bool> {
+        self.kpack_verdicts
             .iter()
             .find(|(k, _)| k == d)
             .map(|(_, why)| why.is_none())
-    };
-    for d in devices {
-        let dev = d.to_string();
-        if let Some((_, why)) = kpack_verdicts.iter().find(|(k, _)| *k == dev) {
-            f.runs_on.insert(dev.clone(), why.is_none());
-            if let Some(w) = why {
-                f.missing.insert(dev, w.clone());
-            }
-        }
     }
-    // What else the library loads (its kernel database).
-    for d in devices {
-        if let Some(why) = lacks(d) {
+
+    /// Whether the file's own device code (its units and its kpack wrappers) runs on `c`.
+    fn code_runs(&self, c: &TargetId) -> bool {
+        (self.units.is_empty() || verdict(c, self.seen).runs)
+            && (self.kpack_verdicts.is_empty() || self.kpack_runs(&c.to_string()) == Some(true))
+    }
+
+    /// Whether the library runs on `c`: its device code and what else it loads.
+    fn runs_as(&self, c: &TargetId) -> bool {
+        self.code_runs(c) && (self.lacks)(c).is_none()
+    }
+
+    /// The verdict of the units on each device (none without readable units: errors or
+    /// kpack only), with what the release refuses that the newest runtime would load.
+    fn unit_verdicts(&self, f: &mut DoctorFile, devices: &[TargetId]) {
+        let judged: &[TargetId] = if self.units.is_empty() { &[] } else { devices };
+        for d in judged {
+            let v = verdict(d, self.seen);
             let key = d.to_string();
-            f.runs_on.insert(key.clone(), false);
-            let m = f.missing.entry(key).or_default();
-            if !m.is_empty() {
-                m.push_str("; ");
+            f.runs_on.insert(key.clone(), v.runs);
+            if let Some(n) = v.needs {
+                f.needs.insert(key.clone(), n);
             }
-            m.push_str(&why);
+            if v.spirv {
+                f.spirv.push(key.clone());
+            }
+            if let Some(mut m) = v.missing {
+                // What the newest runtime would have loaded, and why this release does not.
+                let refused = self
+                    .release
+                    .map(|r| r.on(d, self.units))
+                    .unwrap_or_default();
+                if !refused.is_empty() {
+                    m.push_str(&format!("; {}", crate::release::refusals_text(&refused)));
+                }
+                f.missing.insert(key, m);
+            }
         }
     }
-    // What could be done where it does not run.
-    for d in devices {
-        if f.runs_on.get(&d.to_string()) != Some(&false) {
-            continue;
-        }
-        let runs_as = |c: &TargetId| {
-            (units.is_empty() || verdict(c, &seen).runs)
-                && (kpack_verdicts.is_empty() || kpack_runs(&c.to_string()) == Some(true))
-                && lacks(c).is_none()
-        };
-        let package = kpack_packages
-            .iter()
-            .find(|(k, _)| *k == d.to_string())
-            .map(|(_, p)| p.as_str());
-        let lack = crate::remedy::Lack {
-            code_runs: (units.is_empty() || verdict(d, &seen).runs)
-                && (kpack_verdicts.is_empty() || kpack_runs(&d.to_string()) == Some(true)),
-            database: lacks(d).is_some(),
-        };
-        let mut remedies = crate::remedy::remedies(d, lack, &runs_as, package);
-        if let Some(r) = &release {
-            // Where the newest runtime runs it, only the release stands in the way: its
-            // remedies alone.
+
+    /// A split binary's verdict on each device given (those an override could make, for
+    /// the remedies, are not judged).
+    fn kpack_verdicts(&self, f: &mut DoctorFile, devices: &[TargetId]) {
+        for d in devices {
             let dev = d.to_string();
-            let newest_runs = (units.is_empty() || verdict(d, &units).runs)
-                && kpack_newest
-                    .iter()
-                    .all(|(k, why)| *k != dev || why.is_none())
-                && lacks(d).is_none();
-            if newest_runs {
-                remedies.clear();
+            if let Some((_, why)) = self.kpack_verdicts.iter().find(|(k, _)| *k == dev) {
+                f.runs_on.insert(dev.clone(), why.is_none());
+                if let Some(w) = why {
+                    f.missing.insert(dev, w.clone());
+                }
             }
-            // What the release refuses that the newest runtime loads: a rebuild it loads, or
-            // the release that loads it; a generic target only where the release loads it.
-            let refused = r.on(d, &units);
-            let mut needed: Vec<&gfxkit_host::release::Refusal> =
-                refused.iter().map(|(_, x)| x).collect();
-            if let (Some(k), false) = (&r.kpack, kpack_verdicts.is_empty()) {
-                needed.push(k);
-            }
-            remedies = crate::release::follow_release(remedies, d, &r.rules);
-            remedies.extend(crate::release::remedies(d, &needed));
         }
-        f.remedies.extend(remedies);
     }
-    if let Some(r) = &release {
-        // As the release sees the file: its units, its kpack verdicts, the database.
-        let runs_as = |c: &TargetId| {
-            (units.is_empty() || verdict(c, &seen).runs)
-                && (kpack_verdicts.is_empty() || kpack_runs(&c.to_string()) == Some(true))
-                && lacks(c).is_none()
+
+    /// What else the library loads (its kernel database): a device lacking it does not run
+    /// the library.
+    fn database_verdicts(&self, f: &mut DoctorFile, devices: &[TargetId]) {
+        for d in devices {
+            if let Some(why) = (self.lacks)(d) {
+                let key = d.to_string();
+                f.runs_on.insert(key.clone(), false);
+                let m = f.missing.entry(key).or_default();
+                if !m.is_empty() {
+                    m.push_str("; ");
+                }
+                m.push_str(&why);
+            }
+        }
+    }
+
+    /// What could be done on each device where the library does not run.
+    fn remedies(&self, f: &mut DoctorFile, devices: &[TargetId]) {
+        for d in devices {
+            if f.runs_on.get(&d.to_string()) != Some(&false) {
+                continue;
+            }
+            let package = self
+                .kpack_packages
+                .iter()
+                .find(|(k, _)| *k == d.to_string())
+                .map(|(_, p)| p.as_str());
+            let lack = crate::remedy::Lack {
+                code_runs: self.code_runs(d),
+                database: (self.lacks)(d).is_some(),
+            };
+            let mut remedies =
+                crate::remedy::remedies(d, lack, &|c: &TargetId| self.runs_as(c), package);
+            if let Some(r) = self.release {
+                remedies = self.release_remedies(r, d, remedies);
+            }
+            f.remedies.extend(remedies);
+        }
+    }
+
+    /// The remedies on `d` under release `r`: where the newest runtime runs the library, only
+    /// the release stands in the way (its remedies alone); what the release refuses that the
+    /// newest runtime loads: a rebuild it loads, or the release that loads it, a generic
+    /// target only where the release loads it.
+    fn release_remedies(
+        &self,
+        r: &crate::release::Refused,
+        d: &TargetId,
+        mut remedies: Vec<crate::remedy::Remedy>,
+    ) -> Vec<crate::remedy::Remedy> {
+        let dev = d.to_string();
+        let newest_runs = (self.units.is_empty() || verdict(d, self.units).runs)
+            && self
+                .kpack_newest
+                .iter()
+                .all(|(k, why)| *k != dev || why.is_none())
+            && (self.lacks)(d).is_none();
+        if newest_runs {
+            remedies.clear();
+        }
+        let refused = r.on(d, self.units);
+        let mut needed: Vec<&gfxkit_host::release::Refusal> =
+            refused.iter().map(|(_, x)| x).collect();
+        if let (Some(k), false) = (&r.kpack, self.kpack_verdicts.is_empty()) {
+            needed.push(k);
+        }
+        remedies = crate::release::follow_release(remedies, d, &r.rules);
+        remedies.extend(crate::release::remedies(d, &needed));
+        remedies
+    }
+
+    /// As the release sees the file (its units, its kpack verdicts, the database): the
+    /// devices it refuses.
+    fn release_refusals(&self, f: &mut DoctorFile, devices: &[TargetId]) {
+        let Some(r) = self.release else {
+            return;
         };
         let refused = |c: &TargetId| {
             let mut out: Vec<gfxkit_host::release::Refusal> =
-                r.on(c, &units).into_iter().map(|(_, x)| x).collect();
-            if let (Some(k), false) = (&r.kpack, kpack_verdicts.is_empty()) {
+                r.on(c, self.units).into_iter().map(|(_, x)| x).collect();
+            if let (Some(k), false) = (&r.kpack, self.kpack_verdicts.is_empty()) {
                 out.push(k.clone());
             }
             out
         };
-        f.refuse_devices_as(&r.rules, devices, &runs_as, &refused);
+        f.refuse_devices_as(&r.rules, devices, &|c: &TargetId| self.runs_as(c), &refused);
     }
-    Some(f)
 }
 
 /// The verdict for the file of `inv` on `devices`, named `name`; `None` when it holds no device

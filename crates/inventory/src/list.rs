@@ -65,7 +65,7 @@ pub struct FileListing {
     pub layer: Option<String>,
     /// For a Tensile index: its rows per processor and the files they resolve to.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub database: Option<crate::database::DatabaseListing>,
+    pub database: Option<DatabaseListing>,
     /// The package file this listing is one member of, when it was read as a member of a
     /// package named or found (not set for a member named directly as `pkg!member`, which
     /// is an input of its own). Not in JSON: the path already starts with it.
@@ -432,4 +432,37 @@ impl Listing {
             .flat_map(|f| &f.bundles)
             .any(|b| b.ccob.as_ref().and_then(|c| c.hash_ok) == Some(false))
     }
+}
+
+/// A Tensile index as `list` shows it (`"database"` of a file listing).
+#[derive(Serialize, Debug, Clone)]
+pub struct DatabaseListing {
+    /// `tensile` (or `tensile-mapping` for a TensileLite `_Mapping.dat`, `aiter-map` for an
+    /// aiter kernel map).
+    pub kind: &'static str,
+    /// Solutions the index lists (the kernels of an aiter kernel map).
+    pub solutions: usize,
+    /// One per row of the root `Hardware` node (one for a shard without one).
+    pub rows: Vec<TensileRow>,
+    /// Whether the files were resolved (false when the index's directory could not be
+    /// listed, as for a package member).
+    pub resolved: bool,
+}
+
+/// One hardware row of a Tensile index.
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub struct TensileRow {
+    /// The processor the row's predicate names (null for the catch-all `TruePred` row).
+    pub processor: Option<String>,
+    /// The CU count the predicate names, if any.
+    pub cu_count: Option<u64>,
+    /// Solutions reachable below the row (in the index itself; a lazy master's are in its
+    /// shards).
+    pub solutions: usize,
+    /// Shards (lazy placeholders) below the row.
+    pub shards: usize,
+    /// Files the library opens for the row's processor (relative to the index's directory).
+    pub files: Vec<String>,
+    /// Files the row needs that are absent.
+    pub missing: Vec<String>,
 }

@@ -352,3 +352,29 @@ pub fn list() -> Vec<ReleaseShow> {
         })
         .collect()
 }
+
+/// What a ROCm release's runtime refuses of the files a kernel database gives a device (each
+/// refusal with the files it applies to: [`crate::database::Loaded::refused`]), as said in a verdict: `its
+/// kernel database does not load: CCOB v2: ROCm 6.1's HIP runtime unpacks no compressed
+/// bundles (v2 from 6.2): lib/x_gfx1151.co and 45 more files`; `None` when nothing is refused.
+pub fn refused_text(refused: &[(gfxkit_host::release::Refusal, Vec<String>)]) -> Option<String> {
+    if refused.is_empty() {
+        return None;
+    }
+    let why: Vec<String> = refused
+        .iter()
+        .map(|(r, files)| {
+            let first = files.first().map(String::as_str).unwrap_or_default();
+            let more = match files.len() {
+                0 | 1 => String::new(),
+                2 => " and 1 more file".to_owned(),
+                n => format!(" and {} more files", n - 1),
+            };
+            format!("{}: {first}{more}", r.reason)
+        })
+        .collect();
+    Some(format!(
+        "its kernel database does not load: {}",
+        why.join("; ")
+    ))
+}

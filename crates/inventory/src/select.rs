@@ -189,7 +189,7 @@ impl Selection {
             Ok(files) if !refused.is_empty() => (
                 None,
                 files,
-                database::refused_text(&db.rooted(refused)).unwrap_or_default(),
+                crate::release::refused_text(&db.rooted(refused)).unwrap_or_default(),
             ),
             Ok(files) => (
                 Some(database::entry_id(processor)),

@@ -1,7 +1,8 @@
 //! `extract`, shared by the CLI (which writes each code object to a file) and Python (which
 //! hands over its bytes): the code objects a request selects in one file, planned from
-//! headers alone ([`plan`]: nothing is produced when a wanted target matches nothing), then
-//! produced ([`Plan::produce`]). A file's code objects come from where the runtime would
+//! headers alone by the file's format ([`crate::format::Format::extract`], through
+//! [`Plan::database`], [`Plan::kpack`] or [`Plan::bundles`]: nothing is produced when a
+//! wanted target matches nothing), then produced ([`Plan::produce`]). A file's code objects come from where the runtime would
 //! load them: the bundles of a host binary or bundle file, the archives a binary split by
 //! kpack names (and a `.kpack` file's kernels), a kernel database's records.
 
@@ -229,31 +230,34 @@ pub fn describe(b: &Located<'_>) -> String {
     }
 }
 
-/// Plans the extraction of the file at `path` (`data` its bytes; the path finds a split
-/// binary's archives and names the file in messages): the entries `wanted` selects, read from
-/// headers alone. `None` for a file with nothing to extract that was not `explicit`ly named;
-/// a file named explicitly without device code is an error.
-pub fn plan<'d>(
-    path: &Path,
-    data: &'d [u8],
-    explicit: bool,
-    wanted: &mut Wanted,
-) -> Result<Option<Plan<'d>>, ExtractError> {
-    let name = path.display().to_string();
-    let plan = |source| Plan {
-        name: name.clone(),
-        source,
-        problems: Vec::new(),
-    };
-    // Kernel databases: every `.kdb` record or `.aks2` kernel is a code object.
-    if let Some(kind) = crate::database::kind(path, data) {
-        return match gfxkit_inventory::database::open(&name, data, kind) {
+impl<'d> Plan<'d> {
+    fn new(path: &Path, source: Source<'d>) -> Plan<'d> {
+        Plan {
+            name: path.display().to_string(),
+            source,
+            problems: Vec::new(),
+        }
+    }
+
+    /// Plans the extraction of kernel database `path` (`data` its bytes, `kind` what
+    /// [`crate::database::kind`] found): every `.kdb` record or `.aks2` kernel `wanted`
+    /// selects is a code object. A Tensile index holds none: `None`, or an error when it was
+    /// named `explicit`ly.
+    pub fn database(
+        path: &Path,
+        data: &'d [u8],
+        kind: gfxkit_inventory::database::DbKind,
+        explicit: bool,
+        wanted: &mut Wanted,
+    ) -> Result<Option<Plan<'d>>, ExtractError> {
+        let name = path.display().to_string();
+        match gfxkit_inventory::database::open(&name, data, kind) {
             Some(opened) => {
                 let o = opened.map_err(|e| caused(format!("cannot read {name}"), e.offset, e))?;
                 let picks = (0..o.entries.len())
                     .filter(|&i| o.entries[i].size > 0 && wanted.select(&o.entries[i].id))
                     .collect();
-                Ok(Some(plan(Source::Database(o, picks))))
+                Ok(Some(Plan::new(path, Source::Database(o, picks))))
             }
             None if explicit => Err(format_error(
                 format!(
@@ -263,63 +267,83 @@ pub fn plan<'d>(
                 None,
             )),
             None => Ok(None),
-        };
-    }
-    // A `.kpack` file that does not parse: the archive's error, with its offset.
-    if gfxkit_inventory::kpack::is_archive(data) {
-        if let Err(e) = gfxkit_kpack::Archive::parse(data) {
-            return Err(crate::Error::new(path, crate::ErrorKind::Kpack(e)).into());
         }
     }
-    // Split binaries (HIPK wrappers) and `.kpack` files: code objects from the archives.
-    if let Some(x) = crate::kpack::extract_picks(path, data, &mut |id| wanted.select(id))? {
-        let own = gfxkit_inventory::kpack::is_archive(data).then_some(data);
-        return Ok(Some(plan(Source::Kpack(x, own))));
-    }
-    let found = Inventory::of(data);
-    if let Some(e) = &found.error {
-        return Err(caused(format!("cannot read {name}"), e.offset(), e.clone()));
-    }
-    // Nothing readable because of damage: the damage is the error, not a missing bundle.
-    if found.units.is_empty() {
-        if let Some(p) = found
-            .problems
-            .iter()
-            .find(|p| p.severity == Severity::Error)
-        {
-            return Err(format_error(
-                format!("{name}: {p}"),
-                Some(p.location.offset),
-            ));
+
+    /// Plans the extraction of the code objects a `.kpack` file, or a binary split by kpack
+    /// (HIPK wrappers, its archives found from `path`), holds that `wanted` selects. `None`
+    /// for a file that is neither; an archive that does not parse is its error, with its
+    /// offset.
+    pub fn kpack(
+        path: &Path,
+        data: &'d [u8],
+        wanted: &mut Wanted,
+    ) -> Result<Option<Plan<'d>>, ExtractError> {
+        let own = gfxkit_inventory::kpack::is_archive(data);
+        if own {
+            if let Err(e) = gfxkit_kpack::Archive::parse(data) {
+                return Err(crate::Error::new(path, crate::ErrorKind::Kpack(e)).into());
+            }
         }
-        if explicit {
-            return Err(ExtractError::NoDeviceCode(path.to_path_buf()));
+        let x = crate::kpack::extract_picks(path, data, &mut |id| wanted.select(id))?;
+        Ok(x.map(|x| Plan::new(path, Source::Kpack(x, own.then_some(data)))))
+    }
+
+    /// Plans the extraction of the entries `wanted` selects in the bundles `found` holds
+    /// (those of file `path`), read from their headers alone. A file whose damage leaves
+    /// nothing readable is that damage's error; `None` for a file without device code that
+    /// was not named `explicit`ly, an error for one that was.
+    pub fn bundles(
+        path: &Path,
+        found: Inventory<'d>,
+        explicit: bool,
+        wanted: &mut Wanted,
+    ) -> Result<Option<Plan<'d>>, ExtractError> {
+        let name = path.display().to_string();
+        if let Some(e) = &found.error {
+            return Err(caused(format!("cannot read {name}"), e.offset(), e.clone()));
         }
-        return Ok(None);
+        // Nothing readable because of damage: the damage is the error, not a missing bundle.
+        if found.units.is_empty() {
+            if let Some(p) = found
+                .problems
+                .iter()
+                .find(|p| p.severity == Severity::Error)
+            {
+                return Err(format_error(
+                    format!("{name}: {p}"),
+                    Some(p.location.offset),
+                ));
+            }
+            if explicit {
+                return Err(ExtractError::NoDeviceCode(path.to_path_buf()));
+            }
+            return Ok(None);
+        }
+        let mut picks = Vec::with_capacity(found.units.len());
+        for b in &found.units {
+            let (entries, _, _) = locate::read_header(b, false)
+                .map_err(|e| caused(format!("{name}: {}", describe(b)), e.offset(), e))?;
+            let picked = pick(&entries, &wanted.ids, &mut wanted.matched);
+            picks.push(
+                picked
+                    .into_iter()
+                    .map(|i| Pick {
+                        entry: i,
+                        id: entries[i].id.clone(),
+                        size: entries[i].size,
+                        offset: entries[i].offset,
+                        end: entries[i].offset.saturating_add(entries[i].size),
+                    })
+                    .collect(),
+            );
+        }
+        let problems = found.problems.clone();
+        Ok(Some(Plan {
+            problems,
+            ..Plan::new(path, Source::Bundles(found, picks))
+        }))
     }
-    let mut picks = Vec::with_capacity(found.units.len());
-    for b in &found.units {
-        let (entries, _, _) = locate::read_header(b, false)
-            .map_err(|e| caused(format!("{name}: {}", describe(b)), e.offset(), e))?;
-        let picked = pick(&entries, &wanted.ids, &mut wanted.matched);
-        picks.push(
-            picked
-                .into_iter()
-                .map(|i| Pick {
-                    entry: i,
-                    id: entries[i].id.clone(),
-                    size: entries[i].size,
-                    offset: entries[i].offset,
-                    end: entries[i].offset.saturating_add(entries[i].size),
-                })
-                .collect(),
-        );
-    }
-    let problems = found.problems.clone();
-    Ok(Some(Plan {
-        problems,
-        ..plan(Source::Bundles(found, picks))
-    }))
 }
 
 /// What a sink gets: the item, its bytes, and where the input file holds them unchanged
@@ -554,113 +578,4 @@ impl Plan<'_> {
         }
         Ok(())
     }
-}
-
-/// The inputs of an extraction: files named, and with `recursive` those below named
-/// directories that may hold device code; each package member on its own, each with the stem
-/// its outputs are named by (the file's stem; a found file's path below its directory, a
-/// member's after its package's, `/` becoming `_`). A package found in a directory without
-/// device code is left out. The error names a directory given without `recursive`, or a file
-/// that cannot be read.
-pub fn inputs(
-    paths: &[PathBuf],
-    recursive: bool,
-    progress: &dyn crate::scan::Progress,
-) -> Result<Vec<Named>, InputsError> {
-    let mut out = Vec::new();
-    for root in paths {
-        if !root.is_dir() || crate::input::is_image_dir(root) {
-            let stem = root
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "bundle".to_owned());
-            out.push((root.clone(), stem, true));
-            continue;
-        }
-        if !recursive {
-            return Err(InputsError::Directory(root.clone()));
-        }
-        for c in crate::scan::collect(std::slice::from_ref(root)).map_err(InputsError::Io)? {
-            if !crate::scan::worth_reading(&c.path) {
-                continue;
-            }
-            let rel = c.path.strip_prefix(root).unwrap_or(&c.path);
-            let stem = sanitize(&rel.with_extension("").to_string_lossy().replace('/', "_"));
-            out.push((c.path, stem, false));
-        }
-    }
-    let mut named = Vec::new();
-    for (path, stem, explicit) in out {
-        let items = crate::input::for_each_with(&path, progress, Ok::<_, std::convert::Infallible>)
-            .map_err(InputsError::Io)?;
-        let package = items.len() > 1 || items.first().is_some_and(|(p, _)| *p != path);
-        for (member, r) in items {
-            let data = match r {
-                Ok(d) => d,
-                Err(crate::input::Failed::NoDeviceCode) if !explicit => continue,
-                Err(f) => return Err(InputsError::Member(member, f)),
-            };
-            // Members of a package are named after the package and the member's path, the
-            // same whether the package or the member (`IMAGE!/path`) was named.
-            let stem = if package {
-                member_stem(&member, &stem)
-            } else if let Some((pkg, _)) = path.to_string_lossy().split_once('!') {
-                let pkg_stem = Path::new(pkg)
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| "bundle".to_owned());
-                member_stem(&member, &pkg_stem)
-            } else {
-                stem.clone()
-            };
-            named.push(Named {
-                // A member found in a package is not named: one without device code (a
-                // CPU-only library in a wheel) is skipped, as `list` skips it.
-                explicit: explicit && !package,
-                package: (explicit && package).then(|| path.clone()),
-                path: member,
-                stem,
-                data,
-            });
-        }
-    }
-    Ok(named)
-}
-
-/// The stem the outputs of package member `member` (`package!inner`) are named by: `stem`
-/// (the package's) and the member's path, `/` and `!` becoming `_`.
-fn member_stem(member: &Path, stem: &str) -> String {
-    let inner = member
-        .to_string_lossy()
-        .split_once('!')
-        .map(|(_, m)| m.to_owned())
-        .unwrap_or_default();
-    sanitize(&format!("{stem}_{}", inner.replace(['/', '!'], "_")))
-}
-
-/// An input of an extraction ([`inputs`]).
-pub struct Named {
-    /// The path (`package!member` for a member).
-    pub path: PathBuf,
-    /// Named as it is rather than found in a directory or a package: a file named that
-    /// holds no device code is an error, one found is skipped.
-    pub explicit: bool,
-    /// For a member of a package named as it is: that package (the caller reports a package
-    /// none of whose members holds device code).
-    pub package: Option<PathBuf>,
-    /// What its outputs' names start with.
-    pub stem: String,
-    /// Its bytes.
-    pub data: Input,
-}
-
-/// Why [`inputs`] failed.
-#[derive(Debug)]
-pub enum InputsError {
-    /// A directory named without `recursive`.
-    Directory(PathBuf),
-    /// A path that cannot be read or walked.
-    Io(crate::Error),
-    /// A package (the path) whose member cannot be read, or one named without device code.
-    Member(PathBuf, crate::input::Failed<std::convert::Infallible>),
 }

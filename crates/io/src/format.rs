@@ -19,11 +19,13 @@
 //!
 //! A command is written once over [`Format`]: `list` calls [`Format::list`], `select`
 //! [`Format::select`], `doctor` and `check` [`Format::examine`] (a file of a kernel database
-//! set apart by [`Format::database_member`]), whatever the file.
+//! set apart by [`Format::database_member`]), `extract` [`Format::extract`], `inspect`
+//! [`Format::inspect`], whatever the file.
 //! A new format is one type implementing [`Format`] (the compiler names every method it must
 //! provide) and one line in [`Formats::standard`], or [`Formats::with`] for a caller's own.
 
 use crate::database::DirNames;
+use crate::extract::{ExtractError, Plan, Wanted};
 use gfxkit_inventory::database::DbMember;
 use gfxkit_inventory::digest::Digest;
 use gfxkit_inventory::doctor::Examined;
@@ -188,6 +190,58 @@ pub trait Format: Send + Sync {
         loader: Loader,
         rules: Option<&Rules>,
     ) -> Selection;
+
+    /// `gfxkit extract` (and Python's `extract`) of the file: the code objects `wanted`
+    /// selects, planned from headers alone and produced by [`Plan::produce`]. `None` for a
+    /// file with nothing to extract that was not named `explicit`ly; one named explicitly
+    /// without device code is an error.
+    fn extract<'d>(
+        &self,
+        file: &File<'d>,
+        explicit: bool,
+        wanted: &mut Wanted,
+    ) -> Result<Option<Plan<'d>>, ExtractError>;
+
+    /// For `gfxkit inspect`: what the file is read as.
+    fn inspect(&self, file: &File<'_>) -> Inspection;
+}
+
+/// How `gfxkit inspect` reads a file ([`Format::inspect`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inspection {
+    /// A `.kpack` archive: its header, table of contents and every kernel.
+    KpackArchive,
+    /// One AMDGPU code object; when the bytes do not read as one, `hint` (empty, or starting
+    /// with a space) says what they are and which command reads them.
+    CodeObject {
+        /// What the file is, when it is not a code object.
+        hint: &'static str,
+    },
+}
+
+/// What `inspect` says of bytes that do not read as a code object: an offload bundle, a host
+/// file or a package, each with the command that reads it; empty for anything else.
+pub fn not_a_code_object(data: &[u8]) -> &'static str {
+    use gfxkit_host::InputKind;
+    if data.starts_with(gfxkit_bundle::read::MAGIC) || data.starts_with(gfxkit_bundle::ccob::MAGIC)
+    {
+        " (it is an offload bundle: see `gfxkit list` and `gfxkit extract`)"
+    } else if matches!(
+        InputKind::sniff(data.get(..512).unwrap_or(data)),
+        InputKind::ElfSharedObject
+            | InputKind::ElfExecutable
+            | InputKind::ElfRelocatable
+            | InputKind::PeImage
+            | InputKind::CoffObject
+            | InputKind::Archive
+    ) {
+        " (it is a host file: `gfxkit extract` writes its code objects, `gfxkit kernels` \
+         lists its kernels)"
+    } else if crate::input::is_package(data) {
+        " (it is a package: `gfxkit list` names its members, PACKAGE!MEMBER)"
+    } else {
+        ""
+    }
 }
 
 /// The formats a run reads, in the order they are asked ([`Formats::of`]).
@@ -403,6 +457,20 @@ impl Format for KpackArchive {
         }
         s
     }
+
+    /// Its kernels `wanted` selects; an archive that does not parse is the error.
+    fn extract<'d>(
+        &self,
+        file: &File<'d>,
+        _: bool,
+        wanted: &mut Wanted,
+    ) -> Result<Option<Plan<'d>>, ExtractError> {
+        Plan::kpack(file.path, file.data, wanted)
+    }
+
+    fn inspect(&self, _: &File<'_>) -> Inspection {
+        Inspection::KpackArchive
+    }
 }
 
 /// A kernel database: a Tensile index (resolved against the files beside it) or hipBLASLt
@@ -503,6 +571,23 @@ impl Format for KernelDatabase {
         rules: Option<&Rules>,
     ) -> Selection {
         Binary.select(file, device, loader, rules)
+    }
+
+    /// Every `.kdb` record or `.aks2` kernel `wanted` selects; a Tensile index holds none.
+    fn extract<'d>(
+        &self,
+        file: &File<'d>,
+        explicit: bool,
+        wanted: &mut Wanted,
+    ) -> Result<Option<Plan<'d>>, ExtractError> {
+        match crate::database::kind(file.path, file.data) {
+            Some(kind) => Plan::database(file.path, file.data, kind, explicit, wanted),
+            None => Binary.extract(file, explicit, wanted),
+        }
+    }
+
+    fn inspect(&self, file: &File<'_>) -> Inspection {
+        Binary.inspect(file)
     }
 }
 
@@ -694,6 +779,28 @@ impl Format for Binary {
             s.refuse_device(r, device);
         }
         s
+    }
+
+    /// A split binary's code objects from the archives its markers name (when its
+    /// surroundings are looked for), else the entries of its bundles.
+    fn extract<'d>(
+        &self,
+        file: &File<'d>,
+        explicit: bool,
+        wanted: &mut Wanted,
+    ) -> Result<Option<Plan<'d>>, ExtractError> {
+        if file.surroundings {
+            if let Some(plan) = Plan::kpack(file.path, file.data, wanted)? {
+                return Ok(Some(plan));
+            }
+        }
+        Plan::bundles(file.path, Inventory::of(file.data), explicit, wanted)
+    }
+
+    fn inspect(&self, file: &File<'_>) -> Inspection {
+        Inspection::CodeObject {
+            hint: not_a_code_object(file.data),
+        }
     }
 }
 

@@ -1,10 +1,30 @@
 //! Reading input files: memory-mapped, read-only, in one place.
 
-use crate::scan::Progress;
 use crate::{Error, ErrorKind};
 use std::fs::File;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
+
+/// Told how a scan, or the reading of one input, advances (the CLI draws a progress bar or
+/// a spinner; `()` ignores it).
+pub trait Progress: Sync {
+    /// Reading `path` starts: an input file, or a package member (`package!member`, also
+    /// those skipped after their first bytes). Called from the threads that read, in
+    /// parallel for a scan or the members of a zip.
+    fn reading(&self, path: &str) {
+        let _ = path;
+    }
+    /// The scan has `total` files to look at.
+    fn start(&self, total: u64) {
+        let _ = total;
+    }
+    /// One more file is done.
+    fn advance(&self) {}
+    /// The scan is over.
+    fn finish(&self) {}
+}
+
+impl Progress for () {}
 
 /// The bytes of an input file, memory-mapped when possible, or of one member of a package
 /// (`pkg.whl!lib/x.so`: in memory when small, else in a mapped temporary file).

@@ -5,8 +5,8 @@
 //! Module map:
 //! - [`format`](mod@format): the one door every command reads a file through: [`format::Formats::of`]
 //!   names the [`format::Format`] of a file (a `.kpack` archive, a kernel database, any other
-//!   binary), in one documented order, and each format lists, sizes, verifies and digests
-//!   its files and lists their kernels;
+//!   binary), in one documented order, and each format lists, sizes, verifies, extracts and
+//!   digests its files, lists their kernels and says how `inspect` reads them;
 //! - [`input`]: an input file memory-mapped read-only ([`Input`]), or one member of a package
 //!   (`pkg.whl!lib/x.so`); [`input::for_each`] runs a function on a file or on every member of
 //!   a package that may hold device code;
@@ -25,11 +25,14 @@
 //! - [`package`]: `prune`/`recompress` of packages (each member rewritten and verified, the
 //!   package written again and read back before it replaces anything);
 //! - [`extract`](mod@extract): the code objects `extract` selects in a file, planned from headers
-//!   and then produced (written by the CLI, handed to Python as bytes);
+//!   by the file's format and then produced (written by the CLI, handed to Python as bytes);
+//! - [`extract_inputs`]: the inputs of `extract` (files named or found, package members) with
+//!   the stems their outputs are named by;
 //! - [`rewrite`]: writing a rewritten host binary or bundle, read back and verified first;
 //! - [`tree`]: `prune` of a directory tree: host binaries pruned, kernel databases of other
 //!   architectures dropped (a multi-architecture Tensile index cut to the kept rows), the rest
 //!   copied, all into a temporary directory renamed into place at the end;
+//! - [`split_request`]: one `kpack split` as asked: a tree ([`split_tree`]) or files ([`split`]);
 //! - [`split`]: `kpack split` and `kpack inline` on files (archives merged with those on
 //!   disk, everything written atomically, archives before binaries);
 //! - [`whole`]: `check` and `diff` over trees and packages (each file read once);
@@ -53,6 +56,7 @@ pub mod census;
 pub mod database;
 mod error;
 pub mod extract;
+pub mod extract_inputs;
 pub mod format;
 pub mod input;
 pub mod kfd;
@@ -62,6 +66,7 @@ pub mod rewrite;
 pub mod rocm;
 pub mod scan;
 pub mod split;
+pub mod split_request;
 pub mod split_tree;
 pub mod summary;
 pub mod tree;

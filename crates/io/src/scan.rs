@@ -22,26 +22,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// Told how a scan, or the reading of one input, advances (the CLI draws a progress bar or
-/// a spinner; `()` ignores it).
-pub trait Progress: Sync {
-    /// Reading `path` starts: an input file, or a package member (`package!member`, also
-    /// those skipped after their first bytes). Called from the threads that read, in
-    /// parallel for a scan or the members of a zip.
-    fn reading(&self, path: &str) {
-        let _ = path;
-    }
-    /// The scan has `total` files to look at.
-    fn start(&self, total: u64) {
-        let _ = total;
-    }
-    /// One more file is done.
-    fn advance(&self) {}
-    /// The scan is over.
-    fn finish(&self) {}
-}
-
-impl Progress for () {}
+pub use crate::input::Progress;
 
 /// One file to read, with how it was reached.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -33,11 +33,36 @@ pub struct SplitReport {
     /// Files without device code copied (`-r`).
     pub copied: usize,
     /// Kernel-database files (and raw code objects) placed in per-processor overlays (a tree
-    /// split with [`crate::split_tree::TreeLayout::Overlays`]).
-    pub overlay_files: Vec<crate::split_tree::OverlayFile>,
+    /// split with [`TreeLayout::Overlays`]).
+    pub overlay_files: Vec<OverlayFile>,
     /// Where the layout written fails under the old kpack loader (ROCm 7.0/7.1), which the
     /// current one loads: each names the binary, the archive and the kernel.
     pub old_loader_failures: Vec<String>,
+}
+
+/// How the output of a tree split is laid out ([`crate::split_tree`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TreeLayout {
+    /// One tree: binaries host-only, archives in its kpack directory, other files copied.
+    #[default]
+    Single,
+    /// `generic/` plus one overlay per processor with its archives and database files.
+    Overlays,
+}
+
+/// A kernel-database file (or raw code object) placed in the overlays of its processors.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct OverlayFile {
+    /// Its path in the tree.
+    pub path: String,
+    /// What it is (`code-object`, `tensile-index`, `miopen-kdb`, `aks2`, ...).
+    pub kind: &'static str,
+    /// The targets its content names.
+    pub targets: Vec<String>,
+    /// The overlays (processors) it was copied into.
+    pub overlays: Vec<String>,
+    /// Its size in bytes.
+    pub size: u64,
 }
 
 /// One split binary.
@@ -163,80 +188,6 @@ pub fn single_job(
         },
         dir,
     ))
-}
-
-/// One `kpack split` as asked: the inputs, where they go, and how.
-#[derive(Debug, Clone)]
-pub struct SplitRequest<'a> {
-    /// Fat binaries; with [`SplitRequest::tree`], exactly one directory.
-    pub inputs: &'a [PathBuf],
-    /// The output binary (one input), directory (several) or tree.
-    pub output: &'a Path,
-    /// Archive group name (`<group>_<arch>.kpack`).
-    pub group: &'a str,
-    /// Where the archives go; by default `.kpack` beside the output's directory (one input),
-    /// beside the output directory (several), or at the output tree's root.
-    pub kpack_dir: Option<&'a Path>,
-    /// The TOC name of the one binary split (several inputs take theirs from their paths).
-    pub kernel_name: Option<&'a str>,
-    /// How kernels are stored.
-    pub compression: Compression,
-    /// Signed Windows images and the like.
-    pub options: SplitOptions,
-    /// Split a whole tree in this layout ([`crate::split_tree::split_tree`]).
-    pub tree: Option<crate::split_tree::TreeLayout>,
-}
-
-/// Splits what `r` asks for: a tree, one binary to the output file, or several binaries into
-/// the output directory (each named as its input), all archives in one kpack directory.
-/// A kernel name with several inputs or a tree, or a tree of more than one directory, is an
-/// [`ErrorKind::Request`] error.
-pub fn split_request(r: &SplitRequest<'_>) -> Result<SplitReport, Error> {
-    let refuse = |why: &str| Err(Error::new(r.output, ErrorKind::Request(why.into())));
-    if r.kernel_name.is_some() && (r.tree.is_some() || r.inputs.len() != 1) {
-        return refuse("a kernel name is given to one binary split alone");
-    }
-    if let Some(layout) = r.tree {
-        let [root] = r.inputs else {
-            return refuse("a tree split takes one directory");
-        };
-        let split = crate::split_tree::TreeSplit {
-            group: r.group,
-            kpack_dir: r.kpack_dir,
-            compression: r.compression,
-            options: r.options,
-            layout,
-        };
-        return crate::split_tree::split_tree(root, r.output, &split);
-    }
-    let (jobs, kpack_dir) = match r.inputs {
-        [] => return refuse("no binary to split"),
-        [one] => {
-            let (job, dir) = single_job(one, r.output, r.kpack_dir, r.kernel_name)?;
-            (vec![job], dir)
-        }
-        several => {
-            let out = absolute(r.output)?;
-            let kpack_dir = match r.kpack_dir {
-                Some(d) => absolute(d)?,
-                None => out.join("../.kpack"),
-            };
-            let mut jobs = Vec::with_capacity(several.len());
-            for input in several {
-                let Some(name) = input.file_name() else {
-                    return Err(Error::new(input, ErrorKind::Request("no file name".into())));
-                };
-                let output = out.join(name);
-                jobs.push(Job {
-                    input: input.clone(),
-                    kernel_name: kernel_name_for(&output, &kpack_dir),
-                    output,
-                });
-            }
-            (jobs, kpack_dir)
-        }
-    };
-    split_with(&jobs, r.group, &kpack_dir, r.compression, r.options)
 }
 
 /// Options of [`split_with`].
@@ -511,53 +462,4 @@ pub fn inline(file: &Path, out: &Path, archives: &[PathBuf]) -> Result<InlineRep
         size_before: data.len() as u64,
         size_after: made.output.len(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn request<'a>(inputs: &'a [PathBuf], output: &'a Path) -> SplitRequest<'a> {
-        SplitRequest {
-            inputs,
-            output,
-            group: "g",
-            kpack_dir: None,
-            kernel_name: None,
-            compression: Compression::None,
-            options: SplitOptions::default(),
-            tree: None,
-        }
-    }
-
-    #[test]
-    fn requests_whose_parts_do_not_fit_are_refused_before_any_file_is_read() {
-        let two = [
-            PathBuf::from("/no/such/a.so"),
-            PathBuf::from("/no/such/b.so"),
-        ];
-        let out = Path::new("/no/such/out");
-        let refused = |r: SplitRequest<'_>| match split_request(&r) {
-            Err(e) => match e.kind() {
-                ErrorKind::Request(why) => why.clone(),
-                other => panic!("{other:?}"),
-            },
-            Ok(r) => panic!("{r:?}"),
-        };
-        let named = SplitRequest {
-            kernel_name: Some("lib/a.so"),
-            ..request(&two, out)
-        };
-        assert!(refused(named).contains("one binary"));
-        let tree = SplitRequest {
-            tree: Some(crate::split_tree::TreeLayout::Single),
-            ..request(&two, out)
-        };
-        assert!(refused(tree).contains("one directory"));
-        assert!(refused(request(&[], out)).contains("no binary"));
-        // One input goes on to be read: the error names it.
-        let one = [PathBuf::from("/no/such/a.so")];
-        let err = split_request(&request(&one, out)).unwrap_err();
-        assert_eq!(err.path(), Path::new("/no/such/a.so"), "{err}");
-    }
 }

@@ -22,23 +22,13 @@
 
 use crate::input::Input;
 use crate::split::{relative, split_with, Job, SplitOptions, SplitReport};
+pub use crate::split::{OverlayFile, TreeLayout};
 use crate::tree::{database_targets, follow_link, path_index, processor_dir, set_mode, walk, Item};
 use crate::write::write_atomic_copy;
 use crate::{Error, ErrorKind};
 use gfxkit_kpack::write::Compression;
-use serde::Serialize;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-
-/// How the output of a tree split is laid out (see the module documentation).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum TreeLayout {
-    /// One tree: binaries host-only, archives in its kpack directory, other files copied.
-    #[default]
-    Single,
-    /// `generic/` plus one overlay per processor with its archives and database files.
-    Overlays,
-}
 
 /// What a tree split takes beside the tree and the output.
 #[derive(Debug, Clone, Copy)]
@@ -54,21 +44,6 @@ pub struct TreeSplit<'a> {
     pub options: SplitOptions,
     /// The layout.
     pub layout: TreeLayout,
-}
-
-/// A kernel-database file (or raw code object) placed in the overlays of its processors.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct OverlayFile {
-    /// Its path in the tree.
-    pub path: String,
-    /// What it is (`code-object`, `tensile-index`, `miopen-kdb`, `aks2`, ...).
-    pub kind: &'static str,
-    /// The targets its content names.
-    pub targets: Vec<String>,
-    /// The overlays (processors) it was copied into.
-    pub overlays: Vec<String>,
-    /// Its size in bytes.
-    pub size: u64,
 }
 
 /// Whether a file is a fat binary a split handles: an ELF shared object or executable, or a
@@ -127,46 +102,117 @@ enum Place {
 /// Splits every fat binary under `root` into `out` as `s` says (see the module
 /// documentation). Nothing is written when a binary cannot be split.
 pub fn split_tree(root: &Path, out: &Path, s: &TreeSplit<'_>) -> Result<SplitReport, Error> {
-    let meta = std::fs::symlink_metadata(root).map_err(|e| Error::new(root, ErrorKind::Stat(e)))?;
-    if !meta.is_dir() {
-        return Err(Error::new(root, ErrorKind::Tree("not a directory".into())));
-    }
-    let root = std::fs::canonicalize(root).map_err(|e| Error::new(root, ErrorKind::Stat(e)))?;
-    let out = clean(out)?;
-    let out_real = std::fs::canonicalize(&out).unwrap_or_else(|_| out.clone());
-    if out.starts_with(&root) || out_real.starts_with(&root) {
-        return Err(Error::new(
-            &out,
-            ErrorKind::Tree(format!("lies inside the input tree {}", root.display())),
-        ));
-    }
+    let t = TreePaths::of(root, out, s)?;
     let overlays = s.layout == TreeLayout::Overlays;
-    let base = if overlays {
-        out.join("generic")
+    let items = walk(&t.root)?;
+    let mut places = place_items(&t.root, &items, overlays)?;
+    processor_dirs(&items, &mut places);
+    // Links follow the file they lead to (through other links, inside the tree).
+    let link_places = link_places(&items, &places);
+    let jobs = binary_jobs(&t, &items, &places);
+    // Archives a split into the same overlays wrote before are merged with, as the single
+    // layout merges with those in its kpack directory: linked there for the split (the
+    // originals stay until the merged ones replace them).
+    let staged = if overlays {
+        stage_overlay_archives(&t.out, &t.kpack_dir, t.kpack_rel.as_deref().ok(), s.group)?
     } else {
-        out.clone()
+        Vec::new()
     };
-    let kpack_dir = match s.kpack_dir {
-        Some(d) => clean(d)?,
-        None => base.join(".kpack"),
+    let split = split_with(&jobs, s.group, &t.kpack_dir, s.compression, s.options);
+    let mut report = match split {
+        Ok(r) => r,
+        Err(e) => {
+            for p in &staged {
+                let _ = std::fs::remove_file(p);
+            }
+            return Err(e);
+        }
     };
-    let kpack_rel = kpack_dir.strip_prefix(&base).map(Path::to_path_buf);
-    if overlays && kpack_rel.is_err() {
-        return Err(Error::new(
-            &kpack_dir,
-            ErrorKind::Tree(format!(
-                "with overlays the kpack directory must lie inside {} (it names its place in \
-                 each overlay)",
-                base.display()
-            )),
-        ));
+    write_others(&t, &items, &places, &link_places)?;
+    report.copied = items
+        .iter()
+        .zip(&places)
+        .filter(|((_, item), place)| {
+            matches!(item, Item::File { .. }) && matches!(place, Place::Generic)
+        })
+        .count();
+    if overlays {
+        archives_to_overlays(&t, &mut report)?;
     }
-    // TOC names are paths below the kpack directory's parent.
-    let name_root = kpack_dir.parent().unwrap_or(&base).to_path_buf();
+    report.overlay_files = overlay_files(&items, places);
+    Ok(report)
+}
 
-    let items = walk(&root)?;
+/// Where a tree split reads and writes, checked: the input tree, the output, the tree the
+/// binaries and copies go to, the kpack directory (and its place below that tree), the
+/// directory TOC names are relative to.
+struct TreePaths {
+    root: PathBuf,
+    out: PathBuf,
+    base: PathBuf,
+    kpack_dir: PathBuf,
+    kpack_rel: Result<PathBuf, std::path::StripPrefixError>,
+    name_root: PathBuf,
+}
+
+impl TreePaths {
+    /// The paths of splitting `root` into `out` as `s` asks; an input that is not a
+    /// directory, an output inside it, or (with overlays) a kpack directory outside
+    /// `OUT/generic/` is the error.
+    fn of(root: &Path, out: &Path, s: &TreeSplit<'_>) -> Result<TreePaths, Error> {
+        let meta =
+            std::fs::symlink_metadata(root).map_err(|e| Error::new(root, ErrorKind::Stat(e)))?;
+        if !meta.is_dir() {
+            return Err(Error::new(root, ErrorKind::Tree("not a directory".into())));
+        }
+        let root = std::fs::canonicalize(root).map_err(|e| Error::new(root, ErrorKind::Stat(e)))?;
+        let out = clean(out)?;
+        let out_real = std::fs::canonicalize(&out).unwrap_or_else(|_| out.clone());
+        if out.starts_with(&root) || out_real.starts_with(&root) {
+            return Err(Error::new(
+                &out,
+                ErrorKind::Tree(format!("lies inside the input tree {}", root.display())),
+            ));
+        }
+        let overlays = s.layout == TreeLayout::Overlays;
+        let base = if overlays {
+            out.join("generic")
+        } else {
+            out.clone()
+        };
+        let kpack_dir = match s.kpack_dir {
+            Some(d) => clean(d)?,
+            None => base.join(".kpack"),
+        };
+        let kpack_rel = kpack_dir.strip_prefix(&base).map(Path::to_path_buf);
+        if overlays && kpack_rel.is_err() {
+            return Err(Error::new(
+                &kpack_dir,
+                ErrorKind::Tree(format!(
+                    "with overlays the kpack directory must lie inside {} (it names its place in \
+                     each overlay)",
+                    base.display()
+                )),
+            ));
+        }
+        // TOC names are paths below the kpack directory's parent.
+        let name_root = kpack_dir.parent().unwrap_or(&base).to_path_buf();
+        Ok(TreePaths {
+            root,
+            out,
+            base,
+            kpack_dir,
+            kpack_rel,
+            name_root,
+        })
+    }
+}
+
+/// Where each item of the tree goes: fat binaries split, empty files and links to the
+/// generic tree, and with `overlays` a database file naming one processor to its overlay.
+fn place_items(root: &Path, items: &[(String, Item)], overlays: bool) -> Result<Vec<Place>, Error> {
     use rayon::prelude::*;
-    let mut places: Vec<Place> = items
+    items
         .par_iter()
         .map(|(rel, item)| -> Result<Place, Error> {
             let Item::File { len, .. } = item else {
@@ -202,64 +248,61 @@ pub fn split_tree(root: &Path, out: &Path, s: &TreeSplit<'_>) -> Result<SplitRep
                 None => Place::Generic,
             })
         })
-        .collect::<Result<_, _>>()?;
-    processor_dirs(&items, &mut places);
+        .collect()
+}
 
-    // Links follow the file they lead to (through other links, inside the tree).
-    let at = path_index(&items);
-    let link_places: Vec<Option<Vec<String>>> = (0..items.len())
+/// For each item that is a link: the overlays of the file it leads to, if it leads to one
+/// placed in overlays.
+fn link_places(items: &[(String, Item)], places: &[Place]) -> Vec<Option<Vec<String>>> {
+    let at = path_index(items);
+    (0..items.len())
         .map(|i| {
-            follow_link(&items, &at, i, |path| {
+            follow_link(items, &at, i, |path| {
                 match at.get(path).map(|&j| &places[j]) {
                     Some(Place::Overlays { processors, .. }) => Some(processors.clone()),
                     _ => None,
                 }
             })
         })
-        .collect();
+        .collect()
+}
 
+/// A split job for each fat binary of the tree, written at its path in the output tree.
+fn binary_jobs(t: &TreePaths, items: &[(String, Item)], places: &[Place]) -> Vec<Job> {
     let mut jobs = Vec::new();
-    for ((rel, _), place) in items.iter().zip(&places) {
+    for ((rel, _), place) in items.iter().zip(places) {
         if let Place::Binary = place {
-            let output = base.join(rel);
+            let output = t.base.join(rel);
             jobs.push(Job {
-                input: root.join(rel),
-                kernel_name: relative(&name_root, &output),
+                input: t.root.join(rel),
+                kernel_name: relative(&t.name_root, &output),
                 output,
             });
         }
     }
-    // Archives a split into the same overlays wrote before are merged with, as the single
-    // layout merges with those in its kpack directory: linked there for the split (the
-    // originals stay until the merged ones replace them).
-    let staged = if overlays {
-        stage_overlay_archives(&out, &kpack_dir, kpack_rel.as_deref().ok(), s.group)?
-    } else {
-        Vec::new()
-    };
-    let split = split_with(&jobs, s.group, &kpack_dir, s.compression, s.options);
-    let mut report = match split {
-        Ok(r) => r,
-        Err(e) => {
-            for p in &staged {
-                let _ = std::fs::remove_file(p);
-            }
-            return Err(e);
-        }
-    };
+    jobs
+}
 
-    // Every other file and link, where its place says.
+/// Writes every file and link that is not split where its place says: copied into the
+/// generic tree or the overlays of its processors, a link made again.
+fn write_others(
+    t: &TreePaths,
+    items: &[(String, Item)],
+    places: &[Place],
+    link_places: &[Option<Vec<String>>],
+) -> Result<(), Error> {
+    use rayon::prelude::*;
     let writes: Vec<(usize, Vec<PathBuf>)> = places
         .iter()
-        .zip(&link_places)
+        .zip(link_places)
         .enumerate()
         .filter_map(|(i, (place, link))| {
             let rel = &items[i].0;
             let dsts: Vec<PathBuf> = match (place, link) {
                 (_, Some(o)) | (Place::Overlays { processors: o, .. }, _) => {
-                    o.iter().map(|p| out.join(p).join(rel)).collect()
+                    o.iter().map(|p| t.out.join(p).join(rel)).collect()
                 }
-                (Place::Generic, None) => vec![base.join(rel)],
+                (Place::Generic, None) => vec![t.base.join(rel)],
                 _ => return None,
             };
             Some((i, dsts))
@@ -281,7 +324,7 @@ pub fn split_tree(root: &Path, out: &Path, s: &TreeSplit<'_>) -> Result<SplitRep
                             .map_err(|e| Error::new(dst, ErrorKind::Write(e)))?;
                     }
                     Item::File { mode, .. } => {
-                        let src = root.join(rel);
+                        let src = t.root.join(rel);
                         let data = Input::open(&src)?;
                         write_atomic_copy(dst, &data, data.file_range(&data))?;
                         set_mode(dst, *mode)?;
@@ -290,33 +333,37 @@ pub fn split_tree(root: &Path, out: &Path, s: &TreeSplit<'_>) -> Result<SplitRep
                 }
             }
             Ok(())
-        })?;
-    report.copied = items
-        .iter()
-        .zip(&places)
-        .filter(|((_, item), place)| {
-            matches!(item, Item::File { .. }) && matches!(place, Place::Generic)
         })
-        .count();
-    // Archives go to the overlays of their processors, at the kpack directory's place.
-    if let (true, Ok(kpack_rel)) = (overlays, &kpack_rel) {
-        for a in &mut report.archives {
-            let from = PathBuf::from(&a.path);
-            let to = out
-                .join(processor(&a.arch))
-                .join(kpack_rel)
-                .join(from.file_name().unwrap_or_default());
-            if let Some(d) = to.parent() {
-                std::fs::create_dir_all(d).map_err(|e| Error::new(d, ErrorKind::CreateDir(e)))?;
-            }
-            std::fs::rename(&from, &to).map_err(|e| Error::new(&to, ErrorKind::Write(e)))?;
-            a.path = to.display().to_string();
+}
+
+/// Moves each archive written to the overlay of its processor, at the kpack directory's
+/// place below it (`report` then names it there); an emptied kpack directory is removed.
+fn archives_to_overlays(t: &TreePaths, report: &mut SplitReport) -> Result<(), Error> {
+    let Ok(kpack_rel) = &t.kpack_rel else {
+        return Ok(());
+    };
+    for a in &mut report.archives {
+        let from = PathBuf::from(&a.path);
+        let to = t
+            .out
+            .join(processor(&a.arch))
+            .join(kpack_rel)
+            .join(from.file_name().unwrap_or_default());
+        if let Some(d) = to.parent() {
+            std::fs::create_dir_all(d).map_err(|e| Error::new(d, ErrorKind::CreateDir(e)))?;
         }
-        if std::fs::read_dir(&kpack_dir).is_ok_and(|mut d| d.next().is_none()) {
-            let _ = std::fs::remove_dir(&kpack_dir);
-        }
+        std::fs::rename(&from, &to).map_err(|e| Error::new(&to, ErrorKind::Write(e)))?;
+        a.path = to.display().to_string();
     }
-    report.overlay_files = items
+    if std::fs::read_dir(&t.kpack_dir).is_ok_and(|mut d| d.next().is_none()) {
+        let _ = std::fs::remove_dir(&t.kpack_dir);
+    }
+    Ok(())
+}
+
+/// The database files placed in overlays, for the report.
+fn overlay_files(items: &[(String, Item)], places: Vec<Place>) -> Vec<OverlayFile> {
+    items
         .iter()
         .zip(places)
         .filter_map(|((rel, item), place)| match (item, place) {
@@ -336,8 +383,7 @@ pub fn split_tree(root: &Path, out: &Path, s: &TreeSplit<'_>) -> Result<SplitRep
             }),
             _ => None,
         })
-        .collect();
-    Ok(report)
+        .collect()
 }
 
 /// Moves the other files of a directory named for a processor (aiter's `hsa/gfx942/` with its

@@ -644,91 +644,154 @@ pub fn verify(
     progress: &dyn Progress,
 ) -> Result<VerifyReport, WalkError> {
     let around = Around::new();
-    let failed = |path: &Path, e: gfxkit_inventory::Error| {
-        let message = format!("cannot verify {}: {}", path.display(), chain(&e));
-        if matches!(*e.kind, gfxkit_inventory::ErrorKind::NoDeviceCode) {
-            VerifyFailed::NoDeviceCode(message)
-        } else {
-            VerifyFailed::Other(message)
+    // In a tree: the kernel-database files found, and each library's processors.
+    let found = if recursive {
+        verify_tree(paths, formats, progress, &around)?
+    } else {
+        Found {
+            groups: verify_named(paths, formats, progress, &around)?,
+            members: Vec::new(),
+            processors: Vec::new(),
         }
     };
-    let member_failed = |path: &Path, f: Failed<Infallible>| match f {
+    let (mut report, database_only) = report_groups(found.groups);
+    // A library whose device code is all in its kernel database: judged by it.
+    if !database_only.is_empty() {
+        let searched = if recursive { paths } else { &[] };
+        let beside =
+            members_beside(&database_only, searched, formats, progress).map_err(WalkError::Io)?;
+        let mut all = found.members.clone();
+        all.extend(beside);
+        verify_database_only(&mut report, &database_only, all);
+    }
+    // A library whose own device code is built for a processor its kernel database lacks.
+    library_findings(&mut report, found.members, &found.processors);
+    Ok(report)
+}
+
+/// What [`verify`] found in the files it read: each input's results, and in a tree the
+/// kernel-database files and each library's processors.
+struct Found {
+    groups: Vec<Group>,
+    members: Vec<database::DbMember>,
+    processors: Vec<(String, Vec<String>)>,
+}
+
+/// Why verifying `path` failed, from the reader's error.
+fn verify_failed(path: &Path, e: gfxkit_inventory::Error) -> VerifyFailed {
+    let message = format!("cannot verify {}: {}", path.display(), chain(&e));
+    if matches!(*e.kind, gfxkit_inventory::ErrorKind::NoDeviceCode) {
+        VerifyFailed::NoDeviceCode(message)
+    } else {
+        VerifyFailed::Other(message)
+    }
+}
+
+/// Why package member `path` could not be verified.
+fn member_failed(path: &Path, f: Failed<Infallible>) -> VerifyFailed {
+    match f {
         Failed::NoDeviceCode => {
             VerifyFailed::NoDeviceCode(format!("{}: {}", path.display(), crate::NoDeviceCode))
         }
         Failed::Package(e) => VerifyFailed::Other(chain(&e)),
         Failed::Visit(never) => match never {},
-    };
+    }
+}
+
+/// Every file below `paths` verified, grouped by package, with the kernel-database files
+/// found and the processors each library's own device code is built for.
+fn verify_tree(
+    paths: &[PathBuf],
+    formats: &Formats,
+    progress: &dyn Progress,
+    around: &Around,
+) -> Result<Found, WalkError> {
     let mut groups: Vec<Group> = Vec::new();
-    // In a tree: the kernel-database files found, and each library's processors.
     let mut members = Vec::new();
     let mut processors: Vec<(String, Vec<String>)> = Vec::new();
-    if recursive {
-        let scanned = crate::scan::scan_with(paths, formats, progress, |p, d| {
-            let file = File::at(p, d);
-            let member = formats.of(&file).database_member(&file);
-            let (r, procs) = verify_file(formats, &file, &around);
-            // A database file, not a library.
-            let procs = if member.is_some() { Vec::new() } else { procs };
-            Ok::<_, Infallible>((r, member, procs))
-        })
-        .map_err(WalkError::Io)?;
-        for s in scanned {
-            let name = s.path.display().to_string();
-            let r = match s.result {
-                Ok((r, member, procs)) => {
-                    members.extend(member);
-                    if !procs.is_empty() {
-                        processors.push((name.clone(), procs));
-                    }
-                    r.map_err(|e| failed(&s.path, e))
+    let scanned = crate::scan::scan_with(paths, formats, progress, |p, d| {
+        let file = File::at(p, d);
+        let member = formats.of(&file).database_member(&file);
+        let (r, procs) = verify_file(formats, &file, around);
+        // A database file, not a library.
+        let procs = if member.is_some() { Vec::new() } else { procs };
+        Ok::<_, Infallible>((r, member, procs))
+    })
+    .map_err(WalkError::Io)?;
+    for s in scanned {
+        let name = s.path.display().to_string();
+        let r = match s.result {
+            Ok((r, member, procs)) => {
+                members.extend(member);
+                if !procs.is_empty() {
+                    processors.push((name.clone(), procs));
                 }
-                Err(ScanError::Input(e)) => Err(VerifyFailed::Other(chain(&e))),
-                Err(ScanError::Member(f)) => Err(member_failed(&s.path, f)),
-            };
-            match groups.last_mut() {
-                Some(g) if g.package.is_some() && g.package == s.package => {
-                    g.results.push((name, r))
-                }
-                _ => groups.push(Group {
-                    package: s.package,
-                    explicit: s.explicit,
-                    results: vec![(name, r)],
-                }),
+                r.map_err(|e| verify_failed(&s.path, e))
             }
-        }
-    } else {
-        for f in paths {
-            if f.is_dir() && !crate::input::is_image_dir(f) {
-                return Err(WalkError::Directory(f.clone()));
-            }
-            let visit = |data: crate::Input| {
-                Ok::<_, Infallible>(verify_file(formats, &File::at(data.path(), &data), &around).0)
-            };
-            let group = match crate::input::for_each_with(f, progress, visit) {
-                Ok(items) => Group {
-                    package: items.iter().any(|(p, _)| p != f).then(|| f.clone()),
-                    explicit: true,
-                    results: items
-                        .into_iter()
-                        .map(|(p, r)| {
-                            let r = match r {
-                                Ok(r) => r.map_err(|e| failed(&p, e)),
-                                Err(m) => Err(member_failed(&p, m)),
-                            };
-                            (p.display().to_string(), r)
-                        })
-                        .collect(),
-                },
-                Err(e) => Group {
-                    package: None,
-                    explicit: true,
-                    results: vec![(f.display().to_string(), Err(VerifyFailed::Other(chain(&e))))],
-                },
-            };
-            groups.push(group);
+            Err(ScanError::Input(e)) => Err(VerifyFailed::Other(chain(&e))),
+            Err(ScanError::Member(f)) => Err(member_failed(&s.path, f)),
+        };
+        match groups.last_mut() {
+            Some(g) if g.package.is_some() && g.package == s.package => g.results.push((name, r)),
+            _ => groups.push(Group {
+                package: s.package,
+                explicit: s.explicit,
+                results: vec![(name, r)],
+            }),
         }
     }
+    Ok(Found {
+        groups,
+        members,
+        processors,
+    })
+}
+
+/// Each file named verified (a package by member); a directory named is the error.
+fn verify_named(
+    paths: &[PathBuf],
+    formats: &Formats,
+    progress: &dyn Progress,
+    around: &Around,
+) -> Result<Vec<Group>, WalkError> {
+    let mut groups: Vec<Group> = Vec::new();
+    for f in paths {
+        if f.is_dir() && !crate::input::is_image_dir(f) {
+            return Err(WalkError::Directory(f.clone()));
+        }
+        let visit = |data: crate::Input| {
+            Ok::<_, Infallible>(verify_file(formats, &File::at(data.path(), &data), around).0)
+        };
+        let group = match crate::input::for_each_with(f, progress, visit) {
+            Ok(items) => Group {
+                package: items.iter().any(|(p, _)| p != f).then(|| f.clone()),
+                explicit: true,
+                results: items
+                    .into_iter()
+                    .map(|(p, r)| {
+                        let r = match r {
+                            Ok(r) => r.map_err(|e| verify_failed(&p, e)),
+                            Err(m) => Err(member_failed(&p, m)),
+                        };
+                        (p.display().to_string(), r)
+                    })
+                    .collect(),
+            },
+            Err(e) => Group {
+                package: None,
+                explicit: true,
+                results: vec![(f.display().to_string(), Err(VerifyFailed::Other(chain(&e))))],
+            },
+        };
+        groups.push(group);
+    }
+    Ok(groups)
+}
+
+/// The report of the groups read: verifications and errors, a package's members without
+/// device code set apart; and the libraries without device code of their own that load a
+/// kernel database (rocBLAS, hipBLASLt), to be judged by it.
+fn report_groups(groups: Vec<Group>) -> (VerifyReport, Vec<PathBuf>) {
     let mut report = VerifyReport::default();
     let mut database_only: Vec<PathBuf> = Vec::new();
     for g in groups {
@@ -762,43 +825,48 @@ pub fn verify(
             }
         }
     }
-    // A library whose device code is all in its kernel database: judged by it.
-    if !database_only.is_empty() {
-        let beside = members_beside(
-            &database_only,
-            if recursive { paths } else { &[] },
-            formats,
-            progress,
-        )
-        .map_err(WalkError::Io)?;
-        let mut all = members.clone();
-        all.extend(beside);
-        let databases = database::group(all);
-        for path in &database_only {
-            let name = path.display().to_string();
-            report.files.extend(database::verify_database_library(
-                &name,
-                &databases,
-                &tensile_lib_paths(),
-            ));
-        }
-        report.files.sort_by(|a, b| a.path.cmp(&b.path));
+    (report, database_only)
+}
+
+/// Each library of `libraries`, judged by the kernel databases among `members`.
+fn verify_database_only(
+    report: &mut VerifyReport,
+    libraries: &[PathBuf],
+    members: Vec<database::DbMember>,
+) {
+    let databases = database::group(members);
+    for path in libraries {
+        let name = path.display().to_string();
+        report.files.extend(database::verify_database_library(
+            &name,
+            &databases,
+            &tensile_lib_paths(),
+        ));
     }
-    // A library whose own device code is built for a processor its kernel database lacks.
-    if !members.is_empty() && !processors.is_empty() {
-        let databases = database::group(members);
-        for (path, procs) in &processors {
-            let found = database::library_findings(path, procs, &databases, &tensile_lib_paths());
-            if let (false, Some(r)) = (
-                found.is_empty(),
-                report.files.iter_mut().find(|r| r.path == *path),
-            ) {
-                r.problems.extend(found);
-                r.ok = false;
-            }
+    report.files.sort_by(|a, b| a.path.cmp(&b.path));
+}
+
+/// Adds to each library's verification what its kernel database (among `members`) lacks
+/// of the `processors` its own device code is built for.
+fn library_findings(
+    report: &mut VerifyReport,
+    members: Vec<database::DbMember>,
+    processors: &[(String, Vec<String>)],
+) {
+    if members.is_empty() || processors.is_empty() {
+        return;
+    }
+    let databases = database::group(members);
+    for (path, procs) in processors {
+        let found = database::library_findings(path, procs, &databases, &tensile_lib_paths());
+        if let (false, Some(r)) = (
+            found.is_empty(),
+            report.files.iter_mut().find(|r| r.path == *path),
+        ) {
+            r.problems.extend(found);
+            r.ok = false;
         }
     }
-    Ok(report)
 }
 
 /// What [`list()`] reads.

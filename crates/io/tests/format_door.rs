@@ -10,7 +10,8 @@ use gfxkit_inventory::list::FileListing;
 use gfxkit_inventory::select::Selection;
 use gfxkit_inventory::verify::Verification;
 use gfxkit_inventory::Inventory;
-use gfxkit_io::format::{Around, File, Format, Formats, Sized};
+use gfxkit_io::extract::{ExtractError, Plan, Wanted};
+use gfxkit_io::format::{Around, File, Format, Formats, Inspection, Sized};
 use gfxkit_io::whole;
 use gfxkit_kpack::search::Loader;
 use gfxkit_spec::rocm::Rules;
@@ -120,6 +121,21 @@ impl Format for Toy {
     ) -> Selection {
         let inv = Inventory::of(Toy::inner(file));
         gfxkit_inventory::select::select_on(&file.name(), &inv, device, rules)
+    }
+
+    fn extract<'d>(
+        &self,
+        file: &File<'d>,
+        explicit: bool,
+        wanted: &mut Wanted,
+    ) -> Result<Option<Plan<'d>>, ExtractError> {
+        Plan::bundles(file.path, Inventory::of(Toy::inner(file)), explicit, wanted)
+    }
+
+    fn inspect(&self, _: &File<'_>) -> Inspection {
+        Inspection::CodeObject {
+            hint: " (it is a toy container: see `gfxkit extract`)",
+        }
     }
 }
 
@@ -276,4 +292,44 @@ fn a_format_added_through_the_interface_is_read_by_every_command() {
     .unwrap();
     assert_eq!(c.files.len(), 1);
     assert!(!c.files[0].ok, "kernels.toy of old/ has no gfx1100 code");
+
+    // extract: the code objects a target selects, with the bytes the bundle holds
+    let bytes = std::fs::read(&b).unwrap();
+    let file = File::at(&b, &bytes);
+    let gfx90a = gfxkit_inventory::extract::requested_id("gfx90a").unwrap();
+    let mut wanted = Wanted::new(vec![gfx90a]);
+    let plan = with_toy
+        .of(&file)
+        .extract(&file, true, &mut wanted)
+        .unwrap()
+        .expect("the toy holds device code");
+    assert_eq!(wanted.unmatched(), None);
+    let done = plan
+        .produce(
+            None,
+            gfxkit_bundle::ccob::HashCheck::Error,
+            &|item, data, _| Ok((item.file_name("kernels"), data.to_vec())),
+        )
+        .unwrap();
+    let names: Vec<&str> = done.items.iter().map(|(_, (n, _), _)| n.as_str()).collect();
+    assert_eq!(names, ["kernels.0.hipv4-amdgcn-amd-amdhsa--gfx90a.co"]);
+    let co = &done.items[0].1 .1;
+    let found = gfxkit_code_object::CodeObject::parse(co).unwrap();
+    assert_eq!(found.target_id().unwrap().to_string(), "gfx90a");
+    // Every entry but the empty host one.
+    let mut all = Wanted::new(Vec::new());
+    let plan = with_toy.of(&file).extract(&file, true, &mut all).unwrap();
+    assert_eq!(plan.map(|p| p.len()), Some(3));
+    let plain = standard
+        .of(&file)
+        .extract(&file, true, &mut Wanted::new(Vec::new()));
+    assert!(
+        matches!(plain, Err(ExtractError::NoDeviceCode(_))),
+        "{:?}",
+        plain.err()
+    );
+    assert!(matches!(
+        with_toy.of(&file).inspect(&file),
+        Inspection::CodeObject { hint } if hint.contains("toy")
+    ));
 }

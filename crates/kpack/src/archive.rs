@@ -169,43 +169,192 @@ fn string(map: &[(Value, Value)], key: &str, at: u64) -> Result<Option<String>> 
     }
 }
 
+/// The header of archive `data`: its version and the TOC's offset, checked to lie after the
+/// header and inside the file.
+fn read_header(data: &[u8]) -> Result<(u32, u64)> {
+    if !is_kpack(data) {
+        return fail(
+            0,
+            ErrorKind::BadMagic {
+                found: data.iter().take(4).copied().collect(),
+            },
+        );
+    }
+    let c = Cursor::new(data);
+    let version = c.u32(4).map_err(|e| truncated("header", e))?;
+    if version != VERSION {
+        return fail(4, ErrorKind::UnsupportedVersion(version.into()));
+    }
+    let toc_offset = c.u64(8).map_err(|e| truncated("header", e))?;
+    let len = data.len() as u64;
+    if let Err(e) = c.sub(0, HEADER_SIZE) {
+        return Err(truncated("header", e));
+    }
+    if toc_offset < HEADER_SIZE || toc_offset >= len {
+        return bad_toc(
+            8,
+            format!(
+                "toc_offset {toc_offset:#x} is outside the file (header ends at {HEADER_SIZE:#x}, \
+                 file is {len:#x} bytes)"
+            ),
+        );
+    }
+    Ok((version, toc_offset))
+}
+
+/// The TOC at `toc_offset`: a MessagePack map (its nesting bounded).
+fn read_toc(data: &[u8], toc_offset: u64) -> Result<Vec<(Value, Value)>> {
+    let mut rd = &data[toc_offset as usize..];
+    let toc = rmpv::decode::read_value_with_max_depth(&mut rd, limits::MAX_TOC_DEPTH)
+        .map_err(|e| Error::at(toc_offset, ErrorKind::BadToc(format!("MessagePack: {e}"))))?;
+    let Value::Map(top) = toc else {
+        return bad_toc(toc_offset, format!("expected a map, found {toc}"));
+    };
+    Ok(top)
+}
+
+/// The TOC's `gfx_arches` (none when absent): an array of strings.
+fn gfx_arches(top: &[(Value, Value)], at: u64) -> Result<Vec<String>> {
+    Ok(match get(top, "gfx_arches") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => {
+            let mut out = Vec::new();
+            for v in a {
+                match v.as_str() {
+                    Some(s) => out.push(s.to_owned()),
+                    None => return bad_toc(at, format!("gfx_arches holds {v}, not a string")),
+                }
+            }
+            out
+        }
+        Some(v) => return bad_toc(at, format!("gfx_arches is {v}, expected an array")),
+    })
+}
+
+/// How the TOC (at `toc_offset`) says kernels are stored, and each stored kernel's offset
+/// and size: the frames of the zstd blob, or the uncompressed blobs, each checked to lie
+/// between the header and the TOC.
+fn stored_kernels(
+    data: &[u8],
+    top: &[(Value, Value)],
+    toc_offset: u64,
+) -> Result<(Scheme, Vec<(u64, u64)>)> {
+    let at = toc_offset;
+    let scheme_name = string(top, "compression_scheme", at)?.unwrap_or_else(|| "none".into());
+    let (scheme, stored) = match scheme_name.as_str() {
+        "zstd-per-kernel" => {
+            let offset = uint(top, "zstd_offset", at)?
+                .ok_or_else(|| Error::at(at, ErrorKind::BadToc("zstd_offset missing".into())))?;
+            let size = uint(top, "zstd_size", at)?
+                .ok_or_else(|| Error::at(at, ErrorKind::BadToc("zstd_size missing".into())))?;
+            let end = offset.checked_add(size).filter(|&e| e <= toc_offset);
+            if offset < HEADER_SIZE || end.is_none() {
+                return bad_toc(
+                    at,
+                    format!(
+                        "zstd blob {offset:#x}+{size:#x} is outside {HEADER_SIZE:#x}..{toc_offset:#x} \
+                         (between the header and the TOC)"
+                    ),
+                );
+            }
+            let frames = index_frames(data, offset, size)?;
+            (Scheme::ZstdPerKernel { offset, size }, frames)
+        }
+        "none" => {
+            let blobs = match get(top, "blobs") {
+                None => &[][..],
+                Some(Value::Array(a)) => a.as_slice(),
+                Some(v) => return bad_toc(at, format!("blobs is {v}, expected an array")),
+            };
+            let mut out = Vec::new();
+            for (i, b) in blobs.iter().enumerate() {
+                let Value::Map(m) = b else {
+                    return bad_toc(at, format!("blobs[{i}] is {b}, expected a map"));
+                };
+                let (Some(o), Some(s)) = (uint(m, "offset", at)?, uint(m, "size", at)?) else {
+                    return bad_toc(at, format!("blobs[{i}] lacks offset or size"));
+                };
+                if o < HEADER_SIZE || !matches!(o.checked_add(s), Some(e) if e <= toc_offset) {
+                    return fail(
+                        o,
+                        ErrorKind::Truncated {
+                            what: "blob",
+                            need: s,
+                            have: toc_offset.saturating_sub(o),
+                        },
+                    );
+                }
+                out.push((o, s));
+            }
+            (Scheme::None, out)
+        }
+        other => return fail(at, ErrorKind::UnknownScheme(other.to_owned())),
+    };
+    Ok((scheme, stored))
+}
+
+/// The kernels the TOC's `toc` map names (key, then architecture), each with its stored
+/// blob found by ordinal among `stored`; at most [`limits::MAX_KERNELS`].
+fn toc_kernels(top: &[(Value, Value)], stored: &[(u64, u64)], at: u64) -> Result<Vec<Kernel>> {
+    let mut kernels = Vec::new();
+    match get(top, "toc") {
+        None => {}
+        Some(Value::Map(entries)) => {
+            for (k, per_arch) in entries {
+                let Some(key) = k.as_str() else {
+                    return bad_toc(at, format!("toc key {k} is not a string"));
+                };
+                let Value::Map(per_arch) = per_arch else {
+                    return bad_toc(at, format!("toc[{key:?}] is {per_arch}, expected a map"));
+                };
+                for (a, e) in per_arch {
+                    let Some(arch) = a.as_str() else {
+                        return bad_toc(at, format!("toc[{key:?}] has key {a}, not a string"));
+                    };
+                    let Value::Map(e) = e else {
+                        return bad_toc(at, format!("toc[{key:?}][{arch:?}] is not a map"));
+                    };
+                    let Some(ordinal) = uint(e, "ordinal", at)? else {
+                        return bad_toc(at, format!("toc[{key:?}][{arch:?}] has no ordinal"));
+                    };
+                    let Some(&(so, ss)) = usize::try_from(ordinal).ok().and_then(|o| stored.get(o))
+                    else {
+                        return fail(
+                            at,
+                            ErrorKind::OrdinalOutOfRange {
+                                key: key.to_owned(),
+                                arch: arch.to_owned(),
+                                ordinal,
+                                count: stored.len() as u64,
+                            },
+                        );
+                    };
+                    kernels.push(Kernel {
+                        key: key.to_owned(),
+                        arch: arch.to_owned(),
+                        kind: string(e, "type", at)?.unwrap_or_default(),
+                        ordinal,
+                        original_size: uint(e, "original_size", at)?,
+                        stored_offset: so,
+                        stored_size: ss,
+                    });
+                    if kernels.len() > limits::MAX_KERNELS {
+                        return bad_toc(at, format!("more than {} kernels", limits::MAX_KERNELS));
+                    }
+                }
+            }
+        }
+        Some(v) => return bad_toc(at, format!("toc is {v}, expected a map")),
+    }
+    Ok(kernels)
+}
+
 impl<'data> Archive<'data> {
     /// Reads the header and TOC of `data` and indexes the stored kernels (frames are walked,
     /// not decoded). Every offset and count is checked against the bytes present.
     pub fn parse(data: &'data [u8]) -> Result<Archive<'data>> {
-        if !is_kpack(data) {
-            return fail(
-                0,
-                ErrorKind::BadMagic {
-                    found: data.iter().take(4).copied().collect(),
-                },
-            );
-        }
-        let c = Cursor::new(data);
-        let version = c.u32(4).map_err(|e| truncated("header", e))?;
-        if version != VERSION {
-            return fail(4, ErrorKind::UnsupportedVersion(version.into()));
-        }
-        let toc_offset = c.u64(8).map_err(|e| truncated("header", e))?;
-        let len = data.len() as u64;
-        if let Err(e) = c.sub(0, HEADER_SIZE) {
-            return Err(truncated("header", e));
-        }
-        if toc_offset < HEADER_SIZE || toc_offset >= len {
-            return bad_toc(
-                8,
-                format!(
-                    "toc_offset {toc_offset:#x} is outside the file (header ends at {HEADER_SIZE:#x}, \
-                     file is {len:#x} bytes)"
-                ),
-            );
-        }
-        let mut rd = &data[toc_offset as usize..];
-        let toc = rmpv::decode::read_value_with_max_depth(&mut rd, limits::MAX_TOC_DEPTH)
-            .map_err(|e| Error::at(toc_offset, ErrorKind::BadToc(format!("MessagePack: {e}"))))?;
-        let Value::Map(top) = toc else {
-            return bad_toc(toc_offset, format!("expected a map, found {toc}"));
-        };
+        let (version, toc_offset) = read_header(data)?;
+        let top = read_toc(data, toc_offset)?;
         let at = toc_offset;
         let format_version = uint(&top, "format_version", at)?;
         if let Some(v) = format_version {
@@ -215,125 +364,9 @@ impl<'data> Archive<'data> {
         }
         let group_name = string(&top, "group_name", at)?;
         let arch_family = string(&top, "gfx_arch_family", at)?;
-        let arches = match get(&top, "gfx_arches") {
-            None => Vec::new(),
-            Some(Value::Array(a)) => {
-                let mut out = Vec::new();
-                for v in a {
-                    match v.as_str() {
-                        Some(s) => out.push(s.to_owned()),
-                        None => return bad_toc(at, format!("gfx_arches holds {v}, not a string")),
-                    }
-                }
-                out
-            }
-            Some(v) => return bad_toc(at, format!("gfx_arches is {v}, expected an array")),
-        };
-        let scheme_name = string(&top, "compression_scheme", at)?.unwrap_or_else(|| "none".into());
-        let (scheme, stored) = match scheme_name.as_str() {
-            "zstd-per-kernel" => {
-                let offset = uint(&top, "zstd_offset", at)?.ok_or_else(|| {
-                    Error::at(at, ErrorKind::BadToc("zstd_offset missing".into()))
-                })?;
-                let size = uint(&top, "zstd_size", at)?
-                    .ok_or_else(|| Error::at(at, ErrorKind::BadToc("zstd_size missing".into())))?;
-                let end = offset.checked_add(size).filter(|&e| e <= toc_offset);
-                if offset < HEADER_SIZE || end.is_none() {
-                    return bad_toc(
-                        at,
-                        format!(
-                            "zstd blob {offset:#x}+{size:#x} is outside {HEADER_SIZE:#x}..{toc_offset:#x} \
-                             (between the header and the TOC)"
-                        ),
-                    );
-                }
-                let frames = index_frames(data, offset, size)?;
-                (Scheme::ZstdPerKernel { offset, size }, frames)
-            }
-            "none" => {
-                let blobs = match get(&top, "blobs") {
-                    None => &[][..],
-                    Some(Value::Array(a)) => a.as_slice(),
-                    Some(v) => return bad_toc(at, format!("blobs is {v}, expected an array")),
-                };
-                let mut out = Vec::new();
-                for (i, b) in blobs.iter().enumerate() {
-                    let Value::Map(m) = b else {
-                        return bad_toc(at, format!("blobs[{i}] is {b}, expected a map"));
-                    };
-                    let (Some(o), Some(s)) = (uint(m, "offset", at)?, uint(m, "size", at)?) else {
-                        return bad_toc(at, format!("blobs[{i}] lacks offset or size"));
-                    };
-                    if o < HEADER_SIZE || !matches!(o.checked_add(s), Some(e) if e <= toc_offset) {
-                        return fail(
-                            o,
-                            ErrorKind::Truncated {
-                                what: "blob",
-                                need: s,
-                                have: toc_offset.saturating_sub(o),
-                            },
-                        );
-                    }
-                    out.push((o, s));
-                }
-                (Scheme::None, out)
-            }
-            other => return fail(at, ErrorKind::UnknownScheme(other.to_owned())),
-        };
-        let mut kernels = Vec::new();
-        match get(&top, "toc") {
-            None => {}
-            Some(Value::Map(entries)) => {
-                for (k, per_arch) in entries {
-                    let Some(key) = k.as_str() else {
-                        return bad_toc(at, format!("toc key {k} is not a string"));
-                    };
-                    let Value::Map(per_arch) = per_arch else {
-                        return bad_toc(at, format!("toc[{key:?}] is {per_arch}, expected a map"));
-                    };
-                    for (a, e) in per_arch {
-                        let Some(arch) = a.as_str() else {
-                            return bad_toc(at, format!("toc[{key:?}] has key {a}, not a string"));
-                        };
-                        let Value::Map(e) = e else {
-                            return bad_toc(at, format!("toc[{key:?}][{arch:?}] is not a map"));
-                        };
-                        let Some(ordinal) = uint(e, "ordinal", at)? else {
-                            return bad_toc(at, format!("toc[{key:?}][{arch:?}] has no ordinal"));
-                        };
-                        let Some(&(so, ss)) =
-                            usize::try_from(ordinal).ok().and_then(|o| stored.get(o))
-                        else {
-                            return fail(
-                                at,
-                                ErrorKind::OrdinalOutOfRange {
-                                    key: key.to_owned(),
-                                    arch: arch.to_owned(),
-                                    ordinal,
-                                    count: stored.len() as u64,
-                                },
-                            );
-                        };
-                        kernels.push(Kernel {
-                            key: key.to_owned(),
-                            arch: arch.to_owned(),
-                            kind: string(e, "type", at)?.unwrap_or_default(),
-                            ordinal,
-                            original_size: uint(e, "original_size", at)?,
-                            stored_offset: so,
-                            stored_size: ss,
-                        });
-                        if kernels.len() > limits::MAX_KERNELS {
-                            return bad_toc(
-                                at,
-                                format!("more than {} kernels", limits::MAX_KERNELS),
-                            );
-                        }
-                    }
-                }
-            }
-            Some(v) => return bad_toc(at, format!("toc is {v}, expected a map")),
-        }
+        let arches = gfx_arches(&top, at)?;
+        let (scheme, stored) = stored_kernels(data, &top, toc_offset)?;
+        let mut kernels = toc_kernels(&top, &stored, at)?;
         check_consistency(&kernels, &stored, &arches, &scheme, data, at)?;
         kernels.sort_by(|a, b| (&a.key, &a.arch).cmp(&(&b.key, &b.arch)));
         Ok(Archive {

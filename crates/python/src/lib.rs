@@ -1034,7 +1034,11 @@ fn extract_one(
     wanted: &mut gfxkit_io::extract::Wanted,
     hash: gfxkit_bundle::ccob::HashCheck,
 ) -> Result<Vec<Extracted>, gfxkit_io::extract::ExtractError> {
-    let Some(plan) = gfxkit_io::extract::plan(path, bytes, explicit, wanted)? else {
+    let file = File::at(path, bytes);
+    let Some(plan) = Formats::standard()
+        .of(&file)
+        .extract(&file, explicit, wanted)?
+    else {
         return Ok(Vec::new());
     };
     let done = plan.produce(None, hash, &|_, data, _| Ok(data.to_vec()))?;
@@ -1494,7 +1498,7 @@ fn kpack_split<'py>(
         ));
     }
     let inputs = [src];
-    let request = gfxkit_io::split::SplitRequest {
+    let request = gfxkit_io::split_request::SplitRequest {
         inputs: &inputs,
         output: &output,
         group,
@@ -1503,12 +1507,12 @@ fn kpack_split<'py>(
         compression,
         options: gfxkit_io::split::SplitOptions { drop_signature },
         tree: recursive.then_some(if overlays {
-            gfxkit_io::split_tree::TreeLayout::Overlays
+            gfxkit_io::split::TreeLayout::Overlays
         } else {
-            gfxkit_io::split_tree::TreeLayout::Single
+            gfxkit_io::split::TreeLayout::Single
         }),
     };
-    match py.allow_threads(|| gfxkit_io::split::split_request(&request)) {
+    match py.allow_threads(|| gfxkit_io::split_request::split_request(&request)) {
         Ok(r) => answer(py, &r, 0, |w| gfxkit_text::kpack::split(&r, w), None),
         Err(e) => Err(kpack_error(py, &e)),
     }

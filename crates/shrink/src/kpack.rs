@@ -190,6 +190,84 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
         ));
     };
     let in_fatbin = |a: u64| a >= fa && a < fend;
+    fatbin_addresses_free(&e, fb, fa, fend)?;
+    let wrapper_bundles = wrapper_bundles(&ws, fo, fa, fend)?;
+    // The segment holding .hip_fatbin, and where the marker and the program header table go.
+    let (si, s) = layout::fatbin_segment(&e, fo, old_end, fa)?;
+    let placed = place_marker(&e, &s, fo, fs, marker.len() as u64)?;
+    let Placed {
+        m_off,
+        t_off,
+        shift,
+        ..
+    } = placed;
+    let m_va = s.vaddr.wrapping_add(m_off - s.offset);
+    let moved = layout::Moved {
+        fo,
+        end: old_end,
+        down: shift,
+        up: 0,
+    };
+
+    // The section header table is written again at the end: the input is kept up to it.
+    let tail_end = edit::kept_end(&e, data, old_end);
+    let mut edit = Edit::new(&e, data, fb, Some(moved), SectionTable::AtEnd { new: None });
+    for (k, w) in ws.iter().enumerate() {
+        edit.patch(w.at, &WrapperMagic::HIPK.to_le_bytes());
+        edit.patch_u64(w.at + 16, k as u64);
+        let in_place = w.pointer;
+        if in_place != 0 && in_fatbin(in_place) {
+            edit.patch_u64(w.at + 8, m_va);
+        }
+    }
+    patch_relocations(&e, data, seg, fb, (fa, fend), m_va, &mut edit)?;
+    // Symbols in .hip_fatbin: at its (unchanged) address, now empty.
+    for (_, _, sym) in elf::symbols_in(&e, data, fb)? {
+        edit.patch_u64(sym.at + 8, fa);
+        edit.patch_u64(sym.at + 16, 0);
+    }
+
+    // Program headers: the segment split around the marker and the table after it.
+    let mut phdrs = split_program_headers(&e, (si, &s), fo, m_va, &placed);
+    let t_va = m_va.wrapping_add(t_off - m_off);
+    edit::describe_table(&e, &mut phdrs, Some((t_off, t_va, t_va)));
+    edit.set_program_headers(phdrs, t_off, true);
+
+    // Section headers: .hip_fatbin emptied, the marker added (or given the header of an old
+    // marker, whose bytes stay where they are, unreferenced).
+    edit.set_section(fb, Field::Size, 0);
+    let marker_rec = marker_record(m_va, m_off, marker.len() as u64);
+    match old_marker {
+        Some(m) => {
+            let mut rec = marker_rec;
+            let name = Cursor::new(data).array::<4>(e.shoff + (m * elf::SHENT) as u64)?;
+            rec[0..4].copy_from_slice(&name);
+            edit.replace_section(m, rec);
+        }
+        None => edit.set_new_section(MARKER_SECTION, marker_rec),
+    }
+
+    // The bytes: the input up to .hip_fatbin, the marker, the table's place, the rest moved
+    // down.
+    edit.out.push(&data[..fo as usize]);
+    edit.out.pad_to(m_off)?;
+    edit.out.push(marker);
+    edit.out.pad_to(old_end - shift)?;
+    edit.out.push(&data[old_end as usize..tail_end as usize]);
+    let out = edit.finish()?;
+    Ok(Split {
+        bytes: out.to_vec(),
+        wrapper_bundles,
+        marker_offset: m_off,
+        marker_address: m_va,
+        shift,
+    })
+}
+
+/// Refuses a binary where another section claims `.hip_fatbin`'s addresses (`fa..fend`),
+/// which the marker takes: readers mapping the marker's address through the sections would
+/// land there.
+fn fatbin_addresses_free(e: &Elf, fb: usize, fa: u64, fend: u64) -> Result<()> {
     // The marker takes .hip_fatbin's addresses: no other section may claim them, or readers
     // mapping the marker's address through the sections would land there.
     if let Some((i, sh)) = e.shdrs.iter().enumerate().find(|&(i, sh)| {
@@ -209,8 +287,16 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
             ),
         ));
     }
+    Ok(())
+}
+
+/// For each wrapper (all `HIPF`, each pointer a RELATIVE relocation or in place), the file
+/// offset of the bundle it points to inside `.hip_fatbin` (file offset `fo`, addresses
+/// `fa..fend`).
+fn wrapper_bundles(ws: &[elf::Wrapper], fo: u64, fa: u64, fend: u64) -> Result<Vec<u64>> {
+    let in_fatbin = |a: u64| a >= fa && a < fend;
     let mut wrapper_bundles = Vec::with_capacity(ws.len());
-    for w in &ws {
+    for w in ws {
         match w.magic {
             WrapperMagic::HIPF => {}
             WrapperMagic::HIPK => {
@@ -251,78 +337,30 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
             }
         }
     }
+    Ok(wrapper_bundles)
+}
 
-    // The segment holding .hip_fatbin.
-    let (si, s) = layout::fatbin_segment(&e, fo, old_end, fa)?;
-    if !layout::table_may_move_into(&e, &s) {
-        return Err(unsupported(
-            s.offset,
-            "the program header table must move next to the marker, but in this \
-             executable the segment holding .hip_fatbin has another address-offset \
-             difference than the first segment",
-        ));
-    }
-    let head = old_end - s.offset;
-    let has_tail = s.filesz > head || s.memsz > head;
-    // A `.hip_fatbin` that starts its segment (as in a binary `inline_elf` made) leaves no
-    // part before it to keep.
-    let has_head = fo > s.offset;
-    let n_phdrs = e.phdrs.len() + usize::from(has_head) + usize::from(has_tail);
-    let table_len = (n_phdrs * elf::PHENT) as u64;
-    // `.hip_fatbin` lies inside the file, so these stay far below `u64::MAX`.
-    let m_off = fo.next_multiple_of(8);
-    let t_off = (m_off + marker.len() as u64).next_multiple_of(8);
-    let t_end = t_off + table_len;
-    if t_end > old_end {
-        return Err(unsupported(
-            fo,
-            format!(
-                ".hip_fatbin ({fs} bytes) is too small to hold the marker ({} bytes) and the \
-                 program header table ({table_len} bytes)",
-                marker.len()
-            ),
-        ));
-    }
-    // Everything after .hip_fatbin moves down by a multiple of every later alignment.
-    let mut unit = 4096u64.max(s.align);
-    for sh in &e.shdrs {
-        if sh.offset >= old_end {
-            unit = unit.max(sh.addralign);
-        }
-    }
-    for p in &e.phdrs {
-        if p.offset >= old_end {
-            unit = unit.max(p.align);
-        }
-    }
-    let shift = (old_end - t_end) / unit * unit;
-    let m_va = s.vaddr.wrapping_add(m_off - s.offset);
-    let moved = layout::Moved {
-        fo,
-        end: old_end,
-        down: shift,
-        up: 0,
-    };
-
-    // The section header table is written again at the end: the input is kept up to it.
-    let tail_end = edit::kept_end(&e, data, old_end);
-    let mut edit = Edit::new(&e, data, fb, Some(moved), SectionTable::AtEnd { new: None });
-    for (k, w) in ws.iter().enumerate() {
-        edit.patch(w.at, &WrapperMagic::HIPK.to_le_bytes());
-        edit.patch_u64(w.at + 16, k as u64);
-        let in_place = w.pointer;
-        if in_place != 0 && in_fatbin(in_place) {
-            edit.patch_u64(w.at + 8, m_va);
-        }
-    }
+/// Points every RELATIVE addend into `.hip_fatbin` (addresses `fatbin`) at the marker
+/// (`m_va`); refuses one that does not come from a wrapper and a symbol relocation into
+/// `.hip_fatbin`.
+fn patch_relocations(
+    e: &Elf,
+    data: &[u8],
+    seg: usize,
+    fb: usize,
+    fatbin: (u64, u64),
+    m_va: u64,
+    edit: &mut Edit<'_, '_>,
+) -> Result<()> {
+    let in_fatbin = |a: u64| a >= fatbin.0 && a < fatbin.1;
     // Relocations: RELATIVE addends into .hip_fatbin must be wrapper pointers.
     for (ri, r) in e.shdrs.iter().enumerate() {
         if r.sh_type != elf::SHT_RELA {
             continue;
         }
-        let syms = elf::linked_symbols(&e, data, r)?.unwrap_or_default();
-        for rel in elf::relas(&e, data, ri)? {
-            let slot = wrapper_slot(&e, seg, rel.r_offset);
+        let syms = elf::linked_symbols(e, data, r)?.unwrap_or_default();
+        for rel in elf::relas(e, data, ri)? {
+            let slot = wrapper_slot(e, seg, rel.r_offset);
             let what = format!("relocation {} of {}", rel.index, r.name);
             if rel.r_type == elf::R_X86_64_RELATIVE {
                 if in_fatbin(rel.addend as u64) {
@@ -349,89 +387,152 @@ pub fn split_elf(data: &[u8], marker: &[u8]) -> Result<Split> {
             }
         }
     }
-    // Symbols in .hip_fatbin: at its (unchanged) address, now empty.
-    for (_, _, sym) in elf::symbols_in(&e, data, fb)? {
-        edit.patch_u64(sym.at + 8, fa);
-        edit.patch_u64(sym.at + 16, 0);
-    }
+    Ok(())
+}
 
-    // Program headers: the segment split around the marker and the table after it.
-    let mut phdrs: Vec<Phdr> = Vec::with_capacity(n_phdrs);
-    for (i, p) in e.phdrs.iter().enumerate() {
+/// The program headers after the split: segment `si` (`s`) cut around `.hip_fatbin` (file
+/// offset `fo`) into the part before it, the marker's read-only segment at address `m_va`
+/// (with the table after the marker) and the part after it; later segments moved down.
+fn split_program_headers(
+    e: &Elf,
+    (si, s): (usize, &Phdr),
+    fo: u64,
+    m_va: u64,
+    p: &Placed,
+) -> Vec<Phdr> {
+    let mut phdrs: Vec<Phdr> = Vec::with_capacity(e.phdrs.len() + 2);
+    for (i, q) in e.phdrs.iter().enumerate() {
         if i == si {
-            if has_head {
+            if p.has_head {
                 phdrs.push(Phdr {
                     filesz: fo - s.offset,
                     memsz: fo - s.offset,
-                    ..s
+                    ..*s
                 });
             }
             phdrs.push(Phdr {
                 p_type: elf::PT_LOAD,
                 flags: PF_R,
-                offset: m_off,
+                offset: p.m_off,
                 vaddr: m_va,
-                paddr: s.paddr.wrapping_add(m_off - s.offset),
-                filesz: t_end - m_off,
-                memsz: t_end - m_off,
+                paddr: s.paddr.wrapping_add(p.m_off - s.offset),
+                filesz: p.t_end - p.m_off,
+                memsz: p.t_end - p.m_off,
                 align: s.align,
             });
-            if has_tail {
+            if p.has_tail {
                 phdrs.push(Phdr {
-                    offset: old_end - shift,
-                    vaddr: s.vaddr.wrapping_add(head),
-                    paddr: s.paddr.wrapping_add(head),
-                    filesz: s.filesz.saturating_sub(head),
-                    memsz: s.memsz.saturating_sub(head),
-                    ..s
+                    offset: p.old_end - p.shift,
+                    vaddr: s.vaddr.wrapping_add(p.head),
+                    paddr: s.paddr.wrapping_add(p.head),
+                    filesz: s.filesz.saturating_sub(p.head),
+                    memsz: s.memsz.saturating_sub(p.head),
+                    ..*s
                 });
             }
             continue;
         }
-        let mut q = *p;
-        if !e.describes_table(&q) && q.offset >= old_end {
-            q.offset -= shift;
+        let mut q = *q;
+        if !e.describes_table(&q) && q.offset >= p.old_end {
+            q.offset -= p.shift;
         }
         phdrs.push(q);
     }
-    let t_va = m_va.wrapping_add(t_off - m_off);
-    edit::describe_table(&e, &mut phdrs, Some((t_off, t_va, t_va)));
-    edit.set_program_headers(phdrs, t_off, true);
+    phdrs
+}
 
-    // Section headers: .hip_fatbin emptied, the marker added (or given the header of an old
-    // marker, whose bytes stay where they are, unreferenced).
-    edit.set_section(fb, Field::Size, 0);
+/// Where a split puts things in the segment `s` holding `.hip_fatbin` (file offset `fo`,
+/// `fs` bytes): the marker (`marker_len` bytes), the program header table after it, and how
+/// far everything after `.hip_fatbin` moves down. Refuses an executable whose table cannot
+/// move there and a `.hip_fatbin` too small for both.
+fn place_marker(e: &Elf, s: &Phdr, fo: u64, fs: u64, marker_len: u64) -> Result<Placed> {
+    let old_end = fo + fs;
+    if !layout::table_may_move_into(e, s) {
+        return Err(unsupported(
+            s.offset,
+            "the program header table must move next to the marker, but in this \
+             executable the segment holding .hip_fatbin has another address-offset \
+             difference than the first segment",
+        ));
+    }
+    let head = old_end - s.offset;
+    let has_tail = s.filesz > head || s.memsz > head;
+    // A `.hip_fatbin` that starts its segment (as in a binary `inline_elf` made) leaves no
+    // part before it to keep.
+    let has_head = fo > s.offset;
+    let n_phdrs = e.phdrs.len() + usize::from(has_head) + usize::from(has_tail);
+    let table_len = (n_phdrs * elf::PHENT) as u64;
+    // `.hip_fatbin` lies inside the file, so these stay far below `u64::MAX`.
+    let m_off = fo.next_multiple_of(8);
+    let t_off = (m_off + marker_len).next_multiple_of(8);
+    let t_end = t_off + table_len;
+    if t_end > old_end {
+        return Err(unsupported(
+            fo,
+            format!(
+                ".hip_fatbin ({fs} bytes) is too small to hold the marker ({} bytes) and the \
+                 program header table ({table_len} bytes)",
+                marker_len
+            ),
+        ));
+    }
+    // Everything after .hip_fatbin moves down by a multiple of every later alignment.
+    let mut unit = 4096u64.max(s.align);
+    for sh in &e.shdrs {
+        if sh.offset >= old_end {
+            unit = unit.max(sh.addralign);
+        }
+    }
+    for p in &e.phdrs {
+        if p.offset >= old_end {
+            unit = unit.max(p.align);
+        }
+    }
+    let shift = (old_end - t_end) / unit * unit;
+    Ok(Placed {
+        old_end,
+        head,
+        has_head,
+        has_tail,
+        m_off,
+        t_off,
+        t_end,
+        shift,
+    })
+}
+
+/// Where [`place_marker`] puts the marker and the program header table.
+#[derive(Debug, Clone, Copy)]
+struct Placed {
+    /// The end of `.hip_fatbin` in the input.
+    old_end: u64,
+    /// Bytes of the segment up to the end of `.hip_fatbin`.
+    head: u64,
+    /// Whether the segment has a part before `.hip_fatbin` to keep.
+    has_head: bool,
+    /// Whether it has a part after it.
+    has_tail: bool,
+    /// The marker's file offset.
+    m_off: u64,
+    /// The program header table's file offset.
+    t_off: u64,
+    /// Its end.
+    t_end: u64,
+    /// How far everything after `.hip_fatbin` moves down in the file.
+    shift: u64,
+}
+
+/// The section header of the marker (`len` bytes at file offset `m_off`, address `m_va`),
+/// its name left to the caller.
+fn marker_record(m_va: u64, m_off: u64, len: u64) -> [u8; elf::SHENT] {
     let mut marker_rec = [0u8; elf::SHENT];
     marker_rec[4..8].copy_from_slice(&SHT_PROGBITS.to_le_bytes());
     set_u64(&mut marker_rec, 8, elf::SHF_ALLOC);
     set_u64(&mut marker_rec, 16, m_va);
     set_u64(&mut marker_rec, 24, m_off);
-    set_u64(&mut marker_rec, 32, marker.len() as u64);
+    set_u64(&mut marker_rec, 32, len);
     set_u64(&mut marker_rec, 48, 1);
-    match old_marker {
-        Some(m) => {
-            let name = Cursor::new(data).array::<4>(e.shoff + (m * elf::SHENT) as u64)?;
-            marker_rec[0..4].copy_from_slice(&name);
-            edit.replace_section(m, marker_rec);
-        }
-        None => edit.set_new_section(MARKER_SECTION, marker_rec),
-    }
-
-    // The bytes: the input up to .hip_fatbin, the marker, the table's place, the rest moved
-    // down.
-    edit.out.push(&data[..fo as usize]);
-    edit.out.pad_to(m_off)?;
-    edit.out.push(marker);
-    edit.out.pad_to(old_end - shift)?;
-    edit.out.push(&data[old_end as usize..tail_end as usize]);
-    let out = edit.finish()?;
-    Ok(Split {
-        bytes: out.to_vec(),
-        wrapper_bundles,
-        marker_offset: m_off,
-        marker_address: m_va,
-        shift,
-    })
+    marker_rec
 }
 
 /// The `HIPK` wrappers of a split binary, in `.hipFatBinSegment` order: (file offset of the

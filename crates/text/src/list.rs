@@ -1,7 +1,7 @@
 //! `gfxkit list`'s text: each file with its bundles and entries, kernel-database rows, the
 //! members of a package without device code on one line, and `--summary`'s packages.
 
-use gfxkit_inventory::database::DatabaseListing;
+use gfxkit_inventory::list::DatabaseListing;
 use gfxkit_inventory::list::{self, BundleListing, FileListing, Listing};
 use gfxkit_inventory::units::human_bytes as human;
 use std::io::{Result, Write};

@@ -5,7 +5,9 @@ use gfxkit_bundle::ccob::HashCheck;
 use gfxkit_bundle::EntryId;
 use gfxkit_host::Severity;
 use gfxkit_inventory::extract::requested_id;
-use gfxkit_io::extract::{self, InputsError};
+use gfxkit_io::extract;
+use gfxkit_io::extract_inputs::{self, InputsError, Named};
+use gfxkit_io::format::{File, Formats};
 use gfxkit_io::input::Failed;
 use serde::Serialize;
 use std::io::Write;
@@ -110,7 +112,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         HashCheck::Error
     };
     let progress = crate::output::Reading::new(false);
-    let sources = extract::inputs(&args.files, args.recursive, &progress);
+    let sources = extract_inputs::inputs(&args.files, args.recursive, &progress);
     progress.finish();
     let sources = sources.map_err(|e| match e {
         InputsError::Directory(d) => {
@@ -130,7 +132,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     // Plan from the headers alone (no payload decompressed), so that nothing is written when
     // a target matches nothing; then write bundle by bundle.
     let mut wanted = extract::Wanted::new(ids);
-    let (plans, mut damaged) = plan_sources(&sources, &mut wanted)?;
+    let (plans, mut damaged) = plan_sources(&sources, &Formats::standard(), &mut wanted)?;
     if let Some(wi) = wanted.unmatched() {
         let what = match sources.as_slice() {
             [one] => one.path.display().to_string(),
@@ -160,7 +162,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
 
 /// Refuses inputs that share a stem: output names start with the stem, so they would
 /// overwrite each other in `out_dir`.
-fn distinct_stems(sources: &[extract::Named], out_dir: &std::path::Path) -> Result<()> {
+fn distinct_stems(sources: &[Named], out_dir: &std::path::Path) -> Result<()> {
     let mut stems = std::collections::HashMap::new();
     for src in sources {
         if let Some(other) = stems.insert(src.stem.as_str(), &src.path) {
@@ -175,12 +177,14 @@ fn distinct_stems(sources: &[extract::Named], out_dir: &std::path::Path) -> Resu
     Ok(())
 }
 
-/// The plan of each input that holds device code (its problems printed), and whether damage
-/// hid some of it; a package none of whose members holds device code is an error.
+/// The plan of each input that holds device code (each planned by its format among
+/// `formats`; its problems printed), and whether damage hid some of it; a package none of
+/// whose members holds device code is an error.
 fn plan_sources<'s>(
-    sources: &'s [extract::Named],
+    sources: &'s [Named],
+    formats: &Formats,
     wanted: &mut extract::Wanted,
-) -> Result<(Vec<(&'s extract::Named, extract::Plan<'s>)>, bool)> {
+) -> Result<(Vec<(&'s Named, extract::Plan<'s>)>, bool)> {
     let mut damaged = false;
     let mut plans = Vec::with_capacity(sources.len());
     // Packages named, and whether some member of each holds device code.
@@ -191,7 +195,8 @@ fn plan_sources<'s>(
                 packages.push((p, false));
             }
         }
-        let Some(plan) = extract::plan(&src.path, &src.data, src.explicit, wanted)? else {
+        let file = File::at(&src.path, &src.data);
+        let Some(plan) = formats.of(&file).extract(&file, src.explicit, wanted)? else {
             continue;
         };
         if let Some(p) = &src.package {
@@ -219,7 +224,7 @@ type Outcome = (Vec<Written>, Vec<(String, Vec<String>)>, bool);
 
 /// Writes the planned entries into `out_dir`, bundle by bundle, with a progress bar.
 fn write_plans(
-    plans: &[(&extract::Named, extract::Plan<'_>)],
+    plans: &[(&Named, extract::Plan<'_>)],
     out_dir: &std::path::Path,
     hash: HashCheck,
 ) -> Result<Outcome> {

@@ -3,6 +3,7 @@
 use anyhow::{Context, Result};
 use gfxkit_code_object::CodeObject;
 use gfxkit_inventory::inspect::{self};
+use gfxkit_io::format::{File, Formats, Inspection};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -54,31 +55,15 @@ pub struct Args {
 /// Runs `gfxkit inspect`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let input = crate::input::open(&args.file)?;
-    if gfxkit_kpack::archive::is_kpack(&input) {
+    let file = File::at(&args.file, &input);
+    let hint = match Formats::standard().of(&file).inspect(&file) {
         // A .kpack archive: its header, TOC and every kernel (key, architecture, sizes).
-        return crate::cmd::kpack::inspect_archive(&args.file, &input, args.json);
-    }
+        Inspection::KpackArchive => {
+            return crate::cmd::kpack::inspect_archive(&args.file, &input, args.json)
+        }
+        Inspection::CodeObject { hint } => hint,
+    };
     let co = CodeObject::parse(&input).with_context(|| {
-        let hint = if input.starts_with(gfxkit_bundle::read::MAGIC)
-            || input.starts_with(gfxkit_bundle::ccob::MAGIC)
-        {
-            " (it is an offload bundle: see `gfxkit list` and `gfxkit extract`)"
-        } else if matches!(
-            gfxkit_host::InputKind::sniff(input.get(..512).unwrap_or(&input)),
-            gfxkit_host::InputKind::ElfSharedObject
-                | gfxkit_host::InputKind::ElfExecutable
-                | gfxkit_host::InputKind::ElfRelocatable
-                | gfxkit_host::InputKind::PeImage
-                | gfxkit_host::InputKind::CoffObject
-                | gfxkit_host::InputKind::Archive
-        ) {
-            " (it is a host file: `gfxkit extract` writes its code objects, `gfxkit kernels` \
-             lists its kernels)"
-        } else if crate::input::is_package(&input) {
-            " (it is a package: `gfxkit list` names its members, PACKAGE!MEMBER)"
-        } else {
-            ""
-        };
         format!(
             "{}: not a readable AMDGPU code object{hint}",
             args.file.display()

@@ -184,20 +184,21 @@ fn run_split(a: SplitArgs) -> Result<ExitCode> {
     let options = gfxkit_io::split::SplitOptions {
         drop_signature: a.drop_signature,
     };
-    let report = gfxkit_io::split::split_request(&gfxkit_io::split::SplitRequest {
-        inputs: &a.files,
-        output: &a.out,
-        group: &a.group,
-        kpack_dir: a.kpack_dir.as_deref(),
-        kernel_name: a.kernel_name.as_deref(),
-        compression,
-        options,
-        tree: a.recursive.then_some(if a.overlays {
-            gfxkit_io::split_tree::TreeLayout::Overlays
-        } else {
-            gfxkit_io::split_tree::TreeLayout::Single
-        }),
-    })?;
+    let report =
+        gfxkit_io::split_request::split_request(&gfxkit_io::split_request::SplitRequest {
+            inputs: &a.files,
+            output: &a.out,
+            group: &a.group,
+            kpack_dir: a.kpack_dir.as_deref(),
+            kernel_name: a.kernel_name.as_deref(),
+            compression,
+            options,
+            tree: a.recursive.then_some(if a.overlays {
+                gfxkit_io::split::TreeLayout::Overlays
+            } else {
+                gfxkit_io::split::TreeLayout::Single
+            }),
+        })?;
     for w in &report.old_loader_failures {
         eprintln!("gfxkit: warning: {w}");
     }
