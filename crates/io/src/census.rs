@@ -4,7 +4,7 @@
 //! its inputs (the walk of `gfxkit list -r`).
 
 use crate::format::{Around, File, Formats};
-use crate::input::{for_each_with, is_image_dir, is_package, Failed, Input};
+use crate::input::{for_each_with, is_image_dir, Failed, Input};
 use crate::kpack::chain;
 use gfxkit_inventory::census::{self, CodeObjectRow, InputRow};
 use gfxkit_inventory::digest::sha256_hex;
@@ -62,11 +62,11 @@ pub fn rows(path: &Path, name: &str, formats: &Formats) -> Rows {
         (dir_size(path), None, "image".to_owned())
     } else {
         match Input::open(path) {
-            Ok(data) => (
-                data.len() as u64,
-                Some(sha256_hex(&data)),
-                kind_of(path, &data),
-            ),
+            Ok(data) => {
+                let file = File::alone(path, &data);
+                let kind = formats.of(&file).kind(&file);
+                (data.len() as u64, Some(sha256_hex(&data)), kind)
+            }
             Err(e) => {
                 let msg = reword(&chain(&e));
                 let row = census::input_row(
@@ -168,53 +168,6 @@ pub fn rows(path: &Path, name: &str, formats: &Formats) -> Rows {
         input: row,
         code_objects: out,
     }
-}
-
-/// What an input file is: a package by its format (a wheel, conda package, ... by its name
-/// too), else the kind of file its first bytes say.
-fn kind_of(path: &Path, data: &[u8]) -> String {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_lowercase())
-        .unwrap_or_default();
-    if is_package(data) {
-        let by_name = [
-            (".whl", "wheel"),
-            (".conda", "conda"),
-            (".tar.bz2", "conda"),
-            (".deb", "deb"),
-            (".rpm", "rpm"),
-        ];
-        if let Some((_, k)) = by_name.iter().find(|(ext, _)| name.ends_with(ext)) {
-            return (*k).to_owned();
-        }
-        let prefix = &data[..data.len().min(gfxkit_package::detect::PREFIX_LEN)];
-        return match gfxkit_package::detect::detect(prefix) {
-            Some(gfxkit_package::detect::Format::Zip) => "zip",
-            Some(gfxkit_package::detect::Format::Tar) => "tar",
-            Some(gfxkit_package::detect::Format::Deb) => "deb",
-            Some(gfxkit_package::detect::Format::Rpm) => "rpm",
-            _ => "compressed",
-        }
-        .to_owned();
-    }
-    if gfxkit_inventory::kpack::is_archive(data) {
-        return "kpack".to_owned();
-    }
-    let prefix = &data[..data.len().min(gfxkit_package::detect::PREFIX_LEN)];
-    if gfxkit_kernel_db::sniff::sniff(&name, prefix).is_some() {
-        return "kernel-database".to_owned();
-    }
-    let kind = format!("{:?}", gfxkit_host::InputKind::sniff(data));
-    // `ElfSharedObject` -> `elf-shared-object`.
-    let mut out = String::new();
-    for (i, c) in kind.chars().enumerate() {
-        if c.is_ascii_uppercase() && i > 0 {
-            out.push('-');
-        }
-        out.push(c.to_ascii_lowercase());
-    }
-    out
 }
 
 /// Bytes of the regular files under `dir` (links not followed).

@@ -204,6 +204,11 @@ pub trait Format: Send + Sync {
 
     /// For `gfxkit inspect`: what the file is read as.
     fn inspect(&self, file: &File<'_>) -> Inspection;
+
+    /// What the census's input row calls the file (its `kind` column: `kpack`,
+    /// `kernel-database`, a package's format such as `wheel` or `deb`, or what a binary's
+    /// first bytes say, such as `elf-shared-object`).
+    fn kind(&self, file: &File<'_>) -> String;
 }
 
 /// How `gfxkit inspect` reads a file ([`Format::inspect`]).
@@ -471,6 +476,10 @@ impl Format for KpackArchive {
     fn inspect(&self, _: &File<'_>) -> Inspection {
         Inspection::KpackArchive
     }
+
+    fn kind(&self, _: &File<'_>) -> String {
+        "kpack".to_owned()
+    }
 }
 
 /// A kernel database: a Tensile index (resolved against the files beside it) or hipBLASLt
@@ -588,6 +597,10 @@ impl Format for KernelDatabase {
 
     fn inspect(&self, file: &File<'_>) -> Inspection {
         Binary.inspect(file)
+    }
+
+    fn kind(&self, _: &File<'_>) -> String {
+        "kernel-database".to_owned()
     }
 }
 
@@ -801,6 +814,51 @@ impl Format for Binary {
         Inspection::CodeObject {
             hint: not_a_code_object(file.data),
         }
+    }
+
+    fn kind(&self, file: &File<'_>) -> String {
+        if crate::input::is_package(file.data) {
+            return package_kind(file).to_owned();
+        }
+        // `ElfSharedObject` -> `elf-shared-object`.
+        let sniffed = format!("{:?}", gfxkit_host::InputKind::sniff(file.data));
+        let mut out = String::new();
+        for (i, c) in sniffed.chars().enumerate() {
+            if c.is_ascii_uppercase() && i > 0 {
+                out.push('-');
+            }
+            out.push(c.to_ascii_lowercase());
+        }
+        out
+    }
+}
+
+/// A package's format: by its name where the name tells more than the container (a wheel is
+/// a zip, a conda package a zip or a tar), else by its first bytes.
+fn package_kind(file: &File<'_>) -> &'static str {
+    let name = file
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let by_name = [
+        (".whl", "wheel"),
+        (".conda", "conda"),
+        (".tar.bz2", "conda"),
+        (".deb", "deb"),
+        (".rpm", "rpm"),
+    ];
+    if let Some((_, kind)) = by_name.iter().find(|(ext, _)| name.ends_with(ext)) {
+        return kind;
+    }
+    let prefix = &file.data[..file.data.len().min(gfxkit_package::detect::PREFIX_LEN)];
+    use gfxkit_package::detect::Format as Package;
+    match gfxkit_package::detect::detect(prefix) {
+        Some(Package::Zip) => "zip",
+        Some(Package::Tar) => "tar",
+        Some(Package::Deb) => "deb",
+        Some(Package::Rpm) => "rpm",
+        _ => "compressed",
     }
 }
 

@@ -137,6 +137,10 @@ impl Format for Toy {
             hint: " (it is a toy container: see `gfxkit extract`)",
         }
     }
+
+    fn kind(&self, _: &File<'_>) -> String {
+        "toy".to_owned()
+    }
 }
 
 /// A toy container of a clang-19 bundle for `archs` with `kernels` kernels, at `dir/name`.
@@ -292,6 +296,20 @@ fn a_format_added_through_the_interface_is_read_by_every_command() {
     .unwrap();
     assert_eq!(c.files.len(), 1);
     assert!(!c.files[0].ok, "kernels.toy of old/ has no gfx1100 code");
+
+    // census: the input row named by the format, a row per code object
+    let rows = gfxkit_io::census::rows(&b, "fleet/kernels.toy", &with_toy);
+    assert_eq!(rows.input.kind, "toy");
+    assert_eq!(rows.input.status, "ok", "{:?}", rows.input.error);
+    let mut processors: Vec<_> = rows
+        .code_objects
+        .iter()
+        .filter_map(|r| r.processor.as_deref())
+        .collect();
+    processors.sort();
+    assert_eq!(processors, ["gfx1100", "gfx906", "gfx90a"]);
+    let plain = gfxkit_io::census::rows(&b, "fleet/kernels.toy", &standard);
+    assert!(plain.code_objects.is_empty() && plain.input.kind != "toy");
 
     // extract: the code objects a target selects, with the bytes the bundle holds
     let bytes = std::fs::read(&b).unwrap();
