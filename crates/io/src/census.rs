@@ -230,4 +230,21 @@ mod tests {
         assert_eq!(r.code_objects[0].path, "in/k.hipfb");
         assert_eq!(walk(&[dir.path().to_path_buf()]).unwrap(), [p]);
     }
+
+    #[test]
+    fn kernel_databases_are_of_their_kind() {
+        // Tensile indexes were named by a lower-cased file name once, which no database's
+        // name rule matched; an aiter map is one by its `hsa` directory.
+        let dir = tempfile::tempdir().unwrap();
+        let index = dir.path().join("TensileLibrary_lazy_gfx90a.dat");
+        std::fs::write(&index, [0x80]).unwrap();
+        let hsa = dir.path().join("hsa");
+        std::fs::create_dir(&hsa).unwrap();
+        let map = hsa.join("fmha_fwd.csv");
+        std::fs::write(&map, "knl_name,co_name\n_Z1kv,fmha.co\n").unwrap();
+        for p in [index, map] {
+            let r = rows(&p, "db", &Formats::standard());
+            assert_eq!(r.input.kind, "kernel-database", "{p:?}: {:?}", r.input);
+        }
+    }
 }
