@@ -271,6 +271,17 @@ impl<'a> Cursor<'a> {
     /// Reads a string value (UTF-8).
     pub fn str(&mut self) -> Result<&'a str> {
         let start = self.pos;
+        // A fixstr (the keys and names of most files) by its one byte; anything else, or one
+        // that runs past the end, by the general reader.
+        if let Some(&b @ 0xa0..=0xbf) = self.data.get(start) {
+            let end = start + 1 + usize::from(b & 0x1f);
+            if let Some(bytes) = self.data.get(start + 1..end) {
+                self.pos = end;
+                return std::str::from_utf8(bytes).map_err(|e| {
+                    Error::at(start as u64, ErrorKind::Msgpack(format!("string: {e}")))
+                });
+            }
+        }
         match self.head()? {
             Head::Str(n) => {
                 let b = self.skip_bytes(n, start)?;
@@ -287,6 +298,10 @@ impl<'a> Cursor<'a> {
     /// `expected`.
     pub fn uint(&mut self, expected: &'static str) -> Result<u64> {
         let start = self.pos;
+        if let Some(&b @ 0x00..=0x7f) = self.data.get(start) {
+            self.pos += 1;
+            return Ok(u64::from(b));
+        }
         match self.head()? {
             Head::Uint(v) => Ok(v),
             other => Err(unexpected(start, expected, other)),
@@ -310,6 +325,12 @@ impl<'a> Cursor<'a> {
     /// Reads an array's head: its length, checked against the bytes left.
     pub fn array(&mut self, expected: &'static str) -> Result<u32> {
         let start = self.pos;
+        if let Some(&b @ 0x90..=0x9f) = self.data.get(start) {
+            self.pos += 1;
+            let n = u32::from(b & 0x0f);
+            self.check_room(u64::from(n), start)?;
+            return Ok(n);
+        }
         match self.head()? {
             Head::Array(n) => {
                 self.check_room(u64::from(n), start)?;
@@ -323,6 +344,12 @@ impl<'a> Cursor<'a> {
     /// Reads a map's head: its number of entries, checked against the bytes left.
     pub fn map(&mut self, expected: &'static str) -> Result<u32> {
         let start = self.pos;
+        if let Some(&b @ 0x80..=0x8f) = self.data.get(start) {
+            self.pos += 1;
+            let n = u32::from(b & 0x0f);
+            self.check_room(u64::from(n) * 2, start)?;
+            return Ok(n);
+        }
         match self.head()? {
             Head::Map(n) => {
                 self.check_room(u64::from(n) * 2, start)?;
@@ -491,6 +518,13 @@ impl<'a> Cursor<'a> {
                 if items > self.remaining() as u64 {
                     return Err(self.too_many(here, items));
                 }
+                // A small container of scalars (the problem sizes of a Tensile matching
+                // table's keys) is stepped over here, without opening it.
+                if let Some(end) = scalars(self.data, self.pos, items) {
+                    self.pos = end;
+                    closed(here, end);
+                    continue;
+                }
                 open.push((here, left));
                 left = items;
             }
@@ -513,6 +547,23 @@ impl<'a> Cursor<'a> {
 /// values not included), and how many values it contains; `None` for the reserved marker and
 /// a length field cut short. The marker table of the MessagePack specification, in the form
 /// [`Cursor::skip`] steps through fastest.
+/// Where `count` values from `pos` end when each is a scalar that [`step`] reads (no array or
+/// map), for counts up to 16; `None` otherwise.
+#[inline(always)]
+fn scalars(data: &[u8], mut pos: usize, count: u64) -> Option<usize> {
+    if count > 16 {
+        return None;
+    }
+    for _ in 0..count {
+        match (data.get(pos)?, step(data, pos)?) {
+            (0x80..=0x9f | 0xdc..=0xdf, _) => return None,
+            (_, (n, 0)) if n <= data.len() - pos => pos += n,
+            _ => return None,
+        }
+    }
+    Some(pos)
+}
+
 #[inline(always)]
 fn step(data: &[u8], pos: usize) -> Option<(usize, u64)> {
     let b = *data.get(pos)?;
