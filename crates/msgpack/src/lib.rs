@@ -758,6 +758,59 @@ mod tests {
     }
 
     #[test]
+    fn the_recording_walk_records_small_containers_of_scalars() {
+        // [{"k": [1, 300, "ab", nil], "i": 5}, [], [[2]]]
+        let mut buf = Vec::new();
+        rmp::encode::write_array_len(&mut buf, 3).unwrap();
+        rmp::encode::write_map_len(&mut buf, 2).unwrap();
+        rmp::encode::write_str(&mut buf, "k").unwrap();
+        let small = buf.len();
+        rmp::encode::write_array_len(&mut buf, 4).unwrap();
+        rmp::encode::write_uint(&mut buf, 1).unwrap();
+        rmp::encode::write_uint(&mut buf, 300).unwrap();
+        rmp::encode::write_str(&mut buf, "ab").unwrap();
+        rmp::encode::write_nil(&mut buf).unwrap();
+        let small_end = buf.len();
+        rmp::encode::write_str(&mut buf, "i").unwrap();
+        rmp::encode::write_uint(&mut buf, 5).unwrap();
+        let map_end = buf.len();
+        rmp::encode::write_array_len(&mut buf, 0).unwrap();
+        rmp::encode::write_array_len(&mut buf, 1).unwrap();
+        rmp::encode::write_array_len(&mut buf, 1).unwrap();
+        rmp::encode::write_uint(&mut buf, 2).unwrap();
+        let mut ends = Vec::new();
+        let raw = Cursor::new(&buf).skip_recording(0, &mut ends).unwrap();
+        assert_eq!(raw.bytes.len(), buf.len());
+        ends.sort_unstable();
+        let n = buf.len();
+        assert_eq!(
+            ends,
+            [
+                (0, n),
+                (1, map_end),
+                (small, small_end),
+                (map_end, map_end + 1),
+                (map_end + 1, n),
+                (map_end + 2, n),
+            ]
+        );
+        // The innermost array of scalars is still one level of nesting.
+        let e = Cursor::new(&buf).skip_nested(2).unwrap_err();
+        assert_eq!(e.offset, small as u64);
+        assert_eq!(
+            Cursor::new(&buf).skip_nested(3).unwrap().bytes.len(),
+            buf.len()
+        );
+        // Cut inside the string of the small array: the string is named.
+        let cut = &buf[..small + 7];
+        let e = Cursor::new(cut)
+            .skip_recording(0, &mut Vec::new())
+            .unwrap_err();
+        assert_eq!(e.offset, small as u64 + 5, "{e}");
+        assert!(matches!(e.kind, ErrorKind::Truncated { .. }), "{e}");
+    }
+
+    #[test]
     fn reserved_marker_is_an_error_with_its_offset() {
         let buf = [0x92, 0x01, 0xc1];
         let e = Cursor::new(&buf).skip().unwrap_err();
