@@ -518,9 +518,15 @@ impl<'a> Cursor<'a> {
                 if items > self.remaining() as u64 {
                     return Err(self.too_many(here, items));
                 }
-                // A small container of scalars (the problem sizes of a Tensile matching
-                // table's keys) is stepped over here, without opening it.
-                if let Some(end) = scalars(self.data, self.pos, items) {
+                // A small container of scalars, or of scalars and small containers of
+                // scalars one level down (a Tensile matching table's entries and the problem
+                // sizes of their keys), is stepped over here, without opening it; the inner
+                // containers are closed first, as the walk below closes them.
+                let nest = open.len() + 1 < max_depth;
+                if let Some((end, inner)) = small(self.data, self.pos, items, nest) {
+                    for &(at, inner_end) in inner.iter() {
+                        closed(at, inner_end);
+                    }
                     self.pos = end;
                     closed(here, end);
                     continue;
@@ -547,11 +553,59 @@ impl<'a> Cursor<'a> {
 /// values not included), and how many values it contains; `None` for the reserved marker and
 /// a length field cut short. The marker table of the MessagePack specification, in the form
 /// [`Cursor::skip`] steps through fastest.
+/// The containers inside a [`small`] one: where each starts and ends, in the order they end.
+struct Inner {
+    list: [(usize, usize); SMALL],
+    len: usize,
+}
+
+impl Inner {
+    fn iter(&self) -> impl Iterator<Item = &(usize, usize)> {
+        self.list.iter().take(self.len)
+    }
+}
+
+/// The most values [`small`] and [`scalars`] read in one container.
+const SMALL: usize = 16;
+
+/// Where `count` values from `pos` end when each is a scalar that [`step`] reads or, when
+/// `nest`, a container of at most [`SMALL`] such scalars (no deeper), for counts up to
+/// [`SMALL`]; with the inner containers. `None` otherwise.
+#[inline(always)]
+fn small(data: &[u8], mut pos: usize, count: u64, nest: bool) -> Option<(usize, Inner)> {
+    if count > SMALL as u64 {
+        return None;
+    }
+    let mut inner = Inner {
+        list: [(0, 0); SMALL],
+        len: 0,
+    };
+    for _ in 0..count {
+        let b = *data.get(pos)?;
+        let (n, values) = step(data, pos)?;
+        if n > data.len() - pos {
+            return None;
+        }
+        if matches!(b, 0x80..=0x9f | 0xdc..=0xdf) {
+            if !nest {
+                return None;
+            }
+            let end = scalars(data, pos + n, values)?;
+            *inner.list.get_mut(inner.len)? = (pos, end);
+            inner.len += 1;
+            pos = end;
+        } else {
+            pos += n;
+        }
+    }
+    Some((pos, inner))
+}
+
 /// Where `count` values from `pos` end when each is a scalar that [`step`] reads (no array or
-/// map), for counts up to 16; `None` otherwise.
+/// map), for counts up to [`SMALL`]; `None` otherwise.
 #[inline(always)]
 fn scalars(data: &[u8], mut pos: usize, count: u64) -> Option<usize> {
-    if count > 16 {
+    if count > SMALL as u64 {
         return None;
     }
     for _ in 0..count {
