@@ -40,6 +40,10 @@ use crate::limits::Limits;
 pub use gfxkit_msgpack::Raw;
 use gfxkit_msgpack::{Cursor, Head};
 use std::collections::{BTreeSet, HashMap};
+
+/// Solution positions by `index`, looked up once per leaf of the tree: a fast hash (seeded per
+/// process) rather than the standard library's SipHash.
+type ByIndex = HashMap<u64, usize, foldhash::fast::RandomState>;
 use std::fmt;
 use std::io::Read;
 
@@ -230,7 +234,7 @@ pub struct Index<'a> {
     pub solutions: Vec<Solution<'a>>,
     /// The root of the library tree.
     pub library: Node<'a>,
-    by_index: HashMap<u64, usize>,
+    by_index: ByIndex,
     /// Where each solution's map ends (it starts at its [`Solution::offset`]), which a rewrite
     /// copies without stepping over it again.
     ends: Vec<usize>,
@@ -270,7 +274,7 @@ impl<'a> Index<'a> {
         let mut p = Parser {
             limits,
             nodes: 0,
-            by_index: HashMap::new(),
+            by_index: ByIndex::default(),
             ends: Vec::new(),
         };
         let mut c = Cursor::new(bytes);
@@ -440,6 +444,9 @@ fn summarize<'a>(
         placeholders: Vec::new(),
         unknown: Vec::new(),
     };
+    // The leaves repeat solutions many times over (a matching table of 131,380 entries over
+    // 1,468 solutions): gathered, sorted and deduplicated, then built into the set at once.
+    let mut solutions = Vec::new();
     // Depth was bounded when parsing; an explicit stack keeps the walk off the call stack.
     let mut stack = vec![node];
     while let Some(n) = stack.pop() {
@@ -448,15 +455,11 @@ fn summarize<'a>(
                 stack.extend(rows.iter().rev().map(|r| &r.library))
             }
             NodeKind::ProblemMap(map) => stack.extend(map.iter().rev().map(|(_, n)| n)),
-            NodeKind::Single(i) => {
-                s.solutions.insert(*i);
-            }
+            NodeKind::Single(i) => solutions.push(*i),
             NodeKind::Matching { table, .. } => {
                 for e in table.iter().rev() {
                     match &e.value {
-                        Leaf::Index(i) => {
-                            s.solutions.insert(*i);
-                        }
+                        Leaf::Index(i) => solutions.push(*i),
                         Leaf::Library(n) => stack.push(n),
                     }
                 }
@@ -479,6 +482,9 @@ fn summarize<'a>(
             }
         }
     }
+    solutions.sort_unstable();
+    solutions.dedup();
+    s.solutions = solutions.into_iter().collect();
     s
 }
 
@@ -595,21 +601,61 @@ impl fmt::Display for Path<'_> {
     }
 }
 
-/// Field positions of one map: key -> offset of the value.
+/// Maps of up to this many fields are read into [`Fields`] without a heap allocation (every
+/// node, row and table entry of the indexes seen has fewer).
+const INLINE_FIELDS: usize = 8;
+
+/// The fields of one map: each key and its value, in file order.
 struct Fields<'a> {
-    keys: Vec<(&'a str, usize)>,
+    inline: [(&'a str, Raw<'a>); INLINE_FIELDS],
+    len: usize,
+    more: Vec<(&'a str, Raw<'a>)>,
 }
 
-impl Fields<'_> {
+impl<'a> Fields<'a> {
+    fn new() -> Fields<'a> {
+        const EMPTY: (&str, Raw<'_>) = (
+            "",
+            Raw {
+                offset: 0,
+                bytes: &[],
+            },
+        );
+        Fields {
+            inline: [EMPTY; INLINE_FIELDS],
+            len: 0,
+            more: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, key: &'a str, value: Raw<'a>) {
+        match self.inline.get_mut(self.len) {
+            Some(slot) => *slot = (key, value),
+            None => self.more.push((key, value)),
+        }
+        self.len += 1;
+    }
+
+    /// The value of the first field named `key`.
+    fn value(&self, key: &str) -> Option<Raw<'a>> {
+        let inline = &self.inline[..self.len.min(INLINE_FIELDS)];
+        inline
+            .iter()
+            .chain(&self.more)
+            .find(|(k, _)| *k == key)
+            .map(|&(_, v)| v)
+    }
+
+    /// Where the value of the first field named `key` starts.
     fn get(&self, key: &str) -> Option<usize> {
-        self.keys.iter().find(|(k, _)| *k == key).map(|&(_, p)| p)
+        self.value(key).map(|v| v.offset as usize)
     }
 }
 
 struct Parser<'l> {
     limits: &'l Limits,
     nodes: u64,
-    by_index: HashMap<u64, usize>,
+    by_index: ByIndex,
     /// Where the larger containers of the library tree end, by start
     /// ([`Cursor::skip_recording`]): a node's fields are looked at before its children are
     /// read, and each child is stepped over in one jump rather than walked at every level.
@@ -645,16 +691,49 @@ impl Parser<'_> {
         let n = c
             .map(expected)
             .map_err(|e| Error::from(e).place(path.to_string()))?;
-        let mut keys = Vec::with_capacity((n as usize).min(16));
+        let mut fields = Fields::new();
         for _ in 0..n {
             let key = c
                 .str()
                 .map_err(|e| Error::from(e).place(path.to_string()))?;
-            keys.push((key, c.pos()));
-            c.skip_known(&self.ends)
+            let value = c
+                .skip_known(&self.ends)
                 .map_err(|e| Error::from(e).place(Path::Key(path, key).to_string()))?;
+            fields.push(key, value);
         }
-        Ok(Fields { keys })
+        Ok(fields)
+    }
+
+    /// Reads a map with string keys as [`Parser::fields`] does (every value stepped over, so
+    /// the same damage is refused), keeping only the first value of each of `names`: for the
+    /// many small maps of a matching table, without gathering every field.
+    fn pick<'a, const N: usize>(
+        &mut self,
+        c: &mut Cursor<'a>,
+        path: &Path<'_>,
+        expected: &'static str,
+        names: [&str; N],
+    ) -> Result<[Option<Raw<'a>>; N]> {
+        let n = c
+            .map(expected)
+            .map_err(|e| Error::from(e).place(path.to_string()))?;
+        let mut out = [None; N];
+        for _ in 0..n {
+            let key = c
+                .str()
+                .map_err(|e| Error::from(e).place(path.to_string()))?;
+            let value = c
+                .skip_known(&self.ends)
+                .map_err(|e| Error::from(e).place(Path::Key(path, key).to_string()))?;
+            if let Some(slot) = names
+                .iter()
+                .position(|name| *name == key)
+                .and_then(|i| out.get_mut(i))
+            {
+                slot.get_or_insert(value);
+            }
+        }
+        Ok(out)
     }
 
     /// The `solutions` array: each solution and where its map ends.
@@ -981,27 +1060,29 @@ impl Parser<'_> {
             let ep = Path::Item(&tp, i);
             let eoff = tc.offset();
             self.count(eoff, &ep)?;
-            let ef = self.fields(&mut tc, &ep, "a table entry {key, index, speed}")?;
-            let kp = ef.get("key").ok_or_else(|| {
+            let [key, speed, index, value] = self.pick(
+                &mut tc,
+                &ep,
+                "a table entry {key, index, speed}",
+                ["key", "speed", "index", "value"],
+            )?;
+            // Stepped over when the entry's fields were read.
+            let key = key.ok_or_else(|| {
                 Error::at(eoff, ErrorKind::MissingField("key")).place(ep.to_string())
             })?;
-            let key = c
-                .at(kp)
-                .skip()
-                .map_err(|e| Error::from(e).place(ep.to_string()))?;
-            let speed = match ef.get("speed") {
+            let speed = match speed {
                 Some(p) => Some(
-                    c.at(p)
+                    c.at(p.offset as usize)
                         .number()
                         .map_err(|e| Error::from(e).place(Path::Key(&ep, "speed").to_string()))?,
                 ),
                 None => None,
             };
-            let value = if let Some(p) = ef.get("index") {
-                Leaf::Index(self.index_ref(&mut c.at(p), &Path::Key(&ep, "index"))?)
-            } else if let Some(p) = ef.get("value") {
+            let value = if let Some(p) = index {
+                Leaf::Index(self.index_ref(&mut c.at(p.offset as usize), &Path::Key(&ep, "index"))?)
+            } else if let Some(p) = value {
                 let vp = Path::Key(&ep, "value");
-                let mut vc = c.at(p);
+                let mut vc = c.at(p.offset as usize);
                 match vc
                     .clone()
                     .head()

@@ -440,6 +440,101 @@ fn a_shard_without_hardware_rows_is_one_row_and_unreached_solutions_are_listed()
         .is_empty());
 }
 
+/// A shard of solutions 10, 11 and 12 whose library is one `Matching` table of `entries`
+/// (each written by its closure: the entry map's fields).
+fn shard_with_table(entries: &[&dyn Fn(&mut B)]) -> B {
+    let mut b = B::new();
+    write_map_len(&mut b, 2).unwrap();
+    s(&mut b, "solutions");
+    write_array_len(&mut b, 3).unwrap();
+    for i in [10u64, 11, 12] {
+        write_map_len(&mut b, 2).unwrap();
+        s(&mut b, "index");
+        write_uint(&mut b, i).unwrap();
+        s(&mut b, "name");
+        s(&mut b, &format!("k{i}"));
+    }
+    s(&mut b, "library");
+    typed(&mut b, "Matching", 1);
+    s(&mut b, "table");
+    write_array_len(&mut b, entries.len() as u32).unwrap();
+    for entry in entries {
+        entry(&mut b);
+    }
+    b
+}
+
+#[test]
+fn a_table_entry_reads_its_first_fields_and_names_what_it_lacks() {
+    // A repeated field counts once, the first; `value` is read when there is no `index`;
+    // unknown fields are stepped over; `speed` is optional.
+    let b = shard_with_table(&[
+        &|b: &mut B| {
+            write_map_len(b, 4).unwrap();
+            s(b, "index");
+            write_uint(b, 12).unwrap();
+            s(b, "key");
+            write_array_len(b, 2).unwrap();
+            write_uint(b, 64).unwrap();
+            write_uint(b, 300).unwrap();
+            s(b, "index");
+            write_uint(b, 10).unwrap();
+            s(b, "speed");
+            write_f64(b, 2.5).unwrap();
+        },
+        &|b: &mut B| {
+            write_map_len(b, 4).unwrap();
+            s(b, "extra");
+            write_array_len(b, 1).unwrap();
+            write_array_len(b, 0).unwrap();
+            s(b, "key");
+            write_array_len(b, 0).unwrap();
+            s(b, "value");
+            write_uint(b, 11).unwrap();
+            s(b, "key");
+            write_uint(b, 7).unwrap();
+        },
+    ]);
+    let index = Index::parse(&b).unwrap();
+    let NodeKind::Matching { distance, table } = &index.library.kind else {
+        panic!("{:?}", index.library.kind);
+    };
+    assert_eq!(*distance, None);
+    assert_eq!(table.len(), 2);
+    assert_eq!(table[0].value, Leaf::Index(12));
+    assert_eq!(table[0].speed, Some(2.5));
+    assert_eq!(table[0].key.bytes, [0x92, 64, 0xcd, 0x01, 0x2c]);
+    assert_eq!(table[1].value, Leaf::Index(11));
+    assert_eq!(table[1].speed, None);
+    assert_eq!(table[1].key.bytes, [0x90]);
+    assert_eq!(
+        index.rows()[0]
+            .solutions
+            .iter()
+            .copied()
+            .collect::<Vec<_>>(),
+        [11, 12]
+    );
+
+    let no_key = shard_with_table(&[&|b: &mut B| {
+        write_map_len(b, 1).unwrap();
+        s(b, "index");
+        write_uint(b, 10).unwrap();
+    }]);
+    let e = Index::parse(&no_key).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::MissingField("key"));
+    assert!(e.to_string().starts_with("library.table[0]: "), "{e}");
+    let bad_index = shard_with_table(&[&|b: &mut B| {
+        write_map_len(b, 2).unwrap();
+        s(b, "key");
+        write_array_len(b, 0).unwrap();
+        s(b, "index");
+        s(b, "ten");
+    }]);
+    let e = Index::parse(&bad_index).unwrap_err();
+    assert!(e.to_string().starts_with("library.table[0].index: "), "{e}");
+}
+
 // The indexed layout (`format_version: 2`): the same index, its solutions in a blob.
 
 use gfxkit_kernel_db::tensile::Layout;

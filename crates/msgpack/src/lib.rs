@@ -271,6 +271,17 @@ impl<'a> Cursor<'a> {
     /// Reads a string value (UTF-8).
     pub fn str(&mut self) -> Result<&'a str> {
         let start = self.pos;
+        // A fixstr (the keys and names of most files) by its one byte; anything else, or one
+        // that runs past the end, by the general reader.
+        if let Some(&b @ 0xa0..=0xbf) = self.data.get(start) {
+            let end = start + 1 + usize::from(b & 0x1f);
+            if let Some(bytes) = self.data.get(start + 1..end) {
+                self.pos = end;
+                return std::str::from_utf8(bytes).map_err(|e| {
+                    Error::at(start as u64, ErrorKind::Msgpack(format!("string: {e}")))
+                });
+            }
+        }
         match self.head()? {
             Head::Str(n) => {
                 let b = self.skip_bytes(n, start)?;
@@ -287,6 +298,10 @@ impl<'a> Cursor<'a> {
     /// `expected`.
     pub fn uint(&mut self, expected: &'static str) -> Result<u64> {
         let start = self.pos;
+        if let Some(&b @ 0x00..=0x7f) = self.data.get(start) {
+            self.pos += 1;
+            return Ok(u64::from(b));
+        }
         match self.head()? {
             Head::Uint(v) => Ok(v),
             other => Err(unexpected(start, expected, other)),
@@ -310,6 +325,12 @@ impl<'a> Cursor<'a> {
     /// Reads an array's head: its length, checked against the bytes left.
     pub fn array(&mut self, expected: &'static str) -> Result<u32> {
         let start = self.pos;
+        if let Some(&b @ 0x90..=0x9f) = self.data.get(start) {
+            self.pos += 1;
+            let n = u32::from(b & 0x0f);
+            self.check_room(u64::from(n), start)?;
+            return Ok(n);
+        }
         match self.head()? {
             Head::Array(n) => {
                 self.check_room(u64::from(n), start)?;
@@ -323,6 +344,12 @@ impl<'a> Cursor<'a> {
     /// Reads a map's head: its number of entries, checked against the bytes left.
     pub fn map(&mut self, expected: &'static str) -> Result<u32> {
         let start = self.pos;
+        if let Some(&b @ 0x80..=0x8f) = self.data.get(start) {
+            self.pos += 1;
+            let n = u32::from(b & 0x0f);
+            self.check_room(u64::from(n) * 2, start)?;
+            return Ok(n);
+        }
         match self.head()? {
             Head::Map(n) => {
                 self.check_room(u64::from(n) * 2, start)?;
@@ -491,6 +518,19 @@ impl<'a> Cursor<'a> {
                 if items > self.remaining() as u64 {
                     return Err(self.too_many(here, items));
                 }
+                // A small container of scalars, or of scalars and small containers of
+                // scalars one level down (a Tensile matching table's entries and the problem
+                // sizes of their keys), is stepped over here, without opening it; the inner
+                // containers are closed first, as the walk below closes them.
+                let nest = open.len() + 1 < max_depth;
+                if let Some((end, inner)) = small(self.data, self.pos, items, nest) {
+                    for &(at, inner_end) in inner.iter() {
+                        closed(at, inner_end);
+                    }
+                    self.pos = end;
+                    closed(here, end);
+                    continue;
+                }
                 open.push((here, left));
                 left = items;
             }
@@ -513,6 +553,71 @@ impl<'a> Cursor<'a> {
 /// values not included), and how many values it contains; `None` for the reserved marker and
 /// a length field cut short. The marker table of the MessagePack specification, in the form
 /// [`Cursor::skip`] steps through fastest.
+/// The containers inside a [`small`] one: where each starts and ends, in the order they end.
+struct Inner {
+    list: [(usize, usize); SMALL],
+    len: usize,
+}
+
+impl Inner {
+    fn iter(&self) -> impl Iterator<Item = &(usize, usize)> {
+        self.list.iter().take(self.len)
+    }
+}
+
+/// The most values [`small`] and [`scalars`] read in one container.
+const SMALL: usize = 16;
+
+/// Where `count` values from `pos` end when each is a scalar that [`step`] reads or, when
+/// `nest`, a container of at most [`SMALL`] such scalars (no deeper), for counts up to
+/// [`SMALL`]; with the inner containers. `None` otherwise.
+#[inline(always)]
+fn small(data: &[u8], mut pos: usize, count: u64, nest: bool) -> Option<(usize, Inner)> {
+    if count > SMALL as u64 {
+        return None;
+    }
+    let mut inner = Inner {
+        list: [(0, 0); SMALL],
+        len: 0,
+    };
+    for _ in 0..count {
+        let b = *data.get(pos)?;
+        let (n, values) = step(data, pos)?;
+        if n > data.len() - pos {
+            return None;
+        }
+        if matches!(b, 0x80..=0x9f | 0xdc..=0xdf) {
+            if !nest {
+                return None;
+            }
+            let end = scalars(data, pos + n, values)?;
+            *inner.list.get_mut(inner.len)? = (pos, end);
+            inner.len += 1;
+            pos = end;
+        } else {
+            pos += n;
+        }
+    }
+    Some((pos, inner))
+}
+
+/// Where `count` values from `pos` end when each is a scalar that [`step`] reads (no array or
+/// map), for counts up to [`SMALL`]; `None` otherwise.
+#[inline(always)]
+fn scalars(data: &[u8], mut pos: usize, count: u64) -> Option<usize> {
+    if count > SMALL as u64 {
+        return None;
+    }
+    for _ in 0..count {
+        match (data.get(pos)?, step(data, pos)?) {
+            (0x80..=0x9f | 0xdc..=0xdf, _) => return None,
+            (_, (n, 0)) if n <= data.len() - pos => pos += n,
+            _ => return None,
+        }
+    }
+    Some(pos)
+}
+
 #[inline(always)]
 fn step(data: &[u8], pos: usize) -> Option<(usize, u64)> {
     let b = *data.get(pos)?;
@@ -704,6 +809,59 @@ mod tests {
                 proptest::prop_assert!(bytes.contains(&0xc1));
             }
         }
+    }
+
+    #[test]
+    fn the_recording_walk_records_small_containers_of_scalars() {
+        // [{"k": [1, 300, "ab", nil], "i": 5}, [], [[2]]]
+        let mut buf = Vec::new();
+        rmp::encode::write_array_len(&mut buf, 3).unwrap();
+        rmp::encode::write_map_len(&mut buf, 2).unwrap();
+        rmp::encode::write_str(&mut buf, "k").unwrap();
+        let small = buf.len();
+        rmp::encode::write_array_len(&mut buf, 4).unwrap();
+        rmp::encode::write_uint(&mut buf, 1).unwrap();
+        rmp::encode::write_uint(&mut buf, 300).unwrap();
+        rmp::encode::write_str(&mut buf, "ab").unwrap();
+        rmp::encode::write_nil(&mut buf).unwrap();
+        let small_end = buf.len();
+        rmp::encode::write_str(&mut buf, "i").unwrap();
+        rmp::encode::write_uint(&mut buf, 5).unwrap();
+        let map_end = buf.len();
+        rmp::encode::write_array_len(&mut buf, 0).unwrap();
+        rmp::encode::write_array_len(&mut buf, 1).unwrap();
+        rmp::encode::write_array_len(&mut buf, 1).unwrap();
+        rmp::encode::write_uint(&mut buf, 2).unwrap();
+        let mut ends = Vec::new();
+        let raw = Cursor::new(&buf).skip_recording(0, &mut ends).unwrap();
+        assert_eq!(raw.bytes.len(), buf.len());
+        ends.sort_unstable();
+        let n = buf.len();
+        assert_eq!(
+            ends,
+            [
+                (0, n),
+                (1, map_end),
+                (small, small_end),
+                (map_end, map_end + 1),
+                (map_end + 1, n),
+                (map_end + 2, n),
+            ]
+        );
+        // The innermost array of scalars is still one level of nesting.
+        let e = Cursor::new(&buf).skip_nested(2).unwrap_err();
+        assert_eq!(e.offset, small as u64);
+        assert_eq!(
+            Cursor::new(&buf).skip_nested(3).unwrap().bytes.len(),
+            buf.len()
+        );
+        // Cut inside the string of the small array: the string is named.
+        let cut = &buf[..small + 7];
+        let e = Cursor::new(cut)
+            .skip_recording(0, &mut Vec::new())
+            .unwrap_err();
+        assert_eq!(e.offset, small as u64 + 5, "{e}");
+        assert!(matches!(e.kind, ErrorKind::Truncated { .. }), "{e}");
     }
 
     #[test]
