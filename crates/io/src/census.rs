@@ -3,7 +3,7 @@
 //! ([`gfxkit_inventory::census`]); and the walk that turns the paths a census is given into
 //! its inputs (the walk of `gfxkit list -r`).
 
-use crate::format::{Around, File, Formats};
+use crate::format::{Around, Formats};
 use crate::input::{for_each_with, is_image_dir, is_package, Failed, Input};
 use crate::kpack::chain;
 use gfxkit_inventory::census::{self, CodeObjectRow, InputRow};
@@ -91,7 +91,7 @@ pub fn rows(path: &Path, name: &str, formats: &Formats) -> Rows {
     let visit = |input: Input| {
         // Headers only: the digests decompress each unit once (its hash checked), and give
         // what the listing leaves unread (the code-object version inside compressed units).
-        let file = File::at(input.path(), &input);
+        let file = formats.file(input.path(), &input);
         let format = formats.of(&file);
         let mut l = format.list(&file, false, &around);
         l.layer = input.layer().map(str::to_owned);
@@ -102,7 +102,7 @@ pub fn rows(path: &Path, name: &str, formats: &Formats) -> Rows {
     let mut out = Vec::new();
     let mut files = 0u32;
     let mut unreadable = false;
-    match for_each_with(path, &(), visit) {
+    match for_each_with(path, &(), formats.settings(), visit) {
         Ok(items) => {
             for (p, r) in items {
                 match r {

@@ -232,12 +232,14 @@ pub fn describe(b: &Located<'_>) -> String {
 /// Plans the extraction of the file at `path` (`data` its bytes; the path finds a split
 /// binary's archives and names the file in messages): the entries `wanted` selects, read from
 /// headers alone. `None` for a file with nothing to extract that was not `explicit`ly named;
-/// a file named explicitly without device code is an error.
+/// a file named explicitly without device code is an error. Bundles are read under
+/// `settings`.
 pub fn plan<'d>(
     path: &Path,
     data: &'d [u8],
     explicit: bool,
     wanted: &mut Wanted,
+    settings: &crate::Settings,
 ) -> Result<Option<Plan<'d>>, ExtractError> {
     let name = path.display().to_string();
     let plan = |source| Plan {
@@ -272,11 +274,13 @@ pub fn plan<'d>(
         }
     }
     // Split binaries (HIPK wrappers) and `.kpack` files: code objects from the archives.
-    if let Some(x) = crate::kpack::extract_picks(path, data, &mut |id| wanted.select(id))? {
+    if let Some(x) =
+        crate::kpack::extract_picks(path, data, &mut |id| wanted.select(id), &settings.limits)?
+    {
         let own = gfxkit_inventory::kpack::is_archive(data).then_some(data);
         return Ok(Some(plan(Source::Kpack(x, own))));
     }
-    let found = Inventory::of(data);
+    let found = Inventory::of_with(data, &settings.limits);
     if let Some(e) = &found.error {
         return Err(caused(format!("cannot read {name}"), e.offset(), e.clone()));
     }
@@ -561,11 +565,12 @@ impl Plan<'_> {
 /// its outputs are named by (the file's stem; a found file's path below its directory, a
 /// member's after its package's, `/` becoming `_`). A package found in a directory without
 /// device code is left out. The error names a directory given without `recursive`, or a file
-/// that cannot be read.
+/// that cannot be read. Packages are walked under `settings`.
 pub fn inputs(
     paths: &[PathBuf],
     recursive: bool,
     progress: &dyn crate::scan::Progress,
+    settings: &crate::Settings,
 ) -> Result<Vec<Named>, InputsError> {
     let mut out = Vec::new();
     for root in paths {
@@ -591,8 +596,13 @@ pub fn inputs(
     }
     let mut named = Vec::new();
     for (path, stem, explicit) in out {
-        let items = crate::input::for_each_with(&path, progress, Ok::<_, std::convert::Infallible>)
-            .map_err(InputsError::Io)?;
+        let items = crate::input::for_each_with(
+            &path,
+            progress,
+            settings,
+            Ok::<_, std::convert::Infallible>,
+        )
+        .map_err(InputsError::Io)?;
         let package = items.len() > 1 || items.first().is_some_and(|(p, _)| *p != path);
         for (member, r) in items {
             let data = match r {

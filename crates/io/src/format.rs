@@ -24,6 +24,8 @@
 //! provide) and one line in [`Formats::standard`], or [`Formats::with`] for a caller's own.
 
 use crate::database::DirNames;
+use crate::Settings;
+use gfxkit_bundle::limits::Limits;
 use gfxkit_inventory::database::DbMember;
 use gfxkit_inventory::digest::Digest;
 use gfxkit_inventory::doctor::Examined;
@@ -50,6 +52,8 @@ pub struct File<'a> {
     /// Whether files beside it are looked for through its path: true for the command line
     /// (a package member's path finds nothing there), false for bytes handed in from memory.
     pub surroundings: bool,
+    /// The limits its bundles are read under ([`File::with_limits`]; the defaults otherwise).
+    pub limits: Limits,
 }
 
 impl<'a> File<'a> {
@@ -59,6 +63,7 @@ impl<'a> File<'a> {
             path,
             data,
             surroundings: true,
+            limits: Limits::default(),
         }
     }
 
@@ -68,7 +73,13 @@ impl<'a> File<'a> {
             path,
             data,
             surroundings: false,
+            limits: Limits::default(),
         }
+    }
+
+    /// This file read under `limits`.
+    pub fn with_limits(self, limits: Limits) -> File<'a> {
+        File { limits, ..self }
     }
 
     /// The file's name as answers print it.
@@ -190,9 +201,11 @@ pub trait Format: Send + Sync {
     ) -> Selection;
 }
 
-/// The formats a run reads, in the order they are asked ([`Formats::of`]).
+/// The formats a run reads, in the order they are asked ([`Formats::of`]), and the
+/// [`Settings`] the run reads its inputs under ([`Formats::with_settings`]).
 pub struct Formats {
     formats: Vec<Box<dyn Format>>,
+    settings: Settings,
 }
 
 impl Formats {
@@ -204,7 +217,24 @@ impl Formats {
                 Box::new(KernelDatabase),
                 Box::new(Binary),
             ],
+            settings: Settings::default(),
         }
+    }
+
+    /// These formats, reading every input under `settings` (the default settings otherwise).
+    pub fn with_settings(self, settings: Settings) -> Formats {
+        Formats { settings, ..self }
+    }
+
+    /// The settings inputs are read under.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// `data`, the contents of `path`, as these formats read it: [`File::at`] under
+    /// [`Formats::settings`].
+    pub fn file<'a>(&self, path: &'a Path, data: &'a [u8]) -> File<'a> {
+        File::at(path, data).with_limits(self.settings.limits)
     }
 
     /// These formats and `format`, which is asked before [`Binary`] (the last, which claims
@@ -303,8 +333,9 @@ impl Format for KpackArchive {
 
     fn size(&self, file: &File<'_>, check: bool, _: &Around) -> Sized {
         Sized {
-            survey: inv_kpack::size_archive(file.data)
-                .unwrap_or_else(|| gfxkit_inventory::size::survey_with(file.data, check)),
+            survey: inv_kpack::size_archive(file.data).unwrap_or_else(|| {
+                gfxkit_inventory::size::survey_with(file.data, check, &file.limits)
+            }),
             reached: Vec::new(),
             is_archive: true,
         }
@@ -387,7 +418,7 @@ impl Format for KpackArchive {
         loader: Loader,
         rules: Option<&Rules>,
     ) -> Selection {
-        let inv = Inventory::of(file.data);
+        let inv = Inventory::of_with(file.data, &file.limits);
         let mut s = gfxkit_inventory::select::select_on(&file.name(), &inv, device, rules);
         s.error = inv_kpack::archive_damage(file.data);
         s.add_kpack(inv_kpack::select_archive(
@@ -439,8 +470,9 @@ impl Format for KernelDatabase {
 
     fn size(&self, file: &File<'_>, check: bool, _: &Around) -> Sized {
         Sized {
-            survey: crate::database::size_survey(file.path, file.data)
-                .unwrap_or_else(|| gfxkit_inventory::size::survey_with(file.data, check)),
+            survey: crate::database::size_survey(file.path, file.data).unwrap_or_else(|| {
+                gfxkit_inventory::size::survey_with(file.data, check, &file.limits)
+            }),
             reached: Vec::new(),
             is_archive: false,
         }
@@ -482,7 +514,7 @@ impl Format for KernelDatabase {
     }
 
     fn database_member(&self, file: &File<'_>) -> Option<DbMember> {
-        gfxkit_inventory::database::member_of(&file.name(), file.data)
+        gfxkit_inventory::database::member_of(&file.name(), file.data, &file.limits)
     }
 
     fn examine(
@@ -539,7 +571,7 @@ impl Format for Binary {
     }
 
     fn list(&self, file: &File<'_>, check: bool, around: &Around) -> FileListing {
-        let inv = Inventory::of(file.data);
+        let inv = Inventory::of_with(file.data, &file.limits);
         let mut l = gfxkit_inventory::list::list(&file.name(), &inv, check);
         if let Some(o) = Binary::archives(file, &inv, around) {
             inv_kpack::list_split(&mut l, &inv, &o.archives(), check);
@@ -556,7 +588,7 @@ impl Format for Binary {
                 is_archive: false,
             };
         }
-        let inv = Inventory::of(file.data);
+        let inv = Inventory::of_with(file.data, &file.limits);
         match Binary::archives(file, &inv, around) {
             Some(o) => Sized {
                 survey: inv_kpack::size_split(&inv, file.data.len() as u64, &o.archives()),
@@ -568,7 +600,7 @@ impl Format for Binary {
                 is_archive: false,
             },
             None => Sized {
-                survey: gfxkit_inventory::size::survey_with(file.data, check),
+                survey: gfxkit_inventory::size::survey_with(file.data, check, &file.limits),
                 reached: Vec::new(),
                 is_archive: false,
             },
@@ -580,7 +612,7 @@ impl Format for Binary {
         file: &File<'_>,
         around: &Around,
     ) -> (gfxkit_inventory::Result<Verification>, Vec<String>) {
-        let inv = Inventory::of(file.data);
+        let inv = Inventory::of_with(file.data, &file.limits);
         let processors = gfxkit_inventory::database::code_processors(&inv);
         if let Some(o) = Binary::archives(file, &inv, around) {
             let v = inv_kpack::verify_split(&file.name(), &inv, &o.archives());
@@ -617,8 +649,9 @@ impl Format for Binary {
             })?;
             return Ok(out);
         }
-        let (kernels, errors) = kernels::file_rows(&name, file.data, wanted, demangle)
-            .map_err(|e| crate::Error::new(file.path, crate::ErrorKind::Locate(e)))?;
+        let (kernels, errors) =
+            kernels::file_rows(&name, file.data, wanted, demangle, &file.limits)
+                .map_err(|e| crate::Error::new(file.path, crate::ErrorKind::Locate(e)))?;
         Ok(KernelListing {
             kernels,
             errors,
@@ -647,13 +680,13 @@ impl Format for Binary {
                 return Ok((out, errors));
             }
         }
-        digest::file_digests(&name, file.data, kernels)
+        digest::file_digests(&name, file.data, kernels, &file.limits)
             .map_err(|e| crate::Error::new(file.path, crate::ErrorKind::Locate(e)))
     }
 
     /// A raw code object or a bundle that is a file of a Tensile directory (by its name).
     fn database_member(&self, file: &File<'_>) -> Option<DbMember> {
-        gfxkit_inventory::database::member_of(&file.name(), file.data)
+        gfxkit_inventory::database::member_of(&file.name(), file.data, &file.limits)
     }
 
     fn examine(
@@ -663,7 +696,7 @@ impl Format for Binary {
         loader: Loader,
         rules: Option<&Rules>,
     ) -> Examined {
-        let inv = Inventory::of(file.data);
+        let inv = Inventory::of_with(file.data, &file.limits);
         let mut e = gfxkit_inventory::doctor::examine(&inv);
         if file.surroundings {
             e.set_kpack(crate::kpack::doctor_verdicts(
@@ -683,7 +716,7 @@ impl Format for Binary {
         loader: Loader,
         rules: Option<&Rules>,
     ) -> Selection {
-        let inv = Inventory::of(file.data);
+        let inv = Inventory::of_with(file.data, &file.limits);
         let mut s = gfxkit_inventory::select::select_on(&file.name(), &inv, device, rules);
         s.error = inv_kpack::archive_damage(file.data);
         if file.surroundings {
@@ -703,7 +736,7 @@ fn split_picks(
     file: &File<'_>,
     around: &Around,
 ) -> Result<Option<crate::kpack::KpackExtract>, crate::Error> {
-    let inv = Inventory::of(file.data);
+    let inv = Inventory::of_with(file.data, &file.limits);
     let Some(o) = Binary::archives(file, &inv, around) else {
         return Ok(None);
     };

@@ -306,7 +306,7 @@ pub(crate) fn rewrite_image<'a>(
         shift,
     };
     let mut patches = moved_pointers(data, &file, &named, &fat, new_raw)?;
-    let n_wrappers = wrapper_patches(data, &file, &fat, vsize, &region, &mut patches)?;
+    let n_wrappers = wrapper_patches(data, &file, &fat, vsize, &region, &t.limits, &mut patches)?;
 
     // The new file: what precedes `.hip_fat`, the new bundles padded to FileAlignment, the rest.
     let (mut out, outcomes) = splice(data, fo, old_end, region, new_raw, &patches)?;
@@ -490,6 +490,7 @@ fn wrapper_patches(
     fat: &ShrunkSection<'_>,
     vsize: u64,
     region: &NewRegion<'_>,
+    limits: &gfxkit_bundle::limits::Limits,
     patches: &mut Vec<(u64, Vec<u8>)>,
 ) -> Result<usize> {
     let opt = file.nt_headers().optional_header();
@@ -498,7 +499,7 @@ fn wrapper_patches(
     let image_base = opt.image_base();
     check_image_base(image_base, opt_at)?;
     let fat_va = image_base + u64::from(fsh.virtual_address.get(LE));
-    let found = gfxkit_host::discover(data);
+    let found = gfxkit_host::discover_with(data, limits);
     let mut pointed = vec![false; region.moves.len()];
     let mut n_wrappers = 0;
     for (i, w) in found.wrappers.iter().enumerate() {

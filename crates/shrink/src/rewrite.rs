@@ -27,7 +27,7 @@ use std::collections::HashMap;
 /// payloads, which [`rewrite_without_digests`] leaves out.
 pub fn rewrite<'a>(data: &'a [u8], t: &Transform) -> Result<Rewritten<'a>> {
     let mut r = rewrite_without_digests(data, t)?;
-    r.report.add_digests(data)?;
+    r.report.add_digests(data, &t.limits)?;
     Ok(r)
 }
 
@@ -50,7 +50,7 @@ pub fn rewrite_without_digests<'a>(data: &'a [u8], t: &Transform) -> Result<Rewr
             output,
         }
     };
-    check_input(data, &r.report)?;
+    check_input(data, &r.report, &t.limits)?;
     r.report.find_unmatched(&t.selection);
     Ok(r)
 }
@@ -61,7 +61,7 @@ pub fn rewrite_without_digests<'a>(data: &'a [u8], t: &Transform) -> Result<Rewr
 /// rewrite has read itself), so whatever it finds wrong in the input, or finds where the plan
 /// found nothing, the rewrite could not have made right. Run after the plan, whose own checks
 /// name the place more precisely.
-fn check_input(data: &[u8], report: &Report) -> Result<()> {
+fn check_input(data: &[u8], report: &Report, limits: &gfxkit_bundle::limits::Limits) -> Result<()> {
     let s = crate::survey::survey_read(
         data,
         &crate::survey::Reading {
@@ -71,6 +71,7 @@ fn check_input(data: &[u8], report: &Report) -> Result<()> {
             headers: false,
             visit: None,
             base: 0,
+            limits: *limits,
         },
     )?;
     let place = |member: &Option<String>, e: Error| match member {
@@ -139,7 +140,7 @@ pub(crate) fn rewrite_one<'a>(
         _ => {}
     }
     if gfxkit_bundle::detect(data).is_some() {
-        let found = bundle::scan(Cursor::new(data))?;
+        let found = bundle::scan(Cursor::new(data), &t.limits)?;
         let align = plan::region_alignment(&found);
         drop(found);
         let region = plan::transform_region(Cursor::new(data), align, t)?;

@@ -98,7 +98,7 @@ struct Written {
 }
 
 /// Runs `gfxkit extract`.
-pub fn run(args: Args) -> Result<ExitCode> {
+pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     let ids: Vec<EntryId> = args
         .targets
         .iter()
@@ -110,7 +110,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         HashCheck::Error
     };
     let progress = crate::output::Reading::new(false);
-    let sources = extract::inputs(&args.files, args.recursive, &progress);
+    let sources = extract::inputs(&args.files, args.recursive, &progress, settings);
     progress.finish();
     let sources = sources.map_err(|e| match e {
         InputsError::Directory(d) => {
@@ -130,7 +130,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     // Plan from the headers alone (no payload decompressed), so that nothing is written when
     // a target matches nothing; then write bundle by bundle.
     let mut wanted = extract::Wanted::new(ids);
-    let (plans, mut damaged) = plan_sources(&sources, &mut wanted)?;
+    let (plans, mut damaged) = plan_sources(&sources, &mut wanted, settings)?;
     if let Some(wi) = wanted.unmatched() {
         let what = match sources.as_slice() {
             [one] => one.path.display().to_string(),
@@ -180,6 +180,7 @@ fn distinct_stems(sources: &[extract::Named], out_dir: &std::path::Path) -> Resu
 fn plan_sources<'s>(
     sources: &'s [extract::Named],
     wanted: &mut extract::Wanted,
+    settings: &gfxkit_io::Settings,
 ) -> Result<(Vec<(&'s extract::Named, extract::Plan<'s>)>, bool)> {
     let mut damaged = false;
     let mut plans = Vec::with_capacity(sources.len());
@@ -191,7 +192,8 @@ fn plan_sources<'s>(
                 packages.push((p, false));
             }
         }
-        let Some(plan) = extract::plan(&src.path, &src.data, src.explicit, wanted)? else {
+        let Some(plan) = extract::plan(&src.path, &src.data, src.explicit, wanted, settings)?
+        else {
             continue;
         };
         if let Some(p) = &src.package {

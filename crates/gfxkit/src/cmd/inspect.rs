@@ -52,8 +52,8 @@ pub struct Args {
 }
 
 /// Runs `gfxkit inspect`.
-pub fn run(args: Args) -> Result<ExitCode> {
-    let input = crate::input::open(&args.file)?;
+pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
+    let input = crate::input::open(&args.file, settings)?;
     if gfxkit_kpack::archive::is_kpack(&input) {
         // A .kpack archive: its header, TOC and every kernel (key, architecture, sizes).
         return crate::cmd::kpack::inspect_archive(&args.file, &input, args.json);

@@ -100,7 +100,7 @@ fn rewrite<'a, Coff: CoffHeader>(
     };
     let (fo, raw) = (fat.fo, fat.raw);
     let located = Cursor::new(data).sub(fo, raw)?;
-    let found = crate::bundle::scan(located)?;
+    let found = crate::bundle::scan(located, &t.limits)?;
     let align = plan::region_alignment(&found);
     drop(found);
     let region = plan::transform_region(located, align, t)?;
@@ -121,6 +121,7 @@ fn rewrite<'a, Coff: CoffHeader>(
         &fat,
         &region,
         &new_value,
+        &t.limits,
         &mut patches,
     )?;
     let (out, outcomes) = super::splice(data, fo, fo + raw, region, ns, &patches)?;
@@ -346,6 +347,7 @@ fn symbol_patches<'a, Coff: CoffHeader>(
 /// wrappers' pointer slots get their addends, others must carry none; every wrapper must lead
 /// to a bundle through one, and every bundle be led to. Returns the number of relocations
 /// changed and of wrappers.
+#[allow(clippy::too_many_arguments)]
 fn relocation_patches<'a, Coff: CoffHeader>(
     data: &'a [u8],
     symbols: &SymbolTable<'a, &'a [u8], Coff>,
@@ -353,10 +355,11 @@ fn relocation_patches<'a, Coff: CoffHeader>(
     fat: &FatSection,
     region: &NewRegion<'_>,
     new_value: &HashMap<usize, u64>,
+    limits: &gfxkit_bundle::limits::Limits,
     patches: &mut Vec<(u64, Vec<u8>)>,
 ) -> Result<(usize, usize)> {
     let (fat_index, fat_name, fo) = (fat.index, &fat.name, fat.fo);
-    let discovered = gfxkit_host::discover(data);
+    let discovered = gfxkit_host::discover_with(data, limits);
     let slots: HashMap<u64, usize> = discovered
         .wrappers
         .iter()
