@@ -232,6 +232,21 @@ pub(crate) fn survey_read(data: &[u8], how: &Reading<'_>) -> Result<Survey> {
     })
 }
 
+/// [`survey_read`] of `data`, which is not an archive, whose discovery `found` the caller
+/// made (the rewrite, which reads the input once).
+pub(crate) fn survey_discovered(
+    data: &[u8],
+    how: &Reading<'_>,
+    found: &gfxkit_host::Discovery<'_>,
+) -> Result<Survey> {
+    let (kind, regions) = survey_found(data, data, how, found)?;
+    Ok(Survey {
+        kind,
+        size: data.len() as u64,
+        regions,
+    })
+}
+
 /// The error for a problem discovery found where the rewrite reads (`base`: file offset of
 /// the discovered bytes), or `None` for problems a survey leaves to `verify`.
 fn fatal(p: &Problem, base: u64) -> Option<Error> {
@@ -292,9 +307,18 @@ fn survey_one(
     data: &[u8],
     how: &Reading<'_>,
 ) -> Result<(FileKind, Vec<SurveyRegion>)> {
+    survey_found(file, data, how, &crate::discover(data, &how.limits))
+}
+
+/// [`survey_one`] of `data`, whose discovery `d` the caller made.
+fn survey_found(
+    file: &[u8],
+    data: &[u8],
+    how: &Reading<'_>,
+    d: &gfxkit_host::Discovery<'_>,
+) -> Result<(FileKind, Vec<SurveyRegion>)> {
     let base = offset_within(file, data).unwrap_or(0);
-    let d = gfxkit_host::discover_with(data, &how.limits);
-    let Some(kind) = surveyed_kind(&d, data, base)? else {
+    let Some(kind) = surveyed_kind(d, data, base)? else {
         return Ok((FileKind::NoDeviceCode, Vec::new()));
     };
     // The place the rewrite reads: the whole bundle file, or the first `.hip_fatbin` (in a
@@ -341,7 +365,7 @@ fn survey_one(
     } else {
         Vec::new()
     };
-    let (problems, wrappers) = wrapper_problems(&d, &mine, &list, base);
+    let (problems, wrappers) = wrapper_problems(d, &mine, &list, base);
     Ok((
         kind,
         vec![SurveyRegion {

@@ -60,11 +60,12 @@ pub(crate) fn rewrite_object<'a>(
     data: &'a [u8],
     t: &Transform,
     bigobj: bool,
+    found: &gfxkit_host::Discovery<'_>,
 ) -> Result<(Output<'a>, FileKind, Option<RegionReport>)> {
     if bigobj {
-        rewrite::<pe::AnonObjectHeaderBigobj>(data, t, 44)
+        rewrite::<pe::AnonObjectHeaderBigobj>(data, t, 44, found)
     } else {
-        rewrite::<pe::ImageFileHeader>(data, t, 8)
+        rewrite::<pe::ImageFileHeader>(data, t, 8, found)
     }
 }
 
@@ -76,6 +77,7 @@ fn rewrite<'a, Coff: CoffHeader>(
     data: &'a [u8],
     t: &Transform,
     symtab_field: u64,
+    discovered: &gfxkit_host::Discovery<'_>,
 ) -> Result<(Output<'a>, FileKind, Option<RegionReport>)> {
     let damaged = |what: &str, e: object::read::Error| bad(0, format!("COFF object: {what}{e}"));
     let mut offset = 0;
@@ -121,7 +123,7 @@ fn rewrite<'a, Coff: CoffHeader>(
         &fat,
         &region,
         &new_value,
-        &t.limits,
+        discovered,
         &mut patches,
     )?;
     let (out, outcomes) = super::splice(data, fo, fo + raw, region, ns, &patches)?;
@@ -355,11 +357,10 @@ fn relocation_patches<'a, Coff: CoffHeader>(
     fat: &FatSection,
     region: &NewRegion<'_>,
     new_value: &HashMap<usize, u64>,
-    limits: &gfxkit_bundle::limits::Limits,
+    discovered: &gfxkit_host::Discovery<'_>,
     patches: &mut Vec<(u64, Vec<u8>)>,
 ) -> Result<(usize, usize)> {
     let (fat_index, fat_name, fo) = (fat.index, &fat.name, fat.fo);
-    let discovered = gfxkit_host::discover_with(data, limits);
     let slots: HashMap<u64, usize> = discovered
         .wrappers
         .iter()
