@@ -215,7 +215,7 @@ pub struct DecompressOptions {
     /// Hash mismatch handling.
     pub hash: HashCheck,
     /// Largest declared uncompressed size accepted; by default
-    /// [`MAX_UNCOMPRESSED_SIZE`](crate::limits::MAX_UNCOMPRESSED_SIZE) (a caller's
+    /// [`MAX_UNCOMPRESSED_SIZE`] (a caller's
     /// [`Limits`](crate::limits::Limits) gives its own through
     /// [`Limits::decompress_options`](crate::limits::Limits::decompress_options)).
     pub max_uncompressed: u64,
