@@ -2,7 +2,7 @@
 
 use crate::compressed::{self, DecompressOptions, Header};
 use crate::error::{Error, ErrorKind, Result};
-use crate::limits::MAX_CONCATENATED;
+use crate::limits::{Limits, MAX_CONCATENATED};
 use crate::read::{self, Bundle};
 use gfxkit_bytes::Cursor;
 use std::borrow::Cow;
@@ -145,7 +145,7 @@ pub struct Span {
 }
 
 /// The bundle at relative offset `rel` of `c`, with its offset and errors absolute.
-fn span_at(c: Cursor<'_>, rel: u64) -> Result<Span> {
+fn span_at(c: Cursor<'_>, rel: u64, limits: &Limits) -> Result<Span> {
     let at = c.tail(rel);
     let (here, offset) = (at.bytes(), at.base());
     match detect(here) {
@@ -160,7 +160,7 @@ fn span_at(c: Cursor<'_>, rel: u64) -> Result<Span> {
         }
         Some(Format::Ccob) => {
             let h = Header::parse_at(at)?;
-            let len = h.extent_at(at)?;
+            let len = h.extent_at(at, limits.max_uncompressed)?;
             Ok(Span {
                 offset,
                 len,
@@ -187,14 +187,15 @@ fn skip_padding(data: &[u8], pos: u64) -> Option<u64> {
 
 /// Finds every bundle in `data`, laid back to back with zero padding between (a dumped
 /// `.hip_fatbin`), without decompressing v2/v3 bundles. Non-zero bytes that do not start a
-/// bundle are an error naming their offset. An input holding no bundle yields no span.
-pub fn scan_concatenated(data: &[u8]) -> Result<Vec<Span>> {
-    scan_concatenated_at(Cursor::new(data))
+/// bundle are an error naming their offset. An input holding no bundle yields no span. A zlib
+/// CCOB v1 bundle, delimited by decoding it, may not declare more than `limits` allow.
+pub fn scan_concatenated(data: &[u8], limits: &Limits) -> Result<Vec<Span>> {
+    scan_concatenated_at(Cursor::new(data), limits)
 }
 
 /// [`scan_concatenated`] of the bytes of `c`, which lie at `c.base()` of their file: the spans'
 /// offsets and the errors' are absolute.
-pub fn scan_concatenated_at(c: Cursor<'_>) -> Result<Vec<Span>> {
+pub fn scan_concatenated_at(c: Cursor<'_>, limits: &Limits) -> Result<Vec<Span>> {
     let data = c.bytes();
     let mut spans = Vec::new();
     let mut pos = 0u64;
@@ -208,7 +209,7 @@ pub fn scan_concatenated_at(c: Cursor<'_>) -> Result<Vec<Span>> {
                 c.abs(start),
             ));
         }
-        let s = span_at(c, start)?;
+        let s = span_at(c, start, limits)?;
         pos = start + s.len.max(1);
         spans.push(s);
     }
@@ -242,7 +243,7 @@ fn resync(data: &[u8], from: u64) -> Option<u64> {
 /// Like [`scan_concatenated`], but keeps going after a damaged bundle or garbage: the problem
 /// is recorded and the scan resumes at the next offset that starts with a bundle magic (for
 /// `verify`-style reports of everything wrong in a file). Spans are those that read cleanly.
-pub fn scan_concatenated_lenient(data: &[u8]) -> (Vec<Span>, Vec<Error>) {
+pub fn scan_concatenated_lenient(data: &[u8], limits: &Limits) -> (Vec<Span>, Vec<Error>) {
     let c = Cursor::new(data);
     let mut spans = Vec::new();
     let mut problems = Vec::new();
@@ -258,7 +259,7 @@ pub fn scan_concatenated_lenient(data: &[u8]) -> (Vec<Span>, Vec<Error>) {
             ));
             break;
         }
-        match span_at(c, start) {
+        match span_at(c, start, limits) {
             Ok(s) => {
                 pos = start + s.len.max(1);
                 spans.push(s);

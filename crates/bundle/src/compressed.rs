@@ -16,7 +16,7 @@
 
 use crate::codec::{self, Method};
 use crate::error::{Error, ErrorKind, Result};
-use crate::limits::max_uncompressed;
+use crate::limits::MAX_UNCOMPRESSED_SIZE;
 use gfxkit_bytes::{Cursor, OutOfBounds};
 use std::borrow::Cow;
 
@@ -159,14 +159,15 @@ impl Header {
 
     /// Bytes this compressed bundle occupies in `data`: the total size for v2/v3; for v1 the
     /// header plus the zstd frame (read from block headers) or zlib stream (decoded, bounded by
-    /// the declared size).
-    pub fn extent(&self, data: &[u8]) -> Result<u64> {
-        self.extent_at(Cursor::new(data))
+    /// the declared size, which may not pass `max_uncompressed`; see
+    /// [`Limits`](crate::limits::Limits)).
+    pub fn extent(&self, data: &[u8], max_uncompressed: u64) -> Result<u64> {
+        self.extent_at(Cursor::new(data), max_uncompressed)
     }
 
     /// [`extent`](Self::extent) of the bundle whose bytes `c` holds, with error offsets
     /// absolute (from `c.base()`).
-    pub fn extent_at(&self, c: Cursor<'_>) -> Result<u64> {
+    pub fn extent_at(&self, c: Cursor<'_>, max_uncompressed: u64) -> Result<u64> {
         if let Some(t) = self.total_size {
             return Ok(t);
         }
@@ -176,7 +177,7 @@ impl Header {
             Method::Zlib => {
                 // Decoded without keeping the output: a small scratch buffer, whatever the
                 // header declares.
-                self.check_limit(max_uncompressed(), c.base())?;
+                self.check_limit(max_uncompressed, c.base())?;
                 codec::decoded_extent(self.method, payload, self.uncompressed_size)
             }
         }?;
@@ -214,7 +215,9 @@ pub struct DecompressOptions {
     /// Hash mismatch handling.
     pub hash: HashCheck,
     /// Largest declared uncompressed size accepted; by default
-    /// [`limits::max_uncompressed`](crate::limits::max_uncompressed).
+    /// [`MAX_UNCOMPRESSED_SIZE`] (a caller's
+    /// [`Limits`](crate::limits::Limits) gives its own through
+    /// [`Limits::decompress_options`](crate::limits::Limits::decompress_options)).
     pub max_uncompressed: u64,
 }
 
@@ -222,7 +225,7 @@ impl Default for DecompressOptions {
     fn default() -> Self {
         DecompressOptions {
             hash: HashCheck::Error,
-            max_uncompressed: max_uncompressed(),
+            max_uncompressed: MAX_UNCOMPRESSED_SIZE,
         }
     }
 }
@@ -597,7 +600,7 @@ mod tests {
             let z = compress(&data, &opts).unwrap();
             let h = Header::parse(&z).unwrap();
             assert_eq!((h.version, h.total_size), (1, None));
-            assert_eq!(h.extent(&z).unwrap(), z.len() as u64);
+            assert_eq!(h.extent(&z, MAX_UNCOMPRESSED_SIZE).unwrap(), z.len() as u64);
             let d = decompress_ccob(&z, &DecompressOptions::default()).unwrap();
             assert_eq!(d.data, data);
         }

@@ -4,6 +4,7 @@
 //! bound.
 
 use crate::compressed::{self, DecompressOptions, HashCheck};
+use crate::limits::Limits;
 use crate::read::Bundle;
 use crate::{any, archive, entry_id::EntryId, object, text};
 
@@ -49,7 +50,7 @@ pub fn ccob(data: &[u8]) {
         max_uncompressed: FUZZ_MAX_UNCOMPRESSED,
     };
     if let Ok(h) = compressed::Header::parse(data) {
-        let _ = h.extent(data);
+        let _ = h.extent(data, Limits::default().max_uncompressed);
         let whole = compressed::decompress_ccob(data, &opts);
         if let Ok(d) = &whole {
             assert_eq!(d.data.len() as u64, h.uncompressed_size);
@@ -74,7 +75,10 @@ pub fn ccob(data: &[u8]) {
         }
         // The header read from a prefix (what `size` and `list` use) agrees with the whole
         // bundle's parse wherever the whole bundle decodes.
-        let header = crate::read::ccob_header_checked_at(gfxkit_bytes::Cursor::new(data));
+        let header = crate::read::ccob_header_checked_at(
+            gfxkit_bytes::Cursor::new(data),
+            &Limits::default(),
+        );
         if let Ok(d) = &whole {
             match (Bundle::parse(&d.data), &header) {
                 (Ok(b), Ok((_, entries, _))) => {
@@ -125,11 +129,11 @@ pub fn concatenated(data: &[u8]) {
             Err(_) => break,
         }
     }
-    let (spans, _) = any::scan_concatenated_lenient(data);
+    let (spans, _) = any::scan_concatenated_lenient(data, &Limits::default());
     for s in spans {
         assert!(s.offset + s.len <= data.len() as u64);
     }
-    if let Ok(spans) = any::scan_concatenated(data) {
+    if let Ok(spans) = any::scan_concatenated(data, &Limits::default()) {
         for s in spans {
             assert!(s.offset + s.len <= data.len() as u64);
         }

@@ -4,8 +4,6 @@
 //! Every loop over a count read from a file, and every allocation sized from one, is bounded
 //! by the constants here or by the length of the input itself.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 /// Most entries one uncompressed bundle may declare. Real bundles hold tens; clang writes one
 /// per `--offload-arch`. Each entry record needs at least 24 bytes, so the input length bounds
 /// the count too.
@@ -15,34 +13,71 @@ pub const MAX_ENTRIES: u64 = 65_536;
 pub const MAX_ID_LEN: u64 = 4096;
 
 /// Largest uncompressed size a CCOB header may declare before decompression is refused, by
-/// default (64 GiB). Override it per call with
-/// [`DecompressOptions::max_uncompressed`](crate::ccob::DecompressOptions::max_uncompressed),
-/// or for the whole process with [`set_max_uncompressed`] (the command line's
-/// `--max-uncompressed`). Below it, memory follows the data actually produced, never the
-/// declared size alone (see [`codec`](crate::codec)), so a header that lies costs what its
-/// payload holds.
+/// default (64 GiB): the default of [`Limits::max_uncompressed`], which a caller lowers per
+/// call (the command line's `--max-uncompressed`). Below it, memory follows the data actually
+/// produced, never the declared size alone (see [`codec`](crate::codec)), so a header that
+/// lies costs what its payload holds.
 pub const MAX_UNCOMPRESSED_SIZE: u64 = 64 << 30;
 
-/// The process-wide limit behind [`max_uncompressed`].
-static UNCOMPRESSED_LIMIT: AtomicU64 = AtomicU64::new(MAX_UNCOMPRESSED_SIZE);
-
-/// The largest uncompressed size a CCOB header may declare where the caller gives no limit of
-/// its own ([`DecompressOptions::default`](crate::ccob::DecompressOptions), and every reader
-/// that uses it): [`MAX_UNCOMPRESSED_SIZE`] unless [`set_max_uncompressed`] changed it.
-pub fn max_uncompressed() -> u64 {
-    UNCOMPRESSED_LIMIT.load(Ordering::Relaxed)
+/// The bounds of reading bundles that a caller may change, passed in to every reader that
+/// applies them (the others are the constants of this module). `Default` holds the documented
+/// defaults; the command line and the Python package build one from `--max-uncompressed` or
+/// [`MAX_UNCOMPRESSED_ENV`] and hand it down.
+///
+/// ```
+/// use gfxkit_bundle::limits::{Limits, MAX_UNCOMPRESSED_SIZE};
+/// assert_eq!(Limits::default().max_uncompressed, MAX_UNCOMPRESSED_SIZE);
+/// let small = Limits { max_uncompressed: 1 << 20 };
+/// assert_eq!(small.decompress_options().max_uncompressed, 1 << 20);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest uncompressed size a CCOB header may declare ([`MAX_UNCOMPRESSED_SIZE`]); a
+    /// bundle declaring more is refused before it is decoded, for a tool that runs where
+    /// memory or disk is short.
+    pub max_uncompressed: u64,
 }
 
-/// Sets the limit [`max_uncompressed`] returns from now on, for the whole process: for a tool
-/// that runs where memory or disk is short, so that no compressed bundle declaring more is
-/// decoded. Options built before the call keep the limit they were built with.
-pub fn set_max_uncompressed(limit: u64) {
-    UNCOMPRESSED_LIMIT.store(limit, Ordering::Relaxed);
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_uncompressed: MAX_UNCOMPRESSED_SIZE,
+        }
+    }
 }
 
-/// The environment variable that sets [`max_uncompressed`] for the command line and the
-/// Python package alike ([`max_uncompressed_from_env`]); its value is a size for
-/// [`parse_size`].
+impl Limits {
+    /// Decompression options under these limits, the hash checked
+    /// ([`HashCheck::Error`](crate::ccob::HashCheck::Error)).
+    pub fn decompress_options(&self) -> crate::ccob::DecompressOptions {
+        self.decompress_options_hash(crate::ccob::HashCheck::Error)
+    }
+
+    /// Decompression options under these limits, the hash checked as `hash` says.
+    pub fn decompress_options_hash(
+        &self,
+        hash: crate::ccob::HashCheck,
+    ) -> crate::ccob::DecompressOptions {
+        crate::ccob::DecompressOptions {
+            hash,
+            max_uncompressed: self.max_uncompressed,
+        }
+    }
+
+    /// The limits of the command line and the Python package where no option says otherwise:
+    /// the defaults, with [`MAX_UNCOMPRESSED_ENV`] applied when it is set. A value that is not
+    /// a size (or not Unicode) is an error naming the variable.
+    pub fn from_env() -> Result<Limits, String> {
+        let mut l = Limits::default();
+        if let Some(n) = max_uncompressed_from_env()? {
+            l.max_uncompressed = n;
+        }
+        Ok(l)
+    }
+}
+
+/// The environment variable that sets [`Limits::max_uncompressed`] for the command line and the
+/// Python package alike ([`Limits::from_env`]); its value is a size for [`parse_size`].
 pub const MAX_UNCOMPRESSED_ENV: &str = "GFXKIT_MAX_UNCOMPRESSED";
 
 /// A size as people write it: bytes, or a whole number with `K`, `M`, `G` or `T` (binary
@@ -67,18 +102,14 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{s:?} does not fit 64 bits"))
 }
 
-/// Applies [`MAX_UNCOMPRESSED_ENV`] when it is set ([`set_max_uncompressed`]); an unset
-/// variable leaves the limit as it is, a value that is not a size (or not Unicode) is an error
-/// naming the variable.
-pub fn max_uncompressed_from_env() -> Result<(), String> {
+/// The size [`MAX_UNCOMPRESSED_ENV`] gives, read from the environment: `None` when it is
+/// unset, an error naming the variable when it is not a size (or not Unicode).
+pub fn max_uncompressed_from_env() -> Result<Option<u64>, String> {
     match std::env::var(MAX_UNCOMPRESSED_ENV) {
-        Ok(v) => {
-            set_max_uncompressed(
-                parse_size(&v).map_err(|e| format!("{MAX_UNCOMPRESSED_ENV}: {e}"))?,
-            );
-            Ok(())
-        }
-        Err(std::env::VarError::NotPresent) => Ok(()),
+        Ok(v) => parse_size(&v)
+            .map(Some)
+            .map_err(|e| format!("{MAX_UNCOMPRESSED_ENV}: {e}")),
+        Err(std::env::VarError::NotPresent) => Ok(None),
         Err(e) => Err(format!("{MAX_UNCOMPRESSED_ENV}: {e}")),
     }
 }

@@ -552,15 +552,22 @@ pub const MAX_HEADER_PREFIX: u64 = 16 << 20;
 /// payload offsets and sizes) by decompressing only the first bytes of the payload: 4 KiB,
 /// then four times more while the header is not complete, up to [`MAX_HEADER_PREFIX`] or the
 /// declared size. The hash cannot be checked (nothing is fully decompressed). Returns the CCOB
-/// header, the entries and the header length.
-pub fn ccob_header(data: &[u8]) -> Result<(crate::compressed::Header, Vec<HeaderEntry>, u64)> {
-    ccob_header_at(Cursor::new(data))
+/// header, the entries and the header length. A bundle declaring more than `limits` allow is
+/// refused.
+pub fn ccob_header(
+    data: &[u8],
+    limits: &crate::limits::Limits,
+) -> Result<(crate::compressed::Header, Vec<HeaderEntry>, u64)> {
+    ccob_header_at(Cursor::new(data), limits)
 }
 
 /// [`ccob_header`] of the bytes of `c`: errors in the CCOB header at absolute offsets (from
 /// `c.base()`), errors in the uncompressed header at offsets of the decompressed bytes.
-pub fn ccob_header_at(c: Cursor<'_>) -> Result<(crate::compressed::Header, Vec<HeaderEntry>, u64)> {
-    ccob_header_with(c, |prefix, _| parse_header(prefix))
+pub fn ccob_header_at(
+    c: Cursor<'_>,
+    limits: &crate::limits::Limits,
+) -> Result<(crate::compressed::Header, Vec<HeaderEntry>, u64)> {
+    ccob_header_with(c, limits, |prefix, _| parse_header(prefix))
 }
 
 /// [`ccob_header_at`], with the header checked as [`Bundle::parse`] checks the decompressed
@@ -569,17 +576,19 @@ pub fn ccob_header_at(c: Cursor<'_>) -> Result<(crate::compressed::Header, Vec<H
 /// payloads and the hash are not checked.
 pub fn ccob_header_checked_at(
     c: Cursor<'_>,
+    limits: &crate::limits::Limits,
 ) -> Result<(crate::compressed::Header, Vec<HeaderEntry>, u64)> {
-    ccob_header_with(c, parse_header_checked)
+    ccob_header_with(c, limits, parse_header_checked)
 }
 
 /// Decompresses growing prefixes of the CCOB bundle of `c` until `parse` (given the prefix and
 /// the declared uncompressed size) reads its header.
 fn ccob_header_with(
     c: Cursor<'_>,
+    limits: &crate::limits::Limits,
     parse: impl Fn(&[u8], u64) -> Result<(Vec<HeaderEntry>, u64)>,
 ) -> Result<(crate::compressed::Header, Vec<HeaderEntry>, u64)> {
-    let opts = crate::compressed::DecompressOptions::default();
+    let opts = limits.decompress_options();
     let header = crate::compressed::Header::parse_at(c)?;
     let limit = header.uncompressed_size.min(MAX_HEADER_PREFIX);
     let mut want: u64 = 4096;

@@ -33,13 +33,14 @@ pub enum Stored {
 
 /// Where the bundle at the start of `data` ends, from its headers alone: its storage and its
 /// length. The length may exceed `data.len()` (a well-formed bundle cut short); the caller
-/// compares. Errors are at offsets from the start of `data`.
-pub fn stored_extent(data: &[u8]) -> Result<(Stored, u64)> {
-    stored_extent_at(Cursor::new(data))
+/// compares. Errors are at offsets from the start of `data`. A zlib CCOB v1 bundle, whose
+/// end is found by decoding it, may not declare more than `limits` allow.
+pub fn stored_extent(data: &[u8], limits: &crate::limits::Limits) -> Result<(Stored, u64)> {
+    stored_extent_at(Cursor::new(data), limits)
 }
 
 /// [`stored_extent`] of the bytes of `c`, with error offsets absolute (from `c.base()`).
-pub fn stored_extent_at(c: Cursor<'_>) -> Result<(Stored, u64)> {
+pub fn stored_extent_at(c: Cursor<'_>, limits: &crate::limits::Limits) -> Result<(Stored, u64)> {
     let data = c.bytes();
     if read::is_bundle(data) {
         return Ok((Stored::Uncompressed, read::header_extent_at(c)?));
@@ -64,7 +65,7 @@ pub fn stored_extent_at(c: Cursor<'_>) -> Result<(Stored, u64)> {
         1 => {
             // No total size: the end of the stream, which needs a known method.
             let h = Header::parse_at(c)?;
-            return Ok((stored, h.extent_at(c)?));
+            return Ok((stored, h.extent_at(c, limits.max_uncompressed)?));
         }
         2 => c.u32(8).map(u64::from),
         _ => c.u64(8),
@@ -129,8 +130,9 @@ pub enum Stop {
 }
 
 /// Splits `data` into the bundles it holds back to back, zero bytes between them being
-/// padding. Returns the bundles read and, when the walk stopped early, why.
-pub fn split(data: &[u8]) -> (Vec<Piece>, Option<Stop>) {
+/// padding, each delimited under `limits` ([`stored_extent`]). Returns the bundles read and,
+/// when the walk stopped early, why.
+pub fn split(data: &[u8], limits: &crate::limits::Limits) -> (Vec<Piece>, Option<Stop>) {
     let mut out = Vec::new();
     let mut pos = 0usize;
     while let Some(skip) = data.get(pos..).and_then(|r| r.iter().position(|&b| b != 0)) {
@@ -145,7 +147,7 @@ pub fn split(data: &[u8]) -> (Vec<Piece>, Option<Stop>) {
             let limit = MAX_CONCATENATED;
             return (out, Some(Stop::TooMany { limit }));
         }
-        match stored_extent_at(Cursor::at(rest, offset)) {
+        match stored_extent_at(Cursor::at(rest, offset), limits) {
             Ok((_, len)) if len > rest.len() as u64 => {
                 let available = rest.len() as u64;
                 let stop = Stop::PastEnd {
@@ -173,6 +175,7 @@ pub fn split(data: &[u8]) -> (Vec<Piece>, Option<Stop>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::Limits;
 
     fn make_bundle(entries: &[(&str, &[u8])], align: u64) -> Vec<u8> {
         crate::write_bundle(entries, align).unwrap()
@@ -211,7 +214,7 @@ mod tests {
         let mut sec = make_ccob_method(2, 7, &a);
         let n = sec.len() as u64;
         sec.extend_from_slice(&a);
-        let (found, stop) = split(&sec);
+        let (found, stop) = split(&sec, &Limits::default());
         assert_eq!(stop, None);
         assert_eq!(
             found[0].stored,
@@ -222,7 +225,7 @@ mod tests {
         );
         assert_eq!((found[0].len, found[1].offset), (n, n));
         // The strict scan refuses it, naming the method.
-        assert!(crate::scan_concatenated(&sec).is_err());
+        assert!(crate::scan_concatenated(&sec, &Limits::default()).is_err());
     }
 
     fn pad_to(v: &mut Vec<u8>, align: usize) {
@@ -250,7 +253,7 @@ mod tests {
             let oc = sec.len() as u64;
             sec.extend_from_slice(&c);
             pad_to(&mut sec, align);
-            let (found, stop) = split(&sec);
+            let (found, stop) = split(&sec, &Limits::default());
             assert_eq!(stop, None, "align {align}");
             assert_eq!(found.len(), 3);
             assert_eq!(found[0].len, a.len() as u64);
@@ -275,7 +278,7 @@ mod tests {
             inner.extend_from_slice(b"CCOB\x02\x00\x01\x00__CLANG_OFFLOAD_BUNDLE__");
         }
         let c = make_ccob(2, &inner);
-        let (found, stop) = split(&c);
+        let (found, stop) = split(&c, &Limits::default());
         assert_eq!(stop, None);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].len, c.len() as u64);
@@ -304,7 +307,7 @@ mod tests {
             let len = b.len() as u64;
             b.resize(b.len().div_ceil(16) * 16, 0);
             b.extend_from_slice(&inner);
-            let (found, stop) = split(&b);
+            let (found, stop) = split(&b, &Limits::default());
             assert_eq!(stop, None, "method {method}");
             assert_eq!(found.len(), 2);
             assert_eq!(found[0].len, len);
@@ -316,7 +319,7 @@ mod tests {
     fn damaged_sections_stop_with_a_reason() {
         let a = make_bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx906", b"\x7fELFaaaa")], 1);
         // Truncated: runs past the end.
-        let (f, stop) = split(&a[..a.len() - 1]);
+        let (f, stop) = split(&a[..a.len() - 1], &Limits::default());
         assert!(f.is_empty());
         assert!(
             matches!(stop, Some(Stop::PastEnd { offset: 0, .. })),
@@ -325,7 +328,7 @@ mod tests {
         // Garbage after a bundle.
         let mut g = a.clone();
         g.extend_from_slice(b"\0\0\0junk");
-        let (f, stop) = split(&g);
+        let (f, stop) = split(&g, &Limits::default());
         assert_eq!(f.len(), 1);
         assert_eq!(
             stop,
@@ -337,12 +340,12 @@ mod tests {
         // CCOB whose total size is below its header.
         let mut c = make_ccob(2, &a);
         c[8..12].copy_from_slice(&3u32.to_le_bytes());
-        let (_, stop) = split(&c);
+        let (_, stop) = split(&c, &Limits::default());
         assert!(matches!(stop, Some(Stop::Damaged { .. })), "{stop:?}");
         // Huge entry count.
         let mut h = a.clone();
         h[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
-        let (_, stop) = split(&h);
+        let (_, stop) = split(&h, &Limits::default());
         assert!(matches!(stop, Some(Stop::Damaged { .. })), "{stop:?}");
     }
 
@@ -359,12 +362,12 @@ mod tests {
         sec.resize(sec.len().div_ceil(16) * 16, 0);
         sec.extend(make_ccob(2, &a));
         for n in 0..sec.len() {
-            let _ = split(&sec[..n]);
+            let _ = split(&sec[..n], &Limits::default());
         }
         for i in 0..sec.len() {
             let mut c = sec.clone();
             c[i] ^= 0xff;
-            let _ = split(&c);
+            let _ = split(&c, &Limits::default());
         }
     }
 }

@@ -34,7 +34,9 @@ fn f3_ccob_v1_zlib_claims_huge_size() {
     assert_eq!(data.len(), 31);
     let h = Header::parse(&data).unwrap();
     assert_eq!((h.version, h.uncompressed_size), (1, 0xf000_0000));
-    let e = h.extent(&data).unwrap_err();
+    let e = h
+        .extent(&data, gfxkit_bundle::limits::MAX_UNCOMPRESSED_SIZE)
+        .unwrap_err();
     assert!(
         matches!(
             e.kind,
@@ -123,7 +125,11 @@ fn zero_size_frame_claims_one_byte() {
         frame: 1,
     };
     // Where it ends comes from the frame's block headers, without decoding.
-    assert_eq!(h.extent(&data).unwrap(), 29);
+    assert_eq!(
+        h.extent(&data, gfxkit_bundle::limits::MAX_UNCOMPRESSED_SIZE)
+            .unwrap(),
+        29
+    );
     for hash in [HashCheck::Warn, HashCheck::Error] {
         let opts = DecompressOptions {
             hash,

@@ -144,7 +144,7 @@ fn fixtures_read_back() {
         all.iter().map(|b| b.offset % 16).collect::<Vec<_>>(),
         [0, 0, 0, 5]
     );
-    let spans = gfxkit_bundle::scan_concatenated(&cat).unwrap();
+    let spans = gfxkit_bundle::scan_concatenated(&cat, &Default::default()).unwrap();
     assert_eq!(
         spans.iter().map(|s| (s.offset, s.len)).collect::<Vec<_>>(),
         all.iter().map(|b| (b.offset, b.extent)).collect::<Vec<_>>()
@@ -157,14 +157,14 @@ fn lenient_scan_reports_damage_and_finds_the_bundles_after_it() {
         .into_iter()
         .find(|(n, _)| *n == "back to back")
         .unwrap();
-    let clean = gfxkit_bundle::scan_concatenated(&cat).unwrap();
+    let clean = gfxkit_bundle::scan_concatenated(&cat, &Default::default()).unwrap();
     // Damage the second bundle's CCOB version: strict scanning stops, lenient goes on.
     let mut bad = cat.clone();
     let second = clean[1].offset as usize;
     bad[second + 4] = 9;
-    let e = gfxkit_bundle::scan_concatenated(&bad).unwrap_err();
+    let e = gfxkit_bundle::scan_concatenated(&bad, &Default::default()).unwrap_err();
     assert_eq!(e.offset, Some(second as u64 + 4));
-    let (spans, problems) = gfxkit_bundle::scan_concatenated_lenient(&bad);
+    let (spans, problems) = gfxkit_bundle::scan_concatenated_lenient(&bad, &Default::default());
     // The first problem is the damage; resynchronising inside the damaged compressed payload
     // may trip over more (its bytes can hold a bundle magic), but every intact bundle is found.
     assert_eq!(problems[0].kind, ErrorKind::UnsupportedCcobVersion(9));
@@ -179,7 +179,7 @@ fn lenient_scan_reports_damage_and_finds_the_bundles_after_it() {
     // Garbage between bundles.
     let mut junk = cat.clone();
     junk[clean[0].len as usize + 3] = 0x55;
-    let (spans, problems) = gfxkit_bundle::scan_concatenated_lenient(&junk);
+    let (spans, problems) = gfxkit_bundle::scan_concatenated_lenient(&junk, &Default::default());
     assert_eq!(spans.len(), 4);
     assert!(matches!(
         problems[0].kind,
@@ -489,8 +489,11 @@ fn compressed_header_errors_name_file_offsets() {
     );
     let e = gfxkit_bundle::ccob::decompress_ccob_at(located, &Default::default()).unwrap_err();
     assert_eq!(e.offset, Some(0x206));
-    let e = gfxkit_bundle::split::stored_extent_at(gfxkit_bytes::Cursor::at(&z[..5], 0x200))
-        .unwrap_err();
+    let e = gfxkit_bundle::split::stored_extent_at(
+        gfxkit_bytes::Cursor::at(&z[..5], 0x200),
+        &Default::default(),
+    )
+    .unwrap_err();
     assert_eq!(e.offset, Some(0x204), "cut in the version: the last byte");
 }
 

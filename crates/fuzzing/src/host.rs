@@ -20,7 +20,7 @@ pub fn run(data: &[u8]) {
     let device = TargetId::parse("gfx90a:sramecc+:xnack-").expect("a valid target ID");
     for b in &found.bundles {
         inside(b.location.offset, b.bytes.len());
-        if let Ok(ids) = entries::entry_ids(b.format, b.bytes) {
+        if let Ok(ids) = entries::entry_ids(b.format, b.bytes, &found.limits) {
             let _ = select::select(&device, &ids);
             let _ = select::nearest_targets(&device, &ids);
         }

@@ -36,7 +36,7 @@ pub fn run(data: &[u8]) {
         assert_eq!(w.location.size, 24);
     }
     let _ = gfxkit_host::pe::is_dll(data);
-    let _ = gfxkit_shrink::survey_with(data, false);
+    let _ = gfxkit_shrink::survey_with(data, false, &Default::default());
     if matches!(found.kind, InputKind::PeImage | InputKind::CoffObject) {
         let mut input = vec![1u8];
         input.extend_from_slice(data);

@@ -132,7 +132,7 @@ fn object(selector: u8, input: &[u8]) {
 /// input; `None` when it is refused.
 fn rewritten(selector: u8, input: &[u8]) -> Option<Vec<u8>> {
     let out = rewrite(input, &crate::prune::transform(selector)).ok()?;
-    if let Err(e) = verify(input, &out) {
+    if let Err(e) = verify(input, &out, &Default::default()) {
         panic!("a rewrite that does not verify: {e}");
     }
     Some(out.bytes())

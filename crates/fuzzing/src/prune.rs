@@ -28,6 +28,7 @@ pub fn transform(selector: u8) -> Transform {
     Transform {
         selection,
         conversion,
+        limits: Default::default(),
     }
 }
 
@@ -42,7 +43,7 @@ pub fn run(data: &[u8]) {
     if let Ok(out) = rewrite(input, &t) {
         assert_eq!(out.report.size_before, input.len() as u64);
         assert_eq!(out.report.size_after, out.output.len());
-        if let Err(e) = verify(input, &out) {
+        if let Err(e) = verify(input, &out, &t.limits) {
             panic!("a rewrite that does not verify: {e}");
         }
     }

@@ -3,8 +3,9 @@
 //! its `-verbose` statistics and error wording, and the CCOB settings of their options.
 
 use anyhow::{anyhow, Result};
-use gfxkit_bundle::compressed::{self as ccob, DecompressOptions};
+use gfxkit_bundle::compressed as ccob;
 use gfxkit_bundle::container::{self, Container};
+use gfxkit_bundle::limits::Limits;
 use gfxkit_bundle::read::MAGIC;
 use gfxkit_inventory::units::thousands;
 use std::borrow::Cow;
@@ -20,11 +21,15 @@ pub fn strerror(e: &std::io::Error) -> String {
 
 /// Decompresses `data` when it is a CCOB bundle (hash checked), as clang does with any input
 /// before unbundling; otherwise returns it as is.
-pub fn open_for_unbundling(data: &[u8], verbose: bool) -> Result<Cow<'_, [u8]>> {
+pub fn open_for_unbundling<'a>(
+    data: &'a [u8],
+    verbose: bool,
+    limits: &Limits,
+) -> Result<Cow<'a, [u8]>> {
     if !ccob::is_ccob(data) {
         return Ok(Cow::Borrowed(data));
     }
-    let d = ccob::decompress_ccob(data, &DecompressOptions::default())
+    let d = ccob::decompress_ccob(data, &limits.decompress_options())
         .map_err(|e| anyhow!("Failed to decompress input: {e}"))?;
     if verbose {
         print_decompression_stats(&d);
@@ -34,14 +39,20 @@ pub fn open_for_unbundling(data: &[u8], verbose: bool) -> Result<Cow<'_, [u8]>> 
 
 /// The entry IDs `-list` prints, in file order: every bundle of a binary input (back to
 /// back ones included), the markers of a text input, the sections of a host object.
-pub fn list_ids(data: &[u8], container: Container, verbose: bool) -> Result<Vec<String>> {
+/// Bundles are read under `limits`.
+pub fn list_ids(
+    data: &[u8],
+    container: Container,
+    verbose: bool,
+    limits: &Limits,
+) -> Result<Vec<String>> {
     match container {
         Container::Binary => {
             let mut ids = Vec::new();
-            for b in gfxkit_inventory::locate::find_bundles(data)? {
+            for b in gfxkit_inventory::locate::find_bundles_with(data, limits)? {
                 let contents = match &b.ccob {
                     Some(_) => {
-                        let d = ccob::decompress_ccob_at(b.cursor(), &DecompressOptions::default())
+                        let d = ccob::decompress_ccob_at(b.cursor(), &limits.decompress_options())
                             .map_err(|e| {
                                 anyhow!(
                                     "Failed to decompress input: bundle {} at offset {:#x}: {e}",

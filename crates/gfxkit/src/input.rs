@@ -23,10 +23,11 @@ pub fn failed(path: &Path, f: gfxkit_io::input::Failed<anyhow::Error>) -> anyhow
 }
 
 /// Opens one input ([`Input::open`]: a file, or a package member `pkg!member`), showing on a
-/// terminal which member is being read when finding it takes long.
-pub fn open(path: &Path) -> Result<Input> {
+/// terminal which member is being read when finding it takes long. A package is walked under
+/// `settings`.
+pub fn open(path: &Path, settings: &gfxkit_io::Settings) -> Result<Input> {
     let progress = crate::output::Reading::new(false);
-    let input = Input::open_with(path, &progress);
+    let input = Input::open_with(path, &progress, settings);
     progress.finish();
     Ok(input?)
 }

@@ -59,6 +59,9 @@ where
         cmd::offload_bundler::run_raw(
             args.first().map(OsString::as_os_str),
             args.get(1..).unwrap_or_default(),
+            // Invoked as clang's tool, gfxkit takes none of its own options (nor
+            // GFXKIT_MAX_UNCOMPRESSED): the default settings.
+            &gfxkit_io::Settings::default(),
         )
     } else {
         match cmd::Cli::try_parse_from(&args) {

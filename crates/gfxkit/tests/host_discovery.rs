@@ -58,11 +58,12 @@ fn check_against_clang(file: &Path, tag: &str) -> usize {
         let ours: BTreeSet<String> = bundle.entries().iter().map(|e| e.id.to_owned()).collect();
         assert_eq!(ours, clang_list(&path), "bundle {i} entry IDs");
         // The header-only reader agrees with the full reader, in header order.
-        let header: Vec<String> = gfxkit_host::entries::header_entries(b.format, b.bytes)
-            .unwrap()
-            .into_iter()
-            .map(|h| h.header.id)
-            .collect();
+        let header: Vec<String> =
+            gfxkit_host::entries::header_entries(b.format, b.bytes, &Default::default())
+                .unwrap()
+                .into_iter()
+                .map(|h| h.header.id)
+                .collect();
         let full: Vec<String> = bundle.entries().iter().map(|e| e.id.to_owned()).collect();
         assert_eq!(header, full);
         for e in bundle.entries() {
@@ -78,7 +79,7 @@ fn check_against_clang(file: &Path, tag: &str) -> usize {
         "tail of the section is padding"
     );
     // The bundle library delimits the dumped section the same way.
-    let spans: Vec<(u64, u64)> = gfxkit_bundle::scan_concatenated(&fatbin)
+    let spans: Vec<(u64, u64)> = gfxkit_bundle::scan_concatenated(&fatbin, &Default::default())
         .unwrap()
         .iter()
         .map(|s| (s.offset, s.len))
@@ -185,8 +186,12 @@ fn relocatable_objects_resolve_wrappers_through_symbols() {
         assert!(found.problems.is_empty(), "{:?}", found.problems);
         assert_eq!(found.bundles.len(), 1);
         assert_wrappers_tie_every_bundle(&found);
-        let ids = gfxkit_host::entries::entry_ids(found.bundles[0].format, found.bundles[0].bytes)
-            .unwrap();
+        let ids = gfxkit_host::entries::entry_ids(
+            found.bundles[0].format,
+            found.bundles[0].bytes,
+            &Default::default(),
+        )
+        .unwrap();
         let targets: BTreeSet<String> = ids
             .iter()
             .filter(|e| !e.is_host())
@@ -295,8 +300,12 @@ fn new_driver_object_offloading_images() {
     assert_eq!(found.bundles.len(), 1);
     assert_wrappers_tie_every_bundle(&found);
     assert_eq!(check_against_clang(&so, "nd"), 1);
-    let ids =
-        gfxkit_host::entries::entry_ids(found.bundles[0].format, found.bundles[0].bytes).unwrap();
+    let ids = gfxkit_host::entries::entry_ids(
+        found.bundles[0].format,
+        found.bundles[0].bytes,
+        &Default::default(),
+    )
+    .unwrap();
     let targets: BTreeSet<String> = ids
         .iter()
         .filter(|e| !e.is_host())
@@ -702,11 +711,12 @@ fn rocm7_style_section_of_ccob_v3_bundles_back_to_back() {
         .iter()
         .zip([&plain[0], &plain[1], &plain[2], &plain[2]])
     {
-        let ours: Vec<String> = gfxkit_host::entries::header_entries(b.format, b.bytes)
-            .unwrap()
-            .into_iter()
-            .map(|h| h.header.id)
-            .collect();
+        let ours: Vec<String> =
+            gfxkit_host::entries::header_entries(b.format, b.bytes, &Default::default())
+                .unwrap()
+                .into_iter()
+                .map(|h| h.header.id)
+                .collect();
         let theirs: Vec<String> = gfxkit_bundle::Bundle::parse(full)
             .unwrap()
             .entries()

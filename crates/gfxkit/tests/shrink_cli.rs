@@ -360,8 +360,8 @@ fn recompress_compresses_like_clang_offload_compress() {
         clangs.len()
     );
     assert_eq!(
-        gfxkit_shrink::bundle::decompress(&ours).unwrap(),
-        gfxkit_shrink::bundle::decompress(&clangs).unwrap()
+        gfxkit_shrink::bundle::decompress(&ours, &Default::default()).unwrap(),
+        gfxkit_shrink::bundle::decompress(&clangs, &Default::default()).unwrap()
     );
 }
 

@@ -56,10 +56,11 @@ fn clang_entries(file: &Path, tag: &str) -> Vec<BTreeMap<String, Vec<u8>>> {
     );
     let section = std::fs::read(&dumped).unwrap();
     let mut out = Vec::new();
-    for (i, b) in gfxkit_shrink::bundle::scan(gfxkit_bytes::Cursor::new(&section))
-        .unwrap()
-        .iter()
-        .enumerate()
+    for (i, b) in
+        gfxkit_shrink::bundle::scan(gfxkit_bytes::Cursor::new(&section), &Default::default())
+            .unwrap()
+            .iter()
+            .enumerate()
     {
         let path = dir.join(format!("b{i}.bin"));
         std::fs::write(&path, b.bytes).unwrap();
@@ -499,7 +500,9 @@ fn pruned_objects_and_archive_still_link_and_run() {
 /// Survey entries (ID, MD5) per bundle.
 fn entry_digests(file: &Path) -> Vec<Vec<(String, String)>> {
     let data = std::fs::read(file).unwrap();
-    gfxkit_shrink::survey(&data).unwrap().regions[0]
+    gfxkit_shrink::survey(&data, &Default::default())
+        .unwrap()
+        .regions[0]
         .bundles
         .iter()
         .map(|b| {

@@ -541,7 +541,7 @@ fn damaged_pe_and_coff_never_panic() {
             let inv = gfxkit_inventory::Inventory::of(d);
             let _ = gfxkit_inventory::list::list("damaged", &inv, true);
             let _ = gfxkit_inventory::verify::verify("damaged", &inv);
-            let _ = gfxkit_shrink::survey(d);
+            let _ = gfxkit_shrink::survey(d, &Default::default());
             // A rewrite refuses, or produces a file that verifies.
             let keep = gfxkit_shrink::Transform {
                 selection: gfxkit_shrink::Selection::Keep(vec![gfxkit_shrink::Pattern::parse(
@@ -549,9 +549,10 @@ fn damaged_pe_and_coff_never_panic() {
                 )
                 .unwrap()]),
                 conversion: gfxkit_shrink::Conversion::Keep,
+                limits: Default::default(),
             };
             if let Ok(out) = gfxkit_shrink::rewrite(d, &keep) {
-                if let Err(e) = gfxkit_shrink::verify(d, &out) {
+                if let Err(e) = gfxkit_shrink::verify(d, &out, &Default::default()) {
                     panic!("a rewrite that does not verify: {e}");
                 }
             }

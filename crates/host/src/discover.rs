@@ -7,6 +7,7 @@ use crate::offloading::{self, ImageKind, OffloadKind, OFFLOAD_BINARY_MAGIC};
 use crate::parts::{HostParts, Item, RawWrapper, Slot, WrapperSection};
 use crate::pe;
 use crate::problem::{Location, Problem, ProblemKind};
+use gfxkit_bundle::limits::Limits;
 use gfxkit_bundle::split::Stop;
 use gfxkit_bytes::offset_within;
 use serde::Serialize;
@@ -235,6 +236,9 @@ pub struct Discovery<'data> {
     pub fatbin_sections: Vec<Location>,
     /// Problems found on the way (damaged or suspicious data), in file order per container.
     pub problems: Vec<Problem>,
+    /// The limits the input was read under ([`discover_with`]), for the readers of what was
+    /// found.
+    pub limits: Limits,
 }
 
 impl Discovery<'_> {
@@ -274,7 +278,15 @@ impl Discovery<'_> {
 /// Never fails: damage is reported in [`Discovery::problems`] with its location, and whatever
 /// could be read is returned. Nothing is copied or decompressed (except that a CCOB v1 bundle,
 /// which records no size, has its stream walked to find where it ends).
+///
+/// Bundles are read under the default [`Limits`]; [`discover_with`] takes the caller's.
 pub fn discover(data: &[u8]) -> Discovery<'_> {
+    discover_with(data, &Limits::default())
+}
+
+/// [`discover`] under `limits`, which [`Discovery::limits`] keeps for whoever reads the
+/// bundles found (a CCOB v1 bundle declaring more than they allow cannot be delimited).
+pub fn discover_with<'data>(data: &'data [u8], limits: &Limits) -> Discovery<'data> {
     let mut w = Walker {
         file: data,
         out: Discovery {
@@ -286,6 +298,7 @@ pub fn discover(data: &[u8]) -> Discovery<'_> {
             wrappers: Vec::new(),
             fatbin_sections: Vec::new(),
             problems: Vec::new(),
+            limits: *limits,
         },
     };
     w.walk(data, None, 0);
@@ -381,7 +394,8 @@ impl<'data> Walker<'data> {
                 });
             }
             InputKind::ElfExecutable | InputKind::ElfSharedObject | InputKind::ElfRelocatable => {
-                let parts = elf::read_elf(data, self.base(data), member.as_deref());
+                let parts =
+                    elf::read_elf(data, self.base(data), member.as_deref(), &self.out.limits);
                 self.take_parts(data, member, parts);
             }
             InputKind::PeImage => {
@@ -687,7 +701,7 @@ impl<'data> Walker<'data> {
         if data.iter().all(|&b| b == 0) {
             return;
         }
-        let (found, _) = gfxkit_bundle::split::split(data);
+        let (found, _) = gfxkit_bundle::split::split(data, &self.out.limits);
         let location = Location {
             member,
             section: section.map(str::to_owned),
@@ -713,7 +727,7 @@ impl<'data> Walker<'data> {
     ) -> std::ops::Range<usize> {
         let base = self.base(data);
         let first = self.out.bundles.len();
-        let (found, stop) = gfxkit_bundle::split::split(data);
+        let (found, stop) = gfxkit_bundle::split::split(data, &self.out.limits);
         for b in found {
             let Ok(bytes) = gfxkit_bytes::Cursor::new(data).slice(b.offset, b.len) else {
                 continue; // Not reached: split returns only bundles inside `data`.

@@ -32,11 +32,13 @@ enum SlotValue {
 }
 
 /// Reads the parts of the ELF file `data` (at file offset `base` of the input, inside archive
-/// member `member`) that hold or lead to device code.
+/// member `member`) that hold or lead to device code; bundles found without a section table
+/// are delimited under `limits`.
 pub(crate) fn read_elf<'data>(
     data: &'data [u8],
     base: u64,
     member: Option<&str>,
+    limits: &gfxkit_bundle::limits::Limits,
 ) -> HostParts<'data> {
     let mut out = HostParts::default();
     let file = InFile {
@@ -51,7 +53,7 @@ pub(crate) fn read_elf<'data>(
     if sections.is_empty() && header.e_type(endian) != elf::ET_REL {
         // No section table (`llvm-objcopy --strip-sections`): the loader needs none, and
         // neither does the HIP runtime, which gets the wrappers from the compiler's code.
-        read_segments(data, header, base, member, &mut out);
+        read_segments(data, header, base, member, limits, &mut out);
         return out;
     }
     let wrapper_sections = device_code_sections(&file, header, &sections, &mut out);
@@ -542,6 +544,7 @@ fn read_segments<'data>(
     header: &FileHeader64<LE>,
     base: u64,
     member: Option<&str>,
+    limits: &gfxkit_bundle::limits::Limits,
     out: &mut HostParts<'data>,
 ) {
     out.sectionless = true;
@@ -560,7 +563,7 @@ fn read_segments<'data>(
     }
     relocate(data, header, &loads, dynamic, &mut candidates, &here, out);
     let (section, anchors) = accept_wrappers(data, base, &loads, &candidates, &here, out);
-    for (s, e) in bundle_spans(data, &loads, anchors) {
+    for (s, e) in bundle_spans(data, &loads, anchors, limits) {
         if let Ok(bytes) = Cursor::new(data).slice(s, e - s) {
             out.fatbins.push((".hip_fatbin", bytes));
         }
@@ -756,7 +759,12 @@ fn accept_wrappers(
 /// Per segment, the span from the first bundle a wrapper leads to (`anchors`) to the end of
 /// the last (a bundle that cannot be delimited: the end of the segment, where the split
 /// stops); segments overlapping in the file give one span.
-fn bundle_spans(data: &[u8], loads: &[Load], mut anchors: Vec<(usize, u64)>) -> Vec<(u64, u64)> {
+fn bundle_spans(
+    data: &[u8],
+    loads: &[Load],
+    mut anchors: Vec<(usize, u64)>,
+    limits: &gfxkit_bundle::limits::Limits,
+) -> Vec<(u64, u64)> {
     anchors.sort_unstable();
     anchors.dedup();
     let mut spans: Vec<(u64, u64)> = Vec::new();
@@ -767,7 +775,7 @@ fn bundle_spans(data: &[u8], loads: &[Load], mut anchors: Vec<(usize, u64)>) -> 
             .iter()
             .map(|&(_, at)| {
                 let rest = Cursor::new(data).sub(at, seg_end - at);
-                match rest.map(gfxkit_bundle::split::stored_extent_at) {
+                match rest.map(|r| gfxkit_bundle::split::stored_extent_at(r, limits)) {
                     Ok(Ok((_, len))) => at.saturating_add(len).min(seg_end),
                     _ => seg_end,
                 }

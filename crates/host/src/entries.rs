@@ -7,6 +7,7 @@
 //! decompressed): `gfxkit verify` does that.
 
 use crate::fatbin::{BundleFormat, CompressionMethod};
+use gfxkit_bundle::limits::Limits;
 use gfxkit_bundle::read::{parse_header_at, HeaderEntry};
 use gfxkit_bundle::EntryId;
 use gfxkit_bytes::Cursor;
@@ -28,9 +29,14 @@ pub struct HeaderItem {
     pub id: Result<EntryId, String>,
 }
 
-/// Reads the entry list of the bundle in `bytes` (exactly one bundle, uncompressed or CCOB).
-pub fn header_entries(format: BundleFormat, bytes: &[u8]) -> Result<Vec<HeaderItem>, EntriesError> {
-    Ok(read_header(format, Cursor::new(bytes))?.0)
+/// Reads the entry list of the bundle in `bytes` (exactly one bundle, uncompressed or CCOB,
+/// which may not declare more than `limits` allow).
+pub fn header_entries(
+    format: BundleFormat,
+    bytes: &[u8],
+    limits: &Limits,
+) -> Result<Vec<HeaderItem>, EntriesError> {
+    Ok(read_header(format, Cursor::new(bytes), limits)?.0)
 }
 
 /// Like [`header_entries`] of the bundle whose bytes `c` holds, located where they lie in
@@ -40,12 +46,15 @@ pub fn header_entries(format: BundleFormat, bytes: &[u8]) -> Result<Vec<HeaderIt
 pub fn read_header(
     format: BundleFormat,
     c: Cursor<'_>,
+    limits: &Limits,
 ) -> Result<(Vec<HeaderItem>, u64), EntriesError> {
     let (list, header_len) = match format {
         BundleFormat::Uncompressed => {
             parse_header_at(c).map_err(|e| EntriesError(e.to_string()))?
         }
-        BundleFormat::Compressed { version, method } => compressed_header(version, method, c)?,
+        BundleFormat::Compressed { version, method } => {
+            compressed_header(version, method, c, limits)?
+        }
     };
     let items = list
         .into_iter()
@@ -63,8 +72,12 @@ pub fn read_header(
 pub const HIP_HEADER_LIMIT: u64 = gfxkit_bundle::limits::HIP_HEADER_READ_LIMIT;
 
 /// The parsed entry IDs of a bundle, in header order, skipping IDs that do not parse.
-pub fn entry_ids(format: BundleFormat, bytes: &[u8]) -> Result<Vec<EntryId>, EntriesError> {
-    Ok(header_entries(format, bytes)?
+pub fn entry_ids(
+    format: BundleFormat,
+    bytes: &[u8],
+    limits: &Limits,
+) -> Result<Vec<EntryId>, EntriesError> {
+    Ok(header_entries(format, bytes, limits)?
         .into_iter()
         .filter_map(|h| h.id.ok())
         .collect())
@@ -74,6 +87,7 @@ fn compressed_header(
     version: u16,
     method: CompressionMethod,
     c: Cursor<'_>,
+    limits: &Limits,
 ) -> Result<(Vec<HeaderEntry>, u64), EntriesError> {
     // The bundle crate's CCOB header and its prefix decoder (bounded by the declared size).
     let header = gfxkit_bundle::ccob::Header::parse_at(c)
@@ -86,7 +100,7 @@ fn compressed_header(
             BundleFormat::Compressed { version, method }
         )));
     }
-    let (_, entries, header_len) = gfxkit_bundle::read::ccob_header_at(c)
+    let (_, entries, header_len) = gfxkit_bundle::read::ccob_header_at(c, limits)
         .map_err(|e| EntriesError(format!("header of the decompressed bundle: {e}")))?;
     Ok((entries, header_len))
 }
@@ -118,7 +132,7 @@ mod tests {
             ],
             4096,
         );
-        let plain = header_entries(BundleFormat::Uncompressed, &b).unwrap();
+        let plain = header_entries(BundleFormat::Uncompressed, &b, &Limits::default()).unwrap();
         assert_eq!(plain.len(), 3);
         assert_eq!(plain[2].header.id, "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+");
         for v in [2u16, 3] {
@@ -127,7 +141,7 @@ mod tests {
                 version: v,
                 method: CompressionMethod::ZSTD,
             };
-            let got = header_entries(f, &c).unwrap();
+            let got = header_entries(f, &c, &Limits::default()).unwrap();
             let ids: Vec<&str> = got.iter().map(|h| h.header.id.as_str()).collect();
             assert_eq!(
                 ids,
@@ -152,7 +166,7 @@ mod tests {
             version: 2,
             method: CompressionMethod::ZSTD,
         };
-        assert!(header_entries(f, &c).is_err());
+        assert!(header_entries(f, &c, &Limits::default()).is_err());
     }
 }
 
@@ -215,7 +229,11 @@ impl Unit {
 pub fn units(found: &crate::Discovery<'_>) -> Vec<Unit> {
     let mut out = Vec::new();
     for b in &found.bundles {
-        let read = read_header(b.format, Cursor::at(b.bytes, b.location.offset));
+        let read = read_header(
+            b.format,
+            Cursor::at(b.bytes, b.location.offset),
+            &found.limits,
+        );
         let header_len = read.as_ref().ok().map(|r| r.1);
         let entries = read.map(|(items, _)| {
             items

@@ -55,7 +55,7 @@
 //!
 //! // What the HIP runtime would load from it on a device.
 //! let b = &found.bundles[0];
-//! let entries = gfxkit_host::entries::entry_ids(b.format, b.bytes).unwrap();
+//! let entries = gfxkit_host::entries::entry_ids(b.format, b.bytes, &found.limits).unwrap();
 //! let device = gfxkit_target_id::TargetId::parse("gfx90a:sramecc+:xnack-").unwrap();
 //! let choice = gfxkit_host::select::select(&device, &entries);
 //! assert_eq!(choice.index, Some(0));
@@ -84,8 +84,8 @@ pub mod select;
 mod wrapper;
 
 pub use discover::{
-    discover, Discovery, FoundBundle, FoundCodeObject, FoundImage, InputKind, KpackRef,
-    ObjectBundle, ObjectBundleEntry, Wrapper, WrapperMagic, WrapperRecord, WrapperTarget,
+    discover, discover_with, Discovery, FoundBundle, FoundCodeObject, FoundImage, InputKind,
+    KpackRef, ObjectBundle, ObjectBundleEntry, Wrapper, WrapperMagic, WrapperRecord, WrapperTarget,
 };
 pub use fatbin::{BundleFormat, CompressionMethod};
 pub use problem::{Location, Problem, ProblemKind, Severity};

@@ -96,7 +96,7 @@ fn versions_where(
             continue;
         }
         let c = gfxkit_bytes::Cursor::at(b.bytes, b.location.offset);
-        let items = match crate::entries::read_header(b.format, c) {
+        let items = match crate::entries::read_header(b.format, c, &found.limits) {
             Ok((items, _)) => items,
             Err(_) => {
                 out.push(Vec::new());

@@ -24,7 +24,7 @@ fn check(data: &[u8]) {
     let len = data.len() as u64;
     for b in &found.bundles {
         assert!(b.location.offset + b.bytes.len() as u64 <= len);
-        if let Ok(ids) = entries::entry_ids(b.format, b.bytes) {
+        if let Ok(ids) = entries::entry_ids(b.format, b.bytes, &found.limits) {
             let device = gfxkit_target_id::TargetId::parse("gfx90a:sramecc+:xnack-").unwrap();
             let _ = select::select(&device, &ids);
         }

@@ -830,13 +830,18 @@ pub struct Stored {
 impl Stored {
     /// The storage of the code objects of a raw code object, a bundle file or a host file.
     pub fn of(data: &[u8]) -> Stored {
+        Stored::of_with(data, &gfxkit_bundle::limits::Limits::default())
+    }
+
+    /// [`Stored::of`], the bundles read under `limits`.
+    pub fn of_with(data: &[u8], limits: &gfxkit_bundle::limits::Limits) -> Stored {
         if let Some(v) = gfxkit_host::release::code_object_version(data) {
             return Stored {
                 ccob: Vec::new(),
                 code_object_versions: vec![v],
             };
         }
-        let found = gfxkit_host::discover(data);
+        let found = gfxkit_host::discover_with(data, limits);
         let mut ccob: Vec<u16> = found
             .bundles
             .iter()
@@ -910,8 +915,13 @@ impl IndexRows {
     }
 }
 
-/// The database member a file is, from its name and bytes; `None` for other files.
-pub fn member_of(path: &str, data: &[u8]) -> Option<DbMember> {
+/// The database member a file is, from its name and bytes; `None` for other files. Bundles
+/// are read under `limits`.
+pub fn member_of(
+    path: &str,
+    data: &[u8],
+    limits: &gfxkit_bundle::limits::Limits,
+) -> Option<DbMember> {
     let mut index_rows = None;
     let processors = match kind(path, data) {
         Some(DbKind::TensileIndex) => {
@@ -943,7 +953,7 @@ pub fn member_of(path: &str, data: &[u8]) -> Option<DbMember> {
         None => {
             let sniffed = gfxkit_host::InputKind::sniff(data.get(..64).unwrap_or(data));
             if sniffed == gfxkit_host::InputKind::Bundle {
-                return tensile_bundle(path, data);
+                return tensile_bundle(path, data, limits);
             }
             if sniffed != gfxkit_host::InputKind::CodeObject {
                 return None;
@@ -952,7 +962,7 @@ pub fn member_of(path: &str, data: &[u8]) -> Option<DbMember> {
             // header that does not read, or one the code object contradicts (its e_flags
             // against its metadata's amdhsa.target).
             let target = raw_code_object_target(data).ok()?;
-            if crate::locate::locate(data).map_or(true, |f| f.has_errors()) {
+            if crate::locate::locate_with(data, limits).map_or(true, |f| f.has_errors()) {
                 return None;
             }
             target
@@ -969,7 +979,7 @@ pub fn member_of(path: &str, data: &[u8]) -> Option<DbMember> {
     // The code objects of a raw code object; databases of other kinds are read by their
     // libraries from their own records.
     let stored = if kind(path, data).is_none() {
-        Stored::of(data)
+        Stored::of_with(data, limits)
     } else {
         Stored::default()
     };
@@ -1006,11 +1016,15 @@ fn tensile_file_name(path: &str) -> bool {
 /// shards are compressed bundles. Its processors come from its entries' IDs, read from the
 /// bundle headers (a compressed bundle decoded only as far as its header). A bundle whose
 /// header does not read is judged as a file, where its damage is reported.
-fn tensile_bundle(path: &str, data: &[u8]) -> Option<DbMember> {
+fn tensile_bundle(
+    path: &str,
+    data: &[u8],
+    limits: &gfxkit_bundle::limits::Limits,
+) -> Option<DbMember> {
     if !tensile_file_name(path) {
         return None;
     }
-    let bundles = crate::locate::find_bundles(data).ok()?;
+    let bundles = crate::locate::find_bundles_with(data, limits).ok()?;
     let mut processors = Vec::new();
     for b in &bundles {
         let (entries, _, _) = crate::locate::read_header(b, false).ok()?;
@@ -1029,7 +1043,7 @@ fn tensile_bundle(path: &str, data: &[u8]) -> Option<DbMember> {
         path: path.to_owned(),
         processors,
         index_rows: None,
-        stored: Stored::of(data),
+        stored: Stored::of_with(data, limits),
     })
 }
 

@@ -90,8 +90,9 @@ pub fn file_digests(
     name: &str,
     data: &[u8],
     kernels: bool,
+    limits: &gfxkit_bundle::limits::Limits,
 ) -> crate::Result<(Vec<Digest>, Vec<String>)> {
-    let found = locate::locate(data)?;
+    let found = locate::locate_with(data, limits)?;
     Ok(locate::each_entry(name, &found, |where_, e| {
         Ok(digest(where_, e.id, e.payload, kernels)
             .into_iter()
@@ -146,7 +147,7 @@ mod tests {
             4096,
         )
         .unwrap();
-        let (d, errors) = file_digests("b.hipfb", &bundle, true).unwrap();
+        let (d, errors) = file_digests("b.hipfb", &bundle, true, &Default::default()).unwrap();
         assert!(errors.is_empty());
         assert_eq!(d.len(), 1);
         assert_eq!((d[0].target.as_str(), d[0].size), ("gfx1030", 3));

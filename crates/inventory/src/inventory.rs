@@ -31,11 +31,17 @@ impl<'a> Inventory<'a> {
     /// Takes the inventory of `data` (a whole file: a host binary, an archive, a bundle, a
     /// code object, an OffloadBinary, or anything else, which holds nothing).
     pub fn of(data: &'a [u8]) -> Inventory<'a> {
-        let discovery = gfxkit_host::discover(data);
+        Inventory::of_with(data, &gfxkit_bundle::limits::Limits::default())
+    }
+
+    /// [`of`](Self::of) under `limits`, which the units found keep (their headers and
+    /// payloads are read under them).
+    pub fn of_with(data: &'a [u8], limits: &gfxkit_bundle::limits::Limits) -> Inventory<'a> {
+        let discovery = gfxkit_host::discover_with(data, limits);
         let mut discovery = discovery;
         let (units, mut problems, error) = if discovery.kind == InputKind::Bundle {
             // A bundle file is read strictly: its damage is an error, not a problem beside.
-            match locate::find_bundles(data) {
+            match locate::find_bundles_with(data, limits) {
                 Ok(units) => (units, Vec::new(), None),
                 Err(e) => (Vec::new(), Vec::new(), Some(e)),
             }

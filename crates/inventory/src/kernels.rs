@@ -113,8 +113,9 @@ pub fn file_rows(
     data: &[u8],
     wanted: Option<&TargetId>,
     demangle: bool,
+    limits: &gfxkit_bundle::limits::Limits,
 ) -> crate::Result<(Vec<KernelRow>, Vec<String>)> {
-    let found = locate::locate(data)?;
+    let found = locate::locate_with(data, limits)?;
     Ok(locate::each_entry(name, &found, |where_, e| {
         if e.payload.is_empty() || !e.payload.starts_with(b"\x7fELF") {
             return Ok(Vec::new());
@@ -177,7 +178,7 @@ pub fn solution_rows<'d>(
                 Some(bytes) => crate::database::function_symbols(bytes)
                     .map_err(|e| format!("{name}: {f}: {e}"))
                     .map(|symbols| {
-                        let kernels = file_rows(f, bytes, None, demangle)
+                        let kernels = file_rows(f, bytes, None, demangle, &Default::default())
                             .map(|(rows, _)| rows)
                             .unwrap_or_default()
                             .into_iter()

@@ -9,7 +9,8 @@
 //! rule that an entry's code object must be built for the target its ID names.
 
 use crate::error::{Error, ErrorKind, Result};
-use gfxkit_bundle::compressed::{self as ccob, DecompressOptions, HashCheck};
+use gfxkit_bundle::compressed::{self as ccob, HashCheck};
+use gfxkit_bundle::limits::Limits;
 use gfxkit_bundle::read::Bundle;
 use gfxkit_bytes::Cursor;
 use gfxkit_host::InputKind;
@@ -62,6 +63,8 @@ pub struct Located<'a> {
     pub form: Form,
     /// The entries of a unit that is not a bundle (empty for bundles: read their header).
     pub loose: Vec<LooseEntry<'a>>,
+    /// The limits the unit was found under, and is read under (its header, its payloads).
+    pub limits: Limits,
 }
 
 impl<'a> Located<'a> {
@@ -108,10 +111,15 @@ impl<'a> Located<'a> {
 /// with a bundle. Bytes after the last bundle that are neither padding nor a bundle are an
 /// error naming their offset.
 pub fn find_bundles(data: &[u8]) -> Result<Vec<Located<'_>>> {
+    find_bundles_with(data, &Limits::default())
+}
+
+/// [`find_bundles`] under `limits`, which the bundles found keep ([`Located::limits`]).
+pub fn find_bundles_with<'a>(data: &'a [u8], limits: &Limits) -> Result<Vec<Located<'a>>> {
     if gfxkit_bundle::detect(data).is_none() {
         return Ok(Vec::new());
     }
-    let spans = gfxkit_bundle::scan_concatenated(data)?;
+    let spans = gfxkit_bundle::scan_concatenated(data, limits)?;
     spans
         .into_iter()
         .enumerate()
@@ -134,6 +142,7 @@ pub fn find_bundles(data: &[u8]) -> Result<Vec<Located<'_>>> {
                 section: None,
                 form: Form::Bundle,
                 loose: Vec::new(),
+                limits: *limits,
             })
         })
         .collect()
@@ -173,14 +182,19 @@ impl Found<'_> {
 /// discovery, whose damage reports are returned as problems beside what could be read.
 /// Nothing is decompressed or copied.
 pub fn locate(data: &[u8]) -> Result<Found<'_>> {
+    locate_with(data, &Limits::default())
+}
+
+/// [`locate`] under `limits`, which the units found keep ([`Located::limits`]).
+pub fn locate_with<'a>(data: &'a [u8], limits: &Limits) -> Result<Found<'a>> {
     let kind = InputKind::sniff(data.get(..64).unwrap_or(data));
     let mut found = if kind == InputKind::Bundle {
         Found {
-            units: find_bundles(data)?,
+            units: find_bundles_with(data, limits)?,
             problems: Vec::new(),
         }
     } else {
-        units_of(&gfxkit_host::discover(data))
+        units_of(&gfxkit_host::discover_with(data, limits))
     };
     let more = contradictions(&found.units);
     found.problems.extend(more);
@@ -326,6 +340,7 @@ pub fn units_of<'a>(d: &gfxkit_host::Discovery<'a>) -> Found<'a> {
             section: b.location.section.clone(),
             form: Form::Bundle,
             loose: Vec::new(),
+            limits: d.limits,
         });
     }
     for o in &d.object_bundles {
@@ -348,6 +363,7 @@ pub fn units_of<'a>(d: &gfxkit_host::Discovery<'a>) -> Found<'a> {
                     ext: entry_ext(e.id),
                 })
                 .collect(),
+            limits: d.limits,
         });
     }
     for c in &d.code_objects {
@@ -370,6 +386,7 @@ pub fn units_of<'a>(d: &gfxkit_host::Discovery<'a>) -> Found<'a> {
                 payload: c.bytes,
                 ext: "co",
             }],
+            limits: d.limits,
         });
     }
     for i in &d.offload_images {
@@ -402,6 +419,7 @@ pub fn units_of<'a>(d: &gfxkit_host::Discovery<'a>) -> Found<'a> {
                 payload: i.bytes,
                 ext,
             }],
+            limits: d.limits,
         });
     }
     Found { units, problems }
@@ -458,10 +476,7 @@ pub fn read_header(b: &Located<'_>, full: bool) -> Result<(Vec<ListedEntry>, u64
             Ok((listed(&bundle), bundle.header_len(), None))
         }
         Some(_) if full => {
-            let opts = DecompressOptions {
-                hash: HashCheck::Warn,
-                ..DecompressOptions::default()
-            };
+            let opts = b.limits.decompress_options_hash(HashCheck::Warn);
             let d = ccob::decompress_ccob_at(b.cursor(), &opts)?;
             let bundle = b.parse_contents(&d.data)?;
             Ok((listed(&bundle), bundle.header_len(), Some(d.hash_ok())))
@@ -475,8 +490,9 @@ pub fn read_header(b: &Located<'_>, full: bool) -> Result<(Vec<ListedEntry>, u64
                     gfxkit_bundle::codec::Method::Zstd => gfxkit_host::CompressionMethod::ZSTD,
                 },
             };
-            let (items, header_len) = gfxkit_host::entries::read_header(format, b.cursor())
-                .map_err(|e| Error::from(e).within("inside the compressed bundle"))?;
+            let (items, header_len) =
+                gfxkit_host::entries::read_header(format, b.cursor(), &b.limits)
+                    .map_err(|e| Error::from(e).within("inside the compressed bundle"))?;
             let entries = items
                 .into_iter()
                 .map(|e| ListedEntry {
@@ -495,10 +511,7 @@ pub fn read_header(b: &Located<'_>, full: bool) -> Result<(Vec<ListedEntry>, u64
 /// CCOB hash is checked: a mismatch is an error unless `hash` is [`HashCheck::Warn`].
 pub fn uncompressed<'a>(b: &Located<'a>, hash: HashCheck) -> Result<Cow<'a, [u8]>> {
     if b.ccob.is_some() {
-        let opts = DecompressOptions {
-            hash,
-            ..DecompressOptions::default()
-        };
+        let opts = b.limits.decompress_options_hash(hash);
         Ok(Cow::Owned(
             ccob::decompress_ccob_at(b.cursor(), &opts)?.data,
         ))
@@ -615,7 +628,7 @@ pub fn with_payloads_upto<R>(
         return Ok((with_payloads(b, hash, f)?, compressed.then_some(true)));
     }
     let len = usize::try_from(upto).unwrap_or(usize::MAX);
-    let (_, prefix) = ccob::decompress_prefix_at(b.cursor(), len, &DecompressOptions::default())?;
+    let (_, prefix) = ccob::decompress_prefix_at(b.cursor(), len, &b.limits.decompress_options())?;
     if prefix.len() != len {
         return Err(Error::new(ErrorKind::ShortPrefix {
             index: b.index,

@@ -12,6 +12,7 @@ mod html;
 pub use html::html;
 
 use crate::error::{Error, ErrorKind, Result};
+use gfxkit_bundle::limits::Limits;
 use gfxkit_shrink::{Pattern, Selection, Survey};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -21,21 +22,26 @@ use std::collections::BTreeMap;
 /// its payloads and hash are not checked. An entry whose payload contradicts its ID
 /// ([`crate::locate::contradictions`]) is an error: the sizes would be counted under a
 /// damaged name.
-pub fn survey(data: &[u8]) -> std::result::Result<Survey, gfxkit_shrink::Error> {
-    survey_with(data, false)
+pub fn survey(data: &[u8], limits: &Limits) -> std::result::Result<Survey, gfxkit_shrink::Error> {
+    survey_with(data, false, limits)
 }
 
 /// [`survey`]; with `check`, every compressed bundle is decompressed in full and its hash
 /// checked ([`gfxkit_shrink::survey_with`]), a bundle that does not decode or whose hash does
 /// not match being the error. The sizes are the same either way for an undamaged file.
-pub fn survey_with(data: &[u8], check: bool) -> std::result::Result<Survey, gfxkit_shrink::Error> {
+/// Bundles are read under `limits`.
+pub fn survey_with(
+    data: &[u8],
+    check: bool,
+    limits: &Limits,
+) -> std::result::Result<Survey, gfxkit_shrink::Error> {
     let survey = if check {
-        gfxkit_shrink::survey_with(data, false)?
+        gfxkit_shrink::survey_with(data, false, limits)?
     } else {
-        gfxkit_shrink::survey_headers(data)?
+        gfxkit_shrink::survey_headers(data, limits)?
     };
     if survey.regions.iter().any(|r| !r.bundles.is_empty()) {
-        if let Ok(found) = crate::locate::locate(data) {
+        if let Ok(found) = crate::locate::locate_with(data, limits) {
             let contradiction = found.problems.iter().find(|p| {
                 matches!(
                     p.kind,

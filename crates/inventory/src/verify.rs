@@ -12,7 +12,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::inventory::Inventory;
 use crate::locate::{self, Form, Located, PayloadCheck};
-use gfxkit_bundle::ccob::{self, DecompressOptions, HashCheck};
+use gfxkit_bundle::ccob::{self, HashCheck};
 use gfxkit_bundle::{Bundle, EntryId, EntryTarget};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -167,10 +167,7 @@ fn check_bundle(b: &Located<'_>, problems: &mut Vec<Finding>) -> usize {
     let contents: std::borrow::Cow<'_, [u8]> = match &b.ccob {
         None => std::borrow::Cow::Borrowed(b.bytes),
         Some(_) => {
-            let opts = DecompressOptions {
-                hash: HashCheck::Warn,
-                ..DecompressOptions::default()
-            };
+            let opts = b.limits.decompress_options_hash(HashCheck::Warn);
             match ccob::decompress_ccob_at(b.cursor(), &opts) {
                 Ok(d) => {
                     if !d.hash_ok() {

@@ -160,9 +160,10 @@ fn check(data: &[u8]) -> Result<(), TestCaseError> {
             gfxkit_shrink::Pattern::parse("gfx90a").unwrap()
         ]),
         conversion: gfxkit_shrink::Conversion::Keep,
+        limits: Default::default(),
     };
     let errors = [
-        gfxkit_shrink::survey(data).err(),
+        gfxkit_shrink::survey(data, &Default::default()).err(),
         gfxkit_shrink::rewrite(data, &prune).err(),
     ];
     for e in errors.iter().flatten().filter(|e| e.member.is_none()) {

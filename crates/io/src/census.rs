@@ -61,7 +61,7 @@ pub fn rows(path: &Path, name: &str, formats: &Formats) -> Rows {
     let (size, sha256, mut kind) = if is_image_dir(path) {
         (dir_size(path), None, "image".to_owned())
     } else {
-        match Input::open(path) {
+        match Input::open_with(path, &(), formats.settings()) {
             Ok(data) => {
                 let file = File::alone(path, &data);
                 let kind = formats.of(&file).kind(&file);
@@ -91,7 +91,7 @@ pub fn rows(path: &Path, name: &str, formats: &Formats) -> Rows {
     let visit = |input: Input| {
         // Headers only: the digests decompress each unit once (its hash checked), and give
         // what the listing leaves unread (the code-object version inside compressed units).
-        let file = File::at(input.path(), &input);
+        let file = formats.file(input.path(), &input);
         let format = formats.of(&file);
         let mut l = format.list(&file, false, &around);
         l.layer = input.layer().map(str::to_owned);
@@ -102,7 +102,7 @@ pub fn rows(path: &Path, name: &str, formats: &Formats) -> Rows {
     let mut out = Vec::new();
     let mut files = 0u32;
     let mut unreadable = false;
-    match for_each_with(path, &(), visit) {
+    match for_each_with(path, &(), formats.settings(), visit) {
         Ok(items) => {
             for (p, r) in items {
                 match r {

@@ -273,11 +273,12 @@ impl<'d> Plan<'d> {
     /// Plans the extraction of the code objects a `.kpack` file, or a binary split by kpack
     /// (HIPK wrappers, its archives found from `path`), holds that `wanted` selects. `None`
     /// for a file that is neither; an archive that does not parse is its error, with its
-    /// offset.
+    /// offset. The binary's bundles are read under `limits`.
     pub fn kpack(
         path: &Path,
         data: &'d [u8],
         wanted: &mut Wanted,
+        limits: &gfxkit_bundle::limits::Limits,
     ) -> Result<Option<Plan<'d>>, ExtractError> {
         let own = gfxkit_inventory::kpack::is_archive(data);
         if own {
@@ -285,7 +286,7 @@ impl<'d> Plan<'d> {
                 return Err(crate::Error::new(path, crate::ErrorKind::Kpack(e)).into());
             }
         }
-        let x = crate::kpack::extract_picks(path, data, &mut |id| wanted.select(id))?;
+        let x = crate::kpack::extract_picks(path, data, &mut |id| wanted.select(id), limits)?;
         Ok(x.map(|x| Plan::new(path, Source::Kpack(x, own.then_some(data)))))
     }
 

@@ -10,11 +10,12 @@ use std::path::{Path, PathBuf};
 /// its outputs are named by (the file's stem; a found file's path below its directory, a
 /// member's after its package's, `/` becoming `_`). A package found in a directory without
 /// device code is left out. The error names a directory given without `recursive`, or a file
-/// that cannot be read.
+/// that cannot be read. Packages are walked under `settings`.
 pub fn inputs(
     paths: &[PathBuf],
     recursive: bool,
     progress: &dyn crate::input::Progress,
+    settings: &crate::Settings,
 ) -> Result<Vec<Named>, InputsError> {
     let mut out = Vec::new();
     for root in paths {
@@ -40,8 +41,13 @@ pub fn inputs(
     }
     let mut named = Vec::new();
     for (path, stem, explicit) in out {
-        let items = crate::input::for_each_with(&path, progress, Ok::<_, std::convert::Infallible>)
-            .map_err(InputsError::Io)?;
+        let items = crate::input::for_each_with(
+            &path,
+            progress,
+            settings,
+            Ok::<_, std::convert::Infallible>,
+        )
+        .map_err(InputsError::Io)?;
         let package = items.len() > 1 || items.first().is_some_and(|(p, _)| *p != path);
         for (member, r) in items {
             let data = match r {

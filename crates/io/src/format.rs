@@ -26,6 +26,8 @@
 
 use crate::database::DirNames;
 use crate::extract::{ExtractError, Plan, Wanted};
+use crate::Settings;
+use gfxkit_bundle::limits::Limits;
 use gfxkit_inventory::database::DbMember;
 use gfxkit_inventory::digest::Digest;
 use gfxkit_inventory::doctor::Examined;
@@ -52,6 +54,8 @@ pub struct File<'a> {
     /// Whether files beside it are looked for through its path: true for the command line
     /// (a package member's path finds nothing there), false for bytes handed in from memory.
     pub surroundings: bool,
+    /// The limits its bundles are read under ([`File::with_limits`]; the defaults otherwise).
+    pub limits: Limits,
 }
 
 impl<'a> File<'a> {
@@ -61,6 +65,7 @@ impl<'a> File<'a> {
             path,
             data,
             surroundings: true,
+            limits: Limits::default(),
         }
     }
 
@@ -70,7 +75,13 @@ impl<'a> File<'a> {
             path,
             data,
             surroundings: false,
+            limits: Limits::default(),
         }
+    }
+
+    /// This file read under `limits`.
+    pub fn with_limits(self, limits: Limits) -> File<'a> {
+        File { limits, ..self }
     }
 
     /// The file's name as answers print it.
@@ -249,9 +260,11 @@ pub fn not_a_code_object(data: &[u8]) -> &'static str {
     }
 }
 
-/// The formats a run reads, in the order they are asked ([`Formats::of`]).
+/// The formats a run reads, in the order they are asked ([`Formats::of`]), and the
+/// [`Settings`] the run reads its inputs under ([`Formats::with_settings`]).
 pub struct Formats {
     formats: Vec<Box<dyn Format>>,
+    settings: Settings,
 }
 
 impl Formats {
@@ -263,7 +276,24 @@ impl Formats {
                 Box::new(KernelDatabase),
                 Box::new(Binary),
             ],
+            settings: Settings::default(),
         }
+    }
+
+    /// These formats, reading every input under `settings` (the default settings otherwise).
+    pub fn with_settings(self, settings: Settings) -> Formats {
+        Formats { settings, ..self }
+    }
+
+    /// The settings inputs are read under.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// `data`, the contents of `path`, as these formats read it: [`File::at`] under
+    /// [`Formats::settings`].
+    pub fn file<'a>(&self, path: &'a Path, data: &'a [u8]) -> File<'a> {
+        File::at(path, data).with_limits(self.settings.limits)
     }
 
     /// These formats and `format`, which is asked before [`Binary`] (the last, which claims
@@ -362,8 +392,9 @@ impl Format for KpackArchive {
 
     fn size(&self, file: &File<'_>, check: bool, _: &Around) -> Sized {
         Sized {
-            survey: inv_kpack::size_archive(file.data)
-                .unwrap_or_else(|| gfxkit_inventory::size::survey_with(file.data, check)),
+            survey: inv_kpack::size_archive(file.data).unwrap_or_else(|| {
+                gfxkit_inventory::size::survey_with(file.data, check, &file.limits)
+            }),
             reached: Vec::new(),
             is_archive: true,
         }
@@ -446,7 +477,7 @@ impl Format for KpackArchive {
         loader: Loader,
         rules: Option<&Rules>,
     ) -> Selection {
-        let inv = Inventory::of(file.data);
+        let inv = Inventory::of_with(file.data, &file.limits);
         let mut s = gfxkit_inventory::select::select_on(&file.name(), &inv, device, rules);
         s.error = inv_kpack::archive_damage(file.data);
         s.add_kpack(inv_kpack::select_archive(
@@ -470,7 +501,7 @@ impl Format for KpackArchive {
         _: bool,
         wanted: &mut Wanted,
     ) -> Result<Option<Plan<'d>>, ExtractError> {
-        Plan::kpack(file.path, file.data, wanted)
+        Plan::kpack(file.path, file.data, wanted, &file.limits)
     }
 
     fn inspect(&self, _: &File<'_>) -> Inspection {
@@ -516,8 +547,9 @@ impl Format for KernelDatabase {
 
     fn size(&self, file: &File<'_>, check: bool, _: &Around) -> Sized {
         Sized {
-            survey: crate::database::size_survey(file.path, file.data)
-                .unwrap_or_else(|| gfxkit_inventory::size::survey_with(file.data, check)),
+            survey: crate::database::size_survey(file.path, file.data).unwrap_or_else(|| {
+                gfxkit_inventory::size::survey_with(file.data, check, &file.limits)
+            }),
             reached: Vec::new(),
             is_archive: false,
         }
@@ -559,7 +591,7 @@ impl Format for KernelDatabase {
     }
 
     fn database_member(&self, file: &File<'_>) -> Option<DbMember> {
-        gfxkit_inventory::database::member_of(&file.name(), file.data)
+        gfxkit_inventory::database::member_of(&file.name(), file.data, &file.limits)
     }
 
     fn examine(
@@ -637,7 +669,7 @@ impl Format for Binary {
     }
 
     fn list(&self, file: &File<'_>, check: bool, around: &Around) -> FileListing {
-        let inv = Inventory::of(file.data);
+        let inv = Inventory::of_with(file.data, &file.limits);
         let mut l = gfxkit_inventory::list::list(&file.name(), &inv, check);
         if let Some(o) = Binary::archives(file, &inv, around) {
             inv_kpack::list_split(&mut l, &inv, &o.archives(), check);
@@ -654,7 +686,7 @@ impl Format for Binary {
                 is_archive: false,
             };
         }
-        let inv = Inventory::of(file.data);
+        let inv = Inventory::of_with(file.data, &file.limits);
         match Binary::archives(file, &inv, around) {
             Some(o) => Sized {
                 survey: inv_kpack::size_split(&inv, file.data.len() as u64, &o.archives()),
@@ -666,7 +698,7 @@ impl Format for Binary {
                 is_archive: false,
             },
             None => Sized {
-                survey: gfxkit_inventory::size::survey_with(file.data, check),
+                survey: gfxkit_inventory::size::survey_with(file.data, check, &file.limits),
                 reached: Vec::new(),
                 is_archive: false,
             },
@@ -678,7 +710,7 @@ impl Format for Binary {
         file: &File<'_>,
         around: &Around,
     ) -> (gfxkit_inventory::Result<Verification>, Vec<String>) {
-        let inv = Inventory::of(file.data);
+        let inv = Inventory::of_with(file.data, &file.limits);
         let processors = gfxkit_inventory::database::code_processors(&inv);
         if let Some(o) = Binary::archives(file, &inv, around) {
             let v = inv_kpack::verify_split(&file.name(), &inv, &o.archives());
@@ -715,8 +747,9 @@ impl Format for Binary {
             })?;
             return Ok(out);
         }
-        let (kernels, errors) = kernels::file_rows(&name, file.data, wanted, demangle)
-            .map_err(|e| crate::Error::new(file.path, crate::ErrorKind::Locate(e)))?;
+        let (kernels, errors) =
+            kernels::file_rows(&name, file.data, wanted, demangle, &file.limits)
+                .map_err(|e| crate::Error::new(file.path, crate::ErrorKind::Locate(e)))?;
         Ok(KernelListing {
             kernels,
             errors,
@@ -745,13 +778,13 @@ impl Format for Binary {
                 return Ok((out, errors));
             }
         }
-        digest::file_digests(&name, file.data, kernels)
+        digest::file_digests(&name, file.data, kernels, &file.limits)
             .map_err(|e| crate::Error::new(file.path, crate::ErrorKind::Locate(e)))
     }
 
     /// A raw code object or a bundle that is a file of a Tensile directory (by its name).
     fn database_member(&self, file: &File<'_>) -> Option<DbMember> {
-        gfxkit_inventory::database::member_of(&file.name(), file.data)
+        gfxkit_inventory::database::member_of(&file.name(), file.data, &file.limits)
     }
 
     fn examine(
@@ -761,7 +794,7 @@ impl Format for Binary {
         loader: Loader,
         rules: Option<&Rules>,
     ) -> Examined {
-        let inv = Inventory::of(file.data);
+        let inv = Inventory::of_with(file.data, &file.limits);
         let mut e = gfxkit_inventory::doctor::examine(&inv);
         if file.surroundings {
             e.set_kpack(crate::kpack::doctor_verdicts(
@@ -781,7 +814,7 @@ impl Format for Binary {
         loader: Loader,
         rules: Option<&Rules>,
     ) -> Selection {
-        let inv = Inventory::of(file.data);
+        let inv = Inventory::of_with(file.data, &file.limits);
         let mut s = gfxkit_inventory::select::select_on(&file.name(), &inv, device, rules);
         s.error = inv_kpack::archive_damage(file.data);
         if file.surroundings {
@@ -803,11 +836,16 @@ impl Format for Binary {
         wanted: &mut Wanted,
     ) -> Result<Option<Plan<'d>>, ExtractError> {
         if file.surroundings {
-            if let Some(plan) = Plan::kpack(file.path, file.data, wanted)? {
+            if let Some(plan) = Plan::kpack(file.path, file.data, wanted, &file.limits)? {
                 return Ok(Some(plan));
             }
         }
-        Plan::bundles(file.path, Inventory::of(file.data), explicit, wanted)
+        Plan::bundles(
+            file.path,
+            Inventory::of_with(file.data, &file.limits),
+            explicit,
+            wanted,
+        )
     }
 
     fn inspect(&self, file: &File<'_>) -> Inspection {
@@ -868,7 +906,7 @@ fn split_picks(
     file: &File<'_>,
     around: &Around,
 ) -> Result<Option<crate::kpack::KpackExtract>, crate::Error> {
-    let inv = Inventory::of(file.data);
+    let inv = Inventory::of_with(file.data, &file.limits);
     let Some(o) = Binary::archives(file, &inv, around) else {
         return Ok(None);
     };

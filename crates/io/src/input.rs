@@ -1,6 +1,6 @@
 //! Reading input files: memory-mapped, read-only, in one place.
 
-use crate::{Error, ErrorKind};
+use crate::{Error, ErrorKind, Settings};
 use std::fs::File;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
@@ -61,14 +61,19 @@ impl Input {
     /// `pkg!a.tar.zst!lib/x.so`) that is not itself a file opens that member of the package
     /// `pkg` when it may hold device code.
     pub fn open(path: &Path) -> Result<Input, Error> {
-        Input::open_with(path, &())
+        Input::open_with(path, &(), &Settings::default())
     }
 
     /// [`Input::open`], telling `progress` which package member is being read while a
-    /// `pkg!member` path is looked for in its package ([`Progress::reading`]).
-    pub fn open_with(path: &Path, progress: &dyn Progress) -> Result<Input, Error> {
+    /// `pkg!member` path is looked for in its package ([`Progress::reading`]), the package
+    /// walked under `settings` (the platform of a container image).
+    pub fn open_with(
+        path: &Path,
+        progress: &dyn Progress,
+        settings: &Settings,
+    ) -> Result<Input, Error> {
         if !path.exists() {
-            if let Some(member) = open_member(path, progress)? {
+            if let Some(member) = open_member(path, progress, settings)? {
                 return Ok(member);
             }
         }
@@ -281,14 +286,18 @@ pub fn member_package(path: &Path) -> Option<&str> {
 
 /// Opens `pkg!member` (nested: `pkg!a.tar.zst!lib/x.so`) when `pkg` is a package file and the
 /// member may hold device code. `None` when no prefix of `path` before a `!` is a file.
-fn open_member(path: &Path, progress: &dyn Progress) -> Result<Option<Input>, Error> {
+fn open_member(
+    path: &Path,
+    progress: &dyn Progress,
+    settings: &Settings,
+) -> Result<Option<Input>, Error> {
     let Some(pkg) = member_package(path) else {
         return Ok(None);
     };
-    if let Some(found) = open_image_member(Path::new(pkg), path, progress)? {
+    if let Some(found) = open_image_member(Path::new(pkg), path, progress, settings)? {
         return Ok(found);
     }
-    let found = for_each_with(Path::new(pkg), progress, |input| {
+    let found = for_each_with(Path::new(pkg), progress, settings, |input| {
         Ok::<_, std::convert::Infallible>((input.path() == path).then_some(input))
     })?;
     for (p, r) in found {
@@ -314,11 +323,12 @@ fn open_image_member(
     pkg: &Path,
     path: &Path,
     progress: &dyn Progress,
+    settings: &Settings,
 ) -> Result<Option<Option<Input>>, Error> {
     use gfxkit_package::image;
     let name = pkg.display().to_string();
     let member = path.display().to_string();
-    let opts = gfxkit_package::Options::default();
+    let opts = settings.package_options();
     let reading = |p: &str| progress.reading(p);
     let found = if is_image_dir(pkg) {
         image::open_member(
@@ -365,15 +375,17 @@ where
     E: Send,
     F: Fn(Input) -> Result<T, E> + Sync,
 {
-    for_each_with(path, &(), f)
+    for_each_with(path, &(), &Settings::default(), f)
 }
 
 /// [`for_each`], telling `progress` what is being read: the input's path as it starts, then
-/// each package member's (`package!member`) as its reading starts ([`Progress::reading`]).
+/// each package member's (`package!member`) as its reading starts ([`Progress::reading`]);
+/// packages are walked under `settings`.
 #[allow(clippy::type_complexity)]
 pub fn for_each_with<T, E, F>(
     path: &Path,
     progress: &dyn Progress,
+    settings: &Settings,
     f: F,
 ) -> Result<Vec<(PathBuf, Result<T, Failed<E>>)>, Error>
 where
@@ -383,14 +395,14 @@ where
 {
     progress.reading(&path.display().to_string());
     if is_image_dir(path) {
-        return image_dir_with(path, progress, f);
+        return image_dir_with(path, progress, settings, f);
     }
-    let input = Input::open_with(path, progress)?;
+    let input = Input::open_with(path, progress, settings)?;
     if !is_package(&input) {
         let r = f(input).map_err(Failed::Visit);
         return Ok(vec![(path.to_owned(), r)]);
     }
-    members_with(path, &input, progress, f)
+    members_with(path, &input, progress, settings, f)
 }
 
 /// [`for_each_with`] for an image layout directory.
@@ -398,6 +410,7 @@ where
 fn image_dir_with<T, E, F>(
     path: &Path,
     progress: &dyn Progress,
+    settings: &Settings,
     f: F,
 ) -> Result<Vec<(PathBuf, Result<T, Failed<E>>)>, Error>
 where
@@ -409,7 +422,7 @@ where
     let walked = gfxkit_package::image::walk_layout(
         &name,
         &DirLayout { root: path },
-        &gfxkit_package::Options::default(),
+        &settings.package_options(),
         &TempSpill,
         &|m| f(member_input(m)),
         &|p| progress.reading(p),
@@ -457,15 +470,17 @@ where
     E: Send,
     F: Fn(Input) -> Result<T, E> + Sync,
 {
-    members_with(path, data, &(), f)
+    members_with(path, data, &(), &Settings::default(), f)
 }
 
-/// [`members`], telling `progress` each member's path as its reading starts.
+/// [`members`], telling `progress` each member's path as its reading starts, the package
+/// walked under `settings`.
 #[allow(clippy::type_complexity)]
 pub fn members_with<T, E, F>(
     path: &Path,
     data: &[u8],
     progress: &dyn Progress,
+    settings: &Settings,
     f: F,
 ) -> Result<Vec<(PathBuf, Result<T, Failed<E>>)>, Error>
 where
@@ -477,7 +492,7 @@ where
     let walked = gfxkit_package::walk_watched(
         &name,
         data,
-        &gfxkit_package::Options::default(),
+        &settings.package_options(),
         &TempSpill,
         &|m| f(member_input(m)),
         &|p| progress.reading(p),

@@ -240,6 +240,7 @@ pub fn extract_picks(
     path: &Path,
     data: &[u8],
     wanted: &mut dyn FnMut(&str) -> bool,
+    limits: &gfxkit_bundle::limits::Limits,
 ) -> Result<Option<KpackExtract>, crate::Error> {
     let found = |e| crate::Error::new(path, crate::ErrorKind::Found(e));
     if inv_kpack::is_archive(data) {
@@ -249,7 +250,7 @@ pub fn extract_picks(
             archives: vec![path.to_path_buf()],
         }));
     }
-    let inv = gfxkit_inventory::Inventory::of(data);
+    let inv = gfxkit_inventory::Inventory::of_with(data, limits);
     if !inv_kpack::is_split(&inv) {
         return Ok(None);
     }

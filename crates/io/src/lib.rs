@@ -39,6 +39,8 @@
 //! - [`kfd`]: the GPUs of this machine, read from the KFD topology in sysfs;
 //! - [`rocm`]: the ROCm release installed on this machine (`--rocm auto`), and where it is
 //!   written;
+//! - [`settings`]: [`Settings`], the limits and choices (the image platform) every input of a
+//!   run is read under, passed in by the caller;
 //! - [`Error`]: what failed, on which path, with the system's error as its source.
 //!
 //! ```
@@ -65,6 +67,7 @@ pub mod package;
 pub mod rewrite;
 pub mod rocm;
 pub mod scan;
+pub mod settings;
 pub mod split;
 pub mod split_request;
 pub mod split_tree;
@@ -75,4 +78,5 @@ pub mod write;
 
 pub use error::{Error, ErrorKind};
 pub use input::{FileRange, Input, NoDeviceCode};
+pub use settings::Settings;
 pub use write::{Durability, WriteError};

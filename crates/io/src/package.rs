@@ -65,7 +65,7 @@ pub fn rewrite_package(
             // A member with no bundles to rewrite (a host library without device code).
             Err(e)
                 if matches!(e.kind, gfxkit_shrink::ErrorKind::Unsupported(_))
-                    && gfxkit_shrink::survey_with(&m.bytes, false)
+                    && gfxkit_shrink::survey_with(&m.bytes, false, &t.limits)
                         .map(|s| s.regions.iter().all(|r| r.bundles.is_empty()))
                         .unwrap_or(true) =>
             {
@@ -83,7 +83,7 @@ pub fn rewrite_package(
             }
             return Ok(None);
         }
-        gfxkit_shrink::verify(&m.bytes, &rewritten)
+        gfxkit_shrink::verify(&m.bytes, &rewritten, &t.limits)
             .map_err(|e| format!("the rewritten member failed verification: {e}"))?;
         let bytes = rewritten.bytes();
         hashes.lock().unwrap_or_else(|e| e.into_inner()).insert(

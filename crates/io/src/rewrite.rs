@@ -23,6 +23,7 @@ pub fn write_verified(
     original: Original<'_>,
     rewritten: &gfxkit_shrink::Rewritten,
     durability: Durability,
+    limits: &gfxkit_bundle::limits::Limits,
 ) -> Result<(), Error> {
     let (original, mapped) = match original {
         Original::Input(i) => (&i[..], Some(i)),
@@ -39,7 +40,7 @@ pub fn write_verified(
             if !rewritten.output.equals(&back) {
                 return Err(Error::new(path, ErrorKind::TempDiffers));
             }
-            gfxkit_shrink::verify_bytes(original, &back, &rewritten.report)
+            gfxkit_shrink::verify_bytes(original, &back, &rewritten.report, limits)
                 .map_err(|e| Error::new(path, ErrorKind::Verify(e)))
         },
         like,
@@ -179,17 +180,25 @@ pub fn rewrite_file(
     match opts.target {
         Some(path) => {
             phase(Phase::Writing(path));
-            write_verified(path, opts.like, original, &rewritten, opts.durability)?;
+            write_verified(
+                path,
+                opts.like,
+                original,
+                &rewritten,
+                opts.durability,
+                &t.limits,
+            )?;
         }
         None => {
             phase(Phase::Verifying);
-            gfxkit_shrink::verify(bytes, &rewritten).map_err(fail(ErrorKind::DryRunVerify))?;
+            gfxkit_shrink::verify(bytes, &rewritten, &t.limits)
+                .map_err(fail(ErrorKind::DryRunVerify))?;
         }
     }
     if opts.digests {
         rewritten
             .report
-            .add_digests(bytes)
+            .add_digests(bytes, &t.limits)
             .map_err(fail(ErrorKind::Digests))?;
     }
     Ok(rewritten.report)

@@ -201,7 +201,7 @@ where
                     let layer = input.layer().map(str::to_owned);
                     f(input.path(), &input).map(|v| (v, layer))
                 };
-                match for_each_with(&c.path, progress, visit) {
+                match for_each_with(&c.path, progress, formats.settings(), visit) {
                     Ok(items) => items
                         .into_iter()
                         .filter(|(_, r)| c.explicit || !matches!(r, Err(Failed::NoDeviceCode)))

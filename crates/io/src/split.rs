@@ -196,6 +196,8 @@ pub struct SplitOptions {
     /// Split a signed Windows image (an Authenticode certificate table), which is otherwise
     /// refused: the host image written is unsigned (`--drop-signature`).
     pub drop_signature: bool,
+    /// The limits the binaries' bundles are read under.
+    pub limits: gfxkit_bundle::limits::Limits,
 }
 
 /// [`split_with`] with the default options (signed images refused).
@@ -254,7 +256,7 @@ pub fn split_with(
         let data: &[u8] = u.as_deref().unwrap_or(data);
         let out_dir = j.output.parent().unwrap_or(Path::new("/"));
         let pattern = gfxkit_kpack::marker::search_pattern(&relative(out_dir, &kpack_dir), group);
-        let s = split::split_binary(data, &j.kernel_name, &[pattern])
+        let s = split::split_binary_with(data, &j.kernel_name, &[pattern], &options.limits)
             .and_then(|s| split::check_split(&s).map(|()| s))
             .map_err(|e| Error::new(&j.input, ErrorKind::Split(e)))?;
         splits.push(s);
@@ -395,10 +397,16 @@ pub struct InlineBundle {
 /// Turns the split binary `file` and its archives (found through its markers as the loader
 /// finds them, after `archives`, which are searched first) back into a fat binary at `out`,
 /// written atomically (its directory made when missing, as `split` makes its outputs').
-pub fn inline(file: &Path, out: &Path, archives: &[PathBuf]) -> Result<InlineReport, Error> {
+/// Bundles are read (the written binary checked) under `limits`.
+pub fn inline(
+    file: &Path,
+    out: &Path,
+    archives: &[PathBuf],
+    limits: &gfxkit_bundle::limits::Limits,
+) -> Result<InlineReport, Error> {
     refuse_same(file, out)?;
     let data = Input::open(file)?;
-    let found = gfxkit_host::discover(&data);
+    let found = gfxkit_host::discover_with(&data, limits);
     if gfxkit_kpack::view::hipk_wrappers(&found).next().is_none() {
         return Err(Error::new(file, ErrorKind::NotSplit));
     }
@@ -426,7 +434,7 @@ pub fn inline(file: &Path, out: &Path, archives: &[PathBuf]) -> Result<InlineRep
     };
     // Planned only: the bundles are made one at a time as the output is written, and the
     // written file is read back and checked before it replaces anything.
-    let made = split::inline_binary(&data, &refs).map_err(inline_err)?;
+    let made = split::inline_binary_with(&data, &refs, limits).map_err(inline_err)?;
     if let Some(d) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(d).map_err(|e| Error::new(d, ErrorKind::CreateDir(e)))?;
     }

@@ -595,7 +595,7 @@ fn classify(path: &Path, rel: &str, len: u64, t: &Transform) -> Result<Plan, Err
                 Ok(r) => r,
                 Err(e)
                     if matches!(e.kind, gfxkit_shrink::ErrorKind::Unsupported(_))
-                        && gfxkit_shrink::survey_with(data, false)
+                        && gfxkit_shrink::survey_with(data, false, &t.limits)
                             .map(|s| s.regions.iter().all(|r| r.bundles.is_empty()))
                             .unwrap_or(true) =>
                 {
@@ -1239,6 +1239,7 @@ fn fill(
                         crate::rewrite::Original::Input(&mapped),
                         &rewritten,
                         Durability::Rename,
+                        &t.limits,
                     )?;
                     set_mode(&dst, *mode)
                 }

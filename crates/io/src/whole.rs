@@ -89,7 +89,7 @@ fn libraries_and_databases<T: Send>(
     failed: impl Fn(&str, String) -> T,
 ) -> Result<(Vec<(String, T)>, Vec<database::DbMember>), crate::Error> {
     let scanned = crate::scan::scan_with(paths, formats, progress, |path, bytes| {
-        let file = File::at(path, bytes);
+        let file = formats.file(path, bytes);
         let format = formats.of(&file);
         Ok::<_, Infallible>(match format.database_member(&file) {
             Some(m) => Err(m),
@@ -170,7 +170,7 @@ fn members_beside(
         return Ok(Vec::new());
     }
     let scanned = crate::scan::scan_with(&dirs, formats, progress, |path, bytes| {
-        let file = File::at(path, bytes);
+        let file = formats.file(path, bytes);
         Ok::<_, Infallible>(formats.of(&file).database_member(&file))
     })?;
     Ok(scanned
@@ -376,7 +376,7 @@ pub fn diff_side(
     let around = Around::new();
     let scanned =
         crate::scan::scan_with(&[root.to_path_buf()], formats, progress, |path, data| {
-            let file = File::at(path, data);
+            let file = formats.file(path, data);
             let format = formats.of(&file);
             let listing = format.list(&file, false, &around);
             let digests = format.digests(&file, true, &around);
@@ -484,7 +484,7 @@ pub fn size(
 ) -> Result<size::SizeReport, crate::Error> {
     let around = Around::new();
     let scanned = crate::scan::scan_with(paths, formats, progress, |path, data| {
-        let file = File::at(path, data);
+        let file = formats.file(path, data);
         let format = formats.of(&file);
         let sized = format.size(&file, opts.check, &around);
         let digests = opts
@@ -710,7 +710,7 @@ fn verify_tree(
     let mut members = Vec::new();
     let mut processors: Vec<(String, Vec<String>)> = Vec::new();
     let scanned = crate::scan::scan_with(paths, formats, progress, |p, d| {
-        let file = File::at(p, d);
+        let file = formats.file(p, d);
         let member = formats.of(&file).database_member(&file);
         let (r, procs) = verify_file(formats, &file, around);
         // A database file, not a library.
@@ -760,9 +760,9 @@ fn verify_named(
             return Err(WalkError::Directory(f.clone()));
         }
         let visit = |data: crate::Input| {
-            Ok::<_, Infallible>(verify_file(formats, &File::at(data.path(), &data), around).0)
+            Ok::<_, Infallible>(verify_file(formats, &formats.file(data.path(), &data), around).0)
         };
-        let group = match crate::input::for_each_with(f, progress, visit) {
+        let group = match crate::input::for_each_with(f, progress, formats.settings(), visit) {
             Ok(items) => Group {
                 package: items.iter().any(|(p, _)| p != f).then(|| f.clone()),
                 explicit: true,
@@ -907,7 +907,7 @@ pub fn list(
     };
     let around = Around::new();
     let list_one = |path: &Path, data: &[u8]| {
-        let file = File::at(path, data);
+        let file = formats.file(path, data);
         formats.of(&file).list(&file, check, &around)
     };
     if opts.recursive || opts.every_file {
@@ -954,7 +954,7 @@ pub fn list(
             l.layer = data.layer().map(str::to_owned);
             Ok::<_, Infallible>(l)
         };
-        match crate::input::for_each_with(path, progress, visit) {
+        match crate::input::for_each_with(path, progress, formats.settings(), visit) {
             Ok(items) => out.extend(items.into_iter().map(|(p, r)| {
                 let mut l = match r {
                     Ok(l) => l,
@@ -985,7 +985,7 @@ pub fn kernels(
 ) -> Result<gfxkit_inventory::kernels::KernelListing, crate::Error> {
     let around = Around::new();
     let scanned = crate::scan::scan_with(paths, formats, progress, |path, data| {
-        let file = File::at(path, data);
+        let file = formats.file(path, data);
         formats.of(&file).kernels(&file, wanted, demangle, &around)
     })?;
     let mut out = gfxkit_inventory::kernels::KernelListing::default();

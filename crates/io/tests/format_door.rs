@@ -50,7 +50,11 @@ impl Format for Toy {
 
     fn size(&self, file: &File<'_>, check: bool, _: &Around) -> Sized {
         Sized {
-            survey: gfxkit_inventory::size::survey_with(Toy::inner(file), check),
+            survey: gfxkit_inventory::size::survey_with(
+                Toy::inner(file),
+                check,
+                &Default::default(),
+            ),
             reached: Vec::new(),
             is_archive: false,
         }
@@ -75,9 +79,14 @@ impl Format for Toy {
         demangle: bool,
         _: &Around,
     ) -> Result<KernelListing, gfxkit_io::Error> {
-        let (kernels, errors) =
-            gfxkit_inventory::kernels::file_rows(&file.name(), Toy::inner(file), wanted, demangle)
-                .map_err(|e| gfxkit_io::Error::new(file.path, gfxkit_io::ErrorKind::Locate(e)))?;
+        let (kernels, errors) = gfxkit_inventory::kernels::file_rows(
+            &file.name(),
+            Toy::inner(file),
+            wanted,
+            demangle,
+            &Default::default(),
+        )
+        .map_err(|e| gfxkit_io::Error::new(file.path, gfxkit_io::ErrorKind::Locate(e)))?;
         Ok(KernelListing {
             kernels,
             errors,
@@ -91,8 +100,13 @@ impl Format for Toy {
         kernels: bool,
         _: &Around,
     ) -> Result<(Vec<Digest>, Vec<String>), gfxkit_io::Error> {
-        gfxkit_inventory::digest::file_digests(&file.name(), Toy::inner(file), kernels)
-            .map_err(|e| gfxkit_io::Error::new(file.path, gfxkit_io::ErrorKind::Locate(e)))
+        gfxkit_inventory::digest::file_digests(
+            &file.name(),
+            Toy::inner(file),
+            kernels,
+            &Default::default(),
+        )
+        .map_err(|e| gfxkit_io::Error::new(file.path, gfxkit_io::ErrorKind::Locate(e)))
     }
 
     fn database_member(&self, _: &File<'_>) -> Option<DbMember> {

@@ -18,6 +18,7 @@ use crate::error::{fail, Error, ErrorKind, Result};
 use crate::limits;
 use crate::marker::{self, KpackRef};
 use gfxkit_bundle::ccob::DecompressOptions;
+use gfxkit_bundle::limits::Limits;
 use gfxkit_bundle::{AnyBundle, Bundle, Format};
 use gfxkit_bytes::Cursor;
 use gfxkit_host::{WrapperMagic, WrapperTarget};
@@ -125,11 +126,22 @@ fn layout_of(data: &[u8]) -> Result<Layout> {
 
 /// Splits `data` (a fat x86-64 shared object or executable, or a PE32+ DLL or EXE): the host
 /// binary with a marker `{kernel_name, search_paths}` (`.rocm_kpack_ref`, `.kpackrf` in a PE
-/// image), and every code object keyed for the archives.
+/// image), and every code object keyed for the archives. Bundles are read under the default
+/// [`Limits`]; [`split_binary_with`] takes the caller's.
 pub fn split_binary<'data>(
     data: &'data [u8],
     kernel_name: &str,
     search_paths: &[String],
+) -> Result<SplitBinary<'data>> {
+    split_binary_with(data, kernel_name, search_paths, &Limits::default())
+}
+
+/// [`split_binary`] with the bundles read under `limits`.
+pub fn split_binary_with<'data>(
+    data: &'data [u8],
+    kernel_name: &str,
+    search_paths: &[String],
+    limits: &Limits,
 ) -> Result<SplitBinary<'data>> {
     if kernel_name.is_empty() || kernel_name.contains('#') {
         return fail(
@@ -149,10 +161,10 @@ pub fn split_binary<'data>(
     let m = marker::encode(&r);
     let split = match layout_of(data)? {
         Layout::Elf => gfxkit_shrink::kpack::split_elf(data, &m),
-        Layout::Pe => gfxkit_shrink::pe::kpack::split_image(data, &m),
+        Layout::Pe => gfxkit_shrink::pe::kpack::split_image(data, &m, limits),
     }
     .map_err(shrink_err)?;
-    let opts = DecompressOptions::default();
+    let opts = limits.decompress_options();
     // Bundles read once each (two wrappers may share one): the first wrapper leading to each
     // names it in errors.
     let mut first: BTreeMap<u64, usize> = BTreeMap::new();
@@ -325,6 +337,8 @@ pub struct Inlined<'a> {
     pub output: Output<'a>,
     /// Per wrapper: its key and the architectures put in its bundle.
     pub bundles: Vec<(String, Vec<String>)>,
+    /// The limits the binary was read under, and [`check_inline`] reads the output under.
+    pub limits: Limits,
 }
 
 /// The entry ID of a bundle's host entry.
@@ -429,9 +443,20 @@ pub fn inline_error(e: &std::io::Error) -> Option<&Error> {
 /// one at a time, when [`Inlined::output`] is written, and a code object that does not decode
 /// or check then stops the write with its error ([`inline_error`]). A PE image's `.hip_fat`
 /// keeps its addresses, so its bundles are made first, to see whether they fit.
+///
+/// The binary is read under the default [`Limits`]; [`inline_binary_with`] takes the caller's.
 pub fn inline_binary<'a>(data: &'a [u8], archives: &[&'a Archive<'a>]) -> Result<Inlined<'a>> {
+    inline_binary_with(data, archives, &Limits::default())
+}
+
+/// [`inline_binary`] with the binary (and, in [`check_inline`], the output) read under `limits`.
+pub fn inline_binary_with<'a>(
+    data: &'a [u8],
+    archives: &[&'a Archive<'a>],
+    limits: &Limits,
+) -> Result<Inlined<'a>> {
     let layout = layout_of(data)?;
-    let found = gfxkit_host::discover(data);
+    let found = gfxkit_host::discover_with(data, limits);
     let wrappers = match layout {
         Layout::Elf => gfxkit_shrink::kpack::hipk_wrappers(data),
         Layout::Pe => gfxkit_shrink::pe::kpack::hipk_image_wrappers(data),
@@ -514,6 +539,7 @@ pub fn inline_binary<'a>(data: &'a [u8], archives: &[&'a Archive<'a>]) -> Result
     Ok(Inlined {
         output,
         bundles: report,
+        limits: *limits,
     })
 }
 
@@ -566,7 +592,7 @@ pub fn check_inline(i: &Inlined<'_>, written: &[u8]) -> Result<()> {
         );
     }
     check_layout(written)?;
-    let found = gfxkit_host::discover(written);
+    let found = gfxkit_host::discover_with(written, &i.limits);
     if found.wrappers.len() != i.bundles.len() {
         return fail(
             0,
@@ -582,7 +608,7 @@ pub fn check_inline(i: &Inlined<'_>, written: &[u8]) -> Result<()> {
             WrapperTarget::Bundle { index } if w.magic == WrapperMagic::Hipf => found
                 .bundles
                 .get(index)
-                .and_then(|b| AnyBundle::parse(b.bytes, &DecompressOptions::default()).ok()),
+                .and_then(|b| AnyBundle::parse(b.bytes, &i.limits.decompress_options()).ok()),
             _ => None,
         };
         let holds = |b: &AnyBundle<'_>| {

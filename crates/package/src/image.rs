@@ -36,7 +36,7 @@ use std::io::{self, Cursor, Read};
 use std::ops::Deref;
 
 pub use crate::digest::looks_like_image_entry;
-pub use crate::platform::{platform, set_platform, Platform};
+pub use crate::platform::Platform;
 
 /// The largest JSON file of an image read (index, manifest, configuration).
 const MAX_JSON: usize = 16 << 20;

@@ -30,8 +30,8 @@ pub struct Options {
     /// Hand every regular member to the function, not only those that may hold device code.
     pub all_members: bool,
     /// The platform whose image a multi-platform container image is read as (`None`:
-    /// linux/amd64 when the image has it, else its only platform). Defaults to
-    /// [`crate::image::platform`], the process-wide choice.
+    /// linux/amd64 when the image has it, else its only platform). The caller passes its
+    /// choice (`gfxkit --platform`); `None` by default.
     pub platform: Option<crate::platform::Platform>,
 }
 
@@ -43,7 +43,7 @@ impl Default for Options {
             max_member: 64 << 30,
             max_total: 256 << 30,
             all_members: false,
-            platform: crate::platform::platform(),
+            platform: None,
         }
     }
 }

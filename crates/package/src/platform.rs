@@ -1,7 +1,6 @@
 //! The platform (OS and CPU architecture) a multi-platform container image is read as.
 
 use std::fmt;
-use std::sync::RwLock;
 
 /// An OS and CPU architecture an image is built for (`linux/amd64`, `linux/arm64/v8`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -66,18 +65,4 @@ impl fmt::Display for Platform {
         }
         Ok(())
     }
-}
-
-static PLATFORM: RwLock<Option<Platform>> = RwLock::new(None);
-
-/// Sets the platform multi-platform images are read as, for the process (`gfxkit
-/// --platform`); `None` goes back to the default (linux/amd64 when the image has it, else its
-/// only platform).
-pub fn set_platform(p: Option<Platform>) {
-    *PLATFORM.write().unwrap_or_else(|e| e.into_inner()) = p;
-}
-
-/// The platform set with [`set_platform`].
-pub fn platform() -> Option<Platform> {
-    PLATFORM.read().unwrap_or_else(|e| e.into_inner()).clone()
 }

@@ -191,7 +191,8 @@ fn source<'py>(src: &Bound<'py, PyAny>) -> PyResult<Source<'py>> {
                 image_dir: true,
             });
         }
-        let input = gfxkit_io::Input::open(&path).map_err(|e| io_error(src.py(), &e))?;
+        let input = gfxkit_io::Input::open_with(&path, &(), &settings())
+            .map_err(|e| io_error(src.py(), &e))?;
         return Ok(Source {
             name,
             path: Some(path),
@@ -362,12 +363,13 @@ fn per_file_layered<T: Send>(
     let visit =
         |m: gfxkit_io::Input| Ok::<_, std::convert::Infallible>(one(m.path(), &m, m.layer()));
     let image_dir = s.image_dir;
+    let settings = settings();
     let items = py
         .allow_threads(|| {
             if image_dir {
-                gfxkit_io::input::for_each_with(name, &(), visit)
+                gfxkit_io::input::for_each_with(name, &(), &settings, visit)
             } else {
-                gfxkit_io::input::members(name, bytes, visit)
+                gfxkit_io::input::members_with(name, bytes, &(), &settings, visit)
             }
         })
         .map_err(|e| io_error(py, &e))?;
@@ -402,6 +404,28 @@ fn one_or_list<'py>(
     Ok(PyList::new(py, values)?.into_any())
 }
 
+/// What the module's functions read their inputs under: `GFXKIT_MAX_UNCOMPRESSED` as the
+/// module is imported, then whatever [`max_uncompressed`] and [`image_platform`] set (their
+/// Python API sets them for the process). Kept here, in the binding, and passed to the
+/// libraries with every call; the libraries hold no such state.
+static SETTINGS: std::sync::RwLock<gfxkit_io::Settings> =
+    std::sync::RwLock::new(gfxkit_io::Settings {
+        limits: gfxkit_bundle::limits::Limits {
+            max_uncompressed: gfxkit_bundle::limits::MAX_UNCOMPRESSED_SIZE,
+        },
+        platform: None,
+    });
+
+/// The module's settings as they are now ([`SETTINGS`]).
+fn settings() -> gfxkit_io::Settings {
+    SETTINGS.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// gfxkit's formats, reading under the module's [`settings`].
+fn formats() -> Formats {
+    Formats::standard().with_settings(settings())
+}
+
 /// One file (or package member) as the door reads it: what lies beside it is looked for only
 /// for files on disk, whose directory is known.
 fn door_file<'a>(path: &'a Path, data: &'a [u8], on_disk: bool) -> File<'a> {
@@ -409,6 +433,7 @@ fn door_file<'a>(path: &'a Path, data: &'a [u8], on_disk: bool) -> File<'a> {
         path,
         data,
         surroundings: on_disk,
+        limits: settings().limits,
     }
 }
 
@@ -418,9 +443,7 @@ fn door_file<'a>(path: &'a Path, data: &'a [u8], on_disk: bool) -> File<'a> {
 /// inventory lists it.
 fn list_one(path: &Path, data: &[u8], check: bool, on_disk: bool) -> inv::list::FileListing {
     let file = door_file(path, data, on_disk);
-    Formats::standard()
-        .of(&file)
-        .list(&file, check, &Around::new())
+    formats().of(&file).list(&file, check, &Around::new())
 }
 
 /// The listing of one file: the file object of `gfxkit list --json` (for a package, a list of
@@ -513,7 +536,7 @@ fn list_summary<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound
             ..Default::default()
         };
         let files = py
-            .allow_threads(|| gfxkit_io::whole::list(&[path], opts, &Formats::standard(), &()))
+            .allow_threads(|| gfxkit_io::whole::list(&[path], opts, &formats(), &()))
             .map_err(|e| match e {
                 gfxkit_io::whole::WalkError::Io(e) => io_error(py, &e),
                 e => pyo3::exceptions::PyValueError::new_err(e.to_string()),
@@ -579,7 +602,7 @@ fn select<'py>(
                     cu_count,
                     loader,
                     rocm.as_ref(),
-                    &Formats::standard(),
+                    &formats(),
                     &(),
                 )
             })
@@ -603,7 +626,7 @@ fn select<'py>(
     }
     let (package, got) = per_file(py, &s, |p, d| {
         let name = p.display().to_string();
-        let inv = Inventory::of(d);
+        let inv = Inventory::of_with(d, &settings().limits);
         let mut sel = inv::select::select_on(&name, &inv, &device, rocm.as_ref().map(|r| &r.rules));
         sel.error = inv::kpack::archive_damage(d);
         sel
@@ -635,7 +658,7 @@ fn select<'py>(
 fn verify<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let s = source(src)?;
     let on_disk = s.path.is_some();
-    let (formats, around) = (Formats::standard(), Around::new());
+    let (formats, around) = (formats(), Around::new());
     let (package, got) = per_file(py, &s, |p, d| {
         gfxkit_io::whole::verify_file(&formats, &door_file(p, d, on_disk), &around).0
     })?;
@@ -782,7 +805,7 @@ fn doctor<'py>(
                 &counts,
                 loader,
                 rocm.as_ref(),
-                &Formats::standard(),
+                &formats(),
                 &(),
             )
         })
@@ -845,7 +868,7 @@ fn check<'py>(
                 exactly,
                 loader,
                 rocm.as_ref(),
-                &Formats::standard(),
+                &formats(),
                 &(),
             )
         })
@@ -871,7 +894,7 @@ fn check<'py>(
 #[pyfunction]
 fn diff<'py>(py: Python<'py>, old: PathBuf, new: PathBuf) -> PyResult<Bound<'py, PyAny>> {
     let report = py
-        .allow_threads(|| gfxkit_io::whole::diff(&old, &new, &Formats::standard(), &()))
+        .allow_threads(|| gfxkit_io::whole::diff(&old, &new, &formats(), &()))
         .map_err(|e| io_error(py, &e))?;
     // As the CLI: damaged device code has no digests to compare, so no diff is given.
     if let Some(first) = report.errors.first() {
@@ -930,7 +953,7 @@ fn size<'py>(
     };
     let report = py
         .allow_threads(|| {
-            let report = gfxkit_io::whole::size(&paths, &opts, &Formats::standard(), &())?;
+            let report = gfxkit_io::whole::size(&paths, &opts, &formats(), &())?;
             if let Some(page) = &html {
                 gfxkit_io::write::write_atomic(page, inv::size::html(&report).as_bytes())?;
             }
@@ -973,9 +996,9 @@ fn size_of_bytes<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     // As the CLI sizes each file: a `.kpack` file by its kernels, a kernel database or a raw
     // code object by architecture; nothing beside bytes in memory is looked for.
-    let (formats, around) = (Formats::standard(), Around::new());
+    let (formats, around) = (formats(), Around::new());
     let (package, got) = per_file(py, s, |p, d| {
-        let file = File::alone(p, d);
+        let file = File::alone(p, d).with_limits(settings().limits);
         formats.of(&file).size(&file, check, &around).survey
     })?;
     let mut errors = Vec::new();
@@ -1034,11 +1057,9 @@ fn extract_one(
     wanted: &mut gfxkit_io::extract::Wanted,
     hash: gfxkit_bundle::ccob::HashCheck,
 ) -> Result<Vec<Extracted>, gfxkit_io::extract::ExtractError> {
-    let file = File::at(path, bytes);
-    let Some(plan) = Formats::standard()
-        .of(&file)
-        .extract(&file, explicit, wanted)?
-    else {
+    let formats = formats();
+    let file = formats.file(path, bytes);
+    let Some(plan) = formats.of(&file).extract(&file, explicit, wanted)? else {
         return Ok(Vec::new());
     };
     let done = plan.produce(None, hash, &|_, data, _| Ok(data.to_vec()))?;
@@ -1167,8 +1188,8 @@ fn kernels_one(
     wanted: Option<&gfxkit_target_id::TargetId>,
     demangle: bool,
 ) -> Result<inv::kernels::KernelListing, String> {
-    let file = File::alone(p, d);
-    Formats::standard()
+    let file = File::alone(p, d).with_limits(settings().limits);
+    formats()
         .of(&file)
         .kernels(&file, wanted, demangle, &Around::new())
         .map_err(|e| chain(&e))
@@ -1200,7 +1221,7 @@ fn kernels<'py>(
                     std::slice::from_ref(path),
                     wanted.as_ref(),
                     demangle,
-                    &Formats::standard(),
+                    &formats(),
                     &(),
                 )
             })
@@ -1505,7 +1526,10 @@ fn kpack_split<'py>(
         kpack_dir: kpack_dir.as_deref(),
         kernel_name: kernel_name.as_deref(),
         compression,
-        options: gfxkit_io::split::SplitOptions { drop_signature },
+        options: gfxkit_io::split::SplitOptions {
+            drop_signature,
+            limits: settings().limits,
+        },
         tree: recursive.then_some(if overlays {
             gfxkit_io::split::TreeLayout::Overlays
         } else {
@@ -1529,7 +1553,8 @@ fn kpack_inline<'py>(
     output: PathBuf,
     archives: Vec<PathBuf>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    match py.allow_threads(|| gfxkit_io::split::inline(&src, &output, &archives)) {
+    let limits = settings().limits;
+    match py.allow_threads(|| gfxkit_io::split::inline(&src, &output, &archives, &limits)) {
         Ok(r) => answer(py, &r, 0, |w| gfxkit_text::kpack::inline(&r, w), None),
         Err(e) => Err(kpack_error(py, &e)),
     }
@@ -1590,6 +1615,7 @@ fn prune<'py>(
     let t = Transform {
         selection,
         conversion: conversion(py, uncompressed, ccob_version, method.as_deref(), level)?,
+        limits: settings().limits,
     };
     if let Ok(dir) = src.extract::<PathBuf>() {
         if gfxkit_io::tree::is_tree(&dir) {
@@ -1692,6 +1718,7 @@ fn recompress<'py>(
     let t = Transform {
         selection: Selection::All,
         conversion,
+        limits: settings().limits,
     };
     run_transform(py, src, &t, output, in_place, false, drop_signature)
 }
@@ -1768,10 +1795,11 @@ fn compatible(py: Python<'_>, code_object_id: &str, device_id: &str) -> PyResult
 #[pyfunction]
 #[pyo3(signature = (limit = None))]
 fn max_uncompressed(limit: Option<u64>) -> u64 {
+    let mut s = SETTINGS.write().unwrap_or_else(|e| e.into_inner());
     if let Some(n) = limit {
-        gfxkit_bundle::limits::set_max_uncompressed(n);
+        s.limits.max_uncompressed = n;
     }
-    gfxkit_bundle::limits::max_uncompressed()
+    s.limits.max_uncompressed
 }
 
 /// The platform multi-platform container images are read as (`gfxkit --platform`), as
@@ -1781,14 +1809,18 @@ fn max_uncompressed(limit: Option<u64>) -> u64 {
 #[pyo3(signature = (platform = None))]
 fn image_platform(platform: Option<&str>) -> PyResult<Option<String>> {
     use gfxkit_package::image;
-    match platform {
-        Some("") => image::set_platform(None),
-        Some(p) => image::set_platform(Some(
+    let chosen = match platform {
+        Some("") => Some(None),
+        Some(p) => Some(Some(
             image::Platform::parse(p).map_err(pyo3::exceptions::PyValueError::new_err)?,
         )),
-        None => {}
+        None => None,
+    };
+    let mut s = SETTINGS.write().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = chosen {
+        s.platform = p;
     }
-    Ok(image::platform().map(|p| p.to_string()))
+    Ok(s.platform.as_ref().map(|p| p.to_string()))
 }
 
 /// The processor table, one dict per row: the objects `gfxkit target list --json` prints
@@ -1853,7 +1885,7 @@ fn census_rows<'py>(
     name: Option<String>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let name = name.unwrap_or_else(|| path.display().to_string());
-    let rows = py.allow_threads(|| gfxkit_io::census::rows(&path, &name, &Formats::standard()));
+    let rows = py.allow_threads(|| gfxkit_io::census::rows(&path, &name, &formats()));
     json(py, &rows)
 }
 
@@ -1945,8 +1977,15 @@ fn main(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
 #[pymodule]
 fn _gfxkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // GFXKIT_MAX_UNCOMPRESSED applies to the package as to the command line.
-    gfxkit_bundle::limits::max_uncompressed_from_env()
-        .map_err(pyo3::exceptions::PyValueError::new_err)?;
+    if let Some(n) = gfxkit_bundle::limits::max_uncompressed_from_env()
+        .map_err(pyo3::exceptions::PyValueError::new_err)?
+    {
+        SETTINGS
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .limits
+            .max_uncompressed = n;
+    }
     m.add_function(wrap_pyfunction!(list, m)?)?;
     m.add_function(wrap_pyfunction!(list_summary, m)?)?;
     m.add_function(wrap_pyfunction!(select, m)?)?;

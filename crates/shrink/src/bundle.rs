@@ -7,7 +7,8 @@
 //! crate's errors into this crate's, with offsets in the input file.
 
 use crate::error::{Error, ErrorKind, Result};
-use gfxkit_bundle::ccob::{self, CompressOptions, DecompressOptions};
+use gfxkit_bundle::ccob::{self, CompressOptions};
+use gfxkit_bundle::limits::Limits;
 use gfxkit_bundle::{Bundle, Format, Span};
 use gfxkit_bytes::Cursor;
 use std::borrow::Cow;
@@ -63,6 +64,8 @@ pub struct Found<'a> {
     pub bytes: &'a [u8],
     /// How it is stored.
     pub encoding: Encoding,
+    /// The limits it was found under, and is decompressed under.
+    pub limits: Limits,
 }
 
 impl<'a> Found<'a> {
@@ -72,7 +75,7 @@ impl<'a> Found<'a> {
     }
 
     /// The bundle `s` found in `region` (its offsets absolute, as the region's).
-    fn of(region: Cursor<'a>, s: &Span) -> Found<'a> {
+    fn of(region: Cursor<'a>, s: &Span, limits: &Limits) -> Found<'a> {
         let encoding = match (s.format, s.ccob) {
             (Format::Ccob, Some(h)) => Encoding::Compressed {
                 version: h.version,
@@ -86,15 +89,16 @@ impl<'a> Found<'a> {
             at: s.offset,
             bytes: &region.bytes()[start as usize..(start + s.len) as usize],
             encoding,
+            limits: *limits,
         }
     }
 }
 
 /// Finds the bundles in `region` (bytes at `region.base()` of the input): bundles back to
 /// back, separated by zero padding ([`gfxkit_bundle::scan_concatenated_at`]). Offsets in
-/// errors are file offsets.
-pub fn scan(region: Cursor<'_>) -> Result<Vec<Found<'_>>> {
-    let spans = gfxkit_bundle::scan_concatenated_at(region).map_err(|e| {
+/// errors are file offsets. The bundles are read under `limits`.
+pub fn scan<'a>(region: Cursor<'a>, limits: &Limits) -> Result<Vec<Found<'a>>> {
+    let spans = gfxkit_bundle::scan_concatenated_at(region, limits).map_err(|e| {
         let mut err = error_at(e, region.base());
         if let ErrorKind::UnknownBytes { found } = &mut err.kind {
             let rest = region
@@ -104,7 +108,7 @@ pub fn scan(region: Cursor<'_>) -> Result<Vec<Found<'_>>> {
         }
         err
     })?;
-    Ok(spans.iter().map(|s| Found::of(region, s)).collect())
+    Ok(spans.iter().map(|s| Found::of(region, s, limits)).collect())
 }
 
 /// The uncompressed bundle inside `found`: borrowed when it is stored uncompressed, else
@@ -114,7 +118,7 @@ pub fn uncompressed<'a>(found: &Found<'a>) -> Result<Cow<'a, [u8]>> {
     match found.encoding {
         Encoding::Uncompressed => Ok(Cow::Borrowed(found.bytes)),
         Encoding::Compressed { .. } => {
-            ccob::decompress_ccob_at(found.cursor(), &DecompressOptions::default())
+            ccob::decompress_ccob_at(found.cursor(), &found.limits.decompress_options())
                 .map(|d| Cow::Owned(d.data))
                 .map_err(|e| error_at(e, found.at))
         }
@@ -131,8 +135,12 @@ pub(crate) fn uncompressed_unhashed<'x>(
     match found.encoding {
         Encoding::Uncompressed => Ok(found.bytes),
         Encoding::Compressed { .. } => {
-            ccob::decompress_ccob_unhashed_into(found.cursor(), &DecompressOptions::default(), buf)
-                .map_err(|e| error_at(e, found.at))?;
+            ccob::decompress_ccob_unhashed_into(
+                found.cursor(),
+                &found.limits.decompress_options(),
+                buf,
+            )
+            .map_err(|e| error_at(e, found.at))?;
             Ok(&buf[..])
         }
     }
@@ -150,9 +158,9 @@ pub(crate) fn parse_uncompressed(raw: &[u8], stored: bool, at: u64) -> Result<Bu
     }
 }
 
-/// Decompresses the CCOB bundle `b` (exactly its bytes), size and hash checked.
-pub fn decompress(b: &[u8]) -> Result<Vec<u8>> {
-    ccob::decompress_ccob(b, &DecompressOptions::default())
+/// Decompresses the CCOB bundle `b` (exactly its bytes) under `limits`, size and hash checked.
+pub fn decompress(b: &[u8], limits: &Limits) -> Result<Vec<u8>> {
+    ccob::decompress_ccob(b, &limits.decompress_options())
         .map(|d| d.data)
         .map_err(|e| error_at(e, 0))
 }
@@ -243,7 +251,7 @@ mod tests {
             let mut region = c.clone();
             region.extend_from_slice(&[0; 13]);
             region.extend_from_slice(&b);
-            let found = scan(Cursor::new(&region)).unwrap();
+            let found = scan(Cursor::new(&region), &Default::default()).unwrap();
             assert_eq!(found.len(), 2);
             assert_eq!(found[0].bytes.len(), c.len());
             assert_eq!(found[1].offset, c.len() + 13);
@@ -288,6 +296,7 @@ mod tests {
         let t = crate::Transform {
             selection: crate::Selection::All,
             conversion: crate::Conversion::Uncompressed,
+            limits: Default::default(),
         };
         let e = crate::plan::transform_region(Cursor::new(&dup), 1, &t)
             .err()
@@ -308,7 +317,7 @@ mod tests {
         assert_eq!(e.offset, 0x1000 + second_id as u64);
         let mut clean = vec![0u8; 64];
         clean.extend_from_slice(&b);
-        let found = scan(Cursor::at(&clean, 0x1000)).unwrap();
+        let found = scan(Cursor::at(&clean, 0x1000), &Default::default()).unwrap();
         assert_eq!((found[0].offset, found[0].at), (64, 0x1040));
     }
 
@@ -317,11 +326,11 @@ mod tests {
         let a = vec![1u8; 10];
         let b = write_uncompressed(&[("hipv4-amdgcn-amd-amdhsa--gfx90a", &a)], 8).unwrap();
         for cut in 0..b.len() {
-            let _ = scan(Cursor::new(&b[..cut]));
+            let _ = scan(Cursor::new(&b[..cut]), &Default::default());
         }
         let c = compress(&b, 2, Method::Zstd, 3, 0).unwrap();
         for cut in 0..c.len() {
-            if let Ok(f) = scan(Cursor::new(&c[..cut])) {
+            if let Ok(f) = scan(Cursor::new(&c[..cut]), &Default::default()) {
                 for x in f {
                     let _ = uncompressed(&x);
                 }
@@ -329,12 +338,12 @@ mod tests {
         }
         let mut huge = b.clone();
         huge[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
-        assert!(scan(Cursor::new(&huge)).is_err());
+        assert!(scan(Cursor::new(&huge), &Default::default()).is_err());
         let mut bad_hash = c.clone();
         bad_hash[16] ^= 1;
-        let e = decompress(&bad_hash).unwrap_err();
+        let e = decompress(&bad_hash, &Default::default()).unwrap_err();
         assert!(e.to_string().contains("hash"), "{e}");
-        let e = scan(Cursor::new(b"\0\0\0xyz")).unwrap_err();
+        let e = scan(Cursor::new(b"\0\0\0xyz"), &Default::default()).unwrap_err();
         assert_eq!(e.offset, 3);
         assert_eq!(
             e.kind,

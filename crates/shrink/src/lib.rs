@@ -155,4 +155,21 @@ pub use rewrite::{
 };
 pub use select::{label, Pattern, Selection};
 pub use survey::{survey, survey_headers, survey_with, Survey, SurveyBundle, SurveyRegion};
+
+/// Host discovery of `data` under `limits`: where the rewrite, its input check and
+/// verification ask for it, so that a test can count how often an input is discovered.
+pub(crate) fn discover<'d>(
+    data: &'d [u8],
+    limits: &gfxkit_bundle::limits::Limits,
+) -> gfxkit_host::Discovery<'d> {
+    #[cfg(test)]
+    DISCOVERIES.with(|n| n.set(n.get() + 1));
+    gfxkit_host::discover_with(data, limits)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many times [`discover`] ran on this thread.
+    pub(crate) static DISCOVERIES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
 pub use verify::{verify, verify_bytes};

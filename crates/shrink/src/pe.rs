@@ -223,6 +223,7 @@ fn refuse_signed(data: &[u8], file: &PeFile64<'_>) -> Result<()> {
 pub(crate) fn rewrite_image<'a>(
     data: &'a [u8],
     t: &Transform,
+    found: &gfxkit_host::Discovery<'_>,
 ) -> Result<(Output<'a>, FileKind, Option<RegionReport>)> {
     let file = PeFile64::parse(data).map_err(|e| bad(0, format!("PE image: {e}")))?;
     let nt = file.nt_headers();
@@ -306,7 +307,7 @@ pub(crate) fn rewrite_image<'a>(
         shift,
     };
     let mut patches = moved_pointers(data, &file, &named, &fat, new_raw)?;
-    let n_wrappers = wrapper_patches(data, &file, &fat, vsize, &region, &mut patches)?;
+    let n_wrappers = wrapper_patches(data, &file, &fat, vsize, &region, found, &mut patches)?;
 
     // The new file: what precedes `.hip_fat`, the new bundles padded to FileAlignment, the rest.
     let (mut out, outcomes) = splice(data, fo, old_end, region, new_raw, &patches)?;
@@ -490,6 +491,7 @@ fn wrapper_patches(
     fat: &ShrunkSection<'_>,
     vsize: u64,
     region: &NewRegion<'_>,
+    found: &gfxkit_host::Discovery<'_>,
     patches: &mut Vec<(u64, Vec<u8>)>,
 ) -> Result<usize> {
     let opt = file.nt_headers().optional_header();
@@ -498,7 +500,6 @@ fn wrapper_patches(
     let image_base = opt.image_base();
     check_image_base(image_base, opt_at)?;
     let fat_va = image_base + u64::from(fsh.virtual_address.get(LE));
-    let found = gfxkit_host::discover(data);
     let mut pointed = vec![false; region.moves.len()];
     let mut n_wrappers = 0;
     for (i, w) in found.wrappers.iter().enumerate() {
@@ -532,7 +533,7 @@ fn wrapper_patches(
         }
     }
     crate::check::every_bundle_pointed(&pointed, |k| fo + region.moves[k].0)?;
-    other_pointers(data, file, fat_va, vsize, &found, fat_name)?;
+    other_pointers(data, file, fat_va, vsize, found, fat_name)?;
 
     Ok(n_wrappers)
 }

@@ -4,6 +4,7 @@ use crate::bundle::{self, Encoding, Found, Method};
 use crate::error::{Error, Result};
 use crate::output::Output;
 use crate::select::{label, Selection};
+use gfxkit_bundle::limits::Limits;
 use gfxkit_bundle::{Bundle, Entry};
 use gfxkit_bytes::Cursor;
 use rayon::prelude::*;
@@ -37,6 +38,8 @@ pub struct Transform {
     pub selection: Selection,
     /// How bundles are stored afterwards.
     pub conversion: Conversion,
+    /// The limits the input's bundles are read under.
+    pub limits: Limits,
 }
 
 /// An entry of a bundle: its ID, size and the MD5 of its payload (when computed).
@@ -305,7 +308,7 @@ pub(crate) fn transform_region<'a>(
     align: u64,
     t: &Transform,
 ) -> Result<NewRegion<'a>> {
-    let found = bundle::scan(region)?;
+    let found = bundle::scan(region, &t.limits)?;
     let threads = if found.len() == 1 {
         gfxkit_bundle::codec::default_workers()
     } else {

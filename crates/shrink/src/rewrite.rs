@@ -27,7 +27,7 @@ use std::collections::HashMap;
 /// payloads, which [`rewrite_without_digests`] leaves out.
 pub fn rewrite<'a>(data: &'a [u8], t: &Transform) -> Result<Rewritten<'a>> {
     let mut r = rewrite_without_digests(data, t)?;
-    r.report.add_digests(data)?;
+    r.report.add_digests(data, &t.limits)?;
     Ok(r)
 }
 
@@ -35,10 +35,15 @@ pub fn rewrite<'a>(data: &'a [u8], t: &Transform) -> Result<Rewritten<'a>> {
 /// show them (or fills them in later with [`Report::add_digests`]). [`crate::verify()`]
 /// compares the payloads themselves and needs no digests.
 pub fn rewrite_without_digests<'a>(data: &'a [u8], t: &Transform) -> Result<Rewritten<'a>> {
-    let mut r = if crate::archive::is_archive(data) {
+    // The input is discovered once: the rewrite of a PE image or COFF object reads its
+    // wrappers from this discovery, and the input check below compares it with the plan.
+    // An archive's members are each discovered by their rewrite and again by the check.
+    let archive = crate::archive::is_archive(data);
+    let found = (!archive).then(|| crate::discover(data, &t.limits));
+    let mut r = if archive {
         crate::archive::rewrite_archive(data, t, rewrite_one)?
     } else {
-        let (output, kind, region) = rewrite_one(data, t)?;
+        let (output, kind, region) = rewrite_found(data, t, found.as_ref())?;
         Rewritten {
             report: Report {
                 kind,
@@ -50,7 +55,7 @@ pub fn rewrite_without_digests<'a>(data: &'a [u8], t: &Transform) -> Result<Rewr
             output,
         }
     };
-    check_input(data, &r.report)?;
+    check_input(data, &r.report, &t.limits, found.as_ref())?;
     r.report.find_unmatched(&t.selection);
     Ok(r)
 }
@@ -60,19 +65,27 @@ pub fn rewrite_without_digests<'a>(data: &'a [u8], t: &Transform) -> Result<Rewr
 /// discovery reads the input here and the output there (the bundles' entries aside, which the
 /// rewrite has read itself), so whatever it finds wrong in the input, or finds where the plan
 /// found nothing, the rewrite could not have made right. Run after the plan, whose own checks
-/// name the place more precisely.
-fn check_input(data: &[u8], report: &Report) -> Result<()> {
-    let s = crate::survey::survey_read(
-        data,
-        &crate::survey::Reading {
-            decode: false,
-            digests: false,
-            hash: false,
-            headers: false,
-            visit: None,
-            base: 0,
-        },
-    )?;
+/// name the place more precisely. `found` is the input's discovery when the caller made it
+/// (not for an archive).
+fn check_input(
+    data: &[u8],
+    report: &Report,
+    limits: &gfxkit_bundle::limits::Limits,
+    found: Option<&gfxkit_host::Discovery<'_>>,
+) -> Result<()> {
+    let how = crate::survey::Reading {
+        decode: false,
+        digests: false,
+        hash: false,
+        headers: false,
+        visit: None,
+        base: 0,
+        limits: *limits,
+    };
+    let s = match found {
+        Some(found) => crate::survey::survey_discovered(data, &how, found)?,
+        None => crate::survey::survey_read(data, &how)?,
+    };
     let place = |member: &Option<String>, e: Error| match member {
         Some(m) => e.in_member(m),
         None => e,
@@ -128,18 +141,41 @@ pub(crate) fn rewrite_one<'a>(
     data: &'a [u8],
     t: &Transform,
 ) -> Result<(Output<'a>, FileKind, Option<RegionReport>)> {
+    rewrite_found(data, t, None)
+}
+
+/// [`rewrite_one`], given the discovery of `data` when the caller made it (else a PE image or
+/// COFF object is discovered here).
+fn rewrite_found<'a>(
+    data: &'a [u8],
+    t: &Transform,
+    found: Option<&gfxkit_host::Discovery<'_>>,
+) -> Result<(Output<'a>, FileKind, Option<RegionReport>)> {
     if elf::is_elf(data) {
         return rewrite_elf(data, t);
     }
-    match gfxkit_host::InputKind::sniff(data) {
-        gfxkit_host::InputKind::PeImage => return crate::pe::rewrite_image(data, t),
-        gfxkit_host::InputKind::CoffObject => {
-            return crate::pe::coff::rewrite_object(data, t, data.starts_with(&[0, 0, 0xff, 0xff]));
-        }
-        _ => {}
+    let kind = gfxkit_host::InputKind::sniff(data);
+    if matches!(
+        kind,
+        gfxkit_host::InputKind::PeImage | gfxkit_host::InputKind::CoffObject
+    ) {
+        let made;
+        let found = match found {
+            Some(f) => f,
+            None => {
+                made = crate::discover(data, &t.limits);
+                &made
+            }
+        };
+        return if kind == gfxkit_host::InputKind::PeImage {
+            crate::pe::rewrite_image(data, t, found)
+        } else {
+            let bigobj = data.starts_with(&[0, 0, 0xff, 0xff]);
+            crate::pe::coff::rewrite_object(data, t, bigobj, found)
+        };
     }
     if gfxkit_bundle::detect(data).is_some() {
-        let found = bundle::scan(Cursor::new(data))?;
+        let found = bundle::scan(Cursor::new(data), &t.limits)?;
         let align = plan::region_alignment(&found);
         drop(found);
         let region = plan::transform_region(Cursor::new(data), align, t)?;
@@ -949,4 +985,46 @@ fn plan_growth(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
             },
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Conversion;
+    use crate::select::{Pattern, Selection};
+    use gfxkit_testkit::windows::{linux_shared, lld_link, Tu};
+
+    /// How many times the prune of `data` to gfx90a discovered a file.
+    fn discoveries_of(data: &[u8]) -> usize {
+        let t = Transform {
+            selection: Selection::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
+            conversion: Conversion::Keep,
+            limits: Default::default(),
+        };
+        crate::DISCOVERIES.with(|n| n.set(0));
+        let r = rewrite(data, &t).unwrap();
+        assert!(!r.output.equals(data), "the prune changed nothing");
+        crate::DISCOVERIES.with(|n| n.get())
+    }
+
+    /// The prune of a COFF object, a DLL and an ELF shared object (clang-19 and lld) reads
+    /// each input through host discovery once: the rewrite of a PE image or COFF object and
+    /// the input check share it.
+    #[test]
+    fn prune_discovers_its_input_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let tu = Tu {
+            stem: "once",
+            source: "extern \"C\" __global__ void once_k(int *p) { p[0] = 1; }\n",
+            archs: &["gfx90a", "gfx1030"],
+            compress: false,
+        };
+        let obj = tu.windows_object(dir.path());
+        let dll = lld_link(dir.path(), "once.dll", std::slice::from_ref(&obj), None);
+        let so = linux_shared(dir.path(), "libonce.so", &[tu.linux_object(dir.path())]);
+        for path in [&obj, &dll, &so] {
+            let data = std::fs::read(path).unwrap();
+            assert_eq!(discoveries_of(&data), 1, "{}", path.display());
+        }
+    }
 }

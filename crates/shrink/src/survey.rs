@@ -9,6 +9,7 @@ use crate::elf::{self, Elf};
 use crate::error::{fail, Error, ErrorKind, Result};
 use crate::plan::EntryRecord;
 use crate::report::FileKind;
+use gfxkit_bundle::limits::Limits;
 use gfxkit_bundle::Bundle;
 use gfxkit_bytes::{offset_within, Cursor};
 use gfxkit_host::{
@@ -92,6 +93,8 @@ pub(crate) struct Reading<'v> {
     /// Added to the offsets handed to `visit`. Offsets are file offsets already (an archive
     /// member's included), so callers pass 0.
     pub base: u64,
+    /// The limits the input is read under.
+    pub limits: Limits,
 }
 
 /// Decompresses and reads every bundle `found` in the input (in parallel), as `how` says.
@@ -135,7 +138,8 @@ fn from_header(f: &Found<'_>) -> Option<SurveyBundle> {
     if f.encoding == Encoding::Uncompressed {
         return None;
     }
-    let (header, entries, _) = gfxkit_bundle::read::ccob_header_checked_at(f.cursor()).ok()?;
+    let (header, entries, _) =
+        gfxkit_bundle::read::ccob_header_checked_at(f.cursor(), &f.limits).ok()?;
     Some(SurveyBundle {
         offset: f.at,
         stored: f.bytes.len() as u64,
@@ -149,9 +153,9 @@ fn from_header(f: &Found<'_>) -> Option<SurveyBundle> {
 }
 
 /// Reads every bundle of `data`: a standalone bundle file, an ELF file, or an archive, with
-/// the MD5 of every entry.
-pub fn survey(data: &[u8]) -> Result<Survey> {
-    survey_with(data, true)
+/// the MD5 of every entry; bundles are read under `limits`.
+pub fn survey(data: &[u8], limits: &Limits) -> Result<Survey> {
+    survey_with(data, true, limits)
 }
 
 /// Like [`survey`]; without `digests` the entries' `md5` fields are left empty (much faster
@@ -163,7 +167,7 @@ pub fn survey(data: &[u8]) -> Result<Survey> {
 /// rewrite refuses it) or of a standalone bundle file, and the `.hipFatBinSegment` wrappers
 /// leading to them. This view adds what a rewrite needs: each bundle decompressed and its
 /// entries read strictly, and damage that discovery reports in those places as an error.
-pub fn survey_with(data: &[u8], digests: bool) -> Result<Survey> {
+pub fn survey_with(data: &[u8], digests: bool, limits: &Limits) -> Result<Survey> {
     survey_read(
         data,
         &Reading {
@@ -173,6 +177,7 @@ pub fn survey_with(data: &[u8], digests: bool) -> Result<Survey> {
             headers: false,
             visit: None,
             base: 0,
+            limits: *limits,
         },
     )
 }
@@ -184,7 +189,7 @@ pub fn survey_with(data: &[u8], digests: bool) -> Result<Survey> {
 /// decompressed, so neither the payloads nor the hash are checked: the answer is what the
 /// headers say. A bundle whose header cannot be read so is decompressed in full and reported
 /// as [`survey_with`] reports it. Uncompressed bundles are read as by [`survey_with`].
-pub fn survey_headers(data: &[u8]) -> Result<Survey> {
+pub fn survey_headers(data: &[u8], limits: &Limits) -> Result<Survey> {
     survey_read(
         data,
         &Reading {
@@ -194,6 +199,7 @@ pub fn survey_headers(data: &[u8]) -> Result<Survey> {
             headers: true,
             visit: None,
             base: 0,
+            limits: *limits,
         },
     )
 }
@@ -219,6 +225,21 @@ pub(crate) fn survey_read(data: &[u8], how: &Reading<'_>) -> Result<Survey> {
         });
     }
     let (kind, regions) = survey_one(data, data, how)?;
+    Ok(Survey {
+        kind,
+        size: data.len() as u64,
+        regions,
+    })
+}
+
+/// [`survey_read`] of `data`, which is not an archive, whose discovery `found` the caller
+/// made (the rewrite, which reads the input once).
+pub(crate) fn survey_discovered(
+    data: &[u8],
+    how: &Reading<'_>,
+    found: &gfxkit_host::Discovery<'_>,
+) -> Result<Survey> {
+    let (kind, regions) = survey_found(data, data, how, found)?;
     Ok(Survey {
         kind,
         size: data.len() as u64,
@@ -257,7 +278,7 @@ fn fatal(p: &Problem, base: u64) -> Option<Error> {
 }
 
 /// The found bundle as the rewrite reads it, at its file offset.
-fn found<'a>(b: &FoundBundle<'a>, base: u64) -> Result<Found<'a>> {
+fn found<'a>(b: &FoundBundle<'a>, base: u64, limits: Limits) -> Result<Found<'a>> {
     let offset = base.saturating_add(b.location.offset);
     let encoding = match b.format {
         BundleFormat::Uncompressed => Encoding::Uncompressed,
@@ -276,6 +297,7 @@ fn found<'a>(b: &FoundBundle<'a>, base: u64) -> Result<Found<'a>> {
         at: offset,
         bytes: b.bytes,
         encoding,
+        limits,
     })
 }
 
@@ -285,9 +307,18 @@ fn survey_one(
     data: &[u8],
     how: &Reading<'_>,
 ) -> Result<(FileKind, Vec<SurveyRegion>)> {
+    survey_found(file, data, how, &crate::discover(data, &how.limits))
+}
+
+/// [`survey_one`] of `data`, whose discovery `d` the caller made.
+fn survey_found(
+    file: &[u8],
+    data: &[u8],
+    how: &Reading<'_>,
+    d: &gfxkit_host::Discovery<'_>,
+) -> Result<(FileKind, Vec<SurveyRegion>)> {
     let base = offset_within(file, data).unwrap_or(0);
-    let d = gfxkit_host::discover(data);
-    let Some(kind) = surveyed_kind(&d, data, base)? else {
+    let Some(kind) = surveyed_kind(d, data, base)? else {
         return Ok((FileKind::NoDeviceCode, Vec::new()));
     };
     // The place the rewrite reads: the whole bundle file, or the first `.hip_fatbin` (in a
@@ -327,14 +358,14 @@ fn survey_one(
         .collect();
     let list = mine
         .iter()
-        .map(|&i| found(&d.bundles[i], base))
+        .map(|&i| found(&d.bundles[i], base, how.limits))
         .collect::<Result<Vec<_>>>()?;
     let bundles = if how.decode {
         survey_bundles(&list, how)?
     } else {
         Vec::new()
     };
-    let (problems, wrappers) = wrapper_problems(&d, &mine, &list, base);
+    let (problems, wrappers) = wrapper_problems(d, &mine, &list, base);
     Ok((
         kind,
         vec![SurveyRegion {
@@ -513,7 +544,7 @@ mod tests {
         let c = bundle::compress(&a, 3, Method::Zstd, 3, 0).unwrap();
         file.extend_from_slice(&c);
         let d = gfxkit_host::discover(&file);
-        let s = survey(&file).unwrap();
+        let s = survey(&file, &Default::default()).unwrap();
         assert_eq!(s.kind, FileKind::Bundle);
         let offsets: Vec<u64> = s.regions[0].bundles.iter().map(|b| b.offset).collect();
         let found: Vec<u64> = d.bundles.iter().map(|b| b.location.offset).collect();
@@ -527,11 +558,11 @@ mod tests {
         // Garbage after the bundles: discovery's stop is the survey's error, at its offset.
         let mut bad = file.clone();
         bad.extend_from_slice(b"junk");
-        let e = survey(&bad).unwrap_err();
+        let e = survey(&bad, &Default::default()).unwrap_err();
         assert_eq!(e.offset, file.len() as u64);
         assert!(matches!(e.kind, ErrorKind::UnknownBytes { .. }), "{e}");
         // A cut-off bundle.
-        let e = survey(&file[..file.len() - 1]).unwrap_err();
+        let e = survey(&file[..file.len() - 1], &Default::default()).unwrap_err();
         assert!(matches!(e.kind, ErrorKind::Damaged(_)), "{e}");
     }
 }

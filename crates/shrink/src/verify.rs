@@ -14,7 +14,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::plan::{hex, BundleOutcome};
 use crate::report::{Report, Rewritten};
 use crate::survey::{page_conflicts, survey_read, Reading};
-use gfxkit_bundle::ccob::{self, DecompressOptions};
+use gfxkit_bundle::ccob;
+use gfxkit_bundle::limits::Limits;
 use gfxkit_bundle::{Bundle, Entry};
 use gfxkit_bytes::Cursor;
 use rayon::prelude::*;
@@ -29,13 +30,14 @@ fn verify_error(msg: String) -> Error {
 /// original's, every wrapper leading to a bundle, and (ELF) every loadable segment still
 /// congruent to its address and in address order.
 /// `original` is the input the rewrite was made from.
-pub fn verify(original: &[u8], rewritten: &Rewritten) -> Result<()> {
-    verify_bytes(original, &rewritten.bytes(), &rewritten.report)
+/// Bundles are read under `limits`, those the rewrite was made under.
+pub fn verify(original: &[u8], rewritten: &Rewritten, limits: &Limits) -> Result<()> {
+    verify_bytes(original, &rewritten.bytes(), &rewritten.report, limits)
 }
 
 /// Like [`verify`], for the bytes of a rewritten file read back from disk: `bytes` must hold
 /// what `report` says (the report of the rewrite of `original`).
-pub fn verify_bytes(original: &[u8], bytes: &[u8], report: &Report) -> Result<()> {
+pub fn verify_bytes(original: &[u8], bytes: &[u8], report: &Report, limits: &Limits) -> Result<()> {
     let fail_v = |msg: String| Err(verify_error(msg));
     let by_new: HashMap<u64, &BundleOutcome> = report
         .regions
@@ -49,7 +51,7 @@ pub fn verify_bytes(original: &[u8], bytes: &[u8], report: &Report) -> Result<()
                 "bundle at {at:#x} is not one the rewrite placed"
             )));
         };
-        same_as_original(original, w, stored, rewritten)
+        same_as_original(original, w, stored, rewritten, limits)
     };
     let s = survey_read(
         bytes,
@@ -60,6 +62,7 @@ pub fn verify_bytes(original: &[u8], bytes: &[u8], report: &Report) -> Result<()
             headers: false,
             visit: Some(&compare),
             base: 0,
+            limits: *limits,
         },
     )?;
     let want: Vec<_> = report
@@ -129,7 +132,11 @@ pub fn verify_bytes(original: &[u8], bytes: &[u8], report: &Report) -> Result<()
 /// The input bundle `w` came from, uncompressed (borrowed from `original` when it is stored
 /// so). A compressed one is decoded without its hash, which the rewrite checked when it read
 /// it.
-fn original_bundle<'o>(original: &'o [u8], w: &BundleOutcome) -> Result<(&'o [u8], Cow<'o, [u8]>)> {
+fn original_bundle<'o>(
+    original: &'o [u8],
+    w: &BundleOutcome,
+    limits: &Limits,
+) -> Result<(&'o [u8], Cow<'o, [u8]>)> {
     let stored = usize::try_from(w.offset)
         .ok()
         .zip(usize::try_from(w.size_before).ok())
@@ -143,7 +150,7 @@ fn original_bundle<'o>(original: &'o [u8], w: &BundleOutcome) -> Result<(&'o [u8
     let raw = if ccob::is_ccob(stored) {
         let mut data = Vec::new();
         let located = Cursor::at(stored, w.offset);
-        ccob::decompress_ccob_unhashed_into(located, &DecompressOptions::default(), &mut data)
+        ccob::decompress_ccob_unhashed_into(located, &limits.decompress_options(), &mut data)
             .map_err(|e| bundle::error_at(e, w.offset))?;
         Cow::Owned(data)
     } else {
@@ -170,8 +177,9 @@ fn same_as_original(
     w: &BundleOutcome,
     stored: &[u8],
     rewritten: &Bundle<'_>,
+    limits: &Limits,
 ) -> Result<()> {
-    let (orig_stored, raw) = original_bundle(original, w)?;
+    let (orig_stored, raw) = original_bundle(original, w, limits)?;
     if orig_stored == stored {
         // The same bytes as the input's bundle: the same entries.
         return Ok(());
@@ -212,8 +220,9 @@ impl Report {
     /// Fills in the MD5 of every kept entry (`kept[].md5`), reading the payloads from
     /// `original`, the input the rewrite was made from: one MD5 pass over the kept payloads,
     /// bundles in parallel. [`crate::rewrite()`] does this itself;
-    /// [`crate::rewrite_without_digests`] leaves it to callers that want the digests.
-    pub fn add_digests(&mut self, original: &[u8]) -> Result<()> {
+    /// [`crate::rewrite_without_digests`] leaves it to callers that want the digests. Bundles
+    /// are read under `limits`.
+    pub fn add_digests(&mut self, original: &[u8], limits: &Limits) -> Result<()> {
         let mut all: Vec<&mut BundleOutcome> = self
             .regions
             .iter_mut()
@@ -221,7 +230,7 @@ impl Report {
             .filter(|b| !b.kept.is_empty())
             .collect();
         all.par_iter_mut().try_for_each(|w| -> Result<()> {
-            let (_, raw) = original_bundle(original, w)?;
+            let (_, raw) = original_bundle(original, w, limits)?;
             let stored = matches!(raw, Cow::Borrowed(_));
             let orig = bundle::parse_uncompressed(&raw, stored, w.offset)?;
             let mut from = 0usize;
@@ -285,6 +294,7 @@ mod tests {
                 method: Method::Zstd,
                 level: None,
             },
+            limits: Default::default(),
         }
     }
 
@@ -292,7 +302,7 @@ mod tests {
     fn a_compressed_bundle_whose_entry_changed_is_caught_without_the_hash() {
         let (data, a, _) = input();
         let out = rewrite_without_digests(&data, &to_ccob()).unwrap();
-        verify(&data, &out).unwrap();
+        verify(&data, &out, &Default::default()).unwrap();
         // The same bundle with one byte of the kept payload changed, compressed with a
         // matching hash: only comparing with the input can tell.
         let mut changed = a.clone();
@@ -310,7 +320,7 @@ mod tests {
             output: Output::of(z),
             report: out.report.clone(),
         };
-        let e = verify(&data, &bad).unwrap_err();
+        let e = verify(&data, &bad, &Default::default()).unwrap_err();
         assert!(
             e.to_string()
                 .contains("differs from the input's at byte 1234"),
@@ -319,7 +329,7 @@ mod tests {
         // A truncated compressed bundle is refused while it is read.
         let mut short = out.bytes();
         short.truncate(short.len() - 10);
-        assert!(verify_bytes(&data, &short, &out.report).is_err());
+        assert!(verify_bytes(&data, &short, &out.report, &Default::default()).is_err());
     }
 
     #[test]
@@ -334,7 +344,7 @@ mod tests {
         assert_eq!(kept[1].md5, hex(&Md5::digest(&a)));
         assert_eq!(kept[0].md5, hex(&Md5::digest(b"")));
         let mut later = bare.report.clone();
-        later.add_digests(&data).unwrap();
+        later.add_digests(&data, &Default::default()).unwrap();
         assert_eq!(later.regions[0].bundles[0].kept, *kept);
         // Digests of a compressed input come from its decoded payloads.
         let z = full.bytes();
@@ -343,14 +353,15 @@ mod tests {
             &Transform {
                 selection: Selection::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
                 conversion: Conversion::Uncompressed,
+                limits: Default::default(),
             },
         )
         .unwrap();
         assert_eq!(again.report.regions[0].bundles[0].kept, *kept);
-        verify(&z, &again).unwrap();
+        verify(&z, &again, &Default::default()).unwrap();
         // A report that does not match the input is an error, not a panic.
         let mut wrong = bare.report.clone();
         wrong.regions[0].bundles[0].offset = 1 << 40;
-        assert!(wrong.add_digests(&data).is_err());
+        assert!(wrong.add_digests(&data, &Default::default()).is_err());
     }
 }

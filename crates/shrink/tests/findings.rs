@@ -25,10 +25,12 @@ fn refusal(file: &[u8]) -> gfxkit_shrink::Error {
         Transform {
             selection: Selection::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
             conversion: Conversion::Keep,
+            limits: Default::default(),
         },
         Transform {
             selection: Selection::All,
             conversion: Conversion::Uncompressed,
+            limits: Default::default(),
         },
     ];
     let errors: Vec<_> = transforms
@@ -200,10 +202,11 @@ fn new_segment_on_section_addresses() {
     let t = Transform {
         selection: Selection::All,
         conversion: Conversion::Uncompressed,
+        limits: Default::default(),
     };
     let input = &input[..];
     let out = rewrite(input, &t).unwrap();
-    gfxkit_shrink::verify(input, &out).unwrap();
+    gfxkit_shrink::verify(input, &out, &Default::default()).unwrap();
     match &out.report.regions[0].layout {
         gfxkit_shrink::Layout::Relocated { address, .. } => {
             assert!(*address >= 0x5048, "new segment at {address:#x}")
@@ -227,10 +230,11 @@ fn second_phdr_segment() {
             method: gfxkit_shrink::Method::Zstd,
             level: Some(1),
         },
+        limits: Default::default(),
     };
     let input = &input[..];
     let out = rewrite(input, &t).unwrap();
-    gfxkit_shrink::verify(input, &out).unwrap();
+    gfxkit_shrink::verify(input, &out, &Default::default()).unwrap();
     let bytes = out.bytes();
     // Program header 8 (at 0x40 + 8 * 56) keeps zero file bytes.
     let filesz = u64::from_le_bytes(bytes[0x40 + 8 * 56 + 32..][..8].try_into().unwrap());
@@ -250,6 +254,7 @@ fn load_segment_at_the_top_of_the_address_space() {
     let t = Transform {
         selection: Selection::All,
         conversion: Conversion::Uncompressed,
+        limits: Default::default(),
     };
     let e = rewrite(&file, &t).map(|_| ()).unwrap_err();
     assert_eq!(
@@ -288,6 +293,7 @@ fn section_without_bytes_at_the_end_of_the_offsets() {
     let t = Transform {
         selection: Selection::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
         conversion: Conversion::Keep,
+        limits: Default::default(),
     };
     let e = rewrite(&file, &t).map(|_| ()).unwrap_err();
     let shoff = u64::from_le_bytes(file[0x28..0x30].try_into().unwrap());

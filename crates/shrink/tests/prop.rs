@@ -99,11 +99,12 @@ fn check<'a>(input: &'a [u8], keep: &[usize]) -> gfxkit_shrink::Rewritten<'a> {
     let t = Transform {
         selection: sel.clone(),
         conversion: Conversion::Keep,
+        limits: Default::default(),
     };
     let out = rewrite(input, &t).unwrap();
-    verify(input, &out).unwrap();
-    let before = survey(input).unwrap();
-    let after = survey(&out.bytes()).unwrap();
+    verify(input, &out, &Default::default()).unwrap();
+    let before = survey(input, &Default::default()).unwrap();
+    let after = survey(&out.bytes(), &Default::default()).unwrap();
     let old: Vec<_> = before.regions.iter().flat_map(|r| &r.bundles).collect();
     let new: Vec<_> = after.regions.iter().flat_map(|r| &r.bundles).collect();
     assert_eq!(old.len(), new.len());
@@ -279,19 +280,21 @@ proptest! {
         let t = Transform {
             selection: selection(&[0, 2]),
             conversion: Conversion::Keep,
+            limits: Default::default(),
         };
-        let _ = survey(&data);
+        let _ = survey(&data, &Default::default());
         if let Ok(out) = rewrite(&data, &t) {
-            let _ = verify(&data, &out);
+            let _ = verify(&data, &out, &Default::default());
         }
         let t = Transform {
             selection: Selection::All,
             conversion: Conversion::Uncompressed,
+            limits: Default::default(),
         };
         // The rewrite borrows `data` and may hold bytes made when written, whose drop may
         // use the borrow: it is dropped here, before `data`.
         if let Ok(out) = rewrite(&data, &t) {
-            let _ = verify(&data, &out);
+            let _ = verify(&data, &out, &Default::default());
         };
     }
 }
@@ -304,9 +307,10 @@ fn verification_catches_damaged_output() {
     let t = Transform {
         selection: selection(&[0, 2]),
         conversion: Conversion::Keep,
+        limits: Default::default(),
     };
     let out = rewrite(&o.shared, &t).unwrap();
-    verify(&o.shared, &out).unwrap();
+    verify(&o.shared, &out, &Default::default()).unwrap();
     let b = &out.report.regions[0].bundles[1];
     // A byte of the last kept payload (uncompressed bundle: payloads are stored as is).
     let plain = &out.report.regions[0].bundles[0];
@@ -315,12 +319,12 @@ fn verification_catches_damaged_output() {
     let mut bad = out.clone();
     let at = (plain.new_offset + plain.size_after - 1) as usize;
     bad.output.put(at as u64, &[bytes[at] ^ 0x40]).unwrap();
-    let e = verify(&o.shared, &bad).unwrap_err();
+    let e = verify(&o.shared, &bad, &Default::default()).unwrap_err();
     assert!(e.to_string().contains("entries differ"), "{e}");
     // The second bundle's magic.
     let mut bad = out.clone();
     bad.output.put(b.new_offset, b"X").unwrap();
-    assert!(verify(&o.shared, &bad).is_err());
+    assert!(verify(&o.shared, &bad, &Default::default()).is_err());
     // The relocation of the wrapper that leads to the second bundle: its addend is the
     // bundle's address, which in this lld layout (first segment at offset 0, address 0)
     // equals its file offset. Find the RELA record by value (r_info 8 = R_X86_64_RELATIVE).
@@ -337,6 +341,6 @@ fn verification_catches_damaged_output() {
     bad.output
         .put(pos as u64, &(addr_new + 4096).to_le_bytes())
         .unwrap();
-    let e = verify(&o.shared, &bad).unwrap_err();
+    let e = verify(&o.shared, &bad, &Default::default()).unwrap_err();
     assert!(e.to_string().contains("wrapper"), "{e}");
 }

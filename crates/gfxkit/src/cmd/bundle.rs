@@ -116,7 +116,7 @@ fn entry_id(file: &str, given: Option<&str>, data: &[u8]) -> Result<EntryId> {
 }
 
 /// Runs `gfxkit bundle`.
-pub fn run(args: Args) -> Result<ExitCode> {
+pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     if args.targets.len() != args.input_files.len() {
         bail!(
             "--target and --input come in pairs: {} targets, {} inputs",
@@ -147,12 +147,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         ids.push(host_id);
         files.push(match &args.host {
-            Some(p) => Some(crate::input::Input::open(p)?),
+            Some(p) => Some(crate::input::Input::open_with(p, &(), settings)?),
             None => None,
         });
     }
     for (file, id) in &specs {
-        let data = crate::input::Input::open(std::path::Path::new(file))?;
+        let data = crate::input::Input::open_with(std::path::Path::new(file), &(), settings)?;
         ids.push(entry_id(file, id.as_deref(), &data)?);
         files.push(Some(data));
     }

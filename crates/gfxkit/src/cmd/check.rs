@@ -61,7 +61,7 @@ pub struct Args {
 }
 
 /// Runs `gfxkit check`.
-pub fn run(args: Args) -> Result<ExitCode> {
+pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     let mut required: Vec<TargetId> = Vec::new();
     for r in &args.require {
         let id = gfxkit_target_id::triple::parse_device(r.trim())
@@ -78,7 +78,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         args.exactly,
         args.kpack_loader.into(),
         rocm.as_ref(),
-        &gfxkit_io::format::Formats::standard(),
+        &gfxkit_io::format::Formats::standard().with_settings(settings.clone()),
         &progress,
     );
     progress.finish();

@@ -79,7 +79,7 @@ pub struct DecompressArgs {
 }
 
 /// Runs `gfxkit compress`.
-pub fn run_compress(args: CompressArgs) -> Result<ExitCode> {
+pub fn run_compress(args: CompressArgs, reading: &gfxkit_io::Settings) -> Result<ExitCode> {
     let settings = containers::compress_options(
         args.ccob_version,
         args.method == "zlib",
@@ -87,7 +87,7 @@ pub fn run_compress(args: CompressArgs) -> Result<ExitCode> {
         args.threads
             .unwrap_or_else(gfxkit_bundle::codec::default_workers),
     );
-    convert_all(&args.input, &args.output, "compressing", |b, _| {
+    convert_all(&args.input, &args.output, "compressing", reading, |b, _| {
         let plain = locate::uncompressed(b, HashCheck::Error)?;
         gfxkit_bundle::Bundle::parse(&plain)?;
         let packed = gfxkit_bundle::ccob::compress(&plain, &settings)?;
@@ -96,7 +96,7 @@ pub fn run_compress(args: CompressArgs) -> Result<ExitCode> {
 }
 
 /// Runs `gfxkit decompress`.
-pub fn run_decompress(args: DecompressArgs) -> Result<ExitCode> {
+pub fn run_decompress(args: DecompressArgs, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     let hash = if args.ignore_hash {
         HashCheck::Warn
     } else {
@@ -105,16 +105,14 @@ pub fn run_decompress(args: DecompressArgs) -> Result<ExitCode> {
     // Streamed: each compressed bundle is decoded chunk by chunk into the temporary output
     // (hashed on a second thread), never held whole in memory; a size or hash error found at
     // the end of a bundle removes the temporary file.
-    let data = crate::input::Input::open(&args.input)?;
+    let data = crate::input::Input::open_with(&args.input, &(), settings)?;
     let name = data.path().display().to_string();
-    let found = locate::find_bundles(&data).with_context(|| format!("cannot read {name}"))?;
+    let found = locate::find_bundles_with(&data, &settings.limits)
+        .with_context(|| format!("cannot read {name}"))?;
     if found.is_empty() {
         bail!("{name}: no offload bundle in this file");
     }
-    let opts = gfxkit_bundle::ccob::DecompressOptions {
-        hash,
-        ..Default::default()
-    };
+    let opts = settings.limits.decompress_options_hash(hash);
     let bar = crate::output::progress(found.len() as u64, "decompressing", false);
     let mut total_out = 0u64;
     // An error in the input is reported as such, not as a failure to write the output.
@@ -163,11 +161,13 @@ fn convert_all(
     input: &Path,
     output: &Path,
     verb: &str,
+    settings: &gfxkit_io::Settings,
     mut convert: impl for<'d> FnMut(&locate::Located<'d>, &str) -> Result<(u64, Cow<'d, [u8]>)>,
 ) -> Result<ExitCode> {
-    let data = crate::input::Input::open(input)?;
+    let data = crate::input::Input::open_with(input, &(), settings)?;
     let name = data.path().display().to_string();
-    let found = locate::find_bundles(&data).with_context(|| format!("cannot read {name}"))?;
+    let found = locate::find_bundles_with(&data, &settings.limits)
+        .with_context(|| format!("cannot read {name}"))?;
     if found.is_empty() {
         bail!("{name}: no offload bundle in this file");
     }

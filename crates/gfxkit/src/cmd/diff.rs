@@ -46,12 +46,12 @@ pub struct Args {
 }
 
 /// Runs `gfxkit diff`.
-pub fn run(args: Args) -> Result<ExitCode> {
+pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     let progress = crate::output::Reading::new(args.json);
     let report = gfxkit_io::whole::diff(
         &args.old,
         &args.new,
-        &gfxkit_io::format::Formats::standard(),
+        &gfxkit_io::format::Formats::standard().with_settings(settings.clone()),
         &progress,
     );
     progress.finish();

@@ -120,7 +120,7 @@ fn default_paths() -> Vec<PathBuf> {
 }
 
 /// Runs `gfxkit doctor`.
-pub fn run(args: Args) -> Result<ExitCode> {
+pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     let (devices, cu_counts) = resolve_devices(&args)?;
     let paths = if args.paths.is_empty() {
         default_paths()
@@ -137,7 +137,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         &cu_counts,
         loader,
         rocm.as_ref(),
-        &gfxkit_io::format::Formats::standard(),
+        &gfxkit_io::format::Formats::standard().with_settings(settings.clone()),
         &progress,
     );
     progress.finish();

@@ -7,7 +7,7 @@ use gfxkit_host::Severity;
 use gfxkit_inventory::extract::requested_id;
 use gfxkit_io::extract;
 use gfxkit_io::extract_inputs::{self, InputsError, Named};
-use gfxkit_io::format::{File, Formats};
+use gfxkit_io::format::Formats;
 use gfxkit_io::input::Failed;
 use serde::Serialize;
 use std::io::Write;
@@ -100,7 +100,7 @@ struct Written {
 }
 
 /// Runs `gfxkit extract`.
-pub fn run(args: Args) -> Result<ExitCode> {
+pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     let ids: Vec<EntryId> = args
         .targets
         .iter()
@@ -112,7 +112,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         HashCheck::Error
     };
     let progress = crate::output::Reading::new(false);
-    let sources = extract_inputs::inputs(&args.files, args.recursive, &progress);
+    let sources = extract_inputs::inputs(&args.files, args.recursive, &progress, settings);
     progress.finish();
     let sources = sources.map_err(|e| match e {
         InputsError::Directory(d) => {
@@ -132,7 +132,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     // Plan from the headers alone (no payload decompressed), so that nothing is written when
     // a target matches nothing; then write bundle by bundle.
     let mut wanted = extract::Wanted::new(ids);
-    let (plans, mut damaged) = plan_sources(&sources, &Formats::standard(), &mut wanted)?;
+    let formats = Formats::standard().with_settings(settings.clone());
+    let (plans, mut damaged) = plan_sources(&sources, &formats, &mut wanted)?;
     if let Some(wi) = wanted.unmatched() {
         let what = match sources.as_slice() {
             [one] => one.path.display().to_string(),
@@ -195,7 +196,7 @@ fn plan_sources<'s>(
                 packages.push((p, false));
             }
         }
-        let file = File::at(&src.path, &src.data);
+        let file = formats.file(&src.path, &src.data);
         let Some(plan) = formats.of(&file).extract(&file, src.explicit, wanted)? else {
             continue;
         };

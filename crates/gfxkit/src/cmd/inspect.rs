@@ -3,7 +3,7 @@
 use anyhow::{Context, Result};
 use gfxkit_code_object::CodeObject;
 use gfxkit_inventory::inspect::{self};
-use gfxkit_io::format::{File, Formats, Inspection};
+use gfxkit_io::format::{Formats, Inspection};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -53,10 +53,11 @@ pub struct Args {
 }
 
 /// Runs `gfxkit inspect`.
-pub fn run(args: Args) -> Result<ExitCode> {
-    let input = crate::input::open(&args.file)?;
-    let file = File::at(&args.file, &input);
-    let hint = match Formats::standard().of(&file).inspect(&file) {
+pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
+    let input = crate::input::open(&args.file, settings)?;
+    let formats = Formats::standard().with_settings(settings.clone());
+    let file = formats.file(&args.file, &input);
+    let hint = match formats.of(&file).inspect(&file) {
         // A .kpack archive: its header, TOC and every kernel (key, architecture, sizes).
         Inspection::KpackArchive => {
             return crate::cmd::kpack::inspect_archive(&args.file, &input, args.json)

@@ -71,7 +71,7 @@ pub enum SortBy {
 }
 
 /// Runs `gfxkit kernels`.
-pub fn run(args: Args) -> Result<ExitCode> {
+pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     let wanted = match &args.target {
         Some(t) => Some(TargetId::parse(t).with_context(|| format!("bad --target {t}"))?),
         None => None,
@@ -81,7 +81,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         &args.paths,
         wanted.as_ref(),
         args.demangle,
-        &gfxkit_io::format::Formats::standard(),
+        &gfxkit_io::format::Formats::standard().with_settings(settings.clone()),
         &progress,
     );
     progress.finish();

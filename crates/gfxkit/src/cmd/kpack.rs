@@ -168,21 +168,22 @@ struct ListArgs {
 }
 
 /// Runs `gfxkit kpack`.
-pub fn run(args: Args) -> Result<ExitCode> {
+pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     match args.command {
-        Sub::Split(a) => run_split(a),
-        Sub::Inline(a) => run_inline(a),
-        Sub::List(a) => run_list(a),
+        Sub::Split(a) => run_split(a, settings),
+        Sub::Inline(a) => run_inline(a, settings),
+        Sub::List(a) => run_list(a, settings),
     }
 }
 
-fn run_split(a: SplitArgs) -> Result<ExitCode> {
+fn run_split(a: SplitArgs, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     let compression = match a.compression {
         CompressionArg::Zstd => Compression::Zstd { level: a.level },
         CompressionArg::None => Compression::None,
     };
     let options = gfxkit_io::split::SplitOptions {
         drop_signature: a.drop_signature,
+        limits: settings.limits,
     };
     let report =
         gfxkit_io::split_request::split_request(&gfxkit_io::split_request::SplitRequest {
@@ -210,8 +211,8 @@ fn run_split(a: SplitArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_inline(a: InlineArgs) -> Result<ExitCode> {
-    let report = gfxkit_io::split::inline(&a.file, &a.out, &a.archives)?;
+fn run_inline(a: InlineArgs, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
+    let report = gfxkit_io::split::inline(&a.file, &a.out, &a.archives, &settings.limits)?;
     if a.json {
         crate::output::print_json(&report)?;
     } else {
@@ -226,10 +227,10 @@ fn list_archive(path: &str, data: &[u8], check: bool) -> Result<ArchiveListing> 
         .with_context(|| format!("{path}: not a readable kpack archive"))
 }
 
-fn run_list(a: ListArgs) -> Result<ExitCode> {
+fn run_list(a: ListArgs, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     let mut out = Vec::new();
     for p in &a.files {
-        let data = crate::input::open(p)?;
+        let data = crate::input::open(p, settings)?;
         out.push(list_archive(&p.display().to_string(), &data, a.check)?);
     }
     let bad = out.iter().any(ArchiveListing::has_bad_kernel);

@@ -97,7 +97,7 @@ pub struct Args {
 }
 
 /// Runs `gfxkit list`.
-pub fn run(args: Args) -> Result<ExitCode> {
+pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     let opts = gfxkit_io::whole::ListOptions {
         recursive: args.recursive,
         check: args.check,
@@ -107,7 +107,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let files = gfxkit_io::whole::list(
         &args.files,
         opts,
-        &gfxkit_io::format::Formats::standard(),
+        &gfxkit_io::format::Formats::standard().with_settings(settings.clone()),
         &progress,
     );
     progress.finish();

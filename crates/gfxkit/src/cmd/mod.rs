@@ -105,34 +105,38 @@ enum Command {
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
-    match cli.max_uncompressed {
-        Some(n) => gfxkit_bundle::limits::set_max_uncompressed(n),
-        None => gfxkit_bundle::limits::max_uncompressed_from_env().map_err(anyhow::Error::msg)?,
-    }
-    if cli.platform.is_some() {
-        gfxkit_package::image::set_platform(cli.platform);
-    }
+    // Read once, here, and passed to every command that reads inputs.
+    let limits = match cli.max_uncompressed {
+        Some(n) => gfxkit_bundle::limits::Limits {
+            max_uncompressed: n,
+        },
+        None => gfxkit_bundle::limits::Limits::from_env().map_err(anyhow::Error::msg)?,
+    };
+    let s = &gfxkit_io::Settings {
+        limits,
+        platform: cli.platform,
+    };
     match cli.command {
         Command::Target(a) => target::run(a),
-        Command::Inspect(a) => inspect::run(a),
-        Command::Kernels(a) => kernels::run(a),
+        Command::Inspect(a) => inspect::run(a, s),
+        Command::Kernels(a) => kernels::run(a, s),
         Command::Memmodel(a) => memmodel::run(a),
-        Command::List(a) => list::run(a),
-        Command::Extract(a) => extract::run(a),
-        Command::Bundle(a) => bundle::run(a),
-        Command::Unbundle(a) => unbundle::run(a),
-        Command::Compress(a) => compress::run_compress(a),
-        Command::Decompress(a) => compress::run_decompress(a),
-        Command::Verify(a) => verify::run(a),
-        Command::OffloadBundler(a) => offload_bundler::run(a),
-        Command::Select(a) => select::run(a),
-        Command::Doctor(a) => doctor::run(a),
-        Command::Check(a) => check::run(a),
-        Command::Diff(a) => diff::run(a),
-        Command::Size(a) => size::run(a),
-        Command::Prune(a) => prune::run(a),
-        Command::Recompress(a) => recompress::run(a),
-        Command::Kpack(a) => kpack::run(a),
+        Command::List(a) => list::run(a, s),
+        Command::Extract(a) => extract::run(a, s),
+        Command::Bundle(a) => bundle::run(a, s),
+        Command::Unbundle(a) => unbundle::run(a, s),
+        Command::Compress(a) => compress::run_compress(a, s),
+        Command::Decompress(a) => compress::run_decompress(a, s),
+        Command::Verify(a) => verify::run(a, s),
+        Command::OffloadBundler(a) => offload_bundler::run(a, s),
+        Command::Select(a) => select::run(a, s),
+        Command::Doctor(a) => doctor::run(a, s),
+        Command::Check(a) => check::run(a, s),
+        Command::Diff(a) => diff::run(a, s),
+        Command::Size(a) => size::run(a, s),
+        Command::Prune(a) => prune::run(a, s),
+        Command::Recompress(a) => recompress::run(a, s),
+        Command::Kpack(a) => kpack::run(a, s),
         Command::Rocm(a) => rocm::run(a),
         Command::Completions(a) => completions::run_completions(a),
         Command::Manpage(a) => completions::run_manpage(a),

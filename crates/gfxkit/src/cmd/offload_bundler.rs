@@ -30,8 +30,8 @@ pub struct Args {
 }
 
 /// Runs `gfxkit offload-bundler`.
-pub fn run(args: Args) -> Result<ExitCode> {
-    run_raw(None, &args.args)
+pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
+    run_raw(None, &args.args, settings)
 }
 
 /// An error as clang-offload-bundler reports it: `<program>: error: <message>`, exit code 1.
@@ -73,7 +73,11 @@ fn names(argv0: Option<&OsStr>) -> Names {
 /// Runs clang-offload-bundler's command line on `args` (without the program name); `argv0`
 /// is the name the program was invoked under when that is `clang-offload-bundler...` (its
 /// messages name it), `None` for `gfxkit offload-bundler`.
-pub fn run_raw(argv0: Option<&OsStr>, args: &[OsString]) -> Result<ExitCode> {
+pub fn run_raw(
+    argv0: Option<&OsStr>,
+    args: &[OsString],
+    settings: &gfxkit_io::Settings,
+) -> Result<ExitCode> {
     let n = names(argv0);
     let opts = match bundler_cl::parse(args) {
         Ok(o) => o,
@@ -99,7 +103,7 @@ pub fn run_raw(argv0: Option<&OsStr>, args: &[OsString]) -> Result<ExitCode> {
         )?;
         return Ok(ExitCode::SUCCESS);
     }
-    match drive(&n, opts) {
+    match drive(&n, opts, settings) {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(Fail(msg)) => {
             let mut err = std::io::stderr().lock();
@@ -163,7 +167,7 @@ fn missing_list(names: &BTreeSet<&str>) -> String {
 }
 
 /// The whole tool after option parsing: clang's checks in clang's order, then the work.
-fn drive(n: &Names, mut o: Options) -> Res<()> {
+fn drive(n: &Names, mut o: Options, settings: &gfxkit_io::Settings) -> Res<()> {
     let mut warnings = Vec::new();
     let env = env_settings(&mut |w| warnings.push(w));
     {
@@ -208,7 +212,7 @@ fn drive(n: &Names, mut o: Options) -> Res<()> {
         if !o.targets.is_empty() {
             return Err("-targets option is invalid for -list".into());
         }
-        return list(&o.input[0], &files_type, verbose);
+        return list(&o.input[0], &files_type, verbose, settings);
     }
     if o.check_input_archive {
         if !o.unbundle {
@@ -271,6 +275,7 @@ fn drive(n: &Names, mut o: Options) -> Res<()> {
         ccob_version: env.ccob_version,
         verbose,
         check_archive: o.check_input_archive,
+        settings: settings.clone(),
     };
     if o.unbundle {
         if job.files_type == "a" {
@@ -299,6 +304,8 @@ struct Job {
     ccob_version: Option<u16>,
     verbose: bool,
     check_archive: bool,
+    /// What inputs are read under.
+    settings: gfxkit_io::Settings,
 }
 
 /// The container format `-type` selects.
@@ -325,9 +332,10 @@ fn format_of(files_type: &str) -> Res<Format> {
 }
 
 /// Reads an input file as clang does (`-` is standard input); errors in clang's wording.
-fn read_input(path: &str) -> Res<crate::input::Input> {
+fn read_input(path: &str, settings: &gfxkit_io::Settings) -> Res<crate::input::Input> {
     let p = if path == "-" { "/dev/stdin" } else { path };
-    crate::input::Input::open(Path::new(p)).map_err(|e| Fail(io_message(path, &e.into())))
+    crate::input::Input::open_with(Path::new(p), &(), settings)
+        .map_err(|e| Fail(io_message(path, &e.into())))
 }
 
 /// `'<path>': <system message>` like LLVM's file errors.
@@ -379,11 +387,16 @@ fn check_outputs_writable(paths: &[String]) -> Res<()> {
     Ok(())
 }
 
-fn list(input: &str, files_type: &str, verbose: bool) -> Res<()> {
-    let data = read_input(input)?;
+fn list(input: &str, files_type: &str, verbose: bool, settings: &gfxkit_io::Settings) -> Res<()> {
+    let data = read_input(input, settings)?;
     let format = format_of(files_type)?;
-    let ids = bundles::list_ids(&data, to_container(format, &data), verbose)
-        .map_err(|e| Fail(format!("{input}: {e:#}")))?;
+    let ids = bundles::list_ids(
+        &data,
+        to_container(format, &data),
+        verbose,
+        &settings.limits,
+    )
+    .map_err(|e| Fail(format!("{input}: {e:#}")))?;
     let mut out = std::io::stdout().lock();
     for id in ids {
         writeln!(out, "{id}").map_err(|e| Fail(e.to_string()))?;
@@ -401,9 +414,9 @@ fn to_container(format: Format, reference: &[u8]) -> Container {
 
 fn unbundle(job: &Job) -> Res<()> {
     let input = &job.inputs[0];
-    let data = read_input(input)?;
+    let data = read_input(input, &job.settings)?;
     let format = format_of(&job.files_type)?;
-    let contents = bundles::open_for_unbundling(&data, job.verbose)
+    let contents = bundles::open_for_unbundling(&data, job.verbose, &job.settings.limits)
         .map_err(|e| Fail(format!("{input}: {e:#}")))?;
     let container = to_container(format, &contents);
     let entries =
@@ -492,7 +505,7 @@ fn write_outputs(
 fn bundle(job: &Job) -> Res<()> {
     let mut inputs = Vec::with_capacity(job.inputs.len());
     for p in &job.inputs {
-        inputs.push(read_input(p)?);
+        inputs.push(read_input(p, &job.settings)?);
     }
     let format = format_of(&job.files_type)?;
     let reference = job.host_index.unwrap_or(0);
@@ -525,12 +538,12 @@ fn bundle(job: &Job) -> Res<()> {
 
 fn unbundle_archive(job: &Job) -> Res<()> {
     let input = &job.inputs[0];
-    let data = read_input(input)?;
+    let data = read_input(input, &job.settings)?;
     let opts = gfxkit_bundle::archive::ArchiveOptions {
         allow_missing: job.allow_missing,
         hip_openmp_compatible: job.hip_openmp,
         check_input: job.check_archive,
-        decompress: Default::default(),
+        decompress: job.settings.limits.decompress_options(),
     };
     let archives = gfxkit_bundle::archive::unbundle_archive(&data, &job.ids, input, &opts)
         .map_err(|e| Fail(format!("{e:#}")))?;

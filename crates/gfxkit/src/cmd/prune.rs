@@ -158,7 +158,7 @@ impl IoArgs {
 }
 
 /// Runs `gfxkit prune`.
-pub fn run(args: Args) -> Result<ExitCode> {
+pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     let parse = |v: &[String]| -> Result<Vec<Pattern>> {
         v.iter()
             .map(|s| Pattern::parse(s).map_err(|e| anyhow::anyhow!("bad target: {e}")))
@@ -172,8 +172,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let transform = Transform {
         selection,
         conversion: args.convert.conversion()?,
+        limits: settings.limits,
     };
-    execute(&args.io, &transform, args.allow_empty)
+    execute(&args.io, &transform, args.allow_empty, settings)
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -197,8 +198,14 @@ fn same_file(a: &Path, b: &Path) -> bool {
 
 /// Rewrites `io.input` with `t`, verifies the result and writes it (or only reports it).
 /// Unless `allow_empty`, a prune that leaves no device code is refused before anything is
-/// written; targets of the selection that match nothing are named on stderr.
-pub fn execute(io: &IoArgs, t: &Transform, allow_empty: bool) -> Result<ExitCode> {
+/// written; targets of the selection that match nothing are named on stderr. A package input
+/// is walked under `settings`.
+pub fn execute(
+    io: &IoArgs,
+    t: &Transform,
+    allow_empty: bool,
+    settings: &gfxkit_io::Settings,
+) -> Result<ExitCode> {
     if let Some(out) = &io.output {
         if same_file(&io.input, out) {
             bail!(
@@ -210,7 +217,7 @@ pub fn execute(io: &IoArgs, t: &Transform, allow_empty: bool) -> Result<ExitCode
     if gfxkit_io::tree::is_tree(&io.input) {
         return execute_tree(io, t, allow_empty);
     }
-    let mapped = crate::input::open(&io.input)?;
+    let mapped = crate::input::open(&io.input, settings)?;
     if crate::input::is_package(&mapped) {
         return execute_package(io, t, &mapped, allow_empty);
     }

@@ -24,7 +24,7 @@ pub struct Args {
 }
 
 /// Runs `gfxkit recompress`.
-pub fn run(args: Args) -> Result<ExitCode> {
+pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     let conversion = match args.convert.conversion()? {
         Conversion::Keep => Conversion::Compressed {
             version: 2,
@@ -41,7 +41,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         &Transform {
             selection: Selection::All,
             conversion,
+            limits: settings.limits,
         },
         false,
+        settings,
     )
 }

@@ -65,7 +65,7 @@ pub struct Args {
 }
 
 /// Runs `gfxkit select`.
-pub fn run(args: Args) -> Result<ExitCode> {
+pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     let device = args.device;
     let loader = args.kpack_loader.into();
     let rocm = args.rocm.resolve(false, None)?;
@@ -76,7 +76,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         args.cu_count,
         loader,
         rocm.as_ref(),
-        &gfxkit_io::format::Formats::standard(),
+        &gfxkit_io::format::Formats::standard().with_settings(settings.clone()),
         &progress,
     );
     progress.finish();

@@ -88,7 +88,7 @@ pub enum By {
 }
 
 /// Runs `gfxkit size`.
-pub fn run(args: Args) -> Result<ExitCode> {
+pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     let opts = gfxkit_io::whole::SizeOptions {
         keep: size::Keep::parse(&args.keep)?,
         by_library: args.by == By::Library,
@@ -99,7 +99,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let report = gfxkit_io::whole::size(
         &args.paths,
         &opts,
-        &gfxkit_io::format::Formats::standard(),
+        &gfxkit_io::format::Formats::standard().with_settings(settings.clone()),
         &progress,
     );
     progress.finish();

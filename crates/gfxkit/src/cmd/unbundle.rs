@@ -50,7 +50,7 @@ pub struct Args {
 }
 
 /// Runs `gfxkit unbundle`.
-pub fn run(args: Args) -> Result<ExitCode> {
+pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     if args.targets.len() != args.outputs.len() {
         bail!(
             "--target and --output come in pairs: {} targets, {} outputs",
@@ -63,9 +63,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .iter()
         .map(|t| gfxkit_inventory::extract::requested_id(t))
         .collect::<gfxkit_inventory::Result<_>>()?;
-    let data = crate::input::Input::open(&args.file)?;
+    let data = crate::input::Input::open_with(&args.file, &(), settings)?;
     let name = data.path().display().to_string();
-    let found = locate::find_bundles(&data).with_context(|| format!("cannot read {name}"))?;
+    let found = locate::find_bundles_with(&data, &settings.limits)
+        .with_context(|| format!("cannot read {name}"))?;
     if found.is_empty() {
         bail!("{name}: no offload bundle in this file");
     }

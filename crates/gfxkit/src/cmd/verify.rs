@@ -60,12 +60,12 @@ pub struct Args {
     recursive: bool,
 }
 
-pub fn run(args: Args) -> Result<ExitCode> {
+pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     let progress = crate::output::Reading::new(false);
     let report = gfxkit_io::whole::verify(
         &args.files,
         args.recursive,
-        &gfxkit_io::format::Formats::standard(),
+        &gfxkit_io::format::Formats::standard().with_settings(settings.clone()),
         &progress,
     );
     progress.finish();

@@ -60,11 +60,12 @@ pub(crate) fn rewrite_object<'a>(
     data: &'a [u8],
     t: &Transform,
     bigobj: bool,
+    found: &gfxkit_host::Discovery<'_>,
 ) -> Result<(Output<'a>, FileKind, Option<RegionReport>)> {
     if bigobj {
-        rewrite::<pe::AnonObjectHeaderBigobj>(data, t, 44)
+        rewrite::<pe::AnonObjectHeaderBigobj>(data, t, 44, found)
     } else {
-        rewrite::<pe::ImageFileHeader>(data, t, 8)
+        rewrite::<pe::ImageFileHeader>(data, t, 8, found)
     }
 }
 
@@ -76,6 +77,7 @@ fn rewrite<'a, Coff: CoffHeader>(
     data: &'a [u8],
     t: &Transform,
     symtab_field: u64,
+    discovered: &gfxkit_host::Discovery<'_>,
 ) -> Result<(Output<'a>, FileKind, Option<RegionReport>)> {
     let damaged = |what: &str, e: object::read::Error| bad(0, format!("COFF object: {what}{e}"));
     let mut offset = 0;
@@ -100,7 +102,7 @@ fn rewrite<'a, Coff: CoffHeader>(
     };
     let (fo, raw) = (fat.fo, fat.raw);
     let located = Cursor::new(data).sub(fo, raw)?;
-    let found = crate::bundle::scan(located)?;
+    let found = crate::bundle::scan(located, &t.limits)?;
     let align = plan::region_alignment(&found);
     drop(found);
     let region = plan::transform_region(located, align, t)?;
@@ -121,6 +123,7 @@ fn rewrite<'a, Coff: CoffHeader>(
         &fat,
         &region,
         &new_value,
+        discovered,
         &mut patches,
     )?;
     let (out, outcomes) = super::splice(data, fo, fo + raw, region, ns, &patches)?;
@@ -346,6 +349,7 @@ fn symbol_patches<'a, Coff: CoffHeader>(
 /// wrappers' pointer slots get their addends, others must carry none; every wrapper must lead
 /// to a bundle through one, and every bundle be led to. Returns the number of relocations
 /// changed and of wrappers.
+#[allow(clippy::too_many_arguments)]
 fn relocation_patches<'a, Coff: CoffHeader>(
     data: &'a [u8],
     symbols: &SymbolTable<'a, &'a [u8], Coff>,
@@ -353,10 +357,10 @@ fn relocation_patches<'a, Coff: CoffHeader>(
     fat: &FatSection,
     region: &NewRegion<'_>,
     new_value: &HashMap<usize, u64>,
+    discovered: &gfxkit_host::Discovery<'_>,
     patches: &mut Vec<(u64, Vec<u8>)>,
 ) -> Result<(usize, usize)> {
     let (fat_index, fat_name, fo) = (fat.index, &fat.name, fat.fo);
-    let discovered = gfxkit_host::discover(data);
     let slots: HashMap<u64, usize> = discovered
         .wrappers
         .iter()

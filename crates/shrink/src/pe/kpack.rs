@@ -390,10 +390,15 @@ fn finish(data: &[u8], img: &Image<'_>, splice: &Splice, patches: &Patches) -> R
 /// Splits the fat PE32+ image `data`: see the [module documentation](self). `marker` is the
 /// MessagePack marker every wrapper will point to. [`Split::wrapper_bundles`] gives, per
 /// wrapper, the input file offset of its bundle; [`Split::shift`] the bytes the file shrank by.
-pub fn split_image(data: &[u8], marker: &[u8]) -> Result<Split> {
+/// Bundles are delimited under `limits`.
+pub fn split_image(
+    data: &[u8],
+    marker: &[u8],
+    limits: &gfxkit_bundle::limits::Limits,
+) -> Result<Split> {
     let img = Image::parse(data)?;
     img.rules(data)?;
-    let found = gfxkit_host::discover(data);
+    let found = gfxkit_host::discover_with(data, limits);
     // A split image says so first (its .hip_fat has no bytes because it is split).
     if let Some(i) = found
         .wrappers
