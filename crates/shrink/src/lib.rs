@@ -110,13 +110,14 @@
 //! let t = Transform {
 //!     selection: Selection::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
 //!     conversion: Conversion::Keep,
+//!     limits: Default::default(),
 //! };
 //! let out = rewrite(&input, &t).unwrap();
 //! assert!(out.output.len() < input.len() as u64);
 //! let kept = &out.report.regions[0].bundles[0].kept;
 //! assert_eq!(kept.len(), 2);
 //! assert_eq!(kept[1].target, "gfx90a:xnack+");
-//! gfxkit_shrink::verify(&input, &out).unwrap();
+//! gfxkit_shrink::verify(&input, &out, &t.limits).unwrap();
 //! ```
 //!
 //! Bundles are read, decompressed, compressed and written by `gfxkit-bundle`; [`bundle`] adapts
