@@ -181,7 +181,7 @@ fn decompress(bytes: &[u8], total: u32) -> Result<Vec<u8>> {
     let stream = &bytes[HEADER_LEN..];
     // Memory follows what the stream produces; a lying header buys at most 16 MiB up front.
     let mut decoded = Vec::with_capacity((total as usize).min(1 << 24));
-    let mut dec = xz2::read::XzDecoder::new(stream);
+    let mut dec = liblzma::read::XzDecoder::new(stream);
     (&mut dec)
         .take(u64::from(total) + 1)
         .read_to_end(&mut decoded)

@@ -1,4 +1,4 @@
-//! AOTriton `.aks2` files written here with xz2 (the layout of AOTriton's `aks2.py`), then
+//! AOTriton `.aks2` files written here with liblzma (the layout of AOTriton's `aks2.py`), then
 //! damaged.
 
 use gfxkit_kernel_db::aks2::Aks2;
@@ -30,7 +30,7 @@ fn build(images: &[(&str, &[u8])], tweak: impl Fn(&mut Vec<u8>, &mut [u32; 3])) 
     let mut plain = dir;
     plain.extend(area);
     tweak(&mut plain, &mut head);
-    let mut xz = xz2::write::XzEncoder::new(Vec::new(), 6);
+    let mut xz = liblzma::write::XzEncoder::new(Vec::new(), 6);
     xz.write_all(&plain).unwrap();
     let mut out = b"AKS2".to_vec();
     for v in head {

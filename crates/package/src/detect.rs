@@ -1,6 +1,6 @@
 //! Telling package formats apart by their first bytes (never by name alone).
 
-use std::io::{self, Read};
+use std::io::{self, BufRead, BufReader, Read};
 
 /// How many leading bytes [`detect`] looks at (a tar header's `ustar` magic is at 257).
 pub const PREFIX_LEN: usize = 512;
@@ -40,11 +40,12 @@ impl Compression {
     }
 
     /// A streaming decoder of this compression over `r` (concatenated streams and frames are
-    /// all read, as the command-line tools do).
+    /// all read, as the command-line tools do; an xz stream of several blocks, as `xz -T`
+    /// writes them, is decoded on several threads, as [`XzStreams`] says).
     pub fn decoder<'r>(self, r: impl Read + 'r) -> std::io::Result<Box<dyn Read + 'r>> {
         Ok(match self {
             Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(r)),
-            Compression::Xz => Box::new(xz2::read::XzDecoder::new_multi_decoder(r)),
+            Compression::Xz => Box::new(XzStreams::new(BufReader::new(r))?),
             Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(r)?),
             Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(r)),
         })
@@ -58,6 +59,83 @@ impl Compression {
             Compression::Zstd => "zst",
             Compression::Bzip2 => "bz2",
         }
+    }
+}
+
+/// The most memory an xz decoder may take to decode blocks in parallel; beyond it, it uses
+/// fewer threads (down to one, which needs what the stream's dictionary needs).
+pub const XZ_THREADING_MEMORY: u64 = 1 << 30;
+
+/// Concatenated xz streams read as one, as `xz -d` reads them: each stream decoded by
+/// liblzma's multithreaded decoder on up to as many threads as the machine has (blocks that
+/// record their sizes, as multithreaded encoders write them, decode in parallel; others on
+/// one thread), then stream padding (zero bytes, a multiple of four), then the next stream.
+pub struct XzStreams<R: BufRead> {
+    decoder: Option<liblzma::bufread::XzDecoder<R>>,
+}
+
+impl<R: BufRead> XzStreams<R> {
+    /// A decoder of the streams `r` holds.
+    pub fn new(r: R) -> io::Result<XzStreams<R>> {
+        Ok(XzStreams {
+            decoder: Some(xz_stream(r)?),
+        })
+    }
+}
+
+/// liblzma's multithreaded decoder of one stream over `r`.
+fn xz_stream<R: BufRead>(r: R) -> io::Result<liblzma::bufread::XzDecoder<R>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let stream = liblzma::stream::MtStreamBuilder::new()
+        .threads(u32::try_from(threads).unwrap_or(1))
+        .memlimit_threading(XZ_THREADING_MEMORY)
+        .memlimit_stop(u64::MAX)
+        .decoder()
+        .map_err(io::Error::other)?;
+    Ok(liblzma::bufread::XzDecoder::new_stream(r, stream))
+}
+
+impl<R: BufRead> Read for XzStreams<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        while let Some(decoder) = self.decoder.as_mut() {
+            let n = decoder.read(buf)?;
+            if n > 0 {
+                return Ok(n);
+            }
+            // The end of a stream: its padding, then the end of the input or another stream.
+            let mut r = self
+                .decoder
+                .take()
+                .map(|d| d.into_inner())
+                .expect("a decoder");
+            let mut padding = 0u64;
+            loop {
+                let (zeros, more) = {
+                    let avail = r.fill_buf()?;
+                    let zeros = avail.iter().take_while(|&&b| b == 0).count();
+                    (zeros, zeros == avail.len() && !avail.is_empty())
+                };
+                r.consume(zeros);
+                padding += zeros as u64;
+                if !more {
+                    break;
+                }
+            }
+            if padding % 4 != 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("xz stream padding of {padding} bytes, not a multiple of four"),
+                ));
+            }
+            if r.fill_buf()?.is_empty() {
+                return Ok(0);
+            }
+            self.decoder = Some(xz_stream(r)?);
+        }
+        Ok(0)
     }
 }
 
@@ -134,5 +212,61 @@ mod tests {
         assert_eq!(detect(&tar), Some(Format::Tar));
         assert_eq!(detect(b"\x7fELF\x02\x01"), None);
         assert_eq!(detect(b""), None);
+    }
+
+    /// An xz stream of several blocks (as a multithreaded encoder writes), of 128 KiB each.
+    fn xz_blocks(data: &[u8]) -> Vec<u8> {
+        let stream = liblzma::stream::MtStreamBuilder::new()
+            .threads(2)
+            .block_size(128 << 10)
+            .preset(1)
+            .encoder()
+            .unwrap();
+        let mut out = Vec::new();
+        liblzma::read::XzEncoder::new_stream(data, stream)
+            .read_to_end(&mut out)
+            .unwrap();
+        out
+    }
+
+    fn xz_one(data: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        liblzma::read::XzEncoder::new(data, 1)
+            .read_to_end(&mut out)
+            .unwrap();
+        out
+    }
+
+    fn decoded(xz: &[u8]) -> io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        Compression::Xz.decoder(xz)?.read_to_end(&mut out)?;
+        Ok(out)
+    }
+
+    #[test]
+    fn xz_streams_read_as_xz_reads_them() {
+        let data: Vec<u8> = (0..1_000_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect();
+        // Blocks decoded in parallel come back in order.
+        assert_eq!(decoded(&xz_blocks(&data)).unwrap(), data);
+        // Concatenated streams, with padding between and after them.
+        let mut two = xz_blocks(&data[..1000]);
+        two.extend_from_slice(&[0; 8]);
+        two.extend(xz_one(&data[1000..3000]));
+        two.extend_from_slice(&[0; 4]);
+        assert_eq!(decoded(&two).unwrap(), &data[..3000]);
+        // Padding that is not a multiple of four, garbage after a stream, a stream cut short
+        // and no stream at all are errors.
+        let mut odd = xz_one(b"abc");
+        odd.extend_from_slice(&[0; 3]);
+        let e = decoded(&odd).unwrap_err();
+        assert!(e.to_string().contains("not a multiple of four"), "{e}");
+        let mut garbage = xz_one(b"abc");
+        garbage.extend_from_slice(b"junk");
+        assert!(decoded(&garbage).is_err());
+        let cut = xz_blocks(&data);
+        assert!(decoded(&cut[..cut.len() / 2]).is_err());
+        assert!(decoded(b"").is_err());
     }
 }

@@ -419,7 +419,7 @@ fn encoder<'w>(
             w,
             flate2::Compression::default(),
         )),
-        Some(Compression::Xz) => Box::new(xz2::write::XzEncoder::new(w, 6)),
+        Some(Compression::Xz) => Box::new(liblzma::write::XzEncoder::new(w, 6)),
         Some(Compression::Bzip2) => {
             Box::new(bzip2::write::BzEncoder::new(w, bzip2::Compression::best()))
         }
@@ -461,7 +461,7 @@ impl<W: Write> Finish for flate2::write::GzEncoder<W> {
         self.finish().map(drop)
     }
 }
-impl<W: Write> Finish for xz2::write::XzEncoder<W> {
+impl<W: Write> Finish for liblzma::write::XzEncoder<W> {
     fn done(self: Box<Self>) -> io::Result<()> {
         self.finish().map(drop)
     }

@@ -4,16 +4,22 @@
 //! skipped after reading those bytes, nested archives are walked in turn (to
 //! [`Options::max_depth`]), and the rest are handed to the caller's function one by one, held
 //! in memory when small and otherwise in a [`Spill`] (a temporary file the caller maps).
+//!
+//! A stream (a `.deb`, an RPM, a compressed tarball, an image's layers) is read in order, so
+//! its members are visited on a thread of their own while the walk decompresses the next
+//! ones ([`pipelined`]): the decoder and the caller's function run side by side, with at
+//! most [`QUEUE`] members read and waiting for their visit.
 
 use crate::detect::{detect, Format, PREFIX_LEN};
 use crate::error::{Error, ErrorKind, Result};
 use crate::members::{walk_stream, walk_zip, Ctx};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc;
 
 pub use crate::members::{Bytes, Member, MemorySpill, Options, Spill, SpillWriter, Visited, Walk};
 
 /// Walks the package `data` named `name` (which starts every member path). Zip members are
-/// read in parallel; stream formats in order. Errors for the package as a whole (not a
+/// read in parallel; stream formats in order, each member visited while the next is read. Errors for the package as a whole (not a
 /// package, an unreadable directory) are returned; errors of members are in the list.
 pub fn walk<T: Send>(
     name: &str,
@@ -27,7 +33,8 @@ pub fn walk<T: Send>(
 
 /// [`walk`], telling `reading` the path (`package!member`) of each member as its reading
 /// starts (before its first bytes are decompressed), for a progress display. Called from
-/// the threads that read zip members in parallel.
+/// the threads that read zip members in parallel. A member is named before it is visited;
+/// the visits of a stream's members run beside the reading of the members after them.
 pub fn walk_watched<T: Send>(
     name: &str,
     data: &[u8],
@@ -52,14 +59,117 @@ pub fn walk_watched<T: Send>(
         // layers unpack to.
         let layout = crate::image::TarLayout::index(name, data);
         if layout.is_image() {
-            return crate::image::walk_images(&ctx, name, &layout);
+            return pipelined(&ctx, |c| crate::image::walk_images(c, name, &layout));
         }
     }
     match format {
         Format::Zip => walk_zip(&ctx, name, data, 0),
-        _ => {
+        _ => pipelined(&ctx, |c| {
             let mut r: &[u8] = data;
-            Ok(walk_stream(&ctx, name, &mut r, format, 0))
-        }
+            Ok(walk_stream(c, name, &mut r, format, 0))
+        }),
     }
+}
+
+/// The most members of a stream read and waiting for their visit (each held in memory up to
+/// [`Options::memory_limit`], else spilled).
+pub const QUEUE: usize = 2;
+
+/// A visited member's value: computed where the member was read, or by the visiting thread
+/// under the member's number.
+enum Slot<T> {
+    Now(T),
+    Later(usize),
+}
+
+/// A member handed to the visiting thread, owning what [`Member`] borrows.
+struct Job {
+    path: String,
+    name: String,
+    bytes: Bytes,
+    layer: Option<String>,
+}
+
+/// Runs `walk` with `ctx`'s function moved to a thread of its own: each member read is sent
+/// to it (at most [`QUEUE`] waiting) and numbered, and the walk goes on reading the next; the
+/// values are put back in the walk's order at the end. A panic of the function is raised
+/// again here, as if it had run in place.
+fn pipelined<T: Send>(
+    ctx: &Ctx<'_, T>,
+    walk: impl FnOnce(&Ctx<'_, Slot<T>>) -> Result<Walk<Slot<T>>>,
+) -> Result<Walk<T>> {
+    let visit = ctx.visit;
+    let (walked, mut done) = std::thread::scope(|s| {
+        let (tx, rx) = mpsc::sync_channel::<(usize, Job)>(QUEUE);
+        let visitor = s.spawn(move || {
+            rx.into_iter()
+                .map(|(n, job)| (n, visit_job(visit, job)))
+                .collect::<Vec<_>>()
+        });
+        let next = AtomicUsize::new(0);
+        let walked = {
+            let defer = |m: Member<'_>| -> Slot<T> {
+                let n = next.fetch_add(1, Ordering::Relaxed);
+                let job = Job {
+                    path: m.path.to_owned(),
+                    name: m.name.to_owned(),
+                    bytes: m.bytes,
+                    layer: m.layer.map(str::to_owned),
+                };
+                match tx.send((n, job)) {
+                    Ok(()) => Slot::Later(n),
+                    // The visiting thread is gone (its function panicked): here, then.
+                    Err(mpsc::SendError((_, job))) => Slot::Now(visit_job(visit, job)),
+                }
+            };
+            let inner = Ctx {
+                opts: ctx.opts,
+                spill: ctx.spill,
+                visit: &defer,
+                reading: ctx.reading,
+                total: ctx.total,
+                layer: ctx.layer,
+            };
+            walk(&inner)
+        };
+        drop(tx);
+        let visited = visitor
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let mut done: Vec<Option<T>> = Vec::new();
+        done.resize_with(next.load(Ordering::Relaxed), || None);
+        for (n, v) in visited {
+            done[n] = Some(v);
+        }
+        (walked, done)
+    });
+    Ok(walked?
+        .into_iter()
+        .map(|r| {
+            r.map(|v| Visited {
+                path: v.path,
+                size: v.size,
+                value: match v.value {
+                    Slot::Now(t) => t,
+                    Slot::Later(n) => done[n].take().expect("every member sent was visited"),
+                },
+                layer: v.layer,
+            })
+        })
+        .collect())
+}
+
+fn visit_job<T>(visit: &(dyn Fn(Member<'_>) -> T + Sync), job: Job) -> T {
+    let Job {
+        path,
+        name,
+        bytes,
+        layer,
+    } = job;
+    visit(Member {
+        path: &path,
+        name: &name,
+        bytes,
+        layer: layer.as_deref(),
+    })
 }

@@ -129,7 +129,7 @@ fn every_format_yields_its_device_code_members() {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     gz.write_all(&tar).unwrap();
     assert_eq!(paths("p", &gz.finish().unwrap(), &opts), want);
-    let mut xz = xz2::write::XzEncoder::new(Vec::new(), 1);
+    let mut xz = liblzma::write::XzEncoder::new(Vec::new(), 1);
     xz.write_all(&tar).unwrap();
     assert_eq!(paths("p", &xz.finish().unwrap(), &opts), want);
     let zst = zstd::encode_all(&tar[..], 3).unwrap();

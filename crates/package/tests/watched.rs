@@ -36,15 +36,75 @@ fn each_member_is_named_before_it_is_read() {
     )
     .unwrap();
     assert_eq!(walked.len(), 2);
+    let events = events.into_inner().unwrap();
+    // Members are read in archive order; each is visited after it is named (its visit may
+    // run beside the reading of the members after it).
+    let reads: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e.strip_prefix("read "))
+        .collect();
     assert_eq!(
-        events.into_inner().unwrap(),
+        reads,
         [
-            "read p.tar!doc/readme.txt",
-            "read p.tar!inner.tar",
-            "read p.tar!inner.tar!lib/a.so",
-            "visit p.tar!inner.tar!lib/a.so",
-            "read p.tar!lib/b.so",
-            "visit p.tar!lib/b.so",
+            "p.tar!doc/readme.txt",
+            "p.tar!inner.tar",
+            "p.tar!inner.tar!lib/a.so",
+            "p.tar!lib/b.so",
         ]
     );
+    for m in ["p.tar!inner.tar!lib/a.so", "p.tar!lib/b.so"] {
+        let read = events.iter().position(|e| *e == format!("read {m}"));
+        let visit = events.iter().position(|e| *e == format!("visit {m}"));
+        assert!(
+            read.is_some() && visit.is_some() && read < visit,
+            "{events:?}"
+        );
+    }
+}
+
+/// A stream's members are visited on a thread beside the reading: the values come back in
+/// archive order whatever order the visits end in, and a visit that panics is raised again
+/// from the walk.
+#[test]
+fn visits_beside_the_reading_keep_the_archive_order_and_raise_a_panic() {
+    let elf = b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0\x3e\0rest".to_vec();
+    let names: Vec<String> = (0..40).map(|i| format!("lib/l{i:02}.so")).collect();
+    let members: Vec<(&str, &[u8])> = names.iter().map(|n| (n.as_str(), &elf[..])).collect();
+    let tar = tar_of(&members);
+    let walked = walk_watched(
+        "p.tar",
+        &tar,
+        &Options::default(),
+        &MemorySpill,
+        &|m| {
+            // Early members take longest: a visit that finished out of order would show.
+            let i: u64 = m.name[5..7].parse().unwrap();
+            std::thread::sleep(std::time::Duration::from_micros((40 - i) * 50));
+            m.name.to_owned()
+        },
+        &|_| {},
+    )
+    .unwrap();
+    let got: Vec<String> = walked.into_iter().map(|r| r.unwrap().value).collect();
+    assert_eq!(got, names);
+    let panicked = std::panic::catch_unwind(|| {
+        walk_watched(
+            "p.tar",
+            &tar,
+            &Options::default(),
+            &MemorySpill,
+            &|m| {
+                if m.name == "lib/l07.so" {
+                    panic!("visit of {}", m.name);
+                }
+            },
+            &|_| {},
+        )
+    })
+    .expect_err("the visit's panic reaches the caller");
+    let message = panicked
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(message, "visit of lib/l07.so");
 }

@@ -28,6 +28,9 @@ __all__ = ["census", "report", "Result", "CensusError"]
 
 #: Inputs per shard unless told otherwise.
 SHARD_SIZE = 16
+# A local run writes fewer, larger shards: no worker dies there, and each shard costs two
+# Parquet files.
+LOCAL_SHARD_SIZE = 64
 
 
 class CensusError(RuntimeError):
@@ -327,8 +330,9 @@ def census(
             becomes an error row instead of ending the census, at the cost of starting the
             cluster (seconds).
         serial: read every shard in this process, one after another, without threads or Dask.
-        shard_size: inputs per shard (for inputs new to the dataset); by default 16, fewer
-            when a local run has too few inputs to give each worker four shards.
+        shard_size: inputs per shard (for inputs new to the dataset); by default 16 on a Dask
+            cluster and up to 64 on this machine, fewer when a local run has too few inputs to
+            give each worker four shards.
         fresh: start over: the dataset under ``out`` is removed first.
         progress: a progress line on stderr (default: when stderr is a terminal).
         report: write ``out/report.html``.
@@ -356,7 +360,7 @@ def census(
         if client is None and not (scheduler or scheduler_file):
             # A local run: enough shards for every worker to have some.
             local = 1 if serial else (workers or os.cpu_count() or 1)
-            shard_size = max(1, min(SHARD_SIZE, -(-len(items) // (4 * local))))
+            shard_size = max(1, min(LOCAL_SHARD_SIZE, -(-len(items) // (4 * local))))
     plan = _plan(out, items, required, max(1, int(shard_size)), rocm)
     if not plan["shards"]:
         raise CensusError("no input: name files, directories, URLs, --from or --index")

@@ -250,20 +250,16 @@ def save_plan(out: Path, plan: Dict[str, Any]) -> None:
 def read_table(out: Path, table: str):
     """The rows of every finished shard's ``table`` (``code_objects`` or ``inputs``), as one
     pyarrow Table (shards whose inputs file is missing are left out)."""
-    pa = _pa()
+    _pa()
     import pyarrow.parquet as pq
 
     schema = code_object_schema() if table == "code_objects" else input_schema()
     d = out / table
-    parts = []
-    if d.is_dir():
-        for p in sorted(d.glob("*.parquet")):
-            if not shard_done(out, p.stem):
-                continue
-            parts.append(pq.read_table(p, schema=schema))
-    if not parts:
+    # The finished shards' files, read as one dataset: pyarrow reads them on its threads.
+    paths = [str(p) for p in sorted(d.glob("*.parquet")) if shard_done(out, p.stem)] if d.is_dir() else []
+    if not paths:
         return schema.empty_table()
-    return pa.concat_tables(parts)
+    return pq.read_table(paths, schema=schema)
 
 
 def derive(out: Path, required: Sequence[str], rocm: Optional[str] = None) -> Dict[str, Any]:
