@@ -5,17 +5,22 @@
 #
 #   bash bench/census.sh [INPUT...]
 #
-# Two sets of inputs:
+# Three sets of inputs (the third when its directory is at hand):
 #   small  $SMALL (default 3000) small bundle files made here (2-3 code objects of 4 KiB each):
 #          the per-file overhead (the scheduler, Parquet, Python), where the shell loop pays
 #          one process per file;
 #   real   the inputs given, or scripts/ensure-real-inputs' packages and libraries in
-#          target/real (wheels, .debs: decompressed to be read).
+#          target/real (wheels, .debs: decompressed to be read);
+#   tree   every file of a library's kernel-database directory, $CENSUS_TREE (default Debian
+#          sid's hipblaslt/library that scripts/ensure-real-inputs unpacks in target/real/sid:
+#          1,467 files, 661 MB): many inputs of every size, none of them dominant.
 # Rows per set: the floor (every file read with cat, packages decompressed with unzip -p /
 # dpkg-deb --fsys-tarfile, 64 files a process, $W processes through xargs -P), the census with 1 and with 2
 # local threads (--workers N, fresh dataset each time), with a LocalCluster of 2 processes
 # (--processes --workers 2), and the serial loop (one
-# `gfxkit list --check --json` per input). Each is the best of $RUNS (default 3).
+# `gfxkit list --check --json` per input, run once). The sides run in turn, $RUNS rounds
+# (default 3); each figure is the median with its range, each ratio the median of the
+# rounds' ratios with their range.
 # Figures: files/s, device GB/s (device bytes the census found / seconds), and the ratios
 # the issue asks for (census/floor >= 0.8, two workers/one >= 1.7, census/loop >= 5 on small).
 #
@@ -24,7 +29,6 @@
 # here from target/wheels-release/*.whl: maturin build --release -o target/wheels-release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. bench/lib.sh
 RUNS=${RUNS:-3}
 SMALL=${SMALL:-3000}
 W=${W:-2}
@@ -72,6 +76,13 @@ else
   ls -1 "$PWD"/target/real/*.whl "$PWD"/target/real/*.deb "$PWD"/target/real/*.so* > "$WORK/real.list"
 fi
 
+TREE=${CENSUS_TREE:-$PWD/target/real/sid/usr/lib/x86_64-linux-gnu/hipblaslt/library}
+sets="small real"
+if [ -d "$TREE" ]; then
+  find "$TREE" -type f | sort > "$WORK/tree.list"
+  sets="$sets tree"
+fi
+
 # floor_cmd LIST: reads every input of LIST on $W processes, packages decompressed.
 cat > "$WORK/read-one" <<'SH'
 #!/usr/bin/env bash
@@ -85,27 +96,55 @@ done
 SH
 chmod +x "$WORK/read-one"
 
-row() { printf '%-6s %-28s %9.2f s %10.1f files/s %9.3f device GB/s\n' "$@"; }
+# seconds CMD: the wall time of one run of CMD.
+seconds() {
+  local s e
+  s=$(date +%s%N)
+  bash -c "$1" >/dev/null 2>&1
+  e=$(date +%s%N)
+  python3 -c "print(($e - $s) / 1e9)"
+}
 
-for set in small real; do
+for set in $sets; do
   list="$WORK/$set.list"
   n=$(wc -l < "$list")
   # Warm the page cache: every side reads from memory.
   xargs -a "$list" cat > /dev/null
-  floor=$(best_of "xargs -a $list -P $W -n 64 $WORK/read-one")
-  one=$(best_of "$PY -m gfxkit census --fresh --no-progress --workers 1 --from $list -o $WORK/out1")
-  two=$(best_of "$PY -m gfxkit census --fresh --no-progress --workers 2 --from $list -o $WORK/out2")
-  procs=$(best_of "$PY -m gfxkit census --fresh --no-progress --processes --workers 2 --from $list -o $WORK/out3")
+  times="$WORK/$set.times"
+  : > "$times"
+  # Rounds of every side in turn, so that load from elsewhere hits each alike.
+  for ((r = 0; r < RUNS; r++)); do
+    echo "floor $(seconds "xargs -a $list -P $W -n 64 $WORK/read-one")" >> "$times"
+    echo "one $(seconds "$PY -m gfxkit census --fresh --no-progress --workers 1 --from $list -o $WORK/out1")" >> "$times"
+    echo "two $(seconds "$PY -m gfxkit census --fresh --no-progress --workers 2 --from $list -o $WORK/out2")" >> "$times"
+    echo "procs $(seconds "$PY -m gfxkit census --fresh --no-progress --processes --workers 2 --from $list -o $WORK/out3")" >> "$times"
+  done
+  # The loop is slow: once.
+  echo "loop $(seconds "while read -r f; do $G list --check --json \"\$f\"; done < $list")" >> "$times"
   dev=$("$PY" -c "import glob, sys, pyarrow.parquet as pq
 print(sum(sum(pq.read_table(f, columns=['device_bytes'])['device_bytes'].to_pylist())
           for f in glob.glob(sys.argv[1] + '/inputs/*.parquet')))" "$WORK/out2")
-  loop=$(RUNS=1 best_of "while read -r f; do $G list --check --json \"\$f\"; done < $list")
-  echo "== $set: $n inputs, $(du -shL --files0-from=<(tr '\n' '\0' < "$list") -c | tail -1 | cut -f1) , device bytes $dev"
-  row "$set" "floor (read/decompress, -P $W)" "$floor" "$(python3 -c "print($n/$floor)")" "$(python3 -c "print($dev/$floor/1e9)")"
-  row "$set" "census --workers 1" "$one" "$(python3 -c "print($n/$one)")" "$(python3 -c "print($dev/$one/1e9)")"
-  row "$set" "census --workers 2" "$two" "$(python3 -c "print($n/$two)")" "$(python3 -c "print($dev/$two/1e9)")"
-  row "$set" "census --processes --workers 2" "$procs" "$(python3 -c "print($n/$procs)")" "$(python3 -c "print($dev/$procs/1e9)")"
-  row "$set" "loop of gfxkit list --json" "$loop" "$(python3 -c "print($n/$loop)")" "$(python3 -c "print($dev/$loop/1e9)")"
-  python3 -c "print(f'   census(2)/floor {$floor/$two:.2f}x   2 workers/1 {$one/$two:.2f}x   census(2)/loop {$loop/$two:.2f}x')"
+  echo "== $set: $n inputs, $(du -shL --files0-from=<(tr '\n' '\0' < "$list") -c | tail -1 | cut -f1), device bytes $dev; $RUNS rounds"
+  python3 - "$times" "$set" "$n" "$dev" "$W" <<'PY'
+import statistics, sys
+path, name, n, dev, w = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+t = {}
+for line in open(path):
+    k, v = line.split()
+    t.setdefault(k, []).append(float(v))
+labels = {"floor": f"floor (read/decompress, -P {w})", "one": "census --workers 1",
+          "two": "census --workers 2", "procs": "census --processes --workers 2",
+          "loop": "loop of gfxkit list --json"}
+for k, label in labels.items():
+    v = t[k]
+    m = statistics.median(v)
+    print(f"{name:<6} {label:<32} {m:8.2f} s ({min(v):.2f}-{max(v):.2f}) {n / m:9.1f} files/s {dev / m / 1e9:7.3f} device GB/s")
+def ratio(a, b):
+    # Per round (the sides of one round ran back to back): median and range.
+    r = [x / y for x, y in zip(t[a], t[b])]
+    return f"{statistics.median(r):.2f}x ({min(r):.2f}-{max(r):.2f})"
+loop = t["loop"][0] / statistics.median(t["two"])
+print(f"   census(2)/floor {ratio('floor', 'two')}   2 workers/1 {ratio('one', 'two')}   census(2)/loop {loop:.2f}x")
+PY
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

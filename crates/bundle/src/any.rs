@@ -33,6 +33,76 @@ impl serde::Serialize for Format {
     }
 }
 
+/// Compression method of a CCOB bundle, as its header stores it: unknown values are kept (to
+/// be reported by whoever decompresses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CompressionMethod(pub u16);
+
+impl CompressionMethod {
+    /// zlib.
+    pub const ZLIB: CompressionMethod = CompressionMethod(0);
+    /// zstd.
+    pub const ZSTD: CompressionMethod = CompressionMethod(1);
+
+    /// `zlib`, `zstd` or `unknown(N)`.
+    pub fn name(self) -> String {
+        match self.0 {
+            0 => "zlib".into(),
+            1 => "zstd".into(),
+            n => format!("unknown({n})"),
+        }
+    }
+}
+
+impl std::fmt::Display for CompressionMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+/// Serializes as [`CompressionMethod::name`].
+impl serde::Serialize for CompressionMethod {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
+}
+
+/// How one bundle is stored, as its first bytes say: the one model of a bundle's storage form
+/// (its [`Format`] with, for a CCOB bundle, the version and the method as stored).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(tag = "format", rename_all = "lowercase")]
+pub enum BundleFormat {
+    /// `__CLANG_OFFLOAD_BUNDLE__` binary bundle.
+    Uncompressed,
+    /// `CCOB` compressed bundle.
+    Compressed {
+        /// CCOB version (1, 2 or 3).
+        version: u16,
+        /// Compression method.
+        method: CompressionMethod,
+    },
+}
+
+impl BundleFormat {
+    /// The container format alone.
+    pub fn format(self) -> Format {
+        match self {
+            BundleFormat::Uncompressed => Format::Uncompressed,
+            BundleFormat::Compressed { .. } => Format::Ccob,
+        }
+    }
+}
+
+/// `uncompressed`, or `CCOB v2 zstd`.
+impl std::fmt::Display for BundleFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BundleFormat::Uncompressed => f.write_str("uncompressed"),
+            BundleFormat::Compressed { version, method } => write!(f, "CCOB v{version} {method}"),
+        }
+    }
+}
+
 /// Which format `data` starts with, if any.
 pub fn detect(data: &[u8]) -> Option<Format> {
     if read::is_bundle(data) {

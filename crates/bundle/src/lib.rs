@@ -97,7 +97,7 @@ pub use compressed as ccob;
 
 pub use any::{
     detect, iter_concatenated, scan_concatenated, scan_concatenated_at, scan_concatenated_lenient,
-    AnyBundle, Concatenated, Format, Span,
+    AnyBundle, BundleFormat, CompressionMethod, Concatenated, Format, Span,
 };
 pub use codec::Method;
 pub use entry_id::{EntryId, EntryIdError, EntryIdErrorKind, EntryTarget, OffloadKind, Triple};

@@ -11,39 +11,29 @@
 //! compressed payload is searched for a magic. The split keeps every bundle before a damaged
 //! one and says why and where it stopped ([`Stop`]).
 
+use crate::any::{BundleFormat, CompressionMethod};
 use crate::compressed::{self, Header};
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::MAX_CONCATENATED;
 use crate::read;
 use gfxkit_bytes::{Cursor, OutOfBounds};
 
-/// How a bundle is stored, as its first bytes say (the CCOB method as stored, known or not).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Stored {
-    /// `__CLANG_OFFLOAD_BUNDLE__`.
-    Uncompressed,
-    /// `CCOB`.
-    Ccob {
-        /// Format version (1, 2 or 3).
-        version: u16,
-        /// Compression method as stored (0 zlib, 1 zstd, anything else unknown).
-        method: u16,
-    },
-}
-
 /// Where the bundle at the start of `data` ends, from its headers alone: its storage and its
 /// length. The length may exceed `data.len()` (a well-formed bundle cut short); the caller
 /// compares. Errors are at offsets from the start of `data`. A zlib CCOB v1 bundle, whose
 /// end is found by decoding it, may not declare more than `limits` allow.
-pub fn stored_extent(data: &[u8], limits: &crate::limits::Limits) -> Result<(Stored, u64)> {
+pub fn stored_extent(data: &[u8], limits: &crate::limits::Limits) -> Result<(BundleFormat, u64)> {
     stored_extent_at(Cursor::new(data), limits)
 }
 
 /// [`stored_extent`] of the bytes of `c`, with error offsets absolute (from `c.base()`).
-pub fn stored_extent_at(c: Cursor<'_>, limits: &crate::limits::Limits) -> Result<(Stored, u64)> {
+pub fn stored_extent_at(
+    c: Cursor<'_>,
+    limits: &crate::limits::Limits,
+) -> Result<(BundleFormat, u64)> {
     let data = c.bytes();
     if read::is_bundle(data) {
-        return Ok((Stored::Uncompressed, read::header_extent_at(c)?));
+        return Ok((BundleFormat::Uncompressed, read::header_extent_at(c)?));
     }
     if !compressed::is_ccob(data) {
         return Err(Error::at(
@@ -58,7 +48,10 @@ pub fn stored_extent_at(c: Cursor<'_>, limits: &crate::limits::Limits) -> Result
     };
     let version = c.u16(4).map_err(|e| short(8, e))?;
     let method = c.u16(6).map_err(|e| short(8, e))?;
-    let stored = Stored::Ccob { version, method };
+    let stored = BundleFormat::Compressed {
+        version,
+        method: CompressionMethod(method),
+    };
     let header_len = compressed::header_len(version)
         .ok_or_else(|| Error::at(ErrorKind::UnsupportedCcobVersion(version), c.abs(4)))?;
     let total = match version {
@@ -92,7 +85,7 @@ pub struct Piece {
     /// Length in bytes (within the split bytes).
     pub len: u64,
     /// Storage.
-    pub stored: Stored,
+    pub stored: BundleFormat,
 }
 
 /// Why [`split`] stopped before the end.
@@ -218,9 +211,9 @@ mod tests {
         assert_eq!(stop, None);
         assert_eq!(
             found[0].stored,
-            Stored::Ccob {
+            BundleFormat::Compressed {
                 version: 2,
-                method: 7
+                method: CompressionMethod(7)
             }
         );
         assert_eq!((found[0].len, found[1].offset), (n, n));
@@ -260,9 +253,9 @@ mod tests {
             assert_eq!(found[1].offset, ob);
             assert_eq!(
                 found[1].stored,
-                Stored::Ccob {
+                BundleFormat::Compressed {
                     version: 2,
-                    method: 1
+                    method: CompressionMethod(1)
                 }
             );
             assert_eq!(found[2].offset, oc);
@@ -311,7 +304,7 @@ mod tests {
             assert_eq!(stop, None, "method {method}");
             assert_eq!(found.len(), 2);
             assert_eq!(found[0].len, len);
-            assert_eq!(found[1].stored, Stored::Uncompressed);
+            assert_eq!(found[1].stored, BundleFormat::Uncompressed);
         }
     }
 

@@ -739,7 +739,7 @@ impl<'data> Walker<'data> {
                     offset: base.saturating_add(b.offset),
                     size: b.len,
                 },
-                format: BundleFormat::from(b.stored),
+                format: b.stored,
                 bytes,
                 wrappers: Vec::new(),
             });

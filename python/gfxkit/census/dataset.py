@@ -244,7 +244,8 @@ def load_plan(out: Path) -> Optional[Dict[str, Any]]:
 
 
 def save_plan(out: Path, plan: Dict[str, Any]) -> None:
-    write_text(json.dumps(plan, indent=1, sort_keys=True), out / PLAN)
+    # Compact: a census of a million inputs plans a million items.
+    write_text(json.dumps(plan, sort_keys=True, separators=(",", ":")), out / PLAN)
 
 
 def read_table(out: Path, table: str):
