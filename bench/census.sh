@@ -11,9 +11,11 @@
 #          one process per file;
 #   real   the inputs given, or scripts/ensure-real-inputs' packages and libraries in
 #          target/real (wheels, .debs: decompressed to be read);
-#   tree   every file of a library's kernel-database directory, $CENSUS_TREE (default Debian
-#          sid's hipblaslt/library that scripts/ensure-real-inputs unpacks in target/real/sid:
-#          1,467 files, 661 MB): many inputs of every size, none of them dominant.
+#   tree   every file of a library's kernel-database directory, $CENSUS_TREE (default the part of
+#          Debian sid's hipblaslt/library that scripts/ensure-real-inputs unpacks in
+#          target/real/sid; the whole directory is 1,467 files, 661 MB): many inputs of every
+#          size, none of them dominant.
+# SETS (default "small real tree") picks the sets.
 # Rows per set: the floor (every file read with cat, packages decompressed with unzip -p /
 # dpkg-deb --fsys-tarfile, 64 files a process, $W processes through xargs -P), the census with 1 and with 2
 # local threads (--workers N, fresh dataset each time), with a LocalCluster of 2 processes
@@ -77,10 +79,11 @@ else
 fi
 
 TREE=${CENSUS_TREE:-$PWD/target/real/sid/usr/lib/x86_64-linux-gnu/hipblaslt/library}
-sets="small real"
+sets=${SETS:-small real tree}
 if [ -d "$TREE" ]; then
   find "$TREE" -type f | sort > "$WORK/tree.list"
-  sets="$sets tree"
+else
+  sets=${sets/tree/}
 fi
 
 # floor_cmd LIST: reads every input of LIST on $W processes, packages decompressed.
