@@ -7,8 +7,8 @@
 //!
 //! A stream (a `.deb`, an RPM, a compressed tarball, an image's layers) is read in order, so
 //! its members are visited on a thread of their own while the walk decompresses the next
-//! ones ([`pipelined`]): the decoder and the caller's function run side by side, with at
-//! most [`QUEUE`] members read and waiting for their visit.
+//! ones: the decoder and the caller's function run side by side, with at most [`QUEUE`]
+//! members read and waiting for their visit.
 
 use crate::detect::{detect, Format, PREFIX_LEN};
 use crate::error::{Error, ErrorKind, Result};
