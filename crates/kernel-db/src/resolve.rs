@@ -21,18 +21,22 @@
 
 /// A listing of `library/`: relative paths with `/` separators. A directory is present when
 /// it is listed itself (with or without a trailing `/`) or when any path lies below it.
-/// Lookups are by hash: a ROCm directory lists thousands of files.
+/// Lookups are by hash (foldhash: a listing is built for each index of a directory): a ROCm
+/// directory lists thousands of files.
 #[derive(Debug, Clone)]
 pub struct Listing<'l> {
     paths: &'l [&'l str],
     /// Every path listed and every directory above one, without `./` and trailing `/`.
-    present: std::collections::HashSet<&'l str>,
+    present: std::collections::HashSet<&'l str, foldhash::fast::RandomState>,
 }
 
 impl<'l> Listing<'l> {
     /// A listing of the given paths.
     pub fn new(paths: &'l [&'l str]) -> Listing<'l> {
-        let mut present = std::collections::HashSet::with_capacity(paths.len() * 2);
+        let mut present = std::collections::HashSet::with_capacity_and_hasher(
+            paths.len() * 2,
+            foldhash::fast::RandomState::default(),
+        );
         for p in paths {
             let p = p.strip_prefix("./").unwrap_or(p);
             let p = p.strip_suffix('/').unwrap_or(p);

@@ -41,9 +41,57 @@ pub use gfxkit_msgpack::Raw;
 use gfxkit_msgpack::{Cursor, Head};
 use std::collections::{BTreeSet, HashMap};
 
-/// Solution positions by `index`, looked up once per leaf of the tree: a fast hash (seeded per
-/// process) rather than the standard library's SipHash.
-type ByIndex = HashMap<u64, usize, foldhash::fast::RandomState>;
+/// Solution positions by `index`, looked up once per leaf of the tree (millions of times in a
+/// large index): a fast hash (seeded per process) while the solutions are listed, then, when
+/// the indices are dense (every index seen: a run of consecutive numbers), a table over
+/// their range.
+#[derive(Debug, Clone, Default)]
+struct ByIndex {
+    map: HashMap<u64, usize, foldhash::fast::RandomState>,
+    /// The lowest index and, from it, each index's position (`NONE` where none has it).
+    dense: Option<(u64, Vec<usize>)>,
+}
+
+impl ByIndex {
+    const NONE: usize = usize::MAX;
+
+    /// Lists `index` at `position`; the position it had, if it was listed.
+    fn insert(&mut self, index: u64, position: usize) -> Option<usize> {
+        self.dense = None;
+        self.map.insert(index, position)
+    }
+
+    fn clear(&mut self) {
+        self.map.clear();
+        self.dense = None;
+    }
+
+    /// Builds the table when the range of indices is at most four times their number.
+    fn freeze(&mut self) {
+        let (Some(&lo), Some(&hi)) = (self.map.keys().min(), self.map.keys().max()) else {
+            return;
+        };
+        if hi - lo >= 4 * self.map.len() as u64 + 64 {
+            return;
+        }
+        let mut table = vec![Self::NONE; (hi - lo) as usize + 1];
+        for (&i, &at) in &self.map {
+            table[(i - lo) as usize] = at;
+        }
+        self.dense = Some((lo, table));
+    }
+
+    fn get(&self, index: u64) -> Option<usize> {
+        match &self.dense {
+            Some((lo, table)) => index
+                .checked_sub(*lo)
+                .and_then(|i| table.get(usize::try_from(i).ok()?))
+                .copied()
+                .filter(|&at| at != Self::NONE),
+            None => self.map.get(&index).copied(),
+        }
+    }
+}
 use std::fmt;
 use std::io::Read;
 
@@ -368,6 +416,7 @@ impl<'a> Index<'a> {
             }
         };
         let lib_pos = library_at.ok_or_else(|| Error::at(0, ErrorKind::MissingField("library")))?;
+        p.by_index.freeze();
         let library = p.node(&mut c.at(lib_pos), &Path::Key(&root, "library"), 0)?;
         Ok(Index {
             solutions,
@@ -392,9 +441,7 @@ impl<'a> Index<'a> {
 
     /// The solution with this `index`.
     pub fn solution(&self, index: u64) -> Option<&Solution<'a>> {
-        self.by_index
-            .get(&index)
-            .and_then(|&i| self.solutions.get(i))
+        self.by_index.get(index).and_then(|i| self.solutions.get(i))
     }
 
     /// One summary per row of the root `Hardware` node (or one for the whole tree when the
@@ -543,16 +590,16 @@ fn solution_map<'a>(c: &mut Cursor<'a>, here: &Path<'_>) -> Result<(Solution<'a>
     let (mut name, mut index_at) = (None, None);
     for _ in 0..fields {
         let key = c
-            .str()
+            .key()
             .map_err(|e| Error::from(e).place(here.to_string()))?;
         match key {
-            "name" if name.is_none() => {
+            b"name" if name.is_none() => {
                 name = Some(
                     c.str()
                         .map_err(|e| Error::from(e).place(Path::Key(here, "name").to_string()))?,
                 );
             }
-            "index" if index_at.is_none() => {
+            b"index" if index_at.is_none() => {
                 let at = c.pos();
                 let v = c
                     .uint("a solution index")
@@ -560,8 +607,9 @@ fn solution_map<'a>(c: &mut Cursor<'a>, here: &Path<'_>) -> Result<(Solution<'a>
                 index_at = Some((at, v));
             }
             _ => {
-                c.skip()
-                    .map_err(|e| Error::from(e).place(Path::Key(here, key).to_string()))?;
+                c.skip().map_err(|e| {
+                    Error::from(e).place(Path::Key(here, key_name(key)).to_string())
+                })?;
             }
         }
     }
@@ -579,6 +627,11 @@ fn solution_map<'a>(c: &mut Cursor<'a>, here: &Path<'_>) -> Result<(Solution<'a>
         },
         index_pos,
     ))
+}
+
+/// A key read by [`Cursor::key`] (UTF-8, checked there), for a message.
+fn key_name(key: &[u8]) -> &str {
+    std::str::from_utf8(key).unwrap_or("?")
 }
 
 /// A place in the tree, rendered only when an error needs it.
@@ -607,15 +660,15 @@ const INLINE_FIELDS: usize = 8;
 
 /// The fields of one map: each key and its value, in file order.
 struct Fields<'a> {
-    inline: [(&'a str, Raw<'a>); INLINE_FIELDS],
+    inline: [(&'a [u8], Raw<'a>); INLINE_FIELDS],
     len: usize,
-    more: Vec<(&'a str, Raw<'a>)>,
+    more: Vec<(&'a [u8], Raw<'a>)>,
 }
 
 impl<'a> Fields<'a> {
     fn new() -> Fields<'a> {
-        const EMPTY: (&str, Raw<'_>) = (
-            "",
+        const EMPTY: (&[u8], Raw<'_>) = (
+            b"",
             Raw {
                 offset: 0,
                 bytes: &[],
@@ -628,7 +681,7 @@ impl<'a> Fields<'a> {
         }
     }
 
-    fn push(&mut self, key: &'a str, value: Raw<'a>) {
+    fn push(&mut self, key: &'a [u8], value: Raw<'a>) {
         match self.inline.get_mut(self.len) {
             Some(slot) => *slot = (key, value),
             None => self.more.push((key, value)),
@@ -642,7 +695,7 @@ impl<'a> Fields<'a> {
         inline
             .iter()
             .chain(&self.more)
-            .find(|(k, _)| *k == key)
+            .find(|(k, _)| *k == key.as_bytes())
             .map(|&(_, v)| v)
     }
 
@@ -694,11 +747,11 @@ impl Parser<'_> {
         let mut fields = Fields::new();
         for _ in 0..n {
             let key = c
-                .str()
+                .key()
                 .map_err(|e| Error::from(e).place(path.to_string()))?;
             let value = c
                 .skip_known(&self.ends)
-                .map_err(|e| Error::from(e).place(Path::Key(path, key).to_string()))?;
+                .map_err(|e| Error::from(e).place(Path::Key(path, key_name(key)).to_string()))?;
             fields.push(key, value);
         }
         Ok(fields)
@@ -720,14 +773,14 @@ impl Parser<'_> {
         let mut out = [None; N];
         for _ in 0..n {
             let key = c
-                .str()
+                .key()
                 .map_err(|e| Error::from(e).place(path.to_string()))?;
             let value = c
                 .skip_known(&self.ends)
-                .map_err(|e| Error::from(e).place(Path::Key(path, key).to_string()))?;
+                .map_err(|e| Error::from(e).place(Path::Key(path, key_name(key)).to_string()))?;
             if let Some(slot) = names
                 .iter()
-                .position(|name| *name == key)
+                .position(|name| name.as_bytes() == key)
                 .and_then(|i| out.get_mut(i))
             {
                 slot.get_or_insert(value);
@@ -875,7 +928,7 @@ impl Parser<'_> {
         let i = c
             .uint("a solution index")
             .map_err(|e| Error::from(e).place(path.to_string()))?;
-        if !self.by_index.contains_key(&i) {
+        if self.by_index.get(i).is_none() {
             return Err(Error::at(pos, ErrorKind::UnknownSolution(i)).place(path.to_string()));
         }
         Ok(i)

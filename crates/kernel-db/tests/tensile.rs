@@ -321,6 +321,57 @@ fn dangling_and_duplicate_solution_indices_are_named_with_their_path() {
     assert_eq!(e.at.as_deref(), Some("solutions[1].index"));
 }
 
+/// Solutions are looked up through a table over their range when the indices are dense, and
+/// by hash when they are not: both answer the same, a hole in the range and an index past
+/// either end included.
+#[test]
+fn solutions_are_found_by_index_whether_the_indices_are_dense_or_sparse() {
+    for indices in [
+        vec![40, 41, 43, 44],
+        vec![0, 1_000_000, u64::from(u32::MAX), i32::MAX as u64 - 1],
+    ] {
+        let index_of = |with: &[u64], leaf: u64| {
+            let mut b = B::new();
+            write_map_len(&mut b, 2).unwrap();
+            s(&mut b, "solutions");
+            write_array_len(&mut b, with.len() as u32).unwrap();
+            for i in with {
+                write_map_len(&mut b, 2).unwrap();
+                s(&mut b, "index");
+                write_uint(&mut b, *i).unwrap();
+                s(&mut b, "name");
+                s(&mut b, &format!("k{i}"));
+            }
+            s(&mut b, "library");
+            matching(&mut b, &[(1, with[0]), (2, leaf)]);
+            b
+        };
+        for &leaf in &indices {
+            let b = index_of(&indices, leaf);
+            let index = Index::parse(&b).unwrap();
+            for &i in &indices {
+                assert_eq!(index.solution(i).unwrap().name, format!("k{i}"));
+            }
+            assert_eq!(
+                index.rows()[0].solutions.len(),
+                1 + usize::from(leaf != indices[0])
+            );
+        }
+        let missing = [indices[0] + 2, indices[0].wrapping_sub(1), indices[3] + 1];
+        for m in missing {
+            if indices.contains(&m) {
+                continue;
+            }
+            let e = Index::parse(&index_of(&indices, m)).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::UnknownSolution(m), "{indices:?} {m}");
+            assert!(Index::parse(&index_of(&indices, indices[1]))
+                .unwrap()
+                .solution(m)
+                .is_none());
+        }
+    }
+}
+
 #[test]
 fn depth_nodes_and_solutions_are_bounded() {
     // 100 nested Hardware nodes.

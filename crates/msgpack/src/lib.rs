@@ -293,14 +293,44 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// Reads a map key: a string value's bytes, checked to be UTF-8 as [`Cursor::str`] checks
+    /// them. For the many keys of a large map, matched against names as bytes: an ASCII key
+    /// (every key of the files read) is checked without building a `str`.
+    #[inline]
+    pub fn key(&mut self) -> Result<&'a [u8]> {
+        let start = self.pos;
+        if let Some(&b @ 0xa0..=0xbf) = self.data.get(start) {
+            let end = start + 1 + usize::from(b & 0x1f);
+            if let Some(bytes) = self.data.get(start + 1..end).filter(|b| b.is_ascii()) {
+                self.pos = end;
+                return Ok(bytes);
+            }
+        }
+        self.str().map(str::as_bytes)
+    }
+
     /// Reads a non-negative integer.
     /// Reads a non-negative integer; anything else is [`ErrorKind::Unexpected`] naming
     /// `expected`.
+    #[inline]
     pub fn uint(&mut self, expected: &'static str) -> Result<u64> {
         let start = self.pos;
-        if let Some(&b @ 0x00..=0x7f) = self.data.get(start) {
-            self.pos += 1;
-            return Ok(u64::from(b));
+        // A positive fixint, and uint 8, 16, 32 and 64, by their bytes.
+        let width = match self.data.get(start) {
+            Some(&b @ 0x00..=0x7f) => {
+                self.pos += 1;
+                return Ok(u64::from(b));
+            }
+            Some(&b @ 0xcc..=0xcf) => 1usize << (b - 0xcc),
+            _ => 0,
+        };
+        if let Some(field) = self
+            .data
+            .get(start + 1..start + 1 + width)
+            .filter(|_| width > 0)
+        {
+            self.pos = start + 1 + width;
+            return Ok(field.iter().fold(0u64, |n, &x| (n << 8) | u64::from(x)));
         }
         match self.head()? {
             Head::Uint(v) => Ok(v),
@@ -376,7 +406,31 @@ impl<'a> Cursor<'a> {
     /// Steps over one value, whole, and returns it undecoded. Iterative: nesting costs a
     /// counter, not a stack; the count of values still to step over never exceeds the bytes
     /// left.
+    #[inline]
     pub fn skip(&mut self) -> Result<Raw<'a>> {
+        self.skip_scalar().map_or_else(|| self.skip_walk(), Ok)
+    }
+
+    /// A value that is not an array or a map (or is an empty one), stepped over by its head
+    /// alone; `None`, the cursor unmoved, for anything else and for what does not read.
+    #[inline(always)]
+    fn skip_scalar(&mut self) -> Option<Raw<'a>> {
+        let start = self.pos;
+        match step(self.data, start) {
+            Some((n, 0)) if n <= self.remaining() => {
+                self.pos = start + n;
+                Some(Raw {
+                    offset: start as u64,
+                    bytes: &self.data[start..self.pos],
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// [`Cursor::skip`] of any value.
+    #[inline(never)]
+    fn skip_walk(&mut self) -> Result<Raw<'a>> {
         let start = self.pos;
         let data = self.data;
         let len = data.len();
@@ -445,8 +499,27 @@ impl<'a> Cursor<'a> {
     /// Steps over the value at the cursor: in one jump when `ends` (sorted by start, from
     /// [`Cursor::skip_recording`] over the same bytes) knows where it ends, else as
     /// [`Cursor::skip`] does.
+    #[inline]
     pub fn skip_known(&mut self, ends: &[(usize, usize)]) -> Result<Raw<'a>> {
+        if let Some(raw) = self.skip_scalar() {
+            return Ok(raw);
+        }
         let start = self.pos;
+        // A short array or map of scalars (a matching table's key) is read before it is
+        // looked up.
+        if let Some((n, values)) = step(self.data, start) {
+            if let Some(end) = start
+                .checked_add(n)
+                .filter(|&at| at <= self.data.len())
+                .and_then(|at| scalars(self.data, at, values))
+            {
+                self.pos = end;
+                return Ok(Raw {
+                    offset: start as u64,
+                    bytes: &self.data[start..end],
+                });
+            }
+        }
         let container = matches!(self.data.get(start), Some(0x80..=0x9f | 0xdc..=0xdf));
         if let Some(i) = container
             .then(|| ends.binary_search_by_key(&start, |e| e.0).ok())
@@ -458,7 +531,7 @@ impl<'a> Cursor<'a> {
                 bytes: &self.data[start..self.pos],
             });
         }
-        self.skip()
+        self.skip_walk()
     }
 
     /// [`Cursor::skip`], refusing a value whose arrays and maps nest more than `max_depth`
@@ -555,7 +628,7 @@ impl<'a> Cursor<'a> {
 /// [`Cursor::skip`] steps through fastest.
 /// The containers inside a [`small`] one: where each starts and ends, in the order they end.
 struct Inner {
-    list: [(usize, usize); SMALL],
+    list: [(usize, usize); INNER],
     len: usize,
 }
 
@@ -568,6 +641,10 @@ impl Inner {
 /// The most values [`small`] and [`scalars`] read in one container.
 const SMALL: usize = 16;
 
+/// The most containers [`small`] steps over inside one (a matching table's entry holds one,
+/// its key); one with more is walked.
+const INNER: usize = 4;
+
 /// Where `count` values from `pos` end when each is a scalar that [`step`] reads or, when
 /// `nest`, a container of at most [`SMALL`] such scalars (no deeper), for counts up to
 /// [`SMALL`]; with the inner containers. `None` otherwise.
@@ -577,7 +654,7 @@ fn small(data: &[u8], mut pos: usize, count: u64, nest: bool) -> Option<(usize, 
         return None;
     }
     let mut inner = Inner {
-        list: [(0, 0); SMALL],
+        list: [(0, 0); INNER],
         len: 0,
     };
     for _ in 0..count {
@@ -870,5 +947,85 @@ mod tests {
         let e = Cursor::new(&buf).skip().unwrap_err();
         assert_eq!(e.offset, 2);
         assert!(matches!(e.kind, ErrorKind::Msgpack(_)));
+    }
+
+    /// The shortcuts of `key`, `uint` and `skip_known` answer as the general readers do: the
+    /// same values, positions and errors.
+    #[test]
+    fn the_shortcuts_read_as_the_general_readers() {
+        let mut strs = Vec::new();
+        for k in ["index", "nämé", ""] {
+            rmp::encode::write_str(&mut strs, k).unwrap();
+        }
+        let long = "k".repeat(40);
+        rmp::encode::write_str(&mut strs, &long).unwrap();
+        let (mut a, mut b) = (Cursor::new(&strs), Cursor::new(&strs));
+        for _ in 0..4 {
+            assert_eq!(a.key().unwrap(), b.str().unwrap().as_bytes());
+            assert_eq!(a.pos(), b.pos());
+        }
+        for bad in [&[0xa2, 0xff, 0x41][..], &[0xa3, b'a'], &[0x01], &[]] {
+            assert_eq!(
+                Cursor::new(bad).key(),
+                Cursor::new(bad).str().map(str::as_bytes)
+            );
+        }
+
+        let mut ints = Vec::new();
+        for v in [5u64, 200, 60_000, 70_000, 1 << 40] {
+            rmp::encode::write_uint(&mut ints, v).unwrap();
+        }
+        let mut c = Cursor::new(&ints);
+        for v in [5u64, 200, 60_000, 70_000, 1 << 40] {
+            let at = c.pos();
+            assert_eq!(c.uint("n").unwrap(), v);
+            assert_eq!(
+                c.pos() - at,
+                Cursor::new(&ints).at(at).skip().unwrap().bytes.len()
+            );
+        }
+        for cut in [&[0xcd, 0x01][..], &[0xcf, 0, 0, 0], &[0xd0, 0xff], &[0xc0]] {
+            let general = match Cursor::new(cut).head() {
+                Ok(Head::Uint(v)) => Ok(v),
+                Ok(h) => Err(unexpected(0, "n", h)),
+                Err(e) => Err(e),
+            };
+            assert!(general.is_err());
+            assert_eq!(Cursor::new(cut).uint("n"), general);
+        }
+
+        // A short array of scalars, a map holding one, and a longer array, each stepped over
+        // with and without a record of where containers end.
+        let mut vals = Vec::new();
+        rmp::encode::write_array_len(&mut vals, 4).unwrap();
+        for v in [1u64, 2, 300, 4] {
+            rmp::encode::write_uint(&mut vals, v).unwrap();
+        }
+        rmp::encode::write_map_len(&mut vals, 1).unwrap();
+        rmp::encode::write_str(&mut vals, "key").unwrap();
+        rmp::encode::write_array_len(&mut vals, 2).unwrap();
+        rmp::encode::write_f64(&mut vals, 0.5).unwrap();
+        rmp::encode::write_nil(&mut vals).unwrap();
+        rmp::encode::write_array_len(&mut vals, 20).unwrap();
+        for v in 0..20u64 {
+            rmp::encode::write_uint(&mut vals, v).unwrap();
+        }
+        let mut ends = Vec::new();
+        let mut whole = vals.clone();
+        whole.insert(0, 0x93);
+        Cursor::new(&whole).skip_recording(0, &mut ends).unwrap();
+        ends.sort_unstable();
+        // Less the outer array: positions in `vals`.
+        let ends: Vec<(usize, usize)> = ends[1..].iter().map(|&(s, e)| (s - 1, e - 1)).collect();
+        assert_eq!(ends.len(), 4);
+        for known in [&ends[..], &[]] {
+            let (mut a, mut b) = (Cursor::new(&vals), Cursor::new(&vals));
+            for _ in 0..3 {
+                assert_eq!(a.skip_known(known).unwrap(), b.skip().unwrap());
+            }
+            assert_eq!(a.remaining(), 0);
+        }
+        let cut = &vals[..3];
+        assert_eq!(Cursor::new(cut).skip_known(&[]), Cursor::new(cut).skip());
     }
 }
