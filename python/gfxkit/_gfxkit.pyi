@@ -147,9 +147,13 @@ def memmodel(
 def census_walk(paths: List[str]) -> List[str]:
     """The inputs of a census under ``paths``: files named, and in directories every file that
     may hold device code (the walk of ``gfxkit list -r``), sorted."""
-def census_rows(path: str, name: Optional[str] = None) -> Dict[str, Any]:
-    """``{"input": {...}, "code_objects": [{...}]}``: the census rows of one input (never raises
-    for a bad input: its row has ``status`` and ``error``)."""
+def census_same_content(paths: List[str]) -> List[Tuple[int, List[int]]]:
+    """The local files among ``paths`` holding the same bytes as an earlier one: ``(position,
+    [positions of its copies])``, compared by identity, else by SHA-256 on every core."""
+def census_rows_json(path: str, name: Optional[str] = None) -> Tuple[bytes, bytes]:
+    """``(input, code_objects)``: the census rows of one input as JSON lines, the input's row
+    then one line per code object (never raises for a bad input: its row has ``status`` and
+    ``error``)."""
 def census_lacks(
     inputs: List[str],
     paths: List[str],

@@ -37,6 +37,68 @@ pub fn walk(paths: &[PathBuf]) -> Result<Vec<PathBuf>, crate::Error> {
         .collect())
 }
 
+/// The local files among `paths` that hold the same bytes as an earlier one: for each file
+/// that has copies, its position in `paths` and theirs, in the order given. Package members
+/// (`pkg!member`), directories and files that cannot be read are left alone. Only files that
+/// share their size with another are compared: by identity (device and inode: a hard link
+/// is the same file, read once), else by SHA-256, the files hashed on every core.
+pub fn same_content(paths: &[PathBuf]) -> Vec<(usize, Vec<usize>)> {
+    use rayon::prelude::*;
+    use std::collections::HashMap;
+    use std::os::unix::fs::MetadataExt;
+    let stats: Vec<Option<(u64, (u64, u64))>> = paths
+        .par_iter()
+        .map(|p| {
+            if p.to_string_lossy().contains('!') {
+                return None;
+            }
+            let m = std::fs::metadata(p).ok().filter(|m| m.is_file())?;
+            Some((m.len(), (m.dev(), m.ino())))
+        })
+        .collect();
+    let mut by_size: HashMap<u64, Vec<usize>> = HashMap::new();
+    for (i, s) in stats.iter().enumerate() {
+        if let Some((size, _)) = s {
+            by_size.entry(*size).or_default().push(i);
+        }
+    }
+    let groups: Vec<Vec<usize>> = {
+        let mut g: Vec<Vec<usize>> = by_size.into_values().filter(|g| g.len() > 1).collect();
+        g.sort_unstable();
+        g
+    };
+    // One digest per file: the first path of each (device, inode).
+    let mut files: HashMap<(u64, u64), usize> = HashMap::new();
+    for &i in groups.iter().flatten() {
+        if let Some((_, id)) = stats[i] {
+            files.entry(id).or_insert(i);
+        }
+    }
+    let digests: HashMap<(u64, u64), String> = files
+        .into_par_iter()
+        .filter_map(|(id, i)| {
+            let data = Input::open(&paths[i]).ok()?;
+            Some((id, sha256_hex(&data)))
+        })
+        .collect();
+    let mut out: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+    for g in &groups {
+        let mut first: HashMap<&str, usize> = HashMap::new();
+        for &i in g {
+            let Some(d) = stats[i].and_then(|(_, id)| digests.get(&id)) else {
+                continue;
+            };
+            match first.get(d.as_str()) {
+                Some(&f) => out.entry(f).or_default().push(i),
+                None => {
+                    first.insert(d, i);
+                }
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
 /// The census rows of the input at `path`, named `name` in the rows (a URL the file was
 /// downloaded from, or the path itself): every file it holds listed as `gfxkit list` lists it
 /// (a package by member, a container image as its file system), each code object
@@ -192,6 +254,29 @@ fn dir_size(dir: &Path) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Copies and hard links are found after their first; a file of the same size and other
+    /// bytes, a directory, a package member's name and a missing file are not.
+    #[test]
+    fn copies_are_found_by_identity_or_digest() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("a"), b"same bytes").unwrap();
+        std::fs::write(d.join("b"), b"othr bytes").unwrap();
+        std::fs::write(d.join("c"), b"same bytes").unwrap();
+        std::fs::hard_link(d.join("b"), d.join("h")).unwrap();
+        std::fs::write(d.join("x!y"), b"same bytes").unwrap();
+        std::fs::create_dir(d.join("sub")).unwrap();
+        std::fs::write(d.join("single"), b"only one of its size").unwrap();
+        let names = ["a", "b", "c", "gone", "h", "sub", "x!y", "single", "a"];
+        let paths: Vec<PathBuf> = names.iter().map(|n| d.join(n)).collect();
+        assert_eq!(
+            same_content(&paths),
+            vec![(0, vec![2, 8]), (1, vec![4])],
+            "{names:?}"
+        );
+        assert!(same_content(&paths[..2]).is_empty());
+    }
 
     #[test]
     fn a_missing_file_is_an_error_row() {

@@ -26,7 +26,7 @@ pub trait Progress: Sync {
 
 impl Progress for () {}
 
-/// The bytes of an input file, memory-mapped when possible, or of one member of a package
+/// The bytes of an input file, memory-mapped when large ([`READ_BELOW`]), or of one member of a package
 /// (`pkg.whl!lib/x.so`: in memory when small, else in a mapped temporary file).
 pub struct Input {
     path: PathBuf,
@@ -42,6 +42,10 @@ enum Data {
     Member(gfxkit_package::Bytes),
 }
 
+/// Regular files of at least this many bytes are mapped ([`Input::open`]); smaller ones are
+/// read.
+pub const READ_BELOW: u64 = 256 * 1024;
+
 /// Maps `file` read-only; the one place gfxkit maps a file it did not write itself.
 fn map(file: &File) -> std::io::Result<memmap2::Mmap> {
     // SAFETY: the map is read-only and private to this process. gfxkit never writes to its
@@ -56,8 +60,11 @@ fn map(file: &File) -> std::io::Result<memmap2::Mmap> {
 }
 
 impl Input {
-    /// Opens and maps `path`. Empty files and non-regular files (pipes, `/dev/stdin`) are read
-    /// into memory instead, since they cannot be mapped. A path `pkg!member` (nested:
+    /// Opens and maps `path`. Files under [`READ_BELOW`] bytes and non-regular files (pipes,
+    /// `/dev/stdin`) are read into memory instead: the latter cannot be mapped, and for the
+    /// former one read costs less than a map, its page faults and its unmapping (which
+    /// interrupts every core the process runs on), as a directory of thousands of small
+    /// files shows. A path `pkg!member` (nested:
     /// `pkg!a.tar.zst!lib/x.so`) that is not itself a file opens that member of the package
     /// `pkg` when it may hold device code.
     pub fn open(path: &Path) -> Result<Input, Error> {
@@ -81,13 +88,17 @@ impl Input {
         let meta = file
             .metadata()
             .map_err(|e| Error::new(path, ErrorKind::Stat(e)))?;
-        let data = if meta.is_file() && meta.len() > 0 {
+        let data = if meta.is_file() && meta.len() >= READ_BELOW {
             let map = map(&file).map_err(|e| Error::new(path, ErrorKind::Map(e)))?;
             Data::Mapped(map, file)
         } else if meta.is_dir() {
             return Err(Error::new(path, ErrorKind::IsDirectory));
         } else {
-            let mut buf = Vec::new();
+            let mut buf = Vec::with_capacity(if meta.is_file() {
+                meta.len() as usize
+            } else {
+                0
+            });
             std::io::Read::read_to_end(&mut &file, &mut buf)
                 .map_err(|e| Error::new(path, ErrorKind::Read(e)))?;
             Data::Owned(buf)

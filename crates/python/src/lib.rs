@@ -10,7 +10,7 @@
 //! - input: a path (memory-mapped), `bytes` (borrowed) or another buffer (copied);
 //! - errors: `Fail`, raised as `gfxkit.errors.*` with `file`, `entry` and `offset`;
 //! - the functions `list`, `select`, `verify`, `doctor`, `check`, `diff`, `size`, `extract`, `inspect`,
-//!   `kernels`, `kpack_split`, `kpack_inline`, `prune`, `recompress`, `compatible`, `processors`, `memmodel`, `census_walk`, `census_rows`, `census_lacks`, and the class
+//!   `kernels`, `kpack_split`, `kpack_inline`, `prune`, `recompress`, `compatible`, `processors`, `memmodel`, `census_walk`, `census_same_content`, `census_rows_json`, `census_lacks`, and the class
 //!   `TargetId`.
 //!
 //! Files are opened, walked and written through `gfxkit_io` (as the CLI does): paths are
@@ -1874,19 +1874,42 @@ fn census_walk(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<Vec<String>> {
     Ok(found.iter().map(|p| p.display().to_string()).collect())
 }
 
-/// The census rows of one input (`{"input": {...}, "code_objects": [{...}]}`), read without
-/// the GIL; named `name` in the rows (default: the path). Never raises for a bad input: its
-/// row says `status` `error` or `damaged`, with `error`.
+/// The local files among `paths` holding the same bytes as an earlier one (`{position:
+/// [positions of its copies]}`), compared by identity, else by SHA-256 on every core, without
+/// the GIL ([`gfxkit_io::census::same_content`]).
+#[pyfunction]
+#[pyo3(signature = (paths))]
+fn census_same_content(py: Python<'_>, paths: Vec<PathBuf>) -> Vec<(usize, Vec<usize>)> {
+    py.allow_threads(|| gfxkit_io::census::same_content(&paths))
+}
+
+/// The census rows of one input as JSON lines, `(input, code_objects)`: the input's row on one
+/// line, then a line per code object; named `name` in the rows (default: the path). Read and
+/// written without the GIL, for pyarrow's JSON reader to make a shard's tables without a
+/// Python object per row. Never raises for a bad input: its row says `status` `error` or
+/// `damaged`, with `error`.
 #[pyfunction]
 #[pyo3(signature = (path, name = None))]
-fn census_rows<'py>(
+fn census_rows_json<'py>(
     py: Python<'py>,
     path: PathBuf,
     name: Option<String>,
-) -> PyResult<Bound<'py, PyAny>> {
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
     let name = name.unwrap_or_else(|| path.display().to_string());
-    let rows = py.allow_threads(|| gfxkit_io::census::rows(&path, &name, &formats()));
-    json(py, &rows)
+    let lines = py.allow_threads(|| -> serde_json::Result<(Vec<u8>, Vec<u8>)> {
+        let rows = gfxkit_io::census::rows(&path, &name, &formats());
+        let mut input = serde_json::to_vec(&rows.input)?;
+        input.push(b'\n');
+        let mut code_objects = Vec::new();
+        for row in &rows.code_objects {
+            serde_json::to_writer(&mut code_objects, row)?;
+            code_objects.push(b'\n');
+        }
+        Ok((input, code_objects))
+    });
+    let (input, code_objects) =
+        lines.map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+    Ok((PyBytes::new(py, &input), PyBytes::new(py, &code_objects)))
 }
 
 /// What each file lacks of `required` (`[{"input", "path", "required", "why"}]`), by the rule
@@ -2007,7 +2030,8 @@ fn _gfxkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(processors, m)?)?;
     m.add_function(wrap_pyfunction!(memmodel, m)?)?;
     m.add_function(wrap_pyfunction!(census_walk, m)?)?;
-    m.add_function(wrap_pyfunction!(census_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(census_same_content, m)?)?;
+    m.add_function(wrap_pyfunction!(census_rows_json, m)?)?;
     m.add_function(wrap_pyfunction!(census_lacks, m)?)?;
     m.add_class::<PyTargetId>()?;
     m.add_function(wrap_pyfunction!(main, m)?)?;

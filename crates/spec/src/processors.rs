@@ -253,10 +253,20 @@ pub static PROCESSORS: &[Processor] = &[
 /// Lookups in the table.
 impl Processor {
     /// Finds a processor by its primary or alternative name (exact, case-sensitive like LLVM).
+    /// By hash: every target ID read looks its processor up, a census many per input.
     pub fn by_name(name: &str) -> Option<&'static Processor> {
-        PROCESSORS
-            .iter()
-            .find(|p| p.name == name || p.aliases.contains(&name))
+        static BY_NAME: std::sync::LazyLock<std::collections::HashMap<&str, &Processor>> =
+            std::sync::LazyLock::new(|| {
+                let mut m = std::collections::HashMap::new();
+                // The first row of a name wins, as a search of the table in order finds it.
+                for p in PROCESSORS {
+                    for n in std::iter::once(&p.name).chain(p.aliases) {
+                        m.entry(*n).or_insert(p);
+                    }
+                }
+                m
+            });
+        BY_NAME.get(name).copied()
     }
 
     /// Finds the amdgcn processor with the given `EF_AMDGPU_MACH` value. R600 processors share
@@ -301,6 +311,25 @@ impl Processor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The lookup by hash answers as a search of the table in order: for every name and
+    /// alias, and for names no row has.
+    #[test]
+    fn by_name_finds_the_first_row_of_each_name() {
+        let names = PROCESSORS
+            .iter()
+            .flat_map(|p| std::iter::once(p.name).chain(p.aliases.iter().copied()));
+        for n in names.chain(["gfx9999", "", "GFX90A", "gfx90a:xnack+"]) {
+            let first = PROCESSORS
+                .iter()
+                .find(|p| p.name == n || p.aliases.contains(&n));
+            assert_eq!(
+                Processor::by_name(n).map(|p| p as *const Processor),
+                first.map(|p| p as *const Processor),
+                "{n}"
+            );
+        }
+    }
     use std::collections::HashSet;
 
     #[test]

@@ -268,20 +268,16 @@ def _item_by_item(client: Any, shard: Dict[str, Any], out: Path) -> Dict[str, An
             results[i] = f.result()
         except KilledWorker as e:
             item = shard["items"][i]
-            rows = []
+            rows = b""
             for n in [item["name"], *item.get("aliases", ())]:
                 row = work.error_row(n, f"{n}: every worker that read it died ({e})")
-                rows.append(dict(row, same_as=None if n == item["name"] else item["name"]))
-            results[i] = (rows, [])
+                rows += work.line(dict(row, same_as=None if n == item["name"] else item["name"]))
+            results[i] = (rows, b"")
         finally:
             f.release()
-    inputs: List[Dict[str, Any]] = []
-    code_objects: List[Dict[str, Any]] = []
-    for i in range(len(shard["items"])):
-        inputs.extend(results[i][0])
-        code_objects.extend(results[i][1])
-    dataset.write_shard(out, shard["name"], inputs, code_objects)
-    return work.summary(shard["name"], inputs)
+    inputs = b"".join(results[i][0] for i in range(len(shard["items"])))
+    code_objects = b"".join(results[i][1] for i in range(len(shard["items"])))
+    return work.summary(shard["name"], dataset.write_shard(out, shard["name"], inputs, code_objects))
 
 
 def census(

@@ -215,57 +215,19 @@ def expand(
     return [items[k] for k in sorted(items)]
 
 
-def _sha256_of(path: str) -> Optional[str]:
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as f:
-            while True:
-                chunk = f.read(1 << 20)
-                if not chunk:
-                    break
-                h.update(chunk)
-    except OSError:
-        return None
-    return h.hexdigest()
-
-
 def same_content(names: Sequence[str]) -> Dict[str, List[str]]:
     """The local files among ``names`` (in their order) that hold the same bytes as an
     earlier one: ``{first name: [later names]}``. Package members (``pkg!member``),
     directories and files that cannot be read are left alone. Only files sharing their size
-    with another are compared: by identity (device and inode), else by SHA-256."""
-    from concurrent.futures import ThreadPoolExecutor
+    with another are compared: by identity (device and inode), else by SHA-256, hashed on
+    every core by the native module."""
+    from .. import _gfxkit
 
-    by_size: Dict[int, List[Tuple[str, os.stat_result]]] = {}
-    for n in names:
-        if "!" in n:
-            continue
-        try:
-            st = os.stat(n)
-        except OSError:
-            continue
-        if os.path.isfile(n):
-            by_size.setdefault(st.st_size, []).append((n, st))
-    groups = [g for g in by_size.values() if len(g) > 1]
-    # One digest per file (hard links hashed once).
-    files: Dict[Tuple[int, int], str] = {}
-    for g in groups:
-        for n, st in g:
-            files.setdefault((st.st_dev, st.st_ino), n)
-    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
-        digests = dict(zip(files, pool.map(_sha256_of, files.values())))
-    out: Dict[str, List[str]] = {}
-    for g in groups:
-        first: Dict[str, str] = {}
-        for n, st in g:
-            d = digests.get((st.st_dev, st.st_ino))
-            if d is None:
-                continue
-            if d in first:
-                out.setdefault(first[d], []).append(n)
-            else:
-                first[d] = n
-    return out
+    names = list(names)
+    return {
+        names[first]: [names[c] for c in copies]
+        for first, copies in _gfxkit.census_same_content(names)
+    }
 
 
 def download(url: str, scratch: str, expected: Optional[str]) -> Tuple[str, str]:

@@ -1,16 +1,18 @@
 """The work of one shard, run on a Dask worker (or in this process): every item read by the
-native module with the GIL released (``gfxkit._gfxkit.census_rows``), URLs downloaded to a
+native module with the GIL released (``gfxkit._gfxkit.census_rows_json``, rows as JSON lines
+that pyarrow turns into the shard's tables: no Python object per row), URLs downloaded to a
 scratch directory first and removed after, and the shard's rows written atomically under its
 name. Nothing an input does makes the shard fail: an input that cannot be read or downloaded
 is a row with its error."""
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional, Tuple
 
 from . import dataset
 from .inputs import download, is_url, remove_download
@@ -47,9 +49,14 @@ def error_row(name: str, message: str, seconds: float = 0.0) -> Dict[str, Any]:
     }
 
 
-def scan_item(item: Dict[str, Any], scratch: Optional[str] = None):
-    """The rows of one item: ``(input rows, code-object rows)``, one input row per name (the
-    item's and its aliases')."""
+def line(row: Dict[str, Any]) -> bytes:
+    """A row as one JSON line (the form :func:`scan_item` returns rows in)."""
+    return json.dumps(row).encode("ascii") + b"\n"
+
+
+def scan_item(item: Dict[str, Any], scratch: Optional[str] = None) -> Tuple[bytes, bytes]:
+    """The rows of one item as JSON lines: ``(input rows, code-object rows)``, one input row per
+    name (the item's and its aliases')."""
     from .. import _gfxkit
 
     name, source = item["name"], item["source"]
@@ -58,22 +65,22 @@ def scan_item(item: Dict[str, Any], scratch: Optional[str] = None):
         try:
             path, _ = download(source, scratch or _scratch(), item.get("sha256"))
         except RuntimeError as e:
-            row = error_row(name, str(e), time.monotonic() - start)
-            rows = {"input": row, "code_objects": []}
+            inputs, code_objects = line(error_row(name, str(e), time.monotonic() - start)), b""
         else:
             try:
-                rows = _gfxkit.census_rows(path, name)
+                inputs, code_objects = _gfxkit.census_rows_json(path, name)
             finally:
                 remove_download(path)
-            rows["input"]["seconds"] = time.monotonic() - start
+            inputs = line(dict(json.loads(inputs), seconds=time.monotonic() - start))
     else:
-        rows = _gfxkit.census_rows(source, name)
-    inputs = [dict(rows["input"], same_as=None)]
-    code_objects = list(rows["code_objects"])
-    for alias in item.get("aliases", ()):
-        # The same content under another name: the rows of the one scanned, renamed.
-        inputs.append(dict(_renamed(rows["input"], name, alias), same_as=name))
-        code_objects.extend(_renamed(r, name, alias) for r in rows["code_objects"])
+        inputs, code_objects = _gfxkit.census_rows_json(source, name)
+    aliases = item.get("aliases") or ()
+    if aliases:
+        # The same content under other names: the rows of the one scanned, renamed.
+        row = json.loads(inputs)
+        rows = [json.loads(r) for r in code_objects.splitlines()]
+        inputs += b"".join(line(dict(_renamed(row, name, a), same_as=name)) for a in aliases)
+        code_objects += b"".join(line(_renamed(r, name, a)) for a in aliases for r in rows)
     return inputs, code_objects
 
 
@@ -92,23 +99,23 @@ def _renamed(row: Dict[str, Any], old: str, new: str) -> Dict[str, Any]:
 def scan_shard(shard: Dict[str, Any], out: str) -> Dict[str, Any]:
     """Reads every item of ``shard`` (``{"name", "items"}``) and writes its rows to ``out``
     (``dataset.write_shard``). Returns a summary: inputs, bytes, errors, device bytes."""
-    inputs: List[Dict[str, Any]] = []
-    code_objects: List[Dict[str, Any]] = []
-    for item in shard["items"]:
-        i, c = scan_item(item)
-        inputs.extend(i)
-        code_objects.extend(c)
-    dataset.write_shard(Path(out), shard["name"], inputs, code_objects)
+    rows = [scan_item(item) for item in shard["items"]]
+    inputs = dataset.write_shard(
+        Path(out), shard["name"], b"".join(r[0] for r in rows), b"".join(r[1] for r in rows)
+    )
     return summary(shard["name"], inputs)
 
 
-def summary(name: str, inputs: List[Dict[str, Any]]) -> Dict[str, Any]:
+def summary(name: str, inputs: Any) -> Dict[str, Any]:
+    """What a shard's input rows (a pyarrow table) hold: inputs, bytes read (each content
+    once), device bytes, errors."""
+    cols = inputs.select(["same_as", "size", "device_bytes", "status"]).to_pydict()
     return {
         "shard": name,
-        "inputs": len(inputs),
-        "bytes": sum(r["size"] for r in inputs if r.get("same_as") is None),
-        "device_bytes": sum(r["device_bytes"] for r in inputs),
-        "errors": sum(1 for r in inputs if r["status"] != "ok"),
+        "inputs": inputs.num_rows,
+        "bytes": sum(s for a, s in zip(cols["same_as"], cols["size"]) if a is None),
+        "device_bytes": sum(cols["device_bytes"]),
+        "errors": sum(1 for s in cols["status"] if s != "ok"),
     }
 
 
@@ -116,6 +123,8 @@ def lost_item(shard: Dict[str, Any], item: Dict[str, Any], out: str, why: str) -
     """Writes the shard of one item that kept killing the workers that read it: an error row
     for each of its names."""
     names = [item["name"], *item.get("aliases", ())]
-    rows = [dict(error_row(n, f"{n}: {why}"), same_as=None if n == item["name"] else item["name"]) for n in names]
-    dataset.write_shard(Path(out), shard["name"], rows, [])
-    return summary(shard["name"], rows)
+    rows = b"".join(
+        line(dict(error_row(n, f"{n}: {why}"), same_as=None if n == item["name"] else item["name"]))
+        for n in names
+    )
+    return summary(shard["name"], dataset.write_shard(Path(out), shard["name"], rows, b""))
