@@ -531,11 +531,14 @@ pub struct PayloadEntry<'p> {
     pub ext: &'static str,
 }
 
+/// Payload bytes from which [`each_entry`] spreads a unit's entries over the thread pool.
+const PARALLEL_FROM: usize = 1 << 20;
+
 /// Runs `f` over the entries of every unit of `found` with their payloads (a compressed
-/// bundle decoded, its hash checked), in parallel within a unit. Returns `f`'s values in file
-/// order, and the errors met: the units' own (as [`Found::error_lines`] names them), a unit
-/// that cannot be decoded (naming `name` and the unit), then `f`'s. `f` gets the unit's
-/// description and the entry.
+/// bundle decoded, its hash checked), in parallel within a unit of [`PARALLEL_FROM`] payload
+/// bytes or more. Returns `f`'s values in file order, and the errors met: the units' own (as
+/// [`Found::error_lines`] names them), a unit that cannot be decoded (naming `name` and the
+/// unit), then `f`'s. `f` gets the unit's description and the entry.
 pub fn each_entry<T: Send>(
     name: &str,
     found: &Found<'_>,
@@ -547,10 +550,17 @@ pub fn each_entry<T: Send>(
     for unit in &found.units {
         let where_ = unit.describe();
         let r = with_payloads(unit, HashCheck::Error, |entries| {
-            entries
-                .par_iter()
-                .map(|e| f(&where_, e))
-                .collect::<Vec<_>>()
+            // Small payloads on this thread: handing them to the pool costs more than their
+            // work (a census reads thousands of small files from several threads at once).
+            let bytes: usize = entries.iter().map(|e| e.payload.len()).sum();
+            if bytes < PARALLEL_FROM {
+                entries.iter().map(|e| f(&where_, e)).collect::<Vec<_>>()
+            } else {
+                entries
+                    .par_iter()
+                    .map(|e| f(&where_, e))
+                    .collect::<Vec<_>>()
+            }
         });
         match r {
             Ok(per_entry) => {
