@@ -535,8 +535,8 @@ pub struct PayloadEntry<'p> {
 const PARALLEL_FROM: usize = 1 << 20;
 
 /// Runs `f` over the entries of every unit of `found` with their payloads (a compressed
-/// bundle decoded, its hash checked), in parallel within a unit of [`PARALLEL_FROM`] payload
-/// bytes or more. Returns `f`'s values in file order, and the errors met: the units' own (as
+/// bundle decoded, its hash checked), in parallel within a unit of 1 MiB of payload or more.
+/// Returns `f`'s values in file order, and the errors met: the units' own (as
 /// [`Found::error_lines`] names them), a unit that cannot be decoded (naming `name` and the
 /// unit), then `f`'s. `f` gets the unit's description and the entry.
 pub fn each_entry<T: Send>(
