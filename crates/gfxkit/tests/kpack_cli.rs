@@ -640,4 +640,95 @@ fn split_of_a_tree_and_uncompressed_archives() {
     // The executable at the root finds the archives through ./.kpack.
     let t = run_kpack(&out.join("app"), Some(&fx.dir.path().display().to_string()));
     assert!(t.contains("path=.kpack/rocm_@GFXARCH@.kpack"), "{t}");
+
+    // A prune of the split tree keeps or drops each archive by its architectures; the split
+    // binaries, whose device code is in the archives, are kept as they are.
+    let pruned = fx.dir.path().join("tree-pruned");
+    let r = json(&ok(&[
+        os("prune"),
+        os("--keep"),
+        os("gfx90a"),
+        out.as_os_str(),
+        os("-o"),
+        pruned.as_os_str(),
+        os("--json"),
+    ]));
+    let files = r["files"].as_array().unwrap();
+    let file = |p: &str| {
+        files
+            .iter()
+            .find(|f| f["path"] == p)
+            .unwrap_or_else(|| panic!("{p}: {r}"))
+    };
+    for (arch, action) in [
+        ("gfx1030", "dropped"),
+        ("gfx90a:xnack+", "kept"),
+        ("gfx90a:xnack-", "kept"),
+    ] {
+        let f = file(&format!(".kpack/rocm_{arch}.kpack"));
+        assert_eq!(
+            (&f["kind"], &f["action"]),
+            (&"kpack".into(), &action.into()),
+            "{f}"
+        );
+        assert_eq!(f["targets"][0], arch);
+        assert_eq!(
+            pruned.join(format!(".kpack/rocm_{arch}.kpack")).exists(),
+            action == "kept"
+        );
+    }
+    for bin in ["app", "lib/libt.so.1"] {
+        let f = file(bin);
+        assert_eq!(
+            (&f["kind"], &f["action"]),
+            (&"host".into(), &"kept".into()),
+            "{f}"
+        );
+        assert!(
+            f["note"].as_str().unwrap().contains("split by kpack"),
+            "{f}"
+        );
+        assert_eq!(
+            std::fs::read(pruned.join(bin)).unwrap(),
+            std::fs::read(out.join(bin)).unwrap()
+        );
+    }
+    // What the pruned library loads: its gfx90a code, nothing for gfx1030.
+    let entries = device_entries(&pruned.join("lib/libt.so.1"));
+    let ids: Vec<&str> = entries
+        .iter()
+        .flatten()
+        .map(|(id, _)| id.as_str())
+        .collect();
+    assert!(
+        !ids.is_empty() && ids.iter().all(|id| id.contains("gfx90a")),
+        "{ids:?}"
+    );
+    // One archive named on its own is kept or dropped whole only with its directory.
+    let one = fx.dir.path().join("one.kpack");
+    let o = run(&[
+        os("prune"),
+        os("--drop"),
+        os("gfx1030"),
+        out.join(".kpack/rocm_gfx1030.kpack").as_os_str(),
+        os("-o"),
+        one.as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("a kpack file for gfx1030") && e.contains("would drop it"),
+        "{e}"
+    );
+    assert!(!one.exists());
+    // A selection that keeps no archive is refused, as for a fat tree.
+    let o = run(&[
+        os("prune"),
+        os("--keep"),
+        os("gfx942"),
+        out.as_os_str(),
+        os("--dry-run"),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("would leave no device code"));
 }

@@ -381,6 +381,46 @@ fn tree_prune_refusals_write_nothing() {
     );
     assert!(!work.path().join("bad-out").exists());
 
+    // One file a prune keeps or drops whole, named on its own (a raw code object, a .kdb):
+    // refused with what it holds and the way to prune it, nothing written, whether the
+    // selection would keep or drop it. Before, a raw code object was copied as "no device code".
+    for (file, holds) in [
+        (
+            "aiter_meta/hsa/gfx90a/fmha/k.co",
+            "a code-object file for gfx90a",
+        ),
+        (
+            "share/miopen/db/gfx1100.kdb",
+            "a miopen-kdb file for gfx1100",
+        ),
+    ] {
+        for keep in ["gfx90a", "gfx1100"] {
+            let one = work.path().join("one");
+            let (code, _, e) = gfxkit(&[
+                "prune",
+                "--keep",
+                keep,
+                t.join(file).to_str().unwrap(),
+                "-o",
+                one.to_str().unwrap(),
+            ]);
+            assert_eq!(code, 2, "{file} {keep}: {e}");
+            assert!(
+                e.contains(holds) && e.contains("prune --keep ... DIR"),
+                "{e}"
+            );
+            assert!(!one.exists());
+        }
+    }
+    // Recompressing one is not a prune: it is read as before.
+    let (code, _, e) = gfxkit(&[
+        "recompress",
+        "--uncompressed",
+        "--dry-run",
+        t.join("aiter_meta/hsa/gfx90a/fmha/k.co").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{e}");
+
     // A truncated code object: a clear error naming the file, nothing written.
     let co = t.join("aiter_meta/hsa/gfx90a/fmha/k.co");
     let bytes = std::fs::read(&co).unwrap();

@@ -81,9 +81,9 @@ pub enum TreeAction {
 pub struct TreeFile {
     /// The path relative to the tree, `/`-separated.
     pub path: String,
-    /// `code-object`, `tensile-index`, `tensile-mapping`, `miopen-kdb`, `aks2`, `host` (a
-    /// host binary or bundle with offload bundles), `symlink`, `directory` (one dropped whole)
-    /// or `file`.
+    /// `code-object`, `kpack`, `tensile-index`, `tensile-mapping`, `miopen-kdb`, `aks2`,
+    /// `aotriton-pack`, `aiter-map`, `host` (a host binary or bundle with offload bundles, or a
+    /// binary split by kpack), `symlink`, `directory` (one dropped whole) or `file`.
     pub kind: &'static str,
     /// What became of it.
     pub action: TreeAction,

@@ -82,6 +82,10 @@ pub enum ErrorKind {
     Prune(gfxkit_shrink::Error),
     /// The prune of a file would leave no device code (refused).
     Empty(gfxkit_shrink::Error),
+    /// One file a prune keeps or drops whole, not rewrites (a raw code object, a `.kpack`
+    /// archive, a kernel-database file), named alone: the text says what it holds and how the
+    /// prune of its directory decides it.
+    Whole(String),
     /// A signed Windows image's signature cannot be removed.
     Signature(gfxkit_shrink::Error),
     /// The rewrite of a dry run (nothing written) failed verification.
@@ -198,6 +202,7 @@ impl fmt::Display for Error {
             ErrorKind::CreateDir(_) => write!(f, "cannot create {p}"),
             ErrorKind::Rewrite(_) | ErrorKind::Prune(_) => write!(f, "cannot rewrite {p}"),
             ErrorKind::Empty(_) => write!(f, "cannot prune {p}"),
+            ErrorKind::Whole(why) => write!(f, "cannot prune {p} on its own: {why}"),
             ErrorKind::Signature(_) => write!(f, "cannot remove the signature of {p}"),
             ErrorKind::DryRunVerify(_) => write!(
                 f,

@@ -20,12 +20,13 @@
 //! A command is written once over [`Format`]: `list` calls [`Format::list`], `select`
 //! [`Format::select`], `doctor` and `check` [`Format::examine`] (a file of a kernel database
 //! set apart by [`Format::database_member`]), `extract` [`Format::extract`], `inspect`
-//! [`Format::inspect`], whatever the file.
+//! [`Format::inspect`], `prune` of a tree [`Format::prune`], whatever the file.
 //! A new format is one type implementing [`Format`] (the compiler names every method it must
 //! provide) and one line in [`Formats::standard`], or [`Formats::with`] for a caller's own.
 
 use crate::database::DirNames;
 use crate::extract::{ExtractError, Plan, Wanted};
+use crate::prune_file::{self, Pruned};
 use crate::Settings;
 use gfxkit_bundle::limits::Limits;
 use gfxkit_inventory::database::DbMember;
@@ -38,6 +39,7 @@ use gfxkit_inventory::select::Selection;
 use gfxkit_inventory::verify::Verification;
 use gfxkit_inventory::Inventory;
 use gfxkit_kpack::search::{Env, Loader};
+use gfxkit_shrink::Transform;
 use gfxkit_spec::rocm::Rules;
 use gfxkit_target_id::TargetId;
 use std::path::{Path, PathBuf};
@@ -215,6 +217,12 @@ pub trait Format: Send + Sync {
 
     /// For `gfxkit inspect`: what the file is read as.
     fn inspect(&self, file: &File<'_>) -> Inspection;
+
+    /// `gfxkit prune` of a tree: what becomes of this file, found at `rel` in the tree (whose
+    /// name or directory may give a per-architecture file's processor), under `t`: copied,
+    /// kept or dropped whole by its targets ([`Pruned::whole`]), or rewritten. Nothing is
+    /// written; an error stops the prune before anything is.
+    fn prune(&self, file: &File<'_>, rel: &str, t: &Transform) -> Result<Pruned, crate::Error>;
 
     /// What the census's input row calls the file (its `kind` column: `kpack`,
     /// `kernel-database`, a package's format such as `wheel` or `deb`, or what a binary's
@@ -508,6 +516,11 @@ impl Format for KpackArchive {
         Inspection::KpackArchive
     }
 
+    /// Kept or dropped whole by the architectures its table of contents names.
+    fn prune(&self, file: &File<'_>, rel: &str, t: &Transform) -> Result<Pruned, crate::Error> {
+        prune_file::archive(file.path, rel, file.data, t)
+    }
+
     fn kind(&self, _: &File<'_>) -> String {
         "kpack".to_owned()
     }
@@ -629,6 +642,15 @@ impl Format for KernelDatabase {
 
     fn inspect(&self, file: &File<'_>) -> Inspection {
         Binary.inspect(file)
+    }
+
+    /// A Tensile index cut to the kept rows or kept or dropped whole; any other database
+    /// file kept or dropped by its targets.
+    fn prune(&self, file: &File<'_>, rel: &str, t: &Transform) -> Result<Pruned, crate::Error> {
+        match prune_file::database(file.path, rel, file.data, t)? {
+            Some(p) => Ok(p),
+            None => Binary.prune(file, rel, t),
+        }
     }
 
     fn kind(&self, _: &File<'_>) -> String {
@@ -852,6 +874,11 @@ impl Format for Binary {
         Inspection::CodeObject {
             hint: not_a_code_object(file.data),
         }
+    }
+
+    /// A raw code object kept or dropped by its target, a host binary or bundle rewritten.
+    fn prune(&self, file: &File<'_>, rel: &str, t: &Transform) -> Result<Pruned, crate::Error> {
+        prune_file::binary(file.path, rel, file.data, t)
     }
 
     fn kind(&self, file: &File<'_>) -> String {

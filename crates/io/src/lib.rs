@@ -64,6 +64,7 @@ pub mod input;
 pub mod kfd;
 pub mod kpack;
 pub mod package;
+pub mod prune_file;
 pub mod rewrite;
 pub mod rocm;
 pub mod scan;

@@ -142,8 +142,9 @@ pub enum Phase<'p> {
 }
 
 /// `prune` or `recompress` of one host binary or bundle named `name` (not a package or a
-/// tree), for the CLI and Python: a signed image unsigned first when `drop_signature`, the
-/// rewrite with `t`, refused when it would leave no device code (unless `allow_empty`), then
+/// tree), for the CLI and Python: a signed image unsigned first when `drop_signature`, a file a
+/// prune keeps or drops whole refused ([`crate::prune_file::refuse_whole`]), the rewrite with
+/// `t`, refused when it would leave no device code (unless `allow_empty`), then
 /// written through [`write_verified`] or, for a dry run, verified in memory. `phase` hears
 /// what is being done. Returns the rewrite's report.
 pub fn rewrite_file(
@@ -171,6 +172,11 @@ pub fn rewrite_file(
         Some(u) => (&u[..], Original::Bytes(u)),
         None => (bytes, original),
     };
+    let formats = crate::format::Formats::standard().with_settings(crate::Settings {
+        limits: t.limits,
+        ..Default::default()
+    });
+    crate::prune_file::refuse_whole(&formats, name, bytes, t)?;
     phase(Phase::Rewriting);
     let mut rewritten =
         gfxkit_shrink::rewrite_without_digests(bytes, t).map_err(fail(ErrorKind::Prune))?;

@@ -1,29 +1,13 @@
 //! `prune` of a directory tree (`gfxkit prune --keep gfx90a /usr/lib/x86_64-linux-gnu -o out`):
 //! a pruned copy of the tree, with the kernel databases beside the libraries pruned too.
 //!
-//! Each path is decided by its content, never by a file-name pattern:
+//! Each file is decided by its content, never by a file-name pattern: the door
+//! ([`crate::format::Formats::of`]) names its format, whose [`crate::format::Format::prune`]
+//! says what becomes of it ([`crate::prune_file`] has gfxkit's formats' rules: raw code
+//! objects and `.kpack` archives kept or dropped by their targets, host binaries rewritten,
+//! Tensile indexes cut to the kept rows, other kernel-database files kept or dropped whole).
+//! Then, over the whole tree:
 //!
-//! - a raw AMDGPU code object (`TensileLibrary_gfx90a.co`, `Kernels.so-000-gfx90a-xnack-.hsaco`,
-//!   aiter's `hsa/gfx942/*.co`) is kept or dropped by the target its ELF header's `e_flags`
-//!   name;
-//! - a host binary or offload bundle with device code is rewritten as `prune` rewrites one file
-//!   (written through a temporary file, read back and verified);
-//! - a Tensile index opened for one processor alone (a lazy master
-//!   `TensileLibrary_lazy_<P>.dat`, `TensileLibrary_<P>.dat`, any index in `library/<P>/`),
-//!   and one without processor rows (a shard, a `_Mapping.dat`), is kept or dropped whole with
-//!   the processor its name or directory gives (an arch-neutral one, such as rocBLAS's
-//!   `..._fallback.dat` shards, is kept): every row of it, the catch-all `TruePred` row
-//!   included, serves that processor;
-//! - an index of every processor (`TensileLibrary.dat`, `.dat.zlib`) is cut to the rows a kept
-//!   processor can select and the solutions they reach ([`gfxkit_kernel_db::tensile_write`],
-//!   read back before it is written): rows are tried in file order and a problem type a
-//!   device's own rows leave out falls through to the next row it can select, so the
-//!   catch-all row (no processor required) is kept whenever anything is kept;
-//! - a MIOpen `.kdb` is kept or dropped by its records' targets (a record's `-mcpu=`, else the
-//!   `DbId` of the file name), the first record's code object decoded to confirm the name; an
-//!   AOTriton `.aks2` by the targets its kernels' ELF headers name, and an AOTriton zip pack (a
-//!   zip of `.aks2` images only) by those of all its images. A file holding both kept
-//!   and dropped targets is kept whole (it is not split) and says so in its note;
 //! - a directory named for a processor (`hsa/gfx950/`, `library/gfx942/`) that the selection
 //!   drops, holding device code of dropped targets only, is dropped whole with its other files
 //!   (aiter's CSV maps);
@@ -38,15 +22,15 @@
 //! A failure removes the temporary directory; the input is only read. A prune that would leave
 //! no device code is refused before anything is written, unless `allow_empty`.
 
+use crate::format::Formats;
 use crate::input::Input;
+use crate::prune_file::{index_bytes, keeps_target, tree_file, Pruned};
 use crate::write::{copy_or_write, Durability};
 use crate::{Error, ErrorKind};
 use gfxkit_inventory::database::{self as db, DbKind};
-use gfxkit_inventory::prune::{IndexOutcome, IndexRow, TreeAction, TreeFile};
-use gfxkit_kernel_db::tensile::{Index, NodeKind, RowSummary};
-use gfxkit_kernel_db::Limits;
+use gfxkit_inventory::prune::{TreeAction, TreeFile};
+use gfxkit_kernel_db::tensile::Index;
 use gfxkit_shrink::{Pattern, Selection, Transform};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Most paths read from one tree (a ROCm install holds some tens of thousands).
@@ -75,18 +59,6 @@ pub(crate) enum Item {
     Special,
 }
 
-/// What pass one decided for a file, with what pass two needs to write it.
-struct Plan {
-    file: TreeFile,
-    /// Whether it holds device code that is kept.
-    keeps: bool,
-    /// The rewritten bytes of a Tensile index.
-    index_bytes: Option<Vec<u8>>,
-    /// A Tensile index's hardware rows as read when it was planned (for the check of the
-    /// pruned databases, which then does not read the index again).
-    index_rows: Option<db::IndexRows>,
-}
-
 /// Whether `path` is a directory (not a symbolic link to one): a tree to prune.
 pub fn is_tree(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
@@ -106,10 +78,11 @@ pub enum TreeOutput<'a> {
     InPlace,
 }
 
-/// Prunes the tree `input` with `t` into `output` (see the module documentation and
-/// [`TreeOutput`]). Unless `allow_empty`, a result without device code (where the tree had
-/// some) is refused before anything is written.
+/// Prunes the tree `input` with `t` into `output`, each file read as `formats` reads it (see
+/// the module documentation and [`TreeOutput`]). Unless `allow_empty`, a result without
+/// device code (where the tree had some) is refused before anything is written.
 pub fn prune_tree(
+    formats: &Formats,
     input: &Path,
     t: &Transform,
     output: TreeOutput<'_>,
@@ -126,12 +99,12 @@ pub fn prune_tree(
     let items = walk(input)?;
     // Each path decided on its own, several at a time (the index rewrite beside the library's).
     use rayon::prelude::*;
-    let mut plans: Vec<Option<Plan>> = items
+    let mut plans: Vec<Option<Pruned>> = items
         .par_iter()
-        .map(|(rel, item)| -> Result<Option<Plan>, Error> {
+        .map(|(rel, item)| -> Result<Option<Pruned>, Error> {
             Ok(match item {
-                Item::File { len, .. } => Some(classify(&input.join(rel), rel, *len, t)?),
-                Item::Symlink { target } => Some(Plan {
+                Item::File { len, .. } => Some(classify(formats, &input.join(rel), rel, *len, t)?),
+                Item::Symlink { target } => Some(Pruned {
                     file: tree_file(rel, "symlink", TreeAction::Copied, 0),
                     keeps: false,
                     index_bytes: None,
@@ -141,7 +114,7 @@ pub fn prune_tree(
                     p.file.note = Some(format!("-> {}", target.display()));
                     p
                 }),
-                Item::Special => Some(Plan {
+                Item::Special => Some(Pruned {
                     file: TreeFile {
                         note: Some("a device, FIFO or socket: not copied".into()),
                         ..tree_file(rel, "file", TreeAction::Dropped, 0)
@@ -195,7 +168,7 @@ pub fn prune_tree(
 fn check_databases(
     input: &Path,
     items: &[(String, Item)],
-    plans: &[Option<Plan>],
+    plans: &[Option<Pruned>],
     sel: &Selection,
 ) -> Result<(), Error> {
     use std::collections::BTreeMap;
@@ -311,7 +284,7 @@ const MAX_LINK_HOPS: usize = 40;
 /// a directory dropped whole), following links to links inside the tree. Targets are resolved
 /// by their text from the link's directory; an absolute target, one that leaves the tree, and
 /// one that names nothing in the input are left as they are (copied).
-fn drop_links_to_dropped(items: &[(String, Item)], plans: &mut [Option<Plan>]) {
+fn drop_links_to_dropped(items: &[(String, Item)], plans: &mut [Option<Pruned>]) {
     let at = path_index(items);
     let drops: Vec<(usize, String)> = (0..items.len())
         .filter_map(|i| {
@@ -370,7 +343,7 @@ pub(crate) fn follow_link<T>(
 /// `path` itself or the directory it is in that the prune drops, if any.
 fn dropped_within<'p>(
     at: &std::collections::HashMap<&str, usize>,
-    plans: &[Option<Plan>],
+    plans: &[Option<Pruned>],
     path: &'p str,
 ) -> Option<&'p str> {
     std::iter::successors(Some(path), |p| p.rsplit_once('/').map(|(d, _)| d)).find(|p| {
@@ -406,24 +379,6 @@ fn resolve_link(link: &str, target: &Path) -> Option<String> {
 fn meta_mode(m: &std::fs::Metadata) -> u32 {
     use std::os::unix::fs::PermissionsExt;
     m.permissions().mode()
-}
-
-fn tree_file(rel: &str, kind: &'static str, action: TreeAction, size: u64) -> TreeFile {
-    TreeFile {
-        path: rel.to_owned(),
-        kind,
-        action,
-        targets: Vec::new(),
-        size_before: size,
-        size_after: if action == TreeAction::Dropped {
-            0
-        } else {
-            size
-        },
-        note: None,
-        index: None,
-        report: None,
-    }
 }
 
 /// The output must not exist or be an empty directory, and must not be inside the input.
@@ -529,447 +484,21 @@ pub(crate) fn walk(root: &Path) -> Result<Vec<(String, Item)>, Error> {
     Ok(out)
 }
 
-pub(crate) fn sorted(mut v: Vec<String>) -> Vec<String> {
-    v.sort();
-    v.dedup();
-    v
-}
-
-/// Whether the selection keeps code for `target` (a target ID or processor name).
-fn keeps_target(sel: &Selection, target: &str) -> bool {
-    sel.keeps(&db::entry_id(target))
-}
-
-/// Decides what becomes of one file (pass one: nothing is written).
-fn classify(path: &Path, rel: &str, len: u64, t: &Transform) -> Result<Plan, Error> {
-    let sel = &t.selection;
-    let plain = |kind| Plan {
-        file: tree_file(rel, kind, TreeAction::Copied, len),
-        keeps: false,
-        index_bytes: None,
-        index_rows: None,
-    };
-    if len == 0 {
-        return Ok(plain("file"));
-    }
-    let input = Input::open(path)?;
-    let data: &[u8] = &input;
-    let by_targets = |kind: &'static str, targets: Vec<String>, note: Option<String>| {
-        let targets = sorted(targets);
-        let kept = targets.iter().filter(|t| keeps_target(sel, t)).count();
-        let action = if targets.is_empty() || kept > 0 {
-            TreeAction::Kept
-        } else {
-            TreeAction::Dropped
-        };
-        let mut file = tree_file(rel, kind, action, len);
-        file.note = note;
-        if kept > 0 && kept < targets.len() {
-            file.note = Some("holds kept and dropped targets: kept whole (not split)".into());
-        }
-        file.targets = targets;
-        Plan {
-            keeps: kept > 0,
-            file,
-            index_bytes: None,
-            index_rows: None,
-        }
-    };
-    if db::kind(&path.to_string_lossy(), data) == Some(DbKind::TensileIndex) {
-        return tensile_index(path, rel, data, len, t);
-    }
-    if let Some((kind, targets)) = database_targets(path, rel, data)? {
-        return Ok(by_targets(kind, targets, None));
-    }
-    let sniffed = gfxkit_host::InputKind::sniff(data.get(..64).unwrap_or(data));
-    use gfxkit_host::InputKind as K;
-    match sniffed {
-        K::ElfExecutable
-        | K::ElfSharedObject
-        | K::ElfRelocatable
-        | K::PeImage
-        | K::CoffObject
-        | K::Archive
-        | K::Bundle => {
-            let rewritten = match gfxkit_shrink::rewrite_without_digests(data, t) {
-                Ok(r) => r,
-                Err(e)
-                    if matches!(e.kind, gfxkit_shrink::ErrorKind::Unsupported(_))
-                        && gfxkit_shrink::survey_with(data, false, &t.limits)
-                            .map(|s| s.regions.iter().all(|r| r.bundles.is_empty()))
-                            .unwrap_or(true) =>
-                {
-                    return Ok(plain("file"))
-                }
-                Err(e) => return Err(Error::new(path, ErrorKind::Prune(e))),
-            };
-            let report = rewritten.report;
-            if !report.had_device_code() {
-                return Ok(plain("file"));
-            }
-            let targets = sorted(
-                report
-                    .targets_before()
-                    .into_iter()
-                    .filter(|t| *t != "host")
-                    .map(str::to_owned)
-                    .collect(),
-            );
-            let changed = report.changed();
-            let mut file = tree_file(
-                rel,
-                "host",
-                if changed {
-                    TreeAction::Rewritten
-                } else {
-                    TreeAction::Kept
-                },
-                len,
-            );
-            if changed {
-                file.size_after = report.size_after;
-            }
-            file.targets = targets;
-            let keeps = report.keeps_device_code();
-            file.report = Some(report);
-            Ok(Plan {
-                file,
-                keeps,
-                index_bytes: None,
-                index_rows: None,
-            })
-        }
-        _ => Ok(plain("file")),
-    }
-}
-
-/// The targets a kernel-database file or raw code object serves, read from its content (see
-/// the module documentation), with the file's kind; `None` for any other file. A Tensile index
-/// gives the processors of its rows, or the architecture its name or directory gives when it
-/// has none.
-pub(crate) fn database_targets(
+/// Decides what becomes of one file (pass one: nothing is written): an empty file is copied,
+/// any other goes to the format the door names.
+fn classify(
+    formats: &Formats,
     path: &Path,
     rel: &str,
-    data: &[u8],
-) -> Result<Option<(&'static str, Vec<String>)>, Error> {
-    if let Some(kind) = db::kind(&path.to_string_lossy(), data) {
-        let name = db::base_name(rel);
-        let targets = match kind {
-            DbKind::TensileIndex => {
-                let bytes = index_bytes(path, rel, data)?;
-                let index = parse_index(path, &bytes)?;
-                let mut processors: Vec<String> = match &index.library.kind {
-                    NodeKind::Hardware(_) => index
-                        .rows()
-                        .iter()
-                        .filter_map(|r| r.processor.map(str::to_owned))
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                if processors.is_empty() {
-                    processors.extend(arch_of_name(rel));
-                }
-                processors
-            }
-            // Files naming kernels of one architecture by its name or directory (aiter's maps
-            // sit in `hsa/<arch>/`).
-            DbKind::TensileMapping | DbKind::AiterMap => arch_of_name(rel).into_iter().collect(),
-            DbKind::MiopenKdb | DbKind::Aks2 => {
-                let Some(opened) = db::open(name, data, kind) else {
-                    return Ok(None);
-                };
-                let opened = opened.map_err(|e| Error::new(path, ErrorKind::Database(e)))?;
-                if kind == DbKind::MiopenKdb {
-                    confirm_kdb_name(path, name, &opened)?;
-                }
-                opened
-                    .entries
-                    .iter()
-                    .map(|e| gfxkit_shrink::label(&e.id))
-                    .filter(|t| !t.is_empty())
-                    .collect()
-            }
-        };
-        return Ok(Some((kind.name(), sorted(targets))));
-    }
-    let sniffed = gfxkit_host::InputKind::sniff(data.get(..64).unwrap_or(data));
-    if sniffed == gfxkit_host::InputKind::CodeObject {
-        let target = db::raw_code_object_target(data)
-            .map_err(|why| Error::new(path, ErrorKind::CodeObject(why)))?;
-        return Ok(Some(("code-object", vec![target])));
-    }
-    Ok(aotriton_pack(rel, data).map(|targets| ("aotriton-pack", sorted(targets))))
-}
-
-/// The targets of an AOTriton zip pack (`aotriton.images/amd-<pack>/<family>/<kernel>.zip`): a
-/// zip whose members that may hold device code are all `.aks2` images, at least one; `None` for
-/// any other file (a wheel with libraries, a damaged zip: copied as files are).
-fn aotriton_pack(rel: &str, data: &[u8]) -> Option<Vec<String>> {
-    if gfxkit_package::detect(data.get(..4).unwrap_or(data)) != Some(gfxkit_package::Format::Zip) {
-        return None;
-    }
-    let visit = |m: gfxkit_package::Member<'_>| -> Option<Vec<String>> {
-        if db::kind(m.name, &m.bytes) != Some(DbKind::Aks2) {
-            return None;
-        }
-        let opened = db::open(db::base_name(m.name), &m.bytes, DbKind::Aks2)?.ok()?;
-        Some(
-            opened
-                .entries
-                .iter()
-                .map(|e| gfxkit_shrink::label(&e.id))
-                .filter(|t| !t.is_empty())
-                .collect(),
-        )
-    };
-    let walked = gfxkit_package::walk(
-        rel,
-        data,
-        &gfxkit_package::Options::default(),
-        &crate::input::TempSpill,
-        &visit,
-    )
-    .ok()?;
-    let mut targets = Vec::new();
-    for member in &walked {
-        targets.extend(member.as_ref().ok()?.value.clone()?);
-    }
-    (!walked.is_empty()).then_some(targets)
-}
-
-/// A Tensile index's MessagePack bytes (inflated from a `.zlib` file, transcoded from a
-/// `.yaml` one: [`gfxkit_kernel_db::tensile::index_bytes`]).
-fn index_bytes<'d>(
-    path: &Path,
-    rel: &str,
-    data: &'d [u8],
-) -> Result<std::borrow::Cow<'d, [u8]>, Error> {
-    gfxkit_kernel_db::tensile::index_bytes(rel, data, &Limits::default())
-        .map_err(|e| Error::new(path, ErrorKind::Database(e)))
-}
-
-/// The Tensile index in `bytes` (of the file at `path`).
-fn parse_index<'b>(path: &Path, bytes: &'b [u8]) -> Result<Index<'b>, Error> {
-    Index::parse_with(bytes, &Limits::default())
-        .map_err(|e| Error::new(path, ErrorKind::Database(e)))
-}
-
-/// MIOpen names a `.kdb` for its processor: the first record's code object must be for it.
-fn confirm_kdb_name(path: &Path, name: &str, opened: &db::Opened) -> Result<(), Error> {
-    let Ok(id) = gfxkit_kernel_db::kdb::DbId::parse_file_name(name) else {
-        return Ok(());
-    };
-    let Some(first) = opened.entries.first() else {
-        return Ok(());
-    };
-    let code = opened
-        .code_object(0)
-        .map_err(|e| Error::new(path, ErrorKind::Database(e.place(first.place.clone()))))?;
-    match db::code_object_target(&code) {
-        Some(t) if t.split(':').next() == Some(id.processor.as_str()) => Ok(()),
-        found => Err(Error::new(
-            path,
-            ErrorKind::Database(gfxkit_kernel_db::Error::new(
-                gfxkit_kernel_db::ErrorKind::Inconsistent(format!(
-                    "the file name says {}, but the code object of {} is for {}",
-                    id.processor,
-                    first.place,
-                    found.as_deref().unwrap_or("no readable target")
-                )),
-            )),
-        )),
-    }
-}
-
-/// The architecture a per-architecture Tensile file names: the last `_gfx...` word of its
-/// name (`TensileLibrary_gfx90a.dat`, `TensileLibrary_lazy_gfx942_Mapping.dat`,
-/// `..._fallback_gfx1100.dat`), else its directory (`library/gfx942/`).
-fn arch_of_name(rel: &str) -> Option<String> {
-    let processor = |w: &str| {
-        gfxkit_target_id::TargetId::parse(w)
-            .ok()
-            .filter(|t| !t.has_features() && t.processor().name == w)
-            .map(|_| w.to_owned())
-    };
-    let base = db::base_name(rel);
-    let stem = base.split('.').next().unwrap_or(base);
-    let from_name = stem.split(['_', '-']).rev().find_map(&processor);
-    from_name.or_else(|| {
-        let mut parts = rel.rsplit('/');
-        parts.next();
-        parts.next().and_then(processor)
-    })
-}
-
-/// A Tensile index: rewritten to the kept rows when it has processor rows, else kept or
-/// dropped with the architecture its name or directory gives.
-fn tensile_index(
-    path: &Path,
-    rel: &str,
-    data: &[u8],
     len: u64,
     t: &Transform,
-) -> Result<Plan, Error> {
-    let sel = &t.selection;
-    let limits = Limits::default();
-    let zlib = rel.ends_with(".zlib");
-    let yaml = rel.ends_with(".yaml");
-    let bytes = index_bytes(path, rel, data)?;
-    let bytes: &[u8] = &bytes;
-    let index = parse_index(path, bytes)?;
-    let rows_in = db::IndexRows::of(&index);
-    let rows = match &index.library.kind {
-        NodeKind::Hardware(_) => index.rows(),
-        _ => Vec::new(),
-    };
-    let processors: Vec<&str> = rows.iter().filter_map(|r| r.processor).collect();
-    // An index opened for one processor alone (a lazy master `TensileLibrary_lazy_<P>.dat`,
-    // `TensileLibrary_<P>.dat`, or any index in `library/<P>/`), and an index without
-    // processor rows (a shard, a mapping), goes with the processor its name or directory
-    // gives, whole: every row of it, the catch-all one included, serves that processor.
-    let own = db::index_processor(rel)
-        .or_else(|| processors.is_empty().then(|| arch_of_name(rel)).flatten());
-    if own.is_some() || processors.is_empty() {
-        let arch: Vec<String> = own.into_iter().collect();
-        let kept = arch.iter().any(|a| keeps_target(sel, a));
-        let mut file = tree_file(
-            rel,
-            "tensile-index",
-            if arch.is_empty() || kept {
-                TreeAction::Kept
-            } else {
-                TreeAction::Dropped
-            },
-            len,
-        );
-        file.targets = arch;
-        return Ok(Plan {
-            file,
-            keeps: kept,
-            index_bytes: None,
-            index_rows: Some(rows_in),
-        });
+) -> Result<Pruned, Error> {
+    if len == 0 {
+        return Ok(Pruned::copied(rel, "file", len));
     }
-    // One index of every processor: rows are tried in file order and a problem type the
-    // device's own rows leave out falls through to the next row it can select, so a row is
-    // kept when a kept processor can select it. A row that requires no processor (`TruePred`,
-    // a CU count alone) can be selected by every processor: it is kept unless everything is
-    // dropped.
-    let tests: Vec<gfxkit_kernel_db::loads::DeviceTest> = rows
-        .iter()
-        .map(|r| {
-            r.predicate.map_or(
-                gfxkit_kernel_db::loads::DeviceTest::True,
-                gfxkit_kernel_db::loads::DeviceTest::of,
-            )
-        })
-        .collect();
-    let kept_processor = |p: &str| keeps_target(sel, p);
-    let keep_row = |i: usize| {
-        let t = &tests[i];
-        if t.any_processor() {
-            return processors.iter().any(|p| kept_processor(p))
-                || matches!(sel, Selection::Keep(_));
-        }
-        t.processors().iter().any(|p| kept_processor(p))
-    };
-    let keep_flags: Vec<bool> = (0..rows.len()).map(keep_row).collect();
-    let keep = |r: &RowSummary<'_>| keep_flags[r.position];
-    let targets = sorted(processors.iter().map(|p| p.to_string()).collect());
-    let kept_rows = rows.iter().filter(|r| keep(r)).count();
-    // Device code kept: a kept processor's own rows (the catch-all row alone is the index a
-    // kept processor without rows opens, not code of its own).
-    let keeps = rows.iter().any(|r| r.processor.is_some() && keep(r));
-    let mut file = tree_file(rel, "tensile-index", TreeAction::Kept, len);
-    file.targets = targets;
-    if kept_rows == rows.len() {
-        return Ok(Plan {
-            file,
-            keeps,
-            index_bytes: None,
-            index_rows: Some(rows_in),
-        });
-    }
-    if kept_rows == 0 {
-        file.action = TreeAction::Dropped;
-        file.size_after = 0;
-        return Ok(Plan {
-            file,
-            keeps,
-            index_bytes: None,
-            index_rows: Some(rows_in),
-        });
-    }
-    let pruned =
-        gfxkit_kernel_db::tensile_write::prune_summarized(bytes, &index, &rows, keep, &limits)
-            .map_err(|e| Error::new(path, ErrorKind::Database(e)))?;
-    let out = if zlib {
-        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-        e.write_all(&pruned.bytes)
-            .and_then(|_| e.finish())
-            .map_err(|e| Error::new(path, ErrorKind::Write(e)))?
-    } else if yaml {
-        yaml_index(&pruned.bytes, &limits).map_err(|e| Error::new(path, ErrorKind::Database(e)))?
-    } else {
-        pruned.bytes
-    };
-    let row = |r: &gfxkit_kernel_db::tensile_write::RowInfo| IndexRow {
-        processor: r.processor.clone(),
-        cu_count: r.cu_count,
-        predicate: r.predicate.clone(),
-        solutions: r.solutions,
-    };
-    file.action = TreeAction::Rewritten;
-    file.size_after = out.len() as u64;
-    file.index = Some(IndexOutcome {
-        kept_rows: pruned.kept.iter().map(row).collect(),
-        dropped_rows: pruned.dropped.iter().map(row).collect(),
-        solutions_before: pruned.solutions_before,
-        solutions_after: pruned.solutions_after,
-    });
-    Ok(Plan {
-        file,
-        keeps,
-        index_bytes: Some(out),
-        index_rows: Some(rows_in),
-    })
-}
-
-/// The pruned MessagePack index `bytes` written as YAML (for a `.yaml` index), read back
-/// before it is returned: the transcoded YAML must parse to the same solutions (index and
-/// name) and rows (processor, CU count, solutions reached).
-fn yaml_index(bytes: &[u8], limits: &Limits) -> Result<Vec<u8>, gfxkit_kernel_db::Error> {
-    use gfxkit_kernel_db::tensile::Index;
-    use gfxkit_kernel_db::tensile_yaml::{from_msgpack, to_msgpack};
-    let yaml = from_msgpack(bytes, limits)?;
-    let back = to_msgpack(&yaml, limits)?;
-    let (a, b) = (
-        Index::parse_with(bytes, limits)?,
-        Index::parse_with(&back, limits)?,
-    );
-    let solutions = |i: &Index<'_>| -> Vec<(u64, String)> {
-        i.solutions
-            .iter()
-            .map(|s| (s.index, s.name.to_owned()))
-            .collect()
-    };
-    let rows = |i: &Index<'_>| -> Vec<(Option<String>, Option<u64>, Vec<u64>)> {
-        i.rows()
-            .iter()
-            .map(|r| {
-                let procs = r.processor.map(str::to_owned);
-                (procs, r.cu_count, r.solutions.iter().copied().collect())
-            })
-            .collect()
-    };
-    if solutions(&a) != solutions(&b) || rows(&a) != rows(&b) {
-        return Err(gfxkit_kernel_db::Error::new(
-            gfxkit_kernel_db::error::ErrorKind::Inconsistent(
-                "the pruned index written as YAML does not read back as written".into(),
-            ),
-        ));
-    }
-    Ok(yaml)
+    let input = Input::open(path)?;
+    let file = formats.file(path, &input);
+    formats.of(&file).prune(&file, rel, t)
 }
 
 /// When `items[i]` is a directory named for a processor (`hsa/gfx942`, `library/gfx90a`; a
@@ -993,7 +522,7 @@ pub(crate) fn processor_dir(items: &[(String, Item)], i: usize) -> Option<(&str,
 
 /// Drops whole directories named for a processor the selection drops when they hold device
 /// code of dropped targets only (aiter's `hsa/gfx950/` with its CSV maps).
-fn drop_processor_dirs(items: &[(String, Item)], plans: &mut [Option<Plan>], sel: &Selection) {
+fn drop_processor_dirs(items: &[(String, Item)], plans: &mut [Option<Pruned>], sel: &Selection) {
     let mut i = 0;
     while i < items.len() {
         let rel = &items[i].0;
@@ -1017,7 +546,7 @@ fn drop_processor_dirs(items: &[(String, Item)], plans: &mut [Option<Plan>], sel
                 p.index_bytes = None;
                 p.file.note = Some(format!("in {rel}/, a directory for {name}"));
             }
-            plans[i] = Some(Plan {
+            plans[i] = Some(Pruned {
                 file: TreeFile {
                     note: Some(format!(
                         "a directory for {name}: dropped with what it holds"
@@ -1036,7 +565,7 @@ fn drop_processor_dirs(items: &[(String, Item)], plans: &mut [Option<Plan>], sel
 }
 
 /// The targets of the selection no device code of the tree matches.
-fn unmatched(sel: &Selection, plans: &[Option<Plan>]) -> Vec<String> {
+fn unmatched(sel: &Selection, plans: &[Option<Pruned>]) -> Vec<String> {
     let ps: &[Pattern] = match sel {
         Selection::Keep(ps) | Selection::Drop(ps) => ps,
         Selection::All => return Vec::new(),
@@ -1066,7 +595,7 @@ fn stage_tree(
     input: &Path,
     beside: &Path,
     items: &[(String, Item)],
-    plans: &mut [Option<Plan>],
+    plans: &mut [Option<Pruned>],
     t: &Transform,
     root_mode: u32,
 ) -> Result<tempfile::TempDir, Error> {
@@ -1095,7 +624,7 @@ fn write_tree(
     input: &Path,
     out: &Path,
     items: &[(String, Item)],
-    plans: &mut [Option<Plan>],
+    plans: &mut [Option<Pruned>],
     t: &Transform,
     root_mode: u32,
 ) -> Result<(), Error> {
@@ -1116,7 +645,7 @@ fn write_tree(
 fn replace_tree(
     input: &Path,
     items: &[(String, Item)],
-    plans: &mut [Option<Plan>],
+    plans: &mut [Option<Pruned>],
     t: &Transform,
     root_mode: u32,
 ) -> Result<(), Error> {
@@ -1174,7 +703,7 @@ fn fill(
     input: &Path,
     root: &Path,
     items: &[(String, Item)],
-    plans: &mut [Option<Plan>],
+    plans: &mut [Option<Pruned>],
     t: &Transform,
 ) -> Result<(), Error> {
     use rayon::prelude::*;

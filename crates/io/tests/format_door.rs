@@ -12,6 +12,7 @@ use gfxkit_inventory::verify::Verification;
 use gfxkit_inventory::Inventory;
 use gfxkit_io::extract::{ExtractError, Plan, Wanted};
 use gfxkit_io::format::{Around, File, Format, Formats, Inspection, Sized};
+use gfxkit_io::prune_file::Pruned;
 use gfxkit_io::whole;
 use gfxkit_kpack::search::Loader;
 use gfxkit_spec::rocm::Rules;
@@ -154,6 +155,30 @@ impl Format for Toy {
 
     fn kind(&self, _: &File<'_>) -> String {
         "toy".to_owned()
+    }
+
+    /// Kept or dropped whole by the targets of its bundle's entries.
+    fn prune(
+        &self,
+        file: &File<'_>,
+        rel: &str,
+        t: &gfxkit_shrink::Transform,
+    ) -> Result<Pruned, gfxkit_io::Error> {
+        let inv = Inventory::of(Toy::inner(file));
+        let listed = gfxkit_inventory::list::list(&file.name(), &inv, false);
+        let targets = listed
+            .bundles
+            .iter()
+            .flat_map(|b| &b.entries)
+            .filter_map(|e| e.target_id.clone())
+            .collect();
+        Ok(Pruned::whole(
+            rel,
+            "toy",
+            targets,
+            file.data.len() as u64,
+            &t.selection,
+        ))
     }
 }
 
@@ -364,4 +389,37 @@ fn a_format_added_through_the_interface_is_read_by_every_command() {
         with_toy.of(&file).inspect(&file),
         Inspection::CodeObject { hint } if hint.contains("toy")
     ));
+
+    // prune of a tree: the toy kept or dropped whole by its targets
+    use gfxkit_inventory::prune::TreeAction;
+    use gfxkit_io::tree::{prune_tree, TreeOutput};
+    use gfxkit_shrink::{Conversion, Pattern, Selection, Transform};
+    let prune = |formats: &Formats, keep: &str| {
+        let t = Transform {
+            selection: Selection::Keep(vec![Pattern::parse(keep).unwrap()]),
+            conversion: Conversion::Keep,
+            limits: Default::default(),
+        };
+        prune_tree(formats, &new, &t, TreeOutput::DryRun, true).unwrap()
+    };
+    let kept = prune(&with_toy, "gfx1100");
+    let toy_file = &kept.files[0];
+    assert_eq!(toy_file.kind, "toy");
+    assert_eq!(toy_file.action, TreeAction::Kept);
+    assert_eq!(toy_file.targets, ["gfx1100", "gfx906", "gfx90a"]);
+    let dropped = prune(&with_toy, "gfx942");
+    assert_eq!(dropped.files[0].action, TreeAction::Dropped);
+    assert_eq!(dropped.files[0].size_after, 0);
+    assert!(dropped.size_after < kept.size_after);
+    let written = tmp.path().join("pruned");
+    let t = Transform {
+        selection: Selection::Drop(vec![Pattern::parse("gfx906").unwrap()]),
+        conversion: Conversion::Keep,
+        limits: Default::default(),
+    };
+    prune_tree(&with_toy, &new, &t, TreeOutput::Dir(&written), false).unwrap();
+    assert_eq!(std::fs::read(written.join("kernels.toy")).unwrap(), bytes);
+    let plain = prune(&standard, "gfx942");
+    assert_eq!(plain.files[0].kind, "file");
+    assert_eq!(plain.files[0].action, TreeAction::Copied);
 }

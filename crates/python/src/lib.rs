@@ -1445,6 +1445,7 @@ fn run_transform<'py>(
     let report = done.map_err(|e| match e.kind() {
         gfxkit_io::ErrorKind::Prune(_)
         | gfxkit_io::ErrorKind::Empty(_)
+        | gfxkit_io::ErrorKind::Whole(_)
         | gfxkit_io::ErrorKind::Signature(_)
         | gfxkit_io::ErrorKind::DryRunVerify(_)
         | gfxkit_io::ErrorKind::Digests(_)
@@ -1653,7 +1654,7 @@ fn prune_tree<'py>(
         Some(out) => gfxkit_io::tree::TreeOutput::Dir(out),
     };
     let done = py
-        .allow_threads(|| gfxkit_io::tree::prune_tree(dir, t, to, allow_empty))
+        .allow_threads(|| gfxkit_io::tree::prune_tree(&formats(), dir, t, to, allow_empty))
         .map_err(|e| match e.kind() {
             gfxkit_io::ErrorKind::Prune(_)
             | gfxkit_io::ErrorKind::Database(_)

@@ -26,7 +26,7 @@ code is rewritten; the package is written again with every other member copied a
 rename. .deb and .rpm packages are refused (their checksums and signatures need the \
 distribution's tools). --json then prints {input, output, dry_run, members: [{path, \
 size_before, size_after, ...the report of that member}]}.\n\n\
-Trees: `prune --keep gfx90a DIR -o OUTDIR` writes a pruned copy of DIR. Host binaries are pruned as above; raw code objects (Tensile's TensileLibrary_gfx*.co and Kernels.so-*.hsaco, aiter's hsa/<arch>/*.co) are kept or dropped by the target their ELF header names; a multi-architecture TensileLibrary.dat (.dat.zlib) is rewritten to the kept processor rows and the solutions they reach, and read back before it is written; per-architecture Tensile indexes, MIOpen .kdb files and AOTriton .aks2 files of dropped targets are dropped, as are directories named for a dropped processor that hold only its device code (aiter's hsa/gfx950/). Every other file is copied unchanged, symbolic links stay links (a link to a dropped path is dropped with it), permissions are kept. The tree is written to a temporary directory beside OUTDIR and renamed at the end; with --in-place, beside DIR, synced to disk, and exchanged with DIR in one step, the old tree then removed. --json then prints {input, output, dry_run, seconds, size_before, size_after, unmatched, files: [{path, kind, action, targets, size_before, size_after, note, index: {kept_rows, dropped_rows, solutions_before, solutions_after}, report}]}.\n\n\
+Trees: `prune --keep gfx90a DIR -o OUTDIR` writes a pruned copy of DIR. Host binaries are pruned as above; raw code objects (Tensile's TensileLibrary_gfx*.co and Kernels.so-*.hsaco, aiter's hsa/<arch>/*.co) are kept or dropped by the target their ELF header names; .kpack archives by the architectures of their table of contents (a binary split by kpack is kept); a multi-architecture TensileLibrary.dat (.dat.zlib) is rewritten to the kept processor rows and the solutions they reach, and read back before it is written; per-architecture Tensile indexes, MIOpen .kdb files and AOTriton .aks2 files of dropped targets are dropped, as are directories named for a dropped processor that hold only its device code (aiter's hsa/gfx950/). Every other file is copied unchanged, symbolic links stay links (a link to a dropped path is dropped with it), permissions are kept. The tree is written to a temporary directory beside OUTDIR and renamed at the end; with --in-place, beside DIR, synced to disk, and exchanged with DIR in one step, the old tree then removed. --json then prints {input, output, dry_run, seconds, size_before, size_after, unmatched, files: [{path, kind, action, targets, size_before, size_after, note, index: {kept_rows, dropped_rows, solutions_before, solutions_after}, report}]}.\n\n\
 --keep gfx90a keeps gfx90a, gfx90a:xnack+ and gfx90a:xnack- entries; --keep gfx90a:xnack+ keeps \
 gfx90a:xnack+ and gfx90a (which runs on such devices). --drop drops the entries a pattern names.\n\n\
 A prune that would leave no device code at all (every GPU entry of the file or package dropped, \
@@ -215,7 +215,7 @@ pub fn execute(
         }
     }
     if gfxkit_io::tree::is_tree(&io.input) {
-        return execute_tree(io, t, allow_empty);
+        return execute_tree(io, t, allow_empty, settings);
     }
     let mapped = crate::input::open(&io.input, settings)?;
     if crate::input::is_package(&mapped) {
@@ -351,7 +351,12 @@ fn print_report(
 ///
 /// Prunes the tree `io.input` into `-o OUTDIR`, or in place (or only reports, with
 /// `--dry-run`).
-fn execute_tree(io: &IoArgs, t: &Transform, allow_empty: bool) -> Result<ExitCode> {
+fn execute_tree(
+    io: &IoArgs,
+    t: &Transform,
+    allow_empty: bool,
+    settings: &gfxkit_io::Settings,
+) -> Result<ExitCode> {
     if io.drop_signature {
         bail!("--drop-signature is for one Windows image, not a tree");
     }
@@ -364,7 +369,8 @@ fn execute_tree(io: &IoArgs, t: &Transform, allow_empty: bool) -> Result<ExitCod
         (Some(_), true) => gfxkit_io::tree::TreeOutput::InPlace,
         (Some(out), false) => gfxkit_io::tree::TreeOutput::Dir(out),
     };
-    let done = gfxkit_io::tree::prune_tree(&io.input, t, to, allow_empty)?;
+    let formats = gfxkit_io::format::Formats::standard().with_settings(settings.clone());
+    let done = gfxkit_io::tree::prune_tree(&formats, &io.input, t, to, allow_empty)?;
     progress.finish_and_clear();
     let flag = match &t.selection {
         Selection::Keep(_) => "--keep",
