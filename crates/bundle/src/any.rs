@@ -44,6 +44,11 @@ impl CompressionMethod {
     /// zstd.
     pub const ZSTD: CompressionMethod = CompressionMethod(1);
 
+    /// The method, when it is one gfxkit can decode and write.
+    pub fn known(self) -> Option<crate::Method> {
+        crate::Method::from_u16(self.0)
+    }
+
     /// `zlib`, `zstd` or `unknown(N)`.
     pub fn name(self) -> String {
         match self.0 {
@@ -51,6 +56,12 @@ impl CompressionMethod {
             1 => "zstd".into(),
             n => format!("unknown({n})"),
         }
+    }
+}
+
+impl From<crate::Method> for CompressionMethod {
+    fn from(m: crate::Method) -> CompressionMethod {
+        CompressionMethod(m.as_u16())
     }
 }
 
@@ -84,6 +95,23 @@ pub enum BundleFormat {
 }
 
 impl BundleFormat {
+    /// The form of a CCOB bundle with `header`.
+    pub fn of_header(header: &Header) -> BundleFormat {
+        BundleFormat::Compressed {
+            version: header.version,
+            method: header.method.into(),
+        }
+    }
+
+    /// The form as one word, as reports of rewrites and sizes print it: `uncompressed`,
+    /// `ccob-v2-zstd` (`ccob-v2-unknown(7)` for a method gfxkit does not know).
+    pub fn short_name(self) -> String {
+        match self {
+            BundleFormat::Uncompressed => "uncompressed".to_owned(),
+            BundleFormat::Compressed { version, method } => format!("ccob-v{version}-{method}"),
+        }
+    }
+
     /// The container format alone.
     pub fn format(self) -> Format {
         match self {

@@ -483,13 +483,7 @@ pub fn read_header(b: &Located<'_>, full: bool) -> Result<(Vec<ListedEntry>, u64
         }
         Some(h) => {
             // Only as much is decompressed as the header needs (host discovery's reader).
-            let format = gfxkit_host::BundleFormat::Compressed {
-                version: h.version,
-                method: match h.method {
-                    gfxkit_bundle::codec::Method::Zlib => gfxkit_host::CompressionMethod::ZLIB,
-                    gfxkit_bundle::codec::Method::Zstd => gfxkit_host::CompressionMethod::ZSTD,
-                },
-            };
+            let format = gfxkit_host::BundleFormat::of_header(h);
             let (items, header_len) =
                 gfxkit_host::entries::read_header(format, b.cursor(), &b.limits)
                     .map_err(|e| Error::from(e).within("inside the compressed bundle"))?;

@@ -2,7 +2,6 @@
 //! symbol index (GNU `/` or `/SYM64/`) is fixed to the members' new offsets.
 
 use crate::error::{fail, Error, ErrorKind, Result};
-use crate::limits;
 use crate::output::Output;
 use crate::plan::Transform;
 use crate::report::{FileKind, RegionReport, Report, Rewritten};
@@ -73,9 +72,10 @@ fn special_member(data: &[u8], at: usize) -> Result<Member<'_>> {
     })
 }
 
-/// Appends `m`, refusing more than [`limits::MAX_MEMBERS`].
+/// Appends `m`, refusing more members than host discovery reads from one archive
+/// ([`gfxkit_host::limits::MAX_ARCHIVE_MEMBERS`]).
 fn push<'d>(out: &mut Vec<Member<'d>>, m: Member<'d>) -> Result<()> {
-    if out.len() >= limits::MAX_MEMBERS {
+    if out.len() >= gfxkit_host::limits::MAX_ARCHIVE_MEMBERS {
         return Err(bad(m.header_at, "too many members"));
     }
     out.push(m);

@@ -3,40 +3,17 @@
 //! chosen entries in a chosen encoding.
 //!
 //! Every format rule (layout, CCOB v1-v3 headers, v1 extent, codecs, hash, limits) lives in
-//! `gfxkit-bundle`; this module only names how a bundle is stored ([`Encoding`]) and turns that
+//! `gfxkit-bundle`, whose [`BundleFormat`] is how a bundle is stored; this module turns that
 //! crate's errors into this crate's, with offsets in the input file.
 
 use crate::error::{Error, ErrorKind, Result};
 use gfxkit_bundle::ccob::{self, CompressOptions};
 use gfxkit_bundle::limits::Limits;
-use gfxkit_bundle::{Bundle, Format, Span};
+use gfxkit_bundle::{Bundle, BundleFormat, Format, Span};
 use gfxkit_bytes::Cursor;
 use std::borrow::Cow;
 
 pub use gfxkit_bundle::Method;
-
-/// How a bundle is stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Encoding {
-    /// An uncompressed bundle.
-    Uncompressed,
-    /// A CCOB bundle.
-    Compressed {
-        /// CCOB format version (1, 2 or 3).
-        version: u16,
-        /// Compression method.
-        method: Method,
-    },
-}
-
-impl std::fmt::Display for Encoding {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Encoding::Uncompressed => f.write_str("uncompressed"),
-            Encoding::Compressed { version, method } => write!(f, "ccob-v{version}-{method}"),
-        }
-    }
-}
 
 /// `e` as this crate's error: at its own offset (absolute: the bundle readers are handed
 /// cursors located in the input), or at `place` when it has none (an error about a compressed
@@ -62,8 +39,9 @@ pub struct Found<'a> {
     pub at: u64,
     /// The bundle's bytes, exactly.
     pub bytes: &'a [u8],
-    /// How it is stored.
-    pub encoding: Encoding,
+    /// How it is stored (a CCOB bundle's method is one gfxkit can decode: the scans refuse
+    /// others).
+    pub encoding: BundleFormat,
     /// The limits it was found under, and is decompressed under.
     pub limits: Limits,
 }
@@ -76,12 +54,9 @@ impl<'a> Found<'a> {
 
     /// The bundle `s` found in `region` (its offsets absolute, as the region's).
     fn of(region: Cursor<'a>, s: &Span, limits: &Limits) -> Found<'a> {
-        let encoding = match (s.format, s.ccob) {
-            (Format::Ccob, Some(h)) => Encoding::Compressed {
-                version: h.version,
-                method: h.method,
-            },
-            _ => Encoding::Uncompressed,
+        let encoding = match (s.format, &s.ccob) {
+            (Format::Ccob, Some(h)) => BundleFormat::of_header(h),
+            _ => BundleFormat::Uncompressed,
         };
         let start = s.offset - region.base();
         Found {
@@ -116,8 +91,8 @@ pub fn scan<'a>(region: Cursor<'a>, limits: &Limits) -> Result<Vec<Found<'a>>> {
 /// offsets.
 pub fn uncompressed<'a>(found: &Found<'a>) -> Result<Cow<'a, [u8]>> {
     match found.encoding {
-        Encoding::Uncompressed => Ok(Cow::Borrowed(found.bytes)),
-        Encoding::Compressed { .. } => {
+        BundleFormat::Uncompressed => Ok(Cow::Borrowed(found.bytes)),
+        BundleFormat::Compressed { .. } => {
             ccob::decompress_ccob_at(found.cursor(), &found.limits.decompress_options())
                 .map(|d| Cow::Owned(d.data))
                 .map_err(|e| error_at(e, found.at))
@@ -133,8 +108,8 @@ pub(crate) fn uncompressed_unhashed<'x>(
     buf: &'x mut Vec<u8>,
 ) -> Result<&'x [u8]> {
     match found.encoding {
-        Encoding::Uncompressed => Ok(found.bytes),
-        Encoding::Compressed { .. } => {
+        BundleFormat::Uncompressed => Ok(found.bytes),
+        BundleFormat::Compressed { .. } => {
             ccob::decompress_ccob_unhashed_into(
                 found.cursor(),
                 &found.limits.decompress_options(),
@@ -214,14 +189,11 @@ pub fn compress_hashed(
     })
 }
 
-/// The encoding of the CCOB bundle `b` as written (a v2 request may have become v3).
-pub(crate) fn encoding_of(b: &[u8]) -> Encoding {
+/// How the CCOB bundle `b` is stored as written (a v2 request may have become v3).
+pub(crate) fn encoding_of(b: &[u8]) -> BundleFormat {
     match ccob::Header::parse(b) {
-        Ok(h) => Encoding::Compressed {
-            version: h.version,
-            method: h.method,
-        },
-        Err(_) => Encoding::Uncompressed,
+        Ok(h) => BundleFormat::of_header(&h),
+        Err(_) => BundleFormat::Uncompressed,
     }
 }
 
@@ -247,7 +219,11 @@ mod tests {
         assert_eq!(b.len(), 4096 + 100);
         for (version, method) in [(1, Method::Zstd), (2, Method::Zlib), (3, Method::Zstd)] {
             let c = compress(&b, version, method, 3, 0).unwrap();
-            assert_eq!(encoding_of(&c), Encoding::Compressed { version, method });
+            let method = method.into();
+            assert_eq!(
+                encoding_of(&c),
+                BundleFormat::Compressed { version, method }
+            );
             let mut region = c.clone();
             region.extend_from_slice(&[0; 13]);
             region.extend_from_slice(&b);
@@ -255,7 +231,7 @@ mod tests {
             assert_eq!(found.len(), 2);
             assert_eq!(found[0].bytes.len(), c.len());
             assert_eq!(found[1].offset, c.len() + 13);
-            assert_eq!(found[1].encoding, Encoding::Uncompressed);
+            assert_eq!(found[1].encoding, BundleFormat::Uncompressed);
             assert_eq!(uncompressed(&found[0]).unwrap().as_ref(), &b[..]);
         }
     }

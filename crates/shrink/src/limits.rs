@@ -1,8 +1,8 @@
-//! Bounds applied to every count and size read from a file. Bundle counts and sizes are bounded
-//! by `gfxkit_bundle::limits`, which reads the bundles.
-
-/// Most members read from one archive.
-pub const MAX_MEMBERS: usize = 1 << 20;
+//! Bounds applied to every count and size the rewrite reads from a file, beyond those of the
+//! readers it builds on: bundle counts and sizes are bounded by `gfxkit_bundle::limits` (whose
+//! `Limits`, the one bound a caller may change, comes with the `Transform`), archive members
+//! by `gfxkit_host::limits`, as host discovery reads them. These are structural bounds on
+//! damaged input, fixed like those.
 
 /// Most relocations, symbols or program headers walked in one ELF file.
 pub const MAX_RECORDS: u64 = 1 << 28;

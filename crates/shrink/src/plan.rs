@@ -1,10 +1,11 @@
 //! What to do to each bundle, and doing it to a region of back-to-back bundles.
 
-use crate::bundle::{self, Encoding, Found, Method};
+use crate::bundle::{self, Found, Method};
 use crate::error::{Error, Result};
 use crate::output::Output;
 use crate::select::{label, Selection};
 use gfxkit_bundle::limits::Limits;
+use gfxkit_bundle::BundleFormat;
 use gfxkit_bundle::{Bundle, Entry};
 use gfxkit_bytes::Cursor;
 use rayon::prelude::*;
@@ -179,10 +180,13 @@ pub(crate) fn transform_bundle<'a>(
     }
     let target = match t.conversion {
         Conversion::Keep => found.encoding,
-        Conversion::Uncompressed => Encoding::Uncompressed,
+        Conversion::Uncompressed => BundleFormat::Uncompressed,
         Conversion::Compressed {
             version, method, ..
-        } => Encoding::Compressed { version, method },
+        } => BundleFormat::Compressed {
+            version,
+            method: method.into(),
+        },
     };
     let forced_level = match t.conversion {
         Conversion::Compressed { level, .. } => level,
@@ -196,7 +200,7 @@ pub(crate) fn transform_bundle<'a>(
     } else {
         match (target, &raw) {
             // Stored uncompressed and kept so: the payloads stay in the input.
-            (Encoding::Uncompressed, Cow::Borrowed(r)) => {
+            (BundleFormat::Uncompressed, Cow::Borrowed(r)) => {
                 if dropped.is_empty() {
                     Output::of(*r)
                 } else {
@@ -216,8 +220,8 @@ pub(crate) fn transform_bundle<'a>(
                 // compressed bundle kept whole.
                 let known = match (dropped.is_empty(), found.encoding) {
                     (false, _) => None,
-                    (true, Encoding::Uncompressed) => hash,
-                    (true, Encoding::Compressed { .. }) => {
+                    (true, BundleFormat::Uncompressed) => hash,
+                    (true, BundleFormat::Compressed { .. }) => {
                         gfxkit_bundle::ccob::Header::parse(found.bytes)
                             .ok()
                             .map(|h| h.hash)
@@ -232,8 +236,16 @@ pub(crate) fn transform_bundle<'a>(
                     )
                 };
                 match target {
-                    Encoding::Uncompressed => Output::of(inner.into_owned()),
-                    Encoding::Compressed { version, method } => {
+                    BundleFormat::Uncompressed => Output::of(inner.into_owned()),
+                    BundleFormat::Compressed { version, method } => {
+                        // Known: a conversion names a known method, and the scans refuse
+                        // bundles stored with another.
+                        let method = method.known().ok_or_else(|| {
+                            Error::at(
+                                at,
+                                crate::ErrorKind::Unsupported(format!("{method} compression")),
+                            )
+                        })?;
                         let level = forced_level.unwrap_or_else(|| method.default_level());
                         let z =
                             bundle::compress_hashed(&inner, known, version, method, level, threads)
@@ -255,8 +267,8 @@ pub(crate) fn transform_bundle<'a>(
             new_offset: 0,
             size_before: found.bytes.len() as u64,
             size_after: out.len(),
-            encoding_before: found.encoding.to_string(),
-            encoding_after: target.to_string(),
+            encoding_before: found.encoding.short_name(),
+            encoding_after: target.short_name(),
             changed,
             kept,
             dropped,
@@ -267,7 +279,7 @@ pub(crate) fn transform_bundle<'a>(
 
 /// Reads the uncompressed bundle `raw` held in `found` ([`bundle::parse_uncompressed`]).
 pub(crate) fn parse<'r>(raw: &'r [u8], found: &Found<'_>) -> Result<Bundle<'r>> {
-    let stored = found.encoding == Encoding::Uncompressed;
+    let stored = found.encoding == BundleFormat::Uncompressed;
     bundle::parse_uncompressed(raw, stored, found.at)
 }
 
@@ -365,7 +377,7 @@ pub(crate) fn transform_region<'a>(
 fn batch_hashes(found: &[Found<'_>], t: &Transform) -> Vec<Option<u64>> {
     let wanted = |f: &Found<'_>| {
         matches!(t.conversion, Conversion::Compressed { .. })
-            && f.encoding == Encoding::Uncompressed
+            && f.encoding == BundleFormat::Uncompressed
             && Bundle::parse(f.bytes)
                 .is_ok_and(|b| b.entries().iter().all(|e| t.selection.keeps(e.id)))
     };

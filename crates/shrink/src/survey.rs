@@ -3,7 +3,7 @@
 //! [`discover`](mod@gfxkit_host::discover), which finds the bundles and wrappers.
 
 use crate::archive;
-use crate::bundle::{self, Encoding, Found, Method};
+use crate::bundle::{self, Found};
 use crate::check::{self, WrapperProblem};
 use crate::elf::{self, Elf};
 use crate::error::{fail, Error, ErrorKind, Result};
@@ -124,7 +124,7 @@ fn survey_bundles(found: &[Found<'_>], how: &Reading<'_>) -> Result<Vec<SurveyBu
             Ok(SurveyBundle {
                 offset: at,
                 stored: f.bytes.len() as u64,
-                encoding: f.encoding.to_string(),
+                encoding: f.encoding.short_name(),
                 uncompressed: raw.len() as u64,
                 entries: EntryRecord::all_of(entries, how.digests),
             })
@@ -135,7 +135,7 @@ fn survey_bundles(found: &[Found<'_>], how: &Reading<'_>) -> Result<Vec<SurveyBu
 /// The bundle `f` read from its header alone, when it is compressed and its header reads
 /// (`None` otherwise: the caller decompresses it, and reports what is wrong as it always has).
 fn from_header(f: &Found<'_>) -> Option<SurveyBundle> {
-    if f.encoding == Encoding::Uncompressed {
+    if f.encoding == BundleFormat::Uncompressed {
         return None;
     }
     let (header, entries, _) =
@@ -143,7 +143,7 @@ fn from_header(f: &Found<'_>) -> Option<SurveyBundle> {
     Some(SurveyBundle {
         offset: f.at,
         stored: f.bytes.len() as u64,
-        encoding: f.encoding.to_string(),
+        encoding: f.encoding.short_name(),
         uncompressed: header.uncompressed_size,
         entries: entries
             .iter()
@@ -280,18 +280,15 @@ fn fatal(p: &Problem, base: u64) -> Option<Error> {
 /// The found bundle as the rewrite reads it, at its file offset.
 fn found<'a>(b: &FoundBundle<'a>, base: u64, limits: Limits) -> Result<Found<'a>> {
     let offset = base.saturating_add(b.location.offset);
-    let encoding = match b.format {
-        BundleFormat::Uncompressed => Encoding::Uncompressed,
-        BundleFormat::Compressed { version, method } => Encoding::Compressed {
-            version,
-            method: Method::from_u16(method.0).ok_or_else(|| {
-                Error::at(
-                    offset + 6,
-                    ErrorKind::Unsupported(format!("compression method {}", method.0)),
-                )
-            })?,
-        },
-    };
+    if let BundleFormat::Compressed { method, .. } = b.format {
+        if method.known().is_none() {
+            return Err(Error::at(
+                offset + 6,
+                ErrorKind::Unsupported(format!("compression method {}", method.0)),
+            ));
+        }
+    }
+    let encoding = b.format;
     Ok(Found {
         offset: usize::try_from(offset).unwrap_or(usize::MAX),
         at: offset,
@@ -526,6 +523,7 @@ pub(crate) fn page_conflicts(data: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bundle::Method;
 
     /// Survey reads the bundles host discovery finds, at the same offsets, and fails where
     /// discovery reports the region damaged.
