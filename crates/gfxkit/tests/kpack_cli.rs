@@ -704,6 +704,35 @@ fn split_of_a_tree_and_uncompressed_archives() {
         !ids.is_empty() && ids.iter().all(|id| id.contains("gfx90a")),
         "{ids:?}"
     );
+    // Split again with overlays, the archives of the split tree go to their processors'
+    // overlays (they went to generic/ before the door placed them), the binaries to generic/.
+    let layered = fx.dir.path().join("tree-overlays");
+    ok(&[
+        os("kpack"),
+        os("split"),
+        os("-r"),
+        out.as_os_str(),
+        os("--group"),
+        os("again"),
+        os("--overlays"),
+        os("-o"),
+        layered.as_os_str(),
+    ]);
+    for (dir, arch) in [
+        ("gfx1030", "gfx1030"),
+        ("gfx90a", "gfx90a:xnack+"),
+        ("gfx90a", "gfx90a:xnack-"),
+    ] {
+        let name = format!(".kpack/rocm_{arch}.kpack");
+        assert_eq!(
+            std::fs::read(layered.join(dir).join(&name)).unwrap(),
+            std::fs::read(out.join(&name)).unwrap(),
+            "{dir}/{name}"
+        );
+        assert!(!layered.join("generic").join(&name).exists());
+    }
+    assert!(layered.join("generic/lib/libt.so.1").is_file());
+
     // One archive named on its own is kept or dropped whole only with its directory.
     let one = fx.dir.path().join("one.kpack");
     let o = run(&[

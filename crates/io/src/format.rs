@@ -218,6 +218,15 @@ pub trait Format: Send + Sync {
     /// For `gfxkit inspect`: what the file is read as.
     fn inspect(&self, file: &File<'_>) -> Inspection;
 
+    /// The targets of a file that goes whole with them (a raw code object, a `.kpack` archive,
+    /// a MIOpen `.kdb`, an AOTriton `.aks2` or zip pack, a Tensile index with its row
+    /// processors), with its kind (`code-object`, `kpack`, `miopen-kdb`, ...), `rel` its path
+    /// in a tree (whose name or directory may give the processor): a prune keeps or drops such
+    /// a file whole ([`Pruned::whole`]), and `kpack split --overlays` puts it in the overlay of
+    /// its one processor. `None` for a file that does not go whole: a host binary (rewritten or
+    /// split) or a file without device code. A file that does not read is the error.
+    fn whole_targets(&self, file: &File<'_>, rel: &str) -> Result<Option<Whole>, crate::Error>;
+
     /// `gfxkit prune` of a tree: what becomes of this file, found at `rel` in the tree (whose
     /// name or directory may give a per-architecture file's processor), under `t`: copied,
     /// kept or dropped whole by its targets ([`Pruned::whole`]), or rewritten. Nothing is
@@ -229,6 +238,10 @@ pub trait Format: Send + Sync {
     /// first bytes say, such as `elf-shared-object`).
     fn kind(&self, file: &File<'_>) -> String;
 }
+
+/// A file's kind (`code-object`, `kpack`, `miopen-kdb`, ...) and the targets it goes whole
+/// with ([`Format::whole_targets`]).
+pub type Whole = (&'static str, Vec<String>);
 
 /// How `gfxkit inspect` reads a file ([`Format::inspect`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -357,10 +370,26 @@ impl Formats {
 /// magic, a tar header's, and a PE image's NT headers).
 pub const PREFIX_LEN: usize = gfxkit_package::detect::PREFIX_LEN;
 
+/// The formats' names in order, and the settings.
+impl std::fmt::Debug for Formats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Formats")
+            .field("formats", &self.names())
+            .field("settings", &self.settings)
+            .finish()
+    }
+}
+
 impl Default for Formats {
     fn default() -> Formats {
         Formats::standard()
     }
+}
+
+/// `file` (at `rel` in its tree) kept or dropped whole by `t` with its kind and targets
+/// ([`Format::whole_targets`], [`Pruned::whole`]).
+fn whole(file: &File<'_>, rel: &str, t: &Transform, (kind, targets): Whole) -> Pruned {
+    Pruned::whole(rel, kind, targets, file.data.len() as u64, &t.selection)
 }
 
 /// A `.kpack` archive: code objects by kernel, compressed per architecture.
@@ -516,9 +545,15 @@ impl Format for KpackArchive {
         Inspection::KpackArchive
     }
 
-    /// Kept or dropped whole by the architectures its table of contents names.
+    /// The architectures its table of contents names.
+    fn whole_targets(&self, file: &File<'_>, _: &str) -> Result<Option<Whole>, crate::Error> {
+        prune_file::archive_targets(file.path, file.data).map(|t| Some(("kpack", t)))
+    }
+
+    /// Kept or dropped whole by its architectures.
     fn prune(&self, file: &File<'_>, rel: &str, t: &Transform) -> Result<Pruned, crate::Error> {
-        prune_file::archive(file.path, rel, file.data, t)
+        let found = self.whole_targets(file, rel)?;
+        Ok(whole(file, rel, t, found.unwrap_or(("kpack", Vec::new()))))
     }
 
     fn kind(&self, _: &File<'_>) -> String {
@@ -644,11 +679,19 @@ impl Format for KernelDatabase {
         Binary.inspect(file)
     }
 
+    /// A `.kdb`'s records' targets, an `.aks2`'s kernels', a Tensile file's processors.
+    fn whole_targets(&self, file: &File<'_>, rel: &str) -> Result<Option<Whole>, crate::Error> {
+        prune_file::database_targets(file.path, rel, file.data)
+    }
+
     /// A Tensile index cut to the kept rows or kept or dropped whole; any other database
     /// file kept or dropped by its targets.
     fn prune(&self, file: &File<'_>, rel: &str, t: &Transform) -> Result<Pruned, crate::Error> {
-        match prune_file::database(file.path, rel, file.data, t)? {
-            Some(p) => Ok(p),
+        if let Some(p) = prune_file::index(file.path, rel, file.data, t)? {
+            return Ok(p);
+        }
+        match self.whole_targets(file, rel)? {
+            Some(found) => Ok(whole(file, rel, t, found)),
             None => Binary.prune(file, rel, t),
         }
     }
@@ -876,9 +919,17 @@ impl Format for Binary {
         }
     }
 
+    /// A raw code object's target; an AOTriton zip pack's images' targets.
+    fn whole_targets(&self, file: &File<'_>, rel: &str) -> Result<Option<Whole>, crate::Error> {
+        prune_file::database_targets(file.path, rel, file.data)
+    }
+
     /// A raw code object kept or dropped by its target, a host binary or bundle rewritten.
     fn prune(&self, file: &File<'_>, rel: &str, t: &Transform) -> Result<Pruned, crate::Error> {
-        prune_file::binary(file.path, rel, file.data, t)
+        match self.whole_targets(file, rel)? {
+            Some(found) => Ok(whole(file, rel, t, found)),
+            None => prune_file::binary(file.path, rel, file.data, t),
+        }
     }
 
     fn kind(&self, file: &File<'_>) -> String {

@@ -110,84 +110,35 @@ pub fn rewritable(data: &[u8]) -> bool {
     )
 }
 
-/// Refuses the prune of one file (not a tree) that holds device code a prune keeps or drops
-/// whole rather than rewrites: a raw code object, a `.kpack` archive, a kernel-database file
-/// (read as `formats` reads it). The error says what the file holds and that the prune of the
-/// directory holding it decides it. Files a prune rewrites, and files without device code,
-/// pass.
-pub fn refuse_whole(
-    formats: &crate::format::Formats,
-    name: &Path,
-    data: &[u8],
-    t: &Transform,
-) -> Result<(), Error> {
-    if rewritable(data) || matches!(t.selection, Selection::All) {
-        return Ok(());
-    }
-    let file = formats.file(name, data);
-    let decided = formats.of(&file).prune(&file, &file.name(), t)?;
-    let f = &decided.file;
-    if f.targets.is_empty() {
-        return Ok(());
-    }
-    let would = match f.action {
-        TreeAction::Dropped => "drop it",
-        TreeAction::Rewritten => "rewrite it against the files beside it",
-        _ => "keep it",
-    };
-    Err(Error::new(
-        name,
-        ErrorKind::Whole(format!(
-            "a {} file for {}. A prune keeps or drops such a file whole (or cuts a Tensile \
-             index to the kept rows) as part of the directory that holds it (`gfxkit prune \
-             --keep ... DIR -o OUT`), where this selection would {would}; nothing written",
-            f.kind,
-            f.targets.join(", ")
-        )),
-    ))
-}
-
-/// A `.kpack` archive: kept or dropped whole by the architectures its table of contents
-/// names (`gfx_arches` and its kernels'); one that does not parse is the error.
-pub(crate) fn archive(path: &Path, rel: &str, data: &[u8], t: &Transform) -> Result<Pruned, Error> {
+/// The architectures of a `.kpack` archive: those its table of contents names (`gfx_arches`
+/// and its kernels'); one that does not parse is the error.
+pub(crate) fn archive_targets(path: &Path, data: &[u8]) -> Result<Vec<String>, Error> {
     let a =
         gfxkit_kpack::Archive::parse(data).map_err(|e| Error::new(path, ErrorKind::Kpack(e)))?;
     let mut targets = a.arches.clone();
     targets.extend(a.kernels.iter().map(|k| k.arch.clone()));
-    Ok(Pruned::whole(
-        rel,
-        "kpack",
-        targets,
-        data.len() as u64,
-        &t.selection,
-    ))
+    Ok(sorted(targets))
 }
 
-/// A kernel-database file: a Tensile index rewritten or kept or dropped whole
-/// ([`tensile_index`]), any other kept or dropped by its targets ([`database_targets`]);
-/// `None` for a file the database readers do not read as one.
-pub(crate) fn database(
+/// A Tensile index of a tree: rewritten to the kept rows, or kept or dropped whole
+/// ([`tensile_index`]); `None` for any other file.
+pub(crate) fn index(
     path: &Path,
     rel: &str,
     data: &[u8],
     t: &Transform,
 ) -> Result<Option<Pruned>, Error> {
-    let len = data.len() as u64;
-    if db::kind(&path.to_string_lossy(), data) == Some(DbKind::TensileIndex) {
-        return tensile_index(path, rel, data, len, t).map(Some);
+    if db::kind(&path.to_string_lossy(), data) != Some(DbKind::TensileIndex) {
+        return Ok(None);
     }
-    Ok(database_targets(path, rel, data)?
-        .map(|(kind, targets)| Pruned::whole(rel, kind, targets, len, &t.selection)))
+    tensile_index(path, rel, data, data.len() as u64, t).map(Some)
 }
 
-/// Any other file: a raw code object or AOTriton pack kept or dropped by its targets, a host
-/// binary or bundle with device code rewritten (its report kept; the bytes are made again
-/// when the tree is written), a binary split by kpack kept; anything else copied.
+/// A file of a tree that is no kernel database and goes whole with no targets: a host binary
+/// or bundle with device code rewritten (its report kept; the bytes are made again when the
+/// tree is written), a binary split by kpack kept; anything else copied.
 pub(crate) fn binary(path: &Path, rel: &str, data: &[u8], t: &Transform) -> Result<Pruned, Error> {
     let len = data.len() as u64;
-    if let Some((kind, targets)) = database_targets(path, rel, data)? {
-        return Ok(Pruned::whole(rel, kind, targets, len, &t.selection));
-    }
     if !rewritable(data) {
         return Ok(Pruned::copied(rel, "file", len));
     }
@@ -435,7 +386,7 @@ fn arch_of_name(rel: &str) -> Option<String> {
 
 /// A Tensile index: rewritten to the kept rows when it has processor rows, else kept or
 /// dropped with the architecture its name or directory gives.
-pub(crate) fn tensile_index(
+fn tensile_index(
     path: &Path,
     rel: &str,
     data: &[u8],

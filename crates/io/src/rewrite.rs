@@ -143,7 +143,7 @@ pub enum Phase<'p> {
 
 /// `prune` or `recompress` of one host binary or bundle named `name` (not a package or a
 /// tree), for the CLI and Python: a signed image unsigned first when `drop_signature`, a file a
-/// prune keeps or drops whole refused ([`crate::prune_file::refuse_whole`]), the rewrite with
+/// prune keeps or drops whole refused (with what it holds), the rewrite with
 /// `t`, refused when it would leave no device code (unless `allow_empty`), then
 /// written through [`write_verified`] or, for a dry run, verified in memory. `phase` hears
 /// what is being done. Returns the rewrite's report.
@@ -176,7 +176,7 @@ pub fn rewrite_file(
         limits: t.limits,
         ..Default::default()
     });
-    crate::prune_file::refuse_whole(&formats, name, bytes, t)?;
+    refuse_whole(&formats, name, bytes, t)?;
     phase(Phase::Rewriting);
     let mut rewritten =
         gfxkit_shrink::rewrite_without_digests(bytes, t).map_err(fail(ErrorKind::Prune))?;
@@ -208,4 +208,42 @@ pub fn rewrite_file(
             .map_err(fail(ErrorKind::Digests))?;
     }
     Ok(rewritten.report)
+}
+
+/// Refuses the prune of one file (not a tree) that holds device code a prune keeps or drops
+/// whole rather than rewrites: a raw code object, a `.kpack` archive, a kernel-database file
+/// (read as `formats` reads it). The error says what the file holds and that the prune of the
+/// directory holding it decides it. Files a prune rewrites, and files without device code,
+/// pass.
+fn refuse_whole(
+    formats: &crate::format::Formats,
+    name: &Path,
+    data: &[u8],
+    t: &gfxkit_shrink::Transform,
+) -> Result<(), Error> {
+    use gfxkit_inventory::prune::TreeAction;
+    if crate::prune_file::rewritable(data) || matches!(t.selection, gfxkit_shrink::Selection::All) {
+        return Ok(());
+    }
+    let file = formats.file(name, data);
+    let decided = formats.of(&file).prune(&file, &file.name(), t)?;
+    let f = &decided.file;
+    if f.targets.is_empty() {
+        return Ok(());
+    }
+    let would = match f.action {
+        TreeAction::Dropped => "drop it",
+        TreeAction::Rewritten => "rewrite it against the files beside it",
+        _ => "keep it",
+    };
+    Err(Error::new(
+        name,
+        ErrorKind::Whole(format!(
+            "a {} file for {}. A prune keeps or drops such a file whole (or cuts a Tensile \
+             index to the kept rows) as part of the directory that holds it (`gfxkit prune \
+             --keep ... DIR -o OUT`), where this selection would {would}; nothing written",
+            f.kind,
+            f.targets.join(", ")
+        )),
+    ))
 }

@@ -28,6 +28,8 @@ pub struct SplitRequest<'a> {
     pub options: SplitOptions,
     /// Split a whole tree in this layout ([`crate::split_tree::split_tree`]).
     pub tree: Option<TreeLayout>,
+    /// How a tree's files other than fat binaries are read (which go whole to an overlay).
+    pub formats: &'a crate::format::Formats,
 }
 
 /// Splits what `r` asks for: a tree, one binary to the output file, or several binaries into
@@ -49,6 +51,7 @@ pub fn split_request(r: &SplitRequest<'_>) -> Result<SplitReport, Error> {
             compression: r.compression,
             options: r.options,
             layout,
+            formats: r.formats,
         };
         return crate::split_tree::split_tree(root, r.output, &split);
     }
@@ -86,6 +89,9 @@ pub fn split_request(r: &SplitRequest<'_>) -> Result<SplitReport, Error> {
 mod tests {
     use super::*;
 
+    static STANDARD: std::sync::LazyLock<crate::format::Formats> =
+        std::sync::LazyLock::new(crate::format::Formats::standard);
+
     fn request<'a>(inputs: &'a [PathBuf], output: &'a Path) -> SplitRequest<'a> {
         SplitRequest {
             inputs,
@@ -96,6 +102,7 @@ mod tests {
             compression: Compression::None,
             options: SplitOptions::default(),
             tree: None,
+            formats: &STANDARD,
         }
     }
 

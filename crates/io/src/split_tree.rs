@@ -21,7 +21,6 @@
 //! inside the tree.
 
 use crate::input::Input;
-use crate::prune_file::database_targets;
 use crate::split::{relative, split_with, Job, SplitOptions, SplitReport};
 pub use crate::split::{OverlayFile, TreeLayout};
 use crate::tree::{follow_link, path_index, processor_dir, set_mode, walk, Item};
@@ -45,6 +44,9 @@ pub struct TreeSplit<'a> {
     pub options: SplitOptions,
     /// The layout.
     pub layout: TreeLayout,
+    /// How files other than fat binaries are read: with overlays, one that goes whole with
+    /// one processor ([`crate::format::Format::whole_targets`]) goes to its overlay.
+    pub formats: &'a crate::format::Formats,
 }
 
 /// Whether a file is a fat binary a split handles: an ELF shared object or executable, or a
@@ -106,7 +108,7 @@ pub fn split_tree(root: &Path, out: &Path, s: &TreeSplit<'_>) -> Result<SplitRep
     let t = TreePaths::of(root, out, s)?;
     let overlays = s.layout == TreeLayout::Overlays;
     let items = walk(&t.root)?;
-    let mut places = place_items(&t.root, &items, overlays)?;
+    let mut places = place_items(s.formats, &t.root, &items, overlays)?;
     processor_dirs(&items, &mut places);
     // Links follow the file they lead to (through other links, inside the tree).
     let link_places = link_places(&items, &places);
@@ -211,7 +213,12 @@ impl TreePaths {
 
 /// Where each item of the tree goes: fat binaries split, empty files and links to the
 /// generic tree, and with `overlays` a database file naming one processor to its overlay.
-fn place_items(root: &Path, items: &[(String, Item)], overlays: bool) -> Result<Vec<Place>, Error> {
+fn place_items(
+    formats: &crate::format::Formats,
+    root: &Path,
+    items: &[(String, Item)],
+    overlays: bool,
+) -> Result<Vec<Place>, Error> {
     use rayon::prelude::*;
     items
         .par_iter()
@@ -233,7 +240,8 @@ fn place_items(root: &Path, items: &[(String, Item)], overlays: bool) -> Result<
             if !overlays {
                 return Ok(Place::Generic);
             }
-            Ok(match database_targets(&path, rel, &data)? {
+            let file = formats.file(&path, &data);
+            Ok(match formats.of(&file).whole_targets(&file, rel)? {
                 Some((kind, targets)) => {
                     let set: BTreeSet<String> = targets.iter().map(|t| processor(t)).collect();
                     if set.len() == 1 {

@@ -11,7 +11,7 @@ use gfxkit_inventory::select::Selection;
 use gfxkit_inventory::verify::Verification;
 use gfxkit_inventory::Inventory;
 use gfxkit_io::extract::{ExtractError, Plan, Wanted};
-use gfxkit_io::format::{Around, File, Format, Formats, Inspection, Sized};
+use gfxkit_io::format::{Around, File, Format, Formats, Inspection, Sized, Whole};
 use gfxkit_io::prune_file::Pruned;
 use gfxkit_io::whole;
 use gfxkit_kpack::search::Loader;
@@ -157,13 +157,8 @@ impl Format for Toy {
         "toy".to_owned()
     }
 
-    /// Kept or dropped whole by the targets of its bundle's entries.
-    fn prune(
-        &self,
-        file: &File<'_>,
-        rel: &str,
-        t: &gfxkit_shrink::Transform,
-    ) -> Result<Pruned, gfxkit_io::Error> {
+    /// The targets of its bundle's entries: a prune keeps or drops it whole.
+    fn whole_targets(&self, file: &File<'_>, _: &str) -> Result<Option<Whole>, gfxkit_io::Error> {
         let inv = Inventory::of(Toy::inner(file));
         let listed = gfxkit_inventory::list::list(&file.name(), &inv, false);
         let targets = listed
@@ -172,9 +167,19 @@ impl Format for Toy {
             .flat_map(|b| &b.entries)
             .filter_map(|e| e.target_id.clone())
             .collect();
+        Ok(Some(("toy", targets)))
+    }
+
+    fn prune(
+        &self,
+        file: &File<'_>,
+        rel: &str,
+        t: &gfxkit_shrink::Transform,
+    ) -> Result<Pruned, gfxkit_io::Error> {
+        let (kind, targets) = self.whole_targets(file, rel)?.expect("always some");
         Ok(Pruned::whole(
             rel,
-            "toy",
+            kind,
             targets,
             file.data.len() as u64,
             &t.selection,

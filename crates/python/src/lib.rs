@@ -1520,7 +1520,9 @@ fn kpack_split<'py>(
         ));
     }
     let inputs = [src];
+    let formats = formats();
     let request = gfxkit_io::split_request::SplitRequest {
+        formats: &formats,
         inputs: &inputs,
         output: &output,
         group,

@@ -185,8 +185,10 @@ fn run_split(a: SplitArgs, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
         drop_signature: a.drop_signature,
         limits: settings.limits,
     };
+    let formats = gfxkit_io::format::Formats::standard().with_settings(settings.clone());
     let report =
         gfxkit_io::split_request::split_request(&gfxkit_io::split_request::SplitRequest {
+            formats: &formats,
             inputs: &a.files,
             output: &a.out,
             group: &a.group,
