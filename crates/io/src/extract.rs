@@ -1,7 +1,7 @@
 //! `extract`, shared by the CLI (which writes each code object to a file) and Python (which
 //! hands over its bytes): the code objects a request selects in one file, planned from
 //! headers alone by the file's format ([`crate::format::Format::extract`], through
-//! [`Plan::database`], [`Plan::kpack`] or [`Plan::bundles`]: nothing is produced when a
+//! [`Plan::database`], [`Plan::archive`], [`Plan::split`] or [`Plan::bundles`]: nothing is produced when a
 //! wanted target matches nothing), then produced ([`Plan::produce`]). A file's code objects come from where the runtime would
 //! load them: the bundles of a host binary or bundle file, the archives a binary split by
 //! kpack names (and a `.kpack` file's kernels), a kernel database's records.
@@ -270,24 +270,29 @@ impl<'d> Plan<'d> {
         }
     }
 
-    /// Plans the extraction of the code objects a `.kpack` file, or a binary split by kpack
-    /// (HIPK wrappers, its archives found from `path`), holds that `wanted` selects. `None`
-    /// for a file that is neither; an archive that does not parse is its error, with its
-    /// offset. The binary's bundles are read under `limits`.
-    pub fn kpack(
+    /// Plans the extraction of the code objects the `.kpack` archive `data` (the file `path`)
+    /// holds that `wanted` selects; an archive that does not parse is the error, with its
+    /// offset.
+    pub fn archive(
+        path: &Path,
+        data: &'d [u8],
+        wanted: &mut Wanted,
+    ) -> Result<Plan<'d>, ExtractError> {
+        let x = crate::kpack::archive_picks(path, data, &mut |id| wanted.select(id))?;
+        Ok(Plan::new(path, Source::Kpack(x, Some(data))))
+    }
+
+    /// Plans the extraction of the code objects of a binary split by kpack (HIPK wrappers,
+    /// its archives found from `path`) that `wanted` selects; `None` for a binary that is not
+    /// split. The binary's bundles are read under `limits`.
+    pub fn split(
         path: &Path,
         data: &'d [u8],
         wanted: &mut Wanted,
         limits: &gfxkit_bundle::limits::Limits,
     ) -> Result<Option<Plan<'d>>, ExtractError> {
-        let own = gfxkit_inventory::kpack::is_archive(data);
-        if own {
-            if let Err(e) = gfxkit_kpack::Archive::parse(data) {
-                return Err(crate::Error::new(path, crate::ErrorKind::Kpack(e)).into());
-            }
-        }
-        let x = crate::kpack::extract_picks(path, data, &mut |id| wanted.select(id), limits)?;
-        Ok(x.map(|x| Plan::new(path, Source::Kpack(x, own.then_some(data)))))
+        let x = crate::kpack::split_picks(path, data, &mut |id| wanted.select(id), limits)?;
+        Ok(x.map(|x| Plan::new(path, Source::Kpack(x, None))))
     }
 
     /// Plans the extraction of the entries `wanted` selects in the bundles `found` holds

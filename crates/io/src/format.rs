@@ -538,7 +538,7 @@ impl Format for KpackArchive {
         _: bool,
         wanted: &mut Wanted,
     ) -> Result<Option<Plan<'d>>, ExtractError> {
-        Plan::kpack(file.path, file.data, wanted, &file.limits)
+        Plan::archive(file.path, file.data, wanted).map(Some)
     }
 
     fn inspect(&self, _: &File<'_>) -> Inspection {
@@ -901,7 +901,7 @@ impl Format for Binary {
         wanted: &mut Wanted,
     ) -> Result<Option<Plan<'d>>, ExtractError> {
         if file.surroundings {
-            if let Some(plan) = Plan::kpack(file.path, file.data, wanted, &file.limits)? {
+            if let Some(plan) = Plan::split(file.path, file.data, wanted, &file.limits)? {
                 return Ok(Some(plan));
             }
         }

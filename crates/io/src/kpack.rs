@@ -233,23 +233,35 @@ pub struct KpackExtract {
     pub archives: Vec<PathBuf>,
 }
 
-/// For `extract` and `kernels`: the code objects of a split binary (through its archives) or
-/// of a `.kpack` file that `wanted` (given the entry ID) selects; `None` for other files.
-/// The error (an archive or wrapper that cannot be read) names `path`.
-pub fn extract_picks(
+/// For `extract`: the code objects of the `.kpack` archive `data` (the file `path`) that
+/// `wanted` (given the entry ID) selects. An archive that does not parse is the error, with
+/// its offset; one whose kernels cannot be read, naming `path`.
+pub fn archive_picks(
+    path: &Path,
+    data: &[u8],
+    wanted: &mut dyn FnMut(&str) -> bool,
+) -> Result<KpackExtract, crate::Error> {
+    if let Err(e) = gfxkit_kpack::Archive::parse(data) {
+        return Err(crate::Error::new(path, crate::ErrorKind::Kpack(e)));
+    }
+    let picks = inv_kpack::extract_archive(data, wanted)
+        .map_err(|e| crate::Error::new(path, crate::ErrorKind::Found(e)))?;
+    Ok(KpackExtract {
+        picks,
+        archives: vec![path.to_path_buf()],
+    })
+}
+
+/// For `extract`: the code objects of a binary split by kpack (through its archives) that
+/// `wanted` (given the entry ID) selects; `None` for a binary that is not split. The error
+/// (an archive or wrapper that cannot be read) names `path`.
+pub fn split_picks(
     path: &Path,
     data: &[u8],
     wanted: &mut dyn FnMut(&str) -> bool,
     limits: &gfxkit_bundle::limits::Limits,
 ) -> Result<Option<KpackExtract>, crate::Error> {
     let found = |e| crate::Error::new(path, crate::ErrorKind::Found(e));
-    if inv_kpack::is_archive(data) {
-        let picks = inv_kpack::extract_archive(data, wanted).map_err(found)?;
-        return Ok(Some(KpackExtract {
-            picks,
-            archives: vec![path.to_path_buf()],
-        }));
-    }
     let inv = gfxkit_inventory::Inventory::of_with(data, limits);
     if !inv_kpack::is_split(&inv) {
         return Ok(None);
