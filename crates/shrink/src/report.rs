@@ -31,6 +31,22 @@ pub enum FileKind {
     NoDeviceCode,
 }
 
+impl FileKind {
+    /// The kind in words, as reports print it (`shared object`, `no device code`).
+    pub fn words(self) -> &'static str {
+        match self {
+            FileKind::Bundle => "bundle",
+            FileKind::Object => "relocatable object",
+            FileKind::SharedObject => "shared object",
+            FileKind::Executable => "executable",
+            FileKind::Archive => "archive",
+            FileKind::CodeObject => "code object",
+            FileKind::KernelDatabase => "kernel database",
+            FileKind::NoDeviceCode => "no device code",
+        }
+    }
+}
+
 /// How the file layout changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]

@@ -41,8 +41,8 @@ pub fn file(
     let verb = if dry_run { "would be" } else { "is" };
     writeln!(
         out,
-        "{name}: {:?}, {}{}",
-        r.kind,
+        "{name}: {}, {}{}",
+        r.kind.words(),
         change(r.size_before, r.size_after),
         match written {
             Some(p) => format!(", written to {}", p.display()),
