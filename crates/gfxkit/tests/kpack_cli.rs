@@ -733,6 +733,47 @@ fn split_of_a_tree_and_uncompressed_archives() {
     }
     assert!(layered.join("generic/lib/libt.so.1").is_file());
 
+    // The split tree runs where the fat one does: a `gfx90a` device (xnack unknown) finds
+    // the `gfx90a:xnack±` archives under the setting it has, as it finds the fat library's
+    // `gfx90a:xnack±` entries. With only the xnack- archive it needs xnack-, as the fat
+    // library with only that entry does.
+    for tree in [&tree, &out, &pruned] {
+        let o = ok(&[os("check"), os("--require"), os("gfx90a"), tree.as_os_str()]);
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(text.contains("0 fail"), "{}: {text}", tree.display());
+    }
+    std::fs::remove_file(pruned.join(".kpack/rocm_gfx90a:xnack+.kpack")).unwrap();
+    let v = json(&ok(&[
+        os("doctor"),
+        os("--device"),
+        os("gfx90a"),
+        os("--json"),
+        pruned.join("lib/libt.so.1").as_os_str(),
+    ]));
+    let f = &v["files"][0];
+    assert_eq!(f["runs_on"]["gfx90a"], true, "{f}");
+    assert_eq!(f["needs"]["gfx90a"], "xnack-", "{f}");
+    let v = json(&run(&[
+        os("doctor"),
+        os("--device"),
+        os("gfx90a:xnack+"),
+        os("--json"),
+        pruned.join("lib/libt.so.1").as_os_str(),
+    ]));
+    assert_eq!(v["files"][0]["runs_on"]["gfx90a:xnack+"], false, "{v}");
+    // select says what the loader picks under that setting, and what it needs.
+    let o = ok(&[
+        os("select"),
+        os("--device"),
+        os("gfx90a"),
+        pruned.join("lib/libt.so.1").as_os_str(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("gfx90a:xnack- (kpack: ") && text.contains(", needs xnack-"),
+        "{text}"
+    );
+
     // One archive named on its own is kept or dropped whole only with its directory.
     let one = fx.dir.path().join("one.kpack");
     let o = run(&[

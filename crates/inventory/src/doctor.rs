@@ -67,32 +67,7 @@ pub fn verdict(device: &TargetId, bundles: &[Unit]) -> Verdict {
             spirv: false,
         };
     }
-    // Settings common to every working concrete device, among those the device left unknown.
-    let mut needs: Vec<(Feature, FeatureSetting)> = Vec::new();
-    if working.len() < settings.len() {
-        for &f in device.processor().target_id_features {
-            if device.setting(f) != FeatureSetting::Any {
-                continue;
-            }
-            let first = working[0].setting(f);
-            if working.iter().all(|w| w.setting(f) == first) {
-                needs.push((f, first));
-            }
-        }
-    }
-    let needs = if needs.is_empty() && working.len() < settings.len() {
-        Some(
-            working
-                .iter()
-                .map(|w| w.to_string())
-                .collect::<Vec<_>>()
-                .join(" or "),
-        )
-    } else if needs.is_empty() {
-        None
-    } else {
-        Some(settings_text(&needs))
-    };
+    let needs = needs(device, &working, settings.len());
     let spirv = bundles
         .iter()
         .any(|e| select_unit(working[0], e).via == Some(gfxkit_host::select::Via::Spirv));
@@ -101,6 +76,37 @@ pub fn verdict(device: &TargetId, bundles: &[Unit]) -> Verdict {
         needs,
         missing: None,
         spirv,
+    }
+}
+
+/// What `device` must be set to when only the concrete settings `working` (of `all` the
+/// settings of the features it leaves unknown, at least one) run the code: the features
+/// common to every working setting (`xnack-`), else the working settings themselves
+/// (`gfx90a:xnack- or gfx90a:sramecc+`); `None` when every setting works.
+pub fn needs(device: &TargetId, working: &[&TargetId], all: usize) -> Option<String> {
+    if working.len() >= all {
+        return None;
+    }
+    let mut needs: Vec<(Feature, FeatureSetting)> = Vec::new();
+    for &f in device.processor().target_id_features {
+        if device.setting(f) != FeatureSetting::Any {
+            continue;
+        }
+        let first = working[0].setting(f);
+        if working.iter().all(|w| w.setting(f) == first) {
+            needs.push((f, first));
+        }
+    }
+    if needs.is_empty() {
+        Some(
+            working
+                .iter()
+                .map(|w| w.to_string())
+                .collect::<Vec<_>>()
+                .join(" or "),
+        )
+    } else {
+        Some(settings_text(&needs))
     }
 }
 
@@ -300,6 +306,9 @@ pub struct Examined {
     /// For a split binary: per device (canonical), `None` when every wrapper loads, else why
     /// not ([`crate::kpack::doctor_verdict`]).
     pub kpack_verdicts: Vec<(String, Option<String>)>,
+    /// For a split binary: per device (canonical) where only some settings of its unknown
+    /// features load every wrapper, what it must be set to.
+    pub kpack_needs: Vec<(String, String)>,
     /// For a split binary: the architectures its archives hold.
     pub kpack_targets: Vec<String>,
     /// For a split binary: per device (canonical), the package that provides its missing
@@ -315,8 +324,12 @@ pub struct Examined {
 /// those an override could make of them ([`crate::remedy::override_devices`]).
 #[derive(Debug, Clone, Default)]
 pub struct KpackVerdicts {
-    /// Per device (canonical), `None` when every wrapper loads, else why not.
+    /// Per device (canonical), `None` when every wrapper loads under some concrete setting
+    /// of the features the device leaves unknown, else why not (under the first setting).
     pub verdicts: Vec<(String, Option<String>)>,
+    /// Per device (canonical) where only some settings load every wrapper: what the device
+    /// must be set to ([`needs`]).
+    pub needs: Vec<(String, String)>,
     /// Per device (canonical), the package that provides a missing archive, where the layout
     /// tells.
     pub packages: Vec<(String, String)>,
@@ -331,6 +344,7 @@ impl Examined {
     /// Takes the kpack loader's verdicts; damage met becomes an error of the file.
     pub fn set_kpack(&mut self, k: KpackVerdicts) {
         self.kpack_verdicts = k.verdicts;
+        self.kpack_needs = k.needs;
         self.kpack_packages = k.packages;
         self.kpack_targets = k.targets;
         self.errors.extend(k.damage);
@@ -411,6 +425,7 @@ pub fn judge_with(
         errors,
         mut kpack,
         mut kpack_verdicts,
+        kpack_needs,
         kpack_targets,
         kpack_packages,
         release,
@@ -466,6 +481,7 @@ pub fn judge_with(
         units: &units,
         seen: &seen,
         kpack_verdicts: &kpack_verdicts,
+        kpack_needs: &kpack_needs,
         kpack_newest: &kpack_newest,
         kpack_packages: &kpack_packages,
         release: release.as_ref(),
@@ -491,6 +507,8 @@ struct Judging<'j> {
     seen: &'j [Unit],
     /// A split binary's verdicts per device (`None`: it runs), as the release sees them.
     kpack_verdicts: &'j [(String, Option<String>)],
+    /// A split binary's settings a device must have, where only some load it.
+    kpack_needs: &'j [(String, String)],
     /// The same under the newest runtime.
     kpack_newest: &'j [(String, Option<String>)],
     /// The package that would hold a device's archive, per device.
@@ -556,8 +574,15 @@ impl Judging<'_> {
             let dev = d.to_string();
             if let Some((_, why)) = self.kpack_verdicts.iter().find(|(k, _)| *k == dev) {
                 f.runs_on.insert(dev.clone(), why.is_none());
-                if let Some(w) = why {
-                    f.missing.insert(dev, w.clone());
+                match why {
+                    Some(w) => {
+                        f.missing.insert(dev, w.clone());
+                    }
+                    None => {
+                        if let Some((_, n)) = self.kpack_needs.iter().find(|(k, _)| *k == dev) {
+                            f.needs.insert(dev, n.clone());
+                        }
+                    }
                 }
             }
         }

@@ -136,8 +136,9 @@ impl Selection {
     }
 
     /// Adds the kpack loader's answer for each `HIPK` wrapper ([`crate::kpack::select_units`])
-    /// as units of `format` `kpack` after the file's others.
-    pub fn add_kpack(&mut self, units: Vec<crate::kpack::KpackUnit>) {
+    /// as units of `format` `kpack` after the file's others; `needs`, the setting of its
+    /// unknown features the device must have for them, goes with each unit that loads.
+    pub fn add_kpack(&mut self, units: Vec<crate::kpack::KpackUnit>, needs: Option<String>) {
         for u in units {
             self.bundles.push(UnitChoice {
                 index: self.bundles.len(),
@@ -149,7 +150,7 @@ impl Selection {
                 selected: u.selected.clone(),
                 via: None,
                 reason: u.lookup.reason.clone(),
-                needs: None,
+                needs: u.selected.as_ref().and(needs.clone()),
                 nearest: Vec::new(),
                 passed_over: Vec::new(),
                 unreadable: u.met_damage(),

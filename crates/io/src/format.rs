@@ -517,13 +517,10 @@ impl Format for KpackArchive {
         let inv = Inventory::of_with(file.data, &file.limits);
         let mut s = gfxkit_inventory::select::select_on(&file.name(), &inv, device, rules);
         s.error = inv_kpack::archive_damage(file.data);
-        s.add_kpack(inv_kpack::select_archive(
-            file.path,
-            file.data,
-            device,
-            loader,
-            &crate::kpack::env(),
-        ));
+        s.add_kpack(
+            inv_kpack::select_archive(file.path, file.data, device, loader, &crate::kpack::env()),
+            None,
+        );
         if let Some(r) = rules {
             s.refuse_kpack(r);
             s.refuse_device(r, device);
@@ -883,7 +880,8 @@ impl Format for Binary {
         let mut s = gfxkit_inventory::select::select_on(&file.name(), &inv, device, rules);
         s.error = inv_kpack::archive_damage(file.data);
         if file.surroundings {
-            s.add_kpack(crate::kpack::select_units(file.path, &inv, device, loader));
+            let (units, needs) = crate::kpack::select_units(file.path, &inv, device, loader);
+            s.add_kpack(units, needs);
         }
         if let Some(r) = rules {
             s.refuse_kpack(r);

@@ -185,11 +185,15 @@ pub fn doctor_verdicts(
             }
         }
     }
-    let paths = inv_kpack::select_paths(inv, &dir, &all, &env);
+    let concrete: Vec<TargetId> = all
+        .iter()
+        .flat_map(gfxkit_host::select::concrete_settings)
+        .collect();
+    let paths = inv_kpack::select_paths(inv, &dir, &concrete, &env);
     let files = open_existing(&paths);
     let open = |p: &Path| files.get(p).map(|i| &i[..]);
     for d in &all {
-        let units = inv_kpack::select_units(inv, &dir, d, loader, &env, &open);
+        let (units, needs) = on_device(inv, &dir, d, loader, &env, &open);
         if devices.contains(d) {
             inv_kpack::damage_met(&units, &mut out.damage);
             if let Some(p) = inv_kpack::missing_package(&units) {
@@ -198,6 +202,9 @@ pub fn doctor_verdicts(
         }
         out.verdicts
             .push((d.to_string(), inv_kpack::doctor_verdict(&units)));
+        if let Some(n) = needs {
+            out.needs.push((d.to_string(), n));
+        }
     }
     let o = all_archives(path, &inv.discovery, &env);
     out.targets = inv_kpack::targets(&o.archives());
@@ -206,23 +213,62 @@ pub fn doctor_verdicts(
 
 pub use gfxkit_inventory::error::chain;
 
+/// What the kpack loader finds for each wrapper of a split binary (in `dir`) on `device`. The
+/// features the device leaves unknown are set as a real device has them: every concrete
+/// setting is tried (a `gfx90a` device finds `gfx90a:xnack-` archives), as bundles are
+/// judged, and the units are those of the first setting that loads every wrapper, else of the
+/// first setting; with what the device must be set to when only some settings load them
+/// ([`gfxkit_inventory::doctor::needs`]). `open` gives the archives already opened.
+fn on_device<'f>(
+    inv: &gfxkit_inventory::Inventory<'_>,
+    dir: &Path,
+    device: &TargetId,
+    loader: Loader,
+    env: &Env,
+    open: &dyn Fn(&Path) -> Option<&'f [u8]>,
+) -> (Vec<inv_kpack::KpackUnit>, Option<String>) {
+    let settings = gfxkit_host::select::concrete_settings(device);
+    let mut tried: Vec<_> = settings
+        .iter()
+        .map(|s| inv_kpack::select_units(inv, dir, s, loader, env, open))
+        .collect();
+    let working: Vec<&TargetId> = settings
+        .iter()
+        .zip(&tried)
+        .filter(|(_, units)| inv_kpack::doctor_verdict(units).is_none())
+        .map(|(s, _)| s)
+        .collect();
+    let needs = (!working.is_empty())
+        .then(|| gfxkit_inventory::doctor::needs(device, &working, settings.len()))
+        .flatten();
+    // A setting that does not load is not what the device has: the first that does is
+    // reported, with the damage met there.
+    let first = settings
+        .iter()
+        .position(|s| working.first() == Some(&s))
+        .unwrap_or(0);
+    (tried.swap_remove(first), needs)
+}
+
 /// `select` of a split binary: what the kpack loader finds for each wrapper on `device`
-/// (empty for other files).
+/// ([`on_device`]: under the setting of its unknown features that loads them), with what the
+/// device must be set to; empty for other files.
 pub fn select_units(
     path: &Path,
     inv: &gfxkit_inventory::Inventory<'_>,
     device: &gfxkit_target_id::TargetId,
     loader: gfxkit_kpack::search::Loader,
-) -> Vec<inv_kpack::KpackUnit> {
+) -> (Vec<inv_kpack::KpackUnit>, Option<String>) {
     if !inv_kpack::is_split(inv) {
-        return Vec::new();
+        return (Vec::new(), None);
     }
     let env = env();
     let dir = binary_dir(path);
-    let paths = inv_kpack::select_paths(inv, &dir, std::slice::from_ref(device), &env);
+    let settings = gfxkit_host::select::concrete_settings(device);
+    let paths = inv_kpack::select_paths(inv, &dir, &settings, &env);
     let files = open_existing(&paths);
     let open = |p: &Path| files.get(p).map(|i| &i[..]);
-    inv_kpack::select_units(inv, &dir, device, loader, &env, &open)
+    on_device(inv, &dir, device, loader, &env, &open)
 }
 
 /// Code objects taken from kpack archives: the picks and the archive files they come from.

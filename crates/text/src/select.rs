@@ -77,6 +77,9 @@ pub fn report(r: &SelectReport, out: &mut dyn Write, err: &mut dyn Write) -> Res
                             "{id} (kpack: {})",
                             u.lookup.archive.as_deref().unwrap_or("")
                         );
+                        if let Some(n) = &b.needs {
+                            o.push_str(&format!(", needs {n}"));
+                        }
                         for d in &u.lookup.skipped {
                             o.push_str(&format!("; skipped, as the runtime does: damaged {d}"));
                         }
