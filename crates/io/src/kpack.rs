@@ -250,9 +250,10 @@ fn on_device<'f>(
     (tried.swap_remove(first), needs)
 }
 
-/// `select` of a split binary: what the kpack loader finds for each wrapper on `device`
-/// ([`on_device`]: under the setting of its unknown features that loads them), with what the
-/// device must be set to; empty for other files.
+/// `select` of a split binary: what the kpack loader finds for each wrapper on `device`, under
+/// the first concrete setting of the features the device leaves unknown that loads them all
+/// (else the first setting), with what the device must be set to when only some settings do;
+/// empty for other files.
 pub fn select_units(
     path: &Path,
     inv: &gfxkit_inventory::Inventory<'_>,
