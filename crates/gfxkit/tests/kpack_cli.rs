@@ -773,6 +773,18 @@ fn split_of_a_tree_and_uncompressed_archives() {
         text.contains("gfx90a:xnack- (kpack: ") && text.contains(", needs xnack-"),
         "{text}"
     );
+    // So does select of the archive named directly.
+    let o = ok(&[
+        os("select"),
+        os("--device"),
+        os("gfx90a"),
+        pruned.join(".kpack/rocm_gfx90a:xnack-.kpack").as_os_str(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        !text.contains("none:") && text.contains(", needs xnack-"),
+        "{text}"
+    );
 
     // One archive named on its own is kept or dropped whole only with its directory.
     let one = fx.dir.path().join("one.kpack");

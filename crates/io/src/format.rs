@@ -506,7 +506,8 @@ impl Format for KpackArchive {
         Binary.examine(file, devices, loader, rules)
     }
 
-    /// Its units as `list` reads them, each as the kpack loader would find it for `device`.
+    /// Its units as `list` reads them, each as the kpack loader would find it for `device`
+    /// (under the setting of the device's unknown features that finds them all).
     fn select(
         &self,
         file: &File<'_>,
@@ -517,10 +518,11 @@ impl Format for KpackArchive {
         let inv = Inventory::of_with(file.data, &file.limits);
         let mut s = gfxkit_inventory::select::select_on(&file.name(), &inv, device, rules);
         s.error = inv_kpack::archive_damage(file.data);
-        s.add_kpack(
-            inv_kpack::select_archive(file.path, file.data, device, loader, &crate::kpack::env()),
-            None,
-        );
+        let env = crate::kpack::env();
+        let (units, needs) = crate::kpack::by_setting(device, |d| {
+            inv_kpack::select_archive(file.path, file.data, d, loader, &env)
+        });
+        s.add_kpack(units, needs);
         if let Some(r) = rules {
             s.refuse_kpack(r);
             s.refuse_device(r, device);

@@ -213,12 +213,8 @@ pub fn doctor_verdicts(
 
 pub use gfxkit_inventory::error::chain;
 
-/// What the kpack loader finds for each wrapper of a split binary (in `dir`) on `device`. The
-/// features the device leaves unknown are set as a real device has them: every concrete
-/// setting is tried (a `gfx90a` device finds `gfx90a:xnack-` archives), as bundles are
-/// judged, and the units are those of the first setting that loads every wrapper, else of the
-/// first setting; with what the device must be set to when only some settings load them
-/// ([`gfxkit_inventory::doctor::needs`]). `open` gives the archives already opened.
+/// What the kpack loader finds for each wrapper of a split binary (in `dir`) on `device`
+/// ([`by_setting`]); `open` gives the archives already opened.
 fn on_device<'f>(
     inv: &gfxkit_inventory::Inventory<'_>,
     dir: &Path,
@@ -227,11 +223,23 @@ fn on_device<'f>(
     env: &Env,
     open: &dyn Fn(&Path) -> Option<&'f [u8]>,
 ) -> (Vec<inv_kpack::KpackUnit>, Option<String>) {
+    by_setting(device, |s| {
+        inv_kpack::select_units(inv, dir, s, loader, env, open)
+    })
+}
+
+/// What the kpack loader finds on `device` (`look` gives the units on one concrete device),
+/// with the features the device leaves unknown set as a real device has them: every concrete
+/// setting is tried (a `gfx90a` device finds `gfx90a:xnack-` archives), as bundles are
+/// judged. The units are those of the first setting under which every unit loads, else of the
+/// first setting; with what the device must be set to when only some settings load them
+/// ([`gfxkit_inventory::doctor::needs`]).
+pub fn by_setting(
+    device: &TargetId,
+    look: impl Fn(&TargetId) -> Vec<inv_kpack::KpackUnit>,
+) -> (Vec<inv_kpack::KpackUnit>, Option<String>) {
     let settings = gfxkit_host::select::concrete_settings(device);
-    let mut tried: Vec<_> = settings
-        .iter()
-        .map(|s| inv_kpack::select_units(inv, dir, s, loader, env, open))
-        .collect();
+    let mut tried: Vec<_> = settings.iter().map(look).collect();
     let working: Vec<&TargetId> = settings
         .iter()
         .zip(&tried)
