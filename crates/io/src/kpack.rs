@@ -231,37 +231,34 @@ fn on_device<'f>(
 /// What the kpack loader finds on `device` (`look` gives the units on one concrete device),
 /// with the features the device leaves unknown set as a real device has them: every concrete
 /// setting is tried (a `gfx90a` device finds `gfx90a:xnack-` archives), as bundles are
-/// judged. The units are those of the first setting under which every unit loads, else of the
-/// first setting; with what the device must be set to when only some settings load them
-/// ([`gfxkit_inventory::doctor::needs`]).
+/// judged. The units are those of the first setting under which every unit loads, else those
+/// of the device as given (what it was asked for, with its failure); with what the device
+/// must be set to when only some settings load them ([`gfxkit_inventory::doctor::needs`]).
 pub fn by_setting(
     device: &TargetId,
     look: impl Fn(&TargetId) -> Vec<inv_kpack::KpackUnit>,
 ) -> (Vec<inv_kpack::KpackUnit>, Option<String>) {
     let settings = gfxkit_host::select::concrete_settings(device);
-    let mut tried: Vec<_> = settings.iter().map(look).collect();
+    let mut tried: Vec<_> = settings.iter().map(&look).collect();
     let working: Vec<&TargetId> = settings
         .iter()
         .zip(&tried)
         .filter(|(_, units)| inv_kpack::doctor_verdict(units).is_none())
         .map(|(s, _)| s)
         .collect();
-    let needs = (!working.is_empty())
-        .then(|| gfxkit_inventory::doctor::needs(device, &working, settings.len()))
-        .flatten();
     // A setting that does not load is not what the device has: the first that does is
-    // reported, with the damage met there.
-    let first = settings
-        .iter()
-        .position(|s| working.first() == Some(&s))
-        .unwrap_or(0);
+    // reported, with the damage met there; when none does, the device as given.
+    let Some(first) = settings.iter().position(|s| working.first() == Some(&s)) else {
+        return (look(device), None);
+    };
+    let needs = gfxkit_inventory::doctor::needs(device, &working, settings.len());
     (tried.swap_remove(first), needs)
 }
 
 /// `select` of a split binary: what the kpack loader finds for each wrapper on `device`, under
 /// the first concrete setting of the features the device leaves unknown that loads them all
-/// (else the first setting), with what the device must be set to when only some settings do;
-/// empty for other files.
+/// (else the device as given), with what the device must be set to when only some settings
+/// do; empty for other files.
 pub fn select_units(
     path: &Path,
     inv: &gfxkit_inventory::Inventory<'_>,
