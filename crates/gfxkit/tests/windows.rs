@@ -1440,3 +1440,103 @@ fn therock_split_dll_of_two_compressed_units_reads_through_its_wrappers() {
         found.problems
     );
 }
+
+/// The prune and the kpack split of an image share one edit model, so they follow the same
+/// rules where the headers are unusual: a section without raw data whose `PointerToRawData`
+/// lies after `.hip_fat` has it moved with the bytes it names (both), a `PointerToRelocations`
+/// at the start of `.hip_fat`'s raw data is refused with the same reason (both), and a last
+/// section whose raw size is not a multiple of `FileAlignment` is pruned (what follows
+/// `.hip_fat` moves by whole units of it) but not split (the marker section goes after it).
+#[test]
+fn prune_and_split_of_unusual_images_follow_one_rule() {
+    let b = built();
+    let dll = std::fs::read(&b.dll).unwrap();
+    let sections = pe_sections(&dll);
+    let field = |name: &str| sections.iter().find(|s| s.1 == name).unwrap().clone();
+    let (fat_header, .., fat_raw, fat_at) = field(".hip_fat");
+    let (reloc_header, .., reloc_at) = field(".reloc");
+    let (text_header, ..) = field(".text");
+    let bss = sections
+        .iter()
+        .find(|s| s.4 == 0 && s.5 == 0)
+        .expect("a section without raw data")
+        .0;
+    assert!(reloc_at > fat_at, "{sections:?}");
+    let dir = b.dir.path().join("unusual");
+    std::fs::create_dir_all(&dir).unwrap();
+    let crafted = |name: &str, at: usize, v: u32| {
+        let mut d = dll.clone();
+        d[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        let p = dir.join(name);
+        std::fs::write(&p, d).unwrap();
+        p
+    };
+    let prune = |input: &Path| {
+        let out = input.with_extension("pruned");
+        let r = gfxkit(&["prune", "--keep", "gfx90a", s(input), "-o", s(&out)]);
+        (r, out)
+    };
+    let split = |input: &Path| {
+        let out = input.with_extension("split");
+        let kp = input.with_extension("kp");
+        let r = gfxkit(&[
+            "kpack",
+            "split",
+            "--group",
+            "u",
+            s(input),
+            "-o",
+            s(&out),
+            "--kpack-dir",
+            s(&kp),
+        ]);
+        (r, out)
+    };
+    let pointer_of = |file: &Path, header: usize| {
+        let d = std::fs::read(file).unwrap();
+        let (_, _, _, _, _, at) = pe_sections(&d).into_iter().find(|s| s.0 == header).unwrap();
+        (at, d.len() as u32)
+    };
+
+    // A section without raw data pointing at `.reloc`'s raw data: moved with it.
+    let bss_after = crafted("bss.dll", bss + 20, reloc_at);
+    for (what, ((code, o, e), out)) in [("prune", prune(&bss_after)), ("split", split(&bss_after))]
+    {
+        assert_eq!(code, 0, "{what}: {o}{e}");
+        let (moved, len) = pointer_of(&out, bss);
+        assert_eq!(moved, pointer_of(&out, reloc_header).0, "{what}");
+        assert!(moved < len, "{what}: {moved:#x} past the end ({len:#x})");
+    }
+
+    // Relocations said to start where `.hip_fat`'s raw data does: refused, for one reason.
+    let relocs = crafted("relocs.dll", text_header + 24, fat_at);
+    for (what, ((code, o, e), out)) in [("prune", prune(&relocs)), ("split", split(&relocs))] {
+        assert_eq!(code, 2, "{what}: {o}{e}");
+        assert!(
+            e.contains(&format!(
+                "PointerToRelocations ({fat_at:#x}) lies in bytes the rewrite replaces"
+            )),
+            "{what}: {e}"
+        );
+        assert!(!out.exists(), "{what}");
+    }
+
+    // The last section's raw size not a multiple of FileAlignment.
+    let unaligned = crafted("unaligned.dll", reloc_header + 16, 0x1f0);
+    let ((code, o, e), out) = prune(&unaligned);
+    assert_eq!(code, 0, "prune: {o}{e}");
+    let pruned = pe_sections(&std::fs::read(&out).unwrap());
+    let new_fat_raw = pruned.iter().find(|s| s.0 == fat_header).unwrap().4;
+    let (pruned_at, _) = pointer_of(&out, reloc_header);
+    assert!(
+        new_fat_raw < fat_raw && new_fat_raw % 512 == 0,
+        "{pruned:?}"
+    );
+    assert_eq!(reloc_at - pruned_at, fat_raw - new_fat_raw, "{pruned:?}");
+    let ((code, o, e), _) = split(&unaligned);
+    assert_eq!(code, 2, "split: {o}{e}");
+    assert!(
+        e.contains("is not a multiple of FileAlignment 0x200"),
+        "{e}"
+    );
+}

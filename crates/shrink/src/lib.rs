@@ -21,6 +21,9 @@
 //!   little-endian fields into the output and aligning offsets (reads: `gfxkit_bytes`).
 //! - [`kpack`]: the ELF layout of ROCm's kpack split and its inverse; [`pe::kpack`], the
 //!   PE32+ one (TheRock's Windows layout: `.kpackrf`, `.hip_fat` without file bytes).
+//! - [`pe`]: PE images and COFF objects, rewritten (prune, recompress, the kpack split and
+//!   inline) through one edit model (`pe/edit.rs`: input ranges replaced, header fields written
+//!   where their bytes went) and, for images, one image model (`pe/image.rs`).
 //! - `layout`: the rules a rewrite of `.hip_fatbin` in a linked file keeps (the segment
 //!   holding it, no other program header over it, where the program header table may move,
 //!   how offsets after it move), checked in one place for prune, recompress, kpack split and

@@ -15,7 +15,7 @@
 //! its symbol); anything else is refused, as is a section holding relocations itself. Regular
 //! and bigobj headers are both handled.
 
-use super::{bad, fat_wrapper, offset_of, raw_data_in_file, unsupported};
+use super::edit::{bad, fat_wrapper, offset_of, unsupported, Patches, Splice};
 use crate::error::{Error, ErrorKind, Result};
 use crate::output::Output;
 use crate::plan::{self, NewRegion, Transform};
@@ -69,6 +69,22 @@ pub(crate) fn rewrite_object<'a>(
     }
 }
 
+/// The raw data of `fat_name` (`raw` bytes at file offset `fo`, its section header at
+/// `header`) lies in the file `data`: everything after it is copied from its end.
+fn raw_data_in_file(header: u64, fat_name: &str, fo: u64, raw: u64, data: &[u8]) -> Result<()> {
+    if fo.saturating_add(raw) > data.len() as u64 {
+        return Err(bad(
+            header,
+            format!(
+                "{fat_name}'s raw data ({raw:#x} bytes at file offset {fo:#x}) runs past the end \
+                 of the file ({} bytes): truncated",
+                data.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// A piece of the file that must lie wholly before `.hip_fatbin`'s raw data or wholly after
 /// it: (file offset, length, what it is, where its pointer is).
 type Extent = (u64, u64, String, u64);
@@ -114,7 +130,7 @@ fn rewrite<'a, Coff: CoffHeader>(
         ));
     }
     let mut patches = moved_pieces(data, header, symtab_field, &named, &fat, ns)?;
-    patches.push((fat.header_at + 16, (ns as u32).to_le_bytes().to_vec()));
+    patches.bytes(fat.header_at + 16, &(ns as u32).to_le_bytes());
     let (new_value, n_symbols) = symbol_patches(data, &symbols, &fat, &region, &mut patches)?;
     let (n_relocations, n_wrappers) = relocation_patches(
         data,
@@ -126,7 +142,9 @@ fn rewrite<'a, Coff: CoffHeader>(
         discovered,
         &mut patches,
     )?;
-    let (out, outcomes) = super::splice(data, fo, fo + raw, region, ns, &patches)?;
+    let mut splice = Splice::new();
+    let outcomes = splice.replace_region(fo, fo + raw, region, ns)?;
+    let out = splice.finish(data, &patches)?;
     let layout = if out.equals(data) {
         Layout::Unchanged
     } else {
@@ -232,7 +250,7 @@ fn moved_pieces<Coff: CoffHeader>(
     named: &[(String, &ImageSectionHeader)],
     fat: &FatSection,
     ns: u64,
-) -> Result<Vec<(u64, Vec<u8>)>> {
+) -> Result<Patches> {
     let sh_at = |sh: &ImageSectionHeader| offset_of(data, object::pod::bytes_of(sh));
     let header_at = offset_of(data, object::pod::bytes_of(header));
     let (fat_index, fat_name, fo) = (fat.index, &fat.name, fat.fo);
@@ -273,11 +291,11 @@ fn moved_pieces<Coff: CoffHeader>(
             header_at + symtab_field,
         ));
     }
-    let mut patches: Vec<(u64, Vec<u8>)> = Vec::new();
+    let mut patches = Patches::new();
     let moved = |x: u64| (x - old_end + fo + ns) as u32;
     for (p, n, what, field) in &extents {
         if *p >= old_end {
-            patches.push((*field, moved(*p).to_le_bytes().to_vec()));
+            patches.bytes(*field, &moved(*p).to_le_bytes());
         } else if p + n > fo && *n != 0 {
             return Err(unsupported(
                 *field,
@@ -296,7 +314,7 @@ fn symbol_patches<'a, Coff: CoffHeader>(
     symbols: &SymbolTable<'a, &'a [u8], Coff>,
     fat: &FatSection,
     region: &NewRegion<'_>,
-    patches: &mut Vec<(u64, Vec<u8>)>,
+    patches: &mut Patches,
 ) -> Result<(HashMap<usize, u64>, usize)> {
     let strings = symbols.strings();
     let (fat_name, raw) = (&fat.name, fat.raw);
@@ -323,7 +341,7 @@ fn symbol_patches<'a, Coff: CoffHeader>(
         })?;
         new_value.insert(index.0, new);
         if new != old {
-            patches.push((at + 8, (new as u32).to_le_bytes().to_vec()));
+            patches.bytes(at + 8, &(new as u32).to_le_bytes());
             n_symbols += 1;
         }
         if sym.has_aux_section() {
@@ -331,13 +349,13 @@ fn symbol_patches<'a, Coff: CoffHeader>(
                 .aux_section(index)
                 .map_err(|e| bad(at, format!("{fat_name}'s section symbol: {e}")))?;
             let aux_at = offset_of(data, object::pod::bytes_of(aux));
-            patches.push((aux_at, (ns as u32).to_le_bytes().to_vec()));
+            patches.bytes(aux_at, &(ns as u32).to_le_bytes());
             if aux.check_sum.get(LE) != 0 {
                 let sum = match checksum {
                     Some(s) => s,
                     None => *checksum.insert(jamcrc_of(&region.out)?),
                 };
-                patches.push((aux_at + 8, sum.to_le_bytes().to_vec()));
+                patches.bytes(aux_at + 8, &sum.to_le_bytes());
             }
         }
     }
@@ -358,7 +376,7 @@ fn relocation_patches<'a, Coff: CoffHeader>(
     region: &NewRegion<'_>,
     new_value: &HashMap<usize, u64>,
     discovered: &gfxkit_host::Discovery<'_>,
-    patches: &mut Vec<(u64, Vec<u8>)>,
+    patches: &mut Patches,
 ) -> Result<(usize, usize)> {
     let (fat_index, fat_name, fo) = (fat.index, &fat.name, fat.fo);
     let slots: HashMap<u64, usize> = discovered
@@ -438,7 +456,7 @@ fn relocation_patches<'a, Coff: CoffHeader>(
             wrappers_done[w] = true;
             let new_addend = region.moves[k].1.wrapping_sub(new_sym);
             if new_addend != addend {
-                patches.push((slot, new_addend.to_le_bytes().to_vec()));
+                patches.bytes(slot, &new_addend.to_le_bytes());
                 n_relocations += 1;
             }
         }

@@ -28,363 +28,33 @@
 //! bundle; a `.kpackrf` section that is last in the table and in the file is removed again.
 //! An image [`split_image`] made from one [`inline_image`] made comes back byte for byte.
 
-use super::{bad, checksum, offset_of, refuse_signed, unsupported};
+use super::edit::{bad, fat_wrapper, offset_of, unsupported, Patches, Splice};
+use super::image::{file_offsets, finish, only_wrappers_lead_into, Image, Sec, SECTION_HEADER};
 use crate::error::{fail, ErrorKind, Result};
 use crate::kpack::Split;
+use crate::output::Output;
 use crate::patch::align_up;
-use gfxkit_bytes::Cursor;
-use gfxkit_host::fatbin::is_fatbin_section;
 use gfxkit_host::{WrapperMagic, WrapperTarget};
 use object::pe;
-use object::read::pe::{ImageNtHeaders, ImageOptionalHeader, PeFile64};
-use object::LittleEndian as LE;
+use object::read::pe::{ImageNtHeaders, ImageOptionalHeader};
 use std::collections::HashSet;
 
 /// Name of the kpack marker section in PE images (the 8-byte spelling of ELF's
 /// `.rocm_kpack_ref`).
 pub const MARKER_SECTION: &str = ".kpackrf";
 
-/// Size of a section header.
-const SECTION_HEADER: u64 = 40;
 /// The marker section's characteristics (TheRock's): readable initialized data.
 const MARKER_CHARACTERISTICS: u32 = pe::IMAGE_SCN_MEM_READ | pe::IMAGE_SCN_CNT_INITIALIZED_DATA;
 
-/// A section header's fields, with the file offset of the header.
-#[derive(Debug, Clone)]
-struct Sec {
-    name: String,
-    header: u64,
-    va: u64,
-    vsize: u64,
-    ptr: u64,
-    raw: u64,
-    characteristics: u32,
-}
-
-impl Sec {
-    /// Where its addresses end (`VirtualSize`, or `SizeOfRawData` when that is 0).
-    fn va_end(&self) -> u64 {
-        self.va
-            + if self.vsize == 0 {
-                self.raw
-            } else {
-                self.vsize
-            }
-    }
-
-    fn initialized(&self) -> bool {
-        self.characteristics & pe::IMAGE_SCN_CNT_INITIALIZED_DATA != 0
-    }
-}
-
-/// The parts of an image the kpack layout reads and writes.
-struct Image<'a> {
-    file: PeFile64<'a>,
-    secs: Vec<Sec>,
-    /// File offset of the COFF file header.
-    file_header: u64,
-    /// File offset of the optional header.
-    opt: u64,
-    /// File offset of the section table.
-    table: u64,
-    image_base: u64,
-    file_align: u64,
-    section_align: u64,
-    size_of_headers: u64,
-    /// The one `.hip_fat` (`.hip_fatbin`) section.
-    fat: usize,
-}
-
-impl<'a> Image<'a> {
-    fn parse(data: &'a [u8]) -> Result<Image<'a>> {
-        let file = PeFile64::parse(data).map_err(|e| bad(0, format!("PE image: {e}")))?;
-        refuse_signed(data, &file)?;
-        let nt = file.nt_headers();
-        let opt = nt.optional_header();
-        let file_header = offset_of(data, object::pod::bytes_of(nt.file_header()));
-        let opt_at = offset_of(data, object::pod::bytes_of(opt));
-        let table = file_header + 20 + u64::from(nt.file_header().size_of_optional_header.get(LE));
-        let file_align = u64::from(opt.file_alignment());
-        let section_align = u64::from(opt.section_alignment());
-        if !file_align.is_power_of_two() || !(512..=65536).contains(&file_align) {
-            return Err(bad(
-                opt_at + 36,
-                format!("FileAlignment {file_align} is not a power of two from 512 to 64 KiB"),
-            ));
-        }
-        if !section_align.is_power_of_two() || section_align < file_align {
-            return Err(bad(
-                opt_at + 32,
-                format!(
-                    "SectionAlignment {section_align} is not a power of two at least \
-                     FileAlignment ({file_align})"
-                ),
-            ));
-        }
-        let strings = nt.symbols(data).map(|s| s.strings()).unwrap_or_default();
-        let len = data.len() as u64;
-        let mut secs = Vec::new();
-        for sh in file.section_table().iter() {
-            let name = sh.name(strings).unwrap_or_else(|_| sh.raw_name());
-            let s = Sec {
-                name: String::from_utf8_lossy(name).into_owned(),
-                header: offset_of(data, object::pod::bytes_of(sh)),
-                va: u64::from(sh.virtual_address.get(LE)),
-                vsize: u64::from(sh.virtual_size.get(LE)),
-                ptr: u64::from(sh.pointer_to_raw_data.get(LE)),
-                raw: u64::from(sh.size_of_raw_data.get(LE)),
-                characteristics: sh.characteristics.get(LE),
-            };
-            if s.raw > 0 && s.ptr + s.raw > len {
-                return Err(bad(
-                    s.header,
-                    format!(
-                        "section {}'s raw data ({:#x} bytes at file offset {:#x}) runs past the \
-                         end of the file ({len} bytes): truncated",
-                        s.name, s.raw, s.ptr
-                    ),
-                ));
-            }
-            if s.raw > 0 && (s.ptr % file_align != 0 || s.raw % file_align != 0) {
-                return Err(unsupported(
-                    s.header,
-                    format!(
-                        "section {}: PointerToRawData {:#x} or SizeOfRawData {:#x} is not a \
-                         multiple of FileAlignment {file_align:#x}",
-                        s.name, s.ptr, s.raw
-                    ),
-                ));
-            }
-            secs.push(s);
-        }
-        let mut fats = secs
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| is_fatbin_section(&s.name));
-        let Some((fat, _)) = fats.next() else {
-            return Err(unsupported(0, "no .hip_fat section"));
-        };
-        if let Some((_, second)) = fats.next() {
-            return Err(unsupported(second.header, "more than one .hip_fat section"));
-        }
-        // Sections in the table follow each other in memory (the loader requires it).
-        for w in secs.windows(2) {
-            if w[1].va < w[0].va_end() {
-                return Err(unsupported(
-                    w[1].header,
-                    format!(
-                        "section {} (at RVA {:#x}) overlaps or precedes section {}",
-                        w[1].name, w[1].va, w[0].name
-                    ),
-                ));
-            }
-        }
-        super::check_image_base(opt.image_base(), opt_at)?;
-        Ok(Image {
-            image_base: opt.image_base(),
-            size_of_headers: u64::from(opt.size_of_headers()),
-            file,
-            secs,
-            file_header,
-            opt: opt_at,
-            table,
-            file_align,
-            section_align,
-            fat,
-        })
-    }
-
-    /// Where the sections' raw data ends in the file.
-    fn raw_end(&self) -> u64 {
-        self.secs
-            .iter()
-            .filter(|s| s.raw > 0)
-            .map(|s| s.ptr + s.raw)
-            .max()
-            .unwrap_or(self.size_of_headers)
-    }
-
-    /// The file offsets and values of the pointers the base relocation table fixes
-    /// (`IMAGE_REL_BASED_DIR64`).
-    fn dir64(&self, data: &[u8]) -> Result<Vec<(u64, u64)>> {
-        let sections = self.file.section_table();
-        let blocks = match self
-            .file
-            .data_directories()
-            .relocation_blocks(data, &sections)
-        {
-            Ok(Some(b)) => b,
-            Ok(None) => return Ok(Vec::new()),
-            Err(e) => return Err(bad(0, format!("base relocation table: {e}"))),
-        };
-        let mut out = Vec::new();
-        for block in blocks {
-            let block = block.map_err(|e| bad(0, format!("base relocation table: {e}")))?;
-            for r in block {
-                if r.typ != pe::IMAGE_REL_BASED_DIR64 {
-                    continue;
-                }
-                if let Some((at, _)) = sections.pe_file_range_at(r.virtual_address) {
-                    let at = u64::from(at);
-                    out.push((at, Cursor::new(data).u64(at)?));
-                }
-            }
-        }
-        Ok(out)
-    }
-
-    /// The section whose addresses hold virtual address `va`.
-    fn section_at(&self, va: u64) -> Option<usize> {
-        let rva = va.checked_sub(self.image_base)?;
-        self.secs
-            .iter()
-            .position(|s| rva >= s.va && rva < s.va_end())
-    }
-}
-
-/// Byte ranges of the input replaced by other bytes: `(start, end, bytes)`, sorted by start,
-/// disjoint (an insertion has `start == end`).
-struct Splice {
-    edits: Vec<(u64, u64, Vec<u8>)>,
-}
-
-impl Splice {
-    /// Where input offset `x` lands in the output; `None` inside a replaced range.
-    fn map(&self, x: u64) -> Option<u64> {
-        let mut y = x as i128;
-        for (s, e, b) in &self.edits {
-            if s == e {
-                if x >= *s {
-                    y += b.len() as i128;
-                }
-            } else if x >= *e {
-                y += b.len() as i128 - (e - s) as i128;
-            } else if x >= *s {
-                return None;
-            }
-        }
-        u64::try_from(y).ok()
-    }
-
-    fn apply(&self, data: &[u8]) -> Vec<u8> {
-        let mut out = Vec::with_capacity(data.len());
-        let mut at = 0usize;
-        for (s, e, b) in &self.edits {
-            out.extend_from_slice(&data[at..*s as usize]);
-            out.extend_from_slice(b);
-            at = *e as usize;
-        }
-        out.extend_from_slice(&data[at..]);
-        out
-    }
-}
-
-/// Field writes at input offsets, mapped through a [`Splice`] when applied.
-struct Patches(Vec<(u64, Vec<u8>)>);
-
-impl Patches {
-    fn u32(&mut self, at: u64, v: u64) -> Result<()> {
-        let v = u32::try_from(v).map_err(|_| {
-            crate::error::Error::at(
-                at,
-                ErrorKind::TooLarge(format!("{v:#x} does not fit a 32-bit field")),
-            )
-        })?;
-        self.0.push((at, v.to_le_bytes().to_vec()));
-        Ok(())
-    }
-
-    /// `NumberOfSections` (checked below 0xffff by the callers).
-    fn u16(&mut self, at: u64, v: u16) {
-        self.0.push((at, v.to_le_bytes().to_vec()));
-    }
-
-    fn bytes(&mut self, at: u64, b: &[u8]) {
-        self.0.push((at, b.to_vec()));
-    }
-
-    fn apply(&self, splice: &Splice, out: &mut [u8]) -> Result<()> {
-        for (at, b) in &self.0 {
-            let Some(to) = splice.map(*at) else {
-                return Err(unsupported(*at, "a field to rewrite lies in removed bytes"));
-            };
-            let to = to as usize;
-            let Some(dst) = out.get_mut(to..to + b.len()) else {
-                return Err(unsupported(*at, "a field to rewrite lies past the end"));
-            };
-            dst.copy_from_slice(b);
-        }
-        Ok(())
-    }
-}
-
-/// Moves the file offsets the headers hold (sections' raw data, relocations and line
-/// numbers, the COFF symbol table, debug directory entries) through `splice`; sections in
-/// `skip` are left alone.
-fn file_offsets(
-    data: &[u8],
-    img: &Image<'_>,
-    splice: &Splice,
-    skip: &[usize],
-    patches: &mut Patches,
-) -> Result<()> {
-    let moved = |at: u64, v: u64, what: &str| {
-        splice
-            .map(v)
-            .ok_or_else(|| unsupported(at, format!("{what} ({v:#x}) lies in bytes removed")))
-    };
-    for (i, s) in img.secs.iter().enumerate() {
-        if skip.contains(&i) {
-            continue;
-        }
-        if s.raw > 0 {
-            let what = format!("section {}'s raw data", s.name);
-            patches.u32(s.header + 20, moved(s.header + 20, s.ptr, &what)?)?;
-        }
-        for (field, what) in [
-            (24u64, "PointerToRelocations"),
-            (28, "PointerToLinenumbers"),
-        ] {
-            let v = u64::from(Cursor::new(data).u32(s.header + field)?);
-            if v != 0 {
-                patches.u32(s.header + field, moved(s.header + field, v, what)?)?;
-            }
-        }
-    }
-    let symtab = u64::from(Cursor::new(data).u32(img.file_header + 8)?);
-    if symtab != 0 {
-        let at = img.file_header + 8;
-        patches.u32(at, moved(at, symtab, "the COFF symbol table")?)?;
-    }
-    if let Some(dir) = img.file.data_directory(pe::IMAGE_DIRECTORY_ENTRY_DEBUG) {
-        if dir.size.get(LE) != 0 {
-            let dir_at = offset_of(data, object::pod::bytes_of(dir));
-            let entries = dir
-                .data(data, &img.file.section_table())
-                .map_err(|e| bad(dir_at, format!("debug directory: {e}")))?;
-            let base = offset_of(data, entries);
-            for i in 0..entries.len() / 28 {
-                let field = base + (i * 28 + 24) as u64;
-                let v = u64::from(Cursor::new(data).u32(field)?);
-                if v != 0 {
-                    patches.u32(field, moved(field, v, "debug data")?)?;
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The bytes with the patches applied and `CheckSum` recomputed when the input had one.
-fn finish(data: &[u8], img: &Image<'_>, splice: &Splice, patches: &Patches) -> Result<Vec<u8>> {
-    let mut out = splice.apply(data);
-    patches.apply(splice, &mut out)?;
-    if img.file.nt_headers().optional_header().check_sum() != 0 {
-        let at = (img.opt + 64) as usize;
-        let sum = checksum(&out, at);
-        out[at..at + 4].copy_from_slice(&sum.to_le_bytes());
-    }
-    Ok(out)
+/// The image `data` read and checked as every kpack rewrite requires ([`check_image`]), with
+/// the index of its `.hip_fat` section and that section.
+fn checked(data: &[u8]) -> Result<(Image<'_>, usize, Sec)> {
+    let img = Image::parse(data)?;
+    img.check(data)?;
+    img.all_aligned()?;
+    let fat = img.fat()?.clone();
+    let index = img.fat.unwrap_or_default();
+    Ok((img, index, fat))
 }
 
 /// Splits the fat PE32+ image `data`: see the [module documentation](self). `marker` is the
@@ -396,8 +66,7 @@ pub fn split_image(
     marker: &[u8],
     limits: &gfxkit_bundle::limits::Limits,
 ) -> Result<Split> {
-    let img = Image::parse(data)?;
-    img.rules(data)?;
+    let (img, fat_at, fat) = checked(data)?;
     let found = gfxkit_host::discover_with(data, limits);
     // A split image says so first (its .hip_fat has no bytes because it is split).
     if let Some(i) = found
@@ -410,7 +79,6 @@ pub fn split_image(
             ErrorKind::AlreadySplit { wrapper: i },
         );
     }
-    let fat = img.secs[img.fat].clone();
     if let Some(m) = img.secs.iter().find(|s| s.name == MARKER_SECTION) {
         return Err(unsupported(
             m.header,
@@ -456,13 +124,13 @@ pub fn split_image(
     let p = img.raw_end();
     let mut padded = marker.to_vec();
     padded.resize(m_raw as usize, 0);
-    let splice = Splice {
-        edits: vec![(fo, old_end, Vec::new()), (p, p, padded)],
-    };
+    let mut splice = Splice::new();
+    splice.replace(fo, old_end, Output::new());
+    splice.replace(p, p, Output::of(padded));
     let m_off = splice.map(p).unwrap_or(0) - m_raw;
 
-    let mut patches = Patches(Vec::new());
-    file_offsets(data, &img, &splice, &[img.fat], &mut patches)?;
+    let mut patches = Patches::new();
+    file_offsets(data, &img, &splice, &[fat_at], &mut patches)?;
     patches.u32(fat.header + 16, 0)?;
     let mut rec = [0u8; SECTION_HEADER as usize];
     rec[..8].copy_from_slice(MARKER_SECTION.as_bytes());
@@ -490,7 +158,7 @@ pub fn split_image(
         patches.bytes(at + 8, &m_va.to_le_bytes());
         patches.bytes(at + 16, &(k as u64).to_le_bytes());
     }
-    let bytes = finish(data, &img, &splice, &patches)?;
+    let bytes = finish(data, &img, splice, &patches)?.to_vec();
     Ok(Split {
         bytes,
         wrapper_bundles,
@@ -513,12 +181,11 @@ fn wrapper_bundles(
     slots: &HashSet<u64>,
 ) -> Result<Vec<u64>> {
     let (fo, old_end) = (fat.ptr, fat.ptr + fat.raw);
-    let fat_va = img.image_base + fat.va;
     let relocated: HashSet<u64> = dir64.iter().map(|&(at, _)| at).collect();
     let mut wrapper_bundles = Vec::with_capacity(found.wrappers.len());
     for (i, w) in found.wrappers.iter().enumerate() {
         let at = w.location.offset;
-        super::fat_wrapper(i, w)?;
+        fat_wrapper(i, w)?;
         let WrapperTarget::Bundle { index } = w.target else {
             return Err(bad(
                 at,
@@ -548,17 +215,7 @@ fn wrapper_bundles(
         wrapper_bundles.push(b);
     }
     // No pointer other than a wrapper's may lead into the bytes removed.
-    for &(at, value) in dir64 {
-        if !slots.contains(&at) && value >= fat_va && value - fat_va < fat.vsize {
-            return Err(unsupported(
-                at,
-                format!(
-                    "a base-relocated pointer other than a wrapper's leads into {} ({value:#x})",
-                    fat.name
-                ),
-            ));
-        }
-    }
+    only_wrappers_lead_into(img, dir64, slots, (fat.va, fat.vsize), &fat.name)?;
     Ok(wrapper_bundles)
 }
 
@@ -626,18 +283,8 @@ fn marker_place(
     }
     // Nor to where the marker goes (a pointer to the end of the image): an inline, which
     // removes the marker only when nothing but wrappers leads into it, could not undo the split.
-    let m_start = img.image_base.saturating_add(m_rva);
-    if let Some(&(at, value)) = dir64.iter().find(|&&(at, value)| {
-        !slots.contains(&at) && value >= m_start && value - m_start < m_len.max(1)
-    }) {
-        return Err(unsupported(
-            at,
-            format!(
-                "a base-relocated pointer other than a wrapper's leads to where {MARKER_SECTION} goes \
-                 ({value:#x}, the end of the image)"
-            ),
-        ));
-    }
+    let what = format!("where {MARKER_SECTION} goes (the end of the image)");
+    only_wrappers_lead_into(img, dir64, slots, (m_rva, m_len), &what)?;
     Ok(MarkerPlace {
         header,
         n,
@@ -651,7 +298,7 @@ fn marker_place(
 /// The `HIPK` wrappers of a split image, in `.hipFatB` order: (file offset of the record, its
 /// u32 index at +16, the file offset its pointer leads to when it lands in the file).
 pub fn hipk_image_wrappers(data: &[u8]) -> Result<Vec<(u64, u32, Option<u64>)>> {
-    Image::parse(data)?;
+    checked(data)?;
     let found = gfxkit_host::discover(data);
     let mut out = Vec::with_capacity(found.wrappers.len());
     for w in &found.wrappers {
@@ -676,8 +323,7 @@ pub fn hipk_image_wrappers(data: &[u8]) -> Result<Vec<(u64, u32, Option<u64>)>> 
 /// The bytes of address space `.hip_fat` offers the bundles [`inline_image`] puts back (its
 /// `VirtualSize`: the addresses after it are fixed).
 pub fn inline_room(data: &[u8]) -> Result<u64> {
-    let img = Image::parse(data)?;
-    Ok(img.secs[img.fat].vsize)
+    Ok(checked(data)?.2.vsize)
 }
 
 /// Where bundles of these sizes go from the start of `.hip_fat`, each at a multiple of
@@ -699,9 +345,7 @@ pub fn bundle_offsets(sizes: impl IntoIterator<Item = u64>, align: u64) -> (Vec<
 /// the [module documentation](self). Bundles that do not fit `.hip_fat`'s `VirtualSize`
 /// ([`inline_room`]) are refused.
 pub fn inline_image(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<u8>> {
-    let img = Image::parse(data)?;
-    img.rules(data)?;
-    let fat = img.secs[img.fat].clone();
+    let (img, fat_at, fat) = checked(data)?;
     let found = gfxkit_host::discover(data);
     if found.wrappers.len() != bundles.len() {
         return Err(unsupported(
@@ -778,7 +422,7 @@ pub fn inline_image(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<
         }
         let pointer = w.pointer;
         let s = img.section_at(pointer);
-        if s == Some(img.fat) {
+        if s == Some(fat_at) {
             return Err(unsupported(
                 at,
                 format!("wrapper {i} of a split image leads into {}", fat.name),
@@ -805,15 +449,15 @@ pub fn inline_image(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<
     for (b, &at) in bundles.iter().zip(&offsets) {
         content[at as usize..at as usize + b.len()].copy_from_slice(b);
     }
-    let mut edits = vec![(p, p + fat.raw, content)];
+    let mut splice = Splice::new();
+    splice.replace(p, p + fat.raw, Output::of(content));
     if let Some(m) = removed {
         let s = &img.secs[m];
-        edits.push((s.ptr, s.ptr + s.raw, Vec::new()));
+        splice.replace(s.ptr, s.ptr + s.raw, Output::new());
     }
-    let splice = Splice { edits };
 
-    let mut patches = Patches(Vec::new());
-    let mut skip = vec![img.fat];
+    let mut patches = Patches::new();
+    let mut skip = vec![fat_at];
     skip.extend(removed);
     file_offsets(data, &img, &splice, &skip, &mut patches)?;
     patches.u32(fat.header + 16, new_raw)?;
@@ -842,80 +486,22 @@ pub fn inline_image(data: &[u8], bundles: &[Vec<u8>], align: u64) -> Result<Vec<
         patches.bytes(at + 8, &(fat_va + off).to_le_bytes());
         patches.bytes(at + 16, &0u64.to_le_bytes());
     }
-    finish(data, &img, &splice, &patches)
+    Ok(finish(data, &img, splice, &patches)?.to_vec())
 }
 
 /// Checks the layout rules a kpack split or inline keeps in an image it wrote (and requires
-/// of the image it reads): it parses as a PE32+ image, every section's raw data lies in the
-/// file at multiples of `FileAlignment` after the headers and overlaps no other, sections
-/// follow each other in memory within `SizeOfImage`, and the base relocation table reads.
+/// of the image it reads): it parses as a PE32+ image with one `.hip_fat` section and keeps the
+/// rules of every rewrite of an image (no signature; every section's raw data in the file
+/// after the headers, overlapping no other; sections following each other in memory within
+/// `SizeOfImage`; a readable base relocation table), and every section's raw data lies at
+/// multiples of `FileAlignment` (the marker section goes after the last).
 pub fn check_image(data: &[u8]) -> Result<()> {
-    Image::parse(data)?.rules(data)
-}
-
-impl Image<'_> {
-    /// The rules of [`check_image`] (parsing checked the rest).
-    fn rules(&self, data: &[u8]) -> Result<()> {
-        let mut raw: Vec<&Sec> = self.secs.iter().filter(|s| s.raw > 0).collect();
-        raw.sort_by_key(|s| s.ptr);
-        if let Some(s) = raw.iter().find(|s| s.ptr < self.size_of_headers) {
-            return Err(bad(
-                s.header,
-                format!(
-                    "section {}'s raw data (at {:#x}) lies in the headers (SizeOfHeaders {:#x})",
-                    s.name, s.ptr, self.size_of_headers
-                ),
-            ));
-        }
-        for w in raw.windows(2) {
-            if w[0].ptr + w[0].raw > w[1].ptr {
-                return Err(bad(
-                    w[1].header,
-                    format!(
-                        "sections {} and {} overlap in the file",
-                        w[0].name, w[1].name
-                    ),
-                ));
-            }
-        }
-        let size_of_image = u64::from(self.file.nt_headers().optional_header().size_of_image());
-        if let Some(s) = self.secs.iter().find(|s| s.va_end() > size_of_image) {
-            return Err(bad(
-                s.header,
-                format!(
-                    "section {} ends at RVA {:#x}, past SizeOfImage {size_of_image:#x}",
-                    s.name,
-                    s.va_end()
-                ),
-            ));
-        }
-        self.dir64(data)?;
-        Ok(())
-    }
+    checked(data).map(drop)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn splice_maps_offsets_around_its_edits() {
-        let s = Splice {
-            edits: vec![(10, 20, vec![]), (30, 30, vec![7; 5])],
-        };
-        assert_eq!(s.map(5), Some(5));
-        assert_eq!(s.map(10), None);
-        assert_eq!(s.map(19), None);
-        assert_eq!(s.map(20), Some(10));
-        assert_eq!(s.map(30), Some(25));
-        assert_eq!(s.map(31), Some(26));
-        let data: Vec<u8> = (0..40).collect();
-        let out = s.apply(&data);
-        assert_eq!(out.len(), 35);
-        assert_eq!(out[10], 20);
-        assert_eq!(&out[20..25], &[7; 5]);
-        assert_eq!(out[25], 30);
-    }
 
     #[test]
     fn bundles_are_placed_at_aligned_offsets() {
