@@ -233,6 +233,30 @@ pub trait Format: Send + Sync {
     /// written; an error stops the prune before anything is.
     fn prune(&self, file: &File<'_>, rel: &str, t: &Transform) -> Result<Pruned, crate::Error>;
 
+    /// `gfxkit prune` or `gfxkit recompress` of this file, named on its own or found in a tree
+    /// where [`Format::prune`] decided to rewrite it: its new bytes (borrowing from the file)
+    /// with the report of what changed. A file a prune keeps or drops whole is refused, saying
+    /// what it holds ([`prune_file::rewrite`] is that rule for files rewritten as host binaries
+    /// and bundles). Nothing is written here.
+    fn rewrite<'d>(
+        &self,
+        file: &File<'d>,
+        t: &Transform,
+    ) -> Result<gfxkit_shrink::Rewritten<'d>, crate::Error>;
+
+    /// Checks `back`, the bytes [`Format::rewrite`] made (`done`) as read back from where
+    /// they were written (or, for a dry run, as made), against the file: by default every
+    /// kept entry and the layout (`gfxkit_shrink::verify_bytes`), which reads `back` as a
+    /// host binary or bundle.
+    fn verify_rewrite(
+        &self,
+        file: &File<'_>,
+        back: &[u8],
+        done: &gfxkit_shrink::Rewritten<'_>,
+    ) -> Result<(), gfxkit_shrink::Error> {
+        gfxkit_shrink::verify_bytes(file.data, back, &done.report, &file.limits)
+    }
+
     /// What the census's input row calls the file (its `kind` column: `kpack`,
     /// `kernel-database`, a package's format such as `wheel` or `deb`, or what a binary's
     /// first bytes say, such as `elf-shared-object`).
@@ -555,6 +579,16 @@ impl Format for KpackArchive {
         Ok(whole(file, rel, t, found.unwrap_or(("kpack", Vec::new()))))
     }
 
+    fn rewrite<'d>(
+        &self,
+        file: &File<'d>,
+        t: &Transform,
+    ) -> Result<gfxkit_shrink::Rewritten<'d>, crate::Error> {
+        prune_file::rewrite(file.path, file.data, t, || {
+            self.prune(file, &file.name(), t)
+        })
+    }
+
     fn kind(&self, _: &File<'_>) -> String {
         "kpack".to_owned()
     }
@@ -693,6 +727,16 @@ impl Format for KernelDatabase {
             Some(found) => Ok(whole(file, rel, t, found)),
             None => Binary.prune(file, rel, t),
         }
+    }
+
+    fn rewrite<'d>(
+        &self,
+        file: &File<'d>,
+        t: &Transform,
+    ) -> Result<gfxkit_shrink::Rewritten<'d>, crate::Error> {
+        prune_file::rewrite(file.path, file.data, t, || {
+            self.prune(file, &file.name(), t)
+        })
     }
 
     fn kind(&self, _: &File<'_>) -> String {
@@ -930,6 +974,16 @@ impl Format for Binary {
             Some(found) => Ok(whole(file, rel, t, found)),
             None => prune_file::binary(file.path, rel, file.data, t),
         }
+    }
+
+    fn rewrite<'d>(
+        &self,
+        file: &File<'d>,
+        t: &Transform,
+    ) -> Result<gfxkit_shrink::Rewritten<'d>, crate::Error> {
+        prune_file::rewrite(file.path, file.data, t, || {
+            self.prune(file, &file.name(), t)
+        })
     }
 
     fn kind(&self, file: &File<'_>) -> String {

@@ -197,6 +197,44 @@ pub(crate) fn binary(path: &Path, rel: &str, data: &[u8], t: &Transform) -> Resu
     })
 }
 
+/// The rewrite of one file by `prune` or `recompress` ([`crate::format::Format::rewrite`]) for
+/// the files gfxkit rewrites as host binaries and bundles: a file a prune would keep or drop
+/// whole (a raw code object, a `.kpack` archive, a kernel-database file), by the decision
+/// `decided` makes for it ([`crate::format::Format::prune`]), is refused with what it holds and
+/// that the prune of its directory decides it; anything else (files a prune rewrites, files
+/// without device code, any file under a recompress) is rewritten by `gfxkit_shrink`.
+pub fn rewrite<'d>(
+    path: &Path,
+    data: &'d [u8],
+    t: &Transform,
+    decided: impl FnOnce() -> Result<Pruned, Error>,
+) -> Result<gfxkit_shrink::Rewritten<'d>, Error> {
+    if !rewritable(data) && !matches!(t.selection, Selection::All) {
+        let decided = decided()?;
+        let f = &decided.file;
+        if !f.targets.is_empty() {
+            let would = match f.action {
+                TreeAction::Dropped => "drop it",
+                TreeAction::Rewritten => "rewrite it against the files beside it",
+                _ => "keep it",
+            };
+            return Err(Error::new(
+                path,
+                ErrorKind::Whole(format!(
+                    "a {} file for {}. A prune keeps or drops such a file whole (or cuts a \
+                     Tensile index to the kept rows) as part of the directory that holds it \
+                     (`gfxkit prune --keep ... DIR -o OUT`), where this selection would {would}; \
+                     nothing written",
+                    f.kind,
+                    f.targets.join(", ")
+                )),
+            ));
+        }
+    }
+    gfxkit_shrink::rewrite_without_digests(data, t)
+        .map_err(|e| Error::new(path, ErrorKind::Prune(e)))
+}
+
 pub(crate) fn tree_file(rel: &str, kind: &'static str, action: TreeAction, size: u64) -> TreeFile {
     TreeFile {
         path: rel.to_owned(),

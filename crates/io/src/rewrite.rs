@@ -12,8 +12,8 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 /// Writes `rewritten` to `path` through a temporary file beside it, reads the temporary file
-/// back and verifies it against `original` (every kept entry, the layout:
-/// `gfxkit_shrink::verify_bytes`), then renames it over `path`. On any failure the temporary
+/// back and checks it with `check` (against the original: every kept entry, the layout;
+/// [`crate::format::Format::verify_rewrite`]), then renames it over `path`. On any failure the temporary
 /// file is removed and `path` is untouched. A new output takes the permissions of `like`.
 /// When `original` is an [`Input`] mapping a file, the runs of bytes the rewrite keeps from it
 /// are copied from that file inside the kernel.
@@ -23,11 +23,11 @@ pub fn write_verified(
     original: Original<'_>,
     rewritten: &gfxkit_shrink::Rewritten,
     durability: Durability,
-    limits: &gfxkit_bundle::limits::Limits,
+    check: &dyn Fn(&[u8]) -> Result<(), gfxkit_shrink::Error>,
 ) -> Result<(), Error> {
-    let (original, mapped) = match original {
-        Original::Input(i) => (&i[..], Some(i)),
-        Original::Bytes(b) => (b, None),
+    let mapped = match original {
+        Original::Input(i) => Some(i),
+        Original::Bytes(_) => None,
     };
     write_atomic_file_checked(
         path,
@@ -40,8 +40,7 @@ pub fn write_verified(
             if !rewritten.output.equals(&back) {
                 return Err(Error::new(path, ErrorKind::TempDiffers));
             }
-            gfxkit_shrink::verify_bytes(original, &back, &rewritten.report, limits)
-                .map_err(|e| Error::new(path, ErrorKind::Verify(e)))
+            check(&back).map_err(|e| Error::new(path, ErrorKind::Verify(e)))
         },
         like,
         durability,
@@ -128,6 +127,9 @@ pub struct RewriteOptions<'p> {
     pub drop_signature: bool,
     /// Add each entry's MD5 to the report.
     pub digests: bool,
+    /// How the file is read and rewritten: the format that claims it
+    /// ([`crate::format::Format::rewrite`]).
+    pub formats: &'p crate::format::Formats,
 }
 
 /// What [`rewrite_file`] is doing, for a progress display.
@@ -141,12 +143,14 @@ pub enum Phase<'p> {
     Writing(&'p Path),
 }
 
-/// `prune` or `recompress` of one host binary or bundle named `name` (not a package or a
-/// tree), for the CLI and Python: a signed image unsigned first when `drop_signature`, a file a
-/// prune keeps or drops whole refused (with what it holds), the rewrite with
-/// `t`, refused when it would leave no device code (unless `allow_empty`), then
-/// written through [`write_verified`] or, for a dry run, verified in memory. `phase` hears
-/// what is being done. Returns the rewrite's report.
+/// `prune` or `recompress` of one file named `name` (not a package or a tree), for the CLI and
+/// Python: a signed image unsigned first when `drop_signature`, then the rewrite with `t` by
+/// the format of `opts.formats` that claims the file ([`crate::format::Format::rewrite`],
+/// which refuses a file a prune keeps or drops whole, saying what it holds), refused when it
+/// would leave no device code (unless `allow_empty`), then written through [`write_verified`]
+/// or, for a dry run, checked in memory, by that format
+/// ([`crate::format::Format::verify_rewrite`]). `phase` hears what is being done. Returns the
+/// rewrite's report.
 pub fn rewrite_file(
     name: &Path,
     original: Original<'_>,
@@ -172,17 +176,14 @@ pub fn rewrite_file(
         Some(u) => (&u[..], Original::Bytes(u)),
         None => (bytes, original),
     };
-    let formats = crate::format::Formats::standard().with_settings(crate::Settings {
-        limits: t.limits,
-        ..Default::default()
-    });
-    refuse_whole(&formats, name, bytes, t)?;
+    let file = opts.formats.file(name, bytes);
+    let format = opts.formats.of(&file);
     phase(Phase::Rewriting);
-    let mut rewritten =
-        gfxkit_shrink::rewrite_without_digests(bytes, t).map_err(fail(ErrorKind::Prune))?;
+    let mut rewritten = format.rewrite(&file, t)?;
     if !opts.allow_empty {
         gfxkit_shrink::refuse_empty(t, [&rewritten.report]).map_err(fail(ErrorKind::Empty))?;
     }
+    let check = |back: &[u8]| format.verify_rewrite(&file, back, &rewritten);
     match opts.target {
         Some(path) => {
             phase(Phase::Writing(path));
@@ -192,13 +193,12 @@ pub fn rewrite_file(
                 original,
                 &rewritten,
                 opts.durability,
-                &t.limits,
+                &check,
             )?;
         }
         None => {
             phase(Phase::Verifying);
-            gfxkit_shrink::verify(bytes, &rewritten, &t.limits)
-                .map_err(fail(ErrorKind::DryRunVerify))?;
+            check(&rewritten.bytes()).map_err(fail(ErrorKind::DryRunVerify))?;
         }
     }
     if opts.digests {
@@ -208,42 +208,4 @@ pub fn rewrite_file(
             .map_err(fail(ErrorKind::Digests))?;
     }
     Ok(rewritten.report)
-}
-
-/// Refuses the prune of one file (not a tree) that holds device code a prune keeps or drops
-/// whole rather than rewrites: a raw code object, a `.kpack` archive, a kernel-database file
-/// (read as `formats` reads it). The error says what the file holds and that the prune of the
-/// directory holding it decides it. Files a prune rewrites, and files without device code,
-/// pass.
-fn refuse_whole(
-    formats: &crate::format::Formats,
-    name: &Path,
-    data: &[u8],
-    t: &gfxkit_shrink::Transform,
-) -> Result<(), Error> {
-    use gfxkit_inventory::prune::TreeAction;
-    if crate::prune_file::rewritable(data) || matches!(t.selection, gfxkit_shrink::Selection::All) {
-        return Ok(());
-    }
-    let file = formats.file(name, data);
-    let decided = formats.of(&file).prune(&file, &file.name(), t)?;
-    let f = &decided.file;
-    if f.targets.is_empty() {
-        return Ok(());
-    }
-    let would = match f.action {
-        TreeAction::Dropped => "drop it",
-        TreeAction::Rewritten => "rewrite it against the files beside it",
-        _ => "keep it",
-    };
-    Err(Error::new(
-        name,
-        ErrorKind::Whole(format!(
-            "a {} file for {}. A prune keeps or drops such a file whole (or cuts a Tensile \
-             index to the kept rows) as part of the directory that holds it (`gfxkit prune \
-             --keep ... DIR -o OUT`), where this selection would {would}; nothing written",
-            f.kind,
-            f.targets.join(", ")
-        )),
-    ))
 }

@@ -146,8 +146,12 @@ pub fn prune_tree(
 
     match output {
         TreeOutput::DryRun => {}
-        TreeOutput::Dir(out) => write_tree(input, out, &items, &mut plans, t, meta_mode(&meta))?,
-        TreeOutput::InPlace => replace_tree(input, &items, &mut plans, t, meta_mode(&meta))?,
+        TreeOutput::Dir(out) => {
+            write_tree(formats, input, out, &items, &mut plans, t, meta_mode(&meta))?
+        }
+        TreeOutput::InPlace => {
+            replace_tree(formats, input, &items, &mut plans, t, meta_mode(&meta))?
+        }
     }
     let files: Vec<TreeFile> = plans.into_iter().flatten().map(|p| p.file).collect();
     let size_before = files.iter().map(|f| f.size_before).sum();
@@ -592,6 +596,7 @@ fn unmatched(sel: &Selection, plans: &[Option<Pruned>]) -> Vec<String> {
 /// Writes the pruned tree into a new temporary directory beside `beside` (in its parent, on
 /// its file system), named for it.
 fn stage_tree(
+    formats: &Formats,
     input: &Path,
     beside: &Path,
     items: &[(String, Item)],
@@ -615,12 +620,13 @@ fn stage_tree(
         .rand_bytes(6)
         .tempdir_in(parent)
         .map_err(|e| Error::new(parent, ErrorKind::CreateTemp(e)))?;
-    fill(input, stage.path(), items, plans, t)?;
+    fill(formats, input, stage.path(), items, plans, t)?;
     set_mode(stage.path(), root_mode)?;
     Ok(stage)
 }
 
 fn write_tree(
+    formats: &Formats,
     input: &Path,
     out: &Path,
     items: &[(String, Item)],
@@ -628,7 +634,7 @@ fn write_tree(
     t: &Transform,
     root_mode: u32,
 ) -> Result<(), Error> {
-    let stage = stage_tree(input, out, items, plans, t, root_mode)?;
+    let stage = stage_tree(formats, input, out, items, plans, t, root_mode)?;
     // An empty directory there is replaced (checked empty before pass one).
     if std::fs::symlink_metadata(out).is_ok_and(|m| m.is_dir()) {
         std::fs::remove_dir(out).map_err(|e| Error::new(out, ErrorKind::Write(e)))?;
@@ -643,6 +649,7 @@ fn write_tree(
 /// `--in-place`: the pruned tree staged beside the input, synced, exchanged with it, and the
 /// old tree removed. Until the exchange the input is untouched; a failure removes the stage.
 fn replace_tree(
+    formats: &Formats,
     input: &Path,
     items: &[(String, Item)],
     plans: &mut [Option<Pruned>],
@@ -650,7 +657,7 @@ fn replace_tree(
     root_mode: u32,
 ) -> Result<(), Error> {
     let input = std::fs::canonicalize(input).map_err(|e| Error::new(input, ErrorKind::Stat(e)))?;
-    let stage = stage_tree(&input, &input, items, plans, t, root_mode)?;
+    let stage = stage_tree(formats, &input, &input, items, plans, t, root_mode)?;
     // Everything written reaches the disk before the tree replaces the input.
     let dir = std::fs::File::open(stage.path())
         .map_err(|e| Error::new(stage.path(), ErrorKind::Read(e)))?;
@@ -700,6 +707,7 @@ pub(crate) fn set_mode(path: &Path, mode: u32) -> Result<(), Error> {
 }
 
 fn fill(
+    formats: &Formats,
     input: &Path,
     root: &Path,
     items: &[(String, Item)],
@@ -760,15 +768,16 @@ fn fill(
                 }
                 (TreeAction::Rewritten, None) => {
                     let mapped = Input::open(&src)?;
-                    let rewritten = gfxkit_shrink::rewrite_without_digests(&mapped, t)
-                        .map_err(|e| Error::new(&src, ErrorKind::Prune(e)))?;
+                    let file = formats.file(&src, &mapped);
+                    let format = formats.of(&file);
+                    let rewritten = format.rewrite(&file, t)?;
                     crate::rewrite::write_verified(
                         &dst,
                         Some(&src),
                         crate::rewrite::Original::Input(&mapped),
                         &rewritten,
                         Durability::Rename,
-                        &t.limits,
+                        &|back| format.verify_rewrite(&file, back, &rewritten),
                     )?;
                     set_mode(&dst, *mode)
                 }

@@ -1,6 +1,7 @@
 //! A format added from outside gfxkit's crates, through the public interface only: a toy
-//! container (`TOYCONT1` then one offload bundle) that every per-file command reads once it
-//! is in the [`Formats`] a run is given, and none reads without it.
+//! container (a magic, then one offload bundle) that every per-file command reads once it
+//! is in the [`Formats`] a run is given, and none reads without it. Two of them: `TOYCONT1`,
+//! which a prune keeps or drops whole, and `TOYWRAP1`, whose bundle a prune rewrites.
 
 use gfxkit_inventory::database::DbMember;
 use gfxkit_inventory::digest::Digest;
@@ -21,13 +22,190 @@ use gfxkit_testkit::HipBuild;
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8] = b"TOYCONT1";
+const WRAP: &[u8] = b"TOYWRAP1";
 
-/// The toy container: its device code is the bundle after the magic.
+/// The toy container: its device code is the bundle after the magic. A prune keeps or drops
+/// it whole.
 struct Toy;
 
 impl Toy {
     fn inner<'d>(file: &File<'d>) -> &'d [u8] {
         &file.data[MAGIC.len()..]
+    }
+}
+
+/// The toy wrapper: the same container with its own magic, whose bundle a prune rewrites
+/// (and which reads as a toy container for everything else).
+struct Wrap;
+
+impl Wrap {
+    /// The rewrite of the bundle inside `file`, with `shift` added to the offsets of its
+    /// report (the wrapper's magic before it in the file, or, to go back, taken away).
+    fn moved(report: &mut gfxkit_shrink::report::Report, shift: i64) {
+        let by = |x: &mut u64| *x = x.wrapping_add_signed(shift);
+        by(&mut report.size_before);
+        by(&mut report.size_after);
+        for b in report.regions.iter_mut().flat_map(|r| r.bundles.iter_mut()) {
+            by(&mut b.offset);
+            by(&mut b.new_offset);
+        }
+    }
+}
+
+impl Format for Wrap {
+    fn name(&self) -> &'static str {
+        "toy wrapper"
+    }
+
+    fn claims(&self, file: &File<'_>) -> bool {
+        file.data.starts_with(WRAP)
+    }
+
+    fn found_in_walk(&self, _: &Path, prefix: &[u8]) -> bool {
+        prefix.starts_with(WRAP)
+    }
+
+    fn list(&self, file: &File<'_>, check: bool, around: &Around) -> FileListing {
+        Toy.list(file, check, around)
+    }
+
+    fn size(&self, file: &File<'_>, check: bool, around: &Around) -> Sized {
+        Toy.size(file, check, around)
+    }
+
+    fn verify(
+        &self,
+        file: &File<'_>,
+        around: &Around,
+    ) -> (gfxkit_inventory::Result<Verification>, Vec<String>) {
+        Toy.verify(file, around)
+    }
+
+    fn kernels(
+        &self,
+        file: &File<'_>,
+        wanted: Option<&TargetId>,
+        demangle: bool,
+        around: &Around,
+    ) -> Result<KernelListing, gfxkit_io::Error> {
+        Toy.kernels(file, wanted, demangle, around)
+    }
+
+    fn digests(
+        &self,
+        file: &File<'_>,
+        kernels: bool,
+        around: &Around,
+    ) -> Result<(Vec<Digest>, Vec<String>), gfxkit_io::Error> {
+        Toy.digests(file, kernels, around)
+    }
+
+    fn database_member(&self, _: &File<'_>) -> Option<DbMember> {
+        None
+    }
+
+    fn examine(
+        &self,
+        file: &File<'_>,
+        devices: &[TargetId],
+        loader: Loader,
+        rules: Option<&Rules>,
+    ) -> Examined {
+        Toy.examine(file, devices, loader, rules)
+    }
+
+    fn select(
+        &self,
+        file: &File<'_>,
+        device: &TargetId,
+        loader: Loader,
+        rules: Option<&Rules>,
+    ) -> Selection {
+        Toy.select(file, device, loader, rules)
+    }
+
+    fn extract<'d>(
+        &self,
+        file: &File<'d>,
+        explicit: bool,
+        wanted: &mut Wanted,
+    ) -> Result<Option<Plan<'d>>, ExtractError> {
+        Toy.extract(file, explicit, wanted)
+    }
+
+    fn inspect(&self, file: &File<'_>) -> Inspection {
+        Toy.inspect(file)
+    }
+
+    fn kind(&self, _: &File<'_>) -> String {
+        "toy-wrapper".to_owned()
+    }
+
+    /// Never whole: its bundle is rewritten.
+    fn whole_targets(&self, _: &File<'_>, _: &str) -> Result<Option<Whole>, gfxkit_io::Error> {
+        Ok(None)
+    }
+
+    /// Rewritten when the selection changes its bundle, kept otherwise.
+    fn prune(
+        &self,
+        file: &File<'_>,
+        rel: &str,
+        t: &gfxkit_shrink::Transform,
+    ) -> Result<Pruned, gfxkit_io::Error> {
+        use gfxkit_inventory::prune::TreeAction;
+        let done = self.rewrite(file, t)?;
+        let mut p = Pruned::copied(rel, "toy-wrapper", file.data.len() as u64);
+        p.file.action = if done.report.changed() {
+            TreeAction::Rewritten
+        } else {
+            TreeAction::Kept
+        };
+        p.file.size_after = done.report.size_after;
+        p.file.targets = done
+            .report
+            .targets_before()
+            .into_iter()
+            .filter(|t| *t != "host")
+            .map(str::to_owned)
+            .collect();
+        p.file.targets.sort();
+        p.keeps = done.report.keeps_device_code();
+        p.file.report = Some(done.report);
+        Ok(p)
+    }
+
+    /// The magic, then the bundle rewritten as `gfxkit_shrink` rewrites a bundle file.
+    fn rewrite<'d>(
+        &self,
+        file: &File<'d>,
+        t: &gfxkit_shrink::Transform,
+    ) -> Result<gfxkit_shrink::report::Rewritten<'d>, gfxkit_io::Error> {
+        let inner = gfxkit_shrink::rewrite_without_digests(Toy::inner(file), t)
+            .map_err(|e| gfxkit_io::Error::new(file.path, gfxkit_io::ErrorKind::Prune(e)))?;
+        let mut output = gfxkit_shrink::Output::of(WRAP);
+        output.append(inner.output);
+        let mut report = inner.report;
+        Wrap::moved(&mut report, WRAP.len() as i64);
+        Ok(gfxkit_shrink::report::Rewritten { output, report })
+    }
+
+    /// The magic, and the bundle after it as `gfxkit_shrink` checks a rewritten bundle.
+    fn verify_rewrite(
+        &self,
+        file: &File<'_>,
+        back: &[u8],
+        done: &gfxkit_shrink::report::Rewritten<'_>,
+    ) -> Result<(), gfxkit_shrink::Error> {
+        let Some(bundle) = back.strip_prefix(WRAP) else {
+            return Err(gfxkit_shrink::Error::at(
+                0,
+                gfxkit_shrink::ErrorKind::Verify("the toy wrapper's magic is gone".into()),
+            ));
+        };
+        let mut report = done.report.clone();
+        Wrap::moved(&mut report, -(WRAP.len() as i64));
+        gfxkit_shrink::verify_bytes(Toy::inner(file), bundle, &report, &file.limits)
     }
 }
 
@@ -185,13 +363,29 @@ impl Format for Toy {
             &t.selection,
         ))
     }
+
+    /// Refused when a prune would keep or drop it whole, as gfxkit's own whole files are.
+    fn rewrite<'d>(
+        &self,
+        file: &File<'d>,
+        t: &gfxkit_shrink::Transform,
+    ) -> Result<gfxkit_shrink::report::Rewritten<'d>, gfxkit_io::Error> {
+        gfxkit_io::prune_file::rewrite(file.path, file.data, t, || {
+            self.prune(file, &file.name(), t)
+        })
+    }
 }
 
 /// A toy container of a clang-19 bundle for `archs` with `kernels` kernels, at `dir/name`.
 fn toy(dir: &Path, name: &str, archs: &[&str], kernels: usize) -> PathBuf {
+    toy_of(MAGIC, dir, name, archs, kernels)
+}
+
+/// [`toy`] with the magic `magic`.
+fn toy_of(magic: &[u8], dir: &Path, name: &str, archs: &[&str], kernels: usize) -> PathBuf {
     let source = gfxkit_testkit::hip_kernels(kernels);
     let bundle = HipBuild::new(&source, archs).build(dir, &format!("{name}.src"));
-    let mut bytes = MAGIC.to_vec();
+    let mut bytes = magic.to_vec();
     bytes.extend(std::fs::read(&bundle).unwrap());
     std::fs::remove_file(&bundle).unwrap();
     let out = dir.join(name);
@@ -427,4 +621,101 @@ fn a_format_added_through_the_interface_is_read_by_every_command() {
     let plain = prune(&standard, "gfx942");
     assert_eq!(plain.files[0].kind, "file");
     assert_eq!(plain.files[0].action, TreeAction::Copied);
+}
+
+/// `prune` of one file and of a tree reach a format's rewrite through the door: a toy a prune
+/// keeps or drops whole is refused on its own, saying what it holds; the toy wrapper's bundle
+/// is rewritten, the same bytes on its own and in a tree, and read back through its format.
+#[test]
+fn a_format_added_through_the_interface_is_pruned_through_it() {
+    use gfxkit_io::rewrite::{rewrite_file, Original, RewriteOptions};
+    use gfxkit_io::tree::{prune_tree, TreeOutput};
+    use gfxkit_shrink::{Conversion, Pattern, Selection, Transform};
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    let whole_toy = toy(tmp.path(), "kernels.toy", &["gfx906", "gfx90a"], 2);
+    let wrap = toy_of(
+        WRAP,
+        &tree,
+        "kernels.wrap",
+        &["gfx906", "gfx90a", "gfx1100"],
+        2,
+    );
+    let standard = Formats::standard();
+    let formats = Formats::standard().with(Toy).with(Wrap);
+    let keep = |target: &str| Transform {
+        selection: Selection::Keep(vec![Pattern::parse(target).unwrap()]),
+        conversion: Conversion::Keep,
+        limits: Default::default(),
+    };
+    let prune_one = |formats: &Formats, input: &Path, t: &Transform, out: &Path| {
+        let data = std::fs::read(input).unwrap();
+        let opts = RewriteOptions {
+            target: Some(out),
+            like: None,
+            durability: gfxkit_io::Durability::Rename,
+            allow_empty: false,
+            drop_signature: false,
+            digests: true,
+            formats,
+        };
+        rewrite_file(input, Original::Bytes(&data), t, &opts, &|_| {})
+    };
+
+    // The whole toy: refused, nothing written.
+    let out = tmp.path().join("kernels.out");
+    let e = prune_one(&formats, &whole_toy, &keep("gfx90a"), &out).unwrap_err();
+    assert!(
+        matches!(e.kind(), gfxkit_io::ErrorKind::Whole(m)
+            if m.contains("a toy file for gfx906, gfx90a") && m.contains("keep it")),
+        "{e}"
+    );
+    assert!(!out.exists());
+
+    // The wrapper on its own: its bundle keeps gfx90a alone, behind its magic.
+    let one = tmp.path().join("one.wrap");
+    let report = prune_one(&formats, &wrap, &keep("gfx90a"), &one).unwrap();
+    assert!(report.changed(), "{report:?}");
+    let bytes = std::fs::read(&one).unwrap();
+    assert!(bytes.starts_with(WRAP));
+    assert!(bytes.len() < std::fs::metadata(&wrap).unwrap().len() as usize);
+    let listed = whole::list(
+        std::slice::from_ref(&one),
+        whole::ListOptions::default(),
+        &formats,
+        &(),
+    )
+    .unwrap();
+    let targets: Vec<&str> = listed[0].bundles[0]
+        .entries
+        .iter()
+        .filter_map(|e| e.target_id.as_deref())
+        .collect();
+    assert_eq!(targets, ["gfx90a"], "{listed:?}");
+    let verified = whole::verify(std::slice::from_ref(&one), false, &formats, &()).unwrap();
+    assert!(verified.files[0].ok, "{:?}", verified.files);
+    // Without the format, no rewrite knows the file: refused, nothing written.
+    let plain = tmp.path().join("plain.wrap");
+    let e = prune_one(&standard, &wrap, &keep("gfx90a"), &plain).unwrap_err();
+    assert!(format!("{e:?}").contains("no known magic"), "{e:?}");
+    assert!(!plain.exists());
+
+    // In a tree: decided by the format, written by it, the same bytes as on its own.
+    let decided = prune_tree(&formats, &tree, &keep("gfx90a"), TreeOutput::DryRun, false).unwrap();
+    let file = &decided.files[0];
+    assert_eq!(file.kind, "toy-wrapper");
+    assert_eq!(file.action, gfxkit_inventory::prune::TreeAction::Rewritten);
+    assert_eq!(file.targets, ["gfx1100", "gfx906", "gfx90a"]);
+    assert_eq!(file.size_after, bytes.len() as u64);
+    let written = tmp.path().join("pruned");
+    prune_tree(
+        &formats,
+        &tree,
+        &keep("gfx90a"),
+        TreeOutput::Dir(&written),
+        false,
+    )
+    .unwrap();
+    assert_eq!(std::fs::read(written.join("kernels.wrap")).unwrap(), bytes);
 }

@@ -1438,6 +1438,7 @@ fn run_transform<'py>(
         allow_empty,
         drop_signature,
         digests: true,
+        formats: &formats(),
     };
     let done = py.allow_threads(|| {
         gfxkit_io::rewrite::rewrite_file(Path::new(&name), original, t, &opts, &|_| {})

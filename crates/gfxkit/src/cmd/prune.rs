@@ -226,6 +226,7 @@ pub fn execute(
     // A spinner with the current phase on a terminal; nothing when stderr is not one.
     let progress = crate::output::spinner(format!("rewriting {name}"));
     let target = io.target();
+    let formats = gfxkit_io::format::Formats::standard().with_settings(settings.clone());
     let opts = gfxkit_io::rewrite::RewriteOptions {
         target: target.as_deref(),
         like: Some(&io.input),
@@ -238,6 +239,7 @@ pub fn execute(
         drop_signature: io.drop_signature,
         // The entries' MD5 digests are only in the JSON report: computed for it alone.
         digests: io.json,
+        formats: &formats,
     };
     let phase = |p: gfxkit_io::rewrite::Phase<'_>| {
         use gfxkit_io::rewrite::Phase;
