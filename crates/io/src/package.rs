@@ -1,11 +1,15 @@
 //! `prune` and `recompress` of packages (wheels, conda, deb, rpm, tarballs): every member
-//! that holds device code is rewritten with the shrink library and verified; the package is
+//! that holds device code is rewritten and verified by its format (`Format::rewrite`; a member a
+//! prune of a tree keeps or drops whole is kept as it is); the package is
 //! written again around it (wheels with their `RECORD`, conda packages with
 //! `info/paths.json` updated; every other member copied as it was), to a temporary file that
 //! is read back and checked before it is renamed into place.
 
+use crate::format::File;
 use crate::input::{Input, TempSpill};
-use crate::write::{write_atomic_checked, Durability, WriteError};
+use crate::prune_file::holds_no_bundles;
+use crate::rewrite::RewriteOptions;
+use crate::write::{write_atomic_checked, WriteError};
 use crate::{Error, ErrorKind};
 use gfxkit_inventory::prune::MemberOutcome;
 use gfxkit_package::rewrite::{rewrite, Changed};
@@ -42,37 +46,60 @@ impl Rewritten {
     }
 }
 
-/// Rewrites the package `data` (named `name`) with `t`. With `target`, the result is
-/// written there atomically (a new file takes the permissions of `like`), read back and
-/// checked first (every rewritten member has the bytes produced; a wheel's `RECORD` matches);
-/// without, nothing is written (a dry run, each member verified in memory). Unless
-/// `allow_empty`, a prune that would leave the package without any device code is refused
-/// before anything is written ([`gfxkit_shrink::refuse_empty`]).
+/// Rewrites the package `data` (named `name`) with `t`, each member by the format of
+/// `opts.formats` that claims it. With `opts.target`, the result is written there atomically
+/// (a new file takes the permissions of `opts.like`), read back and checked first (every
+/// rewritten member has the bytes produced; a wheel's `RECORD` matches); without, nothing is
+/// written (a dry run, each member verified in memory). Unless `opts.allow_empty`, a prune
+/// that would leave the package without any device code is refused before anything is written
+/// ([`gfxkit_shrink::refuse_empty`]). The members' reports always carry their entries'
+/// digests, and a signed image among them is refused (`opts.digests` and
+/// `opts.drop_signature` are for one file).
 pub fn rewrite_package(
     name: &str,
     data: &[u8],
     t: &Transform,
-    target: Option<&Path>,
-    like: Option<&Path>,
-    durability: Durability,
-    allow_empty: bool,
+    opts: &RewriteOptions<'_>,
 ) -> Result<Rewritten, Error> {
+    let RewriteOptions {
+        target,
+        like,
+        durability,
+        allow_empty,
+        formats,
+        ..
+    } = *opts;
     let reports: Mutex<BTreeMap<String, Report>> = Mutex::new(BTreeMap::new());
     let hashes: Mutex<BTreeMap<String, String>> = Mutex::new(BTreeMap::new());
     let f = |m: gfxkit_package::Member<'_>| -> Result<Option<Vec<u8>>, String> {
-        let rewritten = match gfxkit_shrink::rewrite(&m.bytes, t) {
+        // Read as the file it is, without what lies beside it (a member's path finds nothing).
+        let path = Path::new(&m.path);
+        let file = File::alone(path, &m.bytes).with_limits(formats.settings().limits);
+        let format = formats.of(&file);
+        let mut rewritten = match format.rewrite(&file, t) {
             Ok(r) => r,
-            // A member with no bundles to rewrite (a host library without device code).
-            Err(e)
-                if matches!(e.kind, gfxkit_shrink::ErrorKind::Unsupported(_))
-                    && gfxkit_shrink::survey_with(&m.bytes, false, &t.limits)
-                        .map(|s| s.regions.iter().all(|r| r.bundles.is_empty()))
-                        .unwrap_or(true) =>
-            {
-                return Ok(None)
-            }
-            Err(e) => return Err(e.to_string()),
+            // A file a prune keeps or drops whole: a package keeps every such member.
+            Err(e) if matches!(e.kind(), ErrorKind::Whole(_)) => return Ok(None),
+            Err(e) => match e.kind() {
+                // A member with no bundles to rewrite (a host library without device code).
+                ErrorKind::Prune(e) if holds_no_bundles(e, &m.bytes, &t.limits) => return Ok(None),
+                ErrorKind::Prune(e) => return Err(e.to_string()),
+                _ => {
+                    // The error and what caused it, as one line.
+                    let mut text = e.to_string();
+                    let mut cause = std::error::Error::source(&e);
+                    while let Some(c) = cause {
+                        text.push_str(&format!(": {c}"));
+                        cause = c.source();
+                    }
+                    return Err(text);
+                }
+            },
         };
+        rewritten
+            .report
+            .add_digests(&m.bytes, &t.limits)
+            .map_err(|e| e.to_string())?;
         if !rewritten.report.changed() {
             // Kept for the package-wide answers (nothing emptied, targets unmatched).
             if rewritten.report.had_device_code() {
@@ -83,9 +110,10 @@ pub fn rewrite_package(
             }
             return Ok(None);
         }
-        gfxkit_shrink::verify(&m.bytes, &rewritten, &t.limits)
-            .map_err(|e| format!("the rewritten member failed verification: {e}"))?;
         let bytes = rewritten.bytes();
+        format
+            .verify_rewrite(&file, &bytes, &rewritten)
+            .map_err(|e| format!("the rewritten member failed verification: {e}"))?;
         hashes.lock().unwrap_or_else(|e| e.into_inner()).insert(
             m.path.to_owned(),
             gfxkit_package::record::sha256_hex(&bytes),

@@ -154,12 +154,7 @@ pub(crate) fn binary(path: &Path, rel: &str, data: &[u8], t: &Transform) -> Resu
             );
             return Ok(kept);
         }
-        Err(e)
-            if matches!(e.kind, gfxkit_shrink::ErrorKind::Unsupported(_))
-                && gfxkit_shrink::survey_with(data, false, &t.limits)
-                    .map(|s| s.regions.iter().all(|r| r.bundles.is_empty()))
-                    .unwrap_or(true) =>
-        {
+        Err(e) if holds_no_bundles(&e, data, &t.limits) => {
             return Ok(Pruned::copied(rel, "file", len))
         }
         Err(e) => return Err(Error::new(path, ErrorKind::Prune(e))),
@@ -233,6 +228,21 @@ pub fn rewrite<'d>(
     }
     gfxkit_shrink::rewrite_without_digests(data, t)
         .map_err(|e| Error::new(path, ErrorKind::Prune(e)))
+}
+
+/// Whether `e`, the rewrite's refusal of `data`, only says there is nothing to rewrite: a
+/// layout the rewrite does not handle, in a file where the survey finds no bundle (a host
+/// library without device code, a file of no format the rewrite knows). The prune of a tree
+/// or a package then leaves the file as it is.
+pub fn holds_no_bundles(
+    e: &gfxkit_shrink::Error,
+    data: &[u8],
+    limits: &gfxkit_bundle::limits::Limits,
+) -> bool {
+    matches!(e.kind, gfxkit_shrink::ErrorKind::Unsupported(_))
+        && gfxkit_shrink::survey_with(data, false, limits)
+            .map(|s| s.regions.iter().all(|r| r.bundles.is_empty()))
+            .unwrap_or(true)
 }
 
 pub(crate) fn tree_file(rel: &str, kind: &'static str, action: TreeAction, size: u64) -> TreeFile {

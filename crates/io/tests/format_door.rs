@@ -625,7 +625,7 @@ fn a_format_added_through_the_interface_is_read_by_every_command() {
 
 /// `prune` of one file and of a tree reach a format's rewrite through the door: a toy a prune
 /// keeps or drops whole is refused on its own, saying what it holds; the toy wrapper's bundle
-/// is rewritten, the same bytes on its own and in a tree, and read back through its format.
+/// is rewritten, to the same bytes on its own and in a tree, and read back through its format.
 #[test]
 fn a_format_added_through_the_interface_is_pruned_through_it() {
     use gfxkit_io::rewrite::{rewrite_file, Original, RewriteOptions};

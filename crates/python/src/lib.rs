@@ -1395,17 +1395,17 @@ fn run_transform<'py>(
         // A package: each member with device code rewritten and verified, the package
         // written again (RECORD / paths.json updated), read back and checked.
         let started = std::time::Instant::now();
-        let done = py.allow_threads(|| {
-            gfxkit_io::package::rewrite_package(
-                &name,
-                bytes,
-                t,
-                target.as_deref(),
-                like.as_deref(),
-                durability,
-                allow_empty,
-            )
-        });
+        let formats = formats();
+        let opts = gfxkit_io::rewrite::RewriteOptions {
+            target: target.as_deref(),
+            like: like.as_deref(),
+            durability,
+            allow_empty,
+            drop_signature: false,
+            digests: true,
+            formats: &formats,
+        };
+        let done = py.allow_threads(|| gfxkit_io::package::rewrite_package(&name, bytes, t, &opts));
         let done = done.map_err(|e| match e.kind() {
             gfxkit_io::ErrorKind::Rewrite(_)
             | gfxkit_io::ErrorKind::Prune(_)

@@ -219,7 +219,7 @@ pub fn execute(
     }
     let mapped = crate::input::open(&io.input, settings)?;
     if crate::input::is_package(&mapped) {
-        return execute_package(io, t, &mapped, allow_empty);
+        return execute_package(io, t, &mapped, allow_empty, settings);
     }
     let name = io.input.display().to_string();
     let started = std::time::Instant::now();
@@ -305,6 +305,7 @@ fn execute_package(
     t: &Transform,
     input: &crate::input::Input,
     allow_empty: bool,
+    settings: &gfxkit_io::Settings,
 ) -> Result<ExitCode> {
     let name = io.input.display().to_string();
     let target = io.target();
@@ -315,15 +316,17 @@ fn execute_package(
         crate::output::Durability::Rename
     };
     let started = std::time::Instant::now();
-    let done = gfxkit_io::package::rewrite_package(
-        &name,
-        input,
-        t,
-        target.as_deref(),
-        Some(&io.input),
+    let formats = gfxkit_io::format::Formats::standard().with_settings(settings.clone());
+    let opts = gfxkit_io::rewrite::RewriteOptions {
+        target: target.as_deref(),
+        like: Some(&io.input),
         durability,
         allow_empty,
-    )?;
+        drop_signature: false,
+        digests: true,
+        formats: &formats,
+    };
+    let done = gfxkit_io::package::rewrite_package(&name, input, t, &opts)?;
     note_unmatched(
         &t.selection,
         done.reports.iter().map(|(m, r)| (m.as_str(), r)),
