@@ -53,7 +53,17 @@ pub(crate) fn rewrite_image<'a>(
     img.check(data)?;
     let fat = &img.secs[fat_index];
     let (fo, raw, vsize) = (fat.ptr, fat.raw, fat.vsize);
-    let region_bytes = &data[fo as usize..(fo + fat.contents_len()) as usize];
+    // Without raw data the section may still point anywhere: past the end is damage, as it
+    // is for a section with some (which the image check refuses).
+    let Some(region_bytes) = data
+        .get(fo as usize..)
+        .and_then(|d| d.get(..fat.contents_len() as usize))
+    else {
+        return Err(bad(
+            fat.header,
+            format!("{} runs past the end of the file", fat.name),
+        ));
+    };
     if region_bytes.is_empty() {
         return Ok((Output::of(data), kind, None));
     }
@@ -173,4 +183,31 @@ fn wrapper_patches(
         &fat.name,
     )?;
     Ok(n_wrappers)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::plan::{Conversion, Transform};
+    use crate::select::{Pattern, Selection};
+
+    /// A `.hip_fat` without raw data whose `PointerToRawData` lies past the end of the file
+    /// (found by the `pe_rewrite` fuzz target): refused as damage, where the rewrite used to
+    /// slice the file at that pointer.
+    #[test]
+    fn fat_pointer_past_the_end_without_raw_data() {
+        // The target's first byte picks its transform; the image follows.
+        let data = &include_bytes!(
+            "../../../../fuzz/regressions/pe_rewrite/fat-pointer-past-the-end-without-raw-data.bin"
+        )[1..];
+        let t = Transform {
+            selection: Selection::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
+            conversion: Conversion::Keep,
+            limits: Default::default(),
+        };
+        let e = crate::rewrite(data, &t).expect_err("refused");
+        assert!(
+            e.to_string().contains("runs past the end of the file"),
+            "{e}"
+        );
+    }
 }
