@@ -235,14 +235,19 @@ pub trait Format: Send + Sync {
 
     /// `gfxkit prune` or `gfxkit recompress` of this file, named on its own or found in a tree
     /// where [`Format::prune`] decided to rewrite it: its new bytes (borrowing from the file)
-    /// with the report of what changed. A file a prune keeps or drops whole is refused, saying
-    /// what it holds ([`prune_file::rewrite`] is that rule for files rewritten as host binaries
-    /// and bundles). Nothing is written here.
+    /// with the report of what changed. Nothing is written here. By default (the rule of every
+    /// standard format, [`prune_file::rewrite`]), a file this format's [`Format::prune`] keeps
+    /// or drops whole is refused, saying what it holds, and any other file is rewritten as a
+    /// host binary or bundle; a format whose device code is rewritten otherwise says how.
     fn rewrite<'d>(
         &self,
         file: &File<'d>,
         t: &Transform,
-    ) -> Result<gfxkit_shrink::Rewritten<'d>, crate::Error>;
+    ) -> Result<gfxkit_shrink::Rewritten<'d>, crate::Error> {
+        prune_file::rewrite(file.path, file.data, t, || {
+            self.prune(file, &file.name(), t)
+        })
+    }
 
     /// Checks `back`, the bytes [`Format::rewrite`] made (`done`) as read back from where
     /// they were written (or, for a dry run, as made), against the file: by default every
@@ -579,16 +584,6 @@ impl Format for KpackArchive {
         Ok(whole(file, rel, t, found.unwrap_or(("kpack", Vec::new()))))
     }
 
-    fn rewrite<'d>(
-        &self,
-        file: &File<'d>,
-        t: &Transform,
-    ) -> Result<gfxkit_shrink::Rewritten<'d>, crate::Error> {
-        prune_file::rewrite(file.path, file.data, t, || {
-            self.prune(file, &file.name(), t)
-        })
-    }
-
     fn kind(&self, _: &File<'_>) -> String {
         "kpack".to_owned()
     }
@@ -727,16 +722,6 @@ impl Format for KernelDatabase {
             Some(found) => Ok(whole(file, rel, t, found)),
             None => Binary.prune(file, rel, t),
         }
-    }
-
-    fn rewrite<'d>(
-        &self,
-        file: &File<'d>,
-        t: &Transform,
-    ) -> Result<gfxkit_shrink::Rewritten<'d>, crate::Error> {
-        prune_file::rewrite(file.path, file.data, t, || {
-            self.prune(file, &file.name(), t)
-        })
     }
 
     fn kind(&self, _: &File<'_>) -> String {
@@ -974,16 +959,6 @@ impl Format for Binary {
             Some(found) => Ok(whole(file, rel, t, found)),
             None => prune_file::binary(file.path, rel, file.data, t),
         }
-    }
-
-    fn rewrite<'d>(
-        &self,
-        file: &File<'d>,
-        t: &Transform,
-    ) -> Result<gfxkit_shrink::Rewritten<'d>, crate::Error> {
-        prune_file::rewrite(file.path, file.data, t, || {
-            self.prune(file, &file.name(), t)
-        })
     }
 
     fn kind(&self, file: &File<'_>) -> String {

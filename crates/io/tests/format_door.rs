@@ -363,17 +363,6 @@ impl Format for Toy {
             &t.selection,
         ))
     }
-
-    /// Refused when a prune would keep or drop it whole, as gfxkit's own whole files are.
-    fn rewrite<'d>(
-        &self,
-        file: &File<'d>,
-        t: &gfxkit_shrink::Transform,
-    ) -> Result<gfxkit_shrink::report::Rewritten<'d>, gfxkit_io::Error> {
-        gfxkit_io::prune_file::rewrite(file.path, file.data, t, || {
-            self.prune(file, &file.name(), t)
-        })
-    }
 }
 
 /// A toy container of a clang-19 bundle for `archs` with `kernels` kernels, at `dir/name`.
