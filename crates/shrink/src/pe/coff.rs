@@ -291,6 +291,23 @@ fn moved_pieces<Coff: CoffHeader>(
             header_at + symtab_field,
         ));
     }
+    // The pieces lie apart: one that runs into another (a relocation table over the symbol
+    // table, say) would be rewritten twice, once as each, and read back as neither.
+    let mut sorted: Vec<&Extent> = extents.iter().filter(|e| e.1 != 0).collect();
+    sorted.sort_by_key(|e| e.0);
+    if let Some(w) = sorted
+        .windows(2)
+        .find(|w| w[1].0 < w[0].0.saturating_add(w[0].1))
+    {
+        let ((p, n, what, _), (q, _, other, field)) = (w[0], w[1]);
+        return Err(bad(
+            *field,
+            format!(
+                "{other} (at file offset {q:#x}) lies inside {what} ({n} bytes at file offset \
+                 {p:#x}): damaged headers"
+            ),
+        ));
+    }
     let mut patches = Patches::new();
     let moved = |x: u64| (x - old_end + fo + ns) as u32;
     for (p, n, what, field) in &extents {
@@ -484,4 +501,35 @@ fn jamcrc_of(region: &Output<'_>) -> Result<u32> {
         .try_to_vec()
         .map_err(|e| Error::at(0, ErrorKind::Unsupported(format!("{e}"))))?;
     Ok(jamcrc(&bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    /// An object whose `.hipFatBinSegment` relocation table runs over the raw data of the
+    /// sections after it and the symbol table (found by the `pe_rewrite` fuzz target):
+    /// refused as damage, where the recompressed object failed its verification.
+    #[test]
+    fn object_relocations_over_the_symbol_table() {
+        use crate::plan::{Conversion, Transform};
+        use crate::select::{Pattern, Selection};
+        // The target's first byte picks its transform; the object follows.
+        let data = &include_bytes!(
+            "../../../../fuzz/regressions/pe_rewrite/object-relocations-over-the-symbol-table.bin"
+        )[1..];
+        let t = Transform {
+            selection: Selection::Keep(vec![Pattern::parse("gfx1030").unwrap()]),
+            conversion: Conversion::Compressed {
+                version: 2,
+                method: crate::Method::Zstd,
+                level: Some(1),
+            },
+            limits: Default::default(),
+        };
+        let e = crate::rewrite(data, &t).expect_err("refused");
+        assert!(
+            e.to_string()
+                .contains("lies inside .hipFatBinSegment's relocations"),
+            "{e}"
+        );
+    }
 }

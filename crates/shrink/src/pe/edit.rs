@@ -120,6 +120,25 @@ impl<'a> Splice<'a> {
     /// The output: `data` with every range replaced and every field of `patches` written
     /// where its bytes went.
     pub(crate) fn finish(self, data: &'a [u8], patches: &Patches) -> Result<Output<'a>> {
+        // Two fields that overlap are two readings of one place: the headers contradict
+        // each other, and either write would break the other's field.
+        let mut spans: Vec<(u64, u64)> = patches
+            .0
+            .iter()
+            .map(|(at, b)| (*at, at + b.len() as u64))
+            .collect();
+        spans.sort_unstable();
+        if let Some(w) = spans.windows(2).find(|w| w[1].0 < w[0].1) {
+            let at = w[1].0;
+            return Err(Error::at(
+                at,
+                ErrorKind::Damaged(format!(
+                    "two fields the rewrite updates overlap at file offset {at:#x} (one from \
+                     {:#x}): damaged headers",
+                    w[0].0
+                )),
+            ));
+        }
         let mut placed = Vec::with_capacity(patches.0.len());
         for (at, bytes) in &patches.0 {
             let Some(to) = self.map(*at) else {
@@ -230,6 +249,23 @@ mod tests {
         let msg = e.to_string();
         assert!(msg.contains("0xa..0x14"), "{msg}");
         assert!(matches!(e.kind, ErrorKind::Damaged(_)), "{e:?}");
+    }
+
+    #[test]
+    fn overlapping_fields_are_damage() {
+        let data = [0u8; 40];
+        let mut p = Patches::new();
+        p.bytes(30, &[1, 2, 3, 4]);
+        p.bytes(32, &[5]);
+        let e = Splice::new().finish(&data, &p).unwrap_err();
+        assert!(matches!(e.kind, ErrorKind::Damaged(_)), "{e:?}");
+        assert!(e.to_string().contains("overlap at file offset 0x20"), "{e}");
+        // Fields side by side are not.
+        let mut p = Patches::new();
+        p.bytes(30, &[1, 2]);
+        p.bytes(32, &[5]);
+        let out = Splice::new().finish(&data, &p).unwrap().to_vec();
+        assert_eq!(&out[30..33], &[1, 2, 5]);
     }
 
     #[test]
