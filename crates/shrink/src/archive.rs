@@ -149,17 +149,28 @@ pub(crate) fn members(data: &[u8]) -> Result<Vec<Member<'_>>> {
     Ok(out)
 }
 
-/// How one member is rewritten: its new bytes, its kind and the report of its region.
-pub(crate) type MemberRewrite =
-    for<'m> fn(&'m [u8], &Transform) -> Result<(Output<'m>, FileKind, Option<RegionReport>)>;
+/// How one member is rewritten, given its discovery: its new bytes, its kind and the report
+/// of its region.
+pub(crate) type MemberRewrite = for<'m> fn(
+    &'m [u8],
+    &Transform,
+    &gfxkit_host::Discovery<'_>,
+) -> Result<(Output<'m>, FileKind, Option<RegionReport>)>;
 
-/// Rewrites an archive member by member, each through `rewrite_member`.
+/// A member of an archive and its discovery, made once for its rewrite and the check of the
+/// input: (its name, its contents, what discovery found in them).
+pub(crate) type Discovered<'a> = (String, &'a [u8], gfxkit_host::Discovery<'a>);
+
+/// Rewrites an archive member by member, each through `rewrite_member`. Also returns the
+/// discovery of every ELF file and COFF object among the members, in member order (what the
+/// check of the input surveys).
 pub(crate) fn rewrite_archive<'a>(
     data: &'a [u8],
     t: &Transform,
     rewrite_member: MemberRewrite,
-) -> Result<Rewritten<'a>> {
+) -> Result<(Rewritten<'a>, Vec<Discovered<'a>>)> {
     let ms = members(data)?;
+    let mut discovered = Vec::new();
     let mut regions = Vec::new();
     // New bodies.
     let mut bodies: Vec<Option<Output<'a>>> = Vec::with_capacity(ms.len());
@@ -175,8 +186,14 @@ pub(crate) fn rewrite_archive<'a>(
             continue;
         }
         let base = (m.header_at + HDR) as u64;
+        let found = crate::discover(m.data, &t.limits);
         let (bytes, kind, region) =
-            rewrite_member(m.data, t).map_err(|e| e.of_member(&m.name, base))?;
+            rewrite_member(m.data, t, &found).map_err(|e| e.of_member(&m.name, base))?;
+        if crate::elf::is_elf(m.data)
+            || gfxkit_host::InputKind::sniff(m.data) == gfxkit_host::InputKind::CoffObject
+        {
+            discovered.push((m.name.clone(), m.data, found));
+        }
         if let Some(mut r) = region {
             r.member = Some(m.name.clone());
             // Offsets within the member become offsets in the archive (old and new layout).
@@ -244,7 +261,7 @@ pub(crate) fn rewrite_archive<'a>(
     for (at, kind, old_at) in index_at {
         fix_index(data, &mut out, &moved, at, kind, old_at)?;
     }
-    Ok(Rewritten {
+    let rewritten = Rewritten {
         report: Report {
             kind: FileKind::Archive,
             size_before: data.len() as u64,
@@ -253,7 +270,8 @@ pub(crate) fn rewrite_archive<'a>(
             unmatched: Vec::new(),
         },
         output: out,
-    })
+    };
+    Ok((rewritten, discovered))
 }
 
 /// The layout of a symbol index member.

@@ -35,16 +35,16 @@ pub fn rewrite<'a>(data: &'a [u8], t: &Transform) -> Result<Rewritten<'a>> {
 /// show them (or fills them in later with [`Report::add_digests`]). [`crate::verify()`]
 /// compares the payloads themselves and needs no digests.
 pub fn rewrite_without_digests<'a>(data: &'a [u8], t: &Transform) -> Result<Rewritten<'a>> {
-    // The input is discovered once: the rewrite of a PE image or COFF object reads its
-    // wrappers from this discovery, and the input check below compares it with the plan.
-    // An archive's members are each discovered by their rewrite and again by the check.
-    let archive = crate::archive::is_archive(data);
-    let found = (!archive).then(|| crate::discover(data, &t.limits));
-    let mut r = if archive {
-        crate::archive::rewrite_archive(data, t, rewrite_one)?
+    // The input is discovered once (an archive's members each once): the rewrite of a PE
+    // image or COFF object reads its wrappers from this discovery, and the input check below
+    // compares it with the plan.
+    let (mut r, found) = if crate::archive::is_archive(data) {
+        let (r, members) = crate::archive::rewrite_archive(data, t, rewrite_member)?;
+        (r, Discoveries::Members(members))
     } else {
-        let (output, kind, region) = rewrite_found(data, t, found.as_ref())?;
-        Rewritten {
+        let found = crate::discover(data, &t.limits);
+        let (output, kind, region) = rewrite_found(data, t, Some(&found))?;
+        let r = Rewritten {
             report: Report {
                 kind,
                 size_before: data.len() as u64,
@@ -53,11 +53,19 @@ pub fn rewrite_without_digests<'a>(data: &'a [u8], t: &Transform) -> Result<Rewr
                 unmatched: Vec::new(),
             },
             output,
-        }
+        };
+        (r, Discoveries::One(found))
     };
-    check_input(data, &r.report, &t.limits, found.as_ref())?;
+    check_input(data, &r.report, &t.limits, &found)?;
     r.report.find_unmatched(&t.selection);
     Ok(r)
+}
+
+/// What discovery found in the input: in the file, or in each ELF or COFF member of an
+/// archive.
+enum Discoveries<'a> {
+    One(gfxkit_host::Discovery<'a>),
+    Members(Vec<crate::archive::Discovered<'a>>),
 }
 
 /// Refuses an input that already breaks a rule its rewrite is checked against
@@ -65,13 +73,12 @@ pub fn rewrite_without_digests<'a>(data: &'a [u8], t: &Transform) -> Result<Rewr
 /// discovery reads the input here and the output there (the bundles' entries aside, which the
 /// rewrite has read itself), so whatever it finds wrong in the input, or finds where the plan
 /// found nothing, the rewrite could not have made right. Run after the plan, whose own checks
-/// name the place more precisely. `found` is the input's discovery when the caller made it
-/// (not for an archive).
+/// name the place more precisely, on the discovery the rewrite made (`found`).
 fn check_input(
     data: &[u8],
     report: &Report,
     limits: &gfxkit_bundle::limits::Limits,
-    found: Option<&gfxkit_host::Discovery<'_>>,
+    found: &Discoveries<'_>,
 ) -> Result<()> {
     let how = crate::survey::Reading {
         decode: false,
@@ -83,8 +90,8 @@ fn check_input(
         limits: *limits,
     };
     let s = match found {
-        Some(found) => crate::survey::survey_discovered(data, &how, found)?,
-        None => crate::survey::survey_read(data, &how)?,
+        Discoveries::One(found) => crate::survey::survey_discovered(data, &how, found)?,
+        Discoveries::Members(members) => crate::survey::survey_members(data, &how, members)?,
     };
     let place = |member: &Option<String>, e: Error| match member {
         Some(m) => e.in_member(m),
@@ -136,16 +143,17 @@ fn check_input(
     Ok(())
 }
 
-/// Rewrites one non-archive file.
-pub(crate) fn rewrite_one<'a>(
+/// Rewrites one member of an archive, given its discovery.
+fn rewrite_member<'a>(
     data: &'a [u8],
     t: &Transform,
+    found: &gfxkit_host::Discovery<'_>,
 ) -> Result<(Output<'a>, FileKind, Option<RegionReport>)> {
-    rewrite_found(data, t, None)
+    rewrite_found(data, t, Some(found))
 }
 
-/// [`rewrite_one`], given the discovery of `data` when the caller made it (else a PE image or
-/// COFF object is discovered here).
+/// Rewrites one non-archive file, given its discovery when the caller made it (else a PE
+/// image or COFF object is discovered here).
 fn rewrite_found<'a>(
     data: &'a [u8],
     t: &Transform,
@@ -1007,9 +1015,10 @@ mod tests {
         crate::DISCOVERIES.with(|n| n.get())
     }
 
-    /// The prune of a COFF object, a DLL and an ELF shared object (clang-19 and lld) reads
-    /// each input through host discovery once: the rewrite of a PE image or COFF object and
-    /// the input check share it.
+    /// The prune of a COFF object, a DLL, an ELF shared object (clang-19 and lld) and a
+    /// static library of the object (llvm-lib) reads each input, and each member of the
+    /// library, through host discovery once: the rewrite of a PE image or COFF object and the
+    /// input check share it.
     #[test]
     fn prune_discovers_its_input_once() {
         let dir = tempfile::tempdir().unwrap();
@@ -1022,7 +1031,9 @@ mod tests {
         let obj = tu.windows_object(dir.path());
         let dll = lld_link(dir.path(), "once.dll", std::slice::from_ref(&obj), None);
         let so = linux_shared(dir.path(), "libonce.so", &[tu.linux_object(dir.path())]);
-        for path in [&obj, &dll, &so] {
+        let lib =
+            gfxkit_testkit::windows::llvm_lib(dir.path(), "once.lib", std::slice::from_ref(&obj));
+        for path in [&obj, &dll, &so, &lib] {
             let data = std::fs::read(path).unwrap();
             assert_eq!(discoveries_of(&data), 1, "{}", path.display());
         }

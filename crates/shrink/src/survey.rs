@@ -232,6 +232,28 @@ pub(crate) fn survey_read(data: &[u8], how: &Reading<'_>) -> Result<Survey> {
     })
 }
 
+/// [`survey_read`] of the archive `data`, whose ELF and COFF members the caller discovered
+/// (`members`, in member order: the rewrite, which reads each member once).
+pub(crate) fn survey_members(
+    data: &[u8],
+    how: &Reading<'_>,
+    members: &[crate::archive::Discovered<'_>],
+) -> Result<Survey> {
+    let mut regions = Vec::new();
+    for (name, member, found) in members {
+        let (_, rs) = survey_found(data, member, how, found).map_err(|e| e.in_member(name))?;
+        for mut r in rs {
+            r.member = Some(name.clone());
+            regions.push(r);
+        }
+    }
+    Ok(Survey {
+        kind: FileKind::Archive,
+        size: data.len() as u64,
+        regions,
+    })
+}
+
 /// [`survey_read`] of `data`, which is not an archive, whose discovery `found` the caller
 /// made (the rewrite, which reads the input once).
 pub(crate) fn survey_discovered(
