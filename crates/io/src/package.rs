@@ -74,7 +74,7 @@ pub fn rewrite_package(
     let f = |m: gfxkit_package::Member<'_>| -> Result<Option<Vec<u8>>, String> {
         // Read as the file it is, without what lies beside it (a member's path finds nothing).
         let path = Path::new(&m.path);
-        let file = File::alone(path, &m.bytes).with_limits(formats.settings().limits);
+        let file = File::alone(path, &m.bytes).with_limits(t.limits);
         let format = formats.of(&file);
         let mut rewritten = match format.rewrite(&file, t) {
             Ok(r) => r,

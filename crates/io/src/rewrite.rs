@@ -176,7 +176,8 @@ pub fn rewrite_file(
         Some(u) => (&u[..], Original::Bytes(u)),
         None => (bytes, original),
     };
-    let file = opts.formats.file(name, bytes);
+    // Read, rewritten and checked under the transform's limits.
+    let file = opts.formats.file(name, bytes).with_limits(t.limits);
     let format = opts.formats.of(&file);
     phase(Phase::Rewriting);
     let mut rewritten = format.rewrite(&file, t)?;

@@ -501,7 +501,7 @@ fn classify(
         return Ok(Pruned::copied(rel, "file", len));
     }
     let input = Input::open(path)?;
-    let file = formats.file(path, &input);
+    let file = formats.file(path, &input).with_limits(t.limits);
     formats.of(&file).prune(&file, rel, t)
 }
 
@@ -768,7 +768,7 @@ fn fill(
                 }
                 (TreeAction::Rewritten, None) => {
                     let mapped = Input::open(&src)?;
-                    let file = formats.file(&src, &mapped);
+                    let file = formats.file(&src, &mapped).with_limits(t.limits);
                     let format = formats.of(&file);
                     let rewritten = format.rewrite(&file, t)?;
                     crate::rewrite::write_verified(
