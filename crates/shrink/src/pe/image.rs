@@ -182,6 +182,28 @@ impl<'a> Image<'a> {
             }
         }
         check_image_base(self.image_base, self.opt)?;
+        // What a data directory names inside `.hip_fat` would not survive a rewrite, which
+        // replaces the section's bytes (the certificate table's address is a file offset).
+        if let Some(fat) = self.fat.map(|i| &self.secs[i]) {
+            let end = fat.va + fat.vsize.max(fat.raw);
+            let dirs = self.file.data_directories();
+            for (i, dir) in dirs.iter().enumerate() {
+                let rva = u64::from(dir.virtual_address.get(LE));
+                if i != pe::IMAGE_DIRECTORY_ENTRY_SECURITY
+                    && rva != 0
+                    && (fat.va..end).contains(&rva)
+                {
+                    return Err(unsupported(
+                        offset_of(data, object::pod::bytes_of(dir)),
+                        format!(
+                            "data directory {i} (RVA {rva:#x}) lies in {}, whose bytes a \
+                             rewrite replaces",
+                            fat.name
+                        ),
+                    ));
+                }
+            }
+        }
         let mut raw: Vec<&Sec> = self.secs.iter().filter(|s| s.raw > 0).collect();
         raw.sort_by_key(|s| s.ptr);
         // The headers, the section table included, lie before every section's raw data: a
@@ -593,6 +615,22 @@ fn refuse_signed(data: &[u8], file: &PeFile64<'_>) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    /// A DLL whose (empty) base relocation directory names an address inside `.hip_fat` (found
+    /// by the `kpack_split` fuzz target): refused by the image check every PE rewrite shares,
+    /// where the split took the bytes the directory named out of the file.
+    #[test]
+    fn relocation_directory_in_hip_fat() {
+        let data = include_bytes!(
+            "../../../../fuzz/regressions/kpack_split/relocation-directory-in-hip-fat.bin"
+        );
+        let e = crate::pe::kpack::check_image(data).expect_err("refused");
+        assert!(
+            e.to_string()
+                .contains("data directory 5 (RVA 0x8800) lies in .hip_fat"),
+            "{e}"
+        );
+    }
+
     use super::{checksum, Checksum};
 
     /// The checksum skips its own field and adds the length: a file of words 1, 2 (the field
