@@ -68,6 +68,9 @@ impl ByIndex {
 
     /// Builds the table when the range of indices is at most four times their number.
     fn freeze(&mut self) {
+        if self.dense.is_some() {
+            return;
+        }
         let (Some(&lo), Some(&hi)) = (self.map.keys().min(), self.map.keys().max()) else {
             return;
         };
@@ -324,6 +327,8 @@ impl<'a> Index<'a> {
             nodes: 0,
             by_index: ByIndex::default(),
             ends: Vec::new(),
+            library: 0,
+            recorded: false,
         };
         let mut c = Cursor::new(bytes);
         let root = Path::Root;
@@ -338,6 +343,7 @@ impl<'a> Index<'a> {
         let mut table_at = None;
         let mut blob: Option<Blob> = None;
         let mut library_at = None;
+        let mut read_early = None;
         for _ in 0..n {
             let key = c
                 .str()
@@ -377,11 +383,27 @@ impl<'a> Index<'a> {
                         }
                     }
                 }
+                // Read where it lies when the solutions it refers to are known (an array
+                // read before it, no version 2 so far: the common order), else stepped over
+                // and read once they are. What it holds is judged after the map is read,
+                // so errors come in the same order either way.
                 "library" if library_at.is_none() => {
-                    library_at = Some(c.pos());
-                    c.skip_recording(RECORDED_CONTAINER, &mut p.ends)
-                        .map_err(placed)?;
-                    p.ends.sort_unstable();
+                    let at = c.pos();
+                    library_at = Some(at);
+                    if solutions.is_some() && !matches!(version, Some((_, 2))) {
+                        p.by_index.freeze();
+                        p.library = at;
+                        let mut lc = c.clone();
+                        let node = p.node(&mut lc, &Path::Key(&root, "library"), 0);
+                        if node.is_ok() {
+                            c = lc;
+                        } else {
+                            c.skip().map_err(placed)?;
+                        }
+                        read_early = Some(node);
+                    } else {
+                        c.skip().map_err(placed)?;
+                    }
                 }
                 _ => {
                     c.skip().map_err(placed)?;
@@ -416,8 +438,15 @@ impl<'a> Index<'a> {
             }
         };
         let lib_pos = library_at.ok_or_else(|| Error::at(0, ErrorKind::MissingField("library")))?;
-        p.by_index.freeze();
-        let library = p.node(&mut c.at(lib_pos), &Path::Key(&root, "library"), 0)?;
+        let library = match (layout, read_early) {
+            (Layout::Array, Some(node)) => node?,
+            _ => {
+                p.nodes = 0;
+                p.by_index.freeze();
+                p.library = lib_pos;
+                p.node(&mut c.at(lib_pos), &Path::Key(&root, "library"), 0)?
+            }
+        };
         Ok(Index {
             solutions,
             library,
@@ -529,10 +558,26 @@ fn summarize<'a>(
             }
         }
     }
-    solutions.sort_unstable();
-    solutions.dedup();
-    s.solutions = solutions.into_iter().collect();
+    s.solutions = distinct(solutions);
     s
+}
+
+/// The distinct values of `all`: marked in a table over their range when that is not much
+/// larger than their number (solution indices are dense), else sorted.
+fn distinct(mut all: Vec<u64>) -> BTreeSet<u64> {
+    let (Some(&lo), Some(&hi)) = (all.iter().min(), all.iter().max()) else {
+        return BTreeSet::new();
+    };
+    if hi - lo <= 8 * all.len() as u64 + 1024 {
+        let mut seen = vec![false; (hi - lo) as usize + 1];
+        for &i in &all {
+            seen[(i - lo) as usize] = true;
+        }
+        return (lo..=hi).filter(|i| seen[(i - lo) as usize]).collect();
+    }
+    all.sort_unstable();
+    all.dedup();
+    all.into_iter().collect()
 }
 
 /// The MessagePack bytes of the index file `name` holding `data`, as [`Index::parse`] reads
@@ -689,12 +734,16 @@ impl<'a> Fields<'a> {
         self.len += 1;
     }
 
-    /// The value of the first field named `key`.
-    fn value(&self, key: &str) -> Option<Raw<'a>> {
-        let inline = &self.inline[..self.len.min(INLINE_FIELDS)];
-        inline
+    /// Every field, in file order.
+    fn iter(&self) -> impl Iterator<Item = &(&'a [u8], Raw<'a>)> {
+        self.inline[..self.len.min(INLINE_FIELDS)]
             .iter()
             .chain(&self.more)
+    }
+
+    /// The value of the first field named `key`.
+    fn value(&self, key: &str) -> Option<Raw<'a>> {
+        self.iter()
             .find(|(k, _)| *k == key.as_bytes())
             .map(|&(_, v)| v)
     }
@@ -710,13 +759,61 @@ struct Parser<'l> {
     nodes: u64,
     by_index: ByIndex,
     /// Where the larger containers of the library tree end, by start
-    /// ([`Cursor::skip_recording`]): a node's fields are looked at before its children are
-    /// read, and each child is stepped over in one jump rather than walked at every level.
+    /// ([`Cursor::skip_recording`]): recorded the first time a node or predicate whose `type`
+    /// is not its first key is met ([`Parser::typed`]). Such a map's fields are stepped over
+    /// to find the type before any is read; each is then stepped over in one jump rather than
+    /// walked again at every level.
     ends: Vec<(usize, usize)>,
+    /// Where the library tree starts.
+    library: usize,
+    /// Whether `ends` holds the library's containers.
+    recorded: bool,
 }
 
 /// Containers of the library tree at least this long are stepped over by [`Parser::ends`].
 const RECORDED_CONTAINER: usize = 256;
+
+/// The error for a field a node or predicate of type `type_name` at `offset` lacks.
+fn missing(offset: u64, key: &'static str, path: &Path<'_>, type_name: &str) -> Error {
+    Error::at(offset, ErrorKind::MissingField(key)).place(format!("{path} ({type_name})"))
+}
+
+/// The fields of a library node that its type reads (the first of each), as they are met.
+#[derive(Default)]
+struct NodeFields<'a> {
+    rows: Option<Vec<Row<'a>>>,
+    map: Option<Vec<(Raw<'a>, Node<'a>)>>,
+    index: Option<u64>,
+    distance: Option<&'a str>,
+    table: Option<Vec<MatchEntry<'a>>>,
+    trees: Option<Vec<Node<'a>>>,
+    /// `nullValue`, `Some(None)` when it is not a library node.
+    null_value: Option<Option<Box<Node<'a>>>>,
+    value: Option<&'a str>,
+}
+
+impl<'a> NodeFields<'a> {
+    /// The node of type `type_name` these fields make, or the field it lacks.
+    fn kind(self, type_name: &'a str, offset: u64, path: &Path<'_>) -> Result<NodeKind<'a>> {
+        let need = |key| missing(offset, key, path, type_name);
+        Ok(match type_name {
+            "Hardware" => NodeKind::Hardware(self.rows.ok_or_else(|| need("rows"))?),
+            "Problem" => NodeKind::Problem(self.rows.ok_or_else(|| need("rows"))?),
+            "ProblemMap" => NodeKind::ProblemMap(self.map.ok_or_else(|| need("map"))?),
+            "Single" => NodeKind::Single(self.index.ok_or_else(|| need("index"))?),
+            "Matching" => NodeKind::Matching {
+                distance: self.distance,
+                table: self.table.ok_or_else(|| need("table"))?,
+            },
+            "DecisionTree" => NodeKind::DecisionTree {
+                trees: self.trees.ok_or_else(|| need("trees"))?,
+                null_value: self.null_value.flatten(),
+            },
+            "Placeholder" => NodeKind::Placeholder(self.value.ok_or_else(|| need("value"))?),
+            other => NodeKind::Unknown(other),
+        })
+    }
+}
 
 impl Parser<'_> {
     fn count(&mut self, offset: u64, path: &Path<'_>) -> Result<()> {
@@ -730,6 +827,18 @@ impl Parser<'_> {
                 },
             )
             .place(path.to_string()));
+        }
+        Ok(())
+    }
+
+    /// Records where the library's containers end ([`Parser::ends`]), once.
+    fn record(&mut self, c: &Cursor<'_>) -> Result<()> {
+        if !self.recorded {
+            self.recorded = true;
+            c.at(self.library)
+                .skip_recording(RECORDED_CONTAINER, &mut self.ends)
+                .map_err(|e| Error::from(e).place("library"))?;
+            self.ends.sort_unstable();
         }
         Ok(())
     }
@@ -757,36 +866,40 @@ impl Parser<'_> {
         Ok(fields)
     }
 
-    /// Reads a map with string keys as [`Parser::fields`] does (every value stepped over, so
-    /// the same damage is refused), keeping only the first value of each of `names`: for the
-    /// many small maps of a matching table, without gathering every field.
-    fn pick<'a, const N: usize>(
+    /// Reads a map with string keys in one pass: each key, with the cursor at its value, goes
+    /// to `visit`, which reads the value and says so, or leaves it to be stepped over.
+    fn each_field<'a>(
         &mut self,
         c: &mut Cursor<'a>,
         path: &Path<'_>,
         expected: &'static str,
-        names: [&str; N],
-    ) -> Result<[Option<Raw<'a>>; N]> {
+        visit: impl FnMut(&mut Self, &'a [u8], &mut Cursor<'a>) -> Result<bool>,
+    ) -> Result<()> {
         let n = c
             .map(expected)
             .map_err(|e| Error::from(e).place(path.to_string()))?;
-        let mut out = [None; N];
+        self.next_fields(c, path, n, visit)
+    }
+
+    /// The next `n` fields of a map, as [`Parser::each_field`] reads them.
+    fn next_fields<'a>(
+        &mut self,
+        c: &mut Cursor<'a>,
+        path: &Path<'_>,
+        n: u32,
+        mut visit: impl FnMut(&mut Self, &'a [u8], &mut Cursor<'a>) -> Result<bool>,
+    ) -> Result<()> {
         for _ in 0..n {
             let key = c
                 .key()
                 .map_err(|e| Error::from(e).place(path.to_string()))?;
-            let value = c
-                .skip_known(&self.ends)
-                .map_err(|e| Error::from(e).place(Path::Key(path, key_name(key)).to_string()))?;
-            if let Some(slot) = names
-                .iter()
-                .position(|name| name.as_bytes() == key)
-                .and_then(|i| out.get_mut(i))
-            {
-                slot.get_or_insert(value);
+            if !visit(self, key, c)? {
+                c.skip_known(&self.ends).map_err(|e| {
+                    Error::from(e).place(Path::Key(path, key_name(key)).to_string())
+                })?;
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The `solutions` array: each solution and where its map ends.
@@ -934,16 +1047,21 @@ impl Parser<'_> {
         Ok(i)
     }
 
-    /// The opening of a tree node (a library node or a predicate): the nesting depth and node
-    /// count checked, its map's fields, and its `type`.
-    fn typed_map<'a>(
+    /// Reads a tree node or a predicate (a map with a `type`): the nesting depth and node
+    /// count checked, then every field but the type handed to `visit` with the type, as
+    /// [`Parser::each_field`] does. When `type` is the first key (in every index Tensile
+    /// writes) the map is read in one pass; otherwise every field is stepped over first to
+    /// find the type ([`Parser::record`] keeps that linear), then each is visited where it
+    /// lies, in file order. Returns the type.
+    fn typed<'a>(
         &mut self,
         c: &mut Cursor<'a>,
         path: &Path<'_>,
         depth: usize,
-        offset: u64,
         expected: &'static str,
-    ) -> Result<(Fields<'a>, &'a str)> {
+        mut visit: impl FnMut(&mut Self, &'a str, &'a [u8], &mut Cursor<'a>) -> Result<bool>,
+    ) -> Result<&'a str> {
+        let offset = c.offset();
         if depth > self.limits.max_depth {
             return Err(Error::at(
                 offset,
@@ -955,197 +1073,246 @@ impl Parser<'_> {
             .place(path.to_string()));
         }
         self.count(offset, path)?;
+        let type_of = |c: &mut Cursor<'a>| {
+            c.str()
+                .map_err(|e| Error::from(e).place(Path::Key(path, "type").to_string()))
+        };
+        let mut first = c.clone();
+        if let Ok(n @ 1..) = first.map(expected) {
+            if first.key() == Ok(b"type") {
+                let type_name = type_of(&mut first)?;
+                *c = first;
+                self.next_fields(c, path, n - 1, |p, key, c| visit(p, type_name, key, c))?;
+                return Ok(type_name);
+            }
+        }
+        self.record(c)?;
         let f = self.fields(c, path, expected)?;
         let type_pos = f.get("type").ok_or_else(|| {
             Error::at(offset, ErrorKind::MissingField("type")).place(path.to_string())
         })?;
-        let type_name = c
-            .at(type_pos)
-            .str()
-            .map_err(|e| Error::from(e).place(Path::Key(path, "type").to_string()))?;
-        Ok((f, type_name))
+        let type_name = type_of(&mut c.at(type_pos))?;
+        for &(key, value) in f.iter() {
+            visit(self, type_name, key, &mut c.at(value.offset as usize))?;
+        }
+        Ok(type_name)
     }
 
     fn node<'a>(&mut self, c: &mut Cursor<'a>, path: &Path<'_>, depth: usize) -> Result<Node<'a>> {
         let offset = c.offset();
-        let (f, type_name) = self.typed_map(c, path, depth, offset, "a library node (map)")?;
-        let need = |key: &'static str| {
-            f.get(key).ok_or_else(|| {
-                Error::at(offset, ErrorKind::MissingField(key))
-                    .place(format!("{path} ({type_name})"))
-            })
-        };
-        let kind = match type_name {
-            "Hardware" | "Problem" => {
-                let rows = self.rows(c, path, depth, need("rows")?)?;
-                if type_name == "Hardware" {
-                    NodeKind::Hardware(rows)
-                } else {
-                    NodeKind::Problem(rows)
-                }
-            }
-            "ProblemMap" => {
-                let map_path = Path::Key(path, "map");
-                let mut mc = c.at(need("map")?);
-                let n = mc
-                    .map("a map of libraries")
-                    .map_err(|e| Error::from(e).place(map_path.to_string()))?;
-                let mut entries = Vec::with_capacity((n as usize).min(1024));
-                for _ in 0..n {
-                    let key = mc
-                        .skip()
-                        .map_err(|e| Error::from(e).place(map_path.to_string()))?;
-                    let label = key
-                        .as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| format!("key at {:#x}", key.offset));
-                    let np = Path::MapKey(&map_path, label);
-                    let node = self.node(&mut mc, &np, depth + 1)?;
-                    entries.push((key, node));
-                }
-                NodeKind::ProblemMap(entries)
-            }
-            "Single" => {
-                let i = self.index_ref(&mut c.at(need("index")?), &Path::Key(path, "index"))?;
-                NodeKind::Single(i)
-            }
-            "Matching" => {
-                let distance = match f.get("distance") {
-                    Some(p) => Some(c.at(p).str().map_err(|e| {
-                        Error::from(e).place(Path::Key(path, "distance").to_string())
-                    })?),
-                    None => None,
-                };
-                let table = self.matching_table(c, path, depth, need("table")?)?;
-                NodeKind::Matching { distance, table }
-            }
-            "DecisionTree" => {
-                let tp = Path::Key(path, "trees");
-                let mut tc = c.at(need("trees")?);
-                let n = tc
-                    .array("an array of trees")
-                    .map_err(|e| Error::from(e).place(tp.to_string()))?;
-                let mut trees = Vec::with_capacity((n as usize).min(1024));
-                for i in 0..n as usize {
-                    let ep = Path::Item(&tp, i);
-                    let eoff = tc.offset();
-                    let ef = self.fields(&mut tc, &ep, "a tree {tree, value}")?;
-                    let vp = ef.get("value").ok_or_else(|| {
-                        Error::at(eoff, ErrorKind::MissingField("value")).place(ep.to_string())
-                    })?;
-                    trees.push(self.node(&mut c.at(vp), &Path::Key(&ep, "value"), depth + 1)?);
-                }
-                let null_value = match f.get("nullValue") {
-                    Some(p) => {
-                        let mut nc = c.at(p);
-                        match nc.clone().head() {
-                            Ok(Head::Map(_)) => Some(Box::new(self.node(
-                                &mut nc,
-                                &Path::Key(path, "nullValue"),
-                                depth + 1,
-                            )?)),
-                            _ => None,
-                        }
-                    }
-                    None => None,
-                };
-                NodeKind::DecisionTree { trees, null_value }
-            }
-            "Placeholder" => NodeKind::Placeholder(
-                c.at(need("value")?)
-                    .str()
-                    .map_err(|e| Error::from(e).place(Path::Key(path, "value").to_string()))?,
-            ),
-            other => NodeKind::Unknown(other),
-        };
+        let mut got = NodeFields::default();
+        let type_name = self.typed(
+            c,
+            path,
+            depth,
+            "a library node (map)",
+            |p, type_name, key, c| p.node_field(&mut got, type_name, key, c, path, depth),
+        )?;
+        let kind = got.kind(type_name, offset, path)?;
         Ok(Node { offset, kind })
     }
 
-    /// The rows of a `Hardware` or `Problem` node (at `at`): each a predicate and the library
-    /// below it.
-    fn rows<'a>(
+    /// Reads the value of field `key` of a node of type `type_name` at `path` into `got` when
+    /// the type reads it (the first such field); whether it was read.
+    fn node_field<'a>(
         &mut self,
-        c: &Cursor<'a>,
+        got: &mut NodeFields<'a>,
+        type_name: &str,
+        key: &[u8],
+        c: &mut Cursor<'a>,
         path: &Path<'_>,
         depth: usize,
-        at: usize,
+    ) -> Result<bool> {
+        match (type_name, key) {
+            ("Hardware" | "Problem", b"rows") if got.rows.is_none() => {
+                got.rows = Some(self.rows(c, &Path::Key(path, "rows"), depth)?);
+            }
+            ("ProblemMap", b"map") if got.map.is_none() => {
+                got.map = Some(self.problem_map(c, &Path::Key(path, "map"), depth)?);
+            }
+            ("Single", b"index") if got.index.is_none() => {
+                got.index = Some(self.index_ref(c, &Path::Key(path, "index"))?);
+            }
+            ("Matching", b"distance") if got.distance.is_none() => {
+                got.distance =
+                    Some(c.str().map_err(|e| {
+                        Error::from(e).place(Path::Key(path, "distance").to_string())
+                    })?);
+            }
+            ("Matching", b"table") if got.table.is_none() => {
+                got.table = Some(self.matching_table(c, &Path::Key(path, "table"), depth)?);
+            }
+            ("DecisionTree", b"trees") if got.trees.is_none() => {
+                got.trees = Some(self.trees(c, &Path::Key(path, "trees"), depth)?);
+            }
+            ("DecisionTree", b"nullValue") if got.null_value.is_none() => {
+                // Anything but a map means no library.
+                if !matches!(c.clone().head(), Ok(Head::Map(_))) {
+                    got.null_value = Some(None);
+                    return Ok(false);
+                }
+                let np = Path::Key(path, "nullValue");
+                got.null_value = Some(Some(Box::new(self.node(c, &np, depth + 1)?)));
+            }
+            ("Placeholder", b"value") if got.value.is_none() => {
+                got.value = Some(
+                    c.str()
+                        .map_err(|e| Error::from(e).place(Path::Key(path, "value").to_string()))?,
+                );
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The rows of a `Hardware` or `Problem` node: each a predicate and the library below it.
+    fn rows<'a>(
+        &mut self,
+        c: &mut Cursor<'a>,
+        rows_path: &Path<'_>,
+        depth: usize,
     ) -> Result<Vec<Row<'a>>> {
-        let rows_path = Path::Key(path, "rows");
-        let mut rc = c.at(at);
-        let n = rc
+        let n = c
             .array("an array of rows")
             .map_err(|e| Error::from(e).place(rows_path.to_string()))?;
         let mut rows = Vec::with_capacity((n as usize).min(1024));
         for i in 0..n as usize {
-            let rp = Path::Item(&rows_path, i);
-            let roff = rc.offset();
-            let rf = self.fields(&mut rc, &rp, "a row map {predicate, library}")?;
-            let pp = rf.get("predicate").ok_or_else(|| {
-                Error::at(roff, ErrorKind::MissingField("predicate")).place(rp.to_string())
+            let rp = Path::Item(rows_path, i);
+            let roff = c.offset();
+            let (mut predicate, mut library) = (None, None);
+            self.each_field(c, &rp, "a row map {predicate, library}", |p, key, c| {
+                match key {
+                    b"predicate" if predicate.is_none() => {
+                        let pp = Path::Key(&rp, "predicate");
+                        predicate = Some(p.predicate(c, &pp, depth + 1)?);
+                    }
+                    b"library" if library.is_none() => {
+                        let lp = Path::Key(&rp, "library");
+                        library = Some(p.node(c, &lp, depth + 1)?);
+                    }
+                    _ => return Ok(false),
+                }
+                Ok(true)
             })?;
-            let lp = rf.get("library").ok_or_else(|| {
-                Error::at(roff, ErrorKind::MissingField("library")).place(rp.to_string())
-            })?;
-            let predicate =
-                self.predicate(&mut c.at(pp), &Path::Key(&rp, "predicate"), depth + 1)?;
-            let library = self.node(&mut c.at(lp), &Path::Key(&rp, "library"), depth + 1)?;
+            let lacks = |key| Error::at(roff, ErrorKind::MissingField(key)).place(rp.to_string());
+            let predicate = predicate.ok_or_else(|| lacks("predicate"))?;
+            let library = library.ok_or_else(|| lacks("library"))?;
             rows.push(Row { predicate, library });
         }
         Ok(rows)
     }
 
-    /// The table of a `Matching` node (at `at`): each entry a key (problem sizes) and a
-    /// solution index or a library, with its speed.
+    /// The `map` of a `ProblemMap` node: a library per key.
+    fn problem_map<'a>(
+        &mut self,
+        c: &mut Cursor<'a>,
+        map_path: &Path<'_>,
+        depth: usize,
+    ) -> Result<Vec<(Raw<'a>, Node<'a>)>> {
+        let n = c
+            .map("a map of libraries")
+            .map_err(|e| Error::from(e).place(map_path.to_string()))?;
+        let mut entries = Vec::with_capacity((n as usize).min(1024));
+        for _ in 0..n {
+            let key = c
+                .skip()
+                .map_err(|e| Error::from(e).place(map_path.to_string()))?;
+            let label = key
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("key at {:#x}", key.offset));
+            let node = self.node(c, &Path::MapKey(map_path, label), depth + 1)?;
+            entries.push((key, node));
+        }
+        Ok(entries)
+    }
+
+    /// The `trees` of a `DecisionTree` node: the library in each tree's `value`.
+    fn trees<'a>(
+        &mut self,
+        c: &mut Cursor<'a>,
+        tp: &Path<'_>,
+        depth: usize,
+    ) -> Result<Vec<Node<'a>>> {
+        let n = c
+            .array("an array of trees")
+            .map_err(|e| Error::from(e).place(tp.to_string()))?;
+        let mut trees = Vec::with_capacity((n as usize).min(1024));
+        for i in 0..n as usize {
+            let ep = Path::Item(tp, i);
+            let eoff = c.offset();
+            let mut value = None;
+            self.each_field(c, &ep, "a tree {tree, value}", |p, key, c| {
+                if key != b"value" || value.is_some() {
+                    return Ok(false);
+                }
+                value = Some(p.node(c, &Path::Key(&ep, "value"), depth + 1)?);
+                Ok(true)
+            })?;
+            trees.push(value.ok_or_else(|| {
+                Error::at(eoff, ErrorKind::MissingField("value")).place(ep.to_string())
+            })?);
+        }
+        Ok(trees)
+    }
+
+    /// The table of a `Matching` node: each entry a key (problem sizes) and a solution index
+    /// or a library, with its speed; of each field the first is read, and `index` wins over
+    /// `value`.
     fn matching_table<'a>(
         &mut self,
-        c: &Cursor<'a>,
-        path: &Path<'_>,
+        c: &mut Cursor<'a>,
+        tp: &Path<'_>,
         depth: usize,
-        at: usize,
     ) -> Result<Vec<MatchEntry<'a>>> {
-        let tp = Path::Key(path, "table");
-        let mut tc = c.at(at);
-        let n = tc
+        let n = c
             .array("an array of table entries")
             .map_err(|e| Error::from(e).place(tp.to_string()))?;
         let mut table = Vec::with_capacity((n as usize).min(4096));
         for i in 0..n as usize {
-            let ep = Path::Item(&tp, i);
-            let eoff = tc.offset();
+            let ep = Path::Item(tp, i);
+            let eoff = c.offset();
             self.count(eoff, &ep)?;
-            let [key, speed, index, value] = self.pick(
-                &mut tc,
-                &ep,
-                "a table entry {key, index, speed}",
-                ["key", "speed", "index", "value"],
-            )?;
-            // Stepped over when the entry's fields were read.
-            let key = key.ok_or_else(|| {
-                Error::at(eoff, ErrorKind::MissingField("key")).place(ep.to_string())
-            })?;
-            let speed = match speed {
-                Some(p) => Some(
-                    c.at(p.offset as usize)
-                        .number()
-                        .map_err(|e| Error::from(e).place(Path::Key(&ep, "speed").to_string()))?,
-                ),
-                None => None,
-            };
-            let value = if let Some(p) = index {
-                Leaf::Index(self.index_ref(&mut c.at(p.offset as usize), &Path::Key(&ep, "index"))?)
-            } else if let Some(p) = value {
-                let vp = Path::Key(&ep, "value");
-                let mut vc = c.at(p.offset as usize);
-                match vc
-                    .clone()
-                    .head()
-                    .map_err(|e| Error::from(e).place(vp.to_string()))?
-                {
-                    Head::Map(_) => Leaf::Library(Box::new(self.node(&mut vc, &vp, depth + 1)?)),
-                    _ => Leaf::Index(self.index_ref(&mut vc, &vp)?),
+            let (mut key, mut speed, mut index, mut value) = (None, None, None, None);
+            let at = |name| Path::Key(&ep, name);
+            self.each_field(c, &ep, "a table entry {key, index, speed}", |p, name, c| {
+                match name {
+                    b"key" if key.is_none() => {
+                        key = Some(
+                            c.skip_known(&p.ends)
+                                .map_err(|e| Error::from(e).place(at("key").to_string()))?,
+                        );
+                    }
+                    b"speed" if speed.is_none() => {
+                        speed = Some(
+                            c.number()
+                                .map_err(|e| Error::from(e).place(at("speed").to_string()))?,
+                        );
+                    }
+                    b"index" if index.is_none() => {
+                        index = Some(p.index_ref(c, &at("index"))?);
+                    }
+                    b"value" if value.is_none() && index.is_none() => {
+                        let vp = at("value");
+                        let head = c
+                            .clone()
+                            .head()
+                            .map_err(|e| Error::from(e).place(vp.to_string()))?;
+                        value = Some(match head {
+                            Head::Map(_) => Leaf::Library(Box::new(p.node(c, &vp, depth + 1)?)),
+                            _ => Leaf::Index(p.index_ref(c, &vp)?),
+                        });
+                    }
+                    _ => return Ok(false),
                 }
-            } else {
-                return Err(Error::at(eoff, ErrorKind::MissingField("index")).place(ep.to_string()));
+                Ok(true)
+            })?;
+            let lacks = |key| Error::at(eoff, ErrorKind::MissingField(key)).place(ep.to_string());
+            let key = key.ok_or_else(|| lacks("key"))?;
+            let value = match (index, value) {
+                (Some(i), _) => Leaf::Index(i),
+                (None, Some(leaf)) => leaf,
+                (None, None) => return Err(lacks("index")),
             };
             table.push(MatchEntry { key, value, speed });
         }
@@ -1159,31 +1326,52 @@ impl Parser<'_> {
         depth: usize,
     ) -> Result<Predicate<'a>> {
         let offset = c.offset();
-        let (f, type_name) = self.typed_map(c, path, depth, offset, "a predicate (map)")?;
         let vpath = Path::Key(path, "value");
-        let value = || {
-            f.get("value").ok_or_else(|| {
-                Error::at(offset, ErrorKind::MissingField("value"))
-                    .place(format!("{path} ({type_name})"))
-            })
-        };
-        let kind = match type_name {
-            "AMDGPU" | "Not" => {
-                let inner = Box::new(self.predicate(&mut c.at(value()?), &vpath, depth + 1)?);
-                if type_name == "Not" {
-                    PredicateKind::Not(inner)
-                } else {
-                    PredicateKind::Amdgpu(inner)
+        let mut value = None;
+        let type_name = self.typed(
+            c,
+            path,
+            depth,
+            "a predicate (map)",
+            |p, type_name, key, c| {
+                if key != b"value" || value.is_some() || type_name == "TruePred" {
+                    return Ok(false);
                 }
+                value = Some(p.predicate_value(type_name, c, &vpath, depth)?);
+                Ok(true)
+            },
+        )?;
+        let kind = match (type_name, value) {
+            ("TruePred", _) => PredicateKind::True,
+            (_, Some(kind)) => kind,
+            ("AMDGPU" | "Not" | "And" | "Or" | "Processor" | "CUCount", None) => {
+                return Err(missing(offset, "value", path, type_name))
             }
+            (other, None) => PredicateKind::Other {
+                type_name: other,
+                value: None,
+            },
+        };
+        Ok(Predicate { offset, kind })
+    }
+
+    /// What a predicate of type `type_name` tests, read from its `value` at `c`.
+    fn predicate_value<'a>(
+        &mut self,
+        type_name: &'a str,
+        c: &mut Cursor<'a>,
+        vpath: &Path<'_>,
+        depth: usize,
+    ) -> Result<PredicateKind<'a>> {
+        let placed = |e: gfxkit_msgpack::Error| Error::from(e).place(vpath.to_string());
+        Ok(match type_name {
+            "AMDGPU" => PredicateKind::Amdgpu(Box::new(self.predicate(c, vpath, depth + 1)?)),
+            "Not" => PredicateKind::Not(Box::new(self.predicate(c, vpath, depth + 1)?)),
             "And" | "Or" => {
-                let mut vc = c.at(value()?);
-                let n = vc
-                    .array("an array of predicates")
-                    .map_err(|e| Error::from(e).place(vpath.to_string()))?;
+                let n = c.array("an array of predicates").map_err(placed)?;
                 let mut all = Vec::with_capacity((n as usize).min(64));
                 for i in 0..n as usize {
-                    all.push(self.predicate(&mut vc, &Path::Item(&vpath, i), depth + 1)?);
+                    all.push(self.predicate(c, &Path::Item(vpath, i), depth + 1)?);
                 }
                 if type_name == "And" {
                     PredicateKind::And(all)
@@ -1191,29 +1379,12 @@ impl Parser<'_> {
                     PredicateKind::Or(all)
                 }
             }
-            "Processor" => PredicateKind::Processor(
-                c.at(value()?)
-                    .str()
-                    .map_err(|e| Error::from(e).place(vpath.to_string()))?,
-            ),
-            "CUCount" => PredicateKind::CuCount(
-                c.at(value()?)
-                    .uint("a CU count")
-                    .map_err(|e| Error::from(e).place(vpath.to_string()))?,
-            ),
-            "TruePred" => PredicateKind::True,
+            "Processor" => PredicateKind::Processor(c.str().map_err(placed)?),
+            "CUCount" => PredicateKind::CuCount(c.uint("a CU count").map_err(placed)?),
             other => PredicateKind::Other {
                 type_name: other,
-                value: match f.get("value") {
-                    Some(p) => Some(
-                        c.at(p)
-                            .skip()
-                            .map_err(|e| Error::from(e).place(vpath.to_string()))?,
-                    ),
-                    None => None,
-                },
+                value: Some(c.skip().map_err(placed)?),
             },
-        };
-        Ok(Predicate { offset, kind })
+        })
     }
 }

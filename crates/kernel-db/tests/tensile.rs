@@ -236,6 +236,154 @@ fn rows_processors_cu_counts_and_reachable_solutions() {
     assert_eq!(prows[0].predicate.to_string(), "EqualityMatching");
 }
 
+/// A map's entries.
+type Entries = [(rmpv::Value, rmpv::Value)];
+
+/// `v` re-encoded with each map's entries reordered by `order` (given the map's keys).
+fn reordered(v: &rmpv::Value, order: &dyn Fn(&Entries) -> Vec<usize>) -> rmpv::Value {
+    use rmpv::Value;
+    match v {
+        Value::Array(a) => Value::Array(a.iter().map(|x| reordered(x, order)).collect()),
+        Value::Map(m) => Value::Map(
+            order(m)
+                .into_iter()
+                .map(|i| (reordered(&m[i].0, order), reordered(&m[i].1, order)))
+                .collect(),
+        ),
+        v => v.clone(),
+    }
+}
+
+/// A library node as text, without byte offsets (which move when keys are reordered).
+fn shape(node: &gfxkit_kernel_db::tensile::Node<'_>) -> String {
+    use gfxkit_kernel_db::tensile::Row;
+    let rows = |rows: &[Row<'_>]| {
+        rows.iter()
+            .map(|r| format!("{} => {}", r.predicate, shape(&r.library)))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    match &node.kind {
+        NodeKind::Hardware(r) => format!("Hardware[{}]", rows(r)),
+        NodeKind::Problem(r) => format!("Problem[{}]", rows(r)),
+        NodeKind::ProblemMap(m) => {
+            let all: Vec<_> = m
+                .iter()
+                .map(|(k, n)| format!("{:?}: {}", k.bytes, shape(n)))
+                .collect();
+            format!("ProblemMap{{{}}}", all.join(", "))
+        }
+        NodeKind::Matching { distance, table } => {
+            let all: Vec<_> = table
+                .iter()
+                .map(|e| {
+                    let leaf = match &e.value {
+                        Leaf::Index(i) => i.to_string(),
+                        Leaf::Library(n) => shape(n),
+                    };
+                    format!("{:?} -> {leaf} @{:?}", e.key.bytes, e.speed)
+                })
+                .collect();
+            format!("Matching({distance:?})[{}]", all.join(", "))
+        }
+        NodeKind::DecisionTree { trees, null_value } => format!(
+            "DecisionTree[{}] else {:?}",
+            trees.iter().map(shape).collect::<Vec<_>>().join(", "),
+            null_value.as_ref().map(|n| shape(n))
+        ),
+        other => format!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_index_reads_the_same_whatever_the_order_of_keys() {
+    // Written by Tensile: `type` first in every node and predicate, `solutions` before
+    // `library` (each read in one pass). Read here also with `library` first (stepped over,
+    // read after the solutions) and with `type` last (every map's fields stepped over
+    // before its type is known).
+    let value = rmpv::decode::read_value(&mut &index_bytes()[..]).unwrap();
+    let key_is = |k: &rmpv::Value, name: &str| k.as_str() == Some(name);
+    let encode = |v: &rmpv::Value| {
+        let mut b = B::new();
+        rmpv::encode::write_value(&mut b, v).unwrap();
+        b
+    };
+    let by_rank = |m: &Entries, rank: &dyn Fn(&rmpv::Value) -> u8| {
+        let mut order: Vec<usize> = (0..m.len()).collect();
+        order.sort_by_key(|&i| rank(&m[i].0));
+        order
+    };
+    let tensile = encode(&reordered(&value, &|m| {
+        by_rank(m, &|k| {
+            u8::from(!key_is(k, "type") && !key_is(k, "solutions"))
+        })
+    }));
+    let library_first = encode(&reordered(&value, &|m| {
+        by_rank(m, &|k| {
+            u8::from(!key_is(k, "type") && !key_is(k, "library"))
+        })
+    }));
+    let type_last = encode(&reordered(&value, &|m| {
+        by_rank(m, &|k| u8::from(key_is(k, "type") || key_is(k, "library")))
+    }));
+    let read = |b: &B| {
+        let index = Index::parse(b).unwrap();
+        let rows: Vec<_> = index
+            .rows()
+            .iter()
+            .map(|r| {
+                (
+                    r.predicate.map(|p| p.to_string()),
+                    r.solutions.clone(),
+                    r.placeholders
+                        .iter()
+                        .map(|p| p.to_string())
+                        .collect::<Vec<_>>(),
+                    r.unknown.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+                )
+            })
+            .collect();
+        let names: Vec<_> = index
+            .solutions
+            .iter()
+            .map(|s| (s.index, s.name.to_string()))
+            .collect();
+        (shape(&index.library), rows, names)
+    };
+    let want = read(&tensile);
+    assert!(
+        want.0
+            .starts_with("Hardware[AMDGPU(And(Processor=gfx90a, CUCount=104))"),
+        "{}",
+        want.0
+    );
+    assert_eq!(want.1.len(), 5);
+    assert_ne!(tensile, library_first);
+    assert_ne!(tensile, type_last);
+    assert_eq!(read(&library_first), want);
+    assert_eq!(read(&type_last), want);
+    assert_eq!(read(&index_bytes()), want);
+    // Damage reads as damage in every order: a dangling solution index is named with its
+    // path.
+    for b in [&tensile, &library_first, &type_last] {
+        let mut v = rmpv::decode::read_value(&mut &b[..]).unwrap();
+        let rmpv::Value::Map(top) = &mut v else {
+            panic!("an index is a map");
+        };
+        for (k, solutions) in top.iter_mut() {
+            if let (true, rmpv::Value::Array(all)) = (key_is(k, "solutions"), solutions) {
+                all.truncate(5);
+            }
+        }
+        let e = Index::parse(&encode(&v)).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::UnknownSolution(5), "{e}");
+        assert!(
+            e.to_string().contains("library.rows[4].library.index"),
+            "{e}"
+        );
+    }
+}
+
 #[test]
 fn zlib_index_reads_the_same_and_is_bounded() {
     use std::io::Write;
