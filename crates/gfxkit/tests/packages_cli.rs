@@ -453,7 +453,142 @@ fn a_package_prune_that_would_leave_no_device_code_is_refused() {
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("--keep gfx1151 matches no entry of") && err.contains("!gfxt/lib/libt.so"),
+        err.contains("--keep gfx1151 matches no device code of") && err.contains(".whl"),
         "{err}"
     );
+}
+
+/// A wheel laid out as aiter's: code objects in directories named for their processor (one
+/// holding a CSV map too) beside a host library.
+const PER_ARCH_WHEEL_PY: &str = r#"
+import zipfile, hashlib, base64, sys
+def h(b): return 'sha256=' + base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b'=').decode()
+out, lib, co90a, co1030 = sys.argv[1:5]
+files = {
+  'gfxt/__init__.py': b'x = 1\n',
+  'gfxt/lib/libt.so': open(lib, 'rb').read(),
+  'gfxt/hsa/gfx90a/k.co': open(co90a, 'rb').read(),
+  'gfxt/hsa/gfx1030/k.co': open(co1030, 'rb').read(),
+  'gfxt/hsa/gfx1030/k.csv': b'knl_name,co_name\nk,k.co\n',
+  'gfxt-1.0.dist-info/METADATA': b'Metadata-Version: 2.1\nName: gfxt\nVersion: 1.0\n',
+  'gfxt-1.0.dist-info/WHEEL': b'Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: py3-none-linux_x86_64\n',
+}
+rec = ''.join(f'{n},{h(b)},{len(b)}\n' for n, b in files.items()) + 'gfxt-1.0.dist-info/RECORD,,\n'
+with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
+    for n, b in files.items():
+        if n.startswith('gfxt/hsa/gfx1030/k.co'): z.writestr('gfxt/hsa/gfx1030/', b'')
+        z.writestr(n, b)
+    z.writestr('gfxt-1.0.dist-info/RECORD', rec)
+"#;
+
+#[test]
+fn a_pruned_wheel_leaves_out_what_the_prune_of_its_tree_drops() {
+    let built = built();
+    let d = tempfile::tempdir().unwrap();
+    let d = d.path();
+    // One code object per processor, from the library's own bundles.
+    let got = json_stdout(&gfxkit(&[
+        "extract",
+        "--json",
+        built.lib.to_str().unwrap(),
+        "-o",
+        d.join("objs").to_str().unwrap(),
+    ]));
+    let code_object = |processor: &str| -> String {
+        got["written"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| {
+                w["id"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("--{processor}"))
+            })
+            .map(|w| w["path"].as_str().unwrap().to_owned())
+            .unwrap_or_else(|| panic!("no {processor} code object in {got}"))
+    };
+    std::fs::write(d.join("per_arch.py"), PER_ARCH_WHEEL_PY).unwrap();
+    sh(
+        d,
+        &format!(
+            "python3 per_arch.py src.whl {} {} {}",
+            built.lib.display(),
+            code_object("gfx90a"),
+            code_object("gfx1030")
+        ),
+    );
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_gfxkit"))
+            .args(args)
+            .current_dir(d)
+            .output()
+            .expect("run gfxkit")
+    };
+    let report = json_stdout(&run(&[
+        "prune", "--keep", "gfx90a", "src.whl", "-o", "dst.whl", "--json",
+    ]));
+    let files: Vec<(String, String)> = report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_owned(),
+                f["action"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let want = [
+        ("gfxt/hsa/gfx1030", "dropped"),
+        ("gfxt/hsa/gfx1030/k.co", "dropped"),
+        ("gfxt/hsa/gfx1030/k.csv", "dropped"),
+        ("gfxt/hsa/gfx90a/k.co", "kept"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(p, a)| (format!("src.whl!{p}"), a.to_string()))
+        .collect();
+    assert_eq!(files, want, "{report}");
+    let members = report["members"].as_array().unwrap();
+    assert_eq!(members.len(), 1, "{report}");
+    assert_eq!(members[0]["path"], "src.whl!gfxt/lib/libt.so");
+
+    // The prune of the unpacked wheel keeps the same files with the same bytes; the pruned
+    // wheel's RECORD lists exactly its members with their hashes.
+    sh(
+        d,
+        "mkdir tree && cd tree && python3 -m zipfile -e ../src.whl .",
+    );
+    let out = run(&["prune", "--keep", "gfx90a", "tree", "-o", "pruned"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(
+        d.join("same.py"),
+        r#"
+import zipfile, hashlib, base64, csv, io, os
+z = zipfile.ZipFile('dst.whl')
+assert z.testzip() is None
+names = sorted(n for n in z.namelist() if not n.endswith('/'))
+tree = sorted(os.path.relpath(os.path.join(r, f), 'pruned') for r, _, fs in os.walk('pruned') for f in fs)
+assert names == tree, (names, tree)
+assert not any('gfx1030' in n for n in z.namelist()), z.namelist()
+for n in names:
+    if n.endswith('RECORD'): continue
+    assert z.read(n) == open(os.path.join('pruned', n), 'rb').read(), n
+rows = list(csv.reader(io.StringIO(z.read('gfxt-1.0.dist-info/RECORD').decode())))
+assert sorted(r[0] for r in rows) == names, rows
+for name, h, size in rows:
+    if not h: continue
+    b = z.read(name)
+    assert h == 'sha256=' + base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b'=').decode(), name
+    assert int(size) == len(b), name
+print('ok')
+"#,
+    )
+    .unwrap();
+    sh(d, "python3 same.py");
 }

@@ -31,6 +31,10 @@ pub enum Done<'a> {
     Package {
         /// The rewritten members, in package order.
         members: Vec<MemberOutcome<'a>>,
+        /// For a prune, the members (and directories) kept or dropped whole or cut to the
+        /// kept rows, as a tree's `files` (left out when there are none).
+        #[serde(skip_serializing_if = "<[TreeFile]>::is_empty")]
+        files: &'a [TreeFile],
     },
     /// A directory tree: every path under it and what became of it.
     Tree {

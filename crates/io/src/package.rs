@@ -1,20 +1,28 @@
-//! `prune` and `recompress` of packages (wheels, conda, deb, rpm, tarballs): every member
-//! that holds device code is rewritten and verified by its format (`Format::rewrite`; a member a
-//! prune of a tree keeps or drops whole is kept as it is); the package is
-//! written again around it (wheels with their `RECORD`, conda packages with
-//! `info/paths.json` updated; every other member copied as it was), to a temporary file that
-//! is read back and checked before it is renamed into place.
+//! `prune` and `recompress` of packages (wheels, conda, deb, rpm, tarballs). A prune decides
+//! each member as the prune of the tree the package's members make would ([`crate::tree`]:
+//! the door's [`Format::prune`](crate::format::Format::prune) for each member read on its
+//! own, then the directories named for a dropped processor, the empty check and the check of
+//! the kernel databases over the whole package): a member dropped whole (a code object, a
+//! `.kpack` archive or a kernel-database file of dropped targets only) is left out, with its
+//! `RECORD` row or `paths.json` entry; a Tensile index cut to the kept rows is replaced; a
+//! host binary or bundle is rewritten and verified by its format (`Format::rewrite`). A
+//! recompress rewrites every member that holds device code. The package is written again
+//! around them (wheels with their `RECORD`, conda packages with `info/paths.json` updated;
+//! every other member copied as it was), to a temporary file that is read back and checked
+//! before it is renamed into place.
 
-use crate::format::File;
+use crate::format::{File, Formats};
 use crate::input::{Input, TempSpill};
-use crate::prune_file::holds_no_bundles;
+use crate::prune_file::{holds_no_bundles, Pruned};
 use crate::rewrite::RewriteOptions;
+use crate::tree::Item;
 use crate::write::{write_atomic_checked, WriteError};
 use crate::{Error, ErrorKind};
-use gfxkit_inventory::prune::MemberOutcome;
-use gfxkit_package::rewrite::{rewrite, Changed};
-use gfxkit_shrink::{Report, Transform};
-use std::collections::BTreeMap;
+use gfxkit_inventory::database::IndexRows;
+use gfxkit_inventory::prune::{MemberOutcome, TreeAction, TreeFile};
+use gfxkit_package::rewrite::{rewrite, Changed, Edits};
+use gfxkit_shrink::{Report, Selection, Transform};
+use std::collections::{BTreeMap, HashMap};
 use std::io::Seek;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -22,11 +30,18 @@ use std::sync::Mutex;
 /// What a package rewrite changed.
 #[derive(Debug, Clone)]
 pub struct Rewritten {
-    /// The members rewritten (`package!member`), with their sizes, in package order.
+    /// The members rewritten or left out (`package!member`), with their sizes, in package
+    /// order.
     pub changed: Vec<Changed>,
     /// The shrink report of each member with bundles, by `package!member`: those rewritten
     /// and those the transform left as they were.
     pub reports: BTreeMap<String, Report>,
+    /// For a prune: each member (and directory) it keeps or drops whole or cuts to the kept
+    /// rows, as the prune of a tree reports it, in path order (host binaries rewritten are
+    /// in `reports`).
+    pub files: Vec<TreeFile>,
+    /// For a prune: the targets of the selection that match no device code of the package.
+    pub unmatched: Option<Vec<String>>,
 }
 
 impl Rewritten {
@@ -69,9 +84,31 @@ pub fn rewrite_package(
         formats,
         ..
     } = *opts;
+    let planned = match t.selection {
+        Selection::All => None,
+        _ => Some(plan(name, data, t, formats, allow_empty)?),
+    };
+    let action = |path: &str| {
+        planned
+            .as_ref()
+            .and_then(|p| p.by_path.get(path))
+            .map(|p| p.file.action)
+    };
     let reports: Mutex<BTreeMap<String, Report>> = Mutex::new(BTreeMap::new());
     let hashes: Mutex<BTreeMap<String, String>> = Mutex::new(BTreeMap::new());
     let f = |m: gfxkit_package::Member<'_>| -> Result<Option<Vec<u8>>, String> {
+        // A Tensile index cut to the kept rows when it was planned (and read back then).
+        let cut = planned
+            .as_ref()
+            .and_then(|p| p.by_path.get(m.path))
+            .and_then(|p| p.index_bytes.clone());
+        if let Some(bytes) = cut {
+            hashes.lock().unwrap_or_else(|e| e.into_inner()).insert(
+                m.path.to_owned(),
+                gfxkit_package::record::sha256_hex(&bytes),
+            );
+            return Ok(Some(bytes));
+        }
         // Read as the file it is, without what lies beside it (a member's path finds nothing).
         let path = Path::new(&m.path);
         let file = File::alone(path, &m.bytes).with_limits(t.limits);
@@ -135,7 +172,17 @@ pub fn rewrite_package(
         Some(_) => tempfile::tempfile_in(&dir),
     }
     .map_err(|e| Error::new(&dir, ErrorKind::CreateTemp(e)))?;
-    let changed = rewrite(name, data, &opts, &TempSpill, &f, &mut staged)
+    let read = |path: &str, _: &[u8]| action(path) == Some(TreeAction::Rewritten);
+    let remove = |path: &str| action(path) == Some(TreeAction::Dropped);
+    let edits = match planned {
+        None => Edits::rewriting(&f),
+        Some(_) => Edits {
+            rewrite: &f,
+            read: &read,
+            remove: &remove,
+        },
+    };
+    let changed = rewrite(name, data, &opts, &TempSpill, &edits, &mut staged)
         .map_err(|e| Error::new(name, ErrorKind::Rewrite(e)))?;
     let hashes = hashes.into_inner().unwrap_or_else(|e| e.into_inner());
     let reports = reports.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -164,11 +211,175 @@ pub fn rewrite_package(
             },
         })?;
     }
-    Ok(Rewritten { changed, reports })
+    let (files, unmatched) = match planned {
+        Some(mut p) => {
+            let unmatched = std::mem::take(&mut p.unmatched);
+            (p.files(), Some(unmatched))
+        }
+        None => (Vec::new(), None),
+    };
+    Ok(Rewritten {
+        changed,
+        reports,
+        files,
+        unmatched,
+    })
+}
+
+/// A package's prune, planned as the prune of the tree its members make (each path in it the
+/// member's path in the package: `lib/x.so`, `pkg-1.tar.zst!lib/x.so` in a `.conda`).
+struct Planned {
+    /// What becomes of each member and of each directory dropped whole, by `package!member`.
+    by_path: HashMap<String, Pruned>,
+    /// The keys of `by_path` in path order.
+    order: Vec<String>,
+    /// The targets of the selection that match no device code of the package.
+    unmatched: Vec<String>,
+}
+
+impl Planned {
+    /// The members and directories kept or dropped whole or cut by the tree's rules, each
+    /// named `package!member`.
+    fn files(mut self) -> Vec<TreeFile> {
+        self.order
+            .iter()
+            .filter_map(|path| self.by_path.remove(path).map(|p| (path, p)))
+            .filter(|(_, p)| match p.file.action {
+                TreeAction::Copied => false,
+                TreeAction::Rewritten => p.index_bytes.is_some(),
+                TreeAction::Kept | TreeAction::Dropped => true,
+            })
+            .map(|(path, p)| TreeFile {
+                path: path.clone(),
+                ..p.file
+            })
+            .collect()
+    }
+}
+
+/// What one member is to the plan: its own decision and, for a Tensile index whose decision
+/// did not read its rows, those rows.
+type MemberPlan = (Pruned, Option<Result<IndexRows, String>>);
+
+/// Plans the prune of the package `data` (named `name`) with `t`: every member the rewrite
+/// can edit (a zip's or tarball's own members, a `.conda`'s `pkg-*.tar.zst` members) read and
+/// decided by the door ([`Formats::of`], [`Format::prune`](crate::format::Format::prune),
+/// each member on its own), then the whole package settled as a tree is
+/// ([`crate::tree::settle`]).
+fn plan(
+    name: &str,
+    data: &[u8],
+    t: &Transform,
+    formats: &Formats,
+    allow_empty: bool,
+) -> Result<Planned, Error> {
+    let top = format!("{name}!");
+    // Where a member lies: in the package itself, or in a tarball member of it (a `.conda`'s
+    // `pkg-*.tar.zst`, which the rewrite edits when the package is a `.conda`).
+    let placed = |path: &str, member: &str| -> Option<bool> {
+        let rest = path.strip_prefix(&top)?;
+        if rest == member {
+            return Some(false);
+        }
+        let outer = rest.strip_suffix(member)?.strip_suffix('!')?;
+        (outer.starts_with("pkg-") && outer.ends_with(".tar.zst") && !outer.contains('!'))
+            .then_some(true)
+    };
+    let decide = |m: gfxkit_package::Member<'_>| -> Option<(bool, Result<MemberPlan, Error>)> {
+        let inner = placed(m.path, m.name)?;
+        let rel = &m.path[top.len()..];
+        let path = Path::new(m.path);
+        if m.bytes.is_empty() {
+            return Some((inner, Ok((Pruned::copied(rel, "file", 0), None))));
+        }
+        let file = File::alone(path, &m.bytes).with_limits(t.limits);
+        let decided = formats.of(&file).prune(&file, rel, t).map(|p| {
+            let is_index = gfxkit_kernel_db::sniff::tensile_name(rel)
+                .is_some_and(|(k, _)| k == gfxkit_inventory::database::DbKind::TensileIndex);
+            let rows = (p.index_rows.is_none() && is_index)
+                .then(|| crate::tree::index_rows(path, rel, &m.bytes));
+            (p, rows)
+        });
+        Some((inner, decided))
+    };
+    let opts = gfxkit_package::Options {
+        all_members: true,
+        ..Default::default()
+    };
+    let walked = gfxkit_package::walk(name, data, &opts, &TempSpill, &decide)
+        .map_err(|e| Error::new(name, ErrorKind::Rewrite(e)))?;
+    let mut members = Vec::new();
+    for v in walked {
+        let v = v.map_err(|e| Error::new(name, ErrorKind::Rewrite(e)))?;
+        if let Some((inner, decided)) = v.value {
+            members.push((v.path, v.size, inner, decided?));
+        }
+    }
+    // A tarball's members are edited only inside a `.conda`.
+    let conda = members
+        .iter()
+        .any(|(p, ..)| *p == format!("{top}metadata.json"));
+    members.retain(|(_, _, inner, _)| !inner || conda);
+
+    let mut items: Vec<(String, Item)> = Vec::new();
+    let mut dirs = std::collections::BTreeSet::new();
+    let mut decided = HashMap::new();
+    let mut rows = HashMap::new();
+    for (path, size, _, (p, r)) in members {
+        let path = path[top.len()..].to_owned();
+        let mut at = path.as_str();
+        while let Some((dir, _)) = at.rsplit_once('/') {
+            dirs.insert(dir.to_owned());
+            at = dir;
+        }
+        if let Some(r) = r {
+            rows.insert(path.clone(), r);
+        }
+        items.push((
+            path.clone(),
+            Item::File {
+                mode: 0o644,
+                len: size,
+            },
+        ));
+        decided.insert(path, p);
+    }
+    items.extend(dirs.into_iter().map(|d| (d, Item::Dir { mode: 0o755 })));
+    items.sort_by(|a, b| a.0.split('/').cmp(b.0.split('/')));
+    let mut plans: Vec<Option<Pruned>> = items.iter().map(|(p, _)| decided.remove(p)).collect();
+    let unplanned = |rel: &str| -> Result<Result<IndexRows, String>, Error> {
+        Ok(rows
+            .get(rel)
+            .cloned()
+            .unwrap_or_else(|| Err("the index was not read".to_owned())))
+    };
+    let unmatched = crate::tree::settle(
+        Path::new(name),
+        &items,
+        &mut plans,
+        t,
+        allow_empty,
+        &unplanned,
+    )?;
+    let order: Vec<String> = items
+        .into_iter()
+        .map(|(p, _)| format!("{top}{p}"))
+        .collect();
+    let by_path = order
+        .iter()
+        .zip(plans)
+        .filter_map(|(p, plan)| plan.map(|plan| (p.clone(), plan)))
+        .collect();
+    Ok(Planned {
+        by_path,
+        order,
+        unmatched,
+    })
 }
 
 /// Reads the written package back: every rewritten member must be there with the bytes
-/// produced, and a wheel's `RECORD` must give each of them its hash and size.
+/// produced, every member left out must be gone, and a wheel's `RECORD` must give each member
+/// its hash and size.
 fn check_written(
     tmp: &Path,
     name: &str,
@@ -177,13 +388,13 @@ fn check_written(
 ) -> Result<(), Error> {
     let back = Input::open(tmp)?;
     let unreadable = |e| Error::new(name, ErrorKind::ReadBack(e));
-    let seen = gfxkit_package::walk(
-        name,
-        &back,
-        &gfxkit_package::Options::default(),
-        &TempSpill,
-        &|m| gfxkit_package::record::sha256_hex(&m.bytes),
-    )
+    let every = gfxkit_package::Options {
+        all_members: true,
+        ..Default::default()
+    };
+    let seen = gfxkit_package::walk(name, &back, &every, &TempSpill, &|m| {
+        gfxkit_package::record::sha256_hex(&m.bytes)
+    })
     .map_err(unreadable)?;
     let mut got = BTreeMap::new();
     for r in seen {
@@ -192,7 +403,8 @@ fn check_written(
     }
     for c in changed {
         let want = hashes.get(&c.path);
-        if want.is_some() && got.get(&c.path) != want {
+        if (c.removed && got.contains_key(&c.path)) || (want.is_some() && got.get(&c.path) != want)
+        {
             return Err(Error::new(
                 PathBuf::from(&c.path),
                 ErrorKind::ReadBackDiffers,

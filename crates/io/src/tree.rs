@@ -127,22 +127,11 @@ pub fn prune_tree(
             })
         })
         .collect::<Result<_, _>>()?;
-    drop_processor_dirs(&items, &mut plans, &t.selection);
-    drop_links_to_dropped(&items, &mut plans);
-
-    let had = plans.iter().flatten().any(|p| !p.file.targets.is_empty());
-    let keeps = plans.iter().flatten().any(|p| p.keeps);
-    if had && !keeps && !allow_empty {
-        let present = plans
-            .iter()
-            .flatten()
-            .flat_map(|p| p.file.targets.iter().map(String::as_str));
-        if let Some(e) = gfxkit_shrink::empty_error(&t.selection, present) {
-            return Err(Error::new(input, ErrorKind::Prune(e)));
-        }
-    }
-    check_databases(input, &items, &plans, &t.selection)?;
-    let unmatched = unmatched(&t.selection, &plans);
+    let unplanned_rows = |rel: &str| -> Result<Result<db::IndexRows, String>, Error> {
+        let path = input.join(rel);
+        Ok(index_rows(&path, rel, &Input::open(&path)?))
+    };
+    let unmatched = settle(input, &items, &mut plans, t, allow_empty, &unplanned_rows)?;
 
     match output {
         TreeOutput::DryRun => {}
@@ -164,6 +153,51 @@ pub fn prune_tree(
     })
 }
 
+/// What an index's rows are, for the check of the pruned databases: read at its planning, or
+/// by the caller from the index at a path of the tree.
+pub(crate) type UnplannedRows<'a> =
+    dyn Fn(&str) -> Result<Result<db::IndexRows, String>, Error> + Sync + 'a;
+
+/// The decisions over the whole tree, once each path (`items`, in path order, the input at
+/// `input`) has its plan: directories named for a dropped processor dropped whole, links to
+/// what is dropped dropped, a prune that leaves no device code refused (unless
+/// `allow_empty`), the kernel databases checked ([`check_databases`]; `unplanned_rows` reads
+/// the rows of an index whose plan did not). Returns the targets of the selection that match
+/// no device code.
+pub(crate) fn settle(
+    input: &Path,
+    items: &[(String, Item)],
+    plans: &mut [Option<Pruned>],
+    t: &Transform,
+    allow_empty: bool,
+    unplanned_rows: &UnplannedRows<'_>,
+) -> Result<Vec<String>, Error> {
+    drop_processor_dirs(items, plans, &t.selection);
+    drop_links_to_dropped(items, plans);
+    let had = plans.iter().flatten().any(|p| !p.file.targets.is_empty());
+    let keeps = plans.iter().flatten().any(|p| p.keeps);
+    if had && !keeps && !allow_empty {
+        let present = plans
+            .iter()
+            .flatten()
+            .flat_map(|p| p.file.targets.iter().map(String::as_str));
+        if let Some(e) = gfxkit_shrink::empty_error(&t.selection, present) {
+            return Err(Error::new(input, ErrorKind::Prune(e)));
+        }
+    }
+    check_databases(input, items, plans, &t.selection, unplanned_rows)?;
+    Ok(unmatched(&t.selection, plans))
+}
+
+/// The hardware rows of the Tensile index `bytes` found at `rel` (`path` on disk), or why it
+/// does not read.
+pub(crate) fn index_rows(path: &Path, rel: &str, bytes: &[u8]) -> Result<db::IndexRows, String> {
+    let decoded = index_bytes(path, rel, bytes).map_err(|e| e.to_string())?;
+    Index::parse(&decoded)
+        .map(|i| db::IndexRows::of(&i))
+        .map_err(|e| e.to_string())
+}
+
 /// The prune's own verdict on what it would write, before anything is written: every Tensile
 /// directory the prune changes must still give each kept processor it gave before everything
 /// its library opens for it ([`db::Database::serves`]: the index, the rows the processor can
@@ -174,6 +208,7 @@ fn check_databases(
     items: &[(String, Item)],
     plans: &[Option<Pruned>],
     sel: &Selection,
+    unplanned_rows: &UnplannedRows<'_>,
 ) -> Result<(), Error> {
     use std::collections::BTreeMap;
     // Tensile directories by root, with their files' plans.
@@ -215,25 +250,15 @@ fn check_databases(
             };
             let is_index = gfxkit_kernel_db::sniff::tensile_name(rel)
                 .is_some_and(|(k, _)| k == DbKind::TensileIndex);
-            let rows_of = |bytes: &[u8]| -> Result<db::IndexRows, String> {
-                let decoded =
-                    index_bytes(&input.join(rel), rel, bytes).map_err(|e| e.to_string())?;
-                Index::parse(&decoded)
-                    .map(|i| db::IndexRows::of(&i))
-                    .map_err(|e| e.to_string())
-            };
             let rows_before = match (&plan.index_rows, is_index) {
                 // Read when the index was planned.
                 (Some(rows), _) => Some(Ok(rows.clone())),
-                (None, true) => {
-                    let data = Input::open(&input.join(rel))?;
-                    Some(rows_of(&data))
-                }
+                (None, true) => Some(unplanned_rows(rel)?),
                 (None, false) => None,
             };
             let rows_after = match (&plan.index_bytes, plan.file.action) {
                 (_, TreeAction::Dropped) => None,
-                (Some(b), _) => Some(rows_of(b)),
+                (Some(b), _) => Some(index_rows(&input.join(rel), rel, b)),
                 (None, _) => rows_before.clone(),
             };
             if plan.file.action != TreeAction::Dropped {

@@ -4,7 +4,7 @@
 //! succeeds must produce a package that walks again with the same members. None may panic or
 //! hang.
 
-use crate::rewrite::{check_record, rewrite};
+use crate::rewrite::{check_record, rewrite, Edits};
 use crate::walk::{walk, MemorySpill, Options};
 use std::io::Cursor;
 
@@ -31,13 +31,39 @@ pub fn package(data: &[u8]) {
     let _ = check_record("fuzz", data);
     let mut out = Cursor::new(Vec::new());
     let half = |m: crate::walk::Member<'_>| Ok(Some(m.bytes[..m.bytes.len() / 2].to_vec()));
-    if let Ok(changed) = rewrite("fuzz", data, &opts, &MemorySpill, &half, &mut out) {
+    if let Ok(changed) = rewrite(
+        "fuzz",
+        data,
+        &opts,
+        &MemorySpill,
+        &Edits::rewriting(&half),
+        &mut out,
+    ) {
         for c in &changed {
             assert_eq!(c.size_after, c.size_before / 2);
         }
         let again = out.into_inner();
         // What was written reads back (a zip of the same member names, a tarball...).
         let _ = walk("fuzz", &again, &opts, &MemorySpill, &|m| m.bytes.len());
+    }
+    // Members left out (those whose path has an odd length): only they are reported, and
+    // what is written reads back without them.
+    let odd = |p: &str| p.len() % 2 == 1;
+    let edits = Edits {
+        rewrite: &|_| Ok(None),
+        read: &|_, _| false,
+        remove: &odd,
+    };
+    let mut out = Cursor::new(Vec::new());
+    if let Ok(changed) = rewrite("fuzz", data, &opts, &MemorySpill, &edits, &mut out) {
+        assert!(changed.iter().all(|c| c.removed && odd(&c.path)));
+        let again = out.into_inner();
+        if let Ok(found) = walk("fuzz", &again, &opts, &MemorySpill, &|_| ()) {
+            for v in found.iter().flatten() {
+                let top_level = v.path.matches('!').count() == 1;
+                assert!(!(top_level && odd(&v.path)), "{} is still there", v.path);
+            }
+        }
     }
 }
 

@@ -54,14 +54,22 @@ pub fn quote(field: &str) -> String {
 }
 
 /// `RECORD` with the rows of `changed` members (path, new bytes' hash field, new size)
-/// replaced. Returns the new text and the paths that had no row.
-pub fn update(record: &str, changed: &[(String, String, u64)]) -> (String, Vec<String>) {
+/// replaced and those of `removed` members left out. Returns the new text and the changed
+/// paths that had no row.
+pub fn update(
+    record: &str,
+    changed: &[(String, String, u64)],
+    removed: &std::collections::HashSet<String>,
+) -> (String, Vec<String>) {
     let mut out = String::with_capacity(record.len());
     let mut seen = vec![false; changed.len()];
     for line in record.split_inclusive('\n') {
         let body = line.trim_end_matches(['\n', '\r']);
         let ending = &line[body.len()..];
         let fields = split_row(body);
+        if fields.first().is_some_and(|p| removed.contains(p)) {
+            continue;
+        }
         let hit = changed
             .iter()
             .position(|(p, _, _)| fields.first().map(String::as_str) == Some(p.as_str()));
@@ -105,12 +113,17 @@ mod tests {
                 ("a/x.so".into(), "sha256=new".into(), 9),
                 ("gone".into(), "sha256=z".into(), 1),
             ],
+            &Default::default(),
         );
         assert_eq!(
             new,
             "a/x.so,sha256=new,9\r\n\"we,ird.py\",sha256=k,1\r\npkg-1.dist-info/RECORD,,\r\n"
         );
         assert_eq!(missing, ["gone"]);
+        let removed = ["we,ird.py".to_owned(), "never.so".to_owned()].into();
+        let (new, missing) = update(rec, &[], &removed);
+        assert_eq!(new, "a/x.so,sha256=old,3\r\npkg-1.dist-info/RECORD,,\r\n");
+        assert!(missing.is_empty());
         assert_eq!(split_row("\"we,ird.py\",h,1"), ["we,ird.py", "h", "1"]);
     }
 }

@@ -26,35 +26,76 @@ use std::io::{self, Cursor, Read, Seek, Write};
 pub type RewriteFn<'a> =
     dyn Fn(Member<'_>) -> std::result::Result<Option<Vec<u8>>, String> + Sync + 'a;
 
-/// A member that was replaced.
+/// What a rewrite does with the members of a package.
+#[derive(Clone, Copy)]
+pub struct Edits<'a> {
+    /// The new bytes of a member read (`None`: unchanged), or why the rewrite stops.
+    pub rewrite: &'a RewriteFn<'a>,
+    /// Whether the member at a path (`package!member`) whose first bytes are these is read
+    /// and handed to `rewrite`.
+    pub read: &'a (dyn Fn(&str, &[u8]) -> bool + Sync),
+    /// Whether the member at a path (`package!member`; a directory's without its final `/`)
+    /// is left out of the package: its bytes are not read, and its row of a wheel's
+    /// `RECORD` or entry of a conda package's `info/paths.json` goes with it.
+    pub remove: &'a (dyn Fn(&str) -> bool + Sync),
+}
+
+impl<'a> Edits<'a> {
+    /// Every member whose first bytes may start device code
+    /// ([`gfxkit_host::InputKind::sniff`]) handed to `rewrite`; none left out.
+    pub fn rewriting(rewrite: &'a RewriteFn<'a>) -> Edits<'a> {
+        Edits {
+            rewrite,
+            read: &may_start_device_code,
+            remove: &never,
+        }
+    }
+}
+
+fn may_start_device_code(_: &str, prefix: &[u8]) -> bool {
+    gfxkit_host::InputKind::sniff(prefix.get(..64).unwrap_or(prefix)).may_hold_device_code()
+}
+
+fn never(_: &str) -> bool {
+    false
+}
+
+/// A member that was replaced or left out.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Changed {
     /// `package!member`.
     pub path: String,
     /// Bytes before.
     pub size_before: u64,
-    /// Bytes after.
+    /// Bytes after (0 for a member left out).
     pub size_after: u64,
+    /// Whether the member was left out ([`Edits::remove`]).
+    pub removed: bool,
 }
+
+/// A change a conda package's `info/paths.json` records: a member's path and its new SHA-256
+/// (hex) and size, or `None` for a member left out.
+type PathsChange = (String, Option<(String, u64)>);
 
 /// Anything that can be written and sought (a temporary file, a `Cursor<Vec<u8>>`).
 pub trait WriteSeek: Write + Seek {}
 impl<T: Write + Seek> WriteSeek for T {}
 
-/// Rewrites the package `data` named `name` into `out`, calling `f` on every member that may
-/// hold device code. Returns the members replaced (none: `out` still gets a valid copy; a
-/// tarball with nothing replaced is copied byte for byte, not compressed again).
+/// Rewrites the package `data` named `name` into `out` with `edits`: members left out, and
+/// members read and replaced. Returns the members replaced or left out (none: `out` still gets
+/// a valid copy; a tarball with nothing changed is copied byte for byte, not compressed
+/// again).
 pub fn rewrite(
     name: &str,
     data: &[u8],
     opts: &Options,
     spill: &dyn Spill,
-    f: &RewriteFn<'_>,
+    edits: &Edits<'_>,
     out: &mut dyn WriteSeek,
 ) -> Result<Vec<Changed>> {
     let prefix = data.get(..PREFIX_LEN).unwrap_or(data);
     match detect(prefix) {
-        Some(Format::Zip) => rewrite_zip(name, data, opts, spill, f, out),
+        Some(Format::Zip) => rewrite_zip(name, data, opts, spill, edits, out),
         Some(Format::Tar) if crate::image::TarLayout::index(name, data).is_image() => {
             Err(Error::new(
                 name,
@@ -73,7 +114,7 @@ pub fn rewrite(
                 &open,
                 opts,
                 spill,
-                f,
+                edits,
                 &[],
                 None,
                 out,
@@ -107,7 +148,7 @@ pub fn rewrite(
                 &open,
                 opts,
                 spill,
-                f,
+                edits,
                 &[],
                 Some(c),
                 out,
@@ -157,7 +198,7 @@ fn keep_bytes(v: Vec<u8>, opts: &Options, spill: &dyn Spill, path: &str) -> Resu
     Ok(Bytes::Spilled(w.finish().map_err(io)?))
 }
 
-/// Runs `f` on one member read from `r` if its first bytes may start device code.
+/// Hands one member read from `r` to the rewrite if [`Edits::read`] wants it.
 fn transform(
     path: &str,
     name: &str,
@@ -165,17 +206,16 @@ fn transform(
     r: &mut dyn Read,
     opts: &Options,
     spill: &dyn Spill,
-    f: &RewriteFn<'_>,
+    edits: &Edits<'_>,
 ) -> Result<Option<(Bytes, u64)>> {
     let prefix = read_prefix(r, PREFIX_LEN).map_err(|e| Error::from_read(path, &e))?;
-    let sniff = prefix.get(..64).unwrap_or(&prefix);
-    if !gfxkit_host::InputKind::sniff(sniff).may_hold_device_code() {
+    if !(edits.read)(path, &prefix) {
         return Ok(None);
     }
     let mut whole = Cursor::new(&prefix[..]).chain(r);
     let bytes = read_member(path, declared, &mut whole, opts, spill, None)?;
     let before = bytes.len() as u64;
-    let new = f(Member {
+    let new = (edits.rewrite)(Member {
         path,
         name,
         bytes,
@@ -193,7 +233,7 @@ fn rewrite_zip(
     data: &[u8],
     opts: &Options,
     spill: &dyn Spill,
-    f: &RewriteFn<'_>,
+    edits: &Edits<'_>,
     out: &mut dyn WriteSeek,
 ) -> Result<Vec<Changed>> {
     let mut archive = open_zip(name, data)?;
@@ -215,8 +255,10 @@ fn rewrite_zip(
         n.ends_with(".dist-info/RECORD") && n.matches('/').count() == 1
     });
     let mut new: Vec<Option<Bytes>> = (0..archive.len()).map(|_| None).collect();
+    let mut removed = vec![false; archive.len()];
+    let mut removed_names = std::collections::HashSet::new();
     let mut changed = Vec::new();
-    let mut inner_changes: Vec<(String, String, u64)> = Vec::new();
+    let mut inner_changes: Vec<PathsChange> = Vec::new();
     for &i in &order {
         let mname = name_of(i);
         let path = format!("{name}!{mname}");
@@ -224,7 +266,11 @@ fn rewrite_zip(
         let mut file = archive
             .by_index(i)
             .map_err(|e| crate::zipinfo::opening_member(zip_err(&path, e), data, cd, i))?;
-        if file.is_dir() || Some(i) == record_idx {
+        if file.is_dir() {
+            removed[i] = (edits.remove)(path.trim_end_matches('/'));
+            continue;
+        }
+        if Some(i) == record_idx {
             continue;
         }
         let size = file.size();
@@ -272,7 +318,7 @@ fn rewrite_zip(
                     &open,
                     opts,
                     spill,
-                    f,
+                    edits,
                     &paths_json,
                     Some(Compression::Zstd),
                     &mut w,
@@ -296,23 +342,44 @@ fn rewrite_zip(
             }
             continue;
         }
+        if (edits.remove)(&path) {
+            removed[i] = true;
+            removed_names.insert(mname);
+            changed.push(Changed {
+                path,
+                size_before: size,
+                size_after: 0,
+                removed: true,
+            });
+            continue;
+        }
         let place = crate::zipinfo::MemberPlace::of(&file);
-        if let Some((b, before)) = transform(&path, &mname, Some(size), &mut file, opts, spill, f)
-            .map_err(|e| crate::zipinfo::in_member(e, &path, &place))?
+        if let Some((b, before)) =
+            transform(&path, &mname, Some(size), &mut file, opts, spill, edits)
+                .map_err(|e| crate::zipinfo::in_member(e, &path, &place))?
         {
             changed.push(Changed {
                 path: path.clone(),
                 size_before: before,
                 size_after: b.len() as u64,
+                removed: false,
             });
             new[i] = Some(b);
         }
     }
     let new_record = match record_idx {
-        Some(ri) => new_record(name, &mut archive, ri, &new)?,
+        Some(ri) => new_record(name, &mut archive, ri, &new, &removed_names)?,
         None => None,
     };
-    write_zip(name, &mut archive, &new, record_idx, new_record, out)?;
+    write_zip(
+        name,
+        &mut archive,
+        &new,
+        &removed,
+        record_idx,
+        new_record,
+        out,
+    )?;
     Ok(changed)
 }
 
@@ -320,12 +387,14 @@ fn rewrite_zip(
 type Zip<'d> = zip::ZipArchive<Cursor<&'d [u8]>>;
 
 /// The wheel's `RECORD` (member `ri` of `archive`, named `name`) with the rows of the members
-/// replaced (`new`) updated; `None` when no member was.
+/// replaced (`new`) updated and those of the members left out (`removed`, by name) gone;
+/// `None` when no member was either.
 fn new_record(
     name: &str,
     archive: &mut Zip<'_>,
     ri: usize,
     new: &[Option<Bytes>],
+    removed: &std::collections::HashSet<String>,
 ) -> Result<Option<Vec<u8>>> {
     let name_of = |i: usize| archive.name_for_index(i).unwrap_or("").to_owned();
     let rows: Vec<(String, String, u64)> = (0..archive.len())
@@ -335,7 +404,7 @@ fn new_record(
                 .map(|b| (name_of(i), record::hash_field(b), b.len() as u64))
         })
         .collect();
-    if rows.is_empty() {
+    if rows.is_empty() && removed.is_empty() {
         return Ok(None);
     }
     let rpath = format!("{name}!{}", name_of(ri));
@@ -345,7 +414,7 @@ fn new_record(
         .map_err(|e| zip_err(&rpath, e))?
         .read_to_string(&mut text)
         .map_err(|e| Error::from_read(&rpath, &e))?;
-    let (updated, missing) = record::update(&text, &rows);
+    let (updated, missing) = record::update(&text, &rows, removed);
     if let Some(m) = missing.first() {
         return Err(Error::new(
             &rpath,
@@ -356,12 +425,13 @@ fn new_record(
 }
 
 /// Writes `archive` (named `name`) to `out` with the members that have new bytes (`new`, and
-/// `new_record` for the `RECORD` member `record_idx`) compressed again and every other member
-/// copied raw.
+/// `new_record` for the `RECORD` member `record_idx`) compressed again, those `removed` left
+/// out, and every other member copied raw.
 fn write_zip(
     name: &str,
     archive: &mut Zip<'_>,
     new: &[Option<Bytes>],
+    removed: &[bool],
     record_idx: Option<usize>,
     new_record: Option<Vec<u8>>,
     out: &mut dyn WriteSeek,
@@ -369,6 +439,9 @@ fn write_zip(
     let mut w = zip::ZipWriter::new(out);
     let werr = |e: zip::result::ZipError| Error::new(name, ErrorKind::Io(format!("writing: {e}")));
     for (i, new_bytes) in new.iter().enumerate() {
+        if removed[i] {
+            continue;
+        }
         let replacement: Option<&[u8]> = if Some(i) == record_idx {
             new_record.as_deref()
         } else {
@@ -510,27 +583,29 @@ fn clean(name: &str) -> String {
 }
 
 /// Rewrites a tarball read from `open()` (called twice: once to rewrite members, once to
-/// write) into `out`, compressed with `compression`. `paths_json` holds (member, hex SHA-256,
-/// size) of members changed elsewhere (a `.conda`'s pkg tarball) for this tarball's
-/// `info/paths.json`; `hashes` gets the same for the members replaced here. Returns `false`,
-/// having written nothing, when there is nothing to replace.
+/// write) into `out`, compressed with `compression`. `paths_json` holds the changes of
+/// members changed elsewhere (a `.conda`'s pkg tarball) for this tarball's
+/// `info/paths.json`; `hashes` gets those of the members replaced or left out here. Returns
+/// `false`, having written nothing, when there is nothing to change.
 #[allow(clippy::too_many_arguments)]
 fn rewrite_tar<'d>(
     chain: &str,
     open: &dyn Fn() -> io::Result<Box<dyn Read + 'd>>,
     opts: &Options,
     spill: &dyn Spill,
-    f: &RewriteFn<'_>,
-    paths_json: &[(String, String, u64)],
+    edits: &Edits<'_>,
+    paths_json: &[PathsChange],
     compression: Option<Compression>,
     out: &mut dyn Write,
     changed: &mut Vec<Changed>,
-    hashes: &mut Vec<(String, String, u64)>,
+    hashes: &mut Vec<PathsChange>,
 ) -> Result<bool> {
     let rd = |e: io::Error| Error::from_read(chain, &e);
-    // Pass 1: the new bytes of each rewritten entry, by entry index.
+    // Pass 1: the new bytes of each rewritten entry, by entry index, and the entries left
+    // out (with the long-name and pax headers that precede them).
     let mut new: std::collections::HashMap<usize, (Bytes, String)> = Default::default();
-    let mut local_changes: Vec<(String, String, u64)> = paths_json.to_vec();
+    let mut removed: std::collections::HashSet<usize> = Default::default();
+    let mut local_changes: Vec<PathsChange> = paths_json.to_vec();
     let mut paths_json_at = None;
     // The data size of every raw entry, by index: with the replacements, the exact length of
     // the tarball written (a compressor told it sizes its tables to it).
@@ -538,11 +613,13 @@ fn rewrite_tar<'d>(
     {
         let mut archive = tar::Archive::new(open().map_err(rd)?);
         let mut pending = None;
+        let mut headers = Vec::new();
         for (i, entry) in archive.entries().map_err(rd)?.raw(true).enumerate() {
             let mut entry = entry.map_err(rd)?;
             sizes.push(entry.size());
             let kind = entry.header().entry_type();
             if kind == tar::EntryType::GNULongName || kind == tar::EntryType::XHeader {
+                headers.push(i);
                 let mut d = Vec::new();
                 (&mut entry).take(1 << 20).read_to_end(&mut d).map_err(rd)?;
                 pending = if kind == tar::EntryType::GNULongName {
@@ -556,7 +633,9 @@ fn rewrite_tar<'d>(
                 continue;
             }
             let name = clean(&entry_name(&mut pending, entry.header()));
-            if !(kind.is_file() || kind == tar::EntryType::Continuous) {
+            let headers = std::mem::take(&mut headers);
+            let is_file = kind.is_file() || kind == tar::EntryType::Continuous;
+            if !is_file && !kind.is_dir() {
                 continue;
             }
             if name == "info/paths.json" {
@@ -564,17 +643,37 @@ fn rewrite_tar<'d>(
                 continue;
             }
             let path = format!("{chain}!{name}");
+            if (edits.remove)(path.trim_end_matches('/')) {
+                removed.extend(headers);
+                removed.insert(i);
+                if is_file {
+                    local_changes.push((name.clone(), None));
+                    hashes.push((name, None));
+                    changed.push(Changed {
+                        path,
+                        size_before: entry.size(),
+                        size_after: 0,
+                        removed: true,
+                    });
+                }
+                continue;
+            }
+            if !is_file {
+                continue;
+            }
             let size = entry.size();
             if let Some((b, before)) =
-                transform(&path, &name, Some(size), &mut entry, opts, spill, f)?
+                transform(&path, &name, Some(size), &mut entry, opts, spill, edits)?
             {
                 let hex = record::sha256_hex(&b);
-                local_changes.push((name.clone(), hex.clone(), b.len() as u64));
-                hashes.push((name.clone(), hex, b.len() as u64));
+                let now = Some((hex, b.len() as u64));
+                local_changes.push((name.clone(), now.clone()));
+                hashes.push((name.clone(), now));
                 changed.push(Changed {
                     path,
                     size_before: before,
                     size_after: b.len() as u64,
+                    removed: false,
                 });
                 new.insert(i, (b, name));
             }
@@ -585,14 +684,17 @@ fn rewrite_tar<'d>(
     if let (Some(at), false) = (paths_json_at, local_changes.is_empty()) {
         new_paths_json = Some(updated_paths_json(chain, open, at, &local_changes)?);
     }
-    // Nothing to replace: nothing is written (the caller keeps the original bytes).
-    if new.is_empty() && new_paths_json.is_none() {
+    // Nothing to change: nothing is written (the caller keeps the original bytes).
+    if new.is_empty() && removed.is_empty() && new_paths_json.is_none() {
         return Ok(false);
     }
     // Pass 2: copy every entry, replacing the rewritten ones.
     let werr = |e: io::Error| Error::new(chain, ErrorKind::Io(format!("writing: {e}")));
     let padded = |n: u64| n.div_ceil(512).saturating_mul(512);
     let tar_len = sizes.iter().enumerate().fold(1024u64, |len, (i, &size)| {
+        if removed.contains(&i) {
+            return len;
+        }
         let data = if Some(i) == paths_json_at {
             new_paths_json.as_ref().map_or(size, |b| b.len() as u64)
         } else {
@@ -604,6 +706,9 @@ fn rewrite_tar<'d>(
     let mut archive = tar::Archive::new(open().map_err(rd)?);
     for (i, entry) in archive.entries().map_err(rd)?.raw(true).enumerate() {
         let mut entry = entry.map_err(rd)?;
+        if removed.contains(&i) {
+            continue;
+        }
         let mut header = entry.header().clone();
         let replacement: Option<&[u8]> = if Some(i) == paths_json_at {
             new_paths_json.as_deref()
@@ -637,12 +742,13 @@ fn rewrite_tar<'d>(
 }
 
 /// The conda tarball's `info/paths.json` (its entry `at`; the tarball read anew with `open`)
-/// with the hash and size of each changed file (`changes`: path, SHA-256, size) updated.
+/// with the hash and size of each changed file updated and the entry of each file left out
+/// removed.
 fn updated_paths_json<'d>(
     chain: &str,
     open: &dyn Fn() -> io::Result<Box<dyn Read + 'd>>,
     at: usize,
-    changes: &[(String, String, u64)],
+    changes: &[PathsChange],
 ) -> Result<Vec<u8>> {
     let rd = |e: io::Error| Error::from_read(chain, &e);
     let mut archive = tar::Archive::new(open().map_err(rd)?);
@@ -665,7 +771,13 @@ fn updated_paths_json<'d>(
         .get_mut("paths")
         .and_then(|p| p.as_array_mut())
         .ok_or_else(|| Error::new(&pj, ErrorKind::Corrupt("no \"paths\" array".into())))?;
-    for (p, hex, size) in changes {
+    let path_of =
+        |it: &serde_json::Value| it.get("_path").and_then(|v| v.as_str()).map(str::to_owned);
+    for (p, now) in changes {
+        let Some((hex, size)) = now else {
+            items.retain(|it| path_of(it).as_deref() != Some(p.as_str()));
+            continue;
+        };
         let item = items
             .iter_mut()
             .find(|it| it.get("_path").and_then(|v| v.as_str()) == Some(p.as_str()))

@@ -1,7 +1,7 @@
 //! Walking and rewriting packages built here with the crates' writers: every format, nested
 //! archives, and damaged or hostile ones (sizes that lie, zip bombs, depth, bad RPM headers).
 
-use gfxkit_package::rewrite::{check_record, rewrite};
+use gfxkit_package::rewrite::{check_record, rewrite, Edits};
 use gfxkit_package::{walk, ErrorKind, MemorySpill, Options};
 use std::io::{Cursor, Write};
 
@@ -326,7 +326,7 @@ fn zip_rewrite_updates_record_and_copies_the_rest_raw() {
         &whl,
         &Options::default(),
         &MemorySpill,
-        &|m| Ok(Some(m.bytes[..100].to_vec())),
+        &Edits::rewriting(&|m| Ok(Some(m.bytes[..100].to_vec()))),
         &mut out,
     )
     .unwrap();
@@ -395,7 +395,7 @@ fn tarball_rewrite_replaces_members_and_paths_json() {
         &pkg,
         &Options::default(),
         &MemorySpill,
-        &|m| Ok(Some(m.bytes[..64].to_vec())),
+        &Edits::rewriting(&|m| Ok(Some(m.bytes[..64].to_vec()))),
         &mut out,
     )
     .unwrap();
@@ -435,7 +435,7 @@ fn rewritten_tar_zst_records_its_size_and_a_short_entry_is_refused() {
         &pkg,
         &Options::default(),
         &MemorySpill,
-        &half,
+        &Edits::rewriting(&half),
         &mut out,
     )
     .unwrap();
@@ -459,7 +459,7 @@ fn rewritten_tar_zst_records_its_size_and_a_short_entry_is_refused() {
         &cut,
         &Options::default(),
         &MemorySpill,
-        &half,
+        &Edits::rewriting(&half),
         &mut out,
     )
     .unwrap_err();
@@ -480,7 +480,7 @@ fn tarball_with_nothing_to_rewrite_is_copied_byte_for_byte() {
             data,
             &Options::default(),
             &MemorySpill,
-            &|_| Ok(None),
+            &Edits::rewriting(&|_| Ok(None)),
             &mut out,
         )
         .unwrap();
@@ -677,4 +677,115 @@ fn a_library_whose_magic_was_damaged_fails_its_crc() {
             .collect::<Vec<_>>()
     );
     assert_eq!(got.len(), 1);
+}
+
+#[test]
+fn members_left_out_take_their_record_rows_and_paths_entries_with_them() {
+    let (a, b) = (elf(3000, 1), elf(2000, 2));
+    let init: &[u8] = b"x = 1\n";
+    let row = |n: &str, d: &[u8]| {
+        format!(
+            "{n},{},{}\n",
+            gfxkit_package::record::hash_field(d),
+            d.len()
+        )
+    };
+    let rows = row("p/hsa/gfx90a/a.co", &a)
+        + &row("p/hsa/gfx942/b.co", &b)
+        + &row("p/__init__.py", init)
+        + "p-1.dist-info/RECORD,,\n";
+    let whl = zip_of(
+        &[
+            ("p/hsa/gfx90a/a.co", &a),
+            ("p/hsa/gfx942/b.co", &b),
+            ("p/__init__.py", init),
+            ("p-1.dist-info/RECORD", rows.as_bytes()),
+        ],
+        zip::CompressionMethod::Deflated,
+    );
+    let gone = |p: &str| p.contains("/gfx90a");
+    let edits = Edits {
+        rewrite: &|_| Ok(None),
+        read: &|_, _| false,
+        remove: &gone,
+    };
+    let mut out = Cursor::new(Vec::new());
+    let changed = rewrite(
+        "in.whl",
+        &whl,
+        &Options::default(),
+        &MemorySpill,
+        &edits,
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(changed.len(), 1);
+    assert_eq!(changed[0].path, "in.whl!p/hsa/gfx90a/a.co");
+    assert!(changed[0].removed);
+    assert_eq!((changed[0].size_before, changed[0].size_after), (3020, 0));
+    let new = out.into_inner();
+    check_record("out.whl", &new).unwrap();
+    let z = zip::ZipArchive::new(Cursor::new(&new[..])).unwrap();
+    let names: Vec<&str> = z.file_names().collect();
+    assert_eq!(
+        names,
+        ["p/hsa/gfx942/b.co", "p/__init__.py", "p-1.dist-info/RECORD"]
+    );
+    let mut record = String::new();
+    std::io::Read::read_to_string(
+        &mut zip::ZipArchive::new(Cursor::new(&new[..]))
+            .unwrap()
+            .by_name("p-1.dist-info/RECORD")
+            .unwrap(),
+        &mut record,
+    )
+    .unwrap();
+    assert!(!record.contains("gfx90a"), "{record}");
+
+    // A tarball: the member left out is one with a GNU long name (its header entry goes with
+    // it), its `info/paths.json` entry is removed, and the members after it keep their names.
+    let long = format!("lib/hsa/gfx90a/{}.co", "k".repeat(120));
+    let pj = format!(
+        "{{\"paths\": [{{\"_path\": \"{long}\", \"sha256\": \"{}\", \"size_in_bytes\": {}}}, \
+         {{\"_path\": \"lib/a.py\", \"sha256\": \"{}\", \"size_in_bytes\": 1}}], \
+         \"paths_version\": 1}}",
+        gfxkit_package::record::sha256_hex(&a),
+        a.len(),
+        gfxkit_package::record::sha256_hex(b"x"),
+    );
+    let tar = tar_of(&[
+        ("info/paths.json", pj.as_bytes()),
+        (&long, &a),
+        ("lib/hsa/gfx942/b.co", &b),
+        ("lib/a.py", b"x"),
+    ]);
+    let mut out = Cursor::new(Vec::new());
+    let changed = rewrite(
+        "t.tar",
+        &tar,
+        &Options::default(),
+        &MemorySpill,
+        &edits,
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(changed.len(), 1);
+    assert!(changed[0].removed && changed[0].path.ends_with(&long));
+    let new = out.into_inner();
+    let mut ar = tar::Archive::new(&new[..]);
+    let mut seen = std::collections::BTreeMap::new();
+    for e in ar.entries().unwrap() {
+        let mut e = e.unwrap();
+        let mut d = Vec::new();
+        std::io::Read::read_to_end(&mut e, &mut d).unwrap();
+        seen.insert(e.path().unwrap().display().to_string(), d);
+    }
+    assert_eq!(
+        seen.keys().collect::<Vec<_>>(),
+        ["info/paths.json", "lib/a.py", "lib/hsa/gfx942/b.co"]
+    );
+    assert_eq!(seen["lib/hsa/gfx942/b.co"], b);
+    let json: serde_json::Value = serde_json::from_slice(&seen["info/paths.json"]).unwrap();
+    assert_eq!(json["paths"].as_array().unwrap().len(), 1);
+    assert_eq!(json["paths"][0]["_path"], "lib/a.py");
 }

@@ -1423,6 +1423,7 @@ fn run_transform<'py>(
                 seconds: started.elapsed().as_secs_f64(),
                 done: inv::prune::Done::Package {
                     members: done.members(),
+                    files: &done.files,
                 },
             },
             0,

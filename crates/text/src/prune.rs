@@ -201,7 +201,8 @@ pub fn unmatched<'r>(
     lines
 }
 
-/// A package's report: the members rewritten with their sizes, where the package was written.
+/// A package's report: the members rewritten or dropped with their sizes, where the package
+/// was written.
 pub fn package(
     name: &str,
     written: Option<&Path>,
@@ -210,13 +211,20 @@ pub fn package(
 ) -> Result<()> {
     let before: u64 = changed.iter().map(|c| c.size_before).sum();
     let after: u64 = changed.iter().map(|c| c.size_after).sum();
+    let removed = changed.iter().filter(|c| c.removed).count();
+    let rewritten = changed.len() - removed;
     writeln!(
         out,
-        "{name}: {} rewritten, {} -> {} uncompressed{}",
-        if changed.len() == 1 {
+        "{name}: {} rewritten{}, {} -> {} uncompressed{}",
+        if rewritten == 1 {
             "1 member".to_owned()
         } else {
-            format!("{} members", changed.len())
+            format!("{rewritten} members")
+        },
+        if removed > 0 {
+            format!(", {removed} dropped")
+        } else {
+            String::new()
         },
         human(before),
         human(after),
@@ -226,13 +234,12 @@ pub fn package(
         }
     )?;
     for c in changed {
-        writeln!(
-            out,
-            "  {}: {} -> {}",
-            c.path,
-            human(c.size_before),
+        let after = if c.removed {
+            "dropped".to_owned()
+        } else {
             human(c.size_after)
-        )?;
+        };
+        writeln!(out, "  {}: {} -> {after}", c.path, human(c.size_before))?;
     }
     if changed.is_empty() {
         writeln!(out, "  no member changed")?;

@@ -327,12 +327,27 @@ fn execute_package(
         formats: &formats,
     };
     let done = gfxkit_io::package::rewrite_package(&name, input, t, &opts)?;
-    note_unmatched(
-        &t.selection,
-        done.reports.iter().map(|(m, r)| (m.as_str(), r)),
-    );
+    match &done.unmatched {
+        Some(unmatched) => note_unmatched_targets(&t.selection, unmatched, &name),
+        None => note_unmatched(
+            &t.selection,
+            done.reports.iter().map(|(m, r)| (m.as_str(), r)),
+        ),
+    }
     print_report(&name, target.as_deref(), io, &done, started.elapsed())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Notes each target of the selection that matches no device code of the tree or package
+/// `name`.
+fn note_unmatched_targets(selection: &Selection, unmatched: &[String], name: &str) {
+    let flag = match selection {
+        Selection::Keep(_) => "--keep",
+        _ => "--drop",
+    };
+    for u in unmatched {
+        eprintln!("gfxkit: note: {flag} {u} matches no device code of {name}");
+    }
 }
 
 fn print_report(
@@ -345,7 +360,10 @@ fn print_report(
     let changed = &done.changed;
     if io.json {
         let members = done.members();
-        let done = gfxkit_inventory::prune::Done::Package { members };
+        let done = gfxkit_inventory::prune::Done::Package {
+            members,
+            files: &done.files,
+        };
         return print_outcome(name, written, io, elapsed, done);
     }
     gfxkit_text::prune::package(name, written, changed, &mut std::io::stdout().lock())?;
@@ -377,13 +395,7 @@ fn execute_tree(
     let formats = gfxkit_io::format::Formats::standard().with_settings(settings.clone());
     let done = gfxkit_io::tree::prune_tree(&formats, &io.input, t, to, allow_empty)?;
     progress.finish_and_clear();
-    let flag = match &t.selection {
-        Selection::Keep(_) => "--keep",
-        _ => "--drop",
-    };
-    for u in &done.unmatched {
-        eprintln!("gfxkit: note: {flag} {u} matches no device code of {name}");
-    }
+    note_unmatched_targets(&t.selection, &done.unmatched, &name);
     let elapsed = started.elapsed();
     if io.json {
         let tree = gfxkit_inventory::prune::Done::Tree {
