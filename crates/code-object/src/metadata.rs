@@ -6,7 +6,7 @@
 //! serializable view of the whole tree for `--json` output.
 
 use crate::error::{Error, ErrorKind};
-use gfxkit_msgpack::{Cursor, Head};
+use gfxkit_msgpack::{Cursor, Head, Raw};
 use rmpv::ValueRef;
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
@@ -173,8 +173,8 @@ impl<'data> Metadata<'data> {
                     };
                     let mut out = Vec::new();
                     for i in 0..n {
-                        let k = decode(&mut c).map_err(invalid)?;
-                        out.push(kernel(&k).map_err(|d| bad(format!("kernel {i}: {d}")))?);
+                        let k = c.skip().map_err(invalid)?;
+                        out.push(kernel(k).map_err(|d| bad(format!("kernel {i}: {d}")))?);
                     }
                     kernels = Some(out);
                 }
@@ -338,20 +338,6 @@ fn head_kind(h: Head) -> &'static str {
     }
 }
 
-fn kind(v: &ValueRef<'_>) -> &'static str {
-    match v {
-        ValueRef::Nil => "nil",
-        ValueRef::Boolean(_) => "a boolean",
-        ValueRef::Integer(_) => "an integer",
-        ValueRef::F32(_) | ValueRef::F64(_) => "a float",
-        ValueRef::String(_) => "a string",
-        ValueRef::Binary(_) => "binary data",
-        ValueRef::Array(_) => "an array",
-        ValueRef::Map(_) => "a map",
-        ValueRef::Ext(..) => "an extension value",
-    }
-}
-
 fn str_of<'data>(v: &ValueRef<'data>) -> Option<&'data str> {
     match v {
         ValueRef::String(s) => s.into_str(),
@@ -359,109 +345,150 @@ fn str_of<'data>(v: &ValueRef<'data>) -> Option<&'data str> {
     }
 }
 
-fn lookup<'v, 'data>(
-    map: &'v [(ValueRef<'data>, ValueRef<'data>)],
-    key: &str,
-) -> Option<&'v ValueRef<'data>> {
-    map.iter()
-        .find(|(k, _)| str_of(k) == Some(key))
-        .map(|(_, v)| v)
+/// A value of a note checked whole ([`Metadata::read`]), kept undecoded, and what it is.
+fn kind_of(v: &Raw<'_>) -> &'static str {
+    Cursor::new(v.bytes).head().map_or("nil", head_kind)
 }
 
-/// Typed field getters over one MessagePack map.
-struct Fields<'m, 'data>(&'m [(ValueRef<'data>, ValueRef<'data>)]);
-
-impl<'data> Fields<'_, 'data> {
-    fn string(&self, key: &str) -> Result<Option<&'data str>, String> {
-        match lookup(self.0, key) {
-            None => Ok(None),
-            Some(v) => str_of(v)
-                .map(Some)
-                .ok_or_else(|| format!("{key} is {}, expected a string", kind(v))),
-        }
-    }
-
-    fn int(&self, key: &str) -> Result<Option<u64>, String> {
-        match lookup(self.0, key) {
-            None => Ok(None),
-            Some(v) => v
-                .as_u64()
-                .map(Some)
-                .ok_or_else(|| format!("{key} is {}, expected an unsigned integer", kind(v))),
-        }
-    }
-}
-
-fn kernel_arg<'data>(v: &ValueRef<'data>) -> Result<KernelArg<'data>, String> {
-    let ValueRef::Map(map) = v else {
-        return Err(format!("is {}, expected a map", kind(v)));
+/// The first value of each field of the map `v` that `slot` gives a place (keys that are not
+/// strings, or that `slot` does not know, are passed over), each kept undecoded; what `v` is
+/// when it is not a map.
+fn fields<'data, const N: usize>(
+    v: Raw<'data>,
+    slot: impl Fn(&str) -> Option<usize>,
+) -> Result<[Option<Raw<'data>>; N], &'static str> {
+    let mut c = Cursor::new(v.bytes);
+    let n = match c.head() {
+        Ok(Head::Map(n)) => n,
+        _ => return Err(kind_of(&v)),
     };
-    let f = Fields(map);
+    let mut out = [None; N];
+    for _ in 0..n {
+        // The note was read whole before: every key and value steps.
+        let (Ok(key), Ok(value)) = (c.skip(), c.skip()) else {
+            break;
+        };
+        if let Some(place) = key.as_str().and_then(&slot).and_then(|i| out.get_mut(i)) {
+            place.get_or_insert(value);
+        }
+    }
+    Ok(out)
+}
+
+/// A field that must be a string, if present.
+fn string<'data>(key: &str, v: Option<Raw<'data>>) -> Result<Option<&'data str>, String> {
+    v.map(|v| {
+        v.as_str()
+            .ok_or_else(|| format!("{key} is {}, expected a string", kind_of(&v)))
+    })
+    .transpose()
+}
+
+/// A field that must be an unsigned integer, if present.
+fn int(key: &str, v: Option<Raw<'_>>) -> Result<Option<u64>, String> {
+    v.map(|v| match Cursor::new(v.bytes).head() {
+        Ok(Head::Uint(n)) => Ok(n),
+        Ok(Head::Int(n)) if n >= 0 => Ok(n as u64),
+        _ => Err(format!(
+            "{key} is {}, expected an unsigned integer",
+            kind_of(&v)
+        )),
+    })
+    .transpose()
+}
+
+/// A field that must be a boolean, if present.
+fn boolean(key: &str, v: Option<Raw<'_>>) -> Result<Option<bool>, String> {
+    v.map(|v| match Cursor::new(v.bytes).head() {
+        Ok(Head::Bool(b)) => Ok(b),
+        _ => Err(format!("{key} is {}, expected a boolean", kind_of(&v))),
+    })
+    .transpose()
+}
+
+/// The fields of a kernel argument gfxkit reads, in the order they are judged.
+const ARG_FIELDS: [&str; 8] = [
+    ".name",
+    ".type_name",
+    ".offset",
+    ".size",
+    ".value_kind",
+    ".address_space",
+    ".access",
+    ".actual_access",
+];
+
+fn kernel_arg(v: Raw<'_>) -> Result<KernelArg<'_>, String> {
+    let f: [_; 8] = fields(v, |k| ARG_FIELDS.iter().position(|f| *f == k))
+        .map_err(|kind| format!("is {kind}, expected a map"))?;
     Ok(KernelArg {
-        name: f.string(".name")?,
-        type_name: f.string(".type_name")?,
-        offset: f.int(".offset")?,
-        size: f.int(".size")?,
-        value_kind: f.string(".value_kind")?,
-        address_space: f.string(".address_space")?,
-        access: f.string(".access")?,
-        actual_access: f.string(".actual_access")?,
+        name: string(ARG_FIELDS[0], f[0])?,
+        type_name: string(ARG_FIELDS[1], f[1])?,
+        offset: int(ARG_FIELDS[2], f[2])?,
+        size: int(ARG_FIELDS[3], f[3])?,
+        value_kind: string(ARG_FIELDS[4], f[4])?,
+        address_space: string(ARG_FIELDS[5], f[5])?,
+        access: string(ARG_FIELDS[6], f[6])?,
+        actual_access: string(ARG_FIELDS[7], f[7])?,
     })
 }
 
-fn kernel<'data>(v: &ValueRef<'data>) -> Result<Kernel<'data>, String> {
-    let ValueRef::Map(map) = v else {
-        return Err(format!("is {}, expected a map", kind(v)));
-    };
-    let args = match lookup(map, ".args") {
+/// The fields of a kernel gfxkit reads, in the order they are judged (`.args` first).
+const KERNEL_FIELDS: [&str; 15] = [
+    ".args",
+    ".name",
+    ".symbol",
+    ".kernarg_segment_size",
+    ".kernarg_segment_align",
+    ".group_segment_fixed_size",
+    ".private_segment_fixed_size",
+    ".sgpr_count",
+    ".vgpr_count",
+    ".agpr_count",
+    ".sgpr_spill_count",
+    ".vgpr_spill_count",
+    ".wavefront_size",
+    ".max_flat_workgroup_size",
+    ".uses_dynamic_stack",
+];
+
+/// One kernel of `amdhsa.kernels`, read from its map in one pass (each field the first of its
+/// key); what is wrong, in the order the fields are judged.
+fn kernel(v: Raw<'_>) -> Result<Kernel<'_>, String> {
+    let f: [_; 15] = fields(v, |k| KERNEL_FIELDS.iter().position(|f| *f == k))
+        .map_err(|kind| format!("is {kind}, expected a map"))?;
+    let args = match f[0] {
         None => Vec::new(),
-        Some(ValueRef::Array(list)) => list
-            .iter()
-            .enumerate()
-            .map(|(i, a)| kernel_arg(a).map_err(|d| format!(".args[{i}]: {d}")))
-            .collect::<Result<_, _>>()?,
-        Some(v) => return Err(format!(".args is {}, expected an array", kind(v))),
-    };
-    let string = |key: &str| -> Result<Option<&'data str>, String> {
-        match lookup(map, key) {
-            None => Ok(None),
-            Some(v) => str_of(v)
-                .map(Some)
-                .ok_or_else(|| format!("{key} is {}, expected a string", kind(v))),
+        Some(list) => {
+            let mut c = Cursor::new(list.bytes);
+            let Ok(Head::Array(n)) = c.head() else {
+                return Err(format!(".args is {}, expected an array", kind_of(&list)));
+            };
+            let mut args = Vec::with_capacity(n.min(64) as usize);
+            for i in 0..n {
+                let Ok(a) = c.skip() else { break };
+                args.push(kernel_arg(a).map_err(|d| format!(".args[{i}]: {d}"))?);
+            }
+            args
         }
     };
-    let int = |key: &str| -> Result<Option<u64>, String> {
-        match lookup(map, key) {
-            None => Ok(None),
-            Some(v) => v
-                .as_u64()
-                .map(Some)
-                .ok_or_else(|| format!("{key} is {}, expected an unsigned integer", kind(v))),
-        }
-    };
-    let boolean = |key: &str| -> Result<Option<bool>, String> {
-        match lookup(map, key) {
-            None => Ok(None),
-            Some(ValueRef::Boolean(b)) => Ok(Some(*b)),
-            Some(v) => Err(format!("{key} is {}, expected a boolean", kind(v))),
-        }
-    };
-    let name = string(".name")?.ok_or_else(|| "has no .name".to_owned())?;
+    let k = |i: usize| KERNEL_FIELDS[i];
+    let name = string(k(1), f[1])?.ok_or_else(|| "has no .name".to_owned())?;
     Ok(Kernel {
         name,
-        symbol: string(".symbol")?,
-        kernarg_segment_size: int(".kernarg_segment_size")?,
-        kernarg_segment_align: int(".kernarg_segment_align")?,
-        group_segment_fixed_size: int(".group_segment_fixed_size")?,
-        private_segment_fixed_size: int(".private_segment_fixed_size")?,
-        sgpr_count: int(".sgpr_count")?,
-        vgpr_count: int(".vgpr_count")?,
-        agpr_count: int(".agpr_count")?,
-        sgpr_spill_count: int(".sgpr_spill_count")?,
-        vgpr_spill_count: int(".vgpr_spill_count")?,
-        wavefront_size: int(".wavefront_size")?,
-        max_flat_workgroup_size: int(".max_flat_workgroup_size")?,
-        uses_dynamic_stack: boolean(".uses_dynamic_stack")?,
+        symbol: string(k(2), f[2])?,
+        kernarg_segment_size: int(k(3), f[3])?,
+        kernarg_segment_align: int(k(4), f[4])?,
+        group_segment_fixed_size: int(k(5), f[5])?,
+        private_segment_fixed_size: int(k(6), f[6])?,
+        sgpr_count: int(k(7), f[7])?,
+        vgpr_count: int(k(8), f[8])?,
+        agpr_count: int(k(9), f[9])?,
+        sgpr_spill_count: int(k(10), f[10])?,
+        vgpr_spill_count: int(k(11), f[11])?,
+        wavefront_size: int(k(12), f[12])?,
+        max_flat_workgroup_size: int(k(13), f[13])?,
+        uses_dynamic_stack: boolean(k(14), f[14])?,
         args,
     })
 }
