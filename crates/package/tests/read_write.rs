@@ -37,6 +37,18 @@ fn tar_of(members: &[(&str, &[u8])]) -> Vec<u8> {
     t.into_inner().unwrap()
 }
 
+/// Every entry of the tarball `plain` by path, with its bytes.
+fn tar_members(plain: &[u8]) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut seen = std::collections::BTreeMap::new();
+    for e in tar::Archive::new(plain).entries().unwrap() {
+        let mut e = e.unwrap();
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut e, &mut b).unwrap();
+        seen.insert(e.path().unwrap().display().to_string(), b);
+    }
+    seen
+}
+
 fn paths(name: &str, data: &[u8], opts: &Options) -> Vec<Result<(String, usize), ErrorKind>> {
     walk(name, data, opts, &MemorySpill, &|m| m.bytes.len())
         .unwrap()
@@ -403,14 +415,7 @@ fn tarball_rewrite_replaces_members_and_paths_json() {
     let new = out.into_inner();
     let mut plain = Vec::new();
     std::io::Read::read_to_end(&mut bzip2::read::BzDecoder::new(&new[..]), &mut plain).unwrap();
-    let mut ar = tar::Archive::new(&plain[..]);
-    let mut seen = std::collections::BTreeMap::new();
-    for e in ar.entries().unwrap() {
-        let mut e = e.unwrap();
-        let mut b = Vec::new();
-        std::io::Read::read_to_end(&mut e, &mut b).unwrap();
-        seen.insert(e.path().unwrap().display().to_string(), b);
-    }
+    let seen = tar_members(&plain);
     assert_eq!(seen["lib/lib.so"], lib[..64]);
     assert_eq!(seen["lib/a.py"], b"x");
     let json: serde_json::Value = serde_json::from_slice(&seen["info/paths.json"]).unwrap();
@@ -709,21 +714,25 @@ fn members_left_out_take_their_record_rows_and_paths_entries_with_them() {
         read: &|_, _| false,
         remove: &gone,
     };
-    let mut out = Cursor::new(Vec::new());
-    let changed = rewrite(
-        "in.whl",
-        &whl,
-        &Options::default(),
-        &MemorySpill,
-        &edits,
-        &mut out,
-    )
-    .unwrap();
+    // The package rewritten with `edits`: what changed, and the bytes written.
+    let run = |name: &str, data: &[u8]| {
+        let mut out = Cursor::new(Vec::new());
+        let changed = rewrite(
+            name,
+            data,
+            &Options::default(),
+            &MemorySpill,
+            &edits,
+            &mut out,
+        )
+        .unwrap();
+        (changed, out.into_inner())
+    };
+    let (changed, new) = run("in.whl", &whl);
     assert_eq!(changed.len(), 1);
     assert_eq!(changed[0].path, "in.whl!p/hsa/gfx90a/a.co");
     assert!(changed[0].removed);
     assert_eq!((changed[0].size_before, changed[0].size_after), (3020, 0));
-    let new = out.into_inner();
     check_record("out.whl", &new).unwrap();
     let z = zip::ZipArchive::new(Cursor::new(&new[..])).unwrap();
     let names: Vec<&str> = z.file_names().collect();
@@ -759,27 +768,10 @@ fn members_left_out_take_their_record_rows_and_paths_entries_with_them() {
         ("lib/hsa/gfx942/b.co", &b),
         ("lib/a.py", b"x"),
     ]);
-    let mut out = Cursor::new(Vec::new());
-    let changed = rewrite(
-        "t.tar",
-        &tar,
-        &Options::default(),
-        &MemorySpill,
-        &edits,
-        &mut out,
-    )
-    .unwrap();
+    let (changed, new) = run("t.tar", &tar);
     assert_eq!(changed.len(), 1);
     assert!(changed[0].removed && changed[0].path.ends_with(&long));
-    let new = out.into_inner();
-    let mut ar = tar::Archive::new(&new[..]);
-    let mut seen = std::collections::BTreeMap::new();
-    for e in ar.entries().unwrap() {
-        let mut e = e.unwrap();
-        let mut d = Vec::new();
-        std::io::Read::read_to_end(&mut e, &mut d).unwrap();
-        seen.insert(e.path().unwrap().display().to_string(), d);
-    }
+    let seen = tar_members(&new);
     assert_eq!(
         seen.keys().collect::<Vec<_>>(),
         ["info/paths.json", "lib/a.py", "lib/hsa/gfx942/b.co"]
