@@ -40,7 +40,8 @@ pub struct Rewritten {
     /// rows, as the prune of a tree reports it, in path order (host binaries rewritten are
     /// in `reports`).
     pub files: Vec<TreeFile>,
-    /// For a prune: the targets of the selection that match no device code of the package.
+    /// For a prune of a package without archives inside it: the targets of the selection that
+    /// match no device code of the package.
     pub unmatched: Option<Vec<String>>,
 }
 
@@ -94,73 +95,14 @@ pub fn rewrite_package(
             .and_then(|p| p.by_path.get(path))
             .map(|p| p.file.action)
     };
-    let reports: Mutex<BTreeMap<String, Report>> = Mutex::new(BTreeMap::new());
-    let hashes: Mutex<BTreeMap<String, String>> = Mutex::new(BTreeMap::new());
-    let f = |m: gfxkit_package::Member<'_>| -> Result<Option<Vec<u8>>, String> {
-        // A Tensile index cut to the kept rows when it was planned (and read back then).
-        let cut = planned
-            .as_ref()
-            .and_then(|p| p.by_path.get(m.path))
-            .and_then(|p| p.index_bytes.clone());
-        if let Some(bytes) = cut {
-            hashes.lock().unwrap_or_else(|e| e.into_inner()).insert(
-                m.path.to_owned(),
-                gfxkit_package::record::sha256_hex(&bytes),
-            );
-            return Ok(Some(bytes));
-        }
-        // Read as the file it is, without what lies beside it (a member's path finds nothing).
-        let path = Path::new(&m.path);
-        let file = File::alone(path, &m.bytes).with_limits(t.limits);
-        let format = formats.of(&file);
-        let mut rewritten = match format.rewrite(&file, t) {
-            Ok(r) => r,
-            // A file a prune keeps or drops whole: a package keeps every such member.
-            Err(e) if matches!(e.kind(), ErrorKind::Whole(_)) => return Ok(None),
-            Err(e) => match e.kind() {
-                // A member with no bundles to rewrite (a host library without device code).
-                ErrorKind::Prune(e) if holds_no_bundles(e, &m.bytes, &t.limits) => return Ok(None),
-                ErrorKind::Prune(e) => return Err(e.to_string()),
-                _ => {
-                    // The error and what caused it, as one line.
-                    let mut text = e.to_string();
-                    let mut cause = std::error::Error::source(&e);
-                    while let Some(c) = cause {
-                        text.push_str(&format!(": {c}"));
-                        cause = c.source();
-                    }
-                    return Err(text);
-                }
-            },
-        };
-        rewritten
-            .report
-            .add_digests(&m.bytes, &t.limits)
-            .map_err(|e| e.to_string())?;
-        if !rewritten.report.changed() {
-            // Kept for the package-wide answers (nothing emptied, targets unmatched).
-            if rewritten.report.had_device_code() {
-                reports
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(m.path.to_owned(), rewritten.report);
-            }
-            return Ok(None);
-        }
-        let bytes = rewritten.bytes();
-        format
-            .verify_rewrite(&file, &bytes, &rewritten)
-            .map_err(|e| format!("the rewritten member failed verification: {e}"))?;
-        hashes.lock().unwrap_or_else(|e| e.into_inner()).insert(
-            m.path.to_owned(),
-            gfxkit_package::record::sha256_hex(&bytes),
-        );
-        reports
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(m.path.to_owned(), rewritten.report);
-        Ok(Some(bytes))
+    let members = Members {
+        t,
+        formats,
+        planned: planned.as_ref(),
+        reports: Mutex::new(BTreeMap::new()),
+        hashes: Mutex::new(BTreeMap::new()),
     };
+    let f = |m: gfxkit_package::Member<'_>| members.rewrite(m);
     let opts = gfxkit_package::Options::default();
     let dir = target
         .and_then(Path::parent)
@@ -184,8 +126,14 @@ pub fn rewrite_package(
     };
     let changed = rewrite(name, data, &opts, &TempSpill, &edits, &mut staged)
         .map_err(|e| Error::new(name, ErrorKind::Rewrite(e)))?;
-    let hashes = hashes.into_inner().unwrap_or_else(|e| e.into_inner());
-    let reports = reports.into_inner().unwrap_or_else(|e| e.into_inner());
+    let hashes = members
+        .hashes
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
+    let reports = members
+        .reports
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
     if !allow_empty {
         gfxkit_shrink::refuse_empty(t, reports.values())
             .map_err(|e| Error::new(name, ErrorKind::Prune(e)))?;
@@ -213,8 +161,8 @@ pub fn rewrite_package(
     }
     let (files, unmatched) = match planned {
         Some(mut p) => {
-            let unmatched = std::mem::take(&mut p.unmatched);
-            (p.files(), Some(unmatched))
+            let unmatched = p.unmatched.take();
+            (p.files(), unmatched)
         }
         None => (Vec::new(), None),
     };
@@ -226,6 +174,96 @@ pub fn rewrite_package(
     })
 }
 
+/// The rewrite of each member a package rewrite reads, with what it records.
+struct Members<'a> {
+    t: &'a Transform,
+    formats: &'a Formats,
+    planned: Option<&'a Planned>,
+    /// The shrink report of each member with bundles, by `package!member`.
+    reports: Mutex<BTreeMap<String, Report>>,
+    /// The SHA-256 of each member's new bytes, by `package!member`, for the read-back.
+    hashes: Mutex<BTreeMap<String, String>>,
+}
+
+impl Members<'_> {
+    /// The new bytes of member `m` (`None`: unchanged), or why the rewrite stops: a Tensile
+    /// index's as cut when it was planned, anything else's as its format rewrites it,
+    /// verified.
+    fn rewrite(&self, m: gfxkit_package::Member<'_>) -> Result<Option<Vec<u8>>, String> {
+        // A Tensile index cut to the kept rows when it was planned (and read back then).
+        let cut = self
+            .planned
+            .and_then(|p| p.by_path.get(m.path))
+            .and_then(|p| p.index_bytes.clone());
+        if let Some(bytes) = cut {
+            self.hashes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(
+                    m.path.to_owned(),
+                    gfxkit_package::record::sha256_hex(&bytes),
+                );
+            return Ok(Some(bytes));
+        }
+        // Read as the file it is, without what lies beside it (a member's path finds nothing).
+        let path = Path::new(&m.path);
+        let file = File::alone(path, &m.bytes).with_limits(self.t.limits);
+        let format = self.formats.of(&file);
+        let mut rewritten = match format.rewrite(&file, self.t) {
+            Ok(r) => r,
+            // A file a prune keeps or drops whole: a package keeps every such member.
+            Err(e) if matches!(e.kind(), ErrorKind::Whole(_)) => return Ok(None),
+            Err(e) => match e.kind() {
+                // A member with no bundles to rewrite (a host library without device code).
+                ErrorKind::Prune(e) if holds_no_bundles(e, &m.bytes, &self.t.limits) => {
+                    return Ok(None)
+                }
+                ErrorKind::Prune(e) => return Err(e.to_string()),
+                _ => {
+                    // The error and what caused it, as one line.
+                    let mut text = e.to_string();
+                    let mut cause = std::error::Error::source(&e);
+                    while let Some(c) = cause {
+                        text.push_str(&format!(": {c}"));
+                        cause = c.source();
+                    }
+                    return Err(text);
+                }
+            },
+        };
+        rewritten
+            .report
+            .add_digests(&m.bytes, &self.t.limits)
+            .map_err(|e| e.to_string())?;
+        if !rewritten.report.changed() {
+            // Kept for the package-wide answers (nothing emptied, targets unmatched).
+            if rewritten.report.had_device_code() {
+                self.reports
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(m.path.to_owned(), rewritten.report);
+            }
+            return Ok(None);
+        }
+        let bytes = rewritten.bytes();
+        format
+            .verify_rewrite(&file, &bytes, &rewritten)
+            .map_err(|e| format!("the rewritten member failed verification: {e}"))?;
+        self.hashes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(
+                m.path.to_owned(),
+                gfxkit_package::record::sha256_hex(&bytes),
+            );
+        self.reports
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(m.path.to_owned(), rewritten.report);
+        Ok(Some(bytes))
+    }
+}
+
 /// A package's prune, planned as the prune of the tree its members make (each path in it the
 /// member's path in the package: `lib/x.so`, `pkg-1.tar.zst!lib/x.so` in a `.conda`).
 struct Planned {
@@ -233,8 +271,9 @@ struct Planned {
     by_path: HashMap<String, Pruned>,
     /// The keys of `by_path` in path order.
     order: Vec<String>,
-    /// The targets of the selection that match no device code of the package.
-    unmatched: Vec<String>,
+    /// The targets of the selection that match no device code of the package (`None` when
+    /// it holds archives whose members the prune does not read).
+    unmatched: Option<Vec<String>>,
 }
 
 impl Planned {
@@ -309,17 +348,36 @@ fn plan(
     let walked = gfxkit_package::walk(name, data, &opts, &TempSpill, &decide)
         .map_err(|e| Error::new(name, ErrorKind::Rewrite(e)))?;
     let mut members = Vec::new();
+    let mut nested = false;
     for v in walked {
-        let v = v.map_err(|e| Error::new(name, ErrorKind::Rewrite(e)))?;
-        if let Some((inner, decided)) = v.value {
-            members.push((v.path, v.size, inner, decided?));
+        let v = match v {
+            Ok(v) => v,
+            // Inside an archive that is a member (not a `.conda`'s tarball): the rewrite copies
+            // that member whole, as it is, so its damage or depth is not the prune's.
+            Err(e)
+                if e.path.strip_prefix(&top).is_some_and(|rest| {
+                    rest.split_once('!').is_some_and(|(outer, _)| {
+                        !(outer.starts_with("pkg-") && outer.ends_with(".tar.zst"))
+                    })
+                }) =>
+            {
+                nested = true;
+                continue;
+            }
+            Err(e) => return Err(Error::new(name, ErrorKind::Rewrite(e))),
+        };
+        match v.value {
+            Some((inner, decided)) => members.push((v.path, v.size, inner, decided?)),
+            None => nested = true,
         }
     }
     // A tarball's members are edited only inside a `.conda`.
     let conda = members
         .iter()
         .any(|(p, ..)| *p == format!("{top}metadata.json"));
+    let read = members.len();
     members.retain(|(_, _, inner, _)| !inner || conda);
+    nested |= members.len() != read;
 
     let mut items: Vec<(String, Item)> = Vec::new();
     let mut dirs = std::collections::BTreeSet::new();
@@ -373,7 +431,7 @@ fn plan(
     Ok(Planned {
         by_path,
         order,
-        unmatched,
+        unmatched: (!nested).then_some(unmatched),
     })
 }
 

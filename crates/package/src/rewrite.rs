@@ -276,68 +276,16 @@ fn rewrite_zip(
         let size = file.size();
         if is_conda && mname.ends_with(".tar.zst") {
             drop(file);
-            let is_info = mname.starts_with("info-");
-            let stored = archive
-                .by_index_raw(i)
-                .map(|f| f.compression() == zip::CompressionMethod::Stored)
-                .unwrap_or(false);
-            let archive_ref = &archive;
-            let open = || -> io::Result<Box<dyn Read + '_>> {
-                let mut a = archive_ref.clone();
-                // The .tar.zst members of a .conda are stored; read the raw bytes lazily.
-                let file = a.by_index(i).map_err(io::Error::other)?;
-                let start = file.data_start();
-                let len = file.compressed_size();
-                drop(file);
-                let s = usize::try_from(start).map_err(io::Error::other)?;
-                let e = usize::try_from(start.saturating_add(len)).map_err(io::Error::other)?;
-                let raw = data
-                    .get(s..e)
-                    .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
-                Compression::Zstd.decoder(raw)
+            let conda = CondaTarball {
+                archive: &archive,
+                data,
+                index: i,
+                path: &path,
+                info: mname.starts_with("info-"),
             };
-            if !stored {
-                return Err(Error::new(
-                    &path,
-                    ErrorKind::CannotRewrite("a .conda tarball member that is not stored".into()),
-                ));
-            }
-            let mut w = spill
-                .create()
-                .map_err(|e| Error::new(&path, ErrorKind::Io(format!("temporary file: {e}"))))?;
-            let mut got = Vec::new();
-            let mut hashes = Vec::new();
-            let paths_json = if is_info {
-                inner_changes.clone()
-            } else {
-                Vec::new()
-            };
-            let wrote = {
-                rewrite_tar(
-                    &path,
-                    &open,
-                    opts,
-                    spill,
-                    edits,
-                    &paths_json,
-                    Some(Compression::Zstd),
-                    &mut w,
-                    &mut got,
-                    &mut hashes,
-                )?
-            };
-            let bytes =
-                Bytes::Spilled(w.finish().map_err(|e| {
-                    Error::new(&path, ErrorKind::Io(format!("temporary file: {e}")))
-                })?);
-            if wrote {
-                if !is_info {
-                    inner_changes.extend(hashes);
-                }
-                changed.extend(
-                    got.into_iter()
-                        .filter(|c| !c.path.ends_with("!info/paths.json")),
-                );
+            if let Some(bytes) =
+                conda.rewrite(opts, spill, edits, &mut inner_changes, &mut changed)?
+            {
                 new[i] = Some(bytes);
             }
             continue;
@@ -381,6 +329,93 @@ fn rewrite_zip(
         out,
     )?;
     Ok(changed)
+}
+
+/// One `pkg-*.tar.zst` or `info-*.tar.zst` member of a `.conda` (member `index` of
+/// `archive`, over the package's bytes `data`).
+struct CondaTarball<'z, 'd> {
+    archive: &'z Zip<'d>,
+    data: &'d [u8],
+    index: usize,
+    path: &'z str,
+    /// Whether it is the `info-*` tarball (rewritten after the `pkg-*` one, for its
+    /// `info/paths.json`).
+    info: bool,
+}
+
+impl CondaTarball<'_, '_> {
+    /// The tarball rewritten with `edits` (`None` when nothing in it changed): the `pkg-*`
+    /// one adds its members' changes to `inner_changes`, which the `info-*` one records in its
+    /// `info/paths.json`; the members changed go to `changed`.
+    fn rewrite(
+        &self,
+        opts: &Options,
+        spill: &dyn Spill,
+        edits: &Edits<'_>,
+        inner_changes: &mut Vec<PathsChange>,
+        changed: &mut Vec<Changed>,
+    ) -> Result<Option<Bytes>> {
+        let (i, path, data) = (self.index, self.path, self.data);
+        let stored = self
+            .archive
+            .clone()
+            .by_index_raw(i)
+            .map(|f| f.compression() == zip::CompressionMethod::Stored)
+            .unwrap_or(false);
+        if !stored {
+            return Err(Error::new(
+                path,
+                ErrorKind::CannotRewrite("a .conda tarball member that is not stored".into()),
+            ));
+        }
+        let open = || -> io::Result<Box<dyn Read + '_>> {
+            let mut a = self.archive.clone();
+            // The .tar.zst members of a .conda are stored; read the raw bytes lazily.
+            let file = a.by_index(i).map_err(io::Error::other)?;
+            let start = file.data_start();
+            let len = file.compressed_size();
+            drop(file);
+            let s = usize::try_from(start).map_err(io::Error::other)?;
+            let e = usize::try_from(start.saturating_add(len)).map_err(io::Error::other)?;
+            let raw = data
+                .get(s..e)
+                .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+            Compression::Zstd.decoder(raw)
+        };
+        let temp = |e: io::Error| Error::new(path, ErrorKind::Io(format!("temporary file: {e}")));
+        let mut w = spill.create().map_err(temp)?;
+        let mut got = Vec::new();
+        let mut hashes = Vec::new();
+        let paths_json = if self.info {
+            inner_changes.clone()
+        } else {
+            Vec::new()
+        };
+        let wrote = rewrite_tar(
+            path,
+            &open,
+            opts,
+            spill,
+            edits,
+            &paths_json,
+            Some(Compression::Zstd),
+            &mut w,
+            &mut got,
+            &mut hashes,
+        )?;
+        let bytes = Bytes::Spilled(w.finish().map_err(temp)?);
+        if !wrote {
+            return Ok(None);
+        }
+        if !self.info {
+            inner_changes.extend(hashes);
+        }
+        changed.extend(
+            got.into_iter()
+                .filter(|c| !c.path.ends_with("!info/paths.json")),
+        );
+        Ok(Some(bytes))
+    }
 }
 
 /// The zip archive a rewrite reads.
@@ -689,56 +724,94 @@ fn rewrite_tar<'d>(
         return Ok(false);
     }
     // Pass 2: copy every entry, replacing the rewritten ones.
-    let werr = |e: io::Error| Error::new(chain, ErrorKind::Io(format!("writing: {e}")));
-    let padded = |n: u64| n.div_ceil(512).saturating_mul(512);
-    let tar_len = sizes.iter().enumerate().fold(1024u64, |len, (i, &size)| {
-        if removed.contains(&i) {
-            return len;
-        }
-        let data = if Some(i) == paths_json_at {
-            new_paths_json.as_ref().map_or(size, |b| b.len() as u64)
-        } else {
-            new.get(&i).map_or(size, |(b, _)| b.len() as u64)
-        };
-        len.saturating_add(512).saturating_add(padded(data))
-    });
-    let mut enc = encoder(compression, out, tar_len).map_err(werr)?;
-    let mut archive = tar::Archive::new(open().map_err(rd)?);
-    for (i, entry) in archive.entries().map_err(rd)?.raw(true).enumerate() {
-        let mut entry = entry.map_err(rd)?;
-        if removed.contains(&i) {
-            continue;
-        }
-        let mut header = entry.header().clone();
-        let replacement: Option<&[u8]> = if Some(i) == paths_json_at {
-            new_paths_json.as_deref()
-        } else {
-            new.get(&i).map(|(b, _)| &b[..])
-        };
-        match replacement {
-            Some(bytes) => {
-                header.set_size(bytes.len() as u64);
-                header.set_cksum();
-                enc.write_all(header.as_bytes()).map_err(werr)?;
-                enc.write_all(bytes).map_err(werr)?;
-                pad(&mut *enc, bytes.len() as u64).map_err(werr)?;
-            }
-            None => {
-                enc.write_all(header.as_bytes()).map_err(werr)?;
-                let n = io::copy(&mut entry, &mut *enc).map_err(rd)?;
-                if Some(&n) != sizes.get(i) {
-                    return Err(Error::new(
-                        chain,
-                        ErrorKind::Truncated(format!("tar entry {i} ({n} bytes of its data)")),
-                    ));
-                }
-                pad(&mut *enc, n).map_err(werr)?;
-            }
+    let plan = TarPlan {
+        new: &new,
+        removed: &removed,
+        paths_json: paths_json_at.zip(new_paths_json.as_deref()),
+        sizes: &sizes,
+    };
+    plan.write(chain, open, compression, out)?;
+    Ok(true)
+}
+
+/// What [`rewrite_tar`] writes: each entry (by index) replaced, left out or copied.
+struct TarPlan<'a> {
+    /// The new bytes of the entries rewritten.
+    new: &'a std::collections::HashMap<usize, (Bytes, String)>,
+    /// The entries left out.
+    removed: &'a std::collections::HashSet<usize>,
+    /// The `info/paths.json` entry and its new bytes.
+    paths_json: Option<(usize, &'a [u8])>,
+    /// The data size of every entry as read.
+    sizes: &'a [u64],
+}
+
+impl TarPlan<'_> {
+    /// The new bytes of entry `i`, if it is replaced.
+    fn replacement(&self, i: usize) -> Option<&[u8]> {
+        match self.paths_json {
+            Some((at, bytes)) if at == i => Some(bytes),
+            _ => self.new.get(&i).map(|(b, _)| &b[..]),
         }
     }
-    enc.write_all(&[0u8; 1024]).map_err(werr)?;
-    enc.done().map_err(werr)?;
-    Ok(true)
+
+    /// Writes the tarball read from `open()` (named `chain`) to `out`, compressed with
+    /// `compression`: every entry copied header for header, the replaced ones with their new
+    /// size, those left out not at all.
+    fn write<'d>(
+        &self,
+        chain: &str,
+        open: &dyn Fn() -> io::Result<Box<dyn Read + 'd>>,
+        compression: Option<Compression>,
+        out: &mut dyn Write,
+    ) -> Result<()> {
+        let rd = |e: io::Error| Error::from_read(chain, &e);
+        let werr = |e: io::Error| Error::new(chain, ErrorKind::Io(format!("writing: {e}")));
+        let padded = |n: u64| n.div_ceil(512).saturating_mul(512);
+        // The exact length of the tarball written (a compressor told it sizes its tables to it).
+        let tar_len = self
+            .sizes
+            .iter()
+            .enumerate()
+            .fold(1024u64, |len, (i, &size)| {
+                if self.removed.contains(&i) {
+                    return len;
+                }
+                let data = self.replacement(i).map_or(size, |b| b.len() as u64);
+                len.saturating_add(512).saturating_add(padded(data))
+            });
+        let mut enc = encoder(compression, out, tar_len).map_err(werr)?;
+        let mut archive = tar::Archive::new(open().map_err(rd)?);
+        for (i, entry) in archive.entries().map_err(rd)?.raw(true).enumerate() {
+            let mut entry = entry.map_err(rd)?;
+            if self.removed.contains(&i) {
+                continue;
+            }
+            let mut header = entry.header().clone();
+            match self.replacement(i) {
+                Some(bytes) => {
+                    header.set_size(bytes.len() as u64);
+                    header.set_cksum();
+                    enc.write_all(header.as_bytes()).map_err(werr)?;
+                    enc.write_all(bytes).map_err(werr)?;
+                    pad(&mut *enc, bytes.len() as u64).map_err(werr)?;
+                }
+                None => {
+                    enc.write_all(header.as_bytes()).map_err(werr)?;
+                    let n = io::copy(&mut entry, &mut *enc).map_err(rd)?;
+                    if Some(&n) != self.sizes.get(i) {
+                        return Err(Error::new(
+                            chain,
+                            ErrorKind::Truncated(format!("tar entry {i} ({n} bytes of its data)")),
+                        ));
+                    }
+                    pad(&mut *enc, n).map_err(werr)?;
+                }
+            }
+        }
+        enc.write_all(&[0u8; 1024]).map_err(werr)?;
+        enc.done().map_err(werr)
+    }
 }
 
 /// The conda tarball's `info/paths.json` (its entry `at`; the tarball read anew with `open`)
