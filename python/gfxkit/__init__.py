@@ -804,9 +804,13 @@ def prune(
     neither, nothing is written. A prune that would leave no device code at all raises
     :class:`FormatError` unless ``allow_empty``; targets that match no entry are listed in
     the report's ``unmatched``. Returns the report ``prune --json`` prints (without
-    ``seconds``). A package (wheel, conda, deb, rpm, tarball) has every member with device
-    code rewritten and verified and is written again around them (a wheel's ``RECORD`` and
-    a conda package's ``info/paths.json`` updated); the report then lists ``members``.
+    ``seconds``). A package (wheel, conda, tarball; deb and rpm are refused) is pruned as the
+    directory tree of its members would be: host libraries rewritten and verified, code
+    objects, ``.kpack`` archives and kernel-database files of dropped targets left out, a
+    Tensile index of every processor cut to the kept rows; it is written again around them
+    (a wheel's ``RECORD`` and a conda package's ``info/paths.json`` updated). The report then
+    lists the rewritten ``members`` and, as for a tree, the ``files`` kept, dropped or cut
+    whole.
     Windows DLLs and EXEs are rewritten too; a signed one (Authenticode) is refused unless
     ``drop_signature``, which writes it unsigned."""
     return WriteReport(

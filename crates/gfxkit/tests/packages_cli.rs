@@ -592,3 +592,36 @@ print('ok')
     .unwrap();
     sh(d, "python3 same.py");
 }
+
+#[test]
+fn a_package_that_cannot_be_written_again_is_refused_before_its_members_are_read() {
+    // A .deb whose payload is damaged: the refusal names the reason and the tool to use, not
+    // the damage, which a prune would otherwise meet first reading the members.
+    let d = built().dir.path();
+    let mut deb = std::fs::read(d.join("gfxt_1.0_amd64.deb")).unwrap();
+    let n = deb.len();
+    for b in &mut deb[n - 600..n - 100] {
+        *b ^= 0x5a;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let damaged = out.path().join("gfxt_1.0_amd64.deb");
+    std::fs::write(&damaged, &deb).unwrap();
+    let listed = gfxkit(&["list", damaged.to_str().unwrap()]);
+    assert_ne!(
+        listed.status.code(),
+        Some(0),
+        "the damage is seen by a read"
+    );
+    let o = gfxkit(&[
+        "prune",
+        "--keep",
+        "gfx90a",
+        damaged.to_str().unwrap(),
+        "-o",
+        out.path().join("x.deb").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("dpkg-deb"), "{err}");
+    assert!(!out.path().join("x.deb").exists());
+}

@@ -85,6 +85,9 @@ pub fn rewrite_package(
         formats,
         ..
     } = *opts;
+    // A package that cannot be written again is refused before any member is read.
+    gfxkit_package::rewrite::check_rewritable(name, data)
+        .map_err(|e| Error::new(name, ErrorKind::Rewrite(e)))?;
     let planned = match t.selection {
         Selection::All => None,
         _ => Some(plan(name, data, t, formats, allow_empty)?),

@@ -93,89 +93,82 @@ pub fn rewrite(
     edits: &Edits<'_>,
     out: &mut dyn WriteSeek,
 ) -> Result<Vec<Changed>> {
+    let compression = match rewritable(name, data)? {
+        Rewritable::Zip => return rewrite_zip(name, data, opts, spill, edits, out),
+        Rewritable::Tar(c) => c,
+    };
+    let open = || -> io::Result<Box<dyn Read + '_>> {
+        match compression {
+            Some(c) => c.decoder(data),
+            None => Ok(Box::new(data)),
+        }
+    };
+    let mut changed = Vec::new();
+    let wrote = rewrite_tar(
+        name,
+        &open,
+        opts,
+        spill,
+        edits,
+        &[],
+        compression,
+        out,
+        &mut changed,
+        &mut Vec::new(),
+    )?;
+    if !wrote {
+        out.write_all(data).map_err(|e| write_err(name, &e))?;
+    }
+    Ok(changed)
+}
+
+/// How a package is rewritten.
+enum Rewritable {
+    /// As a zip (wheels, `.conda`).
+    Zip,
+    /// As a tarball, compressed with this codec.
+    Tar(Option<Compression>),
+}
+
+/// Whether [`rewrite`] can write the package `data` (named `name`) again: the error it would
+/// refuse it with, before anything is read (`.deb`, `.rpm`, a container image, a compressed
+/// file that is not a tarball, a file that is no package).
+pub fn check_rewritable(name: &str, data: &[u8]) -> Result<()> {
+    rewritable(name, data).map(drop)
+}
+
+fn rewritable(name: &str, data: &[u8]) -> Result<Rewritable> {
+    let refuse = |why: &str| Err(Error::new(name, ErrorKind::CannotRewrite(why.into())));
     let prefix = data.get(..PREFIX_LEN).unwrap_or(data);
     match detect(prefix) {
-        Some(Format::Zip) => rewrite_zip(name, data, opts, spill, edits, out),
-        Some(Format::Tar) if crate::image::TarLayout::index(name, data).is_image() => {
-            Err(Error::new(
-                name,
-                ErrorKind::CannotRewrite(
-                    "a container image: its layers' digests, manifests and configuration would \
-                     have to be rebuilt (prune the files before building the image)"
-                        .into(),
-                ),
-            ))
-        }
-        Some(Format::Tar) => {
-            let mut changed = Vec::new();
-            let open = || -> io::Result<Box<dyn Read + '_>> { Ok(Box::new(data)) };
-            let wrote = rewrite_tar(
-                name,
-                &open,
-                opts,
-                spill,
-                edits,
-                &[],
-                None,
-                out,
-                &mut changed,
-                &mut Vec::new(),
-            )?;
-            if !wrote {
-                out.write_all(data).map_err(|e| write_err(name, &e))?;
-            }
-            Ok(changed)
-        }
+        Some(Format::Zip) => Ok(Rewritable::Zip),
+        Some(Format::Tar) if crate::image::TarLayout::index(name, data).is_image() => refuse(
+            "a container image: its layers' digests, manifests and configuration would have \
+             to be rebuilt (prune the files before building the image)",
+        ),
+        Some(Format::Tar) => Ok(Rewritable::Tar(None)),
         Some(Format::Compressed(c)) => {
-            let open = || -> io::Result<Box<dyn Read + '_>> { c.decoder(data) };
             let head = read_prefix(
-                &mut open().map_err(|e| Error::from_read(name, &e))?,
+                &mut c.decoder(data).map_err(|e| Error::from_read(name, &e))?,
                 PREFIX_LEN,
             )
             .map_err(|e| Error::from_read(name, &e))?;
             if !is_tar(&head) {
-                return Err(Error::new(
-                    name,
-                    ErrorKind::CannotRewrite(format!(
-                        "a {}-compressed file that is not a tarball",
-                        c.suffix()
-                    )),
+                return refuse(&format!(
+                    "a {}-compressed file that is not a tarball",
+                    c.suffix()
                 ));
             }
-            let mut changed = Vec::new();
-            let wrote = rewrite_tar(
-                name,
-                &open,
-                opts,
-                spill,
-                edits,
-                &[],
-                Some(c),
-                out,
-                &mut changed,
-                &mut Vec::new(),
-            )?;
-            if !wrote {
-                out.write_all(data).map_err(|e| write_err(name, &e))?;
-            }
-            Ok(changed)
+            Ok(Rewritable::Tar(Some(c)))
         }
-        Some(Format::Deb) => Err(Error::new(
-            name,
-            ErrorKind::CannotRewrite(
-                "Debian packages are not rewritten (md5sums and signatures would need \
-                 rebuilding): extract, rewrite the libraries and rebuild with dpkg-deb"
-                    .into(),
-            ),
-        )),
-        Some(Format::Rpm) => Err(Error::new(
-            name,
-            ErrorKind::CannotRewrite(
-                "RPM packages are not rewritten (header digests and signatures would need \
-                 rebuilding): rebuild with rpmbuild"
-                    .into(),
-            ),
-        )),
+        Some(Format::Deb) => refuse(
+            "Debian packages are not rewritten (md5sums and signatures would need \
+             rebuilding): extract, rewrite the libraries and rebuild with dpkg-deb",
+        ),
+        Some(Format::Rpm) => refuse(
+            "RPM packages are not rewritten (header digests and signatures would need \
+             rebuilding): rebuild with rpmbuild",
+        ),
         None => Err(Error::new(name, ErrorKind::NotAPackage)),
     }
 }
