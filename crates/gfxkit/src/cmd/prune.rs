@@ -20,12 +20,14 @@ gfxkit prune --keep gfx90a /usr/lib/x86_64-linux-gnu -o rocblas-gfx90a\n  \
 gfxkit prune --keep gfx1151 amdhip_kernels.dll -o out/amdhip_kernels.dll --drop-signature\n  \
 gfxkit prune --keep gfx942 torch-2.5.1+rocm6.2-cp312-cp312-linux_x86_64.whl -o out/\
 torch-2.5.1+rocm6.2-cp312-cp312-linux_x86_64.whl\n\n\
-Packages: each member of a wheel, .conda, .tar.bz2 conda package or tarball that holds device \
-code is rewritten; the package is written again with every other member copied as it was and \
-*.dist-info/RECORD (wheels) or info/paths.json (conda) updated, read back and checked before the \
-rename. .deb and .rpm packages are refused (their checksums and signatures need the \
-distribution's tools). --json then prints {input, output, dry_run, members: [{path, \
-size_before, size_after, ...the report of that member}]}.\n\n\
+Packages: a wheel, .conda, .tar.bz2 conda package or tarball is pruned as the tree of its \
+members would be (see Trees): host libraries rewritten, members of dropped targets only left \
+out, a multi-architecture TensileLibrary.dat cut to the kept rows; the package is written again \
+with every other member copied as it was and *.dist-info/RECORD (wheels) or info/paths.json \
+(conda) updated, read back and checked before the rename. .deb and .rpm packages are refused \
+(their checksums and signatures need the distribution's tools). --json then prints {input, \
+output, dry_run, members: [{path, size_before, size_after, ...the report of that member}], \
+files: [the members kept, dropped or cut whole, as a tree's files]}.\n\n\
 Trees: `prune --keep gfx90a DIR -o OUTDIR` writes a pruned copy of DIR. Host binaries are pruned as above; raw code objects (Tensile's TensileLibrary_gfx*.co and Kernels.so-*.hsaco, aiter's hsa/<arch>/*.co) are kept or dropped by the target their ELF header names; .kpack archives by the architectures of their table of contents (a binary split by kpack is kept); a multi-architecture TensileLibrary.dat (.dat.zlib) is rewritten to the kept processor rows and the solutions they reach, and read back before it is written; per-architecture Tensile indexes, MIOpen .kdb files and AOTriton .aks2 files of dropped targets are dropped, as are directories named for a dropped processor that hold only its device code (aiter's hsa/gfx950/). Every other file is copied unchanged, symbolic links stay links (a link to a dropped path is dropped with it), permissions are kept. The tree is written to a temporary directory beside OUTDIR and renamed at the end; with --in-place, beside DIR, synced to disk, and exchanged with DIR in one step, the old tree then removed. --json then prints {input, output, dry_run, seconds, size_before, size_after, unmatched, files: [{path, kind, action, targets, size_before, size_after, note, index: {kept_rows, dropped_rows, solutions_before, solutions_after}, report}]}.\n\n\
 --keep gfx90a keeps gfx90a, gfx90a:xnack+ and gfx90a:xnack- entries; --keep gfx90a:xnack+ keeps \
 gfx90a:xnack+ and gfx90a (which runs on such devices). --drop drops the entries a pattern names.\n\n\
