@@ -173,8 +173,7 @@ impl<'data> Metadata<'data> {
                     };
                     let mut out = Vec::new();
                     for i in 0..n {
-                        let k = c.skip().map_err(invalid)?;
-                        out.push(kernel(k).map_err(|d| bad(format!("kernel {i}: {d}")))?);
+                        out.push(kernel(&mut c).map_err(|d| bad(format!("kernel {i}: {d}")))?);
                     }
                     kernels = Some(out);
                 }
@@ -350,25 +349,35 @@ fn kind_of(v: &Raw<'_>) -> &'static str {
     Cursor::new(v.bytes).head().map_or("nil", head_kind)
 }
 
-/// The first value of each field of the map `v` that `slot` gives a place (keys that are not
-/// strings, or that `slot` does not know, are passed over), each kept undecoded; what `v` is
-/// when it is not a map.
+/// The first value of each field of the map at `c` that `slot` gives a place (keys that are
+/// not strings, or that `slot` does not know, are passed over), each kept undecoded, the
+/// cursor left after the map; what the value is when it is not a map. The note was read whole
+/// before: every key and value steps.
 fn fields<'data, const N: usize>(
-    v: Raw<'data>,
-    slot: impl Fn(&str) -> Option<usize>,
+    c: &mut Cursor<'data>,
+    slot: impl Fn(&[u8]) -> Option<usize>,
 ) -> Result<[Option<Raw<'data>>; N], &'static str> {
-    let mut c = Cursor::new(v.bytes);
     let n = match c.head() {
         Ok(Head::Map(n)) => n,
-        _ => return Err(kind_of(&v)),
+        other => return Err(other.map_or("nil", head_kind)),
     };
     let mut out = [None; N];
     for _ in 0..n {
-        // The note was read whole before: every key and value steps.
-        let (Ok(key), Ok(value)) = (c.skip(), c.skip()) else {
+        let at = c.pos();
+        let key = match c.key() {
+            Ok(key) => Some(key),
+            Err(_) => {
+                *c = c.at(at);
+                if c.skip().is_err() {
+                    break;
+                }
+                None
+            }
+        };
+        let Ok(value) = c.skip() else {
             break;
         };
-        if let Some(place) = key.as_str().and_then(&slot).and_then(|i| out.get_mut(i)) {
+        if let Some(place) = key.and_then(&slot).and_then(|i| out.get_mut(i)) {
             place.get_or_insert(value);
         }
     }
@@ -418,8 +427,8 @@ const ARG_FIELDS: [&str; 8] = [
     ".actual_access",
 ];
 
-fn kernel_arg(v: Raw<'_>) -> Result<KernelArg<'_>, String> {
-    let f: [_; 8] = fields(v, |k| ARG_FIELDS.iter().position(|f| *f == k))
+fn kernel_arg<'data>(c: &mut Cursor<'data>) -> Result<KernelArg<'data>, String> {
+    let f: [_; 8] = fields(c, |k| ARG_FIELDS.iter().position(|f| f.as_bytes() == k))
         .map_err(|kind| format!("is {kind}, expected a map"))?;
     Ok(KernelArg {
         name: string(ARG_FIELDS[0], f[0])?,
@@ -454,8 +463,8 @@ const KERNEL_FIELDS: [&str; 15] = [
 
 /// One kernel of `amdhsa.kernels`, read from its map in one pass (each field the first of its
 /// key); what is wrong, in the order the fields are judged.
-fn kernel(v: Raw<'_>) -> Result<Kernel<'_>, String> {
-    let f: [_; 15] = fields(v, |k| KERNEL_FIELDS.iter().position(|f| *f == k))
+fn kernel<'data>(c: &mut Cursor<'data>) -> Result<Kernel<'data>, String> {
+    let f: [_; 15] = fields(c, |k| KERNEL_FIELDS.iter().position(|f| f.as_bytes() == k))
         .map_err(|kind| format!("is {kind}, expected a map"))?;
     let args = match f[0] {
         None => Vec::new(),
@@ -466,8 +475,7 @@ fn kernel(v: Raw<'_>) -> Result<Kernel<'_>, String> {
             };
             let mut args = Vec::with_capacity(n.min(64) as usize);
             for i in 0..n {
-                let Ok(a) = c.skip() else { break };
-                args.push(kernel_arg(a).map_err(|d| format!(".args[{i}]: {d}"))?);
+                args.push(kernel_arg(&mut c).map_err(|d| format!(".args[{i}]: {d}"))?);
             }
             args
         }

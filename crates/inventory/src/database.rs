@@ -199,7 +199,7 @@ pub struct RowFiles {
 /// writes per processor: `TensileLibrary_<processor>.co` (assembly kernels) and, when the
 /// directory holds source kernels for any processor, `Kernels.so-000-<processor>.hsaco`, each
 /// also with its `-xnack±` spellings; missing when no spelling is present.
-pub fn row_files(listing: &Listing<'_>, processor: &str, placeholders: &[&str]) -> RowFiles {
+pub fn row_files(listing: &Listing, processor: &str, placeholders: &[&str]) -> RowFiles {
     let flavor = Flavor::of(listing);
     let (dir, index, lazy) = loads::index(listing, flavor, processor, false);
     let mut out = RowFiles::default();
@@ -243,7 +243,7 @@ pub fn row_files(listing: &Listing<'_>, processor: &str, placeholders: &[&str]) 
     out
 }
 
-fn listing_has_prefix(listing: &Listing<'_>, dir: &str, prefix: &str) -> bool {
+fn listing_has_prefix(listing: &Listing, dir: &str, prefix: &str) -> bool {
     listing.files_in(dir).any(|n| n.starts_with(prefix))
 }
 
@@ -297,11 +297,7 @@ pub fn index_processor(name: &str) -> Option<String> {
 /// The rows of a parsed index (named `name`) with their files resolved against `listing`
 /// (none when it is `None`). A row without a processor of its own (`TruePred`) in a
 /// per-processor index ([`index_processor`]) resolves for that processor: its fallback shards.
-pub fn tensile_rows(
-    name: &str,
-    index: &Index<'_>,
-    listing: Option<&Listing<'_>>,
-) -> Vec<TensileRow> {
+pub fn tensile_rows(name: &str, index: &Index<'_>, listing: Option<&Listing>) -> Vec<TensileRow> {
     let own = index_processor(name);
     index
         .rows()
@@ -332,15 +328,14 @@ fn empty_listing(name: &str) -> FileListing {
 
 /// Lists a kernel database: `.kdb` and `.aks2` as one unit (`format` `miopen-kdb`/`aks2`)
 /// with an entry per code object; a Tensile index as [`DatabaseListing`] rows, its files
-/// resolved against `dir` (the names in the index's directory, relative to it). Errors are
-/// kept in the listing, naming the file.
-pub fn list(name: &str, data: &[u8], kind: DbKind, dir: Option<&[&str]>) -> FileListing {
+/// resolved against `dir` (the listing of the index's directory). Errors are kept in the
+/// listing, naming the file.
+pub fn list(name: &str, data: &[u8], kind: DbKind, dir: Option<&Listing>) -> FileListing {
     let mut out = empty_listing(name);
     out.error = None;
     match kind {
         DbKind::TensileIndex | DbKind::TensileMapping => {
-            let listing = dir.map(Listing::new);
-            match tensile_listing(name, data, kind, listing.as_ref()) {
+            match tensile_listing(name, data, kind, dir) {
                 Ok(d) => out.database = Some(d),
                 Err(e) => out.error = Some(format!("{name}: {e}")),
             }
@@ -369,7 +364,7 @@ fn tensile_listing(
     name: &str,
     data: &[u8],
     kind: DbKind,
-    listing: Option<&Listing<'_>>,
+    listing: Option<&Listing>,
 ) -> Result<DatabaseListing, gfxkit_kernel_db::Error> {
     let file = TensileFile::new(name, data)?;
     if kind == DbKind::TensileMapping {
@@ -624,7 +619,7 @@ const NAMES_QUOTED: usize = 2;
 pub fn verify_tensile<'d>(
     name: &str,
     index: &Index<'_>,
-    listing: &Listing<'_>,
+    listing: &Listing,
     open: &dyn Fn(&str) -> Option<&'d [u8]>,
 ) -> Verification {
     let mut problems = Vec::new();
@@ -785,7 +780,7 @@ pub fn read_tensile<'a>(
 
 /// Every file the rows of `index` open in the directory `listing` lists (the files
 /// [`verify_tensile`] reads symbols from).
-pub fn needed_files(index: &Index<'_>, listing: &Listing<'_>) -> Vec<String> {
+pub fn needed_files(index: &Index<'_>, listing: &Listing) -> Vec<String> {
     let mut names: Vec<String> = index
         .rows()
         .iter()

@@ -149,7 +149,7 @@ pub fn archive_rows(
 pub fn solution_rows<'d>(
     name: &str,
     index: &gfxkit_kernel_db::tensile::Index<'_>,
-    listing: &gfxkit_kernel_db::resolve::Listing<'_>,
+    listing: &gfxkit_kernel_db::resolve::Listing,
     open: &(dyn Fn(&str) -> Option<&'d [u8]> + Sync),
     wanted: Option<&TargetId>,
     demangle: bool,

@@ -4,6 +4,7 @@
 use crate::input::Input;
 use gfxkit_inventory::database::{self as db, DbKind};
 use gfxkit_inventory::list::FileListing;
+use gfxkit_kernel_db::resolve::Listing;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -66,11 +67,11 @@ pub fn dir_names(dir: &Path) -> Option<Vec<String>> {
     Some(out)
 }
 
-/// The names of index directories ([`dir_names`]), each read once for all the indexes of one
-/// run that sit in it: a hipBLASLt `library/` holds some 700 indexes beside 1,400 names.
+/// The listings of index directories ([`dir_names`]), each read once for all the indexes of
+/// one run that sit in it: a hipBLASLt `library/` holds some 700 indexes beside 1,400 names.
 /// Shared between threads; a directory is taken as it was when first read.
 pub struct DirNames {
-    read: Mutex<HashMap<PathBuf, Option<Arc<Vec<String>>>>>,
+    read: Mutex<HashMap<PathBuf, Option<Arc<Listing>>>>,
     /// Whether directories are read at all.
     reads: bool,
 }
@@ -98,8 +99,8 @@ impl DirNames {
         }
     }
 
-    /// The names of `dir`, read now or earlier in this run; `None` when it cannot be read.
-    pub fn of(&self, dir: &Path) -> Option<Arc<Vec<String>>> {
+    /// The listing of `dir`, read now or earlier in this run; `None` when it cannot be read.
+    pub fn of(&self, dir: &Path) -> Option<Arc<Listing>> {
         if !self.reads {
             return None;
         }
@@ -109,24 +110,21 @@ impl DirNames {
         }
         // Read outside the lock: another thread may read the same directory meanwhile, and the
         // first answer stored is the one every later caller gets.
-        let names = dir_names(dir).map(Arc::new);
-        lock().entry(dir.to_path_buf()).or_insert(names).clone()
+        let listing = dir_names(dir).map(|names| Arc::new(Listing::of(names)));
+        lock().entry(dir.to_path_buf()).or_insert(listing).clone()
     }
 }
 
 /// `list` of a kernel database (`None` for other files): a Tensile index with its files
-/// resolved against its directory (its names taken from `dirs`).
+/// resolved against its directory (its listing taken from `dirs`).
 pub fn list_file_bytes(path: &Path, data: &[u8], dirs: &DirNames) -> Option<FileListing> {
     let kind = kind(path, data)?;
     let name = path.display().to_string();
-    let names = match kind {
+    let listing = match kind {
         DbKind::TensileIndex => index_dir(path).and_then(|d| dirs.of(&d)),
         _ => None,
     };
-    let refs: Option<Vec<&str>> = names
-        .as_ref()
-        .map(|n| n.iter().map(String::as_str).collect());
-    Some(db::list(&name, data, kind, refs.as_deref()))
+    Some(db::list(&name, data, kind, listing.as_deref()))
 }
 
 /// `size` of a kernel database or a raw code object (`None` for other files).
@@ -182,7 +180,7 @@ fn with_index<R>(
     data: &[u8],
     f: impl for<'d> FnOnce(
         &gfxkit_kernel_db::tensile::Index<'_>,
-        &gfxkit_kernel_db::resolve::Listing<'_>,
+        &gfxkit_kernel_db::resolve::Listing,
         &(dyn Fn(&str) -> Option<&'d [u8]> + Sync),
     ) -> R,
 ) -> gfxkit_inventory::Result<R> {

@@ -65,7 +65,7 @@ impl Flavor {
     /// hipBLASLt when the listing (its top or a processor's subdirectory) holds a
     /// `TensileLiteLibrary_*` file, `hipblasltExtOpLibrary.dat`, an `extop_*.co` or
     /// `hipblasltTransform.hsaco`; rocBLAS otherwise.
-    pub fn of(listing: &Listing<'_>) -> Flavor {
+    pub fn of(listing: &Listing) -> Flavor {
         let lite = |name: &str| {
             let base = name.rsplit('/').next().unwrap_or(name);
             base.starts_with("TensileLiteLibrary")
@@ -336,7 +336,7 @@ fn join(dir: &str, name: &str) -> String {
 /// (`HIPBLASLT_TENSILE_LIBPATH`), which hipBLASLt uses as given, without looking for a
 /// `<processor>/` subdirectory in it (rocBLAS looks either way).
 pub fn index(
-    listing: &Listing<'_>,
+    listing: &Listing,
     flavor: Flavor,
     processor: &str,
     by_variable: bool,
@@ -372,7 +372,7 @@ pub type RowsOf<'f> = &'f dyn Fn(&str) -> Option<Result<Vec<Row>, String>>;
 /// be had, an error when it does not read). `by_variable`: the library was sent to the
 /// directory by its variable ([`index`]).
 pub fn loads(
-    listing: &Listing<'_>,
+    listing: &Listing,
     flavor: Flavor,
     device: &Device<'_>,
     by_variable: bool,
@@ -497,7 +497,7 @@ pub struct ShardFiles {
 /// The files the shard `prefix` (a `Placeholder`'s value) leads to in `dir`, for `processor`,
 /// under `flavor`'s rule; `suffix` is the master index's (`.dat`).
 pub fn shard_files(
-    listing: &Listing<'_>,
+    listing: &Listing,
     flavor: Flavor,
     dir: &str,
     prefix: &str,
@@ -559,7 +559,7 @@ pub fn shard_suffix(master: &str) -> &'static str {
 }
 
 /// hipBLASLt's mapping and extension-op code, which its kernels do not need.
-fn hipblaslt_notes(listing: &Listing<'_>, dir: &str, processor: &str, out: &mut Loads) {
+fn hipblaslt_notes(listing: &Listing, dir: &str, processor: &str, out: &mut Loads) {
     let mapping = resolve::probe(
         listing,
         [

@@ -21,30 +21,35 @@
 
 /// A listing of `library/`: relative paths with `/` separators. A directory is present when
 /// it is listed itself (with or without a trailing `/`) or when any path lies below it.
-/// Lookups are by hash (foldhash: a listing is built for each index of a directory): a ROCm
-/// directory lists thousands of files.
+/// Lookups are by hash (foldhash): a ROCm directory lists thousands of files. A listing owns
+/// its names, so that one built for a directory serves every index in it.
 #[derive(Debug, Clone)]
-pub struct Listing<'l> {
-    paths: &'l [&'l str],
+pub struct Listing {
+    paths: Vec<String>,
     /// Every path listed and every directory above one, without `./` and trailing `/`.
-    present: std::collections::HashSet<&'l str, foldhash::fast::RandomState>,
+    present: std::collections::HashSet<String, foldhash::fast::RandomState>,
 }
 
-impl<'l> Listing<'l> {
+impl Listing {
     /// A listing of the given paths.
-    pub fn new(paths: &'l [&'l str]) -> Listing<'l> {
+    pub fn new<S: AsRef<str>>(paths: &[S]) -> Listing {
+        Listing::of(paths.iter().map(|p| p.as_ref().to_string()).collect())
+    }
+
+    /// A listing of the given paths, taken.
+    pub fn of(paths: Vec<String>) -> Listing {
         let mut present = std::collections::HashSet::with_capacity_and_hasher(
             paths.len() * 2,
             foldhash::fast::RandomState::default(),
         );
-        for p in paths {
+        for p in &paths {
             let p = p.strip_prefix("./").unwrap_or(p);
             let p = p.strip_suffix('/').unwrap_or(p);
-            present.insert(p);
+            present.insert(p.to_string());
             let mut rest = p;
             while let Some(i) = rest.rfind('/') {
                 rest = &rest[..i];
-                if !present.insert(rest) {
+                if !present.insert(rest.to_string()) {
                     break;
                 }
             }
@@ -58,12 +63,12 @@ impl<'l> Listing<'l> {
     }
 
     /// The paths listed (as given).
-    pub fn paths(&self) -> impl Iterator<Item = &'l str> + '_ {
-        self.paths.iter().copied()
+    pub fn paths(&self) -> impl Iterator<Item = &str> + '_ {
+        self.paths.iter().map(String::as_str)
     }
 
     /// The file names directly inside `dir` (`""` for the top).
-    pub fn files_in<'a>(&'a self, dir: &'a str) -> impl Iterator<Item = &'l str> + 'a {
+    pub fn files_in<'a>(&'a self, dir: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.paths.iter().filter_map(move |p| {
             let p = p.strip_prefix("./").unwrap_or(p);
             let rest = if dir.is_empty() {
@@ -97,7 +102,7 @@ pub struct Probe {
 }
 
 /// The first of `candidates` present in `listing`, and those tried before it.
-pub fn probe(listing: &Listing<'_>, candidates: impl IntoIterator<Item = String>) -> Probe {
+pub fn probe(listing: &Listing, candidates: impl IntoIterator<Item = String>) -> Probe {
     let mut missed = Vec::new();
     for c in candidates {
         if listing.exists(&c) {
@@ -161,7 +166,7 @@ fn join(dir: &str, name: &str) -> String {
 
 /// What rocBLAS opens at start-up for `processor` (a processor name without features,
 /// `gfx90a`) in the listed `library/`.
-pub fn rocblas(listing: &Listing<'_>, processor: &str, xnack: Xnack) -> Resolution {
+pub fn rocblas(listing: &Listing, processor: &str, xnack: Xnack) -> Resolution {
     let dir = if listing.exists(processor) {
         processor.to_string()
     } else {
@@ -250,7 +255,7 @@ pub struct PlaceholderFiles {
 /// The files a `Placeholder` with file prefix `prefix` leads to, in `dir` (as
 /// [`Resolution::dir`]); `suffix` is the master index's (`.dat`).
 pub fn placeholder(
-    listing: &Listing<'_>,
+    listing: &Listing,
     dir: &str,
     prefix: &str,
     processor: &str,

@@ -816,19 +816,26 @@ impl<'a> NodeFields<'a> {
 }
 
 impl Parser<'_> {
+    /// Counts one more node, table entry or predicate against [`Limits::max_nodes`].
+    #[inline]
     fn count(&mut self, offset: u64, path: &Path<'_>) -> Result<()> {
         self.nodes += 1;
         if self.nodes > self.limits.max_nodes {
-            return Err(Error::at(
-                offset,
-                ErrorKind::LimitExceeded {
-                    what: "library nodes, table entries and predicates",
-                    limit: self.limits.max_nodes,
-                },
-            )
-            .place(path.to_string()));
+            return Err(self.too_many_nodes(offset, path));
         }
         Ok(())
+    }
+
+    #[cold]
+    fn too_many_nodes(&self, offset: u64, path: &Path<'_>) -> Error {
+        Error::at(
+            offset,
+            ErrorKind::LimitExceeded {
+                what: "library nodes, table entries and predicates",
+                limit: self.limits.max_nodes,
+            },
+        )
+        .place(path.to_string())
     }
 
     /// Records where the library's containers end ([`Parser::ends`]), once.
@@ -1273,6 +1280,10 @@ impl Parser<'_> {
             let ep = Path::Item(tp, i);
             let eoff = c.offset();
             self.count(eoff, &ep)?;
+            if let Some(entry) = self.plain_entry(c) {
+                table.push(entry);
+                continue;
+            }
             let (mut key, mut speed, mut index, mut value) = (None, None, None, None);
             let at = |name| Path::Key(&ep, name);
             self.each_field(c, &ep, "a table entry {key, index, speed}", |p, name, c| {
@@ -1317,6 +1328,32 @@ impl Parser<'_> {
             table.push(MatchEntry { key, value, speed });
         }
         Ok(table)
+    }
+
+    /// A table entry of the form Tensile writes for nearly every entry,
+    /// `{"key": [sizes], "index": N}` (a fixmap of those two keys in that order, the key an
+    /// array of at most 15 scalars, `N` a known solution), read by its bytes into what
+    /// [`Parser::matching_table`] makes of it; `None`, the cursor unmoved, for any other form
+    /// (other keys or order, a speed, a library value, an unknown solution), which the general
+    /// reader then reads and judges.
+    #[inline]
+    fn plain_entry<'a>(&self, c: &mut Cursor<'a>) -> Option<MatchEntry<'a>> {
+        let mut f = c.clone();
+        if !f.eat(b"\x82\xa3key") {
+            return None;
+        }
+        let key = f.skip_scalar_array()?;
+        if !f.eat(b"\xa5index") {
+            return None;
+        }
+        let index = f.uint("a solution index").ok()?;
+        self.by_index.get(index)?;
+        *c = f;
+        Some(MatchEntry {
+            key,
+            value: Leaf::Index(index),
+            speed: None,
+        })
     }
 
     fn predicate<'a>(

@@ -931,3 +931,128 @@ fn every_truncation_of_an_indexed_index_is_an_error() {
         }
     }
 }
+
+/// An index of 4 solutions whose root is a `Matching` node with the given table entries, each
+/// written by `entry`.
+fn table_index(entries: &[(u64, u64)], entry: &dyn Fn(&mut B, u64, u64)) -> B {
+    let mut b = B::new();
+    write_map_len(&mut b, 2).unwrap();
+    s(&mut b, "solutions");
+    write_array_len(&mut b, 4).unwrap();
+    for i in 0..4u64 {
+        write_map_len(&mut b, 2).unwrap();
+        s(&mut b, "name");
+        s(&mut b, &format!("S{i}"));
+        s(&mut b, "index");
+        write_uint(&mut b, 10 + i).unwrap();
+    }
+    s(&mut b, "library");
+    typed(&mut b, "Matching", 2);
+    s(&mut b, "distance");
+    s(&mut b, "Euclidean");
+    s(&mut b, "table");
+    write_array_len(&mut b, entries.len() as u32).unwrap();
+    for &(size, index) in entries {
+        entry(&mut b, size, index);
+    }
+    b
+}
+
+/// What the table of a [`table_index`] reads as: each entry's key decoded, and its leaf.
+fn table_of(bytes: &B) -> Result<Vec<(rmpv::Value, Leaf<'_>, Option<f64>)>, String> {
+    let index = Index::parse(bytes).map_err(|e| e.to_string())?;
+    let NodeKind::Matching { table, .. } = index.library.kind else {
+        panic!("the root is a Matching node");
+    };
+    Ok(table
+        .into_iter()
+        .map(|e| {
+            let key = rmpv::decode::read_value(&mut &e.key.bytes[..]).unwrap();
+            (key, e.value, e.speed)
+        })
+        .collect())
+}
+
+#[test]
+fn table_entries_read_the_same_in_the_short_form_and_every_other() {
+    // Tensile writes nearly every entry as `{"key": [sizes], "index": N}`, which the reader
+    // takes by its bytes; any other form goes through the general reader. Both must agree.
+    let sizes = [
+        (1, 10),
+        (300, 11),
+        (70_000, 12),
+        (5_000_000_000, 13),
+        (7, 11),
+    ];
+    let short = |b: &mut B, size: u64, index: u64| {
+        write_map_len(b, 2).unwrap();
+        s(b, "key");
+        write_array_len(b, 4).unwrap();
+        for _ in 0..4 {
+            write_uint(b, size).unwrap();
+        }
+        s(b, "index");
+        write_uint(b, index).unwrap();
+    };
+    let index_first = |b: &mut B, size: u64, index: u64| {
+        write_map_len(b, 2).unwrap();
+        s(b, "index");
+        write_uint(b, index).unwrap();
+        s(b, "key");
+        write_array_len(b, 4).unwrap();
+        for _ in 0..4 {
+            write_uint(b, size).unwrap();
+        }
+    };
+    // A map16 head and an array16 key: the same values, in wider encodings.
+    let wide = |b: &mut B, size: u64, index: u64| {
+        b.extend_from_slice(&[0xde, 0, 2]);
+        s(b, "key");
+        b.extend_from_slice(&[0xdc, 0, 4]);
+        for _ in 0..4 {
+            write_uint(b, size).unwrap();
+        }
+        s(b, "index");
+        write_uint(b, index).unwrap();
+    };
+    let plain = table_index(&sizes, &short);
+    let want = table_of(&plain).unwrap();
+    assert_eq!(want.len(), 5);
+    assert_eq!(want[2].1, Leaf::Index(12));
+    assert_eq!(
+        want[3].0,
+        rmpv::Value::Array(vec![5_000_000_000u64.into(); 4])
+    );
+    assert_eq!(want[0].2, None);
+    for other in [&index_first as &dyn Fn(&mut B, u64, u64), &wide] {
+        let bytes = table_index(&sizes, other);
+        assert_eq!(table_of(&bytes).unwrap(), want);
+    }
+    // A key that is not an array of scalars, a float or a string among the sizes: read by the
+    // general reader, as written.
+    let odd = |b: &mut B, size: u64, index: u64| {
+        write_map_len(b, 2).unwrap();
+        s(b, "key");
+        write_array_len(b, 3).unwrap();
+        write_uint(b, size).unwrap();
+        write_f64(b, 0.5).unwrap();
+        write_str(b, &"x".repeat(40)).unwrap();
+        s(b, "index");
+        write_uint(b, index).unwrap();
+    };
+    let odd = table_index(&sizes, &odd);
+    let read = table_of(&odd).unwrap();
+    assert_eq!(read.len(), 5);
+    assert_eq!(
+        read[1].0,
+        rmpv::Value::Array(vec![300u64.into(), 0.5.into(), "x".repeat(40).into()])
+    );
+    // Damage is judged as before: an entry naming no solution, and one cut short.
+    let unknown = table_index(&[(1, 10), (2, 14)], &short);
+    let e = Index::parse(&unknown).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::UnknownSolution(14), "{e}");
+    assert!(e.to_string().contains("library.table[1].index"), "{e}");
+    for cut in [plain.len() - 1, plain.len() - 3, plain.len() - 12] {
+        assert!(Index::parse(&plain[..cut]).is_err(), "cut at {cut}");
+    }
+}

@@ -442,11 +442,10 @@ impl<'a> Cursor<'a> {
             // values use first); the general reader below only for what does not read, to
             // say why.
             let fast = match data.get(pos) {
-                Some(0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3) => Some((1, 0)),
-                Some(&b @ 0xa0..=0xbf) => Some((1 + usize::from(b & 0x1f), 0)),
-                Some(&b @ 0x80..=0x8f) => Some((1, 2 * u64::from(b & 0x0f))),
-                Some(&b @ 0x90..=0x9f) => Some((1, u64::from(b & 0x0f))),
-                Some(_) => step(data, pos),
+                Some(&b) => match BY_FIRST_BYTE[usize::from(b)] {
+                    (0, _) => step(data, pos),
+                    (n, values) => Some((usize::from(n), u64::from(values))),
+                },
                 None => None,
             };
             if let Some((n, values)) = fast.filter(|&(n, _)| n <= len - pos) {
@@ -532,6 +531,49 @@ impl<'a> Cursor<'a> {
             });
         }
         self.skip_walk()
+    }
+
+    /// Steps over `bytes` when the value bytes at the cursor begin with them (a map head and
+    /// a key a reader expects, matched whole); whether they did. The cursor moves only when
+    /// they did.
+    #[inline]
+    pub fn eat(&mut self, bytes: &[u8]) -> bool {
+        let found = self
+            .data
+            .get(self.pos..)
+            .is_some_and(|rest| rest.starts_with(bytes));
+        if found {
+            self.pos += bytes.len();
+        }
+        found
+    }
+
+    /// Steps over an array of at most 15 scalars (no array or map inside: a matching table's
+    /// key of problem sizes), by its bytes alone; `None`, the cursor unmoved, for any other
+    /// value and for one cut short.
+    #[inline]
+    pub fn skip_scalar_array(&mut self) -> Option<Raw<'a>> {
+        let start = self.pos;
+        let count = match self.data.get(start)? {
+            &b @ 0x90..=0x9f => u64::from(b & 0x0f),
+            _ => return None,
+        };
+        let mut end = start + 1;
+        for _ in 0..count {
+            match BY_FIRST_BYTE[usize::from(*self.data.get(end)?)] {
+                // Not an array or a map, empty ones included.
+                (n @ 1.., 0) if self.data[end] & 0xe0 != 0x80 => end += usize::from(n),
+                _ => return None,
+            }
+        }
+        if end > self.data.len() {
+            return None;
+        }
+        self.pos = end;
+        Some(Raw {
+            offset: start as u64,
+            bytes: &self.data[start..end],
+        })
     }
 
     /// [`Cursor::skip`], refusing a value whose arrays and maps nest more than `max_depth`
@@ -636,6 +678,39 @@ impl Inner {
     fn iter(&self) -> impl Iterator<Item = &(usize, usize)> {
         self.list.iter().take(self.len)
     }
+}
+
+/// For each first byte of a value, when that byte alone tells: the bytes of the value's head
+/// and data (contained values not included) and how many values it contains; `(0, 0)` when
+/// the length is in the bytes after it (str, bin, ext 8/16/32, array and map 16/32) and for
+/// the reserved marker. The markers of [`step`], by table: what [`Cursor::skip`] looks up
+/// for every value it steps over.
+const BY_FIRST_BYTE: [(u8, u8); 256] = by_first_byte();
+
+const fn by_first_byte() -> [(u8, u8); 256] {
+    let mut table = [(0u8, 0u8); 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        table[i] = match b {
+            0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3 => (1, 0),
+            0x80..=0x8f => (1, 2 * (b & 0x0f)),
+            0x90..=0x9f => (1, b & 0x0f),
+            0xa0..=0xbf => (1 + (b & 0x1f), 0),
+            0xcc | 0xd0 => (2, 0),
+            0xcd | 0xd1 => (3, 0),
+            0xca | 0xce | 0xd2 => (5, 0),
+            0xcb | 0xcf | 0xd3 => (9, 0),
+            0xd4 => (3, 0),
+            0xd5 => (4, 0),
+            0xd6 => (6, 0),
+            0xd7 => (10, 0),
+            0xd8 => (18, 0),
+            _ => (0, 0),
+        };
+        i += 1;
+    }
+    table
 }
 
 /// The most values [`small`] and [`scalars`] read in one container.
@@ -1027,5 +1102,62 @@ mod tests {
         }
         let cut = &vals[..3];
         assert_eq!(Cursor::new(cut).skip_known(&[]), Cursor::new(cut).skip());
+    }
+
+    #[test]
+    fn the_first_byte_table_agrees_with_the_marker_reader() {
+        // Wherever the table answers, `step` answers the same whatever follows the marker.
+        for b in 0..=255u8 {
+            let (n, values) = BY_FIRST_BYTE[usize::from(b)];
+            for fill in [0x00, 0xff] {
+                let mut data = vec![fill; 40];
+                data[0] = b;
+                if n == 0 {
+                    let depends = step(&data, 0).is_none()
+                        || matches!(b, 0xc4..=0xc9 | 0xd9..=0xdb | 0xdc..=0xdf);
+                    assert!(depends, "marker {b:#04x} is read by its first byte alone");
+                } else {
+                    assert_eq!(
+                        step(&data, 0),
+                        Some((usize::from(n), u64::from(values))),
+                        "marker {b:#04x}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_short_array_of_scalars_and_expected_bytes_are_stepped_over_or_left() {
+        let mut b = Vec::new();
+        rmp::encode::write_map_len(&mut b, 2).unwrap();
+        rmp::encode::write_str(&mut b, "key").unwrap();
+        rmp::encode::write_array_len(&mut b, 5).unwrap();
+        for v in [1u64, 200, 70_000, 5_000_000_000] {
+            rmp::encode::write_uint(&mut b, v).unwrap();
+        }
+        rmp::encode::write_sint(&mut b, -3).unwrap();
+        let mut c = Cursor::new(&b);
+        assert!(!c.eat(b"\x82\xa3kex"));
+        assert_eq!(c.pos(), 0);
+        assert!(c.eat(b"\x82\xa3key"));
+        let key = c.skip_scalar_array().unwrap();
+        assert_eq!(key, Cursor::new(&b).at(5).skip().unwrap());
+        assert_eq!(c.remaining(), 0);
+        // Cut short, nested, a string with a length field, an empty map, not an array: left
+        // to the general reader, the cursor where it was.
+        for bytes in [
+            &b[5..b.len() - 1],
+            &[0x91, 0x91, 0x01][..],
+            &[0x91, 0xd9, 0x01, b'x'][..],
+            &[0x91, 0x80][..],
+            &[0x81, 0x01, 0x01][..],
+            &[][..],
+        ] {
+            let mut c = Cursor::new(bytes);
+            assert_eq!(c.skip_scalar_array(), None, "{bytes:02x?}");
+            assert_eq!(c.pos(), 0);
+        }
+        assert!(!Cursor::new(b"\x82").eat(b"\x82\xa3key"));
     }
 }
