@@ -25,6 +25,7 @@ use gfxkit_shrink::{Report, Selection, Transform};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Seek;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 
 /// What a package rewrite changed.
@@ -212,7 +213,22 @@ impl Members<'_> {
         let path = Path::new(&m.path);
         let file = File::alone(path, &m.bytes).with_limits(self.t.limits);
         let format = self.formats.of(&file);
-        let mut rewritten = match format.rewrite(&file, self.t) {
+        // The rewrite made when the member was planned, put back over its bytes read again;
+        // made again when it was not kept.
+        let planned = self
+            .planned
+            .and_then(|p| {
+                p.held
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(m.path)
+            })
+            .and_then(|(h, report)| Some((h.attach(&m.bytes)?, report)));
+        let made = match planned {
+            Some((output, report)) => Ok(gfxkit_shrink::Rewritten { output, report }),
+            None => format.rewrite(&file, self.t),
+        };
+        let mut rewritten = match made {
             Ok(r) => r,
             // A file a prune keeps or drops whole: a package keeps every such member.
             Err(e) if matches!(e.kind(), ErrorKind::Whole(_)) => return Ok(None),
@@ -277,6 +293,9 @@ struct Planned {
     /// The targets of the selection that match no device code of the package (`None` when
     /// it holds archives whose members the prune does not read).
     unmatched: Option<Vec<String>>,
+    /// The rewrites of host binaries and bundles made when they were planned, with their
+    /// reports, by `package!member` ([`Pruned::held`]): taken when the member is written.
+    held: Mutex<HashMap<String, (gfxkit_shrink::Detached, Report)>>,
 }
 
 impl Planned {
@@ -386,8 +405,13 @@ fn plan(
     let mut dirs = std::collections::BTreeSet::new();
     let mut decided = HashMap::new();
     let mut rows = HashMap::new();
-    for (path, size, _, (p, r)) in members {
-        let path = path[top.len()..].to_owned();
+    let (mut held, held_bytes) = (HashMap::new(), AtomicU64::new(0));
+    for (full, size, _, (mut p, r)) in members {
+        crate::tree::hold_within(&mut p, &held_bytes, crate::tree::HELD_FOR_WRITING, true);
+        if let (Some(h), Some(report)) = (p.held.take(), p.file.report.clone()) {
+            held.insert(full.clone(), (h, report));
+        }
+        let path = full[top.len()..].to_owned();
         let mut at = path.as_str();
         while let Some((dir, _)) = at.rsplit_once('/') {
             dirs.insert(dir.to_owned());
@@ -435,6 +459,7 @@ fn plan(
         by_path,
         order,
         unmatched: (!nested).then_some(unmatched),
+        held: Mutex::new(held),
     })
 }
 

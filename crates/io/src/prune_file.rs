@@ -43,12 +43,17 @@ pub struct Pruned {
     pub file: TreeFile,
     /// Whether it holds device code that is kept.
     pub keeps: bool,
-    /// The rewritten bytes of a Tensile index, written as they are (a rewritten host binary
-    /// is rewritten again when it is written, so that no more than a few are in memory).
+    /// The rewritten bytes of a Tensile index, written as they are.
     pub index_bytes: Option<Vec<u8>>,
     /// A Tensile index's hardware rows as read when it was planned (for the check of the
     /// pruned databases, which then does not read the index again).
     pub index_rows: Option<db::IndexRows>,
+    /// The rewrite of a host binary or bundle as it was made when the file was planned, apart
+    /// from the input ([`gfxkit_shrink::Detached`]): put back over the input when the file is
+    /// written, so that its bundles are not compressed a second time. `None` when it was not
+    /// kept (a tree holds back only so many bytes: [`crate::tree`]); the file is then rewritten
+    /// again when written.
+    pub held: Option<gfxkit_shrink::Detached>,
 }
 
 impl Pruned {
@@ -60,6 +65,7 @@ impl Pruned {
             keeps: false,
             index_bytes: None,
             index_rows: None,
+            held: None,
         }
     }
 
@@ -90,6 +96,7 @@ impl Pruned {
             file,
             index_bytes: None,
             index_rows: None,
+            held: None,
         }
     }
 }
@@ -135,8 +142,8 @@ pub(crate) fn index(
 }
 
 /// A file of a tree that is no kernel database and goes whole with no targets: a host binary
-/// or bundle with device code rewritten (its report kept; the bytes are made again when the
-/// tree is written), a binary split by kpack kept; anything else copied.
+/// or bundle with device code rewritten (its report kept, and its rewrite apart from the
+/// input: [`Pruned::held`]), a binary split by kpack kept; anything else copied.
 pub(crate) fn binary(path: &Path, rel: &str, data: &[u8], t: &Transform) -> Result<Pruned, Error> {
     let len = data.len() as u64;
     if !rewritable(data) {
@@ -159,7 +166,7 @@ pub(crate) fn binary(path: &Path, rel: &str, data: &[u8], t: &Transform) -> Resu
         }
         Err(e) => return Err(Error::new(path, ErrorKind::Prune(e))),
     };
-    let report = rewritten.report;
+    let (output, report) = (rewritten.output, rewritten.report);
     if !report.had_device_code() {
         return Ok(Pruned::copied(rel, "file", len));
     }
@@ -189,6 +196,7 @@ pub(crate) fn binary(path: &Path, rel: &str, data: &[u8], t: &Transform) -> Resu
         keeps,
         index_bytes: None,
         index_rows: None,
+        held: changed.then(|| output.detach(data)).flatten(),
     })
 }
 
@@ -479,6 +487,7 @@ fn tensile_index(
             keeps: kept,
             index_bytes: None,
             index_rows: Some(rows_in),
+            held: None,
         });
     }
     // One index of every processor: rows are tried in file order and a problem type the
@@ -519,6 +528,7 @@ fn tensile_index(
             keeps,
             index_bytes: None,
             index_rows: Some(rows_in),
+            held: None,
         });
     }
     if kept_rows == 0 {
@@ -529,6 +539,7 @@ fn tensile_index(
             keeps,
             index_bytes: None,
             index_rows: Some(rows_in),
+            held: None,
         });
     }
     let pruned =
@@ -563,6 +574,7 @@ fn tensile_index(
         keeps,
         index_bytes: Some(out),
         index_rows: Some(rows_in),
+        held: None,
     })
 }
 

@@ -32,6 +32,7 @@ use gfxkit_inventory::prune::{TreeAction, TreeFile};
 use gfxkit_kernel_db::tensile::Index;
 use gfxkit_shrink::{Pattern, Selection, Transform};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Most paths read from one tree (a ROCm install holds some tens of thousands).
 pub const MAX_PATHS: usize = 1 << 22;
@@ -99,16 +100,23 @@ pub fn prune_tree(
     let items = walk(input)?;
     // Each path decided on its own, several at a time (the index rewrite beside the library's).
     use rayon::prelude::*;
+    let held = AtomicU64::new(0);
     let mut plans: Vec<Option<Pruned>> = items
         .par_iter()
         .map(|(rel, item)| -> Result<Option<Pruned>, Error> {
             Ok(match item {
-                Item::File { len, .. } => Some(classify(formats, &input.join(rel), rel, *len, t)?),
+                Item::File { len, .. } => {
+                    let mut p = classify(formats, &input.join(rel), rel, *len, t)?;
+                    let write = matches!(output, TreeOutput::Dir(_));
+                    hold_within(&mut p, &held, HELD_FOR_WRITING, write);
+                    Some(p)
+                }
                 Item::Symlink { target } => Some(Pruned {
                     file: tree_file(rel, "symlink", TreeAction::Copied, 0),
                     keeps: false,
                     index_bytes: None,
                     index_rows: None,
+                    held: None,
                 })
                 .map(|mut p| {
                     p.file.note = Some(format!("-> {}", target.display()));
@@ -122,6 +130,7 @@ pub fn prune_tree(
                     keeps: false,
                     index_bytes: None,
                     index_rows: None,
+                    held: None,
                 }),
                 Item::Dir { .. } => None,
             })
@@ -513,6 +522,25 @@ pub(crate) fn walk(root: &Path) -> Result<Vec<(String, Item)>, Error> {
     Ok(out)
 }
 
+/// The most bytes of rewrites made while a tree is planned ([`Pruned::held`]: mostly the
+/// bundles compressed again) kept until the files are written, in all. Rewrites past it are
+/// made a second time when written, so that a tree of many large compressed libraries is never
+/// held in memory whole.
+pub(crate) const HELD_FOR_WRITING: u64 = 1 << 30;
+
+/// Keeps the rewrite `p` made for writing (`write`: nothing is kept for a dry run) while the
+/// bytes kept in all (`held`) stay within `bound` ([`HELD_FOR_WRITING`]); else lets it go.
+pub(crate) fn hold_within(p: &mut Pruned, held: &AtomicU64, bound: u64, write: bool) {
+    let Some(n) = p.held.as_ref().map(|h| h.owned_len()) else {
+        return;
+    };
+    let before = held.fetch_add(n, Ordering::Relaxed);
+    if !write || before + n > bound {
+        held.fetch_sub(n, Ordering::Relaxed);
+        p.held = None;
+    }
+}
+
 /// Decides what becomes of one file (pass one: nothing is written): an empty file is copied,
 /// any other goes to the format the door names.
 fn classify(
@@ -585,6 +613,7 @@ fn drop_processor_dirs(items: &[(String, Item)], plans: &mut [Option<Pruned>], s
                 keeps: false,
                 index_bytes: None,
                 index_rows: None,
+                held: None,
             });
             i = end;
         } else {
@@ -795,7 +824,13 @@ fn fill(
                     let mapped = Input::open(&src)?;
                     let file = formats.file(&src, &mapped).with_limits(t.limits);
                     let format = formats.of(&file);
-                    let rewritten = format.rewrite(&file, t)?;
+                    // The rewrite made when the file was planned, put back over the input
+                    // read again; made again when it was not kept.
+                    let planned = plan.held.take().and_then(|h| h.attach(&mapped));
+                    let rewritten = match (planned, plan.file.report.clone()) {
+                        (Some(output), Some(report)) => gfxkit_shrink::Rewritten { output, report },
+                        _ => format.rewrite(&file, t)?,
+                    };
                     crate::rewrite::write_verified(
                         &dst,
                         Some(&src),
@@ -829,4 +864,36 @@ fn copy(src: &Path, dst: &Path, mode: u32) -> Result<(), Error> {
     }
     drop(f);
     set_mode(dst, mode)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rewritten file whose planned rewrite holds `n` bytes of its own.
+    fn rewritten(n: usize) -> Pruned {
+        let mut p = Pruned::copied("lib/x.so", "host", 10);
+        p.file.action = TreeAction::Rewritten;
+        p.held = gfxkit_shrink::Output::of(vec![1u8; n]).detach(&[]);
+        p
+    }
+
+    #[test]
+    fn planned_rewrites_are_kept_for_writing_up_to_the_bound() {
+        let held = AtomicU64::new(0);
+        let bound = 1000;
+        // A dry run keeps none.
+        let mut dry = rewritten(10);
+        hold_within(&mut dry, &held, bound, false);
+        assert!(dry.held.is_none());
+        assert_eq!(held.load(Ordering::Relaxed), 0);
+        let (mut a, mut b, mut c) = (rewritten(400), rewritten(600), rewritten(1));
+        hold_within(&mut a, &held, bound, true);
+        hold_within(&mut b, &held, bound, true);
+        assert!(a.held.is_some() && b.held.is_some());
+        // Past the bound: made again when written.
+        hold_within(&mut c, &held, bound, true);
+        assert!(c.held.is_none());
+        assert_eq!(held.load(Ordering::Relaxed), bound);
+    }
 }

@@ -151,7 +151,7 @@ pub mod verify;
 pub use bundle::Method;
 pub use check::{SegmentProblem, WrapperProblem};
 pub use error::{Error, ErrorKind};
-pub use output::Output;
+pub use output::{Detached, Output};
 pub use plan::{BundleOutcome, Conversion, EntryRecord, Transform};
 pub use report::{empty_error, refuse_empty};
 pub use rewrite::{

@@ -352,6 +352,110 @@ impl<'a> Output<'a> {
     }
 }
 
+impl<'a> Output<'a> {
+    /// This output apart from `input`, the bytes it was made from: each run borrowed from
+    /// `input` kept as its place there, owned runs and patches as they are (a run borrowed from
+    /// elsewhere is copied). `None` for an output with [`Deferred`] pieces, which borrow what
+    /// they make their bytes from.
+    pub fn detach(self, input: &[u8]) -> Option<Detached> {
+        let base = input.as_ptr() as usize;
+        let pieces = self
+            .pieces
+            .into_iter()
+            .map(|p| match p {
+                Piece::Bytes(Cow::Borrowed(b)) => {
+                    let start = (b.as_ptr() as usize).wrapping_sub(base);
+                    Some(if start <= input.len() && b.len() <= input.len() - start {
+                        Held::Input {
+                            start,
+                            len: b.len(),
+                        }
+                    } else {
+                        Held::Owned(b.to_vec())
+                    })
+                }
+                Piece::Bytes(Cow::Owned(b)) => Some(Held::Owned(b)),
+                Piece::Zeros(n) => Some(Held::Zeros(n)),
+                Piece::Deferred(_) => None,
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Detached {
+            pieces,
+            len: self.len,
+            patches: self.patches,
+            input_len: input.len(),
+        })
+    }
+}
+
+/// An [`Output`] kept apart from the input it borrows ([`Output::detach`]): what a plan keeps
+/// of a rewrite it made (the bundles it compressed, the headers it built) until the file is
+/// written, when the input is read again and the output put back together over it
+/// ([`Detached::attach`]) instead of being made a second time.
+#[derive(Debug, Clone)]
+pub struct Detached {
+    pieces: Vec<Held>,
+    len: u64,
+    patches: Vec<(u64, Vec<u8>)>,
+    input_len: usize,
+}
+
+/// One run of a [`Detached`] output.
+#[derive(Debug, Clone)]
+enum Held {
+    /// The input's bytes `start..start + len`.
+    Input {
+        start: usize,
+        len: usize,
+    },
+    Owned(Vec<u8>),
+    Zeros(u64),
+}
+
+impl Detached {
+    /// Bytes held in memory: the owned runs and the patches.
+    pub fn owned_len(&self) -> u64 {
+        let pieces: u64 = self
+            .pieces
+            .iter()
+            .map(|p| match p {
+                Held::Owned(b) => b.len() as u64,
+                _ => 0,
+            })
+            .sum();
+        pieces
+            + self
+                .patches
+                .iter()
+                .map(|(_, b)| b.len() as u64)
+                .sum::<u64>()
+    }
+
+    /// The output again, over `input`; `None` when `input` is not as long as the bytes it was
+    /// detached from (a file that changed since: make the output again).
+    pub fn attach(self, input: &[u8]) -> Option<Output<'_>> {
+        if input.len() != self.input_len {
+            return None;
+        }
+        let pieces = self
+            .pieces
+            .into_iter()
+            .map(|p| match p {
+                Held::Input { start, len } => {
+                    Piece::Bytes(Cow::Borrowed(&input[start..start + len]))
+                }
+                Held::Owned(b) => Piece::Bytes(Cow::Owned(b)),
+                Held::Zeros(n) => Piece::Zeros(n),
+            })
+            .collect();
+        Some(Output {
+            pieces,
+            len: self.len,
+            patches: self.patches,
+        })
+    }
+}
+
 /// Counts the bytes a [`Deferred`] piece writes.
 struct Counted<'w> {
     w: &'w mut dyn Sink,
@@ -454,6 +558,39 @@ mod tests {
         b.put(1, &[8]).unwrap();
         a.append(b);
         assert_eq!(a.to_vec(), [&want[..5], &[9, 8, 9, 9][..]].concat());
+    }
+
+    #[test]
+    fn a_detached_output_is_put_back_over_the_same_bytes_read_again() {
+        static HEADER: [u8; 3] = [0xaa, 0xbb, 0xcc];
+        let input: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+        let mut o = Output::new();
+        o.push(&input[100..300]);
+        o.push(vec![7u8; 16]);
+        o.push(&HEADER[..]);
+        o.push_zeros(20);
+        o.push(&input[990..]);
+        o.push(&input[1000..]);
+        o.put(205, &[1, 2, 3, 4]).unwrap();
+        let want = o.to_vec();
+        let held = o.detach(&input).unwrap();
+        // The owned run, the run borrowed from elsewhere (copied) and the patch.
+        assert_eq!(held.owned_len(), 16 + 3 + 4);
+        // The input read again: another buffer with the same bytes.
+        let again = input.clone();
+        assert_eq!(held.clone().attach(&again).unwrap().to_vec(), want);
+        assert!(held.attach(&again[1..]).is_none());
+        // An output with a piece made when written keeps what it borrows: not detached.
+        let (live, most) = Default::default();
+        let mut d = Output::of(&input[..4]);
+        d.push_deferred(Made {
+            n: 4,
+            fill: 1,
+            makes: 4,
+            live: &live,
+            most: &most,
+        });
+        assert!(d.detach(&input).is_none());
     }
 
     /// A piece of `n` bytes `fill` that counts how many pieces are being made at once.
