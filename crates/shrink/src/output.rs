@@ -134,20 +134,11 @@ impl<'a> Output<'a> {
     /// Bytes the output holds in memory: its owned pieces and its patches (pieces borrowed
     /// from the input, zero runs and [`Deferred`] pieces cost nothing until written).
     pub fn owned_len(&self) -> u64 {
-        let pieces: u64 = self
-            .pieces
-            .iter()
-            .map(|p| match p {
-                Piece::Bytes(Cow::Owned(b)) => b.len() as u64,
-                _ => 0,
-            })
-            .sum();
-        pieces
-            + self
-                .patches
-                .iter()
-                .map(|(_, b)| b.len() as u64)
-                .sum::<u64>()
+        let owned = self.pieces.iter().map(|p| match p {
+            Piece::Bytes(Cow::Owned(b)) => b.len(),
+            _ => 0,
+        });
+        held_bytes(owned, &self.patches)
     }
 
     /// Appends `n` zero bytes.
@@ -415,20 +406,11 @@ enum Held {
 impl Detached {
     /// Bytes held in memory: the owned runs and the patches.
     pub fn owned_len(&self) -> u64 {
-        let pieces: u64 = self
-            .pieces
-            .iter()
-            .map(|p| match p {
-                Held::Owned(b) => b.len() as u64,
-                _ => 0,
-            })
-            .sum();
-        pieces
-            + self
-                .patches
-                .iter()
-                .map(|(_, b)| b.len() as u64)
-                .sum::<u64>()
+        let owned = self.pieces.iter().map(|p| match p {
+            Held::Owned(b) => b.len(),
+            _ => 0,
+        });
+        held_bytes(owned, &self.patches)
     }
 
     /// The output again, over `input`; `None` when `input` is not as long as the bytes it was
@@ -454,6 +436,13 @@ impl Detached {
             patches: self.patches,
         })
     }
+}
+
+/// Bytes in memory: the lengths of the owned runs and of the patches.
+fn held_bytes(owned: impl Iterator<Item = usize>, patches: &[(u64, Vec<u8>)]) -> u64 {
+    owned
+        .chain(patches.iter().map(|(_, b)| b.len()))
+        .sum::<usize>() as u64
 }
 
 /// Counts the bytes a [`Deferred`] piece writes.
