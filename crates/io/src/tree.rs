@@ -844,9 +844,108 @@ fn fill(
                 _ => copy(&src, &dst, *mode),
             }
         })?;
+    update_records(root, items, plans)?;
     // Directories last, deepest first: a read-only directory is filled before it is locked.
     for (dir, mode) in dirs.iter().rev() {
         set_mode(dir, *mode)?;
+    }
+    Ok(())
+}
+
+/// The `RECORD` of each installed distribution in the tree written at `root`
+/// (`<name>.dist-info/RECORD`, its paths relative to the directory holding the `.dist-info`
+/// directory, as pip installs them) made to list the pruned tree, as the prune of a wheel
+/// makes its own: the rows of files rewritten take their new hash and size, the rows of files
+/// left out (dropped, or in a directory dropped whole) go. A `RECORD` changed so is
+/// [`TreeAction::Rewritten`] in the report. Rows of files not in the tree are left as they are.
+fn update_records(
+    root: &Path,
+    items: &[(String, Item)],
+    plans: &mut [Option<Pruned>],
+) -> Result<(), Error> {
+    use gfxkit_package::record;
+    use std::collections::HashSet;
+    // What is gone and what was rewritten, by path in the tree.
+    let (mut gone, mut rewritten) = (HashSet::new(), HashSet::new());
+    let mut dropped_dir: Option<String> = None;
+    for ((rel, item), plan) in items.iter().zip(plans.iter()) {
+        if dropped_dir
+            .as_ref()
+            .is_some_and(|d| !rel.starts_with(d.as_str()))
+        {
+            dropped_dir = None;
+        }
+        let action = plan.as_ref().map(|p| p.file.action);
+        if dropped_dir.is_some() || action == Some(TreeAction::Dropped) {
+            match item {
+                Item::Dir { .. } if dropped_dir.is_none() => dropped_dir = Some(format!("{rel}/")),
+                Item::Dir { .. } | Item::Special => {}
+                Item::File { .. } | Item::Symlink { .. } => {
+                    gone.insert(rel.as_str());
+                }
+            }
+        } else if action == Some(TreeAction::Rewritten) {
+            rewritten.insert(rel.as_str());
+        }
+    }
+    if gone.is_empty() && rewritten.is_empty() {
+        return Ok(());
+    }
+    for (i, (rel, item)) in items.iter().enumerate() {
+        let Item::File { mode, .. } = item else {
+            continue;
+        };
+        let Some(dist_info) = rel.strip_suffix("/RECORD") else {
+            continue;
+        };
+        if !db::base_name(dist_info).ends_with(".dist-info") || gone.contains(rel.as_str()) {
+            continue;
+        }
+        let base = dist_info.rsplit_once('/').map_or("", |(b, _)| b);
+        let in_tree = |p: &str| {
+            if base.is_empty() {
+                p.to_owned()
+            } else {
+                format!("{base}/{p}")
+            }
+        };
+        let dst = root.join(rel);
+        // A RECORD that is not text is left as it is.
+        let Ok(text) = std::fs::read_to_string(&dst) else {
+            continue;
+        };
+        let listed: Vec<String> = text
+            .lines()
+            .filter_map(|l| record::split_row(l).into_iter().next())
+            .collect();
+        let mut changed = Vec::new();
+        let mut removed = HashSet::new();
+        for path in &listed {
+            let at = in_tree(path);
+            if gone.contains(at.as_str()) {
+                removed.insert(path.clone());
+            } else if rewritten.contains(at.as_str()) {
+                let bytes = Input::open(&root.join(&at))?;
+                changed.push((path.clone(), record::hash_field(&bytes), bytes.len() as u64));
+            }
+        }
+        if changed.is_empty() && removed.is_empty() {
+            continue;
+        }
+        let (new, _) = record::update(&text, &changed, &removed);
+        // Written anew (the copy may be read-only), with the mode it had.
+        std::fs::remove_file(&dst).map_err(|e| Error::new(&dst, ErrorKind::Write(e)))?;
+        std::fs::write(&dst, &new).map_err(|e| Error::new(&dst, ErrorKind::Write(e)))?;
+        set_mode(&dst, *mode)?;
+        if let Some(p) = plans[i].as_mut() {
+            p.file.action = TreeAction::Rewritten;
+            p.file.size_after = new.len() as u64;
+            p.file.note = Some(format!(
+                "rows updated: {} files rewritten, {} left out",
+                changed.len(),
+                removed.len()
+            ));
+        }
     }
     Ok(())
 }
