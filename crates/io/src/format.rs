@@ -390,9 +390,23 @@ impl Formats {
             }
         }
         let prefix = &prefix[..n];
-        crate::input::is_package(prefix)
-            || self.formats.iter().any(|f| f.found_in_walk(path, prefix))
+        crate::input::is_package(prefix) || self.found_in_walk(path, prefix)
     }
+
+    /// Whether a file at `path` whose first bytes are `prefix` (up to [`PREFIX_LEN`]) is worth
+    /// reading when met in a walk: some format finds it so ([`Format::found_in_walk`]).
+    pub fn found_in_walk(&self, path: &Path, prefix: &[u8]) -> bool {
+        self.formats.iter().any(|f| f.found_in_walk(path, prefix))
+    }
+}
+
+/// Whether a member of a package, named `name` (its path in the package) and starting with
+/// `prefix`, is read by a walk of the package: when the standard formats would read the same
+/// file met in a directory ([`Formats::found_in_walk`]). What every package walk of gfxkit's
+/// commands is given ([`gfxkit_package::Options::wanted`], through
+/// [`crate::Settings::package_options`]).
+pub fn member_worth_reading(name: &str, prefix: &[u8]) -> bool {
+    Formats::standard().found_in_walk(Path::new(name), prefix)
 }
 
 /// How many first bytes of a file [`Formats::worth_reading`] reads (enough for a package's

@@ -24,10 +24,12 @@ pub struct Settings {
 
 impl Settings {
     /// How packages and container images are walked under these settings: the defaults of
-    /// [`gfxkit_package::Options`] with [`Settings::platform`].
+    /// [`gfxkit_package::Options`] with [`Settings::platform`], members read when a directory
+    /// walk would read the same file ([`crate::format::member_worth_reading`]).
     pub fn package_options(&self) -> gfxkit_package::Options {
         gfxkit_package::Options {
             platform: self.platform.clone(),
+            wanted: crate::format::member_worth_reading,
             ..gfxkit_package::Options::default()
         }
     }

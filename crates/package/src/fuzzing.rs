@@ -20,6 +20,7 @@ pub fn package(data: &[u8]) {
         max_total: 1 << 20,
         all_members: false,
         platform: None,
+        ..Options::default()
     };
     let Ok(found) = walk("fuzz", data, &opts, &MemorySpill, &|m| m.bytes.len() as u64) else {
         return;
@@ -82,6 +83,7 @@ pub fn image(data: &[u8]) {
         max_total: 1 << 20,
         all_members: true,
         platform: None,
+        ..Options::default()
     };
     let _ = walk("fuzz", data, &opts, &MemorySpill, &|m| m.bytes.len());
     let Some((layers, has_links)) = describe(data) else {

@@ -63,9 +63,9 @@ pub use walk::{
 
 /// Whether a member named `name` whose first bytes are `prefix` may hold device code: a kind
 /// of file [`gfxkit_host::InputKind::sniff`] says may, or a kernel database
-/// ([`gfxkit_kernel_db::sniff`]: `.kdb`, `.aks2`, Tensile indexes). Members that may not are
-/// not read by a walk.
+/// ([`gfxkit_kernel_db::sniff`]: `.kdb`, `.aks2`, Tensile indexes): the members a walk reads
+/// unless its caller says otherwise ([`Options::wanted`]).
 pub fn may_hold_device_code(name: &str, prefix: &[u8]) -> bool {
-    gfxkit_host::InputKind::sniff(prefix).may_hold_device_code()
+    gfxkit_host::InputKind::sniff(prefix.get(..64).unwrap_or(prefix)).may_hold_device_code()
         || gfxkit_kernel_db::sniff::sniff(name, prefix).is_some()
 }

@@ -27,8 +27,13 @@ pub struct Options {
     /// The most bytes all members of one package may decompress to together (guards against
     /// zip bombs whose members overlap or repeat).
     pub max_total: u64,
-    /// Hand every regular member to the function, not only those that may hold device code.
+    /// Hand every regular member to the function, not only those [`Options::wanted`] wants.
     pub all_members: bool,
+    /// Which members (other than archives, which are walked) are read and handed to the
+    /// function, by the member's name and first bytes (up to [`PREFIX_LEN`]): by default
+    /// [`crate::may_hold_device_code`]. gfxkit's commands pass the choice their directory
+    /// walks make, so that a member is read when the same file in a directory would be.
+    pub wanted: fn(&str, &[u8]) -> bool,
     /// The platform whose image a multi-platform container image is read as (`None`:
     /// linux/amd64 when the image has it, else its only platform). The caller passes its
     /// choice (`gfxkit --platform`); `None` by default.
@@ -43,6 +48,7 @@ impl Default for Options {
             max_member: 64 << 30,
             max_total: 256 << 30,
             all_members: false,
+            wanted: crate::may_hold_device_code,
             platform: None,
         }
     }
@@ -503,8 +509,7 @@ pub(crate) fn member<T: Send>(
         let mut whole = Cursor::new(&prefix[..]).chain(r);
         return walk_stream(ctx, &path, &mut whole, format, depth + 1);
     }
-    let sniff = prefix.get(..64).unwrap_or(&prefix);
-    if !ctx.opts.all_members && !crate::may_hold_device_code(name, sniff) {
+    if !ctx.opts.all_members && !(ctx.opts.wanted)(name, &prefix) {
         // A member named as native code whose first bytes say otherwise may be a library
         // whose magic was damaged: it is read to its end, so that the container's check
         // (a zip member's CRC-32) runs. Other members are passed over unread.
