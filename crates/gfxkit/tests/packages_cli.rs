@@ -593,6 +593,114 @@ print('ok')
 }
 
 #[test]
+fn the_prune_of_an_installed_conda_environment_keeps_its_records_true() {
+    // An environment as conda installs a package: its files under the prefix and
+    // `conda-meta/<name>.json` listing each with its SHA-256 and size.
+    let built = built();
+    let d = tempfile::tempdir().unwrap();
+    let d = d.path();
+    let got = json_stdout(&gfxkit(&[
+        "extract",
+        "--json",
+        built.lib.to_str().unwrap(),
+        "-o",
+        d.join("objs").to_str().unwrap(),
+    ]));
+    let code_object = |processor: &str| -> Vec<u8> {
+        let w = got["written"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| {
+                w["id"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("--{processor}"))
+            })
+            .unwrap_or_else(|| panic!("no {processor} code object in {got}"));
+        std::fs::read(w["path"].as_str().unwrap()).unwrap()
+    };
+    let env = d.join("env");
+    let files: Vec<(&str, Vec<u8>)> = vec![
+        ("lib/libt.so", std::fs::read(&built.lib).unwrap()),
+        ("lib/hsa/gfx90a/k.co", code_object("gfx90a")),
+        ("lib/hsa/gfx1030/k.co", code_object("gfx1030")),
+        ("share/gfxt/README", b"gfxt\n".to_vec()),
+    ];
+    let sha = gfxkit_package::record::sha256_hex;
+    let mut paths = Vec::new();
+    for (rel, bytes) in &files {
+        let at = env.join(rel);
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::fs::write(&at, bytes).unwrap();
+        paths.push(serde_json::json!({
+            "_path": rel, "path_type": "hardlink", "sha256": sha(bytes),
+            "size_in_bytes": bytes.len(),
+        }));
+    }
+    let record = serde_json::json!({
+        "name": "gfxt", "version": "1.0", "build": "0",
+        "files": files.iter().map(|(r, _)| *r).collect::<Vec<_>>(),
+        "paths_data": {"paths": paths, "paths_version": 1},
+    });
+    std::fs::create_dir_all(env.join("conda-meta")).unwrap();
+    let meta = "conda-meta/gfxt-1.0-0.json";
+    std::fs::write(env.join(meta), serde_json::to_vec_pretty(&record).unwrap()).unwrap();
+
+    let out_dir = d.join("pruned");
+    let report = json_stdout(&gfxkit(&[
+        "prune",
+        "--keep",
+        "gfx90a",
+        env.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+        "--json",
+    ]));
+    let action = |path: &str| {
+        report["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .map(|f| f["action"].as_str().unwrap().to_owned())
+    };
+    assert_eq!(
+        action("lib/hsa/gfx1030").as_deref(),
+        Some("dropped"),
+        "{report}"
+    );
+    assert_eq!(
+        action("lib/libt.so").as_deref(),
+        Some("rewritten"),
+        "{report}"
+    );
+    assert_eq!(action(meta).as_deref(), Some("rewritten"), "{report}");
+    // The record lists exactly the files left, each with its hash and size.
+    let now: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join(meta)).unwrap()).unwrap();
+    let listed: Vec<&str> = now["paths_data"]["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["_path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        listed,
+        ["lib/libt.so", "lib/hsa/gfx90a/k.co", "share/gfxt/README"]
+    );
+    assert_eq!(now["files"], serde_json::json!(listed));
+    for p in now["paths_data"]["paths"].as_array().unwrap() {
+        let bytes = std::fs::read(out_dir.join(p["_path"].as_str().unwrap())).unwrap();
+        assert_eq!(p["sha256"], sha(&bytes), "{p}");
+        assert_eq!(p["size_in_bytes"], bytes.len(), "{p}");
+    }
+    let before = std::fs::read(&built.lib).unwrap();
+    let after = std::fs::read(out_dir.join("lib/libt.so")).unwrap();
+    assert_ne!(after, before);
+}
+
+#[test]
 fn a_package_that_cannot_be_written_again_is_refused_before_its_members_are_read() {
     // A .deb whose payload is damaged: the refusal names the reason and the tool to use, not
     // the damage, which a prune would otherwise meet first reading the members.

@@ -852,12 +852,37 @@ fn fill(
     Ok(())
 }
 
-/// The `RECORD` of each installed distribution in the tree written at `root`
-/// (`<name>.dist-info/RECORD`, its paths relative to the directory holding the `.dist-info`
-/// directory, as pip installs them) made to list the pruned tree, as the prune of a wheel
-/// makes its own: the rows of files rewritten take their new hash and size, the rows of files
-/// left out (dropped, or in a directory dropped whole) go. A `RECORD` changed so is
-/// [`TreeAction::Rewritten`] in the report. Rows of files not in the tree are left as they are.
+/// The records an installed package keeps of its files with their hashes: a wheel's
+/// `<name>.dist-info/RECORD` (its paths relative to the directory holding the `.dist-info`
+/// directory, as pip installs them) and a conda package's `conda-meta/<name>.json` (its
+/// `paths_data` relative to the environment, the directory holding `conda-meta`). For the
+/// path of a file in a tree: which record it is, and the directory its paths are relative to.
+fn installed_record(rel: &str) -> Option<(InstalledRecord, &str)> {
+    let (dir, name) = rel.rsplit_once('/')?;
+    let base = dir.rsplit_once('/').map_or("", |(b, _)| b);
+    let dir_name = db::base_name(dir);
+    if name == "RECORD" && dir_name.ends_with(".dist-info") {
+        Some((InstalledRecord::Wheel, base))
+    } else if dir_name == "conda-meta" && name.ends_with(".json") {
+        Some((InstalledRecord::Conda, base))
+    } else {
+        None
+    }
+}
+
+/// The kinds of [`installed_record`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum InstalledRecord {
+    Wheel,
+    Conda,
+}
+
+/// The records of installed packages in the tree written at `root` ([`installed_record`])
+/// made to list the pruned tree, as the prune of a wheel or a `.conda` makes its own: the
+/// entries of files rewritten take their new hash and size, those of files left out
+/// (dropped, or in a directory dropped whole) go. A record changed so is
+/// [`TreeAction::Rewritten`] in the report. Entries of files not in the tree, and records
+/// that do not read, are left as they are.
 fn update_records(
     root: &Path,
     items: &[(String, Item)],
@@ -892,16 +917,27 @@ fn update_records(
         return Ok(());
     }
     for (i, (rel, item)) in items.iter().enumerate() {
-        let Item::File { mode, .. } = item else {
+        let (Item::File { mode, .. }, Some((kind, base))) = (item, installed_record(rel)) else {
             continue;
         };
-        let Some(dist_info) = rel.strip_suffix("/RECORD") else {
-            continue;
-        };
-        if !db::base_name(dist_info).ends_with(".dist-info") || gone.contains(rel.as_str()) {
+        if gone.contains(rel.as_str()) {
             continue;
         }
-        let base = dist_info.rsplit_once('/').map_or("", |(b, _)| b);
+        let dst = root.join(rel);
+        let text = std::fs::read(&dst).map_err(|e| Error::new(&dst, ErrorKind::Read(e)))?;
+        let listed: Vec<String> = match kind {
+            InstalledRecord::Wheel => match std::str::from_utf8(&text) {
+                Ok(t) => t
+                    .lines()
+                    .filter_map(|l| record::split_row(l).into_iter().next())
+                    .collect(),
+                Err(_) => continue,
+            },
+            InstalledRecord::Conda => match record::conda_meta_paths(&text) {
+                Some(paths) => paths,
+                None => continue,
+            },
+        };
         let in_tree = |p: &str| {
             if base.is_empty() {
                 p.to_owned()
@@ -909,41 +945,54 @@ fn update_records(
                 format!("{base}/{p}")
             }
         };
-        let dst = root.join(rel);
-        // A RECORD that is not text is left as it is.
-        let Ok(text) = std::fs::read_to_string(&dst) else {
-            continue;
-        };
-        let listed: Vec<String> = text
-            .lines()
-            .filter_map(|l| record::split_row(l).into_iter().next())
-            .collect();
-        let mut changed = Vec::new();
-        let mut removed = HashSet::new();
+        // Each listed path gone (no new hash) or rewritten (its new hash and size).
+        let mut changes: Vec<(String, Option<(String, u64)>)> = Vec::new();
         for path in &listed {
             let at = in_tree(path);
             if gone.contains(at.as_str()) {
-                removed.insert(path.clone());
+                changes.push((path.clone(), None));
             } else if rewritten.contains(at.as_str()) {
                 let bytes = Input::open(&root.join(&at))?;
-                changed.push((path.clone(), record::hash_field(&bytes), bytes.len() as u64));
+                let hash = match kind {
+                    InstalledRecord::Wheel => record::hash_field(&bytes),
+                    InstalledRecord::Conda => record::sha256_hex(&bytes),
+                };
+                changes.push((path.clone(), Some((hash, bytes.len() as u64))));
             }
         }
-        if changed.is_empty() && removed.is_empty() {
+        if changes.is_empty() {
             continue;
         }
-        let (new, _) = record::update(&text, &changed, &removed);
+        let new = match kind {
+            InstalledRecord::Wheel => {
+                let text = String::from_utf8_lossy(&text);
+                let changed: Vec<(String, String, u64)> = changes
+                    .iter()
+                    .filter_map(|(p, now)| now.clone().map(|(h, n)| (p.clone(), h, n)))
+                    .collect();
+                let removed: HashSet<String> = changes
+                    .iter()
+                    .filter(|(_, now)| now.is_none())
+                    .map(|(p, _)| p.clone())
+                    .collect();
+                record::update(&text, &changed, &removed).0.into_bytes()
+            }
+            InstalledRecord::Conda => match record::update_conda_meta(&text, &changes) {
+                Ok(new) => new,
+                Err(_) => continue,
+            },
+        };
         // Written anew (the copy may be read-only), with the mode it had.
         std::fs::remove_file(&dst).map_err(|e| Error::new(&dst, ErrorKind::Write(e)))?;
         std::fs::write(&dst, &new).map_err(|e| Error::new(&dst, ErrorKind::Write(e)))?;
         set_mode(&dst, *mode)?;
         if let Some(p) = plans[i].as_mut() {
+            let left_out = changes.iter().filter(|(_, now)| now.is_none()).count();
             p.file.action = TreeAction::Rewritten;
             p.file.size_after = new.len() as u64;
             p.file.note = Some(format!(
-                "rows updated: {} files rewritten, {} left out",
-                changed.len(),
-                removed.len()
+                "entries updated: {} files rewritten, {left_out} left out",
+                changes.len() - left_out
             ));
         }
     }

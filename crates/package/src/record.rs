@@ -1,6 +1,7 @@
 //! Wheel `RECORD` files: one CSV row per member, `path,sha256=<urlsafe base64, no padding>,size`
 //! (PEP 376 / PEP 427). Rows of rewritten members are replaced; every other row is kept byte
-//! for byte.
+//! for byte. And conda's lists of paths with their hashes: a package's `info/paths.json` and
+//! an installed package's record in `conda-meta/`.
 
 use base64::Engine;
 use sha2::{Digest, Sha256};
@@ -20,6 +21,74 @@ pub fn sha256_hex(data: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// Applies `changes` to a conda `paths` list (`info/paths.json`'s `paths`, an installed
+/// record's `paths_data.paths`: objects with `_path`, `sha256`, `size_in_bytes`): a path with
+/// a new hex SHA-256 and size gets them, a path with none is taken out. The error names a
+/// changed path the list does not hold.
+pub fn update_conda_paths(
+    items: &mut Vec<serde_json::Value>,
+    changes: &[(String, Option<(String, u64)>)],
+) -> Result<(), String> {
+    let path_of =
+        |it: &serde_json::Value| it.get("_path").and_then(|v| v.as_str()).map(str::to_owned);
+    for (p, now) in changes {
+        let Some((hex, size)) = now else {
+            items.retain(|it| path_of(it).as_deref() != Some(p.as_str()));
+            continue;
+        };
+        let item = items
+            .iter_mut()
+            .find(|it| path_of(it).as_deref() == Some(p.as_str()))
+            .ok_or_else(|| format!("no entry for {p}"))?;
+        item["sha256"] = serde_json::Value::String(hex.clone());
+        item["size_in_bytes"] = serde_json::Value::from(*size);
+    }
+    Ok(())
+}
+
+/// The paths an installed conda package's record (`conda-meta/<name>-<version>-<build>.json`)
+/// lists with their hashes (`paths_data.paths[]._path`), relative to the environment's root;
+/// `None` for text that is not such a record.
+pub fn conda_meta_paths(text: &[u8]) -> Option<Vec<String>> {
+    let json: serde_json::Value = serde_json::from_slice(text).ok()?;
+    let items = json.get("paths_data")?.get("paths")?.as_array()?;
+    Some(
+        items
+            .iter()
+            .filter_map(|it| it.get("_path")?.as_str().map(str::to_owned))
+            .collect(),
+    )
+}
+
+/// An installed conda package's record with `changes` applied to `paths_data.paths`
+/// ([`update_conda_paths`]) and the paths taken out of it taken out of `files` too, written
+/// as JSON with two-space indents (the keys in order), ending as the text did.
+pub fn update_conda_meta(
+    text: &[u8],
+    changes: &[(String, Option<(String, u64)>)],
+) -> Result<Vec<u8>, String> {
+    let mut json: serde_json::Value =
+        serde_json::from_slice(text).map_err(|e| format!("JSON: {e}"))?;
+    let items = json
+        .get_mut("paths_data")
+        .and_then(|p| p.get_mut("paths"))
+        .and_then(|p| p.as_array_mut())
+        .ok_or("no \"paths_data\": {\"paths\"} array")?;
+    update_conda_paths(items, changes)?;
+    if let Some(files) = json.get_mut("files").and_then(|f| f.as_array_mut()) {
+        files.retain(|f| {
+            !changes
+                .iter()
+                .any(|(p, now)| now.is_none() && f.as_str() == Some(p.as_str()))
+        });
+    }
+    let mut out = serde_json::to_vec_pretty(&json).map_err(|e| e.to_string())?;
+    if text.ends_with(b"\n") {
+        out.push(b'\n');
+    }
+    Ok(out)
 }
 
 /// Splits one CSV row into fields (`"` quoting with `""` escapes, as Python's `csv` writes).

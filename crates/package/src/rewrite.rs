@@ -837,22 +837,8 @@ fn updated_paths_json<'d>(
         .get_mut("paths")
         .and_then(|p| p.as_array_mut())
         .ok_or_else(|| Error::new(&pj, ErrorKind::Corrupt("no \"paths\" array".into())))?;
-    let path_of =
-        |it: &serde_json::Value| it.get("_path").and_then(|v| v.as_str()).map(str::to_owned);
-    for (p, now) in changes {
-        let Some((hex, size)) = now else {
-            items.retain(|it| path_of(it).as_deref() != Some(p.as_str()));
-            continue;
-        };
-        let item = items
-            .iter_mut()
-            .find(|it| it.get("_path").and_then(|v| v.as_str()) == Some(p.as_str()))
-            .ok_or_else(|| {
-                Error::new(&pj, ErrorKind::CannotRewrite(format!("no entry for {p}")))
-            })?;
-        item["sha256"] = serde_json::Value::String(hex.clone());
-        item["size_in_bytes"] = serde_json::Value::from(*size);
-    }
+    crate::record::update_conda_paths(items, changes)
+        .map_err(|why| Error::new(&pj, ErrorKind::CannotRewrite(why)))?;
     let mut s = serde_json::to_vec_pretty(&json)
         .map_err(|e| Error::new(&pj, ErrorKind::Io(e.to_string())))?;
     if text.ends_with(b"\n") {
