@@ -481,20 +481,17 @@ with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
     z.writestr('gfxt-1.0.dist-info/RECORD', rec)
 "#;
 
-#[test]
-fn a_pruned_wheel_leaves_out_what_the_prune_of_its_tree_drops() {
-    let built = built();
-    let d = tempfile::tempdir().unwrap();
-    let d = d.path();
-    // One code object per processor, from the library's own bundles.
+/// One code object per processor of the built library, from its own bundles, written under
+/// `dir/objs`: a function from a processor to its code object's path.
+fn code_objects(dir: &Path) -> impl Fn(&str) -> String {
     let got = json_stdout(&gfxkit(&[
         "extract",
         "--json",
-        built.lib.to_str().unwrap(),
+        built().lib.to_str().unwrap(),
         "-o",
-        d.join("objs").to_str().unwrap(),
+        dir.join("objs").to_str().unwrap(),
     ]));
-    let code_object = |processor: &str| -> String {
+    move |processor: &str| -> String {
         got["written"]
             .as_array()
             .unwrap()
@@ -507,7 +504,15 @@ fn a_pruned_wheel_leaves_out_what_the_prune_of_its_tree_drops() {
             })
             .map(|w| w["path"].as_str().unwrap().to_owned())
             .unwrap_or_else(|| panic!("no {processor} code object in {got}"))
-    };
+    }
+}
+
+#[test]
+fn a_pruned_wheel_leaves_out_what_the_prune_of_its_tree_drops() {
+    let built = built();
+    let d = tempfile::tempdir().unwrap();
+    let d = d.path();
+    let code_object = code_objects(d);
     std::fs::write(d.join("per_arch.py"), PER_ARCH_WHEEL_PY).unwrap();
     sh(
         d,
@@ -599,27 +604,8 @@ fn the_prune_of_an_installed_conda_environment_keeps_its_records_true() {
     let built = built();
     let d = tempfile::tempdir().unwrap();
     let d = d.path();
-    let got = json_stdout(&gfxkit(&[
-        "extract",
-        "--json",
-        built.lib.to_str().unwrap(),
-        "-o",
-        d.join("objs").to_str().unwrap(),
-    ]));
-    let code_object = |processor: &str| -> Vec<u8> {
-        let w = got["written"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|w| {
-                w["id"]
-                    .as_str()
-                    .unwrap()
-                    .contains(&format!("--{processor}"))
-            })
-            .unwrap_or_else(|| panic!("no {processor} code object in {got}"));
-        std::fs::read(w["path"].as_str().unwrap()).unwrap()
-    };
+    let path_of = code_objects(d);
+    let code_object = |processor: &str| std::fs::read(path_of(processor)).unwrap();
     let env = d.join("env");
     let files: Vec<(&str, Vec<u8>)> = vec![
         ("lib/libt.so", std::fs::read(&built.lib).unwrap()),
