@@ -39,10 +39,12 @@ use gfxkit_inventory::select::Selection;
 use gfxkit_inventory::verify::Verification;
 use gfxkit_inventory::Inventory;
 use gfxkit_kpack::search::{Env, Loader};
+use gfxkit_package::MemberChoice;
 use gfxkit_shrink::Transform;
 use gfxkit_spec::rocm::Rules;
 use gfxkit_target_id::TargetId;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// One file as the door sees it: its name, its bytes, and whether what lies beside it may be
 /// read (the directory a Tensile index resolves its code objects in, the `.kpack` archives a
@@ -311,33 +313,54 @@ pub fn not_a_code_object(data: &[u8]) -> &'static str {
 }
 
 /// The formats a run reads, in the order they are asked ([`Formats::of`]), and the
-/// [`Settings`] the run reads its inputs under ([`Formats::with_settings`]).
+/// [`Settings`] the run reads its inputs under ([`Formats::with_settings`]), whose choice of
+/// package members is always these formats' ([`Formats::member_choice`]).
 pub struct Formats {
-    formats: Vec<Box<dyn Format>>,
+    formats: Vec<Arc<dyn Format>>,
     settings: Settings,
 }
 
 impl Formats {
     /// gfxkit's formats in the documented order (module documentation).
     pub fn standard() -> Formats {
-        Formats {
-            formats: vec![
-                Box::new(KpackArchive),
-                Box::new(KernelDatabase),
-                Box::new(Binary),
+        Formats::made(
+            vec![
+                Arc::new(KpackArchive),
+                Arc::new(KernelDatabase),
+                Arc::new(Binary),
             ],
-            settings: Settings::default(),
-        }
+            Settings::default(),
+        )
     }
 
-    /// These formats, reading every input under `settings` (the default settings otherwise).
+    /// `formats` under `settings`, package members chosen by `formats`.
+    fn made(formats: Vec<Arc<dyn Format>>, mut settings: Settings) -> Formats {
+        let asked = formats.clone();
+        settings.members = Some(MemberChoice::new(move |name: &str, prefix: &[u8]| {
+            asked
+                .iter()
+                .any(|f| f.found_in_walk(Path::new(name), prefix))
+        }));
+        Formats { formats, settings }
+    }
+
+    /// These formats, reading every input under `settings` (the default settings otherwise);
+    /// the members of packages are still chosen by these formats, whatever
+    /// `settings.members` says.
     pub fn with_settings(self, settings: Settings) -> Formats {
-        Formats { settings, ..self }
+        Formats::made(self.formats, settings)
     }
 
     /// The settings inputs are read under.
     pub fn settings(&self) -> &Settings {
         &self.settings
+    }
+
+    /// Which members of a package these formats read: those that some format finds worth
+    /// reading as a file met in a directory walk ([`Formats::found_in_walk`], the member's
+    /// path in the package as its path). [`Formats::settings`] carries it to every walk.
+    pub fn member_choice(&self) -> MemberChoice {
+        self.settings.member_choice()
     }
 
     /// `data`, the contents of `path`, as these formats read it: [`File::at`] under
@@ -347,11 +370,11 @@ impl Formats {
     }
 
     /// These formats and `format`, which is asked before [`Binary`] (the last, which claims
-    /// every file).
+    /// every file), in directories and inside packages alike.
     pub fn with(mut self, format: impl Format + 'static) -> Formats {
         let at = self.formats.len().saturating_sub(1);
-        self.formats.insert(at, Box::new(format));
-        self
+        self.formats.insert(at, Arc::new(format));
+        Formats::made(self.formats, self.settings)
     }
 
     /// The format of `file`: the first that claims it.
@@ -359,7 +382,7 @@ impl Formats {
         self.formats
             .iter()
             .find(|f| f.claims(file))
-            .map(Box::as_ref)
+            .map(Arc::as_ref)
             .unwrap_or(&Binary)
     }
 

@@ -118,15 +118,22 @@ pub fn rewrite_package(
         Some(_) => tempfile::tempfile_in(&dir),
     }
     .map_err(|e| Error::new(&dir, ErrorKind::CreateTemp(e)))?;
-    let read = |path: &str, _: &[u8]| action(path) == Some(TreeAction::Rewritten);
+    // Planned: the members the plan rewrites. Otherwise (a recompress): every member the
+    // formats would read as a file in a directory, as `gfxkit list` reads the package.
+    let choice = formats.member_choice();
+    let read = |path: &str, prefix: &[u8]| {
+        if planned.is_some() {
+            action(path) == Some(TreeAction::Rewritten)
+        } else {
+            let member = path.rsplit_once('!').map_or(path, |(_, m)| m);
+            choice.wants(member, prefix)
+        }
+    };
     let remove = |path: &str| action(path) == Some(TreeAction::Dropped);
-    let edits = match planned {
-        None => Edits::rewriting(&f),
-        Some(_) => Edits {
-            rewrite: &f,
-            read: &read,
-            remove: &remove,
-        },
+    let edits = Edits {
+        rewrite: &f,
+        read: &read,
+        remove: &remove,
     };
     let changed = rewrite(name, data, &opts, &TempSpill, &edits, &mut staged)
         .map_err(|e| Error::new(name, ErrorKind::Rewrite(e)))?;

@@ -708,3 +708,169 @@ fn a_format_added_through_the_interface_is_pruned_through_it() {
     .unwrap();
     assert_eq!(std::fs::read(written.join("kernels.wrap")).unwrap(), bytes);
 }
+
+/// The members of a tar holding `files` (name, path on disk), in that order.
+fn tarball(out: &Path, files: &[(&str, &Path)]) -> Vec<u8> {
+    let mut tar = tar::Builder::new(Vec::new());
+    for (name, path) in files {
+        let bytes = std::fs::read(path).unwrap();
+        let mut h = tar::Header::new_gnu();
+        h.set_size(bytes.len() as u64);
+        h.set_mode(0o644);
+        h.set_cksum();
+        tar.append_data(&mut h, name, &bytes[..]).unwrap();
+    }
+    let bytes = tar.into_inner().unwrap();
+    std::fs::write(out, &bytes).unwrap();
+    bytes
+}
+
+/// The toys inside a package: read by `list`, `size` and `verify` as members, recompressed
+/// and pruned by the package rewrite, once the formats a run is given hold them; the standard
+/// formats do not even read those members.
+#[test]
+fn a_format_added_through_the_interface_is_read_inside_packages() {
+    use gfxkit_io::package::rewrite_package;
+    use gfxkit_io::rewrite::RewriteOptions;
+    use gfxkit_shrink::{Conversion, Method, Pattern, Selection, Transform};
+    let tmp = tempfile::tempdir().unwrap();
+    let toy_file = toy(tmp.path(), "kernels.toy", &["gfx906", "gfx90a"], 2);
+    let wrap_file = toy_of(
+        WRAP,
+        tmp.path(),
+        "kernels.wrap",
+        &["gfx906", "gfx90a", "gfx1100"],
+        2,
+    );
+    let pkg = tmp.path().join("toys.tar");
+    let data = tarball(
+        &pkg,
+        &[
+            ("share/kernels.toy", &toy_file),
+            ("share/kernels.wrap", &wrap_file),
+        ],
+    );
+    let standard = Formats::standard();
+    let formats = Formats::standard().with(Toy).with(Wrap);
+    assert!(formats.member_choice().wants("share/kernels.toy", MAGIC));
+    assert!(!standard.member_choice().wants("share/kernels.toy", MAGIC));
+    let member = |name: &str| format!("{}!share/{name}", pkg.display());
+
+    // list: each toy a member with its bundle's targets.
+    let opts = whole::ListOptions::default();
+    let listed = whole::list(std::slice::from_ref(&pkg), opts, &formats, &()).unwrap();
+    let targets = |path: &str| -> Vec<String> {
+        let f = listed.iter().find(|f| f.path == path).expect(path);
+        f.bundles
+            .iter()
+            .flat_map(|b| &b.entries)
+            .filter_map(|e| e.target_id.clone())
+            .collect()
+    };
+    assert_eq!(targets(&member("kernels.toy")), ["gfx906", "gfx90a"]);
+    assert_eq!(
+        targets(&member("kernels.wrap")),
+        ["gfx1100", "gfx906", "gfx90a"]
+    );
+    let plain = whole::list(std::slice::from_ref(&pkg), opts, &standard, &()).unwrap();
+    assert!(
+        plain.iter().all(|f| f.bundles.is_empty()),
+        "{:?}",
+        plain.iter().map(|f| &f.path).collect::<Vec<_>>()
+    );
+
+    // size and verify: both members.
+    let sized = whole::size(
+        std::slice::from_ref(&pkg),
+        &whole::SizeOptions::default(),
+        &formats,
+        &(),
+    )
+    .unwrap();
+    assert_eq!(sized.files.len(), 2, "{:?}", sized.errors);
+    let verified = whole::verify(std::slice::from_ref(&pkg), false, &formats, &()).unwrap();
+    assert_eq!(verified.files.len(), 2, "{:?}", verified.errors);
+    assert!(verified.files.iter().all(|f| f.ok), "{:?}", verified.files);
+
+    let rewrite = |formats: &Formats, t: &Transform, out: &Path| {
+        let opts = RewriteOptions {
+            target: Some(out),
+            like: None,
+            durability: gfxkit_io::Durability::Rename,
+            allow_empty: false,
+            drop_signature: false,
+            digests: true,
+            formats,
+        };
+        rewrite_package(&pkg.display().to_string(), &data, t, &opts).unwrap()
+    };
+    let members = |path: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut a = tar::Archive::new(std::fs::File::open(path).unwrap());
+        a.entries()
+            .unwrap()
+            .map(|e| {
+                let mut e = e.unwrap();
+                let name = e.path().unwrap().display().to_string();
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut e, &mut bytes).unwrap();
+                (name, bytes)
+            })
+            .collect()
+    };
+
+    // recompress: the wrapper's bundle compressed behind its magic; the whole toy, which no
+    // format rewrites, as it was. Without the formats, nothing is read, nothing changes.
+    let compress = Transform {
+        selection: Selection::All,
+        conversion: Conversion::Compressed {
+            version: 3,
+            method: Method::Zstd,
+            level: None,
+        },
+        limits: Default::default(),
+    };
+    let out = tmp.path().join("compressed.tar");
+    let done = rewrite(&formats, &compress, &out);
+    let changed: Vec<&str> = done.changed.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(changed, [member("kernels.wrap")]);
+    let written = members(&out);
+    assert_eq!(
+        written[0],
+        (
+            "share/kernels.toy".to_owned(),
+            std::fs::read(&toy_file).unwrap()
+        )
+    );
+    assert_eq!(written[1].0, "share/kernels.wrap");
+    assert!(written[1].1.starts_with(WRAP));
+    assert_eq!(&written[1].1[WRAP.len()..][..4], b"CCOB");
+    let relisted = whole::list(std::slice::from_ref(&out), opts, &formats, &()).unwrap();
+    assert_eq!(relisted.len(), 2);
+    let plain = tmp.path().join("plain.tar");
+    assert!(rewrite(&standard, &compress, &plain).changed.is_empty());
+
+    // prune: the whole toy dropped, the wrapper's bundle cut to the kept target.
+    let keep = Transform {
+        selection: Selection::Keep(vec![Pattern::parse("gfx1100").unwrap()]),
+        conversion: Conversion::Keep,
+        limits: Default::default(),
+    };
+    let out = tmp.path().join("pruned.tar");
+    rewrite(&formats, &keep, &out);
+    let written = members(&out);
+    assert_eq!(
+        written.len(),
+        1,
+        "{:?}",
+        written.iter().map(|m| &m.0).collect::<Vec<_>>()
+    );
+    assert_eq!(written[0].0, "share/kernels.wrap");
+    let relisted = whole::list(std::slice::from_ref(&out), opts, &formats, &()).unwrap();
+    let kept: Vec<String> = relisted[0]
+        .bundles
+        .iter()
+        .flat_map(|b| &b.entries)
+        .filter_map(|e| e.target_id.clone())
+        .collect();
+    assert_eq!(kept, ["gfx1100"]);
+}

@@ -58,7 +58,8 @@ mod zipinfo;
 pub use detect::{detect, Compression, Format};
 pub use error::{Error, ErrorKind, Result};
 pub use walk::{
-    walk, walk_watched, Bytes, Member, MemorySpill, Options, Spill, SpillWriter, Visited, Walk,
+    walk, walk_watched, Bytes, Member, MemberChoice, MemorySpill, Options, Spill, SpillWriter,
+    Visited, Walk,
 };
 
 /// Whether a member named `name` whose first bytes are `prefix` may hold device code: a kind

@@ -32,8 +32,9 @@ pub struct Options {
     /// Which members (other than archives, which are walked) are read and handed to the
     /// function, by the member's name and first bytes (up to [`PREFIX_LEN`]): by default
     /// [`crate::may_hold_device_code`]. gfxkit's commands pass the choice their directory
-    /// walks make, so that a member is read when the same file in a directory would be.
-    pub wanted: fn(&str, &[u8]) -> bool,
+    /// walks make (the formats of the run), so that a member is read when the same file in a
+    /// directory would be.
+    pub wanted: MemberChoice,
     /// The platform whose image a multi-platform container image is read as (`None`:
     /// linux/amd64 when the image has it, else its only platform). The caller passes its
     /// choice (`gfxkit --platform`); `None` by default.
@@ -48,9 +49,61 @@ impl Default for Options {
             max_member: 64 << 30,
             max_total: 256 << 30,
             all_members: false,
-            wanted: crate::may_hold_device_code,
+            wanted: MemberChoice::default(),
             platform: None,
         }
+    }
+}
+
+/// Which members of a package a walk reads ([`Options::wanted`]): a function of a member's
+/// name (its path in the package) and its first bytes (up to [`PREFIX_LEN`]), shared by the
+/// walk's threads. Cloning it shares the function.
+///
+/// ```
+/// use gfxkit_package::MemberChoice;
+/// let dat = MemberChoice::new(|name: &str, _: &[u8]| name.ends_with(".dat"));
+/// assert!(dat.wants("lib/TensileLibrary.dat", b""));
+/// assert!(!dat.wants("lib/README", b"# readme"));
+/// // By default: what may hold device code.
+/// assert!(MemberChoice::default().wants("x.hipfb", b"__CLANG_OFFLOAD_BUNDLE__"));
+/// ```
+#[derive(Clone)]
+pub struct MemberChoice(std::sync::Arc<ChoiceFn>);
+
+/// The function of a [`MemberChoice`]: a member's name and first bytes.
+type ChoiceFn = dyn Fn(&str, &[u8]) -> bool + Send + Sync;
+
+impl MemberChoice {
+    /// The members `f` says yes to.
+    pub fn new(f: impl Fn(&str, &[u8]) -> bool + Send + Sync + 'static) -> MemberChoice {
+        MemberChoice(std::sync::Arc::new(f))
+    }
+
+    /// Whether the member named `name` whose first bytes are `prefix` is read.
+    pub fn wants(&self, name: &str, prefix: &[u8]) -> bool {
+        (self.0)(name, prefix)
+    }
+}
+
+/// [`crate::may_hold_device_code`].
+impl Default for MemberChoice {
+    fn default() -> MemberChoice {
+        MemberChoice::new(crate::may_hold_device_code)
+    }
+}
+
+/// The same function (one [`MemberChoice`] and its clones).
+impl PartialEq for MemberChoice {
+    fn eq(&self, other: &MemberChoice) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for MemberChoice {}
+
+impl std::fmt::Debug for MemberChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MemberChoice(..)")
     }
 }
 
@@ -509,7 +562,7 @@ pub(crate) fn member<T: Send>(
         let mut whole = Cursor::new(&prefix[..]).chain(r);
         return walk_stream(ctx, &path, &mut whole, format, depth + 1);
     }
-    if !ctx.opts.all_members && !(ctx.opts.wanted)(name, &prefix) {
+    if !ctx.opts.all_members && !ctx.opts.wanted.wants(name, &prefix) {
         // A member named as native code whose first bytes say otherwise may be a library
         // whose magic was damaged: it is read to its end, so that the container's check
         // (a zip member's CRC-32) runs. Other members are passed over unread.

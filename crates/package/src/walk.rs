@@ -16,7 +16,9 @@ use crate::members::{walk_stream, walk_zip, Ctx};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-pub use crate::members::{Bytes, Member, MemorySpill, Options, Spill, SpillWriter, Visited, Walk};
+pub use crate::members::{
+    Bytes, Member, MemberChoice, MemorySpill, Options, Spill, SpillWriter, Visited, Walk,
+};
 
 /// Walks the package `data` named `name` (which starts every member path). Zip members are
 /// read in parallel; stream formats in order, each member visited while the next is read. Errors for the package as a whole (not a

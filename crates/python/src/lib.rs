@@ -414,6 +414,7 @@ static SETTINGS: std::sync::RwLock<gfxkit_io::Settings> =
             max_uncompressed: gfxkit_bundle::limits::MAX_UNCOMPRESSED_SIZE,
         },
         platform: None,
+        members: None,
     });
 
 /// The module's settings as they are now ([`SETTINGS`]).

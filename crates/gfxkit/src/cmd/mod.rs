@@ -115,6 +115,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     let s = &gfxkit_io::Settings {
         limits,
         platform: cli.platform,
+        ..Default::default()
     };
     match cli.command {
         Command::Target(a) => target::run(a),
