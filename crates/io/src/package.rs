@@ -432,6 +432,7 @@ fn plan(
             Item::File {
                 mode: 0o644,
                 len: size,
+                stamp: None,
             },
         ));
         decided.insert(path, p);

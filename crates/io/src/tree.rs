@@ -54,10 +54,50 @@ pub struct PrunedTree {
 /// One path of the input tree.
 #[derive(Debug)]
 pub(crate) enum Item {
-    Dir { mode: u32 },
-    Symlink { target: PathBuf },
-    File { mode: u32, len: u64 },
+    Dir {
+        mode: u32,
+    },
+    Symlink {
+        target: PathBuf,
+    },
+    /// A regular file, with its stamp when read from a directory (`None` in a package).
+    File {
+        mode: u32,
+        len: u64,
+        stamp: Option<Stamp>,
+    },
     Special,
+}
+
+/// What tells whether a file changed between the plan of a prune and its write: device, inode,
+/// length, and the times of the last change of the contents and of the inode. A rewrite kept
+/// from the plan ([`Pruned::held`]) is put back only over a file with the same stamp; any other
+/// is rewritten again from what it holds then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    modified: (i64, i64),
+    changed: (i64, i64),
+}
+
+impl Stamp {
+    fn of(m: &std::fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.len(),
+            modified: (m.mtime(), m.mtime_nsec()),
+            changed: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+
+    /// Whether the file at `path` still has this stamp.
+    fn holds_for(&self, path: &Path) -> bool {
+        std::fs::symlink_metadata(path).is_ok_and(|m| Stamp::of(&m) == *self)
+    }
 }
 
 /// Whether `path` is a directory (not a symbolic link to one): a tree to prune.
@@ -500,6 +540,7 @@ pub(crate) fn walk(root: &Path) -> Result<Vec<(String, Item)>, Error> {
                 Item::File {
                     mode: meta_mode(&m),
                     len: m.len(),
+                    stamp: Some(Stamp::of(&m)),
                 }
             } else {
                 Item::Special
@@ -809,7 +850,7 @@ fn fill(
         .zip(write.par_iter())
         .filter(|(_, w)| **w)
         .try_for_each(|(((rel, item), plan), _)| {
-            let (Item::File { mode, .. }, Some(plan)) = (item, plan) else {
+            let (Item::File { mode, stamp, .. }, Some(plan)) = (item, plan) else {
                 return Ok(());
             };
             let dst = root.join(rel);
@@ -825,8 +866,13 @@ fn fill(
                     let file = formats.file(&src, &mapped).with_limits(t.limits);
                     let format = formats.of(&file);
                     // The rewrite made when the file was planned, put back over the input
-                    // read again; made again when it was not kept.
-                    let planned = plan.held.take().and_then(|h| h.attach(&mapped));
+                    // read again; made again when it was not kept, or when the file changed
+                    // since it was walked.
+                    let planned = plan
+                        .held
+                        .take()
+                        .filter(|_| stamp.is_some_and(|s| s.holds_for(&src)))
+                        .and_then(|h| h.attach(&mapped));
                     let rewritten = match (planned, plan.file.report.clone()) {
                         (Some(output), Some(report)) => gfxkit_shrink::Rewritten { output, report },
                         _ => format.rewrite(&file, t)?,
@@ -1017,6 +1063,35 @@ fn copy(src: &Path, dst: &Path, mode: u32) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_changed_to_the_same_length_loses_its_stamp() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("libk.so");
+        std::fs::write(&path, b"first bytes").unwrap();
+        let stamp = Stamp::of(&std::fs::symlink_metadata(&path).unwrap());
+        assert!(stamp.holds_for(&path));
+        // Read, mapped, copied elsewhere: still the same file.
+        let _ = Input::open(&path).unwrap();
+        std::fs::copy(&path, d.path().join("copy")).unwrap();
+        assert!(stamp.holds_for(&path));
+        // The same length written in place, its time set back as a copy tool would keep it:
+        // the inode's change time still tells.
+        let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        std::io::Write::write_all(&mut &f, b"other bytes").unwrap();
+        f.set_modified(modified).unwrap();
+        drop(f);
+        assert!(!stamp.holds_for(&path));
+        // Replaced by another file of the same length (a new inode), or gone.
+        let fresh = Stamp::of(&std::fs::symlink_metadata(&path).unwrap());
+        std::fs::write(d.path().join("new"), b"third bytes").unwrap();
+        std::fs::rename(d.path().join("new"), &path).unwrap();
+        assert!(!fresh.holds_for(&path));
+        std::fs::remove_file(&path).unwrap();
+        assert!(!fresh.holds_for(&path));
+    }
 
     /// A rewritten file whose planned rewrite holds `n` bytes of its own.
     fn rewritten(n: usize) -> Pruned {
