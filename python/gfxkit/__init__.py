@@ -45,6 +45,20 @@ from . import census  # noqa: E402 - callable: gfxkit.census(inputs, out, ...)
 __version__: str = _gfxkit.__version__
 
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
+"""What the functions read: a path (``pkg.whl!lib/x.so`` for a package member) or a file's
+bytes. Bytes go by ``<bytes>`` in answers unless the function's ``name=`` gives the name of the
+file they are (``TensileLibrary_gfx942.dat``, ``torch-2.7-cp312-linux_x86_64.whl``): a file
+that is known by its name, such as a Tensile index, is then read as that file, and a package's
+members are named ``name!member``. Bytes are read on their own: nothing beside them is."""
+
+
+def _named(src: Any, name: Optional[str]) -> Any:
+    """``src``, or bytes with the name they go by (``name=``)."""
+    if name is None:
+        return src
+    if not isinstance(src, (bytes, bytearray, memoryview)):
+        raise TypeError("name= names bytes; a path goes by itself")
+    return (str(name), bytes(src))
 
 
 def _cell(value: Any) -> str:
@@ -507,7 +521,7 @@ def _each(made: Any, cls: Any) -> Any:
 
 
 def list(  # noqa: A001
-    src: Source, *, check: bool = False, strict: bool = True
+    src: Source, *, check: bool = False, strict: bool = True, name: Optional[str] = None
 ) -> Union[Inventory, "List[Inventory]"]:
     """The device code in one file, as ``gfxkit list --json`` lists it; for a package, a list
     with one :class:`Inventory` per member that may hold device code (``path`` is
@@ -520,8 +534,9 @@ def list(  # noqa: A001
             objects' headers (``gfxkit list --check``).
         strict: raise :class:`FormatError` when the device code cannot be read; with
             ``strict=False`` the result carries ``error`` instead.
+        name: the name of the file ``src``'s bytes are (:data:`Source`).
     """
-    return _each(_gfxkit.list(src, check, strict), Inventory)
+    return _each(_gfxkit.list(_named(src, name), check, strict), Inventory)
 
 
 def list_summary(src: Source) -> Summary:
@@ -542,6 +557,7 @@ def select(
     kpack_loader: str = "current",
     rocm: Optional[str] = None,
     cu_count: Optional[int] = None,
+    name: Optional[str] = None,
 ) -> Union[Selection, "List[Selection]"]:
     """Which code object the HIP runtime would load on ``device`` from each unit of a file
     (``gfxkit select --device DEVICE --json``); for a package, one :class:`Selection` per
@@ -552,17 +568,23 @@ def select(
     beside it) gets a unit of ``format`` ``"database"`` naming the ``files`` it opens on the
     device, or ``selected: None`` with the missing files in ``reason``. ``rocm`` (``"6.2"``,
     ``"auto"``): as the runtime of that ROCm release (``--rocm``). ``cu_count``: the device's
-    number of compute units (``--cu-count``), for kernel databases with rows per count."""
-    return _each(_gfxkit.select(src, str(device), kpack_loader, rocm, cu_count), Selection)
+    number of compute units (``--cu-count``), for kernel databases with rows per count.
+    ``name``: the name of the file ``src``'s bytes are (:data:`Source`)."""
+    return _each(
+        _gfxkit.select(_named(src, name), str(device), kpack_loader, rocm, cu_count), Selection
+    )
 
 
-def verify(src: Source) -> Union[Verification, "List[Verification]"]:
+def verify(
+    src: Source, *, name: Optional[str] = None
+) -> Union[Verification, "List[Verification]"]:
     """Checks a file's device code for damage and for what keeps the HIP runtime from loading
     it (``gfxkit verify --json``); for a package, one :class:`Verification` per member with
     device code (members without any, such as CPU-only libraries, are left out; the CLI names
     them under ``without_device_code``). Raises :class:`NoDeviceCodeError` for a file, or a
-    package, without device code."""
-    return _each(_gfxkit.verify(src), Verification)
+    package, without device code. ``name``: the name of the file ``src``'s bytes are
+    (:data:`Source`)."""
+    return _each(_gfxkit.verify(_named(src, name)), Verification)
 
 
 def doctor(
@@ -651,6 +673,7 @@ def size(
     duplicates: bool = False,
     html: Union[None, str, "os.PathLike[str]"] = None,
     check: bool = False,
+    name: Optional[str] = None,
 ) -> SizeReport:
     """Device bytes per architecture, file and bundle, and what keeping only ``keep`` would
     save (``gfxkit size --json [--keep ...] PATH...``). ``src`` is a file's bytes, or a path
@@ -660,11 +683,13 @@ def size(
     objects stored more than once, ``--duplicates``); ``html`` also writes there the page
     ``--html`` writes (a chart per architecture, a sortable table per file). Compressed
     bundles are counted from their headers and not verified unless ``check`` (``--check``:
-    each decompressed in full and its hash checked, damage an error)."""
+    each decompressed in full and its hash checked, damage an error). ``name``: the name of
+    the file ``src``'s bytes are (:data:`Source`)."""
     if not isinstance(src, (bytes, bytearray, memoryview, str, os.PathLike)):
         src = [os.fspath(p) for p in src]
     elif isinstance(src, (bytearray, memoryview)):
         src = bytes(src)
+    src = _named(src, name)
     return SizeReport(
         _gfxkit.size(
             src,
@@ -682,6 +707,7 @@ def extract(
     target: Union[None, str, TargetId, Sequence[Union[str, TargetId]]] = None,
     *,
     ignore_hash: bool = False,
+    name: Optional[str] = None,
 ) -> List[Entry]:
     """The entries of a file (every one but empty host entries), or those ``target`` selects
     (a target ID or entry ID, or several), with their bytes: what ``gfxkit extract`` writes.
@@ -693,7 +719,8 @@ def extract(
 
     ``gfx90a`` selects ``gfx90a:xnack+`` and ``gfx90a:xnack-``; ``gfx90a:xnack+`` selects
     ``gfx90a:xnack+`` and a plain ``gfx90a``. Compressed bundles are decompressed, their hash
-    checked unless ``ignore_hash``.
+    checked unless ``ignore_hash``. ``name``: the name of the file ``src``'s bytes are
+    (:data:`Source`).
     """
     if target is None:
         targets: List[str] = []
@@ -701,18 +728,23 @@ def extract(
         targets = [str(target)]
     else:
         targets = [str(t) for t in target]
-    return [Entry(*t) for t in _gfxkit.extract(src, targets, ignore_hash)]
+    return [Entry(*t) for t in _gfxkit.extract(_named(src, name), targets, ignore_hash)]
 
 
-def inspect(src: Source, demangle: bool = False) -> CodeObject:
+def inspect(src: Source, demangle: bool = False, *, name: Optional[str] = None) -> CodeObject:
     """One AMDGPU code object, as ``gfxkit inspect --json`` prints it (header, ``e_flags``,
     target ID, kernels with their descriptor, occupancy and arguments, metadata);
-    ``demangle=True`` as ``--demangle`` adds each kernel's demangled name."""
-    return CodeObject(_gfxkit.inspect(src, demangle))
+    ``demangle=True`` as ``--demangle`` adds each kernel's demangled name. ``name``: the name
+    of the file ``src``'s bytes are (:data:`Source`)."""
+    return CodeObject(_gfxkit.inspect(_named(src, name), demangle))
 
 
 def kernels(
-    src: Source, target: Union[None, str, TargetId] = None, *, demangle: bool = False
+    src: Source,
+    target: Union[None, str, TargetId] = None,
+    *,
+    demangle: bool = False,
+    name: Optional[str] = None,
 ) -> KernelListing:
     """Every kernel of every code object in a file or directory (searched as ``gfxkit
     kernels`` searches it): bundles, host binaries, archives,
@@ -722,8 +754,10 @@ def kernels(
     the demangled names. A Tensile index (``TensileLibrary.dat``) gives its solutions, each
     resolved to the code object beside it that holds its kernel (``solutions``; ``target``
     keeps one processor's rows). Unreadable code objects are listed in ``errors``, not
-    raised."""
-    return KernelListing(_gfxkit.kernels(src, None if target is None else str(target), demangle))
+    raised. ``name``: the name of the file ``src``'s bytes are (:data:`Source`)."""
+    return KernelListing(
+        _gfxkit.kernels(_named(src, name), None if target is None else str(target), demangle)
+    )
 
 
 def kpack_split(
@@ -797,6 +831,7 @@ def prune(
     level: Optional[int] = None,
     allow_empty: bool = False,
     drop_signature: bool = False,
+    name: Optional[str] = None,
 ) -> WriteReport:
     """Keeps (``keep``) or drops (``drop``) architectures in a host binary, archive or
     bundle (``gfxkit prune``). The result is written to ``output`` (or over the input with
@@ -812,10 +847,11 @@ def prune(
     lists the rewritten ``members`` and, as for a tree, the ``files`` kept, dropped or cut
     whole.
     Windows DLLs and EXEs are rewritten too; a signed one (Authenticode) is refused unless
-    ``drop_signature``, which writes it unsigned."""
+    ``drop_signature``, which writes it unsigned. ``name``: the name of the file ``src``'s
+    bytes are (:data:`Source`)."""
     return WriteReport(
         _gfxkit.prune(
-            src,
+            _named(src, name),
             [str(k) for k in keep],
             [str(d) for d in drop],
             None if output is None else os.fspath(output),
@@ -840,12 +876,14 @@ def recompress(
     method: Optional[str] = None,
     level: Optional[int] = None,
     drop_signature: bool = False,
+    name: Optional[str] = None,
 ) -> WriteReport:
     """Converts the compression of every bundle (``gfxkit recompress``; CCOB v2 zstd unless
-    told otherwise), written as :func:`prune` writes."""
+    told otherwise), written as :func:`prune` writes. ``name``: the name of the file
+    ``src``'s bytes are (:data:`Source`)."""
     return WriteReport(
         _gfxkit.recompress(
-            src,
+            _named(src, name),
             None if output is None else os.fspath(output),
             in_place,
             uncompressed,

@@ -4,7 +4,9 @@ package, which wraps these functions in typed results."""
 import os
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-_Source = Union[str, os.PathLike[str], bytes, bytearray, memoryview]
+#: A path, bytes, or bytes with the name of the file they are (``name=`` of the ``gfxkit``
+#: functions).
+_Source = Union[str, os.PathLike[str], bytes, bytearray, memoryview, Tuple[str, bytes]]
 
 __version__: str
 __build__: str

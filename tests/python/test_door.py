@@ -83,3 +83,74 @@ def test_kernel_databases_in_bytes_are_read(package):
     # The raw code object is sized by architecture, as on disk.
     sized = gfxkit.size(package.read_bytes()).to_dict()
     assert any(f["path"].endswith("k-gfx90a.co") for f in sized["files"]), sized["files"]
+
+
+@pytest.fixture(scope="module")
+def kinds(built, package) -> dict:
+    """One file of every kind, by the name it has on disk. Not a binary split by kpack: its
+    answer is the archives beside it, and bytes are read without what lies beside them."""
+    archive = sorted((package.parent / ".kpack").glob("*.kpack"))[0]
+    shard = next(HIPBLASLT.glob("TensileLibrary_*_gfx1151.dat"))
+    files = {
+        "k.hipfb": built["bundle"],
+        "kz.hipfb": built["ccob"],
+        "libk.so": built["lib"],
+        "k-gfx90a.co": built["code_object"],
+        archive.name: archive,
+        "TensileLibrary_lazy_gfx1151.dat": HIPBLASLT / "TensileLibrary_lazy_gfx1151.dat",
+        "TensileLiteLibrary_lazy_Mapping.dat": HIPBLASLT / "TensileLiteLibrary_lazy_Mapping.dat",
+        shard.name: shard,
+        shard.with_suffix(".co").name: shard.with_suffix(".co"),
+        "every_kind.whl": package,
+    }
+    return {name: Path(p) for name, p in files.items()}
+
+
+def _unresolved(value):
+    """The answer for a path as bytes get it: a kernel database's files beside it not looked
+    for (``resolved`` false, nothing ``missing``)."""
+    if isinstance(value, dict):
+        value = {k: _unresolved(v) for k, v in value.items()}
+        if value.get("resolved") is True and "rows" in value:
+            value["resolved"] = False
+            value["rows"] = [{**r, "missing": []} for r in value["rows"]]
+        return value
+    if isinstance(value, list):
+        return [_unresolved(v) for v in value]
+    return value
+
+
+def _answer(call, src, **kw):
+    """The answer as plain data, or the error raised (its type and text)."""
+    try:
+        return _dicts(call(src, **kw))
+    except gfxkit.Error as e:
+        return (type(e).__name__, str(e))
+
+
+@pytest.mark.parametrize("command", ["list", "size", "verify", "kernels"])
+def test_named_bytes_answer_as_the_file_alone(kinds, command, tmp_path):
+    """Bytes given with the name of the file they are (``name=``) answer as that file alone
+    in a directory: a Tensile index is read as one, a package's members named after it. What
+    lies beside bytes is not read: the files an index names are not looked for. The same
+    bytes without a name are ``<bytes>``, which no name-bound kind is."""
+    call = {
+        "list": lambda src, **kw: gfxkit.list(src, strict=False, **kw),
+        "size": gfxkit.size,
+        "verify": gfxkit.verify,
+        "kernels": gfxkit.kernels,
+    }[command]
+    for name, path in kinds.items():
+        alone = tmp_path / name.replace(".", "_") / name
+        alone.parent.mkdir()
+        alone.write_bytes(path.read_bytes())
+        by_path = _unresolved(_answer(call, alone))
+        by_bytes = _answer(call, alone.read_bytes(), name=str(alone))
+        assert by_bytes == by_path, name
+    index = kinds["TensileLibrary_lazy_gfx1151.dat"].read_bytes()
+    named = gfxkit.list(index, name="TensileLibrary_lazy_gfx1151.dat").to_dict()
+    assert named["database"]["kind"] == "tensile", named
+    unnamed = gfxkit.list(index).to_dict()
+    assert "database" not in unnamed and unnamed["bundles"] == [], unnamed
+    with pytest.raises(TypeError):
+        gfxkit.list(kinds["libk.so"], name="libk.so")

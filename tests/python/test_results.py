@@ -312,6 +312,7 @@ COMMON = {
     "code_object_id": "target compat's first ID", "device_id": "its second",
     "limit": "--max-uncompressed", "platform": "--platform",
     "archives": "kpack inline ARCHIVE...",
+    "name": "the name of the file bytes are (a path names itself on the command line)",
 }
 COMMAND = {"list": "list", "list_summary": "list", "select": "select", "verify": "verify",
            "doctor": "doctor", "check": "check", "diff": "diff", "size": "size",
@@ -382,12 +383,17 @@ def readme_python() -> str:
 
 def test_readme_python_examples_run(built, tmp_path, monkeypatch):
     """Every line of the README's Python examples, with its file names given real files: the
-    library (a HIP shared library clang-19 built), a bundle, a member's bytes."""
+    library (a HIP shared library clang-19 built), a bundle, a member's bytes, the bytes of a
+    Tensile index (Debian's hipBLASLt)."""
     monkeypatch.chdir(tmp_path)
     shutil.copyfile(built["lib"], tmp_path / "librocsparse.so")
     shutil.copyfile(built["lib"], tmp_path / "libfoo.so")
     shutil.copyfile(built["bundle"], tmp_path / "app.hipfb")
-    ns = {"member_bytes": Path(built["bundle"]).read_bytes()}
+    index = ROOT / "target/real/sid/usr/lib/x86_64-linux-gnu/hipblaslt/library"
+    ns = {
+        "member_bytes": Path(built["bundle"]).read_bytes(),
+        "blob": (index / "TensileLibrary_lazy_gfx1151.dat").read_bytes(),
+    }
     exec(compile(readme_python(), "README.md", "exec"), ns)
     assert (tmp_path / "libfoo-gfx90a.so").is_file()
 

@@ -144,7 +144,8 @@ impl Data<'_> {
     }
 }
 
-/// An input and the name it goes by in reports (the path as given, or `<bytes>`).
+/// An input and the name it goes by in reports (the path as given, the name given with bytes,
+/// or `<bytes>`).
 struct Source<'py> {
     name: String,
     path: Option<PathBuf>,
@@ -173,6 +174,16 @@ impl Source<'_> {
 }
 
 fn source<'py>(src: &Bound<'py, PyAny>) -> PyResult<Source<'py>> {
+    // Bytes and the name they go by (the Python functions' `name=`): read as a file of that
+    // name would be, without what lies beside it.
+    if let Ok((name, b)) = src.extract::<(String, Bound<'py, PyBytes>)>() {
+        return Ok(Source {
+            name,
+            path: None,
+            data: Data::Bytes(b),
+            image_dir: false,
+        });
+    }
     if let Ok(b) = src.downcast::<PyBytes>() {
         return Ok(Source {
             name: "<bytes>".to_owned(),
@@ -934,13 +945,14 @@ fn size<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let keep = inv::size::Keep::parse(&keep)
         .map_err(|e| Fail::from_inventory(&e, e.to_string()).into_py(py, ""))?;
-    if let Ok(b) = src.downcast::<PyBytes>() {
+    // Bytes, or bytes with their name (`name=`).
+    if src.downcast::<PyBytes>().is_ok() || src.extract::<(String, Bound<'py, PyBytes>)>().is_ok() {
         if by_library || duplicates || html.is_some() {
             return Err(pyo3::exceptions::PyValueError::new_err(
                 "by_library, duplicates and html size files and directories, not bytes",
             ));
         }
-        return size_of_bytes(py, &source(b.as_any())?, keep.as_ref(), check);
+        return size_of_bytes(py, &source(src)?, keep.as_ref(), check);
     }
     let paths: Vec<PathBuf> = match src.extract::<PathBuf>() {
         Ok(p) => vec![p],
