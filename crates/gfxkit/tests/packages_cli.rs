@@ -684,6 +684,36 @@ fn the_prune_of_an_installed_conda_environment_keeps_its_records_true() {
     let before = std::fs::read(&built.lib).unwrap();
     let after = std::fs::read(out_dir.join("lib/libt.so")).unwrap();
     assert_ne!(after, before);
+    // A dry run tells the same: every file's action and size after, the record's included.
+    let dry = json_stdout(&gfxkit(&[
+        "prune",
+        "--keep",
+        "gfx90a",
+        env.to_str().unwrap(),
+        "--dry-run",
+        "--json",
+    ]));
+    let files = |r: &serde_json::Value| -> Vec<(String, String, u64, String)> {
+        r["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["path"].as_str().unwrap().to_owned(),
+                    f["action"].as_str().unwrap().to_owned(),
+                    f["size_after"].as_u64().unwrap(),
+                    f["note"].as_str().unwrap_or("").to_owned(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(files(&dry), files(&report));
+    assert_eq!(dry["size_after"], report["size_after"]);
+    assert_eq!(
+        std::fs::metadata(out_dir.join(meta)).unwrap().len(),
+        files(&dry).iter().find(|f| f.0 == meta).unwrap().2
+    );
 }
 
 #[test]

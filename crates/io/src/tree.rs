@@ -183,7 +183,7 @@ pub fn prune_tree(
     let unmatched = settle(input, &items, &mut plans, t, allow_empty, &unplanned_rows)?;
 
     match output {
-        TreeOutput::DryRun => {}
+        TreeOutput::DryRun => update_records(Records::Planned(input), &items, &mut plans)?,
         TreeOutput::Dir(out) => {
             write_tree(formats, input, out, &items, &mut plans, t, meta_mode(&meta))?
         }
@@ -890,7 +890,7 @@ fn fill(
                 _ => copy(&src, &dst, *mode),
             }
         })?;
-    update_records(root, items, plans)?;
+    update_records(Records::Written(root), items, plans)?;
     // Directories last, deepest first: a read-only directory is filled before it is locked.
     for (dir, mode) in dirs.iter().rev() {
         set_mode(dir, *mode)?;
@@ -923,21 +923,32 @@ enum InstalledRecord {
     Conda,
 }
 
-/// The records of installed packages in the tree written at `root` ([`installed_record`])
-/// made to list the pruned tree, as the prune of a wheel or a `.conda` makes its own: the
-/// entries of files rewritten take their new hash and size, those of files left out
-/// (dropped, or in a directory dropped whole) go. A record changed so is
-/// [`TreeAction::Rewritten`] in the report. Entries of files not in the tree, and records
+/// Where [`update_records`] works.
+#[derive(Clone, Copy)]
+enum Records<'a> {
+    /// A dry run: the records read from the input tree, nothing written; the new hash of a
+    /// rewritten file is not known, its length is (so is the new record's size).
+    Planned(&'a Path),
+    /// The pruned tree written at this root: records and rewritten files read from it, the
+    /// new records written there.
+    Written(&'a Path),
+}
+
+/// The records of installed packages in the tree ([`installed_record`]) made to list the
+/// pruned tree, as the prune of a wheel or a `.conda` makes its own: the entries of files
+/// rewritten take their new hash and size, those of files left out (dropped, or in a
+/// directory dropped whole) go. A record changed so is [`TreeAction::Rewritten`] in the
+/// report, with its new size, in a dry run too. Entries of files not in the tree, and records
 /// that do not read, are left as they are.
 fn update_records(
-    root: &Path,
+    at: Records<'_>,
     items: &[(String, Item)],
     plans: &mut [Option<Pruned>],
 ) -> Result<(), Error> {
     use gfxkit_package::record;
-    use std::collections::HashSet;
-    // What is gone and what was rewritten, by path in the tree.
-    let (mut gone, mut rewritten) = (HashSet::new(), HashSet::new());
+    use std::collections::{HashMap, HashSet};
+    // What is gone, and what was rewritten with its new size, by path in the tree.
+    let (mut gone, mut rewritten) = (HashSet::new(), HashMap::new());
     let mut dropped_dir: Option<String> = None;
     for ((rel, item), plan) in items.iter().zip(plans.iter()) {
         if dropped_dir
@@ -955,13 +966,19 @@ fn update_records(
                     gone.insert(rel.as_str());
                 }
             }
-        } else if action == Some(TreeAction::Rewritten) {
-            rewritten.insert(rel.as_str());
+        } else if let Some(p) = plan
+            .as_ref()
+            .filter(|_| action == Some(TreeAction::Rewritten))
+        {
+            rewritten.insert(rel.as_str(), p.file.size_after);
         }
     }
     if gone.is_empty() && rewritten.is_empty() {
         return Ok(());
     }
+    let root = match at {
+        Records::Planned(r) | Records::Written(r) => r,
+    };
     for (i, (rel, item)) in items.iter().enumerate() {
         let (Item::File { mode, .. }, Some((kind, base))) = (item, installed_record(rel)) else {
             continue;
@@ -991,19 +1008,26 @@ fn update_records(
                 format!("{base}/{p}")
             }
         };
-        // Each listed path gone (no new hash) or rewritten (its new hash and size).
+        let hash = |bytes: &[u8]| match kind {
+            InstalledRecord::Wheel => record::hash_field(bytes),
+            InstalledRecord::Conda => record::sha256_hex(bytes),
+        };
+        // Each listed path gone (no new hash) or rewritten (its new hash and size; planned:
+        // a hash of the same length).
         let mut changes: Vec<(String, Option<(String, u64)>)> = Vec::new();
         for path in &listed {
-            let at = in_tree(path);
-            if gone.contains(at.as_str()) {
+            let at_path = in_tree(path);
+            if gone.contains(at_path.as_str()) {
                 changes.push((path.clone(), None));
-            } else if rewritten.contains(at.as_str()) {
-                let bytes = Input::open(&root.join(&at))?;
-                let hash = match kind {
-                    InstalledRecord::Wheel => record::hash_field(&bytes),
-                    InstalledRecord::Conda => record::sha256_hex(&bytes),
+            } else if let Some(&size) = rewritten.get(at_path.as_str()) {
+                let now = match at {
+                    Records::Planned(_) => (hash(&[]), size),
+                    Records::Written(root) => {
+                        let bytes = Input::open(&root.join(&at_path))?;
+                        (hash(&bytes), bytes.len() as u64)
+                    }
                 };
-                changes.push((path.clone(), Some((hash, bytes.len() as u64))));
+                changes.push((path.clone(), Some(now)));
             }
         }
         if changes.is_empty() {
@@ -1028,10 +1052,12 @@ fn update_records(
                 Err(_) => continue,
             },
         };
-        // Written anew (the copy may be read-only), with the mode it had.
-        std::fs::remove_file(&dst).map_err(|e| Error::new(&dst, ErrorKind::Write(e)))?;
-        std::fs::write(&dst, &new).map_err(|e| Error::new(&dst, ErrorKind::Write(e)))?;
-        set_mode(&dst, *mode)?;
+        if let Records::Written(_) = at {
+            // Written anew (the copy may be read-only), with the mode it had.
+            std::fs::remove_file(&dst).map_err(|e| Error::new(&dst, ErrorKind::Write(e)))?;
+            std::fs::write(&dst, &new).map_err(|e| Error::new(&dst, ErrorKind::Write(e)))?;
+            set_mode(&dst, *mode)?;
+        }
         if let Some(p) = plans[i].as_mut() {
             let left_out = changes.iter().filter(|(_, now)| now.is_none()).count();
             p.file.action = TreeAction::Rewritten;
