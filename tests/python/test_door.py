@@ -154,3 +154,24 @@ def test_named_bytes_answer_as_the_file_alone(kinds, command, tmp_path):
     assert "database" not in unnamed and unnamed["bundles"] == [], unnamed
     with pytest.raises(TypeError):
         gfxkit.list(kinds["libk.so"], name="libk.so")
+
+
+@pytest.mark.parametrize("rocm", [None, "6.0"])
+def test_select_of_bytes_is_the_select_of_the_file_alone(kinds, rocm, tmp_path):
+    """``select`` of bytes asks the file's format, as ``select`` of a path does: a ``.kpack``
+    archive is selected from as one, and a release's runtime refuses in bytes what it refuses
+    on disk (ROCm 6.0 does not know gfx1151). Not the files a path judges with the kernel
+    database they belong to (a code object, a Tensile file: its directory; a package's such
+    members), which bytes do not: bytes are judged file by file."""
+    for name, path in kinds.items():
+        if name.endswith((".co", ".dat", ".whl")):
+            continue
+        alone = tmp_path / str(rocm) / name.replace(".", "_") / name
+        alone.parent.mkdir(parents=True)
+        alone.write_bytes(path.read_bytes())
+        for device in ("gfx90a", "gfx1151"):
+            by_path = _answer(gfxkit.select, alone, device=device, rocm=rocm)
+            by_bytes = _answer(
+                gfxkit.select, alone.read_bytes(), device=device, rocm=rocm, name=str(alone)
+            )
+            assert by_bytes == by_path, (name, device)

@@ -18,7 +18,6 @@
 //! member, outputs are written atomically and verified before they replace anything.
 
 use gfxkit_inventory as inv;
-use gfxkit_inventory::Inventory;
 use gfxkit_io::format::{Around, File, Formats};
 use gfxkit_shrink::{Conversion, Pattern, Selection, Transform};
 use gfxkit_target_id::FeatureSetting;
@@ -636,12 +635,12 @@ fn select<'py>(
         let package = s.is_package();
         return one_or_list(py, package, on_disk(path)?);
     }
+    // Bytes: each file as its format selects from it, alone (nothing beside it is read).
+    let formats = formats();
     let (package, got) = per_file(py, &s, |p, d| {
-        let name = p.display().to_string();
-        let inv = Inventory::of_with(d, &settings().limits);
-        let mut sel = inv::select::select_on(&name, &inv, &device, rocm.as_ref().map(|r| &r.rules));
-        sel.error = inv::kpack::archive_damage(d);
-        sel
+        let file = door_file(p, d, false);
+        let rules = rocm.as_ref().map(|r| &r.rules);
+        formats.of(&file).select(&file, &device, loader, rules)
     })?;
     let mut out = Vec::new();
     for (name, g) in got {
