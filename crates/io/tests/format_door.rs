@@ -617,7 +617,7 @@ fn a_format_added_through_the_interface_is_read_by_every_command() {
 /// is rewritten, to the same bytes on its own and in a tree, and read back through its format.
 #[test]
 fn a_format_added_through_the_interface_is_pruned_through_it() {
-    use gfxkit_io::rewrite::{rewrite_file, Original, RewriteOptions};
+    use gfxkit_io::rewrite::{rewrite_file, Original};
     use gfxkit_io::tree::{prune_tree, TreeOutput};
     use gfxkit_shrink::{Conversion, Pattern, Selection, Transform};
     let tmp = tempfile::tempdir().unwrap();
@@ -640,15 +640,7 @@ fn a_format_added_through_the_interface_is_pruned_through_it() {
     };
     let prune_one = |formats: &Formats, input: &Path, t: &Transform, out: &Path| {
         let data = std::fs::read(input).unwrap();
-        let opts = RewriteOptions {
-            target: Some(out),
-            like: None,
-            durability: gfxkit_io::Durability::Rename,
-            allow_empty: false,
-            drop_signature: false,
-            digests: true,
-            formats,
-        };
+        let opts = written_to(out, formats);
         rewrite_file(input, Original::Bytes(&data), t, &opts, &|_| {})
     };
 
@@ -709,6 +701,19 @@ fn a_format_added_through_the_interface_is_pruned_through_it() {
     assert_eq!(std::fs::read(written.join("kernels.wrap")).unwrap(), bytes);
 }
 
+/// A rewrite by `formats` written to `out`.
+fn written_to<'p>(out: &'p Path, formats: &'p Formats) -> gfxkit_io::rewrite::RewriteOptions<'p> {
+    gfxkit_io::rewrite::RewriteOptions {
+        target: Some(out),
+        like: None,
+        durability: gfxkit_io::Durability::Rename,
+        allow_empty: false,
+        drop_signature: false,
+        digests: true,
+        formats,
+    }
+}
+
 /// The members of a tar holding `files` (name, path on disk), in that order.
 fn tarball(out: &Path, files: &[(&str, &Path)]) -> Vec<u8> {
     let mut tar = tar::Builder::new(Vec::new());
@@ -731,7 +736,6 @@ fn tarball(out: &Path, files: &[(&str, &Path)]) -> Vec<u8> {
 #[test]
 fn a_format_added_through_the_interface_is_read_inside_packages() {
     use gfxkit_io::package::rewrite_package;
-    use gfxkit_io::rewrite::RewriteOptions;
     use gfxkit_shrink::{Conversion, Method, Pattern, Selection, Transform};
     let tmp = tempfile::tempdir().unwrap();
     let toy_file = toy(tmp.path(), "kernels.toy", &["gfx906", "gfx90a"], 2);
@@ -793,15 +797,7 @@ fn a_format_added_through_the_interface_is_read_inside_packages() {
     assert!(verified.files.iter().all(|f| f.ok), "{:?}", verified.files);
 
     let rewrite = |formats: &Formats, t: &Transform, out: &Path| {
-        let opts = RewriteOptions {
-            target: Some(out),
-            like: None,
-            durability: gfxkit_io::Durability::Rename,
-            allow_empty: false,
-            drop_signature: false,
-            digests: true,
-            formats,
-        };
+        let opts = written_to(out, formats);
         rewrite_package(&pkg.display().to_string(), &data, t, &opts).unwrap()
     };
     let members = |path: &Path| -> Vec<(String, Vec<u8>)> {
