@@ -539,15 +539,16 @@ def list(  # noqa: A001
     return _each(_gfxkit.list(_named(src, name), check, strict), Inventory)
 
 
-def list_summary(src: Source) -> Summary:
+def list_summary(src: Source, *, name: Optional[str] = None) -> Summary:
     """Which GPU targets ``src`` (a file, a package, or a directory searched as the CLI
     searches it) ships and how many bytes of code objects each, per package,
     container image, site-packages distribution (found through the ``*.dist-info/RECORD``
     that lists a file) or file, as ``gfxkit list --summary --json`` prints it:
     ``{"packages": [{"name", "kind", "files", "targets", "architectures", "device_bytes",
     "code_object_bytes"}], "without_device_code": [...]}`` (``targets`` and
-    ``code_object_bytes`` uncompressed, ``device_bytes`` as stored). Unreadable members are left out (``list`` names them)."""
-    return Summary(_gfxkit.list_summary(src))
+    ``code_object_bytes`` uncompressed, ``device_bytes`` as stored). Unreadable members are left out (``list`` names them).
+    ``name``: the name of the file ``src``'s bytes are (:data:`Source`)."""
+    return Summary(_gfxkit.list_summary(_named(src, name)))
 
 
 def select(

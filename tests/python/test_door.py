@@ -129,7 +129,7 @@ def _answer(call, src, **kw):
 
 
 @pytest.mark.parametrize("command", ["list", "size", "verify", "kernels"])
-def test_named_bytes_answer_as_the_file_alone(kinds, command, tmp_path):
+def test_named_bytes_answer_as_the_file_alone(kinds, package, command, tmp_path):
     """Bytes given with the name of the file they are (``name=``) answer as that file alone
     in a directory: a Tensile index is read as one, a package's members named after it. What
     lies beside bytes is not read: the files an index names are not looked for. The same
@@ -150,6 +150,8 @@ def test_named_bytes_answer_as_the_file_alone(kinds, command, tmp_path):
     index = kinds["TensileLibrary_lazy_gfx1151.dat"].read_bytes()
     named = gfxkit.list(index, name="TensileLibrary_lazy_gfx1151.dat").to_dict()
     assert named["database"]["kind"] == "tensile", named
+    summary = gfxkit.list_summary(package.read_bytes(), name="every_kind.whl").to_dict()
+    assert [p["name"] for p in summary["packages"]] == ["every_kind.whl"], summary
     unnamed = gfxkit.list(index).to_dict()
     assert "database" not in unnamed and unnamed["bundles"] == [], unnamed
     with pytest.raises(TypeError):
