@@ -425,9 +425,9 @@ impl Formats {
 
 /// Whether a member of a package, named `name` (its path in the package) and starting with
 /// `prefix`, is read by a walk of the package: when the standard formats would read the same
-/// file met in a directory ([`Formats::found_in_walk`]). What every package walk of gfxkit's
-/// commands is given ([`gfxkit_package::Options::wanted`], through
-/// [`crate::Settings::package_options`]).
+/// file met in a directory ([`Formats::found_in_walk`]). The choice of walks under
+/// [`Settings`] that name none ([`Settings::members`]); a run's [`Formats`] give their own
+/// ([`Formats::member_choice`]), which for [`Formats::standard`] is this one.
 pub fn member_worth_reading(name: &str, prefix: &[u8]) -> bool {
     Formats::standard().found_in_walk(Path::new(name), prefix)
 }
