@@ -333,6 +333,13 @@ impl Formats {
         )
     }
 
+    /// [`Formats::standard`], made once for the whole process: what walks under settings
+    /// that name no choice of members ask ([`member_worth_reading`]).
+    pub(crate) fn shared_standard() -> &'static Formats {
+        static STANDARD: std::sync::OnceLock<Formats> = std::sync::OnceLock::new();
+        STANDARD.get_or_init(Formats::standard)
+    }
+
     /// `formats` under `settings`, package members chosen by `formats`.
     fn made(formats: Vec<Arc<dyn Format>>, mut settings: Settings) -> Formats {
         let asked = formats.clone();
@@ -429,7 +436,7 @@ impl Formats {
 /// [`Settings`] that name none ([`Settings::members`]); a run's [`Formats`] give their own
 /// ([`Formats::member_choice`]), which for [`Formats::standard`] is this one.
 pub fn member_worth_reading(name: &str, prefix: &[u8]) -> bool {
-    Formats::standard().found_in_walk(Path::new(name), prefix)
+    Formats::shared_standard().found_in_walk(Path::new(name), prefix)
 }
 
 /// How many first bytes of a file [`Formats::worth_reading`] reads (enough for a package's

@@ -121,18 +121,19 @@ pub fn rewrite_package(
     // Planned: the members the plan rewrites. Otherwise (a recompress): every member the
     // formats would read as a file in a directory, as `gfxkit list` reads the package.
     let choice = formats.member_choice();
-    let read = |path: &str, prefix: &[u8]| {
-        if planned.is_some() {
-            action(path) == Some(TreeAction::Rewritten)
-        } else {
-            let member = path.rsplit_once('!').map_or(path, |(_, m)| m);
-            choice.wants(member, prefix)
-        }
+    let by_plan = |path: &str, _: &[u8]| action(path) == Some(TreeAction::Rewritten);
+    let by_formats = |path: &str, prefix: &[u8]| {
+        let member = path.rsplit_once('!').map_or(path, |(_, m)| m);
+        choice.wants(member, prefix)
+    };
+    let read: &(dyn Fn(&str, &[u8]) -> bool + Sync) = match planned {
+        Some(_) => &by_plan,
+        None => &by_formats,
     };
     let remove = |path: &str| action(path) == Some(TreeAction::Dropped);
     let edits = Edits {
         rewrite: &f,
-        read: &read,
+        read,
         remove: &remove,
     };
     let changed = rewrite(name, data, &opts, &TempSpill, &edits, &mut staged)

@@ -43,11 +43,8 @@ impl Settings {
 
     /// Which members of a package are read under these settings ([`Settings::members`]).
     pub fn member_choice(&self) -> MemberChoice {
-        self.members.clone().unwrap_or_else(|| {
-            static STANDARD: std::sync::OnceLock<MemberChoice> = std::sync::OnceLock::new();
-            STANDARD
-                .get_or_init(|| MemberChoice::new(crate::format::member_worth_reading))
-                .clone()
-        })
+        self.members
+            .clone()
+            .unwrap_or_else(|| crate::format::Formats::shared_standard().member_choice())
     }
 }
