@@ -39,6 +39,11 @@ pub struct Options {
     /// linux/amd64 when the image has it, else its only platform). The caller passes its
     /// choice (`gfxkit --platform`); `None` by default.
     pub platform: Option<crate::platform::Platform>,
+    /// Archives inside the package that this choice wants (by name and first bytes) are
+    /// handed to the function whole, as members, instead of being walked (`None`: every
+    /// archive is walked). A prune uses it to rewrite a wheel inside a tarball as a package
+    /// of its own.
+    pub whole_archives: Option<MemberChoice>,
 }
 
 impl Default for Options {
@@ -51,6 +56,7 @@ impl Default for Options {
             all_members: false,
             wanted: MemberChoice::default(),
             platform: None,
+            whole_archives: None,
         }
     }
 }
@@ -550,7 +556,13 @@ pub(crate) fn member<T: Send>(
         Ok(p) => p,
         Err(e) => return vec![Err(Error::from_read(&path, &e))],
     };
-    if let Some(format) = detect(&prefix) {
+    let archive = detect(&prefix).filter(|_| {
+        !ctx.opts
+            .whole_archives
+            .as_ref()
+            .is_some_and(|c| c.wants(name, &prefix))
+    });
+    if let Some(format) = archive {
         if depth >= ctx.opts.max_depth {
             return vec![Err(Error::new(
                 &path,
@@ -562,7 +574,8 @@ pub(crate) fn member<T: Send>(
         let mut whole = Cursor::new(&prefix[..]).chain(r);
         return walk_stream(ctx, &path, &mut whole, format, depth + 1);
     }
-    if !ctx.opts.all_members && !ctx.opts.wanted.wants(name, &prefix) {
+    let whole_archive = detect(&prefix).is_some();
+    if !whole_archive && !ctx.opts.all_members && !ctx.opts.wanted.wants(name, &prefix) {
         // A member named as native code whose first bytes say otherwise may be a library
         // whose magic was damaged: it is read to its end, so that the container's check
         // (a zip member's CRC-32) runs. Other members are passed over unread.
