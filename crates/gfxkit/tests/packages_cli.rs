@@ -747,3 +747,147 @@ fn a_package_that_cannot_be_written_again_is_refused_before_its_members_are_read
     assert!(err.contains("dpkg-deb"), "{err}");
     assert!(!out.path().join("x.deb").exists());
 }
+
+/// The targets of every bundle entry `gfxkit list --json` finds in `path`, sorted, without
+/// repeats (the host entry left out).
+fn listed_targets(path: &Path) -> Vec<String> {
+    let listed = json_stdout(&gfxkit(&["list", "-r", "--json", path.to_str().unwrap()]));
+    let mut ids: Vec<String> = listed["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["bundles"].as_array().unwrap().clone())
+        .flat_map(|b| b["entries"].as_array().unwrap().clone())
+        .filter_map(|e| e["target_id"].as_str().map(str::to_owned))
+        .filter(|t| t != "host")
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+/// A wheel inside a tarball, a tarball inside a zip, and a wheel in a directory are pruned
+/// as packages of their own (they were copied as they were, while `list` and `size` read
+/// them): what is left lists the kept targets only, the inner wheel's `RECORD` is true, the
+/// report counts the members inside once, and a prune that would empty them is refused.
+#[test]
+fn packages_inside_packages_and_trees_are_pruned_as_their_own() {
+    let d = built().dir.path();
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let wheel = "gfxt-1.0-py3-none-linux_x86_64.whl";
+    sh(
+        w,
+        &format!(
+            "mkdir -p house && cp {d}/{wheel} house/ && echo notes > house/README
+             tar -cf outer.tar -C house {wheel} README
+             cp {d}/nested.zip nested.zip",
+            d = d.display()
+        ),
+    );
+    let before = listed_targets(&d.join(wheel));
+    assert!(before.len() > 1 && before.iter().any(|t| t.starts_with("gfx90a")));
+    assert_eq!(listed_targets(&w.join("outer.tar")), before);
+    for (src, dst) in [
+        ("outer.tar", "out.tar"),
+        ("nested.zip", "out.zip"),
+        ("house", "house-out"),
+    ] {
+        let (src, dst) = (w.join(src), w.join(dst));
+        let out = gfxkit(&[
+            "prune",
+            "--keep",
+            "gfx90a",
+            src.to_str().unwrap(),
+            "-o",
+            dst.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("matches no device code"), "{err}");
+        let after = listed_targets(&dst);
+        assert!(
+            !after.is_empty() && after.iter().all(|t| t.starts_with("gfx90a")),
+            "{}: {after:?}\n{text}",
+            dst.display()
+        );
+        if src.ends_with("outer.tar") {
+            // The wheel inside and its library, counted once.
+            assert!(text.contains("outer.tar: 1 member rewritten"), "{text}");
+            assert!(
+                text.contains(&format!("outer.tar!{wheel}!gfxt/lib/libt.so")),
+                "{text}"
+            );
+        }
+    }
+    // The wheel taken out of the tarball, and the one of the directory: zip's own test, and
+    // every RECORD row true.
+    sh(
+        w,
+        &format!(
+            "mkdir -p x && tar -xf out.tar -C x
+             cmp house/README x/README
+             for f in x/{wheel} house-out/{wheel}; do
+             python3 - \"$f\" <<'PY'
+import zipfile, hashlib, base64, sys, csv, io
+z = zipfile.ZipFile(sys.argv[1])
+assert z.testzip() is None
+rows = list(csv.reader(io.StringIO(z.read('gfxt-1.0.dist-info/RECORD').decode())))
+assert len(rows) == len(z.infolist())
+for name, h, size in rows:
+    if not h: continue
+    b = z.read(name)
+    assert h == 'sha256=' + base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b'=').decode(), name
+    assert int(size) == len(b), name
+PY
+             done"
+        ),
+    );
+    // The dry run of the directory names the wheel as a package rewritten, with its size.
+    let dry = json_stdout(&gfxkit(&[
+        "prune",
+        "--keep",
+        "gfx90a",
+        "--dry-run",
+        "--json",
+        w.join("house").to_str().unwrap(),
+        "-o",
+        w.join("house-dry").to_str().unwrap(),
+    ]));
+    let size = std::fs::metadata(w.join("house-out").join(wheel))
+        .unwrap()
+        .len();
+    assert_eq!(
+        report_files(&dry, &["path", "kind", "action", "size_after"])
+            .into_iter()
+            .filter(|f| f[0] == wheel)
+            .collect::<Vec<_>>(),
+        vec![vec![
+            wheel.to_owned(),
+            "package".to_owned(),
+            "rewritten".to_owned(),
+            size.to_string()
+        ]]
+    );
+    // Emptying the wheel inside empties the tarball: refused, nothing written.
+    let out = gfxkit(&[
+        "prune",
+        "--keep",
+        "gfx1151",
+        w.join("outer.tar").to_str().unwrap(),
+        "-o",
+        w.join("empty.tar").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!w.join("empty.tar").exists());
+}

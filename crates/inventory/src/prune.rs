@@ -87,7 +87,8 @@ pub struct TreeFile {
     pub path: String,
     /// `code-object`, `kpack`, `tensile-index`, `tensile-mapping`, `miopen-kdb`, `aks2`,
     /// `aotriton-pack`, `aiter-map`, `host` (a host binary or bundle with offload bundles, or a
-    /// binary split by kpack), `symlink`, `directory` (one dropped whole) or `file`.
+    /// binary split by kpack), `package` (a wheel, tarball or other package, pruned as one of
+    /// its own), `symlink`, `directory` (one dropped whole) or `file`.
     pub kind: &'static str,
     /// What became of it.
     pub action: TreeAction,

@@ -393,6 +393,21 @@ impl Formats {
             .unwrap_or(&Binary)
     }
 
+    /// Whether `file`, found at `rel`, is a package whose members are its device code (a
+    /// wheel, a tarball): no format but the last ([`Binary`]) claims it, and it is no file
+    /// kept or dropped whole by its targets (an AOTriton image is a zip of its own).
+    pub fn is_plain_package(&self, file: &File<'_>, rel: &str) -> Result<bool, crate::Error> {
+        if !crate::input::is_package(file.data) {
+            return Ok(false);
+        }
+        let format = self.of(file);
+        let by_last = self
+            .formats
+            .last()
+            .is_some_and(|l| std::ptr::addr_eq(Arc::as_ref(l), format));
+        Ok(by_last && format.whole_targets(file, rel)?.is_none())
+    }
+
     /// The names of the formats, in the order they are asked.
     pub fn names(&self) -> Vec<&'static str> {
         self.formats.iter().map(|f| f.name()).collect()

@@ -69,6 +69,7 @@ pub mod rewrite;
 pub mod rocm;
 pub mod scan;
 pub mod settings;
+pub(crate) mod settle;
 pub mod split;
 pub mod split_request;
 pub mod split_tree;

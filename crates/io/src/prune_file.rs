@@ -253,6 +253,10 @@ pub fn holds_no_bundles(
             .unwrap_or(true)
 }
 
+/// The kind of a package file or member in a prune's report ([`TreeFile::kind`]): a package
+/// rewritten as one of its own.
+pub(crate) const PACKAGE: &str = "package";
+
 pub(crate) fn tree_file(rel: &str, kind: &'static str, action: TreeAction, size: u64) -> TreeFile {
     TreeFile {
         path: rel.to_owned(),

@@ -21,9 +21,10 @@
 //! inside the tree.
 
 use crate::input::Input;
+use crate::settle::{follow_link, path_index, processor_dir, Item};
 use crate::split::{relative, split_with, Job, SplitOptions, SplitReport};
 pub use crate::split::{OverlayFile, TreeLayout};
-use crate::tree::{follow_link, path_index, processor_dir, set_mode, walk, Item};
+use crate::tree::{set_mode, walk};
 use crate::write::write_atomic_copy;
 use crate::{Error, ErrorKind};
 use gfxkit_kpack::write::Compression;

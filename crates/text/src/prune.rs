@@ -209,10 +209,23 @@ pub fn package(
     changed: &[gfxkit_package::rewrite::Changed],
     out: &mut dyn Write,
 ) -> Result<()> {
-    let before: u64 = changed.iter().map(|c| c.size_before).sum();
-    let after: u64 = changed.iter().map(|c| c.size_after).sum();
-    let removed = changed.iter().filter(|c| c.removed).count();
-    let rewritten = changed.len() - removed;
+    // A package among the members is followed by its own members changed: only they count.
+    let counted: Vec<&gfxkit_package::rewrite::Changed> = changed
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| {
+            !changed.get(i + 1).is_some_and(|next| {
+                next.path
+                    .strip_prefix(c.path.as_str())
+                    .is_some_and(|rest| rest.starts_with('!'))
+            })
+        })
+        .map(|(_, c)| c)
+        .collect();
+    let before: u64 = counted.iter().map(|c| c.size_before).sum();
+    let after: u64 = counted.iter().map(|c| c.size_after).sum();
+    let removed = counted.iter().filter(|c| c.removed).count();
+    let rewritten = counted.len() - removed;
     writeln!(
         out,
         "{name}: {} rewritten{}, {} -> {} uncompressed{}",
