@@ -163,8 +163,8 @@ def test_select_of_bytes_is_the_select_of_the_file_alone(kinds, rocm, tmp_path):
     """``select`` of bytes asks the file's format, as ``select`` of a path does: a ``.kpack``
     archive is selected from as one, and a release's runtime refuses in bytes what it refuses
     on disk (ROCm 6.0 does not know gfx1151). Not the files a path judges with the kernel
-    database they belong to (a code object, a Tensile file: its directory; a package's such
-    members), which bytes do not: bytes are judged file by file."""
+    database their directory makes (a code object, a Tensile file), which bytes of one file
+    cannot: a package's members are judged together (the next test)."""
     for name, path in kinds.items():
         if name.endswith((".co", ".dat", ".whl")):
             continue
@@ -177,3 +177,16 @@ def test_select_of_bytes_is_the_select_of_the_file_alone(kinds, rocm, tmp_path):
                 gfxkit.select, alone.read_bytes(), device=device, rocm=rocm, name=str(alone)
             )
             assert by_bytes == by_path, (name, device)
+
+
+@pytest.mark.parametrize("rocm", [None, "6.0"])
+def test_select_of_package_bytes_is_the_select_of_the_package(package, rocm):
+    """A package given as bytes is judged as the same package on disk: its members together,
+    each kernel database made of the members that hold it (the hipBLASLt index, mapping and
+    shard), not each member alone as before."""
+    for device in ("gfx90a", "gfx1151"):
+        by_path = _answer(gfxkit.select, package, device=device, rocm=rocm)
+        by_bytes = _answer(
+            gfxkit.select, package.read_bytes(), device=device, rocm=rocm, name=str(package)
+        )
+        assert by_bytes == by_path, device

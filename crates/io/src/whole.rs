@@ -226,6 +226,22 @@ pub fn select_on(
         |s| !s.is_empty(),
         select::unreadable,
     )?;
+    Ok(select_together(libraries, members, device, cu_count, rocm))
+}
+
+/// The `select` report of files read already: `libraries`, each file's name and its own
+/// selection ([`crate::format::Format::select`]), judged with the kernel databases that
+/// `members` (the kernel-database files among them, [`crate::format::Format::database_member`])
+/// make, as [`select_on`] judges what it reads; each database no library loads is judged
+/// alone. For files read from memory (Python's bytes, a package's members).
+pub fn select_together(
+    libraries: Vec<(String, Selection)>,
+    members: Vec<database::DbMember>,
+    device: &TargetId,
+    cu_count: Option<u64>,
+    rocm: Option<&RocmRelease>,
+) -> SelectReport {
+    let rules = rocm.map(|r| &r.rules);
     let files = database::with_databases(
         libraries,
         members,
@@ -247,12 +263,12 @@ pub fn select_on(
             f
         },
     );
-    Ok(SelectReport {
+    SelectReport {
         device: device.to_string(),
         cu_count,
         files,
         rocm: rocm.map(|r| r.for_devices(std::slice::from_ref(device))),
-    })
+    }
 }
 
 /// `gfxkit doctor`: the verdict on `devices` of every library under `paths` together with

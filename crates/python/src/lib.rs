@@ -635,29 +635,38 @@ fn select<'py>(
         let package = s.is_package();
         return one_or_list(py, package, on_disk(path)?);
     }
-    // Bytes: each file as its format selects from it, alone (nothing beside it is read).
+    // Bytes: each file as its format selects from it (nothing beside it is read), a package's
+    // members judged with the kernel databases among them, as a path's are.
     let formats = formats();
     let (package, got) = per_file(py, &s, |p, d| {
         let file = door_file(p, d, false);
+        let format = formats.of(&file);
         let rules = rocm.as_ref().map(|r| &r.rules);
-        formats.of(&file).select(&file, &device, loader, rules)
+        match format.database_member(&file) {
+            Some(m) => Err(Box::new(m)),
+            None => Ok(format.select(&file, &device, loader, rules)),
+        }
     })?;
-    let mut out = Vec::new();
+    let (mut libraries, mut members) = (Vec::new(), Vec::new());
     for (name, g) in got {
-        let sel = match g {
-            Got::Value(v) if package && v.is_empty() => continue,
-            Got::Value(v) => v,
-            Got::NoDeviceCode => continue,
-            Got::Damaged(msg, _) => inv::select::unreadable(&name, msg),
-        };
-        out.push(select_answer(
-            py,
-            &device.to_string(),
-            cu_count,
-            sel,
-            rocm.as_ref(),
-        )?);
+        match g {
+            Got::Value(Ok(v)) if package && v.is_empty() => {}
+            Got::Value(Ok(v)) => libraries.push((name, v)),
+            Got::Value(Err(m)) => members.push(*m),
+            Got::NoDeviceCode => {}
+            Got::Damaged(msg, _) => {
+                libraries.push((name.clone(), inv::select::unreadable(&name, msg)))
+            }
+        }
     }
+    let report = py.allow_threads(|| {
+        gfxkit_io::whole::select_together(libraries, members, &device, cu_count, rocm.as_ref())
+    });
+    let out = report
+        .files
+        .into_iter()
+        .map(|f| select_answer(py, &report.device, cu_count, f, rocm.as_ref()))
+        .collect::<PyResult<Vec<_>>>()?;
     one_or_list(py, package, out)
 }
 
