@@ -825,3 +825,36 @@ def test_census_inputs_fuzz_body_on_seeds_and_random_bytes():
         from gfxkit.census.inputs import parse_list
 
         parse_list(seeds[2][1:], "list.txt")
+
+
+def test_bundle_hashes_are_checked_when_asked(tmp_path, gfxkit_bin):
+    """A compressed bundle whose stored MD5 does not match its contents: read as it decodes
+    by default (the census does not verify integrity, as ``gfxkit list`` without ``--check``
+    does not), ``damaged`` with ``check`` (``--check``), which a continued census keeps."""
+
+    def mismatched(name: str, payload: bytes) -> Path:
+        raw = tmp_path / f"{name}.hipfb"
+        raw.write_bytes(bundle([("host-x86_64-unknown-linux--", b""), ("hipv4-amdgcn-amd-amdhsa--gfx942", payload)]))
+        z = tmp_path / name / "kz.hipfb"
+        z.parent.mkdir()
+        subprocess.run([gfxkit_bin, "compress", str(raw), "-o", str(z)], check=True)
+        data = bytearray(z.read_bytes())
+        version = int.from_bytes(data[4:6], "little")
+        data[{1: 12, 2: 16}.get(version, 24)] ^= 0xFF
+        z.write_bytes(bytes(data))
+        return z
+
+    payload = bytes(range(256)) * 64
+    z = mismatched("one", payload)
+    plain = gfxkit.census([str(z)], tmp_path / "plain", serial=True, report=False)
+    assert plain.errors == 0
+    [row] = table(tmp_path / "plain", "code_objects")
+    assert row["sha256"] == hashlib.sha256(payload).hexdigest()
+    checked = gfxkit.census([str(z)], tmp_path / "checked", serial=True, report=False, check=True)
+    assert checked.errors == 1
+    [row] = table(tmp_path / "checked", "inputs")
+    assert row["status"] == "damaged" and "hash" in row["error"], row
+    # Continued with another input and without check: still checked.
+    other = mismatched("two", payload[::-1])
+    again = gfxkit.census([str(other)], tmp_path / "checked", serial=True, report=False)
+    assert (again.inputs, again.errors) == (2, 2)

@@ -511,8 +511,13 @@ mod tests {
         )
         .unwrap();
         let l = listing_of(&bundle, false);
-        let (d, _) =
-            crate::digest::file_digests("b.hipfb", &bundle, true, &Default::default()).unwrap();
+        let (d, _) = crate::digest::file_digests(
+            "b.hipfb",
+            &bundle,
+            crate::digest::Digesting::checked(true),
+            &Default::default(),
+        )
+        .unwrap();
         let rows = code_object_rows("b.hipfb", &l, None, &d);
         assert_eq!(rows.len(), 2, "host and empty entries are no code objects");
         assert_eq!(rows[0].target_id.as_deref(), Some("gfx90a:xnack+"));
@@ -615,8 +620,13 @@ mod tests {
         .unwrap();
         // Headers only: the digests decompress the bundle, once.
         let l = listing_of(&ccob, false);
-        let (d, e) =
-            crate::digest::file_digests("b.hipfb", &ccob, true, &Default::default()).unwrap();
+        let (d, e) = crate::digest::file_digests(
+            "b.hipfb",
+            &ccob,
+            crate::digest::Digesting::checked(true),
+            &Default::default(),
+        )
+        .unwrap();
         assert!(e.is_empty(), "{e:?}");
         let rows = code_object_rows("b.hipfb", &l, None, &d);
         assert_eq!(rows.len(), 2);

@@ -36,6 +36,27 @@ pub struct Digest {
     pub code_object_version: Option<u8>,
 }
 
+/// What the digests of a file's code objects take beside each one's SHA-256.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Digesting {
+    /// Count each code object's kernels (from its metadata).
+    pub kernels: bool,
+    /// Check each compressed bundle's MD5 hash as it is decoded (a mismatch is an error).
+    /// Without, the hash is not computed: the SHA-256 of what was decoded stands for the
+    /// content, and damage the codec does not catch itself goes unnoticed.
+    pub check: bool,
+}
+
+impl Digesting {
+    /// Kernels counted (or not), every hash checked: what `diff` and `size --duplicates` take.
+    pub fn checked(kernels: bool) -> Digesting {
+        Digesting {
+            kernels,
+            check: true,
+        }
+    }
+}
+
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     let d = Sha256::digest(bytes);
@@ -84,17 +105,23 @@ fn digest(unit: &str, id: &str, payload: &[u8], kernels: bool) -> Option<Digest>
 
 /// The code objects of every unit of `data` (bundles, host binaries, archives, code objects),
 /// in file order, with the errors met (damaged units, each naming `name` and the unit). With
-/// `kernels`, each code object's kernels are counted. The error is a file whose device code
-/// cannot be located at all.
+/// `how.kernels`, each code object's kernels are counted; with `how.check`, each compressed
+/// bundle's hash is checked as it is decoded ([`Digesting`]). The error is a file whose device
+/// code cannot be located at all.
 pub fn file_digests(
     name: &str,
     data: &[u8],
-    kernels: bool,
+    how: Digesting,
     limits: &gfxkit_bundle::limits::Limits,
 ) -> crate::Result<(Vec<Digest>, Vec<String>)> {
     let found = locate::locate_with(data, limits)?;
-    Ok(locate::each_entry(name, &found, |where_, e| {
-        Ok(digest(where_, e.id, e.payload, kernels)
+    let decoding = if how.check {
+        locate::Decoding::Checked
+    } else {
+        locate::Decoding::Unchecked
+    };
+    Ok(locate::each_entry(name, &found, decoding, |where_, e| {
+        Ok(digest(where_, e.id, e.payload, how.kernels)
             .into_iter()
             .collect())
     }))
@@ -147,7 +174,13 @@ mod tests {
             4096,
         )
         .unwrap();
-        let (d, errors) = file_digests("b.hipfb", &bundle, true, &Default::default()).unwrap();
+        let (d, errors) = file_digests(
+            "b.hipfb",
+            &bundle,
+            Digesting::checked(true),
+            &Default::default(),
+        )
+        .unwrap();
         assert!(errors.is_empty());
         assert_eq!(d.len(), 1);
         assert_eq!((d[0].target.as_str(), d[0].size), ("gfx1030", 3));

@@ -116,12 +116,17 @@ pub fn file_rows(
     limits: &gfxkit_bundle::limits::Limits,
 ) -> crate::Result<(Vec<KernelRow>, Vec<String>)> {
     let found = locate::locate_with(data, limits)?;
-    Ok(locate::each_entry(name, &found, |where_, e| {
-        if e.payload.is_empty() || !e.payload.starts_with(b"\x7fELF") {
-            return Ok(Vec::new());
-        }
-        entry_rows(name, where_, e.id, e.payload, wanted, demangle)
-    }))
+    Ok(locate::each_entry(
+        name,
+        &found,
+        locate::Decoding::Checked,
+        |where_, e| {
+            if e.payload.is_empty() || !e.payload.starts_with(b"\x7fELF") {
+                return Ok(Vec::new());
+            }
+            entry_rows(name, where_, e.id, e.payload, wanted, demangle)
+        },
+    ))
 }
 
 /// The kernels of the code objects `picks` names in the kpack `archive` (at `archive_name`),

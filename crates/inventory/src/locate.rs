@@ -528,14 +528,37 @@ pub struct PayloadEntry<'p> {
 /// Payload bytes from which [`each_entry`] spreads a unit's entries over the thread pool.
 const PARALLEL_FROM: usize = 1 << 20;
 
+/// How [`each_entry`] decodes a compressed bundle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decoding {
+    /// Its MD5 hash computed and checked: a mismatch is an error naming the unit.
+    Checked,
+    /// Its hash not computed: for answers that take their own digest of every payload they
+    /// read (the census's SHA-256), where damage the codec does not catch goes unnoticed.
+    Unchecked,
+}
+
+/// The uncompressed bytes of a located bundle, its CCOB hash not computed (borrowed when it
+/// is not compressed). See [`Decoding::Unchecked`].
+pub fn uncompressed_unchecked<'a>(b: &Located<'a>) -> Result<Cow<'a, [u8]>> {
+    if b.ccob.is_some() {
+        let mut out = Vec::new();
+        ccob::decompress_ccob_unhashed_into(b.cursor(), &b.limits.decompress_options(), &mut out)?;
+        Ok(Cow::Owned(out))
+    } else {
+        Ok(Cow::Borrowed(b.bytes))
+    }
+}
+
 /// Runs `f` over the entries of every unit of `found` with their payloads (a compressed
-/// bundle decoded, its hash checked), in parallel within a unit of 1 MiB of payload or more.
+/// bundle decoded as `decoding` says), in parallel within a unit of 1 MiB of payload or more.
 /// Returns `f`'s values in file order, and the errors met: the units' own (as
 /// [`Found::error_lines`] names them), a unit that cannot be decoded (naming `name` and the
 /// unit), then `f`'s. `f` gets the unit's description and the entry.
 pub fn each_entry<T: Send>(
     name: &str,
     found: &Found<'_>,
+    decoding: Decoding,
     f: impl Fn(&str, &PayloadEntry<'_>) -> std::result::Result<Vec<T>, String> + Sync,
 ) -> (Vec<T>, Vec<String>) {
     use rayon::prelude::*;
@@ -543,7 +566,11 @@ pub fn each_entry<T: Send>(
     let mut out = Vec::new();
     for unit in &found.units {
         let where_ = unit.describe();
-        let r = with_payloads(unit, HashCheck::Error, |entries| {
+        let contents = || match decoding {
+            Decoding::Checked => uncompressed(unit, HashCheck::Error),
+            Decoding::Unchecked => uncompressed_unchecked(unit),
+        };
+        let r = with_contents(unit, contents, |entries| {
             // Small payloads on this thread: handing them to the pool costs more than their
             // work (a census reads thousands of small files from several threads at once).
             let bytes: usize = entries.iter().map(|e| e.payload.len()).sum();
@@ -578,6 +605,15 @@ pub fn with_payloads<R>(
     hash: HashCheck,
     f: impl FnOnce(&[PayloadEntry<'_>]) -> R,
 ) -> Result<R> {
+    with_contents(b, || uncompressed(b, hash), f)
+}
+
+/// [`with_payloads`], a bundle's uncompressed bytes given by `contents`.
+fn with_contents<'a, R>(
+    b: &Located<'a>,
+    contents: impl FnOnce() -> Result<Cow<'a, [u8]>>,
+    f: impl FnOnce(&[PayloadEntry<'_>]) -> R,
+) -> Result<R> {
     if b.form != Form::Bundle {
         let list: Vec<PayloadEntry<'_>> = b
             .loose
@@ -590,7 +626,7 @@ pub fn with_payloads<R>(
             .collect();
         return Ok(f(&list));
     }
-    let contents = uncompressed(b, hash)?;
+    let contents = contents()?;
     let bundle = b.parse_contents(&contents)?;
     let list: Vec<PayloadEntry<'_>> = bundle
         .entries()

@@ -7,7 +7,7 @@ use crate::format::{Around, File, Formats};
 use crate::input::{for_each_with, is_image_dir, Failed, Input};
 use crate::kpack::chain;
 use gfxkit_inventory::census::{self, CodeObjectRow, InputRow};
-use gfxkit_inventory::digest::sha256_hex;
+use gfxkit_inventory::digest::{sha256_hex, Digesting};
 use serde::Serialize;
 use std::convert::Infallible;
 use std::path::{Path, PathBuf};
@@ -102,9 +102,11 @@ pub fn same_content(paths: &[PathBuf]) -> Vec<(usize, Vec<usize>)> {
 /// The census rows of the input at `path`, named `name` in the rows (a URL the file was
 /// downloaded from, or the path itself): every file it holds listed as `gfxkit list` lists it
 /// (a package by member, a container image as its file system), each code object
-/// decompressed once, its hash checked, hashed with SHA-256 and its kernels counted. Never fails: an input that cannot be read is a row with status
+/// decompressed once, hashed with SHA-256 and its kernels counted; with `check`, each
+/// compressed bundle's own hash is checked as it is decoded (without, it is not computed:
+/// [`Digesting::check`]). Never fails: an input that cannot be read is a row with status
 /// `error`, a damaged file or unit one with status `damaged`, both with what went wrong.
-pub fn rows(path: &Path, name: &str, formats: &Formats) -> Rows {
+pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool) -> Rows {
     let start = Instant::now();
     let local = path.display().to_string();
     // Paths in rows name the input as the census was given it.
@@ -151,13 +153,21 @@ pub fn rows(path: &Path, name: &str, formats: &Formats) -> Rows {
     };
     let around = Around::new();
     let visit = |input: Input| {
-        // Headers only: the digests decompress each unit once (its hash checked), and give
-        // what the listing leaves unread (the code-object version inside compressed units).
+        // Headers only: the digests decompress each unit once (its hash checked with
+        // `check`), and give what the listing leaves unread (the code-object version inside
+        // compressed units).
         let file = formats.file(input.path(), &input);
         let format = formats.of(&file);
         let mut l = format.list(&file, false, &around);
         l.layer = input.layer().map(str::to_owned);
-        let d = format.digests(&file, true, &around);
+        let d = format.digests(
+            &file,
+            Digesting {
+                kernels: true,
+                check,
+            },
+            &around,
+        );
         Ok::<_, Infallible>((l, d))
     };
     let mut errors = Vec::new();
@@ -282,7 +292,12 @@ mod tests {
     fn a_missing_file_is_an_error_row() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("gone.so");
-        let r = rows(&p, "https://example.invalid/gone.so", &Formats::standard());
+        let r = rows(
+            &p,
+            "https://example.invalid/gone.so",
+            &Formats::standard(),
+            true,
+        );
         assert_eq!(r.input.status, "error");
         assert_eq!(r.input.kind, "unreadable");
         let e = r.input.error.unwrap();
@@ -303,7 +318,7 @@ mod tests {
         )
         .unwrap();
         std::fs::write(&p, &bundle).unwrap();
-        let r = rows(&p, "in/k.hipfb", &Formats::standard());
+        let r = rows(&p, "in/k.hipfb", &Formats::standard(), true);
         assert_eq!(r.input.status, "ok");
         assert_eq!(r.input.kind, "bundle");
         assert_eq!(
@@ -328,7 +343,7 @@ mod tests {
         let map = hsa.join("fmha_fwd.csv");
         std::fs::write(&map, "knl_name,co_name\n_Z1kv,fmha.co\n").unwrap();
         for p in [index, map] {
-            let r = rows(&p, "db", &Formats::standard());
+            let r = rows(&p, "db", &Formats::standard(), true);
             assert_eq!(r.input.kind, "kernel-database", "{p:?}: {:?}", r.input);
         }
     }

@@ -30,7 +30,7 @@ use crate::prune_file::{self, Pruned};
 use crate::Settings;
 use gfxkit_bundle::limits::Limits;
 use gfxkit_inventory::database::DbMember;
-use gfxkit_inventory::digest::Digest;
+use gfxkit_inventory::digest::{Digest, Digesting};
 use gfxkit_inventory::doctor::Examined;
 use gfxkit_inventory::kernels::KernelListing;
 use gfxkit_inventory::kpack as inv_kpack;
@@ -171,13 +171,13 @@ pub trait Format: Send + Sync {
     ) -> Result<KernelListing, crate::Error>;
 
     /// The file's code objects with their SHA-256 (for `diff`, `size --duplicates` and the
-    /// census), kernels counted with `kernels`; with the errors met. Archives are named by
+    /// census), kernels counted and hashes checked as `how` says; with the errors met. Archives are named by
     /// their canonical path, so that a code object reached through a split binary and through
     /// its `.kpack` file is one place.
     fn digests(
         &self,
         file: &File<'_>,
-        kernels: bool,
+        how: Digesting,
         around: &Around,
     ) -> Result<(Vec<Digest>, Vec<String>), crate::Error>;
 
@@ -559,7 +559,7 @@ impl Format for KpackArchive {
     fn digests(
         &self,
         file: &File<'_>,
-        kernels: bool,
+        how: Digesting,
         _: &Around,
     ) -> Result<(Vec<Digest>, Vec<String>), crate::Error> {
         let picks = KpackArchive::picks(file)?;
@@ -576,7 +576,7 @@ impl Format for KpackArchive {
             &archive_name,
             &a,
             &picks,
-            kernels,
+            how.kernels,
         ))
     }
 
@@ -719,10 +719,10 @@ impl Format for KernelDatabase {
     fn digests(
         &self,
         file: &File<'_>,
-        kernels: bool,
+        how: Digesting,
         around: &Around,
     ) -> Result<(Vec<Digest>, Vec<String>), crate::Error> {
-        Binary.digests(file, kernels, around)
+        Binary.digests(file, how, around)
     }
 
     fn database_member(&self, file: &File<'_>) -> Option<DbMember> {
@@ -912,7 +912,7 @@ impl Format for Binary {
     fn digests(
         &self,
         file: &File<'_>,
-        kernels: bool,
+        how: Digesting,
         around: &Around,
     ) -> Result<(Vec<Digest>, Vec<String>), crate::Error> {
         use gfxkit_inventory::digest;
@@ -923,14 +923,14 @@ impl Format for Binary {
                 let (mut out, mut errors) = (Vec::new(), Vec::new());
                 for_each_archive(&x, |path, a, picks| {
                     let (d, e) =
-                        digest::archive_digests(&name, &canonical(path), a, picks, kernels);
+                        digest::archive_digests(&name, &canonical(path), a, picks, how.kernels);
                     out.extend(d);
                     errors.extend(e);
                 })?;
                 return Ok((out, errors));
             }
         }
-        digest::file_digests(&name, file.data, kernels, &file.limits)
+        digest::file_digests(&name, file.data, how, &file.limits)
             .map_err(|e| crate::Error::new(file.path, crate::ErrorKind::Locate(e)))
     }
 

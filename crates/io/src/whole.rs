@@ -11,6 +11,7 @@ use crate::scan::{Progress, ScanError};
 use gfxkit_inventory::check::{self, CheckReport};
 use gfxkit_inventory::database::LibPaths;
 use gfxkit_inventory::diff::{self, DiffReport, FileState};
+use gfxkit_inventory::digest::Digesting;
 use gfxkit_inventory::error::chain;
 use gfxkit_inventory::release::RocmRelease;
 use gfxkit_inventory::select::{self, SelectReport, Selection};
@@ -395,7 +396,7 @@ pub fn diff_side(
             let file = formats.file(path, data);
             let format = formats.of(&file);
             let listing = format.list(&file, false, &around);
-            let digests = format.digests(&file, true, &around);
+            let digests = format.digests(&file, Digesting::checked(true), &around);
             Ok::<_, Infallible>((listing, digests))
         })?;
     let root_s = root.display().to_string();
@@ -505,7 +506,7 @@ pub fn size(
         let sized = format.size(&file, opts.check, &around);
         let digests = opts
             .duplicates
-            .then(|| format.digests(&file, false, &around));
+            .then(|| format.digests(&file, Digesting::checked(false), &around));
         Ok::<_, Infallible>((sized.survey, digests, sized.is_archive, sized.reached))
     })?;
     // The `.kpack` files a split binary of the inputs reaches: their kernels are counted under

@@ -4,7 +4,7 @@
 //! which a prune keeps or drops whole, and `TOYWRAP1`, whose bundle a prune rewrites.
 
 use gfxkit_inventory::database::DbMember;
-use gfxkit_inventory::digest::Digest;
+use gfxkit_inventory::digest::{Digest, Digesting};
 use gfxkit_inventory::doctor::Examined;
 use gfxkit_inventory::kernels::KernelListing;
 use gfxkit_inventory::list::FileListing;
@@ -94,10 +94,10 @@ impl Format for Wrap {
     fn digests(
         &self,
         file: &File<'_>,
-        kernels: bool,
+        how: Digesting,
         around: &Around,
     ) -> Result<(Vec<Digest>, Vec<String>), gfxkit_io::Error> {
-        Toy.digests(file, kernels, around)
+        Toy.digests(file, how, around)
     }
 
     fn database_member(&self, _: &File<'_>) -> Option<DbMember> {
@@ -276,13 +276,13 @@ impl Format for Toy {
     fn digests(
         &self,
         file: &File<'_>,
-        kernels: bool,
+        how: Digesting,
         _: &Around,
     ) -> Result<(Vec<Digest>, Vec<String>), gfxkit_io::Error> {
         gfxkit_inventory::digest::file_digests(
             &file.name(),
             Toy::inner(file),
-            kernels,
+            how,
             &Default::default(),
         )
         .map_err(|e| gfxkit_io::Error::new(file.path, gfxkit_io::ErrorKind::Locate(e)))
@@ -525,7 +525,7 @@ fn a_format_added_through_the_interface_is_read_by_every_command() {
     assert!(!c.files[0].ok, "kernels.toy of old/ has no gfx1100 code");
 
     // census: the input row named by the format, a row per code object
-    let rows = gfxkit_io::census::rows(&b, "fleet/kernels.toy", &with_toy);
+    let rows = gfxkit_io::census::rows(&b, "fleet/kernels.toy", &with_toy, true);
     assert_eq!(rows.input.kind, "toy");
     assert_eq!(rows.input.status, "ok", "{:?}", rows.input.error);
     let mut processors: Vec<_> = rows
@@ -535,7 +535,7 @@ fn a_format_added_through_the_interface_is_read_by_every_command() {
         .collect();
     processors.sort();
     assert_eq!(processors, ["gfx1100", "gfx906", "gfx90a"]);
-    let plain = gfxkit_io::census::rows(&b, "fleet/kernels.toy", &standard);
+    let plain = gfxkit_io::census::rows(&b, "fleet/kernels.toy", &standard, true);
     assert!(plain.code_objects.is_empty() && plain.input.kind != "toy");
 
     // extract: the code objects a target selects, with the bytes the bundle holds

@@ -1910,20 +1910,22 @@ fn census_same_content(py: Python<'_>, paths: Vec<PathBuf>) -> Vec<(usize, Vec<u
 }
 
 /// The census rows of one input as JSON lines, `(input, code_objects)`: the input's row on one
-/// line, then a line per code object; named `name` in the rows (default: the path). Read and
-/// written without the GIL, for pyarrow's JSON reader to make a shard's tables without a
-/// Python object per row. Never raises for a bad input: its row says `status` `error` or
-/// `damaged`, with `error`.
+/// line, then a line per code object; named `name` in the rows (default: the path); with
+/// `check`, each compressed bundle's own hash checked as it is decoded. Read and written
+/// without the GIL, for pyarrow's JSON reader to make a shard's tables without a Python object
+/// per row. Never raises for a bad input: its row says `status` `error` or `damaged`, with
+/// `error`.
 #[pyfunction]
-#[pyo3(signature = (path, name = None))]
+#[pyo3(signature = (path, name = None, check = false))]
 fn census_rows_json<'py>(
     py: Python<'py>,
     path: PathBuf,
     name: Option<String>,
+    check: bool,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
     let name = name.unwrap_or_else(|| path.display().to_string());
     let lines = py.allow_threads(|| -> serde_json::Result<(Vec<u8>, Vec<u8>)> {
-        let rows = gfxkit_io::census::rows(&path, &name, &formats());
+        let rows = gfxkit_io::census::rows(&path, &name, &formats(), check);
         let mut input = serde_json::to_vec(&rows.input)?;
         input.push(b'\n');
         let mut code_objects = Vec::new();

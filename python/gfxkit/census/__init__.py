@@ -124,7 +124,12 @@ def _checked_rocm(rocm: Optional[str]) -> Optional[str]:
 
 
 def _plan(
-    out: Path, items: List[Dict[str, Any]], required: List[str], shard_size: int, rocm: Optional[str] = None
+    out: Path,
+    items: List[Dict[str, Any]],
+    required: List[str],
+    shard_size: int,
+    rocm: Optional[str] = None,
+    check: bool = False,
 ) -> Dict[str, Any]:
     plan = dataset.load_plan(out) or {"version": dataset.SCHEMA_VERSION, "shards": [], "require": []}
     known = set(names(it for s in plan["shards"] for it in s["items"]))
@@ -147,6 +152,8 @@ def _plan(
         plan["require"] = required
     if rocm:
         plan["rocm"] = rocm
+    if check:
+        plan["check"] = True
     dataset.save_plan(out, plan)
     return plan
 
@@ -286,6 +293,7 @@ def census(
     *,
     require: Union[None, str, Sequence[str]] = None,
     rocm: Optional[str] = None,
+    check: bool = False,
     from_lists: Sequence[Union[str, "os.PathLike[str]"]] = (),
     index: Optional[str] = None,
     projects: Sequence[str] = (),
@@ -314,6 +322,11 @@ def census(
             what that release cannot load does not count (a code-object version above its
             loader's, a generic target, CCOB version or kpack split it does not load), and a
             required processor its runtime does not know is lacking everywhere.
+        check: check each compressed bundle's own hash (its MD5) as it is decoded: a mismatch
+            makes the input ``damaged``. Without, the hash is not computed (every code object
+            is still decoded and its SHA-256 taken): the census does not verify integrity,
+            as ``gfxkit list`` without ``--check`` does not. A census started with ``check``
+            keeps checking when continued.
         from_lists: files naming more inputs, one a line.
         index, projects: every file of these projects in the simple index at ``index``
             (PEP 503 HTML or PEP 691 JSON, as PyPI serves them).
@@ -357,12 +370,14 @@ def census(
             # A local run: enough shards for every worker to have some.
             local = 1 if serial else (workers or os.cpu_count() or 1)
             shard_size = max(1, min(LOCAL_SHARD_SIZE, -(-len(items) // (4 * local))))
-    plan = _plan(out, items, required, max(1, int(shard_size)), rocm)
+    plan = _plan(out, items, required, max(1, int(shard_size)), rocm, check)
     if not plan["shards"]:
         raise CensusError("no input: name files, directories, URLs, --from or --index")
     required = plan.get("require") or []
     rocm = plan.get("rocm")
     pending = [s for s in plan["shards"] if not dataset.shard_done(out, s["name"])]
+    if plan.get("check"):
+        pending = [dict(s, check=True) for s in pending]
     total = sum(len(names(s["items"])) for s in pending)
     bar = _Progress(total, sys.stderr.isatty() if progress is None else progress)
     if pending:

@@ -46,6 +46,9 @@ def parser() -> argparse.ArgumentParser:
                    help="targets every file should carry (gfx90a,gfx942,...)")
     p.add_argument("--rocm", metavar="VERSION",
                    help="the lacks for the runtime of this ROCm release (6.2, or auto), as check --rocm")
+    p.add_argument("--check", action="store_true",
+                   help="check each compressed bundle's MD5 hash as it is decoded (without, the census "
+                        "does not verify integrity; every code object is still decoded and hashed)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler (tcp://host:8786)")
     p.add_argument("--scheduler-file", metavar="FILE", help="a Dask scheduler file (dask-jobqueue, dask-mpi)")
     p.add_argument("--workers", type=int, metavar="N",
@@ -84,6 +87,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             args.out,
             require=args.require or None,
             rocm=args.rocm,
+            check=args.check,
             from_lists=args.from_lists,
             index=args.index,
             projects=projects,

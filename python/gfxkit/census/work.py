@@ -54,9 +54,12 @@ def line(row: Dict[str, Any]) -> bytes:
     return json.dumps(row).encode("ascii") + b"\n"
 
 
-def scan_item(item: Dict[str, Any], scratch: Optional[str] = None) -> Tuple[bytes, bytes]:
+def scan_item(
+    item: Dict[str, Any], scratch: Optional[str] = None, check: bool = False
+) -> Tuple[bytes, bytes]:
     """The rows of one item as JSON lines: ``(input rows, code-object rows)``, one input row per
-    name (the item's and its aliases')."""
+    name (the item's and its aliases'). With ``check``, each compressed bundle's own hash is
+    checked as it is decoded (a mismatch makes the input ``damaged``)."""
     from .. import _gfxkit
 
     name, source = item["name"], item["source"]
@@ -68,12 +71,12 @@ def scan_item(item: Dict[str, Any], scratch: Optional[str] = None) -> Tuple[byte
             inputs, code_objects = line(error_row(name, str(e), time.monotonic() - start)), b""
         else:
             try:
-                inputs, code_objects = _gfxkit.census_rows_json(path, name)
+                inputs, code_objects = _gfxkit.census_rows_json(path, name, check)
             finally:
                 remove_download(path)
             inputs = line(dict(json.loads(inputs), seconds=time.monotonic() - start))
     else:
-        inputs, code_objects = _gfxkit.census_rows_json(source, name)
+        inputs, code_objects = _gfxkit.census_rows_json(source, name, check)
     aliases = item.get("aliases") or ()
     if aliases:
         # The same content under other names: the rows of the one scanned, renamed.
@@ -97,9 +100,11 @@ def _renamed(row: Dict[str, Any], old: str, new: str) -> Dict[str, Any]:
 
 
 def scan_shard(shard: Dict[str, Any], out: str) -> Dict[str, Any]:
-    """Reads every item of ``shard`` (``{"name", "items"}``) and writes its rows to ``out``
-    (``dataset.write_shard``). Returns a summary: inputs, bytes, errors, device bytes."""
-    rows = [scan_item(item) for item in shard["items"]]
+    """Reads every item of ``shard`` (``{"name", "items"}``, and ``"check"`` when compressed
+    bundles' hashes are checked) and writes its rows to ``out`` (``dataset.write_shard``).
+    Returns a summary: inputs, bytes, errors, device bytes."""
+    check = bool(shard.get("check"))
+    rows = [scan_item(item, check=check) for item in shard["items"]]
     inputs = dataset.write_shard(
         Path(out), shard["name"], b"".join(r[0] for r in rows), b"".join(r[1] for r in rows)
     )
