@@ -19,7 +19,8 @@
 # Rows per set: the floor (every file read with cat, packages decompressed with unzip -p /
 # dpkg-deb --fsys-tarfile, 64 files a process, $W processes through xargs -P), the census with 1 and with 2
 # local threads (--workers N, fresh dataset each time), with a LocalCluster of 2 processes
-# (--processes --workers 2), and the serial loop (one
+# (--processes --workers 2), with 2 threads checking every compressed bundle's MD5 (--check),
+# and the serial loop (one
 # `gfxkit list --check --json` per input, run once). The sides run in turn, $RUNS rounds
 # (default 3); each figure is the median with its range, each ratio the median of the
 # rounds' ratios with their range.
@@ -121,6 +122,7 @@ for set in $sets; do
     echo "one $(seconds "$PY -m gfxkit census --fresh --no-progress --workers 1 --from $list -o $WORK/out1")" >> "$times"
     echo "two $(seconds "$PY -m gfxkit census --fresh --no-progress --workers 2 --from $list -o $WORK/out2")" >> "$times"
     echo "procs $(seconds "$PY -m gfxkit census --fresh --no-progress --processes --workers 2 --from $list -o $WORK/out3")" >> "$times"
+    echo "check $(seconds "$PY -m gfxkit census --fresh --no-progress --check --workers 2 --from $list -o $WORK/out4")" >> "$times"
   done
   # The loop is slow: once.
   echo "loop $(seconds "while read -r f; do $G list --check --json \"\$f\"; done < $list")" >> "$times"
@@ -137,6 +139,7 @@ for line in open(path):
     t.setdefault(k, []).append(float(v))
 labels = {"floor": f"floor (read/decompress, -P {w})", "one": "census --workers 1",
           "two": "census --workers 2", "procs": "census --processes --workers 2",
+          "check": "census --check --workers 2",
           "loop": "loop of gfxkit list --json"}
 for k, label in labels.items():
     v = t[k]

@@ -24,6 +24,24 @@ fn gfxkit(args: &[&str]) -> Output {
         .expect("run gfxkit")
 }
 
+/// `gfxkit prune --keep KEEP SRC -o DST`, which must succeed.
+fn pruned(keep: &str, src: &Path, dst: &Path) -> Output {
+    let out = gfxkit(&[
+        "prune",
+        "--keep",
+        keep,
+        src.to_str().unwrap(),
+        "-o",
+        dst.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 fn sh(dir: &Path, script: &str) {
     let out = Command::new("sh")
         .arg("-ec")
@@ -245,19 +263,7 @@ fn pruned_wheel_installs_with_only_kept_targets() {
     let outdir = d.join("pruned");
     std::fs::create_dir_all(&outdir).unwrap();
     let dst = outdir.join("gfxt-1.0-py3-none-linux_x86_64.whl");
-    let out = gfxkit(&[
-        "prune",
-        "--keep",
-        "gfx90a",
-        src.to_str().unwrap(),
-        "-o",
-        dst.to_str().unwrap(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    pruned("gfx90a", &src, &dst);
     // Only gfx90a targets are left.
     let listed = json_stdout(&gfxkit(&["list", "--json", dst.to_str().unwrap()]));
     let ids: Vec<String> = listed["files"][0]["bundles"]
@@ -362,19 +368,7 @@ fn pruned_conda_package_updates_paths_json() {
     let d = built().dir.path();
     let src = d.join("gfxt-1.0-0.conda");
     let dst = d.join("pruned-gfxt-1.0-0.conda");
-    let out = gfxkit(&[
-        "prune",
-        "--keep",
-        "gfx1030",
-        src.to_str().unwrap(),
-        "-o",
-        dst.to_str().unwrap(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    pruned("gfx1030", &src, &dst);
     std::fs::write(
         d.join("conda_check.py"),
         r#"
@@ -438,19 +432,7 @@ fn a_package_prune_that_would_leave_no_device_code_is_refused() {
     assert!(!dst.exists());
     assert_eq!(std::fs::read_dir(outdir.path()).unwrap().count(), 0);
     // A second target that is present: written, and the absent one named.
-    let out = gfxkit(&[
-        "prune",
-        "--keep",
-        "gfx1151,gfx90a",
-        src.to_str().unwrap(),
-        "-o",
-        dst.to_str().unwrap(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = pruned("gfx1151,gfx90a", &src, &dst);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("--keep gfx1151 matches no device code of") && err.contains(".whl"),
@@ -794,19 +776,7 @@ fn packages_inside_packages_and_trees_are_pruned_as_their_own() {
         ("house", "house-out"),
     ] {
         let (src, dst) = (w.join(src), w.join(dst));
-        let out = gfxkit(&[
-            "prune",
-            "--keep",
-            "gfx90a",
-            src.to_str().unwrap(),
-            "-o",
-            dst.to_str().unwrap(),
-        ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = pruned("gfx90a", &src, &dst);
         let text = String::from_utf8_lossy(&out.stdout);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!err.contains("matches no device code"), "{err}");
