@@ -135,6 +135,8 @@ echo "== small rows (a warm-up, then $RUNS runs each, alternating)"
 for ((r = -1; r < RUNS; r++)); do
   run dec.gfxkit "rm -f d.hipfb" "$G" decompress clang.z.hipfb -o d.hipfb
   run dec.zstd "rm -f d.zst.out" zstd -q -d frame.zst -o d.zst.out
+  # What gfxkit does, by the tools: decode and write, and the MD5 of the output beside it.
+  run dec.md5 "rm -f d.md5.out" bash -c 'zstd -q -d -c frame.zst | tee d.md5.out | md5sum >/dev/null'
   run ext.gfxkit "rm -rf x" "$G" extract big.hipfb -o x
   run ext.cp "rm -f cp.out" cp big.hipfb cp.out
   run ext.clang "rm -f u[0-9]*" "$CB" -type=o -targets="$DEVICE" -input=big.hipfb "${DOUTS[@]}" -unbundle
