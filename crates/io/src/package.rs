@@ -315,7 +315,8 @@ fn read_staged(path: &str, file: &mut std::fs::File) -> Result<Vec<u8>, Error> {
 
 /// What the prune of a tree makes of the package file at `path` (`rel` in the tree), `data`
 /// its bytes: rewritten as a package of its own when anything inside it changes (planned
-/// here; [`prune_in_tree`] writes it), with the targets its members hold.
+/// here, the result staged in a temporary file, [`Pruned::staged`]; [`prune_in_tree`] makes
+/// it again when that was not kept), with the targets its members hold.
 pub(crate) fn plan_in_tree(
     path: &Path,
     rel: &str,
@@ -325,7 +326,9 @@ pub(crate) fn plan_in_tree(
 ) -> Result<Pruned, Error> {
     let name = path.display().to_string();
     let n = rewrite_nested(&name, data, t, formats, 0)?;
-    Ok(nested_plan(rel, data.len() as u64, n.as_ref()))
+    let mut p = nested_plan(rel, data.len() as u64, n.as_ref());
+    p.staged = n.and_then(|n| n.new);
+    Ok(p)
 }
 
 /// Writes the package file at `src` (`data` its bytes), planned rewritten by

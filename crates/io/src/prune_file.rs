@@ -54,6 +54,11 @@ pub struct Pruned {
     /// kept (a tree holds back only so many bytes: [`crate::tree`]); the file is then rewritten
     /// again when written.
     pub held: Option<gfxkit_shrink::Detached>,
+    /// A package file of a tree, rewritten as a package of its own when it was planned, staged
+    /// in a temporary file (read back and checked then), with its length: copied in its place
+    /// when the file is written, so that it is not rewritten a second time. `None` when it was
+    /// not kept (a tree holds back only so many bytes); the package is then rewritten again.
+    pub staged: Option<(std::fs::File, u64)>,
 }
 
 impl Pruned {
@@ -66,6 +71,7 @@ impl Pruned {
             index_bytes: None,
             index_rows: None,
             held: None,
+            staged: None,
         }
     }
 
@@ -97,6 +103,7 @@ impl Pruned {
             index_bytes: None,
             index_rows: None,
             held: None,
+            staged: None,
         }
     }
 }
@@ -197,6 +204,7 @@ pub(crate) fn binary(path: &Path, rel: &str, data: &[u8], t: &Transform) -> Resu
         index_bytes: None,
         index_rows: None,
         held: changed.then(|| output.detach(data)).flatten(),
+        staged: None,
     })
 }
 
@@ -492,6 +500,7 @@ fn tensile_index(
             index_bytes: None,
             index_rows: Some(rows_in),
             held: None,
+            staged: None,
         });
     }
     // One index of every processor: rows are tried in file order and a problem type the
@@ -533,6 +542,7 @@ fn tensile_index(
             index_bytes: None,
             index_rows: Some(rows_in),
             held: None,
+            staged: None,
         });
     }
     if kept_rows == 0 {
@@ -544,6 +554,7 @@ fn tensile_index(
             index_bytes: None,
             index_rows: Some(rows_in),
             held: None,
+            staged: None,
         });
     }
     let pruned =
@@ -579,6 +590,7 @@ fn tensile_index(
         index_bytes: Some(out),
         index_rows: Some(rows_in),
         held: None,
+        staged: None,
     })
 }
 

@@ -326,16 +326,26 @@ fn resolve_link(link: &str, target: &Path) -> Option<String> {
 /// held in memory whole.
 pub(crate) const HELD_FOR_WRITING: u64 = 1 << 30;
 
+/// What a package staged in a temporary file counts for against [`HELD_FOR_WRITING`] at the
+/// least: its file stays open until it is written, so that small ones count enough to keep
+/// the open files few (256 in the bound).
+const STAGED_AT_LEAST: u64 = 4 << 20;
+
 /// Keeps the rewrite `p` made for writing (`write`: nothing is kept for a dry run) while the
-/// bytes kept in all (`held`) stay within `bound` ([`HELD_FOR_WRITING`]); else lets it go.
+/// bytes kept in all (`held`) stay within `bound` ([`HELD_FOR_WRITING`]); else lets it go: a
+/// host binary's rewrite held in memory ([`Pruned::held`]) or a package staged on disk
+/// ([`Pruned::staged`], counted as [`STAGED_AT_LEAST`] bytes at the least).
 pub(crate) fn hold_within(p: &mut Pruned, held: &AtomicU64, bound: u64, write: bool) {
-    let Some(n) = p.held.as_ref().map(|h| h.owned_len()) else {
-        return;
+    let n = match (&p.held, &p.staged) {
+        (Some(h), _) => h.owned_len(),
+        (None, Some((_, len))) => (*len).max(STAGED_AT_LEAST),
+        (None, None) => return,
     };
     let before = held.fetch_add(n, Ordering::Relaxed);
     if !write || before + n > bound {
         held.fetch_sub(n, Ordering::Relaxed);
         p.held = None;
+        p.staged = None;
     }
 }
 
@@ -395,6 +405,7 @@ fn drop_processor_dirs(items: &[(String, Item)], plans: &mut [Option<Pruned>], s
                 index_bytes: None,
                 index_rows: None,
                 held: None,
+                staged: None,
             });
             i = end;
         } else {
@@ -467,6 +478,35 @@ mod tests {
         p.file.action = TreeAction::Rewritten;
         p.held = gfxkit_shrink::Output::of(vec![1u8; n]).detach(&[]);
         p
+    }
+
+    #[test]
+    fn staged_packages_count_at_least_their_floor_against_the_bound() {
+        let staged = |len: u64| {
+            let mut p = Pruned::copied("w/x.whl", crate::prune_file::PACKAGE, 10);
+            p.file.action = TreeAction::Rewritten;
+            p.staged = Some((tempfile::tempfile().unwrap(), len));
+            p
+        };
+        let held = AtomicU64::new(0);
+        let bound = 2 * STAGED_AT_LEAST + 10;
+        // A dry run keeps none.
+        let mut dry = staged(1);
+        hold_within(&mut dry, &held, bound, false);
+        assert!(dry.staged.is_none());
+        assert_eq!(held.load(Ordering::Relaxed), 0);
+        // Small packages count as STAGED_AT_LEAST each: two fit, the third does not.
+        let (mut a, mut b, mut c) = (staged(1), staged(5), staged(1));
+        for p in [&mut a, &mut b, &mut c] {
+            hold_within(p, &held, bound, true);
+        }
+        assert!(a.staged.is_some() && b.staged.is_some() && c.staged.is_none());
+        assert_eq!(held.load(Ordering::Relaxed), 2 * STAGED_AT_LEAST);
+        // A large one counts its length.
+        let held = AtomicU64::new(0);
+        let mut big = staged(STAGED_AT_LEAST * 2);
+        hold_within(&mut big, &held, bound, true);
+        assert_eq!(held.load(Ordering::Relaxed), STAGED_AT_LEAST * 2);
     }
 
     #[test]

@@ -108,6 +108,7 @@ pub fn prune_tree(
                     index_bytes: None,
                     index_rows: None,
                     held: None,
+                    staged: None,
                 })
                 .map(|mut p| {
                     p.file.note = Some(format!("-> {}", target.display()));
@@ -122,6 +123,7 @@ pub fn prune_tree(
                     index_bytes: None,
                     index_rows: None,
                     held: None,
+                    staged: None,
                 }),
                 Item::Dir { .. } => None,
             })
@@ -457,8 +459,19 @@ fn fill(
                     set_mode(&dst, *mode)
                 }
                 (TreeAction::Rewritten, None) if plan.file.kind == PACKAGE => {
-                    let mapped = Input::open(&src)?;
-                    crate::package::prune_in_tree(&src, &mapped, &dst, t, formats)?;
+                    // The package staged when it was planned, when the file is still the one
+                    // planned; rewritten again otherwise.
+                    match plan
+                        .staged
+                        .take()
+                        .filter(|_| stamp.is_some_and(|s| s.holds_for(&src)))
+                    {
+                        Some((staged, len)) => write_staged(staged, len, &dst)?,
+                        None => {
+                            let mapped = Input::open(&src)?;
+                            crate::package::prune_in_tree(&src, &mapped, &dst, t, formats)?;
+                        }
+                    }
                     set_mode(&dst, *mode)
                 }
                 (TreeAction::Rewritten, None) => {
@@ -667,6 +680,22 @@ fn update_records(
                 changes.len() - left_out
             ));
         }
+    }
+    Ok(())
+}
+
+/// Writes the package staged in `staged` (`len` bytes, checked when it was made) to `dst`,
+/// inside the kernel where it can.
+fn write_staged(mut staged: std::fs::File, len: u64, dst: &Path) -> Result<(), Error> {
+    use std::io::Seek;
+    let write = |e| Error::new(dst, ErrorKind::Write(e));
+    staged.rewind().map_err(write)?;
+    let mut out = std::fs::File::create(dst).map_err(write)?;
+    let copied = std::io::copy(&mut staged, &mut out).map_err(write)?;
+    if copied != len {
+        return Err(write(std::io::Error::other(format!(
+            "the staged package holds {copied} bytes, {len} were written to it"
+        ))));
     }
     Ok(())
 }
