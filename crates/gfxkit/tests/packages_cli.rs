@@ -844,6 +844,38 @@ PY
             size.to_string()
         ]]
     );
+    // Nested deeper than a walk reads (a wheel six zips down): copied as it is, nothing said
+    // to match no device code, and the read-back does not fail on what it cannot enter.
+    sh(
+        w,
+        &format!(
+            "python3 - <<'PY'
+import io, zipfile
+data = open('house/{wheel}', 'rb').read()
+for level in range(6):
+    b = io.BytesIO()
+    with zipfile.ZipFile(b, 'w') as z:
+        z.writestr(f'level{{level}}.zip' if level else '{wheel}', data)
+    data = b.getvalue()
+open('deep.zip', 'wb').write(data)
+PY"
+        ),
+    );
+    let out = pruned("gfx90a", &w.join("deep.zip"), &w.join("deep-out.zip"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("matches no device code"), "{err}");
+    sh(
+        w,
+        "python3 - <<'PY'
+import io, zipfile
+a, b = open('deep.zip', 'rb').read(), open('deep-out.zip', 'rb').read()
+for level in range(6):
+    za, zb = zipfile.ZipFile(io.BytesIO(a)), zipfile.ZipFile(io.BytesIO(b))
+    assert za.namelist() == zb.namelist()
+    a, b = za.read(za.namelist()[0]), zb.read(zb.namelist()[0])
+assert a == b
+PY",
+    );
     // Emptying the wheel inside empties the tarball: refused, nothing written.
     let out = gfxkit(&[
         "prune",

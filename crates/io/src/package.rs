@@ -708,6 +708,8 @@ fn plan(
     for (full, size, _, ((mut p, r), n)) in members {
         match n {
             Some(Some(n)) => {
+                // What it could not read (a package nested too deep), this one did not either.
+                nested |= n.done.unmatched.is_none();
                 nested_done.insert(full.clone(), n);
             }
             Some(None) => nested = true,
@@ -787,7 +789,11 @@ fn plan(
 fn nested_plan(rel: &str, size: u64, n: Option<&Nested>) -> Pruned {
     let mut p = Pruned::copied(rel, PACKAGE, size);
     let Some(n) = n else {
-        p.file.note = Some("a package of a kind that is not rewritten; copied".to_owned());
+        p.file.note = Some(
+            "a package not rewritten (a .deb, an RPM, a container image, or one nested more \
+             than four deep): copied as it is"
+                .to_owned(),
+        );
         return p;
     };
     p.file.targets = n.targets.clone();
@@ -824,8 +830,15 @@ fn check_written(
     .map_err(unreadable)?;
     let mut got = BTreeMap::new();
     for r in seen {
-        let v = r.map_err(unreadable)?;
-        got.insert(v.path, v.value);
+        match r {
+            Ok(v) => {
+                got.insert(v.path, v.value);
+            }
+            // An archive nested deeper than a walk reads: nothing in it was rewritten (the
+            // rewrite goes no deeper), it was copied as it was.
+            Err(e) if matches!(e.kind, gfxkit_package::ErrorKind::TooDeep { .. }) => {}
+            Err(e) => return Err(unreadable(e)),
+        }
     }
     for c in changed {
         let want = hashes.get(&c.path);
