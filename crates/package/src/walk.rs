@@ -118,9 +118,9 @@ fn pipelined<T: Send>(
                     bytes: m.bytes,
                     layer: m.layer.map(str::to_owned),
                 };
-                match send_helping(&tx, (n, job)) {
+                match hand_over(&tx, (n, job)) {
                     Ok(()) => Slot::Later(n),
-                    // The visiting thread is gone (its function panicked): here, then.
+                    // The visiting thread is busy or gone (its function panicked): here, then.
                     Err((_, job)) => Slot::Now(visit_job(visit, job)),
                 }
             };
@@ -161,32 +161,19 @@ fn pipelined<T: Send>(
         .collect())
 }
 
-/// Sends `item` on `tx`, waiting while the queue is full; `Err` gives it back when the
-/// receiver is gone. On a thread of rayon's pool (a zip inside a stream, whose members are read
-/// in parallel, or a walk run from a parallel iterator) the wait runs the pool's other work
-/// instead of blocking: the visiting thread's own parallel work (reading a member's entries)
-/// needs the pool, and with every thread of the pool blocked here it would never run.
-fn send_helping<T>(tx: &mpsc::SyncSender<T>, item: T) -> std::result::Result<(), T> {
+/// Hands `item` to the visiting thread through `tx`; gives it back when it is to be visited
+/// here instead: when the visiting thread is gone, or, on a thread of rayon's pool, when the
+/// queue is full. A thread of the pool never waits for the queue (a zip inside a stream, whose
+/// members are read in parallel, or a walk run from a parallel iterator): the visiting thread's
+/// own parallel work (reading a member's entries) needs the pool, and with every thread of the
+/// pool waiting here it would never run. Visiting in place keeps that thread busy instead.
+fn hand_over<T>(tx: &mpsc::SyncSender<T>, item: T) -> std::result::Result<(), T> {
     if rayon::current_thread_index().is_none() {
         return tx.send(item).map_err(|mpsc::SendError(item)| item);
     }
-    let mut item = item;
-    let mut pause = std::time::Duration::from_micros(20);
-    loop {
-        match tx.try_send(item) {
-            Ok(()) => return Ok(()),
-            Err(mpsc::TrySendError::Disconnected(back)) => return Err(back),
-            Err(mpsc::TrySendError::Full(back)) => {
-                item = back;
-                if rayon::yield_now() == Some(rayon::Yield::Executed) {
-                    pause = std::time::Duration::from_micros(20);
-                } else {
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(std::time::Duration::from_millis(1));
-                }
-            }
-        }
-    }
+    tx.try_send(item).map_err(|e| match e {
+        mpsc::TrySendError::Full(item) | mpsc::TrySendError::Disconnected(item) => item,
+    })
 }
 
 fn visit_job<T>(visit: &(dyn Fn(Member<'_>) -> T + Sync), job: Job) -> T {

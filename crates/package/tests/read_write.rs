@@ -784,31 +784,34 @@ fn members_left_out_take_their_record_rows_and_paths_entries_with_them() {
 
 /// A zip inside a tarball: its members are read in parallel on rayon's pool and handed to the
 /// thread that visits the tarball's members, whose own parallel work needs that pool. The
-/// walk ends (it used to wait forever once every thread of the pool waited for the queue).
+/// walk ends (it used to wait forever once every thread of the pool waited for the queue), and
+/// thousands of members are no deeper on any thread's stack than a few.
 #[test]
 fn a_zip_inside_a_tarball_whose_visits_work_in_parallel_ends() {
     use rayon::prelude::*;
-    let libs: Vec<(String, Vec<u8>)> = (0..64)
-        .map(|i| (format!("pkg/lib{i}.so"), elf(64 << 10, i as u8)))
-        .collect();
-    let refs: Vec<(&str, &[u8])> = libs.iter().map(|(n, b)| (n.as_str(), &b[..])).collect();
-    let wheel = zip_of(&refs, zip::CompressionMethod::Stored);
-    let tarball = tar_of(&[("x-1.0-py3-none-any.whl", &wheel)]);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let sums = walk("t.tar", &tarball, &Options::default(), &MemorySpill, &|m| {
-            m.bytes
-                .par_chunks(4096)
-                .map(|c| c.iter().map(|&b| u64::from(b)).sum::<u64>())
-                .sum::<u64>()
-        })
-        .map(|w| w.into_iter().filter(Result::is_ok).count());
-        let _ = tx.send(sums);
-    });
-    let visited = rx
-        .recv_timeout(std::time::Duration::from_secs(120))
-        .expect("the walk ended");
-    assert_eq!(visited.unwrap(), 64);
+    for (count, size) in [(64usize, 64usize << 10), (5000, 256)] {
+        let libs: Vec<(String, Vec<u8>)> = (0..count)
+            .map(|i| (format!("pkg/lib{i}.so"), elf(size, i as u8)))
+            .collect();
+        let refs: Vec<(&str, &[u8])> = libs.iter().map(|(n, b)| (n.as_str(), &b[..])).collect();
+        let wheel = zip_of(&refs, zip::CompressionMethod::Stored);
+        let tarball = tar_of(&[("x-1.0-py3-none-any.whl", &wheel)]);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let sums = walk("t.tar", &tarball, &Options::default(), &MemorySpill, &|m| {
+                m.bytes
+                    .par_chunks(64)
+                    .map(|c| c.iter().map(|&b| u64::from(b)).sum::<u64>())
+                    .sum::<u64>()
+            })
+            .map(|w| w.into_iter().filter(Result::is_ok).count());
+            let _ = tx.send(sums);
+        });
+        let visited = rx
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("the walk ended");
+        assert_eq!(visited.unwrap(), count);
+    }
 }
 
 /// With `whole_archives`, the archives it chooses are handed over as members; the others are
