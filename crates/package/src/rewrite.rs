@@ -230,6 +230,24 @@ fn rewrite_zip(
     out: &mut dyn WriteSeek,
 ) -> Result<Vec<Changed>> {
     let mut archive = open_zip(name, data)?;
+    // The comment is written after the new end record: one holding an end record of its own
+    // (or a zip64 one) would make readers of the rewritten zip take that one, and see members
+    // this zip does not have.
+    let comment = archive.comment();
+    if let Some(at) = [&b"PK\x05\x06"[..], b"PK\x06\x06", b"PK\x06\x07"]
+        .iter()
+        .filter_map(|sig| comment.windows(4).position(|w| w == *sig))
+        .min()
+    {
+        return Err(Error::new(
+            name,
+            ErrorKind::CannotRewrite(format!(
+                "its comment ({} bytes) holds an end-of-central-directory signature at its byte \
+                 {at}: written again, the zip would read as another",
+                comment.len()
+            )),
+        ));
+    }
     let names: Vec<String> = (0..archive.len())
         .map(|i| archive.name_for_index(i).unwrap_or("").to_owned())
         .collect();
