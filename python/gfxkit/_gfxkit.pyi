@@ -152,10 +152,16 @@ def census_walk(paths: List[str]) -> List[str]:
 def census_same_content(paths: List[str]) -> List[Tuple[int, List[int]]]:
     """The local files among ``paths`` holding the same bytes as an earlier one: ``(position,
     [positions of its copies])``, compared by identity, else by SHA-256 on every core."""
-def census_rows_json(path: str, name: Optional[str] = None, check: bool = False) -> Tuple[bytes, bytes]:
+class CensusScope:
+    """What the inputs of a census read together share: each kernel-database directory their
+    indexes are resolved against is listed once for all of them."""
+    def __init__(self) -> None: ...
+def census_rows_json(
+    path: str, name: Optional[str] = None, check: bool = False, scope: Optional[CensusScope] = None
+) -> Tuple[bytes, bytes]:
     """``(input, code_objects)``: the census rows of one input as JSON lines, the input's row
     then one line per code object (never raises for a bad input: its row has ``status`` and
-    ``error``)."""
+    ``error``); directories around it listed through ``scope`` (default: its own)."""
 def census_lacks(
     inputs: List[str],
     paths: List[str],

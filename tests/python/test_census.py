@@ -600,14 +600,26 @@ class _KillAlways(distributed.WorkerPlugin):
             os.kill(os.getpid(), signal.SIGKILL)
 
 
-def test_an_input_that_kills_every_worker_is_an_error_row(tmp_path):
+def test_an_input_that_kills_every_worker_is_an_error_row(tmp_path, gfxkit_bin):
+    """A shard no worker survives is read item by item, as the census was asked to read it
+    (with ``check``: the compressed bundle whose stored hash is wrong is ``damaged`` there
+    too); the one item that kills its workers again is an error row."""
     import cloudpickle
     import dask
 
     tree = small_tree(tmp_path / "tree", 3)
+    raw = tmp_path / "raw.hipfb"
+    raw.write_bytes(bundle([("host-x86_64-unknown-linux--", b""), ("hipv4-amdgcn-amd-amdhsa--gfx942", b"k" * 4096)]))
+    wrong = tree / "zz" / "wrong-hash.hipfb"
+    wrong.parent.mkdir()
+    subprocess.run([gfxkit_bin, "compress", str(raw), "-o", str(wrong)], check=True)
+    data = bytearray(wrong.read_bytes())
+    data[{1: 12, 2: 16}.get(int.from_bytes(data[4:6], "little"), 24)] ^= 0xFF
+    wrong.write_bytes(bytes(data))
     names = gfxkit._gfxkit.census_walk([str(tree)])
     want = tmp_path / "want"
-    gfxkit.census([str(tree)], want, serial=True, shard_size=16, progress=False)
+    gfxkit.census([str(tree)], want, serial=True, shard_size=16, progress=False, check=True)
+    assert {r["input"]: r["status"] for r in table(want, "inputs")}[str(wrong)] == "damaged"
     plan = json.loads((want / dataset.PLAN).read_text())
     (shard,) = plan["shards"]
     victim = shard["items"][1]["name"]
@@ -618,7 +630,7 @@ def test_an_input_that_kills_every_worker_is_an_error_row(tmp_path):
     ) as cluster, distributed.Client(cluster) as client:
         client.register_plugin(_KillAlways([f"gfxkit-census-{shard['name']}", f"{shard['name']}-1",
                                             f"{shard['name']}-1-solo"]))
-        gfxkit.census([str(tree)], out, client=client, shard_size=16, progress=False)
+        gfxkit.census([str(tree)], out, client=client, shard_size=16, progress=False, check=True)
     exactly_once(out, names)
     got = {r["input"]: r for r in table(out, "inputs")}
     assert got[victim]["status"] == "error" and "died" in got[victim]["error"], got[victim]

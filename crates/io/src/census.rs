@@ -104,9 +104,12 @@ pub fn same_content(paths: &[PathBuf]) -> Vec<(usize, Vec<usize>)> {
 /// (a package by member, a container image as its file system), each code object
 /// decompressed once, hashed with SHA-256 and its kernels counted; with `check`, each
 /// compressed bundle's own hash is checked as it is decoded (without, it is not computed:
-/// [`Digesting::check`]). Never fails: an input that cannot be read is a row with status
-/// `error`, a damaged file or unit one with status `damaged`, both with what went wrong.
-pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool) -> Rows {
+/// [`Digesting::check`]). What lies around the input (the kernel-database directories its
+/// indexes are resolved against) is read through `around`: one [`Around`] shared by the inputs
+/// of a shard reads a directory of 700 indexes once, not once for each of them. Never fails: an
+/// input that cannot be read is a row with status `error`, a damaged file or unit one with
+/// status `damaged`, both with what went wrong.
+pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Around) -> Rows {
     let start = Instant::now();
     let local = path.display().to_string();
     // Paths in rows name the input as the census was given it.
@@ -151,14 +154,13 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool) -> Rows {
             }
         }
     };
-    let around = Around::new();
     let visit = |input: Input| {
         // Headers only: the digests decompress each unit once (its hash checked with
         // `check`), and give what the listing leaves unread (the code-object version inside
         // compressed units).
         let file = formats.file(input.path(), &input);
         let format = formats.of(&file);
-        let mut l = format.list(&file, false, &around);
+        let mut l = format.list(&file, false, around);
         l.layer = input.layer().map(str::to_owned);
         let d = format.digests(
             &file,
@@ -166,7 +168,7 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool) -> Rows {
                 kernels: true,
                 check,
             },
-            &around,
+            around,
         );
         Ok::<_, Infallible>((l, d))
     };
@@ -297,6 +299,7 @@ mod tests {
             "https://example.invalid/gone.so",
             &Formats::standard(),
             true,
+            &Around::new(),
         );
         assert_eq!(r.input.status, "error");
         assert_eq!(r.input.kind, "unreadable");
@@ -318,7 +321,7 @@ mod tests {
         )
         .unwrap();
         std::fs::write(&p, &bundle).unwrap();
-        let r = rows(&p, "in/k.hipfb", &Formats::standard(), true);
+        let r = rows(&p, "in/k.hipfb", &Formats::standard(), true, &Around::new());
         assert_eq!(r.input.status, "ok");
         assert_eq!(r.input.kind, "bundle");
         assert_eq!(
@@ -343,7 +346,7 @@ mod tests {
         let map = hsa.join("fmha_fwd.csv");
         std::fs::write(&map, "knl_name,co_name\n_Z1kv,fmha.co\n").unwrap();
         for p in [index, map] {
-            let r = rows(&p, "db", &Formats::standard(), true);
+            let r = rows(&p, "db", &Formats::standard(), true, &Around::new());
             assert_eq!(r.input.kind, "kernel-database", "{p:?}: {:?}", r.input);
         }
     }

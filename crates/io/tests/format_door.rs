@@ -525,7 +525,7 @@ fn a_format_added_through_the_interface_is_read_by_every_command() {
     assert!(!c.files[0].ok, "kernels.toy of old/ has no gfx1100 code");
 
     // census: the input row named by the format, a row per code object
-    let rows = gfxkit_io::census::rows(&b, "fleet/kernels.toy", &with_toy, true);
+    let rows = gfxkit_io::census::rows(&b, "fleet/kernels.toy", &with_toy, true, &Around::new());
     assert_eq!(rows.input.kind, "toy");
     assert_eq!(rows.input.status, "ok", "{:?}", rows.input.error);
     let mut processors: Vec<_> = rows
@@ -535,7 +535,7 @@ fn a_format_added_through_the_interface_is_read_by_every_command() {
         .collect();
     processors.sort();
     assert_eq!(processors, ["gfx1100", "gfx906", "gfx90a"]);
-    let plain = gfxkit_io::census::rows(&b, "fleet/kernels.toy", &standard, true);
+    let plain = gfxkit_io::census::rows(&b, "fleet/kernels.toy", &standard, true, &Around::new());
     assert!(plain.code_objects.is_empty() && plain.input.kind != "toy");
 
     // extract: the code objects a target selects, with the bytes the bundle holds

@@ -10,8 +10,8 @@
 //! - input: a path (memory-mapped), `bytes` (borrowed) or another buffer (copied);
 //! - errors: `Fail`, raised as `gfxkit.errors.*` with `file`, `entry` and `offset`;
 //! - the functions `list`, `select`, `verify`, `doctor`, `check`, `diff`, `size`, `extract`, `inspect`,
-//!   `kernels`, `kpack_split`, `kpack_inline`, `prune`, `recompress`, `compatible`, `processors`, `memmodel`, `census_walk`, `census_same_content`, `census_rows_json`, `census_lacks`, and the class
-//!   `TargetId`.
+//!   `kernels`, `kpack_split`, `kpack_inline`, `prune`, `recompress`, `compatible`, `processors`, `memmodel`, `census_walk`, `census_same_content`, `census_rows_json`, `census_lacks`, and the classes
+//!   `TargetId` and `CensusScope`.
 //!
 //! Files are opened, walked and written through `gfxkit_io` (as the CLI does): paths are
 //! memory-mapped, `pkg!member` names a package member, a package gives one result per
@@ -1909,23 +1909,47 @@ fn census_same_content(py: Python<'_>, paths: Vec<PathBuf>) -> Vec<(usize, Vec<u
     py.allow_threads(|| gfxkit_io::census::same_content(&paths))
 }
 
+/// What the inputs of a census read together (a shard) share: each kernel-database directory
+/// their indexes are resolved against is listed once for all of them, as it was when first
+/// listed ([`Around`]).
+#[pyclass(name = "CensusScope", module = "gfxkit", frozen)]
+struct CensusScope(Around);
+
+#[pymethods]
+impl CensusScope {
+    #[new]
+    fn new() -> CensusScope {
+        CensusScope(Around::new())
+    }
+}
+
 /// The census rows of one input as JSON lines, `(input, code_objects)`: the input's row on one
 /// line, then a line per code object; named `name` in the rows (default: the path); with
-/// `check`, each compressed bundle's own hash checked as it is decoded. Read and written
+/// `check`, each compressed bundle's own hash checked as it is decoded; the directories around
+/// it listed through `scope` (default: a scope of this input alone). Read and written
 /// without the GIL, for pyarrow's JSON reader to make a shard's tables without a Python object
 /// per row. Never raises for a bad input: its row says `status` `error` or `damaged`, with
 /// `error`.
 #[pyfunction]
-#[pyo3(signature = (path, name = None, check = false))]
+#[pyo3(signature = (path, name = None, check = false, scope = None))]
 fn census_rows_json<'py>(
     py: Python<'py>,
     path: PathBuf,
     name: Option<String>,
     check: bool,
+    scope: Option<Bound<'py, CensusScope>>,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
     let name = name.unwrap_or_else(|| path.display().to_string());
+    let alone;
+    let around = match &scope {
+        Some(s) => &s.get().0,
+        None => {
+            alone = Around::new();
+            &alone
+        }
+    };
     let lines = py.allow_threads(|| -> serde_json::Result<(Vec<u8>, Vec<u8>)> {
-        let rows = gfxkit_io::census::rows(&path, &name, &formats(), check);
+        let rows = gfxkit_io::census::rows(&path, &name, &formats(), check, around);
         let mut input = serde_json::to_vec(&rows.input)?;
         input.push(b'\n');
         let mut code_objects = Vec::new();
@@ -2062,6 +2086,7 @@ fn _gfxkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(census_rows_json, m)?)?;
     m.add_function(wrap_pyfunction!(census_lacks, m)?)?;
     m.add_class::<PyTargetId>()?;
+    m.add_class::<CensusScope>()?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("__build__", gfxkit::VERSION)?;

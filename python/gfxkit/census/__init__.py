@@ -253,11 +253,13 @@ def _item_by_item(client: Any, shard: Dict[str, Any], out: Path) -> Dict[str, An
 
     from . import work
 
+    check = bool(shard.get("check"))
     futures = client.map(
         work.scan_item,
         shard["items"],
         key=[f"gfxkit-census-{shard['name']}-{i}" for i in range(len(shard["items"]))],
         retries=1,
+        check=check,
     )
     results: Dict[int, Any] = {}
     suspects = []
@@ -270,7 +272,9 @@ def _item_by_item(client: Any, shard: Dict[str, Any], out: Path) -> Dict[str, An
             f.release()
     # A worker's death counts against every task it held: each suspect alone, once more.
     for i in suspects:
-        f = client.submit(work.scan_item, shard["items"][i], key=f"gfxkit-census-{shard['name']}-{i}-solo")
+        f = client.submit(
+            work.scan_item, shard["items"][i], key=f"gfxkit-census-{shard['name']}-{i}-solo", check=check
+        )
         try:
             results[i] = f.result()
         except KilledWorker as e:

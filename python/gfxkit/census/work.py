@@ -55,11 +55,16 @@ def line(row: Dict[str, Any]) -> bytes:
 
 
 def scan_item(
-    item: Dict[str, Any], scratch: Optional[str] = None, check: bool = False
+    item: Dict[str, Any],
+    scratch: Optional[str] = None,
+    check: bool = False,
+    scope: Any = None,
 ) -> Tuple[bytes, bytes]:
     """The rows of one item as JSON lines: ``(input rows, code-object rows)``, one input row per
     name (the item's and its aliases'). With ``check``, each compressed bundle's own hash is
-    checked as it is decoded (a mismatch makes the input ``damaged``)."""
+    checked as it is decoded (a mismatch makes the input ``damaged``). ``scope`` (a
+    ``_gfxkit.CensusScope``) is shared by the items read together: the kernel-database
+    directories around them are listed once for all of them."""
     from .. import _gfxkit
 
     name, source = item["name"], item["source"]
@@ -71,12 +76,12 @@ def scan_item(
             inputs, code_objects = line(error_row(name, str(e), time.monotonic() - start)), b""
         else:
             try:
-                inputs, code_objects = _gfxkit.census_rows_json(path, name, check)
+                inputs, code_objects = _gfxkit.census_rows_json(path, name, check, scope)
             finally:
                 remove_download(path)
             inputs = line(dict(json.loads(inputs), seconds=time.monotonic() - start))
     else:
-        inputs, code_objects = _gfxkit.census_rows_json(source, name, check)
+        inputs, code_objects = _gfxkit.census_rows_json(source, name, check, scope)
     aliases = item.get("aliases") or ()
     if aliases:
         # The same content under other names: the rows of the one scanned, renamed.
@@ -103,8 +108,11 @@ def scan_shard(shard: Dict[str, Any], out: str) -> Dict[str, Any]:
     """Reads every item of ``shard`` (``{"name", "items"}``, and ``"check"`` when compressed
     bundles' hashes are checked) and writes its rows to ``out`` (``dataset.write_shard``).
     Returns a summary: inputs, bytes, errors, device bytes."""
+    from .. import _gfxkit
+
     check = bool(shard.get("check"))
-    rows = [scan_item(item, check=check) for item in shard["items"]]
+    scope = _gfxkit.CensusScope()
+    rows = [scan_item(item, check=check, scope=scope) for item in shard["items"]]
     inputs = dataset.write_shard(
         Path(out), shard["name"], b"".join(r[0] for r in rows), b"".join(r[1] for r in rows)
     )
