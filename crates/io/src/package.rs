@@ -601,6 +601,24 @@ fn plan(
     allow_empty: bool,
     depth: u32,
 ) -> Result<Planned, Error> {
+    let (members, nested) = decide_members(name, data, t, formats, depth)?;
+    settle_members(name, members, nested, t, allow_empty)
+}
+
+/// One member of a package as [`decide_members`] read it: its path (`package!member`), size,
+/// whether it lies in a tarball member (a `.conda`'s `pkg-*.tar.zst`), and its decision.
+type DecidedMember = (String, u64, bool, MemberDecision);
+
+/// Every member of the package `data` (named `name`) that its rewrite can edit, read and
+/// decided by the door, each on its own; with whether anything inside was left unread (a
+/// package among the members copied as it is, or lying too deep).
+fn decide_members(
+    name: &str,
+    data: &[u8],
+    t: &Transform,
+    formats: &Formats,
+    depth: u32,
+) -> Result<(Vec<DecidedMember>, bool), Error> {
     let top = format!("{name}!");
     // Where a member lies: in the package itself, or in a tarball member of it (a `.conda`'s
     // `pkg-*.tar.zst`, which the rewrite edits when the package is a `.conda`).
@@ -691,6 +709,21 @@ fn plan(
             None => nested = true,
         }
     }
+    Ok((members, nested))
+}
+
+/// The plan of the package named `name` from its decided `members`: the members whose place
+/// the rewrite edits kept (a tarball's only inside a `.conda`), then settled together as a
+/// tree is ([`crate::settle::settle`]). `nested`: something inside was left unread, so the
+/// targets no member matched are not known.
+fn settle_members(
+    name: &str,
+    mut members: Vec<DecidedMember>,
+    mut nested: bool,
+    t: &Transform,
+    allow_empty: bool,
+) -> Result<Planned, Error> {
+    let top = format!("{name}!");
     // A tarball's members are edited only inside a `.conda`.
     let conda = members
         .iter()
