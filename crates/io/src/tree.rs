@@ -559,6 +559,7 @@ fn update_records(
     plans: &mut [Option<Pruned>],
 ) -> Result<(), Error> {
     use gfxkit_package::record;
+    use rayon::prelude::*;
     use std::collections::{HashMap, HashSet};
     // What is gone, and what was rewritten with its new size, by path in the tree.
     let (mut gone, mut rewritten) = (HashSet::new(), HashMap::new());
@@ -626,23 +627,23 @@ fn update_records(
             InstalledRecord::Conda => record::sha256_hex(bytes),
         };
         // Each listed path gone (no new hash) or rewritten (its new hash and size; planned:
-        // a hash of the same length).
-        let mut changes: Vec<(String, Option<(String, u64)>)> = Vec::new();
-        for path in &listed {
-            let at_path = in_tree(path);
-            if gone.contains(at_path.as_str()) {
-                changes.push((path.clone(), None));
-            } else if let Some(&size) = rewritten.get(at_path.as_str()) {
+        // a hash of the same length), the rewritten files hashed on every core.
+        let changes: Vec<(String, Option<(String, u64)>)> = listed
+            .par_iter()
+            .filter_map(|path| {
+                let at_path = in_tree(path);
+                if gone.contains(at_path.as_str()) {
+                    return Some(Ok((path.clone(), None)));
+                }
+                let &size = rewritten.get(at_path.as_str())?;
                 let now = match at {
-                    Records::Planned(_) => (hash(&[]), size),
-                    Records::Written(root) => {
-                        let bytes = Input::open(&root.join(&at_path))?;
-                        (hash(&bytes), bytes.len() as u64)
-                    }
+                    Records::Planned(_) => Ok((hash(&[]), size)),
+                    Records::Written(root) => Input::open(&root.join(&at_path))
+                        .map(|bytes| (hash(&bytes), bytes.len() as u64)),
                 };
-                changes.push((path.clone(), Some(now)));
-            }
-        }
+                Some(now.map(|now| (path.clone(), Some(now))))
+            })
+            .collect::<Result<_, Error>>()?;
         if changes.is_empty() {
             continue;
         }
