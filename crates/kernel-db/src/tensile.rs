@@ -625,9 +625,47 @@ struct Blob {
     len: usize,
 }
 
+/// The value each field of the solution maps read so far last held, by field name: a value
+/// equal to it is stepped over in one comparison. Tensile writes the same `problemType`,
+/// predicates and flags into most solutions of an index, and stepping over their many small
+/// values one by one is much of the work of reading the solutions. Exact: a MessagePack value
+/// is delimited by its own bytes, so bytes equal to a whole value read before are that value,
+/// whatever follows them.
+#[derive(Default)]
+struct Repeats<'a>(Vec<(&'a [u8], &'a [u8])>);
+
+impl<'a> Repeats<'a> {
+    /// Values shorter than this are stepped over as cheaply as compared.
+    const WORTH: usize = 32;
+
+    /// Steps `c` over the value of field `key`: at once when it repeats that field's last
+    /// value, else walked (and remembered).
+    fn skip(&mut self, key: &'a [u8], c: &mut Cursor<'a>) -> gfxkit_msgpack::Result<()> {
+        let last = self.0.iter_mut().find(|(k, _)| *k == key);
+        if let Some((_, value)) = &last {
+            if c.eat(value) {
+                return Ok(());
+            }
+        }
+        let raw = c.skip()?;
+        if raw.bytes.len() >= Self::WORTH {
+            match last {
+                Some((_, value)) => *value = raw.bytes,
+                None => self.0.push((key, raw.bytes)),
+            }
+        }
+        Ok(())
+    }
+}
+
 /// One solution's map: its `name` and `index` (the first of each) read where they are, every
-/// other value stepped over; with where its `index` value lies.
-fn solution_map<'a>(c: &mut Cursor<'a>, here: &Path<'_>) -> Result<(Solution<'a>, usize)> {
+/// other value stepped over (`repeats`: the values of the maps read before it); with where its
+/// `index` value lies.
+fn solution_map<'a>(
+    c: &mut Cursor<'a>,
+    here: &Path<'_>,
+    repeats: &mut Repeats<'a>,
+) -> Result<(Solution<'a>, usize)> {
     let offset = c.offset();
     let fields = c
         .map("a solution map")
@@ -652,7 +690,7 @@ fn solution_map<'a>(c: &mut Cursor<'a>, here: &Path<'_>) -> Result<(Solution<'a>
                 index_at = Some((at, v));
             }
             _ => {
-                c.skip().map_err(|e| {
+                repeats.skip(key, c).map_err(|e| {
                     Error::from(e).place(Path::Key(here, key_name(key)).to_string())
                 })?;
             }
@@ -923,9 +961,10 @@ impl Parser<'_> {
         // reserve little and let the vector grow with what is actually read.
         let mut out = Vec::with_capacity((n as usize).min(1 << 16));
         let mut ends = Vec::with_capacity(out.capacity());
+        let mut repeats = Repeats::default();
         for i in 0..n as usize {
             let here = Path::Item(path, i);
-            let (solution, index_pos) = solution_map(c, &here)?;
+            let (solution, index_pos) = solution_map(c, &here, &mut repeats)?;
             self.list(solution.index, index_pos, i, &here)?;
             out.push(solution);
             ends.push(c.pos());
@@ -960,6 +999,7 @@ impl Parser<'_> {
         self.solution_count(u64::from(count), table as u64, &path)?;
         let mut out = Vec::with_capacity((count as usize).min(1 << 16));
         let mut ends = Vec::with_capacity(out.capacity());
+        let mut repeats = Repeats::default();
         for i in 0..count as usize {
             let here = Path::Item(&path, i);
             let entry_at = c.offset();
@@ -992,7 +1032,7 @@ impl Parser<'_> {
             // The slice alone: a map that runs past it is truncated, not read into the next.
             let mut sc = Cursor::new(&bytes[..end]).at(start);
             let item = Path::Key(&here, "solutions_blob");
-            let (solution, index_pos) = solution_map(&mut sc, &item)?;
+            let (solution, index_pos) = solution_map(&mut sc, &item, &mut repeats)?;
             if sc.pos() != end {
                 return Err(Error::at(
                     sc.offset(),

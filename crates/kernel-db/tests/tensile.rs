@@ -1056,3 +1056,71 @@ fn table_entries_read_the_same_in_the_short_form_and_every_other() {
         assert!(Index::parse(&plain[..cut]).is_err(), "cut at {cut}");
     }
 }
+
+/// Solutions whose fields repeat the bytes of the solution before (as Tensile writes the same
+/// `problemType` into every solution) read as solutions whose fields all differ: the same
+/// names, indices and offsets; cut anywhere, or with a repeated value damaged, the index is an
+/// error at or before the cut, never misread.
+#[test]
+fn repeated_solution_fields_read_as_any_other() {
+    let index_of = |repeat: bool| {
+        let mut b = B::new();
+        write_map_len(&mut b, 2).unwrap();
+        s(&mut b, "solutions");
+        write_array_len(&mut b, 5).unwrap();
+        for i in 0..5u64 {
+            write_map_len(&mut b, 4).unwrap();
+            s(&mut b, "name");
+            s(&mut b, &format!("Cijk_Ailk_Bljk_SB_MT{i}"));
+            s(&mut b, "problemType");
+            write_map_len(&mut b, 3).unwrap();
+            s(&mut b, "operationIdentifier");
+            s(&mut b, "Contraction_l_Ailk_Bljk_Cijk_Dijk");
+            s(&mut b, "aType");
+            write_uint(&mut b, if repeat { 0 } else { i }).unwrap();
+            s(&mut b, "sizes");
+            write_array_len(&mut b, 3).unwrap();
+            for n in [64u64, 128, 256 + u64::from(!repeat) * i] {
+                write_uint(&mut b, n).unwrap();
+            }
+            s(&mut b, "index");
+            write_uint(&mut b, i).unwrap();
+            // A value that repeats in every other solution only.
+            s(&mut b, "sizeMapping");
+            write_array_len(&mut b, 16).unwrap();
+            for n in 0..16u64 {
+                write_uint(&mut b, 1000 * n + if repeat { i % 2 } else { i }).unwrap();
+            }
+        }
+        s(&mut b, "library");
+        matching(&mut b, &[(1, 0), (2, 4)]);
+        b
+    };
+    let (repeated, distinct) = (index_of(true), index_of(false));
+    assert_eq!(repeated.len(), distinct.len());
+    let read = |b: &[u8]| {
+        let index = Index::parse(b).unwrap();
+        (0..5u64)
+            .map(|i| {
+                let s = index.solution(i).unwrap();
+                (s.index, s.name.to_owned(), s.offset)
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(read(&repeated), read(&distinct));
+    for cut in 0..repeated.len() {
+        let e = Index::parse(&repeated[..cut]).unwrap_err();
+        assert!(e.offset.is_some_and(|o| o <= cut as u64), "cut {cut}: {e}");
+    }
+    // The last solution's problemType made a map of 4 where 3 are stored: its bytes no longer
+    // repeat the one before, and the damage is found where it lies.
+    let at = repeated
+        .windows(12)
+        .rposition(|w| w == b"\xabproblemType")
+        .unwrap()
+        + 12;
+    let mut damaged = repeated.clone();
+    assert_eq!(damaged[at], 0x83);
+    damaged[at] = 0x84;
+    assert!(Index::parse(&damaged).is_err());
+}
