@@ -50,15 +50,10 @@ pub fn is_split(inv: &Inventory<'_>) -> bool {
     inv.units.is_empty() && view::hipk_wrappers(&inv.discovery).next().is_some()
 }
 
-/// Whether `data` is a `.kpack` archive.
-pub fn is_archive(data: &[u8]) -> bool {
-    gfxkit_kpack::archive::is_kpack(data)
-}
-
 /// For a `.kpack` file whose header or TOC does not read: what is damaged and at which
 /// offset (the caller names the file). `None` for an archive that parses and for other files.
 pub fn archive_damage(data: &[u8]) -> Option<String> {
-    if !is_archive(data) {
+    if !gfxkit_kpack::archive::is_kpack(data) {
         return None;
     }
     Archive::parse(data)

@@ -128,7 +128,7 @@ pub struct Sized {
     /// a caller sizing a tree leaves them out, their kernels being counted already.
     pub reached: Vec<PathBuf>,
     /// Whether the file is a `.kpack` archive (left out when a binary reached it).
-    pub is_archive: bool,
+    pub is_kpack_archive: bool,
 }
 
 /// The kinds of file whose device code gfxkit reads, each answering every per-file command.
@@ -502,7 +502,7 @@ impl Format for KpackArchive {
     }
 
     fn claims(&self, file: &File<'_>) -> bool {
-        inv_kpack::is_archive(file.data)
+        gfxkit_kpack::archive::is_kpack(file.data)
     }
 
     /// No: an archive is read through the binaries whose markers name it (one named
@@ -521,7 +521,7 @@ impl Format for KpackArchive {
                 gfxkit_inventory::size::survey_with(file.data, check, &file.limits)
             }),
             reached: Vec::new(),
-            is_archive: true,
+            is_kpack_archive: true,
         }
     }
 
@@ -686,7 +686,7 @@ impl Format for KernelDatabase {
                 gfxkit_inventory::size::survey_with(file.data, check, &file.limits)
             }),
             reached: Vec::new(),
-            is_archive: false,
+            is_kpack_archive: false,
         }
     }
 
@@ -835,7 +835,7 @@ impl Format for Binary {
             return Sized {
                 survey,
                 reached: Vec::new(),
-                is_archive: false,
+                is_kpack_archive: false,
             };
         }
         let inv = Inventory::of_with(file.data, &file.limits);
@@ -847,12 +847,12 @@ impl Format for Binary {
                     .iter()
                     .map(|(p, _)| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
                     .collect(),
-                is_archive: false,
+                is_kpack_archive: false,
             },
             None => Sized {
                 survey: gfxkit_inventory::size::survey_with(file.data, check, &file.limits),
                 reached: Vec::new(),
-                is_archive: false,
+                is_kpack_archive: false,
             },
         }
     }

@@ -507,7 +507,7 @@ pub fn size(
         let digests = opts
             .duplicates
             .then(|| format.digests(&file, Digesting::checked(false), &around));
-        Ok::<_, Infallible>((sized.survey, digests, sized.is_archive, sized.reached))
+        Ok::<_, Infallible>((sized.survey, digests, sized.is_kpack_archive, sized.reached))
     })?;
     // The `.kpack` files a split binary of the inputs reaches: their kernels are counted under
     // that binary, not a second time as files of their own.

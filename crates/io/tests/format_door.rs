@@ -235,7 +235,7 @@ impl Format for Toy {
                 &Default::default(),
             ),
             reached: Vec::new(),
-            is_archive: false,
+            is_kpack_archive: false,
         }
     }
 

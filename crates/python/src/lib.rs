@@ -517,7 +517,7 @@ fn listings(
     let on_disk = s.path.is_some();
     per_file_layered(py, &s, |p, d, layer| {
         // Where a `.kpack` archive that does not parse is damaged (the listing has only text).
-        let kpack_at = inv::kpack::is_archive(d)
+        let kpack_at = gfxkit_kpack::archive::is_kpack(d)
             .then(|| gfxkit_kpack::Archive::parse(d).err().map(|e| e.offset))
             .flatten();
         let mut l = list_one(p, d, check, on_disk);
