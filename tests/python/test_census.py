@@ -178,6 +178,55 @@ def test_rows_agree_with_list_json(serial_out, gfxkit_bin):
     assert first["sha256"] in ex
 
 
+def test_a_kernel_database_directory_reads_as_list_does(tmp_path, gfxkit_bin):
+    """Debian sid's hipBLASLt 7.1 library (the part scripts/ensure-real-inputs unpacks: Tensile
+    indexes beside their CCOB shards and code objects): the inputs of a shard share the
+    directory listing their indexes are resolved against, and read so they give the dataset
+    of one input a shard (each listing its directory itself), serially and on two threads;
+    every file's code objects are those `gfxkit list --check --json` lists for it, and an index
+    that loads files the directory lacks is damaged."""
+    lib = REAL / "sid" / "usr" / "lib" / "x86_64-linux-gnu" / "hipblaslt" / "library"
+    assert lib.is_dir(), f"{lib}: run scripts/ensure-real-inputs"
+    names = gfxkit._gfxkit.census_walk([str(lib)])
+    assert any(n.endswith(".dat") for n in names) and any(n.endswith(".co") for n in names)
+    alone = tmp_path / "alone"
+    gfxkit.census([str(lib)], alone, serial=True, shard_size=1, progress=False, report=False)
+    exactly_once(alone, names)
+    for out, how in [(tmp_path / "serial", dict(serial=True)), (tmp_path / "threads", dict(workers=2))]:
+        gfxkit.census([str(lib)], out, shard_size=64, progress=False, report=False, **how)
+        same_dataset(alone, out)
+    # An index whose rows load files the directory lacks (this part of the library is not all
+    # of it) is damaged, as `gfxkit verify` says, with the rows named; every other file is ok.
+    ins = {r["input"]: r for r in table(alone, "inputs")}
+    damaged = 0
+    for name, row in ins.items():
+        listed = json.loads(subprocess.run([gfxkit_bin, "list", "--json", name], capture_output=True).stdout)
+        db = listed["files"][0].get("database") or {"kind": None, "rows": []}
+        lacking = [(i, r) for i, r in enumerate(db["rows"]) if r["missing"]]
+        if db["kind"] == "tensile":
+            verified = subprocess.run([gfxkit_bin, "verify", name], capture_output=True)
+            assert (verified.returncode != 0) == bool(lacking), name
+        if not lacking:
+            assert row["status"] == "ok", row
+            continue
+        damaged += 1
+        assert row["status"] == "damaged", row
+        for i, r in lacking:
+            n = len(r["missing"])
+            assert f"{name}: row {i} ({r['processor'] or 'any processor'}): {n} file" in row["error"], row
+            assert r["missing"][0] in row["error"]
+    assert damaged > 0
+    co = table(alone, "code_objects")
+    for name in names:
+        mine = sorted(
+            (r["path"], r["container"], r["unit"], r["unit_offset"], r["entry"], r["entry_id"],
+             r["target_id"], r["code_object_version"], r["uncompressed_bytes"])
+            for r in co if r["input"] == name
+        )
+        assert mine == cli_rows(gfxkit_bin, Path(name)), name
+    assert sum(1 for r in co) > 0
+
+
 def test_local_copies_are_read_once(tmp_path):
     """Local files of the same bytes (a copy, a hard link) are read once: the others are
     rows of the same content (``same_as``); a census extended with one more copy reads it."""

@@ -8,6 +8,7 @@ use crate::input::{for_each_with, is_image_dir, Failed, Input};
 use crate::kpack::chain;
 use gfxkit_inventory::census::{self, CodeObjectRow, InputRow};
 use gfxkit_inventory::digest::{sha256_hex, Digesting};
+use gfxkit_inventory::list::FileListing;
 use serde::Serialize;
 use std::convert::Infallible;
 use std::path::{Path, PathBuf};
@@ -194,6 +195,7 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
                                 errors.push(format!("{file}: {p}"));
                             }
                         }
+                        errors.extend(missing_beside(&file, &listing));
                         let digests = match digests {
                             Ok((d, e)) => {
                                 // A listing's error already says what its digests would.
@@ -242,6 +244,37 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
         input: row,
         code_objects: out,
     }
+}
+
+/// What a kernel database's rows load that is not beside it (`gfxkit verify` says the same,
+/// file by file): one error per row, naming the first files. A library whose index names
+/// files the install lacks fails to load those kernels.
+fn missing_beside(file: &str, listing: &FileListing) -> Vec<String> {
+    let Some(db) = &listing.database else {
+        return Vec::new();
+    };
+    db.rows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let n = r.missing.len();
+            let named = match &r.missing[..] {
+                [] => return None,
+                [one] => one.clone(),
+                [a, b] => format!("{a} and {b}"),
+                [a, b, ..] => format!("{a}, {b} and {} more", n - 2),
+            };
+            let processor = r.processor.as_deref().unwrap_or("any processor");
+            let files = if n == 1 {
+                "file it loads is"
+            } else {
+                "files it loads are"
+            };
+            Some(format!(
+                "{file}: row {i} ({processor}): {n} {files} missing: {named}"
+            ))
+        })
+        .collect()
 }
 
 /// Bytes of the regular files under `dir` (links not followed).
