@@ -163,6 +163,9 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
         let format = formats.of(&file);
         let mut l = format.list(&file, false, around);
         l.layer = input.layer().map(str::to_owned);
+        // A mapping's listing says only how many solutions it maps: what it maps that is not
+        // beside it is verify's finding.
+        let mapping = crate::database::mapping_problems(input.path(), &input, &around.dirs);
         let d = format.digests(
             &file,
             Digesting {
@@ -171,7 +174,7 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
             },
             around,
         );
-        Ok::<_, Infallible>((l, d))
+        Ok::<_, Infallible>((l, d, mapping))
     };
     let mut errors = Vec::new();
     let mut out = Vec::new();
@@ -181,7 +184,7 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
         Ok(items) => {
             for (p, r) in items {
                 match r {
-                    Ok((mut listing, digests)) => {
+                    Ok((mut listing, digests, mapping)) => {
                         files += 1;
                         if listing.path.contains("!/") {
                             kind = "image".to_owned();
@@ -196,6 +199,15 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
                             }
                         }
                         errors.extend(missing_beside(&file, &listing));
+                        match &mapping[..] {
+                            [] => {}
+                            [one] => errors.push(format!("{file}: {one}")),
+                            [a, b] => errors.push(format!("{file}: {a}; {b}")),
+                            [a, b, rest @ ..] => errors.push(format!(
+                                "{file}: {a}; {b}; and {} more that gfxkit verify names",
+                                rest.len()
+                            )),
+                        }
                         let digests = match digests {
                             Ok((d, e)) => {
                                 // A listing's error already says what its digests would.

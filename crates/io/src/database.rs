@@ -127,6 +127,25 @@ pub fn list_file_bytes(path: &Path, data: &[u8], dirs: &DirNames) -> Option<File
     Some(db::list(&name, data, kind, listing.as_deref()))
 }
 
+/// What `verify` finds wrong in a hipBLASLt mapping on disk against the names beside it (its
+/// directory listed through `dirs`), each a message; empty for other files, for a mapping that
+/// does not read (its listing says so) and for one whose directory cannot be listed (a package
+/// member). For answers that take what a file's listing says and must not call a mapping
+/// whose libraries are missing sound.
+pub fn mapping_problems(path: &Path, data: &[u8], dirs: &DirNames) -> Vec<String> {
+    if kind(path, data) != Some(DbKind::TensileMapping) {
+        return Vec::new();
+    }
+    let Some(listing) = index_dir(path).and_then(|d| dirs.of(&d)) else {
+        return Vec::new();
+    };
+    let names: Vec<&str> = listing.paths().collect();
+    match db::verify_mapping(&path.display().to_string(), data, Some(&names)) {
+        Ok(v) => v.problems.into_iter().map(|f| f.message).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
 /// `size` of a kernel database or a raw code object (`None` for other files).
 pub fn size_survey(
     path: &Path,
