@@ -115,6 +115,15 @@ def cli_rows(gfxkit_bin: str, path: Path):
     return sorted(rows)
 
 
+def census_rows(co, name: str):
+    """The code-object rows of input ``name``, in the form :func:`cli_rows` gives."""
+    return sorted(
+        (r["path"], r["container"], r["unit"], r["unit_offset"], r["entry"], r["entry_id"],
+         r["target_id"], r["code_object_version"], r["uncompressed_bytes"])
+        for r in co if r["input"] == name
+    )
+
+
 @pytest.fixture(scope="module")
 def real_inputs(tmp_path_factory):
     d = tmp_path_factory.mktemp("real")
@@ -148,11 +157,7 @@ def test_rows_agree_with_list_json(serial_out, gfxkit_bin):
         if row["status"] == "error":
             assert row["kind"] == "unreadable" and name in row["error"]
             continue
-        mine = sorted(
-            (r["path"], r["container"], r["unit"], r["unit_offset"], r["entry"], r["entry_id"],
-             r["target_id"], r["code_object_version"], r["uncompressed_bytes"])
-            for r in co if r["input"] == name
-        )
+        mine = census_rows(co, name)
         assert mine == cli_rows(gfxkit_bin, Path(name)), name
         checked += len(mine)
         with open(name, "rb") as f:
@@ -228,11 +233,7 @@ def test_a_kernel_database_directory_reads_as_list_does(tmp_path, gfxkit_bin):
     assert damaged > 0
     co = table(alone, "code_objects")
     for name in names:
-        mine = sorted(
-            (r["path"], r["container"], r["unit"], r["unit_offset"], r["entry"], r["entry_id"],
-             r["target_id"], r["code_object_version"], r["uncompressed_bytes"])
-            for r in co if r["input"] == name
-        )
+        mine = census_rows(co, name)
         assert mine == cli_rows(gfxkit_bin, Path(name)), name
     assert sum(1 for r in co) > 0
 
