@@ -70,8 +70,7 @@ pub fn list_ids(
                 if !contents.starts_with(MAGIC) {
                     continue;
                 }
-                let bundle = b
-                    .parse_contents(&contents)
+                let bundle = gfxkit_inventory::locate::parse_contents(&b, &contents)
                     .map_err(|e| anyhow!("bundle {} at offset {:#x}: {e}", b.index, b.offset))?;
                 ids.extend(bundle.entries().iter().map(|e| e.id.to_owned()));
             }

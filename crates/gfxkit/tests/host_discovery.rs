@@ -589,7 +589,7 @@ fn rdc_object_bundle_sections_and_external_wrapper() {
         }
         other => panic!("{other:?}"),
     }
-    let units = gfxkit_host::entries::units(&found);
+    let units = gfxkit_host::entries::load_views(&found.units().units);
     assert_eq!(units.len(), 1);
     assert_eq!(units[0].entries.as_ref().unwrap().len(), 3);
 }

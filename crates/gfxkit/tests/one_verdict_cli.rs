@@ -531,3 +531,75 @@ fn extract_names_an_image_file_alike_either_way() {
     assert_eq!(whole.len(), 1, "{whole:?}");
     assert_eq!(whole, member);
 }
+
+/// The units of a file as `list --json` gives them: `(index, offset)` of each, in order.
+fn listed_units(j: &serde_json::Value) -> Vec<(u64, u64)> {
+    j["files"][0]["bundles"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|b| (b["index"].as_u64().unwrap(), b["offset"].as_u64().unwrap()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `list`, `select` and `doctor` read one model of a file's units: each lists the same units,
+/// and damage that keeps a unit from being read is named by all three. They used to disagree
+/// on two kinds of damage: `select` and `doctor` read a standalone bundle file leniently
+/// (listing bundles `list` refuses to read), and counted a compressed bundle whose CCOB
+/// header names an unknown method as a unit of their own (`list` names it as damage).
+#[test]
+fn every_command_reads_the_same_units_of_a_damaged_file() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two bundles back to back; the second's entry ID is not UTF-8.
+    let good =
+        gfxkit_bundle::write_bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx906", b"0123")], 1).unwrap();
+    let mut bad =
+        gfxkit_bundle::write_bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx90a", b"4567")], 1).unwrap();
+    let id_at = bad
+        .windows(5)
+        .position(|w| w == b"hipv4")
+        .expect("the ID is stored");
+    bad[id_at] = 0xff;
+    let bundles = dir.path().join("two.hipfb");
+    std::fs::write(&bundles, [good.clone(), bad].concat()).unwrap();
+    // The real library with its bundle recompressed, the method of its CCOB header unknown.
+    let (lib, offset, _) = compressed_rocrand(dir.path());
+    let mut data = std::fs::read(&lib).unwrap();
+    let method = usize::try_from(offset).unwrap() + 6;
+    data[method..method + 2].copy_from_slice(&257u16.to_le_bytes());
+    std::fs::write(&lib, &data).unwrap();
+    // Where each is damaged: the second bundle's entry ID; the compressed bundle.
+    let cases = [
+        (&bundles, (good.len() + id_at) as u64, "not valid UTF-8"),
+        (&lib, offset, "unknown compression method 257"),
+    ];
+    for (path, at, why) in cases {
+        let p = s(path);
+        let list = gfxkit(&["list", "--json", p]);
+        let listed = listed_units(&json_stdout(&list));
+        assert_eq!(list.status.code(), Some(2), "{}", err(&list));
+        assert!(out(&list).contains(why), "{}", out(&list));
+        let select = gfxkit(&["select", "--json", "--device", "gfx906", p]);
+        assert_eq!(select.status.code(), Some(2), "{}", err(&select));
+        let j = json_stdout(&select);
+        assert_eq!(listed_units(&j), listed, "select of {p}: {j}");
+        let named = j["files"][0]["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["location"]["offset"] == at && p["message"].as_str().unwrap().contains(why));
+        assert!(named, "select of {p}: {j}");
+        let doctor = gfxkit(&["doctor", "--json", "--device", "gfx906", p]);
+        assert_eq!(doctor.status.code(), Some(2), "{}", err(&doctor));
+        let j = json_stdout(&doctor);
+        let errors = j["files"][0]["errors"].to_string();
+        assert!(
+            errors.contains(&format!("offset {at:#x}: bundle cannot be read")),
+            "{j}"
+        );
+        assert!(errors.contains(why), "{j}");
+        assert_eq!(j["files"][0]["bundles"], listed.len(), "{j}");
+    }
+}

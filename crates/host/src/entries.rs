@@ -7,6 +7,7 @@
 //! decompressed): `gfxkit verify` does that.
 
 use crate::fatbin::{BundleFormat, CompressionMethod};
+use crate::unit::{Form, Unit};
 use gfxkit_bundle::limits::Limits;
 use gfxkit_bundle::read::{parse_header_at, HeaderEntry};
 use gfxkit_bundle::EntryId;
@@ -170,19 +171,7 @@ mod tests {
     }
 }
 
-/// What a loadable unit is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum UnitKind {
-    /// An offload bundle (`.hip_fatbin`, standalone, archive member).
-    Bundle,
-    /// An object bundle (`__CLANG_OFFLOAD_BUNDLE__*` sections).
-    ObjectBundle,
-    /// A standalone code object: the runtime loads it as it is.
-    CodeObject,
-}
-
-/// One entry of a loadable unit.
+/// One entry of a unit as the HIP runtime reads it.
 #[derive(Debug, Clone)]
 pub struct UnitEntry {
     /// The parsed entry ID.
@@ -191,13 +180,15 @@ pub struct UnitEntry {
     pub size: u64,
 }
 
-/// One unit the HIP runtime would consider loading, with its entries in header order.
+/// What the HIP runtime reads of a [`Unit`] before choosing a code object from it: what the
+/// unit is, how it is stored, the length of its header and its entries' IDs and sizes. The
+/// runtime's rules ([`crate::select`], [`crate::release`]) are written over it; a view is made
+/// from a unit ([`Unit::load_view`]) or, where only the IDs are known (a census's rows, a
+/// release's view with refused entries emptied), from them.
 #[derive(Debug, Clone)]
-pub struct Unit {
-    /// What it is.
-    pub kind: UnitKind,
-    /// Where it is.
-    pub location: crate::Location,
+pub struct LoadView {
+    /// What the unit is.
+    pub form: Form,
     /// For bundles, how they are stored.
     pub format: Option<BundleFormat>,
     /// For bundles, the length of the (uncompressed) header.
@@ -207,7 +198,7 @@ pub struct Unit {
     pub entries: Result<Vec<UnitEntry>, EntriesError>,
 }
 
-impl Unit {
+impl LoadView {
     /// The entry IDs, in order (empty when the entries could not be read).
     pub fn ids(&self) -> Vec<EntryId> {
         match &self.entries {
@@ -224,73 +215,73 @@ impl Unit {
     }
 }
 
-/// Every loadable unit of a discovery, in order: bundles, object bundles, code objects.
-/// OffloadBinary images (`.llvm.offloading`, not yet linked) are not loadable and not listed.
-pub fn units(found: &crate::Discovery<'_>) -> Vec<Unit> {
-    let mut out = Vec::new();
-    for b in &found.bundles {
-        let read = read_header(
-            b.format,
-            Cursor::at(b.bytes, b.location.offset),
-            &found.limits,
-        );
-        let header_len = read.as_ref().ok().map(|r| r.1);
-        let entries = read.map(|(items, _)| {
-            items
-                .into_iter()
-                .filter_map(|h| {
-                    let size = h.header.size;
-                    h.id.ok().map(|id| UnitEntry { id, size })
-                })
-                .collect()
-        });
-        out.push(Unit {
-            kind: UnitKind::Bundle,
-            location: b.location.clone(),
-            format: Some(b.format),
+impl Unit<'_> {
+    /// What the HIP runtime reads of this unit: a bundle's header (a compressed bundle
+    /// decoded only as far as its header), an object bundle's section names, a code object's
+    /// `e_flags`. `None` for a unit the runtime does not load ([`Unit::is_loadable`]).
+    pub fn load_view(&self) -> Option<LoadView> {
+        let format = self.format();
+        let (header_len, entries) = match self.form {
+            Form::Bundle => {
+                let read = read_header(
+                    format.unwrap_or(BundleFormat::Uncompressed),
+                    self.cursor(),
+                    &self.limits,
+                );
+                let header_len = read.as_ref().ok().map(|r| r.1);
+                let entries = read.map(|(items, _)| {
+                    items
+                        .into_iter()
+                        .filter_map(|h| {
+                            let size = h.header.size;
+                            h.id.ok().map(|id| UnitEntry { id, size })
+                        })
+                        .collect()
+                });
+                (header_len, entries)
+            }
+            Form::ObjectBundle => {
+                let entries = self
+                    .loose
+                    .iter()
+                    .filter_map(|e| {
+                        EntryId::parse(&e.id).ok().map(|id| UnitEntry {
+                            id,
+                            size: e.payload.len() as u64,
+                        })
+                    })
+                    .collect();
+                (None, Ok(entries))
+            }
+            Form::CodeObject => {
+                let entries = gfxkit_code_object::CodeObject::parse(self.bytes)
+                    .map_err(|e| EntriesError(format!("code object: {}", e.in_code_object())))
+                    .and_then(|co| {
+                        co.target_id()
+                            .map_err(|e| EntriesError(format!("code object target ID: {e}")))
+                    })
+                    .map(|t| {
+                        vec![UnitEntry {
+                            id: EntryId::hip(t),
+                            size: self.bytes.len() as u64,
+                        }]
+                    });
+                (None, entries)
+            }
+            Form::OffloadImage => return None,
+        };
+        Some(LoadView {
+            form: self.form,
+            format,
             header_len,
             entries,
-        });
+        })
     }
-    for o in &found.object_bundles {
-        let entries = o
-            .entries
-            .iter()
-            .filter_map(|e| {
-                EntryId::parse(e.id).ok().map(|id| UnitEntry {
-                    id,
-                    size: e.bytes.len() as u64,
-                })
-            })
-            .collect();
-        out.push(Unit {
-            kind: UnitKind::ObjectBundle,
-            location: o.location.clone(),
-            format: None,
-            header_len: None,
-            entries: Ok(entries),
-        });
-    }
-    for c in &found.code_objects {
-        let entries = gfxkit_code_object::CodeObject::parse(c.bytes)
-            .map_err(|e| EntriesError(format!("code object: {}", e.in_code_object())))
-            .and_then(|co| {
-                co.target_id()
-                    .map_err(|e| EntriesError(format!("code object target ID: {e}")))
-            })
-            .map(|t| {
-                vec![UnitEntry {
-                    id: EntryId::hip(t),
-                    size: c.bytes.len() as u64,
-                }]
-            });
-        out.push(Unit {
-            kind: UnitKind::CodeObject,
-            location: c.location.clone(),
-            format: None,
-            header_len: None,
-            entries,
-        });
-    }
-    out
+}
+
+/// What the HIP runtime reads of each unit it would consider loading ([`Unit::load_view`]),
+/// in order: bundles, object bundles, code objects (the first units of a file; OffloadImages,
+/// which come last, are not loaded).
+pub fn load_views(units: &[Unit<'_>]) -> Vec<LoadView> {
+    units.iter().filter_map(Unit::load_view).collect()
 }

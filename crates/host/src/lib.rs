@@ -65,8 +65,9 @@
 //! For tools that list or extract: [`discover()`](discover::discover()) gives every bundle with
 //! its [`Location`] (archive member, section, file offset, size) and bytes;
 //! [`entries::header_entries`] lists a bundle's entries without decompressing more than its
-//! header; [`entries::units`] gives, per loadable unit (bundle, object bundle, code object),
-//! the parsed entry IDs; [`Discovery::problems`] holds what `verify` should report.
+//! header; [`Discovery::units`] gives the units of device code ([`unit::Unit`]: bundle, object
+//! bundle, code object, OffloadImage) and [`unit::Unit::load_view`] what the HIP runtime reads of
+//! one (the parsed entry IDs); [`Discovery::problems`] holds what `verify` should report.
 #![forbid(unsafe_code)]
 
 pub mod discover;
@@ -81,6 +82,7 @@ pub mod pe;
 pub mod problem;
 pub mod release;
 pub mod select;
+pub mod unit;
 mod wrapper;
 
 pub use discover::{
@@ -89,3 +91,4 @@ pub use discover::{
 };
 pub use fatbin::{BundleFormat, CompressionMethod};
 pub use problem::{Location, Problem, ProblemKind, Severity};
+pub use unit::{Form, LooseEntry, Unit, Units};

@@ -12,8 +12,9 @@
 //!
 //! Without a release nothing changes; the newest release refuses nothing the newest rules load.
 
-use crate::entries::Unit;
+use crate::entries::LoadView;
 use crate::select::{select_unit, Selection};
+use crate::unit::{Form, Unit};
 use crate::BundleFormat;
 use gfxkit_bundle::EntryId;
 use gfxkit_spec::elf::ELFOSABI_AMDGPU_HSA;
@@ -55,28 +56,25 @@ pub fn code_object_version(elf: &[u8]) -> Option<u8> {
     }
 }
 
-/// The code-object version of each entry of each unit of `found`, in the order of
-/// [`crate::entries::units`] (bundles, object bundles, code objects) and of each unit's
+/// The code-object version of each entry of each loadable unit of `units`, in the order of
+/// [`crate::entries::load_views`] (bundles, object bundles, code objects) and of each unit's
 /// entries (the IDs that parse, in header order); `None` where it cannot be read (a unit's
 /// list may be shorter than its entries: the rest are unknown). A CCOB
 /// bundle is decompressed as a stream up to its last entry's first bytes (memory stays
 /// bounded; nothing is kept); its hash is not checked (`gfxkit verify` does that).
-pub fn code_object_versions(found: &crate::Discovery<'_>) -> Vec<Vec<Option<u8>>> {
-    versions_where(found, |_| true)
+pub fn code_object_versions(units: &[Unit<'_>]) -> Vec<Vec<Option<u8>>> {
+    versions_where(units, |_| true)
 }
 
 /// [`code_object_versions`] as far as the rules of a release need them: none for a release
 /// that loads every version there is (V6, the newest), none for a compressed bundle it cannot
 /// unpack anyway (whose versions would cost a decompression).
-pub fn code_object_versions_for(
-    found: &crate::Discovery<'_>,
-    rules: &Rules,
-) -> Vec<Vec<Option<u8>>> {
+pub fn code_object_versions_for(units: &[Unit<'_>], rules: &Rules) -> Vec<Vec<Option<u8>>> {
     if rules.code_object_max >= NEWEST_CODE_OBJECT_VERSION {
         // Nothing to read: every unit's versions unknown (and none refused).
         return Vec::new();
     }
-    versions_where(found, |format| match format {
+    versions_where(units, |format| match format {
         BundleFormat::Compressed { version, .. } => rules.unpacks_ccob(version),
         BundleFormat::Uncompressed => true,
     })
@@ -85,64 +83,59 @@ pub fn code_object_versions_for(
 /// The newest code-object version there is (LLVM's `ELFABIVERSION_AMDGPU_HSA_V6`).
 const NEWEST_CODE_OBJECT_VERSION: u8 = 6;
 
-fn versions_where(
-    found: &crate::Discovery<'_>,
-    read: impl Fn(BundleFormat) -> bool,
-) -> Vec<Vec<Option<u8>>> {
-    let mut out = Vec::new();
-    for b in &found.bundles {
-        if !read(b.format) {
-            out.push(Vec::new());
-            continue;
-        }
-        let c = gfxkit_bytes::Cursor::at(b.bytes, b.location.offset);
-        let items = match crate::entries::read_header(b.format, c, &found.limits) {
-            Ok((items, _)) => items,
-            Err(_) => {
-                out.push(Vec::new());
-                continue;
-            }
-        };
-        // An entry's payload: offset, size, and whether its ID parses (units list those).
-        let wanted: Vec<(u64, u64, bool)> = items
-            .iter()
-            .map(|h| (h.header.offset, h.header.size, h.id.is_ok()))
-            .collect();
-        let heads = match b.format {
-            BundleFormat::Uncompressed => wanted
-                .iter()
-                .map(|&(off, size, _)| {
-                    let end = off.checked_add(size)?;
-                    let range = usize::try_from(off).ok()?..usize::try_from(end).ok()?;
-                    b.bytes.get(range).and_then(code_object_version)
-                })
-                .collect(),
-            BundleFormat::Compressed { .. } => ccob_heads(b.bytes, &wanted),
-        };
-        out.push(
-            wanted
-                .iter()
-                .zip(heads)
-                .filter(|((_, _, parsed), _)| *parsed)
-                .map(|(_, v)| v)
-                .collect(),
-        );
-    }
+fn versions_where(units: &[Unit<'_>], read: impl Fn(BundleFormat) -> bool) -> Vec<Vec<Option<u8>>> {
     // Object bundles and code objects are read in place: their versions cost nothing.
     let all = read(BundleFormat::Uncompressed);
-    for o in &found.object_bundles {
-        out.push(
-            o.entries
+    units
+        .iter()
+        .filter(|u| u.is_loadable())
+        .map(|u| match u.form {
+            Form::Bundle => bundle_versions(u, &read),
+            Form::ObjectBundle => u
+                .loose
                 .iter()
-                .filter(|e| EntryId::parse(e.id).is_ok())
-                .map(|e| code_object_version(e.bytes).filter(|_| all))
+                .filter(|e| EntryId::parse(&e.id).is_ok())
+                .map(|e| code_object_version(e.payload).filter(|_| all))
                 .collect(),
-        );
+            Form::CodeObject | Form::OffloadImage => {
+                vec![code_object_version(u.bytes).filter(|_| all)]
+            }
+        })
+        .collect()
+}
+
+/// The code-object versions of the entries of the bundle `b` whose IDs parse, when `read`
+/// says its form is to be read (none otherwise, nor when its header cannot be read).
+fn bundle_versions(b: &Unit<'_>, read: impl Fn(BundleFormat) -> bool) -> Vec<Option<u8>> {
+    let format = b.format().unwrap_or(BundleFormat::Uncompressed);
+    if !read(format) {
+        return Vec::new();
     }
-    for c in &found.code_objects {
-        out.push(vec![code_object_version(c.bytes).filter(|_| all)]);
-    }
-    out
+    let Ok((items, _)) = crate::entries::read_header(format, b.cursor(), &b.limits) else {
+        return Vec::new();
+    };
+    // An entry's payload: offset, size, and whether its ID parses (units list those).
+    let wanted: Vec<(u64, u64, bool)> = items
+        .iter()
+        .map(|h| (h.header.offset, h.header.size, h.id.is_ok()))
+        .collect();
+    let heads = match format {
+        BundleFormat::Uncompressed => wanted
+            .iter()
+            .map(|&(off, size, _)| {
+                let end = off.checked_add(size)?;
+                let range = usize::try_from(off).ok()?..usize::try_from(end).ok()?;
+                b.bytes.get(range).and_then(code_object_version)
+            })
+            .collect(),
+        BundleFormat::Compressed { .. } => ccob_heads(b.bytes, &wanted),
+    };
+    wanted
+        .iter()
+        .zip(heads)
+        .filter(|((_, _, parsed), _)| *parsed)
+        .map(|(_, v)| v)
+        .collect()
 }
 
 /// The code-object versions of the payloads `wanted` (offset, size) of the CCOB bundle
@@ -198,7 +191,7 @@ fn rocm(rules: &Rules) -> String {
 
 /// Why the runtime of `rules` cannot unpack `unit` at all (a CCOB version its HIP runtime
 /// does not read), or `None`.
-pub fn unit_refusal(rules: &Rules, unit: &Unit) -> Option<Refusal> {
+pub fn unit_refusal(rules: &Rules, unit: &LoadView) -> Option<Refusal> {
     let Some(BundleFormat::Compressed { version, .. }) = unit.format else {
         return None;
     };
@@ -360,7 +353,7 @@ pub fn device_note(rules: &Rules, processor: &str) -> Option<String> {
 }
 
 /// What a release refuses in one unit: the whole unit, or entries by index (into
-/// [`Unit::entries`]).
+/// [`LoadView::entries`]).
 #[derive(Debug, Clone, Default)]
 pub struct UnitRefusals {
     /// The unit cannot be unpacked at all.
@@ -372,7 +365,7 @@ pub struct UnitRefusals {
 impl UnitRefusals {
     /// What `rules` refuses in `unit`, whose entries' code-object versions are `versions`
     /// ([`code_object_versions`]).
-    pub fn of(rules: &Rules, unit: &Unit, versions: &[Option<u8>]) -> UnitRefusals {
+    pub fn of(rules: &Rules, unit: &LoadView, versions: &[Option<u8>]) -> UnitRefusals {
         let entries = match &unit.entries {
             Ok(e) => e
                 .iter()
@@ -396,7 +389,7 @@ impl UnitRefusals {
 
     /// `unit` as the release sees it: the refused entries made empty (the runtime skips
     /// those), every entry when the unit itself is refused.
-    pub fn view(&self, unit: &Unit) -> Unit {
+    pub fn view(&self, unit: &LoadView) -> LoadView {
         let mut u = unit.clone();
         if let Ok(entries) = &mut u.entries {
             for (i, e) in entries.iter_mut().enumerate() {
@@ -410,7 +403,11 @@ impl UnitRefusals {
 
     /// What the newest rules would pick for `device` that this release refuses, in the order
     /// tried, as `(entry ID, refusal)`; then the selection the release makes.
-    pub fn select(&self, device: &TargetId, unit: &Unit) -> (Selection, Vec<(String, Refusal)>) {
+    pub fn select(
+        &self,
+        device: &TargetId,
+        unit: &LoadView,
+    ) -> (Selection, Vec<(String, Refusal)>) {
         if let Some(r) = &self.unit {
             let newest = select_unit(device, unit);
             let s = Selection {
@@ -467,7 +464,7 @@ impl UnitRefusals {
 /// [`select_unit`] as the runtime of the release whose refusals in `unit` are `refusals`
 /// makes it: the reason names each entry the newest rules would pick that this release
 /// cannot load, and why. With nothing refused, exactly [`select_unit`].
-pub fn select_unit_on(device: &TargetId, unit: &Unit, refusals: &UnitRefusals) -> Selection {
+pub fn select_unit_on(device: &TargetId, unit: &LoadView, refusals: &UnitRefusals) -> Selection {
     select_unit_passing(device, unit, refusals).0
 }
 
@@ -476,7 +473,7 @@ pub fn select_unit_on(device: &TargetId, unit: &Unit, refusals: &UnitRefusals) -
 /// ID).
 pub fn select_unit_passing(
     device: &TargetId,
-    unit: &Unit,
+    unit: &LoadView,
     refusals: &UnitRefusals,
 ) -> (Selection, Vec<(String, Refusal)>) {
     if refusals.is_empty() {
@@ -499,17 +496,16 @@ pub fn select_unit_passing(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::entries::{UnitEntry, UnitKind};
+    use crate::entries::UnitEntry;
     use gfxkit_spec::rocm::RocmVersion;
 
     fn rules(v: &str) -> Rules {
         Rules::of(RocmVersion::parse(v).unwrap())
     }
 
-    fn unit(list: &[&str], format: Option<BundleFormat>) -> Unit {
-        Unit {
-            kind: UnitKind::Bundle,
-            location: crate::Location::at(0, 0),
+    fn unit(list: &[&str], format: Option<BundleFormat>) -> LoadView {
+        LoadView {
+            form: Form::Bundle,
             format,
             header_len: None,
             entries: Ok(list
@@ -559,14 +555,17 @@ mod tests {
         )
         .unwrap();
         let want = vec![vec![None, Some(5), Some(6), Some(4)]];
-        assert_eq!(code_object_versions(&crate::discover(&bundle)), want);
+        assert_eq!(
+            code_object_versions(&crate::discover(&bundle).units().units),
+            want
+        );
         for version in [2, 3] {
             let opts = gfxkit_bundle::ccob::CompressOptions {
                 version,
                 ..Default::default()
             };
             let z = gfxkit_bundle::ccob::compress(&bundle, &opts).unwrap();
-            let found = crate::discover(&z);
+            let found = crate::discover(&z).units().units;
             assert_eq!(code_object_versions(&found), want, "v{version}");
             // A release that loads V6 reads nothing; one that cannot unpack the bundle neither.
             assert!(code_object_versions_for(&found, &rules("6.3")).is_empty());

@@ -16,7 +16,7 @@
 //! the setting the device must have ([`Selection::needs`]). [`select_each_setting`] evaluates
 //! every concrete setting separately.
 
-use crate::entries::{Unit, HIP_HEADER_LIMIT};
+use crate::entries::{LoadView, HIP_HEADER_LIMIT};
 use gfxkit_bundle::{EntryId, EntryTarget, OffloadKind};
 use gfxkit_spec::{Feature, Processor};
 use gfxkit_target_id::{FeatureSetting, TargetId};
@@ -307,8 +307,8 @@ pub fn select(device: &TargetId, entries: &[EntryId]) -> Selection {
 
 /// [`select`] over a loadable unit, with the runtime's further rules: an uncompressed bundle
 /// whose header is longer than the 4096 bytes the runtime reads cannot be loaded at all, and
-/// empty entries are skipped. [`Selection::index`] indexes [`Unit::entries`].
-pub fn select_unit(device: &TargetId, unit: &Unit) -> Selection {
+/// empty entries are skipped. [`Selection::index`] indexes [`LoadView::entries`].
+pub fn select_unit(device: &TargetId, unit: &LoadView) -> Selection {
     let none = |reason: String| Selection {
         index: None,
         via: None,

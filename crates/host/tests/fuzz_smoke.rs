@@ -32,7 +32,7 @@ fn check(data: &[u8]) {
     for i in &found.offload_images {
         assert!(i.location.offset + i.bytes.len() as u64 <= len);
     }
-    for u in entries::units(&found) {
+    for u in entries::load_views(&found.units().units) {
         let _ = u.header_readable_by_hip();
     }
     for p in &found.problems {

@@ -322,7 +322,7 @@ fn loaded_by(
     rules: Option<&gfxkit_spec::rocm::Rules>,
     unit: &RowUnit<'_>,
 ) -> (Vec<EntryId>, Vec<Passed>) {
-    use gfxkit_host::entries::{Unit, UnitEntry, UnitKind};
+    use gfxkit_host::entries::{LoadView, UnitEntry};
     use gfxkit_host::release::{kpack_refusal, UnitRefusals};
     let ids: Vec<EntryId> = unit.entries.iter().map(|(id, _)| id.clone()).collect();
     let Some(rules) = rules else {
@@ -340,9 +340,8 @@ fn loaded_by(
         version: unit.ccob_version.unwrap_or(1),
         method: gfxkit_host::CompressionMethod::ZSTD,
     });
-    let u = Unit {
-        kind: UnitKind::Bundle,
-        location: gfxkit_host::Location::at(0, 0),
+    let u = LoadView {
+        form: gfxkit_host::Form::Bundle,
         format,
         header_len: None,
         entries: Ok(ids

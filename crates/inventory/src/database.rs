@@ -836,18 +836,17 @@ impl Stored {
                 code_object_versions: vec![v],
             };
         }
-        let found = gfxkit_host::discover_with(data, limits);
-        let mut ccob: Vec<u16> = found
-            .bundles
+        let units = gfxkit_host::discover_with(data, limits).units().units;
+        let mut ccob: Vec<u16> = units
             .iter()
-            .filter_map(|b| match b.format {
+            .filter_map(|u| match u.format()? {
                 gfxkit_host::BundleFormat::Compressed { version, .. } => Some(version),
                 gfxkit_host::BundleFormat::Uncompressed => None,
             })
             .collect();
         ccob.sort_unstable();
         ccob.dedup();
-        let mut code_object_versions: Vec<u8> = gfxkit_host::release::code_object_versions(&found)
+        let mut code_object_versions: Vec<u8> = gfxkit_host::release::code_object_versions(&units)
             .into_iter()
             .flatten()
             .flatten()

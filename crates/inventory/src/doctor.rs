@@ -4,7 +4,7 @@
 //! unknown; the per-unit choice is [`gfxkit_host::select`]'s rule.
 
 use crate::inventory::Inventory;
-use gfxkit_host::entries::Unit;
+use gfxkit_host::entries::LoadView;
 use gfxkit_host::select::{concrete_settings, nearest_targets, select_unit, settings_text};
 use gfxkit_spec::Feature;
 use gfxkit_target_id::{FeatureSetting, TargetId};
@@ -28,7 +28,7 @@ pub struct Verdict {
 
 /// Whether a library whose bundles hold `bundles` entries can run on `device`. Every bundle
 /// must have a selection under one common concrete setting of the device's unknown features.
-pub fn verdict(device: &TargetId, bundles: &[Unit]) -> Verdict {
+pub fn verdict(device: &TargetId, bundles: &[LoadView]) -> Verdict {
     let settings = concrete_settings(device);
     let working: Vec<&TargetId> = settings
         .iter()
@@ -298,7 +298,7 @@ pub struct DoctorReport {
 #[derive(Debug, Clone, Default)]
 pub struct Examined {
     /// Units whose entries could be read.
-    pub units: Vec<Unit>,
+    pub units: Vec<LoadView>,
     /// Damage, one line each.
     pub errors: Vec<String>,
     /// Kpack search paths of `HIPK` wrappers.
@@ -368,19 +368,18 @@ pub fn examine(inv: &Inventory<'_>) -> Examined {
         return out;
     }
     out.errors = inv
-        .discovery
-        .problems
+        .all_problems()
         .iter()
         .filter(|p| p.severity == gfxkit_host::Severity::Error)
         .map(|p| p.to_string())
         .collect();
     let mut unreadable = Vec::new();
-    for u in inv.loadable() {
+    for (u, at) in inv.loadable().into_iter().zip(&inv.units) {
         match &u.entries {
             Ok(_) => out.units.push(u),
             Err(e) => {
-                unreadable.push(u.location.offset);
-                out.errors.push(format!("{}: {e}", u.location));
+                unreadable.push(at.offset);
+                out.errors.push(format!("{}: {e}", at.location()));
             }
         }
     }
@@ -431,7 +430,7 @@ pub fn judge_with(
         release,
     } = examined;
     // The units as the release's runtime sees them (what it cannot load made empty).
-    let seen: std::borrow::Cow<'_, [Unit]> = match &release {
+    let seen: std::borrow::Cow<'_, [LoadView]> = match &release {
         Some(r) => std::borrow::Cow::Owned(r.view(&units)),
         None => std::borrow::Cow::Borrowed(&units),
     };
@@ -450,7 +449,7 @@ pub fn judge_with(
     kpack.dedup();
     let mut targets: Vec<String> = units
         .iter()
-        .flat_map(Unit::ids)
+        .flat_map(LoadView::ids)
         .filter(|e| !e.is_host())
         .map(|e| e.target().to_string())
         .filter(|t| !t.is_empty())
@@ -502,9 +501,9 @@ pub fn judge_with(
 /// What [`judge_with`] judges a file's verdicts by, once its listing is made.
 struct Judging<'j> {
     /// The file's units.
-    units: &'j [Unit],
+    units: &'j [LoadView],
     /// The units as the release's runtime sees them.
-    seen: &'j [Unit],
+    seen: &'j [LoadView],
     /// A split binary's verdicts per device (`None`: it runs), as the release sees them.
     kpack_verdicts: &'j [(String, Option<String>)],
     /// A split binary's settings a device must have, where only some load it.
@@ -688,9 +687,9 @@ mod tests {
     use super::*;
 
     use gfxkit_bundle::EntryId;
-    use gfxkit_host::entries::{UnitEntry, UnitKind};
+    use gfxkit_host::entries::UnitEntry;
 
-    fn ids(list: &[&str]) -> Unit {
+    fn ids(list: &[&str]) -> LoadView {
         let entries = list
             .iter()
             .map(|s| UnitEntry {
@@ -698,9 +697,8 @@ mod tests {
                 size: 1,
             })
             .collect();
-        Unit {
-            kind: UnitKind::Bundle,
-            location: gfxkit_host::Location::at(0, 0),
+        LoadView {
+            form: gfxkit_host::Form::Bundle,
             format: None,
             header_len: None,
             entries: Ok(entries),

@@ -1,7 +1,8 @@
 //! [`Inventory`]: everything the commands report about one file, found once.
 
 use crate::error::Error;
-use crate::locate::{self, Located};
+use crate::locate;
+use gfxkit_host::Unit;
 use gfxkit_host::{Discovery, InputKind, KpackRef, Problem, Severity, Wrapper};
 
 /// Everything found in one file's bytes: what the file is, its units of device code (bundles,
@@ -16,14 +17,14 @@ pub struct Inventory<'a> {
     pub kind: InputKind,
     /// Units of device code: bundles in file order, then object bundles, code objects and
     /// offload images (see [`locate::locate`]).
-    pub units: Vec<Located<'a>>,
+    pub units: Vec<Unit<'a>>,
     /// Damage or oddities found beside the units, with where (empty for a standalone bundle
     /// file, whose damage is [`error`](Self::error)).
     pub problems: Vec<Problem>,
     /// Why the device code of a standalone bundle file cannot be read (then `units` is empty).
     pub error: Option<Error>,
-    /// The host discovery the units come from: wrappers, kpack references, and the units the
-    /// HIP runtime would consider loading ([`Inventory::loadable`]).
+    /// The host discovery the units come from: the wrappers, kpack references and
+    /// `.hip_fatbin` sections a rewrite or a split binary's reader needs.
     pub discovery: Discovery<'a>,
 }
 
@@ -46,7 +47,7 @@ impl<'a> Inventory<'a> {
                 Err(e) => (Vec::new(), Vec::new(), Some(e)),
             }
         } else {
-            let found = locate::units_of(&discovery);
+            let found = discovery.units();
             (found.units, found.problems, None)
         };
         // Entries whose payload contradicts their ID are damage for every command that reads
@@ -78,10 +79,25 @@ impl<'a> Inventory<'a> {
             .collect()
     }
 
-    /// The units the HIP runtime would consider loading, with their parsed entry IDs (for
-    /// choosing a code object per device).
-    pub fn loadable(&self) -> Vec<gfxkit_host::entries::Unit> {
-        gfxkit_host::entries::units(&self.discovery)
+    /// What the HIP runtime reads of each unit it would consider loading, with their parsed
+    /// entry IDs (for choosing a code object per device): one view per unit, in the order of
+    /// [`units`](Self::units), which holds the loadable units first.
+    pub fn loadable(&self) -> Vec<gfxkit_host::entries::LoadView> {
+        gfxkit_host::entries::load_views(&self.units)
+    }
+
+    /// The problems, with why a standalone bundle file cannot be read ([`error`](Self::error))
+    /// as one more at the offset it names: what `select` and `doctor` report beside their
+    /// answers.
+    pub fn all_problems(&self) -> Vec<Problem> {
+        let mut all = self.problems.clone();
+        if let Some(e) = &self.error {
+            all.push(Problem::error(
+                gfxkit_host::Location::at(e.offset().unwrap_or(0), 0),
+                gfxkit_host::ProblemKind::BadBundle(e.to_string()),
+            ));
+        }
+        all
     }
 
     /// Whether some problem is an error (damaged data) rather than a warning.

@@ -4,8 +4,9 @@
 
 use crate::error::Result;
 use crate::inventory::Inventory;
-use crate::locate::{self, Form, Located};
+use crate::locate;
 use gfxkit_bundle::{EntryId, EntryTarget};
+use gfxkit_host::{Form, Unit};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -303,7 +304,7 @@ pub(crate) fn entry_listing(e: locate::ListedEntry) -> EntryListing {
     }
 }
 
-fn bundle_listing(b: &Located<'_>, check: bool) -> Result<BundleListing> {
+fn bundle_listing(b: &Unit<'_>, check: bool) -> Result<BundleListing> {
     let (entries, header_size, hash_ok) = locate::read_header(b, check)?;
     let entries: Vec<EntryListing> = entries.into_iter().map(entry_listing).collect();
     let size = match b.form {

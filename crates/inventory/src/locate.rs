@@ -13,109 +13,20 @@ use gfxkit_bundle::compressed::{self as ccob, HashCheck};
 use gfxkit_bundle::limits::Limits;
 use gfxkit_bundle::read::Bundle;
 use gfxkit_bytes::Cursor;
-use gfxkit_host::InputKind;
+use gfxkit_host::unit::entry_ext;
+use gfxkit_host::{Form, InputKind, LooseEntry, Unit, Units};
 use std::borrow::Cow;
-
-/// What a located unit of device code is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Form {
-    /// An offload bundle, uncompressed or CCOB (see [`Located::ccob`]).
-    Bundle,
-    /// `__CLANG_OFFLOAD_BUNDLE__<id>` sections of a host object; entries in [`Located::loose`].
-    ObjectBundle,
-    /// A standalone AMDGPU code object: one entry named from its `e_flags`.
-    CodeObject,
-    /// An OffloadBinary image (`.llvm.offloading`): one entry named from its triple and arch.
-    OffloadImage,
-}
-
-/// An entry of a unit that is not a bundle, with its payload in place.
-#[derive(Debug, Clone)]
-pub struct LooseEntry<'a> {
-    /// The entry ID (as stored for object bundles; made from the image or code object
-    /// otherwise).
-    pub id: String,
-    /// Offset of the payload from the start of the unit.
-    pub offset: u64,
-    /// The payload.
-    pub payload: &'a [u8],
-    /// File-name extension when extracted (`co`, `bc` for bitcode images, `spv` for SPIR-V).
-    pub ext: &'static str,
-}
-
-/// Where a bundle (or another unit of device code) was found in a file and what kind it is.
-#[derive(Debug, Clone)]
-pub struct Located<'a> {
-    /// Index among the units of the file (bundles first, in file order).
-    pub index: usize,
-    /// Byte offset of the unit in the file.
-    pub offset: u64,
-    /// The unit's bytes (compressed ones included).
-    pub bytes: &'a [u8],
-    /// The CCOB header, for compressed bundles.
-    pub ccob: Option<ccob::Header>,
-    /// Archive member path (outermost first, joined with `/`), if inside an archive.
-    pub member: Option<String>,
-    /// ELF section holding it (`.hip_fatbin`, `.llvm.offloading`, ...), if any.
-    pub section: Option<String>,
-    /// What it is.
-    pub form: Form,
-    /// The entries of a unit that is not a bundle (empty for bundles: read their header).
-    pub loose: Vec<LooseEntry<'a>>,
-    /// The limits the unit was found under, and is read under (its header, its payloads).
-    pub limits: Limits,
-}
-
-impl<'a> Located<'a> {
-    /// The unit's bytes, located at its offset in the file: what its readers are handed, so
-    /// that their errors name file offsets.
-    pub fn cursor(&self) -> Cursor<'a> {
-        Cursor::at(self.bytes, self.offset)
-    }
-
-    /// The uncompressed bundle `contents` of this bundle ([`uncompressed`]) read: errors at
-    /// file offsets for a stored bundle, and said to be inside the compressed bundle (at
-    /// offsets of its decompressed bytes) for a compressed one.
-    pub fn parse_contents<'c>(&self, contents: &'c [u8]) -> Result<Bundle<'c>> {
-        if self.ccob.is_none() {
-            Ok(Bundle::parse_at(Cursor::at(contents, self.offset))?)
-        } else {
-            Bundle::parse(contents)
-                .map_err(|e| Error::from(e).within("inside the compressed bundle"))
-        }
-    }
-
-    /// `bundle 3 at offset 0x1000` with the member and section when known.
-    pub fn describe(&self) -> String {
-        let what = match self.form {
-            Form::Bundle => "bundle",
-            Form::ObjectBundle => "object bundle",
-            Form::CodeObject => "code object",
-            Form::OffloadImage => "offload image",
-        };
-        let mut s = format!("{what} {}", self.index);
-        if let Some(m) = &self.member {
-            s.push_str(&format!(" in member {m}"));
-        }
-        if let Some(sec) = &self.section {
-            s.push_str(&format!(" in section {sec}"));
-        }
-        s.push_str(&format!(" at offset {:#x}", self.offset));
-        s
-    }
-}
 
 /// Finds every bundle in `data`: a bundle at offset 0 and any that follow it back to back
 /// (zero padding between them is skipped). Returns an empty list when `data` does not start
 /// with a bundle. Bytes after the last bundle that are neither padding nor a bundle are an
 /// error naming their offset.
-pub fn find_bundles(data: &[u8]) -> Result<Vec<Located<'_>>> {
+pub fn find_bundles(data: &[u8]) -> Result<Vec<Unit<'_>>> {
     find_bundles_with(data, &Limits::default())
 }
 
-/// [`find_bundles`] under `limits`, which the bundles found keep ([`Located::limits`]).
-pub fn find_bundles_with<'a>(data: &'a [u8], limits: &Limits) -> Result<Vec<Located<'a>>> {
+/// [`find_bundles`] under `limits`, which the bundles found keep ([`Unit::limits`]).
+pub fn find_bundles_with<'a>(data: &'a [u8], limits: &Limits) -> Result<Vec<Unit<'a>>> {
     if gfxkit_bundle::detect(data).is_none() {
         return Ok(Vec::new());
     }
@@ -133,10 +44,11 @@ pub fn find_bundles_with<'a>(data: &'a [u8], limits: &Limits) -> Result<Vec<Loca
             let start = usize::try_from(s.offset).map_err(|_| past_end())?;
             let end = usize::try_from(s.offset.saturating_add(s.len)).map_err(|_| past_end())?;
             let bytes = data.get(start..end).ok_or_else(past_end)?;
-            Ok(Located {
+            Ok(Unit {
                 index,
                 offset: s.offset,
                 bytes,
+                size: s.len,
                 ccob: s.ccob,
                 member: None,
                 section: None,
@@ -148,32 +60,14 @@ pub fn find_bundles_with<'a>(data: &'a [u8], limits: &Limits) -> Result<Vec<Loca
         .collect()
 }
 
-/// Everything [`locate`] found in one file.
-#[derive(Debug, Clone)]
-pub struct Found<'a> {
-    /// Units of device code: bundles in file order, then object bundles, code objects and
-    /// offload images.
-    pub units: Vec<Located<'a>>,
-    /// Damage or oddities host discovery found (wrappers pointing nowhere, bundles running
-    /// past their section, ...), with where.
-    pub problems: Vec<gfxkit_host::Problem>,
-}
-
-impl Found<'_> {
-    /// Whether some problem is an error (damaged data) rather than a warning.
-    pub fn has_errors(&self) -> bool {
-        self.problems
-            .iter()
-            .any(|p| p.severity == gfxkit_host::Severity::Error)
-    }
-
-    /// The errors among the problems, one line each, naming the file `name`.
-    pub fn error_lines(&self, name: &str) -> Vec<String> {
-        self.problems
-            .iter()
-            .filter(|p| p.severity == gfxkit_host::Severity::Error)
-            .map(|p| format!("{name}: {p}"))
-            .collect()
+/// The uncompressed bundle `contents` of the bundle `b` ([`uncompressed`]) read: errors at
+/// file offsets for a stored bundle, and said to be inside the compressed bundle (at offsets
+/// of its decompressed bytes) for a compressed one.
+pub fn parse_contents<'c>(b: &Unit<'_>, contents: &'c [u8]) -> Result<Bundle<'c>> {
+    if b.ccob.is_none() {
+        Ok(Bundle::parse_at(Cursor::at(contents, b.offset))?)
+    } else {
+        Bundle::parse(contents).map_err(|e| Error::from(e).within("inside the compressed bundle"))
     }
 }
 
@@ -181,20 +75,20 @@ impl Found<'_> {
 /// [`find_bundles`] reads it (its damage is an error); any other file goes through host
 /// discovery, whose damage reports are returned as problems beside what could be read.
 /// Nothing is decompressed or copied.
-pub fn locate(data: &[u8]) -> Result<Found<'_>> {
+pub fn locate(data: &[u8]) -> Result<Units<'_>> {
     locate_with(data, &Limits::default())
 }
 
-/// [`locate`] under `limits`, which the units found keep ([`Located::limits`]).
-pub fn locate_with<'a>(data: &'a [u8], limits: &Limits) -> Result<Found<'a>> {
+/// [`locate`] under `limits`, which the units found keep ([`Unit::limits`]).
+pub fn locate_with<'a>(data: &'a [u8], limits: &Limits) -> Result<Units<'a>> {
     let kind = InputKind::sniff(data.get(..64).unwrap_or(data));
     let mut found = if kind == InputKind::Bundle {
-        Found {
+        Units {
             units: find_bundles_with(data, limits)?,
             problems: Vec::new(),
         }
     } else {
-        units_of(&gfxkit_host::discover_with(data, limits))
+        gfxkit_host::discover_with(data, limits).units()
     };
     let more = contradictions(&found.units);
     found.problems.extend(more);
@@ -243,7 +137,7 @@ pub fn contradiction(id: &str, payload: &[u8]) -> Option<String> {
 /// code object that does not parse as `inspect` parses it or whose `e_flags` name another
 /// target than its metadata. (Compressed bundles are protected by their hash, checked where
 /// they are decompressed.)
-pub fn contradictions(units: &[Located<'_>]) -> Vec<gfxkit_host::Problem> {
+pub fn contradictions(units: &[Unit<'_>]) -> Vec<gfxkit_host::Problem> {
     use gfxkit_host::{Location, Problem, ProblemKind};
     let mut out = Vec::new();
     for b in units {
@@ -308,123 +202,6 @@ pub fn contradictions(units: &[Located<'_>]) -> Vec<gfxkit_host::Problem> {
     out
 }
 
-/// The units of device code of a discovery, in [`Found`]'s order, and its problems (with one
-/// more for each compressed bundle whose CCOB header cannot be read).
-pub fn units_of<'a>(d: &gfxkit_host::Discovery<'a>) -> Found<'a> {
-    let mut problems = d.problems.clone();
-    let mut units = Vec::new();
-    for b in &d.bundles {
-        let header = match b.format {
-            gfxkit_host::BundleFormat::Uncompressed => None,
-            gfxkit_host::BundleFormat::Compressed { .. } => {
-                match ccob::Header::parse_at(Cursor::at(b.bytes, b.location.offset)) {
-                    Ok(h) => Some(h),
-                    Err(e) => {
-                        // Delimited by discovery but unreadable here (an unknown method, say):
-                        // reported with where it is, the other bundles are still listed.
-                        problems.push(gfxkit_host::Problem::error(
-                            b.location.clone(),
-                            gfxkit_host::ProblemKind::BadBundle(e.to_string()),
-                        ));
-                        continue;
-                    }
-                }
-            }
-        };
-        units.push(Located {
-            index: units.len(),
-            offset: b.location.offset,
-            bytes: b.bytes,
-            ccob: header,
-            member: b.location.member.clone(),
-            section: b.location.section.clone(),
-            form: Form::Bundle,
-            loose: Vec::new(),
-            limits: d.limits,
-        });
-    }
-    for o in &d.object_bundles {
-        let base = o.location.offset;
-        units.push(Located {
-            index: units.len(),
-            offset: base,
-            bytes: &[],
-            ccob: None,
-            member: o.location.member.clone(),
-            section: None,
-            form: Form::ObjectBundle,
-            loose: o
-                .entries
-                .iter()
-                .map(|e| LooseEntry {
-                    id: e.id.to_owned(),
-                    offset: e.location.offset.saturating_sub(base),
-                    payload: e.bytes,
-                    ext: entry_ext(e.id),
-                })
-                .collect(),
-            limits: d.limits,
-        });
-    }
-    for c in &d.code_objects {
-        let id = gfxkit_code_object::Header::parse(c.bytes)
-            .ok()
-            .and_then(|h| h.target_id().ok())
-            .map(|t| gfxkit_bundle::EntryId::hip(t).raw().to_owned())
-            .unwrap_or_else(|| "hipv4-amdgcn-amd-amdhsa--unknown".to_owned());
-        units.push(Located {
-            index: units.len(),
-            offset: c.location.offset,
-            bytes: c.bytes,
-            ccob: None,
-            member: c.location.member.clone(),
-            section: c.location.section.clone(),
-            form: Form::CodeObject,
-            loose: vec![LooseEntry {
-                id,
-                offset: 0,
-                payload: c.bytes,
-                ext: "co",
-            }],
-            limits: d.limits,
-        });
-    }
-    for i in &d.offload_images {
-        let kind = if i.offload_kind.is_hip() {
-            "hipv4".to_owned()
-        } else {
-            i.offload_kind.name()
-        };
-        let id = format!(
-            "{kind}-{}--{}",
-            i.triple.unwrap_or("unknown"),
-            i.arch.unwrap_or("unknown")
-        );
-        let ext = match i.image_kind {
-            gfxkit_host::offloading::ImageKind::BITCODE => "bc",
-            gfxkit_host::offloading::ImageKind::SPIRV => "spv",
-            _ => "co",
-        };
-        units.push(Located {
-            index: units.len(),
-            offset: i.location.offset,
-            bytes: i.bytes,
-            ccob: None,
-            member: i.location.member.clone(),
-            section: i.location.section.clone(),
-            form: Form::OffloadImage,
-            loose: vec![LooseEntry {
-                id,
-                offset: 0,
-                payload: i.bytes,
-                ext,
-            }],
-            limits: d.limits,
-        });
-    }
-    Found { units, problems }
-}
-
 /// An entry as listed without decompressing payloads.
 #[derive(Debug, Clone)]
 pub struct ListedEntry {
@@ -456,7 +233,7 @@ fn listed(bundle: &Bundle<'_>) -> Vec<ListedEntry> {
 /// decompressed only as far as their header reaches, unless `full` is set, in which case the
 /// whole bundle is decompressed and its hash checked (the result says whether it matched).
 /// Entries carry the check of their payload's ELF header whenever the payload is at hand.
-pub fn read_header(b: &Located<'_>, full: bool) -> Result<(Vec<ListedEntry>, u64, Option<bool>)> {
+pub fn read_header(b: &Unit<'_>, full: bool) -> Result<(Vec<ListedEntry>, u64, Option<bool>)> {
     if b.form != Form::Bundle {
         let entries = b
             .loose
@@ -472,13 +249,13 @@ pub fn read_header(b: &Located<'_>, full: bool) -> Result<(Vec<ListedEntry>, u64
     }
     match &b.ccob {
         None => {
-            let bundle = b.parse_contents(b.bytes)?;
+            let bundle = parse_contents(b, b.bytes)?;
             Ok((listed(&bundle), bundle.header_len(), None))
         }
         Some(_) if full => {
             let opts = b.limits.decompress_options_hash(HashCheck::Warn);
             let d = ccob::decompress_ccob_at(b.cursor(), &opts)?;
-            let bundle = b.parse_contents(&d.data)?;
+            let bundle = parse_contents(b, &d.data)?;
             Ok((listed(&bundle), bundle.header_len(), Some(d.hash_ok())))
         }
         Some(h) => {
@@ -503,7 +280,7 @@ pub fn read_header(b: &Located<'_>, full: bool) -> Result<(Vec<ListedEntry>, u64
 
 /// The uncompressed bytes of a located bundle (borrowed when it is not compressed). The
 /// CCOB hash is checked: a mismatch is an error unless `hash` is [`HashCheck::Warn`].
-pub fn uncompressed<'a>(b: &Located<'a>, hash: HashCheck) -> Result<Cow<'a, [u8]>> {
+pub fn uncompressed<'a>(b: &Unit<'a>, hash: HashCheck) -> Result<Cow<'a, [u8]>> {
     if b.ccob.is_some() {
         let opts = b.limits.decompress_options_hash(hash);
         Ok(Cow::Owned(
@@ -554,7 +331,7 @@ thread_local! {
 /// Calls `f` with the uncompressed bytes of `b`: a compressed bundle decoded, its CCOB hash not
 /// computed ([`Decoding::Unchecked`]), into this thread's reused buffer; a stored one as it
 /// is.
-fn with_unchecked<R>(b: &Located<'_>, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
+fn with_unchecked<R>(b: &Unit<'_>, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
     let Some(header) = &b.ccob else {
         return Ok(f(b.bytes));
     };
@@ -576,11 +353,11 @@ fn with_unchecked<R>(b: &Located<'_>, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
 /// Runs `f` over the entries of every unit of `found` with their payloads (a compressed
 /// bundle decoded as `decoding` says), in parallel within a unit of 1 MiB of payload or more.
 /// Returns `f`'s values in file order, and the errors met: the units' own (as
-/// [`Found::error_lines`] names them), a unit that cannot be decoded (naming `name` and the
+/// [`Units::error_lines`] names them), a unit that cannot be decoded (naming `name` and the
 /// unit), then `f`'s. `f` gets the unit's description and the entry.
 pub fn each_entry<T: Send>(
     name: &str,
-    found: &Found<'_>,
+    found: &Units<'_>,
     decoding: Decoding,
     f: impl Fn(&str, &PayloadEntry<'_>) -> std::result::Result<Vec<T>, String> + Sync,
 ) -> (Vec<T>, Vec<String>) {
@@ -627,7 +404,7 @@ pub fn each_entry<T: Send>(
 /// Calls `f` with the entries of a located unit and their payloads. A compressed bundle is
 /// decompressed first (hash checked as `hash` says); nothing else is copied.
 pub fn with_payloads<R>(
-    b: &Located<'_>,
+    b: &Unit<'_>,
     hash: HashCheck,
     f: impl FnOnce(&[PayloadEntry<'_>]) -> R,
 ) -> Result<R> {
@@ -636,7 +413,7 @@ pub fn with_payloads<R>(
 
 /// [`with_payloads`], a bundle's uncompressed bytes given by `contents`.
 fn with_contents<'a, R>(
-    b: &Located<'a>,
+    b: &Unit<'a>,
     contents: impl FnOnce() -> Result<Cow<'a, [u8]>>,
     f: impl FnOnce(&[PayloadEntry<'_>]) -> R,
 ) -> Result<R> {
@@ -653,7 +430,7 @@ fn with_contents<'a, R>(
         return Ok(f(&list));
     }
     let contents = contents()?;
-    let bundle = b.parse_contents(&contents)?;
+    let bundle = parse_contents(b, &contents)?;
     let list: Vec<PayloadEntry<'_>> = bundle
         .entries()
         .iter()
@@ -666,22 +443,13 @@ fn with_contents<'a, R>(
     Ok(f(&list))
 }
 
-/// File-name extension of a bundle entry's payload: `spv` for SPIR-V entries
-/// (`hip-spirv64-amd-amdhsa--amdgcnspirv`), `co` for everything else.
-pub fn entry_ext(id: &str) -> &'static str {
-    match gfxkit_bundle::EntryId::parse(id) {
-        Ok(e) if gfxkit_host::select::is_spirv_entry(&e) => "spv",
-        _ => "co",
-    }
-}
-
 /// Like [`with_payloads`], for a caller that needs only the bytes before `upto` (the end of
 /// the last entry it wants): a compressed bundle larger than that is decoded only so far, its
 /// entries ending past `upto` are handed on with an empty payload and its hash cannot be
 /// checked. Returns `f`'s result and, for a compressed bundle, whether its hash was checked
 /// (`Some(false)`: decoded in part, not checked; the caller must say so).
 pub fn with_payloads_upto<R>(
-    b: &Located<'_>,
+    b: &Unit<'_>,
     hash: HashCheck,
     upto: u64,
     f: impl FnOnce(&[PayloadEntry<'_>]) -> R,

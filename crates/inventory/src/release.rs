@@ -63,7 +63,7 @@ impl RocmRelease {
 
 /// What `rules` refuses in each loadable unit of `inv` ([`Inventory::loadable`] order).
 pub fn refusals(rules: &Rules, inv: &Inventory<'_>) -> Vec<UnitRefusals> {
-    let versions = code_object_versions_for(&inv.discovery, rules);
+    let versions = code_object_versions_for(&inv.units, rules);
     inv.loadable()
         .iter()
         .enumerate()
@@ -102,7 +102,10 @@ impl Refused {
     }
 
     /// The units as the release sees them ([`UnitRefusals::view`]).
-    pub fn view(&self, units: &[gfxkit_host::entries::Unit]) -> Vec<gfxkit_host::entries::Unit> {
+    pub fn view(
+        &self,
+        units: &[gfxkit_host::entries::LoadView],
+    ) -> Vec<gfxkit_host::entries::LoadView> {
         units
             .iter()
             .enumerate()
@@ -115,7 +118,7 @@ impl Refused {
     pub fn on(
         &self,
         device: &TargetId,
-        units: &[gfxkit_host::entries::Unit],
+        units: &[gfxkit_host::entries::LoadView],
     ) -> Vec<(String, Refusal)> {
         let mut out: Vec<(String, Refusal)> = Vec::new();
         for (u, r) in units.iter().zip(&self.units) {

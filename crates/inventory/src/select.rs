@@ -4,8 +4,8 @@
 
 use crate::database::{self, Database};
 use crate::inventory::Inventory;
-use gfxkit_host::entries::UnitKind;
 use gfxkit_host::select::{select_unit, Via};
+use gfxkit_host::Form;
 use gfxkit_host::{KpackRef, Problem, Severity};
 use gfxkit_target_id::TargetId;
 use serde::Serialize;
@@ -52,7 +52,7 @@ pub struct UnitChoice {
     /// Index among the file's loadable units.
     pub index: usize,
     /// What the unit is (null for a kpack unit).
-    pub kind: Option<UnitKind>,
+    pub kind: Option<Form>,
     /// How it is stored, as `list` says: `uncompressed`, `ccob`, `object-bundle`,
     /// `code-object`, or `kpack` for a `HIPK` wrapper whose code objects are in kpack archives.
     pub format: &'static str,
@@ -291,12 +291,13 @@ impl Selection {
 }
 
 /// `list`'s name for how a unit is stored.
-fn format_name(u: &gfxkit_host::entries::Unit) -> &'static str {
-    match (u.kind, u.format) {
-        (UnitKind::Bundle, Some(gfxkit_host::BundleFormat::Compressed { .. })) => "ccob",
-        (UnitKind::Bundle, _) => "uncompressed",
-        (UnitKind::ObjectBundle, _) => "object-bundle",
-        (UnitKind::CodeObject, _) => "code-object",
+fn format_name(u: &gfxkit_host::entries::LoadView) -> &'static str {
+    match (u.form, u.format) {
+        (Form::Bundle, Some(gfxkit_host::BundleFormat::Compressed { .. })) => "ccob",
+        (Form::Bundle, _) => "uncompressed",
+        (Form::ObjectBundle, _) => "object-bundle",
+        (Form::CodeObject, _) => "code-object",
+        (Form::OffloadImage, _) => "offload-image",
     }
 }
 
@@ -328,13 +329,14 @@ pub fn select_on(
                 (Ok(e), Some(i)) => e.get(i).map(|e| e.id.raw().to_owned()),
                 _ => None,
             };
+            let at = &inv.units[index];
             UnitChoice {
                 index,
-                kind: Some(u.kind),
+                kind: Some(u.form),
                 format: format_name(&u),
-                member: u.location.member.clone(),
-                section: u.location.section.clone(),
-                offset: u.location.offset,
+                member: at.member.clone(),
+                section: at.section.clone(),
+                offset: at.offset,
                 selected,
                 via: s.via,
                 needs: (!s.needs.is_empty()).then(|| s.needs_text()),
@@ -357,7 +359,7 @@ pub fn select_on(
         .filter(|b| b.unreadable)
         .map(|b| b.offset)
         .collect();
-    let mut problems = inv.discovery.problems.clone();
+    let mut problems = inv.all_problems();
     let mut bundles = bundles;
     if inv.loaded_at_run_time() {
         let damage = crate::verify::damage(inv, &unreadable);

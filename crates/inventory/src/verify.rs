@@ -11,9 +11,10 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::inventory::Inventory;
-use crate::locate::{self, Form, Located, PayloadCheck};
+use crate::locate::{self, PayloadCheck};
 use gfxkit_bundle::ccob::{self, HashCheck};
 use gfxkit_bundle::{Bundle, EntryId, EntryTarget};
+use gfxkit_host::{Form, Unit};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -145,7 +146,7 @@ impl Ctx<'_> {
     }
 }
 
-fn check_bundle(b: &Located<'_>, problems: &mut Vec<Finding>) -> usize {
+fn check_bundle(b: &Unit<'_>, problems: &mut Vec<Finding>) -> usize {
     let mut cx = Ctx {
         problems,
         bundle: b.index,

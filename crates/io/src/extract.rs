@@ -10,10 +10,11 @@ use crate::input::{FileRange, Input};
 use crate::kpack::KpackExtract;
 use gfxkit_bundle::ccob::HashCheck;
 use gfxkit_bundle::EntryId;
+use gfxkit_host::{Form, Unit};
 use gfxkit_host::{ProblemKind, Severity};
 use gfxkit_inventory::database::Opened;
 use gfxkit_inventory::extract::{pick, sanitize, selects, unwritable};
-use gfxkit_inventory::locate::{self, Form, Located};
+use gfxkit_inventory::locate;
 use gfxkit_inventory::Inventory;
 use std::path::{Path, PathBuf};
 
@@ -216,13 +217,13 @@ pub struct Produced<T> {
     pub refused: Vec<String>,
     /// How many entries were refused.
     pub refused_count: usize,
-    /// The compressed bundles decoded only in part ([`Located::describe`]).
+    /// The compressed bundles decoded only in part ([`Unit::describe`]).
     pub unchecked: Vec<String>,
 }
 
 /// How a unit is named in messages: `bundle 0 at offset 0x0` for standalone bundles, with
 /// member and section for host binaries.
-pub fn describe(b: &Located<'_>) -> String {
+pub fn describe(b: &Unit<'_>) -> String {
     if b.form == Form::Bundle && b.member.is_none() && b.section.is_none() {
         format!("bundle {} at offset {:#x}", b.index, b.offset)
     } else {
@@ -498,7 +499,7 @@ impl Plan<'_> {
     fn produce_bundle<T: Send>(
         &self,
         found: &Inventory<'_>,
-        b: &Located<'_>,
+        b: &Unit<'_>,
         picks: &[Pick],
         input: Option<&Input>,
         hash: HashCheck,

@@ -162,7 +162,7 @@ fn convert_all(
     output: &Path,
     verb: &str,
     settings: &gfxkit_io::Settings,
-    mut convert: impl for<'d> FnMut(&locate::Located<'d>, &str) -> Result<(u64, Cow<'d, [u8]>)>,
+    mut convert: impl for<'d> FnMut(&gfxkit_host::Unit<'d>, &str) -> Result<(u64, Cow<'d, [u8]>)>,
 ) -> Result<ExitCode> {
     let data = crate::input::Input::open_with(input, &(), settings)?;
     let name = data.path().display().to_string();

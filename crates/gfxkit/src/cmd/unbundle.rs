@@ -70,7 +70,7 @@ pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     if found.is_empty() {
         bail!("{name}: no offload bundle in this file");
     }
-    let chosen: Vec<&locate::Located<'_>> = match (args.bundle, found.len()) {
+    let chosen: Vec<&gfxkit_host::Unit<'_>> = match (args.bundle, found.len()) {
         (None, _) => found.iter().collect(),
         (Some(i), n) => vec![found
             .get(i)

@@ -1,0 +1,284 @@
+//! The one model of a unit of device code ([`Unit`]): an offload bundle, the
+//! `__CLANG_OFFLOAD_BUNDLE__` sections of an object bundle, a standalone code object or an
+//! OffloadBinary image, with where it is and its bytes. [`Discovery::units`] makes them from
+//! what host discovery found; a standalone bundle file's bundles are made by the reader of
+//! such files. What the HIP runtime reads of a unit to choose a code object is
+//! [`Unit::load_view`] ([`crate::entries`]).
+
+use crate::discover::Discovery;
+use crate::fatbin::BundleFormat;
+use crate::problem::{Location, Problem, Severity};
+use gfxkit_bundle::compressed as ccob;
+use gfxkit_bundle::limits::Limits;
+use gfxkit_bytes::Cursor;
+
+/// What a unit of device code is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Form {
+    /// An offload bundle, uncompressed or CCOB (see [`Unit::ccob`]).
+    Bundle,
+    /// `__CLANG_OFFLOAD_BUNDLE__<id>` sections of a host object; entries in [`Unit::loose`].
+    ObjectBundle,
+    /// A standalone AMDGPU code object: one entry named from its `e_flags`.
+    CodeObject,
+    /// An OffloadBinary image (`.llvm.offloading`): one entry named from its triple and arch.
+    OffloadImage,
+}
+
+/// An entry of a unit that is not a bundle, with its payload in place.
+#[derive(Debug, Clone)]
+pub struct LooseEntry<'a> {
+    /// The entry ID (as stored for object bundles; made from the image or code object
+    /// otherwise).
+    pub id: String,
+    /// Offset of the payload from the start of the unit.
+    pub offset: u64,
+    /// The payload.
+    pub payload: &'a [u8],
+    /// File-name extension when extracted (`co`, `bc` for bitcode images, `spv` for SPIR-V).
+    pub ext: &'static str,
+}
+
+/// A unit of device code: where it is in its file, what it is, its bytes, and for a unit that
+/// is not a bundle its entries. The one model of a unit every command reads: `list`, `verify`
+/// and `extract` its bytes and entries; `select`, `doctor` and `--rocm` what the HIP runtime
+/// reads of it ([`Unit::load_view`]).
+#[derive(Debug, Clone)]
+pub struct Unit<'a> {
+    /// Index among the units of the file (bundles first, in file order).
+    pub index: usize,
+    /// Byte offset of the unit in the file.
+    pub offset: u64,
+    /// The unit's bytes (compressed ones included; empty for an object bundle, whose entries
+    /// are in [`Unit::loose`]).
+    pub bytes: &'a [u8],
+    /// Its size in the file (for an object bundle, the size of the host object).
+    pub size: u64,
+    /// The CCOB header, for compressed bundles.
+    pub ccob: Option<ccob::Header>,
+    /// Archive member path (outermost first, joined with `/`), if inside an archive.
+    pub member: Option<String>,
+    /// ELF section holding it (`.hip_fatbin`, `.llvm.offloading`, ...), if any.
+    pub section: Option<String>,
+    /// What it is.
+    pub form: Form,
+    /// The entries of a unit that is not a bundle (empty for bundles: read their header).
+    pub loose: Vec<LooseEntry<'a>>,
+    /// The limits the unit was found under, and is read under (its header, its payloads).
+    pub limits: Limits,
+}
+
+impl<'a> Unit<'a> {
+    /// The unit's bytes, located at its offset in the file: what its readers are handed, so
+    /// that their errors name file offsets.
+    pub fn cursor(&self) -> Cursor<'a> {
+        Cursor::at(self.bytes, self.offset)
+    }
+
+    /// How the unit is stored, for a bundle: CCOB (with its header's version and method) or
+    /// uncompressed. `None` for a unit that is not a bundle.
+    pub fn format(&self) -> Option<BundleFormat> {
+        (self.form == Form::Bundle).then(|| {
+            self.ccob
+                .as_ref()
+                .map_or(BundleFormat::Uncompressed, BundleFormat::of_header)
+        })
+    }
+
+    /// Where the unit is: its member, section, file offset and size (for an object bundle,
+    /// the host object holding its sections).
+    pub fn location(&self) -> Location {
+        Location {
+            member: self.member.clone(),
+            section: self.section.clone(),
+            offset: self.offset,
+            size: self.size,
+        }
+    }
+
+    /// Whether the HIP runtime would consider loading it: every unit but an OffloadImage
+    /// (`.llvm.offloading`, device code not yet linked).
+    pub fn is_loadable(&self) -> bool {
+        self.form != Form::OffloadImage
+    }
+
+    /// `bundle 3 at offset 0x1000` with the member and section when known.
+    pub fn describe(&self) -> String {
+        let what = match self.form {
+            Form::Bundle => "bundle",
+            Form::ObjectBundle => "object bundle",
+            Form::CodeObject => "code object",
+            Form::OffloadImage => "offload image",
+        };
+        let mut s = format!("{what} {}", self.index);
+        if let Some(m) = &self.member {
+            s.push_str(&format!(" in member {m}"));
+        }
+        if let Some(sec) = &self.section {
+            s.push_str(&format!(" in section {sec}"));
+        }
+        s.push_str(&format!(" at offset {:#x}", self.offset));
+        s
+    }
+}
+
+/// The units of device code of one file, and what was found wrong on the way.
+#[derive(Debug, Clone)]
+pub struct Units<'a> {
+    /// Units of device code: bundles in file order, then object bundles, code objects and
+    /// offload images.
+    pub units: Vec<Unit<'a>>,
+    /// Damage or oddities host discovery found (wrappers pointing nowhere, bundles running
+    /// past their section, ...), with where.
+    pub problems: Vec<Problem>,
+}
+
+impl Units<'_> {
+    /// Whether some problem is an error (damaged data) rather than a warning.
+    pub fn has_errors(&self) -> bool {
+        self.problems.iter().any(|p| p.severity == Severity::Error)
+    }
+
+    /// The errors among the problems, one line each, naming the file `name`.
+    pub fn error_lines(&self, name: &str) -> Vec<String> {
+        self.problems
+            .iter()
+            .filter(|p| p.severity == Severity::Error)
+            .map(|p| format!("{name}: {p}"))
+            .collect()
+    }
+}
+
+impl<'a> Discovery<'a> {
+    /// The units of device code found, in [`Units`]'s order, and the problems (with one more
+    /// for each compressed bundle whose CCOB header cannot be read).
+    pub fn units(&self) -> Units<'a> {
+        let d = self;
+        let mut problems = d.problems.clone();
+        let mut units = Vec::new();
+        for b in &d.bundles {
+            let header = match b.format {
+                crate::BundleFormat::Uncompressed => None,
+                crate::BundleFormat::Compressed { .. } => {
+                    match ccob::Header::parse_at(Cursor::at(b.bytes, b.location.offset)) {
+                        Ok(h) => Some(h),
+                        Err(e) => {
+                            // Delimited by discovery but unreadable here (an unknown method, say):
+                            // reported with where it is, the other bundles are still listed.
+                            problems.push(Problem::error(
+                                b.location.clone(),
+                                crate::ProblemKind::BadBundle(e.to_string()),
+                            ));
+                            continue;
+                        }
+                    }
+                }
+            };
+            units.push(Unit {
+                index: units.len(),
+                offset: b.location.offset,
+                bytes: b.bytes,
+                size: b.bytes.len() as u64,
+                ccob: header,
+                member: b.location.member.clone(),
+                section: b.location.section.clone(),
+                form: Form::Bundle,
+                loose: Vec::new(),
+                limits: d.limits,
+            });
+        }
+        for o in &d.object_bundles {
+            let base = o.location.offset;
+            units.push(Unit {
+                index: units.len(),
+                offset: base,
+                bytes: &[],
+                size: o.location.size,
+                ccob: None,
+                member: o.location.member.clone(),
+                section: None,
+                form: Form::ObjectBundle,
+                loose: o
+                    .entries
+                    .iter()
+                    .map(|e| LooseEntry {
+                        id: e.id.to_owned(),
+                        offset: e.location.offset.saturating_sub(base),
+                        payload: e.bytes,
+                        ext: entry_ext(e.id),
+                    })
+                    .collect(),
+                limits: d.limits,
+            });
+        }
+        for c in &d.code_objects {
+            let id = gfxkit_code_object::Header::parse(c.bytes)
+                .ok()
+                .and_then(|h| h.target_id().ok())
+                .map(|t| gfxkit_bundle::EntryId::hip(t).raw().to_owned())
+                .unwrap_or_else(|| "hipv4-amdgcn-amd-amdhsa--unknown".to_owned());
+            units.push(Unit {
+                index: units.len(),
+                offset: c.location.offset,
+                bytes: c.bytes,
+                size: c.bytes.len() as u64,
+                ccob: None,
+                member: c.location.member.clone(),
+                section: c.location.section.clone(),
+                form: Form::CodeObject,
+                loose: vec![LooseEntry {
+                    id,
+                    offset: 0,
+                    payload: c.bytes,
+                    ext: "co",
+                }],
+                limits: d.limits,
+            });
+        }
+        for i in &d.offload_images {
+            let kind = if i.offload_kind.is_hip() {
+                "hipv4".to_owned()
+            } else {
+                i.offload_kind.name()
+            };
+            let id = format!(
+                "{kind}-{}--{}",
+                i.triple.unwrap_or("unknown"),
+                i.arch.unwrap_or("unknown")
+            );
+            let ext = match i.image_kind {
+                crate::offloading::ImageKind::BITCODE => "bc",
+                crate::offloading::ImageKind::SPIRV => "spv",
+                _ => "co",
+            };
+            units.push(Unit {
+                index: units.len(),
+                offset: i.location.offset,
+                bytes: i.bytes,
+                size: i.bytes.len() as u64,
+                ccob: None,
+                member: i.location.member.clone(),
+                section: i.location.section.clone(),
+                form: Form::OffloadImage,
+                loose: vec![LooseEntry {
+                    id,
+                    offset: 0,
+                    payload: i.bytes,
+                    ext,
+                }],
+                limits: d.limits,
+            });
+        }
+        Units { units, problems }
+    }
+}
+
+/// File-name extension of a bundle entry's payload: `spv` for SPIR-V entries
+/// (`hip-spirv64-amd-amdhsa--amdgcnspirv`), `co` for everything else.
+pub fn entry_ext(id: &str) -> &'static str {
+    match gfxkit_bundle::EntryId::parse(id) {
+        Ok(e) if crate::select::is_spirv_entry(&e) => "spv",
+        _ => "co",
+    }
+}
