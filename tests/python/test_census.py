@@ -238,6 +238,43 @@ def test_a_kernel_database_directory_reads_as_list_does(tmp_path, gfxkit_bin):
     assert sum(1 for r in co) > 0
 
 
+def test_an_aiter_kernel_map_missing_its_kernels_is_damaged(tmp_path, gfxkit_bin):
+    """An aiter kernel map (amd-aiter's wheel, one of its directories unpacked) is judged by
+    the code objects beside it as `gfxkit verify` judges it: intact it is ok; with one code
+    object gone and another replaced by a code object without the kernel its row names, it is
+    damaged with verify's problems (the census used to call it ok)."""
+    import zipfile
+
+    wheel = next(REAL.glob("amd_aiter-*.whl"), None)
+    assert wheel, f"amd_aiter-*.whl is missing from {REAL}: run scripts/ensure-real-inputs"
+    part = "aiter_meta/hsa/gfx942/bf16gemm/"
+    with zipfile.ZipFile(wheel) as z:
+        members = [m for m in z.namelist() if m.startswith(part)]
+        z.extractall(tmp_path / "t", members)
+    d = tmp_path / "t" / part
+    maps = sorted(d.glob("*.csv"))
+    cos = sorted(d.glob("*.co"))
+    assert len(maps) == 1 and len(cos) >= 3, members
+
+    def judged(out):
+        gfxkit.census([str(d)], out, serial=True, progress=False, report=False)
+        return {r["input"]: r for r in table(out, "inputs")}
+
+    intact = judged(tmp_path / "intact")
+    assert all(r["status"] == "ok" for r in intact.values()), intact
+    shutil.copyfile(cos[0], cos[1])
+    cos[2].unlink()
+    ins = judged(tmp_path / "damaged")
+    name = str(maps[0])
+    verified = json.loads(subprocess.run([gfxkit_bin, "verify", "--json", name], capture_output=True).stdout)
+    problems = [p["message"] for p in verified["files"][0]["problems"]]
+    assert len(problems) == 2 and "has no function symbol" in problems[0], problems
+    assert "is not there" in problems[1], problems
+    assert ins[name]["status"] == "damaged", ins[name]
+    assert ins[name]["error"] == f"{name}: {problems[0]}; {problems[1]}", ins[name]
+    assert all(r["status"] == "ok" for n, r in ins.items() if n != name), ins
+
+
 def test_local_copies_are_read_once(tmp_path):
     """Local files of the same bytes (a copy, a hard link) are read once: the others are
     rows of the same content (``same_as``); a census extended with one more copy reads it."""

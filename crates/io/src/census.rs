@@ -163,9 +163,9 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
         let format = formats.of(&file);
         let mut l = format.list(&file, false, around);
         l.layer = input.layer().map(str::to_owned);
-        // A mapping's listing says only how many solutions it maps: what it maps that is not
-        // beside it is verify's finding.
-        let mapping = crate::database::mapping_problems(input.path(), &input, &around.dirs);
+        // A mapping's listing says only how many solutions it maps, an aiter map's how many
+        // kernels: what they name that is not beside them is verify's finding.
+        let beside = crate::database::beside_problems(input.path(), &input, &around.dirs);
         let d = format.digests(
             &file,
             Digesting {
@@ -174,7 +174,7 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
             },
             around,
         );
-        Ok::<_, Infallible>((l, d, mapping))
+        Ok::<_, Infallible>((l, d, beside))
     };
     let mut errors = Vec::new();
     let mut out = Vec::new();
@@ -184,7 +184,7 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
         Ok(items) => {
             for (p, r) in items {
                 match r {
-                    Ok((mut listing, digests, mapping)) => {
+                    Ok((mut listing, digests, beside)) => {
                         files += 1;
                         if listing.path.contains("!/") {
                             kind = "image".to_owned();
@@ -199,7 +199,7 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
                             }
                         }
                         errors.extend(missing_beside(&file, &listing));
-                        match &mapping[..] {
+                        match &beside[..] {
                             [] => {}
                             [one] => errors.push(format!("{file}: {one}")),
                             [a, b] => errors.push(format!("{file}: {a}; {b}")),

@@ -127,20 +127,28 @@ pub fn list_file_bytes(path: &Path, data: &[u8], dirs: &DirNames) -> Option<File
     Some(db::list(&name, data, kind, listing.as_deref()))
 }
 
-/// What `verify` finds wrong in a hipBLASLt mapping on disk against the names beside it (its
-/// directory listed through `dirs`), each a message; empty for other files, for a mapping that
-/// does not read (its listing says so) and for one whose directory cannot be listed (a package
-/// member). For answers that take what a file's listing says and must not call a mapping
-/// whose libraries are missing sound.
-pub fn mapping_problems(path: &Path, data: &[u8], dirs: &DirNames) -> Vec<String> {
-    if kind(path, data) != Some(DbKind::TensileMapping) {
+/// What `verify` finds wrong in a kernel database on disk against the files beside it, each
+/// a message: a hipBLASLt mapping against the names in its directory (listed through `dirs`),
+/// an aiter kernel map against the function symbols of the code objects its rows name (opened
+/// beside it, as `verify` opens them). Empty for other files, for one that does not read (its
+/// listing says so) and for one whose directory cannot be listed (a package member, which
+/// `verify` checks only for reading). For answers that take what a file's listing says (which
+/// names neither kind's missing pieces) and must not call an incomplete database sound.
+pub fn beside_problems(path: &Path, data: &[u8], dirs: &DirNames) -> Vec<String> {
+    let kind = kind(path, data);
+    if !matches!(kind, Some(DbKind::TensileMapping | DbKind::AiterMap)) {
         return Vec::new();
     }
     let Some(listing) = index_dir(path).and_then(|d| dirs.of(&d)) else {
         return Vec::new();
     };
-    let names: Vec<&str> = listing.paths().collect();
-    match db::verify_mapping(&path.display().to_string(), data, Some(&names)) {
+    let verified = if kind == Some(DbKind::AiterMap) {
+        verify_aiter_map(path, data)
+    } else {
+        let names: Vec<&str> = listing.paths().collect();
+        db::verify_mapping(&path.display().to_string(), data, Some(&names))
+    };
+    match verified {
         Ok(v) => v.problems.into_iter().map(|f| f.message).collect(),
         Err(_) => Vec::new(),
     }
