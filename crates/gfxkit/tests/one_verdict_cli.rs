@@ -603,3 +603,68 @@ fn every_command_reads_the_same_units_of_a_damaged_file() {
         assert_eq!(j["files"][0]["bundles"], listed.len(), "{j}");
     }
 }
+
+/// An aiter install (amd-aiter's wheel, one directory of its kernels unpacked) with a code
+/// object its kernel map names gone: `check` and `doctor` fail the device whose maps name it,
+/// naming the file, as `verify` finds it (they used to pass it: the directory still held code
+/// for the processor); intact, it passes.
+#[test]
+fn an_aiter_install_missing_a_mapped_code_object_fails_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let part = "aiter_meta/hsa/gfx942/bf16gemm/";
+    let mut z = zip::ZipArchive::new(std::fs::File::open(real("amd_aiter-")).unwrap()).unwrap();
+    let names: Vec<String> = z
+        .file_names()
+        .filter(|n| n.starts_with(part) && !n.ends_with('/'))
+        .map(str::to_owned)
+        .collect();
+    for n in &names {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut z.by_name(n).unwrap(), &mut bytes).unwrap();
+        let to = dir.path().join(n);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::write(to, bytes).unwrap();
+    }
+    let root = dir.path().join("aiter_meta");
+    let gate = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.push(s(&root));
+        gfxkit(&all)
+    };
+    for args in [
+        &["check", "--require", "gfx942"][..],
+        &["doctor", "--device", "gfx942"],
+        &["verify", "-r"],
+    ] {
+        let o = gate(args);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{args:?} intact: {}{}",
+            out(&o),
+            err(&o)
+        );
+    }
+    let gone = names
+        .iter()
+        .find(|n| n.ends_with(".co"))
+        .expect("a code object");
+    std::fs::remove_file(dir.path().join(gone)).unwrap();
+    let base = gone.rsplit('/').next().unwrap();
+    let o = gate(&["check", "--require", "gfx942"]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", out(&o), err(&o));
+    let lacks = format!("lacks hsa/gfx942/bf16gemm/{base} (aiter fails the kernels");
+    assert!(out(&o).contains(&lacks), "{}", out(&o));
+    let o = gate(&["doctor", "--device", "gfx942"]);
+    assert!(out(&o).contains(&lacks), "{}", out(&o));
+    assert_ne!(o.status.code(), Some(0), "{}", out(&o));
+    // A device whose maps name nothing missing is not failed by them.
+    let o = gate(&["check", "--require", "gfx950"]);
+    assert!(!out(&o).contains("aiter fails"), "{}", out(&o));
+    let o = gate(&["verify", "-r"]);
+    assert!(
+        out(&o).contains(&format!("its code object {base} is not there")),
+        "{}",
+        out(&o)
+    );
+}

@@ -384,6 +384,7 @@ mod tests {
             processors: vec![p.to_owned()],
             index_rows: None,
             stored: Default::default(),
+            map_files: Vec::new(),
         };
         let db = crate::database::group(vec![
             member("a_gfx942.co", "gfx942"),
@@ -415,6 +416,7 @@ mod tests {
             processors: vec![p.to_owned()],
             index_rows: None,
             stored: Default::default(),
+            map_files: Vec::new(),
         };
         let db = crate::database::group(vec![
             member("a_gfx942.co", "gfx942"),

@@ -807,6 +807,9 @@ pub struct DbMember {
     pub index_rows: Option<Result<IndexRows, String>>,
     /// How its code objects are stored, as a ROCm release's runtime sees them.
     pub stored: Stored,
+    /// For an aiter kernel map: the files its rows name, as paths (beside the map, in the
+    /// form of [`DbMember::path`]), sorted, once each. Empty for other members.
+    pub map_files: Vec<String>,
 }
 
 /// How a member's code objects are stored, as far as the runtime of a ROCm release tells
@@ -917,6 +920,7 @@ pub fn member_of(
     limits: &gfxkit_bundle::limits::Limits,
 ) -> Option<DbMember> {
     let mut index_rows = None;
+    let mut map_files = Vec::new();
     let processors = match kind(path, data) {
         Some(DbKind::TensileIndex) => {
             let mut file = None;
@@ -926,7 +930,11 @@ pub fn member_of(
             });
             Vec::new()
         }
-        Some(DbKind::TensileMapping | DbKind::AiterMap) => Vec::new(),
+        Some(DbKind::AiterMap) => {
+            map_files = aiter_map_files(path, data);
+            Vec::new()
+        }
+        Some(DbKind::TensileMapping) => Vec::new(),
         Some(DbKind::MiopenKdb) => DbId::parse_file_name(base_name(path))
             .map(|id| vec![id.processor])
             .unwrap_or_default(),
@@ -982,7 +990,30 @@ pub fn member_of(
         processors,
         index_rows,
         stored,
+        map_files,
     })
+}
+
+/// The files the rows of the aiter kernel map at `path` name, as paths beside it (aiter
+/// opens a row's code object from the map's directory); none for a map that does not read
+/// (its listing says why) and for names that climb out of its directory, which `verify` names.
+fn aiter_map_files(path: &str, data: &[u8]) -> Vec<String> {
+    let Ok(map) = KernelMap::parse(data, &Limits::default()) else {
+        return Vec::new();
+    };
+    let dir = path.rsplit_once(['/', '!']).map_or("", |(d, _)| d);
+    let mut files: Vec<String> = map
+        .rows
+        .into_iter()
+        .filter(|r| !r.file.starts_with('/') && !r.file.split('/').any(|c| c == ".."))
+        .map(|r| match path[dir.len()..].chars().next() {
+            Some(sep) if !dir.is_empty() => format!("{dir}{sep}{}", r.file),
+            _ => r.file,
+        })
+        .collect();
+    files.sort();
+    files.dedup();
+    files
 }
 
 /// Whether `path` names a file of a Tensile directory by its name: an index, a mapping, a
@@ -1038,6 +1069,7 @@ fn tensile_bundle(
         processors,
         index_rows: None,
         stored: Stored::of_with(data, limits),
+        map_files: Vec::new(),
     })
 }
 
@@ -1239,6 +1271,31 @@ impl Database {
         p
     }
 
+    /// The files that the aiter kernel maps for `processor` (those in a directory named for
+    /// it, aiter's `hsa/<processor>/`) name and the database lacks, relative to the root, in
+    /// order; empty when every one is there.
+    pub fn maps_lack(&self, processor: &str) -> Vec<String> {
+        let present: std::collections::HashSet<&str> =
+            self.members.iter().map(|m| m.path.as_str()).collect();
+        let mut out: Vec<String> = self
+            .members
+            .iter()
+            .filter(|m| {
+                !m.map_files.is_empty() && self.name_of(m).split('/').any(|c| c == processor)
+            })
+            .flat_map(|m| &m.map_files)
+            .filter(|f| !present.contains(f.as_str()))
+            .map(|f| {
+                f.strip_prefix(&self.root)
+                    .map_or(f.as_str(), |n| n.trim_start_matches(['/', '!']))
+                    .to_owned()
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// Why the database has nothing for `device` (with `cu_count` compute units, any when
     /// `None`), naming what is missing; `None` when it has ([`Database::serves`]).
     pub fn lacks(
@@ -1328,6 +1385,14 @@ impl Database {
                 Some(why) if why.starts_with("lacks ") => Err(format!("{} {why}", self.root)),
                 Some(why) => Err(format!("{}: {why}", self.root)),
             };
+        }
+        let lacking = self.maps_lack(processor);
+        if !lacking.is_empty() {
+            return Err(format!(
+                "{} lacks {} (aiter fails the kernels its maps for {processor} name in them)",
+                self.root,
+                gfxkit_kernel_db::loads::quote_names(&lacking)
+            ));
         }
         let holding: Vec<String> = self
             .members
@@ -1830,6 +1895,7 @@ mod tests {
                 processors: p.into_iter().map(str::to_owned).collect(),
                 index_rows: rows.map(Ok),
                 stored: Stored::default(),
+                map_files: Vec::new(),
             };
             let row = |p: Option<&str>| loads::Row {
                 test: match p {
@@ -1943,12 +2009,14 @@ mod tests {
                 processors: vec!["gfx90a".into()],
                 index_rows: None,
                 stored: Stored::default(),
+                map_files: Vec::new(),
             },
             DbMember {
                 path: "/l/other/k.co".into(),
                 processors: vec!["gfx90a".into()],
                 index_rows: None,
                 stored: Stored::default(),
+                map_files: Vec::new(),
             },
         ]);
         // Grouped in root order: /l/other, then /l/rocblas/...

@@ -195,6 +195,7 @@ pub fn libraries(files: &[FileRow]) -> Vec<LibraryRow> {
                 .collect(),
             index_rows: None,
             stored: Default::default(),
+            map_files: Vec::new(),
         })
         .collect();
     let databases = group(members);

@@ -162,6 +162,7 @@ fn check_databases(
                 processors: processors.clone(),
                 index_rows,
                 stored: Default::default(),
+                map_files: Vec::new(),
             };
             let is_index = gfxkit_kernel_db::sniff::tensile_name(rel)
                 .is_some_and(|(k, _)| k == DbKind::TensileIndex);
