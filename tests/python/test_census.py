@@ -275,6 +275,28 @@ def test_an_aiter_kernel_map_missing_its_kernels_is_damaged(tmp_path, gfxkit_bin
     assert all(r["status"] == "ok" for n, r in ins.items() if n != name), ins
 
 
+def test_a_local_run_closes_a_shard_at_its_byte_limit(tmp_path, monkeypatch):
+    """A local run plans shards of up to LOCAL_SHARD_SIZE inputs (and at least four a worker),
+    each closed early once its files hold LOCAL_SHARD_BYTES: a census stopped and started
+    again reads little twice. With the limit at three files' bytes, 40 equal files make
+    shards of three (and one of one) where they made four of ten, and the same dataset."""
+    import gfxkit.census as census_module
+
+    tree = small_tree(tmp_path / "t", 40)
+    files = sorted(str(p) for p in tree.rglob("k*.hipfb"))
+    size = os.path.getsize(files[0])
+    assert len(files) == 40 and all(os.path.getsize(f) == size for f in files)
+
+    def shards(out):
+        gfxkit.census(files, out, serial=True, progress=False, report=False)
+        return [len(s["items"]) for s in json.loads((out / "_census" / "plan.json").read_text())["shards"]]
+
+    assert shards(tmp_path / "whole") == [10, 10, 10, 10]
+    monkeypatch.setattr(census_module, "LOCAL_SHARD_BYTES", 3 * size)
+    assert shards(tmp_path / "out") == [3] * 13 + [1]
+    same_dataset(tmp_path / "out", tmp_path / "whole")
+
+
 def test_local_copies_are_read_once(tmp_path):
     """Local files of the same bytes (a copy, a hard link) are read once: the others are
     rows of the same content (``same_as``); a census extended with one more copy reads it."""
