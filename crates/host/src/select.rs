@@ -17,7 +17,8 @@
 //! every concrete setting separately.
 
 use crate::entries::{LoadView, HIP_HEADER_LIMIT};
-use gfxkit_bundle::{EntryId, EntryTarget, OffloadKind};
+use crate::unit::{is_hip_kind, is_spirv_entry};
+use gfxkit_bundle::EntryId;
 use gfxkit_spec::{Feature, Processor};
 use gfxkit_target_id::{FeatureSetting, TargetId};
 use serde::Serialize;
@@ -82,11 +83,6 @@ pub fn settings_text(settings: &[(Feature, FeatureSetting)]) -> String {
         .join(":")
 }
 
-/// The entry ID kinds the runtime asks comgr for: `hip` and `hipv4` are interchangeable.
-fn is_hip_kind(k: OffloadKind) -> bool {
-    matches!(k, OffloadKind::Hip | OffloadKind::HipV4)
-}
-
 /// Whether an entry is an AMDGPU HSA code object entry, and its target ID.
 fn amdgcn_target(e: &EntryId) -> Option<&TargetId> {
     let t = e.triple();
@@ -94,17 +90,6 @@ fn amdgcn_target(e: &EntryId) -> Option<&TargetId> {
         return None;
     }
     e.target_id()
-}
-
-/// Whether an entry is SPIR-V for AMD GPUs (`spirv64-amd-amdhsa--amdgcnspirv`).
-pub fn is_spirv_entry(e: &EntryId) -> bool {
-    let t = e.triple();
-    is_hip_kind(e.kind())
-        && t.arch == "spirv64"
-        && t.vendor == "amd"
-        && t.is_amdhsa()
-        && (t.env.is_empty() || t.env == "unknown")
-        && matches!(e.target(), EntryTarget::Unknown(s) if s == "amdgcnspirv")
 }
 
 /// Whether code for `code` may run on `device`, where a device feature at any means "unknown":

@@ -10,6 +10,7 @@ use crate::fatbin::BundleFormat;
 use crate::problem::{Location, Problem, Severity};
 use gfxkit_bundle::compressed as ccob;
 use gfxkit_bundle::limits::Limits;
+use gfxkit_bundle::{EntryId, EntryTarget, OffloadKind};
 use gfxkit_bytes::Cursor;
 
 /// What a unit of device code is.
@@ -277,8 +278,24 @@ impl<'a> Discovery<'a> {
 /// File-name extension of a bundle entry's payload: `spv` for SPIR-V entries
 /// (`hip-spirv64-amd-amdhsa--amdgcnspirv`), `co` for everything else.
 pub fn entry_ext(id: &str) -> &'static str {
-    match gfxkit_bundle::EntryId::parse(id) {
-        Ok(e) if crate::select::is_spirv_entry(&e) => "spv",
+    match EntryId::parse(id) {
+        Ok(e) if is_spirv_entry(&e) => "spv",
         _ => "co",
     }
+}
+
+/// The entry ID kinds the runtime asks comgr for: `hip` and `hipv4` are interchangeable.
+pub(crate) fn is_hip_kind(k: OffloadKind) -> bool {
+    matches!(k, OffloadKind::Hip | OffloadKind::HipV4)
+}
+
+/// Whether an entry is SPIR-V for AMD GPUs (`spirv64-amd-amdhsa--amdgcnspirv`).
+pub fn is_spirv_entry(e: &EntryId) -> bool {
+    let t = e.triple();
+    is_hip_kind(e.kind())
+        && t.arch == "spirv64"
+        && t.vendor == "amd"
+        && t.is_amdhsa()
+        && (t.env.is_empty() || t.env == "unknown")
+        && matches!(e.target(), EntryTarget::Unknown(s) if s == "amdgcnspirv")
 }

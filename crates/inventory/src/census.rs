@@ -232,7 +232,7 @@ fn parsed_target(id: &str) -> Option<Target> {
             text,
         });
     }
-    gfxkit_host::select::is_spirv_entry(&e).then(|| Target {
+    gfxkit_host::unit::is_spirv_entry(&e).then(|| Target {
         text: "amdgcnspirv".to_owned(),
         processor: "amdgcnspirv".to_owned(),
         features: String::new(),

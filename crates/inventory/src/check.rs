@@ -13,7 +13,8 @@
 
 use crate::doctor::{self, Examined};
 use gfxkit_bundle::EntryId;
-use gfxkit_host::select::{is_spirv_entry, select, Via};
+use gfxkit_host::select::{select, Via};
+use gfxkit_host::unit::is_spirv_entry;
 use gfxkit_target_id::TargetId;
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -265,7 +265,7 @@ pub(crate) fn entry_listing(e: locate::ListedEntry) -> EntryListing {
                 .target_id()
                 .map(|t| t.processor().name.to_owned())
                 .or_else(|| {
-                    gfxkit_host::select::is_spirv_entry(&id).then(|| "amdgcnspirv".to_owned())
+                    gfxkit_host::unit::is_spirv_entry(&id).then(|| "amdgcnspirv".to_owned())
                 }),
             canonical_id: Some(id.canonical()),
             id_note: id.target_id().and_then(|t| {
