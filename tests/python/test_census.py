@@ -961,7 +961,8 @@ def test_census_inputs_fuzz_body_on_seeds_and_random_bytes():
 def test_bundle_hashes_are_checked_when_asked(tmp_path, gfxkit_bin):
     """A compressed bundle whose stored MD5 does not match its contents: read as it decodes
     by default (the census does not verify integrity, as ``gfxkit list`` without ``--check``
-    does not), ``damaged`` with ``check`` (``--check``), which a continued census keeps."""
+    does not), ``damaged`` with ``check`` (``--check``), which a continued census keeps; a
+    census continued with ``check`` reads again what it read unchecked."""
 
     def mismatched(name: str, payload: bytes) -> Path:
         raw = tmp_path / f"{name}.hipfb"
@@ -989,3 +990,10 @@ def test_bundle_hashes_are_checked_when_asked(tmp_path, gfxkit_bin):
     other = mismatched("two", payload[::-1])
     again = gfxkit.census([str(other)], tmp_path / "checked", serial=True, report=False)
     assert (again.inputs, again.errors) == (2, 2)
+    # Started without check and continued with it: what was read unchecked is read again.
+    assert gfxkit.census([str(other)], tmp_path / "plain", serial=True, report=False).errors == 0
+    late = gfxkit.census([str(z), str(other)], tmp_path / "plain", serial=True, report=False, check=True)
+    assert (late.inputs, late.scanned, late.errors) == (2, 2, 2), late
+    assert {r["status"] for r in table(tmp_path / "plain", "inputs")} == {"damaged"}
+    # Continued once more with check, nothing is read again.
+    assert gfxkit.census([str(z), str(other)], tmp_path / "plain", serial=True, report=False, check=True).scanned == 0

@@ -319,7 +319,7 @@ def _item_by_item(client: Any, shard: Dict[str, Any], out: Path) -> Dict[str, An
             f.release()
     inputs = b"".join(results[i][0] for i in range(len(shard["items"])))
     code_objects = b"".join(results[i][1] for i in range(len(shard["items"])))
-    return work.summary(shard["name"], dataset.write_shard(out, shard["name"], inputs, code_objects))
+    return work.summary(shard["name"], dataset.write_shard(out, shard["name"], inputs, code_objects, check))
 
 
 def census(
@@ -414,7 +414,13 @@ def census(
     rocm = plan.get("rocm")
     pending = [s for s in plan["shards"] if not dataset.shard_done(out, s["name"])]
     if plan.get("check"):
-        pending = [dict(s, check=True) for s in pending]
+        # A census started without --check and continued with it: the shards read unchecked
+        # are read again, checked, so that the whole dataset is.
+        pending = [
+            dict(s, check=True)
+            for s in plan["shards"]
+            if not dataset.shard_done(out, s["name"]) or not dataset.shard_checked(out, s["name"])
+        ]
     total = sum(len(names(s["items"])) for s in pending)
     bar = _Progress(total, sys.stderr.isatty() if progress is None else progress)
     if pending:

@@ -214,15 +214,23 @@ def rows_table(lines: bytes, schema):
     return pa.Table.from_arrays([table[n] for n in schema.names], schema=schema)
 
 
-def write_shard(out: Path, shard: str, inputs: bytes, code_objects: bytes):
+#: Key of the metadata of a shard's inputs file that says its compressed bundles' hashes were
+#: checked as they were decoded (``--check``).
+CHECKED = b"gfxkit.checked"
+
+
+def write_shard(out: Path, shard: str, inputs: bytes, code_objects: bytes, checked: bool = False):
     """Writes one shard from its rows as JSON lines: its code objects, then its inputs (the
-    mark that it is done). Returns the inputs table."""
+    mark that it is done; with ``checked``, marked as read with every compressed bundle's hash
+    checked). Returns the inputs table."""
     pa = _pa()
     co = rows_table(code_objects, code_object_schema())
     schema = input_schema()
     ins = rows_table(inputs, schema)
     at = schema.get_field_index("shard")
     ins = ins.set_column(at, schema.field(at), pa.array([shard] * ins.num_rows, pa.string()))
+    if checked:
+        ins = ins.replace_schema_metadata({**(ins.schema.metadata or {}), CHECKED: b"1"})
     write_table(co, out / "code_objects" / f"{shard}.parquet")
     write_table(ins, out / "inputs" / f"{shard}.parquet")
     return ins
@@ -246,6 +254,19 @@ def remove_stale_temporaries(out: Path) -> int:
 def shard_done(out: Path, shard: str) -> bool:
     """Whether the shard's inputs file (written last) exists."""
     return (out / "inputs" / f"{shard}.parquet").is_file()
+
+
+def shard_checked(out: Path, shard: str) -> bool:
+    """Whether the shard was read with every compressed bundle's hash checked (``--check``):
+    its inputs file says so. False for a shard not done and for a file that does not read."""
+    pa = _pa()
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_schema(out / "inputs" / f"{shard}.parquet").metadata or {}
+    except (OSError, pa.ArrowException):
+        return False
+    return meta.get(CHECKED) == b"1"
 
 
 def load_plan(out: Path) -> Optional[Dict[str, Any]]:

@@ -114,7 +114,7 @@ def scan_shard(shard: Dict[str, Any], out: str) -> Dict[str, Any]:
     scope = _gfxkit.CensusScope()
     rows = [scan_item(item, check=check, scope=scope) for item in shard["items"]]
     inputs = dataset.write_shard(
-        Path(out), shard["name"], b"".join(r[0] for r in rows), b"".join(r[1] for r in rows)
+        Path(out), shard["name"], b"".join(r[0] for r in rows), b"".join(r[1] for r in rows), check
     )
     return summary(shard["name"], inputs)
 
@@ -140,4 +140,6 @@ def lost_item(shard: Dict[str, Any], item: Dict[str, Any], out: str, why: str) -
         line(dict(error_row(n, f"{n}: {why}"), same_as=None if n == item["name"] else item["name"]))
         for n in names
     )
-    return summary(shard["name"], dataset.write_shard(Path(out), shard["name"], rows, b""))
+    # Read as the shard asked, so that a census continued with --check does not try it again.
+    checked = bool(shard.get("check"))
+    return summary(shard["name"], dataset.write_shard(Path(out), shard["name"], rows, b"", checked))
