@@ -361,7 +361,8 @@ def census(
             makes the input ``damaged``. Without, the hash is not computed (every code object
             is still decoded and its SHA-256 taken): the census does not verify integrity,
             as ``gfxkit list`` without ``--check`` does not. A census started with ``check``
-            keeps checking when continued.
+            keeps checking when continued; one continued with ``check`` reads again what it
+            read without.
         from_lists: files naming more inputs, one a line.
         index, projects: every file of these projects in the simple index at ``index``
             (PEP 503 HTML or PEP 691 JSON, as PyPI serves them).

@@ -48,7 +48,8 @@ def parser() -> argparse.ArgumentParser:
                    help="the lacks for the runtime of this ROCm release (6.2, or auto), as check --rocm")
     p.add_argument("--check", action="store_true",
                    help="check each compressed bundle's MD5 hash as it is decoded (without, the census "
-                        "does not verify integrity; every code object is still decoded and hashed)")
+                        "does not verify integrity; every code object is still decoded and hashed); a "
+                        "census continued with --check reads again what it read without")
     p.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler (tcp://host:8786)")
     p.add_argument("--scheduler-file", metavar="FILE", help="a Dask scheduler file (dask-jobqueue, dask-mpi)")
     p.add_argument("--workers", type=int, metavar="N",
