@@ -61,10 +61,15 @@ impl RocmRelease {
     }
 }
 
-/// What `rules` refuses in each loadable unit of `inv` ([`Inventory::loadable`] order).
-pub fn refusals(rules: &Rules, inv: &Inventory<'_>) -> Vec<UnitRefusals> {
+/// What `rules` refuses in each loadable unit of `inv`, whose views are `views`
+/// ([`Inventory::loadable`], in its order).
+pub fn refusals(
+    rules: &Rules,
+    inv: &Inventory<'_>,
+    views: &[gfxkit_host::entries::LoadView],
+) -> Vec<UnitRefusals> {
     let versions = code_object_versions_for(&inv.units, rules);
-    inv.loadable()
+    views
         .iter()
         .enumerate()
         .map(|(i, u)| UnitRefusals::of(rules, u, versions.get(i).map_or(&[][..], Vec::as_slice)))
@@ -87,10 +92,10 @@ impl Refused {
     /// What `rules` refuses of the units [`crate::doctor::examine`] keeps of `inv` (those
     /// whose entries can be read).
     pub fn of(rules: &Rules, inv: &Inventory<'_>) -> Refused {
-        let units = inv
-            .loadable()
+        let views = inv.loadable();
+        let units = views
             .iter()
-            .zip(refusals(rules, inv))
+            .zip(refusals(rules, inv, &views))
             .filter(|(u, _)| u.entries.is_ok())
             .map(|(_, r)| r)
             .collect();

@@ -315,9 +315,9 @@ pub fn select_on(
     device: &TargetId,
     rules: Option<&gfxkit_spec::rocm::Rules>,
 ) -> Selection {
-    let refused = rules.map(|r| crate::release::refusals(r, inv));
-    let bundles: Vec<UnitChoice> = inv
-        .loadable()
+    let views = inv.loadable();
+    let refused = rules.map(|r| crate::release::refusals(r, inv, &views));
+    let bundles: Vec<UnitChoice> = views
         .into_iter()
         .enumerate()
         .map(|(index, u)| {
