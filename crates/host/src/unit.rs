@@ -5,12 +5,12 @@
 //! such files. What the HIP runtime reads of a unit to choose a code object is
 //! [`Unit::load_view`] ([`crate::entries`]).
 
-use crate::discover::Discovery;
+use crate::discover::{Discovery, FoundBundle};
 use crate::fatbin::BundleFormat;
 use crate::problem::{Location, Problem, Severity};
 use gfxkit_bundle::compressed as ccob;
 use gfxkit_bundle::limits::Limits;
-use gfxkit_bundle::{EntryId, EntryTarget, OffloadKind};
+use gfxkit_bundle::{EntryId, EntryTarget, OffloadKind, Span};
 use gfxkit_bytes::Cursor;
 
 /// What a unit of device code is.
@@ -151,6 +151,60 @@ impl Units<'_> {
     }
 }
 
+impl<'a> Unit<'a> {
+    /// The bundle `span` delimited in `region` (bytes located at their file offset, as the
+    /// span's offset is), as unit `index` of its file, read under `limits`; `None` when the span
+    /// does not lie inside the region.
+    pub fn of_span(
+        index: usize,
+        region: Cursor<'a>,
+        span: &Span,
+        limits: &Limits,
+    ) -> Option<Unit<'a>> {
+        let start = usize::try_from(span.offset.checked_sub(region.base())?).ok()?;
+        let end = start.checked_add(usize::try_from(span.len).ok()?)?;
+        let bytes = region.bytes().get(start..end)?;
+        Some(Unit {
+            index,
+            offset: span.offset,
+            bytes,
+            size: span.len,
+            ccob: span.ccob,
+            member: None,
+            section: None,
+            form: Form::Bundle,
+            loose: Vec::new(),
+            limits: *limits,
+        })
+    }
+}
+
+impl<'a> FoundBundle<'a> {
+    /// The bundle discovery found, as unit `index` of its file read under `limits`; the
+    /// error of its CCOB header when that does not read (an unknown method, say).
+    pub fn unit(&self, index: usize, limits: Limits) -> gfxkit_bundle::Result<Unit<'a>> {
+        let ccob = match self.format {
+            BundleFormat::Uncompressed => None,
+            BundleFormat::Compressed { .. } => Some(ccob::Header::parse_at(Cursor::at(
+                self.bytes,
+                self.location.offset,
+            ))?),
+        };
+        Ok(Unit {
+            index,
+            offset: self.location.offset,
+            bytes: self.bytes,
+            size: self.bytes.len() as u64,
+            ccob,
+            member: self.location.member.clone(),
+            section: self.location.section.clone(),
+            form: Form::Bundle,
+            loose: Vec::new(),
+            limits,
+        })
+    }
+}
+
 impl<'a> Discovery<'a> {
     /// The units of device code found, in [`Units`]'s order, and the problems (with one more
     /// for each compressed bundle whose CCOB header cannot be read).
@@ -159,35 +213,15 @@ impl<'a> Discovery<'a> {
         let mut problems = d.problems.clone();
         let mut units = Vec::new();
         for b in &d.bundles {
-            let header = match b.format {
-                crate::BundleFormat::Uncompressed => None,
-                crate::BundleFormat::Compressed { .. } => {
-                    match ccob::Header::parse_at(Cursor::at(b.bytes, b.location.offset)) {
-                        Ok(h) => Some(h),
-                        Err(e) => {
-                            // Delimited by discovery but unreadable here (an unknown method, say):
-                            // reported with where it is, the other bundles are still listed.
-                            problems.push(Problem::error(
-                                b.location.clone(),
-                                crate::ProblemKind::BadBundle(e.to_string()),
-                            ));
-                            continue;
-                        }
-                    }
-                }
-            };
-            units.push(Unit {
-                index: units.len(),
-                offset: b.location.offset,
-                bytes: b.bytes,
-                size: b.bytes.len() as u64,
-                ccob: header,
-                member: b.location.member.clone(),
-                section: b.location.section.clone(),
-                form: Form::Bundle,
-                loose: Vec::new(),
-                limits: d.limits,
-            });
+            match b.unit(units.len(), d.limits) {
+                Ok(u) => units.push(u),
+                // Delimited by discovery but unreadable here (an unknown method, say): reported
+                // with where it is, the other bundles are still listed.
+                Err(e) => problems.push(Problem::error(
+                    b.location.clone(),
+                    crate::ProblemKind::BadBundle(e.to_string()),
+                )),
+            }
         }
         for o in &d.object_bundles {
             let base = o.location.offset;

@@ -32,29 +32,14 @@ pub fn find_bundles_with<'a>(data: &'a [u8], limits: &Limits) -> Result<Vec<Unit
     }
     let spans = gfxkit_bundle::scan_concatenated(data, limits)?;
     spans
-        .into_iter()
+        .iter()
         .enumerate()
         .map(|(index, s)| {
-            let past_end = || {
+            Unit::of_span(index, Cursor::new(data), s, limits).ok_or_else(|| {
                 Error::new(ErrorKind::PastEnd {
                     index,
                     offset: s.offset,
                 })
-            };
-            let start = usize::try_from(s.offset).map_err(|_| past_end())?;
-            let end = usize::try_from(s.offset.saturating_add(s.len)).map_err(|_| past_end())?;
-            let bytes = data.get(start..end).ok_or_else(past_end)?;
-            Ok(Unit {
-                index,
-                offset: s.offset,
-                bytes,
-                size: s.len,
-                ccob: s.ccob,
-                member: None,
-                section: None,
-                form: Form::Bundle,
-                loose: Vec::new(),
-                limits: *limits,
             })
         })
         .collect()

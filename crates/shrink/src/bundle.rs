@@ -9,8 +9,9 @@
 use crate::error::{Error, ErrorKind, Result};
 use gfxkit_bundle::ccob::{self, CompressOptions};
 use gfxkit_bundle::limits::Limits;
-use gfxkit_bundle::{Bundle, BundleFormat, Format, Span};
+use gfxkit_bundle::{Bundle, BundleFormat};
 use gfxkit_bytes::Cursor;
+use gfxkit_host::Unit;
 use std::borrow::Cow;
 
 pub use gfxkit_bundle::Method;
@@ -30,49 +31,17 @@ pub(crate) fn error_at(e: gfxkit_bundle::Error, place: u64) -> Error {
     Error::at(offset, kind)
 }
 
-/// A bundle found in a region of bytes.
-#[derive(Debug, Clone)]
-pub struct Found<'a> {
-    /// Offset of the bundle in the region.
-    pub offset: usize,
-    /// Offset of the bundle in the input file (where its errors are reported).
-    pub at: u64,
-    /// The bundle's bytes, exactly.
-    pub bytes: &'a [u8],
-    /// How it is stored (a CCOB bundle's method is one gfxkit can decode: the scans refuse
-    /// others).
-    pub encoding: BundleFormat,
-    /// The limits it was found under, and is decompressed under.
-    pub limits: Limits,
-}
-
-impl<'a> Found<'a> {
-    /// The bundle's bytes, located at their file offset.
-    pub fn cursor(&self) -> Cursor<'a> {
-        Cursor::at(self.bytes, self.at)
-    }
-
-    /// The bundle `s` found in `region` (its offsets absolute, as the region's).
-    fn of(region: Cursor<'a>, s: &Span, limits: &Limits) -> Found<'a> {
-        let encoding = match (s.format, &s.ccob) {
-            (Format::Ccob, Some(h)) => BundleFormat::of_header(h),
-            _ => BundleFormat::Uncompressed,
-        };
-        let start = s.offset - region.base();
-        Found {
-            offset: start as usize,
-            at: s.offset,
-            bytes: &region.bytes()[start as usize..(start + s.len) as usize],
-            encoding,
-            limits: *limits,
-        }
-    }
+/// How the bundle `u` is stored: CCOB (its header's version and method) or uncompressed. The
+/// rewrite reads bundles only, whose storage the scans and discovery read (and whose unknown
+/// methods they refuse).
+pub(crate) fn encoding(u: &Unit<'_>) -> BundleFormat {
+    u.format().unwrap_or(BundleFormat::Uncompressed)
 }
 
 /// Finds the bundles in `region` (bytes at `region.base()` of the input): bundles back to
 /// back, separated by zero padding ([`gfxkit_bundle::scan_concatenated_at`]). Offsets in
 /// errors are file offsets. The bundles are read under `limits`.
-pub fn scan<'a>(region: Cursor<'a>, limits: &Limits) -> Result<Vec<Found<'a>>> {
+pub fn scan<'a>(region: Cursor<'a>, limits: &Limits) -> Result<Vec<Unit<'a>>> {
     let spans = gfxkit_bundle::scan_concatenated_at(region, limits).map_err(|e| {
         let mut err = error_at(e, region.base());
         if let ErrorKind::UnknownBytes { found } = &mut err.kind {
@@ -83,19 +52,28 @@ pub fn scan<'a>(region: Cursor<'a>, limits: &Limits) -> Result<Vec<Found<'a>>> {
         }
         err
     })?;
-    Ok(spans.iter().map(|s| Found::of(region, s, limits)).collect())
+    spans
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            Unit::of_span(i, region, s, limits).ok_or_else(|| {
+                let why = "a bundle runs past the region holding it";
+                Error::at(s.offset, ErrorKind::Damaged(why.into()))
+            })
+        })
+        .collect()
 }
 
 /// The uncompressed bundle inside `found`: borrowed when it is stored uncompressed, else
 /// decompressed (checked against the declared size and the MD5 hash). Errors are at file
 /// offsets.
-pub fn uncompressed<'a>(found: &Found<'a>) -> Result<Cow<'a, [u8]>> {
-    match found.encoding {
+pub fn uncompressed<'a>(found: &Unit<'a>) -> Result<Cow<'a, [u8]>> {
+    match encoding(found) {
         BundleFormat::Uncompressed => Ok(Cow::Borrowed(found.bytes)),
         BundleFormat::Compressed { .. } => {
             ccob::decompress_ccob_at(found.cursor(), &found.limits.decompress_options())
                 .map(|d| Cow::Owned(d.data))
-                .map_err(|e| error_at(e, found.at))
+                .map_err(|e| error_at(e, found.offset))
         }
     }
 }
@@ -104,10 +82,10 @@ pub fn uncompressed<'a>(found: &Found<'a>) -> Result<Cow<'a, [u8]>> {
 /// into `buf` (reused from bundle to bundle): for a reader that compares every entry byte for
 /// byte with data it trusts.
 pub(crate) fn uncompressed_unhashed<'x>(
-    found: &Found<'x>,
+    found: &Unit<'x>,
     buf: &'x mut Vec<u8>,
 ) -> Result<&'x [u8]> {
-    match found.encoding {
+    match encoding(found) {
         BundleFormat::Uncompressed => Ok(found.bytes),
         BundleFormat::Compressed { .. } => {
             ccob::decompress_ccob_unhashed_into(
@@ -115,7 +93,7 @@ pub(crate) fn uncompressed_unhashed<'x>(
                 &found.limits.decompress_options(),
                 buf,
             )
-            .map_err(|e| error_at(e, found.at))?;
+            .map_err(|e| error_at(e, found.offset))?;
             Ok(&buf[..])
         }
     }
@@ -230,8 +208,8 @@ mod tests {
             let found = scan(Cursor::new(&region), &Default::default()).unwrap();
             assert_eq!(found.len(), 2);
             assert_eq!(found[0].bytes.len(), c.len());
-            assert_eq!(found[1].offset, c.len() + 13);
-            assert_eq!(found[1].encoding, BundleFormat::Uncompressed);
+            assert_eq!(found[1].offset, c.len() as u64 + 13);
+            assert_eq!(encoding(&found[1]), BundleFormat::Uncompressed);
             assert_eq!(uncompressed(&found[0]).unwrap().as_ref(), &b[..]);
         }
     }
@@ -274,7 +252,7 @@ mod tests {
             conversion: crate::Conversion::Uncompressed,
             limits: Default::default(),
         };
-        let e = crate::plan::transform_region(Cursor::new(&dup), 1, &t)
+        let e = crate::plan::transform_region(Cursor::new(&dup), Some(1), &t)
             .err()
             .unwrap();
         assert!(
@@ -287,14 +265,14 @@ mod tests {
         );
         assert_eq!(e.offset, second_id as u64);
         // The same region lying at 0x1000 of a file: the offset is the file's.
-        let e = crate::plan::transform_region(Cursor::at(&dup, 0x1000), 1, &t)
+        let e = crate::plan::transform_region(Cursor::at(&dup, 0x1000), Some(1), &t)
             .err()
             .unwrap();
         assert_eq!(e.offset, 0x1000 + second_id as u64);
         let mut clean = vec![0u8; 64];
         clean.extend_from_slice(&b);
         let found = scan(Cursor::at(&clean, 0x1000), &Default::default()).unwrap();
-        assert_eq!((found[0].offset, found[0].at), (64, 0x1040));
+        assert_eq!(found[0].offset, 0x1040);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! What to do to each bundle, and doing it to a region of back-to-back bundles.
 
-use crate::bundle::{self, Found, Method};
+use crate::bundle::{self, encoding, Method};
 use crate::error::{Error, Result};
 use crate::output::Output;
 use crate::select::{label, Selection};
@@ -8,6 +8,7 @@ use gfxkit_bundle::limits::Limits;
 use gfxkit_bundle::BundleFormat;
 use gfxkit_bundle::{Bundle, Entry};
 use gfxkit_bytes::Cursor;
+use gfxkit_host::Unit;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::borrow::Cow;
@@ -155,12 +156,12 @@ fn pruned_in_place<'a>(kept: &[(&'a str, &'a [u8])], align: u64) -> Result<Outpu
 /// `hash` is the CCOB hash of `found.bytes` when the caller computed it already (an
 /// uncompressed bundle compressed with every entry kept).
 pub(crate) fn transform_bundle<'a>(
-    found: &Found<'a>,
+    found: &Unit<'a>,
     t: &Transform,
     threads: u32,
     hash: Option<u64>,
 ) -> Result<NewBundle<'a>> {
-    let at = found.at;
+    let at = found.offset;
     let raw = bundle::uncompressed(found)?;
     let parsed = parse(&raw, found)?;
     let entries = parsed.entries();
@@ -179,7 +180,7 @@ pub(crate) fn transform_bundle<'a>(
         }
     }
     let target = match t.conversion {
-        Conversion::Keep => found.encoding,
+        Conversion::Keep => encoding(found),
         Conversion::Uncompressed => BundleFormat::Uncompressed,
         Conversion::Compressed {
             version, method, ..
@@ -192,7 +193,7 @@ pub(crate) fn transform_bundle<'a>(
         Conversion::Compressed { level, .. } => level,
         _ => None,
     };
-    let unchanged = dropped.is_empty() && target == found.encoding && forced_level.is_none();
+    let unchanged = dropped.is_empty() && target == encoding(found) && forced_level.is_none();
     let align = gfxkit_bundle::infer_alignment(entries.iter().map(|e| e.offset));
     let mut written = target;
     let out: Output<'a> = if unchanged {
@@ -218,7 +219,7 @@ pub(crate) fn transform_bundle<'a>(
                 // The hash of what is compressed, where it is known: the caller's for an
                 // uncompressed bundle, the stored one (checked by the decompression) for a
                 // compressed bundle kept whole.
-                let known = match (dropped.is_empty(), found.encoding) {
+                let known = match (dropped.is_empty(), encoding(found)) {
                     (false, _) => None,
                     (true, BundleFormat::Uncompressed) => hash,
                     (true, BundleFormat::Compressed { .. }) => {
@@ -263,11 +264,11 @@ pub(crate) fn transform_bundle<'a>(
     let changed = !unchanged && !out.equals(found.bytes);
     Ok(NewBundle {
         outcome: BundleOutcome {
-            offset: found.offset as u64,
+            offset: found.offset,
             new_offset: 0,
             size_before: found.bytes.len() as u64,
             size_after: out.len(),
-            encoding_before: found.encoding.short_name(),
+            encoding_before: encoding(found).short_name(),
             encoding_after: target.short_name(),
             changed,
             kept,
@@ -278,9 +279,8 @@ pub(crate) fn transform_bundle<'a>(
 }
 
 /// Reads the uncompressed bundle `raw` held in `found` ([`bundle::parse_uncompressed`]).
-pub(crate) fn parse<'r>(raw: &'r [u8], found: &Found<'_>) -> Result<Bundle<'r>> {
-    let stored = found.encoding == BundleFormat::Uncompressed;
-    bundle::parse_uncompressed(raw, stored, found.at)
+pub(crate) fn parse<'r>(raw: &'r [u8], found: &Unit<'_>) -> Result<Bundle<'r>> {
+    bundle::parse_uncompressed(raw, found.ccob.is_none(), found.offset)
 }
 
 /// A region of bundles rewritten.
@@ -308,7 +308,8 @@ impl NewRegion<'_> {
 }
 
 /// Applies `t` to every bundle of `region` (bundles back to back, zero padding between) and lays
-/// them out again, each at an offset aligned to `align`.
+/// them out again, each at an offset aligned to `align` (`None`: aligned as they were laid out,
+/// [`region_alignment`]).
 ///
 /// Bundles are rewritten in parallel, one per core; several bundles are each compressed on one
 /// thread (clang's exact bytes for each), which keeps every core busy without oversubscribing
@@ -317,10 +318,11 @@ impl NewRegion<'_> {
 /// workers on every core from 4 cores up, on one thread beside the hash below.
 pub(crate) fn transform_region<'a>(
     region: Cursor<'a>,
-    align: u64,
+    align: Option<u64>,
     t: &Transform,
 ) -> Result<NewRegion<'a>> {
     let found = bundle::scan(region, &t.limits)?;
+    let align = align.unwrap_or_else(|| region_alignment(&found, region.base()));
     let threads = if found.len() == 1 {
         gfxkit_bundle::codec::default_workers()
     } else {
@@ -337,7 +339,12 @@ pub(crate) fn transform_region<'a>(
     let mut moves = Vec::with_capacity(news.len());
     for (f, n) in found.iter().zip(&news) {
         let off = len.div_ceil(align) * align;
-        moves.push((f.offset as u64, off, f.bytes.len() as u64, n.out.len()));
+        moves.push((
+            f.offset - region.base(),
+            off,
+            f.bytes.len() as u64,
+            n.out.len(),
+        ));
         len = off + n.out.len();
     }
     // Padding between bundles is bounded by the data itself (or 64 MiB): a damaged file with
@@ -359,6 +366,7 @@ pub(crate) fn transform_region<'a>(
         out.pad_to(m.1)?;
         out.append(n.out);
         let mut o = n.outcome;
+        o.offset = m.0;
         o.new_offset = m.1;
         outcomes.push(o);
     }
@@ -374,10 +382,10 @@ pub(crate) fn transform_region<'a>(
 /// uncompressed form, computed side by side before the rewrite ([`gfxkit_bundle::hash`]: about
 /// a fifth of the time of one MD5 stream per bundle); `None` for the others, which compute
 /// their own if they need one. A bundle that does not parse is left to the rewrite to report.
-fn batch_hashes(found: &[Found<'_>], t: &Transform) -> Vec<Option<u64>> {
-    let wanted = |f: &Found<'_>| {
+fn batch_hashes(found: &[Unit<'_>], t: &Transform) -> Vec<Option<u64>> {
+    let wanted = |f: &Unit<'_>| {
         matches!(t.conversion, Conversion::Compressed { .. })
-            && f.encoding == BundleFormat::Uncompressed
+            && f.ccob.is_none()
             && Bundle::parse(f.bytes)
                 .is_ok_and(|b| b.entries().iter().all(|e| t.selection.keeps(e.id)))
     };
@@ -399,11 +407,12 @@ fn batch_hashes(found: &[Found<'_>], t: &Transform) -> Vec<Option<u64>> {
         .collect()
 }
 
-/// The alignment bundles in a standalone file were laid out with: the largest power of two
-/// up to 4096 dividing every bundle offset (1 for a single bundle).
-pub(crate) fn region_alignment(found: &[Found<'_>]) -> u64 {
+/// The alignment bundles in a standalone file (or a region starting at file offset `base`)
+/// were laid out with: the largest power of two up to 4096 dividing every bundle's offset from
+/// the start (1 for a single bundle).
+fn region_alignment(found: &[Unit<'_>], base: u64) -> u64 {
     if found.len() < 2 {
         return 1;
     }
-    gfxkit_bundle::infer_alignment(found.iter().map(|f| f.offset as u64))
+    gfxkit_bundle::infer_alignment(found.iter().map(|f| f.offset - base))
 }

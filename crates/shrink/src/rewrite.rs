@@ -1,7 +1,6 @@
 //! The layout rewrite: a new `.hip_fatbin`, every reference to it fixed, and the file made
 //! smaller by moving what follows the device code down by whole alignment units.
 
-use crate::bundle;
 use crate::edit::{self, Edit, Field, SectionTable};
 use crate::elf::{self, Elf, Phdr, Shdr};
 use crate::error::{fail, Error, ErrorKind, Result};
@@ -183,10 +182,7 @@ fn rewrite_found<'a>(
         };
     }
     if gfxkit_bundle::detect(data).is_some() {
-        let found = bundle::scan(Cursor::new(data), &t.limits)?;
-        let align = plan::region_alignment(&found);
-        drop(found);
-        let region = plan::transform_region(Cursor::new(data), align, t)?;
+        let region = plan::transform_region(Cursor::new(data), None, t)?;
         let NewRegion { out, outcomes, .. } = region;
         let layout = if out.equals(data) {
             Layout::Unchanged
@@ -243,7 +239,7 @@ fn rewrite_elf<'a>(
     let region_bytes = e.section_data(data, fb);
     // Bundles keep the section's alignment (at most 64 KiB; 4096 in files from the HIP driver).
     let located = Cursor::at(region_bytes, fo);
-    let region = plan::transform_region(located, fsec.addralign.clamp(1, 1 << 16), t)?;
+    let region = plan::transform_region(located, Some(fsec.addralign.clamp(1, 1 << 16)), t)?;
     let ns = region.out.len();
     let plan = if ns > fs {
         plan_growth(&e, data, fo, fs, ns, &fsec)?

@@ -3,7 +3,7 @@
 //! [`discover`](mod@gfxkit_host::discover), which finds the bundles and wrappers.
 
 use crate::archive;
-use crate::bundle::{self, Found};
+use crate::bundle::{self, encoding};
 use crate::check::{self, WrapperProblem};
 use crate::elf::{self, Elf};
 use crate::error::{fail, Error, ErrorKind, Result};
@@ -13,8 +13,8 @@ use gfxkit_bundle::limits::Limits;
 use gfxkit_bundle::Bundle;
 use gfxkit_bytes::{offset_within, Cursor};
 use gfxkit_host::{
-    BundleFormat, Discovery, FoundBundle, InputKind, Location, Problem, ProblemKind, WrapperMagic,
-    WrapperTarget,
+    BundleFormat, Discovery, FoundBundle, InputKind, Location, Problem, ProblemKind, Unit,
+    WrapperMagic, WrapperTarget,
 };
 use rayon::prelude::*;
 use serde::Serialize;
@@ -98,12 +98,12 @@ pub(crate) struct Reading<'v> {
 }
 
 /// Decompresses and reads every bundle `found` in the input (in parallel), as `how` says.
-fn survey_bundles(found: &[Found<'_>], how: &Reading<'_>) -> Result<Vec<SurveyBundle>> {
+fn survey_bundles(found: &[Unit<'_>], how: &Reading<'_>) -> Result<Vec<SurveyBundle>> {
     // Without the hash, bundles are decoded into one buffer per worker, reused.
     found
         .par_iter()
         .map_init(Vec::new, |buf, f| {
-            let at = f.at;
+            let at = f.offset;
             if how.headers && !how.digests && how.visit.is_none() {
                 if let Some(b) = from_header(f) {
                     return Ok(b);
@@ -124,7 +124,7 @@ fn survey_bundles(found: &[Found<'_>], how: &Reading<'_>) -> Result<Vec<SurveyBu
             Ok(SurveyBundle {
                 offset: at,
                 stored: f.bytes.len() as u64,
-                encoding: f.encoding.short_name(),
+                encoding: encoding(f).short_name(),
                 uncompressed: raw.len() as u64,
                 entries: EntryRecord::all_of(entries, how.digests),
             })
@@ -134,16 +134,14 @@ fn survey_bundles(found: &[Found<'_>], how: &Reading<'_>) -> Result<Vec<SurveyBu
 
 /// The bundle `f` read from its header alone, when it is compressed and its header reads
 /// (`None` otherwise: the caller decompresses it, and reports what is wrong as it always has).
-fn from_header(f: &Found<'_>) -> Option<SurveyBundle> {
-    if f.encoding == BundleFormat::Uncompressed {
-        return None;
-    }
+fn from_header(f: &Unit<'_>) -> Option<SurveyBundle> {
+    f.ccob.as_ref()?;
     let (header, entries, _) =
         gfxkit_bundle::read::ccob_header_checked_at(f.cursor(), &f.limits).ok()?;
     Some(SurveyBundle {
-        offset: f.at,
+        offset: f.offset,
         stored: f.bytes.len() as u64,
-        encoding: f.encoding.short_name(),
+        encoding: encoding(f).short_name(),
         uncompressed: header.uncompressed_size,
         entries: entries
             .iter()
@@ -299,8 +297,9 @@ fn fatal(p: &Problem, base: u64) -> Option<Error> {
     Some(Error::at(at, kind))
 }
 
-/// The found bundle as the rewrite reads it, at its file offset.
-fn found<'a>(b: &FoundBundle<'a>, base: u64, limits: Limits) -> Result<Found<'a>> {
+/// The found bundle as the rewrite reads it, unit `index` of the region, at its file offset
+/// (`base`: where the discovered bytes lie in the file).
+fn found<'a>(b: &FoundBundle<'a>, index: usize, base: u64, limits: Limits) -> Result<Unit<'a>> {
     let offset = base.saturating_add(b.location.offset);
     if let BundleFormat::Compressed { method, .. } = b.format {
         if method.known().is_none() {
@@ -310,14 +309,13 @@ fn found<'a>(b: &FoundBundle<'a>, base: u64, limits: Limits) -> Result<Found<'a>
             ));
         }
     }
-    let encoding = b.format;
-    Ok(Found {
-        offset: usize::try_from(offset).unwrap_or(usize::MAX),
-        at: offset,
-        bytes: b.bytes,
-        encoding,
-        limits,
-    })
+    let mut unit = b.unit(index, limits).map_err(|e| {
+        let mut e = bundle::error_at(e, b.location.offset);
+        e.offset = e.offset.saturating_add(base);
+        e
+    })?;
+    unit.offset = offset;
+    Ok(unit)
 }
 
 /// Surveys `data` (the whole input, or an archive member's contents within `file`).
@@ -377,7 +375,8 @@ fn survey_found(
         .collect();
     let list = mine
         .iter()
-        .map(|&i| found(&d.bundles[i], base, how.limits))
+        .enumerate()
+        .map(|(k, &i)| found(&d.bundles[i], k, base, how.limits))
         .collect::<Result<Vec<_>>>()?;
     let bundles = if how.decode {
         survey_bundles(&list, how)?
@@ -448,7 +447,7 @@ fn surveyed_kind(d: &Discovery<'_>, data: &[u8], base: u64) -> Result<Option<Fil
 fn wrapper_problems(
     d: &Discovery<'_>,
     mine: &[usize],
-    list: &[Found<'_>],
+    list: &[Unit<'_>],
     base: u64,
 ) -> (Vec<Error>, usize) {
     let mut problems = Vec::new();
@@ -503,7 +502,7 @@ fn wrapper_problems(
             .iter()
             .map(|&i| !d.bundles[i].wrappers.is_empty())
             .collect();
-        if let Err(e) = check::every_bundle_pointed(&pointed, |k| list[k].offset as u64) {
+        if let Err(e) = check::every_bundle_pointed(&pointed, |k| list[k].offset) {
             problems.push(e);
         }
     }

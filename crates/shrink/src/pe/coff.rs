@@ -118,10 +118,7 @@ fn rewrite<'a, Coff: CoffHeader>(
     };
     let (fo, raw) = (fat.fo, fat.raw);
     let located = Cursor::new(data).sub(fo, raw)?;
-    let found = crate::bundle::scan(located, &t.limits)?;
-    let align = plan::region_alignment(&found);
-    drop(found);
-    let region = plan::transform_region(located, align, t)?;
+    let region = plan::transform_region(located, None, t)?;
     let ns = region.out.len();
     if ns > u64::from(u32::MAX) {
         return Err(unsupported(

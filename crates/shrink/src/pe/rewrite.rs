@@ -67,7 +67,7 @@ pub(crate) fn rewrite_image<'a>(
     if region_bytes.is_empty() {
         return Ok((Output::of(data), kind, None));
     }
-    let region = plan::transform_region(Cursor::at(region_bytes, fo), BUNDLE_ALIGN, t)?;
+    let region = plan::transform_region(Cursor::at(region_bytes, fo), Some(BUNDLE_ALIGN), t)?;
     let ns = region.out.len();
     if ns > vsize {
         return Err(unsupported(
