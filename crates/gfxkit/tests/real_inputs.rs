@@ -1101,3 +1101,70 @@ fn rocblas_tree_splits_into_per_processor_overlays() {
         "{o_text}"
     );
 }
+
+/// The JAX ROCm plugin serves most GPUs through generic code objects only (gfx9-4, gfx10-3,
+/// gfx11 and gfx12 beside gfx908 and gfx90a), in CCOB v3 bundles: which one HIP picks on each
+/// device, and which ROCm releases can load them.
+#[test]
+fn jax_wheel_serves_most_gpus_through_generic_code_objects_from_rocm_7() {
+    let whl = real("jax_rocm7_plugin-0.10.0-");
+    let picks = [
+        ("gfx942", "gfx9-4-generic"),
+        ("gfx950", "gfx9-4-generic"),
+        ("gfx1030", "gfx10-3-generic"),
+        ("gfx1100", "gfx11-generic"),
+        ("gfx1151", "gfx11-generic"),
+        ("gfx1201", "gfx12-generic"),
+        ("gfx90a:xnack+", "gfx90a"),
+        ("gfx908", "gfx908"),
+    ];
+    for (device, want) in picks {
+        let r = json(&gfxkit(&["select", "--json", "--device", device, s(&whl)]));
+        let bundles: Vec<&serde_json::Value> = r["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|f| f["bundles"].as_array().unwrap())
+            .collect();
+        // _linalg.so and _prng.so hold one bundle each, _solver.so two.
+        assert_eq!(bundles.len(), 4, "{device}: {r}");
+        for b in bundles {
+            assert_eq!(b["format"], "ccob", "{b}");
+            let id = format!("hipv4-amdgcn-amd-amdhsa--{want}");
+            assert_eq!(b["selected"], id.as_str(), "{device}: {b}");
+            assert_eq!(b["via"] == "generic", want.ends_with("-generic"), "{b}");
+        }
+        let o = gfxkit(&["check", "--require", device, s(&whl)]);
+        assert_eq!(o.status.code(), Some(0), "{device}: {}", text(&o).0);
+    }
+    // No gfx9 generic for gfx906: named, with what is nearest.
+    let o = gfxkit(&["check", "--json", "--require", "gfx906", s(&whl)]);
+    assert_eq!(o.status.code(), Some(1));
+    let c = json(&o);
+    for f in c["files"].as_array().unwrap() {
+        assert_eq!(f["missing"], serde_json::json!(["gfx906"]), "{f}");
+    }
+
+    // CCOB v3 bundles unpack from ROCm 7.0 on.
+    let o = gfxkit(&["check", "--require", "gfx942", "--rocm", "6.4", s(&whl)]);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("CCOB v3"), "{out}");
+    let o = gfxkit(&["check", "--require", "gfx942", "--rocm", "7.0", s(&whl)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).0);
+
+    // Stored as CCOB v2 instead, the generic code objects load from ROCm 6.4, not before.
+    let tmp = tempfile::tempdir().unwrap();
+    let v2 = tmp.path().join("jax-v2.whl");
+    let o = gfxkit(&["recompress", "--ccob-version", "2", s(&whl), "-o", s(&v2)]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let o = gfxkit(&["check", "--require", "gfx1151", "--rocm", "6.3", s(&v2)]);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("gfx11-generic: ROCm 6.3 loads no generic code objects"),
+        "{out}"
+    );
+    let o = gfxkit(&["check", "--require", "gfx1151", "--rocm", "6.4", s(&v2)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).0);
+}
