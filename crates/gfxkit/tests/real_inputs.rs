@@ -1168,3 +1168,77 @@ fn jax_wheel_serves_most_gpus_through_generic_code_objects_from_rocm_7() {
     let o = gfxkit(&["check", "--require", "gfx1151", "--rocm", "6.4", s(&v2)]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o).0);
 }
+
+/// bitsandbytes ships one wheel for every backend: HIP libraries built against six ROCm
+/// releases, CUDA libraries, and SYCL libraries for Intel GPUs whose
+/// `__CLANG_OFFLOAD_BUNDLE__` sections hold SPIR-V for those GPUs. A gate over the wheel
+/// judges the HIP libraries alone; each loads on the release it was built for.
+#[test]
+fn multi_backend_wheel_is_judged_by_its_amd_device_code() {
+    let whl = real("bitsandbytes-0.50.2-");
+    let member = |name: &str| format!("{}!bitsandbytes/{name}", s(&whl));
+    let o = gfxkit(&[
+        "check",
+        "--json",
+        "--require",
+        "gfx942,gfx90a,gfx1100",
+        s(&whl),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).0);
+    let c = json(&o);
+    let judged: Vec<&str> = c["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(judged.len(), 6, "{judged:?}");
+    assert!(
+        judged.iter().all(|p| p.contains("libbitsandbytes_rocm")),
+        "{judged:?}"
+    );
+    let o = gfxkit(&["doctor", "--device", "gfx942", s(&whl)]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(
+        out.contains("6 libraries with device code: 6 run on every device"),
+        "{out}"
+    );
+
+    // The SYCL sections are still listed as what they are, and nothing is chosen from them.
+    let xpu = member("libbitsandbytes_xpu2025.so");
+    let l = json(&gfxkit(&["list", "--json", &xpu]));
+    let ids: Vec<&str> = l["files"][0]["bundles"][0]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["sycl-spir64_gen", "sycl-spir64"]);
+    let r = json(&gfxkit(&["select", "--json", "--device", "gfx942", &xpu]));
+    assert_eq!(r["files"][0]["bundles"], serde_json::json!([]), "{r}");
+
+    // Each HIP library on the release it was built for; CCOB v3 not before ROCm 7.0.
+    for (lib, release) in [
+        ("rocm64", "6.4"),
+        ("rocm70", "7.0"),
+        ("rocm71", "7.1"),
+        ("rocm72", "7.2"),
+    ] {
+        let m = member(&format!("libbitsandbytes_{lib}.so"));
+        let o = gfxkit(&[
+            "check",
+            "--require",
+            "gfx942,gfx1100",
+            "--rocm",
+            release,
+            &m,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{lib}: {}", text(&o).0);
+    }
+    let m = member("libbitsandbytes_rocm71.so");
+    let o = gfxkit(&["check", "--require", "gfx942", "--rocm", "6.4", &m]);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("CCOB v3"), "{out}");
+}

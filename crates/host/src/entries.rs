@@ -220,6 +220,9 @@ impl Unit<'_> {
     /// decoded only as far as its header), an object bundle's section names, a code object's
     /// `e_flags`. `None` for a unit the runtime does not load ([`Unit::is_loadable`]).
     pub fn load_view(&self) -> Option<LoadView> {
+        if !self.is_loadable() {
+            return None;
+        }
         let format = self.format();
         let (header_len, entries) = match self.form {
             Form::Bundle => {
@@ -268,6 +271,7 @@ impl Unit<'_> {
                     });
                 (None, entries)
             }
+            // Not loadable: passed over above.
             Form::OffloadImage => return None,
         };
         Some(LoadView {
@@ -280,8 +284,8 @@ impl Unit<'_> {
 }
 
 /// What the HIP runtime reads of each unit it would consider loading ([`Unit::load_view`]),
-/// in order: bundles, object bundles, code objects (the first units of a file; OffloadImages,
-/// which come last, are not loaded).
+/// in order: bundles, object bundles, code objects (the first units of a file; object bundles
+/// of other GPUs and OffloadImages, which come last, are not loaded).
 pub fn load_views(units: &[Unit<'_>]) -> Vec<LoadView> {
     units.iter().filter_map(Unit::load_view).collect()
 }

@@ -12,6 +12,7 @@ use gfxkit_bundle::compressed as ccob;
 use gfxkit_bundle::limits::Limits;
 use gfxkit_bundle::{EntryId, EntryTarget, OffloadKind, Span};
 use gfxkit_bytes::Cursor;
+use gfxkit_target_id::triple::AmdArch;
 
 /// What a unit of device code is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -99,9 +100,11 @@ impl<'a> Unit<'a> {
     }
 
     /// Whether the HIP runtime would consider loading it: every unit but an OffloadImage
-    /// (`.llvm.offloading`, device code not yet linked).
+    /// (`.llvm.offloading`, device code not yet linked) and an object bundle holding no code
+    /// for an AMD GPU ([`holds_amd_gpu_code`]).
     pub fn is_loadable(&self) -> bool {
         self.form != Form::OffloadImage
+            && holds_amd_gpu_code(self.form, self.loose.iter().map(|e| e.id.as_str()))
     }
 
     /// `bundle 3 at offset 0x1000` with the member and section when known.
@@ -223,9 +226,12 @@ impl<'a> Discovery<'a> {
                 )),
             }
         }
+        // Object bundles of other GPUs come after the units the runtime may load (the
+        // readers of load views index units by them), before the OffloadImages.
+        let mut foreign = Vec::new();
         for o in &d.object_bundles {
             let base = o.location.offset;
-            units.push(Unit {
+            let unit = Unit {
                 index: units.len(),
                 offset: base,
                 bytes: &[],
@@ -245,7 +251,12 @@ impl<'a> Discovery<'a> {
                     })
                     .collect(),
                 limits: d.limits,
-            });
+            };
+            if unit.is_loadable() {
+                units.push(unit);
+            } else {
+                foreign.push(unit);
+            }
         }
         for c in &d.code_objects {
             let id = gfxkit_code_object::Header::parse(c.bytes)
@@ -270,6 +281,10 @@ impl<'a> Discovery<'a> {
                 }],
                 limits: d.limits,
             });
+        }
+        units.extend(foreign);
+        for (i, u) in units.iter_mut().enumerate() {
+            u.index = i;
         }
         for i in &d.offload_images {
             let kind = if i.offload_kind.is_hip() {
@@ -309,6 +324,31 @@ impl<'a> Discovery<'a> {
     }
 }
 
+/// Whether a unit of form `form` whose entries have the IDs `ids` (for a bundle, none are
+/// needed) holds code for AMD GPUs: every form but an object bundle does; an object bundle
+/// when one of its entries is for an AMD GPU ([`is_amd_gpu_entry`]). The
+/// `__CLANG_OFFLOAD_BUNDLE__` sections of other toolchains (SYCL images for Intel GPUs in a
+/// multi-backend wheel, OpenMP offload to NVIDIA GPUs) are device code for other GPUs, which
+/// no AMD GPU is asked to run.
+pub fn holds_amd_gpu_code<'s>(form: Form, ids: impl IntoIterator<Item = &'s str>) -> bool {
+    form != Form::ObjectBundle || ids.into_iter().any(is_amd_gpu_entry)
+}
+
+/// Whether the entry ID `id` names code for an AMD GPU: its triple's architecture is `amdgcn`
+/// (or an `amdgpu` subarchitecture), or it is SPIR-V for AMD GPUs. An ID that does not parse
+/// is judged by its text (`<kind>-<arch>-<vendor>...`), so that damaged AMD device code still
+/// counts as AMD's.
+pub fn is_amd_gpu_entry(id: &str) -> bool {
+    match EntryId::parse(id) {
+        Ok(e) => e.triple().is_amdgpu() || is_spirv_entry(&e),
+        Err(_) => {
+            let mut parts = id.split('-').skip(1);
+            let (arch, vendor) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+            AmdArch::parse(arch).is_some() || (arch == "spirv64" && vendor == "amd")
+        }
+    }
+}
+
 /// File-name extension of a bundle entry's payload: `spv` for SPIR-V entries
 /// (`hip-spirv64-amd-amdhsa--amdgcnspirv`), `co` for everything else.
 pub fn entry_ext(id: &str) -> &'static str {
@@ -332,4 +372,45 @@ pub fn is_spirv_entry(e: &EntryId) -> bool {
         && t.is_amdhsa()
         && (t.env.is_empty() || t.env == "unknown")
         && matches!(e.target(), EntryTarget::Unknown(s) if s == "amdgcnspirv")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amd_gpu_entries_are_told_from_other_gpus_entries() {
+        for id in [
+            "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
+            "hip-amdgcn-amd-amdhsa-gfx906",
+            "openmp-amdgcn-amd-amdhsa--gfx942",
+            "hip-spirv64-amd-amdhsa--amdgcnspirv",
+            // Damaged IDs of AMD code stay AMD's.
+            "hipv4-amdgcn-amd-amdhsa--gfx9\u{fffd}",
+            "hipv4-amdgcn",
+        ] {
+            assert!(is_amd_gpu_entry(id), "{id}");
+        }
+        for id in [
+            "host-x86_64-unknown-linux-gnu",
+            "openmp-nvptx64-nvidia-cuda",
+            "openmp-x86_64-pc-linux-gnu",
+            "sycl-spir64_gen",
+            "sycl-spir64",
+            "hip-spirv64-intel-unknown",
+            "",
+        ] {
+            assert!(!is_amd_gpu_entry(id), "{id}");
+        }
+        let sycl = ["sycl-spir64_gen", "sycl-spir64"];
+        assert!(!holds_amd_gpu_code(Form::ObjectBundle, sycl));
+        assert!(!holds_amd_gpu_code(Form::ObjectBundle, []));
+        let mixed = [
+            "host-x86_64-unknown-linux-gnu",
+            "hipv4-amdgcn-amd-amdhsa--gfx942",
+        ];
+        assert!(holds_amd_gpu_code(Form::ObjectBundle, mixed));
+        // A bundle is read by the HIP runtime whatever its entries.
+        assert!(holds_amd_gpu_code(Form::Bundle, sycl));
+    }
 }

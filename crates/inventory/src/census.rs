@@ -410,6 +410,18 @@ pub fn lacks_on(
         u.ccob_version = u.ccob_version.or(r.ccob_version);
         u.entries.push((id, r.code_object_version));
     }
+    // Object bundles of other GPUs (SYCL, OpenMP offload to NVIDIA) are not judged, as
+    // `check` passes over them ([`gfxkit_host::unit::holds_amd_gpu_code`]).
+    for units in files.values_mut() {
+        units.retain(|_, u| {
+            let form = match u.container {
+                "object-bundle" => gfxkit_host::Form::ObjectBundle,
+                _ => gfxkit_host::Form::Bundle,
+            };
+            gfxkit_host::unit::holds_amd_gpu_code(form, u.entries.iter().map(|(e, _)| e.raw()))
+        });
+    }
+    files.retain(|_, units| !units.is_empty());
     let mut out = Vec::new();
     for ((input, path), row_units) in &files {
         let present: BTreeSet<String> = row_units
@@ -495,6 +507,42 @@ mod tests {
 
     fn listing_of(bytes: &[u8], check: bool) -> FileListing {
         crate::list::list_bytes("b.hipfb", bytes, check)
+    }
+
+    #[test]
+    fn object_bundles_of_other_gpus_lack_nothing() {
+        let bundle = gfxkit_bundle::write_bundle(
+            &[
+                ("host-x86_64-unknown-linux--", b""),
+                ("hipv4-amdgcn-amd-amdhsa--gfx90a", b"abcd"),
+            ],
+            4096,
+        )
+        .unwrap();
+        let l = listing_of(&bundle, false);
+        let (d, _) = crate::digest::file_digests(
+            "b.hipfb",
+            &bundle,
+            crate::digest::Digesting::checked(true),
+            &Default::default(),
+        )
+        .unwrap();
+        let amd = code_object_rows("b.hipfb", &l, None, &d).remove(0);
+        // The same file with OpenMP offload sections for NVIDIA GPUs as its second unit.
+        let mut nvptx = amd.clone();
+        nvptx.container = "object-bundle".to_owned();
+        nvptx.entry_id = "openmp-nvptx64-nvidia-cuda".to_owned();
+        nvptx.unit = 1;
+        let req = |s: &str| TargetId::parse(s).unwrap();
+        assert!(lacks(std::slice::from_ref(&nvptx), &[req("gfx942")]).is_empty());
+        let l = lacks(&[amd.clone(), nvptx.clone()], &[req("gfx942")]);
+        assert_eq!(l.len(), 1, "{l:?}");
+        assert!(l[0].why.contains("in 1 of 1 units"), "{}", l[0].why);
+        // An object bundle with code for an AMD GPU is judged like any unit.
+        let mut amd_sections = nvptx;
+        amd_sections.entry_id = "hipv4-amdgcn-amd-amdhsa--gfx1100".to_owned();
+        let l = lacks(&[amd, amd_sections], &[req("gfx942")]);
+        assert!(l[0].why.contains("in 2 of 2 units"), "{}", l[0].why);
     }
 
     #[test]
