@@ -211,61 +211,10 @@ pub fn default_workers() -> u32 {
     }
 }
 
-thread_local! {
-    /// The zstd decompression context this thread used last, kept for the next frame: making
-    /// one costs more than decoding the header prefix of a small bundle, which `list` and
-    /// `size` do for every compressed bundle of a directory.
-    static SPARE_DCTX: std::cell::RefCell<Option<zstd::zstd_safe::DCtx<'static>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// The most memory a context may hold to be kept for the next frame: one that streamed a frame
-/// with a large window holds that window, which is given back instead.
-const SPARE_DCTX_MAX: usize = 1 << 20;
-
-/// A zstd decompression context of this thread's ([`SPARE_DCTX`] or a new one), reset, that
-/// goes back to the thread when dropped.
-struct Dctx(Option<zstd::zstd_safe::DCtx<'static>>);
-
-impl Dctx {
-    /// A context with no session and default parameters; `None` when zstd cannot make one.
-    fn take() -> Option<Dctx> {
-        use zstd::zstd_safe::{DCtx, ResetDirective};
-        let spare = SPARE_DCTX
-            .try_with(|s| s.borrow_mut().take())
-            .ok()
-            .flatten();
-        let dctx = match spare {
-            Some(mut d) => match d.reset(ResetDirective::SessionAndParameters) {
-                Ok(_) => d,
-                Err(_) => DCtx::try_create()?,
-            },
-            None => DCtx::try_create()?,
-        };
-        Some(Dctx(Some(dctx)))
-    }
-
-    /// The context (held from [`Dctx::take`] until dropped).
-    fn get(&mut self) -> Result<&mut zstd::zstd_safe::DCtx<'static>> {
-        self.0
-            .as_mut()
-            .ok_or_else(|| decode_error(Method::Zstd, "no decompression context".into()))
-    }
-}
-
-impl Drop for Dctx {
-    fn drop(&mut self) {
-        if let Some(d) = self.0.take().filter(|d| d.sizeof() <= SPARE_DCTX_MAX) {
-            // A thread being torn down keeps nothing.
-            let _ = SPARE_DCTX.try_with(|s| *s.borrow_mut() = Some(d));
-        }
-    }
-}
-
 /// A zstd frame or zlib stream being decoded into caller-provided slices.
 enum Decoder<'p> {
     Zstd {
-        dctx: Dctx,
+        dctx: zstd::zstd_safe::DCtx<'static>,
         input: &'p [u8],
         pos: usize,
     },
@@ -279,12 +228,11 @@ impl<'p> Decoder<'p> {
     fn new(method: Method, payload: &'p [u8], declared: u64) -> Result<Decoder<'p>> {
         match method {
             Method::Zstd => {
-                use zstd::zstd_safe::DParameter;
+                use zstd::zstd_safe::{DCtx, DParameter};
                 check_frame_header(payload, declared)?;
-                let mut dctx = Dctx::take()
+                let mut dctx = DCtx::try_create()
                     .ok_or_else(|| decode_error(method, "cannot create context".into()))?;
-                dctx.get()?
-                    .set_parameter(DParameter::WindowLogMax(window_log_max(declared)))
+                dctx.set_parameter(DParameter::WindowLogMax(window_log_max(declared)))
                     .map_err(zstd_error)?;
                 Ok(Decoder::Zstd {
                     dctx,
@@ -337,7 +285,6 @@ impl<'p> Decoder<'p> {
                     ib.set_pos(*pos);
                     let mut ob = OutBuffer::around(&mut out[written..]);
                     let r = dctx
-                        .get()?
                         .decompress_stream(&mut ob, &mut ib)
                         .map_err(zstd_error)?;
                     let produced = ob.pos();
@@ -691,12 +638,12 @@ fn zstd_one_shot_into(
     // A header the other paths refuse is refused here too (by them, with the exact error).
     check_frame_header(payload, declared).ok()?;
     let frame = usize::try_from(zstd_frame_len(payload).ok()?).ok()?;
-    let mut dctx = Dctx::take()?;
+    let mut dctx = zstd::zstd_safe::DCtx::try_create()?;
     out.clear();
     if out.capacity() < target {
         *out = Vec::with_capacity(target);
     }
-    match dctx.get().ok()?.decompress(out, payload.get(..frame)?) {
+    match dctx.decompress(out, payload.get(..frame)?) {
         Ok(n) if n == target && out.len() == target => Some(frame as u64),
         _ => None,
     }
