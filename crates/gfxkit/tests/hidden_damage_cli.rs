@@ -376,3 +376,27 @@ fn truncated_code_objects_fail_verify_wherever_they_are() {
         "{t}"
     );
 }
+
+#[test]
+fn a_frame_that_decodes_to_the_wrong_bytes_reports_the_bytes_zstd_gives() {
+    // A fuzzed CCOB v2 bundle whose zstd frame decodes without error into 7,384 bytes that do
+    // not match the stored hash. What gfxkit reports as computed is the hash of the bytes
+    // `zstd -d` gives for the frame (0x05e8f31a7d843655), although the same process first read
+    // the bundle's header from a prefix of the frame. (A release build that kept one
+    // decompression context per thread reported 0x442d0e298583386e: stale buffers reached the
+    // output of this corrupt frame. The debug build of the tests did not show it.)
+    let reg = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fuzz/regressions/ccob/corrupt-frame-decodes-without-error.ccob"
+    );
+    let out = code(&[os("verify"), os(reg)], 1);
+    assert!(
+        out.contains("hash mismatch: stored 0x0eac2b3ea1152075, computed 0x05e8f31a7d843655"),
+        "{out}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let to = dir.path().join("out");
+    let out = code(&[os("decompress"), os(reg), os("-o"), to.as_os_str()], 2);
+    assert!(out.contains("data hashes to 0x05e8f31a7d843655"), "{out}");
+    assert!(!to.exists());
+}
