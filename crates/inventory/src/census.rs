@@ -509,16 +509,9 @@ mod tests {
         crate::list::list_bytes("b.hipfb", bytes, check)
     }
 
-    #[test]
-    fn object_bundles_of_other_gpus_lack_nothing() {
-        let bundle = gfxkit_bundle::write_bundle(
-            &[
-                ("host-x86_64-unknown-linux--", b""),
-                ("hipv4-amdgcn-amd-amdhsa--gfx90a", b"abcd"),
-            ],
-            4096,
-        )
-        .unwrap();
+    /// The code-object rows of `b.hipfb`, an uncompressed bundle of `entries`.
+    fn rows_of_bundle(entries: &[(&str, &[u8])]) -> Vec<CodeObjectRow> {
+        let bundle = gfxkit_bundle::write_bundle(entries, 4096).unwrap();
         let l = listing_of(&bundle, false);
         let (d, _) = crate::digest::file_digests(
             "b.hipfb",
@@ -527,7 +520,16 @@ mod tests {
             &Default::default(),
         )
         .unwrap();
-        let amd = code_object_rows("b.hipfb", &l, None, &d).remove(0);
+        code_object_rows("b.hipfb", &l, None, &d)
+    }
+
+    #[test]
+    fn object_bundles_of_other_gpus_lack_nothing() {
+        let amd = rows_of_bundle(&[
+            ("host-x86_64-unknown-linux--", b""),
+            ("hipv4-amdgcn-amd-amdhsa--gfx90a", b"abcd"),
+        ])
+        .remove(0);
         // The same file with OpenMP offload sections for NVIDIA GPUs as its second unit.
         let mut nvptx = amd.clone();
         nvptx.container = "object-bundle".to_owned();
@@ -547,25 +549,12 @@ mod tests {
 
     #[test]
     fn rows_of_an_uncompressed_bundle() {
-        let bundle = gfxkit_bundle::write_bundle(
-            &[
-                ("host-x86_64-unknown-linux--", b""),
-                ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+", b"abcd"),
-                ("hipv4-amdgcn-amd-amdhsa--gfx9-generic", b"xy"),
-                ("hipv4-amdgcn-amd-amdhsa--gfx1030", b""),
-            ],
-            4096,
-        )
-        .unwrap();
-        let l = listing_of(&bundle, false);
-        let (d, _) = crate::digest::file_digests(
-            "b.hipfb",
-            &bundle,
-            crate::digest::Digesting::checked(true),
-            &Default::default(),
-        )
-        .unwrap();
-        let rows = code_object_rows("b.hipfb", &l, None, &d);
+        let rows = rows_of_bundle(&[
+            ("host-x86_64-unknown-linux--", b""),
+            ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+", b"abcd"),
+            ("hipv4-amdgcn-amd-amdhsa--gfx9-generic", b"xy"),
+            ("hipv4-amdgcn-amd-amdhsa--gfx1030", b""),
+        ]);
         assert_eq!(rows.len(), 2, "host and empty entries are no code objects");
         assert_eq!(rows[0].target_id.as_deref(), Some("gfx90a:xnack+"));
         assert_eq!(rows[0].xnack.as_deref(), Some("+"));
