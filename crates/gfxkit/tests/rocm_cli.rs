@@ -471,7 +471,9 @@ fn doctor_on_a_machine_reads_its_release() {
     );
     assert!(text.contains("ok    "), "{text}");
     assert!(
-        text.contains("v6.hipfb  on gfx1100: no code object for gfx1100 in 1 of 1 bundle"),
+        text.contains(
+            "v6.hipfb  on gfx1100: no code object ROCm 6.2.4 loads for gfx1100 in 1 of 1 bundle"
+        ),
         "{text}"
     );
     assert!(

@@ -461,18 +461,6 @@ pub fn lacks_on(
                 .values()
                 .filter(|ids| settings.iter().all(|d| select(d, ids).via.is_none()))
                 .count();
-            let why = if without > 0 {
-                format!(
-                    "no code object for {req} in {without} of {} units; present: {}",
-                    units.len(),
-                    present.iter().cloned().collect::<Vec<_>>().join(", ")
-                )
-            } else {
-                format!(
-                    "no single xnack/sramecc setting of {req} has code in all {} units",
-                    units.len()
-                )
-            };
             // What the release passed over that would have served it, once each.
             let mut said: Vec<&str> = Vec::new();
             for (ids, line) in &passed {
@@ -485,6 +473,23 @@ pub fn lacks_on(
                     said.push(line);
                 }
             }
+            // Code there is, that this release does not load: said so from the first word.
+            let loaded = match (rules, said.is_empty()) {
+                (Some(r), false) => format!(" ROCm {} loads", r.version),
+                _ => String::new(),
+            };
+            let why = if without > 0 {
+                format!(
+                    "no code object{loaded} for {req} in {without} of {} units; present: {}",
+                    units.len(),
+                    present.iter().cloned().collect::<Vec<_>>().join(", ")
+                )
+            } else {
+                format!(
+                    "no single xnack/sramecc setting of {req} has code{loaded} in all {} units",
+                    units.len()
+                )
+            };
             let why = if said.is_empty() {
                 why
             } else {
@@ -587,6 +592,12 @@ mod tests {
         let l = lacks_on(&rows, &[req("gfx90a"), req("gfx906")], Some(&rules("6.3")));
         assert_eq!(l.len(), 1, "{l:?}");
         assert_eq!(l[0].required, "gfx906");
+        assert!(
+            l[0].why
+                .starts_with("no code object ROCm 6.3 loads for gfx906 in 1 of 1 units"),
+            "{}",
+            l[0].why
+        );
         assert!(
             l[0].why.contains(
                 "gfx9-generic passed over: gfx9-generic: ROCm 6.3 loads no generic code objects"

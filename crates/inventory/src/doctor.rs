@@ -558,7 +558,16 @@ impl Judging<'_> {
                     .release
                     .map(|r| r.on(d, self.units))
                     .unwrap_or_default();
-                if !refused.is_empty() {
+                if let (Some(r), false) = (self.release, refused.is_empty()) {
+                    // Code there is, that this release does not load: said so from the first
+                    // word.
+                    let newest = format!("no code object for {d} ");
+                    if let Some(rest) = m.strip_prefix(&newest) {
+                        m = format!(
+                            "no code object ROCm {} loads for {d} {rest}",
+                            r.rules.version
+                        );
+                    }
                     m.push_str(&format!("; {}", crate::release::refusals_text(&refused)));
                 }
                 f.missing.insert(key, m);
