@@ -1155,6 +1155,13 @@ fn jax_wheel_serves_most_gpus_through_generic_code_objects_from_rocm_7() {
         out.contains("lacks gfx942: no code object ROCm 6.4 loads for gfx942 in 1 of 1 bundle"),
         "{out}"
     );
+    // Not for gfx906, which no runtime would serve from the wheel.
+    let o = gfxkit(&["check", "--require", "gfx906", "--rocm", "6.4", s(&whl)]);
+    let (out, _) = text(&o);
+    assert!(
+        out.contains("lacks gfx906: no code object for gfx906 in 1 of 1 bundle"),
+        "{out}"
+    );
     let o = gfxkit(&["check", "--require", "gfx942", "--rocm", "7.0", s(&whl)]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o).0);
 

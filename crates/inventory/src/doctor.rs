@@ -559,10 +559,11 @@ impl Judging<'_> {
                     .map(|r| r.on(d, self.units))
                     .unwrap_or_default();
                 if let (Some(r), false) = (self.release, refused.is_empty()) {
-                    // Code there is, that this release does not load: said so from the first
-                    // word.
+                    // Code the newest runtime would run, that this release does not load:
+                    // said so from the first word.
                     let newest = format!("no code object for {d} ");
-                    if let Some(rest) = m.strip_prefix(&newest) {
+                    let code_runs = verdict(d, self.units).runs;
+                    if let (true, Some(rest)) = (code_runs, m.strip_prefix(&newest)) {
                         m = format!(
                             "no code object ROCm {} loads for {d} {rest}",
                             r.rules.version
