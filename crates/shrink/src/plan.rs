@@ -329,10 +329,14 @@ pub(crate) fn transform_region<'a>(
         0
     };
     let hashes = batch_hashes(&found, t);
+    // Every bundle's result, then the first error in file order: the bundle a damaged region
+    // is reported at does not depend on which thread finished first.
     let news: Vec<NewBundle<'a>> = found
         .par_iter()
         .zip(hashes)
         .map(|(f, h)| transform_bundle(f, t, threads, h))
+        .collect::<Vec<_>>()
+        .into_iter()
         .collect::<Result<_>>()?;
     let align = align.max(1);
     let mut len = 0u64;

@@ -129,6 +129,9 @@ fn survey_bundles(found: &[Unit<'_>], how: &Reading<'_>) -> Result<Vec<SurveyBun
                 entries: EntryRecord::all_of(entries, how.digests),
             })
         })
+        // Every result, then the first error in file order (not the first a thread met).
+        .collect::<Vec<_>>()
+        .into_iter()
         .collect()
 }
 
