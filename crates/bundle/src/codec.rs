@@ -630,7 +630,10 @@ fn zstd_one_shot_into(
     out: &mut Vec<u8>,
 ) -> Option<u64> {
     let target = usize::try_from(declared).ok()?;
+    // An empty output is left to the streaming decoder: zstd's one-shot decoder handed no
+    // destination at all (a zero-capacity buffer) reads and writes through it on some frames.
     if method != Method::Zstd
+        || target == 0
         || target > PRESIZE_LIMIT.min(payload.len().saturating_mul(PRESIZE_RATIO))
     {
         return None;

@@ -184,3 +184,22 @@ fn zero_size_frame_holds_one_raw_byte() {
         }
     );
 }
+
+#[test]
+fn a_frame_declared_to_decode_to_nothing_is_an_error_not_a_crash() {
+    // 118 bytes found by fuzzing: a CCOB v2 bundle declaring an uncompressed size of 0 over a
+    // damaged zstd frame. Handed to zstd's one-shot decoder with no destination, the system's
+    // libzstd (1.5.4) read through the empty buffer and the process died (SIGSEGV) in `list`;
+    // the streaming decoder now refuses it.
+    let data = regression("empty-output-frame-crashed-zstd-one-shot.ccob");
+    assert_eq!(Header::parse(&data).unwrap().uncompressed_size, 0);
+    let limits = gfxkit_bundle::limits::Limits::default();
+    assert!(gfxkit_bundle::read::ccob_header(&data, &limits).is_err());
+    assert!(ccob::decompress_ccob(&data, &DecompressOptions::default()).is_err());
+    let mut got = 0usize;
+    let streamed = ccob::decompress_ccob_to(&data, &DecompressOptions::default(), &mut |c| {
+        got += c.len();
+        Ok(())
+    });
+    assert!(streamed.is_err());
+}
