@@ -480,16 +480,16 @@ impl<'a> Index<'a> {
             NodeKind::Hardware(rows) => rows
                 .iter()
                 .enumerate()
-                .map(|(i, row)| summarize(i, Some(&row.predicate), &row.library))
+                .map(|(i, row)| summarize(&self.by_index, i, Some(&row.predicate), &row.library))
                 .collect(),
-            _ => vec![summarize(0, None, &self.library)],
+            _ => vec![summarize(&self.by_index, 0, None, &self.library)],
         }
     }
 
     /// The solution indices no node of the tree reaches, ascending (Debian's rocBLAS 5.5.1
     /// index lists 722 of its 56,980 solutions under no row).
     pub fn unreachable_solutions(&'a self) -> Vec<u64> {
-        let reached = summarize(0, None, &self.library).solutions;
+        let reached = summarize(&self.by_index, 0, None, &self.library).solutions;
         let mut out: Vec<u64> = self
             .solutions
             .iter()
@@ -502,11 +502,12 @@ impl<'a> Index<'a> {
 
     /// Every `Placeholder` file prefix in the tree, in tree order, without repeats.
     pub fn placeholders(&'a self) -> Vec<&'a str> {
-        summarize(0, None, &self.library).placeholders
+        summarize(&self.by_index, 0, None, &self.library).placeholders
     }
 }
 
 fn summarize<'a>(
+    by_index: &ByIndex,
     position: usize,
     predicate: Option<&'a Predicate<'a>>,
     node: &'a Node<'a>,
@@ -521,8 +522,9 @@ fn summarize<'a>(
         unknown: Vec::new(),
     };
     // The leaves repeat solutions many times over (a matching table of 131,380 entries over
-    // 1,468 solutions): gathered, sorted and deduplicated, then built into the set at once.
-    let mut solutions = Vec::new();
+    // 1,468 solutions): marked in a table over the range of the indices (every leaf names a
+    // solution of the index, checked when it was read), then built into the set at once.
+    let mut reached = Reached::new(by_index);
     // Depth was bounded when parsing; an explicit stack keeps the walk off the call stack.
     let mut stack = vec![node];
     while let Some(n) = stack.pop() {
@@ -531,11 +533,11 @@ fn summarize<'a>(
                 stack.extend(rows.iter().rev().map(|r| &r.library))
             }
             NodeKind::ProblemMap(map) => stack.extend(map.iter().rev().map(|(_, n)| n)),
-            NodeKind::Single(i) => solutions.push(*i),
+            NodeKind::Single(i) => reached.mark(*i),
             NodeKind::Matching { table, .. } => {
                 for e in table.iter().rev() {
                     match &e.value {
-                        Leaf::Index(i) => solutions.push(*i),
+                        Leaf::Index(i) => reached.mark(*i),
                         Leaf::Library(n) => stack.push(n),
                     }
                 }
@@ -558,8 +560,61 @@ fn summarize<'a>(
             }
         }
     }
-    s.solutions = distinct(solutions);
+    s.solutions = reached.into_set();
     s
+}
+
+/// The solution indices a walk of the tree reached: marks over the range of the index's
+/// solutions when they are dense ([`ByIndex`]), else each one met, sorted at the end.
+enum Reached {
+    Marks { lo: u64, seen: Vec<bool> },
+    Listed(Vec<u64>),
+}
+
+impl Reached {
+    fn new(by_index: &ByIndex) -> Reached {
+        match &by_index.dense {
+            Some((lo, table)) => Reached::Marks {
+                lo: *lo,
+                seen: vec![false; table.len()],
+            },
+            None => Reached::Listed(Vec::new()),
+        }
+    }
+
+    #[inline]
+    fn mark(&mut self, index: u64) {
+        match self {
+            // An index outside the range is one the parse did not check: listed, not lost.
+            Reached::Marks { lo, seen } => match index
+                .checked_sub(*lo)
+                .and_then(|i| seen.get_mut(usize::try_from(i).ok()?))
+            {
+                Some(slot) => *slot = true,
+                None => {
+                    let mut all = Reached::listed(*lo, seen);
+                    all.push(index);
+                    *self = Reached::Listed(all);
+                }
+            },
+            Reached::Listed(all) => all.push(index),
+        }
+    }
+
+    fn listed(lo: u64, seen: &[bool]) -> Vec<u64> {
+        (lo..)
+            .zip(seen)
+            .filter(|&(_, &s)| s)
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    fn into_set(self) -> BTreeSet<u64> {
+        match self {
+            Reached::Marks { lo, seen } => Reached::listed(lo, &seen).into_iter().collect(),
+            Reached::Listed(all) => distinct(all),
+        }
+    }
 }
 
 /// The distinct values of `all`: marked in a table over their range when that is not much

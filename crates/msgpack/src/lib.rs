@@ -434,49 +434,51 @@ impl<'a> Cursor<'a> {
         let start = self.pos;
         let data = self.data;
         let len = data.len();
-        let mut pos = self.pos;
+        let mut pos = start;
         let mut pending: u64 = 1;
         while pending > 0 {
             pending -= 1;
-            // Every well-formed value by its first bytes alone (the one-byte markers most
-            // values use first); the general reader below only for what does not read, to
-            // say why.
-            let fast = match data.get(pos) {
-                Some(&b) => match BY_FIRST_BYTE[usize::from(b)] {
-                    (0, _) => step(data, pos),
-                    (n, values) => Some((usize::from(n), u64::from(values))),
-                },
-                None => None,
-            };
-            if let Some((n, values)) = fast.filter(|&(n, _)| n <= len - pos) {
-                pos += n;
-                pending += values;
-                if pending > (len - pos) as u64 {
-                    self.pos = pos;
-                    return Err(self.too_many(pos - n, pending));
+            // Every well-formed value by its first bytes alone; the general reader only for
+            // what does not read, to say why.
+            match step(data, pos) {
+                Some((n, values)) if n <= len - pos => {
+                    pos += n;
+                    pending += values;
+                    // Each value still to come takes a byte: a container's count, or a
+                    // string that leaves too few bytes for its siblings, is refused here.
+                    if pending > (len - pos) as u64 {
+                        self.pos = pos;
+                        return Err(self.too_many(pos - n, pending));
+                    }
                 }
-                continue;
+                _ => (pos, pending) = self.skip_head(pos, pending)?,
             }
-            self.pos = pos;
-            let here = self.pos;
-            match self.head()? {
-                Head::Str(n) | Head::Bin(n) | Head::Ext(n) => {
-                    self.skip_bytes(n, here)?;
-                }
-                Head::Array(n) => pending += u64::from(n),
-                Head::Map(n) => pending += 2 * u64::from(n),
-                _ => {}
-            }
-            if pending > self.remaining() as u64 {
-                return Err(self.too_many(here, pending));
-            }
-            pos = self.pos;
         }
         self.pos = pos;
         Ok(Raw {
             offset: start as u64,
             bytes: &self.data[start..self.pos],
         })
+    }
+
+    /// One step of [`Cursor::skip_walk`] by the general reader, for a value that does not
+    /// read: it says why. The position and the count of values still to step over after it.
+    #[cold]
+    #[inline(never)]
+    fn skip_head(&mut self, pos: usize, mut pending: u64) -> Result<(usize, u64)> {
+        self.pos = pos;
+        match self.head()? {
+            Head::Str(n) | Head::Bin(n) | Head::Ext(n) => {
+                self.skip_bytes(n, pos)?;
+            }
+            Head::Array(n) => pending += u64::from(n),
+            Head::Map(n) => pending += 2 * u64::from(n),
+            _ => {}
+        }
+        if pending > self.remaining() as u64 {
+            return Err(self.too_many(pos, pending));
+        }
+        Ok((self.pos, pending))
     }
 
     /// [`Cursor::skip`] that also records where each array or map inside the value (itself
@@ -558,17 +560,7 @@ impl<'a> Cursor<'a> {
             &b @ 0x90..=0x9f => u64::from(b & 0x0f),
             _ => return None,
         };
-        let mut end = start + 1;
-        for _ in 0..count {
-            match BY_FIRST_BYTE[usize::from(*self.data.get(end)?)] {
-                // Not an array or a map, empty ones included.
-                (n @ 1.., 0) if self.data[end] & 0xe0 != 0x80 => end += usize::from(n),
-                _ => return None,
-            }
-        }
-        if end > self.data.len() {
-            return None;
-        }
+        let end = scalars(self.data, start + 1, count)?;
         self.pos = end;
         Some(Raw {
             offset: start as u64,
@@ -664,10 +656,6 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// The value at `pos` by its head alone: the bytes of the head and data it spans (contained
-/// values not included), and how many values it contains; `None` for the reserved marker and
-/// a length field cut short. The marker table of the MessagePack specification, in the form
-/// [`Cursor::skip`] steps through fastest.
 /// The containers inside a [`small`] one: where each starts and ends, in the order they end.
 struct Inner {
     list: [(usize, usize); INNER],
@@ -683,8 +671,9 @@ impl Inner {
 /// For each first byte of a value, when that byte alone tells: the bytes of the value's head
 /// and data (contained values not included) and how many values it contains; `(0, 0)` when
 /// the length is in the bytes after it (str, bin, ext 8/16/32, array and map 16/32, which
-/// [`step`] reads) and for the reserved marker. What [`Cursor::skip`] looks up for every
-/// value it steps over. Fixext 1, 2, 4, 8 and 16 count their type byte.
+/// [`step`] reads) and for the reserved marker. What [`step`] looks up for the markers
+/// 0xc0-0xdf (the others it reads by arithmetic). Fixext 1, 2, 4, 8 and 16 count their type
+/// byte.
 const BY_FIRST_BYTE: [(u8, u8); 256] = by_first_byte();
 
 const fn by_first_byte() -> [(u8, u8); 256] {
@@ -770,9 +759,23 @@ fn scalars(data: &[u8], mut pos: usize, count: u64) -> Option<usize> {
     Some(pos)
 }
 
+/// The value at `pos` by its head alone: the bytes of the head and data it spans (contained
+/// values not included), and how many values it contains; `None` for the reserved marker and
+/// a length field cut short. The marker table of the MessagePack specification, in the form
+/// [`Cursor::skip`] steps through fastest.
 #[inline(always)]
 fn step(data: &[u8], pos: usize) -> Option<(usize, u64)> {
     let b = *data.get(pos)?;
+    // The one-byte markers most values use (fixint, fixmap, fixarray, fixstr) by arithmetic,
+    // not the table: stepping through values is a chain of loads, each waiting for the one
+    // before, and this keeps a second load out of every link.
+    match b & 0xe0 {
+        0xa0 => return Some((1 + usize::from(b & 0x1f), 0)),
+        // A fixmap (0x8_) holds twice its count of values, a fixarray (0x9_) its count.
+        0x80 => return Some((1, u64::from(b & 0x0f) << (!b >> 4 & 1))),
+        0xc0 => {}
+        _ => return Some((1, 0)),
+    }
     let be = |width: usize| -> Option<usize> {
         let field = data.get(pos + 1..pos + 1 + width)?;
         Some(field.iter().fold(0usize, |n, &x| (n << 8) | usize::from(x)))
@@ -1127,6 +1130,34 @@ mod tests {
     }
 
     #[test]
+    fn every_marker_is_stepped_over_as_the_general_reader_reads_it() {
+        // `step` (the one-byte markers by arithmetic, the others by the table and their length
+        // fields) spans what `head` and the data it announces span, for every first byte
+        // followed by bytes that make short and long lengths; it refuses what `head` refuses.
+        for b in 0..=255u8 {
+            for fill in [0x00, 0x01, 0x7f, 0x80, 0xff] {
+                let mut data = vec![fill; 40];
+                data[0] = b;
+                let mut c = Cursor::new(&data);
+                let expected = c.head().ok().map(|head| match head {
+                    Head::Str(k) | Head::Bin(k) | Head::Ext(k) => (c.pos() + k as usize, 0),
+                    Head::Array(k) => (c.pos(), u64::from(k)),
+                    Head::Map(k) => (c.pos(), 2 * u64::from(k)),
+                    _ => (c.pos(), 0),
+                });
+                // Past the end either way is past the end (the general reader's 32-bit
+                // extension length saturates).
+                let past = |s: Option<(usize, u64)>| s.map(|(n, v)| (n.min(data.len() + 1), v));
+                assert_eq!(
+                    past(step(&data, 0)),
+                    past(expected),
+                    "marker {b:#04x}, then {fill:#04x}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn a_short_array_of_scalars_and_expected_bytes_are_stepped_over_or_left() {
         let mut b = Vec::new();
         rmp::encode::write_map_len(&mut b, 2).unwrap();
@@ -1143,12 +1174,17 @@ mod tests {
         let key = c.skip_scalar_array().unwrap();
         assert_eq!(key, Cursor::new(&b).at(5).skip().unwrap());
         assert_eq!(c.remaining(), 0);
-        // Cut short, nested, a string with a length field, an empty map, not an array: left
-        // to the general reader, the cursor where it was.
+        // A string with a length field is a scalar too, spanning what `skip` spans.
+        let str8 = [0x91, 0xd9, 0x01, b'x'];
+        let mut c = Cursor::new(&str8);
+        assert_eq!(c.skip_scalar_array(), Cursor::new(&str8).skip().ok());
+        assert_eq!(c.remaining(), 0);
+        // Cut short, nested, an empty map, not an array: left to the general reader, the
+        // cursor where it was.
         for bytes in [
             &b[5..b.len() - 1],
             &[0x91, 0x91, 0x01][..],
-            &[0x91, 0xd9, 0x01, b'x'][..],
+            &[0x91, 0xd9, 0x02, b'x'][..],
             &[0x91, 0x80][..],
             &[0x81, 0x01, 0x01][..],
             &[][..],
