@@ -414,10 +414,8 @@ pub fn lacks_on(
     // `check` passes over them ([`gfxkit_host::unit::holds_amd_gpu_code`]).
     for units in files.values_mut() {
         units.retain(|_, u| {
-            let form = match u.container {
-                "object-bundle" => gfxkit_host::Form::ObjectBundle,
-                _ => gfxkit_host::Form::Bundle,
-            };
+            let form =
+                crate::list::form_of_storage_name(u.container).unwrap_or(gfxkit_host::Form::Bundle);
             gfxkit_host::unit::holds_amd_gpu_code(form, u.entries.iter().map(|(e, _)| e.raw()))
         });
     }

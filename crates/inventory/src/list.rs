@@ -304,6 +304,31 @@ pub(crate) fn entry_listing(e: locate::ListedEntry) -> EntryListing {
     }
 }
 
+/// How a unit of device code is stored, as `list` names it (`format` in its JSON, `container`
+/// in the census): `ccob` (a compressed bundle), `uncompressed`, `object-bundle`,
+/// `code-object` or `offload-image`.
+pub fn storage_name(form: Form, compressed: bool) -> &'static str {
+    match form {
+        Form::Bundle if compressed => "ccob",
+        Form::Bundle => "uncompressed",
+        Form::ObjectBundle => "object-bundle",
+        Form::CodeObject => "code-object",
+        Form::OffloadImage => "offload-image",
+    }
+}
+
+/// The form a [`storage_name`] names; `None` for another name.
+pub fn form_of_storage_name(name: &str) -> Option<Form> {
+    [
+        Form::Bundle,
+        Form::ObjectBundle,
+        Form::CodeObject,
+        Form::OffloadImage,
+    ]
+    .into_iter()
+    .find(|&f| storage_name(f, false) == name || storage_name(f, true) == name)
+}
+
 fn bundle_listing(b: &Unit<'_>, check: bool) -> Result<BundleListing> {
     let (entries, header_size, hash_ok) = locate::read_header(b, check)?;
     let entries: Vec<EntryListing> = entries.into_iter().map(entry_listing).collect();
@@ -316,13 +341,7 @@ fn bundle_listing(b: &Unit<'_>, check: bool) -> Result<BundleListing> {
         section: b.section.clone(),
         offset: b.offset,
         size,
-        format: match b.form {
-            Form::Bundle if b.ccob.is_some() => "ccob",
-            Form::Bundle => "uncompressed",
-            Form::ObjectBundle => "object-bundle",
-            Form::CodeObject => "code-object",
-            Form::OffloadImage => "offload-image",
-        },
+        format: storage_name(b.form, b.ccob.is_some()),
         ccob: b.ccob.map(|h| CcobListing {
             version: h.version,
             method: h.method.name(),
@@ -466,4 +485,26 @@ pub struct TensileRow {
     pub files: Vec<String>,
     /// Files the row needs that are absent.
     pub missing: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_storage_name_names_its_form_back() {
+        for form in [
+            Form::Bundle,
+            Form::ObjectBundle,
+            Form::CodeObject,
+            Form::OffloadImage,
+        ] {
+            for compressed in [false, true] {
+                let name = storage_name(form, compressed);
+                assert_eq!(form_of_storage_name(name), Some(form), "{name}");
+            }
+        }
+        assert_eq!(storage_name(Form::Bundle, true), "ccob");
+        assert_eq!(form_of_storage_name("object bundle"), None);
+    }
 }

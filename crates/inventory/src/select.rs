@@ -290,15 +290,10 @@ impl Selection {
     }
 }
 
-/// `list`'s name for how a unit is stored.
+/// `list`'s name for how a unit is stored ([`crate::list::storage_name`]).
 fn format_name(u: &gfxkit_host::entries::LoadView) -> &'static str {
-    match (u.form, u.format) {
-        (Form::Bundle, Some(gfxkit_host::BundleFormat::Compressed { .. })) => "ccob",
-        (Form::Bundle, _) => "uncompressed",
-        (Form::ObjectBundle, _) => "object-bundle",
-        (Form::CodeObject, _) => "code-object",
-        (Form::OffloadImage, _) => "offload-image",
-    }
+    let compressed = matches!(u.format, Some(gfxkit_host::BundleFormat::Compressed { .. }));
+    crate::list::storage_name(u.form, compressed)
 }
 
 /// What the HIP runtime would load from each unit of `inv` on `device`; the file is named
