@@ -1370,7 +1370,10 @@ impl Parser<'_> {
         let n = c
             .array("an array of table entries")
             .map_err(|e| Error::from(e).place(tp.to_string()))?;
-        let mut table = Vec::with_capacity((n as usize).min(4096));
+        // Every entry that reads takes at least `{"key":[],"index":0}`'s 13 bytes: room for
+        // every entry the bytes left can hold, so that a large table (a hundred thousand
+        // entries) is not copied as it grows, and no more than the input can justify.
+        let mut table = Vec::with_capacity((n as usize).min(c.remaining() / 13 + 1));
         for i in 0..n as usize {
             let ep = Path::Item(tp, i);
             let eoff = c.offset();
