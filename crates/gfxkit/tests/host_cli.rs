@@ -385,6 +385,72 @@ fn verify_clean_binaries() {
     }
 }
 
+/// An object whose only `__CLANG_OFFLOAD_BUNDLE__` sections are another toolchain's (OpenMP
+/// offload to NVIDIA GPUs, SYCL images for Intel GPUs, as multi-backend wheels ship) holds no
+/// device code for an AMD GPU: `verify` passes over it as `check` does (it failed on the IDs,
+/// which follow the other toolchain's rules), says why when the file is named, and leaves it
+/// out of a directory's walk; `list` still shows it.
+#[test]
+fn verify_passes_over_offload_bundles_for_other_gpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = d.join("host.c");
+    std::fs::write(&src, "int host_only(int x) { return x + 1; }\n").unwrap();
+    let plain = d.join("plain.o");
+    gfxkit_testkit::run_ok(
+        Command::new(gfxkit_testkit::llvm_tool("clang"))
+            .args(["-c", "-fPIC"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&plain),
+    );
+    let payload = d.join("image.bin");
+    std::fs::write(&payload, b"not an AMDGPU code object").unwrap();
+    let obj = d.join("nvptx.o");
+    gfxkit_testkit::run_ok(
+        Command::new(gfxkit_testkit::llvm_tool("llvm-objcopy"))
+            .arg(format!(
+                "--add-section=__CLANG_OFFLOAD_BUNDLE__openmp-nvptx64-nvidia-cuda--sm_80={}",
+                payload.display()
+            ))
+            .arg(format!(
+                "--add-section=__CLANG_OFFLOAD_BUNDLE__sycl-spir64_gen={}",
+                payload.display()
+            ))
+            .arg(&plain)
+            .arg(&obj),
+    );
+    let (code, l) = json(&["list", "--json", s(&obj)]);
+    assert_eq!(code, 0, "{l}");
+    assert_eq!(
+        l["files"][0]["bundles"][0]["format"], "object-bundle",
+        "{l}"
+    );
+    let out = gfxkit(&["verify", s(&obj)]);
+    let (o, e) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{o}{e}");
+    assert!(
+        e.contains("no device code for an AMD GPU in this file")
+            && e.contains("openmp-nvptx64-nvidia-cuda--sm_80, sycl-spir64_gen"),
+        "{e}"
+    );
+    // In a directory beside a library with AMD device code: that one verified, this one left
+    // out as files without device code found in a walk are, and the run passes.
+    let tree = d.join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    std::fs::copy(&obj, tree.join("nvptx.o")).unwrap();
+    std::fs::copy(&built().f.shared, tree.join("libamd.so")).unwrap();
+    let (code, v) = json(&["verify", "--json", "-r", s(&tree)]);
+    assert_eq!(code, 0, "{v}");
+    let files = v["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{v}");
+    assert!(files[0]["path"].as_str().unwrap().ends_with("libamd.so"));
+    assert_eq!(files[0]["ok"], true, "{v}");
+    // `check` judges the library alone, as before.
+    let out = gfxkit(&["check", "--require", "gfx1030", s(&obj)]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out).1);
+}
+
 fn set_u64(d: &mut [u8], at: usize, v: u64) {
     d[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }

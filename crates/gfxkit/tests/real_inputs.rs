@@ -1229,6 +1229,29 @@ fn multi_backend_wheel_is_judged_by_its_amd_device_code() {
     assert_eq!(ids, ["sycl-spir64_gen", "sycl-spir64"]);
     let r = json(&gfxkit(&["select", "--json", "--device", "gfx942", &xpu]));
     assert_eq!(r["files"][0]["bundles"], serde_json::json!([]), "{r}");
+    // `verify` passes over them too (their IDs follow the SYCL toolchain's rules, which the
+    // AMD rules refused): the wheel verifies, its HIP libraries checked.
+    let o = gfxkit(&["verify", "--json", s(&whl)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).0);
+    let v = json(&o);
+    let verified: Vec<&str> = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(verified.len(), 6, "{verified:?}");
+    assert!(v["without_device_code"]
+        .to_string()
+        .contains("libbitsandbytes_xpu2025.so"));
+    let o = gfxkit(&["verify", &xpu]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(
+        err.contains("no device code for an AMD GPU")
+            && err.contains("other GPUs: sycl-spir64_gen, sycl-spir64"),
+        "{err}"
+    );
 
     // Each HIP library on the release it was built for; CCOB v3 not before ROCm 7.0.
     for (lib, release) in [

@@ -33,6 +33,10 @@ pub enum ErrorKind {
     },
     /// The file holds no device code (a verification needs some).
     NoDeviceCode,
+    /// The file's only device code is for other GPUs than AMD's: offload bundles of another
+    /// toolchain (SYCL images for Intel GPUs, OpenMP offload to NVIDIA GPUs), with their entry
+    /// IDs. Like [`ErrorKind::NoDeviceCode`] for a verification.
+    OtherGpusOnly(Vec<String>),
     /// A target or device ID that does not parse.
     BadTarget(String),
     /// What a user wrote as an entry ID does not parse as one (displayed as the parse error
@@ -71,6 +75,12 @@ impl fmt::Display for ErrorKind {
                  fewer than the {needed} its header needs"
             ),
             ErrorKind::NoDeviceCode => f.write_str("no offload bundle in this file"),
+            ErrorKind::OtherGpusOnly(ids) => write!(
+                f,
+                "no device code for an AMD GPU in this file (its offload bundles hold code for \
+                 other GPUs: {})",
+                ids.join(", ")
+            ),
             ErrorKind::BadTarget(m) => f.write_str(m),
             ErrorKind::BadEntryId(e) => write!(f, "{e}"),
             ErrorKind::NotATarget { given, .. } => {
@@ -115,6 +125,15 @@ impl Error {
             ErrorKind::PastEnd { offset, .. } => Some(*offset),
             _ => None,
         }
+    }
+
+    /// Whether the file holds no device code for an AMD GPU ([`ErrorKind::NoDeviceCode`] or
+    /// [`ErrorKind::OtherGpusOnly`]): a file a walk lists among those without device code.
+    pub fn is_no_device_code(&self) -> bool {
+        matches!(
+            *self.kind,
+            ErrorKind::NoDeviceCode | ErrorKind::OtherGpusOnly(_)
+        )
     }
 
     /// The entry index the error names, when it names one.

@@ -8,6 +8,9 @@
 //! AMDGPU code object (read as `inspect` reads it: header, section headers, metadata note)
 //! built for the target its ID names. In host binaries, what host discovery
 //! found (wrappers pointing nowhere, bundles past their section, damaged archives, ...).
+//! Object bundles holding no code for an AMD GPU (another toolchain's: SYCL images for Intel
+//! GPUs, OpenMP offload to NVIDIA GPUs) are not AMD device code and are passed over; a file
+//! with nothing else is [`ErrorKind::OtherGpusOnly`].
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::inventory::Inventory;
@@ -406,15 +409,28 @@ pub fn verify(name: &str, inv: &Inventory<'_>) -> Result<Verification> {
             problems,
         });
     }
-    if inv.units.is_empty() && inv.problems.is_empty() {
-        return Err(Error::new(ErrorKind::NoDeviceCode));
+    // Object bundles of other toolchains (SYCL images for Intel GPUs, OpenMP offload to
+    // NVIDIA GPUs) hold no device code for an AMD GPU: their entry IDs follow another
+    // toolchain's rules and no AMD GPU is asked to run them. Passed over, as `check` passes
+    // over them ([`gfxkit_host::unit::holds_amd_gpu_code`]); `list` still shows them.
+    let (units, others): (Vec<&Unit<'_>>, Vec<&Unit<'_>>) =
+        inv.units.iter().partition(|u| holds_amd_gpu_code(u));
+    if units.is_empty() && inv.problems.is_empty() {
+        let ids: Vec<String> = others
+            .iter()
+            .flat_map(|u| u.loose.iter().map(|e| e.id.clone()))
+            .collect();
+        return Err(Error::new(if ids.is_empty() {
+            ErrorKind::NoDeviceCode
+        } else {
+            ErrorKind::OtherGpusOnly(ids)
+        }));
     }
     // What host discovery found: wrappers pointing nowhere or outside the file, bundles
     // running past their section, bundles no wrapper registers, unreadable sections.
     problems.extend(inv.problems.iter().filter_map(host_finding));
     // Units in parallel (each decompressed and its code objects read), findings in file order.
-    let per_unit: Vec<(Vec<Finding>, usize)> = inv
-        .units
+    let per_unit: Vec<(Vec<Finding>, usize)> = units
         .par_iter()
         .map(|b| {
             let mut found = Vec::new();
@@ -430,10 +446,15 @@ pub fn verify(name: &str, inv: &Inventory<'_>) -> Result<Verification> {
     Ok(Verification {
         path: name,
         ok: problems.is_empty(),
-        bundles: inv.units.len(),
+        bundles: units.len(),
         entries,
         problems,
     })
+}
+
+/// Whether `u` holds device code for an AMD GPU ([`gfxkit_host::unit::holds_amd_gpu_code`]).
+fn holds_amd_gpu_code(u: &Unit<'_>) -> bool {
+    gfxkit_host::unit::holds_amd_gpu_code(u.form, u.loose.iter().map(|e| e.id.as_str()))
 }
 
 impl FindingKind {
@@ -460,12 +481,13 @@ impl FindingKind {
 /// object read), as errors at each unit's place (member, section, bundle offset) naming the
 /// entry and what failed. `doctor`, `check` and `select` judge a file with it, so that a file
 /// `verify` finds damaged never runs for them. Units at `skip` (file offsets of units already
-/// known to be unreadable) are not decoded again.
+/// known to be unreadable) are not decoded again; object bundles of other GPUs are passed over,
+/// as `verify` passes over them.
 pub fn damage(inv: &Inventory<'_>, skip: &[u64]) -> Vec<gfxkit_host::Problem> {
     use gfxkit_host::{Location, Problem, ProblemKind};
     inv.units
         .par_iter()
-        .filter(|b| !skip.contains(&b.offset))
+        .filter(|b| !skip.contains(&b.offset) && holds_amd_gpu_code(b))
         .map(|b| {
             let mut found = Vec::new();
             check_bundle(b, &mut found);

@@ -697,7 +697,7 @@ struct Found {
 /// Why verifying `path` failed, from the reader's error.
 fn verify_failed(path: &Path, e: gfxkit_inventory::Error) -> VerifyFailed {
     let message = format!("cannot verify {}: {}", path.display(), chain(&e));
-    if matches!(*e.kind, gfxkit_inventory::ErrorKind::NoDeviceCode) {
+    if e.is_no_device_code() {
         VerifyFailed::NoDeviceCode(message)
     } else {
         VerifyFailed::Other(message)

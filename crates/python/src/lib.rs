@@ -59,7 +59,8 @@ impl Fail {
         match &*e.kind {
             gfxkit_inventory::ErrorKind::BadTarget(_)
             | gfxkit_inventory::ErrorKind::NotATarget { .. } => Fail::Target(msg),
-            gfxkit_inventory::ErrorKind::NoDeviceCode => Fail::NoDeviceCode(msg),
+            gfxkit_inventory::ErrorKind::NoDeviceCode
+            | gfxkit_inventory::ErrorKind::OtherGpusOnly(_) => Fail::NoDeviceCode(msg),
             _ => Fail::Format {
                 msg,
                 entry: e.entry(),
@@ -695,7 +696,7 @@ fn verify<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
     let (results, _) = if package {
         inv::verify::package_members(
             results,
-            |g| matches!(g, Got::Value(e) if matches!(*e.kind, inv::ErrorKind::NoDeviceCode)),
+            |g| matches!(g, Got::Value(e) if e.is_no_device_code()),
         )
     } else {
         (results, Vec::new())
