@@ -548,10 +548,22 @@ fn check_tables<H: FileHeader<Endian = LittleEndian>>(data: &[u8], h: &H) -> Res
     let phoff: u64 = h.e_phoff(e).into();
     let phend = phoff.saturating_add(std::mem::size_of_val(phdrs) as u64);
     for ph in phdrs {
-        // PT_PHDR describes the program header table itself.
+        // PT_PHDR describes the program header table itself. It may also cover empty slots
+        // after the table: entries of zeros (PT_NULL) that a linker sized the table for and
+        // then left empty (AMD's LLD 23, for a code object without kernels, sizes the table
+        // before it drops the empty executable segment). A slot that is not all zeros is a
+        // segment that `e_phnum` no longer counts.
         let filesz: u64 = ph.p_filesz(e).into();
         let offset: u64 = ph.p_offset(e).into();
-        if ph.p_type(e) == object::elf::PT_PHDR && (offset != phoff || filesz != phend - phoff) {
+        let empty_slots = filesz
+            .checked_sub(phend - phoff)
+            .filter(|extra| extra % u64::from(h.e_phentsize(e)).max(1) == 0)
+            .and_then(|extra| {
+                data.get(usize::try_from(phend).ok()?..)?
+                    .get(..usize::try_from(extra).ok()?)
+            })
+            .is_some_and(|slots| slots.iter().all(|&b| b == 0));
+        if ph.p_type(e) == object::elf::PT_PHDR && (offset != phoff || !empty_slots) {
             return Err(bad_elf(
                 format!(
                     "PT_PHDR says the program header table is {filesz} bytes at {offset:#x}, \

@@ -1105,6 +1105,38 @@ fn rocblas_tree_splits_into_per_processor_overlays() {
 /// The JAX ROCm plugin serves most GPUs through generic code objects only (gfx9-4, gfx10-3,
 /// gfx11 and gfx12 beside gfx908 and gfx90a), in CCOB v3 bundles: which one HIP picks on each
 /// device, and which ROCm releases can load them.
+/// PyPI's jax-rocm7-pjrt 0.12.0 (XLA's ROCm 7 plugin, built by AMD's clang and LLD 23): where a
+/// kernel file has no code for an architecture, its bundle holds a code object without
+/// kernels whose `PT_PHDR` covers one more program header than `e_phnum` counts, a slot LLD
+/// left as zeros. gfxkit called those 2,432-byte code objects malformed, so `check` failed
+/// the wheel ("1 with errors") and `doctor` called it damaged. They are sound.
+#[test]
+fn jax_pjrt_wheel_with_lld_23_empty_code_objects_passes() {
+    let whl = real("jax_rocm7_pjrt-0.12.0-");
+    // `check` decodes every bundle and reads every code object as `verify` does (its damage
+    // rules), then judges: one command covers both (each takes half a minute in a debug build).
+    let o = gfxkit(&[
+        "check",
+        "--json",
+        "--require",
+        "gfx90a,gfx942,gfx950,gfx1100,gfx1151,gfx1201",
+        s(&whl),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).0);
+    let v = json(&o);
+    let files = v["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{v}");
+    assert!(
+        files[0]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("!jax_plugins/xla_rocm7/xla_rocm_plugin.so"),
+        "{v}"
+    );
+    assert_eq!(files[0]["ok"], true, "{}", files[0]["errors"]);
+    assert!(files[0].get("errors").is_none(), "{v}");
+}
+
 #[test]
 fn jax_wheel_serves_most_gpus_through_generic_code_objects_from_rocm_7() {
     let whl = real("jax_rocm7_plugin-0.10.0-");
