@@ -181,15 +181,32 @@ pub fn split_binary_with<'data>(
         .par_iter()
         .map(|&(n, off)| bundle_payloads(data, kernel_name, n, off, &opts))
         .collect();
-    let seen = read.into_iter().collect::<Result<Vec<_>>>()?;
+    let mut seen: Vec<Option<Vec<ArchPayload<'data>>>> = read
+        .into_iter()
+        .map(|r| r.map(Some))
+        .collect::<Result<_>>()?;
+    // The code objects of a bundle go to the last wrapper that leads to it and are copied
+    // only for the others (two wrappers sharing a bundle): a decompressed bundle's code
+    // objects are held once, not twice.
+    let mut uses = vec![0usize; seen.len()];
+    for off in &split.wrapper_bundles {
+        uses[first[off]] += 1;
+    }
     let mut kernels = Vec::new();
     for (n, off) in split.wrapper_bundles.iter().enumerate() {
         let key = format!("{kernel_name}#{n}");
-        for (arch, bytes) in &seen[first[off]] {
+        let i = first[off];
+        uses[i] -= 1;
+        let payloads = if uses[i] == 0 {
+            seen[i].take().unwrap_or_default()
+        } else {
+            seen[i].clone().unwrap_or_default()
+        };
+        for (arch, bytes) in payloads {
             kernels.push(KernelOut {
                 key: key.clone(),
-                arch: arch.clone(),
-                bytes: bytes.clone(),
+                arch,
+                bytes,
             });
         }
     }
