@@ -431,7 +431,7 @@ fn verify_passes_over_offload_bundles_for_other_gpus() {
     assert_eq!(out.status.code(), Some(2), "{o}{e}");
     assert!(
         e.contains("no device code for an AMD GPU in this file")
-            && e.contains("openmp-nvptx64-nvidia-cuda--sm_80, sycl-spir64_gen"),
+            && e.contains("other targets: 'openmp-nvptx64-nvidia-cuda--sm_80', 'sycl-spir64_gen'"),
         "{e}"
     );
     // In a directory beside a library with AMD device code: that one verified, this one left

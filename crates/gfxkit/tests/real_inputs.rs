@@ -1281,7 +1281,7 @@ fn multi_backend_wheel_is_judged_by_its_amd_device_code() {
     assert_eq!(o.status.code(), Some(2), "{out}{err}");
     assert!(
         err.contains("no device code for an AMD GPU")
-            && err.contains("other GPUs: sycl-spir64_gen, sycl-spir64"),
+            && err.contains("other targets: 'sycl-spir64_gen', 'sycl-spir64'"),
         "{err}"
     );
 

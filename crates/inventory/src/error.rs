@@ -75,12 +75,15 @@ impl fmt::Display for ErrorKind {
                  fewer than the {needed} its header needs"
             ),
             ErrorKind::NoDeviceCode => f.write_str("no offload bundle in this file"),
-            ErrorKind::OtherGpusOnly(ids) => write!(
-                f,
-                "no device code for an AMD GPU in this file (its offload bundles hold code for \
-                 other GPUs: {})",
-                ids.join(", ")
-            ),
+            ErrorKind::OtherGpusOnly(ids) => {
+                let quoted: Vec<String> = ids.iter().map(|id| format!("'{id}'")).collect();
+                write!(
+                    f,
+                    "no device code for an AMD GPU in this file (the entries of its offload \
+                     bundles are for other targets: {})",
+                    quoted.join(", ")
+                )
+            }
             ErrorKind::BadTarget(m) => f.write_str(m),
             ErrorKind::BadEntryId(e) => write!(f, "{e}"),
             ErrorKind::NotATarget { given, .. } => {
