@@ -103,8 +103,13 @@ impl<'a> Unit<'a> {
     /// (`.llvm.offloading`, device code not yet linked) and an object bundle holding no code
     /// for an AMD GPU ([`holds_amd_gpu_code`]).
     pub fn is_loadable(&self) -> bool {
-        self.form != Form::OffloadImage
-            && holds_amd_gpu_code(self.form, self.loose.iter().map(|e| e.id.as_str()))
+        self.form != Form::OffloadImage && self.holds_amd_gpu_code()
+    }
+
+    /// Whether it holds code for an AMD GPU ([`holds_amd_gpu_code`] of its form and entries):
+    /// every unit but an object bundle of another toolchain's GPUs.
+    pub fn holds_amd_gpu_code(&self) -> bool {
+        holds_amd_gpu_code(self.form, self.loose.iter().map(|e| e.id.as_str()))
     }
 
     /// `bundle 3 at offset 0x1000` with the member and section when known.

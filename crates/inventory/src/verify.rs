@@ -414,7 +414,7 @@ pub fn verify(name: &str, inv: &Inventory<'_>) -> Result<Verification> {
     // toolchain's rules and no AMD GPU is asked to run them. Passed over, as `check` passes
     // over them ([`gfxkit_host::unit::holds_amd_gpu_code`]); `list` still shows them.
     let (units, others): (Vec<&Unit<'_>>, Vec<&Unit<'_>>) =
-        inv.units.iter().partition(|u| holds_amd_gpu_code(u));
+        inv.units.iter().partition(|u| u.holds_amd_gpu_code());
     if units.is_empty() && inv.problems.is_empty() {
         let ids: Vec<String> = others
             .iter()
@@ -452,11 +452,6 @@ pub fn verify(name: &str, inv: &Inventory<'_>) -> Result<Verification> {
     })
 }
 
-/// Whether `u` holds device code for an AMD GPU ([`gfxkit_host::unit::holds_amd_gpu_code`]).
-fn holds_amd_gpu_code(u: &Unit<'_>) -> bool {
-    gfxkit_host::unit::holds_amd_gpu_code(u.form, u.loose.iter().map(|e| e.id.as_str()))
-}
-
 impl FindingKind {
     /// Whether the finding is damage to the bytes the runtime would load: a compressed bundle
     /// that does not decompress or whose hash does not match, a bundle whose structure is
@@ -487,7 +482,7 @@ pub fn damage(inv: &Inventory<'_>, skip: &[u64]) -> Vec<gfxkit_host::Problem> {
     use gfxkit_host::{Location, Problem, ProblemKind};
     inv.units
         .par_iter()
-        .filter(|b| !skip.contains(&b.offset) && holds_amd_gpu_code(b))
+        .filter(|b| !skip.contains(&b.offset) && b.holds_amd_gpu_code())
         .map(|b| {
             let mut found = Vec::new();
             check_bundle(b, &mut found);

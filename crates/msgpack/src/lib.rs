@@ -160,7 +160,6 @@ impl<'a> Cursor<'a> {
         Cursor { data, pos: 0 }
     }
 
-    /// A cursor at `pos` of the same bytes.
     /// A cursor over the same bytes at byte `pos`.
     pub fn at(&self, pos: usize) -> Cursor<'a> {
         Cursor {
@@ -207,8 +206,6 @@ impl<'a> Cursor<'a> {
         Ok(b.iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x)))
     }
 
-    /// Reads the head of the next value; for strings, binaries and extensions the payload
-    /// follows (read it with [`Cursor::skip_bytes`] or use [`Cursor::str`]).
     /// Reads one value's head (its marker and length fields), leaving the cursor at the
     /// value's data (a string's bytes, a container's first value).
     pub fn head(&mut self) -> Result<Head> {
@@ -261,13 +258,11 @@ impl<'a> Cursor<'a> {
         })
     }
 
-    /// Skips `n` payload bytes of the value that started at `start`.
     /// Takes the next `n` bytes (the data of a head read at `start`, named in errors).
     pub fn skip_bytes(&mut self, n: u32, start: usize) -> Result<&'a [u8]> {
         self.take(n as usize, "MessagePack value", start)
     }
 
-    /// Reads a string, borrowed.
     /// Reads a string value (UTF-8).
     pub fn str(&mut self) -> Result<&'a str> {
         let start = self.pos;
@@ -309,7 +304,6 @@ impl<'a> Cursor<'a> {
         self.str().map(str::as_bytes)
     }
 
-    /// Reads a non-negative integer.
     /// Reads a non-negative integer; anything else is [`ErrorKind::Unexpected`] naming
     /// `expected`.
     #[inline]
@@ -338,7 +332,6 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// Reads a number (integer or float) as `f64`.
     /// Reads an integer or a float, as a float.
     pub fn number(&mut self) -> Result<f64> {
         let start = self.pos;
@@ -350,8 +343,6 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// Reads an array head, its length checked against the bytes left (each element takes at
-    /// least one).
     /// Reads an array's head: its length, checked against the bytes left.
     pub fn array(&mut self, expected: &'static str) -> Result<u32> {
         let start = self.pos;
@@ -370,7 +361,6 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// Reads a map head, its length checked against the bytes left.
     /// Reads a map's head: its number of entries, checked against the bytes left.
     pub fn map(&mut self, expected: &'static str) -> Result<u32> {
         let start = self.pos;
