@@ -1,11 +1,12 @@
 //! Host discovery: what `gfxkit list`, `verify`, `select` and `extract` find in a file.
 
-use gfxkit_host::{discover, entries, select, BundleFormat};
+use gfxkit_host::{discover, entries, select, BundleFormat, Form};
 use gfxkit_target_id::TargetId;
 
 /// Discovers device code in the input and reads what was found the way `gfxkit list` does:
-/// every location lies inside the input, each bundle's entries are read from its header, code
-/// objects are parsed, and the runtime's choice is made for a device.
+/// every location lies inside the input (each bundle found, each unit and its entries), each
+/// bundle's entries are read from its header, code objects are parsed, and the runtime's
+/// choice is made for a device.
 pub fn run(data: &[u8]) {
     let found = discover(data);
     let len = data.len() as u64;
@@ -18,34 +19,37 @@ pub fn run(data: &[u8]) {
         );
     };
     let device = TargetId::parse("gfx90a:sramecc+:xnack-").expect("a valid target ID");
-    for b in &found.bundles {
-        inside(b.location.offset, b.bytes.len());
-        if let Ok(ids) = entries::entry_ids(b.format, b.bytes, &found.limits) {
-            let _ = select::select(&device, &ids);
-            let _ = select::nearest_targets(&device, &ids);
-        }
-        if b.format == BundleFormat::Uncompressed {
-            if let Ok((bundle, _)) = gfxkit_bundle::Bundle::parse_lenient(b.bytes) {
-                for e in bundle.entries() {
-                    let _ = gfxkit_code_object::Header::parse(e.payload);
-                }
-            }
-        }
-    }
-    for o in &found.object_bundles {
-        for e in &o.entries {
-            inside(e.location.offset, e.bytes.len());
-            assert!(!e.id.is_empty() || e.location.section.is_some());
-        }
-    }
-    for c in &found.code_objects {
-        inside(c.location.offset, c.bytes.len());
-        let _ = gfxkit_code_object::CodeObject::parse(c.bytes).map(|co| co.issues());
-    }
-    for i in &found.offload_images {
-        inside(i.location.offset, i.bytes.len());
+    for i in 0..found.bundle_count() {
+        let l = found.bundle_location(i).expect("a bundle below the count");
+        inside(l.offset, l.size as usize);
     }
     let all = found.units();
+    for u in &all.units {
+        inside(u.offset, u.bytes.len());
+        for e in &u.loose {
+            inside(u.offset.saturating_add(e.offset), e.payload.len());
+        }
+        match u.form {
+            Form::Bundle => {
+                let format = u.format().expect("a bundle's storage");
+                if let Ok(ids) = entries::entry_ids(format, u.bytes, &u.limits) {
+                    let _ = select::select(&device, &ids);
+                    let _ = select::nearest_targets(&device, &ids);
+                }
+                if format == BundleFormat::Uncompressed {
+                    if let Ok((bundle, _)) = gfxkit_bundle::Bundle::parse_lenient(u.bytes) {
+                        for e in bundle.entries() {
+                            let _ = gfxkit_code_object::Header::parse(e.payload);
+                        }
+                    }
+                }
+            }
+            Form::CodeObject => {
+                let _ = gfxkit_code_object::CodeObject::parse(u.bytes).map(|co| co.issues());
+            }
+            Form::ObjectBundle | Form::OffloadImage => {}
+        }
+    }
     let units = entries::load_views(&all.units);
     for u in &units {
         let _ = u.header_readable_by_hip();

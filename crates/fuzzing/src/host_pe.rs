@@ -19,14 +19,13 @@ pub fn run(data: &[u8]) {
     ) {
         return;
     }
-    for b in &found.bundles {
-        match b.location.section.as_deref() {
-            Some(section) => assert!(is_fatbin_section(section), "{:?}", b.location),
+    for l in (0..found.bundle_count()).filter_map(|i| found.bundle_location(i)) {
+        match l.section.as_deref() {
+            Some(section) => assert!(is_fatbin_section(section), "{l:?}"),
             // A bundle outside any section is a standalone bundle: an archive's member.
             None => assert!(
-                found.kind == InputKind::Archive && b.location.member.is_some(),
-                "{:?}",
-                b.location
+                found.kind == InputKind::Archive && l.member.is_some(),
+                "{l:?}"
             ),
         }
     }

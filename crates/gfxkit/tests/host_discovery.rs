@@ -6,7 +6,8 @@ mod host_fixtures;
 use gfxkit_bundle::compressed::DecompressOptions;
 use gfxkit_bundle::AnyBundle;
 use gfxkit_host::{
-    discover, BundleFormat, CompressionMethod, InputKind, ProblemKind, WrapperMagic, WrapperTarget,
+    discover, BundleFormat, CompressionMethod, Discovery, Form, InputKind, ProblemKind, Unit,
+    WrapperMagic, WrapperTarget,
 };
 use gfxkit_testkit::{llvm_tool, run_ok};
 use host_fixtures::{section, Fixture};
@@ -31,6 +32,19 @@ fn clang_list(bundle: &Path) -> BTreeSet<String> {
 
 use gfxkit_testkit::bundler_unbundle as clang_unbundle;
 
+/// The offload bundles `found` holds, as units, in the order wrapper records name them.
+fn bundles<'a>(found: &Discovery<'a>) -> Vec<Unit<'a>> {
+    (0..found.bundle_count())
+        .map(|i| found.bundle_unit(i).unwrap().unwrap())
+        .collect()
+}
+
+/// The units of form `form` that `found` holds.
+fn units_of<'a>(found: &Discovery<'a>, form: Form) -> Vec<Unit<'a>> {
+    let all = found.units().units;
+    all.into_iter().filter(|u| u.form == form).collect()
+}
+
 /// Checks every bundle gfxkit found in `file` against the dumped `.hip_fatbin` and clang's
 /// listing and unbundling of each bundle on its own. Returns the number of bundles.
 fn check_against_clang(file: &Path, tag: &str) -> usize {
@@ -42,9 +56,9 @@ fn check_against_clang(file: &Path, tag: &str) -> usize {
     let fatbin = gfxkit_testkit::dump_section(file, ".hip_fatbin", &dumped);
     let sec = section(&data, ".hip_fatbin");
     let mut covered = 0usize;
-    for (i, b) in found.bundles.iter().enumerate() {
-        assert_eq!(b.location.section.as_deref(), Some(".hip_fatbin"));
-        let at = (b.location.offset - sec.offset) as usize;
+    for (i, b) in bundles(&found).iter().enumerate() {
+        assert_eq!(b.section.as_deref(), Some(".hip_fatbin"));
+        let at = (b.offset - sec.offset) as usize;
         assert_eq!(&fatbin[at..at + b.bytes.len()], b.bytes, "bundle {i} bytes");
         assert!(
             fatbin[covered..at].iter().all(|&x| x == 0),
@@ -59,7 +73,7 @@ fn check_against_clang(file: &Path, tag: &str) -> usize {
         assert_eq!(ours, clang_list(&path), "bundle {i} entry IDs");
         // The header-only reader agrees with the full reader, in header order.
         let header: Vec<String> =
-            gfxkit_host::entries::header_entries(b.format, b.bytes, &Default::default())
+            gfxkit_host::entries::header_entries(b.format().unwrap(), b.bytes, &Default::default())
                 .unwrap()
                 .into_iter()
                 .map(|h| h.header.id)
@@ -84,13 +98,12 @@ fn check_against_clang(file: &Path, tag: &str) -> usize {
         .iter()
         .map(|s| (s.offset, s.len))
         .collect();
-    let ours: Vec<(u64, u64)> = found
-        .bundles
+    let ours: Vec<(u64, u64)> = bundles(&found)
         .iter()
-        .map(|b| (b.location.offset - sec.offset, b.bytes.len() as u64))
+        .map(|b| (b.offset - sec.offset, b.bytes.len() as u64))
         .collect();
     assert_eq!(ours, spans);
-    found.bundles.len()
+    found.bundle_count()
 }
 
 fn expected_formats() -> Vec<BundleFormat> {
@@ -110,7 +123,7 @@ fn expected_formats() -> Vec<BundleFormat> {
 }
 
 fn assert_wrappers_tie_every_bundle(found: &gfxkit_host::Discovery<'_>) {
-    assert_eq!(found.wrappers.len(), found.bundles.len());
+    assert_eq!(found.wrappers.len(), found.bundle_count());
     let mut targets = BTreeSet::new();
     for w in &found.wrappers {
         assert_eq!(w.magic, WrapperMagic::Hipf);
@@ -120,8 +133,8 @@ fn assert_wrappers_tie_every_bundle(found: &gfxkit_host::Discovery<'_>) {
             other => panic!("wrapper at {} points to {other:?}", w.location),
         }
     }
-    for (i, b) in found.bundles.iter().enumerate() {
-        assert_eq!(b.wrappers.len(), 1, "bundle {i}");
+    for i in 0..found.bundle_count() {
+        assert!(found.is_wrapped(i), "bundle {i}");
     }
 }
 
@@ -132,7 +145,10 @@ fn shared_object_every_bundle_matches_clang() {
     let found = discover(&data);
     assert_eq!(found.kind, InputKind::ElfSharedObject);
     assert!(found.problems.is_empty(), "{:?}", found.problems);
-    let formats: Vec<BundleFormat> = found.bundles.iter().map(|b| b.format).collect();
+    let formats: Vec<BundleFormat> = bundles(&found)
+        .iter()
+        .map(|b| b.format().unwrap())
+        .collect();
     assert_eq!(formats, expected_formats());
     assert_wrappers_tie_every_bundle(&found);
     assert_eq!(
@@ -152,7 +168,7 @@ fn executables_pie_and_non_pie() {
         let found = discover(&data);
         assert_eq!(found.kind, kind, "{}", path.display());
         assert!(found.problems.is_empty(), "{:?}", found.problems);
-        assert_eq!(found.bundles.len(), host_fixtures::TUS.len());
+        assert_eq!(found.bundle_count(), host_fixtures::TUS.len());
         assert_wrappers_tie_every_bundle(&found);
     }
     assert_eq!(check_against_clang(&f.exe, "exe"), host_fixtures::TUS.len());
@@ -172,7 +188,7 @@ fn executables_pie_and_non_pie() {
         .any(|s| s.name == ".relr.dyn"));
     let found = discover(&data);
     assert!(found.problems.is_empty(), "{:?}", found.problems);
-    assert_eq!(found.bundles.len(), host_fixtures::TUS.len());
+    assert_eq!(found.bundle_count(), host_fixtures::TUS.len());
     assert_wrappers_tie_every_bundle(&found);
 }
 
@@ -184,11 +200,11 @@ fn relocatable_objects_resolve_wrappers_through_symbols() {
         let found = discover(&data);
         assert_eq!(found.kind, InputKind::ElfRelocatable);
         assert!(found.problems.is_empty(), "{:?}", found.problems);
-        assert_eq!(found.bundles.len(), 1);
+        assert_eq!(found.bundle_count(), 1);
         assert_wrappers_tie_every_bundle(&found);
         let ids = gfxkit_host::entries::entry_ids(
-            found.bundles[0].format,
-            found.bundles[0].bytes,
+            bundles(&found)[0].format().unwrap(),
+            bundles(&found)[0].bytes,
             &Default::default(),
         )
         .unwrap();
@@ -213,12 +229,8 @@ fn archive_members_are_searched() {
     let found = discover(&data);
     assert_eq!(found.kind, InputKind::Archive);
     assert!(found.problems.is_empty(), "{:?}", found.problems);
-    let members: Vec<Option<&str>> = found
-        .bundles
-        .iter()
-        .map(|b| b.location.member.as_deref())
-        .collect();
-    assert_eq!(members, [Some("t0.o"), Some("t1.o")]);
+    let members: Vec<Option<String>> = bundles(&found).into_iter().map(|b| b.member).collect();
+    assert_eq!(members, [Some("t0.o".into()), Some("t1.o".into())]);
     assert_wrappers_tie_every_bundle(&found);
     // An archive inside an archive: member paths name both levels.
     let outer = f.dir.path().join("outer.a");
@@ -232,25 +244,22 @@ fn archive_members_are_searched() {
     let outer_data = read(&outer);
     let nested = discover(&outer_data);
     assert!(nested.problems.is_empty(), "{:?}", nested.problems);
-    let members: Vec<Option<&str>> = nested
-        .bundles
-        .iter()
-        .map(|b| b.location.member.as_deref())
-        .collect();
+    let members: Vec<Option<String>> = bundles(&nested).into_iter().map(|b| b.member).collect();
     assert_eq!(
         members,
-        [Some("libt.a/t0.o"), Some("libt.a/t1.o"), Some("t2.o")]
+        [
+            Some("libt.a/t0.o".into()),
+            Some("libt.a/t1.o".into()),
+            Some("t2.o".into())
+        ]
     );
     assert_wrappers_tie_every_bundle(&nested);
     // Each member's bundle equals the one found in the object file itself.
-    for (b, obj) in found.bundles.iter().zip(&f.objects) {
+    for (b, obj) in bundles(&found).iter().zip(&f.objects) {
         let o = read(obj);
         let alone = discover(&o);
-        assert_eq!(b.bytes, alone.bundles[0].bytes);
-        assert_eq!(
-            &data[b.location.offset as usize..][..b.bytes.len()],
-            b.bytes
-        );
+        assert_eq!(b.bytes, bundles(&alone)[0].bytes);
+        assert_eq!(&data[b.offset as usize..][..b.bytes.len()], b.bytes);
     }
 }
 
@@ -262,14 +271,22 @@ fn new_driver_object_offloading_images() {
     let data = read(&obj);
     let found = discover(&data);
     assert!(found.problems.is_empty(), "{:?}", found.problems);
-    assert_eq!(found.offload_images.len(), 2);
-    let archs: BTreeSet<&str> = found.offload_images.iter().filter_map(|i| i.arch).collect();
-    assert_eq!(archs, BTreeSet::from(["gfx90a:xnack+", "gfx1030"]));
-    for img in &found.offload_images {
-        assert!(img.offload_kind.is_hip(), "{}", img.offload_kind);
-        assert_eq!(img.triple, Some("amdgcn-amd-amdhsa"));
-        assert_eq!(img.location.section.as_deref(), Some(".llvm.offloading"));
-        let arch = img.arch.unwrap();
+    let images = units_of(&found, Form::OffloadImage);
+    assert_eq!(images.len(), 2);
+    // An image's entry ID is made from its offload kind, triple and arch.
+    let ids: BTreeSet<&str> = images.iter().map(|i| i.loose[0].id.as_str()).collect();
+    assert_eq!(
+        ids,
+        BTreeSet::from([
+            "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
+            "hipv4-amdgcn-amd-amdhsa--gfx1030"
+        ])
+    );
+    for img in &images {
+        assert_eq!(img.section.as_deref(), Some(".llvm.offloading"));
+        // Bitcode: the new driver embeds `-fgpu-rdc` device code unlinked.
+        assert_eq!((img.loose[0].offset, img.loose[0].ext), (0, "bc"));
+        let arch = img.loose[0].id.split_once("--").unwrap().1;
         let out = d.join(format!("nd-{}.img", arch.replace(':', "_")));
         run_ok(
             Command::new(llvm_tool("clang-offload-packager"))
@@ -297,12 +314,12 @@ fn new_driver_object_offloading_images() {
     let data = read(&so);
     let found = discover(&data);
     assert!(found.problems.is_empty(), "{:?}", found.problems);
-    assert_eq!(found.bundles.len(), 1);
+    assert_eq!(found.bundle_count(), 1);
     assert_wrappers_tie_every_bundle(&found);
     assert_eq!(check_against_clang(&so, "nd"), 1);
     let ids = gfxkit_host::entries::entry_ids(
-        found.bundles[0].format,
-        found.bundles[0].bytes,
+        bundles(&found)[0].format().unwrap(),
+        bundles(&found)[0].bytes,
         &Default::default(),
     )
     .unwrap();
@@ -329,7 +346,7 @@ use host_fixtures::wrapper_rela;
 fn wrapper_pointing_outside_or_inside_a_bundle() {
     let data = read(&fixture().shared);
     let found = discover(&data);
-    let b1 = &found.bundles[1];
+    let b1 = &bundles(&found)[1];
     let fatbin = section(&data, ".hip_fatbin");
 
     let mut outside = data.clone();
@@ -354,7 +371,7 @@ fn wrapper_pointing_outside_or_inside_a_bundle() {
 
     let mut inside = data.clone();
     let r = wrapper_rela(&inside, 1);
-    let addr = fatbin.addr + (b1.location.offset - fatbin.offset) + 16;
+    let addr = fatbin.addr + (b1.offset - fatbin.offset) + 16;
     set_u64(&mut inside, r + 16, addr);
     let got = discover(&inside);
     let p = got
@@ -428,17 +445,17 @@ fn truncated_sections_and_bad_ccob_sizes() {
 
     // The section claims fewer bytes than its last bundle needs.
     let mut short = data.clone();
-    let last = found.bundles.last().unwrap();
-    let new_size = last.location.offset - fatbin.offset + last.bytes.len() as u64 - 10;
+    let last = bundles(&found).last().cloned().unwrap();
+    let new_size = last.offset - fatbin.offset + last.bytes.len() as u64 - 10;
     set_u64(&mut short, fatbin.header_at + 0x20, new_size);
     let got = discover(&short);
-    assert_eq!(got.bundles.len(), found.bundles.len() - 1);
+    assert_eq!(got.bundle_count(), found.bundle_count() - 1);
     let p = got
         .problems
         .iter()
         .find(|p| matches!(p.kind, ProblemKind::BundlePastSection { excess: 10, .. }))
         .unwrap_or_else(|| panic!("{:?}", got.problems));
-    assert_eq!(p.location.offset, last.location.offset);
+    assert_eq!(p.location.offset, last.offset);
 
     // Section offsets and sizes near the top of the u64 range.
     for (off, size) in [(u64::MAX - 7, 16u64), (16, u64::MAX), (u64::MAX, u64::MAX)] {
@@ -472,12 +489,12 @@ fn truncated_sections_and_bad_ccob_sizes() {
     );
 
     // A CCOB v2 total size far past the section; then one smaller than its header.
-    let ccob = &found.bundles[1];
+    let ccob = &bundles(&found)[1];
     assert!(matches!(
-        ccob.format,
-        BundleFormat::Compressed { version: 2, .. }
+        ccob.format(),
+        Some(BundleFormat::Compressed { version: 2, .. })
     ));
-    let at = ccob.location.offset as usize + 8;
+    let at = ccob.offset as usize + 8;
     let mut big = data.clone();
     big[at..at + 4].copy_from_slice(&0x7fff_ffffu32.to_le_bytes());
     let got = discover(&big);
@@ -488,7 +505,7 @@ fn truncated_sections_and_bad_ccob_sizes() {
                 size: 0x7fff_ffff,
                 ..
             }
-        ) && p.location.offset == ccob.location.offset),
+        ) && p.location.offset == ccob.offset),
         "{:?}",
         got.problems
     );
@@ -510,10 +527,10 @@ fn truncated_sections_and_bad_ccob_sizes() {
     // A wrong hash is not visible to discovery (nothing is decompressed) but decompressing
     // the found bundle reports it.
     let mut hash = data.clone();
-    hash[ccob.location.offset as usize + 16] ^= 0xff;
+    hash[ccob.offset as usize + 16] ^= 0xff;
     let got = discover(&hash);
     assert!(got.problems.is_empty());
-    let err = AnyBundle::parse(got.bundles[1].bytes, &DecompressOptions::default()).unwrap_err();
+    let err = AnyBundle::parse(bundles(&got)[1].bytes, &DecompressOptions::default()).unwrap_err();
     assert!(err.to_string().to_lowercase().contains("hash"), "{err}");
 }
 
@@ -527,8 +544,8 @@ fn bit_flips_in_headers_and_sections_never_panic() {
         let s = section(&data, name);
         spots.extend(s.offset as usize..(s.offset + s.size) as usize);
     }
-    for b in &discover(&data).bundles {
-        let o = b.location.offset as usize;
+    for b in &bundles(&discover(&data)) {
+        let o = b.offset as usize;
         spots.extend(o..o + 64);
     }
     for &i in &spots {
@@ -565,21 +582,20 @@ fn rdc_object_bundle_sections_and_external_wrapper() {
     let data = read(&obj);
     let found = discover(&data);
     assert!(found.problems.is_empty(), "{:?}", found.problems);
-    assert!(found.bundles.is_empty());
-    assert_eq!(found.object_bundles.len(), 1);
-    let entries = &found.object_bundles[0].entries;
+    assert_eq!(found.bundle_count(), 0);
+    let objects = units_of(&found, Form::ObjectBundle);
+    assert_eq!(objects.len(), 1);
+    let entries = &objects[0].loose;
     let ours: BTreeSet<String> = entries.iter().map(|e| e.id.to_owned()).collect();
     assert_eq!(ours, clang_list(&obj));
     for e in entries {
-        assert_eq!(
-            &data[e.location.offset as usize..][..e.bytes.len()],
-            e.bytes
-        );
+        let at = (objects[0].offset + e.offset) as usize;
+        assert_eq!(&data[at..][..e.payload.len()], e.payload);
         if e.id.starts_with("host-") {
             continue;
         }
-        let theirs = clang_unbundle(&obj, e.id, &d.join(format!("rdc-{}.co", e.id.len())));
-        assert_eq!(e.bytes, &theirs[..], "{}", e.id);
+        let theirs = clang_unbundle(&obj, &e.id, &d.join(format!("rdc-{}.co", e.id.len())));
+        assert_eq!(e.payload, &theirs[..], "{}", e.id);
     }
     // The wrapper points to `__hip_fatbin`, defined only when the device code is linked.
     assert_eq!(found.wrappers.len(), 1);
@@ -598,13 +614,13 @@ fn rdc_object_bundle_sections_and_external_wrapper() {
 fn bit_flips_in_archives_and_offloading_sections_never_panic() {
     let f = fixture();
     let archive = read(&f.archive);
-    let baseline = discover(&archive).bundles.len();
+    let baseline = discover(&archive).bundle_count();
     assert_eq!(baseline, 2);
     for i in (0..archive.len()).step_by(5) {
         let mut d = archive.clone();
         d[i] ^= 0x41;
         let got = discover(&d);
-        assert!(got.bundles.len() <= baseline + 1, "flip at {i}");
+        assert!(got.bundle_count() <= baseline + 1, "flip at {i}");
         for p in &got.problems {
             let _ = p.to_string();
         }
@@ -619,7 +635,7 @@ fn bit_flips_in_archives_and_offloading_sections_never_panic() {
             let mut c = data.clone();
             c[i] ^= bit;
             let got = discover(&c);
-            if got.offload_images.is_empty() {
+            if units_of(&got, Form::OffloadImage).is_empty() {
                 assert!(
                     got.problems
                         .iter()
@@ -639,8 +655,7 @@ fn rocm7_style_section_of_ccob_v3_bundles_back_to_back() {
     // and v2, laid out at 4096-byte offsets like a ROCm 7 `.hip_fatbin`.
     let data = read(&fixture().shared);
     let found = discover(&data);
-    let plain: Vec<Vec<u8>> = found
-        .bundles
+    let plain: Vec<Vec<u8>> = bundles(&found)
         .iter()
         .map(|b| {
             AnyBundle::parse(b.bytes, &DecompressOptions::default())
@@ -670,10 +685,9 @@ fn rocm7_style_section_of_ccob_v3_bundles_back_to_back() {
     }
     let got = discover(&section);
     assert!(got.problems.is_empty(), "{:?}", got.problems);
-    let seen: Vec<(u64, BundleFormat)> = got
-        .bundles
+    let seen: Vec<(u64, BundleFormat)> = bundles(&got)
         .iter()
-        .map(|b| (b.location.offset, b.format))
+        .map(|b| (b.offset, b.format().unwrap()))
         .collect();
     assert_eq!(
         seen,
@@ -702,17 +716,16 @@ fn rocm7_style_section_of_ccob_v3_bundles_back_to_back() {
             ),
         ]
     );
-    for (b, p) in got.bundles.iter().zip(&parts) {
+    for (b, p) in bundles(&got).iter().zip(&parts) {
         assert_eq!(b.bytes, &p[..]);
     }
     // Header-only entry lists equal the full decompression's.
-    for (b, full) in got
-        .bundles
+    for (b, full) in bundles(&got)
         .iter()
         .zip([&plain[0], &plain[1], &plain[2], &plain[2]])
     {
         let ours: Vec<String> =
-            gfxkit_host::entries::header_entries(b.format, b.bytes, &Default::default())
+            gfxkit_host::entries::header_entries(b.format().unwrap(), b.bytes, &Default::default())
                 .unwrap()
                 .into_iter()
                 .map(|h| h.header.id)

@@ -205,8 +205,8 @@ fn bad_inputs_are_errors() {
     // A compressed bundle whose payload is garbage: reported, exit 2.
     let mut data = std::fs::read(&b.so).unwrap();
     let found = gfxkit_host::discover(&data);
-    let ccob = found.bundles[1].location.offset as usize;
-    let len = found.bundles[1].bytes.len();
+    let ccob = found.bundle_location(1).unwrap();
+    let (ccob, len) = (ccob.offset as usize, ccob.size as usize);
     drop(found);
     for x in &mut data[ccob + 24..ccob + len] {
         *x = 0x55;

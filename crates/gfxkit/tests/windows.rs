@@ -512,7 +512,7 @@ fn kpacked_image_wrappers_lead_to_the_marker() {
     std::fs::write(&split, &data).unwrap();
 
     let found = discover(&data);
-    assert!(found.bundles.is_empty());
+    assert!(found.bundle_count() == 0);
     assert_eq!(found.wrappers.len(), 2);
     for (i, w) in found.wrappers.iter().enumerate() {
         assert_eq!(w.magic, WrapperMagic::Hipk);
@@ -647,7 +647,7 @@ fn pruned_and_recompressed_images_are_valid_and_smaller() {
         assert!(found.problems.is_empty(), "{name}: {:?}", found.problems);
         let wrappers = section(&out, ".hipFatB");
         let relocated = dir64_relocations(&out);
-        assert_eq!(found.wrappers.len(), found.bundles.len());
+        assert_eq!(found.wrappers.len(), found.bundle_count());
         for (i, w) in found.wrappers.iter().enumerate() {
             let rva = wrappers.virtual_address + w.location.offset - wrappers.raw_pointer;
             assert!(relocated.contains(&(rva + 8)), "{name} wrapper {i}");
@@ -910,7 +910,7 @@ fn signed_images_and_objects_are_refused_with_the_reason() {
     assert!(pruned.len() < data.len());
     let found = discover(&pruned);
     assert!(found.problems.is_empty(), "{:?}", found.problems);
-    assert_eq!(found.bundles.len(), 2);
+    assert_eq!(found.bundle_count(), 2);
     // kpack split refuses the signed image unless its signature may go, and objects and
     // static libraries (what is split is a linked image), saying why.
     let split = b.dir.path().join("signed-split").join("bin").join("w.dll");
@@ -1077,7 +1077,7 @@ fn kpack_split_and_inline_of_pe_images() {
         let data = std::fs::read(&out).unwrap();
         let found = discover(&data);
         assert!(found.problems.is_empty(), "{name}: {:?}", found.problems);
-        assert!(found.bundles.is_empty());
+        assert!(found.bundle_count() == 0);
         // The optional header's ImageBase: e_lfanew + 4 + 20 + 24.
         let lfanew = u32::from_le_bytes(data[0x3c..0x40].try_into().unwrap()) as usize;
         let image_base = u64::from_le_bytes(data[lfanew + 48..lfanew + 56].try_into().unwrap());
@@ -1429,7 +1429,7 @@ fn therock_split_dll_of_two_compressed_units_reads_through_its_wrappers() {
         flipped[at..at + 4].copy_from_slice(&WrapperMagic::HIPK.to_le_bytes());
     }
     let found = discover(&flipped);
-    assert_eq!(found.bundles.len(), 2);
+    assert_eq!(found.bundle_count(), 2);
     assert!(found.wrappers.iter().all(|w| w.magic == WrapperMagic::Hipk));
     assert!(
         !found

@@ -94,77 +94,72 @@ impl InputKind {
 
 /// A bundle found in the input.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FoundBundle<'data> {
+pub(crate) struct FoundBundle<'data> {
     /// Where: archive member, section, file offset and size.
-    pub location: Location,
+    pub(crate) location: Location,
     /// Uncompressed or CCOB (version, method).
-    pub format: BundleFormat,
+    pub(crate) format: BundleFormat,
     /// The bundle's bytes (exactly its extent), borrowed from the input.
-    pub bytes: &'data [u8],
+    pub(crate) bytes: &'data [u8],
     /// Indexes into [`Discovery::wrappers`] of the wrappers that point to this bundle.
-    pub wrappers: Vec<usize>,
+    pub(crate) wrappers: Vec<usize>,
 }
 
 /// One entry of an object bundle: a `__CLANG_OFFLOAD_BUNDLE__<entry id>` section.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ObjectBundleEntry<'data> {
+pub(crate) struct ObjectBundleEntry<'data> {
     /// The entry ID (the section name after the prefix), exactly as stored.
-    pub id: &'data str,
+    pub(crate) id: &'data str,
     /// Where the section's contents are.
-    pub location: Location,
+    pub(crate) location: Location,
     /// The section's contents (the entry payload).
-    pub bytes: &'data [u8],
+    pub(crate) bytes: &'data [u8],
 }
 
 /// An object bundle (`clang-offload-bundler -type=o` output): a host ELF object whose
 /// `__CLANG_OFFLOAD_BUNDLE__<entry id>` sections are the entries.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ObjectBundle<'data> {
+pub(crate) struct ObjectBundle<'data> {
     /// Where the host object is (its offset and size; no section).
-    pub location: Location,
+    pub(crate) location: Location,
     /// The entries in section order.
-    pub entries: Vec<ObjectBundleEntry<'data>>,
+    pub(crate) entries: Vec<ObjectBundleEntry<'data>>,
 }
 
 /// A standalone AMDGPU code object.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FoundCodeObject<'data> {
+pub(crate) struct FoundCodeObject<'data> {
     /// Where.
-    pub location: Location,
+    pub(crate) location: Location,
     /// The ELF bytes.
-    pub bytes: &'data [u8],
+    pub(crate) bytes: &'data [u8],
 }
 
 /// An image from an OffloadBinary (`.llvm.offloading` section or standalone).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FoundImage<'data> {
+pub(crate) struct FoundImage<'data> {
     /// Where the image bytes are.
-    pub location: Location,
-    /// File offset of the OffloadBinary header holding it.
-    pub binary_offset: u64,
+    pub(crate) location: Location,
     /// Image kind (object, bitcode, ...).
-    pub image_kind: ImageKind,
+    pub(crate) image_kind: ImageKind,
     /// Offload kind (HIP is 3 or 4).
-    pub offload_kind: OffloadKind,
-    /// Flags.
-    pub flags: u32,
+    pub(crate) offload_kind: OffloadKind,
     /// The `triple` string.
-    pub triple: Option<&'data str>,
+    pub(crate) triple: Option<&'data str>,
     /// The `arch` string (a target ID).
-    pub arch: Option<&'data str>,
-    /// All key/value strings.
-    pub strings: Vec<(&'data str, &'data str)>,
+    pub(crate) arch: Option<&'data str>,
     /// The image bytes.
-    pub bytes: &'data [u8],
+    pub(crate) bytes: &'data [u8],
 }
 
 /// Where a wrapper's pointer leads.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum WrapperTarget {
-    /// The start of a found bundle (index into [`Discovery::bundles`]).
+    /// The start of a found bundle (its index among the bundles found, as
+    /// [`Discovery::bundle_unit`] takes it).
     Bundle {
-        /// Index into [`Discovery::bundles`].
+        /// Index among the bundles found ([`Discovery::bundle_count`]).
         index: usize,
     },
     /// An address in the file where no bundle starts (HIPK metadata, or a problem).
@@ -214,23 +209,25 @@ impl Wrapper {
     }
 }
 
-/// Everything found in one input.
+/// Everything found in one input. What it holds reads as the one model of a unit of device
+/// code: [`Discovery::units`] for every unit, [`Discovery::bundle_unit`] for the offload bundle
+/// a wrapper record names; the records discovery keeps on the way are its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Discovery<'data> {
     /// What the input is.
     pub kind: InputKind,
     /// Offload bundles (in `.hip_fatbin` sections, standalone, in archive members), in file order.
-    pub bundles: Vec<FoundBundle<'data>>,
+    pub(crate) bundles: Vec<FoundBundle<'data>>,
     /// Object bundles (`__CLANG_OFFLOAD_BUNDLE__*` sections).
-    pub object_bundles: Vec<ObjectBundle<'data>>,
+    pub(crate) object_bundles: Vec<ObjectBundle<'data>>,
     /// Standalone AMDGPU code objects (the input itself or archive members).
-    pub code_objects: Vec<FoundCodeObject<'data>>,
+    pub(crate) code_objects: Vec<FoundCodeObject<'data>>,
     /// OffloadBinary images.
-    pub offload_images: Vec<FoundImage<'data>>,
+    pub(crate) offload_images: Vec<FoundImage<'data>>,
     /// `.hipFatBinSegment` wrapper records.
     pub wrappers: Vec<Wrapper>,
     /// The `.hip_fatbin` sections read (archive member, file offset and size of their
-    /// contents), in file order; their bundles are in [`Discovery::bundles`]. In a file
+    /// contents), in file order; their bundles are among [`Discovery::units`]. In a file
     /// without a section table, the spans read instead (section `None`): per `PT_LOAD`
     /// segment, from the first bundle a wrapper leads to to the end of the last one.
     pub fatbin_sections: Vec<Location>,
@@ -812,13 +809,10 @@ impl<'data> Walker<'data> {
                     offset: base.saturating_add(e.image_offset),
                     size: e.image.len() as u64,
                 },
-                binary_offset: base.saturating_add(e.binary_offset),
                 image_kind: e.image_kind,
                 offload_kind: e.offload_kind,
-                flags: e.flags,
                 triple: e.triple(),
                 arch: e.arch(),
-                strings: e.strings.clone(),
                 bytes: e.image,
             });
         }

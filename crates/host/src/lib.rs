@@ -49,25 +49,28 @@
 //! b.extend_from_slice(b"\x7fELF");
 //! let found = discover(&b);
 //! assert_eq!(found.kind, InputKind::Bundle);
-//! assert_eq!(found.bundles.len(), 1);
-//! assert_eq!(found.bundles[0].bytes.len(), b.len());
-//! assert!(found.problems.is_empty());
+//! let units = found.units();
+//! assert_eq!(units.units.len(), 1);
+//! assert_eq!(units.units[0].bytes.len(), b.len());
+//! assert!(units.problems.is_empty());
 //!
 //! // What the HIP runtime would load from it on a device.
-//! let b = &found.bundles[0];
-//! let entries = gfxkit_host::entries::entry_ids(b.format, b.bytes, &found.limits).unwrap();
+//! let u = &units.units[0];
+//! let entries = gfxkit_host::entries::entry_ids(u.format().unwrap(), u.bytes, &u.limits).unwrap();
 //! let device = gfxkit_target_id::TargetId::parse("gfx90a:sramecc+:xnack-").unwrap();
 //! let choice = gfxkit_host::select::select(&device, &entries);
 //! assert_eq!(choice.index, Some(0));
 //! assert_eq!(choice.via, Some(gfxkit_host::select::Via::Native));
 //! ```
 //!
-//! For tools that list or extract: [`discover()`](discover::discover()) gives every bundle with
-//! its [`Location`] (archive member, section, file offset, size) and bytes;
+//! For tools that list or extract: [`Discovery::units`] gives the units of device code found
+//! ([`unit::Unit`]: bundle, object bundle, code object, OffloadImage), each with its
+//! [`Location`] (archive member, section, file offset, size) and bytes, and
+//! [`unit::Unit::load_view`] what the HIP runtime reads of one (the parsed entry IDs);
 //! [`entries::header_entries`] lists a bundle's entries without decompressing more than its
-//! header; [`Discovery::units`] gives the units of device code ([`unit::Unit`]: bundle, object
-//! bundle, code object, OffloadImage) and [`unit::Unit::load_view`] what the HIP runtime reads of
-//! one (the parsed entry IDs); [`Discovery::problems`] holds what `verify` should report.
+//! header; [`Discovery::problems`] holds what `verify` should report. Tools that edit a file
+//! follow its wrapper records ([`Discovery::wrappers`]) to the bundles they name
+//! ([`Discovery::bundle_unit`]).
 #![forbid(unsafe_code)]
 
 pub mod discover;
@@ -86,8 +89,8 @@ pub mod unit;
 mod wrapper;
 
 pub use discover::{
-    discover, discover_with, Discovery, FoundBundle, FoundCodeObject, FoundImage, InputKind,
-    KpackRef, ObjectBundle, ObjectBundleEntry, Wrapper, WrapperMagic, WrapperRecord, WrapperTarget,
+    discover, discover_with, Discovery, InputKind, KpackRef, Wrapper, WrapperMagic, WrapperRecord,
+    WrapperTarget,
 };
 pub use fatbin::{BundleFormat, CompressionMethod};
 pub use problem::{Location, Problem, ProblemKind, Severity};

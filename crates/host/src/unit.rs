@@ -5,6 +5,8 @@
 //! such files. What the HIP runtime reads of a unit to choose a code object is
 //! [`Unit::load_view`] ([`crate::entries`]).
 
+#[cfg(doc)]
+use crate::discover::WrapperTarget;
 use crate::discover::{Discovery, FoundBundle};
 use crate::fatbin::BundleFormat;
 use crate::problem::{Location, Problem, Severity};
@@ -187,33 +189,55 @@ impl<'a> Unit<'a> {
     }
 }
 
-impl<'a> FoundBundle<'a> {
-    /// The bundle discovery found, as unit `index` of its file read under `limits`; the
-    /// error of its CCOB header when that does not read (an unknown method, say).
-    pub fn unit(&self, index: usize, limits: Limits) -> gfxkit_bundle::Result<Unit<'a>> {
-        let ccob = match self.format {
+impl<'a> Discovery<'a> {
+    /// How many offload bundles were found: the bundles a [`WrapperTarget::Bundle`] names by
+    /// their index, in file order (`.hip_fatbin` sections, standalone bundles, archive
+    /// members).
+    pub fn bundle_count(&self) -> usize {
+        self.bundles.len()
+    }
+
+    /// Where offload bundle `i` (of [`Discovery::bundle_count`]) lies; `None` past the last.
+    pub fn bundle_location(&self, i: usize) -> Option<&Location> {
+        self.bundles.get(i).map(|b| &b.location)
+    }
+
+    /// Offload bundle `i` (of [`Discovery::bundle_count`]) as unit `i` of its file, read under
+    /// the discovery's limits; `None` past the last, the error of its CCOB header when that
+    /// does not read (an unknown compression method: discovery delimits such a bundle by its
+    /// header's sizes, which no method changes).
+    pub fn bundle_unit(&self, i: usize) -> Option<gfxkit_bundle::Result<Unit<'a>>> {
+        Some(self.unit_of(self.bundles.get(i)?, i))
+    }
+
+    /// The found bundle `b` as unit `index` of its file.
+    fn unit_of(&self, b: &FoundBundle<'a>, index: usize) -> gfxkit_bundle::Result<Unit<'a>> {
+        let ccob = match b.format {
             BundleFormat::Uncompressed => None,
             BundleFormat::Compressed { .. } => Some(ccob::Header::parse_at(Cursor::at(
-                self.bytes,
-                self.location.offset,
+                b.bytes,
+                b.location.offset,
             ))?),
         };
         Ok(Unit {
             index,
-            offset: self.location.offset,
-            bytes: self.bytes,
-            size: self.bytes.len() as u64,
+            offset: b.location.offset,
+            bytes: b.bytes,
+            size: b.bytes.len() as u64,
             ccob,
-            member: self.location.member.clone(),
-            section: self.location.section.clone(),
+            member: b.location.member.clone(),
+            section: b.location.section.clone(),
             form: Form::Bundle,
             loose: Vec::new(),
-            limits,
+            limits: self.limits,
         })
     }
-}
 
-impl<'a> Discovery<'a> {
+    /// Whether a wrapper record ([`Discovery::wrappers`]) leads to offload bundle `i`.
+    pub fn is_wrapped(&self, i: usize) -> bool {
+        self.bundles.get(i).is_some_and(|b| !b.wrappers.is_empty())
+    }
+
     /// The units of device code found, in [`Units`]'s order, and the problems (with one more
     /// for each compressed bundle whose CCOB header cannot be read).
     pub fn units(&self) -> Units<'a> {
@@ -221,7 +245,7 @@ impl<'a> Discovery<'a> {
         let mut problems = d.problems.clone();
         let mut units = Vec::new();
         for b in &d.bundles {
-            match b.unit(units.len(), d.limits) {
+            match d.unit_of(b, units.len()) {
                 Ok(u) => units.push(u),
                 // Delimited by discovery but unreadable here (an unknown method, say): reported
                 // with where it is, the other bundles are still listed.

@@ -1,7 +1,7 @@
 //! Inputs found by fuzzing host discovery (kept under `fuzz/regressions/host/`), each with what
 //! gfxkit must report for it.
 
-use gfxkit_host::{discover, ProblemKind};
+use gfxkit_host::{discover, Form, ProblemKind};
 
 fn regression(name: &str) -> Vec<u8> {
     let path =
@@ -31,10 +31,11 @@ fn f1_object_bundle_non_utf8_section_name() {
         }
     );
     // Only the host entry is listed: nothing under an empty or replaced ID.
-    let ids: Vec<&str> = found
-        .object_bundles
+    let units = found.units().units;
+    let ids: Vec<&str> = units
         .iter()
-        .flat_map(|b| b.entries.iter().map(|e| e.id))
+        .filter(|u| u.form == Form::ObjectBundle)
+        .flat_map(|u| u.loose.iter().map(|e| e.id.as_str()))
         .collect();
     assert_eq!(ids, ["host-x86_64-unknown-linux-gnu-"]);
 }
@@ -51,8 +52,8 @@ fn f1_host_discover_crash() {
         .expect("the bad name is reported");
     assert_eq!(p.location.member.as_deref(), Some("obj_bundle.o"));
     assert!(p.to_string().contains("is not UTF-8"), "{p}");
-    for b in &found.object_bundles {
-        for e in &b.entries {
+    for u in found.units().units {
+        for e in &u.loose {
             assert!(!e.id.is_empty());
         }
     }
@@ -79,11 +80,9 @@ fn archive_member_name_not_utf8_is_reported_with_its_offset() {
     ar.extend_from_slice(&header);
     ar.extend_from_slice(&bundle);
     let found = discover(&ar);
-    assert_eq!(found.bundles.len(), 1, "{:?}", found.problems);
-    assert_eq!(
-        found.bundles[0].location.member.as_deref(),
-        Some(r"k\xff.o")
-    );
+    let units = found.units().units;
+    assert_eq!(units.len(), 1, "{:?}", found.problems);
+    assert_eq!(units[0].member.as_deref(), Some(r"k\xff.o"));
     let p = &found.problems[0];
     assert_eq!(
         p.kind,

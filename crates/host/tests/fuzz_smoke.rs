@@ -22,17 +22,23 @@ const PREFIXES: &[&[u8]] = &[
 fn check(data: &[u8]) {
     let found = discover(data);
     let len = data.len() as u64;
-    for b in &found.bundles {
-        assert!(b.location.offset + b.bytes.len() as u64 <= len);
-        if let Ok(ids) = entries::entry_ids(b.format, b.bytes, &found.limits) {
+    for i in 0..found.bundle_count() {
+        let l = found.bundle_location(i).unwrap();
+        assert!(l.offset + l.size <= len);
+    }
+    let units = found.units();
+    for u in &units.units {
+        assert!(u.offset + u.bytes.len() as u64 <= len);
+        for e in &u.loose {
+            assert!(u.offset + e.offset + e.payload.len() as u64 <= len);
+        }
+        let Some(format) = u.format() else { continue };
+        if let Ok(ids) = entries::entry_ids(format, u.bytes, &u.limits) {
             let device = gfxkit_target_id::TargetId::parse("gfx90a:sramecc+:xnack-").unwrap();
             let _ = select::select(&device, &ids);
         }
     }
-    for i in &found.offload_images {
-        assert!(i.location.offset + i.bytes.len() as u64 <= len);
-    }
-    for u in entries::load_views(&found.units().units) {
+    for u in entries::load_views(&units.units) {
         let _ = u.header_readable_by_hip();
     }
     for p in &found.problems {

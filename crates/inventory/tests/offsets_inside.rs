@@ -89,8 +89,10 @@ fn check(data: &[u8]) -> Result<(), TestCaseError> {
     {
         inside(&format!("problem {p}"), p.location.offset)?;
     }
-    for b in found.bundles.iter().filter(|b| b.location.member.is_none()) {
-        inside("bundle", b.location.offset)?;
+    for l in (0..found.bundle_count()).filter_map(|i| found.bundle_location(i)) {
+        if l.member.is_none() {
+            inside("bundle", l.offset)?;
+        }
     }
     let listing = gfxkit_inventory::list::list_bytes("input", data, false);
     for b in &listing.bundles {

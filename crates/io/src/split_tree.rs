@@ -63,7 +63,7 @@ pub fn splittable(data: &[u8]) -> bool {
         return false;
     }
     let found = gfxkit_host::discover(data);
-    !found.bundles.is_empty()
+    found.bundle_count() > 0
         && found
             .wrappers
             .iter()

@@ -623,9 +623,9 @@ pub fn check_inline(i: &Inlined<'_>, written: &[u8]) -> Result<()> {
     for (n, (w, (_, arches))) in found.wrappers.iter().zip(&i.bundles).enumerate() {
         let any = match w.target {
             WrapperTarget::Bundle { index } if w.magic == WrapperMagic::Hipf => found
-                .bundles
-                .get(index)
-                .and_then(|b| AnyBundle::parse(b.bytes, &i.limits.decompress_options()).ok()),
+                .bundle_unit(index)
+                .and_then(|u| u.ok())
+                .and_then(|u| AnyBundle::parse(u.bytes, &i.limits.decompress_options()).ok()),
             _ => None,
         };
         let holds = |b: &AnyBundle<'_>| {

@@ -13,8 +13,7 @@ use gfxkit_bundle::limits::Limits;
 use gfxkit_bundle::Bundle;
 use gfxkit_bytes::{offset_within, Cursor};
 use gfxkit_host::{
-    BundleFormat, Discovery, FoundBundle, InputKind, Location, Problem, ProblemKind, Unit,
-    WrapperMagic, WrapperTarget,
+    Discovery, InputKind, Location, Problem, ProblemKind, Unit, WrapperMagic, WrapperTarget,
 };
 use rayon::prelude::*;
 use serde::Serialize;
@@ -300,24 +299,34 @@ fn fatal(p: &Problem, base: u64) -> Option<Error> {
     Some(Error::at(at, kind))
 }
 
-/// The found bundle as the rewrite reads it, unit `index` of the region, at its file offset
-/// (`base`: where the discovered bytes lie in the file).
-fn found<'a>(b: &FoundBundle<'a>, index: usize, base: u64, limits: Limits) -> Result<Unit<'a>> {
-    let offset = base.saturating_add(b.location.offset);
-    if let BundleFormat::Compressed { method, .. } = b.format {
-        if method.known().is_none() {
-            return Err(Error::at(
-                offset + 6,
-                ErrorKind::Unsupported(format!("compression method {}", method.0)),
-            ));
+/// Bundle `i` of those `d` found, as the rewrite reads it: unit `index` of the region, at its
+/// file offset (`base`: where the discovered bytes lie in the file). A compression method
+/// gfxkit does not know is unsupported rather than damage.
+fn found<'a>(d: &Discovery<'a>, i: usize, index: usize, base: u64) -> Result<Unit<'a>> {
+    let at = d.bundle_location(i).map_or(0, |l| l.offset);
+    let mut unit = match d.bundle_unit(i) {
+        Some(Ok(unit)) => unit,
+        Some(Err(e)) => {
+            let mut e = match e.kind {
+                gfxkit_bundle::ErrorKind::UnknownMethod(method) => Error::at(
+                    e.offset.unwrap_or(at),
+                    ErrorKind::Unsupported(format!("compression method {method}")),
+                ),
+                _ => bundle::error_at(e, at),
+            };
+            e.offset = e.offset.saturating_add(base);
+            return Err(e);
         }
-    }
-    let mut unit = b.unit(index, limits).map_err(|e| {
-        let mut e = bundle::error_at(e, b.location.offset);
-        e.offset = e.offset.saturating_add(base);
-        e
-    })?;
-    unit.offset = offset;
+        // Not reached: the survey asks for bundles below `bundle_count`.
+        None => {
+            return fail(
+                base.saturating_add(at),
+                ErrorKind::Damaged(format!("no bundle {i}")),
+            )
+        }
+    };
+    unit.index = index;
+    unit.offset = base.saturating_add(unit.offset);
     Ok(unit)
 }
 
@@ -373,13 +382,13 @@ fn survey_found(
     {
         return Err(e);
     }
-    let mine: Vec<usize> = (0..d.bundles.len())
-        .filter(|&i| inside(&d.bundles[i].location))
+    let mine: Vec<usize> = (0..d.bundle_count())
+        .filter(|&i| d.bundle_location(i).is_some_and(inside))
         .collect();
     let list = mine
         .iter()
         .enumerate()
-        .map(|(k, &i)| found(&d.bundles[i], k, base, how.limits))
+        .map(|(k, &i)| found(d, i, k, base))
         .collect::<Result<Vec<_>>>()?;
     let bundles = if how.decode {
         survey_bundles(&list, how)?
@@ -477,12 +486,12 @@ fn wrapper_problems(
             WrapperTarget::Nowhere => WrapperProblem::Null,
             WrapperTarget::Address { address, .. } => WrapperProblem::NoBundle { target: *address },
             WrapperTarget::Bundle { index } => {
-                let b = &d.bundles[*index].location;
+                let b = d.bundle_location(*index).map_or(0, |l| l.offset);
                 problems.push(Error::at(
                     at,
                     ErrorKind::Damaged(format!(
                         "wrapper {i}: points to the bundle at {:#x} in another .hip_fatbin",
-                        base.saturating_add(b.offset)
+                        base.saturating_add(b)
                     )),
                 ));
                 continue;
@@ -501,10 +510,7 @@ fn wrapper_problems(
         problems.push(Error::at(at, ErrorKind::Wrapper { index: i, problem }));
     }
     if !d.wrappers.is_empty() || has_wrapper_section(d) {
-        let pointed: Vec<bool> = mine
-            .iter()
-            .map(|&i| !d.bundles[i].wrappers.is_empty())
-            .collect();
+        let pointed: Vec<bool> = mine.iter().map(|&i| d.is_wrapped(i)).collect();
         if let Err(e) = check::every_bundle_pointed(&pointed, |k| list[k].offset) {
             problems.push(e);
         }
@@ -569,7 +575,9 @@ mod tests {
         let s = survey(&file, &Default::default()).unwrap();
         assert_eq!(s.kind, FileKind::Bundle);
         let offsets: Vec<u64> = s.regions[0].bundles.iter().map(|b| b.offset).collect();
-        let found: Vec<u64> = d.bundles.iter().map(|b| b.location.offset).collect();
+        let found: Vec<u64> = (0..d.bundle_count())
+            .map(|i| d.bundle_location(i).unwrap().offset)
+            .collect();
         assert_eq!(offsets, found);
         assert_eq!(s.regions[0].bundles[1].encoding, "ccob-v3-zstd");
         assert_eq!(

@@ -28,7 +28,7 @@
 //! bundle; a `.kpackrf` section that is last in the table and in the file is removed again.
 //! An image [`split_image`] made from one [`inline_image`] made comes back byte for byte.
 
-use super::edit::{bad, fat_wrapper, offset_of, unsupported, Patches, Splice};
+use super::edit::{bad, fat_wrapper, unsupported, Patches, Splice};
 use super::image::{file_offsets, finish, only_wrappers_lead_into, Image, Sec, SECTION_HEADER};
 use crate::error::{fail, ErrorKind, Result};
 use crate::kpack::Split;
@@ -112,7 +112,7 @@ pub fn split_image(
         .iter()
         .map(|w| w.location.offset + 8)
         .collect();
-    let wrapper_bundles = wrapper_bundles(data, &img, &found, &fat, &dir64, &slots)?;
+    let wrapper_bundles = wrapper_bundles(&img, &found, &fat, &dir64, &slots)?;
     let MarkerPlace {
         header,
         n,
@@ -173,7 +173,6 @@ pub fn split_image(
 /// relocation at its +16 (which gets the index N); and no base-relocated pointer (`dir64`)
 /// but a wrapper's (`slots`) leads into the section.
 fn wrapper_bundles(
-    data: &[u8],
     img: &Image<'_>,
     found: &gfxkit_host::Discovery<'_>,
     fat: &Sec,
@@ -192,10 +191,10 @@ fn wrapper_bundles(
                 format!("wrapper {i} does not lead to a bundle of {}", fat.name),
             ));
         };
-        let Some(bundle) = found.bundles.get(index) else {
+        let Some(bundle) = found.bundle_location(index) else {
             return Err(bad(at, format!("wrapper {i} leads to no bundle")));
         };
-        let b = offset_of(data, bundle.bytes);
+        let b = bundle.offset;
         if !(fo..old_end).contains(&b) {
             return Err(unsupported(
                 at,
