@@ -434,6 +434,22 @@ fn verify_passes_over_offload_bundles_for_other_gpus() {
             && e.contains("other targets: 'openmp-nvptx64-nvidia-cuda--sm_80', 'sycl-spir64_gen'"),
         "{e}"
     );
+    // `select` says it as `verify` does, and names the entries in its JSON.
+    let out = gfxkit(&["select", "--device", "gfx90a", s(&obj)]);
+    let (o, e) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{o}{e}");
+    assert!(
+        o.contains("no device code for an AMD GPU in this file")
+            && o.contains("other targets: 'openmp-nvptx64-nvidia-cuda--sm_80', 'sycl-spir64_gen'"),
+        "{o}"
+    );
+    let (code, j) = json(&["select", "--json", "--device", "gfx90a", s(&obj)]);
+    assert_eq!(code, 0, "{j}");
+    assert_eq!(
+        j["files"][0]["other_gpus"],
+        serde_json::json!(["openmp-nvptx64-nvidia-cuda--sm_80", "sycl-spir64_gen"]),
+        "{j}"
+    );
     // In a directory beside a library with AMD device code: that one verified, this one left
     // out as files without device code found in a walk are, and the run passes.
     let tree = d.join("tree");

@@ -44,6 +44,11 @@ pub struct Selection {
     /// The markers of `HIPK` wrappers (device code moved out to kpack archives).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kpack: Vec<KpackRef>,
+    /// The entry IDs of the file's object bundles for other GPUs (SYCL images for Intel
+    /// GPUs, OpenMP offload to NVIDIA GPUs), which no AMD GPU is asked to run: `list` shows
+    /// them, the choice passes over them ([`gfxkit_host::unit::holds_amd_gpu_code`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub other_gpus: Vec<String>,
 }
 
 /// The choice for one unit.
@@ -374,12 +379,19 @@ pub fn select_on(
         }
         problems.extend(damage);
     }
+    let other_gpus = inv
+        .units
+        .iter()
+        .filter(|u| !u.holds_amd_gpu_code())
+        .flat_map(|u| u.loose.iter().map(|e| e.id.clone()))
+        .collect();
     let mut s = Selection {
         path: name.to_owned(),
         error: None,
         bundles,
         problems,
         kpack: inv.kpack(),
+        other_gpus,
     };
     if let Some(r) = rules {
         s.refuse_device(r, device);
@@ -401,6 +413,7 @@ pub fn database_alone(
         bundles: Vec::new(),
         problems: Vec::new(),
         kpack: Vec::new(),
+        other_gpus: Vec::new(),
     };
     s.add_database(db, device, cu_count, rules);
     s
@@ -414,5 +427,6 @@ pub fn unreadable(name: &str, error: String) -> Selection {
         bundles: Vec::new(),
         problems: Vec::new(),
         kpack: Vec::new(),
+        other_gpus: Vec::new(),
     }
 }

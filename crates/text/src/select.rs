@@ -1,5 +1,6 @@
 //! `gfxkit select`'s text: per file, the code object each unit hands the device, or why none.
 
+use gfxkit_inventory::error::{Error, ErrorKind};
 use gfxkit_inventory::select::SelectReport;
 use std::io::{Result, Write};
 
@@ -142,7 +143,13 @@ pub fn report(r: &SelectReport, out: &mut dyn Write, err: &mut dyn Write) -> Res
                 .iter()
                 .any(|p| p.severity == gfxkit_host::Severity::Error);
             if kpack.is_empty() && !damaged && databases.is_empty() {
-                writeln!(out, "{}: no device code", f.path)?;
+                if f.other_gpus.is_empty() {
+                    writeln!(out, "{}: no device code", f.path)?;
+                } else {
+                    // Said as `verify` says it.
+                    let kind = ErrorKind::OtherGpusOnly(f.other_gpus.clone());
+                    writeln!(out, "{}: {}", f.path, Error::new(kind))?;
+                }
             }
             for line in &databases {
                 writeln!(out, "{line}")?;
