@@ -10,8 +10,8 @@
 # Repetitions: --runs N (or RUNS; default 7) for the rows of the 93 MB bundle, --big-runs N (or
 # BIG_RUNS; default 7) for the 1.3 GB library. With the defaults one run takes about 8 minutes
 # on an idle 2-core machine (plus the release build, when it is not up to date). The machine
-# should be otherwise idle: the report says when it was not (load average at the start and
-# the end).
+# should be otherwise idle: the report says when it was not (the CPU other processes took
+# during the run, from /proc/stat less the script's own, and the load average).
 #
 # After one warm-up round (not recorded), each row runs its commands alternately (gfxkit,
 # floor, clang, gfxkit, ...) RUNS times (BIG_RUNS for the 1.3 GB library), so that load from
@@ -62,8 +62,16 @@ case "$RUNS$BIG_RUNS" in *[!0-9]*) echo "bench/floor.sh: repetitions must be num
 [ "$RUNS" -ge 1 ] && [ "$BIG_RUNS" -ge 1 ] || { echo "bench/floor.sh: repetitions must be at least 1" >&2; exit 2; }
 LIB=$CORPUS/debian/librocsparse.so
 FATBIN=$CORPUS/debian/librocsparse.so.hip_fatbin
-STARTED=$(date +%s)
+STARTED=$(date +%s.%N)
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+# CPU time the whole machine has spent busy (user, nice, system, irq, softirq, steal) and
+# this script's own with its children, in clock ticks: their difference over the run is the
+# CPU other processes took while it ran, a measure of load that a load average (which also
+# remembers the minute before the run) is not.
+busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
+own_ticks() { awk '{print $14 + $15 + $16 + $17}' "/proc/$$/stat"; }
+BUSY_START=$(busy_ticks)
+OWN_START=$(own_ticks)
 L19=/usr/lib/llvm-19/bin
 CB=$L19/clang-offload-bundler
 PEAK="python3 $ROOT/bench/peak.py"
@@ -278,10 +286,15 @@ rm -rf cp.so p.so r.so fb.zst fb3.zst ks
 
 mkdir -p "$ROOT/target/bench"
 cp "$RES" "$ROOT/target/bench/floor-results.tsv" # every run, for the record
+TICKS=$(getconf CLK_TCK)
+OTHERS_CPU=$(awk -v b="$(( $(busy_ticks) - BUSY_START ))" -v o="$(( $(own_ticks) - OWN_START ))" \
+  -v t="$TICKS" 'BEGIN { d = (b - o) / t; printf "%.1f", d < 0 ? 0 : d }')
+ELAPSED=$(awk -v s="$STARTED" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
 python3 "$ROOT/bench/report.py" "$RES" "$ROOT/docs" \
   "bundle=$BIG" "out=$BIG" "gz=$GZ" "wz=$WZ" "cz=$CZ" "zz=$ZZ" "lib=$(stat -c %s "$LIB")" \
   "fatbin=$(stat -c %s "$FATBIN")" "pruned=$PS" "recompressed=$RS" "fz=$FZ" "ident=$IDENT" \
   "runs=$RUNS" "big_runs=$BIG_RUNS" "load=$LOAD_START" "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" \
-  "cores=$(nproc)" "minutes=$(( ($(date +%s) - STARTED + 30) / 60 ))" "tree_runs=$TREE_RUNS" \
+  "cores=$(nproc)" "minutes=$(awk -v e="$ELAPSED" 'BEGIN { printf "%d", (e + 30) / 60 }')" \
+  "tree_runs=$TREE_RUNS" "others_cpu=$OTHERS_CPU" "elapsed=$ELAPSED" \
   ${EXTRA[@]+"${EXTRA[@]}"}
 echo "== wrote docs/performance.md and docs/performance.svg"

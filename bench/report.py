@@ -224,12 +224,25 @@ if "hbl.size" in runs:
 rows = [r[:4] + (c,) + r[4:] for r, c in zip(rows, cpus)]
 stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 cores = int(kv["cores"])
-# The load at the start is other processes'; at the end it includes the benchmark's own.
-loaded = float(kv["load"].split()[0]) > cores / 2
+# The load: the CPU other processes took during the run (the machine's busy time less the
+# benchmark's own, from /proc/stat), as the cores they kept busy on average. Runs recorded
+# before it was measured fall back on the load average at the start, which also counts work
+# that ended in the minute before the run.
+if "others_cpu" in kv and float(kv.get("elapsed", 0)) > 0:
+    others = float(kv["others_cpu"]) / float(kv["elapsed"])
+    loaded = others > 0.25
+    load_said = (
+        f"other processes took {float(kv['others_cpu']):.0f} CPU-seconds over the run's "
+        f"{float(kv['elapsed']):.0f} s, {others:.2f} cores on average; load average "
+        f"{kv['load']} at the start"
+    )
+else:
+    loaded = float(kv["load"].split()[0]) > cores / 2
+    load_said = f"load average {kv['load']} at the start"
 if loaded:
     conditions = [
-        f"Measured {stamp} on a {cores}-core machine **under load** from other processes (load",
-        f"average {kv['load']} at the start; {kv.get('load_end', '?')} at the end, the",
+        f"Measured {stamp} on a {cores}-core machine **under load** from other processes",
+        f"({load_said}; {kv.get('load_end', '?')} at the end, the",
         "benchmark's own included). Wall times then mostly measure the wait for a core, and work",
         "moved to a second thread (the MD5 hash) is paid in full, so a side's CPU time is the",
         "better measure of what it costs: under a load like this the wall ratios of two runs can",
@@ -238,9 +251,8 @@ if loaded:
     ]
 else:
     conditions = [
-        f"Measured {stamp} on an otherwise idle {cores}-core machine (load average",
-        f"{kv['load']} at the start; {kv.get('load_end', '?')} at the end, the benchmark's own",
-        "included).",
+        f"Measured {stamp} on an otherwise idle {cores}-core machine ({load_said};",
+        f"{kv.get('load_end', '?')} at the end, the benchmark's own included).",
     ]
 # How two processes at once compare with one (zstd -d of the frame, alone and two copies at
 # the same time): 1.0 on two real cores; more when the cores share execution units.
