@@ -104,6 +104,14 @@ fn native_selection_per_bundle_and_exit_code() {
         "{reason}"
     );
     assert_eq!(b1["nearest"], serde_json::json!(["gfx1030"]));
+    // The kernels of each code object loaded (t0 has 2, t2 has 3); none where none loads.
+    let kernels: Vec<&Value> = v["files"][0]["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| &b["kernels"])
+        .collect();
+    assert_eq!(kernels, [&Value::from(2), &Value::Null, &Value::from(3)]);
 
     let out = gfxkit(
         &["select", "--device", "gfx90a:sramecc+:xnack+", "--json"],
@@ -126,6 +134,51 @@ fn native_selection_per_bundle_and_exit_code() {
             (None, None)
         ]
     );
+}
+
+/// A code object the runtime loads that holds no kernel (its translation unit's kernels are
+/// compiled for other architectures only, as in XLA's ROCm plugins) is said to hold none: a
+/// launch from it fails on the device.
+#[test]
+fn a_loaded_code_object_without_kernels_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = format!(
+        "{}#if !defined(__gfx1030__)\n\
+         extern \"C\" __global__ void some(float *a) {{ a[0] += 1.0f; }}\n\
+         #else\n\
+         extern \"C\" __global__ void some(float *a);\n\
+         #endif\n",
+        host_fixtures::PRELUDE
+    );
+    let so = host_fixtures::shared_from_source(
+        dir.path(),
+        "guarded",
+        &source,
+        &["gfx90a:xnack-", "gfx1030"],
+    );
+    let out = gfxkit(&["select", "--device", "gfx1030"], &[&so]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("hipv4-amdgcn-amd-amdhsa--gfx1030 (native), holds no kernels"),
+        "{text}"
+    );
+    let v = json_stdout(&gfxkit(
+        &["select", "--json", "--device", "gfx1030"],
+        &[&so],
+    ));
+    assert_eq!(v["files"][0]["bundles"][0]["kernels"], 0, "{v}");
+    let out = gfxkit(&["select", "--device", "gfx90a:xnack-"], &[&so]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("gfx90a:xnack- (native)") && !text.contains("no kernels"),
+        "{text}"
+    );
+    let v = json_stdout(&gfxkit(
+        &["select", "--json", "--device", "gfx90a:xnack-"],
+        &[&so],
+    ));
+    assert_eq!(v["files"][0]["bundles"][0]["kernels"], 1, "{v}");
 }
 
 #[test]

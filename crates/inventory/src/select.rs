@@ -72,6 +72,12 @@ pub struct UnitChoice {
     pub selected: Option<String>,
     /// How it was chosen (native, generic, SPIR-V).
     pub via: Option<Via>,
+    /// The kernels of the code object loaded (its `amdhsa.kernels`), when it was read (the
+    /// unit judged for damage, as every unit the runtime loads from a linked file is). 0 for a
+    /// code object that loads but holds no kernel: a launch from it fails on the device (a
+    /// translation unit built for an architecture its kernels are not compiled for).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernels: Option<usize>,
     /// Why this entry, or why none.
     pub reason: String,
     /// Feature settings the device must have for the choice (when it left them unknown).
@@ -154,6 +160,7 @@ impl Selection {
                 offset: u.offset,
                 selected: u.selected.clone(),
                 via: None,
+                kernels: None,
                 reason: u.lookup.reason.clone(),
                 needs: u.selected.as_ref().and(needs.clone()),
                 nearest: Vec::new(),
@@ -216,6 +223,7 @@ impl Selection {
             offset: 0,
             selected,
             via: None,
+            kernels: None,
             reason,
             needs: None,
             nearest: Vec::new(),
@@ -273,6 +281,7 @@ impl Selection {
             if let Some(d) = &mut b.database {
                 d.files.clear();
             }
+            b.kernels = None;
             // The device comes first; what else was passed over stays listed.
             b.passed_over.insert(
                 0,
@@ -339,6 +348,7 @@ pub fn select_on(
                 offset: at.offset,
                 selected,
                 via: s.via,
+                kernels: None,
                 needs: (!s.needs.is_empty()).then(|| s.needs_text()),
                 reason: s.reason.clone(),
                 nearest: s.nearest.clone(),
@@ -362,7 +372,17 @@ pub fn select_on(
     let mut problems = inv.all_problems();
     let mut bundles = bundles;
     if inv.loaded_at_run_time() {
-        let damage = crate::verify::damage(inv, &unreadable);
+        let judged = crate::verify::judge(inv, &unreadable);
+        for b in &mut bundles {
+            let counts = judged.kernels.get(&b.index);
+            b.kernels = b.selected.as_ref().and_then(|id| {
+                counts?
+                    .iter()
+                    .find(|(e, _)| e == id)
+                    .map(|(_, kernels)| *kernels)
+            });
+        }
+        let damage = judged.damage;
         // A damaged unit gives the device nothing: its choice says why.
         for p in &damage {
             if let Some(b) = bundles.iter_mut().find(|b| {
@@ -373,6 +393,7 @@ pub fn select_on(
                 b.unreadable = true;
                 b.selected = None;
                 b.via = None;
+                b.kernels = None;
                 b.needs = None;
                 b.reason = p.kind.to_string();
             }

@@ -122,6 +122,9 @@ pub struct Verification {
 
 struct Ctx<'p> {
     problems: &'p mut Vec<Finding>,
+    /// The kernels of each entry whose code object reads, for the judging commands
+    /// ([`judge`]).
+    kernels: EntryKernels,
     bundle: usize,
     offset: u64,
     member: Option<String>,
@@ -149,9 +152,12 @@ impl Ctx<'_> {
     }
 }
 
-fn check_bundle(b: &Unit<'_>, problems: &mut Vec<Finding>) -> usize {
+/// Checks the unit `b` by verify's rules, adding what is wrong to `problems`. Returns its
+/// number of entries and the kernels of each entry whose code object reads.
+fn check_bundle(b: &Unit<'_>, problems: &mut Vec<Finding>) -> (usize, EntryKernels) {
     let mut cx = Ctx {
         problems,
+        kernels: Vec::new(),
         bundle: b.index,
         offset: b.offset,
         member: b.member.clone(),
@@ -166,7 +172,7 @@ fn check_bundle(b: &Unit<'_>, problems: &mut Vec<Finding>) -> usize {
             .map(|(i, e)| (i, e.id.as_str(), (e.ext == "co").then_some(e.payload)))
             .collect();
         check_entries(&mut cx, &entries);
-        return entries.len();
+        return (entries.len(), cx.kernels);
     }
     let contents: std::borrow::Cow<'_, [u8]> = match &b.ccob {
         None => std::borrow::Cow::Borrowed(b.bytes),
@@ -197,7 +203,7 @@ fn check_bundle(b: &Unit<'_>, problems: &mut Vec<Finding>) -> usize {
                         FindingKind::Decompress,
                         format!("cannot decompress: {e}"),
                     );
-                    return 0;
+                    return (0, Vec::new());
                 }
             }
         }
@@ -219,7 +225,7 @@ fn check_bundle(b: &Unit<'_>, problems: &mut Vec<Finding>) -> usize {
         Ok(x) => x,
         Err(e) => {
             cx.add(e.entry, None, FindingKind::Structure, said(&e));
-            return 0;
+            return (0, Vec::new());
         }
     };
     for d in damage {
@@ -246,7 +252,7 @@ fn check_bundle(b: &Unit<'_>, problems: &mut Vec<Finding>) -> usize {
         .map(|e| (e.index, e.id, Some(e.payload)))
         .collect();
     check_entries(&mut cx, &entries);
-    bundle.entries().len()
+    (bundle.entries().len(), cx.kernels)
 }
 
 /// Checks entry IDs (syntax, the 5-part form, the bundler's conflict rule) and that each
@@ -256,16 +262,19 @@ fn check_entries(cx: &mut Ctx<'_>, entries: &[(usize, &str, Option<&[u8]>)]) {
     // The header check, then (for AMDGPU code objects) the parse `inspect` and `kernels` do:
     // section headers and the metadata note, so that a truncated or damaged code object does
     // not pass. In parallel: this is most of verify's work on a large library.
-    let checks: Vec<(PayloadCheck, Option<String>)> = entries
+    let checks: Vec<(PayloadCheck, Option<Result<usize, String>>)> = entries
         .par_iter()
         .map(|&(_, raw, payload)| {
             let check = payload.map_or(PayloadCheck::NotApplicable, |p| {
                 locate::check_payload(raw, p)
             });
+            // The kernels of a code object that reads, or why it does not.
             let parse = match (&check, payload) {
-                (PayloadCheck::Checked { .. }, Some(p)) => gfxkit_code_object::CodeObject::parse(p)
-                    .err()
-                    .map(|e| e.in_code_object()),
+                (PayloadCheck::Checked { .. }, Some(p)) => Some(
+                    gfxkit_code_object::CodeObject::parse(p)
+                        .map(|co| co.kernels().len())
+                        .map_err(|e| e.in_code_object()),
+                ),
                 _ => None,
             };
             (check, parse)
@@ -273,6 +282,14 @@ fn check_entries(cx: &mut Ctx<'_>, entries: &[(usize, &str, Option<&[u8]>)]) {
         .collect();
     let mut known: Vec<(usize, EntryId)> = Vec::new();
     for (&(index, raw, payload), (check, parse)) in entries.iter().zip(checks) {
+        let parse = match parse {
+            Some(Ok(kernels)) => {
+                cx.kernels.push((raw.to_owned(), kernels));
+                None
+            }
+            Some(Err(e)) => Some(e),
+            None => None,
+        };
         let id = match EntryId::parse(raw) {
             Ok(id) => id,
             Err(err) => {
@@ -434,7 +451,7 @@ pub fn verify(name: &str, inv: &Inventory<'_>) -> Result<Verification> {
         .par_iter()
         .map(|b| {
             let mut found = Vec::new();
-            let n = check_bundle(b, &mut found);
+            let (n, _) = check_bundle(b, &mut found);
             (found, n)
         })
         .collect();
@@ -479,13 +496,38 @@ impl FindingKind {
 /// known to be unreadable) are not decoded again; object bundles of other GPUs are passed over,
 /// as `verify` passes over them.
 pub fn damage(inv: &Inventory<'_>, skip: &[u64]) -> Vec<gfxkit_host::Problem> {
+    judge(inv, skip).damage
+}
+
+/// The kernels of each entry of a unit whose code object reads: (entry ID as stored, number of
+/// its `amdhsa.kernels`).
+pub type EntryKernels = Vec<(String, usize)>;
+
+/// What [`judge`] finds in a file's units of device code.
+#[derive(Debug, Clone, Default)]
+pub struct Judged {
+    /// The damage, as [`damage`] returns it.
+    pub damage: Vec<gfxkit_host::Problem>,
+    /// Per unit of the file (its index among the inventory's units), the number of kernels
+    /// (`amdhsa.kernels`) of each entry whose code object reads, by entry ID as stored: what
+    /// a code object the runtime picks gives the device (a code object without kernels
+    /// loads, and any launch from it fails). Units not read (skipped, of other GPUs) are
+    /// absent.
+    pub kernels: std::collections::BTreeMap<usize, EntryKernels>,
+}
+
+/// [`damage`], with the kernels of every code object read on the way (the judging reads every
+/// one of them anyway).
+pub fn judge(inv: &Inventory<'_>, skip: &[u64]) -> Judged {
     use gfxkit_host::{Location, Problem, ProblemKind};
-    inv.units
+    let per_unit: Vec<(usize, Vec<Problem>, EntryKernels)> = inv
+        .units
         .par_iter()
-        .filter(|b| !skip.contains(&b.offset) && b.holds_amd_gpu_code())
-        .map(|b| {
+        .enumerate()
+        .filter(|(_, b)| !skip.contains(&b.offset) && b.holds_amd_gpu_code())
+        .map(|(i, b)| {
             let mut found = Vec::new();
-            check_bundle(b, &mut found);
+            let (_, kernels) = check_bundle(b, &mut found);
             // What the inventory already holds as a problem of the file (an entry that
             // contradicts its payload, where the payload is at hand undecoded; a standalone
             // code object that does not read) is not said twice.
@@ -499,7 +541,7 @@ pub fn damage(inv: &Inventory<'_>, skip: &[u64]) -> Vec<gfxkit_host::Problem> {
                 }
                 _ => matches!(k, FindingKind::EflagsMismatch),
             };
-            found
+            let problems = found
                 .into_iter()
                 .filter(|f| f.kind.is_damage() && !known(&f.kind))
                 .map(|f| {
@@ -518,12 +560,16 @@ pub fn damage(inv: &Inventory<'_>, skip: &[u64]) -> Vec<gfxkit_host::Problem> {
                         ProblemKind::BadBundle(what),
                     )
                 })
-                .collect::<Vec<_>>()
+                .collect::<Vec<_>>();
+            (i, problems, kernels)
         })
-        .collect::<Vec<_>>()
-        .into_iter()
-        .flatten()
-        .collect()
+        .collect();
+    let mut judged = Judged::default();
+    for (i, problems, kernels) in per_unit {
+        judged.damage.extend(problems);
+        judged.kernels.insert(i, kernels);
+    }
+    judged
 }
 
 /// The members of one package, verified one by one, sorted out: when some member holds

@@ -172,10 +172,16 @@ pub fn report(r: &SelectReport, out: &mut dyn Write, err: &mut dyn Write) -> Res
                 (None, None) => format!("@{:#x}", b.offset),
             };
             let outcome = match (&b.selected, b.via) {
-                (Some(id), Some(via)) => match &b.needs {
-                    Some(n) => format!("{id} ({via}), needs {n}"),
-                    None => format!("{id} ({via})"),
-                },
+                (Some(id), Some(via)) => {
+                    let needs = b.needs.as_ref().map(|n| format!(", needs {n}"));
+                    // What loads but gives the device nothing to launch.
+                    let empty = (b.kernels == Some(0)).then_some(", holds no kernels");
+                    format!(
+                        "{id} ({via}){}{}",
+                        needs.unwrap_or_default(),
+                        empty.unwrap_or_default()
+                    )
+                }
                 // A bundle that cannot be read makes the command exit 2: said as an error.
                 _ if b.unreadable => format!("error: {}", b.reason),
                 _ => format!("none: {}", b.reason),

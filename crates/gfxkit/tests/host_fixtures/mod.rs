@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Declarations clang needs to compile kernel launches without the HIP headers.
-const PRELUDE: &str = "#define __global__ __attribute__((global))\n\
+pub const PRELUDE: &str = "#define __global__ __attribute__((global))\n\
 struct dim3 { unsigned x, y, z; };\n\
 typedef struct ihipStream_t *hipStream_t;\n\
 extern \"C\" int hipLaunchKernel(const void *f, dim3 g, dim3 b, void **args, unsigned long shm, hipStream_t s);\n";
@@ -207,6 +207,23 @@ pub fn build_shared() -> (tempfile::TempDir, PathBuf) {
     objs.push(compile_c(d, "stub", STUB));
     let so = link(d, "libt.so", &["-shared"], &objs);
     (dir, so)
+}
+
+/// Compiles the HIP `source` for `archs` and links it with the runtime stub into
+/// `dir/lib<name>.so`.
+pub fn shared_from_source(dir: &Path, name: &str, source: &str, archs: &[&str]) -> PathBuf {
+    let src = dir.join(format!("{name}.hip"));
+    std::fs::write(&src, source).unwrap();
+    let obj = dir.join(format!("{name}.o"));
+    let mut cmd = Command::new(llvm_tool("clang++"));
+    cmd.args(["-x", "hip", "-nogpulib", "-nogpuinc", "-O1", "-fPIC"])
+        .arg(format!("-cuid={name}"));
+    for a in archs {
+        cmd.arg(format!("--offload-arch={a}"));
+    }
+    run_ok(cmd.arg("-c").arg(&src).arg("-o").arg(&obj));
+    let stub = compile_c(dir, &format!("{name}-stub"), STUB);
+    link(dir, &format!("lib{name}.so"), &["-shared"], &[obj, stub])
 }
 
 /// A section header of a little-endian ELF64 file: (index, name, offset of the header in the
