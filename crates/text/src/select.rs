@@ -1,7 +1,7 @@
 //! `gfxkit select`'s text: per file, the code object each unit hands the device, or why none.
 
 use gfxkit_inventory::error::{Error, ErrorKind};
-use gfxkit_inventory::select::SelectReport;
+use gfxkit_inventory::select::{SelectReport, UnitChoice};
 use std::io::{Result, Write};
 
 /// How many files of a kernel database the text names before "and N more".
@@ -164,34 +164,41 @@ pub fn report(r: &SelectReport, out: &mut dyn Write, err: &mut dyn Write) -> Res
             crate::plural(units.len() as u64, "bundle", "bundles"),
             if units.len() == 1 { "has" } else { "have" },
         )?;
-        let lines = units.iter().map(|b| {
-            let place = match (&b.member, &b.section) {
-                (Some(m), Some(s)) => format!("{m} {s} @{:#x}", b.offset),
-                (Some(m), None) => format!("{m} @{:#x}", b.offset),
-                (None, Some(s)) => format!("{s} @{:#x}", b.offset),
-                (None, None) => format!("@{:#x}", b.offset),
-            };
-            let outcome = match (&b.selected, b.via) {
-                (Some(id), Some(via)) => {
-                    let needs = b.needs.as_ref().map(|n| format!(", needs {n}"));
-                    // What loads but gives the device nothing to launch.
-                    let empty = (b.kernels == Some(0)).then_some(", holds no kernels");
-                    format!(
-                        "{id} ({via}){}{}",
-                        needs.unwrap_or_default(),
-                        empty.unwrap_or_default()
-                    )
-                }
-                // A bundle that cannot be read makes the command exit 2: said as an error.
-                _ if b.unreadable => format!("error: {}", b.reason),
-                _ => format!("none: {}", b.reason),
-            };
-            (b.index, place, outcome)
-        });
+        let lines = units.iter().map(|b| (b.index, place(b), outcome(b)));
         unit_lines(out, "bundles", lines)?;
         for line in &databases {
             writeln!(out, "{line}")?;
         }
     }
     Ok(())
+}
+
+/// Where a unit is: its member, section and file offset.
+fn place(b: &UnitChoice) -> String {
+    match (&b.member, &b.section) {
+        (Some(m), Some(s)) => format!("{m} {s} @{:#x}", b.offset),
+        (Some(m), None) => format!("{m} @{:#x}", b.offset),
+        (None, Some(s)) => format!("{s} @{:#x}", b.offset),
+        (None, None) => format!("@{:#x}", b.offset),
+    }
+}
+
+/// What the runtime loads from a unit: the entry, how it was chosen, what the device must be
+/// set to and whether the code object holds no kernels; or why nothing loads.
+fn outcome(b: &UnitChoice) -> String {
+    match (&b.selected, b.via) {
+        (Some(id), Some(via)) => {
+            let needs = b.needs.as_ref().map(|n| format!(", needs {n}"));
+            // What loads but gives the device nothing to launch.
+            let empty = (b.kernels == Some(0)).then_some(", holds no kernels");
+            format!(
+                "{id} ({via}){}{}",
+                needs.unwrap_or_default(),
+                empty.unwrap_or_default()
+            )
+        }
+        // A bundle that cannot be read makes the command exit 2: said as an error.
+        _ if b.unreadable => format!("error: {}", b.reason),
+        _ => format!("none: {}", b.reason),
+    }
 }
