@@ -20,7 +20,8 @@
 //! A command is written once over [`Format`]: `list` calls [`Format::list`], `select`
 //! [`Format::select`], `doctor` and `check` [`Format::examine`] (a file of a kernel database
 //! set apart by [`Format::database_member`]), `extract` [`Format::extract`], `inspect`
-//! [`Format::inspect`], `prune` of a tree [`Format::prune`], whatever the file.
+//! [`Format::inspect`], `prune` of a tree [`Format::prune`], `kpack split` of a tree
+//! [`Format::splittable`], whatever the file.
 //! A new format is one type implementing [`Format`] (the compiler names every method it must
 //! provide) and one line in [`Formats::standard`], or [`Formats::with`] for a caller's own.
 
@@ -228,6 +229,14 @@ pub trait Format: Send + Sync {
     /// its one processor. `None` for a file that does not go whole: a host binary (rewritten or
     /// split) or a file without device code. A file that does not read is the error.
     fn whole_targets(&self, file: &File<'_>, rel: &str) -> Result<Option<Whole>, crate::Error>;
+
+    /// `gfxkit kpack split` of a tree: whether the file is a fat binary whose device code the
+    /// split moves out to archives (an ELF shared object or executable, or a PE image, with
+    /// `HIPF` wrappers and their bundles). By default no file of a format is: the split
+    /// copies it, or with overlays places it by [`Format::whole_targets`].
+    fn splittable(&self, _file: &File<'_>) -> bool {
+        false
+    }
 
     /// `gfxkit prune` of a tree: what becomes of this file, found at `rel` in the tree (whose
     /// name or directory may give a per-architecture file's processor), under `t`: copied,
@@ -766,6 +775,12 @@ impl Format for KernelDatabase {
         Binary.inspect(file)
     }
 
+    /// A file of a database that is a host binary (none of the standard ones is) is split as
+    /// one.
+    fn splittable(&self, file: &File<'_>) -> bool {
+        Binary.splittable(file)
+    }
+
     /// A `.kdb`'s records' targets, an `.aks2`'s kernels', a Tensile file's processors.
     fn whole_targets(&self, file: &File<'_>, rel: &str) -> Result<Option<Whole>, crate::Error> {
         prune_file::database_targets(file.path, rel, file.data)
@@ -1005,6 +1020,25 @@ impl Format for Binary {
         Inspection::CodeObject {
             hint: not_a_code_object(file.data),
         }
+    }
+
+    /// An ELF shared object or executable, or a PE image, with `HIPF` wrappers and their
+    /// bundles.
+    fn splittable(&self, file: &File<'_>) -> bool {
+        use gfxkit_host::InputKind as K;
+        let data = file.data;
+        if !matches!(
+            K::sniff(data.get(..4096).unwrap_or(data)),
+            K::ElfSharedObject | K::ElfExecutable | K::PeImage
+        ) {
+            return false;
+        }
+        let found = gfxkit_host::discover(data);
+        found.bundle_count() > 0
+            && found
+                .wrappers
+                .iter()
+                .any(|w| w.magic == gfxkit_host::WrapperMagic::Hipf)
     }
 
     /// A raw code object's target; an AOTriton zip pack's images' targets.

@@ -50,26 +50,6 @@ pub struct TreeSplit<'a> {
     pub formats: &'a crate::format::Formats,
 }
 
-/// Whether a file is a fat binary a split handles: an ELF shared object or executable, or a
-/// PE image (DLL, EXE), with `HIPF` wrappers and bundles.
-pub fn splittable(data: &[u8]) -> bool {
-    let kind = gfxkit_host::InputKind::sniff(data.get(..4096).unwrap_or(data));
-    if !matches!(
-        kind,
-        gfxkit_host::InputKind::ElfSharedObject
-            | gfxkit_host::InputKind::ElfExecutable
-            | gfxkit_host::InputKind::PeImage
-    ) {
-        return false;
-    }
-    let found = gfxkit_host::discover(data);
-    found.bundle_count() > 0
-        && found
-            .wrappers
-            .iter()
-            .any(|w| w.magic == gfxkit_host::WrapperMagic::Hipf)
-}
-
 /// The absolute form of `p` with `.` and `..` resolved by their text.
 fn clean(p: &Path) -> Result<PathBuf, Error> {
     let abs = crate::split::absolute(p)?;
@@ -235,14 +215,15 @@ fn place_items(
             }
             let path = root.join(rel);
             let data = Input::open(&path)?;
-            if splittable(&data) {
+            let file = formats.file(&path, &data);
+            let format = formats.of(&file);
+            if format.splittable(&file) {
                 return Ok(Place::Binary);
             }
             if !overlays {
                 return Ok(Place::Generic);
             }
-            let file = formats.file(&path, &data);
-            Ok(match formats.of(&file).whole_targets(&file, rel)? {
+            Ok(match format.whole_targets(&file, rel)? {
                 Some((kind, targets)) => {
                     let set: BTreeSet<String> = targets.iter().map(|t| processor(t)).collect();
                     if set.len() == 1 {
