@@ -413,7 +413,7 @@ fn digest_of(state: [u32; 4]) -> [u8; 16] {
 
 /// Where one message stands in its lane.
 #[derive(Clone, Copy)]
-struct Cursor<'m> {
+struct MessageState<'m> {
     index: usize,
     msg: &'m [u8],
     /// Bytes of `msg` consumed.
@@ -422,9 +422,9 @@ struct Cursor<'m> {
     tail: Option<([u8; 128], usize, usize)>,
 }
 
-impl<'m> Cursor<'m> {
-    fn new(index: usize, msg: &'m [u8]) -> Cursor<'m> {
-        Cursor {
+impl<'m> MessageState<'m> {
+    fn new(index: usize, msg: &'m [u8]) -> MessageState<'m> {
+        MessageState {
             index,
             msg,
             pos: 0,
@@ -466,7 +466,7 @@ impl<'m> Cursor<'m> {
 struct Group<'m, 'q> {
     msgs: &'q [&'m [u8]],
     queue: [&'q [usize]; LANES],
-    cur: [Option<Cursor<'m>>; LANES],
+    cur: [Option<MessageState<'m>>; LANES],
     state: [u32x8; 4],
     done: Vec<(usize, [u8; 16])>,
 }
@@ -491,7 +491,7 @@ impl<'m, 'q> Group<'m, 'q> {
         self.cur[lane] = match self.queue[lane].split_first() {
             Some((&i, rest)) => {
                 self.queue[lane] = rest;
-                Some(Cursor::new(i, self.msgs[i]))
+                Some(MessageState::new(i, self.msgs[i]))
             }
             None => None,
         };
@@ -519,7 +519,7 @@ impl<'m, 'q> Group<'m, 'q> {
                 .cur
                 .iter()
                 .flatten()
-                .map(Cursor::blocks_left)
+                .map(MessageState::blocks_left)
                 .min()
                 .expect("busy lanes");
             for _ in 0..steps {

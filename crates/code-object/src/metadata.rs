@@ -6,7 +6,7 @@
 //! serializable view of the whole tree for `--json` output.
 
 use crate::error::{Error, ErrorKind};
-use gfxkit_msgpack::{Cursor, Head, Raw};
+use gfxkit_msgpack::{Head, Raw, Reader};
 use rmpv::ValueRef;
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
@@ -122,10 +122,10 @@ impl<'data> Metadata<'data> {
         let invalid = |e: gfxkit_msgpack::Error| bad(format!("invalid MessagePack: {e}"));
         // The whole note first: MessagePack within the depth bound (so that every value
         // decoded below decodes), then its top-level map key by key.
-        Cursor::new(desc)
+        Reader::new(desc)
             .skip_nested(MAX_METADATA_DEPTH)
             .map_err(invalid)?;
-        let mut c = Cursor::new(desc);
+        let mut c = Reader::new(desc);
         let entries = match c.head().map_err(invalid)? {
             Head::Map(n) => n,
             other => {
@@ -317,8 +317,8 @@ impl Serialize for Json<'_, '_> {
     }
 }
 
-/// Decodes the value at the cursor into a tree borrowing its strings, and steps over it.
-fn decode<'data>(c: &mut Cursor<'data>) -> gfxkit_msgpack::Result<ValueRef<'data>> {
+/// Decodes the value at the reader into a tree borrowing its strings, and steps over it.
+fn decode<'data>(c: &mut Reader<'data>) -> gfxkit_msgpack::Result<ValueRef<'data>> {
     c.skip()?.to_value_ref(DECODE_DEPTH)
 }
 
@@ -346,7 +346,7 @@ fn str_of<'data>(v: &ValueRef<'data>) -> Option<&'data str> {
 
 /// A value of a note checked whole ([`Metadata::read`]), kept undecoded, and what it is.
 fn kind_of(v: &Raw<'_>) -> &'static str {
-    Cursor::new(v.bytes).head().map_or("nil", head_kind)
+    Reader::new(v.bytes).head().map_or("nil", head_kind)
 }
 
 /// The first value of each field of the map at `c` that `slot` gives a place (keys that are
@@ -354,7 +354,7 @@ fn kind_of(v: &Raw<'_>) -> &'static str {
 /// cursor left after the map; what the value is when it is not a map. The note was read whole
 /// before: every key and value steps.
 fn fields<'data, const N: usize>(
-    c: &mut Cursor<'data>,
+    c: &mut Reader<'data>,
     slot: impl Fn(&[u8]) -> Option<usize>,
 ) -> Result<[Option<Raw<'data>>; N], &'static str> {
     let n = match c.head() {
@@ -395,7 +395,7 @@ fn string<'data>(key: &str, v: Option<Raw<'data>>) -> Result<Option<&'data str>,
 
 /// A field that must be an unsigned integer, if present.
 fn int(key: &str, v: Option<Raw<'_>>) -> Result<Option<u64>, String> {
-    v.map(|v| match Cursor::new(v.bytes).head() {
+    v.map(|v| match Reader::new(v.bytes).head() {
         Ok(Head::Uint(n)) => Ok(n),
         Ok(Head::Int(n)) if n >= 0 => Ok(n as u64),
         _ => Err(format!(
@@ -408,7 +408,7 @@ fn int(key: &str, v: Option<Raw<'_>>) -> Result<Option<u64>, String> {
 
 /// A field that must be a boolean, if present.
 fn boolean(key: &str, v: Option<Raw<'_>>) -> Result<Option<bool>, String> {
-    v.map(|v| match Cursor::new(v.bytes).head() {
+    v.map(|v| match Reader::new(v.bytes).head() {
         Ok(Head::Bool(b)) => Ok(b),
         _ => Err(format!("{key} is {}, expected a boolean", kind_of(&v))),
     })
@@ -427,7 +427,7 @@ const ARG_FIELDS: [&str; 8] = [
     ".actual_access",
 ];
 
-fn kernel_arg<'data>(c: &mut Cursor<'data>) -> Result<KernelArg<'data>, String> {
+fn kernel_arg<'data>(c: &mut Reader<'data>) -> Result<KernelArg<'data>, String> {
     let f: [_; 8] = fields(c, |k| ARG_FIELDS.iter().position(|f| f.as_bytes() == k))
         .map_err(|kind| format!("is {kind}, expected a map"))?;
     Ok(KernelArg {
@@ -463,13 +463,13 @@ const KERNEL_FIELDS: [&str; 15] = [
 
 /// One kernel of `amdhsa.kernels`, read from its map in one pass (each field the first of its
 /// key); what is wrong, in the order the fields are judged.
-fn kernel<'data>(c: &mut Cursor<'data>) -> Result<Kernel<'data>, String> {
+fn kernel<'data>(c: &mut Reader<'data>) -> Result<Kernel<'data>, String> {
     let f: [_; 15] = fields(c, |k| KERNEL_FIELDS.iter().position(|f| f.as_bytes() == k))
         .map_err(|kind| format!("is {kind}, expected a map"))?;
     let args = match f[0] {
         None => Vec::new(),
         Some(list) => {
-            let mut c = Cursor::new(list.bytes);
+            let mut c = Reader::new(list.bytes);
             let Ok(Head::Array(n)) = c.head() else {
                 return Err(format!(".args is {}, expected an array", kind_of(&list)));
             };

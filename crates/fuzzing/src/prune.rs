@@ -1,16 +1,16 @@
 //! The prune/recompress planner (`gfxkit prune`, `gfxkit recompress`) on arbitrary input.
 
-use gfxkit_shrink::{rewrite, verify, Conversion, Method, Pattern, Selection, Transform};
+use gfxkit_shrink::{rewrite, verify, Conversion, EntryFilter, Method, Pattern, Transform};
 
 /// The transform the first input byte picks: a prune (keep or drop a target, or keep all) and
 /// a conversion (as stored, uncompressed, CCOB v1-v3 with zstd or zlib).
 pub fn transform(selector: u8) -> Transform {
     let pattern = |s: &str| vec![Pattern::parse(s).expect("a valid pattern")];
     let selection = match selector & 3 {
-        0 => Selection::All,
-        1 => Selection::Keep(pattern("gfx90a")),
-        2 => Selection::Drop(pattern("gfx906")),
-        _ => Selection::Keep(pattern("gfx1030")),
+        0 => EntryFilter::All,
+        1 => EntryFilter::Keep(pattern("gfx90a")),
+        2 => EntryFilter::Drop(pattern("gfx906")),
+        _ => EntryFilter::Keep(pattern("gfx1030")),
     };
     let conversion = match (selector >> 2) % 5 {
         0 => Conversion::Keep,

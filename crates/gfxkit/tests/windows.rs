@@ -544,7 +544,7 @@ fn damaged_pe_and_coff_never_panic() {
             let _ = gfxkit_shrink::survey(d, &Default::default());
             // A rewrite refuses, or produces a file that verifies.
             let keep = gfxkit_shrink::Transform {
-                selection: gfxkit_shrink::Selection::Keep(vec![gfxkit_shrink::Pattern::parse(
+                selection: gfxkit_shrink::EntryFilter::Keep(vec![gfxkit_shrink::Pattern::parse(
                     "gfx90a",
                 )
                 .unwrap()]),

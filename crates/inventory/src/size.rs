@@ -13,7 +13,7 @@ pub use html::html;
 
 use crate::error::{Error, ErrorKind, Result};
 use gfxkit_bundle::limits::Limits;
-use gfxkit_shrink::{Pattern, Selection, Survey};
+use gfxkit_shrink::{EntryFilter, Pattern, Survey};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -274,7 +274,7 @@ fn sorted(map: BTreeMap<String, ArchRow>) -> Vec<ArchRow> {
 #[derive(Debug, Clone)]
 pub struct Keep {
     names: Vec<String>,
-    sel: Selection,
+    sel: EntryFilter,
 }
 
 impl Keep {
@@ -293,7 +293,7 @@ impl Keep {
             .collect::<Result<_>>()?;
         Ok(Some(Keep {
             names: keep.to_vec(),
-            sel: Selection::Keep(patterns),
+            sel: EntryFilter::Keep(patterns),
         }))
     }
 }

@@ -158,7 +158,7 @@ fn check(data: &[u8]) -> Result<(), TestCaseError> {
     // errors at file offsets, also when the region that holds the bundles starts inside the
     // file.
     let prune = gfxkit_shrink::Transform {
-        selection: gfxkit_shrink::Selection::Keep(vec![
+        selection: gfxkit_shrink::EntryFilter::Keep(vec![
             gfxkit_shrink::Pattern::parse("gfx90a").unwrap()
         ]),
         conversion: gfxkit_shrink::Conversion::Keep,

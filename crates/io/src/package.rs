@@ -23,7 +23,7 @@ use crate::{Error, ErrorKind};
 use gfxkit_inventory::database::IndexRows;
 use gfxkit_inventory::prune::{MemberOutcome, TreeAction, TreeFile};
 use gfxkit_package::rewrite::{rewrite, Changed, Edits};
-use gfxkit_shrink::{Report, Selection, Transform};
+use gfxkit_shrink::{EntryFilter, Report, Transform};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Seek;
 use std::path::{Path, PathBuf};
@@ -154,7 +154,7 @@ fn rewrite_staged(
     gfxkit_package::rewrite::check_rewritable(name, data)
         .map_err(|e| Error::new(name, ErrorKind::Rewrite(e)))?;
     let planned = match t.selection {
-        Selection::All => None,
+        EntryFilter::All => None,
         _ => Some(plan(name, data, t, formats, allow_empty, depth)?),
     };
     let action = |path: &str| {

@@ -31,7 +31,7 @@ use gfxkit_inventory::database::{self as db, DbKind};
 use gfxkit_inventory::prune::{IndexOutcome, IndexRow, TreeAction, TreeFile};
 use gfxkit_kernel_db::tensile::{Index, NodeKind, RowSummary};
 use gfxkit_kernel_db::Limits;
-use gfxkit_shrink::{Selection, Transform};
+use gfxkit_shrink::{EntryFilter, Transform};
 use std::io::Write;
 use std::path::Path;
 
@@ -83,7 +83,7 @@ impl Pruned {
         kind: &'static str,
         targets: Vec<String>,
         len: u64,
-        sel: &Selection,
+        sel: &EntryFilter,
     ) -> Pruned {
         let targets = sorted(targets);
         let kept = targets.iter().filter(|t| keeps_target(sel, t)).count();
@@ -220,7 +220,7 @@ pub fn rewrite<'d>(
     t: &Transform,
     decided: impl FnOnce() -> Result<Pruned, Error>,
 ) -> Result<gfxkit_shrink::Rewritten<'d>, Error> {
-    if !rewritable(data) && !matches!(t.selection, Selection::All) {
+    if !rewritable(data) && !matches!(t.selection, EntryFilter::All) {
         let decided = decided()?;
         let f = &decided.file;
         if !f.targets.is_empty() {
@@ -290,7 +290,7 @@ pub(crate) fn sorted(mut v: Vec<String>) -> Vec<String> {
 }
 
 /// Whether the selection keeps code for `target` (a target ID or processor name).
-pub(crate) fn keeps_target(sel: &Selection, target: &str) -> bool {
+pub(crate) fn keeps_target(sel: &EntryFilter, target: &str) -> bool {
     sel.keeps(&db::entry_id(target))
 }
 
@@ -522,7 +522,7 @@ fn tensile_index(
         let t = &tests[i];
         if t.any_processor() {
             return processors.iter().any(|p| kept_processor(p))
-                || matches!(sel, Selection::Keep(_));
+                || matches!(sel, EntryFilter::Keep(_));
         }
         t.processors().iter().any(|p| kept_processor(p))
     };

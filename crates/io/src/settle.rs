@@ -15,7 +15,7 @@ use crate::{Error, ErrorKind};
 use gfxkit_inventory::database::{self as db, DbKind};
 use gfxkit_inventory::prune::{TreeAction, TreeFile};
 use gfxkit_kernel_db::tensile::Index;
-use gfxkit_shrink::{Pattern, Selection, Transform};
+use gfxkit_shrink::{EntryFilter, Pattern, Transform};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -122,7 +122,7 @@ fn check_databases(
     input: &Path,
     items: &[(String, Item)],
     plans: &[Option<Pruned>],
-    sel: &Selection,
+    sel: &EntryFilter,
     unplanned_rows: &UnplannedRows<'_>,
 ) -> Result<(), Error> {
     use std::collections::BTreeMap;
@@ -371,7 +371,7 @@ pub(crate) fn processor_dir(items: &[(String, Item)], i: usize) -> Option<(&str,
 
 /// Drops whole directories named for a processor the selection drops when they hold device
 /// code of dropped targets only (aiter's `hsa/gfx950/` with its CSV maps).
-fn drop_processor_dirs(items: &[(String, Item)], plans: &mut [Option<Pruned>], sel: &Selection) {
+fn drop_processor_dirs(items: &[(String, Item)], plans: &mut [Option<Pruned>], sel: &EntryFilter) {
     let mut i = 0;
     while i < items.len() {
         let rel = &items[i].0;
@@ -416,10 +416,10 @@ fn drop_processor_dirs(items: &[(String, Item)], plans: &mut [Option<Pruned>], s
 }
 
 /// The targets of the selection no device code of the tree matches.
-fn unmatched(sel: &Selection, plans: &[Option<Pruned>]) -> Vec<String> {
+fn unmatched(sel: &EntryFilter, plans: &[Option<Pruned>]) -> Vec<String> {
     let ps: &[Pattern] = match sel {
-        Selection::Keep(ps) | Selection::Drop(ps) => ps,
-        Selection::All => return Vec::new(),
+        EntryFilter::Keep(ps) | EntryFilter::Drop(ps) => ps,
+        EntryFilter::All => return Vec::new(),
     };
     let targets: Vec<&str> = plans
         .iter()
@@ -428,10 +428,10 @@ fn unmatched(sel: &Selection, plans: &[Option<Pruned>]) -> Vec<String> {
         .collect();
     ps.iter()
         .filter(|p| {
-            let one = Selection::Keep(vec![(*p).clone()]);
+            let one = EntryFilter::Keep(vec![(*p).clone()]);
             let hit = |t: &&str| match sel {
-                Selection::Keep(_) => keeps_target(&one, t),
-                _ => !keeps_target(&Selection::Drop(vec![(*p).clone()]), t),
+                EntryFilter::Keep(_) => keeps_target(&one, t),
+                _ => !keeps_target(&EntryFilter::Drop(vec![(*p).clone()]), t),
             };
             !targets.iter().any(hit)
         })

@@ -581,10 +581,10 @@ fn a_format_added_through_the_interface_is_read_by_every_command() {
     // prune of a tree: the toy kept or dropped whole by its targets
     use gfxkit_inventory::prune::TreeAction;
     use gfxkit_io::tree::{prune_tree, TreeOutput};
-    use gfxkit_shrink::{Conversion, Pattern, Selection, Transform};
+    use gfxkit_shrink::{Conversion, EntryFilter, Pattern, Transform};
     let prune = |formats: &Formats, keep: &str| {
         let t = Transform {
-            selection: Selection::Keep(vec![Pattern::parse(keep).unwrap()]),
+            selection: EntryFilter::Keep(vec![Pattern::parse(keep).unwrap()]),
             conversion: Conversion::Keep,
             limits: Default::default(),
         };
@@ -601,7 +601,7 @@ fn a_format_added_through_the_interface_is_read_by_every_command() {
     assert!(dropped.size_after < kept.size_after);
     let written = tmp.path().join("pruned");
     let t = Transform {
-        selection: Selection::Drop(vec![Pattern::parse("gfx906").unwrap()]),
+        selection: EntryFilter::Drop(vec![Pattern::parse("gfx906").unwrap()]),
         conversion: Conversion::Keep,
         limits: Default::default(),
     };
@@ -619,7 +619,7 @@ fn a_format_added_through_the_interface_is_read_by_every_command() {
 fn a_format_added_through_the_interface_is_pruned_through_it() {
     use gfxkit_io::rewrite::{rewrite_file, Original};
     use gfxkit_io::tree::{prune_tree, TreeOutput};
-    use gfxkit_shrink::{Conversion, Pattern, Selection, Transform};
+    use gfxkit_shrink::{Conversion, EntryFilter, Pattern, Transform};
     let tmp = tempfile::tempdir().unwrap();
     let tree = tmp.path().join("tree");
     std::fs::create_dir_all(&tree).unwrap();
@@ -634,7 +634,7 @@ fn a_format_added_through_the_interface_is_pruned_through_it() {
     let standard = Formats::standard();
     let formats = Formats::standard().with(Toy).with(Wrap);
     let keep = |target: &str| Transform {
-        selection: Selection::Keep(vec![Pattern::parse(target).unwrap()]),
+        selection: EntryFilter::Keep(vec![Pattern::parse(target).unwrap()]),
         conversion: Conversion::Keep,
         limits: Default::default(),
     };
@@ -736,7 +736,7 @@ fn tarball(out: &Path, files: &[(&str, &Path)]) -> Vec<u8> {
 #[test]
 fn a_format_added_through_the_interface_is_read_inside_packages() {
     use gfxkit_io::package::rewrite_package;
-    use gfxkit_shrink::{Conversion, Method, Pattern, Selection, Transform};
+    use gfxkit_shrink::{Conversion, EntryFilter, Method, Pattern, Transform};
     let tmp = tempfile::tempdir().unwrap();
     let toy_file = toy(tmp.path(), "kernels.toy", &["gfx906", "gfx90a"], 2);
     let wrap_file = toy_of(
@@ -817,7 +817,7 @@ fn a_format_added_through_the_interface_is_read_inside_packages() {
     // recompress: the wrapper's bundle compressed behind its magic; the whole toy, which no
     // format rewrites, as it was. Without the formats, nothing is read, nothing changes.
     let compress = Transform {
-        selection: Selection::All,
+        selection: EntryFilter::All,
         conversion: Conversion::Compressed {
             version: 3,
             method: Method::Zstd,
@@ -847,7 +847,7 @@ fn a_format_added_through_the_interface_is_read_inside_packages() {
 
     // prune: the whole toy dropped, the wrapper's bundle cut to the kept target.
     let keep = Transform {
-        selection: Selection::Keep(vec![Pattern::parse("gfx1100").unwrap()]),
+        selection: EntryFilter::Keep(vec![Pattern::parse("gfx1100").unwrap()]),
         conversion: Conversion::Keep,
         limits: Default::default(),
     };

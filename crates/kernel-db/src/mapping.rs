@@ -17,7 +17,7 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::Limits;
-use gfxkit_msgpack::Cursor;
+use gfxkit_msgpack::Reader;
 
 /// A parsed mapping.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,7 +32,7 @@ impl Mapping {
     /// are integers or strings and whose values are strings; at most `limits.max_solutions`
     /// entries, nothing after the map.
     pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Mapping> {
-        let mut c = Cursor::new(bytes);
+        let mut c = Reader::new(bytes);
         let n = c.map("the mapping (a map of solution index to library name)")?;
         if u64::from(n) > limits.max_solutions {
             return Err(Error::at(

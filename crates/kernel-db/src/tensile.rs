@@ -38,7 +38,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::Limits;
 pub use gfxkit_msgpack::Raw;
-use gfxkit_msgpack::{Cursor, Head};
+use gfxkit_msgpack::{Head, Reader};
 use std::collections::{BTreeSet, HashMap};
 
 /// Solution positions by `index`, looked up once per leaf of the tree (millions of times in a
@@ -330,7 +330,7 @@ impl<'a> Index<'a> {
             library: 0,
             recorded: false,
         };
-        let mut c = Cursor::new(bytes);
+        let mut c = Reader::new(bytes);
         let root = Path::Root;
         // One pass over the top-level map: the solutions are read where they are (the library
         // refers to them, so one that comes first is read after them); other keys, and a key
@@ -695,7 +695,7 @@ impl<'a> Repeats<'a> {
 
     /// Steps `c` over the value of field `key`: at once when it repeats that field's last
     /// value, else walked (and remembered).
-    fn skip(&mut self, key: &'a [u8], c: &mut Cursor<'a>) -> gfxkit_msgpack::Result<()> {
+    fn skip(&mut self, key: &'a [u8], c: &mut Reader<'a>) -> gfxkit_msgpack::Result<()> {
         let last = self.0.iter_mut().find(|(k, _)| *k == key);
         if let Some((_, value)) = &last {
             if c.eat(value) {
@@ -717,7 +717,7 @@ impl<'a> Repeats<'a> {
 /// other value stepped over (`repeats`: the values of the maps read before it); with where its
 /// `index` value lies.
 fn solution_map<'a>(
-    c: &mut Cursor<'a>,
+    c: &mut Reader<'a>,
     here: &Path<'_>,
     repeats: &mut Repeats<'a>,
 ) -> Result<(Solution<'a>, usize)> {
@@ -767,7 +767,7 @@ fn solution_map<'a>(
     ))
 }
 
-/// A key read by [`Cursor::key`] (UTF-8, checked there), for a message.
+/// A key read by [`Reader::key`] (UTF-8, checked there), for a message.
 fn key_name(key: &[u8]) -> &str {
     std::str::from_utf8(key).unwrap_or("?")
 }
@@ -852,7 +852,7 @@ struct Parser<'l> {
     nodes: u64,
     by_index: ByIndex,
     /// Where the larger containers of the library tree end, by start
-    /// ([`Cursor::skip_recording`]): recorded the first time a node or predicate whose `type`
+    /// ([`Reader::skip_recording`]): recorded the first time a node or predicate whose `type`
     /// is not its first key is met ([`Parser::typed`]). Such a map's fields are stepped over
     /// to find the type before any is read; each is then stepped over in one jump rather than
     /// walked again at every level.
@@ -932,7 +932,7 @@ impl Parser<'_> {
     }
 
     /// Records where the library's containers end ([`Parser::ends`]), once.
-    fn record(&mut self, c: &Cursor<'_>) -> Result<()> {
+    fn record(&mut self, c: &Reader<'_>) -> Result<()> {
         if !self.recorded {
             self.recorded = true;
             c.at(self.library)
@@ -946,7 +946,7 @@ impl Parser<'_> {
     /// Reads a map with string keys, recording where each value starts and skipping it.
     fn fields<'a>(
         &mut self,
-        c: &mut Cursor<'a>,
+        c: &mut Reader<'a>,
         path: &Path<'_>,
         expected: &'static str,
     ) -> Result<Fields<'a>> {
@@ -966,14 +966,14 @@ impl Parser<'_> {
         Ok(fields)
     }
 
-    /// Reads a map with string keys in one pass: each key, with the cursor at its value, goes
+    /// Reads a map with string keys in one pass: each key, with the reader at its value, goes
     /// to `visit`, which reads the value and says so, or leaves it to be stepped over.
     fn each_field<'a>(
         &mut self,
-        c: &mut Cursor<'a>,
+        c: &mut Reader<'a>,
         path: &Path<'_>,
         expected: &'static str,
-        visit: impl FnMut(&mut Self, &'a [u8], &mut Cursor<'a>) -> Result<bool>,
+        visit: impl FnMut(&mut Self, &'a [u8], &mut Reader<'a>) -> Result<bool>,
     ) -> Result<()> {
         let n = c
             .map(expected)
@@ -984,10 +984,10 @@ impl Parser<'_> {
     /// The next `n` fields of a map, as [`Parser::each_field`] reads them.
     fn next_fields<'a>(
         &mut self,
-        c: &mut Cursor<'a>,
+        c: &mut Reader<'a>,
         path: &Path<'_>,
         n: u32,
-        mut visit: impl FnMut(&mut Self, &'a [u8], &mut Cursor<'a>) -> Result<bool>,
+        mut visit: impl FnMut(&mut Self, &'a [u8], &mut Reader<'a>) -> Result<bool>,
     ) -> Result<()> {
         for _ in 0..n {
             let key = c
@@ -1005,7 +1005,7 @@ impl Parser<'_> {
     /// The `solutions` array: each solution and where its map ends.
     fn solutions<'a>(
         &mut self,
-        c: &mut Cursor<'a>,
+        c: &mut Reader<'a>,
         path: &Path<'_>,
     ) -> Result<(Vec<Solution<'a>>, Vec<usize>)> {
         let n = c
@@ -1037,7 +1037,7 @@ impl Parser<'_> {
     ) -> Result<(Vec<Solution<'a>>, Vec<usize>)> {
         let path = Path::Key(&Path::Root, "solutions_index");
         let placed = |e: gfxkit_msgpack::Error| Error::from(e).place(path.to_string());
-        let mut c = Cursor::new(bytes).at(table);
+        let mut c = Reader::new(bytes).at(table);
         let n = c
             .array("an array of [index, offset, length] triples")
             .map_err(placed)?;
@@ -1085,7 +1085,7 @@ impl Parser<'_> {
                 })?;
             let (start, end) = (blob.start + offset as usize, blob.start + end as usize);
             // The slice alone: a map that runs past it is truncated, not read into the next.
-            let mut sc = Cursor::new(&bytes[..end]).at(start);
+            let mut sc = Reader::new(&bytes[..end]).at(start);
             let item = Path::Key(&here, "solutions_blob");
             let (solution, index_pos) = solution_map(&mut sc, &item, &mut repeats)?;
             if sc.pos() != end {
@@ -1138,7 +1138,7 @@ impl Parser<'_> {
         Ok(())
     }
 
-    fn index_ref(&self, c: &mut Cursor<'_>, path: &Path<'_>) -> Result<u64> {
+    fn index_ref(&self, c: &mut Reader<'_>, path: &Path<'_>) -> Result<u64> {
         let pos = c.offset();
         let i = c
             .uint("a solution index")
@@ -1157,11 +1157,11 @@ impl Parser<'_> {
     /// lies, in file order. Returns the type.
     fn typed<'a>(
         &mut self,
-        c: &mut Cursor<'a>,
+        c: &mut Reader<'a>,
         path: &Path<'_>,
         depth: usize,
         expected: &'static str,
-        mut visit: impl FnMut(&mut Self, &'a str, &'a [u8], &mut Cursor<'a>) -> Result<bool>,
+        mut visit: impl FnMut(&mut Self, &'a str, &'a [u8], &mut Reader<'a>) -> Result<bool>,
     ) -> Result<&'a str> {
         let offset = c.offset();
         if depth > self.limits.max_depth {
@@ -1175,7 +1175,7 @@ impl Parser<'_> {
             .place(path.to_string()));
         }
         self.count(offset, path)?;
-        let type_of = |c: &mut Cursor<'a>| {
+        let type_of = |c: &mut Reader<'a>| {
             c.str()
                 .map_err(|e| Error::from(e).place(Path::Key(path, "type").to_string()))
         };
@@ -1200,7 +1200,7 @@ impl Parser<'_> {
         Ok(type_name)
     }
 
-    fn node<'a>(&mut self, c: &mut Cursor<'a>, path: &Path<'_>, depth: usize) -> Result<Node<'a>> {
+    fn node<'a>(&mut self, c: &mut Reader<'a>, path: &Path<'_>, depth: usize) -> Result<Node<'a>> {
         let offset = c.offset();
         let mut got = NodeFields::default();
         let type_name = self.typed(
@@ -1221,7 +1221,7 @@ impl Parser<'_> {
         got: &mut NodeFields<'a>,
         type_name: &str,
         key: &[u8],
-        c: &mut Cursor<'a>,
+        c: &mut Reader<'a>,
         path: &Path<'_>,
         depth: usize,
     ) -> Result<bool> {
@@ -1270,7 +1270,7 @@ impl Parser<'_> {
     /// The rows of a `Hardware` or `Problem` node: each a predicate and the library below it.
     fn rows<'a>(
         &mut self,
-        c: &mut Cursor<'a>,
+        c: &mut Reader<'a>,
         rows_path: &Path<'_>,
         depth: usize,
     ) -> Result<Vec<Row<'a>>> {
@@ -1307,7 +1307,7 @@ impl Parser<'_> {
     /// The `map` of a `ProblemMap` node: a library per key.
     fn problem_map<'a>(
         &mut self,
-        c: &mut Cursor<'a>,
+        c: &mut Reader<'a>,
         map_path: &Path<'_>,
         depth: usize,
     ) -> Result<Vec<(Raw<'a>, Node<'a>)>> {
@@ -1332,7 +1332,7 @@ impl Parser<'_> {
     /// The `trees` of a `DecisionTree` node: the library in each tree's `value`.
     fn trees<'a>(
         &mut self,
-        c: &mut Cursor<'a>,
+        c: &mut Reader<'a>,
         tp: &Path<'_>,
         depth: usize,
     ) -> Result<Vec<Node<'a>>> {
@@ -1363,7 +1363,7 @@ impl Parser<'_> {
     /// `value`.
     fn matching_table<'a>(
         &mut self,
-        c: &mut Cursor<'a>,
+        c: &mut Reader<'a>,
         tp: &Path<'_>,
         depth: usize,
     ) -> Result<Vec<MatchEntry<'a>>> {
@@ -1431,11 +1431,11 @@ impl Parser<'_> {
     /// A table entry of the form Tensile writes for nearly every entry,
     /// `{"key": [sizes], "index": N}` (a fixmap of those two keys in that order, the key an
     /// array of at most 15 scalars, `N` a known solution), read by its bytes into what
-    /// [`Parser::matching_table`] makes of it; `None`, the cursor unmoved, for any other form
+    /// [`Parser::matching_table`] makes of it; `None`, the reader unmoved, for any other form
     /// (other keys or order, a speed, a library value, an unknown solution), which the general
     /// reader then reads and judges.
     #[inline]
-    fn plain_entry<'a>(&self, c: &mut Cursor<'a>) -> Option<MatchEntry<'a>> {
+    fn plain_entry<'a>(&self, c: &mut Reader<'a>) -> Option<MatchEntry<'a>> {
         let mut f = c.clone();
         if !f.eat(b"\x82\xa3key") {
             return None;
@@ -1456,7 +1456,7 @@ impl Parser<'_> {
 
     fn predicate<'a>(
         &mut self,
-        c: &mut Cursor<'a>,
+        c: &mut Reader<'a>,
         path: &Path<'_>,
         depth: usize,
     ) -> Result<Predicate<'a>> {
@@ -1494,7 +1494,7 @@ impl Parser<'_> {
     fn predicate_value<'a>(
         &mut self,
         type_name: &'a str,
-        c: &mut Cursor<'a>,
+        c: &mut Reader<'a>,
         vpath: &Path<'_>,
         depth: usize,
     ) -> Result<PredicateKind<'a>> {

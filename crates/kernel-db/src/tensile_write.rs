@@ -48,7 +48,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::Limits;
 use crate::tensile::{Index, Layout, NodeKind, RowSummary};
-use gfxkit_msgpack::Cursor;
+use gfxkit_msgpack::Reader;
 use std::collections::BTreeSet;
 
 /// One hardware row of an index, as the report of a rewrite names it.
@@ -161,7 +161,7 @@ pub fn prune_summarized(
         .count();
 
     let mut out: Vec<u8> = Vec::with_capacity(bytes.len() / 2);
-    let mut c = Cursor::new(bytes);
+    let mut c = Reader::new(bytes);
     let n = c.map("the index map {solutions, library}")?;
     rmp::encode::write_map_len(&mut out, n).map_err(encode_err)?;
     // The keys the parser read are the first of each name; a repeated key is copied as it is.
@@ -192,7 +192,7 @@ pub fn prune_summarized(
                         out.extend_from_slice(raw);
                     }
                 }
-                c = Cursor::new(bytes).at(end);
+                c = Reader::new(bytes).at(end);
             }
             Some("solutions_index") if indexed => {
                 // The kept solutions, in the input's order, packed one after another.
@@ -227,7 +227,7 @@ pub fn prune_summarized(
             }
             Some("library") => {
                 let value = c.skip()?;
-                let mut lc = Cursor::new(bytes).at(value.offset as usize);
+                let mut lc = Reader::new(bytes).at(value.offset as usize);
                 let fields = lc.map("a library node (map)")?;
                 rmp::encode::write_map_len(&mut out, fields).map_err(encode_err)?;
                 for _ in 0..fields {
@@ -235,7 +235,7 @@ pub fn prune_summarized(
                     out.extend_from_slice(k.bytes);
                     let v = lc.skip()?;
                     if k.as_str() == Some("rows") {
-                        let mut rc = Cursor::new(bytes).at(v.offset as usize);
+                        let mut rc = Reader::new(bytes).at(v.offset as usize);
                         let count = rc.array("an array of rows")?;
                         let kept = flags.iter().filter(|k| **k).count();
                         rmp::encode::write_array_len(&mut out, kept as u32).map_err(encode_err)?;

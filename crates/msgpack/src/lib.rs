@@ -1,4 +1,4 @@
-//! A bounds-checked MessagePack cursor over borrowed bytes: value heads (through
+//! A bounds-checked MessagePack reader over borrowed bytes: value heads (through
 //! [`rmp::Marker`]), borrowed strings, and stepping over a value without building it.
 //!
 //! Values are read in place, so a 117 MB Tensile index or a code object's metadata note costs
@@ -16,7 +16,7 @@ use rmp::Marker;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("at byte {offset}: {kind}")]
 pub struct Error {
-    /// Byte offset of the value concerned, from the start of the cursor's bytes.
+    /// Byte offset of the value concerned, from the start of the reader's bytes.
     pub offset: u64,
     /// What is wrong.
     pub kind: ErrorKind,
@@ -116,13 +116,13 @@ pub struct Raw<'a> {
 impl<'a> Raw<'a> {
     /// The value as a string, if it is one.
     pub fn as_str(&self) -> Option<&'a str> {
-        let mut c = Cursor::new(self.bytes);
+        let mut c = Reader::new(self.bytes);
         c.str().ok()
     }
 
     /// The value as an integer, if it is one that fits an `i64`.
     pub fn as_i64(&self) -> Option<i64> {
-        let mut c = Cursor::new(self.bytes);
+        let mut c = Reader::new(self.bytes);
         match c.head().ok()? {
             Head::Uint(v) => i64::try_from(v).ok(),
             Head::Int(v) => Some(v),
@@ -147,38 +147,38 @@ impl<'a> Raw<'a> {
     }
 }
 
-/// A cursor over MessagePack bytes.
+/// A reader of MessagePack values in place: a position in borrowed bytes.
 #[derive(Debug, Clone)]
-pub struct Cursor<'a> {
+pub struct Reader<'a> {
     data: &'a [u8],
     pos: usize,
 }
 
-impl<'a> Cursor<'a> {
-    /// A cursor at the start of `data`.
-    pub fn new(data: &'a [u8]) -> Cursor<'a> {
-        Cursor { data, pos: 0 }
+impl<'a> Reader<'a> {
+    /// A reader at the start of `data`.
+    pub fn new(data: &'a [u8]) -> Reader<'a> {
+        Reader { data, pos: 0 }
     }
 
-    /// A cursor over the same bytes at byte `pos`.
-    pub fn at(&self, pos: usize) -> Cursor<'a> {
-        Cursor {
+    /// A reader of the same bytes at byte `pos`.
+    pub fn at(&self, pos: usize) -> Reader<'a> {
+        Reader {
             data: self.data,
             pos,
         }
     }
 
-    /// Where the cursor is.
+    /// Where the reader is.
     pub fn pos(&self) -> usize {
         self.pos
     }
 
-    /// Where the cursor is, as an offset for errors.
+    /// Where the reader is, as an offset for errors.
     pub fn offset(&self) -> u64 {
         self.pos as u64
     }
 
-    /// Bytes after the cursor.
+    /// Bytes after the reader.
     pub fn remaining(&self) -> usize {
         self.data.len().saturating_sub(self.pos)
     }
@@ -206,7 +206,7 @@ impl<'a> Cursor<'a> {
         Ok(b.iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x)))
     }
 
-    /// Reads one value's head (its marker and length fields), leaving the cursor at the
+    /// Reads one value's head (its marker and length fields), leaving the reader at the
     /// value's data (a string's bytes, a container's first value).
     pub fn head(&mut self) -> Result<Head> {
         let start = self.pos;
@@ -288,7 +288,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// Reads a map key: a string value's bytes, checked to be UTF-8 as [`Cursor::str`] checks
+    /// Reads a map key: a string value's bytes, checked to be UTF-8 as [`Reader::str`] checks
     /// them. For the many keys of a large map, matched against names as bytes: an ASCII key
     /// (every key of the files read) is checked without building a `str`.
     #[inline]
@@ -402,7 +402,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A value that is not an array or a map (or is an empty one), stepped over by its head
-    /// alone; `None`, the cursor unmoved, for anything else and for what does not read.
+    /// alone; `None`, the reader unmoved, for anything else and for what does not read.
     #[inline(always)]
     fn skip_scalar(&mut self) -> Option<Raw<'a>> {
         let start = self.pos;
@@ -418,7 +418,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// [`Cursor::skip`] of any value.
+    /// [`Reader::skip`] of any value.
     #[inline(never)]
     fn skip_walk(&mut self) -> Result<Raw<'a>> {
         let start = self.pos;
@@ -451,7 +451,7 @@ impl<'a> Cursor<'a> {
         })
     }
 
-    /// One step of [`Cursor::skip_walk`] by the general reader, for a value that does not
+    /// One step of [`Reader::skip_walk`] by the general reader, for a value that does not
     /// read: it says why. The position and the count of values still to step over after it.
     #[cold]
     #[inline(never)]
@@ -471,10 +471,10 @@ impl<'a> Cursor<'a> {
         Ok((self.pos, pending))
     }
 
-    /// [`Cursor::skip`] that also records where each array or map inside the value (itself
+    /// [`Reader::skip`] that also records where each array or map inside the value (itself
     /// included) spanning at least `min_len` bytes starts and ends, as `(start, end)` in the
     /// order they end: a parser that looks at a value's keys before reading it steps over
-    /// those containers again in one jump ([`Cursor::skip_known`]) instead of walking them.
+    /// those containers again in one jump ([`Reader::skip_known`]) instead of walking them.
     pub fn skip_recording(
         &mut self,
         min_len: usize,
@@ -487,9 +487,9 @@ impl<'a> Cursor<'a> {
         })
     }
 
-    /// Steps over the value at the cursor: in one jump when `ends` (sorted by start, from
-    /// [`Cursor::skip_recording`] over the same bytes) knows where it ends, else as
-    /// [`Cursor::skip`] does.
+    /// Steps over the value at the reader: in one jump when `ends` (sorted by start, from
+    /// [`Reader::skip_recording`] over the same bytes) knows where it ends, else as
+    /// [`Reader::skip`] does.
     #[inline]
     pub fn skip_known(&mut self, ends: &[(usize, usize)]) -> Result<Raw<'a>> {
         if let Some(raw) = self.skip_scalar() {
@@ -525,8 +525,8 @@ impl<'a> Cursor<'a> {
         self.skip_walk()
     }
 
-    /// Steps over `bytes` when the value bytes at the cursor begin with them (a map head and
-    /// a key a reader expects, matched whole); whether they did. The cursor moves only when
+    /// Steps over `bytes` when the value bytes at the reader begin with them (a map head and
+    /// a key a reader expects, matched whole); whether they did. The reader moves only when
     /// they did.
     #[inline]
     pub fn eat(&mut self, bytes: &[u8]) -> bool {
@@ -541,7 +541,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Steps over an array of at most 15 scalars (no array or map inside: a matching table's
-    /// key of problem sizes), by its bytes alone; `None`, the cursor unmoved, for any other
+    /// key of problem sizes), by its bytes alone; `None`, the reader unmoved, for any other
     /// value and for one cut short.
     #[inline]
     pub fn skip_scalar_array(&mut self) -> Option<Raw<'a>> {
@@ -558,13 +558,13 @@ impl<'a> Cursor<'a> {
         })
     }
 
-    /// [`Cursor::skip`], refusing a value whose arrays and maps nest more than `max_depth`
+    /// [`Reader::skip`], refusing a value whose arrays and maps nest more than `max_depth`
     /// deep (a scalar is depth 0, `[1]` depth 1): for values a recursive decoder reads next.
     pub fn skip_nested(&mut self, max_depth: usize) -> Result<Raw<'a>> {
         self.walk(max_depth, |_, _| {})
     }
 
-    /// The walk of [`Cursor::skip_nested`] and [`Cursor::skip_recording`]: steps over one
+    /// The walk of [`Reader::skip_nested`] and [`Reader::skip_recording`]: steps over one
     /// value with a stack of the open arrays and maps, calling `closed(start, end)` as each
     /// ends, and refusing one that holds something more than `max_depth` containers deep.
     fn walk(&mut self, max_depth: usize, mut closed: impl FnMut(usize, usize)) -> Result<Raw<'a>> {
@@ -752,7 +752,7 @@ fn scalars(data: &[u8], mut pos: usize, count: u64) -> Option<usize> {
 /// The value at `pos` by its head alone: the bytes of the head and data it spans (contained
 /// values not included), and how many values it contains; `None` for the reserved marker and
 /// a length field cut short. The marker table of the MessagePack specification, in the form
-/// [`Cursor::skip`] steps through fastest.
+/// [`Reader::skip`] steps through fastest.
 #[inline(always)]
 fn step(data: &[u8], pos: usize) -> Option<(usize, u64)> {
     let b = *data.get(pos)?;
@@ -817,12 +817,12 @@ mod tests {
         rmp::encode::write_bin(&mut buf, b"xyz").unwrap();
         rmp::encode::write_str(&mut buf, "b").unwrap();
         rmp::encode::write_nil(&mut buf).unwrap();
-        let mut c = Cursor::new(&buf);
+        let mut c = Reader::new(&buf);
         let raw = c.skip().unwrap();
         assert_eq!(raw.bytes.len(), buf.len());
         assert_eq!(c.remaining(), 0);
         for cut in 0..buf.len() {
-            let mut c = Cursor::new(&buf[..cut]);
+            let mut c = Reader::new(&buf[..cut]);
             let e = c.skip().unwrap_err();
             assert!(matches!(e.kind, ErrorKind::Truncated { .. }), "{cut}: {e}");
         }
@@ -831,7 +831,7 @@ mod tests {
     #[test]
     fn a_huge_declared_array_is_refused_before_looping() {
         let buf = [0xdd, 0xff, 0xff, 0xff, 0xff, 0x01];
-        let e = Cursor::new(&buf).skip().unwrap_err();
+        let e = Reader::new(&buf).skip().unwrap_err();
         assert!(matches!(e.kind, ErrorKind::Truncated { .. }));
         assert_eq!(e.offset, 0);
     }
@@ -845,12 +845,12 @@ mod tests {
         let mut buf = Vec::new();
         rmpv::encode::write_value(&mut buf, &v).unwrap();
         assert_eq!(
-            Cursor::new(&buf).skip_nested(5).unwrap().bytes.len(),
+            Reader::new(&buf).skip_nested(5).unwrap().bytes.len(),
             buf.len()
         );
-        let e = Cursor::new(&buf).skip_nested(4).unwrap_err();
+        let e = Reader::new(&buf).skip_nested(4).unwrap_err();
         assert!(matches!(e.kind, ErrorKind::Msgpack(_)), "{e}");
-        assert_eq!(Cursor::new(&buf).skip().unwrap().bytes.len(), buf.len());
+        assert_eq!(Reader::new(&buf).skip().unwrap().bytes.len(), buf.len());
     }
 
     /// Any MessagePack tree a few levels deep.
@@ -893,8 +893,8 @@ mod tests {
             let mut bytes = Vec::new();
             rmpv::encode::write_value(&mut bytes, &v).unwrap();
             let whole = bytes.len();
-            proptest::prop_assert_eq!(Cursor::new(&bytes).skip().map(|r| r.bytes.len()), Ok(whole));
-            proptest::prop_assert_eq!(Cursor::new(&bytes).skip_nested(6).map(|r| r.bytes.len()), Ok(whole));
+            proptest::prop_assert_eq!(Reader::new(&bytes).skip().map(|r| r.bytes.len()), Ok(whole));
+            proptest::prop_assert_eq!(Reader::new(&bytes).skip_nested(6).map(|r| r.bytes.len()), Ok(whole));
             for (at, b) in edits {
                 let i = at.index(whole);
                 bytes[i] = b;
@@ -903,10 +903,10 @@ mod tests {
             let mut rd = damaged;
             let decoded = rmpv::decode::read_value_ref_with_max_depth(&mut rd, 1024)
                 .map(|_| damaged.len() - rd.len());
-            let fast = Cursor::new(damaged).skip().map(|r| r.bytes.len());
-            let nested = Cursor::new(damaged).skip_nested(1024).map(|r| r.bytes.len());
+            let fast = Reader::new(damaged).skip().map(|r| r.bytes.len());
+            let nested = Reader::new(damaged).skip_nested(1024).map(|r| r.bytes.len());
             let mut ends = Vec::new();
-            let recorded = Cursor::new(damaged).skip_recording(0, &mut ends).map(|r| r.bytes.len());
+            let recorded = Reader::new(damaged).skip_recording(0, &mut ends).map(|r| r.bytes.len());
             proptest::prop_assert_eq!(fast.as_ref().ok(), nested.as_ref().ok());
             proptest::prop_assert_eq!(fast.as_ref().ok(), recorded.as_ref().ok());
             if let Ok(n) = fast {
@@ -915,12 +915,12 @@ mod tests {
                 // `skip_known` jumps over each as `skip` walks it.
                 ends.sort_unstable();
                 for &(start, end) in &ends {
-                    let walked = Cursor::new(damaged).at(start).skip().map(|r| start + r.bytes.len());
+                    let walked = Reader::new(damaged).at(start).skip().map(|r| start + r.bytes.len());
                     proptest::prop_assert_eq!(walked, Ok(end));
-                    let jumped = Cursor::new(damaged).at(start).skip_known(&ends).map(|r| start + r.bytes.len());
+                    let jumped = Reader::new(damaged).at(start).skip_known(&ends).map(|r| start + r.bytes.len());
                     proptest::prop_assert_eq!(jumped, Ok(end));
                 }
-                proptest::prop_assert_eq!(Cursor::new(damaged).skip_known(&ends).map(|r| r.bytes.len()), Ok(n));
+                proptest::prop_assert_eq!(Reader::new(damaged).skip_known(&ends).map(|r| r.bytes.len()), Ok(n));
             }
         }
 
@@ -931,12 +931,12 @@ mod tests {
             let mut rd = &bytes[..];
             let decoded = rmpv::decode::read_value_ref_with_max_depth(&mut rd, 1024)
                 .map(|_| bytes.len() - rd.len());
-            let fast = Cursor::new(&bytes).skip().map(|r| r.bytes.len());
-            let nested = Cursor::new(&bytes).skip_nested(1024).map(|r| r.bytes.len());
-            let recorded = Cursor::new(&bytes).skip_recording(0, &mut Vec::new()).map(|r| r.bytes.len());
+            let fast = Reader::new(&bytes).skip().map(|r| r.bytes.len());
+            let nested = Reader::new(&bytes).skip_nested(1024).map(|r| r.bytes.len());
+            let recorded = Reader::new(&bytes).skip_recording(0, &mut Vec::new()).map(|r| r.bytes.len());
             proptest::prop_assert_eq!(fast.as_ref().ok(), nested.as_ref().ok());
             proptest::prop_assert_eq!(fast.as_ref().ok(), recorded.as_ref().ok());
-            // The cursor is the stricter: it refuses the reserved marker 0xc1, which the
+            // The reader is the stricter: it refuses the reserved marker 0xc1, which the
             // decoder reads as nil.
             if let Ok(n) = fast {
                 proptest::prop_assert_eq!(Some(n), decoded.ok());
@@ -968,7 +968,7 @@ mod tests {
         rmp::encode::write_array_len(&mut buf, 1).unwrap();
         rmp::encode::write_uint(&mut buf, 2).unwrap();
         let mut ends = Vec::new();
-        let raw = Cursor::new(&buf).skip_recording(0, &mut ends).unwrap();
+        let raw = Reader::new(&buf).skip_recording(0, &mut ends).unwrap();
         assert_eq!(raw.bytes.len(), buf.len());
         ends.sort_unstable();
         let n = buf.len();
@@ -984,15 +984,15 @@ mod tests {
             ]
         );
         // The innermost array of scalars is still one level of nesting.
-        let e = Cursor::new(&buf).skip_nested(2).unwrap_err();
+        let e = Reader::new(&buf).skip_nested(2).unwrap_err();
         assert_eq!(e.offset, small as u64);
         assert_eq!(
-            Cursor::new(&buf).skip_nested(3).unwrap().bytes.len(),
+            Reader::new(&buf).skip_nested(3).unwrap().bytes.len(),
             buf.len()
         );
         // Cut inside the string of the small array: the string is named.
         let cut = &buf[..small + 7];
-        let e = Cursor::new(cut)
+        let e = Reader::new(cut)
             .skip_recording(0, &mut Vec::new())
             .unwrap_err();
         assert_eq!(e.offset, small as u64 + 5, "{e}");
@@ -1002,7 +1002,7 @@ mod tests {
     #[test]
     fn reserved_marker_is_an_error_with_its_offset() {
         let buf = [0x92, 0x01, 0xc1];
-        let e = Cursor::new(&buf).skip().unwrap_err();
+        let e = Reader::new(&buf).skip().unwrap_err();
         assert_eq!(e.offset, 2);
         assert!(matches!(e.kind, ErrorKind::Msgpack(_)));
     }
@@ -1017,15 +1017,15 @@ mod tests {
         }
         let long = "k".repeat(40);
         rmp::encode::write_str(&mut strs, &long).unwrap();
-        let (mut a, mut b) = (Cursor::new(&strs), Cursor::new(&strs));
+        let (mut a, mut b) = (Reader::new(&strs), Reader::new(&strs));
         for _ in 0..4 {
             assert_eq!(a.key().unwrap(), b.str().unwrap().as_bytes());
             assert_eq!(a.pos(), b.pos());
         }
         for bad in [&[0xa2, 0xff, 0x41][..], &[0xa3, b'a'], &[0x01], &[]] {
             assert_eq!(
-                Cursor::new(bad).key(),
-                Cursor::new(bad).str().map(str::as_bytes)
+                Reader::new(bad).key(),
+                Reader::new(bad).str().map(str::as_bytes)
             );
         }
 
@@ -1033,23 +1033,23 @@ mod tests {
         for v in [5u64, 200, 60_000, 70_000, 1 << 40] {
             rmp::encode::write_uint(&mut ints, v).unwrap();
         }
-        let mut c = Cursor::new(&ints);
+        let mut c = Reader::new(&ints);
         for v in [5u64, 200, 60_000, 70_000, 1 << 40] {
             let at = c.pos();
             assert_eq!(c.uint("n").unwrap(), v);
             assert_eq!(
                 c.pos() - at,
-                Cursor::new(&ints).at(at).skip().unwrap().bytes.len()
+                Reader::new(&ints).at(at).skip().unwrap().bytes.len()
             );
         }
         for cut in [&[0xcd, 0x01][..], &[0xcf, 0, 0, 0], &[0xd0, 0xff], &[0xc0]] {
-            let general = match Cursor::new(cut).head() {
+            let general = match Reader::new(cut).head() {
                 Ok(Head::Uint(v)) => Ok(v),
                 Ok(h) => Err(unexpected(0, "n", h)),
                 Err(e) => Err(e),
             };
             assert!(general.is_err());
-            assert_eq!(Cursor::new(cut).uint("n"), general);
+            assert_eq!(Reader::new(cut).uint("n"), general);
         }
 
         // A short array of scalars, a map holding one, and a longer array, each stepped over
@@ -1071,20 +1071,20 @@ mod tests {
         let mut ends = Vec::new();
         let mut whole = vals.clone();
         whole.insert(0, 0x93);
-        Cursor::new(&whole).skip_recording(0, &mut ends).unwrap();
+        Reader::new(&whole).skip_recording(0, &mut ends).unwrap();
         ends.sort_unstable();
         // Less the outer array: positions in `vals`.
         let ends: Vec<(usize, usize)> = ends[1..].iter().map(|&(s, e)| (s - 1, e - 1)).collect();
         assert_eq!(ends.len(), 4);
         for known in [&ends[..], &[]] {
-            let (mut a, mut b) = (Cursor::new(&vals), Cursor::new(&vals));
+            let (mut a, mut b) = (Reader::new(&vals), Reader::new(&vals));
             for _ in 0..3 {
                 assert_eq!(a.skip_known(known).unwrap(), b.skip().unwrap());
             }
             assert_eq!(a.remaining(), 0);
         }
         let cut = &vals[..3];
-        assert_eq!(Cursor::new(cut).skip_known(&[]), Cursor::new(cut).skip());
+        assert_eq!(Reader::new(cut).skip_known(&[]), Reader::new(cut).skip());
     }
 
     #[test]
@@ -1097,7 +1097,7 @@ mod tests {
             for fill in [0x00, 0xff] {
                 let mut data = vec![fill; 40];
                 data[0] = b;
-                let mut c = Cursor::new(&data);
+                let mut c = Reader::new(&data);
                 let head = c.head();
                 if n == 0 {
                     let lengthy = matches!(b, 0xc4..=0xc9 | 0xd9..=0xdf);
@@ -1128,7 +1128,7 @@ mod tests {
             for fill in [0x00, 0x01, 0x7f, 0x80, 0xff] {
                 let mut data = vec![fill; 40];
                 data[0] = b;
-                let mut c = Cursor::new(&data);
+                let mut c = Reader::new(&data);
                 let expected = c.head().ok().map(|head| match head {
                     Head::Str(k) | Head::Bin(k) | Head::Ext(k) => (c.pos() + k as usize, 0),
                     Head::Array(k) => (c.pos(), u64::from(k)),
@@ -1157,20 +1157,20 @@ mod tests {
             rmp::encode::write_uint(&mut b, v).unwrap();
         }
         rmp::encode::write_sint(&mut b, -3).unwrap();
-        let mut c = Cursor::new(&b);
+        let mut c = Reader::new(&b);
         assert!(!c.eat(b"\x82\xa3kex"));
         assert_eq!(c.pos(), 0);
         assert!(c.eat(b"\x82\xa3key"));
         let key = c.skip_scalar_array().unwrap();
-        assert_eq!(key, Cursor::new(&b).at(5).skip().unwrap());
+        assert_eq!(key, Reader::new(&b).at(5).skip().unwrap());
         assert_eq!(c.remaining(), 0);
         // A string with a length field is a scalar too, spanning what `skip` spans.
         let str8 = [0x91, 0xd9, 0x01, b'x'];
-        let mut c = Cursor::new(&str8);
-        assert_eq!(c.skip_scalar_array(), Cursor::new(&str8).skip().ok());
+        let mut c = Reader::new(&str8);
+        assert_eq!(c.skip_scalar_array(), Reader::new(&str8).skip().ok());
         assert_eq!(c.remaining(), 0);
         // Cut short, nested, an empty map, not an array: left to the general reader, the
-        // cursor where it was.
+        // reader where it was.
         for bytes in [
             &b[5..b.len() - 1],
             &[0x91, 0x91, 0x01][..],
@@ -1179,10 +1179,10 @@ mod tests {
             &[0x81, 0x01, 0x01][..],
             &[][..],
         ] {
-            let mut c = Cursor::new(bytes);
+            let mut c = Reader::new(bytes);
             assert_eq!(c.skip_scalar_array(), None, "{bytes:02x?}");
             assert_eq!(c.pos(), 0);
         }
-        assert!(!Cursor::new(b"\x82").eat(b"\x82\xa3key"));
+        assert!(!Reader::new(b"\x82").eat(b"\x82\xa3key"));
     }
 }

@@ -19,7 +19,7 @@
 
 use gfxkit_inventory as inv;
 use gfxkit_io::format::{Around, File, Formats};
-use gfxkit_shrink::{Conversion, Pattern, Selection, Transform};
+use gfxkit_shrink::{Conversion, EntryFilter, Pattern, Transform};
 use gfxkit_target_id::FeatureSetting;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -1631,8 +1631,8 @@ fn prune<'py>(
     drop_signature: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let selection = match (keep.is_empty(), drop.is_empty()) {
-        (false, true) => Selection::Keep(patterns(py, &keep)?),
-        (true, false) => Selection::Drop(patterns(py, &drop)?),
+        (false, true) => EntryFilter::Keep(patterns(py, &keep)?),
+        (true, false) => EntryFilter::Drop(patterns(py, &drop)?),
         _ => {
             return Err(pyo3::exceptions::PyValueError::new_err(
                 "give keep or drop (one of them)",
@@ -1743,7 +1743,7 @@ fn recompress<'py>(
         c => c,
     };
     let t = Transform {
-        selection: Selection::All,
+        selection: EntryFilter::All,
         conversion,
         limits: settings().limits,
     };

@@ -248,7 +248,7 @@ mod tests {
         let second_id = 64 + 32 + 24 + 31 + 24;
         dup[second_id + 30] = b'6';
         let t = crate::Transform {
-            selection: crate::Selection::All,
+            selection: crate::EntryFilter::All,
             conversion: crate::Conversion::Uncompressed,
             limits: Default::default(),
         };

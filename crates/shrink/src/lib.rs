@@ -4,7 +4,7 @@
 //!
 //! # Module map
 //!
-//! - [`select`]: entry IDs, target patterns, and the keep/drop rule ([`Selection`]).
+//! - [`filter`]: entry IDs, target patterns, and the keep/drop rule ([`EntryFilter`]).
 //! - [`plan`]: what happens to each bundle ([`Transform`], [`Conversion`]) and the outcomes.
 //! - [`bundle`]: finding bundles in bytes, decompressing and writing them (via `gfxkit-bundle`).
 //! - [`mod@rewrite`]: the file rewrite ([`rewrite()`]); [`report`]: what it produces
@@ -98,7 +98,7 @@
 //! # Example
 //!
 //! ```
-//! use gfxkit_shrink::{bundle, rewrite, Conversion, Pattern, Selection, Transform};
+//! use gfxkit_shrink::{bundle, rewrite, Conversion, Pattern, EntryFilter, Transform};
 //! let a = vec![1u8; 64];
 //! let b = vec![2u8; 64];
 //! let input = bundle::write_uncompressed(
@@ -111,7 +111,7 @@
 //! )
 //! .unwrap();
 //! let t = Transform {
-//!     selection: Selection::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
+//!     selection: EntryFilter::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
 //!     conversion: Conversion::Keep,
 //!     limits: Default::default(),
 //! };
@@ -134,6 +134,7 @@ pub mod check;
 mod edit;
 pub mod elf;
 pub mod error;
+pub mod filter;
 pub mod kpack;
 mod layout;
 pub mod limits;
@@ -144,20 +145,19 @@ pub mod plan;
 pub mod report;
 pub mod rewrite;
 mod segment;
-pub mod select;
 pub mod survey;
 pub mod verify;
 
 pub use bundle::Method;
 pub use check::{SegmentProblem, WrapperProblem};
 pub use error::{Error, ErrorKind};
+pub use filter::{label, EntryFilter, Pattern};
 pub use output::{Detached, Output};
 pub use plan::{BundleOutcome, Conversion, EntryRecord, Transform};
 pub use report::{empty_error, refuse_empty};
 pub use rewrite::{
     rewrite, rewrite_without_digests, FileKind, Layout, RegionReport, Report, Rewritten,
 };
-pub use select::{label, Pattern, Selection};
 pub use survey::{survey, survey_headers, survey_with, Survey, SurveyBundle, SurveyRegion};
 
 /// Host discovery of `data` under `limits`: where the rewrite, its input check and

@@ -2,8 +2,8 @@
 
 use crate::bundle::{self, encoding, Method};
 use crate::error::{Error, Result};
+use crate::filter::{label, EntryFilter};
 use crate::output::Output;
-use crate::select::{label, Selection};
 use gfxkit_bundle::limits::Limits;
 use gfxkit_bundle::BundleFormat;
 use gfxkit_bundle::{Bundle, Entry};
@@ -37,7 +37,7 @@ pub enum Conversion {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Transform {
     /// Which entries stay.
-    pub selection: Selection,
+    pub selection: EntryFilter,
     /// How bundles are stored afterwards.
     pub conversion: Conversion,
     /// The limits the input's bundles are read under.

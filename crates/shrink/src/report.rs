@@ -3,9 +3,9 @@
 //! rewrite, which rewrites each member through it.
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::filter::EntryFilter;
 use crate::output::Output;
 use crate::plan::{BundleOutcome, EntryRecord, Transform};
-use crate::select::Selection;
 use gfxkit_bundle::EntryId;
 use serde::Serialize;
 
@@ -165,10 +165,10 @@ impl Report {
     }
 
     /// Fills [`Report::unmatched`]: the patterns of `selection` no entry matches (for
-    /// [`Selection::Keep`], serves; for [`Selection::Drop`], names). A file without device
+    /// [`EntryFilter::Keep`], serves; for [`EntryFilter::Drop`], names). A file without device
     /// code matches nothing and is not worth a word: its list stays empty.
-    pub(crate) fn find_unmatched(&mut self, selection: &Selection) {
-        if selection == &Selection::All || !self.had_device_code() {
+    pub(crate) fn find_unmatched(&mut self, selection: &EntryFilter) {
+        if selection == &EntryFilter::All || !self.had_device_code() {
             return;
         }
         let ids: Vec<EntryId> = self
@@ -213,12 +213,12 @@ const HOST: &str = "host";
 /// Refuses a prune whose result holds no device code where its input held some: every
 /// device entry of every report (one file, or every member of a package) would be dropped,
 /// which is almost always a mistyped or absent target. A caller that means it (`--allow-empty`)
-/// skips this check. A conversion alone ([`Selection::All`]) never empties a file.
+/// skips this check. A conversion alone ([`EntryFilter::All`]) never empties a file.
 pub fn refuse_empty<'r>(
     t: &Transform,
     reports: impl IntoIterator<Item = &'r Report>,
 ) -> Result<()> {
-    if t.selection == Selection::All {
+    if t.selection == EntryFilter::All {
         return Ok(());
     }
     let reports: Vec<&Report> = reports.into_iter().collect();
@@ -236,16 +236,16 @@ pub fn refuse_empty<'r>(
 }
 
 /// The error refusing a prune by `selection` that would leave no device code, naming the
-/// targets `present` (sorted and without repeats here); `None` for [`Selection::All`], which
+/// targets `present` (sorted and without repeats here); `None` for [`EntryFilter::All`], which
 /// never empties anything.
 pub fn empty_error<'p>(
-    selection: &Selection,
+    selection: &EntryFilter,
     present: impl IntoIterator<Item = &'p str>,
 ) -> Option<Error> {
     let (flag, patterns) = match selection {
-        Selection::Keep(ps) => ("--keep", ps),
-        Selection::Drop(ps) => ("--drop", ps),
-        Selection::All => return None,
+        EntryFilter::Keep(ps) => ("--keep", ps),
+        EntryFilter::Drop(ps) => ("--drop", ps),
+        EntryFilter::All => return None,
     };
     let mut present: Vec<&str> = present.into_iter().collect();
     present.sort_unstable();

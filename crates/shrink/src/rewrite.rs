@@ -994,14 +994,14 @@ fn plan_growth(e: &Elf, data: &[u8], fo: u64, fs: u64, ns: u64, fsec: &Shdr) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::filter::{EntryFilter, Pattern};
     use crate::plan::Conversion;
-    use crate::select::{Pattern, Selection};
     use gfxkit_testkit::windows::{linux_shared, lld_link, Tu};
 
     /// How many times the prune of `data` to gfx90a discovered a file.
     fn discoveries_of(data: &[u8]) -> usize {
         let t = Transform {
-            selection: Selection::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
+            selection: EntryFilter::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
             conversion: Conversion::Keep,
             limits: Default::default(),
         };

@@ -268,7 +268,7 @@ fn check_segments(data: &[u8]) -> Result<()> {
 mod tests {
     use super::*;
     use crate::{bundle, rewrite, rewrite_without_digests, Conversion, Method, Output};
-    use crate::{Pattern, Selection, Transform};
+    use crate::{EntryFilter, Pattern, Transform};
     use md5::{Digest, Md5};
 
     fn input() -> (Vec<u8>, Vec<u8>, Vec<u8>) {
@@ -288,7 +288,7 @@ mod tests {
 
     fn to_ccob() -> Transform {
         Transform {
-            selection: Selection::Drop(vec![Pattern::parse("gfx1030").unwrap()]),
+            selection: EntryFilter::Drop(vec![Pattern::parse("gfx1030").unwrap()]),
             conversion: Conversion::Compressed {
                 version: 2,
                 method: Method::Zstd,
@@ -351,7 +351,7 @@ mod tests {
         let again = rewrite(
             &z,
             &Transform {
-                selection: Selection::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
+                selection: EntryFilter::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
                 conversion: Conversion::Uncompressed,
                 limits: Default::default(),
             },

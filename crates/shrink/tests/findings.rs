@@ -4,7 +4,7 @@
 //! against.
 
 use gfxkit_shrink::{
-    rewrite, Conversion, ErrorKind, Pattern, SegmentProblem, Selection, Transform, WrapperProblem,
+    rewrite, Conversion, EntryFilter, ErrorKind, Pattern, SegmentProblem, Transform, WrapperProblem,
 };
 
 fn regression(name: &str) -> Vec<u8> {
@@ -23,12 +23,12 @@ fn regression_with_selector(name: &str) -> (u8, Vec<u8>) {
 fn refusal(file: &[u8]) -> gfxkit_shrink::Error {
     let transforms = [
         Transform {
-            selection: Selection::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
+            selection: EntryFilter::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
             conversion: Conversion::Keep,
             limits: Default::default(),
         },
         Transform {
-            selection: Selection::All,
+            selection: EntryFilter::All,
             conversion: Conversion::Uncompressed,
             limits: Default::default(),
         },
@@ -200,7 +200,7 @@ fn new_segment_on_section_addresses() {
     let (selector, input) = regression_with_selector("new-segment-on-section-addresses.bin");
     assert_eq!(selector, 4); // everything kept, made uncompressed
     let t = Transform {
-        selection: Selection::All,
+        selection: EntryFilter::All,
         conversion: Conversion::Uncompressed,
         limits: Default::default(),
     };
@@ -224,7 +224,7 @@ fn second_phdr_segment() {
     let (selector, input) = regression_with_selector("second-phdr-segment.bin");
     assert_eq!(selector, 9);
     let t = Transform {
-        selection: Selection::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
+        selection: EntryFilter::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
         conversion: Conversion::Compressed {
             version: 1,
             method: gfxkit_shrink::Method::Zstd,
@@ -252,7 +252,7 @@ fn load_segment_at_the_top_of_the_address_space() {
         regression_with_selector("load-segment-at-the-top-of-the-address-space.bin");
     assert_eq!(selector, 4);
     let t = Transform {
-        selection: Selection::All,
+        selection: EntryFilter::All,
         conversion: Conversion::Uncompressed,
         limits: Default::default(),
     };
@@ -291,7 +291,7 @@ fn section_without_bytes_at_the_end_of_the_offsets() {
         regression_with_selector("section-without-bytes-at-the-end-of-the-offsets.bin");
     assert_eq!(selector, 1);
     let t = Transform {
-        selection: Selection::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
+        selection: EntryFilter::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
         conversion: Conversion::Keep,
         limits: Default::default(),
     };

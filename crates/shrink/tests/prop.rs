@@ -5,7 +5,7 @@
 //! llvm-readelf reads rewritten objects cleanly.
 
 use gfxkit_shrink::bundle::{self, Method};
-use gfxkit_shrink::{rewrite, survey, verify, Conversion, Pattern, Selection, Transform};
+use gfxkit_shrink::{rewrite, survey, verify, Conversion, EntryFilter, Pattern, Transform};
 use gfxkit_testkit::{llvm_tool, run_ok};
 use proptest::prelude::*;
 use std::process::Command;
@@ -85,8 +85,8 @@ fn build_region(bundles: &[GenBundle], align: usize) -> Vec<u8> {
     region
 }
 
-fn selection(keep: &[usize]) -> Selection {
-    Selection::Keep(
+fn selection(keep: &[usize]) -> EntryFilter {
+    EntryFilter::Keep(
         keep.iter()
             .map(|&k| Pattern::parse(POOL[k]).unwrap())
             .collect(),
@@ -287,7 +287,7 @@ proptest! {
             let _ = verify(&data, &out, &Default::default());
         }
         let t = Transform {
-            selection: Selection::All,
+            selection: EntryFilter::All,
             conversion: Conversion::Uncompressed,
             limits: Default::default(),
         };

@@ -6,12 +6,12 @@
 //! Tests use it to read and prune the same index in both layouts (synthetic ones and Debian's
 //! rocBLAS index); the solutions are sliced, not decoded, so a 117 MB index converts quickly.
 
-use gfxkit_msgpack::Cursor;
+use gfxkit_msgpack::Reader;
 
 /// The indexed form of `bytes` (a MessagePack index with a `solutions` array). Panics on an
 /// input that is not one: this is test support.
 pub fn to_indexed(bytes: &[u8]) -> Vec<u8> {
-    let mut c = Cursor::new(bytes);
+    let mut c = Reader::new(bytes);
     let n = c.map("the index map").expect("an index map");
     let mut rest = Vec::new();
     let mut table = Vec::new();
@@ -50,7 +50,7 @@ pub fn to_indexed(bytes: &[u8]) -> Vec<u8> {
 
 /// The `index` field of one solution's map.
 fn solution_index(map: &[u8]) -> u64 {
-    let mut c = Cursor::new(map);
+    let mut c = Reader::new(map);
     let fields = c.map("a solution map").expect("a solution map");
     for _ in 0..fields {
         if c.str().expect("a string key") == "index" {

@@ -164,13 +164,13 @@ fn bundles(out: &mut dyn Write, bundles: &[BundleOutcome]) -> Result<()> {
 /// The notes for each target of `selection` that matches no entry of the files (`name`,
 /// report), with the files it is missing from and the targets they hold; one line per target.
 pub fn unmatched<'r>(
-    selection: &gfxkit_shrink::Selection,
+    selection: &gfxkit_shrink::EntryFilter,
     reports: impl IntoIterator<Item = (&'r str, &'r Report)>,
 ) -> Vec<String> {
     let flag = match selection {
-        gfxkit_shrink::Selection::Keep(_) => "--keep",
-        gfxkit_shrink::Selection::Drop(_) => "--drop",
-        gfxkit_shrink::Selection::All => return Vec::new(),
+        gfxkit_shrink::EntryFilter::Keep(_) => "--keep",
+        gfxkit_shrink::EntryFilter::Drop(_) => "--drop",
+        gfxkit_shrink::EntryFilter::All => return Vec::new(),
     };
     let mut lines = Vec::new();
     let mut missing: Vec<(&str, Vec<&str>, Vec<&str>)> = Vec::new();

@@ -2,7 +2,7 @@
 //! smaller.
 
 use anyhow::{bail, Result};
-use gfxkit_shrink::{Conversion, Method, Pattern, Report, Selection, Transform};
+use gfxkit_shrink::{Conversion, EntryFilter, Method, Pattern, Report, Transform};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -167,9 +167,9 @@ pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
             .collect()
     };
     let selection = if !args.keep.is_empty() {
-        Selection::Keep(parse(&args.keep)?)
+        EntryFilter::Keep(parse(&args.keep)?)
     } else {
-        Selection::Drop(parse(&args.drop)?)
+        EntryFilter::Drop(parse(&args.drop)?)
     };
     let transform = Transform {
         selection,
@@ -263,7 +263,7 @@ pub fn execute(
 /// Names on stderr each target of `selection` that matches no entry of a file
 /// ([`gfxkit_text::prune::unmatched`]).
 pub fn note_unmatched<'r>(
-    selection: &gfxkit_shrink::Selection,
+    selection: &gfxkit_shrink::EntryFilter,
     reports: impl IntoIterator<Item = (&'r str, &'r Report)>,
 ) {
     for line in gfxkit_text::prune::unmatched(selection, reports) {
@@ -342,9 +342,9 @@ fn execute_package(
 
 /// Notes each target of the selection that matches no device code of the tree or package
 /// `name`.
-fn note_unmatched_targets(selection: &Selection, unmatched: &[String], name: &str) {
+fn note_unmatched_targets(selection: &EntryFilter, unmatched: &[String], name: &str) {
     let flag = match selection {
-        Selection::Keep(_) => "--keep",
+        EntryFilter::Keep(_) => "--keep",
         _ => "--drop",
     };
     for u in unmatched {

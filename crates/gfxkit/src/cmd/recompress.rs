@@ -2,7 +2,7 @@
 
 use crate::cmd::prune::{execute, ConvertArgs, IoArgs};
 use anyhow::{bail, Result};
-use gfxkit_shrink::{Conversion, Selection, Transform};
+use gfxkit_shrink::{Conversion, EntryFilter, Transform};
 use std::process::ExitCode;
 
 /// Convert every bundle of an executable, shared object, relocatable object, archive or
@@ -39,7 +39,7 @@ pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     execute(
         &args.io,
         &Transform {
-            selection: Selection::All,
+            selection: EntryFilter::All,
             conversion,
             limits: settings.limits,
         },

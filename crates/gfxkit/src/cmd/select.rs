@@ -47,7 +47,10 @@ pub struct Args {
     /// Files or directories to examine.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Print JSON: `{"device", "files": [{"path", "bundles": [{"index", "kind", "format", "offset", "selected", "via", "reason", ...}]}]}`;
+    /// Print JSON: `{"device", "files": [{"path", "bundles": [{"index", "kind", "format", "offset", "selected", "via", "reason", "kernels", ...}], "other_gpus"}]}`;
+    /// `kernels` counts the loaded code object's kernels (0: it loads but a launch from it
+    /// fails), `other_gpus` names the file's entries for other vendors' GPUs, which no AMD GPU
+    /// runs.
     /// a split binary's `HIPK` wrappers are units of `format` `kpack` with the loader's look-up
     /// (`wrapper`, `kpack_key`, `archive`, `arch`, `error_code`, `missing`, `package`, ...).
     /// With `--rocm`: `"rocm": {"version", "from"}`, and per unit `passed_over`: `[{"entry",

@@ -507,14 +507,14 @@ mod tests {
     /// refused as damage, where the recompressed object failed its verification.
     #[test]
     fn object_relocations_over_the_symbol_table() {
+        use crate::filter::{EntryFilter, Pattern};
         use crate::plan::{Conversion, Transform};
-        use crate::select::{Pattern, Selection};
         // The target's first byte picks its transform; the object follows.
         let data = &include_bytes!(
             "../../../../fuzz/regressions/pe_rewrite/object-relocations-over-the-symbol-table.bin"
         )[1..];
         let t = Transform {
-            selection: Selection::Keep(vec![Pattern::parse("gfx1030").unwrap()]),
+            selection: EntryFilter::Keep(vec![Pattern::parse("gfx1030").unwrap()]),
             conversion: Conversion::Compressed {
                 version: 2,
                 method: crate::Method::Zstd,

@@ -187,8 +187,8 @@ fn wrapper_patches(
 
 #[cfg(test)]
 mod tests {
+    use crate::filter::{EntryFilter, Pattern};
     use crate::plan::{Conversion, Transform};
-    use crate::select::{Pattern, Selection};
 
     /// A `.hip_fat` without raw data whose `PointerToRawData` lies past the end of the file
     /// (found by the `pe_rewrite` fuzz target): refused as damage, where the rewrite used to
@@ -200,7 +200,7 @@ mod tests {
             "../../../../fuzz/regressions/pe_rewrite/fat-pointer-past-the-end-without-raw-data.bin"
         )[1..];
         let t = Transform {
-            selection: Selection::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
+            selection: EntryFilter::Keep(vec![Pattern::parse("gfx90a").unwrap()]),
             conversion: Conversion::Keep,
             limits: Default::default(),
         };

@@ -85,7 +85,7 @@ impl fmt::Display for Pattern {
 
 /// Which device entries to keep. The host entry is always kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Selection {
+pub enum EntryFilter {
     /// Keep every entry.
     All,
     /// Keep the entries some pattern [serves](Pattern::serves); drop the others.
@@ -94,16 +94,16 @@ pub enum Selection {
     Drop(Vec<Pattern>),
 }
 
-impl Selection {
+impl EntryFilter {
     /// Whether the entry with ID `id` is kept. An ID that does not parse names no target: a
     /// raw pattern equal to the whole ID keeps or drops it, nothing else does.
     pub fn keeps(&self, id: &str) -> bool {
         match EntryId::parse(id) {
             Ok(e) => self.keeps_id(&e),
             Err(_) => match self {
-                Selection::All => true,
-                Selection::Keep(ps) => ps.iter().any(|p| *p == Pattern::Raw(id.to_owned())),
-                Selection::Drop(ps) => !ps.iter().any(|p| *p == Pattern::Raw(id.to_owned())),
+                EntryFilter::All => true,
+                EntryFilter::Keep(ps) => ps.iter().any(|p| *p == Pattern::Raw(id.to_owned())),
+                EntryFilter::Drop(ps) => !ps.iter().any(|p| *p == Pattern::Raw(id.to_owned())),
             },
         }
     }
@@ -114,19 +114,19 @@ impl Selection {
             return true;
         }
         match self {
-            Selection::All => true,
-            Selection::Keep(ps) => ps.iter().any(|p| p.serves(id)),
-            Selection::Drop(ps) => !ps.iter().any(|p| p.names(id)),
+            EntryFilter::All => true,
+            EntryFilter::Keep(ps) => ps.iter().any(|p| p.serves(id)),
+            EntryFilter::Drop(ps) => !ps.iter().any(|p| p.names(id)),
         }
     }
 
     /// The patterns of the selection that no entry of `ids` matches (for
-    /// [`Selection::Keep`], serves; for [`Selection::Drop`], names), in the order given.
+    /// [`EntryFilter::Keep`], serves; for [`EntryFilter::Drop`], names), in the order given.
     pub fn unmatched<'s>(&'s self, ids: &[EntryId]) -> Vec<&'s Pattern> {
         let (ps, keep) = match self {
-            Selection::All => return Vec::new(),
-            Selection::Keep(ps) => (ps, true),
-            Selection::Drop(ps) => (ps, false),
+            EntryFilter::All => return Vec::new(),
+            EntryFilter::Keep(ps) => (ps, true),
+            EntryFilter::Drop(ps) => (ps, false),
         };
         ps.iter()
             .filter(|p| {
@@ -165,22 +165,22 @@ mod tests {
 
     #[test]
     fn keep_matches_feature_variants() {
-        let keep = Selection::Keep(vec![Pattern::parse("gfx90a").unwrap()]);
+        let keep = EntryFilter::Keep(vec![Pattern::parse("gfx90a").unwrap()]);
         assert!(keep.keeps("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"));
         assert!(keep.keeps("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"));
         assert!(keep.keeps("hipv4-amdgcn-amd-amdhsa--gfx90a"));
         assert!(keep.keeps("host-x86_64-unknown-linux--"));
         assert!(!keep.keeps("hipv4-amdgcn-amd-amdhsa--gfx1030"));
         assert!(!keep.keeps("hipv4-spirv64-amd-amdhsa--amdgcnspirv"));
-        let plus = Selection::Keep(vec![Pattern::parse("gfx90a:xnack+").unwrap()]);
+        let plus = EntryFilter::Keep(vec![Pattern::parse("gfx90a:xnack+").unwrap()]);
         assert!(plus.keeps("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"));
         assert!(plus.keeps("hipv4-amdgcn-amd-amdhsa--gfx90a"));
         assert!(!plus.keeps("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"));
         // Features the pattern leaves open may be set either way by the entry.
-        let ecc = Selection::Keep(vec![Pattern::parse("gfx90a:sramecc+").unwrap()]);
+        let ecc = EntryFilter::Keep(vec![Pattern::parse("gfx90a:sramecc+").unwrap()]);
         assert!(ecc.keeps("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"));
         assert!(!ecc.keeps("hipv4-amdgcn-amd-amdhsa--gfx90a:sramecc-:xnack+"));
-        let drop = Selection::Drop(vec![Pattern::parse("gfx90a:xnack+").unwrap()]);
+        let drop = EntryFilter::Drop(vec![Pattern::parse("gfx90a:xnack+").unwrap()]);
         assert!(!drop.keeps("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"));
         assert!(drop.keeps("hipv4-amdgcn-amd-amdhsa--gfx90a"));
         assert!(Pattern::parse("gfx90z").is_err());
