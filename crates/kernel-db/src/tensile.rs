@@ -687,27 +687,52 @@ struct Blob {
 /// is delimited by its own bytes, so bytes equal to a whole value read before are that value,
 /// whatever follows them.
 #[derive(Default)]
-struct Repeats<'a>(Vec<(&'a [u8], &'a [u8])>);
+struct Repeats<'a> {
+    /// Each field name met, in the order first met (at most [`Repeats::FIELDS`]), with its
+    /// last value when that was long enough to be worth comparing.
+    fields: Vec<(&'a [u8], Option<&'a [u8]>)>,
+    /// Where the next field is looked for first: after the field last stepped over, since
+    /// every solution of an index lists its fields in the same order, so that finding a field
+    /// is one comparison rather than one per field met.
+    next: usize,
+}
 
 impl<'a> Repeats<'a> {
     /// Values shorter than this are stepped over as cheaply as compared.
     const WORTH: usize = 32;
 
+    /// The most field names remembered (Tensile's solutions have about 200): a file of
+    /// ever new names is read without a search growing with it.
+    const FIELDS: usize = 512;
+
     /// Steps `c` over the value of field `key`: at once when it repeats that field's last
     /// value, else walked (and remembered).
     fn skip(&mut self, key: &'a [u8], c: &mut Reader<'a>) -> gfxkit_msgpack::Result<()> {
-        let last = self.0.iter_mut().find(|(k, _)| *k == key);
-        if let Some((_, value)) = &last {
+        let found = match self.fields.get(self.next) {
+            Some((k, _)) if *k == key => Some(self.next),
+            _ => self.fields.iter().position(|(k, _)| *k == key),
+        };
+        let slot = match found {
+            Some(i) => i,
+            None if self.fields.len() < Self::FIELDS => {
+                self.fields.push((key, None));
+                self.fields.len() - 1
+            }
+            None => {
+                c.skip()?;
+                return Ok(());
+            }
+        };
+        self.next = slot + 1;
+        let last = &mut self.fields[slot].1;
+        if let Some(value) = last {
             if c.eat(value) {
                 return Ok(());
             }
         }
         let raw = c.skip()?;
         if raw.bytes.len() >= Self::WORTH {
-            match last {
-                Some((_, value)) => *value = raw.bytes,
-                None => self.0.push((key, raw.bytes)),
-            }
+            *last = Some(raw.bytes);
         }
         Ok(())
     }
@@ -1521,5 +1546,47 @@ impl Parser<'_> {
                 value: Some(c.skip().map_err(placed)?),
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmp::encode::{write_map_len, write_str, write_uint};
+
+    /// A solution map with `name`, `index` and `extra` fields of its own names, each a value
+    /// long enough to be remembered.
+    fn solution(index: u64, extra: usize) -> Vec<u8> {
+        let mut b = Vec::new();
+        write_map_len(&mut b, 2 + extra as u32).unwrap();
+        write_str(&mut b, "name").unwrap();
+        write_str(&mut b, &format!("Cijk_{index}")).unwrap();
+        for i in 0..extra {
+            write_str(&mut b, &format!("field{i:05}")).unwrap();
+            write_str(&mut b, &"v".repeat(Repeats::WORTH + i % 7)).unwrap();
+        }
+        write_str(&mut b, "index").unwrap();
+        write_uint(&mut b, index).unwrap();
+        b
+    }
+
+    #[test]
+    fn repeated_fields_are_remembered_up_to_a_bound() {
+        // Twice as many field names as are remembered: every solution still reads whole, and
+        // the names searched stay bounded, so a file of ever new names reads in linear time.
+        let extra = 2 * Repeats::FIELDS;
+        let mut bytes = solution(7, extra);
+        bytes.extend(solution(8, extra));
+        let mut c = Reader::new(&bytes);
+        let mut repeats = Repeats::default();
+        for want in [7, 8] {
+            let (s, _) = solution_map(&mut c, &Path::Root, &mut repeats).unwrap();
+            assert_eq!((s.index, s.name), (want, format!("Cijk_{want}").as_str()));
+            assert_eq!(repeats.fields.len(), Repeats::FIELDS);
+        }
+        assert_eq!(c.remaining(), 0);
+        // The second solution's remembered fields were stepped over by comparison: each holds
+        // the value it repeated.
+        assert!(repeats.fields.iter().all(|(_, v)| v.is_some()));
     }
 }
