@@ -51,6 +51,8 @@ pub enum ErrorKind {
     },
     /// A kpack archive, or a split binary's archives, cannot give what was asked.
     Kpack(String),
+    /// A `.kpack` archive that does not parse: the kpack reader's error, with its offset.
+    KpackArchive(gfxkit_kpack::Error),
     /// A kernel database (`.kdb`, `.aks2`, Tensile index) that cannot be read: the reader's
     /// message, with the place and byte offset.
     Database(String),
@@ -90,6 +92,7 @@ impl fmt::Display for ErrorKind {
                 write!(f, "'{given}' is neither an entry ID nor a target ID")
             }
             ErrorKind::Kpack(m) => f.write_str(m),
+            ErrorKind::KpackArchive(e) => write!(f, "{e}"),
             ErrorKind::Database(m) => f.write_str(m),
         }
     }
@@ -126,6 +129,7 @@ impl Error {
         match &*self.kind {
             ErrorKind::Bundle(e) => e.offset,
             ErrorKind::PastEnd { offset, .. } => Some(*offset),
+            ErrorKind::KpackArchive(e) => Some(e.offset),
             _ => None,
         }
     }

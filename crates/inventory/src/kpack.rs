@@ -121,7 +121,8 @@ fn unit(
 }
 
 /// The listing of a `.kpack` file: one unit per TOC key, its architectures as entries. With
-/// `check`, every kernel is read as a code object; damage is the listing's `error`.
+/// `check`, every kernel is read as a code object; damage is the listing's `error` (an archive
+/// that does not parse also its `failure`, with the offset).
 pub fn list_archive(name: &str, data: &[u8], check: bool) -> FileListing {
     let mut out = list::unreadable(name, String::new());
     out.error = None;
@@ -129,6 +130,7 @@ pub fn list_archive(name: &str, data: &[u8], check: bool) -> FileListing {
         Ok(a) => a,
         Err(e) => {
             out.error = Some(format!("{name}: {e}"));
+            out.failure = Some(crate::Error::new(crate::ErrorKind::KpackArchive(e)));
             return out;
         }
     };
@@ -837,8 +839,8 @@ pub struct KernelListing {
 /// Lists the `.kpack` archive `data` (at `path`); with `check`, every kernel is decoded (its
 /// size and any content checksum checked) and read as a code object for its architecture. The error is the kpack reader's when the archive cannot be parsed.
 pub fn archive_listing(path: &str, data: &[u8], check: bool) -> crate::Result<ArchiveListing> {
-    let a = Archive::parse(data)
-        .map_err(|e| crate::Error::new(crate::ErrorKind::Kpack(e.to_string())))?;
+    let a =
+        Archive::parse(data).map_err(|e| crate::Error::new(crate::ErrorKind::KpackArchive(e)))?;
     Ok(listing_of(path, data.len() as u64, &a, check))
 }
 
@@ -896,8 +898,8 @@ pub struct ArchiveInspection {
 
 /// Inspects the `.kpack` archive `data` (at `path`).
 pub fn inspect_archive(path: &str, data: &[u8]) -> crate::Result<ArchiveInspection> {
-    let a = Archive::parse(data)
-        .map_err(|e| crate::Error::new(crate::ErrorKind::Kpack(e.to_string())))?;
+    let a =
+        Archive::parse(data).map_err(|e| crate::Error::new(crate::ErrorKind::KpackArchive(e)))?;
     let targets = a
         .kernels
         .iter()

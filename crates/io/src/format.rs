@@ -983,7 +983,6 @@ impl Format for Binary {
     ) -> Selection {
         let inv = Inventory::of_with(file.data, &file.limits);
         let mut s = gfxkit_inventory::select::select_on(&file.name(), &inv, device, rules);
-        s.error = inv_kpack::archive_damage(file.data);
         if file.surroundings {
             let (units, needs) = crate::kpack::select_units(file.path, &inv, device, loader);
             s.add_kpack(units, needs);

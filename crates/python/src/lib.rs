@@ -472,9 +472,9 @@ fn list<'py>(
     let (package, got) = listings(py, src, check)?;
     let mut out = Vec::new();
     for (name, g) in got {
-        let (listing, kpack_at) = match g {
+        let listing = match g {
             Got::Value(l) => l,
-            Got::NoDeviceCode => (no_device_code(&name), None),
+            Got::NoDeviceCode => no_device_code(&name),
             Got::Damaged(msg, offset) if strict => {
                 return Err(Fail::Format {
                     msg,
@@ -483,7 +483,7 @@ fn list<'py>(
                 }
                 .into_py(py, &name))
             }
-            Got::Damaged(msg, _) => (inv::list::unreadable(&name, msg), None),
+            Got::Damaged(msg, _) => inv::list::unreadable(&name, msg),
         };
         if strict {
             if let Some(msg) = &listing.error {
@@ -492,7 +492,7 @@ fn list<'py>(
                     None => Fail::Format {
                         msg: msg.clone(),
                         entry: None,
-                        offset: kpack_at,
+                        offset: None,
                     },
                 };
                 return Err(fail.into_py(py, &name));
@@ -503,27 +503,18 @@ fn list<'py>(
     one_or_list(py, package, out)
 }
 
-/// A listing per file (or package member, or image layer's file) of `src`, with where a
-/// damaged `.kpack` archive is damaged.
-#[allow(clippy::type_complexity)]
+/// A listing per file (or package member, or image layer's file) of `src`.
 fn listings(
     py: Python<'_>,
     src: &Bound<'_, PyAny>,
     check: bool,
-) -> PyResult<(
-    bool,
-    Vec<(String, Got<(inv::list::FileListing, Option<u64>)>)>,
-)> {
+) -> PyResult<PerFile<inv::list::FileListing>> {
     let s = source(src)?;
     let on_disk = s.path.is_some();
     per_file_layered(py, &s, |p, d, layer| {
-        // Where a `.kpack` archive that does not parse is damaged (the listing has only text).
-        let kpack_at = gfxkit_kpack::archive::is_kpack(d)
-            .then(|| gfxkit_kpack::Archive::parse(d).err().map(|e| e.offset))
-            .flatten();
         let mut l = list_one(p, d, check, on_disk);
         l.layer = layer.map(str::to_owned);
-        (l, kpack_at)
+        l
     })
 }
 
@@ -559,7 +550,7 @@ fn list_summary<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound
     let files: Vec<inv::list::FileListing> = got
         .into_iter()
         .map(|(name, g)| match g {
-            Got::Value((l, _)) => l,
+            Got::Value(l) => l,
             Got::NoDeviceCode => no_device_code(&name),
             Got::Damaged(msg, _) => inv::list::unreadable(&name, msg),
         })
