@@ -635,3 +635,110 @@ fn damaged_binaries_name_file_and_offset() {
         gfxkit(&["extract", s(&p), "-o", s(&f.dir.path().join("x-any"))]);
     }
 }
+
+/// A CUDA build of a library (its device code in `.nv_fatbin` and `__nv_relfatbin`, as nvcc
+/// links it) is not "no device code": every command that reads device code says it holds
+/// NVIDIA's, where, and how much; in a walk it is one more file without AMD device code.
+#[test]
+fn a_cuda_build_is_named_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = d.join("host.c");
+    std::fs::write(&src, "int host_only(int x) { return x + 1; }\n").unwrap();
+    let plain = d.join("libplain.so");
+    gfxkit_testkit::run_ok(
+        Command::new(gfxkit_testkit::llvm_tool("clang"))
+            .args(["-shared", "-fPIC", "-nostdlib"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&plain),
+    );
+    // A fat binary's header (magic 0xba55ed50, version 1, header size 16) and some payload.
+    let mut fatbin = vec![0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0];
+    fatbin.extend(2000u64.to_le_bytes());
+    fatbin.resize(2016, 0xcc);
+    let payload = d.join("fatbin.bin");
+    std::fs::write(&payload, &fatbin).unwrap();
+    let cuda = d.join("libcuda_build.so");
+    gfxkit_testkit::run_ok(
+        Command::new(gfxkit_testkit::llvm_tool("llvm-objcopy"))
+            .arg(format!("--add-section=.nv_fatbin={}", payload.display()))
+            .arg(format!(
+                "--add-section=__nv_relfatbin={}",
+                payload.display()
+            ))
+            .arg(&plain)
+            .arg(&cuda),
+    );
+    let named = ".nv_fatbin (2.0 KiB), __nv_relfatbin (2.0 KiB)";
+    let out = gfxkit(&["verify", s(&cuda)]);
+    let (o, e) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{o}{e}");
+    assert!(
+        e.contains(&format!(
+            "no device code for an AMD GPU in this file: it holds NVIDIA device code (a CUDA \
+             build; CUDA fat binaries in {named})"
+        )),
+        "{e}"
+    );
+    let out = gfxkit(&["select", "--device", "gfx90a", s(&cuda)]);
+    let (o, e) = text(&out);
+    assert!(
+        o.contains("it holds NVIDIA device code") && o.contains(named),
+        "{o}{e}"
+    );
+    let (_, j) = json(&["select", "--json", "--device", "gfx90a", s(&cuda)]);
+    assert_eq!(
+        j["files"][0]["nvidia"],
+        serde_json::json!([".nv_fatbin (2.0 KiB)", "__nv_relfatbin (2.0 KiB)"]),
+        "{j}"
+    );
+    let out = gfxkit(&["list", s(&cuda)]);
+    let (o, _) = text(&out);
+    assert!(
+        o.contains(&format!(
+            "(no offload bundle; NVIDIA device code, a CUDA build: {named})"
+        )),
+        "{o}"
+    );
+    let (code, l) = json(&["list", "--json", s(&cuda)]);
+    assert_eq!(code, 0, "{l}");
+    assert_eq!(l["files"][0]["nvidia"].as_array().unwrap().len(), 2, "{l}");
+    // The library without them says nothing of NVIDIA.
+    let (_, l) = json(&["list", "--json", s(&plain)]);
+    assert!(l["files"][0].get("nvidia").is_none(), "{l}");
+    let out = gfxkit(&["verify", s(&plain)]);
+    assert!(!text(&out).1.contains("NVIDIA"), "{}", text(&out).1);
+    // `doctor` and `check` of the file named judge nothing and say why.
+    let note = format!(
+        "NOTE  {}: no device code for an AMD GPU in this file",
+        s(&cuda)
+    );
+    let out = gfxkit(&["doctor", "--device", "gfx90a", s(&cuda)]);
+    let (o, e) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{o}{e}");
+    assert!(o.contains(&note) && o.contains(named), "{o}");
+    let (_, j) = json(&["doctor", "--json", "--device", "gfx90a", s(&cuda)]);
+    assert_eq!(j["files"], serde_json::json!([]), "{j}");
+    assert_eq!(j["other_gpus_only"][0]["path"], s(&cuda), "{j}");
+    let out = gfxkit(&["check", "--require", "gfx90a", s(&cuda)]);
+    let (o, e) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{o}{e}");
+    assert!(o.contains(&note), "{o}");
+    assert!(
+        e.contains("no file with device code for an AMD GPU under the paths given"),
+        "{e}"
+    );
+    // In a directory beside a ROCm build: that one verified and judged, the CUDA build left
+    // out as files without AMD device code found in a walk are.
+    let tree = d.join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    std::fs::copy(&cuda, tree.join("libcuda_build.so")).unwrap();
+    std::fs::copy(&built().f.shared, tree.join("libamd.so")).unwrap();
+    let (code, v) = json(&["verify", "--json", "-r", s(&tree)]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["files"].as_array().unwrap().len(), 1, "{v}");
+    let (_, j) = json(&["doctor", "--json", "--device", "gfx90a", s(&tree)]);
+    assert_eq!(j["files"].as_array().unwrap().len(), 1, "{j}");
+    assert!(j.get("other_gpus_only").is_none(), "{j}");
+}

@@ -1540,3 +1540,48 @@ fn prune_and_split_of_unusual_images_follow_one_rule() {
         "{e}"
     );
 }
+
+/// A CUDA build of a DLL (its device code in `.nv_fatb`, the PE spelling of `.nv_fatbin`), and
+/// the COFF object it is linked from, are named as NVIDIA device code, as on Linux.
+#[test]
+fn a_cuda_build_of_a_dll_is_named_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = d.join("host.c");
+    std::fs::write(&src, "int host_only(int x) { return x + 1; }\n").unwrap();
+    let plain = d.join("host.obj");
+    run_ok(
+        Command::new(llvm_tool("clang"))
+            .args(["--target=x86_64-pc-windows-msvc", "-c"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&plain),
+    );
+    let mut fatbin = vec![0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0];
+    fatbin.extend(4096u64.to_le_bytes());
+    fatbin.resize(4112, 0xcc);
+    let payload = d.join("fatbin.bin");
+    std::fs::write(&payload, &fatbin).unwrap();
+    let obj = d.join("cuda.obj");
+    run_ok(
+        Command::new(llvm_tool("llvm-objcopy"))
+            .arg(format!("--add-section=.nv_fatb={}", payload.display()))
+            .arg("--set-section-flags=.nv_fatb=contents,alloc,load,readonly,data")
+            .arg(&plain)
+            .arg(&obj),
+    );
+    let dll = lld_link(d, "cuda.dll", std::slice::from_ref(&obj), None);
+    for file in [&obj, &dll] {
+        let (code, out, err) = gfxkit(&["verify", s(file)]);
+        assert_eq!(code, 2, "{out}{err}");
+        assert!(
+            err.contains(
+                "it holds NVIDIA device code (a CUDA build; CUDA fat binaries in .nv_fatb ("
+            ),
+            "{err}"
+        );
+        let j = json(&["select", "--json", "--device", "gfx1100", s(file)]);
+        let named = j["files"][0]["nvidia"][0].as_str().unwrap_or_default();
+        assert!(named.starts_with(".nv_fatb ("), "{j}");
+    }
+}

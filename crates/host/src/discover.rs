@@ -231,6 +231,10 @@ pub struct Discovery<'data> {
     /// without a section table, the spans read instead (section `None`): per `PT_LOAD`
     /// segment, from the first bundle a wrapper leads to to the end of the last one.
     pub fatbin_sections: Vec<Location>,
+    /// Sections holding NVIDIA device code (CUDA fat binaries,
+    /// [`crate::fatbin::NVIDIA_SECTIONS`]), in file order: not device code for an AMD GPU,
+    /// never among the units; what a CUDA build holds instead of bundles.
+    pub nvidia: Vec<Location>,
     /// Problems found on the way (damaged or suspicious data), in file order per container.
     pub problems: Vec<Problem>,
     /// The limits the input was read under ([`discover_with`]), for the readers of what was
@@ -294,6 +298,7 @@ pub fn discover_with<'data>(data: &'data [u8], limits: &Limits) -> Discovery<'da
             offload_images: Vec::new(),
             wrappers: Vec::new(),
             fatbin_sections: Vec::new(),
+            nvidia: Vec::new(),
             problems: Vec::new(),
             limits: *limits,
         },
@@ -439,6 +444,7 @@ impl<'data> Walker<'data> {
     /// lead to.
     fn take_parts(&mut self, data: &'data [u8], member: Option<String>, parts: HostParts<'data>) {
         let base = self.base(data);
+        self.out.nvidia.extend(parts.nvidia);
         for item in parts.items {
             match item {
                 Item::Problem(p) => self.problem(p),

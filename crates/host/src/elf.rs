@@ -172,7 +172,8 @@ fn device_code_sections<'data>(
             || name_bytes == b".hipFatBinSegment"
             || bundle_section
             || sh_type == SHT_LLVM_OFFLOADING
-            || name_bytes == b".llvm.offloading";
+            || name_bytes == b".llvm.offloading"
+            || crate::fatbin::is_nvidia_section(name_bytes);
         if !interesting || sh_type == elf::SHT_NOBITS {
             continue;
         }
@@ -214,6 +215,9 @@ fn device_code_sections<'data>(
             out.fatbins.push((".hip_fatbin", contents));
         } else if name == ".hipFatBinSegment" {
             wrapper_sections.push((index.0, sh, contents));
+        } else if crate::fatbin::is_nvidia_section(name_bytes) {
+            let location = file.place(Some(name), file.at(contents), contents.len() as u64);
+            out.nvidia.push(location);
         } else if let Some(id) = name.strip_prefix(OBJECT_BUNDLE_PREFIX) {
             // The ID is borrowed from the section-name table, which lives in `data`.
             let location = file.place(Some(name), file.at(contents), contents.len() as u64);

@@ -23,6 +23,18 @@ pub const FATBIN_SECTIONS: [&str; 2] = [".hip_fatbin", ".hip_fat"];
 /// COFF objects) and `.hipFatB`, its 8-byte spelling in PE images.
 pub const WRAPPER_SECTIONS: [&str; 2] = [".hipFatBinSegment", ".hipFatB"];
 
+/// Names of the sections holding NVIDIA device code, CUDA fat binaries: `.nv_fatbin` (ELF
+/// files linked by nvcc), `__nv_relfatbin` (ELF objects and archives built for relocatable
+/// device code) and `.nv_fatb`, the 8-byte spelling in PE images. No AMD GPU runs what they
+/// hold; gfxkit names them so that a CUDA build found where a ROCm build was expected is told
+/// apart from a file without device code.
+pub const NVIDIA_SECTIONS: [&str; 3] = [".nv_fatbin", "__nv_relfatbin", ".nv_fatb"];
+
+/// Whether `name` is a section holding NVIDIA device code ([`NVIDIA_SECTIONS`]).
+pub fn is_nvidia_section(name: &[u8]) -> bool {
+    NVIDIA_SECTIONS.iter().any(|n| n.as_bytes() == name)
+}
+
 /// Whether `name` is a section holding bundles back to back, under either spelling
 /// ([`FATBIN_SECTIONS`]).
 pub fn is_fatbin_section(name: &str) -> bool {

@@ -63,6 +63,8 @@ pub(crate) struct HostParts<'data> {
     pub object_entries: Vec<(&'data str, Location, &'data [u8])>,
     /// `.hipFatBinSegment` sections.
     pub wrapper_sections: Vec<WrapperSection>,
+    /// Sections holding NVIDIA device code ([`crate::fatbin::NVIDIA_SECTIONS`]).
+    pub nvidia: Vec<Location>,
     /// Whether the file has no section table and was read through its program headers
     /// (an ELF file stripped of its sections): then `fatbins` are the spans wrappers lead to, not sections, and
     /// nothing found has a section name.

@@ -150,6 +150,7 @@ enum Role {
     Wrappers,
     ObjectBundle,
     Offloading,
+    Nvidia,
 }
 
 /// The role of a section named `name` (bytes), if any.
@@ -163,6 +164,9 @@ fn role(name: &[u8]) -> Option<Role> {
     }
     if name.starts_with(OBJECT_BUNDLE_PREFIX.as_bytes()) {
         return Some(Role::ObjectBundle);
+    }
+    if crate::fatbin::is_nvidia_section(name) {
+        return Some(Role::Nvidia);
     }
     (name == OFFLOADING_SECTION).then_some(Role::Offloading)
 }
@@ -219,6 +223,10 @@ fn sections_of<'data>(
                 out.object_entries.push((id, location, bytes));
             }
             Role::Offloading => out.items.push(Item::Offloading(name, bytes)),
+            Role::Nvidia => {
+                let location = p.at(Some(name), p.offset_of(bytes), bytes.len() as u64);
+                out.nvidia.push(location);
+            }
         }
     }
     wrappers

@@ -116,6 +116,9 @@ pub struct CheckReport {
     pub files: Vec<CheckFile>,
     /// Counts.
     pub summary: CheckSummary,
+    /// Files named whose only device code is for other GPUs, in path order: not judged.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub other_gpus_only: Vec<crate::doctor::OtherGpusOnly>,
     /// The ROCm release whose runtime is modelled (`--rocm`), and where it was read; absent
     /// for the newest runtime.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -144,6 +147,7 @@ impl CheckReport {
             ok: files.iter().all(|f| f.ok),
             files,
             summary,
+            other_gpus_only: Vec::new(),
             rocm: None,
         }
     }

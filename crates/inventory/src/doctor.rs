@@ -286,6 +286,9 @@ pub struct DoctorReport {
     pub cu_counts: std::collections::BTreeMap<String, u64>,
     /// Files with device code, in path order.
     pub files: Vec<DoctorFile>,
+    /// Files named whose only device code is for other GPUs, in path order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub other_gpus_only: Vec<OtherGpusOnly>,
     /// The ROCm release whose runtime is modelled (`--rocm`), and where it was read; absent
     /// for the newest runtime.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -317,6 +320,35 @@ pub struct Examined {
     /// With a ROCm release (`--rocm`): what it refuses of `units` and of a split binary
     /// ([`crate::release::Refused::of`]); `None` for the newest runtime.
     pub release: Option<crate::release::Refused>,
+    /// For a file whose only device code is for other GPUs (object bundles of another
+    /// toolchain, a CUDA build's fat binaries): why it holds none for an AMD GPU, as `verify`
+    /// says it ([`crate::verify::not_for_amd_gpus`]).
+    pub other_gpus_only: Option<String>,
+}
+
+/// A file named whose only device code is for other GPUs: judged on no device, and said so
+/// (`doctor --json` and `check --json`: `other_gpus_only`).
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub struct OtherGpusOnly {
+    /// The path as given.
+    pub path: String,
+    /// What it holds instead, as `verify` says it.
+    pub reason: String,
+}
+
+impl OtherGpusOnly {
+    /// The files of `examined` whose only device code is for other GPUs.
+    pub fn of(examined: &[(String, Examined)]) -> Vec<OtherGpusOnly> {
+        examined
+            .iter()
+            .filter_map(|(path, e)| {
+                e.other_gpus_only.as_ref().map(|reason| OtherGpusOnly {
+                    path: path.clone(),
+                    reason: reason.clone(),
+                })
+            })
+            .collect()
+    }
 }
 
 /// What the kpack loader makes of a split binary on every device (from the archives the
@@ -353,7 +385,10 @@ impl Examined {
 
 /// What the runtime would load from the file of `inv`.
 pub fn examine(inv: &Inventory<'_>) -> Examined {
-    let mut out = Examined::default();
+    let mut out = Examined {
+        other_gpus_only: crate::verify::not_for_amd_gpus(inv).map(|k| k.to_string()),
+        ..Examined::default()
+    };
     if !inv.loaded_at_run_time() {
         // A file whose ELF identification no ELF file has (sniffed as "another ELF") may be a
         // library whose header was damaged: that is damage to report, not a file to skip.
@@ -428,6 +463,7 @@ pub fn judge_with(
         kpack_targets,
         kpack_packages,
         release,
+        other_gpus_only: _,
     } = examined;
     // The units as the release's runtime sees them (what it cannot load made empty).
     let seen: std::borrow::Cow<'_, [LoadView]> = match &release {

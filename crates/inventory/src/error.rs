@@ -37,6 +37,10 @@ pub enum ErrorKind {
     /// toolchain (SYCL images for Intel GPUs, OpenMP offload to NVIDIA GPUs), with their entry
     /// IDs. Like [`ErrorKind::NoDeviceCode`] for a verification.
     OtherGpusOnly(Vec<String>),
+    /// The file's only device code is NVIDIA's: CUDA fat binaries, the sections holding them
+    /// as [`crate::inventory::Inventory::nvidia`] says them (a CUDA build where a ROCm build
+    /// was expected). Like [`ErrorKind::NoDeviceCode`] for a verification.
+    NvidiaOnly(Vec<String>),
     /// A target or device ID that does not parse.
     BadTarget(String),
     /// What a user wrote as an entry ID does not parse as one (displayed as the parse error
@@ -86,6 +90,12 @@ impl fmt::Display for ErrorKind {
                     quoted.join(", ")
                 )
             }
+            ErrorKind::NvidiaOnly(sections) => write!(
+                f,
+                "no device code for an AMD GPU in this file: it holds NVIDIA device code (a CUDA \
+                 build; CUDA fat binaries in {})",
+                sections.join(", ")
+            ),
             ErrorKind::BadTarget(m) => f.write_str(m),
             ErrorKind::BadEntryId(e) => write!(f, "{e}"),
             ErrorKind::NotATarget { given, .. } => {
@@ -134,12 +144,13 @@ impl Error {
         }
     }
 
-    /// Whether the file holds no device code for an AMD GPU ([`ErrorKind::NoDeviceCode`] or
-    /// [`ErrorKind::OtherGpusOnly`]): a file a walk lists among those without device code.
+    /// Whether the file holds no device code for an AMD GPU ([`ErrorKind::NoDeviceCode`],
+    /// [`ErrorKind::OtherGpusOnly`] or [`ErrorKind::NvidiaOnly`]): a file a walk lists among
+    /// those without device code.
     pub fn is_no_device_code(&self) -> bool {
         matches!(
             *self.kind,
-            ErrorKind::NoDeviceCode | ErrorKind::OtherGpusOnly(_)
+            ErrorKind::NoDeviceCode | ErrorKind::OtherGpusOnly(_) | ErrorKind::NvidiaOnly(_)
         )
     }
 

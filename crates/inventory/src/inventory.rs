@@ -79,6 +79,24 @@ impl<'a> Inventory<'a> {
             .collect()
     }
 
+    /// The sections holding NVIDIA device code (CUDA fat binaries), each said as
+    /// `.nv_fatbin (1.5 MiB)`, with its archive member before it: what a CUDA build of a
+    /// library holds where a ROCm build holds offload bundles.
+    pub fn nvidia(&self) -> Vec<String> {
+        self.discovery
+            .nvidia
+            .iter()
+            .map(|l| {
+                let section = l.section.as_deref().unwrap_or("?");
+                let size = crate::units::human_bytes(l.size);
+                match &l.member {
+                    Some(m) => format!("{m}: {section} ({size})"),
+                    None => format!("{section} ({size})"),
+                }
+            })
+            .collect()
+    }
+
     /// What the HIP runtime reads of each unit it would consider loading, with their parsed
     /// entry IDs (for choosing a code object per device): one view per unit, in the order of
     /// [`units`](Self::units), which holds the loadable units first.

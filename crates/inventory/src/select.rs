@@ -49,6 +49,10 @@ pub struct Selection {
     /// them, the choice passes over them ([`gfxkit_host::unit::holds_amd_gpu_code`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub other_gpus: Vec<String>,
+    /// The sections holding NVIDIA device code (CUDA fat binaries,
+    /// [`Inventory::nvidia`]), which no AMD GPU runs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nvidia: Vec<String>,
 }
 
 /// The choice for one unit.
@@ -413,6 +417,7 @@ pub fn select_on(
         problems,
         kpack: inv.kpack(),
         other_gpus,
+        nvidia: inv.nvidia(),
     };
     if let Some(r) = rules {
         s.refuse_device(r, device);
@@ -435,6 +440,7 @@ pub fn database_alone(
         problems: Vec::new(),
         kpack: Vec::new(),
         other_gpus: Vec::new(),
+        nvidia: Vec::new(),
     };
     s.add_database(db, device, cu_count, rules);
     s
@@ -449,5 +455,6 @@ pub fn unreadable(name: &str, error: String) -> Selection {
         problems: Vec::new(),
         kpack: Vec::new(),
         other_gpus: Vec::new(),
+        nvidia: Vec::new(),
     }
 }

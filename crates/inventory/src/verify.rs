@@ -430,18 +430,15 @@ pub fn verify(name: &str, inv: &Inventory<'_>) -> Result<Verification> {
     // NVIDIA GPUs) hold no device code for an AMD GPU: their entry IDs follow another
     // toolchain's rules and no AMD GPU is asked to run them. Passed over, as `check` passes
     // over them ([`gfxkit_host::unit::holds_amd_gpu_code`]); `list` still shows them.
-    let (units, others): (Vec<&Unit<'_>>, Vec<&Unit<'_>>) =
-        inv.units.iter().partition(|u| u.holds_amd_gpu_code());
+    let units: Vec<&Unit<'_>> = inv
+        .units
+        .iter()
+        .filter(|u| u.holds_amd_gpu_code())
+        .collect();
     if units.is_empty() && inv.problems.is_empty() {
-        let ids: Vec<String> = others
-            .iter()
-            .flat_map(|u| u.loose.iter().map(|e| e.id.clone()))
-            .collect();
-        return Err(Error::new(if ids.is_empty() {
-            ErrorKind::NoDeviceCode
-        } else {
-            ErrorKind::OtherGpusOnly(ids)
-        }));
+        return Err(Error::new(
+            not_for_amd_gpus(inv).unwrap_or(ErrorKind::NoDeviceCode),
+        ));
     }
     // What host discovery found: wrappers pointing nowhere or outside the file, bundles
     // running past their section, bundles no wrapper registers, unreadable sections.
@@ -594,4 +591,26 @@ pub fn package_members<T, E>(
         }
     }
     (kept, without)
+}
+/// Why a file without device code for an AMD GPU holds device code all the same, when it
+/// does: the entry IDs of its object bundles for other GPUs ([`ErrorKind::OtherGpusOnly`]),
+/// else its CUDA fat binaries ([`ErrorKind::NvidiaOnly`]). `None` for a file with device code
+/// for an AMD GPU (units or `HIPK` wrappers) or with none at all.
+pub fn not_for_amd_gpus(inv: &Inventory<'_>) -> Option<ErrorKind> {
+    if inv.units.iter().any(Unit::holds_amd_gpu_code) || !inv.kpack().is_empty() {
+        return None;
+    }
+    let ids: Vec<String> = inv
+        .units
+        .iter()
+        .flat_map(|u| u.loose.iter().map(|e| e.id.clone()))
+        .collect();
+    let nvidia = inv.nvidia();
+    if !ids.is_empty() {
+        Some(ErrorKind::OtherGpusOnly(ids))
+    } else if !nvidia.is_empty() {
+        Some(ErrorKind::NvidiaOnly(nvidia))
+    } else {
+        None
+    }
 }

@@ -65,7 +65,9 @@ pub fn examine_on(
         formats,
         progress,
         |format, file| format.examine(file, devices, loader, rules),
-        |_| true,
+        // A file found whose only device code is for other GPUs is passed over; one named
+        // is said to be such (`other_gpus_only`).
+        |e| e.other_gpus_only.is_none(),
         // Unreadable, or a package named on the command line that holds no device code.
         |_, error| doctor::Examined {
             errors: vec![error],
@@ -308,6 +310,7 @@ pub fn doctor_on(
 ) -> Result<doctor::DoctorReport, crate::Error> {
     let rules = rocm.map(|r| &r.rules);
     let (libraries, members) = examine_on(paths, devices, loader, rules, formats, progress)?;
+    let other_gpus_only = doctor::OtherGpusOnly::of(&libraries);
     let mut files = database::judge_with_databases(
         libraries,
         members,
@@ -326,6 +329,7 @@ pub fn doctor_on(
         devices: devices.iter().map(ToString::to_string).collect(),
         cu_counts: cu_counts.by_device(),
         files,
+        other_gpus_only,
         rocm: rocm.map(|r| r.for_devices(devices)),
     })
 }
@@ -364,6 +368,7 @@ pub fn check_on(
 ) -> Result<CheckReport, crate::Error> {
     let rules = rocm.map(|r| &r.rules);
     let (libraries, members) = examine_on(paths, required, loader, rules, formats, progress)?;
+    let other_gpus_only = doctor::OtherGpusOnly::of(&libraries);
     let mut files = check::judge_with_databases(
         libraries,
         members,
@@ -379,6 +384,7 @@ pub fn check_on(
         }
     }
     let mut report = CheckReport::new(required, exactly, files);
+    report.other_gpus_only = other_gpus_only;
     report.rocm = rocm.map(|r| r.for_devices(required));
     Ok(report)
 }

@@ -60,7 +60,8 @@ impl Fail {
             gfxkit_inventory::ErrorKind::BadTarget(_)
             | gfxkit_inventory::ErrorKind::NotATarget { .. } => Fail::Target(msg),
             gfxkit_inventory::ErrorKind::NoDeviceCode
-            | gfxkit_inventory::ErrorKind::OtherGpusOnly(_) => Fail::NoDeviceCode(msg),
+            | gfxkit_inventory::ErrorKind::OtherGpusOnly(_)
+            | gfxkit_inventory::ErrorKind::NvidiaOnly(_) => Fail::NoDeviceCode(msg),
             _ => Fail::Format {
                 msg,
                 entry: e.entry(),

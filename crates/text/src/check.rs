@@ -55,6 +55,9 @@ pub fn report(r: &CheckReport, out: &mut dyn Write) -> Result<()> {
     for f in &r.files {
         file_line(f, out)?;
     }
+    for o in &r.other_gpus_only {
+        writeln!(out, "NOTE  {}: {}", o.path, o.reason)?;
+    }
     let s = &r.summary;
     write!(
         out,

@@ -80,6 +80,9 @@ pub fn report(r: &DoctorReport, devices: &[TargetId], out: &mut dyn Write) -> Re
             )?;
         }
     }
+    for o in &r.other_gpus_only {
+        writeln!(out, "NOTE  {}: {}", o.path, o.reason)?;
+    }
     // Damaged or unreadable inputs are counted apart, not as libraries that run or not.
     let sound: Vec<_> = r.files.iter().filter(|f| f.errors.is_empty()).collect();
     let damaged = r.files.len() - sound.len();

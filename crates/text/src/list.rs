@@ -122,7 +122,15 @@ fn file(
     if let Some(note) = &f.note {
         writeln!(out, "  ({note})")?;
     } else if f.bundles.is_empty() && f.error.is_none() && f.database.is_none() {
-        writeln!(out, "  (no offload bundle)")?;
+        if f.nvidia.is_empty() {
+            writeln!(out, "  (no offload bundle)")?;
+        } else {
+            writeln!(
+                out,
+                "  (no offload bundle; NVIDIA device code, a CUDA build: {})",
+                f.nvidia.join(", ")
+            )?;
+        }
     }
     for a in &f.kpack_archives {
         writeln!(out, "  archive {a}")?;

@@ -143,12 +143,17 @@ pub fn report(r: &SelectReport, out: &mut dyn Write, err: &mut dyn Write) -> Res
                 .iter()
                 .any(|p| p.severity == gfxkit_host::Severity::Error);
             if kpack.is_empty() && !damaged && databases.is_empty() {
-                if f.other_gpus.is_empty() {
-                    writeln!(out, "{}: no device code", f.path)?;
+                // Device code for other GPUs is said as `verify` says it.
+                let kind = if !f.other_gpus.is_empty() {
+                    Some(ErrorKind::OtherGpusOnly(f.other_gpus.clone()))
+                } else if !f.nvidia.is_empty() {
+                    Some(ErrorKind::NvidiaOnly(f.nvidia.clone()))
                 } else {
-                    // Said as `verify` says it.
-                    let kind = ErrorKind::OtherGpusOnly(f.other_gpus.clone());
-                    writeln!(out, "{}: {}", f.path, Error::new(kind))?;
+                    None
+                };
+                match kind {
+                    Some(kind) => writeln!(out, "{}: {}", f.path, Error::new(kind))?,
+                    None => writeln!(out, "{}: no device code", f.path)?,
                 }
             }
             for line in &databases {

@@ -27,8 +27,9 @@ target of a required processor's family is within the list.\n\nExamples:\n  \
 gfxkit check --require gfx90a,gfx942,gfx1100 dist/*.whl\n  \
 gfxkit check --require gfx90a:xnack-,gfx942 --exactly --json /opt/rocm/lib\n\n\
 --json prints {required, exactly, ok, files: [{path, ok, targets, missing, why, needs, spirv, \
-extra, errors, database}], summary: {files, passed, failed, errors}}; database names the kernel \
-databases judged with the file.\n\n\
+extra, errors, database}], summary: {files, passed, failed, errors}, other_gpus_only: [{path, \
+reason}]}; database names the kernel databases judged with the file; other_gpus_only the files \
+named whose only device code is for other GPUs (a CUDA build, SYCL images), which are not judged.\n\n\
 Exit codes: 0 every file passes; 1 some file lacks a required target (or, with --exactly, carries \
 one beyond the list); 2 an error (unreadable or damaged input, no file with device code, a bad ID)."
 )]
@@ -89,7 +90,12 @@ pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
         gfxkit_text::check::report(&report, &mut std::io::stdout().lock())?;
     }
     if report.files.is_empty() {
-        eprintln!("gfxkit: error: no file with device code under the paths given");
+        let amd = if report.other_gpus_only.is_empty() {
+            ""
+        } else {
+            " for an AMD GPU"
+        };
+        eprintln!("gfxkit: error: no file with device code{amd} under the paths given");
         return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::from(report.status()))

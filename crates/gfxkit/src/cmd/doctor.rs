@@ -68,7 +68,8 @@ pub struct Args {
     pub paths: Vec<PathBuf>,
     /// Print JSON: `{"devices": [...], "files": [{"path", "runs_on": {"<device>": bool},
     /// "targets": [...], "needs", "missing", "spirv": [devices served only through SPIR-V],
-    /// "remedies": [{"device", "kind", "text", "standing"}]}]}`.
+    /// "remedies": [{"device", "kind", "text", "standing"}]}], "other_gpus_only": [{"path",
+    /// "reason"}]}`: the last for files named whose only device code is for other GPUs.
     #[arg(long)]
     pub json: bool,
     /// Which kpack loader to model for split binaries (`current` or `old`; see `gfxkit select`).
