@@ -394,16 +394,7 @@ fn verify_clean_binaries() {
 fn verify_passes_over_offload_bundles_for_other_gpus() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let src = d.join("host.c");
-    std::fs::write(&src, "int host_only(int x) { return x + 1; }\n").unwrap();
-    let plain = d.join("plain.o");
-    gfxkit_testkit::run_ok(
-        Command::new(gfxkit_testkit::llvm_tool("clang"))
-            .args(["-c", "-fPIC"])
-            .arg(&src)
-            .arg("-o")
-            .arg(&plain),
-    );
+    let plain = gfxkit_testkit::host_only(d, "plain.o", &["-c", "-fPIC"]);
     let payload = d.join("image.bin");
     std::fs::write(&payload, b"not an AMDGPU code object").unwrap();
     let obj = d.join("nvptx.o");
@@ -643,22 +634,8 @@ fn damaged_binaries_name_file_and_offset() {
 fn a_cuda_build_is_named_as_one() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let src = d.join("host.c");
-    std::fs::write(&src, "int host_only(int x) { return x + 1; }\n").unwrap();
-    let plain = d.join("libplain.so");
-    gfxkit_testkit::run_ok(
-        Command::new(gfxkit_testkit::llvm_tool("clang"))
-            .args(["-shared", "-fPIC", "-nostdlib"])
-            .arg(&src)
-            .arg("-o")
-            .arg(&plain),
-    );
-    // A fat binary's header (magic 0xba55ed50, version 1, header size 16) and some payload.
-    let mut fatbin = vec![0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0];
-    fatbin.extend(2000u64.to_le_bytes());
-    fatbin.resize(2016, 0xcc);
-    let payload = d.join("fatbin.bin");
-    std::fs::write(&payload, &fatbin).unwrap();
+    let plain = gfxkit_testkit::host_only(d, "libplain.so", &["-shared", "-fPIC", "-nostdlib"]);
+    let payload = gfxkit_testkit::nvidia_fatbin(d, 2000);
     let cuda = d.join("libcuda_build.so");
     gfxkit_testkit::run_ok(
         Command::new(gfxkit_testkit::llvm_tool("llvm-objcopy"))

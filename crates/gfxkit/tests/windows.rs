@@ -1547,21 +1547,9 @@ fn prune_and_split_of_unusual_images_follow_one_rule() {
 fn a_cuda_build_of_a_dll_is_named_as_one() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let src = d.join("host.c");
-    std::fs::write(&src, "int host_only(int x) { return x + 1; }\n").unwrap();
-    let plain = d.join("host.obj");
-    run_ok(
-        Command::new(llvm_tool("clang"))
-            .args(["--target=x86_64-pc-windows-msvc", "-c"])
-            .arg(&src)
-            .arg("-o")
-            .arg(&plain),
-    );
-    let mut fatbin = vec![0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0];
-    fatbin.extend(4096u64.to_le_bytes());
-    fatbin.resize(4112, 0xcc);
-    let payload = d.join("fatbin.bin");
-    std::fs::write(&payload, &fatbin).unwrap();
+    let plain =
+        gfxkit_testkit::host_only(d, "host.obj", &["--target=x86_64-pc-windows-msvc", "-c"]);
+    let payload = gfxkit_testkit::nvidia_fatbin(d, 4096);
     let obj = d.join("cuda.obj");
     run_ok(
         Command::new(llvm_tool("llvm-objcopy"))

@@ -46,6 +46,35 @@ pub fn run_ok(cmd: &mut Command) -> Output {
     out
 }
 
+/// A C translation unit without device code compiled by clang-19 into `dir/name` with `args`
+/// (`-shared -fPIC -nostdlib` for a shared library, `--target=x86_64-pc-windows-msvc -c` for a
+/// COFF object).
+pub fn host_only(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
+    let src = dir.join("host_only.c");
+    std::fs::write(&src, "int host_only(int x) { return x + 1; }\n").unwrap();
+    let out = dir.join(name);
+    run_ok(
+        Command::new(llvm_tool("clang"))
+            .args(args)
+            .arg(&src)
+            .arg("-o")
+            .arg(&out),
+    );
+    out
+}
+
+/// `dir/fatbin.bin`: an NVIDIA fat binary's header (magic `0xba55ed50`, version 1, a 16-byte
+/// header declaring `payload` bytes) and `payload` bytes, as a CUDA build's `.nv_fatbin` holds,
+/// for a test that gives a file such a section.
+pub fn nvidia_fatbin(dir: &Path, payload: usize) -> PathBuf {
+    let mut fatbin = vec![0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0];
+    fatbin.extend((payload as u64).to_le_bytes());
+    fatbin.resize(16 + payload, 0xcc);
+    let path = dir.join("fatbin.bin");
+    std::fs::write(&path, &fatbin).unwrap();
+    path
+}
+
 /// Compiles LLVM IR at `ir` with llc-19 into an `amdgcn-amd-amdhsa` code object at `obj` for
 /// processor `cpu` and code-object version `cov`; `attrs` (such as `+xnack,-sramecc`) becomes
 /// `-mattr` when not empty.
