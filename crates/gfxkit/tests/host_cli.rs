@@ -408,6 +408,10 @@ fn verify_passes_over_offload_bundles_for_other_gpus() {
                 "--add-section=__CLANG_OFFLOAD_BUNDLE__sycl-spir64_gen={}",
                 payload.display()
             ))
+            .arg(format!(
+                "--add-section=__CLANG_OFFLOAD_BUNDLE__host-x86_64-unknown-linux-gnu={}",
+                payload.display()
+            ))
             .arg(&plain)
             .arg(&obj),
     );
@@ -422,10 +426,11 @@ fn verify_passes_over_offload_bundles_for_other_gpus() {
     assert_eq!(out.status.code(), Some(2), "{o}{e}");
     assert!(
         e.contains("no device code for an AMD GPU in this file")
-            && e.contains("other targets: 'openmp-nvptx64-nvidia-cuda--sm_80', 'sycl-spir64_gen'"),
+            && e.contains("other targets: 'openmp-nvptx64-nvidia-cuda--sm_80', 'sycl-spir64_gen')"),
         "{e}"
     );
-    // `select` says it as `verify` does, and names the entries in its JSON.
+    // `select` says it as `verify` does, and names the entries in its JSON (the host entry is
+    // no GPU's).
     let out = gfxkit(&["select", "--device", "gfx90a", s(&obj)]);
     let (o, e) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{o}{e}");

@@ -404,12 +404,7 @@ pub fn select_on(
         }
         problems.extend(damage);
     }
-    let other_gpus = inv
-        .units
-        .iter()
-        .filter(|u| !u.holds_amd_gpu_code())
-        .flat_map(|u| u.loose.iter().map(|e| e.id.clone()))
-        .collect();
+    let other_gpus = crate::verify::other_gpu_entries(inv);
     let mut s = Selection {
         path: name.to_owned(),
         error: None,

@@ -592,19 +592,31 @@ pub fn package_members<T, E>(
     }
     (kept, without)
 }
+/// The entry IDs of the file's object bundles for other GPUs than AMD's (those of units that
+/// hold no AMD GPU code, [`Unit::holds_amd_gpu_code`]), host entries left out: they are no
+/// GPU's.
+pub fn other_gpu_entries(inv: &Inventory<'_>) -> Vec<String> {
+    inv.units
+        .iter()
+        .filter(|u| !u.holds_amd_gpu_code())
+        .flat_map(|u| u.loose.iter().map(|e| e.id.clone()))
+        .filter(|id| !EntryId::parse(id).map_or(id.starts_with("host-"), |e| e.is_host()))
+        .collect()
+}
+
 /// Why a file without device code for an AMD GPU holds device code all the same, when it
-/// does: the entry IDs of its object bundles for other GPUs ([`ErrorKind::OtherGpusOnly`]),
-/// else its CUDA fat binaries ([`ErrorKind::NvidiaOnly`]). `None` for a file with device code
-/// for an AMD GPU (units or `HIPK` wrappers) or with none at all.
+/// does: the entry IDs of its object bundles for other GPUs ([`ErrorKind::OtherGpusOnly`]; host
+/// entries are no GPU's), else its CUDA fat binaries ([`ErrorKind::NvidiaOnly`]). `None` for a
+/// file with device code for an AMD GPU (units or `HIPK` wrappers), with none at all, or with
+/// damage found by host discovery (which may be what hides its AMD device code).
 pub fn not_for_amd_gpus(inv: &Inventory<'_>) -> Option<ErrorKind> {
-    if inv.units.iter().any(Unit::holds_amd_gpu_code) || !inv.kpack().is_empty() {
+    if inv.units.iter().any(Unit::holds_amd_gpu_code)
+        || !inv.kpack().is_empty()
+        || !inv.problems.is_empty()
+    {
         return None;
     }
-    let ids: Vec<String> = inv
-        .units
-        .iter()
-        .flat_map(|u| u.loose.iter().map(|e| e.id.clone()))
-        .collect();
+    let ids = other_gpu_entries(inv);
     let nvidia = inv.nvidia();
     if !ids.is_empty() {
         Some(ErrorKind::OtherGpusOnly(ids))
