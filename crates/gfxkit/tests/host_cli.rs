@@ -723,4 +723,24 @@ fn a_cuda_build_is_named_as_one() {
     let (_, j) = json(&["doctor", "--json", "--device", "gfx90a", s(&tree)]);
     assert_eq!(j["files"].as_array().unwrap().len(), 1, "{j}");
     assert!(j.get("other_gpus_only").is_none(), "{j}");
+    // A package named is read member by member, as `select` lists them: its CUDA build is
+    // named among the files judged on no device.
+    let wheel = d.join("multi-1.0-py3-none-linux_x86_64.whl");
+    gfxkit_testkit::run_ok(
+        Command::new("python3")
+            .args([
+                "-c",
+                "import sys, zipfile\n\
+                 with zipfile.ZipFile(sys.argv[1], 'w') as z:\n\
+                 \x20   z.write(sys.argv[2], 'multi/libcuda_build.so')\n\
+                 \x20   z.write(sys.argv[3], 'multi/libamd.so')",
+            ])
+            .arg(&wheel)
+            .arg(&cuda)
+            .arg(&built().f.shared),
+    );
+    let (_, j) = json(&["doctor", "--json", "--device", "gfx90a", s(&wheel)]);
+    assert_eq!(j["files"].as_array().unwrap().len(), 1, "{j}");
+    let noted = j["other_gpus_only"][0]["path"].as_str().unwrap_or_default();
+    assert!(noted.ends_with("!multi/libcuda_build.so"), "{j}");
 }
