@@ -38,8 +38,8 @@ pub enum ErrorKind {
     /// IDs. Like [`ErrorKind::NoDeviceCode`] for a verification.
     OtherGpusOnly(Vec<String>),
     /// The file's only device code is NVIDIA's: CUDA fat binaries, the sections holding them
-    /// as [`crate::inventory::Inventory::nvidia`] says them (a CUDA build where a ROCm build
-    /// was expected). Like [`ErrorKind::NoDeviceCode`] for a verification.
+    /// as [`crate::inventory::nvidia_label`] says them (a CUDA build where a ROCm build was
+    /// expected). Like [`ErrorKind::NoDeviceCode`] for a verification.
     NvidiaOnly(Vec<String>),
     /// A target or device ID that does not parse.
     BadTarget(String),

@@ -79,22 +79,10 @@ impl<'a> Inventory<'a> {
             .collect()
     }
 
-    /// The sections holding NVIDIA device code (CUDA fat binaries), each said as
-    /// `.nv_fatbin (1.5 MiB)`, with its archive member before it: what a CUDA build of a
-    /// library holds where a ROCm build holds offload bundles.
-    pub fn nvidia(&self) -> Vec<String> {
-        self.discovery
-            .nvidia
-            .iter()
-            .map(|l| {
-                let section = l.section.as_deref().unwrap_or("?");
-                let size = crate::units::human_bytes(l.size);
-                match &l.member {
-                    Some(m) => format!("{m}: {section} ({size})"),
-                    None => format!("{section} ({size})"),
-                }
-            })
-            .collect()
+    /// Where the sections holding NVIDIA device code (CUDA fat binaries) lie: what a CUDA
+    /// build of a library holds where a ROCm build holds offload bundles.
+    pub fn nvidia(&self) -> Vec<gfxkit_host::Location> {
+        self.discovery.nvidia.clone()
     }
 
     /// What the HIP runtime reads of each unit it would consider loading, with their parsed
@@ -136,5 +124,16 @@ impl<'a> Inventory<'a> {
                 | InputKind::Bundle
                 | InputKind::CodeObject
         )
+    }
+}
+
+/// A section holding NVIDIA device code as reports say it: `.nv_fatbin (1.5 MiB)`, with its
+/// archive member before it (`cuda.o: __nv_relfatbin (12.0 KiB)`).
+pub fn nvidia_label(l: &gfxkit_host::Location) -> String {
+    let section = l.section.as_deref().unwrap_or("?");
+    let size = crate::units::human_bytes(l.size);
+    match &l.member {
+        Some(m) => format!("{m}: {section} ({size})"),
+        None => format!("{section} ({size})"),
     }
 }

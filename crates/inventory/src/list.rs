@@ -67,10 +67,10 @@ pub struct FileListing {
     /// For a Tensile index: its rows per processor and the files they resolve to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub database: Option<DatabaseListing>,
-    /// The sections holding NVIDIA device code (CUDA fat binaries,
+    /// Where the sections holding NVIDIA device code lie (CUDA fat binaries,
     /// [`Inventory::nvidia`]), which no AMD GPU runs.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub nvidia: Vec<String>,
+    pub nvidia: Vec<gfxkit_host::Location>,
     /// The package file this listing is one member of, when it was read as a member of a
     /// package named or found (not set for a member named directly as `pkg!member`, which
     /// is an input of its own). Not in JSON: the path already starts with it.

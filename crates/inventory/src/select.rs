@@ -49,10 +49,10 @@ pub struct Selection {
     /// them, the choice passes over them ([`gfxkit_host::unit::holds_amd_gpu_code`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub other_gpus: Vec<String>,
-    /// The sections holding NVIDIA device code (CUDA fat binaries,
+    /// Where the sections holding NVIDIA device code lie (CUDA fat binaries,
     /// [`Inventory::nvidia`]), which no AMD GPU runs.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub nvidia: Vec<String>,
+    pub nvidia: Vec<gfxkit_host::Location>,
 }
 
 /// The choice for one unit.

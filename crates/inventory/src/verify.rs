@@ -617,7 +617,12 @@ pub fn not_for_amd_gpus(inv: &Inventory<'_>) -> Option<ErrorKind> {
         return None;
     }
     let ids = other_gpu_entries(inv);
-    let nvidia = inv.nvidia();
+    let nvidia: Vec<String> = inv
+        .discovery
+        .nvidia
+        .iter()
+        .map(crate::inventory::nvidia_label)
+        .collect();
     if !ids.is_empty() {
         Some(ErrorKind::OtherGpusOnly(ids))
     } else if !nvidia.is_empty() {

@@ -128,7 +128,11 @@ fn file(
             writeln!(
                 out,
                 "  (no offload bundle; NVIDIA device code, a CUDA build: {})",
-                f.nvidia.join(", ")
+                f.nvidia
+                    .iter()
+                    .map(gfxkit_inventory::inventory::nvidia_label)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )?;
         }
     }

@@ -147,7 +147,12 @@ pub fn report(r: &SelectReport, out: &mut dyn Write, err: &mut dyn Write) -> Res
                 let kind = if !f.other_gpus.is_empty() {
                     Some(ErrorKind::OtherGpusOnly(f.other_gpus.clone()))
                 } else if !f.nvidia.is_empty() {
-                    Some(ErrorKind::NvidiaOnly(f.nvidia.clone()))
+                    Some(ErrorKind::NvidiaOnly(
+                        f.nvidia
+                            .iter()
+                            .map(gfxkit_inventory::inventory::nvidia_label)
+                            .collect(),
+                    ))
                 } else {
                     None
                 };

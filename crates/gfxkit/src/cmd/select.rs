@@ -49,8 +49,9 @@ pub struct Args {
     pub files: Vec<PathBuf>,
     /// Print JSON: `{"device", "files": [{"path", "bundles": [{"index", "kind", "format", "offset", "selected", "via", "reason", "kernels", ...}], "other_gpus", "nvidia"}]}`;
     /// `kernels` counts the loaded code object's kernels (0: it loads but a launch from it
-    /// fails), `other_gpus` names the file's entries for other vendors' GPUs and `nvidia` its
-    /// CUDA fat binaries (`.nv_fatbin (1.4 MiB)`), which no AMD GPU runs.
+    /// fails), `other_gpus` names the file's entries for other vendors' GPUs and `nvidia` where
+    /// its CUDA fat binaries lie (`[{"member", "section", "offset", "size"}]`), which no AMD
+    /// GPU runs.
     /// a split binary's `HIPK` wrappers are units of `format` `kpack` with the loader's look-up
     /// (`wrapper`, `kpack_key`, `archive`, `arch`, `error_code`, `missing`, `package`, ...).
     /// With `--rocm`: `"rocm": {"version", "from"}`, and per unit `passed_over`: `[{"entry",
