@@ -73,7 +73,9 @@ pub struct Args {
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// Print JSON: {"files":[{"path", "bundles":[{"offset", "section", "format", "ccob",
-    /// "entries":[{"id", ..., "code_object_version", "eflags_agree"}]}]}]}.
+    /// "entries":[{"id", ..., "code_object_version", "eflags_agree"}]}], "nvidia":[{"member",
+    /// "section", "offset", "size"}]}]}; `nvidia`, when present, is where a CUDA build's fat
+    /// binaries lie.
     #[arg(long)]
     json: bool,
     /// Decompress compressed bundles in full, verify their hash and read their code objects'
