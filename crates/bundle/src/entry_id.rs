@@ -434,7 +434,14 @@ impl EntryId {
         if input.is_empty() {
             return Err(err(EntryIdErrorKind::Empty));
         }
-        let parts: Vec<&str> = input.splitn(6, '-').collect();
+        // At most six parts (the target keeps its own '-'s), without a vector per ID.
+        let mut split = [""; 6];
+        let mut n = 0;
+        for (slot, part) in split.iter_mut().zip(input.splitn(6, '-')) {
+            *slot = part;
+            n += 1;
+        }
+        let parts = &split[..n];
         if parts.len() < 4 {
             return Err(err(EntryIdErrorKind::TooFewComponents {
                 found: parts.len(),
@@ -465,16 +472,16 @@ impl EntryId {
             os: parts[3].to_owned(),
             env: env.to_owned(),
         };
-        let triple_text = parts[1..4].join("-");
+        let triple_text = || parts[1..4].join("-");
         if !is_known_arch(&triple.arch) {
             return Err(err(EntryIdErrorKind::BadTriple {
-                triple: triple_text,
+                triple: triple_text(),
                 reason: "unknown architecture",
             }));
         }
         if triple.vendor.is_empty() || triple.os.is_empty() {
             return Err(err(EntryIdErrorKind::BadTriple {
-                triple: triple_text,
+                triple: triple_text(),
                 reason: "empty vendor or OS",
             }));
         }
@@ -485,7 +492,7 @@ impl EntryId {
         if !ok_component(&triple.vendor) || !ok_component(&triple.os) || !ok_component(&triple.env)
         {
             return Err(err(EntryIdErrorKind::BadTriple {
-                triple: triple_text,
+                triple: triple_text(),
                 reason: "unexpected character in vendor, OS or environment",
             }));
         }

@@ -59,12 +59,7 @@ impl Digesting {
 
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    let d = Sha256::digest(bytes);
-    let mut s = String::with_capacity(64);
-    for b in d {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
+    hex::encode(Sha256::digest(bytes))
 }
 
 /// The target an entry ID names, as [`Digest::target`] gives it; `None` for host entries.

@@ -208,7 +208,7 @@ pub fn decode_blob(blob: &[u8], record: &Record, limits: &Limits) -> Result<Vec<
         }
         out
     };
-    let got = hex(&Md5::digest(&bytes));
+    let got = hex::encode(Md5::digest(&bytes));
     if !got.eq_ignore_ascii_case(record.kernel_hash.trim()) {
         return Err(Error::new(ErrorKind::HashMismatch {
             expected: record.kernel_hash.clone(),
@@ -216,10 +216,6 @@ pub fn decode_blob(blob: &[u8], record: &Record, limits: &Limits) -> Result<Vec<
         }));
     }
     Ok(bytes)
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// What a `.kdb` file name says: MIOpen's `DbId` (processor and feature suffixes) and the CU

@@ -81,7 +81,7 @@ impl Hasher {
             Hasher::Sha256(h) => h.finalize().to_vec(),
             Hasher::Sha512(h) => h.finalize().to_vec(),
         };
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
+        hex::encode(bytes)
     }
 }
 

@@ -296,19 +296,11 @@ fn layer_tar(entries: &[Described]) -> Vec<u8> {
     b.into_inner().unwrap_or_default()
 }
 
-fn hex256(b: &[u8]) -> String {
-    use sha2::Digest as _;
-    sha2::Sha256::digest(b)
-        .iter()
-        .map(|x| format!("{x:02x}"))
-        .collect()
-}
-
 /// An OCI layout of the described layers (linux/amd64), digests right.
 fn oci_files(layers: &[DescribedLayer]) -> std::collections::HashMap<String, Vec<u8>> {
     let mut files = std::collections::HashMap::new();
     let add = |files: &mut std::collections::HashMap<String, Vec<u8>>, b: Vec<u8>| {
-        let h = hex256(&b);
+        let h = crate::record::sha256_hex(&b);
         let n = b.len();
         files.insert(format!("blobs/sha256/{h}"), b);
         (format!("sha256:{h}"), n)

@@ -17,10 +17,7 @@ pub fn hash_field(data: &[u8]) -> String {
 
 /// The lowercase hex SHA-256 of `data` (as conda's `paths.json` stores it).
 pub fn sha256_hex(data: &[u8]) -> String {
-    Sha256::digest(data)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(Sha256::digest(data))
 }
 
 /// Applies `changes` to a conda `paths` list (`info/paths.json`'s `paths`, an installed

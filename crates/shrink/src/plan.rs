@@ -65,7 +65,7 @@ impl EntryRecord {
             target: label(e.id),
             size: e.size,
             md5: if digest {
-                hex(&gfxkit_bundle::hash::digests(&[e.payload])[0])
+                hex::encode(gfxkit_bundle::hash::digests(&[e.payload])[0])
             } else {
                 String::new()
             },
@@ -95,15 +95,11 @@ impl EntryRecord {
                 .iter_mut()
                 .zip(gfxkit_bundle::hash::digests(&payloads))
             {
-                r.md5 = hex(&d);
+                r.md5 = hex::encode(d);
             }
         }
         records
     }
-}
-
-pub(crate) fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// What happened to one bundle.

@@ -11,7 +11,7 @@
 use crate::bundle;
 use crate::elf::{self, Elf};
 use crate::error::{Error, ErrorKind, Result};
-use crate::plan::{hex, BundleOutcome};
+use crate::plan::BundleOutcome;
 use crate::report::{Report, Rewritten};
 use crate::survey::{page_conflicts, survey_read, Reading};
 use gfxkit_bundle::ccob;
@@ -251,7 +251,7 @@ impl Report {
                 .iter_mut()
                 .zip(gfxkit_bundle::hash::digests(&payloads))
             {
-                k.md5 = hex(&d);
+                k.md5 = hex::encode(d);
             }
             Ok(())
         })
@@ -341,8 +341,8 @@ mod tests {
         assert!(kept.iter().all(|k| k.md5.is_empty()));
         let full = rewrite(&data, &to_ccob()).unwrap();
         let kept = &full.report.regions[0].bundles[0].kept;
-        assert_eq!(kept[1].md5, hex(&Md5::digest(&a)));
-        assert_eq!(kept[0].md5, hex(&Md5::digest(b"")));
+        assert_eq!(kept[1].md5, hex::encode(Md5::digest(&a)));
+        assert_eq!(kept[0].md5, hex::encode(Md5::digest(b"")));
         let mut later = bare.report.clone();
         later.add_digests(&data, &Default::default()).unwrap();
         assert_eq!(later.regions[0].bundles[0].kept, *kept);
