@@ -149,6 +149,9 @@ def memmodel(
 def census_walk(paths: List[str]) -> List[str]:
     """The inputs of a census under ``paths``: files named, and in directories every file that
     may hold device code (the walk of ``gfxkit list -r``), sorted."""
+def census_walk_each(paths: List[str]) -> List[Optional[List[str]]]:
+    """``census_walk`` of each path on its own: per path, its inputs, or None when it cannot be
+    walked."""
 def census_same_content(paths: List[str]) -> List[Tuple[int, List[int]]]:
     """The local files among ``paths`` holding the same bytes as an earlier one: ``(position,
     [positions of its copies])``, compared by identity, else by SHA-256 on every core."""

@@ -38,11 +38,24 @@ pub fn walk(paths: &[PathBuf]) -> Result<Vec<PathBuf>, crate::Error> {
         .collect())
 }
 
+/// [`walk`] of each of `paths` on its own, on every core: per path, its inputs or why it
+/// cannot be walked (a path that does not exist). A census given thousands of files by name
+/// asks once, not once a file.
+pub fn walk_each(paths: &[PathBuf]) -> Vec<Result<Vec<PathBuf>, crate::Error>> {
+    use rayon::prelude::*;
+    paths
+        .par_iter()
+        .map(|p| walk(std::slice::from_ref(p)))
+        .collect()
+}
+
 /// The local files among `paths` that hold the same bytes as an earlier one: for each file
 /// that has copies, its position in `paths` and theirs, in the order given. Package members
 /// (`pkg!member`), directories and files that cannot be read are left alone. Only files that
 /// share their size with another are compared: by identity (device and inode: a hard link
-/// is the same file, read once), else by SHA-256, the files hashed on every core.
+/// is the same file, read once), else by SHA-256, the files hashed on every core; and of
+/// those, only files that also share their first and last [`SAMPLE`] bytes with another are
+/// hashed whole (files of one size, such as a tree of small kernel files, rarely share both).
 pub fn same_content(paths: &[PathBuf]) -> Vec<(usize, Vec<usize>)> {
     use rayon::prelude::*;
     use std::collections::HashMap;
@@ -68,15 +81,31 @@ pub fn same_content(paths: &[PathBuf]) -> Vec<(usize, Vec<usize>)> {
         g.sort_unstable();
         g
     };
-    // One digest per file: the first path of each (device, inode).
+    // One file per (device, inode): the first path of each.
     let mut files: HashMap<(u64, u64), usize> = HashMap::new();
     for &i in groups.iter().flatten() {
         if let Some((_, id)) = stats[i] {
             files.entry(id).or_insert(i);
         }
     }
+    // Sampled first: only a file whose size and samples another file shares is hashed whole.
+    let samples: HashMap<(u64, u64), String> = files
+        .par_iter()
+        .filter_map(|(&id, &i)| Some((id, sample(&paths[i]).ok()?)))
+        .collect();
+    let mut by_sample: HashMap<(u64, &str), usize> = HashMap::new();
+    for (id, s) in &samples {
+        let size = files.get(id).and_then(|&i| stats[i]).map_or(0, |(n, _)| n);
+        *by_sample.entry((size, s.as_str())).or_default() += 1;
+    }
     let digests: HashMap<(u64, u64), String> = files
         .into_par_iter()
+        .filter(|(id, i)| {
+            let size = stats[*i].map_or(0, |(n, _)| n);
+            samples
+                .get(id)
+                .is_some_and(|s| by_sample.get(&(size, s.as_str())).is_some_and(|&n| n > 1))
+        })
         .filter_map(|(id, i)| {
             let data = Input::open(&paths[i]).ok()?;
             Some((id, sha256_hex(&data)))
@@ -84,20 +113,53 @@ pub fn same_content(paths: &[PathBuf]) -> Vec<(usize, Vec<usize>)> {
         .collect();
     let mut out: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
     for g in &groups {
-        let mut first: HashMap<&str, usize> = HashMap::new();
+        // Paths of one file are copies of it; files are copies when their digests agree.
+        let mut first: HashMap<Same<'_>, usize> = HashMap::new();
         for &i in g {
-            let Some(d) = stats[i].and_then(|(_, id)| digests.get(&id)) else {
+            let Some((_, id)) = stats[i] else {
                 continue;
             };
-            match first.get(d.as_str()) {
+            let key = match digests.get(&id) {
+                Some(d) => Same::Digest(d),
+                None if samples.contains_key(&id) => Same::File(id),
+                None => continue,
+            };
+            match first.get(&key) {
                 Some(&f) => out.entry(f).or_default().push(i),
                 None => {
-                    first.insert(d, i);
+                    first.insert(key, i);
                 }
             }
         }
     }
     out.into_iter().collect()
+}
+
+/// What makes two paths hold the same bytes: one file (device, inode), or one digest.
+#[derive(PartialEq, Eq, Hash)]
+enum Same<'a> {
+    File((u64, u64)),
+    Digest(&'a str),
+}
+
+/// Bytes read from each end of a file to tell files of one size apart before hashing them.
+pub const SAMPLE: usize = 1024;
+
+/// The SHA-256 of a file's first and last [`SAMPLE`] bytes (the whole file when it is
+/// smaller than two samples).
+fn sample(path: &Path) -> std::io::Result<String> {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::open(path)?;
+    let size = f.metadata()?.len();
+    let mut buf = vec![0u8; (2 * SAMPLE as u64).min(size) as usize];
+    if size <= 2 * SAMPLE as u64 {
+        f.read_exact_at(&mut buf, 0)?;
+    } else {
+        let (head, tail) = buf.split_at_mut(SAMPLE);
+        f.read_exact_at(head, 0)?;
+        f.read_exact_at(tail, size - SAMPLE as u64)?;
+    }
+    Ok(sha256_hex(&buf))
 }
 
 /// The census rows of the input at `path`, named `name` in the rows (a URL the file was
@@ -333,6 +395,33 @@ mod tests {
             "{names:?}"
         );
         assert!(same_content(&paths[..2]).is_empty());
+    }
+
+    /// Files of one size larger than two samples: one differing only in the middle (its
+    /// samples tie, so it is hashed whole and told apart), one differing only in its last
+    /// byte, a copy of the first, and a hard link to a file whose samples tie with nothing.
+    #[test]
+    fn files_whose_samples_tie_are_hashed_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let base = vec![7u8; 3 * SAMPLE];
+        let mut middle = base.clone();
+        middle[SAMPLE + SAMPLE / 2] = 8;
+        let mut end = base.clone();
+        *end.last_mut().unwrap() = 9;
+        std::fs::write(d.join("base"), &base).unwrap();
+        std::fs::write(d.join("middle"), &middle).unwrap();
+        std::fs::write(d.join("end"), &end).unwrap();
+        std::fs::write(d.join("copy"), &base).unwrap();
+        std::fs::hard_link(d.join("end"), d.join("link")).unwrap();
+        let names = ["base", "middle", "end", "copy", "link"];
+        let paths: Vec<PathBuf> = names.iter().map(|n| d.join(n)).collect();
+        assert_eq!(
+            same_content(&paths),
+            vec![(0, vec![3]), (2, vec![4])],
+            "{names:?}"
+        );
+        assert!(same_content(&paths[..3]).is_empty());
     }
 
     #[test]

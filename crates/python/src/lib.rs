@@ -10,7 +10,7 @@
 //! - input: a path (memory-mapped), `bytes` (borrowed) or another buffer (copied);
 //! - errors: `Fail`, raised as `gfxkit.errors.*` with `file`, `entry` and `offset`;
 //! - the functions `list`, `select`, `verify`, `doctor`, `check`, `diff`, `size`, `extract`, `inspect`,
-//!   `kernels`, `kpack_split`, `kpack_inline`, `prune`, `recompress`, `compatible`, `processors`, `memmodel`, `census_walk`, `census_same_content`, `census_rows_json`, `census_lacks`, and the classes
+//!   `kernels`, `kpack_split`, `kpack_inline`, `prune`, `recompress`, `compatible`, `processors`, `memmodel`, `census_walk`, `census_walk_each`, `census_same_content`, `census_rows_json`, `census_lacks`, and the classes
 //!   `TargetId` and `CensusScope`.
 //!
 //! Files are opened, walked and written through `gfxkit_io` (as the CLI does): paths are
@@ -1893,6 +1893,21 @@ fn census_walk(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<Vec<String>> {
     Ok(found.iter().map(|p| p.display().to_string()).collect())
 }
 
+/// [`census_walk`] of each of `paths` on its own, on every core without the GIL: per path, its
+/// inputs, or `None` when it cannot be walked (it does not exist).
+#[pyfunction]
+#[pyo3(signature = (paths))]
+fn census_walk_each(py: Python<'_>, paths: Vec<PathBuf>) -> Vec<Option<Vec<String>>> {
+    let found = py.allow_threads(|| gfxkit_io::census::walk_each(&paths));
+    found
+        .into_iter()
+        .map(|r| {
+            r.ok()
+                .map(|v| v.iter().map(|p| p.display().to_string()).collect())
+        })
+        .collect()
+}
+
 /// The local files among `paths` holding the same bytes as an earlier one (`{position:
 /// [positions of its copies]}`), compared by identity, else by SHA-256 on every core, without
 /// the GIL ([`gfxkit_io::census::same_content`]).
@@ -2075,6 +2090,7 @@ fn _gfxkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(processors, m)?)?;
     m.add_function(wrap_pyfunction!(memmodel, m)?)?;
     m.add_function(wrap_pyfunction!(census_walk, m)?)?;
+    m.add_function(wrap_pyfunction!(census_walk_each, m)?)?;
     m.add_function(wrap_pyfunction!(census_same_content, m)?)?;
     m.add_function(wrap_pyfunction!(census_rows_json, m)?)?;
     m.add_function(wrap_pyfunction!(census_lacks, m)?)?;

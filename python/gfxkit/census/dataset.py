@@ -165,12 +165,14 @@ def _atomic_path(final: Path) -> Path:
 
 def write_table(table, final: Path) -> None:
     """Writes ``table`` to ``final`` as Parquet (zstd, statistics) through a temporary file in
-    the same directory, synced and renamed into place."""
+    the same directory, synced and renamed into place. zstd's level 3: on a census's rows
+    (digests and paths, mostly dictionary-encoded) level 7 saved 1% of the bytes and cost a
+    third more time to write."""
     import pyarrow.parquet as pq
 
     tmp = _atomic_path(final)
     try:
-        pq.write_table(table, tmp, compression="zstd", compression_level=7, write_statistics=True)
+        pq.write_table(table, tmp, compression="zstd", compression_level=3, write_statistics=True)
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, final)

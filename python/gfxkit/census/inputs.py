@@ -22,9 +22,7 @@ import os
 import re
 import shutil
 import tempfile
-import urllib.error
 import urllib.parse
-import urllib.request
 from html.parser import HTMLParser
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -90,6 +88,9 @@ MAX_INDEX_PAGE = 64 << 20
 def index_files(index: str, project: str) -> List[Tuple[str, Optional[str]]]:
     """Every file of ``project`` in the simple index at ``index`` (PEP 691 JSON when the
     server offers it, else PEP 503 HTML): ``(url, sha256 or None)`` in the index's order."""
+    import urllib.error
+    import urllib.request  # here: HTTP costs a local census nothing
+
     page = index.rstrip("/") + "/" + _normalize(project) + "/"
     req = urllib.request.Request(
         page,
@@ -175,7 +176,7 @@ def expand(
     for s in raw:
         if is_url(s):
             urls.append(split_url(s))
-        elif not os.path.exists(s) and glob.has_magic(s):
+        elif glob.has_magic(s) and not os.path.exists(s):
             hits = sorted(glob.glob(s, recursive=True))
             # A glob that matches nothing is reported as the input it names.
             local.extend(hits or [s])
@@ -185,17 +186,12 @@ def expand(
         for p in projects:
             urls.extend(index_files(index, p))
     items: Dict[str, Dict[str, Any]] = {}
-    for s in local:
-        if os.path.isdir(s) or "!" in s or os.path.exists(s):
-            try:
-                found = _gfxkit.census_walk([s])
-            except OSError:
-                found = [s]
-        else:
-            # Missing: a row with its error, read by a worker like any input.
-            found = [s]
-        for f in found:
-            items.setdefault(f, {"name": f, "source": os.path.abspath(f), "sha256": None, "aliases": []})
+    # Each walked on its own, all at once; one that cannot be walked (missing) is a row with
+    # its error, read by a worker like any input.
+    for s, found in zip(local, _gfxkit.census_walk_each(local)):
+        for f in found or [s]:
+            if f not in items:
+                items[f] = {"name": f, "source": os.path.abspath(f), "sha256": None, "aliases": []}
     for primary, others in same_content(sorted(items)).items():
         for o in others:
             items[primary]["aliases"].append(o)
@@ -234,6 +230,9 @@ def download(url: str, scratch: str, expected: Optional[str]) -> Tuple[str, str]
     """Downloads ``url`` into a new file under ``scratch``; returns (its path, its SHA-256).
     Raises RuntimeError naming the URL when the download fails or the digest differs from
     ``expected``; the partial file is removed then."""
+    import urllib.error
+    import urllib.request
+
     os.makedirs(scratch, exist_ok=True)
     name = os.path.basename(urllib.parse.urlparse(url).path) or "download"
     d = tempfile.mkdtemp(prefix="gfxkit-census-", dir=scratch)

@@ -116,9 +116,9 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
     lacks = tables["lacks"]
     from .. import __version__
 
-    inputs = ins.sort_by("input").to_pylist()
+    inputs = ins.select(["input", "device_bytes", "code_objects", "status", "error"]).sort_by("input").to_pylist()
     cols = co.select(
-        ["input", "target_id", "processor", "generic", "stored_bytes", "uncompressed_bytes", "sha256"]
+        ["input", "target_id", "processor", "stored_bytes", "uncompressed_bytes", "sha256"]
     ).to_pydict()
     n = len(cols["input"])
 
@@ -126,19 +126,20 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
     matrix: Dict[str, Dict[str, set]] = defaultdict(lambda: defaultdict(set))
     per_target: Dict[str, List[int]] = defaultdict(lambda: [0, 0])
     copies: Dict[str, List[Any]] = {}
-    for i in range(n):
-        t, p = cols["target_id"][i], cols["processor"][i]
+    for name, t, p, stored, unc, h in zip(*cols.values()):
         if t is None:
             continue
-        matrix[cols["input"][i]][p].add(t)
-        per_target[t][0] += cols["stored_bytes"][i]
-        per_target[t][1] += cols["uncompressed_bytes"][i]
-        h = cols["sha256"][i]
+        matrix[name][p].add(t)
+        pt = per_target[t]
+        pt[0] += stored
+        pt[1] += unc
         if h:
-            c = copies.setdefault(h, [t, cols["uncompressed_bytes"][i], 0, 0, set()])
+            c = copies.get(h)
+            if c is None:
+                c = copies[h] = [t, unc, 0, 0, set()]
             c[2] += 1
-            c[3] += cols["stored_bytes"][i]
-            c[4].add(cols["input"][i])
+            c[3] += stored
+            c[4].add(name)
     processors = sorted({p for m in matrix.values() for p in m}, key=_proc_key)
 
     total_stored = sum(v[0] for v in per_target.values())
@@ -180,22 +181,32 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
     for p in shown:
         w(f"<th>{_e(p)}</th>")
     w("</tr></thead>")
+    # A cell per (processor, target IDs present): the same few cells repeat down the matrix.
+    cells: Dict[Tuple[str, ...], str] = {}
+
+    def cell(p: str, ts: set) -> str:
+        key = (p, *sorted(ts))
+        html_ = cells.get(key)
+        if html_ is None:
+            feats = sorted(t.split(":", 1)[1] if ":" in t else "any" for t in ts)
+            cls = "s" if p == "amdgcnspirv" else ("g" if "generic" in p else "y")
+            html_ = cells[key] = f"<td class='{cls}' title='{_e(', '.join(key[1:]))}'>{_e(' '.join(feats))}</td>"
+        return html_
+
+    missing = ["<td class='x'>-</td>" if p in req_procs else "<td class='o'></td>" for p in shown]
+    empty = "<td class='o'></td>" * len(shown)
     for k, r in enumerate(inputs):
         if k % CHUNK == 0:
             w(("</tbody>" if k else "") + "<tbody class='chunk'>")
         name = r["input"]
-        m = matrix.get(name, {})
+        m = matrix.get(name)
         w(f"<tr><td>{_e(name)}</td><td class='n' data-v='{r['device_bytes']}'>{_size(r['device_bytes'])}</td>")
-        for p in shown:
-            ts = m.get(p)
-            if ts:
-                feats = sorted(t.split(":", 1)[1] if ":" in t else "any" for t in ts)
-                cls = "s" if p == "amdgcnspirv" else ("g" if "generic" in p else "y")
-                w(f"<td class='{cls}' title='{_e(', '.join(sorted(ts)))}'>{_e(' '.join(feats))}</td>")
-            elif p in req_procs and r["code_objects"]:
-                w("<td class='x'>-</td>")
-            else:
-                w("<td class='o'></td>")
+        if m:
+            w("".join(cell(p, m[p]) if p in m else missing[i] for i, p in enumerate(shown)))
+        elif r["code_objects"]:
+            w("".join(missing))
+        else:
+            w(empty)
         w("</tr>")
     w("</tbody></table>" if inputs else "<tbody></tbody></table>")
 
