@@ -30,6 +30,7 @@ import pyarrow.parquet as pq  # noqa: E402
 import gfxkit  # noqa: E402
 from gfxkit.census import dataset  # noqa: E402
 import slurm  # noqa: E402
+from conftest import run, tool  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "target" / "real"
@@ -334,6 +335,43 @@ def test_local_copies_are_read_once(tmp_path):
     assert ins[str(more / "k.hipfb")]["status"] == "ok"
     co = table(out, "code_objects")
     assert rows_of(str(more / "k.hipfb")) == rows_of(first)
+
+
+def test_nvidia_device_code_is_counted(built, tmp_path):
+    """A CUDA build (a host library given CUDA fat binary sections) and a library holding both
+    AMD code objects and a fat binary: each input row counts its NVIDIA bytes, the report names
+    them, and the shards of an earlier gfxkit, written without the column, still read (null)."""
+    d = tmp_path / "in"
+    d.mkdir()
+    fatbin = tmp_path / "fatbin.bin"
+    # An NVIDIA fat binary's header (magic 0xba55ed50, version 1, header size 16, payload size).
+    fatbin.write_bytes(struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 3000) + b"\xcc" * 3000)
+    src = tmp_path / "plain.c"
+    src.write_text("int plain(int x) { return x + 1; }\n")
+    plain = tmp_path / "libplain.so"
+    run(tool("clang"), "-shared", "-fPIC", "-nostdlib", str(src), "-o", str(plain))
+    cuda, both, amd = d / "libcuda_build.so", d / "libboth.so", d / "libamd.so"
+    run(tool("llvm-objcopy"), f"--add-section=.nv_fatbin={fatbin}",
+        f"--add-section=__nv_relfatbin={fatbin}", str(plain), str(cuda))
+    run(tool("llvm-objcopy"), f"--add-section=.nv_fatbin={fatbin}", str(built["lib"]), str(both))
+    shutil.copyfile(built["lib"], amd)
+    out = tmp_path / "out"
+    gfxkit.census([str(d)], out, serial=True, progress=False)
+    ins = {Path(r["input"]).name: r for r in table(out, "inputs")}
+    assert ins["libcuda_build.so"]["nvidia_bytes"] == 2 * 3016, ins
+    assert ins["libcuda_build.so"]["code_objects"] == 0 and ins["libcuda_build.so"]["status"] == "ok"
+    assert ins["libboth.so"]["nvidia_bytes"] == 3016 and ins["libboth.so"]["code_objects"] == 4, ins
+    assert ins["libamd.so"]["nvidia_bytes"] == 0, ins
+    page = (out / "report.html").read_text()
+    assert "<h2 id='nvidia'>NVIDIA device code</h2><p>2 inputs hold NVIDIA device code" in page, page
+    assert "1 of them hold no AMD code object" in page and str(cuda) in page
+    # A shard written before the column was: read back with the column null, left out of the page.
+    for f in (out / "inputs").glob("*.parquet"):
+        t = pq.read_table(f)
+        pq.write_table(t.drop_columns(["nvidia_bytes"]).replace_schema_metadata(t.schema.metadata), f)
+    gfxkit.census.report(out)
+    assert {r["nvidia_bytes"] for r in table(out, "inputs")} == {None}
+    assert "No input holds NVIDIA device code." in (out / "report.html").read_text()
 
 
 def test_metadata_schema_and_duckdb(serial_out):

@@ -100,6 +100,10 @@ pub struct InputRow {
     pub device_bytes: u64,
     /// Bytes of device code uncompressed.
     pub uncompressed_bytes: u64,
+    /// Bytes of NVIDIA device code in its files: the sections holding CUDA fat binaries
+    /// (`.nv_fatbin`, `__nv_relfatbin`; `.nv_fatb` in PE/COFF files), which no AMD GPU runs. A
+    /// file with these and no AMD code objects is a CUDA build.
+    pub nvidia_bytes: u64,
     /// Target IDs present, sorted.
     pub targets: Vec<String>,
     /// Processors present, sorted.
@@ -244,7 +248,7 @@ fn parsed_target(id: &str) -> Option<Target> {
 
 /// The input row of an input whose files' code objects are `rows`: sizes, targets and
 /// counts over them; `errors` (each naming its file and place) make it `damaged`, or `error`
-/// when `unreadable`.
+/// when `unreadable`. Its `nvidia_bytes` is 0: the caller that read the files sets it.
 #[allow(clippy::too_many_arguments)]
 pub fn input_row(
     input: &str,
@@ -270,6 +274,7 @@ pub fn input_row(
         code_objects: rows.len() as u32,
         device_bytes: rows.iter().map(|r| r.stored_bytes).sum(),
         uncompressed_bytes: rows.iter().map(|r| r.uncompressed_bytes).sum(),
+        nvidia_bytes: 0,
         targets: targets.into_iter().collect(),
         processors: processors.into_iter().collect(),
         status: if unreadable {

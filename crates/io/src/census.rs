@@ -241,6 +241,7 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
     let mut errors = Vec::new();
     let mut out = Vec::new();
     let mut files = 0u32;
+    let mut nvidia_bytes = 0u64;
     let mut unreadable = false;
     match for_each_with(path, &(), formats.settings(), visit) {
         Ok(items) => {
@@ -285,6 +286,7 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
                                 Vec::new()
                             }
                         };
+                        nvidia_bytes += listing.nvidia.iter().map(|l| l.size).sum::<u64>();
                         listing.path = file;
                         let package = (p != path).then_some(name);
                         out.extend(census::code_object_rows(name, &listing, package, &digests));
@@ -303,7 +305,7 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
             errors.push(reword(&chain(&e)));
         }
     }
-    let row = census::input_row(
+    let mut row = census::input_row(
         name,
         size,
         sha256,
@@ -314,6 +316,7 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
         unreadable,
         start.elapsed().as_secs_f64(),
     );
+    row.nvidia_bytes = nvidia_bytes;
     Rows {
         input: row,
         code_objects: out,

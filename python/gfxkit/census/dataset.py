@@ -89,6 +89,7 @@ def input_schema():
                 ("code_objects", pa.uint32()),
                 ("device_bytes", pa.uint64()),
                 ("uncompressed_bytes", pa.uint64()),
+                ("nvidia_bytes", pa.uint64()),
                 ("targets", pa.list_(pa.string())),
                 ("processors", pa.list_(pa.string())),
                 ("status", pa.string()),

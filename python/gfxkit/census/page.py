@@ -2,7 +2,8 @@
 lines of inline script to sort tables) for the release manager: the support matrix (inputs x
 processors, coloured, sortable), device bytes per target, what keeping only the required
 targets would save, code objects stored more than once, the files that lack a required target,
-the errors. Built from the dataset's tables; its size grows with inputs x processors."""
+the inputs holding NVIDIA device code, the errors. Built from the dataset's tables; its size
+grows with inputs x processors."""
 
 from __future__ import annotations
 
@@ -116,7 +117,11 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
     lacks = tables["lacks"]
     from .. import __version__
 
-    inputs = ins.select(["input", "device_bytes", "code_objects", "status", "error"]).sort_by("input").to_pylist()
+    inputs = (
+        ins.select(["input", "device_bytes", "nvidia_bytes", "code_objects", "status", "error"])
+        .sort_by("input")
+        .to_pylist()
+    )
     cols = co.select(
         ["input", "target_id", "processor", "stored_bytes", "uncompressed_bytes", "sha256"]
     ).to_pydict()
@@ -145,6 +150,8 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
     total_stored = sum(v[0] for v in per_target.values())
     total_unc = sum(v[1] for v in per_target.values())
     errors = [r for r in inputs if r["status"] != "ok"]
+    # Null in rows written before the column was (an earlier gfxkit): not known, left out.
+    nvidia = [r for r in inputs if r["nvidia_bytes"]]
     out: List[str] = []
     w = out.append
     w("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>")
@@ -158,6 +165,7 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
         ("device bytes (uncompressed)", _size(total_unc)),
         ("processors", len(processors)),
         ("inputs with errors", len(errors)),
+        ("inputs with NVIDIA device code", len(nvidia)),
         ("required", ", ".join(required) or "(none given)"),
         ("lacks judged for", f"ROCm {tables['rocm']}" if tables.get("rocm") else "the newest runtime"),
         ("schema", f"{dataset.SCHEMA_VERSION} (gfxkit {__version__})"),
@@ -273,6 +281,29 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
         w("</tbody></table>")
         if len(lk) > 5000:
             w(f"<p>and {len(lk) - 5000} more (lacks.parquet).</p>")
+
+    # NVIDIA device code.
+    w("<h2 id='nvidia'>NVIDIA device code</h2>")
+    if not nvidia:
+        w("<p>No input holds NVIDIA device code.</p>")
+    else:
+        cuda = sum(1 for r in nvidia if not r["code_objects"])
+        w(
+            f"<p>{len(nvidia)} inputs hold NVIDIA device code (CUDA fat binaries), which no AMD "
+            f"GPU runs; {cuda} of them hold no AMD code object: CUDA builds, installed where a ROCm "
+            "build was meant, or shipped beside one.</p>"
+        )
+        w(
+            "<table class='sortable'><thead><tr><th>input</th><th>NVIDIA device bytes</th>"
+            "<th>AMD device bytes</th></tr></thead><tbody>"
+        )
+        for r in nvidia:
+            nv, amd = r["nvidia_bytes"], r["device_bytes"]
+            w(
+                f"<tr><td>{_e(r['input'])}</td><td class='n' data-v='{nv}'>{_size(nv)}</td>"
+                f"<td class='n' data-v='{amd}'>{_size(amd)}</td></tr>"
+            )
+        w("</tbody></table>")
 
     # Errors.
     w("<h2 id='errors'>Errors</h2>")

@@ -41,6 +41,7 @@ def error_row(name: str, message: str, seconds: float = 0.0) -> Dict[str, Any]:
         "code_objects": 0,
         "device_bytes": 0,
         "uncompressed_bytes": 0,
+        "nvidia_bytes": 0,
         "targets": [],
         "processors": [],
         "status": "error",
