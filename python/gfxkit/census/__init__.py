@@ -261,6 +261,13 @@ def _run_threads(pending: List[Dict[str, Any]], out: Path, progress: _Progress, 
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _task_key(shard: Dict[str, Any]) -> str:
+    """The Dask key of a shard's task: its name, and whether its bundles' hashes are checked
+    (the same shard read again with ``--check`` is another task, never a result Dask still
+    holds from the read without)."""
+    return f"gfxkit-census-{shard['name']}" + ("-checked" if shard.get("check") else "")
+
+
 def _run_dask(client: Any, pending: List[Dict[str, Any]], out: Path, progress: _Progress) -> None:
     from distributed import as_completed
     from distributed.scheduler import KilledWorker
@@ -271,7 +278,7 @@ def _run_dask(client: Any, pending: List[Dict[str, Any]], out: Path, progress: _
         work.scan_shard,
         pending,
         out=str(out),
-        key=[f"gfxkit-census-{s['name']}" for s in pending],
+        key=[_task_key(s) for s in pending],
         retries=1,
     )
     by_key = {f.key: s for f, s in zip(futures, pending)}
@@ -305,7 +312,7 @@ def _item_by_item(client: Any, shard: Dict[str, Any], out: Path) -> Dict[str, An
     futures = client.map(
         work.scan_item,
         shard["items"],
-        key=[f"gfxkit-census-{shard['name']}-{i}" for i in range(len(shard["items"]))],
+        key=[f"{_task_key(shard)}-{i}" for i in range(len(shard["items"]))],
         retries=1,
         check=check,
     )
@@ -321,7 +328,7 @@ def _item_by_item(client: Any, shard: Dict[str, Any], out: Path) -> Dict[str, An
     # A worker's death counts against every task it held: each suspect alone, once more.
     for i in suspects:
         f = client.submit(
-            work.scan_item, shard["items"][i], key=f"gfxkit-census-{shard['name']}-{i}-solo", check=check
+            work.scan_item, shard["items"][i], key=f"{_task_key(shard)}-{i}-solo", check=check
         )
         try:
             results[i] = f.result()
