@@ -356,7 +356,8 @@ def test_nvidia_device_code_is_counted(built, tmp_path):
     run(tool("llvm-objcopy"), f"--add-section=.nv_fatbin={fatbin}", str(built["lib"]), str(both))
     shutil.copyfile(built["lib"], amd)
     out = tmp_path / "out"
-    gfxkit.census([str(d)], out, serial=True, progress=False)
+    result = gfxkit.census([str(d)], out, serial=True, progress=False)
+    assert result.nvidia == 2, result.__dict__
     ins = {Path(r["input"]).name: r for r in table(out, "inputs")}
     assert ins["libcuda_build.so"]["nvidia_bytes"] == 2 * 3016, ins
     assert ins["libcuda_build.so"]["code_objects"] == 0 and ins["libcuda_build.so"]["status"] == "ok"
@@ -369,7 +370,7 @@ def test_nvidia_device_code_is_counted(built, tmp_path):
     for f in (out / "inputs").glob("*.parquet"):
         t = pq.read_table(f)
         pq.write_table(t.drop_columns(["nvidia_bytes"]).replace_schema_metadata(t.schema.metadata), f)
-    gfxkit.census.report(out)
+    assert gfxkit.census([str(d)], out, serial=True, progress=False).nvidia == 0
     assert {r["nvidia_bytes"] for r in table(out, "inputs")} == {None}
     assert "No input holds NVIDIA device code." in (out / "report.html").read_text()
 

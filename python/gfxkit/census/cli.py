@@ -106,6 +106,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     print(
         f"{result.inputs} inputs ({result.scanned} read now), {result.code_objects} code objects, "
-        f"{result.device_bytes} device bytes, {result.errors} inputs with errors: {result.out}"
+        f"{result.device_bytes} device bytes, {result.errors} inputs with errors"
+        + (f", {result.nvidia} with NVIDIA device code" if result.nvidia else "")
+        + f": {result.out}"
     )
     return 1 if result.errors else 0
