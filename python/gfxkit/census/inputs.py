@@ -216,7 +216,7 @@ def same_content(names: Sequence[str]) -> Dict[str, List[str]]:
     earlier one: ``{first name: [later names]}``. Package members (``pkg!member``),
     directories and files that cannot be read are left alone. Only files sharing their size
     with another are compared: by identity (device and inode), else by SHA-256, hashed on
-    every core by the native module."""
+    every core by the native module, and only where their first and last KiB tie too."""
     from .. import _gfxkit
 
     names = list(names)
