@@ -364,8 +364,9 @@ def test_nvidia_device_code_is_counted(built, tmp_path):
     assert ins["libboth.so"]["nvidia_bytes"] == 3016 and ins["libboth.so"]["code_objects"] == 4, ins
     assert ins["libamd.so"]["nvidia_bytes"] == 0, ins
     page = (out / "report.html").read_text()
-    assert "<h2 id='nvidia'>NVIDIA device code</h2><p>2 inputs hold NVIDIA device code" in page, page
-    assert "1 of them hold no AMD code object" in page and str(cuda) in page
+    assert "<h2 id='nvidia'>NVIDIA device code</h2><p>Inputs holding NVIDIA device code" in page
+    assert "runs): <b>2</b>; of those, holding no AMD code object" in page
+    assert "one): <b>1</b>." in page and str(cuda) in page
     # A shard written before the column was: read back with the column null, left out of the page.
     for f in (out / "inputs").glob("*.parquet"):
         t = pq.read_table(f)

@@ -289,9 +289,10 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
     else:
         cuda = sum(1 for r in nvidia if not r["code_objects"])
         w(
-            f"<p>{len(nvidia)} inputs hold NVIDIA device code (CUDA fat binaries), which no AMD "
-            f"GPU runs; {cuda} of them hold no AMD code object: CUDA builds, installed where a ROCm "
-            "build was meant, or shipped beside one.</p>"
+            "<p>Inputs holding NVIDIA device code (CUDA fat binaries, which no AMD GPU runs): "
+            f"<b>{len(nvidia)}</b>; of those, holding no AMD code object (CUDA builds, installed "
+            f"where a ROCm build was meant or shipped beside one): <b>{cuda}</b>. A package is one "
+            "input: <code>gfxkit list</code> names its members that hold it.</p>"
         )
         w(
             "<table class='sortable'><thead><tr><th>input</th><th>NVIDIA device bytes</th>"
