@@ -746,4 +746,16 @@ fn a_cuda_build_is_named_as_one() {
     assert_eq!(j["files"].as_array().unwrap().len(), 1, "{j}");
     let noted = j["other_gpus_only"][0]["path"].as_str().unwrap_or_default();
     assert!(noted.ends_with("!multi/libcuda_build.so"), "{j}");
+    // `list` of the package names its CUDA build as one, not among members without device code.
+    let out = gfxkit(&["list", s(&wheel)]);
+    let (o, e) = text(&out);
+    let w = s(&wheel);
+    assert!(
+        o.contains(&format!(
+            "{w}!multi/libcuda_build.so: 0 bundles, 0 entries, 0 B\n  (no offload bundle; \
+             NVIDIA device code, a CUDA build: {named})\n"
+        )),
+        "{o}{e}"
+    );
+    assert!(!o.contains("without device code"), "{o}{e}");
 }

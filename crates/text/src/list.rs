@@ -14,7 +14,8 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 /// that they interleave in order). Members of a package without device code
 /// ([`FileListing::without_device_code`]) are not listed one by one: one line after the
 /// package's other members names them (`PKG: N members without device code: a.so, ...`,
-/// the first [`list::NAMES_SHOWN`] names, then `and N more`); `--json` lists each.
+/// the first [`list::NAMES_SHOWN`] names, then `and N more`); `--json` lists each. A member
+/// holding NVIDIA device code (a CUDA build) is listed on its own, saying so.
 pub fn listing(listing: &Listing, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
     listing_with(listing, &Options::default(), out, err)
 }
@@ -47,7 +48,9 @@ pub fn listing_with(
     // Members without device code of the package being printed.
     let mut quiet: Vec<&str> = Vec::new();
     for (fi, f) in listing.files.iter().enumerate() {
-        if let (Some(name), true) = (f.member_name(), f.without_device_code()) {
+        // A CUDA build is device code, for other GPUs: listed on its own line, saying so.
+        let quiet_member = f.without_device_code() && f.nvidia.is_empty();
+        if let (Some(name), true) = (f.member_name(), quiet_member) {
             quiet.push(name);
         } else {
             file(f, opts, &mut sep, out, err)?;

@@ -56,8 +56,8 @@ Packages (wheels and zip files, .conda and .tar.bz2 conda packages, .deb, .rpm, 
 .zst,.bz2}, archives inside archives) are read in place, detected by their magic bytes: each
 member that holds device code is listed as its own file, path PACKAGE!MEMBER (nested
 archives chain with '!'); members without device code are named together on one line per
-package (the first eight, then \"and N more\"; --json lists each). A package without device
-code says so (a note in JSON). --summary names every input without device code
+package (the first eight, then \"and N more\"; --json lists each), except a CUDA build, listed
+with the NVIDIA device code it holds. A package without device code says so (a note in JSON). --summary names every input without device code
 (\"without_device_code\").
 
 Container images (docker save archives, OCI image layouts as a tar or a directory) are read as the
