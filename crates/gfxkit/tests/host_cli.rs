@@ -758,4 +758,26 @@ fn a_cuda_build_is_named_as_one() {
         "{o}{e}"
     );
     assert!(!o.contains("without device code"), "{o}{e}");
+    // `verify` of it: the CUDA build does not fail the package, and is named with what it
+    // holds, not among members without device code.
+    let out = gfxkit(&["verify", s(&wheel)]);
+    let (o, e) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{o}{e}");
+    assert!(
+        o.contains(&format!(
+            "{w}!multi/libcuda_build.so: no device code for an AMD GPU in this file: it holds \
+             NVIDIA device code (a CUDA build; CUDA fat binaries in {named})\n"
+        )),
+        "{o}{e}"
+    );
+    assert!(!o.contains("without device code"), "{o}{e}");
+    let (code, j) = json(&["verify", "--json", s(&wheel)]);
+    assert_eq!(code, 0, "{j}");
+    assert_eq!(j["without_device_code"], serde_json::json!([]), "{j}");
+    let path = j["other_gpus_only"][0]["path"].as_str().unwrap_or_default();
+    assert!(path.ends_with("!multi/libcuda_build.so"), "{j}");
+    let reason = j["other_gpus_only"][0]["reason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(reason.contains("it holds NVIDIA device code"), "{j}");
 }

@@ -607,6 +607,10 @@ pub struct VerifyReport {
     /// Per package (as named or found), its members without device code, which do not fail
     /// a package that has others.
     pub without_device_code: Vec<(String, Vec<String>)>,
+    /// The members of packages (among those set apart as [`Self::without_device_code`] would
+    /// be) whose only device code is for other GPUs: a CUDA build, SYCL object bundles; each
+    /// with what it holds, as `verify` of the file says it.
+    pub other_gpus_only: Vec<doctor::OtherGpusOnly>,
     /// What could not be verified, each naming its file.
     pub errors: Vec<String>,
 }
@@ -649,8 +653,9 @@ struct Group {
 
 /// Why one file has no verification.
 enum VerifyFailed {
-    /// No device code in it (typed, so that a package's members without any are set apart).
-    NoDeviceCode(String),
+    /// No device code for an AMD GPU in it (typed, so that a package's members without any
+    /// are set apart); with what it holds instead when that is device code for other GPUs.
+    NoDeviceCode(String, Option<String>),
     /// Anything else, naming the file.
     Other(String),
 }
@@ -704,7 +709,8 @@ struct Found {
 fn verify_failed(path: &Path, e: gfxkit_inventory::Error) -> VerifyFailed {
     let message = format!("cannot verify {}: {}", path.display(), chain(&e));
     if e.is_no_device_code() {
-        VerifyFailed::NoDeviceCode(message)
+        let other = !matches!(*e.kind, gfxkit_inventory::ErrorKind::NoDeviceCode);
+        VerifyFailed::NoDeviceCode(message, other.then(|| e.kind.to_string()))
     } else {
         VerifyFailed::Other(message)
     }
@@ -714,7 +720,7 @@ fn verify_failed(path: &Path, e: gfxkit_inventory::Error) -> VerifyFailed {
 fn member_failed(path: &Path, f: Failed<Infallible>) -> VerifyFailed {
     match f {
         Failed::NoDeviceCode => {
-            VerifyFailed::NoDeviceCode(format!("{}: {}", path.display(), crate::NoDeviceCode))
+            VerifyFailed::NoDeviceCode(format!("{}: {}", path.display(), crate::NoDeviceCode), None)
         }
         Failed::Package(e) => VerifyFailed::Other(chain(&e)),
         Failed::Visit(never) => match never {},
@@ -818,13 +824,31 @@ fn report_groups(groups: Vec<Group>) -> (VerifyReport, Vec<PathBuf>) {
     let mut report = VerifyReport::default();
     let mut database_only: Vec<PathBuf> = Vec::new();
     for g in groups {
+        // What each member without AMD device code holds for other GPUs, when it does.
+        let other: BTreeMap<String, String> = g
+            .results
+            .iter()
+            .filter_map(|(name, r)| match r {
+                Err(VerifyFailed::NoDeviceCode(_, Some(why))) => Some((name.clone(), why.clone())),
+                _ => None,
+            })
+            .collect();
         let (results, none) = match &g.package {
             // Members without device code do not fail a package that has others.
             Some(_) => {
-                verify::package_members(g.results, |e| matches!(e, VerifyFailed::NoDeviceCode(_)))
+                verify::package_members(g.results, |e| matches!(e, VerifyFailed::NoDeviceCode(..)))
             }
             None => (g.results, Vec::new()),
         };
+        // Those holding device code for other GPUs are named with it, the others together.
+        let (none, for_others): (Vec<String>, Vec<String>) =
+            none.into_iter().partition(|n| !other.contains_key(n));
+        report
+            .other_gpus_only
+            .extend(for_others.into_iter().map(|path| doctor::OtherGpusOnly {
+                reason: other[&path].clone(),
+                path,
+            }));
         if let (Some(p), false) = (&g.package, none.is_empty()) {
             report
                 .without_device_code
@@ -834,15 +858,15 @@ fn report_groups(groups: Vec<Group>) -> (VerifyReport, Vec<PathBuf>) {
             match r {
                 Ok(v) => report.files.push(v),
                 // rocBLAS or hipBLASLt without device code of its own: its kernel database.
-                Err(VerifyFailed::NoDeviceCode(_))
+                Err(VerifyFailed::NoDeviceCode(..))
                     if g.package.is_none()
                         && database::needs_database(&name, &tensile_lib_paths()).is_some() =>
                 {
                     database_only.push(PathBuf::from(name))
                 }
                 // Found in a directory without device code: not a library to verify.
-                Err(VerifyFailed::NoDeviceCode(_)) if !g.explicit => {}
-                Err(VerifyFailed::NoDeviceCode(e) | VerifyFailed::Other(e)) => {
+                Err(VerifyFailed::NoDeviceCode(..)) if !g.explicit => {}
+                Err(VerifyFailed::NoDeviceCode(e, _) | VerifyFailed::Other(e)) => {
                     report.errors.push(e)
                 }
             }

@@ -60,6 +60,19 @@ pub fn reports(reports: &[Verification], out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
+/// One line per package member whose only device code is for other GPUs (a CUDA build, SYCL
+/// object bundles): `PATH: what it holds`, as `verify` of the file alone says it (where that
+/// is an error; a package's other members make it none).
+pub fn other_gpus_only(
+    members: &[gfxkit_inventory::doctor::OtherGpusOnly],
+    out: &mut dyn Write,
+) -> Result<()> {
+    for m in members {
+        writeln!(out, "{}: {}", m.path, m.reason)?;
+    }
+    Ok(())
+}
+
 /// One line per package naming its members without device code (the first
 /// [`gfxkit_inventory::list::NAMES_SHOWN`], then `and N more`).
 pub fn without_device_code(without: &[(String, Vec<String>)], out: &mut dyn Write) -> Result<()> {

@@ -43,7 +43,9 @@ Examples:
 
 Packages are verified member by member (PACKAGE!MEMBER); members without device code (CPU-only
 libraries) are named on one line per package and do not fail it when other members hold device
-code (JSON: \"without_device_code\").
+code (JSON: \"without_device_code\"); members whose only device code is for other GPUs (a CUDA
+build, SYCL object bundles) do not fail it either, and are named each on its own line with what
+they hold (JSON: \"other_gpus_only\", path and reason).
 
 Exit codes: 0 no problem; 1 a problem found; 2 a file that cannot be read or holds no bundle.")]
 pub struct Args {
@@ -72,17 +74,23 @@ pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     let gfxkit_io::whole::VerifyReport {
         files: reports,
         without_device_code: without,
+        other_gpus_only,
         errors,
     } = report?;
     if args.json {
         let names: Vec<&String> = without.iter().flat_map(|(_, n)| n).collect();
-        crate::output::print_json(&serde_json::json!({
+        let mut json = serde_json::json!({
             "files": reports,
             "without_device_code": names,
-        }))?;
+        });
+        if !other_gpus_only.is_empty() {
+            json["other_gpus_only"] = serde_json::to_value(&other_gpus_only)?;
+        }
+        crate::output::print_json(&json)?;
     } else {
         let mut out = std::io::stdout().lock();
         gfxkit_text::verify::reports(&reports, &mut out)?;
+        gfxkit_text::verify::other_gpus_only(&other_gpus_only, &mut out)?;
         gfxkit_text::verify::without_device_code(&without, &mut out)?;
     }
     for e in &errors {
