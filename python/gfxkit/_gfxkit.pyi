@@ -146,12 +146,10 @@ def memmodel(
     os: str = "amdhsa",
     skip_cache_invalidations: bool = False,
 ) -> List[str]: ...
-def census_walk(paths: List[str]) -> List[str]:
-    """The inputs of a census under ``paths``: files named, and in directories every file that
-    may hold device code (the walk of ``gfxkit list -r``), sorted."""
 def census_walk_each(paths: List[str]) -> List[Optional[List[str]]]:
-    """``census_walk`` of each path on its own: per path, its inputs, or None when it cannot be
-    walked."""
+    """The inputs of a census under each path, each walked on its own: files named, and in
+    directories every file that may hold device code (the walk of ``gfxkit list -r``), sorted;
+    None for a path that cannot be walked."""
 def census_same_content(paths: List[str]) -> List[Tuple[int, List[int]]]:
     """The local files among ``paths`` holding the same bytes as an earlier one: ``(position,
     [positions of its copies])``, compared by identity, else by SHA-256 on every core."""

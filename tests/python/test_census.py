@@ -194,7 +194,7 @@ def test_a_kernel_database_directory_reads_as_list_does(tmp_path, gfxkit_bin):
     verify` finds them."""
     lib = REAL / "sid" / "usr" / "lib" / "x86_64-linux-gnu" / "hipblaslt" / "library"
     assert lib.is_dir(), f"{lib}: run scripts/ensure-real-inputs"
-    names = gfxkit._gfxkit.census_walk([str(lib)])
+    names = gfxkit._gfxkit.census_walk_each([str(lib)])[0]
     assert any(n.endswith(".dat") for n in names) and any(n.endswith(".co") for n in names)
     alone = tmp_path / "alone"
     gfxkit.census([str(lib)], alone, serial=True, shard_size=1, progress=False, report=False)
@@ -519,7 +519,7 @@ class _KillOnce(distributed.WorkerPlugin):
 
 def test_a_worker_killed_mid_shard(tmp_path):
     tree = small_tree(tmp_path / "tree", 40, payload=200_000)
-    names = gfxkit._gfxkit.census_walk([str(tree)])
+    names = gfxkit._gfxkit.census_walk_each([str(tree)])[0]
     want = tmp_path / "want"
     gfxkit.census([str(tree)], want, serial=True, progress=False)
     marker = tmp_path / "killed"
@@ -543,7 +543,7 @@ def test_a_worker_killed_mid_shard(tmp_path):
 
 def test_census_killed_at_random_points_ends_with_the_same_dataset(tmp_path):
     tree = small_tree(tmp_path / "tree", 24, payload=50_000)
-    names = gfxkit._gfxkit.census_walk([str(tree)])
+    names = gfxkit._gfxkit.census_walk_each([str(tree)])[0]
     want = tmp_path / "want"
     gfxkit.census([str(tree)], want, serial=True, shard_size=3, progress=False)
     rng = random.Random(40)
@@ -775,7 +775,7 @@ def test_an_input_that_kills_every_worker_is_an_error_row(tmp_path, gfxkit_bin):
     data = bytearray(wrong.read_bytes())
     data[{1: 12, 2: 16}.get(int.from_bytes(data[4:6], "little"), 24)] ^= 0xFF
     wrong.write_bytes(bytes(data))
-    names = gfxkit._gfxkit.census_walk([str(tree)])
+    names = gfxkit._gfxkit.census_walk_each([str(tree)])[0]
     want = tmp_path / "want"
     gfxkit.census([str(tree)], want, serial=True, shard_size=16, progress=False, check=True)
     assert {r["input"]: r["status"] for r in table(want, "inputs")}[str(wrong)] == "damaged"

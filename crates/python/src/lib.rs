@@ -10,7 +10,7 @@
 //! - input: a path (memory-mapped), `bytes` (borrowed) or another buffer (copied);
 //! - errors: `Fail`, raised as `gfxkit.errors.*` with `file`, `entry` and `offset`;
 //! - the functions `list`, `select`, `verify`, `doctor`, `check`, `diff`, `size`, `extract`, `inspect`,
-//!   `kernels`, `kpack_split`, `kpack_inline`, `prune`, `recompress`, `compatible`, `processors`, `memmodel`, `census_walk`, `census_walk_each`, `census_same_content`, `census_rows_json`, `census_lacks`, and the classes
+//!   `kernels`, `kpack_split`, `kpack_inline`, `prune`, `recompress`, `compatible`, `processors`, `memmodel`, `census_walk_each`, `census_same_content`, `census_rows_json`, `census_lacks`, and the classes
 //!   `TargetId` and `CensusScope`.
 //!
 //! Files are opened, walked and written through `gfxkit_io` (as the CLI does): paths are
@@ -1882,19 +1882,10 @@ fn memmodel(
     Ok(seq.asm())
 }
 
-/// The inputs of a census under `paths` (`gfxkit census`): files named, and under directories
-/// every file that may hold device code, as `gfxkit list -r` walks them; sorted by path.
-#[pyfunction]
-#[pyo3(signature = (paths))]
-fn census_walk(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<Vec<String>> {
-    let found = py
-        .allow_threads(|| gfxkit_io::census::walk(&paths))
-        .map_err(|e| io_error(py, &e))?;
-    Ok(found.iter().map(|p| p.display().to_string()).collect())
-}
-
-/// [`census_walk`] of each of `paths` on its own, on every core without the GIL: per path, its
-/// inputs, or `None` when it cannot be walked (it does not exist).
+/// The inputs of a census under each of `paths`, each walked on its own, on every core without
+/// the GIL ([`gfxkit_io::census::walk_each`]): files named, and under directories every file
+/// that may hold device code, as `gfxkit list -r` walks them, sorted by path; `None` for a path
+/// that cannot be walked (it does not exist).
 #[pyfunction]
 #[pyo3(signature = (paths))]
 fn census_walk_each(py: Python<'_>, paths: Vec<PathBuf>) -> Vec<Option<Vec<String>>> {
@@ -2089,7 +2080,6 @@ fn _gfxkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(image_platform, m)?)?;
     m.add_function(wrap_pyfunction!(processors, m)?)?;
     m.add_function(wrap_pyfunction!(memmodel, m)?)?;
-    m.add_function(wrap_pyfunction!(census_walk, m)?)?;
     m.add_function(wrap_pyfunction!(census_walk_each, m)?)?;
     m.add_function(wrap_pyfunction!(census_same_content, m)?)?;
     m.add_function(wrap_pyfunction!(census_rows_json, m)?)?;
