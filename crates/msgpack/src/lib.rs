@@ -451,6 +451,69 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// [`Reader::skip`] of a value that is likely to repeat most of `like`, a value stepped
+    /// over before: where its bytes, from a value inside it on, equal those of the value at the
+    /// same step of `like`'s walk with as many values still to come, the walk jumps over the
+    /// longest run of whole values they share in one comparison of bytes; the rest is walked
+    /// as [`Reader::skip`] walks it. With the value, the number of its values walked one by
+    /// one (0 when it is `like` whole). The same result and the same errors as
+    /// [`Reader::skip`]: the walk is decided by the bytes and the count of values still to
+    /// come alone, and a jump is taken only where the bytes left hold everything that count
+    /// can need.
+    pub fn skip_like(&mut self, like: &Trace<'_>) -> Result<(Raw<'a>, usize)> {
+        if let Some(raw) = self.skip_scalar() {
+            return Ok((raw, 1));
+        }
+        let start = self.pos;
+        let data = self.data;
+        let len = data.len();
+        let mut pos = start;
+        let mut pending: u64 = 1;
+        // The step of the walk (the values started so far), and those walked one by one.
+        let (mut s, mut walked) = (0, 0);
+        while pending > 0 {
+            if let Some(&(q, before)) = like.steps.get(s) {
+                let q = q as usize;
+                // `like`'s values from step `s` on lie in its last `like.bytes.len() - q`
+                // bytes, each taking one at least: with as many left here, no value still to
+                // come can run past the end where it did not in `like`.
+                if u64::from(before) == pending && len - pos >= like.bytes.len() - q {
+                    let same = common_prefix(&data[pos..], &like.bytes[q..]);
+                    let t = like.last_at.get(q + same).map_or(0, |&t| t as usize);
+                    if t > s {
+                        let (at, left) = like.steps[t];
+                        pos += at as usize - q;
+                        pending = u64::from(left);
+                        s = t;
+                        continue;
+                    }
+                }
+            }
+            s += 1;
+            walked += 1;
+            pending -= 1;
+            match step(data, pos) {
+                Some((n, values)) if n <= len - pos => {
+                    pos += n;
+                    pending += values;
+                    if pending > (len - pos) as u64 {
+                        self.pos = pos;
+                        return Err(self.too_many(pos - n, pending));
+                    }
+                }
+                _ => (pos, pending) = self.skip_head(pos, pending)?,
+            }
+        }
+        self.pos = pos;
+        Ok((
+            Raw {
+                offset: start as u64,
+                bytes: &data[start..pos],
+            },
+            walked,
+        ))
+    }
+
     /// One step of [`Reader::skip_walk`] by the general reader, for a value that does not
     /// read: it says why. The position and the count of values still to step over after it.
     #[cold]
@@ -538,6 +601,33 @@ impl<'a> Reader<'a> {
             self.pos += bytes.len();
         }
         found
+    }
+
+    /// The bytes after the reader.
+    pub fn rest(&self) -> &'a [u8] {
+        self.data.get(self.pos..).unwrap_or_default()
+    }
+
+    /// The bytes from `start` (a position before the reader) to the reader: a value or run of
+    /// values just read.
+    pub fn since(&self, start: usize) -> Option<&'a [u8]> {
+        self.data.get(start..self.pos)
+    }
+
+    /// Steps over the value at the reader when it has `shape` ([`Shape::matches`]) and returns
+    /// it undecoded; `None`, the reader unmoved, otherwise.
+    #[inline]
+    pub fn eat_shape(&mut self, shape: &Shape) -> Option<Raw<'a>> {
+        if !shape.matches(self.data, self.pos) {
+            return None;
+        }
+        let start = self.pos;
+        let bytes = self.data.get(start..start + shape.len)?;
+        self.pos = start + shape.len;
+        Some(Raw {
+            offset: start as u64,
+            bytes,
+        })
     }
 
     /// Steps over an array of at most 15 scalars (no array or map inside: a matching table's
@@ -655,6 +745,195 @@ struct Inner {
 impl Inner {
     fn iter(&self) -> impl Iterator<Item = &(usize, usize)> {
         self.list.iter().take(self.len)
+    }
+}
+
+/// A value with the state of a walk through it at each value it holds, what
+/// [`Reader::skip_like`] compares the values after it against: where each value starts (from
+/// the value's first byte) and how many values were still to come there, then the value's
+/// length and 0; and, for a container, for each byte the last of those values to start at or
+/// before it.
+#[derive(Debug, Clone, Default)]
+pub struct Trace<'a> {
+    bytes: &'a [u8],
+    steps: Vec<(u32, u32)>,
+    last_at: Vec<u32>,
+}
+
+impl<'a> Trace<'a> {
+    /// The longest value traced: a trace of a container takes four bytes for each of its
+    /// bytes, and eight for each value it holds.
+    pub const MAX: usize = 1 << 16;
+
+    /// The trace of `value`, the bytes of one whole value (as [`Reader::skip`] returns it), at
+    /// most [`Trace::MAX`] bytes; `None` for anything else.
+    pub fn of(value: &'a [u8]) -> Option<Trace<'a>> {
+        if value.is_empty() || value.len() > Trace::MAX {
+            return None;
+        }
+        if let Some((n, 0)) = step(value, 0) {
+            // A scalar: compared whole, never jumped into.
+            return (n == value.len()).then(|| Trace {
+                bytes: value,
+                steps: vec![(0, 1), (n as u32, 0)],
+                last_at: Vec::new(),
+            });
+        }
+        let mut trace = Trace {
+            bytes: value,
+            steps: Vec::new(),
+            last_at: Vec::with_capacity(value.len() + 1),
+        };
+        let (mut pos, mut pending) = (0usize, 1u64);
+        while pending > 0 {
+            let (n, values) = step(value, pos).filter(|&(n, _)| n <= value.len() - pos)?;
+            trace.steps.push((pos as u32, u32::try_from(pending).ok()?));
+            let here = (trace.steps.len() - 1) as u32;
+            trace.last_at.resize(pos + n, here);
+            pending = pending - 1 + values;
+            pos += n;
+        }
+        (pos == value.len()).then_some(())?;
+        trace.steps.push((pos as u32, 0));
+        trace.last_at.push((trace.steps.len() - 1) as u32);
+        Some(trace)
+    }
+
+    /// The value's bytes.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// How many values the value holds, itself included.
+    pub fn values(&self) -> usize {
+        self.steps.len() - 1
+    }
+}
+
+/// How many bytes `a` and `b` share from their start: compared 32 at a time, then eight at
+/// a time in the 32 that differ.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const WIDE: usize = 32;
+    const W: usize = 8;
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut same = 0;
+    for (x, y) in a.chunks_exact(WIDE).zip(b.chunks_exact(WIDE)) {
+        if x != y {
+            break;
+        }
+        same += WIDE;
+    }
+    let (a, b) = (&a[same..], &b[same..]);
+    let mut more = 0;
+    for (x, y) in a.chunks_exact(W).zip(b.chunks_exact(W)) {
+        let (Some(x), Some(y)) = (x.first_chunk::<W>(), y.first_chunk::<W>()) else {
+            break;
+        };
+        let differ = u64::from_le_bytes(*x) ^ u64::from_le_bytes(*y);
+        if differ != 0 {
+            return same + more + (differ.trailing_zeros() / 8) as usize;
+        }
+        more += W;
+    }
+    same + more
+        + a[more..]
+            .iter()
+            .zip(&b[more..])
+            .take_while(|(x, y)| x == y)
+            .count()
+}
+
+/// The layout of one short value ([`Shape::LEN`] bytes at most) by the bytes that decide it:
+/// every marker (the class of a fixint, which is its own value), the heads of maps and arrays
+/// with their counts, and the strings whole; the bytes of numbers are left out. A value whose
+/// bytes agree with those is laid out the same way, value by value (each marker fixes where the
+/// next value starts), whatever numbers it holds: a reader of many values of one form, such as
+/// the entries of a Tensile matching table (`{"key": [sizes], "index": N}`), checks each one
+/// against the shape of the one before in a few instructions instead of stepping through it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    mask: [u8; Shape::LEN],
+    want: [u8; Shape::LEN],
+    len: usize,
+}
+
+impl Shape {
+    /// The longest value a shape describes.
+    pub const LEN: usize = 32;
+
+    /// The shape of `bytes`, exactly one value made of fixmaps, fixarrays, fixstrs, nil,
+    /// booleans, integers and floats, at most [`Shape::LEN`] bytes; `None` for anything else.
+    pub fn of(bytes: &[u8]) -> Option<Shape> {
+        if bytes.len() > Shape::LEN {
+            return None;
+        }
+        let mut shape = Shape {
+            mask: [0; Shape::LEN],
+            want: [0; Shape::LEN],
+            len: bytes.len(),
+        };
+        let (mut pos, mut pending) = (0usize, 1u32);
+        while pending > 0 {
+            pending -= 1;
+            let b = *bytes.get(pos)?;
+            // The bytes compared whole, the bytes of a number after them, the values inside.
+            let (exact, payload, values) = match b {
+                0x00..=0x7f | 0xe0..=0xff => {
+                    // A fixint: one byte whose top bits say so.
+                    let class = if b < 0x80 { 0x80 } else { 0xe0 };
+                    *shape.mask.get_mut(pos)? = class;
+                    *shape.want.get_mut(pos)? = b & class;
+                    pos += 1;
+                    continue;
+                }
+                0x80..=0x8f => (1, 0, 2 * u32::from(b & 0x0f)),
+                0x90..=0x9f => (1, 0, u32::from(b & 0x0f)),
+                0xa0..=0xbf => (1 + usize::from(b & 0x1f), 0, 0),
+                0xc0 | 0xc2 | 0xc3 => (1, 0, 0),
+                0xcc | 0xd0 => (1, 1, 0),
+                0xcd | 0xd1 => (1, 2, 0),
+                0xca | 0xce | 0xd2 => (1, 4, 0),
+                0xcb | 0xcf | 0xd3 => (1, 8, 0),
+                _ => return None,
+            };
+            for i in pos..pos + exact {
+                *shape.mask.get_mut(i)? = 0xff;
+                *shape.want.get_mut(i)? = *bytes.get(i)?;
+            }
+            pos += exact + payload;
+            pending += values;
+        }
+        (pos == bytes.len()).then_some(shape)
+    }
+
+    /// The bytes of a value of this shape.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the shape is of no value (never: every value takes a byte).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether the bytes at `pos` of `data` hold a value of this shape, then exactly
+    /// [`Shape::len`] bytes long. Looks at [`Shape::LEN`] bytes from `pos`: `false` where fewer
+    /// are left.
+    #[inline]
+    pub fn matches(&self, data: &[u8], pos: usize) -> bool {
+        let Some(window) = data
+            .get(pos..)
+            .and_then(|rest| rest.first_chunk::<{ Shape::LEN }>())
+        else {
+            return false;
+        };
+        let differ = window
+            .iter()
+            .zip(&self.mask)
+            .zip(&self.want)
+            .fold(0u8, |d, ((&b, &m), &w)| d | ((b & m) ^ w));
+        differ == 0
     }
 }
 
@@ -806,6 +1085,86 @@ pub fn unexpected(start: usize, expected: &'static str, found: Head) -> Error {
 mod tests {
     use super::*;
 
+    /// `{"key": [sizes], "index": n}` as Tensile writes a matching table entry, padded to
+    /// [`Shape::LEN`] bytes with `pad` after it.
+    fn entry(sizes: &[u64], index: u64, pad: u8) -> Vec<u8> {
+        let mut b = b"\x82\xa3key".to_vec();
+        rmp::encode::write_array_len(&mut b, sizes.len() as u32).unwrap();
+        for &s in sizes {
+            rmp::encode::write_uint(&mut b, s).unwrap();
+        }
+        b.extend_from_slice(b"\xa5index");
+        rmp::encode::write_uint(&mut b, index).unwrap();
+        b.resize(b.len().max(Shape::LEN), pad);
+        b
+    }
+
+    #[test]
+    fn a_shape_matches_values_laid_out_alike_and_nothing_else() {
+        let first = entry(&[128, 4096, 1, 77], 3, 0);
+        let len = first.len() - first.iter().rev().take_while(|&&b| b == 0).count();
+        let shape = Shape::of(&first[..len]).unwrap();
+        assert_eq!(shape.len(), len);
+        // Other numbers of the same widths, whatever follows the value.
+        for other in [
+            entry(&[200, 65535, 0, 1], 99, 0xc1),
+            entry(&[129, 256, 127, 0], 0, 0x92),
+        ] {
+            assert!(shape.matches(&other, 0), "{other:x?}");
+            let mut r = Reader::new(&other);
+            assert_eq!(r.eat_shape(&shape).unwrap().bytes.len(), len);
+            assert_eq!(r.pos(), len);
+        }
+        // A number of another width, another count, another key, an index that is not a
+        // fixint: each laid out differently.
+        for other in [
+            entry(&[128, 70000, 1, 77], 3, 0),
+            entry(&[128, 4096, 1, 77, 5], 3, 0),
+            entry(&[128, 4096, 1], 3, 0),
+            entry(&[128, 4096, 1, 77], 300, 0),
+            entry(&[128, 4096, 1, 0xcc], 3, 0),
+            {
+                let mut e = first.clone();
+                e[3] = b'y';
+                e
+            },
+        ] {
+            assert!(!shape.matches(&other, 0), "{other:x?}");
+            let mut r = Reader::new(&other);
+            assert!(r.eat_shape(&shape).is_none());
+            assert_eq!(r.pos(), 0);
+        }
+        // Fewer bytes left than a shape looks at, and positions past the end.
+        assert!(!shape.matches(&first[..Shape::LEN - 1], 0));
+        assert!(!shape.matches(&first, 1));
+        assert!(!shape.matches(&first, usize::MAX));
+        // A negative fixint is a class of its own.
+        let neg = Shape::of(&[0x92, 0xff, 0x01]).unwrap();
+        let mut b = [0u8; Shape::LEN];
+        b[..3].copy_from_slice(&[0x92, 0xe0, 0x7f]);
+        assert!(neg.matches(&b, 0));
+        b[1] = 0x01;
+        assert!(!neg.matches(&b, 0));
+    }
+
+    #[test]
+    fn only_short_values_of_fixed_forms_have_a_shape() {
+        assert!(
+            Shape::of(&entry(&[1; 15], 1, 0)).is_none(),
+            "padding is more values"
+        );
+        assert!(Shape::of(&[0x91, 0xd9, 1, b'a']).is_none(), "str 8");
+        assert!(Shape::of(&[0x91, 0xc4, 1, 0]).is_none(), "bin 8");
+        assert!(Shape::of(&[0xdc, 0, 1, 1]).is_none(), "array 16");
+        assert!(Shape::of(&[0x92, 1]).is_none(), "cut short");
+        assert!(Shape::of(&[0x91, 1, 2]).is_none(), "two values");
+        assert!(Shape::of(&[0xc1]).is_none(), "reserved");
+        assert!(Shape::of(&[]).is_none());
+        assert!(Shape::of(&[0xdd; 40]).is_none(), "too long");
+        let floats = [0x92, 0xca, 0, 0, 0, 0, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0];
+        assert_eq!(Shape::of(&floats).unwrap().len(), floats.len());
+    }
+
     #[test]
     fn skip_walks_nested_values_and_stops_at_truncation() {
         let mut buf = Vec::new();
@@ -921,6 +1280,57 @@ mod tests {
                     proptest::prop_assert_eq!(jumped, Ok(end));
                 }
                 proptest::prop_assert_eq!(Reader::new(damaged).skip_known(&ends).map(|r| r.bytes.len()), Ok(n));
+            }
+        }
+
+        /// A walk that jumps over what a value shares with one read before ends where `skip`
+        /// ends and fails as `skip` fails, with the reader in the same place, on the value
+        /// itself, on another, and on their prefixes and corruptions; where a shape of the
+        /// value before matches, `skip` steps over exactly that shape's bytes.
+        #[test]
+        fn a_skip_like_another_value_is_a_skip(
+            like in tree(),
+            other in tree(),
+            same in proptest::prelude::any::<bool>(),
+            cut in proptest::prelude::any::<proptest::sample::Index>(),
+            edits in proptest::collection::vec(
+                (proptest::prelude::any::<proptest::sample::Index>(), proptest::prelude::any::<u8>()),
+                0..4,
+            ),
+        ) {
+            let encode = |v: &rmpv::Value| {
+                let mut b = Vec::new();
+                rmpv::encode::write_value(&mut b, v).unwrap();
+                b
+            };
+            let like = encode(&like);
+            let mut bytes = if same { like.clone() } else { encode(&other) };
+            let whole = bytes.len();
+            for (at, b) in edits {
+                let i = at.index(whole);
+                bytes[i] = b;
+            }
+            let data = &bytes[..cut.index(whole + 1)];
+            if let Some(trace) = Trace::of(&like) {
+                proptest::prop_assert_eq!(trace.bytes(), &like[..]);
+                let (mut walked, mut jumped) = (Reader::new(data), Reader::new(data));
+                let want = walked.skip().map(|r| r.bytes.len());
+                let got = jumped.skip_like(&trace).map(|(r, _)| r.bytes.len());
+                proptest::prop_assert_eq!(got, want);
+                proptest::prop_assert_eq!(jumped.pos(), walked.pos());
+                if data == &like[..] {
+                    let (_, one_by_one) = Reader::new(data).skip_like(&trace).unwrap();
+                    proptest::prop_assert!(one_by_one <= 1);
+                }
+            }
+            if let Some(shape) = Shape::of(&like) {
+                let mut padded = data.to_vec();
+                padded.resize(data.len().max(Shape::LEN), 0xc1);
+                if shape.matches(&padded, 0) {
+                    let n = Reader::new(&padded).skip().map(|r| r.bytes.len());
+                    proptest::prop_assert_eq!(n, Ok(shape.len()));
+                    proptest::prop_assert_eq!(Shape::of(&padded[..shape.len()]), Some(shape));
+                }
             }
         }
 
