@@ -32,6 +32,7 @@ fn limits() -> Limits {
 /// as YAML and reads as the same tree. The same bytes as a hipBLASLt mapping (checked against a
 /// directory listing) and as an aiter kernel map (CSV).
 pub fn tensile(data: &[u8]) {
+    msgpack_shortcuts(data);
     let limits = limits();
     index(data, &limits);
     mapping(data, &limits);
@@ -53,6 +54,40 @@ pub fn tensile(data: &[u8]) {
             .rows
             .iter()
             .all(|r| r.offset < data.len() as u64 && r.line >= 2));
+    }
+}
+
+/// The shortcuts of the MessagePack reader that the Tensile reader takes, against its plain
+/// walk: the input after its first byte cut in two there, a value read from the first part is
+/// the value before, and the second part is stepped over as [`gfxkit_msgpack::Reader::skip`]
+/// steps over it, by a walk that jumps over what it shares with that value (same end, same
+/// error, same place), and by that value's shape, when it has one and the second part matches
+/// it (exactly the shape's bytes).
+fn msgpack_shortcuts(data: &[u8]) {
+    use gfxkit_msgpack::{Reader, Shape, Trace};
+    let Some((&cut, rest)) = data.split_first() else {
+        return;
+    };
+    let (before, value) = rest.split_at(usize::from(cut).min(rest.len()));
+    let Ok(like) = Reader::new(before).skip() else {
+        return;
+    };
+    let mut walked = Reader::new(value);
+    let plain = walked.skip().map(|r| r.bytes.len());
+    if let Some(trace) = Trace::of(like.bytes) {
+        let mut jumped = Reader::new(value);
+        let got = jumped.skip_like(&trace).map(|(r, _)| r.bytes.len());
+        assert_eq!(got, plain, "a walk like a value before ends elsewhere");
+        assert_eq!(jumped.pos(), walked.pos());
+    }
+    if let Some(shape) = Shape::of(like.bytes) {
+        if shape.matches(value, 0) {
+            assert_eq!(
+                plain,
+                Ok(shape.len()),
+                "a value of a shape has another length"
+            );
+        }
     }
 }
 

@@ -38,7 +38,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::Limits;
 pub use gfxkit_msgpack::Raw;
-use gfxkit_msgpack::{Head, Reader};
+use gfxkit_msgpack::{Head, Reader, Shape, Trace};
 use std::collections::{BTreeSet, HashMap};
 
 /// Solution positions by `index`, looked up once per leaf of the tree (millions of times in a
@@ -84,6 +84,7 @@ impl ByIndex {
         self.dense = Some((lo, table));
     }
 
+    #[inline]
     fn get(&self, index: u64) -> Option<usize> {
         match &self.dense {
             Some((lo, table)) => index
@@ -688,18 +689,47 @@ struct Blob {
 /// whatever follows them.
 #[derive(Default)]
 struct Repeats<'a> {
-    /// Each field name met, in the order first met (at most [`Repeats::FIELDS`]), with its
-    /// last value when that was long enough to be worth comparing.
-    fields: Vec<(&'a [u8], Option<&'a [u8]>)>,
+    /// Each field name met, in the order first met (at most [`Repeats::FIELDS`]).
+    fields: Vec<Field<'a>>,
     /// Where the next field is looked for first: after the field last stepped over, since
     /// every solution of an index lists its fields in the same order, so that finding a field
     /// is one comparison rather than one per field met.
     next: usize,
 }
 
+/// What [`Repeats`] remembers of one field of the solution maps.
+struct Field<'a> {
+    name: &'a [u8],
+    /// Its last value, when that was long enough to be worth comparing.
+    last: Option<&'a [u8]>,
+    /// A map or array it held, walked through: what values that differ from the last in a
+    /// few places (the tile sizes inside a solution's `sizeMapping`) are compared against
+    /// ([`Reader::skip_like`]). Taken anew when a value turns out not much like it.
+    like: Option<Trace<'a>>,
+    /// How many values were compared with [`Field::like`], the values they held, and those
+    /// of them walked one by one. Where many are walked, comparing costs more than it saves
+    /// and the field's values are walked whole from then on ([`Repeats::PAYS`]).
+    compared: usize,
+    held: usize,
+    walked: usize,
+}
+
 impl<'a> Repeats<'a> {
     /// Values shorter than this are stepped over as cheaply as compared.
     const WORTH: usize = 32;
+
+    /// Maps and arrays shorter than this are walked whole as cheaply as compared in parts
+    /// with one before ([`Field::like`]).
+    const TRACED: usize = 512;
+
+    /// A field's values are compared with one before ([`Field::like`]) while, after its first
+    /// [`Repeats::TRIAL`] values, at most one value in this many was walked one by one
+    /// (Debian's hipBLASLt 7.1: one in thirty of a `problemPredicate`; rocBLAS 5.5: one in
+    /// five, where comparing is slower than walking).
+    const PAYS: usize = 8;
+
+    /// How many values of a field are compared before [`Repeats::PAYS`] is judged.
+    const TRIAL: usize = 16;
 
     /// The most field names remembered (Tensile's solutions have about 200): a file of
     /// ever new names is read without a search growing with it.
@@ -709,13 +739,20 @@ impl<'a> Repeats<'a> {
     /// value, else walked (and remembered).
     fn skip(&mut self, key: &'a [u8], c: &mut Reader<'a>) -> gfxkit_msgpack::Result<()> {
         let found = match self.fields.get(self.next) {
-            Some((k, _)) if *k == key => Some(self.next),
-            _ => self.fields.iter().position(|(k, _)| *k == key),
+            Some(f) if f.name == key => Some(self.next),
+            _ => self.fields.iter().position(|f| f.name == key),
         };
         let slot = match found {
             Some(i) => i,
             None if self.fields.len() < Self::FIELDS => {
-                self.fields.push((key, None));
+                self.fields.push(Field {
+                    name: key,
+                    last: None,
+                    like: None,
+                    compared: 0,
+                    held: 0,
+                    walked: 0,
+                });
                 self.fields.len() - 1
             }
             None => {
@@ -724,17 +761,134 @@ impl<'a> Repeats<'a> {
             }
         };
         self.next = slot + 1;
-        let last = &mut self.fields[slot].1;
-        if let Some(value) = last {
-            if c.eat(value) {
-                return Ok(());
+        let field = &mut self.fields[slot];
+        if field.last.is_some_and(|value| c.eat(value)) {
+            return Ok(());
+        }
+        let (raw, walked) = match &field.like {
+            Some(like) => {
+                let (raw, walked) = c.skip_like(like)?;
+                field.compared += 1;
+                field.held += like.values();
+                field.walked += walked;
+                (raw, walked)
+            }
+            None => (c.skip()?, usize::MAX),
+        };
+        if raw.bytes.len() >= Self::WORTH {
+            field.last = Some(raw.bytes);
+            let container = matches!(raw.bytes[0], 0x80..=0x9f | 0xdc..=0xdf);
+            let unlike =
+                !matches!(&field.like, Some(like) if walked.saturating_mul(4) <= like.values());
+            let pays = field.compared < Self::TRIAL
+                || field.walked.saturating_mul(Self::PAYS) <= field.held;
+            if !pays {
+                field.like = None;
+            } else if container && unlike && raw.bytes.len() >= Self::TRACED {
+                if let Some(trace) = Trace::of(raw.bytes) {
+                    field.like = Some(trace);
+                }
             }
         }
-        let raw = c.skip()?;
-        if raw.bytes.len() >= Self::WORTH {
-            *last = Some(raw.bytes);
-        }
         Ok(())
+    }
+}
+
+/// The layout of a matching table entry of the form [`Parser::plain_entry`] reads, taken from
+/// one such entry: its [`Shape`] (the map's keys, the key's count and the width of each size
+/// and of the index), with where the key and the index lie in it. Tensile writes the entries
+/// of a table alike, so most entries after one share its layout and are read by one comparison
+/// of their bytes, exactly as [`Parser::plain_entry`] would read them.
+struct EntryForm {
+    shape: Shape,
+    /// The bytes of the key array, after the 5 of `\x82\xa3key`.
+    key_len: usize,
+    /// The bits of the entry's last eight bytes (big-endian) that hold the index's number:
+    /// the last byte for a fixint (its own number), else the bytes after its marker.
+    index_mask: u64,
+}
+
+impl EntryForm {
+    /// The form of `entry`, the bytes of one entry [`Parser::plain_entry`] read.
+    fn of(entry: &[u8]) -> Option<EntryForm> {
+        const HEAD: &[u8] = b"\x82\xa3key";
+        const INDEX: &[u8] = b"\xa5index";
+        let shape = Shape::of(entry)?;
+        let key = entry.strip_prefix(HEAD)?;
+        let key_len = Reader::new(key).skip_scalar_array()?.bytes.len();
+        let index_at = HEAD.len() + key_len + INDEX.len();
+        let index_width = match *entry.get(index_at)? {
+            0x00..=0x7f => 0,
+            b @ 0xcc..=0xcf => 1usize << (b - 0xcc),
+            _ => return None,
+        };
+        let index_mask = u64::MAX >> (64 - 8 * index_width.max(1));
+        (entry.get(HEAD.len() + key_len..index_at)? == INDEX
+            && index_at + 1 + index_width == entry.len()
+            && entry.len() >= 8)
+            .then_some(EntryForm {
+                shape,
+                key_len,
+                index_mask,
+            })
+    }
+
+    /// The entry at the reader when it has this form and names a listed solution, the reader
+    /// moved past it; `None`, the reader unmoved, otherwise.
+    #[inline]
+    fn read<'a>(&self, c: &mut Reader<'a>, by_index: &ByIndex) -> Option<MatchEntry<'a>> {
+        let mut f = c.clone();
+        let raw = f.eat_shape(&self.shape)?;
+        // The index ends the entry: its number is the last byte (a fixint) or the last bytes.
+        let index = u64::from_be_bytes(*raw.bytes.last_chunk::<8>()?) & self.index_mask;
+        by_index.get(index)?;
+        let key = Raw {
+            offset: raw.offset + 5,
+            bytes: raw.bytes.get(5..5 + self.key_len)?,
+        };
+        *c = f;
+        Some(MatchEntry {
+            key,
+            value: Leaf::Index(index),
+            speed: None,
+        })
+    }
+}
+
+/// The last few [`EntryForm`]s met in a table, the one that last matched first: the sizes of
+/// a table's keys change width from entry to entry (16, then 256: a fixint, then a uint 16),
+/// so its entries take a handful of layouts in turn.
+#[derive(Default)]
+struct EntryForms {
+    forms: Vec<EntryForm>,
+}
+
+impl EntryForms {
+    /// The most layouts kept.
+    const KEPT: usize = 8;
+
+    /// Keeps `form`, tried first from now on, in place of the form tried last when
+    /// [`EntryForms::KEPT`] are kept.
+    fn add(&mut self, form: EntryForm) {
+        if self.forms.len() == Self::KEPT {
+            self.forms.pop();
+        }
+        self.forms.insert(0, form);
+    }
+
+    /// [`EntryForm::read`] by the first layout that the entry at the reader has; that layout
+    /// is tried first for the next entry.
+    #[inline]
+    fn read<'a>(&mut self, c: &mut Reader<'a>, by_index: &ByIndex) -> Option<MatchEntry<'a>> {
+        let (i, entry) = self
+            .forms
+            .iter()
+            .enumerate()
+            .find_map(|(i, f)| Some((i, f.read(c, by_index)?)))?;
+        if i > 0 {
+            self.forms.swap(0, i);
+        }
+        Some(entry)
     }
 }
 
@@ -1399,11 +1553,21 @@ impl Parser<'_> {
         // every entry the bytes left can hold, so that a large table (a hundred thousand
         // entries) is not copied as it grows, and no more than the input can justify.
         let mut table = Vec::with_capacity((n as usize).min(c.remaining() / 13 + 1));
+        // The layouts of the last entries read in the common form: the entries after them
+        // that share one are read by their bytes in one comparison.
+        let mut forms = EntryForms::default();
         for i in 0..n as usize {
             let ep = Path::Item(tp, i);
             let eoff = c.offset();
             self.count(eoff, &ep)?;
+            if let Some(entry) = forms.read(c, &self.by_index) {
+                table.push(entry);
+                continue;
+            }
             if let Some(entry) = self.plain_entry(c) {
+                if let Some(form) = c.since(eoff as usize).and_then(EntryForm::of) {
+                    forms.add(form);
+                }
                 table.push(entry);
                 continue;
             }
@@ -1587,6 +1751,6 @@ mod tests {
         assert_eq!(c.remaining(), 0);
         // The second solution's remembered fields were stepped over by comparison: each holds
         // the value it repeated.
-        assert!(repeats.fields.iter().all(|(_, v)| v.is_some()));
+        assert!(repeats.fields.iter().all(|f| f.last.is_some()));
     }
 }
