@@ -286,6 +286,84 @@ impl Drop for Reading {
     }
 }
 
+/// Standard output buffered, for a command that prints many lines (`list -r` of a tree
+/// prints thousands: one `write` each otherwise), beside a standard error that writes what is
+/// buffered first, so that the two keep their order where they meet (a terminal, `2>&1`).
+/// [`Streams::out`] and [`Streams::err`] are the two writers; [`Streams::finish`] writes the
+/// rest.
+pub struct Streams {
+    out: std::cell::RefCell<std::io::BufWriter<std::io::StdoutLock<'static>>>,
+}
+
+/// The standard output of a [`Streams`].
+pub struct StreamOut<'s>(&'s Streams);
+
+/// The standard error of a [`Streams`].
+pub struct StreamErr<'s>(&'s Streams);
+
+impl Streams {
+    /// Buffers standard output (locked until [`Streams::finish`]).
+    pub fn new() -> Streams {
+        Streams {
+            out: std::cell::RefCell::new(std::io::BufWriter::with_capacity(
+                1 << 16,
+                std::io::stdout().lock(),
+            )),
+        }
+    }
+
+    /// The writer of standard output.
+    pub fn out(&self) -> StreamOut<'_> {
+        StreamOut(self)
+    }
+
+    /// The writer of standard error.
+    pub fn err(&self) -> StreamErr<'_> {
+        StreamErr(self)
+    }
+
+    /// Writes what is buffered.
+    pub fn finish(self) -> std::io::Result<()> {
+        self.out.into_inner().flush()
+    }
+}
+
+impl Default for Streams {
+    fn default() -> Streams {
+        Streams::new()
+    }
+}
+
+impl Write for StreamOut<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.out.borrow_mut().write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.0.out.borrow_mut().write_all(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.out.borrow_mut().flush()
+    }
+}
+
+impl Write for StreamErr<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.out.borrow_mut().flush()?;
+        std::io::stderr().write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.0.out.borrow_mut().flush()?;
+        std::io::stderr().write_all(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
 /// Prints `value` as pretty JSON on stdout followed by a newline.
 pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
     // Serialize first: an I/O error inside serde_json would hide a broken pipe from

@@ -27,8 +27,10 @@
 
 use crate::database::DirNames;
 use crate::extract::{ExtractError, Plan, Wanted};
+use crate::input::Input;
 use crate::prune_file::{self, Pruned};
 use crate::Settings;
+use crate::{Error, ErrorKind};
 use gfxkit_bundle::limits::Limits;
 use gfxkit_inventory::database::DbMember;
 use gfxkit_inventory::digest::{Digest, Digesting};
@@ -445,6 +447,30 @@ impl Formats {
         }
         let prefix = &prefix[..n];
         crate::input::is_package(prefix) || self.found_in_walk(path, prefix)
+    }
+
+    /// [`Formats::worth_reading`] of a regular file met in a directory walk, opened once: the
+    /// input when it is worth reading, `None` when it is not, the error of opening it when it
+    /// cannot be (as [`Input::open`] words it).
+    pub fn open_if_worth_reading(&self, path: &Path) -> Result<Option<Input>, Error> {
+        use std::os::unix::fs::FileExt;
+        let file = std::fs::File::open(path).map_err(|e| Error::new(path, ErrorKind::Open(e)))?;
+        let mut prefix = [0u8; PREFIX_LEN];
+        let mut n = 0;
+        while n < prefix.len() {
+            match file.read_at(&mut prefix[n..], n as u64) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                // The real reading reports what is wrong.
+                Err(_) => return Input::from_file(path, file).map(Some),
+            }
+        }
+        let prefix = &prefix[..n];
+        if crate::input::is_package(prefix) || self.found_in_walk(path, prefix) {
+            Input::from_file(path, file).map(Some)
+        } else {
+            Ok(None)
+        }
     }
 
     /// Whether a file at `path` whose first bytes are `prefix` (up to [`PREFIX_LEN`]) is worth

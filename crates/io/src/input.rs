@@ -47,7 +47,9 @@ enum Data {
 pub const READ_BELOW: u64 = 256 * 1024;
 
 /// Maps `file` read-only; the one place gfxkit maps a file it did not write itself.
-fn map(file: &File) -> std::io::Result<memmap2::Mmap> {
+fn map(file: &File, len: u64) -> std::io::Result<memmap2::Mmap> {
+    let len = usize::try_from(len)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "file too large"))?;
     // SAFETY: the map is read-only and private to this process. gfxkit never writes to its
     // inputs while they are mapped: in-place rewrites go to a new file that is then renamed
     // over the input, which leaves the mapped inode unchanged. (Another process truncating
@@ -55,8 +57,31 @@ fn map(file: &File) -> std::io::Result<memmap2::Mmap> {
     // reading files by mapping them, as every tool that maps its inputs has.)
     #[allow(unsafe_code)]
     unsafe {
-        memmap2::Mmap::map(file)
+        // The length `fstat` gave the caller, not asked for again.
+        memmap2::MmapOptions::new().len(len).map(file)
     }
+}
+
+/// The bytes of the regular file `file`, open at its start, which `fstat` said holds `len`:
+/// read in one call where the file still holds them, fewer if it has shrunk since. (A
+/// `File`'s `read_to_end` would ask the kernel again for the size and the position, and read
+/// a small file in several calls.)
+fn read_known(file: &File, len: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let len = usize::try_from(len)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "file too large"))?;
+    let mut buf = vec![0u8; len];
+    let mut n = 0;
+    while n < len {
+        match (&mut &*file).read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(n);
+    Ok(buf)
 }
 
 impl Input {
@@ -79,29 +104,41 @@ impl Input {
         progress: &dyn Progress,
         settings: &Settings,
     ) -> Result<Input, Error> {
-        if !path.exists() {
-            if let Some(member) = open_member(path, progress, settings)? {
-                return Ok(member);
+        // A path that does not open as a file may name a package member; looked for only
+        // then, which spares every file of a tree a second lookup of its path.
+        let file = match File::open(path) {
+            Ok(file) => file,
+            Err(e) => {
+                if !path.exists() {
+                    if let Some(member) = open_member(path, progress, settings)? {
+                        return Ok(member);
+                    }
+                }
+                return Err(Error::new(path, ErrorKind::Open(e)));
             }
-        }
-        let file = File::open(path).map_err(|e| Error::new(path, ErrorKind::Open(e)))?;
+        };
+        Input::from_file(path, file)
+    }
+
+    /// The input of `file`, open at its start, read from `path`: mapped or read as
+    /// [`Input::open`] does.
+    pub(crate) fn from_file(path: &Path, file: File) -> Result<Input, Error> {
         let meta = file
             .metadata()
             .map_err(|e| Error::new(path, ErrorKind::Stat(e)))?;
         let data = if meta.is_file() && meta.len() >= READ_BELOW {
-            let map = map(&file).map_err(|e| Error::new(path, ErrorKind::Map(e)))?;
+            let map = map(&file, meta.len()).map_err(|e| Error::new(path, ErrorKind::Map(e)))?;
             Data::Mapped(map, file)
         } else if meta.is_dir() {
             return Err(Error::new(path, ErrorKind::IsDirectory));
         } else {
-            let mut buf = Vec::with_capacity(if meta.is_file() {
-                meta.len() as usize
+            let read = if meta.is_file() {
+                read_known(&file, meta.len())
             } else {
-                0
-            });
-            std::io::Read::read_to_end(&mut &file, &mut buf)
-                .map_err(|e| Error::new(path, ErrorKind::Read(e)))?;
-            Data::Owned(buf)
+                let mut buf = Vec::new();
+                std::io::Read::read_to_end(&mut &file, &mut buf).map(|_| buf)
+            };
+            Data::Owned(read.map_err(|e| Error::new(path, ErrorKind::Read(e)))?)
         };
         Ok(Input {
             path: path.to_owned(),
@@ -188,12 +225,13 @@ impl std::io::Write for TempWriter {
 impl gfxkit_package::SpillWriter for TempWriter {
     fn finish(self: Box<Self>) -> std::io::Result<Box<dyn Deref<Target = [u8]> + Send + Sync>> {
         let file = self.0.into_inner().map_err(|e| e.into_error())?;
-        if file.metadata()?.len() == 0 {
+        let len = file.metadata()?.len();
+        if len == 0 {
             return Ok(Box::new(Vec::new()));
         }
         // The file is unnamed (no other process can open it), written to completion above
         // and never written again: `map`'s argument holds.
-        Ok(Box::new(map(&file)?))
+        Ok(Box::new(map(&file, len)?))
     }
 }
 
@@ -286,10 +324,11 @@ pub enum Failed<E> {
 /// that exists or names no package file. This is how every command tells a member path from
 /// a missing file, before it opens the member with [`Input::open`] or [`for_each`].
 pub fn member_package(path: &Path) -> Option<&str> {
-    if path.exists() {
+    let s = path.to_str()?;
+    // A path without a `!` names no member (and is not looked up).
+    if !s.contains('!') || path.exists() {
         return None;
     }
-    let s = path.to_str()?;
     s.match_indices('!')
         .map(|(i, _)| &s[..i])
         .find(|p| Path::new(p).is_file() || is_image_dir(Path::new(p)))
@@ -409,6 +448,24 @@ where
         return image_dir_with(path, progress, settings, f);
     }
     let input = Input::open_with(path, progress, settings)?;
+    for_each_of(path, input, progress, settings, f)
+}
+
+/// [`for_each_with`] of the input opened from `path`, a file (not an image layout directory)
+/// whose reading [`Progress::reading`] was told of.
+#[allow(clippy::type_complexity)]
+pub(crate) fn for_each_of<T, E, F>(
+    path: &Path,
+    input: Input,
+    progress: &dyn Progress,
+    settings: &Settings,
+    f: F,
+) -> Result<Vec<(PathBuf, Result<T, Failed<E>>)>, Error>
+where
+    T: Send,
+    E: Send,
+    F: Fn(Input) -> Result<T, E> + Sync,
+{
     if !is_package(&input) {
         let r = f(input).map_err(Failed::Visit);
         return Ok(vec![(path.to_owned(), r)]);

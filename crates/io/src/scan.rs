@@ -14,7 +14,7 @@
 //! ```
 
 use crate::format::Formats;
-use crate::input::{for_each_with, Failed, Input};
+use crate::input::{for_each_of, for_each_with, Failed, Input};
 use crate::{Error, ErrorKind};
 use rayon::prelude::*;
 use std::collections::HashSet;
@@ -31,6 +31,9 @@ pub struct Candidate {
     pub path: PathBuf,
     /// Named on the command line (then it is read even if it holds no device code).
     pub explicit: bool,
+    /// A regular file met in a directory walk (not a container image layout directory, not
+    /// a path named on the command line).
+    pub walked_file: bool,
 }
 
 /// The outcome for one file (or package member).
@@ -76,6 +79,7 @@ pub fn collect(paths: &[PathBuf]) -> Result<Vec<Candidate>, Error> {
                 meta.dev(),
                 meta.ino(),
                 true,
+                false,
             ));
             continue;
         }
@@ -88,6 +92,7 @@ pub fn collect(paths: &[PathBuf]) -> Result<Vec<Candidate>, Error> {
                 meta.dev(),
                 meta.ino(),
                 true,
+                false,
             ));
         }
     }
@@ -97,12 +102,17 @@ pub fn collect(paths: &[PathBuf]) -> Result<Vec<Candidate>, Error> {
     let mut seen_files = HashSet::new();
     Ok(found
         .into_iter()
-        .filter(|(_, dev, ino, explicit)| *explicit || seen_files.insert((*dev, *ino)))
-        .map(|(path, _, _, explicit)| Candidate { path, explicit })
+        .filter(|(_, dev, ino, explicit, _)| *explicit || seen_files.insert((*dev, *ino)))
+        .map(|(path, _, _, explicit, walked_file)| Candidate {
+            path,
+            explicit,
+            walked_file,
+        })
         .collect())
 }
 
-type Found = Mutex<Vec<(PathBuf, u64, u64, bool)>>;
+/// Each path found: device, inode, named on the command line, a regular file of a walk.
+type Found = Mutex<Vec<(PathBuf, u64, u64, bool, bool)>>;
 
 fn walk_dir(
     dir: &Path,
@@ -133,6 +143,7 @@ fn walk_dir(
                 m.dev(),
                 m.ino(),
                 false,
+                false,
             ));
         } else if m.is_dir() {
             walk_dir(path, &m, seen, found);
@@ -148,6 +159,7 @@ fn walk_dir(
                 m.dev(),
                 m.ino(),
                 false,
+                true,
             ));
         }
     });
@@ -196,12 +208,34 @@ where
     let results: Vec<Vec<Scanned<T, E>>> = candidates
         .par_iter()
         .map(|c| {
-            let out = if c.explicit || formats.worth_reading(&c.path) {
-                let visit = |input: Input| {
-                    let layer = input.layer().map(str::to_owned);
-                    f(input.path(), &input).map(|v| (v, layer))
-                };
-                match for_each_with(&c.path, progress, formats.settings(), visit) {
+            let visit = |input: Input| {
+                let layer = input.layer().map(str::to_owned);
+                f(input.path(), &input).map(|v| (v, layer))
+            };
+            // A regular file of a walk is opened once, to see whether it is worth reading
+            // and to read it.
+            let read = if c.walked_file {
+                match formats.open_if_worth_reading(&c.path) {
+                    Ok(Some(input)) => {
+                        progress.reading(&c.path.display().to_string());
+                        Some(for_each_of(
+                            &c.path,
+                            input,
+                            progress,
+                            formats.settings(),
+                            visit,
+                        ))
+                    }
+                    Ok(None) => None,
+                    Err(e) => Some(Err(e)),
+                }
+            } else if c.explicit || formats.worth_reading(&c.path) {
+                Some(for_each_with(&c.path, progress, formats.settings(), visit))
+            } else {
+                None
+            };
+            let out = if let Some(read) = read {
+                match read {
                     Ok(items) => items
                         .into_iter()
                         .filter(|(_, r)| c.explicit || !matches!(r, Err(Failed::NoDeviceCode)))

@@ -135,14 +135,16 @@ pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     if args.json {
         crate::output::print_json(&listing)?;
     } else {
+        let streams = crate::output::Streams::new();
         gfxkit_text::list::listing_with(
             &listing,
             &gfxkit_text::list::Options {
                 all_files: args.all_files,
             },
-            &mut std::io::stdout().lock(),
-            &mut std::io::stderr(),
+            &mut streams.out(),
+            &mut streams.err(),
         )?;
+        streams.finish()?;
     }
     Ok(if failed {
         ExitCode::from(2)
