@@ -218,6 +218,29 @@ fn every_error_names_its_file_once() {
 }
 
 #[test]
+fn list_keeps_its_output_and_its_errors_in_order_on_one_stream() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    build(dir);
+    // Standard output and standard error into one pipe, as on a terminal or with `2>&1`:
+    // the error about the damaged bundle comes after the lines of the file before it and
+    // before those of the file after it, although standard output is buffered.
+    let out = Command::new("sh")
+        .args(["-c", "exec \"$0\" \"$@\" 2>&1"])
+        .arg(env!("CARGO_BIN_EXE_gfxkit"))
+        .args(["list", "good.hipfb", "bad.ccob", "good.hipfb"])
+        .current_dir(dir)
+        .output()
+        .expect("run gfxkit");
+    let all = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    let error = all.find("gfxkit: error: bad.ccob").expect(&all);
+    let first = all.find("good.hipfb:").expect(&all);
+    let second = all[error..].find("good.hipfb:").map(|i| error + i);
+    assert!(first < error && second.is_some(), "{all}");
+}
+
+#[test]
 fn list_names_the_file_of_a_bad_bundle_header() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();

@@ -108,12 +108,9 @@ pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
             errors: errors.clone(),
         })?;
     } else {
-        gfxkit_text::kernels::listing(
-            &rows,
-            &solutions,
-            args.paths.len() > 1,
-            &mut std::io::stdout().lock(),
-        )?;
+        let streams = crate::output::Streams::new();
+        gfxkit_text::kernels::listing(&rows, &solutions, args.paths.len() > 1, &mut streams.out())?;
+        streams.finish()?;
         for e in &errors {
             eprintln!("gfxkit: error: {e}");
         }

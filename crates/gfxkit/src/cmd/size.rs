@@ -110,7 +110,8 @@ pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
     if args.json {
         crate::output::print_json(&report)?;
     } else {
-        let out = &mut std::io::stdout().lock();
+        let streams = crate::output::Streams::new();
+        let out = &mut streams.out();
         let by = match args.by {
             By::Arch => text::By::Arch,
             By::File => text::By::File,
@@ -121,6 +122,7 @@ pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
         if let Some(d) = &report.duplicates {
             text::duplicates(d, args.top, out)?;
         }
+        streams.finish()?;
     }
     for e in &report.errors {
         // Each of these makes the command exit 2: an error, not a warning.

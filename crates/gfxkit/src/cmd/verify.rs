@@ -88,10 +88,12 @@ pub fn run(args: Args, settings: &gfxkit_io::Settings) -> Result<ExitCode> {
         }
         crate::output::print_json(&json)?;
     } else {
-        let mut out = std::io::stdout().lock();
+        let streams = crate::output::Streams::new();
+        let mut out = streams.out();
         gfxkit_text::verify::reports(&reports, &mut out)?;
         gfxkit_text::verify::other_gpus_only(&other_gpus_only, &mut out)?;
         gfxkit_text::verify::without_device_code(&without, &mut out)?;
+        streams.finish()?;
     }
     for e in &errors {
         eprintln!("gfxkit: error: {e}");
