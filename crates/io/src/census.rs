@@ -4,7 +4,7 @@
 //! its inputs (the walk of `gfxkit list -r`).
 
 use crate::format::{Around, File, Formats};
-use crate::input::{for_each_with, is_image_dir, Failed, Input};
+use crate::input::{for_each_of, for_each_with, is_image_dir, Failed, Input};
 use crate::kpack::chain;
 use gfxkit_inventory::census::{self, CodeObjectRow, InputRow};
 use gfxkit_inventory::digest::{sha256_hex, Digesting};
@@ -188,14 +188,15 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
             m.replace(local.as_str(), name)
         }
     };
-    let (size, sha256, mut kind) = if is_image_dir(path) {
-        (dir_size(path), None, "image".to_owned())
+    // The input opened once: hashed, then listed.
+    let (size, sha256, mut kind, opened) = if is_image_dir(path) {
+        (dir_size(path), None, "image".to_owned(), None)
     } else {
         match Input::open_with(path, &(), formats.settings()) {
             Ok(data) => {
                 let file = File::alone(path, &data);
                 let kind = formats.of(&file).kind(&file);
-                (data.len() as u64, Some(sha256_hex(&data)), kind)
+                (data.len() as u64, Some(sha256_hex(&data)), kind, Some(data))
             }
             Err(e) => {
                 let msg = reword(&chain(&e));
@@ -243,7 +244,11 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
     let mut files = 0u32;
     let mut nvidia_bytes = 0u64;
     let mut unreadable = false;
-    match for_each_with(path, &(), formats.settings(), visit) {
+    let walked = match opened {
+        Some(input) => for_each_of(path, input, &(), formats.settings(), visit),
+        None => for_each_with(path, &(), formats.settings(), visit),
+    };
+    match walked {
         Ok(items) => {
             for (p, r) in items {
                 match r {
