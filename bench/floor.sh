@@ -168,7 +168,10 @@ for ((r = -1; r < BIG_RUNS; r++)); do
   run prune.cp "rm -f cp.so" cp "$LIB" cp.so
   run rec.gfxkit "rm -f r.so" "$G" recompress "$LIB" -o r.so
   run rec.zstd "rm -f fb.zst" zstd -q -3 --long=27 -T0 "$FATBIN" -o fb.zst
-  run split.gfxkit "rm -rf ks" "$G" kpack split "$LIB" --group rocsparse -o ks/librocsparse.so
+  # A split into a fresh layout, as zstd writes a fresh file: the archives go beside `ks`, in
+  # `.kpack`, and left there they would make the next round a re-split (merged into the
+  # archives there, each replacing its old one).
+  run split.gfxkit "rm -rf ks .kpack" "$G" kpack split "$LIB" --group rocsparse -o ks/librocsparse.so
   run split.zstd "rm -f fb3.zst" zstd -q -3 -T0 "$FATBIN" -o fb3.zst
 done
 
@@ -282,7 +285,7 @@ fi
 PS=$(stat -c %s p.so)
 RS=$(stat -c %s r.so)
 FZ=$(stat -c %s fb.zst)
-rm -rf cp.so p.so r.so fb.zst fb3.zst ks
+rm -rf cp.so p.so r.so fb.zst fb3.zst ks .kpack
 
 mkdir -p "$ROOT/target/bench"
 cp "$RES" "$ROOT/target/bench/floor-results.tsv" # every run, for the record
