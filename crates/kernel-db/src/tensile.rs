@@ -700,6 +700,10 @@ struct Repeats<'a> {
     /// every solution of an index lists its fields in the same order, so that finding a field
     /// is one comparison rather than one per field met.
     next: usize,
+    /// The bytes of the values traced now ([`Field::like`]), at most [`Repeats::TRACE_BUDGET`]:
+    /// a trace takes up to twelve bytes for each byte of its value, and a file of many large
+    /// fields must not make that many times its size.
+    traced: usize,
 }
 
 /// What [`Repeats`] remembers of one field of the solution maps.
@@ -735,6 +739,10 @@ impl<'a> Repeats<'a> {
 
     /// How many values of a field are compared before [`Repeats::PAYS`] is judged.
     const TRIAL: usize = 16;
+
+    /// The most bytes of values traced at once, over all fields (Debian's hipBLASLt 7.1 traces
+    /// about 2 KB: a solution's `problemPredicate` and `sizeMapping`).
+    const TRACE_BUDGET: usize = 1 << 20;
 
     /// The most field names remembered (Tensile's solutions have about 200): a file of
     /// ever new names is read without a search growing with it.
@@ -787,11 +795,18 @@ impl<'a> Repeats<'a> {
                 !matches!(&field.like, Some(like) if walked.saturating_mul(4) <= like.values());
             let pays = field.compared < Self::TRIAL
                 || field.walked.saturating_mul(Self::PAYS) <= field.held;
+            let held = field.like.as_ref().map_or(0, |like| like.bytes().len());
             if !pays {
                 field.like = None;
-            } else if container && unlike && raw.bytes.len() >= Self::TRACED {
+                self.traced -= held;
+            } else if container
+                && unlike
+                && raw.bytes.len() >= Self::TRACED
+                && self.traced - held + raw.bytes.len() <= Self::TRACE_BUDGET
+            {
                 if let Some(trace) = Trace::of(raw.bytes) {
                     field.like = Some(trace);
+                    self.traced = self.traced - held + raw.bytes.len();
                 }
             }
         }
@@ -1737,6 +1752,58 @@ mod tests {
         write_str(&mut b, "index").unwrap();
         write_uint(&mut b, index).unwrap();
         b
+    }
+
+    #[test]
+    fn the_values_traced_stay_within_their_budget() {
+        use rmp::encode::{write_array_len, write_sint};
+        // Solutions of 300 fields, each an array of 5,000 numbers that differs from the one
+        // before in one place: each would be traced, 1.5 MB in all, over the budget.
+        let (fields, len) = (300usize, 5_000usize);
+        let mut bytes = Vec::new();
+        for index in 0..3u64 {
+            write_map_len(&mut bytes, 2 + fields as u32).unwrap();
+            write_str(&mut bytes, "name").unwrap();
+            write_str(&mut bytes, &format!("Cijk_{index}")).unwrap();
+            for f in 0..fields {
+                write_str(&mut bytes, &format!("field{f:03}")).unwrap();
+                write_array_len(&mut bytes, len as u32).unwrap();
+                for i in 0..len {
+                    let v = if i == 7 {
+                        index as i64 + 100
+                    } else {
+                        (i % 100) as i64
+                    };
+                    write_sint(&mut bytes, v).unwrap();
+                }
+            }
+            write_str(&mut bytes, "index").unwrap();
+            write_uint(&mut bytes, index).unwrap();
+        }
+        let mut c = Reader::new(&bytes);
+        let mut repeats = Repeats::default();
+        for want in 0..3 {
+            let (s, _) = solution_map(&mut c, &Path::Root, &mut repeats).unwrap();
+            assert_eq!(s.index, want);
+            let held: usize = repeats
+                .fields
+                .iter()
+                .filter_map(|f| f.like.as_ref())
+                .map(|like| like.bytes().len())
+                .sum();
+            assert_eq!(held, repeats.traced);
+            assert!(
+                repeats.traced <= Repeats::TRACE_BUDGET,
+                "{}",
+                repeats.traced
+            );
+            assert!(
+                repeats.traced > Repeats::TRACE_BUDGET / 2,
+                "{}",
+                repeats.traced
+            );
+        }
+        assert_eq!(c.remaining(), 0);
     }
 
     #[test]
