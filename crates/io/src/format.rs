@@ -429,44 +429,39 @@ impl Formats {
     /// first [`PREFIX_LEN`] bytes). A file that cannot be read is worth reading: the real
     /// open reports its error.
     pub fn worth_reading(&self, path: &Path) -> bool {
-        use std::io::Read;
         if crate::input::is_image_dir(path) {
             return true;
         }
-        let mut prefix = [0u8; PREFIX_LEN];
-        let Ok(mut f) = std::fs::File::open(path) else {
+        let Ok(f) = std::fs::File::open(path) else {
             return true;
         };
+        self.prefix_worth_reading(path, &f).unwrap_or(true)
+    }
+
+    /// Whether the open file `file`, met in a walk at `path`, is worth reading by its first
+    /// [`PREFIX_LEN`] bytes (fewer for a shorter file); the error of reading them.
+    fn prefix_worth_reading(&self, path: &Path, file: &std::fs::File) -> std::io::Result<bool> {
+        use std::os::unix::fs::FileExt;
+        let mut prefix = [0u8; PREFIX_LEN];
         let mut n = 0;
         while n < prefix.len() {
-            match f.read(&mut prefix[n..]) {
-                Ok(0) => break,
-                Ok(k) => n += k,
-                Err(_) => return true,
+            match file.read_at(&mut prefix[n..], n as u64)? {
+                0 => break,
+                k => n += k,
             }
         }
         let prefix = &prefix[..n];
-        crate::input::is_package(prefix) || self.found_in_walk(path, prefix)
+        Ok(crate::input::is_package(prefix) || self.found_in_walk(path, prefix))
     }
 
     /// [`Formats::worth_reading`] of a regular file met in a directory walk, opened once: the
     /// input when it is worth reading, `None` when it is not, the error of opening it when it
     /// cannot be (as [`Input::open`] words it).
     pub fn open_if_worth_reading(&self, path: &Path) -> Result<Option<Input>, Error> {
-        use std::os::unix::fs::FileExt;
         let file = std::fs::File::open(path).map_err(|e| Error::new(path, ErrorKind::Open(e)))?;
-        let mut prefix = [0u8; PREFIX_LEN];
-        let mut n = 0;
-        while n < prefix.len() {
-            match file.read_at(&mut prefix[n..], n as u64) {
-                Ok(0) => break,
-                Ok(k) => n += k,
-                // The real reading reports what is wrong.
-                Err(_) => return Input::from_file(path, file).map(Some),
-            }
-        }
-        let prefix = &prefix[..n];
-        if crate::input::is_package(prefix) || self.found_in_walk(path, prefix) {
+        // A prefix that cannot be read is worth reading: the real reading reports what is
+        // wrong.
+        if self.prefix_worth_reading(path, &file).unwrap_or(true) {
             Input::from_file(path, file).map(Some)
         } else {
             Ok(None)
