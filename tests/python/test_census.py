@@ -744,6 +744,75 @@ def test_report_in_headless_chromium(serial_out, tmp_path):
     assert body.count("<tr>") == 1 + 11
 
 
+def test_report_cells_copies_and_ties_from_tables(tmp_path):
+    """The report from tables written here: a cell per (input, processor) naming the feature
+    settings of its target IDs (sorted, whatever order the rows give them), generic and SPIR-V
+    cells told apart, a required processor missing marked where an input has code objects and
+    blank where it has none; code objects stored more than once counted with their inputs;
+    targets and copies of equal bytes in the order the rows first name them."""
+    import pyarrow as pa
+
+    from gfxkit.census import page
+
+    def co(input_, target, stored, sha):
+        proc = target.split(":")[0]
+        return {"input": input_, "path": input_, "container": "uncompressed", "unit": 0,
+                "entry": 1, "entry_id": f"hipv4-amdgcn-amd-amdhsa--{target}", "target_id": target,
+                "processor": proc, "generic": "generic" in proc, "stored_bytes": stored,
+                "uncompressed_bytes": stored, "sha256": sha}
+
+    rows = [
+        co("b.so", "gfx90a:xnack+", 100, "h2"),
+        co("a.so", "gfx1100", 300, "h1"),
+        co("b.so", "gfx90a:xnack-", 100, "h3"),
+        co("b.so", "gfx9-generic", 50, "h4"),
+        co("a.so", "gfx1100", 300, "h1"),
+        co("c.so", "amdgcnspirv", 70, "h5"),
+        co("c.so", "gfx90a:xnack+", 100, "h2"),
+        co("a.so", "gfx90a:xnack-", 100, "h3"),
+    ]
+    ins = [
+        {"input": n, "size": 1, "kind": "bundle", "device_bytes": d, "nvidia_bytes": 0,
+         "code_objects": c, "status": "ok", "targets": [], "processors": []}
+        for n, d, c in [("a.so", 700, 3), ("b.so", 250, 3), ("c.so", 170, 2), ("d.so", 0, 0),
+                        ("e.so", 10, 1)]
+    ]
+    rows.append(dict(co("e.so", "gfx1100", 10, None), target_id=None, processor=None))
+    tables = {
+        "code_objects": pa.Table.from_pylist(rows, schema=dataset.code_object_schema()),
+        "inputs": pa.Table.from_pylist(ins, schema=dataset.input_schema()),
+        "lacks": None,
+    }
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("code_objects", "inputs"):
+        dataset.write_table(tables[name], out / name / "s.parquet")
+    tables = dataset.derive(out, [], None)
+    html = page.build(tables, ["gfx942"])
+    matrix = html.split("id='matrix-table'", 1)[1].split("</table>", 1)[0]
+    head = "<th>input</th><th>device bytes</th><th>gfx942</th><th>gfx90a</th><th>gfx1100</th>"
+    assert head + "<th>gfx9-generic</th><th>amdgcnspirv</th>" in matrix
+    row = {r.split("</td>", 1)[0]: r.split("</tr>", 1)[0] + "</tr>" for r in matrix.split("<tr><td>")[1:]}
+    o, x = "<td class='o'></td>", "<td class='x'>-</td>"
+    b = ("<td class='y' title='gfx90a:xnack+, gfx90a:xnack-'>xnack+ xnack-</td>" + o
+         + "<td class='g' title='gfx9-generic'>any</td>" + o)
+    assert row["b.so"].endswith(x + b + "</tr>"), row["b.so"]
+    assert row["c.so"].endswith(x + "<td class='y' title='gfx90a:xnack+'>xnack+</td>" + o + o
+                                + "<td class='s' title='amdgcnspirv'>any</td></tr>"), row["c.so"]
+    assert row["a.so"].startswith("a.so</td><td class='n' data-v='700'>700 B</td>")
+    # Code objects, none with a target: missing where required; no code object: blank.
+    assert row["e.so"].endswith(x + o * 4 + "</tr>") and row["d.so"].endswith(o * 5 + "</tr>")
+    # Bytes per target: gfx90a:xnack+ and gfx90a:xnack- tie at 200; xnack+ is named first.
+    bars = html.split("id='bytes'", 1)[1]
+    assert bars.index(">gfx90a:xnack+<") < bars.index(">gfx90a:xnack-<") < bars.index(">gfx9-generic<")
+    # Copies: h1 (a.so twice) saves 300, h2 and h3 (two inputs each) 100 each, h2 named first.
+    dups = html.split("id='duplicates'", 1)[1].split("</table>", 1)[0]
+    assert "3 code objects are stored more than once" in dups and "<b>500 B</b>" in dups
+    order = [dups.index(f"<code>{h}</code>") for h in ("h1", "h2", "h3")]
+    assert order == sorted(order), order
+    assert "title='b.so, c.so'>2</td>" in dups and "title='a.so'>1</td>" in dups
+
+
 class _KillAlways(distributed.WorkerPlugin):
     """Kills (SIGKILL) every worker that starts a task whose key ends with one of ``suffixes``:
     a shard, then one input of it, that no worker survives."""

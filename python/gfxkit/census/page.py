@@ -8,7 +8,6 @@ grows with inputs x processors."""
 from __future__ import annotations
 
 import html
-from collections import defaultdict
 from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple
 
@@ -110,42 +109,164 @@ def _bars(rows: List[Tuple[str, int, int]]) -> str:
     return "".join(parts)
 
 
+def _escaped(a: Any) -> Any:
+    """:func:`_e` of every string of a pyarrow array, in pyarrow (nulls as empty strings)."""
+    import pyarrow.compute as pc
+
+    a = pc.fill_null(a, "")
+    for old, new in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&quot;"), ("'", "&#x27;")):
+        a = pc.replace_substring(a, old, new)
+    return a
+
+
+def _sizes(a: Any) -> Any:
+    """:func:`_size` of every number of a pyarrow array (each distinct number once)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    distinct = pc.unique(a)
+    return pc.take(pa.array([_size(v) for v in distinct.to_pylist()], pa.string()),
+                   pc.index_in(a, value_set=distinct))
+
+
+def _in_order_of(groups: Any, key: str, rows: Any) -> Any:
+    """``groups`` (a table with a column ``key``, a row per value) in the order its values
+    first appear in ``rows`` (an array of them): pyarrow's grouping promises no order."""
+    import pyarrow.compute as pc
+
+    return groups.take(pc.sort_indices(pc.index_in(groups[key], value_set=rows)))
+
+
+def _sorted_lists(lists: Any) -> Any:
+    """Each list of a pyarrow list array, sorted: pyarrow's grouping promises no order
+    within a group's list either."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(lists, pa.ChunkedArray):
+        lists = lists.combine_chunks()
+    values = (
+        pa.table({"list": pc.list_parent_indices(lists), "value": pc.list_flatten(lists)})
+        .sort_by([("list", "ascending"), ("value", "ascending")])["value"]
+        .combine_chunks()
+    )
+    lengths = pc.list_value_length(lists).cast(pa.int32())
+    offsets = pa.concat_arrays([pa.array([0], pa.int32()), pc.cumulative_sum(lengths)])
+    return pa.ListArray.from_arrays(offsets, values)
+
+
+def _matrix_rows(targets: Any, inputs: Any, shown: Sequence[str], req_procs: set) -> List[str]:
+    """The support matrix's rows (HTML), one per input of ``inputs`` (sorted, with
+    ``device_bytes`` and ``code_objects``), from the ``targets`` table (each input's target
+    IDs, sorted by input and target ID): a cell per processor of ``shown`` naming the feature
+    settings of the target IDs present, ``-`` where a required processor is missing. Built
+    column by column in pyarrow: the cells repeat (a cell per distinct set of target IDs), the
+    inputs are many."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    # Per input and processor, its target IDs.
+    present = targets.group_by(["input", "processor"]).aggregate([("target_id", "list")])
+    titles = pc.binary_join(_sorted_lists(present["target_id_list"]), ", ")
+    keys = pc.dictionary_encode(
+        pc.binary_join_element_wise(present["processor"], titles, "\0")
+    ).combine_chunks()
+    html_ = []
+    for key in keys.dictionary.to_pylist():
+        p, title = key.split("\0", 1)
+        feats = sorted(t.split(":", 1)[1] if ":" in t else "any" for t in title.split(", "))
+        cls = "s" if p == "amdgcnspirv" else ("g" if "generic" in p else "y")
+        html_.append(f"<td class='{cls}' title='{_e(title)}'>{_e(' '.join(feats))}</td>")
+    cells = pc.take(pa.array(html_, pa.string()), keys.indices)
+
+    names = inputs["input"]
+    db = inputs["device_bytes"]
+    parts = ["<tr><td>", _escaped(names), "</td><td class='n' data-v='", pc.cast(db, pa.string())]
+    columns = [pc.binary_join_element_wise(*parts, "'>", _sizes(db), "</td>", "")]
+    # An input with code objects: every processor without a cell is missing there.
+    filled = pc.or_(
+        pc.is_in(names, value_set=present["input"]),
+        pc.greater(pc.fill_null(inputs["code_objects"], 0), 0),
+    )
+    for p in shown:
+        at = pc.equal(present["processor"], p)
+        found = pc.take(cells.filter(at), pc.index_in(names, value_set=present["input"].filter(at)))
+        missing = "<td class='x'>-</td>" if p in req_procs else "<td class='o'></td>"
+        columns.append(pc.coalesce(found, pc.if_else(filled, missing, "<td class='o'></td>")))
+    columns.append("</tr>")
+    return pc.binary_join_element_wise(*columns, "").to_pylist()
+
+
 def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
     """The report's HTML from the dataset's tables (:func:`dataset.derive`)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     co = tables["code_objects"]
     ins = tables["inputs"]
     lacks = tables["lacks"]
     from .. import __version__
 
-    inputs = (
-        ins.select(["input", "device_bytes", "nvidia_bytes", "code_objects", "status", "error"])
-        .sort_by("input")
-        .to_pylist()
-    )
-    cols = co.select(
+    listed = ins.select(
+        ["input", "device_bytes", "nvidia_bytes", "code_objects", "status", "error"]
+    ).sort_by("input")
+    inputs = listed.to_pylist()
+    n = co.num_rows
+    named = co.select(
         ["input", "target_id", "processor", "stored_bytes", "uncompressed_bytes", "sha256"]
-    ).to_pydict()
-    n = len(cols["input"])
+    ).filter(pc.is_valid(co["target_id"]))
 
-    # Matrix: per input, per processor, the target IDs present.
-    matrix: Dict[str, Dict[str, set]] = defaultdict(lambda: defaultdict(set))
-    per_target: Dict[str, List[int]] = defaultdict(lambda: [0, 0])
-    copies: Dict[str, List[Any]] = {}
-    for name, t, p, stored, unc, h in zip(*cols.values()):
-        if t is None:
-            continue
-        matrix[name][p].add(t)
-        pt = per_target[t]
-        pt[0] += stored
-        pt[1] += unc
-        if h:
-            c = copies.get(h)
-            if c is None:
-                c = copies[h] = [t, unc, 0, 0, set()]
-            c[2] += 1
-            c[3] += stored
-            c[4].add(name)
-    processors = sorted({p for m in matrix.values() for p in m}, key=_proc_key)
+    # Per target, bytes stored and uncompressed (targets in the order the rows first name them).
+    sums = _in_order_of(
+        named.group_by("target_id").aggregate([("stored_bytes", "sum"), ("uncompressed_bytes", "sum")]),
+        "target_id",
+        named["target_id"],
+    )
+    per_target: Dict[str, List[int]] = {
+        t: [s, u]
+        for t, s, u in zip(
+            sums["target_id"].to_pylist(),
+            sums["stored_bytes_sum"].to_pylist(),
+            sums["uncompressed_bytes_sum"].to_pylist(),
+        )
+    }
+    processors = sorted(set(named["processor"].unique().to_pylist()), key=_proc_key)
+
+    # The code objects stored more than once: (SHA-256, target, size, copies, stored, inputs),
+    # in the order the rows first name them.
+    hashed = named.filter(pc.not_equal(pc.fill_null(named["sha256"], ""), ""))
+    # Only the digests seen twice or more are grouped (in the order of the rows).
+    counts = pc.value_counts(hashed["sha256"])
+    twice = counts.field("values").filter(pc.greater(counts.field("counts"), 1))
+    hashed = hashed.filter(pc.is_in(hashed["sha256"], value_set=twice))
+    copies = hashed.group_by("sha256").aggregate(
+        [("sha256", "count"), ("stored_bytes", "sum"), ("input", "count_distinct")]
+    )
+    # In the order the rows first name them, with the target and size of that first row.
+    at = pc.index_in(copies["sha256"], value_set=hashed["sha256"])
+    order = pc.sort_indices(at)
+    copies, first = copies.take(order), pc.take(at, order)
+    dups = list(
+        zip(
+            copies["sha256"].to_pylist(),
+            pc.take(hashed["target_id"], first).to_pylist(),
+            pc.take(hashed["uncompressed_bytes"], first).to_pylist(),
+            copies["sha256_count"].to_pylist(),
+            copies["stored_bytes_sum"].to_pylist(),
+            copies["input_count_distinct"].to_pylist(),
+        )
+    )
+    dups.sort(key=lambda d: -(d[4] - d[4] // d[3]))
+    # Where the copies shown are (the page lists the first 1,000).
+    where: Dict[str, List[str]] = {}
+    if dups:
+        shown_h = pa.array([d[0] for d in dups[:1000]], pa.string())
+        w_t = (
+            hashed.filter(pc.is_in(hashed["sha256"], value_set=shown_h))
+            .group_by("sha256")
+            .aggregate([("input", "distinct")])
+        )
+        where = dict(zip(w_t["sha256"].to_pylist(), w_t["input_distinct"].to_pylist()))
 
     total_stored = sum(v[0] for v in per_target.values())
     total_unc = sum(v[1] for v in per_target.values())
@@ -189,33 +310,10 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
     for p in shown:
         w(f"<th>{_e(p)}</th>")
     w("</tr></thead>")
-    # A cell per (processor, target IDs present): the same few cells repeat down the matrix.
-    cells: Dict[Tuple[str, ...], str] = {}
-
-    def cell(p: str, ts: set) -> str:
-        key = (p, *sorted(ts))
-        html_ = cells.get(key)
-        if html_ is None:
-            feats = sorted(t.split(":", 1)[1] if ":" in t else "any" for t in ts)
-            cls = "s" if p == "amdgcnspirv" else ("g" if "generic" in p else "y")
-            html_ = cells[key] = f"<td class='{cls}' title='{_e(', '.join(key[1:]))}'>{_e(' '.join(feats))}</td>"
-        return html_
-
-    missing = ["<td class='x'>-</td>" if p in req_procs else "<td class='o'></td>" for p in shown]
-    empty = "<td class='o'></td>" * len(shown)
-    for k, r in enumerate(inputs):
-        if k % CHUNK == 0:
-            w(("</tbody>" if k else "") + "<tbody class='chunk'>")
-        name = r["input"]
-        m = matrix.get(name)
-        w(f"<tr><td>{_e(name)}</td><td class='n' data-v='{r['device_bytes']}'>{_size(r['device_bytes'])}</td>")
-        if m:
-            w("".join(cell(p, m[p]) if p in m else missing[i] for i, p in enumerate(shown)))
-        elif r["code_objects"]:
-            w("".join(missing))
-        else:
-            w(empty)
-        w("</tr>")
+    rows = _matrix_rows(tables["targets"], listed, shown, req_procs)
+    for k in range(0, len(rows), CHUNK):
+        w(("</tbody>" if k else "") + "<tbody class='chunk'>")
+        w("".join(rows[k : k + CHUNK]))
     w("</tbody></table>" if inputs else "<tbody></tbody></table>")
 
     # Bytes per target.
@@ -242,9 +340,7 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
         w("<p>No required targets given (<code>--require gfx90a,gfx942,...</code>).</p>")
 
     # Duplicates.
-    dups = [(h, c) for h, c in copies.items() if c[2] > 1]
-    dups.sort(key=lambda x: -(x[1][3] - x[1][3] // x[1][2]))
-    dup_saved = sum(c[3] - c[3] // c[2] for _, c in dups)
+    dup_saved = sum(stored - stored // count for _, _, _, count, stored, _ in dups)
     w("<h2 id='duplicates'>Code objects stored more than once</h2>")
     w(
         f"<p>{len(dups)} code objects are stored more than once; one copy each would save "
@@ -255,11 +351,11 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
             "<table class='sortable'><thead><tr><th>SHA-256</th><th>target</th><th>copies</th>"
             "<th>inputs</th><th>size</th><th>one copy saves</th></tr></thead><tbody>"
         )
-        for h, (t, size, count, stored, where) in dups[:1000]:
+        for h, t, size, count, stored, in_inputs in dups[:1000]:
             save = stored - stored // count
             w(
                 f"<tr><td><code>{_e(h[:16])}</code></td><td>{_e(t)}</td><td class='n'>{count}</td>"
-                f"<td class='n' title='{_e(', '.join(sorted(where))[:2000])}'>{len(where)}</td>"
+                f"<td class='n' title='{_e(', '.join(sorted(where[h]))[:2000])}'>{in_inputs}</td>"
                 f"<td class='n' data-v='{size}'>{_size(size)}</td><td class='n' data-v='{save}'>{_size(save)}</td></tr>"
             )
         w("</tbody></table>")
