@@ -150,9 +150,12 @@ def census_walk_each(paths: List[str]) -> List[Optional[List[str]]]:
     """The inputs of a census under each path, each walked on its own: files named, and in
     directories every file that may hold device code (the walk of ``gfxkit list -r``), sorted;
     None for a path that cannot be walked."""
-def census_same_content(paths: List[str]) -> List[Tuple[int, List[int]]]:
+def census_same_content(
+    paths: List[str],
+) -> Tuple[List[Tuple[int, List[int]]], List[Optional[int]]]:
     """The local files among ``paths`` holding the same bytes as an earlier one: ``(position,
-    [positions of its copies])``, compared by identity, else by SHA-256 on every core."""
+    [positions of its copies])``, compared by identity, else by SHA-256 on every core; and the
+    size of each path that is a regular file (None for the others)."""
 class CensusScope:
     """What the inputs of a census read together share: each kernel-database directory their
     indexes are resolved against is listed once for all of them."""

@@ -49,14 +49,24 @@ pub fn walk_each(paths: &[PathBuf]) -> Vec<Result<Vec<PathBuf>, crate::Error>> {
         .collect()
 }
 
-/// The local files among `paths` that hold the same bytes as an earlier one: for each file
-/// that has copies, its position in `paths` and theirs, in the order given. Package members
-/// (`pkg!member`), directories and files that cannot be read are left alone. Only files that
-/// share their size with another are compared: by identity (device and inode: a hard link
-/// is the same file, read once), else by SHA-256, the files hashed on every core; and of
-/// those, only files that also share their first and last [`SAMPLE`] bytes with another are
-/// hashed whole (files of one size, such as a tree of small kernel files, rarely share both).
-pub fn same_content(paths: &[PathBuf]) -> Vec<(usize, Vec<usize>)> {
+/// What [`same_content`] found of a census's local inputs.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct SameContent {
+    /// For each file that has copies, its position in the paths and theirs, in the order given.
+    pub copies: Vec<(usize, Vec<usize>)>,
+    /// The size of each path that is a regular file (`None` for the others), as the search
+    /// stated it: the census plans its shards by it without stating every input again.
+    pub sizes: Vec<Option<u64>>,
+}
+
+/// The local files among `paths` that hold the same bytes as an earlier one, and the size of
+/// each. Package members (`pkg!member`), directories and files that cannot be read are left
+/// alone. Only files that share their size with another are compared: by identity (device and
+/// inode: a hard link is the same file, read once), else by SHA-256, the files hashed on every
+/// core; and of those, only files that also share their first and last [`SAMPLE`] bytes with
+/// another are hashed whole (files of one size, such as a tree of small kernel files, rarely
+/// share both).
+pub fn same_content(paths: &[PathBuf]) -> SameContent {
     use rayon::prelude::*;
     use std::collections::HashMap;
     use std::os::unix::fs::MetadataExt;
@@ -132,7 +142,10 @@ pub fn same_content(paths: &[PathBuf]) -> Vec<(usize, Vec<usize>)> {
             }
         }
     }
-    out.into_iter().collect()
+    SameContent {
+        copies: out.into_iter().collect(),
+        sizes: stats.iter().map(|s| s.map(|(size, _)| size)).collect(),
+    }
 }
 
 /// What makes two paths hold the same bytes: one file (device, inode), or one digest.
@@ -397,12 +410,20 @@ mod tests {
         std::fs::write(d.join("single"), b"only one of its size").unwrap();
         let names = ["a", "b", "c", "gone", "h", "sub", "x!y", "single", "a"];
         let paths: Vec<PathBuf> = names.iter().map(|n| d.join(n)).collect();
+        let found = same_content(&paths);
         assert_eq!(
-            same_content(&paths),
+            found.copies,
             vec![(0, vec![2, 8]), (1, vec![4])],
             "{names:?}"
         );
-        assert!(same_content(&paths[..2]).is_empty());
+        // Sizes of the regular files; none for what is missing, a directory or a member.
+        let s = Some(10);
+        assert_eq!(
+            found.sizes,
+            vec![s, s, s, None, s, None, None, Some(20), s],
+            "{names:?}"
+        );
+        assert!(same_content(&paths[..2]).copies.is_empty());
     }
 
     /// Files of one size larger than two samples: one differing only in the middle (its
@@ -425,11 +446,11 @@ mod tests {
         let names = ["base", "middle", "end", "copy", "link"];
         let paths: Vec<PathBuf> = names.iter().map(|n| d.join(n)).collect();
         assert_eq!(
-            same_content(&paths),
+            same_content(&paths).copies,
             vec![(0, vec![3]), (2, vec![4])],
             "{names:?}"
         );
-        assert!(same_content(&paths[..3]).is_empty());
+        assert!(same_content(&paths[..3]).copies.is_empty());
     }
 
     #[test]

@@ -1899,13 +1899,19 @@ fn census_walk_each(py: Python<'_>, paths: Vec<PathBuf>) -> Vec<Option<Vec<Strin
         .collect()
 }
 
-/// The local files among `paths` holding the same bytes as an earlier one (`{position:
-/// [positions of its copies]}`), compared by identity, else by SHA-256 on every core, without
-/// the GIL ([`gfxkit_io::census::same_content`]).
+/// The local files among `paths` holding the same bytes as an earlier one (`[(position,
+/// [positions of its copies])]`), compared by identity, else by SHA-256 on every core, without
+/// the GIL, and the size of each path that is a regular file (`None` for the others)
+/// ([`gfxkit_io::census::same_content`]).
 #[pyfunction]
 #[pyo3(signature = (paths))]
-fn census_same_content(py: Python<'_>, paths: Vec<PathBuf>) -> Vec<(usize, Vec<usize>)> {
-    py.allow_threads(|| gfxkit_io::census::same_content(&paths))
+#[allow(clippy::type_complexity)]
+fn census_same_content(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+) -> (Vec<(usize, Vec<usize>)>, Vec<Option<u64>>) {
+    let found = py.allow_threads(|| gfxkit_io::census::same_content(&paths));
+    (found.copies, found.sizes)
 }
 
 /// What the inputs of a census read together (a shard) share: each kernel-database directory

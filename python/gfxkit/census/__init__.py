@@ -31,10 +31,12 @@ __all__ = ["census", "report", "Result", "CensusError"]
 #: Inputs per shard unless told otherwise.
 SHARD_SIZE = 16
 # A local run writes fewer, larger shards: no worker dies there, and each shard costs two
-# Parquet files written and synced, and reading them back (3,000 small files: 1.2 s in
-# shards of 64, 0.8 s in shards of 256). A shard is also closed at LOCAL_SHARD_BYTES of
-# input, so that a local census stopped and started again reads little twice.
-LOCAL_SHARD_SIZE = 256
+# Parquet files made (a writer and its compressors for every column) and synced (30,000
+# small files on two threads: the shards written in 1.0 s in shards of 256, 0.85 s in
+# shards of 1,024; 3,000 small files: 1.2 s in shards of 64, 0.8 s in shards of 256, when
+# they were read back too). A shard is also closed at LOCAL_SHARD_BYTES of input, so that a
+# local census stopped and started again reads little twice.
+LOCAL_SHARD_SIZE = 1024
 LOCAL_SHARD_BYTES = 1 << 30
 
 
@@ -146,7 +148,10 @@ def _no_gc_pauses() -> Iterator[None]:
 
 def _local_size(item: Dict[str, Any]) -> int:
     """Bytes of an item's local file (0 for a URL or a file that cannot be read now: its
-    reading reports that)."""
+    reading reports that), as :func:`expand` found it (its ``size``, taken out of the item:
+    the plan does not keep it) or stated now."""
+    if "size" in item:
+        return item.pop("size") or 0
     source = item.get("source") or item["name"]
     if source.startswith(("http://", "https://")):
         return 0
@@ -165,6 +170,8 @@ def _chunks(items: List[Dict[str, Any]], size: int, max_bytes: Optional[int]):
         chunk.append(it)
         if max_bytes is not None:
             held += _local_size(it)
+        else:
+            it.pop("size", None)
         if len(chunk) >= size or (max_bytes is not None and held >= max_bytes):
             yield chunk
             chunk, held = [], 0
@@ -237,24 +244,38 @@ def _client(client: Any, scheduler: Optional[str], scheduler_file: Optional[str]
     return c, [c, cluster]
 
 
-def _run_threads(pending: List[Dict[str, Any]], out: Path, progress: _Progress, workers: int) -> None:
+def _kept(summary: Dict[str, Any], held: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
+    """``summary`` (of :func:`work.scan_shard` with ``keep``) without its tables, which go to
+    ``held`` under the shard's name."""
+    held[summary["shard"]] = summary.pop("tables")
+    return summary
+
+
+def _run_threads(
+    pending: List[Dict[str, Any]],
+    out: Path,
+    progress: _Progress,
+    workers: int,
+    held: Dict[str, Dict[str, Any]],
+) -> None:
     """Every pending shard on a pool of ``workers`` threads of this process: the readers run in
     Rust with the GIL released, so the threads read in parallel, with no scheduler or worker
-    processes to start. A shard that raises stops the census (as on Dask: an input never makes
-    a shard fail, so this is the environment); the shards written stay written."""
+    processes to start. The tables written are kept in ``held`` (by shard) for the derived
+    tables. A shard that raises stops the census (as on Dask: an input never makes a shard
+    fail, so this is the environment); the shards written stay written."""
     from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
     from . import work
 
     pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="gfxkit-census")
     try:
-        futures = {pool.submit(work.scan_shard, s, str(out)): s for s in pending}
+        futures = {pool.submit(work.scan_shard, s, str(out), True): s for s in pending}
         left = set(futures)
         while left:
             done, left = wait(left, return_when=FIRST_EXCEPTION)
             for f in done:
                 try:
-                    progress.add(f.result())
+                    progress.add(_kept(f.result(), held))
                 except Exception as e:
                     raise CensusError(f"shard {futures[f]['name']} failed: {e!r}") from e
     finally:
@@ -401,7 +422,7 @@ def census(
             cluster (seconds).
         serial: read every shard in this process, one after another, without threads or Dask.
         shard_size: inputs per shard (for inputs new to the dataset); by default 16 on a Dask
-            cluster and up to 256 on this machine (a shard closed at 1 GiB of input files),
+            cluster and up to 1,024 on this machine (a shard closed at 1 GiB of input files),
             fewer when a local run has too few inputs to give each worker four shards.
         fresh: start over: the dataset under ``out`` is removed first.
         progress: a progress line on stderr (default: when stderr is a terminal).
@@ -451,14 +472,16 @@ def census(
         ]
     total = sum(len(names(s["items"])) for s in pending)
     bar = _Progress(total, sys.stderr.isatty() if progress is None else progress)
+    # The tables of the shards written in this process, derived from as they are.
+    held: Dict[str, Dict[str, Any]] = {}
     if pending:
         if serial:
             from . import work
 
             for s in pending:
-                bar.add(work.scan_shard(s, str(out)))
+                bar.add(_kept(work.scan_shard(s, str(out), True), held))
         elif client is None and not (scheduler or scheduler_file) and not processes:
-            _run_threads(pending, out, bar, workers or os.cpu_count() or 1)
+            _run_threads(pending, out, bar, workers or os.cpu_count() or 1, held)
         else:
             c, close = _client(client, scheduler, scheduler_file, workers)
             try:
@@ -470,7 +493,7 @@ def census(
     if all(dataset.shard_done(out, s["name"]) for s in plan["shards"]):
         dataset.remove_stale_temporaries(out)
     with _no_gc_pauses():
-        tables = dataset.derive(out, required, rocm)
+        tables = dataset.derive(out, required, rocm, held)
         if report:
             from .page import write_report
 

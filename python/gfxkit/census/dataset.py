@@ -225,7 +225,7 @@ CHECKED = b"gfxkit.checked"
 def write_shard(out: Path, shard: str, inputs: bytes, code_objects: bytes, checked: bool = False):
     """Writes one shard from its rows as JSON lines: its code objects, then its inputs (the
     mark that it is done; with ``checked``, marked as read with every compressed bundle's hash
-    checked). Returns the inputs table."""
+    checked). Returns the tables written, ``(code_objects, inputs)``."""
     pa = _pa()
     co = rows_table(code_objects, code_object_schema())
     schema = input_schema()
@@ -236,7 +236,7 @@ def write_shard(out: Path, shard: str, inputs: bytes, code_objects: bytes, check
         ins = ins.replace_schema_metadata({**(ins.schema.metadata or {}), CHECKED: b"1"})
     write_table(co, out / "code_objects" / f"{shard}.parquet")
     write_table(ins, out / "inputs" / f"{shard}.parquet")
-    return ins
+    return co, ins
 
 
 def remove_stale_temporaries(out: Path) -> int:
@@ -291,33 +291,61 @@ def save_plan(out: Path, plan: Dict[str, Any]) -> None:
     write_text(json.dumps(plan, sort_keys=True, separators=(",", ":")), out / PLAN)
 
 
-def read_table(out: Path, table: str):
+def read_table(out: Path, table: str, held: Optional[Dict[str, Dict[str, Any]]] = None):
     """The rows of every finished shard's ``table`` (``code_objects`` or ``inputs``), as one
-    pyarrow Table (shards whose inputs file is missing are left out)."""
-    _pa()
+    pyarrow Table (shards whose inputs file is missing are left out), in the order of the
+    shards' names. ``held`` maps shards to the tables this process wrote for them
+    (``{shard: {"code_objects": ..., "inputs": ...}}``, as :func:`write_shard` returned them):
+    those are taken as they are instead of being read back from their files."""
+    pa = _pa()
     import pyarrow.parquet as pq
 
     schema = code_object_schema() if table == "code_objects" else input_schema()
     d = out / table
-    # The finished shards' files, read as one dataset: pyarrow reads them on its threads.
-    paths = [str(p) for p in sorted(d.glob("*.parquet")) if shard_done(out, p.stem)] if d.is_dir() else []
-    if not paths:
+    done = [p for p in sorted(d.glob("*.parquet")) if shard_done(out, p.stem)] if d.is_dir() else []
+    held = held or {}
+    parts, files = [], []
+
+    def read_files():
+        if files:
+            # Consecutive files read as one dataset: pyarrow reads them on its threads.
+            parts.append(pq.read_table(files, schema=schema))
+            files.clear()
+
+    for p in done:
+        t = held.get(p.stem, {}).get(table)
+        if t is None:
+            files.append(str(p))
+        else:
+            read_files()
+            # The schema's own metadata, as a file read back with it has.
+            parts.append(t.replace_schema_metadata(schema.metadata))
+    read_files()
+    if not parts:
         return schema.empty_table()
-    return pq.read_table(paths, schema=schema)
+    return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
 
 
-def derive(out: Path, required: Sequence[str], rocm: Optional[str] = None) -> Dict[str, Any]:
+def derive(
+    out: Path,
+    required: Sequence[str],
+    rocm: Optional[str] = None,
+    held: Optional[Dict[str, Dict[str, Any]]] = None,
+) -> Dict[str, Any]:
     """Writes the derived tables from the finished shards: ``targets.parquet`` and, with
     ``required``, ``lacks.parquet`` (with ``rocm``, what each file lacks on that ROCm
-    release's runtime, by the rule of ``gfxkit check --rocm``). Returns the tables (pyarrow)
-    for the report."""
+    release's runtime, by the rule of ``gfxkit check --rocm``). ``held``: the tables of the
+    shards this process wrote, not read back (:func:`read_table`). Returns the tables
+    (pyarrow) for the report."""
     pa = _pa()
+    import pyarrow.compute as pc
+
     from .. import _gfxkit
 
-    co = read_table(out, "code_objects")
-    ins = read_table(out, "inputs")
+    co = read_table(out, "code_objects", held)
+    ins = read_table(out, "inputs", held)
     grouped = (
-        co.filter(pa.compute.is_valid(co["target_id"]))
+        co.filter(pc.is_valid(co["target_id"]))
         .group_by(["input", "target_id", "processor"])
         .aggregate(
             [

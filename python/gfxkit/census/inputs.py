@@ -192,7 +192,12 @@ def expand(
         for f in found or [s]:
             if f not in items:
                 items[f] = {"name": f, "source": os.path.abspath(f), "sha256": None, "aliases": []}
-    for primary, others in same_content(sorted(items)).items():
+    local_names = sorted(items)
+    copies, sizes = same_content(local_names)
+    for n, size in zip(local_names, sizes):
+        # Transient: the plan closes local shards by bytes (and does not keep it).
+        items[n]["size"] = size
+    for primary, others in copies.items():
         for o in others:
             items[primary]["aliases"].append(o)
             del items[o]
@@ -211,19 +216,18 @@ def expand(
     return [items[k] for k in sorted(items)]
 
 
-def same_content(names: Sequence[str]) -> Dict[str, List[str]]:
+def same_content(names: Sequence[str]) -> Tuple[Dict[str, List[str]], List[Optional[int]]]:
     """The local files among ``names`` (in their order) that hold the same bytes as an
-    earlier one: ``{first name: [later names]}``. Package members (``pkg!member``),
-    directories and files that cannot be read are left alone. Only files sharing their size
-    with another are compared: by identity (device and inode), else by SHA-256, hashed on
-    every core by the native module, and only where their first and last KiB tie too."""
+    earlier one: ``{first name: [later names]}``, and the size of each name that is a
+    regular file (None for the others). Package members (``pkg!member``), directories and
+    files that cannot be read are left alone. Only files sharing their size with another are
+    compared: by identity (device and inode), else by SHA-256, hashed on every core by the
+    native module, and only where their first and last KiB tie too."""
     from .. import _gfxkit
 
     names = list(names)
-    return {
-        names[first]: [names[c] for c in copies]
-        for first, copies in _gfxkit.census_same_content(names)
-    }
+    found, sizes = _gfxkit.census_same_content(names)
+    return {names[first]: [names[c] for c in copies] for first, copies in found}, sizes
 
 
 def download(url: str, scratch: str, expected: Optional[str]) -> Tuple[str, str]:

@@ -105,32 +105,38 @@ def _renamed(row: Dict[str, Any], old: str, new: str) -> Dict[str, Any]:
     return out
 
 
-def scan_shard(shard: Dict[str, Any], out: str) -> Dict[str, Any]:
+def scan_shard(shard: Dict[str, Any], out: str, keep: bool = False) -> Dict[str, Any]:
     """Reads every item of ``shard`` (``{"name", "items"}``, and ``"check"`` when compressed
     bundles' hashes are checked) and writes its rows to ``out`` (``dataset.write_shard``).
-    Returns a summary: inputs, bytes, errors, device bytes."""
+    Returns a summary: inputs, bytes, errors, device bytes; with ``keep``, also the tables
+    written (``"tables"``), for a census run in this process to derive from without reading
+    them back."""
     from .. import _gfxkit
 
     check = bool(shard.get("check"))
     scope = _gfxkit.CensusScope()
     rows = [scan_item(item, check=check, scope=scope) for item in shard["items"]]
-    inputs = dataset.write_shard(
+    tables = dataset.write_shard(
         Path(out), shard["name"], b"".join(r[0] for r in rows), b"".join(r[1] for r in rows), check
     )
-    return summary(shard["name"], inputs)
+    return summary(shard["name"], tables, keep)
 
 
-def summary(name: str, inputs: Any) -> Dict[str, Any]:
-    """What a shard's input rows (a pyarrow table) hold: inputs, bytes read (each content
-    once), device bytes, errors."""
+def summary(name: str, tables: Tuple[Any, Any], keep: bool = False) -> Dict[str, Any]:
+    """What a shard's tables (``(code_objects, inputs)``, pyarrow) hold: inputs, bytes read
+    (each content once), device bytes, errors; with ``keep``, the tables themselves."""
+    co, inputs = tables
     cols = inputs.select(["same_as", "size", "device_bytes", "status"]).to_pydict()
-    return {
+    out = {
         "shard": name,
         "inputs": inputs.num_rows,
         "bytes": sum(s for a, s in zip(cols["same_as"], cols["size"]) if a is None),
         "device_bytes": sum(cols["device_bytes"]),
         "errors": sum(1 for s in cols["status"] if s != "ok"),
     }
+    if keep:
+        out["tables"] = {"code_objects": co, "inputs": inputs}
+    return out
 
 
 def lost_item(shard: Dict[str, Any], item: Dict[str, Any], out: str, why: str) -> Dict[str, Any]:
