@@ -747,6 +747,20 @@ def test_report_in_headless_chromium(serial_out, tmp_path):
     assert body.count("<tr>") == 1 + 11
 
 
+def test_tables_derived_as_written_equal_those_read_back(serial_out, tmp_path):
+    """A run derives its tables and report from the shards' tables as it wrote them; rebuilt
+    from the shards' files (``gfxkit census --report``), they are the same bytes."""
+    import gfxkit.census as census_module
+
+    copy = tmp_path / "copy"
+    shutil.copytree(serial_out, copy)
+    for f in ("report.html", "targets.parquet", "lacks.parquet"):
+        (copy / f).unlink()
+    census_module.report(copy)
+    for f in ("report.html", "targets.parquet", "lacks.parquet"):
+        assert (copy / f).read_bytes() == (serial_out / f).read_bytes(), f
+
+
 def test_report_cells_copies_and_ties_from_tables(tmp_path):
     """The report from tables written here: a cell per (input, processor) naming the feature
     settings of its target IDs (sorted, whatever order the rows give them), generic and SPIR-V
