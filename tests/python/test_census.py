@@ -761,6 +761,26 @@ def test_tables_derived_as_written_equal_those_read_back(serial_out, tmp_path):
         assert (copy / f).read_bytes() == (serial_out / f).read_bytes(), f
 
 
+def test_outputs_get_the_permissions_of_new_files(tmp_path):
+    """Every file of the dataset gets the permissions a new file gets under the umask (a
+    temporary file is its owner's alone until it is renamed into place); a file replaced
+    keeps its own."""
+    tree = small_tree(tmp_path / "t", 3)
+    out = tmp_path / "out"
+    old = os.umask(0o027)
+    try:
+        gfxkit.census([str(tree)], out, progress=False)
+    finally:
+        os.umask(old)
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert len(files) >= 6 and {p.name for p in files} >= {"report.html", "plan.json", "targets.parquet"}
+    for p in files:
+        assert p.stat().st_mode & 0o777 == 0o640, (p, oct(p.stat().st_mode))
+    (out / "report.html").chmod(0o604)
+    gfxkit.census.report(out)
+    assert (out / "report.html").stat().st_mode & 0o777 == 0o604
+
+
 def test_report_cells_copies_and_ties_from_tables(tmp_path):
     """The report from tables written here: a cell per (input, processor) naming the feature
     settings of its target IDs (sorted, whatever order the rows give them), generic and SPIR-V

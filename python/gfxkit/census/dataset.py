@@ -164,6 +164,31 @@ def _atomic_path(final: Path) -> Path:
     return Path(tmp)
 
 
+def _umask() -> int:
+    """The process's umask, read without changing it (``os.umask`` sets it, for every thread):
+    Linux says it in ``/proc/self/status``; elsewhere the usual 022."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
+def _publish(tmp: Path, final: Path) -> None:
+    """Renames the written temporary file ``tmp`` over ``final`` with the permissions a new
+    file gets (0666 less the umask: the temporary file was made readable by its owner only),
+    or those of the file it replaces, as gfxkit's other outputs are."""
+    try:
+        mode = os.stat(final).st_mode & 0o7777
+    except OSError:
+        mode = 0o666 & ~_umask()
+    os.chmod(tmp, mode)
+    os.replace(tmp, final)
+
+
 def write_table(table, final: Path) -> None:
     """Writes ``table`` to ``final`` as Parquet (zstd, statistics) through a temporary file in
     the same directory, synced and renamed into place. zstd's level 3: on a census's rows
@@ -176,7 +201,7 @@ def write_table(table, final: Path) -> None:
         pq.write_table(table, tmp, compression="zstd", compression_level=3, write_statistics=True)
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
-        os.replace(tmp, final)
+        _publish(tmp, final)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -190,7 +215,7 @@ def write_text(text: str, final: Path) -> None:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, final)
+        _publish(tmp, final)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
