@@ -602,6 +602,16 @@ fn bundle_binary() {
         a.extend(co);
         same(&a);
     }
+    // `-input=/dev/null` for the host entry, as HIP's builds write it (a device read as the
+    // empty file it is), uncompressed and compressed.
+    let targets = t(&[HOST, G906, G1030]);
+    let null = ["-input=/dev/null", "-input=gfx906.co", "-input=gfx1030.co"];
+    for extra in [&[][..], &["-compress", "-compression-level=3"][..]] {
+        let mut a = vec!["-type=o", "-output=out.hipfb", &targets];
+        a.extend(null);
+        a.extend(extra);
+        same(&a);
+    }
     // Device-only HIP bundles need no host (non-object first input).
     same(&[
         "-type=o",

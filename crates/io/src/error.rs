@@ -27,6 +27,10 @@ pub enum ErrorKind {
     Read(std::io::Error),
     /// An input path names a directory.
     IsDirectory,
+    /// An input path names a device (what it is) that gives more than
+    /// [`crate::input::READ_BELOW`] bytes: gfxkit reads files, pipes and FIFOs, and devices
+    /// only as short as `/dev/null`.
+    LongDevice(&'static str),
     /// An output path names a directory.
     WriteDirectory,
     /// Writing (or syncing) the output failed.
@@ -169,6 +173,12 @@ impl fmt::Display for Error {
             ErrorKind::Map(_) => write!(f, "cannot map {p}"),
             ErrorKind::Read(_) => write!(f, "cannot read {p}"),
             ErrorKind::IsDirectory => write!(f, "{p} is a directory"),
+            ErrorKind::LongDevice(what) => write!(
+                f,
+                "{p} is {what} that gives more than {} KiB: gfxkit reads files, pipes and \
+                 FIFOs, and devices only as short as /dev/null",
+                crate::input::READ_BELOW / 1024
+            ),
             ErrorKind::WriteDirectory => write!(f, "cannot write {p}: it is a directory"),
             ErrorKind::Write(_) => write!(f, "cannot write {p}"),
             ErrorKind::CreateTemp(_) => write!(f, "cannot create a temporary file in {p}"),

@@ -84,12 +84,86 @@ fn read_known(file: &File, len: u64) -> std::io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// The bytes of a pipe or FIFO, open for reading: in memory up to [`READ_BELOW`], beyond it
+/// written to an unnamed temporary file (in `TMPDIR`) and mapped, so that a stream of any
+/// length is read in bounded memory.
+fn read_stream(file: &File) -> std::io::Result<Data> {
+    use std::io::{Read, Write};
+    let mut head = Vec::new();
+    (&mut &*file).take(READ_BELOW).read_to_end(&mut head)?;
+    if (head.len() as u64) < READ_BELOW {
+        return Ok(Data::Owned(head));
+    }
+    let spill = tempfile::tempfile()?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, &spill);
+    w.write_all(&head)?;
+    std::io::copy(&mut &*file, &mut w)?;
+    w.flush()?;
+    drop(w);
+    let len = spill.metadata()?.len();
+    // The file is unnamed (no other process can open it), written to completion above and
+    // never written again: `map`'s argument holds.
+    Ok(Data::Mapped(map(&spill, len)?, spill))
+}
+
+/// Opens `path` for reading. On Linux without waiting for a writer: a FIFO nobody writes to
+/// (a stray one named in a list of inputs) then reads as empty instead of blocking for ever;
+/// [`Input::from_file`] makes a FIFO's reads blocking again.
+fn open_for_reading(path: &Path) -> std::io::Result<File> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let nonblocking = rustix::fs::OFlags::NONBLOCK.bits() as i32;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nonblocking)
+            .open(path)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        File::open(path)
+    }
+}
+
+/// The bytes of a device (`/dev/null`, which `clang-offload-bundler -input=/dev/null` names
+/// for an empty host entry), open for reading: at most [`READ_BELOW`] of them, a device that
+/// gives more refused (`/dev/zero` would be read for ever).
+fn read_device(path: &Path, file: &File, t: std::fs::FileType) -> Result<Data, Error> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    (&mut &*file)
+        .take(READ_BELOW + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::new(path, ErrorKind::Read(e)))?;
+    if bytes.len() as u64 > READ_BELOW {
+        return Err(Error::new(path, ErrorKind::LongDevice(special_kind(t))));
+    }
+    Ok(Data::Owned(bytes))
+}
+
+/// What a file that is neither a regular file, a directory nor a FIFO is, for the error
+/// that refuses it.
+fn special_kind(t: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    }
+}
+
 impl Input {
-    /// Opens and maps `path`. Files under [`READ_BELOW`] bytes and non-regular files (pipes,
-    /// `/dev/stdin`) are read into memory instead: the latter cannot be mapped, and for the
-    /// former one read costs less than a map, its page faults and its unmapping (which
-    /// interrupts every core the process runs on), as a directory of thousands of small
-    /// files shows. A path `pkg!member` (nested:
+    /// Opens and maps `path`. Files under [`READ_BELOW`] bytes are read instead (one read
+    /// costs less than a map, its page faults and its unmapping, which interrupts every core
+    /// the process runs on, as a directory of thousands of small files shows); pipes and
+    /// FIFOs (`<(cmd)`, `/dev/stdin` from a pipe) are read as streams, in memory up to
+    /// [`READ_BELOW`] and through an unnamed temporary file beyond. A device is read only as
+    /// far as [`READ_BELOW`] (`/dev/null` reads as empty; `/dev/zero` is refused:
+    /// [`ErrorKind::LongDevice`]). A path `pkg!member` (nested:
     /// `pkg!a.tar.zst!lib/x.so`) that is not itself a file opens that member of the package
     /// `pkg` when it may hold device code.
     pub fn open(path: &Path) -> Result<Input, Error> {
@@ -106,7 +180,7 @@ impl Input {
     ) -> Result<Input, Error> {
         // A path that does not open as a file may name a package member; looked for only
         // then, which spares every file of a tree a second lookup of its path.
-        let file = match File::open(path) {
+        let file = match open_for_reading(path) {
             Ok(file) => file,
             Err(e) => {
                 if !path.exists() {
@@ -131,14 +205,22 @@ impl Input {
             Data::Mapped(map, file)
         } else if meta.is_dir() {
             return Err(Error::new(path, ErrorKind::IsDirectory));
+        } else if meta.is_file() {
+            Data::Owned(
+                read_known(&file, meta.len()).map_err(|e| Error::new(path, ErrorKind::Read(e)))?,
+            )
+        } else if std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()) {
+            #[cfg(target_os = "linux")]
+            {
+                // Opened without waiting for a writer; its reads wait for one's bytes.
+                let flags = rustix::fs::fcntl_getfl(&file)
+                    .map_err(|e| Error::new(path, ErrorKind::Read(e.into())))?;
+                rustix::fs::fcntl_setfl(&file, flags - rustix::fs::OFlags::NONBLOCK)
+                    .map_err(|e| Error::new(path, ErrorKind::Read(e.into())))?;
+            }
+            read_stream(&file).map_err(|e| Error::new(path, ErrorKind::Read(e)))?
         } else {
-            let read = if meta.is_file() {
-                read_known(&file, meta.len())
-            } else {
-                let mut buf = Vec::new();
-                std::io::Read::read_to_end(&mut &file, &mut buf).map(|_| buf)
-            };
-            Data::Owned(read.map_err(|e| Error::new(path, ErrorKind::Read(e)))?)
+            read_device(path, &file, meta.file_type())?
         };
         Ok(Input {
             path: path.to_owned(),
@@ -594,5 +676,71 @@ mod tests {
         let plain = for_each(&p, |i| Ok::<_, ()>(i.len())).unwrap();
         assert_eq!(plain.len(), 1);
         assert!(matches!(plain[0].1, Ok(3)));
+    }
+
+    /// `Input::open` of `path` on a thread of its own, given ten seconds (a FIFO read
+    /// wrongly would block the test for ever).
+    #[cfg(target_os = "linux")]
+    fn open_within_seconds(path: &Path) -> Result<Input, Error> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = path.to_owned();
+        std::thread::spawn(move || tx.send(Input::open(&p)).unwrap());
+        rx.recv_timeout(std::time::Duration::from_secs(10))
+            .expect("opening the input did not return")
+    }
+
+    /// `/dev/null` reads as empty (`clang-offload-bundler -input=/dev/null`); a device that
+    /// gives more than `READ_BELOW` is refused, saying what it is (`/dev/zero` would be read
+    /// for ever); a FIFO nobody writes to reads as empty (not a wait for ever); a FIFO's
+    /// stream is read whole, through a temporary file when longer than `READ_BELOW`.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn devices_are_read_short_and_fifos_as_streams() {
+        assert!(open_within_seconds(Path::new("/dev/null"))
+            .unwrap()
+            .is_empty());
+        let e = open_within_seconds(Path::new("/dev/zero")).err().unwrap();
+        assert!(
+            matches!(e.kind(), ErrorKind::LongDevice("a character device")),
+            "{e}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "/dev/zero is a character device that gives more than 256 KiB: gfxkit reads files, \
+             pipes and FIFOs, and devices only as short as /dev/null"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        assert!(open_within_seconds(&fifo).unwrap().is_empty());
+        for len in [1000, READ_BELOW as usize, READ_BELOW as usize * 4 + 17] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+            let (f, b) = (fifo.clone(), bytes.clone());
+            // The writer's open waits for a reader. A reader that found no writer yet and
+            // is closing leaves the writer a broken pipe: it writes again to the next one.
+            let writer = std::thread::spawn(move || loop {
+                let mut w = std::fs::OpenOptions::new().write(true).open(&f)?;
+                match std::io::Write::write_all(&mut w, &b) {
+                    Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => continue,
+                    done => return done,
+                }
+            });
+            let mut input = None;
+            for _ in 0..1000 {
+                // Opened before the writer, it would read as empty: wait until it is there.
+                let got = open_within_seconds(&fifo).unwrap();
+                if !got.is_empty() {
+                    input = Some(got);
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            writer.join().unwrap().unwrap();
+            assert!(
+                input.is_some_and(|i| *i == bytes[..]),
+                "a stream of {len} bytes"
+            );
+        }
     }
 }
