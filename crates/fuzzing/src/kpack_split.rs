@@ -5,9 +5,12 @@
 //! splits again to exactly those code objects.
 
 use gfxkit_kpack::split::{
-    check_inline, check_split, group_by_arch, inline_binary, split_binary, KernelOut,
+    check_inline, check_split, group_by_arch, inline_binary, split_binary, split_binary_framed,
+    KernelOut,
 };
-use gfxkit_kpack::write::{write_archive, ArchiveMeta, Compression, KernelIn};
+use gfxkit_kpack::write::{
+    encode_stored, write_archive, ArchiveMeta, Compression, KernelIn, StoredIn,
+};
 use gfxkit_kpack::Archive;
 
 /// Why `gfxkit_shrink`'s placement of a new segment refuses (its messages).
@@ -32,9 +35,95 @@ fn triples<'k>(kernels: &'k [KernelOut<'_>]) -> Vec<(&'k str, &'k str, &'k [u8])
         .collect()
 }
 
+/// The archives of `kernels` (one per architecture, as `kpack split` groups them) written
+/// with zstd at `level`, each kernel as the split holds it (plain, or as its frame).
+fn zstd_archives(kernels: &[KernelOut<'_>], level: i32) -> Vec<Result<Vec<u8>, String>> {
+    group_by_arch(kernels)
+        .into_iter()
+        .map(|(arch, ks)| {
+            let meta = ArchiveMeta {
+                group_name: NAME.to_owned(),
+                arch_family: arch.clone(),
+                arches: vec![arch],
+            };
+            let ins: Vec<StoredIn<'_>> = ks
+                .iter()
+                .map(|k| StoredIn {
+                    key: &k.key,
+                    arch: &k.arch,
+                    stored: k.stored(),
+                })
+                .collect();
+            encode_stored(&meta, &ins, Compression::Zstd { level })
+                .map(|e| e.to_vec())
+                .map_err(|e| e.to_string())
+        })
+        .collect()
+}
+
+/// A split that holds the code objects of compressed bundles as zstd frames
+/// (`split_binary_framed`, what `kpack split` does for zstd archives) is the plain split:
+/// the same outcome, host binary and kernels, each framed one decoding to the plain code
+/// object, and the same archives.
+fn framed_is_plain(data: &[u8], search: &[String]) {
+    const LEVEL: i32 = 1;
+    let plain = split_binary(data, NAME, search);
+    let framed = split_binary_framed(data, NAME, search, &Default::default(), LEVEL);
+    let (plain, framed) = match (plain, framed) {
+        (Ok(p), Ok(f)) => (p, f),
+        (Err(p), Err(f)) => {
+            assert_eq!(
+                p.to_string(),
+                f.to_string(),
+                "the framed split fails otherwise"
+            );
+            return;
+        }
+        (p, f) => panic!(
+            "one split fails and not the other: {:?} / {:?}",
+            p.err(),
+            f.err()
+        ),
+    };
+    assert!(
+        plain.host == framed.host,
+        "the framed split's host binary differs"
+    );
+    assert_eq!(plain.kernels.len(), framed.kernels.len());
+    for (p, f) in plain.kernels.iter().zip(&framed.kernels) {
+        assert_eq!((&p.key, &p.arch), (&f.key, &f.arch));
+        match f.compressed {
+            None => assert!(
+                p.bytes == f.bytes,
+                "{} ({}): plain bytes differ",
+                p.key,
+                p.arch
+            ),
+            Some(c) => {
+                assert_eq!(c.level, LEVEL);
+                assert_eq!(c.size, p.bytes.len() as u64, "{} ({})", p.key, p.arch);
+                let back = zstd::bulk::decompress(&f.bytes, p.bytes.len()).unwrap_or_else(|e| {
+                    panic!("{} ({}): a frame that does not decode: {e}", p.key, p.arch)
+                });
+                assert!(
+                    back == *p.bytes,
+                    "{} ({}): the frame decodes to other bytes",
+                    p.key,
+                    p.arch
+                );
+            }
+        }
+    }
+    assert!(
+        zstd_archives(&plain.kernels, LEVEL) == zstd_archives(&framed.kernels, LEVEL),
+        "archives of framed kernels differ from those of plain ones"
+    );
+}
+
 /// Splits `data`; what splits must re-read as split and survive an inline and a second split.
 pub fn run(data: &[u8]) {
     let search = ["fuzz_@GFXARCH@.kpack".to_owned()];
+    framed_is_plain(data, &search);
     let Ok(split) = split_binary(data, NAME, &search) else {
         return;
     };

@@ -954,7 +954,7 @@ pub fn merged_archive(
     replaced: &std::collections::HashSet<&str>,
     compression: gfxkit_kpack::write::Compression,
 ) -> crate::Result<MergedArchive> {
-    use gfxkit_kpack::write::{encode_archive, ArchiveMeta, KernelIn};
+    use gfxkit_kpack::write::{encode_stored, ArchiveMeta, Stored, StoredIn};
     let fail = |m: String| crate::Error::new(crate::ErrorKind::Kpack(m));
     let old = old
         .map(Archive::parse)
@@ -973,29 +973,30 @@ pub fn merged_archive(
             kept.push((k.key.as_str(), k.arch.as_str(), p));
         }
     }
-    let mut ins: Vec<KernelIn<'_>> = kept
+    let mut ins: Vec<StoredIn<'_>> = kept
         .iter()
-        .map(|(key, arch, p)| KernelIn {
+        .map(|(key, arch, p)| StoredIn {
             key,
             arch,
-            bytes: p,
+            stored: Stored::Plain(p),
         })
         .collect();
-    ins.extend(kernels.iter().map(|k| KernelIn {
+    // A kernel of a compressed bundle may come as its zstd frame (`split_binary_framed`).
+    ins.extend(kernels.iter().map(|k| StoredIn {
         key: &k.key,
         arch: &k.arch,
-        bytes: &k.bytes,
+        stored: k.stored(),
     }));
     let meta = ArchiveMeta {
         group_name: group.to_owned(),
         arch_family: arch.to_owned(),
         arches: vec![arch.to_owned()],
     };
-    let bytes = encode_archive(&meta, &ins, compression)
+    let bytes = encode_stored(&meta, &ins, compression)
         .map_err(|e| fail(format!("cannot be written: {e}")))?;
     Ok(MergedArchive {
         kernels: ins.len(),
-        uncompressed: ins.iter().map(|k| k.bytes.len() as u64).sum(),
+        uncompressed: ins.iter().map(|k| k.stored.size()).sum(),
         bytes,
     })
 }

@@ -256,9 +256,19 @@ pub fn split_with(
         let data: &[u8] = u.as_deref().unwrap_or(data);
         let out_dir = j.output.parent().unwrap_or(Path::new("/"));
         let pattern = gfxkit_kpack::marker::search_pattern(&relative(out_dir, &kpack_dir), group);
-        let s = split::split_binary_with(data, &j.kernel_name, &[pattern], &options.limits)
-            .and_then(|s| split::check_split(&s).map(|()| s))
-            .map_err(|e| Error::new(&j.input, ErrorKind::Split(e)))?;
+        // For zstd archives, the code objects of compressed bundles are kept as the frames
+        // the archives store, made as each bundle is decoded: the split of a binary holding
+        // gigabytes of code objects in compressed bundles holds megabytes.
+        let s = match compression {
+            Compression::Zstd { level } => {
+                split::split_binary_framed(data, &j.kernel_name, &[pattern], &options.limits, level)
+            }
+            Compression::None => {
+                split::split_binary_with(data, &j.kernel_name, &[pattern], &options.limits)
+            }
+        }
+        .and_then(|s| split::check_split(&s).map(|()| s))
+        .map_err(|e| Error::new(&j.input, ErrorKind::Split(e)))?;
         splits.push(s);
     }
     // Archives: one per architecture, merged with one already there.

@@ -28,8 +28,8 @@ use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-/// A code object of a bundle and its architecture.
-type ArchPayload<'data> = (String, Cow<'data, [u8]>);
+/// A code object of a bundle, its architecture, and whether it is held as its zstd frame.
+type ArchPayload<'data> = (String, Cow<'data, [u8]>, Option<Compressed>);
 
 /// A kernel moved out of a binary.
 #[derive(Debug, Clone)]
@@ -38,8 +38,34 @@ pub struct KernelOut<'data> {
     pub key: String,
     /// Target ID.
     pub arch: String,
-    /// The code object (borrowed from an uncompressed bundle, owned when decompressed).
+    /// The code object (borrowed from an uncompressed bundle, owned when decompressed), or
+    /// with [`KernelOut::compressed`] its zstd frame.
     pub bytes: Cow<'data, [u8]>,
+    /// Set when `bytes` is the code object's zstd frame ([`split_binary_framed`]).
+    pub compressed: Option<Compressed>,
+}
+
+/// What a kernel held as its zstd frame was ([`KernelOut::compressed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compressed {
+    /// The code object's size in bytes.
+    pub size: u64,
+    /// The zstd level of the frame.
+    pub level: i32,
+}
+
+impl KernelOut<'_> {
+    /// The kernel as an archive takes it ([`crate::write::encode_stored`]).
+    pub fn stored(&self) -> crate::write::Stored<'_> {
+        match self.compressed {
+            None => crate::write::Stored::Plain(&self.bytes),
+            Some(c) => crate::write::Stored::Frame {
+                frame: &self.bytes,
+                size: c.size,
+                level: c.level,
+            },
+        }
+    }
 }
 
 /// The result of [`split_binary`].
@@ -143,6 +169,34 @@ pub fn split_binary_with<'data>(
     search_paths: &[String],
     limits: &Limits,
 ) -> Result<SplitBinary<'data>> {
+    split(data, kernel_name, search_paths, limits, None)
+}
+
+/// [`split_binary_with`] for archives written with zstd at `level`: the code objects of
+/// compressed (CCOB) bundles come out as the zstd frames those archives store
+/// ([`KernelOut::compressed`]), each made as soon as its bundle is decoded, so that a split
+/// holds the frames, never every decoded code object at once (a binary's 28 MB of compressed
+/// bundles can hold 2.3 GiB of code objects). The archives made of them are the same bytes.
+/// Code objects of uncompressed bundles stay borrowed from `data`.
+pub fn split_binary_framed<'data>(
+    data: &'data [u8],
+    kernel_name: &str,
+    search_paths: &[String],
+    limits: &Limits,
+    level: i32,
+) -> Result<SplitBinary<'data>> {
+    split(data, kernel_name, search_paths, limits, Some(level))
+}
+
+/// [`split_binary_with`], compressed code objects held as zstd frames at `frame_level` when
+/// it is given ([`split_binary_framed`]).
+fn split<'data>(
+    data: &'data [u8],
+    kernel_name: &str,
+    search_paths: &[String],
+    limits: &Limits,
+    frame_level: Option<i32>,
+) -> Result<SplitBinary<'data>> {
     if kernel_name.is_empty() || kernel_name.contains('#') {
         return fail(
             0,
@@ -179,7 +233,7 @@ pub fn split_binary_with<'data>(
     // they were read one after the other.
     let read: Vec<Result<Vec<ArchPayload<'data>>>> = distinct
         .par_iter()
-        .map(|&(n, off)| bundle_payloads(data, kernel_name, n, off, &opts))
+        .map(|&(n, off)| bundle_payloads(data, kernel_name, n, off, &opts, frame_level))
         .collect();
     let mut seen: Vec<Option<Vec<ArchPayload<'data>>>> = read
         .into_iter()
@@ -202,11 +256,12 @@ pub fn split_binary_with<'data>(
         } else {
             seen[i].clone().unwrap_or_default()
         };
-        for (arch, bytes) in payloads {
+        for (arch, bytes, compressed) in payloads {
             kernels.push(KernelOut {
                 key: key.clone(),
                 arch,
                 bytes,
+                compressed,
             });
         }
     }
@@ -220,49 +275,74 @@ pub fn split_binary_with<'data>(
 }
 
 /// The device code objects of the bundle at `off` (led to by wrapper `n`, the first that
-/// leads there) and their architectures, each checked as the archive's reader will check it.
+/// leads there) and their architectures, each checked as the archive's reader will check it;
+/// those of a compressed bundle held as their zstd frames at `frame_level` when it is given
+/// (compressed in parallel, while the decoded bundle is held), else copied out of it.
 fn bundle_payloads<'data>(
     data: &'data [u8],
     kernel_name: &str,
     n: usize,
     off: u64,
     opts: &DecompressOptions,
+    frame_level: Option<i32>,
 ) -> Result<Vec<ArchPayload<'data>>> {
     let key = format!("{kernel_name}#{n}");
     // Located at its file offset: the bundle reader's errors name file offsets.
     let located = Cursor::new(data).tail(off);
     let at = located.bytes();
     let bad = |e: gfxkit_bundle::Error| Error::at(off, ErrorKind::Bundle(e.to_string()));
-    let mut entries = Vec::new();
     match gfxkit_bundle::detect(at) {
         Some(Format::Uncompressed) => {
             let b = Bundle::parse_at(located).map_err(bad)?;
-            for e in b.entries() {
-                if let Some(a) =
-                    entry_arch(e.id).map_err(|m| Error::at(off, ErrorKind::Unsupported(m)))?
-                {
-                    entries.push((a, Cow::Borrowed(e.payload)));
-                }
-            }
+            let entries = device_entries(&b, &key, n, off)?;
+            Ok(entries
+                .into_iter()
+                .map(|(a, p)| (a, Cow::Borrowed(p), None))
+                .collect())
         }
         Some(Format::Ccob) => {
             let any = AnyBundle::parse_at(located, opts).map_err(bad)?;
             let b = any.bundle().map_err(bad)?;
-            for e in b.entries() {
-                if let Some(a) =
-                    entry_arch(e.id).map_err(|m| Error::at(off, ErrorKind::Unsupported(m)))?
-                {
-                    entries.push((a, Cow::Owned(e.payload.to_vec())));
-                }
+            let entries = device_entries(&b, &key, n, off)?;
+            match frame_level {
+                Some(level) => entries
+                    .into_par_iter()
+                    .map(|(a, p)| {
+                        let frame = crate::write::zstd_frame(p, level).map_err(|e| {
+                            Error::at(off, ErrorKind::Unsupported(format!("{key} ({a}): {e}")))
+                        })?;
+                        let size = p.len() as u64;
+                        Ok((a, Cow::Owned(frame), Some(Compressed { size, level })))
+                    })
+                    .collect(),
+                None => Ok(entries
+                    .into_iter()
+                    .map(|(a, p)| (a, Cow::Owned(p.to_vec()), None))
+                    .collect()),
             }
         }
-        None => {
-            return fail(
-                off,
-                ErrorKind::Bundle(format!(
-                    "wrapper {n} points to {off:#x}, where no offload bundle starts"
-                )),
-            )
+        None => fail(
+            off,
+            ErrorKind::Bundle(format!(
+                "wrapper {n} points to {off:#x}, where no offload bundle starts"
+            )),
+        ),
+    }
+}
+
+/// The device entries of bundle `b` (of wrapper `n`, key `key`, at `off`): their
+/// architectures and code objects, in entry order, once each of them is known to be what a
+/// kpack archive holds and its reader takes back.
+fn device_entries<'b>(
+    b: &Bundle<'b>,
+    key: &str,
+    n: usize,
+    off: u64,
+) -> Result<Vec<(String, &'b [u8])>> {
+    let mut entries = Vec::new();
+    for e in b.entries() {
+        if let Some(a) = entry_arch(e.id).map_err(|m| Error::at(off, ErrorKind::Unsupported(m)))? {
+            entries.push((a, e.payload));
         }
     }
     let mut archs: Vec<&str> = entries.iter().map(|(a, _)| a.as_str()).collect();
@@ -279,7 +359,7 @@ fn bundle_payloads<'data>(
     // architecture its entry ID names (an entry that contradicts its ID is damage the split
     // would carry into the archive, where the loader hands it to that device).
     for (arch, bytes) in &entries {
-        crate::archive::check_code_object(bytes, &key, arch, off)?;
+        crate::archive::check_code_object(bytes, key, arch, off)?;
     }
     Ok(entries)
 }

@@ -35,6 +35,45 @@ pub struct KernelIn<'a> {
     pub bytes: &'a [u8],
 }
 
+/// A kernel's code object as it is handed to an archive: plain, or already compressed into
+/// the zstd frame `zstd-per-kernel` stores (a split of compressed bundles makes each frame as
+/// soon as its bundle is decoded, so that it never holds the decoded code objects).
+#[derive(Debug, Clone, Copy)]
+pub enum Stored<'a> {
+    /// The code object.
+    Plain(&'a [u8]),
+    /// The code object's zstd frame at `level` ([`zstd_frame`]).
+    Frame {
+        /// The frame.
+        frame: &'a [u8],
+        /// The code object's size in bytes.
+        size: u64,
+        /// The zstd level it was compressed at.
+        level: i32,
+    },
+}
+
+impl Stored<'_> {
+    /// The code object's size in bytes.
+    pub fn size(&self) -> u64 {
+        match self {
+            Stored::Plain(b) => b.len() as u64,
+            Stored::Frame { size, .. } => *size,
+        }
+    }
+}
+
+/// One kernel to store, plain or already compressed ([`encode_stored`]).
+#[derive(Debug, Clone, Copy)]
+pub struct StoredIn<'a> {
+    /// TOC key, `<kernel_name>#<N>`.
+    pub key: &'a str,
+    /// Architecture (target ID).
+    pub arch: &'a str,
+    /// The code object.
+    pub stored: Stored<'a>,
+}
+
 /// What an archive describes besides its kernels.
 #[derive(Debug, Clone)]
 pub struct ArchiveMeta {
@@ -79,6 +118,13 @@ fn compress_frame(bytes: &[u8], level: i32) -> std::io::Result<Vec<u8>> {
         }
         frame
     })
+}
+
+/// The zstd frame of `bytes` at `level` that a `zstd-per-kernel` archive stores for them (its
+/// content size and checksum included): the same bytes [`encode_archive`] writes for them.
+pub fn zstd_frame(bytes: &[u8], level: i32) -> Result<Vec<u8>> {
+    compress_frame(bytes, level)
+        .map_err(|e| crate::Error::at(0, ErrorKind::Unsupported(format!("zstd: {e}"))))
 }
 
 /// An archive made and not yet laid out in one buffer: its head (the header, and for
@@ -145,12 +191,32 @@ pub fn encode_archive(
     kernels: &[KernelIn<'_>],
     compression: Compression,
 ) -> Result<Encoded> {
+    let stored: Vec<StoredIn<'_>> = kernels
+        .iter()
+        .map(|k| StoredIn {
+            key: k.key,
+            arch: k.arch,
+            stored: Stored::Plain(k.bytes),
+        })
+        .collect();
+    encode_stored(meta, &stored, compression)
+}
+
+/// [`encode_archive`] of kernels some of which are already compressed: a frame made at the
+/// archive's level is stored as it is (the same bytes the archive would make of the code
+/// object). A frame is refused by an archive of another level or one that stores kernels
+/// uncompressed.
+pub fn encode_stored(
+    meta: &ArchiveMeta,
+    kernels: &[StoredIn<'_>],
+    compression: Compression,
+) -> Result<Encoded> {
     let mut toc: BTreeMap<&str, BTreeMap<&str, Value>> = BTreeMap::new();
     for (ordinal, k) in kernels.iter().enumerate() {
         let entry = Value::Map(vec![
             (s("type"), s("hsaco")),
             (s("ordinal"), Value::from(ordinal as u64)),
-            (s("original_size"), Value::from(k.bytes.len() as u64)),
+            (s("original_size"), Value::from(k.stored.size())),
         ]);
         if toc
             .entry(k.key)
@@ -199,9 +265,21 @@ pub fn encode_archive(
         Compression::Zstd { level } => {
             frames = kernels
                 .par_iter()
-                .map(|k| compress_frame(k.bytes, level))
-                .collect::<std::io::Result<_>>()
-                .map_err(|e| crate::Error::at(0, ErrorKind::Unsupported(format!("zstd: {e}"))))?;
+                .map(|k| match k.stored {
+                    Stored::Plain(b) => zstd_frame(b, level),
+                    Stored::Frame {
+                        frame, level: l, ..
+                    } if l == level => Ok(frame.to_vec()),
+                    Stored::Frame { level: l, .. } => fail(
+                        0,
+                        ErrorKind::Unsupported(format!(
+                            "kernel {} ({}) was compressed at zstd level {l}, the archive is \
+                             written at {level}",
+                            k.key, k.arch
+                        )),
+                    ),
+                })
+                .collect::<Result<_>>()?;
             let start = head.len() as u64;
             let count = u32::try_from(frames.len()).map_err(|_| {
                 crate::Error::at(0, ErrorKind::Unsupported("more than 2^32 kernels".into()))
@@ -225,12 +303,22 @@ pub fn encode_archive(
         Compression::None => {
             let mut blobs = Vec::with_capacity(kernels.len());
             for k in kernels {
+                let Stored::Plain(bytes) = k.stored else {
+                    return fail(
+                        0,
+                        ErrorKind::Unsupported(format!(
+                            "kernel {} ({}) is compressed: an archive that stores kernels \
+                             uncompressed takes them plain",
+                            k.key, k.arch
+                        )),
+                    );
+                };
                 head.resize(head.len().div_ceil(64) * 64, 0);
                 blobs.push(Value::Map(vec![
                     (s("offset"), Value::from(head.len() as u64)),
-                    (s("size"), Value::from(k.bytes.len() as u64)),
+                    (s("size"), Value::from(bytes.len() as u64)),
                 ]));
-                head.extend_from_slice(k.bytes);
+                head.extend_from_slice(bytes);
             }
             top.push((s("compression_scheme"), s("none")));
             top.push((s("blobs"), Value::Array(blobs)));
