@@ -107,17 +107,21 @@ fn read_stream(file: &File) -> std::io::Result<Data> {
 }
 
 /// Opens `path` for reading. On Linux without waiting for a writer: a FIFO nobody writes to
-/// (a stray one named in a list of inputs) then reads as empty instead of blocking for ever;
-/// [`Input::from_file`] makes a FIFO's reads blocking again.
+/// (a stray one named in a list of inputs) then reads as empty instead of blocking for ever.
+/// The file's reads are blocking again once it is open, whatever it is: `O_NONBLOCK` is for the
+/// open alone (what it would mean for a regular file's reads is left to the file system, and a
+/// FUSE one such as CernVM-FS sees it).
 fn open_for_reading(path: &Path) -> std::io::Result<File> {
     #[cfg(target_os = "linux")]
     {
+        use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
         use std::os::unix::fs::OpenOptionsExt;
-        let nonblocking = rustix::fs::OFlags::NONBLOCK.bits() as i32;
-        std::fs::OpenOptions::new()
+        let file = std::fs::OpenOptions::new()
             .read(true)
-            .custom_flags(nonblocking)
-            .open(path)
+            .custom_flags(OFlags::NONBLOCK.bits() as i32)
+            .open(path)?;
+        fcntl_setfl(&file, fcntl_getfl(&file)? - OFlags::NONBLOCK)?;
+        Ok(file)
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -210,14 +214,6 @@ impl Input {
                 read_known(&file, meta.len()).map_err(|e| Error::new(path, ErrorKind::Read(e)))?,
             )
         } else if std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()) {
-            #[cfg(target_os = "linux")]
-            {
-                // Opened without waiting for a writer; its reads wait for one's bytes.
-                let flags = rustix::fs::fcntl_getfl(&file)
-                    .map_err(|e| Error::new(path, ErrorKind::Read(e.into())))?;
-                rustix::fs::fcntl_setfl(&file, flags - rustix::fs::OFlags::NONBLOCK)
-                    .map_err(|e| Error::new(path, ErrorKind::Read(e.into())))?;
-            }
             read_stream(&file).map_err(|e| Error::new(path, ErrorKind::Read(e)))?
         } else {
             read_device(path, &file, meta.file_type())?
