@@ -85,25 +85,21 @@ fn read_known(file: &File, len: u64) -> std::io::Result<Vec<u8>> {
 }
 
 /// The bytes of a pipe or FIFO, open for reading: in memory up to [`READ_BELOW`], beyond it
-/// written to an unnamed temporary file (in `TMPDIR`) and mapped, so that a stream of any
-/// length is read in bounded memory.
+/// written to an unnamed temporary file and mapped as a large package member is
+/// ([`TempSpill`]), so that a stream of any length is read in bounded memory.
 fn read_stream(file: &File) -> std::io::Result<Data> {
+    use gfxkit_package::Spill;
     use std::io::{Read, Write};
     let mut head = Vec::new();
     (&mut &*file).take(READ_BELOW).read_to_end(&mut head)?;
     if (head.len() as u64) < READ_BELOW {
         return Ok(Data::Owned(head));
     }
-    let spill = tempfile::tempfile()?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, &spill);
+    let mut w = TempSpill.create()?;
     w.write_all(&head)?;
+    drop(head);
     std::io::copy(&mut &*file, &mut w)?;
-    w.flush()?;
-    drop(w);
-    let len = spill.metadata()?.len();
-    // The file is unnamed (no other process can open it), written to completion above and
-    // never written again: `map`'s argument holds.
-    Ok(Data::Mapped(map(&spill, len)?, spill))
+    Ok(Data::Member(gfxkit_package::Bytes::Spilled(w.finish()?)))
 }
 
 /// Opens `path` for reading. On Linux without waiting for a writer: a FIFO nobody writes to
