@@ -156,6 +156,9 @@ def census_same_content(
     """The local files among ``paths`` holding the same bytes as an earlier one: ``(position,
     [positions of its copies])``, compared by identity, else by SHA-256 on every core; and the
     size of each path that is a regular file (None for the others)."""
+def census_publish(tmp: str, path: str) -> None:
+    """Renames ``tmp``, a temporary file written beside ``path``, over ``path`` with the
+    permissions gfxkit's outputs get: those of the file it replaces, else 0666 less the umask."""
 class CensusScope:
     """What the inputs of a census read together share: each kernel-database directory their
     indexes are resolved against is listed once for all of them."""

@@ -309,22 +309,34 @@ fn stage_file<E>(
         tmp.as_file().sync_all().map_err(write_err)?;
     }
     check(tmp.path()).map_err(WriteError::Check)?;
-    let permissions = match std::fs::metadata(path)
-        .or_else(|e| permissions_like.map_or(Err(e), std::fs::metadata))
-    {
-        // Keep the permissions of a file being replaced (executables stay executable).
+    Ok(Staged {
+        path: path.to_owned(),
+        tmp: Some(tmp),
+        permissions: Some(planned_permissions(path, permissions_like)),
+        durability,
+    })
+}
+
+/// The permissions an output written to `path` gets: those of the file it replaces
+/// (executables stay executable), else those of `like` when given, else 0666 less the umask.
+fn planned_permissions(path: &Path, like: Option<&Path>) -> std::fs::Permissions {
+    match std::fs::metadata(path).or_else(|e| like.map_or(Err(e), std::fs::metadata)) {
         Ok(meta) => meta.permissions(),
         Err(_) => {
             use std::os::unix::fs::PermissionsExt;
             std::fs::Permissions::from_mode(0o666 & !umask())
         }
-    };
-    Ok(Staged {
-        path: path.to_owned(),
-        tmp: Some(tmp),
-        permissions: Some(permissions),
-        durability,
-    })
+    }
+}
+
+/// Renames `tmp`, a temporary file another writer filled beside `path` (pyarrow, for the
+/// census's dataset), over `path` with the permissions gfxkit's own outputs get: those of the
+/// file it replaces, else 0666 less the umask (a temporary file is made readable by its owner
+/// alone).
+pub fn publish(tmp: &Path, path: &Path) -> Result<(), Error> {
+    std::fs::set_permissions(tmp, planned_permissions(path, None))
+        .map_err(|e| Error::new(path, ErrorKind::SetPermissions(e)))?;
+    std::fs::rename(tmp, path).map_err(|e| Error::new(path, ErrorKind::Write(e)))
 }
 
 /// The buffer between a writer's `fill` and the file. Small writes are gathered into it; a
@@ -413,6 +425,27 @@ fn umask() -> u32 {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    /// A file another writer made is published with the permissions of a new output, or of
+    /// the file it replaces.
+    #[test]
+    fn published_files_get_the_permissions_of_outputs() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tmp, out) = (dir.path().join(".t"), dir.path().join("out"));
+        std::fs::write(&tmp, b"one").unwrap();
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600)).unwrap();
+        publish(&tmp, &out).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&out), 0o666 & !umask());
+        assert!(!tmp.exists());
+        std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o604)).unwrap();
+        std::fs::write(&tmp, b"two").unwrap();
+        publish(&tmp, &out).unwrap();
+        assert_eq!(
+            (mode(&out), std::fs::read(&out).unwrap()),
+            (0o604, b"two".to_vec())
+        );
+    }
 
     #[test]
     fn new_files_get_default_permissions_and_replaced_files_keep_theirs() {

@@ -10,7 +10,7 @@
 //! - input: a path (memory-mapped), `bytes` (borrowed) or another buffer (copied);
 //! - errors: `Fail`, raised as `gfxkit.errors.*` with `file`, `entry` and `offset`;
 //! - the functions `list`, `select`, `verify`, `doctor`, `check`, `diff`, `size`, `extract`, `inspect`,
-//!   `kernels`, `kpack_split`, `kpack_inline`, `prune`, `recompress`, `compatible`, `processors`, `memmodel`, `census_walk_each`, `census_same_content`, `census_rows_json`, `census_lacks`, and the classes
+//!   `kernels`, `kpack_split`, `kpack_inline`, `prune`, `recompress`, `compatible`, `processors`, `memmodel`, `census_walk_each`, `census_same_content`, `census_publish`, `census_rows_json`, `census_lacks`, and the classes
 //!   `TargetId` and `CensusScope`.
 //!
 //! Files are opened, walked and written through `gfxkit_io` (as the CLI does): paths are
@@ -1914,6 +1914,16 @@ fn census_same_content(
     (found.copies, found.sizes)
 }
 
+/// Renames `tmp`, a temporary file written beside `path` (a census's Parquet file or report),
+/// over `path` with the permissions gfxkit's outputs get: those of the file it replaces, else
+/// 0666 less the umask ([`gfxkit_io::write::publish`]).
+#[pyfunction]
+#[pyo3(signature = (tmp, path))]
+fn census_publish(py: Python<'_>, tmp: PathBuf, path: PathBuf) -> PyResult<()> {
+    py.allow_threads(|| gfxkit_io::write::publish(&tmp, &path))
+        .map_err(|e| io_error(py, &e))
+}
+
 /// What the inputs of a census read together (a shard) share: each kernel-database directory
 /// their indexes are resolved against is listed once for all of them, as it was when first
 /// listed ([`Around`]).
@@ -2088,6 +2098,7 @@ fn _gfxkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(memmodel, m)?)?;
     m.add_function(wrap_pyfunction!(census_walk_each, m)?)?;
     m.add_function(wrap_pyfunction!(census_same_content, m)?)?;
+    m.add_function(wrap_pyfunction!(census_publish, m)?)?;
     m.add_function(wrap_pyfunction!(census_rows_json, m)?)?;
     m.add_function(wrap_pyfunction!(census_lacks, m)?)?;
     m.add_class::<PyTargetId>()?;

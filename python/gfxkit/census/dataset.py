@@ -164,29 +164,13 @@ def _atomic_path(final: Path) -> Path:
     return Path(tmp)
 
 
-def _umask() -> int:
-    """The process's umask, read without changing it (``os.umask`` sets it, for every thread):
-    Linux says it in ``/proc/self/status``; elsewhere the usual 022."""
-    try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0o022
-
-
 def _publish(tmp: Path, final: Path) -> None:
-    """Renames the written temporary file ``tmp`` over ``final`` with the permissions a new
-    file gets (0666 less the umask: the temporary file was made readable by its owner only),
-    or those of the file it replaces, as gfxkit's other outputs are."""
-    try:
-        mode = os.stat(final).st_mode & 0o7777
-    except OSError:
-        mode = 0o666 & ~_umask()
-    os.chmod(tmp, mode)
-    os.replace(tmp, final)
+    """Renames the written temporary file ``tmp`` over ``final`` with the permissions
+    gfxkit's outputs get (0666 less the umask, or those of the file it replaces): the
+    temporary file was made readable by its owner alone."""
+    from .. import _gfxkit
+
+    _gfxkit.census_publish(str(tmp), str(final))
 
 
 def write_table(table, final: Path) -> None:
