@@ -850,6 +850,60 @@ def test_report_cells_copies_and_ties_from_tables(tmp_path):
     assert "title='b.so, c.so'>2</td>" in dups and "title='a.so'>1</td>" in dups
 
 
+def test_report_names_downloads_by_file_and_orders_processors_by_the_table(tmp_path):
+    """The matrix's processors in the order of gfxkit's processor table (gfx900 before gfx90a,
+    gfx942 before gfx1030, generic targets after them, SPIR-V last), whatever order the rows
+    name them in; an input downloaded from a URL shown by its file name, percent-decoded, with
+    the URL as the cell's title (in the matrix and among the errors), the rows in the order of
+    the names shown."""
+    import pyarrow as pa
+
+    from gfxkit.census import page
+
+    store = "https://files.example.org/packages/9f/01/"
+    torch = store + "c0ffee/torch-2.5.1%2Brocm6.2-cp311-cp311-linux_x86_64.whl#sha256=00"
+    aiter = store + "beef/amd_aiter-0.1.7-py3-none-any.whl"
+    local = "/opt/lib/libk.so"
+
+    def co(input_, target):
+        proc = target.split(":")[0]
+        return {"input": input_, "path": input_, "container": "uncompressed", "unit": 0,
+                "entry": 1, "entry_id": f"hipv4-amdgcn-amd-amdhsa--{target}", "target_id": target,
+                "processor": proc, "generic": "generic" in proc, "stored_bytes": 10,
+                "uncompressed_bytes": 10, "sha256": None}
+
+    rows = [co(torch, t) for t in ("amdgcnspirv", "gfx1030", "gfx90a:xnack-", "gfx11-generic")]
+    rows += [co(aiter, "gfx942"), co(local, "gfx900"), co(local, "gfx1100")]
+    ins = [
+        {"input": n, "size": 1, "kind": "wheel", "device_bytes": 10 * c, "nvidia_bytes": 0,
+         "code_objects": c, "status": "ok", "targets": [], "processors": []}
+        for n, c in [(torch, 4), (aiter, 1), (local, 2)]
+    ]
+    broken = store + "dead/rocm_x-1.0%2Bgfx-py3-none-any.whl"
+    ins.append(dict(ins[0], input=broken, device_bytes=0, code_objects=0, status="error",
+                    error=f"{broken}: HTTP 404"))
+    out = tmp_path / "out"
+    out.mkdir()
+    dataset.write_table(pa.Table.from_pylist(rows, schema=dataset.code_object_schema()),
+                        out / "code_objects" / "s.parquet")
+    dataset.write_table(pa.Table.from_pylist(ins, schema=dataset.input_schema()),
+                        out / "inputs" / "s.parquet")
+    html = page.build(dataset.derive(out, [], None), [])
+    matrix = html.split("id='matrix-table'", 1)[1].split("</table>", 1)[0]
+    heads = [h.split("</th>", 1)[0] for h in matrix.split("<th>")[3:]]
+    assert heads == ["gfx900", "gfx90a", "gfx942", "gfx1030", "gfx1100", "gfx11-generic",
+                     "amdgcnspirv"], heads
+    cells = [r.split("</td>", 1)[0] for r in matrix.split("<tr><td")[1:]]
+    assert cells == [
+        ">/opt/lib/libk.so",
+        f" title='{aiter}'>amd_aiter-0.1.7-py3-none-any.whl",
+        f" title='{broken}'>rocm_x-1.0+gfx-py3-none-any.whl",
+        f" title='{torch}'>torch-2.5.1+rocm6.2-cp311-cp311-linux_x86_64.whl",
+    ], cells
+    errors = html.split("id='errors'", 1)[1]
+    assert f"<tr><td title='{broken}'>rocm_x-1.0+gfx-py3-none-any.whl</td><td>error</td>" in errors
+
+
 class _KillAlways(distributed.WorkerPlugin):
     """Kills (SIGKILL) every worker that starts a task whose key ends with one of ``suffixes``:
     a shard, then one input of it, that no worker survives."""

@@ -7,6 +7,7 @@ grows with inputs x processors."""
 
 from __future__ import annotations
 
+import functools
 import html
 from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple
@@ -129,6 +130,48 @@ def _sizes(a: Any) -> Any:
                    pc.index_in(a, value_set=distinct))
 
 
+def _shown_name(name: str) -> str:
+    """How the page names an input: a URL (a download) by its file name, percent-decoded
+    (``torch-2.5.1+rocm6.2-cp311-....whl``), which says what it is where the whole address
+    (mirrored in the cell's title) is mostly a storage path; any other input as given."""
+    from urllib.parse import unquote, urlsplit
+
+    if not name.startswith(("http://", "https://")):
+        return name
+    return unquote(urlsplit(name).path.rstrip("/").rsplit("/", 1)[-1]) or name
+
+
+def _input_cell(name: str) -> str:
+    """An input's ``<td>``: its name as :func:`_shown_name` gives it, the whole name as its
+    title when that differs."""
+    shown = _shown_name(name)
+    title = f" title='{_e(name)}'" if shown != name else ""
+    return f"<td{title}>{_e(shown)}</td>"
+
+
+def _shown_names(names: Any) -> Any:
+    """:func:`_shown_name` of every name of a pyarrow array: in Python for the URLs only (each
+    distinct one once), the rest as they are."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    urls = pc.unique(names.filter(pc.match_substring_regex(names, "^https?://")))
+    if len(urls) == 0:
+        return names
+    shown = pa.array([_shown_name(u) for u in urls.to_pylist()], pa.string())
+    return pc.coalesce(pc.take(shown, pc.index_in(names, value_set=urls)), names)
+
+
+def _input_cells(names: Any) -> Any:
+    """:func:`_input_cell` of every name of a pyarrow array, in pyarrow."""
+    import pyarrow.compute as pc
+
+    shown = _shown_names(names)
+    titled = pc.binary_join_element_wise(" title='", _escaped(names), "'", "")
+    titles = pc.if_else(pc.equal(shown, names), "", titled)
+    return pc.binary_join_element_wise("<td", titles, ">", _escaped(shown), "</td>", "")
+
+
 def _in_order_of(groups: Any, key: str, rows: Any) -> Any:
     """``groups`` (a table with a column ``key``, a row per value) in the order its values
     first appear in ``rows`` (an array of them): pyarrow's grouping promises no order."""
@@ -181,7 +224,7 @@ def _matrix_rows(targets: Any, inputs: Any, shown: Sequence[str], req_procs: set
 
     names = inputs["input"]
     db = inputs["device_bytes"]
-    parts = ["<tr><td>", _escaped(names), "</td><td class='n' data-v='", pc.cast(db, pa.string())]
+    parts = ["<tr>", _input_cells(names), "<td class='n' data-v='", pc.cast(db, pa.string())]
     columns = [pc.binary_join_element_wise(*parts, "'>", _sizes(db), "</td>", "")]
     # An input with code objects: every processor without a cell is missing there.
     filled = pc.or_(
@@ -207,9 +250,13 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
     lacks = tables["lacks"]
     from .. import __version__
 
-    listed = ins.select(
-        ["input", "device_bytes", "nvidia_bytes", "code_objects", "status", "error"]
-    ).sort_by("input")
+    # Inputs in the order of the names the page shows them by (a download by its file name).
+    listed = ins.select(["input", "device_bytes", "nvidia_bytes", "code_objects", "status", "error"])
+    listed = (
+        listed.append_column("shown", _shown_names(listed["input"]))
+        .sort_by([("shown", "ascending"), ("input", "ascending")])
+        .drop_columns(["shown"])
+    )
     inputs = listed.to_pylist()
     n = co.num_rows
     named = co.select(
@@ -373,7 +420,7 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
         w(f"<p>{len(lk)} (file, target) pairs in {len({x['input'] for x in lk})} inputs.</p>")
         w("<table class='sortable'><thead><tr><th>input</th><th>file</th><th>lacks</th><th>why</th></tr></thead><tbody>")
         for x in lk[:5000]:
-            w(f"<tr><td>{_e(x['input'])}</td><td>{_e(x['path'])}</td><td>{_e(x['required'])}</td><td>{_e(x['why'])}</td></tr>")
+            w(f"<tr>{_input_cell(x['input'])}<td>{_e(x['path'])}</td><td>{_e(x['required'])}</td><td>{_e(x['why'])}</td></tr>")
         w("</tbody></table>")
         if len(lk) > 5000:
             w(f"<p>and {len(lk) - 5000} more (lacks.parquet).</p>")
@@ -397,7 +444,7 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
         for r in nvidia:
             nv, amd = r["nvidia_bytes"], r["device_bytes"]
             w(
-                f"<tr><td>{_e(r['input'])}</td><td class='n' data-v='{nv}'>{_size(nv)}</td>"
+                f"<tr>{_input_cell(r['input'])}<td class='n' data-v='{nv}'>{_size(nv)}</td>"
                 f"<td class='n' data-v='{amd}'>{_size(amd)}</td></tr>"
             )
         w("</tbody></table>")
@@ -409,21 +456,27 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
     else:
         w("<table class='sortable'><thead><tr><th>input</th><th>status</th><th>error</th></tr></thead><tbody>")
         for r in errors:
-            w(f"<tr><td>{_e(r['input'])}</td><td>{_e(r['status'])}</td><td class='err'>{_e(r['error'])}</td></tr>")
+            w(f"<tr>{_input_cell(r['input'])}<td>{_e(r['status'])}</td><td class='err'>{_e(r['error'])}</td></tr>")
         w("</tbody></table>")
     w("<script>" + _JS + "</script></body></html>")
     return "".join(out)
 
 
 def _proc_key(p: str) -> Tuple[int, str]:
-    """gfx9 before gfx10 (numeric family), generic targets and SPIR-V last."""
+    """Processors in the order of gfxkit's processor table (by family and generation: gfx900,
+    gfx906, gfx90a, gfx942, gfx1030, ..., generic targets after them), SPIR-V and any name the
+    table does not know last."""
     if p == "amdgcnspirv":
-        return (3, p)
-    if "generic" in p:
         return (2, p)
-    digits = p[3:]
-    fam = "".join(ch for ch in digits if ch.isdigit())
-    return (1, f"{len(fam):02d}{digits}")
+    at = _table_order().get(p)
+    return (0, f"{at:05d}") if at is not None else (1, p)
+
+
+@functools.lru_cache(maxsize=None)
+def _table_order() -> Dict[str, int]:
+    from .. import _gfxkit
+
+    return {row["name"]: i for i, row in enumerate(_gfxkit.processors())}
 
 
 def write_report(out: Path, tables: Dict[str, Any], required: Sequence[str]) -> Path:
