@@ -94,4 +94,4 @@ pub use discover::{
 };
 pub use fatbin::{BundleFormat, CompressionMethod};
 pub use problem::{Location, Problem, ProblemKind, Severity};
-pub use unit::{Form, LooseEntry, Unit, Units};
+pub use unit::{error_lines, Form, LooseEntry, Unit, Units};

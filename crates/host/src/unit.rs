@@ -153,12 +153,17 @@ impl Units<'_> {
 
     /// The errors among the problems, one line each, naming the file `name`.
     pub fn error_lines(&self, name: &str) -> Vec<String> {
-        self.problems
-            .iter()
-            .filter(|p| p.severity == Severity::Error)
-            .map(|p| format!("{name}: {p}"))
-            .collect()
+        error_lines(&self.problems, name)
     }
+}
+
+/// The errors among `problems`, one line each, naming the file `name`.
+pub fn error_lines(problems: &[Problem], name: &str) -> Vec<String> {
+    problems
+        .iter()
+        .filter(|p| p.severity == Severity::Error)
+        .map(|p| format!("{name}: {p}"))
+        .collect()
 }
 
 impl<'a> Unit<'a> {

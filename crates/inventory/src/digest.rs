@@ -110,16 +110,39 @@ pub fn file_digests(
     limits: &gfxkit_bundle::limits::Limits,
 ) -> crate::Result<(Vec<Digest>, Vec<String>)> {
     let found = locate::locate_with(data, limits)?;
+    Ok(units_digests(name, &found.units, &found.problems, how))
+}
+
+/// [`file_digests`] of a file whose [`Inventory`](crate::Inventory) is at hand (its layout
+/// not read again). The error is the inventory's: a bundle file whose device code cannot be
+/// read.
+pub fn inventory_digests(
+    name: &str,
+    inv: &crate::Inventory<'_>,
+    how: Digesting,
+) -> crate::Result<(Vec<Digest>, Vec<String>)> {
+    if let Some(e) = &inv.error {
+        return Err(e.clone());
+    }
+    Ok(units_digests(name, &inv.units, &inv.problems, how))
+}
+
+fn units_digests(
+    name: &str,
+    units: &[gfxkit_host::Unit<'_>],
+    problems: &[gfxkit_host::Problem],
+    how: Digesting,
+) -> (Vec<Digest>, Vec<String>) {
     let decoding = if how.check {
         locate::Decoding::Checked
     } else {
         locate::Decoding::Unchecked
     };
-    Ok(locate::each_entry(name, &found, decoding, |where_, e| {
+    locate::each_entry(name, units, problems, decoding, |where_, e| {
         Ok(digest(where_, e.id, e.payload, how.kernels)
             .into_iter()
             .collect())
-    }))
+    })
 }
 
 /// The code objects `picks` names in the kpack `archive` (at `archive_name`), decoded, with

@@ -118,7 +118,8 @@ pub fn file_rows(
     let found = locate::locate_with(data, limits)?;
     Ok(locate::each_entry(
         name,
-        &found,
+        &found.units,
+        &found.problems,
         locate::Decoding::Checked,
         |where_, e| {
             if e.payload.is_empty() || !e.payload.starts_with(b"\x7fELF") {

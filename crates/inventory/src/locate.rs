@@ -335,21 +335,23 @@ fn with_unchecked<R>(b: &Unit<'_>, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
     r
 }
 
-/// Runs `f` over the entries of every unit of `found` with their payloads (a compressed
+/// Runs `f` over the entries of every unit of `units` with their payloads (a compressed
 /// bundle decoded as `decoding` says), in parallel within a unit of 1 MiB of payload or more.
-/// Returns `f`'s values in file order, and the errors met: the units' own (as
-/// [`Units::error_lines`] names them), a unit that cannot be decoded (naming `name` and the
-/// unit), then `f`'s. `f` gets the unit's description and the entry.
+/// Returns `f`'s values in file order, and the errors met: the errors among `problems` (what
+/// was found beside the units, as [`Units::error_lines`] names them), a unit that cannot be
+/// decoded (naming `name` and the unit), then `f`'s. `f` gets the unit's description and the
+/// entry.
 pub fn each_entry<T: Send>(
     name: &str,
-    found: &Units<'_>,
+    units: &[Unit<'_>],
+    problems: &[gfxkit_host::Problem],
     decoding: Decoding,
     f: impl Fn(&str, &PayloadEntry<'_>) -> std::result::Result<Vec<T>, String> + Sync,
 ) -> (Vec<T>, Vec<String>) {
     use rayon::prelude::*;
-    let mut errors = found.error_lines(name);
+    let mut errors = gfxkit_host::error_lines(problems, name);
     let mut out = Vec::new();
-    for unit in &found.units {
+    for unit in units {
         let where_ = unit.describe();
         let each = |entries: &[PayloadEntry<'_>]| {
             // Small payloads on this thread: handing them to the pool costs more than their

@@ -201,34 +201,34 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
             m.replace(local.as_str(), name)
         }
     };
-    // The input opened once: hashed, then listed.
-    let (size, sha256, mut kind, opened) = if is_image_dir(path) {
-        (dir_size(path), None, "image".to_owned(), None)
-    } else {
-        match Input::open_with(path, &(), formats.settings()) {
-            Ok(data) => {
-                let file = File::alone(path, &data);
-                let kind = formats.of(&file).kind(&file);
-                (data.len() as u64, Some(sha256_hex(&data)), kind, Some(data))
-            }
-            Err(e) => {
-                let msg = reword(&chain(&e));
-                let row = census::input_row(
-                    name,
-                    0,
-                    None,
-                    "unreadable",
-                    0,
-                    &[],
-                    &[msg],
-                    true,
-                    start.elapsed().as_secs_f64(),
-                );
-                return Rows {
-                    input: row,
-                    code_objects: Vec::new(),
-                };
-            }
+    // The input opened once: hashed, then listed. A directory (a container image's layout)
+    // is known by the open, not by a look at the path before it.
+    let (size, sha256, mut kind, opened) = match Input::open_with(path, &(), formats.settings()) {
+        Err(e) if matches!(e.kind(), crate::ErrorKind::IsDirectory) && is_image_dir(path) => {
+            (dir_size(path), None, "image".to_owned(), None)
+        }
+        Ok(data) => {
+            let file = File::alone(path, &data);
+            let kind = formats.of(&file).kind(&file);
+            (data.len() as u64, Some(sha256_hex(&data)), kind, Some(data))
+        }
+        Err(e) => {
+            let msg = reword(&chain(&e));
+            let row = census::input_row(
+                name,
+                0,
+                None,
+                "unreadable",
+                0,
+                &[],
+                &[msg],
+                true,
+                start.elapsed().as_secs_f64(),
+            );
+            return Rows {
+                input: row,
+                code_objects: Vec::new(),
+            };
         }
     };
     let visit = |input: Input| {
@@ -237,19 +237,15 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
         // compressed units).
         let file = formats.file(input.path(), &input);
         let format = formats.of(&file);
-        let mut l = format.list(&file, false, around);
+        let how = Digesting {
+            kernels: true,
+            check,
+        };
+        let (mut l, d) = format.list_and_digests(&file, how, around);
         l.layer = input.layer().map(str::to_owned);
         // A mapping's listing says only how many solutions it maps, an aiter map's how many
         // kernels: what they name that is not beside them is verify's finding.
         let beside = crate::database::beside_problems(input.path(), &input, &around.dirs);
-        let d = format.digests(
-            &file,
-            Digesting {
-                kernels: true,
-                check,
-            },
-            around,
-        );
         Ok::<_, Infallible>((l, d, beside))
     };
     let mut errors = Vec::new();

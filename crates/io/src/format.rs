@@ -184,6 +184,21 @@ pub trait Format: Send + Sync {
         around: &Around,
     ) -> Result<(Vec<Digest>, Vec<String>), crate::Error>;
 
+    /// [`list`](Self::list) (headers only) and [`digests`](Self::digests) of the file at once,
+    /// for the census, which wants both of every file: a format whose two answers start from
+    /// the same reading of the file reads it once.
+    fn list_and_digests(
+        &self,
+        file: &File<'_>,
+        how: Digesting,
+        around: &Around,
+    ) -> ListedAndDigested {
+        (
+            self.list(file, false, around),
+            self.digests(file, how, around),
+        )
+    }
+
     /// For `select`, `doctor`, `check` and a tree's `verify`: the file as a file of a kernel
     /// database, judged with the library that loads it rather than alone; `None` for a file
     /// judged on its own.
@@ -284,6 +299,13 @@ pub trait Format: Send + Sync {
 /// A file's kind (`code-object`, `kpack`, `miopen-kdb`, ...) and the targets it goes whole
 /// with ([`Format::whole_targets`]).
 pub type Whole = (&'static str, Vec<String>);
+
+/// What [`Format::list_and_digests`] gives: the listing, and the digests with the errors met
+/// or why there are none.
+pub type ListedAndDigested = (
+    FileListing,
+    Result<(Vec<Digest>, Vec<String>), crate::Error>,
+);
 
 /// How `gfxkit inspect` reads a file ([`Format::inspect`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -840,6 +862,43 @@ impl Binary {
         (file.surroundings && inv_kpack::is_split(inv))
             .then(|| crate::kpack::all_archives(file.path, &inv.discovery, &around.kpack))
     }
+
+    /// [`Format::list`] of `file`, whose inventory is `inv`: a split binary's entries with
+    /// their archives'.
+    fn list_of(file: &File<'_>, inv: &Inventory<'_>, check: bool, around: &Around) -> FileListing {
+        let mut l = gfxkit_inventory::list::list(&file.name(), inv, check);
+        if let Some(o) = Binary::archives(file, inv, around) {
+            inv_kpack::list_split(&mut l, inv, &o.archives(), check);
+        }
+        l
+    }
+
+    /// [`Format::digests`] of `file`, whose inventory is `inv`: a split binary's code objects
+    /// from its archives, any other file's from its units.
+    fn digests_of(
+        file: &File<'_>,
+        inv: &Inventory<'_>,
+        how: Digesting,
+        around: &Around,
+    ) -> Result<(Vec<Digest>, Vec<String>), crate::Error> {
+        use gfxkit_inventory::digest;
+        let name = file.name();
+        // A package member has no path of its own on disk.
+        if inv_kpack::is_split(inv) && file.path.is_file() {
+            if let Some(x) = split_picks_of(file, inv, around)? {
+                let (mut out, mut errors) = (Vec::new(), Vec::new());
+                for_each_archive(&x, |path, a, picks| {
+                    let (d, e) =
+                        digest::archive_digests(&name, &canonical(path), a, picks, how.kernels);
+                    out.extend(d);
+                    errors.extend(e);
+                })?;
+                return Ok((out, errors));
+            }
+        }
+        digest::inventory_digests(&name, inv, how)
+            .map_err(|e| crate::Error::new(file.path, crate::ErrorKind::Locate(e)))
+    }
 }
 
 impl Format for Binary {
@@ -857,12 +916,12 @@ impl Format for Binary {
     }
 
     fn list(&self, file: &File<'_>, check: bool, around: &Around) -> FileListing {
-        let inv = Inventory::of_with(file.data, &file.limits);
-        let mut l = gfxkit_inventory::list::list(&file.name(), &inv, check);
-        if let Some(o) = Binary::archives(file, &inv, around) {
-            inv_kpack::list_split(&mut l, &inv, &o.archives(), check);
-        }
-        l
+        Binary::list_of(
+            file,
+            &Inventory::of_with(file.data, &file.limits),
+            check,
+            around,
+        )
     }
 
     fn size(&self, file: &File<'_>, check: bool, around: &Around) -> Sized {
@@ -951,23 +1010,22 @@ impl Format for Binary {
         how: Digesting,
         around: &Around,
     ) -> Result<(Vec<Digest>, Vec<String>), crate::Error> {
-        use gfxkit_inventory::digest;
-        let name = file.name();
-        // A package member has no path of its own on disk.
-        if file.path.is_file() {
-            if let Some(x) = split_picks(file, around)? {
-                let (mut out, mut errors) = (Vec::new(), Vec::new());
-                for_each_archive(&x, |path, a, picks| {
-                    let (d, e) =
-                        digest::archive_digests(&name, &canonical(path), a, picks, how.kernels);
-                    out.extend(d);
-                    errors.extend(e);
-                })?;
-                return Ok((out, errors));
-            }
-        }
-        digest::file_digests(&name, file.data, how, &file.limits)
-            .map_err(|e| crate::Error::new(file.path, crate::ErrorKind::Locate(e)))
+        let inv = Inventory::of_with(file.data, &file.limits);
+        Binary::digests_of(file, &inv, how, around)
+    }
+
+    /// One inventory for both answers (the census asks both of every file).
+    fn list_and_digests(
+        &self,
+        file: &File<'_>,
+        how: Digesting,
+        around: &Around,
+    ) -> ListedAndDigested {
+        let inv = Inventory::of_with(file.data, &file.limits);
+        (
+            Binary::list_of(file, &inv, false, around),
+            Binary::digests_of(file, &inv, how, around),
+        )
     }
 
     /// A raw code object or a bundle that is a file of a Tensile directory (by its name).
@@ -1126,11 +1184,19 @@ fn split_picks(
     file: &File<'_>,
     around: &Around,
 ) -> Result<Option<crate::kpack::KpackExtract>, crate::Error> {
-    let inv = Inventory::of_with(file.data, &file.limits);
-    let Some(o) = Binary::archives(file, &inv, around) else {
+    split_picks_of(file, &Inventory::of_with(file.data, &file.limits), around)
+}
+
+/// [`split_picks`] of a file whose inventory is `inv`.
+fn split_picks_of(
+    file: &File<'_>,
+    inv: &Inventory<'_>,
+    around: &Around,
+) -> Result<Option<crate::kpack::KpackExtract>, crate::Error> {
+    let Some(o) = Binary::archives(file, inv, around) else {
         return Ok(None);
     };
-    let picks = inv_kpack::extract_split(&inv, &o.archives(), &mut |_| true)
+    let picks = inv_kpack::extract_split(inv, &o.archives(), &mut |_| true)
         .map_err(|e| crate::Error::new(file.path, crate::ErrorKind::Found(e)))?;
     Ok(Some(crate::kpack::KpackExtract {
         picks,
