@@ -493,6 +493,97 @@ mod tests {
         assert_eq!(walk(&[dir.path().to_path_buf()]).unwrap(), [p]);
     }
 
+    /// The census reads a file's listing and digests at once from one reading of its layout:
+    /// the same answers, errors included, as the two read apart, for a bundle plain and
+    /// compressed, with a compressed bundle whose stored hash is wrong (checked and not), with
+    /// an entry whose payload carries the ELF magic but is no AMDGPU code object, cut short,
+    /// a compressed bundle after a plain one, and a file that holds none.
+    #[test]
+    fn listing_and_digests_at_once_equal_each_alone() {
+        use gfxkit_bundle::compressed::{compress, CompressOptions};
+        let dir = tempfile::tempdir().unwrap();
+        let bundle =
+            |entries: &[(&str, &[u8])]| gfxkit_bundle::write_bundle(entries, 4096).unwrap();
+        let host = ("host-x86_64-unknown-linux--", &b""[..]);
+        let plain = bundle(&[
+            host,
+            ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-", &[7u8; 5000]),
+            ("hipv4-amdgcn-amd-amdhsa--gfx1100", b"k"),
+        ]);
+        let packed = compress(&plain, &CompressOptions::default()).unwrap();
+        let mut wrong_hash = packed.clone();
+        // The stored hash (after magic, version, method and two sizes, of 32 bits in
+        // version 2 and 64 in 3) no longer fits the contents.
+        let hash_at = if packed[4] == 2 { 16 } else { 24 };
+        wrong_hash[hash_at] ^= 1;
+        let elf_not_amd = bundle(&[
+            host,
+            ("hipv4-amdgcn-amd-amdhsa--gfx942", b"\x7fELF\x02\x01"),
+        ]);
+        let mut appended = plain.clone();
+        appended.extend(&packed);
+        let files: [(&str, &[u8]); 7] = [
+            ("plain.hipfb", &plain),
+            ("packed.hipfb", &packed),
+            ("wrong-hash.hipfb", &wrong_hash),
+            ("elf-not-amd.hipfb", &elf_not_amd),
+            ("cut.hipfb", &plain[..100]),
+            ("appended.bin", &appended),
+            ("none.bin", b"nothing here"),
+        ];
+        let formats = Formats::standard();
+        let around = Around::new();
+        // Listings are compared as JSON (they are not `PartialEq`).
+        fn json(v: &impl Serialize) -> String {
+            serde_json::to_string(v).unwrap()
+        }
+        for (name, bytes) in files {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            let data = Input::open(&path).unwrap();
+            let file = formats.file(&path, &data);
+            let format = formats.of(&file);
+            for check in [false, true] {
+                let how = Digesting {
+                    kernels: true,
+                    check,
+                };
+                let (listed, digested) = format.list_and_digests(&file, how, &around);
+                let alone = format.digests(&file, how, &around);
+                assert_eq!(
+                    json(&listed),
+                    json(&format.list(&file, false, &around)),
+                    "{name}"
+                );
+                // The cases reach what they are here for.
+                let errors = digested.as_ref().map(|(_, e)| e.len());
+                match name {
+                    "cut.hipfb" => assert!(digested.is_err() && listed.error.is_some()),
+                    "wrong-hash.hipfb" => assert_eq!(errors.unwrap() > 0, check),
+                    "elf-not-amd.hipfb" => assert!(errors.unwrap() > 0),
+                    "appended.bin" => assert_eq!(digested.as_ref().unwrap().0.len(), 4),
+                    "none.bin" => assert!(digested.as_ref().unwrap().0.is_empty()),
+                    _ => assert_eq!(errors.ok(), Some(0), "{name}"),
+                }
+                // And as the file's own reading of its units gives them.
+                let own =
+                    gfxkit_inventory::digest::file_digests(&file.name(), bytes, how, &file.limits);
+                match (&digested, &alone, &own) {
+                    (Ok(a), Ok(b), Ok(c)) => {
+                        assert_eq!(a, b, "{name}, check {check}");
+                        assert_eq!(a, c, "{name}, check {check}");
+                    }
+                    (Err(a), Err(b), Err(c)) => {
+                        assert_eq!(a.to_string(), b.to_string(), "{name}");
+                        let same = matches!(a.kind(), crate::ErrorKind::Locate(e) if e == c);
+                        assert!(same, "{name}: {a:?} against {c:?}");
+                    }
+                    (a, b, c) => panic!("{name}, check {check}: {a:?}, {b:?}, {c:?}"),
+                }
+            }
+        }
+    }
+
     #[test]
     fn kernel_databases_are_of_their_kind() {
         // Tensile indexes were named by a lower-cased file name once, which no database's
