@@ -164,11 +164,13 @@ class CensusScope:
     indexes are resolved against is listed once for all of them."""
     def __init__(self) -> None: ...
 def census_rows_json(
-    path: str, name: Optional[str] = None, check: bool = False, scope: Optional[CensusScope] = None
+    items: List[Tuple[str, str]], check: bool = False, scope: Optional[CensusScope] = None
 ) -> Tuple[bytes, bytes]:
-    """``(input, code_objects)``: the census rows of one input as JSON lines, the input's row
-    then one line per code object (never raises for a bad input: its row has ``status`` and
-    ``error``); directories around it listed through ``scope`` (default: its own)."""
+    """``(inputs, code_objects)``: the census rows of ``items`` (``(path, name)``, each input
+    named ``name`` in its rows) as JSON lines, a line per input and a line per code object in
+    the items' order, read with the GIL released once for all of them (never raises for a bad
+    input: its row has ``status`` and ``error``); directories around them listed through
+    ``scope`` (default: their own)."""
 def census_lacks(
     inputs: List[str],
     paths: List[str],

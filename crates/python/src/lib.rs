@@ -1938,23 +1938,21 @@ impl CensusScope {
     }
 }
 
-/// The census rows of one input as JSON lines, `(input, code_objects)`: the input's row on one
-/// line, then a line per code object; named `name` in the rows (default: the path); with
-/// `check`, each compressed bundle's own hash checked as it is decoded; the directories around
-/// it listed through `scope` (default: a scope of this input alone). Read and written
-/// without the GIL, for pyarrow's JSON reader to make a shard's tables without a Python object
-/// per row. Never raises for a bad input: its row says `status` `error` or `damaged`, with
-/// `error`.
+/// The census rows of `items` (`(path, name)`: each input, named `name` in its rows) as JSON
+/// lines, `(inputs, code_objects)`: a line per input, and a line per code object, in the
+/// order of the items; with `check`, each compressed bundle's own hash checked as it is
+/// decoded; the directories around them listed through `scope` (default: a scope of these
+/// inputs alone). Read and written without the GIL, released once for all of them, for
+/// pyarrow's JSON reader to make a shard's tables without a Python object per row. Never
+/// raises for a bad input: its row says `status` `error` or `damaged`, with `error`.
 #[pyfunction]
-#[pyo3(signature = (path, name = None, check = false, scope = None))]
+#[pyo3(signature = (items, check = false, scope = None))]
 fn census_rows_json<'py>(
     py: Python<'py>,
-    path: PathBuf,
-    name: Option<String>,
+    items: Vec<(PathBuf, String)>,
     check: bool,
     scope: Option<Bound<'py, CensusScope>>,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
-    let name = name.unwrap_or_else(|| path.display().to_string());
     let alone;
     let around = match &scope {
         Some(s) => &s.get().0,
@@ -1964,19 +1962,22 @@ fn census_rows_json<'py>(
         }
     };
     let lines = py.allow_threads(|| -> serde_json::Result<(Vec<u8>, Vec<u8>)> {
-        let rows = gfxkit_io::census::rows(&path, &name, &formats(), check, around);
-        let mut input = serde_json::to_vec(&rows.input)?;
-        input.push(b'\n');
-        let mut code_objects = Vec::new();
-        for row in &rows.code_objects {
-            serde_json::to_writer(&mut code_objects, row)?;
-            code_objects.push(b'\n');
+        let formats = formats();
+        let (mut inputs, mut code_objects) = (Vec::new(), Vec::new());
+        for (path, name) in &items {
+            let rows = gfxkit_io::census::rows(path, name, &formats, check, around);
+            serde_json::to_writer(&mut inputs, &rows.input)?;
+            inputs.push(b'\n');
+            for row in &rows.code_objects {
+                serde_json::to_writer(&mut code_objects, row)?;
+                code_objects.push(b'\n');
+            }
         }
-        Ok((input, code_objects))
+        Ok((inputs, code_objects))
     });
-    let (input, code_objects) =
+    let (inputs, code_objects) =
         lines.map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
-    Ok((PyBytes::new(py, &input), PyBytes::new(py, &code_objects)))
+    Ok((PyBytes::new(py, &inputs), PyBytes::new(py, &code_objects)))
 }
 
 /// What each file lacks of `required` (`[{"input", "path", "required", "why"}]`), by the rule

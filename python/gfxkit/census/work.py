@@ -1,8 +1,8 @@
 """The work of one shard, run on a Dask worker (or in this process): every item read by the
-native module with the GIL released (``gfxkit._gfxkit.census_rows_json``, rows as JSON lines
-that pyarrow turns into the shard's tables: no Python object per row), URLs downloaded to a
-scratch directory first and removed after, and the shard's rows written atomically under its
-name. Nothing an input does makes the shard fail: an input that cannot be read or downloaded
+native module with the GIL released (``gfxkit._gfxkit.census_rows_json``, a run of files in
+one call, rows as JSON lines that pyarrow turns into the shard's tables: no Python object per
+row), URLs downloaded to a scratch directory first and removed after, and the shard's rows
+written atomically under its name. Nothing an input does makes the shard fail: an input that cannot be read or downloaded
 is a row with its error."""
 
 from __future__ import annotations
@@ -77,12 +77,12 @@ def scan_item(
             inputs, code_objects = line(error_row(name, str(e), time.monotonic() - start)), b""
         else:
             try:
-                inputs, code_objects = _gfxkit.census_rows_json(path, name, check, scope)
+                inputs, code_objects = _gfxkit.census_rows_json([(path, name)], check, scope)
             finally:
                 remove_download(path)
             inputs = line(dict(json.loads(inputs), seconds=time.monotonic() - start))
     else:
-        inputs, code_objects = _gfxkit.census_rows_json(source, name, check, scope)
+        inputs, code_objects = _gfxkit.census_rows_json([(source, name)], check, scope)
     aliases = item.get("aliases") or ()
     if aliases:
         # The same content under other names: the rows of the one scanned, renamed.
@@ -115,7 +115,20 @@ def scan_shard(shard: Dict[str, Any], out: str, keep: bool = False) -> Dict[str,
 
     check = bool(shard.get("check"))
     scope = _gfxkit.CensusScope()
-    rows = [scan_item(item, check=check, scope=scope) for item in shard["items"]]
+    rows = []
+    # Runs of files read in one native call each (the GIL released once for all of them);
+    # downloads and inputs with other names one by one.
+    run: list = []
+    for item in shard["items"]:
+        if is_url(item["source"]) or item.get("aliases"):
+            if run:
+                rows.append(_gfxkit.census_rows_json(run, check, scope))
+                run = []
+            rows.append(scan_item(item, check=check, scope=scope))
+        else:
+            run.append((item["source"], item["name"]))
+    if run:
+        rows.append(_gfxkit.census_rows_json(run, check, scope))
     tables = dataset.write_shard(
         Path(out), shard["name"], b"".join(r[0] for r in rows), b"".join(r[1] for r in rows), check
     )
