@@ -432,6 +432,7 @@ def census(
     stopped; run with more inputs, it adds them. Returns a :class:`Result`.
     """
     start = time.monotonic()
+    loading = dataset.preload()
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     out = Path(out)
@@ -470,6 +471,8 @@ def census(
             for s in plan["shards"]
             if not dataset.shard_done(out, s["name"]) or not dataset.shard_checked(out, s["name"])
         ]
+    loading.join()
+    dataset._pa()
     total = sum(len(names(s["items"])) for s in pending)
     bar = _Progress(total, sys.stderr.isatty() if progress is None else progress)
     # The tables of the shards written in this process, derived from as they are.

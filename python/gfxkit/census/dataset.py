@@ -19,12 +19,36 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Optional, Sequence
+
+if TYPE_CHECKING:
+    import threading
 
 #: The version of the dataset's schema, in every file's metadata (``gfxkit.census.schema``).
 SCHEMA_VERSION = 1
 
 PLAN = "_census/plan.json"
+
+
+def preload() -> "threading.Thread":
+    """Imports the pyarrow modules a census writes and derives with (pyarrow, its JSON reader,
+    Parquet, compute: about 0.07 s) on a thread of its own, so that they load while the inputs
+    are walked and planned (native work that runs without the GIL) rather than after, in the
+    first shards. Join it before reading: an import that failed is raised there by
+    :func:`_pa`, with what to install."""
+    import threading
+
+    def load() -> None:
+        try:
+            import pyarrow.compute  # noqa: F401
+            import pyarrow.json  # noqa: F401
+            import pyarrow.parquet  # noqa: F401
+        except ImportError:
+            pass
+
+    t = threading.Thread(target=load, name="gfxkit-census-import", daemon=True)
+    t.start()
+    return t
 
 
 def _pa():
