@@ -301,6 +301,37 @@ def test_a_local_run_closes_a_shard_at_its_byte_limit(tmp_path, monkeypatch):
     same_dataset(tmp_path / "out", tmp_path / "whole")
 
 
+def test_a_cluster_run_sizes_its_shards_by_the_clusters_threads(tmp_path, monkeypatch):
+    """On a Dask cluster the census connects first and plans shards for its threads (at least
+    four each: 40 inputs on two threads are eight shards of five), each closed early at
+    CLUSTER_SHARD_BYTES of input files; the dataset is the one a serial run makes. Downloads
+    close a shard at SHARD_URLS of them."""
+    import gfxkit.census as census_module
+
+    tree = small_tree(tmp_path / "t", 40)
+    files = sorted(str(p) for p in tree.rglob("k*.hipfb"))
+    size = os.path.getsize(files[0])
+    assert len(files) == 40 and all(os.path.getsize(f) == size for f in files)
+
+    def shards(out, **how):
+        gfxkit.census(files, out, progress=False, report=False, **how)
+        return [len(s["items"]) for s in json.loads((out / "_census" / "plan.json").read_text())["shards"]]
+
+    gfxkit.census(files, tmp_path / "serial", serial=True, progress=False, report=False)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster, distributed.Client(cluster) as client:
+        assert shards(tmp_path / "cluster", client=client) == [5] * 8
+        monkeypatch.setattr(census_module, "CLUSTER_SHARD_BYTES", 3 * size)
+        assert shards(tmp_path / "bytes", client=client) == [3] * 13 + [1]
+    for out in ("cluster", "bytes"):
+        same_dataset(tmp_path / out, tmp_path / "serial")
+    urls = [{"name": f"https://h.example/{i}.whl", "source": f"https://h.example/{i}.whl"} for i in range(40)]
+    local = [{"name": f, "source": f} for f in files[:4]]
+    cut = census_module._chunks(local[:2] + urls + local[2:], 1000, 1 << 40, census_module.SHARD_URLS)
+    assert [len(c) for c in cut] == [18, 16, 10]
+
+
 def test_local_copies_are_read_once(tmp_path):
     """Local files of the same bytes (a copy, a hard link) are read once: the others are
     rows of the same content (``same_as``); a census extended with one more copy reads it."""

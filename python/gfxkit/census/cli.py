@@ -58,7 +58,7 @@ def parser() -> argparse.ArgumentParser:
                    help="on this machine: a Dask LocalCluster of --workers processes instead of threads "
                         "(an input that takes its process down becomes an error row)")
     p.add_argument("--serial", action="store_true", help="read everything in this process, one input after another")
-    p.add_argument("--shard-size", type=int, default=None, metavar="N", help="inputs per shard (default 16 on a Dask cluster; up to 1,024 and 1 GiB of input on this machine, fewer for a local run of few inputs)")
+    p.add_argument("--shard-size", type=int, default=None, metavar="N", help="inputs per shard (default: on a Dask cluster up to 256 and 256 MiB of input, on this machine up to 1,024 and 1 GiB, at most 16 downloads, and fewer when that would leave a worker thread fewer than four shards)")
     p.add_argument("--fresh", action="store_true", help="start over: remove the dataset under OUT first")
     p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
     p.add_argument("--report", metavar="OUT", dest="report_only",
