@@ -304,8 +304,9 @@ def test_a_local_run_closes_a_shard_at_its_byte_limit(tmp_path, monkeypatch):
 def test_a_cluster_run_sizes_its_shards_by_the_clusters_threads(tmp_path, monkeypatch):
     """On a Dask cluster the census connects first and plans shards for its threads (at least
     four each: 40 inputs on two threads are eight shards of five), each closed early at
-    CLUSTER_SHARD_BYTES of input files; the dataset is the one a serial run makes. Downloads
-    close a shard at SHARD_URLS of them."""
+    CLUSTER_SHARD_BYTES of input files; the dataset is the one a serial run makes; a census
+    with nothing new to plan or read does not connect. Downloads close a shard at SHARD_URLS
+    of them."""
     import gfxkit.census as census_module
 
     tree = small_tree(tmp_path / "t", 40)
@@ -326,6 +327,10 @@ def test_a_cluster_run_sizes_its_shards_by_the_clusters_threads(tmp_path, monkey
         assert shards(tmp_path / "bytes", client=client) == [3] * 13 + [1]
     for out in ("cluster", "bytes"):
         same_dataset(tmp_path / out, tmp_path / "serial")
+    # A finished census run again with the same inputs plans and reads nothing: it does not
+    # connect (its scheduler is gone), it rebuilds the derived tables.
+    r = gfxkit.census(files, tmp_path / "cluster", scheduler="tcp://127.0.0.1:9", progress=False)
+    assert (r.inputs, r.scanned) == (40, 0)
     urls = [{"name": f"https://h.example/{i}.whl", "source": f"https://h.example/{i}.whl"} for i in range(40)]
     local = [{"name": f, "source": f} for f in files[:4]]
     cut = census_module._chunks(local[:2] + urls + local[2:], 1000, 1 << 40, census_module.SHARD_URLS)

@@ -21,7 +21,7 @@ import sys
 import time
 import types
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import dataset
 from .inputs import expand, names
@@ -195,15 +195,19 @@ def _chunks(
         yield chunk
 
 
+#: How a plan's new inputs are cut into shards: given how many there are, the inputs a shard
+#: holds at most, and the bytes of local files and the downloads it is closed at (None: no
+#: such limit).
+Sizing = Callable[[int], Tuple[int, Optional[int], Optional[int]]]
+
+
 def _plan(
     out: Path,
     items: List[Dict[str, Any]],
     required: List[str],
-    shard_size: int,
+    sizing: Sizing,
     rocm: Optional[str] = None,
     check: bool = False,
-    shard_bytes: Optional[int] = None,
-    shard_urls: Optional[int] = None,
 ) -> Dict[str, Any]:
     plan = dataset.load_plan(out) or {"version": dataset.SCHEMA_VERSION, "shards": [], "require": []}
     known = set(names(it for s in plan["shards"] for it in s["items"]))
@@ -219,7 +223,12 @@ def _plan(
             source = first if first.startswith(("http://", "https://")) else os.path.abspath(first)
             new.append({"name": first, "source": source, "sha256": it.get("sha256"),
                         "aliases": unknown[1:]})
-    for chunk in _chunks(new, shard_size, shard_bytes, shard_urls):
+    if new:
+        size, max_bytes, max_urls = sizing(len(new))
+        chunks = _chunks(new, max(1, int(size)), max_bytes, max_urls)
+    else:
+        chunks = iter(())
+    for chunk in chunks:
         plan["shards"].append({"name": dataset.shard_name(names(chunk)), "items": chunk})
     if required:
         plan["require"] = required
@@ -474,24 +483,27 @@ def census(
             list(projects),
         )
     on_cluster = client is not None or bool(scheduler or scheduler_file)
-    # A cluster is connected to first: its shards are sized by its threads.
-    c, close = _client(client, scheduler, scheduler_file, workers) if on_cluster else (None, [])
+    c, close = None, []
+
+    def sizing(n: int) -> Tuple[int, Optional[int], Optional[int]]:
+        nonlocal c, close
+        if shard_size is not None:
+            return int(shard_size), None, None
+        if on_cluster:
+            # Connected to before the plan: its shards are sized by the cluster's threads.
+            c, close = _client(client, scheduler, scheduler_file, workers)
+            threads, cap, max_bytes = _threads(c), CLUSTER_SHARD_SIZE, CLUSTER_SHARD_BYTES
+        else:
+            threads = 1 if serial else (workers or os.cpu_count() or 1)
+            cap, max_bytes = LOCAL_SHARD_SIZE, LOCAL_SHARD_BYTES
+        # Enough shards for every thread to have some (a cluster with no worker yet, or one
+        # that will grow: shards of the largest size).
+        size = max(1, min(cap, -(-n // (4 * threads)))) if threads else cap
+        return size, max_bytes, SHARD_URLS
+
     try:
-        shard_bytes = shard_urls = None
-        if shard_size is None:
-            if on_cluster:
-                threads, cap, shard_bytes = _threads(c), CLUSTER_SHARD_SIZE, CLUSTER_SHARD_BYTES
-            else:
-                threads = 1 if serial else (workers or os.cpu_count() or 1)
-                cap, shard_bytes = LOCAL_SHARD_SIZE, LOCAL_SHARD_BYTES
-            # Enough shards for every thread to have some (a cluster with no worker yet, one
-            # that will grow: shards of the largest size).
-            shard_size = max(1, min(cap, -(-len(items) // (4 * threads)))) if threads else cap
-            shard_urls = SHARD_URLS
         with _no_gc_pauses():
-            plan = _plan(
-                out, items, required, max(1, int(shard_size)), rocm, check, shard_bytes, shard_urls
-            )
+            plan = _plan(out, items, required, sizing, rocm, check)
         if not plan["shards"]:
             raise CensusError("no input: name files, directories, URLs, --from or --index")
         required = plan.get("require") or []
@@ -521,7 +533,7 @@ def census(
                 _run_threads(pending, out, bar, workers or os.cpu_count() or 1, held)
             else:
                 if c is None:
-                    c, close = _client(None, None, None, workers)
+                    c, close = _client(client, scheduler, scheduler_file, workers)
                 _run_dask(c, pending, out, bar)
     finally:
         for x in close:
