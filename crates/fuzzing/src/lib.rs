@@ -17,6 +17,7 @@
 //! | `host` | host discovery: ELF, `.hip_fatbin`, wrappers and relocations, `.llvm.offloading`, `ar` |
 //! | `host_pe` | host discovery in PE images and COFF objects: `.hip_fat(bin)`, wrappers, base relocations and `ADDR64` relocations, `.lib` |
 //! | `code_object` | code objects: ELF header, `e_flags`, notes, MessagePack metadata, descriptors |
+//! | `digests` | what the census reads of a file: its listing and code-object digests from one inventory, equal to those of the file's own reading of its units |
 //! | `target_id` | target IDs and bundle entry IDs |
 //! | `prune` | the prune/recompress planner: refuse, or produce a file that verifies |
 //! | `pe_rewrite` | prune/recompress of PE32+ images (signed ones without their signature) and COFF objects: refuse, or a file that verifies, keeps its addresses, base relocations and a right `CheckSum` |
@@ -31,6 +32,7 @@
 #![forbid(unsafe_code)]
 
 pub mod code_object;
+pub mod digests;
 pub mod host;
 pub mod host_pe;
 pub mod kernel_db;
@@ -55,6 +57,7 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("host", host::run),
     ("host_pe", host_pe::run),
     ("code_object", code_object::run),
+    ("digests", digests::run),
     ("target_id", target_id::run),
     ("prune", prune::run),
     ("pe_rewrite", pe_rewrite::run),
