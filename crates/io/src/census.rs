@@ -118,7 +118,10 @@ pub fn same_content(paths: &[PathBuf]) -> SameContent {
         })
         .filter_map(|(id, i)| {
             let data = Input::open(&paths[i]).ok()?;
-            Some((id, sha256_hex(&data)))
+            let digest = sha256_hex(&data);
+            // A file that changed while it was hashed is nobody's copy.
+            data.unchanged().ok()?;
+            Some((id, digest))
         })
         .collect();
     let mut out: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();

@@ -31,6 +31,17 @@ pub enum ErrorKind {
     /// [`crate::input::READ_BELOW`] bytes: gfxkit reads files, pipes and FIFOs, and devices
     /// only as short as `/dev/null`.
     LongDevice(&'static str),
+    /// The input file changed while it was read (another process rewrote it in place, as
+    /// `cp` over it does): what was read of it is not used.
+    Changed {
+        /// Its size when it was opened.
+        opened: u64,
+        /// Its size when the reading was done.
+        now: u64,
+        /// Whether a read of its mapping faulted: it was cut short under the reading (what
+        /// was gone read as zeros).
+        faulted: bool,
+    },
     /// An output path names a directory.
     WriteDirectory,
     /// Writing (or syncing) the output failed.
@@ -179,6 +190,23 @@ impl fmt::Display for Error {
                  FIFOs, and devices only as short as /dev/null",
                 crate::input::READ_BELOW / 1024
             ),
+            ErrorKind::Changed {
+                opened,
+                now,
+                faulted,
+            } => {
+                if *faulted {
+                    write!(f, "{p} was cut short while it was read")?;
+                } else {
+                    write!(f, "{p} changed while it was read")?;
+                }
+                if opened == now {
+                    write!(f, " (modified since it was opened)")?;
+                } else {
+                    write!(f, " ({opened} bytes when opened, {now} now)")?;
+                }
+                write!(f, ": another process wrote to it; read it again")
+            }
             ErrorKind::WriteDirectory => write!(f, "cannot write {p}: it is a directory"),
             ErrorKind::Write(_) => write!(f, "cannot write {p}"),
             ErrorKind::CreateTemp(_) => write!(f, "cannot create a temporary file in {p}"),

@@ -1,9 +1,11 @@
 //! Reading input files: memory-mapped, read-only, in one place.
 
+use crate::guard::Guard;
 use crate::{Error, ErrorKind, Settings};
 use std::fs::File;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Told how a scan, or the reading of one input, advances (the CLI draws a progress bar or
 /// a spinner; `()` ignores it).
@@ -35,11 +37,54 @@ pub struct Input {
 }
 
 enum Data {
-    /// A mapped file, with the file kept open for copies that stay in the kernel
-    /// ([`Input::file_range`]).
-    Mapped(memmap2::Mmap, File),
+    /// A mapped file (shared with the [`Watch`] of its reading).
+    Mapped(Arc<Mapped>),
     Owned(Vec<u8>),
     Member(gfxkit_package::Bytes),
+}
+
+/// A mapped input file.
+struct Mapped {
+    /// The mapping's registration against the file being cut short while it is read;
+    /// dropped (unregistered) before the map is unmapped.
+    guard: Guard,
+    map: memmap2::Mmap,
+    /// The file, kept open for copies that stay in the kernel ([`Input::file_range`]) and to
+    /// be asked again whether it changed ([`Input::unchanged`]).
+    file: File,
+    /// Its size and modification time when it was mapped.
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+/// What tells, once the reading of an input is done, whether its file changed under it
+/// ([`Input::watch`]).
+pub(crate) struct Watch(Option<Arc<Mapped>>);
+
+impl Watch {
+    /// Whether the file of the input stayed as it was mapped: not cut short under a read of
+    /// its mapping, nor of another size or modification time now. The error names `path`.
+    pub(crate) fn check(&self, path: &Path) -> Result<(), Error> {
+        let Some(m) = &self.0 else {
+            return Ok(());
+        };
+        let faulted = m.guard.faulted();
+        let now = m
+            .file
+            .metadata()
+            .map_err(|e| Error::new(path, ErrorKind::Stat(e)))?;
+        if faulted || now.len() != m.len || now.modified().ok() != m.modified {
+            return Err(Error::new(
+                path,
+                ErrorKind::Changed {
+                    opened: m.len,
+                    now: now.len(),
+                    faulted,
+                },
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Regular files of at least this many bytes are mapped ([`Input::open`]); smaller ones are
@@ -202,7 +247,13 @@ impl Input {
             .map_err(|e| Error::new(path, ErrorKind::Stat(e)))?;
         let data = if meta.is_file() && meta.len() >= READ_BELOW {
             let map = map(&file, meta.len()).map_err(|e| Error::new(path, ErrorKind::Map(e)))?;
-            Data::Mapped(map, file)
+            Data::Mapped(Arc::new(Mapped {
+                guard: Guard::watch(map.as_ptr(), map.len()),
+                map,
+                file,
+                len: meta.len(),
+                modified: meta.modified().ok(),
+            }))
         } else if meta.is_dir() {
             return Err(Error::new(path, ErrorKind::IsDirectory));
         } else if meta.is_file() {
@@ -242,15 +293,34 @@ impl Input {
     /// ([`crate::write::write_atomic_copy`]). `None` for bytes elsewhere (decoded, or of an
     /// input held in memory or read from a package).
     pub fn file_range(&self, bytes: &[u8]) -> Option<FileRange<'_>> {
-        let Data::Mapped(map, file) = &self.data else {
+        let Data::Mapped(m) = &self.data else {
             return None;
         };
+        let (map, file) = (&m.map, &m.file);
         let start = (bytes.as_ptr() as usize).checked_sub(map.as_ptr() as usize)?;
         let end = start.checked_add(bytes.len())?;
         (end <= map.len()).then_some(FileRange {
             file,
             offset: start as u64,
         })
+    }
+
+    /// Whether the file this input maps stayed as it was when it was opened: not cut short
+    /// under a read of its mapping (which reads zeros instead of ending the process:
+    /// [`crate::guard`]), nor of another size or modification time now. Asked once the
+    /// reading is done, before its result is used; an input read into memory (small files,
+    /// package members, pipes) always is. The error ([`ErrorKind::Changed`]) names the input.
+    pub fn unchanged(&self) -> Result<(), Error> {
+        self.watch().check(&self.path)
+    }
+
+    /// What asks [`Input::unchanged`] after the input itself is gone (it was handed to a
+    /// function that consumed it).
+    pub(crate) fn watch(&self) -> Watch {
+        match &self.data {
+            Data::Mapped(m) => Watch(Some(Arc::clone(m))),
+            _ => Watch(None),
+        }
     }
 
     /// For a file of a container image (`IMAGE!/usr/lib/x.so`): the digest of the layer
@@ -270,11 +340,21 @@ pub struct FileRange<'a> {
     pub offset: u64,
 }
 
+impl std::fmt::Debug for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Input")
+            .field("path", &self.path)
+            .field("len", &self.len())
+            .field("mapped", &matches!(self.data, Data::Mapped(_)))
+            .finish()
+    }
+}
+
 impl Deref for Input {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         match &self.data {
-            Data::Mapped(m, _) => m,
+            Data::Mapped(m) => &m.map,
             Data::Owned(v) => v,
             Data::Member(b) => b,
         }
@@ -540,11 +620,17 @@ where
     E: Send,
     F: Fn(Input) -> Result<T, E> + Sync,
 {
+    // What was read of a file that changed under the reading is thrown away: the input is
+    // an error.
     if !is_package(&input) {
+        let watch = input.watch();
         let r = f(input).map_err(Failed::Visit);
+        watch.check(path)?;
         return Ok(vec![(path.to_owned(), r)]);
     }
-    members_with(path, &input, progress, settings, f)
+    let out = members_with(path, &input, progress, settings, f);
+    input.unchanged()?;
+    out
 }
 
 /// [`for_each_with`] for an image layout directory.
@@ -646,6 +732,83 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_input_cut_short_or_rewritten_while_it_is_read_is_an_error_not_a_crash() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("lib.so");
+        let len = 4 * READ_BELOW as usize;
+        std::fs::write(&p, vec![0x5au8; len]).unwrap();
+        let cut = |to: u64| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&p)
+                .unwrap()
+                .set_len(to)
+                .unwrap()
+        };
+        // Cut short as another process's `cp` over it would, between the open and the read.
+        let input = Input::open(&p).unwrap();
+        assert!(input.unchanged().is_ok());
+        cut(READ_BELOW);
+        let read = input.iter().filter(|&&b| b == 0x5a).count();
+        assert_eq!(read, READ_BELOW as usize, "what is gone reads as zeros");
+        let e = input.unchanged().unwrap_err();
+        assert!(
+            matches!(e.kind(), ErrorKind::Changed { faulted: true, .. }),
+            "{e}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{} was cut short while it was read (1048576 bytes when opened, 262144 now): \
+                 another process wrote to it; read it again",
+                p.display()
+            )
+        );
+        drop(input);
+        // Cut short inside a page: nothing faults, the size tells.
+        std::fs::write(&p, vec![0x5au8; len]).unwrap();
+        let input = Input::open(&p).unwrap();
+        cut(len as u64 - 100);
+        assert!(input[..len - 100].iter().all(|&b| b == 0x5a));
+        let e = input.unchanged().unwrap_err();
+        assert!(
+            matches!(e.kind(), ErrorKind::Changed { faulted: false, now, .. } if *now == len as u64 - 100),
+            "{e}"
+        );
+        drop(input);
+        // Rewritten in place to the same size: the modification time tells.
+        std::fs::write(&p, vec![0x5au8; len]).unwrap();
+        let input = Input::open(&p).unwrap();
+        let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+        f.set_modified(std::time::SystemTime::UNIX_EPOCH).unwrap();
+        let e = input.unchanged().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{} changed while it was read (modified since it was opened): another process \
+                 wrote to it; read it again",
+                p.display()
+            )
+        );
+        drop(input);
+        // Through `for_each`: the visit's result is thrown away, the input is the error.
+        std::fs::write(&p, vec![0x5au8; len]).unwrap();
+        let e = for_each(&p, |i| {
+            cut(0);
+            Ok::<_, ()>(i.iter().map(|&b| b as u64).sum::<u64>())
+        })
+        .unwrap_err();
+        assert!(
+            matches!(e.kind(), ErrorKind::Changed { faulted: true, .. }),
+            "{e}"
+        );
+        // A file left alone reads as it is.
+        std::fs::write(&p, vec![0x5au8; len]).unwrap();
+        let r = for_each(&p, |i| Ok::<_, ()>(i.len())).unwrap();
+        assert!(matches!(r[0].1, Ok(n) if n == len));
+    }
 
     #[test]
     fn files_are_mapped_or_read_and_errors_name_the_path() {

@@ -7,6 +7,8 @@
 //!   names the [`format::Format`] of a file (a `.kpack` archive, a kernel database, any other
 //!   binary), in one documented order, and each format lists, sizes, verifies, extracts and
 //!   digests its files, lists their kernels and says how `inspect` reads them;
+//! - [`guard`]: a mapped input cut short by another process while it is read reads as zeros
+//!   and is reported as changed ([`Input::unchanged`]) instead of ending the process;
 //! - [`input`]: an input file memory-mapped read-only ([`Input`]), or one member of a package
 //!   (`pkg.whl!lib/x.so`); [`input::for_each`] runs a function on a file or on every member of
 //!   a package that may hold device code;
@@ -60,6 +62,7 @@ mod error;
 pub mod extract;
 pub mod extract_inputs;
 pub mod format;
+pub mod guard;
 pub mod input;
 pub mod kfd;
 pub mod kpack;

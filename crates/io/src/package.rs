@@ -96,7 +96,10 @@ pub fn rewrite_package(
                 Ok::<(), std::io::Error>(())
             },
             |tmp| {
-                Input::open(tmp)
+                // Nothing replaces anything when the package changed while it was rewritten.
+                opts.source
+                    .map_or(Ok(()), Input::unchanged)
+                    .and_then(|()| Input::open(tmp))
                     .and_then(|back| check_written(&back, name, &done.changed, &hashes))
                     .map_err(std::io::Error::other)
             },
@@ -280,6 +283,7 @@ fn rewrite_nested(
         drop_signature: false,
         digests: false,
         formats,
+        source: None,
     };
     let Staged {
         done,
@@ -331,11 +335,11 @@ pub(crate) fn plan_in_tree(
     Ok(p)
 }
 
-/// Writes the package file at `src` (`data` its bytes), planned rewritten by
+/// Writes the package file at `src` (`data` its input), planned rewritten by
 /// [`plan_in_tree`], pruned with `t` to `dst`: verified as read back, atomically.
 pub(crate) fn prune_in_tree(
     src: &Path,
-    data: &[u8],
+    data: &Input,
     dst: &Path,
     t: &Transform,
     formats: &Formats,
@@ -349,6 +353,7 @@ pub(crate) fn prune_in_tree(
         drop_signature: false,
         digests: false,
         formats,
+        source: Some(data),
     };
     rewrite_package(&src.display().to_string(), data, t, &opts).map(drop)
 }

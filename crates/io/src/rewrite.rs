@@ -36,6 +36,10 @@ pub fn write_verified(
                 .map_err(|e| Error::new(path, ErrorKind::Write(e)))
         },
         |tmp| {
+            // Nothing replaces anything when the original changed while it was rewritten.
+            if let Some(i) = mapped {
+                i.unchanged()?;
+            }
             let back = Input::open(tmp)?;
             if !rewritten.output.equals(&back) {
                 return Err(Error::new(path, ErrorKind::TempDiffers));
@@ -130,6 +134,10 @@ pub struct RewriteOptions<'p> {
     /// How the file is read and rewritten: the format that claims it
     /// ([`crate::format::Format::rewrite`]).
     pub formats: &'p crate::format::Formats,
+    /// The input a package's bytes are mapped from, asked whether it changed under the
+    /// rewrite before the output replaces anything ([`Input::unchanged`]); `None` for bytes
+    /// held in memory. (A file's rewrite asks the input of its [`Original`].)
+    pub source: Option<&'p Input>,
 }
 
 /// What [`rewrite_file`] is doing, for a progress display.

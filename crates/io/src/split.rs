@@ -459,6 +459,7 @@ pub fn inline(
             })
         },
         |tmp| {
+            data.unchanged()?;
             let back = Input::open(tmp)?;
             split::check_inline(&made, &back).map_err(inline_err)
         },

@@ -711,6 +711,7 @@ fn written_to<'p>(out: &'p Path, formats: &'p Formats) -> gfxkit_io::rewrite::Re
         drop_signature: false,
         digests: true,
         formats,
+        source: None,
     }
 }
 

@@ -1418,6 +1418,10 @@ fn run_transform<'py>(
             drop_signature: false,
             digests: true,
             formats: &formats,
+            source: match &s.data {
+                Data::Input(i) => Some(i),
+                Data::Bytes(_) => None,
+            },
         };
         let done = py.allow_threads(|| gfxkit_io::package::rewrite_package(&name, bytes, t, &opts));
         let done = done.map_err(|e| match e.kind() {
@@ -1454,6 +1458,7 @@ fn run_transform<'py>(
         drop_signature,
         digests: true,
         formats: &formats(),
+        source: None,
     };
     let done = py.allow_threads(|| {
         gfxkit_io::rewrite::rewrite_file(Path::new(&name), original, t, &opts, &|_| {})

@@ -242,6 +242,7 @@ pub fn execute(
         // The entries' MD5 digests are only in the JSON report: computed for it alone.
         digests: io.json,
         formats: &formats,
+        source: None,
     };
     let phase = |p: gfxkit_io::rewrite::Phase<'_>| {
         use gfxkit_io::rewrite::Phase;
@@ -327,6 +328,7 @@ fn execute_package(
         drop_signature: false,
         digests: true,
         formats: &formats,
+        source: Some(input),
     };
     let done = gfxkit_io::package::rewrite_package(&name, input, t, &opts)?;
     match &done.unmatched {
