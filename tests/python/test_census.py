@@ -376,6 +376,51 @@ def test_local_copies_are_read_once(tmp_path):
     assert rows_of(str(more / "k.hipfb")) == rows_of(first)
 
 
+def test_retry_errors_reads_again_the_shards_of_inputs_that_could_not_be_read(tmp_path):
+    """An input that could not be read (here: missing, then made) stays an error row when the
+    census runs again; with ``retry_errors`` (``--retry-errors``) the shard holding it is read
+    again whole and the others are left as they are, damaged inputs included: the dataset
+    then equals a fresh census's."""
+    tree = small_tree(tmp_path / "t", 6)
+    late = tmp_path / "late.hipfb"
+    inputs = [str(tree), str(late)]
+    out = tmp_path / "out"
+    r = gfxkit.census(inputs, out, shard_size=2, workers=2, progress=False)
+    assert r.inputs == 8 and r.errors == 2, r
+    ins = {x["input"]: x for x in table(out, "inputs")}
+    assert ins[str(late)]["status"] == "error"
+    assert ins[str(tree / "damaged.hipfb")]["status"] == "damaged"
+    shards = {p.name: p.stat().st_mtime_ns for p in (out / "inputs").glob("*.parquet")}
+    assert len(shards) == 4
+    with_late = [n for n in shards if any(
+        x["input"] == str(late) for x in pq.read_table(out / "inputs" / n).to_pylist())]
+    assert len(with_late) == 1
+    assert [n for n in shards if dataset.shard_has_errors(out, n[: -len(".parquet")])] == with_late
+    late.write_bytes(bundle([("hipv4-amdgcn-amd-amdhsa--gfx1100", random.Random(7).randbytes(2048))]))
+    time.sleep(0.01)
+    # Run again: a finished census reads nothing, errors included.
+    r = gfxkit.census(inputs, out, shard_size=2, workers=2, progress=False)
+    assert r.scanned == 0 and r.errors == 2, r
+    # Retried, through the command line: only the shard of the error is read again.
+    p = subprocess.run(
+        [sys.executable, "-m", "gfxkit", "census", *inputs, "-o", str(out), "--retry-errors",
+         "--no-progress"], capture_output=True, text=True)
+    assert p.returncode == 1, p.stderr  # the damaged input stays
+    assert p.stdout.startswith("8 inputs (2 read now)"), p.stdout
+    after = {p.name: p.stat().st_mtime_ns for p in (out / "inputs").glob("*.parquet")}
+    assert [n for n in shards if after[n] != shards[n]] == with_late
+    ins = {x["input"]: x for x in table(out, "inputs")}
+    assert ins[str(late)]["status"] == "ok" and ins[str(late)]["code_objects"] == 1
+    assert ins[str(tree / "damaged.hipfb")]["status"] == "damaged"
+    assert not any(dataset.shard_has_errors(out, n[: -len(".parquet")]) for n in after)
+    fresh = tmp_path / "fresh"
+    gfxkit.census(inputs, fresh, shard_size=2, serial=True, progress=False)
+    same_dataset(out, fresh)
+    # Nothing left to retry: nothing read.
+    r = gfxkit.census(inputs, out, retry_errors=True, progress=False)
+    assert r.scanned == 0 and r.errors == 1, r
+
+
 def test_nvidia_device_code_is_counted(built, tmp_path):
     """A CUDA build (a host library given CUDA fat binary sections) and a library holding both
     AMD code objects and a fat binary: each input row counts its NVIDIA bytes, the report names

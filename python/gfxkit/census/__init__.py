@@ -318,10 +318,15 @@ def _run_threads(
 
 
 def _task_key(shard: Dict[str, Any]) -> str:
-    """The Dask key of a shard's task: its name, and whether its bundles' hashes are checked
-    (the same shard read again with ``--check`` is another task, never a result Dask still
-    holds from the read without)."""
-    return f"gfxkit-census-{shard['name']}" + ("-checked" if shard.get("check") else "")
+    """The Dask key of a shard's task: its name, whether its bundles' hashes are checked and
+    whether it is read again for its errors (the same shard read again with ``--check`` or
+    ``--retry-errors`` is another task, never a result Dask still holds from the read
+    before)."""
+    return (
+        f"gfxkit-census-{shard['name']}"
+        + ("-checked" if shard.get("check") else "")
+        + ("-retried" if shard.get("retry") else "")
+    )
 
 
 def _run_dask(client: Any, pending: List[Dict[str, Any]], out: Path, progress: _Progress) -> None:
@@ -420,6 +425,7 @@ def census(
     serial: bool = False,
     shard_size: Optional[int] = None,
     fresh: bool = False,
+    retry_errors: bool = False,
     progress: Optional[bool] = None,
     report: bool = True,
 ) -> Result:
@@ -455,10 +461,16 @@ def census(
             becomes an error row instead of ending the census, at the cost of starting the
             cluster (seconds).
         serial: read every shard in this process, one after another, without threads or Dask.
-        shard_size: inputs per shard (for inputs new to the dataset); by default 16 on a Dask
-            cluster and up to 1,024 on this machine (a shard closed at 1 GiB of input files),
-            fewer when a local run has too few inputs to give each worker four shards.
+        shard_size: inputs per shard (for inputs new to the dataset); by default up to 256 on
+            a Dask cluster (a shard closed at 256 MiB of input files) and up to 1,024 on this
+            machine (closed at 1 GiB), at most 16 downloads, and fewer when that would leave a
+            worker thread fewer than four shards.
         fresh: start over: the dataset under ``out`` is removed first.
+        retry_errors: read again the inputs whose row is an error (status ``error``: a
+            download that failed, a file missing or changed while it was read, an input whose
+            workers died); the shards that hold them are read again whole and replace their
+            rows. ``damaged`` inputs (read, with errors in them) are not: reading them again
+            finds the same.
         progress: a progress line on stderr (default: when stderr is a terminal).
         report: write ``out/report.html``.
 
@@ -516,6 +528,13 @@ def census(
                 dict(s, check=True)
                 for s in plan["shards"]
                 if not dataset.shard_done(out, s["name"]) or not dataset.shard_checked(out, s["name"])
+            ]
+        if retry_errors:
+            waiting = {s["name"] for s in pending}
+            pending += [
+                dict(s, retry=True, check=bool(plan.get("check")))
+                for s in plan["shards"]
+                if s["name"] not in waiting and dataset.shard_has_errors(out, s["name"])
             ]
         loading.join()
         dataset._pa()

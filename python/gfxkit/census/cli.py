@@ -16,7 +16,8 @@ those projects in a PEP 503/691 simple index).
 Output (OUT/): code_objects/*.parquet (one row per code object), inputs/*.parquet (one row per
 input, with its status and error), targets.parquet (input x target), lacks.parquet (with
 --require), report.html. Stopped and run again with the same command, a census continues where
-it stopped; with more inputs, it adds them; --fresh starts over. docs/census.md has the schema.
+it stopped; with more inputs, it adds them; --retry-errors reads again the inputs that could not
+be read; --fresh starts over. docs/census.md has the schema.
 
 Examples:
   gfxkit census wheels/ -o out --require gfx90a,gfx942
@@ -60,6 +61,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--serial", action="store_true", help="read everything in this process, one input after another")
     p.add_argument("--shard-size", type=int, default=None, metavar="N", help="inputs per shard (default: on a Dask cluster up to 256 and 256 MiB of input, on this machine up to 1,024 and 1 GiB, at most 16 downloads, and fewer when that would leave a worker thread fewer than four shards)")
     p.add_argument("--fresh", action="store_true", help="start over: remove the dataset under OUT first")
+    p.add_argument("--retry-errors", action="store_true",
+                   help="read again the inputs whose row is an error (a failed download, a file missing "
+                        "or changed while it was read, an input whose workers died): their shards are "
+                        "read again whole and replace their rows (damaged inputs are not)")
     p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
     p.add_argument("--report", metavar="OUT", dest="report_only",
                    help="rebuild OUT/report.html from an existing dataset and stop")
@@ -99,6 +104,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             serial=args.serial,
             shard_size=args.shard_size,
             fresh=args.fresh,
+            retry_errors=args.retry_errors,
             progress=False if args.no_progress else None,
         )
     except (CensusError, RuntimeError, OSError, ValueError) as e:

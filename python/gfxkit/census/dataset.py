@@ -305,6 +305,27 @@ def shard_checked(out: Path, shard: str) -> bool:
     return meta.get(CHECKED) == b"1"
 
 
+def shard_has_errors(out: Path, shard: str) -> bool:
+    """Whether a finished shard holds an input row with status ``error`` (what
+    ``retry_errors`` reads again). The column's statistics answer for most shards (all ``ok``)
+    without reading it."""
+    pa = _pa()
+    import pyarrow.parquet as pq
+
+    path = out / "inputs" / f"{shard}.parquet"
+    try:
+        f = pq.ParquetFile(path)
+        col = f.schema_arrow.get_field_index("status")
+        groups = range(f.metadata.num_row_groups)
+        stats = [f.metadata.row_group(g).column(col).statistics for g in groups]
+        if all(s is not None and s.has_min_max and not s.min <= "error" <= s.max for s in stats):
+            return False
+        return "error" in f.read(columns=["status"]).column("status").to_pylist()
+    except (OSError, pa.ArrowException):
+        # Not readable: not done either (read again as any shard not done).
+        return False
+
+
 def load_plan(out: Path) -> Optional[Dict[str, Any]]:
     p = out / PLAN
     if not p.is_file():
