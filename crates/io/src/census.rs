@@ -206,7 +206,8 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
     };
     // The input opened once: hashed, then listed. A directory (a container image's layout)
     // is known by the open, not by a look at the path before it.
-    let (size, sha256, mut kind, opened) = match Input::open_with(path, &(), formats.settings()) {
+    let (size, mut sha256, mut kind, opened) = match Input::open_with(path, &(), formats.settings())
+    {
         Err(e) if matches!(e.kind(), crate::ErrorKind::IsDirectory) && is_image_dir(path) => {
             (dir_size(path), None, "image".to_owned(), None)
         }
@@ -319,6 +320,11 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
         }
         Err(e) => {
             unreadable = true;
+            // The digest of a file that changed under it was taken of what the reading saw:
+            // not the file's.
+            if matches!(e.kind(), crate::ErrorKind::Changed { .. }) {
+                sha256 = None;
+            }
             errors.push(reword(&chain(&e)));
         }
     }
