@@ -386,7 +386,7 @@ def test_retry_errors_reads_again_the_shards_of_inputs_that_could_not_be_read(tm
     inputs = [str(tree), str(late)]
     out = tmp_path / "out"
     r = gfxkit.census(inputs, out, shard_size=2, workers=2, progress=False)
-    assert r.inputs == 8 and r.errors == 2, r
+    assert r.inputs == 8 and r.errors == 2 and r.unreadable == 1, r
     ins = {x["input"]: x for x in table(out, "inputs")}
     assert ins[str(late)]["status"] == "error"
     assert ins[str(tree / "damaged.hipfb")]["status"] == "damaged"
@@ -398,15 +398,17 @@ def test_retry_errors_reads_again_the_shards_of_inputs_that_could_not_be_read(tm
     assert [n for n in shards if dataset.shard_has_errors(out, n[: -len(".parquet")])] == with_late
     late.write_bytes(bundle([("hipv4-amdgcn-amd-amdhsa--gfx1100", random.Random(7).randbytes(2048))]))
     time.sleep(0.01)
-    # Run again: a finished census reads nothing, errors included.
-    r = gfxkit.census(inputs, out, shard_size=2, workers=2, progress=False)
-    assert r.scanned == 0 and r.errors == 2, r
+    # Run again: a finished census reads nothing, errors included; it says how to retry them.
+    cli = [sys.executable, "-m", "gfxkit", "census", *inputs, "-o", str(out), "--no-progress"]
+    p = subprocess.run(cli, capture_output=True, text=True)
+    assert p.stdout.startswith("8 inputs (0 read now)") and p.returncode == 1, p
+    assert "1 of them could not be read (status error); run the census again with " \
+        "--retry-errors" in p.stderr, p.stderr
     # Retried, through the command line: only the shard of the error is read again.
-    p = subprocess.run(
-        [sys.executable, "-m", "gfxkit", "census", *inputs, "-o", str(out), "--retry-errors",
-         "--no-progress"], capture_output=True, text=True)
+    p = subprocess.run(cli + ["--retry-errors"], capture_output=True, text=True)
     assert p.returncode == 1, p.stderr  # the damaged input stays
     assert p.stdout.startswith("8 inputs (2 read now)"), p.stdout
+    assert "retry" not in p.stderr, p.stderr
     after = {p.name: p.stat().st_mtime_ns for p in (out / "inputs").glob("*.parquet")}
     assert [n for n in shards if after[n] != shards[n]] == with_late
     ins = {x["input"]: x for x in table(out, "inputs")}
@@ -418,7 +420,7 @@ def test_retry_errors_reads_again_the_shards_of_inputs_that_could_not_be_read(tm
     same_dataset(out, fresh)
     # Nothing left to retry: nothing read.
     r = gfxkit.census(inputs, out, retry_errors=True, progress=False)
-    assert r.scanned == 0 and r.errors == 1, r
+    assert r.scanned == 0 and r.errors == 1 and r.unreadable == 0, r
 
 
 def test_nvidia_device_code_is_counted(built, tmp_path):

@@ -56,8 +56,9 @@ class CensusError(RuntimeError):
 class Result:
     """What a census did: ``out``, ``inputs`` (rows in the dataset), ``scanned`` (inputs read
     by this run), ``skipped`` (inputs of shards already done), ``errors`` (inputs whose status
-    is not ``ok``), ``code_objects``, ``device_bytes``, ``nvidia`` (inputs holding NVIDIA device
-    code), ``seconds``."""
+    is not ``ok``), ``unreadable`` (those of them whose status is ``error``: what
+    ``retry_errors`` reads again), ``code_objects``, ``device_bytes``, ``nvidia`` (inputs
+    holding NVIDIA device code), ``seconds``."""
 
     def __init__(self, **kw: Any) -> None:
         self.__dict__.update(kw)
@@ -575,6 +576,7 @@ def census(
         scanned=total,
         skipped=ins.num_rows - total,
         errors=int(pc.sum(pc.not_equal(ins["status"], "ok")).as_py() or 0),
+        unreadable=int(pc.sum(pc.equal(ins["status"], "error")).as_py() or 0),
         code_objects=tables["code_objects"].num_rows,
         device_bytes=int(pc.sum(ins["device_bytes"]).as_py() or 0),
         nvidia=int(pc.sum(pc.greater(ins["nvidia_bytes"], 0)).as_py() or 0),

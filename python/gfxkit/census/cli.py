@@ -116,4 +116,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         + (f", {result.nvidia} with NVIDIA device code" if result.nvidia else "")
         + f": {result.out}"
     )
+    if result.unreadable:
+        print(
+            f"gfxkit census: {result.unreadable} of them could not be read (status error); "
+            "run the census again with --retry-errors to read them again",
+            file=sys.stderr,
+        )
     return 1 if result.errors else 0
