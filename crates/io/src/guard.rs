@@ -13,7 +13,8 @@
 //! would have.
 //!
 //! The handler only reads atomics and calls `mmap`, both safe in a signal handler. It is
-//! installed once, when the first mapping is registered. Mappings beyond [`SLOTS`] at once
+//! installed once, when the first mapping is registered (on Linux: elsewhere nothing is
+//! guarded). Mappings beyond [`SLOTS`] at once
 //! (far more than the threads that read) are not guarded: a truncation under them ends the
 //! process as before.
 
@@ -47,16 +48,20 @@ const EMPTY: Slot = Slot {
 
 static TABLE: [Slot; SLOTS] = [EMPTY; SLOTS];
 static INSTALL: Once = Once::new();
+#[cfg(target_os = "linux")]
 static PAGE: AtomicUsize = AtomicUsize::new(4096);
 /// Whether the handler is in place (it could not be installed: nothing is guarded).
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 
 /// The `SIGBUS` action in place before gfxkit's, called for faults that are not on a guarded
 /// mapping. Written once, before the handler is installed.
+#[cfg(target_os = "linux")]
 struct Previous(std::cell::UnsafeCell<std::mem::MaybeUninit<libc::sigaction>>);
 // SAFETY: written once inside `INSTALL.call_once`, before the handler that reads it exists;
 // only read after.
+#[cfg(target_os = "linux")]
 unsafe impl Sync for Previous {}
+#[cfg(target_os = "linux")]
 static PREVIOUS: Previous = Previous(std::cell::UnsafeCell::new(std::mem::MaybeUninit::zeroed()));
 
 /// The registration of one mapping: unregistered when dropped, which must happen before the
@@ -112,7 +117,13 @@ impl Drop for Guard {
     }
 }
 
+/// Elsewhere than on Linux nothing is guarded (a file cut short under its mapping ends the
+/// process there, as it did).
+#[cfg(not(target_os = "linux"))]
+fn install() {}
+
 /// Installs the handler, keeping the action it replaces.
+#[cfg(target_os = "linux")]
 fn install() {
     // SAFETY: `sysconf` has no precondition.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
@@ -134,6 +145,7 @@ fn install() {
 }
 
 /// The registered mapping holding `addr`, if any: (slot, start, length).
+#[cfg(target_os = "linux")]
 fn find(addr: usize) -> Option<(usize, usize, usize)> {
     TABLE.iter().enumerate().find_map(|(i, s)| {
         let before = s.seq.load(Ordering::Acquire);
@@ -150,6 +162,7 @@ fn find(addr: usize) -> Option<(usize, usize, usize)> {
     })
 }
 
+#[cfg(target_os = "linux")]
 extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid `siginfo_t` to an `SA_SIGINFO` handler.
     let (code, addr) = unsafe { ((*info).si_code, (*info).si_addr() as usize) };
@@ -208,7 +221,7 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, context: *mu
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 
