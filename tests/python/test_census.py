@@ -665,12 +665,38 @@ class _Index(http.server.BaseHTTPRequestHandler):
 
     files: dict = {}
     pages: dict = {}
+    # Per path, what the next requests meet before it is served: "503" (with Retry-After: 0),
+    # "cut" (half the body, then the connection closed), "404".
+    faults: dict = {}
+    requests: dict = {}
 
     def log_message(self, *a) -> None:  # quiet
         pass
 
     def do_GET(self) -> None:  # noqa: N802
         path = self.path.split("?")[0]
+        self.requests[path] = self.requests.get(path, 0) + 1
+        fault = self.faults.get(path, [])
+        if fault:
+            kind = fault.pop(0)
+            if kind == "503":
+                self.send_response(503)
+                self.send_header("Retry-After", "0")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            if kind == "404":
+                self.send_error(404)
+                return
+            body = self.files[path].read_bytes()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body[: len(body) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
         if path in self.files:
             body, ctype = self.files[path].read_bytes(), "application/octet-stream"
         elif path in self.pages:
@@ -751,6 +777,52 @@ def test_index_on_loopback(form, tmp_path, serial_out):
 
     scratch = Path(tempfile.gettempdir()) / "gfxkit-census-downloads"
     assert not scratch.exists() or not any(scratch.iterdir())
+
+
+def test_downloads_and_index_pages_that_fail_for_a_while_are_tried_again(tmp_path, monkeypatch):
+    """A download or an index page that fails for a reason that may pass (HTTP 503, a
+    connection cut in the middle of the body) is tried again; one that cannot pass (404) is
+    not; one that keeps failing is an error row saying how many times it was tried."""
+    from gfxkit.census import inputs as census_inputs
+
+    monkeypatch.setattr(census_inputs, "BACKOFF", 0.0)
+    wheel, deb = real(WHEEL), real(DEB)
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    deb_digest = hashlib.sha256(deb.read_bytes()).hexdigest()
+    _Index.files = {"/files/flaky.whl": wheel, "/files/cut.deb": deb, "/files/down.whl": wheel,
+                    "/files/gone.whl": wheel}
+    _Index.pages = {"/simple/p/": [("../../files/flaky.whl", digest), ("../../files/cut.deb", deb_digest),
+                                   ("../../files/down.whl", "1" * 64), ("../../files/gone.whl", "2" * 64)]}
+    _Index.faults = {
+        "/simple/p/": ["503"],
+        "/files/flaky.whl": ["503", "503"],
+        "/files/cut.deb": ["cut"],
+        "/files/down.whl": ["503"] * census_inputs.ATTEMPTS,
+        "/files/gone.whl": ["404", "404"],
+    }
+    _Index.requests = {}
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Index)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    out = tmp_path / "out"
+    try:
+        r = gfxkit.census([], out, index=f"{base}/simple", projects=["p"], serial=True, progress=False)
+    finally:
+        server.shutdown()
+    ins = {x["input"].rsplit("/", 1)[-1]: x for x in table(out, "inputs")}
+    assert _Index.requests == {"/simple/p/": 2, "/files/flaky.whl": 3, "/files/cut.deb": 2,
+                               "/files/down.whl": census_inputs.ATTEMPTS, "/files/gone.whl": 1}
+    assert ins["flaky.whl"]["status"] == "ok" and ins["flaky.whl"]["sha256"] == digest
+    assert ins["cut.deb"]["status"] == "ok" and ins["cut.deb"]["sha256"] == deb_digest
+    down = ins["down.whl"]
+    assert down["status"] == "error", down
+    assert down["error"] == (f"{base}/files/down.whl: download failed: after "
+                             f"{census_inputs.ATTEMPTS} attempts: HTTP Error 503: Service Unavailable")
+    gone = ins["gone.whl"]
+    assert gone["status"] == "error" and gone["error"] == (
+        f"{base}/files/gone.whl: download failed: HTTP Error 404: Not Found"), gone
+    assert r.unreadable == 2
+    _Index.faults = {}
 
 
 def _chromium() -> str:

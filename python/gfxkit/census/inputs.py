@@ -24,10 +24,77 @@ import shutil
 import tempfile
 import urllib.parse
 from html.parser import HTMLParser
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
 #: How long a download or an index request may stall, in seconds.
 TIMEOUT = 60
+
+#: How many times a download or an index request is tried when it fails for a reason that may
+#: pass (a connection refused, reset or cut short, a stall, HTTP 408, 425, 429, 500, 502, 503,
+#: 504): a census of thousands of files from one index meets some.
+ATTEMPTS = 4
+
+#: The wait before the first retry, in seconds, doubled before each next one; a server's
+#: ``Retry-After`` (in seconds, up to :data:`MAX_WAIT`) is waited instead.
+BACKOFF = 1.0
+
+#: The longest wait before a retry, in seconds.
+MAX_WAIT = 60.0
+
+_TRANSIENT_HTTP = frozenset({408, 425, 429, 500, 502, 503, 504})
+
+
+def _transient(e: BaseException) -> bool:
+    """Whether a failed request may succeed when tried again."""
+    import http.client
+    import ssl
+    import urllib.error
+
+    if isinstance(e, urllib.error.HTTPError):
+        return e.code in _TRANSIENT_HTTP
+    if isinstance(e, urllib.error.URLError):
+        # Not a certificate that does not verify, nor a scheme urllib cannot open.
+        return isinstance(e.reason, OSError) and not isinstance(e.reason, ssl.SSLCertVerificationError)
+    return isinstance(e, (http.client.IncompleteRead, http.client.RemoteDisconnected, ConnectionError, TimeoutError))
+
+
+def _wait(e: BaseException, attempt: int) -> float:
+    """Seconds to wait before trying again after the ``attempt``-th failure ``e``."""
+    import urllib.error
+
+    if isinstance(e, urllib.error.HTTPError):
+        after = (e.headers or {}).get("Retry-After", "")
+        if after.strip().isdigit():
+            return min(float(after), MAX_WAIT)
+    return min(BACKOFF * 2 ** (attempt - 1), MAX_WAIT)
+
+
+T = TypeVar("T")
+
+
+def _tried(attempt: Callable[[], T]) -> T:
+    """``attempt()``, called again (up to :data:`ATTEMPTS` times in all, waiting between) while
+    it fails for a reason that may pass. What it raised last is raised, with a note of how
+    many times it was tried (``args``' first item prefixed: ``after 4 attempts: ...``)."""
+    import time
+
+    for n in range(1, ATTEMPTS + 1):
+        try:
+            return attempt()
+        except Exception as e:  # noqa: BLE001 - sorted by _transient, raised again
+            if n == ATTEMPTS or not _transient(e):
+                if n > 1:
+                    raise _Exhausted(n, e) from e
+                raise
+            time.sleep(_wait(e, n))
+    raise AssertionError("unreachable")
+
+
+class _Exhausted(Exception):
+    """A request that failed every one of its attempts: says how many, then why."""
+
+    def __init__(self, attempts: int, last: BaseException) -> None:
+        super().__init__(f"after {attempts} attempts: {last}")
 
 
 def is_url(s: str) -> bool:
@@ -88,6 +155,7 @@ MAX_INDEX_PAGE = 64 << 20
 def index_files(index: str, project: str) -> List[Tuple[str, Optional[str]]]:
     """Every file of ``project`` in the simple index at ``index`` (PEP 691 JSON when the
     server offers it, else PEP 503 HTML): ``(url, sha256 or None)`` in the index's order."""
+    import http.client
     import urllib.error
     import urllib.request  # here: HTTP costs a local census nothing
 
@@ -99,12 +167,13 @@ def index_files(index: str, project: str) -> List[Tuple[str, Optional[str]]]:
             "application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1"
         },
     )
-    try:
+    def fetch() -> Tuple[str, bytes, str]:
         with urllib.request.urlopen(req, timeout=TIMEOUT) as r:
-            ctype = r.headers.get("Content-Type", "")
-            body = r.read(MAX_INDEX_PAGE + 1)
-            final = r.geturl()
-    except (urllib.error.URLError, OSError, ValueError) as e:
+            return r.headers.get("Content-Type", ""), r.read(MAX_INDEX_PAGE + 1), r.geturl()
+
+    try:
+        ctype, body, final = _tried(fetch)
+    except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException, _Exhausted) as e:
         raise RuntimeError(f"{page}: cannot read the index page of {project}: {e}") from e
     if len(body) > MAX_INDEX_PAGE:
         raise RuntimeError(f"{page}: the index page of {project} is larger than {MAX_INDEX_PAGE} bytes")
@@ -232,8 +301,10 @@ def same_content(names: Sequence[str]) -> Tuple[Dict[str, List[str]], List[Optio
 
 def download(url: str, scratch: str, expected: Optional[str]) -> Tuple[str, str]:
     """Downloads ``url`` into a new file under ``scratch``; returns (its path, its SHA-256).
+    A download that fails for a reason that may pass is started again (:data:`ATTEMPTS`).
     Raises RuntimeError naming the URL when the download fails or the digest differs from
     ``expected``; the partial file is removed then."""
+    import http.client
     import urllib.error
     import urllib.request
 
@@ -241,19 +312,30 @@ def download(url: str, scratch: str, expected: Optional[str]) -> Tuple[str, str]
     name = os.path.basename(urllib.parse.urlparse(url).path) or "download"
     d = tempfile.mkdtemp(prefix="gfxkit-census-", dir=scratch)
     path = os.path.join(d, name)
-    h = hashlib.sha256()
+
+    def fetch() -> str:
+        h = hashlib.sha256()
+        got = 0
+        with urllib.request.urlopen(url, timeout=TIMEOUT) as r, open(path, "wb") as f:
+            while True:
+                chunk = r.read(1 << 20)
+                if not chunk:
+                    break
+                h.update(chunk)
+                f.write(chunk)
+                got += len(chunk)
+            # A connection closed early ends the reads as the end of the body would (http.client
+            # raises nothing for it): the length the server announced tells.
+            length = (r.headers.get("Content-Length") or "").strip()
+            if length.isdigit() and got < int(length):
+                raise ConnectionError(f"the connection closed after {got} of {length} bytes")
+        return h.hexdigest()
+
     try:
         try:
-            with urllib.request.urlopen(url, timeout=TIMEOUT) as r, open(path, "wb") as f:
-                while True:
-                    chunk = r.read(1 << 20)
-                    if not chunk:
-                        break
-                    h.update(chunk)
-                    f.write(chunk)
-        except (urllib.error.URLError, OSError, ValueError) as e:
+            got = _tried(fetch)
+        except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException, _Exhausted) as e:
             raise RuntimeError(f"{url}: download failed: {e}") from e
-        got = h.hexdigest()
         if expected and got != expected.lower():
             raise RuntimeError(
                 f"{url}: SHA-256 mismatch: the index lists {expected.lower()}, the file is {got}"
