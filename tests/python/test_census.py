@@ -1059,6 +1059,76 @@ def test_report_names_downloads_by_file_and_orders_processors_by_the_table(tmp_p
     assert f"<tr><td title='{broken}'>rocm_x-1.0+gfx-py3-none-any.whl</td><td>error</td>" in errors
 
 
+def test_report_rolls_packages_up_by_name_across_versions_and_platforms(tmp_path):
+    """The report's support by package: the inputs whose file names name a package (wheels,
+    sdists, .deb, .rpm, conda; downloads by their file names), one row per normalized name
+    across versions and platforms, per processor how many of its files with device code carry
+    it: all, some (the others named in the title), none where required (red); files that are
+    no package (a library) are not there; no section when no input is a package."""
+    import pyarrow as pa
+
+    from gfxkit.census import page
+
+    store = "https://files.example.org/packages/"
+
+    def co(input_, target):
+        proc = target.split(":")[0]
+        return {"input": input_, "path": input_, "container": "uncompressed", "unit": 0,
+                "entry": 1, "entry_id": f"hipv4-amdgcn-amd-amdhsa--{target}", "target_id": target,
+                "processor": proc, "generic": "generic" in proc, "stored_bytes": 10,
+                "uncompressed_bytes": 10, "sha256": None}
+
+    t1 = store + "a/torch-2.5.1%2Brocm6.2-cp311-cp311-linux_x86_64.whl"
+    t2 = store + "b/torch-2.6.0%2Brocm6.3-cp312-cp312-linux_x86_64.whl"
+    t3 = store + "c/Torch-2.6.0-cp312-cp312-win_amd64.whl"  # no device code
+    deb = "/pool/librocblas0_5.5.1+dfsg-7_amd64.deb"
+    sdist = "/dl/flash_attn-2.7.4.tar.gz"
+    lib = "/opt/lib/libk.so"
+    rows = [co(t1, "gfx90a:xnack-"), co(t1, "gfx942"), co(t2, "gfx942"), co(t2, "gfx1100")]
+    rows += [co(deb, "gfx906"), co(sdist, "gfx942"), co(lib, "gfx90a")]
+    ins = [
+        {"input": n, "size": 1, "kind": "wheel", "device_bytes": 10 * c, "nvidia_bytes": 0,
+         "code_objects": c, "status": "ok", "targets": [], "processors": []}
+        for n, c in [(t1, 2), (t2, 2), (t3, 0), (deb, 1), (sdist, 1), (lib, 1)]
+    ]
+    out = tmp_path / "out"
+    out.mkdir()
+    dataset.write_table(pa.Table.from_pylist(rows, schema=dataset.code_object_schema()),
+                        out / "code_objects" / "s.parquet")
+    dataset.write_table(pa.Table.from_pylist(ins, schema=dataset.input_schema()),
+                        out / "inputs" / "s.parquet")
+    html = page.build(dataset.derive(out, ["gfx90a", "gfx1100"], None), ["gfx90a", "gfx1100"])
+    table_ = html.split("id='package-table'", 1)[1].split("</table>", 1)[0]
+    heads = [h.split("</th>", 1)[0] for h in table_.split("<th>")[1:]]
+    assert heads == ["package", "files", "versions", "with device code", "device bytes",
+                     "gfx90a", "gfx1100", "gfx906", "gfx942"], heads
+    got = {}
+    for r in table_.split("<tr>")[2:]:
+        cells = [c.split("</td>", 1)[0] for c in r.split("<td")[1:]]
+        got[cells[0].lstrip(">")] = cells[1:]
+    assert sorted(got) == ["flash-attn", "librocblas0", "torch"], got
+    n = lambda c: c.split(">", 1)[1]  # noqa: E731
+    torch = got["torch"]
+    assert [n(c) for c in torch[:4]] == ["3", "3", "2", "40 B"], torch  # 2.6.0 and 2.6.0+rocm6.3 differ
+    # gfx90a in one of the two torch files with device code, named in the title; gfx1100 too.
+    assert torch[4] == (" class='p' data-v='1' title='without: "
+                        "torch-2.6.0+rocm6.3-cp312-cp312-linux_x86_64.whl'>1/2"), torch[4]
+    assert torch[5].endswith("title='without: torch-2.5.1+rocm6.2-cp311-cp311-linux_x86_64.whl'>1/2")
+    assert torch[6] == " class='o' data-v='0'>"  # gfx906: in none, not required
+    assert torch[7] == " class='y' data-v='2'>2/2"  # gfx942: in both
+    assert got["librocblas0"][4] == " class='x' data-v='0'>0/1"  # required gfx90a: in none
+    assert got["librocblas0"][6] == " class='y' data-v='1'>1/1"
+    assert "libk.so" not in table_
+    # No package among the inputs: no section.
+    only_lib = tmp_path / "lib"
+    only_lib.mkdir()
+    dataset.write_table(pa.Table.from_pylist([rows[-1]], schema=dataset.code_object_schema()),
+                        only_lib / "code_objects" / "s.parquet")
+    dataset.write_table(pa.Table.from_pylist([ins[-1]], schema=dataset.input_schema()),
+                        only_lib / "inputs" / "s.parquet")
+    assert "id='packages'" not in page.build(dataset.derive(only_lib, [], None), [])
+
+
 class _KillAlways(distributed.WorkerPlugin):
     """Kills (SIGKILL) every worker that starts a task whose key ends with one of ``suffixes``:
     a shard, then one input of it, that no worker survives."""

@@ -1,6 +1,7 @@
 """``OUT/report.html``: one self-contained page (no network: inline CSS, inline SVG, a few
-lines of inline script to sort tables) for the release manager: the support matrix (inputs x
-processors, coloured, sortable), device bytes per target, what keeping only the required
+lines of inline script to sort tables) for the release manager: the support matrix by package
+(packages x processors, when inputs are packages) and by input (inputs x processors, coloured,
+sortable), device bytes per target, what keeping only the required
 targets would save, code objects stored more than once, the files that lack a required target,
 the inputs holding NVIDIA device code, the errors. Built from the dataset's tables; its size
 grows with inputs x processors."""
@@ -25,6 +26,7 @@ td.y{background:#4caf50;color:#fff;text-align:center}
 td.g{background:#8bc34a;color:#fff;text-align:center}
 td.s{background:#90caf9;text-align:center}
 td.x{background:#ef9a9a;text-align:center}
+td.p{background:#dcedc8;text-align:center}
 td.o{background:#fafafa}
 .summary td{border:none;padding:1px 12px 1px 0}
 .err{color:#b00020;white-space:pre-wrap;font-family:monospace;font-size:11px}
@@ -170,6 +172,105 @@ def _input_cells(names: Any) -> Any:
     titled = pc.binary_join_element_wise(" title='", _escaped(names), "'", "")
     titles = pc.if_else(pc.equal(shown, names), "", titled)
     return pc.binary_join_element_wise("<td", titles, ">", _escaped(shown), "</td>", "")
+
+
+#: The file names of packages, by kind: the package's name and version in each.
+_PACKAGE_NAMES = (
+    # Wheels: {distribution}-{version}(-{build})?-{python}-{abi}-{platform}.whl (PEP 427).
+    (r"^(?P<name>[^-/]+)-(?P<version>[^-/]+)(-[^-/]+)?-[^-/]+-[^-/]+-[^-/]+\.whl$"),
+    # Debian packages: {name}_{version}_{architecture}.deb.
+    (r"^(?P<name>[^_/]+)_(?P<version>[^_/]+)_[^_/]+\.deb$"),
+    # RPMs: {name}-{version}-{release}.{architecture}.rpm.
+    (r"^(?P<name>[^/]+)-(?P<version>[^-/]+-[^-/]+)\.[^.-/]+\.rpm$"),
+    # Conda packages: {name}-{version}-{build}.conda (or .tar.bz2).
+    (r"^(?P<name>[^/]+)-(?P<version>[^-/]+)-[^-/]+\.(conda|tar\.bz2)$"),
+    # Source distributions and release tarballs: {name}-{version}.tar.gz (a version starts
+    # with a digit).
+    (r"^(?P<name>[^/]+?)-(?P<version>\d[^-/]*)\.(tar\.gz|tgz|tar\.xz|tar\.zst|zip)$"),
+)
+
+
+@functools.lru_cache(maxsize=None)
+def _package_patterns() -> List[Any]:
+    import re
+
+    return [re.compile(p) for p in _PACKAGE_NAMES]
+
+
+def _package_of(shown: str) -> Any:
+    """The package an input's file name says it is, ``(name, version)`` (the name normalized
+    as PEP 503 does: lower case, runs of ``-_.`` as one ``-``), or None for a file that is no
+    package (a library, a bundle, a directory)."""
+    import re
+
+    base = shown.rsplit("/", 1)[-1]
+    for pattern in _package_patterns():
+        m = pattern.match(base)
+        if m:
+            return re.sub(r"[-_.]+", "-", m.group("name")).lower(), m.group("version")
+    return None
+
+
+def _package_rows(targets: Any, inputs: Any, shown: Sequence[str], req_procs: set) -> List[str]:
+    """The support matrix by package (HTML rows): the inputs whose file names name a package
+    (wheels, sdists, ``.deb``, ``.rpm``, conda; the same name across versions and platforms is
+    one package), each row a package with its files, versions, files with device code and
+    their device bytes, and per processor of ``shown`` how many of those files carry code for
+    it (all: green; some: pale, the files without it in the title; none, where required:
+    red). Empty when no input is a package."""
+    import pyarrow.compute as pc
+
+    names = inputs["input"]
+    looks = pc.match_substring_regex(_shown_names(names), r"\.(whl|deb|rpm|conda|tar\.bz2|tar\.gz|tgz|tar\.xz|tar\.zst|zip)$")
+    pkg_inputs = inputs.filter(looks).select(["input", "device_bytes", "code_objects"]).to_pylist()
+    of: Dict[str, Tuple[str, str]] = {}
+    for r in pkg_inputs:
+        p = _package_of(_shown_name(r["input"]))
+        if p:
+            of[r["input"]] = p
+    if not of:
+        return []
+    import pyarrow as pa
+
+    present = targets.filter(pc.is_in(targets["input"], value_set=pa.array(list(of), pa.string())))
+    per_proc: Dict[Tuple[str, str], set] = {}
+    for i, p in zip(present["input"].to_pylist(), present["processor"].to_pylist()):
+        per_proc.setdefault((of[i][0], p), set()).add(i)
+    packages: Dict[str, Dict[str, Any]] = {}
+    for r in pkg_inputs:
+        if r["input"] not in of:
+            continue
+        name, version = of[r["input"]]
+        g = packages.setdefault(name, {"files": 0, "versions": set(), "with": [], "bytes": 0})
+        g["files"] += 1
+        g["versions"].add(version)
+        if r["code_objects"]:
+            g["with"].append(r["input"])
+            g["bytes"] += r["device_bytes"] or 0
+    rows = []
+    for name in sorted(packages):
+        g = packages[name]
+        with_code = g["with"]
+        cells = []
+        for p in shown:
+            has = per_proc.get((name, p), set())
+            k, n = len(has), len(with_code)
+            if n and k == n:
+                cells.append(f"<td class='y' data-v='{k}'>{k}/{n}</td>")
+            elif k:
+                lacking = sorted(_shown_name(i) for i in with_code if i not in has)
+                title = ", ".join(lacking[:20]) + (f" and {len(lacking) - 20} more" if len(lacking) > 20 else "")
+                cells.append(f"<td class='p' data-v='{k}' title='without: {_e(title)}'>{k}/{n}</td>")
+            elif n and p in req_procs:
+                cells.append(f"<td class='x' data-v='0'>0/{n}</td>")
+            else:
+                cells.append("<td class='o' data-v='0'></td>")
+        rows.append(
+            f"<tr><td>{_e(name)}</td><td class='n'>{g['files']}</td><td class='n'>{len(g['versions'])}</td>"
+            f"<td class='n'>{len(with_code)}</td><td class='n' data-v='{g['bytes']}'>{_size(g['bytes'])}</td>"
+            + "".join(cells) + "</tr>"
+        )
+    return rows
 
 
 def _in_order_of(groups: Any, key: str, rows: Any) -> Any:
@@ -341,6 +442,30 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
         w(f"<tr><td>{_e(k)}</td><td><b>{_e(v)}</b></td></tr>")
     w("</table>")
 
+    req_procs = {r.split(":")[0] for r in required}
+    # The required processors first, then the others.
+    shown = sorted(req_procs, key=_proc_key) + [p for p in processors if p not in req_procs]
+
+    # Support by package (when inputs are packages: versions and platforms of one name).
+    rows = _package_rows(tables["targets"], listed, shown, req_procs)
+    if rows:
+        w("<h2 id='packages'>Support by package</h2>")
+        w(
+            "<p class='legend'><span style='background:#4caf50;color:#fff'>every file</span>"
+            "<span style='background:#dcedc8'>some files</span>"
+            "<span style='background:#ef9a9a'>required, in none</span>"
+            " Inputs whose file names name a package (wheel, sdist, .deb, .rpm, conda), its "
+            "versions and platforms one row: per processor, how many of its files with device "
+            "code carry code for it (the title names those that do not).</p>"
+        )
+        w(
+            "<table class='sortable' id='package-table'><thead><tr><th>package</th><th>files</th>"
+            "<th>versions</th><th>with device code</th><th>device bytes</th>"
+        )
+        for p in shown:
+            w(f"<th>{_e(p)}</th>")
+        w("</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+
     # Support matrix.
     w("<h2 id='matrix'>Support matrix</h2>")
     w(
@@ -350,9 +475,6 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
         "<span style='background:#ef9a9a'>required, missing</span>"
         " Click a column to sort. A cell names the target IDs' feature settings.</p>"
     )
-    req_procs = {r.split(":")[0] for r in required}
-    # The required processors first, then the others.
-    shown = sorted(req_procs, key=_proc_key) + [p for p in processors if p not in req_procs]
     w("<table class='sortable' id='matrix-table'><thead><tr><th>input</th><th>device bytes</th>")
     for p in shown:
         w(f"<th>{_e(p)}</th>")
