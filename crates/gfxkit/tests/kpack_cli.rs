@@ -814,3 +814,71 @@ fn split_of_a_tree_and_uncompressed_archives() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("would leave no device code"));
 }
+
+/// A split of several binaries of which one cannot be split writes nothing: the host-only
+/// binaries of those split before it, written to temporary files as each is split, are removed
+/// with the directories made for them.
+#[test]
+fn a_split_that_fails_on_one_binary_leaves_nothing_behind() {
+    let fx = shrink_fixtures::build();
+    let dir = fx.dir.path().join("split-fails");
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("libgood.so");
+    std::fs::copy(&fx.libs[0].1, &good).unwrap();
+    let bytes = std::fs::read(&good).unwrap();
+    // Cut short: its section header table is gone.
+    let bad = dir.join("libbad.so");
+    std::fs::write(&bad, &bytes[..bytes.len() * 3 / 4]).unwrap();
+    let out = dir.join("out");
+    let o = run(&[
+        os("kpack"),
+        os("split"),
+        good.as_os_str(),
+        bad.as_os_str(),
+        os("--group"),
+        os("t"),
+        os("-o"),
+        out.join("lib/x").as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("cannot split {}", bad.display())),
+        "{err}"
+    );
+    assert!(
+        !out.exists(),
+        "{:?}",
+        std::fs::read_dir(&out).map(|d| d.count())
+    );
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 2, "{left:?}");
+    // In an existing directory: nothing added there either.
+    std::fs::create_dir_all(&out).unwrap();
+    let o = run(&[
+        os("kpack"),
+        os("split"),
+        good.as_os_str(),
+        bad.as_os_str(),
+        os("--group"),
+        os("t"),
+        os("-o"),
+        out.as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+    // The good one alone splits.
+    ok(&[
+        os("kpack"),
+        os("split"),
+        good.as_os_str(),
+        os("--group"),
+        os("t"),
+        os("-o"),
+        out.join("libgood.so").as_os_str(),
+    ]);
+    assert!(out.join("libgood.so").is_file());
+}

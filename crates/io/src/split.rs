@@ -212,9 +212,12 @@ pub fn split(
 
 /// Splits every job's binary: its code objects go to `<kpack_dir>/<group>_<arch>.kpack` (one
 /// archive per architecture, merged with an archive already there: its kernels of other
-/// binaries are kept), the host-only binary to the job's output. Everything is planned in
-/// memory first; archives are written before binaries (a binary never names an archive not
-/// yet there), each atomically. Nothing is written when any binary cannot be split.
+/// binaries are kept), the host-only binary to the job's output. Each host-only binary is
+/// written to its temporary file beside its output as soon as it is split (a tree of
+/// gigabytes of host code is not held in memory), the kernels kept until the archives are
+/// made; archives are put in place before binaries (a binary never names an archive not yet
+/// there), each atomically. Nothing is written when any binary cannot be split (the temporary
+/// files and the directories made for them are removed).
 pub fn split_with(
     jobs: &[Job],
     group: &str,
@@ -251,7 +254,11 @@ pub fn split_with(
             None
         });
     }
+    // Declared before the staged binaries: dropped after them (on an error, the temporary
+    // files go first, then the directories made for them).
+    let mut made_dirs = MadeDirs::default();
     let mut splits = Vec::with_capacity(jobs.len());
+    let mut hosts = Vec::with_capacity(jobs.len());
     for ((j, data), u) in jobs.iter().zip(&inputs).zip(&unsigned) {
         let data: &[u8] = u.as_deref().unwrap_or(data);
         let out_dir = j.output.parent().unwrap_or(Path::new("/"));
@@ -269,6 +276,14 @@ pub fn split_with(
         }
         .and_then(|s| split::check_split(&s).map(|()| s))
         .map_err(|e| Error::new(&j.input, ErrorKind::Split(e)))?;
+        let mut s = s;
+        // The host-only binary to its temporary file now, out of memory.
+        if let Some(d) = j.output.parent() {
+            made_dirs.create(d)?;
+        }
+        let host = std::mem::take(&mut s.host);
+        let staged = crate::write::stage_atomic_like(&j.output, |w| w.write_all(&host), &j.input)?;
+        hosts.push((staged, host.len() as u64));
         splits.push(s);
     }
     // Archives: one per architecture, merged with one already there.
@@ -320,11 +335,8 @@ pub fn split_with(
         archives.push(report);
     }
     let mut binaries = Vec::new();
-    for ((j, s), data) in jobs.iter().zip(&splits).zip(&inputs) {
-        if let Some(d) = j.output.parent() {
-            std::fs::create_dir_all(d).map_err(|e| Error::new(d, ErrorKind::CreateDir(e)))?;
-        }
-        write_file_like(&j.output, &s.host, &j.input)?;
+    for (((j, s), data), (staged, size_after)) in jobs.iter().zip(&splits).zip(&inputs).zip(hosts) {
+        staged.commit()?;
         binaries.push(BinaryReport {
             input: j.input.display().to_string(),
             output: j.output.display().to_string(),
@@ -332,16 +344,18 @@ pub fn split_with(
             wrappers: s.wrappers,
             code_objects: s.kernels.len(),
             size_before: data.len() as u64,
-            size_after: s.host.len() as u64,
+            size_after,
         });
     }
+    made_dirs.keep();
     // The layout as the old loader reads it, binary by binary, from the files just written.
     let mut old_loader_failures = Vec::new();
     for (j, s) in jobs.iter().zip(&splits) {
         let mut keys: Vec<String> = s.kernels.iter().map(|k| k.key.clone()).collect();
         keys.sort_unstable();
         keys.dedup();
-        let found = gfxkit_host::discover(&s.host);
+        let written = Input::open(&j.output)?;
+        let found = gfxkit_host::discover(&written);
         let opened = crate::kpack::all_archives(&j.output, &found, &crate::kpack::env());
         let archives = opened.archives();
         for f in gfxkit_kpack::verify::old_loader_shadowing(&keys, &archives.parse()) {
@@ -360,6 +374,44 @@ pub fn split_with(
         overlay_files: Vec::new(),
         old_loader_failures,
     })
+}
+
+/// The directories a split made for its outputs: removed again (the deepest first, each only
+/// when empty) when the split fails, unless kept.
+#[derive(Default)]
+struct MadeDirs {
+    made: Vec<PathBuf>,
+    kept: bool,
+}
+
+impl MadeDirs {
+    /// Makes `dir` and its missing ancestors, remembering those it made.
+    fn create(&mut self, dir: &Path) -> Result<(), Error> {
+        let missing: Vec<&Path> = dir
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+            .collect();
+        std::fs::create_dir_all(dir).map_err(|e| Error::new(dir, ErrorKind::CreateDir(e)))?;
+        // Outermost first, so that removing in reverse takes the deepest first.
+        self.made
+            .extend(missing.into_iter().rev().map(Path::to_path_buf));
+        Ok(())
+    }
+
+    /// The split is done: the directories stay.
+    fn keep(&mut self) {
+        self.kept = true;
+    }
+}
+
+impl Drop for MadeDirs {
+    fn drop(&mut self) {
+        if !self.kept {
+            for d in self.made.iter().rev() {
+                let _ = std::fs::remove_dir(d);
+            }
+        }
+    }
 }
 
 /// Writes `bytes` to `path` atomically; a new file takes the permissions of `like`.

@@ -231,13 +231,31 @@ pub fn stage_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<Staged, Error> {
+    stage_atomic(path, fill, None)
+}
+
+/// [`stage_atomic_with`] of an output that, when new, takes the permissions of `like` (as
+/// [`write_atomic_checked`] gives them).
+pub fn stage_atomic_like(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    like: &Path,
+) -> Result<Staged, Error> {
+    stage_atomic(path, fill, Some(like))
+}
+
+fn stage_atomic(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    like: Option<&Path>,
+) -> Result<Staged, Error> {
     let fill = |file: &mut File| {
         let mut w = std::io::BufWriter::with_capacity(WRITE_BUFFER, file);
         fill(&mut w).map_err(Filled::Fill)?;
         w.flush().map_err(Filled::Io)
     };
     let check = |_: &Path| Ok(());
-    stage_file(path, fill, check, None, Durability::Rename).map_err(|e| match e {
+    stage_file(path, fill, check, like, Durability::Rename).map_err(|e| match e {
         WriteError::Io(e) => e,
         WriteError::Fill { path, error } => Error::new(path, ErrorKind::Write(error)),
         WriteError::Check(error) => Error::new(path, ErrorKind::Write(error)),
