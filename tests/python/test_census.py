@@ -669,6 +669,9 @@ class _Index(http.server.BaseHTTPRequestHandler):
     # "cut" (half the body, then the connection closed), "404".
     faults: dict = {}
     requests: dict = {}
+    # The Range headers met per path, and the paths served whole whatever the Range.
+    ranges: dict = {}
+    no_ranges: set = set()
 
     def log_message(self, *a) -> None:  # quiet
         pass
@@ -691,12 +694,27 @@ class _Index(http.server.BaseHTTPRequestHandler):
             body = self.files[path].read_bytes()
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
+            self.send_header("ETag", '"' + hashlib.sha256(body).hexdigest()[:16] + '"')
             self.end_headers()
             self.wfile.write(body[: len(body) // 2])
             self.wfile.flush()
             self.close_connection = True
             self.connection.shutdown(2)
             return
+        if path in self.files and self.headers.get("Range"):
+            self.ranges.setdefault(path, []).append(self.headers["Range"])
+        if path in self.files and self.headers.get("Range") and path not in self.no_ranges:
+            body = self.files[path].read_bytes()
+            etag = '"' + hashlib.sha256(body).hexdigest()[:16] + '"'
+            start = int(self.headers["Range"].split("=", 1)[1].split("-", 1)[0])
+            if self.headers.get("If-Range") == etag and start < len(body):
+                self.send_response(206)
+                self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
+                self.send_header("Content-Length", str(len(body) - start))
+                self.send_header("ETag", etag)
+                self.end_headers()
+                self.wfile.write(body[start:])
+                return
         if path in self.files:
             body, ctype = self.files[path].read_bytes(), "application/octet-stream"
         elif path in self.pages:
@@ -718,6 +736,8 @@ class _Index(http.server.BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
+        if path in self.files:
+            self.send_header("ETag", '"' + hashlib.sha256(body).hexdigest()[:16] + '"')
         self.end_headers()
         self.wfile.write(body)
 
@@ -789,18 +809,25 @@ def test_downloads_and_index_pages_that_fail_for_a_while_are_tried_again(tmp_pat
     wheel, deb = real(WHEEL), real(DEB)
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
     deb_digest = hashlib.sha256(deb.read_bytes()).hexdigest()
+    tree = small_tree(tmp_path / "t", 1)
+    plain = tree / "d0" / "k000.hipfb"
+    plain_digest = hashlib.sha256(plain.read_bytes()).hexdigest()
     _Index.files = {"/files/flaky.whl": wheel, "/files/cut.deb": deb, "/files/down.whl": wheel,
-                    "/files/gone.whl": wheel}
+                    "/files/gone.whl": wheel, "/files/whole.hipfb": plain}
     _Index.pages = {"/simple/p/": [("../../files/flaky.whl", digest), ("../../files/cut.deb", deb_digest),
-                                   ("../../files/down.whl", "1" * 64), ("../../files/gone.whl", "2" * 64)]}
+                                   ("../../files/down.whl", "1" * 64), ("../../files/gone.whl", "2" * 64),
+                                   ("../../files/whole.hipfb", plain_digest)]}
     _Index.faults = {
         "/simple/p/": ["503"],
         "/files/flaky.whl": ["503", "503"],
         "/files/cut.deb": ["cut"],
         "/files/down.whl": ["503"] * census_inputs.ATTEMPTS,
         "/files/gone.whl": ["404", "404"],
+        "/files/whole.hipfb": ["cut"],
     }
-    _Index.requests = {}
+    _Index.requests, _Index.ranges = {}, {}
+    # A server that sends this one whole, whatever the range asked for.
+    _Index.no_ranges = {"/files/whole.hipfb"}
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Index)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
@@ -811,7 +838,14 @@ def test_downloads_and_index_pages_that_fail_for_a_while_are_tried_again(tmp_pat
         server.shutdown()
     ins = {x["input"].rsplit("/", 1)[-1]: x for x in table(out, "inputs")}
     assert _Index.requests == {"/simple/p/": 2, "/files/flaky.whl": 3, "/files/cut.deb": 2,
-                               "/files/down.whl": census_inputs.ATTEMPTS, "/files/gone.whl": 1}
+                               "/files/down.whl": census_inputs.ATTEMPTS, "/files/gone.whl": 1,
+                               "/files/whole.hipfb": 2}
+    # The download cut in the middle went on from where it stopped; the one whose server sends
+    # whole files started again; both hashed right.
+    half = deb.stat().st_size // 2
+    assert _Index.ranges == {"/files/cut.deb": [f"bytes={half}-"],
+                             "/files/whole.hipfb": [f"bytes={plain.stat().st_size // 2}-"]}
+    assert ins["whole.hipfb"]["status"] == "ok" and ins["whole.hipfb"]["sha256"] == plain_digest
     assert ins["flaky.whl"]["status"] == "ok" and ins["flaky.whl"]["sha256"] == digest
     assert ins["cut.deb"]["status"] == "ok" and ins["cut.deb"]["sha256"] == deb_digest
     down = ins["down.whl"]
@@ -822,7 +856,7 @@ def test_downloads_and_index_pages_that_fail_for_a_while_are_tried_again(tmp_pat
     assert gone["status"] == "error" and gone["error"] == (
         f"{base}/files/gone.whl: download failed: HTTP Error 404: Not Found"), gone
     assert r.unreadable == 2
-    _Index.faults = {}
+    _Index.faults, _Index.no_ranges = {}, set()
 
 
 def _chromium() -> str:

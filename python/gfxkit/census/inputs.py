@@ -301,7 +301,9 @@ def same_content(names: Sequence[str]) -> Tuple[Dict[str, List[str]], List[Optio
 
 def download(url: str, scratch: str, expected: Optional[str]) -> Tuple[str, str]:
     """Downloads ``url`` into a new file under ``scratch``; returns (its path, its SHA-256).
-    A download that fails for a reason that may pass is started again (:data:`ATTEMPTS`).
+    A download that fails for a reason that may pass is tried again (:data:`ATTEMPTS`), from
+    where it stopped when the server sends ranges of the same file (``Range`` with
+    ``If-Range``), else from the start.
     Raises RuntimeError naming the URL when the download fails or the digest differs from
     ``expected``; the partial file is removed then."""
     import http.client
@@ -313,23 +315,52 @@ def download(url: str, scratch: str, expected: Optional[str]) -> Tuple[str, str]
     d = tempfile.mkdtemp(prefix="gfxkit-census-", dir=scratch)
     path = os.path.join(d, name)
 
+    # What earlier attempts wrote: the bytes (hashed so far) and what names the file's version.
+    done: Dict[str, Any] = {"hash": hashlib.sha256(), "bytes": 0, "validator": None}
+
     def fetch() -> str:
-        h = hashlib.sha256()
-        got = 0
-        with urllib.request.urlopen(url, timeout=TIMEOUT) as r, open(path, "wb") as f:
-            while True:
-                chunk = r.read(1 << 20)
-                if not chunk:
-                    break
-                h.update(chunk)
-                f.write(chunk)
-                got += len(chunk)
+        req = urllib.request.Request(url)
+        if done["bytes"] and done["validator"]:
+            req.add_header("Range", f"bytes={done['bytes']}-")
+            req.add_header("If-Range", done["validator"])
+        try:
+            opened = urllib.request.urlopen(req, timeout=TIMEOUT)
+        except urllib.error.HTTPError as e:
+            if e.code != 416 or not req.has_header("Range"):
+                raise
+            # No such range (the file is shorter now): the next attempt from the start.
+            done.update(hash=hashlib.sha256(), bytes=0, validator=None)
+            raise ConnectionError(f"the server has no bytes from {req.get_header('Range')}") from e
+        with opened as r:
+            start = _resumed_at(r)
+            if start is None:
+                # The whole file (ranges not sent, or the file changed): from the start.
+                start = 0
+                done.update(hash=hashlib.sha256(), bytes=0)
+            elif start != done["bytes"]:
+                # Another range than asked for: the next attempt asks for the whole file.
+                asked = done["bytes"]
+                done.update(hash=hashlib.sha256(), bytes=0, validator=None)
+                raise ConnectionError(f"the server sent bytes from {start}, not from {asked}")
+            done["validator"] = r.headers.get("ETag") or r.headers.get("Last-Modified")
+            with open(path, "r+b" if done["bytes"] else "wb") as f:
+                f.seek(done["bytes"])
+                f.truncate()
+                while True:
+                    chunk = r.read(1 << 20)
+                    if not chunk:
+                        break
+                    f.write(chunk)
+                    done["hash"].update(chunk)
+                    done["bytes"] += len(chunk)
             # A connection closed early ends the reads as the end of the body would (http.client
             # raises nothing for it): the length the server announced tells.
             length = (r.headers.get("Content-Length") or "").strip()
-            if length.isdigit() and got < int(length):
-                raise ConnectionError(f"the connection closed after {got} of {length} bytes")
-        return h.hexdigest()
+            if length.isdigit() and done["bytes"] < start + int(length):
+                raise ConnectionError(
+                    f"the connection closed after {done['bytes']} of {start + int(length)} bytes"
+                )
+        return done["hash"].hexdigest()
 
     try:
         try:
@@ -344,6 +375,17 @@ def download(url: str, scratch: str, expected: Optional[str]) -> Tuple[str, str]
     except BaseException:
         shutil.rmtree(d, ignore_errors=True)
         raise
+
+
+def _resumed_at(r: Any) -> Optional[int]:
+    """Where the body of response ``r`` starts in the file: the first byte of a partial
+    response's ``Content-Range`` (``bytes 1000-1999/2000``), or None for a whole file."""
+    if getattr(r, "status", 200) != 206:
+        return None
+    m = re.match(r"\s*bytes\s+(\d+)-\d+/(\d+|\*)\s*$", r.headers.get("Content-Range") or "")
+    if not m:
+        raise ConnectionError(f"a partial response without a Content-Range it can be read by: {r.headers.get('Content-Range')!r}")
+    return int(m.group(1))
 
 
 def remove_download(path: str) -> None:
