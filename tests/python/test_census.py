@@ -1093,12 +1093,13 @@ def test_report_names_downloads_by_file_and_orders_processors_by_the_table(tmp_p
     assert f"<tr><td title='{broken}'>rocm_x-1.0+gfx-py3-none-any.whl</td><td>error</td>" in errors
 
 
-def test_report_rolls_packages_up_by_name_across_versions_and_platforms(tmp_path):
-    """The report's support by package: the inputs whose file names name a package (wheels,
-    sdists, .deb, .rpm, conda; downloads by their file names), one row per normalized name
-    across versions and platforms, per processor how many of its files with device code carry
-    it: all, some (the others named in the title), none where required (red); files that are
-    no package (a library) are not there; no section when no input is a package."""
+def test_report_rolls_packages_and_installs_up_by_name_across_versions_and_platforms(tmp_path):
+    """The report's support by package: package files (wheels, sdists, .deb, .rpm, conda;
+    downloads by their file names), each a build, and installs of EasyBuild (EESSI) and Spack,
+    each a build of the files in it; one row per name and layout across versions and
+    platforms, per processor how many of its builds with device code carry it: all, some (the
+    others named in the title), none where required (red); files in no build (a library in
+    /opt) are not there; no section when no input is in one."""
     import pyarrow as pa
 
     from gfxkit.census import page
@@ -1118,12 +1119,24 @@ def test_report_rolls_packages_up_by_name_across_versions_and_platforms(tmp_path
     deb = "/pool/librocblas0_5.5.1+dfsg-7_amd64.deb"
     sdist = "/dl/flash_attn-2.7.4.tar.gz"
     lib = "/opt/lib/libk.so"
+    eessi = "/cvmfs/software.eessi.io/versions/2023.06/software/linux/x86_64/amd/zen3/software/rocBLAS/"
+    eb62 = eessi + "6.2.0-GCCcore-13.2.0"
+    eb61 = eessi + "6.1.0-GCCcore-13.2.0"
+    spack = "/opt/spack/linux-rhel8-zen3/gcc-12.2.0/rocblas-6.2.0-" + "a" * 32
     rows = [co(t1, "gfx90a:xnack-"), co(t1, "gfx942"), co(t2, "gfx942"), co(t2, "gfx1100")]
     rows += [co(deb, "gfx906"), co(sdist, "gfx942"), co(lib, "gfx90a")]
+    # One install: its library and its per-processor kernel files together.
+    rows += [co(eb62 + "/lib/librocblas.so", "gfx90a"), co(eb62 + "/lib/librocblas.so", "gfx942"),
+             co(eb62 + "/lib/rocblas/library/TensileLibrary_gfx1100.co", "gfx1100")]
+    rows += [co(eb61 + "/lib/librocblas.so", "gfx90a"), co(spack + "/lib/librocblas.so", "gfx1100")]
+    files = [(t1, 2), (t2, 2), (t3, 0), (deb, 1), (sdist, 1), (lib, 1),
+             (eb62 + "/lib/librocblas.so", 2), (eb62 + "/lib/rocblas/library/TensileLibrary_gfx1100.co", 1),
+             (eb62 + "/lib/rocblas/library/TensileLibrary.dat", 0), (eb61 + "/lib/librocblas.so", 1),
+             (spack + "/lib/librocblas.so", 1)]
     ins = [
         {"input": n, "size": 1, "kind": "wheel", "device_bytes": 10 * c, "nvidia_bytes": 0,
          "code_objects": c, "status": "ok", "targets": [], "processors": []}
-        for n, c in [(t1, 2), (t2, 2), (t3, 0), (deb, 1), (sdist, 1), (lib, 1)]
+        for n, c in files
     ]
     out = tmp_path / "out"
     out.mkdir()
@@ -1134,15 +1147,16 @@ def test_report_rolls_packages_up_by_name_across_versions_and_platforms(tmp_path
     html = page.build(dataset.derive(out, ["gfx90a", "gfx1100"], None), ["gfx90a", "gfx1100"])
     table_ = html.split("id='package-table'", 1)[1].split("</table>", 1)[0]
     heads = [h.split("</th>", 1)[0] for h in table_.split("<th>")[1:]]
-    assert heads == ["package", "files", "versions", "with device code", "device bytes",
+    assert heads == ["package", "layout", "builds", "versions", "with device code", "device bytes",
                      "gfx90a", "gfx1100", "gfx906", "gfx942"], heads
     got = {}
     for r in table_.split("<tr>")[2:]:
         cells = [c.split("</td>", 1)[0] for c in r.split("<td")[1:]]
-        got[cells[0].lstrip(">")] = cells[1:]
-    assert sorted(got) == ["flash-attn", "librocblas0", "torch"], got
+        got[(cells[0].lstrip(">"), cells[1].lstrip(">"))] = cells[2:]
+    assert list(got) == [("flash-attn", "package"), ("librocblas0", "package"), ("rocBLAS", "EasyBuild"),
+                         ("rocblas", "Spack"), ("torch", "package")], got
     n = lambda c: c.split(">", 1)[1]  # noqa: E731
-    torch = got["torch"]
+    torch = got[("torch", "package")]
     assert [n(c) for c in torch[:4]] == ["3", "3", "2", "40 B"], torch  # 2.6.0 and 2.6.0+rocm6.3 differ
     # gfx90a in one of the two torch files with device code, named in the title; gfx1100 too.
     assert torch[4] == (" class='p' data-v='1' title='without: "
@@ -1150,15 +1164,21 @@ def test_report_rolls_packages_up_by_name_across_versions_and_platforms(tmp_path
     assert torch[5].endswith("title='without: torch-2.5.1+rocm6.2-cp311-cp311-linux_x86_64.whl'>1/2")
     assert torch[6] == " class='o' data-v='0'>"  # gfx906: in none, not required
     assert torch[7] == " class='y' data-v='2'>2/2"  # gfx942: in both
-    assert got["librocblas0"][4] == " class='x' data-v='0'>0/1"  # required gfx90a: in none
-    assert got["librocblas0"][6] == " class='y' data-v='1'>1/1"
+    assert got[("librocblas0", "package")][4] == " class='x' data-v='0'>0/1"  # required gfx90a: in none
+    assert got[("librocblas0", "package")][6] == " class='y' data-v='1'>1/1"
+    # The EasyBuild installs: two builds (the 6.2.0 one's library and kernel files together).
+    eb = got[("rocBLAS", "EasyBuild")]
+    assert [n(c) for c in eb[:4]] == ["2", "2", "2", "40 B"], eb
+    assert eb[4] == " class='y' data-v='2'>2/2"  # gfx90a
+    assert eb[5] == f" class='p' data-v='1' title='without: {eb61}'>1/2"  # gfx1100: the 6.2.0 kernels
+    assert got[("rocblas", "Spack")][4] == " class='x' data-v='0'>0/1"
     assert "libk.so" not in table_
-    # No package among the inputs: no section.
+    # No input in a build: no section.
     only_lib = tmp_path / "lib"
     only_lib.mkdir()
-    dataset.write_table(pa.Table.from_pylist([rows[-1]], schema=dataset.code_object_schema()),
+    dataset.write_table(pa.Table.from_pylist([rows[6]], schema=dataset.code_object_schema()),
                         only_lib / "code_objects" / "s.parquet")
-    dataset.write_table(pa.Table.from_pylist([ins[-1]], schema=dataset.input_schema()),
+    dataset.write_table(pa.Table.from_pylist([ins[5]], schema=dataset.input_schema()),
                         only_lib / "inputs" / "s.parquet")
     assert "id='packages'" not in page.build(dataset.derive(only_lib, [], None), [])
 

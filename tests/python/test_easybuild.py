@@ -89,11 +89,26 @@ def eb(site, targets: str, recipe_extra: str = "", **env) -> tuple:
     return out.returncode, out.stdout + out.stderr, log
 
 
-def test_both_targets_pass(site):
+def test_both_targets_pass(site, tmp_path):
     code, out, log = eb(site, "gfx90a,gfx1100")
     assert code == 0, out
     assert "gfxkit sanity check of" in log and "2 files with device code, 2 pass, 0 failures" in log
     assert "COMPLETED: Installation ended successfully" in out
+    # A census of the software tree rolls the install up in its report: one EasyBuild build of
+    # gfxkitdemo 1.0 carrying both targets.
+    import gfxkit
+
+    software = site["dir"] / "eb" / "software"
+    assert (software / "gfxkitdemo" / "1.0" / "lib" / "libk.so").is_file()
+    r = gfxkit.census([str(software)], tmp_path / "census", require="gfx90a,gfx942", serial=True,
+                      progress=False)
+    assert r.errors == 0 and r.code_objects >= 4, r
+    page = (tmp_path / "census" / "report.html").read_text()
+    table = page.split("id='package-table'", 1)[1].split("</table>", 1)[0]
+    row = table.split("<tr><td>gfxkitdemo</td><td>EasyBuild</td>", 1)[1].split("</tr>", 1)[0]
+    cells = [c.split(">", 1)[1].split("</td>", 1)[0] for c in row.split("<td")[1:]]
+    # builds, versions, with device code, device bytes, then gfx90a, gfx942 (required), gfx1100
+    assert cells[:3] == ["1", "1", "1"] and cells[4:7] == ["1/1", "0/1", "1/1"], cells
 
 
 def test_a_third_target_fails_naming_file_and_target(site):

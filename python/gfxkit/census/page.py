@@ -1,6 +1,7 @@
 """``OUT/report.html``: one self-contained page (no network: inline CSS, inline SVG, a few
 lines of inline script to sort tables) for the release manager: the support matrix by package
-(packages x processors, when inputs are packages) and by input (inputs x processors, coloured,
+(packages and installed software x processors, when inputs are package files or installs of
+EasyBuild or Spack) and by input (inputs x processors, coloured,
 sortable), device bytes per target, what keeping only the required
 targets would save, code objects stored more than once, the files that lack a required target,
 the inputs holding NVIDIA device code, the errors. Built from the dataset's tables; its size
@@ -211,54 +212,106 @@ def _package_of(shown: str) -> Any:
     return None
 
 
-def _package_rows(targets: Any, inputs: Any, shown: Sequence[str], req_procs: set) -> List[str]:
-    """The support matrix by package (HTML rows): the inputs whose file names name a package
-    (wheels, sdists, ``.deb``, ``.rpm``, conda; the same name across versions and platforms is
-    one package), each row a package with its files, versions, files with device code and
-    their device bytes, and per processor of ``shown`` how many of those files carry code for
-    it (all: green; some: pale, the files without it in the title; none, where required:
-    red). Empty when no input is a package."""
+#: Software installed by a package manager of HPC centres, by the path of its files: the
+#: name and version of the install each file is in. EasyBuild (and EESSI, built by it):
+#: ``.../software/<name>/<version>/...``, the last such part of the path (a version starts
+#: with a digit); Spack's default layout: ``.../<name>-<version>-<32-character hash>/...``.
+_INSTALL_LAYOUTS = (
+    ("EasyBuild", r"^(?P<root>.*/software/(?P<name>[^/]+)/(?P<version>[0-9][^/]*))/"),
+    ("Spack", r"^(?P<root>.*/(?P<name>[a-z0-9][a-z0-9_-]*?)-(?P<version>[0-9][^/]*)-[a-z0-9]{32})/"),
+)
+
+
+def _builds(inputs: Any) -> List[Tuple[str, str, str, str, str]]:
+    """For each input that is a package file or lies in an install of an HPC package
+    manager: ``(input, layout, name, version, build)``. A package file (its name as
+    :func:`_package_of` reads it; layout ``package``) is a build of its own (the build is the
+    input); the files of one install (layout ``EasyBuild`` or ``Spack``,
+    :data:`_INSTALL_LAYOUTS`) are one build, the install's directory. Other inputs are left
+    out."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     names = inputs["input"]
-    looks = pc.match_substring_regex(_shown_names(names), r"\.(whl|deb|rpm|conda|tar\.bz2|tar\.gz|tgz|tar\.xz|tar\.zst|zip)$")
-    pkg_inputs = inputs.filter(looks).select(["input", "device_bytes", "code_objects"]).to_pylist()
-    of: Dict[str, Tuple[str, str]] = {}
-    for r in pkg_inputs:
-        p = _package_of(_shown_name(r["input"]))
+    if isinstance(names, pa.ChunkedArray):
+        names = names.combine_chunks()
+    out: List[Tuple[str, str, str, str, str]] = []
+    looks = pc.match_substring_regex(
+        _shown_names(names), r"\.(whl|deb|rpm|conda|tar\.bz2|tar\.gz|tgz|tar\.xz|tar\.zst|zip)$"
+    )
+    taken = set()
+    for n in names.filter(looks).to_pylist():
+        p = _package_of(_shown_name(n))
         if p:
-            of[r["input"]] = p
-    if not of:
-        return []
-    import pyarrow as pa
-
-    present = targets.filter(pc.is_in(targets["input"], value_set=pa.array(list(of), pa.string())))
-    per_proc: Dict[Tuple[str, str], set] = {}
-    for i, p in zip(present["input"].to_pylist(), present["processor"].to_pylist()):
-        per_proc.setdefault((of[i][0], p), set()).add(i)
-    packages: Dict[str, Dict[str, Any]] = {}
-    for r in pkg_inputs:
-        if r["input"] not in of:
+            out.append((n, "package", p[0], p[1], n))
+            taken.add(n)
+    for layout, pattern in _INSTALL_LAYOUTS:
+        found = pc.extract_regex(names, pattern)
+        hit = pc.is_valid(found)
+        if not pc.any(hit).as_py():
             continue
-        name, version = of[r["input"]]
-        g = packages.setdefault(name, {"files": 0, "versions": set(), "with": [], "bytes": 0})
-        g["files"] += 1
+        rows = pa.table({"input": names, "m": found}).filter(hit)
+        got = rows["m"].combine_chunks()
+        for n, root, name, version in zip(
+            rows["input"].to_pylist(),
+            got.field("root").to_pylist(),
+            got.field("name").to_pylist(),
+            got.field("version").to_pylist(),
+        ):
+            if n not in taken:
+                out.append((n, layout, name, version, root))
+                taken.add(n)
+    return out
+
+
+def _package_rows(targets: Any, inputs: Any, shown: Sequence[str], req_procs: set) -> List[str]:
+    """The support matrix by package and by installed software (HTML rows): package files
+    (wheels, sdists, ``.deb``, ``.rpm``, conda; the same name across versions and platforms one
+    row, each file a build) and installs of EasyBuild (EESSI) and Spack (each install a build,
+    its files together), from :func:`_builds`. A row gives the builds, versions, builds with
+    device code and their device bytes, and per processor of ``shown`` how many of those
+    builds carry code for it (all: green; some: pale, the others named in the title; none,
+    where required: red). Empty when no input is in a build."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    builds = _builds(inputs)
+    if not builds:
+        return []
+    of = {n: (layout, name, version, build) for n, layout, name, version, build in builds}
+    present = targets.filter(pc.is_in(targets["input"], value_set=pa.array(list(of), pa.string())))
+    per_proc: Dict[Tuple[str, str, str], set] = {}
+    for i, p in zip(present["input"].to_pylist(), present["processor"].to_pylist()):
+        layout, name, _, build = of[i]
+        per_proc.setdefault((layout, name, p), set()).add(build)
+    attrs = inputs.filter(pc.is_in(inputs["input"], value_set=pa.array(list(of), pa.string())))
+    groups: Dict[Tuple[str, str], Dict[str, Any]] = {}
+    for n, db, c in zip(
+        attrs["input"].to_pylist(), attrs["device_bytes"].to_pylist(), attrs["code_objects"].to_pylist()
+    ):
+        layout, name, version, build = of[n]
+        g = groups.setdefault(
+            (layout, name), {"builds": set(), "versions": set(), "with": set(), "bytes": 0}
+        )
+        g["builds"].add(build)
         g["versions"].add(version)
-        if r["code_objects"]:
-            g["with"].append(r["input"])
-            g["bytes"] += r["device_bytes"] or 0
+        if c:
+            g["with"].add(build)
+            g["bytes"] += db or 0
     rows = []
-    for name in sorted(packages):
-        g = packages[name]
+    for layout, name in sorted(groups, key=lambda k: (k[1].lower(), k[0])):
+        g = groups[(layout, name)]
         with_code = g["with"]
+        # A package file by its file name, an install by its directory.
+        shown_build = _shown_name
         cells = []
         for p in shown:
-            has = per_proc.get((name, p), set())
+            has = per_proc.get((layout, name, p), set())
             k, n = len(has), len(with_code)
             if n and k == n:
                 cells.append(f"<td class='y' data-v='{k}'>{k}/{n}</td>")
             elif k:
-                lacking = sorted(_shown_name(i) for i in with_code if i not in has)
+                lacking = sorted(shown_build(b) for b in with_code if b not in has)
                 title = ", ".join(lacking[:20]) + (f" and {len(lacking) - 20} more" if len(lacking) > 20 else "")
                 cells.append(f"<td class='p' data-v='{k}' title='without: {_e(title)}'>{k}/{n}</td>")
             elif n and p in req_procs:
@@ -266,8 +319,9 @@ def _package_rows(targets: Any, inputs: Any, shown: Sequence[str], req_procs: se
             else:
                 cells.append("<td class='o' data-v='0'></td>")
         rows.append(
-            f"<tr><td>{_e(name)}</td><td class='n'>{g['files']}</td><td class='n'>{len(g['versions'])}</td>"
-            f"<td class='n'>{len(with_code)}</td><td class='n' data-v='{g['bytes']}'>{_size(g['bytes'])}</td>"
+            f"<tr><td>{_e(name)}</td><td>{_e(layout)}</td><td class='n'>{len(g['builds'])}</td>"
+            f"<td class='n'>{len(g['versions'])}</td><td class='n'>{len(with_code)}</td>"
+            f"<td class='n' data-v='{g['bytes']}'>{_size(g['bytes'])}</td>"
             + "".join(cells) + "</tr>"
         )
     return rows
@@ -446,21 +500,23 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
     # The required processors first, then the others.
     shown = sorted(req_procs, key=_proc_key) + [p for p in processors if p not in req_procs]
 
-    # Support by package (when inputs are packages: versions and platforms of one name).
+    # Support by package and by installed software (when inputs are package files or lie in
+    # installs of EasyBuild or Spack: versions and platforms of one name).
     rows = _package_rows(tables["targets"], listed, shown, req_procs)
     if rows:
         w("<h2 id='packages'>Support by package</h2>")
         w(
-            "<p class='legend'><span style='background:#4caf50;color:#fff'>every file</span>"
-            "<span style='background:#dcedc8'>some files</span>"
+            "<p class='legend'><span style='background:#4caf50;color:#fff'>every build</span>"
+            "<span style='background:#dcedc8'>some builds</span>"
             "<span style='background:#ef9a9a'>required, in none</span>"
-            " Inputs whose file names name a package (wheel, sdist, .deb, .rpm, conda), its "
-            "versions and platforms one row: per processor, how many of its files with device "
-            "code carry code for it (the title names those that do not).</p>"
+            " A row per name: package files (wheel, sdist, .deb, .rpm, conda; each file a build) "
+            "and software installed by EasyBuild (EESSI) or Spack (each install a build), across "
+            "versions and platforms; per processor, how many of its builds with device code carry "
+            "code for it (the title names those that do not).</p>"
         )
         w(
-            "<table class='sortable' id='package-table'><thead><tr><th>package</th><th>files</th>"
-            "<th>versions</th><th>with device code</th><th>device bytes</th>"
+            "<table class='sortable' id='package-table'><thead><tr><th>package</th><th>layout</th>"
+            "<th>builds</th><th>versions</th><th>with device code</th><th>device bytes</th>"
         )
         for p in shown:
             w(f"<th>{_e(p)}</th>")
