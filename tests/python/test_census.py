@@ -479,6 +479,49 @@ def test_metadata_schema_and_duckdb(serial_out):
     # The matrix: one row per (input, target).
     t = table(serial_out, "targets")
     assert len({(x["input"], x["target_id"]) for x in t}) == len(t)
+    # By package: the wheel and the .deb, each one build, a row per processor it carries and
+    # per required one; the .deb lacks gfx1200.
+    pk = duckdb.sql(
+        f"SELECT package, processor, builds, builds_with, without FROM '{serial_out}/packages.parquet'"
+        " WHERE layout = 'package' ORDER BY ALL"
+    ).fetchall()
+    assert {p for p, *_ in pk} == {"librocrand1", "torch-scatter-rocm"}, pk
+    deb = {proc: (b, w, wo) for p, proc, b, w, wo in pk if p == "librocrand1"}
+    assert deb["gfx1200"] == (1, 0, [str(real(DEB))]), deb
+    assert deb["gfx90a"] == (1, 1, []), deb
+    carried = {x["processor"] for x in t if x["input"] == str(real(DEB))}
+    assert set(deb) == carried | {"gfx90a", "gfx1200"}
+    assert pq.read_metadata(serial_out / "packages.parquet").metadata[b"gfxkit.census.table"] == b"packages"
+
+
+def test_the_docs_duckdb_queries_run_on_a_census(serial_out):
+    """Every statement of docs/census.md's DuckDB block runs on a real census (its ``out/``
+    replaced by the dataset's directory), and those that must find rows do."""
+    text = (ROOT / "docs" / "census.md").read_text()
+    block = text.split("## Five questions in DuckDB", 1)[1].split("```sql\n", 1)[1].split("```", 1)[0]
+    code = "\n".join(line for line in block.splitlines() if not line.lstrip().startswith("--"))
+    statements = [s.strip() for s in code.split(";") if s.strip()]
+    assert len(statements) == 8, statements
+    con = duckdb.connect()
+    results = [con.execute(s.replace("'out/", f"'{serial_out}/")).fetchall() for s in statements]
+    co, ins = table(serial_out, "code_objects"), table(serial_out, "inputs")
+    # 1: the inputs with gfx1200 or gfx12-generic code (the wheel has), and per package how
+    # many builds carry native gfx1200 code (required: a row for each package, the .deb's 0).
+    assert [r[0] for r in results[0]] == sorted(
+        {x["input"] for x in co if x["processor"] in ("gfx1200", "gfx12-generic")})
+    wheel = [x["input"] for x in ins if WHEEL in x["input"]][0]
+    assert wheel in [r[0] for r in results[0]]
+    by_pkg = {r[0]: r for r in results[1]}
+    assert sorted(by_pkg) == ["librocrand1", "torch-scatter-rocm"]
+    assert by_pkg["librocrand1"][2:] == (0, 1, [str(real(DEB))])
+    native = any(x["input"] == wheel and x["processor"] == "gfx1200" for x in co)
+    assert by_pkg["torch-scatter-rocm"][2] == int(native)
+    # 2: the bytes of gfx906; 3: the matrix, a row per input with code; 4: copies;
+    # 5: the lacks, the inputs not read, the CUDA builds.
+    assert results[2][0][0] == sum(x["stored_bytes"] for x in co if x["processor"] == "gfx906")
+    assert len(results[3]) == len({x["input"] for x in co if x["target_id"]})
+    assert results[5], "the lacks"
+    assert {r[0] for r in results[6]} == {x["input"] for x in ins if x["status"] != "ok"}
 
 
 def test_lacks_for_a_rocm_release_follow_check(serial_out, tmp_path, gfxkit_bin):

@@ -14,7 +14,8 @@ them), globs, http(s) URLs (downloaded to a worker's scratch directory and remov
 those projects in a PEP 503/691 simple index).
 
 Output (OUT/): code_objects/*.parquet (one row per code object), inputs/*.parquet (one row per
-input, with its status and error), targets.parquet (input x target), lacks.parquet (with
+input, with its status and error), targets.parquet (input x target), packages.parquet (by
+package file and EasyBuild/Spack install, across versions), lacks.parquet (with
 --require), report.html. Stopped and run again with the same command, a census continues where
 it stopped; with more inputs, it adds them; --retry-errors reads again the inputs that could not
 be read; --fresh starts over. docs/census.md has the schema.

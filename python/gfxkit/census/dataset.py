@@ -144,6 +144,28 @@ def targets_schema():
     )
 
 
+def packages_schema():
+    """The schema of ``packages.parquet`` (the census by package and installed software,
+    :func:`builds.packages`)."""
+    pa = _pa()
+    return _with_meta(
+        pa.schema(
+            [
+                ("layout", pa.string()),
+                ("package", pa.string()),
+                ("processor", pa.string()),
+                ("builds", pa.uint64()),
+                ("versions", pa.uint64()),
+                ("builds_with_device_code", pa.uint64()),
+                ("device_bytes", pa.uint64()),
+                ("builds_with", pa.uint64()),
+                ("without", pa.list_(pa.string())),
+            ]
+        ),
+        "packages",
+    )
+
+
 def lacks_schema():
     """The schema of ``lacks.parquet``."""
     pa = _pa()
@@ -386,7 +408,8 @@ def derive(
     rocm: Optional[str] = None,
     held: Optional[Dict[str, Dict[str, Any]]] = None,
 ) -> Dict[str, Any]:
-    """Writes the derived tables from the finished shards: ``targets.parquet`` and, with
+    """Writes the derived tables from the finished shards: ``targets.parquet``,
+    ``packages.parquet`` (by package and installed software: :mod:`.builds`) and, with
     ``required``, ``lacks.parquet`` (with ``rocm``, what each file lacks on that ROCm
     release's runtime, by the rule of ``gfxkit check --rocm``). ``held``: the tables of the
     shards this process wrote, not read back (:func:`read_table`). Returns the tables
@@ -422,6 +445,10 @@ def derive(
         schema=ts,
     ).sort_by([("input", "ascending"), ("target_id", "ascending")])
     write_table(targets, out / "targets.parquet")
+    from .builds import packages as by_package
+
+    packages = by_package(targets, ins, required, packages_schema())
+    write_table(packages, out / "packages.parquet")
     lacks = None
     lacks_file = out / "lacks.parquet"
     if required:
@@ -444,4 +471,11 @@ def derive(
         write_table(lacks, lacks_file)
     elif lacks_file.exists():
         lacks_file.unlink()
-    return {"code_objects": co, "inputs": ins, "targets": targets, "lacks": lacks, "rocm": rocm}
+    return {
+        "code_objects": co,
+        "inputs": ins,
+        "targets": targets,
+        "packages": packages,
+        "lacks": lacks,
+        "rocm": rocm,
+    }

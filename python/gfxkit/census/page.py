@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple
 
 from . import dataset
+from .builds import file_name as _shown_name
+from .builds import file_names as _shown_names
 
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
@@ -133,36 +135,12 @@ def _sizes(a: Any) -> Any:
                    pc.index_in(a, value_set=distinct))
 
 
-def _shown_name(name: str) -> str:
-    """How the page names an input: a URL (a download) by its file name, percent-decoded
-    (``torch-2.5.1+rocm6.2-cp311-....whl``), which says what it is where the whole address
-    (mirrored in the cell's title) is mostly a storage path; any other input as given."""
-    from urllib.parse import unquote, urlsplit
-
-    if not name.startswith(("http://", "https://")):
-        return name
-    return unquote(urlsplit(name).path.rstrip("/").rsplit("/", 1)[-1]) or name
-
-
 def _input_cell(name: str) -> str:
     """An input's ``<td>``: its name as :func:`_shown_name` gives it, the whole name as its
     title when that differs."""
     shown = _shown_name(name)
     title = f" title='{_e(name)}'" if shown != name else ""
     return f"<td{title}>{_e(shown)}</td>"
-
-
-def _shown_names(names: Any) -> Any:
-    """:func:`_shown_name` of every name of a pyarrow array: in Python for the URLs only (each
-    distinct one once), the rest as they are."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    urls = pc.unique(names.filter(pc.match_substring_regex(names, "^https?://")))
-    if len(urls) == 0:
-        return names
-    shown = pa.array([_shown_name(u) for u in urls.to_pylist()], pa.string())
-    return pc.coalesce(pc.take(shown, pc.index_in(names, value_set=urls)), names)
 
 
 def _input_cells(names: Any) -> Any:
@@ -175,156 +153,43 @@ def _input_cells(names: Any) -> Any:
     return pc.binary_join_element_wise("<td", titles, ">", _escaped(shown), "</td>", "")
 
 
-#: The file names of packages, by kind: the package's name and version in each.
-_PACKAGE_NAMES = (
-    # Wheels: {distribution}-{version}(-{build})?-{python}-{abi}-{platform}.whl (PEP 427).
-    (r"^(?P<name>[^-/]+)-(?P<version>[^-/]+)(-[^-/]+)?-[^-/]+-[^-/]+-[^-/]+\.whl$"),
-    # Debian packages: {name}_{version}_{architecture}.deb.
-    (r"^(?P<name>[^_/]+)_(?P<version>[^_/]+)_[^_/]+\.deb$"),
-    # RPMs: {name}-{version}-{release}.{architecture}.rpm.
-    (r"^(?P<name>[^/]+)-(?P<version>[^-/]+-[^-/]+)\.[^.-/]+\.rpm$"),
-    # Conda packages: {name}-{version}-{build}.conda (or .tar.bz2).
-    (r"^(?P<name>[^/]+)-(?P<version>[^-/]+)-[^-/]+\.(conda|tar\.bz2)$"),
-    # Source distributions and release tarballs: {name}-{version}.tar.gz (a version starts
-    # with a digit).
-    (r"^(?P<name>[^/]+?)-(?P<version>\d[^-/]*)\.(tar\.gz|tgz|tar\.xz|tar\.zst|zip)$"),
-)
-
-
-@functools.lru_cache(maxsize=None)
-def _package_patterns() -> List[Any]:
-    import re
-
-    return [re.compile(p) for p in _PACKAGE_NAMES]
-
-
-def _package_of(shown: str) -> Any:
-    """The package an input's file name says it is, ``(name, version)`` (the name normalized
-    as PEP 503 does: lower case, runs of ``-_.`` as one ``-``), or None for a file that is no
-    package (a library, a bundle, a directory)."""
-    import re
-
-    base = shown.rsplit("/", 1)[-1]
-    for pattern in _package_patterns():
-        m = pattern.match(base)
-        if m:
-            return re.sub(r"[-_.]+", "-", m.group("name")).lower(), m.group("version")
-    return None
-
-
-#: Software installed by a package manager of HPC centres, by the path of its files: the
-#: name and version of the install each file is in. EasyBuild (and EESSI, built by it):
-#: ``.../software/<name>/<version>/...``, the last such part of the path (a version starts
-#: with a digit); Spack's default layout: ``.../<name>-<version>-<32-character hash>/...``.
-_INSTALL_LAYOUTS = (
-    ("EasyBuild", r"^(?P<root>.*/software/(?P<name>[^/]+)/(?P<version>[0-9][^/]*))/"),
-    ("Spack", r"^(?P<root>.*/(?P<name>[a-z0-9][a-z0-9_-]*?)-(?P<version>[0-9][^/]*)-[a-z0-9]{32})/"),
-)
-
-
-def _builds(inputs: Any) -> List[Tuple[str, str, str, str, str]]:
-    """For each input that is a package file or lies in an install of an HPC package
-    manager: ``(input, layout, name, version, build)``. A package file (its name as
-    :func:`_package_of` reads it; layout ``package``) is a build of its own (the build is the
-    input); the files of one install (layout ``EasyBuild`` or ``Spack``,
-    :data:`_INSTALL_LAYOUTS`) are one build, the install's directory. Other inputs are left
-    out."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    names = inputs["input"]
-    if isinstance(names, pa.ChunkedArray):
-        names = names.combine_chunks()
-    out: List[Tuple[str, str, str, str, str]] = []
-    looks = pc.match_substring_regex(
-        _shown_names(names), r"\.(whl|deb|rpm|conda|tar\.bz2|tar\.gz|tgz|tar\.xz|tar\.zst|zip)$"
-    )
-    taken = set()
-    for n in names.filter(looks).to_pylist():
-        p = _package_of(_shown_name(n))
-        if p:
-            out.append((n, "package", p[0], p[1], n))
-            taken.add(n)
-    for layout, pattern in _INSTALL_LAYOUTS:
-        found = pc.extract_regex(names, pattern)
-        hit = pc.is_valid(found)
-        if not pc.any(hit).as_py():
-            continue
-        rows = pa.table({"input": names, "m": found}).filter(hit)
-        got = rows["m"].combine_chunks()
-        for n, root, name, version in zip(
-            rows["input"].to_pylist(),
-            got.field("root").to_pylist(),
-            got.field("name").to_pylist(),
-            got.field("version").to_pylist(),
-        ):
-            if n not in taken:
-                out.append((n, layout, name, version, root))
-                taken.add(n)
-    return out
-
-
-def _package_rows(targets: Any, inputs: Any, shown: Sequence[str], req_procs: set) -> List[str]:
-    """The support matrix by package and by installed software (HTML rows): package files
-    (wheels, sdists, ``.deb``, ``.rpm``, conda; the same name across versions and platforms one
-    row, each file a build) and installs of EasyBuild (EESSI) and Spack (each install a build,
-    its files together), from :func:`_builds`. A row gives the builds, versions, builds with
-    device code and their device bytes, and per processor of ``shown`` how many of those
-    builds carry code for it (all: green; some: pale, the others named in the title; none,
-    where required: red). Empty when no input is in a build."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    builds = _builds(inputs)
-    if not builds:
+def _package_rows(packages: Any, shown: Sequence[str], req_procs: set) -> List[str]:
+    """The support by package (HTML rows) from the ``packages`` table
+    (:func:`builds.packages`): a row per package or installed software, its builds, versions,
+    builds with device code and their device bytes, and per processor of ``shown`` how many
+    of those builds carry code for it (all: green; some: pale, the others named in the title;
+    none, where required: red)."""
+    if packages is None or packages.num_rows == 0:
         return []
-    of = {n: (layout, name, version, build) for n, layout, name, version, build in builds}
-    present = targets.filter(pc.is_in(targets["input"], value_set=pa.array(list(of), pa.string())))
-    per_proc: Dict[Tuple[str, str, str], set] = {}
-    for i, p in zip(present["input"].to_pylist(), present["processor"].to_pylist()):
-        layout, name, _, build = of[i]
-        per_proc.setdefault((layout, name, p), set()).add(build)
-    attrs = inputs.filter(pc.is_in(inputs["input"], value_set=pa.array(list(of), pa.string())))
-    groups: Dict[Tuple[str, str], Dict[str, Any]] = {}
-    for n, db, c in zip(
-        attrs["input"].to_pylist(), attrs["device_bytes"].to_pylist(), attrs["code_objects"].to_pylist()
-    ):
-        layout, name, version, build = of[n]
-        g = groups.setdefault(
-            (layout, name), {"builds": set(), "versions": set(), "with": set(), "bytes": 0}
-        )
-        g["builds"].add(build)
-        g["versions"].add(version)
-        if c:
-            g["with"].add(build)
-            g["bytes"] += db or 0
-    rows = []
-    for layout, name in sorted(groups, key=lambda k: (k[1].lower(), k[0])):
-        g = groups[(layout, name)]
-        with_code = g["with"]
-        # A package file by its file name, an install by its directory.
-        shown_build = _shown_name
+    rows: Dict[Tuple[str, str], Dict[str, Any]] = {}
+    for r in packages.to_pylist():
+        g = rows.setdefault((r["layout"], r["package"]), dict(r, per={}))
+        if r["processor"] is not None:
+            g["per"][r["processor"]] = r
+    out = []
+    for (layout, name), g in sorted(rows.items(), key=lambda kv: (kv[0][1].lower(), kv[0][0])):
+        n = g["builds_with_device_code"]
         cells = []
         for p in shown:
-            has = per_proc.get((layout, name, p), set())
-            k, n = len(has), len(with_code)
+            r = g["per"].get(p)
+            k = r["builds_with"] if r else 0
             if n and k == n:
                 cells.append(f"<td class='y' data-v='{k}'>{k}/{n}</td>")
             elif k:
-                lacking = sorted(shown_build(b) for b in with_code if b not in has)
+                lacking = [_shown_name(b) for b in r["without"]]
                 title = ", ".join(lacking[:20]) + (f" and {len(lacking) - 20} more" if len(lacking) > 20 else "")
                 cells.append(f"<td class='p' data-v='{k}' title='without: {_e(title)}'>{k}/{n}</td>")
             elif n and p in req_procs:
                 cells.append(f"<td class='x' data-v='0'>0/{n}</td>")
             else:
                 cells.append("<td class='o' data-v='0'></td>")
-        rows.append(
-            f"<tr><td>{_e(name)}</td><td>{_e(layout)}</td><td class='n'>{len(g['builds'])}</td>"
-            f"<td class='n'>{len(g['versions'])}</td><td class='n'>{len(with_code)}</td>"
-            f"<td class='n' data-v='{g['bytes']}'>{_size(g['bytes'])}</td>"
-            + "".join(cells) + "</tr>"
+        db = g["device_bytes"]
+        out.append(
+            f"<tr><td>{_e(name)}</td><td>{_e(layout)}</td><td class='n'>{g['builds']}</td>"
+            f"<td class='n'>{g['versions']}</td><td class='n'>{n}</td>"
+            f"<td class='n' data-v='{db}'>{_size(db)}</td>" + "".join(cells) + "</tr>"
         )
-    return rows
+    return out
 
 
 def _in_order_of(groups: Any, key: str, rows: Any) -> Any:
@@ -502,7 +367,7 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
 
     # Support by package and by installed software (when inputs are package files or lie in
     # installs of EasyBuild or Spack: versions and platforms of one name).
-    rows = _package_rows(tables["targets"], listed, shown, req_procs)
+    rows = _package_rows(tables.get("packages"), shown, req_procs)
     if rows:
         w("<h2 id='packages'>Support by package</h2>")
         w(
