@@ -1082,13 +1082,31 @@ def test_report_cells_copies_and_ties_from_tables(tmp_path):
     assert "title='b.so, c.so'>2</td>" in dups and "title='a.so'>1</td>" in dups
 
 
+def _code_object_row(input_: str, target: str) -> dict:
+    """A code-object row of ``input_`` for ``target``, 10 bytes, for tables made by hand."""
+    proc = target.split(":")[0]
+    return {"input": input_, "path": input_, "container": "uncompressed", "unit": 0,
+            "entry": 1, "entry_id": f"hipv4-amdgcn-amd-amdhsa--{target}", "target_id": target,
+            "processor": proc, "generic": "generic" in proc, "stored_bytes": 10,
+            "uncompressed_bytes": 10, "sha256": None}
+
+
+def _one_shard(out: Path, code_objects: list, inputs: list) -> None:
+    """Writes rows made by hand as the one shard of a dataset under ``out``."""
+    import pyarrow as pa
+
+    dataset.write_table(pa.Table.from_pylist(code_objects, schema=dataset.code_object_schema()),
+                        out / "code_objects" / "s.parquet")
+    dataset.write_table(pa.Table.from_pylist(inputs, schema=dataset.input_schema()),
+                        out / "inputs" / "s.parquet")
+
+
 def test_report_names_downloads_by_file_and_orders_processors_by_the_table(tmp_path):
     """The matrix's processors in the order of gfxkit's processor table (gfx900 before gfx90a,
     gfx942 before gfx1030, generic targets after them, SPIR-V last), whatever order the rows
     name them in; an input downloaded from a URL shown by its file name, percent-decoded, with
     the URL as the cell's title (in the matrix and among the errors), the rows in the order of
     the names shown."""
-    import pyarrow as pa
 
     from gfxkit.census import page
 
@@ -1097,13 +1115,7 @@ def test_report_names_downloads_by_file_and_orders_processors_by_the_table(tmp_p
     aiter = store + "beef/amd_aiter-0.1.7-py3-none-any.whl"
     local = "/opt/lib/libk.so"
 
-    def co(input_, target):
-        proc = target.split(":")[0]
-        return {"input": input_, "path": input_, "container": "uncompressed", "unit": 0,
-                "entry": 1, "entry_id": f"hipv4-amdgcn-amd-amdhsa--{target}", "target_id": target,
-                "processor": proc, "generic": "generic" in proc, "stored_bytes": 10,
-                "uncompressed_bytes": 10, "sha256": None}
-
+    co = _code_object_row
     rows = [co(torch, t) for t in ("amdgcnspirv", "gfx1030", "gfx90a:xnack-", "gfx11-generic")]
     rows += [co(aiter, "gfx942"), co(local, "gfx900"), co(local, "gfx1100")]
     ins = [
@@ -1116,10 +1128,7 @@ def test_report_names_downloads_by_file_and_orders_processors_by_the_table(tmp_p
                     error=f"{broken}: HTTP 404"))
     out = tmp_path / "out"
     out.mkdir()
-    dataset.write_table(pa.Table.from_pylist(rows, schema=dataset.code_object_schema()),
-                        out / "code_objects" / "s.parquet")
-    dataset.write_table(pa.Table.from_pylist(ins, schema=dataset.input_schema()),
-                        out / "inputs" / "s.parquet")
+    _one_shard(out, rows, ins)
     html = page.build(dataset.derive(out, [], None), [])
     matrix = html.split("id='matrix-table'", 1)[1].split("</table>", 1)[0]
     heads = [h.split("</th>", 1)[0] for h in matrix.split("<th>")[3:]]
@@ -1143,19 +1152,12 @@ def test_report_rolls_packages_and_installs_up_by_name_across_versions_and_platf
     platforms, per processor how many of its builds with device code carry it: all, some (the
     others named in the title), none where required (red); files in no build (a library in
     /opt) are not there; no section when no input is in one."""
-    import pyarrow as pa
 
     from gfxkit.census import page
 
     store = "https://files.example.org/packages/"
 
-    def co(input_, target):
-        proc = target.split(":")[0]
-        return {"input": input_, "path": input_, "container": "uncompressed", "unit": 0,
-                "entry": 1, "entry_id": f"hipv4-amdgcn-amd-amdhsa--{target}", "target_id": target,
-                "processor": proc, "generic": "generic" in proc, "stored_bytes": 10,
-                "uncompressed_bytes": 10, "sha256": None}
-
+    co = _code_object_row
     t1 = store + "a/torch-2.5.1%2Brocm6.2-cp311-cp311-linux_x86_64.whl"
     t2 = store + "b/torch-2.6.0%2Brocm6.3-cp312-cp312-linux_x86_64.whl"
     t3 = store + "c/Torch-2.6.0-cp312-cp312-win_amd64.whl"  # no device code
@@ -1183,10 +1185,7 @@ def test_report_rolls_packages_and_installs_up_by_name_across_versions_and_platf
     ]
     out = tmp_path / "out"
     out.mkdir()
-    dataset.write_table(pa.Table.from_pylist(rows, schema=dataset.code_object_schema()),
-                        out / "code_objects" / "s.parquet")
-    dataset.write_table(pa.Table.from_pylist(ins, schema=dataset.input_schema()),
-                        out / "inputs" / "s.parquet")
+    _one_shard(out, rows, ins)
     html = page.build(dataset.derive(out, ["gfx90a", "gfx1100"], None), ["gfx90a", "gfx1100"])
     table_ = html.split("id='package-table'", 1)[1].split("</table>", 1)[0]
     heads = [h.split("</th>", 1)[0] for h in table_.split("<th>")[1:]]
@@ -1219,10 +1218,7 @@ def test_report_rolls_packages_and_installs_up_by_name_across_versions_and_platf
     # No input in a build: no section.
     only_lib = tmp_path / "lib"
     only_lib.mkdir()
-    dataset.write_table(pa.Table.from_pylist([rows[6]], schema=dataset.code_object_schema()),
-                        only_lib / "code_objects" / "s.parquet")
-    dataset.write_table(pa.Table.from_pylist([ins[5]], schema=dataset.input_schema()),
-                        only_lib / "inputs" / "s.parquet")
+    _one_shard(only_lib, [rows[6]], [ins[5]])
     assert "id='packages'" not in page.build(dataset.derive(only_lib, [], None), [])
 
 

@@ -830,16 +830,19 @@ fn a_split_that_fails_on_one_binary_leaves_nothing_behind() {
     let bad = dir.join("libbad.so");
     std::fs::write(&bad, &bytes[..bytes.len() * 3 / 4]).unwrap();
     let out = dir.join("out");
-    let o = run(&[
-        os("kpack"),
-        os("split"),
-        good.as_os_str(),
-        bad.as_os_str(),
-        os("--group"),
-        os("t"),
-        os("-o"),
-        out.join("lib/x").as_os_str(),
-    ]);
+    let split_both = |to: &Path| {
+        run(&[
+            os("kpack"),
+            os("split"),
+            good.as_os_str(),
+            bad.as_os_str(),
+            os("--group"),
+            os("t"),
+            os("-o"),
+            to.as_os_str(),
+        ])
+    };
+    let o = split_both(&out.join("lib/x"));
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -858,17 +861,7 @@ fn a_split_that_fails_on_one_binary_leaves_nothing_behind() {
     assert_eq!(left.len(), 2, "{left:?}");
     // In an existing directory: nothing added there either.
     std::fs::create_dir_all(&out).unwrap();
-    let o = run(&[
-        os("kpack"),
-        os("split"),
-        good.as_os_str(),
-        bad.as_os_str(),
-        os("--group"),
-        os("t"),
-        os("-o"),
-        out.as_os_str(),
-    ]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(split_both(&out).status.code(), Some(2));
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
     // The good one alone splits.
     ok(&[
