@@ -117,13 +117,34 @@ def builds(names: Any) -> List[Tuple[str, str, str, str, str]]:
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def _generic_family() -> Dict[str, str]:
+    """Each processor's generic target (``gfx942``: ``gfx9-4-generic``), from gfxkit's
+    processor table."""
+    from .. import _gfxkit
+
+    return {r["name"]: r["generic_family"] for r in _gfxkit.processors() if r["generic_family"]}
+
+
+def _loadable_on(processor: str, carried: set) -> bool:
+    """Whether a build carrying code for ``carried`` (processors, generic targets,
+    ``amdgcnspirv``) has code the HIP runtime can load on ``processor``: its own, its generic
+    target's, or SPIR-V (feature settings aside: ``lacks.parquet`` follows the whole rule)."""
+    return (
+        processor in carried
+        or _generic_family().get(processor) in carried
+        or (processor != "amdgcnspirv" and "amdgcnspirv" in carried)
+    )
+
+
 def packages(targets: Any, inputs: Any, required: Sequence[str], schema: Any) -> Any:
     """The ``packages`` table (``schema``): per package or installed software (``layout``,
     ``package``) and processor, its builds, versions, builds with device code and their device
-    bytes, how many of those builds carry code for the processor (``builds_with``) and which
-    do not (``without``); a row for each processor one of its builds carries and for each
-    required processor, and one with no processor for a package none of whose builds holds
-    device code. From the ``targets`` and ``inputs`` tables."""
+    bytes, how many of those builds carry code the runtime can load on the processor
+    (``builds_with``: its own, its generic target's or SPIR-V; ``builds_native``: its own) and
+    which do not (``without``); a row for each processor one of its builds carries and for
+    each required processor, and one with no processor for a package none of whose builds
+    holds device code. From the ``targets`` and ``inputs`` tables."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -133,10 +154,11 @@ def packages(targets: Any, inputs: Any, required: Sequence[str], schema: Any) ->
     of = {n: (layout, name, version, build) for n, layout, name, version, build in found}
     in_builds = pa.array(list(of), pa.string())
     present = targets.filter(pc.is_in(targets["input"], value_set=in_builds))
-    per_proc: Dict[Tuple[str, str], Dict[str, set]] = {}
+    # Per package, each build's processors (a build's files together).
+    carried: Dict[Tuple[str, str], Dict[str, set]] = {}
     for i, p in zip(present["input"].to_pylist(), present["processor"].to_pylist()):
         layout, name, _, build = of[i]
-        per_proc.setdefault((layout, name), {}).setdefault(p, set()).add(build)
+        carried.setdefault((layout, name), {}).setdefault(build, set()).add(p)
     attrs = inputs.filter(pc.is_in(inputs["input"], value_set=in_builds))
     groups: Dict[Tuple[str, str], Dict[str, Any]] = {}
     for n, db, c in zip(
@@ -160,11 +182,20 @@ def packages(targets: Any, inputs: Any, required: Sequence[str], schema: Any) ->
             "builds_with_device_code": len(g["with"]),
             "device_bytes": g["bytes"],
         }
-        procs = per_proc.get((layout, name), {})
-        names_ = sorted(set(procs) | set(required_procs))
+        by_build = carried.get((layout, name), {})
+        names_ = sorted(set().union(*by_build.values(), required_procs))
         if not names_:
-            rows.append(dict(base, processor=None, builds_with=0, without=[]))
+            rows.append(dict(base, processor=None, builds_with=0, builds_native=0, without=[]))
         for p in names_:
-            has = procs.get(p, set())
-            rows.append(dict(base, processor=p, builds_with=len(has), without=sorted(g["with"] - has)))
+            native = {b for b, ps in by_build.items() if p in ps}
+            loads = {b for b, ps in by_build.items() if _loadable_on(p, ps)}
+            rows.append(
+                dict(
+                    base,
+                    processor=p,
+                    builds_with=len(loads),
+                    builds_native=len(native),
+                    without=sorted(g["with"] - loads),
+                )
+            )
     return pa.Table.from_pylist(rows, schema=schema)

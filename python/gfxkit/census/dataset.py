@@ -159,6 +159,7 @@ def packages_schema():
                 ("builds_with_device_code", pa.uint64()),
                 ("device_bytes", pa.uint64()),
                 ("builds_with", pa.uint64()),
+                ("builds_native", pa.uint64()),
                 ("without", pa.list_(pa.string())),
             ]
         ),

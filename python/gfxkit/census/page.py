@@ -173,8 +173,15 @@ def _package_rows(packages: Any, shown: Sequence[str], req_procs: set) -> List[s
         for p in shown:
             r = g["per"].get(p)
             k = r["builds_with"] if r else 0
-            if n and k == n:
+            native = r["builds_native"] if r else 0
+            if n and k == n and native == n:
                 cells.append(f"<td class='y' data-v='{k}'>{k}/{n}</td>")
+            elif n and k == n:
+                # Every build loads on it, some through generic or SPIR-V code only.
+                cells.append(
+                    f"<td class='g' data-v='{k}' title='native code in {native}: the others "
+                    f"through generic or SPIR-V code'>{k}/{n}</td>"
+                )
             elif k:
                 lacking = [_shown_name(b) for b in r["without"]]
                 title = ", ".join(lacking[:20]) + (f" and {len(lacking) - 20} more" if len(lacking) > 20 else "")
@@ -372,12 +379,14 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
         w("<h2 id='packages'>Support by package</h2>")
         w(
             "<p class='legend'><span style='background:#4caf50;color:#fff'>every build</span>"
+            "<span style='background:#8bc34a;color:#fff'>every build, some through generic or SPIR-V code</span>"
             "<span style='background:#dcedc8'>some builds</span>"
             "<span style='background:#ef9a9a'>required, in none</span>"
             " A row per name: package files (wheel, sdist, .deb, .rpm, conda; each file a build) "
             "and software installed by EasyBuild (EESSI) or Spack (each install a build), across "
             "versions and platforms; per processor, how many of its builds with device code carry "
-            "code for it (the title names those that do not).</p>"
+            "code the runtime can load on it: its own, its generic target's or SPIR-V (the title "
+            "names those that do not; the lacks below follow the whole rule).</p>"
         )
         w(
             "<table class='sortable' id='package-table'><thead><tr><th>package</th><th>layout</th>"
