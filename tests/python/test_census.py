@@ -1018,7 +1018,7 @@ def test_report_cells_copies_and_ties_from_tables(tmp_path):
     """The report from tables written here: a cell per (input, processor) naming the feature
     settings of its target IDs (sorted, whatever order the rows give them), generic and SPIR-V
     cells told apart, a required processor missing marked where an input has code objects and
-    blank where it has none; code objects stored more than once counted with their inputs;
+    blank where it has none (SPIR-V, which loads on it, named instead); code objects stored more than once counted with their inputs;
     targets and copies of equal bytes in the order the rows first name them."""
     import pyarrow as pa
 
@@ -1067,7 +1067,9 @@ def test_report_cells_copies_and_ties_from_tables(tmp_path):
     b = ("<td class='y' title='gfx90a:xnack+, gfx90a:xnack-'>xnack+ xnack-</td>" + o
          + "<td class='g' title='gfx9-generic'>any</td>" + o)
     assert row["b.so"].endswith(x + b + "</tr>"), row["b.so"]
-    assert row["c.so"].endswith(x + "<td class='y' title='gfx90a:xnack+'>xnack+</td>" + o + o
+    # SPIR-V loads on the required gfx942: not missing there.
+    spirv = "<td class='g' title='no native code: loads through amdgcnspirv'>amdgcnspirv</td>"
+    assert row["c.so"].endswith(spirv + "<td class='y' title='gfx90a:xnack+'>xnack+</td>" + o + o
                                 + "<td class='s' title='amdgcnspirv'>any</td></tr>"), row["c.so"]
     assert row["a.so"].startswith("a.so</td><td class='n' data-v='700'>700 B</td>")
     # Code objects, none with a target: missing where required; no code object: blank.
@@ -1201,6 +1203,11 @@ def test_report_rolls_packages_and_installs_up_by_name_across_versions_and_platf
         got[(cells[0].lstrip(">"), cells[1].lstrip(">"))] = cells[2:]
     assert list(got) == [("flash-attn", "package"), ("jaxgen", "package"), ("librocblas0", "package"),
                          ("rocBLAS", "EasyBuild"), ("rocblas", "Spack"), ("torch", "package")], got
+    # The matrix by input: the required gfx1100 is no miss where gfx11-generic code loads.
+    matrix = html.split("id='matrix-table'", 1)[1].split("</table>", 1)[0]
+    jrow = matrix.split(">/dl/jaxgen-0.1-py3-none-any.whl</td>", 1)[1].split("</tr>", 1)[0]
+    assert "<td class='g' title='no native code: loads through gfx11-generic'>gfx11-generic</td>" in jrow
+    assert "class='x'" not in jrow
     jaxgen = got[("jaxgen", "package")]
     assert jaxgen[5] == (" class='g' data-v='1' title='native code in 0: the others through generic "
                          "or SPIR-V code'>1/1"), jaxgen[5]

@@ -126,6 +126,12 @@ def _generic_family() -> Dict[str, str]:
     return {r["name"]: r["generic_family"] for r in _gfxkit.processors() if r["generic_family"]}
 
 
+def generic_family_of(processor: str) -> Optional[str]:
+    """The generic target whose code the runtime loads on ``processor`` (``gfx942``:
+    ``gfx9-4-generic``), or None."""
+    return _generic_family().get(processor)
+
+
 def _loadable_on(processor: str, carried: set) -> bool:
     """Whether a build carrying code for ``carried`` (processors, generic targets,
     ``amdgcnspirv``) has code the HIP runtime can load on ``processor``: its own, its generic

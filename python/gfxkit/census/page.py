@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from . import dataset
 from .builds import file_name as _shown_name
+from .builds import generic_family_of
 from .builds import file_names as _shown_names
 
 _CSS = """
@@ -262,7 +263,16 @@ def _matrix_rows(targets: Any, inputs: Any, shown: Sequence[str], req_procs: set
         at = pc.equal(present["processor"], p)
         found = pc.take(cells.filter(at), pc.index_in(names, value_set=present["input"].filter(at)))
         missing = "<td class='x'>-</td>" if p in req_procs else "<td class='o'></td>"
-        columns.append(pc.coalesce(found, pc.if_else(filled, missing, "<td class='o'></td>")))
+        otherwise = pc.if_else(filled, missing, "<td class='o'></td>")
+        if p in req_procs:
+            # A required processor without native code the runtime still loads through its
+            # generic target's code or SPIR-V: not missing (the lacks follow the whole rule).
+            family = generic_family_of(p)
+            for by in [f for f in (family, "amdgcnspirv") if f]:
+                through = present["input"].filter(pc.equal(present["processor"], by))
+                cell = f"<td class='g' title='no native code: loads through {_e(by)}'>{_e(by)}</td>"
+                otherwise = pc.if_else(pc.is_in(names, value_set=through), cell, otherwise)
+        columns.append(pc.coalesce(found, otherwise))
     columns.append("</tr>")
     return pc.binary_join_element_wise(*columns, "").to_pylist()
 
