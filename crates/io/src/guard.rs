@@ -12,11 +12,11 @@
 //! was installed before (Rust's own, Python's `faulthandler`) or ends the process as it
 //! would have.
 //!
-//! The handler only reads atomics and calls `mmap`, both safe in a signal handler. It is
-//! installed once, when the first mapping is registered (on Linux: elsewhere nothing is
-//! guarded). Mappings beyond [`SLOTS`] at once
-//! (far more than the threads that read) are not guarded: a truncation under them ends the
-//! process as before.
+//! The handler touches atomics only and makes one system call (`mmap`, a plain system call on
+//! Linux, which a signal handler may make); it saves and restores `errno`. It is installed
+//! once, when the first mapping is registered (on Linux: elsewhere nothing is guarded).
+//! Mappings beyond [`SLOTS`] at once (far more than the threads that read) are not guarded: a
+//! truncation under them ends the process as before.
 
 #![allow(unsafe_code)]
 
