@@ -3,7 +3,7 @@
 //! `gfxkit_kpack::split`'s).
 
 use crate::input::Input;
-use crate::write::{write_atomic_checked, write_atomic_file_checked, Durability, WriteError};
+use crate::write::{write_atomic_file_checked, Durability, WriteError};
 use crate::{Error, ErrorKind};
 use gfxkit_kpack::split;
 use gfxkit_kpack::write::Compression;
@@ -266,7 +266,7 @@ pub fn split_with(
         // For zstd archives, the code objects of compressed bundles are kept as the frames
         // the archives store, made as each bundle is decoded: the split of a binary holding
         // gigabytes of code objects in compressed bundles holds megabytes.
-        let s = match compression {
+        let mut s = match compression {
             Compression::Zstd { level } => {
                 split::split_binary_framed(data, &j.kernel_name, &[pattern], &options.limits, level)
             }
@@ -276,7 +276,6 @@ pub fn split_with(
         }
         .and_then(|s| split::check_split(&s).map(|()| s))
         .map_err(|e| Error::new(&j.input, ErrorKind::Split(e)))?;
-        let mut s = s;
         // The host-only binary to its temporary file now, out of memory.
         if let Some(d) = j.output.parent() {
             made_dirs.create(d)?;
@@ -412,22 +411,6 @@ impl Drop for MadeDirs {
             }
         }
     }
-}
-
-/// Writes `bytes` to `path` atomically; a new file takes the permissions of `like`.
-pub fn write_file_like(path: &Path, bytes: &[u8], like: &Path) -> Result<(), Error> {
-    write_atomic_checked(
-        path,
-        |w| w.write_all(bytes),
-        |_| Ok(()),
-        Some(like),
-        Durability::Rename,
-    )
-    .map_err(|e| match e {
-        crate::WriteError::Io(e) => e,
-        crate::WriteError::Fill { path, error } => Error::new(path, ErrorKind::Write(error)),
-        crate::WriteError::Check(error) => Error::new(path.to_owned(), ErrorKind::Write(error)),
-    })
 }
 
 /// What an inline wrote (`gfxkit kpack inline --json`).
