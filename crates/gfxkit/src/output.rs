@@ -364,14 +364,21 @@ impl Write for StreamErr<'_> {
     }
 }
 
-/// Prints `value` as pretty JSON on stdout followed by a newline.
+/// Prints `value` as pretty JSON on stdout followed by a newline, written as it is
+/// serialized: a listing of a million kernels is never held as one string beside its rows.
 pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
-    // Serialize first: an I/O error inside serde_json would hide a broken pipe from
-    // `report_error`, which must see the plain `std::io::Error`.
-    let mut text = serde_json::to_string_pretty(value)?;
-    text.push('\n');
-    std::io::stdout().lock().write_all(text.as_bytes())?;
+    write_json(std::io::stdout().lock(), value)?;
     Ok(())
+}
+
+/// `value` as pretty JSON and a newline into `out`, through a buffer. A failed write is
+/// returned as the plain `std::io::Error` it was (serde_json wraps it), so that
+/// `report_error` still knows a broken pipe.
+fn write_json<W: Write, T: serde::Serialize>(out: W, value: &T) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    serde_json::to_writer_pretty(&mut out, value).map_err(std::io::Error::from)?;
+    out.write_all(b"\n")?;
+    out.flush()
 }
 
 /// Prints an error with its cause chain to stderr and returns exit code 2. A broken pipe on
@@ -393,3 +400,67 @@ pub fn report_error(err: &anyhow::Error) -> ExitCode {
 }
 
 pub use gfxkit_text::group::shortened;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A writer that takes `left` bytes and then fails as a closed pipe does.
+    struct ClosesAfter {
+        left: usize,
+        took: Vec<u8>,
+    }
+
+    impl Write for ClosesAfter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.left == 0 {
+                return Err(std::io::ErrorKind::BrokenPipe.into());
+            }
+            let n = buf.len().min(self.left);
+            self.left -= n;
+            self.took.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn rows(n: usize) -> serde_json::Value {
+        serde_json::json!({
+            "kernels": (0..n).map(|i| serde_json::json!({"name": format!("k{i}"), "vgpr_count": i}))
+                .collect::<Vec<_>>(),
+            "errors": [],
+        })
+    }
+
+    /// What is written streamed is the pretty JSON of the whole value and a newline.
+    #[test]
+    fn json_written_as_it_is_serialized_is_the_whole_document() {
+        let value = rows(20_000);
+        let mut out = ClosesAfter {
+            left: usize::MAX,
+            took: Vec::new(),
+        };
+        write_json(&mut out, &value).unwrap();
+        let mut want = serde_json::to_string_pretty(&value).unwrap();
+        want.push('\n');
+        assert!(out.took.len() > 1 << 16, "more than one buffer written");
+        assert_eq!(String::from_utf8(out.took).unwrap(), want);
+    }
+
+    /// A reader that goes away (`gfxkit kernels --json | head`) is a broken pipe to
+    /// `report_error`, which ends quietly, not an error inside serde_json.
+    #[test]
+    fn a_closed_pipe_under_json_ends_quietly() {
+        let mut out = ClosesAfter {
+            left: 100_000,
+            took: Vec::new(),
+        };
+        let e = write_json(&mut out, &rows(20_000)).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe);
+        assert_eq!(out.took.len(), 100_000);
+        assert_eq!(report_error(&anyhow::Error::from(e)), ExitCode::SUCCESS);
+    }
+}
