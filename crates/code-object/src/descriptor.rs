@@ -244,6 +244,62 @@ fn wave32_bit(raw: &[u8; KERNEL_DESCRIPTOR_SIZE], hw: &HardwareLimits) -> bool {
         && word_value(raw, Word::KernelCodeProperties) & (1 << 10) != 0
 }
 
+/// Every field of the layout for `hw` in a code object of version `cov`, in llvm-objdump's
+/// print order, with the values it prints for the descriptor `raw`.
+fn field_values<'a>(
+    raw: &'a [u8; KERNEL_DESCRIPTOR_SIZE],
+    hw: &HardwareLimits,
+    cov: Option<CodeObjectVersion>,
+) -> impl Iterator<Item = FieldValue> + 'a {
+    let hw = layout_limits(hw);
+    let wave32 = wave32_bit(raw, &hw);
+    FIELDS.iter().filter_map(move |field| {
+        if !applies(field, &hw, cov, wave32) {
+            return None;
+        }
+        let bits = (word_value(raw, field.word) & field.mask()) >> field.shift;
+        let value = match (field.value, granule(field, &hw, wave32)) {
+            (Value::Constant(c), _) => c,
+            (_, Some(g)) => (bits + 1) * g,
+            _ => bits,
+        };
+        Some(FieldValue { field, value })
+    })
+}
+
+/// A decoded descriptor ([`KernelDescriptor::decoded`]): its fields as `(name, value)` in
+/// llvm-objdump's print order, serialized as a JSON object. Held as the descriptor's bytes
+/// and the processor's limits, decoded when read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DescriptorFields {
+    raw: [u8; KERNEL_DESCRIPTOR_SIZE],
+    hw: &'static HardwareLimits,
+    cov: Option<CodeObjectVersion>,
+}
+
+impl DescriptorFields {
+    /// Each field's name and value, in llvm-objdump's print order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        field_values(&self.raw, self.hw, self.cov).map(|f| (f.field.name, f.value))
+    }
+
+    /// The value of field `name`.
+    pub fn get(&self, name: &str) -> Option<u64> {
+        self.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+    }
+}
+
+impl Serialize for DescriptorFields {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.iter().count()))?;
+        for (k, v) in self.iter() {
+            map.serialize_entry(k, &v)?;
+        }
+        map.end()
+    }
+}
+
 /// Encodes the field values `values` (names and values as llvm-objdump prints them, see
 /// [`KernelDescriptor::fields`]) into a descriptor for a processor with limits `hw`, in a code
 /// object of version `cov` (`None`: the latest). Fields not given are zero; constants, when
@@ -339,6 +395,23 @@ impl<'data> KernelDescriptor<'data> {
     /// order, with the values it prints (see [`crate::descriptor_table`]). A descriptor with
     /// reserved bits set is refused, as llvm-objdump refuses it.
     pub fn fields(&self, hw: &HardwareLimits) -> Result<Vec<FieldValue>, ReservedBits> {
+        self.check_reserved(hw)?;
+        Ok(field_values(&self.raw, hw, self.code_object_version).collect())
+    }
+
+    /// [`KernelDescriptor::fields`] kept as the 64 bytes they are decoded from (a listing of
+    /// a million kernels holds 90 bytes a descriptor, not 60 decoded fields).
+    pub fn decoded(&self, hw: &'static HardwareLimits) -> Result<DescriptorFields, ReservedBits> {
+        self.check_reserved(hw)?;
+        Ok(DescriptorFields {
+            raw: self.raw,
+            hw,
+            cov: self.code_object_version,
+        })
+    }
+
+    /// Refuses a descriptor with reserved bits set for a processor with limits `hw`.
+    fn check_reserved(&self, hw: &HardwareLimits) -> Result<(), ReservedBits> {
         let hw = layout_limits(hw);
         let cov = self.code_object_version;
         let wave32 = wave32_bit(&self.raw, &hw);
@@ -367,19 +440,7 @@ impl<'data> KernelDescriptor<'data> {
                 });
             }
         }
-        Ok(FIELDS
-            .iter()
-            .filter(|f| applies(f, &hw, cov, wave32))
-            .map(|field| {
-                let bits = (word_value(&self.raw, field.word) & field.mask()) >> field.shift;
-                let value = match (field.value, granule(field, &hw, wave32)) {
-                    (Value::Constant(c), _) => c,
-                    (_, Some(g)) => (bits + 1) * g,
-                    _ => bits,
-                };
-                FieldValue { field, value }
-            })
-            .collect())
+        Ok(())
     }
 
     /// The value of field `name` (as [`KernelDescriptor::fields`] gives it), if the layout
@@ -571,6 +632,10 @@ mod tests {
                     let fields = d.fields(hw).unwrap();
                     let values: Vec<(&str, u64)> =
                         fields.iter().map(|f| (f.field.name, f.value)).collect();
+                    // The fields kept as bytes read back as decoded.
+                    let kept = d.decoded(hw).unwrap();
+                    assert_eq!(kept.iter().collect::<Vec<_>>(), values);
+                    assert_eq!(kept.get("kernarg_size"), Some(u64::from(d.kernarg_size)));
                     let again = encode(hw, cov, &values, d.kernel_code_entry_byte_offset).unwrap();
                     assert_eq!(again, raw, "{:?} {cov:?}", hw.generation);
                     let d2 =
@@ -598,6 +663,7 @@ mod tests {
         raw[44] = 1;
         let d = KernelDescriptor::decode("k.kd", 0, &raw);
         assert!(d.fields(&HW_GFX9).is_err());
+        assert_eq!(d.decoded(&HW_GFX9), Err(d.fields(&HW_GFX9).unwrap_err()));
         assert_eq!(d.fields(&HW_GFX90A).unwrap()[3].field.name, "accum_offset");
         // Reserved bytes.
         let mut raw = [0u8; 64];

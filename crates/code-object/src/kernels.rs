@@ -9,31 +9,10 @@ use crate::code_object::CodeObject;
 use crate::descriptor::KernelDescriptor;
 use crate::resources::{occupancy, Limiter, OccupancyInput};
 use gfxkit_spec::{Generation, HardwareLimits};
-use serde::ser::SerializeMap;
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 use std::collections::HashMap;
 
-/// A decoded descriptor: `(field name, value)` in llvm-objdump's print order, serialized as a
-/// JSON object.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct DescriptorFields(pub Vec<(&'static str, u64)>);
-
-impl Serialize for DescriptorFields {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(self.0.len()))?;
-        for (k, v) in &self.0 {
-            map.serialize_entry(k, v)?;
-        }
-        map.end()
-    }
-}
-
-impl DescriptorFields {
-    /// The value of field `name`.
-    pub fn get(&self, name: &str) -> Option<u64> {
-        self.0.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
-    }
-}
+pub use crate::descriptor::DescriptorFields;
 
 /// One kernel argument, from V3+ or V2 metadata.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -141,13 +120,8 @@ pub fn summaries(co: &CodeObject<'_>, demangle_names: bool) -> Vec<KernelSummary
         descriptors.iter().map(|d| (d.symbol, d)).collect();
     let decode = |d: Option<&KernelDescriptor<'_>>| -> (Option<DescriptorFields>, Option<String>) {
         match (d, hw) {
-            (Some(d), Some(hw)) => match d.fields(hw) {
-                Ok(f) => (
-                    Some(DescriptorFields(
-                        f.iter().map(|f| (f.field.name, f.value)).collect(),
-                    )),
-                    None,
-                ),
+            (Some(d), Some(hw)) => match d.decoded(hw) {
+                Ok(f) => (Some(f), None),
                 Err(e) => (None, Some(e.to_string())),
             },
             (Some(_), None) => (None, Some("unknown processor: layout unknown".into())),

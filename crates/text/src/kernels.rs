@@ -79,20 +79,17 @@ fn table(rows: &[KernelRow], with_file: bool, out: &mut dyn Write) -> Result<()>
         header.insert(0, "FILE");
         left.insert(0, true);
     }
-    let table: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            let k = &r.kernel;
-            let mut cells = vec![r.target_id.clone().unwrap_or_else(|| r.entry.clone())];
-            cells.extend(resource_cells(k));
-            cells.push(k.demangled.clone().unwrap_or_else(|| k.name.clone()));
-            if with_file {
-                cells.insert(0, r.file.clone());
-            }
-            cells
-        })
-        .collect();
-    aligned(&header, &left, &table, out)
+    let cells = |r: &KernelRow| {
+        let k = &r.kernel;
+        let mut cells = vec![r.target_id.clone().unwrap_or_else(|| r.entry.clone())];
+        cells.extend(resource_cells(k));
+        cells.push(k.demangled.clone().unwrap_or_else(|| k.name.clone()));
+        if with_file {
+            cells.insert(0, r.file.clone());
+        }
+        cells
+    };
+    aligned(&header, &left, rows, cells, out)
 }
 
 /// The solutions of a Tensile index: per row and solution, the code object holding its
@@ -104,48 +101,48 @@ fn solution_table(rows: &[SolutionRow], out: &mut dyn Write) -> Result<()> {
     let mut left = vec![true, false];
     left.extend([false; RESOURCES.len()]);
     left.extend([true, true]);
-    let table: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            let mut cells = vec![
-                match r.cu_count {
-                    Some(n) => format!("{} ({n} CUs)", r.processor),
-                    None => r.processor.clone(),
-                },
-                r.row.to_string(),
-            ];
-            match &r.kernel {
-                Some(k) => cells.extend(resource_cells(k)),
-                None => cells.extend(vec!["-".to_owned(); RESOURCES.len()]),
-            }
-            cells.push(
-                r.code_object
-                    .clone()
-                    .unwrap_or_else(|| "(absent)".to_owned()),
-            );
-            cells.push(
-                r.kernel
-                    .as_ref()
-                    .and_then(|k| k.demangled.clone())
-                    .unwrap_or_else(|| r.name.clone()),
-            );
-            cells
-        })
-        .collect();
-    aligned(&header, &left, &table, out)
+    let cells = |r: &SolutionRow| {
+        let mut cells = vec![
+            match r.cu_count {
+                Some(n) => format!("{} ({n} CUs)", r.processor),
+                None => r.processor.clone(),
+            },
+            r.row.to_string(),
+        ];
+        match &r.kernel {
+            Some(k) => cells.extend(resource_cells(k)),
+            None => cells.extend(vec!["-".to_owned(); RESOURCES.len()]),
+        }
+        cells.push(
+            r.code_object
+                .clone()
+                .unwrap_or_else(|| "(absent)".to_owned()),
+        );
+        cells.push(
+            r.kernel
+                .as_ref()
+                .and_then(|k| k.demangled.clone())
+                .unwrap_or_else(|| r.name.clone()),
+        );
+        cells
+    };
+    aligned(&header, &left, rows, cells, out)
 }
 
-/// Writes `table` under `header`, columns padded to their widest cell: left-aligned where
-/// `left` says so (the last column is not padded), else right-aligned.
-fn aligned(
+/// Writes the `cells` of each of `rows` under `header`, columns padded to their widest cell:
+/// left-aligned where `left` says so (the last column is not padded), else right-aligned. The
+/// cells are made twice, for the widths and for the lines, and never held for every row at
+/// once: a table of 400,000 kernels costs no more memory than its rows.
+fn aligned<R>(
     header: &[&str],
     left: &[bool],
-    table: &[Vec<String>],
+    rows: &[R],
+    cells: impl Fn(&R) -> Vec<String>,
     out: &mut dyn Write,
 ) -> Result<()> {
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
-    for r in table {
-        for (w, c) in widths.iter_mut().zip(r) {
+    for r in rows {
+        for (w, c) in widths.iter_mut().zip(cells(r)) {
             *w = (*w).max(c.len());
         }
     }
@@ -167,7 +164,8 @@ fn aligned(
         writeln!(out, "{}", s.trim_end())
     };
     line(out, header)?;
-    for r in table {
+    for r in rows {
+        let r = cells(r);
         let cells: Vec<&str> = r.iter().map(String::as_str).collect();
         line(out, &cells)?;
     }
