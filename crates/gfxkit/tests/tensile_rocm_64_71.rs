@@ -379,6 +379,83 @@ fn rocblas_64_a_missing_shard_or_index_fails_every_checker() {
     );
 }
 
+/// A wheel-like zip of the files under `root`, each named by its path below it.
+fn zip_tree(root: &Path, to: &Path) {
+    let mut z = zip::ZipWriter::new(std::fs::File::create(to).unwrap());
+    let mut stack = vec![root.to_path_buf()];
+    let mut files = Vec::new();
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for f in files {
+        let name = f.strip_prefix(root).unwrap().to_str().unwrap().to_owned();
+        z.start_file(name, stored).unwrap();
+        std::io::copy(&mut std::fs::File::open(&f).unwrap(), &mut z).unwrap();
+    }
+    z.finish().unwrap();
+}
+
+/// The findings `verify` prints about the index `index` (a name's end), the index's path cut
+/// off: `row 1 (gfx1010): TensileLibrary_...hsaco is missing`.
+fn missing_of(o: &Output, index: &str) -> BTreeSet<String> {
+    json(o)["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["path"].as_str().unwrap().ends_with(index))
+        .flat_map(|f| f["problems"].as_array().unwrap().clone())
+        .map(|p| p["message"].as_str().unwrap().to_owned())
+        .filter(|m| m.ends_with(" is missing"))
+        .collect()
+}
+
+/// An index inside a package is checked against the members beside it, as one on disk is
+/// against its directory: the real layout in a zip verifies, and the same layout without
+/// gfx1010's fallback shards fails naming them, as `verify -r` of it unpacked does.
+#[test]
+fn rocblas_64_in_a_package_is_verified_against_its_members() {
+    let tmp = tempfile::tempdir().unwrap();
+    let whole = tmp.path().join("whole");
+    rocblas_two(&whole);
+    let zipped = tmp.path().join("rocblas-4.4.1-py3-none-any.whl");
+    zip_tree(&whole, &zipped);
+    let o = gfxkit(&["verify", "--json", s(&zipped)]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    assert!(missing_of(&o, "TensileLibrary_lazy_gfx1010.dat").is_empty());
+
+    let lacking = tmp.path().join("lacking");
+    link_tree(&whole, &lacking, &|n| n.contains("_fallback_gfx1010"));
+    let zipped = tmp.path().join("lacking-4.4.1-py3-none-any.whl");
+    zip_tree(&lacking, &zipped);
+    let o = gfxkit(&["verify", "--json", s(&zipped)]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    let in_package = missing_of(&o, "TensileLibrary_lazy_gfx1010.dat");
+    assert!(
+        in_package
+            .iter()
+            .any(|m| m.contains("_fallback_gfx1010.hsaco is missing")),
+        "{in_package:?}"
+    );
+    let o = gfxkit(&["verify", "-r", "--json", s(&lacking)]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert_eq!(
+        in_package,
+        missing_of(&o, "TensileLibrary_lazy_gfx1010.dat")
+    );
+    // gfx803's index lacks nothing there.
+    assert!(missing_of(&o, "TensileLibrary_lazy_gfx803.dat").is_empty());
+}
+
 /// The files a `lacks` message names: those quoted and the `and N more`.
 fn lacking(message: &str) -> (Vec<String>, usize) {
     let list = message

@@ -17,7 +17,7 @@ use crate::list::{
 };
 use crate::locate::{check_payload, ListedEntry};
 use crate::release::refused_text;
-use crate::verify::{Finding, FindingKind, Verification};
+use crate::verify::{BesideRow, Finding, FindingKind, Verification};
 use gfxkit_kernel_db::aiter::KernelMap;
 use gfxkit_kernel_db::kdb::{self, DbId, Kdb, Record};
 use gfxkit_kernel_db::loads::{self, Device, Flavor, Loads};
@@ -572,6 +572,7 @@ fn verification(
         bundles,
         entries,
         problems,
+        unresolved: Vec::new(),
     }
 }
 
@@ -612,39 +613,110 @@ pub fn verify_opened(name: &str, data: &[u8], kind: DbKind) -> Option<crate::Res
 /// How many solution names a finding quotes.
 const NAMES_QUOTED: usize = 2;
 
+impl BesideRow {
+    /// How findings name the row: `row 0 (gfx90a, 104 CUs)`.
+    fn who(&self) -> String {
+        match self.cu_count {
+            Some(n) => format!("row {} ({}, {n} CUs)", self.position, self.processor),
+            None => format!("row {} ({})", self.position, self.processor),
+        }
+    }
+
+    /// The files this row loads beside the index ([`row_files`]).
+    fn files(&self, listing: &Listing) -> RowFiles {
+        let placeholders: Vec<&str> = self.placeholders.iter().map(String::as_str).collect();
+        row_files(listing, &self.processor, &placeholders)
+    }
+
+    /// A finding about this row.
+    fn finding(&self, message: String) -> Finding {
+        finding(
+            Some(self.position),
+            Some(entry_id(&self.processor)),
+            format!("{}: {message}", self.who()),
+        )
+    }
+}
+
+/// The processor rows of Tensile index `index` (named `name`): those naming a processor, and
+/// a per-processor index's catch-all row.
+pub fn beside_rows(name: &str, index: &Index<'_>) -> Vec<BesideRow> {
+    let own = index_processor(name);
+    index
+        .rows()
+        .iter()
+        .filter_map(|r| beside_row(r, own.as_deref()))
+        .collect()
+}
+
+/// Row `r` of an index, when it is for a processor (its own, else `own`: the index's).
+fn beside_row(
+    r: &gfxkit_kernel_db::tensile::RowSummary<'_>,
+    own: Option<&str>,
+) -> Option<BesideRow> {
+    Some(BesideRow {
+        position: r.position,
+        cu_count: r.cu_count,
+        processor: r.processor.or(own)?.to_owned(),
+        placeholders: r.placeholders.iter().map(|p| p.to_string()).collect(),
+    })
+}
+
+/// What `verify` of Tensile index `name` finds from names alone, in `listing` (the names in
+/// its directory): per row, the files it loads that are missing; for a lazy master, a master
+/// its directory lacks. [`verify_tensile`] adds what the files' symbols say.
+pub fn names_beside(name: &str, rows: &[BesideRow], listing: &Listing) -> Vec<Finding> {
+    let mut problems: Vec<Finding> = rows
+        .iter()
+        .flat_map(|r| {
+            r.files(listing)
+                .missing
+                .into_iter()
+                .map(|m| r.finding(format!("{m} is missing")))
+        })
+        .collect();
+    problems.extend(master_problem(name, listing));
+    problems
+}
+
+/// The finding of a lazy index whose master its directory lacks.
+fn master_problem(name: &str, listing: &Listing) -> Option<Finding> {
+    let here: Vec<&str> = listing.files_in("").collect();
+    mapping::master_problem(name, &here).map(|m| finding(None, None, m))
+}
+
 /// `verify` of a Tensile index against the directory it sits in (`listing`, names relative
 /// to it; `open` gives a file's bytes by such a name): per row, the files the row needs exist
 /// ([`row_files`]) and every solution's name is a function symbol of one of the files opened
-/// for the row's processor. Read errors of the index are errors; the rest are findings.
+/// for the row's processor. Read errors of the index are errors; the rest are findings. An
+/// index read without its directory (`None`: a package member) keeps its rows
+/// ([`Verification::unresolved`]) for the names of the package's members ([`names_beside`]).
 pub fn verify_tensile<'d>(
     name: &str,
     index: &Index<'_>,
-    listing: &Listing,
+    listing: Option<&Listing>,
     open: &dyn Fn(&str) -> Option<&'d [u8]>,
 ) -> Verification {
+    let summaries = index.rows();
+    let own = index_processor(name);
+    let rows: Vec<(BesideRow, _)> = summaries
+        .iter()
+        .filter_map(|s| Some((beside_row(s, own.as_deref())?, s)))
+        .collect();
+    let Some(listing) = listing else {
+        let mut v = verification(name, 0, summaries.len(), Vec::new());
+        v.unresolved = rows.into_iter().map(|(r, _)| r).collect();
+        return v;
+    };
     let mut problems = Vec::new();
     let mut symbols: std::collections::HashMap<
         String,
         Result<std::collections::HashSet<&'d str>, String>,
     > = std::collections::HashMap::new();
-    // A catch-all row of a per-processor index serves that processor.
-    let own = index_processor(name);
-    for r in index.rows() {
-        let Some(processor) = r.processor.or(own.as_deref()) else {
-            continue;
-        };
-        let who = match r.cu_count {
-            Some(n) => format!("row {} ({processor}, {n} CUs)", r.position),
-            None => format!("row {} ({processor})", r.position),
-        };
-        let id = Some(entry_id(processor));
-        let files = row_files(listing, processor, &r.placeholders);
+    for (r, summary) in &rows {
+        let files = r.files(listing);
         for m in &files.missing {
-            problems.push(finding(
-                Some(r.position),
-                id.clone(),
-                format!("{who}: {m} is missing"),
-            ));
+            problems.push(r.finding(format!("{m} is missing")));
         }
         if !r.placeholders.is_empty() {
             continue; // A lazy master's solutions live in its shards, checked when listed.
@@ -659,14 +731,10 @@ pub fn verify_tensile<'d>(
         for f in &files.files {
             match &symbols[f] {
                 Ok(s) => have.push(s),
-                Err(e) => problems.push(finding(
-                    Some(r.position),
-                    id.clone(),
-                    format!("{who}: {f}: {e}"),
-                )),
+                Err(e) => problems.push(r.finding(format!("{f}: {e}"))),
             }
         }
-        let absent: Vec<&str> = r
+        let absent: Vec<&str> = summary
             .solutions
             .iter()
             .filter_map(|i| index.solution(*i))
@@ -683,28 +751,20 @@ pub fn verify_tensile<'d>(
             if absent.len() > NAMES_QUOTED {
                 quoted.push_str(&format!(" and {} more", absent.len() - NAMES_QUOTED));
             }
-            problems.push(finding(
-                Some(r.position),
-                id,
-                format!(
-                    "{who}: {} of {} solutions have no function symbol in {}: {quoted}",
-                    absent.len(),
-                    r.solutions.len(),
-                    if files.files.is_empty() {
-                        "any file (none is opened)".to_owned()
-                    } else {
-                        files.files.join(", ")
-                    }
-                ),
-            ));
+            problems.push(r.finding(format!(
+                "{} of {} solutions have no function symbol in {}: {quoted}",
+                absent.len(),
+                summary.solutions.len(),
+                if files.files.is_empty() {
+                    "any file (none is opened)".to_owned()
+                } else {
+                    files.files.join(", ")
+                }
+            )));
         }
     }
-    let here: Vec<&str> = listing.files_in("").collect();
-    if let Some(m) = mapping::master_problem(name, &here) {
-        problems.push(finding(None, None, m));
-    }
-    let rows = index.rows().len();
-    verification(name, 0, rows, problems)
+    problems.extend(master_problem(name, listing));
+    verification(name, 0, summaries.len(), problems)
 }
 
 /// `verify` of a hipBLASLt `*_Mapping.dat` `name` (`data`; `.zlib` decompressed) against

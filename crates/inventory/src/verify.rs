@@ -118,6 +118,28 @@ pub struct Verification {
     pub entries: usize,
     /// Problems found.
     pub problems: Vec<Finding>,
+    /// For a Tensile index read without its directory (a package member), its processor
+    /// rows: the names they need beside it are checked once the package's members are known
+    /// ([`crate::database::names_beside`]). Empty otherwise.
+    #[serde(skip)]
+    pub unresolved: Vec<BesideRow>,
+}
+
+/// One processor row of a Tensile index, as the names it needs beside the index are found
+/// from it ([`crate::database::row_files`]): kept for an index read without its directory (a
+/// package member), and checked against the package's members once they are known
+/// ([`crate::database::names_beside`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BesideRow {
+    /// The row's position among the index's hardware rows.
+    pub position: usize,
+    /// The CU count the row asks for, when it asks for one.
+    pub cu_count: Option<u64>,
+    /// The processor it is for (the index's own for a catch-all row of a per-processor
+    /// index).
+    pub processor: String,
+    /// A lazy master's placeholders (its shards' names).
+    pub placeholders: Vec<String>,
 }
 
 struct Ctx<'p> {
@@ -424,6 +446,7 @@ pub fn verify(name: &str, inv: &Inventory<'_>) -> Result<Verification> {
             bundles: 0,
             entries: 0,
             problems,
+            unresolved: Vec::new(),
         });
     }
     // Object bundles of other toolchains (SYCL images for Intel GPUs, OpenMP offload to
@@ -463,6 +486,7 @@ pub fn verify(name: &str, inv: &Inventory<'_>) -> Result<Verification> {
         bundles: units.len(),
         entries,
         problems,
+        unresolved: Vec::new(),
     })
 }
 

@@ -188,8 +188,14 @@ pub fn kernels(
     }
     let name = path.display().to_string();
     let listed = with_index(path, data, |index, listing, open| {
-        let (solutions, errors) =
-            gfxkit_inventory::kernels::solution_rows(&name, index, listing, open, wanted, demangle);
+        let (solutions, errors) = gfxkit_inventory::kernels::solution_rows(
+            &name,
+            index,
+            listing.unwrap_or(&gfxkit_kernel_db::resolve::Listing::new::<&str>(&[])),
+            open,
+            wanted,
+            demangle,
+        );
         gfxkit_inventory::kernels::KernelListing {
             kernels: Vec::new(),
             solutions,
@@ -200,14 +206,14 @@ pub fn kernels(
 }
 
 /// Reads the Tensile index `data` (at `path`) and calls `f` with it, the names in its
-/// directory and a function giving the bytes (mapped) of the files its rows need there. An
-/// index that is a package member has no directory: no names, no files.
+/// directory (`None` for an index that is a package member: it has no directory) and a
+/// function giving the bytes (mapped) of the files its rows need there.
 fn with_index<R>(
     path: &Path,
     data: &[u8],
     f: impl for<'d> FnOnce(
         &gfxkit_kernel_db::tensile::Index<'_>,
-        &gfxkit_kernel_db::resolve::Listing,
+        Option<&gfxkit_kernel_db::resolve::Listing>,
         &(dyn Fn(&str) -> Option<&'d [u8]> + Sync),
     ) -> R,
 ) -> gfxkit_inventory::Result<R> {
@@ -228,14 +234,15 @@ fn with_index<R>(
             .and_then(|(_, i)| i.as_ref().ok())
             .map(|i| &i[..])
     };
-    Ok(f(&index, &listing, &open))
+    Ok(f(&index, dir.is_some().then_some(&listing), &open))
 }
 
 /// `verify` of a kernel database (`None` for other files): `.kdb`/`.aks2` records decoded and
 /// checked; a Tensile index, and an aiter kernel map, against the files beside it (their
 /// function symbols read from the mapped files); a hipBLASLt mapping against the names beside
-/// it. An index that is a package member is checked without its directory:
-/// only that it reads.
+/// it. A database that is a package member has no directory: it is read here, and a Tensile
+/// index keeps its rows ([`gfxkit_inventory::verify::Verification::unresolved`]), checked
+/// against the names of the members beside it once its package is read ([`crate::whole::verify`]).
 pub fn verify_file_bytes(
     path: &Path,
     data: &[u8],

@@ -682,7 +682,11 @@ pub fn verify(
             processors: Vec::new(),
         }
     };
-    let (mut report, database_only) = report_groups(found.groups);
+    let mut groups = found.groups;
+    for g in groups.iter_mut().filter(|g| g.package.is_some()) {
+        resolve_in_package(&mut g.results);
+    }
+    let (mut report, database_only) = report_groups(groups);
     // A library whose device code is all in its kernel database: judged by it.
     if !database_only.is_empty() {
         let searched = if recursive { paths } else { &[] };
@@ -695,6 +699,47 @@ pub fn verify(
     // A library whose own device code is built for a processor its kernel database lacks.
     library_findings(&mut report, found.members, &found.processors);
     Ok(report)
+}
+
+/// The Tensile indexes among a package's verified members (read without a directory:
+/// [`verify::Verification::unresolved`]) checked against the names of the members beside
+/// them in the package, as an index on disk is against its directory: a row whose files the
+/// package lacks is a finding. Their symbols are not read (the members are not kept).
+fn resolve_in_package(results: &mut [(String, Result<verify::Verification, VerifyFailed>)]) {
+    let names: Vec<String> = results.iter().map(|(n, _)| n.clone()).collect();
+    for (name, r) in results.iter_mut() {
+        let Ok(v) = r else { continue };
+        if v.unresolved.is_empty() {
+            continue;
+        }
+        let Some((dir, _)) = name.rsplit_once('/') else {
+            continue;
+        };
+        // The names in the index's directory and one level down, as on disk.
+        let mut beside = std::collections::BTreeSet::new();
+        for n in &names {
+            let Some(rel) = n.strip_prefix(dir).and_then(|r| r.strip_prefix('/')) else {
+                continue;
+            };
+            match rel.split_once('/') {
+                None => {
+                    beside.insert(rel.to_owned());
+                }
+                Some((sub, rest)) if !rest.contains('/') => {
+                    beside.insert(format!("{sub}/"));
+                    beside.insert(rel.to_owned());
+                }
+                Some(_) => {}
+            }
+        }
+        let listing =
+            gfxkit_kernel_db::resolve::Listing::new(&beside.into_iter().collect::<Vec<_>>());
+        let rows = std::mem::take(&mut v.unresolved);
+        v.problems.extend(gfxkit_inventory::database::names_beside(
+            &v.path, &rows, &listing,
+        ));
+        v.ok = v.problems.is_empty();
+    }
 }
 
 /// What [`verify`] found in the files it read: each input's results, and in a tree the
