@@ -411,6 +411,81 @@ fn rocblas_tensile_index_rows_and_solutions_resolve_to_function_symbols() {
     }
 }
 
+/// The messages of `verify --json`'s findings that name a missing file, about the file whose
+/// path ends with `index`.
+fn missing_of(o: &Output, index: &str) -> BTreeSet<String> {
+    json(o)["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["path"].as_str().unwrap().ends_with(index))
+        .flat_map(|f| f["problems"].as_array().unwrap().clone())
+        .map(|p| p["message"].as_str().unwrap().to_owned())
+        .filter(|m| m.ends_with(" is missing"))
+        .collect()
+}
+
+/// The solution rows of `kernels --json`, each as compact JSON, its index named from
+/// `rocblas/` on (the package or directory around it cut off).
+fn solutions(o: &Output) -> Vec<String> {
+    json(o)["solutions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}", text(o).0))
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            let index = r["index"].as_str().unwrap();
+            let at = index.find("rocblas/").unwrap();
+            r["index"] = index[at..].into();
+            r.to_string()
+        })
+        .collect()
+}
+
+/// rocBLAS 5.5's index in a package (a wheel of the unpacked files) is judged by the members
+/// beside it as on disk by its directory: the rows whose files were left out are the same
+/// findings, gfx1030's row none; and each gfx1030 solution is found in the same member, with
+/// the same kernel, as on disk.
+#[test]
+fn rocblas_index_in_a_package_is_resolved_against_its_members() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    let index = rocblas_tree(&tree, false).join("TensileLibrary.dat");
+    let wheel = tmp.path().join("rocblas-5.5.1-py3-none-any.whl");
+    gfxkit_testkit::zip_tree(&tree, &wheel);
+
+    let on_disk = gfxkit(&["verify", "--json", s(&index)]);
+    let in_package = gfxkit(&["verify", "--json", s(&wheel)]);
+    assert_eq!(on_disk.status.code(), Some(1));
+    assert_eq!(in_package.status.code(), Some(1), "{}", text(&in_package).0);
+    let missing = missing_of(&in_package, "/TensileLibrary.dat");
+    assert_eq!(missing.len(), 18, "{missing:?}");
+    assert!(
+        !missing.iter().any(|m| m.contains("gfx1030")),
+        "{missing:?}"
+    );
+    assert_eq!(missing, missing_of(&on_disk, "/TensileLibrary.dat"));
+
+    let on_disk = solutions(&gfxkit(&[
+        "kernels",
+        "--json",
+        "--target",
+        "gfx1030",
+        s(&index),
+    ]));
+    let in_package = solutions(&gfxkit(&[
+        "kernels",
+        "--json",
+        "--target",
+        "gfx1030",
+        s(&wheel),
+    ]));
+    assert_eq!(in_package.len(), 4629);
+    assert!(in_package.iter().all(|r| r.contains("\"present\":true")));
+    assert_eq!(in_package, on_disk);
+}
+
 #[test]
 fn rocblas_select_names_the_database_files_a_library_loads() {
     let tmp = tempfile::tempdir().unwrap();

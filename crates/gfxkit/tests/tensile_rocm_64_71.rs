@@ -379,32 +379,6 @@ fn rocblas_64_a_missing_shard_or_index_fails_every_checker() {
     );
 }
 
-/// A wheel-like zip of the files under `root`, each named by its path below it.
-fn zip_tree(root: &Path, to: &Path) {
-    let mut z = zip::ZipWriter::new(std::fs::File::create(to).unwrap());
-    let mut stack = vec![root.to_path_buf()];
-    let mut files = Vec::new();
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
-    let stored =
-        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
-    for f in files {
-        let name = f.strip_prefix(root).unwrap().to_str().unwrap().to_owned();
-        z.start_file(name, stored).unwrap();
-        std::io::copy(&mut std::fs::File::open(&f).unwrap(), &mut z).unwrap();
-    }
-    z.finish().unwrap();
-}
-
 /// The findings `verify` prints about the index `index` (a name's end), the index's path cut
 /// off: `row 1 (gfx1010): TensileLibrary_...hsaco is missing`.
 fn missing_of(o: &Output, index: &str) -> BTreeSet<String> {
@@ -419,7 +393,7 @@ fn missing_of(o: &Output, index: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// An index inside a package is checked against the members beside it, as one on disk is
+/// A lazy index inside a package is checked against the members beside it, as one on disk is
 /// against its directory: the real layout in a zip verifies, and the same layout without
 /// gfx1010's fallback shards fails naming them, as `verify -r` of it unpacked does.
 #[test]
@@ -428,7 +402,7 @@ fn rocblas_64_in_a_package_is_verified_against_its_members() {
     let whole = tmp.path().join("whole");
     rocblas_two(&whole);
     let zipped = tmp.path().join("rocblas-4.4.1-py3-none-any.whl");
-    zip_tree(&whole, &zipped);
+    gfxkit_testkit::zip_tree(&whole, &zipped);
     let o = gfxkit(&["verify", "--json", s(&zipped)]);
     assert_eq!(o.status.code(), Some(0), "{}", out(&o));
     assert!(missing_of(&o, "TensileLibrary_lazy_gfx1010.dat").is_empty());
@@ -436,7 +410,7 @@ fn rocblas_64_in_a_package_is_verified_against_its_members() {
     let lacking = tmp.path().join("lacking");
     link_tree(&whole, &lacking, &|n| n.contains("_fallback_gfx1010"));
     let zipped = tmp.path().join("lacking-4.4.1-py3-none-any.whl");
-    zip_tree(&lacking, &zipped);
+    gfxkit_testkit::zip_tree(&lacking, &zipped);
     let o = gfxkit(&["verify", "--json", s(&zipped)]);
     assert_eq!(o.status.code(), Some(1), "{}", out(&o));
     let in_package = missing_of(&o, "TensileLibrary_lazy_gfx1010.dat");

@@ -176,7 +176,8 @@ pub fn open_all(dir: &Path, names: &[String]) -> Vec<(String, Result<Input, crat
 /// `kernels` of a Tensile index (`None` for other files): one row per solution of each
 /// processor row ([`gfxkit_inventory::kernels::solution_rows`]), resolved against the files
 /// beside the index (an index that is a package member has no directory: its solutions are
-/// listed as not present).
+/// listed as not present here, and found among the package's members by
+/// [`crate::whole::kernels`]).
 pub fn kernels(
     path: &Path,
     data: &[u8],

@@ -701,6 +701,40 @@ pub fn verify(
     Ok(report)
 }
 
+/// What lies beside package member `index` among the package's members `names` (all named
+/// `package!...`): the names in its directory and one level down, relative to it, as
+/// [`database::dir_names`](crate::database::dir_names) lists a directory on disk. `None` for
+/// a member at the package's root.
+fn listing_in_package<S: AsRef<str>>(
+    names: &[S],
+    index: &str,
+) -> Option<gfxkit_kernel_db::resolve::Listing> {
+    let (dir, _) = index.rsplit_once('/')?;
+    let mut beside = std::collections::BTreeSet::new();
+    for n in names {
+        let Some(rel) = n
+            .as_ref()
+            .strip_prefix(dir)
+            .and_then(|r| r.strip_prefix('/'))
+        else {
+            continue;
+        };
+        match rel.split_once('/') {
+            None => {
+                beside.insert(rel.to_owned());
+            }
+            Some((sub, rest)) if !rest.contains('/') => {
+                beside.insert(format!("{sub}/"));
+                beside.insert(rel.to_owned());
+            }
+            Some(_) => {}
+        }
+    }
+    Some(gfxkit_kernel_db::resolve::Listing::new(
+        &beside.into_iter().collect::<Vec<_>>(),
+    ))
+}
+
 /// The Tensile indexes among a package's verified members (read without a directory:
 /// [`verify::Verification::unresolved`]) checked against the names of the members beside
 /// them in the package, as an index on disk is against its directory: a row whose files the
@@ -712,28 +746,9 @@ fn resolve_in_package(results: &mut [(String, Result<verify::Verification, Verif
         if v.unresolved.is_empty() {
             continue;
         }
-        let Some((dir, _)) = name.rsplit_once('/') else {
+        let Some(listing) = listing_in_package(&names, name) else {
             continue;
         };
-        // The names in the index's directory and one level down, as on disk.
-        let mut beside = std::collections::BTreeSet::new();
-        for n in &names {
-            let Some(rel) = n.strip_prefix(dir).and_then(|r| r.strip_prefix('/')) else {
-                continue;
-            };
-            match rel.split_once('/') {
-                None => {
-                    beside.insert(rel.to_owned());
-                }
-                Some((sub, rest)) if !rest.contains('/') => {
-                    beside.insert(format!("{sub}/"));
-                    beside.insert(rel.to_owned());
-                }
-                Some(_) => {}
-            }
-        }
-        let listing =
-            gfxkit_kernel_db::resolve::Listing::new(&beside.into_iter().collect::<Vec<_>>());
         let rows = std::mem::take(&mut v.unresolved);
         v.problems.extend(gfxkit_inventory::database::names_beside(
             &v.path, &rows, &listing,
@@ -1081,7 +1096,14 @@ pub fn kernels(
         formats.of(&file).kernels(&file, wanted, demangle, &around)
     })?;
     let mut out = gfxkit_inventory::kernels::KernelListing::default();
+    // Per package: its members' names, and whether an index among them lists solutions.
+    let mut packages: BTreeMap<PathBuf, (Vec<String>, bool)> = BTreeMap::new();
     for s in scanned {
+        if let Some(p) = &s.package {
+            let (names, indexes) = packages.entry(p.clone()).or_default();
+            names.push(s.path.display().to_string());
+            *indexes |= matches!(&s.result, Ok(l) if !l.solutions.is_empty());
+        }
         match s.result {
             Ok(l) => {
                 out.kernels.extend(l.kernels);
@@ -1099,5 +1121,51 @@ pub fn kernels(
             Err(ScanError::Input(e)) => out.errors.push(chain(&e)),
         }
     }
+    for (names, _) in packages.values().filter(|(_, indexes)| *indexes) {
+        solutions_in_package(&mut out, names);
+    }
     Ok(out)
+}
+
+/// The solutions of the Tensile indexes among a package's members (`names`), listed without
+/// a directory (none present), found in the members beside them: per row, the files the
+/// library's rule loads for its processor there ([`database::row_files`]), and among their
+/// kernels listed here the one of the solution's name (the last, as on disk). On disk a
+/// solution is present when a function symbol of its name is there; here when a kernel is.
+fn solutions_in_package(out: &mut gfxkit_inventory::kernels::KernelListing, names: &[String]) {
+    use std::collections::HashMap;
+    let members: std::collections::HashSet<&str> = names.iter().map(String::as_str).collect();
+    let mut kernels: HashMap<(&str, &str), usize> = HashMap::new();
+    for (i, k) in out.kernels.iter().enumerate() {
+        if members.contains(k.file.as_str()) {
+            kernels.insert((k.file.as_str(), k.kernel.name.as_str()), i);
+        }
+    }
+    let mut listings: HashMap<String, Option<gfxkit_kernel_db::resolve::Listing>> = HashMap::new();
+    for sol in out.solutions.iter_mut() {
+        if sol.present || !members.contains(sol.index.as_str()) {
+            continue;
+        }
+        let Some(listing) = listings
+            .entry(sol.index.clone())
+            .or_insert_with(|| listing_in_package(names, &sol.index))
+        else {
+            continue;
+        };
+        let Some((dir, _)) = sol.index.rsplit_once('/') else {
+            continue;
+        };
+        let files = database::row_files(listing, &sol.processor, &[]).files;
+        let found = files.iter().find_map(|f| {
+            let path = format!("{dir}/{f}");
+            kernels
+                .get(&(path.as_str(), sol.name.as_str()))
+                .map(|&i| (f, i))
+        });
+        if let Some((f, i)) = found {
+            sol.code_object = Some(f.clone());
+            sol.present = true;
+            sol.kernel = Some(out.kernels[i].kernel.clone());
+        }
+    }
 }

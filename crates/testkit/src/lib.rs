@@ -211,3 +211,30 @@ pub fn dump_section(file: &Path, name: &str, out: &Path) -> Vec<u8> {
     let _ = std::fs::remove_file(&scratch);
     std::fs::read(out).unwrap_or_else(|e| panic!("cannot read {}: {e}", out.display()))
 }
+
+/// A wheel-like zip at `to` of every file under `root`, each stored (not compressed) under its
+/// path below `root`, in path order: a package around a tree the tests unpacked.
+pub fn zip_tree(root: &Path, to: &Path) {
+    let mut files = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let mut z = zip::ZipWriter::new(std::fs::File::create(to).unwrap());
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for f in files {
+        let name = f.strip_prefix(root).unwrap().to_str().unwrap();
+        z.start_file(name, stored).unwrap();
+        std::io::copy(&mut std::fs::File::open(&f).unwrap(), &mut z).unwrap();
+    }
+    z.finish().unwrap();
+}

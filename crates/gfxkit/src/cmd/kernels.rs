@@ -21,8 +21,10 @@ A Tensile index (rocBLAS's or hipBLASLt's TensileLibrary.dat) lists its solution
 row per solution of each processor row (--target keeps one processor's rows), with the code
 object beside the index that holds its kernel (by the library's own rule: the processor's files,
 -xnack variants, fallback files) and that kernel's resources; a solution whose kernel is in none
-of them is listed as absent (`gfxkit verify` reports it). JSON: {solutions: [{index, row,
-processor, cu_count, solution, name, code_object, present, ...the kernel's fields}]}.
+of them is listed as absent (`gfxkit verify` reports it). An index in a package is resolved
+against the members beside it (a solution is present when one of them holds a kernel of its
+name). JSON: {solutions: [{index, row, processor, cu_count, solution, name, code_object,
+present, ...the kernel's fields}]}.
 
 Occupancy is computed from the kernel's metadata and descriptor with the processor's hardware
 limits (`gfxkit target show`); an `amdgpu-waves-per-eu` attribute the kernel was compiled with
