@@ -190,3 +190,30 @@ def test_select_of_package_bytes_is_the_select_of_the_package(package, rocm):
             gfxkit.select, package.read_bytes(), device=device, rocm=rocm, name=str(package)
         )
         assert by_bytes == by_path, device
+
+
+def test_a_package_is_judged_as_the_command_line_judges_it(package, cli):
+    """The Tensile index and the hipBLASLt mapping inside the package are judged by the
+    members beside them, in Python (path and bytes) as by `gfxkit verify`: the index misses
+    the shards the package leaves out, not the one it holds; the mapping misses the libraries
+    of the processors the package leaves out."""
+    code, answer = cli("verify", "--json", str(package))
+    assert code == 1, answer
+    by_cli = {f["path"]: f for f in answer["files"]}
+    by_path = {f["path"]: f for f in _dicts(gfxkit.verify(package))}
+    by_bytes = {f["path"]: f for f in _as_bytes(list(by_path.values()), package)}
+    for name, f in by_path.items():
+        assert {k: f[k] for k in ("ok", "entries", "problems")} == {
+            k: by_cli[name][k] for k in ("ok", "entries", "problems")
+        }, name
+    index = next(f for n, f in by_path.items() if n.endswith("TensileLibrary_lazy_gfx1151.dat"))
+    held = next(n for n in by_path if "_Contraction_" in n).rsplit("/", 1)[1]
+    assert index["problems"] and all(p["message"].endswith(" is missing") for p in index["problems"])
+    assert not any(held in p["message"] for p in index["problems"]), held
+    mapping = next(f for n, f in by_path.items() if n.endswith("_Mapping.dat"))
+    assert not mapping["ok"]
+    assert all(
+        "is not there" in p["message"] or "has no master index" in p["message"]
+        for p in mapping["problems"]
+    ), mapping
+    assert {f["path"]: f for f in _dicts(gfxkit.verify(package.read_bytes()))} == by_bytes

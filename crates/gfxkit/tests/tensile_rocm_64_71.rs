@@ -643,6 +643,90 @@ fn hipblaslt_71_is_one_library_with_its_database() {
     assert_eq!(o.status.code(), Some(1), "{}", out(&o));
 }
 
+/// Each file's verdict in `verify --json`: its path from `usr/` or the package's root on,
+/// whether it is ok, and its findings' messages with the same paths cut.
+fn verdicts(o: &Output, root: &Path) -> BTreeSet<String> {
+    let root = format!("{}", root.display());
+    json(o)["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let cut = |t: &str| {
+                t.replace(&format!("{root}!"), "")
+                    .replace(&format!("{root}/"), "")
+            };
+            let problems: Vec<String> = f["problems"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| cut(p["message"].as_str().unwrap()))
+                .collect();
+            format!(
+                "{} {} {problems:?}",
+                cut(f["path"].as_str().unwrap()),
+                f["ok"]
+            )
+        })
+        .collect()
+}
+
+/// hipBLASLt in a package is judged as the same files in a tree: the library by the database
+/// beside it (ok with it, failing without it), each index and the mapping by the members
+/// beside them.
+#[test]
+fn hipblaslt_71_in_a_package_is_judged_as_in_a_tree() {
+    let tmp = tempfile::tempdir().unwrap();
+    // As hipblaslt() makes it, the library once (a tree's walk reads a file once, a package
+    // has each name's bytes).
+    let tree = tmp.path().join("tree");
+    link_tree(&sid(), &tree, &|n| {
+        (n.starts_with("TensileLibrary_lazy_") && !n.contains("gfx1151"))
+            || n == "libhipblaslt.so.1.1"
+    });
+    std::fs::remove_dir_all(tree.join("rocblas")).unwrap();
+    let wheel = tmp.path().join("hipblaslt-7.1.1-py3-none-any.whl");
+    gfxkit_testkit::zip_tree(&tree, &wheel);
+    let in_tree = gfxkit(&["verify", "-r", "--json", s(&tree)]);
+    let in_package = gfxkit(&["verify", "--json", s(&wheel)]);
+    // The shared mapping names the libraries of processors not unpacked here: one finding
+    // per library, in both.
+    assert_eq!(in_tree.status.code(), Some(1), "{}", out(&in_tree));
+    assert_eq!(in_package.status.code(), Some(1), "{}", out(&in_package));
+    let judged = verdicts(&in_package, &wheel);
+    assert!(
+        judged.iter().any(|v| v
+            .starts_with("hipblaslt/library/TensileLiteLibrary_lazy_Mapping.dat false")
+            && v.contains("is not there")),
+        "{judged:?}"
+    );
+    assert!(
+        judged
+            .iter()
+            .any(|v| v.starts_with("libhipblaslt.so.1 true")),
+        "{judged:?}"
+    );
+    assert_eq!(judged, verdicts(&in_tree, &tree));
+
+    // The library alone: hipBLASLt loads, then every GEMM call fails.
+    let alone = tmp.path().join("alone");
+    link_tree(&sid(), &alone, &|n| n == "libhipblaslt.so.1.1");
+    std::fs::remove_dir_all(alone.join("rocblas")).unwrap();
+    std::fs::remove_dir_all(alone.join("hipblaslt")).unwrap();
+    let wheel = tmp.path().join("alone-7.1.1-py3-none-any.whl");
+    gfxkit_testkit::zip_tree(&alone, &wheel);
+    let in_tree = gfxkit(&["verify", "-r", "--json", s(&alone)]);
+    let in_package = gfxkit(&["verify", "--json", s(&wheel)]);
+    assert_eq!(in_tree.status.code(), Some(1), "{}", out(&in_tree));
+    assert_eq!(in_package.status.code(), Some(1), "{}", out(&in_package));
+    assert!(
+        out(&in_package).contains("every GEMM call fails"),
+        "{}",
+        out(&in_package)
+    );
+    assert_eq!(verdicts(&in_package, &wheel), verdicts(&in_tree, &alone));
+}
+
 #[test]
 fn hipblaslt_71_looks_for_a_processor_directory_only_without_its_variable() {
     // The directory's files moved into `library/gfx1151/` (the layout of later releases).

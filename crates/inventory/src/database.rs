@@ -17,7 +17,7 @@ use crate::list::{
 };
 use crate::locate::{check_payload, ListedEntry};
 use crate::release::refused_text;
-use crate::verify::{BesideRow, Finding, FindingKind, Verification};
+use crate::verify::{Beside, BesideRow, Finding, FindingKind, Verification};
 use gfxkit_kernel_db::aiter::KernelMap;
 use gfxkit_kernel_db::kdb::{self, DbId, Kdb, Record};
 use gfxkit_kernel_db::loads::{self, Device, Flavor, Loads};
@@ -572,7 +572,7 @@ fn verification(
         bundles,
         entries,
         problems,
-        unresolved: Vec::new(),
+        unresolved: Beside::Nothing,
     }
 }
 
@@ -662,10 +662,30 @@ fn beside_row(
     })
 }
 
-/// What `verify` of Tensile index `name` finds from names alone, in `listing` (the names in
-/// its directory): per row, the files it loads that are missing; for a lazy master, a master
-/// its directory lacks. [`verify_tensile`] adds what the files' symbols say.
-pub fn names_beside(name: &str, rows: &[BesideRow], listing: &Listing) -> Vec<Finding> {
+/// What `verify` of kernel database `name`, read without its directory, finds from the names
+/// of `beside` (the files of its directory and one level down, relative to it): for a Tensile
+/// index, per row, the files it loads that are missing, and a lazy master its directory
+/// lacks ([`verify_tensile`] adds on disk what the files' symbols say); for a hipBLASLt
+/// mapping, [`mapping::problems`].
+pub fn names_beside(name: &str, what: &Beside, beside: &[&str]) -> Vec<Finding> {
+    match what {
+        Beside::Nothing => Vec::new(),
+        Beside::TensileRows(rows) => rows_beside(name, rows, &Listing::new(beside)),
+        Beside::Mapping(m) => mapping_problems(name, m, beside),
+    }
+}
+
+/// A hipBLASLt mapping's [`mapping::problems`] in a directory holding `names`, as findings.
+fn mapping_problems(name: &str, m: &Mapping, names: &[&str]) -> Vec<Finding> {
+    mapping::problems(name, m, names)
+        .into_iter()
+        .map(|p| finding(None, None, p))
+        .collect()
+}
+
+/// The files the `rows` of Tensile index `name` load that `listing` lacks, and a lazy master
+/// it lacks.
+fn rows_beside(name: &str, rows: &[BesideRow], listing: &Listing) -> Vec<Finding> {
     let mut problems: Vec<Finding> = rows
         .iter()
         .flat_map(|r| {
@@ -705,7 +725,7 @@ pub fn verify_tensile<'d>(
         .collect();
     let Some(listing) = listing else {
         let mut v = verification(name, 0, summaries.len(), Vec::new());
-        v.unresolved = rows.into_iter().map(|(r, _)| r).collect();
+        v.unresolved = Beside::TensileRows(rows.into_iter().map(|(r, _)| r).collect());
         return v;
     };
     let mut problems = Vec::new();
@@ -778,13 +798,15 @@ pub fn verify_mapping(
 ) -> crate::Result<Verification> {
     let file = TensileFile::new(name, data).map_err(|e| db_error(name, e))?;
     let m = Mapping::parse(file.bytes(data), &Limits::default()).map_err(|e| db_error(name, e))?;
-    let problems = names
-        .map(|n| mapping::problems(name, &m, n))
-        .unwrap_or_default()
-        .into_iter()
-        .map(|p| finding(None, None, p))
-        .collect();
-    Ok(verification(name, 0, m.libraries.len(), problems))
+    let count = m.libraries.len();
+    Ok(match names {
+        Some(n) => verification(name, 0, count, mapping_problems(name, &m, n)),
+        None => {
+            let mut v = verification(name, 0, count, Vec::new());
+            v.unresolved = Beside::Mapping(m);
+            v
+        }
+    })
 }
 
 /// Gives the bytes of a file named relative to a database file's directory (`None` when it is

@@ -478,7 +478,7 @@ pub fn verify_archive(name: &str, data: &[u8]) -> Verification {
         bundles: units,
         entries,
         problems,
-        unresolved: Vec::new(),
+        unresolved: crate::verify::Beside::Nothing,
     }
 }
 
@@ -510,7 +510,7 @@ pub fn verify_split(name: &str, inv: &Inventory<'_>, archives: &Archives<'_>) ->
         bundles: views.len(),
         entries: views.iter().map(|v| v.entries.len()).sum(),
         problems,
-        unresolved: Vec::new(),
+        unresolved: crate::verify::Beside::Nothing,
     }
 }
 

@@ -118,11 +118,23 @@ pub struct Verification {
     pub entries: usize,
     /// Problems found.
     pub problems: Vec<Finding>,
-    /// For a Tensile index read without its directory (a package member), its processor
-    /// rows: the names they need beside it are checked once the package's members are known
-    /// ([`crate::database::names_beside`]). Empty otherwise.
+    /// For a kernel database read without its directory (a package member), what is checked
+    /// once the names of the package's members are known ([`crate::database::names_beside`]).
     #[serde(skip)]
-    pub unresolved: Vec<BesideRow>,
+    pub unresolved: Beside,
+}
+
+/// What a kernel database read without its directory leaves to be checked against the names
+/// beside it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Beside {
+    /// Nothing: read with its directory, or not a database that looks beside itself.
+    #[default]
+    Nothing,
+    /// A Tensile index's processor rows.
+    TensileRows(Vec<BesideRow>),
+    /// A hipBLASLt mapping, read.
+    Mapping(gfxkit_kernel_db::mapping::Mapping),
 }
 
 /// One processor row of a Tensile index, as the names it needs beside the index are found
@@ -446,7 +458,7 @@ pub fn verify(name: &str, inv: &Inventory<'_>) -> Result<Verification> {
             bundles: 0,
             entries: 0,
             problems,
-            unresolved: Vec::new(),
+            unresolved: Beside::Nothing,
         });
     }
     // Object bundles of other toolchains (SYCL images for Intel GPUs, OpenMP offload to
@@ -486,7 +498,7 @@ pub fn verify(name: &str, inv: &Inventory<'_>) -> Result<Verification> {
         bundles: units.len(),
         entries,
         problems,
-        unresolved: Vec::new(),
+        unresolved: Beside::Nothing,
     })
 }
 

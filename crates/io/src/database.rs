@@ -207,8 +207,8 @@ pub fn kernels(
 }
 
 /// Reads the Tensile index `data` (at `path`) and calls `f` with it, the names in its
-/// directory (`None` for an index that is a package member: it has no directory) and a
-/// function giving the bytes (mapped) of the files its rows need there.
+/// directory (`None` for an index that is a package member, or whose directory cannot be
+/// listed) and a function giving the bytes (mapped) of the files its rows need there.
 fn with_index<R>(
     path: &Path,
     data: &[u8],
@@ -221,12 +221,14 @@ fn with_index<R>(
     let mut file = None;
     let index = db::read_tensile(&path.display().to_string(), data, &mut file)?;
     let dir = index_dir(path);
-    let names = dir.as_deref().and_then(dir_names).unwrap_or_default();
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let listing = gfxkit_kernel_db::resolve::Listing::new(&refs);
-    let files = match &dir {
-        Some(d) => open_all(d, &db::needed_files(&index, &listing)),
-        None => Vec::new(),
+    // A directory that cannot be listed (bytes named as a package's member) is as none.
+    let names = dir.as_deref().and_then(dir_names);
+    let listing = names
+        .as_ref()
+        .map(|n| gfxkit_kernel_db::resolve::Listing::new(n));
+    let files = match (&dir, &listing) {
+        (Some(d), Some(l)) => open_all(d, &db::needed_files(&index, l)),
+        _ => Vec::new(),
     };
     let open = |n: &str| -> Option<&[u8]> {
         files
@@ -235,15 +237,16 @@ fn with_index<R>(
             .and_then(|(_, i)| i.as_ref().ok())
             .map(|i| &i[..])
     };
-    Ok(f(&index, dir.is_some().then_some(&listing), &open))
+    Ok(f(&index, listing.as_ref(), &open))
 }
 
 /// `verify` of a kernel database (`None` for other files): `.kdb`/`.aks2` records decoded and
 /// checked; a Tensile index, and an aiter kernel map, against the files beside it (their
 /// function symbols read from the mapped files); a hipBLASLt mapping against the names beside
 /// it. A database that is a package member has no directory: it is read here, and a Tensile
-/// index keeps its rows ([`gfxkit_inventory::verify::Verification::unresolved`]), checked
-/// against the names of the members beside it once its package is read ([`crate::whole::verify`]).
+/// index keeps its rows, a mapping itself ([`gfxkit_inventory::verify::Verification::unresolved`]),
+/// checked against the names of the members beside it once its package is read
+/// ([`crate::whole::verify`]).
 pub fn verify_file_bytes(
     path: &Path,
     data: &[u8],

@@ -748,8 +748,8 @@ impl Format for KernelDatabase {
         around: &Around,
     ) -> (gfxkit_inventory::Result<Verification>, Vec<String>) {
         // A database in a package, or in bytes, has no directory: `verify_file_bytes` looks
-        // beside files on disk only; a Tensile index in a package is checked against the
-        // package's members by `whole::verify`.
+        // beside files on disk only; a Tensile index or mapping in a package is checked
+        // against the package's members by `whole::verify`.
         match crate::database::verify_file_bytes(file.path, file.data) {
             Some(v) => (v, Vec::new()),
             None => Binary.verify(file, around),

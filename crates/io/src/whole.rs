@@ -676,11 +676,7 @@ pub fn verify(
     let found = if recursive {
         verify_tree(paths, formats, progress, &around)?
     } else {
-        Found {
-            groups: verify_named(paths, formats, progress, &around)?,
-            members: Vec::new(),
-            processors: Vec::new(),
-        }
+        verify_named(paths, formats, progress, &around)?
     };
     let mut groups = found.groups;
     for g in groups.iter_mut().filter(|g| g.package.is_some()) {
@@ -705,10 +701,7 @@ pub fn verify(
 /// `package!...`): the names in its directory and one level down, relative to it, as
 /// [`database::dir_names`](crate::database::dir_names) lists a directory on disk. `None` for
 /// a member at the package's root.
-fn listing_in_package<S: AsRef<str>>(
-    names: &[S],
-    index: &str,
-) -> Option<gfxkit_kernel_db::resolve::Listing> {
+fn names_in_package<S: AsRef<str>>(names: &[S], index: &str) -> Option<Vec<String>> {
     let (dir, _) = index.rsplit_once('/')?;
     let mut beside = std::collections::BTreeSet::new();
     for n in names {
@@ -730,28 +723,26 @@ fn listing_in_package<S: AsRef<str>>(
             Some(_) => {}
         }
     }
-    Some(gfxkit_kernel_db::resolve::Listing::new(
-        &beside.into_iter().collect::<Vec<_>>(),
-    ))
+    Some(beside.into_iter().collect())
 }
 
-/// The Tensile indexes among a package's verified members (read without a directory:
-/// [`verify::Verification::unresolved`]) checked against the names of the members beside
-/// them in the package, as an index on disk is against its directory: a row whose files the
-/// package lacks is a finding. Their symbols are not read (the members are not kept).
-fn resolve_in_package(results: &mut [(String, Result<verify::Verification, VerifyFailed>)]) {
+/// The kernel databases among a package's verified members that were read without a
+/// directory ([`verify::Verification::unresolved`]: Tensile indexes, hipBLASLt mappings)
+/// checked against the names of the members beside them in the package, as on disk against
+/// their directory: a row whose files the package lacks, a mapped library it lacks, is a
+/// finding. The members' symbols are not read (they are not kept). `results` are one
+/// package's members, by name, as [`verify()`] and the Python module's `verify` have them.
+pub fn resolve_in_package<E>(results: &mut [(String, Result<verify::Verification, E>)]) {
     let names: Vec<String> = results.iter().map(|(n, _)| n.clone()).collect();
     for (name, r) in results.iter_mut() {
         let Ok(v) = r else { continue };
-        if v.unresolved.is_empty() {
-            continue;
-        }
-        let Some(listing) = listing_in_package(&names, name) else {
+        let what = std::mem::take(&mut v.unresolved);
+        let Some(beside) = names_in_package(&names, name) else {
             continue;
         };
-        let rows = std::mem::take(&mut v.unresolved);
+        let beside: Vec<&str> = beside.iter().map(String::as_str).collect();
         v.problems.extend(gfxkit_inventory::database::names_beside(
-            &v.path, &rows, &listing,
+            &v.path, &what, &beside,
         ));
         v.ok = v.problems.is_empty();
     }
@@ -836,45 +827,68 @@ fn verify_tree(
     })
 }
 
-/// Each file named verified (a package by member); a directory named is the error.
+/// Each file named verified (a package by member); a directory named is the error. The
+/// kernel-database files among a package's members, and the processors each library member's
+/// own device code is built for, are kept as a tree's are: a library in a package is judged
+/// with the database beside it in the package.
 fn verify_named(
     paths: &[PathBuf],
     formats: &Formats,
     progress: &dyn Progress,
     around: &Around,
-) -> Result<Vec<Group>, WalkError> {
-    let mut groups: Vec<Group> = Vec::new();
+) -> Result<Found, WalkError> {
+    let mut found = Found {
+        groups: Vec::new(),
+        members: Vec::new(),
+        processors: Vec::new(),
+    };
     for f in paths {
         if f.is_dir() && !crate::input::is_image_dir(f) {
             return Err(WalkError::Directory(f.clone()));
         }
         let visit = |data: crate::Input| {
-            Ok::<_, Infallible>(verify_file(formats, &formats.file(data.path(), &data), around).0)
+            let file = formats.file(data.path(), &data);
+            // Only a member's: a file named alone is judged with what lies beside it on disk.
+            let member = (data.path() != f.as_path())
+                .then(|| formats.of(&file).database_member(&file))
+                .flatten();
+            let (r, procs) = verify_file(formats, &file, around);
+            let procs = if member.is_some() { Vec::new() } else { procs };
+            Ok::<_, Infallible>((r, member, procs))
         };
         let group = match crate::input::for_each_with(f, progress, formats.settings(), visit) {
-            Ok(items) => Group {
-                package: items.iter().any(|(p, _)| p != f).then(|| f.clone()),
-                explicit: true,
-                results: items
-                    .into_iter()
-                    .map(|(p, r)| {
-                        let r = match r {
-                            Ok(r) => r.map_err(|e| verify_failed(&p, e)),
-                            Err(m) => Err(member_failed(&p, m)),
-                        };
-                        (p.display().to_string(), r)
-                    })
-                    .collect(),
-            },
+            Ok(items) => {
+                let package = items.iter().any(|(p, _)| p != f).then(|| f.clone());
+                let mut results = Vec::new();
+                for (p, r) in items {
+                    let name = p.display().to_string();
+                    let r = match r {
+                        Ok((r, member, procs)) => {
+                            found.members.extend(member);
+                            if package.is_some() && !procs.is_empty() {
+                                found.processors.push((name.clone(), procs));
+                            }
+                            r.map_err(|e| verify_failed(&p, e))
+                        }
+                        Err(m) => Err(member_failed(&p, m)),
+                    };
+                    results.push((name, r));
+                }
+                Group {
+                    package,
+                    explicit: true,
+                    results,
+                }
+            }
             Err(e) => Group {
                 package: None,
                 explicit: true,
                 results: vec![(f.display().to_string(), Err(VerifyFailed::Other(chain(&e))))],
             },
         };
-        groups.push(group);
+        found.groups.push(group);
     }
-    Ok(groups)
+    Ok(found)
 }
 
 /// The report of the groups read: verifications and errors, a package's members without
@@ -900,9 +914,14 @@ fn report_groups(groups: Vec<Group>) -> (VerifyReport, Vec<PathBuf>) {
             }
             None => (g.results, Vec::new()),
         };
-        // Those holding device code for other GPUs are named with it, the others together.
+        // Those holding device code for other GPUs are named with it, the others together;
+        // rocBLAS or hipBLASLt without device code of its own is judged by its kernel database.
         let (none, for_others): (Vec<String>, Vec<String>) =
             none.into_iter().partition(|n| !other.contains_key(n));
+        let (libraries, none): (Vec<String>, Vec<String>) = none
+            .into_iter()
+            .partition(|n| database::needs_database(n, &tensile_lib_paths()).is_some());
+        database_only.extend(libraries.into_iter().map(PathBuf::from));
         report
             .other_gpus_only
             .extend(for_others.into_iter().map(|path| doctor::OtherGpusOnly {
@@ -919,8 +938,7 @@ fn report_groups(groups: Vec<Group>) -> (VerifyReport, Vec<PathBuf>) {
                 Ok(v) => report.files.push(v),
                 // rocBLAS or hipBLASLt without device code of its own: its kernel database.
                 Err(VerifyFailed::NoDeviceCode(..))
-                    if g.package.is_none()
-                        && database::needs_database(&name, &tensile_lib_paths()).is_some() =>
+                    if database::needs_database(&name, &tensile_lib_paths()).is_some() =>
                 {
                     database_only.push(PathBuf::from(name))
                 }
@@ -1132,7 +1150,7 @@ pub fn kernels(
 /// library's rule loads for its processor there ([`database::row_files`]), and among their
 /// kernels listed here the one of the solution's name (the last, as on disk). On disk a
 /// solution is present when a function symbol of its name is there; here when a kernel is.
-fn solutions_in_package(out: &mut gfxkit_inventory::kernels::KernelListing, names: &[String]) {
+pub fn solutions_in_package(out: &mut gfxkit_inventory::kernels::KernelListing, names: &[String]) {
     use std::collections::HashMap;
     let members: std::collections::HashSet<&str> = names.iter().map(String::as_str).collect();
     let mut kernels: HashMap<(&str, &str), usize> = HashMap::new();
@@ -1146,10 +1164,9 @@ fn solutions_in_package(out: &mut gfxkit_inventory::kernels::KernelListing, name
         if sol.present || !members.contains(sol.index.as_str()) {
             continue;
         }
-        let Some(listing) = listings
-            .entry(sol.index.clone())
-            .or_insert_with(|| listing_in_package(names, &sol.index))
-        else {
+        let Some(listing) = listings.entry(sol.index.clone()).or_insert_with(|| {
+            names_in_package(names, &sol.index).map(|n| gfxkit_kernel_db::resolve::Listing::new(&n))
+        }) else {
             continue;
         };
         let Some((dir, _)) = sol.index.rsplit_once('/') else {

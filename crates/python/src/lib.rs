@@ -685,6 +685,11 @@ fn verify<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
             Got::Damaged(m, o) => (name, Err(Got::Damaged(m, o))),
         })
         .collect();
+    let mut results = results;
+    if package {
+        // Databases read without a directory, judged by the members beside them.
+        gfxkit_io::whole::resolve_in_package(&mut results);
+    }
     let (results, _) = if package {
         inv::verify::package_members(
             results,
@@ -1251,7 +1256,7 @@ fn kernels<'py>(
         let one = py.allow_threads(|| kernels_one(name, bytes, w, demangle));
         (false, vec![(s.name.clone(), Got::Value(one))])
     };
-    let _ = package;
+    let names: Vec<String> = got.iter().map(|(n, _)| n.clone()).collect();
     let mut out = inv::kernels::KernelListing::default();
     for (name, g) in got {
         match g {
@@ -1266,6 +1271,10 @@ fn kernels<'py>(
                 .push(format!("{name}: {}", gfxkit_io::NoDeviceCode)),
             Got::Damaged(msg, _) => out.errors.push(format!("{name}: {msg}")),
         }
+    }
+    if package {
+        // A Tensile index's solutions, found in the members beside it.
+        gfxkit_io::whole::solutions_in_package(&mut out, &names);
     }
     kernels_answer(py, &out)
 }
