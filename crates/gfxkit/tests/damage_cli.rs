@@ -696,21 +696,13 @@ fn subjects(dir: &Path) -> Vec<Subject> {
         out.push(plain(name, bytes.clone(), device));
     }
     let read_tree = |root: &Path| -> Vec<(String, Vec<u8>)> {
-        let mut files = Vec::new();
-        let mut stack = vec![root.to_path_buf()];
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).unwrap() {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else {
-                    let rel = p.strip_prefix(root).unwrap().display().to_string();
-                    files.push((rel, std::fs::read(&p).unwrap()));
-                }
-            }
-        }
-        files.sort();
-        files
+        gfxkit_testkit::files_under(root)
+            .into_iter()
+            .map(|rel| {
+                let bytes = std::fs::read(root.join(&rel)).unwrap();
+                (rel, bytes)
+            })
+            .collect()
     };
     // kpack split of the shared library: zstd archives, and uncompressed ones.
     for (tag, extra) in [("", &[][..]), ("-none", &["--compression", "none"][..])] {

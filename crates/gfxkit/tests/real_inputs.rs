@@ -411,20 +411,6 @@ fn rocblas_tensile_index_rows_and_solutions_resolve_to_function_symbols() {
     }
 }
 
-/// The messages of `verify --json`'s findings that name a missing file, about the file whose
-/// path ends with `index`.
-fn missing_of(o: &Output, index: &str) -> BTreeSet<String> {
-    json(o)["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["path"].as_str().unwrap().ends_with(index))
-        .flat_map(|f| f["problems"].as_array().unwrap().clone())
-        .map(|p| p["message"].as_str().unwrap().to_owned())
-        .filter(|m| m.ends_with(" is missing"))
-        .collect()
-}
-
 /// The solution rows of `kernels --json`, each as compact JSON, its index named from
 /// `rocblas/` on (the package or directory around it cut off).
 fn solutions(o: &Output) -> Vec<String> {
@@ -459,13 +445,16 @@ fn rocblas_index_in_a_package_is_resolved_against_its_members() {
     let in_package = gfxkit(&["verify", "--json", s(&wheel)]);
     assert_eq!(on_disk.status.code(), Some(1));
     assert_eq!(in_package.status.code(), Some(1), "{}", text(&in_package).0);
-    let missing = missing_of(&in_package, "/TensileLibrary.dat");
+    let missing = gfxkit_testkit::missing_findings(&json(&in_package), "/TensileLibrary.dat");
     assert_eq!(missing.len(), 18, "{missing:?}");
     assert!(
         !missing.iter().any(|m| m.contains("gfx1030")),
         "{missing:?}"
     );
-    assert_eq!(missing, missing_of(&on_disk, "/TensileLibrary.dat"));
+    assert_eq!(
+        missing,
+        gfxkit_testkit::missing_findings(&json(&on_disk), "/TensileLibrary.dat")
+    );
 
     let on_disk = solutions(&gfxkit(&[
         "kernels",
@@ -1084,21 +1073,8 @@ fn rocblas_tree_splits_into_per_processor_overlays() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
     let r = json(&o);
-    let files = |dir: &Path| -> BTreeSet<String> {
-        let mut v = BTreeSet::new();
-        let mut stack = vec![dir.to_path_buf()];
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).unwrap() {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else {
-                    v.insert(p.strip_prefix(dir).unwrap().to_string_lossy().into_owned());
-                }
-            }
-        }
-        v
-    };
+    let files =
+        |dir: &Path| -> BTreeSet<String> { gfxkit_testkit::files_under(dir).into_iter().collect() };
     let lib = "rocblas/2.47.0/library";
     let set = |v: &[String]| v.iter().cloned().collect::<BTreeSet<String>>();
     assert_eq!(

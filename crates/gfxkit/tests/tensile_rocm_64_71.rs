@@ -379,20 +379,6 @@ fn rocblas_64_a_missing_shard_or_index_fails_every_checker() {
     );
 }
 
-/// The findings `verify` prints about the index `index` (a name's end), the index's path cut
-/// off: `row 1 (gfx1010): TensileLibrary_...hsaco is missing`.
-fn missing_of(o: &Output, index: &str) -> BTreeSet<String> {
-    json(o)["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["path"].as_str().unwrap().ends_with(index))
-        .flat_map(|f| f["problems"].as_array().unwrap().clone())
-        .map(|p| p["message"].as_str().unwrap().to_owned())
-        .filter(|m| m.ends_with(" is missing"))
-        .collect()
-}
-
 /// A lazy index inside a package is checked against the members beside it, as one on disk is
 /// against its directory: the real layout in a zip verifies, and the same layout without
 /// gfx1010's fallback shards fails naming them, as `verify -r` of it unpacked does.
@@ -405,7 +391,9 @@ fn rocblas_64_in_a_package_is_verified_against_its_members() {
     gfxkit_testkit::zip_tree(&whole, &zipped);
     let o = gfxkit(&["verify", "--json", s(&zipped)]);
     assert_eq!(o.status.code(), Some(0), "{}", out(&o));
-    assert!(missing_of(&o, "TensileLibrary_lazy_gfx1010.dat").is_empty());
+    assert!(
+        gfxkit_testkit::missing_findings(&json(&o), "TensileLibrary_lazy_gfx1010.dat").is_empty()
+    );
 
     let lacking = tmp.path().join("lacking");
     link_tree(&whole, &lacking, &|n| n.contains("_fallback_gfx1010"));
@@ -413,7 +401,7 @@ fn rocblas_64_in_a_package_is_verified_against_its_members() {
     gfxkit_testkit::zip_tree(&lacking, &zipped);
     let o = gfxkit(&["verify", "--json", s(&zipped)]);
     assert_eq!(o.status.code(), Some(1), "{}", out(&o));
-    let in_package = missing_of(&o, "TensileLibrary_lazy_gfx1010.dat");
+    let in_package = gfxkit_testkit::missing_findings(&json(&o), "TensileLibrary_lazy_gfx1010.dat");
     assert!(
         in_package
             .iter()
@@ -424,10 +412,12 @@ fn rocblas_64_in_a_package_is_verified_against_its_members() {
     assert_eq!(o.status.code(), Some(1), "{}", out(&o));
     assert_eq!(
         in_package,
-        missing_of(&o, "TensileLibrary_lazy_gfx1010.dat")
+        gfxkit_testkit::missing_findings(&json(&o), "TensileLibrary_lazy_gfx1010.dat")
     );
     // gfx803's index lacks nothing there.
-    assert!(missing_of(&o, "TensileLibrary_lazy_gfx803.dat").is_empty());
+    assert!(
+        gfxkit_testkit::missing_findings(&json(&o), "TensileLibrary_lazy_gfx803.dat").is_empty()
+    );
 }
 
 /// The files a `lacks` message names: those quoted and the `and N more`.

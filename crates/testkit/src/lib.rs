@@ -212,9 +212,9 @@ pub fn dump_section(file: &Path, name: &str, out: &Path) -> Vec<u8> {
     std::fs::read(out).unwrap_or_else(|e| panic!("cannot read {}: {e}", out.display()))
 }
 
-/// A wheel-like zip at `to` of every file under `root`, each stored (not compressed) under its
-/// path below `root`, in path order: a package around a tree the tests unpacked.
-pub fn zip_tree(root: &Path, to: &Path) {
+/// Every file under `root` (directories walked, links followed), by its path below it,
+/// sorted.
+pub fn files_under(root: &Path) -> Vec<String> {
     let mut files = Vec::new();
     let mut dirs = vec![root.to_path_buf()];
     while let Some(d) = dirs.pop() {
@@ -223,18 +223,40 @@ pub fn zip_tree(root: &Path, to: &Path) {
             if p.is_dir() {
                 dirs.push(p);
             } else {
-                files.push(p);
+                files.push(p.strip_prefix(root).unwrap().to_string_lossy().into_owned());
             }
         }
     }
     files.sort();
+    files
+}
+
+/// A wheel-like zip at `to` of every file under `root` ([`files_under`]), each stored (not
+/// compressed) under its path below `root`: a package around a tree the tests unpacked.
+pub fn zip_tree(root: &Path, to: &Path) {
     let mut z = zip::ZipWriter::new(std::fs::File::create(to).unwrap());
     let stored =
         zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
-    for f in files {
-        let name = f.strip_prefix(root).unwrap().to_str().unwrap();
-        z.start_file(name, stored).unwrap();
-        std::io::copy(&mut std::fs::File::open(&f).unwrap(), &mut z).unwrap();
+    for name in files_under(root) {
+        z.start_file(name.as_str(), stored).unwrap();
+        std::io::copy(&mut std::fs::File::open(root.join(&name)).unwrap(), &mut z).unwrap();
     }
     z.finish().unwrap();
+}
+
+/// The messages of the findings that name a missing file in `gfxkit verify --json`'s answer
+/// `verified`, about the files whose path ends with `file`.
+pub fn missing_findings(
+    verified: &serde_json::Value,
+    file: &str,
+) -> std::collections::BTreeSet<String> {
+    verified["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["path"].as_str().unwrap().ends_with(file))
+        .flat_map(|f| f["problems"].as_array().unwrap().clone())
+        .map(|p| p["message"].as_str().unwrap().to_owned())
+        .filter(|m| m.ends_with(" is missing"))
+        .collect()
 }
