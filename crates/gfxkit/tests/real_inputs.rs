@@ -816,6 +816,24 @@ fn aiter_kernel_maps_name_kernels_their_code_objects_hold() {
         out.contains(&format!("line 3: its code object {gone} is not there")),
         "{out}"
     );
+    // In a package, the map is judged by the members beside it: the code object that is not
+    // there is named as on disk (the symbols are read on disk only).
+    let wheel = tmp.path().join("bf16gemm-1.0-py3-none-any.whl");
+    gfxkit_testkit::zip_tree(&tmp.path().join("aiter_meta"), &wheel);
+    let o = gfxkit(&["verify", "--json", s(&wheel)]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o).0);
+    let problems: Vec<String> = json(&o)["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["path"].as_str().unwrap().ends_with("bf16gemm_outf32.csv"))
+        .flat_map(|f| f["problems"].as_array().unwrap().clone())
+        .map(|p| p["message"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        problems,
+        [format!("line 3: its code object {gone} is not there")]
+    );
 }
 
 /// `prune` of a rocBLAS tree (the library, its symbolic link, the index and the code objects

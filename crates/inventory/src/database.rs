@@ -663,16 +663,38 @@ fn beside_row(
 }
 
 /// What `verify` of kernel database `name`, read without its directory, finds from the names
-/// of `beside` (the files of its directory and one level down, relative to it): for a Tensile
-/// index, per row, the files it loads that are missing, and a lazy master its directory
-/// lacks ([`verify_tensile`] adds on disk what the files' symbols say); for a hipBLASLt
-/// mapping, [`mapping::problems`].
-pub fn names_beside(name: &str, what: &Beside, beside: &[&str]) -> Vec<Finding> {
+/// of `beside` (the files of its directory and one level down, relative to it) and `exists`
+/// (whether a path relative to its directory, at any depth, is there): for a Tensile index,
+/// per row, the files it loads that are missing, and a lazy master its directory lacks; for a
+/// hipBLASLt mapping, [`mapping::problems`]; for an aiter kernel map, the code objects its
+/// rows name that are not there. On disk [`verify_tensile`] and [`verify_aiter_map`] also
+/// read the files' symbols.
+pub fn names_beside(
+    name: &str,
+    what: &Beside,
+    beside: &[&str],
+    exists: &dyn Fn(&str) -> bool,
+) -> Vec<Finding> {
     match what {
         Beside::Nothing => Vec::new(),
         Beside::TensileRows(rows) => rows_beside(name, rows, &Listing::new(beside)),
         Beside::Mapping(m) => mapping_problems(name, m, beside),
+        Beside::AiterFiles(rows) => rows
+            .iter()
+            .filter(|(_, _, file)| !exists(file))
+            .map(|(i, line, file)| aiter_finding(*i, *line, file, "is not there"))
+            .collect(),
     }
+}
+
+/// The finding of an aiter map's row (`i`, at `line`) whose code object `file` cannot be read
+/// (`why`).
+fn aiter_finding(i: usize, line: u64, file: &str, why: &str) -> Finding {
+    finding(
+        Some(i),
+        None,
+        format!("line {line}: its code object {file} {why}"),
+    )
 }
 
 /// A hipBLASLt mapping's [`mapping::problems`] in a directory holding `names`, as findings.
@@ -836,18 +858,30 @@ pub fn verify_aiter_map<'d>(
                     Some(bytes) => function_symbols(bytes),
                     None => Err("is not there".to_owned()),
                 });
-            let message = match have {
-                Err(e) => format!("line {}: its code object {} {e}", row.line, row.file),
-                Ok(s) if !s.contains(row.name.as_str()) => format!(
-                    "line {}: {} has no function symbol {}",
-                    row.line, row.file, row.name
+            problems.push(match have {
+                Err(e) => aiter_finding(i, row.line, &row.file, e),
+                Ok(s) if !s.contains(row.name.as_str()) => finding(
+                    Some(i),
+                    None,
+                    format!(
+                        "line {}: {} has no function symbol {}",
+                        row.line, row.file, row.name
+                    ),
                 ),
                 Ok(_) => continue,
-            };
-            problems.push(finding(Some(i), None, message));
+            });
         }
+        return Ok(verification(name, 0, map.rows.len(), problems));
     }
-    Ok(verification(name, 0, map.rows.len(), problems))
+    let mut v = verification(name, 0, map.rows.len(), problems);
+    v.unresolved = Beside::AiterFiles(
+        map.rows
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| (i, r.line, r.file))
+            .collect(),
+    );
+    Ok(v)
 }
 
 /// Reads a Tensile index file (`.zlib` decompressed) and parses it; the error names `name`.

@@ -135,6 +135,8 @@ pub enum Beside {
     TensileRows(Vec<BesideRow>),
     /// A hipBLASLt mapping, read.
     Mapping(gfxkit_kernel_db::mapping::Mapping),
+    /// An aiter kernel map's rows: (row, line, the code object it names).
+    AiterFiles(Vec<(usize, u64, String)>),
 }
 
 /// One processor row of a Tensile index, as the names it needs beside the index are found

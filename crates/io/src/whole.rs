@@ -734,6 +734,7 @@ fn names_in_package<S: AsRef<str>>(names: &[S], index: &str) -> Option<Vec<Strin
 /// package's members, by name, as [`verify()`] and the Python module's `verify` have them.
 pub fn resolve_in_package<E>(results: &mut [(String, Result<verify::Verification, E>)]) {
     let names: Vec<String> = results.iter().map(|(n, _)| n.clone()).collect();
+    let members: std::collections::HashSet<&str> = names.iter().map(String::as_str).collect();
     for (name, r) in results.iter_mut() {
         let Ok(v) = r else { continue };
         let what = std::mem::take(&mut v.unresolved);
@@ -741,8 +742,10 @@ pub fn resolve_in_package<E>(results: &mut [(String, Result<verify::Verification
             continue;
         };
         let beside: Vec<&str> = beside.iter().map(String::as_str).collect();
+        let dir = name.rsplit_once('/').map_or("", |(d, _)| d);
+        let exists = |rel: &str| members.contains(format!("{dir}/{rel}").as_str());
         v.problems.extend(gfxkit_inventory::database::names_beside(
-            &v.path, &what, &beside,
+            &v.path, &what, &beside, &exists,
         ));
         v.ok = v.problems.is_empty();
     }

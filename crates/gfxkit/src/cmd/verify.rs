@@ -46,9 +46,10 @@ libraries) are named on one line per package and do not fail it when other membe
 code (JSON: \"without_device_code\"); members whose only device code is for other GPUs (a CUDA
 build, SYCL object bundles) do not fail it either, and are named each on its own line with what
 they hold (JSON: \"other_gpus_only\", path and reason). A package is judged as its files in a
-tree: rocBLAS or hipBLASLt by the kernel database beside it in the package, a Tensile index or
-hipBLASLt mapping by the members beside it (the files each row loads, each mapped library);
-the function symbols of those members are checked on disk only (verify -r of the unpacked tree).
+tree: rocBLAS or hipBLASLt by the kernel database beside it in the package, a Tensile index,
+hipBLASLt mapping or aiter kernel map by the members beside it (the files each row loads, each
+mapped library, each code object named); the function symbols of those members are checked on
+disk only (verify -r of the unpacked tree).
 
 Exit codes: 0 no problem; 1 a problem found; 2 a file that cannot be read or holds no bundle.")]
 pub struct Args {
