@@ -217,3 +217,18 @@ def test_a_package_is_judged_as_the_command_line_judges_it(package, cli):
         for p in mapping["problems"]
     ), mapping
     assert {f["path"]: f for f in _dicts(gfxkit.verify(package.read_bytes()))} == by_bytes
+
+
+def test_a_library_in_a_package_is_judged_by_its_database(tmp_path, cli):
+    """hipBLASLt without its kernel database in a package: judged by the database it lacks
+    (every GEMM call fails), in Python as by `gfxkit verify`, not set apart as a member
+    without device code."""
+    lib = HIPBLASLT.parents[1] / "libhipblaslt.so.1"
+    out = tmp_path / "alone-7.1.1-py3-none-any.whl"
+    with zipfile.ZipFile(out, "w") as z:
+        z.write(lib, "usr/lib/x86_64-linux-gnu/libhipblaslt.so.1")
+    code, answer = cli("verify", "--json", str(out))
+    assert code == 1, answer
+    by_python = _dicts(gfxkit.verify(out))
+    assert by_python == answer["files"]
+    assert "every GEMM call fails" in by_python[0]["problems"][0]["message"], by_python

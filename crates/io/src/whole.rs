@@ -649,6 +649,64 @@ struct Group {
     package: Option<PathBuf>,
     explicit: bool,
     results: Vec<(String, Result<verify::Verification, VerifyFailed>)>,
+    /// A package's kernel-database members and its libraries' processors
+    /// ([`judge_package`]).
+    databases: PackageDatabases,
+}
+
+/// What a package's members say about its kernel databases, kept while they are verified:
+/// the database files among them, and the processors each library's own device code is built
+/// for.
+#[derive(Debug, Default)]
+pub struct PackageDatabases {
+    /// The kernel-database members.
+    pub members: Vec<database::DbMember>,
+    /// Per library member, the processors of its own device code.
+    pub processors: Vec<(String, Vec<String>)>,
+}
+
+impl PackageDatabases {
+    /// Keeps what one member says: its database file, else its processors.
+    pub fn add(&mut self, name: &str, member: Option<database::DbMember>, processors: Vec<String>) {
+        match member {
+            Some(m) => self.members.push(m),
+            None if !processors.is_empty() => self.processors.push((name.to_owned(), processors)),
+            None => {}
+        }
+    }
+}
+
+/// One package's verified members (`results`, by name) judged as its files in a tree are: the
+/// kernel databases read without a directory against the members beside them
+/// ([`resolve_in_package`]), rocBLAS or hipBLASLt without device code of its own (`no_device_code`
+/// says which results are such) by the database beside it in the package, and each library's
+/// own processors against that database. [`verify()`] and the Python module's `verify` judge a
+/// package so.
+pub fn judge_package<E>(
+    results: &mut [(String, Result<verify::Verification, E>)],
+    databases: PackageDatabases,
+    no_device_code: impl Fn(&E) -> bool,
+) {
+    resolve_in_package(results);
+    let paths = tensile_lib_paths();
+    let grouped = database::group(databases.members);
+    for (name, r) in results.iter_mut() {
+        if matches!(r, Err(e) if no_device_code(e)) {
+            if let Some(v) = database::verify_database_library(name, &grouped, &paths) {
+                *r = Ok(v);
+            }
+        }
+    }
+    for (path, procs) in &databases.processors {
+        let found = database::library_findings(path, procs, &grouped, &paths);
+        if found.is_empty() {
+            continue;
+        }
+        if let Some((_, Ok(v))) = results.iter_mut().find(|(n, _)| n == path) {
+            v.problems.extend(found);
+            v.ok = false;
+        }
+    }
 }
 
 /// Why one file has no verification.
@@ -680,7 +738,10 @@ pub fn verify(
     };
     let mut groups = found.groups;
     for g in groups.iter_mut().filter(|g| g.package.is_some()) {
-        resolve_in_package(&mut g.results);
+        let databases = std::mem::take(&mut g.databases);
+        judge_package(&mut g.results, databases, |e| {
+            matches!(e, VerifyFailed::NoDeviceCode(..))
+        });
     }
     let (mut report, database_only) = report_groups(groups);
     // A library whose device code is all in its kernel database: judged by it.
@@ -803,25 +864,32 @@ fn verify_tree(
     .map_err(WalkError::Io)?;
     for s in scanned {
         let name = s.path.display().to_string();
+        if !matches!(groups.last(), Some(g) if g.package.is_some() && g.package == s.package) {
+            groups.push(Group {
+                package: s.package.clone(),
+                explicit: s.explicit,
+                results: Vec::new(),
+                databases: PackageDatabases::default(),
+            });
+        }
+        let g = groups.last_mut().expect("a group was pushed");
         let r = match s.result {
             Ok((r, member, procs)) => {
-                members.extend(member);
-                if !procs.is_empty() {
-                    processors.push((name.clone(), procs));
+                // A package's are judged with it; a tree's with the tree.
+                if g.package.is_some() {
+                    g.databases.add(&name, member, procs);
+                } else {
+                    members.extend(member);
+                    if !procs.is_empty() {
+                        processors.push((name.clone(), procs));
+                    }
                 }
                 r.map_err(|e| verify_failed(&s.path, e))
             }
             Err(ScanError::Input(e)) => Err(VerifyFailed::Other(chain(&e))),
             Err(ScanError::Member(f)) => Err(member_failed(&s.path, f)),
         };
-        match groups.last_mut() {
-            Some(g) if g.package.is_some() && g.package == s.package => g.results.push((name, r)),
-            _ => groups.push(Group {
-                package: s.package,
-                explicit: s.explicit,
-                results: vec![(name, r)],
-            }),
-        }
+        g.results.push((name, r));
     }
     Ok(Found {
         groups,
@@ -830,10 +898,8 @@ fn verify_tree(
     })
 }
 
-/// Each file named verified (a package by member); a directory named is the error. The
-/// kernel-database files among a package's members, and the processors each library member's
-/// own device code is built for, are kept as a tree's are: a library in a package is judged
-/// with the database beside it in the package.
+/// Each file named verified (a package by member, its kernel databases and its libraries'
+/// processors kept for [`judge_package`]); a directory named is the error.
 fn verify_named(
     paths: &[PathBuf],
     formats: &Formats,
@@ -851,10 +917,7 @@ fn verify_named(
         }
         let visit = |data: crate::Input| {
             let file = formats.file(data.path(), &data);
-            // Only a member's: a file named alone is judged with what lies beside it on disk.
-            let member = (data.path() != f.as_path())
-                .then(|| formats.of(&file).database_member(&file))
-                .flatten();
+            let member = formats.of(&file).database_member(&file);
             let (r, procs) = verify_file(formats, &file, around);
             let procs = if member.is_some() { Vec::new() } else { procs };
             Ok::<_, Infallible>((r, member, procs))
@@ -862,14 +925,15 @@ fn verify_named(
         let group = match crate::input::for_each_with(f, progress, formats.settings(), visit) {
             Ok(items) => {
                 let package = items.iter().any(|(p, _)| p != f).then(|| f.clone());
+                let mut databases = PackageDatabases::default();
                 let mut results = Vec::new();
                 for (p, r) in items {
                     let name = p.display().to_string();
                     let r = match r {
                         Ok((r, member, procs)) => {
-                            found.members.extend(member);
-                            if package.is_some() && !procs.is_empty() {
-                                found.processors.push((name.clone(), procs));
+                            // A file named alone is judged with what lies beside it on disk.
+                            if package.is_some() {
+                                databases.add(&name, member, procs);
                             }
                             r.map_err(|e| verify_failed(&p, e))
                         }
@@ -881,12 +945,14 @@ fn verify_named(
                     package,
                     explicit: true,
                     results,
+                    databases,
                 }
             }
             Err(e) => Group {
                 package: None,
                 explicit: true,
                 results: vec![(f.display().to_string(), Err(VerifyFailed::Other(chain(&e))))],
+                databases: PackageDatabases::default(),
             },
         };
         found.groups.push(group);
@@ -917,14 +983,9 @@ fn report_groups(groups: Vec<Group>) -> (VerifyReport, Vec<PathBuf>) {
             }
             None => (g.results, Vec::new()),
         };
-        // Those holding device code for other GPUs are named with it, the others together;
-        // rocBLAS or hipBLASLt without device code of its own is judged by its kernel database.
+        // Those holding device code for other GPUs are named with it, the others together.
         let (none, for_others): (Vec<String>, Vec<String>) =
             none.into_iter().partition(|n| !other.contains_key(n));
-        let (libraries, none): (Vec<String>, Vec<String>) = none
-            .into_iter()
-            .partition(|n| database::needs_database(n, &tensile_lib_paths()).is_some());
-        database_only.extend(libraries.into_iter().map(PathBuf::from));
         report
             .other_gpus_only
             .extend(for_others.into_iter().map(|path| doctor::OtherGpusOnly {
@@ -940,8 +1001,10 @@ fn report_groups(groups: Vec<Group>) -> (VerifyReport, Vec<PathBuf>) {
             match r {
                 Ok(v) => report.files.push(v),
                 // rocBLAS or hipBLASLt without device code of its own: its kernel database.
+                // (A package's are judged with it: `judge_package`.)
                 Err(VerifyFailed::NoDeviceCode(..))
-                    if database::needs_database(&name, &tensile_lib_paths()).is_some() =>
+                    if g.package.is_none()
+                        && database::needs_database(&name, &tensile_lib_paths()).is_some() =>
                 {
                     database_only.push(PathBuf::from(name))
                 }

@@ -673,23 +673,37 @@ fn verify<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
     let on_disk = s.path.is_some();
     let (formats, around) = (formats(), Around::new());
     let (package, got) = per_file(py, &s, |p, d| {
-        gfxkit_io::whole::verify_file(&formats, &door_file(p, d, on_disk), &around).0
+        let file = door_file(p, d, on_disk);
+        let member = formats.of(&file).database_member(&file);
+        let (r, procs) = gfxkit_io::whole::verify_file(&formats, &file, &around);
+        (r, member, procs)
     })?;
-    // Members without device code do not fail a package that has others (left out).
-    let results: Vec<(String, Result<inv::verify::Verification, Got<inv::Error>>)> = got
+    // A package's kernel-database members and its libraries' processors, for its judgment.
+    let mut databases = gfxkit_io::whole::PackageDatabases::default();
+    let mut results: Vec<(String, Result<inv::verify::Verification, Got<inv::Error>>)> = got
         .into_iter()
         .map(|(name, g)| match g {
-            Got::Value(Ok(v)) => (name, Ok(v)),
-            Got::Value(Err(e)) => (name, Err(Got::Value(e))),
+            Got::Value((r, member, procs)) => {
+                databases.add(&name, member, procs);
+                match r {
+                    Ok(v) => (name, Ok(v)),
+                    Err(e) => (name, Err(Got::Value(e))),
+                }
+            }
             Got::NoDeviceCode => (name, Err(Got::NoDeviceCode)),
             Got::Damaged(m, o) => (name, Err(Got::Damaged(m, o))),
         })
         .collect();
-    let mut results = results;
     if package {
-        // Databases read without a directory, judged by the members beside them.
-        gfxkit_io::whole::resolve_in_package(&mut results);
+        // Judged as its files in a tree are: its databases by the members beside them, its
+        // libraries by their databases.
+        gfxkit_io::whole::judge_package(
+            &mut results,
+            databases,
+            |g| matches!(g, Got::Value(e) if e.is_no_device_code()),
+        );
     }
+    // Members without device code do not fail a package that has others (left out).
     let (results, _) = if package {
         inv::verify::package_members(
             results,
