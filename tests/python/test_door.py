@@ -232,3 +232,22 @@ def test_a_library_in_a_package_is_judged_by_its_database(tmp_path, cli):
     by_python = _dicts(gfxkit.verify(out))
     assert by_python == answer["files"]
     assert "every GEMM call fails" in by_python[0]["problems"][0]["message"], by_python
+
+
+@pytest.mark.parametrize("beside", [True, False])
+def test_a_library_on_disk_is_judged_by_the_database_beside_it(tmp_path, cli, beside):
+    """hipBLASLt named alone on disk holds no device code of its own: Python judges it by the
+    kernel database beside it (or its absence) as `gfxkit verify` does, where it raised
+    `NoDeviceCodeError` before."""
+    lib = HIPBLASLT.parents[1] / "libhipblaslt.so.1"
+    if not beside:
+        alone = tmp_path / "lib" / "libhipblaslt.so.1"
+        alone.parent.mkdir()
+        alone.write_bytes(lib.read_bytes())
+        lib = alone
+    code, answer = cli("verify", "--json", str(lib))
+    by_python = _dicts(gfxkit.verify(lib))
+    assert [by_python] == answer["files"], (by_python, answer)
+    assert by_python["ok"] is (code == 0)
+    if not beside:
+        assert code == 1 and "every GEMM call fails" in by_python["problems"][0]["message"]

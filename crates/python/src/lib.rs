@@ -100,6 +100,15 @@ impl Fail {
 
 use gfxkit_inventory::error::chain;
 
+/// Why a walk over files on disk did not start, as Python raises it: a missing path by
+/// [`io_error`], a directory where a file was expected as `ValueError`.
+fn walk_error(py: Python<'_>, e: gfxkit_io::whole::WalkError) -> PyErr {
+    match e {
+        gfxkit_io::whole::WalkError::Io(e) => io_error(py, &e),
+        e => pyo3::exceptions::PyValueError::new_err(e.to_string()),
+    }
+}
+
 /// A file error as Python raises it: the `OSError` subclass of the system's error
 /// (`FileNotFoundError`, `PermissionError`, ...) with the message and `filename`; a damaged
 /// package as `gfxkit.FormatError` with the byte offset; a missing package member as
@@ -541,10 +550,7 @@ fn list_summary<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound
         };
         let files = py
             .allow_threads(|| gfxkit_io::whole::list(&[path], opts, &formats(), &()))
-            .map_err(|e| match e {
-                gfxkit_io::whole::WalkError::Io(e) => io_error(py, &e),
-                e => pyo3::exceptions::PyValueError::new_err(e.to_string()),
-            })?;
+            .map_err(|e| walk_error(py, e))?;
         return summary_answer(py, &files);
     }
     let (_, got) = listings(py, src, false)?;
@@ -665,8 +671,9 @@ fn select<'py>(
 
 /// The verification of one file: the file object of `gfxkit verify --json` (for a package, a
 /// list of them, one per member with device code: members without any are left out, as the
-/// CLI names them apart). Raises `NoDeviceCodeError` for a file, or a package, without device
-/// code, `FormatError` for a damaged package member.
+/// CLI names them apart). rocBLAS or hipBLASLt without device code of its own is judged by the
+/// kernel database beside it (on disk, or in the package). Raises `NoDeviceCodeError` for
+/// another file, or a package, without device code, `FormatError` for a damaged package member.
 #[pyfunction]
 fn verify<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let s = source(src)?;
@@ -702,6 +709,22 @@ fn verify<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
             databases,
             |g| matches!(g, Got::Value(e) if e.is_no_device_code()),
         );
+    } else if let (Some(path), [(name, r)]) = (&s.path, &mut results[..]) {
+        // rocBLAS or hipBLASLt on disk without device code of its own: judged by the kernel
+        // database beside it, by the command line's own judgment of the file named alone.
+        let lib_paths = gfxkit_io::whole::tensile_lib_paths();
+        if matches!(r, Err(Got::Value(e)) if e.is_no_device_code())
+            && inv::database::needs_database(name, &lib_paths).is_some()
+        {
+            let report = py
+                .allow_threads(|| {
+                    gfxkit_io::whole::verify(std::slice::from_ref(path), false, &formats, &())
+                })
+                .map_err(|e| walk_error(py, e))?;
+            if let Some(v) = report.files.into_iter().next() {
+                *r = Ok(v);
+            }
+        }
     }
     // Members without device code do not fail a package that has others (left out).
     let (results, _) = if package {
