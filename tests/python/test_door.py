@@ -7,6 +7,7 @@ kernel databases, and `size` of bytes did not size raw code objects by architect
 
 from __future__ import annotations
 
+import re
 import zipfile
 from pathlib import Path
 
@@ -106,14 +107,23 @@ def kinds(built, package) -> dict:
     return {name: Path(p) for name, p in files.items()}
 
 
+#: What `verify` finds of a kernel database's files beside it: an index's rows' files, a
+#: mapping's libraries and master indexes.
+_BESIDE = re.compile(r" is missing$| is not there$| beside the mapping$")
+
+
 def _unresolved(value):
     """The answer for a path as bytes get it: a kernel database's files beside it not looked
-    for (``resolved`` false, nothing ``missing``)."""
+    for (``resolved`` false, nothing ``missing``; in the verification of a file, nothing found
+    missing beside it: a package's members are judged by the members beside them either way)."""
     if isinstance(value, dict):
         value = {k: _unresolved(v) for k, v in value.items()}
         if value.get("resolved") is True and "rows" in value:
             value["resolved"] = False
             value["rows"] = [{**r, "missing": []} for r in value["rows"]]
+        if "problems" in value and "ok" in value and "!" not in value["path"]:
+            value["problems"] = [p for p in value["problems"] if not _BESIDE.search(p["message"])]
+            value["ok"] = not value["problems"]
         return value
     if isinstance(value, list):
         return [_unresolved(v) for v in value]
@@ -251,3 +261,19 @@ def test_a_library_on_disk_is_judged_by_the_database_beside_it(tmp_path, cli, be
     assert by_python["ok"] is (code == 0)
     if not beside:
         assert code == 1 and "every GEMM call fails" in by_python["problems"][0]["message"]
+
+
+def test_bytes_named_as_a_file_are_not_judged_by_the_working_directory(tmp_path, monkeypatch):
+    """An index given as bytes and named without a directory is no file in the working
+    directory: it is judged as an index without its directory (its rows kept, nothing
+    missing), never against whatever the working directory holds."""
+    index = HIPBLASLT / "TensileLibrary_lazy_gfx1151.dat"
+    data = index.read_bytes()
+    (tmp_path / "unrelated.txt").write_text("not a kernel database\n")
+    monkeypatch.chdir(tmp_path)
+    here = gfxkit.verify(data, name=index.name).to_dict()
+    elsewhere = gfxkit.verify(data, name=f"nowhere/{index.name}").to_dict()
+    assert here["ok"] and not here["problems"], here
+    assert {**here, "path": None} == {**elsewhere, "path": None}
+    # On disk the same index is judged by the files beside it.
+    assert gfxkit.verify(index).to_dict()["ok"]

@@ -31,6 +31,13 @@ pub fn index_dir(path: &Path) -> Option<PathBuf> {
     })
 }
 
+/// Where the companions of kernel database `path` are looked for: its directory when it is a
+/// file on disk (`beside`: its surroundings are looked for) and not a package member; `None`
+/// for bytes, whose name is no place on disk.
+fn companions_dir(path: &Path, beside: bool) -> Option<PathBuf> {
+    beside.then(|| index_dir(path)).flatten()
+}
+
 /// The names in `dir` and, one level down, in its subdirectories (`gfx942/x.co`): what
 /// rocBLAS's rule is applied to. Sorted; `None` when `dir` cannot be read.
 pub fn dir_names(dir: &Path) -> Option<Vec<String>> {
@@ -139,11 +146,12 @@ pub fn beside_problems(path: &Path, data: &[u8], dirs: &DirNames) -> Vec<String>
     if !matches!(kind, Some(DbKind::TensileMapping | DbKind::AiterMap)) {
         return Vec::new();
     }
-    let Some(listing) = index_dir(path).and_then(|d| dirs.of(&d)) else {
+    let dir = index_dir(path);
+    let Some(listing) = dir.as_deref().and_then(|d| dirs.of(d)) else {
         return Vec::new();
     };
     let verified = if kind == Some(DbKind::AiterMap) {
-        verify_aiter_map(path, data)
+        verify_aiter_map(path, data, dir.as_deref())
     } else {
         let names: Vec<&str> = listing.paths().collect();
         db::verify_mapping(&path.display().to_string(), data, Some(&names))
@@ -181,6 +189,7 @@ pub fn open_all(dir: &Path, names: &[String]) -> Vec<(String, Result<Input, crat
 pub fn kernels(
     path: &Path,
     data: &[u8],
+    beside: bool,
     wanted: Option<&gfxkit_target_id::TargetId>,
     demangle: bool,
 ) -> Option<Result<gfxkit_inventory::kernels::KernelListing, crate::Error>> {
@@ -188,21 +197,26 @@ pub fn kernels(
         return None;
     }
     let name = path.display().to_string();
-    let listed = with_index(path, data, |index, listing, open| {
-        let (solutions, errors) = gfxkit_inventory::kernels::solution_rows(
-            &name,
-            index,
-            listing.unwrap_or(&gfxkit_kernel_db::resolve::Listing::new::<&str>(&[])),
-            open,
-            wanted,
-            demangle,
-        );
-        gfxkit_inventory::kernels::KernelListing {
-            kernels: Vec::new(),
-            solutions,
-            errors,
-        }
-    });
+    let listed = with_index(
+        path,
+        data,
+        companions_dir(path, beside),
+        |index, listing, open| {
+            let (solutions, errors) = gfxkit_inventory::kernels::solution_rows(
+                &name,
+                index,
+                listing.unwrap_or(&gfxkit_kernel_db::resolve::Listing::new::<&str>(&[])),
+                open,
+                wanted,
+                demangle,
+            );
+            gfxkit_inventory::kernels::KernelListing {
+                kernels: Vec::new(),
+                solutions,
+                errors,
+            }
+        },
+    );
     Some(listed.map_err(|e| crate::Error::new(path, crate::ErrorKind::Locate(e))))
 }
 
@@ -212,6 +226,7 @@ pub fn kernels(
 fn with_index<R>(
     path: &Path,
     data: &[u8],
+    dir: Option<PathBuf>,
     f: impl for<'d> FnOnce(
         &gfxkit_kernel_db::tensile::Index<'_>,
         Option<&gfxkit_kernel_db::resolve::Listing>,
@@ -220,7 +235,6 @@ fn with_index<R>(
 ) -> gfxkit_inventory::Result<R> {
     let mut file = None;
     let index = db::read_tensile(&path.display().to_string(), data, &mut file)?;
-    let dir = index_dir(path);
     // A directory that cannot be listed (bytes named as a package's member) is as none.
     let names = dir.as_deref().and_then(dir_names);
     let listing = names
@@ -250,22 +264,24 @@ fn with_index<R>(
 pub fn verify_file_bytes(
     path: &Path,
     data: &[u8],
+    beside: bool,
 ) -> Option<gfxkit_inventory::Result<gfxkit_inventory::verify::Verification>> {
     let kind = kind(path, data)?;
     let name = path.display().to_string();
+    let dir = companions_dir(path, beside);
     match kind {
         DbKind::MiopenKdb | DbKind::Aks2 => db::verify_opened(&name, data, kind),
         DbKind::TensileMapping => {
-            let names = index_dir(path).and_then(|d| dir_names(&d));
+            let names = dir.and_then(|d| dir_names(&d));
             let refs: Option<Vec<&str>> = names
                 .as_ref()
                 .map(|n| n.iter().map(String::as_str).collect());
             Some(db::verify_mapping(&name, data, refs.as_deref()))
         }
-        DbKind::TensileIndex => Some(with_index(path, data, |index, listing, open| {
+        DbKind::TensileIndex => Some(with_index(path, data, dir, |index, listing, open| {
             db::verify_tensile(&name, index, listing, open)
         })),
-        DbKind::AiterMap => Some(verify_aiter_map(path, data)),
+        DbKind::AiterMap => Some(verify_aiter_map(path, data, dir.as_deref())),
     }
 }
 
@@ -275,9 +291,10 @@ pub fn verify_file_bytes(
 fn verify_aiter_map(
     path: &Path,
     data: &[u8],
+    dir: Option<&Path>,
 ) -> gfxkit_inventory::Result<gfxkit_inventory::verify::Verification> {
     let name = path.display().to_string();
-    let Some(dir) = index_dir(path) else {
+    let Some(dir) = dir else {
         return db::verify_aiter_map(&name, data, None);
     };
     let limits = gfxkit_kernel_db::Limits::default();
@@ -287,7 +304,7 @@ fn verify_aiter_map(
     files.retain(|f| !f.starts_with('/') && !f.split('/').any(|c| c == ".."));
     files.sort();
     files.dedup();
-    let opened = open_all(&dir, &files);
+    let opened = open_all(dir, &files);
     let by_name: std::collections::HashMap<&str, &[u8]> = opened
         .iter()
         .filter_map(|(n, i)| Some((n.as_str(), &i.as_ref().ok()?[..])))

@@ -750,7 +750,7 @@ impl Format for KernelDatabase {
         // A database in a package, or in bytes, has no directory: `verify_file_bytes` looks
         // beside files on disk only; a Tensile index or mapping in a package is checked
         // against the package's members by `whole::verify`.
-        match crate::database::verify_file_bytes(file.path, file.data) {
+        match crate::database::verify_file_bytes(file.path, file.data, file.surroundings) {
             Some(v) => (v, Vec::new()),
             None => Binary.verify(file, around),
         }
@@ -763,7 +763,7 @@ impl Format for KernelDatabase {
         demangle: bool,
         around: &Around,
     ) -> Result<KernelListing, crate::Error> {
-        match crate::database::kernels(file.path, file.data, wanted, demangle) {
+        match crate::database::kernels(file.path, file.data, file.surroundings, wanted, demangle) {
             Some(l) => l,
             None => Binary.kernels(file, wanted, demangle, around),
         }
