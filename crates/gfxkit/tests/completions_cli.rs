@@ -60,15 +60,15 @@ fn bash_loads_the_script_and_completes() {
         spec.contains("-F _gfxkit") && spec.trim_end().ends_with("gfxkit"),
         "{spec}"
     );
-    // What bash offers after `gfxkit li` and after `gfxkit check --re`.
+    // What bash offers after `gfxkit li` and after `gfxkit check --req`.
     let words = run(
         "COMP_WORDS=(gfxkit li); COMP_CWORD=1; COMP_LINE='gfxkit li'; COMP_POINT=9; \
          _gfxkit gfxkit li gfxkit; printf '%s\\n' \"${COMPREPLY[@]}\"",
     );
     assert_eq!(words.split_whitespace().collect::<Vec<_>>(), ["list"]);
     let words = run(
-        "COMP_WORDS=(gfxkit check --re); COMP_CWORD=2; COMP_LINE='gfxkit check --re'; \
-         COMP_POINT=17; _gfxkit gfxkit --re check; printf '%s\\n' \"${COMPREPLY[@]}\"",
+        "COMP_WORDS=(gfxkit check --req); COMP_CWORD=2; COMP_LINE='gfxkit check --req'; \
+         COMP_POINT=18; _gfxkit gfxkit --req check; printf '%s\\n' \"${COMPREPLY[@]}\"",
     );
     assert_eq!(words.split_whitespace().collect::<Vec<_>>(), ["--require"]);
 }

@@ -432,3 +432,38 @@ fn check_and_remedies_through_kpack_archives() {
     let o = gfxkit(&["check", "--require", "gfx90a:xnack-", s(&lib)]);
     assert_eq!(o.status.code(), Some(1));
 }
+
+/// The commands that always search the directories they are given accept `-r` as `list -r`
+/// and `verify -r` are typed, and answer with it exactly as without it.
+#[test]
+fn commands_that_always_search_accept_the_recursive_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let nested = dir.path().join("lib/deeper");
+    std::fs::create_dir_all(&nested).unwrap();
+    std::fs::copy(real("librocrand.so"), nested.join("librocrand.so.1.1")).unwrap();
+    let d = s(dir.path());
+    for args in [
+        vec!["kernels", "--json", d],
+        vec!["size", "--json", d],
+        vec!["check", "--json", "--require", "gfx90a", d],
+        vec!["select", "--json", "--device", "gfx90a", d],
+        vec!["doctor", "--json", "--device", "gfx90a", d],
+    ] {
+        let plain = gfxkit(&args);
+        let mut flagged = args.clone();
+        flagged.insert(1, "-r");
+        let with_r = gfxkit(&flagged);
+        assert_eq!(plain.status.code(), with_r.status.code(), "{args:?}");
+        assert!(
+            plain.status.code().is_some_and(|c| c < 2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&plain.stderr)
+        );
+        assert_eq!(json(&plain), json(&with_r), "{args:?}");
+        // The file under the subdirectory was found.
+        assert!(
+            String::from_utf8_lossy(&plain.stdout).contains("librocrand.so.1.1"),
+            "{args:?}"
+        );
+    }
+}

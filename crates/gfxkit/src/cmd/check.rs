@@ -52,6 +52,8 @@ pub struct Args {
     /// Which kpack loader to model for split binaries (`current` or `old`; see `gfxkit select`).
     #[arg(long, value_enum, default_value = "current")]
     pub kpack_loader: crate::kpack_files::LoaderArg,
+    #[command(flatten)]
+    pub searched: super::AlwaysRecursive,
     /// Files, packages or directories to check.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,

@@ -63,6 +63,8 @@ pub struct Args {
     /// `--rocm auto`, the installed release under `DIR/opt/rocm/...`).
     #[arg(long, value_name = "DIR")]
     pub sysfs_root: Option<PathBuf>,
+    #[command(flatten)]
+    pub searched: super::AlwaysRecursive,
     /// Libraries or directories to check (default: `$ROCM_PATH/lib` or `/opt/rocm/lib`).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,

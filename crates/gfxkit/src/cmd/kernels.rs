@@ -42,6 +42,8 @@ max_flat_workgroup_size, wgp_mode, occupancy, occupancy_limited_by, args}], erro
 
 Exit codes: 0 listed; 1 no kernel found; 2 an error.")]
 pub struct Args {
+    #[command(flatten)]
+    pub searched: super::AlwaysRecursive,
     /// Files or directories (searched recursively; files without device code are skipped).
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,

@@ -49,7 +49,16 @@ pub struct Cli {
     platform: Option<gfxkit_package::image::Platform>,
 }
 
-/// The environment variable that sets `--max-uncompressed` when the option is not given.
+/// `-r`, accepted by the commands that always search the directories they are given, so that
+/// a command line typed as `gfxkit list -r` is typed works with them too. Hidden from their
+/// help and completions: it changes nothing.
+#[derive(clap::Args, Debug, Default, Clone, Copy)]
+pub struct AlwaysRecursive {
+    /// Directories are always searched (recursively) by this command; accepted as with `list`.
+    #[arg(short = 'r', long = "recursive", hide = true)]
+    pub recursive: bool,
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Target IDs and the processor table.

@@ -44,6 +44,8 @@ pub struct Args {
     /// it; without it, for every count (all the shards of every count's rows are named).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub cu_count: Option<u64>,
+    #[command(flatten)]
+    pub searched: super::AlwaysRecursive,
     /// Files or directories to examine.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,

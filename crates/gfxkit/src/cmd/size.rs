@@ -45,6 +45,8 @@ kernel databases it loads (rocBLAS's rocblas/<version>/library beside librocblas
 database no library loads, by its directory or package."
 )]
 pub struct Args {
+    #[command(flatten)]
+    pub searched: super::AlwaysRecursive,
     /// Files or directories (searched recursively; files without device code are skipped).
     #[arg(value_name = "PATH", default_value = ".")]
     pub paths: Vec<PathBuf>,
