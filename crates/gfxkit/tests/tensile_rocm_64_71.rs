@@ -914,3 +914,125 @@ fn hipblaslt_71_database_under_older_releases() {
         "{unit}"
     );
 }
+
+/// The function symbols each solution of shard index `dat` must find: its `kernelName`
+/// (hipBLASLt's TensileLite, where solutions differing in launch settings share a kernel), else
+/// its `name`, read by the test's own reader.
+fn solution_kernels(dat: &Path) -> BTreeSet<String> {
+    let v = rmpv::decode::read_value(&mut &std::fs::read(dat).unwrap()[..]).unwrap();
+    field(&v, "solutions")
+        .and_then(|s| s.as_array())
+        .expect("a solutions array")
+        .iter()
+        .map(|s| {
+            field(s, "kernelName")
+                .or_else(|| field(s, "name"))
+                .and_then(|n| n.as_str())
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// The kernel names `gfxkit kernels` finds in a code file.
+fn kernel_names(code: &Path) -> BTreeSet<String> {
+    let o = gfxkit(&["kernels", "--json", s(code)]);
+    json(&o)["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn lazy_shards_are_verified_against_the_kernels_of_their_code() {
+    let root = sid();
+    let rocblas = root.join("rocblas/4.4.1/library");
+    let hipblaslt = root.join("hipblaslt/library");
+    // Every shard unpacked here (of gfx803, of gfx1010, arch-neutral, of gfx1151) as built:
+    // its solutions' kernels are in the code its library loads for it.
+    let shards: Vec<PathBuf> = [&rocblas, &hipblaslt]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n.starts_with("TensileLibrary_") && !n.contains("_lazy_") && n.ends_with(".dat")
+        })
+        .collect();
+    assert!(shards.len() > 100, "{}", shards.len());
+    let mut args = vec!["verify", "--json"];
+    args.extend(shards.iter().map(|p| s(p)));
+    let o = gfxkit(&args);
+    assert!(o.status.success(), "{}", out(&o));
+    // A shard whose code is another shard's (a stale or misplaced file): every solution it
+    // reaches lacks its kernel, which its library fails to find when it runs it.
+    let cases = [
+        (
+            &rocblas,
+            "TensileLibrary_Type_SS_Contraction_l_Ailk_Bjlk_Cijk_Dijk_gfx803",
+            ".co",
+            "TensileLibrary_Type_SS_Contraction_l_Ailk_Bljk_Cijk_Dijk_gfx803.co",
+            "gfx803",
+        ),
+        (
+            &rocblas,
+            "TensileLibrary_Type_SS_Contraction_l_Ailk_Bjlk_Cijk_Dijk_fallback",
+            "_gfx1010.hsaco",
+            "TensileLibrary_Type_DD_Contraction_l_Ailk_Bjlk_Cijk_Dijk_fallback_gfx1010.hsaco",
+            "gfx1010",
+        ),
+        (
+            &hipblaslt,
+            "TensileLibrary_BB_BB_HA_Bias_Aux_SAV_UA_Type_BB_HPA_Contraction_l_Ailk_Bjlk_Cijk_Dijk_gfx1151",
+            ".co",
+            "TensileLibrary_BB_BB_HA_Bias_Aux_SAV_UA_Type_BB_HPA_Contraction_l_Ailk_Bljk_Cijk_Dijk_gfx1151.co",
+            "gfx1151",
+        ),
+    ];
+    for (dir, stem, code, other, processor) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        copy_tree(dir, tmp.path(), &|_| false);
+        let target = tmp.path().join(format!("{stem}{code}"));
+        std::fs::remove_file(&target).unwrap();
+        std::fs::copy(dir.join(other), &target).unwrap();
+        let dat = tmp.path().join(format!("{stem}.dat"));
+        let o = gfxkit(&["verify", "--json", s(&dat)]);
+        assert_eq!(o.status.code(), Some(1), "{stem}: {}", out(&o));
+        let problems = json(&o)["files"][0]["problems"].clone();
+        let messages: Vec<&str> = problems
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["message"].as_str().unwrap())
+            .collect();
+        let [message] = messages[..] else {
+            panic!("{stem}: {messages:?}")
+        };
+        let prefix = format!("row 0 ({processor}): ");
+        let rest = message
+            .strip_prefix(&prefix)
+            .unwrap_or_else(|| panic!("{message}"));
+        let (count, rest) = rest.split_once(" of ").unwrap();
+        let (total, rest) = rest
+            .split_once(" solutions have no function symbol in ")
+            .unwrap();
+        assert_eq!(count, total, "{message}");
+        assert!(count.parse::<usize>().unwrap() > 0, "{message}");
+        assert!(rest.starts_with(&format!("{stem}{code}")), "{message}");
+        // The kernels named are the shard's own, and none is in the code put in its place.
+        let (_, quoted) = rest.split_once(": ").unwrap();
+        let wanted = solution_kernels(&dir.join(format!("{stem}.dat")));
+        let there = kernel_names(&target);
+        let named: Vec<&str> = quoted.split(" and ").next().unwrap().split(", ").collect();
+        for n in named {
+            assert!(wanted.contains(n) && !there.contains(n), "{n} in {message}");
+        }
+        // The shard's own code put back: sound again.
+        std::fs::remove_file(&target).unwrap();
+        std::fs::copy(dir.join(format!("{stem}{code}")), &target).unwrap();
+        let o = gfxkit(&["verify", s(&dat)]);
+        assert!(o.status.success(), "{stem}: {}", out(&o));
+    }
+}

@@ -275,12 +275,7 @@ impl TensileFile {
 /// directory (`library/gfx942/`); `None` for an index of every processor (`TensileLibrary.dat`)
 /// and for shards.
 pub fn index_processor(name: &str) -> Option<String> {
-    let processor = |w: &str| {
-        gfxkit_target_id::TargetId::parse(w)
-            .ok()
-            .filter(|t| !t.has_features() && t.processor().name == w)
-            .map(|_| w.to_owned())
-    };
+    let processor = processor_named;
     let base = base_name(name);
     let stem = base.split('.').next().unwrap_or(base);
     let from_name = stem
@@ -292,6 +287,14 @@ pub fn index_processor(name: &str) -> Option<String> {
         parts.next();
         parts.next().and_then(processor)
     })
+}
+
+/// `w` when it is a processor's name (`gfx1151`: no features).
+fn processor_named(w: &str) -> Option<String> {
+    gfxkit_target_id::TargetId::parse(w)
+        .ok()
+        .filter(|t| !t.has_features() && t.processor().name == w)
+        .map(|_| w.to_owned())
 }
 
 /// The rows of a parsed index (named `name`) with their files resolved against `listing`
@@ -750,6 +753,11 @@ pub fn verify_tensile<'d>(
         v.unresolved = Beside::TensileRows(rows.into_iter().map(|(r, _)| r).collect());
         return v;
     };
+    let shards = shards_code(name, index, listing);
+    if !shards.is_empty() {
+        let problems = shard_findings(index, &summaries, &shards, open);
+        return verification(name, 0, summaries.len(), problems);
+    }
     let mut problems = Vec::new();
     let mut symbols: std::collections::HashMap<
         String,
@@ -780,33 +788,186 @@ pub fn verify_tensile<'d>(
             .solutions
             .iter()
             .filter_map(|i| index.solution(*i))
-            .map(|s| s.name)
+            .map(|s| s.kernel())
             .filter(|n| !have.iter().any(|h| h.contains(n)))
             .collect();
-        if !absent.is_empty() {
-            let mut quoted = absent
-                .iter()
-                .take(NAMES_QUOTED)
-                .copied()
-                .collect::<Vec<_>>()
-                .join(", ");
-            if absent.len() > NAMES_QUOTED {
-                quoted.push_str(&format!(" and {} more", absent.len() - NAMES_QUOTED));
-            }
-            problems.push(r.finding(format!(
-                "{} of {} solutions have no function symbol in {}: {quoted}",
-                absent.len(),
-                summary.solutions.len(),
-                if files.files.is_empty() {
-                    "any file (none is opened)".to_owned()
-                } else {
-                    files.files.join(", ")
-                }
-            )));
-        }
+        problems.extend(absent_finding(
+            r,
+            &absent,
+            summary.solutions.len(),
+            &files.files,
+        ));
     }
     problems.extend(master_problem(name, listing));
     verification(name, 0, summaries.len(), problems)
+}
+
+/// The finding of a row's solutions (`absent` of `total`) that no function symbol of `files`
+/// names; `None` when none is absent.
+fn absent_finding(
+    r: &BesideRow,
+    absent: &[&str],
+    total: usize,
+    files: &[String],
+) -> Option<Finding> {
+    if absent.is_empty() {
+        return None;
+    }
+    let mut quoted = absent
+        .iter()
+        .take(NAMES_QUOTED)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if absent.len() > NAMES_QUOTED {
+        quoted.push_str(&format!(" and {} more", absent.len() - NAMES_QUOTED));
+    }
+    Some(r.finding(format!(
+        "{} of {total} solutions have no function symbol in {}: {quoted}",
+        absent.len(),
+        if files.is_empty() {
+            "any file (none is opened)".to_owned()
+        } else {
+            files.join(", ")
+        }
+    )))
+}
+
+/// For the shard index `name` of a lazy library (its rows name neither a processor nor
+/// placeholders), per processor with a lazy master beside it, the code the library has loaded
+/// when it runs one of the shard's solutions ([`loads::shard_code`]): for the processor the
+/// shard's name ends in (`..._gfx1151.dat`), else for every processor with a lazy master here
+/// (an arch-neutral fallback shard, whose code is per processor). Empty for other indexes.
+fn shards_code(
+    name: &str,
+    index: &Index<'_>,
+    listing: &Listing,
+) -> Vec<(String, loads::ShardFiles)> {
+    let rows = index.rows();
+    if rows.is_empty()
+        || rows
+            .iter()
+            .any(|r| r.processor.is_some() || !r.placeholders.is_empty())
+    {
+        return Vec::new();
+    }
+    let file = base_name(name);
+    let stem = file.split('.').next().unwrap_or(file);
+    let processors: Vec<String> = match stem.rsplit('_').next().and_then(processor_named) {
+        Some(p) => vec![p],
+        None => {
+            let mut masters: Vec<String> = listing
+                .files_in("")
+                .filter_map(|n| n.strip_prefix("TensileLibrary_lazy_"))
+                .filter_map(|rest| processor_named(rest.split('.').next()?))
+                .collect();
+            masters.sort();
+            masters.dedup();
+            masters
+        }
+    };
+    let flavor = Flavor::of(listing);
+    processors
+        .into_iter()
+        .filter_map(|p| {
+            let code = loads::shard_code(listing, flavor, &p, file)?;
+            Some((p, code))
+        })
+        .collect()
+}
+
+/// What [`verify_tensile`] finds of a shard index's solutions (`summaries`, its rows) on each
+/// processor of `shards` ([`shards_code`]): the solutions whose names no function symbol of
+/// the shard's code for that processor holds, nor of the source kernels loaded at start. A
+/// processor for which the shard has no code of its own is left to its master, which names
+/// the files it lacks (an arch-neutral shard may serve some processors only).
+fn shard_findings<'d>(
+    index: &Index<'_>,
+    summaries: &[gfxkit_kernel_db::tensile::RowSummary<'_>],
+    shards: &[(String, loads::ShardFiles)],
+    open: &dyn Fn(&str) -> Option<&'d [u8]>,
+) -> Vec<Finding> {
+    let limits = gfxkit_bundle::limits::Limits::default();
+    let mut problems = Vec::new();
+    let start = |f: &String| base_name(f).starts_with("Kernels.so-");
+    for (processor, code) in shards {
+        let (own, at_start): (Vec<&String>, Vec<&String>) =
+            code.files.iter().partition(|f| !start(f));
+        if own.is_empty() {
+            continue;
+        }
+        for summary in summaries {
+            let r = BesideRow {
+                position: summary.position,
+                cu_count: summary.cu_count,
+                processor: processor.clone(),
+                placeholders: Vec::new(),
+            };
+            let names: Vec<&str> = summary
+                .solutions
+                .iter()
+                .filter_map(|i| index.solution(*i))
+                .map(|s| s.kernel())
+                .collect();
+            let mut absent = names.clone();
+            // The shard's own code first; the source kernels loaded at start only for what
+            // it lacks.
+            for f in own.iter().chain(&at_start) {
+                if absent.is_empty() {
+                    break;
+                }
+                match open(f).map(|bytes| code_function_symbols(f, bytes, processor, &limits)) {
+                    Some(Ok(symbols)) => absent.retain(|n| !symbols.contains(*n)),
+                    Some(Err(e)) => problems.push(r.finding(format!("{f}: {e}"))),
+                    None => problems.push(r.finding(format!("{f}: cannot be opened"))),
+                }
+            }
+            problems.extend(absent_finding(&r, &absent, names.len(), &code.files));
+        }
+    }
+    problems
+}
+
+/// The names of the function symbols of the code objects in `data` (file `name`) that can run
+/// on `processor`: a code object's own, a bundle's entries for that processor or for a generic
+/// target covering it (a compressed bundle decoded within `limits`). Owned, as a decoded
+/// bundle's bytes do not outlive the call.
+pub fn code_function_symbols(
+    name: &str,
+    data: &[u8],
+    processor: &str,
+    limits: &gfxkit_bundle::limits::Limits,
+) -> Result<std::collections::HashSet<String>, String> {
+    if data.starts_with(b"\x7fELF") {
+        return function_symbols(data).map(|s| s.into_iter().map(str::to_owned).collect());
+    }
+    let device = gfxkit_target_id::TargetId::parse(processor).map_err(|e| e.to_string())?;
+    let generic = device.processor().generic().map(|g| g.name);
+    let for_device = |id: &str| {
+        gfxkit_bundle::EntryId::parse(id)
+            .ok()
+            .and_then(|e| e.target_id().map(|t| t.processor().name))
+            .is_some_and(|p| p == processor || Some(p) == generic)
+    };
+    let found = crate::locate::locate_with(data, limits).map_err(|e| crate::error::chain(&e))?;
+    let (symbols, errors) = crate::locate::each_entry(
+        name,
+        &found.units,
+        &found.problems,
+        crate::locate::Decoding::Unchecked,
+        |_, e| {
+            if !for_device(e.id) || !e.payload.starts_with(b"\x7fELF") {
+                return Ok(Vec::new());
+            }
+            function_symbols(e.payload)
+                .map(|s| s.into_iter().map(str::to_owned).collect::<Vec<_>>())
+                .map_err(|err| format!("{}: {err}", e.id))
+        },
+    );
+    match errors.first() {
+        Some(e) => Err(e.clone()),
+        None => Ok(symbols.into_iter().collect()),
+    }
 }
 
 /// `verify` of a hipBLASLt `*_Mapping.dat` `name` (`data`; `.zlib` decompressed) against
@@ -894,14 +1055,20 @@ pub fn read_tensile<'a>(
     Index::parse(f.bytes(data)).map_err(|e| db_error(name, e))
 }
 
-/// Every file the rows of `index` open in the directory `listing` lists (the files
+/// Every file the rows of `index` (named `name`) open in the directory `listing` lists, and
+/// the code a lazy library has loaded to run the solutions of a shard index (the files
 /// [`verify_tensile`] reads symbols from).
-pub fn needed_files(index: &Index<'_>, listing: &Listing) -> Vec<String> {
+pub fn needed_files(name: &str, index: &Index<'_>, listing: &Listing) -> Vec<String> {
     let mut names: Vec<String> = index
         .rows()
         .iter()
         .filter_map(|r| Some(row_files(listing, r.processor?, &r.placeholders).files))
         .flatten()
+        .chain(
+            shards_code(name, index, listing)
+                .into_iter()
+                .flat_map(|(_, code)| code.files),
+        )
         .collect();
     names.sort();
     names.dedup();

@@ -209,8 +209,8 @@ pub fn solution_rows<'d>(
                 continue;
             };
             let holder = files.iter().find_map(|f| match &read[f.as_str()] {
-                Ok((symbols, kernels)) if symbols.contains(sol.name) => {
-                    Some((f.clone(), kernels.get(sol.name).cloned()))
+                Ok((symbols, kernels)) if symbols.contains(sol.kernel()) => {
+                    Some((f.clone(), kernels.get(sol.kernel()).cloned()))
                 }
                 _ => None,
             });

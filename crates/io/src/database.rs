@@ -241,7 +241,9 @@ fn with_index<R>(
         .as_ref()
         .map(|n| gfxkit_kernel_db::resolve::Listing::new(n));
     let files = match (&dir, &listing) {
-        (Some(d), Some(l)) => open_all(d, &db::needed_files(&index, l)),
+        (Some(d), Some(l)) => {
+            open_all(d, &db::needed_files(&path.display().to_string(), &index, l))
+        }
         _ => Vec::new(),
     };
     let open = |n: &str| -> Option<&[u8]> {

@@ -549,6 +549,40 @@ pub fn shard_files(
     out
 }
 
+/// What the lazy library whose rule is `flavor` has loaded on `processor` when it runs a
+/// solution of the shard index `shard` (a name in `listing`'s root): the source kernels it
+/// loads at start (`Kernels.so-000-<processor>.hsaco`, its first spelling present) and the
+/// shard's own code files ([`shard_files`]), present and absent. `None` when `processor` has no
+/// lazy master beside the shard (no master, one that is not lazy, or one in a `<processor>/`
+/// directory, which names its shards there), or when `shard` is not named as its shards are.
+pub fn shard_code(
+    listing: &Listing,
+    flavor: Flavor,
+    processor: &str,
+    shard: &str,
+) -> Option<ShardFiles> {
+    let (dir, index, lazy) = index(listing, flavor, processor, false);
+    let master = index.opened.filter(|_| lazy && dir.is_empty())?;
+    let suffix = shard_suffix(&master);
+    let prefix = shard
+        .strip_suffix(".zlib")
+        .unwrap_or(shard)
+        .strip_suffix(suffix)?;
+    let is_index = |f: &String| f.ends_with(suffix) || f.ends_with(&format!("{suffix}.zlib"));
+    let mut out = shard_files(listing, flavor, "", prefix, processor, suffix);
+    out.files.retain(|f| !is_index(f));
+    out.missing.retain(|f| !is_index(f));
+    if listing.files_in("").any(|n| n.starts_with("Kernels.so-")) {
+        let source = format!("Kernels.so-000-{processor}.hsaco");
+        let p = resolve::probe(listing, resolve::xnack_variants(&source));
+        match p.opened {
+            Some(f) => out.files.push(f),
+            None => out.missing.extend(p.missed.first().cloned()),
+        }
+    }
+    Some(out)
+}
+
 /// The suffix of a master index's shards: `.yaml` for a YAML master, else `.dat`.
 pub fn shard_suffix(master: &str) -> &'static str {
     if master.ends_with(".yaml") {

@@ -109,10 +109,20 @@ use std::io::Read;
 pub struct Solution<'a> {
     /// The solution's `index`.
     pub index: u64,
-    /// Its `name`: the kernel's function symbol.
+    /// Its `name`: in rocBLAS's Tensile, the kernel's function symbol.
     pub name: &'a str,
+    /// Its `kernelName`, when it has one (hipBLASLt's TensileLite: the kernel a solution runs
+    /// is shared by solutions that differ in launch settings, so its name is not theirs).
+    pub kernel_name: Option<&'a str>,
     /// Byte offset of the solution's map.
     pub offset: u64,
+}
+
+impl<'a> Solution<'a> {
+    /// The function symbol of the kernel the solution runs: its `kernelName`, else its `name`.
+    pub fn kernel(&self) -> &'a str {
+        self.kernel_name.unwrap_or(self.name)
+    }
 }
 
 /// A library node and the byte offset of its map.
@@ -912,7 +922,7 @@ impl EntryForms {
     }
 }
 
-/// One solution's map: its `name` and `index` (the first of each) read where they are, every
+/// One solution's map: its `name`, `kernelName` and `index` (the first of each) read where they are, every
 /// other value stepped over (`repeats`: the values of the maps read before it); with where its
 /// `index` value lies.
 fn solution_map<'a>(
@@ -924,7 +934,7 @@ fn solution_map<'a>(
     let fields = c
         .map("a solution map")
         .map_err(|e| Error::from(e).place(here.to_string()))?;
-    let (mut name, mut index_at) = (None, None);
+    let (mut name, mut kernel_name, mut index_at) = (None, None, None);
     for _ in 0..fields {
         let key = c
             .key()
@@ -935,6 +945,11 @@ fn solution_map<'a>(
                     c.str()
                         .map_err(|e| Error::from(e).place(Path::Key(here, "name").to_string()))?,
                 );
+            }
+            b"kernelName" if kernel_name.is_none() => {
+                kernel_name = Some(c.str().map_err(|e| {
+                    Error::from(e).place(Path::Key(here, "kernelName").to_string())
+                })?);
             }
             b"index" if index_at.is_none() => {
                 let at = c.pos();
@@ -960,6 +975,7 @@ fn solution_map<'a>(
         Solution {
             index,
             name,
+            kernel_name,
             offset,
         },
         index_pos,
