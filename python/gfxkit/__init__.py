@@ -373,9 +373,10 @@ class KernelListing(_Report):
     ``descriptor``, register counts, ``lds_bytes``, ``scratch_bytes``, spills,
     ``occupancy``, ``occupancy_limited_by``, ``args``, ...) and ``errors`` (code objects or
     units that could not be read, each naming the file). For a Tensile index
-    (``TensileLibrary.dat``), ``solutions`` instead: per processor row and solution, ``name``,
-    ``processor``, ``row``, ``cu_count``, ``code_object`` (the file beside the index holding
-    its kernel), ``present`` and the kernel's fields."""
+    (``TensileLibrary.dat``, or a lazy library's shard), ``solutions`` instead: per processor
+    row and solution, ``name``, ``kernel_name`` (the function symbol it runs), ``processor``,
+    ``row``, ``cu_count``, ``code_object`` (the file beside the index holding its kernel),
+    ``present`` and the kernel's fields."""
 
     @property
     def solutions(self) -> List[Dict[str, Any]]:

@@ -48,7 +48,9 @@ pub enum KernelSource {
 /// Everything gfxkit reports about one kernel.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct KernelSummary {
-    /// Kernel name (mangled, as in the metadata).
+    /// Kernel name (mangled, as in the metadata). Left empty, and then not written, where the
+    /// row it is part of names the kernel (a Tensile solution's `kernel_name`).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// Demangled name, when asked for and the name is an Itanium C++ name.
     pub demangled: Option<String>,

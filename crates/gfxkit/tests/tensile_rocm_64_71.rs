@@ -946,7 +946,7 @@ fn kernel_names(code: &Path) -> BTreeSet<String> {
 }
 
 #[test]
-fn lazy_shards_are_verified_against_the_kernels_of_their_code() {
+fn lazy_shards_are_verified_and_listed_with_the_kernels_of_their_code() {
     let root = sid();
     let rocblas = root.join("rocblas/4.4.1/library");
     let hipblaslt = root.join("hipblaslt/library");
@@ -966,6 +966,30 @@ fn lazy_shards_are_verified_against_the_kernels_of_their_code() {
     args.extend(shards.iter().map(|p| s(p)));
     let o = gfxkit(&args);
     assert!(o.status.success(), "{}", out(&o));
+    // `kernels` lists a shard's solutions in its code: hipBLASLt's by their kernelName, which
+    // is not their name.
+    let shard = hipblaslt.join(
+        "TensileLibrary_BB_BB_HA_Bias_Aux_SAV_UA_Type_BB_HPA_Contraction_l_Ailk_Bjlk_Cijk_Dijk_gfx1151.dat",
+    );
+    let o = gfxkit(&["kernels", "--json", s(&shard)]);
+    assert!(o.status.success(), "{}", out(&o));
+    let k = json(&o);
+    let sols = k["solutions"].as_array().unwrap();
+    let wanted = solution_kernels(&shard);
+    let code = shard.with_extension("co");
+    let there = kernel_names(&code);
+    assert!(!sols.is_empty());
+    for r in sols {
+        let kernel = r["kernel_name"].as_str().unwrap();
+        assert!(wanted.contains(kernel) && there.contains(kernel), "{r}");
+        assert_ne!(r["name"], r["kernel_name"], "{r}");
+        assert_eq!(r["processor"], "gfx1151");
+        assert_eq!(
+            r["code_object"],
+            code.file_name().unwrap().to_str().unwrap()
+        );
+        assert!(r["present"] == true && r["vgpr_count"].is_u64(), "{r}");
+    }
     // A shard whose code is another shard's (a stale or misplaced file): every solution it
     // reaches lacks its kernel, which its library fails to find when it runs it.
     let cases = [

@@ -755,7 +755,7 @@ pub fn verify_tensile<'d>(
     };
     let shards = shards_code(name, index, listing);
     if !shards.is_empty() {
-        let problems = shard_findings(index, &summaries, &shards, open);
+        let problems = shard_findings(index, &summaries, &own_code_first(shards), open);
         return verification(name, 0, summaries.len(), problems);
     }
     let mut problems = Vec::new();
@@ -876,26 +876,51 @@ fn shards_code(
         .collect()
 }
 
+/// For a lazy library's shard index `name`, per processor with a lazy master beside it
+/// ([`shards_code`]), the files holding the code the library has loaded to run its solutions,
+/// the shard's own first; none for other indexes and for processors the shard has no code of
+/// its own for.
+pub fn shard_rows_code(
+    name: &str,
+    index: &Index<'_>,
+    listing: &Listing,
+) -> Vec<(String, Vec<String>)> {
+    own_code_first(shards_code(name, index, listing))
+}
+
+/// [`shards_code`]'s files per processor, the shard's own before the source kernels loaded at
+/// start; the processors for which the shard has no code of its own left out (their master
+/// names what they lack).
+fn own_code_first(shards: Vec<(String, loads::ShardFiles)>) -> Vec<(String, Vec<String>)> {
+    shards
+        .into_iter()
+        .filter_map(|(processor, code)| {
+            let (mut own, start): (Vec<String>, Vec<String>) = code
+                .files
+                .into_iter()
+                .partition(|f| !base_name(f).starts_with("Kernels.so-"));
+            if own.is_empty() {
+                return None;
+            }
+            own.extend(start);
+            Some((processor, own))
+        })
+        .collect()
+}
+
 /// What [`verify_tensile`] finds of a shard index's solutions (`summaries`, its rows) on each
-/// processor of `shards` ([`shards_code`]): the solutions whose names no function symbol of
-/// the shard's code for that processor holds, nor of the source kernels loaded at start. A
-/// processor for which the shard has no code of its own is left to its master, which names
-/// the files it lacks (an arch-neutral shard may serve some processors only).
+/// processor of `shards` ([`own_code_first`]): the solutions whose kernels no function symbol
+/// of the shard's code for that processor holds, nor of the source kernels loaded at start
+/// (read only for what the shard's own code lacks).
 fn shard_findings<'d>(
     index: &Index<'_>,
     summaries: &[gfxkit_kernel_db::tensile::RowSummary<'_>],
-    shards: &[(String, loads::ShardFiles)],
+    shards: &[(String, Vec<String>)],
     open: &dyn Fn(&str) -> Option<&'d [u8]>,
 ) -> Vec<Finding> {
     let limits = gfxkit_bundle::limits::Limits::default();
     let mut problems = Vec::new();
-    let start = |f: &String| base_name(f).starts_with("Kernels.so-");
-    for (processor, code) in shards {
-        let (own, at_start): (Vec<&String>, Vec<&String>) =
-            code.files.iter().partition(|f| !start(f));
-        if own.is_empty() {
-            continue;
-        }
+    for (processor, files) in shards {
         for summary in summaries {
             let r = BesideRow {
                 position: summary.position,
@@ -903,16 +928,14 @@ fn shard_findings<'d>(
                 processor: processor.clone(),
                 placeholders: Vec::new(),
             };
-            let names: Vec<&str> = summary
+            let kernels: Vec<&str> = summary
                 .solutions
                 .iter()
                 .filter_map(|i| index.solution(*i))
                 .map(|s| s.kernel())
                 .collect();
-            let mut absent = names.clone();
-            // The shard's own code first; the source kernels loaded at start only for what
-            // it lacks.
-            for f in own.iter().chain(&at_start) {
+            let mut absent = kernels.clone();
+            for f in files {
                 if absent.is_empty() {
                     break;
                 }
@@ -922,7 +945,7 @@ fn shard_findings<'d>(
                     None => problems.push(r.finding(format!("{f}: cannot be opened"))),
                 }
             }
-            problems.extend(absent_finding(&r, &absent, names.len(), &code.files));
+            problems.extend(absent_finding(&r, &absent, kernels.len(), files));
         }
     }
     problems

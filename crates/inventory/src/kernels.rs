@@ -53,8 +53,10 @@ pub struct SolutionRow {
     pub cu_count: Option<u64>,
     /// The solution's `index` in the index file.
     pub solution: u64,
-    /// The solution's name: the kernel's function symbol.
+    /// The solution's name (in rocBLAS's Tensile, its kernel's function symbol).
     pub name: String,
+    /// The function symbol of the kernel it runs: its `kernelName` (hipBLASLt), else its name.
+    pub kernel_name: String,
     /// The file (relative to the index's directory) holding that symbol, among those the
     /// library loads for the processor; `None` when none does.
     pub code_object: Option<String>,
@@ -147,11 +149,13 @@ pub fn archive_rows(
 
 /// The solutions of each processor row of the Tensile `index` (named `name`; `listing` the
 /// names in its directory, `open` a file's bytes by such a name), only rows for `wanted`'s
-/// processor when given: per solution, the file among those rocBLAS's rule loads for the
-/// row's processor ([`crate::database::row_files`]) whose function symbols hold its name, and
-/// the kernel's resources and occupancy from that file's code objects. Rows of a lazy index
-/// (solutions kept in shard files) are left to the shards. The second value holds the errors
-/// met (files that cannot be read), each naming the file.
+/// processor when given: per solution, the file among those the library's rule loads for the
+/// row's processor ([`crate::database::row_files`]) whose code for that processor has a
+/// function symbol of its kernel's name, and the kernel's resources and occupancy from that
+/// file's code objects. A lazy master's rows (their solutions kept in shard files) are left to
+/// the shards; a shard's rows are listed for each processor with a lazy master beside it, with
+/// the code the library has loaded for it ([`crate::database::shard_rows_code`]). The second
+/// value holds the errors met (files that cannot be read), each naming the file.
 pub fn solution_rows<'d>(
     name: &str,
     index: &gfxkit_kernel_db::tensile::Index<'_>,
@@ -161,30 +165,50 @@ pub fn solution_rows<'d>(
     demangle: bool,
 ) -> (Vec<SolutionRow>, Vec<String>) {
     use std::collections::{HashMap, HashSet};
-    let rows: Vec<_> = index
-        .rows()
-        .into_iter()
-        .filter(|r| r.placeholders.is_empty())
-        .filter_map(|r| Some((r.processor?, r)))
-        .filter(|(p, _)| wanted.map_or(true, |w| w.processor().name == *p))
-        .collect();
-    let mut needed: Vec<String> = rows
+    let summaries = index.rows();
+    // Per row and processor, the files to look in, in the order the library's rule gives.
+    let mut rows: Vec<(
+        String,
+        &gfxkit_kernel_db::tensile::RowSummary<'_>,
+        Vec<String>,
+    )> = Vec::new();
+    for (processor, files) in crate::database::shard_rows_code(name, index, listing) {
+        rows.extend(
+            summaries
+                .iter()
+                .map(|r| (processor.clone(), r, files.clone())),
+        );
+    }
+    for r in summaries.iter().filter(|r| r.placeholders.is_empty()) {
+        if let Some(p) = r.processor {
+            rows.push((
+                p.to_owned(),
+                r,
+                crate::database::row_files(listing, p, &[]).files,
+            ));
+        }
+    }
+    rows.retain(|(p, _, _)| wanted.map_or(true, |w| w.processor().name == *p));
+    let mut needed: Vec<(String, String)> = rows
         .iter()
-        .flat_map(|(p, r)| crate::database::row_files(listing, p, &r.placeholders).files)
+        .flat_map(|(p, _, files)| files.iter().map(|f| (f.clone(), p.clone())))
         .collect();
     needed.sort();
     needed.dedup();
-    // Per file: its function symbols and its kernels by name, read once, in parallel.
-    type Read<'d> = Result<(HashSet<&'d str>, HashMap<String, KernelSummary>), String>;
-    let read: HashMap<&str, Read<'d>> = needed
+    // Per file and processor: its code's function symbols and kernels by name, read once, in
+    // parallel.
+    type Read = Result<(HashSet<String>, HashMap<String, KernelSummary>), String>;
+    let limits = gfxkit_bundle::limits::Limits::default();
+    let read: HashMap<(&str, &str), Read> = needed
         .par_iter()
-        .map(|f| {
+        .map(|(f, p)| {
             let got = match open(f) {
                 None => Err(format!("{name}: {f} cannot be opened")),
-                Some(bytes) => crate::database::function_symbols(bytes)
+                Some(bytes) => crate::database::code_function_symbols(f, bytes, p, &limits)
                     .map_err(|e| format!("{name}: {f}: {e}"))
                     .map(|symbols| {
-                        let kernels = file_rows(f, bytes, None, demangle, &Default::default())
+                        let target = TargetId::parse(p).ok();
+                        let kernels = file_rows(f, bytes, target.as_ref(), demangle, &limits)
                             .map(|(rows, _)| rows)
                             .unwrap_or_default()
                             .into_iter()
@@ -193,36 +217,44 @@ pub fn solution_rows<'d>(
                         (symbols, kernels)
                     }),
             };
-            (f.as_str(), got)
+            ((f.as_str(), p.as_str()), got)
         })
         .collect();
-    let mut errors: Vec<String> = needed
-        .iter()
-        .filter_map(|f| read[f.as_str()].as_ref().err().cloned())
+    let mut errors: Vec<String> = read
+        .values()
+        .filter_map(|r| r.as_ref().err().cloned())
         .collect();
     errors.sort();
+    errors.dedup();
     let mut out = Vec::new();
-    for (processor, r) in &rows {
-        let files = crate::database::row_files(listing, processor, &r.placeholders).files;
+    for (processor, r, files) in &rows {
         for i in &r.solutions {
             let Some(sol) = index.solution(*i) else {
                 continue;
             };
-            let holder = files.iter().find_map(|f| match &read[f.as_str()] {
-                Ok((symbols, kernels)) if symbols.contains(sol.kernel()) => {
-                    Some((f.clone(), kernels.get(sol.kernel()).cloned()))
-                }
-                _ => None,
-            });
+            let holder =
+                files
+                    .iter()
+                    .find_map(|f| match &read[&(f.as_str(), processor.as_str())] {
+                        Ok((symbols, kernels)) if symbols.contains(sol.kernel()) => {
+                            Some((f.clone(), kernels.get(sol.kernel()).cloned()))
+                        }
+                        _ => None,
+                    });
             out.push(SolutionRow {
                 index: name.to_owned(),
                 row: r.position,
-                processor: (*processor).to_owned(),
+                processor: processor.clone(),
                 cu_count: r.cu_count,
                 solution: sol.index,
                 name: sol.name.to_owned(),
+                kernel_name: sol.kernel().to_owned(),
                 present: holder.is_some(),
-                kernel: holder.as_ref().and_then(|(_, k)| k.clone()),
+                kernel: holder.as_ref().and_then(|(_, k)| k.clone()).map(|mut k| {
+                    // Named once, by the row's `kernel_name`.
+                    k.name.clear();
+                    k
+                }),
                 code_object: holder.map(|(f, _)| f),
             });
         }

@@ -1214,8 +1214,8 @@ pub fn kernels(
 /// The solutions of the Tensile indexes among a package's members (`names`), listed without
 /// a directory (none present), found in the members beside them: per row, the files the
 /// library's rule loads for its processor there ([`database::row_files`]), and among their
-/// kernels listed here the one of the solution's name (the last, as on disk). On disk a
-/// solution is present when a function symbol of its name is there; here when a kernel is.
+/// kernels listed here the one of the solution's `kernel_name` (the last, as on disk). On disk
+/// a solution is present when a function symbol of that name is there; here when a kernel is.
 pub fn solutions_in_package(out: &mut gfxkit_inventory::kernels::KernelListing, names: &[String]) {
     use std::collections::HashMap;
     let members: std::collections::HashSet<&str> = names.iter().map(String::as_str).collect();
@@ -1242,13 +1242,15 @@ pub fn solutions_in_package(out: &mut gfxkit_inventory::kernels::KernelListing, 
         let found = files.iter().find_map(|f| {
             let path = format!("{dir}/{f}");
             kernels
-                .get(&(path.as_str(), sol.name.as_str()))
+                .get(&(path.as_str(), sol.kernel_name.as_str()))
                 .map(|&i| (f, i))
         });
         if let Some((f, i)) = found {
             sol.code_object = Some(f.clone());
             sol.present = true;
-            sol.kernel = Some(out.kernels[i].kernel.clone());
+            let mut kernel = out.kernels[i].kernel.clone();
+            kernel.name.clear(); // Named by the row's `kernel_name`.
+            sol.kernel = Some(kernel);
         }
     }
 }

@@ -122,7 +122,7 @@ fn solution_table(rows: &[SolutionRow], out: &mut dyn Write) -> Result<()> {
             r.kernel
                 .as_ref()
                 .and_then(|k| k.demangled.clone())
-                .unwrap_or_else(|| r.name.clone()),
+                .unwrap_or_else(|| r.kernel_name.clone()),
         );
         cells
     };

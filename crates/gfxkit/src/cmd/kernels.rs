@@ -23,8 +23,12 @@ object beside the index that holds its kernel (by the library's own rule: the pr
 -xnack variants, fallback files) and that kernel's resources; a solution whose kernel is in none
 of them is listed as absent (`gfxkit verify` reports it). An index in a package is resolved
 against the members beside it (a solution is present when one of them holds a kernel of its
-name). JSON: {solutions: [{index, row, processor, cu_count, solution, name, code_object,
-present, ...the kernel's fields}]}.
+name). A shard of a lazy library (rocBLAS's and hipBLASLt's per-problem files) lists its
+solutions for each processor whose lazy master lies beside it, in the code the library has
+loaded for them. JSON: {solutions: [{index, row, processor, cu_count, solution, name,
+kernel_name, code_object, present, ...the kernel's fields}]}; `kernel_name` is the function
+symbol the solution runs (hipBLASLt's kernelName, which solutions differing in launch
+settings share; else its name).
 
 Occupancy is computed from the kernel's metadata and descriptor with the processor's hardware
 limits (`gfxkit target show`); an `amdgpu-waves-per-eu` attribute the kernel was compiled with
