@@ -876,10 +876,11 @@ fn shards_code(
         .collect()
 }
 
-/// For a lazy library's shard index `name`, per processor with a lazy master beside it
-/// ([`shards_code`]), the files holding the code the library has loaded to run its solutions,
-/// the shard's own first; none for other indexes and for processors the shard has no code of
-/// its own for.
+/// For a lazy library's shard index `name` (its rows name neither a processor nor
+/// placeholders), per processor with a lazy master beside it (the one the shard's name ends
+/// in, else every one: an arch-neutral fallback shard), the files holding the code the library
+/// has loaded to run its solutions ([`loads::shard_code`]), the shard's own first; none for
+/// other indexes and for processors the shard has no code of its own for.
 pub fn shard_rows_code(
     name: &str,
     index: &Index<'_>,
