@@ -1017,11 +1017,12 @@ fn lazy_shards_are_verified_and_listed_with_the_kernels_of_their_code() {
     ];
     for (dir, stem, code, other, processor) in cases {
         let tmp = tempfile::tempdir().unwrap();
-        copy_tree(dir, tmp.path(), &|_| false);
-        let target = tmp.path().join(format!("{stem}{code}"));
+        let lib = tmp.path().join("library");
+        copy_tree(dir, &lib, &|_| false);
+        let target = lib.join(format!("{stem}{code}"));
         std::fs::remove_file(&target).unwrap();
         std::fs::copy(dir.join(other), &target).unwrap();
-        let dat = tmp.path().join(format!("{stem}.dat"));
+        let dat = lib.join(format!("{stem}.dat"));
         let o = gfxkit(&["verify", "--json", s(&dat)]);
         assert_eq!(o.status.code(), Some(1), "{stem}: {}", out(&o));
         let problems = json(&o)["files"][0]["problems"].clone();
@@ -1053,10 +1054,36 @@ fn lazy_shards_are_verified_and_listed_with_the_kernels_of_their_code() {
         for n in named {
             assert!(wanted.contains(n) && !there.contains(n), "{n} in {message}");
         }
+        // The same directory in a package: its shard member is judged by the symbols of the
+        // member in its code's place, with the same finding.
+        let wheel = tempfile::tempdir().unwrap();
+        let zipped = wheel.path().join("tree-1.0-py3-none-any.whl");
+        gfxkit_testkit::zip_tree(tmp.path(), &zipped);
+        let o = gfxkit(&["verify", "--json", s(&zipped)]);
+        assert_eq!(o.status.code(), Some(1), "{stem}: {}", out(&o));
+        let member = format!("{}!library/{stem}.dat", s(&zipped));
+        let v = json(&o);
+        let shard = v["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == member.as_str())
+            .unwrap_or_else(|| panic!("{member}: {v}"));
+        assert_eq!(shard["problems"][0]["message"], message, "{shard}");
         // The shard's own code put back: sound again.
         std::fs::remove_file(&target).unwrap();
         std::fs::copy(dir.join(format!("{stem}{code}")), &target).unwrap();
         let o = gfxkit(&["verify", s(&dat)]);
         assert!(o.status.success(), "{stem}: {}", out(&o));
+        gfxkit_testkit::zip_tree(tmp.path(), &zipped);
+        let o = gfxkit(&["verify", "--json", s(&zipped)]);
+        let v = json(&o);
+        let shard = v["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == member.as_str())
+            .unwrap_or_else(|| panic!("{member}: {v}"));
+        assert_eq!(shard["ok"], true, "{shard}");
     }
 }

@@ -17,7 +17,7 @@ use crate::list::{
 };
 use crate::locate::{check_payload, ListedEntry};
 use crate::release::refused_text;
-use crate::verify::{Beside, BesideRow, Finding, FindingKind, Verification};
+use crate::verify::{Beside, BesideRow, Finding, FindingKind, ShardRow, Verification};
 use gfxkit_kernel_db::aiter::KernelMap;
 use gfxkit_kernel_db::kdb::{self, DbId, Kdb, Record};
 use gfxkit_kernel_db::loads::{self, Device, Flavor, Loads};
@@ -681,6 +681,8 @@ pub fn names_beside(
     match what {
         Beside::Nothing => Vec::new(),
         Beside::TensileRows(rows) => rows_beside(name, rows, &Listing::new(beside)),
+        // Judged by its code's symbols (`shard_findings`), by those who hold them.
+        Beside::ShardKernels(_) => Vec::new(),
         Beside::Mapping(m) => mapping_problems(name, m, beside),
         Beside::AiterFiles(rows) => rows
             .iter()
@@ -748,14 +750,23 @@ pub fn verify_tensile<'d>(
         .iter()
         .filter_map(|s| Some((beside_row(s, own.as_deref())?, s)))
         .collect();
+    let shard = is_shard(index).then(|| shard_rows(index, &summaries));
     let Some(listing) = listing else {
         let mut v = verification(name, 0, summaries.len(), Vec::new());
-        v.unresolved = Beside::TensileRows(rows.into_iter().map(|(r, _)| r).collect());
+        v.unresolved = match shard {
+            Some(rows) => Beside::ShardKernels(rows),
+            None => Beside::TensileRows(rows.into_iter().map(|(r, _)| r).collect()),
+        };
         return v;
     };
-    let shards = shards_code(name, index, listing);
-    if !shards.is_empty() {
-        let problems = shard_findings(index, &summaries, &own_code_first(shards), open);
+    if let Some(rows) = shard {
+        let limits = gfxkit_bundle::limits::Limits::default();
+        let mut narrow = |f: &str, processor: &str, absent: &mut Vec<&str>| match open(f) {
+            Some(bytes) => code_function_symbols(f, bytes, processor, &limits)
+                .map(|symbols| absent.retain(|n| !symbols.contains(*n))),
+            None => Err("cannot be opened".to_owned()),
+        };
+        let problems = shard_findings(name, &rows, listing, &mut narrow);
         return verification(name, 0, summaries.len(), problems);
     }
     let mut problems = Vec::new();
@@ -833,24 +844,39 @@ fn absent_finding(
     )))
 }
 
-/// For the shard index `name` of a lazy library (its rows name neither a processor nor
-/// placeholders), per processor with a lazy master beside it, the code the library has loaded
-/// when it runs one of the shard's solutions ([`loads::shard_code`]): for the processor the
-/// shard's name ends in (`..._gfx1151.dat`), else for every processor with a lazy master here
-/// (an arch-neutral fallback shard, whose code is per processor). Empty for other indexes.
-fn shards_code(
-    name: &str,
-    index: &Index<'_>,
-    listing: &Listing,
-) -> Vec<(String, loads::ShardFiles)> {
+/// Whether `index` is a lazy library's shard: it has rows, and none names a processor or
+/// placeholders (a master's rows name both).
+fn is_shard(index: &Index<'_>) -> bool {
     let rows = index.rows();
-    if rows.is_empty()
-        || rows
+    !rows.is_empty()
+        && rows
             .iter()
-            .any(|r| r.processor.is_some() || !r.placeholders.is_empty())
-    {
-        return Vec::new();
-    }
+            .all(|r| r.processor.is_none() && r.placeholders.is_empty())
+}
+
+/// A shard's rows with the kernels their solutions run ([`Solution::kernel`](tensile::Solution::kernel)).
+fn shard_rows(index: &Index<'_>, summaries: &[tensile::RowSummary<'_>]) -> Vec<ShardRow> {
+    summaries
+        .iter()
+        .map(|r| ShardRow {
+            position: r.position,
+            cu_count: r.cu_count,
+            kernels: r
+                .solutions
+                .iter()
+                .filter_map(|i| index.solution(*i))
+                .map(|s| s.kernel().to_owned())
+                .collect(),
+        })
+        .collect()
+}
+
+/// For the shard index `name` of a lazy library, per processor with a lazy master beside it
+/// in `listing`, the code the library has loaded when it runs one of the shard's solutions
+/// ([`loads::shard_code`]): for the processor the shard's name ends in (`..._gfx1151.dat`),
+/// else for every processor with a lazy master here (an arch-neutral fallback shard, whose
+/// code is per processor).
+fn shard_processors(name: &str, listing: &Listing) -> Vec<(String, loads::ShardFiles)> {
     let file = base_name(name);
     let stem = file.split('.').next().unwrap_or(file);
     let processors: Vec<String> = match stem.rsplit('_').next().and_then(processor_named) {
@@ -886,10 +912,13 @@ pub fn shard_rows_code(
     index: &Index<'_>,
     listing: &Listing,
 ) -> Vec<(String, Vec<String>)> {
-    own_code_first(shards_code(name, index, listing))
+    if !is_shard(index) {
+        return Vec::new();
+    }
+    own_code_first(shard_processors(name, listing))
 }
 
-/// [`shards_code`]'s files per processor, the shard's own before the source kernels loaded at
+/// [`shard_processors`]' files per processor, the shard's own before the source kernels loaded at
 /// start; the processors for which the shard has no code of its own left out (their master
 /// names what they lack).
 fn own_code_first(shards: Vec<(String, loads::ShardFiles)>) -> Vec<(String, Vec<String>)> {
@@ -909,44 +938,43 @@ fn own_code_first(shards: Vec<(String, loads::ShardFiles)>) -> Vec<(String, Vec<
         .collect()
 }
 
-/// What [`verify_tensile`] finds of a shard index's solutions (`summaries`, its rows) on each
-/// processor of `shards` ([`own_code_first`]): the solutions whose kernels no function symbol
-/// of the shard's code for that processor holds, nor of the source kernels loaded at start
-/// (read only for what the shard's own code lacks).
-fn shard_findings<'d>(
-    index: &Index<'_>,
-    summaries: &[gfxkit_kernel_db::tensile::RowSummary<'_>],
-    shards: &[(String, Vec<String>)],
-    open: &dyn Fn(&str) -> Option<&'d [u8]>,
+/// How [`shard_findings`] learns which kernels a code file lacks: `(file, processor, absent)`
+/// keeps in `absent` those the code for `processor` in `file` lacks, or says why it cannot be
+/// read.
+pub type Narrow<'n> = &'n mut dyn FnMut(&str, &str, &mut Vec<&str>) -> Result<(), String>;
+
+/// What `verify` finds of the shard index `name` (its `rows`; `listing` the names in its
+/// directory, on disk or in its package) on each processor with a lazy master beside it: the
+/// solutions whose kernels no function symbol of the shard's code for that processor holds, nor
+/// of the source kernels loaded at start (looked in only for what the shard's own code lacks).
+/// `narrow(file, processor, absent)` keeps in `absent` the kernels the code for `processor` in
+/// `file` lacks, or says why it cannot be read. A processor for which the shard has no code of
+/// its own is left to its master, which names the files it lacks.
+pub fn shard_findings(
+    name: &str,
+    rows: &[ShardRow],
+    listing: &Listing,
+    narrow: Narrow<'_>,
 ) -> Vec<Finding> {
-    let limits = gfxkit_bundle::limits::Limits::default();
     let mut problems = Vec::new();
-    for (processor, files) in shards {
-        for summary in summaries {
+    for (processor, files) in own_code_first(shard_processors(name, listing)) {
+        for row in rows {
             let r = BesideRow {
-                position: summary.position,
-                cu_count: summary.cu_count,
+                position: row.position,
+                cu_count: row.cu_count,
                 processor: processor.clone(),
                 placeholders: Vec::new(),
             };
-            let kernels: Vec<&str> = summary
-                .solutions
-                .iter()
-                .filter_map(|i| index.solution(*i))
-                .map(|s| s.kernel())
-                .collect();
-            let mut absent = kernels.clone();
-            for f in files {
+            let mut absent: Vec<&str> = row.kernels.iter().map(String::as_str).collect();
+            for f in &files {
                 if absent.is_empty() {
                     break;
                 }
-                match open(f).map(|bytes| code_function_symbols(f, bytes, processor, &limits)) {
-                    Some(Ok(symbols)) => absent.retain(|n| !symbols.contains(*n)),
-                    Some(Err(e)) => problems.push(r.finding(format!("{f}: {e}"))),
-                    None => problems.push(r.finding(format!("{f}: cannot be opened"))),
+                if let Err(e) = narrow(f, &processor, &mut absent) {
+                    problems.push(r.finding(format!("{f}: {e}")));
                 }
             }
-            problems.extend(absent_finding(&r, &absent, kernels.len(), files));
+            problems.extend(absent_finding(&r, &absent, row.kernels.len(), &files));
         }
     }
     problems
@@ -1089,9 +1117,9 @@ pub fn needed_files(name: &str, index: &Index<'_>, listing: &Listing) -> Vec<Str
         .filter_map(|r| Some(row_files(listing, r.processor?, &r.placeholders).files))
         .flatten()
         .chain(
-            shards_code(name, index, listing)
+            shard_rows_code(name, index, listing)
                 .into_iter()
-                .flat_map(|(_, code)| code.files),
+                .flat_map(|(_, files)| files),
         )
         .collect();
     names.sort();

@@ -137,6 +137,22 @@ pub enum Beside {
     Mapping(gfxkit_kernel_db::mapping::Mapping),
     /// An aiter kernel map's rows: (row, line, the code object it names).
     AiterFiles(Vec<(usize, u64, String)>),
+    /// A lazy library's shard index's rows, with the kernels their solutions run: checked
+    /// against the function symbols of the package's members that are its code
+    /// ([`crate::database::shard_findings`]).
+    ShardKernels(Vec<ShardRow>),
+}
+
+/// One row of a lazy library's shard index (its rows name no processor) and the function
+/// symbols of the kernels its solutions run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShardRow {
+    /// The row's position among the index's hardware rows.
+    pub position: usize,
+    /// The CU count the row asks for, when it asks for one.
+    pub cu_count: Option<u64>,
+    /// The kernels of the solutions it reaches, in their order.
+    pub kernels: Vec<String>,
 }
 
 /// One processor row of a Tensile index, as the names it needs beside the index are found

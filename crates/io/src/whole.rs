@@ -20,6 +20,7 @@ use gfxkit_kpack::search::Loader;
 use gfxkit_spec::rocm::Rules;
 use gfxkit_target_id::TargetId;
 use std::collections::BTreeMap;
+use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
 use std::path::{Path, PathBuf};
 
@@ -654,23 +655,94 @@ struct Group {
     databases: PackageDatabases,
 }
 
+/// What `verify` keeps of one file beside its verification, for the judgment of its package
+/// or tree ([`verify_kept`]).
+#[derive(Debug, Default)]
+pub struct Kept {
+    /// The file as a kernel-database member, when it is one.
+    pub member: Option<database::DbMember>,
+    /// A library's processors (those of its own device code; none for a database file).
+    pub processors: Vec<String>,
+    /// A package member that may be a lazy shard's code: the names of its function symbols,
+    /// per processor it holds code for.
+    pub symbols: Vec<(String, HashSet<String>)>,
+}
+
+/// [`verify_file`] of one file, with what its package or tree is judged by ([`Kept`]).
+pub fn verify_kept(
+    formats: &Formats,
+    file: &File<'_>,
+    around: &Around,
+) -> (gfxkit_inventory::Result<verify::Verification>, Kept) {
+    let member = formats.of(file).database_member(file);
+    let (r, processors) = verify_file(formats, file, around);
+    // Only a package member's: on disk a shard's code is read where the shard is checked.
+    let symbols = match &member {
+        Some(m) if crate::input::member_package(file.path).is_some() => shard_code_symbols(file, m),
+        _ => Vec::new(),
+    };
+    let processors = if member.is_some() {
+        Vec::new()
+    } else {
+        processors
+    };
+    (
+        r,
+        Kept {
+            member,
+            processors,
+            symbols,
+        },
+    )
+}
+
+/// The function symbols of a kernel-database code file (`.co`, `.hsaco`), per processor it
+/// holds code for; none for other members and for code that cannot be read (its own
+/// verification says why).
+fn shard_code_symbols(
+    file: &File<'_>,
+    member: &database::DbMember,
+) -> Vec<(String, HashSet<String>)> {
+    let name = file.name();
+    if !(name.ends_with(".co") || name.ends_with(".hsaco")) {
+        return Vec::new();
+    }
+    member
+        .processors
+        .iter()
+        .filter_map(|p| {
+            let symbols =
+                database::code_function_symbols(&name, file.data, p, &file.limits).ok()?;
+            Some((p.clone(), symbols))
+        })
+        .collect()
+}
+
 /// What a package's members say about its kernel databases, kept while they are verified:
-/// the database files among them, and the processors each library's own device code is built
-/// for.
+/// the database files among them, the processors each library's own device code is built
+/// for, and the function symbols of the code files a lazy library's shards need.
 #[derive(Debug, Default)]
 pub struct PackageDatabases {
     /// The kernel-database members.
     pub members: Vec<database::DbMember>,
     /// Per library member, the processors of its own device code.
     pub processors: Vec<(String, Vec<String>)>,
+    /// Per code member, its function symbols per processor.
+    pub symbols: HashMap<String, Vec<(String, HashSet<String>)>>,
 }
 
 impl PackageDatabases {
-    /// Keeps what one member says: its database file, else its processors.
-    pub fn add(&mut self, name: &str, member: Option<database::DbMember>, processors: Vec<String>) {
-        match member {
+    /// Keeps what one member says ([`Kept`]): its database file and its code's symbols, else
+    /// its processors.
+    pub fn add(&mut self, name: &str, kept: Kept) {
+        if !kept.symbols.is_empty() {
+            self.symbols.insert(name.to_owned(), kept.symbols);
+        }
+        match kept.member {
             Some(m) => self.members.push(m),
-            None if !processors.is_empty() => self.processors.push((name.to_owned(), processors)),
+            None if !kept.processors.is_empty() => {
+                self.processors.push((name.to_owned(), kept.processors))
+            }
             None => {}
         }
     }
@@ -678,15 +750,17 @@ impl PackageDatabases {
 
 /// One package's verified members (`results`, by name) judged as its files in a tree are: the
 /// kernel databases read without a directory against the members beside them
-/// ([`resolve_in_package`]), rocBLAS or hipBLASLt without device code of its own (`no_device_code`
-/// says which results are such) by the database beside it in the package, and each library's
-/// own processors against that database. [`verify()`] and the Python module's `verify` judge a
+/// ([`resolve_in_package`]), a lazy library's shards against the symbols of their code among
+/// them, rocBLAS or hipBLASLt without device code of its own (`no_device_code` says which
+/// results are such) by the database beside it in the package, and each library's own
+/// processors against that database. [`verify()`] and the Python module's `verify` judge a
 /// package so.
 pub fn judge_package<E>(
     results: &mut [(String, Result<verify::Verification, E>)],
     databases: PackageDatabases,
     no_device_code: impl Fn(&E) -> bool,
 ) {
+    shards_in_package(results, &databases.symbols);
     resolve_in_package(results);
     let paths = tensile_lib_paths();
     let grouped = database::group(databases.members);
@@ -812,6 +886,43 @@ pub fn resolve_in_package<E>(results: &mut [(String, Result<verify::Verification
     }
 }
 
+/// The shard indexes among a package's members (`results`, by name), read without a directory
+/// ([`verify::Beside::ShardKernels`]), judged by the function symbols of the members that are
+/// their code (`symbols`, per member and processor), as on disk by the files beside them.
+fn shards_in_package<E>(
+    results: &mut [(String, Result<verify::Verification, E>)],
+    symbols: &HashMap<String, Vec<(String, HashSet<String>)>>,
+) {
+    let names: Vec<String> = results.iter().map(|(n, _)| n.clone()).collect();
+    for (name, r) in results.iter_mut() {
+        let Ok(v) = r else { continue };
+        let verify::Beside::ShardKernels(rows) = &v.unresolved else {
+            continue;
+        };
+        let (Some(beside), Some((dir, _))) =
+            (names_in_package(&names, name), name.rsplit_once('/'))
+        else {
+            continue;
+        };
+        let listing = gfxkit_kernel_db::resolve::Listing::new(&beside);
+        let mut narrow = |f: &str, processor: &str, absent: &mut Vec<&str>| {
+            let held = symbols
+                .get(&format!("{dir}/{f}"))
+                .and_then(|by| by.iter().find(|(p, _)| p == processor));
+            if let Some((_, s)) = held {
+                absent.retain(|n| !s.contains(*n));
+            }
+            Ok(())
+        };
+        let found = database::shard_findings(&v.path, rows, &listing, &mut narrow);
+        v.unresolved = verify::Beside::Nothing;
+        if !found.is_empty() {
+            v.problems.extend(found);
+            v.ok = false;
+        }
+    }
+}
+
 /// What [`verify`] found in the files it read: each input's results, and in a tree the
 /// kernel-database files and each library's processors.
 struct Found {
@@ -855,11 +966,7 @@ fn verify_tree(
     let mut processors: Vec<(String, Vec<String>)> = Vec::new();
     let scanned = crate::scan::scan_with(paths, formats, progress, |p, d| {
         let file = formats.file(p, d);
-        let member = formats.of(&file).database_member(&file);
-        let (r, procs) = verify_file(formats, &file, around);
-        // A database file, not a library.
-        let procs = if member.is_some() { Vec::new() } else { procs };
-        Ok::<_, Infallible>((r, member, procs))
+        Ok::<_, Infallible>(verify_kept(formats, &file, around))
     })
     .map_err(WalkError::Io)?;
     for s in scanned {
@@ -874,14 +981,14 @@ fn verify_tree(
         }
         let g = groups.last_mut().expect("a group was pushed");
         let r = match s.result {
-            Ok((r, member, procs)) => {
+            Ok((r, kept)) => {
                 // A package's are judged with it; a tree's with the tree.
                 if g.package.is_some() {
-                    g.databases.add(&name, member, procs);
+                    g.databases.add(&name, kept);
                 } else {
-                    members.extend(member);
-                    if !procs.is_empty() {
-                        processors.push((name.clone(), procs));
+                    members.extend(kept.member);
+                    if !kept.processors.is_empty() {
+                        processors.push((name.clone(), kept.processors));
                     }
                 }
                 r.map_err(|e| verify_failed(&s.path, e))
@@ -917,10 +1024,7 @@ fn verify_named(
         }
         let visit = |data: crate::Input| {
             let file = formats.file(data.path(), &data);
-            let member = formats.of(&file).database_member(&file);
-            let (r, procs) = verify_file(formats, &file, around);
-            let procs = if member.is_some() { Vec::new() } else { procs };
-            Ok::<_, Infallible>((r, member, procs))
+            Ok::<_, Infallible>(verify_kept(formats, &file, around))
         };
         let group = match crate::input::for_each_with(f, progress, formats.settings(), visit) {
             Ok(items) => {
@@ -930,10 +1034,10 @@ fn verify_named(
                 for (p, r) in items {
                     let name = p.display().to_string();
                     let r = match r {
-                        Ok((r, member, procs)) => {
+                        Ok((r, kept)) => {
                             // A file named alone is judged with what lies beside it on disk.
                             if package.is_some() {
-                                databases.add(&name, member, procs);
+                                databases.add(&name, kept);
                             }
                             r.map_err(|e| verify_failed(&p, e))
                         }

@@ -680,18 +680,15 @@ fn verify<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
     let on_disk = s.path.is_some();
     let (formats, around) = (formats(), Around::new());
     let (package, got) = per_file(py, &s, |p, d| {
-        let file = door_file(p, d, on_disk);
-        let member = formats.of(&file).database_member(&file);
-        let (r, procs) = gfxkit_io::whole::verify_file(&formats, &file, &around);
-        (r, member, procs)
+        gfxkit_io::whole::verify_kept(&formats, &door_file(p, d, on_disk), &around)
     })?;
     // A package's kernel-database members and its libraries' processors, for its judgment.
     let mut databases = gfxkit_io::whole::PackageDatabases::default();
     let mut results: Vec<(String, Result<inv::verify::Verification, Got<inv::Error>>)> = got
         .into_iter()
         .map(|(name, g)| match g {
-            Got::Value((r, member, procs)) => {
-                databases.add(&name, member, procs);
+            Got::Value((r, kept)) => {
+                databases.add(&name, kept);
                 match r {
                     Ok(v) => (name, Ok(v)),
                     Err(e) => (name, Err(Got::Value(e))),
