@@ -661,6 +661,18 @@ fn verdicts(o: &Output, root: &Path) -> BTreeSet<String> {
         .collect()
 }
 
+/// `tree` zipped into a wheel named `name` beside it, and `verify --json` of the tree (`-r`)
+/// and of the wheel, both failing (exit code 1): the wheel and the two answers.
+fn verified_failing_as_package(tree: &Path, name: &str) -> (PathBuf, Output, Output) {
+    let wheel = tree.with_file_name(format!("{name}-7.1.1-py3-none-any.whl"));
+    gfxkit_testkit::zip_tree(tree, &wheel);
+    let in_tree = gfxkit(&["verify", "-r", "--json", s(tree)]);
+    let in_package = gfxkit(&["verify", "--json", s(&wheel)]);
+    assert_eq!(in_tree.status.code(), Some(1), "{}", out(&in_tree));
+    assert_eq!(in_package.status.code(), Some(1), "{}", out(&in_package));
+    (wheel, in_tree, in_package)
+}
+
 /// hipBLASLt in a package is judged as the same files in a tree: the library by the database
 /// beside it (ok with it, failing without it), each index and the mapping by the members
 /// beside them.
@@ -675,14 +687,9 @@ fn hipblaslt_71_in_a_package_is_judged_as_in_a_tree() {
             || n == "libhipblaslt.so.1.1"
     });
     std::fs::remove_dir_all(tree.join("rocblas")).unwrap();
-    let wheel = tmp.path().join("hipblaslt-7.1.1-py3-none-any.whl");
-    gfxkit_testkit::zip_tree(&tree, &wheel);
-    let in_tree = gfxkit(&["verify", "-r", "--json", s(&tree)]);
-    let in_package = gfxkit(&["verify", "--json", s(&wheel)]);
     // The shared mapping names the libraries of processors not unpacked here: one finding
     // per library, in both.
-    assert_eq!(in_tree.status.code(), Some(1), "{}", out(&in_tree));
-    assert_eq!(in_package.status.code(), Some(1), "{}", out(&in_package));
+    let (wheel, in_tree, in_package) = verified_failing_as_package(&tree, "hipblaslt");
     let judged = verdicts(&in_package, &wheel);
     assert!(
         judged.iter().any(|v| v
@@ -703,12 +710,7 @@ fn hipblaslt_71_in_a_package_is_judged_as_in_a_tree() {
     link_tree(&sid(), &alone, &|n| n == "libhipblaslt.so.1.1");
     std::fs::remove_dir_all(alone.join("rocblas")).unwrap();
     std::fs::remove_dir_all(alone.join("hipblaslt")).unwrap();
-    let wheel = tmp.path().join("alone-7.1.1-py3-none-any.whl");
-    gfxkit_testkit::zip_tree(&alone, &wheel);
-    let in_tree = gfxkit(&["verify", "-r", "--json", s(&alone)]);
-    let in_package = gfxkit(&["verify", "--json", s(&wheel)]);
-    assert_eq!(in_tree.status.code(), Some(1), "{}", out(&in_tree));
-    assert_eq!(in_package.status.code(), Some(1), "{}", out(&in_package));
+    let (wheel, in_tree, in_package) = verified_failing_as_package(&alone, "alone");
     assert!(
         out(&in_package).contains("every GEMM call fails"),
         "{}",
@@ -1058,32 +1060,28 @@ fn lazy_shards_are_verified_and_listed_with_the_kernels_of_their_code() {
         // member in its code's place, with the same finding.
         let wheel = tempfile::tempdir().unwrap();
         let zipped = wheel.path().join("tree-1.0-py3-none-any.whl");
-        gfxkit_testkit::zip_tree(tmp.path(), &zipped);
-        let o = gfxkit(&["verify", "--json", s(&zipped)]);
-        assert_eq!(o.status.code(), Some(1), "{stem}: {}", out(&o));
         let member = format!("{}!library/{stem}.dat", s(&zipped));
-        let v = json(&o);
-        let shard = v["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["path"] == member.as_str())
-            .unwrap_or_else(|| panic!("{member}: {v}"));
+        // The package made of the directory as it is now, and the shard member's verification.
+        let shard_in_package = || {
+            gfxkit_testkit::zip_tree(tmp.path(), &zipped);
+            let v = json(&gfxkit(&["verify", "--json", s(&zipped)]));
+            v["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["path"] == member.as_str())
+                .unwrap_or_else(|| panic!("{member}: {v}"))
+                .clone()
+        };
+        let shard = shard_in_package();
+        assert_eq!(shard["ok"], false, "{shard}");
         assert_eq!(shard["problems"][0]["message"], message, "{shard}");
         // The shard's own code put back: sound again.
         std::fs::remove_file(&target).unwrap();
         std::fs::copy(dir.join(format!("{stem}{code}")), &target).unwrap();
         let o = gfxkit(&["verify", s(&dat)]);
         assert!(o.status.success(), "{stem}: {}", out(&o));
-        gfxkit_testkit::zip_tree(tmp.path(), &zipped);
-        let o = gfxkit(&["verify", "--json", s(&zipped)]);
-        let v = json(&o);
-        let shard = v["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["path"] == member.as_str())
-            .unwrap_or_else(|| panic!("{member}: {v}"));
+        let shard = shard_in_package();
         assert_eq!(shard["ok"], true, "{shard}");
     }
 }
