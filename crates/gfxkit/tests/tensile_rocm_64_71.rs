@@ -418,6 +418,36 @@ fn rocblas_64_in_a_package_is_verified_against_its_members() {
     assert!(
         gfxkit_testkit::missing_findings(&json(&o), "TensileLibrary_lazy_gfx803.dat").is_empty()
     );
+
+    // The library directory itself zipped (its files at the package's root), with a shard's
+    // code replaced by another's: judged as the directory, file by file, finding for finding.
+    let lib = lacking.join(ROCBLAS);
+    let (victim, other) = (
+        "TensileLibrary_Type_SS_Contraction_l_Ailk_Bjlk_Cijk_Dijk_gfx803.co",
+        "TensileLibrary_Type_SS_Contraction_l_Ailk_Bljk_Cijk_Dijk_gfx803.co",
+    );
+    std::fs::remove_file(lib.join(victim)).unwrap();
+    std::fs::copy(lib.join(other), lib.join(victim)).unwrap();
+    let (zipped, in_tree, in_package) = verified_failing_as_package(&lib, "at-root");
+    let judged = verdicts(&in_package, &zipped);
+    for (file, finding) in [
+        (
+            "TensileLibrary_lazy_gfx1010.dat",
+            "_fallback_gfx1010.hsaco is missing",
+        ),
+        (
+            victim.replace(".co", ".dat").as_str(),
+            "solutions have no function symbol in",
+        ),
+    ] {
+        assert!(
+            judged
+                .iter()
+                .any(|v| v.starts_with(&format!("{file} false")) && v.contains(finding)),
+            "{file}: {judged:?}"
+        );
+    }
+    assert_eq!(judged, verdicts(&in_tree, &lib));
 }
 
 /// The files a `lacks` message names: those quoted and the `and N more`.

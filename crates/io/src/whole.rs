@@ -832,19 +832,27 @@ pub fn verify(
     Ok(report)
 }
 
+/// The directory of package member `name` (`package!dir/file`), as the prefix its siblings'
+/// names start with: `package!dir/`, or `package!` for a member at the package's root (a
+/// package's own path may hold `/` and `!`: the member's part is after the last `!`). `None`
+/// for a name that is not a package member.
+fn member_dir(name: &str) -> Option<&str> {
+    let bang = name.rfind('!')?;
+    let end = name[bang..].rfind('/').map_or(bang, |i| bang + i);
+    Some(&name[..=end])
+}
+
 /// What lies beside package member `index` among the package's members `names` (all named
 /// `package!...`): the names in its directory and one level down, relative to it, as
-/// [`database::dir_names`](crate::database::dir_names) lists a directory on disk. `None` for
-/// a member at the package's root.
+/// [`database::dir_names`](crate::database::dir_names) lists a directory on disk (a member at
+/// the package's root lies beside the package's other root members). `None` for a name that
+/// is not a package member.
 fn names_in_package<S: AsRef<str>>(names: &[S], index: &str) -> Option<Vec<String>> {
-    let (dir, _) = index.rsplit_once('/')?;
+    let dir = member_dir(index)?;
     let mut beside = std::collections::BTreeSet::new();
     for n in names {
-        let Some(rel) = n
-            .as_ref()
-            .strip_prefix(dir)
-            .and_then(|r| r.strip_prefix('/'))
-        else {
+        // Members of a package inside this one are not files beside it.
+        let Some(rel) = n.as_ref().strip_prefix(dir).filter(|r| !r.contains('!')) else {
             continue;
         };
         match rel.split_once('/') {
@@ -877,8 +885,8 @@ pub fn resolve_in_package<E>(results: &mut [(String, Result<verify::Verification
             continue;
         };
         let beside: Vec<&str> = beside.iter().map(String::as_str).collect();
-        let dir = name.rsplit_once('/').map_or("", |(d, _)| d);
-        let exists = |rel: &str| members.contains(format!("{dir}/{rel}").as_str());
+        let dir = member_dir(name).unwrap_or_default();
+        let exists = |rel: &str| members.contains(format!("{dir}{rel}").as_str());
         v.problems.extend(gfxkit_inventory::database::names_beside(
             &v.path, &what, &beside, &exists,
         ));
@@ -899,15 +907,13 @@ fn shards_in_package<E>(
         let verify::Beside::ShardKernels(rows) = &v.unresolved else {
             continue;
         };
-        let (Some(beside), Some((dir, _))) =
-            (names_in_package(&names, name), name.rsplit_once('/'))
-        else {
+        let (Some(beside), Some(dir)) = (names_in_package(&names, name), member_dir(name)) else {
             continue;
         };
         let listing = gfxkit_kernel_db::resolve::Listing::new(&beside);
         let mut narrow = |f: &str, processor: &str, absent: &mut Vec<&str>| {
             let held = symbols
-                .get(&format!("{dir}/{f}"))
+                .get(&format!("{dir}{f}"))
                 .and_then(|by| by.iter().find(|(p, _)| p == processor));
             if let Some((_, s)) = held {
                 absent.retain(|n| !s.contains(*n));
@@ -1339,12 +1345,12 @@ pub fn solutions_in_package(out: &mut gfxkit_inventory::kernels::KernelListing, 
         }) else {
             continue;
         };
-        let Some((dir, _)) = sol.index.rsplit_once('/') else {
+        let Some(dir) = member_dir(&sol.index) else {
             continue;
         };
         let files = database::row_files(listing, &sol.processor, &[]).files;
         let found = files.iter().find_map(|f| {
-            let path = format!("{dir}/{f}");
+            let path = format!("{dir}{f}");
             kernels
                 .get(&(path.as_str(), sol.kernel_name.as_str()))
                 .map(|&i| (f, i))
@@ -1356,5 +1362,34 @@ pub fn solutions_in_package(out: &mut gfxkit_inventory::kernels::KernelListing, 
             kernel.name.clear(); // Named by the row's `kernel_name`.
             sol.kernel = Some(kernel);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_member_lies_beside_the_members_of_its_own_directory() {
+        assert_eq!(member_dir("a/b.zip!lib/x.dat"), Some("a/b.zip!lib/"));
+        assert_eq!(member_dir("a/b.zip!x.dat"), Some("a/b.zip!"));
+        assert_eq!(member_dir("a.deb!data.tar!x.dat"), Some("a.deb!data.tar!"));
+        assert_eq!(member_dir("a/b.dat"), None);
+        let names = [
+            "d/p.zip!x.dat",
+            "d/p.zip!x.co",
+            "d/p.zip!gfx90a/y.co",
+            "d/p.zip!gfx90a/z/w.co",
+            "d/p.zip!inner.whl!v.co",
+            "d/q.zip!u.co",
+        ];
+        assert_eq!(
+            names_in_package(&names, "d/p.zip!x.dat").unwrap(),
+            ["gfx90a/", "gfx90a/y.co", "x.co", "x.dat"]
+        );
+        assert_eq!(
+            names_in_package(&names, "d/p.zip!gfx90a/y.co").unwrap(),
+            ["y.co", "z/", "z/w.co"]
+        );
     }
 }
