@@ -150,12 +150,15 @@ def census_walk_each(paths: List[str]) -> List[Optional[List[str]]]:
     """The inputs of a census under each path, each walked on its own: files named, and in
     directories every file that may hold device code (the walk of ``gfxkit list -r``), sorted;
     None for a path that cannot be walked."""
-def census_same_content(
+def census_local_inputs(
     paths: List[str],
-) -> Tuple[List[Tuple[int, List[int]]], List[Optional[int]]]:
-    """The local files among ``paths`` holding the same bytes as an earlier one: ``(position,
-    [positions of its copies])``, compared by identity, else by SHA-256 on every core; and the
-    size of each path that is a regular file (None for the others)."""
+) -> Tuple[List[str], List[str], List[Optional[int]], List[Tuple[int, List[int]]]]:
+    """The local inputs of a census given ``paths``, each walked on its own on every core as
+    :func:`census_walk_each` walks it (a path that cannot be walked is an input as named):
+    their names, sorted, each once; the absolute path of each (as ``os.path.abspath``
+    makes it); the size of each regular file (None for the others); and the inputs holding the
+    same bytes as an earlier one, ``(position, [positions of its copies])``, compared by
+    identity, else by SHA-256 on every core where their sizes and first and last KiB tie."""
 def census_publish(tmp: str, path: str) -> None:
     """Renames ``tmp``, a temporary file written beside ``path``, over ``path`` with the
     permissions gfxkit's outputs get: those of the file it replaces, else 0666 less the umask."""

@@ -29,12 +29,19 @@ pub struct Rows {
 /// skipped), container image layouts as one input each. The error is a path that does not
 /// exist.
 pub fn walk(paths: &[PathBuf]) -> Result<Vec<PathBuf>, crate::Error> {
+    Ok(walk_stated(paths)?.into_iter().map(|(p, _)| p).collect())
+}
+
+/// [`walk`], with each regular file's size and identity as the walk stated it.
+fn walk_stated(
+    paths: &[PathBuf],
+) -> Result<Vec<(PathBuf, Option<crate::scan::Stated>)>, crate::Error> {
     use rayon::prelude::*;
     let found = crate::scan::collect(paths)?;
     Ok(found
         .into_par_iter()
         .filter(|c| c.explicit || crate::scan::worth_reading(&c.path))
-        .map(|c| c.path)
+        .map(|c| (c.path, c.stated))
         .collect())
 }
 
@@ -47,6 +54,87 @@ pub fn walk_each(paths: &[PathBuf]) -> Vec<Result<Vec<PathBuf>, crate::Error>> {
         .par_iter()
         .map(|p| walk(std::slice::from_ref(p)))
         .collect()
+}
+
+/// A census's local inputs, as [`local_inputs`] found them.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct LocalInputs {
+    /// Every input once, by name (the path as walked: relative paths stay relative), in the
+    /// order of the names' bytes; a path that cannot be walked (missing), or a directory in
+    /// which the walk found nothing, is an input too, whose reading reports why.
+    pub names: Vec<String>,
+    /// The absolute path of each, made from the working directory as Python's
+    /// `os.path.abspath` makes it (`.` and `..` resolved by name, links not followed): what
+    /// a worker anywhere opens.
+    pub sources: Vec<String>,
+    /// The size of each that is a regular file (`None` for the others).
+    pub sizes: Vec<Option<u64>>,
+    /// The inputs holding the same bytes as an earlier one: its position and theirs
+    /// ([`same_content`]).
+    pub copies: Vec<(usize, Vec<usize>)>,
+}
+
+/// The inputs of a census given `paths` (files, package members, directories, image layouts):
+/// each walked on its own on every core ([`walk`]), every input named once, and the inputs
+/// holding the same bytes found ([`same_content`]) with the sizes and identities the walk
+/// stated, each file stated once.
+pub fn local_inputs(paths: &[PathBuf]) -> LocalInputs {
+    use rayon::prelude::*;
+    use std::collections::BTreeMap;
+    let walked: Vec<_> = paths
+        .par_iter()
+        .map(|p| {
+            walk_stated(std::slice::from_ref(p))
+                .ok()
+                .filter(|found| !found.is_empty())
+                .unwrap_or_else(|| vec![(p.clone(), None)])
+        })
+        .collect();
+    let mut found: BTreeMap<String, Option<crate::scan::Stated>> = BTreeMap::new();
+    for (path, stated) in walked.into_iter().flatten() {
+        found.entry(path.display().to_string()).or_insert(stated);
+    }
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let names: Vec<String> = found.keys().cloned().collect();
+    // A package member was stated as nothing (its package is not the input's bytes).
+    let stated: Vec<_> = found.into_values().collect();
+    let paths: Vec<PathBuf> = names.iter().map(PathBuf::from).collect();
+    LocalInputs {
+        sources: names.iter().map(|n| absolute(n, &cwd)).collect(),
+        sizes: stated.iter().map(|s| s.map(|s| s.size)).collect(),
+        copies: copies(&paths, &stated),
+        names,
+    }
+}
+
+/// `name` made absolute against `cwd` and normalised by name, as POSIX Python's
+/// `os.path.abspath` does: `.` and empty components dropped, `..` taking back the component
+/// before it (none above the root), two leading slashes kept (POSIX leaves their meaning to
+/// the system), links not followed.
+pub fn absolute(name: &str, cwd: &Path) -> String {
+    let joined;
+    let path = if name.starts_with('/') {
+        name
+    } else {
+        joined = format!("{}/{name}", cwd.display());
+        &joined
+    };
+    let lead = if path.starts_with("//") && !path.starts_with("///") {
+        "//"
+    } else {
+        "/"
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for c in path.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    format!("{lead}{}", parts.join("/"))
 }
 
 /// What [`same_content`] found of a census's local inputs.
@@ -68,22 +156,36 @@ pub struct SameContent {
 /// share both).
 pub fn same_content(paths: &[PathBuf]) -> SameContent {
     use rayon::prelude::*;
-    use std::collections::HashMap;
-    use std::os::unix::fs::MetadataExt;
-    let stats: Vec<Option<(u64, (u64, u64))>> = paths
+    let stated: Vec<Option<crate::scan::Stated>> = paths
         .par_iter()
         .map(|p| {
             if p.to_string_lossy().contains('!') {
                 return None;
             }
-            let m = std::fs::metadata(p).ok().filter(|m| m.is_file())?;
-            Some((m.len(), (m.dev(), m.ino())))
+            std::fs::metadata(p).ok().filter(|m| m.is_file()).map(|m| {
+                use std::os::unix::fs::MetadataExt;
+                crate::scan::Stated {
+                    size: m.len(),
+                    id: (m.dev(), m.ino()),
+                }
+            })
         })
         .collect();
+    SameContent {
+        copies: copies(paths, &stated),
+        sizes: stated.iter().map(|s| s.map(|s| s.size)).collect(),
+    }
+}
+
+/// [`same_content`]'s copies among `paths`, with each one's size and identity as stated
+/// (`None`: not a regular file, left alone).
+fn copies(paths: &[PathBuf], stated: &[Option<crate::scan::Stated>]) -> Vec<(usize, Vec<usize>)> {
+    use rayon::prelude::*;
+    use std::collections::HashMap;
     let mut by_size: HashMap<u64, Vec<usize>> = HashMap::new();
-    for (i, s) in stats.iter().enumerate() {
-        if let Some((size, _)) = s {
-            by_size.entry(*size).or_default().push(i);
+    for (i, s) in stated.iter().enumerate() {
+        if let Some(s) = s {
+            by_size.entry(s.size).or_default().push(i);
         }
     }
     let groups: Vec<Vec<usize>> = {
@@ -94,27 +196,29 @@ pub fn same_content(paths: &[PathBuf]) -> SameContent {
     // One file per (device, inode): the first path of each.
     let mut files: HashMap<(u64, u64), usize> = HashMap::new();
     for &i in groups.iter().flatten() {
-        if let Some((_, id)) = stats[i] {
-            files.entry(id).or_insert(i);
+        if let Some(s) = stated[i] {
+            files.entry(s.id).or_insert(i);
         }
     }
+    let files: Vec<((u64, u64), usize)> = files.into_iter().collect();
+    let size_of = |i: usize| stated[i].map_or(0, |s| s.size);
     // Sampled first: only a file whose size and samples another file shares is hashed whole.
-    let samples: HashMap<(u64, u64), String> = files
+    let samples: HashMap<(u64, u64), [u8; 32]> = files
         .par_iter()
-        .filter_map(|(&id, &i)| Some((id, sample(&paths[i]).ok()?)))
+        .filter_map(|&(id, i)| Some((id, sample(&paths[i], size_of(i)).ok()?)))
         .collect();
-    let mut by_sample: HashMap<(u64, &str), usize> = HashMap::new();
-    for (id, s) in &samples {
-        let size = files.get(id).and_then(|&i| stats[i]).map_or(0, |(n, _)| n);
-        *by_sample.entry((size, s.as_str())).or_default() += 1;
+    let mut by_sample: HashMap<(u64, [u8; 32]), usize> = HashMap::new();
+    for &(id, i) in &files {
+        if let Some(s) = samples.get(&id) {
+            *by_sample.entry((size_of(i), *s)).or_default() += 1;
+        }
     }
     let digests: HashMap<(u64, u64), String> = files
         .into_par_iter()
-        .filter(|(id, i)| {
-            let size = stats[*i].map_or(0, |(n, _)| n);
+        .filter(|&(id, i)| {
             samples
-                .get(id)
-                .is_some_and(|s| by_sample.get(&(size, s.as_str())).is_some_and(|&n| n > 1))
+                .get(&id)
+                .is_some_and(|s| by_sample.get(&(size_of(i), *s)).is_some_and(|&n| n > 1))
         })
         .filter_map(|(id, i)| {
             let data = Input::open(&paths[i]).ok()?;
@@ -129,12 +233,12 @@ pub fn same_content(paths: &[PathBuf]) -> SameContent {
         // Paths of one file are copies of it; files are copies when their digests agree.
         let mut first: HashMap<Same<'_>, usize> = HashMap::new();
         for &i in g {
-            let Some((_, id)) = stats[i] else {
+            let Some(s) = stated[i] else {
                 continue;
             };
-            let key = match digests.get(&id) {
+            let key = match digests.get(&s.id) {
                 Some(d) => Same::Digest(d),
-                None if samples.contains_key(&id) => Same::File(id),
+                None if samples.contains_key(&s.id) => Same::File(s.id),
                 None => continue,
             };
             match first.get(&key) {
@@ -145,10 +249,7 @@ pub fn same_content(paths: &[PathBuf]) -> SameContent {
             }
         }
     }
-    SameContent {
-        copies: out.into_iter().collect(),
-        sizes: stats.iter().map(|s| s.map(|(size, _)| size)).collect(),
-    }
+    out.into_iter().collect()
 }
 
 /// What makes two paths hold the same bytes: one file (device, inode), or one digest.
@@ -161,21 +262,22 @@ enum Same<'a> {
 /// Bytes read from each end of a file to tell files of one size apart before hashing them.
 pub const SAMPLE: usize = 1024;
 
-/// The SHA-256 of a file's first and last [`SAMPLE`] bytes (the whole file when it is
-/// smaller than two samples).
-fn sample(path: &Path) -> std::io::Result<String> {
+/// The SHA-256 of the first and last [`SAMPLE`] bytes of a file of `size` bytes as stated
+/// (the whole file when it is smaller than two samples); a file shorter now fails to read.
+fn sample(path: &Path, size: u64) -> std::io::Result<[u8; 32]> {
+    use sha2::Digest;
     use std::os::unix::fs::FileExt;
     let f = std::fs::File::open(path)?;
-    let size = f.metadata()?.len();
-    let mut buf = vec![0u8; (2 * SAMPLE as u64).min(size) as usize];
+    let mut buf = [0u8; 2 * SAMPLE];
+    let buf = &mut buf[..(2 * SAMPLE as u64).min(size) as usize];
     if size <= 2 * SAMPLE as u64 {
-        f.read_exact_at(&mut buf, 0)?;
+        f.read_exact_at(buf, 0)?;
     } else {
         let (head, tail) = buf.split_at_mut(SAMPLE);
         f.read_exact_at(head, 0)?;
         f.read_exact_at(tail, size - SAMPLE as u64)?;
     }
-    Ok(sha256_hex(&buf))
+    Ok(sha2::Sha256::digest(buf).into())
 }
 
 /// The census rows of the input at `path`, named `name` in the rows (a URL the file was
@@ -429,6 +531,52 @@ mod tests {
             "{names:?}"
         );
         assert!(same_content(&paths[..2]).copies.is_empty());
+    }
+
+    /// A census's local inputs found in one call: each name once and sorted, a missing path
+    /// and a directory holding nothing to read as named, sizes as the walk stated them, and
+    /// copies among them (a file whose name holds `!` but names no package member included).
+    #[test]
+    fn local_inputs_are_named_once_with_their_sizes_and_copies() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("a"), b"same bytes").unwrap();
+        std::fs::write(d.join("b"), b"othr bytes").unwrap();
+        std::fs::write(d.join("c"), b"same bytes").unwrap();
+        std::fs::hard_link(d.join("b"), d.join("h")).unwrap();
+        std::fs::write(d.join("x!y"), b"same bytes").unwrap();
+        std::fs::create_dir(d.join("sub")).unwrap();
+        let given = ["x!y", "c", "gone", "h", "b", "a", "sub", "a"];
+        let paths: Vec<PathBuf> = given.iter().map(|n| d.join(n)).collect();
+        let found = local_inputs(&paths);
+        let names = ["a", "b", "c", "gone", "h", "sub", "x!y"];
+        let expected: Vec<String> = names
+            .iter()
+            .map(|n| d.join(n).display().to_string())
+            .collect();
+        assert_eq!(found.names, expected);
+        assert_eq!(found.sources, expected);
+        let s = Some(10);
+        assert_eq!(found.sizes, vec![s, s, s, None, s, None, s]);
+        assert_eq!(found.copies, vec![(0, vec![2, 6]), (1, vec![4])]);
+    }
+
+    /// Absolute paths as Python's `os.path.abspath` makes them on POSIX.
+    #[test]
+    fn absolute_paths_are_made_by_name() {
+        let cwd = Path::new("/w/d");
+        for (name, want) in [
+            ("a/./b/../c", "/w/d/a/c"),
+            ("../../../x", "/x"),
+            ("", "/w/d"),
+            ("a/", "/w/d/a"),
+            ("/p//q/./r/..", "/p/q"),
+            ("//net/share", "//net/share"),
+            ("///x", "/x"),
+            ("/", "/"),
+        ] {
+            assert_eq!(absolute(name, cwd), want, "{name:?}");
+        }
     }
 
     /// Files of one size larger than two samples: one differing only in the middle (its

@@ -34,6 +34,27 @@ pub struct Candidate {
     /// A regular file met in a directory walk (not a container image layout directory, not
     /// a path named on the command line).
     pub walked_file: bool,
+    /// The size and identity of a regular file as the walk stated it (`None` for a package
+    /// member, a directory, anything else).
+    pub stated: Option<Stated>,
+}
+
+/// A regular file's size and identity (device, inode), stated once by the walk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Stated {
+    /// Bytes.
+    pub size: u64,
+    /// The device and inode: one file reached by two paths has one.
+    pub id: (u64, u64),
+}
+
+impl Stated {
+    fn of(m: &std::fs::Metadata) -> Option<Stated> {
+        m.is_file().then(|| Stated {
+            size: m.len(),
+            id: (m.dev(), m.ino()),
+        })
+    }
 }
 
 /// The outcome for one file (or package member).
@@ -74,45 +95,62 @@ pub fn collect(paths: &[PathBuf]) -> Result<Vec<Candidate>, Error> {
         // A package member `pkg!member` is read through its package, as named.
         if let Some(pkg) = crate::input::member_package(p) {
             let meta = std::fs::metadata(pkg).map_err(|e| Error::new(p, ErrorKind::Read(e)))?;
-            found.lock().unwrap_or_else(|e| e.into_inner()).push((
-                p.clone(),
-                meta.dev(),
-                meta.ino(),
-                true,
-                false,
-            ));
+            found
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(Reached {
+                    path: p.clone(),
+                    id: (meta.dev(), meta.ino()),
+                    explicit: true,
+                    walked_file: false,
+                    stated: None,
+                });
             continue;
         }
         let meta = std::fs::metadata(p).map_err(|e| Error::new(p, ErrorKind::Read(e)))?;
         if meta.is_dir() && !crate::input::is_image_dir(p) {
             walk_dir(p, &meta, &seen_dirs, &found);
         } else {
-            found.lock().unwrap_or_else(|e| e.into_inner()).push((
-                p.clone(),
-                meta.dev(),
-                meta.ino(),
-                true,
-                false,
-            ));
+            found
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(Reached {
+                    path: p.clone(),
+                    id: (meta.dev(), meta.ino()),
+                    explicit: true,
+                    walked_file: false,
+                    stated: Stated::of(&meta),
+                });
         }
     }
     let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
     // Explicit files first among equal paths, then by path; each inode once.
-    found.sort_by(|a, b| a.0.cmp(&b.0).then(b.3.cmp(&a.3)));
+    found.sort_by(|a, b| a.path.cmp(&b.path).then(b.explicit.cmp(&a.explicit)));
     let mut seen_files = HashSet::new();
     Ok(found
         .into_iter()
-        .filter(|(_, dev, ino, explicit, _)| *explicit || seen_files.insert((*dev, *ino)))
-        .map(|(path, _, _, explicit, walked_file)| Candidate {
-            path,
-            explicit,
-            walked_file,
+        .filter(|r| r.explicit || seen_files.insert(r.id))
+        .map(|r| Candidate {
+            path: r.path,
+            explicit: r.explicit,
+            walked_file: r.walked_file,
+            stated: r.stated,
         })
         .collect())
 }
 
-/// Each path found: device, inode, named on the command line, a regular file of a walk.
-type Found = Mutex<Vec<(PathBuf, u64, u64, bool, bool)>>;
+/// A path found by the walk.
+struct Reached {
+    path: PathBuf,
+    /// Device and inode (of the package, for a member).
+    id: (u64, u64),
+    explicit: bool,
+    walked_file: bool,
+    stated: Option<Stated>,
+}
+
+/// Every path found so far.
+type Found = Mutex<Vec<Reached>>;
 
 fn walk_dir(
     dir: &Path,
@@ -138,13 +176,16 @@ fn walk_dir(
         };
         if m.is_dir() && crate::input::is_image_dir(path) {
             // A container image layout: one input, its layers read as its file system.
-            found.lock().unwrap_or_else(|e| e.into_inner()).push((
-                path.clone(),
-                m.dev(),
-                m.ino(),
-                false,
-                false,
-            ));
+            found
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(Reached {
+                    path: path.clone(),
+                    id: (m.dev(), m.ino()),
+                    explicit: false,
+                    walked_file: false,
+                    stated: None,
+                });
         } else if m.is_dir() {
             walk_dir(path, &m, seen, found);
         } else if m.is_file()
@@ -154,13 +195,16 @@ fn walk_dir(
                 .file_name()
                 .is_some_and(crate::write::is_temp_name)
         {
-            found.lock().unwrap_or_else(|e| e.into_inner()).push((
-                path.clone(),
-                m.dev(),
-                m.ino(),
-                false,
-                true,
-            ));
+            found
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(Reached {
+                    path: path.clone(),
+                    id: (m.dev(), m.ino()),
+                    explicit: false,
+                    walked_file: true,
+                    stated: Stated::of(&m),
+                });
         }
     });
 }

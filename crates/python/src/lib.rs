@@ -10,7 +10,7 @@
 //! - input: a path (memory-mapped), `bytes` (borrowed) or another buffer (copied);
 //! - errors: `Fail`, raised as `gfxkit.errors.*` with `file`, `entry` and `offset`;
 //! - the functions `list`, `select`, `verify`, `doctor`, `check`, `diff`, `size`, `extract`, `inspect`,
-//!   `kernels`, `kpack_split`, `kpack_inline`, `prune`, `recompress`, `compatible`, `processors`, `memmodel`, `census_walk_each`, `census_same_content`, `census_publish`, `census_rows_json`, `census_lacks`, and the classes
+//!   `kernels`, `kpack_split`, `kpack_inline`, `prune`, `recompress`, `compatible`, `processors`, `memmodel`, `census_walk_each`, `census_local_inputs`, `census_publish`, `census_rows_json`, `census_lacks`, and the classes
 //!   `TargetId` and `CensusScope`.
 //!
 //! Files are opened, walked and written through `gfxkit_io` (as the CLI does): paths are
@@ -1947,19 +1947,24 @@ fn census_walk_each(py: Python<'_>, paths: Vec<PathBuf>) -> Vec<Option<Vec<Strin
         .collect()
 }
 
-/// The local files among `paths` holding the same bytes as an earlier one (`[(position,
-/// [positions of its copies])]`), compared by identity, else by SHA-256 on every core, without
-/// the GIL, and the size of each path that is a regular file (`None` for the others)
-/// ([`gfxkit_io::census::same_content`]).
+/// The local inputs of a census given `paths`, found without the GIL
+/// ([`gfxkit_io::census::local_inputs`]): their names (sorted, each once), absolute paths,
+/// sizes (`None` for what is not a regular file) and copies (`[(position, [positions of its
+/// copies])]`).
 #[pyfunction]
 #[pyo3(signature = (paths))]
 #[allow(clippy::type_complexity)]
-fn census_same_content(
+fn census_local_inputs(
     py: Python<'_>,
     paths: Vec<PathBuf>,
-) -> (Vec<(usize, Vec<usize>)>, Vec<Option<u64>>) {
-    let found = py.allow_threads(|| gfxkit_io::census::same_content(&paths));
-    (found.copies, found.sizes)
+) -> (
+    Vec<String>,
+    Vec<String>,
+    Vec<Option<u64>>,
+    Vec<(usize, Vec<usize>)>,
+) {
+    let found = py.allow_threads(|| gfxkit_io::census::local_inputs(&paths));
+    (found.names, found.sources, found.sizes, found.copies)
 }
 
 /// Renames `tmp`, a temporary file written beside `path` (a census's Parquet file or report),
@@ -2146,7 +2151,7 @@ fn _gfxkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(processors, m)?)?;
     m.add_function(wrap_pyfunction!(memmodel, m)?)?;
     m.add_function(wrap_pyfunction!(census_walk_each, m)?)?;
-    m.add_function(wrap_pyfunction!(census_same_content, m)?)?;
+    m.add_function(wrap_pyfunction!(census_local_inputs, m)?)?;
     m.add_function(wrap_pyfunction!(census_publish, m)?)?;
     m.add_function(wrap_pyfunction!(census_rows_json, m)?)?;
     m.add_function(wrap_pyfunction!(census_lacks, m)?)?;

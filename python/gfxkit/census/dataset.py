@@ -19,7 +19,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence
 
 if TYPE_CHECKING:
     import threading
@@ -403,6 +403,48 @@ def read_table(out: Path, table: str, held: Optional[Dict[str, Dict[str, Any]]] 
     return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
 
 
+def targets_of(co):
+    """The ``targets`` rows (:func:`targets_schema`) of code-object rows ``co`` (pyarrow): per
+    input and target ID, its processor, code objects and bytes; unsorted."""
+    pa = _pa()
+    import pyarrow.compute as pc
+
+    grouped = (
+        co.filter(pc.is_valid(co["target_id"]))
+        .group_by(["input", "target_id", "processor"])
+        .aggregate(
+            [
+                ("entry_id", "count"),
+                ("stored_bytes", "sum"),
+                ("uncompressed_bytes", "sum"),
+            ]
+        )
+    )
+    return pa.Table.from_arrays(
+        [
+            grouped["input"],
+            grouped["target_id"],
+            grouped["processor"],
+            grouped["entry_id_count"].cast(pa.uint64()),
+            grouped["stored_bytes_sum"].cast(pa.uint64()),
+            grouped["uncompressed_bytes_sum"].cast(pa.uint64()),
+        ],
+        schema=targets_schema(),
+    )
+
+
+def _held_parts(out: Path, held: Optional[Dict[str, Dict[str, Any]]], table: str) -> Optional[List[Any]]:
+    """The ``table`` this process made for every finished shard (from ``held``, in the order
+    of the shards' names), or None when some finished shard's is not held (a shard written
+    by an earlier run or another process)."""
+    if not held:
+        return None
+    d = out / "inputs"
+    done = [p.stem for p in sorted(d.glob("*.parquet")) if shard_done(out, p.stem)] if d.is_dir() else []
+    parts = [held.get(name, {}).get(table) for name in done]
+    return None if any(p is None for p in parts) else parts
+
+
 def derive(
     out: Path,
     required: Sequence[str],
@@ -422,28 +464,13 @@ def derive(
 
     co = read_table(out, "code_objects", held)
     ins = read_table(out, "inputs", held)
-    grouped = (
-        co.filter(pc.is_valid(co["target_id"]))
-        .group_by(["input", "target_id", "processor"])
-        .aggregate(
-            [
-                ("entry_id", "count"),
-                ("stored_bytes", "sum"),
-                ("uncompressed_bytes", "sum"),
-            ]
-        )
-    )
-    ts = targets_schema()
-    targets = pa.Table.from_arrays(
-        [
-            grouped["input"],
-            grouped["target_id"],
-            grouped["processor"],
-            grouped["entry_id_count"].cast(pa.uint64()),
-            grouped["stored_bytes_sum"].cast(pa.uint64()),
-            grouped["uncompressed_bytes_sum"].cast(pa.uint64()),
-        ],
-        schema=ts,
+    # An input's rows are all in one shard: the shards' own targets, where this process made
+    # them as it wrote the shards, are the dataset's.
+    parts = _held_parts(out, held, "targets")
+    targets = (
+        (pa.concat_tables(parts) if parts else targets_schema().empty_table())
+        if parts is not None
+        else targets_of(co)
     ).sort_by([("input", "ascending"), ("target_id", "ascending")])
     write_table(targets, out / "targets.parquet")
     from .builds import packages as by_package

@@ -9,8 +9,8 @@ absolute path, or the URL), ``sha256`` the digest a URL must have (or None), ``a
 names of the same content (same digest), whose rows are copies of this item's rows.
 
 Local files are matched by content too: files of one size are compared by identity (hard and
-symbolic links to one file) and then by SHA-256, hashed in parallel; a file whose size no
-other input has is never hashed here.
+symbolic links to one file) and then, where their first and last KiB tie too, by SHA-256,
+hashed in parallel; a file whose size no other input has is never read here.
 """
 
 from __future__ import annotations
@@ -254,22 +254,19 @@ def expand(
     if index:
         for p in projects:
             urls.extend(index_files(index, p))
-    items: Dict[str, Dict[str, Any]] = {}
-    # Each walked on its own, all at once; one that cannot be walked (missing) is a row with
-    # its error, read by a worker like any input.
-    for s, found in zip(local, _gfxkit.census_walk_each(local)):
-        for f in found or [s]:
-            if f not in items:
-                items[f] = {"name": f, "source": os.path.abspath(f), "sha256": None, "aliases": []}
-    local_names = sorted(items)
-    copies, sizes = same_content(local_names)
-    for n, size in zip(local_names, sizes):
-        # Transient: the plan closes local shards by bytes (and does not keep it).
-        items[n]["size"] = size
-    for primary, others in copies.items():
+    # Each walked on its own, all at once; one that cannot be walked (missing) is an input
+    # as named, a row with its error. Sizes are transient: the plan closes local shards by
+    # bytes (and does not keep them).
+    found, sources, sizes, copies = _gfxkit.census_local_inputs(local)
+    items: Dict[str, Dict[str, Any]] = {
+        n: {"name": n, "source": src, "sha256": None, "aliases": [], "size": size}
+        for n, src, size in zip(found, sources, sizes)
+    }
+    for first, others in copies:
+        aliases = items[found[first]]["aliases"]
         for o in others:
-            items[primary]["aliases"].append(o)
-            del items[o]
+            aliases.append(found[o])
+            del items[found[o]]
     by_digest: Dict[str, str] = {}
     for url, digest in urls:
         if url in items:
@@ -283,20 +280,6 @@ def expand(
     for it in items.values():
         it["aliases"].sort()
     return [items[k] for k in sorted(items)]
-
-
-def same_content(names: Sequence[str]) -> Tuple[Dict[str, List[str]], List[Optional[int]]]:
-    """The local files among ``names`` (in their order) that hold the same bytes as an
-    earlier one: ``{first name: [later names]}``, and the size of each name that is a
-    regular file (None for the others). Package members (``pkg!member``), directories and
-    files that cannot be read are left alone. Only files sharing their size with another are
-    compared: by identity (device and inode), else by SHA-256, hashed on every core by the
-    native module, and only where their first and last KiB tie too."""
-    from .. import _gfxkit
-
-    names = list(names)
-    found, sizes = _gfxkit.census_same_content(names)
-    return {names[first]: [names[c] for c in copies] for first, copies in found}, sizes
 
 
 def download(url: str, scratch: str, expected: Optional[str]) -> Tuple[str, str]:

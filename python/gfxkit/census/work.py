@@ -137,7 +137,8 @@ def scan_shard(shard: Dict[str, Any], out: str, keep: bool = False) -> Dict[str,
 
 def summary(name: str, tables: Tuple[Any, Any], keep: bool = False) -> Dict[str, Any]:
     """What a shard's tables (``(code_objects, inputs)``, pyarrow) hold: inputs, bytes read
-    (each content once), device bytes, errors; with ``keep``, the tables themselves."""
+    (each content once), device bytes, errors; with ``keep``, the tables themselves and the
+    shard's ``targets`` (:func:`dataset.targets_of`)."""
     co, inputs = tables
     cols = inputs.select(["same_as", "size", "device_bytes", "status"]).to_pydict()
     out = {
@@ -148,7 +149,8 @@ def summary(name: str, tables: Tuple[Any, Any], keep: bool = False) -> Dict[str,
         "errors": sum(1 for s in cols["status"] if s != "ok"),
     }
     if keep:
-        out["tables"] = {"code_objects": co, "inputs": inputs}
+        # The shard's own targets too, made here, where shards are read in parallel.
+        out["tables"] = {"code_objects": co, "inputs": inputs, "targets": dataset.targets_of(co)}
     return out
 
 
