@@ -277,3 +277,34 @@ def test_bytes_named_as_a_file_are_not_judged_by_the_working_directory(tmp_path,
     assert {**here, "path": None} == {**elsewhere, "path": None}
     # On disk the same index is judged by the files beside it.
     assert gfxkit.verify(index).to_dict()["ok"]
+
+
+def test_a_lazy_library_in_a_package_lists_its_shards_solutions(tmp_path, gfxkit_bin):
+    """hipBLASLt 7.1's solutions are all in shards: in a package (a path or bytes) each is
+    listed for the processor whose lazy master is beside it and found in the member that is
+    its code, as `gfxkit kernels -r` finds it in the same directory."""
+    import json
+    import subprocess
+
+    wheel = tmp_path / "hipblaslt-7.1.1-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        for f in sorted(HIPBLASLT.iterdir()):
+            z.write(f, f"library/{f.name}")
+
+    def rows(solutions, prefix):
+        out = []
+        for s in solutions:
+            s = dict(s)
+            assert s["index"].startswith(prefix), s["index"]
+            s["index"] = s["index"][len(prefix):]
+            out.append(json.dumps(s, sort_keys=True))
+        return sorted(out)
+
+    cli = subprocess.run([gfxkit_bin, "kernels", "--json", "-r", str(HIPBLASLT)],
+                         capture_output=True, check=True)
+    on_disk = rows(json.loads(cli.stdout)["solutions"], f"{HIPBLASLT}/")
+    by_path = rows(gfxkit.kernels(wheel).to_dict()["solutions"], f"{wheel}!library/")
+    by_bytes = rows(gfxkit.kernels(wheel.read_bytes()).to_dict()["solutions"], "<bytes>!library/")
+    assert len(on_disk) > 1000 and all('"present": true' in r for r in on_disk)
+    assert by_path == on_disk
+    assert by_bytes == on_disk

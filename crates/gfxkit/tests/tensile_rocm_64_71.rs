@@ -1115,3 +1115,72 @@ fn lazy_shards_are_verified_and_listed_with_the_kernels_of_their_code() {
         assert_eq!(shard["ok"], true, "{shard}");
     }
 }
+
+/// `kernels --json`'s solutions (with `--target`, when given) of `paths`, each as JSON with
+/// the index's path from `root` on (the path of the tree or the package, then `/` or `!`).
+fn solutions_from(paths: &[&str], target: Option<&str>, root: &Path) -> BTreeSet<String> {
+    let mut args = vec!["kernels", "--json"];
+    args.extend(paths);
+    if let Some(t) = target {
+        args.extend(["--target", t]);
+    }
+    let o = gfxkit(&args);
+    assert!(o.status.success(), "{}", out(&o));
+    let cut = s(root).len() + 1;
+    json(&o)["solutions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no solutions: {}", out(&o)))
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            let index = r["index"].as_str().unwrap()[cut..].to_owned();
+            r["index"] = index.into();
+            r.to_string()
+        })
+        .collect()
+}
+
+/// A lazy library in a package (rocBLAS 6.4 and hipBLASLt 7.1, whose solutions are all in
+/// shards) lists the solutions of every shard for each processor that loads it, found in the
+/// members that are its code, as the same files on disk do: row for row, kernel for kernel.
+#[test]
+fn lazy_shards_in_a_package_list_their_solutions_as_on_disk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    copy_tree(&sid(), &tree, &|n| {
+        n.starts_with("libhipblaslt.so")
+            || (n.starts_with("TensileLibrary_lazy_")
+                && !n.contains("gfx803")
+                && !n.contains("gfx1010")
+                && !n.contains("gfx1151"))
+    });
+    let wheel = tmp.path().join("lazy-1.0-py3-none-any.whl");
+    gfxkit_testkit::zip_tree(&tree, &wheel);
+    for target in [None, Some("gfx1151"), Some("gfx1010")] {
+        let on_disk = solutions_from(&["-r", s(&tree)], target, &tree);
+        let in_package = solutions_from(&[s(&wheel)], target, &wheel);
+        let present = on_disk
+            .iter()
+            .filter(|r| r.contains(r#""present":true"#))
+            .count();
+        // Every processor unpacked here has shards whose code is there.
+        let processors: BTreeSet<&str> = ["gfx803", "gfx1010", "gfx1151"]
+            .into_iter()
+            .filter(|p| {
+                on_disk
+                    .iter()
+                    .any(|r| r.contains(&format!(r#""processor":"{p}""#)))
+            })
+            .collect();
+        match target {
+            None => assert_eq!(processors.len(), 3, "{processors:?}"),
+            Some(t) => assert_eq!(processors, BTreeSet::from([t])),
+        }
+        assert!(
+            present > 100 && present == on_disk.len(),
+            "{target:?}: {present} of {}",
+            on_disk.len()
+        );
+        assert_eq!(in_package, on_disk, "{target:?}");
+    }
+}

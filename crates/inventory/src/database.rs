@@ -846,7 +846,7 @@ fn absent_finding(
 
 /// Whether `index` is a lazy library's shard: it has rows, and none names a processor or
 /// placeholders (a master's rows name both).
-fn is_shard(index: &Index<'_>) -> bool {
+pub fn is_shard(index: &Index<'_>) -> bool {
     let rows = index.rows();
     !rows.is_empty()
         && rows
@@ -915,6 +915,14 @@ pub fn shard_rows_code(
     if !is_shard(index) {
         return Vec::new();
     }
+    shard_code(name, listing)
+}
+
+/// The code of the shard index `name` (a shard: [`is_shard`]) per processor the library loads
+/// it for in `listing` (its directory's names): as [`shard_rows_code`], for a shard whose
+/// directory is known only after it was read (a package member, judged by the members beside
+/// it).
+pub fn shard_code(name: &str, listing: &Listing) -> Vec<(String, Vec<String>)> {
     own_code_first(shard_processors(name, listing))
 }
 

@@ -46,7 +46,8 @@ pub struct SolutionRow {
     pub index: String,
     /// The row's position among the index's hardware rows.
     pub row: usize,
-    /// The processor the row is for.
+    /// The processor the row is for (empty, only until its package's members are known, for
+    /// a lazy library's shard read as a package member: [`solution_rows`]).
     pub processor: String,
     /// The CU count the row asks for, when it asks for one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -154,25 +155,35 @@ pub fn archive_rows(
 /// function symbol of its kernel's name, and the kernel's resources and occupancy from that
 /// file's code objects. A lazy master's rows (their solutions kept in shard files) are left to
 /// the shards; a shard's rows are listed for each processor with a lazy master beside it, with
-/// the code the library has loaded for it ([`crate::database::shard_rows_code`]). The second
-/// value holds the errors met (files that cannot be read), each naming the file.
+/// the code the library has loaded for it ([`crate::database::shard_rows_code`]). An index
+/// read without its directory (`listing` `None`: a package member) lists its rows as not
+/// present, a shard's with no processor yet ([`SolutionRow::processor`] empty): the package's
+/// members beside it tell which. The second value holds the errors met (files that cannot be
+/// read), each naming the file.
 pub fn solution_rows<'d>(
     name: &str,
     index: &gfxkit_kernel_db::tensile::Index<'_>,
-    listing: &gfxkit_kernel_db::resolve::Listing,
+    listing: Option<&gfxkit_kernel_db::resolve::Listing>,
     open: &(dyn Fn(&str) -> Option<&'d [u8]> + Sync),
     wanted: Option<&TargetId>,
     demangle: bool,
 ) -> (Vec<SolutionRow>, Vec<String>) {
     use std::collections::{HashMap, HashSet};
     let summaries = index.rows();
+    let none = gfxkit_kernel_db::resolve::Listing::new::<&str>(&[]);
     // Per row and processor, the files to look in, in the order the library's rule gives.
     let mut rows: Vec<(
         String,
         &gfxkit_kernel_db::tensile::RowSummary<'_>,
         Vec<String>,
     )> = Vec::new();
-    for (processor, files) in crate::database::shard_rows_code(name, index, listing) {
+    let shard_code = match listing {
+        Some(listing) => crate::database::shard_rows_code(name, index, listing),
+        // Its processors are those of the lazy masters beside it, not known here.
+        None if crate::database::is_shard(index) => vec![(String::new(), Vec::new())],
+        None => Vec::new(),
+    };
+    for (processor, files) in shard_code {
         rows.extend(
             summaries
                 .iter()
@@ -184,11 +195,11 @@ pub fn solution_rows<'d>(
             rows.push((
                 p.to_owned(),
                 r,
-                crate::database::row_files(listing, p, &[]).files,
+                crate::database::row_files(listing.unwrap_or(&none), p, &[]).files,
             ));
         }
     }
-    rows.retain(|(p, _, _)| wanted.map_or(true, |w| w.processor().name == *p));
+    rows.retain(|(p, _, _)| p.is_empty() || wanted.map_or(true, |w| w.processor().name == *p));
     let mut needed: Vec<(String, String)> = rows
         .iter()
         .flat_map(|(p, _, files)| files.iter().map(|f| (f.clone(), p.clone())))

@@ -203,12 +203,7 @@ pub fn kernels(
         companions_dir(path, beside),
         |index, listing, open| {
             let (solutions, errors) = gfxkit_inventory::kernels::solution_rows(
-                &name,
-                index,
-                listing.unwrap_or(&gfxkit_kernel_db::resolve::Listing::new::<&str>(&[])),
-                open,
-                wanted,
-                demangle,
+                &name, index, listing, open, wanted, demangle,
             );
             gfxkit_inventory::kernels::KernelListing {
                 kernels: Vec::new(),

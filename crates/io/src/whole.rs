@@ -1315,54 +1315,127 @@ pub fn kernels(
             Err(ScanError::Input(e)) => out.errors.push(chain(&e)),
         }
     }
-    for (names, _) in packages.values().filter(|(_, indexes)| *indexes) {
-        solutions_in_package(&mut out, names);
-    }
+    let packages: Vec<&[String]> = packages
+        .values()
+        .filter(|(_, indexes)| *indexes)
+        .map(|(names, _)| names.as_slice())
+        .collect();
+    solutions_in_packages(&mut out, &packages, wanted);
     Ok(out)
 }
 
-/// The solutions of the Tensile indexes among a package's members (`names`), listed without
-/// a directory (none present), found in the members beside them: per row, the files the
-/// library's rule loads for its processor there ([`database::row_files`]), and among their
-/// kernels listed here the one of the solution's `kernel_name` (the last, as on disk). On disk
-/// a solution is present when a function symbol of that name is there; here when a kernel is.
-pub fn solutions_in_package(out: &mut gfxkit_inventory::kernels::KernelListing, names: &[String]) {
+/// The solutions of the Tensile indexes among the members of each of `packages` (their
+/// names), listed without a directory (none present), found in the members beside them, as
+/// on disk. A lazy library's shard is listed for each processor with a lazy master beside it
+/// (for `wanted`'s only, when given), with the code the library loads for it
+/// ([`database::shard_code`]); a shard without one, or read outside a package, is not listed.
+/// Per row, the files the library's rule loads for its processor there
+/// ([`database::row_files`]), and among their kernels listed here for that processor the one
+/// of the solution's `kernel_name` (the last, as on disk). On disk a solution is present when
+/// a function symbol of that name is there; here when a kernel is.
+pub fn solutions_in_packages(
+    out: &mut gfxkit_inventory::kernels::KernelListing,
+    packages: &[&[String]],
+    wanted: Option<&TargetId>,
+) {
     use std::collections::HashMap;
-    let members: std::collections::HashSet<&str> = names.iter().map(String::as_str).collect();
-    let mut kernels: HashMap<(&str, &str), usize> = HashMap::new();
-    for (i, k) in out.kernels.iter().enumerate() {
-        if members.contains(k.file.as_str()) {
-            kernels.insert((k.file.as_str(), k.kernel.name.as_str()), i);
+    let package_of: HashMap<&str, &[String]> = packages
+        .iter()
+        .flat_map(|names| names.iter().map(move |n| (n.as_str(), *names)))
+        .collect();
+    // What lies beside each index listing solutions, in its package.
+    let mut listings: HashMap<String, gfxkit_kernel_db::resolve::Listing> = HashMap::new();
+    for sol in &out.solutions {
+        if let Some(names) = package_of.get(sol.index.as_str()) {
+            if !listings.contains_key(&sol.index) {
+                if let Some(n) = names_in_package(names, &sol.index) {
+                    listings.insert(
+                        sol.index.clone(),
+                        gfxkit_kernel_db::resolve::Listing::new(&n),
+                    );
+                }
+            }
         }
     }
-    let mut listings: HashMap<String, Option<gfxkit_kernel_db::resolve::Listing>> = HashMap::new();
-    for sol in out.solutions.iter_mut() {
-        if sol.present || !members.contains(sol.index.as_str()) {
+    // A shard's rows, in place, once per processor that loads it (each processor's rows
+    // together, as on disk), with the files to look in.
+    let mut placed: Vec<(gfxkit_inventory::kernels::SolutionRow, Option<Vec<String>>)> =
+        Vec::with_capacity(out.solutions.len());
+    let mut rows = std::mem::take(&mut out.solutions).into_iter().peekable();
+    while let Some(first) = rows.next() {
+        if !first.processor.is_empty() {
+            placed.push((first, None));
             continue;
         }
-        let Some(listing) = listings.entry(sol.index.clone()).or_insert_with(|| {
-            names_in_package(names, &sol.index).map(|n| gfxkit_kernel_db::resolve::Listing::new(&n))
-        }) else {
+        let mut run = vec![first];
+        while let Some(next) = rows.next_if(|r| r.processor.is_empty() && r.index == run[0].index) {
+            run.push(next);
+        }
+        let Some(listing) = listings.get(&run[0].index) else {
             continue;
         };
-        let Some(dir) = member_dir(&sol.index) else {
+        for (processor, files) in database::shard_code(&run[0].index, listing) {
+            if wanted.is_some_and(|w| w.processor().name != processor) {
+                continue;
+            }
+            for r in &run {
+                let mut r = r.clone();
+                r.processor.clone_from(&processor);
+                placed.push((r, Some(files.clone())));
+            }
+        }
+    }
+    // Each member's kernels by file, name and the processor of its code object.
+    let mut kernels: HashMap<(&str, &str, &str), usize> = HashMap::new();
+    for (i, k) in out.kernels.iter().enumerate() {
+        if package_of.contains_key(k.file.as_str()) {
+            let processor = k
+                .target_id
+                .as_deref()
+                .map_or("", |t| t.split(':').next().unwrap_or(t));
+            kernels.insert((k.file.as_str(), k.kernel.name.as_str(), processor), i);
+        }
+    }
+    // The files a row of an index loads for a processor, by the library's rule, once each.
+    let mut row_files: HashMap<(String, String), Vec<String>> = HashMap::new();
+    let mut solutions = Vec::with_capacity(placed.len());
+    for (mut sol, shard_files) in placed {
+        let (Some(listing), Some(dir)) = (listings.get(&sol.index), member_dir(&sol.index)) else {
+            solutions.push(sol);
             continue;
         };
-        let files = database::row_files(listing, &sol.processor, &[]).files;
-        let found = files.iter().find_map(|f| {
+        if sol.present {
+            solutions.push(sol);
+            continue;
+        }
+        let files = match &shard_files {
+            Some(f) => f,
+            None => row_files
+                .entry((sol.index.clone(), sol.processor.clone()))
+                .or_insert_with(|| database::row_files(listing, &sol.processor, &[]).files),
+        };
+        // The code for the row's processor: its own, or its generic target's.
+        let generic = gfxkit_target_id::TargetId::parse(&sol.processor)
+            .ok()
+            .and_then(|t| t.processor().generic().map(|g| g.name));
+        let hit = files.iter().find_map(|f| {
             let path = format!("{dir}{f}");
-            kernels
-                .get(&(path.as_str(), sol.kernel_name.as_str()))
+            [Some(sol.processor.as_str()), generic]
+                .into_iter()
+                .flatten()
+                .find_map(|p| kernels.get(&(path.as_str(), sol.kernel_name.as_str(), p)))
                 .map(|&i| (f, i))
         });
-        if let Some((f, i)) = found {
+        if let Some((f, i)) = hit {
             sol.code_object = Some(f.clone());
             sol.present = true;
             let mut kernel = out.kernels[i].kernel.clone();
             kernel.name.clear(); // Named by the row's `kernel_name`.
             sol.kernel = Some(kernel);
         }
+        solutions.push(sol);
     }
+    out.solutions = solutions;
 }
 
 #[cfg(test)]

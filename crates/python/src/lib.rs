@@ -1306,10 +1306,9 @@ fn kernels<'py>(
             Got::Damaged(msg, _) => out.errors.push(format!("{name}: {msg}")),
         }
     }
-    if package {
-        // A Tensile index's solutions, found in the members beside it.
-        gfxkit_io::whole::solutions_in_package(&mut out, &names);
-    }
+    // A Tensile index's solutions, found in the members beside it in a package.
+    let packages: &[&[String]] = if package { &[&names] } else { &[] };
+    gfxkit_io::whole::solutions_in_packages(&mut out, packages, w);
     kernels_answer(py, &out)
 }
 
