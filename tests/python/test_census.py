@@ -239,6 +239,34 @@ def test_a_kernel_database_directory_reads_as_list_does(tmp_path, gfxkit_bin):
     assert sum(1 for r in co) > 0
 
 
+def test_kernel_databases_lack_what_check_says(tmp_path, gfxkit_bin):
+    """A library's kernel database is judged with the library, a database no library loads as
+    one directory, as `gfxkit check` judges them: Debian sid's hipBLASLt 7.1 (its library, which
+    has no device code of its own and is judged by its database, and
+    the part of its directory unpacked: gfx1151's shards of every processor's indexes) and
+    rocBLAS 6.4's directory without its library (gfx803's and gfx1010's files). Each file of
+    a database was an input lacking every other processor's code before."""
+    lib = REAL / "sid" / "usr" / "lib" / "x86_64-linux-gnu"
+    inputs = [str(lib / "libhipblaslt.so.1.1"), str(lib / "hipblaslt"), str(lib / "rocblas")]
+    req = "gfx1151,gfx90a,gfx1010"
+    out = tmp_path / "census"
+    gfxkit.census(inputs, out, require=req, serial=True, progress=False)
+    got = sorted((x["path"], x["required"]) for x in table(out, "lacks"))
+    c = subprocess.run([gfxkit_bin, "check", "--json", "--require", req, *inputs], capture_output=True)
+    # A library without device code of its own (hipBLASLt's) has no rows: the census names
+    # the database check judges it by.
+    coded = {r["path"] for r in table(out, "code_objects")}
+    want = sorted(
+        (f["path"] if f["path"] in coded or not f["database"] else f["database"][0], m)
+        for f in json.loads(c.stdout)["files"]
+        for m in f["missing"]
+    )
+    assert got == want
+    hipblaslt = str(lib / "hipblaslt" / "library")
+    rocblas = str(lib / "rocblas" / "4.4.1" / "library")
+    assert got == [(hipblaslt, "gfx1010"), (hipblaslt, "gfx90a"), (rocblas, "gfx1151"), (rocblas, "gfx90a")]
+
+
 def test_an_aiter_kernel_map_missing_its_kernels_is_damaged(tmp_path, gfxkit_bin):
     """An aiter kernel map (amd-aiter's wheel, one of its directories unpacked) is judged by
     the code objects beside it as `gfxkit verify` judges it: intact it is ok; with one code

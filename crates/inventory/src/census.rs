@@ -295,12 +295,13 @@ pub fn input_row(
 pub struct Lack {
     /// The census input.
     pub input: String,
-    /// The file (or `PACKAGE!MEMBER`) that lacks it.
+    /// The file (or `PACKAGE!MEMBER`) that lacks it: a library that lacks it with the kernel
+    /// databases it loads, or a kernel database's directory no library loads.
     pub path: String,
     /// The required target, as given canonically (`gfx90a`, `gfx942:xnack+`).
     pub required: String,
     /// Why: in how many of the file's units no code object would load, and the targets the
-    /// file has.
+    /// file has; or that its kernel database has no code for it (and the targets there).
     pub why: String,
 }
 
@@ -384,8 +385,14 @@ fn loaded_by(
 /// The required targets each file of `rows` lacks, by the rule of `gfxkit check`: a file
 /// meets a required target when, under one setting of the features the target leaves out,
 /// every unit of the file holds a code object the HIP runtime would load on it (native code,
-/// the family's generic target, or SPIR-V). Files are taken in the order of `rows`; every
-/// unit of a file with code objects counts.
+/// the family's generic target, or SPIR-V); every unit of a file with code objects counts.
+/// The files of a kernel database (a rocBLAS or hipBLASLt directory's per-processor code
+/// objects, MIOpen's and AOTriton's databases: [`crate::database::member_of`]'s rule, whatever
+/// input holds them) are judged together, with the library that loads them
+/// ([`crate::database::owner_of`], the layout without the libraries' variables): a library
+/// lacks a target its own code lacks, or that no file of its databases has code for; a
+/// database no library loads lacks what none of its files has code for, as its directory.
+/// Sorted by input and path.
 pub fn lacks(rows: &[CodeObjectRow], required: &[TargetId]) -> Vec<Lack> {
     lacks_on(rows, required, None)
 }
@@ -425,88 +432,256 @@ pub fn lacks_on(
         });
     }
     files.retain(|_, units| !units.is_empty());
-    let mut out = Vec::new();
-    for ((input, path), row_units) in &files {
-        let present: BTreeSet<String> = row_units
-            .values()
-            .flat_map(|u| &u.entries)
-            .map(|(e, _)| e.target().to_string())
-            .collect();
-        let mut passed: Vec<Passed> = Vec::new();
-        let units: Units = row_units
-            .iter()
-            .map(|(i, u)| {
-                let (kept, why) = loaded_by(rules, u);
-                passed.extend(why);
-                (*i, kept)
+    // Each file's code as this release would load it.
+    let judged: BTreeMap<(&str, &str), Judged> = files
+        .iter()
+        .map(|(&(input, path), row_units)| {
+            let mut passed: Vec<Passed> = Vec::new();
+            let units: Units = row_units
+                .iter()
+                .map(|(i, u)| {
+                    let (kept, why) = loaded_by(rules, u);
+                    passed.extend(why);
+                    (*i, kept)
+                })
+                .collect();
+            let present = row_units
+                .values()
+                .flat_map(|u| &u.entries)
+                .map(|(e, _)| e.target().to_string())
+                .collect();
+            let member = is_database_member(path, row_units.values().map(|u| u.container));
+            let j = Judged {
+                present,
+                units,
+                passed,
+                member,
+            };
+            ((input, path), j)
+        })
+        .collect();
+    // The kernel databases (a library's per-processor files, across inputs: a tree's files
+    // are inputs of their own), and the libraries that load them, as `check` groups them.
+    let members: BTreeMap<&str, (&str, &Judged)> = judged
+        .iter()
+        .filter(|(_, j)| j.member)
+        .map(|(&(input, path), j)| (path, (input, j)))
+        .collect();
+    let databases = crate::database::group(
+        members
+            .keys()
+            .map(|path| crate::database::DbMember {
+                path: (*path).to_owned(),
+                processors: Vec::new(),
+                index_rows: None,
+                stored: Default::default(),
+                map_files: Vec::new(),
             })
-            .collect();
+            .collect(),
+    );
+    let paths = crate::database::LibPaths::default();
+    let mut owned = vec![false; databases.len()];
+    let mut out = Vec::new();
+    for (&(input, path), j) in judged.iter().filter(|(_, j)| !j.member) {
+        let loads = crate::database::owner_of(path, &databases, &paths);
+        for &i in &loads {
+            owned[i] = true;
+        }
         for req in required {
             if let Some(r) =
                 rules.and_then(|r| gfxkit_host::release::device_refusal(r, req.processor().name))
             {
-                out.push(Lack {
-                    input: (*input).to_owned(),
-                    path: (*path).to_owned(),
-                    required: req.to_string(),
-                    why: r.reason,
-                });
+                out.push(Lack::new(input, path, req, r.reason));
                 continue;
             }
-            let settings = concrete_settings(req);
-            let met = settings
-                .iter()
-                .any(|d| units.values().all(|ids| select(d, ids).via.is_some()));
-            if met {
+            if let Some(why) = file_lacks(j, req, rules) {
+                out.push(Lack::new(input, path, req, why));
                 continue;
             }
-            let without = units
-                .values()
-                .filter(|ids| settings.iter().all(|d| select(d, ids).via.is_none()))
-                .count();
-            // What the release passed over that would have served it, once each.
-            let mut said: Vec<&str> = Vec::new();
-            for (ids, line) in &passed {
-                let serves = ids.iter().any(|id| {
-                    settings
-                        .iter()
-                        .any(|d| select(d, std::slice::from_ref(id)).via.is_some())
-                });
-                if serves && !said.contains(&line.as_str()) {
-                    said.push(line);
+            // The library's own code serves it; its kernel databases must too.
+            if !loads.is_empty() {
+                let held: Vec<&Judged> = loads
+                    .iter()
+                    .flat_map(|&i| &databases[i].members)
+                    .filter_map(|m| members.get(m.path.as_str()).map(|(_, j)| *j))
+                    .collect();
+                if let Some(why) = database_lacks(&held, req, rules) {
+                    let roots: Vec<&str> =
+                        loads.iter().map(|&i| databases[i].root.as_str()).collect();
+                    out.push(Lack::new(
+                        input,
+                        path,
+                        req,
+                        format!("its kernel database {}: {why}", roots.join(", ")),
+                    ));
                 }
             }
-            // Code there is, that this release does not load: said so from the first word.
-            let loaded = match (rules, said.is_empty()) {
-                (Some(r), false) => format!(" ROCm {} loads", r.version),
-                _ => String::new(),
-            };
-            let why = if without > 0 {
-                format!(
-                    "no code object{loaded} for {req} in {without} of {} units; present: {}",
-                    units.len(),
-                    present.iter().cloned().collect::<Vec<_>>().join(", ")
-                )
-            } else {
-                format!(
-                    "no single xnack/sramecc setting of {req} has code{loaded} in all {} units",
-                    units.len()
-                )
-            };
-            let why = if said.is_empty() {
-                why
-            } else {
-                format!("{why}; {}", said.join("; "))
-            };
-            out.push(Lack {
-                input: (*input).to_owned(),
-                path: (*path).to_owned(),
-                required: req.to_string(),
-                why,
-            });
         }
     }
+    // A database no library loads: judged alone, as the file of its first member's input.
+    for (db, _) in databases.iter().zip(&owned).filter(|(_, o)| !**o) {
+        let held: Vec<(&str, &Judged)> = db
+            .members
+            .iter()
+            .filter_map(|m| members.get(m.path.as_str()).copied())
+            .collect();
+        let Some((input, _)) = held.first() else {
+            continue;
+        };
+        let code: Vec<&Judged> = held.iter().map(|(_, j)| *j).collect();
+        for req in required {
+            let why = match rules
+                .and_then(|r| gfxkit_host::release::device_refusal(r, req.processor().name))
+            {
+                Some(r) => Some(r.reason),
+                None => database_lacks(&code, req, rules),
+            };
+            if let Some(why) = why {
+                out.push(Lack::new(
+                    input,
+                    &db.root,
+                    req,
+                    format!("kernel database: {why}"),
+                ));
+            }
+        }
+    }
+    out.sort_by(|a, b| (&a.input, &a.path).cmp(&(&b.input, &b.path)));
     out
+}
+
+/// A file's code as a release would load it, for the lacks.
+struct Judged {
+    /// The targets its entries name.
+    present: BTreeSet<String>,
+    /// Each unit's entries the release loads.
+    units: Units,
+    /// What the release passed over.
+    passed: Vec<Passed>,
+    /// A file of a kernel database ([`is_database_member`]), judged with its database.
+    member: bool,
+}
+
+impl Lack {
+    fn new(input: &str, path: &str, required: &TargetId, why: String) -> Lack {
+        Lack {
+            input: input.to_owned(),
+            path: path.to_owned(),
+            required: required.to_string(),
+            why,
+        }
+    }
+}
+
+/// Whether a file whose units are stored as `containers` is a file of a kernel database, as
+/// `check` finds them ([`crate::database::member_of`]): a raw code object, a MIOpen or AOTriton
+/// database, or an offload bundle named as a Tensile directory's file.
+fn is_database_member<'a>(path: &str, mut containers: impl Iterator<Item = &'a str>) -> bool {
+    containers.any(|c| match c {
+        "code-object" | "miopen-kdb" | "aks2" => true,
+        "uncompressed" | "ccob" => crate::database::tensile_file_name(path),
+        _ => false,
+    })
+}
+
+/// Why a release's runtime could not load code for `req` from every unit of a file (`None`
+/// when it could), by the rule of `gfxkit check`: under one setting of the features `req`
+/// leaves out, every unit holds a code object the HIP runtime would load on it (native code,
+/// the family's generic target, or SPIR-V).
+fn file_lacks(
+    j: &Judged,
+    req: &TargetId,
+    rules: Option<&gfxkit_spec::rocm::Rules>,
+) -> Option<String> {
+    let settings = concrete_settings(req);
+    let met = settings
+        .iter()
+        .any(|d| j.units.values().all(|ids| select(d, ids).via.is_some()));
+    if met {
+        return None;
+    }
+    let without = j
+        .units
+        .values()
+        .filter(|ids| settings.iter().all(|d| select(d, ids).via.is_none()))
+        .count();
+    let said = passed_over(std::iter::once(j), req);
+    // Code there is, that this release does not load: said so from the first word.
+    let loaded = match (rules, said.is_empty()) {
+        (Some(r), false) => format!(" ROCm {} loads", r.version),
+        _ => String::new(),
+    };
+    let why = if without > 0 {
+        format!(
+            "no code object{loaded} for {req} in {without} of {} units; present: {}",
+            j.units.len(),
+            j.present.iter().cloned().collect::<Vec<_>>().join(", ")
+        )
+    } else {
+        format!(
+            "no single xnack/sramecc setting of {req} has code{loaded} in all {} units",
+            j.units.len()
+        )
+    };
+    Some(with_passed(why, &said))
+}
+
+/// Why a kernel database (the files `held`) has no code a release's runtime would load for
+/// `req` (`None` when it has): as `check` judges a database, by whether some file of it holds
+/// code for the device, whose runtime loads the file for its processor.
+fn database_lacks(
+    held: &[&Judged],
+    req: &TargetId,
+    rules: Option<&gfxkit_spec::rocm::Rules>,
+) -> Option<String> {
+    let settings = concrete_settings(req);
+    let met = settings.iter().any(|d| {
+        held.iter()
+            .any(|j| j.units.values().any(|ids| select(d, ids).via.is_some()))
+    });
+    if met {
+        return None;
+    }
+    let said = passed_over(held.iter().copied(), req);
+    let loaded = match (rules, said.is_empty()) {
+        (Some(r), false) => format!(" ROCm {} loads", r.version),
+        _ => String::new(),
+    };
+    let present: BTreeSet<&str> = held
+        .iter()
+        .flat_map(|j| j.present.iter().map(String::as_str))
+        .collect();
+    let why = format!(
+        "no code object{loaded} for {req} in its {} files; present: {}",
+        held.len(),
+        present.into_iter().collect::<Vec<_>>().join(", ")
+    );
+    Some(with_passed(why, &said))
+}
+
+/// What the release passed over in `files` that would have served `req`, once each.
+fn passed_over<'a>(files: impl Iterator<Item = &'a Judged>, req: &TargetId) -> Vec<&'a str> {
+    let settings = concrete_settings(req);
+    let mut said: Vec<&str> = Vec::new();
+    for (ids, line) in files.flat_map(|j| &j.passed) {
+        let serves = ids.iter().any(|id| {
+            settings
+                .iter()
+                .any(|d| select(d, std::slice::from_ref(id)).via.is_some())
+        });
+        if serves && !said.contains(&line.as_str()) {
+            said.push(line);
+        }
+    }
+    said
+}
+
+fn with_passed(why: String, said: &[&str]) -> String {
+    if said.is_empty() {
+        why
+    } else {
+        format!("{why}; {}", said.join("; "))
+    }
 }
 
 #[cfg(test)]
@@ -553,6 +728,90 @@ mod tests {
         amd_sections.entry_id = "hipv4-amdgcn-amd-amdhsa--gfx1100".to_owned();
         let l = lacks(&[amd, amd_sections], &[req("gfx942")]);
         assert!(l[0].why.contains("in 2 of 2 units"), "{}", l[0].why);
+    }
+
+    /// A library and its kernel database in one package, and a database no library loads in
+    /// a tree whose files are inputs of their own: each database's files are judged together
+    /// (a processor's file does not lack the others'), with the library that loads them.
+    #[test]
+    fn kernel_databases_are_judged_as_check_judges_them() {
+        let base = rows_of_bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx90a", b"abcd")]).remove(0);
+        let row = |input: &str, path: &str, container: &str, unit: u32, target: &str| {
+            let mut r = base.clone();
+            r.input = input.to_owned();
+            r.path = path.to_owned();
+            r.container = container.to_owned();
+            r.unit = unit;
+            r.entry_id = format!("hipv4-amdgcn-amd-amdhsa--{target}");
+            r
+        };
+        let deb = "r.deb";
+        let lib = "r.deb!usr/lib/librocblas.so.4";
+        let dir = "r.deb!usr/lib/rocblas/4.4.1/library";
+        let mut rows = vec![
+            row(deb, lib, "uncompressed", 0, "gfx90a"),
+            row(deb, lib, "uncompressed", 0, "gfx1100"),
+            row(
+                deb,
+                &format!("{dir}/Kernels.so-000-gfx90a.hsaco"),
+                "code-object",
+                0,
+                "gfx90a",
+            ),
+            row(
+                deb,
+                &format!("{dir}/TensileLibrary_Type_SS_gfx90a.co"),
+                "uncompressed",
+                0,
+                "gfx90a",
+            ),
+            row(
+                deb,
+                &format!("{dir}/Kernels.so-000-gfx942.hsaco"),
+                "code-object",
+                0,
+                "gfx942",
+            ),
+        ];
+        // A database alone: hipBLASLt's directory walked, each file an input.
+        for p in ["gfx1151", "gfx1100"] {
+            let f = format!("/t/hipblaslt/library/Kernels.so-000-{p}.hsaco");
+            rows.push(row(&f, &f, "code-object", 0, p));
+        }
+        let req = |s: &str| TargetId::parse(s).unwrap();
+        let l = lacks(&rows, &[req("gfx90a"), req("gfx1151")]);
+        let got: Vec<(&str, &str, &str)> = l
+            .iter()
+            .map(|x| (x.input.as_str(), x.path.as_str(), x.required.as_str()))
+            .collect();
+        // gfx90a: in the library and its database; gfx1151: in neither (the library's own
+        // code says so first); the directory alone has gfx1151 but not gfx90a.
+        assert_eq!(
+            got,
+            [
+                (
+                    "/t/hipblaslt/library/Kernels.so-000-gfx1100.hsaco",
+                    "/t/hipblaslt/library",
+                    "gfx90a"
+                ),
+                (deb, lib, "gfx1151"),
+            ],
+            "{l:#?}"
+        );
+        assert!(l[0].why.starts_with("kernel database: no code object for gfx90a in its 2 files; present: gfx1100, gfx1151"), "{}", l[0].why);
+        // The library's own code has gfx1100; its database has none.
+        let l = lacks(&rows, &[req("gfx1100")]);
+        assert_eq!(l.len(), 1, "{l:#?}");
+        assert_eq!(l[0].path, lib);
+        assert!(l[0].why.starts_with(&format!("its kernel database {dir}: no code object for gfx1100 in its 3 files; present: gfx90a, gfx942")), "{}", l[0].why);
+        // The database's files alone (no library in the package): judged as its directory.
+        let alone: Vec<CodeObjectRow> = rows.iter().filter(|r| r.path != lib).cloned().collect();
+        let l = lacks(&alone, &[req("gfx942")]);
+        let paths: Vec<&str> = l.iter().map(|x| x.path.as_str()).collect();
+        assert_eq!(paths, ["/t/hipblaslt/library"], "{l:#?}");
+        let l = lacks(&alone, &[req("gfx1030")]);
+        let paths: Vec<&str> = l.iter().map(|x| x.path.as_str()).collect();
+        assert_eq!(paths, ["/t/hipblaslt/library", dir], "{l:#?}");
     }
 
     #[test]

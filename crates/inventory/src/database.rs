@@ -1363,7 +1363,7 @@ fn aiter_map_files(path: &str, data: &[u8]) -> Vec<String> {
 /// shard's code (`TensileLibrary_*.co`, `*.hsaco`), `Kernels.so-*`, hipBLASLt's `extop_*.co`
 /// and `hipblasltTransform.hsaco`, or any file whose directory is `library` or a processor's
 /// directory below one.
-fn tensile_file_name(path: &str) -> bool {
+pub fn tensile_file_name(path: &str) -> bool {
     let base = base_name(path);
     let coded = base.ends_with(".co") || base.ends_with(".hsaco");
     let named = base.starts_with("TensileLibrary")
