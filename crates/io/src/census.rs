@@ -504,16 +504,22 @@ mod tests {
 
     /// Copies and hard links are found after their first; a file of the same size and other
     /// bytes, a directory, a package member's name and a missing file are not.
-    #[test]
-    fn copies_are_found_by_identity_or_digest() {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
+    /// Files of one size in `d`: `a`, `c` and `x!y` the same bytes, `b` other bytes and `h` a
+    /// hard link to it; and a directory `sub`.
+    fn copies_in(d: &Path) {
         std::fs::write(d.join("a"), b"same bytes").unwrap();
         std::fs::write(d.join("b"), b"othr bytes").unwrap();
         std::fs::write(d.join("c"), b"same bytes").unwrap();
         std::fs::hard_link(d.join("b"), d.join("h")).unwrap();
         std::fs::write(d.join("x!y"), b"same bytes").unwrap();
         std::fs::create_dir(d.join("sub")).unwrap();
+    }
+
+    #[test]
+    fn copies_are_found_by_identity_or_digest() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        copies_in(d);
         std::fs::write(d.join("single"), b"only one of its size").unwrap();
         let names = ["a", "b", "c", "gone", "h", "sub", "x!y", "single", "a"];
         let paths: Vec<PathBuf> = names.iter().map(|n| d.join(n)).collect();
@@ -540,12 +546,7 @@ mod tests {
     fn local_inputs_are_named_once_with_their_sizes_and_copies() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        std::fs::write(d.join("a"), b"same bytes").unwrap();
-        std::fs::write(d.join("b"), b"othr bytes").unwrap();
-        std::fs::write(d.join("c"), b"same bytes").unwrap();
-        std::fs::hard_link(d.join("b"), d.join("h")).unwrap();
-        std::fs::write(d.join("x!y"), b"same bytes").unwrap();
-        std::fs::create_dir(d.join("sub")).unwrap();
+        copies_in(d);
         let given = ["x!y", "c", "gone", "h", "b", "a", "sub", "a"];
         let paths: Vec<PathBuf> = given.iter().map(|n| d.join(n)).collect();
         let found = local_inputs(&paths);

@@ -95,32 +95,19 @@ pub fn collect(paths: &[PathBuf]) -> Result<Vec<Candidate>, Error> {
         // A package member `pkg!member` is read through its package, as named.
         if let Some(pkg) = crate::input::member_package(p) {
             let meta = std::fs::metadata(pkg).map_err(|e| Error::new(p, ErrorKind::Read(e)))?;
-            found
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(Reached {
-                    path: p.clone(),
-                    id: (meta.dev(), meta.ino()),
-                    explicit: true,
-                    walked_file: false,
-                    stated: None,
-                });
+            // Stated as nothing: its package is not the member's bytes.
+            let member = Reached {
+                stated: None,
+                ..Reached::new(p, &meta, true, false)
+            };
+            member.found(&found);
             continue;
         }
         let meta = std::fs::metadata(p).map_err(|e| Error::new(p, ErrorKind::Read(e)))?;
         if meta.is_dir() && !crate::input::is_image_dir(p) {
             walk_dir(p, &meta, &seen_dirs, &found);
         } else {
-            found
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(Reached {
-                    path: p.clone(),
-                    id: (meta.dev(), meta.ino()),
-                    explicit: true,
-                    walked_file: false,
-                    stated: Stated::of(&meta),
-                });
+            Reached::new(p, &meta, true, false).found(&found);
         }
     }
     let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -152,6 +139,24 @@ struct Reached {
 /// Every path found so far.
 type Found = Mutex<Vec<Reached>>;
 
+impl Reached {
+    /// `path`, stated as `meta`, as reached.
+    fn new(path: &Path, meta: &std::fs::Metadata, explicit: bool, walked_file: bool) -> Reached {
+        Reached {
+            path: path.to_path_buf(),
+            id: (meta.dev(), meta.ino()),
+            explicit,
+            walked_file,
+            stated: Stated::of(meta),
+        }
+    }
+
+    /// Adds it to what was found.
+    fn found(self, found: &Found) {
+        found.lock().unwrap_or_else(|e| e.into_inner()).push(self);
+    }
+}
+
 fn walk_dir(
     dir: &Path,
     meta: &std::fs::Metadata,
@@ -176,16 +181,7 @@ fn walk_dir(
         };
         if m.is_dir() && crate::input::is_image_dir(path) {
             // A container image layout: one input, its layers read as its file system.
-            found
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(Reached {
-                    path: path.clone(),
-                    id: (m.dev(), m.ino()),
-                    explicit: false,
-                    walked_file: false,
-                    stated: None,
-                });
+            Reached::new(path, &m, false, false).found(found);
         } else if m.is_dir() {
             walk_dir(path, &m, seen, found);
         } else if m.is_file()
@@ -195,16 +191,7 @@ fn walk_dir(
                 .file_name()
                 .is_some_and(crate::write::is_temp_name)
         {
-            found
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(Reached {
-                    path: path.clone(),
-                    id: (m.dev(), m.ino()),
-                    explicit: false,
-                    walked_file: true,
-                    stated: Stated::of(&m),
-                });
+            Reached::new(path, &m, false, true).found(found);
         }
     });
 }
