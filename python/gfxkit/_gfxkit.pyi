@@ -187,4 +187,6 @@ def census_lacks(
     rocm: Optional[str] = None,
 ) -> List[Dict[str, Any]]:
     """``[{"input", "path", "required", "why"}]``: what each file lacks of ``required``
-    (with ``rocm``, on that ROCm release's runtime, as ``gfxkit check --rocm``)."""
+    (with ``rocm``, on that ROCm release's runtime, as ``gfxkit check --rocm``); the files of
+    a kernel database (known by ``containers``: without them none is) judged together, with
+    the library that loads them, as ``gfxkit check`` judges them."""

@@ -2034,9 +2034,11 @@ fn census_rows_json<'py>(
 
 /// What each file lacks of `required` (`[{"input", "path", "required", "why"}]`), by the rule
 /// of `gfxkit check`, from the census's code-object columns (one list per column, a row per
-/// code object). With `rocm` (`"6.2"`), by the rule of `gfxkit check --rocm`: the columns
-/// `containers`, `ccob_versions` and `code_object_versions` then say what that release
-/// cannot load (absent: nothing refused for that reason).
+/// code object): the files of a kernel database (known by `containers`) judged together, with
+/// the library that loads them ([`gfxkit_inventory::census::lacks_on`]). With `rocm`
+/// (`"6.2"`), by the rule of `gfxkit check --rocm`: the columns `containers`,
+/// `ccob_versions` and `code_object_versions` then say what that release cannot load (absent:
+/// nothing refused for that reason).
 #[pyfunction]
 #[pyo3(signature = (inputs, paths, units, archives, entry_ids, required, containers = None, ccob_versions = None, code_object_versions = None, rocm = None))]
 #[allow(clippy::too_many_arguments)]
