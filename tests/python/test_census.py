@@ -267,6 +267,35 @@ def test_kernel_databases_lack_what_check_says(tmp_path, gfxkit_bin):
     assert got == [(hipblaslt, "gfx1010"), (hipblaslt, "gfx90a"), (rocblas, "gfx1151"), (rocblas, "gfx90a")]
 
 
+def test_a_kernel_database_in_a_package_is_judged_by_its_members(tmp_path):
+    """A Tensile library in a package is judged against the members beside it, as on disk
+    against its directory: hipBLASLt 7.1's lazy indexes of every processor with only gfx1151's
+    shards beside them make the package damaged, naming an index and a shard it lacks;
+    gfx1151's part alone (its index, shards and code) is sound."""
+    lib = REAL / "sid" / "usr" / "lib" / "x86_64-linux-gnu" / "hipblaslt" / "library"
+    import zipfile
+
+    def wheel(name, keep):
+        w = tmp_path / f"{name}-7.1.1-py3-none-any.whl"
+        with zipfile.ZipFile(w, "w") as z:
+            for f in sorted(lib.iterdir()):
+                if keep(f.name):
+                    z.write(f, f"hipblaslt/library/{f.name}")
+        return w
+
+    every = wheel("every", lambda n: True)
+    own = wheel("own", lambda n: "gfx1151" in n)
+    out = tmp_path / "census"
+    gfxkit.census([str(every), str(own)], out, serial=True, progress=False)
+    rows = {r["input"]: r for r in table(out, "inputs")}
+    assert rows[str(own)]["status"] == "ok", rows[str(own)]["error"]
+    bad = rows[str(every)]
+    assert bad["status"] == "damaged", bad
+    assert "TensileLibrary_lazy_gfx90a.dat: row 0 (gfx90a, 104 CUs): " in bad["error"], bad["error"]
+    assert "TensileLiteLibrary_lazy_Mapping.dat: solution 0: library " in bad["error"], bad["error"]
+    assert "_gfx90a.co is missing" in bad["error"], bad["error"]
+
+
 def test_an_aiter_kernel_map_missing_its_kernels_is_damaged(tmp_path, gfxkit_bin):
     """An aiter kernel map (amd-aiter's wheel, one of its directories unpacked) is judged by
     the code objects beside it as `gfxkit verify` judges it: intact it is ok; with one code

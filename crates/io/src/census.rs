@@ -352,7 +352,17 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
         // A mapping's listing says only how many solutions it maps, an aiter map's how many
         // kernels: what they name that is not beside them is verify's finding.
         let beside = crate::database::beside_problems(input.path(), &input, &around.dirs);
-        Ok::<_, Infallible>((l, d, beside))
+        // A package member's database is judged by the members beside it once they are all
+        // known: what it needs of them, kept.
+        let unresolved = if crate::input::member_package(input.path()).is_some() {
+            match crate::database::verify_file_bytes(input.path(), &input, false) {
+                Some(Ok(v)) => v.unresolved,
+                _ => Default::default(),
+            }
+        } else {
+            Default::default()
+        };
+        Ok::<_, Infallible>((l, d, beside, unresolved))
     };
     let mut errors = Vec::new();
     let mut out = Vec::new();
@@ -365,9 +375,13 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
     };
     match walked {
         Ok(items) => {
-            for (p, r) in items {
+            // The databases of a package, judged by the names of its members.
+            let names: Vec<String> = items.iter().map(|(p, _)| p.display().to_string()).collect();
+            let members: std::collections::HashSet<&str> =
+                names.iter().map(String::as_str).collect();
+            for ((p, r), member) in items.into_iter().zip(&names) {
                 match r {
-                    Ok((mut listing, digests, beside)) => {
+                    Ok((mut listing, digests, beside, unresolved)) => {
                         files += 1;
                         if listing.path.contains("!/") {
                             kind = "image".to_owned();
@@ -382,6 +396,18 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
                             }
                         }
                         errors.extend(missing_beside(&file, &listing));
+                        let mut beside = beside;
+                        beside.extend(
+                            crate::whole::findings_beside(
+                                &names,
+                                &members,
+                                member,
+                                member,
+                                &unresolved,
+                            )
+                            .into_iter()
+                            .map(|f| reword(&f.message)),
+                        );
                         match &beside[..] {
                             [] => {}
                             [one] => errors.push(format!("{file}: {one}")),

@@ -881,17 +881,30 @@ pub fn resolve_in_package<E>(results: &mut [(String, Result<verify::Verification
     for (name, r) in results.iter_mut() {
         let Ok(v) = r else { continue };
         let what = std::mem::take(&mut v.unresolved);
-        let Some(beside) = names_in_package(&names, name) else {
-            continue;
-        };
-        let beside: Vec<&str> = beside.iter().map(String::as_str).collect();
-        let dir = member_dir(name).unwrap_or_default();
-        let exists = |rel: &str| members.contains(format!("{dir}{rel}").as_str());
-        v.problems.extend(gfxkit_inventory::database::names_beside(
-            &v.path, &what, &beside, &exists,
-        ));
+        v.problems
+            .extend(findings_beside(&names, &members, name, &v.path, &what));
         v.ok = v.problems.is_empty();
     }
+}
+
+/// What the kernel database `name`, a member of a package whose members are `names`
+/// (`members` the same, as a set), read without a directory (`what`), finds missing among the
+/// members beside it ([`gfxkit_inventory::database::names_beside`]); `path` names it in the
+/// findings. A shard's kernels are not judged here (their code's symbols are not at hand).
+pub fn findings_beside(
+    names: &[String],
+    members: &HashSet<&str>,
+    name: &str,
+    path: &str,
+    what: &verify::Beside,
+) -> Vec<verify::Finding> {
+    let Some(beside) = names_in_package(names, name) else {
+        return Vec::new();
+    };
+    let beside: Vec<&str> = beside.iter().map(String::as_str).collect();
+    let dir = member_dir(name).unwrap_or_default();
+    let exists = |rel: &str| members.contains(format!("{dir}{rel}").as_str());
+    gfxkit_inventory::database::names_beside(path, what, &beside, &exists)
 }
 
 /// The shard indexes among a package's members (`results`, by name), read without a directory
