@@ -70,14 +70,15 @@ pub struct LocalInputs {
     /// The size of each that is a regular file (`None` for the others).
     pub sizes: Vec<Option<u64>>,
     /// The inputs holding the same bytes as an earlier one: its position and theirs
-    /// ([`same_content`]).
+    /// (found by identity or digest).
     pub copies: Vec<(usize, Vec<usize>)>,
 }
 
 /// The inputs of a census given `paths` (files, package members, directories, image layouts):
 /// each walked on its own on every core ([`walk`]), every input named once, and the inputs
-/// holding the same bytes found ([`same_content`]) with the sizes and identities the walk
-/// stated, each file stated once.
+/// holding the same bytes found with the sizes and identities the walk stated (each file
+/// stated once): files of one size by identity (a hard link is the same file), else, where
+/// their first and last [`SAMPLE`] bytes tie too, by SHA-256, hashed on every core.
 pub fn local_inputs(paths: &[PathBuf]) -> LocalInputs {
     use rayon::prelude::*;
     use std::collections::BTreeMap;
@@ -137,48 +138,13 @@ pub fn absolute(name: &str, cwd: &Path) -> String {
     format!("{lead}{}", parts.join("/"))
 }
 
-/// What [`same_content`] found of a census's local inputs.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct SameContent {
-    /// For each file that has copies, its position in the paths and theirs, in the order given.
-    pub copies: Vec<(usize, Vec<usize>)>,
-    /// The size of each path that is a regular file (`None` for the others), as the search
-    /// stated it: the census plans its shards by it without stating every input again.
-    pub sizes: Vec<Option<u64>>,
-}
-
-/// The local files among `paths` that hold the same bytes as an earlier one, and the size of
-/// each. Package members (`pkg!member`), directories and files that cannot be read are left
-/// alone. Only files that share their size with another are compared: by identity (device and
+/// The files among `paths` that hold the same bytes as an earlier one (its position and
+/// theirs), with each one's size and identity as stated (`None`: not a regular file, left
+/// alone). Only files that share their size with another are compared: by identity (device and
 /// inode: a hard link is the same file, read once), else by SHA-256, the files hashed on every
 /// core; and of those, only files that also share their first and last [`SAMPLE`] bytes with
 /// another are hashed whole (files of one size, such as a tree of small kernel files, rarely
 /// share both).
-pub fn same_content(paths: &[PathBuf]) -> SameContent {
-    use rayon::prelude::*;
-    let stated: Vec<Option<crate::scan::Stated>> = paths
-        .par_iter()
-        .map(|p| {
-            if p.to_string_lossy().contains('!') {
-                return None;
-            }
-            std::fs::metadata(p).ok().filter(|m| m.is_file()).map(|m| {
-                use std::os::unix::fs::MetadataExt;
-                crate::scan::Stated {
-                    size: m.len(),
-                    id: (m.dev(), m.ino()),
-                }
-            })
-        })
-        .collect();
-    SameContent {
-        copies: copies(paths, &stated),
-        sizes: stated.iter().map(|s| s.map(|s| s.size)).collect(),
-    }
-}
-
-/// [`same_content`]'s copies among `paths`, with each one's size and identity as stated
-/// (`None`: not a regular file, left alone).
 fn copies(paths: &[PathBuf], stated: &[Option<crate::scan::Stated>]) -> Vec<(usize, Vec<usize>)> {
     use rayon::prelude::*;
     use std::collections::HashMap;
@@ -541,42 +507,20 @@ mod tests {
         std::fs::create_dir(d.join("sub")).unwrap();
     }
 
-    #[test]
-    fn copies_are_found_by_identity_or_digest() {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        copies_in(d);
-        std::fs::write(d.join("single"), b"only one of its size").unwrap();
-        let names = ["a", "b", "c", "gone", "h", "sub", "x!y", "single", "a"];
-        let paths: Vec<PathBuf> = names.iter().map(|n| d.join(n)).collect();
-        let found = same_content(&paths);
-        assert_eq!(
-            found.copies,
-            vec![(0, vec![2, 8]), (1, vec![4])],
-            "{names:?}"
-        );
-        // Sizes of the regular files; none for what is missing, a directory or a member.
-        let s = Some(10);
-        assert_eq!(
-            found.sizes,
-            vec![s, s, s, None, s, None, None, Some(20), s],
-            "{names:?}"
-        );
-        assert!(same_content(&paths[..2]).copies.is_empty());
-    }
-
     /// A census's local inputs found in one call: each name once and sorted, a missing path
     /// and a directory holding nothing to read as named, sizes as the walk stated them, and
-    /// copies among them (a file whose name holds `!` but names no package member included).
+    /// copies among them, by identity or digest (a file whose name holds `!` but names no
+    /// package member included; a file of a size of its own never compared).
     #[test]
     fn local_inputs_are_named_once_with_their_sizes_and_copies() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         copies_in(d);
-        let given = ["x!y", "c", "gone", "h", "b", "a", "sub", "a"];
+        std::fs::write(d.join("single"), b"only one of its size").unwrap();
+        let given = ["x!y", "c", "gone", "h", "b", "a", "sub", "a", "single"];
         let paths: Vec<PathBuf> = given.iter().map(|n| d.join(n)).collect();
         let found = local_inputs(&paths);
-        let names = ["a", "b", "c", "gone", "h", "sub", "x!y"];
+        let names = ["a", "b", "c", "gone", "h", "single", "sub", "x!y"];
         let expected: Vec<String> = names
             .iter()
             .map(|n| d.join(n).display().to_string())
@@ -584,8 +528,9 @@ mod tests {
         assert_eq!(found.names, expected);
         assert_eq!(found.sources, expected);
         let s = Some(10);
-        assert_eq!(found.sizes, vec![s, s, s, None, s, None, s]);
-        assert_eq!(found.copies, vec![(0, vec![2, 6]), (1, vec![4])]);
+        assert_eq!(found.sizes, vec![s, s, s, None, s, Some(20), None, s]);
+        assert_eq!(found.copies, vec![(0, vec![2, 7]), (1, vec![4])]);
+        assert!(local_inputs(&paths[1..3]).copies.is_empty());
     }
 
     /// Absolute paths as Python's `os.path.abspath` makes them on POSIX.
@@ -623,14 +568,15 @@ mod tests {
         std::fs::write(d.join("end"), &end).unwrap();
         std::fs::write(d.join("copy"), &base).unwrap();
         std::fs::hard_link(d.join("end"), d.join("link")).unwrap();
+        // Sorted: base, copy, end, link, middle.
         let names = ["base", "middle", "end", "copy", "link"];
         let paths: Vec<PathBuf> = names.iter().map(|n| d.join(n)).collect();
         assert_eq!(
-            same_content(&paths).copies,
-            vec![(0, vec![3]), (2, vec![4])],
+            local_inputs(&paths).copies,
+            vec![(0, vec![1]), (2, vec![3])],
             "{names:?}"
         );
-        assert!(same_content(&paths[..3]).copies.is_empty());
+        assert!(local_inputs(&paths[..3]).copies.is_empty());
     }
 
     #[test]
