@@ -185,8 +185,17 @@ def census_lacks(
     ccob_versions: Optional[List[Optional[int]]] = None,
     code_object_versions: Optional[List[Optional[int]]] = None,
     rocm: Optional[str] = None,
+    database_inputs: Optional[List[str]] = None,
+    database_files: Optional[List[str]] = None,
+    library_inputs: Optional[List[str]] = None,
+    library_paths: Optional[List[str]] = None,
+    library_found: Optional[List[bool]] = None,
 ) -> List[Dict[str, Any]]:
     """``[{"input", "path", "required", "why"}]``: what each file lacks of ``required``
-    (with ``rocm``, on that ROCm release's runtime, as ``gfxkit check --rocm``); the files of
-    a kernel database (known by ``containers``: without them none is) judged together, with
-    the library that loads them, as ``gfxkit check`` judges them."""
+    (with ``rocm``, on that ROCm release's runtime, as ``gfxkit check --rocm``), from the
+    census's code-object columns; the kernel databases (``database_files``: the JSON documents
+    of the inputs' ``database_files`` column, each with its input in ``database_inputs``) and
+    the libraries that load them (the ``database_libraries`` column's paths and
+    ``database_found``, each with its input in ``library_inputs``) judged as ``gfxkit check``
+    judges them: each library with the databases it loads, each database no library loads
+    as its directory."""

@@ -241,30 +241,64 @@ def test_a_kernel_database_directory_reads_as_list_does(tmp_path, gfxkit_bin):
 
 def test_kernel_databases_lack_what_check_says(tmp_path, gfxkit_bin):
     """A library's kernel database is judged with the library, a database no library loads as
-    one directory, as `gfxkit check` judges them: Debian sid's hipBLASLt 7.1 (its library, which
-    has no device code of its own and is judged by its database, and
-    the part of its directory unpacked: gfx1151's shards of every processor's indexes) and
-    rocBLAS 6.4's directory without its library (gfx803's and gfx1010's files). Each file of
-    a database was an input lacking every other processor's code before."""
+    one directory, as `gfxkit check` judges them, in its words: Debian sid's hipBLASLt 7.1 (its
+    library, which has no device code of its own and is judged by its database, and the part of
+    its directory unpacked: gfx1151's shards of every processor's indexes) and rocBLAS 6.4's
+    directory without its library (gfx803's and gfx1010's files). Each file of a database was
+    an input lacking every other processor's code before; then the databases were judged by
+    which processors their files held code for, and hipBLASLt's by its directory."""
     lib = REAL / "sid" / "usr" / "lib" / "x86_64-linux-gnu"
     inputs = [str(lib / "libhipblaslt.so.1.1"), str(lib / "hipblaslt"), str(lib / "rocblas")]
     req = "gfx1151,gfx90a,gfx1010"
     out = tmp_path / "census"
     gfxkit.census(inputs, out, require=req, serial=True, progress=False)
-    got = sorted((x["path"], x["required"]) for x in table(out, "lacks"))
+    got = sorted((x["path"], x["required"], x["why"]) for x in table(out, "lacks"))
     c = subprocess.run([gfxkit_bin, "check", "--json", "--require", req, *inputs], capture_output=True)
-    # A library without device code of its own (hipBLASLt's) has no rows: the census names
-    # the database check judges it by.
-    coded = {r["path"] for r in table(out, "code_objects")}
-    want = sorted(
-        (f["path"] if f["path"] in coded or not f["database"] else f["database"][0], m)
-        for f in json.loads(c.stdout)["files"]
-        for m in f["missing"]
-    )
+    want = sorted((f["path"], m, f["why"][m]) for f in json.loads(c.stdout)["files"] for m in f["missing"])
     assert got == want
-    hipblaslt = str(lib / "hipblaslt" / "library")
+    hipblaslt = str(lib / "libhipblaslt.so.1.1")
     rocblas = str(lib / "rocblas" / "4.4.1" / "library")
-    assert got == [(hipblaslt, "gfx1010"), (hipblaslt, "gfx90a"), (rocblas, "gfx1151"), (rocblas, "gfx90a")]
+    assert [(p, r) for p, r, _ in got] == [
+        (hipblaslt, "gfx1010"), (hipblaslt, "gfx90a"), (rocblas, "gfx1151"), (rocblas, "gfx90a")
+    ]
+
+    # hipBLASLt's library named alone: its database lies beside it but is no input, so the
+    # census does not judge it (check reads it and passes); copied where no database lies
+    # beside it, it lacks every target, as check says.
+    def lacks_of(inputs, req, name):
+        out = tmp_path / name
+        gfxkit.census(inputs, out, require=req, serial=True, progress=False)
+        return [(x["path"], x["required"], x["why"]) for x in table(out, "lacks")]
+
+    def check_of(inputs, req):
+        c = subprocess.run([gfxkit_bin, "check", "--json", "--require", req, *inputs], capture_output=True)
+        files = json.loads(c.stdout)["files"]
+        return [(f["path"], m, f["why"][m]) for f in files for m in f.get("missing", [])]
+
+    assert lacks_of([hipblaslt], "gfx1151", "named") == [] == check_of([hipblaslt], "gfx1151")
+    moved = tmp_path / "elsewhere" / "libhipblaslt.so.1.1"
+    moved.parent.mkdir()
+    shutil.copy(hipblaslt, moved)
+    got = lacks_of([str(moved)], "gfx1151", "moved")
+    assert got == check_of([str(moved)], "gfx1151") and len(got) == 1, got
+    assert "no kernel database" in got[0][2], got
+
+    # A file a Tensile index loads, gone: check fails the library on that processor whatever
+    # code the directory still holds for it, and so does the census, for the same reason.
+    broken = tmp_path / "rocblas" / "library"
+    shutil.copytree(lib / "rocblas" / "4.4.1" / "library", broken)
+    gone = "TensileLibrary_Type_BB_HPA_Contraction_l_Ailk_Bjlk_Cijk_Dijk_fallback_gfx1010.hsaco"
+    (broken / gone).unlink()
+    out = tmp_path / "broken"
+    gfxkit.census([str(broken)], out, require="gfx1010,gfx803", serial=True, progress=False)
+    got = [(x["path"], x["required"], x["why"]) for x in table(out, "lacks")]
+    c = subprocess.run(
+        [gfxkit_bin, "check", "--json", "--require", "gfx1010,gfx803", str(broken)], capture_output=True
+    )
+    want = [(f["path"], m, f["why"][m]) for f in json.loads(c.stdout)["files"] for m in f["missing"]]
+    assert got == want
+    assert [(p, r) for p, r, _ in got] == [(str(broken), "gfx1010")]
+    assert gone in got[0][2]
 
 
 def test_a_kernel_database_in_a_package_is_judged_by_its_members(tmp_path):

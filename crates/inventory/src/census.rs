@@ -116,6 +116,42 @@ pub struct InputRow {
     pub error: Option<String>,
     /// Seconds the scan of this input took.
     pub seconds: f64,
+    /// The files of kernel databases among the input's files, each as `check` reads it
+    /// ([`crate::database::member_of`]: its path as the rows name it, the processors it holds
+    /// code for, a Tensile index's rows, how its code is stored, the files an aiter map names),
+    /// one JSON document each: what the `lacks` table judges databases by.
+    #[serde(serialize_with = "as_json_documents")]
+    pub database_files: Vec<crate::database::DbMember>,
+    /// Its files that load a kernel database, known by name and place
+    /// ([`crate::database::databases_dir`]: `librocblas.so*`, `libhipblaslt.so*`), with device
+    /// code of their own or without (hipBLASLt 7.1's has none): the `lacks` table judges each
+    /// with the databases it loads.
+    pub database_libraries: Vec<DatabaseLibrary>,
+}
+
+/// A file that loads a kernel database, known by its name and place.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DatabaseLibrary {
+    /// Its path, as the rows name it.
+    pub path: String,
+    /// Whether the directory it loads its databases from was there when it was read (on disk
+    /// beside it, or among its package's members). A library whose databases the census did
+    /// not read (their directory is no input) is judged by its own code alone; one whose
+    /// directory is absent lacks every target, as `check` says.
+    pub database_found: bool,
+}
+
+/// Each of `members` as a JSON document of its own.
+fn as_json_documents<S: serde::Serializer>(
+    members: &[crate::database::DbMember],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::{Error, SerializeSeq};
+    let mut seq = s.serialize_seq(Some(members.len()))?;
+    for m in members {
+        seq.serialize_element(&serde_json::to_string(m).map_err(S::Error::custom)?)?;
+    }
+    seq.end()
 }
 
 /// The code-object rows of one file's listing, each given its SHA-256, size and kernel count
@@ -287,6 +323,8 @@ pub fn input_row(
         .to_owned(),
         error: (!errors.is_empty()).then(|| errors.join("\n")),
         seconds,
+        database_files: Vec::new(),
+        database_libraries: Vec::new(),
     }
 }
 
@@ -301,7 +339,7 @@ pub struct Lack {
     /// The required target, as given canonically (`gfx90a`, `gfx942:xnack+`).
     pub required: String,
     /// Why: in how many of the file's units no code object would load, and the targets the
-    /// file has; or that its kernel database has no code for it (and the targets there).
+    /// file has; and what its kernel databases do not give it, as `check` words it.
     pub why: String,
 }
 
@@ -382,19 +420,29 @@ fn loaded_by(
     (kept, why)
 }
 
+/// What the inputs of a census hold of kernel databases, each with the input that holds it:
+/// the databases' files ([`InputRow::database_files`]) and the libraries that load databases
+/// ([`InputRow::database_libraries`]).
+#[derive(Debug, Clone, Default)]
+pub struct Databases {
+    /// (input, file as `check` reads it).
+    pub files: Vec<(String, crate::database::DbMember)>,
+    /// (input, the library).
+    pub libraries: Vec<(String, DatabaseLibrary)>,
+}
+
 /// The required targets each file of `rows` lacks, by the rule of `gfxkit check`: a file
 /// meets a required target when, under one setting of the features the target leaves out,
 /// every unit of the file holds a code object the HIP runtime would load on it (native code,
 /// the family's generic target, or SPIR-V); every unit of a file with code objects counts.
-/// The files of a kernel database (a rocBLAS or hipBLASLt directory's per-processor code
-/// objects, MIOpen's and AOTriton's databases: [`crate::database::member_of`]'s rule, whatever
-/// input holds them) are judged together, with the library that loads them
-/// ([`crate::database::owner_of`], the layout without the libraries' variables): a library
-/// lacks a target its own code lacks, or that no file of its databases has code for; a
-/// database no library loads lacks what none of its files has code for, as its directory.
-/// Sorted by input and path.
-pub fn lacks(rows: &[CodeObjectRow], required: &[TargetId]) -> Vec<Lack> {
-    lacks_on(rows, required, None)
+/// The files of kernel databases (`databases`, whatever inputs hold them: a tree's files are
+/// inputs of their own) are judged as `check` judges them
+/// ([`crate::database::with_databases`], the layout without the libraries' variables): each
+/// library together with the databases it loads (a Tensile directory by its library's rule:
+/// the index a device selects and every file its rows load, present), each database no
+/// library loads as its directory. Sorted by input and path.
+pub fn lacks(rows: &[CodeObjectRow], databases: &Databases, required: &[TargetId]) -> Vec<Lack> {
+    lacks_on(rows, databases, required, None)
 }
 
 /// [`lacks`] for the runtime of one ROCm release, when given (`gfxkit census --rocm`), by the
@@ -404,6 +452,7 @@ pub fn lacks(rows: &[CodeObjectRow], required: &[TargetId]) -> Vec<Lack> {
 /// binary without its kpack loader) does not count, and the reason says so.
 pub fn lacks_on(
     rows: &[CodeObjectRow],
+    databases: &Databases,
     required: &[TargetId],
     rules: Option<&gfxkit_spec::rocm::Rules>,
 ) -> Vec<Lack> {
@@ -432,9 +481,16 @@ pub fn lacks_on(
         });
     }
     files.retain(|_, units| !units.is_empty());
-    // Each file's code as this release would load it.
-    let judged: BTreeMap<(&str, &str), Judged> = files
+    // The input of each database file; the files of databases are judged with them.
+    let held_by: BTreeMap<&str, &str> = databases
+        .files
         .iter()
+        .map(|(input, m)| (m.path.as_str(), input.as_str()))
+        .collect();
+    // The other files with code, each as this release would load it: the libraries.
+    let libraries: Vec<(String, (&str, Judged))> = files
+        .iter()
+        .filter(|((_, path), _)| !held_by.contains_key(path))
         .map(|(&(input, path), row_units)| {
             let mut passed: Vec<Passed> = Vec::new();
             let units: Units = row_units
@@ -450,102 +506,85 @@ pub fn lacks_on(
                 .flat_map(|u| &u.entries)
                 .map(|(e, _)| e.target().to_string())
                 .collect();
-            let member = is_database_member(path, row_units.values().map(|u| u.container));
             let j = Judged {
                 present,
                 units,
                 passed,
-                member,
             };
-            ((input, path), j)
+            (path.to_owned(), (input, j))
         })
         .collect();
-    // The kernel databases (a library's per-processor files, across inputs: a tree's files
-    // are inputs of their own), and the libraries that load them, as `check` groups them.
-    let members: BTreeMap<&str, (&str, &Judged)> = judged
-        .iter()
-        .filter(|(_, j)| j.member)
-        .map(|(&(input, path), j)| (path, (input, j)))
-        .collect();
-    let databases = crate::database::group(
-        members
-            .keys()
-            .map(|path| crate::database::DbMember {
-                path: (*path).to_owned(),
-                processors: Vec::new(),
-                index_rows: None,
-                stored: Default::default(),
-                map_files: Vec::new(),
-            })
-            .collect(),
-    );
-    let paths = crate::database::LibPaths::default();
-    let mut owned = vec![false; databases.len()];
-    let mut out = Vec::new();
-    for (&(input, path), j) in judged.iter().filter(|(_, j)| !j.member) {
-        let loads = crate::database::owner_of(path, &databases, &paths);
-        for &i in &loads {
-            owned[i] = true;
-        }
-        for req in required {
-            if let Some(r) =
-                rules.and_then(|r| gfxkit_host::release::device_refusal(r, req.processor().name))
-            {
-                out.push(Lack::new(input, path, req, r.reason));
-                continue;
-            }
-            if let Some(why) = file_lacks(j, req, rules) {
-                out.push(Lack::new(input, path, req, why));
-                continue;
-            }
-            // The library's own code serves it; its kernel databases must too.
-            if !loads.is_empty() {
-                let held: Vec<&Judged> = loads
-                    .iter()
-                    .flat_map(|&i| &databases[i].members)
-                    .filter_map(|m| members.get(m.path.as_str()).map(|(_, j)| *j))
-                    .collect();
-                if let Some(why) = database_lacks(&held, req, rules) {
-                    let roots: Vec<&str> =
-                        loads.iter().map(|&i| databases[i].root.as_str()).collect();
-                    out.push(Lack::new(
-                        input,
-                        path,
-                        req,
-                        format!("its kernel database {}: {why}", roots.join(", ")),
-                    ));
-                }
-            }
-        }
-    }
-    // A database no library loads: judged alone, as the file of its first member's input.
-    for (db, _) in databases.iter().zip(&owned).filter(|(_, o)| !**o) {
-        let held: Vec<(&str, &Judged)> = db
-            .members
-            .iter()
-            .filter_map(|m| members.get(m.path.as_str()).copied())
-            .collect();
-        let Some((input, _)) = held.first() else {
-            continue;
-        };
-        let code: Vec<&Judged> = held.iter().map(|(_, j)| *j).collect();
-        for req in required {
-            let why = match rules
-                .and_then(|r| gfxkit_host::release::device_refusal(r, req.processor().name))
-            {
-                Some(r) => Some(r.reason),
-                None => database_lacks(&code, req, rules),
+    // A library that loads a database with no device code of its own: judged by what it
+    // loads alone (its code lacks nothing).
+    let mut libraries = libraries;
+    for (input, l) in &databases.libraries {
+        let path = &l.path;
+        if !files.contains_key(&(input.as_str(), path.as_str())) {
+            let none = Judged {
+                present: BTreeSet::new(),
+                units: Units::new(),
+                passed: Vec::new(),
             };
-            if let Some(why) = why {
-                out.push(Lack::new(
-                    input,
-                    &db.root,
-                    req,
-                    format!("kernel database: {why}"),
-                ));
-            }
+            libraries.push((path.clone(), (input.as_str(), none)));
         }
     }
+    libraries.sort_by(|a, b| a.0.cmp(&b.0));
+    libraries.dedup_by(|a, b| a.0 == b.0);
+    // Whether each library's database directory was there (not known: taken as there).
+    let found: BTreeMap<&str, bool> = databases
+        .libraries
+        .iter()
+        .map(|(_, l)| (l.path.as_str(), l.database_found))
+        .collect();
+    let unknown = |req: &TargetId| {
+        rules
+            .and_then(|r| gfxkit_host::release::device_refusal(r, req.processor().name))
+            .map(|r| r.reason)
+    };
+    let mut out: Vec<Lack> = crate::database::with_databases(
+        libraries,
+        databases.files.iter().map(|(_, m)| m.clone()).collect(),
+        &crate::database::LibPaths::default(),
+        |path, (input, j), loaded| {
+            // A database there that no input holds was not read: not judged.
+            let unread = loaded.roots().is_empty() && found.get(path).copied().unwrap_or(true);
+            let lacks = required.iter().filter_map(|req| {
+                // What its own code lacks, then what it loads lacks, as `check` says both.
+                let why = unknown(req).or_else(|| {
+                    match (
+                        file_lacks(&j, req, rules),
+                        (!unread)
+                            .then(|| loaded.lacks_on(req, None, rules))
+                            .flatten(),
+                    ) {
+                        (Some(own), Some(loads)) => Some(format!("{own}; {loads}")),
+                        (own, loads) => own.or(loads),
+                    }
+                })?;
+                Some(Lack::new(input, path, req, why))
+            });
+            Some(lacks.collect::<Vec<_>>())
+        },
+        |db| {
+            // A database no library loads: as its directory, in the input of its first file.
+            let input = db
+                .members
+                .first()
+                .and_then(|m| held_by.get(m.path.as_str()))
+                .copied()
+                .unwrap_or_default();
+            required
+                .iter()
+                .filter_map(|req| {
+                    let why = unknown(req).or_else(|| db.lacks_on(req, None, rules))?;
+                    Some(Lack::new(input, &db.root, req, why))
+                })
+                .collect()
+        },
+    )
+    .into_iter()
+    .flatten()
+    .collect();
     out.sort_by(|a, b| (&a.input, &a.path).cmp(&(&b.input, &b.path)));
     out
 }
@@ -558,8 +597,6 @@ struct Judged {
     units: Units,
     /// What the release passed over.
     passed: Vec<Passed>,
-    /// A file of a kernel database ([`is_database_member`]), judged with its database.
-    member: bool,
 }
 
 impl Lack {
@@ -571,17 +608,6 @@ impl Lack {
             why,
         }
     }
-}
-
-/// Whether a file whose units are stored as `containers` is a file of a kernel database, as
-/// `check` finds them ([`crate::database::member_of`]): a raw code object, a MIOpen or AOTriton
-/// database, or an offload bundle named as a Tensile directory's file.
-fn is_database_member<'a>(path: &str, mut containers: impl Iterator<Item = &'a str>) -> bool {
-    containers.any(|c| match c {
-        "code-object" | "miopen-kdb" | "aks2" => true,
-        "uncompressed" | "ccob" => crate::database::tensile_file_name(path),
-        _ => false,
-    })
 }
 
 /// Why a release's runtime could not load code for `req` from every unit of a file (`None`
@@ -623,39 +649,6 @@ fn file_lacks(
             j.units.len()
         )
     };
-    Some(with_passed(why, &said))
-}
-
-/// Why a kernel database (the files `held`) has no code a release's runtime would load for
-/// `req` (`None` when it has): as `check` judges a database, by whether some file of it holds
-/// code for the device, whose runtime loads the file for its processor.
-fn database_lacks(
-    held: &[&Judged],
-    req: &TargetId,
-    rules: Option<&gfxkit_spec::rocm::Rules>,
-) -> Option<String> {
-    let settings = concrete_settings(req);
-    let met = settings.iter().any(|d| {
-        held.iter()
-            .any(|j| j.units.values().any(|ids| select(d, ids).via.is_some()))
-    });
-    if met {
-        return None;
-    }
-    let said = passed_over(held.iter().copied(), req);
-    let loaded = match (rules, said.is_empty()) {
-        (Some(r), false) => format!(" ROCm {} loads", r.version),
-        _ => String::new(),
-    };
-    let present: BTreeSet<&str> = held
-        .iter()
-        .flat_map(|j| j.present.iter().map(String::as_str))
-        .collect();
-    let why = format!(
-        "no code object{loaded} for {req} in its {} files; present: {}",
-        held.len(),
-        present.into_iter().collect::<Vec<_>>().join(", ")
-    );
     Some(with_passed(why, &said))
 }
 
@@ -719,99 +712,179 @@ mod tests {
         nvptx.entry_id = "openmp-nvptx64-nvidia-cuda".to_owned();
         nvptx.unit = 1;
         let req = |s: &str| TargetId::parse(s).unwrap();
-        assert!(lacks(std::slice::from_ref(&nvptx), &[req("gfx942")]).is_empty());
-        let l = lacks(&[amd.clone(), nvptx.clone()], &[req("gfx942")]);
+        assert!(lacks(
+            std::slice::from_ref(&nvptx),
+            &Databases::default(),
+            &[req("gfx942")]
+        )
+        .is_empty());
+        let l = lacks(
+            &[amd.clone(), nvptx.clone()],
+            &Databases::default(),
+            &[req("gfx942")],
+        );
         assert_eq!(l.len(), 1, "{l:?}");
         assert!(l[0].why.contains("in 1 of 1 units"), "{}", l[0].why);
         // An object bundle with code for an AMD GPU is judged like any unit.
         let mut amd_sections = nvptx;
         amd_sections.entry_id = "hipv4-amdgcn-amd-amdhsa--gfx1100".to_owned();
-        let l = lacks(&[amd, amd_sections], &[req("gfx942")]);
+        let l = lacks(
+            &[amd, amd_sections],
+            &Databases::default(),
+            &[req("gfx942")],
+        );
         assert!(l[0].why.contains("in 2 of 2 units"), "{}", l[0].why);
     }
 
     /// A library and its kernel database in one package, and a database no library loads in
-    /// a tree whose files are inputs of their own: each database's files are judged together
-    /// (a processor's file does not lack the others'), with the library that loads them.
+    /// a tree whose files are inputs of their own: each database's files are judged together,
+    /// as `check` judges them ([`crate::database::Database::lacks_on`]: a processor's file does
+    /// not lack the others'; a Tensile directory needs the index of the device's processor),
+    /// with the library that loads them; no file of a database is judged alone.
     #[test]
     fn kernel_databases_are_judged_as_check_judges_them() {
+        use crate::database::{DbMember, IndexRows};
+        use gfxkit_kernel_db::loads::{DeviceTest, Row};
         let base = rows_of_bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx90a", b"abcd")]).remove(0);
-        let row = |input: &str, path: &str, container: &str, unit: u32, target: &str| {
+        let row = |input: &str, path: &str, container: &str, target: &str| {
             let mut r = base.clone();
             r.input = input.to_owned();
             r.path = path.to_owned();
             r.container = container.to_owned();
-            r.unit = unit;
             r.entry_id = format!("hipv4-amdgcn-amd-amdhsa--{target}");
             r
+        };
+        let file = |path: &str, processors: &[&str]| DbMember {
+            path: path.to_owned(),
+            processors: processors.iter().map(|p| p.to_string()).collect(),
+            index_rows: None,
+            stored: Default::default(),
+            map_files: Vec::new(),
         };
         let deb = "r.deb";
         let lib = "r.deb!usr/lib/librocblas.so.4";
         let dir = "r.deb!usr/lib/rocblas/4.4.1/library";
+        // rocBLAS's directory: a lazy index and its code objects for gfx90a, code objects
+        // without an index for gfx942.
+        let index = DbMember {
+            index_rows: Some(Ok(IndexRows {
+                rows: vec![Row {
+                    test: DeviceTest::Processor("gfx90a".into()),
+                    processor: Some("gfx90a".into()),
+                    cu_count: None,
+                    placeholders: Vec::new(),
+                    solutions: 1,
+                }],
+            })),
+            ..file(&format!("{dir}/TensileLibrary_lazy_gfx90a.dat"), &[])
+        };
+        let mut dbs: Vec<(String, DbMember)> = vec![
+            (deb.into(), index),
+            (
+                deb.into(),
+                file(&format!("{dir}/Kernels.so-000-gfx90a.hsaco"), &["gfx90a"]),
+            ),
+            (
+                deb.into(),
+                file(&format!("{dir}/Kernels.so-000-gfx942.hsaco"), &["gfx942"]),
+            ),
+        ];
         let mut rows = vec![
-            row(deb, lib, "uncompressed", 0, "gfx90a"),
-            row(deb, lib, "uncompressed", 0, "gfx1100"),
+            row(deb, lib, "uncompressed", "gfx90a"),
+            row(deb, lib, "uncompressed", "gfx1100"),
             row(
                 deb,
                 &format!("{dir}/Kernels.so-000-gfx90a.hsaco"),
                 "code-object",
-                0,
-                "gfx90a",
-            ),
-            row(
-                deb,
-                &format!("{dir}/TensileLibrary_Type_SS_gfx90a.co"),
-                "uncompressed",
-                0,
                 "gfx90a",
             ),
             row(
                 deb,
                 &format!("{dir}/Kernels.so-000-gfx942.hsaco"),
                 "code-object",
-                0,
                 "gfx942",
             ),
         ];
-        // A database alone: hipBLASLt's directory walked, each file an input.
+        // A database alone: MIOpen's kernel databases walked, each file an input.
         for p in ["gfx1151", "gfx1100"] {
-            let f = format!("/t/hipblaslt/library/Kernels.so-000-{p}.hsaco");
-            rows.push(row(&f, &f, "code-object", 0, p));
+            let f = format!("/t/share/miopen/db/{p}.kdb");
+            rows.push(row(&f, &f, "miopen-kdb", p));
+            dbs.push((f.clone(), file(&f, &[p])));
         }
         let req = |s: &str| TargetId::parse(s).unwrap();
-        let l = lacks(&rows, &[req("gfx90a"), req("gfx1151")]);
-        let got: Vec<(&str, &str, &str)> = l
-            .iter()
-            .map(|x| (x.input.as_str(), x.path.as_str(), x.required.as_str()))
-            .collect();
-        // gfx90a: in the library and its database; gfx1151: in neither (the library's own
-        // code says so first); the directory alone has gfx1151 but not gfx90a.
-        assert_eq!(
-            got,
-            [
-                (
-                    "/t/hipblaslt/library/Kernels.so-000-gfx1100.hsaco",
-                    "/t/hipblaslt/library",
-                    "gfx90a"
-                ),
-                (deb, lib, "gfx1151"),
-            ],
-            "{l:#?}"
+        let judged = |rows: &[CodeObjectRow], files: &[(String, DbMember)], r: &str| {
+            let dbs = Databases {
+                files: files.to_vec(),
+                libraries: Vec::new(),
+            };
+            let l = lacks(rows, &dbs, &[req(r)]);
+            let got: Vec<(String, String)> = l
+                .iter()
+                .map(|x| (x.input.clone(), x.path.clone()))
+                .collect();
+            (got, l)
+        };
+        let miopen = "/t/share/miopen/db";
+        let first = format!("{miopen}/gfx1100.kdb");
+        // gfx90a: the library's code and its database's index and files serve it; MIOpen's
+        // database lacks it, as its directory, in the input of its first file.
+        let (got, l) = judged(&rows, &dbs, "gfx90a");
+        assert_eq!(got, [(first.clone(), miopen.to_owned())], "{l:#?}");
+        assert!(
+            l[0].why.contains("no code object for gfx90a"),
+            "{}",
+            l[0].why
         );
-        assert!(l[0].why.starts_with("kernel database: no code object for gfx90a in its 2 files; present: gfx1100, gfx1151"), "{}", l[0].why);
-        // The library's own code has gfx1100; its database has none.
-        let l = lacks(&rows, &[req("gfx1100")]);
-        assert_eq!(l.len(), 1, "{l:#?}");
-        assert_eq!(l[0].path, lib);
-        assert!(l[0].why.starts_with(&format!("its kernel database {dir}: no code object for gfx1100 in its 3 files; present: gfx90a, gfx942")), "{}", l[0].why);
-        // The database's files alone (no library in the package): judged as its directory.
+        // gfx942: the library's own code lacks it, said first.
+        let (got, l) = judged(&rows, &dbs, "gfx942");
+        assert_eq!(got[1], (deb.to_owned(), lib.to_owned()), "{l:#?}");
+        assert!(
+            l[1].why.starts_with("no code object for gfx942"),
+            "{}",
+            l[1].why
+        );
+        // gfx1100: the library's code has it, its database has no index for it.
+        let (got, l) = judged(&rows, &dbs, "gfx1100");
+        assert_eq!(got, [(deb.to_owned(), lib.to_owned())], "{l:#?}");
+        assert!(
+            l[0].why.contains(dir) && l[0].why.contains("gfx1100"),
+            "{}",
+            l[0].why
+        );
+        // Without the library: the rocBLAS directory is a database alone, judged as one.
         let alone: Vec<CodeObjectRow> = rows.iter().filter(|r| r.path != lib).cloned().collect();
-        let l = lacks(&alone, &[req("gfx942")]);
-        let paths: Vec<&str> = l.iter().map(|x| x.path.as_str()).collect();
-        assert_eq!(paths, ["/t/hipblaslt/library"], "{l:#?}");
-        let l = lacks(&alone, &[req("gfx1030")]);
-        let paths: Vec<&str> = l.iter().map(|x| x.path.as_str()).collect();
-        assert_eq!(paths, ["/t/hipblaslt/library", dir], "{l:#?}");
+        let (got, l) = judged(&alone, &dbs, "gfx1151");
+        assert_eq!(got, [(deb.to_owned(), dir.to_owned())], "{l:#?}");
+        // The same rows without their databases' files: each file judged alone.
+        let (got, _) = judged(&alone, &[], "gfx1151");
+        assert_eq!(got.len(), 3, "{got:?}");
+        // hipBLASLt's library has no device code of its own: known as a library that loads a
+        // database, it is judged by its database and named for it, as `check` names it; with
+        // no database where it looks, it lacks every target.
+        let hip = "h.whl!lib/libhipblaslt.so.1";
+        let hdir = "h.whl!lib/hipblaslt/library";
+        let shard = format!("{hdir}/TensileLibrary_gfx942.co");
+        let with_library = |files: Vec<(String, DbMember)>, found: bool| Databases {
+            files,
+            libraries: vec![(
+                "h.whl".to_owned(),
+                DatabaseLibrary {
+                    path: hip.to_owned(),
+                    database_found: found,
+                },
+            )],
+        };
+        let l = lacks(&[], &with_library(Vec::new(), false), &[req("gfx942")]);
+        assert_eq!(l.len(), 1, "{l:#?}");
+        assert_eq!((l[0].input.as_str(), l[0].path.as_str()), ("h.whl", hip));
+        assert!(l[0].why.contains("no kernel database"), "{}", l[0].why);
+        // Its directory there but read by no input: not judged.
+        assert!(lacks(&[], &with_library(Vec::new(), true), &[req("gfx942")]).is_empty());
+        let files = vec![("h.whl".to_owned(), file(&shard, &["gfx942"]))];
+        let code = [row("h.whl", &shard, "code-object", "gfx942")];
+        let l = lacks(&code, &with_library(files, true), &[req("gfx942")]);
+        let got: Vec<&str> = l.iter().map(|x| x.path.as_str()).collect();
+        assert_eq!(got, [hip], "{l:#?}");
     }
 
     #[test]
@@ -840,7 +913,11 @@ mod tests {
 
         let req = |s: &str| TargetId::parse(s).unwrap();
         // gfx90a is met by xnack+ code; gfx906 by gfx9-generic; gfx1100 by nothing.
-        let l = lacks(&rows, &[req("gfx90a"), req("gfx906"), req("gfx1100")]);
+        let l = lacks(
+            &rows,
+            &Databases::default(),
+            &[req("gfx90a"), req("gfx906"), req("gfx1100")],
+        );
         assert_eq!(l.len(), 1, "{l:?}");
         assert_eq!(l[0].required, "gfx1100");
         assert!(l[0].why.contains("1 of 1 units"), "{}", l[0].why);
@@ -851,7 +928,12 @@ mod tests {
         let rules = |v: &str| {
             gfxkit_spec::rocm::Rules::of(gfxkit_spec::rocm::RocmVersion::parse(v).unwrap())
         };
-        let l = lacks_on(&rows, &[req("gfx90a"), req("gfx906")], Some(&rules("6.3")));
+        let l = lacks_on(
+            &rows,
+            &Databases::default(),
+            &[req("gfx90a"), req("gfx906")],
+            Some(&rules("6.3")),
+        );
         assert_eq!(l.len(), 1, "{l:?}");
         assert_eq!(l[0].required, "gfx906");
         assert!(
@@ -867,8 +949,19 @@ mod tests {
             "{}",
             l[0].why
         );
-        assert!(lacks_on(&rows, &[req("gfx906")], Some(&rules("6.4"))).is_empty());
-        let l = lacks_on(&rows, &[req("gfx90a")], Some(&rules("4.2")));
+        assert!(lacks_on(
+            &rows,
+            &Databases::default(),
+            &[req("gfx906")],
+            Some(&rules("6.4"))
+        )
+        .is_empty());
+        let l = lacks_on(
+            &rows,
+            &Databases::default(),
+            &[req("gfx90a")],
+            Some(&rules("4.2")),
+        );
         assert!(
             l[0].why.starts_with(
                 "gfx90a: ROCm 4.2's runtime does not know this processor (first in 4.3"
@@ -879,7 +972,12 @@ mod tests {
         // A native V6 code object on 6.2; CCOB v3 on 6.4; a kpack wrapper on 7.2.
         let mut v6 = rows.clone();
         v6[0].code_object_version = Some(6);
-        let l = lacks_on(&v6, &[req("gfx90a")], Some(&rules("6.2")));
+        let l = lacks_on(
+            &v6,
+            &Databases::default(),
+            &[req("gfx90a")],
+            Some(&rules("6.2")),
+        );
         assert!(
             l[0].why
                 .contains("gfx90a:xnack+ passed over: code object V6: ROCm 6.2 loads up to V5"),
@@ -891,24 +989,43 @@ mod tests {
             r.container = "ccob".to_owned();
             r.ccob_version = Some(3);
         }
-        let l = lacks_on(&c3, &[req("gfx90a")], Some(&rules("6.4")));
+        let l = lacks_on(
+            &c3,
+            &Databases::default(),
+            &[req("gfx90a")],
+            Some(&rules("6.4")),
+        );
         assert!(
             l[0].why
                 .contains("CCOB v3: ROCm 6.4's HIP runtime unpacks CCOB v1, v2 only"),
             "{}",
             l[0].why
         );
-        assert!(lacks_on(&c3, &[req("gfx90a")], Some(&rules("7.0"))).is_empty());
+        assert!(lacks_on(
+            &c3,
+            &Databases::default(),
+            &[req("gfx90a")],
+            Some(&rules("7.0"))
+        )
+        .is_empty());
         let mut k = rows.clone();
         for r in &mut k {
             r.container = "kpack".to_owned();
         }
-        let l = lacks_on(&k, &[req("gfx90a")], Some(&rules("7.2")));
+        let l = lacks_on(
+            &k,
+            &Databases::default(),
+            &[req("gfx90a")],
+            Some(&rules("7.2")),
+        );
         assert!(l[0].why.contains("has no kpack loader"), "{}", l[0].why);
         // The newest listed release changes nothing.
         for rs in [&rows, &v6, &c3, &k] {
             let all = [req("gfx90a"), req("gfx906"), req("gfx1100")];
-            assert_eq!(lacks_on(rs, &all, Some(&rules("7.13"))), lacks(rs, &all));
+            assert_eq!(
+                lacks_on(rs, &Databases::default(), &all, Some(&rules("7.13"))),
+                lacks(rs, &Databases::default(), &all)
+            );
         }
     }
 

@@ -1139,7 +1139,7 @@ pub fn needed_files(name: &str, index: &Index<'_>, listing: &Listing) -> Vec<Str
 /// (`.co`, `.hsaco`), an offload bundle in a Tensile directory (hipBLASLt's `.co` shards,
 /// `hipblasltTransform.hsaco`), a `.kdb` or `.aks2` file, a Tensile index. `doctor` judges such
 /// files with the library that loads them (or, without one, as one database), not one by one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DbMember {
     /// The path (`pkg!member` for a package member).
     pub path: String,
@@ -1158,7 +1158,7 @@ pub struct DbMember {
 /// How a member's code objects are stored, as far as the runtime of a ROCm release tells
 /// them apart ([`Database::refused`]): the CCOB versions of its compressed bundles, the
 /// versions of its code objects.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Stored {
     /// The CCOB versions of the compressed bundles it holds (none for an uncompressed bundle
     /// or a raw code object).
@@ -1228,7 +1228,7 @@ impl Stored {
 /// The hardware rows of a Tensile index, as rocBLAS and hipBLASLt select them for a device
 /// ([`loads`]): in file order, the first whose predicate holds and that has a solution wins,
 /// so a device can select its processor's rows and every catch-all (`TruePred`) row.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct IndexRows {
     /// The rows, in file order.
     pub rows: Vec<loads::Row>,

@@ -29,19 +29,12 @@ pub struct Rows {
 /// skipped), container image layouts as one input each. The error is a path that does not
 /// exist.
 pub fn walk(paths: &[PathBuf]) -> Result<Vec<PathBuf>, crate::Error> {
-    Ok(walk_stated(paths)?.into_iter().map(|(p, _)| p).collect())
-}
-
-/// [`walk`], with each regular file's size and identity as the walk stated it.
-fn walk_stated(
-    paths: &[PathBuf],
-) -> Result<Vec<(PathBuf, Option<crate::scan::Stated>)>, crate::Error> {
     use rayon::prelude::*;
     let found = crate::scan::collect(paths)?;
     Ok(found
         .into_par_iter()
         .filter(|c| c.explicit || crate::scan::worth_reading(&c.path))
-        .map(|c| (c.path, c.stated))
+        .map(|c| c.path)
         .collect())
 }
 
@@ -75,25 +68,60 @@ pub struct LocalInputs {
 }
 
 /// The inputs of a census given `paths` (files, package members, directories, image layouts):
-/// each walked on its own on every core ([`walk`]), every input named once, and the inputs
-/// holding the same bytes found with the sizes and identities the walk stated (each file
-/// stated once): files of one size by identity (a hard link is the same file), else, where
-/// their first and last [`SAMPLE`] bytes tie too, by SHA-256, hashed on every core.
+/// each walked on its own on every core (the walk of [`walk`]), every input named once, and the
+/// inputs holding the same bytes found with the sizes and identities the walk stated: files of
+/// one size by identity (a hard link is the same file), else, where their first and last
+/// [`SAMPLE`] bytes tie too, by SHA-256, hashed on every core. Each file is stated once and
+/// opened once before the hashing: its first bytes say whether the walk reads it and, with its
+/// last, make its samples.
 pub fn local_inputs(paths: &[PathBuf]) -> LocalInputs {
     use rayon::prelude::*;
-    use std::collections::BTreeMap;
-    let walked: Vec<_> = paths
+    use std::collections::{BTreeMap, HashMap};
+    let walked: Vec<Vec<crate::scan::Candidate>> = paths
         .par_iter()
-        .map(|p| {
-            walk_stated(std::slice::from_ref(p))
-                .ok()
-                .filter(|found| !found.is_empty())
-                .unwrap_or_else(|| vec![(p.clone(), None)])
+        .map(|p| crate::scan::collect(std::slice::from_ref(p)).unwrap_or_default())
+        .collect();
+    // Only a file whose size another file has is sampled.
+    let mut per_size: HashMap<u64, u32> = HashMap::new();
+    for s in walked.iter().flatten().filter_map(|c| c.stated) {
+        *per_size.entry(s.size).or_default() += 1;
+    }
+    let formats = crate::format::Formats::shared_standard();
+    let looked: Vec<Vec<Looked>> = walked
+        .par_iter()
+        .map(|found| {
+            found
+                .par_iter()
+                .map(|c| {
+                    let shared = c
+                        .stated
+                        .is_some_and(|s| per_size.get(&s.size).is_some_and(|&n| n > 1));
+                    look(c, shared, formats)
+                })
+                .collect()
         })
         .collect();
     let mut found: BTreeMap<String, Option<crate::scan::Stated>> = BTreeMap::new();
-    for (path, stated) in walked.into_iter().flatten() {
-        found.entry(path.display().to_string()).or_insert(stated);
+    let mut samples: HashMap<(u64, u64), u64> = HashMap::new();
+    for ((p, candidates), looks) in paths.iter().zip(walked).zip(looked) {
+        let kept: Vec<_> = candidates
+            .into_iter()
+            .zip(looks)
+            .filter(|(c, l)| c.explicit || l.worth_reading)
+            .collect();
+        if kept.is_empty() {
+            // A path that cannot be walked, or a directory with nothing to read: an input as
+            // named, whose reading reports why.
+            found.entry(p.display().to_string()).or_insert(None);
+        }
+        for (c, l) in kept {
+            if let (Some(s), Some(sample)) = (c.stated, l.sample) {
+                samples.insert(s.id, sample);
+            }
+            found
+                .entry(c.path.display().to_string())
+                .or_insert(c.stated);
+        }
     }
     let cwd = std::env::current_dir().unwrap_or_default();
     let names: Vec<String> = found.keys().cloned().collect();
@@ -103,9 +131,65 @@ pub fn local_inputs(paths: &[PathBuf]) -> LocalInputs {
     LocalInputs {
         sources: names.iter().map(|n| absolute(n, &cwd)).collect(),
         sizes: stated.iter().map(|s| s.map(|s| s.size)).collect(),
-        copies: copies(&paths, &stated),
+        copies: copies(&paths, &stated, &samples),
         names,
     }
+}
+
+/// What one open of a file found by the walk tells.
+struct Looked {
+    /// Whether the walk reads it ([`crate::format::Formats::worth_reading`]).
+    worth_reading: bool,
+    /// Its samples' hash, when asked for and read.
+    sample: Option<u64>,
+}
+
+/// Whether the file `c` found by the walk is worth reading (a file named directly, an image
+/// layout, a file that cannot be read now: yes, its reading reports what is wrong), and, when
+/// `shared` (another file has its size), a hash of its first and last [`SAMPLE`] bytes as
+/// stated (the whole file when it is smaller than two samples; none when it is shorter now):
+/// the file opened once for both.
+fn look(c: &crate::scan::Candidate, shared: bool, formats: &crate::format::Formats) -> Looked {
+    use std::os::unix::fs::FileExt;
+    let read = |worth_reading| Looked {
+        worth_reading,
+        sample: None,
+    };
+    let Some(stated) = c.stated else {
+        return read(true); // An image layout, or a package member named directly.
+    };
+    if c.explicit && !shared {
+        return read(true);
+    }
+    let Ok(f) = std::fs::File::open(&c.path) else {
+        return read(true);
+    };
+    let size = stated.size;
+    let whole = size <= 2 * SAMPLE as u64;
+    let mut buf = [0u8; 2 * SAMPLE];
+    let head = if whole { 2 * SAMPLE } else { SAMPLE };
+    let Ok(n) = crate::format::read_at_most(&f, &mut buf[..head]) else {
+        return read(true);
+    };
+    let worth_reading = c.explicit || formats.prefix_worth(&c.path, &buf[..n]);
+    let sample = if !shared || !worth_reading {
+        None
+    } else if whole {
+        (n as u64 >= size).then(|| hash_of(&buf[..size as usize]))
+    } else {
+        let (_, tail) = buf.split_at_mut(SAMPLE);
+        (n == SAMPLE && f.read_exact_at(tail, size - SAMPLE as u64).is_ok()).then(|| hash_of(&buf))
+    };
+    Looked {
+        worth_reading,
+        sample,
+    }
+}
+
+/// A fast hash of a file's samples: a tie only makes both files hashed whole.
+fn hash_of(samples: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::quality::FixedState::with_seed(0).hash_one(samples)
 }
 
 /// `name` made absolute against `cwd` and normalised by name, as POSIX Python's
@@ -140,12 +224,17 @@ pub fn absolute(name: &str, cwd: &Path) -> String {
 
 /// The files among `paths` that hold the same bytes as an earlier one (its position and
 /// theirs), with each one's size and identity as stated (`None`: not a regular file, left
-/// alone). Only files that share their size with another are compared: by identity (device and
-/// inode: a hard link is the same file, read once), else by SHA-256, the files hashed on every
-/// core; and of those, only files that also share their first and last [`SAMPLE`] bytes with
-/// another are hashed whole (files of one size, such as a tree of small kernel files, rarely
-/// share both).
-fn copies(paths: &[PathBuf], stated: &[Option<crate::scan::Stated>]) -> Vec<(usize, Vec<usize>)> {
+/// alone) and the samples of those that share their size with another ([`look`]). Only files
+/// that share their size are compared: by identity (device and inode: a hard link is the same
+/// file, read once), else by SHA-256, the files hashed on every core; and of those, only files
+/// that also share their samples with another are hashed whole (files of one size, such as a
+/// tree of small kernel files, rarely share both). A file without samples (changed since it
+/// was stated) is nobody's copy.
+fn copies(
+    paths: &[PathBuf],
+    stated: &[Option<crate::scan::Stated>],
+    samples: &std::collections::HashMap<(u64, u64), u64>,
+) -> Vec<(usize, Vec<usize>)> {
     use rayon::prelude::*;
     use std::collections::HashMap;
     let mut by_size: HashMap<u64, Vec<usize>> = HashMap::new();
@@ -168,12 +257,7 @@ fn copies(paths: &[PathBuf], stated: &[Option<crate::scan::Stated>]) -> Vec<(usi
     }
     let files: Vec<((u64, u64), usize)> = files.into_iter().collect();
     let size_of = |i: usize| stated[i].map_or(0, |s| s.size);
-    // Sampled first: only a file whose size and samples another file shares is hashed whole.
-    let samples: HashMap<(u64, u64), [u8; 32]> = files
-        .par_iter()
-        .filter_map(|&(id, i)| Some((id, sample(&paths[i], size_of(i)).ok()?)))
-        .collect();
-    let mut by_sample: HashMap<(u64, [u8; 32]), usize> = HashMap::new();
+    let mut by_sample: HashMap<(u64, u64), usize> = HashMap::new();
     for &(id, i) in &files {
         if let Some(s) = samples.get(&id) {
             *by_sample.entry((size_of(i), *s)).or_default() += 1;
@@ -227,24 +311,6 @@ enum Same<'a> {
 
 /// Bytes read from each end of a file to tell files of one size apart before hashing them.
 pub const SAMPLE: usize = 1024;
-
-/// The SHA-256 of the first and last [`SAMPLE`] bytes of a file of `size` bytes as stated
-/// (the whole file when it is smaller than two samples); a file shorter now fails to read.
-fn sample(path: &Path, size: u64) -> std::io::Result<[u8; 32]> {
-    use sha2::Digest;
-    use std::os::unix::fs::FileExt;
-    let f = std::fs::File::open(path)?;
-    let mut buf = [0u8; 2 * SAMPLE];
-    let buf = &mut buf[..(2 * SAMPLE as u64).min(size) as usize];
-    if size <= 2 * SAMPLE as u64 {
-        f.read_exact_at(buf, 0)?;
-    } else {
-        let (head, tail) = buf.split_at_mut(SAMPLE);
-        f.read_exact_at(head, 0)?;
-        f.read_exact_at(tail, size - SAMPLE as u64)?;
-    }
-    Ok(sha2::Sha256::digest(buf).into())
-}
 
 /// The census rows of the input at `path`, named `name` in the rows (a URL the file was
 /// downloaded from, or the path itself): every file it holds listed as `gfxkit list` lists it
@@ -328,13 +394,17 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
         } else {
             Default::default()
         };
-        Ok::<_, Infallible>((l, d, beside, unresolved))
+        // A file of a kernel database, as `check` reads it: what the lacks judge it by.
+        let member = format.database_member(&file);
+        Ok::<_, Infallible>((l, d, beside, unresolved, member))
     };
     let mut errors = Vec::new();
     let mut out = Vec::new();
     let mut files = 0u32;
     let mut nvidia_bytes = 0u64;
     let mut unreadable = false;
+    let mut database_files = Vec::new();
+    let mut database_libraries = Vec::new();
     let walked = match opened {
         Some(input) => for_each_of(path, input, &(), formats.settings(), visit),
         None => for_each_with(path, &(), formats.settings(), visit),
@@ -347,12 +417,26 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
                 names.iter().map(String::as_str).collect();
             for ((p, r), member) in items.into_iter().zip(&names) {
                 match r {
-                    Ok((mut listing, digests, beside, unresolved)) => {
+                    Ok((mut listing, digests, beside, unresolved, db_file)) => {
                         files += 1;
+                        if let Some(mut m) = db_file {
+                            m.path = rename(&m.path);
+                            for f in &mut m.map_files {
+                                *f = rename(f);
+                            }
+                            database_files.push(m);
+                        }
                         if listing.path.contains("!/") {
                             kind = "image".to_owned();
                         }
                         let file = rename(&listing.path);
+                        if let Some(dir) = gfxkit_inventory::database::databases_dir(&listing.path)
+                        {
+                            database_libraries.push(census::DatabaseLibrary {
+                                path: file.clone(),
+                                database_found: directory_there(&dir, &names),
+                            });
+                        }
                         if let Some(e) = &listing.error {
                             errors.push(reword(e));
                         }
@@ -434,9 +518,22 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
         start.elapsed().as_secs_f64(),
     );
     row.nvidia_bytes = nvidia_bytes;
+    row.database_files = database_files;
+    row.database_libraries = database_libraries;
     Rows {
         input: row,
         code_objects: out,
+    }
+}
+
+/// Whether the directory `dir` is there: on disk, or, named in a package or image
+/// (`PKG!dir`), as the directory of some member of `members`.
+fn directory_there(dir: &str, members: &[String]) -> bool {
+    if dir.contains('!') {
+        let under = format!("{dir}/");
+        members.iter().any(|m| m.starts_with(&under))
+    } else {
+        Path::new(dir).is_dir()
     }
 }
 

@@ -463,17 +463,17 @@ impl Formats {
     /// Whether the open file `file`, met in a walk at `path`, is worth reading by its first
     /// [`PREFIX_LEN`] bytes (fewer for a shorter file); the error of reading them.
     fn prefix_worth_reading(&self, path: &Path, file: &std::fs::File) -> std::io::Result<bool> {
-        use std::os::unix::fs::FileExt;
         let mut prefix = [0u8; PREFIX_LEN];
-        let mut n = 0;
-        while n < prefix.len() {
-            match file.read_at(&mut prefix[n..], n as u64)? {
-                0 => break,
-                k => n += k,
-            }
-        }
-        let prefix = &prefix[..n];
-        Ok(crate::input::is_package(prefix) || self.found_in_walk(path, prefix))
+        let n = read_at_most(file, &mut prefix)?;
+        Ok(self.prefix_worth(path, &prefix[..n]))
+    }
+
+    /// Whether a regular file met in a walk at `path`, whose first bytes are `prefix` (up to
+    /// [`PREFIX_LEN`], fewer for a shorter file), is worth reading: a package, or a file some
+    /// format finds worth it ([`Formats::worth_reading`] once the prefix is read).
+    pub fn prefix_worth(&self, path: &Path, prefix: &[u8]) -> bool {
+        let prefix = &prefix[..prefix.len().min(PREFIX_LEN)];
+        crate::input::is_package(prefix) || self.found_in_walk(path, prefix)
     }
 
     /// [`Formats::worth_reading`] of a regular file met in a directory walk, opened once: the
@@ -504,6 +504,19 @@ impl Formats {
 /// ([`Formats::member_choice`]), which for [`Formats::standard`] is this one.
 pub fn member_worth_reading(name: &str, prefix: &[u8]) -> bool {
     Formats::shared_standard().found_in_walk(Path::new(name), prefix)
+}
+
+/// Reads `buf.len()` bytes of `f` from its start, fewer at its end: how many.
+pub(crate) fn read_at_most(f: &std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    use std::os::unix::fs::FileExt;
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read_at(&mut buf[n..], n as u64)? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
 }
 
 /// How many first bytes of a file [`Formats::worth_reading`] reads (enough for a package's

@@ -99,7 +99,7 @@ impl Flavor {
 
 /// A hardware predicate reduced to what tells devices apart, owned (kept beside a listing
 /// after the index's bytes are gone).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum DeviceTest {
     /// `Processor == name`.
     Processor(String),
@@ -188,7 +188,7 @@ impl DeviceTest {
 }
 
 /// One hardware row of an index, owned.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Row {
     /// What selects the row (`True` for an index whose root is not `Hardware`).
     pub test: DeviceTest,

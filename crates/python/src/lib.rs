@@ -2034,13 +2034,17 @@ fn census_rows_json<'py>(
 
 /// What each file lacks of `required` (`[{"input", "path", "required", "why"}]`), by the rule
 /// of `gfxkit check`, from the census's code-object columns (one list per column, a row per
-/// code object): the files of a kernel database (known by `containers`) judged together, with
-/// the library that loads them ([`gfxkit_inventory::census::lacks_on`]). With `rocm`
+/// code object) and its kernel-database files (`database_files`, the JSON documents of the
+/// inputs' `database_files` column, each with the input in `database_inputs`) and the
+/// libraries that load databases (`library_paths` and `library_found`, of the
+/// `database_libraries` column, with theirs in `library_inputs`): each database judged as
+/// `check` judges it, with the library that loads it
+/// ([`gfxkit_inventory::census::lacks_on`]). With `rocm`
 /// (`"6.2"`), by the rule of `gfxkit check --rocm`: the columns `containers`,
 /// `ccob_versions` and `code_object_versions` then say what that release cannot load (absent:
 /// nothing refused for that reason).
 #[pyfunction]
-#[pyo3(signature = (inputs, paths, units, archives, entry_ids, required, containers = None, ccob_versions = None, code_object_versions = None, rocm = None))]
+#[pyo3(signature = (inputs, paths, units, archives, entry_ids, required, containers = None, ccob_versions = None, code_object_versions = None, rocm = None, database_inputs = None, database_files = None, library_inputs = None, library_paths = None, library_found = None))]
 #[allow(clippy::too_many_arguments)]
 fn census_lacks<'py>(
     py: Python<'py>,
@@ -2054,8 +2058,53 @@ fn census_lacks<'py>(
     ccob_versions: Option<Vec<Option<u16>>>,
     code_object_versions: Option<Vec<Option<u8>>>,
     rocm: Option<&str>,
+    database_inputs: Option<Vec<String>>,
+    database_files: Option<Vec<String>>,
+    library_inputs: Option<Vec<String>>,
+    library_paths: Option<Vec<String>>,
+    library_found: Option<Vec<bool>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let n = inputs.len();
+    let database_inputs = database_inputs.unwrap_or_default();
+    let database_files = database_files.unwrap_or_default();
+    if database_inputs.len() != database_files.len() {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "census_lacks: database_inputs and database_files differ in length",
+        ));
+    }
+    let library_inputs = library_inputs.unwrap_or_default();
+    let library_paths = library_paths.unwrap_or_default();
+    let library_found = library_found.unwrap_or_default();
+    if library_inputs.len() != library_paths.len() || library_paths.len() != library_found.len() {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "census_lacks: library_inputs, library_paths and library_found differ in length",
+        ));
+    }
+    let files = database_inputs
+        .into_iter()
+        .zip(&database_files)
+        .map(|(input, doc)| match serde_json::from_str(doc) {
+            Ok(m) => Ok((input, m)),
+            Err(e) => Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "{input}: a kernel-database file of the census that does not read ({e}): {}",
+                doc.chars().take(200).collect::<String>()
+            ))),
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let databases = inv::census::Databases {
+        files,
+        libraries: library_inputs
+            .into_iter()
+            .zip(library_paths.into_iter().zip(library_found))
+            .map(|(input, (path, database_found))| {
+                let l = inv::census::DatabaseLibrary {
+                    path,
+                    database_found,
+                };
+                (input, l)
+            })
+            .collect(),
+    };
     let optional = [
         containers.as_ref().map(Vec::len),
         ccob_versions.as_ref().map(Vec::len),
@@ -2105,8 +2154,14 @@ fn census_lacks<'py>(
         })
         .collect();
     let rocm = rocm_release(rocm, None, false)?;
-    let lacks = py
-        .allow_threads(|| inv::census::lacks_on(&rows, &required, rocm.as_ref().map(|r| &r.rules)));
+    let lacks = py.allow_threads(|| {
+        inv::census::lacks_on(
+            &rows,
+            &databases,
+            &required,
+            rocm.as_ref().map(|r| &r.rules),
+        )
+    });
     json(py, &lacks)
 }
 

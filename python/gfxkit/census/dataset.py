@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import threading
 
 #: The version of the dataset's schema, in every file's metadata (``gfxkit.census.schema``).
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 PLAN = "_census/plan.json"
 
@@ -119,6 +119,11 @@ def input_schema():
                 ("status", pa.string()),
                 ("error", pa.string()),
                 ("seconds", pa.float64()),
+                ("database_files", pa.list_(pa.string())),
+                (
+                    "database_libraries",
+                    pa.list_(pa.struct([("path", pa.string()), ("database_found", pa.bool_())])),
+                ),
                 ("shard", pa.string()),
             ]
         ),
@@ -480,6 +485,9 @@ def derive(
     lacks = None
     lacks_file = out / "lacks.parquet"
     if required:
+        # The kernel-database files, each with its input: databases are judged by them.
+        db_files = ins["database_files"]
+        db_libraries = ins["database_libraries"]
         found = _gfxkit.census_lacks(
             co["input"].to_pylist(),
             co["path"].to_pylist(),
@@ -491,6 +499,11 @@ def derive(
             ccob_versions=co["ccob_version"].to_pylist(),
             code_object_versions=co["code_object_version"].to_pylist(),
             rocm=rocm,
+            database_inputs=pc.take(ins["input"], pc.list_parent_indices(db_files)).to_pylist(),
+            database_files=pc.list_flatten(db_files).to_pylist(),
+            library_inputs=pc.take(ins["input"], pc.list_parent_indices(db_libraries)).to_pylist(),
+            library_paths=pc.struct_field(pc.list_flatten(db_libraries), "path").to_pylist(),
+            library_found=pc.struct_field(pc.list_flatten(db_libraries), "database_found").to_pylist(),
         )
         ls = lacks_schema()
         lacks = pa.Table.from_pylist(found, schema=ls).sort_by(

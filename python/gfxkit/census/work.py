@@ -47,6 +47,8 @@ def error_row(name: str, message: str, seconds: float = 0.0) -> Dict[str, Any]:
         "status": "error",
         "error": message,
         "seconds": seconds,
+        "database_files": [],
+        "database_libraries": [],
     }
 
 
@@ -102,7 +104,29 @@ def _renamed(row: Dict[str, Any], old: str, new: str) -> Dict[str, Any]:
     e = out.get("error")
     if isinstance(e, str):
         out["error"] = e.replace(old, new)
+    libraries = out.get("database_libraries")
+    if libraries:
+        out["database_libraries"] = [
+            dict(l, path=new + l["path"][len(old):] if l["path"].startswith(old) else l["path"])
+            for l in libraries
+        ]
+    files = out.get("database_files")
+    if files:
+        out["database_files"] = [json.dumps(_renamed_file(json.loads(f), old, new)) for f in files]
     return out
+
+
+def _renamed_file(member: Dict[str, Any], old: str, new: str) -> Dict[str, Any]:
+    """A kernel-database file of the input ``old`` (a document of the ``database_files``
+    column), as the same file of ``new``: its path and the files it names."""
+    def moved(p: str) -> str:
+        return new + p[len(old):] if p.startswith(old) else p
+
+    return dict(
+        member,
+        path=moved(member["path"]),
+        map_files=[moved(f) for f in member.get("map_files") or []],
+    )
 
 
 def scan_shard(shard: Dict[str, Any], out: str, keep: bool = False) -> Dict[str, Any]:
