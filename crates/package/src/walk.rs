@@ -135,9 +135,7 @@ fn pipelined<T: Send>(
             walk(&inner)
         };
         drop(tx);
-        let visited = visitor
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let visited = join_helping(visitor).unwrap_or_else(|p| std::panic::resume_unwind(p));
         let mut done: Vec<Option<T>> = Vec::new();
         done.resize_with(next.load(Ordering::Relaxed), || None);
         for (n, v) in visited {
@@ -159,6 +157,22 @@ fn pipelined<T: Send>(
             })
         })
         .collect())
+}
+
+/// Waits for the visiting thread `visitor` to end. On a thread of rayon's pool, the pool's
+/// pending work is done here meanwhile: the visiting thread's own parallel work (reading a
+/// member's entries) needs the pool, and with every thread of the pool blocked waiting for
+/// its walk's visiting thread (as many packages as cores, walked at once) none would run it.
+fn join_helping<T>(visitor: std::thread::ScopedJoinHandle<'_, T>) -> std::thread::Result<T> {
+    if rayon::current_thread_index().is_some() {
+        while !visitor.is_finished() {
+            if rayon::yield_now() != Some(rayon::Yield::Executed) {
+                // Nothing to do in the pool: the visit is busy on its own.
+                std::thread::sleep(std::time::Duration::from_micros(100));
+            }
+        }
+    }
+    visitor.join()
 }
 
 /// Hands `item` to the visiting thread through `tx`; gives it back when it is to be visited

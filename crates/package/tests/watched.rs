@@ -108,3 +108,47 @@ fn visits_beside_the_reading_keep_the_archive_order_and_raise_a_panic() {
         .unwrap_or_default();
     assert_eq!(message, "visit of lib/l07.so");
 }
+
+/// Walks run on every thread of rayon's pool at once, each visiting members with parallel
+/// work of its own (as `gfxkit check` of several `.deb`s reads each member's entries in
+/// parallel): every walk ends. A thread of the pool waiting for its walk's visiting thread
+/// does the pool's work meanwhile; blocked, it left that thread's parallel work with no
+/// thread to run it, and two packages on two cores hung for good.
+#[test]
+fn walks_on_every_thread_of_the_pool_with_parallel_visits_end() {
+    use rayon::prelude::*;
+    let elf = b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0\x3e\0rest".to_vec();
+    let tar = tar_of(&[("lib/a.so", &elf)]);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        // Every visit waits for the others before its parallel work, so that every thread
+        // of the pool is walking (then waiting for its visiting thread) when that work starts.
+        let n = rayon::current_num_threads();
+        let all = std::sync::Barrier::new(n);
+        let sums: Vec<usize> = (0..n)
+            .into_par_iter()
+            .map(|_| {
+                let walked = walk_watched(
+                    "p.tar",
+                    &tar,
+                    &Options::default(),
+                    &MemorySpill,
+                    &|m| {
+                        all.wait();
+                        let work: usize = (0..1000usize).into_par_iter().map(|i| i % 7).sum();
+                        work + m.bytes.len()
+                    },
+                    &|_| {},
+                )
+                .unwrap();
+                walked.into_iter().map(|v| v.unwrap().value).sum()
+            })
+            .collect();
+        tx.send(sums).unwrap();
+    });
+    // A hang fails the test instead of stopping the run (minutes to spare on a loaded machine).
+    let sums = rx
+        .recv_timeout(std::time::Duration::from_secs(300))
+        .expect("the walks did not end");
+    assert_eq!(sums.len(), rayon::current_num_threads());
+}
