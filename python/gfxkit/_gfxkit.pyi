@@ -152,13 +152,15 @@ def census_walk_each(paths: List[str]) -> List[Optional[List[str]]]:
     None for a path that cannot be walked."""
 def census_local_inputs(
     paths: List[str],
-) -> Tuple[List[str], List[str], List[Optional[int]], List[Tuple[int, List[int]]]]:
+) -> Tuple[List[str], List[str], List[Optional[int]], List[Tuple[int, List[int]]], List[bool]]:
     """The local inputs of a census given ``paths``, each walked on its own on every core as
     :func:`census_walk_each` walks it (a path that cannot be walked is an input as named):
     their names, sorted, each once; the absolute path of each (as ``os.path.abspath``
     makes it); the size of each regular file (None for the others); and the inputs holding the
     same bytes as an earlier one, ``(position, [positions of its copies])``, compared by
-    identity, else by SHA-256 on every core where their sizes and first and last KiB tie."""
+    identity, else by SHA-256 on every core where their sizes and first and last KiB tie; and
+    whether each is a library whose kernel databases lie beside it in a directory under none
+    of ``paths``, to be read with it (as ``gfxkit check`` reads a library named alone)."""
 def census_publish(tmp: str, path: str) -> None:
     """Renames ``tmp``, a temporary file written beside ``path``, over ``path`` with the
     permissions gfxkit's outputs get: those of the file it replaces, else 0666 less the umask."""
@@ -167,10 +169,11 @@ class CensusScope:
     indexes are resolved against is listed once for all of them."""
     def __init__(self) -> None: ...
 def census_rows_json(
-    items: List[Tuple[str, str]], check: bool = False, scope: Optional[CensusScope] = None
+    items: List[Tuple[str, str, bool]], check: bool = False, scope: Optional[CensusScope] = None
 ) -> Tuple[bytes, bytes]:
-    """``(inputs, code_objects)``: the census rows of ``items`` (``(path, name)``, each input
-    named ``name`` in its rows) as JSON lines, a line per input and a line per code object in
+    """``(inputs, code_objects)``: the census rows of ``items`` (``(path, name, beside)``, each
+    input named ``name`` in its rows; with ``beside``, a library whose ``database_files`` also
+    hold the kernel-database files beside it) as JSON lines, a line per input and a line per code object in
     the items' order, read with the GIL released once for all of them (never raises for a bad
     input: its row has ``status`` and ``error``); directories around them listed through
     ``scope`` (default: their own)."""

@@ -262,9 +262,9 @@ def test_kernel_databases_lack_what_check_says(tmp_path, gfxkit_bin):
         (hipblaslt, "gfx1010"), (hipblaslt, "gfx90a"), (rocblas, "gfx1151"), (rocblas, "gfx90a")
     ]
 
-    # hipBLASLt's library named alone: its database lies beside it but is no input, so the
-    # census does not judge it (check reads it and passes); copied where no database lies
-    # beside it, it lacks every target, as check says.
+    # hipBLASLt's library named alone is read with the database beside it, as check reads it:
+    # the part unpacked passes gfx1151 and lacks gfx90a's shards; copied where no database
+    # lies beside it, it lacks every target.
     def lacks_of(inputs, req, name):
         out = tmp_path / name
         gfxkit.census(inputs, out, require=req, serial=True, progress=False)
@@ -275,7 +275,9 @@ def test_kernel_databases_lack_what_check_says(tmp_path, gfxkit_bin):
         files = json.loads(c.stdout)["files"]
         return [(f["path"], m, f["why"][m]) for f in files for m in f.get("missing", [])]
 
-    assert lacks_of([hipblaslt], "gfx1151", "named") == [] == check_of([hipblaslt], "gfx1151")
+    got = lacks_of([hipblaslt], "gfx1151,gfx90a", "named")
+    assert got == check_of([hipblaslt], "gfx1151,gfx90a"), got
+    assert [(p, r) for p, r, _ in got] == [(hipblaslt, "gfx90a")], got
     moved = tmp_path / "elsewhere" / "libhipblaslt.so.1.1"
     moved.parent.mkdir()
     shutil.copy(hipblaslt, moved)

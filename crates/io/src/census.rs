@@ -65,6 +65,10 @@ pub struct LocalInputs {
     /// The inputs holding the same bytes as an earlier one: its position and theirs
     /// (found by identity or digest).
     pub copies: Vec<(usize, Vec<usize>)>,
+    /// Whether each is a library whose kernel databases lie beside it in a directory under none
+    /// of the paths given ([`database_dir_beside`]): its reading also reads them
+    /// ([`database_files_beside`]), as `check` reads a library named alone.
+    pub beside: Vec<bool>,
 }
 
 /// The inputs of a census given `paths` (files, package members, directories, image layouts):
@@ -77,6 +81,7 @@ pub struct LocalInputs {
 pub fn local_inputs(paths: &[PathBuf]) -> LocalInputs {
     use rayon::prelude::*;
     use std::collections::{BTreeMap, HashMap};
+    let walked_roots = paths;
     let walked: Vec<Vec<crate::scan::Candidate>> = paths
         .par_iter()
         .map(|p| crate::scan::collect(std::slice::from_ref(p)).unwrap_or_default())
@@ -128,12 +133,81 @@ pub fn local_inputs(paths: &[PathBuf]) -> LocalInputs {
     // A package member was stated as nothing (its package is not the input's bytes).
     let stated: Vec<_> = found.into_values().collect();
     let paths: Vec<PathBuf> = names.iter().map(PathBuf::from).collect();
+    // The directories searched, as named and as resolved.
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let given: Vec<PathBuf> = walked_roots
+        .iter()
+        .map(|p| PathBuf::from(absolute(&p.display().to_string(), &cwd)))
+        .collect();
+    let searched: Vec<(PathBuf, PathBuf)> = given
+        .iter()
+        .filter(|p| p.is_dir())
+        .map(|p| (p.clone(), real(p)))
+        .collect();
+    let sources: Vec<String> = names.iter().map(|n| absolute(n, &cwd)).collect();
     LocalInputs {
-        sources: names.iter().map(|n| absolute(n, &cwd)).collect(),
+        beside: sources
+            .iter()
+            .map(|s| database_dir_beside(Path::new(s), &searched).is_some())
+            .collect(),
+        sources,
         sizes: stated.iter().map(|s| s.map(|s| s.size)).collect(),
         copies: copies(&paths, &stated, &samples),
         names,
     }
+}
+
+/// The directory beside the library at `library` (`librocblas.so*`, `libhipblaslt.so*`:
+/// [`gfxkit_inventory::database::databases_dir`]) that holds its kernel databases, when it is a
+/// directory under none of `searched` (directories walked, as named and as resolved): what
+/// `check` reads with a library named alone (the libraries' variables aside: a census judges
+/// the layout).
+pub fn database_dir_beside(library: &Path, searched: &[(PathBuf, PathBuf)]) -> Option<PathBuf> {
+    let dir = PathBuf::from(gfxkit_inventory::database::databases_dir(
+        &library.display().to_string(),
+    )?);
+    let real = std::fs::canonicalize(&dir).ok()?;
+    let under = searched
+        .iter()
+        .any(|(named, resolved)| dir.starts_with(named) || real.starts_with(resolved));
+    (real.is_dir() && !under).then_some(dir)
+}
+
+/// The kernel-database files in the directory beside the library at `path`
+/// ([`database_dir_beside`]), each as `check` reads it, named from `name` (the library as the
+/// census names it): what a library named alone loads. None when there is no such directory.
+pub fn database_files_beside(
+    path: &Path,
+    name: &str,
+    formats: &Formats,
+) -> Vec<gfxkit_inventory::database::DbMember> {
+    let (Some(dir), Some(named)) = (
+        gfxkit_inventory::database::databases_dir(&path.display().to_string()),
+        gfxkit_inventory::database::databases_dir(name),
+    ) else {
+        return Vec::new();
+    };
+    let Ok(scanned) = crate::scan::scan_with(&[PathBuf::from(&dir)], formats, &(), |p, bytes| {
+        let file = formats.file(p, bytes);
+        Ok::<_, Infallible>(formats.of(&file).database_member(&file))
+    }) else {
+        return Vec::new();
+    };
+    let moved = |p: &str| match p.strip_prefix(dir.as_str()) {
+        Some(rest) => format!("{named}{rest}"),
+        None => p.to_owned(),
+    };
+    scanned
+        .into_iter()
+        .filter_map(|s| s.result.ok().flatten())
+        .map(|mut m| {
+            m.path = moved(&m.path);
+            for f in &mut m.map_files {
+                *f = moved(f);
+            }
+            m
+        })
+        .collect()
 }
 
 /// What one open of a file found by the walk tells.
@@ -627,6 +701,7 @@ mod tests {
         let s = Some(10);
         assert_eq!(found.sizes, vec![s, s, s, None, s, Some(20), None, s]);
         assert_eq!(found.copies, vec![(0, vec![2, 7]), (1, vec![4])]);
+        assert_eq!(found.beside, vec![false; 8]);
         assert!(local_inputs(&paths[1..3]).copies.is_empty());
     }
 

@@ -1948,8 +1948,9 @@ fn census_walk_each(py: Python<'_>, paths: Vec<PathBuf>) -> Vec<Option<Vec<Strin
 
 /// The local inputs of a census given `paths`, found without the GIL
 /// ([`gfxkit_io::census::local_inputs`]): their names (sorted, each once), absolute paths,
-/// sizes (`None` for what is not a regular file) and copies (`[(position, [positions of its
-/// copies])]`).
+/// sizes (`None` for what is not a regular file), copies (`[(position, [positions of its
+/// copies])]`) and whether each is a library read with the kernel databases beside it
+/// ([`gfxkit_io::census::LocalInputs::beside`]).
 #[pyfunction]
 #[pyo3(signature = (paths))]
 #[allow(clippy::type_complexity)]
@@ -1961,9 +1962,16 @@ fn census_local_inputs(
     Vec<String>,
     Vec<Option<u64>>,
     Vec<(usize, Vec<usize>)>,
+    Vec<bool>,
 ) {
     let found = py.allow_threads(|| gfxkit_io::census::local_inputs(&paths));
-    (found.names, found.sources, found.sizes, found.copies)
+    (
+        found.names,
+        found.sources,
+        found.sizes,
+        found.copies,
+        found.beside,
+    )
 }
 
 /// Renames `tmp`, a temporary file written beside `path` (a census's Parquet file or report),
@@ -1990,7 +1998,9 @@ impl CensusScope {
     }
 }
 
-/// The census rows of `items` (`(path, name)`: each input, named `name` in its rows) as JSON
+/// The census rows of `items` (`(path, name, beside)`: each input, named `name` in its rows;
+/// with `beside`, a library read with the kernel databases beside it, whose files join its
+/// `database_files`: [`gfxkit_io::census::database_files_beside`]) as JSON
 /// lines, `(inputs, code_objects)`: a line per input, and a line per code object, in the
 /// order of the items; with `check`, each compressed bundle's own hash checked as it is
 /// decoded; the directories around them listed through `scope` (default: a scope of these
@@ -2001,7 +2011,7 @@ impl CensusScope {
 #[pyo3(signature = (items, check = false, scope = None))]
 fn census_rows_json<'py>(
     py: Python<'py>,
-    items: Vec<(PathBuf, String)>,
+    items: Vec<(PathBuf, String, bool)>,
     check: bool,
     scope: Option<Bound<'py, CensusScope>>,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
@@ -2016,8 +2026,12 @@ fn census_rows_json<'py>(
     let lines = py.allow_threads(|| -> serde_json::Result<(Vec<u8>, Vec<u8>)> {
         let formats = formats();
         let (mut inputs, mut code_objects) = (Vec::new(), Vec::new());
-        for (path, name) in &items {
-            let rows = gfxkit_io::census::rows(path, name, &formats, check, around);
+        for (path, name, beside) in &items {
+            let mut rows = gfxkit_io::census::rows(path, name, &formats, check, around);
+            if *beside {
+                let files = gfxkit_io::census::database_files_beside(path, name, &formats);
+                rows.input.database_files.extend(files);
+            }
             serde_json::to_writer(&mut inputs, &rows.input)?;
             inputs.push(b'\n');
             for row in &rows.code_objects {

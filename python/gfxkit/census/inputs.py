@@ -257,11 +257,15 @@ def expand(
     # Each walked on its own, all at once; one that cannot be walked (missing) is an input
     # as named, a row with its error. Sizes are transient: the plan closes local shards by
     # bytes (and does not keep them).
-    found, sources, sizes, copies = _gfxkit.census_local_inputs(local)
+    found, sources, sizes, copies, beside = _gfxkit.census_local_inputs(local)
     items: Dict[str, Dict[str, Any]] = {
         n: {"name": n, "source": src, "sha256": None, "aliases": [], "size": size}
         for n, src, size in zip(found, sources, sizes)
     }
+    # A library named alone is read with the kernel databases beside it, as check reads it.
+    for n, b in zip(found, beside):
+        if b:
+            items[n]["beside"] = True
     for first, others in copies:
         aliases = items[found[first]]["aliases"]
         for o in others:

@@ -79,12 +79,14 @@ def scan_item(
             inputs, code_objects = line(error_row(name, str(e), time.monotonic() - start)), b""
         else:
             try:
-                inputs, code_objects = _gfxkit.census_rows_json([(path, name)], check, scope)
+                inputs, code_objects = _gfxkit.census_rows_json([(path, name, False)], check, scope)
             finally:
                 remove_download(path)
             inputs = line(dict(json.loads(inputs), seconds=time.monotonic() - start))
     else:
-        inputs, code_objects = _gfxkit.census_rows_json([(source, name)], check, scope)
+        inputs, code_objects = _gfxkit.census_rows_json(
+            [(source, name, bool(item.get("beside")))], check, scope
+        )
     aliases = item.get("aliases") or ()
     if aliases:
         # The same content under other names: the rows of the one scanned, renamed.
@@ -150,7 +152,7 @@ def scan_shard(shard: Dict[str, Any], out: str, keep: bool = False) -> Dict[str,
                 run = []
             rows.append(scan_item(item, check=check, scope=scope))
         else:
-            run.append((item["source"], item["name"]))
+            run.append((item["source"], item["name"], bool(item.get("beside"))))
     if run:
         rows.append(_gfxkit.census_rows_json(run, check, scope))
     tables = dataset.write_shard(
