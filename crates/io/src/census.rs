@@ -81,7 +81,6 @@ pub struct LocalInputs {
 pub fn local_inputs(paths: &[PathBuf]) -> LocalInputs {
     use rayon::prelude::*;
     use std::collections::{BTreeMap, HashMap};
-    let walked_roots = paths;
     let walked: Vec<Vec<crate::scan::Candidate>> = paths
         .par_iter()
         .map(|p| crate::scan::collect(std::slice::from_ref(p)).unwrap_or_default())
@@ -106,6 +105,19 @@ pub fn local_inputs(paths: &[PathBuf]) -> LocalInputs {
                 .collect()
         })
         .collect();
+    let cwd = std::env::current_dir().unwrap_or_default();
+    // The directories walked (a path whose files were found in a walk), as named and as
+    // resolved: a library's database under one of them is read as inputs of its own.
+    let searched: Vec<(PathBuf, PathBuf)> = paths
+        .iter()
+        .zip(&walked)
+        .filter(|(_, found)| found.iter().any(|c| !c.explicit))
+        .map(|(p, _)| {
+            let named = PathBuf::from(absolute(&p.display().to_string(), &cwd));
+            let resolved = std::fs::canonicalize(&named).unwrap_or_else(|_| named.clone());
+            (named, resolved)
+        })
+        .collect();
     let mut found: BTreeMap<String, Option<crate::scan::Stated>> = BTreeMap::new();
     let mut samples: HashMap<(u64, u64), u64> = HashMap::new();
     for ((p, candidates), looks) in paths.iter().zip(walked).zip(looked) {
@@ -128,22 +140,10 @@ pub fn local_inputs(paths: &[PathBuf]) -> LocalInputs {
                 .or_insert(c.stated);
         }
     }
-    let cwd = std::env::current_dir().unwrap_or_default();
     let names: Vec<String> = found.keys().cloned().collect();
     // A package member was stated as nothing (its package is not the input's bytes).
     let stated: Vec<_> = found.into_values().collect();
     let paths: Vec<PathBuf> = names.iter().map(PathBuf::from).collect();
-    // The directories searched, as named and as resolved.
-    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let given: Vec<PathBuf> = walked_roots
-        .iter()
-        .map(|p| PathBuf::from(absolute(&p.display().to_string(), &cwd)))
-        .collect();
-    let searched: Vec<(PathBuf, PathBuf)> = given
-        .iter()
-        .filter(|p| p.is_dir())
-        .map(|p| (p.clone(), real(p)))
-        .collect();
     let sources: Vec<String> = names.iter().map(|n| absolute(n, &cwd)).collect();
     LocalInputs {
         beside: sources
