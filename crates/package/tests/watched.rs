@@ -1,8 +1,24 @@
 //! `walk_watched` tells the path of each member as its reading starts, nested ones and
 //! skipped ones too, before the member is visited.
 
-use gfxkit_package::{walk_watched, MemorySpill, Options};
+use gfxkit_package::{walk_watched, Member, MemorySpill, Options, Result, Walk};
 use std::sync::Mutex;
+
+/// An ELF shared object's first bytes: a member worth visiting.
+const ELF: &[u8] = b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0\x3e\0rest";
+
+/// `walk_watched` of the tar `tar`, named `p.tar`, each member visited by `visit`; the
+/// reading of members not told.
+fn walk_tar<T: Send>(tar: &[u8], visit: &(dyn Fn(Member<'_>) -> T + Sync)) -> Result<Walk<T>> {
+    walk_watched(
+        "p.tar",
+        tar,
+        &Options::default(),
+        &MemorySpill,
+        visit,
+        &|_| {},
+    )
+}
 
 fn tar_of(members: &[(&str, &[u8])]) -> Vec<u8> {
     let mut t = tar::Builder::new(Vec::new());
@@ -18,7 +34,7 @@ fn tar_of(members: &[(&str, &[u8])]) -> Vec<u8> {
 
 #[test]
 fn each_member_is_named_before_it_is_read() {
-    let elf = b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0\x3e\0rest".to_vec();
+    let elf = ELF.to_vec();
     let inner = tar_of(&[("lib/a.so", &elf)]);
     let outer = tar_of(&[
         ("doc/readme.txt", b"text, skipped by its first bytes"),
@@ -67,39 +83,25 @@ fn each_member_is_named_before_it_is_read() {
 /// from the walk.
 #[test]
 fn visits_beside_the_reading_keep_the_archive_order_and_raise_a_panic() {
-    let elf = b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0\x3e\0rest".to_vec();
+    let elf = ELF.to_vec();
     let names: Vec<String> = (0..40).map(|i| format!("lib/l{i:02}.so")).collect();
     let members: Vec<(&str, &[u8])> = names.iter().map(|n| (n.as_str(), &elf[..])).collect();
     let tar = tar_of(&members);
-    let walked = walk_watched(
-        "p.tar",
-        &tar,
-        &Options::default(),
-        &MemorySpill,
-        &|m| {
-            // Early members take longest: a visit that finished out of order would show.
-            let i: u64 = m.name[5..7].parse().unwrap();
-            std::thread::sleep(std::time::Duration::from_micros((40 - i) * 50));
-            m.name.to_owned()
-        },
-        &|_| {},
-    )
+    let walked = walk_tar(&tar, &|m| {
+        // Early members take longest: a visit that finished out of order would show.
+        let i: u64 = m.name[5..7].parse().unwrap();
+        std::thread::sleep(std::time::Duration::from_micros((40 - i) * 50));
+        m.name.to_owned()
+    })
     .unwrap();
     let got: Vec<String> = walked.into_iter().map(|r| r.unwrap().value).collect();
     assert_eq!(got, names);
     let panicked = std::panic::catch_unwind(|| {
-        walk_watched(
-            "p.tar",
-            &tar,
-            &Options::default(),
-            &MemorySpill,
-            &|m| {
-                if m.name == "lib/l07.so" {
-                    panic!("visit of {}", m.name);
-                }
-            },
-            &|_| {},
-        )
+        walk_tar(&tar, &|m| {
+            if m.name == "lib/l07.so" {
+                panic!("visit of {}", m.name);
+            }
+        })
     })
     .expect_err("the visit's panic reaches the caller");
     let message = panicked
@@ -117,7 +119,7 @@ fn visits_beside_the_reading_keep_the_archive_order_and_raise_a_panic() {
 #[test]
 fn walks_on_every_thread_of_the_pool_with_parallel_visits_end() {
     use rayon::prelude::*;
-    let elf = b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0\x3e\0rest".to_vec();
+    let elf = ELF.to_vec();
     let tar = tar_of(&[("lib/a.so", &elf)]);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -128,18 +130,11 @@ fn walks_on_every_thread_of_the_pool_with_parallel_visits_end() {
         let sums: Vec<usize> = (0..n)
             .into_par_iter()
             .map(|_| {
-                let walked = walk_watched(
-                    "p.tar",
-                    &tar,
-                    &Options::default(),
-                    &MemorySpill,
-                    &|m| {
-                        all.wait();
-                        let work: usize = (0..1000usize).into_par_iter().map(|i| i % 7).sum();
-                        work + m.bytes.len()
-                    },
-                    &|_| {},
-                )
+                let walked = walk_tar(&tar, &|m| {
+                    all.wait();
+                    let work: usize = (0..1000usize).into_par_iter().map(|i| i % 7).sum();
+                    work + m.bytes.len()
+                })
                 .unwrap();
                 walked.into_iter().map(|v| v.unwrap().value).sum()
             })
