@@ -187,19 +187,16 @@ pub fn database_files_beside(
     ) else {
         return Vec::new();
     };
-    let Ok(scanned) = crate::scan::scan_with(&[PathBuf::from(&dir)], formats, &(), |p, bytes| {
-        let file = formats.file(p, bytes);
-        Ok::<_, Infallible>(formats.of(&file).database_member(&file))
-    }) else {
+    let Ok(members) = crate::whole::database_members_under(&[PathBuf::from(&dir)], formats, &())
+    else {
         return Vec::new();
     };
     let moved = |p: &str| match p.strip_prefix(dir.as_str()) {
         Some(rest) => format!("{named}{rest}"),
         None => p.to_owned(),
     };
-    scanned
+    members
         .into_iter()
-        .filter_map(|s| s.result.ok().flatten())
         .map(|mut m| {
             m.path = moved(&m.path);
             for f in &mut m.map_files {

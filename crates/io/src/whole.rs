@@ -173,7 +173,18 @@ fn members_beside(
     if dirs.is_empty() {
         return Ok(Vec::new());
     }
-    let scanned = crate::scan::scan_with(&dirs, formats, progress, |path, bytes| {
+    database_members_under(&dirs, formats, progress)
+}
+
+/// The kernel-database files under `dirs`, each as `check` reads it
+/// ([`crate::format::Format::database_member`]); files that cannot be read are left out. The
+/// error is a path in `dirs` that does not exist.
+pub(crate) fn database_members_under(
+    dirs: &[PathBuf],
+    formats: &Formats,
+    progress: &dyn Progress,
+) -> Result<Vec<database::DbMember>, crate::Error> {
+    let scanned = crate::scan::scan_with(dirs, formats, progress, |path, bytes| {
         let file = formats.file(path, bytes);
         Ok::<_, Infallible>(formats.of(&file).database_member(&file))
     })?;
