@@ -151,7 +151,7 @@ def census_walk_each(paths: List[str]) -> List[Optional[List[str]]]:
     directories every file that may hold device code (the walk of ``gfxkit list -r``), sorted;
     None for a path that cannot be walked."""
 def census_local_inputs(
-    paths: List[str],
+    paths: List[str], threads: Optional[int] = None
 ) -> Tuple[List[str], List[str], List[Optional[int]], List[Tuple[int, List[int]]], List[bool]]:
     """The local inputs of a census given ``paths``, each walked on its own on every core as
     :func:`census_walk_each` walks it (a path that cannot be walked is an input as named):
@@ -160,7 +160,8 @@ def census_local_inputs(
     same bytes as an earlier one, ``(position, [positions of its copies])``, compared by
     identity, else by SHA-256 on every core where their sizes and first and last KiB tie; and
     whether each is a library whose kernel databases lie beside it in a directory under none
-    of ``paths``, to be read with it (as ``gfxkit check`` reads a library named alone)."""
+    of ``paths``, to be read with it (as ``gfxkit check`` reads a library named alone).
+    With ``threads``, on that many threads instead of one per core."""
 def census_publish(tmp: str, path: str) -> None:
     """Renames ``tmp``, a temporary file written beside ``path``, over ``path`` with the
     permissions gfxkit's outputs get: those of the file it replaces, else 0666 less the umask."""
@@ -169,14 +170,18 @@ class CensusScope:
     indexes are resolved against is listed once for all of them."""
     def __init__(self) -> None: ...
 def census_rows_json(
-    items: List[Tuple[str, str, bool]], check: bool = False, scope: Optional[CensusScope] = None
+    items: List[Tuple[str, str, bool]],
+    check: bool = False,
+    scope: Optional[CensusScope] = None,
+    threads: Optional[int] = None,
 ) -> Tuple[bytes, bytes]:
     """``(inputs, code_objects)``: the census rows of ``items`` (``(path, name, beside)``, each
     input named ``name`` in its rows; with ``beside``, a library whose ``database_files`` also
     hold the kernel-database files beside it) as JSON lines, a line per input and a line per code object in
     the items' order, read with the GIL released once for all of them (never raises for a bad
     input: its row has ``status`` and ``error``); directories around them listed through
-    ``scope`` (default: their own)."""
+    ``scope`` (default: their own). With ``threads``, read on that many threads (one: nothing
+    runs beside the reading) instead of one per core."""
 def census_lacks(
     inputs: List[str],
     paths: List[str],

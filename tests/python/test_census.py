@@ -663,8 +663,34 @@ def test_local_cluster_of_two_workers_gives_the_same_dataset(serial_out, real_in
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
     ) as cluster, distributed.Client(cluster) as client:
         gfxkit.census(real_inputs, tmp_path, require="gfx90a,gfx1200", client=client, shard_size=3, progress=False)
+        # Each task reads on its worker's threads: one core a worker here.
+        from gfxkit.census.work import worker_threads
+
+        threads = [client.submit(worker_threads, pure=False, workers=[w]).result() for w in client.nthreads()]
+        assert threads == [1, 1]
     same_dataset(serial_out, tmp_path)
     assert table(serial_out, "lacks") == table(tmp_path, "lacks")
+
+
+def test_one_worker_reads_on_one_thread_alike(serial_out, real_inputs, tmp_path):
+    """``workers=1``: every step on one core (a package's members visited as they are read, its
+    xz decoded on one thread): the dataset of a run on every core. The native reading on one
+    thread gives the rows it gives on all."""
+    from gfxkit import _gfxkit
+
+    gfxkit.census(real_inputs, tmp_path, require="gfx90a,gfx1200", workers=1, progress=False)
+    same_dataset(serial_out, tmp_path)
+    assert table(serial_out, "lacks") == table(tmp_path, "lacks")
+    items = [(p, p, False) for p in (str(real(DEB)), str(real(WHEEL)))]
+
+    def rows(threads):
+        ins, co = _gfxkit.census_rows_json(items, threads=threads)
+        # The seconds each input took differ from run to run.
+        return [dict(json.loads(r), seconds=0) for r in ins.splitlines()], co
+
+    assert rows(1) == rows(None)
+    with pytest.raises(ValueError, match="threads"):
+        _gfxkit.census_rows_json(items, threads=0)
 
 
 def test_local_processes_and_threads_give_the_same_dataset(serial_out, real_inputs, tmp_path):

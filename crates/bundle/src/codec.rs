@@ -571,7 +571,8 @@ pub fn decompress_hashed(
     }
     let mut dec = Decoder::new(method, payload, declared)?;
     let mut out = Vec::new();
-    if target < 2 * CHUNK {
+    // Small, or called on a pool of one thread (a census given one core): hashed after.
+    if target < 2 * CHUNK || rayon::current_num_threads() <= 1 {
         decode(&mut dec, declared, target, &mut out, |_| {})?;
         let hash = truncated_md5(&out);
         return Ok((out, dec.consumed(), hash));
@@ -771,7 +772,7 @@ pub fn decompress_to(
         }
         Ok(false)
     };
-    if declared < STREAM_THREAD_MIN {
+    if declared < STREAM_THREAD_MIN || rayon::current_num_threads() <= 1 {
         let mut m = Md5::new();
         let mut buf = Vec::new();
         let mut more = true;
@@ -940,6 +941,32 @@ mod tests {
         })?;
         assert!(out.len() <= (chunks * STREAM_CHUNK).max(1));
         Ok((out, used, hash))
+    }
+
+    /// On a rayon pool of one thread (a census given one core) the hash is taken in place,
+    /// with the answers of the hashing thread's: whole, short, and declared too long.
+    #[test]
+    fn on_a_pool_of_one_thread_the_stream_is_hashed_in_place_alike() {
+        let len = STREAM_THREAD_MIN as usize + 3 * STREAM_CHUNK + 5;
+        let data: Vec<u8> = (0..len)
+            .map(|i| (i % 241) as u8 ^ (i >> 15) as u8)
+            .collect();
+        let z = compress(Method::Zstd, 1, 0, &data).unwrap();
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        for declared in [len as u64, len as u64 - 1, len as u64 + 1] {
+            let here = streamed(Method::Zstd, &z, declared).map_err(|e| e.to_string());
+            let alone = one
+                .install(|| streamed(Method::Zstd, &z, declared))
+                .map_err(|e| e.to_string());
+            assert_eq!(alone, here, "declared {declared}");
+        }
+        let (out, _, hash) = one
+            .install(|| streamed(Method::Zstd, &z, len as u64))
+            .unwrap();
+        assert_eq!((out, hash), (data.clone(), truncated_md5(&data)));
     }
 
     #[test]

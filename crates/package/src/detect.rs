@@ -83,9 +83,16 @@ impl<R: BufRead> XzStreams<R> {
     }
 }
 
-/// liblzma's multithreaded decoder of one stream over `r`.
+/// liblzma's decoder of one stream over `r`: multithreaded on as many threads as the rayon
+/// pool it is called on has (one per core, unless a census was given fewer), single-threaded
+/// on a pool of one (no thread decoding ahead beside the caller).
 fn xz_stream<R: BufRead>(r: R) -> io::Result<liblzma::bufread::XzDecoder<R>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = rayon::current_num_threads();
+    if threads <= 1 {
+        let stream =
+            liblzma::stream::Stream::new_stream_decoder(u64::MAX, 0).map_err(io::Error::other)?;
+        return Ok(liblzma::bufread::XzDecoder::new_stream(r, stream));
+    }
     let stream = liblzma::stream::MtStreamBuilder::new()
         .threads(u32::try_from(threads).unwrap_or(1))
         .memlimit_threading(XZ_THREADING_MEMORY)

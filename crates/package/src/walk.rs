@@ -8,7 +8,8 @@
 //! A stream (a `.deb`, an RPM, a compressed tarball, an image's layers) is read in order, so
 //! its members are visited on a thread of their own while the walk decompresses the next
 //! ones: the decoder and the caller's function run side by side, with at most [`QUEUE`]
-//! members read and waiting for their visit.
+//! members read and waiting for their visit. Walked on a rayon pool of one thread, it takes
+//! no second thread: each member is visited as it is read.
 
 use crate::detect::{detect, Format, PREFIX_LEN};
 use crate::error::{Error, ErrorKind, Result};
@@ -101,7 +102,21 @@ fn pipelined<T: Send>(
     walk: impl FnOnce(&Ctx<'_, Slot<T>>) -> Result<Walk<Slot<T>>>,
 ) -> Result<Walk<T>> {
     let visit = ctx.visit;
-    let (walked, mut done) = std::thread::scope(|s| {
+    if rayon::current_num_threads() <= 1 {
+        // Called on a pool of one thread (a census given one core): no thread beside it; each
+        // member is visited in place as it is read.
+        let now = |m: Member<'_>| Slot::Now(visit(m));
+        let inner = Ctx {
+            opts: ctx.opts,
+            spill: ctx.spill,
+            visit: &now,
+            reading: ctx.reading,
+            total: ctx.total,
+            layer: ctx.layer,
+        };
+        return Ok(unslotted(walk(&inner)?, Vec::new()));
+    }
+    let (walked, done) = std::thread::scope(|s| {
         let (tx, rx) = mpsc::sync_channel::<(usize, Job)>(QUEUE);
         let visitor = s.spawn(move || {
             rx.into_iter()
@@ -143,7 +158,12 @@ fn pipelined<T: Send>(
         }
         (walked, done)
     });
-    Ok(walked?
+    Ok(unslotted(walked?, done))
+}
+
+/// The walk's values, those visited by the visiting thread taken from `done` by number.
+fn unslotted<T>(walked: Walk<Slot<T>>, mut done: Vec<Option<T>>) -> Walk<T> {
+    walked
         .into_iter()
         .map(|r| {
             r.map(|v| Visited {
@@ -156,7 +176,7 @@ fn pipelined<T: Send>(
                 layer: v.layer,
             })
         })
-        .collect())
+        .collect()
 }
 
 /// Waits for the visiting thread `visitor` to end. On a thread of rayon's pool, the pool's

@@ -147,3 +147,60 @@ fn walks_on_every_thread_of_the_pool_with_parallel_visits_end() {
         .expect("the walks did not end");
     assert_eq!(sums.len(), rayon::current_num_threads());
 }
+
+/// Walked on a rayon pool of one thread (a census given one core), a stream takes no second
+/// thread: its xz data is decoded by the single-threaded decoder and every member is visited
+/// on the walking thread itself, in order, with the values of a walk on every core.
+#[test]
+fn a_walk_on_a_pool_of_one_thread_visits_in_place() {
+    use std::io::Write;
+    let names: Vec<String> = (0..12).map(|i| format!("lib/l{i:02}.so")).collect();
+    let bodies: Vec<Vec<u8>> = (0..12u8)
+        .map(|i| [ELF, &vec![i; 300_000]].concat())
+        .collect();
+    let members: Vec<(&str, &[u8])> = names
+        .iter()
+        .zip(&bodies)
+        .map(|(n, b)| (n.as_str(), &b[..]))
+        .collect();
+    let tar = tar_of(&members);
+    // Several xz blocks (the multithreaded encoder's), as distributions' packages have.
+    let stream = liblzma::stream::MtStreamBuilder::new()
+        .threads(2)
+        .block_size(1 << 20)
+        .preset(1)
+        .encoder()
+        .unwrap();
+    let mut xz = liblzma::write::XzEncoder::new_stream(Vec::new(), stream);
+    xz.write_all(&tar).unwrap();
+    let xz = xz.finish().unwrap();
+    let walk = |threads: &Mutex<Vec<std::thread::ThreadId>>| {
+        walk_watched(
+            "p.tar.xz",
+            &xz,
+            &Options::default(),
+            &MemorySpill,
+            &|m| {
+                threads.lock().unwrap().push(std::thread::current().id());
+                (m.name.to_owned(), m.bytes.len())
+            },
+            &|_| {},
+        )
+        .unwrap()
+        .into_iter()
+        .map(|r| r.unwrap().value)
+        .collect::<Vec<_>>()
+    };
+    let everywhere = walk(&Mutex::new(Vec::new()));
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let visitors = Mutex::new(Vec::new());
+    let (walker, alone) = one.install(|| (std::thread::current().id(), walk(&visitors)));
+    assert_eq!(alone, everywhere);
+    assert_eq!(alone.len(), 12);
+    let visitors = visitors.into_inner().unwrap();
+    assert_eq!(visitors.len(), 12);
+    assert!(visitors.iter().all(|t| *t == walker), "{visitors:?}");
+}

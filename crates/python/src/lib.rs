@@ -1951,27 +1951,73 @@ fn census_walk_each(py: Python<'_>, paths: Vec<PathBuf>) -> Vec<Option<Vec<Strin
 /// sizes (`None` for what is not a regular file), copies (`[(position, [positions of its
 /// copies])]`) and whether each is a library read with the kernel databases beside it
 /// ([`gfxkit_io::census::LocalInputs::beside`]).
+/// With `threads`, the walk and its hashing run on that many threads ([`on_threads`]).
 #[pyfunction]
-#[pyo3(signature = (paths))]
+#[pyo3(signature = (paths, threads = None))]
 #[allow(clippy::type_complexity)]
 fn census_local_inputs(
     py: Python<'_>,
     paths: Vec<PathBuf>,
-) -> (
+    threads: Option<usize>,
+) -> PyResult<(
     Vec<String>,
     Vec<String>,
     Vec<Option<u64>>,
     Vec<(usize, Vec<usize>)>,
     Vec<bool>,
-) {
-    let found = py.allow_threads(|| gfxkit_io::census::local_inputs(&paths));
-    (
+)> {
+    let found =
+        py.allow_threads(|| on_threads(threads, || gfxkit_io::census::local_inputs(&paths)))?;
+    Ok((
         found.names,
         found.sources,
         found.sizes,
         found.copies,
         found.beside,
-    )
+    ))
+}
+
+/// Runs `work` on a pool of `threads` threads, made once per count and kept for the process
+/// (`None`: where it is called, on rayon's global pool of one thread per core). Every parallel
+/// step inside runs on that pool, and with one thread nothing runs beside it (a stream
+/// package's visits, a bundle's hash: they run in place), so that a census told to use N
+/// workers uses N cores, and a Dask worker's tasks the worker's threads.
+fn on_threads<R: Send>(threads: Option<usize>, work: impl FnOnce() -> R + Send) -> PyResult<R> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let Some(n) = threads else {
+        return Ok(work());
+    };
+    if n == 0 {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "threads: at least 1",
+        ));
+    }
+    let pool = {
+        let mut pools = POOLS
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        match pools.get(&n) {
+            Some(p) => Arc::clone(p),
+            None => {
+                let p = rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .thread_name(|i| format!("gfxkit-{i}"))
+                    .build()
+                    .map(Arc::new)
+                    .map_err(|e| {
+                        pyo3::exceptions::PyOSError::new_err(format!(
+                            "cannot start {n} threads: {e}"
+                        ))
+                    })?;
+                pools.insert(n, Arc::clone(&p));
+                p
+            }
+        }
+    };
+    Ok(pool.install(work))
 }
 
 /// Renames `tmp`, a temporary file written beside `path` (a census's Parquet file or report),
@@ -2006,14 +2052,16 @@ impl CensusScope {
 /// decoded; the directories around them listed through `scope` (default: a scope of these
 /// inputs alone). Read and written without the GIL, released once for all of them, for
 /// pyarrow's JSON reader to make a shard's tables without a Python object per row. Never
-/// raises for a bad input: its row says `status` `error` or `damaged`, with `error`.
+/// raises for a bad input: its row says `status` `error` or `damaged`, with `error`. With
+/// `threads`, read on that many threads ([`on_threads`]).
 #[pyfunction]
-#[pyo3(signature = (items, check = false, scope = None))]
+#[pyo3(signature = (items, check = false, scope = None, threads = None))]
 fn census_rows_json<'py>(
     py: Python<'py>,
     items: Vec<(PathBuf, String, bool)>,
     check: bool,
     scope: Option<Bound<'py, CensusScope>>,
+    threads: Option<usize>,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
     let alone;
     let around = match &scope {
@@ -2023,7 +2071,7 @@ fn census_rows_json<'py>(
             &alone
         }
     };
-    let lines = py.allow_threads(|| -> serde_json::Result<(Vec<u8>, Vec<u8>)> {
+    let read = || -> serde_json::Result<(Vec<u8>, Vec<u8>)> {
         let formats = formats();
         let (mut inputs, mut code_objects) = (Vec::new(), Vec::new());
         for (path, name, beside) in &items {
@@ -2040,7 +2088,8 @@ fn census_rows_json<'py>(
             }
         }
         Ok((inputs, code_objects))
-    });
+    };
+    let lines = py.allow_threads(|| on_threads(threads, read))?;
     let (inputs, code_objects) =
         lines.map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
     Ok((PyBytes::new(py, &inputs), PyBytes::new(py, &code_objects)))

@@ -156,6 +156,22 @@ def _no_gc_pauses() -> Iterator[None]:
             gc.enable()
 
 
+@contextlib.contextmanager
+def _arrow_threads(threads: Optional[int]) -> Iterator[None]:
+    """pyarrow's own threads (its JSON reader, its compute) at ``threads`` inside, when given:
+    a census told to use N workers uses N cores in every step. Restored after, as it was."""
+    if not threads:
+        yield
+        return
+    pa = dataset._pa()
+    was = pa.cpu_count()
+    pa.set_cpu_count(threads)
+    try:
+        yield
+    finally:
+        pa.set_cpu_count(was)
+
+
 def _local_size(item: Dict[str, Any]) -> int:
     """Bytes of an item's local file (0 for a URL or a file that cannot be read now: its
     reading reports that), as :func:`expand` found it (its ``size``, taken out of the item:
@@ -212,18 +228,21 @@ def _plan(
 ) -> Dict[str, Any]:
     plan = dataset.load_plan(out) or {"version": dataset.SCHEMA_VERSION, "shards": [], "require": []}
     known = set(names(it for s in plan["shards"] for it in s["items"]))
-    new = []
-    for it in items:
-        unknown = [n for n in names([it]) if n not in known]
-        if len(unknown) == len(names([it])):
-            new.append(it)
-        elif unknown:
-            # Names of content already planned under another name (a census extended with
-            # a copy): read again under the first of them.
-            first = unknown[0]
-            source = first if first.startswith(("http://", "https://")) else os.path.abspath(first)
-            new.append({"name": first, "source": source, "sha256": it.get("sha256"),
-                        "aliases": unknown[1:]})
+    # A census started afresh: every item is new.
+    new = [] if known else list(items)
+    if known:
+        for it in items:
+            given = names([it])
+            unknown = [n for n in given if n not in known]
+            if len(unknown) == len(given):
+                new.append(it)
+            elif unknown:
+                # Names of content already planned under another name (a census extended with
+                # a copy): read again under the first of them.
+                first = unknown[0]
+                source = first if first.startswith(("http://", "https://")) else os.path.abspath(first)
+                new.append({"name": first, "source": source, "sha256": it.get("sha256"),
+                            "aliases": unknown[1:]})
     if new:
         size, max_bytes, max_urls = sizing(len(new))
         chunks = _chunks(new, max(1, int(size)), max_bytes, max_urls)
@@ -295,16 +314,17 @@ def _run_threads(
 ) -> None:
     """Every pending shard on a pool of ``workers`` threads of this process: the readers run in
     Rust with the GIL released, so the threads read in parallel, with no scheduler or worker
-    processes to start. The tables written are kept in ``held`` (by shard) for the derived
-    tables. A shard that raises stops the census (as on Dask: an input never makes a shard
-    fail, so this is the environment); the shards written stay written."""
+    processes to start; their parallel steps (a package's members) share ``workers`` threads
+    too, so that the census uses that many cores. The tables written are kept in ``held`` (by
+    shard) for the derived tables. A shard that raises stops the census (as on Dask: an input
+    never makes a shard fail, so this is the environment); the shards written stay written."""
     from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
     from . import work
 
     pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="gfxkit-census")
     try:
-        futures = {pool.submit(work.scan_shard, s, str(out), True): s for s in pending}
+        futures = {pool.submit(work.scan_shard, s, str(out), True, workers): s for s in pending}
         left = set(futures)
         while left:
             done, left = wait(left, return_when=FIRST_EXCEPTION)
@@ -456,7 +476,9 @@ def census(
         client, scheduler, scheduler_file: run on an existing Dask cluster (a
             ``distributed.Client``, a scheduler's address, a scheduler file); with none, the
             census runs on this machine: ``workers`` threads of this process (default: one per
-            core), the readers running in parallel with the GIL released.
+            core), the readers running in parallel with the GIL released. Given, ``workers`` is
+            the cores the census uses in every step (the walk, a package's members, pyarrow's
+            threads). On Dask, each task uses its worker's threads.
         processes: on this machine, a Dask ``LocalCluster`` of ``workers`` processes instead
             of threads: an input that takes down the process reading it (out of memory, say)
             becomes an error row instead of ending the census, at the cost of starting the
@@ -488,15 +510,20 @@ def census(
     if fresh:
         _fresh(out)
     out.mkdir(parents=True, exist_ok=True)
+    on_cluster = client is not None or bool(scheduler or scheduler_file)
+    # The cores this machine's steps use when told (a worker a core); else one per core.
+    cores = workers if workers and not on_cluster else None
     with _no_gc_pauses():
         items = expand(
             [os.fspath(i) for i in inputs],
             [os.fspath(f) for f in from_lists],
             index,
             list(projects),
+            cores,
         )
-    on_cluster = client is not None or bool(scheduler or scheduler_file)
     c, close = None, []
+    # pyarrow's threads as told, from its import to the end (:func:`_arrow_threads`).
+    arrow = contextlib.ExitStack()
 
     def sizing(n: int) -> Tuple[int, Optional[int], Optional[int]]:
         nonlocal c, close
@@ -539,6 +566,7 @@ def census(
             ]
         loading.join()
         dataset._pa()
+        arrow.enter_context(_arrow_threads(cores))
         total = sum(len(names(s["items"])) for s in pending)
         bar = _Progress(total, sys.stderr.isatty() if progress is None else progress)
         # The tables of the shards written in this process, derived from as they are.
@@ -555,33 +583,37 @@ def census(
                 if c is None:
                     c, close = _client(client, scheduler, scheduler_file, workers)
                 _run_dask(c, pending, out, bar)
+    except BaseException:
+        arrow.close()
+        raise
     finally:
         for x in close:
             x.close()
-    bar.close()
-    if all(dataset.shard_done(out, s["name"]) for s in plan["shards"]):
-        dataset.remove_stale_temporaries(out)
-    with _no_gc_pauses():
-        tables = dataset.derive(out, required, rocm, held)
-        if report:
-            from .page import write_report
+    with arrow:
+        bar.close()
+        if all(dataset.shard_done(out, s["name"]) for s in plan["shards"]):
+            dataset.remove_stale_temporaries(out)
+        with _no_gc_pauses():
+            tables = dataset.derive(out, required, rocm, held)
+            if report:
+                from .page import write_report
 
-            write_report(out, tables, required)
-    ins = tables["inputs"]
-    import pyarrow.compute as pc
+                write_report(out, tables, required)
+        ins = tables["inputs"]
+        import pyarrow.compute as pc
 
-    return Result(
-        out=out,
-        inputs=ins.num_rows,
-        scanned=total,
-        skipped=ins.num_rows - total,
-        errors=int(pc.sum(pc.not_equal(ins["status"], "ok")).as_py() or 0),
-        unreadable=int(pc.sum(pc.equal(ins["status"], "error")).as_py() or 0),
-        code_objects=tables["code_objects"].num_rows,
-        device_bytes=int(pc.sum(ins["device_bytes"]).as_py() or 0),
-        nvidia=int(pc.sum(pc.greater(ins["nvidia_bytes"], 0)).as_py() or 0),
-        seconds=time.monotonic() - start,
-    )
+        return Result(
+            out=out,
+            inputs=ins.num_rows,
+            scanned=total,
+            skipped=ins.num_rows - total,
+            errors=int(pc.sum(pc.not_equal(ins["status"], "ok")).as_py() or 0),
+            unreadable=int(pc.sum(pc.equal(ins["status"], "error")).as_py() or 0),
+            code_objects=tables["code_objects"].num_rows,
+            device_bytes=int(pc.sum(ins["device_bytes"]).as_py() or 0),
+            nvidia=int(pc.sum(pc.greater(ins["nvidia_bytes"], 0)).as_py() or 0),
+            seconds=time.monotonic() - start,
+        )
 
 
 def report(

@@ -55,7 +55,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler (tcp://host:8786)")
     p.add_argument("--scheduler-file", metavar="FILE", help="a Dask scheduler file (dask-jobqueue, dask-mpi)")
     p.add_argument("--workers", type=int, metavar="N",
-                   help="on this machine: threads reading in parallel (default: one per core)")
+                   help="on this machine: the cores the census uses, a thread reading shards on each "
+                        "(default: one per core)")
     p.add_argument("--processes", action="store_true",
                    help="on this machine: a Dask LocalCluster of --workers processes instead of threads "
                         "(an input that takes its process down becomes an error row)")

@@ -97,6 +97,12 @@ class _Exhausted(Exception):
         super().__init__(f"after {attempts} attempts: {last}")
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+#: What makes a path a glob (as ``glob.has_magic`` says).
+_MAGIC = re.compile(r"[*?[]")
+
+
 def is_url(s: str) -> bool:
     return s.startswith(("http://", "https://"))
 
@@ -121,15 +127,19 @@ def read_list(path: str) -> List[str]:
 def parse_list(data: bytes, path: str) -> List[str]:
     """The inputs a ``--from`` file's bytes name (UTF-8, one a line); a line that is not UTF-8
     raises RuntimeError naming ``path`` and the line."""
-    out = []
-    for n, raw in enumerate(data.splitlines(), 1):
-        try:
-            line = raw.decode("utf-8").strip()
-        except UnicodeDecodeError as e:
-            raise RuntimeError(f"{path}: line {n}: not UTF-8 ({e.reason} at byte {e.start})") from e
-        if line and not line.startswith("#"):
-            out.append(line)
-    return out
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        # Which line: decoded one by one.
+        for n, raw in enumerate(data.splitlines(), 1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise RuntimeError(f"{path}: line {n}: not UTF-8 ({e.reason} at byte {e.start})") from e
+        raise
+    # Split where bytes.splitlines splits (not at the other line breaks str.splitlines knows).
+    lines = (line.strip() for line in _LINE_BREAK.split(text))
+    return [line for line in lines if line and not line.startswith("#")]
 
 
 def _normalize(project: str) -> str:
@@ -231,10 +241,12 @@ def expand(
     from_lists: Sequence[str] = (),
     index: Optional[str] = None,
     projects: Sequence[str] = (),
+    threads: Optional[int] = None,
 ) -> List[Dict[str, Any]]:
     """The items of a census (see the module documentation), sorted by name; each input
     reached twice (the same name, the same file by path, or the same digest) once, the other
-    names of a digest as ``aliases``."""
+    names of a digest as ``aliases``. Local inputs are walked on ``threads`` threads (default:
+    one per core)."""
     from .. import _gfxkit
 
     raw: List[str] = list(inputs)
@@ -245,7 +257,7 @@ def expand(
     for s in raw:
         if is_url(s):
             urls.append(split_url(s))
-        elif glob.has_magic(s) and not os.path.exists(s):
+        elif _MAGIC.search(s) and not os.path.exists(s):
             hits = sorted(glob.glob(s, recursive=True))
             # A glob that matches nothing is reported as the input it names.
             local.extend(hits or [s])
@@ -257,7 +269,7 @@ def expand(
     # Each walked on its own, all at once; one that cannot be walked (missing) is an input
     # as named, a row with its error. Sizes are transient: the plan closes local shards by
     # bytes (and does not keep them).
-    found, sources, sizes, copies, beside = _gfxkit.census_local_inputs(local)
+    found, sources, sizes, copies, beside = _gfxkit.census_local_inputs(local, threads)
     items: Dict[str, Dict[str, Any]] = {
         n: {"name": n, "source": src, "sha256": None, "aliases": [], "size": size}
         for n, src, size in zip(found, sources, sizes)

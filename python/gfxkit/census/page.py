@@ -294,7 +294,11 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
         .sort_by([("shown", "ascending"), ("input", "ascending")])
         .drop_columns(["shown"])
     )
-    inputs = listed.to_pylist()
+    # Python rows only of the inputs the page lists one by one (errors, NVIDIA code).
+    errors = listed.filter(pc.not_equal(listed["status"], "ok")).to_pylist()
+    # Null in rows written before the column was (an earlier gfxkit): not known, left out.
+    nvidia = listed.filter(pc.greater(pc.fill_null(listed["nvidia_bytes"], 0), 0)).to_pylist()
+    with_code = int(pc.sum(pc.greater(pc.fill_null(listed["code_objects"], 0), 0)).as_py() or 0)
     n = co.num_rows
     named = co.select(
         ["input", "target_id", "processor", "stored_bytes", "uncompressed_bytes", "sha256"]
@@ -354,17 +358,14 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
 
     total_stored = sum(v[0] for v in per_target.values())
     total_unc = sum(v[1] for v in per_target.values())
-    errors = [r for r in inputs if r["status"] != "ok"]
-    # Null in rows written before the column was (an earlier gfxkit): not known, left out.
-    nvidia = [r for r in inputs if r["nvidia_bytes"]]
     out: List[str] = []
     w = out.append
     w("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>")
     w("<title>gfxkit census</title><style>" + _CSS + "</style></head><body>")
     w("<h1>gfxkit census</h1><table class='summary'>")
     for k, v in [
-        ("inputs", len(inputs)),
-        ("inputs with device code", sum(1 for r in inputs if r["code_objects"])),
+        ("inputs", listed.num_rows),
+        ("inputs with device code", with_code),
         ("code objects", n),
         ("device bytes (stored)", _size(total_stored)),
         ("device bytes (uncompressed)", _size(total_unc)),
@@ -423,7 +424,7 @@ def build(tables: Dict[str, Any], required: Sequence[str]) -> str:
     for k in range(0, len(rows), CHUNK):
         w(("</tbody>" if k else "") + "<tbody class='chunk'>")
         w("".join(rows[k : k + CHUNK]))
-    w("</tbody></table>" if inputs else "<tbody></tbody></table>")
+    w("</tbody></table>" if listed.num_rows else "<tbody></tbody></table>")
 
     # Bytes per target.
     w("<h2 id='bytes'>Device bytes per target</h2>")

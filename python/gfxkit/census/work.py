@@ -57,18 +57,34 @@ def line(row: Dict[str, Any]) -> bytes:
     return json.dumps(row).encode("ascii") + b"\n"
 
 
+def worker_threads() -> Optional[int]:
+    """The threads of the Dask worker this runs on (its tasks' share of the machine), None
+    outside a worker."""
+    try:
+        from distributed import get_worker
+
+        return int(get_worker().state.nthreads) or None
+    except (ImportError, ValueError, AttributeError):
+        return None
+
+
 def scan_item(
     item: Dict[str, Any],
     scratch: Optional[str] = None,
     check: bool = False,
     scope: Any = None,
+    threads: Optional[int] = None,
 ) -> Tuple[bytes, bytes]:
     """The rows of one item as JSON lines: ``(input rows, code-object rows)``, one input row per
     name (the item's and its aliases'). With ``check``, each compressed bundle's own hash is
     checked as it is decoded (a mismatch makes the input ``damaged``). ``scope`` (a
     ``_gfxkit.CensusScope``) is shared by the items read together: the kernel-database
-    directories around them are listed once for all of them."""
+    directories around them are listed once for all of them. Read on ``threads`` threads
+    (default: a Dask worker's own, elsewhere one per core)."""
     from .. import _gfxkit
+
+    if threads is None:
+        threads = worker_threads()
 
     name, source = item["name"], item["source"]
     start = time.monotonic()
@@ -79,13 +95,15 @@ def scan_item(
             inputs, code_objects = line(error_row(name, str(e), time.monotonic() - start)), b""
         else:
             try:
-                inputs, code_objects = _gfxkit.census_rows_json([(path, name, False)], check, scope)
+                inputs, code_objects = _gfxkit.census_rows_json(
+                    [(path, name, False)], check, scope, threads
+                )
             finally:
                 remove_download(path)
             inputs = line(dict(json.loads(inputs), seconds=time.monotonic() - start))
     else:
         inputs, code_objects = _gfxkit.census_rows_json(
-            [(source, name, bool(item.get("beside")))], check, scope
+            [(source, name, bool(item.get("beside")))], check, scope, threads
         )
     aliases = item.get("aliases") or ()
     if aliases:
@@ -131,15 +149,21 @@ def _renamed_file(member: Dict[str, Any], old: str, new: str) -> Dict[str, Any]:
     )
 
 
-def scan_shard(shard: Dict[str, Any], out: str, keep: bool = False) -> Dict[str, Any]:
+def scan_shard(
+    shard: Dict[str, Any], out: str, keep: bool = False, threads: Optional[int] = None
+) -> Dict[str, Any]:
     """Reads every item of ``shard`` (``{"name", "items"}``, and ``"check"`` when compressed
-    bundles' hashes are checked) and writes its rows to ``out`` (``dataset.write_shard``).
+    bundles' hashes are checked) on ``threads`` threads (default: a Dask worker's own, so
+    that a worker of one thread uses one core; elsewhere one per core) and writes its rows to
+    ``out`` (``dataset.write_shard``).
     Returns a summary: inputs, bytes, errors, device bytes; with ``keep``, also the tables
     written (``"tables"``), for a census run in this process to derive from without reading
     them back."""
     from .. import _gfxkit
 
     check = bool(shard.get("check"))
+    if threads is None:
+        threads = worker_threads()
     scope = _gfxkit.CensusScope()
     rows = []
     # Runs of files read in one native call each (the GIL released once for all of them);
@@ -148,13 +172,13 @@ def scan_shard(shard: Dict[str, Any], out: str, keep: bool = False) -> Dict[str,
     for item in shard["items"]:
         if is_url(item["source"]) or item.get("aliases"):
             if run:
-                rows.append(_gfxkit.census_rows_json(run, check, scope))
+                rows.append(_gfxkit.census_rows_json(run, check, scope, threads))
                 run = []
-            rows.append(scan_item(item, check=check, scope=scope))
+            rows.append(scan_item(item, check=check, scope=scope, threads=threads))
         else:
             run.append((item["source"], item["name"], bool(item.get("beside"))))
     if run:
-        rows.append(_gfxkit.census_rows_json(run, check, scope))
+        rows.append(_gfxkit.census_rows_json(run, check, scope, threads))
     tables = dataset.write_shard(
         Path(out), shard["name"], b"".join(r[0] for r in rows), b"".join(r[1] for r in rows), check
     )
