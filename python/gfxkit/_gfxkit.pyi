@@ -198,6 +198,10 @@ def census_lacks(
     library_inputs: Optional[List[str]] = None,
     library_paths: Optional[List[str]] = None,
     library_found: Optional[List[bool]] = None,
+    dead_inputs: Optional[List[str]] = None,
+    dead_paths: Optional[List[str]] = None,
+    dead_units: Optional[List[int]] = None,
+    dead_whys: Optional[List[str]] = None,
 ) -> List[Dict[str, Any]]:
     """``[{"input", "path", "required", "why"}]``: what each file lacks of ``required``
     (with ``rocm``, on that ROCm release's runtime, as ``gfxkit check --rocm``), from the
@@ -206,4 +210,5 @@ def census_lacks(
     the libraries that load them (the ``database_libraries`` column's paths and
     ``database_found``, each with its input in ``library_inputs``) judged as ``gfxkit check``
     judges them: each library with the databases it loads, each database no library loads
-    as its directory."""
+    as its directory; the bundles that load nothing (the ``dead_units`` column's paths, units
+    and reasons, each with its input in ``dead_inputs``) lacking every target."""

@@ -303,6 +303,59 @@ def test_kernel_databases_lack_what_check_says(tmp_path, gfxkit_bin):
     assert gone in got[0][2]
 
 
+def test_bundles_that_load_nothing_lack_what_check_says(built, tmp_path, gfxkit_bin):
+    """Two bundles made by clang-offload-bundler from which the HIP runtime loads nothing: one
+    of 71 target IDs whose 4,553-byte header is longer than the runtime reads (the census
+    passed gfx90a and gfx1100 there, whose code it holds, where check fails them), and one
+    whose only device entry is empty (no code-object rows: the census did not judge it); and
+    an object holding an offload image, which nothing loads as it is. The census lacks what
+    check lacks, saying why."""
+    ids = [*[f"gfx{p}" for p in (700, 701, 702, 703, 704, 705, 802, 803, 805)],
+           *[f"gfx{p}" for p in range(1030, 1037)], *[f"gfx{p}" for p in (1100, 1101, 1102, 1103)],
+           *[f"gfx{p}" for p in (1150, 1151, 1152, 1200, 1201)],
+           *[f"gfx{p}:xnack{x}" for p in (801, 810, 900, 902, 904, 909, "90c", 1010, 1011, 1012, 1013)
+             for x in "-+"],
+           *[f"gfx{p}:sramecc{s}:xnack{x}" for p in (906, 908, "90a", 940, 941, 942) for s in "-+" for x in "-+"]]
+    assert len(ids) == 71
+    bundler = tool("clang-offload-bundler")
+    many = tmp_path / "many.hipfb"
+    run(bundler, "-type=o", "-targets=" + ",".join(
+        ["host-x86_64-unknown-linux-gnu", *[f"hipv4-amdgcn-amd-amdhsa--{t}" for t in ids]]),
+        "-input=/dev/null", *[f"-input={built['code_object']}"] * len(ids), f"-output={many}")
+    empty = tmp_path / "empty.hipfb"
+    run(bundler, "-type=o", "-targets=host-x86_64-unknown-linux-gnu,hipv4-amdgcn-amd-amdhsa--gfx90a",
+        "-input=/dev/null", "-input=/dev/null", f"-output={empty}")
+    # An object whose device code is an offload image, linked into a bundle before anything
+    # loads it: check judges nothing of it, nor does the census (it lacked gfx1100 there).
+    packed = tmp_path / "k.offload"
+    run(tool("clang-offload-packager"), "-o", str(packed),
+        f"--image=file={built['code_object']},triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=hip")
+    (tmp_path / "e.c").write_text("int x;\n")
+    obj = tmp_path / "k.o"
+    run(tool("clang"), "-c", str(tmp_path / "e.c"), "-Xclang", f"-fembed-offload-object={packed}",
+        "-o", str(obj))
+    req = "gfx90a,gfx1100"
+    out = tmp_path / "census"
+    gfxkit.census([str(many), str(empty), str(obj)], out, require=req, serial=True, progress=False)
+    assert [r["container"] for r in table(out, "code_objects") if r["input"] == str(obj)] == ["offload-image"]
+    lacks = table(out, "lacks")
+    c = subprocess.run([gfxkit_bin, "check", "--json", "--require", req, str(many), str(empty), str(obj)],
+                       capture_output=True)
+    files = json.loads(c.stdout)["files"]
+    want = sorted((f["path"], m) for f in files for m in f.get("missing", []))
+    assert sorted((x["path"], x["required"]) for x in lacks) == want == [
+        (str(empty), "gfx1100"), (str(empty), "gfx90a"), (str(many), "gfx1100"), (str(many), "gfx90a")]
+    unread = "the bundle header is 4553 bytes; the HIP runtime reads only the first 4096 bytes"
+    for x in lacks:
+        said = next(f for f in files if f["path"] == x["path"])["why"][x["required"]]
+        if x["path"] == str(many):
+            assert unread in x["why"] and unread in said, (x["why"], said)
+        else:
+            assert x["why"].endswith("a bundle whose device entries are all empty"), x["why"]
+    dead = {r["input"]: r["dead_units"] for r in table(out, "inputs")}
+    assert [d["unit"] for d in dead[str(many)]] == [0] and len(dead[str(empty)]) == 1, dead
+
+
 def test_a_kernel_database_in_a_package_is_judged_by_its_members(tmp_path):
     """A Tensile library in a package is judged against the members beside it, as on disk
     against its directory: hipBLASLt 7.1's lazy indexes of every processor with only gfx1151's

@@ -290,6 +290,14 @@ pub fn select(device: &TargetId, entries: &[EntryId]) -> Selection {
     }
 }
 
+/// Why nothing of an uncompressed bundle whose header is `header_len` bytes, longer than
+/// [`HIP_HEADER_LIMIT`], loads.
+pub fn header_unread(header_len: u64) -> String {
+    format!(
+        "the bundle header is {header_len} bytes; the HIP runtime reads only the first {HIP_HEADER_LIMIT} bytes of an uncompressed bundle and cannot load any entry"
+    )
+}
+
 /// [`select`] over a loadable unit, with the runtime's further rules: an uncompressed bundle
 /// whose header is longer than the 4096 bytes the runtime reads cannot be loaded at all, and
 /// empty entries are skipped. [`Selection::index`] indexes [`LoadView::entries`].
@@ -306,10 +314,7 @@ pub fn select_unit(device: &TargetId, unit: &LoadView) -> Selection {
         Err(e) => return none(format!("cannot read the bundle's entries: {e}")),
     };
     if !unit.header_readable_by_hip() {
-        let mut s = none(format!(
-            "the bundle header is {} bytes; the HIP runtime reads only the first {HIP_HEADER_LIMIT} bytes of an uncompressed bundle and cannot load any entry",
-            unit.header_len.unwrap_or(0)
-        ));
+        let mut s = none(header_unread(unit.header_len.unwrap_or(0)));
         s.nearest = nearest_targets(device, &unit.ids());
         return s;
     }

@@ -105,7 +105,7 @@ impl<'a> Unit<'a> {
     /// (`.llvm.offloading`, device code not yet linked) and an object bundle holding no code
     /// for an AMD GPU ([`holds_amd_gpu_code`]).
     pub fn is_loadable(&self) -> bool {
-        self.form != Form::OffloadImage && self.holds_amd_gpu_code()
+        is_loadable(self.form, self.loose.iter().map(|e| e.id.as_str()))
     }
 
     /// Whether it holds code for an AMD GPU ([`holds_amd_gpu_code`] of its form and entries):
@@ -356,6 +356,13 @@ impl<'a> Discovery<'a> {
         }
         Units { units, problems }
     }
+}
+
+/// Whether the HIP runtime loads a unit of form `form` whose entries have the IDs `ids`: one
+/// that holds AMD GPU code ([`holds_amd_gpu_code`]) and is no offload image (an object's
+/// `.llvm.offloading` section, linked into a bundle before anything loads it).
+pub fn is_loadable<'s>(form: Form, ids: impl IntoIterator<Item = &'s str>) -> bool {
+    form != Form::OffloadImage && holds_amd_gpu_code(form, ids)
 }
 
 /// Whether a unit of form `form` whose entries have the IDs `ids` (for a bundle, none are

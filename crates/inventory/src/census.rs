@@ -127,6 +127,55 @@ pub struct InputRow {
     /// code of their own or without (hipBLASLt 7.1's has none): the `lacks` table judges each
     /// with the databases it loads.
     pub database_libraries: Vec<DatabaseLibrary>,
+    /// Its bundles from which the HIP runtime loads nothing on any device ([`dead_units`]):
+    /// each fails every required target, as `check` says, whether or not it has code-object
+    /// rows.
+    pub dead_units: Vec<DeadUnit>,
+}
+
+/// A bundle from which the HIP runtime loads no code object on any device (a row of an
+/// input's `dead_units`): its uncompressed header is longer than the runtime reads, or it has
+/// no device entry that is not empty.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct DeadUnit {
+    /// The file holding it, as the code-object rows name it.
+    pub path: String,
+    /// Its index in the file, as the rows' `unit`.
+    pub unit: u32,
+    /// Why nothing in it loads.
+    pub why: String,
+}
+
+/// The bundles of `listing` that hold AMD GPU code and from which the HIP runtime loads
+/// nothing on any device, by the rule `check` selects by ([`gfxkit_host::select::select_unit`]):
+/// an uncompressed bundle whose header is longer than [`gfxkit_host::entries::HIP_HEADER_LIMIT`],
+/// or one whose device entries are all empty (no code-object rows then).
+pub fn dead_units(listing: &FileListing) -> Vec<DeadUnit> {
+    use gfxkit_host::entries::HIP_HEADER_LIMIT;
+    listing
+        .bundles
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| matches!(b.format, "uncompressed" | "ccob"))
+        .filter_map(|(ui, b)| {
+            let why = if b.format == "uncompressed" && b.header_size > HIP_HEADER_LIMIT {
+                gfxkit_host::select::header_unread(b.header_size)
+            } else if b
+                .entries
+                .iter()
+                .any(|e| e.size > 0 && e.kind.as_deref() != Some("host"))
+            {
+                return None;
+            } else {
+                "a bundle whose device entries are all empty".to_owned()
+            };
+            Some(DeadUnit {
+                path: listing.path.clone(),
+                unit: ui as u32,
+                why,
+            })
+        })
+        .collect()
 }
 
 /// A file that loads a kernel database, known by its name and place.
@@ -325,6 +374,7 @@ pub fn input_row(
         seconds,
         database_files: Vec::new(),
         database_libraries: Vec::new(),
+        dead_units: Vec::new(),
     }
 }
 
@@ -354,6 +404,8 @@ struct RowUnit<'a> {
     container: &'a str,
     ccob_version: Option<u16>,
     entries: Vec<(EntryId, Option<u8>)>,
+    /// Why nothing in it loads, for a bundle that loads nothing ([`DeadUnit`]).
+    dead: Option<&'a str>,
 }
 
 /// What a release passed over: the entries concerned, and what is said.
@@ -429,6 +481,9 @@ pub struct Databases {
     pub files: Vec<(String, crate::database::DbMember)>,
     /// (input, the library).
     pub libraries: Vec<(String, DatabaseLibrary)>,
+    /// (input, a bundle that loads nothing: [`InputRow::dead_units`]). Not a database: the
+    /// other fact beyond the rows that the lacks are judged by.
+    pub dead: Vec<(String, DeadUnit)>,
 }
 
 /// The required targets each file of `rows` lacks, by the rule of `gfxkit check`: a file
@@ -471,16 +526,27 @@ pub fn lacks_on(
         u.ccob_version = u.ccob_version.or(r.ccob_version);
         u.entries.push((id, r.code_object_version));
     }
-    // Object bundles of other GPUs (SYCL, OpenMP offload to NVIDIA) are not judged, as
-    // `check` passes over them ([`gfxkit_host::unit::holds_amd_gpu_code`]).
+    // Object bundles of other GPUs (SYCL, OpenMP offload to NVIDIA) and offload images (an
+    // object's, linked before anything loads it) are not judged, as `check` passes over them
+    // ([`gfxkit_host::unit::is_loadable`]).
     for units in files.values_mut() {
         units.retain(|_, u| {
             let form =
                 crate::list::form_of_storage_name(u.container).unwrap_or(gfxkit_host::Form::Bundle);
-            gfxkit_host::unit::holds_amd_gpu_code(form, u.entries.iter().map(|(e, _)| e.raw()))
+            gfxkit_host::unit::is_loadable(form, u.entries.iter().map(|(e, _)| e.raw()))
         });
     }
     files.retain(|_, units| !units.is_empty());
+    // Bundles that load nothing: none of their entries counts, and a file of such bundles
+    // alone (no rows) is judged too.
+    for (input, d) in &databases.dead {
+        let u = files
+            .entry((input.as_str(), d.path.as_str()))
+            .or_default()
+            .entry(d.unit)
+            .or_default();
+        u.dead = Some(d.why.as_str());
+    }
     // The input of each database file; the files of databases are judged with them.
     let held_by: BTreeMap<&str, &str> = databases
         .files
@@ -496,11 +562,20 @@ pub fn lacks_on(
             let units: Units = row_units
                 .iter()
                 .map(|(i, u)| {
+                    if u.dead.is_some() {
+                        return (*i, Vec::new());
+                    }
                     let (kept, why) = loaded_by(rules, u);
                     passed.extend(why);
                     (*i, kept)
                 })
                 .collect();
+            let mut dead: Vec<String> = row_units
+                .values()
+                .filter_map(|u| u.dead)
+                .map(str::to_owned)
+                .collect();
+            dead.dedup();
             let present = row_units
                 .values()
                 .flat_map(|u| &u.entries)
@@ -510,6 +585,7 @@ pub fn lacks_on(
                 present,
                 units,
                 passed,
+                dead,
             };
             (path.to_owned(), (input, j))
         })
@@ -524,6 +600,7 @@ pub fn lacks_on(
                 present: BTreeSet::new(),
                 units: Units::new(),
                 passed: Vec::new(),
+                dead: Vec::new(),
             };
             libraries.push((path.clone(), (input.as_str(), none)));
         }
@@ -597,6 +674,8 @@ struct Judged {
     units: Units,
     /// What the release passed over.
     passed: Vec<Passed>,
+    /// Why its bundles that load nothing load nothing, once each.
+    dead: Vec<String>,
 }
 
 impl Lack {
@@ -649,6 +728,7 @@ fn file_lacks(
             j.units.len()
         )
     };
+    let why = j.dead.iter().fold(why, |w, d| format!("{w}; {d}"));
     Some(with_passed(why, &said))
 }
 
@@ -736,6 +816,76 @@ mod tests {
         assert!(l[0].why.contains("in 2 of 2 units"), "{}", l[0].why);
     }
 
+    /// A bundle whose header is longer than the HIP runtime reads, or whose device entries are
+    /// all empty, loads nothing ([`dead_units`]): its file lacks every target, code-object rows
+    /// or none, and says why, as `check` selects.
+    #[test]
+    fn bundles_that_load_nothing_lack_every_target() {
+        let req = |s: &str| TargetId::parse(s).unwrap();
+        // 80 entries with the same code object: a header past 4096 bytes.
+        let ids: Vec<String> = (0..80)
+            .map(|i| format!("hip-amdgcn-amd-amdhsa--gfx{}", 1000 + i))
+            .collect();
+        let mut entries: Vec<(&str, &[u8])> = vec![("host-x86_64-unknown-linux--", b"")];
+        entries.push(("hipv4-amdgcn-amd-amdhsa--gfx90a", b"code"));
+        entries.extend(ids.iter().map(|i| (i.as_str(), &b"code"[..])));
+        let big = gfxkit_bundle::write_bundle(&entries, 4096).unwrap();
+        let listing = listing_of(&big, false);
+        let dead = dead_units(&listing);
+        assert_eq!(dead.len(), 1, "{dead:?}");
+        assert_eq!(dead[0].unit, 0);
+        assert!(
+            dead[0]
+                .why
+                .contains("the HIP runtime reads only the first 4096"),
+            "{}",
+            dead[0].why
+        );
+        let rows = rows_of_bundle(&entries);
+        assert!(rows.iter().any(|r| r.entry_id.ends_with("gfx90a")));
+        let with = |dead: Vec<DeadUnit>| Databases {
+            dead: dead
+                .into_iter()
+                .map(|d| ("b.hipfb".to_owned(), d))
+                .collect(),
+            ..Default::default()
+        };
+        // Without the fact, its gfx90a entry passes; with it, nothing does.
+        assert!(lacks(&rows, &Databases::default(), &[req("gfx90a")]).is_empty());
+        let l = lacks(&rows, &with(dead.clone()), &[req("gfx90a")]);
+        assert_eq!(l.len(), 1, "{l:?}");
+        assert!(
+            l[0].why.contains("in 1 of 1 units") && l[0].why.ends_with(&dead[0].why),
+            "{}",
+            l[0].why
+        );
+        // Device entries all empty: no rows, and still judged.
+        let empty = gfxkit_bundle::write_bundle(
+            &[
+                ("host-x86_64-unknown-linux--", b""),
+                ("hipv4-amdgcn-amd-amdhsa--gfx90a", b""),
+            ],
+            4096,
+        )
+        .unwrap();
+        let dead = dead_units(&listing_of(&empty, false));
+        assert_eq!(dead.len(), 1, "{dead:?}");
+        let l = lacks(&[], &with(dead), &[req("gfx90a"), req("gfx942")]);
+        assert_eq!(
+            l.iter().map(|l| l.required.as_str()).collect::<Vec<_>>(),
+            ["gfx90a", "gfx942"]
+        );
+        assert!(
+            l[0].why
+                .ends_with("a bundle whose device entries are all empty"),
+            "{}",
+            l[0].why
+        );
+        // A bundle with code in reach of the runtime is no such bundle.
+        let fine = gfxkit_bundle::write_bundle(&entries[..3], 4096).unwrap();
+        assert!(dead_units(&listing_of(&fine, false)).is_empty());
+    }
+
     /// A library and its kernel database in one package, and a database no library loads in
     /// a tree whose files are inputs of their own: each database's files are judged together,
     /// as `check` judges them ([`crate::database::Database::lacks_on`]: a processor's file does
@@ -815,7 +965,7 @@ mod tests {
         let judged = |rows: &[CodeObjectRow], files: &[(String, DbMember)], r: &str| {
             let dbs = Databases {
                 files: files.to_vec(),
-                libraries: Vec::new(),
+                ..Default::default()
             };
             let l = lacks(rows, &dbs, &[req(r)]);
             let got: Vec<(String, String)> = l
@@ -873,6 +1023,7 @@ mod tests {
                     database_found: found,
                 },
             )],
+            dead: Vec::new(),
         };
         let l = lacks(&[], &with_library(Vec::new(), false), &[req("gfx942")]);
         assert_eq!(l.len(), 1, "{l:#?}");

@@ -60,6 +60,10 @@ pub fn verdict(device: &TargetId, bundles: &[LoadView]) -> Verdict {
         if !nearest.is_empty() {
             msg.push_str(&format!("; nearest present: {}", nearest.join(", ")));
         }
+        if let Some(e) = failing.filter(|e| !e.header_readable_by_hip()) {
+            // Code there may be for the device: the runtime cannot read where it is.
+            msg.push_str(&format!("; {}", select_unit(device, e).reason));
+        }
         return Verdict {
             runs: false,
             needs: None,

@@ -476,6 +476,7 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
     let mut unreadable = false;
     let mut database_files = Vec::new();
     let mut database_libraries = Vec::new();
+    let mut dead_units = Vec::new();
     let walked = match opened {
         Some(input) => for_each_of(path, input, &(), formats.settings(), visit),
         None => for_each_with(path, &(), formats.settings(), visit),
@@ -557,6 +558,7 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
                         listing.path = file;
                         let package = (p != path).then_some(name);
                         out.extend(census::code_object_rows(name, &listing, package, &digests));
+                        dead_units.extend(census::dead_units(&listing));
                     }
                     Err(Failed::NoDeviceCode) => {}
                     Err(Failed::Package(e)) => {
@@ -591,6 +593,7 @@ pub fn rows(path: &Path, name: &str, formats: &Formats, check: bool, around: &Ar
     row.nvidia_bytes = nvidia_bytes;
     row.database_files = database_files;
     row.database_libraries = database_libraries;
+    row.dead_units = dead_units;
     Rows {
         input: row,
         code_objects: out,

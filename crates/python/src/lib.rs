@@ -2100,14 +2100,16 @@ fn census_rows_json<'py>(
 /// code object) and its kernel-database files (`database_files`, the JSON documents of the
 /// inputs' `database_files` column, each with the input in `database_inputs`) and the
 /// libraries that load databases (`library_paths` and `library_found`, of the
-/// `database_libraries` column, with theirs in `library_inputs`): each database judged as
-/// `check` judges it, with the library that loads it
+/// `database_libraries` column, with theirs in `library_inputs`), and the bundles that load
+/// nothing (`dead_paths`, `dead_units` and `dead_whys`, of the `dead_units` column, with
+/// theirs in `dead_inputs`): each database judged as `check` judges it, with the library that
+/// loads it
 /// ([`gfxkit_inventory::census::lacks_on`]). With `rocm`
 /// (`"6.2"`), by the rule of `gfxkit check --rocm`: the columns `containers`,
 /// `ccob_versions` and `code_object_versions` then say what that release cannot load (absent:
 /// nothing refused for that reason).
 #[pyfunction]
-#[pyo3(signature = (inputs, paths, units, archives, entry_ids, required, containers = None, ccob_versions = None, code_object_versions = None, rocm = None, database_inputs = None, database_files = None, library_inputs = None, library_paths = None, library_found = None))]
+#[pyo3(signature = (inputs, paths, units, archives, entry_ids, required, containers = None, ccob_versions = None, code_object_versions = None, rocm = None, database_inputs = None, database_files = None, library_inputs = None, library_paths = None, library_found = None, dead_inputs = None, dead_paths = None, dead_units = None, dead_whys = None))]
 #[allow(clippy::too_many_arguments)]
 fn census_lacks<'py>(
     py: Python<'py>,
@@ -2126,6 +2128,10 @@ fn census_lacks<'py>(
     library_inputs: Option<Vec<String>>,
     library_paths: Option<Vec<String>>,
     library_found: Option<Vec<bool>>,
+    dead_inputs: Option<Vec<String>>,
+    dead_paths: Option<Vec<String>>,
+    dead_units: Option<Vec<u32>>,
+    dead_whys: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let n = inputs.len();
     let database_inputs = database_inputs.unwrap_or_default();
@@ -2141,6 +2147,20 @@ fn census_lacks<'py>(
     if library_inputs.len() != library_paths.len() || library_paths.len() != library_found.len() {
         return Err(pyo3::exceptions::PyValueError::new_err(
             "census_lacks: library_inputs, library_paths and library_found differ in length",
+        ));
+    }
+    let (dead_inputs, dead_paths, dead_units, dead_whys) = (
+        dead_inputs.unwrap_or_default(),
+        dead_paths.unwrap_or_default(),
+        dead_units.unwrap_or_default(),
+        dead_whys.unwrap_or_default(),
+    );
+    if [dead_paths.len(), dead_units.len(), dead_whys.len()]
+        .iter()
+        .any(|l| *l != dead_inputs.len())
+    {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "census_lacks: dead_inputs, dead_paths, dead_units and dead_whys differ in length",
         ));
     }
     let files = database_inputs
@@ -2166,6 +2186,15 @@ fn census_lacks<'py>(
                 };
                 (input, l)
             })
+            .collect(),
+        dead: dead_inputs
+            .into_iter()
+            .zip(
+                dead_paths
+                    .into_iter()
+                    .zip(dead_units.into_iter().zip(dead_whys)),
+            )
+            .map(|(input, (path, (unit, why)))| (input, inv::census::DeadUnit { path, unit, why }))
             .collect(),
     };
     let optional = [

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import threading
 
 #: The version of the dataset's schema, in every file's metadata (``gfxkit.census.schema``).
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 PLAN = "_census/plan.json"
 
@@ -123,6 +123,10 @@ def input_schema():
                 (
                     "database_libraries",
                     pa.list_(pa.struct([("path", pa.string()), ("database_found", pa.bool_())])),
+                ),
+                (
+                    "dead_units",
+                    pa.list_(pa.struct([("path", pa.string()), ("unit", pa.uint32()), ("why", pa.string())])),
                 ),
                 ("shard", pa.string()),
             ]
@@ -488,6 +492,8 @@ def derive(
         # The kernel-database files, each with its input: databases are judged by them.
         db_files = ins["database_files"]
         db_libraries = ins["database_libraries"]
+        # The bundles that load nothing: they lack every target.
+        dead = ins["dead_units"]
         found = _gfxkit.census_lacks(
             co["input"].to_pylist(),
             co["path"].to_pylist(),
@@ -504,6 +510,10 @@ def derive(
             library_inputs=pc.take(ins["input"], pc.list_parent_indices(db_libraries)).to_pylist(),
             library_paths=pc.struct_field(pc.list_flatten(db_libraries), "path").to_pylist(),
             library_found=pc.struct_field(pc.list_flatten(db_libraries), "database_found").to_pylist(),
+            dead_inputs=pc.take(ins["input"], pc.list_parent_indices(dead)).to_pylist(),
+            dead_paths=pc.struct_field(pc.list_flatten(dead), "path").to_pylist(),
+            dead_units=pc.struct_field(pc.list_flatten(dead), "unit").to_pylist(),
+            dead_whys=pc.struct_field(pc.list_flatten(dead), "why").to_pylist(),
         )
         ls = lacks_schema()
         lacks = pa.Table.from_pylist(found, schema=ls).sort_by(

@@ -49,6 +49,7 @@ def error_row(name: str, message: str, seconds: float = 0.0) -> Dict[str, Any]:
         "seconds": seconds,
         "database_files": [],
         "database_libraries": [],
+        "dead_units": [],
     }
 
 
@@ -129,6 +130,12 @@ def _renamed(row: Dict[str, Any], old: str, new: str) -> Dict[str, Any]:
         out["database_libraries"] = [
             dict(l, path=new + l["path"][len(old):] if l["path"].startswith(old) else l["path"])
             for l in libraries
+        ]
+    dead = out.get("dead_units")
+    if dead:
+        out["dead_units"] = [
+            dict(d, path=new + d["path"][len(old):] if d["path"].startswith(old) else d["path"])
+            for d in dead
         ]
     files = out.get("database_files")
     if files:
