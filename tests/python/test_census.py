@@ -706,6 +706,15 @@ def test_lacks_for_a_rocm_release_follow_check(serial_out, tmp_path, gfxkit_bin)
             report = json.loads(c.stdout)
             want = sorted((f["path"], m) for f in report["files"] for m in f.get("missing", []))
             assert sorted((p, r) for p, r, _ in got if p.startswith(src + "!")) == want, (rocm, src)
+    # Without a release, in check's own words too.
+    said = []
+    for src in (wheel, deb):
+        c = subprocess.run([gfxkit_bin, "check", "--json", "--require", req, src], capture_output=True)
+        files = json.loads(c.stdout)["files"]
+        want = sorted((f["path"], m, f["why"][m]) for f in files for m in f.get("missing", []))
+        assert [x for x in newest if x[0].startswith(src + "!")] == want, src
+        said += want
+    assert said
     # A release gfxkit cannot read is refused before anything is scanned.
     with pytest.raises(gfxkit.census.CensusError, match="not a ROCm release number"):
         gfxkit.census.report(out, require=req, rocm="six")

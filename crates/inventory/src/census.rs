@@ -13,7 +13,7 @@
 use crate::digest::Digest;
 use crate::list::FileListing;
 use gfxkit_bundle::EntryId;
-use gfxkit_host::select::{concrete_settings, select};
+use gfxkit_host::select::{concrete_settings, nearest_targets, select};
 use gfxkit_target_id::TargetId;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -576,13 +576,12 @@ pub fn lacks_on(
                 .map(str::to_owned)
                 .collect();
             dead.dedup();
-            let present = row_units
-                .values()
-                .flat_map(|u| &u.entries)
-                .map(|(e, _)| e.target().to_string())
+            let named = row_units
+                .iter()
+                .map(|(i, u)| (*i, u.entries.iter().map(|(e, _)| e.clone()).collect()))
                 .collect();
             let j = Judged {
-                present,
+                named,
                 units,
                 passed,
                 dead,
@@ -597,7 +596,7 @@ pub fn lacks_on(
         let path = &l.path;
         if !files.contains_key(&(input.as_str(), path.as_str())) {
             let none = Judged {
-                present: BTreeSet::new(),
+                named: Units::new(),
                 units: Units::new(),
                 passed: Vec::new(),
                 dead: Vec::new(),
@@ -668,8 +667,8 @@ pub fn lacks_on(
 
 /// A file's code as a release would load it, for the lacks.
 struct Judged {
-    /// The targets its entries name.
-    present: BTreeSet<String>,
+    /// Each unit's entries (the nearest targets present are named from them).
+    named: Units,
     /// Each unit's entries the release loads.
     units: Units,
     /// What the release passed over.
@@ -716,18 +715,29 @@ fn file_lacks(
         (Some(r), false) => format!(" ROCm {} loads", r.version),
         _ => String::new(),
     };
-    let why = if without > 0 {
+    // In check's words (its verdict on a library's bundles): the count, then the targets
+    // nearest to `req` in the first unit without code for it.
+    let total = j.units.len();
+    let mut why = if without > 0 {
         format!(
-            "no code object{loaded} for {req} in {without} of {} units; present: {}",
-            j.units.len(),
-            j.present.iter().cloned().collect::<Vec<_>>().join(", ")
+            "no code object{loaded} for {req} in {without} of {total} {}",
+            if total == 1 { "bundle" } else { "bundles" }
         )
     } else {
-        format!(
-            "no single xnack/sramecc setting of {req} has code{loaded} in all {} units",
-            j.units.len()
-        )
+        format!("no single xnack/sramecc setting of {req} has code{loaded} in all {total} bundles")
     };
+    let failing = j
+        .units
+        .iter()
+        .find(|(_, ids)| settings.iter().all(|d| select(d, ids).via.is_none()))
+        .or_else(|| j.units.iter().next())
+        .and_then(|(i, _)| j.named.get(i));
+    let nearest = failing
+        .map(|ids| nearest_targets(req, ids))
+        .unwrap_or_default();
+    if !nearest.is_empty() {
+        why.push_str(&format!("; nearest present: {}", nearest.join(", ")));
+    }
     let why = j.dead.iter().fold(why, |w, d| format!("{w}; {d}"));
     Some(with_passed(why, &said))
 }
@@ -804,7 +814,7 @@ mod tests {
             &[req("gfx942")],
         );
         assert_eq!(l.len(), 1, "{l:?}");
-        assert!(l[0].why.contains("in 1 of 1 units"), "{}", l[0].why);
+        assert!(l[0].why.contains("in 1 of 1 bundle;"), "{}", l[0].why);
         // An object bundle with code for an AMD GPU is judged like any unit.
         let mut amd_sections = nvptx;
         amd_sections.entry_id = "hipv4-amdgcn-amd-amdhsa--gfx1100".to_owned();
@@ -813,7 +823,7 @@ mod tests {
             &Databases::default(),
             &[req("gfx942")],
         );
-        assert!(l[0].why.contains("in 2 of 2 units"), "{}", l[0].why);
+        assert!(l[0].why.contains("in 2 of 2 bundles"), "{}", l[0].why);
     }
 
     /// A bundle whose header is longer than the HIP runtime reads, or whose device entries are
@@ -855,7 +865,7 @@ mod tests {
         let l = lacks(&rows, &with(dead.clone()), &[req("gfx90a")]);
         assert_eq!(l.len(), 1, "{l:?}");
         assert!(
-            l[0].why.contains("in 1 of 1 units") && l[0].why.ends_with(&dead[0].why),
+            l[0].why.contains("in 1 of 1 bundle;") && l[0].why.ends_with(&dead[0].why),
             "{}",
             l[0].why
         );
@@ -1071,7 +1081,7 @@ mod tests {
         );
         assert_eq!(l.len(), 1, "{l:?}");
         assert_eq!(l[0].required, "gfx1100");
-        assert!(l[0].why.contains("1 of 1 units"), "{}", l[0].why);
+        assert!(l[0].why.contains("1 of 1 bundle"), "{}", l[0].why);
 
         // For one release: gfx906 was met by gfx9-generic, which 6.3 does not load; gfx90a
         // by native code (not V6 here: the payloads are no code objects); a processor the
@@ -1089,7 +1099,7 @@ mod tests {
         assert_eq!(l[0].required, "gfx906");
         assert!(
             l[0].why
-                .starts_with("no code object ROCm 6.3 loads for gfx906 in 1 of 1 units"),
+                .starts_with("no code object ROCm 6.3 loads for gfx906 in 1 of 1 bundle"),
             "{}",
             l[0].why
         );
