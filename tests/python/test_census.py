@@ -697,15 +697,15 @@ def test_lacks_for_a_rocm_release_follow_check(serial_out, tmp_path, gfxkit_bin)
     assert gfx90a and all(
         w.startswith("gfx90a: ROCm 4.2's runtime does not know this processor (first in 4.3") for w in gfx90a
     )
-    # The same answer as check --rocm, file by file.
+    # The same answer as check --rocm, file by file, in the same words.
     for rocm, got in (("6.2", on62), ("4.2", on42)):
         for src in (wheel, deb):
             c = subprocess.run(
                 [gfxkit_bin, "check", "--json", "--require", req, "--rocm", rocm, src], capture_output=True
             )
             report = json.loads(c.stdout)
-            want = sorted((f["path"], m) for f in report["files"] for m in f.get("missing", []))
-            assert sorted((p, r) for p, r, _ in got if p.startswith(src + "!")) == want, (rocm, src)
+            want = sorted((f["path"], m, f["why"][m]) for f in report["files"] for m in f.get("missing", []))
+            assert sorted(x for x in got if x[0].startswith(src + "!")) == want, (rocm, src)
     # Without a release, in check's own words too.
     said = []
     for src in (wheel, deb):

@@ -625,18 +625,17 @@ pub fn lacks_on(
             // A database there that no input holds was not read: not judged.
             let unread = loaded.roots().is_empty() && found.get(path).copied().unwrap_or(true);
             let lacks = required.iter().filter_map(|req| {
-                // What its own code lacks, then what it loads lacks, as `check` says both.
-                let why = unknown(req).or_else(|| {
-                    match (
+                // What its own code lacks, then what it loads lacks, as `check` says both;
+                // a processor the release does not know before them.
+                let why = joined(
+                    unknown(req),
+                    joined(
                         file_lacks(&j, req, rules),
                         (!unread)
                             .then(|| loaded.lacks_on(req, None, rules))
                             .flatten(),
-                    ) {
-                        (Some(own), Some(loads)) => Some(format!("{own}; {loads}")),
-                        (own, loads) => own.or(loads),
-                    }
-                })?;
+                    ),
+                )?;
                 Some(Lack::new(input, path, req, why))
             });
             Some(lacks.collect::<Vec<_>>())
@@ -652,7 +651,7 @@ pub fn lacks_on(
             required
                 .iter()
                 .filter_map(|req| {
-                    let why = unknown(req).or_else(|| db.lacks_on(req, None, rules))?;
+                    let why = joined(unknown(req), db.lacks_on(req, None, rules))?;
                     Some(Lack::new(input, &db.root, req, why))
                 })
                 .collect()
@@ -663,6 +662,14 @@ pub fn lacks_on(
     .collect();
     out.sort_by(|a, b| (&a.input, &a.path).cmp(&(&b.input, &b.path)));
     out
+}
+
+/// Two reasons in order, joined as `check` joins them (`first; then`), or the one there is.
+fn joined(first: Option<String>, then: Option<String>) -> Option<String> {
+    match (first, then) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    }
 }
 
 /// A file's code as a release would load it, for the lacks.
