@@ -350,10 +350,13 @@ def test_bundles_that_load_nothing_lack_what_check_says(built, tmp_path, gfxkit_
         said = next(f for f in files if f["path"] == x["path"])["why"][x["required"]]
         if x["path"] == str(many):
             assert unread in x["why"] and unread in said, (x["why"], said)
-        else:
-            assert x["why"].endswith("a bundle whose device entries are all empty"), x["why"]
+    # In check's words, each of them.
+    want = sorted((f["path"], m, f["why"][m]) for f in files for m in f.get("missing", []))
+    assert sorted((x["path"], x["required"], x["why"]) for x in lacks) == want
     dead = {r["input"]: r["dead_units"] for r in table(out, "inputs")}
-    assert [d["unit"] for d in dead[str(many)]] == [0] and len(dead[str(empty)]) == 1, dead
+    assert [(d["unit"], d["header_bytes"]) for d in dead[str(many)]] == [(0, 4553)], dead
+    assert [(d["why"], d["header_bytes"]) for d in dead[str(empty)]] == [
+        ("a bundle whose device entries are all empty", None)], dead
 
 
 def test_a_kernel_database_in_a_package_is_judged_by_its_members(tmp_path):

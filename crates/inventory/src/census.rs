@@ -144,6 +144,12 @@ pub struct DeadUnit {
     pub unit: u32,
     /// Why nothing in it loads.
     pub why: String,
+    /// The IDs of its entries as stored, empty ones and the host's included (the lacks name
+    /// the nearest targets present from them, as `check` does).
+    pub entries: Vec<String>,
+    /// The length of its header, when that is why nothing loads (longer than the runtime
+    /// reads); null for a bundle of empty entries.
+    pub header_bytes: Option<u64>,
 }
 
 /// The bundles of `listing` that hold AMD GPU code and from which the HIP runtime loads
@@ -158,7 +164,8 @@ pub fn dead_units(listing: &FileListing) -> Vec<DeadUnit> {
         .enumerate()
         .filter(|(_, b)| matches!(b.format, "uncompressed" | "ccob"))
         .filter_map(|(ui, b)| {
-            let why = if b.format == "uncompressed" && b.header_size > HIP_HEADER_LIMIT {
+            let unread = b.format == "uncompressed" && b.header_size > HIP_HEADER_LIMIT;
+            let why = if unread {
                 gfxkit_host::select::header_unread(b.header_size)
             } else if b
                 .entries
@@ -173,6 +180,8 @@ pub fn dead_units(listing: &FileListing) -> Vec<DeadUnit> {
                 path: listing.path.clone(),
                 unit: ui as u32,
                 why,
+                entries: b.entries.iter().map(|e| e.id.clone()).collect(),
+                header_bytes: unread.then_some(b.header_size),
             })
         })
         .collect()
@@ -404,8 +413,9 @@ struct RowUnit<'a> {
     container: &'a str,
     ccob_version: Option<u16>,
     entries: Vec<(EntryId, Option<u8>)>,
-    /// Why nothing in it loads, for a bundle that loads nothing ([`DeadUnit`]).
-    dead: Option<&'a str>,
+    /// For a bundle that loads nothing ([`DeadUnit`]): its entries' IDs, and why when it is
+    /// its header (what `check` says of it).
+    dead: Option<(Vec<EntryId>, Option<String>)>,
 }
 
 /// What a release passed over: the entries concerned, and what is said.
@@ -545,7 +555,12 @@ pub fn lacks_on(
             .or_default()
             .entry(d.unit)
             .or_default();
-        u.dead = Some(d.why.as_str());
+        let ids = d
+            .entries
+            .iter()
+            .filter_map(|e| EntryId::parse(e).ok())
+            .collect();
+        u.dead = Some((ids, d.header_bytes.map(gfxkit_host::select::header_unread)));
     }
     // The input of each database file; the files of databases are judged with them.
     let held_by: BTreeMap<&str, &str> = databases
@@ -572,13 +587,18 @@ pub fn lacks_on(
                 .collect();
             let mut dead: Vec<String> = row_units
                 .values()
-                .filter_map(|u| u.dead)
-                .map(str::to_owned)
+                .filter_map(|u| u.dead.as_ref().and_then(|(_, why)| why.clone()))
                 .collect();
             dead.dedup();
             let named = row_units
                 .iter()
-                .map(|(i, u)| (*i, u.entries.iter().map(|(e, _)| e.clone()).collect()))
+                .map(|(i, u)| {
+                    let ids = match &u.dead {
+                        Some((ids, _)) => ids.clone(),
+                        None => u.entries.iter().map(|(e, _)| e.clone()).collect(),
+                    };
+                    (*i, ids)
+                })
                 .collect();
             let j = Judged {
                 named,
@@ -680,7 +700,7 @@ struct Judged {
     units: Units,
     /// What the release passed over.
     passed: Vec<Passed>,
-    /// Why its bundles that load nothing load nothing, once each.
+    /// What `check` adds of its bundles that load nothing: the headers the runtime cannot read.
     dead: Vec<String>,
 }
 
@@ -892,9 +912,10 @@ mod tests {
             l.iter().map(|l| l.required.as_str()).collect::<Vec<_>>(),
             ["gfx90a", "gfx942"]
         );
+        // As check says it: the nearest named from its empty entries.
         assert!(
             l[0].why
-                .ends_with("a bundle whose device entries are all empty"),
+                .ends_with("in 1 of 1 bundle; nearest present: gfx90a"),
             "{}",
             l[0].why
         );

@@ -2101,15 +2101,15 @@ fn census_rows_json<'py>(
 /// inputs' `database_files` column, each with the input in `database_inputs`) and the
 /// libraries that load databases (`library_paths` and `library_found`, of the
 /// `database_libraries` column, with theirs in `library_inputs`), and the bundles that load
-/// nothing (`dead_paths`, `dead_units` and `dead_whys`, of the `dead_units` column, with
-/// theirs in `dead_inputs`): each database judged as `check` judges it, with the library that
+/// nothing (`dead_paths`, `dead_units`, `dead_whys`, `dead_entries` and `dead_header_bytes`,
+/// of the `dead_units` column, with theirs in `dead_inputs`): each database judged as `check` judges it, with the library that
 /// loads it
 /// ([`gfxkit_inventory::census::lacks_on`]). With `rocm`
 /// (`"6.2"`), by the rule of `gfxkit check --rocm`: the columns `containers`,
 /// `ccob_versions` and `code_object_versions` then say what that release cannot load (absent:
 /// nothing refused for that reason).
 #[pyfunction]
-#[pyo3(signature = (inputs, paths, units, archives, entry_ids, required, containers = None, ccob_versions = None, code_object_versions = None, rocm = None, database_inputs = None, database_files = None, library_inputs = None, library_paths = None, library_found = None, dead_inputs = None, dead_paths = None, dead_units = None, dead_whys = None))]
+#[pyo3(signature = (inputs, paths, units, archives, entry_ids, required, containers = None, ccob_versions = None, code_object_versions = None, rocm = None, database_inputs = None, database_files = None, library_inputs = None, library_paths = None, library_found = None, dead_inputs = None, dead_paths = None, dead_units = None, dead_whys = None, dead_entries = None, dead_header_bytes = None))]
 #[allow(clippy::too_many_arguments)]
 fn census_lacks<'py>(
     py: Python<'py>,
@@ -2132,6 +2132,8 @@ fn census_lacks<'py>(
     dead_paths: Option<Vec<String>>,
     dead_units: Option<Vec<u32>>,
     dead_whys: Option<Vec<String>>,
+    dead_entries: Option<Vec<Vec<String>>>,
+    dead_header_bytes: Option<Vec<Option<u64>>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let n = inputs.len();
     let database_inputs = database_inputs.unwrap_or_default();
@@ -2155,12 +2157,22 @@ fn census_lacks<'py>(
         dead_units.unwrap_or_default(),
         dead_whys.unwrap_or_default(),
     );
-    if [dead_paths.len(), dead_units.len(), dead_whys.len()]
-        .iter()
-        .any(|l| *l != dead_inputs.len())
+    let (dead_entries, dead_header_bytes) = (
+        dead_entries.unwrap_or_default(),
+        dead_header_bytes.unwrap_or_default(),
+    );
+    if [
+        dead_paths.len(),
+        dead_units.len(),
+        dead_whys.len(),
+        dead_entries.len(),
+        dead_header_bytes.len(),
+    ]
+    .iter()
+    .any(|l| *l != dead_inputs.len())
     {
         return Err(pyo3::exceptions::PyValueError::new_err(
-            "census_lacks: dead_inputs, dead_paths, dead_units and dead_whys differ in length",
+            "census_lacks: the dead_* columns differ in length",
         ));
     }
     let files = database_inputs
@@ -2194,7 +2206,17 @@ fn census_lacks<'py>(
                     .into_iter()
                     .zip(dead_units.into_iter().zip(dead_whys)),
             )
-            .map(|(input, (path, (unit, why)))| (input, inv::census::DeadUnit { path, unit, why }))
+            .zip(dead_entries.into_iter().zip(dead_header_bytes))
+            .map(|((input, (path, (unit, why))), (entries, header_bytes))| {
+                let d = inv::census::DeadUnit {
+                    path,
+                    unit,
+                    why,
+                    entries,
+                    header_bytes,
+                };
+                (input, d)
+            })
             .collect(),
     };
     let optional = [

@@ -126,7 +126,17 @@ def input_schema():
                 ),
                 (
                     "dead_units",
-                    pa.list_(pa.struct([("path", pa.string()), ("unit", pa.uint32()), ("why", pa.string())])),
+                    pa.list_(
+                        pa.struct(
+                            [
+                                ("path", pa.string()),
+                                ("unit", pa.uint32()),
+                                ("why", pa.string()),
+                                ("entries", pa.list_(pa.string())),
+                                ("header_bytes", pa.uint64()),
+                            ]
+                        )
+                    ),
                 ),
                 ("shard", pa.string()),
             ]
@@ -514,6 +524,8 @@ def derive(
             dead_paths=pc.struct_field(pc.list_flatten(dead), "path").to_pylist(),
             dead_units=pc.struct_field(pc.list_flatten(dead), "unit").to_pylist(),
             dead_whys=pc.struct_field(pc.list_flatten(dead), "why").to_pylist(),
+            dead_entries=pc.struct_field(pc.list_flatten(dead), "entries").to_pylist(),
+            dead_header_bytes=pc.struct_field(pc.list_flatten(dead), "header_bytes").to_pylist(),
         )
         ls = lacks_schema()
         lacks = pa.Table.from_pylist(found, schema=ls).sort_by(
