@@ -210,9 +210,18 @@ impl LoadView {
     /// Whether the HIP runtime can read this unit's header: an uncompressed bundle whose header
     /// is longer than [`HIP_HEADER_LIMIT`] cannot be read.
     pub fn header_readable_by_hip(&self) -> bool {
-        !(self.format == Some(BundleFormat::Uncompressed)
-            && self.header_len.is_some_and(|h| h > HIP_HEADER_LIMIT))
+        header_readable_by_hip(
+            self.format == Some(BundleFormat::Uncompressed),
+            self.header_len.unwrap_or(0),
+        )
     }
+}
+
+/// Whether the HIP runtime can read the header of a bundle (`uncompressed` or not) whose
+/// header is `header_len` bytes: all but an uncompressed bundle's longer than
+/// [`HIP_HEADER_LIMIT`].
+pub fn header_readable_by_hip(uncompressed: bool, header_len: u64) -> bool {
+    !(uncompressed && header_len > HIP_HEADER_LIMIT)
 }
 
 impl Unit<'_> {

@@ -157,21 +157,19 @@ pub struct DeadUnit {
 /// an uncompressed bundle whose header is longer than [`gfxkit_host::entries::HIP_HEADER_LIMIT`],
 /// or one whose device entries are all empty (no code-object rows then).
 pub fn dead_units(listing: &FileListing) -> Vec<DeadUnit> {
-    use gfxkit_host::entries::HIP_HEADER_LIMIT;
     listing
         .bundles
         .iter()
         .enumerate()
         .filter(|(_, b)| matches!(b.format, "uncompressed" | "ccob"))
         .filter_map(|(ui, b)| {
-            let unread = b.format == "uncompressed" && b.header_size > HIP_HEADER_LIMIT;
+            let unread = !gfxkit_host::entries::header_readable_by_hip(
+                b.format == "uncompressed",
+                b.header_size,
+            );
             let why = if unread {
                 gfxkit_host::select::header_unread(b.header_size)
-            } else if b
-                .entries
-                .iter()
-                .any(|e| e.size > 0 && e.kind.as_deref() != Some("host"))
-            {
+            } else if b.entries.iter().any(is_code_object) {
                 return None;
             } else {
                 "a bundle whose device entries are all empty".to_owned()
@@ -233,7 +231,7 @@ pub fn code_object_rows(
             .entries
             .iter()
             .enumerate()
-            .filter(|(_, e)| e.size > 0 && e.kind.as_deref() != Some("host"))
+            .filter(|(_, e)| is_code_object(e))
             .collect();
         let total: u64 = kept.iter().map(|(_, e)| e.size).sum();
         let mut shared = 0u64;
@@ -295,6 +293,12 @@ pub fn code_object_rows(
         }
     }
     out
+}
+
+/// Whether an entry is a code object of the census (see the module documentation): neither
+/// a host entry nor empty.
+fn is_code_object(e: &crate::list::EntryListing) -> bool {
+    e.size > 0 && e.kind.as_deref() != Some("host")
 }
 
 /// A target as the census's columns give it.
