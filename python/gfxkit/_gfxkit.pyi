@@ -204,6 +204,7 @@ def census_lacks(
     dead_whys: Optional[List[str]] = None,
     dead_entries: Optional[List[List[str]]] = None,
     dead_header_bytes: Optional[List[Optional[int]]] = None,
+    dead_containers: Optional[List[str]] = None,
 ) -> List[Dict[str, Any]]:
     """``[{"input", "path", "required", "why"}]``: what each file lacks of ``required``
     (with ``rocm``, on that ROCm release's runtime, as ``gfxkit check --rocm``), from the
@@ -212,6 +213,6 @@ def census_lacks(
     the libraries that load them (the ``database_libraries`` column's paths and
     ``database_found``, each with its input in ``library_inputs``) judged as ``gfxkit check``
     judges them: each library with the databases it loads, each database no library loads
-    as its directory; the bundles that load nothing (the ``dead_units`` column's paths, units,
-    reasons, entry IDs and header lengths, each with its input in ``dead_inputs``) lacking
-    every target."""
+    as its directory; the units that load nothing (the ``dead_units`` column's paths, units,
+    reasons, entry IDs, header lengths and containers, each with its input in
+    ``dead_inputs``) lacking every target."""

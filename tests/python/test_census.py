@@ -723,6 +723,126 @@ def test_lacks_for_a_rocm_release_follow_check(serial_out, tmp_path, gfxkit_bin)
         gfxkit.census.report(out, require=req, rocm="six")
 
 
+def test_lacks_on_every_release_are_checks_word_for_word(tmp_path, gfxkit_bin):
+    """Layouts made by clang's tools, judged by the census and by ``gfxkit check`` under the
+    newest runtime and eight ROCm releases: a library of two bundles, one of V6 code objects
+    (refused by releases that load up to V5), one of V5; a library whose two bundles each hold
+    one xnack setting of gfx90a in V5 and the other in V6 (a release loading up to V5 leaves no
+    single setting with code in both: check names both V6 entries it passed over); compressed
+    bundles (refused whole by releases that unpack none); generic targets; a SPIR-V bundle and
+    a SPIR-V and native one; and kpack-split binaries (refused whole by releases without the
+    kpack loader; a wrapper whose archive is missing, a binary whose archives all are: the
+    census passed both, having no code-object rows for them). The census lacks what check lacks,
+    file by file and target by target, in the same words; under the newest runtime a split
+    binary's reasons are the loader's (which archive is missing) where the census says which
+    targets its archives hold, so there the verdicts alone are compared."""
+    from conftest import KERNELS
+
+    clang, bundler = tool("clang++"), tool("clang-offload-bundler")
+    common = ["-x", "hip", "-nogpulib", "-nogpuinc", "-O1"]
+
+    def source(prefix):
+        path = tmp_path / f"{prefix}.hip"
+        path.write_text(KERNELS.replace("PREFIX", prefix))
+        return str(path)
+
+    def obj(name, archs, *extra):
+        out = tmp_path / f"{name}.o"
+        run(clang, *common, "-fPIC", f"-cuid={name}", *[f"--offload-arch={a}" for a in archs], *extra,
+            "-c", source(name), "-o", str(out))
+        return str(out)
+
+    def lib(name, *objs):
+        out = tmp_path / "libs" / f"lib{name}.so"
+        out.parent.mkdir(exist_ok=True)
+        run(clang, "-fuse-ld=lld", "-shared", *objs, "-o", str(out))
+        return out
+
+    v6 = "-mcode-object-version=6"
+    libs = [
+        lib("versions", obj("a6", ["gfx1100", "gfx906"], v6), obj("b5", ["gfx906"])),
+        lib("ccob", obj("z", ["gfx906", "gfx942", "gfx1151"], "--offload-compress")),
+        lib("generic", obj("g", ["gfx9-generic", "gfx11-generic", "gfx90a"], v6)),
+    ]
+    # Two bundles of gfx90a code objects, each xnack setting in V5 in one and V6 in the other.
+    co = {}
+    for v in (5, 6):
+        for x in "+-":
+            fb = tmp_path / f"x{v}{x}.hipfb"
+            run(clang, *common, "--cuda-device-only", f"-cuid=x{v}", f"--offload-arch=gfx90a:xnack{x}",
+                f"-mcode-object-version={v}", "-c", source(f"x{v}"), "-o", str(fb))
+            co[v, x] = tmp_path / f"x{v}{x}.co"
+            run(bundler, "-type=o", f"-input={fb}", "-unbundle",
+                f"-targets=hipv4-amdgcn-amd-amdhsa--gfx90a:xnack{x}", f"-output={co[v, x]}")
+    host = "host-x86_64-unknown-linux-gnu"
+    objs = []
+    for name, first, second in (("m1", "+", "-"), ("m2", "-", "+")):
+        fb = tmp_path / f"{name}.hipfb"
+        run(bundler, "-type=o", f"-targets={host},hipv4-amdgcn-amd-amdhsa--gfx90a:xnack{first},"
+            f"hipv4-amdgcn-amd-amdhsa--gfx90a:xnack{second}",
+            "-input=/dev/null", f"-input={co[5, first]}", f"-input={co[6, second]}", f"-output={fb}")
+        o = obj(name, ["gfx906"])
+        run(tool("llvm-objcopy"), f"--update-section=.hip_fatbin={fb}", o)
+        objs.append(o)
+    libs.append(lib("settings", *objs))
+    # SPIR-V: a module header (what a loader checks first), alone and beside native code.
+    spv = tmp_path / "k.spv"
+    spv.write_bytes(struct.pack("<5I", 0x07230203, 0x00010600, 0, 1, 0))
+    spirv = [tmp_path / "spirv.hipfb", tmp_path / "spirv-native.hipfb"]
+    run(bundler, "-type=o", f"-targets={host},hip-spirv64-amd-amdhsa--amdgcnspirv",
+        "-input=/dev/null", f"-input={spv}", f"-output={spirv[0]}")
+    run(bundler, "-type=o", f"-targets={host},hip-spirv64-amd-amdhsa--amdgcnspirv,"
+        "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+", "-input=/dev/null", f"-input={spv}",
+        f"-input={co[5, '+']}", f"-output={spirv[1]}")
+    # Split binaries: every library into one group's archives, and one whose gfx906 archive
+    # is gone.
+    split = tmp_path / "split"
+    run(gfxkit_bin, "kpack", "split", "-r", "--group", "k", "-o", str(split), str(tmp_path / "libs"))
+    missing = tmp_path / "missing"
+    run(gfxkit_bin, "kpack", "split", "--group", "m", "--kpack-dir", str(missing / "kp"),
+        "-o", str(missing / "libversions.so"), str(libs[0]))
+    (missing / "kp" / "m_gfx906.kpack").unlink()
+    # And one whose archives are all gone: no code-object rows, and it runs nowhere.
+    bare = tmp_path / "bare"
+    run(gfxkit_bin, "kpack", "split", "--group", "n", "--kpack-dir", str(bare / "kp"),
+        "-o", str(bare / "libccob.so"), str(libs[1]))
+    for a in (bare / "kp").glob("*.kpack"):
+        a.unlink()
+    splits = sorted(split.glob("*.so")) + [missing / "libversions.so", bare / "libccob.so"]
+    inputs = [str(p) for p in [*libs, *spirv, *splits]]
+    req = "gfx906,gfx90a,gfx942,gfx1100,gfx1151,gfx1200"
+    out = tmp_path / "census"
+    gfxkit.census(inputs, out, require=req, serial=True, progress=False)
+    split_paths = {str(p) for p in splits}
+    compared = 0
+    for rocm in (None, "4.2", "5.0", "6.0", "6.2", "6.3", "6.4", "7.0", "7.2"):
+        gfxkit.census.report(out, require=req, rocm=rocm)
+        got = sorted((x["path"], x["required"], x["why"]) for x in table(out, "lacks"))
+        c = subprocess.run([gfxkit_bin, "check", "--json", "--require", req,
+                            *(["--rocm", rocm] if rocm else []), *inputs], capture_output=True)
+        files = json.loads(c.stdout)["files"]
+        want = sorted((f["path"], m, f["why"][m]) for f in files for m in f.get("missing", []))
+        assert [x[:2] for x in got] == [x[:2] for x in want], rocm
+        words = [(g, w) for g, w in zip(got, want) if rocm or g[0] not in split_paths]
+        assert [g for g, _ in words] == [w for _, w in words], rocm
+        compared += len(words)
+        if rocm is None:
+            assert sorted(r for p, r, _ in got if p == str(bare / "libccob.so")) == sorted(req.split(","))
+            # The wrapper whose archive is gone fails gfx1100, whose archive the other has.
+            assert (str(missing / "libversions.so"), "gfx1100") in [x[:2] for x in got]
+        if rocm == "6.2":
+            why = {(p, r): w for p, r, w in got}
+            settings = why[str(libs[3]), "gfx90a"]
+            assert settings.startswith("no single xnack/sramecc setting of gfx90a has code in all 2 bundles"), settings
+            assert ("gfx90a:xnack- passed over: code object V6: ROCm 6.2 loads up to V5; "
+                    "gfx90a:xnack+ passed over: code object V6") in settings, settings
+            assert why[str(libs[0]), "gfx906"].startswith("no code object ROCm 6.2 loads for gfx906 in 1 of 2 bundles")
+        if rocm == "7.2":
+            assert all(w.startswith("kpack-split binary (HIPK wrapper): ROCm 7.2's HIP runtime has no kpack loader")
+                       for p, _, w in got if p in split_paths)
+    assert compared > 400, compared
+
+
 def test_local_cluster_of_two_workers_gives_the_same_dataset(serial_out, real_inputs, tmp_path):
     with distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None

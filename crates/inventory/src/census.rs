@@ -133,15 +133,18 @@ pub struct InputRow {
     pub dead_units: Vec<DeadUnit>,
 }
 
-/// A bundle from which the HIP runtime loads no code object on any device (a row of an
-/// input's `dead_units`): its uncompressed header is longer than the runtime reads, or it has
-/// no device entry that is not empty.
+/// A unit from which the HIP runtime loads no code object on any device (a row of an
+/// input's `dead_units`): a bundle whose uncompressed header is longer than the runtime
+/// reads, or with no device entry that is not empty; a kpack wrapper none of whose code
+/// objects is in an archive found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct DeadUnit {
     /// The file holding it, as the code-object rows name it.
     pub path: String,
     /// Its index in the file, as the rows' `unit`.
     pub unit: u32,
+    /// How it is stored, as the rows' `container` (`uncompressed`, `ccob`, `kpack`).
+    pub container: String,
     /// Why nothing in it loads.
     pub why: String,
     /// The IDs of its entries as stored, empty ones and the host's included (the lacks name
@@ -152,16 +155,18 @@ pub struct DeadUnit {
     pub header_bytes: Option<u64>,
 }
 
-/// The bundles of `listing` that hold AMD GPU code and from which the HIP runtime loads
-/// nothing on any device, by the rule `check` selects by ([`gfxkit_host::select::select_unit`]):
-/// an uncompressed bundle whose header is longer than [`gfxkit_host::entries::HIP_HEADER_LIMIT`],
-/// or one whose device entries are all empty (no code-object rows then).
+/// The units of `listing` from which the HIP runtime loads nothing on any device, by the
+/// rules `check` selects by ([`gfxkit_host::select::select_unit`], the kpack loader's
+/// look-up): an uncompressed bundle whose header is longer than
+/// [`gfxkit_host::entries::HIP_HEADER_LIMIT`], a bundle whose device entries are all empty, a
+/// kpack wrapper whose code objects no archive found holds (no code-object rows for these
+/// two).
 pub fn dead_units(listing: &FileListing) -> Vec<DeadUnit> {
     listing
         .bundles
         .iter()
         .enumerate()
-        .filter(|(_, b)| matches!(b.format, "uncompressed" | "ccob"))
+        .filter(|(_, b)| matches!(b.format, "uncompressed" | "ccob" | "kpack"))
         .filter_map(|(ui, b)| {
             let unread = !gfxkit_host::entries::header_readable_by_hip(
                 b.format == "uncompressed",
@@ -171,12 +176,15 @@ pub fn dead_units(listing: &FileListing) -> Vec<DeadUnit> {
                 gfxkit_host::select::header_unread(b.header_size)
             } else if b.entries.iter().any(is_code_object) {
                 return None;
+            } else if b.format == "kpack" {
+                "a kpack wrapper whose code objects are in no archive found".to_owned()
             } else {
                 "a bundle whose device entries are all empty".to_owned()
             };
             Some(DeadUnit {
                 path: listing.path.clone(),
                 unit: ui as u32,
+                container: b.format.to_owned(),
                 why,
                 entries: b.entries.iter().map(|e| e.id.clone()).collect(),
                 header_bytes: unread.then_some(b.header_size),
@@ -422,27 +430,34 @@ struct RowUnit<'a> {
     dead: Option<(Vec<EntryId>, Option<String>)>,
 }
 
-/// What a release passed over: the entries concerned, and what is said.
-type Passed = (Vec<EntryId>, String);
+/// A unit as a release's runtime sees it: its view, and what the release refuses in it.
+type Refusals = (
+    gfxkit_host::entries::LoadView,
+    gfxkit_host::release::UnitRefusals,
+);
 
-/// The entry IDs of `unit` that the runtime of `rules` loads (all without a release), and
-/// why the others are passed over: the same refusals as `check --rocm`
+/// The entry IDs of `unit` that the runtime of `rules` loads (all without a release), and the
+/// unit's view with what the release refuses in it (`None` without a release, or for a
+/// kpack wrapper): the same refusals as `check --rocm`
 /// ([`gfxkit_host::release::UnitRefusals`], [`gfxkit_host::release::kpack_refusal`]).
 fn loaded_by(
     rules: Option<&gfxkit_spec::rocm::Rules>,
     unit: &RowUnit<'_>,
-) -> (Vec<EntryId>, Vec<Passed>) {
+) -> (Vec<EntryId>, Option<Refusals>) {
     use gfxkit_host::entries::{LoadView, UnitEntry};
     use gfxkit_host::release::{kpack_refusal, UnitRefusals};
     let ids: Vec<EntryId> = unit.entries.iter().map(|(id, _)| id.clone()).collect();
     let Some(rules) = rules else {
-        return (ids, Vec::new());
+        return (ids, None);
     };
     if unit.container == "kpack" {
-        if let Some(r) = kpack_refusal(rules) {
-            return (Vec::new(), vec![(ids, r.reason)]);
-        }
-        return (ids, Vec::new());
+        // A split binary's wrappers load all or nothing ([`Judged::split_refused`]).
+        let kept = if kpack_refusal(rules).is_some() {
+            Vec::new()
+        } else {
+            ids
+        };
+        return (kept, None);
     }
     let format = (unit.container == "ccob").then(|| gfxkit_host::BundleFormat::Compressed {
         // A version not recorded is taken as the oldest: refused only by a release that
@@ -464,26 +479,16 @@ fn loaded_by(
     };
     let versions: Vec<Option<u8>> = unit.entries.iter().map(|(_, v)| *v).collect();
     let refused = UnitRefusals::of(rules, &u, &versions);
-    if let Some(r) = &refused.unit {
-        return (Vec::new(), vec![(ids, r.reason.clone())]);
-    }
-    let kept = ids
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !refused.entries.iter().any(|(j, _)| j == i))
-        .map(|(_, id)| id.clone())
-        .collect();
-    let why = refused
-        .entries
-        .iter()
-        .map(|(i, r)| {
-            (
-                vec![ids[*i].clone()],
-                format!("{} passed over: {}", ids[*i].target(), r.reason),
-            )
-        })
-        .collect();
-    (kept, why)
+    let kept = if refused.unit.is_some() {
+        Vec::new()
+    } else {
+        ids.iter()
+            .enumerate()
+            .filter(|(i, _)| !refused.entries.iter().any(|(j, _)| j == i))
+            .map(|(_, id)| id.clone())
+            .collect()
+    };
+    (kept, Some((u, refused)))
 }
 
 /// What the inputs of a census hold of kernel databases, each with the input that holds it:
@@ -559,6 +564,9 @@ pub fn lacks_on(
             .or_default()
             .entry(d.unit)
             .or_default();
+        if u.container.is_empty() {
+            u.container = d.container.as_str();
+        }
         let ids = d
             .entries
             .iter()
@@ -577,15 +585,15 @@ pub fn lacks_on(
         .iter()
         .filter(|((_, path), _)| !held_by.contains_key(path))
         .map(|(&(input, path), row_units)| {
-            let mut passed: Vec<Passed> = Vec::new();
+            let mut refusals: Vec<Refusals> = Vec::new();
             let units: Units = row_units
                 .iter()
                 .map(|(i, u)| {
                     if u.dead.is_some() {
                         return (*i, Vec::new());
                     }
-                    let (kept, why) = loaded_by(rules, u);
-                    passed.extend(why);
+                    let (kept, refused) = loaded_by(rules, u);
+                    refusals.extend(refused);
                     (*i, kept)
                 })
                 .collect();
@@ -594,6 +602,12 @@ pub fn lacks_on(
                 .filter_map(|u| u.dead.as_ref().and_then(|(_, why)| why.clone()))
                 .collect();
             dead.dedup();
+            // A split binary (every unit a kpack wrapper) on a runtime without the kpack
+            // loader: no wrapper loads, for that one reason (check's verdict on each device).
+            let split_refused = rules
+                .filter(|_| row_units.values().all(|u| u.container == "kpack"))
+                .and_then(gfxkit_host::release::kpack_refusal)
+                .map(|r| r.reason);
             let named = row_units
                 .iter()
                 .map(|(i, u)| {
@@ -604,11 +618,23 @@ pub fn lacks_on(
                     (*i, ids)
                 })
                 .collect();
+            let newest = row_units
+                .iter()
+                .map(|(i, u)| {
+                    let ids = match &u.dead {
+                        Some(_) => Vec::new(),
+                        None => u.entries.iter().map(|(e, _)| e.clone()).collect(),
+                    };
+                    (*i, ids)
+                })
+                .collect();
             let j = Judged {
                 named,
+                newest,
                 units,
-                passed,
+                refusals,
                 dead,
+                split_refused,
             };
             (path.to_owned(), (input, j))
         })
@@ -621,9 +647,11 @@ pub fn lacks_on(
         if !files.contains_key(&(input.as_str(), path.as_str())) {
             let none = Judged {
                 named: Units::new(),
+                newest: Units::new(),
                 units: Units::new(),
-                passed: Vec::new(),
+                refusals: Vec::new(),
                 dead: Vec::new(),
+                split_refused: None,
             };
             libraries.push((path.clone(), (input.as_str(), none)));
         }
@@ -700,12 +728,17 @@ fn joined(first: Option<String>, then: Option<String>) -> Option<String> {
 struct Judged {
     /// Each unit's entries (the nearest targets present are named from them).
     named: Units,
+    /// Each unit's entries the newest runtime loads (none of a bundle that loads nothing).
+    newest: Units,
     /// Each unit's entries the release loads.
     units: Units,
-    /// What the release passed over.
-    passed: Vec<Passed>,
+    /// Each unit of bundles as the release sees it, with what it refuses there.
+    refusals: Vec<Refusals>,
     /// What `check` adds of its bundles that load nothing: the headers the runtime cannot read.
     dead: Vec<String>,
+    /// For a split binary the release's runtime has no kpack loader for: why (every required
+    /// target lacks it, for this reason alone, as `check` says).
+    split_refused: Option<String>,
 }
 
 impl Lack {
@@ -728,6 +761,9 @@ fn file_lacks(
     req: &TargetId,
     rules: Option<&gfxkit_spec::rocm::Rules>,
 ) -> Option<String> {
+    if let Some(why) = &j.split_refused {
+        return Some(why.clone());
+    }
     let settings = concrete_settings(req);
     let met = settings
         .iter()
@@ -740,10 +776,15 @@ fn file_lacks(
         .values()
         .filter(|ids| settings.iter().all(|d| select(d, ids).via.is_none()))
         .count();
-    let said = passed_over(std::iter::once(j), req);
-    // Code there is, that this release does not load: said so from the first word.
-    let loaded = match (rules, said.is_empty()) {
-        (Some(r), false) => format!(" ROCm {} loads", r.version),
+    // What the release passed over that the newest runtime would load, as `check` says it.
+    let said = crate::release::refused_on(req, j.refusals.iter().map(|(u, r)| (u, r)));
+    // Code the newest runtime would load from every unit, that this release does not: said
+    // so from the first word (as `check` says it).
+    let newest_met = settings
+        .iter()
+        .any(|d| j.newest.values().all(|ids| select(d, ids).via.is_some()));
+    let loaded = match rules {
+        Some(r) if newest_met && !said.is_empty() => format!(" ROCm {} loads", r.version),
         _ => String::new(),
     };
     // In check's words (its verdict on a library's bundles): the count, then the targets
@@ -755,7 +796,7 @@ fn file_lacks(
             if total == 1 { "bundle" } else { "bundles" }
         )
     } else {
-        format!("no single xnack/sramecc setting of {req} has code{loaded} in all {total} bundles")
+        format!("no single xnack/sramecc setting of {req} has code in all {total} bundles")
     };
     let failing = j
         .units
@@ -770,32 +811,10 @@ fn file_lacks(
         why.push_str(&format!("; nearest present: {}", nearest.join(", ")));
     }
     let why = j.dead.iter().fold(why, |w, d| format!("{w}; {d}"));
-    Some(with_passed(why, &said))
-}
-
-/// What the release passed over in `files` that would have served `req`, once each.
-fn passed_over<'a>(files: impl Iterator<Item = &'a Judged>, req: &TargetId) -> Vec<&'a str> {
-    let settings = concrete_settings(req);
-    let mut said: Vec<&str> = Vec::new();
-    for (ids, line) in files.flat_map(|j| &j.passed) {
-        let serves = ids.iter().any(|id| {
-            settings
-                .iter()
-                .any(|d| select(d, std::slice::from_ref(id)).via.is_some())
-        });
-        if serves && !said.contains(&line.as_str()) {
-            said.push(line);
-        }
-    }
-    said
-}
-
-fn with_passed(why: String, said: &[&str]) -> String {
     if said.is_empty() {
-        why
-    } else {
-        format!("{why}; {}", said.join("; "))
+        return Some(why);
     }
+    Some(format!("{why}; {}", crate::release::refusals_text(&said)))
 }
 
 #[cfg(test)]
@@ -926,6 +945,40 @@ mod tests {
         // A bundle with code in reach of the runtime is no such bundle.
         let fine = gfxkit_bundle::write_bundle(&entries[..3], 4096).unwrap();
         assert!(dead_units(&listing_of(&fine, false)).is_empty());
+        // A split binary whose second wrapper's code is in no archive found: the first
+        // wrapper's gfx90a does not make the file run there.
+        let mut split = rows_of_bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx90a", b"code")]);
+        split[0].container = "kpack".to_owned();
+        let wrapper = DeadUnit {
+            path: split[0].path.clone(),
+            unit: 1,
+            container: "kpack".to_owned(),
+            why: "a kpack wrapper whose code objects are in no archive found".to_owned(),
+            entries: Vec::new(),
+            header_bytes: None,
+        };
+        let at = |d: DeadUnit| Databases {
+            dead: vec![(split[0].input.clone(), d)],
+            ..Default::default()
+        };
+        assert!(lacks(&split, &Databases::default(), &[req("gfx90a")]).is_empty());
+        let l = lacks(&split, &at(wrapper.clone()), &[req("gfx90a")]);
+        assert_eq!(l.len(), 1, "{l:?}");
+        assert!(
+            l[0].why
+                .starts_with("no code object for gfx90a in 1 of 2 bundles"),
+            "{}",
+            l[0].why
+        );
+        // On a release without the kpack loader: its reason alone, as for the other wrappers.
+        let rules =
+            gfxkit_spec::rocm::Rules::of(gfxkit_spec::rocm::RocmVersion::parse("7.2").unwrap());
+        let l = lacks_on(&split, &at(wrapper), &[req("gfx90a")], Some(&rules));
+        assert!(
+            l[0].why.starts_with("kpack-split binary (HIPK wrapper)"),
+            "{}",
+            l[0].why
+        );
     }
 
     /// A library and its kernel database in one package, and a database no library loads in
@@ -1205,13 +1258,24 @@ mod tests {
         for r in &mut k {
             r.container = "kpack".to_owned();
         }
+        // In check's words: the loader's absence alone, for every target, code or none.
         let l = lacks_on(
             &k,
             &Databases::default(),
-            &[req("gfx90a")],
+            &[req("gfx90a"), req("gfx1100")],
             Some(&rules("7.2")),
         );
-        assert!(l[0].why.contains("has no kpack loader"), "{}", l[0].why);
+        assert_eq!(l.len(), 2, "{l:?}");
+        for x in &l {
+            assert!(
+                x.why.starts_with(
+                    "kpack-split binary (HIPK wrapper): ROCm 7.2's HIP runtime has no kpack loader"
+                ),
+                "{}",
+                x.why
+            );
+            assert!(!x.why.contains("nearest present"), "{}", x.why);
+        }
         // The newest listed release changes nothing.
         for rs in [&rows, &v6, &c3, &k] {
             let all = [req("gfx90a"), req("gfx906"), req("gfx1100")];

@@ -119,18 +119,33 @@ impl Refused {
     }
 
     /// What the newest runtime would load on `device` that this release refuses, once each:
-    /// `(what, refusal)`, `what` the target of the entry (empty for a whole bundle).
+    /// [`refused_on`] of the units and this release's refusals in them.
     pub fn on(
         &self,
         device: &TargetId,
         units: &[gfxkit_host::entries::LoadView],
     ) -> Vec<(String, Refusal)> {
-        let mut out: Vec<(String, Refusal)> = Vec::new();
-        for (u, r) in units.iter().zip(&self.units) {
-            if r.is_empty() {
-                continue;
-            }
-            for (id, refusal) in r.select(device, u).1 {
+        refused_on(device, units.iter().zip(&self.units))
+    }
+}
+
+/// What the newest runtime would load on `device`, under any setting of the features it
+/// leaves out, that a release refuses in `units` (each with the release's refusals in it),
+/// once each, unit by unit: `(what, refusal)`, `what` the target of the entry (empty for a
+/// whole bundle). Under each setting, a unit's entries are tried in the runtime's order as far
+/// as the first it loads ([`UnitRefusals::select`]).
+pub fn refused_on<'u>(
+    device: &TargetId,
+    units: impl IntoIterator<Item = (&'u gfxkit_host::entries::LoadView, &'u UnitRefusals)>,
+) -> Vec<(String, Refusal)> {
+    let settings = gfxkit_host::select::concrete_settings(device);
+    let mut out: Vec<(String, Refusal)> = Vec::new();
+    for (u, r) in units {
+        if r.is_empty() {
+            continue;
+        }
+        for d in &settings {
+            for (id, refusal) in r.select(d, u).1 {
                 let what = if r.unit.is_some() {
                     String::new()
                 } else {
@@ -146,8 +161,8 @@ impl Refused {
                 }
             }
         }
-        out
     }
+    out
 }
 
 /// How refusals read after a verdict: `gfx11-generic passed over: code object V6: ...`, a

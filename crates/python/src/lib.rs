@@ -2101,15 +2101,16 @@ fn census_rows_json<'py>(
 /// inputs' `database_files` column, each with the input in `database_inputs`) and the
 /// libraries that load databases (`library_paths` and `library_found`, of the
 /// `database_libraries` column, with theirs in `library_inputs`), and the bundles that load
-/// nothing (`dead_paths`, `dead_units`, `dead_whys`, `dead_entries` and `dead_header_bytes`,
-/// of the `dead_units` column, with theirs in `dead_inputs`): each database judged as `check` judges it, with the library that
+/// nothing (`dead_paths`, `dead_units`, `dead_containers`, `dead_whys`, `dead_entries` and
+/// `dead_header_bytes`, of the `dead_units` column, with theirs in `dead_inputs`; without
+/// `dead_containers`, how they are stored is not known): each database judged as `check` judges it, with the library that
 /// loads it
 /// ([`gfxkit_inventory::census::lacks_on`]). With `rocm`
 /// (`"6.2"`), by the rule of `gfxkit check --rocm`: the columns `containers`,
 /// `ccob_versions` and `code_object_versions` then say what that release cannot load (absent:
 /// nothing refused for that reason).
 #[pyfunction]
-#[pyo3(signature = (inputs, paths, units, archives, entry_ids, required, containers = None, ccob_versions = None, code_object_versions = None, rocm = None, database_inputs = None, database_files = None, library_inputs = None, library_paths = None, library_found = None, dead_inputs = None, dead_paths = None, dead_units = None, dead_whys = None, dead_entries = None, dead_header_bytes = None))]
+#[pyo3(signature = (inputs, paths, units, archives, entry_ids, required, containers = None, ccob_versions = None, code_object_versions = None, rocm = None, database_inputs = None, database_files = None, library_inputs = None, library_paths = None, library_found = None, dead_inputs = None, dead_paths = None, dead_units = None, dead_whys = None, dead_entries = None, dead_header_bytes = None, dead_containers = None))]
 #[allow(clippy::too_many_arguments)]
 fn census_lacks<'py>(
     py: Python<'py>,
@@ -2134,6 +2135,7 @@ fn census_lacks<'py>(
     dead_whys: Option<Vec<String>>,
     dead_entries: Option<Vec<Vec<String>>>,
     dead_header_bytes: Option<Vec<Option<u64>>>,
+    dead_containers: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let n = inputs.len();
     let database_inputs = database_inputs.unwrap_or_default();
@@ -2161,8 +2163,10 @@ fn census_lacks<'py>(
         dead_entries.unwrap_or_default(),
         dead_header_bytes.unwrap_or_default(),
     );
+    let dead_containers = dead_containers.unwrap_or_else(|| vec![String::new(); dead_inputs.len()]);
     if [
         dead_paths.len(),
+        dead_containers.len(),
         dead_units.len(),
         dead_whys.len(),
         dead_entries.len(),
@@ -2207,16 +2211,20 @@ fn census_lacks<'py>(
                     .zip(dead_units.into_iter().zip(dead_whys)),
             )
             .zip(dead_entries.into_iter().zip(dead_header_bytes))
-            .map(|((input, (path, (unit, why))), (entries, header_bytes))| {
-                let d = inv::census::DeadUnit {
-                    path,
-                    unit,
-                    why,
-                    entries,
-                    header_bytes,
-                };
-                (input, d)
-            })
+            .zip(dead_containers)
+            .map(
+                |(((input, (path, (unit, why))), (entries, header_bytes)), container)| {
+                    let d = inv::census::DeadUnit {
+                        path,
+                        unit,
+                        container,
+                        why,
+                        entries,
+                        header_bytes,
+                    };
+                    (input, d)
+                },
+            )
             .collect(),
     };
     let optional = [

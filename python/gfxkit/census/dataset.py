@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import threading
 
 #: The version of the dataset's schema, in every file's metadata (``gfxkit.census.schema``).
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 PLAN = "_census/plan.json"
 
@@ -131,6 +131,7 @@ def input_schema():
                             [
                                 ("path", pa.string()),
                                 ("unit", pa.uint32()),
+                                ("container", pa.string()),
                                 ("why", pa.string()),
                                 ("entries", pa.list_(pa.string())),
                                 ("header_bytes", pa.uint64()),
@@ -526,6 +527,7 @@ def derive(
             dead_whys=pc.struct_field(pc.list_flatten(dead), "why").to_pylist(),
             dead_entries=pc.struct_field(pc.list_flatten(dead), "entries").to_pylist(),
             dead_header_bytes=pc.struct_field(pc.list_flatten(dead), "header_bytes").to_pylist(),
+            dead_containers=pc.struct_field(pc.list_flatten(dead), "container").to_pylist(),
         )
         ls = lacks_schema()
         lacks = pa.Table.from_pylist(found, schema=ls).sort_by(
