@@ -102,6 +102,9 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 #: What makes a path a glob (as ``glob.has_magic`` says).
 _MAGIC = re.compile(r"[*?[]")
 
+#: What an input must have to be a URL or a glob: one test for most inputs, plain paths.
+_URL_OR_MAGIC = re.compile(r"https?://|[*?[]")
+
 
 def is_url(s: str) -> bool:
     return s.startswith(("http://", "https://"))
@@ -255,7 +258,9 @@ def expand(
     urls: List[Tuple[str, Optional[str]]] = []
     local: List[str] = []
     for s in raw:
-        if is_url(s):
+        if _URL_OR_MAGIC.search(s) is None:
+            local.append(s)
+        elif is_url(s):
             urls.append(split_url(s))
         elif _MAGIC.search(s) and not os.path.exists(s):
             hits = sorted(glob.glob(s, recursive=True))
@@ -278,8 +283,11 @@ def expand(
     for n, b in zip(found, beside):
         if b:
             items[n]["beside"] = True
+    # The items given other names.
+    named: List[List[str]] = []
     for first, others in copies:
         aliases = items[found[first]]["aliases"]
+        named.append(aliases)
         for o in others:
             aliases.append(found[o])
             del items[found[o]]
@@ -288,14 +296,17 @@ def expand(
         if url in items:
             continue
         if digest and digest in by_digest:
-            items[by_digest[digest]]["aliases"].append(url)
+            aliases = items[by_digest[digest]]["aliases"]
+            aliases.append(url)
+            named.append(aliases)
             continue
         items[url] = {"name": url, "source": url, "sha256": digest, "aliases": []}
         if digest:
             by_digest[digest] = url
-    for it in items.values():
-        it["aliases"].sort()
-    return [items[k] for k in sorted(items)]
+    for aliases in named:
+        aliases.sort()
+    # The local names come sorted (as Python orders them); URLs go among them.
+    return [items[k] for k in sorted(items)] if urls else list(items.values())
 
 
 def download(url: str, scratch: str, expected: Optional[str]) -> Tuple[str, str]:
