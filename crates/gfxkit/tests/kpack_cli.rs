@@ -875,3 +875,71 @@ fn a_split_that_fails_on_one_binary_leaves_nothing_behind() {
     ]);
     assert!(out.join("libgood.so").is_file());
 }
+
+/// Two libraries of one group, one built for fewer targets: the group's archive for a target
+/// only the other has holds no code of the first, which is that library's lack of code for it
+/// (kpack error 5, a failure), not damage.
+#[test]
+fn a_library_built_for_fewer_targets_than_its_group_lacks_them() {
+    let fx = shrink_fixtures::build();
+    let tree = fx.dir.path().join("group");
+    std::fs::create_dir_all(tree.join("lib")).unwrap();
+    std::fs::copy(&fx.libs[0].1, tree.join("lib/libwide.so")).unwrap();
+    ok(&[
+        os("prune"),
+        os("--keep"),
+        os("gfx90a"),
+        fx.libs[0].1.as_os_str(),
+        os("-o"),
+        tree.join("lib/libnarrow.so").as_os_str(),
+    ]);
+    let out = fx.dir.path().join("group-split");
+    ok(&[
+        os("kpack"),
+        os("split"),
+        os("-r"),
+        tree.as_os_str(),
+        os("--group"),
+        os("g"),
+        os("-o"),
+        out.as_os_str(),
+    ]);
+    assert!(out.join(".kpack/g_gfx1030.kpack").is_file());
+    let narrow = out.join("lib/libnarrow.so");
+    let o = run(&[
+        os("check"),
+        os("--json"),
+        os("--require"),
+        os("gfx1030,gfx90a"),
+        narrow.as_os_str(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = json(&o);
+    let f = &v["files"][0];
+    assert_eq!(f["missing"], serde_json::json!(["gfx1030"]), "{v}");
+    let why = f["why"]["gfx1030"].as_str().unwrap();
+    assert!(
+        why.contains("g_gfx1030.kpack lists gfx1030 but has no kernel")
+            && why.contains("it holds no code of lib/libnarrow.so"),
+        "{why}"
+    );
+    assert!(f["errors"].as_array().is_none_or(|e| e.is_empty()), "{v}");
+    // The wider library loads there.
+    let o = run(&[
+        os("check"),
+        os("--require"),
+        os("gfx1030,gfx90a"),
+        out.join("lib/libwide.so").as_os_str(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}

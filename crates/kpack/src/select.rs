@@ -192,19 +192,33 @@ fn lookup_present(
                 opened[*archive].path.display()
             );
             // No archive tried has the kernel, though one carries this binary's group and
-            // architecture: its TOC is damaged, or it belongs to another build. Either way the
-            // answer is decided by an archive that does not match the binary. (An archive
-            // the old loader stops at while another has the kernel is a layout question,
-            // said below.)
+            // architecture. Where that archive holds other kernels of the binary, its TOC is
+            // damaged or it belongs to another build of it: the answer is decided by an
+            // archive that does not match the binary. Where it holds none, the binary has no
+            // code for the architecture (a library of the group built for fewer targets than
+            // the others, or an archive of another build of the group): a plain miss. (An
+            // archive the old loader stops at while another has the kernel is a layout
+            // question, said below.)
             let elsewhere = matches!(
                 search::resolve(Loader::Current, &arches, &key, opened),
                 Outcome::Found { .. }
             );
-            if !elsewhere {
+            let name = m.kernel_name.as_deref().unwrap_or("");
+            let holds_binary = opened[*archive]
+                .archive
+                .kernels
+                .iter()
+                .any(|k| k.kernel_name() == name);
+            if !elsewhere && holds_binary {
                 out.damaged = Some(format!(
                     "{}: lists {arch} but has no kernel {key}: the archive is damaged or \
                      belongs to another build",
                     opened[*archive].path.display()
+                ));
+            } else if !elsewhere {
+                out.reason.push_str(&format!(
+                    ": it holds no code of {name} (built for other targets than the rest of \
+                     its group, or the archive is another build's)"
                 ));
             }
             if loader == Loader::Old {
