@@ -207,6 +207,17 @@ impl LoadView {
         }
     }
 
+    /// Whether this unit is a bundle whose device entries (all but the host's) are all empty,
+    /// or that has none: the runtime finds no code object in it for any device. Not known
+    /// (false) when its entries could not be read.
+    pub fn device_entries_all_empty(&self) -> bool {
+        self.form == crate::Form::Bundle
+            && self
+                .entries
+                .as_ref()
+                .is_ok_and(|e| e.iter().filter(|x| !x.id.is_host()).all(|x| x.size == 0))
+    }
+
     /// Whether the HIP runtime can read this unit's header: an uncompressed bundle whose header
     /// is longer than [`HIP_HEADER_LIMIT`] cannot be read.
     pub fn header_readable_by_hip(&self) -> bool {

@@ -290,6 +290,10 @@ pub fn select(device: &TargetId, entries: &[EntryId]) -> Selection {
     }
 }
 
+/// Why nothing of a bundle whose device entries are all empty loads
+/// ([`crate::entries::LoadView::device_entries_all_empty`]).
+pub const ENTRIES_ALL_EMPTY: &str = "a bundle whose device entries are all empty";
+
 /// Why nothing of an uncompressed bundle whose header is `header_len` bytes, longer than
 /// [`HIP_HEADER_LIMIT`], loads.
 pub fn header_unread(header_len: u64) -> String {

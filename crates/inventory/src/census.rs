@@ -179,7 +179,7 @@ pub fn dead_units(listing: &FileListing) -> Vec<DeadUnit> {
             } else if b.format == "kpack" {
                 "a kpack wrapper whose code objects are in no archive found".to_owned()
             } else {
-                "a bundle whose device entries are all empty".to_owned()
+                gfxkit_host::select::ENTRIES_ALL_EMPTY.to_owned()
             };
             Some(DeadUnit {
                 path: listing.path.clone(),
@@ -425,8 +425,8 @@ struct RowUnit<'a> {
     container: &'a str,
     ccob_version: Option<u16>,
     entries: Vec<(EntryId, Option<u8>)>,
-    /// For a bundle that loads nothing ([`DeadUnit`]): its entries' IDs, and why when it is
-    /// its header (what `check` says of it).
+    /// For a unit that loads nothing ([`DeadUnit`]): its entries' IDs, and what `check` says
+    /// of it (its header, its empty entries; nothing of a kpack wrapper).
     dead: Option<(Vec<EntryId>, Option<String>)>,
 }
 
@@ -572,7 +572,15 @@ pub fn lacks_on(
             .iter()
             .filter_map(|e| EntryId::parse(e).ok())
             .collect();
-        u.dead = Some((ids, d.header_bytes.map(gfxkit_host::select::header_unread)));
+        // What check says of it: its header the runtime cannot read, or its empty entries.
+        let said = match d.header_bytes {
+            Some(n) => Some(gfxkit_host::select::header_unread(n)),
+            None if d.container != "kpack" => {
+                Some(gfxkit_host::select::ENTRIES_ALL_EMPTY.to_owned())
+            }
+            None => None,
+        };
+        u.dead = Some((ids, said));
     }
     // The input of each database file; the files of databases are judged with them.
     let held_by: BTreeMap<&str, &str> = databases
@@ -734,7 +742,8 @@ struct Judged {
     units: Units,
     /// Each unit of bundles as the release sees it, with what it refuses there.
     refusals: Vec<Refusals>,
-    /// What `check` adds of its bundles that load nothing: the headers the runtime cannot read.
+    /// What `check` adds of its bundles that load nothing: the headers the runtime cannot
+    /// read, the device entries all empty.
     dead: Vec<String>,
     /// For a split binary the release's runtime has no kpack loader for: why (every required
     /// target lacks it, for this reason alone, as `check` says).
@@ -935,10 +944,11 @@ mod tests {
             l.iter().map(|l| l.required.as_str()).collect::<Vec<_>>(),
             ["gfx90a", "gfx942"]
         );
-        // As check says it: the nearest named from its empty entries.
+        // As check says it: the nearest named from its empty entries, and that they are.
         assert!(
-            l[0].why
-                .ends_with("in 1 of 1 bundle; nearest present: gfx90a"),
+            l[0].why.ends_with(
+                "in 1 of 1 bundle; nearest present: gfx90a; a bundle whose device entries are all empty"
+            ),
             "{}",
             l[0].why
         );

@@ -593,6 +593,11 @@ impl Judging<'_> {
                 f.spirv.push(key.clone());
             }
             if let Some(mut m) = v.missing {
+                // A bundle whose device entries are all empty fails every device: said, as the
+                // nearest targets were named from its entries' IDs.
+                if self.units.iter().any(LoadView::device_entries_all_empty) {
+                    m.push_str(&format!("; {}", gfxkit_host::select::ENTRIES_ALL_EMPTY));
+                }
                 // What the newest runtime would have loaded, and why this release does not.
                 let refused = self
                     .release
