@@ -684,18 +684,20 @@ pub fn lacks_on(
         |path, (input, j), loaded| {
             // A database there that no input holds was not read: not judged.
             let unread = loaded.roots().is_empty() && found.get(path).copied().unwrap_or(true);
+            // A library with no device code of its own (every library's name is recorded, in
+            // case it loads a database) that loads no database is no GPU library: check does
+            // not judge it, whatever processors the release knows.
+            let own_code = !j.named.is_empty();
             let lacks = required.iter().filter_map(|req| {
+                let database = (!unread)
+                    .then(|| loaded.lacks_on(req, None, rules))
+                    .flatten();
+                if !own_code && loaded.roots().is_empty() && database.is_none() {
+                    return None;
+                }
                 // What its own code lacks, then what it loads lacks, as `check` says both;
                 // a processor the release does not know before them.
-                let why = joined(
-                    unknown(req),
-                    joined(
-                        file_lacks(&j, req, rules),
-                        (!unread)
-                            .then(|| loaded.lacks_on(req, None, rules))
-                            .flatten(),
-                    ),
-                )?;
+                let why = joined(unknown(req), joined(file_lacks(&j, req, rules), database))?;
                 Some(Lack::new(input, path, req, why))
             });
             Some(lacks.collect::<Vec<_>>())
@@ -1294,6 +1296,29 @@ mod tests {
                 lacks(rs, &Databases::default(), &all)
             );
         }
+    }
+
+    /// A library without device code of its own that loads no kernel database (a CPU or CUDA
+    /// build beside the ROCm ones in a wheel: every library's name is recorded) is no GPU
+    /// library: it lacks nothing, even on a release that does not know the processor.
+    #[test]
+    fn a_library_without_device_code_lacks_nothing_on_any_release() {
+        let req = TargetId::parse("gfx1100").unwrap();
+        let databases = Databases {
+            libraries: vec![(
+                "w.whl".to_owned(),
+                DatabaseLibrary {
+                    path: "w.whl!pkg/libcpu.so".to_owned(),
+                    database_found: false,
+                },
+            )],
+            ..Default::default()
+        };
+        let rules =
+            gfxkit_spec::rocm::Rules::of(gfxkit_spec::rocm::RocmVersion::parse("5.0").unwrap());
+        assert!(lacks(&[], &databases, std::slice::from_ref(&req)).is_empty());
+        let l = lacks_on(&[], &databases, std::slice::from_ref(&req), Some(&rules));
+        assert!(l.is_empty(), "{l:?}");
     }
 
     #[test]
