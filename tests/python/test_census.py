@@ -843,6 +843,41 @@ def test_lacks_on_every_release_are_checks_word_for_word(tmp_path, gfxkit_bin):
     assert compared > 400, compared
 
 
+def test_copies_of_a_split_binary_are_judged_where_each_lies(tmp_path, gfxkit_bin):
+    """One split library installed twice, with its archives beside one copy only (a device
+    package installed in one prefix): the copies hold the same bytes, but what each loads is
+    what lies beside it. The census read one and copied its rows to the other, so the copy
+    without archives passed every target check fails (and, the other way round, a copy with
+    them failed); each is read where it lies now."""
+    from conftest import KERNELS
+
+    src = tmp_path / "k.hip"
+    src.write_text(KERNELS.replace("PREFIX", "k"))
+    obj, lib = tmp_path / "k.o", tmp_path / "libk.so"
+    run(tool("clang++"), "-x", "hip", "-nogpulib", "-nogpuinc", "-O1", "-fPIC", "-cuid=k",
+        "--offload-arch=gfx906", "--offload-arch=gfx1100", "-c", str(src), "-o", str(obj))
+    run(tool("clang++"), "-fuse-ld=lld", "-shared", str(obj), "-o", str(lib))
+    # The one with archives first by name: it is read, the other was its copy.
+    full, bare = tmp_path / "a-with", tmp_path / "b-without"
+    run(gfxkit_bin, "kpack", "split", "--group", "g", "--kpack-dir", str(full / ".kpack"),
+        "-o", str(full / "libk.so"), str(lib))
+    bare.mkdir()
+    shutil.copy(full / "libk.so", bare / "libk.so")
+    req = "gfx906,gfx1100"
+    inputs = [str(full / "libk.so"), str(bare / "libk.so")]
+    out = tmp_path / "census"
+    gfxkit.census(inputs, out, require=req, serial=True, progress=False)
+    rows = {r["input"]: r for r in table(out, "inputs")}
+    # Found as copies, as before.
+    assert rows[inputs[1]]["same_as"] == inputs[0] and rows[inputs[0]]["same_as"] is None
+    lacks = sorted((x["path"], x["required"]) for x in table(out, "lacks"))
+    c = subprocess.run([gfxkit_bin, "check", "--json", "--require", req, *inputs], capture_output=True)
+    want = sorted((f["path"], m) for f in json.loads(c.stdout)["files"] for m in f.get("missing", []))
+    assert lacks == want == [(inputs[1], "gfx1100"), (inputs[1], "gfx906")], (lacks, want)
+    # The code objects of the one with archives, none of the other.
+    assert {r["input"] for r in table(out, "code_objects")} == {inputs[0]}
+
+
 def test_local_cluster_of_two_workers_gives_the_same_dataset(serial_out, real_inputs, tmp_path):
     with distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None

@@ -108,12 +108,34 @@ def scan_item(
         )
     aliases = item.get("aliases") or ()
     if aliases:
-        # The same content under other names: the rows of the one scanned, renamed.
+        # The same content under other names: the rows of the one scanned, renamed; but a
+        # file whose reading looked beside it (a split binary's archives, a library's kernel
+        # databases) is read again where each copy lies: what lies there decides what it loads.
         row = json.loads(inputs)
         rows = [json.loads(r) for r in code_objects.splitlines()]
-        inputs += b"".join(line(dict(_renamed(row, name, a), same_as=name)) for a in aliases)
-        code_objects += b"".join(line(_renamed(r, name, a)) for a in aliases for r in rows)
+        beside = not is_url(source) and _read_beside(name, row, rows)
+        for a in aliases:
+            if beside and not is_url(a):
+                i, c = _gfxkit.census_rows_json(
+                    [(os.path.abspath(a), a, bool(item.get("beside")))], check, scope, threads
+                )
+                inputs += line(dict(json.loads(i), same_as=name))
+                code_objects += c
+            else:
+                inputs += line(dict(_renamed(row, name, a), same_as=name))
+                code_objects += b"".join(line(_renamed(r, name, a)) for r in rows)
     return inputs, code_objects
+
+
+def _read_beside(name: str, row: Dict[str, Any], rows: Any) -> bool:
+    """Whether the reading of the file ``name`` (its input row and code-object rows) looked at
+    files beside it: it is a split binary (kpack wrappers, with or without code objects found)
+    or a library that loads kernel databases from its directory."""
+    return (
+        any(r.get("container") == "kpack" and r.get("path") == name for r in rows)
+        or any(d.get("container") == "kpack" and d.get("path") == name for d in row.get("dead_units") or ())
+        or any(l.get("path") == name for l in row.get("database_libraries") or ())
+    )
 
 
 def _renamed(row: Dict[str, Any], old: str, new: str) -> Dict[str, Any]:
