@@ -616,26 +616,22 @@ pub fn lacks_on(
                 .filter(|_| row_units.values().all(|u| u.container == "kpack"))
                 .and_then(gfxkit_host::release::kpack_refusal)
                 .map(|r| r.reason);
-            let named = row_units
-                .iter()
-                .map(|(i, u)| {
-                    let ids = match &u.dead {
-                        Some((ids, _)) => ids.clone(),
-                        None => u.entries.iter().map(|(e, _)| e.clone()).collect(),
-                    };
-                    (*i, ids)
-                })
-                .collect();
-            let newest = row_units
-                .iter()
-                .map(|(i, u)| {
-                    let ids = match &u.dead {
-                        Some(_) => Vec::new(),
-                        None => u.entries.iter().map(|(e, _)| e.clone()).collect(),
-                    };
-                    (*i, ids)
-                })
-                .collect();
+            // Each unit's entries as stored, and those the newest runtime loads (none of a
+            // unit that loads nothing).
+            let (mut named, mut newest) = (Units::new(), Units::new());
+            for (i, u) in row_units {
+                let ids: Vec<EntryId> = u.entries.iter().map(|(e, _)| e.clone()).collect();
+                match &u.dead {
+                    Some((stored, _)) => {
+                        named.insert(*i, stored.clone());
+                        newest.insert(*i, Vec::new());
+                    }
+                    None => {
+                        named.insert(*i, ids.clone());
+                        newest.insert(*i, ids);
+                    }
+                }
+            }
             let j = Judged {
                 named,
                 newest,
